@@ -1,0 +1,152 @@
+import type { GenericSchema, InferOutput } from "valibot";
+
+/** Which side of training a model call serves. */
+export type Role = "optimizer" | "target";
+
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; url: string; detail?: "auto" | "low" | "high" };
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments, as the model produced it. */
+  arguments: string;
+}
+
+export interface ChatMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | ContentPart[];
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** One model call. Everything that changes the answer is in here, so it can key the call cache. */
+export interface ChatRequest {
+  messages: ChatMessage[];
+  /** Stage label for accounting: analyst, merge, ranking, rewrite, rollout, judge, … */
+  stage: string;
+  model?: string;
+  temperature?: number;
+  maxTokens?: number;
+  reasoningEffort?: string;
+  tools?: ToolSpec[];
+  /** The caller expects a JSON object in the reply. */
+  json?: boolean;
+  /**
+   * Distinguishes independent samples of the same prompt: calls that differ only in
+   * sampleIndex are different calls (k repeated rollouts cost k calls); equal requests are one call.
+   */
+  sampleIndex?: number;
+}
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+export interface ChatResponse {
+  text: string;
+  finishReason: "stop" | "length" | "tool_calls" | "content_filter" | "error" | "unknown";
+  toolCalls: ToolCall[];
+  usage: Usage;
+  latencyMs: number;
+  /** Dollars, or null when the model's price is unknown (never a silent 0). */
+  costUsd: number | null;
+  attempts: number;
+  /** Served from the call cache: cost nothing this time. */
+  cached: boolean;
+  model: string;
+}
+
+/** Outcome of a structured call: a validated value, or the reason it was dropped. */
+export type JsonResult<T> =
+  | { ok: true; value: T; response: ChatResponse }
+  | { ok: false; reason: string; response: ChatResponse | undefined };
+
+/**
+ * The model layer as the engine and Sleep see it.
+ *
+ * Implementations guarantee: bounded concurrency per role/endpoint, retries with backoff on
+ * transient faults (never on auth/not-found/bad-request), a content-addressed call cache keyed on
+ * every field of ChatRequest (including sampleIndex), budget caps checked before every call, and
+ * accounting of every call (tokens, cost, stage). `chat` throws BackendError only for systemic
+ * failures (bad key, unknown model, budget exhausted, retries exhausted); callers turn per-task
+ * failures into scored results.
+ */
+export interface ModelClient {
+  chat(role: Role, request: ChatRequest, opts?: { signal?: AbortSignal }): Promise<ChatResponse>;
+  /**
+   * Ask for JSON, extract it from the text (fenced block, outermost object, tolerant repair),
+   * validate against `schema`; on failure re-ask once with the validation error, then give up
+   * with a recorded reason. A reply cut off by its token limit is never accepted.
+   */
+  chatJson<S extends GenericSchema>(
+    role: Role,
+    request: ChatRequest,
+    schema: S,
+    opts?: { signal?: AbortSignal },
+  ): Promise<JsonResult<InferOutput<S>>>;
+  /** The exec harness for the target role, when the target is an agent CLI; else undefined. */
+  taskRunner(): TaskRunner | undefined;
+}
+
+export interface TrajectoryStep {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string;
+  toolName?: string;
+}
+
+export interface Trajectory {
+  steps: TrajectoryStep[];
+  finalAnswer: string;
+  usage: Usage;
+  costUsd: number | null;
+  exitCode: number | null;
+  timedOut: boolean;
+  /** Set when the run failed; the task is then scored as a failure with this reason. */
+  error?: string;
+}
+
+export interface AgentTask {
+  id: string;
+  /** The instruction given to the agent. */
+  prompt: string;
+  /** Files to place in the workspace before the run (relative path → content). */
+  files?: Record<string, string | Uint8Array>;
+}
+
+/**
+ * An agent CLI that runs a whole task (claude_code_exec, codex_exec, …). Implementations create a
+ * fresh temporary workspace, install the skill where that agent reads skills, enforce the timeout
+ * by killing the process group, and always remove the workspace. `inspect` is called with the
+ * workspace path before removal, so a benchmark can read files the agent produced.
+ */
+export interface TaskRunner {
+  runTask(
+    skill: string,
+    task: AgentTask,
+    opts?: { signal?: AbortSignal; inspect?: (workspace: string) => Promise<void> },
+  ): Promise<Trajectory>;
+}
+
+/** Seeded randomness; the engine never touches Math.random. */
+export interface Random {
+  next(): number;
+  int(maxExclusive: number): number;
+  shuffle<T>(items: readonly T[]): T[];
+  fork(label: string): Random;
+}
+
+export interface Clock {
+  now(): number;
+}

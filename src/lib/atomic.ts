@@ -1,0 +1,31 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+let counter = 0;
+
+/** Write a file through a temp file in the same directory and rename it into place. */
+export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  counter += 1;
+  const tmp = join(dirname(path), `.${process.pid}.${counter}.${Date.now()}.tmp`);
+  try {
+    const fd = openSync(tmp, "w", 0o644);
+    try {
+      const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Atomic JSON write with a trailing newline. */
+export function writeJsonAtomic(path: string, value: unknown): void {
+  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,6 @@
+export * from "./atomic.ts";
+export * from "./errors.ts";
+export * from "./hash.ts";
+export * from "./log.ts";
+export * from "./paths.ts";
+export * from "./redact.ts";

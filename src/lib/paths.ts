@@ -1,0 +1,26 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/** The user's home directory (HOME wins, so tests can redirect it). */
+export function homeDir(): string {
+  return process.env.HOME || process.env.USERPROFILE || homedir();
+}
+
+/** XDG cache root: $XDG_CACHE_HOME, else ~/.cache (macOS: ~/Library/Caches, Windows: %LOCALAPPDATA%). */
+export function userCacheDir(): string {
+  if (process.env.XDG_CACHE_HOME) return process.env.XDG_CACHE_HOME;
+  if (process.platform === "darwin") return join(homeDir(), "Library", "Caches");
+  if (process.platform === "win32" && process.env.LOCALAPPDATA) return process.env.LOCALAPPDATA;
+  return join(homeDir(), ".cache");
+}
+
+/** Directory of SkillOpt's model-call cache: $SKILLOPT_CACHE_DIR, else <user cache>/skillopt. */
+export function skilloptCacheDir(): string {
+  return process.env.SKILLOPT_CACHE_DIR || join(userCacheDir(), "skillopt");
+}
+
+/** XDG state root for logs: $XDG_STATE_HOME, else ~/.local/state. */
+export function userStateDir(): string {
+  if (process.env.XDG_STATE_HOME) return process.env.XDG_STATE_HOME;
+  return join(homeDir(), ".local", "state");
+}

@@ -1,0 +1,103 @@
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { StoreError, errorMessage } from "../lib/index.ts";
+
+/** An ordered list of SQL scripts; index i migrates user_version i → i+1. Never edit a shipped entry. */
+export type Migrations = readonly string[];
+
+export interface OpenOptions {
+  /** Migrations to apply; the schema version is their count. */
+  migrations: Migrations;
+  /** Milliseconds to wait on a lock held by another process. */
+  busyTimeoutMs?: number;
+  /** Run `PRAGMA quick_check` when opening an existing file. */
+  checkIntegrity?: boolean;
+  readonly?: boolean;
+}
+
+/** An open database with its file path, for error messages. */
+export interface Store {
+  db: Database;
+  path: string;
+  close(): void;
+}
+
+/** Open (creating if needed) a sqlite file in WAL mode and migrate it to the latest schema. */
+export function openStore(path: string, opts: OpenOptions): Store {
+  const isMemory = path === ":memory:";
+  const existed = isMemory ? false : existsSync(path);
+  if (!isMemory && !opts.readonly) mkdirSync(dirname(path), { recursive: true });
+  let db: Database;
+  try {
+    db = opts.readonly ? new Database(path, { readonly: true }) : new Database(path, { create: true, readwrite: true });
+  } catch (err) {
+    throw new StoreError(`cannot open ${path}: ${errorMessage(err)}`, {
+      cause: err,
+      hint: "check that the directory exists and is writable",
+    });
+  }
+  try {
+    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 10_000))}`);
+    if (existed && opts.checkIntegrity !== false) assertIntact(db, path);
+    if (!opts.readonly) {
+      if (!isMemory) db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+      db.exec("PRAGMA foreign_keys = ON");
+      migrate(db, path, opts.migrations);
+    }
+  } catch (err) {
+    db.close();
+    if (err instanceof StoreError) throw err;
+    throw new StoreError(`cannot use ${path}: ${errorMessage(err)}`, {
+      cause: err,
+      hint: "the file may be corrupt or not a SkillOpt database; move it aside and rerun",
+    });
+  }
+  return { db, path, close: () => db.close() };
+}
+
+function assertIntact(db: Database, path: string): void {
+  let result: string;
+  try {
+    const row = db.query("PRAGMA quick_check").get() as Record<string, string> | null;
+    result = row ? String(Object.values(row)[0]) : "no result";
+  } catch (err) {
+    throw new StoreError(`${path} is not a valid SQLite database (${errorMessage(err)})`, {
+      cause: err,
+      hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun",
+    });
+  }
+  if (result !== "ok") {
+    throw new StoreError(`${path} failed its integrity check: ${result}`, {
+      hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun",
+    });
+  }
+}
+
+function migrate(db: Database, path: string, migrations: Migrations): void {
+  const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  if (current > migrations.length) {
+    throw new StoreError(
+      `${path} has schema version ${current}, newer than this skillopt understands (${migrations.length})`,
+      { hint: "upgrade skillopt to open this file" },
+    );
+  }
+  for (let v = current; v < migrations.length; v++) {
+    const sql = migrations[v]!;
+    db.transaction(() => {
+      db.exec(sql);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+    }).immediate();
+  }
+}
+
+/** Run `fn` in an IMMEDIATE transaction (takes the write lock up front, so two writers never deadlock). */
+export function inTransaction<T>(store: Store, fn: () => T): T {
+  return store.db.transaction(fn).immediate();
+}
+
+/** Current schema version of an open store. */
+export function schemaVersion(store: Store): number {
+  return (store.db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+}
