@@ -150,3 +150,75 @@ export interface Random {
 export interface Clock {
   now(): number;
 }
+
+/** One entry of a rollout's trajectory, in the shapes of spec §1.3. */
+export type TrajectoryEntry =
+  | { type: "tool_call"; cmd: string; obs: string }
+  | { step: number; action: string; env_feedback: string; reasoning?: string }
+  | { role: string; content: string };
+
+/**
+ * The scored outcome of one task. A task that failed (model error, malformed output, timeout) is
+ * still a result: hard = soft = 0 and `fail_reason` says why. Never throw for a per-task failure.
+ */
+export interface RolloutResult {
+  id: string;
+  /** 0..1; failure ⇔ hard < 1e-9. */
+  hard: number;
+  /** 0..1 partial credit. */
+  soft: number;
+  trajectory: TrajectoryEntry[];
+  predicted_answer?: string;
+  fail_reason?: string;
+  n_turns?: number;
+  question?: string;
+  reference_text?: string;
+  task_type?: string;
+  [extra: string]: unknown;
+}
+
+/** A task as loaded from a split; `id` is unique within the benchmark. */
+export interface TaskItem {
+  id: string;
+  [field: string]: unknown;
+}
+
+export interface Splits {
+  train: TaskItem[];
+  val: TaskItem[];
+  test: TaskItem[];
+}
+
+/** What a benchmark gets to do its work: the model layer, its env config, and cancellation. */
+export interface BenchmarkContext {
+  model: ModelClient;
+  /** The resolved `env` section (benchmark-specific keys pass through here). */
+  env: Record<string, unknown>;
+  /** Directory of the config file, for resolving relative data paths. */
+  configDir: string;
+  /** Per-run scratch directory the benchmark may write to. */
+  workDir: string;
+  /** Target model name and sampling settings from the config. */
+  target: { model: string; maxTokens: number; reasoningEffort?: string; temperature?: number };
+  signal?: AbortSignal;
+  /** Seed for any randomness of the benchmark (choice shuffles etc.). */
+  seed: number;
+}
+
+/**
+ * A benchmark: a task set, how the target attempts one task, and how it is scored.
+ *
+ * Contract: `loadSplits` is deterministic for a config; `rollout` scores exactly one task, puts
+ * the skill where the target reads it (system prompt for chat targets, the TaskRunner for exec
+ * targets), tags each model call with stage "rollout" and `sampleIndex` from its argument, and
+ * returns a RolloutResult even when the attempt fails. The engine owns concurrency.
+ */
+export interface Benchmark {
+  name: string;
+  /** Initial skill used when `env.skill_init` is empty or names this benchmark's bundled default. */
+  initialSkill: string;
+  loadSplits(ctx: BenchmarkContext): Promise<Splits>;
+  rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult>;
+  /** Optional custom rendering of a result for the optimizer; default renders the trajectory. */
+  formatForOptimizer?(result: RolloutResult): string;
+}

@@ -1,0 +1,28 @@
+import type { ChatRequest, ToolCall, Usage } from "../engine/ports.ts";
+
+/** What one provider returned for one attempt, before retries, caching and accounting. */
+export interface RawCompletion {
+  text: string;
+  finishReason: "stop" | "length" | "tool_calls" | "content_filter" | "error" | "unknown";
+  toolCalls: ToolCall[];
+  usage: Usage;
+  /** The model name the provider reports (or the one requested). */
+  model: string;
+  /** Cost reported by the provider itself (claude -p does), else undefined → priced from the table. */
+  providerCostUsd?: number;
+}
+
+/**
+ * One chat provider for one role (openai_compatible, openai_chat, claude_chat, sim, …).
+ * Makes exactly one attempt per call and throws BackendError with the right `kind`/`retryable`
+ * on failure; the shared layer (src/backends/client.ts) adds limits, retries, cache and ledger.
+ */
+export interface ChatBackend {
+  /** Backend name as in the config (`openai_compatible`, `sim`, …). */
+  readonly name: string;
+  /** Identifies the endpoint for limiter and cache keys; never contains a secret. */
+  readonly endpoint: string;
+  /** Model used when the request does not name one. */
+  readonly defaultModel: string;
+  complete(request: ChatRequest & { model: string }, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<RawCompletion>;
+}
