@@ -4,3 +4,4 @@ export * from "./hash.ts";
 export * from "./log.ts";
 export * from "./paths.ts";
 export * from "./redact.ts";
+export * from "./suggest.ts";

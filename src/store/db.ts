@@ -9,6 +9,11 @@ export type Migrations = readonly string[];
 export interface OpenOptions {
   /** Migrations to apply; the schema version is their count. */
   migrations: Migrations;
+  /**
+   * Track this migration list under a name (table `schema_versions`) instead of PRAGMA
+   * user_version, so several modules can keep their own tables in one file.
+   */
+  namespace?: string;
   /** Milliseconds to wait on a lock held by another process. */
   busyTimeoutMs?: number;
   /** Run `PRAGMA quick_check` when opening an existing file. */
@@ -44,7 +49,8 @@ export function openStore(path: string, opts: OpenOptions): Store {
       if (!isMemory) db.exec("PRAGMA journal_mode = WAL");
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA foreign_keys = ON");
-      migrate(db, path, opts.migrations);
+      if (opts.namespace) migrateNamespace(db, path, opts.namespace, opts.migrations);
+      else migrate(db, path, opts.migrations);
     }
   } catch (err) {
     db.close();
@@ -90,6 +96,32 @@ function migrate(db: Database, path: string, migrations: Migrations): void {
       db.exec(`PRAGMA user_version = ${v + 1}`);
     }).immediate();
   }
+}
+
+function migrateNamespace(db: Database, path: string, namespace: string, migrations: Migrations): void {
+  db.exec("CREATE TABLE IF NOT EXISTS schema_versions (namespace TEXT PRIMARY KEY, version INTEGER NOT NULL)");
+  const row = db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as
+    | { version: number }
+    | null;
+  const current = row?.version ?? 0;
+  if (current > migrations.length) {
+    throw new StoreError(
+      `${path} has ${namespace} schema version ${current}, newer than this skillopt understands (${migrations.length})`,
+      { hint: "upgrade skillopt to open this file" },
+    );
+  }
+  for (let v = current; v < migrations.length; v++) {
+    const sql = migrations[v]!;
+    db.transaction(() => {
+      db.exec(sql);
+      db.query("INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version").run(namespace, v + 1);
+    }).immediate();
+  }
+}
+
+/** Open a second namespace's migrations on an already open store. */
+export function migrateStore(store: Store, namespace: string, migrations: Migrations): void {
+  migrateNamespace(store.db, store.path, namespace, migrations);
 }
 
 /** Run `fn` in an IMMEDIATE transaction (takes the write lock up front, so two writers never deadlock). */

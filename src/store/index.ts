@@ -1,1 +1,9 @@
-export { inTransaction, type Migrations, type OpenOptions, openStore, schemaVersion, type Store } from "./db.ts";
+export {
+  inTransaction,
+  type Migrations,
+  migrateStore,
+  type OpenOptions,
+  openStore,
+  schemaVersion,
+  type Store,
+} from "./db.ts";

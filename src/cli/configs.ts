@@ -1,0 +1,3 @@
+import { stubCommand } from "./stub.ts";
+
+export default stubCommand("configs", "List bundled configs", "skillopt configs");

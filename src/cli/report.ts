@@ -1,0 +1,3 @@
+import { stubCommand } from "./stub.ts";
+
+export default stubCommand("report", "Write the HTML report of a run", "skillopt report");

@@ -1,0 +1,120 @@
+import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
+import type { AnyCommand as CommandDef } from "./stub.ts";
+import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
+import { acceptedFlags } from "./args.ts";
+import { rootCommand } from "./commands.ts";
+import { errorJson, exitCodeOf, renderError } from "./errors.ts";
+import { output, printJson } from "./output.ts";
+
+interface Resolved {
+  chain: CommandDef[];
+  names: string[];
+  rest: string[];
+}
+
+async function resolveValue<T>(v: T | Promise<T> | (() => T | Promise<T>) | undefined): Promise<T | undefined> {
+  if (typeof v === "function") return await (v as () => T | Promise<T>)();
+  return await v;
+}
+
+/** Walk the leading subcommand names of argv down the tree. */
+async function resolveChain(argv: string[]): Promise<Resolved> {
+  const chain: CommandDef[] = [rootCommand];
+  const names: string[] = ["skillopt"];
+  let i = 0;
+  for (;;) {
+    const cmd = chain[chain.length - 1]!;
+    const subs = await resolveValue(cmd.subCommands);
+    if (!subs || Object.keys(subs).length === 0) break;
+    while (i < argv.length && argv[i]!.startsWith("-") && isGlobalBoolean(argv[i]!)) i++;
+    const token = argv[i];
+    if (token === undefined || token.startsWith("-")) break;
+    const sub = subs[token];
+    if (!sub) {
+      const guess = closest(token, Object.keys(subs));
+      throw new UsageError(
+        `unknown command "${token}" for "${names.join(" ")}"${guess ? ` (did you mean "${guess}"?)` : ""}`,
+        { hint: `run \`${names.join(" ")} --help\` to see the commands` },
+      );
+    }
+    chain.push((await resolveValue(sub)) as CommandDef);
+    names.push(token);
+    i++;
+  }
+  const rest = argv.filter((_, idx) => idx >= i || (argv[idx]!.startsWith("-") && isGlobalBoolean(argv[idx]!)));
+  return { chain, names, rest };
+}
+
+const GLOBAL_BOOLEANS = new Set(["--debug", "--quiet", "--verbose", "--no-color", "--json"]);
+function isGlobalBoolean(token: string): boolean {
+  return GLOBAL_BOOLEANS.has(token);
+}
+
+function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
+  const accepted = acceptedFlags(args);
+  for (const token of rest) {
+    if (token === "--") break;
+    if (!token.startsWith("-") || token === "-") continue;
+    if (/^-\d/.test(token)) continue;
+    const name = token.replace(/^--?/, "").split("=")[0]!;
+    if (accepted.has(name)) continue;
+    const guess = closest(name, [...accepted].filter((n) => !n.startsWith("no-") && n.length > 1));
+    throw new UsageError(
+      `unknown flag --${name} for "${commandName}"${guess ? ` (did you mean --${guess}?)` : ""}`,
+      { hint: `run \`${commandName} --help\` to see its flags` },
+    );
+  }
+}
+
+/** Parse argv, run the command, render any error. Returns the exit code; never calls process.exit. */
+export async function runCli(argv: string[]): Promise<number> {
+  output.debug = argv.includes("--debug");
+  output.quiet = argv.includes("--quiet");
+  output.json = argv.includes("--json");
+  if (argv.includes("--no-color")) output.color = false;
+  setLogLevel(output.quiet || output.json ? "quiet" : output.debug || argv.includes("--verbose") ? "verbose" : "normal");
+  try {
+    if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) argv = ["version"];
+    const { chain, names, rest } = await resolveChain(argv);
+    const leaf = chain[chain.length - 1]!;
+    const parent = chain.length > 1 ? chain[chain.length - 2] : undefined;
+    const commandName = names.join(" ");
+    if (rest.includes("--help") || rest.includes("-h")) {
+      process.stdout.write(`${await renderUsage(leaf, parent)}\n`);
+      return 0;
+    }
+    const subs = await resolveValue(leaf.subCommands);
+    if (subs && Object.keys(subs).length > 0 && !leaf.run) {
+      const usage = await renderUsage(leaf, parent);
+      if (chain.length === 1 && rest.length === 0) {
+        process.stdout.write(`${usage}\n`);
+        return 0;
+      }
+      const stray = rest.find((t) => !t.startsWith("-"));
+      process.stderr.write(`${usage}\n`);
+      throw new UsageError(
+        stray ? `unknown command "${stray}" for "${commandName}"` : `missing subcommand for "${commandName}"`,
+      );
+    }
+    const args = ((await resolveValue(leaf.args)) ?? {}) as ArgsDef;
+    checkFlags(args, rest, commandName);
+    const meta = (await resolveValue(leaf.meta)) as CommandMeta | undefined;
+    log.debug(`running ${commandName}${meta?.name ? "" : ""}`);
+    await runCommand(leaf, { rawArgs: rest });
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (err) {
+    const code = exitCodeOf(normalize(err));
+    const e = normalize(err);
+    if (output.json) printJson(errorJson(e));
+    process.stderr.write(renderError(e, output.debug));
+    return code;
+  }
+}
+
+/** citty's own argument errors are usage errors. */
+function normalize(err: unknown): unknown {
+  if (err instanceof Error && err.name === "CLIError") {
+    return new UsageError(err.message.replace(/\u001b\[[0-9;]*m/g, ""), { cause: err });
+  }
+  return err;
+}

@@ -1,0 +1,3 @@
+import { stubCommand } from "./stub.ts";
+
+export default stubCommand("runs", "List training runs and their status", "skillopt runs");

@@ -1,0 +1,3 @@
+import { stubCommand } from "../stub.ts";
+
+export default stubCommand("schedule", "Install the nightly schedule (crontab / Task Scheduler)", "skillopt sleep schedule");

@@ -1,0 +1,3 @@
+import { stubCommand } from "./stub.ts";
+
+export default stubCommand("ui", "Serve the local dashboard", "skillopt ui");

@@ -1,0 +1,13 @@
+import { defineCommand } from "citty";
+import { globalArgs, jsonArg } from "./args.ts";
+import { output, printJson, printResult } from "./output.ts";
+import { VERSION } from "./version-info.ts";
+
+export default defineCommand({
+  meta: { name: "version", description: "Print version, commit and Bun version" },
+  args: { ...globalArgs, ...jsonArg },
+  run() {
+    if (output.json) return printJson(VERSION);
+    printResult(`skillopt ${VERSION.version} (commit ${VERSION.commit}, ${VERSION.target}, bun ${VERSION.bun})`);
+  },
+});

@@ -1,0 +1,38 @@
+import { join } from "node:path";
+
+export const REPO_ROOT = join(import.meta.dir, "..", "..");
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Run the CLI as a real process: `bun src/main.ts …`, or the compiled binary named by
+ * SKILLOPT_BIN. The child inherits the test's redirected HOME/XDG environment.
+ */
+export async function runCli(
+  args: string[],
+  opts: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const bin = process.env.SKILLOPT_BIN;
+  const cmd = bin ? [bin, ...args] : [process.execPath, join(REPO_ROOT, "src", "main.ts"), ...args];
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1", ...opts.env })) if (v !== undefined) env[k] = v;
+  delete env.SKILLOPT_LOG_LEVEL;
+  const proc = Bun.spawn(cmd, {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env,
+    stdin: opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: opts.timeoutMs ?? 60_000,
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
