@@ -1,0 +1,39 @@
+import type { HarvestStateStore } from "../ports.ts";
+import type { HarvestProgress, Scope, SourceLocations, SourceName } from "./types.ts";
+
+export { SessionDigestSchema, SOURCE_NAMES } from "./types.ts";
+export type {
+  HarvestProgress,
+  HarvestResult,
+  Scope,
+  SessionDigest,
+  SourceLocations,
+  SourceName,
+  SourceStats,
+} from "./types.ts";
+
+/** What to harvest and how. */
+export interface HarvestOptions {
+  /** Sources to read, in order (`auto` is resolved by the caller: see resolveSources). */
+  sources: readonly SourceName[];
+  scope: Scope;
+  /** Absolute path of the invoked project ("" = none: every project matches under `invoked`). */
+  invokedProject: string;
+  locations?: SourceLocations;
+  /**
+   * Sessions whose last activity is older than this (UTC epoch ms) are skipped unread, unless
+   * they were harvested before and grew since. Unset = no window.
+   */
+  sinceMs?: number;
+  /** Maximum digests returned over all sources, newest first; 0 = unlimited. */
+  limit?: number;
+  /** Incremental state; without it every session is read in full and commit() does nothing. */
+  state?: HarvestStateStore;
+  /** Environment used for per-OS locations (CODEX_HOME, XDG_*, APPDATA, OPENCODE_DB, …). */
+  env?: Readonly<Record<string, string | undefined>>;
+  platform?: NodeJS.Platform;
+  onProgress?: (event: HarvestProgress) => void;
+  signal?: AbortSignal;
+}
+
+export { harvest } from "./harvest.ts";
