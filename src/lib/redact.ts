@@ -2,6 +2,13 @@
 const SECRET_KEY_RE = /(api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key|auth)$/i;
 const SECRET_KEY_EXCEPTIONS = new Set(["max_tokens", "auth_mode", "search_auth_env", "max_completion_tokens", "max_thinking_tokens", "rewrite_max_completion_tokens", "minimax_max_tokens", "tokens", "claude_code_exec_max_thinking_tokens", "azure_openai_auth_mode", "optimizer_azure_openai_auth_mode", "target_azure_openai_auth_mode", "api_key_env"]);
 
+/**
+ * The one marker the engine puts in every prompt it sends to an agent CLI or provider. Every
+ * harvester drops a session that carries it, so the engine never learns from its own calls
+ * (spec §12.1 item 28). It is the Cursor backend's historical marker, kept for compatibility.
+ */
+export const SLEEP_SENTINEL = "<skillopt_sleep_internal_replay_v1>";
+
 /** True when a field name holds a secret (api_key, *_token, password, …). */
 export function isSecretKey(name: string): boolean {
   if (SECRET_KEY_EXCEPTIONS.has(name.toLowerCase())) return false;
@@ -16,20 +23,162 @@ export function maskSecret(value: string): string {
   return `****${value.slice(-4)}`;
 }
 
-const INLINE_SECRET_PATTERNS: RegExp[] = [
-  /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g,
-  /\bBearer\s+[A-Za-z0-9._~+/=-]{12,}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
-  /\bAKIA[0-9A-Z]{16}\b/g,
-  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
-  /\bAIza[0-9A-Za-z_-]{35}\b/g,
+// spec §1.6 "value" grammar: quoted (escapes, doubled quotes; unterminated runs to end of line,
+// so a truncated secret fails closed), braced, or an unquoted run of non-delimiters.
+const DQ = String.raw`"(?:[^"\\\n]|\\.|"")*(?:"|(?=\n)|$)`;
+const SQ = String.raw`'(?:[^'\\\n]|\\.|'')*(?:'|(?=\n)|$)`;
+const BR = String.raw`\{(?:[^}\\\n]|\\.|\}\})*(?:\}|(?=\n)|$)`;
+const BARE = String.raw`[^\s"';&,)\]}]+`;
+const VALUE = `(?:${DQ}|${SQ}|${BR}|${BARE})`;
+const NOT_BEFORE = String.raw`(?<![A-Za-z0-9])`;
+
+// Credential-like identifier (rule 10): optional word_/word- prefixes and a credential noun, or a
+// compact run ending in one.
+const CRED_NOUN = String.raw`(?:api[_-]?key|access[_-]?token|refresh[_-]?token|token|password|passwd|secret(?:[_-]?access[_-]?key|[_-]?key)?|shared[_-]?access[_-]?key|private[_-]?key)`;
+const CRED_COMPACT = String.raw`[A-Za-z0-9]*(?:apikey|accesstoken|refreshtoken|clientsecret|secretkey|secretaccesskey|sharedaccesskey|privatekey)`;
+const CRED_NAME = String.raw`(?:(?:[A-Za-z0-9]+[_-])*${CRED_NOUN}|${CRED_COMPACT})`;
+
+const REDACTED_PREFIX = "[REDACTED";
+
+interface Rule {
+  re: RegExp;
+  replace: (match: string, ...groups: string[]) => string;
+}
+
+function marker(label: string): Rule["replace"] {
+  return () => label;
+}
+
+/** Keep the name and separator, replace the value unless a marker already replaced it. */
+function keepName(label: string): Rule["replace"] {
+  return (match, name, sep, value) => (value?.startsWith(REDACTED_PREFIX) ? match : `${name}${sep}${label}`);
+}
+
+const RULES: Rule[] = [
+  // 1. JSON / dict-literal assignment with a quoted credential-like key; quote style kept.
+  {
+    re: new RegExp(String.raw`(["'])((?:${CRED_NAME}|pwd|accountkey))\1(\s*:\s*)(${VALUE})`, "gi"),
+    replace: (match, q, name, sep, value) => {
+      if (!value || value.startsWith(REDACTED_PREFIX) || value.slice(1).startsWith(REDACTED_PREFIX)) return match;
+      if (/^(?:true|false|null)$/i.test(value)) return match;
+      const quote = value[0] === "'" ? "'" : '"';
+      return `${q}${name}${q}${sep}${quote}[REDACTED]${quote}`;
+    },
+  },
+  // 2–7. Well-known token shapes.
+  { re: new RegExp(String.raw`${NOT_BEFORE}sk-[A-Za-z0-9_-]{10,}`, "g"), replace: marker("[REDACTED_OPENAI_KEY]") },
+  { re: /\bAKIA[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
+  { re: new RegExp(String.raw`${NOT_BEFORE}gh[pousr]_[A-Za-z0-9]{20,}`, "g"), replace: marker("[REDACTED_GITHUB_TOKEN]") },
+  { re: new RegExp(String.raw`${NOT_BEFORE}xox[baprs]-[A-Za-z0-9-]{10,}`, "g"), replace: marker("[REDACTED_SLACK_TOKEN]") },
+  { re: new RegExp(String.raw`${NOT_BEFORE}AIza[0-9A-Za-z_-]{20,}`, "g"), replace: marker("[REDACTED_GOOGLE_KEY]") },
+  {
+    re: new RegExp(String.raw`${NOT_BEFORE}eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "g"),
+    replace: marker("[REDACTED_JWT]"),
+  },
+  // 8. HTTP Authorization header values.
+  {
+    re: new RegExp(String.raw`(authorization\s*:\s*(?:bearer|basic))(\s+)(${VALUE})`, "gi"),
+    replace: keepName("[REDACTED]"),
+  },
+  { re: /(\bBearer)(\s+)([A-Za-z0-9._~+/=-]{20,})/g, replace: keepName("[REDACTED]") },
+  // 9. Connection-string passwords; bare upper-case PWD= is the working directory unless after `;`.
+  {
+    re: new RegExp(String.raw`(?<![A-Za-z0-9_-])((?:password|pwd))(\s*=\s*)(${VALUE})`, "gi"),
+    replace: (match, name, sep, value, offset, input) => {
+      if (value?.startsWith(REDACTED_PREFIX)) return match;
+      const at = Number(offset);
+      if (name === "PWD" && String(input)[at - 1] !== ";") return match;
+      return `${name}${sep}[REDACTED_DB_PASS]`;
+    },
+  },
+  // 10. Generic assignment to a credential-like identifier.
+  {
+    re: new RegExp(String.raw`(${NOT_BEFORE}${CRED_NAME})(\s*[:=]\s*)(${VALUE})`, "gi"),
+    replace: keepName("[REDACTED]"),
+  },
+  // 11. Whitespace form `token <value>` when the value looks like a credential, not prose.
+  {
+    re: new RegExp(String.raw`(${NOT_BEFORE}(?:api[_-]?key|token|password|secret))([ \t]+)([^\s"';&,)\]}]{6,})`, "gi"),
+    replace: (match, name, sep, value) => {
+      if (!value || value.startsWith(REDACTED_PREFIX)) return match;
+      const credential = /[0-9_./+=:@-]/.test(value) || /^[A-Za-z]{16,}$/.test(value);
+      return credential ? `${name}${sep}[REDACTED]` : match;
+    },
+  },
+  // 12. PEM private keys (an unterminated block is redacted to the end).
+  {
+    re: /-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*$)/g,
+    replace: marker("[REDACTED_PRIVATE_KEY]"),
+  },
+  // 13–14. Azure SAS signatures and storage account keys.
+  { re: /\bsig=[A-Za-z0-9%+/]{10,}={0,2}/g, replace: marker("sig=[REDACTED_SAS_SIG]") },
+  {
+    re: new RegExp(String.raw`(AccountKey)(\s*=\s*)(${VALUE})`, "gi"),
+    replace: keepName("[REDACTED_STORAGE_KEY]"),
+  },
 ];
 
-/** Replace secret-looking substrings in free text. */
+// Cheap pre-check: a string with none of these substrings cannot match any rule.
+const TRIGGER = /sk-|akia|gh[pousr]_|xox|aiza|eyj|bearer|basic|pass|pwd|key|token|secret|private|sig=|[:=]/i;
+
+/**
+ * Replace secrets in free text with `[REDACTED…]` markers (spec §1.6, rules 1–14, in order).
+ * Idempotent: already-redacted values are left alone.
+ */
 export function redactText(text: string): string {
+  if (text.length === 0 || !TRIGGER.test(text)) return text;
   let out = text;
-  for (const re of INLINE_SECRET_PATTERNS) out = out.replace(re, "[REDACTED]");
+  for (const rule of RULES) {
+    rule.re.lastIndex = 0;
+    out = out.replace(rule.re, rule.replace as (substring: string, ...args: unknown[]) => string);
+  }
   return out;
+}
+
+const SECRET_DICT_SUFFIXES = [
+  "apikey",
+  "accesstoken",
+  "refreshtoken",
+  "token",
+  "password",
+  "passwd",
+  "clientsecret",
+  "secret",
+  "secretkey",
+  "secretaccesskey",
+  "sharedaccesskey",
+  "privatekey",
+  "accountkey",
+];
+
+/** spec §1.6 dict-key rule: a mapping key whose value is a secret (`PWD` exactly is exempt). */
+export function isSecretDictKey(key: string): boolean {
+  if (key === "PWD") return false;
+  const compact = key.toLowerCase().replace(/[^a-z0-9]/g, "");
+  if (compact === "pwd" || compact === "sig" || compact === "authorization") return true;
+  return SECRET_DICT_SUFFIXES.some((s) => compact.endsWith(s));
+}
+
+/**
+ * Deep copy with the full spec §1.6 treatment: every string through redactText, and string values
+ * under secret-named keys replaced by `[REDACTED]`. Non-string scalars pass through.
+ */
+export function redactSecrets<T>(value: T): T {
+  return redactSecretsInner(value, undefined) as T;
+}
+
+function redactSecretsInner(value: unknown, key: string | undefined): unknown {
+  if (typeof value === "string") {
+    if (key !== undefined && isSecretDictKey(key) && !value.startsWith(REDACTED_PREFIX)) return "[REDACTED]";
+    return redactText(value);
+  }
+  if (Array.isArray(value)) return value.map((v) => redactSecretsInner(v, undefined));
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = redactSecretsInner(v, k);
+    return out;
+  }
+  return value;
 }
 
 /** Deep copy of a value with secret fields masked and secret-looking strings redacted. */
@@ -50,3 +199,24 @@ function redactInner(value: unknown, key: string | undefined): unknown {
   }
   return value;
 }
+
+// spec §1.7: ANSI CSI / OSC / two-character ESC sequences, then Cc/Cf characters.
+const ANSI_RE = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-Z\\-_]/g;
+const CONTROL_RE = /[\p{Cc}\p{Cf}]/gu;
+
+/** Untrusted text made safe for one terminal line: redacted, escapes removed, controls → spaces, collapsed. */
+export function sanitizeLine(text: string): string {
+  return redactText(text).replace(ANSI_RE, "").replace(CONTROL_RE, " ").replace(/\s+/g, " ").trim();
+}
+
+/** sanitizeLine plus HTML escapes for a Markdown table cell (spec §1.7). */
+export function escapeMarkdownCell(text: string): string {
+  return sanitizeLine(text).replace(/[&<>|`]/g, (c) => CELL_ESCAPES[c]!);
+}
+
+/** sanitizeLine plus backslash escapes for Markdown prose (spec §1.7). */
+export function escapeMarkdownProse(text: string): string {
+  return sanitizeLine(text).replace(/[\\*_[\]()#+!{}]/g, (c) => `\\${c}`);
+}
+
+const CELL_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "&#124;", "`": "&#96;" };
