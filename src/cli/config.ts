@@ -1,3 +1,22 @@
-import { stubCommand } from "./stub.ts";
+import { defineCommand } from "citty";
+import { stringify } from "yaml";
+import { redactValue } from "../lib/index.ts";
+import { configArgs, globalArgs, jsonArg } from "./args.ts";
+import { loadConfigFromArgs } from "./load-config.ts";
+import { output, printJson, printResult } from "./output.ts";
 
-export default stubCommand("config", "Print the fully resolved configuration", "skillopt config");
+export default defineCommand({
+  meta: { name: "config", description: "Print the fully resolved configuration (secrets masked)" },
+  args: {
+    ...globalArgs,
+    ...jsonArg,
+    ...configArgs,
+    flat: { type: "boolean", description: "Print the flat key view (upstream's flattened names)" },
+  },
+  run({ args, rawArgs }) {
+    const loaded = loadConfigFromArgs(args, rawArgs);
+    const view = redactValue(args.flat ? loaded.flat : loaded.config);
+    if (output.json) return printJson({ file: loaded.file, config: view });
+    printResult(`# resolved from ${loaded.file}\n${stringify(view, { lineWidth: 0 })}`);
+  },
+});

@@ -1,0 +1,115 @@
+import * as v from "valibot";
+
+/** Field builders: every leaf carries its default, its documentation and a plain-words expectation. */
+
+export function str(def: string, doc: string) {
+  return v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
+}
+
+export function nullableStr(doc: string) {
+  return v.optional(v.pipe(v.nullable(v.string("expected a string or null")), v.description(doc)), null);
+}
+
+export function bool(def: boolean, doc: string) {
+  return v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
+}
+
+export function nullableBool(doc: string) {
+  return v.optional(v.pipe(v.nullable(v.boolean("expected true, false or null")), v.description(doc)), null);
+}
+
+export function posInt(def: number, doc: string) {
+  return v.optional(
+    v.pipe(
+      v.number("expected a positive integer"),
+      v.integer("expected a positive integer"),
+      v.minValue(1, "expected a positive integer"),
+      v.description(doc),
+    ),
+    def,
+  );
+}
+
+export function nonNegInt(def: number, doc: string) {
+  return v.optional(
+    v.pipe(
+      v.number("expected a non-negative integer"),
+      v.integer("expected a non-negative integer"),
+      v.minValue(0, "expected a non-negative integer"),
+      v.description(doc),
+    ),
+    def,
+  );
+}
+
+export function nullablePosInt(doc: string) {
+  return v.optional(
+    v.pipe(
+      v.nullable(
+        v.pipe(
+          v.number("expected a positive integer or null"),
+          v.integer("expected a positive integer or null"),
+          v.minValue(1, "expected a positive integer or null"),
+        ),
+      ),
+      v.description(doc),
+    ),
+    null,
+  );
+}
+
+export function num(def: number, doc: string, min?: number, max?: number) {
+  const expect =
+    min !== undefined && max !== undefined
+      ? `expected a number from ${min} to ${max}`
+      : min !== undefined
+        ? `expected a number ≥ ${min}`
+        : "expected a number";
+  return v.optional(
+    v.pipe(
+      v.number(expect),
+      v.minValue(min ?? Number.NEGATIVE_INFINITY, expect),
+      v.maxValue(max ?? Number.POSITIVE_INFINITY, expect),
+      v.description(doc),
+    ),
+    def,
+  );
+}
+
+export function nullableNum(doc: string, min = 0) {
+  const expect = `expected a number ≥ ${min} or null`;
+  return v.optional(
+    v.pipe(v.nullable(v.pipe(v.number(expect), v.minValue(min, expect))), v.description(doc)),
+    null,
+  );
+}
+
+export function pick<const T extends readonly [string, ...string[]]>(options: T, def: T[number], doc: string) {
+  return v.optional(
+    v.pipe(v.picklist(options, `expected one of ${options.map((o) => JSON.stringify(o)).join(", ")}`), v.description(doc)),
+    def,
+  );
+}
+
+/** Upstream keeps some numbers as strings ("0.7"); accept either and keep what was written. */
+export function strOrNum(def: string, doc: string) {
+  return v.optional(
+    v.pipe(v.union([v.string(), v.number()], "expected a string or a number"), v.description(doc)),
+    def,
+  );
+}
+
+/** A list of strings, or one comma-separated string. */
+export function strList(def: string[], doc: string) {
+  return v.optional(
+    v.pipe(
+      v.union(
+        [v.array(v.string("expected a string")), v.string()],
+        "expected a list of strings or a comma-separated string",
+      ),
+      v.transform((x) => (typeof x === "string" ? x.split(",").map((s) => s.trim()).filter(Boolean) : x)),
+      v.description(doc),
+    ),
+    def,
+  );
+}

@@ -1,0 +1,21 @@
+export { BUNDLED_CONFIGS } from "./bundled.ts";
+export { parseEnvFile } from "./env-file.ts";
+export { FLAT_TO_STRUCTURED, flatten, STRUCTURED_TO_FLAT } from "./flat-map.ts";
+export { type LoadedConfig, type LoadOptions, loadConfig } from "./load.ts";
+export { castUpstream, coerceToSchema } from "./overrides.ts";
+export {
+  EnvSchema,
+  EvaluationSchema,
+  GradientSchema,
+  type ModelConfig,
+  ModelSchema,
+  OptimizerSchema,
+  SECTION_SCHEMAS,
+  SECTIONS,
+  type Section,
+  type TrainConfig,
+  type TrainConfigInput,
+  TrainConfigSchema,
+  TrainSchema,
+} from "./schema.ts";
+export { bundledConfigNames, type ConfigSource, resolveConfigArg } from "./sources.ts";

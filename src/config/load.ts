@@ -1,0 +1,288 @@
+import { dirname } from "node:path";
+import * as v from "valibot";
+import { type ConfigIssue, ConfigError, closest, isSecretKey } from "../lib/index.ts";
+import { parseEnvFile } from "./env-file.ts";
+import { CODEX_ALIASES, flatten } from "./flat-map.ts";
+import {
+  coerceToSchema,
+  type Override,
+  parseCfgOptions,
+  parseLegacy,
+  parseSets,
+  structuredPathOf,
+} from "./overrides.ts";
+import { SECTION_SCHEMAS, SECTIONS, type Section, type TrainConfig, TrainConfigSchema } from "./schema.ts";
+import { type ConfigSource, readSource, resolveBase, resolveConfigArg, sourceKey } from "./sources.ts";
+import { type Position, parseYamlConfig } from "./yaml-source.ts";
+
+export interface LoadOptions {
+  /** `--config`: bundled name or path. */
+  config: string;
+  set?: readonly string[];
+  cfgOptions?: readonly string[];
+  /** Upstream's legacy per-key flags, by flag name without dashes. */
+  legacy?: Readonly<Record<string, string | boolean>>;
+  envFile?: string;
+  cwd?: string;
+  /** The process environment (defaults to process.env). */
+  environ?: Readonly<Record<string, string | undefined>>;
+}
+
+/** A resolved configuration: validated, defaults applied, frozen. */
+export interface LoadedConfig {
+  config: TrainConfig;
+  source: ConfigSource;
+  /** How to name the file in messages (path relative to cwd, or configs/<id>). */
+  file: string;
+  /** Directory of the file (cwd for bundled configs), for relative paths. */
+  dir: string;
+  /** Environment snapshot: --env-file values under the shell's. The only env other modules read. */
+  environ: Readonly<Record<string, string>>;
+  /** Deprecation and compatibility notes to show the user. */
+  warnings: string[];
+  /** The flat view of spec §3.4. */
+  flat: Readonly<Record<string, unknown>>;
+}
+
+type Data = Record<string, unknown>;
+interface Origin {
+  file: string;
+  pos?: Position;
+}
+interface Layered {
+  data: Data;
+  origins: Map<string, Origin>;
+}
+
+const isDict = (x: unknown): x is Data => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** Load, inherit, override and validate a config (spec §3.1). Throws ConfigError with file and key path. */
+export function loadConfig(opts: LoadOptions): LoadedConfig {
+  const cwd = opts.cwd ?? process.cwd();
+  const warnings: string[] = [];
+  const source = resolveConfigArg(opts.config, cwd);
+  const layered = loadLayered(source, cwd, [], warnings);
+
+  const overrides: Override[] = [
+    ...parseCfgOptions(opts.cfgOptions ?? []),
+    ...parseLegacy(opts.legacy ?? {}),
+    ...parseSets(opts.set ?? []),
+  ];
+  for (const o of overrides) {
+    if (o.path[0] === "gradient" && o.path[1] === "max_analyst_rounds") {
+      warnings.push(`${o.origin}: max_analyst_rounds is retired and ignored`);
+      continue;
+    }
+    const leaf = o.path[o.path.length - 1]!;
+    if (isSecretKey(leaf) && o.value !== "" && o.value !== null) {
+      warnings.push(`${o.origin.split("=")[0]}: passing secrets on the command line is unsafe; use an environment variable or --env-file`);
+    }
+    setPath(layered.data, o.path, coerceToSchema(o.path, o.value));
+    layered.origins.set(o.path.join("."), { file: o.origin.replace(/=.*/, "=…") });
+  }
+
+  checkUnknownKeys(layered);
+  applyLegacyAzure(layered.data);
+  const result = v.safeParse(TrainConfigSchema, layered.data);
+  if (!result.success) throw validationError(result.issues, layered.origins, source.display);
+
+  const environ = buildEnviron(opts);
+  const config = deepFreeze(result.output);
+  return {
+    config,
+    source,
+    file: source.display,
+    dir: source.kind === "file" ? dirname(source.path) : cwd,
+    environ,
+    warnings,
+    flat: Object.freeze(flatten(config as unknown as Record<string, Record<string, unknown>>)),
+  };
+}
+
+function buildEnviron(opts: LoadOptions): Readonly<Record<string, string>> {
+  const shell = opts.environ ?? process.env;
+  const fromFile = opts.envFile ? parseEnvFile(opts.envFile) : {};
+  const out: Record<string, string> = { ...fromFile };
+  for (const [k, val] of Object.entries(shell)) if (val !== undefined) out[k] = val;
+  return Object.freeze(out);
+}
+
+function loadLayered(src: ConfigSource, cwd: string, chain: ConfigSource[], warnings: string[]): Layered {
+  if (chain.some((c) => sourceKey(c) === sourceKey(src))) {
+    const names = [...chain, src].map((c) => c.display).join(" → ");
+    throw new ConfigError(`${chain[chain.length - 1]!.display}: _base_: circular inheritance: ${names}`, {
+      file: chain[chain.length - 1]!.display,
+    });
+  }
+  const parsed = parseYamlConfig(readSource(src), src.display);
+  const { _base_: baseRef, ...own } = parsed.data;
+  const layer = normaliseLayer(own, parsed.positions, src.display, warnings);
+  if (baseRef === undefined || baseRef === null || baseRef === "") return layer;
+  if (typeof baseRef !== "string") {
+    const pos = parsed.positions.get("_base_");
+    throw new ConfigError(`${at(src.display, pos)}: _base_: expected a single path string`, { file: src.display });
+  }
+  const base = loadLayered(resolveBase(baseRef, src, cwd), cwd, [...chain, src], warnings);
+  return mergeLayered(base, layer);
+}
+
+/** Spec §3.1 step 3: aliases canonicalised, flat keys moved to their section (structured wins in one layer). */
+function normaliseLayer(raw: Data, positions: Map<string, Position>, file: string, warnings: string[]): Layered {
+  const data: Data = {};
+  const origins = new Map<string, Origin>();
+  for (const [key, value] of Object.entries(raw)) {
+    if (SECTIONS.includes(key as Section) && isDict(value)) {
+      data[key] = structuredClone(value);
+      recordOrigins(origins, key, value, positions, file);
+    }
+  }
+  const model = data.model;
+  if (isDict(model)) {
+    for (const [alias, canonical] of Object.entries(CODEX_ALIASES)) {
+      if (!(alias in model)) continue;
+      if (!(canonical in model)) model[canonical] = model[alias];
+      const o = origins.get(`model.${alias}`);
+      if (o) origins.set(`model.${canonical}`, o);
+      delete model[alias];
+    }
+  }
+  const gradient = data.gradient;
+  if (isDict(gradient) && "max_analyst_rounds" in gradient) {
+    delete gradient.max_analyst_rounds;
+    warnings.push(`${file}: gradient.max_analyst_rounds is retired and ignored`);
+  }
+  for (const [key, value] of Object.entries(raw)) {
+    if (SECTIONS.includes(key as Section) && isDict(value)) continue;
+    if (key === "max_analyst_rounds") {
+      warnings.push(`${file}: max_analyst_rounds is retired and ignored`);
+      continue;
+    }
+    const path = SECTIONS.includes(key as Section) ? undefined : structuredPathOf(key);
+    if (!path) {
+      data[key] = value;
+      origins.set(key, { file, pos: positions.get(key) });
+      continue;
+    }
+    const [section, leaf] = path as [string, string];
+    if (!isDict(data[section])) data[section] = {};
+    const sec = data[section] as Data;
+    if (leaf in sec) continue;
+    sec[leaf] = value;
+    origins.set(`${section}.${leaf}`, { file, pos: positions.get(key) });
+  }
+  return { data, origins };
+}
+
+function recordOrigins(out: Map<string, Origin>, prefix: string, value: unknown, positions: Map<string, Position>, file: string): void {
+  out.set(prefix, { file, pos: positions.get(prefix) });
+  if (isDict(value)) for (const [k, val] of Object.entries(value)) recordOrigins(out, `${prefix}.${k}`, val, positions, file);
+}
+
+function mergeLayered(base: Layered, child: Layered): Layered {
+  const origins = new Map(base.origins);
+  for (const [k, o] of child.origins) origins.set(k, o);
+  return { data: deepMerge(base.data, child.data), origins };
+}
+
+/** Dicts merge recursively; anything else (lists included) replaces. */
+function deepMerge(base: Data, child: Data): Data {
+  const out: Data = { ...base };
+  for (const [k, val] of Object.entries(child)) {
+    const prev = out[k];
+    out[k] = isDict(prev) && isDict(val) ? deepMerge(prev, val) : val;
+  }
+  return out;
+}
+
+function setPath(data: Data, path: readonly string[], value: unknown): void {
+  let node = data;
+  for (const key of path.slice(0, -1)) {
+    if (!isDict(node[key])) node[key] = {};
+    node = node[key] as Data;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+function applyLegacyAzure(data: Data): void {
+  const model = data.model;
+  if (!isDict(model)) return;
+  for (const leaf of ["endpoint", "api_version", "api_key"]) {
+    const legacy = model[`azure_${leaf}`];
+    if (legacy && !model[`azure_openai_${leaf}`]) model[`azure_openai_${leaf}`] = legacy;
+  }
+}
+
+function at(file: string, pos: Position | undefined): string {
+  return pos ? `${file}:${pos.line}:${pos.col}` : file;
+}
+
+function where(origins: Map<string, Origin>, path: string, fallback: string): string {
+  let p = path;
+  for (;;) {
+    const o = origins.get(p);
+    if (o) return at(o.file, o.pos);
+    const dot = p.lastIndexOf(".");
+    if (dot < 0) return fallback;
+    p = p.slice(0, dot);
+  }
+}
+
+function checkUnknownKeys(layered: Layered): void {
+  const fail = (path: string, guess: string | undefined): never => {
+    const o = layered.origins.get(path);
+    const loc = o ? at(o.file, o.pos) : "config";
+    throw new ConfigError(`${loc}: ${path}: unknown key${guess ? ` (did you mean "${guess}"?)` : ""}`, {
+      file: o?.file,
+      line: o?.pos?.line,
+      col: o?.pos?.col,
+      issues: [{ path, message: "unknown key" }],
+    });
+  };
+  for (const [key, value] of Object.entries(layered.data)) {
+    if (!SECTIONS.includes(key as Section)) {
+      const inSection = structuredPathOf(key);
+      fail(key, inSection ? inSection.join(".") : closest(key, SECTIONS));
+    }
+    if (!isDict(value)) continue;
+    const entries = SECTION_SCHEMAS[key as Section].entries;
+    for (const leaf of Object.keys(value)) {
+      if (leaf in entries) continue;
+      const sameSection = closest(leaf, Object.keys(entries));
+      const elsewhere = SECTIONS.find((s) => s !== key && leaf in SECTION_SCHEMAS[s].entries);
+      fail(`${key}.${leaf}`, sameSection ?? (elsewhere ? `${elsewhere}.${leaf}` : undefined));
+    }
+  }
+}
+
+function describeInput(input: unknown): string {
+  if (input === undefined) return "nothing";
+  const text = JSON.stringify(input) ?? String(input);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function validationError(
+  issues: readonly v.BaseIssue<unknown>[],
+  origins: Map<string, Origin>,
+  fallback: string,
+): ConfigError {
+  const list: ConfigIssue[] = issues.map((issue) => ({
+    path: (issue.path ?? []).map((p) => String(p.key)).join("."),
+    message: `${issue.message}, got ${describeInput(issue.input)}`,
+  }));
+  const first = list[0]!;
+  const loc = where(origins, first.path, fallback);
+  const more = list.slice(1, 4).map((i) => `${i.path}: ${i.message}`);
+  return new ConfigError(`${loc}: ${first.path}: ${first.message}`, {
+    file: loc.replace(/:\d+:\d+$/, ""),
+    issues: list,
+    hint: more.length ? `also: ${more.join("; ")}${list.length > 4 ? "; …" : ""}` : undefined,
+  });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const v2 of Object.values(value)) deepFreeze(v2);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,177 @@
+import * as v from "valibot";
+import {
+  bool,
+  nonNegInt,
+  nullableNum,
+  nullablePosInt,
+  num,
+  pick,
+  posInt,
+  str,
+  strList,
+} from "./fields.ts";
+import { ModelSchema } from "./schema-model.ts";
+
+export { ModelSchema, type ModelConfig } from "./schema-model.ts";
+
+/** `train:` — epochs and batches (engine.md §3.2, §1.14). */
+export const TrainSchema = v.strictObject({
+  num_epochs: posInt(4, "Number of epochs"),
+  train_size: nonNegInt(0, "0 = derive from the train split; > 0 must equal the loaded size"),
+  steps_per_epoch: v.optional(v.nullable(v.pipe(v.number("expected an integer"), v.integer("expected an integer"))), null),
+  batch_size: posInt(40, "Training items per batch"),
+  accumulation: posInt(1, "Batches per step (their patches are pooled)"),
+  seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("Master seed")), 42),
+});
+
+/** `gradient:` — reflection (engine.md §2.3). */
+export const GradientSchema = v.strictObject({
+  minibatch_size: posInt(8, "Trajectories per analyst call"),
+  merge_batch_size: v.optional(
+    v.pipe(
+      v.number("expected an integer ≥ 2"),
+      v.integer("expected an integer ≥ 2"),
+      v.minValue(2, "expected an integer ≥ 2"),
+      v.description("Patches per merge call"),
+    ),
+    8,
+  ),
+  analyst_workers: posInt(16, "Concurrent analyst and merge calls"),
+  failure_only: bool(false, "Skip success analysts"),
+  max_analyst_rounds: v.optional(v.unknown()),
+});
+
+/** `optimizer:` — learning rate, update mode, slow update, meta skill (engine.md §2.6–2.12). */
+export const OptimizerSchema = v.strictObject({
+  learning_rate: posInt(4, "Max edits per step (edit_budget) and per-analyst cap"),
+  min_learning_rate: posInt(2, "Floor of decaying lr schedules"),
+  meta_learning_rate: nullablePosInt("Accepted for upstream compatibility; unused"),
+  lr_scheduler: pick(["constant", "linear", "cosine", "autonomous"], "cosine", "Learning-rate schedule"),
+  lr_control_mode: pick(
+    ["fixed", "autonomous", "none", "auto", "llm", "model", "scheduler", "schedule", "off", "disabled", "unlimited"],
+    "fixed",
+    "fixed (scheduler), autonomous (the optimizer picks the count), none",
+  ),
+  skill_update_mode: pick(
+    [
+      "patch",
+      "rewrite_from_suggestions",
+      "rewrite",
+      "suggestions",
+      "full_rewrite",
+      "full_rewrite_minibatch",
+      "minibatch_full_rewrite",
+    ],
+    "patch",
+    "patch, rewrite_from_suggestions or full_rewrite_minibatch (aliases accepted)",
+  ),
+  use_slow_update: bool(true, "Epoch-boundary slow update"),
+  slow_update_samples: nonNegInt(20, "Training items sampled for the slow update and meta skill"),
+  slow_update_gate_with_selection: bool(false, "Gate the slow-update candidate on the selection split"),
+  longitudinal_pair_policy: pick(["mixed", "changed", "unchanged"], "mixed", "Which longitudinal pairs the slow update sees"),
+  use_meta_skill: bool(true, "Optimizer-side memory across epochs"),
+  use_skill_aware_reflection: bool(false, "Split failures into skill defects and execution lapses"),
+  skill_aware_appendix_source: pick(["both", "failure_only"], "both", "Which analysts emit appendix notes"),
+  skill_aware_consolidate_threshold: nonNegInt(0, "Consolidate the appendix when it has more notes than this (0 = off)"),
+  max_skill_tokens: nullablePosInt("Reject candidates whose body exceeds this many tokens (null = no limit)"),
+});
+
+/** `evaluation:` — the gate and final evaluation (engine.md §2.8, §5). */
+export const EvaluationSchema = v.strictObject({
+  use_gate: bool(true, "false = force-accept every candidate (validation still runs)"),
+  gate_metric: pick(["hard", "soft", "mixed"], "hard", "Gate score: hard, soft, or mixed = (1-w)·hard + w·soft"),
+  gate_mixed_weight: num(0.5, "Soft weight of the mixed gate metric", 0, 1),
+  use_semantic_density: bool(false, "Add weight·density to gate scores"),
+  semantic_density_weight: num(0.05, "Weight of the semantic-density bonus", 0),
+  leading_words: v.optional(v.nullable(strList([], "Leading words for semantic density")), null),
+  sel_env_num: nonNegInt(0, "Selection items (first N of val); 0 = all"),
+  test_env_num: nonNegInt(0, "Test items (first N); 0 = all"),
+  eval_test: bool(true, "Run the final validation, promotion and test evaluation"),
+  early_reject: bool(true, "Stop a candidate's selection rollouts once it can no longer beat the current score"),
+});
+
+/** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */
+export const EnvSchema = v.strictObject({
+  name: str("", "Benchmark name (see docs/benchmarks.md)"),
+  skill_init: str("", "Initial skill file"),
+  split_mode: pick(["ratio", "split_dir"], "ratio", "ratio: split data_path by split_ratio; split_dir: read train/ val/ test/"),
+  split_seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer")), 42),
+  split_dir: str("", "Directory holding train/ val/ test/"),
+  data_path: str("", "Raw data for ratio mode: a JSON/JSONL file or a directory with exactly one"),
+  split_output_dir: str("", "Where ratio mode writes its splits"),
+  split_ratio: v.optional(
+    v.pipe(
+      v.union([v.string(), v.array(v.number())], "expected a ratio like \"2:1:7\""),
+      v.transform((x) => (Array.isArray(x) ? x.join(":") : x)),
+      v.regex(/^\d+:\d+:\d+$/, 'expected a ratio of three positive integers like "2:1:7"'),
+    ),
+    "2:1:7",
+  ),
+  exec_timeout: num(120, "Per-task / per-call timeout in seconds", 0),
+  out_root: str("", "Output directory; empty → outputs/<env>_<timestamp>"),
+  limit: nonNegInt(0, "Truncate each split to its first N items (debugging)"),
+  workers: nullablePosInt("Concurrent rollouts (null → the benchmark's default)"),
+  max_completion_tokens: posInt(16384, "Output cap per target call"),
+  max_turns: nullablePosInt("Max target turns per task"),
+  max_steps: nullablePosInt("ALFWorld: max environment steps per episode"),
+  max_api_workers: nullablePosInt("ALFWorld: concurrent model calls"),
+  image_detail: pick(["auto", "low", "high"], "auto", "DocVQA: image detail sent with image parts"),
+  shuffle_choices: bool(true, "LiveMathematicianBench: shuffle choices (seeded)"),
+  use_theorem: bool(false, "LiveMathematicianBench: include the theorem"),
+  use_sketch: bool(false, "LiveMathematicianBench: include the proof sketch"),
+  data_dirs: v.optional(v.union([v.array(v.string()), v.string()], "expected a list of directories"), []),
+  docs_dirs: v.optional(v.union([v.array(v.string()), v.string()], "expected a list of directories"), []),
+  max_tool_turns: nullablePosInt("OfficeQA: max tool turns"),
+  search_mode: str("offline", "OfficeQA: offline (local tools), custom, azure"),
+  max_queries_per_turn: posInt(4, "OfficeQA: search queries per turn"),
+  search_api_url: str("", "OfficeQA: remote search endpoint"),
+  search_auth_env: str("OFFICEQA_CUSTOM_SEARCH_AUTH", "OfficeQA: environment variable holding the search token"),
+  search_provider: str("duckduckgo", "OfficeQA: remote search provider"),
+  search_max_num_results: posInt(4, "OfficeQA: results per query"),
+  search_timeout_seconds: num(20, "OfficeQA: search timeout (s)", 0),
+  use_local_tools: bool(true, "OfficeQA: expose the local document tools"),
+  data_root: str("", "SpreadsheetBench: root of the workbook files"),
+  mode: str("", "SpreadsheetBench: single, multi or react"),
+  python: str("", "Python interpreter for code-executing benchmarks; empty → python3 on PATH"),
+  alfworld_python: str("", "ALFWorld: Python interpreter with alfworld installed"),
+  judge_model: str("", "Judge model (user tasks with evaluator: judge)"),
+  judge_max_completion_tokens: nullablePosInt("Judge output cap"),
+  judge_retries: nullablePosInt("Accepted for upstream compatibility"),
+  judge_rubric: str("", "Rubric for the LLM judge (user tasks)"),
+  evaluator: str("exact", "User tasks: exact, contains, regex, f1, json_match, command, judge"),
+  evaluator_command: v.optional(v.union([v.string(), v.array(v.string())], "expected a command string or argv list"), ""),
+  sim_lapse_rate: nullableNum("Simulator: probability that the target ignores the skill"),
+  sim_noise_rate: nullableNum("Simulator: probability that the optimizer proposes a wrong or vague rule"),
+  conventions_families: nullablePosInt("Conventions benchmark: number of convention families drawn"),
+  train_items: nullablePosInt("Generated benchmarks: train items"),
+  val_items: nullablePosInt("Generated benchmarks: val items"),
+  test_items: nullablePosInt("Generated benchmarks: test items"),
+});
+
+/** The whole training/eval configuration (structured form). */
+export const TrainConfigSchema = v.strictObject({
+  model: v.optional(ModelSchema, {}),
+  train: v.optional(TrainSchema, {}),
+  gradient: v.optional(GradientSchema, {}),
+  optimizer: v.optional(OptimizerSchema, {}),
+  evaluation: v.optional(EvaluationSchema, {}),
+  env: v.optional(EnvSchema, {}),
+});
+
+export type TrainConfig = v.InferOutput<typeof TrainConfigSchema>;
+export type TrainConfigInput = v.InferInput<typeof TrainConfigSchema>;
+
+/** Section names of the structured format. */
+export const SECTIONS = ["model", "train", "gradient", "optimizer", "evaluation", "env"] as const;
+export type Section = (typeof SECTIONS)[number];
+
+/** The object schema of each section, for key lookups and did-you-mean. */
+export const SECTION_SCHEMAS = {
+  model: ModelSchema,
+  train: TrainSchema,
+  gradient: GradientSchema,
+  optimizer: OptimizerSchema,
+  evaluation: EvaluationSchema,
+  env: EnvSchema,
+} as const;
+

@@ -1,0 +1,54 @@
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { ConfigError } from "../lib/index.ts";
+
+export interface Position {
+  line: number;
+  col: number;
+}
+
+export interface ParsedYaml {
+  data: Record<string, unknown>;
+  /** Position of every mapping key, by dot path. */
+  positions: Map<string, Position>;
+}
+
+/** Parse one YAML config text, keeping the line and column of every key. */
+export function parseYamlConfig(text: string, file: string): ParsedYaml {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  const err = doc.errors[0];
+  if (err) {
+    const pos = err.linePos?.[0];
+    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const detail = err.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    throw new ConfigError(`${where}: YAML syntax error: ${detail}`, { file, line: pos?.line, col: pos?.col });
+  }
+  const positions = new Map<string, Position>();
+  collectPositions(doc.contents as Node | null, "", positions, lineCounter);
+  const data = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  if (data === null || data === undefined) return { data: {}, positions };
+  if (typeof data !== "object" || Array.isArray(data)) {
+    throw new ConfigError(`${file}: expected a mapping of sections (model:, train:, …) at the top level`, { file });
+  }
+  return { data: data as Record<string, unknown>, positions };
+}
+
+function collectPositions(node: Node | null, prefix: string, out: Map<string, Position>, lc: LineCounter): void {
+  if (!node) return;
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      const path = prefix ? `${prefix}.${key}` : key;
+      const range = (pair.key as Node | null)?.range;
+      if (range) {
+        const p = lc.linePos(range[0]);
+        out.set(path, { line: p.line, col: p.col });
+      }
+      collectPositions(pair.value as Node | null, path, out, lc);
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, i) => {
+      collectPositions(item as Node | null, `${prefix}.${i}`, out, lc);
+    });
+  }
+}
