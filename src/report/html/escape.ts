@@ -1,0 +1,36 @@
+/** Escape text for HTML element content and attribute values. */
+export function esc(s: string | number | null | undefined): string {
+  if (s === null || s === undefined) return "";
+  return String(s)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+/** A score in [0,1] as text with three decimals, or an em dash. */
+export function fmtScore(v: number | null | undefined): string {
+  return v === null || v === undefined ? "—" : v.toFixed(3);
+}
+
+export function fmtInt(v: number | null | undefined): string {
+  return v === null || v === undefined ? "—" : Math.round(v).toLocaleString("en-US");
+}
+
+export function fmtCost(v: number | null | undefined): string {
+  if (v === null || v === undefined) return "—";
+  return v < 0.01 && v > 0 ? `$${v.toFixed(4)}` : `$${v.toFixed(2)}`;
+}
+
+export function fmtSeconds(v: number | null | undefined): string {
+  if (v === null || v === undefined) return "—";
+  if (v < 60) return `${v.toFixed(1)} s`;
+  const m = Math.floor(v / 60);
+  return `${m} min ${Math.round(v - m * 60)} s`;
+}
+
+/** JSON for embedding inside a <script type="application/json"> element. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026");
+}

@@ -1,0 +1,21 @@
+import { join } from "node:path";
+import { writeFileAtomic } from "../../lib/index.ts";
+import { type LoadOptions, loadRunView } from "./load.ts";
+import { renderReportHtml } from "./render.ts";
+
+export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-charts.ts";
+export { renderDiff } from "./diff-html.ts";
+export { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
+export { type LoadOptions, loadRunView, parseHistory, readSkillVersions, type StepExtras } from "./load.ts";
+export { normalizeAction, normalizeEdit, normalizeStep, normalizeSummary } from "./normalize.ts";
+export { DIFF_MODE_SWITCH, renderCards, renderHeader, renderReportHtml, renderRunBody, renderStepTable } from "./render.ts";
+export type * from "./run-view.ts";
+export { REPORT_CSS } from "./style.ts";
+
+/** Render `<outDir>/report.html` from the run's files (atomically); returns its path. */
+export function writeRunReport(outDir: string, opts: LoadOptions = {}): string {
+  const run = loadRunView(outDir, opts);
+  const path = join(outDir, "report.html");
+  writeFileAtomic(path, renderReportHtml(run));
+  return path;
+}

@@ -1,0 +1,169 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { errorMessage } from "../../lib/index.ts";
+import { normalizeEdit, normalizeStep, normalizeSummary } from "./normalize.ts";
+import type { EditView, RunView, StepView } from "./run-view.ts";
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+function readJson(path: string, warnings: string[]): unknown {
+  const text = readText(path);
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    warnings.push(`${basename(path)} is not valid JSON (${errorMessage(err)})`);
+    return undefined;
+  }
+}
+
+/** Parse history.jsonl; a torn last line (a writer mid-append) is skipped quietly. */
+export function parseHistory(text: string, warnings: string[]): unknown[] {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  const out: unknown[] = [];
+  lines.forEach((line, i) => {
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      if (i < lines.length - 1 || text.endsWith("\n")) warnings.push(`history.jsonl line ${i + 1} is not valid JSON`);
+    }
+  });
+  return out;
+}
+
+/** Every `skills/skill_v<NNNN>.md` of a run, by version number. */
+export function readSkillVersions(dir: string): Map<number, string> {
+  const out = new Map<number, string>();
+  const skillsDir = join(dir, "skills");
+  if (!existsSync(skillsDir)) return out;
+  for (const name of readdirSync(skillsDir)) {
+    const m = /^skill_v(\d+)\.md$/.exec(name);
+    if (!m) continue;
+    const text = readText(join(skillsDir, name));
+    if (text !== null) out.set(Number(m[1]), text);
+  }
+  return out;
+}
+
+function latestAtOrBefore(versions: Map<number, string>, step: number): string | null {
+  let best = -1;
+  for (const v of versions.keys()) if (v <= step && v > best) best = v;
+  return best >= 0 ? (versions.get(best) ?? null) : null;
+}
+
+function stepDir(dir: string, step: number): string {
+  return join(dir, "steps", `step_${String(step).padStart(4, "0")}`);
+}
+
+function stepFileEdits(dir: string, step: number, warnings: string[]): EditView[] {
+  const report = readJson(join(stepDir(dir, step), "edit_apply_report.json"), warnings);
+  if (!Array.isArray(report)) return [];
+  return report.map(normalizeEdit).filter((e): e is EditView => e !== null);
+}
+
+interface ConfigInfo {
+  benchmark: string;
+  optimizer: string;
+  target: string;
+  backend: string;
+  epochs: number | null;
+}
+
+function configInfo(yamlText: string, warnings: string[]): ConfigInfo {
+  const info: ConfigInfo = { benchmark: "", optimizer: "", target: "", backend: "", epochs: null };
+  if (!yamlText) return info;
+  try {
+    const doc = parseYaml(yamlText) as Record<string, Record<string, unknown> | undefined> | null;
+    const s = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
+    info.benchmark = s(doc?.env?.name);
+    info.optimizer = s(doc?.model?.optimizer);
+    info.target = s(doc?.model?.target);
+    info.backend = s(doc?.model?.backend);
+    const e = doc?.train?.num_epochs;
+    info.epochs = typeof e === "number" ? e : null;
+  } catch (err) {
+    warnings.push(`config.resolved.yaml cannot be parsed (${errorMessage(err)})`);
+  }
+  return info;
+}
+
+/** Extra step data another source (the run store) may add: edits and candidate texts. */
+export interface StepExtras {
+  edits?: EditView[];
+  candidate?: string | null;
+}
+
+export interface LoadOptions {
+  /** History records read elsewhere (the run store); otherwise history.jsonl is read. */
+  records?: unknown[];
+  extras?: Map<number, StepExtras>;
+  status?: RunView["status"];
+  startedAt?: string;
+  plannedSteps?: number | null;
+}
+
+/** Read a run directory's files into a RunView. Never throws for a damaged file: it becomes a warning. */
+export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
+  const warnings: string[] = [];
+  const historyText = readText(join(dir, "history.jsonl"));
+  const records = opts.records ?? (historyText === null ? [] : parseHistory(historyText, warnings));
+  const versions = readSkillVersions(dir);
+  const summaryRaw = readJson(join(dir, "summary.json"), warnings);
+  const summary = normalizeSummary(summaryRaw);
+  const configYaml = readText(join(dir, "config.resolved.yaml")) ?? "";
+  const info = configInfo(configYaml, warnings);
+  const steps: StepView[] = [];
+  records.forEach((r, i) => {
+    const s = normalizeStep(r, i);
+    if (!s) {
+      warnings.push(`history record ${i + 1} is not an object`);
+      return;
+    }
+    const extra = opts.extras?.get(s.step);
+    if (extra?.edits && extra.edits.length > 0) s.edits = extra.edits;
+    if (s.edits.length === 0) s.edits = stepFileEdits(dir, s.step, warnings);
+    s.skillBefore = latestAtOrBefore(versions, s.step - 1);
+    s.candidate =
+      extra?.candidate ??
+      readText(join(stepDir(dir, s.step), "candidate_skill.md")) ??
+      (s.action === "accepted" ? (versions.get(s.step) ?? null) : null);
+    steps.push(s);
+  });
+  steps.sort((a, b) => a.step - b.step);
+  let startedAt = opts.startedAt ?? "";
+  if (!startedAt) {
+    try {
+      startedAt = statSync(join(dir, existsSync(join(dir, "config.resolved.yaml")) ? "config.resolved.yaml" : ".")).mtime.toISOString();
+    } catch {
+      startedAt = "";
+    }
+  }
+  const simulator = /\bsim\b/.test(info.backend) || /^sim[-:]/.test(info.optimizer) || /^sim[-:]/.test(info.target);
+  return {
+    dir,
+    name: basename(dir),
+    status: opts.status ?? (summary ? "finished" : "unknown"),
+    benchmark: info.benchmark,
+    optimizerModel: info.optimizer,
+    targetModel: info.target,
+    backend: info.backend,
+    startedAt,
+    simulator,
+    steps,
+    plannedSteps: opts.plannedSteps ?? null,
+    epochs: info.epochs,
+    summary,
+    initialSkill: versions.get(0) ?? null,
+    bestSkill: readText(join(dir, "best_skill.md")),
+    finalSkill: versions.size > 0 ? (versions.get(Math.max(...versions.keys())) ?? null) : null,
+    configYaml,
+    warnings,
+  };
+}

@@ -1,0 +1,195 @@
+import type { EditStatus, EditView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
+
+type Rec = Record<string, unknown>;
+
+function isRec(v: unknown): v is Rec {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function num(v: unknown): number | null {
+  if (typeof v === "number" && Number.isFinite(v)) return v;
+  if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
+  return null;
+}
+
+function first(rec: Rec, keys: readonly string[]): unknown {
+  for (const k of keys) {
+    const path = k.split(".");
+    let cur: unknown = rec;
+    for (const p of path) cur = isRec(cur) ? cur[p] : undefined;
+    if (cur !== undefined && cur !== null) return cur;
+  }
+  return undefined;
+}
+
+function firstNum(rec: Rec, keys: readonly string[]): number | null {
+  for (const k of keys) {
+    const n = num(first(rec, [k]));
+    if (n !== null) return n;
+  }
+  return null;
+}
+
+function str(v: unknown): string {
+  return typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
+}
+
+/** Map any recorded action word onto the four the report distinguishes. */
+export function normalizeAction(raw: string): StepAction {
+  const a = raw.toLowerCase();
+  if (a.includes("early")) return "rejected_early";
+  if (a.startsWith("skip")) return "skipped";
+  if (a.startsWith("reject") || a === "no_content") return "rejected";
+  if (a.includes("accept")) return "accepted";
+  return "skipped";
+}
+
+function normalizeStatus(raw: string): EditStatus {
+  const s = raw.toLowerCase();
+  if (s === "applied" || s === "ok" || s === "success") return "applied";
+  if (s.includes("clip")) return "clipped";
+  if (s.includes("reject")) return "rejected";
+  if (s === "proposed" || s === "selected" || s === "") return "proposed";
+  return "failed";
+}
+
+/** One edit record, whatever its exact key names. */
+export function normalizeEdit(v: unknown): EditView | null {
+  if (!isRec(v)) return null;
+  const status = str(first(v, ["status", "result", "outcome"]));
+  return {
+    op: str(first(v, ["op", "operation", "type", "action"])) || "edit",
+    section: str(first(v, ["section", "target", "anchor", "heading"])),
+    text: str(first(v, ["text", "content", "new_text", "content_preview", "replacement"])),
+    rationale: str(first(v, ["rationale", "reason", "reasoning", "why"])),
+    status: normalizeStatus(status),
+    error: str(first(v, ["error", "failure", "fail_reason"])),
+  };
+}
+
+function stageMap(v: unknown, pick: (r: Rec) => number | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (!isRec(v)) return out;
+  for (const [stage, val] of Object.entries(v)) {
+    if (stage.startsWith("_")) continue;
+    const n = isRec(val) ? pick(val) : num(val);
+    if (n !== null) out[stage] = n;
+  }
+  return out;
+}
+
+function tokensOf(r: Rec): number | null {
+  const total = firstNum(r, ["total_tokens", "tokens", "total"]);
+  if (total !== null) return total;
+  const p = num(r.prompt_tokens) ?? 0;
+  const c = num(r.completion_tokens) ?? 0;
+  return p + c > 0 ? p + c : null;
+}
+
+function sum(values: Record<string, number>): number {
+  return Object.values(values).reduce((a, b) => a + b, 0);
+}
+
+/** A history.jsonl record (issue 4's fields, or upstream's step record) as a StepView. */
+export function normalizeStep(v: unknown, index: number): StepView | null {
+  if (!isRec(v)) return null;
+  const rawAction = str(first(v, ["action", "decision", "outcome"]));
+  const tokensField = first(v, ["tokens", "token_usage"]);
+  const tokensByStage = stageMap(first(v, ["tokens_by_stage", "tokens"]), tokensOf);
+  const costByStage = stageMap(first(v, ["cost_by_stage"]), (r) => firstNum(r, ["cost_usd", "cost"]));
+  const editsRaw = first(v, ["edits", "edit_report", "edit_apply_report", "ranked_edits"]);
+  const edits = Array.isArray(editsRaw) ? editsRaw.map(normalizeEdit).filter((e): e is EditView => e !== null) : [];
+  const early = first(v, ["rejected_early_at", "early_reject_at", "early_at"]);
+  const tokens =
+    typeof tokensField === "number" ? tokensField : (firstNum(v, ["tokens_total", "total_tokens"]) ?? sum(tokensByStage));
+  const applied = firstNum(v, ["edits_applied", "edit_apply_summary.applied", "n_applied"]);
+  const failed = firstNum(v, ["edits_failed", "edit_apply_summary.errors", "n_failed"]);
+  return {
+    step: firstNum(v, ["step"]) ?? index + 1,
+    epoch: firstNum(v, ["epoch"]) ?? 1,
+    lr: firstNum(v, ["learning_rate", "lr", "edit_budget", "budget"]),
+    rolloutScore: firstNum(v, ["rollout_score", "rollout.score", "rollout_hard", "train_score"]),
+    candidateScore: firstNum(v, [
+      "candidate_score",
+      "candidate_selection",
+      "selection.candidate",
+      "candidate_gate_score",
+      "selection_hard",
+    ]),
+    currentScore: firstNum(v, ["current_score", "current_selection", "selection.current"]),
+    bestScore: firstNum(v, ["best_score", "best_selection"]),
+    action: normalizeAction(rawAction),
+    rawAction,
+    earlyAt: isRec(early) ? `${str(early.k)}/${str(early.n ?? early.v)}` : str(early),
+    editsApplied: applied ?? edits.filter((e) => e.status === "applied").length,
+    editsFailed: failed ?? edits.filter((e) => e.status === "failed").length,
+    calls: firstNum(v, ["calls", "calls.total", "n_calls"]) ?? 0,
+    tokens,
+    costUsd: firstNum(v, ["cost_usd", "cost"]),
+    seconds: firstNum(v, ["seconds", "wall_time_s", "wall_s", "elapsed_s"]),
+    tokensByStage,
+    costByStage,
+    edits,
+    skillBefore: null,
+    candidate: null,
+  };
+}
+
+function triple(v: unknown): { selection: number | null; test: number | null; step: number | null } {
+  if (!isRec(v)) return { selection: num(v), test: null, step: null };
+  return {
+    selection: firstNum(v, ["selection", "selection_hard", "score"]),
+    test: firstNum(v, ["test", "test_hard"]),
+    step: firstNum(v, ["step"]),
+  };
+}
+
+/** summary.json (issue 4's shape, falling back to upstream's flat keys). */
+export function normalizeSummary(v: unknown): SummaryView | null {
+  if (!isRec(v)) return null;
+  const calls = first(v, ["calls"]);
+  const byStageRaw = isRec(calls) ? calls.by_stage : first(v, ["token_summary"]);
+  const byStage: StageTotals[] = [];
+  if (isRec(byStageRaw)) {
+    for (const [stage, val] of Object.entries(byStageRaw)) {
+      if (stage.startsWith("_")) continue;
+      if (isRec(val)) {
+        byStage.push({
+          stage,
+          calls: firstNum(val, ["calls", "total"]) ?? 0,
+          cached: firstNum(val, ["cached"]) ?? 0,
+          tokens: tokensOf(val) ?? 0,
+          costUsd: firstNum(val, ["cost_usd", "cost"]),
+        });
+      } else {
+        byStage.push({ stage, calls: num(val) ?? 0, cached: 0, tokens: 0, costUsd: null });
+      }
+    }
+  }
+  const baseline = triple(v.baseline);
+  const best = triple(v.best);
+  const final = triple(v.final);
+  if (baseline.selection === null) baseline.selection = firstNum(v, ["baseline_selection_hard"]);
+  if (baseline.test === null) baseline.test = firstNum(v, ["baseline_test_hard"]);
+  if (best.selection === null) best.selection = firstNum(v, ["best_selection_hard"]);
+  if (best.test === null) best.test = firstNum(v, ["test_hard"]);
+  if (best.step === null) best.step = firstNum(v, ["best_step"]);
+  if (final.selection === null) final.selection = firstNum(v, ["final_selection_hard"]);
+  if (final.test === null) final.test = firstNum(v, ["final_test_hard"]);
+  const tokens = first(v, ["tokens"]);
+  return {
+    baseline,
+    best,
+    final,
+    steps: firstNum(v, ["steps", "total_steps"]) ?? 0,
+    accepted: firstNum(v, ["accepted", "total_accepts"]) ?? 0,
+    rejected: firstNum(v, ["rejected", "total_rejects"]) ?? 0,
+    calls: isRec(calls) ? (firstNum(calls, ["total"]) ?? 0) : (num(calls) ?? sum(Object.fromEntries(byStage.map((s) => [s.stage, s.calls])))),
+    cachedCalls: isRec(calls) ? (firstNum(calls, ["cached"]) ?? 0) : 0,
+    byStage,
+    tokens: isRec(tokens) ? (tokensOf(tokens) ?? 0) : (num(tokens) ?? byStage.reduce((a, s) => a + s.tokens, 0)),
+    costUsd: firstNum(v, ["cost_usd", "cost"]),
+    wallSeconds: firstNum(v, ["wall_s", "total_wall_time_s", "wall_time_s"]),
+    selectionCallsSaved: firstNum(v, ["selection_calls_saved"]),
+  };
+}

@@ -1,0 +1,158 @@
+import { renderDiff } from "./diff-html.ts";
+import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
+import { renderCostChart, renderScoreChart, scoreLegend } from "./run-charts.ts";
+import type { RunView, StepView, SummaryView } from "./run-view.ts";
+import { REPORT_CSS } from "./style.ts";
+
+function card(k: string, v: string, s = ""): string {
+  return `<div class="card"><div class="k">${esc(k)}</div><div class="v">${v}</div>${s ? `<div class="s">${s}</div>` : ""}</div>`;
+}
+
+function badge(word: string): string {
+  return `<span class="badge b-${esc(word)}">${esc(word.replace("_", " "))}</span>`;
+}
+
+/** Run title, models and the simulator notice. */
+export function renderHeader(run: RunView): string {
+  const models = [run.optimizerModel && `optimizer ${run.optimizerModel}`, run.targetModel && `target ${run.targetModel}`]
+    .filter(Boolean)
+    .join(" · ");
+  return `<header><h1>${esc(run.name)} ${badge(run.status)}</h1><p class="meta">${esc(
+    [run.benchmark && `benchmark ${run.benchmark}`, models, run.backend && `backend ${run.backend}`, run.startedAt && `started ${run.startedAt}`]
+      .filter(Boolean)
+      .join(" · "),
+  )}</p>${
+    run.simulator
+      ? `<div class="banner">Offline simulator: these scores come from SkillOpt's built-in <b>sim</b> backend, not from a real model.</div>`
+      : ""
+  }${run.warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("")}</header>`;
+}
+
+function totalsFromSteps(run: RunView): { calls: number; tokens: number; cost: number | null; seconds: number } {
+  let calls = 0;
+  let tokens = 0;
+  let cost: number | null = null;
+  let seconds = 0;
+  for (const s of run.steps) {
+    calls += s.calls;
+    tokens += s.tokens;
+    if (s.costUsd !== null) cost = (cost ?? 0) + s.costUsd;
+    seconds += s.seconds ?? 0;
+  }
+  return { calls, tokens, cost, seconds };
+}
+
+/** Headline figures: baseline / best / final scores, decisions, calls, tokens, cost. */
+export function renderCards(run: RunView): string {
+  const s: SummaryView | null = run.summary;
+  const t = totalsFromSteps(run);
+  const accepted = run.steps.filter((x) => x.action === "accepted").length;
+  const rejected = run.steps.filter((x) => x.action === "rejected" || x.action === "rejected_early").length;
+  const early = run.steps.filter((x) => x.action === "rejected_early").length;
+  const last = run.steps[run.steps.length - 1];
+  const cards = [
+    card("baseline", `sel ${fmtScore(s?.baseline.selection)}`, `test ${fmtScore(s?.baseline.test)}`),
+    card(
+      "best",
+      `sel ${fmtScore(s?.best.selection ?? last?.bestScore)}`,
+      `test ${fmtScore(s?.best.test)}${(s?.best.step ?? null) !== null ? ` · step ${s?.best.step}` : ""}`,
+    ),
+    card("final", `sel ${fmtScore(s?.final.selection ?? last?.currentScore)}`, `test ${fmtScore(s?.final.test)}`),
+    card(
+      "steps",
+      `${run.steps.length}${run.plannedSteps ? `<span class="muted">/${run.plannedSteps}</span>` : ""}`,
+      `${accepted} accepted · ${rejected} rejected${early ? ` (${early} early)` : ""}`,
+    ),
+    card("model calls", fmtInt(s?.calls ?? t.calls), s ? `${fmtInt(s.cachedCalls)} cached` : ""),
+    card("tokens", fmtInt(s?.tokens ?? t.tokens)),
+    card("cost", fmtCost(s?.costUsd ?? t.cost)),
+    card("wall time", fmtSeconds(s?.wallSeconds ?? t.seconds)),
+  ];
+  if (s?.selectionCallsSaved !== null && s?.selectionCallsSaved !== undefined)
+    cards.push(card("selection calls saved", fmtInt(s.selectionCallsSaved), "by early rejection"));
+  return `<div class="cards" id="cards">${cards.join("")}</div>`;
+}
+
+function stageTable(s: SummaryView | null): string {
+  if (!s || s.byStage.length === 0) return "";
+  const rows = s.byStage
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.stage)}</td><td class="n">${fmtInt(r.calls)}</td><td class="n">${fmtInt(r.cached)}</td><td class="n">${fmtInt(r.tokens)}</td><td class="n">${fmtCost(r.costUsd)}</td></tr>`,
+    )
+    .join("");
+  return `<h3>By stage</h3><table id="stage-table"><thead><tr><th>stage</th><th class="n">calls</th><th class="n">cached</th><th class="n">tokens</th><th class="n">cost</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function stepRow(s: StepView): string {
+  return `<tr data-step="${s.step}" data-action="${s.action}"><td><a href="#step-${s.step}">${s.step}</a></td><td class="n">${s.epoch}</td><td class="n">${s.lr ?? "—"}</td><td class="n">${fmtScore(s.rolloutScore)}</td><td class="n">${fmtScore(s.candidateScore)}</td><td class="n">${fmtScore(s.currentScore)}</td><td>${badge(s.action)}${s.earlyAt ? ` <span class="muted">at ${esc(s.earlyAt)}</span>` : ""}</td><td class="n">${s.editsApplied}</td><td class="n">${s.editsFailed}</td><td class="n">${fmtInt(s.calls)}</td><td class="n">${fmtInt(s.tokens)}</td><td class="n">${fmtCost(s.costUsd)}</td><td class="n">${fmtSeconds(s.seconds)}</td></tr>`;
+}
+
+/** The table of every step's record. */
+export function renderStepTable(run: RunView): string {
+  if (run.steps.length === 0) return `<p class="muted" id="step-table">No step recorded yet.</p>`;
+  return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
+}
+
+function editTable(s: StepView): string {
+  if (s.edits.length === 0) return `<p class="muted">No edit details recorded for this step (${s.editsApplied} applied, ${s.editsFailed} failed).</p>`;
+  const rows = s.edits
+    .map(
+      (e) =>
+        `<tr><td>${esc(e.op)}</td><td>${esc(e.section)}</td><td><div class="edit-text">${esc(e.text)}</div></td><td>${esc(e.rationale)}</td><td>${badge(e.status)}${e.error ? `<div class="muted">${esc(e.error)}</div>` : ""}</td></tr>`,
+    )
+    .join("");
+  return `<table class="edits"><thead><tr><th>op</th><th>section</th><th>text</th><th>rationale</th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function stepDetails(s: StepView): string {
+  const diff =
+    s.skillBefore !== null && s.candidate !== null
+      ? `<h3>Skill diff (${s.action === "accepted" ? "before → after" : "current → rejected candidate"})</h3>${renderDiff(s.skillBefore, s.candidate)}`
+      : `<p class="muted">The candidate text of this step was not kept.</p>`;
+  return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}</summary><h3>Edits</h3>${editTable(s)}${diff}</details>`;
+}
+
+/** Everything about a run except the page shell: used by report.html and the dashboard. */
+export function renderRunBody(run: RunView): string {
+  const initial = run.initialSkill;
+  const best = run.bestSkill ?? run.finalSkill;
+  const bestSection =
+    best === null
+      ? `<p class="muted">No best skill yet.</p>`
+      : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>best_skill.md</h3><pre id="best-skill">${esc(best)}</pre>`;
+  return [
+    renderHeader(run),
+    renderCards(run),
+    `<h2>Scores</h2>`,
+    renderScoreChart(run),
+    scoreLegend(),
+    `<h2>Cost and tokens</h2>`,
+    renderCostChart(run),
+    stageTable(run.summary),
+    `<h2>Steps</h2>`,
+    renderStepTable(run),
+    `<h2>Edits and diffs per step</h2>`,
+    run.steps.length === 0 ? `<p class="muted">No step yet.</p>` : `<div id="step-details">${run.steps.map(stepDetails).join("")}</div>`,
+    `<h2>Best skill</h2>`,
+    bestSection,
+    run.configYaml ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>` : "",
+  ].join("\n");
+}
+
+/** The diff-mode switch (pure CSS: radio inputs before <main>). */
+export const DIFF_MODE_SWITCH = `<input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" id="dm-split"><div class="modes">diff: <label for="dm-unified">unified</label><label for="dm-split">side by side</label></div>`;
+
+/** A complete, self-contained report page: inline CSS and SVG, no script, no network. */
+export function renderReportHtml(run: RunView, opts: { generatedAt?: string } = {}): string {
+  const generated = opts.generatedAt ?? new Date().toISOString();
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>SkillOpt report · ${esc(run.name)}</title><style>${REPORT_CSS}</style></head>
+<body>${DIFF_MODE_SWITCH}<main>
+${renderRunBody(run)}
+<p class="muted" style="margin-top:30px">Generated by SkillOpt at ${esc(generated)}.</p>
+</main></body></html>
+`;
+}

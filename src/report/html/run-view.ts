@@ -1,0 +1,100 @@
+/** The normalised view of one run that the HTML report and the dashboard render. */
+
+export type StepAction = "accepted" | "rejected" | "rejected_early" | "skipped";
+
+export type EditStatus = "applied" | "failed" | "clipped" | "rejected" | "proposed";
+
+/** One edit the optimizer proposed in a step, with what became of it. */
+export interface EditView {
+  op: string;
+  section: string;
+  text: string;
+  rationale: string;
+  status: EditStatus;
+  error: string;
+}
+
+/** One training step, as the history record gives it. */
+export interface StepView {
+  step: number;
+  epoch: number;
+  /** Learning-rate budget: the max number of edits this step could apply. */
+  lr: number | null;
+  rolloutScore: number | null;
+  candidateScore: number | null;
+  currentScore: number | null;
+  bestScore: number | null;
+  action: StepAction;
+  /** The action word as recorded (accept_new_best, force_accept, …). */
+  rawAction: string;
+  /** For rejected_early: "k/V" items evaluated before stopping. */
+  earlyAt: string;
+  editsApplied: number;
+  editsFailed: number;
+  calls: number;
+  tokens: number;
+  costUsd: number | null;
+  seconds: number | null;
+  tokensByStage: Record<string, number>;
+  costByStage: Record<string, number>;
+  edits: EditView[];
+  /** Skill the step started from and the candidate it produced, when known. */
+  skillBefore: string | null;
+  candidate: string | null;
+}
+
+export interface ScoreTriple {
+  selection: number | null;
+  test: number | null;
+  step: number | null;
+}
+
+export interface StageTotals {
+  stage: string;
+  calls: number;
+  cached: number;
+  tokens: number;
+  costUsd: number | null;
+}
+
+export interface SummaryView {
+  baseline: ScoreTriple;
+  best: ScoreTriple;
+  final: ScoreTriple;
+  steps: number;
+  accepted: number;
+  rejected: number;
+  calls: number;
+  cachedCalls: number;
+  byStage: StageTotals[];
+  tokens: number;
+  costUsd: number | null;
+  wallSeconds: number | null;
+  selectionCallsSaved: number | null;
+}
+
+export type RunStatus = "running" | "finished" | "interrupted" | "failed" | "unknown";
+
+export interface RunView {
+  dir: string;
+  name: string;
+  status: RunStatus;
+  benchmark: string;
+  optimizerModel: string;
+  targetModel: string;
+  backend: string;
+  startedAt: string;
+  /** True when the run used the offline simulator (shown on every page). */
+  simulator: boolean;
+  steps: StepView[];
+  /** Steps the run plans in total, when known (for progress). */
+  plannedSteps: number | null;
+  epochs: number | null;
+  summary: SummaryView | null;
+  initialSkill: string | null;
+  bestSkill: string | null;
+  finalSkill: string | null;
+  configYaml: string;
+  /** Problems met while reading the run (corrupt files); the rest still renders. */
+  warnings: string[];
+}

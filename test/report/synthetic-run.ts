@@ -1,0 +1,75 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * A small run directory in the shape issue 4 specifies (history.jsonl, summary.json, skills/,
+ * best_skill.md, config.resolved.yaml), for renderer tests that must not depend on the engine.
+ * The browser tests use fixtures/runs/quickstart, produced by the real engine.
+ */
+export function writeSyntheticRun(dir: string, opts: { steps?: number; finished?: boolean } = {}): Record<string, unknown>[] {
+  const n = opts.steps ?? 6;
+  mkdirSync(join(dir, "skills"), { recursive: true });
+  let skill = "# House conventions\n\nAnswer briefly.\n";
+  writeFileSync(join(dir, "skills", "skill_v0000.md"), skill);
+  writeFileSync(
+    join(dir, "config.resolved.yaml"),
+    "model:\n  backend: sim\n  optimizer: sim-optimizer\n  target: sim-target\ntrain:\n  num_epochs: 2\nenv:\n  name: conventions\n",
+  );
+  const records: Record<string, unknown>[] = [];
+  let current = 0.2;
+  let best = 0.2;
+  for (let step = 1; step <= n; step++) {
+    const accepted = step % 3 !== 0;
+    const early = step % 3 === 0 && step % 2 === 0;
+    const candidate = accepted ? Math.min(1, current + 0.15) : current - 0.1;
+    const candidateSkill = `${skill}\n## Rule ${step}\nUse format <${step}> & keep "quotes".\n`;
+    if (accepted) {
+      current = candidate;
+      best = Math.max(best, current);
+      skill = candidateSkill;
+      writeFileSync(join(dir, "skills", `skill_v${String(step).padStart(4, "0")}.md`), skill);
+    }
+    records.push({
+      epoch: step <= Math.ceil(n / 2) ? 1 : 2,
+      step,
+      learning_rate: Math.max(1, 5 - step),
+      rollout_score: 0.1 + step * 0.1,
+      candidate_score: candidate,
+      current_score: current,
+      best_score: best,
+      action: accepted ? "accepted" : early ? "rejected_early" : "rejected",
+      edits_applied: 2,
+      edits_failed: step === 2 ? 1 : 0,
+      edits: [
+        { op: "add", section: "Dates", text: `Write dates as YYYY-MM-DD <${step}>`, rationale: "expected answers use ISO dates", status: "applied" },
+        { op: "replace", section: "Numbers", text: "Round to two decimals", rationale: "rounding failures", status: step === 2 ? "failed" : "applied", error: step === 2 ? "anchor not found" : undefined },
+      ],
+      calls: 10 + step,
+      tokens: 1000 * step,
+      tokens_by_stage: { rollout: 600 * step, analyst: 300 * step, merge: 100 * step },
+      cost_usd: 0.001 * step,
+      seconds: 0.5 * step,
+    });
+  }
+  writeFileSync(join(dir, "history.jsonl"), records.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  if (opts.finished !== false) {
+    writeFileSync(join(dir, "best_skill.md"), skill);
+    writeFileSync(
+      join(dir, "summary.json"),
+      JSON.stringify({
+        baseline: { selection: 0.2, test: 0.18 },
+        best: { selection: best, test: best - 0.05, step: n },
+        final: { selection: current, test: current - 0.05 },
+        steps: n,
+        accepted: records.filter((r) => r.action === "accepted").length,
+        rejected: records.filter((r) => r.action !== "accepted").length,
+        calls: { total: 100, cached: 4, by_stage: { rollout: { calls: 60, tokens: 5000, cost_usd: 0.01 }, analyst: { calls: 40, tokens: 3000, cost_usd: 0.02 } } },
+        tokens: 8000,
+        cost_usd: 0.03,
+        wall_s: 4.2,
+        selection_calls_saved: 12,
+      }),
+    );
+  }
+  return records;
+}
