@@ -203,6 +203,16 @@ export interface BenchmarkContext {
   signal?: AbortSignal;
   /** Seed for any randomness of the benchmark (choice shuffles etc.). */
   seed: number;
+  /**
+   * Seed of the batch this rollout belongs to: training batches have their own, evaluations use
+   * the run seed. Per-batch transformations (LiveMath choice shuffles) use it; absent → `seed`.
+   */
+  batchSeed?: number;
+  /**
+   * "train" for optimisation rollouts (SpreadsheetBench multi mode then gives gold-verified
+   * feedback), "eval" for selection/test/eval-only. Absent → inferred from the item's split.
+   */
+  phase?: "train" | "eval";
 }
 
 /**
