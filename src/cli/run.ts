@@ -66,6 +66,11 @@ function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
   }
 }
 
+function plain(text: string): string {
+  if (process.stdout.isTTY && output.color) return text;
+  return text.replace(/\u001b\[[0-9;]*m/g, "");
+}
+
 /** Parse argv, run the command, render any error. Returns the exit code; never calls process.exit. */
 export async function runCli(argv: string[]): Promise<number> {
   output.debug = argv.includes("--debug");
@@ -80,12 +85,12 @@ export async function runCli(argv: string[]): Promise<number> {
     const parent = chain.length > 1 ? chain[chain.length - 2] : undefined;
     const commandName = names.join(" ");
     if (rest.includes("--help") || rest.includes("-h")) {
-      process.stdout.write(`${await renderUsage(leaf, parent)}\n`);
+      process.stdout.write(`${plain(await renderUsage(leaf, parent))}\n`);
       return 0;
     }
     const subs = await resolveValue(leaf.subCommands);
     if (subs && Object.keys(subs).length > 0 && !leaf.run) {
-      const usage = await renderUsage(leaf, parent);
+      const usage = plain(await renderUsage(leaf, parent));
       if (chain.length === 1 && rest.length === 0) {
         process.stdout.write(`${usage}\n`);
         return 0;
@@ -99,7 +104,7 @@ export async function runCli(argv: string[]): Promise<number> {
     const args = ((await resolveValue(leaf.args)) ?? {}) as ArgsDef;
     checkFlags(args, rest, commandName);
     const meta = (await resolveValue(leaf.meta)) as CommandMeta | undefined;
-    log.debug(`running ${commandName}${meta?.name ? "" : ""}`);
+    log.debug(`running ${commandName} (${meta?.description ?? ""})`);
     await runCommand(leaf, { rawArgs: rest });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {

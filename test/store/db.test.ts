@@ -1,0 +1,93 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { StoreError } from "../../src/lib/index.ts";
+import { inTransaction, migrateStore, openStore, schemaVersion } from "../../src/store/index.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const MIGRATIONS = [
+  "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
+  "ALTER TABLE items ADD COLUMN score REAL",
+];
+
+describe("store", () => {
+  test("a new file is created in WAL mode and migrated to the latest version", () => {
+    using dir = tempDir();
+    const store = openStore(join(dir.path, "s.sqlite"), { migrations: MIGRATIONS });
+    expect(schemaVersion(store)).toBe(2);
+    const mode = store.db.query("PRAGMA journal_mode").get() as { journal_mode: string };
+    expect(mode.journal_mode).toBe("wal");
+    store.close();
+  });
+
+  test("reopening applies only the new migrations and keeps the data", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "s.sqlite");
+    const first = openStore(path, { migrations: MIGRATIONS.slice(0, 1) });
+    first.db.query("INSERT INTO items (name) VALUES (?)").run("a");
+    first.close();
+    const second = openStore(path, { migrations: MIGRATIONS });
+    expect(second.db.query("SELECT name, score FROM items").all()).toEqual([{ name: "a", score: null }]);
+    second.close();
+  });
+
+  test("a file from a newer version is refused", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "s.sqlite");
+    openStore(path, { migrations: MIGRATIONS }).close();
+    expect(() => openStore(path, { migrations: MIGRATIONS.slice(0, 1) })).toThrow(StoreError);
+  });
+
+  test("namespaces keep separate migration lists in one file", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "s.sqlite");
+    const a = openStore(path, { namespace: "a", migrations: ["CREATE TABLE a_t (x INTEGER)"] });
+    migrateStore(a, "b", ["CREATE TABLE b_t (y INTEGER)", "ALTER TABLE b_t ADD COLUMN z INTEGER"]);
+    const rows = a.db.query("SELECT namespace, version FROM schema_versions ORDER BY namespace").all();
+    expect(rows).toEqual([
+      { namespace: "a", version: 1 },
+      { namespace: "b", version: 2 },
+    ]);
+    a.close();
+  });
+
+  test("a failed transaction leaves nothing behind", () => {
+    using dir = tempDir();
+    const store = openStore(join(dir.path, "s.sqlite"), { migrations: MIGRATIONS });
+    expect(() =>
+      inTransaction(store, () => {
+        store.db.query("INSERT INTO items (name) VALUES (?)").run("x");
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(store.db.query("SELECT COUNT(*) AS n FROM items").get()).toEqual({ n: 0 });
+    store.close();
+  });
+
+  test("a corrupt file is reported, not rebuilt", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "s.sqlite");
+    writeFileSync(path, "this is not a database".repeat(200));
+    expect(() => openStore(path, { migrations: MIGRATIONS })).toThrow(/not a valid SQLite database|integrity/);
+  });
+
+  test("two processes writing the same file concurrently lose no rows", async () => {
+    using dir = tempDir();
+    const path = join(dir.path, "s.sqlite");
+    openStore(path, { migrations: MIGRATIONS }).close();
+    const script = `
+      import { openStore, inTransaction } from ${JSON.stringify(join(import.meta.dir, "../../src/store/index.ts"))};
+      const s = openStore(process.argv[2], { migrations: ${JSON.stringify(MIGRATIONS)} });
+      for (let i = 0; i < 200; i++) inTransaction(s, () => s.db.query("INSERT INTO items (name) VALUES (?)").run(process.argv[3] + i));
+      s.close();
+    `;
+    const file = join(dir.path, "writer.ts");
+    writeFileSync(file, script);
+    const procs = ["a", "b"].map((tag) => Bun.spawn([process.execPath, file, path, tag], { stdout: "ignore", stderr: "pipe" }));
+    const codes = await Promise.all(procs.map((p) => p.exited));
+    expect(codes).toEqual([0, 0]);
+    const store = openStore(path, { migrations: MIGRATIONS });
+    expect(store.db.query("SELECT COUNT(*) AS n FROM items").get()).toEqual({ n: 400 });
+    store.close();
+  });
+});
