@@ -1,0 +1,118 @@
+#!/usr/bin/env bun
+/**
+ * Release build: one self-contained executable per platform into dist/, plus SHA256SUMS and
+ * manifest.json. `bun build.ts` builds every target; `--target=linux-x64[,darwin-arm64]` builds
+ * those; `--single` builds the host only. No network beyond Bun fetching cross runtimes from npm.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "windows-x64"] as const;
+export type Target = (typeof TARGETS)[number];
+
+/** Targets named by `--target=a,b` (bun- prefix optional); all when none is given. */
+export function parseTargets(argv: readonly string[], host: string): Target[] {
+  if (argv.includes("--single")) return parseTargets([`--target=${host}`], host);
+  const flag = argv.find((a) => a.startsWith("--target="));
+  const next = argv.indexOf("--target");
+  const value = flag ? flag.slice("--target=".length) : next >= 0 ? argv[next + 1] : undefined;
+  if (!value) return [...TARGETS];
+  return value.split(",").map((raw) => {
+    const name = raw.trim().replace(/^bun-/, "");
+    if (!(TARGETS as readonly string[]).includes(name)) {
+      throw new Error(`unknown target "${raw}": expected one of ${TARGETS.join(", ")}`);
+    }
+    return name as Target;
+  });
+}
+
+/** dist/skillopt-<os>-<arch>[.exe] */
+export function outfileName(target: Target): string {
+  return `skillopt-${target}${target.startsWith("windows") ? ".exe" : ""}`;
+}
+
+/** The host's target name, e.g. linux-x64. */
+export function hostTarget(): string {
+  const os = process.platform === "win32" ? "windows" : process.platform;
+  return `${os}-${process.arch}`;
+}
+
+/** Lines of a SHA256SUMS file, sorted by name (the format `sha256sum -c` reads). */
+export function sha256sums(files: readonly { name: string; bytes: Uint8Array }[]): string {
+  return [...files]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((f) => `${createHash("sha256").update(f.bytes).digest("hex")}  ${f.name}\n`)
+    .join("");
+}
+
+function gitCommit(): string {
+  const r = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { stdout: "pipe", stderr: "ignore" });
+  if (r.exitCode !== 0) return "unknown";
+  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--untracked-files=no"], { stdout: "pipe" });
+  const sha = new TextDecoder().decode(r.stdout).trim();
+  return dirty.stdout.length > 0 ? `${sha}-dirty` : sha;
+}
+
+async function buildOne(target: Target, outDir: string, version: string, commit: string): Promise<string> {
+  const outfile = join(outDir, outfileName(target));
+  const common = {
+    entrypoints: [join(import.meta.dir, "src", "main.ts")],
+    minify: true,
+    sourcemap: "inline" as const,
+    define: {
+      SKILLOPT_VERSION: JSON.stringify(version),
+      SKILLOPT_COMMIT: JSON.stringify(commit),
+      SKILLOPT_TARGET: JSON.stringify(target),
+    },
+  };
+  const compile = {
+    target: `bun-${target}` as Bun.Build.CompileTarget,
+    outfile,
+    autoloadBunfig: false,
+    autoloadDotenv: false,
+    autoloadTsconfig: false,
+    autoloadPackageJson: false,
+  };
+  let result = await Bun.build({ ...common, compile, bytecode: true, format: "esm" });
+  if (!result.success) {
+    // Bytecode is not available for every module shape; a plain build is still a correct binary.
+    result = await Bun.build({ ...common, compile });
+  }
+  if (!result.success) {
+    throw new Error(`build for ${target} failed:\n${result.logs.map((l) => String(l)).join("\n")}`);
+  }
+  return outfile;
+}
+
+async function main(): Promise<void> {
+  const targets = parseTargets(process.argv.slice(2), hostTarget());
+  const outArg = process.argv.find((a) => a.startsWith("--outdir="));
+  const outDir = outArg ? outArg.slice("--outdir=".length) : join(import.meta.dir, "dist");
+  mkdirSync(outDir, { recursive: true });
+  const pkg = JSON.parse(readFileSync(join(import.meta.dir, "package.json"), "utf8")) as { version: string };
+  const commit = gitCommit();
+  const built: { name: string; bytes: Uint8Array }[] = [];
+  for (const target of targets) {
+    const started = performance.now();
+    const file = await buildOne(target, outDir, pkg.version, commit);
+    const bytes = new Uint8Array(readFileSync(file));
+    built.push({ name: outfileName(target), bytes });
+    console.log(`built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  }
+  writeFileSync(join(outDir, "SHA256SUMS"), sha256sums(built));
+  writeFileSync(
+    join(outDir, "manifest.json"),
+    `${JSON.stringify({ version: pkg.version, commit, bun: Bun.version, targets: built.map((b) => b.name) }, null, 2)}\n`,
+  );
+  console.log(`wrote ${join(outDir, "SHA256SUMS")}`);
+}
+
+if (import.meta.main) {
+  try {
+    await main();
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = 1;
+  }
+}

@@ -1,0 +1,76 @@
+import { describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { hostTarget, outfileName, parseTargets, sha256sums, TARGETS } from "../build.ts";
+import { bundledConfigNames } from "../src/config/index.ts";
+import { REPO_ROOT } from "./support/cli.ts";
+import { tempDir } from "./support/tmp.ts";
+
+describe("build helpers", () => {
+  test("no --target builds every platform", () => {
+    expect(parseTargets([], "linux-x64")).toEqual([...TARGETS]);
+  });
+
+  test("--target takes one or a comma list, with or without the bun- prefix", () => {
+    expect(parseTargets(["--target=linux-x64"], "x")).toEqual(["linux-x64"]);
+    expect(parseTargets(["--target", "bun-darwin-arm64,windows-x64"], "x")).toEqual(["darwin-arm64", "windows-x64"]);
+    expect(parseTargets(["--single"], "linux-arm64")).toEqual(["linux-arm64"]);
+  });
+
+  test("an unknown target is refused by name", () => {
+    expect(() => parseTargets(["--target=solaris-sparc"], "x")).toThrow('unknown target "solaris-sparc"');
+  });
+
+  test("windows binaries end in .exe", () => {
+    expect(outfileName("windows-x64")).toBe("skillopt-windows-x64.exe");
+    expect(outfileName("linux-x64")).toBe("skillopt-linux-x64");
+  });
+
+  test("SHA256SUMS lines are sorted and in sha256sum format", () => {
+    const text = sha256sums([
+      { name: "b", bytes: new TextEncoder().encode("b") },
+      { name: "a", bytes: new TextEncoder().encode("a") },
+    ]);
+    expect(text).toBe(
+      "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb  a\n" +
+        "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d  b\n",
+    );
+  });
+});
+
+describe("the compiled binary", () => {
+  test("runs alone in an empty directory", async () => {
+    using out = tempDir("build-");
+    const built = Bun.spawnSync([process.execPath, join(REPO_ROOT, "build.ts"), "--single", `--outdir=${out.path}`], {
+      cwd: REPO_ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(new TextDecoder().decode(built.stderr)).toBe("");
+    expect(built.exitCode).toBe(0);
+    const name = outfileName(parseTargets(["--single"], hostTarget())[0]!);
+    expect(readFileSync(join(out.path, "SHA256SUMS"), "utf8")).toContain(name);
+    const alone = join(out.path, "alone");
+    mkdirSync(alone);
+    const bin = join(alone, name);
+    copyFileSync(join(out.path, name), bin);
+    const env = { HOME: alone, PATH: "/usr/bin:/bin", NO_COLOR: "1" };
+    const run = (args: string[]) => Bun.spawnSync([bin, ...args], { cwd: alone, env, stdout: "pipe", stderr: "pipe" });
+    const help = run(["--help"]);
+    expect(help.exitCode).toBe(0);
+    expect(new TextDecoder().decode(help.stdout)).toContain("train");
+    const configs = run(["configs"]);
+    expect(configs.exitCode).toBe(0);
+    const names = bundledConfigNames().map((b) => b.name);
+    for (const n of names) expect(new TextDecoder().decode(configs.stdout)).toContain(n);
+    const pick = names.includes("searchqa") ? "searchqa" : names[0]!;
+    const config = run(["config", "--config", pick]);
+    expect(new TextDecoder().decode(config.stderr)).toBe("");
+    expect(config.exitCode).toBe(0);
+    const version = run(["version", "--json"]);
+    const v = JSON.parse(new TextDecoder().decode(version.stdout)) as { commit: string; bun: string };
+    expect(v.commit).not.toBe("source");
+    expect(v.bun).toBe(Bun.version);
+    expect(existsSync(join(alone, ".env"))).toBe(false);
+  }, 120_000);
+});
