@@ -54,6 +54,8 @@ function gitCommit(): string {
   return dirty.stdout.length > 0 ? `${sha}-dirty` : sha;
 }
 
+const bytecodeUsed = new Map<Target, boolean>();
+
 async function buildOne(target: Target, outDir: string, version: string, commit: string): Promise<string> {
   const outfile = join(outDir, outfileName(target));
   const common = {
@@ -75,6 +77,7 @@ async function buildOne(target: Target, outDir: string, version: string, commit:
     autoloadPackageJson: false,
   };
   let result = await Bun.build({ ...common, compile, bytecode: true, format: "esm" });
+  bytecodeUsed.set(target, result.success);
   if (!result.success) {
     // Bytecode is not available for every module shape; a plain build is still a correct binary.
     result = await Bun.build({ ...common, compile });
@@ -98,7 +101,7 @@ async function main(): Promise<void> {
     const file = await buildOne(target, outDir, pkg.version, commit);
     const bytes = new Uint8Array(readFileSync(file));
     built.push({ name: outfileName(target), bytes });
-    console.log(`built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    console.log(`built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, bytecode ${bytecodeUsed.get(target) ? "yes" : "no"}, ${((performance.now() - started) / 1000).toFixed(1)} s)`);
   }
   writeFileSync(join(outDir, "SHA256SUMS"), sha256sums(built));
   writeFileSync(
