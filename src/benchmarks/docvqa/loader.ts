@@ -1,0 +1,85 @@
+import { existsSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import type { TaskItem } from "../../engine/ports.ts";
+import { DataError } from "../../lib/index.ts";
+import { asString, parseAnswerList, readCsv } from "../shared/formats.ts";
+import { firstFile, readRawRecords, type SplitLoader } from "../shared/splits.ts";
+
+/** Candidate bases for a relative image path: the working directory, the split dir and its parents. */
+function resolveImage(p: string, dir: string): string {
+  if (!p || isAbsolute(p)) return p;
+  const bases = [process.cwd(), dir, dirname(dir), dirname(dirname(dir)), dirname(dirname(dirname(dir)))];
+  for (const b of bases) {
+    const candidate = resolve(b, p);
+    if (existsSync(candidate)) return candidate;
+  }
+  return resolve(process.cwd(), p);
+}
+
+/** A DocVQA CSV row (or JSON record) → normalised item (engine.md §6.2). */
+export function normalizeDocVqa(row: Record<string, unknown>, dir: string, where: string): TaskItem {
+  const id = asString(row.questionId ?? row.id);
+  if (!id) throw new DataError(`${where}: row has no questionId/id`);
+  let question = asString(row.question);
+  let embedded = "";
+  const m = /\s*document_path:\s*(\S.*)$/.exec(question);
+  if (m) {
+    embedded = m[1]!.trim();
+    question = question.slice(0, m.index).trim();
+  }
+  const rawAnswer = row.answers ?? row.answer ?? row.ground_truth;
+  const answers = Array.isArray(rawAnswer) ? rawAnswer.map(String) : parseAnswerList(asString(rawAnswer));
+  if (!question) throw new DataError(`${where}: item ${id} has no question`);
+  if (answers.length === 0) throw new DataError(`${where}: item ${id} has no answer`);
+  const image = resolveImage(asString(row.image_path) || embedded, dir);
+  const taskType = asString(row.topic ?? row.category) || "docvqa";
+  return {
+    ...row,
+    id,
+    question,
+    answer: answers[0]!,
+    answers,
+    task_type: taskType,
+    subtask: taskType,
+    image_paths: image ? [image] : [],
+    image_path: image,
+    questionId: id,
+    docId: asString(row.docId),
+  };
+}
+
+function loadDir(dir: string): TaskItem[] {
+  const csv = firstFile(dir, ".csv");
+  if (csv) return readCsv(csv).map((r, i) => normalizeDocVqa(r, dir, `${csv} row ${i + 2}`));
+  const json = firstFile(dir, ".json");
+  if (json) return readRawRecords(json).map((r, i) => normalizeDocVqa(r, dir, `${json} item ${i}`));
+  throw new DataError(`${dir}: no *.csv (or *.json) file in this DocVQA split directory`);
+}
+
+export const docVqaLoader: SplitLoader = {
+  label: "DocVQA",
+  name: "docvqa",
+  loadSplitItems: loadDir,
+  loadRawItems: (path) => {
+    if (path.toLowerCase().endsWith(".csv")) return readCsv(path).map((r, i) => normalizeDocVqa(r, dirname(path), `${path} row ${i + 2}`));
+    return readRawRecords(path).map((r, i) => normalizeDocVqa(r, dirname(path), `${path} item ${i}`));
+  },
+};
+
+const MIME: Record<string, string> = {
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".jpeg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".bmp": "image/bmp",
+  ".tif": "image/tiff",
+  ".tiff": "image/tiff",
+};
+
+/** MIME type from the file extension (png by default). */
+export function imageMime(path: string): string {
+  const ext = /\.[^./]+$/.exec(path.toLowerCase())?.[0] ?? "";
+  return MIME[ext] ?? "image/png";
+}
+

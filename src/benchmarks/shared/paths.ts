@@ -1,0 +1,22 @@
+import { existsSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import type { BenchmarkContext } from "../../engine/ports.ts";
+
+/**
+ * Resolve a data path from the config. Upstream resolves relative paths against the project
+ * root (the working directory); a user's own config usually sits beside its data. So: absolute
+ * as given; else the first that exists of `<cwd>/p` and `<configDir>/p`; else `<cwd>/p` (so the
+ * error names the path the user most likely meant).
+ */
+export function resolveDataPath(ctx: Pick<BenchmarkContext, "configDir">, p: string): string {
+  if (isAbsolute(p)) return p;
+  const expanded = p.startsWith("~/") ? join(process.env.HOME ?? "", p.slice(2)) : p;
+  if (isAbsolute(expanded)) return expanded;
+  const fromCwd = resolve(process.cwd(), expanded);
+  if (existsSync(fromCwd)) return fromCwd;
+  if (ctx.configDir) {
+    const fromConfig = resolve(ctx.configDir, expanded);
+    if (existsSync(fromConfig)) return fromConfig;
+  }
+  return fromCwd;
+}

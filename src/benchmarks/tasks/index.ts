@@ -1,0 +1,114 @@
+import { existsSync, readFileSync } from "node:fs";
+import type { Benchmark, BenchmarkContext, RolloutResult } from "../../engine/ports.ts";
+import { ConfigError, DataError } from "../../lib/index.ts";
+import { skillSection } from "../shared/chat.ts";
+import { EnvReader } from "../shared/env.ts";
+import { resolveDataPath } from "../shared/paths.ts";
+import { evaluationEntry, runQa } from "../shared/qa.ts";
+import { loadConfiguredSplits, SPLIT_NAMES } from "../shared/splits.ts";
+import { lastAnswerTag } from "../shared/text.ts";
+import { EVALUATORS, type EvaluatorName, type Score, scoreCommand, scoreJudge, scoreLocal, splitCommand } from "./evaluators.ts";
+import { tasksLoader, type UserTask } from "./loader.ts";
+
+export const TASKS_SYSTEM = `You are a capable assistant completing one task for a user.
+
+{skill_section}Follow the skill above where it applies. Work the task out carefully, then give your final answer inside <answer></answer> tags, with nothing but the answer inside.`;
+
+export const TASKS_INITIAL_SKILL = `# Task Skill
+
+No rules have been learned yet. Read the task carefully and give exactly the answer it asks for inside the answer tags.
+`;
+
+const NEEDS_REFERENCE: readonly EvaluatorName[] = ["exact", "contains", "regex", "f1", "json_match"];
+
+function evaluatorOf(ctx: BenchmarkContext): EvaluatorName {
+  return new EnvReader(ctx.env, "tasks").oneOf("evaluator", EVALUATORS, "exact");
+}
+
+function commandArgv(ctx: BenchmarkContext): string[] {
+  const raw = ctx.env.evaluator_command;
+  const argv = Array.isArray(raw) ? raw.map(String) : typeof raw === "string" ? splitCommand(raw) : [];
+  if (argv.length === 0) {
+    throw new ConfigError('env.evaluator_command is empty but env.evaluator is "command"; set it to the scorer to run, e.g. "python3 score.py"');
+  }
+  return argv;
+}
+
+/** The rubric: the text of env.judge_rubric, or the file it names. */
+function rubricOf(ctx: BenchmarkContext): string {
+  const raw = new EnvReader(ctx.env, "tasks").str("judge_rubric", "");
+  if (!raw.trim()) throw new ConfigError('env.judge_rubric is empty but env.evaluator is "judge"; write the grading rubric there (text, or a path to a file)');
+  if (raw.length < 4096 && !raw.includes("\n")) {
+    const p = resolveDataPath(ctx, raw);
+    if (existsSync(p) && /\.(md|txt)$/i.test(p)) return readFileSync(p, "utf8");
+  }
+  return raw;
+}
+
+/** A user's own tasks (JSONL) with a configurable evaluator; no code needed. */
+export const tasksBenchmark: Benchmark = {
+  name: "tasks",
+  initialSkill: TASKS_INITIAL_SKILL,
+  async loadSplits(ctx) {
+    const evaluator = evaluatorOf(ctx);
+    if (evaluator === "command") commandArgv(ctx);
+    if (evaluator === "judge") rubricOf(ctx);
+    const splits = loadConfiguredSplits(ctx, tasksLoader);
+    if (NEEDS_REFERENCE.includes(evaluator)) {
+      const missing = SPLIT_NAMES.flatMap((s) => splits[s]).filter((t) => (t as UserTask).reference === undefined);
+      if (missing.length > 0) {
+        const lines = missing.map((t) => (t as UserTask).line).sort((a, b) => a - b);
+        throw new DataError(
+          `tasks file line ${lines[0]}: missing "reference", which env.evaluator "${evaluator}" needs (${missing.length} task(s) lack one: lines ${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})`,
+        );
+      }
+    }
+    return splits;
+  },
+  async rollout(item, skill, ctx, sampleIndex): Promise<RolloutResult> {
+    const task = item as UserTask;
+    const evaluator = evaluatorOf(ctx);
+    const env = new EnvReader(ctx.env, "tasks");
+    const system = TASKS_SYSTEM.replace("{skill_section}", skillSection(skill));
+    const out = await runQa(ctx, { system, user: task.input, maxTurns: env.int("max_turns", 1) }, sampleIndex);
+    const answer = out.error ? "" : (lastAnswerTag(out.text) ?? out.text.trim());
+    let score: Score;
+    if (out.error) score = { hard: 0, soft: 0, reason: `error: ${out.error}` };
+    else if (evaluator === "command") {
+      score = await scoreCommand(
+        commandArgv(ctx),
+        { item: { id: task.id, input: task.input, reference: task.reference, metadata: task.metadata }, answer, response: out.text },
+        { timeoutS: env.num("exec_timeout", 120), cwd: ctx.configDir || process.cwd(), signal: ctx.signal },
+      );
+    } else if (evaluator === "judge") score = await scoreJudge(ctx, task, answer, rubricOf(ctx), env.str("judge_model", ""));
+    else score = scoreLocal(evaluator, task, answer);
+    out.trajectory.push(
+      evaluationEntry({
+        evaluator,
+        predicted_answer: answer,
+        ...(task.reference === undefined ? {} : { reference: task.reference }),
+        hard: score.hard,
+        soft: Number(score.soft.toFixed(4)),
+        ...(score.reason ? { reason: score.reason } : {}),
+      }),
+    );
+    const metadata = task.metadata ?? {};
+    return {
+      id: task.id,
+      hard: score.hard,
+      soft: score.soft,
+      trajectory: out.trajectory,
+      question: task.input,
+      task_type: typeof metadata.task_type === "string" ? metadata.task_type : evaluator,
+      task_description: task.input,
+      predicted_answer: answer,
+      response: out.text,
+      fail_reason: score.hard < 1e-9 ? (score.reason ?? "wrong answer") : undefined,
+      agent_ok: !out.error,
+      n_turns: out.nTurns,
+      target_system_prompt: system,
+      target_user_prompt: task.input,
+    };
+  },
+};
+export default tasksBenchmark;
