@@ -1,0 +1,52 @@
+import type { JudgeScore } from "../judges.ts";
+import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
+
+/** What reflection sees (spec §6.2). */
+export interface ReflectInput {
+  failures: Array<{ task: TaskRecord; result: ReplayResult }>;
+  successes: Array<{ task: TaskRecord; result: ReplayResult }>;
+  skill: string;
+  memory: string;
+  editBudget: number;
+  target: "skill" | "memory";
+  /** Edits rejected on earlier nights (never re-propose them; spec §12.2). */
+  rejectedBefore: readonly string[];
+  preferences: string;
+}
+
+/** A digest summary for the LLM miner. */
+export interface MineInput {
+  project: string;
+  sessionId: string;
+  prompts: readonly string[];
+  finalAnswer: string;
+  feedback: readonly string[];
+}
+
+/** Raw task candidate returned by an LLM miner. */
+export interface MinedCandidate {
+  intent: string;
+  checks: Array<{ op: string; arg: unknown }>;
+  rubric: string;
+  satisfied: boolean | undefined;
+}
+
+/**
+ * A Sleep backend (spec §5.1). `attempt` answers one task under a skill + memory; `judge` scores a
+ * rubric/none task (rule and exact references are scored locally, never here); `reflect` proposes
+ * at most `editBudget` edits. Implementations never throw for a per-task failure: they return ""
+ * and set `lastError`; they throw only for systemic failures (auth, budget, pending handoff calls).
+ */
+export interface SleepBackend {
+  readonly name: string;
+  /** `<backend>::<model>` (spec §6.11). */
+  readonly modelKey: string;
+  /** Makes provider calls (false for mock and handoff). */
+  readonly remote: boolean;
+  lastError: string;
+  attempt(task: TaskRecord, skill: string, memory: string, sampleId: number, tools: readonly string[]): Promise<{ text: string; toolsCalled: string[]; tokens: number }>;
+  judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number }>;
+  reflect(input: ReflectInput): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
+  /** LLM mining of one session; undefined when the backend does not mine (mock). */
+  mine?(input: MineInput): Promise<MinedCandidate[]>;
+}

@@ -1,0 +1,76 @@
+import { SkilloptError } from "../lib/index.ts";
+
+/** Ceilings of one night (null = none). */
+export interface NightLimits {
+  tokens: number | null;
+  calls: number | null;
+  seconds: number | null;
+  costUsd: number | null;
+}
+
+/** A ceiling was reached: the night stops cleanly with what the gate had verified so far. */
+export class BudgetExhaustedError extends SkilloptError {
+  readonly limit: keyof NightLimits;
+  constructor(limit: keyof NightLimits, message: string) {
+    super("budget", message, 0, { data: { limit } });
+    this.limit = limit;
+  }
+}
+
+/** One row of the per-night ledger. */
+export interface LedgerEntry {
+  stage: string;
+  calls: number;
+  tokens: number;
+  cost_usd: number;
+  cached: number;
+}
+
+/** Per-night accounting of model calls, checked before every call (spec §9.4, §12.2 budgets). */
+export class NightLedger {
+  readonly limits: NightLimits;
+  readonly startedMs: number;
+  private readonly now: () => number;
+  private readonly stages = new Map<string, LedgerEntry>();
+  calls = 0;
+  tokens = 0;
+  costUsd = 0;
+
+  constructor(limits: Partial<NightLimits> = {}, now: () => number = Date.now) {
+    this.limits = { tokens: limits.tokens ?? null, calls: limits.calls ?? null, seconds: limits.seconds ?? null, costUsd: limits.costUsd ?? null };
+    this.now = now;
+    this.startedMs = now();
+  }
+
+  /** Throw BudgetExhaustedError if another call would break a ceiling. */
+  check(): void {
+    const { tokens, calls, seconds, costUsd } = this.limits;
+    if (calls !== null && this.calls >= calls) throw new BudgetExhaustedError("calls", `call budget of ${calls} per night reached`);
+    if (tokens !== null && this.tokens >= tokens) throw new BudgetExhaustedError("tokens", `token budget of ${tokens} per night reached (${this.tokens} used)`);
+    if (costUsd !== null && this.costUsd >= costUsd) throw new BudgetExhaustedError("costUsd", `money budget of $${costUsd} per night reached ($${this.costUsd.toFixed(4)} spent)`);
+    if (seconds !== null && this.elapsedSeconds() >= seconds) throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
+  }
+
+  /** Account one call (cached calls cost nothing but are counted as cached). */
+  record(stage: string, tokens: number, costUsd: number | null, cached: boolean): void {
+    const row = this.stages.get(stage) ?? { stage, calls: 0, tokens: 0, cost_usd: 0, cached: 0 };
+    if (cached) row.cached += 1;
+    else {
+      row.calls += 1;
+      row.tokens += tokens;
+      row.cost_usd += costUsd ?? 0;
+      this.calls += 1;
+      this.tokens += tokens;
+      this.costUsd += costUsd ?? 0;
+    }
+    this.stages.set(stage, row);
+  }
+
+  elapsedSeconds(): number {
+    return (this.now() - this.startedMs) / 1000;
+  }
+
+  entries(): LedgerEntry[] {
+    return [...this.stages.values()];
+  }
+}

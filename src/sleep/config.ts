@@ -1,0 +1,259 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import * as v from "valibot";
+import { parse as parseYaml } from "yaml";
+import { ConfigError, homeDir } from "../lib/index.ts";
+
+const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
+const bool = (def: boolean, doc: string) => v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
+const int = (def: number, min: number, doc: string) =>
+  v.optional(
+    v.pipe(v.number(`expected an integer ≥ ${min}`), v.integer(`expected an integer ≥ ${min}`), v.minValue(min, `expected an integer ≥ ${min}`), v.description(doc)),
+    def,
+  );
+const frac = (def: number, doc: string) =>
+  v.optional(v.pipe(v.number("expected a number in [0, 1]"), v.minValue(0, "expected a number in [0, 1]"), v.maxValue(1, "expected a number in [0, 1]"), v.description(doc)), def);
+const nullableInt = (doc: string) =>
+  v.optional(v.pipe(v.nullable(v.pipe(v.number("expected an integer or null"), v.integer("expected an integer or null"), v.minValue(0))), v.description(doc)), null);
+const nullableNum = (doc: string) =>
+  v.optional(v.pipe(v.nullable(v.pipe(v.number("expected a number or null"), v.minValue(0))), v.description(doc)), null);
+
+/** Backend names accepted by `--backend` / `backend` (aliases of spec §5.9 are normalised by normalizeBackend). */
+export const SLEEP_BACKENDS = ["mock", "handoff", "claude", "codex", "copilot", "cursor", "pi", "opencode", "azure_openai", "openai"] as const;
+export type SleepBackendName = (typeof SLEEP_BACKENDS)[number];
+
+const BACKEND_ALIASES: Record<string, SleepBackendName> = {
+  mock: "mock",
+  handoff: "handoff",
+  session: "handoff",
+  file: "handoff",
+  claude: "claude",
+  anthropic: "claude",
+  claude_cli: "claude",
+  claude_code: "claude",
+  codex: "codex",
+  codex_cli: "codex",
+  openai_codex: "codex",
+  copilot: "copilot",
+  github_copilot: "copilot",
+  copilot_cli: "copilot",
+  gh_copilot: "copilot",
+  cursor: "cursor",
+  cursor_agent: "cursor",
+  cursor_cli: "cursor",
+  pi: "pi",
+  pi_cli: "pi",
+  pi_coding_agent: "pi",
+  "pi-coding-agent": "pi",
+  opencode: "opencode",
+  opencode_cli: "opencode",
+  "opencode-cli": "opencode",
+  azure: "azure_openai",
+  azure_openai: "azure_openai",
+  aoai: "azure_openai",
+  openai: "openai",
+  openai_compatible: "openai",
+};
+
+/** The canonical backend name of an alias, or undefined (an unknown name is an error, spec §12.1 #23). */
+export function normalizeBackend(name: string): SleepBackendName | undefined {
+  return BACKEND_ALIASES[name.trim().toLowerCase()];
+}
+
+const Backend = v.optional(
+  v.pipe(
+    v.string("expected a backend name"),
+    v.check((s) => normalizeBackend(s) !== undefined, `expected one of ${SLEEP_BACKENDS.join(", ")} (or an alias)`),
+    v.transform((s) => normalizeBackend(s)!),
+  ),
+  "mock",
+);
+const OptBackend = v.optional(
+  v.pipe(
+    v.string("expected a backend name"),
+    v.check((s) => s === "" || normalizeBackend(s) !== undefined, `expected "" or one of ${SLEEP_BACKENDS.join(", ")}`),
+    v.transform((s): SleepBackendName | "" => (s === "" ? "" : normalizeBackend(s)!)),
+  ),
+  "",
+);
+
+const SOURCES = ["claude", "codex", "copilot", "copilot_cli", "cursor", "pi", "opencode", "auto", "all"] as const;
+
+/** `~/.skillopt-sleep/config.{json,yaml,yml}` (spec §9.1) plus our additive keys. */
+export const SleepConfigSchema = v.strictObject({
+  claude_home: str("", "Claude Code home (default ~/.claude); also relocates the state dir"),
+  codex_home: str("", "Codex home (default $CODEX_HOME or ~/.codex)"),
+  pi_home: str("", "Pi home, parent of agent/sessions (default ~/.pi)"),
+  cursor_home: str("", "Cursor home (default ~/.cursor)"),
+  vscode_workspace_storage: str("", "VS Code workspaceStorage root (\"\" = per-OS default)"),
+  copilot_cli_session_store: str("", "Copilot CLI session-store.db (\"\" = ~/.copilot/session-store.db)"),
+  opencode_db: str("", "OpenCode database (\"\" = env / XDG default; :memory: = none)"),
+  transcript_source: v.optional(
+    v.pipe(v.union([v.picklist(SOURCES), v.array(v.picklist(SOURCES.slice(0, 7)))], `expected one of ${SOURCES.join(", ")} or a list`)),
+    "claude",
+  ),
+  projects: v.optional(v.union([v.picklist(["invoked", "all"]), v.array(v.string())], 'expected "invoked", "all" or a list of paths'), "invoked"),
+  invoked_project: str("", "project under evolution (\"\" = cwd)"),
+  lookback_hours: int(72, 0, "first-night window in hours; 0 = full history"),
+  max_tasks_per_night: int(40, 0, "mined-task cap"),
+  max_sessions_per_night: nullableInt("harvested-session cap (null = 3 × max_tasks_per_night)"),
+  max_tokens_per_night: nullableInt("token ceiling per night, enforced from the ledger (null = none)"),
+  max_calls_per_night: nullableInt("model-call ceiling per night (null = none)"),
+  max_seconds_per_night: nullableInt("wall-clock ceiling per night in seconds (null = none)"),
+  max_cost_usd_per_night: nullableNum("money ceiling per night in USD (null = none)"),
+  holdout_fraction: frac(0.34, "legacy alias of val_fraction"),
+  val_fraction: frac(0.34, "share of real tasks in the gate slice"),
+  test_fraction: frac(0, "share of real tasks in the write-only test slice"),
+  min_val_tasks: int(2, 1, "fewer held-out tasks than this ⇒ reject_unverified"),
+  backend: Backend,
+  model: str("", "backend model / deployment"),
+  optimizer_backend: OptBackend,
+  optimizer_model: str("", "optimizer model (dual-role routing)"),
+  target_backend: OptBackend,
+  target_model: str("", "target model (dual-role routing)"),
+  azure_endpoint: str("", "endpoint for Azure / OpenAI-compatible backends"),
+  api_key_env: str("", "environment variable holding the API key of an OpenAI-compatible backend"),
+  gate_mode: v.optional(v.picklist(["on", "off", "none", "false", "greedy"], "expected on, off, none, false or greedy"), "on"),
+  gate_metric: v.optional(v.picklist(["hard", "soft", "mixed"], "expected hard, soft or mixed"), "mixed"),
+  gate_mixed_weight: frac(0.5, "soft weight in the mixed gate score"),
+  gate_no_regression: bool(false, "per-task no-regression veto"),
+  gate_granularity: v.optional(v.picklist(["edit", "batch"], "expected edit or batch"), "edit"),
+  codex_path: str("", "codex executable"),
+  pi_path: str("", "pi executable"),
+  cursor_path: str("", "cursor-agent executable"),
+  opencode_path: str("", "opencode executable"),
+  opencode_tool_replay: bool(false, "allow OpenCode tool-aware replay"),
+  edit_budget: int(4, 0, "max edits per reflect call (textual learning rate)"),
+  preferences: str("", "free-text prior for reflection"),
+  replay_mode: str("mock", "report label only"),
+  replay_uncheckable: bool(false, "replay tasks with no checkable reference (judged against their own intent)"),
+  dream_rollouts: int(1, 1, ">1 enables multi-rollout contrastive reflection"),
+  dream_factor: int(0, 0, "synthetic variants per real train task"),
+  recall_k: int(0, 0, "archived tasks recalled per night"),
+  evolve_memory: bool(true, "consolidate the memory file"),
+  evolve_skill: bool(true, "consolidate the skill"),
+  llm_mine: bool(true, "mine checkable tasks with the backend (non-mock)"),
+  target_skill_path: str("", "explicit skill target (relative ⇒ below project)"),
+  memory_target: str("CLAUDE.md", "memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc, …"),
+  skill_roots: v.optional(v.array(v.string()), () => []),
+  target_task_filter: bool(true, "prefer tasks matching the target skill"),
+  progress: bool(false, "progress on stderr"),
+  evidence_log: bool(true, "write evidence.jsonl"),
+  evidence_max_chars: int(4000, 200, "per-field cap of evidence strings"),
+  multi_skill_fanout: v.optional(v.nullable(v.boolean()), null),
+  multi_skill_report: bool(false, "legacy alias of multi_skill_fanout"),
+  auto_adopt: bool(false, "adopt an accepted managed proposal automatically"),
+  managed_skill_name: str("skillopt-sleep-learned", "managed skill dir name"),
+  redact_secrets: bool(true, "redact evidence-log strings (staging/harvest redaction is always on)"),
+  seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer")), 42),
+  state_dir: str("", "explicit state directory"),
+  workers: int(4, 1, "concurrent replays"),
+});
+
+export type SleepConfig = v.InferOutput<typeof SleepConfigSchema>;
+
+/** Where the user config file was found. */
+export interface LoadedSleepConfig {
+  config: SleepConfig;
+  /** File the values came from ("" when none). */
+  file: string;
+  /** Keys set by the file or by an override (for the val/holdout alias). */
+  userKeys: Set<string>;
+}
+
+/** The user config file path that exists (json, then yaml, then yml), or "". */
+export function findSleepConfigFile(home = homeDir()): string {
+  for (const name of ["config.json", "config.yaml", "config.yml"]) {
+    const p = join(home, ".skillopt-sleep", name);
+    if (existsSync(p)) return p;
+  }
+  return "";
+}
+
+/** Read the user config file (if any), apply overrides, validate once. */
+export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: { file?: string; home?: string } = {}): LoadedSleepConfig {
+  const file = opts.file ?? findSleepConfigFile(opts.home);
+  let fromFile: Record<string, unknown> = {};
+  if (file) fromFile = readConfigFile(file);
+  const merged: Record<string, unknown> = { ...fromFile };
+  for (const [k, val] of Object.entries(overrides)) if (val !== undefined) merged[k] = val;
+  const parsed = v.safeParse(SleepConfigSchema, merged);
+  if (!parsed.success) {
+    const issues = parsed.issues.map((i) => ({ path: v.getDotPath(i) ?? "(root)", message: i.message }));
+    const first = issues[0]!;
+    const where = file && first.path in fromFile && !(first.path in overrides) ? file : file ? `${file} (or a flag)` : "flags";
+    throw new ConfigError(`${where}: ${first.path}: ${first.message}`, {
+      file: file || undefined,
+      issues,
+      hint: issues.length > 1 ? `${issues.length} problems; fix them and rerun` : undefined,
+    });
+  }
+  return { config: Object.freeze(parsed.output) as SleepConfig, file, userKeys: new Set([...Object.keys(fromFile), ...Object.keys(overrides).filter((k) => overrides[k] !== undefined)]) };
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  const text = readFileSync(file, "utf8");
+  let data: unknown;
+  try {
+    data = file.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${file}: cannot parse: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, { file, cause: err });
+  }
+  if (data === null || data === undefined) return {};
+  if (typeof data !== "object" || Array.isArray(data)) throw new ConfigError(`${file}: expected a mapping of keys to values`, { file });
+  return data as Record<string, unknown>;
+}
+
+/** State directory (spec §1.3): state_dir > $SKILLOPT_SLEEP_STATE_DIR > sibling of a non-default claude_home > ~/.skillopt-sleep. */
+export function resolveStateDir(cfg: SleepConfig, env: Readonly<Record<string, string | undefined>> = {}, home = homeDir()): string {
+  if (cfg.state_dir) return resolve(expandHome(cfg.state_dir, home));
+  if (env.SKILLOPT_SLEEP_STATE_DIR) return resolve(env.SKILLOPT_SLEEP_STATE_DIR);
+  const claudeHome = resolveClaudeHome(cfg, home);
+  if (claudeHome !== resolve(home, ".claude")) return join(dirname(claudeHome), ".skillopt-sleep");
+  return join(home, ".skillopt-sleep");
+}
+
+/** Claude home (absolute). */
+export function resolveClaudeHome(cfg: SleepConfig, home = homeDir()): string {
+  return cfg.claude_home ? resolve(expandHome(cfg.claude_home, home)) : join(home, ".claude");
+}
+
+/** Project under evolution (absolute). */
+export function resolveProject(cfg: SleepConfig, cwd = process.cwd()): string {
+  return resolve(cwd, cfg.invoked_project || ".");
+}
+
+/** The managed (or explicit target) skill path, absolute. */
+export function resolveSkillPath(cfg: SleepConfig, project: string, home = homeDir()): string {
+  if (cfg.target_skill_path) {
+    const p = expandHome(cfg.target_skill_path, home);
+    return isAbsolute(p) ? resolve(p) : resolve(project, p);
+  }
+  return join(resolveClaudeHome(cfg, home), "skills", cfg.managed_skill_name, "SKILL.md");
+}
+
+/** The memory file path (CLAUDE.md by default; AGENTS.md, .cursor/rules/… per agent). */
+export function resolveMemoryPath(cfg: SleepConfig, project: string, home = homeDir()): string {
+  const p = expandHome(cfg.memory_target || "CLAUDE.md", home);
+  return isAbsolute(p) ? resolve(p) : resolve(project, p);
+}
+
+/** Effective val/test fractions (spec §4.7 `_resolve_split_fractions`). */
+export function splitFractions(loaded: LoadedSleepConfig): { val: number; test: number } {
+  const { config, userKeys } = loaded;
+  const val = userKeys.has("val_fraction") ? config.val_fraction : userKeys.has("holdout_fraction") ? config.holdout_fraction : 0.34;
+  const test = config.test_fraction;
+  if (val + test >= 1) throw new ConfigError(`val_fraction + test_fraction must be < 1 (got ${val} + ${test})`);
+  return { val, test };
+}
+
+/** Session cap for a night. */
+export function sessionLimit(cfg: SleepConfig): number {
+  return cfg.max_sessions_per_night ?? 3 * cfg.max_tasks_per_night;
+}
+
+function expandHome(p: string, home: string): string {
+  if (p === "~") return home;
+  if (p.startsWith("~/") || p.startsWith("~\\")) return join(home, p.slice(2));
+  return p;
+}

@@ -1,0 +1,130 @@
+import { applyEdits } from "./learned-block.ts";
+import { aggregateScores } from "./replay.ts";
+import type { EditRecord, GateTrial, ReplayResult, TaskDelta, TaskRecord } from "./types.ts";
+
+/** How the gate turns hard/soft into one number (spec §6.4). */
+export interface GateMetric {
+  metric: "hard" | "soft" | "mixed";
+  mixedWeight: number;
+}
+
+/** The gate score of (hard, soft). */
+export function gateScore(hard: number, soft: number, m: GateMetric): number {
+  if (m.metric === "hard") return hard;
+  if (m.metric === "soft") return soft;
+  const w = Math.min(1, Math.max(0, m.mixedWeight));
+  return (1 - w) * hard + w * soft;
+}
+
+/** Gate score of a set of results. */
+export function resultsScore(results: readonly ReplayResult[], m: GateMetric): number {
+  const { hard, soft } = aggregateScores(results);
+  return gateScore(hard, soft, m);
+}
+
+/** Per-task deltas between two replays of the val split (spec §6.5). */
+export function taskDeltas(tasks: readonly TaskRecord[], base: readonly ReplayResult[], cand: readonly ReplayResult[], m: GateMetric): TaskDelta[] {
+  const b = new Map(base.map((r) => [r.id, r]));
+  const c = new Map(cand.map((r) => [r.id, r]));
+  return tasks.map((t) => {
+    const br = b.get(t.id);
+    const cr = c.get(t.id);
+    const bs = br ? gateScore(br.hard, br.soft, m) : Number.NaN;
+    const cs = cr ? gateScore(cr.hard, cr.soft, m) : Number.NaN;
+    const finite = Number.isFinite(bs) && Number.isFinite(cs);
+    const status = !finite ? "regressed" : cs > bs ? "improved" : cs < bs ? "regressed" : "unchanged";
+    return { task_id: t.id, tags: t.tags, baseline_score: Number.isFinite(bs) ? bs : null, candidate_score: Number.isFinite(cs) ? cs : null, status, scores_are_finite: finite };
+  });
+}
+
+/** The incumbent the gate compares against. */
+export interface Incumbent {
+  doc: string;
+  score: number;
+  results: ReplayResult[];
+}
+
+/** Score a trial document on val. */
+export type Evaluate = (doc: string, label: string) => Promise<ReplayResult[]>;
+
+/** What a subset search decided. */
+export interface SubsetOutcome {
+  incumbent: Incumbent;
+  accepted: EditRecord[];
+  rejected: EditRecord[];
+  unmatched: EditRecord[];
+  trials: GateTrial[];
+}
+
+interface SearchOpts {
+  target: "skill" | "memory";
+  valTasks: readonly TaskRecord[];
+  metric: GateMetric;
+  noRegression: boolean;
+  granularity: "edit" | "batch";
+  evaluate: Evaluate;
+}
+
+/**
+ * Gate a batch of edits against the incumbent (spec §6.3, improved per §12.1 #11). `batch` keeps
+ * upstream's all-or-nothing rule. `edit` (default) tries the whole batch first; if it improves,
+ * each edit is dropped again when the batch without it scores at least as well (a harmful or idle
+ * rule does not ride along); if it does not, each edit is tried alone on top of the incumbent, so
+ * one harmful rule cannot sink its useful siblings. Every trial is recorded.
+ */
+export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o: SearchOpts): Promise<SubsetOutcome> {
+  const trials: GateTrial[] = [];
+  const first = applyEdits(inc.doc, edits);
+  const unmatched = [...first.unmatched];
+  const applied = first.applied;
+  if (applied.length === 0) return { incumbent: inc, accepted: [], rejected: [], unmatched, trials };
+
+  const trial = async (base: Incumbent, subset: readonly EditRecord[], label: string) => {
+    const doc = applyEdits(inc.doc, subset).doc;
+    const results = await o.evaluate(doc, label);
+    const score = resultsScore(results, o.metric);
+    const deltas = taskDeltas(o.valTasks, base.results, results, o.metric);
+    const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
+    const improved = score > base.score && !blocked;
+    trials.push({ target: o.target, baseline_score: base.score, candidate_score: score, accepted: improved, blocked_by_regression: blocked, task_deltas: deltas, edits: [...subset] });
+    return { improved, inc: { doc, score, results } satisfies Incumbent };
+  };
+
+  const whole = await trial(inc, applied, `gate_trial:${o.target}`);
+  if (o.granularity === "batch" || applied.length === 1) {
+    return whole.improved
+      ? { incumbent: whole.inc, accepted: [...applied], rejected: [], unmatched, trials }
+      : { incumbent: inc, accepted: [], rejected: [...applied], unmatched, trials };
+  }
+
+  if (whole.improved) {
+    let keep = [...applied];
+    let best = whole.inc;
+    for (const e of applied) {
+      const without = keep.filter((x) => x !== e);
+      if (without.length === 0) break;
+      const t = await trial(inc, without, `gate_prune:${o.target}`);
+      // Dropping e did not hurt: e contributed nothing (or harmed), so it leaves the set.
+      const dropped = t.inc.score >= best.score && !(o.noRegression && taskDeltas(o.valTasks, inc.results, t.inc.results, o.metric).some((d) => d.status === "regressed"));
+      trials[trials.length - 1]!.accepted = dropped;
+      if (dropped) {
+        keep = without;
+        best = t.inc;
+      }
+    }
+    const rejected = applied.filter((e) => !keep.includes(e));
+    return { incumbent: best, accepted: keep, rejected, unmatched, trials };
+  }
+
+  let current = inc;
+  const accepted: EditRecord[] = [];
+  const rejected: EditRecord[] = [];
+  for (const e of applied) {
+    const t = await trial(current, [...accepted, e], `gate_single:${o.target}`);
+    if (t.improved) {
+      accepted.push(e);
+      current = t.inc;
+    } else rejected.push(e);
+  }
+  return { incumbent: current, accepted, rejected, unmatched, trials };
+}

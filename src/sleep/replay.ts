@@ -1,0 +1,83 @@
+import type { SleepBackend } from "./backend/types.ts";
+import type { NightLedger } from "./budget.ts";
+import type { Evidence } from "./evidence.ts";
+import { requiredTools, scoreExact, scoreRuleJudge } from "./judges.ts";
+import type { ReplayResult, TaskRecord } from "./types.ts";
+
+/** Everything a replay needs besides the task and documents. */
+export interface ReplayContext {
+  backend: SleepBackend;
+  ledger?: NightLedger;
+  evidence?: Evidence;
+  workers: number;
+  signal?: AbortSignal;
+}
+
+/** Replay one task under (skill, memory) and score it (spec §5.2). */
+export async function replayOne(ctx: ReplayContext, task: TaskRecord, skill: string, memory: string, phase: string, sampleId = 0): Promise<ReplayResult> {
+  ctx.ledger?.check();
+  const tools = requiredTools(task);
+  const t0 = performance.now();
+  const attempt = await ctx.backend.attempt(task, skill, memory, sampleId, tools);
+  const latency = Math.round(performance.now() - t0);
+  const response = attempt.text;
+  let score: { hard: number; soft: number; rationale: string };
+  let judgeTokens = 0;
+  if (task.reference_kind === "rule") score = scoreRuleJudge(task.judge, response, attempt.toolsCalled);
+  else if (task.reference_kind === "exact" || task.reference_kind === "answer") score = scoreExact(task.reference, response);
+  else {
+    const j = await ctx.backend.judge(task, response);
+    score = j;
+    judgeTokens = j.tokens;
+  }
+  const tokens = attempt.tokens + judgeTokens || Math.floor((skill.length + memory.length + task.intent.length + response.length) / 4);
+  const result: ReplayResult = {
+    id: task.id,
+    hard: score.hard,
+    soft: score.soft,
+    response,
+    fail_reason: score.hard >= 1 ? "" : score.rationale || ctx.backend.lastError || "below threshold",
+    task_type: task.tags[0] ?? "task",
+    judge_rationale: score.rationale,
+    tools_called: attempt.toolsCalled,
+    tokens,
+    latency_ms: latency,
+  };
+  ctx.evidence?.log("replay", "result", {
+    phase,
+    task_id: task.id,
+    split: task.split,
+    origin: task.origin,
+    kind: task.reference_kind,
+    sample_id: sampleId,
+    hard: result.hard,
+    soft: result.soft,
+    why: result.judge_rationale,
+    response_head: response.slice(0, 400),
+    tools_called: result.tools_called,
+    tokens,
+    latency_ms: latency,
+  });
+  return result;
+}
+
+/** Replay tasks with at most `workers` in flight, results in task order. */
+export async function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord[], skill: string, memory: string, phase: string): Promise<ReplayResult[]> {
+  const out: ReplayResult[] = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      out[i] = await replayOne(ctx, tasks[i]!, skill, memory, phase);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.workers, tasks.length)) }, worker));
+  return out;
+}
+
+/** Mean hard and soft scores (0, 0 for none). */
+export function aggregateScores(results: readonly ReplayResult[]): { hard: number; soft: number } {
+  if (results.length === 0) return { hard: 0, soft: 0 };
+  const sum = results.reduce((a, r) => ({ hard: a.hard + r.hard, soft: a.soft + r.soft }), { hard: 0, soft: 0 });
+  return { hard: sum.hard / results.length, soft: sum.soft / results.length };
+}

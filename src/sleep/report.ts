@@ -1,0 +1,115 @@
+import { redactText, redactValue } from "../lib/index.ts";
+import type { LedgerEntry } from "./budget.ts";
+import type { ConsolidateResult, EditRecord, GateTrial } from "./types.ts";
+
+/** `report.json` (spec §7.6), with our additive `backend`, `replay_mode` and `budget`. */
+export interface SleepReport {
+  night: number;
+  project: string;
+  started_at: string;
+  ended_at: string;
+  backend: string;
+  replay_mode: string;
+  n_sessions: number;
+  n_tasks: number;
+  n_replayed: number;
+  baseline_score: number | null;
+  candidate_score: number | null;
+  accepted: boolean;
+  gate_action: string;
+  holdout_leaked: boolean;
+  no_edits_reason: string;
+  edits: EditRecord[];
+  rejected_edits: EditRecord[];
+  unmatched_edits: EditRecord[];
+  skill_groups: unknown[];
+  tokens_used: number;
+  notes: string[];
+  gate_no_regression: boolean;
+  gate_trials: GateTrial[];
+  budget: { calls: number; tokens: number; cost_usd: number; seconds: number; stages: LedgerEntry[] };
+}
+
+/** Build the report of a consolidated night. */
+export function buildReport(r: ConsolidateResult, meta: Omit<SleepReport, "baseline_score" | "candidate_score" | "accepted" | "gate_action" | "holdout_leaked" | "no_edits_reason" | "edits" | "rejected_edits" | "unmatched_edits" | "skill_groups" | "notes" | "gate_trials">): SleepReport {
+  return finite({
+    ...meta,
+    baseline_score: r.baseline,
+    candidate_score: r.candidate,
+    accepted: r.accepted,
+    gate_action: r.gateAction,
+    holdout_leaked: r.holdoutLeaked,
+    no_edits_reason: r.noEditsReason,
+    edits: r.applied,
+    rejected_edits: r.rejected,
+    unmatched_edits: r.unmatched,
+    skill_groups: [],
+    notes: r.notes,
+    gate_trials: redactValue(r.gateTrials),
+  });
+}
+
+/** Non-finite numbers become null everywhere (spec §2.8). */
+export function finite<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value, (_k, x) => (typeof x === "number" && !Number.isFinite(x) ? null : x))) as T;
+}
+
+/** One terminal-safe line (spec §1.7): redacted, no ANSI, no control/format chars, collapsed spaces. */
+export function sanitizeLine(s: string): string {
+  return redactText(s)
+    .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, "")
+    .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g, "")
+    .replace(/\u001b[@-_]/g, "")
+    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+const cell = (s: string) =>
+  sanitizeLine(s)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/\|/g, "&#124;")
+    .replace(/`/g, "&#96;");
+const prose = (s: string) => sanitizeLine(s).replace(/[\\*_[\]()#+!{}]/g, (c) => `\\${c}`);
+const score = (x: number | null) => (x === null || !Number.isFinite(x) ? "—" : x.toFixed(3));
+
+/** `report.md` (spec §7.5). */
+export function renderReportMd(r: SleepReport, gateOn: boolean): string {
+  const lines: string[] = [
+    `# SkillOpt-Sleep — night ${r.night}`,
+    "",
+    `- project: ${prose(r.project)}`,
+    `- backend: ${prose(r.backend)} (replay: ${prose(r.replay_mode)})`,
+    `- sessions harvested: ${r.n_sessions}`,
+    `- tasks mined: ${r.n_tasks} (replayed: ${r.n_replayed})`,
+    `- held-out: ${score(r.baseline_score)} -> ${score(r.candidate_score)}`,
+    `- gate: **${r.gate_action}** (accepted=${r.accepted})`,
+    `- no-regression gate: ${r.gate_no_regression ? "enabled" : "disabled"}`,
+    `- tokens used: ${r.tokens_used}; model calls: ${r.budget.calls}; cost: $${r.budget.cost_usd.toFixed(4)}`,
+  ];
+  const unverified = r.holdout_leaked && gateOn;
+  lines.push("");
+  if (unverified) lines.push("**Not validated:** the held-out tasks overlap the tasks the edits came from, so no improvement is claimed.", "");
+  const trials = r.gate_trials.filter((t) => t.task_deltas.length > 0);
+  if (trials.length) {
+    lines.push("## Held-out task changes", "", "_Changes are observations on held-out tasks, not causal attributions._", "");
+    for (const t of trials) {
+      const verdict = t.accepted ? "accepted" : "rejected";
+      lines.push(`### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → ${score(t.candidate_score)})`, "");
+      lines.push("| Task | Tags | Baseline | Candidate | Change |", "|---|---|---|---|---|");
+      for (const d of t.task_deltas) lines.push(`| ${cell(d.task_id)} | ${cell(d.tags.join(", "))} | ${score(d.baseline_score)} | ${score(d.candidate_score)} | ${d.status} |`);
+      lines.push("");
+    }
+  }
+  const editLines = (edits: readonly EditRecord[], withAnchor = false) =>
+    edits.flatMap((e) => [`- \\[${e.target}/${e.op}\\] ${prose(e.content)}${withAnchor && e.anchor ? ` (anchor: ${prose(e.anchor)})` : ""}`, ...(e.rationale ? [`  _why: ${prose(e.rationale)}_`] : [])]);
+  if (r.edits.length) lines.push("## Accepted edits", "", ...editLines(r.edits), "");
+  if (r.rejected_edits.length) lines.push(unverified ? "## Unverified suggestions" : "## Rejected by gate (kept as negative feedback)", "", ...editLines(r.rejected_edits), "");
+  if (r.unmatched_edits.length) lines.push("## Proposed but changed nothing (never reached the gate)", "", ...editLines(r.unmatched_edits, true), "");
+  if (r.no_edits_reason) lines.push(`_No edits: ${prose(r.no_edits_reason)}._`, "");
+  if (r.notes.length) lines.push("## Notes", "", ...r.notes.map((n) => `- ${prose(n)}`), "");
+  lines.push("_Review with `skillopt sleep diff`, then `skillopt sleep adopt` to apply, or `skillopt sleep reject` to discard (the rejected edits are remembered)._");
+  return `${lines.join("\n")}\n`;
+}

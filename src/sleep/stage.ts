@@ -1,0 +1,189 @@
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { type LegacyRow, MANIFEST_SCHEMA, type Manifest } from "./manifest.ts";
+
+/** Night folder names: `YYYYMMDD-HHMMSS[-N]`. */
+export const NIGHT_NAME = /^\d{8}-\d{6}(-\d+)?$/;
+
+/** Raw live bytes read before consolidation, pinned by hash and identity (spec §7.4). */
+export interface Baseline {
+  path: string;
+  exists: boolean;
+  text: string;
+  sha256: string;
+  realpath: string;
+}
+
+/** Read a live skill/memory file as a pinned baseline ("" when absent). Invalid UTF-8 is refused. */
+export function readBaseline(path: string): Baseline {
+  if (!existsSync(path)) return { path, exists: false, text: "", sha256: "", realpath: canonicalMissing(path) };
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    throw new StagingError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new StagingError(`${path} is not valid UTF-8; SkillOpt-Sleep will not rewrite it`);
+  }
+  return { path, exists: true, text, sha256: sha256(bytes), realpath: realpathSync(path) };
+}
+
+/** realpath of a file that may not exist: realpath of the nearest existing ancestor + the rest. */
+export function canonicalMissing(path: string): string {
+  const abs = resolve(path);
+  if (existsSync(abs)) return realpathSync(abs);
+  const parent = dirname(abs);
+  if (parent === abs) return abs;
+  return join(canonicalMissing(parent), basename(abs));
+}
+
+/** `<project>/.skillopt-sleep/staging`, refusing symlinked or misplaced roots (spec §7.2). */
+export function stagingRoot(project: string, create = false): string {
+  const base = join(project, ".skillopt-sleep");
+  const root = join(base, "staging");
+  for (const p of [base, root]) {
+    if (!existsSync(p)) {
+      if (!create) return root;
+      mkdirSync(p, { recursive: true, mode: 0o700 });
+    }
+    const st = lstatSync(p);
+    if (st.isSymbolicLink() || !st.isDirectory()) throw new StagingError(`${p} must be a real directory (not a link or file)`);
+  }
+  if (realpathSync(root) !== join(realpathSync(project), ".skillopt-sleep", "staging")) throw new StagingError(`${root} resolves outside the project`);
+  return root;
+}
+
+function stamp(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+/** Reserve a new night folder atomically (mkdir, then -2, -3, … on collision). */
+export function reserveNight(project: string, now = new Date()): string {
+  const root = stagingRoot(project, true);
+  const base = stamp(now);
+  for (let n = 1; n < 1000; n++) {
+    const dir = join(root, n === 1 ? base : `${base}-${n}`);
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+      return dir;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new StagingError(`cannot create ${dir}: ${String(err)}`);
+    }
+  }
+  throw new StagingError(`cannot reserve a night folder under ${root}`);
+}
+
+/** A proposal to publish, with the baseline it was derived from. */
+export interface Proposal {
+  which: "skill" | "memory";
+  text: string;
+  baseline: Baseline;
+}
+
+function checkLivePath(p: string, which: "skill" | "memory"): void {
+  if (!isAbsolute(p) || p.split(/[\\/]/).includes("..") || /[\u0000-\u001f]/.test(p) || p.startsWith("~")) throw new StagingError(`unsafe ${which} target path: ${JSON.stringify(p)}`);
+  if (which === "skill" && basename(p) !== "SKILL.md") throw new StagingError(`skill target must be named SKILL.md: ${p}`);
+  if (which === "memory" && !/\.(md|mdc)$/.test(p)) throw new StagingError(`memory target must be a .md or .mdc file: ${p}`);
+}
+
+/** proposal file name for a target: proposed_SKILL.md, proposed_CLAUDE.md, proposed_AGENTS.md, … */
+export function proposalFileName(which: "skill" | "memory", livePath: string): string {
+  return which === "skill" ? "proposed_SKILL.md" : `proposed_${basename(livePath).replace(/[^A-Za-z0-9._-]/g, "_")}`;
+}
+
+/**
+ * Publish a night (spec §7.2–7.4): verify pins, write proposals, report.json, report.md, and the
+ * manifest last, all atomically; on failure remove what this batch wrote. Then point `.latest` at it.
+ */
+export function publishNight(dir: string, o: { skillPath: string; memoryPath: string; accepted: boolean; proposals: Proposal[]; reportJson: unknown; reportMd: string }): Manifest {
+  const legacy: { skill?: LegacyRow; memory?: LegacyRow } = {};
+  const files: Array<[string, string]> = [];
+  for (const p of o.proposals) {
+    checkLivePath(p.baseline.path, p.which);
+    if (p.which === "skill" && p.text.trim() === "") throw new StagingError("refusing to stage an empty skill proposal");
+    const now = readBaseline(p.baseline.path);
+    if (now.realpath !== p.baseline.realpath || now.sha256 !== p.baseline.sha256) {
+      throw new StagingError(`${p.baseline.path} changed during consolidation; discard and rerun this night`);
+    }
+    const file = proposalFileName(p.which, p.baseline.path);
+    files.push([file, p.text]);
+    legacy[p.which] = { proposed_file: file, live_path: p.baseline.path, sha256: sha256(p.text), live_sha256: p.baseline.sha256, live_realpath: p.baseline.realpath };
+  }
+  const manifest: Manifest = {
+    schema: MANIFEST_SCHEMA,
+    schema_version: 2,
+    live_skill_path: o.skillPath,
+    live_memory_path: o.memoryPath,
+    has_skill: false,
+    has_memory: false,
+    has_managed_skill: legacy.skill !== undefined,
+    has_managed_memory: legacy.memory !== undefined,
+    accepted: o.accepted,
+    ...(legacy.skill || legacy.memory ? { legacy } : {}),
+  };
+  const written: string[] = [];
+  try {
+    for (const [name, text] of files) {
+      writeFileAtomic(join(dir, name), text);
+      written.push(name);
+    }
+    writeJsonAtomic(join(dir, "report.json"), o.reportJson);
+    written.push("report.json");
+    writeFileAtomic(join(dir, "report.md"), o.reportMd);
+    written.push("report.md");
+    writeJsonAtomic(join(dir, "manifest.json"), manifest);
+    written.push("manifest.json");
+  } catch (err) {
+    for (const name of written) rmSync(join(dir, name), { force: true });
+    throw new StagingError(`cannot publish ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  const latest = join(dirname(dir), ".latest");
+  if (!existsSync(latest) || (lstatSync(latest).isFile() && lstatSync(latest).nlink === 1)) {
+    writeFileAtomic(latest, `${basename(dir)}\n`);
+  }
+  return manifest;
+}
+
+/** Published nights of a project (with a manifest), newest first. */
+export function listNights(project: string): string[] {
+  const root = stagingRoot(project);
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .filter((n) => NIGHT_NAME.test(n))
+    .map((n) => join(root, n))
+    .filter((d) => {
+      const m = join(d, "manifest.json");
+      return !lstatSync(d).isSymbolicLink() && existsSync(m) && lstatSync(m).isFile();
+    })
+    .sort((a, b) => statSync(join(b, "manifest.json")).mtimeMs - statSync(join(a, "manifest.json")).mtimeMs || (basename(b) > basename(a) ? 1 : -1));
+}
+
+/** The latest published night: `.latest` when valid, else the newest manifest (spec §7.2). */
+export function latestStaging(project: string): string | undefined {
+  const root = stagingRoot(project);
+  const pointer = join(root, ".latest");
+  if (existsSync(pointer)) {
+    const st = lstatSync(pointer);
+    if (st.isFile() && st.nlink === 1) {
+      const name = readFileSync(pointer, "utf8").trim();
+      const dir = join(root, name);
+      if (NIGHT_NAME.test(name) && existsSync(join(dir, "manifest.json")) && !lstatSync(dir).isSymbolicLink()) return dir;
+    }
+  }
+  return listNights(project)[0];
+}
+
+/** Resolve a NIGHT argument (folder name or path) to a published night folder of the project. */
+export function resolveNight(project: string, night: string | undefined): string | undefined {
+  if (!night) return latestStaging(project);
+  const root = stagingRoot(project);
+  const dir = isAbsolute(night) ? night : NIGHT_NAME.test(night) ? join(root, night) : resolve(night);
+  if (!existsSync(join(dir, "manifest.json"))) return undefined;
+  return dir;
+}

@@ -1,0 +1,167 @@
+import type { LedgerEntry } from "../sleep/budget.ts";
+import type { AdoptionRow, EditStatus, NightRow, SleepStore } from "../sleep/store-port.ts";
+import type { EditRecord, GateTrial, TaskRecord } from "../sleep/types.ts";
+import { sha256 } from "../lib/index.ts";
+import { type Migrations, openStore, type Store } from "./db.ts";
+
+/** Sleep's tables in `<state_dir>/state.sqlite` (namespace "sleep"; harvest keeps its own list). */
+export const SLEEP_MIGRATIONS: Migrations = [
+  `CREATE TABLE sleep_nights (
+     night INTEGER PRIMARY KEY AUTOINCREMENT,
+     project TEXT NOT NULL,
+     status TEXT NOT NULL,
+     started_ms INTEGER NOT NULL,
+     ended_ms INTEGER,
+     staging_dir TEXT NOT NULL DEFAULT '',
+     accepted INTEGER NOT NULL DEFAULT 0,
+     gate_action TEXT NOT NULL DEFAULT '',
+     baseline REAL,
+     candidate REAL,
+     n_tasks INTEGER NOT NULL DEFAULT 0,
+     n_sessions INTEGER NOT NULL DEFAULT 0,
+     model_key TEXT NOT NULL DEFAULT ''
+   );
+   CREATE INDEX sleep_nights_project ON sleep_nights(project, night);
+   CREATE TABLE sleep_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE sleep_last_harvest (project TEXT PRIMARY KEY, started_ms INTEGER NOT NULL);
+   CREATE TABLE sleep_tasks (
+     night INTEGER NOT NULL REFERENCES sleep_nights(night),
+     task_id TEXT NOT NULL,
+     project TEXT NOT NULL,
+     split TEXT NOT NULL,
+     json TEXT NOT NULL,
+     PRIMARY KEY (night, task_id)
+   );
+   CREATE INDEX sleep_tasks_project ON sleep_tasks(project, night);
+   CREATE TABLE sleep_edits (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     night INTEGER NOT NULL REFERENCES sleep_nights(night),
+     target TEXT NOT NULL,
+     op TEXT NOT NULL,
+     content TEXT NOT NULL,
+     anchor TEXT NOT NULL,
+     rationale TEXT NOT NULL,
+     content_hash TEXT NOT NULL,
+     status TEXT NOT NULL,
+     reason TEXT NOT NULL
+   );
+   CREATE INDEX sleep_edits_hash ON sleep_edits(content_hash);
+   CREATE TABLE sleep_rejected_edits (
+     project TEXT NOT NULL,
+     content_hash TEXT NOT NULL,
+     content TEXT NOT NULL,
+     reason TEXT NOT NULL,
+     night INTEGER NOT NULL,
+     times INTEGER NOT NULL DEFAULT 1,
+     PRIMARY KEY (project, content_hash)
+   );
+   CREATE TABLE sleep_gate_trials (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     night INTEGER NOT NULL REFERENCES sleep_nights(night),
+     target TEXT NOT NULL,
+     baseline_score REAL,
+     candidate_score REAL,
+     accepted INTEGER NOT NULL,
+     json TEXT NOT NULL
+   );
+   CREATE TABLE sleep_ledger (
+     night INTEGER NOT NULL REFERENCES sleep_nights(night),
+     stage TEXT NOT NULL,
+     calls INTEGER NOT NULL,
+     tokens INTEGER NOT NULL,
+     cost_usd REAL NOT NULL,
+     cached INTEGER NOT NULL,
+     PRIMARY KEY (night, stage)
+   );
+   CREATE TABLE sleep_adoptions (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     night_dir TEXT NOT NULL,
+     mode TEXT NOT NULL,
+     adopted_ms INTEGER NOT NULL,
+     receipts_json TEXT NOT NULL,
+     rolled_back_ms INTEGER
+   );`,
+];
+
+const norm = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
+
+interface RawNight extends Omit<NightRow, "accepted"> {
+  accepted: number;
+}
+
+const toNight = (r: RawNight | null): NightRow | undefined => (r ? { ...r, accepted: r.accepted === 1 } : undefined);
+
+/** Open the Sleep state database and return the SleepStore over it. */
+export function openSleepStore(path: string): SleepStore & { store: Store; close(): void } {
+  const store = openStore(path, { namespace: "sleep", migrations: SLEEP_MIGRATIONS });
+  const db = store.db;
+  const tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
+  const meta = (key: string) => (db.query("SELECT value FROM sleep_meta WHERE key = ?").get(key) as { value: string } | null)?.value;
+  const setMeta = (key: string, value: string) => db.query("INSERT INTO sleep_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  return {
+    store,
+    close: () => store.close(),
+    peekNight: () => ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
+    beginNight: (project, startedMs, modelKey) =>
+      tx(() => Number(db.query("INSERT INTO sleep_nights (project, status, started_ms, model_key) VALUES (?, 'running', ?, ?)").run(project, startedMs, modelKey).lastInsertRowid)),
+    finishNight: (r) => {
+      db.query(
+        "UPDATE sleep_nights SET status = ?, ended_ms = ?, staging_dir = ?, accepted = ?, gate_action = ?, baseline = ?, candidate = ?, n_tasks = ?, n_sessions = ? WHERE night = ?",
+      ).run(r.status, r.ended_ms, r.staging_dir, r.accepted ? 1 : 0, r.gate_action, r.baseline, r.candidate, r.n_tasks, r.n_sessions, r.night);
+    },
+    getNight: (night) => toNight(db.query("SELECT * FROM sleep_nights WHERE night = ?").get(night) as RawNight | null),
+    nightByDir: (dir) => toNight(db.query("SELECT * FROM sleep_nights WHERE staging_dir = ? ORDER BY night DESC LIMIT 1").get(dir) as RawNight | null),
+    history: (limit) => (db.query("SELECT * FROM sleep_nights WHERE status != 'running' ORDER BY night DESC LIMIT ?").all(limit) as RawNight[]).map((r) => toNight(r)!).reverse(),
+    nightsCount: () => (db.query("SELECT COUNT(*) AS n FROM sleep_nights WHERE status != 'running' AND status != 'failed'").get() as { n: number }).n,
+    lastHarvestMs: (project) => (db.query("SELECT started_ms FROM sleep_last_harvest WHERE project = ?").get(project) as { started_ms: number } | null)?.started_ms,
+    setLastHarvestMs: (project, ms) => {
+      db.query("INSERT INTO sleep_last_harvest (project, started_ms) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET started_ms = excluded.started_ms").run(project, ms);
+    },
+    lastModelKey: () => meta("last_model_key"),
+    setLastModelKey: (key) => {
+      setMeta("last_model_key", key);
+    },
+    archiveTasks: (night, tasks: readonly TaskRecord[]) =>
+      tx(() => {
+        const q = db.query("INSERT OR REPLACE INTO sleep_tasks (night, task_id, project, split, json) VALUES (?, ?, ?, ?, ?)");
+        for (const t of tasks) if (t.origin === "real") q.run(night, t.id, t.project, t.split, JSON.stringify(t));
+      }),
+    archivedTasks: (project, limit) =>
+      (db.query("SELECT json FROM sleep_tasks WHERE project = ? ORDER BY night DESC LIMIT ?").all(project, limit) as Array<{ json: string }>).map((r) => JSON.parse(r.json) as TaskRecord),
+    recordEdits: (night, edits: ReadonlyArray<{ edit: EditRecord; status: EditStatus; reason: string }>) =>
+      tx(() => {
+        const project = (db.query("SELECT project FROM sleep_nights WHERE night = ?").get(night) as { project: string } | null)?.project ?? "";
+        const ins = db.query("INSERT INTO sleep_edits (night, target, op, content, anchor, rationale, content_hash, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        const rej = db.query(
+          "INSERT INTO sleep_rejected_edits (project, content_hash, content, reason, night) VALUES (?, ?, ?, ?, ?) ON CONFLICT(project, content_hash) DO UPDATE SET times = times + 1, night = excluded.night, reason = excluded.reason",
+        );
+        for (const { edit: e, status, reason } of edits) {
+          const h = sha256(norm(e.content));
+          ins.run(night, e.target, e.op, e.content, e.anchor, e.rationale, h, status, reason);
+          if (status === "rejected" || status === "human_rejected") rej.run(project, h, e.content, reason, night);
+        }
+      }),
+    rejectedEditTexts: (project, limit) =>
+      (db.query("SELECT content FROM sleep_rejected_edits WHERE project = ? ORDER BY night DESC, times DESC LIMIT ?").all(project, limit) as Array<{ content: string }>).map((r) => r.content),
+    recordGateTrials: (night, trials: readonly GateTrial[]) =>
+      tx(() => {
+        const q = db.query("INSERT INTO sleep_gate_trials (night, target, baseline_score, candidate_score, accepted, json) VALUES (?, ?, ?, ?, ?, ?)");
+        for (const t of trials) q.run(night, t.target, t.baseline_score, t.candidate_score, t.accepted ? 1 : 0, JSON.stringify(t));
+      }),
+    recordLedger: (night, entries: readonly LedgerEntry[]) =>
+      tx(() => {
+        const q = db.query("INSERT OR REPLACE INTO sleep_ledger (night, stage, calls, tokens, cost_usd, cached) VALUES (?, ?, ?, ?, ?, ?)");
+        for (const e of entries) q.run(night, e.stage, e.calls, e.tokens, e.cost_usd, e.cached);
+      }),
+    ledger: (night) => db.query("SELECT stage, calls, tokens, cost_usd, cached FROM sleep_ledger WHERE night = ? ORDER BY stage").all(night) as LedgerEntry[],
+    recordAdoption: (nightDir, mode, receiptsJson, atMs) =>
+      Number(db.query("INSERT INTO sleep_adoptions (night_dir, mode, adopted_ms, receipts_json) VALUES (?, ?, ?, ?)").run(nightDir, mode, atMs, receiptsJson).lastInsertRowid),
+    adoptions: (nightDir) =>
+      (nightDir
+        ? db.query("SELECT * FROM sleep_adoptions WHERE night_dir = ? ORDER BY id").all(nightDir)
+        : db.query("SELECT * FROM sleep_adoptions ORDER BY id").all()) as AdoptionRow[],
+    markRolledBack: (id, atMs) => {
+      db.query("UPDATE sleep_adoptions SET rolled_back_ms = ? WHERE id = ?").run(atMs, id);
+    },
+  };
+}
