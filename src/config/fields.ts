@@ -2,8 +2,14 @@ import * as v from "valibot";
 
 /** Field builders: every leaf carries its default, its documentation and a plain-words expectation. */
 
+/** Longest string value any key accepts; a longer one is a mistake (or an attack), not a setting. */
+export const MAX_STRING = 100_000;
+
 export function str(def: string, doc: string) {
-  return v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
+  return v.optional(
+    v.pipe(v.string("expected a string"), v.maxLength(MAX_STRING, `expected a string of at most ${MAX_STRING} characters`), v.description(doc)),
+    def,
+  );
 }
 
 export function nullableStr(doc: string) {
@@ -22,7 +28,7 @@ export function posInt(def: number, doc: string) {
   return v.optional(
     v.pipe(
       v.number("expected a positive integer"),
-      v.integer("expected a positive integer"),
+      v.safeInteger("expected a positive integer"),
       v.minValue(1, "expected a positive integer"),
       v.description(doc),
     ),
@@ -34,7 +40,7 @@ export function nonNegInt(def: number, doc: string) {
   return v.optional(
     v.pipe(
       v.number("expected a non-negative integer"),
-      v.integer("expected a non-negative integer"),
+      v.safeInteger("expected a non-negative integer"),
       v.minValue(0, "expected a non-negative integer"),
       v.description(doc),
     ),
@@ -48,7 +54,7 @@ export function nullablePosInt(doc: string) {
       v.nullable(
         v.pipe(
           v.number("expected a positive integer or null"),
-          v.integer("expected a positive integer or null"),
+          v.safeInteger("expected a positive integer or null"),
           v.minValue(1, "expected a positive integer or null"),
         ),
       ),

@@ -25,7 +25,13 @@ export function parseYamlConfig(text: string, file: string): ParsedYaml {
   }
   const positions = new Map<string, Position>();
   collectPositions(doc.contents as Node | null, "", positions, lineCounter);
-  const data = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    const detail = e instanceof Error ? e.message : String(e);
+    throw new ConfigError(`${file}: YAML cannot be expanded: ${detail}`, { file });
+  }
   if (data === null || data === undefined) return { data: {}, positions };
   if (typeof data !== "object" || Array.isArray(data)) {
     throw new ConfigError(`${file}: expected a mapping of sections (model:, train:, …) at the top level`, { file });

@@ -130,4 +130,20 @@ describe("loadConfig", () => {
     const { config } = loadConfig({ config: f, cwd: dir.path });
     expect(Object.isFrozen(config.train)).toBe(true);
   });
+
+  test("hostile YAML is refused cleanly: alias bombs, unsafe integers, giant strings", () => {
+    using dir = tempDir();
+    const levels = ["a: &a [x, x, x, x, x, x, x, x, x]"];
+    for (let i = 1; i < 7; i++) levels.push(`l${i}: &l${i} [${Array(9).fill(i === 1 ? "*a" : `*l${i - 1}`).join(", ")}]`);
+    const bomb = write(dir.path, "bomb.yaml", `${levels.join("\n")}\n`);
+    expect(configError(() => loadConfig({ config: bomb, cwd: dir.path })).message).toStartWith("bomb.yaml: YAML cannot be expanded");
+    const huge = write(dir.path, "huge.yaml", "train:\n  batch_size: 99999999999999999999999\n");
+    expect(configError(() => loadConfig({ config: huge, cwd: dir.path })).message).toStartWith(
+      "huge.yaml:2:3: train.batch_size: expected a positive integer",
+    );
+    const long = write(dir.path, "long.yaml", `model:\n  optimizer: "${"x".repeat(200_000)}"\n`);
+    expect(configError(() => loadConfig({ config: long, cwd: dir.path })).message).toContain(
+      "model.optimizer: expected a string of at most 100000 characters",
+    );
+  });
 });

@@ -1,0 +1,22 @@
+/** One broken input and the command that should reject it cleanly. */
+export interface BadCase {
+  name: string;
+  args: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Directory the command may write to (excluded from the collateral-write check). */
+  outDir?: string;
+  /** Paths relative to the corpus root that the command may change (e.g. state dirs). */
+  allowedWrites?: string[];
+  /** The input is degenerate but valid: exit 0 counts as clean. */
+  expectSuccess?: boolean;
+  timeoutMs?: number;
+  cleanup?: () => void;
+}
+
+export interface CaseContext {
+  root: string;
+  home: string;
+  work: string;
+  repo: string;
+}
