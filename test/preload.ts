@@ -4,6 +4,9 @@ import { join } from "node:path";
 
 // Every test process gets its own home, XDG dirs and state dirs, and no provider keys, before
 // any src/ module reads the environment.
+// bunfig.toml points the JUnit reporter here; it does not create the directory itself.
+mkdirSync(join(import.meta.dir, "..", "test-output"), { recursive: true });
+
 const root = mkdtempSync(join(tmpdir(), "skillopt-test-"));
 const home = join(root, "home");
 for (const d of ["home", "cache", "config", "state", "data"]) mkdirSync(join(root, d), { recursive: true });
