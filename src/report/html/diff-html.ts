@@ -65,7 +65,7 @@ function unified(shown: (Line | null)[]): string {
       ? `<tr class="gap"><td colspan="4">⋯</td></tr>`
       : `<tr class="${l.kind}"><td class="ln">${l.oldNo ?? ""}</td><td class="ln">${l.newNo ?? ""}</td><td class="sg">${SIGN[l.kind]}</td><td class="tx">${esc(l.text)}</td></tr>`,
   );
-  return `<table class="diff diff-unified">${rows.join("")}</table>`;
+  return `<table class="diff diff-unified"><colgroup><col class="c-ln"><col class="c-ln"><col class="c-sg"><col></colgroup>${rows.join("")}</table>`;
 }
 
 function sideBySide(shown: (Line | null)[]): string {
@@ -97,7 +97,7 @@ function sideBySide(shown: (Line | null)[]): string {
       );
     }
   }
-  return `<table class="diff diff-split">${rows.join("")}</table>`;
+  return `<table class="diff diff-split"><colgroup><col class="c-ln"><col><col class="c-ln"><col></colgroup>${rows.join("")}</table>`;
 }
 
 /** Both renderings of a line diff (CSS shows one, per the page's diff-mode switch). */

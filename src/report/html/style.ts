@@ -35,7 +35,7 @@ pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);border:1px
 .diffstat{font-size:12px;padding:4px 8px;background:var(--soft);border-bottom:1px solid var(--line)}.plus{color:var(--acc)}.minus{color:var(--rej)}
 table.diff{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;table-layout:fixed}
 table.diff td{border:0;padding:0 6px;white-space:pre-wrap;word-break:break-word}
-table.diff td.ln{width:42px;color:var(--muted);text-align:right;user-select:none}table.diff td.sg{width:14px}
+table.diff col.c-ln{width:42px}table.diff col.c-sg{width:16px}table.diff td.ln{color:var(--muted);text-align:right;user-select:none}table.diff td.sg{width:14px}
 table.diff tr.add td,table.diff td.add{background:#dcfce7}table.diff tr.del td,table.diff td.del{background:#fee2e2}
 table.diff td.empty{background:#f3f4f6}table.diff tr.gap td{color:var(--muted);background:var(--soft);text-align:center}
 .diff-split{display:none}

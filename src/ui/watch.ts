@@ -1,0 +1,114 @@
+import { existsSync, type FSWatcher, statSync, watch } from "node:fs";
+import { join } from "node:path";
+import { errorMessage, log } from "../lib/index.ts";
+import { openStore, type Store } from "../store/index.ts";
+
+type Listener = (version: string) => void;
+
+interface Watch {
+  listeners: Set<Listener>;
+  version: string;
+  fsw: FSWatcher | null;
+  timer: ReturnType<typeof setInterval>;
+  db: Store | null;
+  debounce: ReturnType<typeof setTimeout> | null;
+}
+
+function statSig(path: string): string {
+  try {
+    const s = statSync(path);
+    return `${s.size}:${s.mtimeMs}`;
+  } catch {
+    return "-";
+  }
+}
+
+/**
+ * Change detection for live run pages. A run with a store is watched through its own sqlite
+ * connection: PRAGMA data_version moves exactly when another connection commits a step. A
+ * directory event (the WAL growing, an atomic rename) triggers the check at once; a slow timer
+ * covers file systems without change notification.
+ */
+export class RunWatchHub {
+  private readonly watches = new Map<string, Watch>();
+
+  constructor(private readonly intervalMs = 1000) {}
+
+  private signature(dir: string, w: Watch): string {
+    const dbPath = join(dir, "state.sqlite");
+    let dv = "";
+    if (!w.db && existsSync(dbPath)) {
+      try {
+        w.db = openStore(dbPath, { migrations: [], readonly: true, checkIntegrity: false });
+      } catch (err) {
+        log.withTag("ui").debug(`cannot watch ${dbPath}: ${errorMessage(err)}`);
+      }
+    }
+    if (w.db) {
+      try {
+        dv = String((w.db.db.query("PRAGMA data_version").get() as { data_version: number }).data_version);
+      } catch {
+        w.db.close();
+        w.db = null;
+      }
+    }
+    return [dv, statSig(join(dir, "history.jsonl")), statSig(join(dir, "summary.json"))].join("|");
+  }
+
+  private check(dir: string): void {
+    const w = this.watches.get(dir);
+    if (!w) return;
+    const v = this.signature(dir, w);
+    if (v === w.version) return;
+    w.version = v;
+    for (const l of w.listeners) l(v);
+  }
+
+  /** Call `listener` whenever the run changes; returns the unsubscribe function. */
+  subscribe(dir: string, listener: Listener): () => void {
+    let w = this.watches.get(dir);
+    if (!w) {
+      const created: Watch = {
+        listeners: new Set(),
+        version: "",
+        fsw: null,
+        db: null,
+        debounce: null,
+        timer: setInterval(() => this.check(dir), this.intervalMs),
+      };
+      try {
+        created.fsw = watch(dir, () => {
+          if (created.debounce) return;
+          created.debounce = setTimeout(() => {
+            created.debounce = null;
+            this.check(dir);
+          }, 40);
+        });
+      } catch (err) {
+        log.withTag("ui").debug(`fs.watch unavailable for ${dir}: ${errorMessage(err)}`);
+      }
+      created.version = this.signature(dir, created);
+      this.watches.set(dir, created);
+      w = created;
+    }
+    w.listeners.add(listener);
+    return () => {
+      const cur = this.watches.get(dir);
+      if (!cur) return;
+      cur.listeners.delete(listener);
+      if (cur.listeners.size === 0) this.drop(dir, cur);
+    };
+  }
+
+  private drop(dir: string, w: Watch): void {
+    clearInterval(w.timer);
+    if (w.debounce) clearTimeout(w.debounce);
+    w.fsw?.close();
+    w.db?.close();
+    this.watches.delete(dir);
+  }
+
+  close(): void {
+    for (const [dir, w] of this.watches) this.drop(dir, w);
+  }
+}
