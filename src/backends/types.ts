@@ -10,6 +10,8 @@ export interface RawCompletion {
   model: string;
   /** Cost reported by the provider itself (claude -p does), else undefined → priced from the table. */
   providerCostUsd?: number;
+  /** The provider reported no token usage (cost is then unknown, not 0). */
+  usageMissing?: boolean;
 }
 
 /**
@@ -24,5 +26,14 @@ export interface ChatBackend {
   readonly endpoint: string;
   /** Model used when the request does not name one. */
   readonly defaultModel: string;
+  /** Per-attempt timeout when the backend has its own (e.g. openai_compatible timeout_seconds). */
+  readonly timeoutMs?: number;
+  /**
+   * Settings outside the request that change the answer (default temperature, token cap,
+   * thinking mode, …) as a stable string; part of the cache key. Never a secret.
+   */
+  readonly cacheSalt?: string;
   complete(request: ChatRequest & { model: string }, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<RawCompletion>;
+  /** Release held resources (clients, temp dirs). */
+  close?(): void | Promise<void>;
 }

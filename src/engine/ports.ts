@@ -123,6 +123,10 @@ export interface AgentTask {
   prompt: string;
   /** Files to place in the workspace before the run (relative path → content). */
   files?: Record<string, string | Uint8Array>;
+  /** The agent may create or modify files in its workspace (artifact tasks); default read-only. */
+  allowEdits?: boolean;
+  /** One sentence for the skill's front matter `description` (benchmark-specific). */
+  skillDescription?: string;
 }
 
 /**
@@ -231,4 +235,59 @@ export interface Benchmark {
   rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult>;
   /** Optional custom rendering of a result for the optimizer; default renders the trajectory. */
   formatForOptimizer?(result: RolloutResult): string;
+}
+
+/** Totals of the model calls made so far (from the model layer's ledger). */
+export interface CallTotals {
+  calls: number;
+  cached: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** null when some call's price is unknown. */
+  cost_usd: number | null;
+  by_stage: Record<string, { calls: number; cached: number; prompt_tokens: number; completion_tokens: number; cost_usd: number | null }>;
+}
+
+/** Read access to call accounting, and the budget caps (max cost / max calls). */
+export interface CallAccounting {
+  snapshot(): CallTotals;
+  /** A reason to stop before the next step (a budget cap reached), or undefined. */
+  budgetExceeded(): string | undefined;
+}
+
+/** One unit of committed run state: the whole loop state plus what this checkpoint produced. */
+export interface RunCheckpoint {
+  kind: "baseline" | "step" | "boundary" | "final";
+  step: number;
+  epoch: number;
+  /** The complete loop state after this checkpoint (engine/state.ts LoopState). */
+  state: import("./state.ts").LoopState;
+  /** Skill texts this checkpoint introduced, by hash. */
+  skills: { hash: string; text: string; origin: string }[];
+  /** The history record (kind "step"), or the boundary / final record. */
+  record?: Record<string, unknown>;
+  /** Selection/test evaluations done in this checkpoint. */
+  evaluations: {
+    kind: string;
+    hash: string;
+    split: string;
+    hard: number;
+    soft: number;
+    score: number | null;
+    evaluated: number;
+    total: number;
+    action?: string;
+  }[];
+  /** Intermediate products (raw patches, merged/ranked patches, edit report, LR decision, …). */
+  artifacts?: Record<string, unknown>;
+}
+
+/**
+ * Persistence of a training run. `commit` is atomic: after it returns the checkpoint survives a
+ * kill; before, nothing of it is visible. `resume` returns the last committed state and the
+ * texts of every stored skill, or undefined for a fresh run.
+ */
+export interface RunRecorder {
+  resume(): { state: unknown; skills: Record<string, string> } | undefined;
+  commit(checkpoint: RunCheckpoint): void;
 }

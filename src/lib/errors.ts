@@ -99,6 +99,15 @@ export class BackendError extends SkilloptError {
   }
 }
 
+/** A budget cap (model.max_cost_usd, model.max_calls, --max-cost) was reached before a call (exit 1). */
+export class BudgetError extends SkilloptError {
+  readonly limit: "cost" | "calls";
+  constructor(limit: "cost" | "calls", message: string, opts: ErrorOptions = {}) {
+    super("budget", message, 1, opts);
+    this.limit = limit;
+  }
+}
+
 /** The run store could not be opened, migrated or written (exit 1). */
 export class StoreError extends SkilloptError {
   constructor(message: string, opts: ErrorOptions = {}) {

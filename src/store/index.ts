@@ -7,3 +7,5 @@ export {
   schemaVersion,
   type Store,
 } from "./db.ts";
+export * from "./calls.ts";
+export * from "./sleep-harvest.ts";

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ChatMessage, Usage } from "../../engine/ports.ts";
+import { BackendError, redactText } from "../../lib/index.ts";
+import type { ProcessResult } from "../exec/process.ts";
+
+export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
+
+export function textOf(m: ChatMessage): string {
+  return typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("\n");
+}
+
+/** System text, and the conversation flattened into one prompt (spec §7.5 history bullets). */
+export function flattenMessages(messages: ChatMessage[]): { system: string; prompt: string } {
+  const system = messages
+    .filter((m) => m.role === "system")
+    .map(textOf)
+    .join("\n\n");
+  const convo = messages.filter((m) => m.role !== "system");
+  const last = convo[convo.length - 1];
+  if (convo.length <= 1) return { system, prompt: last ? textOf(last) : "" };
+  const history = convo.slice(0, -1).map((m) => {
+    if (m.role === "assistant") return `- Assistant: ${textOf(m)}`;
+    if (m.role === "tool") return `- Tool result (tool_call_id=${m.toolCallId ?? ""}): ${textOf(m)}`;
+    return `- User: ${textOf(m)}`;
+  });
+  return { system, prompt: `History:\n${history.join("\n")}\n\nLatest request:\n${last ? textOf(last) : ""}\n\nAnswer the latest request.` };
+}
+
+/** A fresh empty directory, removed by the returned function (errors ignored: best effort). */
+export function scratchDir(prefix: string): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Classify a failed CLI run as a BackendError (timeouts and crashes are transient; auth is not). */
+export function cliFailure(name: string, result: ProcessResult, timeoutMs: number): BackendError {
+  if (result.timedOut) {
+    return new BackendError("timeout", `${name}: no answer within ${Math.round(timeoutMs / 1000)} s (process group killed)`, { retryable: true });
+  }
+  const tail = redactText(`${result.stderr}\n${result.stdout}`.trim()).slice(-400);
+  if (/not logged in|\/login|auth(entication)? required|invalid api key|unauthori[sz]ed|401|token expired/i.test(tail)) {
+    return new BackendError("auth", `${name}: the CLI is not authenticated: ${tail}`, { hint: `log in with the ${name} CLI first` });
+  }
+  if (/unsupported model|model .*not (found|available)|unknown model|invalid model/i.test(tail)) {
+    return new BackendError("not_found", `${name}: model not available: ${tail}`, { hint: "check the model name in the config" });
+  }
+  return new BackendError("exec", `${name}: exited with code ${result.code}: ${tail}`, { retryable: true });
+}
+
+/** Lines of JSON objects in a JSONL stream; bad lines are skipped. */
+export function jsonLines(text: string): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const line of text.split("\n")) {
+    const t = line.trim();
+    if (!t.startsWith("{")) continue;
+    try {
+      const v: unknown = JSON.parse(t);
+      if (v && typeof v === "object" && !Array.isArray(v)) out.push(v as Record<string, unknown>);
+    } catch {
+      // not a JSON event line (CLIs interleave banners); skip it
+    }
+  }
+  return out;
+}
+
+export function num(v: unknown): number {
+  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}

@@ -1,0 +1,362 @@
+import * as v from "valibot";
+import type { ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/ports.ts";
+import { BackendError, BudgetError, errorMessage, hashJson, log, redactText, UnsupportedError } from "../lib/index.ts";
+import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
+import { extractJson } from "./json.ts";
+import type { CallLedger } from "./ledger.ts";
+import { Limiter } from "./limiter.ts";
+import type { PriceTable } from "./pricing.ts";
+import { defaultPolicy, OPTIMIZER_ATTEMPTS, ROLLOUT_ATTEMPTS, type RetryPolicy, withRetry } from "./retry.ts";
+import type { ChatBackend, RawCompletion } from "./types.ts";
+
+/** A streamed accounting event: one per logical call, plus one per retry. */
+export type CallEvent =
+  | {
+      type: "call";
+      role: Role;
+      stage: string;
+      backend: string;
+      model: string;
+      cached: boolean;
+      attempts: number;
+      status: "ok" | "truncated" | "error";
+      latencyMs: number;
+      usage: Usage;
+      costUsd: number | null;
+      error?: string;
+    }
+  | { type: "retry"; role: Role; stage: string; backend: string; model: string; attempt: number; delayMs: number; error: string }
+  | { type: "dropped"; role: Role; stage: string; reason: string };
+
+export interface RoleBinding {
+  /** The chat backend, or undefined when the role is an exec-only harness. */
+  chat: ChatBackend | undefined;
+  runner: TaskRunner | undefined;
+  /** Backend name as resolved (e.g. claude_code_exec). */
+  name: string;
+  /** Default per-attempt timeout when the backend has none of its own. */
+  timeoutMs: number;
+  concurrency: number;
+}
+
+export interface ClientCore {
+  roles: Record<Role, RoleBinding>;
+  prices: PriceTable;
+  cache: Store | undefined;
+  ledger: CallLedger;
+  maxCostUsd?: number | undefined;
+  maxCalls?: number | undefined;
+  onCall?: ((event: CallEvent) => void) | undefined;
+  retry?: Partial<RetryPolicy> & { attempts?: Partial<Record<Role, number>> };
+  now?: () => number;
+}
+
+const ZERO: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
+const COMPLETE = new Set<ChatResponse["finishReason"]>(["stop", "tool_calls", "unknown"]);
+
+/** The shared layer over the role backends: limits, retries, cache, budget, ledger, JSON. */
+export class LayeredModelClient implements ModelClient {
+  private readonly limiters = new Map<string, Limiter>();
+  private readonly inflight = new Map<string, Promise<ChatResponse>>();
+  private paidStarted: number;
+  private warnedUnknownPrice = new Set<string>();
+
+  constructor(private readonly core: ClientCore) {
+    this.paidStarted = core.ledger.paid;
+  }
+
+  get ledger(): CallLedger {
+    return this.core.ledger;
+  }
+
+  /** Limiter of a role and endpoint (exposed for tests and the bench). */
+  limiter(role: Role, endpoint: string): Limiter {
+    const id = `${role}|${endpoint}`;
+    let l = this.limiters.get(id);
+    if (!l) {
+      l = new Limiter(this.core.roles[role].concurrency);
+      this.limiters.set(id, l);
+    }
+    return l;
+  }
+
+  taskRunner(): TaskRunner | undefined {
+    return this.core.roles.target.runner;
+  }
+
+  async chat(role: Role, request: ChatRequest, opts: { signal?: AbortSignal } = {}): Promise<ChatResponse> {
+    const binding = this.core.roles[role];
+    const backend = binding.chat;
+    if (!backend) {
+      throw new UnsupportedError(`the ${role} backend ${binding.name} runs whole tasks and is not a chat model`, {
+        hint: "benchmarks route exec targets through taskRunner(); judges need a chat backend",
+      });
+    }
+    const req = { ...request, model: request.model ?? backend.defaultModel };
+    const key = cacheKey(backend, req);
+    const started = this.now();
+    if (this.core.cache) {
+      const hit = getCachedCall(this.core.cache, key);
+      if (hit !== undefined) return this.served(role, backend, req, key, JSON.parse(hit) as StoredResponse, started);
+      const pending = this.inflight.get(key);
+      if (pending) {
+        const shared = await pending;
+        return this.served(role, backend, req, key, shared, started);
+      }
+    }
+    this.checkBudget(req.stage);
+    this.paidStarted++;
+    const p = this.execute(role, binding, backend, req, key, opts.signal);
+    if (!this.core.cache) return p;
+    this.inflight.set(key, p);
+    try {
+      return await p;
+    } finally {
+      this.inflight.delete(key);
+    }
+  }
+
+  async chatJson<S extends v.GenericSchema>(
+    role: Role,
+    request: ChatRequest,
+    schema: S,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<JsonResult<v.InferOutput<S>>> {
+    let req: ChatRequest = { ...request, json: true };
+    let res = await this.chat(role, req, opts);
+    if (res.finishReason === "length") {
+      req = { ...req, maxTokens: largerBudget(req.maxTokens, res.usage.completionTokens) };
+      res = await this.chat(role, req, opts);
+      if (res.finishReason === "length") return this.dropJson(role, req.stage, "truncated", res, "the reply hit its token limit twice");
+    }
+    const first = parseAgainst(res.text, schema);
+    if (first.ok) return { ok: true, value: first.value, response: res };
+    const retry: ChatRequest = {
+      ...req,
+      messages: [
+        ...req.messages,
+        { role: "assistant", content: res.text },
+        {
+          role: "user",
+          content: `Your reply could not be used: ${first.error}\nReply again with only the corrected JSON object, with no prose before or after it.`,
+        },
+      ],
+    };
+    const res2 = await this.chat(role, retry, opts);
+    if (res2.finishReason === "length") return this.dropJson(role, req.stage, "truncated", res2, "the corrected reply hit its token limit");
+    const second = parseAgainst(res2.text, schema);
+    if (second.ok) return { ok: true, value: second.value, response: res2 };
+    return this.dropJson(role, req.stage, "invalid_json", res2, second.error);
+  }
+
+  private dropJson<T>(role: Role, stage: string, reason: string, response: ChatResponse, detail: string): JsonResult<T> {
+    this.core.ledger.drop(stage, reason);
+    this.emit({ type: "dropped", role, stage, reason });
+    log.withTag("model").debug(`dropped ${stage} result: ${reason}: ${redactText(detail).slice(0, 200)}`);
+    return { ok: false, reason: `${reason}: ${detail}`, response };
+  }
+
+  private checkBudget(stage: string): void {
+    const { maxCalls, maxCostUsd, ledger } = this.core;
+    if (maxCalls !== undefined && this.paidStarted >= maxCalls) {
+      throw new BudgetError("calls", `call budget reached: ${this.paidStarted} of ${maxCalls} model calls made (before a ${stage} call)`, {
+        hint: "the run stops at the next step boundary with its state saved; resume with a larger model.max_calls",
+        data: { max_calls: maxCalls, calls: this.paidStarted },
+      });
+    }
+    if (maxCostUsd !== undefined && ledger.spentUsd >= maxCostUsd) {
+      throw new BudgetError("cost", `cost budget reached: $${ledger.spentUsd.toFixed(4)} of $${maxCostUsd} spent (before a ${stage} call)`, {
+        hint: "the run stops at the next step boundary with its state saved; resume with a larger --max-cost / model.max_cost_usd",
+        data: { max_cost_usd: maxCostUsd, cost_usd: ledger.spentUsd },
+      });
+    }
+  }
+
+  private async execute(
+    role: Role,
+    binding: RoleBinding,
+    backend: ChatBackend,
+    req: ChatRequest & { model: string },
+    key: string,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatResponse> {
+    const started = this.now();
+    const attempts = this.core.retry?.attempts?.[role] ?? (role === "target" ? ROLLOUT_ATTEMPTS : OPTIMIZER_ATTEMPTS);
+    const policy = defaultPolicy(attempts, this.core.retry);
+    const limiter = this.limiter(role, backend.endpoint);
+    const timeoutMs = backend.timeoutMs ?? binding.timeoutMs;
+    let made = 0;
+    try {
+      const { value, attempts: used } = await withRetry(
+        (attempt) => {
+          made = attempt;
+          return limiter.run(() => backend.complete(req, { ...(signal ? { signal } : {}), timeoutMs }), signal);
+        },
+        policy,
+        {
+          ...(signal ? { signal } : {}),
+          onRetry: ({ attempt, error, delayMs }) =>
+            this.emit({ type: "retry", role, stage: req.stage, backend: backend.name, model: req.model, attempt, delayMs, error: redactText(errorMessage(error)) }),
+        },
+      );
+      const costUsd = this.price(req.model, value);
+      const response: ChatResponse = {
+        text: value.text,
+        finishReason: value.finishReason,
+        toolCalls: value.toolCalls,
+        usage: value.usage,
+        latencyMs: this.now() - started,
+        costUsd,
+        attempts: used,
+        cached: false,
+        model: value.model || req.model,
+      };
+      const complete = COMPLETE.has(response.finishReason) && (response.text !== "" || response.toolCalls.length > 0);
+      if (this.core.cache && complete) {
+        const stored: StoredResponse = { text: response.text, finishReason: response.finishReason, toolCalls: response.toolCalls, model: response.model };
+        putCachedCall(this.core.cache, { key, backend: backend.name, endpoint: backend.endpoint, model: req.model, response: JSON.stringify(stored) });
+      }
+      this.record(role, backend, req, key, response, response.finishReason === "length" ? "truncated" : "ok");
+      return response;
+    } catch (err) {
+      const failed: ChatResponse = {
+        text: "",
+        finishReason: "error",
+        toolCalls: [],
+        usage: ZERO,
+        latencyMs: this.now() - started,
+        costUsd: null,
+        attempts: made,
+        cached: false,
+        model: req.model,
+      };
+      this.record(role, backend, req, key, failed, "error", redactText(errorMessage(err)));
+      throw err;
+    }
+  }
+
+  private price(model: string, raw: RawCompletion): number | null {
+    if (raw.providerCostUsd !== undefined) return raw.providerCostUsd;
+    if (raw.usageMissing) return null;
+    const cost = this.core.prices.cost(model, raw.usage) ?? (raw.model ? this.core.prices.cost(raw.model, raw.usage) : null);
+    if (cost === null && this.core.maxCostUsd !== undefined && !this.warnedUnknownPrice.has(model)) {
+      this.warnedUnknownPrice.add(model);
+      log.withTag("model").warn(`no price known for model ${model}: its calls do not count toward the cost cap (add it under model.pricing)`);
+    }
+    return cost;
+  }
+
+  private served(role: Role, backend: ChatBackend, req: ChatRequest & { model: string }, key: string, stored: StoredResponse, started: number): ChatResponse {
+    const response: ChatResponse = {
+      text: stored.text,
+      finishReason: stored.finishReason,
+      toolCalls: stored.toolCalls,
+      usage: ZERO,
+      latencyMs: this.now() - started,
+      costUsd: 0,
+      attempts: 0,
+      cached: true,
+      model: stored.model,
+    };
+    this.record(role, backend, req, key, response, response.finishReason === "length" ? "truncated" : "ok");
+    return response;
+  }
+
+  private record(
+    role: Role,
+    backend: ChatBackend,
+    req: ChatRequest & { model: string },
+    key: string,
+    res: ChatResponse,
+    status: "ok" | "truncated" | "error",
+    error?: string,
+  ): void {
+    this.core.ledger.record({
+      role,
+      stage: req.stage,
+      backend: backend.name,
+      endpoint: backend.endpoint,
+      model: req.model,
+      key,
+      cached: res.cached,
+      attempts: res.attempts,
+      status,
+      usage: res.usage,
+      costUsd: res.costUsd,
+      latencyMs: res.latencyMs,
+      ...(error ? { error } : {}),
+    });
+    this.emit({
+      type: "call",
+      role,
+      stage: req.stage,
+      backend: backend.name,
+      model: req.model,
+      cached: res.cached,
+      attempts: res.attempts,
+      status,
+      latencyMs: res.latencyMs,
+      usage: res.usage,
+      costUsd: res.costUsd,
+      ...(error ? { error } : {}),
+    });
+  }
+
+  private emit(event: CallEvent): void {
+    if (!this.core.onCall) return;
+    try {
+      this.core.onCall(event);
+    } catch (err) {
+      log.withTag("model").debug(`onCall listener failed: ${errorMessage(err)}`);
+    }
+  }
+
+  private now(): number {
+    return (this.core.now ?? performance.now.bind(performance))();
+  }
+}
+
+interface StoredResponse {
+  text: string;
+  finishReason: ChatResponse["finishReason"];
+  toolCalls: ChatResponse["toolCalls"];
+  model: string;
+}
+
+/**
+ * Content address of a call: backend, endpoint, model, messages, every sampling parameter, tools,
+ * the JSON flag and the sample index. The stage is an accounting label and not part of it.
+ */
+export function cacheKey(backend: ChatBackend, req: ChatRequest & { model: string }): string {
+  return hashJson({
+    v: 1,
+    backend: backend.name,
+    endpoint: backend.endpoint,
+    salt: backend.cacheSalt ?? "",
+    model: req.model,
+    messages: req.messages,
+    temperature: req.temperature,
+    maxTokens: req.maxTokens,
+    reasoningEffort: req.reasoningEffort,
+    tools: req.tools,
+    json: req.json ?? false,
+    sampleIndex: req.sampleIndex ?? 0,
+  });
+}
+
+function largerBudget(requested: number | undefined, used: number): number {
+  return Math.max(2 * (requested ?? 0), 2 * used, 4096);
+}
+
+function parseAgainst<S extends v.GenericSchema>(text: string, schema: S): { ok: true; value: v.InferOutput<S> } | { ok: false; error: string } {
+  const value = extractJson(text);
+  if (value === undefined) return { ok: false, error: "no JSON object was found in the reply" };
+  const parsed = v.safeParse(schema, value);
+  if (parsed.success) return { ok: true, value: parsed.output };
+  return { ok: false, error: `the JSON does not match the expected shape: ${v.summarize(parsed.issues).replace(/\s+/g, " ").slice(0, 500)}` };
+}
+
+/** True for failures that say the configuration is wrong (bad key, unknown model), not the network. */
+export function isConfigurationFailure(err: unknown): boolean {
+  return err instanceof BackendError && ["auth", "not_found", "bad_request"].includes(err.kind);
+}

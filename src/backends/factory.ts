@@ -1,0 +1,176 @@
+import type { Role, TaskRunner } from "../engine/ports.ts";
+import { ConfigError, UnsupportedError } from "../lib/index.ts";
+import { createClaudeChat } from "./cli/claude-chat.ts";
+import { createCodexChat } from "./cli/codex-chat.ts";
+import { createCopilotChat } from "./cli/copilot-chat.ts";
+import { createHarness, type HarnessName } from "./exec/harness.ts";
+import { azureBackend, minimaxBackend, openaiCompatibleBackend, qwenBackend } from "./presets.ts";
+import type { PriceTable } from "./pricing.ts";
+import type { BackendName } from "./roles.ts";
+import { numberOf, type Settings } from "./settings.ts";
+import type { ChatBackend } from "./types.ts";
+
+/** Per-call timeout for CLI-based chat and exec harnesses: env.exec_timeout seconds (default 120). */
+export function execTimeoutMs(settings: Settings): number {
+  const t = settings.section("env").exec_timeout;
+  return typeof t === "number" && t > 0 ? t * 1000 : 120_000;
+}
+
+const DEFAULT_MODELS: Record<string, string> = {
+  claude_chat: "claude-sonnet-4-6",
+  claude_code_exec: "claude-sonnet-4-6",
+  cursor_exec: "composer-2.5",
+  codex_exec: "gpt-4o",
+};
+
+/** Executable for a CLI: config key, then env vars, then the default name (resolved on the child's PATH). */
+function bin(settings: Settings, keys: string[], envs: string[], fallback: string): string {
+  return settings.first(keys, envs)?.value ?? fallback;
+}
+
+/** The chat backend of a role, or undefined for exec-only harnesses. */
+export async function buildChatBackend(name: BackendName, role: Role, settings: Settings, config: unknown): Promise<ChatBackend | undefined> {
+  switch (name) {
+    case "sim":
+      return loadSim(role, config);
+    case "openai_compatible":
+      return openaiCompatibleBackend(settings, role);
+    case "qwen_chat":
+      return qwenBackend(settings, role);
+    case "minimax_chat":
+      return minimaxBackend(settings);
+    case "openai_chat":
+      return azureBackend(settings, role);
+    case "claude_chat":
+      return createClaudeChat({
+        bin: bin(settings, [], ["CLAUDE_CLI_BIN"], settings.model("claude_code_exec_path") ?? "claude"),
+        defaultModel: settings.model(role) ?? DEFAULT_MODELS.claude_chat!,
+        timeoutMs: 300_000,
+        env: settings.env,
+        permissionMode: settings.envVar("CLAUDE_PERMISSION_MODE") ?? "dontAsk",
+        settingSources: settings.envVar("CLAUDE_SETTING_SOURCES") ?? "user,project",
+      });
+    case "copilot_chat": {
+      const timeout = settings.first(["copilot_chat_timeout"], ["COPILOT_CHAT_TIMEOUT"]);
+      const seconds = timeout ? numberOf(timeout.value) : 600;
+      if (seconds === undefined || Number.isNaN(seconds) || seconds <= 0 || !Number.isInteger(seconds)) {
+        throw new ConfigError(`${timeout?.from ?? "model.copilot_chat_timeout"}: expected a positive integer number of seconds`);
+      }
+      return createCopilotChat({
+        bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
+        model: settings.first([`copilot_chat_${role}_model`], [`COPILOT_CHAT_${role.toUpperCase()}_MODEL`])?.value,
+        timeoutMs: seconds * 1000,
+        env: settings.env,
+        home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value,
+      });
+    }
+    case "codex_exec":
+      return createCodexChat({
+        bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
+        defaultModel: settings.model(role) ?? DEFAULT_MODELS.codex_exec!,
+        timeoutMs: execTimeoutMs(settings),
+        env: settings.env,
+        profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
+        reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
+      });
+    case "claude_code_exec":
+    case "cursor_exec":
+    case "copilot_exec":
+      return undefined;
+  }
+}
+
+/** The exec harness of the target, when the target backend runs whole tasks. */
+export function buildTaskRunner(name: BackendName, settings: Settings, prices: PriceTable): TaskRunner | undefined {
+  if (name !== "claude_code_exec" && name !== "codex_exec" && name !== "cursor_exec" && name !== "copilot_exec") return undefined;
+  const harness: HarnessName = name;
+  const retries = numberOf(settings.envVar("EXEC_EMPTY_RESPONSE_RETRIES"));
+  const common = { name: harness, timeoutMs: execTimeoutMs(settings), env: settings.env, emptyRetries: retries !== undefined && retries >= 0 ? Math.floor(retries) : 1 };
+  const model = settings.model("target");
+  switch (harness) {
+    case "claude_code_exec": {
+      const effortRaw = (settings.first(["claude_code_exec_effort"], ["CLAUDE_CODE_EXEC_EFFORT"])?.value ?? "medium").toLowerCase();
+      const effort = effortRaw === "xhigh" ? "max" : ["low", "medium", "high", "max"].includes(effortRaw) ? effortRaw : effortRaw === "none" || effortRaw === "off" ? undefined : "medium";
+      const thinking = numberOf(settings.first(["claude_code_exec_max_thinking_tokens"], ["CLAUDE_CODE_EXEC_MAX_THINKING_TOKENS"])?.value ?? "16384");
+      return createHarness(
+        {
+          ...common,
+          bin: bin(settings, ["claude_code_exec_path"], ["CLAUDE_CODE_EXEC_PATH"], "claude"),
+          model: model ?? DEFAULT_MODELS.claude_code_exec,
+          options: {
+            effort,
+            maxThinkingTokens: thinking && thinking > 0 ? String(Math.floor(thinking)) : undefined,
+            profile: settings.first(["claude_code_exec_profile"], ["CLAUDE_CODE_EXEC_PROFILE"])?.value,
+          },
+        },
+        prices,
+      );
+    }
+    case "codex_exec": {
+      const sandbox = settings.first(["codex_exec_sandbox"], ["CODEX_EXEC_SANDBOX", "CODEX_SANDBOX_MODE", "CODEX_SANDBOX"])?.value ?? "workspace-write";
+      if (!["read-only", "workspace-write", "danger-full-access"].includes(sandbox)) {
+        throw new ConfigError(`model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`);
+      }
+      const flag = (key: string, env: string) => {
+        const raw = settings.modelRaw(key);
+        if (typeof raw === "boolean") return String(raw);
+        const v = settings.envVar(env)?.toLowerCase();
+        return v === "1" || v === "true" || v === "yes" || v === "on" ? "true" : "false";
+      };
+      return createHarness(
+        {
+          ...common,
+          bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
+          model,
+          options: {
+            sandbox,
+            profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
+            reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
+            approvalPolicy: settings.first(["codex_exec_approval_policy"], ["CODEX_EXEC_APPROVAL_POLICY"])?.value,
+            networkAccess: flag("codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS"),
+            webSearch: flag("codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH"),
+          },
+        },
+        prices,
+      );
+    }
+    case "cursor_exec": {
+      const sandbox = settings.first(["cursor_exec_sandbox"], ["CURSOR_EXEC_SANDBOX"])?.value ?? "enabled";
+      if (sandbox !== "enabled" && sandbox !== "disabled") throw new ConfigError(`model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`);
+      return createHarness(
+        { ...common, bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"), model: model ?? DEFAULT_MODELS.cursor_exec, options: { sandbox } },
+        prices,
+      );
+    }
+    case "copilot_exec": {
+      const allow = settings.modelRaw("copilot_exec_allow_all_tools");
+      const allowAll = typeof allow === "boolean" ? allow : ["1", "true", "yes", "on"].includes(settings.envVar("COPILOT_EXEC_ALLOW_ALL_TOOLS")?.toLowerCase() ?? "");
+      return createHarness(
+        {
+          ...common,
+          bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
+          model,
+          options: { allowAllTools: String(allowAll), home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value },
+        },
+        prices,
+      );
+    }
+  }
+}
+
+interface SimModule {
+  createSimBackend(role: Role, config: unknown): ChatBackend | Promise<ChatBackend>;
+}
+
+async function loadSim(role: Role, config: unknown): Promise<ChatBackend> {
+  let mod: Partial<SimModule>;
+  try {
+    // The engine engineer owns src/backends/sim/; until it lands this import fails and sim is unsupported.
+    // @ts-expect-error -- the module may not exist yet
+    mod = (await import("./sim/index.ts")) as Partial<SimModule>;
+  } catch (err) {
+    throw new UnsupportedError("sim backend not available", { cause: err });
+  }
+  if (typeof mod.createSimBackend !== "function") throw new UnsupportedError("sim backend not available");
+  return mod.createSimBackend(role, config);
+}

@@ -1,0 +1,123 @@
+import type { Role } from "../engine/ports.ts";
+import { ConfigError, skilloptCacheDir } from "../lib/index.ts";
+import { openCallCache, type Store } from "../store/index.ts";
+import { type CallEvent, LayeredModelClient, type RoleBinding } from "./client.ts";
+import { buildChatBackend, buildTaskRunner, execTimeoutMs } from "./factory.ts";
+import { CallLedger } from "./ledger.ts";
+import { parsePricing, PriceTable } from "./pricing.ts";
+import type { RetryPolicy } from "./retry.ts";
+import { type ResolvedRoles, resolveRoles } from "./roles.ts";
+import { type BackendConfig, type EnvLookup, NO_ENV, roleWorkers, Settings } from "./settings.ts";
+import type { ChatBackend } from "./types.ts";
+
+export type { CallEvent } from "./client.ts";
+export { cacheKey, isConfigurationFailure } from "./client.ts";
+export { extractJson } from "./json.ts";
+export type { LedgerSummary, StageTotals } from "./ledger.ts";
+export { Limiter } from "./limiter.ts";
+export { type Price, PriceTable } from "./pricing.ts";
+export { backoffDelay, parseRetryAfter, type RetryPolicy, withRetry } from "./retry.ts";
+export { type BackendName, isExecHarness, normalizeLabel, type ResolvedRoles, resolveRoles } from "./roles.ts";
+export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";
+export type { ChatBackend, RawCompletion } from "./types.ts";
+
+export interface ModelClientOptions {
+  /** Read environment variables through this (the config module's env snapshot); default: none. */
+  env?: EnvLookup;
+  /** Do not read or write the call cache (`--no-cache`). */
+  noCache?: boolean;
+  /** Directory of the call cache; default `model.cache_dir`, then $SKILLOPT_CACHE_DIR / the XDG cache. */
+  cacheDir?: string;
+  /** Budget caps checked before every paid call (override model.max_cost_usd / model.max_calls). */
+  maxCostUsd?: number;
+  maxCalls?: number;
+  /** Streamed accounting events (one per call, per retry, per dropped structured result). */
+  onCall?: (event: CallEvent) => void;
+  /** Persist the call ledger into this store (e.g. the run's state.sqlite) under `runId`. */
+  ledgerStore?: Store;
+  runId?: string;
+  /** Build only these roles (e.g. eval needs only the target); default both. */
+  roles?: Role[];
+  /** Concurrency per role (default from the config's worker keys). */
+  concurrency?: Partial<Record<Role, number>>;
+  /** Retry policy overrides (tests and benches shorten the backoff). */
+  retry?: Partial<RetryPolicy> & { attempts?: Partial<Record<Role, number>> };
+  /** Use these chat backends instead of the configured ones (benches, integration tests). */
+  backends?: Partial<Record<Role, ChatBackend>>;
+}
+
+/** What a role resolved to, for the CLI's first line and `--json` output. */
+export interface RoleInfo {
+  backend: string;
+  model: string | undefined;
+  endpoint: string | undefined;
+  exec: boolean;
+}
+
+/** The model layer as the CLI builds it: a ModelClient with accounting accessors. */
+export interface SkilloptModelClient extends LayeredModelClient {
+  readonly resolved: ResolvedRoles;
+  readonly info: Record<Role, RoleInfo | undefined>;
+  close(): Promise<void>;
+}
+
+/** Build the model layer from the config: role resolution, backends, cache, limiter, ledger. */
+export async function createModelClient(config: BackendConfig, opts: ModelClientOptions = {}): Promise<SkilloptModelClient> {
+  const settings = new Settings(config, opts.env ?? NO_ENV);
+  const resolved = resolveRoles(settings);
+  const pricing = parsePricing(config.model.pricing);
+  if ("error" in pricing) throw new ConfigError(pricing.error, { issues: [{ path: "model.pricing", message: pricing.error }] });
+  const prices = new PriceTable(pricing.prices);
+  const wanted = new Set<Role>(opts.roles ?? ["optimizer", "target"]);
+  const bindings = {} as Record<Role, RoleBinding>;
+  const info: Record<Role, RoleInfo | undefined> = { optimizer: undefined, target: undefined };
+  for (const role of ["optimizer", "target"] as const) {
+    const name = resolved[role];
+    const chat = opts.backends?.[role] ?? (wanted.has(role) ? await buildChatBackend(name, role, settings, config) : undefined);
+    const runner = role === "target" && wanted.has(role) && !opts.backends?.target ? buildTaskRunner(name, settings, prices) : undefined;
+    bindings[role] = {
+      chat,
+      runner,
+      name: chat?.name ?? name,
+      timeoutMs: execTimeoutMs(settings),
+      concurrency: opts.concurrency?.[role] ?? roleWorkers(settings, role),
+    };
+    if (wanted.has(role) || chat) {
+      info[role] = { backend: chat?.name ?? name, model: chat?.defaultModel ?? settings.model(role), endpoint: chat?.endpoint, exec: runner !== undefined };
+    }
+  }
+  const capCost = opts.maxCostUsd ?? positive(config.model.max_cost_usd, "model.max_cost_usd");
+  const capCalls = opts.maxCalls ?? positive(config.model.max_calls, "model.max_calls");
+  const cacheDir = opts.cacheDir ?? (typeof config.model.cache_dir === "string" && config.model.cache_dir.trim() ? config.model.cache_dir : skilloptCacheDir());
+  const cache = opts.noCache ? undefined : openCallCache(cacheDir);
+  const ledger = new CallLedger(opts.ledgerStore, opts.runId ?? "default");
+  const client = new LayeredModelClient({
+    roles: bindings,
+    prices,
+    cache,
+    ledger,
+    maxCostUsd: capCost,
+    maxCalls: capCalls,
+    onCall: opts.onCall,
+    ...(opts.retry ? { retry: opts.retry } : {}),
+  }) as SkilloptModelClient;
+  Object.defineProperties(client, {
+    resolved: { value: resolved },
+    info: { value: info },
+    close: {
+      value: async () => {
+        for (const b of [bindings.optimizer.chat, bindings.target.chat]) await b?.close?.();
+        cache?.close();
+      },
+    },
+  });
+  return client;
+}
+
+function positive(value: unknown, path: string): number | undefined {
+  if (value === undefined || value === null || value === 0) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new ConfigError(`${path}: expected a positive number, got ${JSON.stringify(value)}`, { issues: [{ path, message: "expected a positive number" }] });
+  }
+  return value;
+}

@@ -1,0 +1,287 @@
+// The only importer of `openai`. One SDK-backed ChatBackend serves openai_compatible, the
+// qwen/minimax presets (extra body fields) and Azure OpenAI (AzureOpenAI client).
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from "openai";
+import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/ports.ts";
+import { BackendError, errorMessage, redactText } from "../lib/index.ts";
+import { sanitizeEndpoint } from "./endpoint.ts";
+import { parseRetryAfter } from "./retry.ts";
+import type { ChatBackend, RawCompletion } from "./types.ts";
+
+export interface SdkChatOptions {
+  /** Backend name for errors and the ledger. */
+  name: string;
+  kind: "openai" | "azure";
+  /** OpenAI-style base URL (…/v1) or, for azure, the resource endpoint. */
+  url: string;
+  apiVersion?: string;
+  apiKey?: string;
+  /** Azure AD bearer token source (azure_cli, managed_identity). */
+  tokenProvider?: () => Promise<string>;
+  defaultModel: string;
+  timeoutMs: number;
+  /** Requests ask for min(requested, cap) tokens. */
+  maxTokensCap?: number;
+  maxTokensField: "max_tokens" | "max_completion_tokens";
+  /** Used when the request gives no temperature; undefined → omitted. */
+  temperature?: number;
+  /** Which models get `reasoning_effort` on the wire. */
+  sendReasoningEffort: (model: string) => boolean;
+  /** Extra top-level body fields (qwen chat_template_kwargs, minimax thinking). */
+  extraBody?: Record<string, unknown>;
+  stream: boolean;
+  headers?: Record<string, string>;
+  /** Where the key comes from, for the hint of an auth error (a config key or env var name). */
+  keyHint?: string;
+}
+
+/** Build a ChatBackend over the official SDK (maxRetries 0: src/backends/retry.ts owns retries). */
+export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
+  const common = {
+    timeout: opts.timeoutMs + 1_000,
+    maxRetries: 0,
+    organization: null,
+    project: null,
+    defaultHeaders: { "User-Agent": "SkillOpt", ...opts.headers },
+  };
+  const client =
+    opts.kind === "azure"
+      ? new AzureOpenAI({
+          ...common,
+          baseURL: `${opts.url.replace(/\/+$/, "")}/openai`,
+          apiVersion: opts.apiVersion ?? "2024-12-01-preview",
+          ...(opts.tokenProvider ? { azureADTokenProvider: opts.tokenProvider, apiKey: "" } : { apiKey: opts.apiKey ?? "" }),
+        })
+      : new OpenAI({ ...common, baseURL: opts.url, apiKey: opts.apiKey || "dummy" });
+  const endpoint = sanitizeEndpoint(opts.url);
+  const salt = JSON.stringify({
+    cap: opts.maxTokensCap ?? null,
+    field: opts.maxTokensField,
+    temperature: opts.temperature ?? null,
+    extra: opts.extraBody ?? null,
+    api: opts.kind,
+  });
+
+  return {
+    name: opts.name,
+    endpoint,
+    defaultModel: opts.defaultModel,
+    timeoutMs: opts.timeoutMs,
+    cacheSalt: salt,
+    async complete(request, { signal, timeoutMs }) {
+      const body = buildBody(opts, request);
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(), timeoutMs);
+      const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
+      const ctx: ErrorContext = { name: opts.name, endpoint, model: request.model, timeoutMs, keyHint: opts.keyHint };
+      try {
+        if (opts.stream) {
+          const stream = await client.chat.completions.create(
+            { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & { stream: true },
+            { signal: combined, timeout: timeoutMs + 1_000 },
+          );
+          return await collectStream(stream, request.model, ctx);
+        }
+        const res = await client.chat.completions.create({ ...body, stream: false } as ChatCompletionCreateParams & { stream: false }, {
+          signal: combined,
+          timeout: timeoutMs + 1_000,
+        });
+        const choice = res.choices?.[0];
+        if (!choice) throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
+        return {
+          text: choice.message?.content ?? "",
+          finishReason: mapFinish(choice.finish_reason),
+          toolCalls: (choice.message?.tool_calls ?? []).flatMap((t) =>
+            t.type === "function" ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [],
+          ),
+          usage: usageOf(res.usage),
+          model: res.model || request.model,
+          ...(res.usage ? {} : { usageMissing: true }),
+        };
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason ?? err;
+        throw classify(err, ctx, timeout.signal.aborted);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+function buildBody(opts: SdkChatOptions, request: ChatRequest & { model: string }): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: request.model, messages: request.messages.map(toWire) };
+  const temperature = request.temperature ?? opts.temperature;
+  if (temperature !== undefined) body.temperature = temperature;
+  const requested = request.maxTokens ?? opts.maxTokensCap;
+  if (requested !== undefined) body[opts.maxTokensField] = opts.maxTokensCap === undefined ? requested : Math.min(requested, opts.maxTokensCap);
+  if (request.tools?.length) {
+    body.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  } else if (request.reasoningEffort && opts.sendReasoningEffort(request.model)) {
+    // spec §7.3: reasoning_effort is omitted when tools are supplied.
+    body.reasoning_effort = request.reasoningEffort;
+  }
+  if (opts.extraBody) Object.assign(body, opts.extraBody);
+  return body;
+}
+
+function toWire(m: ChatMessage): ChatCompletionMessageParam {
+  const content =
+    typeof m.content === "string"
+      ? m.content
+      : m.content.map((p) =>
+          p.type === "text" ? { type: "text" as const, text: p.text } : { type: "image_url" as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } },
+        );
+  if (m.role === "tool") return { role: "tool", tool_call_id: m.toolCallId ?? "", content: typeof content === "string" ? content : flatten(m) };
+  if (m.role === "assistant") {
+    const calls = m.toolCalls?.map((t) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } }));
+    return { role: "assistant", content: typeof content === "string" ? content : flatten(m), ...(calls?.length ? { tool_calls: calls } : {}) };
+  }
+  if (m.role === "system") return { role: "system", content: typeof content === "string" ? content : flatten(m) };
+  return { role: "user", content } as ChatCompletionMessageParam;
+}
+
+function flatten(m: ChatMessage): string {
+  return typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : `[image: ${p.url.slice(0, 64)}]`)).join("\n");
+}
+
+async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, requested: string, ctx: ErrorContext): Promise<RawCompletion> {
+  let text = "";
+  let finish: string | null = null;
+  let model = requested;
+  let usage: ChatCompletionChunk["usage"] | undefined;
+  const calls = new Map<number, ToolCall>();
+  for await (const chunk of stream) {
+    if (chunk.model) model = chunk.model;
+    if (chunk.usage) usage = chunk.usage;
+    for (const choice of chunk.choices ?? []) {
+      if (choice.delta?.content) text += choice.delta.content;
+      for (const d of choice.delta?.tool_calls ?? []) {
+        const prev = calls.get(d.index) ?? { id: "", name: "", arguments: "" };
+        calls.set(d.index, {
+          id: d.id ?? prev.id,
+          name: prev.name + (d.function?.name ?? ""),
+          arguments: prev.arguments + (d.function?.arguments ?? ""),
+        });
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+  }
+  if (finish === null) {
+    throw new BackendError("reset", `${describe(ctx)}: the stream ended before the model finished`, { retryable: true });
+  }
+  return {
+    text,
+    finishReason: mapFinish(finish),
+    toolCalls: [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c),
+    usage: usageOf(usage ?? undefined),
+    model,
+    ...(usage ? {} : { usageMissing: true }),
+  };
+}
+
+function mapFinish(reason: string | null | undefined): RawCompletion["finishReason"] {
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "tool_calls":
+    case "content_filter":
+      return reason;
+    case "function_call":
+      return "tool_calls";
+    default:
+      return "unknown";
+  }
+}
+
+function usageOf(u: OpenAI.CompletionUsage | null | undefined): Usage {
+  return {
+    promptTokens: u?.prompt_tokens ?? 0,
+    completionTokens: u?.completion_tokens ?? 0,
+    cachedTokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
+    reasoningTokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+interface ErrorContext {
+  name: string;
+  endpoint: string;
+  model: string;
+  timeoutMs: number;
+  keyHint: string | undefined;
+}
+
+function describe(ctx: ErrorContext): string {
+  return `${ctx.name} at ${ctx.endpoint} (model ${ctx.model})`;
+}
+
+/** Turn an SDK/transport failure into a BackendError with the right kind and retryability. */
+function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendError {
+  if (err instanceof BackendError) return err;
+  const where = describe(ctx);
+  if (timedOut || err instanceof APIConnectionTimeoutError || (err instanceof APIUserAbortError && timedOut)) {
+    return new BackendError("timeout", `${where}: no answer within ${Math.round(ctx.timeoutMs / 1000)} s`, { retryable: true, cause: err });
+  }
+  if (err instanceof APIConnectionError) {
+    const code = causeCode(err);
+    if (code === "ECONNREFUSED" || code === "ConnectionRefused") {
+      return new BackendError("refused", `${where}: connection refused`, {
+        cause: err,
+        hint: "is the server running and the base URL right?",
+      });
+    }
+    if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "DNSException") {
+      return new BackendError("dns", `${where}: host not found`, { cause: err, hint: "check the base URL / endpoint" });
+    }
+    return new BackendError("reset", `${where}: connection failed (${code ?? redactText(errorMessage(err))})`, { retryable: true, cause: err });
+  }
+  if (err instanceof APIError && typeof err.status === "number") {
+    const status = err.status;
+    const detail = redactText(serverMessage(err)).slice(0, 300);
+    const retryAfterMs = parseRetryAfter(err.headers);
+    const base = { status, cause: err, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    if (status === 401 || status === 403) {
+      return new BackendError("auth", `${where}: HTTP ${status}, the credentials were rejected: ${detail}`, {
+        ...base,
+        hint: ctx.keyHint ? `check ${ctx.keyHint}` : "check the API key",
+      });
+    }
+    if (status === 404) {
+      return new BackendError("not_found", `${where}: HTTP 404, model or route not found: ${detail}`, {
+        ...base,
+        hint: "check the model/deployment name and the base URL (it usually ends in /v1)",
+      });
+    }
+    if (status === 400 || status === 422) {
+      return new BackendError("bad_request", `${where}: HTTP ${status}, the request was refused: ${detail}`, base);
+    }
+    if (status === 429) return new BackendError("rate_limit", `${where}: HTTP 429, rate limited: ${detail}`, { ...base, retryable: true });
+    if (status === 408 || status === 409 || status >= 500) {
+      return new BackendError("http", `${where}: HTTP ${status}: ${detail}`, { ...base, retryable: true });
+    }
+    return new BackendError("http", `${where}: HTTP ${status}: ${detail}`, base);
+  }
+  if (err instanceof SyntaxError || /JSON/i.test(errorMessage(err))) {
+    return new BackendError("protocol", `${where}: the response is not valid JSON`, { retryable: true, cause: err });
+  }
+  const code = causeCode(err);
+  if (code === "ECONNRESET" || code === "ConnectionClosed" || code === "UND_ERR_SOCKET") {
+    return new BackendError("reset", `${where}: connection reset while reading the response`, { retryable: true, cause: err });
+  }
+  return new BackendError("protocol", `${where}: ${redactText(errorMessage(err)).slice(0, 300)}`, { retryable: true, cause: err });
+}
+
+function serverMessage(err: APIError): string {
+  const e = err.error as { message?: unknown } | undefined;
+  if (e && typeof e.message === "string") return e.message;
+  return err.message;
+}
+
+function causeCode(err: unknown): string | undefined {
+  let cur: unknown = err;
+  for (let i = 0; i < 5 && cur; i++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

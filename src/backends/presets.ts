@@ -1,0 +1,218 @@
+import type { Role } from "../engine/ports.ts";
+import { ConfigError, log } from "../lib/index.ts";
+import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
+import { createSdkChatBackend } from "./openai-compatible.ts";
+import { numberOf, ROLE_ENV_PREFIX, type Settings } from "./settings.ts";
+import type { ChatBackend } from "./types.ts";
+
+/** Models that accept `reasoning_effort` on the OpenAI wire (o-series, gpt-5 family). */
+export function takesReasoningEffort(model: string): boolean {
+  const bare = model.toLowerCase().replace(/^.*\//, "");
+  return /^(o\d|gpt-5|codex)/.test(bare);
+}
+
+function numberSetting(settings: Settings, keys: string[], envs: string[], fallback: number | undefined): number | undefined {
+  const found = settings.first(keys, envs);
+  if (!found) return fallback;
+  const n = numberOf(found.value);
+  if (n === undefined) return undefined;
+  if (Number.isNaN(n) || n <= 0) throw new ConfigError(`${found.from}: expected a positive number, got ${JSON.stringify(found.value)}`);
+  return n;
+}
+
+function temperatureSetting(settings: Settings, keys: string[], envs: string[], fallback: number | undefined): number | undefined {
+  const found = settings.first(keys, envs);
+  if (!found) return fallback;
+  const n = numberOf(found.value);
+  if (n !== undefined && (Number.isNaN(n) || n < 0 || n > 2)) {
+    throw new ConfigError(`${found.from}: expected a temperature from 0 to 2 (or none), got ${JSON.stringify(found.value)}`);
+  }
+  return n;
+}
+
+/** Keys and env names of one per-role setting: role config, shared config, role env, shared env. */
+function layered(role: Role, prefix: string, suffix: string): { keys: string[]; envs: string[] } {
+  const up = `${prefix}_${suffix}`.toUpperCase();
+  return { keys: [`${role}_${prefix}_${suffix}`, `${prefix}_${suffix}`], envs: [`${ROLE_ENV_PREFIX[role]}_${up}`, up] };
+}
+
+function roleModel(settings: Settings, role: Role, specificKeys: string[], specificEnvs: string[], fallback: string): string {
+  return settings.first(specificKeys)?.value ?? settings.model(role) ?? settings.first([], specificEnvs)?.value ?? fallback;
+}
+
+/** openai_compatible for one role (spec §7.4). */
+export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBackend {
+  const get = (suffix: string) => {
+    const l = layered(role, "openai_compatible", suffix);
+    return settings.first(l.keys, l.envs);
+  };
+  const l = (suffix: string) => layered(role, "openai_compatible", suffix);
+  const base = get("base_url");
+  const key = get("api_key");
+  const model = roleModel(settings, role, l("model").keys, [...l("model").envs, `${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`], "gpt-4o-mini");
+  const stream = get("stream")?.value.toLowerCase();
+  return createSdkChatBackend({
+    name: "openai_compatible",
+    kind: "openai",
+    url: base?.value ?? "https://api.openai.com/v1",
+    ...(key ? { apiKey: key.value } : {}),
+    defaultModel: model,
+    timeoutMs: (numberSetting(settings, l("timeout_seconds").keys, l("timeout_seconds").envs, 300) ?? 300) * 1000,
+    maxTokensCap: numberSetting(settings, l("max_tokens").keys, l("max_tokens").envs, 8000),
+    maxTokensField: "max_tokens",
+    temperature: temperatureSetting(settings, l("temperature").keys, l("temperature").envs, undefined),
+    sendReasoningEffort: takesReasoningEffort,
+    stream: stream === "1" || stream === "true" || stream === "yes" || stream === "on",
+    keyHint: key ? key.from : `${l("api_key").envs[1]} or model.openai_compatible_api_key`,
+  });
+}
+
+type ThinkingMode = "server_default" | "enabled" | "disabled";
+const warnedThinking = new Set<Role>();
+
+/** The qwen thinking-mode wire policy for a role (spec §7.5). */
+export function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
+  const mode = settings.first(layered(role, "qwen_chat", "thinking_mode").keys, layered(role, "qwen_chat", "thinking_mode").envs);
+  const legacy = settings.first(layered(role, "qwen_chat", "enable_thinking").keys, layered(role, "qwen_chat", "enable_thinking").envs);
+  let fromMode: ThinkingMode | undefined;
+  if (mode) {
+    const m = mode.value.toLowerCase();
+    if (m !== "server_default" && m !== "enabled" && m !== "disabled") {
+      throw new ConfigError(`${mode.from}: expected server_default, enabled or disabled, got ${JSON.stringify(mode.value)}`);
+    }
+    fromMode = m;
+  }
+  let fromLegacy: ThinkingMode | undefined;
+  if (legacy) {
+    const b = legacy.value.toLowerCase();
+    if (!["true", "false", "1", "0", "yes", "no", "on", "off"].includes(b)) throw new ConfigError(`${legacy.from}: expected true or false, got ${JSON.stringify(legacy.value)}`);
+    fromLegacy = ["true", "1", "yes", "on"].includes(b) ? "enabled" : "server_default";
+  }
+  if (fromMode && fromLegacy && fromMode !== fromLegacy) {
+    throw new ConfigError(`${mode!.from} (${fromMode}) conflicts with the legacy ${legacy!.from} (${legacy!.value}) for the ${role}`, {
+      hint: "keep only qwen_chat_thinking_mode",
+    });
+  }
+  const resolved = fromMode ?? fromLegacy ?? "server_default";
+  if (resolved === "server_default" && !warnedThinking.has(role)) {
+    warnedThinking.add(role);
+    log.withTag("model").debug(`qwen_chat ${role}: thinking mode is the server default (chat_template_kwargs not sent)`);
+  }
+  return resolved;
+}
+
+/** qwen_chat for one role: an OpenAI-compatible preset with its own knobs (spec §7.5). */
+export function qwenBackend(settings: Settings, role: Role): ChatBackend {
+  const l = (suffix: string) => layered(role, "qwen_chat", suffix);
+  const get = (suffix: string) => settings.first(l(suffix).keys, l(suffix).envs);
+  const mode = qwenThinkingMode(settings, role);
+  const useMct = get("use_max_completion_tokens")?.value.toLowerCase();
+  const key = get("api_key");
+  return createSdkChatBackend({
+    name: "qwen_chat",
+    kind: "openai",
+    url: get("base_url")?.value ?? "http://localhost:8000/v1",
+    ...(key ? { apiKey: key.value } : {}),
+    defaultModel: roleModel(settings, role, l("model").keys, l("model").envs, "Qwen/Qwen3.5-4B"),
+    timeoutMs: (numberSetting(settings, l("timeout_seconds").keys, l("timeout_seconds").envs, 300) ?? 300) * 1000,
+    maxTokensCap: numberSetting(settings, l("max_tokens").keys, l("max_tokens").envs, 8000),
+    maxTokensField: useMct === "true" || useMct === "1" || useMct === "yes" ? "max_completion_tokens" : "max_tokens",
+    temperature: temperatureSetting(settings, l("temperature").keys, l("temperature").envs, 0.7),
+    sendReasoningEffort: () => false,
+    ...(mode === "server_default" ? {} : { extraBody: { chat_template_kwargs: { enable_thinking: mode === "enabled" } } }),
+    stream: false,
+    keyHint: key ? key.from : "QWEN_CHAT_API_KEY",
+  });
+}
+
+const MINIMAX_REGIONS: Record<string, string> = { global_en: "https://api.minimax.io/v1", cn_zh: "https://api.minimaxi.com/v1" };
+
+/** minimax_chat: one shared config for both roles; both use the target deployment (spec §7.5). */
+export function minimaxBackend(settings: Settings): ChatBackend {
+  const explicit = settings.first(["minimax_base_url"], ["MINIMAX_BASE_URL"]);
+  let url = explicit?.value;
+  if (!url) {
+    const region = settings.first(["minimax_region"], ["MINIMAX_REGION"]);
+    const r = (region?.value ?? "global_en").toLowerCase();
+    url = MINIMAX_REGIONS[r];
+    if (!url) throw new ConfigError(`${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`, { hint: "use global_en or cn_zh" });
+  }
+  const model = settings.first(["minimax_model"], ["MINIMAX_MODEL"])?.value ?? settings.model("target") ?? "MiniMax-M3";
+  const thinkingFlag = settings.first(["minimax_enable_thinking"], ["MINIMAX_ENABLE_THINKING"])?.value.toLowerCase();
+  const adaptive = model.startsWith("MiniMax-M2") || thinkingFlag === "true" || thinkingFlag === "1" || thinkingFlag === "yes";
+  const key = settings.first(["minimax_api_key"], ["MINIMAX_API_KEY"]);
+  return createSdkChatBackend({
+    name: "minimax_chat",
+    kind: "openai",
+    url,
+    ...(key ? { apiKey: key.value } : {}),
+    defaultModel: model,
+    timeoutMs: (numberSetting(settings, [], ["MINIMAX_TIMEOUT_SECONDS"], 300) ?? 300) * 1000,
+    maxTokensCap: numberSetting(settings, ["minimax_max_tokens"], ["MINIMAX_MAX_TOKENS"], 8000),
+    maxTokensField: "max_tokens",
+    temperature: temperatureSetting(settings, ["minimax_temperature"], ["MINIMAX_TEMPERATURE"], 0.7),
+    sendReasoningEffort: () => false,
+    extraBody: { thinking: { type: adaptive ? "adaptive" : "disabled" } },
+    stream: false,
+    keyHint: key ? key.from : "MINIMAX_API_KEY or model.minimax_api_key",
+  });
+}
+
+/** Azure keys: per-role config, shared config (and legacy alias), per-role env (two spellings), shared env. */
+function azureSetting(settings: Settings, role: Role, suffix: string, legacy?: string) {
+  const R = ROLE_ENV_PREFIX[role];
+  const up = suffix.toUpperCase();
+  const keys = [`${role}_azure_openai_${suffix}`, `azure_openai_${suffix}`, ...(legacy ? [legacy] : [])];
+  return settings.first(keys, [`${R}_AZURE_OPENAI_${up}`, `AZURE_OPENAI_${R}_${up}`, `AZURE_OPENAI_${up}`]);
+}
+
+/** openai_chat (Azure OpenAI, or plain OpenAI in the openai_compatible auth mode), spec §7.3. */
+export function azureBackend(settings: Settings, role: Role): ChatBackend {
+  const endpoint = azureSetting(settings, role, "endpoint", "azure_endpoint");
+  const key = azureSetting(settings, role, "api_key", "azure_api_key");
+  const version = azureSetting(settings, role, "api_version", "azure_api_version")?.value ?? "2024-12-01-preview";
+  const scope = azureSetting(settings, role, "ad_scope")?.value ?? "https://cognitiveservices.azure.com/.default";
+  const clientId = azureSetting(settings, role, "managed_identity_client_id")?.value;
+  const modeRaw = azureSetting(settings, role, "auth_mode");
+  const mode = (modeRaw?.value ?? "azure_cli").toLowerCase();
+  const model = settings.model(role) ?? settings.first([], [`${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`, "AZURE_OPENAI_DEPLOYMENT"])?.value ?? "gpt-4o";
+  if (!endpoint) {
+    throw new ConfigError(`model.${role}_azure_openai_endpoint: no Azure OpenAI endpoint configured for the ${role} (backend openai_chat)`, {
+      hint: "set model.azure_openai_endpoint or AZURE_OPENAI_ENDPOINT, or choose another backend (e.g. --set model.backend=auto)",
+    });
+  }
+  const common = {
+    defaultModel: model,
+    timeoutMs: 300_000,
+    maxTokensField: "max_completion_tokens" as const,
+    // Deployment names are free-form; classic chat models reject reasoning_effort, so skip those.
+    sendReasoningEffort: (m: string) => !/gpt-4|gpt-35|gpt-3\.5/i.test(m),
+    stream: false,
+  };
+  if (mode === "openai_compatible" || mode === "compat" || mode === "openai") {
+    return createSdkChatBackend({ ...common, name: "openai_chat", kind: "openai", url: endpoint.value, ...(key ? { apiKey: key.value } : {}), keyHint: key?.from ?? "AZURE_OPENAI_API_KEY" });
+  }
+  const base = { ...common, name: "openai_chat", kind: "azure" as const, url: endpoint.value, apiVersion: version };
+  if (mode === "api_key" || mode === "key") {
+    if (!key) {
+      throw new ConfigError(`model.${role}_azure_openai_api_key: auth mode api_key needs a key for the ${role}`, {
+        hint: "set AZURE_OPENAI_API_KEY (or model.azure_openai_api_key)",
+      });
+    }
+    return createSdkChatBackend({ ...base, apiKey: key.value, keyHint: key.from });
+  }
+  if (mode === "azure_cli") {
+    const azBin = settings.envVar("AZ_CLI_BIN") ?? "az";
+    return createSdkChatBackend({ ...base, tokenProvider: azureCliTokenProvider({ azBin, scope, env: settings.env }), keyHint: "`az login`" });
+  }
+  if (mode === "managed_identity" || mode === "aad" || mode === "azure_ad") {
+    return createSdkChatBackend({
+      ...base,
+      tokenProvider: managedIdentityTokenProvider({ scope, clientId, env: settings.env }),
+      keyHint: "the managed identity's role assignment on the resource",
+    });
+  }
+  throw new ConfigError(`${modeRaw?.from ?? "model.azure_openai_auth_mode"}: unknown auth mode ${JSON.stringify(modeRaw?.value)}`, {
+    hint: "use api_key, azure_cli, managed_identity or openai_compatible",
+  });
+}

@@ -1,0 +1,87 @@
+import type { Role } from "../engine/ports.ts";
+
+/**
+ * The parts of the structured config the model layer reads. TrainConfig (src/config) is
+ * assignable to this: sections are read by key, so upstream's many `model.*` keys need no mirror.
+ */
+export interface BackendConfig {
+  model: Readonly<Record<string, unknown>>;
+  env?: Readonly<Record<string, unknown>>;
+  gradient?: Readonly<Record<string, unknown>>;
+}
+
+/** Reads one environment variable; the CLI passes the config module's env snapshot. */
+export type EnvLookup = (name: string) => string | undefined;
+
+export const NO_ENV: EnvLookup = () => undefined;
+
+const BLANK = new Set(["", "none", "null", "off"]);
+
+/** Typed, precedence-aware access to config keys and env vars. */
+export class Settings {
+  constructor(
+    readonly config: BackendConfig,
+    readonly env: EnvLookup,
+  ) {}
+
+  /** A `model.*` value as a trimmed string; empty/absent → undefined. */
+  model(key: string): string | undefined {
+    return text(this.config.model[key]);
+  }
+
+  modelRaw(key: string): unknown {
+    return this.config.model[key];
+  }
+
+  envVar(name: string): string | undefined {
+    return text(this.env(name));
+  }
+
+  /** First non-empty of: config keys (in order), then env vars (in order). */
+  first(keys: string[], envNames: string[] = []): { value: string; from: string } | undefined {
+    for (const k of keys) {
+      const v = this.model(k);
+      if (v !== undefined) return { value: v, from: `model.${k}` };
+    }
+    for (const n of envNames) {
+      const v = this.envVar(n);
+      if (v !== undefined) return { value: v, from: n };
+    }
+    return undefined;
+  }
+
+  section(name: "env" | "gradient"): Readonly<Record<string, unknown>> {
+    return this.config[name] ?? {};
+  }
+}
+
+export function text(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const s = String(value).trim();
+  return s === "" ? undefined : s;
+}
+
+/** A numeric setting: undefined when blank/none/off, error text when not a number. */
+export function numberOf(value: string | undefined): number | undefined {
+  if (value === undefined || BLANK.has(value.toLowerCase())) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : Number.NaN;
+}
+
+export function boolOf(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const v = value.toLowerCase();
+  if (["1", "true", "yes", "on"].includes(v)) return true;
+  if (["0", "false", "no", "off", ""].includes(v)) return false;
+  return undefined;
+}
+
+export const ROLE_ENV_PREFIX: Record<Role, string> = { optimizer: "OPTIMIZER", target: "TARGET" };
+
+/** Worker pool size for a role: analyst workers for the optimizer, rollout workers for the target. */
+export function roleWorkers(settings: Settings, role: Role): number {
+  const pick = (v: unknown) => (typeof v === "number" && Number.isInteger(v) && v > 0 ? v : undefined);
+  if (role === "optimizer") return pick(settings.section("gradient").analyst_workers) ?? 16;
+  const env = settings.section("env");
+  return pick(env.max_api_workers) ?? pick(env.workers) ?? 8;
+}

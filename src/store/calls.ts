@@ -1,0 +1,156 @@
+import { join } from "node:path";
+import { type Migrations, migrateStore, openStore, type Store } from "./db.ts";
+
+/** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
+export const CALLS_NAMESPACE = "calls";
+
+export const CALLS_MIGRATIONS: Migrations = [
+  `CREATE TABLE call_cache (
+     key TEXT PRIMARY KEY,
+     backend TEXT NOT NULL,
+     endpoint TEXT NOT NULL,
+     model TEXT NOT NULL,
+     response TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     hits INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE TABLE call_ledger (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     run_id TEXT NOT NULL,
+     at INTEGER NOT NULL,
+     role TEXT NOT NULL,
+     stage TEXT NOT NULL,
+     backend TEXT NOT NULL,
+     endpoint TEXT NOT NULL,
+     model TEXT NOT NULL,
+     cache_key TEXT,
+     cached INTEGER NOT NULL,
+     attempts INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     prompt_tokens INTEGER NOT NULL,
+     completion_tokens INTEGER NOT NULL,
+     cached_tokens INTEGER NOT NULL,
+     reasoning_tokens INTEGER NOT NULL,
+     cost_usd REAL,
+     latency_ms INTEGER NOT NULL,
+     error TEXT
+   );
+   CREATE INDEX call_ledger_run ON call_ledger(run_id, stage);`,
+];
+
+/** File name of the model-call cache inside the cache directory. */
+export const CALL_CACHE_FILE = "calls.sqlite";
+
+/** Open (creating) the call cache database in `dir`. */
+export function openCallCache(dir: string): Store {
+  return openStore(join(dir, CALL_CACHE_FILE), { migrations: CALLS_MIGRATIONS, namespace: CALLS_NAMESPACE });
+}
+
+/** Add the call tables to an already open store (e.g. a run's state.sqlite, for its ledger). */
+export function useCallTables(store: Store): void {
+  migrateStore(store, CALLS_NAMESPACE, CALLS_MIGRATIONS);
+}
+
+export interface CacheEntry {
+  key: string;
+  backend: string;
+  endpoint: string;
+  model: string;
+  /** JSON text of the stored response. */
+  response: string;
+}
+
+/** The stored response for a key, or undefined; counts the hit. */
+export function getCachedCall(store: Store, key: string): string | undefined {
+  const row = store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null;
+  if (!row) return undefined;
+  store.db.query("UPDATE call_cache SET hits = hits + 1 WHERE key = ?").run(key);
+  return row.response;
+}
+
+/** Store a complete, successful response (first writer wins: a key's answer never changes). */
+export function putCachedCall(store: Store, entry: CacheEntry, now = Date.now()): void {
+  store.db
+    .query("INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+    .run(entry.key, entry.backend, entry.endpoint, entry.model, entry.response, now);
+}
+
+export function countCachedCalls(store: Store): number {
+  return (store.db.query("SELECT COUNT(*) AS n FROM call_cache").get() as { n: number }).n;
+}
+
+/** One row of the call ledger: a logical call (with its attempts), paid or served from cache. */
+export interface LedgerRow {
+  run_id: string;
+  at: number;
+  role: string;
+  stage: string;
+  backend: string;
+  endpoint: string;
+  model: string;
+  cache_key: string | null;
+  cached: boolean;
+  attempts: number;
+  status: "ok" | "truncated" | "error";
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  cost_usd: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export function insertLedgerRow(store: Store, row: LedgerRow): void {
+  store.db
+    .query(
+      `INSERT INTO call_ledger (run_id, at, role, stage, backend, endpoint, model, cache_key, cached, attempts, status,
+         prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_usd, latency_ms, error)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      row.run_id,
+      row.at,
+      row.role,
+      row.stage,
+      row.backend,
+      row.endpoint,
+      row.model,
+      row.cache_key,
+      row.cached ? 1 : 0,
+      row.attempts,
+      row.status,
+      row.prompt_tokens,
+      row.completion_tokens,
+      row.cached_tokens,
+      row.reasoning_tokens,
+      row.cost_usd,
+      row.latency_ms,
+      row.error,
+    );
+}
+
+/** Every ledger row of a run, oldest first. */
+export function ledgerRows(store: Store, runId: string): LedgerRow[] {
+  const rows = store.db.query("SELECT * FROM call_ledger WHERE run_id = ? ORDER BY id").all(runId) as Array<Record<string, unknown>>;
+  return rows.map((r) => ({
+    run_id: String(r.run_id),
+    at: Number(r.at),
+    role: String(r.role),
+    stage: String(r.stage),
+    backend: String(r.backend),
+    endpoint: String(r.endpoint),
+    model: String(r.model),
+    cache_key: r.cache_key === null ? null : String(r.cache_key),
+    cached: Number(r.cached) === 1,
+    attempts: Number(r.attempts),
+    status: r.status as LedgerRow["status"],
+    prompt_tokens: Number(r.prompt_tokens),
+    completion_tokens: Number(r.completion_tokens),
+    cached_tokens: Number(r.cached_tokens),
+    reasoning_tokens: Number(r.reasoning_tokens),
+    cost_usd: r.cost_usd === null ? null : Number(r.cost_usd),
+    latency_ms: Number(r.latency_ms),
+    error: r.error === null ? null : String(r.error),
+  }));
+}
