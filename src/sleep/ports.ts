@@ -1,39 +1,52 @@
-import type { SourceName } from "./harvest/types.ts";
+import type { SessionDigest, SourceName } from "./harvest/types.ts";
 
 /**
- * What the harvester remembers about one session between runs. JSONL sources track the bytes
- * already consumed (`offset`) plus the parser state needed to extend the digest from there;
- * database sources track only the session's update time.
+ * What the harvester remembers about one session between runs, whoever consumed it. JSONL
+ * sources track the bytes already parsed (`offset`) so the next run reads only appended bytes;
+ * database sources track the session's update time.
  */
-export interface SessionMark {
+export interface SessionFileMark {
   source: SourceName;
   /** File path (JSONL sources) or `<db>#<id>` (SQLite sources). */
   key: string;
   session_id: string;
-  /** Newest activity of the session seen, UTC epoch ms. */
+  /** Absolute project of the session ("" if unknown): scope checks without loading the state. */
+  project: string;
+  /** Newest activity seen in the session, UTC epoch ms. */
   high_water_ms: number;
-  /** Bytes of the file consumed up to the end of the last complete line. */
+  /** Changes whenever the session has new content (bytes consumed, or DB update time). */
+  revision: number;
+  /** Bytes of the file consumed up to the end of the last complete line (0 for DB sources). */
   offset: number;
   size: number;
   mtime_ms: number;
-  /** sha256 of the first bytes of the file, to detect a rewritten (not appended) file. */
+  /** Hash of the first min(4096, offset) bytes, to tell an append from a rewrite. */
   head_hash: string;
-  /** Opaque JSON parser state (the partial digest and carry-over), redacted; "" for DB sources. */
-  state_json: string;
 }
 
-/** The cheap part of a mark, loaded for every candidate at the start of a harvest. */
-export type SessionMarkHead = Omit<SessionMark, "state_json">;
+/** Parser state of one session: the redacted digest so far plus source-specific carry-over. */
+export interface SessionState {
+  digest: SessionDigest;
+  /** The session carries the engine's sentinel. */
+  own: boolean;
+  /** Source-specific JSON-safe parser carry-over. */
+  carry?: unknown;
+}
 
 /**
  * Incremental harvest state (implemented over the Sleep state database by src/store/sleep-harvest.ts).
- * Implementations must be safe to call from a single process; `putMarks` is atomic (all or none).
+ * Two layers: the parse cache (`*Files`, shared by every consumer) and the delivery marks (what a
+ * given scope — one project, or "all" — has already been handed). Writes are atomic.
  */
 export interface HarvestStateStore {
-  /** Every mark of one source, without parser state, keyed by `key`. */
-  loadHeads(source: SourceName): Map<string, SessionMarkHead>;
-  /** The parser state of one mark ("" when unknown). */
-  loadState(source: SourceName, key: string): string;
-  /** Insert or replace marks in one transaction. */
-  putMarks(marks: readonly SessionMark[]): void;
+  /** Every file mark of one source, keyed by `key`. */
+  loadFiles(source: SourceName): Map<string, SessionFileMark>;
+  /** Parser state of one session, undefined when unknown or unreadable. */
+  loadState(source: SourceName, key: string): SessionState | undefined;
+  /** Insert or replace marks and their states in one transaction. */
+  putFiles(rows: readonly { mark: SessionFileMark; state: SessionState | null }[]): void;
+  /** Revisions already delivered to `scopeKey`, keyed by `key`. */
+  loadDelivered(scopeKey: string, source: SourceName): Map<string, number>;
+  /** Record deliveries in one transaction. */
+  putDelivered(scopeKey: string, rows: readonly { source: SourceName; key: string; revision: number; high_water_ms: number }[]): void;
 }

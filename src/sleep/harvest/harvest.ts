@@ -1,9 +1,210 @@
-import { NotImplementedError } from "../../lib/index.ts";
+import { resolve } from "node:path";
+import { errorMessage, log } from "../../lib/index.ts";
+import type { SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./index.ts";
-import type { HarvestResult } from "./types.ts";
+import { shrinkReadBuffer } from "./jsonl.ts";
+import { SOURCES } from "./sources.ts";
+import { type Candidate, digestOf, type ReaderContext, type SessionSource } from "./source.ts";
+import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches } from "./text.ts";
+import type { HarvestResult, Scope, SessionDigest, SourceName, SourceStats } from "./types.ts";
 
-/** Read every requested source and return the sessions with new content (spec §3, §12.1 items 1–2). */
+const hlog = log.withTag("harvest");
+
+/** The delivery scope a harvest is for: one project, "all", or a sorted list. */
+export function scopeKey(scope: Scope, invoked: string): string {
+  if (scope === "all") return "*";
+  if (scope === "invoked") return invoked ? resolve(invoked) : "*";
+  return [...scope].map((s) => resolve(s)).sort().join("\n");
+}
+
+/**
+ * Read every requested source and return the sessions with content not yet delivered to this
+ * scope, newest first (spec §3, §12.1 items 1–2). Sources that are absent yield nothing.
+ */
 export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
-  void opts;
-  throw new NotImplementedError("sleep harvest readers");
+  const env = opts.env ?? {};
+  const ctx: ReaderContext = {
+    locations: opts.locations ?? {},
+    env,
+    platform: opts.platform ?? process.platform,
+    lex: makeLexicon(env),
+    invokedProject: opts.invokedProject ? resolve(opts.invokedProject) : "",
+  };
+  const limit = opts.limit && opts.limit > 0 ? opts.limit : Number.POSITIVE_INFINITY;
+  const key = scopeKey(opts.scope, ctx.invokedProject);
+  const digests: SessionDigest[] = [];
+  const stats: SourceStats[] = [];
+  const deliveries: { source: SourceName; key: string; revision: number; high_water_ms: number }[] = [];
+  try {
+    for (const name of opts.sources) {
+      if (digests.length >= limit) break;
+      if (opts.signal?.aborted) break;
+      const source = SOURCES[name];
+      const s = harvestSource(source, ctx, opts, key, limit - digests.length);
+      digests.push(...s.digests);
+      deliveries.push(...s.deliveries);
+      stats.push(s.stats);
+      opts.onProgress?.({ kind: "source_done", stats: s.stats });
+      await Promise.resolve();
+    }
+  } finally {
+    shrinkReadBuffer();
+  }
+  let committed = false;
+  return {
+    digests,
+    stats,
+    commit() {
+      if (committed || !opts.state || deliveries.length === 0) return;
+      opts.state.putDelivered(key, deliveries);
+      committed = true;
+    },
+  };
+}
+
+interface SourceOutcome {
+  digests: SessionDigest[];
+  deliveries: { source: SourceName; key: string; revision: number; high_water_ms: number }[];
+  stats: SourceStats;
+}
+
+function harvestSource(
+  source: SessionSource,
+  ctx: ReaderContext,
+  opts: HarvestOptions,
+  scope: string,
+  room: number,
+): SourceOutcome {
+  const stats: SourceStats = {
+    source: source.name,
+    candidates: 0,
+    unchanged: 0,
+    bytes_read: 0,
+    sessions: 0,
+    filtered: 0,
+    own_replays: 0,
+    errors: 0,
+  };
+  const out: SourceOutcome = { digests: [], deliveries: [], stats };
+  let candidates: Candidate[];
+  try {
+    candidates = source.list(ctx);
+  } catch (err) {
+    hlog.warn(`${source.name}: cannot list sessions: ${errorMessage(err)}`);
+    stats.errors++;
+    source.close?.();
+    return out;
+  }
+  candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.key < b.key ? -1 : 1));
+  stats.candidates = candidates.length;
+  opts.onProgress?.({ kind: "source_start", source: source.name, candidates: candidates.length });
+  const state = opts.state;
+  const files = state?.loadFiles(source.name) ?? new Map<string, SessionFileMark>();
+  const delivered = state?.loadDelivered(scope, source.name) ?? new Map<string, number>();
+  const writes: { mark: SessionFileMark; state: SessionState | null }[] = [];
+  const since = opts.sinceMs;
+  const seenIds = new Set<string>();
+  let done = 0;
+  try {
+    for (const c of candidates) {
+      if (out.digests.length >= room || opts.signal?.aborted) break;
+      done++;
+      if (seenIds.has(c.sessionId)) continue;
+      seenIds.add(c.sessionId);
+      const prior = files.get(c.key);
+      const unchanged = prior !== undefined && prior.size === c.size && prior.mtime_ms === c.mtimeMs && prior.revision >= 0;
+      if (unchanged && delivered.get(c.key) === prior.revision) {
+        stats.unchanged++;
+        continue;
+      }
+      if (since !== undefined && (prior ? Math.max(prior.high_water_ms, c.mtimeMs) : c.mtimeMs) < since) {
+        stats.filtered++;
+        continue;
+      }
+      if (unchanged && c.project === "" && prior.project && !projectMatches(prior.project, opts.scope, ctx.invokedProject)) {
+        stats.filtered++;
+        continue;
+      }
+      let sessionState: SessionState | null;
+      let mark: SessionFileMark;
+      if (unchanged) {
+        stats.unchanged++;
+        mark = prior;
+        sessionState = state?.loadState(source.name, c.key) ?? null;
+        if (!sessionState && prior.offset > 0) {
+          ({ sessionState, mark } = readOne(source, c, undefined, ctx, stats, writes));
+        }
+      } else {
+        const priorState = prior && state ? state.loadState(source.name, c.key) : undefined;
+        ({ sessionState, mark } = readOne(source, c, prior && priorState ? { mark: prior, state: priorState } : undefined, ctx, stats, writes));
+      }
+      opts.onProgress?.({ kind: "session", source: source.name, done, total: candidates.length, bytes: stats.bytes_read });
+      if (!sessionState) continue;
+      if (since !== undefined && mark.high_water_ms < since) {
+        stats.filtered++;
+        continue;
+      }
+      if (delivered.get(c.key) === mark.revision) continue;
+      const verdict = keep(sessionState, source, opts, ctx);
+      if (verdict === "own") stats.own_replays++;
+      if (verdict !== "keep") {
+        stats.filtered++;
+        continue;
+      }
+      out.digests.push(digestOf(sessionState));
+      out.deliveries.push({ source: source.name, key: c.key, revision: mark.revision, high_water_ms: mark.high_water_ms });
+    }
+  } finally {
+    source.close?.();
+    if (state && writes.length > 0) state.putFiles(writes);
+  }
+  stats.sessions = out.digests.length;
+  return out;
+}
+
+function readOne(
+  source: SessionSource,
+  c: Candidate,
+  prior: { mark: SessionFileMark; state: SessionState } | undefined,
+  ctx: ReaderContext,
+  stats: SourceStats,
+  writes: { mark: SessionFileMark; state: SessionState | null }[],
+): { sessionState: SessionState | null; mark: SessionFileMark } {
+  try {
+    const r = source.read(c, prior, ctx);
+    stats.bytes_read += r.bytesRead;
+    const mark: SessionFileMark = { source: source.name, key: c.key, ...r.mark };
+    writes.push({ mark, state: r.state });
+    return { sessionState: r.state, mark };
+  } catch (err) {
+    stats.errors++;
+    hlog.warn(`${source.name}: cannot read ${c.path}: ${errorMessage(err)}`);
+    // Not remembered: a transient error (file vanished, DB busy) is retried next run.
+    const mark: SessionFileMark = {
+      source: source.name,
+      key: c.key,
+      session_id: c.sessionId,
+      project: c.project,
+      high_water_ms: c.mtimeMs,
+      revision: -1,
+      offset: 0,
+      size: c.size,
+      mtime_ms: c.mtimeMs,
+      head_hash: "",
+    };
+    return { sessionState: null, mark };
+  }
+}
+
+type Verdict = "keep" | "own" | "empty" | "scope" | "headless" | "agent";
+
+/** Shared filters (spec §3.2) on a session's full digest. */
+function keep(state: SessionState, source: SessionSource, opts: HarvestOptions, ctx: ReaderContext): Verdict {
+  const d = state.digest;
+  if (state.own) return "own";
+  if (d.n_user_turns === 0 && d.n_assistant_turns === 0) return "empty";
+  if (!projectMatches(d.project, opts.scope, ctx.invokedProject)) return "scope";
+  if (source.filters.headless && isHeadlessReplay(d)) return "headless";
+  if (source.filters.agent && isAgentSession(d, ctx.lex)) return "agent";
+  return "keep";
 }

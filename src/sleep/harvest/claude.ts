@@ -1,0 +1,105 @@
+import { join } from "node:path";
+import { homeDir } from "../../lib/index.ts";
+import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
+import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
+import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
+import type { SessionDigest } from "./types.ts";
+import { addFinal, addTool, addUnique, addUserText, emptyDigest, toIsoUtc } from "./text.ts";
+
+/** `~/.claude` on every OS (spec §3.3). */
+export function claudeHome(ctx: ReaderContext): string {
+  return ctx.locations.claudeHome || join(homeDir(), ".claude");
+}
+
+/** Text of a message's content: a string, or the `\n`-joined `text` blocks. */
+export function blockText(content: JsonValue | undefined, textTypes: readonly string[] = ["text"]): string {
+  const s = str(content);
+  if (s !== undefined) return s;
+  const blocks = arr(content);
+  if (!blocks) return "";
+  const parts: string[] = [];
+  for (const b of blocks) {
+    const o = obj(b);
+    if (!o) continue;
+    const t = str(o.type);
+    if (t && textTypes.includes(t)) {
+      const text = str(o.text);
+      if (text) parts.push(text);
+    }
+  }
+  return parts.join("\n");
+}
+
+/** Claude Code transcripts: `<claude_home>/projects/**\/<session>.jsonl`, sub-agent sidechains skipped. */
+export const claudeSource: SessionSource = {
+  name: "claude",
+  filters: { headless: true, agent: true },
+  list(ctx) {
+    const files = walkJsonl(join(claudeHome(ctx), "projects"), (name, isDir) =>
+      isDir ? name === "subagents" : name.startsWith("agent-"),
+    );
+    return files.map((f) => fileCandidate(f)).filter((c): c is Candidate => c !== undefined);
+  },
+  read(c, prior, ctx) {
+    return readJsonlSession(
+      c,
+      prior,
+      () => ({ digest: emptyDigest("claude", c.sessionId, c.path), own: false }),
+      (rec, st) => onRecord(rec, st.digest, st, ctx),
+    );
+  },
+};
+
+function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: ReaderContext): void {
+  const ts = str(rec.timestamp);
+  if (ts) {
+    const iso = toIsoUtc(ts);
+    if (iso) {
+      if (!d.started_at) d.started_at = iso;
+      d.ended_at = iso;
+    }
+  }
+  if (!d.project) {
+    const cwd = str(rec.cwd);
+    if (cwd) d.project = cwd;
+  }
+  if (!d.git_branch) {
+    const b = str(rec.gitBranch);
+    if (b) d.git_branch = b;
+  }
+  const type = str(rec.type);
+  if (type === "file-history-snapshot") {
+    // spec §12.1 item 6: the file paths are the keys of snapshot.trackedFileBackups.
+    const snap = obj(obj(rec.snapshot)?.trackedFileBackups) ?? obj(rec.files);
+    if (snap) for (const k of Object.keys(snap).slice(0, 20)) addUnique(d.files_touched, k);
+    return;
+  }
+  if (rec.isMeta === true || rec.isSidechain === true) return;
+  const msg = obj(rec.message);
+  if (!msg) return;
+  const role = str(msg.role);
+  if (role === "user") {
+    const text = blockText(msg.content);
+    if (text) addUserText(d, text, st, ctx.lex);
+    return;
+  }
+  if (role !== "assistant") return;
+  d.n_assistant_turns++;
+  const blocks = arr(msg.content);
+  if (blocks) {
+    for (const b of blocks) {
+      const o = obj(b);
+      if (!o || str(o.type) !== "tool_use") continue;
+      const name = str(o.name);
+      if (!name) continue;
+      addTool(d, name);
+      if (name === "Skill") {
+        const skill = str(obj(o.input)?.skill)?.trim();
+        if (skill) addUnique(d.skills_used, skill);
+      }
+    }
+  }
+  const text = blockText(msg.content);
+  if (text) addFinal(d, text);
+}
+

@@ -1,0 +1,163 @@
+import { readdirSync } from "node:fs";
+import { basename, join } from "node:path";
+import { homeDir } from "../../lib/index.ts";
+import type { SessionState } from "../ports.ts";
+import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
+import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
+import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
+import { addFinal, addTool, addUserText, emptyDigest, projectMatches, toIsoUtc } from "./text.ts";
+
+interface CodexCarry {
+  /** Last user / assistant text seen: modern rollouts log each message twice (§12.1 item 5). */
+  lastUser: string;
+  lastAssistant: string;
+  /** A later cwd matched the invoked project. */
+  projectPinned: boolean;
+}
+
+/** `$CODEX_HOME`, else `~/.codex` (spec §3.4, §12.1 item 5). */
+export function codexHome(ctx: ReaderContext): string {
+  return ctx.locations.codexHome || ctx.env.CODEX_HOME || join(homeDir(), ".codex");
+}
+
+const UUID_TAIL = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+
+/** Codex rollouts: live `sessions/YYYY/MM/DD/*.jsonl` and flat `archived_sessions/*.jsonl`. */
+export const codexSource: SessionSource = {
+  name: "codex",
+  filters: { headless: false, agent: false },
+  list(ctx) {
+    const home = codexHome(ctx);
+    const live = walkJsonl(join(home, "sessions"), () => false);
+    const archived = listFlat(join(home, "archived_sessions"));
+    const out: Candidate[] = [];
+    // Archived first: when a session was just moved, the archive holds the final copy.
+    for (const f of [...archived, ...live]) {
+      const stem = basename(f, ".jsonl");
+      const id = UUID_TAIL.exec(stem)?.[1] ?? stem;
+      // Keyed by session id, so a session moved from sessions/ to archived_sessions/ is not re-read.
+      const c = fileCandidate(f, id, "", `codex:${id}`);
+      if (c) out.push(c);
+    }
+    return out;
+  },
+  read(c, prior, ctx) {
+    return readJsonlSession(
+      c,
+      prior,
+      () => ({
+        digest: emptyDigest("codex", c.sessionId, c.path),
+        own: false,
+        carry: { lastUser: "", lastAssistant: "", projectPinned: false } satisfies CodexCarry,
+      }),
+      (rec, st) => onRecord(rec, st, ctx),
+    );
+  },
+};
+
+function listFlat(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
+      .map((e) => join(dir, e.name));
+  } catch {
+    return [];
+  }
+}
+
+const TOOL_EVENTS: Record<string, string> = {
+  exec_command_end: "exec_command",
+  patch_apply_end: "apply_patch",
+  web_search_call: "web_search",
+  tool_search_call: "tool_search",
+  mcp_tool_call_end: "mcp_tool_call",
+};
+const NOT_TOOLS = new Set(["user_message", "agent_message", "message", "reasoning", "agent_reasoning", "token_count"]);
+
+function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
+  const d = st.digest;
+  const carry = st.carry as CodexCarry;
+  const p = obj(rec.payload);
+  if (!p) return;
+  const ts = str(p.timestamp) ?? str(rec.timestamp) ?? str(p.started_at) ?? str(p.completed_at);
+  const iso = ts ? toIsoUtc(ts) : "";
+  if (iso) {
+    if (!d.started_at) d.started_at = iso;
+    d.ended_at = iso;
+  }
+  const cwd = str(p.cwd);
+  if (cwd) {
+    if (!d.project) d.project = cwd;
+    else if (!carry.projectPinned && ctx.invokedProject && projectMatches(cwd, "invoked", ctx.invokedProject)) {
+      d.project = cwd;
+      carry.projectPinned = true;
+    }
+  }
+  if (!d.git_branch) {
+    const branch = str(obj(p.git)?.branch);
+    if (branch) d.git_branch = branch;
+  }
+  const type = str(p.type) ?? "";
+  const recType = str(rec.type);
+  if (recType === "session_meta" || recType === "turn_context") return;
+  if (type === "user_message") userText(st, str(p.message) ?? "", ctx);
+  else if (type === "agent_message") assistantText(st, str(p.message) ?? "");
+  else if (type === "message") {
+    const role = str(p.role);
+    if (role === "user") userText(st, contentText(p.content), ctx);
+    else if (role === "assistant") assistantText(st, contentText(p.content));
+  } else if (!NOT_TOOLS.has(type)) toolEvent(d, type, str(p.name));
+}
+
+function toolEvent(d: SessionState["digest"], type: string, name: string | undefined): void {
+  if (name) {
+    addTool(d, name);
+    return;
+  }
+  const mapped = TOOL_EVENTS[type] ?? (type.endsWith("_tool_call") ? type : undefined);
+  if (mapped) addTool(d, mapped);
+}
+
+function contentText(content: JsonValue | undefined): string {
+  const s = str(content);
+  if (s !== undefined) return s;
+  const parts: string[] = [];
+  for (const item of arr(content) ?? []) {
+    const o = obj(item);
+    const t = str(o?.text) ?? (o ? contentText(o.content) : str(item));
+    if (t) parts.push(t);
+  }
+  return parts.join("\n");
+}
+
+/** spec §3.4 sanitisation of injected context (environment, AGENTS.md instruction blocks). */
+export function sanitizeCodexUser(text: string): string {
+  const t = text.replaceAll("\u0000", "").trim();
+  if (t.startsWith("<codex_internal_context") || t.startsWith("<environment_context")) return "";
+  if (t.startsWith("# AGENTS.md instructions") || t.includes("--- project-doc ---")) {
+    const cut = Math.max(t.lastIndexOf("</environment_context>"), t.lastIndexOf("</INSTRUCTIONS>"));
+    if (cut === -1) return "";
+    const rest = t.slice(cut).replace(/^<\/(?:environment_context|INSTRUCTIONS)>/, "").replace(/<[^>]+>/g, "").trim();
+    return rest;
+  }
+  return t;
+}
+
+function userText(st: SessionState, raw: string, ctx: ReaderContext): void {
+  const carry = st.carry as CodexCarry;
+  const text = sanitizeCodexUser(raw);
+  if (!text) return;
+  if (text === carry.lastUser) return;
+  carry.lastUser = text;
+  addUserText(st.digest, text, st, ctx.lex);
+}
+
+function assistantText(st: SessionState, raw: string): void {
+  const carry = st.carry as CodexCarry;
+  const text = raw.trim();
+  if (!text || text === carry.lastAssistant) return;
+  carry.lastAssistant = text;
+  st.digest.n_assistant_turns++;
+  addFinal(st.digest, text);
+}
+

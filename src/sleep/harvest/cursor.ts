@@ -1,0 +1,153 @@
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { homeDir } from "../../lib/index.ts";
+import type { SessionState } from "../ports.ts";
+import { arr, type JsonObject, obj, str } from "./jsonl.ts";
+import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
+import { blockText } from "./claude.ts";
+import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
+import { addFinal, addTool, addUserText, emptyDigest, hasSentinel, isWithin, toIsoUtc } from "./text.ts";
+
+/** `~/.cursor` (spec §3.7). */
+export function cursorHome(ctx: ReaderContext): string {
+  return ctx.locations.cursorHome || join(homeDir(), ".cursor");
+}
+
+/** Cursor's workspace slug: the absolute path with every non-alphanumeric run turned into `-`. */
+export function cursorSlug(path: string): string {
+  return resolve(path).replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+}
+
+interface Workspace {
+  dir: string;
+  path: string;
+}
+
+function workspacePath(dir: string): string {
+  try {
+    const meta = JSON.parse(readFileSync(join(dir, ".workspace-trusted"), "utf8")) as { workspacePath?: unknown };
+    if (typeof meta.workspacePath === "string" && isAbsolute(meta.workspacePath)) return meta.workspacePath;
+  } catch {
+    // no metadata: fall back to the directory name
+  }
+  return "";
+}
+
+function norm(p: string, platform: NodeJS.Platform): string {
+  let r = resolve(p);
+  try {
+    r = realpathSync(r);
+  } catch {
+    // keep the lexical path
+  }
+  return platform === "win32" || platform === "darwin" ? r.toLowerCase() : r;
+}
+
+/** Workspaces to read for the invoked project (spec §3.7 selection), or every one. */
+function selectWorkspaces(ctx: ReaderContext): Workspace[] {
+  const root = join(cursorHome(ctx), "projects");
+  let names: string[];
+  try {
+    names = readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.isSymbolicLink())
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+  const all = names
+    .map((n) => ({ dir: join(root, n), path: workspacePath(join(root, n)) }))
+    .filter((w) => existsSync(join(w.dir, "agent-transcripts")));
+  const invoked = ctx.invokedProject;
+  if (!invoked) return all.map((w) => ({ ...w, path: w.path || w.dir }));
+  const target = norm(invoked, ctx.platform);
+  const matches = all.filter((w) => w.path && isWithin(target, norm(w.path, ctx.platform)));
+  for (let p = resolve(invoked); ; p = dirname(p)) {
+    const slugDir = join(root, cursorSlug(p));
+    if (existsSync(join(slugDir, "agent-transcripts"))) {
+      if (!matches.some((w) => w.dir === slugDir)) matches.push({ dir: slugDir, path: workspacePath(slugDir) || p });
+      break;
+    }
+    if (dirname(p) === p) break;
+  }
+  if (matches.length === 0) return [];
+  const longest = Math.max(...matches.map((w) => w.path.length));
+  return matches.filter((w) => w.path.length === longest);
+}
+
+/** Cursor Agent transcripts: `<cursor_home>/projects/<ws>/agent-transcripts/<session>/*.jsonl`. */
+export const cursorSource: SessionSource = {
+  name: "cursor",
+  filters: { headless: false, agent: false },
+  list(ctx) {
+    const out: Candidate[] = [];
+    for (const ws of selectWorkspaces(ctx)) {
+      const dir = join(ws.dir, "agent-transcripts");
+      for (const e of safeDir(dir)) {
+        if (e.isSymbolicLink()) continue;
+        const p = join(dir, e.name);
+        if (e.isFile() && e.name.endsWith(".jsonl")) pushFile(out, p, e.name.slice(0, -6), ws.path);
+        else if (e.isDirectory()) {
+          for (const f of safeDir(p)) {
+            if (f.isFile() && !f.isSymbolicLink() && f.name.endsWith(".jsonl")) pushFile(out, join(p, f.name), e.name, ws.path);
+          }
+        }
+      }
+    }
+    return out;
+  },
+  read(c, prior, ctx) {
+    const r = readJsonlSession(
+      c,
+      prior,
+      () => ({ digest: { ...emptyDigest("cursor", c.sessionId, c.path), project: c.project }, own: false }),
+      (rec, st) => onRecord(rec, st, ctx),
+    );
+    // Cursor records carry no timestamps: the file's mtime is the session's end.
+    if (r.state) r.state.digest.ended_at = toIsoUtc(c.mtimeMs);
+    return r;
+  },
+};
+
+function safeDir(dir: string): import("node:fs").Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+function pushFile(out: Candidate[], path: string, sessionId: string, project: string): void {
+  const c = fileCandidate(path, sessionId, project);
+  if (c) out.push(c);
+}
+
+const USER_QUERY = /<user_query>([\s\S]*?)<\/user_query>\s*$/;
+
+function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
+  const d = st.digest;
+  if (str(rec.type) === "turn_ended" && str(rec.status) === "error") {
+    if (!d.feedback_signals.includes("neg:cursor_turn_error")) d.feedback_signals.push("neg:cursor_turn_error");
+    return;
+  }
+  const msg = obj(rec.message);
+  if (!msg) return;
+  const role = str(rec.role) ?? str(msg.role);
+  let text = blockText(msg.content).replaceAll("\u0000", "");
+  if (hasSentinel(text)) st.own = true;
+  const q = USER_QUERY.exec(text);
+  if (q) text = q[1]!;
+  if (role === "user") {
+    if (text) addUserText(d, text, st, ctx.lex);
+    return;
+  }
+  if (role !== "assistant") return;
+  d.n_assistant_turns++;
+  for (const b of arr(msg.content) ?? []) {
+    const o = obj(b);
+    if (o && str(o.type) === "tool_use") {
+      const name = str(o.name);
+      if (name) addTool(d, name);
+    }
+  }
+  if (text) addFinal(d, text);
+}

@@ -1,0 +1,99 @@
+import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { SessionFileMark, SessionState } from "../ports.ts";
+import { type JsonObject, obj, parseLine, readLines } from "./jsonl.ts";
+import type { Candidate, ReadOutcome } from "./source.ts";
+import { toEpochMs } from "./text.ts";
+
+const HEAD_BYTES = 4096;
+
+/** Hash of the first min(4096, upTo) bytes of a file. */
+export function headHash(path: string, upTo: number): string {
+  const n = Math.min(HEAD_BYTES, upTo);
+  if (n <= 0) return "";
+  const buf = Buffer.allocUnsafe(n);
+  const fd = openSync(path, "r");
+  try {
+    const got = readSync(fd, buf, 0, n, 0);
+    return Bun.hash(buf.subarray(0, got)).toString(16);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A candidate for one regular, non-symlink JSONL file (undefined if it vanished). */
+export function fileCandidate(
+  path: string,
+  sessionId = basename(path, ".jsonl"),
+  project = "",
+  key = path,
+): Candidate | undefined {
+  try {
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (!st?.isFile()) return undefined;
+    return { key, path, sessionId, mtimeMs: Math.floor(st.mtimeMs), size: st.size, revision: st.size, project };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Recursively list `*.jsonl` files below dir, skipping symlinks and directories `skip` rejects. */
+export function walkJsonl(dir: string, skip: (name: string, isDir: boolean) => boolean, out: string[] = []): string[] {
+  let entries: import("node:fs").Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (e.isSymbolicLink()) continue;
+    if (skip(e.name, e.isDirectory())) continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walkJsonl(p, skip, out);
+    else if (e.isFile() && e.name.endsWith(".jsonl")) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * Read a JSONL session incrementally: continue from the prior offset and state when the file
+ * only grew (same head), else from the start. `onRecord` sees each JSON object line; the
+ * objects' long strings are only valid during the call.
+ */
+export function readJsonlSession(
+  c: Candidate,
+  prior: { mark: SessionFileMark; state: SessionState } | undefined,
+  fresh: () => SessionState,
+  onRecord: (rec: JsonObject, state: SessionState) => void,
+): ReadOutcome {
+  let from = 0;
+  let state: SessionState | undefined;
+  if (prior && prior.mark.offset <= c.size && prior.mark.head_hash === headHash(c.path, prior.mark.offset)) {
+    from = prior.mark.offset;
+    state = prior.state;
+  }
+  state ??= fresh();
+  const st = state;
+  st.digest.raw_path = c.path;
+  const { consumed, bytesRead } = readLines(c.path, from, c.size, (buf, s, e) => {
+    const rec = obj(parseLine(buf, s, e));
+    if (!rec) return false;
+    onRecord(rec, st);
+    return true;
+  });
+  const ended = toEpochMs(st.digest.ended_at);
+  return {
+    state: st,
+    mark: {
+      session_id: st.digest.session_id,
+      project: st.digest.project,
+      high_water_ms: Math.max(ended ?? 0, c.mtimeMs),
+      revision: consumed,
+      offset: consumed,
+      size: c.size,
+      mtime_ms: c.mtimeMs,
+      head_hash: headHash(c.path, consumed),
+    },
+    bytesRead,
+  };
+}

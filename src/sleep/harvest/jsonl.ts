@@ -1,0 +1,280 @@
+import { closeSync, openSync, readSync } from "node:fs";
+
+/**
+ * A JSON string not decoded yet: long strings (tool outputs, file bodies) are located but only
+ * decoded if a reader asks for them, which is what lets harvest skip what the miner never uses.
+ */
+export class RawString {
+  constructor(
+    private readonly buf: Buffer,
+    /** First byte after the opening quote. */
+    readonly start: number,
+    /** Index of the closing quote. */
+    readonly end: number,
+  ) {}
+  get byteLength(): number {
+    return this.end - this.start;
+  }
+  toJSON(): string {
+    return this.text();
+  }
+  text(): string {
+    const slice = this.buf.subarray(this.start, this.end);
+    if (slice.indexOf(92) === -1) return slice.toString("utf8");
+    return JSON.parse(this.buf.toString("utf8", this.start - 1, this.end + 1)) as string;
+  }
+}
+
+export type JsonValue = null | boolean | number | string | RawString | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue | undefined;
+}
+
+/** Strings at least this long stay undecoded until asked for. */
+const LAZY_MIN = 256;
+
+class Malformed extends Error {}
+const MALFORMED = new Malformed("malformed JSON line");
+
+/**
+ * Parse one JSON document in buf[start, end) without decoding long strings. Returns undefined for
+ * malformed input. Objects have no prototype (a `__proto__` key is plain data).
+ */
+export function parseLine(buf: Buffer, start: number, end: number): JsonValue | undefined {
+  const s = new Scanner(buf, start, end);
+  try {
+    const v = s.value();
+    s.ws();
+    return s.p === end ? v : undefined;
+  } catch (err) {
+    if (err instanceof Malformed) return undefined;
+    throw err;
+  }
+}
+
+class Scanner {
+  constructor(
+    readonly b: Buffer,
+    public p: number,
+    readonly end: number,
+  ) {}
+
+  ws(): void {
+    const b = this.b;
+    while (this.p < this.end) {
+      const c = b[this.p]!;
+      if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return;
+      this.p++;
+    }
+  }
+
+  value(): JsonValue {
+    this.ws();
+    if (this.p >= this.end) throw MALFORMED;
+    const c = this.b[this.p]!;
+    if (c === 123) return this.object();
+    if (c === 91) return this.array();
+    if (c === 34) return this.string(false);
+    if (c === 116) return this.literal("true", true);
+    if (c === 102) return this.literal("false", false);
+    if (c === 110) return this.literal("null", null);
+    return this.number();
+  }
+
+  object(): JsonObject {
+    const out: JsonObject = Object.create(null);
+    this.p++;
+    this.ws();
+    if (this.b[this.p] === 125) {
+      this.p++;
+      return out;
+    }
+    for (;;) {
+      this.ws();
+      if (this.b[this.p] !== 34) throw MALFORMED;
+      const key = this.string(true) as string;
+      this.ws();
+      if (this.b[this.p] !== 58) throw MALFORMED;
+      this.p++;
+      out[key] = this.value();
+      this.ws();
+      const c = this.b[this.p];
+      this.p++;
+      if (c === 44) continue;
+      if (c === 125) return out;
+      throw MALFORMED;
+    }
+  }
+
+  array(): JsonValue[] {
+    const out: JsonValue[] = [];
+    this.p++;
+    this.ws();
+    if (this.b[this.p] === 93) {
+      this.p++;
+      return out;
+    }
+    for (;;) {
+      out.push(this.value());
+      this.ws();
+      const c = this.b[this.p];
+      this.p++;
+      if (c === 44) continue;
+      if (c === 93) return out;
+      throw MALFORMED;
+    }
+  }
+
+  string(decode: boolean): string | RawString {
+    const b = this.b;
+    const start = this.p + 1;
+    let i = start;
+    let escaped = false;
+    // Short strings: a byte loop is cheaper than a native search per string.
+    const fastEnd = Math.min(this.end, start + 64);
+    while (i < fastEnd) {
+      const c = b[i]!;
+      if (c === 34) return this.finishString(start, i, escaped, decode);
+      if (c === 92) {
+        escaped = true;
+        i += 2;
+        continue;
+      }
+      i++;
+    }
+    // Long strings: jump from quote to quote natively; a quote preceded by an odd run of
+    // backslashes is escaped.
+    for (;;) {
+      const q = b.indexOf(34, i);
+      if (q === -1 || q >= this.end) throw MALFORMED;
+      let k = q - 1;
+      while (b[k] === 92) k--;
+      if ((q - 1 - k) % 2 === 0) return this.finishString(start, q, true, decode);
+      i = q + 1;
+    }
+  }
+
+  private finishString(start: number, close: number, maybeEscaped: boolean, decode: boolean): string | RawString {
+    this.p = close + 1;
+    if (!decode && close - start >= LAZY_MIN) return new RawString(this.b, start, close);
+    if (!maybeEscaped) return this.b.toString("utf8", start, close);
+    try {
+      return JSON.parse(this.b.toString("utf8", start - 1, close + 1)) as string;
+    } catch {
+      throw MALFORMED;
+    }
+  }
+
+  literal<T>(word: string, v: T): T {
+    for (let k = 0; k < word.length; k++) if (this.b[this.p + k] !== word.charCodeAt(k)) throw MALFORMED;
+    this.p += word.length;
+    return v;
+  }
+
+  number(): number {
+    const b = this.b;
+    const from = this.p;
+    while (this.p < this.end) {
+      const c = b[this.p]!;
+      if ((c >= 48 && c <= 57) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69) this.p++;
+      else break;
+    }
+    if (this.p === from) throw MALFORMED;
+    const n = Number(b.toString("latin1", from, this.p));
+    if (Number.isNaN(n)) throw MALFORMED;
+    return n;
+  }
+}
+
+/** A string value, decoding a RawString; undefined for anything else. */
+export function str(v: JsonValue | undefined): string | undefined {
+  if (typeof v === "string") return v;
+  if (v instanceof RawString) return v.text();
+  return undefined;
+}
+
+/** An object value (not an array); undefined for anything else. */
+export function obj(v: JsonValue | undefined): JsonObject | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof RawString) ? v : undefined;
+}
+
+/** An array value; undefined for anything else. */
+export function arr(v: JsonValue | undefined): JsonValue[] | undefined {
+  return Array.isArray(v) ? v : undefined;
+}
+
+/** Lines longer than this are skipped unparsed (bounded memory whatever the file). */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const CHUNK = 1024 * 1024;
+let shared = Buffer.allocUnsafe(CHUNK * 2);
+
+export interface ReadResult {
+  /** Offset just past the last line consumed (a trailing partial line is left for next time). */
+  consumed: number;
+  bytesRead: number;
+}
+
+/**
+ * Stream the complete lines of path[from, size) to onLine without holding the file in memory.
+ * Only `size` bytes are read (a snapshot: a live writer cannot extend the scan). The final line
+ * without a newline is offered with `last = true` and consumed only if onLine returns true.
+ */
+export function readLines(
+  path: string,
+  from: number,
+  size: number,
+  onLine: (buf: Buffer, start: number, end: number, last: boolean) => boolean | undefined,
+): ReadResult {
+  const fd = openSync(path, "r");
+  let pos = from;
+  let filled = 0;
+  let consumed = from;
+  let bytesRead = 0;
+  let skipping = false;
+  try {
+    while (pos < size) {
+      if (filled === shared.length) {
+        if (shared.length >= MAX_LINE_BYTES) {
+          // An over-long line: drop what we have and discard up to its newline.
+          skipping = true;
+          filled = 0;
+        } else {
+          const bigger = Buffer.allocUnsafe(Math.min(MAX_LINE_BYTES, shared.length * 2));
+          shared.copy(bigger, 0, 0, filled);
+          shared = bigger;
+        }
+      }
+      const want = Math.min(shared.length - filled, size - pos);
+      const n = readSync(fd, shared, filled, want, pos);
+      if (n <= 0) break;
+      bytesRead += n;
+      const base = pos - filled;
+      pos += n;
+      const end = filled + n;
+      let lineStart = 0;
+      let nl = shared.indexOf(10, filled);
+      while (nl !== -1 && nl < end) {
+        if (skipping) skipping = false;
+        else if (nl > lineStart) onLine(shared, lineStart, trimCr(shared, lineStart, nl), false);
+        lineStart = nl + 1;
+        consumed = base + lineStart;
+        nl = shared.indexOf(10, lineStart);
+      }
+      if (lineStart > 0) shared.copy(shared, 0, lineStart, end);
+      filled = end - lineStart;
+    }
+    if (filled > 0 && !skipping && pos >= size && onLine(shared, 0, filled, true) === true) consumed = size;
+  } finally {
+    closeSync(fd);
+  }
+  return { consumed, bytesRead };
+}
+
+function trimCr(buf: Buffer, start: number, end: number): number {
+  return end > start && buf[end - 1] === 13 ? end - 1 : end;
+}
+
+/** Release the shared read buffer if one line made it grow (keeps RSS low between runs). */
+export function shrinkReadBuffer(): void {
+  if (shared.length > CHUNK * 2) shared = Buffer.allocUnsafe(CHUNK * 2);
+}

@@ -1,0 +1,53 @@
+import { Database } from "bun:sqlite";
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { errorMessage, log } from "../../lib/index.ts";
+
+/**
+ * An agent's SQLite database opened read-only (never the agent's write lock; `query_only` on).
+ * If the live file cannot be opened read-only (locked, missing -shm permissions), a private copy
+ * of it and its -wal/-shm sidecars is opened instead and removed on close (spec §3.6).
+ */
+export interface AgentDb {
+  db: Database;
+  close(): void;
+}
+
+export function openAgentDb(path: string, probe: string): AgentDb | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const db = new Database(path, { readonly: true });
+    try {
+      db.exec("PRAGMA query_only = ON");
+      db.exec("PRAGMA busy_timeout = 2000");
+      db.query(probe).all();
+      return { db, close: () => db.close() };
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  } catch (err) {
+    log.withTag("harvest").debug(`read-only open of ${path} failed (${errorMessage(err)}); reading a private copy`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), "skillopt-harvest-db-"));
+  try {
+    const copy = join(dir, basename(path));
+    copyFileSync(path, copy);
+    for (const ext of ["-wal", "-shm"]) if (existsSync(path + ext)) copyFileSync(path + ext, copy + ext);
+    const db = new Database(copy, { readonly: true });
+    db.exec("PRAGMA query_only = ON");
+    db.query(probe).all();
+    return {
+      db,
+      close: () => {
+        db.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    log.withTag("harvest").warn(`cannot read ${path}: ${errorMessage(err)}`);
+    return undefined;
+  }
+}

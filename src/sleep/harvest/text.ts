@@ -1,0 +1,228 @@
+import { isAbsolute, resolve, sep } from "node:path";
+import { redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
+import type { Scope, SessionDigest, SourceName } from "./types.ts";
+
+/** Longest text kept per prompt/final (after redaction, so a secret is never cut in half first). */
+export const MAX_TEXT_CHARS = 4000;
+/** Most prompts kept per session (the first ones: they state the task). */
+export const MAX_PROMPTS = 40;
+/** Assistant finals kept per session (the last ones). */
+export const MAX_FINALS = 5;
+const MAX_LIST = 50;
+
+/** A fresh, empty digest. */
+export function emptyDigest(source: SourceName, sessionId: string, rawPath: string): SessionDigest {
+  return {
+    session_id: sessionId,
+    source,
+    project: "",
+    git_branch: "",
+    started_at: "",
+    ended_at: "",
+    user_prompts: [],
+    assistant_finals: [],
+    tools_used: [],
+    skills_used: [],
+    files_touched: [],
+    feedback_signals: [],
+    n_user_turns: 0,
+    n_assistant_turns: 0,
+    raw_path: rawPath,
+  };
+}
+
+/** Redact, remove NULs, trim, clip: the one treatment every harvested text gets. */
+export function cleanText(text: string): string {
+  const t = redactText(text.replaceAll("\u0000", "")).trim();
+  return t.length > MAX_TEXT_CHARS ? `${t.slice(0, MAX_TEXT_CHARS)}…` : t;
+}
+
+/** spec §3.2 meta-prompt filter (envelopes, short slash commands, pasted/caveat stubs, command bodies). */
+export function isMetaPrompt(raw: string): boolean {
+  const t = raw.trim();
+  if (!t) return true;
+  if (t.startsWith("<") && t.endsWith(">")) return true;
+  if (t.startsWith("/") && t.split(/\s+/).length <= 3) return true;
+  if (t.startsWith("[Pasted text") || t.startsWith("Caveat:")) return true;
+  const head = t.slice(0, 200);
+  if (head.includes("<command-message>") || head.includes("<command-name>")) return true;
+  return t.startsWith("# /");
+}
+
+/** True when a text carries the engine's own sentinel (the session is one of our calls). */
+export function hasSentinel(raw: string): boolean {
+  return raw.includes(SLEEP_SENTINEL);
+}
+
+/**
+ * Record one user message: sentinel check on the raw text, then meta filter, then the prompt and
+ * its feedback. Returns false when the message was a meta prompt.
+ */
+export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean }, lex: Lexicon): boolean {
+  if (hasSentinel(raw)) flags.own = true;
+  if (isMetaPrompt(raw)) return false;
+  const text = cleanText(raw);
+  if (!text) return false;
+  d.n_user_turns++;
+  if (d.user_prompts.length < MAX_PROMPTS) d.user_prompts.push(text);
+  for (const tag of detectFeedback(text, lex)) addUnique(d.feedback_signals, tag);
+  return true;
+}
+
+/** Record one assistant text (finals keep the last MAX_FINALS). */
+export function addFinal(d: SessionDigest, raw: string): void {
+  const text = cleanText(raw);
+  if (!text) return;
+  d.assistant_finals.push(text);
+  if (d.assistant_finals.length > MAX_FINALS) d.assistant_finals.splice(0, d.assistant_finals.length - MAX_FINALS);
+}
+
+/** Tool names as spec §3.1: `[A-Za-z0-9_.:-]`, at most 80 chars. */
+export function sanitizeToolName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.:-]/g, "").slice(0, 80);
+}
+
+export function addTool(d: SessionDigest, name: string): void {
+  const t = sanitizeToolName(name);
+  if (t) addUnique(d.tools_used, t);
+}
+
+/** Append if absent, keeping lists bounded. */
+export function addUnique(list: string[], value: string): void {
+  if (list.length < MAX_LIST && !list.includes(value)) list.push(value);
+}
+
+// Feedback lexicon (spec §3.2), matched on word boundaries with a short negation window, so
+// "correct" does not fire inside "incorrect" and "not great" is not praise (spec §12.1 item 8).
+const NEG_PHRASES = [
+  "still broken", "still not", "still wrong", "doesn't work", "does not work", "not working", "that's wrong",
+  "thats wrong", "incorrect", "wrong", "nope", "fix it", "didn't", "did not", "broken", "error again",
+  "still failing", "still fails", "not fixed", "revert", "undo",
+];
+const POS_PHRASES = [
+  "thanks", "thank you", "perfect", "great", "works now", "fixed", "that works", "lgtm", "looks good", "nice",
+  "awesome", "correct",
+];
+const NEGATORS = /\b(?:not|no|never|isn't|isnt|wasn't|hardly)\s+(?:\w+\s+)?$/;
+
+function phraseRe(phrase: string): RegExp {
+  const body = phrase.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![\\w'])${body}(?![\\w'])`, "g");
+}
+
+function commaList(raw: string | undefined, lower: boolean): string[] {
+  return (raw ?? "")
+    .split(",")
+    .map((s) => (lower ? s.trim().toLowerCase() : s.trim()))
+    .filter(Boolean);
+}
+
+/** Feedback phrases and sub-agent markers, with the env extensions of spec §9.3. */
+export interface Lexicon {
+  neg: [string, RegExp][];
+  pos: [string, RegExp][];
+  agentMarkers: string[];
+}
+
+/** Build the lexicon from SKILLOPT_SLEEP_NEG_FEEDBACK / _POS_FEEDBACK / _AGENT_MARKERS. */
+export function makeLexicon(env: Readonly<Record<string, string | undefined>>): Lexicon {
+  return {
+    neg: [...NEG_PHRASES, ...commaList(env.SKILLOPT_SLEEP_NEG_FEEDBACK, true)].map((p) => [p, phraseRe(p)]),
+    pos: [...POS_PHRASES, ...commaList(env.SKILLOPT_SLEEP_POS_FEEDBACK, true)].map((p) => [p, phraseRe(p)]),
+    agentMarkers: [...AGENT_MARKERS, ...commaList(env.SKILLOPT_SLEEP_AGENT_MARKERS, false)],
+  };
+}
+
+/** Lexical feedback tags of one user text: `neg:<phrase>` / `pos:<phrase>`; a leading "no," counts. */
+export function detectFeedback(text: string, lex: Lexicon): string[] {
+  const t = text.toLowerCase();
+  const out: string[] = [];
+  if (/^\s*no[,.!]/.test(t)) out.push("neg:no,");
+  const { neg, pos } = lex;
+  for (const [phrase, re] of neg) if (matches(t, re, false)) out.push(`neg:${phrase}`);
+  for (const [phrase, re] of pos) if (matches(t, re, true)) out.push(`pos:${phrase}`);
+  return out;
+}
+
+function matches(t: string, re: RegExp, negatable: boolean): boolean {
+  re.lastIndex = 0;
+  for (let m = re.exec(t); m; m = re.exec(t)) {
+    if (!negatable) return true;
+    if (!NEGATORS.test(t.slice(Math.max(0, m.index - 24), m.index))) return true;
+  }
+  return false;
+}
+
+// spec §3.2 headless-replay markers: our own prompt headings, plus the older upstream wording.
+const ENGINE_MARKERS = [
+  "## CURRENT SKILL", "## FAILED TASKS", "## SUCCESSFUL TASKS", "## OUTPUT FORMAT", "## TASK\n", "## SKILL\n",
+  "## Skill\n", "You are a strict grader", "You are an expert prompt optimizer",
+];
+const AGENT_MARKERS = [
+  "You are a Claude-Mem, a specialized observer",
+  "Hello memory agent, you are continuing to observe",
+  "You are the SkillOpt-Sleep consolidation agent",
+];
+
+/** spec §3.2: the engine's own single-turn calls (markers, or tiny prompt answered within 3 s). */
+export function isHeadlessReplay(d: SessionDigest): boolean {
+  if (d.n_user_turns > 1) return false;
+  if (d.n_user_turns === 0 || d.user_prompts.length === 0) return true;
+  const only = d.user_prompts[0]!;
+  if (ENGINE_MARKERS.some((m) => only.includes(m))) return true;
+  const a = toEpochMs(d.started_at);
+  const b = toEpochMs(d.ended_at);
+  return only.length < 200 && a !== undefined && b !== undefined && b - a < 3000;
+}
+
+/** spec §3.2: another tool's sub-agent, recognised by its first prompt. */
+export function isAgentSession(d: SessionDigest, lex: Lexicon): boolean {
+  const first = d.user_prompts[0];
+  if (!first) return false;
+  return lex.agentMarkers.some((m) => first.includes(m));
+}
+
+/**
+ * Project scoping. Better than upstream (spec §12.1 item 4): a session matches the invoked
+ * project when it ran in the project or below it, not when it ran in an ancestor such as $HOME;
+ * an empty project never matches a specific project.
+ */
+export function projectMatches(project: string, scope: Scope, invoked: string): boolean {
+  if (scope === "all") return true;
+  if (scope === "invoked") {
+    if (!invoked) return true;
+    if (!project || !isAbsolute(project)) return false;
+    return isWithin(resolve(project), resolve(invoked));
+  }
+  if (!project) return false;
+  const p = resolve(project);
+  return scope.some((s) => isWithin(p, resolve(s)));
+}
+
+/** True when child is parent or lies below it. */
+export function isWithin(child: string, parent: string): boolean {
+  if (child === parent) return true;
+  const base = parent.endsWith(sep) ? parent : parent + sep;
+  return child.startsWith(base);
+}
+
+/**
+ * Parse a source timestamp to UTC epoch ms: ISO with `Z` or an offset, SQLite `YYYY-MM-DD HH:MM:SS`
+ * (UTC), or epoch seconds/ms numbers. Naive ISO strings are read as UTC (what every source writes).
+ */
+export function toEpochMs(value: unknown): number | undefined {
+  if (typeof value === "number" && Number.isFinite(value) && value > 0) return value < 1e11 ? value * 1000 : value;
+  if (typeof value !== "string" || value.length < 10) return undefined;
+  let s = value.trim();
+  if (/^\d+(?:\.\d+)?$/.test(s)) return toEpochMs(Number(s));
+  if (/^\d{4}-\d{2}-\d{2} \d/.test(s)) s = s.replace(" ", "T");
+  if (/^\d{4}-\d{2}-\d{2}(?:T[\d:.]+)?$/.test(s)) s += s.includes("T") ? "Z" : "T00:00:00Z";
+  const ms = Date.parse(s);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** A source timestamp as UTC ISO `…Z` ("" when unparseable). */
+export function toIsoUtc(value: unknown): string {
+  const ms = toEpochMs(value);
+  return ms === undefined ? "" : new Date(ms).toISOString();
+}
