@@ -7,7 +7,7 @@ export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-cha
 export { renderDiff } from "./diff-html.ts";
 export { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 export { type LoadOptions, loadRunView, parseHistory, readSkillVersions, type StepExtras } from "./load.ts";
-export { normalizeAction, normalizeEdit, normalizeStep, normalizeSummary } from "./normalize.ts";
+export { editsFromArtifacts, normalizeAction, normalizeEdit, normalizeStep, normalizeSummary } from "./normalize.ts";
 export { DIFF_MODE_SWITCH, renderCards, renderHeader, renderReportHtml, renderRunBody, renderStepTable } from "./render.ts";
 export type * from "./run-view.ts";
 export { REPORT_CSS } from "./style.ts";

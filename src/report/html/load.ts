@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { errorMessage } from "../../lib/index.ts";
-import { normalizeEdit, normalizeStep, normalizeSummary } from "./normalize.ts";
-import type { EditView, RunView, StepView } from "./run-view.ts";
+import { editsFromArtifacts, normalizeStep, normalizeSummary } from "./normalize.ts";
+import type { EditView, RunView, StepAction, StepView } from "./run-view.ts";
 
 function readText(path: string): string | null {
   try {
@@ -62,10 +62,17 @@ function stepDir(dir: string, step: number): string {
   return join(dir, "steps", `step_${String(step).padStart(4, "0")}`);
 }
 
-function stepFileEdits(dir: string, step: number, warnings: string[]): EditView[] {
-  const report = readJson(join(stepDir(dir, step), "edit_apply_report.json"), warnings);
-  if (!Array.isArray(report)) return [];
-  return report.map(normalizeEdit).filter((e): e is EditView => e !== null);
+function stepFileEdits(dir: string, step: number, action: StepAction, warnings: string[]): EditView[] {
+  const d = stepDir(dir, step);
+  if (!existsSync(d)) return [];
+  return editsFromArtifacts(
+    {
+      merged: readJson(join(d, "merged_patch.json"), warnings),
+      ranked: readJson(join(d, "ranked_edits.json"), warnings),
+      report: readJson(join(d, "edit_apply_report.json"), warnings),
+    },
+    action,
+  );
 }
 
 interface ConfigInfo {
@@ -128,7 +135,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     }
     const extra = opts.extras?.get(s.step);
     if (extra?.edits && extra.edits.length > 0) s.edits = extra.edits;
-    if (s.edits.length === 0) s.edits = stepFileEdits(dir, s.step, warnings);
+    if (s.edits.length === 0) s.edits = stepFileEdits(dir, s.step, s.action, warnings);
     s.skillBefore = latestAtOrBefore(versions, s.step - 1);
     s.candidate =
       extra?.candidate ??

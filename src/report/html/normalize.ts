@@ -46,7 +46,7 @@ export function normalizeAction(raw: string): StepAction {
 
 function normalizeStatus(raw: string): EditStatus {
   const s = raw.toLowerCase();
-  if (s === "applied" || s === "ok" || s === "success") return "applied";
+  if (s.startsWith("applied") || s === "ok" || s === "success") return "applied";
   if (s.includes("clip")) return "clipped";
   if (s.includes("reject")) return "rejected";
   if (s === "proposed" || s === "selected" || s === "") return "proposed";
@@ -60,10 +60,10 @@ export function normalizeEdit(v: unknown): EditView | null {
   return {
     op: str(first(v, ["op", "operation", "type", "action"])) || "edit",
     section: str(first(v, ["section", "target", "anchor", "heading"])),
-    text: str(first(v, ["text", "content", "new_text", "content_preview", "replacement"])),
-    rationale: str(first(v, ["rationale", "reason", "reasoning", "why"])),
+    text: str(first(v, ["text", "content", "new_text", "content_preview", "replacement", "instruction", "new_skill"])),
+    rationale: str(first(v, ["rationale", "motivation", "reasoning", "why", "change_summary"])),
     status: normalizeStatus(status),
-    error: str(first(v, ["error", "failure", "fail_reason"])),
+    error: str(first(v, ["error", "failure", "fail_reason", "reason"])),
   };
 }
 
@@ -90,37 +90,55 @@ function sum(values: Record<string, number>): number {
   return Object.values(values).reduce((a, b) => a + b, 0);
 }
 
+function tokensTotal(v: unknown): number | null {
+  if (typeof v === "number") return v;
+  if (!isRec(v)) return null;
+  const total = num(v.total);
+  if (total !== null) return total;
+  const p = num(v.prompt ?? v.prompt_tokens) ?? 0;
+  const c = num(v.completion ?? v.completion_tokens) ?? 0;
+  return p + c;
+}
+
+function countOf(v: unknown): number | null {
+  return Array.isArray(v) ? v.length : num(v);
+}
+
 /** A history.jsonl record (issue 4's fields, or upstream's step record) as a StepView. */
 export function normalizeStep(v: unknown, index: number): StepView | null {
   if (!isRec(v)) return null;
-  const rawAction = str(first(v, ["action", "decision", "outcome"]));
-  const tokensField = first(v, ["tokens", "token_usage"]);
-  const tokensByStage = stageMap(first(v, ["tokens_by_stage", "tokens"]), tokensOf);
-  const costByStage = stageMap(first(v, ["cost_by_stage"]), (r) => firstNum(r, ["cost_usd", "cost"]));
-  const editsRaw = first(v, ["edits", "edit_report", "edit_apply_report", "ranked_edits"]);
+  const rawAction = str(first(v, ["action", "decision"]));
+  const outcome = str(v.outcome);
+  const calls = v.calls;
+  const byStage = isRec(calls) ? calls.by_stage : first(v, ["tokens_by_stage", "tokens"]);
+  const tokensByStage = stageMap(byStage, tokensOf);
+  const costByStage = stageMap(isRec(calls) ? calls.by_stage : first(v, ["cost_by_stage"]), (r) => firstNum(r, ["cost_usd", "cost"]));
+  const editsRaw = first(v, ["edits", "edit_report", "edit_apply_report"]);
   const edits = Array.isArray(editsRaw) ? editsRaw.map(normalizeEdit).filter((e): e is EditView => e !== null) : [];
+  const action = normalizeAction(outcome || rawAction);
   const early = first(v, ["rejected_early_at", "early_reject_at", "early_at"]);
-  const tokens =
-    typeof tokensField === "number" ? tokensField : (firstNum(v, ["tokens_total", "total_tokens"]) ?? sum(tokensByStage));
+  let earlyAt = isRec(early) ? `${str(early.k)}/${str(early.n ?? early.v)}` : str(early);
+  const evaluated = num(v.selection_evaluated);
+  const total = num(v.selection_total);
+  if (!earlyAt && action === "rejected_early" && evaluated !== null && total !== null) earlyAt = `${evaluated}/${total}`;
+  const tokens = tokensTotal(v.tokens) ?? firstNum(v, ["tokens_total", "total_tokens"]) ?? sum(tokensByStage);
   const applied = firstNum(v, ["edits_applied", "edit_apply_summary.applied", "n_applied"]);
-  const failed = firstNum(v, ["edits_failed", "edit_apply_summary.errors", "n_failed"]);
+  const summary = isRec(v.edit_apply_summary) ? v.edit_apply_summary : undefined;
+  const failed =
+    countOf(v.edits_failed) ??
+    (summary ? (num(summary.total) ?? 0) - (num(summary.applied) ?? 0) : null) ??
+    num(v.n_failed);
   return {
     step: firstNum(v, ["step"]) ?? index + 1,
     epoch: firstNum(v, ["epoch"]) ?? 1,
     lr: firstNum(v, ["learning_rate", "lr", "edit_budget", "budget"]),
     rolloutScore: firstNum(v, ["rollout_score", "rollout.score", "rollout_hard", "train_score"]),
-    candidateScore: firstNum(v, [
-      "candidate_score",
-      "candidate_selection",
-      "selection.candidate",
-      "candidate_gate_score",
-      "selection_hard",
-    ]),
+    candidateScore: firstNum(v, ["candidate_score", "candidate_selection", "selection.candidate", "candidate_gate_score", "selection_hard"]),
     currentScore: firstNum(v, ["current_score", "current_selection", "selection.current"]),
     bestScore: firstNum(v, ["best_score", "best_selection"]),
-    action: normalizeAction(rawAction),
-    rawAction,
-    earlyAt: isRec(early) ? `${str(early.k)}/${str(early.n ?? early.v)}` : str(early),
+    action,
+    rawAction: rawAction || outcome,
+    earlyAt,
     editsApplied: applied ?? edits.filter((e) => e.status === "applied").length,
     editsFailed: failed ?? edits.filter((e) => e.status === "failed").length,
     calls: firstNum(v, ["calls", "calls.total", "n_calls"]) ?? 0,
@@ -192,4 +210,57 @@ export function normalizeSummary(v: unknown): SummaryView | null {
     wallSeconds: firstNum(v, ["wall_s", "total_wall_time_s", "wall_time_s"]),
     selectionCallsSaved: firstNum(v, ["selection_calls_saved"]),
   };
+}
+
+function payloadItems(patch: unknown): Rec[] {
+  if (Array.isArray(patch)) return patch.filter(isRec);
+  if (!isRec(patch)) return [];
+  for (const k of ["edits", "revise_suggestions", "skill_candidates"]) {
+    const items = patch[k];
+    if (Array.isArray(items)) return items.filter(isRec);
+  }
+  return [];
+}
+
+function editKey(e: Rec): string {
+  return JSON.stringify([e.op ?? e.type ?? "", e.target ?? e.title ?? "", e.content ?? e.instruction ?? e.new_skill ?? ""]);
+}
+
+/**
+ * Every edit of a step with its fate, from the engine's step artifacts: the ranked (selected)
+ * edits joined with the apply report by index, plus merged edits the learning rate clipped.
+ * Applied edits of a candidate the gate turned down are "rejected".
+ */
+export function editsFromArtifacts(
+  artifacts: { merged?: unknown; ranked?: unknown; report?: unknown },
+  action: StepAction,
+): EditView[] {
+  const ranked = payloadItems(artifacts.ranked);
+  const report = Array.isArray(artifacts.report) ? artifacts.report.filter(isRec) : [];
+  const byIndex = new Map<number, Rec>();
+  report.forEach((r, i) => {
+    byIndex.set(num(r.index) ?? i + 1, r);
+  });
+  const out: EditView[] = ranked.map((item, i) => {
+    const base = normalizeEdit(item)!;
+    const row = byIndex.get(i + 1);
+    if (row) {
+      const status = normalizeStatus(str(row.status));
+      base.status = status === "applied" && action !== "accepted" ? "rejected" : status;
+      base.error = str(row.reason ?? row.error);
+      if (!base.section) base.section = str(row.target);
+    } else {
+      base.status = action === "accepted" ? "applied" : action === "skipped" ? "proposed" : "rejected";
+    }
+    return base;
+  });
+  const chosen = new Set(ranked.map(editKey));
+  for (const item of payloadItems(artifacts.merged)) {
+    if (chosen.has(editKey(item))) continue;
+    const e = normalizeEdit(item)!;
+    e.status = "clipped";
+    e.error = "beyond this step's learning-rate budget";
+    out.push(e);
+  }
+  return out;
 }

@@ -1,0 +1,171 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  editsFromArtifacts,
+  loadRunView,
+  normalizeAction,
+  normalizeStep,
+  renderDiff,
+  renderReportHtml,
+  writeRunReport,
+} from "../../src/report/html/index.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+import { writeSyntheticRun } from "./synthetic-run.ts";
+
+describe("report.html", () => {
+  test("has one decision marker per step, each with the step's recorded action", () => {
+    using dir = tempDir();
+    const records = writeSyntheticRun(dir.path, { steps: 7 });
+    const html = renderReportHtml(loadRunView(dir.path));
+    const markers = [...html.matchAll(/data-series="decision" data-step="(\d+)" data-action="([a-z_]+)"/g)].map((m) => [Number(m[1]), m[2]]);
+    expect(markers).toEqual(records.map((r) => [r.step, r.action]));
+  });
+
+  test("is self-contained: no script, no external URL, a CSP that forbids the network", () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path);
+    const html = renderReportHtml(loadRunView(dir.path));
+    expect(html).not.toContain("<script");
+    expect(html).not.toMatch(/(src|href)="https?:/);
+    expect(html).toContain("default-src 'none'");
+  });
+
+  test("escapes skill text and edit text", () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 2 });
+    const html = renderReportHtml(loadRunView(dir.path));
+    expect(html).toContain("Use format &lt;1&gt; &amp; keep &quot;quotes&quot;.");
+    expect(html).not.toContain("<1>");
+  });
+
+  test("shows lr budget bars, epoch boundaries and the test-score lines", () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 6 });
+    const html = renderReportHtml(loadRunView(dir.path));
+    expect([...html.matchAll(/class="lr-bar" data-step="\d+" data-lr="(\d+)"/g)].map((m) => Number(m[1]))).toEqual([4, 3, 2, 1, 1, 1]);
+    expect(html).toContain("epoch 2");
+    expect(html).toContain('data-hline="baseline-test"');
+    expect(html).toContain('data-hline="best-test"');
+  });
+
+  test("writeRunReport writes <out>/report.html and a torn history line is skipped", () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 3 });
+    writeFileSync(join(dir.path, "history.jsonl"), `${readFileSync(join(dir.path, "history.jsonl"), "utf8")}{"step": 4, "epo`);
+    const path = writeRunReport(dir.path);
+    expect(path).toBe(join(dir.path, "report.html"));
+    const view = loadRunView(dir.path);
+    expect(view.steps.map((s) => s.step)).toEqual([1, 2, 3]);
+    expect(view.warnings).toEqual([]);
+  });
+
+  test("a corrupt summary.json becomes a warning on the page, not a crash", () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 2 });
+    writeFileSync(join(dir.path, "summary.json"), "{ not json");
+    const view = loadRunView(dir.path);
+    expect(view.summary).toBeNull();
+    expect(view.warnings[0]).toStartWith("summary.json is not valid JSON");
+    expect(renderReportHtml(view)).toContain("summary.json is not valid JSON");
+  });
+});
+
+describe("history records", () => {
+  test("upstream and engine action words map onto four outcomes", () => {
+    expect(
+      ["accept_new_best", "accept", "force_accept", "reject", "reject_format", "reject_early", "skip_no_patches", "skip_no_change"].map(normalizeAction),
+    ).toEqual(["accepted", "accepted", "accepted", "rejected", "rejected", "rejected_early", "skipped", "skipped"]);
+  });
+
+  test("an engine step record reads calls, tokens by stage, early rejection point and failed edits", () => {
+    const s = normalizeStep(
+      {
+        step: 3,
+        epoch: 1,
+        learning_rate: 2,
+        rollout_hard: 0.4,
+        candidate_gate_score: null,
+        current_score: 0.5,
+        action: "reject_early",
+        outcome: "rejected_early",
+        selection_evaluated: 5,
+        selection_total: 20,
+        edit_apply_summary: { total: 3, applied: 2, skipped: 1, errors: 0 },
+        edits_failed: [{ op: "replace", target: "x", status: "skipped_anchor_not_found" }],
+        calls: { total: 30, cached: 2, by_stage: { rollout: { calls: 25, cached: 0, prompt_tokens: 100, completion_tokens: 20 }, analyst: { calls: 5, cached: 2, prompt_tokens: 50, completion_tokens: 10 } } },
+        tokens: { prompt: 150, completion: 30 },
+        cost_usd: 0.002,
+        wall_time_s: 1.5,
+      },
+      0,
+    )!;
+    expect({
+      action: s.action,
+      earlyAt: s.earlyAt,
+      lr: s.lr,
+      calls: s.calls,
+      tokens: s.tokens,
+      tokensByStage: s.tokensByStage,
+      applied: s.editsApplied,
+      failed: s.editsFailed,
+      seconds: s.seconds,
+    }).toEqual({
+      action: "rejected_early",
+      earlyAt: "5/20",
+      lr: 2,
+      calls: 30,
+      tokens: 180,
+      tokensByStage: { rollout: 120, analyst: 60 },
+      applied: 2,
+      failed: 1,
+      seconds: 1.5,
+    });
+  });
+
+  test("edits from step artifacts: applied, failed with its reason, clipped by the lr, rejected with the candidate", () => {
+    const merged = { edits: [{ op: "append", content: "A" }, { op: "replace", target: "old", content: "B" }, { op: "append", content: "C" }] };
+    const ranked = { edits: [{ op: "append", content: "A" }, { op: "replace", target: "old", content: "B" }] };
+    const report = [
+      { index: 1, op: "append", target: "", content_preview: "A", status: "applied_append" },
+      { index: 2, op: "replace", target: "old", content_preview: "B", status: "skipped_anchor_not_found", reason: "no line matches old" },
+    ];
+    const fate = (action: "accepted" | "rejected") =>
+      editsFromArtifacts({ merged, ranked, report }, action).map((e) => [e.text, e.status, e.error]);
+    expect(fate("accepted")).toEqual([
+      ["A", "applied", ""],
+      ["B", "failed", "no line matches old"],
+      ["C", "clipped", "beyond this step's learning-rate budget"],
+    ]);
+    expect(fate("rejected")[0]).toEqual(["A", "rejected", ""]);
+  });
+
+  test("the diff shows added and removed lines in both layouts", () => {
+    const html = renderDiff("a\nb\nc\n", "a\nB\nc\nd\n");
+    expect(html).toContain("+2</span>");
+    expect(html).toContain("−1</span>");
+    expect(html).toContain('class="diff diff-unified"');
+    expect(html).toContain('class="diff diff-split"');
+    expect(renderDiff("same\n", "same\n")).toContain("No change.");
+  });
+});
+
+describe("skillopt report", () => {
+  test("writes report.html into the run directory and prints its path", async () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 2 });
+    const r = await runCli(["report", dir.path]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(join(dir.path, "report.html"));
+    expect(existsSync(join(dir.path, "report.html"))).toBe(true);
+  });
+
+  test("a directory that is not a run exits 2 with one line", async () => {
+    using dir = tempDir();
+    const r = await runCli(["report", dir.path]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("not a run directory");
+    expect(r.stderr).not.toContain("    at ");
+  });
+});

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startUi, type UiServer } from "../../src/ui/index.ts";
+import { canRead, mutationRefusal, resolveInside } from "../../src/ui/security.ts";
+import { writeSyntheticRun } from "../report/synthetic-run.ts";
+import { tempDir } from "../support/tmp.ts";
+import { rawRequest } from "./helpers.ts";
+
+const SECRET = "top-secret-outside-the-root";
+const tmp = tempDir("skillopt-ui-");
+const root = join(tmp.path, "outputs");
+let ui: UiServer;
+
+beforeAll(() => {
+  mkdirSync(root, { recursive: true });
+  writeFileSync(join(tmp.path, "secret.txt"), SECRET);
+  writeSyntheticRun(join(root, "runA"), { steps: 5 });
+  writeSyntheticRun(join(root, "runB"), { steps: 2, finished: false });
+  mkdirSync(join(root, "broken"));
+  writeFileSync(join(root, "broken", "state.sqlite"), "this is not a database, it was cut off mid-wri");
+  symlinkSync(join(tmp.path, "secret.txt"), join(root, "runA", "escape.txt"));
+  ui = startUi({ root, port: 0, command: ["/bin/false"] });
+});
+
+afterAll(async () => {
+  await ui.stop();
+  tmp[Symbol.dispose]();
+});
+
+describe("runs list", () => {
+  test("a corrupt state file shows an error on that run's row and the other runs still list", async () => {
+    const rows = (await (await fetch(`${ui.url}/api/runs`)).json()) as { id: string; error: string | null; steps: number; status: string }[];
+    const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
+    expect(Object.keys(byId).sort()).toEqual(["broken", "runA", "runB"]);
+    expect(byId.broken!.error).toContain("not a valid SQLite database");
+    expect(byId.runA).toMatchObject({ error: null, steps: 5, status: "finished" });
+    expect(byId.runB).toMatchObject({ error: null, steps: 2 });
+    const html = await (await fetch(`${ui.url}/`)).text();
+    expect(html).toMatch(/<tr data-run="broken" class="has-error">.*not a valid SQLite database/);
+  });
+
+  test("the corrupt run's own page explains the problem instead of failing", async () => {
+    const r = await fetch(`${ui.url}/runs/broken`);
+    expect(r.status).toBe(200);
+    expect(await r.text()).toContain("not a valid SQLite database");
+  });
+});
+
+describe("file routes cannot leave the root", () => {
+  const attempts = [
+    "/runs/runA/files/../../secret.txt",
+    "/runs/runA/files/..%2F..%2Fsecret.txt",
+    "/runs/runA/files/%2e%2e/%2e%2e/secret.txt",
+    "/runs/runA/files/%2e%2e%2f%2e%2e%2fsecret.txt",
+    "/runs/runA/files/..%5C..%5Csecret.txt",
+    `/runs/runA/files/${encodeURIComponent(join(tmp.path, "secret.txt"))}`,
+    `/runs/runA/files//${join(tmp.path, "secret.txt").slice(1)}`,
+    "/runs/runA/files/escape.txt",
+    "/runs/..%2F/files/secret.txt",
+    "/runs/%2e%2e/files/secret.txt",
+    `/runs/${encodeURIComponent(tmp.path)}/files/secret.txt`,
+    "/runs/runA/files/%00secret.txt",
+    "/runs/runA/files/state.sqlite",
+  ];
+  for (const path of attempts) {
+    test(`refuses ${path}`, async () => {
+      const r = await rawRequest(ui.port, path);
+      expect([400, 403, 404]).toContain(r.status);
+      expect(r.body).not.toContain(SECRET);
+    });
+  }
+
+  test("serves a file inside the run as inert text", async () => {
+    const r = await fetch(`${ui.url}/runs/runA/files/best_skill.md`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-security-policy")).toContain("sandbox");
+    expect(await r.text()).toContain("# House conventions");
+  });
+});
+
+describe("mutating requests", () => {
+  const body = JSON.stringify({ config: "quickstart", values: {}, extra: "" });
+  test("without the token are refused with 403", async () => {
+    const r = await fetch(`${ui.url}/api/launch`, { method: "POST", body, headers: { "content-type": "application/json" } });
+    expect(r.status).toBe(403);
+    expect(ui.launcher.list()).toEqual([]);
+  });
+
+  test("with a wrong token are refused with 403", async () => {
+    const r = await fetch(`${ui.url}/api/launch`, { method: "POST", body, headers: { "x-skillopt-token": "nope" } });
+    expect(r.status).toBe(403);
+  });
+
+  test("with the token but from another origin are refused with 403", async () => {
+    const r = await fetch(`${ui.url}/api/launches/x/stop`, {
+      method: "POST",
+      headers: { "x-skillopt-token": ui.token, origin: "http://evil.example" },
+    });
+    expect(r.status).toBe(403);
+    expect(await r.json()).toEqual({ error: "forbidden: cross-origin request from http://evil.example" });
+  });
+
+  test("with the token from our origin reach validation (an invalid override names its field)", async () => {
+    const r = await fetch(`${ui.url}/api/launch`, {
+      method: "POST",
+      body: JSON.stringify({ config: "features/soft_gate", values: { "train.batch_size": "0" }, extra: "" }),
+      headers: { "x-skillopt-token": ui.token, origin: ui.url },
+    });
+    expect(r.status).toBe(422);
+    expect(await r.json()).toEqual({ ok: false, errors: { "train.batch_size": "expected a positive integer, got 0" } });
+  });
+});
+
+describe("guard", () => {
+  test("a page asked for under a foreign Host name is refused (DNS rebinding)", async () => {
+    const r = await rawRequest(ui.port, "/", { host: "evil.example:80" });
+    expect(r.status).toBe(421);
+    expect(r.body).not.toContain(ui.token);
+  });
+
+  test("off loopback, reading needs the token too", () => {
+    const g = { token: "t0k3n-abcdef", loopback: false, port: 1 };
+    const url = new URL("http://10.0.0.2:1/");
+    expect(canRead(g, new Request(url), url)).toBe(false);
+    expect(canRead(g, new Request(url, { headers: { cookie: "skillopt_token=t0k3n-abcdef" } }), url)).toBe(true);
+    const q = new URL("http://10.0.0.2:1/?token=t0k3n-abcdef");
+    expect(canRead(g, new Request(q), q)).toBe(true);
+    expect(mutationRefusal(g, new Request(url, { method: "POST", headers: { cookie: "skillopt_token=t0k3n-abcdef" } }))).toBe(
+      "missing or wrong token",
+    );
+  });
+
+  test("resolveInside rejects escapes and accepts nested files", () => {
+    expect(resolveInside(root, "../secret.txt")).toBeNull();
+    expect(resolveInside(root, "/etc/passwd")).toBeNull();
+    expect(resolveInside(root, "runA/../../secret.txt")).toBeNull();
+    expect(resolveInside(root, "runA/escape.txt")).toBeNull();
+    expect(resolveInside(root, "runA/skills/skill_v0000.md")).toBe(join(root, "runA", "skills", "skill_v0000.md"));
+  });
+});
+
+describe("live updates", () => {
+  test("the run's event stream announces a new step", async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${ui.url}/runs/runB/events`, { signal: ac.signal });
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain(": connected");
+    appendFileSync(join(root, "runB", "history.jsonl"), `${JSON.stringify({ step: 3, epoch: 1, action: "accepted", current_score: 0.9 })}\n`);
+    let text = "";
+    while (!text.includes("event: update")) text += new TextDecoder().decode((await reader.read()).value);
+    ac.abort();
+    const page = await (await fetch(`${ui.url}/runs/runB/body`)).text();
+    expect(page).toContain('data-steps="3"');
+  });
+});
