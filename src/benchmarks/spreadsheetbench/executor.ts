@@ -1,0 +1,144 @@
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { log, UnsupportedError } from "../../lib/index.ts";
+import { HELPER_PY, runnerScript, stripPathAssignments } from "./helper-py.ts";
+
+const PASSTHROUGH = ["LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONHASHSEED", "SYSTEMROOT", "WINDIR"];
+
+export interface Exec {
+  ok: boolean;
+  /** stdout + stderr (capped) when the run failed. */
+  error?: string;
+  timedOut: boolean;
+  /** stdout + stderr of the run (capped). */
+  output: string;
+}
+
+interface Interpreter {
+  python: string;
+  /** argv prefix that puts the child in a namespace with no network (empty when unavailable). */
+  isolate: string[];
+}
+
+const interpreters = new Map<string, Promise<Interpreter>>();
+
+async function run(argv: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal }) {
+  const proc = Bun.spawn(argv, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: opts.timeoutMs,
+    killSignal: "SIGKILL",
+    signal: opts.signal,
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { stdout, stderr, code, killed: proc.signalCode === "SIGKILL" };
+}
+
+async function probe(configured: string): Promise<Interpreter> {
+  const candidates = configured ? [configured] : ["python3", "python", "/usr/bin/python3"];
+  let python: string | undefined;
+  for (const c of candidates) {
+    const path = c.includes("/") ? c : Bun.which(c);
+    if (!path || !existsSync(path)) continue;
+    const r = await run([path, "-c", "import openpyxl"], { timeoutMs: 30_000 }).catch(() => undefined);
+    if (r?.code === 0) {
+      python = path;
+      break;
+    }
+  }
+  if (!python) {
+    throw new UnsupportedError(
+      configured
+        ? `SpreadsheetBench: env.python ${configured} cannot import openpyxl; install it for that interpreter (pip install openpyxl)`
+        : "SpreadsheetBench needs Python 3 with openpyxl: install it (Debian/Ubuntu: apt-get install python3-openpyxl; elsewhere: pip install openpyxl) or set env.python",
+    );
+  }
+  let isolate: string[] = [];
+  const unshare = Bun.which("unshare");
+  if (unshare) {
+    const r = await run([unshare, "-rn", python, "-c", "import socket\ntry:\n socket.create_connection(('1.1.1.1', 53), timeout=1)\nexcept OSError:\n print('blocked')"], {
+      timeoutMs: 15_000,
+    }).catch(() => undefined);
+    if (r?.code === 0 && r.stdout.includes("blocked")) isolate = [unshare, "-rn"];
+  }
+  if (isolate.length === 0) {
+    log.withTag("spreadsheetbench").warn("no network namespace available (unshare -rn failed); generated code gets the Python-level network block only");
+  }
+  return { python, isolate };
+}
+
+/** The interpreter (env.python, else python3/python on PATH, else /usr/bin/python3) that has openpyxl. */
+export function interpreter(configured: string): Promise<Interpreter> {
+  let p = interpreters.get(configured);
+  if (!p) {
+    p = probe(configured);
+    interpreters.set(configured, p);
+    p.catch(() => interpreters.delete(configured));
+  }
+  return p;
+}
+
+function scrubbedEnv(home: string): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: home, PYTHONDONTWRITEBYTECODE: "1" };
+  for (const k of PASSTHROUGH) {
+    const v = process.env[k];
+    if (v !== undefined) env[k] = v;
+  }
+  return env;
+}
+
+/**
+ * Run generated code on one input workbook: a private temp dir holding a copy of the input, the
+ * solution and the runner; scrubbed environment; no network (network namespace + Python-level
+ * block); `timeoutS`. On success the output workbook is copied to `outputPath`.
+ */
+export async function executeCode(
+  code: string,
+  inputXlsx: string,
+  outputPath: string,
+  opts: { python: string; timeoutS: number; signal?: AbortSignal },
+): Promise<Exec> {
+  const interp = await interpreter(opts.python);
+  const dir = mkdtempSync(join(tmpdir(), "skillopt-xlsx-"));
+  try {
+    const input = join(dir, "input.xlsx");
+    const output = join(dir, "output.xlsx");
+    copyFileSync(inputXlsx, input);
+    writeFileSync(join(dir, "solution.py"), stripPathAssignments(code));
+    writeFileSync(join(dir, "runner.py"), runnerScript(join(dir, "solution.py"), input, output));
+    const r = await run([...interp.isolate, interp.python, join(dir, "runner.py")], {
+      cwd: dir,
+      env: scrubbedEnv(dir),
+      timeoutMs: Math.max(1, opts.timeoutS) * 1000,
+      signal: opts.signal,
+    });
+    const text = `${r.stdout}\n${r.stderr}`.trim().slice(-3000);
+    if (r.killed) return { ok: false, error: `timeout after ${opts.timeoutS}s`, timedOut: true, output: text };
+    if (r.code !== 0) return { ok: false, error: text || `exit code ${r.code}`, timedOut: false, output: text };
+    if (!existsSync(output)) {
+      return { ok: false, error: "output-not-found: the code did not save a workbook to OUTPUT_PATH", timedOut: false, output: text };
+    }
+    copyFileSync(output, outputPath);
+    return { ok: true, timedOut: false, output: text };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Run the helper script (`preview` / `compare`) and return its stdout; throws on failure. */
+export async function runHelper(python: string, args: string[]): Promise<string> {
+  const interp = await interpreter(python);
+  const dir = mkdtempSync(join(tmpdir(), "skillopt-xlsx-helper-"));
+  try {
+    writeFileSync(join(dir, "helper.py"), HELPER_PY);
+    const r = await run([interp.python, join(dir, "helper.py"), ...args], { cwd: dir, env: scrubbedEnv(dir), timeoutMs: 120_000 });
+    if (r.code !== 0) throw new Error(`spreadsheet helper ${args[0]} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ")}`);
+    return r.stdout;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
