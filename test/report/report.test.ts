@@ -19,8 +19,8 @@ describe("report.html", () => {
     using dir = tempDir();
     const records = writeSyntheticRun(dir.path, { steps: 7 });
     const html = renderReportHtml(loadRunView(dir.path));
-    const markers = [...html.matchAll(/data-series="decision" data-step="(\d+)" data-action="([a-z_]+)"/g)].map((m) => [Number(m[1]), m[2]]);
-    expect(markers).toEqual(records.map((r) => [r.step, r.action]));
+    const markers = [...html.matchAll(/data-series="decision" data-step="(\d+)" data-action="([a-z_]+)"/g)].map((m) => [Number(m[1]), String(m[2])]);
+    expect(markers).toEqual(records.map((r) => [Number(r.step), String(r.action)]));
   });
 
   test("is self-contained: no script, no external URL, a CSP that forbids the network", () => {
