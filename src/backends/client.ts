@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/ports.ts";
+import type { CallAccounting, CallTotals, ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/ports.ts";
 import { BackendError, BudgetError, errorMessage, hashJson, log, redactText, UnsupportedError } from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
 import { extractJson } from "./json.ts";
@@ -55,7 +55,7 @@ const ZERO: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, rea
 const COMPLETE = new Set<ChatResponse["finishReason"]>(["stop", "tool_calls", "unknown"]);
 
 /** The shared layer over the role backends: limits, retries, cache, budget, ledger, JSON. */
-export class LayeredModelClient implements ModelClient {
+export class LayeredModelClient implements ModelClient, CallAccounting {
   private readonly limiters = new Map<string, Limiter>();
   private readonly inflight = new Map<string, Promise<ChatResponse>>();
   private paidStarted: number;
@@ -67,6 +67,24 @@ export class LayeredModelClient implements ModelClient {
 
   get ledger(): CallLedger {
     return this.core.ledger;
+  }
+
+  /** Totals for the engine's step records (cost null when some price is unknown). */
+  snapshot(): CallTotals {
+    const s = this.core.ledger.summary();
+    const by_stage: CallTotals["by_stage"] = {};
+    for (const [name, t] of Object.entries(s.by_stage)) {
+      by_stage[name] = { calls: t.calls, cached: t.cached, prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, cost_usd: t.cost_known ? t.cost_usd : null };
+    }
+    return { calls: s.calls, cached: s.cached, prompt_tokens: s.tokens.prompt, completion_tokens: s.tokens.completion, cost_usd: s.cost_known ? s.cost_usd : null, by_stage };
+  }
+
+  /** Why the next step should not start (a budget cap is reached), or undefined. */
+  budgetExceeded(): string | undefined {
+    const { maxCalls, maxCostUsd, ledger } = this.core;
+    if (maxCalls !== undefined && this.paidStarted >= maxCalls) return `call budget reached (${this.paidStarted} of model.max_calls=${maxCalls})`;
+    if (maxCostUsd !== undefined && ledger.spentUsd >= maxCostUsd) return `cost budget reached ($${ledger.spentUsd.toFixed(4)} of $${maxCostUsd})`;
+    return undefined;
   }
 
   /** Limiter of a role and endpoint (exposed for tests and the bench). */
@@ -181,8 +199,9 @@ export class LayeredModelClient implements ModelClient {
     signal: AbortSignal | undefined,
   ): Promise<ChatResponse> {
     const started = this.now();
-    const attempts = this.core.retry?.attempts?.[role] ?? (role === "target" ? ROLLOUT_ATTEMPTS : OPTIMIZER_ATTEMPTS);
-    const policy = defaultPolicy(attempts, this.core.retry);
+    const { attempts: perRole, ...overrides } = this.core.retry ?? {};
+    const attempts = perRole?.[role] ?? (role === "target" ? ROLLOUT_ATTEMPTS : OPTIMIZER_ATTEMPTS);
+    const policy = defaultPolicy(attempts, overrides);
     const limiter = this.limiter(role, backend.endpoint);
     const timeoutMs = backend.timeoutMs ?? binding.timeoutMs;
     let made = 0;

@@ -1,0 +1,96 @@
+import { type Convention, conventionOfLine, family, type FamilyId } from "../../benchmarks/conventions/catalogue.ts";
+import { pickBy } from "./draw.ts";
+import { byFamily, type Evidence, majorityHouse, readTrajectory } from "./infer.ts";
+import { quotedSkill, ruleLine, setRule } from "./skill-text.ts";
+
+export interface SimKnobs {
+  draw: (label: string) => number;
+  /** Probability that a proposed rule is wrong (half) or vague (half). */
+  noise: number;
+}
+
+/** The rule line the simulated optimizer writes for a family. */
+export function ruleText(fid: FamilyId, statement: string): string {
+  return `- **${family(fid).title}:** ${statement}`;
+}
+
+/**
+ * The proposal for one family: usually the inferred house rule in one of its phrasings; at the
+ * noise rate a conflicting rule of the same family or vague advice the target does not act on.
+ */
+export function propose(k: SimKnobs, fid: FamilyId, house: Convention, label: string, noise = k.noise): { line: string; kind: "right" | "wrong" | "vague" } {
+  const f = family(fid);
+  const r = k.draw(`${label}/noise`);
+  if (r < noise / 2) {
+    const others = f.conventions.filter((c) => c.id !== house.id);
+    const wrong = pickBy(k.draw(`${label}/wrong`), others);
+    return { line: ruleText(fid, pickBy(k.draw(`${label}/phr`), wrong.statements)), kind: "wrong" };
+  }
+  if (r < noise) return { line: ruleText(fid, pickBy(k.draw(`${label}/vague`), f.vague)), kind: "vague" };
+  return { line: ruleText(fid, pickBy(k.draw(`${label}/phr`), house.statements)), kind: "right" };
+}
+
+function editFor(k: SimKnobs, skill: string, fid: FamilyId, line: string, label: string): Record<string, unknown> {
+  const existing = ruleLine(skill, fid);
+  if (existing) return { op: "replace", target: existing, content: line };
+  if (k.draw(`${label}/stale`) < 0.12) return { op: "insert_after", target: "## Formatting rules", content: line };
+  if (/^##\s+Conventions\s*$/im.test(skill)) return { op: "insert_after", target: "## Conventions", content: line };
+  return { op: "append", content: line };
+}
+
+interface AnalystInput {
+  side: "failure" | "success";
+  update_mode: string;
+  budget: number | null;
+  skill_aware: boolean;
+  has_meta_skill: boolean;
+  trajectories: unknown[];
+}
+
+/** The simulated analyst: infers conventions from expected answers and proposes edits (spec §2.3). */
+export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey: string): Record<string, unknown> {
+  const skill = quotedSkill(user);
+  const ev = data.trajectories.map(readTrajectory).filter((e): e is Evidence => e !== undefined);
+  const L = data.budget ?? 99;
+  const noise = data.has_meta_skill ? k.noise * 0.6 : k.noise;
+  const groups = [...byFamily(ev)].map(([fid, es]) => ({ fid, es, house: majorityHouse(es) }));
+  const proposals: { fid: FamilyId; line: string; count: number }[] = [];
+  const notes: string[] = [];
+  const summary: Record<string, unknown>[] = [];
+  for (const g of groups) {
+    if (!g.house) continue;
+    const stated = ruleLine(skill, g.fid);
+    const statedConv = stated ? conventionOfLine(stated) : undefined;
+    if (data.side === "failure") {
+      const fails = g.es.filter((e) => !e.passed);
+      if (!fails.length) continue;
+      if (statedConv?.id === g.house.id) {
+        notes.push(`Apply the stated ${family(g.fid).title.toLowerCase()} rule every time: ${stated!.replace(/^[-*\s]+/, "")}`);
+        summary.push({ failure_type: `${g.fid}: execution lapse`, count: fails.length, description: `the skill states the right ${g.fid} rule but it was not followed` });
+        continue;
+      }
+      summary.push({ failure_type: `${g.fid} convention`, count: fails.length, description: `answers used the wrong ${g.fid} convention; the expected answers follow ${g.house.id}` });
+      proposals.push({ fid: g.fid, count: fails.length, ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}`, noise) });
+    } else if (!stated && g.es.some((e) => e.passed)) {
+      // A success that relied on a default: state the convention explicitly.
+      proposals.push({ fid: g.fid, count: g.es.length, ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}/succ`, noise) });
+    }
+  }
+  proposals.sort((a, b) => b.count - a.count);
+  const chosen = proposals.slice(0, data.side === "success" ? Math.min(L, 2) : L);
+  const edits = chosen.map((p) => editFor(k, skill, p.fid, p.line, `${reqKey}/${p.fid}`));
+  const reasoning = chosen.length ? `Stated ${chosen.length} house convention(s) the trajectories point to.` : "No convention to add from these trajectories.";
+  let patch: Record<string, unknown>;
+  if (data.update_mode === "rewrite_from_suggestions") {
+    patch = { reasoning, revise_suggestions: chosen.map((p) => ({ type: ruleLine(skill, p.fid) ? "clarify" : "add_rule", title: `${family(p.fid).title} convention`, motivation: `${p.count} trajectories`, instruction: p.line, priority_hint: data.side === "failure" ? "high" : "medium" })) };
+  } else if (data.update_mode === "full_rewrite_minibatch") {
+    const next = chosen.reduce((s, p) => setRule(s, p.fid, p.line), skill);
+    patch = { reasoning, skill_candidates: chosen.length ? [{ title: "State the house conventions", change_summary: chosen.map((p) => p.line), new_skill: next }] : [] };
+  } else patch = { reasoning, edits };
+  return {
+    batch_size: ev.length,
+    ...(data.side === "failure" ? { failure_summary: summary } : { success_patterns: chosen.map((p) => p.line) }),
+    patch,
+    ...(data.skill_aware ? { appendix_notes: notes } : {}),
+  };
+}

@@ -1,0 +1,65 @@
+import { conventionOfLine, FAMILIES, type FamilyId } from "../../benchmarks/conventions/catalogue.ts";
+
+const SLOW_START = "<!-- SLOW_UPDATE_START -->";
+const APPENDIX_START = "<!-- APPENDIX_START -->";
+const REGION_MARKERS = [SLOW_START, "<!-- SLOW_UPDATE_END -->", APPENDIX_START, "<!-- APPENDIX_END -->"];
+
+/** The skill quoted in an optimizer prompt (between <current_skill> tags), or "". */
+export function quotedSkill(text: string, nth = 0): string {
+  const re = /<current_skill>\n([\s\S]*?)\n<\/current_skill>/g;
+  let i = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (i === nth) return m[1]!;
+    i++;
+  }
+  return "";
+}
+
+/** Index of the line where protected regions begin (lines at or after it are not body). */
+function bodyEnd(lines: string[]): number {
+  const i = lines.findIndex((l) => l.includes(SLOW_START) || l.includes(APPENDIX_START));
+  return i < 0 ? lines.length : i;
+}
+
+/** The body line stating a rule for this family (the last one), if any. */
+export function ruleLine(skill: string, fid: FamilyId): string | undefined {
+  const lines = skill.split("\n");
+  const end = bodyEnd(lines);
+  let found: string | undefined;
+  lines.slice(0, end).forEach((l) => {
+    if (conventionOfLine(l)?.family === fid) found = l;
+  });
+  return found;
+}
+
+/** The family a line of advice is about: a stated rule, or one of a family's vague phrasings. */
+export function familyOfLine(line: string): FamilyId | undefined {
+  const cv = conventionOfLine(line);
+  if (cv) return cv.family;
+  return FAMILIES.find((f) => f.vague.some((v) => line.includes(v)))?.id;
+}
+
+/**
+ * Put `line` into the skill body as the family's rule: existing body lines for the family are
+ * removed, the line goes under a "## Conventions" heading (or at the end of the body).
+ */
+export function setRule(skill: string, fid: FamilyId | undefined, line: string): string {
+  let lines = skill.split("\n");
+  const end = bodyEnd(lines);
+  let body = lines.slice(0, end);
+  const tail = lines.slice(end);
+  if (fid) body = body.filter((l) => familyOfLine(l) !== fid);
+  const h = body.findIndex((l) => /^##\s+Conventions\s*$/i.test(l.trim()));
+  if (h >= 0) body.splice(h + 1, 0, line);
+  else {
+    while (body.length && !body[body.length - 1]!.trim()) body.pop();
+    body.push("", line);
+  }
+  lines = tail.length ? [...body, "", ...tail] : body;
+  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+}
+
+/** Remove protected markers from text (the simulator never writes them). */
+export function noMarkers(text: string): string {
+  return REGION_MARKERS.reduce((t, m) => t.split(m).join(""), text);
+}
