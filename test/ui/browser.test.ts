@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { appendFileSync, cpSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { normalizeAction, writeRunReport } from "../../src/report/html/index.ts";
+import { startUi, type UiServer } from "../../src/ui/index.ts";
+import { writeSyntheticRun } from "../report/synthetic-run.ts";
+import { launchBrowser, type TestBrowser } from "../support/browser.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const tmp = tempDir("skillopt-browser-");
+const root = join(tmp.path, "outputs");
+let ui: UiServer;
+let b: TestBrowser;
+
+function history(dir: string): Record<string, unknown>[] {
+  return readFileSync(join(dir, "history.jsonl"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+beforeAll(async () => {
+  mkdirSync(root, { recursive: true });
+  writeSyntheticRun(join(root, "finished"), { steps: 8 });
+  writeSyntheticRun(join(root, "other"), { steps: 5 });
+  ui = startUi({ root, port: 0, command: ["/bin/false"] });
+  b = await launchBrowser();
+});
+
+afterAll(async () => {
+  await b?.close();
+  await ui?.stop();
+  tmp[Symbol.dispose]();
+});
+
+function expectedActions(dir: string): string[] {
+  return history(dir).map((r) => normalizeAction(String(r.outcome ?? r.action)));
+}
+
+describe("dashboard in a real browser", () => {
+  test("a finished run: one chart point per step, and the accepted markers match history", async () => {
+    const page = b.page;
+    await page.goto(`${ui.url}/`);
+    await page.click('tr[data-run="finished"] a');
+    await page.waitForSelector("svg#score-chart");
+    const actions = await page.$$eval('svg#score-chart [data-series="decision"]', (els) => els.map((e) => e.getAttribute("data-action")));
+    const want = expectedActions(join(root, "finished"));
+    expect(actions).toEqual(want);
+    const accepted = await page.$$eval('svg#score-chart [data-series="decision"][data-action="accepted"]', (els) =>
+      els.map((e) => Number(e.getAttribute("data-step"))),
+    );
+    expect(accepted).toEqual(history(join(root, "finished")).filter((r) => normalizeAction(String(r.outcome ?? r.action)) === "accepted").map((r) => Number(r.step)));
+    await b.screenshot(page, "ui-finished-run");
+  });
+
+  test("a run while it trains shows a new step without reloading", async () => {
+    const dir = join(root, "live");
+    writeSyntheticRun(dir, { steps: 3, finished: false });
+    const page = b.page;
+    await page.goto(`${ui.url}/runs/live`);
+    await page.waitForSelector('svg#score-chart [data-series="decision"]');
+    await page.evaluate(() => {
+      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+    });
+    expect(await page.locator('svg#score-chart [data-series="decision"]').count()).toBe(3);
+    appendFileSync(
+      join(dir, "history.jsonl"),
+      `${JSON.stringify({ epoch: 2, step: 4, learning_rate: 1, rollout_score: 0.7, candidate_score: 0.9, current_score: 0.9, best_score: 0.9, action: "accepted", calls: 5, tokens: 100, cost_usd: 0.001, seconds: 0.2 })}\n`,
+    );
+    await page.waitForSelector('svg#score-chart [data-series="decision"][data-step="4"]', { timeout: 10_000 });
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(await page.locator("#step-table tbody tr").count()).toBe(4);
+    await b.screenshot(page, "ui-live-run");
+  });
+
+  test("compare two runs: both curves on one chart and the best skills diffed", async () => {
+    const page = b.page;
+    await page.goto(`${ui.url}/`);
+    await page.check('tr[data-run="finished"] input.pick');
+    await page.check('tr[data-run="other"] input.pick');
+    await page.click("#compare-btn");
+    await page.waitForSelector("svg#compare-chart");
+    expect(await page.locator('svg#compare-chart path.series-line[data-series^="run-"]').count()).toBe(2);
+    expect(await page.locator("#compare-diff table.diff-unified tr.add, #compare-diff table.diff-unified tr.del").count()).toBeGreaterThan(0);
+    await b.screenshot(page, "ui-compare");
+  });
+
+  test("an invalid override shows the error next to its field", async () => {
+    const page = b.page;
+    await page.goto(`${ui.url}/launch`);
+    await page.selectOption("#f-config", "features/soft_gate");
+    await page.fill("#f-train-batch_size", "0");
+    const err = page.locator('[data-error-for="train.batch_size"]');
+    await err.filter({ hasText: "positive integer" }).waitFor({ timeout: 5000 });
+    await page.click("#launch-btn");
+    await page.locator("#launch-msg", { hasText: "not started" }).waitFor();
+    expect(await err.textContent()).toBe("expected a positive integer, got 0");
+    expect(ui.launcher.list()).toEqual([]);
+    await b.screenshot(page, "ui-invalid-override");
+  });
+
+  test("a mutating request without the token is refused (403)", async () => {
+    const page = b.page;
+    await page.goto(`${ui.url}/`);
+    const status = await page.evaluate(() =>
+      fetch("/api/launch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ config: "quickstart" }) }).then((r) => r.status),
+    );
+    expect(status).toBe(403);
+    expect(ui.launcher.list()).toEqual([]);
+  });
+
+  test("the pages raised no console error beyond the refusals the tests provoked", () => {
+    expect(b.errors.filter((e) => !/Failed to load resource: .* status of (403|422)\b/.test(e))).toEqual([]);
+  });
+});
+
+describe("report.html in a real browser", () => {
+  test("opened as a file, the curves and diffs render with no console errors", async () => {
+    using dir = tempDir("skillopt-report-");
+    cpSync(join(root, "finished"), dir.path, { recursive: true });
+    const path = writeRunReport(dir.path);
+    const page = await b.context.newPage();
+    const errors: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("request", (r) => {
+      if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push(`network request: ${r.url()}`);
+    });
+    await page.goto(`file://${path}`);
+    expect(await page.locator('svg#score-chart [data-series="decision"]').count()).toBe(8);
+    expect(await page.locator("svg#cost-chart g.bar").count()).toBe(8);
+    const box = await page.locator("svg#score-chart").boundingBox();
+    expect(box!.width).toBeGreaterThan(500);
+    await page.click("#step-2 > summary");
+    expect(await page.locator("#step-2 table.diff-unified").isVisible()).toBe(true);
+    await page.click('label[for="dm-split"]');
+    expect(await page.locator("#step-2 table.diff-split").isVisible()).toBe(true);
+    expect(await page.locator("#step-2 table.diff-unified").isVisible()).toBe(false);
+    await b.screenshot(page, "report-file");
+    await page.close();
+    expect(errors).toEqual([]);
+  });
+});
