@@ -130,10 +130,8 @@ function harvestSource(
       if (unchanged) {
         stats.unchanged++;
         mark = prior;
+        // No state means the file was not a session (rejected, no messages): nothing to re-read.
         sessionState = state?.loadState(source.name, c.key) ?? null;
-        if (!sessionState && prior.offset > 0) {
-          ({ sessionState, mark } = readOne(source, c, undefined, ctx, stats, writes));
-        }
       } else {
         const priorState = prior && state ? state.loadState(source.name, c.key) : undefined;
         ({ sessionState, mark } = readOne(source, c, prior && priorState ? { mark: prior, state: priorState } : undefined, ctx, stats, writes));

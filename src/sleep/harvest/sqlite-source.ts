@@ -1,5 +1,5 @@
-import { Database } from "bun:sqlite";
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { constants, Database } from "bun:sqlite";
+import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { errorMessage, log } from "../../lib/index.ts";
@@ -14,10 +14,39 @@ export interface AgentDb {
   close(): void;
 }
 
+/** True when the file's header says WAL journal mode (header bytes 18–19 are 2). */
+function isWalFile(path: string): boolean {
+  const fd = openSync(path, "r");
+  try {
+    const head = Buffer.alloc(20);
+    readSync(fd, head, 0, 20, 0);
+    return head[18] === 2 && head[19] === 2;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileUri(path: string): string {
+  let p = path.replaceAll("\\", "/");
+  if (/^[A-Za-z]:/.test(p)) p = `/${p}`;
+  return `file:${p.replace(/[%?#]/g, (c) => `%${c.charCodeAt(0).toString(16)}`)}?immutable=1`;
+}
+
+/**
+ * Open read-only. A WAL database with no -wal file has no writer and nothing uncheckpointed: it
+ * is opened immutable, so SQLite creates no -wal/-shm beside the agent's file.
+ */
+function openReadOnly(path: string): Database {
+  if (isWalFile(path) && !existsSync(`${path}-wal`)) {
+    return new Database(fileUri(path), constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
+  }
+  return new Database(path, { readonly: true });
+}
+
 export function openAgentDb(path: string, probe: string): AgentDb | undefined {
   if (!existsSync(path)) return undefined;
   try {
-    const db = new Database(path, { readonly: true });
+    const db = openReadOnly(path);
     try {
       db.exec("PRAGMA query_only = ON");
       db.exec("PRAGMA busy_timeout = 2000");

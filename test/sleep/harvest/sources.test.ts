@@ -1,0 +1,117 @@
+import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
+import { readFileSync, renameSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { harvest, SessionDigestSchema, SOURCE_NAMES, type SourceName } from "../../../src/sleep/harvest/index.ts";
+import * as v from "valibot";
+import { FIXTURES, fakeHome, relPaths } from "./support.ts";
+
+function expected(source: SourceName): unknown {
+  return JSON.parse(readFileSync(join(FIXTURES, `${source}.expected.json`), "utf8"));
+}
+
+describe("every harvester's normalised output", () => {
+  for (const source of SOURCE_NAMES) {
+    test(`${source} yields the expected digests from its real on-disk format`, async () => {
+      using h = fakeHome();
+      const r = await harvest({ sources: [source], scope: "all", invokedProject: "", locations: h.locations });
+      const got = relPaths(r.digests, h.home).sort((a, b) => (a.session_id < b.session_id ? -1 : 1));
+      expect(got).toEqual(expected(source) as typeof got);
+      for (const d of r.digests) expect(v.safeParse(SessionDigestSchema, d).success).toBe(true);
+      expect(r.stats[0]!.errors).toBe(0);
+    });
+  }
+});
+
+describe("filters", () => {
+  test("sessions carrying the engine's sentinel are dropped by every source that has one", async () => {
+    using h = fakeHome();
+    const r = await harvest({ sources: ["claude", "cursor", "opencode"], scope: "all", invokedProject: "", locations: h.locations });
+    expect(r.stats.map((s) => [s.source, s.own_replays])).toEqual([
+      ["claude", 1],
+      ["cursor", 1],
+      ["opencode", 1],
+    ]);
+    const text = JSON.stringify(r.digests);
+    expect(text).not.toContain("skillopt_sleep_internal_replay");
+    expect(text).not.toContain("Replay this task");
+  });
+
+  test("Claude sub-agent sidechains (subagents/ and agent-*.jsonl) are not sessions", async () => {
+    using h = fakeHome();
+    const r = await harvest({ sources: ["claude"], scope: "all", invokedProject: "", locations: h.locations });
+    expect(r.stats[0]!.candidates).toBe(2);
+    expect(JSON.stringify(r.digests)).not.toContain("parseDate callers");
+  });
+
+  test("the invoked project scope keeps sessions in the project or below it, not in other projects", async () => {
+    using h = fakeHome();
+    const r = await harvest({ sources: ["codex"], scope: "invoked", invokedProject: "/work/demo", locations: h.locations });
+    expect(r.digests.map((d) => d.project)).toEqual(["/work/demo"]);
+    const sub = await harvest({ sources: ["codex"], scope: "invoked", invokedProject: "/work", locations: h.locations });
+    expect(sub.digests.map((d) => d.project).sort()).toEqual(["/work/demo", "/work/other"]);
+    const deeper = await harvest({ sources: ["codex"], scope: "invoked", invokedProject: "/work/demo/src", locations: h.locations });
+    expect(deeper.digests).toEqual([]);
+  });
+
+  test("a limit keeps the newest sessions", async () => {
+    using h = fakeHome();
+    const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations, limit: 2 });
+    expect(r.digests).toHaveLength(2);
+  });
+
+  test("Pi rejects a file whose tree has a forward reference, and keeps only the active branch", async () => {
+    using h = fakeHome();
+    const r = await harvest({ sources: ["pi"], scope: "all", invokedProject: "", locations: h.locations });
+    expect(r.digests.map((d) => d.session_id)).toEqual(["6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d"]);
+    expect(r.digests[0]!.user_prompts).not.toContain("abandoned branch prompt");
+  });
+});
+
+describe("locations", () => {
+  test("Codex honours $CODEX_HOME and reads both live and archived sessions", async () => {
+    using h = fakeHome();
+    const moved = join(h.home, "elsewhere-codex");
+    renameSync(h.locations.codexHome, moved);
+    const r = await harvest({ sources: ["codex"], scope: "all", invokedProject: "", env: { CODEX_HOME: moved } });
+    expect(r.digests.map((d) => d.raw_path.includes("archived_sessions"))).toEqual([true, false]);
+  });
+
+  test("VS Code roots follow the OS: XDG_CONFIG_HOME on Linux, APPDATA on Windows, portable first", async () => {
+    using h = fakeHome();
+    const linux = await harvest({ sources: ["copilot"], scope: "all", invokedProject: "", platform: "linux", env: { XDG_CONFIG_HOME: join(h.home, ".config") } });
+    expect(linux.digests).toHaveLength(1);
+    const appData = join(h.home, "AppData", "Roaming");
+    mkdirSync(join(appData, "Code", "User"), { recursive: true });
+    renameSync(h.locations.vscodeWorkspaceStorage, join(appData, "Code", "User", "workspaceStorage"));
+    const win = await harvest({ sources: ["copilot"], scope: "all", invokedProject: "", platform: "win32", env: { APPDATA: appData } });
+    expect(win.digests).toHaveLength(1);
+  });
+
+  test("OpenCode finds its database through OPENCODE_DB and treats :memory: as nothing to read", async () => {
+    using h = fakeHome();
+    const r = await harvest({ sources: ["opencode"], scope: "all", invokedProject: "", env: { OPENCODE_DB: h.locations.opencodeDb } });
+    expect(r.digests).toHaveLength(1);
+    const none = await harvest({ sources: ["opencode"], scope: "all", invokedProject: "", env: { OPENCODE_DB: ":memory:" } });
+    expect(none.digests).toEqual([]);
+  });
+});
+
+describe("read-only", () => {
+  test("harvesting leaves every agent file byte-identical, SQLite databases included", async () => {
+    using h = fakeHome();
+    const files = Object.values(h.locations);
+    const hashAll = () =>
+      Object.fromEntries(
+        [...new Bun.Glob("**/*").scanSync({ cwd: h.home, dot: true, onlyFiles: true })]
+          .filter((f) => !f.endsWith("-shm"))
+          .sort()
+          .map((f) => [f, createHash("sha256").update(readFileSync(join(h.home, f))).digest("hex")]),
+      );
+    const before = hashAll();
+    expect(files.length).toBe(7);
+    const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations });
+    expect(r.digests.length).toBe(8);
+    expect(hashAll()).toEqual(before);
+  });
+});
