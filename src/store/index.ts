@@ -9,3 +9,4 @@ export {
 } from "./db.ts";
 export * from "./calls.ts";
 export * from "./sleep-harvest.ts";
+export * from "./runs.ts";

@@ -1,0 +1,121 @@
+import { sha256 } from "../../lib/index.ts";
+import type { TaskItem } from "../../engine/ports.ts";
+import { FAMILIES, type FamilyId, type TaskValue, convention, family, isUnambiguous } from "./catalogue.ts";
+
+/** A seeded generator (mulberry32 over a sha256-derived state). */
+export function seededRandom(label: string): () => number {
+  let a = Number.parseInt(sha256(label).slice(0, 8), 16) >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Rng = () => number;
+const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
+const int = (rng: Rng, lo: number, hi: number) => lo + Math.floor(rng() * (hi - lo + 1));
+function shuffle<T>(rng: Rng, xs: readonly T[]): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+/** The hidden house rules of one benchmark instance: one convention per family. */
+export type HouseRules = Record<FamilyId, string>;
+
+/**
+ * Draw the house rules for a seed. One or two families keep the convention an agent uses by
+ * default, so an untrained skill scores roughly 0.1–0.3; every other family needs a stated rule.
+ */
+export function drawHouseRules(seed: number): HouseRules {
+  const rng = seededRandom(`conventions/house/${seed}`);
+  const keepDefault = new Set(shuffle(rng, FAMILIES.map((f) => f.id)).slice(0, 1 + Math.floor(rng() * 2)));
+  const out = {} as HouseRules;
+  for (const f of FAMILIES) {
+    out[f.id] = keepDefault.has(f.id)
+      ? f.defaultConvention
+      : pick(rng, f.conventions.filter((c) => c.id !== f.defaultConvention)).id;
+  }
+  return out;
+}
+
+const WORDS = ["order", "total", "amount", "user", "account", "invoice", "line", "item", "count", "price", "tax", "rate", "shipping", "customer", "status"];
+const THINGS = ["pear", "fig", "banana", "kiwi", "apple", "plum", "cherry", "mango", "grape", "lime", "apricot", "melon"];
+
+function makeValue(rng: Rng, id: FamilyId): TaskValue {
+  for (;;) {
+    const v = rawValue(rng, id);
+    if (isUnambiguous(v)) return v;
+  }
+}
+
+function rawValue(rng: Rng, id: FamilyId): TaskValue {
+  switch (id) {
+    case "date":
+      return { kind: "date", year: int(rng, 2019, 2027), month: int(rng, 1, 12), day: int(rng, 1, 28) };
+    case "rounding":
+      return { kind: "rounding", x: int(rng, 1000000, 99999999) / 10000 };
+    case "distance":
+      return { kind: "distance", meters: int(rng, 1200, 95000) };
+    case "currency":
+      return { kind: "currency", cents: int(rng, 100000, 9999999) };
+    case "naming":
+      return { kind: "naming", words: shuffle(rng, WORDS).slice(0, int(rng, 2, 3)) };
+    case "list_order":
+      return { kind: "list_order", items: shuffle(rng, THINGS).slice(0, int(rng, 3, 5)) };
+    case "framing":
+      return { kind: "framing", n: int(rng, 2, 250) };
+    case "boolean":
+      return { kind: "boolean", b: rng() < 0.5 };
+  }
+}
+
+const QUESTIONS: Record<FamilyId, string[]> = {
+  date: ["When is the quarterly review? Write the date for the report.", "On what date was the contract signed? Give it as the report should show it."],
+  rounding: ["What is the measured value? Write it as the report should show it.", "Report the average load from the data."],
+  distance: ["How long is the delivery route? Give the distance for the report.", "How far is the warehouse from the depot?"],
+  currency: ["What is the invoice total? Write the amount for the report.", "How much was refunded to the customer?"],
+  naming: ["What should the new field that holds these words be called?", "Name the configuration key made of these words."],
+  list_order: ["List the items in the shipment.", "Which products are in the basket?"],
+  framing: ["How many tickets were closed this week?", "How many units are left in stock?"],
+  boolean: ["Did the build pass?", "Is the customer's account active?"],
+};
+
+/** The task prompt: a question and its data as a fenced JSON block. */
+export function taskPrompt(question: string, value: TaskValue): string {
+  return `${question}\n\nData:\n\`\`\`json\n${JSON.stringify(value)}\n\`\`\`\n\nReply with the answer only, on one line.`;
+}
+
+export interface SplitSizes {
+  train: number;
+  val: number;
+  test: number;
+}
+
+/** Generate the train/val/test tasks of one instance, deterministically from the seed. */
+export function generateSplits(seed: number, sizes: SplitSizes, rules: HouseRules): Record<keyof SplitSizes, TaskItem[]> {
+  const out = { train: [] as TaskItem[], val: [] as TaskItem[], test: [] as TaskItem[] };
+  for (const split of ["train", "val", "test"] as const) {
+    const rng = seededRandom(`conventions/${split}/${seed}`);
+    const order = Array.from({ length: sizes[split] }, (_, i) => FAMILIES[i % FAMILIES.length]!.id);
+    shuffle(rng, order).forEach((fid, i) => {
+      const value = makeValue(rng, fid);
+      const question = pick(rng, QUESTIONS[fid]);
+      out[split].push({
+        id: `${split}-${String(i).padStart(3, "0")}-${fid}`,
+        family: fid,
+        question,
+        value,
+        expected: convention(rules[fid]).render(value),
+        family_title: family(fid).title,
+      });
+    });
+  }
+  return out;
+}

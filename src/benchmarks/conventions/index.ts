@@ -1,0 +1,112 @@
+import type { Benchmark, BenchmarkContext, RolloutResult, Splits, TaskItem } from "../../engine/ports.ts";
+import { DataError, errorMessage } from "../../lib/index.ts";
+import { conventionsProducing, type TaskValue } from "./catalogue.ts";
+import { drawHouseRules, generateSplits, taskPrompt } from "./generator.ts";
+import INITIAL_SKILL from "./initial-skill.md" with { type: "text" };
+
+const DEFAULT_SIZES = { train: 48, val: 32, test: 64 };
+
+function size(env: Record<string, unknown>, key: string, fallback: number): number {
+  const v = env[key];
+  if (v === undefined || v === null || v === "") return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 100_000) {
+    throw new DataError(`env.${key} must be a positive integer (got ${JSON.stringify(v)})`);
+  }
+  return n;
+}
+
+/** The system prompt the target sees: the skill document, verbatim, inside a short frame. */
+export function targetSystemPrompt(skill: string): string {
+  return `You answer reporting questions for a team. Follow the team's skill document below exactly.\n\n<skill>\n${skill}\n</skill>`;
+}
+
+/** Last non-empty line of a reply, trimmed (the answer). */
+export function extractAnswer(text: string): string {
+  const lines = text.split("\n").map((s) => s.trim()).filter(Boolean);
+  return lines[lines.length - 1] ?? "";
+}
+
+async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
+  const seed = Number(ctx.env.split_seed ?? 42);
+  if (!Number.isInteger(seed)) throw new DataError(`env.split_seed must be an integer (got ${JSON.stringify(ctx.env.split_seed)})`);
+  const sizes = {
+    train: size(ctx.env, "train_items", DEFAULT_SIZES.train),
+    val: size(ctx.env, "val_items", DEFAULT_SIZES.val),
+    test: size(ctx.env, "test_items", DEFAULT_SIZES.test),
+  };
+  return generateSplits(seed, sizes, drawHouseRules(seed));
+}
+
+async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult> {
+  const value = item.value as TaskValue;
+  const expected = String(item.expected);
+  const system = targetSystemPrompt(skill);
+  const user = taskPrompt(String(item.question), value);
+  const base = {
+    id: item.id,
+    question: user,
+    task_description: user,
+    task_type: String(item.family),
+    target_system_prompt: system,
+  };
+  let reply: string;
+  try {
+    const res = await ctx.model.chat(
+      "target",
+      {
+        messages: [
+          { role: "system", content: system },
+          { role: "user", content: user },
+        ],
+        stage: "rollout",
+        model: ctx.target.model,
+        maxTokens: ctx.target.maxTokens,
+        ...(ctx.target.temperature === undefined ? {} : { temperature: ctx.target.temperature }),
+        ...(ctx.target.reasoningEffort ? { reasoningEffort: ctx.target.reasoningEffort } : {}),
+        sampleIndex,
+      },
+      ctx.signal ? { signal: ctx.signal } : {},
+    );
+    reply = res.text;
+  } catch (err) {
+    // Systemic failures (budget, auth) must stop the run; the caller decides. A per-task failure
+    // is a scored result with its reason.
+    if (err instanceof Error && "code" in err && (err as { code: string }).code === "backend") {
+      const kind = (err as unknown as { kind: string }).kind;
+      if (kind === "auth" || kind === "not_found") throw err;
+    }
+    if (err instanceof Error && "code" in err && (err as { code: string }).code === "budget") throw err;
+    return { ...base, hard: 0, soft: 0, predicted_answer: "", fail_reason: `model_error: ${errorMessage(err)}`, trajectory: [{ role: "user", content: user }] };
+  }
+  const answer = extractAnswer(reply);
+  const hard = answer === expected ? 1 : 0;
+  const sameFamily = conventionsProducing(value, answer).length > 0;
+  const soft = hard === 1 ? 1 : answer.toLowerCase().replace(/\s+/g, "") === expected.toLowerCase().replace(/\s+/g, "") ? 0.5 : 0;
+  const verdict = hard ? "PASS" : "FAIL";
+  return {
+    ...base,
+    hard,
+    soft,
+    n_turns: 1,
+    predicted_answer: answer,
+    ...(hard
+      ? {}
+      : { fail_reason: sameFamily ? `wrong_convention: a valid ${item.family} format, but not the house one` : `wrong_answer: not a recognised ${item.family} format` }),
+    trajectory: [
+      { role: "user", content: user },
+      { role: "assistant", content: reply },
+      { role: "system", content: `Evaluation: ${verdict}. Expected ${JSON.stringify(expected)}, got ${JSON.stringify(answer)}.` },
+    ],
+  };
+}
+
+/** The `conventions` benchmark: seeded tasks whose answers follow hidden house conventions. */
+export const conventionsBenchmark: Benchmark = {
+  name: "conventions",
+  initialSkill: INITIAL_SKILL,
+  loadSplits,
+  rollout,
+};
+
+export default conventionsBenchmark;

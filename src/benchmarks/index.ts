@@ -1,0 +1,22 @@
+import type { Benchmark } from "../engine/ports.ts";
+
+type Loader = () => Promise<Benchmark>;
+
+/**
+ * The benchmark registry: env.name → a lazily imported module. To add a benchmark, add one line
+ * whose module default-exports a Benchmark.
+ */
+export const BENCHMARKS: Record<string, Loader> = {
+  conventions: async () => (await import("./conventions/index.ts")).default,
+};
+
+/** Names of every registered benchmark, sorted. */
+export function benchmarkNames(): string[] {
+  return Object.keys(BENCHMARKS).sort();
+}
+
+/** The benchmark registered under `name`, or undefined when there is none. */
+export async function getBenchmark(name: string): Promise<Benchmark | undefined> {
+  const load = Object.hasOwn(BENCHMARKS, name) ? BENCHMARKS[name] : undefined;
+  return load ? await load() : undefined;
+}

@@ -1,0 +1,133 @@
+import type { Evaluator } from "./evaluate.ts";
+import { trajectoryJson, userMessage, skillSection } from "./messages.ts";
+import type { RolloutResult, TaskItem } from "./ports.ts";
+import { seededShuffle } from "./random.ts";
+import { MetaSkillSchema, SlowUpdateSchema } from "./schemas.ts";
+import { regionContent, SLOW_END, SLOW_START } from "./skill-doc.ts";
+import { askOptimizer, type StageContext } from "./stage-context.ts";
+
+export type PairCategory = "improved" | "regressed" | "persistent_fail" | "stable_success";
+
+export interface Pair {
+  id: string;
+  task: string;
+  category: PairCategory;
+  prev: { hard: number; soft: number; predicted_answer: string; fail_reason: string };
+  curr: { hard: number; soft: number; predicted_answer: string; fail_reason: string };
+  prev_trajectory?: Record<string, unknown>;
+  curr_trajectory?: Record<string, unknown>;
+}
+
+function side(r: RolloutResult) {
+  return { hard: Number(r.hard) || 0, soft: Number(r.soft) || 0, predicted_answer: String(r.predicted_answer ?? r.answer ?? "N/A"), fail_reason: String(r.fail_reason ?? "") };
+}
+
+function category(p: RolloutResult, c: RolloutResult): PairCategory {
+  const a = Boolean(p.hard);
+  const b = Boolean(c.hard);
+  return !a && b ? "improved" : a && !b ? "regressed" : !a && !b ? "persistent_fail" : "stable_success";
+}
+
+function makePair(sc: StageContext, p: RolloutResult, c: RolloutResult, i: number): Pair {
+  const cat = category(p, c);
+  const pair: Pair = { id: c.id, task: String(c.question ?? c.task_description ?? c.instruction ?? c.id), category: cat, prev: side(p), curr: side(c) };
+  if (cat !== "stable_success") {
+    pair.prev_trajectory = trajectoryJson(p, i + 1, sc.bench);
+    pair.curr_trajectory = trajectoryJson(c, i + 1, sc.bench);
+  }
+  return pair;
+}
+
+/**
+ * Longitudinal comparison (spec §2.11 steps 2–5): the previous and current skill on the same
+ * training sample, both rolled out in the same round; `changed` tops up from the rest of train.
+ */
+export async function comparePairs(sc: StageContext, ev: Evaluator, prev: string, curr: string, train: readonly TaskItem[], epoch: number): Promise<{ pairs: Pair[]; prevHard: number; currHard: number }> {
+  const n = sc.cfg.optimizer.slow_update_samples;
+  const seed = sc.cfg.train.seed + epoch * 2000;
+  const order = seededShuffle(seed, train);
+  const sample = order.slice(0, n);
+  const [a, b] = await Promise.all([ev.run(prev, sample, "slow update (previous skill)"), ev.run(curr, sample, "slow update (current skill)")]);
+  const all = sample.map((_, i) => makePair(sc, a.results[i]!, b.results[i]!, i));
+  const mean = (rs: RolloutResult[]) => (rs.length ? rs.reduce((s, r) => s + (Number(r.hard) || 0), 0) / rs.length : 0);
+  const policy = sc.cfg.optimizer.longitudinal_pair_policy;
+  let pairs = all;
+  if (policy === "unchanged") pairs = all.filter((p) => p.category === "persistent_fail" || p.category === "stable_success");
+  if (policy === "changed") {
+    pairs = all.filter((p) => p.category === "improved" || p.category === "regressed");
+    const rest = order.slice(n);
+    const width = Math.max(1, sc.cfg.env.workers ?? 8);
+    for (let i = 0; i < rest.length && pairs.length < n; i += width) {
+      const chunk = rest.slice(i, i + width);
+      const [pa, pb] = await Promise.all([ev.run(prev, chunk, "slow update top-up (previous)"), ev.run(curr, chunk, "slow update top-up (current)")]);
+      chunk.forEach((_, k) => {
+        const pr = makePair(sc, pa.results[k]!, pb.results[k]!, all.length + i + k);
+        if (pr.category === "improved" || pr.category === "regressed") pairs.push(pr);
+      });
+    }
+    pairs = pairs.slice(0, n);
+  }
+  return { pairs, prevHard: mean(a.results), currHard: mean(b.results) };
+}
+
+function counts(pairs: Pair[]): Record<PairCategory | "total", number> {
+  const c = { total: pairs.length, improved: 0, regressed: 0, persistent_fail: 0, stable_success: 0 };
+  for (const p of pairs) c[p.category] += 1;
+  return c;
+}
+
+function comparisonText(pairs: Pair[]): string {
+  const c = counts(pairs);
+  const sections: [PairCategory, string][] = [
+    ["regressed", "Regressions (highest priority)"],
+    ["persistent_fail", "Persistent failures"],
+    ["improved", "Improvements"],
+    ["stable_success", "Stable successes"],
+  ];
+  const lines = [`Total ${c.total}: improved=${c.improved} regressed=${c.regressed} persistent_fail=${c.persistent_fail} stable_success=${c.stable_success}`];
+  for (const [cat, title] of sections) {
+    const ps = pairs.filter((p) => p.category === cat);
+    lines.push("", `### ${title}`, ps.length ? ps.map((p) => `- ${p.id}: prev ${p.prev.hard ? "PASS" : "FAIL"} (${p.prev.soft.toFixed(2)}) "${p.prev.predicted_answer}" → curr ${p.curr.hard ? "PASS" : "FAIL"} (${p.curr.soft.toFixed(2)}) "${p.curr.predicted_answer}"${p.curr.fail_reason ? ` — ${p.curr.fail_reason}` : ""}`).join("\n") : "(none)");
+  }
+  lines.push("", "Tasks and both trajectories are in the JSON block below.");
+  return lines.join("\n");
+}
+
+/** The slow-update call: guidance for the protected region (spec §2.11 step 7). */
+export async function slowUpdateCall(sc: StageContext, prev: string, curr: string, pairs: Pair[]): Promise<{ content: string; reasoning: string } | undefined> {
+  const existing = regionContent(curr, SLOW_START, SLOW_END);
+  const user = userMessage(
+    [
+      skillSection(prev, "Previous Epoch's Skill"),
+      skillSection(curr, "Current Epoch's Skill"),
+      {
+        title: "Previous Slow Update Guidance",
+        body: existing ? `${existing}\n\nReflect on whether this guidance helped, using the evidence below.` : "(no previous guidance: this is the first slow update)",
+      },
+      { title: "Longitudinal Comparison", body: comparisonText(pairs) },
+    ],
+    { stage: "slow_update", existing_guidance: existing, counts: counts(pairs), pairs },
+  );
+  const value = await askOptimizer(sc, "slow_update", sc.prompts.slow_update, user, SlowUpdateSchema);
+  const content = value?.slow_update_content.trim() ?? "";
+  return content ? { content, reasoning: String(value?.reasoning ?? "") } : undefined;
+}
+
+/** The meta-skill call: optimizer-facing memory for the next epoch (spec §2.12). */
+export async function metaSkillCall(sc: StageContext, prev: string, curr: string, prevMeta: string, pairs: Pair[]): Promise<{ content: string; reasoning: string } | undefined> {
+  const user = userMessage(
+    [
+      skillSection(prev, "Previous Epoch Last-Step Skill"),
+      skillSection(curr, "Current Epoch Last-Step Skill"),
+      {
+        title: "Previous Optimizer Meta Skill",
+        body: prevMeta ? `${prevMeta}\n\nReflect on whether this memory improved the quality of the edits.` : "(first update: there is no previous memory)",
+      },
+      { title: "Longitudinal Comparison", body: comparisonText(pairs) },
+    ],
+    { stage: "meta_skill", previous_meta_skill: prevMeta, counts: counts(pairs), pairs },
+  );
+  const value = await askOptimizer(sc, "meta_skill", sc.prompts.meta_skill, user, MetaSkillSchema);
+  const content = value?.meta_skill_content.trim() ?? "";
+  return content ? { content, reasoning: String(value?.reasoning ?? "") } : undefined;
+}

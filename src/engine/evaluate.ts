@@ -1,0 +1,103 @@
+import { sha256 } from "../lib/index.ts";
+import type { EngineEvents } from "./events.ts";
+import { type GateSettings, itemScore } from "./gate.ts";
+import type { Benchmark, BenchmarkContext, RolloutResult, TaskItem } from "./ports.ts";
+
+/** First 16 hex chars of the sha256 of the skill text (spec §2.1 step 14). */
+export function skillHash(skill: string): string {
+  return sha256(skill).slice(0, 16);
+}
+
+/** Mean hard and soft over results, in order (spec §1.3 compute_score). */
+export function meanScores(results: readonly RolloutResult[]): { hard: number; soft: number } {
+  if (!results.length) return { hard: 0, soft: 0 };
+  let h = 0;
+  let s = 0;
+  for (const r of results) {
+    h += Number(r.hard) || 0;
+    s += Number(r.soft) || 0;
+  }
+  return { hard: h / results.length, soft: s / results.length };
+}
+
+export function isFailure(r: RolloutResult): boolean {
+  return !r.hard || Number(r.hard) < 1e-9;
+}
+
+export interface EarlyStop {
+  gate: GateSettings;
+  /** The candidate must score strictly above this (the current gate score). */
+  mustBeat: number;
+  /** The skill's semantic-density bonus, constant for the candidate. */
+  bonus: number;
+}
+
+export interface SetOutcome {
+  results: RolloutResult[];
+  /** All items were rolled out (false when stopped early). */
+  complete: boolean;
+  evaluated: number;
+  total: number;
+}
+
+/**
+ * Rolls skills out on tasks with bounded concurrency, caching every result by (skill hash, task
+ * id, sample index) so no rollout is paid twice in a run (spec §10.4), and optionally stopping a
+ * candidate's selection rollouts once even perfect scores on the rest could not beat the current
+ * score (the decision is then the same as a full evaluation's).
+ */
+export class Evaluator {
+  private cache = new Map<string, RolloutResult>();
+  rolloutsRun = 0;
+
+  constructor(
+    private readonly bench: Benchmark,
+    private readonly ctx: BenchmarkContext,
+    private readonly workers: number,
+    private readonly events: EngineEvents,
+  ) {}
+
+  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop): Promise<SetOutcome> {
+    const hash = skillHash(skill);
+    const n = items.length;
+    const results: (RolloutResult | undefined)[] = new Array(n);
+    let next = 0;
+    let done = 0;
+    let sumDone = 0;
+    let integral = true;
+    let stop = false;
+    const check = () => {
+      if (!early) return;
+      const upper = (sumDone + (n - done)) / n + early.bonus;
+      const margin = integral && early.bonus === 0 ? 0 : 1e-9;
+      if (upper <= early.mustBeat - margin) stop = true;
+    };
+    check();
+    const worker = async () => {
+      while (!stop) {
+        const i = next++;
+        if (i >= n) return;
+        const item = items[i]!;
+        const key = `${hash}|${item.id}|0`;
+        let r = this.cache.get(key);
+        if (!r) {
+          r = await this.bench.rollout(item, skill, this.ctx, 0);
+          this.rolloutsRun += 1;
+          this.cache.set(key, r);
+        }
+        results[i] = r;
+        done += 1;
+        if (early) {
+          const s = itemScore(early.gate, Number(r.hard) || 0, Number(r.soft) || 0);
+          sumDone += s;
+          if (!Number.isInteger(s)) integral = false;
+        }
+        this.events.emit({ type: "progress", label, done, total: n });
+        check();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.workers, n)) }, worker));
+    const got = results.filter((r): r is RolloutResult => r !== undefined);
+    return { results: got, complete: got.length === n, evaluated: got.length, total: n };
+  }
+}

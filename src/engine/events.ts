@@ -1,0 +1,17 @@
+/** Events the engine emits; the CLI renders them (report/console.ts). The engine never prints. */
+export type EngineEvent =
+  | { type: "run_start"; lines: string[] }
+  | { type: "stage"; stage: string; text: string }
+  | { type: "progress"; label: string; done: number; total: number }
+  | { type: "step_start"; step: number; total: number; epoch: number; stepInEpoch: number }
+  | { type: "step_done"; step: number; total: number; record: Record<string, unknown> }
+  | { type: "epoch_start"; epoch: number; epochs: number }
+  | { type: "warning"; text: string }
+  | { type: "done"; summary: Record<string, unknown> };
+
+export interface EngineEvents {
+  emit(event: EngineEvent): void;
+}
+
+/** An event sink that drops everything. */
+export const NO_EVENTS: EngineEvents = { emit: () => {} };

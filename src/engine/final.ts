@@ -1,0 +1,98 @@
+import type { Evaluator } from "./evaluate.ts";
+import { meanScores } from "./evaluate.ts";
+import type { GateSettings } from "./gate.ts";
+import type { RolloutResult, RunCheckpoint, TaskItem } from "./ports.ts";
+import type { RunPlanSizes } from "./settings.ts";
+import type { LoopState } from "./state.ts";
+import type { TrainDeps } from "./trainer.ts";
+
+interface FinalInput {
+  deps: TrainDeps;
+  state: LoopState;
+  skills: Map<string, string>;
+  ev: Evaluator;
+  gate: GateSettings;
+  sizes: RunPlanSizes;
+  selection: readonly TaskItem[];
+  startedAt: number;
+  elapsedBefore: number;
+  commit(cp: Omit<RunCheckpoint, "state">): void;
+}
+
+/** Per task type: {total, hard_acc} plus `overall` (spec §2.13). */
+export function byTaskType(results: readonly RolloutResult[]): Record<string, { total: number; hard_acc: number }> {
+  const buckets = new Map<string, { total: number; hard: number }>();
+  for (const r of results) {
+    for (const k of [String(r.task_type ?? "other"), "overall"]) {
+      const b = buckets.get(k) ?? { total: 0, hard: 0 };
+      b.total += 1;
+      b.hard += Number(r.hard) || 0;
+      buckets.set(k, b);
+    }
+  }
+  return Object.fromEntries([...buckets].map(([k, b]) => [k, { total: b.total, hard_acc: Math.round((b.hard / Math.max(b.total, 1)) * 1e6) / 1e6 }]));
+}
+
+const r6 = (x: number | null | undefined) => (x === null || x === undefined ? null : Math.round(x * 1e6) / 1e6);
+
+/**
+ * End of training: the baseline, best and final skills are tested on the test split in one round
+ * (each distinct text once), then the summary is committed. The final skill's selection score is
+ * always measured already (every unvalidated change is re-validated), so there is no separate
+ * final-validation pass and promotion happened when the score was measured (spec §10.3).
+ */
+export async function finalEvaluation(f: FinalInput): Promise<Record<string, unknown>> {
+  const { deps, state } = f;
+  const { cfg, bench, events } = deps;
+  const test: Record<string, { hard: number; soft: number; by_type: Record<string, { total: number; hard_acc: number }> } | null> = { baseline: null, best: null, final: null };
+  const evaluations: RunCheckpoint["evaluations"] = [];
+  if (!state.stopped && cfg.evaluation.eval_test) {
+    const items = cfg.evaluation.test_env_num > 0 ? deps.splits.test.slice(0, cfg.evaluation.test_env_num) : deps.splits.test;
+    if (items.length) {
+      const which = { baseline: state.baseline.hash, best: state.best.hash, final: state.current.hash };
+      const distinct = [...new Set(Object.values(which))];
+      events.emit({ type: "stage", stage: "test", text: `TEST — ${distinct.length} distinct skill(s) (baseline, best, final) on ${items.length} test items, in one round` });
+      const outs = await Promise.all(distinct.map((h) => f.ev.run(f.skills.get(h)!, items, `test ${h.slice(0, 8)}`)));
+      const byHash = new Map(distinct.map((h, i) => [h, outs[i]!.results]));
+      for (const [name, h] of Object.entries(which)) {
+        const rs = byHash.get(h)!;
+        const m = meanScores(rs);
+        test[name] = { hard: m.hard, soft: m.soft, by_type: byTaskType(rs) };
+      }
+      distinct.forEach((h, i) => {
+        const m = meanScores(outs[i]!.results);
+        evaluations.push({ kind: "test", hash: h, split: "test", hard: m.hard, soft: m.soft, score: null, evaluated: items.length, total: items.length });
+      });
+    }
+  }
+  const totals = deps.accounting.snapshot();
+  const wall = f.elapsedBefore + (deps.clock.now() - f.startedAt) / 1000;
+  const summary: Record<string, unknown> = {
+    schema: "skillopt.summary/1",
+    status: state.stopped ? "stopped" : "finished",
+    ...(state.stopped ? { stopped_reason: state.stopped } : {}),
+    benchmark: bench.name,
+    gate_metric: f.gate.metric,
+    baseline: { selection: r6(state.baseline.score), selection_hard: r6(state.baseline.hard), test: r6(test.baseline?.hard), hash: state.baseline.hash },
+    best: { selection: r6(state.best.score), selection_hard: r6(state.best.hard), test: r6(test.best?.hard), step: state.best.step, origin: state.best.origin, hash: state.best.hash },
+    final: { selection: r6(state.current.score), selection_hard: r6(state.current.hard), test: r6(test.final?.hard), origin: state.current.origin, hash: state.current.hash },
+    steps: state.lastStep,
+    total_steps: f.sizes.totalSteps,
+    accepted: state.counts.accepted,
+    rejected: state.counts.rejected + state.counts.rejected_early,
+    rejected_early: state.counts.rejected_early,
+    skipped: state.counts.skipped,
+    calls: { total: totals.calls, cached: totals.cached, by_stage: totals.by_stage },
+    tokens: { prompt: totals.prompt_tokens, completion: totals.completion_tokens, total: totals.prompt_tokens + totals.completion_tokens },
+    cost_usd: totals.cost_usd === null ? null : Math.round(totals.cost_usd * 1e6) / 1e6,
+    wall_s: Math.round(wall * 10) / 10,
+    selection_calls_saved: state.selectionSaved,
+    selection_items: f.selection.length,
+    test_by_type: { baseline: test.baseline?.by_type ?? null, best: test.best?.by_type ?? null, final: test.final?.by_type ?? null },
+    test_soft: { baseline: r6(test.baseline?.soft), best: r6(test.best?.soft), final: r6(test.final?.soft) },
+  };
+  if (!state.stopped) state.finished = true;
+  f.commit({ kind: "final", step: state.lastStep, epoch: cfg.train.num_epochs, skills: [], record: summary, evaluations });
+  events.emit({ type: "done", summary });
+  return summary;
+}

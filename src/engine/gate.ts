@@ -1,0 +1,68 @@
+import { ConfigError } from "../lib/index.ts";
+import type { EngineConfig } from "./settings.ts";
+import { stripRegions } from "./skill-doc.ts";
+
+export const DEFAULT_LEADING_WORDS = ["must", "always", "never", "only", "critical", "important", "resolve", "prefer", "ensure", "strict", "verify"];
+
+/** Gate settings resolved from the evaluation section. */
+export interface GateSettings {
+  useGate: boolean;
+  metric: "hard" | "soft" | "mixed";
+  mixedWeight: number;
+  densityWeight: number;
+  leadingWords: Set<string>;
+  earlyReject: boolean;
+}
+
+export function gateSettings(ev: EngineConfig["evaluation"]): GateSettings {
+  const metric = String(ev.gate_metric || "hard").toLowerCase();
+  if (metric !== "hard" && metric !== "soft" && metric !== "mixed") {
+    throw new ConfigError(`evaluation.gate_metric: unknown value "${ev.gate_metric}" (use hard, soft or mixed)`);
+  }
+  const words = ev.leading_words == null ? DEFAULT_LEADING_WORDS : Array.isArray(ev.leading_words) ? ev.leading_words : ev.leading_words.split(",");
+  const list = words.map((w) => w.trim().toLowerCase()).filter(Boolean);
+  return {
+    useGate: ev.use_gate !== false,
+    metric,
+    mixedWeight: Math.min(1, Math.max(0, ev.gate_mixed_weight)),
+    densityWeight: ev.use_semantic_density ? ev.semantic_density_weight : 0,
+    leadingWords: new Set(list.length ? list : DEFAULT_LEADING_WORDS),
+    earlyReject: ev.early_reject !== false,
+  };
+}
+
+/** Share of leading words among the skill's tokens, protected regions excluded (spec §2.8). */
+export function semanticDensity(skill: string, words: Set<string>): number {
+  const tokens = stripRegions(skill).toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  if (!tokens.length) return 0;
+  return tokens.filter((t) => words.has(t)).length / tokens.length;
+}
+
+/** Per-item score under the gate metric (bounded in [0,1] for every metric). */
+export function itemScore(g: GateSettings, hard: number, soft: number): number {
+  if (g.metric === "hard") return hard;
+  if (g.metric === "soft") return soft;
+  return (1 - g.mixedWeight) * hard + g.mixedWeight * soft;
+}
+
+/** The gate score of a skill from its mean hard and soft scores. */
+export function gateScore(g: GateSettings, hard: number, soft: number, skill: string): number {
+  const base = itemScore(g, hard, soft);
+  return g.densityWeight ? base + g.densityWeight * semanticDensity(skill, g.leadingWords) : base;
+}
+
+export type GateAction = "accept_new_best" | "accept" | "reject" | "force_accept";
+
+/** The gate decision: strict improvement over the current score; ties reject (spec §2.8). */
+export function decide(g: GateSettings, cand: number, current: number, best: number): { action: GateAction; newBest: boolean } {
+  if (!g.useGate) return { action: "force_accept", newBest: cand > best };
+  if (cand > current && cand > best) return { action: "accept_new_best", newBest: true };
+  if (cand > current) return { action: "accept", newBest: false };
+  return { action: "reject", newBest: false };
+}
+
+/** Human label of a gate score, as in the console lines of spec §2.8. */
+export function gateLabel(g: GateSettings, score: number, hard: number, soft: number): string {
+  if (g.metric === "mixed") return `mixed[w=${g.mixedWeight}]=${score.toFixed(4)} (hard=${hard.toFixed(4)} soft=${soft.toFixed(4)})`;
+  return `${g.metric}=${score.toFixed(4)}`;
+}

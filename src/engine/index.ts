@@ -1,0 +1,14 @@
+export { applyEdits, type ApplySummary, type Edit, type EditReportRow, findAnchor } from "./edits.ts";
+export { type SetOutcome, Evaluator, meanScores, skillHash } from "./evaluate.ts";
+export { type EngineEvent, type EngineEvents, NO_EVENTS } from "./events.ts";
+export { decide, gateScore, gateSettings, type GateSettings, semanticDensity } from "./gate.ts";
+export { PROMPT_NAMES, type PromptName, type PromptSet } from "./messages.ts";
+export { type CallPlan, mergeCallsFor, planCalls, planEpoch } from "./plan.ts";
+export type * from "./ports.ts";
+export { createRandom, seededShuffle } from "./random.ts";
+export { budgetAt, LrScheduler, roundHalfEven, type SchedulerMode } from "./schedule.ts";
+export { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode, type RunPlanSizes, type UpdateMode } from "./settings.ts";
+export { formatViolation, parseFrontmatter } from "./skill-format.ts";
+export * from "./skill-doc.ts";
+export type { LoopState, SkillRef } from "./state.ts";
+export { firstN, train, type TrainDeps, type TrainResult } from "./trainer.ts";

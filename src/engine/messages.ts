@@ -1,0 +1,100 @@
+import type { Benchmark, RolloutResult, TrajectoryEntry } from "./ports.ts";
+
+/** Names of the prompt files the engine uses (src/prompts/<name>.md). */
+export const PROMPT_NAMES = [
+  "analyst_failure",
+  "analyst_success",
+  "format_patch",
+  "format_rewrite",
+  "format_full_rewrite",
+  "sar_failure",
+  "sar_success",
+  "merge",
+  "merge_final",
+  "ranking",
+  "rewrite",
+  "lr_autonomous",
+  "slow_update",
+  "meta_skill",
+  "appendix_consolidate",
+] as const;
+export type PromptName = (typeof PROMPT_NAMES)[number];
+export type PromptSet = Readonly<Record<PromptName, string>>;
+
+/** Fill `{{name}}` placeholders. */
+export function fill(template: string, vars: Record<string, string | number>): string {
+  return template.replace(/\{\{(\w+)\}\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
+}
+
+export interface Section {
+  title: string;
+  body: string;
+}
+
+/**
+ * A user message: titled sections, then every structured input as one fenced JSON block, so a
+ * model (and the simulator) reads it unambiguously.
+ */
+export function userMessage(sections: readonly (Section | undefined | false)[], data: Record<string, unknown>): string {
+  const parts = sections.filter((s): s is Section => Boolean(s)).map((s) => `## ${s.title}\n\n${s.body.trim()}`);
+  parts.push(`## Structured input\n\n\`\`\`json\n${JSON.stringify(data, null, 2)}\n\`\`\``);
+  return `${parts.join("\n\n")}\n`;
+}
+
+/** The current skill, delimited so its own headings cannot be confused with the message's. */
+export function skillSection(skill: string, title = "Current Skill"): Section {
+  return { title, body: `<current_skill>\n${skill.trimEnd()}\n</current_skill>` };
+}
+
+/** Meta-skill memory block (spec §2.3 item 4). */
+export function metaSection(meta: string): Section | undefined {
+  if (!meta.trim()) return undefined;
+  return {
+    title: "Optimizer Meta Skill",
+    body: `Memory distilled from earlier epochs of this run about which edits helped. Prefer it when the evidence is ambiguous; do not follow it against clear evidence.\n\n${meta.trim()}`,
+  };
+}
+
+const MAX_ENTRY_CHARS = 6000;
+
+function clip(text: string): string {
+  if (text.length <= MAX_ENTRY_CHARS) return text;
+  const keep = MAX_ENTRY_CHARS / 2;
+  return `${text.slice(0, keep)}\n[… ${text.length - 2 * keep} characters omitted …]\n${text.slice(-keep)}`;
+}
+
+function entryJson(e: TrajectoryEntry): Record<string, unknown> {
+  if ("type" in e && e.type === "tool_call") return { type: "tool_call", cmd: clip(e.cmd), obs: clip(e.obs) };
+  if ("step" in e) return { step: e.step, action: clip(e.action), env_feedback: clip(e.env_feedback), ...(e.reasoning ? { reasoning: clip(e.reasoning) } : {}) };
+  const r = e as { role: string; content: string };
+  return { role: r.role === "system" ? "verification" : r.role, content: clip(String(r.content)) };
+}
+
+/**
+ * One trajectory for the optimizer. The target's system prompt is left out: it is the current
+ * skill, already shown once (spec §10.18), and long entries are clipped in the middle.
+ */
+export function trajectoryJson(r: RolloutResult, index: number, bench: Benchmark): Record<string, unknown> {
+  const task = String(r.task_description ?? r.question ?? r.instruction ?? "");
+  return {
+    index,
+    id: r.id,
+    task_type: r.task_type ?? "other",
+    task: clip(task),
+    outcome: Number(r.hard) >= 1e-9 ? "pass" : "fail",
+    hard: r.hard,
+    soft: r.soft,
+    ...(r.fail_reason ? { fail_reason: r.fail_reason } : {}),
+    ...(r.predicted_answer !== undefined ? { predicted_answer: r.predicted_answer } : {}),
+    ...(r.reference_text ? { hidden_reference: clip(String(r.reference_text)) } : {}),
+    ...(bench.formatForOptimizer ? { rendered: clip(bench.formatForOptimizer(r)) } : {}),
+    trajectory: (r.trajectory ?? []).filter((e) => !("role" in e && e.role === "user" && String(e.content) === task)).map(entryJson),
+  };
+}
+
+/** A short text index of the trajectories (the JSON block carries their content). */
+export function trajectoryIndex(items: readonly Record<string, unknown>[]): string {
+  return items
+    .map((t) => `- Trajectory ${t.index} (id=${t.id}, type=${t.task_type}): ${String(t.outcome).toUpperCase()}${t.fail_reason ? ` — ${t.fail_reason}` : ""}`)
+    .join("\n");
+}

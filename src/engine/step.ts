@@ -1,0 +1,286 @@
+import { aggregate } from "./aggregate.ts";
+import type { EditReportRow } from "./edits.ts";
+import { type Evaluator, isFailure, meanScores, skillHash } from "./evaluate.ts";
+import { decide, gateLabel, gateScore, semanticDensity } from "./gate.ts";
+import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
+import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
+import type { LrScheduler } from "./schedule.ts";
+import { payloadKey, type Patch } from "./schemas.ts";
+import { autonomousLr, type LrDecision, rankAndSelect } from "./select.ts";
+import { formatViolation } from "./skill-format.ts";
+import { mergeAppendix } from "./skill-doc.ts";
+import type { StageContext } from "./stage-context.ts";
+import type { LoopState } from "./state.ts";
+import { describeRejected, failedEdits, failurePatterns, renderStepBuffer, type StepBufferEntry } from "./step-buffer.ts";
+import { update } from "./update.ts";
+
+export interface StepEnv {
+  sc: StageContext;
+  ev: Evaluator;
+  skills: Map<string, string>;
+  selection: readonly TaskItem[];
+  scheduler: LrScheduler;
+  accounting: CallAccounting;
+  clock: Clock;
+  totalSteps: number;
+}
+
+export interface BatchSpec {
+  items: TaskItem[];
+  seed: number;
+  index: number;
+}
+
+export interface StepOutcome {
+  record: Record<string, unknown>;
+  artifacts: Record<string, unknown>;
+  newSkills: { hash: string; text: string; origin: string }[];
+  evaluations: { kind: string; hash: string; split: string; hard: number; soft: number; score: number | null; evaluated: number; total: number; action?: string }[];
+}
+
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+const r1 = (x: number) => Math.round(x * 10) / 10;
+
+/** Per-stage difference of two call snapshots. */
+export function callDelta(a: CallTotals, b: CallTotals): Record<string, unknown> {
+  const byStage: Record<string, unknown> = {};
+  for (const [k, s] of Object.entries(b.by_stage)) {
+    const p = a.by_stage[k];
+    const calls = s.calls - (p?.calls ?? 0);
+    if (calls <= 0) continue;
+    byStage[k] = { calls, cached: s.cached - (p?.cached ?? 0), prompt_tokens: s.prompt_tokens - (p?.prompt_tokens ?? 0), completion_tokens: s.completion_tokens - (p?.completion_tokens ?? 0) };
+  }
+  const cost = a.cost_usd === null || b.cost_usd === null ? null : Math.round((b.cost_usd - a.cost_usd) * 1e6) / 1e6;
+  return {
+    calls: { total: b.calls - a.calls, cached: b.cached - a.cached, by_stage: byStage },
+    tokens: { prompt: b.prompt_tokens - a.prompt_tokens, completion: b.completion_tokens - a.completion_tokens },
+    cost_usd: cost,
+  };
+}
+
+/** One training step: ① rollout ② reflect ③ aggregate ④ select ⑤ update ⑥ evaluate and gate. */
+export async function runStep(env: StepEnv, state: LoopState, step: { global: number; epoch: number; inEpoch: number; batches: BatchSpec[] }, meta: string): Promise<StepOutcome> {
+  const { sc, ev, clock } = env;
+  const emit = (stage: string, text: string) => sc.events.emit({ type: "stage", stage, text });
+  const t0 = clock.now();
+  const before = env.accounting.snapshot();
+  const current = env.skills.get(state.current.hash)!;
+  const key = payloadKey(sc.mode);
+  const timing: Record<string, number> = {};
+  const rec: Record<string, unknown> = { step: step.global, epoch: step.epoch, step_in_epoch: step.inEpoch };
+  const artifacts: Record<string, unknown> = {};
+  const evaluations: StepOutcome["evaluations"] = [];
+  const newSkills: StepOutcome["newSkills"] = [];
+  const bufferText = renderStepBuffer(state.stepBuffer);
+
+  // ① rollout: every accumulation batch in the same round.
+  const acc = step.batches.length;
+  for (const b of step.batches) emit("rollout", `[1/6 ROLLOUT] train items=${b.items.length} (batch ${b.index}, batch_seed=${b.seed})`);
+  const rolled = await Promise.all(step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`)));
+  const all = rolled.flatMap((r) => r.results);
+  const rs = meanScores(all);
+  timing.rollout_s = r1((clock.now() - t0) / 1000);
+  emit("rollout", `[1/6 done] hard=${rs.hard.toFixed(4)} soft=${rs.soft.toFixed(4)}`);
+  Object.assign(rec, { rollout_hard: r6(rs.hard), rollout_soft: r6(rs.soft), rollout_n: all.length });
+
+  // ② reflect: all batches' analysts together.
+  const t1 = clock.now();
+  const reflections = await Promise.all(
+    step.batches.map((b, i) =>
+      reflect(sc, {
+        results: rolled[i]!.results,
+        skill: current,
+        batchSeed: b.seed,
+        batchLabel: acc > 1 ? `batch ${b.index} ` : "",
+        stepBuffer: bufferText,
+        stepBufferData: state.stepBuffer,
+        meta,
+      }),
+    ),
+  );
+  const raws: RawPatch[] = reflections.flatMap((r) => r.patches);
+  const { failure, success } = normalisePatches(raws, sc.mode);
+  timing.reflect_s = r1((clock.now() - t1) / 1000);
+  rec.accumulation_batches = step.batches.map((b, i) => {
+    const s = meanScores(rolled[i]!.results);
+    const mine = reflections[i]!.patches;
+    return { batch_idx: b.index, batch_seed: b.seed, n_envs: b.items.length, hard: r6(s.hard), soft: r6(s.soft), n_failure_patches: mine.filter((p) => p.source_type === "failure").length, n_success_patches: mine.filter((p) => p.source_type === "success").length };
+  });
+  Object.assign(rec, { n_patches: failure.length + success.length, n_failure_patches: failure.length, n_success_patches: success.length });
+  artifacts.raw_patches = raws;
+  emit("reflect", `[2/6 done] failure_patches=${failure.length} success_patches=${success.length}`);
+  const notes = raws.flatMap((r) => r.appendix_notes);
+
+  const finish = (action: string, outcome: string): StepOutcome => {
+    const wall = (clock.now() - t0) / 1000;
+    Object.assign(rec, {
+      action,
+      outcome,
+      current_score: state.current.score,
+      best_score: state.best.score,
+      best_step: state.best.step,
+      current_origin: state.current.origin,
+      best_origin: state.best.origin,
+      current_hash: state.current.hash,
+      skill_len: env.skills.get(state.current.hash)!.length,
+      timing,
+      ...callDelta(before, env.accounting.snapshot()),
+      wall_time_s: r1(wall),
+    });
+    return { record: rec, artifacts, newSkills, evaluations };
+  };
+
+  const buffer = (action: string, extra: Partial<StepBufferEntry> = {}) => {
+    state.stepBuffer.push({ step: step.global, action, n_total: Math.max(all.length, 1), n_fail: all.filter(isFailure).length, failure_patterns: failurePatterns(all), ...extra });
+  };
+
+  if (!failure.length && !success.length && !notes.length) {
+    emit("skip", "[skip] no usable patches — skill unchanged");
+    state.counts.skipped += 1;
+    return finish("skip_no_patches", "skipped");
+  }
+
+  // ③ aggregate
+  const t2 = clock.now();
+  emit("aggregate", `[3/6 AGGREGATE] failure=${failure.length} success=${success.length} (parallel, workers=${sc.cfg.gradient.analyst_workers})`);
+  const merged = await aggregate(sc, current, meta, failure, success);
+  const mergedItems = (merged.patch[key] as unknown[] | undefined) ?? [];
+  timing.aggregate_s = r1((clock.now() - t2) / 1000);
+  rec.n_edits_merged = mergedItems.length;
+  artifacts.merged_patch = merged.patch;
+  emit("aggregate", `[3/6 done] merged ${mergedItems.length} ${sc.mode === "patch" ? "edits" : "items"}`);
+
+  // ④ select
+  const t3 = clock.now();
+  let ranked: Patch;
+  let budget: number | null = null;
+  let lrDecision: LrDecision | undefined;
+  if (sc.mode === "full_rewrite_minibatch") {
+    ranked = merged.patch;
+    emit("select", `[4/6 SELECT] skipped LR/select; using ${mergedItems.length} merged skill candidates`);
+  } else {
+    if (sc.lrControl === "autonomous") {
+      lrDecision = await autonomousLr(sc, current, meta, merged.patch, { rollout_n: all.length, rollout_hard: rs.hard, rollout_soft: rs.soft, proposed_update_items: mergedItems.length, update_item_type: key }, bufferText);
+      budget = lrDecision.learning_rate;
+      artifacts.lr_decision = lrDecision;
+      rec.lr_decision = lrDecision;
+    } else {
+      budget = env.scheduler.step();
+      state.schedulerStep = env.scheduler.current;
+    }
+    ranked = (await rankAndSelect(sc, current, meta, merged.patch, budget)).patch;
+    emit("select", `[4/6 SELECT] ${mergedItems.length} -> ${((ranked[key] as unknown[]) ?? []).length} ${sc.mode === "patch" ? "edits" : "suggestions"} (budget=${budget}, lr_control=${sc.lrControl})`);
+  }
+  const rankedItems = ((ranked[key] as Record<string, unknown>[]) ?? []);
+  timing.select_s = r1((clock.now() - t3) / 1000);
+  Object.assign(rec, { n_edits_ranked: rankedItems.length, edit_budget: budget, learning_rate: budget, lr_control_mode: sc.lrControl, support_counts: rankedItems.map((i) => Number(i.support_count ?? 1)) });
+  artifacts.ranked_edits = ranked;
+
+  // ⑤ update
+  const t4 = clock.now();
+  const up = await update(sc, current, ranked, bufferText);
+  timing.update_s = r1((clock.now() - t4) / 1000);
+  let report: EditReportRow[] = [];
+  if (up.report) {
+    report = up.report;
+    rec.edit_apply_summary = up.summary;
+    rec.edits_failed = failedEdits(report);
+    artifacts.edit_apply_report = report;
+  }
+  if (up.changeSummary) rec.rewrite_change_summary = up.changeSummary;
+  let candidate = up.candidate;
+  if (candidate === undefined && !notes.length) {
+    emit("skip", "[skip] no usable rewrite generated — skill unchanged");
+    state.counts.skipped += 1;
+    return finish("skip_no_rewrite", "skipped");
+  }
+  candidate ??= current;
+  if (notes.length) {
+    // Execution-lapse notes join the candidate, so they are validated with it (spec §10.2).
+    const m = mergeAppendix(candidate, notes);
+    candidate = m.skill;
+    Object.assign(rec, { n_execution_lapse_notes: notes.length, n_appendix_notes_added: m.added, n_appendix_notes_total: m.total });
+  }
+  const cHash = skillHash(candidate);
+  Object.assign(rec, { candidate_hash: cHash, candidate_skill_len: candidate.length });
+  emit("update", `[5/6 UPDATE] skill_len ${current.length} -> ${candidate.length}${up.summary ? ` (applied ${up.summary.applied}/${up.summary.total})` : ""}`);
+  if (cHash === state.current.hash) {
+    emit("skip", "[skip] the candidate equals the current skill — nothing to evaluate");
+    buffer("skip_no_change", { failed_edits: failedEdits(report) });
+    state.counts.skipped += 1;
+    return finish("skip_no_change", "skipped");
+  }
+  env.skills.set(cHash, candidate);
+  newSkills.push({ hash: cHash, text: candidate, origin: `candidate_step_${String(step.global).padStart(4, "0")}` });
+  const rejectEntry = (action: string, after?: number) =>
+    buffer(action, { score_before: state.current.score, ...(after === undefined ? {} : { score_after: after }), rejected_edits: rankedItems.map(describeRejected), failed_edits: failedEdits(report) });
+
+  const violation = formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens);
+  if (violation) {
+    emit("evaluate", `[6/6 EVALUATE] REJECT (format) ${violation}`);
+    rec.format_violation = violation;
+    rejectEntry("reject_format");
+    state.counts.rejected += 1;
+    return finish("reject_format", "rejected");
+  }
+
+  // ⑥ evaluate and gate
+  const t5 = clock.now();
+  const g = sc.gate;
+  const cached = state.selCache[cHash];
+  let hard: number;
+  let soft: number;
+  if (cached) {
+    ({ hard, soft } = cached);
+    emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length} | cache hit ${cHash}: hard=${hard.toFixed(4)}`);
+    Object.assign(rec, { selection_evaluated: env.selection.length, selection_total: env.selection.length, selection_cache_hit: true });
+  } else {
+    emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length}`);
+    const bonus = g.densityWeight ? g.densityWeight * semanticDensity(candidate, g.leadingWords) : 0;
+    const early = g.useGate && g.earlyReject ? { gate: g, mustBeat: state.current.score, bonus } : undefined;
+    const out = await ev.run(candidate, env.selection, `selection step ${step.global}`, early);
+    timing.evaluate_s = r1((clock.now() - t5) / 1000);
+    Object.assign(rec, { selection_evaluated: out.evaluated, selection_total: out.total });
+    if (!out.complete) {
+      const partial = meanScores(out.results);
+      state.selectionSaved += out.total - out.evaluated;
+      evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
+      emit("evaluate", `[6/6 EVALUATE] REJECT EARLY at ${out.evaluated}/${out.total}: cannot beat current=${state.current.score.toFixed(4)}`);
+      Object.assign(rec, { gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, selection_calls_saved: out.total - out.evaluated });
+      rejectEntry("reject_early");
+      state.counts.rejected_early += 1;
+      return finish("reject_early", "rejected_early");
+    }
+    ({ hard, soft } = meanScores(out.results));
+    state.selCache[cHash] = { hard, soft };
+  }
+  timing.evaluate_s ??= r1((clock.now() - t5) / 1000);
+  const score = gateScore(g, hard, soft, candidate);
+  evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard, soft, score, evaluated: env.selection.length, total: env.selection.length });
+  const prevCurrent = state.current.score;
+  const prevBest = state.best.score;
+  const d = decide(g, score, prevCurrent, prevBest);
+  Object.assign(rec, { selection_hard: r6(hard), selection_soft: r6(soft), gate_metric: g.metric, candidate_gate_score: r6(score), current_score_before: prevCurrent });
+  evaluations[evaluations.length - 1]!.action = d.action;
+  const label = gateLabel(g, score, hard, soft);
+  const origin = `step_${String(step.global).padStart(4, "0")}`;
+  if (d.action === "reject") {
+    emit("evaluate", `[6/6 EVALUATE] REJECT ${label} <= current=${prevCurrent.toFixed(4)}`);
+    rejectEntry("reject", score);
+    state.counts.rejected += 1;
+    return finish("reject", "rejected");
+  }
+  state.current = { hash: cHash, hard, soft, score, origin };
+  if (d.newBest) state.best = { ...state.current, step: step.global };
+  state.counts.accepted += 1;
+  emit(
+    "evaluate",
+    d.action === "force_accept"
+      ? `[6/6 EVALUATE] FORCE-ACCEPT (gate disabled) ${label}`
+      : d.action === "accept_new_best"
+        ? `[6/6 EVALUATE] ACCEPT (new best) ${label} > prev best ${prevBest.toFixed(4)}`
+        : `[6/6 EVALUATE] ACCEPT ${label} > current=${prevCurrent.toFixed(4)}`,
+  );
+  buffer(d.action, { failed_edits: failedEdits(report) });
+  return finish(d.action, "accepted");
+}

@@ -1,0 +1,266 @@
+import * as v from "valibot";
+import { DataError, SkilloptError } from "../lib/index.ts";
+import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
+import { Evaluator, meanScores, skillHash } from "./evaluate.ts";
+import type { EngineEvents } from "./events.ts";
+import { decide, gateScore, gateSettings, semanticDensity } from "./gate.ts";
+import type { PromptSet } from "./messages.ts";
+import { planEpoch } from "./plan.ts";
+import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RunCheckpoint, RunRecorder, Splits, TaskItem } from "./ports.ts";
+import { LrScheduler, type SchedulerMode } from "./schedule.ts";
+import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
+import { ensureSlowUpdatePlaceholder, setAppendix, setSlowUpdate } from "./skill-doc.ts";
+import type { StageContext } from "./stage-context.ts";
+import { type LoopState, LoopStateSchema } from "./state.ts";
+import { runStep } from "./step.ts";
+import { finalEvaluation } from "./final.ts";
+
+export interface TrainDeps {
+  cfg: EngineConfig;
+  bench: Benchmark;
+  ctx: BenchmarkContext;
+  splits: Splits;
+  initialSkill: string;
+  prompts: PromptSet;
+  recorder: RunRecorder;
+  accounting: CallAccounting;
+  events: EngineEvents;
+  clock: Clock;
+  signal?: AbortSignal;
+}
+
+export interface TrainResult {
+  summary: Record<string, unknown>;
+  state: LoopState;
+  bestSkill: string;
+  currentSkill: string;
+}
+
+/** First N items of a split, N = 0 meaning all (spec §2.2 eval batches: file order, no shuffle). */
+export function firstN(items: readonly TaskItem[], n: number): TaskItem[] {
+  return n > 0 && n < items.length ? items.slice(0, n) : [...items];
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/** Run (or resume) a whole training run. */
+export async function train(deps: TrainDeps): Promise<TrainResult> {
+  const { cfg, bench, events, clock, recorder, accounting } = deps;
+  const startedAt = clock.now();
+  const emit = (stage: string, text: string) => events.emit({ type: "stage", stage, text });
+  const mode = normalizeUpdateMode(cfg.optimizer.skill_update_mode);
+  const lrControl = normalizeLrControl(cfg.optimizer.lr_control_mode, mode);
+  const gate = gateSettings(cfg.evaluation);
+  const sizes = deriveSizes(cfg, deps.splits.train.length);
+  const selection = firstN(deps.splits.val, cfg.evaluation.sel_env_num);
+  if (!selection.length) throw new DataError(`the selection split (val) of ${bench.name} is empty`);
+  const sc: StageContext = { cfg, mode, lrControl, model: deps.ctx.model, prompts: deps.prompts, bench, events, gate, signal: deps.signal };
+  const ev = new Evaluator(bench, deps.ctx, cfg.env.workers ?? 16, events);
+  const skills = new Map<string, string>();
+  const scheduler = new LrScheduler(cfg.optimizer.lr_scheduler as SchedulerMode, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps);
+
+  emit("config", `[config] epochs=${cfg.train.num_epochs} steps/epoch=${sizes.stepsPerEpoch} (auto) accum=${cfg.train.accumulation} batch_size=${cfg.train.batch_size} train_size=${sizes.trainSize} total_steps=${sizes.totalSteps}`);
+  emit("config", `[config] lr_scheduler=${cfg.optimizer.lr_scheduler} edit_budget=${cfg.optimizer.learning_rate} min_edit_budget=${cfg.optimizer.min_learning_rate} skill_update_mode=${mode} lr_control_mode=${lrControl}`);
+  emit("config", `[gate] metric=${gate.metric}${gate.metric === "mixed" ? ` mixed_weight=${gate.mixedWeight}` : ""}${gate.useGate ? "" : " (DISABLED → validation runs, candidates force-accepted)"} early_reject=${gate.useGate && gate.earlyReject ? "on" : "off"}`);
+  emit("config", `[slow update] acceptance=${cfg.optimizer.slow_update_gate_with_selection ? "gated (selection-set validation)" : "force-accept (then re-validated)"}`);
+
+  let state: LoopState;
+  const resumed = recorder.resume();
+  const elapsedBefore = resumed ? Number((resumed.state as { elapsedS?: number }).elapsedS ?? 0) : 0;
+  const commit = (cp: Omit<RunCheckpoint, "state">) => {
+    (state as LoopState & { elapsedS: number }).elapsedS = Math.round((elapsedBefore + (clock.now() - startedAt) / 1000) * 10) / 10;
+    recorder.commit({ ...cp, state: structuredClone(state) });
+  };
+
+  if (resumed) {
+    const parsed = v.safeParse(LoopStateSchema, resumed.state);
+    if (!parsed.success) throw new DataError("the run store holds a loop state this version cannot read", { hint: "start a new run with a different --out" });
+    state = resumed.state as LoopState;
+    for (const [h, t] of Object.entries(resumed.skills)) skills.set(h, t);
+    scheduler.current = state.schedulerStep;
+    emit("resume", `[resume] from step ${state.lastStep} current=${state.current.score.toFixed(4)} best=${state.best.score.toFixed(4)} (origin=${state.current.origin})`);
+  } else {
+    let initial = deps.initialSkill;
+    const hash0 = skillHash(initial);
+    skills.set(hash0, initial);
+    emit("baseline", `BASELINE — evaluate initial skill on Selection set (valid_seen)\nSelection items: ${selection.length}`);
+    const out = await ev.run(initial, selection, "baseline selection");
+    const { hard, soft } = meanScores(out.results);
+    const score = gateScore(gate, hard, soft, initial);
+    emit("baseline", `[baseline result] selection hard=${hard.toFixed(4)} soft=${soft.toFixed(4)} gate[${gate.metric}]=${score.toFixed(4)}`);
+    const ref = { hash: hash0, hard, soft, score, origin: "initial_skill" };
+    state = {
+      version: 1,
+      lastStep: 0,
+      boundaryEpoch: 0,
+      finished: false,
+      current: ref,
+      best: { ...ref, step: 0 },
+      baseline: ref,
+      schedulerStep: 0,
+      bufferEpoch: 0,
+      stepBuffer: [],
+      selCache: { [hash0]: { hard, soft } },
+      meta: {},
+      epochStart: {},
+      counts: { accepted: 0, rejected: 0, rejected_early: 0, skipped: 0 },
+      selectionSaved: 0,
+    };
+    const newSkills = [{ hash: hash0, text: initial, origin: "initial_skill" }];
+    if (cfg.optimizer.use_skill_aware_reflection) {
+      // An empty appendix region changes no instruction; the score carries over.
+      initial = setAppendix(initial, []);
+      const h = skillHash(initial);
+      skills.set(h, initial);
+      state.current = { ...ref, hash: h };
+      state.selCache[h] = { hard, soft };
+      newSkills.push({ hash: h, text: initial, origin: "initial_skill+appendix" });
+    }
+    commit({ kind: "baseline", step: 0, epoch: 0, skills: newSkills, evaluations: [{ kind: "baseline", hash: hash0, split: "val", hard, soft, score, evaluated: out.evaluated, total: out.total }] });
+  }
+
+  const stop = (reason: string) => {
+    state.stopped = reason;
+    events.emit({ type: "warning", text: `stopping: ${reason} (resume later with --resume)` });
+  };
+  let global = 0;
+  outer: for (let epoch = 1; epoch <= cfg.train.num_epochs; epoch++) {
+    const firstStep = (epoch - 1) * sizes.stepsPerEpoch + 1;
+    const lastStep = epoch * sizes.stepsPerEpoch;
+    if (state.boundaryEpoch >= epoch) {
+      global = lastStep;
+      continue;
+    }
+    events.emit({ type: "epoch_start", epoch, epochs: cfg.train.num_epochs });
+    state.epochStart[String(epoch)] ??= state.current.hash;
+    if (state.bufferEpoch !== epoch) {
+      state.bufferEpoch = epoch;
+      state.stepBuffer = [];
+    }
+    const meta = cfg.optimizer.use_meta_skill ? (state.meta[String(epoch - 1)] ?? "") : "";
+    if (meta) emit("meta", `[meta skill] loaded from epoch ${epoch - 1} (${meta.length} chars)`);
+    const batches = planEpoch(deps.splits.train, cfg, epoch, sizes);
+    for (let k = 0; k < sizes.stepsPerEpoch; k++) {
+      global = firstStep + k;
+      if (global <= state.lastStep) continue;
+      const why = accounting.budgetExceeded();
+      if (why) {
+        stop(why);
+        break outer;
+      }
+      events.emit({ type: "step_start", step: global, total: sizes.totalSteps, epoch, stepInEpoch: k });
+      const work = structuredClone(state);
+      let outcome: Awaited<ReturnType<typeof runStep>>;
+      try {
+        outcome = await runStep(
+          { sc, ev, skills, selection, scheduler, accounting, clock, totalSteps: sizes.totalSteps },
+          work,
+          { global, epoch, inEpoch: k, batches: batches.slice(k * cfg.train.accumulation, (k + 1) * cfg.train.accumulation) },
+          meta,
+        );
+      } catch (err) {
+        scheduler.current = state.schedulerStep;
+        if (err instanceof SkilloptError && err.code === "budget") {
+          stop(err.message);
+          break outer;
+        }
+        throw err;
+      }
+      state = work;
+      state.lastStep = global;
+      commit({ kind: "step", step: global, epoch, skills: outcome.newSkills, record: outcome.record, evaluations: outcome.evaluations, artifacts: outcome.artifacts });
+      events.emit({ type: "step_done", step: global, total: sizes.totalSteps, record: outcome.record });
+    }
+    const why = accounting.budgetExceeded();
+    if (why) {
+      stop(why);
+      break;
+    }
+    await epochBoundary(epoch);
+  }
+
+  async function epochBoundary(epoch: number): Promise<void> {
+    const tag = pad2(epoch);
+    const record: Record<string, unknown> = { epoch, step: state.lastStep };
+    const evaluations: RunCheckpoint["evaluations"] = [];
+    const newSkills: RunCheckpoint["skills"] = [];
+    const curr = skills.get(state.current.hash)!;
+    if (epoch === 1 || !(cfg.optimizer.use_slow_update || cfg.optimizer.use_meta_skill)) {
+      if (cfg.optimizer.use_slow_update) {
+        const next = ensureSlowUpdatePlaceholder(curr);
+        const h = skillHash(next);
+        if (h !== state.current.hash) {
+          // An empty marker pair changes no instruction; the measured score carries over.
+          skills.set(h, next);
+          state.selCache[h] = { hard: state.current.hard, soft: state.current.soft };
+          state.current = { ...state.current, hash: h, origin: `slow_update_placeholder_epoch_${tag}` };
+          newSkills.push({ hash: h, text: next, origin: state.current.origin });
+        }
+        emit("slow", `[SLOW UPDATE epoch ${epoch}] injected empty placeholder`);
+        record.slow_update = { action: "inject_placeholder", epoch };
+      }
+      if (cfg.optimizer.use_meta_skill) record.meta_skill = { action: "skip_first_epoch", epoch };
+      state.boundaryEpoch = epoch;
+      commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
+      return;
+    }
+    const prev = skills.get(state.epochStart[String(epoch)] ?? state.current.hash)!;
+    emit("slow", `SLOW UPDATE — Epoch ${epoch} (comparing epoch ${epoch - 1} vs ${epoch})`);
+    const { pairs, prevHard, currHard } = await comparePairs(sc, ev, prev, curr, deps.splits.train, epoch);
+    emit("slow", `[slow update] prev hard=${prevHard.toFixed(4)} curr hard=${currHard.toFixed(4)} pairs=${pairs.length}`);
+    const prevMeta = state.meta[String(epoch - 1)] ?? "";
+    const [slow, meta] = await Promise.all([
+      cfg.optimizer.use_slow_update ? slowUpdateCall(sc, prev, curr, pairs) : Promise.resolve(undefined),
+      cfg.optimizer.use_meta_skill ? metaSkillCall(sc, prev, curr, prevMeta, pairs) : Promise.resolve(undefined),
+    ]);
+    record.pairs = pairs.map((p) => ({ id: p.id, category: p.category, prev: p.prev, curr: p.curr }));
+    if (cfg.optimizer.use_meta_skill) {
+      if (meta) state.meta[String(epoch)] = meta.content;
+      record.meta_skill = meta ? { action: "write_meta_skill", meta_skill_content: meta.content, reasoning: meta.reasoning } : { action: "no_content" };
+      emit("meta", `META SKILL — Epoch ${epoch}: ${meta ? `${meta.content.length} chars of optimizer memory` : "no content"}`);
+    }
+    if (cfg.optimizer.use_slow_update) {
+      if (!slow) record.slow_update = { action: "no_content", prev_hard: prevHard, curr_hard: currHard };
+      else {
+        const cand = setSlowUpdate(curr, slow.content);
+        const h = skillHash(cand);
+        skills.set(h, cand);
+        newSkills.push({ hash: h, text: cand, origin: `slow_update_epoch_${tag}` });
+        const gated = cfg.optimizer.slow_update_gate_with_selection && gate.useGate;
+        let scores = state.selCache[h];
+        let early = false;
+        if (!scores) {
+          const bonus = gate.densityWeight ? gate.densityWeight * semanticDensity(cand, gate.leadingWords) : 0;
+          const out = await ev.run(cand, selection, `slow update epoch ${epoch} selection`, gated && gate.earlyReject ? { gate, mustBeat: state.current.score, bonus } : undefined);
+          if (out.complete) {
+            scores = meanScores(out.results);
+            state.selCache[h] = scores;
+          } else {
+            early = true;
+            state.selectionSaved += out.total - out.evaluated;
+            evaluations.push({ kind: "slow_update", hash: h, split: "val", ...meanScores(out.results), score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
+          }
+        }
+        let action: string;
+        if (early || !scores) action = "reject_early";
+        else {
+          const score = gateScore(gate, scores.hard, scores.soft, cand);
+          const d = gated ? decide(gate, score, state.current.score, state.best.score) : { action: "force_accept" as const, newBest: score > state.best.score };
+          action = d.action;
+          evaluations.push({ kind: "slow_update", hash: h, split: "val", hard: scores.hard, soft: scores.soft, score, evaluated: selection.length, total: selection.length, action });
+          if (action !== "reject") {
+            state.current = { hash: h, hard: scores.hard, soft: scores.soft, score, origin: `slow_update_epoch_${tag}` };
+            if (d.newBest) state.best = { ...state.current, step: state.lastStep };
+          }
+        }
+        record.slow_update = { action, prev_hard: prevHard, curr_hard: currHard, candidate_hash: h, slow_update_content: slow.content, reasoning: slow.reasoning, ...(scores ? { selection_hard: scores.hard, selection_soft: scores.soft } : {}) };
+        emit("slow", `[SLOW UPDATE epoch ${epoch} done] action=${action} current=${state.current.score.toFixed(4)} best=${state.best.score.toFixed(4)}`);
+      }
+    }
+    state.boundaryEpoch = epoch;
+    commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
+  }
+
+  const summary = await finalEvaluation({ deps, state, skills, ev, gate, sizes, selection, startedAt, elapsedBefore, commit });
+  return { summary, state, bestSkill: skills.get(state.best.hash)!, currentSkill: skills.get(state.current.hash)! };
+}

@@ -1,0 +1,135 @@
+import type { Migrations, Store } from "./db.ts";
+import { inTransaction, openStore } from "./db.ts";
+
+/**
+ * Run state of one training run, in `<out>/state.sqlite` (namespace "runs"; the model layer's call
+ * ledger may share the file under its own namespace). Tables:
+ *
+ * - `run_meta(key, value)`: `config` (resolved config, secrets masked, JSON), `status`
+ *   (running | finished | interrupted | stopped), `pid`, `started_at`, `updated_at` (ms epoch,
+ *   refreshed on every commit), `benchmark`, `backend` (e.g. "sim (offline simulator)"),
+ *   `summary` (summary.json, JSON), `total_steps`.
+ * - `checkpoints(seq, kind, step, epoch, state_json, created_at)`: one row per commit (baseline,
+ *   step, boundary, final); the last row's `state_json` is the loop state a resume continues from.
+ * - `steps(step, epoch, action, outcome, record_json, artifacts_json, created_at)`: the history
+ *   record of every committed step (the same object as its history.jsonl line) and its artifacts
+ *   (raw patches, merged/ranked patch, edit report, LR decision).
+ * - `boundaries(epoch, record_json, created_at)`: epoch-boundary results (slow update, meta skill).
+ * - `skill_versions(hash, text, origin, step, created_at)`: every skill text seen (initial,
+ *   candidates, slow-update results), by the 16-hex content hash.
+ * - `evaluations(id, seq, step, kind, hash, split, hard, soft, score, evaluated, total, action)`:
+ *   every selection/test evaluation (kind: baseline | candidate | slow_update | test); an
+ *   early-rejected candidate has `score` NULL and `evaluated < total`.
+ *
+ * Each checkpoint is written in one IMMEDIATE transaction, so a kill at any moment leaves the
+ * last complete checkpoint.
+ */
+export const RUNS_NAMESPACE = "runs";
+
+export const RUNS_MIGRATIONS: Migrations = [
+  `CREATE TABLE run_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE checkpoints (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     kind TEXT NOT NULL, step INTEGER NOT NULL, epoch INTEGER NOT NULL,
+     state_json TEXT NOT NULL, created_at INTEGER NOT NULL);
+   CREATE TABLE steps (
+     step INTEGER PRIMARY KEY, epoch INTEGER NOT NULL, action TEXT NOT NULL, outcome TEXT NOT NULL,
+     record_json TEXT NOT NULL, artifacts_json TEXT NOT NULL, created_at INTEGER NOT NULL);
+   CREATE TABLE boundaries (epoch INTEGER PRIMARY KEY, record_json TEXT NOT NULL, created_at INTEGER NOT NULL);
+   CREATE TABLE skill_versions (
+     hash TEXT PRIMARY KEY, text TEXT NOT NULL, origin TEXT NOT NULL, step INTEGER NOT NULL, created_at INTEGER NOT NULL);
+   CREATE TABLE evaluations (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL, step INTEGER NOT NULL, kind TEXT NOT NULL,
+     hash TEXT NOT NULL, split TEXT NOT NULL, hard REAL NOT NULL, soft REAL NOT NULL, score REAL,
+     evaluated INTEGER NOT NULL, total INTEGER NOT NULL, action TEXT);
+   CREATE INDEX evaluations_step ON evaluations(step);`,
+];
+
+/** Open (or create) a run store. */
+export function openRunStore(path: string, opts: { readonly?: boolean } = {}): Store {
+  return openStore(path, { migrations: RUNS_MIGRATIONS, namespace: RUNS_NAMESPACE, ...(opts.readonly ? { readonly: true } : {}) });
+}
+
+export function setRunMeta(store: Store, values: Record<string, string | number>): void {
+  const q = store.db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  inTransaction(store, () => {
+    for (const [k, val] of Object.entries(values)) q.run(k, String(val));
+  });
+}
+
+export function getRunMeta(store: Store): Record<string, string> {
+  const rows = store.db.query("SELECT key, value FROM run_meta").all() as { key: string; value: string }[];
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}
+
+export interface CheckpointRow {
+  kind: string;
+  step: number;
+  epoch: number;
+  state: unknown;
+  skills: { hash: string; text: string; origin: string }[];
+  record?: Record<string, unknown> | undefined;
+  artifacts?: Record<string, unknown> | undefined;
+  evaluations: { kind: string; hash: string; split: string; hard: number; soft: number; score: number | null; evaluated: number; total: number; action?: string | undefined }[];
+  /** Extra run_meta values written in the same transaction (status, summary, …). */
+  meta?: Record<string, string | number>;
+}
+
+/** Write one checkpoint atomically. */
+export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now()): number {
+  const db = store.db;
+  return inTransaction(store, () => {
+    const seq = Number(
+      (db.query("INSERT INTO checkpoints (kind, step, epoch, state_json, created_at) VALUES (?, ?, ?, ?, ?) RETURNING seq").get(cp.kind, cp.step, cp.epoch, JSON.stringify(cp.state), now) as { seq: number }).seq,
+    );
+    const sk = db.query("INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)");
+    for (const s of cp.skills) sk.run(s.hash, s.text, s.origin, cp.step, now);
+    if (cp.kind === "step" && cp.record) {
+      db.query("INSERT OR REPLACE INTO steps (step, epoch, action, outcome, record_json, artifacts_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+        cp.step,
+        cp.epoch,
+        String(cp.record.action ?? ""),
+        String(cp.record.outcome ?? ""),
+        JSON.stringify(cp.record),
+        JSON.stringify(cp.artifacts ?? {}),
+        now,
+      );
+    }
+    if (cp.kind === "boundary" && cp.record) {
+      db.query("INSERT OR REPLACE INTO boundaries (epoch, record_json, created_at) VALUES (?, ?, ?)").run(cp.epoch, JSON.stringify(cp.record), now);
+    }
+    const ev = db.query("INSERT INTO evaluations (seq, step, kind, hash, split, hard, soft, score, evaluated, total, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const e of cp.evaluations) ev.run(seq, cp.step, e.kind, e.hash, e.split, e.hard, e.soft, e.score, e.evaluated, e.total, e.action ?? null);
+    const meta = db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    for (const [k, val] of Object.entries({ ...cp.meta, updated_at: now })) meta.run(k, String(val));
+    return seq;
+  });
+}
+
+/** The last committed loop state, or undefined. */
+export function lastCheckpoint(store: Store): { kind: string; step: number; state: unknown } | undefined {
+  const row = store.db.query("SELECT kind, step, state_json FROM checkpoints ORDER BY seq DESC LIMIT 1").get() as
+    | { kind: string; step: number; state_json: string }
+    | null;
+  return row ? { kind: row.kind, step: row.step, state: JSON.parse(row.state_json) } : undefined;
+}
+
+export function skillTexts(store: Store): Record<string, string> {
+  const rows = store.db.query("SELECT hash, text FROM skill_versions").all() as { hash: string; text: string }[];
+  return Object.fromEntries(rows.map((r) => [r.hash, r.text]));
+}
+
+/** Step records in step order (the content of history.jsonl). */
+export function stepRecords(store: Store): Record<string, unknown>[] {
+  const rows = store.db.query("SELECT record_json FROM steps ORDER BY step").all() as { record_json: string }[];
+  return rows.map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
+}
+
+export function boundaryRecords(store: Store): Record<string, unknown>[] {
+  const rows = store.db.query("SELECT record_json FROM boundaries ORDER BY epoch").all() as { record_json: string }[];
+  return rows.map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
+}
+
+export function evaluationRows(store: Store): Record<string, unknown>[] {
+  return store.db.query("SELECT step, kind, hash, split, hard, soft, score, evaluated, total, action FROM evaluations ORDER BY id").all() as Record<string, unknown>[];
+}
