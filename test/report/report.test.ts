@@ -72,6 +72,24 @@ describe("report.html", () => {
   });
 });
 
+describe("eval report", () => {
+  test("an eval directory renders its summary and per-group scores", () => {
+    using dir = tempDir();
+    writeFileSync(
+      join(dir.path, "eval_summary.json"),
+      JSON.stringify({ split: "test", score: 0.8125, n: 16, by_type: { dates: { total: 10, hard_acc: 0.9 }, units: { total: 6, hard_acc: 0.6667 } } }),
+    );
+    const view = loadRunView(dir.path);
+    expect(view.evaluation).toEqual({
+      fields: [["split", "test"], ["score", "0.8125"], ["n", "16"]],
+      groups: [{ name: "dates", total: 10, score: 0.9 }, { name: "units", total: 6, score: 0.6667 }],
+    });
+    const html = renderReportHtml(view);
+    expect(html).toContain('<table id="eval-groups">');
+    expect(html).toContain("<td>units</td><td class=\"n\">6</td><td class=\"n\">0.667</td>");
+  });
+});
+
 describe("history records", () => {
   test("upstream and engine action words map onto four outcomes", () => {
     expect(

@@ -53,6 +53,18 @@ describe("dashboard in a real browser", () => {
     await b.screenshot(page, "ui-finished-run");
   });
 
+  test("the runs list sorts by a column when its header is clicked", async () => {
+    const page = b.page;
+    await page.goto(`${ui.url}/`);
+    const order = () => page.$$eval("#runs tbody tr", (rows) => rows.map((r) => r.getAttribute("data-run")));
+    await page.click('#runs th:has-text("steps")');
+    const asc = await order();
+    await page.click('#runs th:has-text("steps")');
+    const desc = await order();
+    expect(asc.slice(0, 2)).toEqual(["other", "finished"]);
+    expect(desc).toEqual([...asc].reverse());
+  });
+
   test("a run while it trains shows a new step without reloading", async () => {
     const dir = join(root, "live");
     writeSyntheticRun(dir, { steps: 3, finished: false });

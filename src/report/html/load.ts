@@ -101,6 +101,39 @@ function configInfo(yamlText: string, warnings: string[]): ConfigInfo {
   return info;
 }
 
+function flatFields(v: unknown, prefix: string, out: [string, string][]): void {
+  if (v === null || v === undefined) return;
+  if (typeof v !== "object") {
+    out.push([prefix, typeof v === "number" && !Number.isInteger(v) ? v.toFixed(4) : String(v)]);
+    return;
+  }
+  if (Array.isArray(v)) {
+    if (v.every((x) => typeof x !== "object")) out.push([prefix, v.join(", ")]);
+    return;
+  }
+  for (const [k, val] of Object.entries(v)) flatFields(val, prefix ? `${prefix}.${k}` : k, out);
+}
+
+/** eval_summary.json as display rows; per-group {total, hard_acc|score} objects become a table. */
+export function evaluationView(raw: unknown): RunView["evaluation"] {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
+  const fields: [string, string][] = [];
+  const groups: { name: string; total: number | null; score: number | null }[] = [];
+  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+    const groupish = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x) && "total" in x;
+    if (typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).length > 0 && Object.values(v).every(groupish)) {
+      for (const [name, g] of Object.entries(v as Record<string, Record<string, unknown>>)) {
+        const score = g.hard_acc ?? g.score ?? g.hard;
+        groups.push({ name, total: typeof g.total === "number" ? g.total : null, score: typeof score === "number" ? score : null });
+      }
+      continue;
+    }
+    if (k === "config") continue;
+    flatFields(v, k, fields);
+  }
+  return { fields, groups };
+}
+
 /** Extra step data another source (the run store) may add: edits and candidate texts. */
 export interface StepExtras {
   edits?: EditView[];
@@ -124,6 +157,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const versions = readSkillVersions(dir);
   const summaryRaw = readJson(join(dir, "summary.json"), warnings);
   const summary = normalizeSummary(summaryRaw);
+  const evalRaw = readJson(join(dir, "eval_summary.json"), warnings);
   const configYaml = readText(join(dir, "config.resolved.yaml")) ?? "";
   const info = configInfo(configYaml, warnings);
   const steps: StepView[] = [];
@@ -171,6 +205,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     bestSkill: readText(join(dir, "best_skill.md")),
     finalSkill: versions.size > 0 ? (versions.get(Math.max(...versions.keys())) ?? null) : null,
     configYaml,
+    evaluation: evalRaw === undefined ? null : evaluationView(evalRaw),
     warnings,
   };
 }

@@ -113,6 +113,16 @@ function stepDetails(s: StepView): string {
   return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}</summary><h3>Edits</h3>${editTable(s)}${diff}</details>`;
 }
 
+function evaluationSection(run: RunView): string {
+  const e = run.evaluation;
+  if (!e) return "";
+  const fields = e.fields.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join("");
+  const groups = e.groups
+    .map((g) => `<tr><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td></tr>`)
+    .join("");
+  return `<h2>Evaluation</h2>${groups ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th class="n">score</th></tr></thead><tbody>${groups}</tbody></table>` : ""}${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
+}
+
 /** Everything about a run except the page shell: used by report.html and the dashboard. */
 export function renderRunBody(run: RunView): string {
   const initial = run.initialSkill;
@@ -121,6 +131,9 @@ export function renderRunBody(run: RunView): string {
     best === null
       ? `<p class="muted">No best skill yet.</p>`
       : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>best_skill.md</h3><pre id="best-skill">${esc(best)}</pre>`;
+  if (run.evaluation && run.steps.length === 0) {
+    return [renderHeader(run), evaluationSection(run), run.configYaml ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>` : ""].join("\n");
+  }
   return [
     renderHeader(run),
     renderCards(run),

@@ -95,6 +95,8 @@ export interface RunView {
   bestSkill: string | null;
   finalSkill: string | null;
   configYaml: string;
+  /** `skillopt eval`'s eval_summary.json, flattened for display, when the directory has one. */
+  evaluation: { fields: [string, string][]; groups: { name: string; total: number | null; score: number | null }[] } | null;
   /** Problems met while reading the run (corrupt files); the rest still renders. */
   warnings: string[];
 }
