@@ -1,3 +1,3 @@
-import { stubCommand } from "../stub.ts";
+import { nightCommand } from "./night.ts";
 
-export default stubCommand("dry-run", "Run the cycle without staging anything", "skillopt sleep dry-run");
+export default nightCommand("dry-run", "The whole cycle without staging, adoption or state changes", true);

@@ -1,3 +1,3 @@
-import { stubCommand } from "../stub.ts";
+import { nightCommand } from "./night.ts";
 
-export default stubCommand("review", "Run the nightly cycle: harvest, mine, replay, consolidate behind the gate, stage", "skillopt sleep review");
+export default nightCommand("review", "Run the nightly cycle: harvest, mine, replay, consolidate behind the gate, stage", false);

@@ -1,3 +1,3 @@
-import { stubCommand } from "../stub.ts";
+import { nightCommand } from "./night.ts";
 
-export default stubCommand("run", "Alias of review (upstream name)", "skillopt sleep run");
+export default nightCommand("run", "Alias of review (upstream name)", false);

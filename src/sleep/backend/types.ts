@@ -1,3 +1,4 @@
+import type { NightLedger } from "../budget.ts";
 import type { JudgeScore } from "../judges.ts";
 import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
 
@@ -44,6 +45,8 @@ export interface SleepBackend {
   /** Makes provider calls (false for mock and handoff). */
   readonly remote: boolean;
   lastError: string;
+  /** The night's ledger; set by the cycle, checked before and charged after every provider call. */
+  ledger?: NightLedger;
   attempt(task: TaskRecord, skill: string, memory: string, sampleId: number, tools: readonly string[]): Promise<{ text: string; toolsCalled: string[]; tokens: number }>;
   judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number }>;
   reflect(input: ReflectInput): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;

@@ -11,7 +11,7 @@ export { contentTokens, jaccard } from "./cluster.ts";
 export { findCorrection } from "./corrections.ts";
 export { detectFeedback, sessionOutcome } from "./feedback.ts";
 export { type DigestLike, heuristicTask, heuristicTaskId } from "./heuristic.ts";
-export { assignSplits } from "./splits.ts";
+export { assignSplits, ensureMinVal } from "./splits.ts";
 export { loadTasksFile, type LoadedTasks, TASKS_FORMAT, type TasksMeta, tasksPayload, writeTasksFile } from "./tasks-file.ts";
 
 const STRING_OPS = new Set(["section_present", "section_contains", "regex", "contains", "not_contains", "tool_called"]);

@@ -34,3 +34,20 @@ export function assignSplits(tasks: readonly TaskRecord[], val: number, test: nu
   }
   return out;
 }
+
+/**
+ * Top the val split up to `minVal` real tasks by promoting the train tasks with the smallest split
+ * hash (deterministic, so a task keeps its split across nights), as long as one train task is left.
+ * A one-task gate is a coin flip (§12.2 tiny held-out sets).
+ */
+export function ensureMinVal(tasks: readonly TaskRecord[], minVal: number, seed: number): TaskRecord[] {
+  const out = tasks.map((t) => ({ ...t }));
+  const key = (t: TaskRecord) => bucketHash(seed, t.id);
+  const trains = out.filter((t) => t.split === "train" && t.origin === "real").sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.id < b.id ? -1 : 1));
+  let nVal = out.filter((t) => t.split === "val").length;
+  while (nVal < minVal && trains.length > 1) {
+    trains.shift()!.split = "val";
+    nVal++;
+  }
+  return out;
+}

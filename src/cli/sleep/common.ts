@@ -1,0 +1,144 @@
+import type { ArgDef } from "citty";
+import { join, resolve } from "node:path";
+import { ConfigError, UsageError } from "../../lib/index.ts";
+import {
+  type LoadedSleepConfig,
+  loadSleepConfig,
+  resolveMemoryPath,
+  resolveProject,
+  resolveSkillPath,
+  resolveStateDir,
+} from "../../sleep/config.ts";
+import { globalArgs, jsonArg, repeatedFlag } from "../args.ts";
+
+/** Flags every `sleep` subcommand accepts (spec §2.1). */
+export const sleepArgs = {
+  ...globalArgs,
+  ...jsonArg,
+  project: { type: "string", description: "Project under evolution (default: current directory)", valueHint: "PATH" },
+  scope: { type: "string", description: "Which projects' sessions to read: invoked or all", valueHint: "invoked|all" },
+  backend: { type: "string", description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai", valueHint: "NAME" },
+  model: { type: "string", description: "Backend model", valueHint: "NAME" },
+  "codex-path": { type: "string", description: "codex executable", valueHint: "PATH" },
+  "cursor-path": { type: "string", description: "cursor-agent executable", valueHint: "PATH" },
+  "pi-path": { type: "string", description: "pi executable", valueHint: "PATH" },
+  "opencode-path": { type: "string", description: "opencode executable", valueHint: "PATH" },
+  "opencode-tool-replay": { type: "boolean", description: "Allow OpenCode tool-aware replay" },
+  "claude-home": { type: "string", description: "Claude Code home (also relocates the state dir)", valueHint: "PATH" },
+  "codex-home": { type: "string", description: "Codex home", valueHint: "PATH" },
+  "cursor-home": { type: "string", description: "Cursor home", valueHint: "PATH" },
+  "pi-home": { type: "string", description: "Pi home", valueHint: "PATH" },
+  source: { type: "string", description: "claude, codex, copilot, copilot_cli, cursor, pi, opencode, auto or all", valueHint: "NAME" },
+  "vscode-workspace-storage": { type: "string", description: "VS Code workspaceStorage root", valueHint: "PATH" },
+  "copilot-cli-session-store": { type: "string", description: "Copilot CLI session-store.db", valueHint: "PATH" },
+  "opencode-db": { type: "string", description: "OpenCode database", valueHint: "PATH" },
+  "lookback-hours": { type: "string", description: "First-night window in hours (0 = full history)", valueHint: "N" },
+  "edit-budget": { type: "string", description: "Max edits per reflect call (0 allowed)", valueHint: "N" },
+  "max-sessions": { type: "string", description: "Harvested-session cap", valueHint: "N" },
+  "max-tasks": { type: "string", description: "Mined-task cap", valueHint: "N" },
+  "target-skill-path": { type: "string", description: "Skill to evolve (default: the managed skill)", valueHint: "PATH" },
+  "memory-target": { type: "string", description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc", valueHint: "PATH" },
+  "skill-root": { type: "string", description: "Extra skill root (repeatable)", valueHint: "PATH" },
+  "state-dir": { type: "string", description: "State directory (default ~/.skillopt-sleep)", valueHint: "PATH" },
+  "tasks-file": { type: "string", description: "Replay a reviewed tasks file instead of harvesting", valueHint: "PATH" },
+  progress: { type: "boolean", description: "Show progress per phase on stderr" },
+  "auto-adopt": { type: "boolean", description: "Adopt an accepted managed proposal automatically" },
+  preferences: { type: "string", description: "Free-text prior for reflection", valueHint: "TEXT" },
+} as const satisfies Record<string, ArgDef>;
+
+type Flags = Record<string, unknown>;
+
+function intFlag(flags: Flags, name: string): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined || raw === "") return undefined;
+  const s = String(raw).trim();
+  if (!/^\d+$/.test(s)) throw new UsageError(`--${name} expects a non-negative integer, got ${JSON.stringify(raw)}`);
+  return Number(s);
+}
+
+const str = (flags: Flags, name: string) => (typeof flags[name] === "string" && flags[name] !== "" ? (flags[name] as string) : undefined);
+
+/** Config overrides from the common flags (only flags actually given). */
+export function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = process.cwd()): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  const project = str(flags, "project");
+  if (project) {
+    o.invoked_project = resolve(cwd, project);
+    o.projects = "invoked";
+  }
+  const scope = str(flags, "scope");
+  if (scope) {
+    if (scope !== "invoked" && scope !== "all") throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`);
+    o.projects = scope;
+  }
+  const map: Array<[string, string]> = [
+    ["backend", "backend"],
+    ["model", "model"],
+    ["codex-path", "codex_path"],
+    ["cursor-path", "cursor_path"],
+    ["pi-path", "pi_path"],
+    ["opencode-path", "opencode_path"],
+    ["claude-home", "claude_home"],
+    ["codex-home", "codex_home"],
+    ["cursor-home", "cursor_home"],
+    ["pi-home", "pi_home"],
+    ["source", "transcript_source"],
+    ["vscode-workspace-storage", "vscode_workspace_storage"],
+    ["copilot-cli-session-store", "copilot_cli_session_store"],
+    ["opencode-db", "opencode_db"],
+    ["target-skill-path", "target_skill_path"],
+    ["memory-target", "memory_target"],
+    ["state-dir", "state_dir"],
+    ["preferences", "preferences"],
+  ];
+  const PATHS = new Set(["codex-path", "cursor-path", "pi-path", "opencode-path", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "state-dir"]);
+  for (const [flag, key] of map) {
+    const v = str(flags, flag);
+    if (v === undefined) continue;
+    // Relative skill/memory targets are resolved below the project later; other paths below cwd.
+    o[key] = PATHS.has(flag) && !v.startsWith("~") ? resolve(cwd, v) : v;
+  }
+  const ints: Array<[string, string]> = [
+    ["lookback-hours", "lookback_hours"],
+    ["edit-budget", "edit_budget"],
+    ["max-sessions", "max_sessions_per_night"],
+    ["max-tasks", "max_tasks_per_night"],
+  ];
+  for (const [flag, key] of ints) {
+    const n = intFlag(flags, flag);
+    if (n !== undefined) o[key] = n;
+  }
+  if (flags["opencode-tool-replay"] === true) o.opencode_tool_replay = true;
+  if (flags.progress === true) o.progress = true;
+  if (flags["auto-adopt"] === true) o.auto_adopt = true;
+  const roots = repeatedFlag(rawArgs, "skill-root");
+  if (roots.length) o.skill_roots = roots;
+  return o;
+}
+
+/** The resolved setup of a sleep command. */
+export interface SleepSetup {
+  loaded: LoadedSleepConfig;
+  project: string;
+  skillPath: string;
+  memoryPath: string;
+  stateDir: string;
+  statePath: string;
+}
+
+/** Load the config with the command's flags and resolve every path once. */
+export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): SleepSetup {
+  const loaded = loadSleepConfig(overridesFromFlags(flags, rawArgs));
+  const cfg = loaded.config;
+  const project = resolveProject(cfg);
+  const stateDir = resolveStateDir(cfg, env);
+  if (cfg.memory_target.split(/[\\/]/).includes("..")) throw new ConfigError(`memory_target must stay inside the project: ${cfg.memory_target}`);
+  return {
+    loaded,
+    project,
+    skillPath: resolveSkillPath(cfg, project),
+    memoryPath: resolveMemoryPath(cfg, project),
+    stateDir,
+    statePath: join(stateDir, "state.sqlite"),
+  };
+}

@@ -1,0 +1,163 @@
+import { defineCommand } from "citty";
+import { SOURCE_NAMES, type SourceName } from "../../sleep/harvest/index.ts";
+import { harvest } from "../../sleep/harvest/index.ts";
+import { DataError, log, UsageError } from "../../lib/index.ts";
+import { adoptNight } from "../../sleep/adopt/adopt.ts";
+import { createSleepBackend } from "../../sleep/backend/index.ts";
+import { type SleepConfig, splitFractions } from "../../sleep/config.ts";
+import { type HarvestPort, type NightOutcome, runNight } from "../../sleep/cycle.ts";
+import { loadTasksFile } from "../../sleep/mine/index.ts";
+import { sanitizeLine } from "../../sleep/report.ts";
+import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
+import { openSleepStore } from "../../store/sleep.ts";
+import { output, printJson, printResult } from "../output.ts";
+import type { AnyCommand } from "../stub.ts";
+import { sleepArgs, sleepSetup } from "./common.ts";
+
+/** Sources a `transcript_source` value names. */
+export function sourcesOf(cfg: SleepConfig): SourceName[] {
+  const s = cfg.transcript_source;
+  if (Array.isArray(s)) return [...new Set(s)] as SourceName[];
+  if (s === "all") return [...SOURCE_NAMES];
+  if (s === "auto") return ["codex", "claude"];
+  return [s as SourceName];
+}
+
+/** The harvest port for a config: every selected source, incremental over the state database. */
+export function harvestPortFor(cfg: SleepConfig, project: string, statePath: string, env: Readonly<Record<string, string | undefined>>): HarvestPort {
+  return async ({ sinceMs, limit }) => {
+    const store = openHarvestStore(statePath);
+    const scope = cfg.projects === "all" ? "all" : cfg.projects === "invoked" ? "invoked" : cfg.projects;
+    const opts = {
+      scope,
+      invokedProject: project,
+      limit,
+      sinceMs,
+      env,
+      state: harvestState(store),
+      locations: {
+        claudeHome: cfg.claude_home || undefined,
+        codexHome: cfg.codex_home || undefined,
+        cursorHome: cfg.cursor_home || undefined,
+        piHome: cfg.pi_home || undefined,
+        vscodeWorkspaceStorage: cfg.vscode_workspace_storage || undefined,
+        copilotCliSessionStore: cfg.copilot_cli_session_store || undefined,
+        opencodeDb: cfg.opencode_db || undefined,
+      },
+    } as const;
+    const sources = sourcesOf(cfg);
+    let r = await harvest({ ...opts, sources: cfg.transcript_source === "auto" ? ["codex"] : sources });
+    if (cfg.transcript_source === "auto" && r.digests.length === 0) r = await harvest({ ...opts, sources: ["claude"] });
+    return {
+      digests: r.digests,
+      commit: () => {
+        try {
+          r.commit();
+        } finally {
+          store.close();
+        }
+      },
+    };
+  };
+}
+
+function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
+  const r = out.report;
+  const lines = [`[sleep] night ${out.night}: ${out.nSessions} sessions -> ${r.n_tasks} tasks`];
+  const f = (x: number | null) => (x === null ? "—" : x.toFixed(3));
+  lines.push(`[sleep] held-out ${f(r.baseline_score)} -> ${f(r.candidate_score)} => ${r.gate_action} (accepted=${r.accepted})`);
+  for (const e of r.edits) lines.push(`   + [${e.target}/${e.op}] ${sanitizeLine(e.content)}`);
+  if (r.rejected_edits.length) {
+    lines.push(r.gate_action === "reject_unverified" ? "[sleep] not validated (kept as suggestions):" : "[sleep] rejected by gate:");
+    for (const e of r.rejected_edits) lines.push(`   - [${e.target}/${e.op}] ${sanitizeLine(e.content)}`);
+  }
+  for (const n of r.notes) lines.push(`[sleep] note: ${sanitizeLine(n)}`);
+  if (!dry && out.stagingDir) lines.push(`[sleep] staged: ${out.stagingDir}`);
+  if (adopted.length) lines.push(`[sleep] auto-adopted: ${adopted.join(", ")}`);
+  else if (!dry && out.proposals.length) lines.push("[sleep] review with `skillopt sleep diff`, then run `skillopt sleep adopt` to apply it");
+  else if (!dry && out.stagingDir) lines.push("[sleep] nothing to adopt: no proposal changed a file");
+  printResult(lines.join("\n"));
+}
+
+/** `review` / `run` / `dry-run`: one night of the cycle. */
+export function nightCommand(name: string, description: string, dry: boolean): AnyCommand {
+  return defineCommand({
+    meta: { name, description },
+    args: sleepArgs,
+    async run({ args, rawArgs }) {
+      const env = process.env;
+      const setup = sleepSetup(args, rawArgs, env);
+      const cfg = setup.loaded.config;
+      const split = splitFractions(setup.loaded);
+      let seedTasks: ReturnType<typeof loadTasksFile> | undefined;
+      if (args["tasks-file"]) {
+        seedTasks = loadTasksFile(args["tasks-file"], { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
+        for (const w of seedTasks.warnings) log.warn(`[sleep] warning: ${w}`);
+        if (cfg.backend !== "mock" && seedTasks.meta.reviewed !== true) {
+          throw new DataError(`${seedTasks.meta.tasks_file}: not reviewed; set "reviewed": true after checking it before replaying it with backend ${cfg.backend}`);
+        }
+      }
+      const backend = await createSleepBackend(cfg, { project: setup.project, env });
+      const store = openSleepStore(setup.statePath);
+      const progress = cfg.progress && !output.quiet;
+      try {
+        const out = await runNight({
+          config: cfg,
+          project: setup.project,
+          skillPath: setup.skillPath,
+          memoryPath: setup.memoryPath,
+          stateDir: setup.stateDir,
+          dry,
+          backend,
+          store,
+          harvest: harvestPortFor(cfg, setup.project, setup.statePath, env),
+          split,
+          seedTasks: seedTasks?.tasks,
+          onPhase: progress ? (phase, detail) => process.stderr.write(`[sleep] ${phase}: ${sanitizeLine(detail)}\n`) : undefined,
+        });
+        let adopted: string[] = [];
+        if (!dry && cfg.auto_adopt && out.report.accepted && out.proposals.length && out.stagingDir) {
+          const a = adoptNight(out.stagingDir, { mode: "legacy" });
+          store.recordAdoption(out.stagingDir, "legacy", JSON.stringify(a.receipts), Date.now());
+          adopted = a.updated_paths;
+        }
+        if (output.json) {
+          const r = out.report;
+          printJson({
+            night: out.night,
+            accepted: r.accepted,
+            gate_action: r.gate_action,
+            no_edits_reason: r.no_edits_reason,
+            baseline: r.baseline_score,
+            candidate: r.candidate_score,
+            n_tasks: r.n_tasks,
+            n_sessions: out.nSessions,
+            n_accepted_edits: r.edits.length,
+            n_rejected_edits: r.rejected_edits.length,
+            edits: r.edits,
+            rejected_edits: r.rejected_edits,
+            gate_no_regression: r.gate_no_regression,
+            gate_trials: r.gate_trials,
+            skill_groups: r.skill_groups,
+            notes: r.notes,
+            staging_dir: dry ? null : out.stagingDir || null,
+            staged_skills: [],
+            proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path })),
+            adopted,
+            budget: r.budget,
+            ...(seedTasks ? { tasks_file: seedTasks.meta.tasks_file, tasks_reviewed: seedTasks.meta.reviewed === true } : {}),
+          });
+        } else printHuman(out, dry, adopted);
+      } finally {
+        store.close();
+      }
+    },
+  });
+}
+
+/** Refuse a NIGHT positional that is not a night name or path. */
+export function nightArg(value: unknown): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (typeof value !== "string") throw new UsageError("NIGHT must be a staging folder name or path");
+  return value;
+}

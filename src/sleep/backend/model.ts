@@ -1,0 +1,131 @@
+import * as v from "valibot";
+import type { ModelClient } from "../../engine/ports.ts";
+import { BackendError, UnsupportedError, errorMessage, redactText } from "../../lib/index.ts";
+import type { SleepConfig } from "../config.ts";
+import type { EditRecord } from "../types.ts";
+import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
+import type { MinedCandidate, SleepBackend } from "./types.ts";
+
+const JudgeSchema = v.object({ score: v.pipe(v.number(), v.minValue(0), v.maxValue(1)), reason: v.optional(v.string(), "") });
+const EditSchema = v.looseObject({
+  op: v.optional(v.string(), "add"),
+  content: v.string(),
+  anchor: v.optional(v.string(), ""),
+  rationale: v.optional(v.string(), ""),
+});
+const CandidateSchema = v.looseObject({
+  intent: v.optional(v.string(), ""),
+  checks: v.optional(v.array(v.looseObject({ op: v.string(), arg: v.optional(v.unknown(), null) })), () => []),
+  rubric: v.optional(v.string(), ""),
+  satisfied: v.optional(v.boolean()),
+});
+
+/** First balanced JSON array in a reply (not the greedy first-[ to last-] of §12.1 #26). */
+export function extractJsonArray(text: string): unknown[] | undefined {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text)?.[1];
+  for (const src of fenced ? [fenced, text] : [text]) {
+    for (let start = src.indexOf("["); start >= 0; start = src.indexOf("[", start + 1)) {
+      let depth = 0;
+      let inStr = false;
+      for (let i = start; i < src.length; i++) {
+        const c = src[i];
+        if (inStr) {
+          if (c === "\\") i++;
+          else if (c === '"') inStr = false;
+          continue;
+        }
+        if (c === '"') inStr = true;
+        else if (c === "[") depth++;
+        else if (c === "]" && --depth === 0) {
+          try {
+            const parsed = JSON.parse(src.slice(start, i + 1));
+            if (Array.isArray(parsed)) return parsed;
+          } catch {
+            break;
+          }
+          break;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A Sleep backend over the shared model layer (spec §5.9 expressed as configurations of it): attempts
+ * go to the target role, judging, reflection and mining to the optimizer; retries, the call cache and
+ * cost accounting are the layer's. Every call is checked against and recorded in the night ledger.
+ */
+export function modelSleepBackend(client: ModelClient, o: { name: string; model: string; optimizerModel?: string }): SleepBackend {
+  const self: SleepBackend = {
+    name: o.name,
+    modelKey: `${o.name}::${o.model}`,
+    remote: true,
+    lastError: "",
+    async attempt(task, skill, memory, sampleId, tools) {
+      self.ledger?.check();
+      try {
+        const r = await client.chat("target", { stage: "sleep_attempt", messages: [{ role: "user", content: attemptPrompt(task, skill, memory, tools) }], maxTokens: 1024, sampleIndex: sampleId });
+        const tokens = r.usage.promptTokens + r.usage.completionTokens;
+        self.ledger?.record("attempt", tokens, r.costUsd, r.cached);
+        const called = tools.filter((t) => new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(r.text));
+        return { text: r.text, toolsCalled: called, tokens };
+      } catch (err) {
+        if (err instanceof BackendError && (err.kind === "auth" || err.kind === "not_found")) throw err;
+        if (!(err instanceof BackendError)) throw err;
+        self.lastError = redactText(errorMessage(err));
+        return { text: "", toolsCalled: [], tokens: 0 };
+      }
+    },
+    async judge(task, response) {
+      self.ledger?.check();
+      const r = await client.chatJson("optimizer", { stage: "sleep_judge", messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }], maxTokens: 200, json: true }, JudgeSchema);
+      const tokens = r.response ? r.response.usage.promptTokens + r.response.usage.completionTokens : 0;
+      self.ledger?.record("judge", tokens, r.response?.costUsd ?? null, r.response?.cached ?? false);
+      if (!r.ok) return { hard: 0, soft: 0, rationale: "judge-parse-failed", tokens };
+      return { hard: r.value.score >= 0.8 ? 1 : 0, soft: r.value.score, rationale: r.value.reason || `score ${r.value.score}`, tokens };
+    },
+    async reflect(input) {
+      if (input.failures.length === 0) return { edits: [], raw: "", tokens: 0 };
+      let raw = "";
+      let tokens = 0;
+      for (const firm of [false, true]) {
+        self.ledger?.check();
+        const r = await client.chat("optimizer", { stage: "sleep_reflect", messages: [{ role: "user", content: reflectPrompt(input, firm) }], maxTokens: 1024 });
+        tokens += r.usage.promptTokens + r.usage.completionTokens;
+        self.ledger?.record("reflect", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+        raw = r.text;
+        const arr = extractJsonArray(raw);
+        if (!arr || arr.length === 0) continue;
+        const edits: EditRecord[] = [];
+        for (const item of arr) {
+          const p = v.safeParse(EditSchema, item);
+          if (!p.success || !p.output.content.trim()) continue;
+          const op = p.output.op.toLowerCase();
+          edits.push({ target: input.target, op: op === "delete" || op === "replace" ? op : "add", content: p.output.content.trim(), anchor: p.output.anchor.trim(), rationale: p.output.rationale.trim() });
+          if (edits.length >= input.editBudget) break;
+        }
+        return { edits, raw, tokens };
+      }
+      return { edits: [], raw, tokens };
+    },
+    async mine(input) {
+      self.ledger?.check();
+      const r = await client.chat("optimizer", { stage: "sleep_mine", messages: [{ role: "user", content: minerPrompt(input) }], maxTokens: 800 });
+      self.ledger?.record("mine", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+      const arr = extractJsonArray(r.text) ?? [];
+      const out: MinedCandidate[] = [];
+      for (const item of arr) {
+        const p = v.safeParse(CandidateSchema, item);
+        if (p.success) out.push({ intent: p.output.intent, checks: p.output.checks.map((c) => ({ op: c.op, arg: c.arg })), rubric: p.output.rubric, satisfied: p.output.satisfied });
+      }
+      return out;
+    },
+  };
+  return self;
+}
+
+/** Build a provider-backed Sleep backend through the shared model layer. */
+export async function createModelSleepBackend(cfg: SleepConfig, _opts: { project: string; env: Readonly<Record<string, string | undefined>> }): Promise<SleepBackend> {
+  throw new UnsupportedError(`backend "${cfg.backend}" needs the shared model layer (createModelClient), which is not wired into sleep yet; use --backend mock or --backend handoff`);
+}

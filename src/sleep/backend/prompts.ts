@@ -1,0 +1,106 @@
+import { SLEEP_SENTINEL } from "../../lib/index.ts";
+import type { TaskRecord } from "../types.ts";
+import type { MineInput, ReflectInput } from "./types.ts";
+
+// Every outbound prompt starts with the sentinel so no harvester ever mines our own calls (§12.1 #28).
+const head = `${SLEEP_SENTINEL}\n\n`;
+const orNone = (s: string) => (s.trim() ? s : "(none)");
+
+/** Prompt for one attempt at a task under the skill and memory (spec §5.4). */
+export function attemptPrompt(task: TaskRecord, skill: string, memory: string, tools: readonly string[]): string {
+  if (task.system) {
+    const skillSection = skill.trim() ? `## Skill\n${skill}\n\n` : "";
+    const memorySection = memory.trim() ? `## Memory\n${memory}\n\n` : "";
+    const sys = task.system.includes("{skill_section}") ? task.system.replace("{skill_section}", skillSection) : `${skillSection}${task.system}`;
+    return `${head}${sys}${memorySection}\n${task.intent}${task.context_excerpt ? `\n\n${task.context_excerpt}` : ""}`;
+  }
+  const toolNote = tools.length ? `\nTools you may call (write TOOL_CALL: <name> on its own line to call one): ${tools.join(", ")}\n` : "";
+  return `${head}You are a coding agent answering one request from a developer. Follow the guidance below, including any format or length rules; where the learned-preferences block sets an explicit limit, it overrides general advice. Reply with the final answer only.
+
+### Guidance: skill
+${orNone(skill)}
+
+### Guidance: project memory
+${orNone(memory)}
+
+### Request
+${task.intent}
+${task.context_excerpt ? `\n### Context\n${task.context_excerpt}\n` : ""}${toolNote}`;
+}
+
+/** Prompt for a rubric judge (spec §5.3). */
+export function judgePrompt(rubric: string, response: string): string {
+  return `${head}Grade a response against a rubric. Score from 0 to 1 how fully the response meets the rubric.
+Return only a JSON object: {"score": <number 0..1>, "reason": "<one sentence>"}.
+
+Rubric:
+${rubric}
+
+Response:
+${response.slice(0, 6000)}`;
+}
+
+/** Plain-English requirement of a failed check item. */
+function requirement(item: string): string {
+  const m = /^(\w+)=(.*)$/.exec(item.trim());
+  if (!m) return item;
+  const [, op, arg] = m;
+  switch (op) {
+    case "max_chars":
+      return `the entire response must be at most ${arg} characters long`;
+    case "min_chars":
+      return `the response must be at least ${arg} characters long`;
+    case "contains":
+      return `the response must contain "${arg}"`;
+    case "not_contains":
+      return `the response must not contain "${arg}"`;
+    case "section_present":
+    case "section_contains":
+      return `the response must have a section headed "${arg}"`;
+    case "regex":
+      return `the response must match the pattern ${arg}`;
+    case "tool_called":
+      return `the agent must call the tool ${arg}`;
+    default:
+      return item;
+  }
+}
+
+/** Prompt asking the optimizer for bounded learned-block edits (spec §6.2). */
+export function reflectPrompt(input: ReflectInput, firm: boolean): string {
+  const doc = input.target === "skill" ? input.skill : input.memory;
+  const counts = new Map<string, number>();
+  for (const f of input.failures) {
+    const why = f.result.judge_rationale;
+    if (!why.startsWith("failed:")) continue;
+    for (const item of why.slice(7).split(",").map((s) => s.trim()).filter(Boolean)) counts.set(item, (counts.get(item) ?? 0) + 1);
+  }
+  const criteria = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([item, n]) => `- ${requirement(item)} [${item}, failed ${n}x]`);
+  const guard = input.failures.find((f) => f.task.system)?.task.system ?? "";
+  const failures = input.failures.slice(0, 8).map((f) => `- wanted: ${f.task.intent.slice(0, 160)}\n  got: ${f.result.response.slice(0, 160)}\n  why-wrong: ${f.result.fail_reason.slice(0, 160)}`);
+  return `${head}An agent keeps failing the recurring tasks below. Propose at most ${input.editBudget} bounded edits to its ${input.target}. Each edit is one short, general, reusable rule (never the answer to one task). If failing criteria are listed, the rules together must satisfy all of them. Be concrete: quote thresholds, section names and formats. Rules are appended to a learned-preferences block and cannot delete other text, so if existing text conflicts, add an explicit overriding rule. Never change the task's output format or language, and never tell the agent to ask the user questions.
+Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": "...", "anchor": "...", "rationale": "..."}.${firm ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences." : ""}
+
+## Current ${input.target}
+${orNone(doc)}
+${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User preferences (honour as priors)\n${input.preferences}\n` : ""}${input.rejectedBefore.length ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore.slice(0, 20).map((r) => `- ${r.slice(0, 200)}`).join("\n")}\n` : ""}
+## Recurring failures
+${failures.join("\n")}`;
+}
+
+/** Prompt for the LLM miner over one session (spec §4.4). */
+export function minerPrompt(input: MineInput): string {
+  const prompts = input.prompts.slice(0, 6).map((p) => `  - ${p.slice(0, 240)}`);
+  return `${head}From this coding-agent session summary, extract 0 to 3 recurring, generalizable tasks that a skill rule could help with next time; skip one-off requests. For each task return:
+- "intent": the generalized request,
+- "checks": programmatic success checks, preferring outcome checks (contains, not_contains, no_refusal, regex, tool_called); use formatting checks (section_present, section_contains, max_chars, min_chars) only next to an outcome check; each {"op": "...", "arg": ...},
+- "rubric": one substantive sentence saying what a good answer does,
+- "satisfied": true if the session ended with the user satisfied.
+Return only a JSON array.
+
+Project: ${input.project || "(unknown)"}
+User prompts:
+${prompts.length ? prompts.join("\n") : "(none)"}
+Last assistant answer: ${orNone(input.finalAnswer.slice(0, 400))}
+Feedback signals: ${input.feedback.length ? input.feedback.slice(0, 6).join(", ") : "(none)"}`;
+}

@@ -1,0 +1,264 @@
+import { join } from "node:path";
+import { log, redactText, redactValue, sha256, writeJsonAtomic } from "../lib/index.ts";
+import type { SleepBackend } from "./backend/types.ts";
+import { NightLedger } from "./budget.ts";
+import type { SleepConfig } from "./config.ts";
+import { consolidate } from "./consolidate.ts";
+import { Evidence, localIso } from "./evidence.ts";
+import { skillScaffold } from "./learned-block.ts";
+import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
+import { replayBatch } from "./replay.ts";
+import { buildReport, finite, renderReportMd, type SleepReport } from "./report.ts";
+import { type Proposal, publishNight, readBaseline, reserveNight } from "./stage.ts";
+import type { SleepStore } from "./store-port.ts";
+import type { ConsolidateResult, TaskRecord } from "./types.ts";
+
+/** Harvest as the cycle sees it: digests with new content, and a commit of the high-water marks. */
+export type HarvestPort = (req: { sinceMs: number | undefined; limit: number }) => Promise<{ digests: DigestLike[]; commit(): void }>;
+
+/** Phase lines for `--progress`. */
+export type PhaseListener = (phase: string, detail: string) => void;
+
+/** Everything one night needs. */
+export interface NightInput {
+  config: SleepConfig;
+  project: string;
+  skillPath: string;
+  memoryPath: string;
+  stateDir: string;
+  dry: boolean;
+  backend: SleepBackend;
+  store: SleepStore;
+  harvest: HarvestPort;
+  split: { val: number; test: number };
+  /** Reviewed tasks to replay instead of harvesting. */
+  seedTasks?: TaskRecord[];
+  now?: () => number;
+  onPhase?: PhaseListener;
+}
+
+/** What a night produced, for the `run` output (spec §2.8). */
+export interface NightOutcome {
+  night: number;
+  report: SleepReport;
+  result: ConsolidateResult | undefined;
+  stagingDir: string;
+  proposals: Proposal[];
+  nSessions: number;
+  tasks: TaskRecord[];
+  evidencePath: string;
+  modelChanged: boolean;
+}
+
+/** Run one night: harvest → mine → replay → consolidate behind the gate → stage (spec §6.8). */
+export async function runNight(input: NightInput): Promise<NightOutcome> {
+  const { config: cfg, store, backend, project } = input;
+  const now = input.now ?? Date.now;
+  const startedMs = now();
+  const phase = input.onPhase ?? (() => {});
+  const previousKey = store.lastModelKey();
+  const modelChanged = previousKey !== undefined && previousKey !== backend.modelKey;
+  if (modelChanged) log.warn(`sleep: the model changed (${previousKey} -> ${backend.modelKey}); rules learned for one model may not transfer`);
+  const night = input.dry ? store.peekNight() : store.beginNight(project, startedMs, backend.modelKey);
+  const stagingDir = input.dry ? "" : reserveNight(project, new Date(startedMs));
+  const evidencePath = input.dry ? join(input.stateDir, "evidence", `dryrun-${night}-${startedMs}.jsonl`) : join(stagingDir, "evidence.jsonl");
+  const evidence = new Evidence(cfg.evidence_log ? evidencePath : undefined, { maxChars: cfg.evidence_max_chars, redact: cfg.redact_secrets });
+  const ledger = new NightLedger(
+    { tokens: cfg.max_tokens_per_night, calls: cfg.max_calls_per_night, seconds: cfg.max_seconds_per_night, costUsd: cfg.max_cost_usd_per_night },
+    now,
+  );
+  backend.ledger = ledger;
+  evidence.log("cycle", "start", { night, project, backend: backend.name, model: cfg.model, dry: input.dry, edit_budget: cfg.edit_budget, gate_mode: cfg.gate_mode });
+  phase("night", `night ${night} · project ${project} · backend ${backend.name}`);
+  try {
+    const skillBase = readBaseline(input.skillPath);
+    const memoryBase = readBaseline(input.memoryPath);
+    phase("skill", `live skill ${input.skillPath}${skillBase.exists ? "" : " (absent)"}`);
+    const skillText = skillBase.text.trim() ? skillBase.text : skillScaffold(cfg.managed_skill_name);
+
+    let nSessions = 0;
+    let tasks: TaskRecord[];
+    let commitHarvest = () => {};
+    if (input.seedTasks) {
+      tasks = input.seedTasks;
+      phase("tasks", `${tasks.length} tasks from the tasks file`);
+    } else {
+      const limit = cfg.max_sessions_per_night ?? 3 * cfg.max_tasks_per_night;
+      const last = store.lastHarvestMs(project);
+      const sinceMs = last ?? (cfg.lookback_hours > 0 ? startedMs - cfg.lookback_hours * 3_600_000 : undefined);
+      phase("harvest", `harvest start (source ${String(cfg.transcript_source)}, max ${limit} sessions)`);
+      const h = await input.harvest({ sinceMs, limit });
+      nSessions = h.digests.length;
+      commitHarvest = h.commit;
+      for (const d of h.digests) evidence.log("harvest", "session", { id: d.session_id, project: d.project, prompts: d.user_prompts.length, first_prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)), feedback: d.feedback_signals });
+      phase("harvest", `harvest done: ${nSessions} sessions`);
+      const useLlm = backend.remote && cfg.llm_mine;
+      phase("mine", `mine start (max ${cfg.max_tasks_per_night} tasks${useLlm ? ", LLM miner" : ", heuristic miner"})`);
+      tasks = await mine(h.digests, { maxTasks: cfg.max_tasks_per_night, maxSessions: limit, val: input.split.val, test: input.split.test, seed: cfg.seed, llm: useLlm ? backend : undefined, evidence });
+      phase("mine", `mine done: ${tasks.length} tasks`);
+    }
+    for (const t of tasks) evidence.log("mine", "task_ready", { id: t.id, split: t.split, origin: t.origin, intent: t.intent.slice(0, 300), kind: t.reference_kind, checks: t.judge, rubric: t.reference_kind === "rubric" ? t.reference : "", sources: t.source_sessions });
+
+    const replayable = ensureMinVal(cfg.replay_uncheckable ? tasks : tasks.filter((t) => t.reference_kind !== "none"), cfg.min_val_tasks, cfg.seed);
+    const notes: string[] = [];
+    if (replayable.length < tasks.length) notes.push(`${tasks.length - replayable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them against their own intent)`);
+    const ctx = { backend, ledger, evidence, workers: cfg.workers };
+    let result: ConsolidateResult | undefined;
+    if (replayable.length > 0) {
+      phase("consolidate", `consolidate start (${replayable.length} tasks)`);
+      const rejectedBefore = store.rejectedEditTexts(project, 50);
+      result = await consolidate(ctx, {
+        tasks: replayable,
+        skill: skillText,
+        memory: memoryBase.text,
+        editBudget: cfg.edit_budget,
+        metric: { metric: cfg.gate_metric, mixedWeight: cfg.gate_mixed_weight },
+        noRegression: cfg.gate_no_regression,
+        gateOn: !["off", "none", "false", "greedy"].includes(cfg.gate_mode),
+        granularity: cfg.gate_granularity,
+        evolveSkill: cfg.evolve_skill,
+        evolveMemory: cfg.evolve_memory,
+        minVal: cfg.min_val_tasks,
+        preferences: cfg.preferences,
+        rejectedBefore,
+      });
+      result.notes.unshift(...notes);
+      phase("consolidate", `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, ${result.unmatched.length} unmatched edits)`);
+      const test = tasks.filter((t) => t.split === "test" && t.reference_kind !== "none");
+      if (test.length) {
+        const tr = await replayBatch(ctx, test, result.newSkill, result.newMemory, "test").catch(() => []);
+        const hard = tr.reduce((a, r) => a + r.hard, 0) / Math.max(1, tr.length);
+        evidence.log("test", "held_out_score", { night, n_test: tr.length, hard, accepted: result.accepted });
+        result.notes.push(`held-out test split: ${tr.length} task(s), hard ${hard.toFixed(3)}`);
+      }
+    }
+    const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
+      const r: ConsolidateResult = result ?? emptyResult(skillText, memoryBase.text, tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference", notes);
+      const report = buildReport(r, {
+        night,
+        project,
+        started_at: localIso(new Date(startedMs)),
+        ended_at: localIso(new Date(now())),
+        backend: backend.name,
+        replay_mode: cfg.replay_mode,
+        n_sessions: nSessions,
+        n_tasks: tasks.length,
+        n_replayed: replayable.length,
+        tokens_used: ledger.tokens,
+        gate_no_regression: cfg.gate_no_regression,
+        budget: { calls: ledger.calls, tokens: ledger.tokens, cost_usd: ledger.costUsd, seconds: ledger.elapsedSeconds(), stages: ledger.entries() },
+      });
+      const proposals: Proposal[] = [];
+      // An unchanged proposal is not staged (§12.1 #13).
+      if (r.accepted && cfg.evolve_skill && r.newSkill !== skillBase.text) proposals.push({ which: "skill", text: r.newSkill, baseline: skillBase });
+      if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text) proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
+      evidence.log("cycle", "end", { outcome: status, baseline: r.baseline, candidate: r.candidate, accepted: r.accepted, n_edits: r.applied.length, n_rejected: r.rejected.length, tokens: ledger.tokens, calls: ledger.calls });
+      return { night, report, result, stagingDir, proposals, nSessions, tasks, evidencePath: cfg.evidence_log ? evidencePath : "", modelChanged };
+    };
+    const out = outcome(tasks.length ? "completed" : "no_tasks");
+    if (input.dry) return out;
+
+    if (result) persistNight(store, night, tasks, result, ledger);
+    if (tasks.length > 0) {
+      phase("stage", `staging ${stagingDir}`);
+      publishNight(stagingDir, {
+        skillPath: input.skillPath,
+        memoryPath: input.memoryPath,
+        accepted: out.report.accepted,
+        proposals: out.proposals,
+        reportJson: out.report,
+        reportMd: renderReportMd(out.report, cfg.gate_mode === "on"),
+      });
+      writeDiagnostics(stagingDir, cfg, out);
+      evidence.log("stage", "staged", { dir: stagingDir, proposals: out.proposals.map((p) => p.which) });
+    }
+    commitHarvest();
+    store.setLastHarvestMs(project, startedMs);
+    store.setLastModelKey(backend.modelKey);
+    store.finishNight({
+      night,
+      status: tasks.length ? "completed" : "no_tasks",
+      ended_ms: now(),
+      staging_dir: tasks.length ? stagingDir : "",
+      accepted: out.report.accepted,
+      gate_action: out.report.gate_action,
+      baseline: out.report.baseline_score,
+      candidate: out.report.candidate_score,
+      n_tasks: tasks.length,
+      n_sessions: nSessions,
+    });
+    return { ...out, stagingDir: tasks.length ? stagingDir : "" };
+  } catch (err) {
+    if (!input.dry) store.finishNight({ night, status: "failed", ended_ms: now(), staging_dir: "", accepted: false, gate_action: "", baseline: null, candidate: null, n_tasks: 0, n_sessions: 0 });
+    throw err;
+  }
+}
+
+function persistNight(store: SleepStore, night: number, tasks: readonly TaskRecord[], r: ConsolidateResult, ledger: NightLedger): void {
+  store.archiveTasks(night, tasks);
+  store.recordEdits(night, [
+    ...r.applied.map((edit) => ({ edit, status: "accepted" as const, reason: r.gateAction })),
+    // Only gate verdicts are remembered as negative feedback; unverified nights may be re-proposed.
+    ...r.rejected.map((edit) => ({ edit, status: r.gateAction === "reject_unverified" || r.gateAction === "budget_exhausted" ? ("unmatched" as const) : ("rejected" as const), reason: r.gateAction === "reject_unverified" ? "unverified" : "gate" })),
+    ...r.unmatched.map((edit) => ({ edit, status: "unmatched" as const, reason: "changed nothing" })),
+  ]);
+  store.recordGateTrials(night, r.gateTrials);
+  store.recordLedger(night, ledger.entries());
+}
+
+function writeDiagnostics(dir: string, cfg: SleepConfig, out: NightOutcome): void {
+  const r = out.result;
+  try {
+    writeJsonAtomic(
+      join(dir, "diagnostics.json"),
+      finite(
+        redactValue({
+          night: out.night,
+          backend: cfg.backend,
+          opencode_tool_replay: cfg.opencode_tool_replay,
+          gate_mode: cfg.gate_mode,
+          gate_no_regression: cfg.gate_no_regression,
+          n_tasks: out.tasks.length,
+          baseline_score: out.report.baseline_score,
+          candidate_score: out.report.candidate_score,
+          accepted: out.report.accepted,
+          gate_action: out.report.gate_action,
+          holdout_leaked: out.report.holdout_leaked,
+          n_applied_edits: out.report.edits.length,
+          n_rejected_edits: out.report.rejected_edits.length,
+          n_unmatched_edits: out.report.unmatched_edits.length,
+          call_error: redactText(r?.callError ?? ""),
+          reflect_raw_head: redactText((r?.reflectRaw ?? "").slice(0, 1200)),
+          holdout_detail: r?.holdoutDetail ?? [],
+          gate_trials: out.report.gate_trials,
+          proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path, sha256: sha256(p.text) })),
+        }),
+      ),
+    );
+  } catch (err) {
+    log.debug(`sleep: cannot write diagnostics.json: ${String(err)}`);
+  }
+}
+
+function emptyResult(skill: string, memory: string, reason: string, notes: string[]): ConsolidateResult {
+  return {
+    newSkill: skill,
+    newMemory: memory,
+    accepted: false,
+    gateAction: "reject",
+    baseline: 0,
+    candidate: 0,
+    applied: [],
+    rejected: [],
+    unmatched: [],
+    gateTrials: [],
+    holdoutDetail: [],
+    holdoutLeaked: false,
+    reflectRaw: "",
+    callError: "",
+    notes: [...notes, reason],
+    noEditsReason: reason,
+    nVal: 0,
+    nTrain: 0,
+  };
+}
