@@ -8,6 +8,13 @@ type Loader = () => Promise<Benchmark>;
  */
 export const BENCHMARKS: Record<string, Loader> = {
   conventions: async () => (await import("./conventions/index.ts")).default,
+  searchqa: async () => (await import("./searchqa/index.ts")).default,
+  docvqa: async () => (await import("./docvqa/index.ts")).default,
+  livemathematicianbench: async () => (await import("./livemathematicianbench/index.ts")).default,
+  officeqa: async () => (await import("./officeqa/index.ts")).default,
+  spreadsheetbench: async () => (await import("./spreadsheetbench/index.ts")).default,
+  alfworld: async () => (await import("./alfworld/index.ts")).default,
+  tasks: async () => (await import("./tasks/index.ts")).default,
 };
 
 /** Names of every registered benchmark, sorted. */
