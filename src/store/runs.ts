@@ -133,3 +133,9 @@ export function boundaryRecords(store: Store): Record<string, unknown>[] {
 export function evaluationRows(store: Store): Record<string, unknown>[] {
   return store.db.query("SELECT step, kind, hash, split, hard, soft, score, evaluated, total, action FROM evaluations ORDER BY id").all() as Record<string, unknown>[];
 }
+
+/** Step artifacts (merged/ranked patch, edit report, …) by step, for reports. */
+export function stepArtifacts(store: Store): Map<number, Record<string, unknown>> {
+  const rows = store.db.query("SELECT step, artifacts_json FROM steps ORDER BY step").all() as { step: number; artifacts_json: string }[];
+  return new Map(rows.map((r) => [r.step, JSON.parse(r.artifacts_json) as Record<string, unknown>]));
+}

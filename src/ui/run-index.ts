@@ -1,8 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { loadRunView, type RunStatus, type RunView } from "../report/html/index.ts";
-import { errorMessage } from "../lib/index.ts";
-import { readRunState } from "./run-state.ts";
 import { resolveInside } from "./security.ts";
 
 /** One row of the runs list. */
@@ -66,24 +64,12 @@ export type StatusOverride = (dir: string) => RunStatus | undefined;
 
 /** Load a run for display; a damaged state file becomes an error on the view, never an exception. */
 export function readRun(dir: string, override?: StatusOverride): { run: RunView; error: string | null } {
-  let error: string | null = null;
-  let state: ReturnType<typeof readRunState> | null = null;
-  try {
-    state = readRunState(dir);
-  } catch (err) {
-    error = errorMessage(err);
-  }
-  const run = loadRunView(dir, {
-    ...(state?.records ? { records: state.records } : {}),
-    ...(state?.extras ? { extras: state.extras } : {}),
-    ...(state?.startedAt ? { startedAt: state.startedAt } : {}),
-    plannedSteps: state?.plannedSteps ?? null,
-  });
+  const run = loadRunView(dir);
   const o = override?.(dir);
-  run.status = o ?? state?.status ?? (error ? "unknown" : guessStatus(dir, run));
-  if (error) run.warnings.unshift(`state.sqlite: ${error}`);
-  if (!error && run.warnings.length > 0) error = run.warnings[0]!;
-  return { run, error };
+  if (o) run.status = o;
+  else if (run.storeError) run.status = "unknown";
+  else if (run.status === "unknown") run.status = guessStatus(dir, run);
+  return { run, error: run.storeError ?? run.warnings[0] ?? null };
 }
 
 function guessStatus(dir: string, run: RunView): RunStatus {

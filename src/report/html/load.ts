@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { errorMessage } from "../../lib/index.ts";
 import { editsFromArtifacts, normalizeStep, normalizeSummary } from "./normalize.ts";
+import { type RunState, readRunState } from "./store-state.ts";
 import type { EditView, RunView, StepAction, StepView } from "./run-view.ts";
 
 function readText(path: string): string | null {
@@ -75,6 +76,19 @@ function stepFileEdits(dir: string, step: number, action: StepAction, warnings: 
   );
 }
 
+function configFromMeta(meta: Record<string, string>): ConfigInfo {
+  const cfg = parseJsonText(meta.config) as Record<string, Record<string, unknown> | undefined> | undefined;
+  const s = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
+  const e = cfg?.train?.num_epochs;
+  return {
+    benchmark: meta.benchmark ?? s(cfg?.env?.name),
+    optimizer: s(cfg?.model?.optimizer),
+    target: s(cfg?.model?.target),
+    backend: meta.backend ?? s(cfg?.model?.backend),
+    epochs: typeof e === "number" ? e : null,
+  };
+}
+
 interface ConfigInfo {
   benchmark: string;
   optimizer: string;
@@ -134,32 +148,40 @@ export function evaluationView(raw: unknown): RunView["evaluation"] {
   return { fields, groups };
 }
 
-/** Extra step data another source (the run store) may add: edits and candidate texts. */
-export interface StepExtras {
-  edits?: EditView[];
-  candidate?: string | null;
+export interface LoadOptions {
+  /** A status known better elsewhere (the dashboard knows which children it runs). */
+  status?: RunView["status"];
 }
 
-export interface LoadOptions {
-  /** History records read elsewhere (the run store); otherwise history.jsonl is read. */
-  records?: unknown[];
-  extras?: Map<number, StepExtras>;
-  status?: RunView["status"];
-  startedAt?: string;
-  plannedSteps?: number | null;
+function parseJsonText(text: string | undefined): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Read a run directory's files into a RunView. Never throws for a damaged file: it becomes a warning. */
 export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const warnings: string[] = [];
+  let state: RunState | null = null;
+  let storeError: string | null = null;
+  try {
+    state = readRunState(dir);
+  } catch (err) {
+    storeError = errorMessage(err);
+    warnings.push(`state.sqlite: ${storeError}`);
+  }
   const historyText = readText(join(dir, "history.jsonl"));
-  const records = opts.records ?? (historyText === null ? [] : parseHistory(historyText, warnings));
+  const fileRecords = historyText === null ? [] : parseHistory(historyText, warnings);
+  const records: unknown[] = state && state.records.length >= fileRecords.length ? state.records : fileRecords;
   const versions = readSkillVersions(dir);
-  const summaryRaw = readJson(join(dir, "summary.json"), warnings);
+  const summaryRaw = readJson(join(dir, "summary.json"), warnings) ?? parseJsonText(state?.meta.summary);
   const summary = normalizeSummary(summaryRaw);
   const evalRaw = readJson(join(dir, "eval_summary.json"), warnings);
   const configYaml = readText(join(dir, "config.resolved.yaml")) ?? "";
-  const info = configInfo(configYaml, warnings);
+  const info = configYaml ? configInfo(configYaml, warnings) : configFromMeta(state?.meta ?? {});
   const steps: StepView[] = [];
   records.forEach((r, i) => {
     const s = normalizeStep(r, i);
@@ -167,7 +189,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
       warnings.push(`history record ${i + 1} is not an object`);
       return;
     }
-    const extra = opts.extras?.get(s.step);
+    const extra = state?.extras.get(s.step);
     if (extra?.edits && extra.edits.length > 0) s.edits = extra.edits;
     if (s.edits.length === 0) s.edits = stepFileEdits(dir, s.step, s.action, warnings);
     s.skillBefore = latestAtOrBefore(versions, s.step - 1);
@@ -178,7 +200,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     steps.push(s);
   });
   steps.sort((a, b) => a.step - b.step);
-  let startedAt = opts.startedAt ?? "";
+  let startedAt = state?.startedAt ?? "";
   if (!startedAt) {
     try {
       startedAt = statSync(join(dir, existsSync(join(dir, "config.resolved.yaml")) ? "config.resolved.yaml" : ".")).mtime.toISOString();
@@ -190,7 +212,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   return {
     dir,
     name: basename(dir),
-    status: opts.status ?? (summary ? "finished" : "unknown"),
+    status: opts.status ?? state?.status ?? (summary ? "finished" : "unknown"),
     benchmark: info.benchmark,
     optimizerModel: info.optimizer,
     targetModel: info.target,
@@ -198,7 +220,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     startedAt,
     simulator,
     steps,
-    plannedSteps: opts.plannedSteps ?? null,
+    plannedSteps: state?.plannedSteps ?? null,
     epochs: info.epochs,
     summary,
     initialSkill: versions.get(0) ?? null,
@@ -207,5 +229,6 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     configYaml,
     evaluation: evalRaw === undefined ? null : evaluationView(evalRaw),
     warnings,
+    storeError,
   };
 }

@@ -99,4 +99,6 @@ export interface RunView {
   evaluation: { fields: [string, string][]; groups: { name: string; total: number | null; score: number | null }[] } | null;
   /** Problems met while reading the run (corrupt files); the rest still renders. */
   warnings: string[];
+  /** The run store could not be read (corrupt or half-written); shown on the run's row. */
+  storeError: string | null;
 }

@@ -1,0 +1,76 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
+import { editsFromArtifacts, normalizeAction } from "./normalize.ts";
+import type { EditView, RunStatus } from "./run-view.ts";
+
+/** Extra step data the run store holds beyond history.jsonl: edit fates and candidate texts. */
+export interface StepExtras {
+  edits?: EditView[];
+  candidate?: string | null;
+}
+
+/** What `<out>/state.sqlite` tells a report. */
+export interface RunState {
+  records: Record<string, unknown>[];
+  extras: Map<number, StepExtras>;
+  status?: RunStatus;
+  startedAt?: string;
+  plannedSteps: number | null;
+  meta: Record<string, string>;
+}
+
+const STATUSES: readonly RunStatus[] = ["running", "finished", "interrupted", "failed", "unknown"];
+
+function statusOf(raw: string | undefined): RunStatus | undefined {
+  if (!raw) return undefined;
+  if (raw === "stopped") return "interrupted";
+  return (STATUSES as readonly string[]).includes(raw) ? (raw as RunStatus) : "unknown";
+}
+
+function startedAtOf(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const n = Number(raw);
+  const d = Number.isFinite(n) && /^\d+$/.test(raw) ? new Date(n) : new Date(raw);
+  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
+}
+
+/**
+ * Read a run's store (read-only). Returns null when there is none; throws StoreError when the
+ * file is corrupt or half-created, which callers show as the run's error.
+ */
+export function readRunState(dir: string): RunState | null {
+  const path = join(dir, "state.sqlite");
+  if (!existsSync(path)) return null;
+  const store = openRunStore(path, { readonly: true });
+  try {
+    const meta = getRunMeta(store);
+    const records = stepRecords(store);
+    const artifacts = stepArtifacts(store);
+    const texts = skillTexts(store);
+    const extras = new Map<number, StepExtras>();
+    for (const r of records) {
+      const step = Number(r.step);
+      const a = artifacts.get(step) ?? {};
+      const action = normalizeAction(String(r.outcome ?? r.action ?? ""));
+      const hash = typeof r.candidate_hash === "string" ? r.candidate_hash : undefined;
+      extras.set(step, {
+        edits: editsFromArtifacts({ merged: a.merged_patch, ranked: a.ranked_edits, report: a.edit_apply_report }, action),
+        candidate: hash ? (texts[hash] ?? null) : null,
+      });
+    }
+    const total = Number(meta.total_steps);
+    const status = statusOf(meta.status);
+    const startedAt = startedAtOf(meta.started_at);
+    return {
+      records,
+      extras,
+      ...(status ? { status } : {}),
+      ...(startedAt ? { startedAt } : {}),
+      plannedSteps: Number.isFinite(total) && total > 0 ? total : null,
+      meta,
+    };
+  } finally {
+    store.close();
+  }
+}
