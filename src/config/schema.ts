@@ -130,6 +130,7 @@ export const EnvSchema = v.strictObject({
   search_max_num_results: posInt(4, "OfficeQA: results per query"),
   search_timeout_seconds: num(20, "OfficeQA: search timeout (s)", 0),
   use_local_tools: bool(true, "OfficeQA: expose the local document tools"),
+  numeric_tolerance: num(0, "OfficeQA: relative tolerance when the answer and the gold are single numbers (0 = equal values)", 0),
   data_root: str("", "SpreadsheetBench: root of the workbook files"),
   mode: str("", "SpreadsheetBench: single, multi or react"),
   python: str("", "Python interpreter for code-executing benchmarks; empty → python3 on PATH"),
