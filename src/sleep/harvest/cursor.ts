@@ -57,11 +57,18 @@ function selectWorkspaces(ctx: ReaderContext): Workspace[] {
   const all = names
     .map((n) => ({ dir: join(root, n), path: workspacePath(join(root, n)) }))
     .filter((w) => existsSync(join(w.dir, "agent-transcripts")));
-  const invoked = ctx.invokedProject;
-  if (!invoked) return all.map((w) => ({ ...w, path: w.path || w.dir }));
-  const target = norm(invoked, ctx.platform);
-  const matches = all.filter((w) => w.path && isWithin(target, norm(w.path, ctx.platform)));
-  for (let p = resolve(invoked); ; p = dirname(p)) {
+  const requested = ctx.scope === "all" ? [] : ctx.scope === "invoked" ? (ctx.invokedProject ? [ctx.invokedProject] : []) : [...ctx.scope];
+  if (requested.length === 0) return all.map((w) => ({ ...w, path: w.path || w.dir }));
+  const out = new Map<string, Workspace>();
+  for (const project of requested) for (const w of workspacesFor(project, all, root, ctx.platform)) out.set(w.dir, w);
+  return [...out.values()];
+}
+
+/** spec §3.7: workspaces whose path contains the project, plus the nearest slug dir; longest path wins. */
+function workspacesFor(project: string, all: Workspace[], root: string, platform: NodeJS.Platform): Workspace[] {
+  const target = norm(project, platform);
+  const matches = all.filter((w) => w.path && isWithin(target, norm(w.path, platform)));
+  for (let p = resolve(project); ; p = dirname(p)) {
     const slugDir = join(root, cursorSlug(p));
     if (existsSync(join(slugDir, "agent-transcripts"))) {
       if (!matches.some((w) => w.dir === slugDir)) matches.push({ dir: slugDir, path: workspacePath(slugDir) || p });

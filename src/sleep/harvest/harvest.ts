@@ -28,6 +28,7 @@ export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
     env,
     platform: opts.platform ?? process.platform,
     lex: makeLexicon(env),
+    scope: opts.scope,
     invokedProject: opts.invokedProject ? resolve(opts.invokedProject) : "",
   };
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Number.POSITIVE_INFINITY;
@@ -100,7 +101,7 @@ function harvestSource(
   opts.onProgress?.({ kind: "source_start", source: source.name, candidates: candidates.length });
   const state = opts.state;
   const files = state?.loadFiles(source.name) ?? new Map<string, SessionFileMark>();
-  const delivered = state?.loadDelivered(scope, source.name) ?? new Map<string, number>();
+  const delivered = (!opts.includeDelivered && state?.loadDelivered(scope, source.name)) || new Map<string, number>();
   const writes: { mark: SessionFileMark; state: SessionState | null }[] = [];
   const since = opts.sinceMs;
   const seenIds = new Set<string>();

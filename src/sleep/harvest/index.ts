@@ -27,6 +27,11 @@ export interface HarvestOptions {
   sinceMs?: number;
   /** Maximum digests returned over all sources, newest first; 0 = unlimited. */
   limit?: number;
+  /**
+   * Also return sessions already delivered to this scope (a preview of everything, still read
+   * through the parse cache). commit() then records nothing new for them.
+   */
+  includeDelivered?: boolean;
   /** Incremental state; without it every session is read in full and commit() does nothing. */
   state?: HarvestStateStore;
   /** Environment used for per-OS locations (CODEX_HOME, XDG_*, APPDATA, OPENCODE_DB, …). */

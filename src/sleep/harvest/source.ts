@@ -1,6 +1,6 @@
 import type { SessionFileMark, SessionState } from "../ports.ts";
 import type { Lexicon } from "./text.ts";
-import type { SessionDigest, SourceLocations, SourceName } from "./types.ts";
+import type { Scope, SessionDigest, SourceLocations, SourceName } from "./types.ts";
 
 /** One session the source can see, found cheaply (a stat or one index row). */
 export interface Candidate {
@@ -24,6 +24,7 @@ export interface ReaderContext {
   env: Readonly<Record<string, string | undefined>>;
   platform: NodeJS.Platform;
   lex: Lexicon;
+  scope: Scope;
   invokedProject: string;
 }
 
