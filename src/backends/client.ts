@@ -47,7 +47,7 @@ export interface ClientCore {
   maxCostUsd?: number | undefined;
   maxCalls?: number | undefined;
   onCall?: ((event: CallEvent) => void) | undefined;
-  retry?: Partial<RetryPolicy> & { attempts?: Partial<Record<Role, number>> };
+  retry?: Partial<Omit<RetryPolicy, "attempts">> & { attempts?: Partial<Record<Role, number>> };
   now?: () => number;
 }
 

@@ -28,6 +28,14 @@ function bin(settings: Settings, keys: string[], envs: string[], fallback: strin
   return settings.first(keys, envs)?.value ?? fallback;
 }
 
+function positiveSeconds(settings: Settings, keys: string[], envs: string[]): number | undefined {
+  const found = settings.first(keys, envs);
+  if (!found) return undefined;
+  const n = numberOf(found.value);
+  if (n === undefined || Number.isNaN(n) || n <= 0) throw new ConfigError(`${found.from}: expected a positive number of seconds, got ${JSON.stringify(found.value)}`);
+  return n;
+}
+
 /** The chat backend of a role, or undefined for exec-only harnesses. */
 export async function buildChatBackend(name: BackendName, role: Role, settings: Settings, config: unknown): Promise<ChatBackend | undefined> {
   switch (name) {
@@ -45,7 +53,8 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
       return createClaudeChat({
         bin: bin(settings, [], ["CLAUDE_CLI_BIN"], settings.model("claude_code_exec_path") ?? "claude"),
         defaultModel: settings.model(role) ?? DEFAULT_MODELS.claude_chat!,
-        timeoutMs: 300_000,
+        // spec §7.5: 300 s; CLAUDE_CHAT_TIMEOUT (seconds) is ours, mirroring COPILOT_CHAT_TIMEOUT.
+        timeoutMs: (positiveSeconds(settings, [], ["CLAUDE_CHAT_TIMEOUT"]) ?? 300) * 1000,
         env: settings.env,
         permissionMode: settings.envVar("CLAUDE_PERMISSION_MODE") ?? "dontAsk",
         settingSources: settings.envVar("CLAUDE_SETTING_SOURCES") ?? "user,project",
@@ -158,19 +167,13 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
   }
 }
 
-interface SimModule {
-  createSimBackend(role: Role, config: unknown): ChatBackend | Promise<ChatBackend>;
-}
-
 async function loadSim(role: Role, config: unknown): Promise<ChatBackend> {
-  let mod: Partial<SimModule>;
+  let mod: typeof import("./sim/index.ts");
   try {
-    // The engine engineer owns src/backends/sim/; until it lands this import fails and sim is unsupported.
-    // @ts-expect-error -- the module may not exist yet
-    mod = (await import("./sim/index.ts")) as Partial<SimModule>;
+    mod = await import("./sim/index.ts");
   } catch (err) {
     throw new UnsupportedError("sim backend not available", { cause: err });
   }
   if (typeof mod.createSimBackend !== "function") throw new UnsupportedError("sim backend not available");
-  return mod.createSimBackend(role, config);
+  return mod.createSimBackend(role, config as Parameters<typeof mod.createSimBackend>[1]);
 }

@@ -22,8 +22,8 @@ export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";
 export type { ChatBackend, RawCompletion } from "./types.ts";
 
 export interface ModelClientOptions {
-  /** Read environment variables through this (the config module's env snapshot); default: none. */
-  env?: EnvLookup;
+  /** Environment: the config module's snapshot (`LoadedConfig.environ`) or a lookup function; default none. */
+  env?: EnvLookup | Readonly<Record<string, string | undefined>>;
   /** Do not read or write the call cache (`--no-cache`). */
   noCache?: boolean;
   /** Directory of the call cache; default `model.cache_dir`, then $SKILLOPT_CACHE_DIR / the XDG cache. */
@@ -41,7 +41,7 @@ export interface ModelClientOptions {
   /** Concurrency per role (default from the config's worker keys). */
   concurrency?: Partial<Record<Role, number>>;
   /** Retry policy overrides (tests and benches shorten the backoff). */
-  retry?: Partial<RetryPolicy> & { attempts?: Partial<Record<Role, number>> };
+  retry?: Partial<Omit<RetryPolicy, "attempts">> & { attempts?: Partial<Record<Role, number>> };
   /** Use these chat backends instead of the configured ones (benches, integration tests). */
   backends?: Partial<Record<Role, ChatBackend>>;
 }
@@ -63,7 +63,9 @@ export interface SkilloptModelClient extends LayeredModelClient {
 
 /** Build the model layer from the config: role resolution, backends, cache, limiter, ledger. */
 export async function createModelClient(config: BackendConfig, opts: ModelClientOptions = {}): Promise<SkilloptModelClient> {
-  const settings = new Settings(config, opts.env ?? NO_ENV);
+  const env = opts.env;
+  const lookup: EnvLookup = typeof env === "function" ? env : env ? (name) => env[name] : NO_ENV;
+  const settings = new Settings(config, lookup);
   const resolved = resolveRoles(settings);
   const pricing = parsePricing(config.model.pricing);
   if ("error" in pricing) throw new ConfigError(pricing.error, { issues: [{ path: "model.pricing", message: pricing.error }] });

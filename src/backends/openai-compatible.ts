@@ -216,7 +216,10 @@ function describe(ctx: ErrorContext): string {
 
 /** Turn an SDK/transport failure into a BackendError with the right kind and retryability. */
 function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendError {
-  if (err instanceof BackendError) return err;
+  for (let cur: unknown = err, i = 0; cur && i < 5; cur = (cur as { cause?: unknown }).cause, i++) {
+    // e.g. a token provider's failure, wrapped by the SDK
+    if (cur instanceof BackendError) return cur;
+  }
   const where = describe(ctx);
   if (timedOut || err instanceof APIConnectionTimeoutError || (err instanceof APIUserAbortError && timedOut)) {
     return new BackendError("timeout", `${where}: no answer within ${Math.round(ctx.timeoutMs / 1000)} s`, { retryable: true, cause: err });

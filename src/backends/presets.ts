@@ -50,7 +50,9 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
   const base = get("base_url");
   const key = get("api_key");
   const model = roleModel(settings, role, l("model").keys, [...l("model").envs, `${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`], "gpt-4o-mini");
-  const stream = get("stream")?.value.toLowerCase();
+  // Booleans always have a value (default false), so any layer saying true turns streaming on.
+  const streamLayers = [...l("stream").keys.map((k) => settings.model(k)), ...l("stream").envs.map((e) => settings.envVar(e))];
+  const stream = streamLayers.some((x) => ["1", "true", "yes", "on"].includes((x ?? "").toLowerCase()));
   return createSdkChatBackend({
     name: "openai_compatible",
     kind: "openai",
@@ -62,7 +64,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
     maxTokensField: "max_tokens",
     temperature: temperatureSetting(settings, l("temperature").keys, l("temperature").envs, undefined),
     sendReasoningEffort: takesReasoningEffort,
-    stream: stream === "1" || stream === "true" || stream === "yes" || stream === "on",
+    stream,
     keyHint: key ? key.from : `${l("api_key").envs[1]} or model.openai_compatible_api_key`,
   });
 }
