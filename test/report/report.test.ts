@@ -12,7 +12,7 @@ import {
 } from "../../src/report/html/index.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { writeSyntheticRun } from "./synthetic-run.ts";
+import { commitSyntheticStep, writeSyntheticRun } from "./synthetic-run.ts";
 
 describe("report.html", () => {
   test("has one decision marker per step, each with the step's recorded action", () => {
@@ -69,6 +69,39 @@ describe("report.html", () => {
     expect(view.summary).toBeNull();
     expect(view.warnings[0]).toStartWith("summary.json is not valid JSON");
     expect(renderReportHtml(view)).toContain("summary.json is not valid JSON");
+  });
+});
+
+describe("run store", () => {
+  test("step records, edit fates, candidate texts and status come from state.sqlite", () => {
+    using dir = tempDir();
+    commitSyntheticStep(dir.path, { step: 1, epoch: 1, action: "accept_new_best", outcome: "accepted", current_score: 0.5 }, "# skill\nrule 1\n");
+    commitSyntheticStep(dir.path, { step: 2, epoch: 1, action: "reject", outcome: "rejected", current_score: 0.5 }, "# skill\nrule 2\n");
+    const view = loadRunView(dir.path);
+    expect(view.steps.map((s) => [s.step, s.action, s.candidate])).toEqual([
+      [1, "accepted", "# skill\nrule 1\n"],
+      [2, "rejected", "# skill\nrule 2\n"],
+    ]);
+    expect(view.steps[1]!.edits.map((e) => [e.text, e.status, e.rationale])).toEqual([
+      ["rule 2", "rejected", "failures on dates"],
+      ["clipped rule", "clipped", ""],
+    ]);
+    expect({ status: view.status, planned: view.plannedSteps, started: view.startedAt, sim: view.simulator, benchmark: view.benchmark }).toEqual({
+      status: "running",
+      planned: 6,
+      started: "2023-11-14T22:13:20.000Z",
+      sim: true,
+      benchmark: "conventions",
+    });
+  });
+
+  test("a half-written state file is an error on the view and the files still render", () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 2 });
+    writeFileSync(join(dir.path, "state.sqlite"), "SQLite format 3\u0000 cut off");
+    const view = loadRunView(dir.path);
+    expect(view.storeError).toContain("state.sqlite");
+    expect(view.steps).toHaveLength(2);
   });
 });
 

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { commitCheckpoint, openRunStore } from "../../src/store/index.ts";
 
 /**
  * A small run directory in the shape issue 4 specifies (history.jsonl, summary.json, skills/,
@@ -72,4 +73,32 @@ export function writeSyntheticRun(dir: string, opts: { steps?: number; finished?
     );
   }
   return records;
+}
+
+/**
+ * Commit one step to `<dir>/state.sqlite` through the real run store, as the trainer does
+ * (record, artifacts, candidate text), from another connection than the reader's.
+ */
+export function commitSyntheticStep(dir: string, record: Record<string, unknown>, candidate: string, meta: Record<string, string | number> = {}): void {
+  const store = openRunStore(join(dir, "state.sqlite"));
+  try {
+    const hash = `c${String(record.step).padStart(15, "0")}`;
+    commitCheckpoint(store, {
+      kind: "step",
+      step: Number(record.step),
+      epoch: Number(record.epoch ?? 1),
+      state: { lastStep: record.step },
+      skills: [{ hash, text: candidate, origin: `candidate_step_${record.step}` }],
+      record: { ...record, candidate_hash: hash },
+      artifacts: {
+        merged_patch: { edits: [{ op: "append", content: `rule ${record.step}` }, { op: "append", content: "clipped rule" }] },
+        ranked_edits: { edits: [{ op: "append", content: `rule ${record.step}`, rationale: "failures on dates" }] },
+        edit_apply_report: [{ index: 1, op: "append", target: "", content_preview: `rule ${record.step}`, status: "applied_append" }],
+      },
+      evaluations: [],
+      meta: { status: "running", started_at: 1_700_000_000_000, benchmark: "conventions", backend: "sim (offline simulator)", total_steps: 6, ...meta },
+    });
+  } finally {
+    store.close();
+  }
 }

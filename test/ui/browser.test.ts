@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, cpSync, mkdirSync, readFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { normalizeAction, writeRunReport } from "../../src/report/html/index.ts";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
-import { writeSyntheticRun } from "../report/synthetic-run.ts";
+import { commitSyntheticStep, writeSyntheticRun } from "../report/synthetic-run.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -67,7 +67,9 @@ describe("dashboard in a real browser", () => {
 
   test("a run while it trains shows a new step without reloading", async () => {
     const dir = join(root, "live");
-    writeSyntheticRun(dir, { steps: 3, finished: false });
+    mkdirSync(dir);
+    const step = (n: number) => ({ epoch: 1, step: n, learning_rate: 2, rollout_hard: 0.2 + n / 10, candidate_gate_score: 0.3 + n / 10, current_score: 0.3 + n / 10, best_score: 0.3 + n / 10, action: "accept_new_best", outcome: "accepted", calls: { total: 5, cached: 0, by_stage: {} }, cost_usd: 0.001, wall_time_s: 0.2 });
+    for (const n of [1, 2, 3]) commitSyntheticStep(dir, step(n), `# skill\nrule ${n}\n`);
     const page = b.page;
     await page.goto(`${ui.url}/runs/live`);
     await page.waitForSelector('svg#score-chart [data-series="decision"]');
@@ -75,10 +77,8 @@ describe("dashboard in a real browser", () => {
       (window as unknown as { notReloaded: boolean }).notReloaded = true;
     });
     expect(await page.locator('svg#score-chart [data-series="decision"]').count()).toBe(3);
-    appendFileSync(
-      join(dir, "history.jsonl"),
-      `${JSON.stringify({ epoch: 2, step: 4, learning_rate: 1, rollout_score: 0.7, candidate_score: 0.9, current_score: 0.9, best_score: 0.9, action: "accepted", calls: 5, tokens: 100, cost_usd: 0.001, seconds: 0.2 })}\n`,
-    );
+    expect(await page.locator("#live").textContent()).toBe("live");
+    commitSyntheticStep(dir, step(4), "# skill\nrule 4\n");
     await page.waitForSelector('svg#score-chart [data-series="decision"][data-step="4"]', { timeout: 10_000 });
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.locator("#step-table tbody tr").count()).toBe(4);
