@@ -1,3 +1,29 @@
-import { stubCommand } from "../stub.ts";
+import { defineCommand } from "citty";
+import { join } from "node:path";
+import { colorizePatch, diffNight, plainPatch } from "../../sleep/diff.ts";
+import { resolveNight } from "../../sleep/stage.ts";
+import { output, printJson, printResult } from "../output.ts";
+import { fail } from "./adopt.ts";
+import { sleepArgs, sleepSetup } from "./common.ts";
+import { nightArg } from "./night.ts";
 
-export default stubCommand("diff", "Show the diff of a staged proposal against the live files", "skillopt sleep diff");
+export default defineCommand({
+  meta: { name: "diff", description: "Unified diff of live vs proposed files of a night (learned block highlighted)" },
+  args: { ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } },
+  async run({ args, rawArgs }) {
+    const setup = sleepSetup(args, rawArgs);
+    const dir = resolveNight(setup.project, nightArg(args.night));
+    if (!dir) return fail("no_staging", `no staged night${args.night ? ` named ${args.night}` : ""} in ${join(setup.project, ".skillopt-sleep", "staging")}`, 1, { staging_dir: null });
+    const files = diffNight(dir);
+    if (output.json) {
+      printJson({ staging_dir: dir, files });
+      return;
+    }
+    if (files.length === 0) {
+      printResult(`[sleep] ${dir}: no proposal (nothing would change)`);
+      return;
+    }
+    const color = output.color && Boolean(process.stdout.isTTY);
+    printResult(files.map((f) => (color ? `${plainPatch({ ...f, patch: "" })}${colorizePatch(f)}` : plainPatch(f))).join("\n"));
+  },
+});

@@ -1,3 +1,39 @@
-import { stubCommand } from "../stub.ts";
+import { defineCommand } from "citty";
+import { StagingError } from "../../lib/index.ts";
+import { hasReceipts, rollbackNight } from "../../sleep/adopt/rollback.ts";
+import { listNights, resolveNight } from "../../sleep/stage.ts";
+import { openSleepStore } from "../../store/sleep.ts";
+import { output, printJson, printResult } from "../output.ts";
+import { fail } from "./adopt.ts";
+import { sleepArgs, sleepSetup } from "./common.ts";
+import { nightArg } from "./night.ts";
 
-export default stubCommand("rollback", "Restore files from the last adoption's backups", "skillopt sleep rollback");
+export default defineCommand({
+  meta: { name: "rollback", description: "Restore the files an adoption changed, from its backups and receipts" },
+  args: {
+    ...sleepArgs,
+    night: { type: "positional", description: "Night folder name or path (default: the newest adopted night)", required: false },
+    force: { type: "boolean", description: "Restore even if a file was edited after adoption" },
+  },
+  async run({ args, rawArgs }) {
+    const setup = sleepSetup(args, rawArgs);
+    const name = nightArg(args.night);
+    const dir = name ? resolveNight(setup.project, name) : listNights(setup.project).find(hasReceipts);
+    if (!dir) return fail("no_adoption", "nothing to roll back: no adopted night found", 1, { staging_dir: null });
+    try {
+      const r = rollbackNight(dir, { force: args.force === true });
+      const store = openSleepStore(setup.statePath);
+      try {
+        for (const a of store.adoptions(dir)) if (a.rolled_back_ms === null) store.markRolledBack(a.id, Date.now());
+      } finally {
+        store.close();
+      }
+      if (output.json) printJson({ ok: true, ...r });
+      else printResult([`[sleep] rolled back ${dir}`, ...r.restored.map((p) => `  restored ${p}`), ...r.removed.map((p) => `  removed ${p} (created by the adoption)`), ...r.already.map((p) => `  ${p} already held its original bytes`)].join("\n"));
+    } catch (err) {
+      if (!(err instanceof StagingError)) throw err;
+      const kind = String(err.data.kind ?? "rollback_failed");
+      return fail(kind, err.message, kind === "rollback_refused" ? 2 : 1, { staging_dir: dir });
+    }
+  },
+});

@@ -258,6 +258,13 @@ export function adoptNight(stagingDir: string, sel: Selection, hooks: AdoptHooks
     }
     // Commit point: the journal is gone, the adoption stands.
     rmSync(join(stagingDir, JOURNAL_FILE), { force: true });
+    const created = journal.targets.flatMap((t) => t.created_dirs);
+    if (created.length) {
+      // Directories the adoption created, so a rollback can remove them again (sidecar: receipts keep upstream's schema).
+      const side = join(stagingDir, "backup", "created_dirs.json");
+      const prev = existsSync(side) ? (JSON.parse(readFileSync(side, "utf8")) as string[]) : [];
+      writeFileAtomic(side, `${JSON.stringify([...prev, ...created], null, 2)}\n`);
+    }
     return { mode: sel.mode, updated_paths: planned.map((p) => p.livePath), receipts: newRows, recovered: rec.restored };
   } finally {
     unlockAll(locks);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { StagingError, sha256, writeFileAtomic } from "../../lib/index.ts";
 import type { LegacyReceipt, SkillReceipt } from "./adopt.ts";
@@ -71,6 +71,12 @@ export function rollbackNight(dir: string, opts: { force?: boolean; now?: number
       } else {
         writeFileAtomic(p.r.live, p.bytes!);
         result.restored.push(p.r.live);
+      }
+    }
+    const side = join(dir, "backup", "created_dirs.json");
+    if (existsSync(side)) {
+      for (const d of (JSON.parse(readFileSync(side, "utf8")) as string[]).reverse()) {
+        if (existsSync(d) && readdirSync(d).length === 0) rmdirSync(d);
       }
     }
     const stamp = opts.now ?? Date.now();
