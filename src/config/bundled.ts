@@ -1,5 +1,12 @@
 import base from "../../configs/_base_/default.yaml" with { type: "text" };
 import softGate from "../../configs/features/soft_gate.yaml" with { type: "text" };
+import searchqaConfig from "../../configs/searchqa/default.yaml" with { type: "text" };
+import docvqaConfig from "../../configs/docvqa/default.yaml" with { type: "text" };
+import livemathConfig from "../../configs/livemathematicianbench/default.yaml" with { type: "text" };
+import officeqaConfig from "../../configs/officeqa/default.yaml" with { type: "text" };
+import spreadsheetbenchConfig from "../../configs/spreadsheetbench/default.yaml" with { type: "text" };
+import alfworldConfig from "../../configs/alfworld/default.yaml" with { type: "text" };
+import tasksConfig from "../../configs/tasks/default.yaml" with { type: "text" };
 
 /**
  * Configs embedded in the binary, by their path under configs/. Add a line when you add a file
@@ -8,4 +15,11 @@ import softGate from "../../configs/features/soft_gate.yaml" with { type: "text"
 export const BUNDLED_CONFIGS: Readonly<Record<string, string>> = {
   "_base_/default.yaml": base,
   "features/soft_gate.yaml": softGate,
+  "searchqa/default.yaml": searchqaConfig,
+  "docvqa/default.yaml": docvqaConfig,
+  "livemathematicianbench/default.yaml": livemathConfig,
+  "officeqa/default.yaml": officeqaConfig,
+  "spreadsheetbench/default.yaml": spreadsheetbenchConfig,
+  "alfworld/default.yaml": alfworldConfig,
+  "tasks/default.yaml": tasksConfig,
 };
