@@ -1,0 +1,95 @@
+// Model-layer throughput: N calls through createModelClient against the fake OpenAI server with a
+// fixed latency and a concurrency bound, with and without injected 429/500 faults.
+// Run: bun run bench/models.ts [--n 500] [--latency 50] [--concurrency 16] [--fault-rate 0.1]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { createModelClient } from "../src/backends/index.ts";
+import { type FakeReply, startFakeOpenAI } from "../test/support/fake-openai.ts";
+
+const { values } = parseArgs({
+  options: {
+    n: { type: "string", default: "500" },
+    latency: { type: "string", default: "50" },
+    concurrency: { type: "string", default: "16" },
+    "fault-rate": { type: "string", default: "0.1" },
+  },
+});
+const N = Number(values.n);
+const LATENCY = Number(values.latency);
+const BOUND = Number(values.concurrency);
+const FAULT_RATE = Number(values["fault-rate"]);
+
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+interface Row {
+  scenario: string;
+  completed: number;
+  failed: number;
+  wallMs: number;
+  idealMs: number;
+  ratio: number;
+  maxInFlight: number;
+  requests: number;
+  faults: number;
+  duplicatePaid: number;
+}
+
+async function scenario(name: string, faultRate: number): Promise<Row> {
+  const rand = lcg(42);
+  const okPerPrompt = new Map<string, number>();
+  let faults = 0;
+  await using server = await startFakeOpenAI({
+    latencyMs: LATENCY,
+    reply: (req): FakeReply => {
+      if (rand() < faultRate) {
+        faults++;
+        return faults % 2 === 0 ? { fault: "rate_limit", retryAfterMs: LATENCY } : { fault: "status", status: 500 };
+      }
+      okPerPrompt.set(req.lastUserText, (okPerPrompt.get(req.lastUserText) ?? 0) + 1);
+      return { text: `answer to ${req.lastUserText}`, usage: { prompt_tokens: 50, completion_tokens: 10 } };
+    },
+  });
+  const cacheDir = mkdtempSync(join(tmpdir(), "skillopt-bench-"));
+  const client = await createModelClient(
+    { model: { backend: "openai_compatible", target: "gpt-4o-mini", openai_compatible_base_url: server.url, openai_compatible_api_key: "bench" } },
+    { cacheDir, concurrency: { target: BOUND }, retry: { baseDelayMs: LATENCY, random: lcg(7) } },
+  );
+  const t0 = performance.now();
+  const results = await Promise.allSettled(
+    Array.from({ length: N }, (_, i) => client.chat("target", { stage: "rollout", messages: [{ role: "user", content: `task ${i}` }] })),
+  );
+  const wallMs = performance.now() - t0;
+  await client.close();
+  rmSync(cacheDir, { recursive: true, force: true });
+  const idealMs = Math.ceil(N / BOUND) * LATENCY;
+  const duplicatePaid = [...okPerPrompt.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
+  return {
+    scenario: name,
+    completed: results.filter((r) => r.status === "fulfilled").length,
+    failed: results.filter((r) => r.status === "rejected").length,
+    wallMs: Math.round(wallMs),
+    idealMs,
+    ratio: Number((wallMs / idealMs).toFixed(3)),
+    maxInFlight: server.maxInFlight,
+    requests: server.requests.length,
+    faults,
+    duplicatePaid,
+  };
+}
+
+const rows = [await scenario("no faults", 0), await scenario(`${Math.round(FAULT_RATE * 100)} % 429/500`, FAULT_RATE)];
+console.log(`model layer bench: N=${N} calls, ${LATENCY} ms latency, concurrency bound ${BOUND}`);
+console.table(rows);
+const [clean, faulty] = rows as [Row, Row];
+console.log(`aim: ratio ≤ 1.15 without faults → ${clean.ratio <= 1.15 ? "met" : "MISSED"} (${clean.ratio})`);
+console.log(`aim: every call completed with faults → ${faulty.completed === N ? "met" : "MISSED"} (${faulty.completed}/${N})`);
+console.log(`aim: 0 duplicate paid calls → ${clean.duplicatePaid + faulty.duplicatePaid === 0 ? "met" : "MISSED"}`);
+console.log(`aim: max in-flight ≤ ${BOUND} → ${Math.max(clean.maxInFlight, faulty.maxInFlight) <= BOUND ? "met" : "MISSED"}`);
