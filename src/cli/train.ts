@@ -1,3 +1,352 @@
-import { stubCommand } from "./stub.ts";
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { defineCommand } from "citty";
+import { stringify } from "yaml";
+import { type CallEvent, createModelClient, PriceTable, type SkilloptModelClient } from "../backends/index.ts";
+import { benchmarkNames, getBenchmark } from "../benchmarks/index.ts";
+import { type LoadedConfig, loadConfig, type TrainConfig } from "../config/index.ts";
+import {
+  type Benchmark,
+  type BenchmarkContext,
+  deriveSizes,
+  type EngineConfig,
+  firstN,
+  normalizeLrControl,
+  normalizeUpdateMode,
+  planCalls,
+  type RunCheckpoint,
+  type RunRecorder,
+  type Splits,
+  train,
+} from "../engine/index.ts";
+import { ConfigError, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { PROMPTS } from "../prompts/index.ts";
+import { createConsole } from "../report/console.ts";
+import { commitCheckpoint, getRunMeta, lastCheckpoint, openRunStore, setRunMeta, skillTexts, stepRecords, type Store, useCallTables } from "../store/index.ts";
+import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
+import { output, printJson, printResult } from "./output.ts";
 
-export default stubCommand("train", "Train a skill: rollouts, reflection, gated edits, epochs", "skillopt train (the training engine)");
+/** Upstream's legacy per-key flags (engine.md §4.1) that map onto config keys. */
+export const LEGACY_FLAGS = [
+  "env", "backend", "optimizer_model", "target_model", "optimizer_backend", "target_backend", "reasoning_effort",
+  "skill_init", "num_epochs", "train_size", "batch_size", "accumulation", "seed", "edit_budget", "min_edit_budget",
+  "lr_scheduler", "lr_control_mode", "merge_batch_size", "sel_env_num", "test_env_num", "eval_test", "use_gate",
+  "analyst_workers", "failure_only", "minibatch_size", "skill_update_mode", "use_slow_update", "slow_update_samples",
+  "longitudinal_pair_policy", "use_meta_skill", "use_skill_aware_reflection", "skill_aware_appendix_source",
+  "skill_aware_consolidate_threshold", "data_path", "split_mode", "split_ratio", "split_seed", "split_dir",
+  "data_root", "max_turns", "workers", "limit", "out_root",
+] as const;
+
+const legacyArgs = Object.fromEntries(
+  LEGACY_FLAGS.map((f) => [f, { type: "string", description: `Upstream flag (→ config key ${f})`, valueHint: "V" }]),
+) as Record<(typeof LEGACY_FLAGS)[number], { type: "string"; description: string; valueHint: string }>;
+
+/** Collect the legacy flags that were given. */
+export function legacyValues(args: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of LEGACY_FLAGS) if (typeof args[f] === "string") out[f] = args[f] as string;
+  return out;
+}
+
+export interface ConfigInput {
+  config: string;
+  set: string[];
+  cfgOptions: string[];
+  legacy: Record<string, string>;
+  envFile?: string | undefined;
+  cwd: string;
+}
+
+/** Load the config from CLI inputs; --config is required. */
+export function loadFromInput(input: ConfigInput): LoadedConfig {
+  if (!input.config) throw new UsageError("--config is required (a bundled name such as quickstart, or a YAML file)", { hint: "run `skillopt configs` to list bundled configs" });
+  return loadConfig({
+    config: input.config,
+    set: input.set,
+    cfgOptions: input.cfgOptions,
+    legacy: input.legacy,
+    cwd: input.cwd,
+    ...(input.envFile ? { envFile: input.envFile } : {}),
+  });
+}
+
+/** The benchmark named by env.name (exit 2 when unknown). */
+export async function resolveBenchmark(loaded: LoadedConfig): Promise<Benchmark> {
+  const name = loaded.config.env.name;
+  if (!name) throw new ConfigError(`env.name is empty in ${loaded.file}: name a benchmark (${benchmarkNames().join(", ")})`);
+  const bench = await getBenchmark(name);
+  if (!bench) throw new ConfigError(`unknown benchmark "${name}" (env.name in ${loaded.file}); available: ${benchmarkNames().join(", ")}`);
+  return bench;
+}
+
+const UPSTREAM_SKILL = /(^|\/)skillopt\/envs\/([^/]+)\/skills\/initial\.md$/;
+
+/** The initial skill: env.skill_init, or the benchmark's embedded one (spec §1.1; missing file = exit 2). */
+export function resolveInitialSkill(loaded: LoadedConfig, bench: Benchmark, cwd: string): { text: string; source: string; note?: string } {
+  const p = loaded.config.env.skill_init;
+  if (!p) return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)` };
+  const candidates = isAbsolute(p) ? [p] : [resolve(cwd, p), resolve(loaded.dir, p)];
+  const found = candidates.find((c) => existsSync(c));
+  if (found) return { text: readFileSync(found, "utf8"), source: found };
+  if (UPSTREAM_SKILL.test(p.replaceAll("\\", "/"))) {
+    return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)`, note: `env.skill_init ${p} is upstream's layout and not present here; using the embedded initial skill of ${bench.name}` };
+  }
+  throw new ConfigError(`env.skill_init: file not found: ${p} (set in ${loaded.file})`, { hint: "fix the path, or set env.skill_init to \"\" to start from the benchmark's initial skill" });
+}
+
+/** The benchmark context for a run. */
+export function benchmarkContext(config: TrainConfig, loaded: LoadedConfig, client: SkilloptModelClient, workDir: string, signal: AbortSignal): BenchmarkContext {
+  return {
+    model: client,
+    env: config.env as Record<string, unknown>,
+    configDir: loaded.dir,
+    workDir,
+    target: {
+      model: client.info.target?.model ?? config.model.target,
+      maxTokens: config.env.max_completion_tokens,
+      ...(config.model.reasoning_effort ? { reasoningEffort: config.model.reasoning_effort } : {}),
+    },
+    signal,
+    seed: config.train.seed,
+  };
+}
+
+/** First line of a run: which backend each role uses, with the simulator named as such. */
+export function backendLine(client: SkilloptModelClient): string {
+  const role = (r: "optimizer" | "target") => {
+    const i = client.info[r];
+    if (!i) return `${r}=(none)`;
+    return i.backend === "sim" ? `${r}=sim (offline simulator — not a real model)` : `${r}=${i.model ?? "?"} (${i.backend})`;
+  };
+  const auto = client.resolved.auto ? ` [backend auto → ${client.resolved.auto.chose}: ${client.resolved.auto.reason}]` : "";
+  return `[model config] ${role("optimizer")} ${role("target")}${auto}`;
+}
+
+function timestamp(d = new Date()): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+function pad4(n: number): string {
+  return String(n).padStart(4, "0");
+}
+
+/** Writes a run's state to state.sqlite and mirrors it into the run folder's files. */
+function runRecorder(store: Store, out: string, skills: Map<string, string>): RunRecorder {
+  const history = join(out, "history.jsonl");
+  const write = (cp: RunCheckpoint) => {
+    for (const s of cp.skills) skills.set(s.hash, s.text);
+    const current = skills.get(cp.state.current.hash);
+    const best = skills.get(cp.state.best.hash);
+    if (cp.kind !== "final" && current !== undefined) writeFileAtomic(join(out, "skills", `skill_v${pad4(cp.step)}.md`), current);
+    if (best !== undefined) writeFileAtomic(join(out, "best_skill.md"), best);
+    if (cp.kind === "step" && cp.record) {
+      appendFileSync(history, `${JSON.stringify(cp.record)}\n`);
+      const dir = join(out, "steps", `step_${pad4(cp.step)}`);
+      const a = cp.artifacts ?? {};
+      if (a.merged_patch) writeJsonAtomic(join(dir, "merged_patch.json"), a.merged_patch);
+      if (a.ranked_edits) writeJsonAtomic(join(dir, "ranked_edits.json"), a.ranked_edits);
+      if (Array.isArray(a.edit_apply_report) && a.edit_apply_report.length) writeJsonAtomic(join(dir, "edit_apply_report.json"), a.edit_apply_report);
+      if (a.lr_decision) writeJsonAtomic(join(dir, "lr_decision.json"), a.lr_decision);
+      const cand = typeof cp.record.candidate_hash === "string" ? skills.get(cp.record.candidate_hash) : undefined;
+      if (cand !== undefined) writeFileAtomic(join(dir, "candidate_skill.md"), cand);
+    }
+    if (cp.kind === "final" && cp.record) writeJsonAtomic(join(out, "summary.json"), cp.record);
+  };
+  return {
+    resume() {
+      const last = lastCheckpoint(store);
+      if (!last) return undefined;
+      const texts = skillTexts(store);
+      for (const [h, t] of Object.entries(texts)) skills.set(h, t);
+      // Rebuild history.jsonl from the store: a kill may have torn its last line.
+      writeFileAtomic(history, stepRecords(store).map((r) => `${JSON.stringify(r)}\n`).join(""));
+      return { state: last.state, skills: texts };
+    },
+    commit(cp) {
+      const status = cp.kind === "final" ? (cp.state.finished ? "finished" : "stopped") : "running";
+      commitCheckpoint(store, { ...cp, meta: { status, ...(cp.kind === "final" && cp.record ? { summary: JSON.stringify(cp.record) } : {}) } });
+      write(cp);
+    },
+  };
+}
+
+/** The engine's view of the config, with each role's model as the model layer resolved it. */
+function engineConfig(config: TrainConfig, client: SkilloptModelClient): EngineConfig {
+  return { ...config, model: { ...config.model, optimizer: client.info.optimizer?.model ?? config.model.optimizer } };
+}
+
+function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, splits: Splits, client: SkilloptModelClient, source: string): Record<string, unknown> {
+  const sizes = deriveSizes(config, splits.train.length);
+  const mode = normalizeUpdateMode(config.optimizer.skill_update_mode);
+  const lr = normalizeLrControl(config.optimizer.lr_control_mode, mode);
+  const sel = firstN(splits.val, config.evaluation.sel_env_num).length;
+  const test = firstN(splits.test, config.evaluation.test_env_num).length;
+  const plan = planCalls(config, sizes, splits.train.length, sel, test, mode, lr);
+  const prices = new PriceTable();
+  const price = (r: "optimizer" | "target") => {
+    const m = client.info[r]?.model;
+    if (client.info[r]?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
+    return m ? (prices.lookup(m) ?? null) : null;
+  };
+  const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+  return {
+    dry_run: true,
+    config: loaded.file,
+    benchmark: bench.name,
+    initial_skill: source,
+    splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: sel, test_items: test },
+    epochs: config.train.num_epochs,
+    steps_per_epoch: sizes.stepsPerEpoch,
+    total_steps: sizes.totalSteps,
+    batch_size: config.train.batch_size,
+    update_mode: mode,
+    lr_control_mode: lr,
+    edit_budgets: plan.budgets,
+    predicted_calls: { target: { ...plan.target, total: sum(plan.target) }, optimizer: { ...plan.optimizer, total: sum(plan.optimizer) } },
+    prices_per_mtok: { optimizer: price("optimizer"), target: price("target") },
+    note: "Upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes in every batch. Cost depends on tokens and is reported after the run.",
+    backends: client.info,
+  };
+}
+
+export default defineCommand({
+  meta: { name: "train", description: "Train a skill: rollouts, reflection, gated edits, epochs" },
+  args: {
+    ...globalArgs,
+    ...jsonArg,
+    ...configArgs,
+    out: { type: "string", description: "Output directory (default outputs/<env>_<YYYYMMDD-HHMMSS>, or env.out_root)", valueHint: "DIR" },
+    resume: { type: "string", description: "Continue the run in DIR from its last committed step", valueHint: "DIR" },
+    "max-cost": { type: "string", description: "Stop cleanly once this many dollars are spent (model.max_cost_usd)", valueHint: "USD" },
+    cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
+    "dry-run": { type: "boolean", description: "Resolve, load the data and print the plan and predicted calls; call no model" },
+    ...legacyArgs,
+  },
+  async run({ args, rawArgs }) {
+    const cwd = process.cwd();
+    const errWrite = (s: string) => process.stderr.write(s);
+    let input: ConfigInput = {
+      config: String(args.config ?? ""),
+      set: repeatedFlag(rawArgs, "set"),
+      cfgOptions: multiValueFlag(rawArgs, "cfg-options"),
+      legacy: legacyValues(args),
+      envFile: typeof args["env-file"] === "string" ? args["env-file"] : undefined,
+      cwd,
+    };
+    let out: string;
+    let store: Store | undefined;
+    if (args.resume) {
+      out = resolve(cwd, String(args.resume));
+      if (!existsSync(join(out, "state.sqlite"))) throw new UsageError(`--resume ${args.resume}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
+      store = openRunStore(join(out, "state.sqlite"));
+      const saved = JSON.parse(getRunMeta(store).input ?? "null") as ConfigInput | null;
+      if (!saved) throw new UsageError(`--resume ${args.resume}: the run store has no saved config input`);
+      input = { ...saved, set: [...saved.set, ...input.set], cfgOptions: [...saved.cfgOptions, ...input.cfgOptions], legacy: { ...saved.legacy, ...input.legacy } };
+    }
+    const maxCost = args["max-cost"] === undefined ? undefined : Number(args["max-cost"]);
+    if (maxCost !== undefined && !(maxCost > 0)) throw new UsageError(`--max-cost must be a positive number of dollars (got ${args["max-cost"]})`);
+    const loaded = loadFromInput(input);
+    const config = loaded.config;
+    for (const w of loaded.warnings) errWrite(`  [warn] ${w}\n`);
+    const bench = await resolveBenchmark(loaded);
+    const init = resolveInitialSkill(loaded, bench, input.cwd);
+    out ??= resolve(cwd, args.out ? String(args.out) : config.env.out_root || join("outputs", `${config.env.name}_${timestamp()}`));
+    if (!args.resume && !args["dry-run"] && existsSync(join(out, "state.sqlite"))) {
+      throw new UsageError(`${relative(cwd, out) || out} already holds a run`, { hint: `continue it with --resume ${relative(cwd, out) || out}, or choose another --out` });
+    }
+    const controller = new AbortController();
+    const client = await createModelClient(config, {
+      env: loaded.environ,
+      noCache: args.cache === false,
+      ...(maxCost === undefined ? {} : { maxCostUsd: maxCost }),
+      ...(args["dry-run"] ? {} : { ledgerStore: prepareStore(), runId: "train" }),
+      onCall: (e: CallEvent) => void e,
+    });
+    function prepareStore(): Store {
+      mkdirSync(out, { recursive: true });
+      store ??= openRunStore(join(out, "state.sqlite"));
+      useCallTables(store);
+      return store;
+    }
+    const onSigint = () => controller.abort(new UsageError("interrupted"));
+    try {
+      const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
+      const splits = await bench.loadSplits(ctx);
+      if (args["dry-run"]) {
+        const plan = dryRun(config, loaded, bench, splits, client, init.source);
+        if (output.json) printJson(plan);
+        else printResult(stringify(plan).trimEnd());
+        return;
+      }
+      const runStore = prepareStore();
+      const simNote = client.info.optimizer?.backend === "sim" || client.info.target?.backend === "sim" ? "sim (offline simulator)" : "";
+      setRunMeta(runStore, {
+        input: JSON.stringify(redactValue(input)),
+        config: JSON.stringify(redactValue(config)),
+        benchmark: bench.name,
+        pid: process.pid,
+        status: "running",
+        backend: simNote || `${client.info.optimizer?.backend}/${client.info.target?.backend}`,
+        total_steps: deriveSizes(config, splits.train.length).totalSteps,
+        ...(args.resume ? {} : { started_at: Date.now() }),
+      });
+      writeFileAtomic(join(out, "config.resolved.yaml"), stringify(redactValue(config)));
+      const events = createConsole({ write: errWrite, tty: Boolean(process.stderr.isTTY), quiet: output.quiet || output.json });
+      events.emit({ type: "run_start", lines: [`  ${backendLine(client)}`, `  [initial skill] ${init.source} (${init.text.length} chars)`, ...(init.note ? [`  [note] ${init.note}`] : []), `  [out] ${out}`] });
+      process.once("SIGINT", onSigint);
+      const skills = new Map<string, string>();
+      let result: Awaited<ReturnType<typeof train>>;
+      try {
+        result = await train({
+          cfg: engineConfig(config, client),
+          bench,
+          ctx,
+          splits,
+          initialSkill: init.text,
+          prompts: PROMPTS,
+          recorder: runRecorder(runStore, out, skills),
+          accounting: client,
+          events,
+          clock: { now: () => Date.now() },
+          signal: controller.signal,
+        });
+      } catch (err) {
+        setRunMeta(runStore, { status: "interrupted" });
+        if (controller.signal.aborted) {
+          errWrite(`  interrupted — the run is resumable: skillopt train --resume ${relative(cwd, out) || out}\n`);
+          process.exitCode = 130;
+          return;
+        }
+        throw err;
+      }
+      const summary = { ...result.summary, out, backend: simNote || undefined };
+      writeJsonAtomic(join(out, "summary.json"), summary);
+      if (output.json) printJson(summary);
+      else printResult(resultText(summary));
+    } finally {
+      process.removeListener("SIGINT", onSigint);
+      await client.close();
+      store?.close();
+    }
+  },
+});
+
+function pct(x: unknown): string {
+  return typeof x === "number" ? x.toFixed(3) : "—";
+}
+
+/** The human result: the three scores, counts, calls and cost. */
+export function resultText(s: Record<string, unknown>): string {
+  const g = (k: string) => (s[k] ?? {}) as Record<string, unknown>;
+  const calls = g("calls");
+  const lines = [
+    `${s.status === "finished" ? "Training finished" : `Training stopped (${s.stopped_reason})`}${s.backend ? ` — ${s.backend}` : ""}`,
+    `  selection: baseline ${pct(g("baseline").selection)} → best ${pct(g("best").selection)} (step ${g("best").step}) · final ${pct(g("final").selection)}`,
+    `  test:      baseline ${pct(g("baseline").test)} → best ${pct(g("best").test)} · final ${pct(g("final").test)}`,
+    `  steps ${s.steps}/${s.total_steps}: accepted ${s.accepted}, rejected ${s.rejected} (early ${s.rejected_early}), skipped ${s.skipped}`,
+    `  calls ${calls.total} (cached ${calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost ${typeof s.cost_usd === "number" ? `$${s.cost_usd.toFixed(4)}` : "unknown"}, wall ${s.wall_s}s`,
+    `  best skill: ${join(String(s.out), "best_skill.md")}`,
+  ];
+  return lines.join("\n");
+}

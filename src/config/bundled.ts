@@ -1,5 +1,7 @@
 import base from "../../configs/_base_/default.yaml" with { type: "text" };
+import conventions from "../../configs/conventions/default.yaml" with { type: "text" };
 import softGate from "../../configs/features/soft_gate.yaml" with { type: "text" };
+import quickstart from "../../configs/quickstart/default.yaml" with { type: "text" };
 import searchqaConfig from "../../configs/searchqa/default.yaml" with { type: "text" };
 import docvqaConfig from "../../configs/docvqa/default.yaml" with { type: "text" };
 import livemathConfig from "../../configs/livemathematicianbench/default.yaml" with { type: "text" };
@@ -14,6 +16,7 @@ import tasksConfig from "../../configs/tasks/default.yaml" with { type: "text" }
  */
 export const BUNDLED_CONFIGS: Readonly<Record<string, string>> = {
   "_base_/default.yaml": base,
+  "conventions/default.yaml": conventions,
   "features/soft_gate.yaml": softGate,
   "searchqa/default.yaml": searchqaConfig,
   "docvqa/default.yaml": docvqaConfig,
@@ -22,4 +25,5 @@ export const BUNDLED_CONFIGS: Readonly<Record<string, string>> = {
   "spreadsheetbench/default.yaml": spreadsheetbenchConfig,
   "alfworld/default.yaml": alfworldConfig,
   "tasks/default.yaml": tasksConfig,
+  "quickstart/default.yaml": quickstart,
 };

@@ -74,6 +74,11 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
     } else if (!stated && g.es.some((e) => e.passed)) {
       // A success that relied on a default: state the convention explicitly.
       proposals.push({ fid: g.fid, count: g.es.length, ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}/succ`, noise) });
+    } else if (statedConv?.id === g.house.id && k.draw(`${reqKey}/${g.fid}/rephrase`) < 0.5) {
+      // Over-editing, as real optimizers do: "clarify" a rule that already works. At the noise
+      // rate the rewording is wrong or vague and breaks the rule; the gate has to catch it.
+      const p = propose(k, g.fid, g.house, `${reqKey}/${g.fid}/rephrase`, noise);
+      if (p.line.trim() !== stated!.trim()) proposals.push({ fid: g.fid, count: 1, ...p });
     }
   }
   proposals.sort((a, b) => b.count - a.count);

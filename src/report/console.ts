@@ -1,0 +1,59 @@
+import type { EngineEvent, EngineEvents } from "../engine/index.ts";
+import { createProgress } from "./progress.ts";
+
+export interface ConsoleOptions {
+  write: (s: string) => void;
+  tty: boolean;
+  /** Print nothing but warnings (the CLI prints the result itself). */
+  quiet: boolean;
+  /** Plain-line progress interval when not on a TTY. */
+  intervalMs?: number;
+}
+
+function fmt(x: unknown): string {
+  return typeof x === "number" ? x.toFixed(4) : x === null || x === undefined ? "—" : String(x);
+}
+
+/** One line summarising a finished step (spec §4.5 `[STEP n done]`). */
+export function stepDoneLine(step: number, total: number, r: Record<string, unknown>): string {
+  const calls = (r.calls as { total?: number; cached?: number } | undefined) ?? {};
+  const cost = typeof r.cost_usd === "number" ? ` cost=$${r.cost_usd.toFixed(4)}` : "";
+  return `  [STEP ${step}/${total} done] epoch=${r.epoch} action=${r.action} current=${fmt(r.current_score)} best=${fmt(r.best_score)} calls=${calls.total ?? 0} (cached ${calls.cached ?? 0})${cost} dt=${r.wall_time_s}s`;
+}
+
+/** Render engine events as the training console: a line per stage, progress for rollouts. */
+export function createConsole(o: ConsoleOptions): EngineEvents {
+  const progress = createProgress(o.write, { tty: o.tty, ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }) });
+  const line = (s: string) => {
+    progress.clear();
+    o.write(`${s}\n`);
+  };
+  return {
+    emit(e: EngineEvent) {
+      if (e.type === "warning") return line(`  [warn] ${e.text}`);
+      if (o.quiet) return;
+      switch (e.type) {
+        case "run_start":
+          for (const l of e.lines) line(l);
+          return;
+        case "stage":
+          for (const l of e.text.split("\n")) line(e.stage === "config" || e.stage === "baseline" || e.stage === "resume" ? `  ${l}` : `    ${l}`);
+          return;
+        case "progress":
+          progress.update(e.label, e.done, e.total);
+          return;
+        case "epoch_start":
+          line(`  [EPOCH ${e.epoch}/${e.epochs}]`);
+          return;
+        case "step_start":
+          line(`  [STEP ${e.step}/${e.total}] epoch=${e.epoch} step_in_epoch=${e.stepInEpoch} ==============================`);
+          return;
+        case "step_done":
+          line(stepDoneLine(e.step, e.total, e.record));
+          return;
+        case "done":
+          return;
+      }
+    },
+  };
+}
