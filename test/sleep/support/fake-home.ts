@@ -113,6 +113,9 @@ export function buildFakeHome(root: string, opts: { project?: string; now?: numb
   writeFileSync(join(project, "CLAUDE.md"), "# App\n\nHand-written project notes. Run the linter before committing.\n");
   writeFileSync(join(project, "package.json"), '{ "name": "app" }\n');
   copyHarvestFixtures(home);
+  const skillDir = join(home, ".claude", "skills", "skillopt-sleep-learned");
+  mkdirSync(skillDir, { recursive: true });
+  writeFileSync(join(skillDir, "SKILL.md"), "---\nname: skillopt-sleep-learned\ndescription: my own notes\n---\n\n# Learned\n\nHand-written by the developer.\n");
   const now = opts.now ?? Date.now();
   const sessions = [...correctionSessions(), ...plainSessions()];
   for (const [i, s] of sessions.entries()) writeClaudeSession(home, project, s, now - 3_600_000 + i * 60_000);

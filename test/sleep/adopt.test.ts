@@ -1,0 +1,132 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { adoptNight } from "../../src/sleep/adopt/adopt.ts";
+import { JOURNAL_FILE, recoverJournal } from "../../src/sleep/adopt/journal.ts";
+import { acquireLock, releaseLock } from "../../src/sleep/adopt/locks.ts";
+import { rollbackNight } from "../../src/sleep/adopt/rollback.ts";
+import { publishNight, readBaseline, reserveNight } from "../../src/sleep/stage.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const SKILL_BEFORE = "---\nname: learned\n---\n\n# learned\n\nHand-written intro.\n";
+const SKILL_AFTER = `${SKILL_BEFORE}\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- Use \`bun test\`.\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n`;
+const MEM_BEFORE = "# Project\n\nRun the linter.\n";
+const MEM_AFTER = `${MEM_BEFORE}\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- Prefer pnpm.\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n`;
+
+function stagedNight(root: string) {
+  const project = join(root, "project");
+  const skillPath = join(root, "home", ".claude", "skills", "learned", "SKILL.md");
+  const memoryPath = join(project, "AGENTS.md");
+  mkdirSync(join(root, "home", ".claude", "skills", "learned"), { recursive: true });
+  mkdirSync(project, { recursive: true });
+  writeFileSync(skillPath, SKILL_BEFORE);
+  writeFileSync(memoryPath, MEM_BEFORE);
+  const dir = reserveNight(project);
+  publishNight(dir, {
+    skillPath,
+    memoryPath,
+    accepted: true,
+    proposals: [
+      { which: "skill", text: SKILL_AFTER, baseline: readBaseline(skillPath) },
+      { which: "memory", text: MEM_AFTER, baseline: readBaseline(memoryPath) },
+    ],
+    reportJson: {},
+    reportMd: "# report\n",
+  });
+  return { project, skillPath, memoryPath, dir };
+}
+
+describe("adoption", () => {
+  test("applies the pinned proposals with backups and receipts, and rollback restores the original bytes", () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    const r = adoptNight(n.dir, { mode: "legacy" });
+    expect(r.updated_paths).toEqual([n.skillPath, n.memoryPath]);
+    expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
+    expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
+    expect(readFileSync(join(n.dir, "backup", "SKILL.md"), "utf8")).toBe(SKILL_BEFORE);
+    expect(readFileSync(join(n.dir, "backup", "AGENTS.md"), "utf8")).toBe(MEM_BEFORE);
+    const receipts = JSON.parse(readFileSync(join(n.dir, "adopted_legacy.json"), "utf8"));
+    expect(receipts.map((x: { target: string }) => x.target)).toEqual(["skill", "memory"]);
+    expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(false);
+    const rb = rollbackNight(n.dir);
+    expect(rb.restored).toEqual([n.skillPath, n.memoryPath]);
+    expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_BEFORE);
+    expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_BEFORE);
+  });
+
+  test("is refused when the live baseline drifted since staging, and nothing is written", () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    writeFileSync(n.memoryPath, `${MEM_BEFORE}edited by hand\n`);
+    expect(() => adoptNight(n.dir, { mode: "legacy" })).toThrow(/changed since this night was staged/);
+    expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_BEFORE);
+    expect(readFileSync(n.memoryPath, "utf8")).toBe(`${MEM_BEFORE}edited by hand\n`);
+    expect(existsSync(join(n.dir, "backup"))).toBe(false);
+    expect(existsSync(join(n.dir, "adopted_legacy.json"))).toBe(false);
+  });
+
+  test("the CLI reports a drifted baseline as adoption_refused with exit 2", async () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    writeFileSync(n.skillPath, "replaced\n");
+    const r = await runCli(["sleep", "adopt", "--project", n.project, "--json"], { env: { HOME: join(tmp.path, "home") } });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "adoption_refused", staging_dir: n.dir });
+  });
+
+  test("a crash in the middle of adoption is recovered by the next status, and adopt then succeeds", async () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir], { stdout: "ignore", stderr: "ignore" });
+    expect(await child.exited).not.toBe(0);
+    expect(child.signalCode).toBe("SIGKILL");
+    // Half-applied: the skill is new, the memory still old, the journal left behind.
+    expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
+    expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_BEFORE);
+    expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
+    const status = await runCli(["sleep", "status", "--project", n.project, "--json"], { env: { HOME: join(tmp.path, "home") } });
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout).recovered_adoptions).toEqual([n.dir]);
+    expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_BEFORE);
+    expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(false);
+    expect(existsSync(join(n.dir, "backup", "SKILL.md"))).toBe(false);
+    const adopt = await runCli(["sleep", "adopt", "--project", n.project, "--json"], { env: { HOME: join(tmp.path, "home") } });
+    expect(adopt.code).toBe(0);
+    expect(JSON.parse(adopt.stdout)).toMatchObject({ ok: true, mode: "legacy", updated_paths: [n.skillPath, n.memoryPath] });
+    expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
+  });
+
+  test("a crash in the middle of adoption is recovered by the next adopt itself", () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    const child = Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir], { stdout: "ignore", stderr: "ignore" });
+    expect(child.success).toBe(false);
+    const r = adoptNight(n.dir, { mode: "legacy" });
+    expect(r.recovered).toEqual([n.skillPath]);
+    expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
+    expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
+  });
+
+  test("recovery keeps everything when someone edited a half-adopted file", () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir], { stdout: "ignore", stderr: "ignore" });
+    writeFileSync(n.skillPath, "an editor changed this\n");
+    expect(() => recoverJournal(n.dir)).toThrow(/changed since/);
+    expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
+    expect(readFileSync(n.skillPath, "utf8")).toBe("an editor changed this\n");
+  });
+
+  test("a lock left by a dead process is broken; a live holder's lock is respected", () => {
+    using tmp = tempDir();
+    const path = join(tmp.path, "x.lock");
+    writeFileSync(path, "pid=999999999\n");
+    const lock = acquireLock(path, "test");
+    expect(readFileSync(path, "utf8")).toContain(`pid=${process.pid}`);
+    expect(() => acquireLock(path, "test")).toThrow(/already in progress/);
+    releaseLock(lock);
+    expect(existsSync(path)).toBe(false);
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { LEARNED_START } from "../../src/sleep/learned-block.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+import { buildFakeHome, changedFiles, hashTree } from "./support/fake-home.ts";
+
+describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
+  test("review stages a proposal; diff shows it; adopt applies it with backup and receipt; rollback restores every byte", async () => {
+    using tmp = tempDir("sleep-e2e-");
+    const { home, project } = buildFakeHome(tmp.path);
+    const stateDir = join(home, ".skillopt-sleep");
+    const staging = join(project, ".skillopt-sleep");
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir };
+    const run = (args: string[]) => runCli(["sleep", ...args, "--project", project], { env, cwd: project });
+    const skip = [staging, stateDir];
+    const before = hashTree([tmp.path], skip);
+
+    const review = await run(["review", "--backend", "mock", "--source", "all", "--json"]);
+    expect(review.stderr).toBe("");
+    expect(review.code).toBe(0);
+    const out = JSON.parse(review.stdout);
+    expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best", n_accepted_edits: 1 });
+    expect(out.n_sessions).toBeGreaterThanOrEqual(11);
+    const night: string = out.staging_dir;
+    for (const f of ["manifest.json", "report.md", "report.json", "diagnostics.json", "evidence.jsonl", "proposed_SKILL.md"]) expect(existsSync(join(night, f))).toBe(true);
+    expect(existsSync(join(night, "proposed_CLAUDE.md"))).toBe(false);
+    const manifest = JSON.parse(readFileSync(join(night, "manifest.json"), "utf8"));
+    expect(manifest).toMatchObject({ schema: "skillopt-sleep-staging", schema_version: 2, has_skill: false, has_memory: false, has_managed_skill: true, has_managed_memory: false, accepted: true });
+    expect(readFileSync(join(night, "report.md"), "utf8")).toContain("accept_new_best");
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+
+    const diff = await run(["diff"]);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain(`+${LEARNED_START}`);
+    expect(diff.stdout).toContain("+- Use `bun test` instead of `npm test`.");
+    expect(diff.stdout).toContain("proposed learned block: lines");
+
+    for (const args of [["status", "--json"], ["dry-run", "--backend", "mock", "--json"], ["diff", "--json"]]) {
+      const r = await run(args);
+      expect(r.code).toBe(0);
+    }
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+
+    const skillPath = join(home, ".claude", "skills", "skillopt-sleep-learned", "SKILL.md");
+    const original = readFileSync(skillPath);
+    const adopt = await run(["adopt", "--json"]);
+    expect(adopt.code).toBe(0);
+    expect(JSON.parse(adopt.stdout)).toMatchObject({ ok: true, mode: "legacy", updated_paths: [skillPath] });
+    expect(readFileSync(skillPath, "utf8")).toContain("- Use `bun test` instead of `npm test`.");
+    expect(readFileSync(skillPath, "utf8")).toContain("Hand-written by the developer.");
+    expect(readFileSync(join(night, "backup", "SKILL.md"))).toEqual(original);
+    const receipts = JSON.parse(readFileSync(join(night, "adopted_legacy.json"), "utf8"));
+    expect(receipts).toHaveLength(1);
+    expect(receipts[0]).toMatchObject({ target: "skill", live_path: skillPath, backup_path: join(night, "backup", "SKILL.md") });
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual(["home/.claude/skills/skillopt-sleep-learned/SKILL.md"]);
+
+    const rollback = await run(["rollback", "--json"]);
+    expect(rollback.code).toBe(0);
+    expect(JSON.parse(rollback.stdout)).toMatchObject({ ok: true, restored: [skillPath] });
+    expect(readFileSync(skillPath)).toEqual(original);
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+  });
+
+  test("a second review reads no old session again", async () => {
+    using tmp = tempDir("sleep-e2e-");
+    const { home, project } = buildFakeHome(tmp.path);
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
+    const run = (args: string[]) => runCli(["sleep", ...args, "--project", project, "--backend", "mock", "--json"], { env, cwd: project });
+    const first = JSON.parse((await run(["review"])).stdout);
+    expect(first.accepted).toBe(true);
+    const rejected = await run(["reject"]);
+    expect(rejected.code).toBe(0);
+    const second = await run(["review"]);
+    expect(second.code).toBe(0);
+    const out = JSON.parse(second.stdout);
+    expect(out.n_sessions).toBe(0);
+    expect(out.staging_dir).toBeNull();
+    const status = JSON.parse((await run(["status"])).stdout);
+    expect(status.night).toBe(2);
+  });
+});
