@@ -126,7 +126,9 @@ export const UI_JS = `"use strict";
   function renderLaunches() {
     fetch("/launches").then(function (r) { return r.text(); }).then(function (html) {
       var box = document.getElementById("launches");
-      if (box) box.innerHTML = html;
+      if (!box) return;
+      box.innerHTML = html;
+      box.querySelectorAll("pre.log").forEach(function (p) { p.scrollTop = p.scrollHeight; });
     });
   }
   if (form) {

@@ -130,7 +130,7 @@ export function renderLineChart(spec: LineChartSpec): string {
   for (const v of spec.vlines ?? []) {
     const x = sx(v.x);
     out.push(
-      `<line class="epoch" x1="${x}" x2="${x}" y1="${M.t}" y2="${M.t + PLOT_H + stripH}"/><text class="epoch-label" x="${x + 4}" y="${M.t + 10}">${esc(v.label)}</text>`,
+      `<line class="epoch" x1="${x}" x2="${x}" y1="${M.t}" y2="${M.t + PLOT_H + stripH}"/><text class="epoch-label" x="${x + 4}" y="${M.t + PLOT_H - 5}">${esc(v.label)}</text>`,
     );
   }
   for (const h of spec.hlines ?? []) {

@@ -182,6 +182,9 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const evalRaw = readJson(join(dir, "eval_summary.json"), warnings);
   const configYaml = readText(join(dir, "config.resolved.yaml")) ?? "";
   const info = configYaml ? configInfo(configYaml, warnings) : configFromMeta(state?.meta ?? {});
+  // The store records the backend actually used ("sim (offline simulator)" for backend: auto).
+  if (state?.meta.backend) info.backend = state.meta.backend;
+  if (!info.benchmark && state?.meta.benchmark) info.benchmark = state.meta.benchmark;
   const steps: StepView[] = [];
   records.forEach((r, i) => {
     const s = normalizeStep(r, i);

@@ -125,9 +125,7 @@ export function normalizeStep(v: unknown, index: number): StepView | null {
   const applied = firstNum(v, ["edits_applied", "edit_apply_summary.applied", "n_applied"]);
   const summary = isRec(v.edit_apply_summary) ? v.edit_apply_summary : undefined;
   const failed =
-    countOf(v.edits_failed) ??
-    (summary ? (num(summary.total) ?? 0) - (num(summary.applied) ?? 0) : null) ??
-    num(v.n_failed);
+    (summary ? (num(summary.total) ?? 0) - (num(summary.applied) ?? 0) : null) ?? countOf(v.edits_failed) ?? num(v.n_failed);
   return {
     step: firstNum(v, ["step"]) ?? index + 1,
     epoch: firstNum(v, ["epoch"]) ?? 1,
@@ -160,6 +158,28 @@ function triple(v: unknown): { selection: number | null; test: number | null; st
     test: firstNum(v, ["test", "test_hard"]),
     step: firstNum(v, ["step"]),
   };
+}
+
+function testByType(v: unknown): SummaryView["testByType"] {
+  if (!isRec(v)) return [];
+  const types = new Set<string>();
+  for (const which of ["baseline", "best", "final"]) if (isRec(v[which])) for (const t of Object.keys(v[which] as Rec)) types.add(t);
+  const acc = (which: string, t: string) => {
+    const w = v[which];
+    const g = isRec(w) ? w[t] : undefined;
+    return isRec(g) ? firstNum(g, ["hard_acc", "score", "hard"]) : null;
+  };
+  const total = (t: string) => {
+    for (const which of ["best", "baseline", "final"]) {
+      const w = v[which];
+      const g = isRec(w) ? w[t] : undefined;
+      if (isRec(g) && num(g.total) !== null) return num(g.total);
+    }
+    return null;
+  };
+  return [...types]
+    .sort((a, b) => (a === "overall" ? 1 : b === "overall" ? -1 : a.localeCompare(b)))
+    .map((t) => ({ type: t, total: total(t), baseline: acc("baseline", t), best: acc("best", t), final: acc("final", t) }));
 }
 
 /** summary.json (issue 4's shape, falling back to upstream's flat keys). */
@@ -209,6 +229,7 @@ export function normalizeSummary(v: unknown): SummaryView | null {
     costUsd: firstNum(v, ["cost_usd", "cost"]),
     wallSeconds: firstNum(v, ["wall_s", "total_wall_time_s", "wall_time_s"]),
     selectionCallsSaved: firstNum(v, ["selection_calls_saved"]),
+    testByType: testByType(v.test_by_type),
   };
 }
 

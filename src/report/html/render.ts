@@ -73,6 +73,17 @@ export function renderCards(run: RunView): string {
   return `<div class="cards" id="cards">${cards.join("")}</div>`;
 }
 
+function testTable(s: SummaryView | null): string {
+  if (!s || s.testByType.length === 0) return "";
+  const rows = s.testByType
+    .map(
+      (r) =>
+        `<tr${r.type === "overall" ? ' class="total"' : ""}><td>${esc(r.type)}</td><td class="n">${fmtInt(r.total)}</td><td class="n">${fmtScore(r.baseline)}</td><td class="n">${fmtScore(r.best)}</td><td class="n">${fmtScore(r.final)}</td></tr>`,
+    )
+    .join("");
+  return `<h3>Test accuracy by task type</h3><table id="test-table"><thead><tr><th>type</th><th class="n">items</th><th class="n">baseline</th><th class="n">best</th><th class="n">final</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 function stageTable(s: SummaryView | null): string {
   if (!s || s.byStage.length === 0) return "";
   const rows = s.byStage
@@ -140,6 +151,7 @@ export function renderRunBody(run: RunView): string {
     `<h2>Scores</h2>`,
     renderScoreChart(run),
     scoreLegend(),
+    testTable(run.summary),
     `<h2>Cost and tokens</h2>`,
     renderCostChart(run),
     stageTable(run.summary),

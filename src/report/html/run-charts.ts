@@ -125,9 +125,9 @@ export function renderCostChart(run: RunView, id = "cost-chart"): string {
     yLabel: "tokens",
     categories,
     columns: run.steps.map((s) => ({ x: s.step, values: useStages ? s.tokensByStage : { tokens: s.tokens } })),
-    ...(costPts.length > 0 ? { line: { name: "cumulative cost", color: "#111827", points: costPts, format: fmtCost } } : {}),
+    ...(cum > 0 ? { line: { name: "cumulative cost", color: "#111827", points: costPts, format: fmtCost } } : {}),
   });
-  const legend = `<div class="legend">${categories.map((c) => `<span><i style="background:${c.color}"></i>${c.name}</span>`).join("")}${costPts.length > 0 ? `<span><i style="background:#111827"></i>cumulative cost</span>` : ""}</div>`;
+  const legend = `<div class="legend">${categories.map((c) => `<span><i style="background:${c.color}"></i>${c.name}</span>`).join("")}${cum > 0 ? `<span><i style="background:#111827"></i>cumulative cost</span>` : ""}</div>`;
   return chart + legend;
 }
 

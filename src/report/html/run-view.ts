@@ -71,6 +71,8 @@ export interface SummaryView {
   costUsd: number | null;
   wallSeconds: number | null;
   selectionCallsSaved: number | null;
+  /** Test accuracy per task type for the baseline, best and final skills. */
+  testByType: { type: string; total: number | null; baseline: number | null; best: number | null; final: number | null }[];
 }
 
 export type RunStatus = "running" | "finished" | "interrupted" | "failed" | "unknown";
