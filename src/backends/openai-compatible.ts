@@ -73,7 +73,7 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), timeoutMs);
       const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
-      const ctx: ErrorContext = { name: opts.name, endpoint, model: request.model, timeoutMs, keyHint: opts.keyHint };
+      const ctx: ErrorContext = { name: opts.name, endpoint, model: request.model, timeoutMs, keyHint: opts.keyHint, secret: opts.apiKey };
       try {
         if (opts.stream) {
           const stream = await client.chat.completions.create(
@@ -208,6 +208,13 @@ interface ErrorContext {
   model: string;
   timeoutMs: number;
   keyHint: string | undefined;
+  /** The configured key, scrubbed from anything a server echoes back. */
+  secret: string | undefined;
+}
+
+function scrub(text: string, ctx: ErrorContext): string {
+  const out = redactText(text);
+  return ctx.secret && ctx.secret.length >= 6 ? out.replaceAll(ctx.secret, "[REDACTED]") : out;
 }
 
 function describe(ctx: ErrorContext): string {
@@ -235,11 +242,11 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
     if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "DNSException") {
       return new BackendError("dns", `${where}: host not found`, { cause: err, hint: "check the base URL / endpoint" });
     }
-    return new BackendError("reset", `${where}: connection failed (${code ?? redactText(errorMessage(err))})`, { retryable: true, cause: err });
+    return new BackendError("reset", `${where}: connection failed (${code ?? scrub(errorMessage(err), ctx)})`, { retryable: true, cause: err });
   }
   if (err instanceof APIError && typeof err.status === "number") {
     const status = err.status;
-    const detail = redactText(serverMessage(err)).slice(0, 300);
+    const detail = scrub(serverMessage(err), ctx).slice(0, 300);
     const retryAfterMs = parseRetryAfter(err.headers);
     const base = { status, cause: err, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
     if (status === 401 || status === 403) {
@@ -270,7 +277,7 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
   if (code === "ECONNRESET" || code === "ConnectionClosed" || code === "UND_ERR_SOCKET") {
     return new BackendError("reset", `${where}: connection reset while reading the response`, { retryable: true, cause: err });
   }
-  return new BackendError("protocol", `${where}: ${redactText(errorMessage(err)).slice(0, 300)}`, { retryable: true, cause: err });
+  return new BackendError("protocol", `${where}: ${scrub(errorMessage(err), ctx).slice(0, 300)}`, { retryable: true, cause: err });
 }
 
 function serverMessage(err: APIError): string {

@@ -13,8 +13,11 @@ export const SLEEP_SENTINEL = "<skillopt_sleep_internal_replay_v1>";
 export function isSecretKey(name: string): boolean {
   if (SECRET_KEY_EXCEPTIONS.has(name.toLowerCase())) return false;
   if (/_env$/i.test(name) || /tokens$/i.test(name) || /auth_mode$/i.test(name)) return false;
-  return SECRET_KEY_RE.test(name);
+  return SECRET_KEY_RE.test(name) || MORE_SECRET_KEY_RE.test(name);
 }
+
+/** Key-like names the main pattern misses (access_key, subscription_key, cookie, IDENTITY_HEADER, …). */
+const MORE_SECRET_KEY_RE = /((access|secret|subscription|signing|encryption|master|account|client|service)[_-]?key|cookie|session[_-]?id|identity[_-]?header|sas)$/i;
 
 /** Mask a secret for display: never shows more than the last 4 characters of long values. */
 export function maskSecret(value: string): string {
