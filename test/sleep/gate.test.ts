@@ -89,7 +89,7 @@ describe("consolidation behind the gate (mock backend)", () => {
   });
 
   test("edits rejected on earlier nights are not proposed again", async () => {
-    const r = await consolidate(ctx(), { ...base, tasks: researcher((i) => (i % 2 ? "val" : "train")), rejectedBefore: [MOCK_RULES["arxiv-id"]!] });
+    const r = await consolidate(ctx(), { ...base, tasks: researcher((i) => (i % 2 ? "val" : "train")), rejectedBefore: [MOCK_RULES["arxiv-id"]] });
     expect(r.applied.map((e) => e.content)).not.toContain(MOCK_RULES["arxiv-id"]);
     expect(r.accepted).toBe(false);
   });
