@@ -36,6 +36,8 @@ export interface AgentInput {
   outDir: string;
   position: string;
   sheet: string;
+  /** Results by (code, case): the final evaluation reuses cases the agent phase already ran. */
+  cache: Map<string, CaseResult>;
 }
 
 const remaining = (deadline: number) => Math.max(0, (deadline - Date.now()) / 1000);
@@ -77,6 +79,7 @@ async function codegenAgent(a: AgentInput, multi: boolean): Promise<Attempt> {
       sheet: a.sheet,
       signal: a.ctx.signal,
     });
+    a.cache.set(`${code}\u0000${first.no}`, result);
     let feedback: string | undefined;
     if (result.stage === "exec") {
       feedback = `Running the script failed:\n${(result.error ?? "").slice(-3000)}\n\nFix it and reply with the complete corrected script in one \`\`\`python block.`;
@@ -149,6 +152,7 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     outDir,
     position,
     sheet,
+    cache: new Map(),
   };
   const attempt = s.mode === "react" ? await reactAgent(input) : await codegenAgent(input, s.mode === "multi");
   const common = { ...base, spreadsheet_preview: preview, target_system_prompt: system, target_user_prompt: user, n_cases: cases.length, n_turns: attempt.nTurns };
@@ -161,6 +165,11 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
   }
   const results: CaseResult[] = [];
   for (const tc of cases) {
+    const cached = input.cache.get(`${attempt.code}\u0000${tc.no}`);
+    if (cached) {
+      results.push(cached);
+      continue;
+    }
     results.push(
       await runCase(attempt.code, tc, { python: s.python, timeoutS: Math.max(10, Math.min(120, remaining(deadline) || 120)), outDir, position, sheet, signal: ctx.signal }),
     );
