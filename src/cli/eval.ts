@@ -1,3 +1,128 @@
-import { stubCommand } from "./stub.ts";
+import { existsSync, readFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { defineCommand } from "citty";
+import { createModelClient } from "../backends/index.ts";
+import { Evaluator, firstN, meanScores, NO_EVENTS, type TaskItem } from "../engine/index.ts";
+import { UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { createConsole } from "../report/console.ts";
+import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
+import { output, printJson, printResult } from "./output.ts";
+import { backendLine, benchmarkContext, legacyValues, loadFromInput, resolveBenchmark } from "./train.ts";
 
-export default stubCommand("eval", "Evaluate a skill on a split", "skillopt eval (the training engine)");
+const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
+  train: "train",
+  val: "val",
+  valid_seen: "val",
+  selection: "val",
+  valid: "val",
+  test: "test",
+  valid_unseen: "test",
+  all: "all",
+};
+
+/** Canonical split for a name or upstream alias; an unknown name is a usage error (spec §10.5). */
+export function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
+  const s = SPLITS[name.trim().toLowerCase()];
+  if (!s) throw new UsageError(`--split ${name}: unknown split`, { hint: "use train, val (valid_seen), test (valid_unseen) or all" });
+  return s;
+}
+
+function stamp(): string {
+  const d = new Date();
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+export default defineCommand({
+  meta: { name: "eval", description: "Evaluate a skill on a split" },
+  args: {
+    ...globalArgs,
+    ...jsonArg,
+    ...configArgs,
+    skill: { type: "string", description: "Skill file to evaluate", valueHint: "FILE" },
+    split: { type: "string", description: "train | val (valid_seen) | test (valid_unseen) | all", default: "all", valueHint: "SPLIT" },
+    out: { type: "string", description: "Output directory (default outputs/eval_<env>_<timestamp>)", valueHint: "DIR" },
+    "fail-under": { type: "string", description: "Exit 1 when the hard score is below this (for CI)", valueHint: "SCORE" },
+    cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
+    env: { type: "string", description: "Upstream flag (→ env.name)", valueHint: "NAME" },
+    backend: { type: "string", description: "Upstream flag (→ model.backend)", valueHint: "NAME" },
+    target_model: { type: "string", description: "Upstream flag (→ model.target)", valueHint: "MODEL" },
+    target_backend: { type: "string", description: "Upstream flag (→ model.target_backend)", valueHint: "NAME" },
+    test_env_num: { type: "string", description: "Upstream flag (→ evaluation.test_env_num)", valueHint: "N" },
+    seed: { type: "string", description: "Upstream flag (→ train.seed)", valueHint: "N" },
+    out_root: { type: "string", description: "Upstream flag (→ --out)", valueHint: "DIR" },
+  },
+  async run({ args, rawArgs }) {
+    const cwd = process.cwd();
+    if (!args.skill) throw new UsageError("--skill FILE is required");
+    const skillPath = resolve(cwd, String(args.skill));
+    if (!existsSync(skillPath)) throw new UsageError(`--skill ${args.skill}: file not found`);
+    const split = canonicalSplit(String(args.split ?? "all"));
+    const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
+    if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1)) throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
+    const legacy = legacyValues(args);
+    delete legacy.out_root;
+    const loaded = loadFromInput({
+      config: String(args.config ?? ""),
+      set: repeatedFlag(rawArgs, "set"),
+      cfgOptions: multiValueFlag(rawArgs, "cfg-options"),
+      legacy,
+      envFile: typeof args["env-file"] === "string" ? args["env-file"] : undefined,
+      cwd,
+    });
+    const config = loaded.config;
+    for (const w of loaded.warnings) process.stderr.write(`  [warn] ${w}\n`);
+    const bench = await resolveBenchmark(loaded);
+    const skill = readFileSync(skillPath, "utf8");
+    const outArg = args.out ?? args.out_root;
+    const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${stamp()}`));
+    const client = await createModelClient(config, { env: loaded.environ, noCache: args.cache === false, roles: ["target"] });
+    const controller = new AbortController();
+    try {
+      const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
+      const splits = await bench.loadSplits(ctx);
+      const n = config.evaluation.test_env_num;
+      const items: TaskItem[] = split === "all" ? [...splits.train, ...splits.val, ...splits.test] : firstN(splits[split], n);
+      if (!items.length) throw new UsageError(`split ${split} of ${bench.name} is empty`);
+      const quiet = output.quiet || output.json;
+      if (!quiet) process.stderr.write(`  ${backendLine(client)}\n  [eval] split=${split} items=${items.length} skill=${relative(cwd, skillPath)}\n`);
+      const events = quiet ? NO_EVENTS : createConsole({ write: (s) => process.stderr.write(s), tty: Boolean(process.stderr.isTTY), quiet: false });
+      const ev = new Evaluator(bench, ctx, config.env.workers ?? 16, events);
+      const res = await ev.run(skill, items, `eval ${split}`);
+      const { hard, soft } = meanScores(res.results);
+      const byType: Record<string, { total: number; hard_acc: number }> = {};
+      for (const r of res.results) {
+        for (const k of [String(r.task_type ?? "other"), "overall"]) {
+          const b = (byType[k] ??= { total: 0, hard_acc: 0 });
+          b.hard_acc = (b.hard_acc * b.total + (Number(r.hard) || 0)) / (b.total + 1);
+          b.total += 1;
+        }
+      }
+      const totals = client.snapshot();
+      const sim = client.info.target?.backend === "sim";
+      const summary = {
+        skill: skillPath,
+        split,
+        n_items: items.length,
+        hard: Math.round(hard * 1e6) / 1e6,
+        soft: Math.round(soft * 1e6) / 1e6,
+        by_type: byType,
+        benchmark: bench.name,
+        backend: sim ? "sim (offline simulator)" : client.info.target?.backend,
+        calls: { total: totals.calls, cached: totals.cached },
+        cost_usd: totals.cost_usd,
+        ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: hard >= failUnder }),
+      };
+      writeFileAtomic(join(out, "results.jsonl"), res.results.map((r) => `${JSON.stringify(r)}\n`).join(""));
+      writeJsonAtomic(join(out, "eval_summary.json"), summary);
+      if (output.json) printJson(summary);
+      else printResult(`Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline simulator)" : ""})\nSaved to: ${out}`);
+      if (failUnder !== undefined && hard < failUnder) {
+        process.stderr.write(`  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}\n`);
+        process.exitCode = 1;
+      }
+    } finally {
+      await client.close();
+    }
+  },
+});

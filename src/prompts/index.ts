@@ -1,4 +1,3 @@
-import type { PromptSet } from "../engine/index.ts";
 import analyst_failure from "./analyst_failure.md" with { type: "text" };
 import analyst_success from "./analyst_success.md" with { type: "text" };
 import appendix_consolidate from "./appendix_consolidate.md" with { type: "text" };
@@ -16,7 +15,7 @@ import sar_success from "./sar_success.md" with { type: "text" };
 import slow_update from "./slow_update.md" with { type: "text" };
 
 /** The optimizer prompts, embedded in the binary (one Markdown file per stage). */
-export const PROMPTS: PromptSet = {
+export const PROMPTS = {
   analyst_failure,
   analyst_success,
   format_patch,
@@ -32,4 +31,4 @@ export const PROMPTS: PromptSet = {
   slow_update,
   meta_skill,
   appendix_consolidate,
-};
+} as const;

@@ -1,4 +1,4 @@
-import { type Convention, conventionOfLine, family, type FamilyId } from "../../benchmarks/conventions/catalogue.ts";
+import { type Convention, conventionOfLine, family, type FamilyId } from "./conventions.ts";
 import { pickBy } from "./draw.ts";
 import { byFamily, type Evidence, majorityHouse, readTrajectory } from "./infer.ts";
 import { quotedSkill, ruleLine, setRule } from "./skill-text.ts";

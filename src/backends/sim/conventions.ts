@@ -1,7 +1,8 @@
 /**
- * The house conventions of the `conventions` benchmark: families of mutually conflicting formatting
- * rules, how each renders a value, and the phrasings that state each rule in a skill document.
- * Pure data and functions (no imports) so the benchmark and the simulator share one definition.
+ * The simulator's world knowledge: families of mutually conflicting formatting conventions, how
+ * each renders a value, the phrasings that state each rule in a skill document, and what an agent
+ * does when its skill states no rule. The `conventions` benchmark defines the same formats
+ * independently (src/benchmarks/conventions/formats.ts); a test checks that the two agree.
  */
 
 export type FamilyId = "date" | "rounding" | "distance" | "currency" | "naming" | "list_order" | "framing" | "boolean";

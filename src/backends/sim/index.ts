@@ -1,4 +1,4 @@
-import { family, lastJsonBlock, parseTaskValue, rulesInSkill } from "../../benchmarks/conventions/catalogue.ts";
+import { family, lastJsonBlock, parseTaskValue, rulesInSkill } from "./conventions.ts";
 import type { TrainConfig } from "../../config/index.ts";
 import type { ChatMessage, ChatRequest, Role } from "../../engine/ports.ts";
 import { sha256 } from "../../lib/index.ts";

@@ -6,7 +6,7 @@ import {
   lastJsonBlock,
   parseTaskValue,
   type TaskValue,
-} from "../../benchmarks/conventions/catalogue.ts";
+} from "./conventions.ts";
 
 /** What the simulated optimizer reads off one trajectory of the JSON block. */
 export interface Evidence {

@@ -1,4 +1,4 @@
-import { conventionOfLine, FAMILIES, type FamilyId } from "../../benchmarks/conventions/catalogue.ts";
+import { conventionOfLine, FAMILIES, type FamilyId } from "./conventions.ts";
 
 const SLOW_START = "<!-- SLOW_UPDATE_START -->";
 const APPENDIX_START = "<!-- APPENDIX_START -->";

@@ -1,4 +1,4 @@
-import { conventionOfLine, family, type FamilyId } from "../../benchmarks/conventions/catalogue.ts";
+import { conventionOfLine, family, type FamilyId } from "./conventions.ts";
 import { propose, ruleText, type SimKnobs } from "./analyst.ts";
 import { readTrajectory } from "./infer.ts";
 import { familyOfLine, quotedSkill, setRule } from "./skill-text.ts";

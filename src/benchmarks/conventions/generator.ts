@@ -1,6 +1,6 @@
 import { sha256 } from "../../lib/index.ts";
 import type { TaskItem } from "../../engine/ports.ts";
-import { FAMILIES, type FamilyId, type TaskValue, convention, family, isUnambiguous } from "./catalogue.ts";
+import { FAMILY_IDS, FAMILY_TITLES, FORMATS, type FamilyId, isUnambiguous, render, type TaskValue, TYPICAL } from "./formats.ts";
 
 /** A seeded generator (mulberry32 over a sha256-derived state). */
 export function seededRandom(label: string): () => number {
@@ -35,12 +35,10 @@ export type HouseRules = Record<FamilyId, string>;
  */
 export function drawHouseRules(seed: number): HouseRules {
   const rng = seededRandom(`conventions/house/${seed}`);
-  const keepDefault = new Set(shuffle(rng, FAMILIES.map((f) => f.id)).slice(0, 1 + Math.floor(rng() * 2)));
+  const keepDefault = new Set(shuffle(rng, FAMILY_IDS).slice(0, 1 + Math.floor(rng() * 2)));
   const out = {} as HouseRules;
-  for (const f of FAMILIES) {
-    out[f.id] = keepDefault.has(f.id)
-      ? f.defaultConvention
-      : pick(rng, f.conventions.filter((c) => c.id !== f.defaultConvention)).id;
+  for (const f of FAMILY_IDS) {
+    out[f] = keepDefault.has(f) ? TYPICAL[f] : pick(rng, Object.keys(FORMATS[f]).filter((c) => c !== TYPICAL[f]));
   }
   return out;
 }
@@ -103,7 +101,7 @@ export function generateSplits(seed: number, sizes: SplitSizes, rules: HouseRule
   const out = { train: [] as TaskItem[], val: [] as TaskItem[], test: [] as TaskItem[] };
   for (const split of ["train", "val", "test"] as const) {
     const rng = seededRandom(`conventions/${split}/${seed}`);
-    const order = Array.from({ length: sizes[split] }, (_, i) => FAMILIES[i % FAMILIES.length]!.id);
+    const order = Array.from({ length: sizes[split] }, (_, i) => FAMILY_IDS[i % FAMILY_IDS.length]!);
     shuffle(rng, order).forEach((fid, i) => {
       const value = makeValue(rng, fid);
       const question = pick(rng, QUESTIONS[fid]);
@@ -112,8 +110,8 @@ export function generateSplits(seed: number, sizes: SplitSizes, rules: HouseRule
         family: fid,
         question,
         value,
-        expected: convention(rules[fid]).render(value),
-        family_title: family(fid).title,
+        expected: render(rules[fid], value),
+        family_title: FAMILY_TITLES[fid],
       });
     });
   }

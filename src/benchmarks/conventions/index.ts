@@ -1,6 +1,6 @@
 import type { Benchmark, BenchmarkContext, RolloutResult, Splits, TaskItem } from "../../engine/ports.ts";
 import { DataError, errorMessage } from "../../lib/index.ts";
-import { conventionsProducing, type TaskValue } from "./catalogue.ts";
+import { conventionsProducing, type TaskValue } from "./formats.ts";
 import { drawHouseRules, generateSplits, taskPrompt } from "./generator.ts";
 import INITIAL_SKILL from "./initial-skill.md" with { type: "text" };
 
