@@ -4,7 +4,7 @@ import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import type { SessionDigest } from "./types.ts";
-import { addFinal, addTool, addUnique, addUserText, emptyDigest, toIsoUtc } from "./text.ts";
+import { addFinal, addTool, addUnique, addUserText, emptyDigest } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
 export function claudeHome(ctx: ReaderContext): string {
@@ -51,13 +51,11 @@ export const claudeSource: SessionSource = {
 };
 
 function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: ReaderContext): void {
-  const ts = str(rec.timestamp);
-  if (ts) {
-    const iso = toIsoUtc(ts);
-    if (iso) {
-      if (!d.started_at) d.started_at = iso;
-      d.ended_at = iso;
-    }
+  // Raw here; readJsonlSession normalises both ends to UTC ISO once the file is read.
+  const ts = rec.timestamp;
+  if (typeof ts === "string" && ts) {
+    if (!d.started_at) d.started_at = ts;
+    d.ended_at = ts;
   }
   if (!d.project) {
     const cwd = str(rec.cwd);

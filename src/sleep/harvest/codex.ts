@@ -5,7 +5,7 @@ import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
-import { addFinal, addTool, addUserText, emptyDigest, projectMatches, toIsoUtc } from "./text.ts";
+import { addFinal, addTool, addUserText, emptyDigest, projectMatches } from "./text.ts";
 
 interface CodexCarry {
   /** Last user / assistant text seen: modern rollouts log each message twice (§12.1 item 5). */
@@ -80,10 +80,9 @@ function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
   const p = obj(rec.payload);
   if (!p) return;
   const ts = str(p.timestamp) ?? str(rec.timestamp) ?? str(p.started_at) ?? str(p.completed_at);
-  const iso = ts ? toIsoUtc(ts) : "";
-  if (iso) {
-    if (!d.started_at) d.started_at = iso;
-    d.ended_at = iso;
+  if (ts) {
+    if (!d.started_at) d.started_at = ts;
+    d.ended_at = ts;
   }
   const cwd = str(p.cwd);
   if (cwd) {

@@ -3,7 +3,7 @@ import { basename, join } from "node:path";
 import type { SessionFileMark, SessionState } from "../ports.ts";
 import { type JsonObject, obj, parseLine, readLines } from "./jsonl.ts";
 import type { Candidate, ReadOutcome } from "./source.ts";
-import { toEpochMs } from "./text.ts";
+import { toEpochMs, toIsoUtc } from "./text.ts";
 
 const HEAD_BYTES = 4096;
 
@@ -81,6 +81,8 @@ export function readJsonlSession(
     onRecord(rec, st);
     return true;
   });
+  st.digest.started_at = toIsoUtc(st.digest.started_at);
+  st.digest.ended_at = toIsoUtc(st.digest.ended_at);
   const ended = toEpochMs(st.digest.ended_at);
   return {
     state: st,

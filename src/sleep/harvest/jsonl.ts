@@ -41,7 +41,7 @@ const MALFORMED = new Malformed("malformed JSON line");
  * malformed input. Objects have no prototype (a `__proto__` key is plain data).
  */
 export function parseLine(buf: Buffer, start: number, end: number): JsonValue | undefined {
-  const s = new Scanner(buf, start, end);
+  const s = new Scanner(buf, viewsOf(buf), start, end);
   try {
     const v = s.value();
     s.ws();
@@ -52,12 +52,73 @@ export function parseLine(buf: Buffer, start: number, end: number): JsonValue | 
   }
 }
 
+// Views over the same bytes: Uint8Array for byte access, Uint32Array (of the whole backing
+// buffer, hence the offset) to look for quotes four bytes at a time.
+interface Views {
+  u8: Uint8Array;
+  w32: Uint32Array;
+  off: number;
+}
+let lastBuf: Buffer | undefined;
+let lastViews: Views | undefined;
+function viewsOf(buf: Buffer): Views {
+  if (buf !== lastBuf || !lastViews) {
+    lastBuf = buf;
+    lastViews = {
+      u8: new Uint8Array(buf.buffer, buf.byteOffset, buf.length),
+      w32: new Uint32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2),
+      off: buf.byteOffset,
+    };
+  }
+  return lastViews;
+}
+
+const KEYS = new Map<number, string>();
+
+function sameAscii(b: Uint8Array, start: number, s: string): boolean {
+  for (let k = 0; k < s.length; k++) if (b[start + k] !== s.charCodeAt(k)) return false;
+  return true;
+}
+
 class Scanner {
+  readonly b: Uint8Array;
+  private readonly w32: Uint32Array;
+  private readonly off: number;
   constructor(
-    readonly b: Buffer,
+    readonly buf: Buffer,
+    views: Views,
     public p: number,
     readonly end: number,
-  ) {}
+  ) {
+    this.b = views.u8;
+    this.w32 = views.w32;
+    this.off = views.off;
+  }
+
+  /** Index of the next `"` in [i, end), or -1; scans a word at a time (SWAR "has byte" test). */
+  private nextQuote(i: number): number {
+    const b = this.b;
+    const off = this.off;
+    const end = this.end;
+    let a = i + off;
+    while ((a & 3) !== 0) {
+      const j = a - off;
+      if (j >= end) return -1;
+      if (b[j] === 34) return j;
+      a++;
+    }
+    const w = this.w32;
+    const wend = (end + off) >>> 2;
+    for (let wi = a >>> 2; wi < wend; wi++) {
+      const x = w[wi]! ^ 0x22222222;
+      if (((x - 0x01010101) & ~x & 0x80808080) !== 0) {
+        const base = (wi << 2) - off;
+        for (let k = 0; k < 4; k++) if (b[base + k] === 34) return base + k;
+      }
+    }
+    for (let j = Math.max(i, (wend << 2) - off); j < end; j++) if (b[j] === 34) return j;
+    return -1;
+  }
 
   ws(): void {
     const b = this.b;
@@ -92,7 +153,7 @@ class Scanner {
     for (;;) {
       this.ws();
       if (this.b[this.p] !== 34) throw MALFORMED;
-      const key = this.string(true) as string;
+      const key = this.key();
       this.ws();
       if (this.b[this.p] !== 58) throw MALFORMED;
       this.p++;
@@ -125,6 +186,32 @@ class Scanner {
     }
   }
 
+  /** An object key: short ASCII keys are interned (no native decode or allocation per record). */
+  key(): string {
+    const b = this.b;
+    const start = this.p + 1;
+    let h = 0;
+    const limit = Math.min(this.end, start + 32);
+    for (let i = start; i < limit; i++) {
+      const c = b[i]!;
+      if (c === 34) {
+        const len = i - start;
+        h = (h * 31 + len) | 0;
+        const hit = KEYS.get(h);
+        if (hit !== undefined && hit.length === len && sameAscii(b, start, hit)) {
+          this.p = i + 1;
+          return hit;
+        }
+        const k = this.string(true) as string;
+        if (KEYS.size < 4096) KEYS.set(h, k);
+        return k;
+      }
+      if (c === 92 || c > 127) break;
+      h = (h * 31 + c) | 0;
+    }
+    return this.string(true) as string;
+  }
+
   string(decode: boolean): string | RawString {
     const b = this.b;
     const start = this.p + 1;
@@ -145,8 +232,8 @@ class Scanner {
     // Long strings: jump from quote to quote natively; a quote preceded by an odd run of
     // backslashes is escaped.
     for (;;) {
-      const q = b.indexOf(34, i);
-      if (q === -1 || q >= this.end) throw MALFORMED;
+      const q = this.nextQuote(i);
+      if (q === -1) throw MALFORMED;
       let k = q - 1;
       while (b[k] === 92) k--;
       if ((q - 1 - k) % 2 === 0) return this.finishString(start, q, true, decode);
@@ -156,10 +243,10 @@ class Scanner {
 
   private finishString(start: number, close: number, maybeEscaped: boolean, decode: boolean): string | RawString {
     this.p = close + 1;
-    if (!decode && close - start >= LAZY_MIN) return new RawString(this.b, start, close);
-    if (!maybeEscaped) return this.b.toString("utf8", start, close);
+    if (!decode && close - start >= LAZY_MIN) return new RawString(this.buf, start, close);
+    if (!maybeEscaped) return this.buf.toString("utf8", start, close);
     try {
-      return JSON.parse(this.b.toString("utf8", start - 1, close + 1)) as string;
+      return JSON.parse(this.buf.toString("utf8", start - 1, close + 1)) as string;
     } catch {
       throw MALFORMED;
     }
@@ -180,7 +267,7 @@ class Scanner {
       else break;
     }
     if (this.p === from) throw MALFORMED;
-    const n = Number(b.toString("latin1", from, this.p));
+    const n = Number(this.buf.toString("latin1", from, this.p));
     if (Number.isNaN(n)) throw MALFORMED;
     return n;
   }

@@ -1,0 +1,274 @@
+/**
+ * Harvest benchmark: generate a synthetic Claude Code + Codex history in a temporary home, then
+ * measure (each in a fresh process, so peak RSS is the harvest's own):
+ *   1. first harvest (MB/s, peak RSS),
+ *   2. an immediate second harvest (nothing new),
+ *   3. a harvest after appending to 1 % of the sessions (cost should follow the appended bytes).
+ * The data is removed at the end.
+ *
+ *   bun bench/harvest.ts [--size 1G|256M|<bytes>] [--dir PARENT] [--keep] [--seed N]
+ */
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const args = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? undefined : args[i + 1];
+};
+
+function parseSize(s: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([kmg]?)i?b?$/i.exec(s.trim());
+  if (!m) throw new Error(`--size: expected e.g. 1G, 256M or a byte count, got ${s}`);
+  const mult = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as "" | "k" | "m" | "g"];
+  return Math.round(Number(m[1]) * mult);
+}
+
+/** Small deterministic PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = "the a parser test fails because offset timezone date export json flag build cache retry upload stream header row config loader rename module import function return value error warning expected received".split(" ");
+
+/** A pool of tool-output-like text: code, logs, JSON, quotes, backslashes, some non-ASCII. */
+function textPool(rand: () => number, bytes: number): string {
+  const lines: string[] = [];
+  let n = 0;
+  let i = 0;
+  while (n < bytes) {
+    const w = () => WORDS[Math.floor(rand() * WORDS.length)]!;
+    const kind = i++ % 6;
+    const line =
+      kind === 0
+        ? `  const ${w()}_${i} = await ${w()}("${w()} ${w()}", { retries: ${i % 7} }); // ${w()} ${w()}`
+        : kind === 1
+          ? `[${new Date(1764500000000 + i * 1000).toISOString()}] INFO ${w()}: ${w()} ${w()} ${w()} took ${i % 997}ms`
+          : kind === 2
+            ? `{"level":"warn","msg":"${w()} ${w()}","path":"C:\\\\Users\\\\dev\\\\${w()}.ts","n":${i}}`
+            : kind === 3
+              ? `    at ${w()} (/home/dev/project/src/${w()}.ts:${i % 400}:${i % 80})`
+              : kind === 4
+                ? `error TS2322: Type '${w()}' is not assignable to type '${w()}'. — ${w()} “${w()}”`
+                : `${w()} ${w()} ${w()} ${w()} ${w()} ${w()} ${w()} ${w()} ${w()} ${w()}`;
+    lines.push(line);
+    n += line.length + 1;
+  }
+  return lines.join("\n");
+}
+
+interface Gen {
+  files: string[];
+  bytes: number;
+}
+
+function generate(home: string, target: number, seed: number): Gen {
+  const rand = rng(seed);
+  const pool = textPool(rand, 8 * 1024 * 1024);
+  const slice = (size: number) => {
+    const start = Math.floor(rand() * Math.max(1, pool.length - size));
+    return pool.slice(start, start + size);
+  };
+  const prompt = () =>
+    Array.from({ length: 8 + Math.floor(rand() * 30) }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(" ");
+  const files: string[] = [];
+  let total = 0;
+  let k = 0;
+  const t0 = Date.UTC(2026, 9, 1);
+  while (total < target) {
+    k++;
+    // Session sizes log-uniform in 0.1–10 MB.
+    const size = Math.min(target - total, Math.round(0.1e6 * 100 ** rand()));
+    const codex = k % 5 === 2 || k % 5 === 4;
+    const id = `${(k * 2654435761).toString(16).padStart(8, "0").slice(-8)}-0000-4000-8000-${k.toString(16).padStart(12, "0")}`;
+    const project = `/home/dev/project${k % 17}`;
+    const lines: string[] = [];
+    let n = 0;
+    let turn = 0;
+    const start = t0 + k * 3_600_000;
+    const ts = () => new Date(start + turn * 7000).toISOString();
+    if (codex) {
+      const meta = { timestamp: ts(), type: "session_meta", payload: { id, timestamp: ts(), cwd: project, originator: "codex_cli_rs", cli_version: "0.63.0", git: { branch: "main" } } };
+      lines.push(JSON.stringify(meta));
+    }
+    while (n < size) {
+      turn++;
+      const out = slice(Math.min(size - n, Math.round(2000 + rand() * 120_000)));
+      const recs = codex
+        ? [
+            { timestamp: ts(), type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: prompt() }] } },
+            { timestamp: ts(), type: "event_msg", payload: { type: "user_message", message: prompt(), images: [] } },
+            { timestamp: ts(), type: "response_item", payload: { type: "function_call", name: "shell", arguments: JSON.stringify({ command: ["bash", "-lc", "bun test"] }), call_id: `c${turn}` } },
+            { timestamp: ts(), type: "response_item", payload: { type: "function_call_output", call_id: `c${turn}`, output: JSON.stringify({ output: out, metadata: { exit_code: turn % 3 } }) } },
+            { timestamp: ts(), type: "event_msg", payload: { type: "exec_command_end", call_id: `c${turn}`, exit_code: turn % 3, aggregated_output: out.slice(0, out.length >> 2) } },
+            { timestamp: ts(), type: "event_msg", payload: { type: "agent_message", message: prompt() } },
+            { timestamp: ts(), type: "event_msg", payload: { type: "token_count", info: { total_token_usage: { input_tokens: turn * 1000 } } } },
+          ]
+        : [
+            { parentUuid: null, isSidechain: false, userType: "external", cwd: project, sessionId: id, version: "2.0.14", gitBranch: "main", type: "user", message: { role: "user", content: turn % 4 === 1 ? `No, that's still wrong: ${prompt()}` : prompt() }, uuid: `u${turn}`, timestamp: ts() },
+            { parentUuid: `u${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "assistant", message: { role: "assistant", content: [{ type: "text", text: prompt() }, { type: "tool_use", id: `t${turn}`, name: turn % 2 ? "Bash" : "Write", input: turn % 2 ? { command: "bun test" } : { file_path: `${project}/src/x.ts`, content: out.slice(0, out.length >> 1) } }] }, uuid: `a${turn}`, timestamp: ts() },
+            { parentUuid: `a${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "user", message: { role: "user", content: [{ tool_use_id: `t${turn}`, type: "tool_result", content: out, is_error: turn % 5 === 0 }] }, uuid: `r${turn}`, timestamp: ts(), toolUseResult: { stdout: out.slice(0, out.length >> 1), stderr: "", interrupted: false } },
+            { type: "file-history-snapshot", messageId: `a${turn}`, snapshot: { messageId: `a${turn}`, trackedFileBackups: { "src/x.ts": { version: turn } }, timestamp: ts() } },
+          ];
+      for (const r of recs) {
+        const s = JSON.stringify(r);
+        lines.push(s);
+        n += s.length + 1;
+      }
+    }
+    const body = `${lines.join("\n")}\n`;
+    const file = codex
+      ? join(home, ".codex", k % 10 === 4 ? "archived_sessions" : join("sessions", "2026", "10", String(1 + (k % 28)).padStart(2, "0")), `rollout-2026-10-01T00-00-00-${id}.jsonl`)
+      : join(home, ".claude", "projects", `-home-dev-project${k % 17}`, `${id}.jsonl`);
+    mkdirSync(join(file, ".."), { recursive: true });
+    writeFileSync(file, body);
+    total += Buffer.byteLength(body);
+    files.push(file);
+  }
+  return { files, bytes: total };
+}
+
+interface ChildResult {
+  ms: number;
+  /** CPU time (user + system) of the harvest: steadier than wall time on a shared machine. */
+  cpu_ms: number;
+  sessions: number;
+  bytes_read: number;
+  unchanged: number;
+  max_rss_mb: number;
+}
+
+async function child(home: string, statePath: string): Promise<void> {
+  const { harvest } = await import("../src/sleep/harvest/index.ts");
+  const { harvestState, openHarvestStore } = await import("../src/store/index.ts");
+  const t = performance.now();
+  const cpu0 = process.cpuUsage();
+  const store = openHarvestStore(statePath);
+  const r = await harvest({
+    sources: ["claude", "codex"],
+    scope: "all",
+    invokedProject: "",
+    locations: { claudeHome: join(home, ".claude"), codexHome: join(home, ".codex") },
+    state: harvestState(store),
+    limit: 0,
+  });
+  r.commit();
+  store.close();
+  const ms = performance.now() - t;
+  const cpu = process.cpuUsage(cpu0);
+  const out: ChildResult = {
+    ms,
+    cpu_ms: (cpu.user + cpu.system) / 1000,
+    sessions: r.digests.length,
+    bytes_read: r.stats.reduce((a, s) => a + s.bytes_read, 0),
+    unchanged: r.stats.reduce((a, s) => a + s.unchanged, 0),
+    max_rss_mb: peakRssMb(),
+  };
+  process.stdout.write(JSON.stringify(out));
+}
+
+/** Peak RSS of this process: VmHWM on Linux (ru_maxrss survives exec, so it would report the parent's peak). */
+function peakRssMb(): number {
+  try {
+    const status = require("node:fs").readFileSync("/proc/self/status", "utf8") as string;
+    const m = /VmHWM:\s+(\d+) kB/.exec(status);
+    if (m) return Number(m[1]) / 1024;
+  } catch {
+    // not Linux
+  }
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+function runChild(home: string, statePath: string): ChildResult {
+  const p = Bun.spawnSync([process.execPath, import.meta.path, "--child", home, statePath], { stderr: "inherit" });
+  if (p.exitCode !== 0) throw new Error(`harvest child failed (exit ${p.exitCode})`);
+  return JSON.parse(p.stdout.toString()) as ChildResult;
+}
+
+async function main(): Promise<void> {
+  const size = parseSize(flag("size") ?? "1G");
+  const seed = Number(flag("seed") ?? 7);
+  const root = mkdtempSync(join(flag("dir") ?? tmpdir(), "skillopt-bench-harvest-"));
+  const cleanup = () => {
+    if (!args.includes("--keep")) rmSync(root, { recursive: true, force: true });
+  };
+  process.on("SIGINT", () => {
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    const home = join(root, "home");
+    const statePath = join(root, "state", "state.sqlite");
+    const t = performance.now();
+    const gen = generate(home, size, seed);
+    const mb = gen.bytes / 1e6;
+    console.log(`generated ${gen.files.length} sessions, ${mb.toFixed(0)} MB (${(gen.bytes / 1024 ** 3).toFixed(2)} GiB) in ${((performance.now() - t) / 1000).toFixed(1)} s under ${root}`);
+
+    const first = runChild(home, statePath);
+    console.log(
+      `first harvest:  ${first.sessions} sessions, ${(first.bytes_read / 1e6).toFixed(0)} MB in ${(first.ms / 1000).toFixed(2)} s = ${(first.bytes_read / 1e6 / (first.ms / 1000)).toFixed(0)} MB/s, peak RSS ${first.max_rss_mb.toFixed(0)} MB (page cache warm)`,
+    );
+    const second = runChild(home, statePath);
+    console.log(`second harvest: ${second.sessions} new sessions, ${second.bytes_read} bytes read, ${second.unchanged} unchanged, ${(second.ms / 1000).toFixed(3)} s, peak RSS ${second.max_rss_mb.toFixed(0)} MB`);
+
+    // Append a realistic turn (prompt, answer, a 20–80 kB tool output) to 1 % of the sessions.
+    const rand = rng(seed + 1);
+    const step = Math.max(1, Math.round(gen.files.length / Math.max(1, Math.round(gen.files.length / 100))));
+    let appended = 0;
+    let nAppended = 0;
+    for (let i = 0; i < gen.files.length; i += step) {
+      const f = gen.files[i]!;
+      const out = "x".repeat(20_000 + Math.floor(rand() * 60_000));
+      const stamp = new Date(Date.UTC(2026, 10, 1)).toISOString();
+      const lines = f.includes(".codex")
+        ? [
+            { timestamp: stamp, type: "event_msg", payload: { type: "user_message", message: "one more thing: add a test" } },
+            { timestamp: stamp, type: "response_item", payload: { type: "function_call_output", call_id: "z", output: out } },
+            { timestamp: stamp, type: "event_msg", payload: { type: "agent_message", message: "added the test" } },
+          ]
+        : [
+            { type: "user", cwd: "/home/dev/x", message: { role: "user", content: "one more thing: add a test" }, timestamp: stamp },
+            { type: "user", cwd: "/home/dev/x", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "z", content: out }] }, timestamp: stamp },
+            { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "added the test" }] }, timestamp: stamp },
+          ];
+      const text = `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`;
+      appendFileSync(f, text);
+      appended += Buffer.byteLength(text);
+      nAppended++;
+    }
+    const third = runChild(home, statePath);
+    console.log(
+      `appended run:   ${nAppended} sessions got ${(appended / 1e6).toFixed(2)} MB; harvest read ${(third.bytes_read / 1e6).toFixed(2)} MB, returned ${third.sessions} sessions in ${(third.ms / 1000).toFixed(3)} s, peak RSS ${third.max_rss_mb.toFixed(0)} MB`,
+    );
+    const stateMb = statSync(statePath).size / 1e6;
+    console.log(`state database: ${stateMb.toFixed(1)} MB`);
+    console.log(
+      JSON.stringify({
+        corpus_mb: Math.round(mb),
+        sessions: gen.files.length,
+        first_mb_per_s: Math.round(first.bytes_read / 1e6 / (first.ms / 1000)),
+        first_s: +(first.ms / 1000).toFixed(3),
+        first_peak_rss_mb: Math.round(first.max_rss_mb),
+        second_s: +(second.ms / 1000).toFixed(3),
+        second_bytes_read: second.bytes_read,
+        appended_sessions: nAppended,
+        appended_mb: +(appended / 1e6).toFixed(2),
+        appended_run_bytes_read: third.bytes_read,
+        appended_run_s: +(third.ms / 1000).toFixed(3),
+      }),
+    );
+  } finally {
+    cleanup();
+  }
+}
+
+if (args[0] === "--child") await child(args[1]!, args[2]!);
+else await main();
