@@ -1,3 +1,36 @@
-import { stubCommand } from "../stub.ts";
+import { defineCommand } from "citty";
+import { StagingError } from "../../lib/index.ts";
+import { readCrontab, unscheduleWindows, updateCrontab, writeCrontab } from "../../sleep/scheduler.ts";
+import { output, printJson, printResult } from "../output.ts";
+import { sleepArgs, sleepSetup } from "./common.ts";
 
-export default stubCommand("unschedule", "Remove the nightly schedule", "skillopt sleep unschedule");
+export default defineCommand({
+  meta: { name: "unschedule", description: "Remove this project's nightly run (or every managed entry with --all)" },
+  args: { ...sleepArgs, all: { type: "boolean", description: "Remove every SkillOpt-Sleep entry" } },
+  async run({ args, rawArgs }) {
+    const setup = sleepSetup(args, rawArgs);
+    if (process.platform === "win32") {
+      const names = unscheduleWindows(setup.project, args.all === true);
+      if (output.json) printJson({ ok: true, removed: names });
+      else printResult(`[sleep] Removed. (${names.join(", ")})`);
+      return;
+    }
+    const current = readCrontab();
+    if (current === undefined) {
+      process.exitCode = 1;
+      process.stderr.write("[sleep] crontab is not available\n");
+      return;
+    }
+    const next = updateCrontab(current, setup.project, undefined, args.all === true);
+    try {
+      writeCrontab(next.text);
+    } catch (err) {
+      if (!(err instanceof StagingError)) throw err;
+      process.exitCode = 1;
+      process.stderr.write(`[sleep] ${err.message}\n`);
+      return;
+    }
+    if (output.json) printJson({ ok: true, scheduled: next.managed });
+    else printResult(["[sleep] Removed.", "currently scheduled:", ...next.managed.map((l) => `  ${l.slice(0, 140)}`)].join("\n"));
+  },
+});

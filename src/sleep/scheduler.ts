@@ -1,0 +1,140 @@
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { sha256, StagingError, UsageError, writeFileAtomic } from "../lib/index.ts";
+
+/** Managed-block delimiters of the user crontab (spec §10.1; kept for compatibility). */
+export const BLOCK_START = "# >>> skillopt-sleep (managed) >>>";
+export const BLOCK_END = "# <<< skillopt-sleep (managed) <<<";
+
+/** POSIX single-quote a word for sh. */
+export function shQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** PowerShell single-quoted literal. */
+export function psQuote(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** A scheduled run: when, for which project, and the full argv of the run. */
+export interface ScheduleSpec {
+  hour: number;
+  minute: number;
+  project: string;
+  /** Full argv of the scheduled command (executable first). */
+  argv: string[];
+}
+
+function checkSpec(s: ScheduleSpec): void {
+  if (!Number.isInteger(s.hour) || s.hour < 0 || s.hour > 23) throw new UsageError(`--hour must be an integer 0..23, got ${s.hour}`);
+  if (!Number.isInteger(s.minute) || s.minute < 0 || s.minute > 59) throw new UsageError(`--minute must be an integer 0..59, got ${s.minute}`);
+  for (const w of [s.project, ...s.argv]) {
+    if (w === "" || /[\u0000-\u001f\u007f]/.test(w)) throw new StagingError(`Refusing unsafe scheduler configuration: ${JSON.stringify(w)}`);
+  }
+}
+
+/** Marker identifying a project's line. */
+export function projectMarker(project: string): string {
+  return `# project-sha256=${sha256(project)}`;
+}
+
+/** The cron line of a spec. */
+export function cronLine(s: ScheduleSpec): string {
+  checkSpec(s);
+  const state = join(s.project, ".skillopt-sleep");
+  return `${s.minute} ${s.hour} * * *  mkdir -p ${shQuote(state)}; cd ${shQuote(s.project)} && ${s.argv.map(shQuote).join(" ")} >> ${shQuote(join(state, "cron.log"))} 2>&1  ${projectMarker(s.project)}`;
+}
+
+/** Split a crontab into (outside text, managed lines). */
+export function parseCrontab(text: string): { outside: string[]; managed: string[] } {
+  const outside: string[] = [];
+  const managed: string[] = [];
+  let inBlock = false;
+  for (const line of text.split("\n")) {
+    if (line.trim() === BLOCK_START) inBlock = true;
+    else if (line.trim() === BLOCK_END) inBlock = false;
+    else if (inBlock) {
+      if (line.trim()) managed.push(line);
+    } else outside.push(line);
+  }
+  while (outside.length && outside[outside.length - 1] === "") outside.pop();
+  return { outside, managed };
+}
+
+/** Render a crontab with the managed block (omitted when empty). */
+export function renderCrontab(outside: readonly string[], managed: readonly string[]): string {
+  const parts = [...outside];
+  if (managed.length) parts.push(BLOCK_START, ...managed, BLOCK_END);
+  return parts.length ? `${parts.join("\n")}\n` : "";
+}
+
+/** New crontab text with this project's line replaced by `line` (or removed when undefined; all managed lines with `all`). */
+export function updateCrontab(text: string, project: string, line: string | undefined, all = false): { text: string; managed: string[] } {
+  const { outside, managed } = parseCrontab(text);
+  const marker = projectMarker(project);
+  const kept = all ? [] : managed.filter((l) => !l.endsWith(marker));
+  if (line) kept.push(line);
+  return { text: renderCrontab(outside, kept), managed: kept };
+}
+
+function run(argv: string[], stdin?: string): { code: number; stdout: string; stderr: string } {
+  try {
+    const p = Bun.spawnSync(argv, { stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin), stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+    return { code: p.exitCode ?? 1, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+  } catch (err) {
+    return { code: 127, stdout: "", stderr: String(err) };
+  }
+}
+
+/** Read the user crontab ("" when there is none). Undefined when `crontab` is unavailable. */
+export function readCrontab(): string | undefined {
+  const r = run(["crontab", "-l"]);
+  if (r.code === 127) return undefined;
+  if (r.code !== 0) return /no crontab/i.test(r.stderr) || r.stdout === "" ? "" : undefined;
+  return r.stdout;
+}
+
+/** Install crontab text via `crontab -`. */
+export function writeCrontab(text: string): void {
+  const r = run(["crontab", "-"], text);
+  if (r.code !== 0) throw new StagingError(`crontab - failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+}
+
+/** Windows: the Task Scheduler task name of a project. */
+export function taskName(project: string): string {
+  return `SkillOpt-Sleep-${sha256(project).slice(0, 20)}`;
+}
+
+/** Windows: write `<project>/.skillopt-sleep/run.ps1` and register a daily task (spec §10.1). */
+export function scheduleWindows(s: ScheduleSpec): string {
+  checkSpec(s);
+  const dir = join(s.project, ".skillopt-sleep");
+  mkdirSync(dir, { recursive: true });
+  const ps1 = join(dir, "run.ps1");
+  const [exe, ...rest] = s.argv;
+  writeFileAtomic(
+    ps1,
+    [
+      "$ErrorActionPreference = 'Stop'",
+      `Set-Location -LiteralPath ${psQuote(s.project)}`,
+      `& ${psQuote(exe!)} ${rest.map(psQuote).join(" ")} *>> ${psQuote(join(dir, "cron.log"))}`,
+      "",
+    ].join("\r\n"),
+  );
+  const hhmm = `${String(s.hour).padStart(2, "0")}:${String(s.minute).padStart(2, "0")}`;
+  const r = run(["schtasks", "/create", "/tn", taskName(s.project), "/tr", `powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "${ps1}"`, "/sc", "daily", "/st", hhmm, "/f"]);
+  if (r.code !== 0) throw new StagingError(`schtasks /create failed: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`);
+  return taskName(s.project);
+}
+
+/** Windows: delete this project's task (or every SkillOpt-Sleep task) and its helper script. */
+export function unscheduleWindows(project: string, all: boolean): string[] {
+  let names = [taskName(project)];
+  if (all) {
+    const q = run(["schtasks", "/query", "/fo", "csv", "/nh"]);
+    names = [...new Set([...q.stdout.matchAll(/"\\?(SkillOpt-Sleep-[0-9a-f]{20})"/g)].map((m) => m[1]!))];
+  }
+  for (const n of names) run(["schtasks", "/delete", "/tn", n, "/f"]);
+  rmSync(join(project, ".skillopt-sleep", "run.ps1"), { force: true });
+  return names;
+}

@@ -1,0 +1,57 @@
+import { describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BLOCK_END, BLOCK_START, projectMarker } from "../../src/sleep/scheduler.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+
+/** A real `crontab` executable on PATH that keeps the table in a file. */
+function fakeCrontab(dir: string): { bin: string; table: string } {
+  const bin = join(dir, "bin");
+  const table = join(dir, "crontab.txt");
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(
+    join(bin, "crontab"),
+    `#!/bin/sh\nif [ "$1" = "-l" ]; then\n  if [ -f "${table}" ]; then cat "${table}"; exit 0; fi\n  echo "no crontab for user" >&2; exit 1\nfi\nif [ "$1" = "-" ]; then cat > "${table}"; exit 0; fi\nexit 2\n`,
+  );
+  chmodSync(join(bin, "crontab"), 0o755);
+  return { bin, table };
+}
+
+describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (crontab)", () => {
+  test("installs one managed line per project keeping every flag, preserves foreign lines, and removes it again", async () => {
+    using tmp = tempDir();
+    const { bin, table } = fakeCrontab(tmp.path);
+    writeFileSync(table, "MAILTO=me@example.com\n0 1 * * * /usr/bin/backup\n");
+    const project = join(tmp.path, "proj");
+    mkdirSync(project);
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    const r = await runCli(["sleep", "schedule", "--project", project, "--hour", "4", "--minute", "5", "--source", "codex", "--max-tasks", "7", "--memory-target", "AGENTS.md", "--auto-adopt"], { env });
+    expect(r.code).toBe(0);
+    const text = readFileSync(table, "utf8");
+    expect(text.startsWith("MAILTO=me@example.com\n0 1 * * * /usr/bin/backup\n")).toBe(true);
+    expect(text).toContain(BLOCK_START);
+    expect(text).toContain(BLOCK_END);
+    const line = text.split("\n").find((l) => l.endsWith(projectMarker(project)))!;
+    expect(line.startsWith("5 4 * * *")).toBe(true);
+    for (const part of ["sleep review", `--project ${project}`, "--scope invoked", "--backend mock", "--source codex", "--max-tasks 7", "--memory-target AGENTS.md", "--auto-adopt", ".skillopt-sleep/cron.log"]) expect(line).toContain(part);
+
+    const again = await runCli(["sleep", "schedule", "--project", project, "--hour", "2"], { env });
+    expect(again.code).toBe(0);
+    const lines = readFileSync(table, "utf8").split("\n").filter((l) => l.endsWith(projectMarker(project)));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.startsWith("17 2 * * *")).toBe(true);
+
+    const un = await runCli(["sleep", "unschedule", "--project", project], { env });
+    expect(un.code).toBe(0);
+    expect(readFileSync(table, "utf8")).toBe("MAILTO=me@example.com\n0 1 * * * /usr/bin/backup\n");
+  });
+
+  test("refuses an hour out of range with exit 2", async () => {
+    using tmp = tempDir();
+    const { bin } = fakeCrontab(tmp.path);
+    const r = await runCli(["sleep", "schedule", "--hour", "24"], { env: { PATH: `${bin}:${process.env.PATH}` }, cwd: tmp.path });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--hour must be an integer 0..23");
+  });
+});
