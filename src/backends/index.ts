@@ -19,6 +19,7 @@ export { type Price, PriceTable } from "./pricing.ts";
 export { backoffDelay, parseRetryAfter, type RetryPolicy, withRetry } from "./retry.ts";
 export { type BackendName, isExecHarness, normalizeLabel, type ResolvedRoles, resolveRoles } from "./roles.ts";
 export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";
+export { sleepModelConfig } from "./sleep.ts";
 export type { ChatBackend, RawCompletion } from "./types.ts";
 
 export interface ModelClientOptions {

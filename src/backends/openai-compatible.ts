@@ -5,6 +5,7 @@ import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionMes
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/ports.ts";
 import { BackendError, errorMessage, redactText } from "../lib/index.ts";
 import { sanitizeEndpoint } from "./endpoint.ts";
+import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
 import { parseRetryAfter } from "./retry.ts";
 import type { ChatBackend, RawCompletion } from "./types.ts";
 
@@ -33,6 +34,8 @@ export interface SdkChatOptions {
   headers?: Record<string, string>;
   /** Where the key comes from, for the hint of an auth error (a config key or env var name). */
   keyHint?: string;
+  /** Route codex/pro deployments to the Responses API (openai_chat, spec §7.3). */
+  responsesApi?: boolean;
 }
 
 /** Build a ChatBackend over the official SDK (maxRetries 0: src/backends/retry.ts owns retries). */
@@ -75,6 +78,11 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
       const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
       const ctx: ErrorContext = { name: opts.name, endpoint, model: request.model, timeoutMs, keyHint: opts.keyHint, secret: opts.apiKey };
       try {
+        if (opts.responsesApi && usesResponsesApi(request.model)) {
+          const requested = request.maxTokens ?? opts.maxTokensCap;
+          const maxTokens = requested === undefined || opts.maxTokensCap === undefined ? requested : Math.min(requested, opts.maxTokensCap);
+          return await completeWithResponses(client, request, { signal: combined, timeoutMs, maxTokens, where: describe(ctx) });
+        }
         if (opts.stream) {
           const stream = await client.chat.completions.create(
             { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & { stream: true },

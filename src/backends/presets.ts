@@ -190,6 +190,7 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
     // Deployment names are free-form; classic chat models reject reasoning_effort, so skip those.
     sendReasoningEffort: (m: string) => !/gpt-4|gpt-35|gpt-3\.5/i.test(m),
     stream: false,
+    responsesApi: true,
   };
   if (mode === "openai_compatible" || mode === "compat" || mode === "openai") {
     return createSdkChatBackend({ ...common, name: "openai_chat", kind: "openai", url: endpoint.value, ...(key ? { apiKey: key.value } : {}), keyHint: key?.from ?? "AZURE_OPENAI_API_KEY" });

@@ -108,6 +108,19 @@ describe("openai_chat (Azure OpenAI)", () => {
     await client.close();
   });
 
+  test("codex deployments go to the Responses API with instructions, max_output_tokens and reasoning", async () => {
+    await using server = await startFakeOpenAI({ reply: { text: "via responses", usage: { prompt_tokens: 40, completion_tokens: 8, reasoning_tokens: 3 } } });
+    const client = await createModelClient(azureConfig(server.origin, { azure_openai_auth_mode: "api_key", azure_openai_api_key: "azure-secret-key-000111", target: "gpt-5-codex" }), { noCache: true });
+    const res = await client.chat("target", { stage: "rollout", maxTokens: 500, reasoningEffort: "high", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "go" }] });
+    expect(res).toMatchObject({ text: "via responses", finishReason: "stop", usage: { promptTokens: 40, completionTokens: 8, reasoningTokens: 3 } });
+    const req = server.requests[0]!;
+    expect(req.api).toBe("responses");
+    expect(req.path).toEndWith("/responses");
+    expect(req.body).toMatchObject({ model: "gpt-5-codex", instructions: "be brief", max_output_tokens: 500, reasoning: { effort: "high" } });
+    expect(req.lastUserText).toBe("go");
+    await client.close();
+  });
+
   test("concurrent token requests share one fetch", async () => {
     let fetches = 0;
     const provider = cachedTokenProvider(async () => {

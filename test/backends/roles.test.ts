@@ -80,3 +80,12 @@ describe("with the real config loader", () => {
     expect((err as ConfigError).message).toContain("azure_openai_endpoint");
   });
 });
+
+describe("sleep backends through the layer", () => {
+  test("sleep names map onto layer backends; unsupported ones are refused by name", async () => {
+    const { sleepModelConfig } = await import("../../src/backends/index.ts");
+    expect(resolveRoles(new Settings(sleepModelConfig("Claude", { model: "sonnet" }), () => undefined))).toMatchObject({ optimizer: "claude_chat", target: "claude_chat" });
+    expect(sleepModelConfig("codex").model.target_backend).toBe("codex_exec");
+    expect(() => sleepModelConfig("opencode")).toThrow(/not available through the model layer/);
+  });
+});

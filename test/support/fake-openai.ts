@@ -23,7 +23,8 @@
  * `inFlight` / `maxInFlight` (concurrent requests being served), `completions` (successful 200s),
  * `resetCounters()`. `latencyMs` (option or per reply `delayMs`) delays every answer, so a benchmark
  * can emulate a provider's latency. Extra routes (e.g. an IMDS token endpoint) go in `routes`.
- * Any path ending in `/chat/completions` is served, so Azure deployment paths work too.
+ * Any path ending in `/chat/completions` is served, so Azure deployment paths work too; paths
+ * ending in `/responses` answer in the Responses API shape (non-streaming) from the same replies.
  */
 
 export interface FakeToolCall {
@@ -72,6 +73,9 @@ export interface FakeRequest {
   body: Record<string, unknown>;
   model: string;
   stream: boolean;
+  /** Which wire API the request used. */
+  api: "chat" | "responses";
+  /** Chat messages; for the Responses API, `instructions` as a system message plus the input items. */
   messages: Array<{ role: string; content: unknown }>;
   /** Text of the last user message (text parts joined). */
   lastUserText: string;
@@ -169,7 +173,7 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
         const data = (opts.models ?? ["fake-model"]).map((id) => ({ id, object: "model", created: 0, owned_by: "fake" }));
         return Response.json({ object: "list", data });
       }
-      if (request.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {
+      if (request.method !== "POST" || !(url.pathname.endsWith("/chat/completions") || url.pathname.endsWith("/responses"))) {
         return Response.json({ error: { message: `fake-openai: no route for ${request.method} ${url.pathname}` } }, { status: 404 });
       }
       const req = await parseRequest(request, url, requests.length);
@@ -260,6 +264,11 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
           return new Response(body, { headers: { "content-type": "text/event-stream" } });
         }
       }
+    }
+    if (req.api === "responses") {
+      leave();
+      onComplete();
+      return Response.json(buildResponsesReply(req, reply));
     }
     const completion = buildCompletion(req, reply);
     if (!req.stream) {
@@ -360,12 +369,27 @@ async function parseRequest(request: Request, url: URL, index: number): Promise<
   } catch {
     body = {};
   }
-  const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role: string; content: unknown }>) : [];
+  const api = url.pathname.endsWith("/responses") ? "responses" : "chat";
+  const messages =
+    api === "chat"
+      ? Array.isArray(body.messages)
+        ? (body.messages as Array<{ role: string; content: unknown }>)
+        : []
+      : [
+          ...(typeof body.instructions === "string" ? [{ role: "system", content: body.instructions }] : []),
+          ...(typeof body.input === "string"
+            ? [{ role: "user", content: body.input }]
+            : Array.isArray(body.input)
+              ? (body.input as Array<{ role?: string; content?: unknown; type?: string; output?: unknown }>).map((i) =>
+                  i.type === "function_call_output" ? { role: "tool", content: i.output } : { role: i.role ?? "user", content: i.content },
+                )
+              : []),
+        ];
   const textOf = (content: unknown): string => {
     if (typeof content === "string") return content;
     if (Array.isArray(content)) {
       return content
-        .map((p) => (p && typeof p === "object" && (p as { type?: string }).type === "text" ? String((p as { text?: unknown }).text ?? "") : ""))
+        .map((p) => (p && typeof p === "object" && ["text", "input_text"].includes(String((p as { type?: string }).type)) ? String((p as { text?: unknown }).text ?? "") : ""))
         .join("");
     }
     return "";
@@ -384,6 +408,7 @@ async function parseRequest(request: Request, url: URL, index: number): Promise<
     body,
     model: typeof body.model === "string" ? body.model : "",
     stream: body.stream === true,
+    api,
     messages,
     lastUserText: lastUser ? textOf(lastUser.content) : "",
     systemText: messages
@@ -430,6 +455,35 @@ function buildCompletion(req: FakeRequest, reply: FakeCompletion) {
       },
     ],
     ...(usage ? { usage } : {}),
+  };
+}
+
+function buildResponsesReply(req: FakeRequest, reply: FakeCompletion) {
+  const c = buildCompletion(req, reply);
+  const text = reply.text ?? "";
+  const output: Array<Record<string, unknown>> = [];
+  if (text) output.push({ type: "message", id: `msg_${req.index}`, role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] });
+  for (const [i, t] of (reply.toolCalls ?? []).entries()) output.push({ type: "function_call", id: `fc_${i}`, call_id: t.id ?? `call_${i}`, name: t.name, arguments: t.arguments, status: "completed" });
+  const truncated = reply.finishReason === "length";
+  return {
+    id: `resp_fake_${req.index}`,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status: truncated ? "incomplete" : "completed",
+    incomplete_details: truncated ? { reason: "max_output_tokens" } : null,
+    model: c.model,
+    output,
+    ...(c.usage
+      ? {
+          usage: {
+            input_tokens: c.usage.prompt_tokens,
+            output_tokens: c.usage.completion_tokens,
+            total_tokens: c.usage.total_tokens,
+            input_tokens_details: { cached_tokens: reply.usage?.cached_tokens ?? 0 },
+            output_tokens_details: { reasoning_tokens: reply.usage?.reasoning_tokens ?? 0 },
+          },
+        }
+      : {}),
   };
 }
 
