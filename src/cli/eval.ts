@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
-import { Evaluator, firstN, meanScores, NO_EVENTS, type TaskItem } from "../engine/index.ts";
+import { byTaskType, Evaluator, firstN, meanScores, NO_EVENTS, type TaskItem } from "../engine/index.ts";
 import { UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { createConsole } from "../report/console.ts";
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
@@ -90,14 +90,7 @@ export default defineCommand({
       const ev = new Evaluator(bench, ctx, config.env.workers ?? 16, events);
       const res = await ev.run(skill, items, `eval ${split}`);
       const { hard, soft } = meanScores(res.results);
-      const byType: Record<string, { total: number; hard_acc: number }> = {};
-      for (const r of res.results) {
-        for (const k of [String(r.task_type ?? "other"), "overall"]) {
-          const b = (byType[k] ??= { total: 0, hard_acc: 0 });
-          b.hard_acc = (b.hard_acc * b.total + (Number(r.hard) || 0)) / (b.total + 1);
-          b.total += 1;
-        }
-      }
+      const byType = byTaskType(res.results);
       const totals = client.snapshot();
       const sim = client.info.target?.backend === "sim";
       const summary = {

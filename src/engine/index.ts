@@ -11,4 +11,5 @@ export { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode
 export { formatViolation, parseFrontmatter } from "./skill-format.ts";
 export * from "./skill-doc.ts";
 export type { LoopState, SkillRef } from "./state.ts";
+export { byTaskType } from "./final.ts";
 export { firstN, train, type TrainDeps, type TrainResult } from "./trainer.ts";
