@@ -14,6 +14,7 @@ export default defineCommand({
     host: { type: "string", description: "Address to bind; anything but loopback requires the token for every request", default: "127.0.0.1" },
     port: { type: "string", description: "Port (0 picks a free one)", default: "7860" },
     token: { type: "string", description: "Access token (default: a random one, printed in the URL)" },
+    project: { type: "string", description: "Project whose SkillOpt-Sleep nights the Sleep tab shows (default: current directory)", valueHint: "PATH" },
   },
   async run({ args }) {
     const port = Number(args.port);
@@ -25,7 +26,7 @@ export default defineCommand({
     const host = String(args.host);
     let ui: ReturnType<typeof startUi>;
     try {
-      ui = startUi({ root, host, port, ...(token ? { token } : {}) });
+      ui = startUi({ root, host, port, ...(token ? { token } : {}), ...(args.project ? { sleepProject: resolve(String(args.project)) } : {}) });
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === "EADDRINUSE") throw new UsageError(`--port ${port}: already in use`, { hint: "pick another with --port, or 0 for any free port" });

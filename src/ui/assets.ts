@@ -175,10 +175,12 @@ export const UI_JS = `"use strict";
     }
     if (t && t.classList && (t.classList.contains("adopt-btn") || t.classList.contains("reject-btn"))) {
       var verb = t.classList.contains("adopt-btn") ? "adopt" : "reject";
-      api("POST", "/api/sleep/" + verb, { night: t.getAttribute("data-night"), project: t.getAttribute("data-project") }).then(function (r) {
+      t.disabled = true;
+      api("POST", "/api/sleep/" + verb, { night: t.getAttribute("data-night"), project: t.getAttribute("data-project"), skill: t.getAttribute("data-skill") || "" }).then(function (r) {
+        t.disabled = false;
         var out = document.getElementById("sleep-msg");
         if (out) out.textContent = r.data && (r.data.message || r.data.error) || ("HTTP " + r.status);
-        if (r.status === 200) setTimeout(function () { location.reload(); }, 400);
+        if (r.status === 200) setTimeout(function () { location.reload(); }, 300);
       });
     }
   });

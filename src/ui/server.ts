@@ -9,7 +9,7 @@ import { Launcher, selfCommand } from "./launcher.ts";
 import { comparePage, errorPage, launchesHtml, launchPage, page, runPage, runsPage } from "./pages.ts";
 import { listRuns, readRun, runDirOf } from "./run-index.ts";
 import { BASE_HEADERS, canRead, type Guard, generateToken, hostAllowed, isLoopbackHost, mutationRefusal, PAGE_CSP, resolveInside, TOKEN_COOKIE } from "./security.ts";
-import { type SleepPanel, sleepPage, sleepAction } from "./sleep-panel.ts";
+import { createSleepPanel, type SleepPanel, sleepAction, sleepPage } from "./sleep-panel.ts";
 import { RunWatchHub } from "./watch.ts";
 
 export interface UiOptions {
@@ -23,7 +23,10 @@ export interface UiOptions {
   command?: string[];
   /** Extra environment for launched runs. */
   env?: Record<string, string | undefined>;
-  sleep?: SleepPanel;
+  /** Project whose Sleep nights the panel shows first (default: cwd). */
+  sleepProject?: string;
+  /** Replace the Sleep panel (tests); `null` turns it off. */
+  sleep?: SleepPanel | null;
 }
 
 export interface UiServer {
@@ -128,7 +131,9 @@ export function startUi(opts: UiOptions): UiServer {
   const cwd = opts.cwd ?? process.cwd();
   const token = opts.token ?? generateToken();
   const hub = new RunWatchHub();
-  const launcher = new Launcher({ root, command: opts.command ?? selfCommand(), cwd, env: opts.env ?? {} });
+  const command = opts.command ?? selfCommand();
+  const launcher = new Launcher({ root, command, cwd, env: opts.env ?? {} });
+  const sleep = opts.sleep === null ? undefined : (opts.sleep ?? createSleepPanel({ project: opts.sleepProject ?? cwd, command, cwd, env: opts.env ?? {} }));
   const guard: Guard = { token, loopback: isLoopbackHost(host), port: 0 };
   const status = (dir: string) => {
     const s = launcher.statusOf(dir);
@@ -184,10 +189,10 @@ export function startUi(opts: UiOptions): UiServer {
           return launcher.subscribe(id, (i, line) => send("change", { status: i.status, line: line ?? null }));
         }, req.signal);
     }
-    if (method === "GET" && path === "/sleep") return html(page({ title: "Sleep", tab: "sleep", token, pageId: "sleep", body: await sleepPage(opts.sleep, url) }));
+    if (method === "GET" && path === "/sleep") return html(page({ title: "Sleep", tab: "sleep", token, pageId: "sleep", body: await sleepPage(sleep, url) }));
     const sm = /^\/api\/sleep\/(adopt|reject)$/.exec(path);
     if (sm && method === "POST") {
-      const r = await sleepAction(opts.sleep, sm[1] as "adopt" | "reject", await readBody(req));
+      const r = await sleepAction(sleep, sm[1] as "adopt" | "reject", await readBody(req));
       return json(r.body, r.status);
     }
     const rm = /^\/runs\/([^/]+)(\/.*)?$/.exec(path);

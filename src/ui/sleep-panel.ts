@@ -1,23 +1,128 @@
-import { esc } from "../report/html/index.ts";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { errorMessage } from "../lib/index.ts";
+import { esc, fmtScore, renderDiff } from "../report/html/index.ts";
+import { pendingLegacy, pendingSkills } from "../sleep/adopt/adopt.ts";
+import { hasReceipts } from "../sleep/adopt/rollback.ts";
+import { diffNight } from "../sleep/diff.ts";
+import { readManifest } from "../sleep/manifest.ts";
+import type { SleepReport } from "../sleep/report.ts";
+import { listNights } from "../sleep/stage.ts";
 
-/** What the dashboard needs from SkillOpt-Sleep; absent until src/sleep's staging and adopt land. */
+/** What the dashboard needs from SkillOpt-Sleep. */
 export interface SleepPanel {
   render(url: URL): Promise<string>;
   act(verb: "adopt" | "reject", body: Record<string, unknown>): Promise<{ status: number; body: unknown }>;
 }
 
-const UNAVAILABLE = `<h1>SkillOpt-Sleep</h1><div class="banner" id="sleep-unavailable">Sleep not available in this build yet: staged nights, their diffs and gate results will show here, with adopt / reject buttons that run the same code as <code>skillopt sleep adopt</code> / <code>reject</code>.</div>`;
-
-export async function sleepPage(panel: SleepPanel | undefined, url: URL): Promise<string> {
-  if (!panel) return UNAVAILABLE;
-  return `<h1>SkillOpt-Sleep</h1><p id="sleep-msg" class="muted"></p>${await panel.render(url)}`;
+function readReport(dir: string): SleepReport | null {
+  const p = join(dir, "report.json");
+  if (!existsSync(p)) return null;
+  try {
+    return JSON.parse(readFileSync(p, "utf8")) as SleepReport;
+  } catch {
+    return null;
+  }
 }
 
-export async function sleepAction(
-  panel: SleepPanel | undefined,
-  verb: "adopt" | "reject",
-  body: Record<string, unknown>,
-): Promise<{ status: number; body: unknown }> {
-  if (!panel) return { status: 501, body: { error: `sleep ${esc(verb)} is not available in this build yet` } };
+function editsTable(title: string, edits: SleepReport["edits"] | undefined): string {
+  if (!edits || edits.length === 0) return "";
+  const rows = edits
+    .map((e) => `<tr><td>${esc(e.target)}</td><td>${esc(e.op)}</td><td>${esc(e.anchor)}</td><td><div class="edit-text">${esc(e.content)}</div></td><td>${esc(e.rationale)}</td></tr>`)
+    .join("");
+  return `<h3>${esc(title)}</h3><table class="edits"><thead><tr><th>file</th><th>op</th><th>anchor</th><th>text</th><th>rationale</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function gateTable(r: SleepReport): string {
+  const trials = r.gate_trials ?? [];
+  const head = `<p>Gate: <b>${esc(r.gate_action)}</b> · held-out score ${fmtScore(r.baseline_score)} → ${fmtScore(r.candidate_score)}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${r.no_edits_reason ? ` · ${esc(r.no_edits_reason)}` : ""}</p>`;
+  if (trials.length === 0) return head;
+  const rows = trials
+    .map(
+      (t) =>
+        `<tr><td>${esc(t.target)}</td><td class="n">${fmtScore(t.baseline_score)}</td><td class="n">${fmtScore(t.candidate_score)}</td><td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
+    )
+    .join("");
+  return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function nightHtml(project: string, dir: string): string {
+  const name = basename(dir);
+  const rejected = existsSync(join(dir, "rejected.json"));
+  const adopted = hasReceipts(dir);
+  let body = "";
+  let pending: { legacy: string[]; skills: string[] } = { legacy: [], skills: [] };
+  try {
+    const m = readManifest(join(dir, "manifest.json"));
+    pending = { legacy: pendingLegacy(dir, m), skills: pendingSkills(dir, m) };
+    const diffs = diffNight(dir)
+      .map((d) => {
+        const live = existsSync(d.live_path) ? readFileSync(d.live_path, "utf8") : "";
+        const proposed = readFileSync(join(dir, d.proposed_file), "utf8");
+        return `<h3>${esc(d.which)}: <code>${esc(d.live_path)}</code></h3>${d.drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live, proposed)}`;
+      })
+      .join("");
+    const r = readReport(dir);
+    body = `${r ? gateTable(r) + editsTable("Proposed edits", r.edits) + editsTable("Edits the gate dropped", r.rejected_edits) : '<p class="muted">No report.json.</p>'}${diffs || '<p class="muted">Nothing staged to adopt.</p>'}`;
+  } catch (err) {
+    body = `<div class="warn">${esc(errorMessage(err))}</div>`;
+  }
+  const state = rejected ? "rejected" : adopted && pending.legacy.length === 0 && pending.skills.length === 0 ? "adopted" : "staged";
+  const attrs = `data-night="${esc(dir)}" data-project="${esc(project)}"`;
+  const buttons =
+    state === "staged"
+      ? `${pending.legacy.length ? `<button type="button" class="adopt-btn" ${attrs} data-mode="legacy">Adopt</button>` : ""}${pending.skills.map((s) => `<button type="button" class="adopt-btn" ${attrs} data-skill="${esc(s)}">Adopt skill ${esc(s)}</button>`).join(" ")} <button type="button" class="reject-btn" ${attrs}>Reject</button>`
+      : "";
+  return `<details class="step night" data-night-name="${esc(name)}" data-state="${state}"${state === "staged" ? " open" : ""}><summary>Night ${esc(name)} <span class="badge b-${state === "staged" ? "running" : state === "adopted" ? "accepted" : "rejected"}">${state}</span></summary><p>${buttons}</p>${body}</details>`;
+}
+
+/**
+ * The Sleep panel: staged nights of a project with their gate results and diffs. Adopt and
+ * reject run `skillopt sleep adopt|reject --json` itself, so the decision table, locks, journal
+ * and receipts are exactly the CLI's.
+ */
+export function createSleepPanel(opts: { project: string; command: string[]; cwd: string; env?: Record<string, string | undefined> }): SleepPanel {
+  const projectOf = (raw: unknown) => resolve(typeof raw === "string" && raw.trim() ? raw.trim() : opts.project);
+  return {
+    async render(url) {
+      const project = projectOf(url.searchParams.get("project"));
+      const nights = listNights(project);
+      const picker = `<form method="get" action="/sleep" class="inline"><label>Project <input name="project" value="${esc(project)}" size="60"></label> <button type="submit">Show</button></form>`;
+      if (nights.length === 0)
+        return `${picker}<p class="muted" id="no-nights">No staged night for ${esc(project)}. Run <code>skillopt sleep review</code> in the project to stage one.</p>`;
+      return `${picker}<div id="nights">${nights.map((d) => nightHtml(project, d)).join("")}</div>`;
+    },
+    async act(verb, body) {
+      const project = projectOf(body.project);
+      const night = typeof body.night === "string" ? body.night : "";
+      if (!night || !listNights(project).includes(resolve(night))) return { status: 404, body: { error: `no staged night ${night} in ${project}` } };
+      const argv =
+        verb === "adopt"
+          ? ["sleep", "adopt", "--project", project, "--staging", night, ...(typeof body.skill === "string" && body.skill ? ["--skill", body.skill] : ["--legacy"]), "--json"]
+          : ["sleep", "reject", night, "--project", project, "--json"];
+      const env: Record<string, string> = {};
+      for (const [k, v] of Object.entries({ ...process.env, ...opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
+      const proc = Bun.spawn([...opts.command, ...argv], { cwd: opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      let doc: Record<string, unknown> = {};
+      try {
+        doc = JSON.parse(stdout) as Record<string, unknown>;
+      } catch {
+        doc = { error: stderr.trim().split("\n").pop() ?? `exit ${code}` };
+      }
+      const message = code === 0 ? `${verb === "adopt" ? "adopted" : "rejected"} ${basename(night)}` : String(doc.message ?? doc.error ?? `exit ${code}`);
+      return { status: code === 0 ? 200 : 409, body: { ...doc, exit_code: code, message } };
+    },
+  };
+}
+
+const UNAVAILABLE = `<div class="banner" id="sleep-unavailable">Sleep is not available in this dashboard.</div>`;
+
+export async function sleepPage(panel: SleepPanel | undefined, url: URL): Promise<string> {
+  return `<h1>SkillOpt-Sleep</h1><p id="sleep-msg" class="muted"></p>${panel ? await panel.render(url) : UNAVAILABLE}`;
+}
+
+export async function sleepAction(panel: SleepPanel | undefined, verb: "adopt" | "reject", body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+  if (!panel) return { status: 501, body: { error: `sleep ${verb} is not available in this dashboard` } };
   return panel.act(verb, body);
 }

@@ -28,6 +28,17 @@ function statusOf(raw: string | undefined): RunStatus | undefined {
   return (STATUSES as readonly string[]).includes(raw) ? (raw as RunStatus) : "unknown";
 }
 
+/** A run marked running whose process is gone was killed: it is interrupted (and resumable). */
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === "EPERM";
+  }
+}
+
 function startedAtOf(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   const n = Number(raw);
@@ -60,7 +71,8 @@ export function readRunState(dir: string): RunState | null {
       });
     }
     const total = Number(meta.total_steps);
-    const status = statusOf(meta.status);
+    let status = statusOf(meta.status);
+    if (status === "running" && meta.pid && !processAlive(Number(meta.pid))) status = "interrupted";
     const startedAt = startedAtOf(meta.started_at);
     return {
       records,
