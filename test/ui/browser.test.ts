@@ -5,6 +5,7 @@ import { normalizeAction, writeRunReport } from "../../src/report/html/index.ts"
 import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { commitSyntheticStep, writeSyntheticRun } from "../report/synthetic-run.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
+import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const tmp = tempDir("skillopt-browser-");
@@ -23,7 +24,7 @@ beforeAll(async () => {
   mkdirSync(root, { recursive: true });
   writeSyntheticRun(join(root, "finished"), { steps: 8 });
   writeSyntheticRun(join(root, "other"), { steps: 5 });
-  ui = startUi({ root, port: 0, command: ["/bin/false"] });
+  ui = startUi({ root, port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env: { SKILLOPT_LOG_LEVEL: undefined } });
   b = await launchBrowser();
 });
 
@@ -111,6 +112,24 @@ describe("dashboard in a real browser", () => {
     await b.screenshot(page, "ui-invalid-override");
   });
 
+  test("launch a quickstart from the form and watch it finish", async () => {
+    const page = b.page;
+    await page.goto(`${ui.url}/launch`);
+    await page.selectOption("#f-config", "quickstart");
+    await page.click("#launch-btn");
+    await page.locator("#launch-msg", { hasText: "started" }).waitFor();
+    const launch = page.locator(".launch").first();
+    await page.locator('.launch[data-status="finished"]').waitFor({ timeout: 60_000 });
+    const info = ui.launcher.list()[0]!;
+    expect(info).toMatchObject({ status: "finished", exitCode: 0, config: "quickstart" });
+    expect(await launch.locator("pre.log").textContent()).toContain("Training finished");
+    await b.screenshot(page, "ui-launch-finished");
+    await launch.locator("a.run-link").click();
+    await page.waitForSelector("svg#score-chart");
+    expect(await page.locator('svg#score-chart [data-series="decision"]').count()).toBe(history(info.out).length);
+    expect(await page.locator("#run-body").getAttribute("data-status")).toBe("finished");
+  });
+
   test("a mutating request without the token is refused (403)", async () => {
     const page = b.page;
     await page.goto(`${ui.url}/`);
@@ -118,7 +137,7 @@ describe("dashboard in a real browser", () => {
       fetch("/api/launch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ config: "quickstart" }) }).then((r) => r.status),
     );
     expect(status).toBe(403);
-    expect(ui.launcher.list()).toEqual([]);
+    expect(ui.launcher.list()).toHaveLength(1);
   });
 
   test("the pages raised no console error beyond the refusals the tests provoked", () => {
