@@ -1,11 +1,12 @@
-import * as v from "valibot";
+import type * as v from "valibot";
 import type { CallAccounting, CallTotals, ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/ports.ts";
-import { BackendError, BudgetError, errorMessage, hashJson, log, redactText, UnsupportedError } from "../lib/index.ts";
+import { BackendError, BudgetError, errorMessage, log, redactText, UnsupportedError } from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
-import { extractJson } from "./json.ts";
+import { cacheKey, type StoredResponse } from "./call-cache.ts";
 import type { CallLedger } from "./ledger.ts";
 import { Limiter } from "./limiter.ts";
 import type { PriceTable } from "./pricing.ts";
+import { askJson } from "./structured.ts";
 import { defaultPolicy, OPTIMIZER_ATTEMPTS, ROLLOUT_ATTEMPTS, type RetryPolicy, withRetry } from "./retry.ts";
 import type { ChatBackend, RawCompletion } from "./types.ts";
 
@@ -134,37 +135,13 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
   }
 
-  async chatJson<S extends v.GenericSchema>(
+  chatJson<S extends v.GenericSchema>(
     role: Role,
     request: ChatRequest,
     schema: S,
     opts: { signal?: AbortSignal } = {},
   ): Promise<JsonResult<v.InferOutput<S>>> {
-    let req: ChatRequest = { ...request, json: true };
-    let res = await this.chat(role, req, opts);
-    if (res.finishReason === "length") {
-      req = { ...req, maxTokens: largerBudget(req.maxTokens, res.usage.completionTokens) };
-      res = await this.chat(role, req, opts);
-      if (res.finishReason === "length") return this.dropJson(role, req.stage, "truncated", res, "the reply hit its token limit twice");
-    }
-    const first = parseAgainst(res.text, schema);
-    if (first.ok) return { ok: true, value: first.value, response: res };
-    const retry: ChatRequest = {
-      ...req,
-      messages: [
-        ...req.messages,
-        { role: "assistant", content: res.text },
-        {
-          role: "user",
-          content: `Your reply could not be used: ${first.error}\nReply again with only the corrected JSON object, with no prose before or after it.`,
-        },
-      ],
-    };
-    const res2 = await this.chat(role, retry, opts);
-    if (res2.finishReason === "length") return this.dropJson(role, req.stage, "truncated", res2, "the corrected reply hit its token limit");
-    const second = parseAgainst(res2.text, schema);
-    if (second.ok) return { ok: true, value: second.value, response: res2 };
-    return this.dropJson(role, req.stage, "invalid_json", res2, second.error);
+    return askJson((req) => this.chat(role, req, opts), request, schema, (reason, response, detail) => this.dropJson(role, request.stage, reason, response, detail));
   }
 
   private dropJson<T>(role: Role, stage: string, reason: string, response: ChatResponse, detail: string): JsonResult<T> {
@@ -333,46 +310,6 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   private now(): number {
     return (this.core.now ?? performance.now.bind(performance))();
   }
-}
-
-interface StoredResponse {
-  text: string;
-  finishReason: ChatResponse["finishReason"];
-  toolCalls: ChatResponse["toolCalls"];
-  model: string;
-}
-
-/**
- * Content address of a call: backend, endpoint, model, messages, every sampling parameter, tools,
- * the JSON flag and the sample index. The stage is an accounting label and not part of it.
- */
-export function cacheKey(backend: ChatBackend, req: ChatRequest & { model: string }): string {
-  return hashJson({
-    v: 1,
-    backend: backend.name,
-    endpoint: backend.endpoint,
-    salt: backend.cacheSalt ?? "",
-    model: req.model,
-    messages: req.messages,
-    temperature: req.temperature,
-    maxTokens: req.maxTokens,
-    reasoningEffort: req.reasoningEffort,
-    tools: req.tools,
-    json: req.json ?? false,
-    sampleIndex: req.sampleIndex ?? 0,
-  });
-}
-
-function largerBudget(requested: number | undefined, used: number): number {
-  return Math.max(2 * (requested ?? 0), 2 * used, 4096);
-}
-
-function parseAgainst<S extends v.GenericSchema>(text: string, schema: S): { ok: true; value: v.InferOutput<S> } | { ok: false; error: string } {
-  const value = extractJson(text);
-  if (value === undefined) return { ok: false, error: "no JSON object was found in the reply" };
-  const parsed = v.safeParse(schema, value);
-  if (parsed.success) return { ok: true, value: parsed.output };
-  return { ok: false, error: `the JSON does not match the expected shape: ${v.summarize(parsed.issues).replace(/\s+/g, " ").slice(0, 500)}` };
 }
 
 /** True for failures that say the configuration is wrong (bad key, unknown model), not the network. */

@@ -1,3 +1,21 @@
+/**
+ * The model layer: every backend behind one ModelClient, with a limiter per role and endpoint,
+ * retries (src/backends/retry.ts), a persistent call cache, budget caps and a call ledger.
+ *
+ *   const loaded = loadConfig({ config, set });
+ *   const client = await createModelClient(loaded.config, { env: loaded.environ, noCache, maxCostUsd, onCall });
+ *   client.resolved.auto        // set when model.backend=auto chose for the user (say so on the first line)
+ *   client.info.target          // { backend, model, endpoint, exec }
+ *   await client.chat("target", { stage: "rollout", messages, sampleIndex });
+ *   await client.chatJson("optimizer", { stage: "analyst", messages }, Schema);  // never throws for bad JSON
+ *   client.taskRunner()         // the exec harness when the target is an agent CLI
+ *   client.ledger.summary()     // totals, by_stage, by_role, dropped; client.snapshot() / budgetExceeded()
+ *   await client.close();
+ *
+ * Errors: ConfigError (exit 2) at start-up for bad roles/settings; BackendError for a systemic
+ * failure of a call (auth/not_found/bad_request fail fast, others after the retries); BudgetError
+ * before a paid call once a cap is reached. A cache hit is never blocked by a cap and costs 0.
+ */
 import type { Role } from "../engine/ports.ts";
 import { ConfigError, skilloptCacheDir } from "../lib/index.ts";
 import { openCallCache, type Store } from "../store/index.ts";
@@ -11,7 +29,8 @@ import { type BackendConfig, type EnvLookup, NO_ENV, roleWorkers, Settings } fro
 import type { ChatBackend } from "./types.ts";
 
 export type { CallEvent } from "./client.ts";
-export { cacheKey, isConfigurationFailure } from "./client.ts";
+export { cacheKey } from "./call-cache.ts";
+export { isConfigurationFailure } from "./client.ts";
 export { extractJson } from "./json.ts";
 export type { LedgerSummary, StageTotals } from "./ledger.ts";
 export { Limiter } from "./limiter.ts";

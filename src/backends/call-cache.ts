@@ -1,0 +1,32 @@
+import type { ChatRequest, ChatResponse } from "../engine/ports.ts";
+import { hashJson } from "../lib/index.ts";
+import type { ChatBackend } from "./types.ts";
+
+/** What the call cache keeps of a response (no usage or cost: a hit costs nothing). */
+export interface StoredResponse {
+  text: string;
+  finishReason: ChatResponse["finishReason"];
+  toolCalls: ChatResponse["toolCalls"];
+  model: string;
+}
+
+/**
+ * Content address of a call: backend, endpoint, model, messages, every sampling parameter, tools,
+ * the JSON flag and the sample index. The stage is an accounting label and not part of it.
+ */
+export function cacheKey(backend: ChatBackend, req: ChatRequest & { model: string }): string {
+  return hashJson({
+    v: 1,
+    backend: backend.name,
+    endpoint: backend.endpoint,
+    salt: backend.cacheSalt ?? "",
+    model: req.model,
+    messages: req.messages,
+    temperature: req.temperature,
+    maxTokens: req.maxTokens,
+    reasoningEffort: req.reasoningEffort,
+    tools: req.tools,
+    json: req.json ?? false,
+    sampleIndex: req.sampleIndex ?? 0,
+  });
+}
