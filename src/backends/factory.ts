@@ -1,5 +1,5 @@
 import type { Role, TaskRunner } from "../engine/ports.ts";
-import { ConfigError, UnsupportedError } from "../lib/index.ts";
+import { ConfigError, hashJson, UnsupportedError } from "../lib/index.ts";
 import { createClaudeChat } from "./cli/claude-chat.ts";
 import { createCodexChat } from "./cli/codex-chat.ts";
 import { createCopilotChat } from "./cli/copilot-chat.ts";
@@ -175,5 +175,19 @@ async function loadSim(role: Role, config: unknown): Promise<ChatBackend> {
     throw new UnsupportedError("sim backend not available", { cause: err });
   }
   if (typeof mod.createSimBackend !== "function") throw new UnsupportedError("sim backend not available");
-  return mod.createSimBackend(role, config as Parameters<typeof mod.createSimBackend>[1]);
+  const sim = await mod.createSimBackend(role, config as Parameters<typeof mod.createSimBackend>[1]);
+  if (sim.cacheSalt !== undefined) return sim;
+  // Simulated answers depend on the seed and the sim knobs of the config, not only on the request:
+  // key the persistent cache on them so a run with other settings never reads another run's answers.
+  const c = config as { train?: { seed?: unknown }; env?: unknown; model?: Record<string, unknown> };
+  const salt = hashJson({ seed: c.train?.seed ?? null, env: c.env ?? null });
+  return {
+    name: sim.name,
+    endpoint: sim.endpoint,
+    defaultModel: sim.defaultModel,
+    ...(sim.timeoutMs !== undefined ? { timeoutMs: sim.timeoutMs } : {}),
+    cacheSalt: salt,
+    complete: (request, opts) => sim.complete(request, opts),
+    ...(sim.close ? { close: () => sim.close?.() } : {}),
+  };
 }

@@ -89,3 +89,18 @@ describe("sleep backends through the layer", () => {
     expect(() => sleepModelConfig("opencode")).toThrow(/not available through the model layer/);
   });
 });
+
+describe("sim through the layer", () => {
+  test("sim answers are cached per seed: another seed never reads them", async () => {
+    using dir = tempDir("simcache-");
+    const cfg = (seed: number) => ({ model: { backend: "sim" }, train: { seed }, env: { sim_lapse_rate: 0.05, sim_noise_rate: 0.3 } });
+    const req = { stage: "rollout", messages: [{ role: "user" as const, content: "hello sim" }] };
+    const a = await createModelClient(cfg(1), { cacheDir: dir.path });
+    await a.chat("target", req);
+    expect((await a.chat("target", req)).cached).toBe(true);
+    await a.close();
+    const b = await createModelClient(cfg(2), { cacheDir: dir.path });
+    expect((await b.chat("target", req)).cached).toBe(false);
+    await b.close();
+  });
+});
