@@ -63,6 +63,10 @@ async function main(): Promise<void> {
   const work = join(root, "work");
   mkdirSync(home, { recursive: true });
   mkdirSync(work, { recursive: true });
+  // Unprivileged cases run as nobody: let it traverse the corpus and use the fake home.
+  chmodSync(root, 0o755);
+  chmodSync(work, 0o777);
+  chmodSync(home, 0o777);
   const ctx: CaseContext = { root, home, work, repo: REPO };
   const groups = await loadCaseGroups();
   const all: (BadCase & { group: string })[] = [];
@@ -87,7 +91,9 @@ async function main(): Promise<void> {
       NO_COLOR: "1",
       ...c.env,
     };
-    const proc = Bun.spawn([process.execPath, join(REPO, "src", "main.ts"), ...c.args], {
+    const asNobody = c.unprivileged && process.getuid?.() === 0;
+    const prefix = asNobody ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+    const proc = Bun.spawn([...prefix, process.execPath, join(REPO, "src", "main.ts"), ...c.args], {
       cwd: c.cwd ?? work,
       env,
       stdout: "pipe",

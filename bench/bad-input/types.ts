@@ -11,6 +11,8 @@ export interface BadCase {
   /** The input is degenerate but valid: exit 0 counts as clean. */
   expectSuccess?: boolean;
   timeoutMs?: number;
+  /** Run as an unprivileged user (root ignores permission bits, so read-only cases need this). */
+  unprivileged?: boolean;
   cleanup?: () => void;
 }
 

@@ -1,5 +1,41 @@
 import { ConfigError, SkilloptError, redactText } from "../lib/index.ts";
 
+const FS_ERRORS: Record<string, string> = {
+  ENOENT: "no such file or directory",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  ENOSPC: "no space left on device",
+  EDQUOT: "disk quota exceeded",
+  EROFS: "read-only file system",
+  ENOTDIR: "a parent of this path is not a directory",
+  EISDIR: "is a directory",
+  EEXIST: "already exists (and is not what was expected here)",
+  EMFILE: "too many open files",
+  ENAMETOOLONG: "file name too long",
+};
+
+/** A Node/Bun file-system error (has `code` and `path`). */
+function fsErrorOf(err: unknown): { code: string; path: string; syscall?: string } | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const e = err as Error & { code?: unknown; path?: unknown; syscall?: unknown };
+  if (typeof e.code !== "string" || !(e.code in FS_ERRORS) || typeof e.path !== "string") return undefined;
+  return { code: e.code, path: e.path, syscall: typeof e.syscall === "string" ? e.syscall : undefined };
+}
+
+/** Turn an unexpected file-system failure into a clean failure that names the path. */
+export function fromFsError(err: unknown): unknown {
+  const fs = fsErrorOf(err);
+  if (!fs) return err;
+  const action = fs.syscall && /^(open|write|mkdir|rename|unlink|rmdir|copyfile|symlink)/.test(fs.syscall) ? "cannot write" : "cannot use";
+  const hint =
+    fs.code === "ENOSPC" || fs.code === "EDQUOT"
+      ? "free some space (or choose another --out) and rerun; completed work is kept"
+      : fs.code === "EACCES" || fs.code === "EPERM" || fs.code === "EROFS"
+        ? "choose a directory you can write to (--out), or fix its permissions"
+        : undefined;
+  return new SkilloptError("store", `${action} ${fs.path}: ${FS_ERRORS[fs.code]} (${fs.code})`, 1, { cause: err, hint });
+}
+
 /** Text for stderr: one line for known errors (plus a hint line), the stack under --debug. */
 export function renderError(err: unknown, debug: boolean): string {
   if (err instanceof SkilloptError) {

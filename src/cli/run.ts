@@ -3,7 +3,7 @@ import type { AnyCommand as CommandDef } from "./stub.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
 import { acceptedFlags } from "./args.ts";
 import { rootCommand } from "./commands.ts";
-import { errorJson, exitCodeOf, renderError } from "./errors.ts";
+import { errorJson, exitCodeOf, fromFsError, renderError } from "./errors.ts";
 import { output, printJson } from "./output.ts";
 
 interface Resolved {
@@ -108,8 +108,8 @@ export async function runCli(argv: string[]): Promise<number> {
     await runCommand(leaf, { rawArgs: rest });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {
-    const code = exitCodeOf(normalize(err));
     const e = normalize(err);
+    const code = exitCodeOf(e);
     if (output.json) printJson(errorJson(e));
     process.stderr.write(renderError(e, output.debug));
     return code;
@@ -118,6 +118,8 @@ export async function runCli(argv: string[]): Promise<number> {
 
 /** citty's own argument errors are usage errors. */
 function normalize(err: unknown): unknown {
+  const fs = fromFsError(err);
+  if (fs !== err) return fs;
   if (err instanceof Error && err.name === "CLIError") {
     return new UsageError(err.message.replace(/\u001b\[[0-9;]*m/g, ""), { cause: err });
   }
