@@ -22,7 +22,7 @@ function history(dir: string): Record<string, unknown>[] {
 
 beforeAll(async () => {
   mkdirSync(root, { recursive: true });
-  writeSyntheticRun(join(root, "finished"), { steps: 8 });
+  cpSync(join(REPO_ROOT, "fixtures", "runs", "quickstart"), join(root, "finished"), { recursive: true });
   writeSyntheticRun(join(root, "other"), { steps: 5 });
   ui = startUi({ root, port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env: { SKILLOPT_LOG_LEVEL: undefined } });
   b = await launchBrowser();
@@ -51,6 +51,12 @@ describe("dashboard in a real browser", () => {
       els.map((e) => Number(e.getAttribute("data-step"))),
     );
     expect(accepted).toEqual(history(join(root, "finished")).filter((r) => normalizeAction(String(r.outcome ?? r.action)) === "accepted").map((r) => Number(r.step)));
+    const early = history(join(root, "finished")).find((r) => r.outcome === "rejected_early")!;
+    const details = page.locator(`#step-${early.step}`);
+    await details.locator("summary").click();
+    expect(await details.locator("table.edits .badge.b-rejected").count()).toBeGreaterThan(0);
+    expect(await details.locator("table.diff-unified tr.add").count()).toBeGreaterThan(0);
+    expect(await page.locator("#step-table").textContent()).toContain(`at ${early.selection_evaluated}/${early.selection_total}`);
     await b.screenshot(page, "ui-finished-run");
   });
 
@@ -160,8 +166,9 @@ describe("report.html in a real browser", () => {
       if (!r.url().startsWith("file:") && !r.url().startsWith("data:")) errors.push(`network request: ${r.url()}`);
     });
     await page.goto(`file://${path}`);
-    expect(await page.locator('svg#score-chart [data-series="decision"]').count()).toBe(8);
-    expect(await page.locator("svg#cost-chart g.bar").count()).toBe(8);
+    const steps = history(dir.path).length;
+    expect(await page.locator('svg#score-chart [data-series="decision"]').count()).toBe(steps);
+    expect(await page.locator("svg#cost-chart g.bar").count()).toBe(steps);
     const box = await page.locator("svg#score-chart").boundingBox();
     expect(box!.width).toBeGreaterThan(500);
     await page.click("#step-2 > summary");

@@ -15,7 +15,7 @@ a{color:var(--blue)}
 .card .k{font-size:12px;color:var(--muted)}.card .v{font-size:19px;font-weight:600}.card .s{font-size:12px;color:var(--muted)}
 table{border-collapse:collapse;width:100%}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:left;vertical-align:top}
-th{font-weight:600;background:var(--soft);position:sticky;top:0}
+th{font-weight:600;background:var(--soft)}
 tr.total td{font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
