@@ -5,3 +5,4 @@ export * from "./log.ts";
 export * from "./paths.ts";
 export * from "./redact.ts";
 export * from "./suggest.ts";
+export * from "./skill-file.ts";
