@@ -1,3 +1,64 @@
-import { stubCommand } from "../stub.ts";
+import { resolve } from "node:path";
+import { defineCommand } from "citty";
+import { fetchHfRows, HF_DATASETS_SERVER, MATERIALIZERS, materialize, readManifest, rowsFromPath } from "../../benchmarks/shared/index.ts";
+import { defaultOutDir } from "../../benchmarks/shared/materialize.ts";
+import { log, UsageError } from "../../lib/index.ts";
+import { globalArgs, jsonArg } from "../args.ts";
+import { output, printJson, printResult } from "../output.ts";
 
-export default stubCommand("materialize", "Build a benchmark's split directory from a manifest and the raw dataset", "skillopt data materialize");
+export default defineCommand({
+  meta: { name: "materialize", description: "Build a benchmark's split directory from an upstream id manifest and the raw dataset" },
+  args: {
+    ...globalArgs,
+    ...jsonArg,
+    benchmark: { type: "positional", description: `Benchmark (${Object.keys(MATERIALIZERS).join(", ")})`, required: true },
+    manifest: { type: "string", description: "Upstream manifest directory (split_manifest.json + train/ val/ test/items.json)", valueHint: "DIR", required: true },
+    from: { type: "string", description: "Raw dataset you downloaded: a JSON, JSONL or CSV file, or a directory of them", valueHint: "FILE|DIR" },
+    hf: { type: "string", description: "Fetch the rows from a Hugging Face datasets-server instead: DATASET[:CONFIG[:SPLIT,…]]", valueHint: "SPEC" },
+    "hf-host": { type: "string", description: `datasets-server base URL (default ${HF_DATASETS_SERVER})`, valueHint: "URL" },
+    out: { type: "string", description: "Output split directory (default: the path the bundled config reads)", valueHint: "DIR" },
+    "allow-missing": { type: "boolean", description: "Write the splits even when some manifest ids are not in the raw data" },
+  },
+  async run({ args }) {
+    const bench = String(args.benchmark);
+    if (bench === "alfworld") {
+      throw new UsageError("alfworld needs no materialization: use its manifest directory as env.split_dir and set ALFWORLD_DATA");
+    }
+    if (!MATERIALIZERS[bench]) throw new UsageError(`unknown benchmark "${bench}" for materialize (known: ${Object.keys(MATERIALIZERS).join(", ")})`);
+    if (!args.from === !args.hf) throw new UsageError("give exactly one of --from FILE|DIR or --hf DATASET[:CONFIG[:SPLIT,…]]");
+    const manifest = readManifest(resolve(String(args.manifest)));
+    let rows: Record<string, unknown>[];
+    let source: string;
+    if (args.from) {
+      source = resolve(String(args.from));
+      rows = rowsFromPath(bench, source);
+    } else {
+      const [dataset, config, splitList] = String(args.hf).split(":");
+      const meta = manifest.meta;
+      const ds = dataset || String(meta.source_repo ?? "");
+      if (!ds) throw new UsageError("--hf: name the dataset, e.g. --hf lucadiliello/searchqa");
+      const cfg = config || String(meta.source_config ?? "default");
+      const splits = (splitList || String(meta.source_split ?? "train")).split(",").filter(Boolean);
+      rows = [];
+      for (const split of splits) {
+        log.info(`fetching ${ds} (${cfg}/${split})`);
+        rows.push(
+          ...(await fetchHfRows(
+            { dataset: ds, config: cfg, split },
+            { host: args["hf-host"] ? String(args["hf-host"]) : undefined, onPage: (done, total) => log.info(`  ${done}/${total} rows`) },
+          )),
+        );
+      }
+      source = `hf:${ds}:${cfg}:${splits.join(",")}`;
+    }
+    const out = resolve(args.out ? String(args.out) : defaultOutDir(bench)!);
+    const result = materialize(bench, manifest, rows, { out, allowMissing: Boolean(args["allow-missing"]), source });
+    const missing = result.missing.train.length + result.missing.val.length + result.missing.test.length;
+    if (output.json) return printJson({ benchmark: bench, ...result });
+    printResult(
+      `${bench}: wrote ${out} (train=${result.counts.train} val=${result.counts.val} test=${result.counts.test}) from ${result.rawRows} raw rows${
+        missing ? `; ${missing} manifest id(s) not found (listed in split_manifest.json)` : ""
+      }`,
+    );
+  },
+});

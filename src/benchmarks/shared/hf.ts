@@ -1,0 +1,58 @@
+import { DataError, errorMessage } from "../../lib/index.ts";
+
+export const HF_DATASETS_SERVER = "https://datasets-server.huggingface.co";
+
+export interface HfSource {
+  dataset: string;
+  config: string;
+  split: string;
+}
+
+const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * Every row of one dataset split from a Hugging Face datasets-server `/rows` endpoint, paged
+ * (`offset`, `length` ≤ 100) with retries and backoff on 408/429/5xx and transport errors.
+ */
+export async function fetchHfRows(
+  src: HfSource,
+  opts: { host?: string; pageSize?: number; retries?: number; backoffMs?: number; onPage?: (done: number, total: number) => void } = {},
+): Promise<Record<string, unknown>[]> {
+  const host = (opts.host ?? HF_DATASETS_SERVER).replace(/\/+$/, "");
+  const pageSize = Math.min(100, opts.pageSize ?? 100);
+  const rows: Record<string, unknown>[] = [];
+  let total = Number.POSITIVE_INFINITY;
+  for (let offset = 0; offset < total; offset += pageSize) {
+    const url = `${host}/rows?dataset=${encodeURIComponent(src.dataset)}&config=${encodeURIComponent(src.config)}&split=${encodeURIComponent(src.split)}&offset=${offset}&length=${pageSize}`;
+    const page = await getJson(url, opts.retries ?? 4, opts.backoffMs ?? 1000);
+    const list = Array.isArray(page.rows) ? page.rows : [];
+    for (const r of list) {
+      const row = r && typeof r === "object" ? (r as { row?: unknown }).row : undefined;
+      if (row && typeof row === "object") rows.push(row as Record<string, unknown>);
+    }
+    total = typeof page.num_rows_total === "number" ? page.num_rows_total : rows.length;
+    opts.onPage?.(rows.length, total);
+    if (list.length === 0) break;
+  }
+  return rows;
+}
+
+async function getJson(url: string, retries: number, backoffMs: number): Promise<Record<string, unknown>> {
+  let last = "";
+  for (let attempt = 0; attempt <= retries; attempt++) {
+    if (attempt > 0) await Bun.sleep(backoffMs * 2 ** (attempt - 1));
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+      if (res.ok) return (await res.json()) as Record<string, unknown>;
+      last = `HTTP ${res.status}`;
+      if (res.status === 401 || res.status === 403) {
+        throw new DataError(`${new URL(url).host}: ${last} (the dataset is gated or private); download the file yourself and pass it with --from`);
+      }
+      if (!RETRYABLE.has(res.status)) break;
+    } catch (err) {
+      if (err instanceof DataError) throw err;
+      last = errorMessage(err);
+    }
+  }
+  throw new DataError(`cannot fetch rows from ${new URL(url).host}: ${last}`);
+}
