@@ -106,8 +106,7 @@ const POS_PHRASES = [
 const NEGATORS = /\b(?:not|no|never|isn't|isnt|wasn't|hardly)\s+(?:\w+\s+)?$/;
 
 function phraseRe(phrase: string): RegExp {
-  const body = phrase.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(?<![\\w'])${body}(?![\\w'])`, "g");
+  return new RegExp(`(?<![\\w'])${escapeRe(phrase)}(?![\\w'])`, "g");
 }
 
 function commaList(raw: string | undefined, lower: boolean): string[] {
@@ -121,16 +120,25 @@ function commaList(raw: string | undefined, lower: boolean): string[] {
 export interface Lexicon {
   neg: [string, RegExp][];
   pos: [string, RegExp][];
+  /** Any phrase anywhere: one pass that rules out most texts before the per-phrase checks. */
+  any: RegExp;
   agentMarkers: string[];
 }
 
 /** Build the lexicon from SKILLOPT_SLEEP_NEG_FEEDBACK / _POS_FEEDBACK / _AGENT_MARKERS. */
 export function makeLexicon(env: Readonly<Record<string, string | undefined>>): Lexicon {
+  const neg = [...NEG_PHRASES, ...commaList(env.SKILLOPT_SLEEP_NEG_FEEDBACK, true)];
+  const pos = [...POS_PHRASES, ...commaList(env.SKILLOPT_SLEEP_POS_FEEDBACK, true)];
   return {
-    neg: [...NEG_PHRASES, ...commaList(env.SKILLOPT_SLEEP_NEG_FEEDBACK, true)].map((p) => [p, phraseRe(p)]),
-    pos: [...POS_PHRASES, ...commaList(env.SKILLOPT_SLEEP_POS_FEEDBACK, true)].map((p) => [p, phraseRe(p)]),
+    neg: neg.map((p) => [p, phraseRe(p)]),
+    pos: pos.map((p) => [p, phraseRe(p)]),
+    any: new RegExp([...neg, ...pos].map(escapeRe).join("|")),
     agentMarkers: [...AGENT_MARKERS, ...commaList(env.SKILLOPT_SLEEP_AGENT_MARKERS, false)],
   };
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** Lexical feedback tags of one user text: `neg:<phrase>` / `pos:<phrase>`; a leading "no," counts. */
@@ -138,6 +146,7 @@ export function detectFeedback(text: string, lex: Lexicon): string[] {
   const t = text.toLowerCase();
   const out: string[] = [];
   if (/^\s*no[,.!]/.test(t)) out.push("neg:no,");
+  if (!lex.any.test(t)) return out;
   const { neg, pos } = lex;
   for (const [phrase, re] of neg) if (matches(t, re, false)) out.push(`neg:${phrase}`);
   for (const [phrase, re] of pos) if (matches(t, re, true)) out.push(`pos:${phrase}`);
