@@ -212,8 +212,10 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   }
   env.skills.set(cHash, candidate);
   newSkills.push({ hash: cHash, text: candidate, origin: `candidate_step_${String(step.global).padStart(4, "0")}` });
-  const rejectEntry = (action: string, after?: number) =>
-    buffer(action, { score_before: state.current.score, ...(after === undefined ? {} : { score_after: after }), rejected_edits: rankedItems.map(describeRejected), failed_edits: failedEdits(report) });
+  // A rejection reads the same to later analysts whether it was decided early or after the full
+  // evaluation (no candidate score), so early rejection never changes what the optimizer sees.
+  const rejectEntry = (action: string) =>
+    buffer(action, { score_before: state.current.score, rejected_edits: rankedItems.map(describeRejected), failed_edits: failedEdits(report) });
 
   const violation = formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens);
   if (violation) {
@@ -247,7 +249,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
       emit("evaluate", `[6/6 EVALUATE] REJECT EARLY at ${out.evaluated}/${out.total}: cannot beat current=${state.current.score.toFixed(4)}`);
       Object.assign(rec, { gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, selection_calls_saved: out.total - out.evaluated });
-      rejectEntry("reject_early");
+      rejectEntry("reject");
       state.counts.rejected_early += 1;
       return finish("reject_early", "rejected_early");
     }
@@ -266,7 +268,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const origin = `step_${String(step.global).padStart(4, "0")}`;
   if (d.action === "reject") {
     emit("evaluate", `[6/6 EVALUATE] REJECT ${label} <= current=${prevCurrent.toFixed(4)}`);
-    rejectEntry("reject", score);
+    rejectEntry("reject");
     state.counts.rejected += 1;
     return finish("reject", "rejected");
   }

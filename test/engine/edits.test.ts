@@ -1,0 +1,114 @@
+import { describe, expect, test } from "bun:test";
+import {
+  APPENDIX_END,
+  APPENDIX_START,
+  applyEdits,
+  formatViolation,
+  mergeAppendix,
+  parseFrontmatter,
+  SLOW_END,
+  SLOW_START,
+  setSlowUpdate,
+} from "../../src/engine/index.ts";
+
+const SKILL = `---
+name: house-style
+description: How to answer.
+---
+# House style
+
+## Conventions
+- Dates: write them long.
+
+${SLOW_START}
+- Guidance: keep dates long.
+${SLOW_END}
+
+${APPENDIX_START}
+## Execution Notes Appendix
+- Remember the date rule.
+${APPENDIX_END}
+`;
+
+describe("edits on the skill document (spec §2.7.1)", () => {
+  test("edits targeting protected regions or the frontmatter are skipped and the regions stay byte-identical", () => {
+    const r = applyEdits(SKILL, [
+      { op: "replace", target: "- Guidance: keep dates long.", content: "- Guidance: hacked" },
+      { op: "delete", target: "- Remember the date rule." },
+      { op: "replace", target: "name: house-style", content: "name: other" },
+      { op: "insert_after", target: "description: How to answer.", content: "oops" },
+    ]);
+    expect(r.report.map((x) => x.status)).toEqual(["skipped_protected_region", "skipped_protected_region", "skipped_protected_region", "skipped_protected_region"]);
+    expect(r.skill).toBe(SKILL);
+    expect(r.summary).toEqual({ total: 4, applied: 0, skipped: 4, errors: 0 });
+  });
+
+  test("append lands before the earliest protected region", () => {
+    const r = applyEdits(SKILL, [{ op: "append", content: "- Numbers: two decimals." }]);
+    expect(r.report[0]!.status).toBe("applied_append_before_protected_region");
+    expect(r.skill.indexOf("- Numbers: two decimals.")).toBeLessThan(r.skill.indexOf(SLOW_START));
+    expect(r.skill.slice(r.skill.indexOf(SLOW_START))).toBe(SKILL.slice(SKILL.indexOf(SLOW_START)));
+  });
+
+  test("insert_after puts the content on a new line after the anchor's line", () => {
+    const r = applyEdits("# A\n## Conventions\n- x\n", [{ op: "insert_after", target: "## Conventions", content: "- y" }]);
+    expect(r.skill).toBe("# A\n## Conventions\n\n- y\n- x\n");
+  });
+
+  test("a failed edit is reported with its reason, and later edits see the evolving text", () => {
+    const r = applyEdits("# A\n- one\n", [
+      { op: "replace", target: "- one", content: "- two" },
+      { op: "delete", target: "- one" },
+      { op: "replace", target: "- two", content: "- three" },
+      { op: "frobnicate", content: "x" },
+      { op: "insert_after", target: "## Missing heading", content: "- four" },
+    ]);
+    expect(r.report.map((x) => x.status)).toEqual([
+      "applied_replace",
+      "skipped_delete_target_not_found",
+      "applied_replace",
+      "skipped_unknown_op",
+      "applied_insert_after_fallback_append",
+    ]);
+    expect(r.report[1]!.reason).toContain("does not occur");
+    expect(r.skill).toBe("# A\n- three\n\n- four\n");
+  });
+
+  test("an anchor that differs only in case and spacing matches once (fuzzy), an ambiguous one does not", () => {
+    const r = applyEdits("# A\n## Conventions   \n- x\n", [{ op: "replace", target: "## conventions", content: "## Rules" }]);
+    expect(r.report[0]!.status).toBe("applied_replace_fuzzy");
+    expect(r.skill).toBe("# A\n## Rules   \n- x\n");
+    const amb = applyEdits("- Item one\n- ITEM ONE\n", [{ op: "delete", target: "- item one" }]);
+    expect(amb.report[0]!.status).toBe("skipped_delete_target_not_found");
+  });
+
+  test("protected markers are stripped from edit content", () => {
+    const r = applyEdits("# A\n", [{ op: "append", content: `${SLOW_START} sneaky` }]);
+    expect(r.skill).toBe("# A\n\nsneaky\n");
+  });
+});
+
+describe("protected regions and format checks", () => {
+  test("the slow-update region is replaced in place before the appendix", () => {
+    const next = setSlowUpdate(SKILL, "- New guidance");
+    expect(next.match(new RegExp(SLOW_START, "g"))!.length).toBe(1);
+    expect(next).toContain(`${SLOW_START}\n- New guidance\n${SLOW_END}`);
+    expect(next.indexOf(SLOW_START)).toBeLessThan(next.indexOf(APPENDIX_START));
+  });
+
+  test("appendix notes merge with case- and whitespace-insensitive dedup", () => {
+    const r = mergeAppendix(SKILL, ["remember the   DATE rule.", "Check units."]);
+    expect(r.added).toBe(1);
+    expect(r.total).toBe(2);
+    expect(r.skill.match(new RegExp(APPENDIX_START, "g"))!.length).toBe(1);
+  });
+
+  test("frontmatter is parsed and a candidate that breaks it is rejected before any rollout", () => {
+    expect(parseFrontmatter(SKILL)).toEqual({ name: "house-style", description: "How to answer." });
+    expect(formatViolation(SKILL, SKILL, null)).toBeUndefined();
+    expect(formatViolation(SKILL.replace("name: house-style\n", ""), SKILL, null)).toContain("no `name`");
+    expect(formatViolation(SKILL.replace("How to answer.", "x".repeat(1025)), SKILL, null)).toContain("1025 characters");
+    expect(formatViolation(SKILL.replace(/^---\n/, ""), SKILL, null)).toContain("missing");
+    expect(formatViolation(SKILL, SKILL, 5)).toContain("max_skill_tokens=5");
+  });
+});
