@@ -33,6 +33,8 @@ export class NightLedger {
   private readonly now: () => number;
   private readonly stages = new Map<string, LedgerEntry>();
   calls = 0;
+  /** Calls admitted by check() whose result is not recorded yet (so concurrent calls cannot overshoot). */
+  private pending = 0;
   tokens = 0;
   costUsd = 0;
 
@@ -42,17 +44,30 @@ export class NightLedger {
     this.startedMs = now();
   }
 
-  /** Throw BudgetExhaustedError if another call would break a ceiling. */
+  /** Admit one more call, or throw BudgetExhaustedError if it would break a ceiling. Pair with record() or release(). */
   check(): void {
     const { tokens, calls, seconds, costUsd } = this.limits;
-    if (calls !== null && this.calls >= calls) throw new BudgetExhaustedError("calls", `call budget of ${calls} per night reached`);
+    if (calls !== null && this.calls + this.pending >= calls) throw new BudgetExhaustedError("calls", `call budget of ${calls} per night reached`);
     if (tokens !== null && this.tokens >= tokens) throw new BudgetExhaustedError("tokens", `token budget of ${tokens} per night reached (${this.tokens} used)`);
     if (costUsd !== null && this.costUsd >= costUsd) throw new BudgetExhaustedError("costUsd", `money budget of $${costUsd} per night reached ($${this.costUsd.toFixed(4)} spent)`);
     if (seconds !== null && this.elapsedSeconds() >= seconds) throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
+    this.pending += 1;
+  }
+
+  /** Throw when the wall-clock ceiling is reached (no call admitted). */
+  checkTime(): void {
+    const { seconds } = this.limits;
+    if (seconds !== null && this.elapsedSeconds() >= seconds) throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
+  }
+
+  /** Give back an admitted call that did not happen (or failed without usage). */
+  release(): void {
+    if (this.pending > 0) this.pending -= 1;
   }
 
   /** Account one call (cached calls cost nothing but are counted as cached). */
   record(stage: string, tokens: number, costUsd: number | null, cached: boolean): void {
+    this.release();
     const row = this.stages.get(stage) ?? { stage, calls: 0, tokens: 0, cost_usd: 0, cached: 0 };
     if (cached) row.cached += 1;
     else {

@@ -15,7 +15,7 @@ export interface ReplayContext {
 
 /** Replay one task under (skill, memory) and score it (spec §5.2). */
 export async function replayOne(ctx: ReplayContext, task: TaskRecord, skill: string, memory: string, phase: string, sampleId = 0): Promise<ReplayResult> {
-  ctx.ledger?.check();
+  ctx.ledger?.checkTime();
   const tools = requiredTools(task);
   const t0 = performance.now();
   const attempt = await ctx.backend.attempt(task, skill, memory, sampleId, tools);
@@ -65,13 +65,22 @@ export async function replayOne(ctx: ReplayContext, task: TaskRecord, skill: str
 export async function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord[], skill: string, memory: string, phase: string): Promise<ReplayResult[]> {
   const out: ReplayResult[] = new Array(tasks.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < tasks.length) {
+    while (next < tasks.length && !failed) {
       const i = next++;
-      out[i] = await replayOne(ctx, tasks[i]!, skill, memory, phase);
+      try {
+        out[i] = await replayOne(ctx, tasks[i]!, skill, memory, phase);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(ctx.workers, tasks.length)) }, worker));
+  // Settle every worker before failing, so calls already in flight are accounted for.
+  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(ctx.workers, tasks.length)) }, worker));
+  const rejected = settled.find((r) => r.status === "rejected");
+  if (rejected) throw (rejected as PromiseRejectedResult).reason;
   return out;
 }
 

@@ -150,6 +150,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         } else printHuman(out, dry, adopted);
       } finally {
         store.close();
+        await backend.close?.();
       }
     },
   });

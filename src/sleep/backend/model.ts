@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import type { ModelClient } from "../../engine/ports.ts";
 import { BackendError, UnsupportedError, errorMessage, redactText } from "../../lib/index.ts";
-import type { SleepConfig } from "../config.ts";
+import { createModelClient, sleepModelConfig } from "../../backends/index.ts";
+import type { SleepBackendName, SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
 import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
 import type { MinedCandidate, SleepBackend } from "./types.ts";
@@ -71,6 +72,7 @@ export function modelSleepBackend(client: ModelClient, o: { name: string; model:
         const called = tools.filter((t) => new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(r.text));
         return { text: r.text, toolsCalled: called, tokens };
       } catch (err) {
+        self.ledger?.release();
         if (err instanceof BackendError && (err.kind === "auth" || err.kind === "not_found")) throw err;
         if (!(err instanceof BackendError)) throw err;
         self.lastError = redactText(errorMessage(err));
@@ -125,7 +127,39 @@ export function modelSleepBackend(client: ModelClient, o: { name: string; model:
   return self;
 }
 
-/** Build a provider-backed Sleep backend through the shared model layer. */
-export async function createModelSleepBackend(cfg: SleepConfig, _opts: { project: string; env: Readonly<Record<string, string | undefined>> }): Promise<SleepBackend> {
-  throw new UnsupportedError(`backend "${cfg.backend}" needs the shared model layer (createModelClient), which is not wired into sleep yet; use --backend mock or --backend handoff`);
+/** The layer's backend name for a Sleep backend (spec §5.9). */
+function layerName(b: SleepBackendName): string {
+  return b === "openai" ? "openai_compatible" : b;
+}
+
+/**
+ * Build a provider-backed Sleep backend as a configuration of the shared model layer (claude and
+ * copilot CLIs, codex, Azure / OpenAI-compatible APIs). cursor, pi and opencode are refused by the
+ * layer by name, never mocked.
+ */
+export async function createModelSleepBackend(cfg: SleepConfig, opts: { project: string; env: Readonly<Record<string, string | undefined>> }): Promise<SleepBackend> {
+  const target = cfg.target_backend || cfg.backend;
+  const optimizer = cfg.optimizer_backend || cfg.backend;
+  if (target === "mock" || target === "handoff" || optimizer === "mock" || optimizer === "handoff") {
+    throw new UnsupportedError("dual-role routing needs provider backends for both roles (mock and handoff cannot be mixed with a provider)");
+  }
+  const extra: Record<string, unknown> = {};
+  if (cfg.azure_endpoint) {
+    extra.openai_compatible_base_url = cfg.azure_endpoint;
+    extra.azure_openai_endpoint = cfg.azure_endpoint;
+  }
+  if (cfg.api_key_env) {
+    const key = opts.env[cfg.api_key_env];
+    if (!key) throw new UnsupportedError(`api_key_env names ${cfg.api_key_env}, which is not set in the environment`);
+    extra.openai_compatible_api_key = key;
+  }
+  const t = sleepModelConfig(layerName(target), { model: cfg.target_model || cfg.model, extra });
+  const o = sleepModelConfig(layerName(optimizer), { model: cfg.optimizer_model || cfg.model, extra });
+  const config = { model: { ...t.model, optimizer_backend: o.model.optimizer_backend, ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}) } };
+  const client = await createModelClient(config, { env: opts.env, concurrency: { target: cfg.workers, optimizer: cfg.workers } });
+  const model = cfg.target_model || cfg.model;
+  const name = target === optimizer ? cfg.backend : `target=${target}/optimizer=${optimizer}`;
+  const backend = modelSleepBackend(client, { name, model });
+  backend.close = () => client.close();
+  return backend;
 }

@@ -1,0 +1,94 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SLEEP_SENTINEL } from "../../src/lib/index.ts";
+import { TASKS_FORMAT } from "../../src/sleep/mine/index.ts";
+import { runCli } from "../support/cli.ts";
+import { startFakeOpenAI } from "../support/fake-openai.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const RULE = "Use `bun test` instead of `npm test`.";
+
+function tasksFile(dir: string, reviewed: boolean): string {
+  const intents = ["Add a unit test for slugify", "Find the login regression", "Refactor the config loader", "Write retry policy tests", "Upgrade yaml and check", "Port the date parser"];
+  const tasks = intents.map((intent, i) => ({
+    id: `task_fix${i}`,
+    project: dir,
+    intent,
+    reference_kind: "rule",
+    judge: { kind: "rule", checks: [{ op: "contains", arg: "bun test" }, { op: "not_contains", arg: "npm test" }] },
+    tags: ["correction"],
+    outcome: "fail",
+    split: i % 2 ? "val" : "train",
+  }));
+  const path = join(dir, "tasks.json");
+  writeFileSync(path, JSON.stringify({ format: TASKS_FORMAT, project: dir, reviewed, tasks }, null, 2));
+  return path;
+}
+
+async function setup(root: string, extraConfig: Record<string, unknown> = {}) {
+  const server = await startFakeOpenAI({
+    reply: (req) => {
+      if (req.lastUserText.includes("Propose at most")) return JSON.stringify([{ op: "add", content: RULE, rationale: "the user corrected this" }]);
+      return req.lastUserText.includes(RULE) ? "I ran bun test: green." : "I ran npm test: green.";
+    },
+  });
+  const home = join(root, "home");
+  const project = join(root, "proj");
+  mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model", ...extraConfig }));
+  const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(root, "cache") };
+  return { server, home, project, env };
+}
+
+describe("sleep review through the shared model layer (OpenAI-compatible fake server)", () => {
+  test("replays, reflects and gates over real HTTP; every prompt carries the sentinel", async () => {
+    using tmp = tempDir();
+    const { server, project, env } = await setup(tmp.path);
+    await using _server = server;
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best", tasks_reviewed: true });
+    expect(out.edits.map((e: { content: string }) => e.content)).toEqual([RULE]);
+    expect(out.budget.calls).toBeGreaterThan(0);
+    expect(server.requests.length).toBeGreaterThan(0);
+    expect(server.requests.every((q) => q.lastUserText.startsWith(SLEEP_SENTINEL))).toBe(true);
+    expect(server.misses).toEqual([]);
+    expect(readFileSync(join(out.staging_dir, "proposed_SKILL.md"), "utf8")).toContain(RULE);
+  });
+
+  test("an unreviewed tasks file is refused with a real backend (exit 2), before any call", async () => {
+    using tmp = tempDir();
+    const { server, project, env } = await setup(tmp.path);
+    await using _server = server;
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, false)], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("not reviewed");
+    expect(server.requests).toHaveLength(0);
+  });
+
+  test("a call ceiling stops the night cleanly (exit 0) and is reported", async () => {
+    using tmp = tempDir();
+    const { server, project, env } = await setup(tmp.path, { max_calls_per_night: 2 });
+    await using _server = server;
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.accepted).toBe(false);
+    expect(out.budget.calls).toBe(2);
+    expect(out.notes.join(" ")).toContain("call budget of 2 per night reached");
+    expect(server.requests).toHaveLength(2);
+  });
+
+  test("cursor, pi and opencode are refused by name rather than faked", async () => {
+    using tmp = tempDir();
+    const { server, project, env } = await setup(tmp.path);
+    await using _server = server;
+    const r = await runCli(["sleep", "dry-run", "--backend", "pi", "--project", project], { env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("not available through the model layer");
+  });
+});
