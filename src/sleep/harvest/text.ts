@@ -4,6 +4,7 @@ import type { Scope, SessionDigest, SourceName } from "./types.ts";
 
 /** Longest text kept per prompt/final (after redaction, so a secret is never cut in half first). */
 export const MAX_TEXT_CHARS = 4000;
+const PRE_CLIP = 16 * MAX_TEXT_CHARS;
 /** Most prompts kept per session (the first ones: they state the task). */
 export const MAX_PROMPTS = 40;
 /** Assistant finals kept per session (the last ones). */
@@ -33,7 +34,10 @@ export function emptyDigest(source: SourceName, sessionId: string, rawPath: stri
 
 /** Redact, remove NULs, trim, clip: the one treatment every harvested text gets. */
 export function cleanText(text: string): string {
-  const t = redactText(text.replaceAll("\u0000", "")).trim();
+  // Redact before the final clip (a clipped secret may no longer match), but bound the work on a
+  // multi-megabyte paste: nothing past the pre-clip can reach the kept prefix.
+  const bounded = text.length > PRE_CLIP ? text.slice(0, PRE_CLIP) : text;
+  const t = redactText(bounded.replaceAll("\u0000", "")).trim();
   return t.length > MAX_TEXT_CHARS ? `${t.slice(0, MAX_TEXT_CHARS)}…` : t;
 }
 
