@@ -127,3 +127,13 @@ describe("exec harnesses (target role)", () => {
     expect(t.error).toContain("cursor_exec");
   });
 });
+
+describe("exec harness safety", () => {
+  test("cursor file edits with the sandbox disabled are refused before any process starts", async () => {
+    using bins = fakeBinEnv({ reply: "x" });
+    const r = await runner("cursor_exec", bins.env, 30, { cursor_exec_sandbox: "disabled" });
+    const t = await r.runTask("s", { ...TASK, allowEdits: true });
+    expect(t.error).toContain("refused");
+    expect(bins.calls().length).toBe(0);
+  });
+});

@@ -1,5 +1,5 @@
 import type { AgentTask, TaskRunner, Trajectory, TrajectoryStep, Usage } from "../../engine/ports.ts";
-import { errorMessage, redactText } from "../../lib/index.ts";
+import { errorMessage, redactText, UnsupportedError } from "../../lib/index.ts";
 import { parseCodexEvents } from "../cli/codex-events.ts";
 import { jsonLines, num } from "../cli/common.ts";
 import { copilotMessages } from "../cli/copilot-chat.ts";
@@ -49,7 +49,7 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
       if (s.model) argv.push("--model", s.model.replace(/^anthropic\//, ""));
       if (o.effort) argv.push("--effort", o.effort);
       if (o.maxThinkingTokens) argv.push("--max-thinking-tokens", o.maxThinkingTokens);
-      if (o.profile) argv.push("--append-system-prompt", `Profile: ${o.profile}`);
+      if (o.profile) argv.push("--settings", JSON.stringify({ env: { CLAUDE_CODE_USE_BEDROCK: "0" } }), "--append-system-prompt", `Profile: ${o.profile}`);
       argv.push("--", wrapPrompt(task.prompt, edits, retry));
       return { argv, allow: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"] };
     }
@@ -69,6 +69,7 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
     }
     case "cursor_exec": {
       const sandbox = o.sandbox ?? "enabled";
+      if (edits && sandbox === "disabled") throw new UnsupportedError("file edits with the Cursor sandbox disabled are refused; set model.cursor_exec_sandbox: enabled");
       const argv = [s.bin, "-p", "--output-format", "stream-json", "--trust", "--workspace", wd, "--sandbox", sandbox];
       argv.push(...(edits ? ["--force"] : ["--mode", "ask"]));
       if (s.model) argv.push("--model", s.model);
