@@ -45,6 +45,9 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     maxRetries: 0,
     organization: null,
     project: null,
+    webhookSecret: null,
+    // The SDK would otherwise read OPENAI_LOG and print to the console; we log through src/lib/log.ts.
+    logLevel: "off" as const,
     defaultHeaders: { "User-Agent": "SkillOpt", ...opts.headers },
   };
   const client =
