@@ -1,0 +1,80 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { startUi } from "../../src/ui/index.ts";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+
+describe("skillopt ui", () => {
+  test("prints its URL with the token, serves the runs, and stops on SIGTERM", async () => {
+    using dir = tempDir("skillopt-ui-cli-");
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "SKILLOPT_LOG_LEVEL") env[k] = v;
+    const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), "ui", "--root", join(dir.path, "outputs"), "--port", "0"], {
+      cwd: REPO_ROOT,
+      env: { ...env, NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const reader = proc.stdout.getReader();
+    let out = "";
+    while (!out.includes("\n")) out += new TextDecoder().decode((await reader.read()).value);
+    const url = out.trim();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{20,}$/);
+    const base = url.replace(/\/\?token=.*/, "");
+    expect(await (await fetch(`${base}/api/runs`)).json()).toEqual([]);
+    const first = await fetch(url, { redirect: "manual" });
+    expect(first.status).toBe(303);
+    expect(first.headers.get("set-cookie")).toContain("HttpOnly; SameSite=Strict");
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  });
+
+  test("a bad port is a usage error (exit 2)", async () => {
+    const r = await runCli(["ui", "--port", "http"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--port http: expected an integer 0-65535");
+  });
+});
+
+describe("launch and stop", () => {
+  test("a launched run can be stopped: SIGINT, the child exits, the launch reads stopped", async () => {
+    using dir = tempDir("skillopt-ui-stop-");
+    const ui = startUi({ root: join(dir.path, "outputs"), port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env: { SKILLOPT_LOG_LEVEL: undefined } });
+    try {
+      const headers = { "x-skillopt-token": ui.token, origin: ui.url };
+      const r = await fetch(`${ui.url}/api/launch`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ config: "quickstart", values: {}, extra: "model.sim_latency_ms=200" }),
+      });
+      expect(r.status).toBe(200);
+      const { launch } = (await r.json()) as { launch: { id: string; sets: string[] } };
+      expect(launch.sets).toEqual(["model.sim_latency_ms=200"]);
+      await new Promise<void>((done) => {
+        const off = ui.launcher.subscribe(launch.id, (_, line) => {
+          if (line?.includes("[STEP 1/")) {
+            off();
+            done();
+          }
+        });
+      });
+      const exited = new Promise<void>((done) => {
+        const off = ui.launcher.subscribe(launch.id, (info) => {
+          if (info.status !== "running") {
+            off();
+            done();
+          }
+        });
+      });
+      const stop = await fetch(`${ui.url}/api/launches/${launch.id}/stop`, { method: "POST", headers });
+      expect(stop.status).toBe(200);
+      await exited;
+      expect(ui.launcher.get(launch.id)!.status).toBe("stopped");
+      const rows = (await (await fetch(`${ui.url}/api/runs`)).json()) as { status: string; steps: number }[];
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.status).toBe("interrupted");
+    } finally {
+      await ui.stop();
+    }
+  });
+});
