@@ -293,7 +293,10 @@ export default defineCommand({
       });
       writeFileAtomic(join(out, "config.resolved.yaml"), stringify(redactValue(config)));
       const events = createConsole({ write: errWrite, tty: Boolean(process.stderr.isTTY), quiet: output.quiet || output.json });
-      events.emit({ type: "run_start", lines: [`  ${backendLine(client)}`, `  [initial skill] ${init.source} (${init.text.length} chars)`, ...(init.note ? [`  [note] ${init.note}`] : []), `  [out] ${out}`] });
+      const startLines = [`  ${backendLine(client)}`, `  [initial skill] ${init.source} (${init.text.length} chars)`, ...(init.note ? [`  [note] ${init.note}`] : []), `  [out] ${out}`];
+      // The first line always says which backend runs (the simulator named as such), also under --json.
+      if (output.json && !output.quiet) errWrite(`${startLines.join("\n")}\n`);
+      else events.emit({ type: "run_start", lines: startLines });
       process.once("SIGINT", onSigint);
       const skills = new Map<string, string>();
       let result: Awaited<ReturnType<typeof train>>;
