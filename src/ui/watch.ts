@@ -26,8 +26,9 @@ function statSig(path: string): string {
 /**
  * Change detection for live run pages. A run with a store is watched through its own sqlite
  * connection: PRAGMA data_version moves exactly when another connection commits a step. A
- * directory event (the WAL growing, an atomic rename) triggers the check at once; a slow timer
- * covers file systems without change notification.
+ * directory event (the WAL growing, an atomic rename) triggers the check at once, and a slow timer
+ * asks the store again (never the files) in case the event was missed. A directory without a
+ * store (upstream-style files only) is watched by directory events alone.
  */
 export class RunWatchHub {
   private readonly watches = new Map<string, Watch>();
@@ -52,7 +53,9 @@ export class RunWatchHub {
         w.db = null;
       }
     }
-    return [dv, statSig(join(dir, "history.jsonl")), statSig(join(dir, "summary.json"))].join("|");
+    // With a store, its commits are the only signal; the files are never stat'ed on a timer.
+    if (w.db) return `db:${dv}`;
+    return [statSig(join(dir, "history.jsonl")), statSig(join(dir, "summary.json"))].join("|");
   }
 
   private check(dir: string): void {
@@ -74,7 +77,9 @@ export class RunWatchHub {
         fsw: null,
         db: null,
         debounce: null,
-        timer: setInterval(() => this.check(dir), this.intervalMs),
+        timer: setInterval(() => {
+          if (created.db || !created.fsw) this.check(dir);
+        }, this.intervalMs),
       };
       try {
         created.fsw = watch(dir, () => {
