@@ -22,7 +22,7 @@ function comparable(dir: string): unknown[] {
 function spawnCli(args: string[]) {
   return Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, NO_COLOR: "1", SKILLOPT_LOG_LEVEL: undefined } as Record<string, string>,
+    env: Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1" }).filter(([k, v]) => v !== undefined && k !== "SKILLOPT_LOG_LEVEL")) as Record<string, string>,
     stdout: "pipe",
     stderr: "pipe",
   });
