@@ -136,13 +136,16 @@ export function evaluationView(raw: unknown): RunView["evaluation"] {
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
     const groupish = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x) && "total" in x;
     if (typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).length > 0 && Object.values(v).every(groupish)) {
-      for (const [name, g] of Object.entries(v as Record<string, Record<string, unknown>>)) {
+      const entries = Object.entries(v as Record<string, Record<string, unknown>>).sort(([a], [b]) =>
+        a === "overall" ? 1 : b === "overall" ? -1 : a.localeCompare(b),
+      );
+      for (const [name, g] of entries) {
         const score = g.hard_acc ?? g.score ?? g.hard;
         groups.push({ name, total: typeof g.total === "number" ? g.total : null, score: typeof score === "number" ? score : null });
       }
       continue;
     }
-    if (k === "config") continue;
+    if (k === "config" || k === "benchmark" || k === "backend") continue;
     flatFields(v, k, fields);
   }
   return { fields, groups };
@@ -182,6 +185,11 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const evalRaw = readJson(join(dir, "eval_summary.json"), warnings);
   const configYaml = readText(join(dir, "config.resolved.yaml")) ?? "";
   const info = configYaml ? configInfo(configYaml, warnings) : configFromMeta(state?.meta ?? {});
+  if (evalRaw && typeof evalRaw === "object") {
+    const e = evalRaw as Record<string, unknown>;
+    if (!info.benchmark && typeof e.benchmark === "string") info.benchmark = e.benchmark;
+    if (!info.backend && typeof e.backend === "string") info.backend = e.backend;
+  }
   // The store records the backend actually used ("sim (offline simulator)" for backend: auto).
   if (state?.meta.backend) info.backend = state.meta.backend;
   if (!info.benchmark && state?.meta.benchmark) info.benchmark = state.meta.benchmark;
@@ -215,7 +223,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   return {
     dir,
     name: basename(dir),
-    status: opts.status ?? state?.status ?? (summary ? "finished" : "unknown"),
+    status: opts.status ?? state?.status ?? (summary || evalRaw !== undefined ? "finished" : "unknown"),
     benchmark: info.benchmark,
     optimizerModel: info.optimizer,
     targetModel: info.target,

@@ -129,7 +129,7 @@ function evaluationSection(run: RunView): string {
   if (!e) return "";
   const fields = e.fields.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join("");
   const groups = e.groups
-    .map((g) => `<tr><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td></tr>`)
+    .map((g) => `<tr${g.name === "overall" ? ' class="total"' : ""}><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td></tr>`)
     .join("");
   return `<h2>Evaluation</h2>${groups ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th class="n">score</th></tr></thead><tbody>${groups}</tbody></table>` : ""}${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
 }
