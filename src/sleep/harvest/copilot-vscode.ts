@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, type JsonValue, obj, parseLine, readLines, str } from "./jsonl.ts";
-import { fileCandidate, headHash } from "./jsonl-source.ts";
+import { fileCandidate, fileRevision } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
 import { addTool, addUserText, cleanText, emptyDigest, MAX_FINALS, toEpochMs, toIsoUtc } from "./text.ts";
 
@@ -116,11 +116,10 @@ export const copilotVscodeSource: SessionSource = {
         session_id: state?.digest.session_id ?? c.sessionId,
         project: c.project,
         high_water_ms: Math.max(toEpochMs(state?.digest.ended_at) ?? 0, c.mtimeMs),
-        revision: consumed,
+        ...fileRevision(c.path, consumed),
         offset: consumed,
         size: c.size,
         mtime_ms: c.mtimeMs,
-        head_hash: headHash(c.path, consumed),
       },
       bytesRead,
     };

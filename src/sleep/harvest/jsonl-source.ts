@@ -21,6 +21,15 @@ export function headHash(path: string, upTo: number): string {
   }
 }
 
+/**
+ * Revision of a file session: changes when bytes are consumed or the file is rewritten (the head
+ * hash changes), even to the same length.
+ */
+export function fileRevision(path: string, consumed: number): { revision: number; head_hash: string } {
+  const head_hash = headHash(path, consumed);
+  return { revision: Bun.hash.crc32(`${head_hash}:${consumed}`), head_hash };
+}
+
 /** A candidate for one regular, non-symlink JSONL file (undefined if it vanished). */
 export function fileCandidate(
   path: string,
@@ -90,11 +99,10 @@ export function readJsonlSession(
       session_id: st.digest.session_id,
       project: st.digest.project,
       high_water_ms: Math.max(ended ?? 0, c.mtimeMs),
-      revision: consumed,
+      ...fileRevision(c.path, consumed),
       offset: consumed,
       size: c.size,
       mtime_ms: c.mtimeMs,
-      head_hash: headHash(c.path, consumed),
     },
     bytesRead,
   };

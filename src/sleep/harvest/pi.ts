@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, obj, parseLine, readLines, str } from "./jsonl.ts";
-import { fileCandidate, headHash, walkJsonl } from "./jsonl-source.ts";
+import { fileCandidate, fileRevision, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
 import { addFinal, addTool, addUserText, emptyDigest, toEpochMs, toIsoUtc } from "./text.ts";
 
@@ -60,11 +60,10 @@ export const piSource: SessionSource = {
       session_id: c.sessionId,
       project: "",
       high_water_ms: c.mtimeMs,
-      revision: consumed,
+      ...fileRevision(c.path, consumed),
       offset: consumed,
       size: c.size,
       mtime_ms: c.mtimeMs,
-      head_hash: headHash(c.path, consumed),
     };
     if (bad) return { state: null, mark, bytesRead };
     let state: SessionState | null;

@@ -87,6 +87,17 @@ describe("incremental harvest", () => {
     expect(r.digests[0]!.user_prompts).toEqual(["A brand new first prompt about caching.", "and a second one about eviction"]);
   });
 
+  test("a file rewritten to the same length with other content is delivered again", async () => {
+    using s = setup();
+    const path = join(s.h.locations.claudeHome, CLAUDE_FILE);
+    writeFileSync(path, claudeLine("first version of the prompt AAAA") + claudeLine("and a follow-up question here"));
+    await s.run({ sources: ["claude"] });
+    writeFileSync(path, claudeLine("other version of the prompt BBBB") + claudeLine("and a follow-up question here"));
+    touch(path, Date.now() + 5000);
+    const r = await s.run({ sources: ["claude"] });
+    expect(r.digests.map((d) => d.user_prompts[0])).toEqual(["other version of the prompt BBBB"]);
+  });
+
   test("nothing is marked delivered until commit, and each scope has its own delivery marks", async () => {
     using s = setup();
     const state = harvestState(s.store);

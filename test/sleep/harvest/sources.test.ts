@@ -74,7 +74,7 @@ describe("locations", () => {
     const moved = join(h.home, "elsewhere-codex");
     renameSync(h.locations.codexHome, moved);
     const r = await harvest({ sources: ["codex"], scope: "all", invokedProject: "", env: { CODEX_HOME: moved } });
-    expect(r.digests.map((d) => d.raw_path.includes("archived_sessions"))).toEqual([true, false]);
+    expect(r.digests.map((d) => d.raw_path.includes("archived_sessions")).sort()).toEqual([false, true]);
   });
 
   test("VS Code roots follow the OS: XDG_CONFIG_HOME on Linux, APPDATA on Windows, portable first", async () => {
