@@ -1,4 +1,6 @@
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { PendingCallsError } from "./backend/handoff.ts";
 import { log, redactText, redactValue, sha256, writeJsonAtomic } from "../lib/index.ts";
 import type { SleepBackend } from "./backend/types.ts";
 import { NightLedger } from "./budget.ts";
@@ -35,6 +37,8 @@ export interface NightInput {
   seedTasks?: TaskRecord[];
   now?: () => number;
   onPhase?: PhaseListener;
+  /** Called with the mined (or seeded) tasks before replay, e.g. to pin them for handoff rounds. */
+  onTasks?: (tasks: readonly TaskRecord[], nSessions: number) => void;
 }
 
 /** What a night produced, for the `run` output (spec §2.8). */
@@ -97,6 +101,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       tasks = await mine(h.digests, { maxTasks: cfg.max_tasks_per_night, maxSessions: limit, val: input.split.val, test: input.split.test, seed: cfg.seed, llm: useLlm ? backend : undefined, evidence });
       phase("mine", `mine done: ${tasks.length} tasks`);
     }
+    input.onTasks?.(tasks, nSessions);
     for (const t of tasks) evidence.log("mine", "task_ready", { id: t.id, split: t.split, origin: t.origin, intent: t.intent.slice(0, 300), kind: t.reference_kind, checks: t.judge, rubric: t.reference_kind === "rubric" ? t.reference : "", sources: t.source_sessions });
 
     const replayable = ensureMinVal(cfg.replay_uncheckable ? tasks : tasks.filter((t) => t.reference_kind !== "none"), cfg.min_val_tasks, cfg.seed);
@@ -132,6 +137,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         result.notes.push(`held-out test split: ${tr.length} task(s), hard ${hard.toFixed(3)}`);
       }
     }
+    backend.settle?.();
     const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
       const r: ConsolidateResult = result ?? emptyResult(skillText, memoryBase.text, tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference", notes);
       const report = buildReport(r, {
@@ -189,7 +195,12 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     });
     return { ...out, stagingDir: tasks.length ? stagingDir : "" };
   } catch (err) {
-    if (!input.dry) store.finishNight({ night, status: "failed", ended_ms: now(), staging_dir: "", accepted: false, gate_action: "", baseline: null, candidate: null, n_tasks: 0, n_sessions: 0 });
+    if (!input.dry) {
+      // An aborted night leaves no half-written folder behind (§12.1 #18).
+      if (stagingDir && !existsSync(join(stagingDir, "manifest.json"))) rmSync(stagingDir, { recursive: true, force: true });
+      if (err instanceof PendingCallsError) store.abandonNight(night);
+      else store.finishNight({ night, status: "failed", ended_ms: now(), staging_dir: "", accepted: false, gate_action: "", baseline: null, candidate: null, n_tasks: 0, n_sessions: 0 });
+    }
     throw err;
   }
 }

@@ -40,6 +40,8 @@ export interface SleepStore {
   /** Number the next night would get, without allocating it (dry-run). */
   peekNight(): number;
   beginNight(project: string, startedMs: number, modelKey: string): number;
+  /** Forget a night that never ran to the end (a handoff round waiting for answers). */
+  abandonNight(night: number): void;
   finishNight(row: Omit<NightRow, "started_ms" | "model_key" | "project">): void;
   getNight(night: number): NightRow | undefined;
   nightByDir(dir: string): NightRow | undefined;

@@ -7,7 +7,7 @@ import { type Migrations, openStore, type Store } from "./db.ts";
 /** Sleep's tables in `<state_dir>/state.sqlite` (namespace "sleep"; harvest keeps its own list). */
 export const SLEEP_MIGRATIONS: Migrations = [
   `CREATE TABLE sleep_nights (
-     night INTEGER PRIMARY KEY AUTOINCREMENT,
+     night INTEGER PRIMARY KEY,
      project TEXT NOT NULL,
      status TEXT NOT NULL,
      started_ms INTEGER NOT NULL,
@@ -104,6 +104,11 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
     peekNight: () => ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
     beginNight: (project, startedMs, modelKey) =>
       tx(() => Number(db.query("INSERT INTO sleep_nights (project, status, started_ms, model_key) VALUES (?, 'running', ?, ?)").run(project, startedMs, modelKey).lastInsertRowid)),
+    abandonNight: (night) =>
+      tx(() => {
+        for (const t of ["sleep_tasks", "sleep_edits", "sleep_gate_trials", "sleep_ledger"]) db.query(`DELETE FROM ${t} WHERE night = ?`).run(night);
+        db.query("DELETE FROM sleep_nights WHERE night = ?").run(night);
+      }),
     finishNight: (r) => {
       db.query(
         "UPDATE sleep_nights SET status = ?, ended_ms = ?, staging_dir = ?, accepted = ?, gate_action = ?, baseline = ?, candidate = ?, n_tasks = ?, n_sessions = ? WHERE night = ?",

@@ -1,12 +1,15 @@
 import { defineCommand } from "citty";
 import { SOURCE_NAMES, type SourceName } from "../../sleep/harvest/index.ts";
 import { harvest } from "../../sleep/harvest/index.ts";
-import { DataError, log, UsageError } from "../../lib/index.ts";
+import { existsSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { DataError, log, StagingError, UsageError } from "../../lib/index.ts";
 import { adoptNight } from "../../sleep/adopt/adopt.ts";
 import { createSleepBackend } from "../../sleep/backend/index.ts";
 import { type SleepConfig, splitFractions } from "../../sleep/config.ts";
 import { type HarvestPort, type NightOutcome, runNight } from "../../sleep/cycle.ts";
-import { loadTasksFile } from "../../sleep/mine/index.ts";
+import { loadTasksFile, tasksPayload, writeTasksFile } from "../../sleep/mine/index.ts";
+import { handoffDir, PendingCallsError } from "../../sleep/backend/handoff.ts";
 import { sanitizeLine } from "../../sleep/report.ts";
 import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
 import { openSleepStore } from "../../store/sleep.ts";
@@ -98,6 +101,9 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         }
       }
       const backend = await createSleepBackend(cfg, { project: setup.project, env });
+      // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
+      const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), "tasks.json") : "";
+      if (pinned && !seedTasks && existsSync(pinned)) seedTasks = loadTasksFile(pinned, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
       const store = openSleepStore(setup.statePath);
       const progress = cfg.progress && !output.quiet;
       try {
@@ -113,8 +119,19 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           harvest: harvestPortFor(cfg, setup.project, setup.statePath, env),
           split,
           seedTasks: seedTasks?.tasks,
+          onTasks: pinned && !existsSync(pinned) ? (tasks, n) => writeTasksFile(pinned, tasksPayload(tasks, { project: setup.project, transcript_source: String(cfg.transcript_source), n_sessions: n, target_skill_path: setup.skillPath })) : undefined,
           onPhase: progress ? (phase, detail) => process.stderr.write(`[sleep] ${phase}: ${sanitizeLine(detail)}\n`) : undefined,
         });
+        if (pinned && !dry && out.stagingDir) {
+          const dir = handoffDir(setup.project, env);
+          const done = existsSync(`${dir}.night${out.night}.done`) ? `${dir}.night${out.night}.done.${Date.now()}` : `${dir}.night${out.night}.done`;
+          try {
+            renameSync(dir, done);
+          } catch (err) {
+            throw new StagingError(`cannot archive the handoff round data ${dir}: ${String(err)}`);
+          }
+          process.stderr.write(`[sleep] archived round data -> ${done}\n`);
+        }
         let adopted: string[] = [];
         if (!dry && cfg.auto_adopt && out.report.accepted && out.proposals.length && out.stagingDir) {
           const a = adoptNight(out.stagingDir, { mode: "legacy" });
@@ -148,6 +165,11 @@ export function nightCommand(name: string, description: string, dry: boolean): A
             ...(seedTasks ? { tasks_file: seedTasks.meta.tasks_file, tasks_reviewed: seedTasks.meta.reviewed === true } : {}),
           });
         } else printHuman(out, dry, adopted);
+      } catch (err) {
+        if (!(err instanceof PendingCallsError)) throw err;
+        process.exitCode = 3;
+        if (output.json) printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
+        else printResult(`[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named above it (in ${err.answersDir}), then rerun the same command`);
       } finally {
         store.close();
         await backend.close?.();

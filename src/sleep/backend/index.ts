@@ -1,4 +1,3 @@
-import { UnsupportedError } from "../../lib/index.ts";
 import type { SleepConfig } from "../config.ts";
 import { createMockBackend } from "./mock.ts";
 import type { SleepBackend } from "./types.ts";
@@ -10,7 +9,8 @@ export type { MineInput, MinedCandidate, ReflectInput, SleepBackend } from "./ty
 export async function createSleepBackend(cfg: SleepConfig, opts: { project: string; env: Readonly<Record<string, string | undefined>> }): Promise<SleepBackend> {
   if (cfg.backend === "mock") return createMockBackend();
   if (cfg.backend === "handoff") {
-    throw new UnsupportedError("backend handoff is not available in this build yet; use --backend mock");
+    const { createHandoffBackend } = await import("./handoff.ts");
+    return createHandoffBackend(cfg, opts);
   }
   const { createModelSleepBackend } = await import("./model.ts");
   return createModelSleepBackend(cfg, opts);

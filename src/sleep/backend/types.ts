@@ -50,6 +50,8 @@ export interface SleepBackend {
   attempt(task: TaskRecord, skill: string, memory: string, sampleId: number, tools: readonly string[]): Promise<{ text: string; toolsCalled: string[]; tokens: number }>;
   judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number }>;
   reflect(input: ReflectInput): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
+  /** Throw when answers are still outstanding (handoff), so an unfinished night is never staged. */
+  settle?(): void;
   /** Release provider resources (the call cache handle, child backends). */
   close?(): Promise<void>;
   /** LLM mining of one session; undefined when the backend does not mine (mock). */
