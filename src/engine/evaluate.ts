@@ -49,6 +49,8 @@ export interface SetOutcome {
 export class Evaluator {
   private cache = new Map<string, RolloutResult>();
   rolloutsRun = 0;
+  /** Rollouts served from this run's (skill, task) cache instead of a new call. */
+  rolloutsReused = 0;
 
   constructor(
     private readonly bench: Benchmark,
@@ -84,7 +86,7 @@ export class Evaluator {
           r = await this.bench.rollout(item, skill, this.ctx, 0);
           this.rolloutsRun += 1;
           this.cache.set(key, r);
-        }
+        } else this.rolloutsReused += 1;
         results[i] = r;
         done += 1;
         if (early) {

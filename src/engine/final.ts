@@ -87,6 +87,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Record<string, unk
     cost_usd: totals.cost_usd === null ? null : Math.round(totals.cost_usd * 1e6) / 1e6,
     wall_s: Math.round(wall * 10) / 10,
     selection_calls_saved: state.selectionSaved,
+    rollouts_reused: f.ev.rolloutsReused,
     selection_items: f.selection.length,
     test_by_type: { baseline: test.baseline?.by_type ?? null, best: test.best?.by_type ?? null, final: test.final?.by_type ?? null },
     test_soft: { baseline: r6(test.baseline?.soft), best: r6(test.best?.soft), final: r6(test.final?.soft) },
