@@ -41,7 +41,9 @@ const MALFORMED = new Malformed("malformed JSON line");
  * malformed input. Objects have no prototype (a `__proto__` key is plain data).
  */
 export function parseLine(buf: Buffer, start: number, end: number): JsonValue | undefined {
-  const s = new Scanner(buf, viewsOf(buf), start, end);
+  // A UTF-8 byte-order mark (Windows editors) before the first record.
+  const from = buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf ? start + 3 : start;
+  const s = new Scanner(buf, viewsOf(buf), from, end);
   try {
     const v = s.value();
     s.ws();

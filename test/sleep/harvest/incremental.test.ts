@@ -64,6 +64,15 @@ describe("incremental harvest", () => {
     expect((await s.run()).digests).toEqual([]);
   });
 
+  test("a byte-order mark, CRLF line ends, blank and malformed lines do not stop a session", async () => {
+    using s = setup();
+    const path = join(s.h.locations.claudeHome, CLAUDE_FILE);
+    const lines = [claudeLine("first prompt about the cache layer").trimEnd(), "{not json", "", claudeLine("second prompt about eviction").trimEnd()];
+    writeFileSync(path, `\ufeff${lines.join("\r\n")}\r\n`);
+    const r = await s.run({ sources: ["claude"] });
+    expect(r.digests[0]!.user_prompts).toEqual(["first prompt about the cache layer", "second prompt about eviction"]);
+  });
+
   test("a half-written trailing line waits until it is complete", async () => {
     using s = setup();
     await s.run({ sources: ["claude"] });
