@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { createModelClient } from "../../src/backends/index.ts";
 import { BudgetError } from "../../src/lib/index.ts";
 import { ledgerRows, openStore, useCallTables } from "../../src/store/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
@@ -164,5 +166,24 @@ describe("limits and accounting", () => {
     await using client = await compatClient(server.url, {}, { onCall: (e) => events.push(`${e.type}:${"stage" in e ? e.stage : ""}`) });
     await client.chat("optimizer", ask("e", { stage: "merge" }));
     expect(events).toEqual(["retry:merge", "call:merge"]);
+  });
+});
+
+describe("cache location", () => {
+  test("model.cache_dir puts the cache database there", async () => {
+    await using server = await startFakeOpenAI({ reply: "x" });
+    using dir = tempDir("cfgcache-");
+    const client = await createModelClient({ model: { backend: "openai_compatible", openai_compatible_base_url: server.url, cache_dir: dir.path } });
+    await client.chat("target", ask("1"));
+    await client.close();
+    expect(existsSync(`${dir.path}/calls.sqlite`)).toBe(true);
+  });
+
+  test("auto without any endpoint falls back to the simulator and says so", async () => {
+    const client = await createModelClient({ model: { backend: "auto" }, train: { seed: 1 }, env: {} }, { noCache: true });
+    expect(client.resolved.auto).toEqual({ chose: "sim", reason: "no OpenAI-compatible endpoint or key configured" });
+    expect(client.info.optimizer?.backend).toBe("sim");
+    expect((await client.chat("target", ask("hello"))).costUsd).toBe(0);
+    await client.close();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { createModelClient, resolveRoles, Settings } from "../../src/backends/index.ts";
+import { createModelClient, resolveRoles, Settings, sleepModelConfig } from "../../src/backends/index.ts";
 import { loadConfig } from "../../src/config/index.ts";
 import { ConfigError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
@@ -83,7 +83,6 @@ describe("with the real config loader", () => {
 
 describe("sleep backends through the layer", () => {
   test("sleep names map onto layer backends; unsupported ones are refused by name", async () => {
-    const { sleepModelConfig } = await import("../../src/backends/index.ts");
     expect(resolveRoles(new Settings(sleepModelConfig("Claude", { model: "sonnet" }), () => undefined))).toMatchObject({ optimizer: "claude_chat", target: "claude_chat" });
     expect(sleepModelConfig("codex").model.target_backend).toBe("codex_exec");
     expect(() => sleepModelConfig("opencode")).toThrow(/not available through the model layer/);
