@@ -76,6 +76,8 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     const parsed = v.safeParse(LoopStateSchema, resumed.state);
     if (!parsed.success) throw new DataError("the run store holds a loop state this version cannot read", { hint: "start a new run with a different --out" });
     state = resumed.state as LoopState;
+    // A budget stop ends one invocation, not the run: a resume with a higher cap continues.
+    delete state.stopped;
     for (const [h, t] of Object.entries(resumed.skills)) skills.set(h, t);
     scheduler.current = state.schedulerStep;
     emit("resume", `[resume] from step ${state.lastStep} current=${state.current.score.toFixed(4)} best=${state.best.score.toFixed(4)} (origin=${state.current.origin})`);
