@@ -5,6 +5,9 @@ import { REPO_ROOT } from "../support/cli.ts";
 
 export const FIXTURES = join(REPO_ROOT, "fixtures", "benchmarks");
 
+/** Upstream's configs beside the repo (../shared); tests that need them skip with a message when absent. */
+export const UPSTREAM_CONFIGS = join(REPO_ROOT, "..", "shared", "upstream", "configs");
+
 /** A BenchmarkContext whose model is the real model layer pointed at the fake server. */
 export async function benchContext(url: string, env: Record<string, unknown>, workDir: string) {
   const client = await compatClient(url);

@@ -40,16 +40,16 @@ async function run(argv: string[], opts: { cwd?: string; env?: Record<string, st
 
 async function probe(configured: string): Promise<Interpreter> {
   const candidates = configured ? [configured] : ["python3", "python", "/usr/bin/python3"];
-  let python: string | undefined;
-  for (const c of candidates) {
-    const path = c.includes("/") ? c : Bun.which(c);
-    if (!path || !existsSync(path)) continue;
-    const r = await run([path, "-c", "import openpyxl"], { timeoutMs: 30_000 }).catch(() => undefined);
-    if (r?.code === 0) {
-      python = path;
-      break;
-    }
-  }
+  const paths = [...new Set(candidates.map((c) => (c.includes("/") ? c : Bun.which(c))).filter((p): p is string => Boolean(p && existsSync(p))))];
+  // probe every candidate at once (pyenv-style shims are slow to fail), keep the first in order that works
+  const ok = await Promise.all(
+    paths.map((p) =>
+      run([p, "-c", "import openpyxl"], { timeoutMs: 30_000 })
+        .then((r) => r.code === 0)
+        .catch(() => false),
+    ),
+  );
+  const python = paths.find((_, i) => ok[i]);
   if (!python) {
     throw new UnsupportedError(
       configured

@@ -40,6 +40,20 @@ export interface AgentInput {
   cache: Map<string, CaseResult>;
 }
 
+const previews = new Map<string, Promise<string>>();
+
+/** The input preview, computed once per workbook per process (the same task is rolled out many times). */
+function inputPreview(python: string, path: string): Promise<string> {
+  const key = `${python}\u0000${path}`;
+  let p = previews.get(key);
+  if (!p) {
+    p = runHelper(python, ["preview", path]).then((t) => t.trim());
+    previews.set(key, p);
+    p.catch(() => previews.delete(key));
+  }
+  return p;
+}
+
 const remaining = (deadline: number) => Math.max(0, (deadline - Date.now()) / 1000);
 
 /** single / multi: generate → execute on the first case → feed back errors (and, in training, value-hiding gold feedback). */
@@ -121,7 +135,7 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
   if (cases.length === 0) return failedResult(item.id, "no-test-cases", { ...base, phase: "setup", n_cases: 0 });
   let preview: string;
   try {
-    preview = (await runHelper(s.python, ["preview", cases[0]!.input])).trim();
+    preview = await inputPreview(s.python, cases[0]!.input);
   } catch (err) {
     if (err instanceof Error && err.name === "UnsupportedError") throw err;
     return failedResult(item.id, `setup: ${errorMessage(err)}`, { ...base, phase: "setup", n_cases: cases.length });
