@@ -8,6 +8,8 @@ export interface BackendConfig {
   model: Readonly<Record<string, unknown>>;
   env?: Readonly<Record<string, unknown>>;
   gradient?: Readonly<Record<string, unknown>>;
+  /** Read by the sim backend (train.seed). */
+  train?: Readonly<Record<string, unknown>>;
 }
 
 /** Reads one environment variable; the CLI passes the config module's env snapshot. */
