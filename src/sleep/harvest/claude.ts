@@ -4,7 +4,7 @@ import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import type { SessionDigest } from "./types.ts";
-import { addFinal, addTool, addUnique, addUserText, emptyDigest } from "./text.ts";
+import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
 export function claudeHome(ctx: ReaderContext): string {
@@ -63,13 +63,13 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
   }
   if (!d.git_branch) {
     const b = str(rec.gitBranch);
-    if (b) d.git_branch = b;
+    if (b) d.git_branch = cleanMeta(b);
   }
   const type = str(rec.type);
   if (type === "file-history-snapshot") {
     // spec §12.1 item 6: the file paths are the keys of snapshot.trackedFileBackups.
     const snap = obj(obj(rec.snapshot)?.trackedFileBackups) ?? obj(rec.files);
-    if (snap) for (const k of Object.keys(snap).slice(0, 20)) addUnique(d.files_touched, k);
+    if (snap) for (const k of Object.keys(snap).slice(0, 20)) addUnique(d.files_touched, cleanMeta(k));
     return;
   }
   if (rec.isMeta === true || rec.isSidechain === true) return;

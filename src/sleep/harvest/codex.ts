@@ -5,7 +5,7 @@ import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
-import { addFinal, addTool, addUserText, emptyDigest, projectMatches } from "./text.ts";
+import { addFinal, addTool, addUserText, cleanMeta, emptyDigest, projectMatches } from "./text.ts";
 
 interface CodexCarry {
   /** Last user / assistant text seen: modern rollouts log each message twice (§12.1 item 5). */
@@ -94,7 +94,7 @@ function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
   }
   if (!d.git_branch) {
     const branch = str(obj(p.git)?.branch);
-    if (branch) d.git_branch = branch;
+    if (branch) d.git_branch = cleanMeta(branch);
   }
   const type = str(p.type) ?? "";
   const recType = str(rec.type);

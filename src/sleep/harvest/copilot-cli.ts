@@ -3,7 +3,7 @@ import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
 import { type AgentDb, openAgentDb } from "./sqlite-source.ts";
-import { addFinal, addUnique, addUserText, cleanText, emptyDigest, sanitizeToolName, toEpochMs, toIsoUtc } from "./text.ts";
+import { addFinal, addUnique, addUserText, cleanMeta, cleanText, emptyDigest, sanitizeToolName, toEpochMs, toIsoUtc } from "./text.ts";
 
 /** `~/.copilot/session-store.db` on every OS (spec §3.6). */
 export function copilotCliStore(ctx: ReaderContext): string {
@@ -66,7 +66,7 @@ export const copilotCliSource: SessionSource = {
     const state: SessionState = { digest: emptyDigest("copilot_cli", c.sessionId, `${c.path}#${c.sessionId}`), own: false };
     const d = state.digest;
     d.project = s.cwd ?? "";
-    d.git_branch = s.branch ?? "";
+    d.git_branch = cleanMeta(s.branch ?? "");
     d.started_at = toIsoUtc(s.created_at);
     d.ended_at = toIsoUtc(s.updated_at);
     const turns = db
@@ -87,7 +87,7 @@ export const copilotCliSource: SessionSource = {
     const files = db
       .query("SELECT DISTINCT file_path, tool_name FROM session_files WHERE session_id = ? ORDER BY file_path")
       .all(c.sessionId) as { file_path: string | null; tool_name: string | null }[];
-    for (const f of files) if (f.file_path) addUnique(d.files_touched, f.file_path);
+    for (const f of files) if (f.file_path) addUnique(d.files_touched, cleanMeta(f.file_path));
     const tools = [...new Set(files.map((f) => sanitizeToolName(f.tool_name ?? "")).filter(Boolean))].sort();
     d.tools_used = tools;
     d.feedback_signals = [...new Set(d.feedback_signals)].sort();

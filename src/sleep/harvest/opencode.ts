@@ -4,7 +4,7 @@ import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
 import { type AgentDb, openAgentDb } from "./sqlite-source.ts";
-import { addFinal, addTool, addUserText, emptyDigest, toIsoUtc } from "./text.ts";
+import { addFinal, addTool, addUserText, cleanMeta, emptyDigest, toIsoUtc } from "./text.ts";
 
 /** OpenCode's data directory candidates (spec §3.8). */
 function dataDirs(ctx: ReaderContext): string[] {
@@ -98,7 +98,7 @@ export const opencodeSource: SessionSource = {
     if (typeof s.metadata === "string") {
       try {
         const meta = JSON.parse(s.metadata) as { gitBranch?: unknown };
-        if (typeof meta.gitBranch === "string") d.git_branch = meta.gitBranch;
+        if (typeof meta.gitBranch === "string") d.git_branch = cleanMeta(meta.gitBranch);
       } catch {
         // metadata is optional and free-form
       }

@@ -41,6 +41,11 @@ export function cleanText(text: string): string {
   return t.length > MAX_TEXT_CHARS ? `${t.slice(0, MAX_TEXT_CHARS)}…` : t;
 }
 
+/** Redacted, NUL-free, bounded metadata (branch names, file paths). */
+export function cleanMeta(text: string): string {
+  return redactText(text.replaceAll("\u0000", "")).slice(0, 300);
+}
+
 /** spec §3.2 meta-prompt filter (envelopes, short slash commands, pasted/caveat stubs, command bodies). */
 export function isMetaPrompt(raw: string): boolean {
   const t = raw.trim();
