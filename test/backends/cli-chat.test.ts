@@ -22,6 +22,7 @@ describe("claude_chat (claude -p, JSON output)", () => {
     expect(call.argv.slice(0, 6)).toEqual(["-p", "--output-format", "json", "--permission-mode", "dontAsk", "--add-dir"]);
     expect(call.argv).toContain("--tools");
     expect(call.argv[call.argv.indexOf("--tools") + 1]).toBe("");
+    expect(call.argv).toContain("--strict-mcp-config");
     expect(call.argv).toContain("claude-sonnet-4-5");
     expect(call.cwd).toContain("skillopt-claude-");
     expect(existsSync(call.cwd)).toBe(false);

@@ -17,7 +17,10 @@ export interface ClaudeChatOptions {
 
 const EFFORTS = new Set(["low", "medium", "high", "xhigh", "max"]);
 
-/** claude_chat: `claude -p --output-format json`, prompt on stdin, in an empty temp dir, no tools (spec §7.5). */
+/**
+ * claude_chat: `claude -p --output-format json`, prompt on stdin, in an empty temp dir (spec §7.5).
+ * No tools: `--tools ""` removes the built-ins and `--strict-mcp-config` the user's MCP servers.
+ */
 export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
   return {
     name: "claude_chat",
@@ -32,7 +35,7 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
       const dir = scratchDir("skillopt-claude-");
       try {
         const { system, prompt } = flattenMessages(request.messages);
-        const argv = [opts.bin, "-p", "--output-format", "json", "--permission-mode", opts.permissionMode, "--add-dir", dir.path, "--tools", ""];
+        const argv = [opts.bin, "-p", "--output-format", "json", "--permission-mode", opts.permissionMode, "--add-dir", dir.path, "--tools", "", "--strict-mcp-config"];
         if (request.model) argv.push("--model", request.model);
         if (opts.settingSources) argv.push("--setting-sources", opts.settingSources);
         if (system) {

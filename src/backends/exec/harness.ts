@@ -45,7 +45,7 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
   const o = s.options;
   switch (s.name) {
     case "claude_code_exec": {
-      const argv = [s.bin, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", "--add-dir", wd, "--tools", "Read,Bash", "--allowedTools", "Read,Bash"];
+      const argv = [s.bin, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", "--add-dir", wd, "--tools", "Read,Bash", "--allowedTools", "Read,Bash", "--strict-mcp-config"];
       if (s.model) argv.push("--model", s.model.replace(/^anthropic\//, ""));
       if (o.effort) argv.push("--effort", o.effort);
       if (o.maxThinkingTokens) argv.push("--max-thinking-tokens", o.maxThinkingTokens);
