@@ -63,8 +63,8 @@ export function runDirOf(root: string, id: string): string | null {
 export type StatusOverride = (dir: string) => RunStatus | undefined;
 
 /** Load a run for display; a damaged state file becomes an error on the view, never an exception. */
-export function readRun(dir: string, override?: StatusOverride): { run: RunView; error: string | null } {
-  const run = loadRunView(dir);
+export function readRun(dir: string, override?: StatusOverride, light = false): { run: RunView; error: string | null } {
+  const run = loadRunView(dir, { light });
   const o = override?.(dir);
   if (o) run.status = o;
   else if (run.storeError) run.status = "unknown";
@@ -86,7 +86,7 @@ function guessStatus(dir: string, run: RunView): RunStatus {
 /** The rows of every run under root, newest first. */
 export function listRuns(root: string, override?: StatusOverride): RunRow[] {
   const rows = discoverRuns(root).map((dir): RunRow => {
-    const { run, error } = readRun(dir, override);
+    const { run, error } = readRun(dir, override, true);
     const last = run.steps[run.steps.length - 1];
     let cost: number | null = run.summary?.costUsd ?? null;
     if (cost === null) for (const s of run.steps) if (s.costUsd !== null) cost = (cost ?? 0) + s.costUsd;

@@ -154,6 +154,8 @@ export function evaluationView(raw: unknown): RunView["evaluation"] {
 export interface LoadOptions {
   /** A status known better elsewhere (the dashboard knows which children it runs). */
   status?: RunView["status"];
+  /** Only what a runs-list row needs: no skill texts, edits or diffs' inputs. */
+  light?: boolean;
 }
 
 function parseJsonText(text: string | undefined): unknown {
@@ -171,20 +173,21 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   let state: RunState | null = null;
   let storeError: string | null = null;
   try {
-    state = readRunState(dir);
+    state = readRunState(dir, { light: opts.light === true });
   } catch (err) {
     storeError = errorMessage(err);
     warnings.push(`state.sqlite: ${storeError}`);
   }
-  const historyText = readText(join(dir, "history.jsonl"));
-  const fileRecords = historyText === null ? [] : parseHistory(historyText, warnings);
-  const records: unknown[] = state && state.records.length >= fileRecords.length ? state.records : fileRecords;
-  const versions = readSkillVersions(dir);
+  // The store is the source of truth; history.jsonl is read only for runs without one.
+  const historyText = state ? null : readText(join(dir, "history.jsonl"));
+  const records: unknown[] = state ? state.records : historyText === null ? [] : parseHistory(historyText, warnings);
+  const versions = opts.light ? new Map<number, string>() : readSkillVersions(dir);
   const summaryRaw = readJson(join(dir, "summary.json"), warnings) ?? parseJsonText(state?.meta.summary);
   const summary = normalizeSummary(summaryRaw);
   const evalRaw = readJson(join(dir, "eval_summary.json"), warnings);
   const configYaml = readText(join(dir, "config.resolved.yaml")) ?? "";
-  const info = configYaml ? configInfo(configYaml, warnings) : configFromMeta(state?.meta ?? {});
+  // The store's JSON copy of the config is much cheaper to read than the YAML file.
+  const info = state?.meta.config || !configYaml ? configFromMeta(state?.meta ?? {}) : configInfo(configYaml, warnings);
   if (evalRaw && typeof evalRaw === "object") {
     const e = evalRaw as Record<string, unknown>;
     if (!info.benchmark && typeof e.benchmark === "string") info.benchmark = e.benchmark;
@@ -202,6 +205,10 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     }
     const extra = state?.extras.get(s.step);
     if (extra?.edits && extra.edits.length > 0) s.edits = extra.edits;
+    if (opts.light) {
+      steps.push(s);
+      return;
+    }
     if (s.edits.length === 0) s.edits = stepFileEdits(dir, s.step, s.action, warnings);
     s.skillBefore = latestAtOrBefore(versions, s.step - 1);
     s.candidate =
@@ -235,7 +242,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     epochs: info.epochs,
     summary,
     initialSkill: versions.get(0) ?? null,
-    bestSkill: readText(join(dir, "best_skill.md")),
+    bestSkill: opts.light ? null : readText(join(dir, "best_skill.md")),
     finalSkill: versions.size > 0 ? (versions.get(Math.max(...versions.keys())) ?? null) : null,
     configYaml,
     evaluation: evalRaw === undefined ? null : evaluationView(evalRaw),

@@ -50,17 +50,18 @@ function startedAtOf(raw: string | undefined): string | undefined {
  * Read a run's store (read-only). Returns null when there is none; throws StoreError when the
  * file is corrupt or half-created, which callers show as the run's error.
  */
-export function readRunState(dir: string): RunState | null {
+export function readRunState(dir: string, opts: { light?: boolean } = {}): RunState | null {
   const path = join(dir, "state.sqlite");
   if (!existsSync(path)) return null;
   const store = openRunStore(path, { readonly: true });
+  // A light read (the runs list) still runs the open's integrity check, so a corrupt file shows.
   try {
     const meta = getRunMeta(store);
     const records = stepRecords(store);
-    const artifacts = stepArtifacts(store);
-    const texts = skillTexts(store);
     const extras = new Map<number, StepExtras>();
-    for (const r of records) {
+    const artifacts = opts.light ? new Map<number, Record<string, unknown>>() : stepArtifacts(store);
+    const texts = opts.light ? {} : skillTexts(store);
+    for (const r of opts.light ? [] : records) {
       const step = Number(r.step);
       const a = artifacts.get(step) ?? {};
       const action = normalizeAction(String(r.outcome ?? r.action ?? ""));
