@@ -38,6 +38,8 @@ export interface NightInput {
   now?: () => number;
   onPhase?: PhaseListener;
   /** Called with the mined (or seeded) tasks before replay, e.g. to pin them for handoff rounds. */
+  /** Replay progress per phase (done of total). */
+  onProgress?: (phase: string, done: number, total: number) => void;
   onTasks?: (tasks: readonly TaskRecord[], nSessions: number) => void;
 }
 
@@ -107,7 +109,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     const replayable = ensureMinVal(cfg.replay_uncheckable ? tasks : tasks.filter((t) => t.reference_kind !== "none"), cfg.min_val_tasks, cfg.seed);
     const notes: string[] = [];
     if (replayable.length < tasks.length) notes.push(`${tasks.length - replayable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them against their own intent)`);
-    const ctx = { backend, ledger, evidence, workers: cfg.workers };
+    const ctx = { backend, ledger, evidence, workers: cfg.workers, onProgress: input.onProgress };
     let result: ConsolidateResult | undefined;
     if (replayable.length > 0) {
       phase("consolidate", `consolidate start (${replayable.length} tasks)`);

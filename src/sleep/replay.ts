@@ -11,6 +11,8 @@ export interface ReplayContext {
   evidence?: Evidence;
   workers: number;
   signal?: AbortSignal;
+  /** Replay progress of a phase, for the CLI's per-phase bar. */
+  onProgress?: (phase: string, done: number, total: number) => void;
 }
 
 /** Replay one task under (skill, memory) and score it (spec §5.2). */
@@ -66,11 +68,14 @@ export async function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord
   const out: ReplayResult[] = new Array(tasks.length);
   let next = 0;
   let failed = false;
+  let done = 0;
+  ctx.onProgress?.(phase, 0, tasks.length);
   const worker = async () => {
     while (next < tasks.length && !failed) {
       const i = next++;
       try {
         out[i] = await replayOne(ctx, tasks[i]!, skill, memory, phase);
+        ctx.onProgress?.(phase, ++done, tasks.length);
       } catch (err) {
         failed = true;
         throw err;

@@ -13,7 +13,7 @@ import { handoffDir, PendingCallsError } from "../../sleep/backend/handoff.ts";
 import { sanitizeLine } from "../../sleep/report.ts";
 import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
 import { openSleepStore } from "../../store/sleep.ts";
-import { output, printJson, printResult } from "../output.ts";
+import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../stub.ts";
 import { sleepArgs, sleepSetup } from "./common.ts";
 
@@ -82,6 +82,33 @@ function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
   printResult(lines.join("\n"));
 }
 
+/** Per-phase progress on stderr: a redrawn bar on a TTY, one line per phase start and end otherwise. */
+export function progressRenderer(tty: boolean) {
+  let open = false;
+  const clear = () => {
+    if (open) process.stderr.write("\n");
+    open = false;
+  };
+  return {
+    line(text: string) {
+      clear();
+      process.stderr.write(`${text}\n`);
+    },
+    update(phase: string, done: number, total: number) {
+      if (!tty) {
+        if (done === 0 || done === total) process.stderr.write(`[sleep] replay ${phase}: ${done}/${total}\n`);
+        return;
+      }
+      const width = 24;
+      const fill = total ? Math.round((done / total) * width) : width;
+      process.stderr.write(`\r[sleep] ${phase.padEnd(22)} [${"#".repeat(fill)}${".".repeat(width - fill)}] ${done}/${total}`);
+      open = true;
+      if (done === total) clear();
+    },
+    end: clear,
+  };
+}
+
 /** `review` / `run` / `dry-run`: one night of the cycle. */
 export function nightCommand(name: string, description: string, dry: boolean): AnyCommand {
   return defineCommand({
@@ -106,6 +133,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       if (pinned && !seedTasks && existsSync(pinned)) seedTasks = loadTasksFile(pinned, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
       const store = openSleepStore(setup.statePath);
       const progress = cfg.progress && !output.quiet;
+      const bar = progressRenderer(canDrawProgress());
       try {
         const out = await runNight({
           config: cfg,
@@ -120,7 +148,8 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           split,
           seedTasks: seedTasks?.tasks,
           onTasks: pinned && !existsSync(pinned) ? (tasks, n) => writeTasksFile(pinned, tasksPayload(tasks, { project: setup.project, transcript_source: String(cfg.transcript_source), n_sessions: n, target_skill_path: setup.skillPath })) : undefined,
-          onPhase: progress ? (phase, detail) => process.stderr.write(`[sleep] ${phase}: ${sanitizeLine(detail)}\n`) : undefined,
+          onPhase: progress ? (phase, detail) => bar.line(`[sleep] ${phase}: ${sanitizeLine(detail)}`) : undefined,
+          onProgress: progress ? (phase, done, total) => bar.update(phase, done, total) : undefined,
         });
         if (pinned && !dry && out.stagingDir) {
           const dir = handoffDir(setup.project, env);
@@ -171,6 +200,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         if (output.json) printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
         else printResult(`[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named above it (in ${err.answersDir}), then rerun the same command`);
       } finally {
+        bar.end();
         store.close();
         await backend.close?.();
       }
