@@ -18,7 +18,16 @@ const OPTIMIZER_REPLY = JSON.stringify({
 
 /** A fake OpenAI server: requests for model "target-model" go to `target`, the optimizer gets a universal patch reply. */
 export async function scriptedServer(target: (req: FakeRequest) => string | { toolCalls: Array<{ name: string; arguments: string }> }) {
-  return startFakeOpenAI({ reply: (req) => (req.model === "target-model" ? target(req) : OPTIMIZER_REPLY) });
+  return startFakeOpenAI({
+    reply: (req) => {
+      if (req.model === "target-model") return target(req);
+      if (req.systemText.includes("grade one answer")) {
+        const pass = !/## Answer to grade\s*\nnot sure/.test(req.lastUserText);
+        return JSON.stringify({ pass, score: pass ? 1 : 0, reason: pass ? "correct" : "no answer" });
+      }
+      return OPTIMIZER_REPLY;
+    },
+  });
 }
 
 /** Flags that point both roles at the fake server through openai_compatible. */
