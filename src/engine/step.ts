@@ -8,7 +8,8 @@ import type { LrScheduler } from "./schedule.ts";
 import { payloadKey, type Patch } from "./schemas.ts";
 import { autonomousLr, type LrDecision, rankAndSelect } from "./select.ts";
 import { formatViolation } from "./skill-format.ts";
-import { mergeAppendix } from "./skill-doc.ts";
+import { appendixNotes, mergeAppendix, setAppendix } from "./skill-doc.ts";
+import { consolidateAppendix } from "./appendix.ts";
 import type { StageContext } from "./stage-context.ts";
 import type { LoopState } from "./state.ts";
 import { describeRejected, failedEdits, failurePatterns, renderStepBuffer, type StepBufferEntry } from "./step-buffer.ts";
@@ -185,6 +186,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     report = up.report;
     rec.edit_apply_summary = up.summary;
     rec.edits_failed = failedEdits(report);
+    rec.edits_applied = up.summary?.applied ?? 0;
     artifacts.edit_apply_report = report;
   }
   if (up.changeSummary) rec.rewrite_change_summary = up.changeSummary;
@@ -200,6 +202,14 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     const m = mergeAppendix(candidate, notes);
     candidate = m.skill;
     Object.assign(rec, { n_execution_lapse_notes: notes.length, n_appendix_notes_added: m.added, n_appendix_notes_total: m.total });
+    const threshold = sc.cfg.optimizer.skill_aware_consolidate_threshold;
+    if (threshold > 0 && m.total > threshold) {
+      const compact = await consolidateAppendix(sc, appendixNotes(candidate));
+      if (compact) {
+        candidate = setAppendix(candidate, compact);
+        rec.n_appendix_notes_consolidated = compact.length;
+      }
+    }
   }
   const cHash = skillHash(candidate);
   Object.assign(rec, { candidate_hash: cHash, candidate_skill_len: candidate.length });

@@ -1,0 +1,70 @@
+import { describe, expect, test } from "bun:test";
+import { decide, gateScore, gateSettings, semanticDensity } from "../../src/engine/index.ts";
+import { quickConfig, trainOnSim } from "./support.ts";
+
+const ev = (over: Record<string, unknown> = {}) =>
+  gateSettings({
+    use_gate: true,
+    gate_metric: "hard",
+    gate_mixed_weight: 0.5,
+    use_semantic_density: false,
+    semantic_density_weight: 0.05,
+    leading_words: null,
+    sel_env_num: 0,
+    test_env_num: 0,
+    eval_test: true,
+    early_reject: true,
+    ...over,
+  });
+
+describe("gate (spec §2.8, Appendix A)", () => {
+  test("gate scores for hard, soft and mixed metrics", () => {
+    expect(gateScore(ev(), 0.8, 0.3, "")).toBe(0.8);
+    expect(gateScore(ev({ gate_metric: "soft" }), 0.8, 0.3, "")).toBe(0.3);
+    expect(gateScore(ev({ gate_metric: "mixed" }), 1, 0, "")).toBe(0.5);
+    expect(gateScore(ev({ gate_metric: "mixed", gate_mixed_weight: 0.25 }), 0.8, 0.4, "")).toBeCloseTo(0.7, 12);
+    expect(() => ev({ gate_metric: "median" })).toThrow("gate_metric");
+  });
+
+  test("strict improvement over current; ties reject; accept vs accept_new_best; gate off force-accepts", () => {
+    expect(decide(ev(), 0.6, 0.5, 0.5).action).toBe("accept_new_best");
+    expect(decide(ev(), 0.6, 0.5, 0.7)).toEqual({ action: "accept", newBest: false });
+    expect(decide(ev(), 0.6, 0.5, 0.6)).toEqual({ action: "accept", newBest: false });
+    expect(decide(ev(), 0.5, 0.5, 0.5).action).toBe("reject");
+    expect(decide(ev({ use_gate: false }), 0.4, 0.5, 0.6)).toEqual({ action: "force_accept", newBest: false });
+  });
+
+  test("semantic density counts leading words outside protected regions", () => {
+    const g = ev({ use_semantic_density: true });
+    expect(semanticDensity("Always check the inputs and never mix up proxy values.", g.leadingWords)).toBeCloseTo(0.2, 12);
+    const withRegion = "Always check x.\n<!-- SLOW_UPDATE_START -->\nnever never never\n<!-- SLOW_UPDATE_END -->";
+    expect(semanticDensity(withRegion, g.leadingWords)).toBeCloseTo(1 / 3, 12);
+    expect(gateScore(g, 0.8, 0, "Always check the inputs and never mix up proxy values.")).toBeCloseTo(0.81, 12);
+  });
+
+  test("soft and mixed gates make the same decisions with and without early rejection", async () => {
+    for (const metric of ["soft", "mixed"]) {
+      const a = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=false", "train.num_epochs=1"]));
+      const b = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=true", "train.num_epochs=1"]));
+      const norm = (x: unknown) => (x === "reject_early" ? "reject" : x);
+      expect(b.recorder.records().map((r) => [norm(r.action), r.current_score])).toEqual(a.recorder.records().map((r) => [norm(r.action), r.current_score]));
+    }
+  });
+});
+
+describe("epoch boundary", () => {
+  test("a gated slow update goes through the gate; a force-accepted one is re-validated", async () => {
+    const gated = await trainOnSim(quickConfig(["optimizer.slow_update_gate_with_selection=true"]));
+    const forced = await trainOnSim(quickConfig());
+    const slow = (r: typeof gated) => r.recorder.checkpoints.filter((c) => c.kind === "boundary" && c.epoch >= 2).map((c) => (c.record?.slow_update as { action: string }).action);
+    for (const a of slow(gated)) expect(["accept", "accept_new_best", "reject", "reject_early", "no_content"]).toContain(a);
+    for (const a of slow(forced)) expect(["force_accept", "no_content"]).toContain(a);
+    const evals = forced.recorder.checkpoints.flatMap((c) => c.evaluations.filter((e) => e.kind === "slow_update"));
+    expect(evals.every((e) => e.score !== null && e.evaluated === e.total)).toBe(true);
+  });
+
+  test("appendix consolidation runs when the notes exceed the threshold", async () => {
+    const { recorder } = await trainOnSim(quickConfig(["optimizer.use_skill_aware_reflection=true", "env.sim_lapse_rate=0.4", "optimizer.skill_aware_consolidate_threshold=1"]));
+    expect(recorder.records().some((r) => typeof r.n_appendix_notes_consolidated === "number")).toBe(true);
+  });
+});
