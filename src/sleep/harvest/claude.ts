@@ -52,8 +52,8 @@ export const claudeSource: SessionSource = {
 
 function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: ReaderContext): void {
   // Raw here; readJsonlSession normalises both ends to UTC ISO once the file is read.
-  const ts = rec.timestamp;
-  if (typeof ts === "string" && ts) {
+  const ts = str(rec.timestamp);
+  if (ts) {
     if (!d.started_at) d.started_at = ts;
     d.ended_at = ts;
   }

@@ -30,8 +30,11 @@ export interface JsonObject {
   [key: string]: JsonValue | undefined;
 }
 
-/** Strings at least this long stay undecoded until asked for. */
-const LAZY_MIN = 256;
+/**
+ * Value strings stay undecoded until asked for (most values — ids, uuids, versions, tool
+ * outputs — are never read); object keys are always decoded (and interned).
+ */
+const LAZY_MIN = 0;
 
 class Malformed extends Error {}
 const MALFORMED = new Malformed("malformed JSON line");
