@@ -39,7 +39,9 @@ describe("skillopt ui", () => {
 describe("launch and stop", () => {
   test("a launched run can be stopped: SIGINT, the child exits, the launch reads stopped", async () => {
     using dir = tempDir("skillopt-ui-stop-");
-    const ui = startUi({ root: join(dir.path, "outputs"), port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env: { SKILLOPT_LOG_LEVEL: undefined } });
+    // A cache of its own: cached calls skip the simulated latency, and the run must still be going when stopped.
+    const env = { SKILLOPT_LOG_LEVEL: undefined, SKILLOPT_CACHE_DIR: join(dir.path, "cache") };
+    const ui = startUi({ root: join(dir.path, "outputs"), port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env });
     try {
       const headers = { "x-skillopt-token": ui.token, origin: ui.url };
       const r = await fetch(`${ui.url}/api/launch`, {
