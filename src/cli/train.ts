@@ -176,7 +176,7 @@ function engineConfig(config: TrainConfig, client: SkilloptModelClient): EngineC
   return { ...config, model: { ...config.model, optimizer: client.info.optimizer?.model ?? config.model.optimizer } };
 }
 
-function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, splits: Splits, client: SkilloptModelClient, source: string): Record<string, unknown> {
+function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, splits: Splits, client: SkilloptModelClient, source: string, init: string): Record<string, unknown> {
   const sizes = deriveSizes(config, splits.train.length);
   const mode = normalizeUpdateMode(config.optimizer.skill_update_mode);
   const lr = normalizeLrControl(config.optimizer.lr_control_mode, mode);
@@ -190,6 +190,19 @@ function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, spl
     return m ? (prices.lookup(m) ?? null) : null;
   };
   const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+  // Rough token sizes per call (the real figures come from the ledger after the run).
+  const skillTok = Math.ceil((init.length / 4) * 1.5);
+  const tokens = {
+    target: { prompt: skillTok + 300, completion: Math.min(200, config.env.max_completion_tokens) },
+    optimizer: { prompt: skillTok + config.gradient.minibatch_size * 600, completion: 1500 },
+  };
+  const estimate = (r: "optimizer" | "target", calls: number) => {
+    const p = price(r);
+    if (!p) return null;
+    return Math.round(calls * ((tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6) * 1e4) / 1e4;
+  };
+  const costT = estimate("target", sum(plan.target));
+  const costO = estimate("optimizer", sum(plan.optimizer));
   return {
     dry_run: true,
     config: loaded.file,
@@ -205,7 +218,13 @@ function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, spl
     edit_budgets: plan.budgets,
     predicted_calls: { target: { ...plan.target, total: sum(plan.target) }, optimizer: { ...plan.optimizer, total: sum(plan.optimizer) } },
     prices_per_mtok: { optimizer: price("optimizer"), target: price("target") },
-    note: "Upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes in every batch. Cost depends on tokens and is reported after the run.",
+    estimated_cost_usd: {
+      target: costT,
+      optimizer: costO,
+      total: costT === null || costO === null ? null : Math.round((costT + costO) * 1e4) / 1e4,
+      assumes_tokens_per_call: tokens,
+    },
+    note: "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
     backends: client.info,
   };
 }
@@ -274,7 +293,7 @@ export default defineCommand({
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
       const splits = await bench.loadSplits(ctx);
       if (args["dry-run"]) {
-        const plan = dryRun(config, loaded, bench, splits, client, init.source);
+        const plan = dryRun(config, loaded, bench, splits, client, init.source, init.text);
         if (output.json) printJson(plan);
         else printResult(stringify(plan).trimEnd());
         return;
