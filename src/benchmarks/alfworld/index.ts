@@ -2,6 +2,7 @@ import { isAbsolute, join } from "node:path";
 import type { Benchmark, BenchmarkContext, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/ports.ts";
 import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget } from "../shared/chat.ts";
+import { refuseExecTarget } from "../shared/qa.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, readJson } from "../shared/formats.ts";
 import { firstJsonArray, loadConfiguredSplits, type SplitLoader } from "../shared/splits.ts";
@@ -138,7 +139,10 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
 export const alfworldBenchmark: Benchmark = {
   name: "alfworld",
   initialSkill: ALFWORLD_INITIAL_SKILL,
-  loadSplits: async (ctx) => loadConfiguredSplits(ctx, loader),
+  loadSplits: async (ctx) => {
+    refuseExecTarget(ctx, "ALFWorld");
+    return loadConfiguredSplits(ctx, loader);
+  },
   rollout: episode,
 };
 

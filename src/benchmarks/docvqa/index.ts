@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import type { Benchmark, ChatMessage, ContentPart, RolloutResult } from "../../engine/ports.ts";
 import { skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
@@ -51,6 +52,13 @@ export const docVqaBenchmark: Benchmark = {
         ],
       },
       sampleIndex,
+      {
+        id: item.id,
+        skill,
+        description: "How to answer questions about document images.",
+        instructions: `${DOCVQA_SYSTEM.replace("{skill_section}", "")}\n\nThe document image is attachments/${basename(imagePath)}; open it to answer.`,
+        files: { [`attachments/${basename(imagePath)}`]: new Uint8Array(bytes) },
+      },
     );
     const predicted = out.error ? "" : (lastOpenToLastClose(out.text) ?? lastNonEmptyLine(out.text));
     const score = out.error ? 0 : anls(predicted, golds);

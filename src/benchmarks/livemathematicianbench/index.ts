@@ -26,7 +26,12 @@ export const liveMathBenchmark: Benchmark = {
     if (env.bool("use_sketch", false) && asString(item.sketch)) parts.push(`## Proof Sketch\n${asString(item.sketch)}`);
     const user = parts.join("\n\n");
     const system = LIVEMATH_SYSTEM.replace("{skill_section}", skillSection(skill));
-    const out = await runQa(ctx, { system, user, maxTurns: env.int("max_turns", 1) }, sampleIndex);
+    const out = await runQa(ctx, { system, user, maxTurns: env.int("max_turns", 1) }, sampleIndex, {
+      id: item.id,
+      skill,
+      description: "How to answer research-level multiple-choice math questions.",
+      instructions: LIVEMATH_SYSTEM.replace("{skill_section}", ""),
+    });
     const answer = out.error ? "" : extractAnswer(out.text);
     const picked = out.error ? { label: "", text: "" } : extractChoice(answer, choices);
     const hard = !out.error && picked.label === correct.label.toUpperCase() ? 1 : 0;

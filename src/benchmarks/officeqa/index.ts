@@ -4,7 +4,7 @@ import { ConfigError, DataError, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList, tryJson } from "../shared/formats.ts";
-import { evaluationEntry } from "../shared/qa.ts";
+import { evaluationEntry, refuseExecTarget } from "../shared/qa.ts";
 import { loadConfiguredSplits } from "../shared/splits.ts";
 import { firstAnswerTag, lastNonEmptyLine } from "../shared/text.ts";
 import { documentRoots, listDocuments, officeQaLoader } from "./loader.ts";
@@ -50,6 +50,7 @@ export const officeQaBenchmark: Benchmark = {
   name: "officeqa",
   initialSkill: OFFICEQA_INITIAL_SKILL,
   async loadSplits(ctx) {
+    refuseExecTarget(ctx, "OfficeQA");
     const env = new EnvReader(ctx.env, "officeqa");
     const mode = modeOf(env);
     if (mode === "azure") {

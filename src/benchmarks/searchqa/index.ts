@@ -19,7 +19,12 @@ export const searchQaBenchmark: Benchmark = {
     const golds = asStringList(item.answers);
     const system = SEARCHQA_SYSTEM.replace("{skill_section}", skillSection(skill));
     const user = `## Context\n${truncateContext(asString(item.context), CONTEXT_LIMIT)}\n\n## Question\n${question}`;
-    const out = await runQa(ctx, { system, user, maxTurns: env.int("max_turns", 1) }, sampleIndex);
+    const out = await runQa(ctx, { system, user, maxTurns: env.int("max_turns", 1) }, sampleIndex, {
+      id: item.id,
+      skill,
+      description: "How to answer SearchQA questions from retrieved snippets.",
+      instructions: SEARCHQA_SYSTEM.replace("{skill_section}", ""),
+    });
     const predicted = out.error ? "" : extractAnswer(out.text);
     const { em, f1, subEm } = out.error ? { em: 0, f1: 0, subEm: 0 } : squadScores(predicted, golds);
     const failReason = out.error

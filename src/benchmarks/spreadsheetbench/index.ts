@@ -5,7 +5,7 @@ import { callTarget, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString } from "../shared/formats.ts";
 import { resolveDataPath } from "../shared/paths.ts";
-import { failedResult } from "../shared/qa.ts";
+import { failedResult, refuseExecTarget } from "../shared/qa.ts";
 import { itemSplit, loadConfiguredSplits } from "../shared/splits.ts";
 import { type CaseResult, extractCode, runCase, valueHidingFeedback, verificationReport } from "./evaluate.ts";
 import { runHelper } from "./executor.ts";
@@ -227,6 +227,7 @@ export const spreadsheetBenchmark: Benchmark = {
   name: "spreadsheetbench",
   initialSkill: SPREADSHEET_INITIAL_SKILL,
   loadSplits: async (ctx) => {
+    refuseExecTarget(ctx, "SpreadsheetBench");
     settings(ctx);
     return loadConfiguredSplits(ctx, spreadsheetLoader);
   },

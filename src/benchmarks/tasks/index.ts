@@ -70,7 +70,12 @@ export const tasksBenchmark: Benchmark = {
     const evaluator = evaluatorOf(ctx);
     const env = new EnvReader(ctx.env, "tasks");
     const system = TASKS_SYSTEM.replace("{skill_section}", skillSection(skill));
-    const out = await runQa(ctx, { system, user: task.input, maxTurns: env.int("max_turns", 1) }, sampleIndex);
+    const out = await runQa(ctx, { system, user: task.input, maxTurns: env.int("max_turns", 1) }, sampleIndex, {
+      id: task.id,
+      skill,
+      description: "How to complete this user's tasks.",
+      instructions: TASKS_SYSTEM.replace("{skill_section}", ""),
+    });
     const answer = out.error ? "" : (lastAnswerTag(out.text) ?? out.text.trim());
     let score: Score;
     if (out.error) score = { hard: 0, soft: 0, reason: `error: ${out.error}` };
