@@ -41,4 +41,4 @@ export interface HarvestOptions {
   signal?: AbortSignal;
 }
 
-export { harvest } from "./harvest.ts";
+export { harvest, scopeKey } from "./harvest.ts";
