@@ -1,8 +1,9 @@
 import { redactText } from "../lib/index.ts";
 import { BudgetExhaustedError } from "./budget.ts";
-import { type GateMetric, gateEdits, type Incumbent, resultsScore, taskDeltas } from "./gate.ts";
+import type { ContrastSet } from "./backend/types.ts";
+import { type GateMetric, gateEdits, gateScore, type Incumbent, resultsScore, taskDeltas } from "./gate.ts";
 import { applyEdits } from "./learned-block.ts";
-import { type ReplayContext, replayBatch } from "./replay.ts";
+import { type ReplayContext, replayBatch, replayOne } from "./replay.ts";
 import type { ConsolidateResult, EditRecord, GateAction, GateTrial, ReplayResult, TaskRecord } from "./types.ts";
 
 /** Inputs of one consolidation (spec §6.3). */
@@ -19,8 +20,30 @@ export interface ConsolidateOptions {
   evolveMemory: boolean;
   minVal: number;
   preferences: string;
+  /** Independent samples per train task (> 1 enables contrastive reflection, spec §5.6). */
+  rolloutsK?: number;
   /** Edit texts rejected on earlier nights (shown to the optimizer, never re-proposed). */
   rejectedBefore: readonly string[];
+}
+
+/** k samples per train task; sets with a score spread, widest first, top 6 (spec §5.6). */
+async function contrastSets(ctx: ReplayContext, train: readonly TaskRecord[], first: readonly ReplayResult[], skill: string, memory: string, k: number, metric: GateMetric, phase: string): Promise<ContrastSet[]> {
+  const samples: ReplayResult[][] = first.map((r) => [r]);
+  for (let s = 1; s < k; s++) {
+    const more = await Promise.all(train.map((t) => replayOne(ctx, t, skill, memory, `${phase}:rollout`, s)));
+    more.forEach((r, i) => samples[i]!.push(r));
+  }
+  const score = (r: ReplayResult) => gateScore(r.hard, r.soft, metric);
+  return train
+    .map((task, i) => {
+      const sorted = [...samples[i]!].sort((a, b) => score(b) - score(a));
+      const best = sorted[0]!;
+      const worst = sorted[sorted.length - 1]!;
+      return { task, best, worst, bestScore: score(best), worstScore: score(worst) };
+    })
+    .filter((s) => s.bestScore - s.worstScore > 0)
+    .sort((a, b) => b.bestScore - b.worstScore - (a.bestScore - a.worstScore))
+    .slice(0, 6);
 }
 
 /** Train/val split with the leak rules of spec §6.3 step 1. */
@@ -70,9 +93,19 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
       const trainResults = await replayBatch(ctx, train, skill, memory, phase);
       const pairs = train.map((task, i) => ({ task, result: trainResults[i]! }));
       const failures = pairs.filter((p) => p.result.hard < 1);
-      if (failures.length === 0) return;
+      const k = o.rolloutsK ?? 1;
+      let contrasted: { edits: EditRecord[]; raw: string } | undefined;
+      if (k > 1 && ctx.backend.contrast) {
+        const sets = await contrastSets(ctx, train, trainResults, skill, memory, k, o.metric, phase);
+        if (sets.length) {
+          reflected = true;
+          contrasted = await ctx.backend.contrast(sets, { skill, memory, editBudget: o.editBudget, target: which, rejectedBefore: o.rejectedBefore, preferences: o.preferences });
+          if (contrasted.edits.length === 0) contrasted = undefined;
+        }
+      }
+      if (failures.length === 0 && !contrasted) return;
       reflected = true;
-      const r = await ctx.backend.reflect({
+      const r = contrasted ?? await ctx.backend.reflect({
         failures,
         successes: pairs.filter((p) => p.result.hard >= 1),
         skill,

@@ -6,6 +6,7 @@ import type { SleepBackend } from "./backend/types.ts";
 import { NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
 import { consolidate } from "./consolidate.ts";
+import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { skillScaffold } from "./learned-block.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
@@ -106,9 +107,14 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     input.onTasks?.(tasks, nSessions);
     for (const t of tasks) evidence.log("mine", "task_ready", { id: t.id, split: t.split, origin: t.origin, intent: t.intent.slice(0, 300), kind: t.reference_kind, checks: t.judge, rubric: t.reference_kind === "rubric" ? t.reference : "", sources: t.source_sessions });
 
-    const replayable = ensureMinVal(cfg.replay_uncheckable ? tasks : tasks.filter((t) => t.reference_kind !== "none"), cfg.min_val_tasks, cfg.seed);
+    const checkable = cfg.replay_uncheckable ? tasks : tasks.filter((t) => t.reference_kind !== "none");
+    const archive = checkable.length ? store.archivedTasks(project, 300) : [];
+    const carried = persistentVal(checkable, archive, cfg.min_val_tasks);
+    const gated = ensureMinVal([...checkable, ...carried], cfg.min_val_tasks, cfg.seed);
+    const replayable = dreamAugment([...gated, ...recallTasks(gated, archive, cfg.recall_k)], cfg.dream_factor);
     const notes: string[] = [];
-    if (replayable.length < tasks.length) notes.push(`${tasks.length - replayable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them against their own intent)`);
+    if (carried.length) notes.push(`${carried.length} held-out task(s) carried over from earlier nights to reach min_val_tasks=${cfg.min_val_tasks}`);
+    if (checkable.length < tasks.length) notes.push(`${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them against their own intent)`);
     const ctx = { backend, ledger, evidence, workers: cfg.workers, onProgress: input.onProgress };
     let result: ConsolidateResult | undefined;
     if (replayable.length > 0) {
@@ -128,6 +134,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         minVal: cfg.min_val_tasks,
         preferences: cfg.preferences,
         rejectedBefore,
+        rolloutsK: cfg.dream_rollouts,
       });
       result.notes.unshift(...notes);
       phase("consolidate", `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, ${result.unmatched.length} unmatched edits)`);

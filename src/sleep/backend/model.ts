@@ -4,7 +4,7 @@ import { BackendError, UnsupportedError, errorMessage, redactText } from "../../
 import { createModelClient, sleepModelConfig } from "../../backends/index.ts";
 import type { SleepBackendName, SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
-import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
+import { attemptPrompt, contrastPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
 import type { MinedCandidate, SleepBackend } from "./types.ts";
 
 const JudgeSchema = v.object({ score: v.pipe(v.number(), v.minValue(0), v.maxValue(1)), reason: v.optional(v.string(), "") });
@@ -110,6 +110,20 @@ export function modelSleepBackend(client: ModelClient, o: { name: string; model:
         return { edits, raw, tokens };
       }
       return { edits: [], raw, tokens };
+    },
+    async contrast(sets, input) {
+      if (sets.length === 0) return { edits: [], raw: "", tokens: 0 };
+      self.ledger?.check();
+      const r = await client.chat("optimizer", { stage: "sleep_contrast", messages: [{ role: "user", content: contrastPrompt(sets, input) }], maxTokens: 1024 });
+      const tokens = r.usage.promptTokens + r.usage.completionTokens;
+      self.ledger?.record("contrast", tokens, r.costUsd, r.cached);
+      const edits: EditRecord[] = [];
+      for (const item of extractJsonArray(r.text) ?? []) {
+        const p = v.safeParse(EditSchema, item);
+        if (p.success && p.output.content.trim()) edits.push({ target: input.target, op: "add", content: p.output.content.trim(), anchor: "", rationale: p.output.rationale.trim() });
+        if (edits.length >= input.editBudget) break;
+      }
+      return { edits, raw: r.text, tokens };
     },
     async mine(input) {
       self.ledger?.check();

@@ -1,6 +1,6 @@
 import { SLEEP_SENTINEL } from "../../lib/index.ts";
 import type { TaskRecord } from "../types.ts";
-import type { MineInput, ReflectInput } from "./types.ts";
+import type { ContrastSet, MineInput, ReflectInput } from "./types.ts";
 
 // Every outbound prompt starts with the sentinel so no harvester ever mines our own calls (§12.1 #28).
 const head = `${SLEEP_SENTINEL}\n\n`;
@@ -103,4 +103,21 @@ User prompts:
 ${prompts.length ? prompts.join("\n") : "(none)"}
 Last assistant answer: ${orNone(input.finalAnswer.slice(0, 400))}
 Feedback signals: ${input.feedback.length ? input.feedback.slice(0, 6).join(", ") : "(none)"}`;
+}
+
+/** Prompt for contrastive reflection (spec §5.6): what the good attempts did that the bad ones did not. */
+export function contrastPrompt(sets: readonly ContrastSet[], input: Omit<ReflectInput, "failures" | "successes">): string {
+  const doc = input.target === "skill" ? input.skill : input.memory;
+  const rows = sets.slice(0, 6).map(
+    (s) =>
+      `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): ${s.best.response.slice(0, 200)}\n  BAD (score ${s.worstScore.toFixed(2)}, hard ${s.worst.hard}, soft ${s.worst.soft.toFixed(2)}): ${s.worst.response.slice(0, 200)}\n  why bad: ${s.worst.fail_reason.slice(0, 100)}`,
+  );
+  return `${head}Contrastive reflection. For each task below the same agent produced a GOOD and a BAD attempt. Identify what the good attempts did and propose at most ${input.editBudget} short, general rules for its ${input.target} that make that behaviour reliable. Quote thresholds and formats concretely. Never change the output format and never make the agent ask questions.
+Return only a JSON array of {"op": "add", "content": "...", "rationale": "..."}.
+
+## Current ${input.target}
+${orNone(doc)}
+${input.rejectedBefore.length ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore.slice(0, 20).map((r) => `- ${r.slice(0, 200)}`).join("\n")}\n` : ""}
+## Attempt pairs
+${rows.join("\n")}`;
 }

@@ -15,6 +15,15 @@ export interface ReflectInput {
   preferences: string;
 }
 
+/** Good vs bad attempts of one task, for contrastive reflection (spec §5.6). */
+export interface ContrastSet {
+  task: TaskRecord;
+  best: ReplayResult;
+  worst: ReplayResult;
+  bestScore: number;
+  worstScore: number;
+}
+
 /** A digest summary for the LLM miner. */
 export interface MineInput {
   project: string;
@@ -50,6 +59,8 @@ export interface SleepBackend {
   attempt(task: TaskRecord, skill: string, memory: string, sampleId: number, tools: readonly string[]): Promise<{ text: string; toolsCalled: string[]; tokens: number }>;
   judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number }>;
   reflect(input: ReflectInput): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
+  /** Contrastive reflection over good/bad attempt pairs; undefined when not offered (then plain reflect runs). */
+  contrast?(sets: readonly ContrastSet[], input: Omit<ReflectInput, "failures" | "successes">): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
   /** Throw when answers are still outstanding (handoff), so an unfinished night is never staged. */
   settle?(): void;
   /** Release provider resources (the call cache handle, child backends). */
