@@ -31,7 +31,7 @@ async function contrastSets(ctx: ReplayContext, train: readonly TaskRecord[], fi
   const samples: ReplayResult[][] = first.map((r) => [r]);
   for (let s = 1; s < k; s++) {
     const more = await Promise.all(train.map((t) => replayOne(ctx, t, skill, memory, `${phase}:rollout`, s)));
-    more.forEach((r, i) => samples[i]!.push(r));
+    for (const [i, r] of more.entries()) samples[i]!.push(r);
   }
   const score = (r: ReplayResult) => gateScore(r.hard, r.soft, metric);
   return train

@@ -52,7 +52,7 @@ describe("contrastive reflection (dream_rollouts > 1)", () => {
       ...mock,
       name: "contrast-test",
       // Sample 1 happens to follow the preference; sample 0 does not, unless the rule is learned.
-      async attempt(task, skill, memory, sampleId, tools) {
+      async attempt(_task, skill, memory, sampleId, tools) {
         const learned = `${skill}\n${memory}`.includes("Always run `bun test`.");
         return { text: learned || sampleId === 1 ? "ran bun test" : "ran npm test", toolsCalled: tools.slice(0, 0), tokens: 0 };
       },
