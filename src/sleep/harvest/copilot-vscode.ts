@@ -24,7 +24,7 @@ export function vscodeStorageRoots(ctx: ReaderContext): string[] {
     const cfg = env.XDG_CONFIG_HOME || join(home, ".config");
     bases.push(join(cfg, "Code"), join(cfg, "Code - Insiders"));
   }
-  return bases.map((b) => (b.endsWith("user-data") ? join(b, "User", "workspaceStorage") : join(b, "User", "workspaceStorage")));
+  return bases.map((b) => join(b, "User", "workspaceStorage"));
 }
 
 /** A `file:` URI as a local path (percent-decoded; `file://host/x` → `//host/x`; `/C:/x` → `C:/x`). */

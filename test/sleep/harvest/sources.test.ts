@@ -115,3 +115,42 @@ describe("read-only", () => {
     expect(hashAll()).toEqual(before);
   });
 });
+
+describe("per-OS defaults", () => {
+  test("VS Code roots: portable first, then Code and Code - Insiders for the platform", async () => {
+    const { vscodeStorageRoots } = await import("../../../src/sleep/harvest/copilot-vscode.ts");
+    const { makeLexicon } = await import("../../../src/sleep/harvest/text.ts");
+    const home = process.env.HOME!;
+    const ctx = (platform: NodeJS.Platform, env: Record<string, string>) => ({ locations: {}, env, platform, lex: makeLexicon({}), scope: "all" as const, invokedProject: "" });
+    expect(vscodeStorageRoots(ctx("darwin", { VSCODE_PORTABLE: "/opt/vscode" }))).toEqual([
+      "/opt/vscode/user-data/User/workspaceStorage",
+      join(home, "Library", "Application Support", "Code", "User", "workspaceStorage"),
+      join(home, "Library", "Application Support", "Code - Insiders", "User", "workspaceStorage"),
+    ]);
+    expect(vscodeStorageRoots(ctx("linux", {}))).toEqual([
+      join(home, ".config", "Code", "User", "workspaceStorage"),
+      join(home, ".config", "Code - Insiders", "User", "workspaceStorage"),
+    ]);
+    expect(vscodeStorageRoots(ctx("win32", {}))[0]).toBe(join(home, "AppData", "Roaming", "Code", "User", "workspaceStorage"));
+  });
+
+  test("OpenCode data dir: XDG_DATA_HOME alone, else LOCALAPPDATA/APPDATA on Windows, then ~/.local/share", async () => {
+    const { opencodeDbPath } = await import("../../../src/sleep/harvest/opencode.ts");
+    const { makeLexicon } = await import("../../../src/sleep/harvest/text.ts");
+    const home = process.env.HOME!;
+    const ctx = (platform: NodeJS.Platform, env: Record<string, string>) => ({ locations: {}, env, platform, lex: makeLexicon({}), scope: "all" as const, invokedProject: "" });
+    expect(opencodeDbPath(ctx("linux", { XDG_DATA_HOME: "/x" }))).toBe("/x/opencode/opencode.db");
+    expect(opencodeDbPath(ctx("win32", { LOCALAPPDATA: "/l", APPDATA: "/a" }))).toBe("/l/opencode/opencode.db");
+    expect(opencodeDbPath(ctx("linux", {}))).toBe(join(home, ".local", "share", "opencode", "opencode.db"));
+    expect(opencodeDbPath(ctx("linux", { OPENCODE_DB: "custom.db", XDG_DATA_HOME: "/x" }))).toBe("/x/opencode/custom.db");
+    expect(opencodeDbPath(ctx("linux", { OPENCODE_DB: ":memory:" }))).toBe("");
+  });
+
+  test("file: URIs map to local paths; remote workspaces have none", async () => {
+    const { fileUriToPath } = await import("../../../src/sleep/harvest/copilot-vscode.ts");
+    expect(fileUriToPath("file:///home/me/my%20app")).toBe("/home/me/my app");
+    expect(fileUriToPath("file:///c%3A/Users/me/app")).toBe("c:/Users/me/app");
+    expect(fileUriToPath("file://server/share/app")).toBe("//server/share/app");
+    expect(fileUriToPath("vscode-remote://ssh-remote%2Bbox/home/me/app")).toBe("");
+  });
+});
