@@ -1,5 +1,5 @@
-import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   editsFromArtifacts,
@@ -10,7 +10,7 @@ import {
   renderReportHtml,
   writeRunReport,
 } from "../../src/report/html/index.ts";
-import { runCli } from "../support/cli.ts";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { commitSyntheticStep, writeSyntheticRun } from "./synthetic-run.ts";
 
@@ -102,6 +102,36 @@ describe("run store", () => {
     const view = loadRunView(dir.path);
     expect(view.storeError).toContain("state.sqlite");
     expect(view.steps).toHaveLength(2);
+  });
+});
+
+describe("the quickstart fixture (a real run)", () => {
+  const tmp = tempDir("skillopt-fixture-");
+  const dir = join(tmp.path, "quickstart");
+  cpSync(join(REPO_ROOT, "fixtures", "runs", "quickstart"), dir, { recursive: true });
+  afterAll(() => tmp[Symbol.dispose]());
+
+  test("every step of history.jsonl is on the chart with its outcome, from the store", () => {
+    const lines = readFileSync(join(dir, "history.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const view = loadRunView(dir);
+    expect(view.storeError).toBeNull();
+    expect(view.steps.map((s) => [s.step, s.action])).toEqual(lines.map((r) => [Number(r.step), normalizeAction(String(r.outcome))]));
+    const html = renderReportHtml(view);
+    expect([...html.matchAll(/data-series="decision" data-step="(\d+)"/g)]).toHaveLength(lines.length);
+  });
+
+  test("a step's edits carry their fate and the optimizer's reasoning, and its candidate diff renders", () => {
+    const view = loadRunView(dir);
+    const s1 = view.steps[0]!;
+    expect(s1.reasoning.length).toBeGreaterThan(0);
+    expect(s1.edits.length).toBeGreaterThan(0);
+    expect(s1.edits.every((e) => ["applied", "failed", "clipped", "rejected"].includes(e.status))).toBe(true);
+    expect(s1.edits[0]!.rationale).toMatch(/support \d+/);
+    expect(s1.candidate).not.toBeNull();
+    expect(s1.skillBefore).toBe(view.initialSkill);
+    const early = view.steps.find((s) => s.action === "rejected_early")!;
+    expect(early.earlyAt).toMatch(/^\d+\/\d+$/);
+    expect(early.edits.some((e) => e.status === "rejected")).toBe(true);
   });
 });
 

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { errorMessage } from "../../lib/index.ts";
-import { editsFromArtifacts, normalizeStep, normalizeSummary } from "./normalize.ts";
+import { editsFromArtifacts, normalizeStep, normalizeSummary, reasoningFromArtifacts } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
 import type { EditView, RunView, StepAction, StepView } from "./run-view.ts";
 
@@ -205,11 +205,17 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     }
     const extra = state?.extras.get(s.step);
     if (extra?.edits && extra.edits.length > 0) s.edits = extra.edits;
+    if (extra?.reasoning) s.reasoning = extra.reasoning;
     if (opts.light) {
       steps.push(s);
       return;
     }
-    if (s.edits.length === 0) s.edits = stepFileEdits(dir, s.step, s.action, warnings);
+    if (s.edits.length === 0) {
+      s.edits = stepFileEdits(dir, s.step, s.action, warnings);
+      const d = stepDir(dir, s.step);
+      if (s.reasoning.length === 0 && existsSync(d))
+        s.reasoning = reasoningFromArtifacts({ merged: readJson(join(d, "merged_patch.json"), warnings), ranked: readJson(join(d, "ranked_edits.json"), warnings) });
+    }
     s.skillBefore = latestAtOrBefore(versions, s.step - 1);
     s.candidate =
       extra?.candidate ??

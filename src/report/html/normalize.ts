@@ -53,6 +53,13 @@ function normalizeStatus(raw: string): EditStatus {
   return "failed";
 }
 
+function supportNote(v: Rec): string {
+  const n = num(v.support_count);
+  const src = str(v.source_type);
+  if (n === null && !src) return "";
+  return [src && `from ${src} trajectories`, n !== null && `support ${n}`].filter(Boolean).join(", ");
+}
+
 /** One edit record, whatever its exact key names. */
 export function normalizeEdit(v: unknown): EditView | null {
   if (!isRec(v)) return null;
@@ -61,7 +68,7 @@ export function normalizeEdit(v: unknown): EditView | null {
     op: str(first(v, ["op", "operation", "type", "action"])) || "edit",
     section: str(first(v, ["section", "target", "anchor", "heading"])),
     text: str(first(v, ["text", "content", "new_text", "content_preview", "replacement", "instruction", "new_skill"])),
-    rationale: str(first(v, ["rationale", "motivation", "reasoning", "why", "change_summary"])),
+    rationale: str(first(v, ["rationale", "motivation", "reasoning", "why", "change_summary"])) || supportNote(v),
     status: normalizeStatus(status),
     error: str(first(v, ["error", "failure", "fail_reason", "reason"])),
   };
@@ -146,6 +153,7 @@ export function normalizeStep(v: unknown, index: number): StepView | null {
     tokensByStage,
     costByStage,
     edits,
+    reasoning: [],
     skillBefore: null,
     candidate: null,
   };
@@ -245,6 +253,19 @@ function payloadItems(patch: unknown): Rec[] {
 
 function editKey(e: Rec): string {
   return JSON.stringify([e.op ?? e.type ?? "", e.target ?? e.title ?? "", e.content ?? e.instruction ?? e.new_skill ?? ""]);
+}
+
+/** The patch-level reasoning of a step's merged and ranked patches, deduplicated. */
+export function reasoningFromArtifacts(artifacts: { merged?: unknown; ranked?: unknown }): string[] {
+  const out: string[] = [];
+  for (const p of [artifacts.merged, artifacts.ranked]) {
+    if (!isRec(p)) continue;
+    for (const r of [p.reasoning, isRec(p.ranking_details) ? p.ranking_details.reasoning : undefined]) {
+      const t = str(r).trim();
+      if (t && !out.includes(t)) out.push(t);
+    }
+  }
+  return out;
 }
 
 /**

@@ -121,7 +121,7 @@ function stepDetails(s: StepView): string {
     s.skillBefore !== null && s.candidate !== null
       ? `<h3>Skill diff (${s.action === "accepted" ? "before → after" : "current → rejected candidate"})</h3>${renderDiff(s.skillBefore, s.candidate)}`
       : `<p class="muted">The candidate text of this step was not kept.</p>`;
-  return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}</summary><h3>Edits</h3>${editTable(s)}${diff}</details>`;
+  return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}</summary><h3>Edits</h3>${s.reasoning.map((r) => `<p class="reasoning"><b>optimizer:</b> ${esc(r)}</p>`).join("")}${editTable(s)}${diff}</details>`;
 }
 
 function evaluationSection(run: RunView): string {

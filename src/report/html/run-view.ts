@@ -38,6 +38,8 @@ export interface StepView {
   tokensByStage: Record<string, number>;
   costByStage: Record<string, number>;
   edits: EditView[];
+  /** The optimizer's own words on the step's patch (merge and ranking reasoning). */
+  reasoning: string[];
   /** Skill the step started from and the candidate it produced, when known. */
   skillBefore: string | null;
   candidate: string | null;

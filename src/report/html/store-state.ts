@@ -1,12 +1,13 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
-import { editsFromArtifacts, normalizeAction } from "./normalize.ts";
+import { editsFromArtifacts, normalizeAction, reasoningFromArtifacts } from "./normalize.ts";
 import type { EditView, RunStatus } from "./run-view.ts";
 
 /** Extra step data the run store holds beyond history.jsonl: edit fates and candidate texts. */
 export interface StepExtras {
   edits?: EditView[];
+  reasoning?: string[];
   candidate?: string | null;
 }
 
@@ -68,6 +69,7 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
       const hash = typeof r.candidate_hash === "string" ? r.candidate_hash : undefined;
       extras.set(step, {
         edits: editsFromArtifacts({ merged: a.merged_patch, ranked: a.ranked_edits, report: a.edit_apply_report }, action),
+        reasoning: reasoningFromArtifacts({ merged: a.merged_patch, ranked: a.ranked_edits }),
         candidate: hash ? (texts[hash] ?? null) : null,
       });
     }
