@@ -19,7 +19,7 @@ describe("skillopt sleep harvest", () => {
     using h = fakeHome();
     const out = join(h.home, "..", "tasks.json");
     const env = { HOME: h.home, USERPROFILE: h.home, XDG_CONFIG_HOME: join(h.home, ".config"), XDG_DATA_HOME: join(h.home, ".local", "share"), SKILLOPT_SLEEP_STATE_DIR: undefined };
-    const before = hashTree(h.home, (f) => f.startsWith(".skillopt-sleep/") || f.endsWith("-shm"));
+    const before = hashTree(h.home, (f) => f.startsWith(".skillopt-sleep/"));
     const r = await runCli(["sleep", "harvest", "--scope", "all", "--source", "all", "--json", "--output", out], { env, cwd: h.home });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -35,7 +35,7 @@ describe("skillopt sleep harvest", () => {
     expect(file).toEqual(rest);
     expect(r.stdout).not.toMatch(/sk-proj|ghp_[a-z]|AKIAIOSFODNN7EXAMPLE|local-secret|pg-secret/);
     // Read-only: only the state dir changed under the fake home.
-    expect(hashTree(h.home, (f) => f.startsWith(".skillopt-sleep/") || f.endsWith("-shm"))).toEqual(before);
+    expect(hashTree(h.home, (f) => f.startsWith(".skillopt-sleep/"))).toEqual(before);
   });
 
   test("human output lists each task with its split and outcome; --new shows only unconsumed sessions", async () => {

@@ -98,13 +98,12 @@ describe("locations", () => {
 });
 
 describe("read-only", () => {
-  test("harvesting leaves every agent file byte-identical, SQLite databases included", async () => {
+  test("harvesting leaves every agent file byte-identical and creates none (no -wal/-shm beside an idle DB)", async () => {
     using h = fakeHome();
     const files = Object.values(h.locations);
     const hashAll = () =>
       Object.fromEntries(
         [...new Bun.Glob("**/*").scanSync({ cwd: h.home, dot: true, onlyFiles: true })]
-          .filter((f) => !f.endsWith("-shm"))
           .sort()
           .map((f) => [f, createHash("sha256").update(readFileSync(join(h.home, f))).digest("hex")]),
       );
