@@ -9,6 +9,7 @@ import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches } from ".
 import type { HarvestResult, Scope, SessionDigest, SourceName, SourceStats } from "./types.ts";
 
 const hlog = log.withTag("harvest");
+const WRITE_BATCH = 256;
 
 /** The delivery scope a harvest is for: one project, "all", or a sorted list. */
 export function scopeKey(scope: Scope, invoked: string): string {
@@ -137,6 +138,8 @@ function harvestSource(
         const priorState = prior && state ? state.loadState(source.name, c.key) : undefined;
         ({ sessionState, mark } = readOne(source, c, prior && priorState ? { mark: prior, state: priorState } : undefined, ctx, stats, writes));
       }
+      // Flush the parse cache in batches so memory stays flat on a large history.
+      if (state && writes.length >= WRITE_BATCH) state.putFiles(writes.splice(0));
       opts.onProgress?.({ kind: "session", source: source.name, done, total: candidates.length, bytes: stats.bytes_read });
       if (!sessionState) continue;
       if (since !== undefined && mark.high_water_ms < since) {
