@@ -1,5 +1,6 @@
 // Model-layer throughput: N calls through createModelClient against the fake OpenAI server with a
 // fixed latency and a concurrency bound, with and without injected 429/500 faults.
+// The fake provider runs in a child process (bench/models.ts --serve), as a real provider would.
 // Run: bun run bench/models.ts [--n 500] [--latency 50] [--concurrency 16] [--fault-rate 0.1] [--runs 3]
 // Each scenario runs --runs times after an untimed warm-up (JIT, SDK, sqlite); the median is the
 // figure, min and max show the noise of a shared machine (see the load average printed with it).
@@ -17,6 +18,7 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "16" },
     "fault-rate": { type: "string", default: "0.1" },
     runs: { type: "string", default: "3" },
+    serve: { type: "boolean", default: false },
   },
 });
 const N = Number(values.n);
@@ -46,11 +48,22 @@ interface Row {
   duplicatePaid: number;
 }
 
-async function scenario(name: string, faultRate: number): Promise<Row> {
+interface ServerStats {
+  maxInFlight: number;
+  requests: number;
+  faults: number;
+  duplicatePaid: number;
+}
+
+/**
+ * `--serve`: the fake provider, in its own process like a real remote one, so its CPU does not
+ * share the layer's event loop. Prints its URL; GET /stats and POST /reset drive it.
+ */
+async function serve(faultRate: number): Promise<void> {
   const rand = lcg(42);
   const okPerPrompt = new Map<string, number>();
   let faults = 0;
-  await using server = await startFakeOpenAI({
+  const server = await startFakeOpenAI({
     latencyMs: LATENCY,
     reply: (req): FakeReply => {
       if (rand() < faultRate) {
@@ -60,25 +73,60 @@ async function scenario(name: string, faultRate: number): Promise<Row> {
       okPerPrompt.set(req.lastUserText, (okPerPrompt.get(req.lastUserText) ?? 0) + 1);
       return { text: `answer to ${req.lastUserText}`, usage: { prompt_tokens: 50, completion_tokens: 10 } };
     },
+    routes: {
+      "GET /stats": () =>
+        Response.json({
+          maxInFlight: server.maxInFlight,
+          requests: server.requests.length,
+          faults,
+          duplicatePaid: [...okPerPrompt.values()].reduce((n, c) => n + Math.max(0, c - 1), 0),
+        } satisfies ServerStats),
+      "POST /reset": () => {
+        okPerPrompt.clear();
+        server.resetCounters();
+        faults = 0;
+        return new Response("ok");
+      },
+    },
   });
+  process.stdout.write(`${server.url}\n`);
+  await new Response(Bun.stdin.stream()).text();
+  await server.close();
+}
+
+async function scenario(name: string, faultRate: number): Promise<Row> {
+  const child = Bun.spawn([process.execPath, import.meta.path, "--serve", "--latency", String(LATENCY), "--fault-rate", String(faultRate)], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const reader = child.stdout.getReader();
+  let head = "";
+  while (!head.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the fake provider exited before printing its URL");
+    head += new TextDecoder().decode(value);
+  }
+  const url = head.trim();
+  const origin = url.replace(/\/v1$/, "");
   const cacheDir = mkdtempSync(join(tmpdir(), "skillopt-bench-"));
   const client = await createModelClient(
-    { model: { backend: "openai_compatible", target: "gpt-4o-mini", openai_compatible_base_url: server.url, openai_compatible_api_key: "bench" } },
+    { model: { backend: "openai_compatible", target: "gpt-4o-mini", openai_compatible_base_url: url, openai_compatible_api_key: "bench" } },
     { cacheDir, concurrency: { target: BOUND }, retry: { baseDelayMs: LATENCY, random: lcg(7) } },
   );
   await Promise.all(Array.from({ length: BOUND }, (_, i) => client.chat("target", { stage: "warmup", messages: [{ role: "user", content: `warm-up ${i}` }] })));
-  okPerPrompt.clear();
-  server.resetCounters();
-  faults = 0;
+  await fetch(`${origin}/reset`, { method: "POST" });
   const t0 = performance.now();
   const results = await Promise.allSettled(
     Array.from({ length: N }, (_, i) => client.chat("target", { stage: "rollout", messages: [{ role: "user", content: `task ${i}` }] })),
   );
   const wallMs = performance.now() - t0;
+  const stats = (await (await fetch(`${origin}/stats`)).json()) as ServerStats;
   await client.close();
+  child.stdin.end();
+  await child.exited;
   rmSync(cacheDir, { recursive: true, force: true });
   const idealMs = Math.ceil(N / BOUND) * LATENCY;
-  const duplicatePaid = [...okPerPrompt.values()].reduce((n, c) => n + Math.max(0, c - 1), 0);
   return {
     scenario: name,
     completed: results.filter((r) => r.status === "fulfilled").length,
@@ -86,10 +134,7 @@ async function scenario(name: string, faultRate: number): Promise<Row> {
     wallMs: Math.round(wallMs),
     idealMs,
     ratio: Number((wallMs / idealMs).toFixed(3)),
-    maxInFlight: server.maxInFlight,
-    requests: server.requests.length,
-    faults,
-    duplicatePaid,
+    ...stats,
   };
 }
 
@@ -109,13 +154,39 @@ async function median(name: string, rate: number): Promise<Row & { minRatio: num
   };
 }
 
+/** What the machine itself manages: N sleeps of LATENCY ms, BOUND at a time, no layer, no HTTP. */
+async function timerFloor(): Promise<number> {
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: BOUND }, async () => {
+      while (next < N) {
+        next++;
+        await Bun.sleep(LATENCY);
+      }
+    }),
+  );
+  return performance.now() - t0;
+}
+
+if (values.serve) {
+  await serve(FAULT_RATE);
+  process.exit(0);
+}
+
 const rows = [await median("no faults", 0), await median(`${Math.round(FAULT_RATE * 100)} % 429/500`, FAULT_RATE)];
+const floors: number[] = [];
+for (let i = 0; i < RUNS; i++) floors.push(await timerFloor());
+const floor = floors.sort((a, b) => a - b)[Math.floor((floors.length - 1) / 2)]!;
 const load = await Bun.file("/proc/loadavg")
   .text()
   .then((t) => t.split(" ").slice(0, 3).join(" "))
   .catch(() => "n/a");
 console.log(`model layer bench: N=${N} calls, ${LATENCY} ms latency, concurrency bound ${BOUND}, median of ${RUNS} runs (load average ${load})`);
 console.table(rows);
+console.log(
+  `timer floor (${N} sleeps of ${LATENCY} ms, ${BOUND} at a time, no layer): ${Math.round(floor)} ms = ${(floor / (Math.ceil(N / BOUND) * LATENCY)).toFixed(3)} × ideal; no-fault wall / floor = ${(rows[0]!.wallMs / floor).toFixed(3)}`,
+);
 const clean = rows[0]!;
 const faulty = rows[1]!;
 console.log(`aim: ratio ≤ 1.15 without faults → ${clean.ratio <= 1.15 ? "met" : "MISSED"} (${clean.ratio})`);

@@ -191,8 +191,10 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
         policy,
         {
           ...(signal ? { signal } : {}),
-          onRetry: ({ attempt, error, delayMs }) =>
-            this.emit({ type: "retry", role, stage: req.stage, backend: backend.name, model: req.model, attempt, delayMs, error: redactText(errorMessage(error)) }),
+          onRetry: ({ attempt, error, delayMs }) => {
+            if (error instanceof BackendError && error.kind === "rate_limit" && error.retryAfterMs !== undefined) limiter.pause(delayMs);
+            this.emit({ type: "retry", role, stage: req.stage, backend: backend.name, model: req.model, attempt, delayMs, error: redactText(errorMessage(error)) });
+          },
         },
       );
       const costUsd = this.price(req.model, value);

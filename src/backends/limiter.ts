@@ -3,6 +3,7 @@ export class Limiter {
   private active = 0;
   private peak = 0;
   private readonly waiting: Array<() => void> = [];
+  private pausedUntil = 0;
 
   constructor(readonly size: number) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`limiter size must be a positive integer, got ${size}`);
@@ -21,9 +22,19 @@ export class Limiter {
     return this.waiting.length;
   }
 
+  /**
+   * Hold new starts for `ms` (a provider said Retry-After): the other slots wait instead of
+   * hammering an endpoint that is rate limiting.
+   */
+  pause(ms: number, now = Date.now()): void {
+    this.pausedUntil = Math.max(this.pausedUntil, now + ms);
+  }
+
   async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     await this.acquire(signal);
     try {
+      const wait = this.pausedUntil - Date.now();
+      if (wait > 0) await delay(wait, signal);
       return await fn();
     } finally {
       this.release();
@@ -62,4 +73,18 @@ export class Limiter {
     const next = this.waiting.shift();
     if (next) next();
   }
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
