@@ -74,7 +74,8 @@ export function comparePage(rows: RunRow[], a: RunView | null, b: RunView | null
   return `<h1>Compare runs</h1>${picker}
 <table id="compare-table"><thead><tr><th>run</th><th class="n">baseline sel</th><th class="n">best sel</th><th class="n">best test</th><th class="n">steps</th><th class="n">accepted</th><th class="n">cost</th></tr></thead><tbody>${line(a)}${line(b)}</tbody></table>
 <h2>Selection curves</h2>${renderCompareChart([a, b])}
-<h2>Best skills: ${esc(a.name)} → ${esc(b.name)}</h2><div id="compare-diff">${renderDiff(bestA, bestB)}</div>`;
+<h2>Best skills: ${esc(a.name)} → ${esc(b.name)}</h2><div id="compare-diff">${renderDiff(bestA, bestB)}</div>
+<h2>Configuration differences</h2><details id="compare-config"${a.configYaml !== b.configYaml ? " open" : ""}><summary>config.resolved.yaml: ${esc(a.name)} → ${esc(b.name)}</summary>${renderDiff(a.configYaml, b.configYaml, { context: 1 })}</details>`;
 }
 
 function fieldHtml(f: (typeof LAUNCH_FIELDS)[number]): string {
