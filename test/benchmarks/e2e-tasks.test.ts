@@ -97,7 +97,7 @@ const SPLIT_DIR: Record<string, string> = {
   alfworld: "alfworld",
 };
 
-describe("--dry-run for every upstream and bundled benchmark config", () => {
+describe("`config` and `train --dry-run` for every upstream and bundled benchmark config", () => {
   test("resolves, loads the fixture split, plans the calls and calls no model", async () => {
     await using server = await scriptedServer(() => "never called");
     const configs = [
@@ -117,6 +117,9 @@ describe("--dry-run for every upstream and bundled benchmark config", () => {
           ],
           { env: KEY_ENV },
         );
+        const shown = await runCli(["config", "--config", config, "--json"], { env: KEY_ENV });
+        expect({ config, code: shown.code }).toEqual({ config, code: 0 });
+        expect(JSON.parse(shown.stdout).config.env.name).toBe(bench);
         return { bench, config, code: r.code, stderr: r.stderr, plan: r.code === 0 ? JSON.parse(r.stdout) : undefined };
       }),
     );
