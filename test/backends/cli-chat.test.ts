@@ -92,3 +92,25 @@ describe("copilot_chat", () => {
     await client.close();
   });
 });
+
+describe("images through CLI chat backends", () => {
+  const PNG = "data:image/png;base64,iVBORw0KGgo=";
+  const withImage = { stage: "rollout", messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "what is this" }, { type: "image" as const, url: PNG }] }] };
+
+  test("codex gets inline images as --image files", async () => {
+    using bins = fakeBinEnv({ reply: "an image" });
+    const client = await createModelClient(cfg({ backend: "codex" }), { noCache: true, env: bins.env, roles: ["target"] });
+    expect((await client.chat("target", withImage)).text).toBe("an image");
+    const argv = bins.calls()[0]!.argv;
+    expect(argv[argv.indexOf("--image") + 1]).toEndWith("image_01.png");
+    await client.close();
+  });
+
+  test("claude_chat refuses images clearly instead of dropping them", async () => {
+    using bins = fakeBinEnv({});
+    const client = await createModelClient(cfg({ backend: "claude_chat" }), { noCache: true, env: bins.env, roles: ["target"] });
+    await expect(client.chat("target", withImage)).rejects.toThrow("images are not supported");
+    expect(bins.calls().length).toBe(0);
+    await client.close();
+  });
+});

@@ -4,7 +4,7 @@ import { BackendError } from "../../lib/index.ts";
 import { childEnv, runProcess } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
-import { cliFailure, flattenMessages, jsonLines, num, scratchDir } from "./common.ts";
+import { cliFailure, flattenMessages, hasImages, jsonLines, num, scratchDir } from "./common.ts";
 
 export interface ClaudeChatOptions {
   bin: string;
@@ -29,6 +29,9 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
     timeoutMs: opts.timeoutMs,
     cacheSalt: "claude-p-json",
     async complete(request, { signal, timeoutMs }) {
+      if (hasImages(request.messages)) {
+        throw new BackendError("bad_request", "claude_chat: images are not supported through the Claude CLI with tools disabled; use an API backend for image tasks");
+      }
       if (request.tools?.length) {
         throw new BackendError("bad_request", "claude_chat: tool calling through the Claude CLI is not supported; use an API backend for tool-using stages");
       }

@@ -5,7 +5,7 @@ import { childEnv, runProcess } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend } from "../types.ts";
 import { parseCodexEvents } from "./codex-events.ts";
-import { cliFailure, flattenMessages, scratchDir } from "./common.ts";
+import { cliFailure, flattenMessages, materializeImages, scratchDir } from "./common.ts";
 
 export interface CodexChatOptions {
   bin: string;
@@ -42,6 +42,7 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
         if (opts.profile) argv.push("--profile", opts.profile);
         const effort = request.reasoningEffort ?? opts.reasoningEffort;
         if (effort && effort !== "none") argv.push("-c", `model_reasoning_effort="${effort}"`);
+        for (const image of materializeImages(request.messages, dir.path, "codex_exec")) argv.push("--image", image);
         argv.push("-");
         const result = await runProcess({
           argv,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChatMessage, Usage } from "../../engine/ports.ts";
@@ -67,4 +67,25 @@ export function jsonLines(text: string): Array<Record<string, unknown>> {
 
 export function num(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}
+
+/** Image parts of a conversation (data: URLs are written as files; others are refused). */
+export function materializeImages(messages: ChatMessage[], dir: string, backend: string): string[] {
+  const paths: string[] = [];
+  for (const m of messages) {
+    if (typeof m.content === "string") continue;
+    for (const p of m.content) {
+      if (p.type !== "image") continue;
+      const match = /^data:image\/([a-z0-9.+-]+);base64,(.*)$/is.exec(p.url);
+      if (!match) throw new BackendError("bad_request", `${backend}: only inline (data: URL) images can be passed to the CLI`);
+      const file = join(dir, `image_${String(paths.length + 1).padStart(2, "0")}.${match[1]!.replace("jpeg", "jpg")}`);
+      writeFileSync(file, Buffer.from(match[2]!, "base64"));
+      paths.push(file);
+    }
+  }
+  return paths;
+}
+
+export function hasImages(messages: ChatMessage[]): boolean {
+  return messages.some((m) => typeof m.content !== "string" && m.content.some((p) => p.type === "image"));
 }
