@@ -5,7 +5,8 @@ import { log, redactText, redactValue, sha256, writeJsonAtomic } from "../lib/in
 import type { SleepBackend } from "./backend/types.ts";
 import { NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
-import { consolidate } from "./consolidate.ts";
+import { type ConsolidateOptions, consolidate } from "./consolidate.ts";
+import { fanOut, type SkillProposal } from "./fanout.ts";
 import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { skillScaffold } from "./learned-block.ts";
@@ -34,6 +35,8 @@ export interface NightInput {
   store: SleepStore;
   harvest: HarvestPort;
   split: { val: number; test: number };
+  /** Skill roots for fan-out resolution (spec §7.14). */
+  skillRoots?: string[];
   /** Reviewed tasks to replay instead of harvesting. */
   seedTasks?: TaskRecord[];
   now?: () => number;
@@ -51,6 +54,7 @@ export interface NightOutcome {
   result: ConsolidateResult | undefined;
   stagingDir: string;
   proposals: Proposal[];
+  skillProposals: SkillProposal[];
   nSessions: number;
   tasks: TaskRecord[];
   evidencePath: string;
@@ -120,22 +124,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     if (replayable.length > 0) {
       phase("consolidate", `consolidate start (${replayable.length} tasks)`);
       const rejectedBefore = store.rejectedEditTexts(project, 50);
-      result = await consolidate(ctx, {
-        tasks: replayable,
-        skill: skillText,
-        memory: memoryBase.text,
-        editBudget: cfg.edit_budget,
-        metric: { metric: cfg.gate_metric, mixedWeight: cfg.gate_mixed_weight },
-        noRegression: cfg.gate_no_regression,
-        gateOn: !["off", "none", "false", "greedy"].includes(cfg.gate_mode),
-        granularity: cfg.gate_granularity,
-        evolveSkill: cfg.evolve_skill,
-        evolveMemory: cfg.evolve_memory,
-        minVal: cfg.min_val_tasks,
-        preferences: cfg.preferences,
-        rejectedBefore,
-        rolloutsK: cfg.dream_rollouts,
-      });
+      result = await consolidate(ctx, { ...consolidateOptions(cfg, memoryBase.text, rejectedBefore), tasks: replayable, skill: skillText });
       result.notes.unshift(...notes);
       phase("consolidate", `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, ${result.unmatched.length} unmatched edits)`);
       const test = tasks.filter((t) => t.split === "test" && t.reference_kind !== "none");
@@ -145,6 +134,14 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         evidence.log("test", "held_out_score", { night, n_test: tr.length, hard, accepted: result.accepted });
         result.notes.push(`held-out test split: ${tr.length} task(s), hard ${hard.toFixed(3)}`);
       }
+    }
+    let fan: Awaited<ReturnType<typeof fanOut>> = { rows: [], proposals: [], notes: [] };
+    const fanoutOn = cfg.multi_skill_fanout ?? cfg.multi_skill_report;
+    if (result && fanoutOn && cfg.evolve_skill) {
+      phase("fanout", "per-skill consolidation");
+      fan = await fanOut(ctx, replayable, consolidateOptions(cfg, memoryBase.text, store.rejectedEditTexts(project, 50)), { managedName: cfg.managed_skill_name, roots: input.skillRoots ?? [], managedSkillPath: skillBase.realpath });
+      result.notes.push(...fan.notes);
+      phase("fanout", `${fan.rows.length} skill group(s), ${fan.proposals.length} accepted`);
     }
     backend.settle?.();
     const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
@@ -163,12 +160,13 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         gate_no_regression: cfg.gate_no_regression,
         budget: { calls: ledger.calls, tokens: ledger.tokens, cost_usd: ledger.costUsd, seconds: ledger.elapsedSeconds(), stages: ledger.entries() },
       });
+      report.skill_groups = fan.rows;
       const proposals: Proposal[] = [];
       // An unchanged proposal is not staged (§12.1 #13).
       if (r.accepted && cfg.evolve_skill && r.newSkill !== skillBase.text) proposals.push({ which: "skill", text: r.newSkill, baseline: skillBase });
       if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text) proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
       evidence.log("cycle", "end", { outcome: status, baseline: r.baseline, candidate: r.candidate, accepted: r.accepted, n_edits: r.applied.length, n_rejected: r.rejected.length, tokens: ledger.tokens, calls: ledger.calls });
-      return { night, report, result, stagingDir, proposals, nSessions, tasks, evidencePath: cfg.evidence_log ? evidencePath : "", modelChanged };
+      return { night, report, result, stagingDir, proposals, skillProposals: fan.proposals, nSessions, tasks, evidencePath: cfg.evidence_log ? evidencePath : "", modelChanged };
     };
     const out = outcome(tasks.length ? "completed" : "no_tasks");
     if (input.dry) return out;
@@ -181,6 +179,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         memoryPath: input.memoryPath,
         accepted: out.report.accepted,
         proposals: out.proposals,
+        skills: out.skillProposals,
+        skillRoots: input.skillRoots ?? [],
         reportJson: out.report,
         reportMd: renderReportMd(out.report, cfg.gate_mode === "on"),
       });
@@ -212,6 +212,23 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     }
     throw err;
   }
+}
+
+function consolidateOptions(cfg: SleepConfig, memory: string, rejectedBefore: readonly string[]): Omit<ConsolidateOptions, "tasks" | "skill"> {
+  return {
+    memory,
+    editBudget: cfg.edit_budget,
+    metric: { metric: cfg.gate_metric, mixedWeight: cfg.gate_mixed_weight },
+    noRegression: cfg.gate_no_regression,
+    gateOn: !["off", "none", "false", "greedy"].includes(cfg.gate_mode),
+    granularity: cfg.gate_granularity,
+    evolveSkill: cfg.evolve_skill,
+    evolveMemory: cfg.evolve_memory,
+    minVal: cfg.min_val_tasks,
+    preferences: cfg.preferences,
+    rejectedBefore,
+    rolloutsK: cfg.dream_rollouts,
+  };
 }
 
 function persistNight(store: SleepStore, night: number, tasks: readonly TaskRecord[], r: ConsolidateResult, ledger: NightLedger): void {

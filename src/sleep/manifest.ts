@@ -21,7 +21,7 @@ export type LegacyRow = v.InferOutput<typeof LegacyRowSchema>;
 /** A pinned fan-out skill row. */
 export const SkillRowSchema = v.object({
   skill_name: v.pipe(v.string(), v.minLength(1)),
-  proposed_file: v.string(),
+  proposed_file: v.pipe(v.string(), v.regex(/^proposed_[^/\\]+$/, "expected a proposed_* file name")),
   live_skill_path: v.string(),
   sha256: Hex,
   live_sha256: Pin,

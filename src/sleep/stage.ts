@@ -1,7 +1,9 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
-import { type LegacyRow, MANIFEST_SCHEMA, type Manifest } from "./manifest.ts";
+import type { SkillProposal } from "./fanout.ts";
+import { type LegacyRow, MANIFEST_SCHEMA, type Manifest, type SkillRow } from "./manifest.ts";
+import { safeSkillName } from "./skills.ts";
 
 /** Night folder names: `YYYYMMDD-HHMMSS[-N]`. */
 export const NIGHT_NAME = /^\d{8}-\d{6}(-\d+)?$/;
@@ -101,9 +103,33 @@ export function proposalFileName(which: "skill" | "memory", livePath: string): s
  * Publish a night (spec §7.2–7.4): verify pins, write proposals, report.json, report.md, and the
  * manifest last, all atomically; on failure remove what this batch wrote. Then point `.latest` at it.
  */
-export function publishNight(dir: string, o: { skillPath: string; memoryPath: string; accepted: boolean; proposals: Proposal[]; reportJson: unknown; reportMd: string }): Manifest {
+export function publishNight(
+  dir: string,
+  o: { skillPath: string; memoryPath: string; accepted: boolean; proposals: Proposal[]; skills?: SkillProposal[]; skillRoots?: string[]; reportJson: unknown; reportMd: string },
+): Manifest {
   const legacy: { skill?: LegacyRow; memory?: LegacyRow } = {};
   const files: Array<[string, string]> = [];
+  const skillRows: SkillRow[] = [];
+  const fold = (s: string) => s.normalize("NFC").toLowerCase();
+  const seen = new Set<string>();
+  const managedTarget = o.proposals.find((p) => p.which === "skill")?.baseline.realpath;
+  for (const sp of o.skills ?? []) {
+    const live = sp.baseline.path;
+    if (!safeSkillName(sp.name)) throw new StagingError(`unsafe skill name ${JSON.stringify(sp.name)}`);
+    checkLivePath(live, "skill");
+    if (fold(basename(dirname(live))) !== fold(sp.name)) throw new StagingError(`${live} is not the SKILL.md of a skill named ${sp.name}`);
+    for (const key of [`n:${fold(sp.name)}`, `p:${fold(sp.baseline.realpath)}`]) {
+      if (seen.has(key)) throw new StagingError(`two staged skills collide on ${key.slice(2)}`);
+      seen.add(key);
+    }
+    if (managedTarget && fold(managedTarget) === fold(sp.baseline.realpath)) throw new StagingError(`${live} is already the managed skill target`);
+    if (!sp.text.trim()) throw new StagingError(`refusing to stage an empty proposal for skill ${sp.name}`);
+    const now = readBaseline(live);
+    if (now.realpath !== sp.baseline.realpath || now.sha256 !== sp.baseline.sha256) throw new StagingError(`${live} changed during consolidation; discard and rerun this night`);
+    const file = `proposed_SKILL.${sp.name}.md`;
+    files.push([file, sp.text]);
+    skillRows.push({ skill_name: sp.name, proposed_file: file, live_skill_path: live, sha256: sha256(sp.text), live_sha256: sp.baseline.sha256, live_realpath: sp.baseline.realpath });
+  }
   for (const p of o.proposals) {
     checkLivePath(p.baseline.path, p.which);
     if (p.which === "skill" && p.text.trim() === "") throw new StagingError("refusing to stage an empty skill proposal");
@@ -126,6 +152,7 @@ export function publishNight(dir: string, o: { skillPath: string; memoryPath: st
     has_managed_memory: legacy.memory !== undefined,
     accepted: o.accepted,
     ...(legacy.skill || legacy.memory ? { legacy } : {}),
+    ...(skillRows.length ? { skills: skillRows, skill_roots: o.skillRoots ?? [] } : {}),
   };
   const written: string[] = [];
   try {

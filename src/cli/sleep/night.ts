@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { DataError, log, StagingError, UsageError } from "../../lib/index.ts";
 import { adoptNight } from "../../sleep/adopt/adopt.ts";
 import { createSleepBackend } from "../../sleep/backend/index.ts";
-import { type SleepConfig, splitFractions } from "../../sleep/config.ts";
+import { resolveClaudeHome, type SleepConfig, splitFractions } from "../../sleep/config.ts";
+import { skillRoots } from "../../sleep/skills.ts";
 import { type HarvestPort, type NightOutcome, runNight } from "../../sleep/cycle.ts";
 import { loadTasksFile, tasksPayload, writeTasksFile } from "../../sleep/mine/index.ts";
 import { handoffDir, PendingCallsError } from "../../sleep/backend/handoff.ts";
@@ -76,9 +77,13 @@ function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
   }
   for (const n of r.notes) lines.push(`[sleep] note: ${sanitizeLine(n)}`);
   if (!dry && out.stagingDir) lines.push(`[sleep] staged: ${out.stagingDir}`);
+  if (out.skillProposals.length) {
+    lines.push(`[sleep] per-skill proposals: ${out.skillProposals.map((p) => JSON.stringify(sanitizeLine(p.name))).join(", ")}`);
+    lines.push("[sleep] adopt them with `skillopt sleep adopt --skill NAME` (repeatable) or `--all-skills`; the managed pair with `--legacy`");
+  }
   if (adopted.length) lines.push(`[sleep] auto-adopted: ${adopted.join(", ")}`);
   else if (!dry && out.proposals.length) lines.push("[sleep] review with `skillopt sleep diff`, then run `skillopt sleep adopt` to apply it");
-  else if (!dry && out.stagingDir) lines.push("[sleep] nothing to adopt: no proposal changed a file");
+  else if (!dry && out.stagingDir && !out.skillProposals.length) lines.push("[sleep] nothing to adopt: no proposal changed a file");
   printResult(lines.join("\n"));
 }
 
@@ -146,6 +151,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           store,
           harvest: harvestPortFor(cfg, setup.project, setup.statePath, env),
           split,
+          skillRoots: skillRoots(setup.project, resolveClaudeHome(cfg), cfg.skill_roots),
           seedTasks: seedTasks?.tasks,
           onTasks: pinned && !existsSync(pinned) ? (tasks, n) => writeTasksFile(pinned, tasksPayload(tasks, { project: setup.project, transcript_source: String(cfg.transcript_source), n_sessions: n, target_skill_path: setup.skillPath })) : undefined,
           onPhase: progress ? (phase, detail) => bar.line(`[sleep] ${phase}: ${sanitizeLine(detail)}`) : undefined,
@@ -187,7 +193,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
             skill_groups: r.skill_groups,
             notes: r.notes,
             staging_dir: dry ? null : out.stagingDir || null,
-            staged_skills: [],
+            staged_skills: out.skillProposals.map((p) => p.name),
             proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path })),
             adopted,
             budget: r.budget,

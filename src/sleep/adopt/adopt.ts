@@ -135,7 +135,7 @@ function plan(stagingDir: string, m: Manifest, sel: Selection): { planned: Plann
 
 /** Verify one target and snapshot its live bytes (spec §7.9 step 5). */
 function snapshot(stagingDir: string, p: Planned): { proposal: Buffer; original: Buffer | null; mode: number | null; fileId: [number, number] | null; createDirs: string[] } {
-  if (!/^proposed_[A-Za-z0-9._-]+$/.test(p.proposedFile)) refuse(`unsafe proposal file name ${p.proposedFile}`);
+  if (!/^proposed_[^/\\]+$/.test(p.proposedFile) || p.proposedFile.includes("..")) refuse(`unsafe proposal file name ${p.proposedFile}`);
   const staged = join(stagingDir, p.proposedFile);
   if (!existsSync(staged) || !lstatSync(staged).isFile()) refuse(`${staged} is missing`);
   const proposal = readFileSync(staged);
