@@ -6,7 +6,7 @@ import { writeRunReport } from "../report/html/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 
-const RUN_FILES = ["history.jsonl", "summary.json", "state.sqlite", "eval_summary.json"];
+const RUN_FILES = ["history.jsonl", "history.json", "summary.json", "state.sqlite", "eval_summary.json"];
 
 export default defineCommand({
   meta: { name: "report", description: "Write the self-contained HTML report of a run (<out>/report.html)" },

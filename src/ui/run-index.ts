@@ -21,7 +21,7 @@ export interface RunRow {
   error: string | null;
 }
 
-const MARKERS = ["state.sqlite", "history.jsonl", "summary.json", "config.resolved.yaml", "eval_summary.json"];
+const MARKERS = ["state.sqlite", "history.jsonl", "history.json", "summary.json", "config.resolved.yaml", "eval_summary.json"];
 
 function isRunDir(dir: string): boolean {
   return MARKERS.some((m) => existsSync(join(dir, m)));

@@ -135,6 +135,24 @@ describe("the quickstart fixture (a real run)", () => {
   });
 });
 
+describe("upstream run folders", () => {
+  test("history.json (one array) and upstream's flat summary keys render", () => {
+    using dir = tempDir();
+    const steps = [
+      { step: 1, epoch: 1, rollout_hard: 0.3, edit_budget: 4, candidate_gate_score: 0.5, action: "accept_new_best", current_score: 0.5, best_score: 0.5, tokens: { analyst: { calls: 2, prompt_tokens: 100, completion_tokens: 10 } }, wall_time_s: 3.2 },
+      { step: 2, epoch: 1, rollout_hard: 0.4, edit_budget: 3, candidate_gate_score: 0.4, action: "reject", current_score: 0.5, best_score: 0.5, tokens: {}, wall_time_s: 2.1 },
+    ];
+    writeFileSync(join(dir.path, "history.json"), JSON.stringify(steps));
+    writeFileSync(join(dir.path, "summary.json"), JSON.stringify({ baseline_selection_hard: 0.2, best_selection_hard: 0.5, best_step: 1, test_hard: 0.45, baseline_test_hard: 0.2, total_steps: 2, total_accepts: 1, total_rejects: 1 }));
+    const view = loadRunView(dir.path);
+    expect(view.steps.map((s) => [s.step, s.action, s.lr, s.rolloutScore, s.tokens])).toEqual([
+      [1, "accepted", 4, 0.3, 110],
+      [2, "rejected", 3, 0.4, 0],
+    ]);
+    expect(view.summary).toMatchObject({ baseline: { selection: 0.2, test: 0.2 }, best: { selection: 0.5, test: 0.45, step: 1 }, steps: 2, accepted: 1, rejected: 1 });
+  });
+});
+
 describe("eval report", () => {
   test("an eval directory renders its summary and per-group scores", () => {
     using dir = tempDir();

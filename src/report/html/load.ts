@@ -39,6 +39,11 @@ export function parseHistory(text: string, warnings: string[]): unknown[] {
   return out;
 }
 
+/** Upstream's run folders keep the step records as one JSON array in history.json. */
+function upstreamHistory(raw: unknown): unknown[] {
+  return Array.isArray(raw) ? raw : [];
+}
+
 /** Every `skills/skill_v<NNNN>.md` of a run, by version number. */
 export function readSkillVersions(dir: string): Map<number, string> {
   const out = new Map<number, string>();
@@ -180,7 +185,11 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   }
   // The store is the source of truth; history.jsonl is read only for runs without one.
   const historyText = state ? null : readText(join(dir, "history.jsonl"));
-  const records: unknown[] = state ? state.records : historyText === null ? [] : parseHistory(historyText, warnings);
+  const records: unknown[] = state
+    ? state.records
+    : historyText !== null
+      ? parseHistory(historyText, warnings)
+      : upstreamHistory(readJson(join(dir, "history.json"), warnings));
   const versions = opts.light ? new Map<number, string>() : readSkillVersions(dir);
   const summaryRaw = readJson(join(dir, "summary.json"), warnings) ?? parseJsonText(state?.meta.summary);
   const summary = normalizeSummary(summaryRaw);

@@ -102,9 +102,10 @@ function tokensTotal(v: unknown): number | null {
   if (!isRec(v)) return null;
   const total = num(v.total);
   if (total !== null) return total;
-  const p = num(v.prompt ?? v.prompt_tokens) ?? 0;
-  const c = num(v.completion ?? v.completion_tokens) ?? 0;
-  return p + c;
+  const p = num(v.prompt ?? v.prompt_tokens);
+  const c = num(v.completion ?? v.completion_tokens);
+  // Neither key: this is upstream's per-stage map, summed by the caller.
+  return p === null && c === null ? null : (p ?? 0) + (c ?? 0);
 }
 
 function countOf(v: unknown): number | null {
