@@ -15,13 +15,13 @@ export interface SleepPanel {
   act(verb: "adopt" | "reject", body: Record<string, unknown>): Promise<{ status: number; body: unknown }>;
 }
 
-function readReport(dir: string): SleepReport | null {
+function readReport(dir: string): SleepReport | string {
   const p = join(dir, "report.json");
-  if (!existsSync(p)) return null;
+  if (!existsSync(p)) return "This night has no report.json.";
   try {
     return JSON.parse(readFileSync(p, "utf8")) as SleepReport;
-  } catch {
-    return null;
+  } catch (err) {
+    return `${p} cannot be read: ${errorMessage(err)}`;
   }
 }
 
@@ -63,7 +63,7 @@ function nightHtml(project: string, dir: string): string {
       })
       .join("");
     const r = readReport(dir);
-    body = `${r ? gateTable(r) + editsTable("Proposed edits", r.edits) + editsTable("Edits the gate dropped", r.rejected_edits) : '<p class="muted">No report.json.</p>'}${diffs || '<p class="muted">Nothing staged to adopt.</p>'}`;
+    body = `${typeof r === "string" ? `<div class="warn">${esc(r)}</div>` : gateTable(r) + editsTable("Proposed edits", r.edits) + editsTable("Edits the gate dropped", r.rejected_edits)}${diffs || '<p class="muted">Nothing staged to adopt.</p>'}`;
   } catch (err) {
     body = `<div class="warn">${esc(errorMessage(err))}</div>`;
   }
