@@ -1,5 +1,5 @@
 import type { Role, TaskRunner } from "../engine/ports.ts";
-import { ConfigError, hashJson, UnsupportedError } from "../lib/index.ts";
+import { ConfigError, hashJson, log, UnsupportedError } from "../lib/index.ts";
 import { createClaudeChat } from "./cli/claude-chat.ts";
 import { createCodexChat } from "./cli/codex-chat.ts";
 import { createCopilotChat } from "./cli/copilot-chat.ts";
@@ -89,6 +89,12 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
   }
 }
 
+/** The SDK paths of the harnesses are not built (no SDK dependency): `sdk` falls back to the CLI, loudly. */
+function warnNoSdk(settings: Settings, key: string, env: string, what: string): void {
+  const v = settings.first([key], [env])?.value.toLowerCase();
+  if (v && ["sdk", "true", "1", "yes", "on"].includes(v)) log.withTag("model").warn(`model.${key}: the ${what} is not available in this build; using the CLI`);
+}
+
 /** The exec harness of the target, when the target backend runs whole tasks. */
 export function buildTaskRunner(name: BackendName, settings: Settings, prices: PriceTable): TaskRunner | undefined {
   if (name !== "claude_code_exec" && name !== "codex_exec" && name !== "cursor_exec" && name !== "copilot_exec") return undefined;
@@ -98,7 +104,9 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
   const model = settings.model("target");
   switch (harness) {
     case "claude_code_exec": {
-      const effortRaw = (settings.first(["claude_code_exec_effort"], ["CLAUDE_CODE_EXEC_EFFORT"])?.value ?? "medium").toLowerCase();
+      warnNoSdk(settings, "claude_code_exec_use_sdk", "CLAUDE_CODE_EXEC_USE_SDK", "Claude Agent SDK");
+      // An explicitly empty effort means "omit" (the base config's default is medium).
+      const effortRaw = settings.modelRaw("claude_code_exec_effort") === "" ? "none" : (settings.first(["claude_code_exec_effort"], ["CLAUDE_CODE_EXEC_EFFORT"])?.value ?? "medium").toLowerCase();
       const effort = effortRaw === "xhigh" ? "max" : ["low", "medium", "high", "max"].includes(effortRaw) ? effortRaw : effortRaw === "none" || effortRaw === "off" ? undefined : "medium";
       const thinking = numberOf(settings.first(["claude_code_exec_max_thinking_tokens"], ["CLAUDE_CODE_EXEC_MAX_THINKING_TOKENS"])?.value ?? "16384");
       return createHarness(
@@ -116,6 +124,7 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
       );
     }
     case "codex_exec": {
+      warnNoSdk(settings, "codex_exec_use_sdk", "CODEX_EXEC_USE_SDK", "Codex SDK");
       const sandbox = settings.first(["codex_exec_sandbox"], ["CODEX_EXEC_SANDBOX", "CODEX_SANDBOX_MODE", "CODEX_SANDBOX"])?.value ?? "workspace-write";
       if (!["read-only", "workspace-write", "danger-full-access"].includes(sandbox)) {
         throw new ConfigError(`model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`);

@@ -152,7 +152,8 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     timeoutMs: (numberSetting(settings, [], ["MINIMAX_TIMEOUT_SECONDS"], 300) ?? 300) * 1000,
     maxTokensCap: numberSetting(settings, ["minimax_max_tokens"], ["MINIMAX_MAX_TOKENS"], 8000),
     maxTokensField: "max_tokens",
-    temperature: temperatureSetting(settings, ["minimax_temperature"], ["MINIMAX_TEMPERATURE"], 0.7),
+    // An explicitly empty minimax_temperature means "omit" (the base config's default is "0.7").
+    temperature: settings.modelRaw("minimax_temperature") === "" ? undefined : temperatureSetting(settings, ["minimax_temperature"], ["MINIMAX_TEMPERATURE"], 0.7),
     sendReasoningEffort: () => false,
     extraBody: { thinking: { type: adaptive ? "adaptive" : "disabled" } },
     stream: false,

@@ -48,6 +48,17 @@ describe("exec harnesses (target role)", () => {
     expect(call.env).not.toContain("AWS_SECRET_ACCESS_KEY");
   });
 
+  test("claude_code_exec effort and thinking budget follow the config; empty effort is omitted", async () => {
+    using bins = fakeBinEnv({ reply: "<answer>4</answer>" });
+    await (await runner("claude_code_exec", bins.env, 30, { claude_code_exec_effort: "xhigh", claude_code_exec_max_thinking_tokens: 2048 })).runTask("s", TASK);
+    await (await runner("claude_code_exec", bins.env, 30, { claude_code_exec_effort: "", claude_code_exec_max_thinking_tokens: 0 })).runTask("s", TASK);
+    const [a, b] = bins.calls();
+    expect(a!.argv[a!.argv.indexOf("--effort") + 1]).toBe("max");
+    expect(a!.argv[a!.argv.indexOf("--max-thinking-tokens") + 1]).toBe("2048");
+    expect(b!.argv).not.toContain("--effort");
+    expect(b!.argv).not.toContain("--max-thinking-tokens");
+  });
+
   test("a harness that hangs is killed with its whole process group at env.exec_timeout; the task fails with a reason", async () => {
     using bins = fakeBinEnv({ mode: "hang" });
     const r = await runner("claude_code_exec", bins.env, 0.4);

@@ -49,6 +49,11 @@ describe("minimax_chat", () => {
     expect(body.model).toBe("MiniMax-M3");
   });
 
+  test("an explicitly empty minimax_temperature omits the temperature", async () => {
+    expect((await bodyFor({ backend: "minimax_chat", minimax_temperature: "" })).temperature).toBeUndefined();
+    expect((await bodyFor({ backend: "minimax_chat", minimax_temperature: "0.7" })).temperature).toBe(0.7);
+  });
+
   test("an unknown region is a config error", async () => {
     await expect(createModelClient({ model: { backend: "minimax_chat", minimax_region: "mars" } }, { noCache: true, roles: ["target"] })).rejects.toThrow(/unknown MiniMax region/);
   });

@@ -139,7 +139,9 @@ export function simAppendix(data: Record<string, unknown>): Record<string, unkno
   const notes = (Array.isArray(data.notes) ? data.notes : []).map(String);
   const seen = new Map<string, string>();
   for (const n of notes) seen.set(familyOfLine(n) ?? n.toLowerCase(), n);
-  return { appendix_notes: [...seen.values()] };
+  if (seen.size <= 2) return { appendix_notes: [...seen.values()] };
+  const families = [...seen.keys()].filter((k) => !k.includes(" ")).map((f) => family(f as FamilyId).title.toLowerCase());
+  return { appendix_notes: [`Apply every stated house rule exactly, on every answer${families.length ? ` (${families.join(", ")})` : ""}.`] };
 }
 
 export { ruleText };
