@@ -47,7 +47,8 @@ export interface SetOutcome {
  * score (the decision is then the same as a full evaluation's).
  */
 export class Evaluator {
-  private cache = new Map<string, RolloutResult>();
+  /** In-flight and finished rollouts, so two concurrent evaluations of one skill share calls. */
+  private cache = new Map<string, Promise<RolloutResult>>();
   rolloutsRun = 0;
   /** Rollouts served from this run's (skill, task) cache instead of a new call. */
   rolloutsReused = 0;
@@ -81,12 +82,16 @@ export class Evaluator {
         if (i >= n) return;
         const item = items[i]!;
         const key = `${hash}|${item.id}|0`;
-        let r = this.cache.get(key);
-        if (!r) {
-          r = await this.bench.rollout(item, skill, this.ctx, 0);
+        let pending = this.cache.get(key);
+        if (pending) this.rolloutsReused += 1;
+        else {
+          pending = this.bench.rollout(item, skill, this.ctx, 0);
           this.rolloutsRun += 1;
-          this.cache.set(key, r);
-        } else this.rolloutsReused += 1;
+          this.cache.set(key, pending);
+          // A failed rollout (a systemic error) must not poison later attempts.
+          pending.catch(() => this.cache.delete(key));
+        }
+        const r = await pending;
         results[i] = r;
         done += 1;
         if (early) {

@@ -96,9 +96,10 @@ describe("skillopt train --config quickstart (sim)", () => {
     using dir = tempDir();
     const ref = join(dir.path, "ref");
     const cut = join(dir.path, "cut");
-    expect((await runCli(["train", "--config", "quickstart", "--out", ref, "--quiet", "--no-cache"])).code).toBe(0);
+    expect((await runCli(["train", "--config", "quickstart", "--out", ref, "--quiet", "--set", `model.cache_dir=${join(dir.path, "ref-cache")}`])).code).toBe(0);
     const k = 2 + Math.floor(Math.random() * 8);
-    const proc = spawnCli(["train", "--config", "quickstart", "--out", cut, "--quiet", "--no-cache", "--set", "model.sim_latency_ms=15"]);
+    const cache = join(dir.path, "cache");
+    const proc = spawnCli(["train", "--config", "quickstart", "--out", cut, "--quiet", "--set", `model.cache_dir=${cache}`, "--set", "model.sim_latency_ms=15"]);
     const hist = join(cut, "history.jsonl");
     while (!(existsSync(hist) && readFileSync(hist, "utf8").split("\n").filter(Boolean).length >= k)) {
       if (proc.exitCode !== null) break;
@@ -110,6 +111,10 @@ describe("skillopt train --config quickstart (sim)", () => {
     const r = await runCli(["train", "--resume", cut, "--json"]);
     expect(r.code).toBe(0);
     expect(comparable(cut)).toEqual(comparable(ref));
+    // Every call was paid once: calls completed before the kill came back from the call cache.
+    const refCalls = JSON.parse(readFileSync(join(ref, "summary.json"), "utf8")).calls;
+    const cutCalls = JSON.parse(r.stdout).calls;
+    expect(cutCalls.total - cutCalls.cached).toBe(refCalls.total - refCalls.cached);
     expect(readFileSync(join(cut, "best_skill.md"), "utf8")).toBe(readFileSync(join(ref, "best_skill.md"), "utf8"));
   }, 60_000);
 

@@ -75,14 +75,31 @@ function rawValue(rng: Rng, id: FamilyId): TaskValue {
 }
 
 const QUESTIONS: Record<FamilyId, string[]> = {
-  date: ["When is the quarterly review? Write the date for the report.", "On what date was the contract signed? Give it as the report should show it."],
-  rounding: ["What is the measured value? Write it as the report should show it.", "Report the average load from the data."],
-  distance: ["How long is the delivery route? Give the distance for the report.", "How far is the warehouse from the depot?"],
-  currency: ["What is the invoice total? Write the amount for the report.", "How much was refunded to the customer?"],
-  naming: ["What should the new field that holds these words be called?", "Name the configuration key made of these words."],
-  list_order: ["List the items in the shipment.", "Which products are in the basket?"],
-  framing: ["How many tickets were closed this week?", "How many units are left in stock?"],
-  boolean: ["Did the build pass?", "Is the customer's account active?"],
+  date: ["When is the quarterly review? Write the date for the report.", "On what date was the contract signed? Give it as the report should show it.", "When does the warranty expire?", "What is the invoice date?"],
+  rounding: ["What is the measured value? Write it as the report should show it.", "Report the average load from the data.", "What was the mean response time?", "Report the sensor reading."],
+  distance: ["How long is the delivery route? Give the distance for the report.", "How far is the warehouse from the depot?", "How long was the test drive?", "What is the length of the pipeline section?"],
+  currency: ["What is the invoice total? Write the amount for the report.", "How much was refunded to the customer?", "What did the supplier charge?", "What is the approved budget?"],
+  naming: ["What should the new field that holds these words be called?", "Name the configuration key made of these words.", "Name the database column for these words.", "What is the variable name for these words?"],
+  list_order: ["List the items in the shipment.", "Which products are in the basket?", "Which fruits are on the order?", "List the items in stock."],
+  framing: ["How many tickets were closed this week?", "How many units are left in stock?", "How many users signed up today?", "How many pages does the report have?"],
+  boolean: [
+    "Did the build pass?",
+    "Is the customer's account active?",
+    "Was the invoice paid on time?",
+    "Is the warehouse open on weekends?",
+    "Did the shipment arrive complete?",
+    "Is the contract renewable?",
+    "Was the refund approved?",
+    "Is two-factor login enabled?",
+    "Did the audit find any issue?",
+    "Is the supplier certified?",
+    "Was the meeting rescheduled?",
+    "Is the backup up to date?",
+    "Did the customer accept the offer?",
+    "Is the printer online?",
+    "Was the order shipped today?",
+    "Is the discount still valid?",
+  ],
 };
 
 /** The task prompt: a question and its data as a fenced JSON block. */
@@ -99,12 +116,19 @@ export interface SplitSizes {
 /** Generate the train/val/test tasks of one instance, deterministically from the seed. */
 export function generateSplits(seed: number, sizes: SplitSizes, rules: HouseRules): Record<keyof SplitSizes, TaskItem[]> {
   const out = { train: [] as TaskItem[], val: [] as TaskItem[], test: [] as TaskItem[] };
+  // No task appears twice, within or across splits (a test item must not be a train item).
+  const seen = new Set<string>();
   for (const split of ["train", "val", "test"] as const) {
     const rng = seededRandom(`conventions/${split}/${seed}`);
     const order = Array.from({ length: sizes[split] }, (_, i) => FAMILY_IDS[i % FAMILY_IDS.length]!);
     shuffle(rng, order).forEach((fid, i) => {
-      const value = makeValue(rng, fid);
-      const question = pick(rng, QUESTIONS[fid]);
+      let value = makeValue(rng, fid);
+      let question = pick(rng, QUESTIONS[fid]);
+      for (let tries = 0; seen.has(JSON.stringify([question, value])) && tries < 1000; tries++) {
+        value = makeValue(rng, fid);
+        question = pick(rng, QUESTIONS[fid]);
+      }
+      seen.add(JSON.stringify([question, value]));
       out[split].push({
         id: `${split}-${String(i).padStart(3, "0")}-${fid}`,
         family: fid,
