@@ -143,6 +143,7 @@ export const UI_JS = `"use strict";
     }
     form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(check, 250); });
     form.elements.config.addEventListener("change", function () { showDefaults({}); check(); });
+    form.elements.config.addEventListener("focus", function () { form.elements.config.select(); });
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       msg.textContent = "starting…";

@@ -90,11 +90,12 @@ function fieldHtml(f: (typeof LAUNCH_FIELDS)[number]): string {
   return `<div class="field"><label for="${id}">${esc(f.label)} <code>${esc(f.name)}</code></label>${control}<span class="default" data-default-for="${esc(f.name)}"></span><div class="field-error" data-error-for="${esc(f.name)}" role="alert"></div></div>`;
 }
 
-export function launchPage(configs: { name: string; label: string }[], launches: LaunchInfo[]): string {
-  const options = configs.map((c) => `<option value="${esc(c.name)}"${c.name === "quickstart" ? " selected" : ""}>${esc(c.label)}</option>`).join("");
+export function launchPage(configs: { name: string; label: string }[], launches: LaunchInfo[], cwd: string): string {
+  const options = configs.map((c) => `<option value="${esc(c.name)}">${esc(c.label)}</option>`).join("");
+  const initial = configs.some((c) => c.name === "quickstart") ? "quickstart" : (configs[0]?.name ?? "");
   return `<h1>Launch a run</h1>
 <form id="launch-form" autocomplete="off">
-<div class="field"><label for="f-config">Config</label><select id="f-config" name="config">${options}</select><div class="field-error" data-error-for="config" role="alert"></div></div>
+<div class="field"><label for="f-config">Config: a bundled name or a YAML path (relative to <code>${esc(cwd)}</code>)</label><input id="f-config" name="config" list="config-list" value="${esc(initial)}" size="50" autocomplete="off"><datalist id="config-list">${options}</datalist><div class="field-error" data-error-for="config" role="alert"></div></div>
 <div class="grid2">${LAUNCH_FIELDS.map(fieldHtml).join("")}</div>
 <div class="field"><label for="f-extra">More overrides, one <code>section.key=value</code> per line</label><textarea id="f-extra" name="extra" rows="3"></textarea><div class="field-error" data-error-for="extra" role="alert"></div></div>
 <p><button type="submit" id="launch-btn">Launch</button> <span id="launch-msg" class="muted"></span></p>

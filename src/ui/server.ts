@@ -166,7 +166,7 @@ export function startUi(opts: UiOptions): UiServer {
       return html(page({ title: "Compare", tab: "compare", token, pageId: "compare", body: comparePage(rows, ra, rb, a, b) }));
     }
     if (method === "GET" && path === "/launch")
-      return html(page({ title: "Launch", tab: "launch", token, pageId: "launch", body: launchPage(listLaunchConfigs(cwd), launcher.list()) }));
+      return html(page({ title: "Launch", tab: "launch", token, pageId: "launch", body: launchPage(listLaunchConfigs(cwd), launcher.list(), cwd) }));
     if (method === "GET" && path === "/launches") return html(launchesHtml(launcher.list()));
     if (method === "GET" && path === "/api/launches") return json(launcher.list());
     if (method === "POST" && path === "/api/validate") return json(validateLaunch(launchRequest(await readBody(req)), cwd));

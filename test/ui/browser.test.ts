@@ -107,7 +107,7 @@ describe("dashboard in a real browser", () => {
   test("an invalid override shows the error next to its field", async () => {
     const page = b.page;
     await page.goto(`${ui.url}/launch`);
-    await page.selectOption("#f-config", "features/soft_gate");
+    await page.fill("#f-config", "features/soft_gate");
     await page.fill("#f-train-batch_size", "0");
     const err = page.locator('[data-error-for="train.batch_size"]');
     await err.filter({ hasText: "positive integer" }).waitFor({ timeout: 5000 });
@@ -115,13 +115,15 @@ describe("dashboard in a real browser", () => {
     await page.locator("#launch-msg", { hasText: "not started" }).waitFor();
     expect(await err.textContent()).toBe("expected a positive integer, got 0");
     expect(ui.launcher.list()).toEqual([]);
+    await page.fill("#f-config", "no-such-config");
+    await page.locator('[data-error-for="config"]', { hasText: "no such file or bundled config" }).waitFor({ timeout: 5000 });
     await b.screenshot(page, "ui-invalid-override");
   });
 
   test("launch a quickstart from the form and watch it finish", async () => {
     const page = b.page;
     await page.goto(`${ui.url}/launch`);
-    await page.selectOption("#f-config", "quickstart");
+    await page.fill("#f-config", "quickstart");
     await page.click("#launch-btn");
     await page.locator("#launch-msg", { hasText: "started" }).waitFor();
     const launch = page.locator(".launch").first();
