@@ -1,6 +1,6 @@
 import type * as v from "valibot";
 import type { CallAccounting, CallTotals, ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/ports.ts";
-import { BackendError, BudgetError, errorMessage, log, redactText, UnsupportedError } from "../lib/index.ts";
+import { BackendError, BudgetError, errorMessage, InternalError, log, redactText, SkilloptError, UnsupportedError } from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
 import { cacheKey, type StoredResponse } from "./call-cache.ts";
 import type { CallLedger } from "./ledger.ts";
@@ -35,6 +35,8 @@ export interface RoleBinding {
   runner: TaskRunner | undefined;
   /** Backend name as resolved (e.g. claude_code_exec). */
   name: string;
+  /** False when the caller asked not to set this role up (createModelClient `roles`). */
+  built: boolean;
   /** Default per-attempt timeout when the backend has none of its own. */
   timeoutMs: number;
   concurrency: number;
@@ -107,11 +109,12 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     const binding = this.core.roles[role];
     const backend = binding.chat;
     if (!backend) {
+      if (!binding.built) throw new InternalError(`the ${role} role was not set up for this command (createModelClient roles option)`);
       throw new UnsupportedError(`the ${role} backend ${binding.name} runs whole tasks and is not a chat model`, {
         hint: "benchmarks route exec targets through taskRunner(); judges need a chat backend",
       });
     }
-    const req = { ...request, model: request.model ?? backend.defaultModel };
+    const req = { ...request, model: request.model || backend.defaultModel };
     const key = cacheKey(backend, req);
     const started = this.now();
     if (this.core.cache) {
@@ -119,8 +122,14 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       if (hit !== undefined) return this.served(role, backend, req, key, JSON.parse(hit) as StoredResponse, started);
       const pending = this.inflight.get(key);
       if (pending) {
-        const shared = await pending;
-        return this.served(role, backend, req, key, shared, started);
+        const shared = await pending.catch((err: unknown) => {
+          // Another caller's cancellation is not ours: make the call ourselves.
+          if (err instanceof SkilloptError || opts.signal?.aborted) throw err;
+          return undefined;
+        });
+        if (shared) return this.served(role, backend, req, key, shared, started);
+        if (this.inflight.get(key) === pending) this.inflight.delete(key);
+        return this.chat(role, request, opts);
       }
     }
     this.checkBudget(req.stage);

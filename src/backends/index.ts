@@ -101,6 +101,7 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
       chat,
       runner,
       name: chat?.name ?? name,
+      built: wanted.has(role) || chat !== undefined,
       timeoutMs: execTimeoutMs(settings),
       concurrency: opts.concurrency?.[role] ?? roleWorkers(settings, role),
     };

@@ -187,3 +187,24 @@ describe("cache location", () => {
     await client.close();
   });
 });
+
+describe("shared in-flight calls", () => {
+  test("one caller's cancellation does not fail another caller of the same call", async () => {
+    await using server = await startFakeOpenAI();
+    server.enqueue({ text: "slow", delayMs: 200 }, "second caller's own answer");
+    await using client = await compatClient(server.url);
+    const ctl = new AbortController();
+    const first = client.chat("target", ask("same"), { signal: ctl.signal });
+    await server.waitFor(1);
+    const second = client.chat("target", ask("same"));
+    ctl.abort(new Error("first caller gave up"));
+    await expect(first).rejects.toThrow("first caller gave up");
+    expect((await second).text).toBe("second caller's own answer");
+  });
+
+  test("a role that was not set up is an internal error, not a confusing one", async () => {
+    await using server = await startFakeOpenAI({ reply: "x" });
+    await using client = await compatClient(server.url, {}, { roles: ["target"] });
+    await expect(client.chat("optimizer", ask("x", { stage: "analyst" }))).rejects.toThrow("not set up for this command");
+  });
+});
