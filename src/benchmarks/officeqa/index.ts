@@ -1,10 +1,11 @@
+import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/ports.ts";
-import { ConfigError, DataError, UnsupportedError } from "../../lib/index.ts";
-import { callTarget, skillSection } from "../shared/chat.ts";
+import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../lib/index.ts";
+import { callTarget, isSystemic, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList, tryJson } from "../shared/formats.ts";
-import { evaluationEntry, refuseExecTarget } from "../shared/qa.ts";
+import { evaluationEntry } from "../shared/qa.ts";
 import { loadConfiguredSplits } from "../shared/splits.ts";
 import { firstAnswerTag, lastNonEmptyLine } from "../shared/text.ts";
 import { documentRoots, listDocuments, officeQaLoader } from "./loader.ts";
@@ -50,9 +51,11 @@ export const officeQaBenchmark: Benchmark = {
   name: "officeqa",
   initialSkill: OFFICEQA_INITIAL_SKILL,
   async loadSplits(ctx) {
-    refuseExecTarget(ctx, "OfficeQA");
     const env = new EnvReader(ctx.env, "officeqa");
     const mode = modeOf(env);
+    if (mode !== "offline" && ctx.model.taskRunner()) {
+      throw new UnsupportedError("OfficeQA on an exec target (agent CLI) supports env.search_mode offline only");
+    }
     if (mode === "azure") {
       throw new UnsupportedError("env.search_mode azure (Azure web_search tool) is not supported; use offline (local documents) or custom (a search endpoint)");
     }
@@ -66,6 +69,7 @@ export const officeQaBenchmark: Benchmark = {
     return splits;
   },
   async rollout(item, skill, ctx, sampleIndex): Promise<RolloutResult> {
+    if (ctx.model.taskRunner()) return execRollout(item, skill, ctx);
     const env = new EnvReader(ctx.env, "officeqa");
     const mode = modeOf(env);
     const useLocal = mode === "offline" && env.bool("use_local_tools", true);
@@ -140,34 +144,103 @@ export const officeQaBenchmark: Benchmark = {
       messages.push({ role: "user", content: OFFICEQA_NUDGE });
       trajectory.push({ role: "user", content: OFFICEQA_NUDGE });
     }
-    const truth = asString(item.ground_truth);
-    const predicted = failure && !/<answer>/i.test(text) ? "" : (firstAnswerTag(text) ?? lastNonEmptyLine(text));
-    const { em, f1 } = predicted ? scoreOfficeQa(predicted, truth, env.num("numeric_tolerance", 0)) : { em: 0, f1: 0 };
-    trajectory.push(evaluationEntry({ predicted_answer: predicted, ground_truth: truth, exact_match: em, f1: Number(f1.toFixed(4)) }));
-    return {
-      id: item.id,
-      hard: em,
-      soft: f1,
-      trajectory,
-      question: asString(item.question),
-      task_type: asString(item.task_type) || "officeqa",
-      task_description: asString(item.question),
-      predicted_answer: predicted,
-      response: text,
-      ground_truth: truth,
-      source_files: asStringList(item.source_files),
-      resolved_source_paths: docs.map((d) => d.abs),
-      oracle_parsed_pages_included: oracleChars > 0,
-      oracle_parsed_pages_chars: oracleChars,
-      use_local_tools: useLocal,
-      fail_reason: failure ?? (em ? undefined : `EM=0: predicted '${predicted}' but expected '${truth}'`),
-      agent_ok: !failure,
-      n_turns: turns,
-      last_finish_reason: lastFinish,
-      target_system_prompt: system,
-      target_user_prompt: user,
-    };
+    return scoreRow(item, ctx, { text, failure, trajectory, docs, oracleChars, useLocal, turns, lastFinish, system, user });
   },
 };
+
+interface Attempt {
+  text: string;
+  failure: string | undefined;
+  trajectory: TrajectoryEntry[];
+  docs: Array<{ rel: string; abs: string }>;
+  oracleChars: number;
+  useLocal: boolean;
+  turns: number;
+  lastFinish: string | undefined;
+  system: string;
+  user: string;
+}
+
+function scoreRow(item: TaskItem, ctx: BenchmarkContext, a: Attempt): RolloutResult {
+  const env = new EnvReader(ctx.env, "officeqa");
+  const { text, failure, trajectory, docs, oracleChars, useLocal, turns, lastFinish, system, user } = a;
+  const truth = asString(item.ground_truth);
+  const predicted = failure && !/<answer>/i.test(text) ? "" : (firstAnswerTag(text) ?? lastNonEmptyLine(text));
+  const { em, f1 } = predicted ? scoreOfficeQa(predicted, truth, env.num("numeric_tolerance", 0)) : { em: 0, f1: 0 };
+  trajectory.push(evaluationEntry({ predicted_answer: predicted, ground_truth: truth, exact_match: em, f1: Number(f1.toFixed(4)) }));
+  return {
+    id: item.id,
+    hard: em,
+    soft: f1,
+    trajectory,
+    question: asString(item.question),
+    task_type: asString(item.task_type) || "officeqa",
+    task_description: asString(item.question),
+    predicted_answer: predicted,
+    response: text,
+    ground_truth: truth,
+    source_files: asStringList(item.source_files),
+    resolved_source_paths: docs.map((d) => d.abs),
+    oracle_parsed_pages_included: oracleChars > 0,
+    oracle_parsed_pages_chars: oracleChars,
+    use_local_tools: useLocal,
+    fail_reason: failure ?? (em ? undefined : `EM=0: predicted '${predicted}' but expected '${truth}'`),
+    agent_ok: !failure,
+    n_turns: turns,
+    last_finish_reason: lastFinish,
+    target_system_prompt: system,
+    target_user_prompt: user,
+  };
+}
+
+/**
+ * Offline mode on an exec target (engine.md §6.4): the candidate documents are copied into the
+ * agent's workspace under docs/, task.md holds the question, oracle pages and hints; the agent is
+ * run again (up to max_tool_turns times) until its final message contains an answer tag.
+ */
+async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext): Promise<RolloutResult> {
+  const env = new EnvReader(ctx.env, "officeqa");
+  const runner = ctx.model.taskRunner()!;
+  const { user, docs, oracleChars } = prepare(item, ctx);
+  const files: Record<string, Uint8Array> = {};
+  for (const d of docs) files[`docs/${d.rel}`] = new Uint8Array(readFileSync(d.abs));
+  let task = user.replace(/^- (.+)$/gm, (line, rel: string) => (docs.some((d) => d.rel === rel) ? `- docs/${rel}` : line));
+  task += "\n\nThe documents are under docs/ in the working directory; the candidate files above are the likely sources.";
+  const trajectory: TrajectoryEntry[] = [{ role: "user", content: task }];
+  const system = OFFICEQA_SYSTEM.replace("{skill_section}", "");
+  let text = "";
+  let failure: string | undefined;
+  const maxRuns = env.int("max_tool_turns", 12);
+  let runs = 0;
+  for (; runs < maxRuns; runs++) {
+    let t: Awaited<ReturnType<typeof runner.runTask>>;
+    try {
+      t = await runner.runTask(
+      skill,
+      {
+        id: item.id,
+        prompt: `${system}\n\nRead task.md, search and read the documents under docs/, and end your final message with the answer inside <answer></answer> tags.${runs > 0 ? " Your previous attempt gave no answer tag." : ""}`,
+        files: { "task.md": task, ...files },
+        skillDescription: "How to answer questions from U.S. Treasury Bulletin documents.",
+      },
+      ctx.signal ? { signal: ctx.signal } : undefined,
+    );
+    } catch (err) {
+      if (isSystemic(err, ctx.signal)) throw err;
+      failure = `exec-failed: ${errorMessage(err)}`;
+      break;
+    }
+    for (const st of t.steps) trajectory.push({ role: st.role, content: st.content });
+    text = t.finalAnswer;
+    if (t.error || t.timedOut) {
+      failure = t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`;
+      break;
+    }
+    failure = undefined;
+    if (/<answer>/i.test(text)) break;
+    failure = `Exceeded tool-turn budget (${maxRuns})`;
+  }
+  return scoreRow(item, ctx, { text, failure, trajectory, docs, oracleChars, useLocal: true, turns: Math.min(runs + 1, maxRuns), lastFinish: undefined, system, user: task });
+}
 
 export default officeQaBenchmark;

@@ -1,13 +1,14 @@
 import { join } from "node:path";
 import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/ports.ts";
-import { errorMessage } from "../../lib/index.ts";
+import { errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString } from "../shared/formats.ts";
 import { resolveDataPath } from "../shared/paths.ts";
-import { failedResult, refuseExecTarget } from "../shared/qa.ts";
+import { failedResult } from "../shared/qa.ts";
 import { itemSplit, loadConfiguredSplits } from "../shared/splits.ts";
 import { type CaseResult, extractCode, runCase, valueHidingFeedback, verificationReport } from "./evaluate.ts";
+import { execAgent } from "./exec-target.ts";
 import { runHelper } from "./executor.ts";
 import { discoverCases, spreadsheetLoader, type TestCase } from "./loader.ts";
 import { CODEGEN_SYSTEM, CODEGEN_TASK, NO_CODE, REACT_SYSTEM, SPREADSHEET_INITIAL_SKILL } from "./prompts.ts";
@@ -168,7 +169,11 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     sheet,
     cache: new Map(),
   };
-  const attempt = s.mode === "react" ? await reactAgent(input) : await codegenAgent(input, s.mode === "multi");
+  const attempt = ctx.model.taskRunner()
+    ? await execAgent(input, skill, item.id)
+    : s.mode === "react"
+      ? await reactAgent(input)
+      : await codegenAgent(input, s.mode === "multi");
   const common = { ...base, spreadsheet_preview: preview, target_system_prompt: system, target_user_prompt: user, n_cases: cases.length, n_turns: attempt.nTurns };
   if (attempt.llmError) {
     return { ...failedResult(item.id, attempt.timedOut ? attempt.llmError : `llm-call-failed: ${attempt.llmError}`, common), trajectory: attempt.trajectory, phase: attempt.timedOut ? "timeout" : "llm", llm_ok: false };
@@ -227,8 +232,10 @@ export const spreadsheetBenchmark: Benchmark = {
   name: "spreadsheetbench",
   initialSkill: SPREADSHEET_INITIAL_SKILL,
   loadSplits: async (ctx) => {
-    refuseExecTarget(ctx, "SpreadsheetBench");
-    settings(ctx);
+    const { mode } = settings(ctx);
+    if (mode !== "single" && ctx.model.taskRunner()) {
+      throw new UnsupportedError(`SpreadsheetBench on an exec target (agent CLI) supports env.mode single only (got ${mode}); set --set env.mode=single`);
+    }
     return loadConfiguredSplits(ctx, spreadsheetLoader);
   },
   rollout,
