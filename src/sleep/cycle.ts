@@ -105,7 +105,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       phase("harvest", `harvest done: ${nSessions} sessions`);
       const useLlm = backend.remote && cfg.llm_mine;
       phase("mine", `mine start (max ${cfg.max_tasks_per_night} tasks${useLlm ? ", LLM miner" : ", heuristic miner"})`);
-      tasks = await mine(h.digests, { maxTasks: cfg.max_tasks_per_night, maxSessions: limit, val: input.split.val, test: input.split.test, seed: cfg.seed, llm: useLlm ? backend : undefined, evidence });
+      const target = cfg.target_task_filter && cfg.target_skill_path && skillBase.text.trim() ? { text: skillBase.text, path: input.skillPath } : undefined;
+      tasks = await mine(h.digests, { maxTasks: cfg.max_tasks_per_night, maxSessions: limit, val: input.split.val, test: input.split.test, seed: cfg.seed, llm: useLlm ? backend : undefined, evidence, target });
       phase("mine", `mine done: ${tasks.length} tasks`);
     }
     input.onTasks?.(tasks, nSessions);

@@ -120,3 +120,14 @@ describe("tasks file (skillopt_sleep.tasks.v1)", () => {
     expect(r.meta.format).toBe("skillopt_sleep.tasks.v1");
   });
 });
+
+describe("target-skill filter", () => {
+  test("tasks about the target skill are kept and ranked first; with no match the list is unchanged", async () => {
+    const { filterTasksForTarget } = await import("../../src/sleep/mine/index.ts");
+    const mk = (id: string, intent: string) => ({ ...heuristicTask(digest([intent]))!, id });
+    const tasks = [mk("a", "Write the weekly newsletter"), mk("b", "Resolve the merge conflict in main"), mk("c", "Rebase onto main and fix conflicts")];
+    const out = filterTasksForTarget(tasks, "# Git conflicts\n\nHow to resolve conflicts.\n", "/h/.claude/skills/git-conflicts/SKILL.md");
+    expect(out.map((t) => t.id)).toEqual(["c", "b"]);
+    expect(filterTasksForTarget(tasks, "# Cooking\n", "/h/skills/cooking/SKILL.md").map((t) => t.id)).toEqual(["a", "b", "c"]);
+  });
+});

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { DataError, log, StagingError, UsageError } from "../../lib/index.ts";
 import { adoptNight } from "../../sleep/adopt/adopt.ts";
 import { createSleepBackend } from "../../sleep/backend/index.ts";
-import { resolveClaudeHome, type SleepConfig, splitFractions } from "../../sleep/config.ts";
+import { resolveClaudeHome, resolveSkillPath, type SleepConfig, splitFractions } from "../../sleep/config.ts";
 import { skillRoots } from "../../sleep/skills.ts";
 import { type HarvestPort, type NightOutcome, runNight } from "../../sleep/cycle.ts";
 import { loadTasksFile, tasksPayload, writeTasksFile } from "../../sleep/mine/index.ts";
@@ -132,6 +132,9 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           throw new DataError(`${seedTasks.meta.tasks_file}: not reviewed; set "reviewed": true after checking it before replaying it with backend ${cfg.backend}`);
         }
       }
+      // spec §2.1: a tasks file's own target skill applies unless --target-skill-path is given.
+      const fileTarget = seedTasks?.meta.target_skill_path;
+      const skillPath = !args["target-skill-path"] && typeof fileTarget === "string" && fileTarget ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project) : setup.skillPath;
       const backend = await createSleepBackend(cfg, { project: setup.project, env });
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), "tasks.json") : "";
@@ -143,7 +146,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         const out = await runNight({
           config: cfg,
           project: setup.project,
-          skillPath: setup.skillPath,
+          skillPath,
           memoryPath: setup.memoryPath,
           stateDir: setup.stateDir,
           dry,
@@ -153,7 +156,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           split,
           skillRoots: skillRoots(setup.project, resolveClaudeHome(cfg), cfg.skill_roots),
           seedTasks: seedTasks?.tasks,
-          onTasks: pinned && !existsSync(pinned) ? (tasks, n) => writeTasksFile(pinned, tasksPayload(tasks, { project: setup.project, transcript_source: String(cfg.transcript_source), n_sessions: n, target_skill_path: setup.skillPath })) : undefined,
+          onTasks: pinned && !existsSync(pinned) ? (tasks, n) => writeTasksFile(pinned, tasksPayload(tasks, { project: setup.project, transcript_source: String(cfg.transcript_source), n_sessions: n, target_skill_path: skillPath })) : undefined,
           onPhase: progress ? (phase, detail) => bar.line(`[sleep] ${phase}: ${sanitizeLine(detail)}`) : undefined,
           onProgress: progress ? (phase, done, total) => bar.update(phase, done, total) : undefined,
         });

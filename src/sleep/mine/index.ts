@@ -6,12 +6,14 @@ import type { TaskRecord } from "../types.ts";
 import { clusterTasks, dedupTasks } from "./cluster.ts";
 import { type DigestLike, heuristicMine, sessionSkillHint, truncate } from "./heuristic.ts";
 import { assignSplits } from "./splits.ts";
+import { filterTasksForTarget } from "./target-filter.ts";
 
 export { contentTokens, jaccard } from "./cluster.ts";
 export { findCorrection } from "./corrections.ts";
 export { detectFeedback, sessionOutcome } from "./feedback.ts";
 export { type DigestLike, heuristicTask, heuristicTaskId } from "./heuristic.ts";
 export { assignSplits, ensureMinVal } from "./splits.ts";
+export { filterTasksForTarget } from "./target-filter.ts";
 export { loadTasksFile, type LoadedTasks, TASKS_FORMAT, type TasksMeta, tasksPayload, writeTasksFile } from "./tasks-file.ts";
 
 const STRING_OPS = new Set(["section_present", "section_contains", "regex", "contains", "not_contains", "tool_called"]);
@@ -64,6 +66,8 @@ export interface MineOptions {
   /** Backend for LLM mining; undefined = heuristic only. */
   llm?: SleepBackend;
   evidence?: Evidence;
+  /** Prefer tasks about this skill (spec §4.6); set only when the target filter applies. */
+  target?: { text: string; path: string };
 }
 
 /** mine(): LLM miner (if any) → heuristic fallback → dedup → cluster → cap → splits (spec §4.2). */
@@ -93,7 +97,9 @@ export async function mine(digests: readonly DigestLike[], o: MineOptions): Prom
       tasks.push(...kept);
     }
   }
-  if (tasks.length === 0) tasks = heuristicMine(digests, Math.max(o.maxTasks, 3 * o.maxTasks));
-  tasks = clusterTasks(dedupTasks(tasks)).slice(0, o.maxTasks);
+  if (tasks.length === 0) tasks = heuristicMine(digests, o.target ? 3 * o.maxTasks : o.maxTasks);
+  tasks = clusterTasks(dedupTasks(tasks));
+  if (o.target) tasks = filterTasksForTarget(tasks, o.target.text, o.target.path);
+  tasks = tasks.slice(0, o.maxTasks);
   return assignSplits(tasks, o.val, o.test, o.seed);
 }
