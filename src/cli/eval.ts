@@ -7,7 +7,7 @@ import { UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { createConsole } from "../report/console.ts";
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
-import { backendLine, benchmarkContext, legacyValues, loadFromInput, resolveBenchmark } from "./train.ts";
+import { backendLine, benchmarkContext, legacyValues, limitSplits, loadFromInput, resolveBenchmark } from "./train.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",
@@ -80,7 +80,7 @@ export default defineCommand({
     const controller = new AbortController();
     try {
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
-      const splits = await bench.loadSplits(ctx);
+      const splits = limitSplits(await bench.loadSplits(ctx), config.env.limit);
       const n = config.evaluation.test_env_num;
       const items: TaskItem[] = split === "all" ? [...splits.train, ...splits.val, ...splits.test] : firstN(splits[split], n);
       if (!items.length) throw new UsageError(`split ${split} of ${bench.name} is empty`);

@@ -111,6 +111,12 @@ export function benchmarkContext(config: TrainConfig, loaded: LoadedConfig, clie
   };
 }
 
+/** Apply `env.limit` (first N of each split; idempotent when a benchmark already applied it). */
+export function limitSplits(splits: Splits, limit: number): Splits {
+  if (!(limit > 0)) return splits;
+  return { train: splits.train.slice(0, limit), val: splits.val.slice(0, limit), test: splits.test.slice(0, limit) };
+}
+
 /** First line of a run: which backend each role uses, with the simulator named as such. */
 export function backendLine(client: SkilloptModelClient): string {
   const role = (r: "optimizer" | "target") => {
@@ -291,7 +297,7 @@ export default defineCommand({
     const onSigint = () => controller.abort(new UsageError("interrupted"));
     try {
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
-      const splits = await bench.loadSplits(ctx);
+      const splits = limitSplits(await bench.loadSplits(ctx), config.env.limit);
       if (args["dry-run"]) {
         const plan = dryRun(config, loaded, bench, splits, client, init.source, init.text);
         if (output.json) printJson(plan);
