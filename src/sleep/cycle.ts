@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
-import { log, redactText, redactValue, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { log, redactText, redactSecrets, sha256, writeJsonAtomic } from "../lib/index.ts";
 import type { SleepBackend } from "./backend/types.ts";
 import { NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
@@ -250,7 +250,7 @@ function writeDiagnostics(dir: string, cfg: SleepConfig, out: NightOutcome): voi
     writeJsonAtomic(
       join(dir, "diagnostics.json"),
       finite(
-        redactValue({
+        redactSecrets({
           night: out.night,
           backend: cfg.backend,
           opencode_tool_replay: cfg.opencode_tool_replay,

@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { log, redactValue } from "../lib/index.ts";
+import { log, redactSecrets } from "../lib/index.ts";
 
 function localIso(d = new Date()): string {
   const p = (n: number, w = 2) => String(n).padStart(w, "0");
@@ -38,7 +38,7 @@ export class Evidence {
 
   log(stage: string, event: string, data: Record<string, unknown> = {}): void {
     this.seq += 1;
-    const body = this.redact ? redactValue(data) : data;
+    const body = this.redact ? redactSecrets(data) : data;
     const row = { ts: localIso(), stage, event, seq: this.seq, ...(clip(body, this.maxChars) as Record<string, unknown>) };
     this.events.push(row);
     if (!this.path) return;

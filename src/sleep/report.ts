@@ -1,4 +1,4 @@
-import { redactText, redactValue } from "../lib/index.ts";
+import { escapeMarkdownCell, escapeMarkdownProse, redactSecrets, sanitizeLine as sanitize } from "../lib/index.ts";
 import type { LedgerEntry } from "./budget.ts";
 import type { ConsolidateResult, EditRecord, GateTrial } from "./types.ts";
 
@@ -45,7 +45,7 @@ export function buildReport(r: ConsolidateResult, meta: Omit<SleepReport, "basel
     unmatched_edits: r.unmatched,
     skill_groups: [],
     notes: r.notes,
-    gate_trials: redactValue(r.gateTrials),
+    gate_trials: redactSecrets(r.gateTrials),
   });
 }
 
@@ -55,24 +55,9 @@ export function finite<T>(value: T): T {
 }
 
 /** One terminal-safe line (spec §1.7): redacted, no ANSI, no control/format chars, collapsed spaces. */
-export function sanitizeLine(s: string): string {
-  return redactText(s)
-    .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, "")
-    .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)/g, "")
-    .replace(/\u001b[@-_]/g, "")
-    .replace(/[\p{Cc}\p{Cf}]/gu, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-}
-
-const cell = (s: string) =>
-  sanitizeLine(s)
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/\|/g, "&#124;")
-    .replace(/`/g, "&#96;");
-const prose = (s: string) => sanitizeLine(s).replace(/[\\*_[\]()#+!{}]/g, (c) => `\\${c}`);
+export const sanitizeLine = sanitize;
+const cell = escapeMarkdownCell;
+const prose = escapeMarkdownProse;
 const score = (x: number | null) => (x === null || !Number.isFinite(x) ? "—" : x.toFixed(3));
 
 /** `report.md` (spec §7.5). */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { LEARNED_START } from "../../src/sleep/learned-block.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { buildFakeHome, changedFiles, hashTree } from "./support/fake-home.ts";
+import { buildFakeHome, changedFiles, FAKE_SECRET, hashTree } from "./support/fake-home.ts";
 
 describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
   test("review stages a proposal; diff shows it; adopt applies it with backup and receipt; rollback restores every byte", async () => {
@@ -55,6 +55,8 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     expect(receipts).toHaveLength(1);
     expect(receipts[0]).toMatchObject({ target: "skill", live_path: skillPath, backup_path: join(night, "backup", "SKILL.md") });
     expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual(["home/.claude/skills/skillopt-sleep-learned/SKILL.md"]);
+
+    for (const f of hashTree([staging, stateDir]).keys()) expect(readFileSync(f).includes(FAKE_SECRET)).toBe(false);
 
     const rollback = await run(["rollback", "--json"]);
     expect(rollback.code).toBe(0);

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
-import { DataError, redactValue, writeJsonAtomic } from "../../lib/index.ts";
+import { DataError, redactSecrets, writeJsonAtomic } from "../../lib/index.ts";
 import { validateChecks } from "../judges.ts";
 import { type TaskRecord, TaskRecordSchema } from "../types.ts";
 import { assignSplits } from "./splits.ts";
@@ -66,7 +66,7 @@ export function loadTasksFile(path: string, opts: { holdoutFraction: number; see
 
 /** Payload of a tasks file (spec §4.9), redacted. */
 export function tasksPayload(tasks: readonly TaskRecord[], meta: { project: string; transcript_source: string; n_sessions: number; target_skill_path: string }): Record<string, unknown> {
-  return redactValue({ format: TASKS_FORMAT, ...meta, reviewed: false, tasks });
+  return redactSecrets({ format: TASKS_FORMAT, ...meta, reviewed: false, tasks });
 }
 
 /** Write a tasks payload (indent 2, trailing newline, parents created). */

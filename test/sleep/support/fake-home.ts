@@ -84,10 +84,13 @@ export function correctionSessions(): ScriptedSession[] {
   }));
 }
 
+/** A credential pasted into a session; it must never reach anything SkillOpt writes. */
+export const FAKE_SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+
 /** Ordinary sessions with no checkable signal. */
 export function plainSessions(): ScriptedSession[] {
   return [
-    { id: "feed0001-2222-4333-8444-555566667777", turns: [{ user: "Explain what the event loop does in Bun compared to Node", assistant: "Bun uses ..." }] },
+    { id: "feed0001-2222-4333-8444-555566667777", turns: [{ user: `Explain what the event loop does in Bun compared to Node; my token is ${FAKE_SECRET}`, assistant: "Bun uses ..." }] },
     { id: "feed0002-2222-4333-8444-555566667777", turns: [{ user: "Summarise the open TODOs in src/", assistant: "There are three." }, { user: "great, thanks", assistant: "Glad it helps." }] },
   ];
 }
