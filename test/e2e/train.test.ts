@@ -108,6 +108,8 @@ describe("skillopt train --config quickstart (sim)", () => {
     proc.kill(9);
     await proc.exited;
     expect(history(cut).length).toBeLessThan(12);
+    const listed = await runCli(["runs", dir.path, "--json"]);
+    expect(JSON.parse(listed.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ dir: cut, status: "interrupted" })]));
     const r = await runCli(["train", "--resume", cut, "--json"]);
     expect(r.code).toBe(0);
     expect(comparable(cut)).toEqual(comparable(ref));
