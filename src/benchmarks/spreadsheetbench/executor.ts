@@ -129,16 +129,73 @@ export async function executeCode(
   }
 }
 
-/** Run the helper script (`preview` / `compare`) and return its stdout; throws on failure. */
+/**
+ * A long-lived helper process for our own trusted scripts (preview, compare): one interpreter
+ * start per run instead of one per call. Generated code never goes through it.
+ */
+class HelperProcess {
+  private readonly proc: ReturnType<typeof Bun.spawn>;
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly dir: string;
+  private buffer = "";
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(python: string) {
+    this.dir = mkdtempSync(join(tmpdir(), "skillopt-xlsx-helper-"));
+    writeFileSync(join(this.dir, "helper.py"), HELPER_PY);
+    this.proc = Bun.spawn([python, join(this.dir, "helper.py"), "serve"], { cwd: this.dir, env: scrubbedEnv(this.dir), stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    this.proc.unref();
+    this.reader = (this.proc.stdout as ReadableStream<Uint8Array>).getReader();
+    void this.proc.exited.then(() => rmSync(this.dir, { recursive: true, force: true }));
+  }
+
+  private async line(): Promise<string | undefined> {
+    const decoder = new TextDecoder();
+    for (;;) {
+      const nl = this.buffer.indexOf("\n");
+      if (nl >= 0) {
+        const l = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        return l;
+      }
+      const chunk = await this.reader.read();
+      if (chunk.done) return undefined;
+      this.buffer += decoder.decode(chunk.value, { stream: true });
+    }
+  }
+
+  get alive(): boolean {
+    return this.proc.exitCode === null;
+  }
+
+  /** One request at a time, in order. */
+  call(cmd: string, args: string[]): Promise<string> {
+    const run = async () => {
+      const stdin = this.proc.stdin as import("bun").FileSink;
+      stdin.write(`${JSON.stringify({ cmd, args })}\n`);
+      await stdin.flush();
+      const l = await this.line();
+      if (l === undefined) throw new Error(`spreadsheet helper exited (code ${this.proc.exitCode})`);
+      const reply = JSON.parse(l) as { ok: boolean; out?: string; error?: string };
+      if (!reply.ok) throw new Error(`spreadsheet helper ${cmd} failed: ${reply.error}`);
+      return reply.out ?? "";
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+}
+
+const helpers = new Map<string, HelperProcess>();
+
+/** Run a helper command (`preview` / `compare`) in the long-lived helper process; throws on failure. */
 export async function runHelper(python: string, args: string[]): Promise<string> {
   const interp = await interpreter(python);
-  const dir = mkdtempSync(join(tmpdir(), "skillopt-xlsx-helper-"));
-  try {
-    writeFileSync(join(dir, "helper.py"), HELPER_PY);
-    const r = await run([interp.python, join(dir, "helper.py"), ...args], { cwd: dir, env: scrubbedEnv(dir), timeoutMs: 120_000 });
-    if (r.code !== 0) throw new Error(`spreadsheet helper ${args[0]} failed: ${r.stderr.trim().split("\n").slice(-2).join(" ")}`);
-    return r.stdout;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  let h = helpers.get(interp.python);
+  if (!h?.alive) {
+    h = new HelperProcess(interp.python);
+    helpers.set(interp.python, h);
   }
+  const [cmd, ...rest] = args;
+  return h.call(cmd!, rest);
 }

@@ -129,8 +129,35 @@ def compare(pred_path, gold_path, position, answer_sheet):
     return {"ok": not reason, "reason": reason, "cells": cells, "formulas": formulas}
 
 
+def serve():
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        req = json.loads(line)
+        try:
+            if req["cmd"] == "preview":
+                import io, contextlib
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    preview(req["args"][0])
+                res = buf.getvalue()
+            elif req["cmd"] == "compare":
+                a = req["args"]
+                res = json.dumps(compare(a[0], a[1], a[2], a[3] if len(a) > 3 else ""))
+            else:
+                raise ValueError("unknown cmd %r" % req["cmd"])
+            sys.stdout.write(json.dumps({"ok": True, "out": res}) + "\n")
+        except Exception as e:
+            sys.stdout.write(json.dumps({"ok": False, "error": "%s: %s" % (type(e).__name__, e)}) + "\n")
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
+    if cmd == "serve":
+        serve()
+        sys.exit(0)
     if cmd == "preview":
         preview(sys.argv[2])
     elif cmd == "compare":
