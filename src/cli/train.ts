@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { stringify } from "yaml";
@@ -140,6 +140,7 @@ function pad4(n: number): string {
 /** Writes a run's state to state.sqlite and mirrors it into the run folder's files. */
 function runRecorder(store: Store, out: string, skills: Map<string, string>): RunRecorder {
   const history = join(out, "history.jsonl");
+  const lines: string[] = [];
   const write = (cp: RunCheckpoint) => {
     for (const s of cp.skills) skills.set(s.hash, s.text);
     const current = skills.get(cp.state.current.hash);
@@ -147,7 +148,9 @@ function runRecorder(store: Store, out: string, skills: Map<string, string>): Ru
     if (cp.kind !== "final" && current !== undefined) writeFileAtomic(join(out, "skills", `skill_v${pad4(cp.step)}.md`), current);
     if (best !== undefined) writeFileAtomic(join(out, "best_skill.md"), best);
     if (cp.kind === "step" && cp.record) {
-      appendFileSync(history, `${JSON.stringify(cp.record)}\n`);
+      // Rewritten whole through temp + rename, so a reader never sees a torn line (a few KB per step).
+      lines.push(`${JSON.stringify(cp.record)}\n`);
+      writeFileAtomic(history, lines.join(""));
       const dir = join(out, "steps", `step_${pad4(cp.step)}`);
       const a = cp.artifacts ?? {};
       if (a.merged_patch) writeJsonAtomic(join(dir, "merged_patch.json"), a.merged_patch);
@@ -165,8 +168,9 @@ function runRecorder(store: Store, out: string, skills: Map<string, string>): Ru
       if (!last) return undefined;
       const texts = skillTexts(store);
       for (const [h, t] of Object.entries(texts)) skills.set(h, t);
-      // Rebuild history.jsonl from the store: a kill may have torn its last line.
-      writeFileAtomic(history, stepRecords(store).map((r) => `${JSON.stringify(r)}\n`).join(""));
+      // Rebuild history.jsonl from the store: the files may lag the last committed step.
+      lines.splice(0, lines.length, ...stepRecords(store).map((r) => `${JSON.stringify(r)}\n`));
+      writeFileAtomic(history, lines.join(""));
       return { state: last.state, skills: texts };
     },
     commit(cp) {
