@@ -37,6 +37,8 @@ export interface RoleBinding {
   name: string;
   /** False when the caller asked not to set this role up (createModelClient `roles`). */
   built: boolean;
+  /** The role's model as configured (for ledger rows of exec runs). */
+  model?: string | undefined;
   /** Default per-attempt timeout when the backend has none of its own. */
   timeoutMs: number;
   concurrency: number;
@@ -62,7 +64,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   private readonly limiters = new Map<string, Limiter>();
   private readonly inflight = new Map<string, Promise<ChatResponse>>();
   private paidStarted: number;
-  private warnedUnknownPrice = new Set<string>();
+  private readonly warnedUnknownPrice = new Set<string>();
+  private accountedRunner: TaskRunner | undefined;
 
   constructor(private readonly core: ClientCore) {
     this.paidStarted = core.ledger.paid;
@@ -101,8 +104,31 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     return l;
   }
 
+  /**
+   * The target's exec harness, wrapped so each task run is bounded by the target limiter, checked
+   * against the budget (BudgetError before a run) and recorded in the ledger under stage "rollout".
+   * Task runs are not cached: a run has no sample index and its workspace effects are part of it.
+   */
   taskRunner(): TaskRunner | undefined {
-    return this.core.roles.target.runner;
+    const binding = this.core.roles.target;
+    const runner = binding.runner;
+    if (!runner) return undefined;
+    this.accountedRunner ??= {
+      runTask: async (skill, task, opts = {}) => {
+        this.checkBudget("rollout");
+        this.paidStarted++;
+        const endpoint = `exec:${binding.name}`;
+        const started = this.now();
+        const t = await this.limiter("target", endpoint).run(() => runner.runTask(skill, task, opts), opts.signal);
+        const status = t.error ? "error" : "ok";
+        const latencyMs = this.now() - started;
+        const model = binding.model ?? binding.name;
+        this.core.ledger.record({ role: "target", stage: "rollout", backend: binding.name, endpoint, model, key: null, cached: false, attempts: 1, status, usage: t.usage, costUsd: t.costUsd, latencyMs, ...(t.error ? { error: t.error } : {}) });
+        this.emit({ type: "call", role: "target", stage: "rollout", backend: binding.name, model, cached: false, attempts: 1, status, latencyMs, usage: t.usage, costUsd: t.costUsd, ...(t.error ? { error: t.error } : {}) });
+        return t;
+      },
+    };
+    return this.accountedRunner;
   }
 
   async chat(role: Role, request: ChatRequest, opts: { signal?: AbortSignal } = {}): Promise<ChatResponse> {

@@ -102,6 +102,7 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
       runner,
       name: chat?.name ?? name,
       built: wanted.has(role) || chat !== undefined,
+      model: chat?.defaultModel ?? settings.model(role),
       timeoutMs: execTimeoutMs(settings),
       concurrency: opts.concurrency?.[role] ?? roleWorkers(settings, role),
     };

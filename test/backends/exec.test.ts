@@ -148,3 +148,18 @@ describe("exec harness safety", () => {
     expect(bins.calls().length).toBe(0);
   });
 });
+
+describe("exec runs are accounted", () => {
+  test("task runs go through the ledger, the limiter and the budget", async () => {
+    using bins = fakeBinEnv({ reply: "<answer>4</answer>", cost: 0.5 });
+    const client = await createModelClient(execCfg("claude_code_exec"), { noCache: true, env: bins.env, maxCalls: 2, concurrency: { target: 1 } });
+    const r = client.taskRunner()!;
+    await Promise.all([r.runTask("s", TASK), r.runTask("s", { ...TASK, id: "t2" })]);
+    const s = client.ledger.summary();
+    expect(s.by_stage.rollout).toMatchObject({ calls: 2, cached: 0 });
+    expect(s.cost_usd).toBeCloseTo(1, 9);
+    expect(client.limiter("target", "exec:claude_code_exec").maxRunning).toBe(1);
+    await expect(r.runTask("s", TASK)).rejects.toThrow("call budget reached");
+    expect(bins.calls().length).toBe(2);
+  });
+});
