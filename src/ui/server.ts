@@ -117,6 +117,14 @@ async function readBody(req: Request): Promise<Record<string, unknown>> {
   }
 }
 
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, "bad percent-encoding in the path");
+  }
+}
+
 function launchRequest(body: Record<string, unknown>): LaunchRequest {
   const values: Record<string, string> = {};
   if (typeof body.values === "object" && body.values !== null)
@@ -179,7 +187,7 @@ export function startUi(opts: UiOptions): UiServer {
     }
     const lm = /^\/api\/launches\/([^/]+)\/(stop|events)$/.exec(path);
     if (lm) {
-      const id = decodeURIComponent(lm[1]!);
+      const id = decode(lm[1]!);
       const info = launcher.get(id);
       if (!info) throw new HttpError(404, `no launch ${id}`);
       if (lm[2] === "stop" && method === "POST") return json({ ok: launcher.stop(id), launch: launcher.get(id) });
@@ -197,7 +205,7 @@ export function startUi(opts: UiOptions): UiServer {
     }
     const rm = /^\/runs\/([^/]+)(\/.*)?$/.exec(path);
     if (rm && method === "GET") {
-      const id = decodeURIComponent(rm[1]!);
+      const id = decode(rm[1]!);
       const rest = rm[2] ?? "";
       const dir = runOf(id);
       if (rest === "" || rest === "/") {
@@ -220,12 +228,7 @@ export function startUi(opts: UiOptions): UiServer {
   }
 
   function serveFile(dir: string, encoded: string): Response {
-    let rel: string;
-    try {
-      rel = decodeURIComponent(encoded);
-    } catch {
-      throw new HttpError(400, "bad path encoding");
-    }
+    const rel = decode(encoded);
     const file = resolveInside(dir, rel);
     if (!file) throw new HttpError(403, "path leaves the run directory");
     if (!existsSync(file) || !statSync(file).isFile()) throw new HttpError(404, `no file ${rel}`);

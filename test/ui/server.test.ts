@@ -62,6 +62,8 @@ describe("file routes cannot leave the root", () => {
     `/runs/${encodeURIComponent(tmp.path)}/files/secret.txt`,
     "/runs/runA/files/%00secret.txt",
     "/runs/runA/files/state.sqlite",
+    "/runs/runA/files/%E0%A4%A",
+    "/runs/%E0%A4%A/files/x",
   ];
   for (const path of attempts) {
     test(`refuses ${path}`, async () => {
