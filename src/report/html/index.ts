@@ -13,7 +13,10 @@ export { DIFF_MODE_SWITCH, renderCards, renderHeader, renderReportHtml, renderRu
 export type * from "./run-view.ts";
 export { REPORT_CSS } from "./style.ts";
 
-/** Render `<outDir>/report.html` from the run's files (atomically); returns its path. */
+/**
+ * Render `<outDir>/report.html` from the run's store and files (atomically); returns its path.
+ * Damaged run files become warnings in the report; it throws only when the file cannot be written.
+ */
 export function writeRunReport(outDir: string, opts: LoadOptions = {}): string {
   const run = loadRunView(outDir, opts);
   const path = join(outDir, "report.html");
