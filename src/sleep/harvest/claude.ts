@@ -30,6 +30,9 @@ export function blockText(content: JsonValue | undefined, textTypes: readonly st
   return parts.join("\n");
 }
 
+// toolUseResult repeats the tool output in structured form after everything we read; never scan it.
+const CLAUDE_STOP = (key: string, depth: number) => depth === 0 && key === "toolUseResult";
+
 /** Claude Code transcripts: `<claude_home>/projects/**\/<session>.jsonl`, sub-agent sidechains skipped. */
 export const claudeSource: SessionSource = {
   name: "claude",
@@ -46,6 +49,7 @@ export const claudeSource: SessionSource = {
       prior,
       () => ({ digest: emptyDigest("claude", c.sessionId, c.path), own: false }),
       (rec, st) => onRecord(rec, st.digest, st, ctx),
+      CLAUDE_STOP,
     );
   },
 };

@@ -22,6 +22,11 @@ export function codexHome(ctx: ReaderContext): string {
 
 const UUID_TAIL = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
+// Payload keys holding tool arguments/outputs and encrypted reasoning: everything we read (type,
+// name, role, content, cwd, message) comes before them, and payload is the record's last key.
+const CODEX_BIG = new Set(["output", "arguments", "input", "encrypted_content", "aggregated_output", "formatted_output", "stdout", "stderr"]);
+const CODEX_STOP = (key: string, depth: number) => depth === 1 && CODEX_BIG.has(key);
+
 /** Codex rollouts: live `sessions/YYYY/MM/DD/*.jsonl` and flat `archived_sessions/*.jsonl`. */
 export const codexSource: SessionSource = {
   name: "codex",
@@ -51,6 +56,7 @@ export const codexSource: SessionSource = {
         carry: { lastUser: "", lastAssistant: "", projectPinned: false } satisfies CodexCarry,
       }),
       (rec, st) => onRecord(rec, st, ctx),
+      CODEX_STOP,
     );
   },
 };

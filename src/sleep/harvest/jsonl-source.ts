@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { SessionFileMark, SessionState } from "../ports.ts";
-import { type JsonObject, obj, parseLine, readLines } from "./jsonl.ts";
+import { type JsonObject, obj, parseLine, readLines, type StopAt } from "./jsonl.ts";
 import type { Candidate, ReadOutcome } from "./source.ts";
 import { toEpochMs, toIsoUtc } from "./text.ts";
 
@@ -74,6 +74,7 @@ export function readJsonlSession(
   prior: { mark: SessionFileMark; state: SessionState } | undefined,
   fresh: () => SessionState,
   onRecord: (rec: JsonObject, state: SessionState) => void,
+  stopAt?: StopAt,
 ): ReadOutcome {
   let from = 0;
   let state: SessionState | undefined;
@@ -84,8 +85,9 @@ export function readJsonlSession(
   state ??= fresh();
   const st = state;
   st.digest.raw_path = c.path;
-  const { consumed, bytesRead } = readLines(c.path, from, c.size, (buf, s, e) => {
-    const rec = obj(parseLine(buf, s, e));
+  const { consumed, bytesRead } = readLines(c.path, from, c.size, (buf, s, e, last) => {
+    // An unterminated last line must parse whole: a writer may be half-way through it.
+    const rec = obj(parseLine(buf, s, e, last ? undefined : stopAt));
     if (!rec) return false;
     onRecord(rec, st);
     return true;

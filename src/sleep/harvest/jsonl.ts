@@ -40,18 +40,35 @@ class Malformed extends Error {}
 const MALFORMED = new Malformed("malformed JSON line");
 
 /**
+ * Says, before a key's value is parsed, that nothing from there to the end of the line is
+ * needed: parsing stops and the object so far is returned (the big trailing values — tool
+ * outputs, encrypted reasoning — are then never even scanned). `depth` 0 = the record's own keys.
+ */
+export type StopAt = (key: string, depth: number) => boolean;
+
+class Stop extends Error {}
+const STOP = new Stop("stop");
+
+/**
  * Parse one JSON document in buf[start, end) without decoding long strings. Returns undefined for
  * malformed input. Objects have no prototype (a `__proto__` key is plain data).
  */
-export function parseLine(buf: Buffer, start: number, end: number): JsonValue | undefined {
+export function parseLine(buf: Buffer, start: number, end: number, stopAt?: StopAt): JsonValue | undefined {
   // A UTF-8 byte-order mark (Windows editors) before the first record.
   const from = buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf ? start + 3 : start;
-  const s = new Scanner(buf, viewsOf(buf), from, end);
+  const s = new Scanner(buf, viewsOf(buf), from, end, stopAt);
+  let root: JsonValue | undefined;
   try {
-    const v = s.value();
     s.ws();
-    return s.p === end ? v : undefined;
+    if (s.b[s.p] === 123) {
+      const o: JsonObject = Object.create(null);
+      root = o;
+      s.fillObject(o, 0);
+    } else root = s.value(0);
+    s.ws();
+    return s.p === end ? root : undefined;
   } catch (err) {
+    if (err instanceof Stop) return root;
     if (err instanceof Malformed) return undefined;
     throw err;
   }
@@ -94,6 +111,7 @@ class Scanner {
     views: Views,
     public p: number,
     readonly end: number,
+    private readonly stopAt?: StopAt,
   ) {
     this.b = views.u8;
     this.w32 = views.w32;
@@ -134,12 +152,16 @@ class Scanner {
     }
   }
 
-  value(): JsonValue {
+  value(depth: number): JsonValue {
     this.ws();
     if (this.p >= this.end) throw MALFORMED;
     const c = this.b[this.p]!;
-    if (c === 123) return this.object();
-    if (c === 91) return this.array();
+    if (c === 123) {
+      const o: JsonObject = Object.create(null);
+      this.fillObject(o, depth);
+      return o;
+    }
+    if (c === 91) return this.array(depth);
     if (c === 34) return this.string(false);
     if (c === 116) return this.literal("true", true);
     if (c === 102) return this.literal("false", false);
@@ -147,14 +169,15 @@ class Scanner {
     return this.number();
   }
 
-  object(): JsonObject {
-    const out: JsonObject = Object.create(null);
+  /** Parse an object into `out` (attached by the caller first, so a stop keeps what was read). */
+  fillObject(out: JsonObject, depth: number): void {
     this.p++;
     this.ws();
     if (this.b[this.p] === 125) {
       this.p++;
-      return out;
+      return;
     }
+    const stopAt = this.stopAt;
     for (;;) {
       this.ws();
       if (this.b[this.p] !== 34) throw MALFORMED;
@@ -162,17 +185,23 @@ class Scanner {
       this.ws();
       if (this.b[this.p] !== 58) throw MALFORMED;
       this.p++;
-      out[key] = this.value();
+      if (stopAt?.(key, depth)) throw STOP;
+      this.ws();
+      if (this.b[this.p] === 123) {
+        const child: JsonObject = Object.create(null);
+        out[key] = child;
+        this.fillObject(child, depth + 1);
+      } else out[key] = this.value(depth + 1);
       this.ws();
       const c = this.b[this.p];
       this.p++;
       if (c === 44) continue;
-      if (c === 125) return out;
+      if (c === 125) return;
       throw MALFORMED;
     }
   }
 
-  array(): JsonValue[] {
+  array(depth: number): JsonValue[] {
     const out: JsonValue[] = [];
     this.p++;
     this.ws();
@@ -181,7 +210,7 @@ class Scanner {
       return out;
     }
     for (;;) {
-      out.push(this.value());
+      out.push(this.value(depth + 1));
       this.ws();
       const c = this.b[this.p];
       this.p++;
