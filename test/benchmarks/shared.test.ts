@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { projectAction, taskTypeOf } from "../../src/benchmarks/alfworld/index.ts";
 import { extractChoice } from "../../src/benchmarks/livemathematicianbench/loader.ts";
 import { truncateContext } from "../../src/benchmarks/searchqa/loader.ts";
 import searchqa from "../../src/benchmarks/searchqa/index.ts";
@@ -122,5 +123,15 @@ describe("formats", () => {
     const ctx = `[DOC] ${"a".repeat(50)} [DOC] ${"b".repeat(50)}`;
     expect(truncateContext(ctx, 70)).toBe(`[DOC] ${"a".repeat(50)}`);
     expect(truncateContext("x".repeat(100), 10)).toBe(`${"x".repeat(10)} …[context truncated]`);
+  });
+});
+
+describe("ALFWorld helpers", () => {
+  test("task type from the gamefile directory, action projection", () => {
+    expect(taskTypeOf("json_2.1.1/train/pick_and_place_simple-Mug-None-Desk-1/trial_1/game.tw-pddl")).toBe("pick_and_place");
+    expect(taskTypeOf("json_2.1.1/valid_seen/pick_two_obj_and_place-Pen-None-Box-2/t/game.tw-pddl")).toBe("pick_two_obj_and_place");
+    expect(taskTypeOf("json_2.1.1/x/unknown_task-A/t/game.tw-pddl")).toBe("other");
+    expect(projectAction("<think>go</think><action> Go To  Desk 1 </action>")).toEqual({ action: "go to desk 1", valid: true, reasoning: "go" });
+    expect(projectAction("I will look around")).toEqual({ action: "look", valid: false, reasoning: "" });
   });
 });

@@ -20,8 +20,11 @@ export const TASK_TYPES = [
 
 /** Task type from the gamefile path (`…/pick_heat_then_place_in_recep-…/…`), else "other". */
 export function taskTypeOf(gamefile: string): string {
-  const t = TASK_TYPES.find((t) => gamefile.includes(`/${t}-`) || gamefile.startsWith(`${t}-`));
-  return t ?? "other";
+  for (const segment of gamefile.split("/")) {
+    const name = segment.split("-")[0]!.replace(/_simple$/, "");
+    if (segment.includes("-") && (TASK_TYPES as readonly string[]).includes(name)) return name;
+  }
+  return "other";
 }
 
 const loader: SplitLoader = {
