@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LEARNED_START } from "../../src/sleep/learned-block.ts";
 import { runCli } from "../support/cli.ts";
@@ -81,5 +81,27 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     expect(out.staging_dir).toBeNull();
     const status = JSON.parse((await run(["status"])).stdout);
     expect(status.night).toBe(2);
+  });
+});
+
+describe("memory targets and auto-adopt", () => {
+  test("an AGENTS.md memory target is proposed as proposed_AGENTS.md and --auto-adopt applies it", async () => {
+    using tmp = tempDir("sleep-e2e-");
+    const { home, project } = buildFakeHome(tmp.path);
+    mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
+    writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ evolve_skill: false }));
+    const agents = join(project, "AGENTS.md");
+    writeFileSync(agents, "# Agents\n\nBe brief.\n");
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
+    const r = await runCli(["sleep", "review", "--backend", "mock", "--project", project, "--memory-target", "AGENTS.md", "--auto-adopt", "--json"], { env, cwd: project });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.accepted).toBe(true);
+    expect(out.proposals).toEqual([{ which: "memory", live_path: agents }]);
+    expect(out.adopted).toEqual([agents]);
+    expect(existsSync(join(out.staging_dir, "proposed_AGENTS.md"))).toBe(true);
+    expect(readFileSync(agents, "utf8")).toStartWith("# Agents\n\nBe brief.\n");
+    expect(readFileSync(agents, "utf8")).toContain("- Use `bun test` instead of `npm test`.");
+    expect(readFileSync(join(project, "CLAUDE.md"), "utf8")).not.toContain("bun test");
   });
 });
