@@ -58,6 +58,31 @@ export const UI_JS = `"use strict";
     });
   });
 
+  // Runs list: rows of running runs follow their stores; the table body is re-rendered in place.
+  var runsTable = document.getElementById("runs");
+  if (runsTable) {
+    var pending = null;
+    function refreshRows() {
+      clearTimeout(pending);
+      pending = setTimeout(function () {
+        fetch("/").then(function (r) { return r.text(); }).then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var fresh = doc.querySelector("#runs tbody");
+          if (!fresh) return;
+          var picked = Array.prototype.map.call(runsTable.querySelectorAll("input.pick:checked"), function (i) { return i.value; });
+          runsTable.tBodies[0].innerHTML = fresh.innerHTML;
+          runsTable.querySelectorAll("input.pick").forEach(function (i) { if (picked.indexOf(i.value) >= 0) i.checked = true; });
+          var sorted = runsTable.querySelector("th.asc, th.desc");
+          if (sorted) { var asc = sorted.classList.contains("asc"); sorted.classList.remove("asc", "desc"); if (!asc) sorted.classList.add("asc"); sorted.click(); }
+        });
+      }, 200);
+    }
+    runsTable.querySelectorAll('tr[data-run] .b-running').forEach(function (b) {
+      var id = b.closest("tr").getAttribute("data-run");
+      new EventSource("/runs/" + encodeURIComponent(id) + "/events").addEventListener("update", refreshRows);
+    });
+  }
+
   var cmp = document.getElementById("compare-btn");
   if (cmp) cmp.addEventListener("click", function () {
     var picked = Array.prototype.map.call(document.querySelectorAll("input.pick:checked"), function (i) { return i.value; });

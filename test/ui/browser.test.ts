@@ -92,6 +92,20 @@ describe("dashboard in a real browser", () => {
     await b.screenshot(page, "ui-live-run");
   });
 
+  test("the runs list follows a running run without reloading", async () => {
+    const dir = join(root, "live");
+    const page = b.page;
+    await page.goto(`${ui.url}/`);
+    const steps = page.locator('tr[data-run="live"] td:nth-child(7)');
+    expect(await steps.textContent()).toBe("4/6");
+    await page.evaluate(() => {
+      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+    });
+    commitSyntheticStep(dir, { epoch: 2, step: 5, current_score: 0.95, best_score: 0.95, action: "accept_new_best", outcome: "accepted" }, "# skill\nrule 5\n");
+    await page.locator('tr[data-run="live"] td:nth-child(7)', { hasText: "5/6" }).waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+  });
+
   test("compare two runs: both curves on one chart and the best skills diffed", async () => {
     const page = b.page;
     await page.goto(`${ui.url}/`);
