@@ -1,0 +1,83 @@
+import { describe, expect, test } from "bun:test";
+import { appendFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type JsonValue, parseLine, RawString, readLines, str } from "../../../src/sleep/harvest/jsonl.ts";
+import { tempDir } from "../../support/tmp.ts";
+
+function parse(text: string, stop?: (k: string, d: number) => boolean): JsonValue | undefined {
+  const b = Buffer.from(text);
+  return parseLine(b, 0, b.length, stop);
+}
+
+/** Decode every RawString so values compare as plain JSON. */
+function plain(v: JsonValue | undefined): unknown {
+  return v === undefined ? undefined : JSON.parse(JSON.stringify(v));
+}
+
+describe("parseLine", () => {
+  test("parses what JSON.parse parses, strings decoded on demand", () => {
+    const docs = [
+      { a: 1, b: [true, false, null], c: { d: "e\"f\\g\n\u00e9\u{1F600}" }, n: -1.5e3 },
+      { long: "x".repeat(5000), esc: `${"q\\\"".repeat(300)}end`, empty: "", arr: [] as unknown[], obj: {} },
+      ["top", "level", 3],
+      "just a string",
+    ];
+    for (const d of docs) expect(plain(parse(JSON.stringify(d)))).toEqual(JSON.parse(JSON.stringify(d)));
+    const v = parse(JSON.stringify({ big: "y".repeat(1000) })) as Record<string, JsonValue>;
+    expect(v.big).toBeInstanceOf(RawString);
+    expect(str(v.big)).toBe("y".repeat(1000));
+  });
+
+  test("rejects malformed input", () => {
+    for (const bad of ["{", '{"a":}', '{"a":1,}', '{"a" 1}', "[1 2]", '{"a":"unterminated}', '{"a":1} trailing', "tru", ""]) {
+      expect(parse(bad)).toBeUndefined();
+    }
+  });
+
+  test("a __proto__ key is plain data", () => {
+    const v = parse('{"__proto__":{"polluted":1}}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(v)).toBeNull();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  test("stopAt returns what was read before the key and never scans the rest", () => {
+    const v = parse('{"type":"user","message":{"role":"user"},"toolUseResult":{"stdout":"not even valid', (k, d) => d === 0 && k === "toolUseResult");
+    expect(plain(v)).toEqual({ type: "user", message: { role: "user" } });
+    const nested = parse('{"timestamp":"t","payload":{"type":"function_call_output","output":"xx', (k, d) => d === 1 && k === "output");
+    expect(plain(nested)).toEqual({ timestamp: "t", payload: { type: "function_call_output" } });
+  });
+});
+
+describe("readLines", () => {
+  test("lines spanning read chunks, CRLF, and a final line without newline", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "a.jsonl");
+    const big = JSON.stringify({ t: "z".repeat(3 * 1024 * 1024) });
+    writeFileSync(path, `{"a":1}\r\n${big}\n\n{"b":2}`);
+    const seen: string[] = [];
+    const size = Bun.file(path).size;
+    const r = readLines(path, 0, size, (buf, s, e, last) => {
+      const v = parseLine(buf, s, e);
+      seen.push(`${last ? "last:" : ""}${v === undefined ? "bad" : JSON.stringify(v).length}`);
+      return v !== undefined;
+    });
+    expect(seen).toEqual(["7", String(big.length), "last:7"]);
+    expect(r.consumed).toBe(size);
+  });
+
+  test("an unparseable final line is left for the next read", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "b.jsonl");
+    writeFileSync(path, '{"a":1}\n{"b":');
+    const first = readLines(path, 0, Bun.file(path).size, (buf, s, e) => parseLine(buf, s, e) !== undefined);
+    expect(first.consumed).toBe(8);
+    appendFileSync(path, "2}\n");
+    const got: unknown[] = [];
+    const second = readLines(path, first.consumed, Bun.file(path).size, (buf, s, e) => {
+      got.push(plain(parseLine(buf, s, e)));
+      return true;
+    });
+    expect(got).toEqual([{ b: 2 }]);
+    expect(second.bytesRead).toBe(Bun.file(path).size - 8);
+  });
+});
