@@ -117,6 +117,7 @@ export const SleepConfigSchema = v.strictObject({
   gate_metric: v.optional(v.picklist(["hard", "soft", "mixed"], "expected hard, soft or mixed"), "mixed"),
   gate_mixed_weight: frac(0.5, "soft weight in the mixed gate score"),
   gate_no_regression: bool(false, "per-task no-regression veto"),
+  gate_margin: v.optional(v.pipe(v.number("expected a number ≥ 0"), v.minValue(0, "expected a number ≥ 0"), v.description("a candidate must beat the incumbent by more than this (noise guard)")), 0),
   gate_granularity: v.optional(v.picklist(["edit", "batch"], "expected edit or batch"), "edit"),
   codex_path: str("", "codex executable"),
   pi_path: str("", "pi executable"),

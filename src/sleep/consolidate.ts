@@ -16,6 +16,8 @@ export interface ConsolidateOptions {
   noRegression: boolean;
   gateOn: boolean;
   granularity: "edit" | "batch";
+  /** Required improvement over the incumbent (noise guard, §12.1 #12); default 0. */
+  margin?: number;
   evolveSkill: boolean;
   evolveMemory: boolean;
   minVal: number;
@@ -130,7 +132,7 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
       }
       const evaluate = (trialDoc: string, label: string) =>
         replayBatch(ctx, val, which === "skill" ? trialDoc : skill, which === "memory" ? trialDoc : memory, label);
-      const out = await gateEdits({ ...current, doc }, edits, { target: which, valTasks: val, metric: o.metric, noRegression: o.noRegression, granularity: o.granularity, evaluate });
+      const out = await gateEdits({ ...current, doc }, edits, { target: which, valTasks: val, metric: o.metric, noRegression: o.noRegression, granularity: o.granularity, evaluate, margin: o.margin });
       trials.push(...out.trials);
       unmatched.push(...out.unmatched);
       applied.push(...out.accepted);
@@ -207,7 +209,7 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
   const final = resultsScore(finalResults, o.metric);
   const deltas = taskDeltas(val, baseResults, finalResults, o.metric);
   const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
-  let accepted = final > baseline && !blocked;
+  let accepted = final > baseline + (o.margin ?? 0) && !blocked;
   trials.push({ target: "final", baseline_score: baseline, candidate_score: final, accepted, blocked_by_regression: blocked, task_deltas: deltas });
   let action: GateAction = accepted ? "accept_new_best" : "reject";
   if (accepted && leaked) {

@@ -63,6 +63,8 @@ interface SearchOpts {
   noRegression: boolean;
   granularity: "edit" | "batch";
   evaluate: Evaluate;
+  /** Required improvement over the incumbent (strictly more than this). */
+  margin?: number;
 }
 
 /**
@@ -85,7 +87,7 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
     const score = resultsScore(results, o.metric);
     const deltas = taskDeltas(o.valTasks, base.results, results, o.metric);
     const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
-    const improved = score > base.score && !blocked;
+    const improved = score > base.score + (o.margin ?? 0) && !blocked;
     trials.push({ target: o.target, baseline_score: base.score, candidate_score: score, accepted: improved, blocked_by_regression: blocked, task_deltas: deltas, edits: [...subset] });
     return { improved, inc: { doc, score, results } satisfies Incumbent };
   };

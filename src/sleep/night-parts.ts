@@ -17,6 +17,7 @@ export function consolidateOptions(cfg: SleepConfig, memory: string, rejectedBef
     noRegression: cfg.gate_no_regression,
     gateOn: !["off", "none", "false", "greedy"].includes(cfg.gate_mode),
     granularity: cfg.gate_granularity,
+    margin: cfg.gate_margin,
     evolveSkill: cfg.evolve_skill,
     evolveMemory: cfg.evolve_memory,
     minVal: cfg.min_val_tasks,

@@ -103,3 +103,11 @@ describe("consolidation behind the gate (mock backend)", () => {
     expect(r.notes.join(" ")).toContain("time budget");
   });
 });
+
+describe("gate margin", () => {
+  test("an improvement not larger than gate_margin is not accepted", async () => {
+    const r = await consolidate(ctx(), { ...base, tasks: researcher((i) => (i % 2 ? "val" : "train")), margin: 0.9 });
+    expect(r.accepted).toBe(false);
+    expect(r.gateAction).toBe("reject");
+  });
+});

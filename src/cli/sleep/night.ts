@@ -137,7 +137,8 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       const skillPath = !args["target-skill-path"] && typeof fileTarget === "string" && fileTarget ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project) : setup.skillPath;
       const backend = await createSleepBackend(cfg, { project: setup.project, env });
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
-      const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), "tasks.json") : "";
+      // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).
+      const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), dry ? "tasks.dry-run.json" : "tasks.json") : "";
       if (pinned && !seedTasks && existsSync(pinned)) seedTasks = loadTasksFile(pinned, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
       const store = openSleepStore(setup.statePath);
       const progress = cfg.progress && !output.quiet;
