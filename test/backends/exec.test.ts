@@ -149,6 +149,17 @@ describe("exec harness safety", () => {
   });
 });
 
+describe("exec trajectories carry no credentials", () => {
+  test("a secret handed to the agent is scrubbed from its answer and steps", async () => {
+    using bins = fakeBinEnv({ reply: "my key is {stdin}" }, { CURSOR_API_KEY: "cursor-plain-secret-42" });
+    const r = await runner("cursor_exec", bins.env);
+    bins.setControl({ reply: "leaked cursor-plain-secret-42 here" });
+    const t = await r.runTask("s", TASK);
+    expect(t.finalAnswer).toBe("leaked [REDACTED] here");
+    expect(JSON.stringify(t.steps)).not.toContain("cursor-plain-secret-42");
+  });
+});
+
 describe("exec runs are accounted", () => {
   test("task runs go through the ledger, the limiter and the budget", async () => {
     using bins = fakeBinEnv({ reply: "<answer>4</answer>", cost: 0.5 });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BackendError, redactText } from "../../lib/index.ts";
-import { childEnv, runProcess } from "../exec/process.ts";
+import { childEnv, runProcess, secretScrubber } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend } from "../types.ts";
 import { parseCodexEvents } from "./codex-events.ts";
@@ -44,10 +44,11 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
         if (effort && effort !== "none") argv.push("-c", `model_reasoning_effort="${effort}"`);
         for (const image of materializeImages(request.messages, dir.path, "codex_exec")) argv.push("--image", image);
         argv.push("-");
+        const env = childEnv(opts.env, CODEX_ENV);
         const result = await runProcess({
           argv,
           cwd: dir.path,
-          env: childEnv(opts.env, CODEX_ENV),
+          env,
           stdin: system ? `${system}\n\n---\n\n${prompt}` : prompt,
           timeoutMs,
           ...(signal ? { signal } : {}),
@@ -60,7 +61,8 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
           throw new BackendError("exec", `codex_exec: ${msg}`, { retryable: true });
         }
         if (result.timedOut || result.code !== 0) throw cliFailure("codex_exec", result, timeoutMs);
-        const text = existsSync(last) ? readFileSync(last, "utf8") : run.lastAgentMessage;
+        // codex has a shell even in the read-only sandbox: its reply never carries our credentials.
+        const text = secretScrubber(env)(existsSync(last) ? readFileSync(last, "utf8") : run.lastAgentMessage);
         return { text, finishReason: "stop", toolCalls: [], usage: run.usage, model: request.model, ...(run.usageSeen ? {} : { usageMissing: true }) };
       } finally {
         dir.remove();

@@ -5,7 +5,7 @@ import { jsonLines, num } from "../cli/common.ts";
 import { copilotMessages } from "../cli/copilot-chat.ts";
 import type { PriceTable } from "../pricing.ts";
 import type { EnvLookup } from "../settings.ts";
-import { childEnv, runProcess } from "./process.ts";
+import { childEnv, runProcess, secretScrubber } from "./process.ts";
 import { prepareWorkspace, wrapPrompt } from "./workspace.ts";
 
 export type HarnessName = "claude_code_exec" | "codex_exec" | "cursor_exec" | "copilot_exec";
@@ -37,6 +37,9 @@ interface Invocation {
   allow: string[];
   extraEnv?: Record<string, string>;
 }
+
+/** Longest trajectory step kept (tool outputs can be megabytes). */
+const MAX_STEP_CHARS = 20_000;
 
 const ZERO: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
 
@@ -195,10 +198,12 @@ async function runOnce(
   const ws = prepareWorkspace(s.name, skill, task);
   try {
     const inv = invocation(s, ws.path, task, retry);
+    const env = childEnv(s.env, inv.allow, inv.extraEnv);
+    const scrub = secretScrubber(env);
     const result = await runProcess({
       argv: inv.argv,
       cwd: ws.path,
-      env: childEnv(s.env, inv.allow, inv.extraEnv),
+      env,
       ...(inv.stdin !== undefined ? { stdin: inv.stdin } : {}),
       timeoutMs: s.timeoutMs,
       ...(opts.signal ? { signal: opts.signal } : {}),
@@ -210,9 +215,10 @@ async function runOnce(
     }
     if (opts.inspect) await opts.inspect(ws.path);
     const cost = parsed.costUsd ?? (parsed.usageKnown && s.model ? prices.cost(s.model, parsed.usage) : null);
+    // An agent with a shell can print its own credentials; nothing of them leaves the harness.
     const trajectory: Trajectory = {
-      steps: parsed.steps,
-      finalAnswer: parsed.finalAnswer,
+      steps: parsed.steps.map((step) => ({ ...step, content: scrub(step.content).slice(0, MAX_STEP_CHARS) })),
+      finalAnswer: scrub(parsed.finalAnswer),
       usage: parsed.usage,
       costUsd: cost,
       exitCode: result.code,
@@ -220,8 +226,8 @@ async function runOnce(
     };
     if (result.timedOut) trajectory.error = `${s.name}: timed out after ${Math.round(s.timeoutMs / 1000)} s (process group killed)`;
     else if (result.aborted) trajectory.error = `${s.name}: cancelled`;
-    else if (parsed.error) trajectory.error = `${s.name}: ${redactText(parsed.error).slice(0, 500)}`;
-    else if (result.code !== 0) trajectory.error = `${s.name}: exited with code ${result.code}: ${redactText(result.stderr.trim()).slice(-500)}`;
+    else if (parsed.error) trajectory.error = `${s.name}: ${scrub(parsed.error).slice(0, 500)}`;
+    else if (result.code !== 0) trajectory.error = `${s.name}: exited with code ${result.code}: ${scrub(result.stderr.trim()).slice(-500)}`;
     return trajectory;
   } catch (err) {
     return { steps: [], finalAnswer: "", usage: ZERO, costUsd: null, exitCode: null, timedOut: false, error: `${s.name}: ${redactText(errorMessage(err))}` };

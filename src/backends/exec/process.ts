@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
+import { isSecretKey, redactText } from "../../lib/index.ts";
 import type { EnvLookup } from "../settings.ts";
 
 export interface ProcessSpec {
@@ -168,4 +169,12 @@ export function childEnv(env: EnvLookup, allow: readonly string[], extra: Record
     if (v !== undefined) out[k] = v;
   }
   return { ...out, ...extra };
+}
+
+/** Redact secret-looking text and the literal values of the secrets handed to a child. */
+export function secretScrubber(env: Record<string, string>): (text: string) => string {
+  const secrets = Object.entries(env)
+    .filter(([k, v]) => isSecretKey(k) && v.length >= 8)
+    .map(([, v]) => v);
+  return (text) => secrets.reduce((out, secret) => out.replaceAll(secret, "[REDACTED]"), redactText(text));
 }
