@@ -2,6 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { harvest } from "../../../src/sleep/harvest/index.ts";
+import { harvestState, openHarvestStore } from "../../../src/store/index.ts";
 import { runCli } from "../../support/cli.ts";
 import { fakeHome } from "./support.ts";
 
@@ -47,6 +49,15 @@ describe("skillopt sleep harvest", () => {
     expect(r.stdout).toMatch(/^ {2}\[(train|val|test)\/(fail|success|mixed|unknown)\] Add a --json flag to the export command/m);
     const fresh = await runCli(["sleep", "harvest", "--project", "/work/demo", "--source", "codex", "--lookback-hours", "0", "--new"], { env, cwd: h.home });
     expect(fresh.stdout.split("\n")[0]).toBe("1 sessions -> 1 tasks");
+    // A night consumes the session (as review does); --new then has nothing, a plain harvest still shows it.
+    const store = openHarvestStore(join(h.home, ".skillopt-sleep", "state.sqlite"));
+    const night = await harvest({ sources: ["codex"], scope: "invoked", invokedProject: "/work/demo", locations: h.locations, state: harvestState(store) });
+    night.commit();
+    store.close();
+    const after = await runCli(["sleep", "harvest", "--project", "/work/demo", "--source", "codex", "--lookback-hours", "0", "--new"], { env, cwd: h.home });
+    expect(after.stdout.split("\n")[0]).toBe("0 sessions -> 0 tasks");
+    const all = await runCli(["sleep", "harvest", "--project", "/work/demo", "--source", "codex", "--lookback-hours", "0"], { env, cwd: h.home });
+    expect(all.stdout.split("\n")[0]).toBe("1 sessions -> 1 tasks");
   });
 
   test("--progress reports each source on stderr", async () => {
