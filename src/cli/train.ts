@@ -19,7 +19,7 @@ import {
   type Splits,
   train,
 } from "../engine/index.ts";
-import { ConfigError, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { ConfigError, isSecretKey, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole } from "../report/console.ts";
 import { commitCheckpoint, getRunMeta, lastCheckpoint, openRunStore, setRunMeta, skillTexts, stepRecords, type Store, useCallTables } from "../store/index.ts";
@@ -55,6 +55,20 @@ export interface ConfigInput {
   legacy: Record<string, string>;
   envFile?: string | undefined;
   cwd: string;
+}
+
+/**
+ * The config input as saved for --resume: overrides that set a secret are dropped (they never
+ * reach a file we write); a resumed run reads its keys from the environment again.
+ */
+export function savedInput(input: ConfigInput): ConfigInput {
+  const keep = (kv: string) => !isSecretKey(kv.split("=")[0]!.split(".").pop()!.trim());
+  return {
+    ...input,
+    set: input.set.filter(keep),
+    cfgOptions: input.cfgOptions.filter(keep),
+    legacy: Object.fromEntries(Object.entries(input.legacy).filter(([k]) => !isSecretKey(k))),
+  };
 }
 
 /** Load the config from CLI inputs; --config is required. */
@@ -311,7 +325,7 @@ export default defineCommand({
       const runStore = prepareStore();
       const simNote = client.info.optimizer?.backend === "sim" || client.info.target?.backend === "sim" ? "sim (offline simulator)" : "";
       setRunMeta(runStore, {
-        input: JSON.stringify(redactValue(input)),
+        input: JSON.stringify(redactValue(savedInput(input))),
         config: JSON.stringify(redactValue(config)),
         benchmark: bench.name,
         pid: process.pid,

@@ -60,6 +60,17 @@ describe("skillopt train --config quickstart (sim)", () => {
     expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ dir: out, status: "finished", steps: 12, benchmark: "conventions" })]);
   });
 
+  test("a key passed on the command line reaches no file of the run", async () => {
+    using dir = tempDir();
+    const out = join(dir.path, "run");
+    const secret = "sk-test-abcdefghijklmnopqrstuvwxyz0123";
+    const r = await runCli(["train", "--config", "quickstart", "--out", out, "--quiet", "--set", "train.num_epochs=1", "--set", "model.backend=sim", "--set", `model.openai_compatible_api_key=${secret}`]);
+    expect(r.code).toBe(0);
+    const leaks = (await Array.fromAsync(new Bun.Glob("**/*").scan({ cwd: out, dot: true }))).filter((f) => readFileSync(join(out, f)).includes(secret.slice(8)));
+    expect(leaks).toEqual([]);
+    expect(r.stdout + r.stderr).not.toContain(secret.slice(8));
+  });
+
   test("--dry-run prints the plan and predicted calls without calling a model or creating a store", async () => {
     using dir = tempDir();
     const out = join(dir.path, "run");
