@@ -135,6 +135,22 @@ describe("the quickstart fixture (a real run)", () => {
   });
 });
 
+describe("epoch boundaries", () => {
+  test("slow updates of the quickstart fixture are on the chart and in their own table", () => {
+    using tmp = tempDir();
+    cpSync(join(REPO_ROOT, "fixtures", "runs", "quickstart"), tmp.path, { recursive: true });
+    const view = loadRunView(tmp.path);
+    expect(view.boundaries.map((b) => [b.epoch, b.slowAction, b.slowScore === null])).toEqual([
+      [1, "inject_placeholder", true],
+      [2, "force_accept", false],
+      [3, "force_accept", false],
+    ]);
+    const html = renderReportHtml(view);
+    expect([...html.matchAll(/data-series="boundary" data-epoch="(\d)"/g)].map((m) => m[1])).toEqual(["2", "3"]);
+    expect(html).toContain('<table id="boundary-table">');
+  });
+});
+
 describe("upstream run folders", () => {
   test("history.json (one array) and upstream's flat summary keys render", () => {
     using dir = tempDir();

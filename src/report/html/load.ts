@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { errorMessage } from "../../lib/index.ts";
-import { editsFromArtifacts, normalizeStep, normalizeSummary, reasoningFromArtifacts } from "./normalize.ts";
+import { editsFromArtifacts, normalizeBoundary, normalizeStep, normalizeSummary, reasoningFromArtifacts } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
-import type { EditView, RunView, StepAction, StepView } from "./run-view.ts";
+import type { BoundaryView, EditView, RunView, StepAction, StepView } from "./run-view.ts";
 
 function readText(path: string): string | null {
   try {
@@ -253,6 +253,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     startedAt,
     simulator,
     steps,
+    boundaries: (state?.boundaries ?? []).map(normalizeBoundary).filter((b): b is BoundaryView => b !== null),
     plannedSteps: state?.plannedSteps ?? null,
     epochs: info.epochs,
     summary,

@@ -1,4 +1,4 @@
-import type { EditStatus, EditView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
+import type { BoundaryView, EditStatus, EditView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
 
 type Rec = Record<string, unknown>;
 
@@ -306,4 +306,21 @@ export function editsFromArtifacts(
     out.push(e);
   }
   return out;
+}
+
+/** A boundary record of the run store as a BoundaryView. */
+export function normalizeBoundary(v: unknown): BoundaryView | null {
+  if (!isRec(v)) return null;
+  const slow = isRec(v.slow_update) ? v.slow_update : {};
+  const meta = isRec(v.meta_skill) ? v.meta_skill : {};
+  return {
+    epoch: num(v.epoch) ?? 0,
+    step: num(v.step) ?? 0,
+    slowAction: str(slow.action),
+    slowScore: firstNum(slow, ["selection_hard", "score"]),
+    slowReasoning: str(slow.reasoning),
+    slowContent: str(slow.slow_update_content),
+    metaAction: str(meta.action),
+    metaContent: str(meta.meta_skill_content),
+  };
 }

@@ -84,6 +84,17 @@ function testTable(s: SummaryView | null): string {
   return `<h3>Test accuracy by task type</h3><table id="test-table"><thead><tr><th>type</th><th class="n">items</th><th class="n">baseline</th><th class="n">best</th><th class="n">final</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+function boundarySection(run: RunView): string {
+  if (run.boundaries.length === 0) return "";
+  const rows = run.boundaries
+    .map(
+      (b) =>
+        `<tr id="epoch-${b.epoch}"><td class="n">${b.epoch}</td><td class="n">${b.step}</td><td>${esc(b.slowAction.replace(/_/g, " "))}</td><td class="n">${fmtScore(b.slowScore)}</td><td>${esc(b.slowReasoning)}${b.slowContent ? `<details><summary>slow-update text</summary><pre>${esc(b.slowContent)}</pre></details>` : ""}</td><td>${esc(b.metaAction.replace(/_/g, " "))}${b.metaContent ? `<details><summary>meta skill</summary><pre>${esc(b.metaContent)}</pre></details>` : ""}</td></tr>`,
+    )
+    .join("");
+  return `<h2>Epoch boundaries</h2><table id="boundary-table"><thead><tr><th class="n">epoch</th><th class="n">after step</th><th>slow update</th><th class="n">selection</th><th>reasoning</th><th>meta skill</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
 function stageTable(s: SummaryView | null): string {
   if (!s || s.byStage.length === 0) return "";
   const rows = s.byStage
@@ -157,6 +168,7 @@ export function renderRunBody(run: RunView): string {
     stageTable(run.summary),
     `<h2>Steps</h2>`,
     renderStepTable(run),
+    boundarySection(run),
     `<h2>Edits and diffs per step</h2>`,
     run.steps.length === 0 ? `<p class="muted">No step yet.</p>` : `<div id="step-details">${run.steps.map(stepDetails).join("")}</div>`,
     `<h2>Best skill</h2>`,

@@ -39,8 +39,11 @@ export function renderScoreChart(run: RunView, id = "score-chart"): string {
   const baselineSel = sum?.baseline.selection ?? null;
   const currentPts: ChartPoint[] = [];
   if (baselineSel !== null) currentPts.push({ x: 0, y: baselineSel, title: `baseline selection ${baselineSel.toFixed(3)}` });
+  const slowAccepted = new Map(run.boundaries.filter((b) => b.slowScore !== null && b.slowAction.includes("accept")).map((b) => [b.step, b]));
   for (const s of steps) {
     if (s.currentScore !== null) currentPts.push({ x: s.step, y: s.currentScore, title: `step ${s.step}: current ${s.currentScore.toFixed(3)}` });
+    const b = slowAccepted.get(s.step);
+    if (b && s.step < n) currentPts.push({ x: s.step + 0.5, y: b.slowScore as number });
   }
   const series: ChartSeries[] = [
     {
@@ -70,6 +73,22 @@ export function renderScoreChart(run: RunView, id = "score-chart"): string {
       })),
     },
   ];
+  series.push({
+    id: "boundary",
+    name: "slow update",
+    color: "#7c3aed",
+    line: "none",
+    points: run.boundaries
+      .filter((b) => b.slowScore !== null)
+      .map((b) => ({
+        x: b.step + 0.5,
+        y: b.slowScore as number,
+        marker: "diamond" as const,
+        href: `#epoch-${b.epoch}`,
+        attrs: { "data-epoch": b.epoch, "data-action": b.slowAction },
+        title: `end of epoch ${b.epoch}: slow update ${b.slowAction.replace(/_/g, " ")}, selection ${(b.slowScore as number).toFixed(3)}`,
+      })),
+  });
   const hlines: HLine[] = [];
   if (sum?.baseline.test !== null && sum?.baseline.test !== undefined)
     hlines.push({ id: "baseline-test", y: sum.baseline.test, label: `baseline test ${sum.baseline.test.toFixed(3)}`, color: "#6b7280" });
@@ -100,6 +119,7 @@ export function scoreLegend(): string {
     item(ACTION_COLOR.rejected, "rejected"),
     item(ACTION_COLOR.rejected_early, "rejected early"),
     item(ACTION_COLOR.skipped, "skipped"),
+    item("#7c3aed", "slow update (epoch end)"),
     item("#c4b5fd", "lr: edit budget per step"),
   ].join("")}</div>`;
 }

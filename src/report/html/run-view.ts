@@ -77,6 +77,20 @@ export interface SummaryView {
   testByType: { type: string; total: number | null; baseline: number | null; best: number | null; final: number | null }[];
 }
 
+/** What happened at an epoch boundary: slow update and meta skill (spec §2.11-2.12). */
+export interface BoundaryView {
+  epoch: number;
+  /** The last step of the epoch. */
+  step: number;
+  slowAction: string;
+  /** Selection score of the slow-update result, when it was evaluated. */
+  slowScore: number | null;
+  slowReasoning: string;
+  slowContent: string;
+  metaAction: string;
+  metaContent: string;
+}
+
 export type RunStatus = "running" | "finished" | "interrupted" | "failed" | "unknown";
 
 export interface RunView {
@@ -91,6 +105,7 @@ export interface RunView {
   /** True when the run used the offline simulator (shown on every page). */
   simulator: boolean;
   steps: StepView[];
+  boundaries: BoundaryView[];
   /** Steps the run plans in total, when known (for progress). */
   plannedSteps: number | null;
   epochs: number | null;

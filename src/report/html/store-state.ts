@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
+import { boundaryRecords, getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
 import { editsFromArtifacts, normalizeAction, reasoningFromArtifacts } from "./normalize.ts";
 import type { EditView, RunStatus } from "./run-view.ts";
 
@@ -14,6 +14,7 @@ export interface StepExtras {
 /** What `<out>/state.sqlite` tells a report. */
 export interface RunState {
   records: Record<string, unknown>[];
+  boundaries: Record<string, unknown>[];
   extras: Map<number, StepExtras>;
   status?: RunStatus;
   startedAt?: string;
@@ -79,6 +80,7 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
     const startedAt = startedAtOf(meta.started_at);
     return {
       records,
+      boundaries: opts.light ? [] : boundaryRecords(store),
       extras,
       ...(status ? { status } : {}),
       ...(startedAt ? { startedAt } : {}),
