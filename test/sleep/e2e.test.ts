@@ -29,6 +29,13 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     const manifest = JSON.parse(readFileSync(join(night, "manifest.json"), "utf8"));
     expect(manifest).toMatchObject({ schema: "skillopt-sleep-staging", schema_version: 2, has_skill: false, has_memory: false, has_managed_skill: true, has_managed_memory: false, accepted: true });
     expect(readFileSync(join(night, "report.md"), "utf8")).toContain("accept_new_best");
+    const events = readFileSync(join(night, "evidence.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { stage: string; event: string; seq: number; phase?: string; outcome?: string; formula?: string });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    const names = new Set(events.map((e) => `${e.stage}/${e.event}`));
+    for (const n of ["cycle/start", "harvest/session", "mine/task_ready", "replay/result", "gate/baseline", "reflect/edits_returned", "gate/trial", "gate/decision", "stage/staged", "cycle/end"]) expect(names.has(n)).toBe(true);
+    expect(new Set(events.filter((e) => e.event === "result").map((e) => e.phase))).toEqual(new Set(["baseline_val", "train", "gate_trial:skill", "train_post_skill", "final_val"]));
+    expect(events.filter((e) => e.event === "decision")).toHaveLength(1);
+    expect(events.filter((e) => e.stage === "cycle" && e.event === "end").map((e) => e.outcome)).toEqual(["completed"]);
     expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
 
     const diff = await run(["diff"]);
