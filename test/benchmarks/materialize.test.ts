@@ -82,6 +82,37 @@ describe("skillopt data materialize", () => {
     expect(seen.filter((s) => s.includes("offset=100"))).toHaveLength(2);
   });
 
+  test("DocVQA --hf: rows become the split CSV and each row's image is downloaded to the manifest's image_path", async () => {
+    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC", "base64");
+    await using server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        const u = new URL(req.url);
+        if (u.pathname.startsWith("/img/")) return new Response(png, { headers: { "content-type": "image/png" } });
+        const rows = ["1", "2"].map((q, i) => ({
+          row_idx: i,
+          row: { questionId: q, question: `What is ${q}?`, answers: [`ans ${q}`], docId: `d${q}`, image: { src: `http://127.0.0.1:${server.port}/img/${q}.png` } },
+        }));
+        return Response.json({ rows, num_rows_total: 2 });
+      },
+    });
+    using dir = tempDir();
+    const m = join(dir.path, "manifest");
+    for (const [s, q] of [["train", "1"], ["val", "2"], ["test", ""]] as const) {
+      mkdirSync(join(m, s), { recursive: true });
+      writeFileSync(join(m, s, "items.json"), JSON.stringify(q ? [{ id: q, questionId: q, docId: `d${q}`, image_path: `data/docvqa_images/q${q}_d${q}.png`, topic: "form" }] : []));
+    }
+    writeFileSync(join(m, "split_manifest.json"), JSON.stringify({ benchmark: "DocVQA", source_repo: "lmms-lab/DocVQA", source_config: "DocVQA", source_split: "validation" }));
+    const r = await runCli(["data", "materialize", "docvqa", "--manifest", m, "--hf", "lmms-lab/DocVQA", "--hf-host", `http://127.0.0.1:${server.port}`], { cwd: dir.path });
+    expect(r.stderr).not.toContain("rror");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("images: 2 written, 0 already present");
+    expect(existsSync(join(dir.path, "data", "docvqa_images", "q1_d1.png"))).toBe(true);
+    const csv = await Bun.file(join(dir.path, "data", "docvqa", "splits", "train", "items.csv")).text();
+    expect(csv).toContain('1,What is 1?,"[""ans 1""]",data/docvqa_images/q1_d1.png,form,d1');
+  });
+
   test("the upstream manifests are readable (skipped without ../shared)", async () => {
     if (!existsSync(UPSTREAM)) {
       console.warn(`skipping: ${UPSTREAM} is absent`);

@@ -1,4 +1,6 @@
-import { DataError, errorMessage } from "../../lib/index.ts";
+import { existsSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
+import { DataError, errorMessage, writeFileAtomic } from "../../lib/index.ts";
 
 export const HF_DATASETS_SERVER = "https://datasets-server.huggingface.co";
 
@@ -55,4 +57,59 @@ async function getJson(url: string, retries: number, backoffMs: number): Promise
     }
   }
   throw new DataError(`cannot fetch rows from ${new URL(url).host}: ${last}`);
+}
+
+/**
+ * DocVQA images: for each manifest entry whose `image_path` does not exist yet, write the row's
+ * image — a datasets-server `{src: URL}` (downloaded, with retries), `{bytes: base64}` or a
+ * base64 / data-URI string. Relative paths are resolved against `baseDir`.
+ */
+export async function writeDocVqaImages(
+  entries: ReadonlyArray<Record<string, unknown>>,
+  rowsById: ReadonlyMap<string, Record<string, unknown>>,
+  baseDir: string,
+): Promise<{ written: number; present: number; unavailable: string[] }> {
+  let written = 0;
+  let present = 0;
+  const unavailable: string[] = [];
+  for (const e of entries) {
+    const rel = String(e.image_path ?? "");
+    const id = String(e.id ?? "");
+    if (!rel) continue;
+    const path = isAbsolute(rel) ? rel : join(baseDir, rel);
+    if (existsSync(path)) {
+      present++;
+      continue;
+    }
+    const img = rowsById.get(id)?.image;
+    let bytes: Uint8Array | undefined;
+    if (img && typeof img === "object" && typeof (img as { src?: unknown }).src === "string") {
+      bytes = await download((img as { src: string }).src);
+    } else if (img && typeof img === "object" && typeof (img as { bytes?: unknown }).bytes === "string") {
+      bytes = Buffer.from((img as { bytes: string }).bytes, "base64");
+    } else if (typeof img === "string" && img) {
+      bytes = Buffer.from(img.replace(/^data:[^,]*,/, ""), "base64");
+    }
+    if (!bytes || bytes.length === 0) {
+      unavailable.push(id);
+      continue;
+    }
+    writeFileAtomic(path, bytes);
+    written++;
+  }
+  return { written, present, unavailable };
+}
+
+async function download(url: string): Promise<Uint8Array | undefined> {
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (attempt > 0) await Bun.sleep(500 * 2 ** (attempt - 1));
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+      if (res.ok) return new Uint8Array(await res.arrayBuffer());
+      if (!RETRYABLE.has(res.status)) return undefined;
+    } catch (err) {
+      if (!(err instanceof Error)) throw err;
+    }
+  }
+  return undefined;
 }

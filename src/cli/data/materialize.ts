@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { defineCommand } from "citty";
-import { fetchHfRows, HF_DATASETS_SERVER, MATERIALIZERS, materialize, readManifest, rowsFromPath } from "../../benchmarks/shared/index.ts";
+import { fetchHfRows, HF_DATASETS_SERVER, MATERIALIZERS, materialize, readManifest, rowsFromPath, writeDocVqaImages } from "../../benchmarks/shared/index.ts";
 import { defaultOutDir } from "../../benchmarks/shared/materialize.ts";
 import { log, UsageError } from "../../lib/index.ts";
 import { globalArgs, jsonArg } from "../args.ts";
@@ -54,10 +54,19 @@ export default defineCommand({
     const out = resolve(args.out ? String(args.out) : defaultOutDir(bench)!);
     const result = materialize(bench, manifest, rows, { out, allowMissing: Boolean(args["allow-missing"]), source });
     const missing = result.missing.train.length + result.missing.val.length + result.missing.test.length;
-    if (output.json) return printJson({ benchmark: bench, ...result });
+    let images: Awaited<ReturnType<typeof writeDocVqaImages>> | undefined;
+    if (bench === "docvqa") {
+      const byId = new Map(rows.map((r) => [String(r.questionId ?? r.id ?? ""), r]));
+      images = await writeDocVqaImages([...manifest.splits.train, ...manifest.splits.val, ...manifest.splits.test], byId, process.cwd());
+    }
+    if (output.json) return printJson({ benchmark: bench, ...result, ...(images ? { images } : {}) });
     printResult(
       `${bench}: wrote ${out} (train=${result.counts.train} val=${result.counts.val} test=${result.counts.test}) from ${result.rawRows} raw rows${
         missing ? `; ${missing} manifest id(s) not found (listed in split_manifest.json)` : ""
+      }${
+        images
+          ? `\nimages: ${images.written} written, ${images.present} already present${images.unavailable.length ? `, ${images.unavailable.length} not in the raw data (place them at the manifest's image_path)` : ""}`
+          : ""
       }`,
     );
   },
