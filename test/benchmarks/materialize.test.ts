@@ -87,12 +87,12 @@ describe("skillopt data materialize", () => {
     await using server = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      fetch(req) {
+      fetch(req): Response {
         const u = new URL(req.url);
         if (u.pathname.startsWith("/img/")) return new Response(png, { headers: { "content-type": "image/png" } });
         const rows = ["1", "2"].map((q, i) => ({
           row_idx: i,
-          row: { questionId: q, question: `What is ${q}?`, answers: [`ans ${q}`], docId: `d${q}`, image: { src: `http://127.0.0.1:${server.port}/img/${q}.png` } },
+          row: { questionId: q, question: `What is ${q}?`, answers: [`ans ${q}`], docId: `d${q}`, image: { src: `${u.origin}/img/${q}.png` } },
         }));
         return Response.json({ rows, num_rows_total: 2 });
       },
