@@ -35,9 +35,13 @@ for line in sys.stdin:
         cmd = req.get("cmd")
         if cmd == "reset":
             infos_req = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile"])
+            try:
+                demangler = AlfredDemangler(shuffle=False)
+            except TypeError:
+                demangler = AlfredDemangler
             env_id = textworld.gym.register_games([req["gamefile"]], infos_req, batch_size=1, asynchronous=False,
                                                   max_episode_steps=int(req.get("max_steps", 50)),
-                                                  wrappers=[AlfredDemangler, AlfredInfos])
+                                                  wrappers=[demangler, AlfredInfos])
             env = textworld.gym.make(env_id)
             obs, infos = env.reset()
             send({"observation": first(obs), "admissible": list(first(infos["admissible_commands"])), "done": False, "won": False})
