@@ -16,9 +16,13 @@ export function createProgress(write: (s: string) => void, opts: { tty: boolean;
   const interval = opts.intervalMs ?? 5000;
   const last = new Map<string, number>();
   let drawn = false;
+  let lastDraw = 0;
   return {
     update(label, done, total) {
       if (opts.tty) {
+        const t = now();
+        if (done < total && done > 1 && t - lastDraw < 80) return;
+        lastDraw = t;
         const filled = total > 0 ? Math.round((done / total) * WIDTH) : WIDTH;
         write(`\r\u001b[2K  [${"█".repeat(filled)}${"░".repeat(WIDTH - filled)}] ${label} ${done}/${total}`);
         drawn = true;
