@@ -92,3 +92,36 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     expect(r.stderr).toContain("not available through the model layer");
   });
 });
+
+describe("LLM mining over harvested sessions", () => {
+  test("the miner turns sessions into checkable tasks, then the night gates and stages as usual", async () => {
+    using tmp = tempDir();
+    const { buildFakeHome } = await import("./support/fake-home.ts");
+    const { home, project } = buildFakeHome(tmp.path);
+    const server = await startFakeOpenAI({
+      reply: (req) => {
+        const text = req.lastUserText;
+        if (text.includes("extract 0 to 3 recurring")) {
+          const first = /User prompts:\n {2}- (.*)/.exec(text)?.[1] ?? "a task";
+          if (!/test|regression|refactor|upgrade|port|fix|coverage|rename/i.test(first)) return "[]";
+          return JSON.stringify([{ intent: `${first} (and run the suite)`, checks: [{ op: "contains", arg: "bun test" }, { op: "not_contains", arg: "npm test" }], rubric: "", satisfied: false }]);
+        }
+        if (text.includes("Propose at most")) return JSON.stringify([{ op: "add", content: RULE, rationale: "corrected in many sessions" }]);
+        return text.includes(RULE) ? "I ran bun test: green." : "I ran npm test: green.";
+      },
+    });
+    await using _server = server;
+    mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
+    writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model" }));
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(tmp.path, "cache") };
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--json"], { env, cwd: project });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best" });
+    expect(out.n_tasks).toBeGreaterThanOrEqual(9);
+    expect(out.budget.stages.map((s: { stage: string }) => s.stage).sort()).toEqual(["attempt", "mine", "reflect"]);
+    const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8"));
+    expect(report.n_replayed).toBe(out.n_tasks);
+    expect(server.misses).toEqual([]);
+  });
+});
