@@ -61,6 +61,16 @@ describe("report.html", () => {
     expect(view.warnings).toEqual([]);
   });
 
+  test("a secret in the run's config file never reaches the report", () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 1 });
+    const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    writeFileSync(join(dir.path, "config.resolved.yaml"), `model:\n  backend: openai_compatible\n  openai_compatible_api_key: ${key}\nenv:\n  name: conventions\n`);
+    const html = renderReportHtml(loadRunView(dir.path));
+    expect(html).not.toContain(key);
+    expect(html).toContain("openai_compatible_api_key: [REDACTED");
+  });
+
   test("a corrupt summary.json becomes a warning on the page, not a crash", () => {
     using dir = tempDir();
     writeSyntheticRun(dir.path, { steps: 2 });

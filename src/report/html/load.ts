@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { errorMessage } from "../../lib/index.ts";
+import { errorMessage, redactText } from "../../lib/index.ts";
 import { editsFromArtifacts, normalizeBoundary, normalizeStep, normalizeSummary, reasoningFromArtifacts } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
 import type { BoundaryView, EditView, RunView, StepAction, StepView } from "./run-view.ts";
@@ -194,7 +194,8 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const summaryRaw = readJson(join(dir, "summary.json"), warnings) ?? parseJsonText(state?.meta.summary);
   const summary = normalizeSummary(summaryRaw);
   const evalRaw = readJson(join(dir, "eval_summary.json"), warnings);
-  const configYaml = readText(join(dir, "config.resolved.yaml")) ?? "";
+  // The trainer masks secrets already; redacting again keeps a hand-edited or foreign file safe.
+  const configYaml = redactText(readText(join(dir, "config.resolved.yaml")) ?? "");
   // The store's JSON copy of the config is much cheaper to read than the YAML file.
   const info = state?.meta.config || !configYaml ? configFromMeta(state?.meta ?? {}) : configInfo(configYaml, warnings);
   if (evalRaw && typeof evalRaw === "object") {
