@@ -46,6 +46,8 @@ export interface HarvestStateStore {
   loadState(source: SourceName, key: string): SessionState | undefined;
   /** Insert or replace marks and their states in one transaction. */
   putFiles(rows: readonly { mark: SessionFileMark; state: SessionState | null }[]): void;
+  /** Forget sessions that no longer exist (their files and delivery marks). */
+  deleteFiles(source: SourceName, keys: readonly string[]): void;
   /** Revisions already delivered to `scopeKey`, keyed by `key`. */
   loadDelivered(scopeKey: string, source: SourceName): Map<string, number>;
   /** Record deliveries in one transaction. */
@@ -94,6 +96,8 @@ export interface SessionSource {
   readonly name: SourceName;
   /** Which shared filters of spec §3.2 apply (the sentinel and scope always do). */
   readonly filters: { headless: boolean; agent: boolean };
+  /** list() returns every session of the source whatever the scope, so absent ones are gone. */
+  readonly listsEverything: boolean;
   list(ctx: ReaderContext): Candidate[];
   /** Read a candidate, continuing from `prior` when the source supports appends. */
   read(c: Candidate, prior: { mark: SessionFileMark; state: SessionState } | undefined, ctx: ReaderContext): ReadOutcome;

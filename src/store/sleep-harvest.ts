@@ -56,6 +56,8 @@ export function harvestState(store: Store, now: () => number = Date.now): Harves
        high_water_ms = excluded.high_water_ms, revision = excluded.revision, offset = excluded.offset,
        size = excluded.size, mtime_ms = excluded.mtime_ms, head_hash = excluded.head_hash, state_json = excluded.state_json`,
   );
+  const delFile = db.query("DELETE FROM harvest_files WHERE source = ? AND key = ?");
+  const delDelivered = db.query("DELETE FROM harvest_delivered WHERE source = ? AND key = ?");
   const selDelivered = db.query("SELECT key, revision FROM harvest_delivered WHERE scope = ? AND source = ?");
   const upDelivered = db.query(
     `INSERT INTO harvest_delivered (scope, source, key, revision, high_water_ms, delivered_at_ms) VALUES (?, ?, ?, ?, ?, ?)
@@ -95,6 +97,14 @@ export function harvestState(store: Store, now: () => number = Date.now): Harves
             m.head_hash,
             state ? JSON.stringify(state) : null,
           );
+        }
+      });
+    },
+    deleteFiles(source, keys) {
+      inTransaction(store, () => {
+        for (const key of keys) {
+          delFile.run(source, key);
+          delDelivered.run(source, key);
         }
       });
     },

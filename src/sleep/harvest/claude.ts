@@ -37,6 +37,7 @@ const CLAUDE_STOP = (key: string, depth: number) => depth === 0 && key === "tool
 export const claudeSource: SessionSource = {
   name: "claude",
   filters: { headless: true, agent: true },
+  listsEverything: true,
   list(ctx) {
     const files = walkJsonl(join(claudeHome(ctx), "projects"), (name, isDir) =>
       isDir ? name === "subagents" : name.startsWith("agent-"),

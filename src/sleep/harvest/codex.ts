@@ -31,6 +31,7 @@ const CODEX_STOP = (key: string, depth: number) => depth === 1 && CODEX_BIG.has(
 export const codexSource: SessionSource = {
   name: "codex",
   filters: { headless: false, agent: false },
+  listsEverything: true,
   list(ctx) {
     const home = codexHome(ctx);
     const live = walkJsonl(join(home, "sessions"), () => false);

@@ -26,6 +26,7 @@ interface SessionRow {
 export const copilotCliSource: SessionSource = {
   name: "copilot_cli",
   filters: { headless: true, agent: true },
+  listsEverything: true,
   list(ctx) {
     const path = copilotCliStore(ctx);
     const db = openAgentDb(path, "SELECT 1 FROM sessions LIMIT 1");

@@ -62,6 +62,7 @@ function workspaceProject(dir: string): string {
 export const copilotVscodeSource: SessionSource = {
   name: "copilot",
   filters: { headless: true, agent: true },
+  listsEverything: true,
   list(ctx) {
     const out: Candidate[] = [];
     const seen = new Set<string>();

@@ -85,6 +85,7 @@ function workspacesFor(project: string, all: Workspace[], root: string, platform
 export const cursorSource: SessionSource = {
   name: "cursor",
   filters: { headless: false, agent: false },
+  listsEverything: false,
   list(ctx) {
     const out: Candidate[] = [];
     for (const ws of selectWorkspaces(ctx)) {

@@ -1,6 +1,7 @@
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
 import { errorMessage, log } from "../../lib/index.ts";
-import type { SessionFileMark, SessionState } from "../ports.ts";
+import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./index.ts";
 import { shrinkReadBuffer } from "./jsonl.ts";
 import { SOURCES } from "./sources.ts";
@@ -160,8 +161,26 @@ function harvestSource(
     source.close?.();
     if (state && writes.length > 0) state.putFiles(writes);
   }
+  if (state && source.listsEverything && candidates.length > 0) prune(state, source, files, candidates);
   stats.sessions = out.digests.length;
   return out;
+}
+
+/**
+ * Forget sessions that are gone: a file key whose file no longer exists, or a row of the database
+ * just listed that it no longer has. Keys of other homes or databases (another --claude-home) and
+ * id keys are kept, so switching back never re-delivers old sessions.
+ */
+function prune(state: HarvestStateStore, source: SessionSource, files: Map<string, SessionFileMark>, candidates: Candidate[]): void {
+  const live = new Set(candidates.map((c) => c.key));
+  const dbs = new Set(candidates.filter((c) => c.key.startsWith(`${c.path}#`)).map((c) => `${c.path}#`));
+  const gone = [...files.keys()].filter((k) => {
+    if (live.has(k)) return false;
+    const hash = k.lastIndexOf("#");
+    if (hash !== -1 && dbs.has(k.slice(0, hash + 1))) return true;
+    return isAbsolute(k) && !existsSync(k);
+  });
+  if (gone.length > 0) state.deleteFiles(source.name, gone);
 }
 
 function readOne(

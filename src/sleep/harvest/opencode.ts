@@ -47,6 +47,7 @@ interface SessionRow {
 export const opencodeSource: SessionSource = {
   name: "opencode",
   filters: { headless: true, agent: true },
+  listsEverything: true,
   list(ctx) {
     const path = opencodeDbPath(ctx);
     if (!path) return [];

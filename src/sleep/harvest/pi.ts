@@ -28,6 +28,7 @@ interface Entry {
 export const piSource: SessionSource = {
   name: "pi",
   filters: { headless: true, agent: false },
+  listsEverything: true,
   list(ctx) {
     return walkJsonl(join(piHome(ctx), "agent", "sessions"), () => false)
       .map((f) => fileCandidate(f))

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type HarvestOptions, harvest, SOURCE_NAMES } from "../../../src/sleep/harvest/index.ts";
 import { harvestState, openHarvestStore } from "../../../src/store/index.ts";
@@ -175,6 +175,26 @@ describe("incremental harvest", () => {
     cli.close();
     const r2 = await s.run({ sources: ["opencode", "copilot_cli"] });
     expect(r2.digests.map((d) => d.user_prompts.at(-1))).toEqual(["One more: add a retry test."]);
+  });
+
+  test("a deleted session is forgotten; a session of another home is not", async () => {
+    using s = setup();
+    await s.run({ sources: ["claude", "copilot_cli"] });
+    const count = (source: string) =>
+      (s.store.db.query("SELECT COUNT(*) AS n FROM harvest_files WHERE source = ?").get(source) as { n: number }).n;
+    expect(count("claude")).toBe(2);
+    rmSync(join(s.h.locations.claudeHome, "projects", "-work-demo", "0f9e8d7c-6b5a-4321-8fed-cba987654321.jsonl"));
+    const db = new Database(s.h.locations.copilotCliSessionStore);
+    db.exec("DELETE FROM turns WHERE session_id = 'c0p1l0t-0003'; DELETE FROM sessions WHERE id = 'c0p1l0t-0003'");
+    db.close();
+    const other = join(s.h.home, "other-claude");
+    mkdirSync(join(other, "projects", "p"), { recursive: true });
+    writeFileSync(join(other, "projects", "p", "s1.jsonl"), claudeLine("a session in another claude home") + claudeLine("second"));
+    await s.run({ sources: ["claude", "copilot_cli"] });
+    expect(count("claude")).toBe(1);
+    expect(count("copilot_cli")).toBe(1);
+    await s.run({ sources: ["claude"], locations: { ...s.h.locations, claudeHome: other } });
+    expect(count("claude")).toBe(2);
   });
 
   test("state rows are written to the state database under the harvest namespace", async () => {
