@@ -66,6 +66,28 @@ function fakeAlfworldPython(dir: string, missing = false): string {
 }
 
 describe("ALFWorld bridge", () => {
+  test("the real bridge script drives a TextWorld-style env (stand-in packages on PYTHONPATH)", async () => {
+    await using server = await startFakeOpenAI();
+    server.enqueue(
+      "<think>a</think><action>go to desk 1</action>",
+      "<think>b</think><action>take mug 1 from desk 1</action>",
+      "<think>c</think><action>put mug 1 in/on shelf 1</action>",
+    );
+    using dir = tempDir();
+    const saved = process.env.PYTHONPATH;
+    process.env.PYTHONPATH = join(FIXTURES, "alfworld", "fake_pkgs");
+    process.env.ALFWORLD_DATA = "/data/alfworld";
+    try {
+      await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "alfworld"), alfworld_python: "python3", max_steps: 10 }, dir.path);
+      const splits = await alfworld.loadSplits(ctx);
+      const row = await alfworld.rollout(splits.val[0]!, "", ctx, 0);
+      expect(row).toMatchObject({ hard: 1, n_turns: 3, task_description: "put a mug in shelf." });
+    } finally {
+      if (saved === undefined) delete process.env.PYTHONPATH;
+      else process.env.PYTHONPATH = saved;
+    }
+  });
+
   test("plays an episode step by step through the JSON-lines bridge and scores the win", async () => {
     await using server = await startFakeOpenAI();
     server.enqueue(
