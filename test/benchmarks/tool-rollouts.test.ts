@@ -76,6 +76,7 @@ describe("ALFWorld bridge", () => {
     using dir = tempDir();
     const saved = process.env.PYTHONPATH;
     process.env.PYTHONPATH = join(FIXTURES, "alfworld", "fake_pkgs");
+    process.env.PYTHONDONTWRITEBYTECODE = "1";
     process.env.ALFWORLD_DATA = "/data/alfworld";
     try {
       await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "alfworld"), alfworld_python: "python3", max_steps: 10 }, dir.path);

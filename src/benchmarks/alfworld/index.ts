@@ -71,7 +71,7 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
   const taskType = asString(item.task_type) || taskTypeOf(rel);
   const timeoutMs = Math.max(30, env.num("exec_timeout", 120)) * 1000;
   const childEnv: Record<string, string> = {};
-  for (const k of ["PATH", "HOME", "LANG", "LC_ALL", "ALFWORLD_DATA", "PYTHONPATH", "VIRTUAL_ENV", "TMPDIR"]) {
+  for (const k of ["PATH", "HOME", "LANG", "LC_ALL", "ALFWORLD_DATA", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV", "TMPDIR"]) {
     const val = process.env[k];
     if (val !== undefined) childEnv[k] = val;
   }
