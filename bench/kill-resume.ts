@@ -1,0 +1,178 @@
+#!/usr/bin/env bun
+/**
+ * Kill the quickstart with SIGKILL at seeded random moments, resume it with --resume, and compare
+ * the result with an uninterrupted run: best_skill.md, history.jsonl (minus timings and call
+ * counters, which legitimately differ) and every gate decision. Re-paid calls are keys paid twice
+ * in the run's call ledger (a completed call must be served from the cache after a resume).
+ * Run: bun bench/kill-resume.ts [--trials 20] [--seed 7] [--latency-ms 3]
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const REPO = join(import.meta.dir, "..");
+const flag = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : def;
+};
+const TRIALS = flag("trials", 20);
+const SEED = flag("seed", 7);
+const LATENCY = flag("latency-ms", 3);
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// Accounting that legitimately differs after a resume (cache hits are free): compared separately via the ledger.
+const VOLATILE = new Set(["timing", "calls", "tokens", "cost_usd", "wall_time_s", "seconds", "started_at", "finished_at", "created_at"]);
+
+function stableHistory(out: string): unknown[] {
+  const path = join(out, "history.jsonl");
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l, (k, v) => (VOLATILE.has(k) ? undefined : v)) as unknown);
+}
+
+/** First path at which two JSON values differ, for the failure report. */
+function firstDifference(a: unknown, b: unknown, path = ""): string | undefined {
+  if (JSON.stringify(a) === JSON.stringify(b)) return undefined;
+  if (a && b && typeof a === "object" && typeof b === "object") {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+    for (const k of keys) {
+      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}${Array.isArray(a) ? `[${k}]` : `.${k}`}`);
+      if (d) return d;
+    }
+  }
+  return `${path}: ${JSON.stringify(a)?.slice(0, 80)} vs ${JSON.stringify(b)?.slice(0, 80)}`;
+}
+
+function decisions(out: string): string[] {
+  return (stableHistory(out) as { step: number; action: string }[]).map((r) => `${r.step}:${r.action}`);
+}
+
+function repaid(out: string): number {
+  const db = new Database(join(out, "state.sqlite"), { readonly: true });
+  try {
+    const row = db
+      .query(
+        "SELECT COALESCE(SUM(n - 1), 0) AS extra FROM (SELECT cache_key, COUNT(*) AS n FROM call_ledger WHERE cached = 0 AND status = 'ok' AND cache_key IS NOT NULL GROUP BY cache_key HAVING n > 1)",
+      )
+      .get() as { extra: number };
+    return row.extra;
+  } finally {
+    db.close();
+  }
+}
+
+interface Run {
+  code: number;
+  stderr: string;
+  ms: number;
+}
+
+async function train(args: string[], env: Record<string, string>, killAfterMs?: number): Promise<Run & { killed: boolean }> {
+  const started = performance.now();
+  const proc = Bun.spawn([process.execPath, join(REPO, "src", "main.ts"), "train", ...args], {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let killed = false;
+  const timer =
+    killAfterMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          killed = true;
+          proc.kill("SIGKILL");
+        }, killAfterMs);
+  const stderr = await new Response(proc.stderr).text();
+  const code = await proc.exited;
+  if (timer) clearTimeout(timer);
+  return { code, stderr, ms: performance.now() - started, killed: killed && code !== 0 };
+}
+
+function phaseOf(stderr: string): string {
+  const lines = stderr.trim().split("\n").filter(Boolean);
+  const last = (lines[lines.length - 1] ?? "").toLowerCase();
+  if (/step\s+\d+.*done|commit|saved/.test(last)) return "state commit";
+  if (/baseline/.test(last)) return "baseline";
+  if (/rollout\]/.test(last)) return "rollouts";
+  if (/reflect\]|aggregate\]|select\]/.test(last)) return "reflection";
+  if (/update\]|evaluate\]|gate/.test(last)) return "gate";
+  if (/slow update|meta skill|epoch/.test(last)) return "epoch boundary";
+  if (/^\s*test\b|\btest [0-9a-f]{8}/.test(last)) return "final test";
+  return lines.length <= 8 ? "startup" : `other (${last.trim().slice(0, 40)})`;
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "skillopt-kill-resume-"));
+  const base = ["--config", "quickstart", "--set", "model.backend=sim", "--set", `model.sim_latency_ms=${LATENCY}`];
+  const refOut = join(root, "ref");
+  const ref = await train([...base, "--out", refOut], { SKILLOPT_CACHE_DIR: join(root, "cache-ref") });
+  if (ref.code !== 0) throw new Error(`reference run failed (exit ${ref.code}):\n${ref.stderr}`);
+  const refSkill = readFileSync(join(refOut, "best_skill.md"), "utf8");
+  const refHistory = JSON.stringify(stableHistory(refOut));
+  const refDecisions = decisions(refOut).join(",");
+  console.log(`reference: ${(ref.ms / 1000).toFixed(1)} s, ${decisions(refOut).length} steps`);
+
+  const rand = rng(SEED);
+  let identical = 0;
+  let killedTrials = 0;
+  let totalRepaid = 0;
+  const phases: Record<string, number> = {};
+  const failures: string[] = [];
+  for (let i = 0; i < TRIALS; i++) {
+    const out = join(root, `run-${i}`);
+    const env = { SKILLOPT_CACHE_DIR: join(root, `cache-${i}`) };
+    const at = Math.round((0.03 + 0.9 * rand()) * ref.ms);
+    const first = await train([...base, "--out", out], env, at);
+    if (first.killed) {
+      killedTrials++;
+      const p = phaseOf(first.stderr);
+      phases[p] = (phases[p] ?? 0) + 1;
+    }
+    let resumed: Run = first;
+    let resumes = 0;
+    while (resumed.code !== 0 && resumes < 3) {
+      // Killed before the run folder held any state: a user simply reruns the same command.
+      resumed = existsSync(join(out, "state.sqlite")) ? await train(["--resume", out], env) : await train([...base, "--out", out], env);
+      resumes++;
+    }
+    const same =
+      resumed.code === 0 &&
+      readFileSync(join(out, "best_skill.md"), "utf8") === refSkill &&
+      JSON.stringify(stableHistory(out)) === refHistory &&
+      decisions(out).join(",") === refDecisions;
+    const extra = existsSync(join(out, "state.sqlite")) ? repaid(out) : 0;
+    totalRepaid += extra;
+    if (same) identical++;
+    else {
+      const why = resumed.code
+        ? `resume exit ${resumed.code}: ${resumed.stderr.trim().split("\n").pop()}`
+        : (firstDifference(JSON.parse(refHistory), stableHistory(out)) ?? "best_skill.md differs");
+      failures.push(`trial ${i + 1}: killed at ${at} ms (${first.killed ? phaseOf(first.stderr) : "not killed"}): ${why}`);
+    }
+    console.log(`trial ${String(i + 1).padStart(2)}: kill at ${String(at).padStart(5)} ms ${first.killed ? `(${phaseOf(first.stderr)})` : "(finished first)"} → ${same ? "identical" : "DIFFERENT"}, re-paid ${extra}`);
+  }
+  if (process.argv.includes("--keep")) console.log(`kept ${root}`);
+  else rmSync(root, { recursive: true, force: true });
+  for (const f of failures) console.log(f);
+  console.log("");
+  console.log(`trials:                 ${TRIALS} (${killedTrials} killed mid-run)`);
+  console.log(`kill moments:           ${Object.entries(phases).map(([p, n]) => `${p} ${n}`).join(", ")}`);
+  console.log(`identical results:      ${identical}/${TRIALS}`);
+  console.log(`re-paid completed calls: ${totalRepaid}`);
+}
+
+await main();
