@@ -142,6 +142,15 @@ export function backendLine(client: SkilloptModelClient): string {
   return `[model config] ${role("optimizer")} ${role("target")}${auto}`;
 }
 
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 function timestamp(d = new Date()): string {
   const p = (n: number) => String(n).padStart(2, "0");
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
@@ -283,7 +292,12 @@ export default defineCommand({
       out = resolve(cwd, String(args.resume));
       if (!existsSync(join(out, "state.sqlite"))) throw new UsageError(`--resume ${args.resume}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
       store = openRunStore(join(out, "state.sqlite"));
-      const saved = JSON.parse(getRunMeta(store).input ?? "null") as ConfigInput | null;
+      const meta = getRunMeta(store);
+      const pid = Number(meta.pid);
+      if (meta.status === "running" && pid && pid !== process.pid && processAlive(pid)) {
+        throw new UsageError(`--resume ${args.resume}: the run is still in progress (pid ${pid})`, { hint: "wait for it to finish, or stop it first" });
+      }
+      const saved = JSON.parse(meta.input ?? "null") as ConfigInput | null;
       if (!saved) throw new UsageError(`--resume ${args.resume}: the run store has no saved config input`);
       input = { ...saved, set: [...saved.set, ...input.set], cfgOptions: [...saved.cfgOptions, ...input.cfgOptions], legacy: { ...saved.legacy, ...input.legacy } };
     }
@@ -341,6 +355,7 @@ export default defineCommand({
       if (output.json && !output.quiet) errWrite(`${startLines.join("\n")}\n`);
       else events.emit({ type: "run_start", lines: startLines });
       process.once("SIGINT", onSigint);
+      process.once("SIGTERM", onSigint);
       const skills = new Map<string, string>();
       let result: Awaited<ReturnType<typeof train>>;
       try {
@@ -372,6 +387,7 @@ export default defineCommand({
       else printResult(resultText(summary));
     } finally {
       process.removeListener("SIGINT", onSigint);
+      process.removeListener("SIGTERM", onSigint);
       await client.close();
       store?.close();
     }
