@@ -125,3 +125,17 @@ describe("LLM mining over harvested sessions", () => {
     expect(server.misses).toEqual([]);
   });
 });
+
+describe("prompt overrides", () => {
+  test("~/.skillopt-sleep/prompts.json replaces a template; the sentinel stays first", async () => {
+    using tmp = tempDir();
+    const { server, home, project, env } = await setup(tmp.path);
+    await using _server = server;
+    writeFileSync(join(home, ".skillopt-sleep", "prompts.json"), JSON.stringify({ attempt: "CUSTOM ATTEMPT\nSkill: __SKILL__\nDo: __INTENT__", bogus: "ignored" }));
+    const r = await runCli(["sleep", "dry-run", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env });
+    expect(r.code).toBe(0);
+    const attempts = server.requests.filter((q) => q.lastUserText.includes("CUSTOM ATTEMPT"));
+    expect(attempts.length).toBeGreaterThan(0);
+    expect(attempts.every((q) => q.lastUserText.startsWith(`${SLEEP_SENTINEL}\n\nCUSTOM ATTEMPT\nSkill: `) && q.lastUserText.includes("Do: Add a unit test for slugify") === q.lastUserText.includes("slugify"))).toBe(true);
+  });
+});

@@ -3,7 +3,8 @@ import { SOURCE_NAMES, type SourceName } from "../../sleep/harvest/index.ts";
 import { harvest } from "../../sleep/harvest/index.ts";
 import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { DataError, log, StagingError, UsageError } from "../../lib/index.ts";
+import { DataError, homeDir, log, StagingError, UsageError } from "../../lib/index.ts";
+import { configurePromptOverrides } from "../../sleep/backend/prompt-overrides.ts";
 import { adoptNight } from "../../sleep/adopt/adopt.ts";
 import { createSleepBackend } from "../../sleep/backend/index.ts";
 import { resolveClaudeHome, resolveSkillPath, type SleepConfig, splitFractions } from "../../sleep/config.ts";
@@ -135,6 +136,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       // spec §2.1: a tasks file's own target skill applies unless --target-skill-path is given.
       const fileTarget = seedTasks?.meta.target_skill_path;
       const skillPath = !args["target-skill-path"] && typeof fileTarget === "string" && fileTarget ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project) : setup.skillPath;
+      configurePromptOverrides(env.SKILLOPT_SLEEP_PROMPTS_PATH || join(homeDir(), ".skillopt-sleep", "prompts.json"));
       const backend = await createSleepBackend(cfg, { project: setup.project, env });
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).

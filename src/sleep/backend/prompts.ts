@@ -1,5 +1,6 @@
 import { SLEEP_SENTINEL } from "../../lib/index.ts";
 import type { TaskRecord } from "../types.ts";
+import { fillTemplate, promptOverride } from "./prompt-overrides.ts";
 import type { ContrastSet, MineInput, ReflectInput } from "./types.ts";
 
 // Every outbound prompt starts with the sentinel so no harvester ever mines our own calls (§12.1 #28).
@@ -14,6 +15,8 @@ export function attemptPrompt(task: TaskRecord, skill: string, memory: string, t
     const sys = task.system.includes("{skill_section}") ? task.system.replace("{skill_section}", skillSection) : `${skillSection}${task.system}`;
     return `${head}${sys}${memorySection}\n${task.intent}${task.context_excerpt ? `\n\n${task.context_excerpt}` : ""}`;
   }
+  const custom = promptOverride("attempt");
+  if (custom) return head + fillTemplate(custom, { SKILL: orNone(skill), MEMORY: orNone(memory), INTENT: task.intent, CONTEXT: task.context_excerpt });
   const toolNote = tools.length ? `\nTools you may call (write TOOL_CALL: <name> on its own line to call one): ${tools.join(", ")}\n` : "";
   return `${head}You are a coding agent answering one request from a developer. Follow the guidance below, including any format or length rules; where the learned-preferences block sets an explicit limit, it overrides general advice. Reply with the final answer only.
 
@@ -30,6 +33,8 @@ ${task.context_excerpt ? `\n### Context\n${task.context_excerpt}\n` : ""}${toolN
 
 /** Prompt for a rubric judge (spec §5.3). */
 export function judgePrompt(rubric: string, response: string): string {
+  const custom = promptOverride("judge");
+  if (custom) return head + fillTemplate(custom, { RUBRIC: rubric, RESPONSE: response.slice(0, 6000) });
   return `${head}Grade a response against a rubric. Score from 0 to 1 how fully the response meets the rubric.
 Return only a JSON object: {"score": <number 0..1>, "reason": "<one sentence>"}.
 
@@ -78,6 +83,19 @@ export function reflectPrompt(input: ReflectInput, firm: boolean): string {
   const criteria = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([item, n]) => `- ${requirement(item)} [${item}, failed ${n}x]`);
   const guard = input.failures.find((f) => f.task.system)?.task.system ?? "";
   const failures = input.failures.slice(0, 8).map((f) => `- wanted: ${f.task.intent.slice(0, 160)}\n  got: ${f.result.response.slice(0, 160)}\n  why-wrong: ${f.result.fail_reason.slice(0, 160)}`);
+  const custom = promptOverride("reflect");
+  if (custom) {
+    const filled = fillTemplate(custom, {
+      EDIT_BUDGET: String(input.editBudget),
+      TARGET: input.target,
+      CUR_DOC: orNone(doc),
+      GUARD: guard ? guard.slice(0, 900) : "",
+      CRITERIA: criteria.join("\n"),
+      PREFS: input.preferences,
+      FAILURES: failures.join("\n"),
+    });
+    return head + filled + (firm ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences." : "");
+  }
   return `${head}An agent keeps failing the recurring tasks below. Propose at most ${input.editBudget} bounded edits to its ${input.target}. Each edit is one short, general, reusable rule (never the answer to one task). If failing criteria are listed, the rules together must satisfy all of them. Be concrete: quote thresholds, section names and formats. Rules are appended to a learned-preferences block and cannot delete other text, so if existing text conflicts, add an explicit overriding rule. Never change the task's output format or language, and never tell the agent to ask the user questions.
 Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": "...", "anchor": "...", "rationale": "..."}.${firm ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences." : ""}
 
@@ -91,6 +109,10 @@ ${failures.join("\n")}`;
 /** Prompt for the LLM miner over one session (spec §4.4). */
 export function minerPrompt(input: MineInput): string {
   const prompts = input.prompts.slice(0, 6).map((p) => `  - ${p.slice(0, 240)}`);
+  const custom = promptOverride("miner");
+  if (custom) {
+    return head + fillTemplate(custom, { PROJECT: input.project || "(unknown)", PROMPTS: prompts.length ? prompts.join("\n") : "(none)", FINAL: orNone(input.finalAnswer.slice(0, 400)), FEEDBACK: input.feedback.length ? input.feedback.slice(0, 6).join(", ") : "(none)" });
+  }
   return `${head}From this coding-agent session summary, extract 0 to 3 recurring, generalizable tasks that a skill rule could help with next time; skip one-off requests. For each task return:
 - "intent": the generalized request,
 - "checks": programmatic success checks, preferring outcome checks (contains, not_contains, no_refusal, regex, tool_called); use formatting checks (section_present, section_contains, max_chars, min_chars) only next to an outcome check; each {"op": "...", "arg": ...},
