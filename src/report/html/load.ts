@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { errorMessage, redactText } from "../../lib/index.ts";
-import { editsFromArtifacts, normalizeBoundary, normalizeStep, normalizeSummary, reasoningFromArtifacts } from "./normalize.ts";
+import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
+import { normalizeBoundary, normalizeStep, normalizeSummary } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
 import type { BoundaryView, EditView, RunView, StepAction, StepView } from "./run-view.ts";
 

@@ -1,38 +1,6 @@
-import type { BoundaryView, EditStatus, EditView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
-
-type Rec = Record<string, unknown>;
-
-function isRec(v: unknown): v is Rec {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function num(v: unknown): number | null {
-  if (typeof v === "number" && Number.isFinite(v)) return v;
-  if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
-  return null;
-}
-
-function first(rec: Rec, keys: readonly string[]): unknown {
-  for (const k of keys) {
-    const path = k.split(".");
-    let cur: unknown = rec;
-    for (const p of path) cur = isRec(cur) ? cur[p] : undefined;
-    if (cur !== undefined && cur !== null) return cur;
-  }
-  return undefined;
-}
-
-function firstNum(rec: Rec, keys: readonly string[]): number | null {
-  for (const k of keys) {
-    const n = num(first(rec, [k]));
-    if (n !== null) return n;
-  }
-  return null;
-}
-
-function str(v: unknown): string {
-  return typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
-}
+import { normalizeEdit } from "./edits.ts";
+import type { BoundaryView, EditView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
+import { first, firstNum, isRec, num, type Rec, str } from "./values.ts";
 
 /** Map any recorded action word onto the four the report distinguishes. */
 export function normalizeAction(raw: string): StepAction {
@@ -42,36 +10,6 @@ export function normalizeAction(raw: string): StepAction {
   if (a.startsWith("reject") || a === "no_content") return "rejected";
   if (a.includes("accept")) return "accepted";
   return "skipped";
-}
-
-function normalizeStatus(raw: string): EditStatus {
-  const s = raw.toLowerCase();
-  if (s.startsWith("applied") || s === "ok" || s === "success") return "applied";
-  if (s.includes("clip")) return "clipped";
-  if (s.includes("reject")) return "rejected";
-  if (s === "proposed" || s === "selected" || s === "") return "proposed";
-  return "failed";
-}
-
-function supportNote(v: Rec): string {
-  const n = num(v.support_count);
-  const src = str(v.source_type);
-  if (n === null && !src) return "";
-  return [src && `from ${src} trajectories`, n !== null && `support ${n}`].filter(Boolean).join(", ");
-}
-
-/** One edit record, whatever its exact key names. */
-export function normalizeEdit(v: unknown): EditView | null {
-  if (!isRec(v)) return null;
-  const status = str(first(v, ["status", "result", "outcome"]));
-  return {
-    op: str(first(v, ["op", "operation", "type", "action"])) || "edit",
-    section: str(first(v, ["section", "target", "anchor", "heading"])),
-    text: str(first(v, ["text", "content", "new_text", "content_preview", "replacement", "instruction", "new_skill"])),
-    rationale: str(first(v, ["rationale", "motivation", "reasoning", "why", "change_summary"])) || supportNote(v),
-    status: normalizeStatus(status),
-    error: str(first(v, ["error", "failure", "fail_reason", "reason"])),
-  };
 }
 
 function stageMap(v: unknown, pick: (r: Rec) => number | null): Record<string, number> {
@@ -240,72 +178,6 @@ export function normalizeSummary(v: unknown): SummaryView | null {
     selectionCallsSaved: firstNum(v, ["selection_calls_saved"]),
     testByType: testByType(v.test_by_type),
   };
-}
-
-function payloadItems(patch: unknown): Rec[] {
-  if (Array.isArray(patch)) return patch.filter(isRec);
-  if (!isRec(patch)) return [];
-  for (const k of ["edits", "revise_suggestions", "skill_candidates"]) {
-    const items = patch[k];
-    if (Array.isArray(items)) return items.filter(isRec);
-  }
-  return [];
-}
-
-function editKey(e: Rec): string {
-  return JSON.stringify([e.op ?? e.type ?? "", e.target ?? e.title ?? "", e.content ?? e.instruction ?? e.new_skill ?? ""]);
-}
-
-/** The patch-level reasoning of a step's merged and ranked patches, deduplicated. */
-export function reasoningFromArtifacts(artifacts: { merged?: unknown; ranked?: unknown }): string[] {
-  const out: string[] = [];
-  for (const p of [artifacts.merged, artifacts.ranked]) {
-    if (!isRec(p)) continue;
-    for (const r of [p.reasoning, isRec(p.ranking_details) ? p.ranking_details.reasoning : undefined]) {
-      const t = str(r).trim();
-      if (t && !out.includes(t)) out.push(t);
-    }
-  }
-  return out;
-}
-
-/**
- * Every edit of a step with its fate, from the engine's step artifacts: the ranked (selected)
- * edits joined with the apply report by index, plus merged edits the learning rate clipped.
- * Applied edits of a candidate the gate turned down are "rejected".
- */
-export function editsFromArtifacts(
-  artifacts: { merged?: unknown; ranked?: unknown; report?: unknown },
-  action: StepAction,
-): EditView[] {
-  const ranked = payloadItems(artifacts.ranked);
-  const report = Array.isArray(artifacts.report) ? artifacts.report.filter(isRec) : [];
-  const byIndex = new Map<number, Rec>();
-  report.forEach((r, i) => {
-    byIndex.set(num(r.index) ?? i + 1, r);
-  });
-  const out: EditView[] = ranked.map((item, i) => {
-    const base = normalizeEdit(item)!;
-    const row = byIndex.get(i + 1);
-    if (row) {
-      const status = normalizeStatus(str(row.status));
-      base.status = status === "applied" && action !== "accepted" ? "rejected" : status;
-      base.error = str(row.reason ?? row.error);
-      if (!base.section) base.section = str(row.target);
-    } else {
-      base.status = action === "accepted" ? "applied" : action === "skipped" ? "proposed" : "rejected";
-    }
-    return base;
-  });
-  const chosen = new Set(ranked.map(editKey));
-  for (const item of payloadItems(artifacts.merged)) {
-    if (chosen.has(editKey(item))) continue;
-    const e = normalizeEdit(item)!;
-    e.status = "clipped";
-    e.error = "beyond this step's learning-rate budget";
-    out.push(e);
-  }
-  return out;
 }
 
 /** A boundary record of the run store as a BoundaryView. */

@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { boundaryRecords, getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
-import { editsFromArtifacts, normalizeAction, reasoningFromArtifacts } from "./normalize.ts";
+import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
+import { normalizeAction } from "./normalize.ts";
 import type { EditView, RunStatus } from "./run-view.ts";
 
 /** Extra step data the run store holds beyond history.jsonl: edit fates and candidate texts. */
