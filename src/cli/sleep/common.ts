@@ -128,7 +128,11 @@ export interface SleepSetup {
 
 /** Load the config with the command's flags and resolve every path once. */
 export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): SleepSetup {
-  const loaded = loadSleepConfig(overridesFromFlags(flags, rawArgs));
+  const overrides = overridesFromFlags(flags, rawArgs);
+  // spec §9.3: SKILLOPT_SLEEP_WORKERS sizes the replay pool (env sits between the file and flags).
+  const workers = env.SKILLOPT_SLEEP_WORKERS?.trim();
+  if (workers && /^\d+$/.test(workers) && Number(workers) > 0) overrides.workers = Number(workers);
+  const loaded = loadSleepConfig(overrides);
   const cfg = loaded.config;
   const project = resolveProject(cfg);
   const stateDir = resolveStateDir(cfg, env);
