@@ -21,7 +21,8 @@ export function scopeKey(scope: Scope, invoked: string): string {
 
 /**
  * Read every requested source and return the sessions with content not yet delivered to this
- * scope, newest first (spec §3, §12.1 items 1–2). Sources that are absent yield nothing.
+ * scope, newest first across all sources, up to the limit (spec §3, §12.1 items 1–2). Sources
+ * that are absent yield nothing.
  */
 export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
   const env = opts.env ?? {};
@@ -36,27 +37,37 @@ export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Number.POSITIVE_INFINITY;
   const key = scopeKey(opts.scope, ctx.invokedProject);
   const digests: SessionDigest[] = [];
-  const stats: SourceStats[] = [];
-  const deliveries: { source: SourceName; key: string; revision: number; high_water_ms: number }[] = [];
+  const deliveries: Delivery[] = [];
+  const lanes: Lane[] = [];
   try {
-    for (const name of opts.sources) {
-      if (digests.length >= limit) break;
-      if (opts.signal?.aborted) break;
-      const source = SOURCES[name];
-      const s = harvestSource(source, ctx, opts, key, limit - digests.length);
-      digests.push(...s.digests);
-      deliveries.push(...s.deliveries);
-      stats.push(s.stats);
-      opts.onProgress?.({ kind: "source_done", stats: s.stats });
-      await Promise.resolve();
+    for (const name of [...new Set(opts.sources)]) lanes.push(openLane(SOURCES[name], ctx, opts, key));
+    const queue = lanes.flatMap((lane) => lane.candidates.map((c) => ({ lane, c })));
+    queue.sort((a, b) => b.c.mtimeMs - a.c.mtimeMs || (a.c.key < b.c.key ? -1 : 1));
+    let done = 0;
+    let bytes = 0;
+    for (const { lane, c } of queue) {
+      if (digests.length >= limit || opts.signal?.aborted) break;
+      done++;
+      const before = lane.stats.bytes_read;
+      const got = visit(lane, c, ctx, opts);
+      bytes += lane.stats.bytes_read - before;
+      if (before !== lane.stats.bytes_read || got) {
+        opts.onProgress?.({ kind: "session", source: lane.source.name, done, total: queue.length, bytes });
+      }
+      if (!got) continue;
+      digests.push(got.digest);
+      deliveries.push(got.delivery);
+      lane.stats.sessions++;
     }
   } finally {
+    for (const lane of lanes) closeLane(lane, opts);
     shrinkReadBuffer();
   }
+  for (const lane of lanes) opts.onProgress?.({ kind: "source_done", stats: lane.stats });
   let committed = false;
   return {
     digests,
-    stats,
+    stats: lanes.map((l) => l.stats),
     commit() {
       if (committed || !opts.state || deliveries.length === 0) return;
       opts.state.putDelivered(key, deliveries);
@@ -65,19 +76,26 @@ export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
   };
 }
 
-interface SourceOutcome {
-  digests: SessionDigest[];
-  deliveries: { source: SourceName; key: string; revision: number; high_water_ms: number }[];
-  stats: SourceStats;
+interface Delivery {
+  source: SourceName;
+  key: string;
+  revision: number;
+  high_water_ms: number;
 }
 
-function harvestSource(
-  source: SessionSource,
-  ctx: ReaderContext,
-  opts: HarvestOptions,
-  scope: string,
-  room: number,
-): SourceOutcome {
+/** One source during a harvest: its candidates, cached marks, deliveries and pending writes. */
+interface Lane {
+  source: SessionSource;
+  stats: SourceStats;
+  candidates: Candidate[];
+  files: Map<string, SessionFileMark>;
+  delivered: Map<string, number>;
+  writes: { mark: SessionFileMark; state: SessionState | null }[];
+  seenIds: Set<string>;
+  listed: boolean;
+}
+
+function openLane(source: SessionSource, ctx: ReaderContext, opts: HarvestOptions, scope: string): Lane {
   const stats: SourceStats = {
     source: source.name,
     candidates: 0,
@@ -88,82 +106,91 @@ function harvestSource(
     own_replays: 0,
     errors: 0,
   };
-  const out: SourceOutcome = { digests: [], deliveries: [], stats };
-  let candidates: Candidate[];
+  const lane: Lane = {
+    source,
+    stats,
+    candidates: [],
+    files: new Map(),
+    delivered: new Map(),
+    writes: [],
+    seenIds: new Set(),
+    listed: false,
+  };
   try {
-    candidates = source.list(ctx);
+    lane.candidates = source.list(ctx);
+    lane.listed = true;
   } catch (err) {
     hlog.warn(`${source.name}: cannot list sessions: ${errorMessage(err)}`);
     stats.errors++;
-    source.close?.();
-    return out;
   }
-  candidates.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.key < b.key ? -1 : 1));
-  stats.candidates = candidates.length;
-  opts.onProgress?.({ kind: "source_start", source: source.name, candidates: candidates.length });
+  stats.candidates = lane.candidates.length;
+  opts.onProgress?.({ kind: "source_start", source: source.name, candidates: lane.candidates.length });
   const state = opts.state;
-  const files = state?.loadFiles(source.name) ?? new Map<string, SessionFileMark>();
-  const delivered = (!opts.includeDelivered && state?.loadDelivered(scope, source.name)) || new Map<string, number>();
-  const writes: { mark: SessionFileMark; state: SessionState | null }[] = [];
-  const since = opts.sinceMs;
-  const seenIds = new Set<string>();
-  let done = 0;
-  try {
-    for (const c of candidates) {
-      if (out.digests.length >= room || opts.signal?.aborted) break;
-      done++;
-      if (seenIds.has(c.sessionId)) continue;
-      seenIds.add(c.sessionId);
-      const prior = files.get(c.key);
-      const unchanged = prior !== undefined && prior.size === c.size && prior.mtime_ms === c.mtimeMs && prior.revision >= 0;
-      if (unchanged && delivered.get(c.key) === prior.revision) {
-        stats.unchanged++;
-        continue;
-      }
-      if (since !== undefined && (prior ? Math.max(prior.high_water_ms, c.mtimeMs) : c.mtimeMs) < since) {
-        stats.filtered++;
-        continue;
-      }
-      if (unchanged && c.project === "" && prior.project && !projectMatches(prior.project, opts.scope, ctx.invokedProject)) {
-        stats.filtered++;
-        continue;
-      }
-      let sessionState: SessionState | null;
-      let mark: SessionFileMark;
-      if (unchanged) {
-        stats.unchanged++;
-        mark = prior;
-        // No state means the file was not a session (rejected, no messages): nothing to re-read.
-        sessionState = state?.loadState(source.name, c.key) ?? null;
-      } else {
-        const priorState = prior && state ? state.loadState(source.name, c.key) : undefined;
-        ({ sessionState, mark } = readOne(source, c, prior && priorState ? { mark: prior, state: priorState } : undefined, ctx, stats, writes));
-      }
-      // Flush the parse cache in batches so memory stays flat on a large history.
-      if (state && writes.length >= WRITE_BATCH) state.putFiles(writes.splice(0));
-      opts.onProgress?.({ kind: "session", source: source.name, done, total: candidates.length, bytes: stats.bytes_read });
-      if (!sessionState) continue;
-      if (since !== undefined && mark.high_water_ms < since) {
-        stats.filtered++;
-        continue;
-      }
-      if (delivered.get(c.key) === mark.revision) continue;
-      const verdict = keep(sessionState, source, opts, ctx);
-      if (verdict === "own") stats.own_replays++;
-      if (verdict !== "keep") {
-        stats.filtered++;
-        continue;
-      }
-      out.digests.push(digestOf(sessionState));
-      out.deliveries.push({ source: source.name, key: c.key, revision: mark.revision, high_water_ms: mark.high_water_ms });
-    }
-  } finally {
-    source.close?.();
-    if (state && writes.length > 0) state.putFiles(writes);
+  if (state) {
+    lane.files = state.loadFiles(source.name);
+    if (!opts.includeDelivered) lane.delivered = state.loadDelivered(scope, source.name);
   }
-  if (state && source.listsEverything && candidates.length > 0) prune(state, source, files, candidates);
-  stats.sessions = out.digests.length;
-  return out;
+  return lane;
+}
+
+function closeLane(lane: Lane, opts: HarvestOptions): void {
+  lane.source.close?.();
+  const state = opts.state;
+  if (!state) return;
+  if (lane.writes.length > 0) state.putFiles(lane.writes.splice(0));
+  if (lane.listed && lane.source.listsEverything && lane.candidates.length > 0) prune(state, lane.source, lane.files, lane.candidates);
+}
+
+/** One candidate: skip it cheaply, serve it from the parse cache, or read what is new. */
+function visit(lane: Lane, c: Candidate, ctx: ReaderContext, opts: HarvestOptions): { digest: SessionDigest; delivery: Delivery } | undefined {
+  const { source, stats, files, delivered, writes } = lane;
+  const state = opts.state;
+  const since = opts.sinceMs;
+  if (lane.seenIds.has(c.sessionId)) return undefined;
+  lane.seenIds.add(c.sessionId);
+  const prior = files.get(c.key);
+  const unchanged = prior !== undefined && prior.size === c.size && prior.mtime_ms === c.mtimeMs && prior.revision >= 0;
+  if (unchanged && delivered.get(c.key) === prior.revision) {
+    stats.unchanged++;
+    return undefined;
+  }
+  if (since !== undefined && (prior ? Math.max(prior.high_water_ms, c.mtimeMs) : c.mtimeMs) < since) {
+    stats.filtered++;
+    return undefined;
+  }
+  if (unchanged && c.project === "" && prior.project && !projectMatches(prior.project, opts.scope, ctx.invokedProject)) {
+    stats.filtered++;
+    return undefined;
+  }
+  let sessionState: SessionState | null;
+  let mark: SessionFileMark;
+  if (unchanged) {
+    stats.unchanged++;
+    mark = prior;
+    // No state means the file was not a session (rejected, no messages): nothing to re-read.
+    sessionState = state?.loadState(source.name, c.key) ?? null;
+  } else {
+    const priorState = prior && state ? state.loadState(source.name, c.key) : undefined;
+    ({ sessionState, mark } = readOne(source, c, prior && priorState ? { mark: prior, state: priorState } : undefined, ctx, stats, writes));
+    // Flush the parse cache in batches so memory stays flat on a large history.
+    if (state && writes.length >= WRITE_BATCH) state.putFiles(writes.splice(0));
+  }
+  if (!sessionState) return undefined;
+  if (since !== undefined && mark.high_water_ms < since) {
+    stats.filtered++;
+    return undefined;
+  }
+  if (delivered.get(c.key) === mark.revision) return undefined;
+  const verdict = keep(sessionState, source, opts, ctx);
+  if (verdict === "own") stats.own_replays++;
+  if (verdict !== "keep") {
+    stats.filtered++;
+    return undefined;
+  }
+  return {
+    digest: digestOf(sessionState),
+    delivery: { source: source.name, key: c.key, revision: mark.revision, high_water_ms: mark.high_water_ms },
+  };
 }
 
 /**

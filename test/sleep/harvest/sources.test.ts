@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { harvest, SessionDigestSchema, SOURCE_NAMES, type SourceName } from "../../../src/sleep/harvest/index.ts";
 import * as v from "valibot";
@@ -54,10 +54,16 @@ describe("filters", () => {
     expect(deeper.digests).toEqual([]);
   });
 
-  test("a limit keeps the newest sessions", async () => {
+  test("a limit keeps the newest sessions across every source", async () => {
     using h = fakeHome();
-    const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations, limit: 2 });
-    expect(r.digests).toHaveLength(2);
+    const piFile = [...new Bun.Glob("**/*6a7b8c9d*.jsonl").scanSync({ cwd: h.locations.piHome, absolute: true })][0]!;
+    const later = new Date(Date.now() + 3_600_000);
+    utimesSync(piFile, later, later);
+    const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations, limit: 1 });
+    expect(r.digests.map((d) => d.source)).toEqual(["pi"]);
+    const two = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations, limit: 2 });
+    expect(two.digests).toHaveLength(2);
+    expect(two.digests[0]!.source).toBe("pi");
   });
 
   test("Pi rejects a file whose tree has a forward reference, and keeps only the active branch", async () => {
