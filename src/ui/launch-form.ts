@@ -69,6 +69,7 @@ export function validateLaunch(req: LaunchRequest, cwd: string): Validation {
   }
   sets.push(...extras);
   if (!req.config.trim()) errors.config = "pick a config";
+  else if (req.config.trim().startsWith("-")) errors.config = "a config name or path cannot start with '-'";
   if (Object.keys(errors).length > 0) return { ok: false, errors, sets, resolved: {} };
   try {
     const loaded = loadConfig({ config: req.config.trim(), set: sets, cwd });

@@ -56,7 +56,8 @@ export class Launcher {
 
   launch(config: string, sets: string[]): LaunchInfo {
     const out = this.outDir(config);
-    const argv = [...this.opts.command, "train", "--config", config, ...sets.flatMap((s) => ["--set", s]), "--out", out];
+    // `--flag=value` forms: a value can never be read as a flag of its own.
+    const argv = [...this.opts.command, "train", `--config=${config}`, ...sets.map((s) => `--set=${s}`), `--out=${out}`];
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...this.opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
     const proc = Bun.spawn(argv, { cwd: this.opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });

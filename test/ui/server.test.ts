@@ -114,6 +114,22 @@ describe("mutating requests", () => {
   });
 });
 
+describe("launch validation", () => {
+  test("a config that looks like a flag, or an override line that is not key=value, is refused before anything starts", async () => {
+    const post = (body: unknown) =>
+      fetch(`${ui.url}/api/launch`, { method: "POST", body: JSON.stringify(body), headers: { "x-skillopt-token": ui.token, origin: ui.url } });
+    const a = await post({ config: "--resume", values: {}, extra: "" });
+    expect(a.status).toBe(422);
+    expect(await a.json()).toEqual({ ok: false, errors: { config: "a config name or path cannot start with '-'" } });
+    const b = await post({ config: "quickstart", values: {}, extra: "--out /etc" });
+    expect(b.status).toBe(422);
+    expect(((await b.json()) as { errors: Record<string, string> }).errors.extra).toContain("expected section.key=value");
+    const c = await post({ config: "quickstart", values: {}, extra: "train.no_such_key=1" });
+    expect(((await c.json()) as { errors: Record<string, string> }).errors).toEqual({ extra: "train.no_such_key: unknown key" });
+    expect(ui.launcher.list()).toEqual([]);
+  });
+});
+
 describe("guard", () => {
   test("a page asked for under a foreign Host name is refused (DNS rebinding)", async () => {
     const r = await rawRequest(ui.port, "/", { host: "evil.example:80" });
