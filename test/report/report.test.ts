@@ -266,6 +266,16 @@ describe("history records", () => {
     expect(fate("rejected")[0]).toEqual(["A", "rejected", ""]);
   });
 
+  test("rewrite-mode items: a suggestion shows its title and instruction, a full rewrite its change summary", () => {
+    const fate = (ranked: unknown) => editsFromArtifacts({ ranked }, "accepted").map((e) => [e.op, e.section, e.text, e.rationale]);
+    expect(fate({ revise_suggestions: [{ type: "add_rule", title: "Dates", instruction: "Use ISO dates", motivation: "3 failures" }] })).toEqual([
+      ["add_rule", "Dates", "Use ISO dates", "3 failures"],
+    ]);
+    expect(fate({ skill_candidates: [{ title: "All rules", change_summary: ["dates", "money"], new_skill: "# whole skill" }] })).toEqual([
+      ["rewrite", "All rules", "dates\nmoney", ""],
+    ]);
+  });
+
   test("the diff shows added and removed lines in both layouts", () => {
     const html = renderDiff("a\nb\nc\n", "a\nB\nc\nd\n");
     expect(html).toContain("+2</span>");

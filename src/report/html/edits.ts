@@ -21,11 +21,16 @@ function supportNote(v: Rec): string {
 export function normalizeEdit(v: unknown): EditView | null {
   if (!isRec(v)) return null;
   const status = str(first(v, ["status", "result", "outcome"]));
+  // full_rewrite_minibatch candidates carry a whole skill: the diff shows it, the row summarises it.
+  const rewrite = typeof v.new_skill === "string";
+  const summary = Array.isArray(v.change_summary) ? v.change_summary.map(str).join("\n") : str(v.change_summary);
   return {
-    op: str(first(v, ["op", "operation", "type", "action"])) || "edit",
-    section: str(first(v, ["section", "target", "anchor", "heading"])),
-    text: str(first(v, ["text", "content", "new_text", "content_preview", "replacement", "instruction", "new_skill"])),
-    rationale: str(first(v, ["rationale", "motivation", "reasoning", "why", "change_summary"])) || supportNote(v),
+    op: rewrite ? "rewrite" : str(first(v, ["op", "operation", "type", "action"])) || "edit",
+    section: str(first(v, ["section", "target", "anchor", "heading", "title"])),
+    text: rewrite
+      ? summary || "(the whole skill, rewritten: see the diff)"
+      : str(first(v, ["text", "content", "new_text", "content_preview", "replacement", "instruction"])),
+    rationale: str(first(v, ["rationale", "motivation", "reasoning", "why"])) || (rewrite ? "" : summary) || supportNote(v),
     status: normalizeStatus(status),
     error: str(first(v, ["error", "failure", "fail_reason", "reason"])),
   };

@@ -116,12 +116,17 @@ export function renderStepTable(run: RunView): string {
   return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
 }
 
+function longText(text: string, limit = 600): string {
+  if (text.length <= limit) return esc(text);
+  return `${esc(text.slice(0, limit))}… <details><summary>all ${text.length} characters</summary>${esc(text)}</details>`;
+}
+
 function editTable(s: StepView): string {
   if (s.edits.length === 0) return `<p class="muted">No edit details recorded for this step (${s.editsApplied} applied, ${s.editsFailed} failed).</p>`;
   const rows = s.edits
     .map(
       (e) =>
-        `<tr><td>${esc(e.op)}</td><td>${esc(e.section)}</td><td><div class="edit-text">${esc(e.text)}</div></td><td>${esc(e.rationale)}</td><td>${badge(e.status)}${e.error ? `<div class="muted">${esc(e.error)}</div>` : ""}</td></tr>`,
+        `<tr><td>${esc(e.op)}</td><td>${esc(e.section)}</td><td><div class="edit-text">${longText(e.text)}</div></td><td>${esc(e.rationale)}</td><td>${badge(e.status)}${e.error ? `<div class="muted">${esc(e.error)}</div>` : ""}</td></tr>`,
     )
     .join("");
   return `<table class="edits"><thead><tr><th>op</th><th>section</th><th>text</th><th>rationale</th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
