@@ -33,6 +33,13 @@ export function blockText(content: JsonValue | undefined, textTypes: readonly st
 // toolUseResult repeats the tool output in structured form after everything we read; never scan it.
 const CLAUDE_STOP = (key: string, depth: number) => depth === 0 && key === "toolUseResult";
 
+const INTERRUPTED = /^\[Request interrupted by user[^\]]*\]$/;
+
+/** Remove `<system-reminder>` blocks Claude Code appends to user messages. */
+function stripReminders(text: string): string {
+  return text.includes("<system-reminder>") ? text.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, "").trim() : text;
+}
+
 /** Claude Code transcripts: `<claude_home>/projects/**\/<session>.jsonl`, sub-agent sidechains skipped. */
 export const claudeSource: SessionSource = {
   name: "claude",
@@ -77,12 +84,18 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
     if (snap) for (const k of Object.keys(snap).slice(0, 20)) addUnique(d.files_touched, cleanMeta(k));
     return;
   }
-  if (rec.isMeta === true || rec.isSidechain === true) return;
+  // Injected caveats, sidechains and /compact summaries are not the user speaking.
+  if (rec.isMeta === true || rec.isSidechain === true || rec.isCompactSummary === true || rec.isVisibleInTranscriptOnly === true) return;
   const msg = obj(rec.message);
   if (!msg) return;
   const role = str(msg.role);
   if (role === "user") {
-    const text = blockText(msg.content);
+    const text = stripReminders(blockText(msg.content));
+    if (INTERRUPTED.test(text)) {
+      // The user stopped the agent: a correction signal, not a prompt.
+      addUnique(d.feedback_signals, "neg:user_interrupt");
+      return;
+    }
     if (text) addUserText(d, text, st, ctx.lex);
     return;
   }
