@@ -348,7 +348,8 @@ export default defineCommand({
         total_steps: deriveSizes(config, splits.train.length).totalSteps,
         ...(args.resume ? {} : { started_at: Date.now() }),
       });
-      writeFileAtomic(join(out, "config.resolved.yaml"), stringify(redactValue(config)));
+      const roles = (["optimizer", "target"] as const).map((r) => `${r}=${client.info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${client.info[r]?.backend ?? "?"} ${client.info[r]?.model ?? ""}`.trim()}`);
+      writeFileAtomic(join(out, "config.resolved.yaml"), `# resolved from ${loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${stringify(redactValue(config))}`);
       const events = createConsole({ write: errWrite, tty: Boolean(process.stderr.isTTY), quiet: output.quiet || output.json });
       const startLines = [`  ${backendLine(client)}`, `  [initial skill] ${init.source} (${init.text.length} chars)`, ...(init.note ? [`  [note] ${init.note}`] : []), `  [out] ${out}`];
       // The first line always says which backend runs (the simulator named as such), also under --json.
