@@ -73,7 +73,10 @@ export default defineCommand({
         return;
       }
       if (r.updated_paths.length === 0) printResult(`[sleep] ${dir}: the proposal contained no accepted changes; nothing adopted`);
-      else printResult([`[sleep] adopted from ${dir}`, ...r.updated_paths.map((p) => `  -> ${p}`), "[sleep] undo with `skillopt sleep rollback`"].join("\n"));
+      else {
+        const targets = r.receipts.map((x) => ("skill_name" in x ? `  -> ${sanitizeLine(x.skill_name)}: ${x.live_skill_path}` : `  -> ${x.live_path}`));
+        printResult([`[sleep] adopted from ${dir}`, ...targets, "[sleep] undo with `skillopt sleep rollback`"].join("\n"));
+      }
     } catch (err) {
       if (err instanceof StagingError) {
         const kind = String(err.data.kind ?? "adoption_failed");

@@ -35,11 +35,13 @@ export default defineCommand({
     let staged: string[] = [];
     let adopted: string[] = [];
     let hasManaged = false;
+    let pendingRows: Array<{ name: string; path: string }> = [];
     let reportMd = "";
     if (latest) {
       try {
         const m = readManifest(join(latest, "manifest.json"));
         staged = pendingSkills(latest, m);
+        pendingRows = (m.skills ?? []).filter((r) => staged.includes(r.skill_name)).map((r) => ({ name: r.skill_name, path: r.live_skill_path }));
         adopted = (m.skills ?? []).map((s) => s.skill_name).filter((n) => !staged.includes(n));
         hasManaged = pendingLegacy(latest, m).length > 0 && !existsSync(join(latest, "rejected.json"));
         const rp = join(latest, "report.md");
@@ -71,6 +73,7 @@ export default defineCommand({
     if (!latest) lines.push("no staged proposals yet.");
     else {
       lines.push(`latest: ${latest}`);
+      for (const r of pendingRows) lines.push(`pending skill '${sanitizeLine(r.name)}' -> '${sanitizeLine(r.path)}' (adopt --skill NAME)`);
       if (hasManaged) lines.push("a managed proposal is pending: `skillopt sleep diff`, then `skillopt sleep adopt`");
       if (adopted.length) lines.push(`already adopted from this night: ${adopted.map((a) => `'${sanitizeLine(a)}'`).join(", ")}`);
       if (reportMd) lines.push("", ...reportMd.split("\n").map(sanitizeLine));

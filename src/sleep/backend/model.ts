@@ -57,10 +57,10 @@ export function extractJsonArray(text: string): unknown[] | undefined {
  * go to the target role, judging, reflection and mining to the optimizer; retries, the call cache and
  * cost accounting are the layer's. Every call is checked against and recorded in the night ledger.
  */
-export function modelSleepBackend(client: ModelClient, o: { name: string; model: string; optimizerModel?: string }): SleepBackend {
+export function modelSleepBackend(client: ModelClient, o: { name: string; model: string; modelKey?: string }): SleepBackend {
   const self: SleepBackend = {
     name: o.name,
-    modelKey: `${o.name}::${o.model}`,
+    modelKey: o.modelKey ?? `${o.name}::${o.model}`,
     remote: true,
     lastError: "",
     async attempt(task, skill, memory, sampleId, tools) {
@@ -173,7 +173,11 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
   const client = await createModelClient(config, { env: opts.env, concurrency: { target: cfg.workers, optimizer: cfg.workers } });
   const model = cfg.target_model || cfg.model;
   const name = target === optimizer ? cfg.backend : `target=${target}/optimizer=${optimizer}`;
-  const backend = modelSleepBackend(client, { name, model });
+  // spec §6.11: `<backend>::<model>`, or `optimizer=<key>;target=<key>` under dual-role routing.
+  const key = (b: string, m: string) => `${b}::${m}`;
+  const dual = target !== optimizer || (cfg.optimizer_model && cfg.optimizer_model !== model);
+  const modelKey = dual ? `optimizer=${key(optimizer, cfg.optimizer_model || cfg.model)};target=${key(target, model)}` : key(cfg.backend, model);
+  const backend = modelSleepBackend(client, { name, model, modelKey });
   backend.close = () => client.close();
   return backend;
 }

@@ -1,0 +1,43 @@
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openSleepStore } from "../../src/store/sleep.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+import { buildFakeHome } from "./support/fake-home.ts";
+
+describe("sleep state (state.sqlite)", () => {
+  test("concurrent reviews of two projects on one state dir get distinct night numbers", async () => {
+    using tmp = tempDir();
+    const a = buildFakeHome(join(tmp.path, "a"));
+    const b = buildFakeHome(join(tmp.path, "b"), { project: join(tmp.path, "b", "work", "other") });
+    const stateDir = join(tmp.path, "state");
+    const go = (home: string, project: string) =>
+      runCli(["sleep", "review", "--backend", "mock", "--project", project, "--json"], { env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir }, cwd: project });
+    const [ra, rb] = await Promise.all([go(a.home, a.project), go(b.home, b.project)]);
+    expect([ra.code, rb.code]).toEqual([0, 0]);
+    const nights = [JSON.parse(ra.stdout).night, JSON.parse(rb.stdout).night].sort();
+    expect(nights).toEqual([1, 2]);
+    const store = openSleepStore(join(stateDir, "state.sqlite"));
+    try {
+      expect(store.history(10).map((h) => h.status)).toEqual(["completed", "completed"]);
+      // The mock makes no provider calls, so the per-night ledger stays empty.
+      expect([...store.ledger(1), ...store.ledger(2)]).toEqual([]);
+      expect(store.archivedTasks(a.project, 100).length).toBeGreaterThan(0);
+    } finally {
+      store.close();
+    }
+  });
+
+  test("a changed backend/model prints the model-change advisory on stderr", async () => {
+    using tmp = tempDir();
+    const { home, project } = buildFakeHome(tmp.path);
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SKILLOPT_LOG_LEVEL: "info" };
+    expect((await runCli(["sleep", "dry-run", "--backend", "mock", "--project", project], { env })).code).toBe(0);
+    const store = openSleepStore(join(home, ".skillopt-sleep", "state.sqlite"));
+    store.setLastModelKey("claude::sonnet");
+    store.close();
+    const r = await runCli(["sleep", "dry-run", "--backend", "mock", "--project", project], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("the model changed (claude::sonnet -> mock::)");
+  });
+});
