@@ -5,7 +5,7 @@ import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
-import { addFinal, addTool, addUserText, cleanMeta, emptyDigest, projectMatches } from "./text.ts";
+import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, projectMatches } from "./text.ts";
 
 interface CodexCarry {
   /** Last user / assistant text seen: modern rollouts log each message twice (§12.1 item 5). */
@@ -106,7 +106,9 @@ function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
   const type = str(p.type) ?? "";
   const recType = str(rec.type);
   if (recType === "session_meta" || recType === "turn_context") return;
-  if (type === "user_message") userText(st, str(p.message) ?? "", ctx);
+  if (type === "turn_aborted") addUnique(d.feedback_signals, "neg:user_interrupt");
+  else if (type === "error" && recType === "event_msg") addUnique(d.feedback_signals, "neg:codex_turn_error");
+  else if (type === "user_message") userText(st, str(p.message) ?? "", ctx);
   else if (type === "agent_message") assistantText(st, str(p.message) ?? "");
   else if (type === "message") {
     const role = str(p.role);
