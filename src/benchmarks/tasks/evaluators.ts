@@ -234,7 +234,6 @@ export async function scoreJudge(
       stage: "judge",
       model: model || undefined,
       json: true,
-      temperature: 0,
     },
     JudgeSchema,
     ctx.signal ? { signal: ctx.signal } : undefined,
