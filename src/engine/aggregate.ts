@@ -15,11 +15,14 @@ async function mergeCall(sc: StageContext, skill: string, meta: string, group: P
     [
       metaSection(meta),
       skillSection(skill),
-      { title: `Patches to merge (${group.length} total, merge level ${level})`, body: "The patches are in the JSON block below." },
+      {
+        title: `Patches to merge (${group.length} total, merge level ${level})`,
+        body: `${side === "failure" ? "These patches come from FAILED trajectories: fix the failures, resolve conflicts, and make sure no two items target the same text." : "These patches come from SUCCESSFUL trajectories: be conservative and keep only patterns the skill does not cover yet."} The patches are in the JSON block below.`,
+      },
     ],
     { stage: "merge", side, update_mode: sc.mode, level, patches: group },
   );
-  const system = `${sc.prompts.merge}\n\n${side === "failure" ? "These patches come from FAILED trajectories: fix the failures, resolve conflicts, make sure no two items target the same text." : "These patches come from SUCCESSFUL trajectories: be conservative and keep only patterns the skill does not cover yet."}\n\n${formatFor(sc)}`;
+  const system = `${sc.prompts.merge}\n\n${formatFor(sc)}`;
   const full = sc.mode === "full_rewrite_minibatch";
   const value = await askOptimizer(sc, "merge", system, user, patchSchema(sc.mode), { maxTokens: full ? 64000 : 16384 });
   if (value && Array.isArray(value[key])) {
@@ -34,7 +37,7 @@ async function mergeCall(sc: StageContext, skill: string, meta: string, group: P
 }
 
 function formatFor(sc: StageContext): string {
-  return sc.mode === "patch" ? sc.prompts.format_patch.replace(/\{\{budget\}\}/g, "any number of").replace(/\{\{source\}\}/g, "merged") : sc.mode === "rewrite_from_suggestions" ? sc.prompts.format_rewrite.replace(/\{\{budget\}\}/g, "any number of").replace(/\{\{source\}\}/g, "merged") : sc.prompts.format_full_rewrite.replace(/\{\{source\}\}/g, "merged");
+  return sc.mode === "patch" ? sc.prompts.merge_format_patch : sc.mode === "rewrite_from_suggestions" ? sc.prompts.merge_format_rewrite : sc.prompts.merge_format_full_rewrite;
 }
 
 /** Merge one group level by level: chunks of max(2, b); singletons pass through (spec §2.5). */

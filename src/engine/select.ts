@@ -77,13 +77,12 @@ export async function rankAndSelect(sc: StageContext, skill: string, meta: strin
       skillSection(skill),
       {
         title: `${sc.mode === "patch" ? "Edits" : "Suggestions"} Pool (${list.length} ${label}, budget=${budget})`,
-        body: `${list.map((it, i) => `[${i}] ${describeItem(it)}`).join("\n")}\n\nSelect the ${budget} most important and return their 0-based indices in priority order.`,
+        body: `${list.map((it, i) => `[${i}] ${describeItem(it)}`).join("\n")}\n\nSelect the ${budget} most important and return their 0-based indices in priority order.${sc.mode === "patch" ? "" : " These are suggestions for a whole-document rewrite: also weigh rewrite utility, how much an item helps restructure or clarify the skill."}`,
       },
     ],
     { stage: "ranking", update_mode: sc.mode, budget, items: list },
   );
-  const prompt = sc.mode === "patch" ? sc.prompts.ranking : `${sc.prompts.ranking}\n\nAlso weigh rewrite utility: how much an item helps restructure or clarify the whole skill.`;
-  const value = await askOptimizer(sc, "ranking", prompt, user, RankingSchema);
+  const value = await askOptimizer(sc, "ranking", sc.prompts.ranking, user, RankingSchema);
   const kept: number[] = [];
   for (const x of value?.selected_indices ?? []) {
     if (kept.length >= budget) break;

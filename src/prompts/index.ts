@@ -7,6 +7,9 @@ import format_rewrite from "./format_rewrite.md" with { type: "text" };
 import lr_autonomous from "./lr_autonomous.md" with { type: "text" };
 import merge from "./merge.md" with { type: "text" };
 import merge_final from "./merge_final.md" with { type: "text" };
+import merge_format_full_rewrite from "./merge_format_full_rewrite.md" with { type: "text" };
+import merge_format_patch from "./merge_format_patch.md" with { type: "text" };
+import merge_format_rewrite from "./merge_format_rewrite.md" with { type: "text" };
 import meta_skill from "./meta_skill.md" with { type: "text" };
 import ranking from "./ranking.md" with { type: "text" };
 import rewrite from "./rewrite.md" with { type: "text" };
@@ -25,6 +28,9 @@ export const PROMPTS = {
   sar_success,
   merge,
   merge_final,
+  merge_format_patch,
+  merge_format_rewrite,
+  merge_format_full_rewrite,
   ranking,
   rewrite,
   lr_autonomous,
