@@ -1,7 +1,9 @@
 import * as v from "valibot";
 import type { UpdateMode } from "./settings.ts";
 
-const optStr = v.optional(v.string());
+// Models send null for absent fields as often as they omit them.
+const optStr = v.nullish(v.string());
+const strList = v.nullish(v.union([v.array(v.string()), v.pipe(v.string(), v.transform((x) => [x]))]));
 const optAny = v.optional(v.unknown());
 
 export const EditSchema = v.looseObject({
@@ -24,7 +26,7 @@ export const SuggestionSchema = v.looseObject({
 
 export const CandidateSchema = v.looseObject({
   title: optStr,
-  change_summary: v.optional(v.array(v.string())),
+  change_summary: strList,
   new_skill: v.string(),
   support_count: optAny,
   source_type: optStr,
@@ -61,7 +63,7 @@ export const RankingSchema = v.looseObject({ reasoning: optStr, selected_indices
 
 export const RewriteSchema = v.looseObject({
   reasoning: optStr,
-  change_summary: v.optional(v.array(v.string())),
+  change_summary: strList,
   new_skill: v.pipe(v.string(), v.check((s) => s.trim().length > 0, "new_skill must not be empty")),
 });
 

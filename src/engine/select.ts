@@ -84,8 +84,9 @@ export async function rankAndSelect(sc: StageContext, skill: string, meta: strin
   );
   const value = await askOptimizer(sc, "ranking", sc.prompts.ranking, user, RankingSchema);
   const kept: number[] = [];
-  for (const x of value?.selected_indices ?? []) {
+  for (const raw of value?.selected_indices ?? []) {
     if (kept.length >= budget) break;
+    const x = typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
     if (typeof x === "number" && Number.isInteger(x) && x >= 0 && x < list.length && !kept.includes(x)) kept.push(x);
   }
   if (kept.length) {

@@ -112,3 +112,15 @@ describe("protected regions and format checks", () => {
     expect(formatViolation(SKILL, SKILL, 5)).toContain("max_skill_tokens=5");
   });
 });
+
+describe("optimizer output schemas", () => {
+  test("accept null for absent fields and a single change_summary string", async () => {
+    const v = await import("valibot");
+    const { analystSchema, RewriteSchema } = await import("../../src/engine/schemas.ts");
+    const a = v.safeParse(analystSchema("patch"), { batch_size: 4, patch: { reasoning: null, edits: [{ op: "append", target: null, content: "- x" }] } });
+    expect(a.success).toBe(true);
+    const r = v.parse(RewriteSchema, { reasoning: "r", change_summary: "one change", new_skill: "# S\n" });
+    expect(r.change_summary).toEqual(["one change"]);
+    expect(v.safeParse(analystSchema("patch"), { patch: { edits: [{ op: "insert_before", content: "x" }] } }).success).toBe(false);
+  });
+});
