@@ -19,7 +19,7 @@ import type { SleepStore } from "./store-port.ts";
 import type { ConsolidateResult, TaskRecord } from "./types.ts";
 
 /** Harvest as the cycle sees it: digests with new content, and a commit of the high-water marks. */
-export type HarvestPort = (req: { sinceMs: number | undefined; limit: number }) => Promise<{ digests: DigestLike[]; commit(): void }>;
+export type HarvestPort = (req: { sinceMs: number | undefined; limit: number }) => Promise<{ digests: DigestLike[]; commit(): void; close?(): void }>;
 
 /** Phase lines for `--progress`. */
 export type PhaseListener = (phase: string, detail: string) => void;
@@ -82,6 +82,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   backend.ledger = ledger;
   evidence.log("cycle", "start", { night, project, backend: backend.name, model: cfg.model, dry: input.dry, edit_budget: cfg.edit_budget, gate_mode: cfg.gate_mode });
   phase("night", `night ${night} · project ${project} · backend ${backend.name}`);
+  let closeHarvest: (() => void) | undefined;
   try {
     const skillBase = readBaseline(input.skillPath);
     const memoryBase = readBaseline(input.memoryPath);
@@ -102,6 +103,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       const h = await input.harvest({ sinceMs, limit });
       nSessions = h.digests.length;
       commitHarvest = h.commit;
+      closeHarvest = h.close;
       for (const d of h.digests) evidence.log("harvest", "session", { id: d.session_id, project: d.project, prompts: d.user_prompts.length, first_prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)), feedback: d.feedback_signals });
       phase("harvest", `harvest done: ${nSessions} sessions`);
       const useLlm = backend.remote && cfg.llm_mine;
@@ -213,5 +215,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       else store.finishNight({ night, status: "failed", ended_ms: now(), staging_dir: "", accepted: false, gate_action: "", baseline: null, candidate: null, n_tasks: 0, n_sessions: 0 });
     }
     throw err;
+  } finally {
+    closeHarvest?.();
   }
 }

@@ -92,6 +92,7 @@ function migrate(db: Database, path: string, migrations: Migrations): void {
   for (let v = current; v < migrations.length; v++) {
     const sql = migrations[v]!;
     db.transaction(() => {
+      if ((db.query("PRAGMA user_version").get() as { user_version: number }).user_version > v) return;
       db.exec(sql);
       db.exec(`PRAGMA user_version = ${v + 1}`);
     }).immediate();
@@ -113,6 +114,9 @@ function migrateNamespace(db: Database, path: string, namespace: string, migrati
   for (let v = current; v < migrations.length; v++) {
     const sql = migrations[v]!;
     db.transaction(() => {
+      // Another process may have applied this step while we waited for the write lock.
+      const now = (db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as { version: number } | null)?.version ?? 0;
+      if (now > v) return;
       db.exec(sql);
       db.query("INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version").run(namespace, v + 1);
     }).immediate();

@@ -6,6 +6,16 @@ import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome } from "./support/fake-home.ts";
 
 describe("sleep state (state.sqlite)", () => {
+  test("processes opening a fresh state database at the same time all migrate it without error", async () => {
+    using tmp = tempDir();
+    for (let round = 0; round < 4; round++) {
+      const db = join(tmp.path, `state-${round}.sqlite`);
+      const kids = Array.from({ length: 8 }, () => Bun.spawn([process.execPath, join(import.meta.dir, "support", "open-store.ts"), db], { stdout: "ignore", stderr: "pipe" }));
+      const codes = await Promise.all(kids.map((k) => k.exited));
+      expect(codes).toEqual(codes.map(() => 0));
+    }
+  });
+
   test("concurrent reviews of two projects on one state dir get distinct night numbers", async () => {
     using tmp = tempDir();
     const a = buildFakeHome(join(tmp.path, "a"));

@@ -55,13 +55,8 @@ export function harvestPortFor(cfg: SleepConfig, project: string, statePath: str
     if (cfg.transcript_source === "auto" && r.digests.length === 0) r = await harvest({ ...opts, sources: ["claude"] });
     return {
       digests: r.digests,
-      commit: () => {
-        try {
-          r.commit();
-        } finally {
-          store.close();
-        }
-      },
+      commit: () => r.commit(),
+      close: () => store.close(),
     };
   };
 }
