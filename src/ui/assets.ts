@@ -15,6 +15,8 @@ tr.has-error td{background:#fff1f2}.row-error{color:var(--rej);font-size:12px}
 .field.invalid input,.field.invalid select,.field.invalid textarea{border-color:var(--rej)}
 .grid2{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:0 20px}
 button{font:inherit;padding:4px 12px;border-radius:5px;border:1px solid #9ca3af;background:#fff;cursor:pointer}button:hover{background:var(--soft)}
+.stages{display:flex;flex-wrap:wrap;gap:6px;align-items:center}.stage{border:1px solid var(--line);border-radius:12px;padding:1px 9px;font-size:12px;color:var(--muted)}
+.stage.on{background:var(--blue);border-color:var(--blue);color:#fff;font-weight:600}#launch-log{max-height:180px}
 .launch{border:1px solid var(--line);border-radius:8px;padding:4px 10px;margin:8px 0}.launch pre.log{max-height:220px}
 form.inline label{margin-right:10px}
 `;
@@ -121,6 +123,42 @@ export const UI_JS = `"use strict";
     }
     es.addEventListener("update", refresh);
     es.addEventListener("open", function () { if (live && runBody.getAttribute("data-status") === "running") live.textContent = "live"; });
+  }
+
+  // A run this dashboard launched: follow its output (current stage, step, log tail).
+  var progress = document.getElementById("launch-progress");
+  if (progress && progress.getAttribute("data-status") === "running") {
+    var logBox = document.getElementById("launch-log");
+    var where = document.getElementById("launch-where");
+    var stageOf = function (line) {
+      var m = /\\[(\\d)\\/6 (ROLLOUT|REFLECT|AGGREGATE|SELECT|UPDATE|EVALUATE)/.exec(line);
+      if (m) return m[2].toLowerCase();
+      if (/SLOW UPDATE/.test(line)) return "slow update";
+      if (/META SKILL/.test(line)) return "meta skill";
+      if (/^\\s*TEST\\b/.test(line)) return "test";
+      return null;
+    };
+    var pes = new EventSource("/api/launches/" + encodeURIComponent(progress.getAttribute("data-launch")) + "/events");
+    pes.addEventListener("change", function (ev) {
+      var d = JSON.parse(ev.data);
+      if (d.line) {
+        logBox.textContent = (logBox.textContent + "\\n" + d.line).split("\\n").slice(-15).join("\\n");
+        var st = stageOf(d.line);
+        if (st) progress.querySelectorAll(".stage").forEach(function (s) { s.classList.toggle("on", s.getAttribute("data-stage") === st); });
+        var step = /\\[STEP (\\d+)\\/(\\d+)\\]/.exec(d.line);
+        if (step) where.textContent = "step " + step[1] + " of " + step[2];
+      }
+      if (d.status !== "running") {
+        pes.close();
+        progress.setAttribute("data-status", d.status);
+        var badge = document.getElementById("launch-status");
+        badge.textContent = d.status;
+        badge.className = "badge b-" + (d.status === "stopped" ? "interrupted" : d.status);
+        progress.querySelectorAll(".stage").forEach(function (s) { s.classList.remove("on"); });
+        var stop = progress.querySelector(".stop-btn");
+        if (stop) stop.remove();
+      }
+    });
   }
 
   // Launch form: validated by the server with the CLI's schema; errors go next to their field.

@@ -126,6 +126,12 @@ export class Launcher {
     return undefined;
   }
 
+  /** The launch that writes this run directory, if this dashboard started it. */
+  byDir(dir: string): LaunchInfo | undefined {
+    const abs = resolve(dir);
+    return [...this.children.values()].reverse().find((c) => c.info.out === abs)?.info;
+  }
+
   subscribe(id: string, fn: (info: LaunchInfo, line?: string) => void): () => void {
     const c = this.children.get(id);
     if (!c) return () => {};

@@ -54,9 +54,16 @@ export function runsPage(rows: RunRow[], root: string): string {
   return `<h1>Runs</h1><p class="meta">Under <code>${esc(root)}</code> · click a column to sort</p>${table}`;
 }
 
-export function runPage(run: RunView, id: string): string {
+const STAGES = ["rollout", "reflect", "aggregate", "select", "update", "evaluate", "slow update", "meta skill", "test"];
+
+/** Stage strip and log tail of a run this dashboard launched (updated from its output). */
+function launchPanel(l: LaunchInfo): string {
+  return `<div id="launch-progress" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p class="stages">${STAGES.map((s) => `<span class="stage" data-stage="${s}">${s}</span>`).join("")} <span id="launch-where" class="muted"></span> <span id="launch-status" class="badge b-${l.status === "stopped" ? "interrupted" : esc(l.status)}">${esc(l.status)}</span>${l.status === "running" ? ` <button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
+}
+
+export function runPage(run: RunView, id: string, launch?: LaunchInfo): string {
   const eid = encodeURIComponent(id);
-  return `<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/report.html">report.html</a> · <a href="/runs/${eid}/files/best_skill.md">best_skill.md</a> · <a href="/runs/${eid}/files/history.jsonl">history.jsonl</a> · <span id="live" class="live">${run.status === "running" ? "live" : ""}</span></p>
+  return `${launch ? launchPanel(launch) : ""}<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/report.html">report.html</a> · <a href="/runs/${eid}/files/best_skill.md">best_skill.md</a> · <a href="/runs/${eid}/files/history.jsonl">history.jsonl</a> · <span id="live" class="live">${run.status === "running" ? "live" : ""}</span></p>
 <div id="run-body" data-run="${esc(id)}" data-steps="${run.steps.length}" data-status="${esc(run.status)}">${renderRunBody(run)}</div>`;
 }
 
@@ -68,7 +75,7 @@ export function comparePage(rows: RunRow[], a: RunView | null, b: RunView | null
   const picker = `<form method="get" action="/compare" class="inline"><label>A <select name="a">${runOptions(rows, aId)}</select></label> <label>B <select name="b">${runOptions(rows, bId)}</select></label> <button type="submit">Compare</button></form>`;
   if (!a || !b) return `<h1>Compare runs</h1>${picker}<p class="muted">Pick two runs.</p>`;
   const line = (r: RunView) =>
-    `<tr><td>${esc(r.name)}</td><td class="n">${fmtScore(r.summary?.baseline.selection)}</td><td class="n">${fmtScore(r.summary?.best.selection ?? r.steps.at(-1)?.bestScore)}</td><td class="n">${fmtScore(r.summary?.best.test)}</td><td class="n">${r.steps.length}</td><td class="n">${r.steps.filter((s) => s.action === "accepted").length}</td><td class="n">${fmtCost(r.summary?.costUsd ?? null)}</td></tr>`;
+    `<tr><td>${esc(r.name)}</td><td class="n">${fmtScore(r.baselineSelection)}</td><td class="n">${fmtScore(r.summary?.best.selection ?? r.steps.at(-1)?.bestScore)}</td><td class="n">${fmtScore(r.summary?.best.test)}</td><td class="n">${r.steps.length}</td><td class="n">${r.steps.filter((s) => s.action === "accepted").length}</td><td class="n">${fmtCost(r.summary?.costUsd ?? null)}</td></tr>`;
   const bestA = a.bestSkill ?? a.finalSkill ?? "";
   const bestB = b.bestSkill ?? b.finalSkill ?? "";
   return `<h1>Compare runs</h1>${picker}

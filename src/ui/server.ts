@@ -210,7 +210,7 @@ export function startUi(opts: UiOptions): UiServer {
       const dir = runOf(id);
       if (rest === "" || rest === "/") {
         const { run } = readRun(dir, status);
-        return html(page({ title: run.name, tab: "runs", token, pageId: "run", body: runPage(run, id) }));
+        return html(page({ title: run.name, tab: "runs", token, pageId: "run", body: runPage(run, id, launcher.byDir(dir)) }));
       }
       if (rest === "/body") {
         const { run } = readRun(dir, status);

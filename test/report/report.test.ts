@@ -96,6 +96,7 @@ describe("run store", () => {
       ["rule 2", "rejected", "failures on dates"],
       ["clipped rule", "clipped", ""],
     ]);
+    expect(view.baselineSelection).toBeNull();
     expect({ status: view.status, planned: view.plannedSteps, started: view.startedAt, sim: view.simulator, benchmark: view.benchmark }).toEqual({
       status: "running",
       planned: 6,
@@ -150,6 +151,7 @@ describe("epoch boundaries", () => {
     using tmp = tempDir();
     cpSync(join(REPO_ROOT, "fixtures", "runs", "quickstart"), tmp.path, { recursive: true });
     const view = loadRunView(tmp.path);
+    expect(view.baselineSelection).toBe(0.25);
     expect(view.boundaries.map((b) => [b.epoch, b.slowAction, b.slowScore === null])).toEqual([
       [1, "inject_placeholder", true],
       [2, "force_accept", false],

@@ -152,6 +152,32 @@ describe("dashboard in a real browser", () => {
     expect(await page.locator("#run-body").getAttribute("data-status")).toBe("finished");
   });
 
+  test("a launched run's page follows its stages and steps, and its Stop button interrupts it", async () => {
+    const r = await fetch(`${ui.url}/api/launch`, {
+      method: "POST",
+      headers: { "x-skillopt-token": ui.token, origin: ui.url },
+      body: JSON.stringify({ config: "quickstart", values: {}, extra: "model.sim_latency_ms=20\ntrain.seed=99" }),
+    });
+    const { launch } = (await r.json()) as { launch: { id: string; out: string } };
+    await new Promise<void>((done) => {
+      const off = ui.launcher.subscribe(launch.id, (_, line) => {
+        if (line?.includes("[STEP 1/")) {
+          off();
+          done();
+        }
+      });
+    });
+    const page = b.page;
+    await page.goto(`${ui.url}/runs/${encodeURIComponent(launch.out.split("/").pop()!)}`);
+    await page.locator("#launch-progress .stage.on").waitFor({ timeout: 10_000 });
+    await page.locator("#launch-where", { hasText: /step \d+ of 12/ }).waitFor({ timeout: 10_000 });
+    await b.screenshot(page, "ui-launched-run-live");
+    await page.click("#launch-progress .stop-btn");
+    await page.locator("#launch-status", { hasText: "stopped" }).waitFor({ timeout: 4000 });
+    expect(ui.launcher.get(launch.id)!.status).toBe("stopped");
+    expect(await page.locator("#launch-progress .stage.on").count()).toBe(0);
+  });
+
   test("a mutating request without the token is refused (403)", async () => {
     const page = b.page;
     await page.goto(`${ui.url}/`);
@@ -159,7 +185,7 @@ describe("dashboard in a real browser", () => {
       fetch("/api/launch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ config: "quickstart" }) }).then((r) => r.status),
     );
     expect(status).toBe(403);
-    expect(ui.launcher.list()).toHaveLength(1);
+    expect(ui.launcher.list()).toHaveLength(2);
   });
 
   test("the pages raised no console error beyond the refusals the tests provoked", () => {

@@ -22,8 +22,11 @@ async function setup(name: string): Promise<{ ui: UiServer; home: string; projec
   return { ui, home, project, night: JSON.parse(r.stdout).staging_dir as string };
 }
 
+let adoptSetup: Awaited<ReturnType<typeof setup>>;
+let rejectSetup: Awaited<ReturnType<typeof setup>>;
+
 beforeAll(async () => {
-  b = await launchBrowser();
+  [b, adoptSetup, rejectSetup] = await Promise.all([launchBrowser(), setup("adopt"), setup("reject")]);
 });
 
 afterAll(async () => {
@@ -34,7 +37,7 @@ afterAll(async () => {
 
 describe("Sleep panel", () => {
   test("shows a staged night's gate result and diff; Adopt applies it through the CLI's adopt", async () => {
-    const { ui, home, night } = await setup("adopt");
+    const { ui, home, night } = adoptSetup;
     const page = b.page;
     await page.goto(`${ui.url}/sleep`);
     const card = page.locator('details.night[data-state="staged"]');
@@ -52,7 +55,7 @@ describe("Sleep panel", () => {
   });
 
   test("Reject needs the token, then discards the night through the CLI's reject", async () => {
-    const { ui, project, night } = await setup("reject");
+    const { ui, project, night } = rejectSetup;
     const refused = await fetch(`${ui.url}/api/sleep/reject`, { method: "POST", body: JSON.stringify({ project, night }) });
     expect(refused.status).toBe(403);
     expect(existsSync(join(night, "rejected.json"))).toBe(false);

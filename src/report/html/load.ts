@@ -259,6 +259,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     plannedSteps: state?.plannedSteps ?? null,
     epochs: info.epochs,
     summary,
+    baselineSelection: summary?.baseline.selection ?? state?.baselineSelection ?? null,
     initialSkill: versions.get(0) ?? null,
     bestSkill: opts.light ? null : readText(join(dir, "best_skill.md")),
     finalSkill: versions.size > 0 ? (versions.get(Math.max(...versions.keys())) ?? null) : null,

@@ -51,7 +51,7 @@ export function renderCards(run: RunView): string {
   const early = run.steps.filter((x) => x.action === "rejected_early").length;
   const last = run.steps[run.steps.length - 1];
   const cards = [
-    card("baseline", `sel ${fmtScore(s?.baseline.selection)}`, `test ${fmtScore(s?.baseline.test)}`),
+    card("baseline", `sel ${fmtScore(s?.baseline.selection ?? run.baselineSelection)}`, `test ${fmtScore(s?.baseline.test)}`),
     card(
       "best",
       `sel ${fmtScore(s?.best.selection ?? last?.bestScore)}`,

@@ -36,7 +36,7 @@ export function renderScoreChart(run: RunView, id = "score-chart"): string {
   const steps = run.steps;
   const n = steps.length === 0 ? 1 : Math.max(...steps.map((s) => s.step));
   const sum = run.summary;
-  const baselineSel = sum?.baseline.selection ?? null;
+  const baselineSel = sum?.baseline.selection ?? run.baselineSelection;
   const currentPts: ChartPoint[] = [];
   if (baselineSel !== null) currentPts.push({ x: 0, y: baselineSel, title: `baseline selection ${baselineSel.toFixed(3)}` });
   const slowAccepted = new Map(run.boundaries.filter((b) => b.slowScore !== null && b.slowAction.includes("accept")).map((b) => [b.step, b]));
@@ -160,7 +160,7 @@ export function renderCompareChart(runs: RunView[], id = "compare-chart"): strin
   runs.forEach((run, i) => {
     const color = RUN_COLORS[i % RUN_COLORS.length]!;
     const pts: ChartPoint[] = [];
-    const b = run.summary?.baseline.selection ?? null;
+    const b = run.baselineSelection;
     if (b !== null) pts.push({ x: 0, y: b, title: `${run.name}: baseline ${b.toFixed(3)}` });
     for (const s of run.steps) {
       xMax = Math.max(xMax, s.step);

@@ -110,6 +110,8 @@ export interface RunView {
   plannedSteps: number | null;
   epochs: number | null;
   summary: SummaryView | null;
+  /** The initial skill's selection score while the run has no summary yet. */
+  baselineSelection: number | null;
   initialSkill: string | null;
   bestSkill: string | null;
   finalSkill: string | null;

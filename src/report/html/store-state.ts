@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { boundaryRecords, getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
+import { boundaryRecords, evaluationRows, getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeAction } from "./normalize.ts";
 import type { EditView, RunStatus } from "./run-view.ts";
@@ -20,6 +20,8 @@ export interface RunState {
   status?: RunStatus;
   startedAt?: string;
   plannedSteps: number | null;
+  /** The initial skill's selection score, known from the first checkpoint on (before summary.json). */
+  baselineSelection: number | null;
   meta: Record<string, string>;
 }
 
@@ -79,7 +81,10 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
     let status = statusOf(meta.status);
     if (status === "running" && meta.pid && !processAlive(Number(meta.pid))) status = "interrupted";
     const startedAt = startedAtOf(meta.started_at);
+    const base = evaluationRows(store).find((e) => e.kind === "baseline" && e.split === "val");
+    const baseScore = base ? Number(base.score ?? base.hard) : Number.NaN;
     return {
+      baselineSelection: Number.isFinite(baseScore) ? baseScore : null,
       records,
       boundaries: opts.light ? [] : boundaryRecords(store),
       extras,
