@@ -6,6 +6,8 @@ import { MetaSkillSchema, SlowUpdateSchema } from "./schemas.ts";
 import { regionContent, SLOW_END, SLOW_START } from "./skill-doc.ts";
 import { askOptimizer, type StageContext } from "./stage-context.ts";
 
+const PAIR_ENTRY_CHARS = 2000;
+
 export type PairCategory = "improved" | "regressed" | "persistent_fail" | "stable_success";
 
 export interface Pair {
@@ -32,8 +34,9 @@ function makePair(sc: StageContext, p: RolloutResult, c: RolloutResult, i: numbe
   const cat = category(p, c);
   const pair: Pair = { id: c.id, task: String(c.question ?? c.task_description ?? c.instruction ?? c.id), category: cat, prev: side(p), curr: side(c) };
   if (cat !== "stable_success") {
-    pair.prev_trajectory = trajectoryJson(p, i + 1, sc.bench);
-    pair.curr_trajectory = trajectoryJson(c, i + 1, sc.bench);
+    // Two trajectories per pair and up to slow_update_samples pairs: clip entries harder.
+    pair.prev_trajectory = trajectoryJson(p, i + 1, sc.bench, PAIR_ENTRY_CHARS);
+    pair.curr_trajectory = trajectoryJson(c, i + 1, sc.bench, PAIR_ENTRY_CHARS);
   }
   return pair;
 }

@@ -59,40 +59,59 @@ export function metaSection(meta: string): Section | undefined {
 }
 
 const MAX_ENTRY_CHARS = 6000;
+/** Budget of the trajectories of one optimizer prompt (≈ 60k tokens). */
+export const MAX_TRAJECTORY_CHARS = 240_000;
 
-function clip(text: string): string {
-  if (text.length <= MAX_ENTRY_CHARS) return text;
-  const keep = MAX_ENTRY_CHARS / 2;
+function clip(text: string, max = MAX_ENTRY_CHARS): string {
+  if (text.length <= max) return text;
+  const keep = Math.floor(max / 2);
   return `${text.slice(0, keep)}\n[… ${text.length - 2 * keep} characters omitted …]\n${text.slice(-keep)}`;
 }
 
-function entryJson(e: TrajectoryEntry): Record<string, unknown> {
-  if ("type" in e && e.type === "tool_call") return { type: "tool_call", cmd: clip(e.cmd), obs: clip(e.obs) };
-  if ("step" in e) return { step: e.step, action: clip(e.action), env_feedback: clip(e.env_feedback), ...(e.reasoning ? { reasoning: clip(e.reasoning) } : {}) };
+function entryJson(e: TrajectoryEntry, max: number): Record<string, unknown> {
+  const c = (t: string) => clip(t, max);
+  if ("type" in e && e.type === "tool_call") return { type: "tool_call", cmd: c(e.cmd), obs: c(e.obs) };
+  if ("step" in e) return { step: e.step, action: c(e.action), env_feedback: c(e.env_feedback), ...(e.reasoning ? { reasoning: c(e.reasoning) } : {}) };
   const r = e as { role: string; content: string };
-  return { role: r.role === "system" ? "verification" : r.role, content: clip(String(r.content)) };
+  return { role: r.role === "system" ? "verification" : r.role, content: c(String(r.content)) };
 }
 
 /**
  * One trajectory for the optimizer. The target's system prompt is left out: it is the current
  * skill, already shown once (spec §10.18), and long entries are clipped in the middle.
  */
-export function trajectoryJson(r: RolloutResult, index: number, bench: Benchmark): Record<string, unknown> {
+export function trajectoryJson(r: RolloutResult, index: number, bench: Benchmark, max = MAX_ENTRY_CHARS): Record<string, unknown> {
   const task = String(r.task_description ?? r.question ?? r.instruction ?? "");
   return {
     index,
     id: r.id,
     task_type: r.task_type ?? "other",
-    task: clip(task),
+    task: clip(task, Math.max(max, 2000)),
     outcome: Number(r.hard) >= 1e-9 ? "pass" : "fail",
     hard: r.hard,
     soft: r.soft,
     ...(r.fail_reason ? { fail_reason: r.fail_reason } : {}),
     ...(r.predicted_answer !== undefined ? { predicted_answer: r.predicted_answer } : {}),
-    ...(r.reference_text ? { hidden_reference: clip(String(r.reference_text)) } : {}),
-    ...(bench.formatForOptimizer ? { rendered: clip(bench.formatForOptimizer(r)) } : {}),
-    trajectory: (r.trajectory ?? []).filter((e) => !("role" in e && e.role === "user" && String(e.content) === task)).map(entryJson),
+    ...(r.reference_text ? { hidden_reference: clip(String(r.reference_text), max) } : {}),
+    ...(bench.formatForOptimizer ? { rendered: clip(bench.formatForOptimizer(r), max) } : {}),
+    trajectory: (r.trajectory ?? []).filter((e) => !("role" in e && e.role === "user" && String(e.content) === task)).map((e) => entryJson(e, max)),
   };
+}
+
+/**
+ * The trajectories of one prompt within MAX_TRAJECTORY_CHARS: entries are clipped harder until
+ * the whole block fits (spec §10.18: upstream sent everything and overflowed long episodes).
+ */
+export function trajectoriesWithinBudget(results: readonly RolloutResult[], bench: Benchmark, budget = MAX_TRAJECTORY_CHARS): Record<string, unknown>[] {
+  let max = MAX_ENTRY_CHARS;
+  let out = results.map((r, i) => trajectoryJson(r, i + 1, bench, max));
+  for (let round = 0; round < 4; round++) {
+    const size = JSON.stringify(out).length;
+    if (size <= budget || max <= 200) break;
+    max = Math.max(200, Math.floor((max * budget) / size / 1.1));
+    out = results.map((r, i) => trajectoryJson(r, i + 1, bench, max));
+  }
+  return out;
 }
 
 /** A short text index of the trajectories (the JSON block carries their content). */

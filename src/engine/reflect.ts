@@ -1,5 +1,5 @@
 import { isFailure } from "./evaluate.ts";
-import { fill, metaSection, skillSection, trajectoryIndex, trajectoryJson, userMessage } from "./messages.ts";
+import { fill, metaSection, skillSection, trajectoriesWithinBudget, trajectoryIndex, userMessage } from "./messages.ts";
 import { seededShuffle } from "./random.ts";
 import type { RolloutResult } from "./ports.ts";
 import { analystSchema, payloadKey } from "./schemas.ts";
@@ -90,7 +90,7 @@ async function analyst(
   ]
     .filter(Boolean)
     .join("\n\n");
-  const trajectories = items.map((r, i) => trajectoryJson(r, i + 1, sc.bench));
+  const trajectories = trajectoriesWithinBudget(items, sc.bench);
   const title = side === "failure" ? "Failed Trajectories" : "Successful Trajectories";
   const user = userMessage(
     [

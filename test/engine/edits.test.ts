@@ -124,3 +124,17 @@ describe("optimizer output schemas", () => {
     expect(v.safeParse(analystSchema("patch"), { patch: { edits: [{ op: "insert_before", content: "x" }] } }).success).toBe(false);
   });
 });
+
+describe("trajectories for the optimizer", () => {
+  test("fit the prompt budget by clipping long entries in the middle", async () => {
+    const { trajectoriesWithinBudget } = await import("../../src/engine/messages.ts");
+    const bench = { name: "b", initialSkill: "", loadSplits: async () => ({ train: [], val: [], test: [] }), rollout: async () => { throw new Error("unused"); } };
+    const long = "x".repeat(50_000);
+    const results = Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, hard: 0, soft: 0, question: "Q", trajectory: Array.from({ length: 10 }, () => ({ role: "assistant", content: long })) }));
+    const out = trajectoriesWithinBudget(results, bench, 100_000);
+    expect(JSON.stringify(out).length).toBeLessThanOrEqual(100_000);
+    const first = (out[0]!.trajectory as { content: string }[])[0]!.content;
+    expect(first).toContain("characters omitted");
+    expect(first.startsWith("xxx")).toBe(true);
+  });
+});
