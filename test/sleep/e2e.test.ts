@@ -112,3 +112,26 @@ describe("memory targets and auto-adopt", () => {
     expect(readFileSync(join(project, "CLAUDE.md"), "utf8")).not.toContain("bun test");
   });
 });
+
+describe("reject", () => {
+  test("a rejected night's edits are remembered and not proposed again on the next night", async () => {
+    using tmp = tempDir("sleep-e2e-");
+    const home = join(tmp.path, "home");
+    const project = join(tmp.path, "proj");
+    mkdirSync(project, { recursive: true });
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ id: `task_r${i}`, intent: `Question ${i}`, reference_kind: "exact", reference: `ref-${i}`, tags: ["rule:wrap-answer"], split: i % 2 ? "val" : "train" }));
+    const file = join(project, "tasks.json");
+    writeFileSync(file, JSON.stringify({ format: "skillopt_sleep.tasks.v1", tasks }));
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
+    const run = (args: string[]) => runCli(["sleep", ...args, "--project", project, "--json"], { env });
+    const first = JSON.parse((await run(["review", "--backend", "mock", "--tasks-file", file])).stdout);
+    expect(first.accepted).toBe(true);
+    const rej = await run(["reject"]);
+    expect(rej.code).toBe(0);
+    expect(JSON.parse(rej.stdout).rejected_edits).toHaveLength(1);
+    const refused = await run(["adopt"]);
+    expect(refused.code).toBe(2);
+    const second = JSON.parse((await run(["review", "--backend", "mock", "--tasks-file", file])).stdout);
+    expect(second).toMatchObject({ accepted: false, n_accepted_edits: 0, n_rejected_edits: 0, no_edits_reason: "the optimizer proposed no edits" });
+  });
+});
