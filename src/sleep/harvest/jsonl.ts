@@ -11,6 +11,8 @@ export class RawString {
     readonly start: number,
     /** Index of the closing quote. */
     readonly end: number,
+    /** false = known to hold no escape; true = may hold one (checked when decoding). */
+    private readonly mayEscape: boolean,
   ) {}
   get byteLength(): number {
     return this.end - this.start;
@@ -19,8 +21,9 @@ export class RawString {
     return this.text();
   }
   text(): string {
-    const slice = this.buf.subarray(this.start, this.end);
-    if (slice.indexOf(92) === -1) return slice.toString("utf8");
+    if (!this.mayEscape || this.buf.subarray(this.start, this.end).indexOf(92) === -1) {
+      return this.buf.toString("utf8", this.start, this.end);
+    }
     return JSON.parse(this.buf.toString("utf8", this.start - 1, this.end + 1)) as string;
   }
 }
@@ -277,7 +280,7 @@ class Scanner {
 
   private finishString(start: number, close: number, maybeEscaped: boolean, decode: boolean): string | RawString {
     this.p = close + 1;
-    if (!decode && close - start >= LAZY_MIN) return new RawString(this.buf, start, close);
+    if (!decode && close - start >= LAZY_MIN) return new RawString(this.buf, start, close, maybeEscaped);
     if (!maybeEscaped) return this.buf.toString("utf8", start, close);
     try {
       return JSON.parse(this.buf.toString("utf8", start - 1, close + 1)) as string;
