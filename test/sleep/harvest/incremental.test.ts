@@ -73,6 +73,31 @@ describe("incremental harvest", () => {
     expect(r.digests[0]!.user_prompts).toEqual(["first prompt about the cache layer", "second prompt about eviction"]);
   });
 
+  test("every JSONL source picks up an appended turn, then reads nothing again", async () => {
+    using s = setup();
+    await s.run();
+    const L = s.h.locations;
+    const find = (root: string, pattern: string) => [...new Bun.Glob(pattern).scanSync({ cwd: root, absolute: true })][0]!;
+    const add = (path: string, rec: unknown) => appendFileSync(path, `${JSON.stringify(rec)}\n`);
+    add(find(L.codexHome, "sessions/**/*.jsonl"), { timestamp: "2026-11-30T11:00:00Z", type: "event_msg", payload: { type: "user_message", message: "codex: also update the docs" } });
+    add(find(L.cursorHome, "projects/*/agent-transcripts/7c1d*/*.jsonl"), { role: "user", message: { content: [{ type: "text", text: "<user_query>\ncursor: also log retries\n</user_query>" }] } });
+    add(find(L.piHome, "agent/sessions/**/*6a7b8c9d*.jsonl"), { type: "message", id: "e9", parentId: "e8", timestamp: "2026-11-30T11:04:00.000Z", message: { role: "user", content: "pi: and the README" } });
+    add(find(L.vscodeWorkspaceStorage, "a1b2c3d4e5f6/chatSessions/3f6c*.jsonl"), {
+      kind: 2,
+      k: ["requests"],
+      v: [{ requestId: "request_6", timestamp: 1764493600000, agent: { extensionId: "github.copilot-chat" }, message: { text: "copilot: now add a test" }, response: [{ value: "Added." }] }],
+    });
+    const r = await s.run();
+    const last = Object.fromEntries(r.digests.map((d) => [d.source, d.user_prompts.at(-1)]));
+    expect(last).toEqual({
+      codex: "codex: also update the docs",
+      copilot: "copilot: now add a test",
+      cursor: "cursor: also log retries",
+      pi: "pi: and the README",
+    });
+    expect((await s.run()).digests).toEqual([]);
+  });
+
   test("a half-written trailing line waits until it is complete", async () => {
     using s = setup();
     await s.run({ sources: ["claude"] });
