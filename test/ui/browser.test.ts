@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { normalizeAction, writeRunReport } from "../../src/report/html/index.ts";
@@ -7,6 +7,10 @@ import { commitSyntheticStep, writeSyntheticRun } from "../report/synthetic-run.
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+
+// These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
+// (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
+setDefaultTimeout(20_000);
 
 const tmp = tempDir("skillopt-browser-");
 const root = join(tmp.path, "outputs");

@@ -1,8 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { startUi } from "../../src/ui/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+
+// These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
+// (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
+setDefaultTimeout(20_000);
 
 describe("skillopt ui", () => {
   test("prints its URL with the token, serves the runs, and stops on SIGTERM", async () => {

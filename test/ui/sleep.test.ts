@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
@@ -6,6 +6,10 @@ import { buildFakeHome } from "../sleep/support/fake-home.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+
+// These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
+// (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
+setDefaultTimeout(20_000);
 
 const tmp = tempDir("skillopt-ui-sleep-");
 const servers: UiServer[] = [];
