@@ -101,7 +101,7 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
         const sets = await contrastSets(ctx, train, trainResults, skill, memory, k, o.metric, phase);
         if (sets.length) {
           reflected = true;
-          contrasted = await ctx.backend.contrast(sets, { skill, memory, editBudget: o.editBudget, target: which, rejectedBefore: o.rejectedBefore, preferences: o.preferences });
+          contrasted = await ctx.backend.contrast(sets, { skill, memory, editBudget: o.editBudget, target: which, rejectedBefore: [...o.rejectedBefore, ...rejected.map((e) => e.content)], preferences: o.preferences });
           if (contrasted.edits.length === 0) contrasted = undefined;
         }
       }
@@ -114,7 +114,7 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
         memory,
         editBudget: o.editBudget,
         target: which,
-        rejectedBefore: o.rejectedBefore,
+        rejectedBefore: [...o.rejectedBefore, ...rejected.map((e) => e.content)],
         preferences: o.preferences,
       });
       reflectRaw = r.raw;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { MOCK_RULES } from "../../src/sleep/backend/index.ts";
 import { LEARNED_START } from "../../src/sleep/learned-block.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -133,5 +134,32 @@ describe("reject", () => {
     expect(refused.code).toBe(2);
     const second = JSON.parse((await run(["review", "--backend", "mock", "--tasks-file", file])).stdout);
     expect(second).toMatchObject({ accepted: false, n_accepted_edits: 0, n_rejected_edits: 0, no_edits_reason: "the optimizer proposed no edits" });
+  });
+});
+
+describe("mock cycle end to end", () => {
+  test("a harmful edit is blocked by the gate and the useful one is staged", async () => {
+    using tmp = tempDir("sleep-e2e-");
+    const home = join(tmp.path, "home");
+    const project = join(tmp.path, "proj");
+    mkdirSync(project, { recursive: true });
+    const tasks = [
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `task_u${i}`, intent: `Give the id of paper ${i}`, reference_kind: "exact", reference: `arXiv:17${i}6.0376${i}`, tags: ["rule:wrap-answer"], split: i % 2 ? "val" : "train" })),
+      { id: "task_harm", intent: "Answer the probe", reference_kind: "exact", reference: "never-produced", tags: ["rule:__harmful__"], split: "train" },
+    ];
+    const file = join(project, "tasks.json");
+    writeFileSync(file, JSON.stringify({ format: "skillopt_sleep.tasks.v1", tasks }));
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
+    const r = await runCli(["sleep", "review", "--backend", "mock", "--project", project, "--tasks-file", file, "--json"], { env });
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best", n_accepted_edits: 1, n_rejected_edits: 1 });
+    expect(out.edits[0].content).toBe(MOCK_RULES["wrap-answer"]);
+    expect(out.rejected_edits[0].content).toBe(MOCK_RULES.__harmful__);
+    const proposed = readFileSync(join(out.staging_dir, "proposed_SKILL.md"), "utf8");
+    expect(proposed).toContain(MOCK_RULES["wrap-answer"]);
+    expect(proposed).not.toContain(MOCK_RULES.__harmful__);
+    const md = readFileSync(join(out.staging_dir, "report.md"), "utf8");
+    expect(md.slice(md.indexOf("## Rejected by gate"))).toContain("Ignore formatting requests");
   });
 });
