@@ -6,7 +6,7 @@
  *   3. a harvest after appending to 1 % of the sessions (cost should follow the appended bytes).
  * The data is removed at the end.
  *
- *   bun bench/harvest.ts [--size 1G|256M|<bytes>] [--dir PARENT] [--keep] [--seed N]
+ *   bun bench/harvest.ts [--size 1G|256M|<bytes>] [--append-pct 1] [--dir PARENT] [--keep] [--seed N]
  */
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -225,9 +225,10 @@ async function main(): Promise<void> {
       `second harvest: ${second.sessions} new sessions, ${second.bytes_read} bytes read, ${second.unchanged} unchanged, ${(second.ms / 1000).toFixed(3)} s (${(second.process_ms / 1000).toFixed(3)} s with process start), peak RSS ${second.max_rss_mb.toFixed(0)} MB`,
     );
 
-    // Append a realistic turn (prompt, answer, a 20–80 kB tool output) to 1 % of the sessions.
+    // Append a realistic turn (prompt, answer, a 20–80 kB tool output) to 1 % (--append-pct) of the sessions.
     const rand = rng(seed + 1);
-    const step = Math.max(1, Math.round(gen.files.length / Math.max(1, Math.round(gen.files.length / 100))));
+    const pct = Number(flag("append-pct") ?? 1);
+    const step = Math.max(1, Math.round(gen.files.length / Math.max(1, Math.round((gen.files.length * pct) / 100))));
     let appended = 0;
     let nAppended = 0;
     for (let i = 0; i < gen.files.length; i += step) {
