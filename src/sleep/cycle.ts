@@ -98,7 +98,9 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     } else {
       const limit = cfg.max_sessions_per_night ?? 3 * cfg.max_tasks_per_night;
       const last = store.lastHarvestMs(project);
-      const sinceMs = last ?? (cfg.lookback_hours > 0 ? startedMs - cfg.lookback_hours * 3_600_000 : undefined);
+      // Per-session delivery marks make re-reads free, so the window is only a bound on what was
+      // never seen: the lookback, widened back to the last night after a longer break.
+      const sinceMs = cfg.lookback_hours > 0 ? Math.min(last ?? Number.POSITIVE_INFINITY, startedMs - cfg.lookback_hours * 3_600_000) : undefined;
       phase("harvest", `harvest start (source ${String(cfg.transcript_source)}, max ${limit} sessions)`);
       const h = await input.harvest({ sinceMs, limit });
       nSessions = h.digests.length;
