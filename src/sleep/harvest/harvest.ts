@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./index.ts";
-import { shrinkReadBuffer } from "./jsonl.ts";
+import { shrinkReadBuffer } from "./read-lines.ts";
 import { SOURCES } from "./sources.ts";
 import { type Candidate, digestOf, type ReaderContext, type SessionSource } from "./source.ts";
 import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches } from "./text.ts";

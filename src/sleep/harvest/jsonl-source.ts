@@ -1,7 +1,8 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { SessionFileMark, SessionState } from "../ports.ts";
-import { type JsonObject, obj, parseLine, readLines, type StopAt } from "./jsonl.ts";
+import { type JsonObject, obj, parseLine, type StopAt } from "./jsonl.ts";
+import { readLines } from "./read-lines.ts";
 import type { Candidate, ReadOutcome } from "./source.ts";
 import { toEpochMs, toIsoUtc } from "./text.ts";
 

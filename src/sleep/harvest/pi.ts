@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
-import { arr, type JsonObject, obj, parseLine, readLines, str } from "./jsonl.ts";
+import { arr, type JsonObject, obj, parseLine, str } from "./jsonl.ts";
+import { readLines } from "./read-lines.ts";
 import { fileCandidate, fileRevision, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
 import { addFinal, addTool, addUserText, emptyDigest, toEpochMs, toIsoUtc } from "./text.ts";

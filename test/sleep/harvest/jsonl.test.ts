@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type JsonValue, parseLine, RawString, readLines, str } from "../../../src/sleep/harvest/jsonl.ts";
+import { type JsonValue, parseLine, RawString, str } from "../../../src/sleep/harvest/jsonl.ts";
+import { readLines } from "../../../src/sleep/harvest/read-lines.ts";
 import { tempDir } from "../../support/tmp.ts";
 
 function parse(text: string, stop?: (k: string, d: number) => boolean): JsonValue | undefined {
