@@ -162,16 +162,23 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
     extra.openai_compatible_base_url = cfg.azure_endpoint;
     extra.azure_openai_endpoint = cfg.azure_endpoint;
   }
+  // Executables (spec §2.1 / §9.3): the flag or config key, then the SKILLOPT_SLEEP_* variable.
+  const codex = cfg.codex_path || opts.env.SKILLOPT_SLEEP_CODEX_PATH;
+  if (codex) extra.codex_exec_path = codex;
+  const copilot = opts.env.SKILLOPT_SLEEP_COPILOT_PATH;
+  if (copilot) extra.copilot_exec_path = copilot;
+  const envModel = { claude: "SKILLOPT_SLEEP_CLAUDE_MODEL", codex: "SKILLOPT_SLEEP_CODEX_MODEL", copilot: "SKILLOPT_SLEEP_COPILOT_MODEL" } as Record<string, string>;
+  const defaultModel = (b: string) => (envModel[b] ? opts.env[envModel[b]!] : undefined) ?? "";
   if (cfg.api_key_env) {
     const key = opts.env[cfg.api_key_env];
     if (!key) throw new UnsupportedError(`api_key_env names ${cfg.api_key_env}, which is not set in the environment`);
     extra.openai_compatible_api_key = key;
   }
-  const t = sleepModelConfig(layerName(target), { model: cfg.target_model || cfg.model, extra });
-  const o = sleepModelConfig(layerName(optimizer), { model: cfg.optimizer_model || cfg.model, extra });
+  const t = sleepModelConfig(layerName(target), { model: cfg.target_model || cfg.model || defaultModel(target), extra });
+  const o = sleepModelConfig(layerName(optimizer), { model: cfg.optimizer_model || cfg.model || defaultModel(optimizer), extra });
   const config = { model: { ...t.model, optimizer_backend: o.model.optimizer_backend, ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}) } };
   const client = await createModelClient(config, { env: opts.env, concurrency: { target: cfg.workers, optimizer: cfg.workers } });
-  const model = cfg.target_model || cfg.model;
+  const model = cfg.target_model || cfg.model || defaultModel(target);
   const name = target === optimizer ? cfg.backend : `target=${target}/optimizer=${optimizer}`;
   // spec §6.11: `<backend>::<model>`, or `optimizer=<key>;target=<key>` under dual-role routing.
   const key = (b: string, m: string) => `${b}::${m}`;
