@@ -14,22 +14,22 @@ export type {
 
 /** What to harvest and how. */
 export interface HarvestOptions {
-  /** Sources to read, in order (`auto` is resolved by the caller: see resolveSources). */
+  /** Sources to read (`auto` is the caller's policy: Codex, then Claude if Codex had nothing). */
   sources: readonly SourceName[];
   scope: Scope;
   /** Absolute path of the invoked project ("" = none: every project matches under `invoked`). */
   invokedProject: string;
   locations?: SourceLocations;
-  /**
-   * Sessions whose last activity is older than this (UTC epoch ms) are skipped unread, unless
-   * they were harvested before and grew since. Unset = no window.
-   */
+  /** Sessions with no activity since this instant (UTC epoch ms) are skipped unread. Unset = no window. */
   sinceMs?: number;
-  /** Maximum digests returned over all sources, newest first; 0 = unlimited. */
+  /**
+   * Maximum digests returned, newest first across all sources; 0 = unlimited. Sessions past the
+   * limit stay undelivered and come first next time they are the newest.
+   */
   limit?: number;
   /**
    * Also return sessions already delivered to this scope (a preview of everything, still read
-   * through the parse cache). commit() then records nothing new for them.
+   * through the parse cache). Used by `sleep harvest`, which never commits.
    */
   includeDelivered?: boolean;
   /** Incremental state; without it every session is read in full and commit() does nothing. */
