@@ -2,7 +2,7 @@ import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
-import { arr, type JsonObject, type JsonValue, obj, parseLine, str } from "./jsonl.ts";
+import { arr, type JsonObject, type JsonValue, materialize, obj, parseLine, str } from "./jsonl.ts";
 import { readLines } from "./read-lines.ts";
 import { fileCandidate, fileRevision } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
@@ -59,6 +59,12 @@ function workspaceProject(dir: string): string {
   return "";
 }
 
+// Never read (spec §3.5): tool inputs/outputs, result details, rendered context, variables.
+const VSCODE_DROP = new Set(["resultDetails", "toolSpecificData", "result", "variableData", "contentReferences", "codeCitations"]);
+function vscodeDrop(key: string): boolean {
+  return VSCODE_DROP.has(key);
+}
+
 /** GitHub Copilot Chat in VS Code: `workspaceStorage/<id>/chatSessions/*.jsonl` operation logs. */
 export const copilotVscodeSource: SessionSource = {
   name: "copilot",
@@ -108,7 +114,7 @@ export const copilotVscodeSource: SessionSource = {
     const { consumed, bytesRead } = readLines(c.path, 0, c.size, (buf, s, e) => {
       const rec = obj(parseLine(buf, s, e));
       if (!rec) return false;
-      doc = applyOp(doc, JSON.parse(JSON.stringify(rec)) as JsonObject);
+      doc = applyOp(doc, materialize(rec, vscodeDrop) as JsonObject);
       return true;
     });
     const state = buildDigest(obj(doc), c, ctx);

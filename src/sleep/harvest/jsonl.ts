@@ -324,3 +324,21 @@ export function obj(v: JsonValue | undefined): JsonObject | undefined {
 export function arr(v: JsonValue | undefined): JsonValue[] | undefined {
   return Array.isArray(v) ? v : undefined;
 }
+
+/**
+ * A plain copy of a parsed value that outlives the read buffer: RawStrings decoded, and keys the
+ * reader never uses (`drop(key, parent)`) left out without decoding them.
+ */
+export function materialize(v: JsonValue | undefined, drop?: (key: string, parent: JsonObject) => boolean): JsonValue | undefined {
+  if (v instanceof RawString) return v.text();
+  if (Array.isArray(v)) return v.map((x) => materialize(x, drop) ?? null);
+  if (v !== null && typeof v === "object") {
+    const out: JsonObject = Object.create(null);
+    for (const k of Object.keys(v)) {
+      if (drop?.(k, v)) continue;
+      out[k] = materialize(v[k], drop);
+    }
+    return out;
+  }
+  return v;
+}

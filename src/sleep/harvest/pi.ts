@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
-import { arr, type JsonObject, obj, parseLine, str } from "./jsonl.ts";
+import { arr, type JsonObject, materialize, obj, parseLine, str } from "./jsonl.ts";
 import { readLines } from "./read-lines.ts";
 import { fileCandidate, fileRevision, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
@@ -84,9 +84,15 @@ export const piSource: SessionSource = {
   },
 };
 
-/** Decode the lazy strings we may need later (the read buffer is reused after each line). */
+// Never read: reasoning, tool arguments, tool results' content and provider details.
+const PI_DROP = new Set(["thinking", "thinkingSignature", "arguments", "details", "usage"]);
+function piDrop(key: string, parent: JsonObject): boolean {
+  return PI_DROP.has(key) || (key === "content" && str(parent.role) === "toolResult");
+}
+
+/** Decode what we may need later (the read buffer is reused after each line), nothing else. */
 function materialise(rec: JsonObject): JsonObject {
-  return JSON.parse(JSON.stringify(rec)) as JsonObject;
+  return materialize(rec, piDrop) as JsonObject;
 }
 
 function build(records: JsonObject[], c: Candidate, ctx: ReaderContext): SessionState | null {
