@@ -42,6 +42,18 @@ async function finish(p: ReturnType<typeof start>): Promise<Result> {
 
 const lastLine = (s: string) => s.trim().split("\n").filter(Boolean).pop() ?? "";
 
+/** The refusing process's message: its stderr line, or the error text of its --json document. */
+function refusal(r: Result): string {
+  if (r.stderr.trim()) return lastLine(r.stderr);
+  try {
+    const doc = JSON.parse(r.stdout) as Record<string, unknown>;
+    const err = (doc.error ?? doc.message ?? doc.reason) as unknown;
+    return typeof err === "string" ? err : JSON.stringify(err ?? doc).slice(0, 160);
+  } catch {
+    return lastLine(r.stdout).slice(0, 160);
+  }
+}
+
 function storeConsistent(out: string): string | undefined {
   const db = new Database(join(out, "state.sqlite"), { readonly: true });
   try {
@@ -112,7 +124,7 @@ async function adoptRace(root: string): Promise<{ ok: number; notes: string[] }>
     if (good) ok++;
     const loser = [a, b].find((x) => x.code !== 0);
     notes.push(
-      `adopt round ${r + 1}: exits ${a.code}/${b.code}, live file ${live === proposed ? "= proposal" : live === original ? "= original" : "CORRUPTED"}, receipts ${receipts}${loser ? `, refusal: "${lastLine(loser.stderr) || lastLine(loser.stdout).slice(0, 120)}"` : ""}`,
+      `adopt round ${r + 1}: exits ${a.code}/${b.code}, live file ${live === proposed ? "= proposal" : live === original ? "= original" : "CORRUPTED"}, receipts ${receipts}${loser ? `, refusal: "${refusal(loser)}"` : ""}`,
     );
   }
   return { ok, notes };

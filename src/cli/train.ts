@@ -22,7 +22,19 @@ import {
 import { ConfigError, isSecretKey, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole } from "../report/console.ts";
-import { commitCheckpoint, getRunMeta, lastCheckpoint, openRunStore, setRunMeta, skillTexts, stepRecords, type Store, useCallTables } from "../store/index.ts";
+import {
+  claimRun,
+  commitCheckpoint,
+  getRunMeta,
+  lastCheckpoint,
+  openRunStore,
+  releaseRun,
+  setRunMeta,
+  skillTexts,
+  stepRecords,
+  type Store,
+  useCallTables,
+} from "../store/index.ts";
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 
@@ -288,17 +300,23 @@ export default defineCommand({
     };
     let out: string;
     let store: Store | undefined;
+    let claimed: Store | undefined;
     if (args.resume) {
       out = resolve(cwd, String(args.resume));
       if (!existsSync(join(out, "state.sqlite"))) throw new UsageError(`--resume ${args.resume}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
       store = openRunStore(join(out, "state.sqlite"));
-      const meta = getRunMeta(store);
-      const pid = Number(meta.pid);
-      if (meta.status === "running" && pid && pid !== process.pid && processAlive(pid)) {
-        throw new UsageError(`--resume ${args.resume}: the run is still in progress (pid ${pid})`, { hint: "wait for it to finish, or stop it first" });
+      const claim = claimRun(store, process.pid, processAlive);
+      if (!claim.ok) {
+        throw new UsageError(`--resume ${args.resume}: the run is still in progress (pid ${claim.holder})`, { hint: "wait for it to finish, or stop it first" });
       }
+      claimed = store;
+      const meta = getRunMeta(store);
       const saved = JSON.parse(meta.input ?? "null") as ConfigInput | null;
-      if (!saved) throw new UsageError(`--resume ${args.resume}: the run store has no saved config input`);
+      if (!saved) {
+        throw new UsageError(`--resume ${args.resume}: the run was stopped before it started, so there is nothing to resume`, {
+          hint: `start it again with the same command and --out ${args.resume}`,
+        });
+      }
       input = { ...saved, set: [...saved.set, ...input.set], cfgOptions: [...saved.cfgOptions, ...input.cfgOptions], legacy: { ...saved.legacy, ...input.legacy } };
     }
     const maxCost = args["max-cost"] === undefined ? undefined : Number(args["max-cost"]);
@@ -309,8 +327,16 @@ export default defineCommand({
     const bench = await resolveBenchmark(loaded);
     const init = resolveInitialSkill(loaded, bench, input.cwd);
     out ??= resolve(cwd, args.out ? String(args.out) : config.env.out_root || join("outputs", `${config.env.name}_${timestamp()}`));
-    if (!args.resume && !args["dry-run"] && existsSync(join(out, "state.sqlite"))) {
-      throw new UsageError(`${relative(cwd, out) || out} already holds a run`, { hint: `continue it with --resume ${relative(cwd, out) || out}, or choose another --out` });
+    if (!args.resume && !args["dry-run"]) {
+      // A store without a saved input belongs to a run stopped before it started: take it over.
+      if (existsSync(join(out, "state.sqlite")) && getRunMeta((store ??= openRunStore(join(out, "state.sqlite")))).input !== undefined) {
+        throw new UsageError(`${relative(cwd, out) || out} already holds a run`, { hint: `continue it with --resume ${relative(cwd, out) || out}, or choose another --out` });
+      }
+      mkdirSync(out, { recursive: true });
+      store ??= openRunStore(join(out, "state.sqlite"));
+      const claim = claimRun(store, process.pid, processAlive);
+      if (!claim.ok) throw new UsageError(`${relative(cwd, out) || out}: another skillopt train (pid ${claim.holder}) is writing this run`, { hint: "choose another --out" });
+      claimed = store;
     }
     const controller = new AbortController();
     const client = await createModelClient(config, {
@@ -390,6 +416,7 @@ export default defineCommand({
       process.removeListener("SIGINT", onSigint);
       process.removeListener("SIGTERM", onSigint);
       await client.close();
+      if (claimed) releaseRun(claimed, process.pid);
       store?.close();
     }
   },

@@ -8,7 +8,8 @@ import { inTransaction, openStore } from "./db.ts";
  * - `run_meta(key, value)`: `config` (resolved config, secrets masked, JSON), `status`
  *   (running | finished | interrupted | stopped), `pid`, `started_at`, `updated_at` (ms epoch,
  *   refreshed on every commit), `benchmark`, `backend` (e.g. "sim (offline simulator)"),
- *   `summary` (summary.json, JSON), `total_steps`.
+ *   `summary` (summary.json, JSON), `total_steps`, `owner_pid` (the process that holds the run;
+ *   claimed atomically by claimRun, released when it ends).
  * - `checkpoints(seq, kind, step, epoch, state_json, created_at)`: one row per commit (baseline,
  *   step, boundary, final); the last row's `state_json` is the loop state a resume continues from.
  * - `steps(step, epoch, action, outcome, record_json, artifacts_json, created_at)`: the history
@@ -55,6 +56,29 @@ export function setRunMeta(store: Store, values: Record<string, string | number>
   inTransaction(store, () => {
     for (const [k, val] of Object.entries(values)) q.run(k, String(val));
   });
+}
+
+/** Outcome of claimRun: ours, or held by a live process. */
+export type RunClaim = { ok: true } | { ok: false; holder: number };
+
+/**
+ * Claim the run for `pid`, atomically: inside one IMMEDIATE transaction (sqlite's write lock, which
+ * the OS releases if the holder dies), refuse when another live process owns it, else take it.
+ * Two processes racing for one run directory therefore get exactly one winner.
+ */
+export function claimRun(store: Store, pid: number, alive: (pid: number) => boolean): RunClaim {
+  return inTransaction(store, () => {
+    const row = store.db.query("SELECT value FROM run_meta WHERE key = 'owner_pid'").get() as { value: string } | null;
+    const holder = Number(row?.value ?? 0);
+    if (holder && holder !== pid && alive(holder)) return { ok: false, holder } as const;
+    store.db.query("INSERT INTO run_meta (key, value) VALUES ('owner_pid', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(pid));
+    return { ok: true } as const;
+  });
+}
+
+/** Give up the claim if `pid` still holds it. */
+export function releaseRun(store: Store, pid: number): void {
+  store.db.query("DELETE FROM run_meta WHERE key = 'owner_pid' AND value = ?").run(String(pid));
 }
 
 export function getRunMeta(store: Store): Record<string, string> {

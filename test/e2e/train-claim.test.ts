@@ -1,0 +1,73 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { claimRun, getRunMeta, openRunStore, releaseRun } from "../../src/store/index.ts";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const QUICK = ["--config", "quickstart", "--set", "model.backend=sim", "--set", "train.num_epochs=1"];
+
+describe("one process per run directory", () => {
+  test("claimRun gives exactly one winner among racing processes", async () => {
+    using dir = tempDir();
+    const path = join(dir.path, "state.sqlite");
+    openRunStore(path).close();
+    const script = join(dir.path, "claim.ts");
+    writeFileSync(
+      script,
+      `import { claimRun, openRunStore } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
+       const s = openRunStore(process.argv[2]);
+       const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+       const c = claimRun(s, process.pid, alive);
+       process.stdout.write(c.ok ? "won" : "lost");
+       await Bun.sleep(800);`,
+    );
+    const procs = Array.from({ length: 4 }, () => Bun.spawn([process.execPath, script, path], { stdout: "pipe", stderr: "pipe" }));
+    const outs = await Promise.all(procs.map((p) => new Response(p.stdout).text()));
+    expect(outs.filter((o) => o === "won")).toHaveLength(1);
+    expect(outs.filter((o) => o === "lost")).toHaveLength(3);
+  });
+
+  test("a claim held by a dead process is taken over, and release only drops our own", () => {
+    using dir = tempDir();
+    const store = openRunStore(join(dir.path, "state.sqlite"));
+    expect(claimRun(store, 999_999, () => false)).toEqual({ ok: true });
+    expect(claimRun(store, 4242, (pid) => pid === 999_999)).toEqual({ ok: false, holder: 999_999 });
+    expect(claimRun(store, 4242, () => false)).toEqual({ ok: true });
+    releaseRun(store, 1);
+    expect(getRunMeta(store).owner_pid).toBe("4242");
+    releaseRun(store, 4242);
+    expect(getRunMeta(store).owner_pid).toBeUndefined();
+    store.close();
+  });
+
+  test("--resume refuses while another live process holds the run", async () => {
+    using dir = tempDir();
+    const out = join(dir.path, "run");
+    const first = await runCli(["train", ...QUICK, "--out", out, "--quiet"]);
+    expect(first.code).toBe(0);
+    const store = openRunStore(join(out, "state.sqlite"));
+    expect(claimRun(store, process.pid, () => true)).toEqual({ ok: true });
+    const r = await runCli(["train", "--resume", out]);
+    releaseRun(store, process.pid);
+    store.close();
+    expect(r.code).toBe(2);
+    expect(r.stderr.split("\n")[0]).toBe(`error: --resume ${out}: the run is still in progress (pid ${process.pid})`);
+  });
+
+  test("a run stopped before it started can be started again with the same --out, and is not resumable", async () => {
+    using dir = tempDir();
+    const out = join(dir.path, "run");
+    mkdirSync(out);
+    openRunStore(join(out, "state.sqlite")).close();
+    const resume = await runCli(["train", "--resume", out]);
+    expect(resume.code).toBe(2);
+    expect(resume.stderr).toContain("the run was stopped before it started, so there is nothing to resume");
+    const again = await runCli(["train", ...QUICK, "--out", out, "--quiet"]);
+    expect(again.stderr).toBe("");
+    expect(again.code).toBe(0);
+    const twice = await runCli(["train", ...QUICK, "--out", out]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("already holds a run");
+  });
+});
