@@ -171,12 +171,14 @@ describe("upstream run folders", () => {
       { step: 2, epoch: 1, rollout_hard: 0.4, edit_budget: 3, candidate_gate_score: 0.4, action: "reject", current_score: 0.5, best_score: 0.5, tokens: {}, wall_time_s: 2.1 },
     ];
     writeFileSync(join(dir.path, "history.json"), JSON.stringify(steps));
+    writeFileSync(join(dir.path, "config.json"), JSON.stringify({ env: "searchqa", optimizer_model: "gpt-5.5", target_model: "gpt-5.4-mini", backend: "azure_openai", num_epochs: 4 }));
     writeFileSync(join(dir.path, "summary.json"), JSON.stringify({ baseline_selection_hard: 0.2, best_selection_hard: 0.5, best_step: 1, test_hard: 0.45, baseline_test_hard: 0.2, total_steps: 2, total_accepts: 1, total_rejects: 1 }));
     const view = loadRunView(dir.path);
     expect(view.steps.map((s) => [s.step, s.action, s.lr, s.rolloutScore, s.tokens])).toEqual([
       [1, "accepted", 4, 0.3, 110],
       [2, "rejected", 3, 0.4, 0],
     ]);
+    expect([view.benchmark, view.optimizerModel, view.targetModel, view.backend, view.epochs]).toEqual(["searchqa", "gpt-5.5", "gpt-5.4-mini", "azure_openai", 4]);
     expect(view.summary).toMatchObject({ baseline: { selection: 0.2, test: 0.2 }, best: { selection: 0.5, test: 0.45, step: 1 }, steps: 2, accepted: 1, rejected: 1 });
   });
 });

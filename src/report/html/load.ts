@@ -95,6 +95,20 @@ function configFromMeta(meta: Record<string, string>): ConfigInfo {
   };
 }
 
+/** Upstream's flat config.json (spec §3.4 names). */
+function upstreamConfig(raw: unknown): Partial<ConfigInfo> {
+  if (typeof raw !== "object" || raw === null) return {};
+  const c = raw as Record<string, unknown>;
+  const s = (v: unknown) => (typeof v === "string" ? v : "");
+  const out: Partial<ConfigInfo> = {};
+  if (s(c.env)) out.benchmark = s(c.env);
+  if (s(c.optimizer_model)) out.optimizer = s(c.optimizer_model);
+  if (s(c.target_model)) out.target = s(c.target_model);
+  if (s(c.backend)) out.backend = s(c.backend);
+  if (typeof c.num_epochs === "number") out.epochs = c.num_epochs;
+  return out;
+}
+
 interface ConfigInfo {
   benchmark: string;
   optimizer: string;
@@ -199,6 +213,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const configYaml = redactText(readText(join(dir, "config.resolved.yaml")) ?? "");
   // The store's JSON copy of the config is much cheaper to read than the YAML file.
   const info = state?.meta.config || !configYaml ? configFromMeta(state?.meta ?? {}) : configInfo(configYaml, warnings);
+  if (!state && !configYaml) Object.assign(info, upstreamConfig(readJson(join(dir, "config.json"), warnings)));
   if (evalRaw && typeof evalRaw === "object") {
     const e = evalRaw as Record<string, unknown>;
     if (!info.benchmark && typeof e.benchmark === "string") info.benchmark = e.benchmark;
