@@ -1,10 +1,12 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import * as v from "valibot";
 import type { ModelClient } from "../../engine/ports.ts";
 import { BackendError, UnsupportedError, errorMessage, redactText } from "../../lib/index.ts";
 import { createModelClient, sleepModelConfig } from "../../backends/index.ts";
 import type { SleepBackendName, SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
-import { attemptPrompt, contrastPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
+import { attemptPrompt, contrastPrompt, judgePrompt, minerPrompt, reflectPrompt, toolShim, toolTaskPrompt } from "./prompts.ts";
 import type { MinedCandidate, SleepBackend } from "./types.ts";
 
 const JudgeSchema = v.object({ score: v.pipe(v.number(), v.minValue(0), v.maxValue(1)), reason: v.optional(v.string(), "") });
@@ -65,6 +67,23 @@ export function modelSleepBackend(client: ModelClient, o: { name: string; model:
     lastError: "",
     async attempt(task, skill, memory, sampleId, tools) {
       self.ledger?.check();
+      const runner = tools.length ? client.taskRunner() : undefined;
+      if (runner) {
+        // Honest tool detection: the agent runs real shim scripts that log their own name.
+        let log = "";
+        const files = Object.fromEntries(tools.map((t) => [`tools/${t}`, toolShim(t)]));
+        const traj = await runner.runTask(`${skill}\n\n${memory}`, { id: task.id, prompt: toolTaskPrompt(task, skill, memory, tools), files, allowEdits: true }, {
+          inspect: async (ws) => {
+            const f = join(ws, "_tool_calls.log");
+            log = existsSync(f) ? readFileSync(f, "utf8") : "";
+          },
+        });
+        const tokens = traj.usage.promptTokens + traj.usage.completionTokens;
+        self.ledger?.record("attempt_tools", tokens, traj.costUsd, false);
+        if (traj.error) self.lastError = redactText(traj.error);
+        const ran = new Set(log.split("\n").map((l) => l.trim().toLowerCase()));
+        return { text: traj.finalAnswer, toolsCalled: tools.filter((t) => ran.has(t.toLowerCase())), tokens };
+      }
       try {
         const r = await client.chat("target", { stage: "sleep_attempt", messages: [{ role: "user", content: attemptPrompt(task, skill, memory, tools) }], maxTokens: 1024, sampleIndex: sampleId });
         const tokens = r.usage.promptTokens + r.usage.completionTokens;

@@ -143,3 +143,23 @@ ${input.rejectedBefore.length ? `\n## Rules already rejected by the validation g
 ## Attempt pairs
 ${rows.join("\n")}`;
 }
+
+/** Shim script of one replay tool: logs its own name (honest detection) and prints a canned result. */
+export function toolShim(name: string): string {
+  return `#!/bin/sh\nprintf '%s\\n' ${JSON.stringify(name)} >> "$(dirname "$0")/../_tool_calls.log"\necho "results found for: $*"\n`;
+}
+
+/** Task prompt of a tool-aware replay (spec §5.9): the tools exist as scripts and must really be run. */
+export function toolTaskPrompt(task: TaskRecord, skill: string, memory: string, tools: readonly string[]): string {
+  return `${head}Solve the request below following the guidance. These tools exist in this directory and must really be run (not just mentioned) whenever the guidance says to use them or to search first: ${tools.map((t) => `\`sh tools/${t} "<query>"\``).join(", ")}. Reply with the final answer only.
+
+### Guidance: skill
+${orNone(skill)}
+
+### Guidance: project memory
+${orNone(memory)}
+
+### Request
+${task.intent}
+${task.context_excerpt ? `\n### Context\n${task.context_excerpt}\n` : ""}`;
+}
