@@ -33,13 +33,13 @@ const SQ = String.raw`'(?:[^'\\\n]|\\.|'')*(?:'|(?=\n)|$)`;
 const BR = String.raw`\{(?:[^}\\\n]|\\.|\}\})*(?:\}|(?=\n)|$)`;
 const BARE = String.raw`[^\s"';&,)\]}]+`;
 const VALUE = `(?:${DQ}|${SQ}|${BR}|${BARE})`;
-const NOT_BEFORE = String.raw`(?<![A-Za-z0-9])`;
+const NOT_BEFORE = `(?<![A-Za-z0-9])`;
 
 // Credential-like identifier (rule 10): optional word_/word- prefixes and a credential noun, or a
 // compact run ending in one.
-const CRED_NOUN = String.raw`(?:api[_-]?key|access[_-]?token|refresh[_-]?token|token|password|passwd|secret(?:[_-]?access[_-]?key|[_-]?key)?|shared[_-]?access[_-]?key|private[_-]?key)`;
-const CRED_COMPACT = String.raw`[A-Za-z0-9]*(?:apikey|accesstoken|refreshtoken|clientsecret|secretkey|secretaccesskey|sharedaccesskey|privatekey)`;
-const CRED_NAME = String.raw`(?:(?:[A-Za-z0-9]+[_-])*${CRED_NOUN}|${CRED_COMPACT})`;
+const CRED_NOUN = `(?:api[_-]?key|access[_-]?token|refresh[_-]?token|token|password|passwd|secret(?:[_-]?access[_-]?key|[_-]?key)?|shared[_-]?access[_-]?key|private[_-]?key)`;
+const CRED_COMPACT = `[A-Za-z0-9]*(?:apikey|accesstoken|refreshtoken|clientsecret|secretkey|secretaccesskey|sharedaccesskey|privatekey)`;
+const CRED_NAME = `(?:(?:[A-Za-z0-9]+[_-])*${CRED_NOUN}|${CRED_COMPACT})`;
 
 const REDACTED_PREFIX = "[REDACTED";
 
@@ -69,11 +69,11 @@ const RULES: Rule[] = [
     },
   },
   // 2–7. Well-known token shapes.
-  { re: new RegExp(String.raw`${NOT_BEFORE}sk-[A-Za-z0-9_-]{10,}`, "g"), replace: marker("[REDACTED_OPENAI_KEY]") },
+  { re: new RegExp(`${NOT_BEFORE}sk-[A-Za-z0-9_-]{10,}`, "g"), replace: marker("[REDACTED_OPENAI_KEY]") },
   { re: /\bAKIA[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
-  { re: new RegExp(String.raw`${NOT_BEFORE}gh[pousr]_[A-Za-z0-9]{20,}`, "g"), replace: marker("[REDACTED_GITHUB_TOKEN]") },
-  { re: new RegExp(String.raw`${NOT_BEFORE}xox[baprs]-[A-Za-z0-9-]{10,}`, "g"), replace: marker("[REDACTED_SLACK_TOKEN]") },
-  { re: new RegExp(String.raw`${NOT_BEFORE}AIza[0-9A-Za-z_-]{20,}`, "g"), replace: marker("[REDACTED_GOOGLE_KEY]") },
+  { re: new RegExp(`${NOT_BEFORE}gh[pousr]_[A-Za-z0-9]{20,}`, "g"), replace: marker("[REDACTED_GITHUB_TOKEN]") },
+  { re: new RegExp(`${NOT_BEFORE}xox[baprs]-[A-Za-z0-9-]{10,}`, "g"), replace: marker("[REDACTED_SLACK_TOKEN]") },
+  { re: new RegExp(`${NOT_BEFORE}AIza[0-9A-Za-z_-]{20,}`, "g"), replace: marker("[REDACTED_GOOGLE_KEY]") },
   {
     re: new RegExp(String.raw`${NOT_BEFORE}eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "g"),
     replace: marker("[REDACTED_JWT]"),
