@@ -1,3 +1,4 @@
+import { setDefaultTimeout } from "bun:test";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,3 +25,6 @@ process.env.NO_COLOR = "1";
 process.env.SKILLOPT_LOG_LEVEL = "silent";
 const KEY_VARS = /(_API_KEY|_TOKEN|_SECRET|_BASE_URL|_ENDPOINT|_AUTH_MODE)$|^(OPENAI|AZURE_OPENAI|ANTHROPIC|QWEN|MINIMAX|OPTIMIZER|TARGET|CODEX|CLAUDE|CURSOR|COPILOT)_/;
 for (const k of Object.keys(process.env)) if (KEY_VARS.test(k)) delete process.env[k];
+
+// bunfig's [test] timeout is not read by this Bun; tests that spawn the CLI need more than 5 s on 2 cores.
+setDefaultTimeout(30_000);

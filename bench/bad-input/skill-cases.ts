@@ -8,8 +8,9 @@ export function cases(ctx: CaseContext): BadCase[] {
   mkdirSync(dir, { recursive: true });
   const out: BadCase[] = [];
   const evalOut = (name: string) => join(ctx.work, "eval-out", name);
-  const add = (name: string, skillPath: string) =>
+  const add = (name: string, skillPath: string, expectSuccess = false) =>
     out.push({
+      expectSuccess,
       name,
       args: ["eval", "--config", "quickstart", "--skill", skillPath, "--split", "val", "--out", evalOut(name), "--set", "model.backend=sim"],
       outDir: evalOut(name),
@@ -26,7 +27,8 @@ export function cases(ctx: CaseContext): BadCase[] {
   add("non-utf8", file("latin1.md", new Uint8Array([0x23, 0x20, 0x53, 0x6b, 0x69, 0x6c, 0x6c, 0x0a, 0xe9, 0xe8, 0xff, 0x0a])));
   add("missing", join(dir, "absent.md"));
   add("directory", dir);
-  add("broken-frontmatter", file("SKILL.md", "---\nname: [unclosed\ndescription: x\n---\n# Body\n"));
-  add("frontmatter-description-too-long", file("long-desc/SKILL.md".replace("/", "-"), `---\nname: s\ndescription: ${"x".repeat(2000)}\n---\nbody\n`));
+  // Readable but off-format skills are still scored (with a warning naming the problem).
+  add("broken-frontmatter", file("SKILL.md", "---\nname: [unclosed\ndescription: x\n---\n# Body\n"), true);
+  add("frontmatter-description-too-long", file("long-desc-SKILL.md", `---\nname: s\ndescription: ${"x".repeat(2000)}\n---\nbody\n`), true);
   return out;
 }

@@ -2,11 +2,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
-import { byTaskType, Evaluator, firstN, meanScores, NO_EVENTS, type TaskItem } from "../engine/index.ts";
-import { UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { byTaskType, Evaluator, firstN, formatViolation, meanScores, NO_EVENTS, type TaskItem } from "../engine/index.ts";
+import { readSkillFile, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { createConsole } from "../report/console.ts";
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
+import { writeReportAfterRun } from "./run-report.ts";
 import { backendLine, benchmarkContext, legacyValues, limitSplits, loadFromInput, resolveBenchmark } from "./train.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
@@ -56,7 +57,7 @@ export default defineCommand({
     const cwd = process.cwd();
     if (!args.skill) throw new UsageError("--skill FILE is required");
     const skillPath = resolve(cwd, String(args.skill));
-    if (!existsSync(skillPath)) throw new UsageError(`--skill ${args.skill}: file not found`);
+    const skill = readSkillFile(skillPath, "--skill");
     const split = canonicalSplit(String(args.split ?? "all"));
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
     if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1)) throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
@@ -73,7 +74,8 @@ export default defineCommand({
     const config = loaded.config;
     for (const w of loaded.warnings) process.stderr.write(`  [warn] ${w}\n`);
     const bench = await resolveBenchmark(loaded);
-    const skill = readFileSync(skillPath, "utf8");
+    const problem = formatViolation(skill, skill, config.optimizer.max_skill_tokens);
+    if (problem) process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
     const outArg = args.out ?? args.out_root;
     const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${stamp()}`));
     const client = await createModelClient(config, { env: loaded.environ, noCache: args.cache === false, roles: ["target"] });
@@ -108,8 +110,9 @@ export default defineCommand({
       };
       writeFileAtomic(join(out, "results.jsonl"), res.results.map((r) => `${JSON.stringify(r)}\n`).join(""));
       writeJsonAtomic(join(out, "eval_summary.json"), summary);
+      const report = writeReportAfterRun(out);
       if (output.json) printJson(summary);
-      else printResult(`Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline simulator)" : ""})\nSaved to: ${out}`);
+      else printResult(`Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline simulator)" : ""})\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`);
       if (failUnder !== undefined && hard < failUnder) {
         process.stderr.write(`  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}\n`);
         process.exitCode = 1;

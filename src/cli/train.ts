@@ -19,7 +19,7 @@ import {
   type Splits,
   train,
 } from "../engine/index.ts";
-import { ConfigError, isSecretKey, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { ConfigError, isSecretKey, readSkillFile, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole } from "../report/console.ts";
 import {
@@ -37,6 +37,7 @@ import {
 } from "../store/index.ts";
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
+import { writeReportAfterRun } from "./run-report.ts";
 
 /** Upstream's legacy per-key flags (engine.md §4.1) that map onto config keys. */
 export const LEGACY_FLAGS = [
@@ -113,7 +114,7 @@ export function resolveInitialSkill(loaded: LoadedConfig, bench: Benchmark, cwd:
   if (!p) return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)` };
   const candidates = isAbsolute(p) ? [p] : [resolve(cwd, p), resolve(loaded.dir, p)];
   const found = candidates.find((c) => existsSync(c));
-  if (found) return { text: readFileSync(found, "utf8"), source: found };
+  if (found) return { text: readSkillFile(found, "env.skill_init"), source: found };
   if (UPSTREAM_SKILL.test(p.replaceAll("\\", "/"))) {
     return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)`, note: `env.skill_init ${p} is upstream's layout and not present here; using the embedded initial skill of ${bench.name}` };
   }
@@ -329,7 +330,8 @@ export default defineCommand({
     out ??= resolve(cwd, args.out ? String(args.out) : config.env.out_root || join("outputs", `${config.env.name}_${timestamp()}`));
     if (!args.resume && !args["dry-run"]) {
       // A store without a saved input belongs to a run stopped before it started: take it over.
-      if (existsSync(join(out, "state.sqlite")) && getRunMeta((store ??= openRunStore(join(out, "state.sqlite")))).input !== undefined) {
+      if (existsSync(join(out, "state.sqlite"))) store ??= openRunStore(join(out, "state.sqlite"));
+      if (store && getRunMeta(store).input !== undefined) {
         throw new UsageError(`${relative(cwd, out) || out} already holds a run`, { hint: `continue it with --resume ${relative(cwd, out) || out}, or choose another --out` });
       }
       mkdirSync(out, { recursive: true });
@@ -410,8 +412,9 @@ export default defineCommand({
       }
       const summary = { ...result.summary, out, backend: simNote || undefined };
       writeJsonAtomic(join(out, "summary.json"), summary);
+      const report = writeReportAfterRun(out);
       if (output.json) printJson(summary);
-      else printResult(resultText(summary));
+      else printResult(`${resultText(summary)}${report ? `\n  report:     ${report}` : ""}`);
     } finally {
       process.removeListener("SIGINT", onSigint);
       process.removeListener("SIGTERM", onSigint);

@@ -1,0 +1,12 @@
+import { log } from "../lib/index.ts";
+import { writeRunReport } from "../report/html/index.ts";
+
+/** Write `<out>/report.html` after a run; a failure is a warning, never a failed run. */
+export function writeReportAfterRun(out: string): string | undefined {
+  try {
+    return writeRunReport(out);
+  } catch (err) {
+    log.warn(`could not write ${out}/report.html: ${err instanceof Error ? err.message : String(err)} (run \`skillopt report ${out}\` to retry)`);
+    return undefined;
+  }
+}
