@@ -96,7 +96,7 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
 describe("LLM mining over harvested sessions", () => {
   test("the miner turns sessions into checkable tasks, then the night gates and stages as usual", async () => {
     using tmp = tempDir();
-    const { buildFakeHome } = await import("./support/fake-home.ts");
+    const { buildFakeHome, changedFiles, hashTree } = await import("./support/fake-home.ts");
     const { home, project } = buildFakeHome(tmp.path);
     const server = await startFakeOpenAI({
       reply: (req) => {
@@ -113,8 +113,12 @@ describe("LLM mining over harvested sessions", () => {
     await using _server = server;
     mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
     writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model" }));
-    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(tmp.path, "cache") };
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456" };
+    const skip = [join(project, ".skillopt-sleep"), join(home, ".skillopt-sleep")];
+    const before = hashTree([tmp.path], skip);
     const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--json"], { env, cwd: project });
+    // A provider night writes nothing outside staging and the state dir (its call cache included).
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best" });

@@ -132,7 +132,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       const fileTarget = seedTasks?.meta.target_skill_path;
       const skillPath = !args["target-skill-path"] && typeof fileTarget === "string" && fileTarget ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project) : setup.skillPath;
       configurePromptOverrides(env.SKILLOPT_SLEEP_PROMPTS_PATH || join(homeDir(), ".skillopt-sleep", "prompts.json"));
-      const backend = await createSleepBackend(cfg, { project: setup.project, env });
+      const backend = await createSleepBackend(cfg, { project: setup.project, env, stateDir: setup.stateDir });
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).
       const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), dry ? "tasks.dry-run.json" : "tasks.json") : "";

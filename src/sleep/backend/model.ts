@@ -170,7 +170,7 @@ function layerName(b: SleepBackendName): string {
  * copilot CLIs, codex, Azure / OpenAI-compatible APIs). cursor, pi and opencode are refused by the
  * layer by name, never mocked.
  */
-export async function createModelSleepBackend(cfg: SleepConfig, opts: { project: string; env: Readonly<Record<string, string | undefined>> }): Promise<SleepBackend> {
+export async function createModelSleepBackend(cfg: SleepConfig, opts: { project: string; env: Readonly<Record<string, string | undefined>>; stateDir?: string }): Promise<SleepBackend> {
   const target = cfg.target_backend || cfg.backend;
   const optimizer = cfg.optimizer_backend || cfg.backend;
   if (target === "mock" || target === "handoff" || optimizer === "mock" || optimizer === "handoff") {
@@ -196,7 +196,8 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
   const t = sleepModelConfig(layerName(target), { model: cfg.target_model || cfg.model || defaultModel(target), extra });
   const o = sleepModelConfig(layerName(optimizer), { model: cfg.optimizer_model || cfg.model || defaultModel(optimizer), extra });
   const config = { model: { ...t.model, optimizer_backend: o.model.optimizer_backend, ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}) } };
-  const client = await createModelClient(config, { env: opts.env, concurrency: { target: cfg.workers, optimizer: cfg.workers } });
+  // The call cache lives in the state dir, so a night writes nothing outside it and the project's staging folder.
+  const client = await createModelClient(config, { env: opts.env, concurrency: { target: cfg.workers, optimizer: cfg.workers }, ...(opts.stateDir ? { cacheDir: join(opts.stateDir, "cache") } : {}) });
   const model = cfg.target_model || cfg.model || defaultModel(target);
   const name = target === optimizer ? cfg.backend : `target=${target}/optimizer=${optimizer}`;
   // spec §6.11: `<backend>::<model>`, or `optimizer=<key>;target=<key>` under dual-role routing.
