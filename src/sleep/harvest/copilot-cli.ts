@@ -10,7 +10,6 @@ export function copilotCliStore(ctx: ReaderContext): string {
   return resolve(ctx.locations.copilotCliSessionStore || join(homeDir(), ".copilot", "session-store.db"));
 }
 
-const MAX_CLI_PROMPTS = 40;
 let open: { path: string; db: AgentDb } | undefined;
 
 interface SessionRow {
@@ -78,8 +77,7 @@ export const copilotCliSource: SessionSource = {
       const u = t.user_message ?? "";
       const a = t.assistant_response ?? "";
       bytes += u.length + a.length;
-      if (u.trim() && d.user_prompts.length < MAX_CLI_PROMPTS) addUserText(d, u, state, ctx.lex);
-      else if (u.trim()) d.n_user_turns++;
+      if (u.trim()) addUserText(d, u, state, ctx.lex);
       if (cleanText(a)) {
         d.n_assistant_turns++;
         addFinal(d, a);

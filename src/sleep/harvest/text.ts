@@ -5,7 +5,10 @@ import type { Scope, SessionDigest, SourceName } from "./types.ts";
 /** Longest text kept per prompt/final (after redaction, so a secret is never cut in half first). */
 export const MAX_TEXT_CHARS = 4000;
 const PRE_CLIP = 16 * MAX_TEXT_CHARS;
-/** Most prompts kept per session (the first ones: they state the task). */
+/**
+ * Most prompts kept per session: the first half (they state the task) and the latest half (the
+ * corrections of a long, still-growing session).
+ */
 export const MAX_PROMPTS = 40;
 /** Assistant finals kept per session (the last ones). */
 export const MAX_FINALS = 5;
@@ -73,7 +76,8 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   const text = cleanText(raw);
   if (!text) return false;
   d.n_user_turns++;
-  if (d.user_prompts.length < MAX_PROMPTS) d.user_prompts.push(text);
+  if (d.user_prompts.length >= MAX_PROMPTS) d.user_prompts.splice(MAX_PROMPTS / 2, 1);
+  d.user_prompts.push(text);
   for (const tag of detectFeedback(text, lex)) addUnique(d.feedback_signals, tag);
   return true;
 }

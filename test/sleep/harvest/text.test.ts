@@ -29,6 +29,25 @@ describe("feedback detection", () => {
   });
 });
 
+describe("caps", () => {
+  test("a long session keeps its first 20 prompts and its latest 20", async () => {
+    const { addUserText, emptyDigest } = await import("../../../src/sleep/harvest/text.ts");
+    const d = emptyDigest("claude", "s", "p");
+    const flags = { own: false };
+    for (let i = 1; i <= 100; i++) addUserText(d, `prompt number ${i}`, flags, lex);
+    expect(d.n_user_turns).toBe(100);
+    expect(d.user_prompts).toHaveLength(40);
+    expect(d.user_prompts.slice(19, 21)).toEqual(["prompt number 20", "prompt number 81"]);
+    expect(d.user_prompts.at(-1)).toBe("prompt number 100");
+  });
+  test("texts are redacted, then clipped", async () => {
+    const { cleanText, MAX_TEXT_CHARS } = await import("../../../src/sleep/harvest/text.ts");
+    const t = cleanText(`${"a".repeat(MAX_TEXT_CHARS - 10)} sk-abcdefghijklmnopqrstuvwxyz`);
+    expect(t).not.toContain("sk-abc");
+    expect(t.length).toBeLessThanOrEqual(MAX_TEXT_CHARS + 1);
+  });
+});
+
 describe("meta prompts", () => {
   test("envelopes, short slash commands, stubs and command bodies are meta", () => {
     for (const t of ["", "  ", "<system-reminder>x</system-reminder>", "/clear", "/model gpt-5 now", "[Pasted text #1 +20 lines]", "Caveat: local", "<command-name>/x</command-name> body", "# /review"]) {
