@@ -114,7 +114,8 @@ describe("LLM mining over harvested sessions", () => {
     mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
     writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model" }));
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", XDG_CACHE_HOME: join(home, ".cache"), SKILLOPT_CACHE_DIR: join(home, ".cache", "skillopt") };
-    const skip = [join(project, ".skillopt-sleep"), join(home, ".skillopt-sleep")];
+    // ~/.cache/bun is Bun's own transpiler cache when the CLI runs from source (a compiled binary has none).
+    const skip = [join(project, ".skillopt-sleep"), join(home, ".skillopt-sleep"), join(home, ".cache", "bun")];
     const before = hashTree([tmp.path], skip);
     const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--json"], { env, cwd: project });
     // A provider night writes nothing outside staging and the state dir (its call cache included).
