@@ -52,16 +52,29 @@ export class Evaluator {
   rolloutsRun = 0;
   /** Rollouts served from this run's (skill, task) cache instead of a new call. */
   rolloutsReused = 0;
+  /** The context of every evaluation rollout (selection, test, slow update, eval-only). */
+  private readonly evalCtx: BenchmarkContext;
 
   constructor(
     private readonly bench: Benchmark,
-    private readonly ctx: BenchmarkContext,
+    ctx: BenchmarkContext,
     private readonly workers: number,
     private readonly events: EngineEvents,
-  ) {}
+  ) {
+    this.evalCtx = { ...ctx, phase: "eval" };
+    delete this.evalCtx.batchSeed;
+  }
 
-  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop): Promise<SetOutcome> {
+  /**
+   * Roll `skill` out on `items`. With `batch` the rollouts are a training batch's: the benchmark
+   * sees phase "train" and that batch's seed; otherwise phase "eval" and no batch seed. The two
+   * (and batches of different seeds) never share cached results, as a benchmark may answer them
+   * differently (LiveMath choice order, SpreadsheetBench gold feedback).
+   */
+  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop, batch?: { seed: number }): Promise<SetOutcome> {
     const hash = skillHash(skill);
+    const ctx: BenchmarkContext = batch ? { ...this.evalCtx, phase: "train", batchSeed: batch.seed } : this.evalCtx;
+    const scope = batch ? `train:${batch.seed}` : "eval";
     const n = items.length;
     const results: (RolloutResult | undefined)[] = new Array(n);
     let next = 0;
@@ -81,11 +94,11 @@ export class Evaluator {
         const i = next++;
         if (i >= n) return;
         const item = items[i]!;
-        const key = `${hash}|${item.id}|0`;
+        const key = `${hash}|${scope}|${item.id}|0`;
         let pending = this.cache.get(key);
         if (pending) this.rolloutsReused += 1;
         else {
-          pending = this.bench.rollout(item, skill, this.ctx, 0);
+          pending = this.bench.rollout(item, skill, ctx, 0);
           this.rolloutsRun += 1;
           this.cache.set(key, pending);
           // A failed rollout (a systemic error) must not poison later attempts.

@@ -77,7 +77,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   // ① rollout: every accumulation batch in the same round.
   const acc = step.batches.length;
   for (const b of step.batches) emit("rollout", `[1/6 ROLLOUT] train items=${b.items.length} (batch ${b.index}, batch_seed=${b.seed})`);
-  const rolled = await Promise.all(step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`)));
+  const rolled = await Promise.all(step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`, undefined, { seed: b.seed })));
   const all = rolled.flatMap((r) => r.results);
   const rs = meanScores(all);
   timing.rollout_s = r1((clock.now() - t0) / 1000);
