@@ -8,6 +8,7 @@ import { type LoadedConfig, loadConfig, type TrainConfig } from "../config/index
 import {
   type Benchmark,
   type BenchmarkContext,
+  type CallAccounting,
   deriveSizes,
   type EngineConfig,
   firstN,
@@ -217,6 +218,22 @@ function runRecorder(store: Store, out: string, skills: Map<string, string>): Ru
   };
 }
 
+/**
+ * The client's call accounting with the structured results it dropped (malformed or truncated)
+ * per stage, so summary.json and each history.jsonl step show how many answers were thrown away.
+ */
+export function accountingWithDrops(client: SkilloptModelClient): CallAccounting {
+  return {
+    snapshot() {
+      const totals = client.snapshot();
+      const ledger = client.ledger.summary().by_stage;
+      for (const [stage, t] of Object.entries(totals.by_stage)) t.dropped = ledger[stage]?.dropped ?? 0;
+      return totals;
+    },
+    budgetExceeded: () => client.budgetExceeded(),
+  };
+}
+
 /** The engine's view of the config, with each role's model as the model layer resolved it. */
 function engineConfig(config: TrainConfig, client: SkilloptModelClient): EngineConfig {
   return { ...config, model: { ...config.model, optimizer: client.info.optimizer?.model ?? config.model.optimizer } };
@@ -396,7 +413,7 @@ export default defineCommand({
           initialSkill: init.text,
           prompts: PROMPTS,
           recorder: runRecorder(runStore, out, skills),
-          accounting: client,
+          accounting: accountingWithDrops(client),
           events,
           clock: { now: () => Date.now() },
           signal: controller.signal,

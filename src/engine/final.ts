@@ -1,5 +1,6 @@
 import type { Evaluator } from "./evaluate.ts";
 import { meanScores } from "./evaluate.ts";
+import { droppedByStage } from "./step.ts";
 import type { GateSettings } from "./gate.ts";
 import type { RolloutResult, RunCheckpoint, TaskItem } from "./ports.ts";
 import type { RunPlanSizes } from "./settings.ts";
@@ -66,6 +67,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Record<string, unk
     }
   }
   const totals = deps.accounting.snapshot();
+  const dropped = droppedByStage(totals);
   const wall = f.elapsedBefore + (deps.clock.now() - f.startedAt) / 1000;
   const summary: Record<string, unknown> = {
     schema: "skillopt.summary/1",
@@ -82,7 +84,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Record<string, unk
     rejected: state.counts.rejected + state.counts.rejected_early,
     rejected_early: state.counts.rejected_early,
     skipped: state.counts.skipped,
-    calls: { total: totals.calls, cached: totals.cached, by_stage: totals.by_stage },
+    calls: { total: totals.calls, cached: totals.cached, ...(dropped ? { dropped } : {}), by_stage: totals.by_stage },
     tokens: { prompt: totals.prompt_tokens, completion: totals.completion_tokens, total: totals.prompt_tokens + totals.completion_tokens },
     cost_usd: totals.cost_usd === null ? null : Math.round(totals.cost_usd * 1e6) / 1e6,
     wall_s: Math.round(wall * 10) / 10,

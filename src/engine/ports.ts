@@ -245,7 +245,18 @@ export interface CallTotals {
   completion_tokens: number;
   /** null when some call's price is unknown. */
   cost_usd: number | null;
-  by_stage: Record<string, { calls: number; cached: number; prompt_tokens: number; completion_tokens: number; cost_usd: number | null }>;
+  by_stage: Record<
+    string,
+    {
+      calls: number;
+      cached: number;
+      prompt_tokens: number;
+      completion_tokens: number;
+      cost_usd: number | null;
+      /** Structured (chatJson) results of this stage given up on as malformed or truncated; absent when not counted. */
+      dropped?: number;
+    }
+  >;
 }
 
 /** Read access to call accounting, and the budget caps (max cost / max calls). */

@@ -42,18 +42,40 @@ export interface StepOutcome {
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
+/**
+ * Structured results dropped per stage (stages with none left out), since `since` when given;
+ * undefined when the accounting does not count drops.
+ */
+export function droppedByStage(t: CallTotals, since?: CallTotals): Record<string, number> | undefined {
+  const stages = Object.entries(t.by_stage).filter(([, s]) => s.dropped !== undefined);
+  if (!stages.length) return undefined;
+  const out: Record<string, number> = {};
+  for (const [k, s] of stages) {
+    const n = s.dropped! - (since?.by_stage[k]?.dropped ?? 0);
+    if (n > 0) out[k] = n;
+  }
+  return out;
+}
+
 /** Per-stage difference of two call snapshots. */
 export function callDelta(a: CallTotals, b: CallTotals): Record<string, unknown> {
   const byStage: Record<string, unknown> = {};
+  const dropped = droppedByStage(b, a);
   for (const [k, s] of Object.entries(b.by_stage)) {
     const p = a.by_stage[k];
     const calls = s.calls - (p?.calls ?? 0);
     if (calls <= 0) continue;
-    byStage[k] = { calls, cached: s.cached - (p?.cached ?? 0), prompt_tokens: s.prompt_tokens - (p?.prompt_tokens ?? 0), completion_tokens: s.completion_tokens - (p?.completion_tokens ?? 0) };
+    byStage[k] = {
+      calls,
+      cached: s.cached - (p?.cached ?? 0),
+      prompt_tokens: s.prompt_tokens - (p?.prompt_tokens ?? 0),
+      completion_tokens: s.completion_tokens - (p?.completion_tokens ?? 0),
+      ...(s.dropped === undefined ? {} : { dropped: s.dropped - (p?.dropped ?? 0) }),
+    };
   }
   const cost = a.cost_usd === null || b.cost_usd === null ? null : Math.round((b.cost_usd - a.cost_usd) * 1e6) / 1e6;
   return {
-    calls: { total: b.calls - a.calls, cached: b.cached - a.cached, by_stage: byStage },
+    calls: { total: b.calls - a.calls, cached: b.cached - a.cached, ...(dropped ? { dropped } : {}), by_stage: byStage },
     tokens: { prompt: b.prompt_tokens - a.prompt_tokens, completion: b.completion_tokens - a.completion_tokens },
     cost_usd: cost,
   };
