@@ -34,7 +34,7 @@ export { isConfigurationFailure } from "./client.ts";
 export { extractJson } from "./json.ts";
 export type { LedgerSummary, StageTotals } from "./ledger.ts";
 export { Limiter } from "./limiter.ts";
-export { type Price, PriceTable } from "./pricing.ts";
+export { parsePricing, type Price, PriceTable } from "./pricing.ts";
 export { backoffDelay, parseRetryAfter, type RetryPolicy, withRetry } from "./retry.ts";
 export { type BackendName, isExecHarness, normalizeLabel, type ResolvedRoles, resolveRoles } from "./roles.ts";
 export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";

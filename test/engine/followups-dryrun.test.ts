@@ -1,0 +1,44 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+
+interface Plan {
+  prices_per_mtok: Record<"optimizer" | "target", { input_per_mtok: number; output_per_mtok: number } | null>;
+  estimated_cost_usd: { target: number | null; optimizer: number | null; total: number | null };
+}
+
+// A real endpoint setting (never called: --dry-run calls no model).
+const ENDPOINT = ["--set", "model.backend=openai_compatible", "--set", "model.openai_compatible_base_url=http://127.0.0.1:9/v1"];
+
+async function dryRun(args: string[]): Promise<Plan> {
+  const r = await runCli(["train", "--dry-run", "--json", ...args]);
+  if (r.code !== 0) throw new Error(`dry run exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Plan;
+}
+
+describe("train --dry-run prices with model.pricing", () => {
+  test("a --set override replaces a built-in price and changes the estimate", async () => {
+    const models = ["--set", "model.optimizer=gpt-4o-mini", "--set", "model.target=gpt-4o-mini"];
+    const builtin = await dryRun(["--config", "quickstart", ...ENDPOINT, ...models]);
+    expect(builtin.prices_per_mtok.target).toMatchObject({ input_per_mtok: 0.15, output_per_mtok: 0.6 });
+    const over = await dryRun(["--config", "quickstart", ...ENDPOINT, ...models, "--set", "model.pricing.gpt-4o-mini.input_per_mtok=1.5", "--set", "model.pricing.gpt-4o-mini.output_per_mtok=6"]);
+    expect(over.prices_per_mtok.target).toMatchObject({ input_per_mtok: 1.5, output_per_mtok: 6 });
+    // Ten times the price per token: ten times the estimate (up to the 4-decimal rounding).
+    expect(over.estimated_cost_usd.total!).toBeCloseTo(builtin.estimated_cost_usd.total! * 10, 2);
+    expect(over.estimated_cost_usd.total!).toBeGreaterThan(builtin.estimated_cost_usd.total!);
+  });
+
+  test("a YAML pricing entry prices a model the built-in table does not know", async () => {
+    using dir = tempDir();
+    const models = ["--set", "model.optimizer=house-model-7b", "--set", "model.target=house-model-7b"];
+    const unknown = await dryRun(["--config", "quickstart", ...ENDPOINT, ...models]);
+    expect(unknown.estimated_cost_usd.total).toBeNull();
+    const cfg = join(dir.path, "priced.yaml");
+    writeFileSync(cfg, `_base_: ${join(REPO_ROOT, "configs", "quickstart", "default.yaml")}\nmodel:\n  pricing:\n    house-model-7b:\n      input_per_mtok: 0.5\n      output_per_mtok: 1\n`);
+    const priced = await dryRun(["--config", cfg, ...ENDPOINT, ...models]);
+    expect(priced.prices_per_mtok.optimizer).toMatchObject({ input_per_mtok: 0.5, output_per_mtok: 1 });
+    expect(priced.estimated_cost_usd.total).toBeGreaterThan(0);
+  });
+});
