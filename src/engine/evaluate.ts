@@ -24,6 +24,23 @@ export function isFailure(r: RolloutResult): boolean {
   return !r.hard || Number(r.hard) < 1e-9;
 }
 
+/**
+ * Why every result of a batch failed before the agent produced a response (all carry
+ * `agent_ok === false`: endpoint down, every call refused), with the most common reason; undefined
+ * when any item got an answer or a benchmark does not report `agent_ok` (spec §6.1 fail-fast).
+ */
+export function systemicFailure(results: readonly RolloutResult[]): string | undefined {
+  if (!results.length || !results.every((r) => r.agent_ok === false)) return undefined;
+  const counts = new Map<string, number>();
+  for (const r of results) {
+    const reason = String(r.fail_reason ?? "no reason given");
+    counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  }
+  const [reason, n] = [...counts].sort((a, b) => b[1] - a[1])[0]!;
+  const clipped = reason.length > 300 ? `${reason.slice(0, 300)}…` : reason;
+  return `rollout failed for all ${results.length} items before an agent response (most common reason, ${n} of ${results.length}: ${clipped})`;
+}
+
 export interface EarlyStop {
   gate: GateSettings;
   /** The candidate must score strictly above this (the current gate score). */

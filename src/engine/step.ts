@@ -1,6 +1,7 @@
 import { aggregate } from "./aggregate.ts";
 import type { EditReportRow } from "./edits.ts";
-import { type Evaluator, isFailure, meanScores, skillHash } from "./evaluate.ts";
+import { BackendError } from "../lib/index.ts";
+import { type Evaluator, isFailure, meanScores, skillHash, systemicFailure } from "./evaluate.ts";
 import { decide, gateLabel, gateScore, semanticDensity } from "./gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
@@ -100,6 +101,16 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const acc = step.batches.length;
   for (const b of step.batches) emit("rollout", `[1/6 ROLLOUT] train items=${b.items.length} (batch ${b.index}, batch_seed=${b.seed})`);
   const rolled = await Promise.all(step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`, undefined, { seed: b.seed })));
+  step.batches.forEach((b, i) => {
+    // Training on a batch the target never answered would only teach noise: stop, resumably.
+    const why = systemicFailure(rolled[i]!.results);
+    if (why) {
+      throw new BackendError("http", `the target endpoint is failing: ${why} — training batch ${b.index} of step ${step.global}`, {
+        hint: "check the target's endpoint, model name and key (model.target and its backend settings); nothing of this step was kept — continue with --resume once it answers",
+        data: { step: step.global, batch: b.index, items: b.items.length },
+      });
+    }
+  });
   const all = rolled.flatMap((r) => r.results);
   const rs = meanScores(all);
   timing.rollout_s = r1((clock.now() - t0) / 1000);
