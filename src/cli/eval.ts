@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
