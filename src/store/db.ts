@@ -42,15 +42,21 @@ export function openStore(path: string, opts: OpenOptions): Store {
       hint: "check that the directory exists and is writable",
     });
   }
+  const busyMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 10_000));
   try {
-    db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 10_000))}`);
-    if (existed && opts.checkIntegrity !== false) assertIntact(db, path);
+    db.exec(`PRAGMA busy_timeout = ${busyMs}`);
+    if (existed && opts.checkIntegrity !== false) whileBusy(busyMs, () => assertIntact(db, path));
     if (!opts.readonly) {
-      if (!isMemory) db.exec("PRAGMA journal_mode = WAL");
+      // Switching a fresh file to WAL needs a moment alone with it, and SQLite does not wait for
+      // that through busy_timeout: retry while another process is setting the same file up.
+      const mode = db.query("PRAGMA journal_mode").get() as { journal_mode: string } | null;
+      if (!isMemory && mode?.journal_mode !== "wal") whileBusy(busyMs, () => db.exec("PRAGMA journal_mode = WAL"));
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA foreign_keys = ON");
-      if (opts.namespace) migrateNamespace(db, path, opts.namespace, opts.migrations);
-      else migrate(db, path, opts.migrations);
+      whileBusy(busyMs, () => {
+        if (opts.namespace) migrateNamespace(db, path, opts.namespace, opts.migrations);
+        else migrate(db, path, opts.migrations);
+      });
     }
   } catch (err) {
     db.close();
@@ -61,6 +67,20 @@ export function openStore(path: string, opts: OpenOptions): Store {
     });
   }
   return { db, path, close: () => db.close() };
+}
+
+/** Run `fn`, retrying with a short backoff while SQLite reports the file busy, up to `budgetMs`. */
+function whileBusy<T>(budgetMs: number, fn: () => T): T {
+  const deadline = Date.now() + budgetMs;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      return fn();
+    } catch (err) {
+      const busy = /database is locked|SQLITE_BUSY/i.test(errorMessage(err)) || (err as { code?: string }).code === "SQLITE_BUSY";
+      if (!busy || Date.now() + wait > deadline) throw err;
+      Bun.sleepSync(wait);
+    }
+  }
 }
 
 function assertIntact(db: Database, path: string): void {

@@ -76,6 +76,29 @@ describe("adoption", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "adoption_refused", staging_dir: n.dir });
   });
 
+  test("status and a second adopt leave a running adoption alone (no recovery under a live holder)", async () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "slow-adopt.ts"), n.dir], { stdout: "pipe", stderr: "pipe" });
+    const reader = child.stdout.getReader();
+    await reader.read();
+    expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
+    const env = { env: { HOME: join(tmp.path, "home") } };
+    const [status, second] = await Promise.all([
+      runCli(["sleep", "status", "--project", n.project, "--json"], env),
+      runCli(["sleep", "adopt", "--project", n.project, "--json"], env),
+    ]);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout).recovered_adoptions).toEqual([]);
+    expect(second.code).not.toBe(0);
+    expect(JSON.parse(second.stdout).ok).toBe(false);
+    reader.releaseLock();
+    expect(await child.exited).toBe(0);
+    expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
+    expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
+    expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(false);
+  });
+
   test("a crash in the middle of adoption is recovered by the next status, and adopt then succeeds", async () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);

@@ -90,4 +90,25 @@ describe("store", () => {
     expect(store.db.query("SELECT COUNT(*) AS n FROM items").get()).toEqual({ n: 400 });
     store.close();
   });
+
+  test("processes opening one fresh file at the same time all get a migrated WAL store", async () => {
+    using dir = tempDir();
+    const path = join(dir.path, "fresh.sqlite");
+    const file = join(dir.path, "opener.ts");
+    writeFileSync(
+      file,
+      `import { openStore } from ${JSON.stringify(join(import.meta.dir, "../../src/store/index.ts"))};
+       const s = openStore(process.argv[2], { migrations: ${JSON.stringify(MIGRATIONS)}, busyTimeoutMs: 5000 });
+       s.db.query("INSERT INTO items (name) VALUES (?)").run("p" + process.pid);
+       s.close();`,
+    );
+    const procs = Array.from({ length: 6 }, () => Bun.spawn([process.execPath, file, path], { stdout: "ignore", stderr: "pipe" }));
+    const errors = await Promise.all(procs.map((p) => new Response(p.stderr).text()));
+    expect(errors.filter(Boolean)).toEqual([]);
+    expect(await Promise.all(procs.map((p) => p.exited))).toEqual([0, 0, 0, 0, 0, 0]);
+    const store = openStore(path, { migrations: MIGRATIONS });
+    expect(store.db.query("SELECT COUNT(*) AS n FROM items").get()).toEqual({ n: 6 });
+    expect((store.db.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
+    store.close();
+  });
 });

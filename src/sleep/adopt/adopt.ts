@@ -253,7 +253,7 @@ export function adoptNight(stagingDir: string, sel: Selection, hooks: AdoptHooks
       if (nowReceipt !== journal.receipt.baseline_sha256) throw new StagingError(`${receiptPath} changed during adoption`);
       writeFileAtomic(receiptPath, receiptText);
     } catch (err) {
-      recoverJournal(stagingDir);
+      recoverJournal(stagingDir, { held: true });
       throw err;
     }
     // Commit point: the journal is gone, the adoption stands.

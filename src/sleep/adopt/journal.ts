@@ -2,6 +2,7 @@ import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, rmdirSync, 
 import { join } from "node:path";
 import * as v from "valibot";
 import { StagingError, sha256, writeFileAtomic } from "../../lib/index.ts";
+import { acquireLock, type Lock, releaseLock, STAGING_LOCK } from "./locks.ts";
 
 /** The write-ahead journal of an adoption (spec §7.11, version 2 layout). */
 export const JOURNAL_FILE = ".adopt-transaction.json";
@@ -92,7 +93,29 @@ function restore(path: string, b64: string | null, mode: number | null): void {
  * remove backups that still hold the baseline, empty created dirs, and the journal.
  * Returns the paths restored.
  */
-export function recoverJournal(stagingDir: string): { recovered: boolean; restored: string[] } {
+export function recoverJournal(
+  stagingDir: string,
+  opts: { held?: boolean } = {},
+): { recovered: boolean; restored: string[]; inProgress?: boolean } {
+  if (!existsSync(join(stagingDir, JOURNAL_FILE))) return { recovered: false, restored: [] };
+  if (opts.held) return recoverLocked(stagingDir);
+  // A journal is only abandoned if no live process holds the night's staging lock: recovering
+  // under a running adoption would roll back its work mid-way.
+  let lock: Lock;
+  try {
+    lock = acquireLock(join(stagingDir, STAGING_LOCK), `recovery of ${stagingDir}`);
+  } catch (err) {
+    if (err instanceof StagingError && /already in progress/.test(err.message)) return { recovered: false, restored: [], inProgress: true };
+    throw err;
+  }
+  try {
+    return recoverLocked(stagingDir);
+  } finally {
+    releaseLock(lock);
+  }
+}
+
+function recoverLocked(stagingDir: string): { recovered: boolean; restored: string[] } {
   const j = readJournal(stagingDir);
   if (!j) return { recovered: false, restored: [] };
   const restored: string[] = [];

@@ -1,0 +1,12 @@
+// Child process for the concurrency test: adopt a night, pausing after the first target is written.
+import { adoptNight } from "../../../src/sleep/adopt/adopt.ts";
+
+const dir = process.argv[2]!;
+adoptNight(dir, { mode: "legacy" }, {
+  afterTarget: (i) => {
+    if (i === 0) {
+      process.stdout.write("paused\n");
+      Bun.sleepSync(1500);
+    }
+  },
+});
