@@ -1,5 +1,3 @@
-import type { ArgDef } from "citty";
-
 const BOOL = new Set([
   "codex_exec_full_auto",
   "codex_exec_network_access",
@@ -105,57 +103,31 @@ export const LEGACY_TRAIN_FLAGS: readonly string[] = [
   "mode",
 ];
 
-/** Upstream eval_only.py's per-key flags (spec §4.2). */
-export const LEGACY_EVAL_FLAGS: readonly string[] = LEGACY_TRAIN_FLAGS.filter(
-  (f) =>
-    !/qwen_chat_/.test(f) &&
-    [
-      "env",
-      "backend",
-      "optimizer_model",
-      "target_model",
-      "optimizer_backend",
-      "target_backend",
-      "reasoning_effort",
-      "out_root",
-      "data_path",
-      "split_mode",
-      "split_ratio",
-      "split_seed",
-      "split_dir",
-      "split_output_dir",
-      "data_root",
-      "max_turns",
-      "workers",
-      "max_api_workers",
-      "seed",
-      "test_env_num",
-      "mode",
-    ].includes(f) ||
-    /^(azure_|optimizer_azure|target_azure|codex_exec_|claude_code_exec_|cursor_exec_|copilot_|minimax_)/.test(f),
-);
-
-/** citty arg definitions for legacy flags (hidden from the main help by a shared description). */
-export function legacyArgs(flags: readonly string[]): Record<string, ArgDef> {
-  return Object.fromEntries(
-    flags.map((f) => [f, { type: "string", description: "(upstream flag; prefer --set)", valueHint: BOOL.has(f) ? "BOOL" : "V" } as ArgDef]),
-  );
+/** The legacy flags that were given, as strings; booleans use upstream's _BOOL (true|1|yes → true). */
+export function legacyValues(args: Record<string, unknown>, flags: readonly string[] = LEGACY_TRAIN_FLAGS): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of flags) {
+    const v = args[f];
+    if (typeof v !== "string") continue;
+    out[f] = BOOL.has(f) ? String(/^(true|1|yes)$/i.test(v)) : v;
+  }
+  return out;
 }
 
-/** Values of the legacy flags actually given on the command line (upstream's _BOOL parsing for booleans). */
-export function collectLegacy(rawArgs: readonly string[], flags: readonly string[]): Record<string, string | boolean> {
+/** The legacy flags given in raw argv (`--batch_size 8`, `--use_gate=false`), by underscore name. */
+export function collectLegacy(rawArgs: readonly string[], flags: readonly string[] = LEGACY_TRAIN_FLAGS): Record<string, string> {
   const known = new Set(flags);
-  const out: Record<string, string | boolean> = {};
+  const out: Record<string, string> = {};
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!;
     if (!token.startsWith("--")) continue;
-    const [name, inline] = token.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    const key = name.replace(/-/g, "_");
+    const eq = token.indexOf("=");
+    const key = (eq > 0 ? token.slice(2, eq) : token.slice(2)).replace(/-/g, "_");
     if (!known.has(key)) continue;
-    const value = inline ?? rawArgs[i + 1];
-    if (inline === undefined) i++;
+    const value = eq > 0 ? token.slice(eq + 1) : rawArgs[i + 1];
+    if (eq < 0) i++;
     if (value === undefined) continue;
-    out[key] = BOOL.has(key) ? /^(true|1|yes)$/i.test(value) : value;
+    out[key] = BOOL.has(key) ? String(/^(true|1|yes)$/i.test(value)) : value;
   }
   return out;
 }

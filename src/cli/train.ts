@@ -39,28 +39,9 @@ import {
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
+import { collectLegacy, legacyValues } from "./legacy.ts";
 
-/** Upstream's legacy per-key flags (engine.md §4.1) that map onto config keys. */
-export const LEGACY_FLAGS = [
-  "env", "backend", "optimizer_model", "target_model", "optimizer_backend", "target_backend", "reasoning_effort",
-  "skill_init", "num_epochs", "train_size", "batch_size", "accumulation", "seed", "edit_budget", "min_edit_budget",
-  "lr_scheduler", "lr_control_mode", "merge_batch_size", "sel_env_num", "test_env_num", "eval_test", "use_gate",
-  "analyst_workers", "failure_only", "minibatch_size", "skill_update_mode", "use_slow_update", "slow_update_samples",
-  "longitudinal_pair_policy", "use_meta_skill", "use_skill_aware_reflection", "skill_aware_appendix_source",
-  "skill_aware_consolidate_threshold", "data_path", "split_mode", "split_ratio", "split_seed", "split_dir",
-  "data_root", "max_turns", "workers", "limit", "out_root",
-] as const;
-
-const legacyArgs = Object.fromEntries(
-  LEGACY_FLAGS.map((f) => [f, { type: "string", description: `Upstream flag (→ config key ${f})`, valueHint: "V" }]),
-) as Record<(typeof LEGACY_FLAGS)[number], { type: "string"; description: string; valueHint: string }>;
-
-/** Collect the legacy flags that were given. */
-export function legacyValues(args: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const f of LEGACY_FLAGS) if (typeof args[f] === "string") out[f] = args[f] as string;
-  return out;
-}
+export { legacyValues };
 
 export interface ConfigInput {
   config: string;
@@ -295,7 +276,7 @@ function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, spl
 }
 
 export default defineCommand({
-  meta: { name: "train", description: "Train a skill: rollouts, reflection, gated edits, epochs" },
+  meta: { name: "train", description: "Train a skill: rollouts, reflection, gated edits, epochs (upstream's per-key flags such as --batch_size 8 are accepted too)" },
   args: {
     ...globalArgs,
     ...jsonArg,
@@ -305,7 +286,6 @@ export default defineCommand({
     "max-cost": { type: "string", description: "Stop cleanly once this many dollars are spent (model.max_cost_usd)", valueHint: "USD" },
     cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
     "dry-run": { type: "boolean", description: "Resolve, load the data and print the plan and predicted calls; call no model" },
-    ...legacyArgs,
   },
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
@@ -314,7 +294,7 @@ export default defineCommand({
       config: String(args.config ?? ""),
       set: repeatedFlag(rawArgs, "set"),
       cfgOptions: multiValueFlag(rawArgs, "cfg-options"),
-      legacy: legacyValues(args),
+      legacy: collectLegacy(rawArgs),
       envFile: typeof args["env-file"] === "string" ? args["env-file"] : undefined,
       cwd,
     };
