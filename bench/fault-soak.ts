@@ -144,7 +144,11 @@ async function run(root: string, label: string, rate: number): Promise<Outcome> 
 /** Structured optimizer results dropped as malformed, from summary.json's call accounting. */
 function dropped(summary: Record<string, unknown> | undefined): string {
   const calls = summary?.calls as { dropped?: unknown; by_stage?: Record<string, { dropped?: number }> } | undefined;
-  if (calls?.dropped !== undefined) return JSON.stringify(calls.dropped);
+  if (calls?.dropped && typeof calls.dropped === "object") {
+    const entries = Object.entries(calls.dropped as Record<string, number>);
+    const total = entries.reduce((n, [, v]) => n + v, 0);
+    return entries.length ? `${total} (${entries.map(([k, v]) => `${k} ${v}`).join(", ")})` : "0";
+  }
   const byStage = Object.entries(calls?.by_stage ?? {}).filter(([, v]) => typeof v.dropped === "number");
   if (byStage.length === 0) return "n/a (summary.json records no dropped count)";
   const total = byStage.reduce((n, [, v]) => n + (v.dropped ?? 0), 0);

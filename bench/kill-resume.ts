@@ -63,6 +63,7 @@ function decisions(out: string): string[] {
 function repaid(out: string): number {
   const db = new Database(join(out, "state.sqlite"), { readonly: true });
   try {
+    if (!db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_ledger'").get()) return 0;
     const row = db
       .query(
         "SELECT COALESCE(SUM(n - 1), 0) AS extra FROM (SELECT cache_key, COUNT(*) AS n FROM call_ledger WHERE cached = 0 AND status = 'ok' AND cache_key IS NOT NULL GROUP BY cache_key HAVING n > 1)",
@@ -107,9 +108,9 @@ function phaseOf(stderr: string): string {
   const last = (lines[lines.length - 1] ?? "").toLowerCase();
   if (/step\s+\d+.*done|commit|saved/.test(last)) return "state commit";
   if (/baseline/.test(last)) return "baseline";
-  if (/rollout\]/.test(last)) return "rollouts";
-  if (/reflect\]|aggregate\]|select\]/.test(last)) return "reflection";
-  if (/update\]|evaluate\]|gate/.test(last)) return "gate";
+  if (/\[\d\/6 rollout/.test(last)) return "rollouts";
+  if (/\[\d\/6 (reflect|aggregate|select)/.test(last)) return "reflection";
+  if (/\[\d\/6 (update|evaluate)|gate/.test(last)) return "gate";
   if (/slow update|meta skill|epoch/.test(last)) return "epoch boundary";
   if (/^\s*test\b|\btest [0-9a-f]{8}/.test(last)) return "final test";
   return lines.length <= 8 ? "startup" : `other (${last.trim().slice(0, 40)})`;
@@ -147,6 +148,8 @@ async function main(): Promise<void> {
     while (resumed.code !== 0 && resumes < 3) {
       // Killed before the run folder held any state: a user simply reruns the same command.
       resumed = existsSync(join(out, "state.sqlite")) ? await train(["--resume", out], env) : await train([...base, "--out", out], env);
+      // Stopped before it started (no saved config yet): a user reruns the same command.
+      if (resumed.code !== 0 && /nothing to resume/.test(resumed.stderr)) resumed = await train([...base, "--out", out], env);
       resumes++;
     }
     const same =
