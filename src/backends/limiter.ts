@@ -1,3 +1,4 @@
+import { abortableSleep } from "../lib/index.ts";
 /** A counting semaphore: at most `size` tasks run at once; the rest wait in FIFO order. */
 export class Limiter {
   private active = 0;
@@ -34,7 +35,7 @@ export class Limiter {
     await this.acquire(signal);
     try {
       const wait = this.pausedUntil - Date.now();
-      if (wait > 0) await delay(wait, signal);
+      if (wait > 0) await abortableSleep(wait, signal);
       return await fn();
     } finally {
       this.release();
@@ -75,16 +76,3 @@ export class Limiter {
   }
 }
 
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}

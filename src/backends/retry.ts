@@ -1,4 +1,4 @@
-import { BackendError } from "../lib/index.ts";
+import { abortableSleep, BackendError } from "../lib/index.ts";
 
 /** How one logical call is retried: exponential backoff with full jitter, honouring Retry-After. */
 export interface RetryPolicy {
@@ -68,7 +68,7 @@ export async function withRetry<T>(
       }
       const delayMs = backoffDelay(policy, attempt, err);
       opts.onRetry?.({ attempt, error: err, delayMs });
-      await sleep(delayMs, opts.signal);
+      await abortableSleep(delayMs, opts.signal);
     }
   }
 }
@@ -85,17 +85,3 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}

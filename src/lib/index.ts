@@ -6,3 +6,4 @@ export * from "./paths.ts";
 export * from "./redact.ts";
 export * from "./suggest.ts";
 export * from "./skill-file.ts";
+export * from "./abortable-sleep.ts";

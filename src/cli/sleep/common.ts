@@ -8,6 +8,7 @@ import {
   resolveProject,
   resolveSkillPath,
   resolveStateDir,
+  type SleepConfig,
 } from "../../sleep/config.ts";
 import { globalArgs, jsonArg, repeatedFlag } from "../args.ts";
 
@@ -144,5 +145,18 @@ export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readon
     memoryPath: resolveMemoryPath(cfg, project),
     stateDir,
     statePath: join(stateDir, "state.sqlite"),
+  };
+}
+
+/** Where each harvest source lives, from the config (empty = the source's per-OS default). */
+export function sourceLocations(cfg: SleepConfig) {
+  return {
+    claudeHome: cfg.claude_home || undefined,
+    codexHome: cfg.codex_home || undefined,
+    cursorHome: cfg.cursor_home || undefined,
+    piHome: cfg.pi_home || undefined,
+    vscodeWorkspaceStorage: cfg.vscode_workspace_storage || undefined,
+    copilotCliSessionStore: cfg.copilot_cli_session_store || undefined,
+    opencodeDb: cfg.opencode_db || undefined,
   };
 }

@@ -6,7 +6,7 @@ import { mine, tasksPayload, writeTasksFile } from "../../sleep/mine/index.ts";
 import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
 import { openSleepStore } from "../../store/sleep.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { sourcesOf } from "./night.ts";
 
 /**
@@ -54,15 +54,7 @@ export default defineCommand({
         env,
         state: harvestState(store),
         onProgress: progress.onEvent,
-        locations: {
-          claudeHome: cfg.claude_home || undefined,
-          codexHome: cfg.codex_home || undefined,
-          cursorHome: cfg.cursor_home || undefined,
-          piHome: cfg.pi_home || undefined,
-          vscodeWorkspaceStorage: cfg.vscode_workspace_storage || undefined,
-          copilotCliSessionStore: cfg.copilot_cli_session_store || undefined,
-          opencodeDb: cfg.opencode_db || undefined,
-        },
+        locations: sourceLocations(cfg),
       };
       // spec §3.2: auto = Codex, and Claude only when Codex has nothing.
       const auto = cfg.transcript_source === "auto";

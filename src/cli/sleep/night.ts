@@ -17,7 +17,7 @@ import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
 import { openSleepStore } from "../../store/sleep.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../stub.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 
 /** Sources a `transcript_source` value names. */
 export function sourcesOf(cfg: SleepConfig): SourceName[] {
@@ -40,15 +40,7 @@ export function harvestPortFor(cfg: SleepConfig, project: string, statePath: str
       sinceMs,
       env,
       state: harvestState(store),
-      locations: {
-        claudeHome: cfg.claude_home || undefined,
-        codexHome: cfg.codex_home || undefined,
-        cursorHome: cfg.cursor_home || undefined,
-        piHome: cfg.pi_home || undefined,
-        vscodeWorkspaceStorage: cfg.vscode_workspace_storage || undefined,
-        copilotCliSessionStore: cfg.copilot_cli_session_store || undefined,
-        opencodeDb: cfg.opencode_db || undefined,
-      },
+      locations: sourceLocations(cfg),
     } as const;
     const sources = sourcesOf(cfg);
     let r = await harvest({ ...opts, sources: cfg.transcript_source === "auto" ? ["codex"] : sources });
