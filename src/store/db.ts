@@ -95,7 +95,9 @@ function assertIntact(db: Database, path: string): void {
     });
   }
   if (result !== "ok") {
-    throw new StoreError(`${path} failed its integrity check: ${result}`, {
+    const problems = result.split("\n").filter((l) => l.trim() && !l.startsWith("***"));
+    const first = problems[0] ?? result;
+    throw new StoreError(`${path} failed its integrity check (${problems.length} problem${problems.length === 1 ? "" : "s"}; first: ${first.trim()})`, {
       hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun",
     });
   }

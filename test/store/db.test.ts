@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StoreError } from "../../src/lib/index.ts";
 import { inTransaction, migrateStore, openStore, schemaVersion } from "../../src/store/index.ts";
@@ -69,6 +69,27 @@ describe("store", () => {
     const path = join(dir.path, "s.sqlite");
     writeFileSync(path, "this is not a database".repeat(200));
     expect(() => openStore(path, { migrations: MIGRATIONS })).toThrow(/not a valid SQLite database|integrity/);
+  });
+
+  test("a damaged page is reported on one line with the first problem, and the file is left as it was", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "s.sqlite");
+    const store = openStore(path, { migrations: MIGRATIONS });
+    for (let i = 0; i < 500; i++) store.db.query("INSERT INTO items (name) VALUES (?)").run(`row ${i} ${"x".repeat(50)}`);
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    store.close();
+    const bytes = readFileSync(path);
+    bytes.fill(0xde, 4096, 4096 + 6000);
+    writeFileSync(path, bytes);
+    let message = "";
+    try {
+      openStore(path, { migrations: MIGRATIONS });
+    } catch (err) {
+      message = err instanceof Error ? err.message : String(err);
+    }
+    expect(message).toMatch(/failed its integrity check \(\d+ problems?; first: .+\)$/);
+    expect(message).not.toContain("\n");
+    expect(readFileSync(path)).toEqual(bytes);
   });
 
   test("two processes writing the same file concurrently lose no rows", async () => {
