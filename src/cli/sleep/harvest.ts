@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { sanitizeLine } from "../../lib/index.ts";
 import { sessionLimit, splitFractions } from "../../sleep/config.ts";
@@ -66,7 +67,19 @@ export default defineCommand({
       store.close();
     }
     // spec §2.6: heuristic miner only, never the LLM miner.
-    const tasks = await mine(result.digests, { maxTasks: cfg.max_tasks_per_night, maxSessions: limit, val: split.val, test: split.test, seed: cfg.seed });
+    // spec §2.6: the target filter runs whenever target_skill_path is set (its path tokens alone
+    // suffice); the ×3 candidate pool only when target_task_filter is on and the skill has content.
+    const targetText = cfg.target_skill_path && existsSync(setup.skillPath) ? readFileSync(setup.skillPath, "utf8") : "";
+    const target = cfg.target_skill_path ? { text: targetText, path: setup.skillPath } : undefined;
+    const tasks = await mine(result.digests, {
+      maxTasks: cfg.max_tasks_per_night,
+      maxSessions: limit,
+      val: split.val,
+      test: split.test,
+      seed: cfg.seed,
+      target,
+      widenForTarget: Boolean(cfg.target_task_filter && targetText.trim()),
+    });
     const payload = tasksPayload(tasks, {
       project: setup.project,
       transcript_source: String(cfg.transcript_source),

@@ -68,6 +68,8 @@ export interface MineOptions {
   evidence?: Evidence;
   /** Prefer tasks about this skill (spec §4.6); set only when the target filter applies. */
   target?: { text: string; path: string };
+  /** Mine 3× the task cap as candidates for the target filter (default: whenever `target` is set). */
+  widenForTarget?: boolean;
 }
 
 /** mine(): LLM miner (if any) → heuristic fallback → dedup → cluster → cap → splits (spec §4.2). */
@@ -97,7 +99,7 @@ export async function mine(digests: readonly DigestLike[], o: MineOptions): Prom
       tasks.push(...kept);
     }
   }
-  if (tasks.length === 0) tasks = heuristicMine(digests, o.target ? 3 * o.maxTasks : o.maxTasks);
+  if (tasks.length === 0) tasks = heuristicMine(digests, o.target && o.widenForTarget !== false ? 3 * o.maxTasks : o.maxTasks);
   tasks = clusterTasks(dedupTasks(tasks));
   if (o.target) tasks = filterTasksForTarget(tasks, o.target.text, o.target.path);
   tasks = tasks.slice(0, o.maxTasks);

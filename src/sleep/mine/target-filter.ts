@@ -27,7 +27,10 @@ const EXPANSIONS: Record<string, string[]> = {
  * matches the list is returned unchanged.
  */
 export function filterTasksForTarget(tasks: readonly TaskRecord[], skillText: string, skillPath: string): TaskRecord[] {
-  const strong = new Set([...targetTokens(skillPath.replace(/[\\/]/g, " ")), ...targetTokens((skillText.match(/^#{1,6}\s+.*$/gm) ?? []).join(" "))]);
+  // Only the skill's own name (its folder and file) counts: tokens of the rest of an absolute
+  // path (/home/alice/test-projects/…) would match unrelated tasks. Upstream uses the whole path.
+  const ownName = skillPath.split(/[\\/]/).filter(Boolean).slice(-2).join(" ");
+  const strong = new Set([...targetTokens(ownName), ...targetTokens((skillText.match(/^#{1,6}\s+.*$/gm) ?? []).join(" "))]);
   const freq = new Map<string, number>();
   for (const t of targetTokens(skillText)) freq.set(t, (freq.get(t) ?? 0) + 1);
   const weak = new Set([...strong, ...[...freq.entries()].sort((a, b) => b[1] - a[1]).slice(0, 180).map(([t]) => t)]);
