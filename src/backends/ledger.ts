@@ -1,5 +1,5 @@
 import type { Role, Usage } from "../engine/ports.ts";
-import { insertLedgerRow, type LedgerRow, ledgerRows, type Store } from "../store/index.ts";
+import { dropRows, insertDropRow, insertLedgerRow, type LedgerRow, ledgerRows, type Store } from "../store/index.ts";
 
 export interface StageTotals {
   calls: number;
@@ -82,7 +82,9 @@ export class CallLedger {
     readonly runId: string,
     private readonly now: () => number = Date.now,
   ) {
-    if (store) for (const row of ledgerRows(store, runId)) this.add(fromRow(row));
+    if (!store) return;
+    for (const row of ledgerRows(store, runId)) this.add(fromRow(row));
+    for (const d of dropRows(store, runId)) this.countDrop(d.stage, d.reason);
   }
 
   /** Paid calls so far (including those of earlier sessions of this run). */
@@ -122,6 +124,11 @@ export class CallLedger {
 
   /** Count a structured call that was given up on (the calls themselves are already recorded). */
   drop(stage: string, reason: string): void {
+    this.countDrop(stage, reason);
+    if (this.store) insertDropRow(this.store, { run_id: this.runId, at: this.now(), stage, reason });
+  }
+
+  private countDrop(stage: string, reason: string): void {
     this.drops.set(reason, (this.drops.get(reason) ?? 0) + 1);
     this.stage(stage).dropped++;
   }

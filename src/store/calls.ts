@@ -36,6 +36,16 @@ export const CALLS_MIGRATIONS: Migrations = [
      error TEXT
    );
    CREATE INDEX call_ledger_run ON call_ledger(run_id, stage);`,
+  // Structured results given up on (malformed or truncated after the re-ask), so a resumed run
+  // still reports the drops of its earlier sessions.
+  `CREATE TABLE call_drops (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     run_id TEXT NOT NULL,
+     at INTEGER NOT NULL,
+     stage TEXT NOT NULL,
+     reason TEXT NOT NULL
+   );
+   CREATE INDEX call_drops_run ON call_drops(run_id);`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */
@@ -131,6 +141,16 @@ export function insertLedgerRow(store: Store, row: LedgerRow): void {
 }
 
 /** Every ledger row of a run, oldest first. */
+/** Record one dropped structured result. */
+export function insertDropRow(store: Store, row: { run_id: string; at: number; stage: string; reason: string }): void {
+  store.db.query("INSERT INTO call_drops (run_id, at, stage, reason) VALUES (?, ?, ?, ?)").run(row.run_id, row.at, row.stage, row.reason);
+}
+
+/** Dropped structured results of a run, oldest first. */
+export function dropRows(store: Store, runId: string): { stage: string; reason: string }[] {
+  return store.db.query("SELECT stage, reason FROM call_drops WHERE run_id = ? ORDER BY id").all(runId) as { stage: string; reason: string }[];
+}
+
 export function ledgerRows(store: Store, runId: string): LedgerRow[] {
   const rows = store.db.query("SELECT * FROM call_ledger WHERE run_id = ? ORDER BY id").all(runId) as Array<Record<string, unknown>>;
   return rows.map((r) => ({
