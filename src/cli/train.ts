@@ -84,7 +84,7 @@ export async function resolveBenchmark(loaded: LoadedConfig): Promise<Benchmark>
   const name = loaded.config.env.name;
   if (!name) throw new ConfigError(`env.name is empty in ${loaded.file}: name a benchmark (${benchmarkNames().join(", ")})`);
   const bench = await getBenchmark(name);
-  if (!bench) throw new ConfigError(`unknown benchmark "${name}" (env.name in ${loaded.file}); available: ${benchmarkNames().join(", ")}`);
+  if (!bench) throw new ConfigError(`${loaded.where("env.name")}: env.name: unknown benchmark "${name}"; available: ${benchmarkNames().join(", ")}`);
   return bench;
 }
 
@@ -100,7 +100,7 @@ export function resolveInitialSkill(loaded: LoadedConfig, bench: Benchmark, cwd:
   if (UPSTREAM_SKILL.test(p.replaceAll("\\", "/"))) {
     return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)`, note: `env.skill_init ${p} is upstream's layout and not present here; using the embedded initial skill of ${bench.name}` };
   }
-  throw new ConfigError(`env.skill_init: file not found: ${p} (set in ${loaded.file})`, { hint: "fix the path, or set env.skill_init to \"\" to start from the benchmark's initial skill" });
+  throw new ConfigError(`${loaded.where("env.skill_init")}: env.skill_init: file not found: ${p}`, { hint: "fix the path, or set env.skill_init to \"\" to start from the benchmark's initial skill" });
 }
 
 /** The benchmark context for a run. */

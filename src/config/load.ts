@@ -42,6 +42,8 @@ export interface LoadedConfig {
   warnings: string[];
   /** The flat view of spec §3.4. */
   flat: Readonly<Record<string, unknown>>;
+  /** Where a key's value came from, for messages: `file:line:col`, `--set k=…`, or the config file. */
+  where(path: string): string;
 }
 
 type Data = Record<string, unknown>;
@@ -96,6 +98,7 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     environ,
     warnings,
     flat: Object.freeze(flatten(config as unknown as Record<string, Record<string, unknown>>)),
+    where: (path: string) => where(layered.origins, path, source.display),
   };
 }
 
