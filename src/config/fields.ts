@@ -12,10 +12,6 @@ export function str(def: string, doc: string) {
   );
 }
 
-export function nullableStr(doc: string) {
-  return v.optional(v.pipe(v.nullable(v.string("expected a string or null")), v.description(doc)), null);
-}
-
 export function bool(def: boolean, doc: string) {
   return v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
 }

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { bool, nonNegInt, nullableBool, nullableNum, nullablePosInt, nullableStr, posInt, str, strOrNum } from "./fields.ts";
+import { bool, nonNegInt, nullableBool, nullableNum, nullablePosInt, posInt, str, strOrNum } from "./fields.ts";
 
 const AZURE_SCOPE = "https://cognitiveservices.azure.com/.default";
 const AZURE_VERSION = "2024-12-01-preview";
