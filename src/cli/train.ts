@@ -117,6 +117,7 @@ export function benchmarkContext(config: TrainConfig, loaded: LoadedConfig, clie
     },
     signal,
     seed: config.train.seed,
+    environ: loaded.environ,
   };
 }
 

@@ -208,6 +208,11 @@ export interface BenchmarkContext {
   /** Seed for any randomness of the benchmark (choice shuffles etc.). */
   seed: number;
   /**
+   * The environment snapshot of the config (shell variables over --env-file values). Benchmarks
+   * read variables such as ALFWORLD_DATA or a search token from here, not from process.env.
+   */
+  environ?: Readonly<Record<string, string>>;
+  /**
    * Seed of the batch this rollout belongs to: training batches have their own, evaluations use
    * the run seed. Per-batch transformations (LiveMath choice shuffles) use it; absent → `seed`.
    */

@@ -4,6 +4,7 @@ import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../li
 import { callTarget } from "../shared/chat.ts";
 import { refuseExecTarget } from "../shared/qa.ts";
 import { EnvReader } from "../shared/env.ts";
+import { environOf } from "../shared/environ.ts";
 import { asString, readJson } from "../shared/formats.ts";
 import { firstJsonArray, loadConfiguredSplits, type SplitLoader } from "../shared/splits.ts";
 import { AlfworldBridge, type BridgeReply } from "./bridge.ts";
@@ -46,8 +47,8 @@ const loader: SplitLoader = {
 };
 
 /** $ALFWORLD_DATA (spec §3.5: the root that relative gamefiles are resolved against). */
-function dataRoot(): string {
-  return process.env.ALFWORLD_DATA ?? "";
+function dataRoot(ctx: BenchmarkContext): string {
+  return environOf(ctx).ALFWORLD_DATA ?? "";
 }
 
 /** The action the env receives: the text inside <action>, lowercased; "look" when there is none. */
@@ -65,14 +66,14 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
   const maxSteps = env.int("max_steps", 50);
   const python = env.str("alfworld_python", "python3");
   const rel = asString(item.gamefile);
-  const root = dataRoot();
+  const root = dataRoot(ctx);
   if (!isAbsolute(rel) && !root) throw new ConfigError("ALFWorld: ALFWORLD_DATA is not set; point it at the directory that alfworld-download filled (it holds json_2.1.1/)");
   const gamefile = isAbsolute(rel) ? rel : join(root, rel);
   const taskType = asString(item.task_type) || taskTypeOf(rel);
   const timeoutMs = Math.max(30, env.num("exec_timeout", 120)) * 1000;
   const childEnv: Record<string, string> = {};
   for (const k of ["PATH", "HOME", "LANG", "LC_ALL", "ALFWORLD_DATA", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV", "TMPDIR"]) {
-    const val = process.env[k];
+    const val = k === "ALFWORLD_DATA" ? root || undefined : environOf(ctx)[k];
     if (val !== undefined) childEnv[k] = val;
   }
   const bridge = AlfworldBridge.start(python, childEnv);

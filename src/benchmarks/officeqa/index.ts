@@ -4,6 +4,7 @@ import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem,
 import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, isSystemic, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
+import { environOf } from "../shared/environ.ts";
 import { asString, asStringList, tryJson } from "../shared/formats.ts";
 import { evaluationEntry } from "../shared/qa.ts";
 import { loadConfiguredSplits } from "../shared/splits.ts";
@@ -108,7 +109,7 @@ export const officeQaBenchmark: Benchmark = {
           else if (tc.name === "search" && mode === "custom") {
             const queries = asStringList(args.queries ?? args.query).slice(0, perTurn);
             // spec §3.5: the search token lives in the environment variable that env.search_auth_env names
-            const token = process.env[env.str("search_auth_env", "OFFICEQA_CUSTOM_SEARCH_AUTH")] ?? "";
+            const token = environOf(ctx)[env.str("search_auth_env", "OFFICEQA_CUSTOM_SEARCH_AUTH")] ?? "";
             const results: string[] = [];
             for (const q of queries) {
               results.push(

@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { BenchmarkContext, TaskItem } from "../../engine/ports.ts";
-import { DataError } from "../../lib/index.ts";
+import { DataError, homeDir } from "../../lib/index.ts";
 import { EnvReader } from "../shared/env.ts";
+import { environOf } from "../shared/environ.ts";
 import { asString, readCsv, tryJson } from "../shared/formats.ts";
 import { resolveDataPath } from "../shared/paths.ts";
 import { firstFile, firstJsonArray, readRawRecords, type SplitLoader } from "../shared/splits.ts";
@@ -70,10 +71,11 @@ export const officeQaLoader: SplitLoader = {
  */
 export function documentRoots(ctx: BenchmarkContext): string[] {
   const env = new EnvReader(ctx.env, "officeqa");
-  const home = process.env.HOME ?? "";
+  const vars = environOf(ctx);
+  const home = vars.HOME ?? homeDir();
   const configured = [...env.list("data_dirs"), ...env.list("docs_dirs")].map((d) => resolveDataPath(ctx, d));
   // spec §3.5: OFFICEQA_DOCS_DIR is upstream's documented override for the document root
-  const fromEnv = process.env.OFFICEQA_DOCS_DIR ? [process.env.OFFICEQA_DOCS_DIR] : [];
+  const fromEnv = vars.OFFICEQA_DOCS_DIR ? [vars.OFFICEQA_DOCS_DIR] : [];
   const defaults = [
     resolveDataPath(ctx, "data/officeqa_docs_official"),
     resolveDataPath(ctx, "data/officeqa_smoke_docs"),

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { BenchmarkContext } from "../../engine/ports.ts";
+import { homeDir } from "../../lib/index.ts";
 
 /**
  * Resolve a data path from the config. Upstream resolves relative paths against the project
@@ -10,7 +11,7 @@ import type { BenchmarkContext } from "../../engine/ports.ts";
  */
 export function resolveDataPath(ctx: Pick<BenchmarkContext, "configDir">, p: string): string {
   if (isAbsolute(p)) return p;
-  const expanded = p.startsWith("~/") ? join(process.env.HOME ?? "", p.slice(2)) : p;
+  const expanded = p.startsWith("~/") ? join(homeDir(), p.slice(2)) : p;
   if (isAbsolute(expanded)) return expanded;
   const fromCwd = resolve(process.cwd(), expanded);
   if (existsSync(fromCwd)) return fromCwd;
