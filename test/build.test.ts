@@ -71,6 +71,10 @@ describe("the compiled binary", () => {
     const config = run(["config", "--config", pick]);
     expect(new TextDecoder().decode(config.stderr)).toBe("");
     expect(config.exitCode).toBe(0);
+    writeFileSync(join(alone, "bad.yaml"), "optimizer:\n  learning_rate: x\n");
+    const debug = new TextDecoder().decode(run(["config", "--config", "bad.yaml", "--debug"]).stderr);
+    expect(debug).toContain("ConfigError: bad.yaml:2:3: optimizer.learning_rate");
+    expect(debug).toMatch(/at \S+ \(src\/config\/load\.ts:\d+:\d+\)/);
     const version = run(["version", "--json"]);
     const v = JSON.parse(new TextDecoder().decode(version.stdout)) as { commit: string; bun: string };
     expect(v.commit).not.toBe("source");
