@@ -37,15 +37,9 @@ function toMessages(req: FakeRequest): ChatMessage[] {
 }
 
 const VOLATILE = new Set(["timing", "calls", "tokens", "cost_usd", "wall_time_s"]);
-// How far a rejected candidate's selection got before early rejection stopped it depends on which
-// answers arrive first, so under faults (and latency) it varies; the decision itself must not.
-const EARLY_REJECT_BOOKKEEPING = new Set([
-  "selection_evaluated",
-  "selection_calls_saved",
-  "candidate_gate_score",
-  "selection_hard",
-  "selection_soft",
-]);
+// How many selection rollouts early rejection spared depends on which were already in flight when
+// it stopped (timing); where it stopped, and the decision, must not.
+const EARLY_REJECT_BOOKKEEPING = new Set(["selection_calls_saved"]);
 function stableHistory(out: string): string {
   const path = join(out, "history.jsonl");
   if (!existsSync(path)) return "";
@@ -54,11 +48,7 @@ function stableHistory(out: string): string {
     .filter(Boolean)
     .map((l) => {
       const rec = JSON.parse(l, (k, v) => (VOLATILE.has(k) ? undefined : v)) as Record<string, unknown>;
-      if (rec.outcome === "rejected" || rec.outcome === "rejected_early") {
-        rec.outcome = "rejected";
-        rec.action = String(rec.action).replace(/^reject_early$/, "reject");
-        for (const k of EARLY_REJECT_BOOKKEEPING) delete rec[k];
-      }
+      for (const k of EARLY_REJECT_BOOKKEEPING) delete rec[k];
       return JSON.stringify(rec);
     })
     .join("\n");

@@ -32,7 +32,7 @@ function rng(seed: number): () => number {
 }
 
 // Accounting that legitimately differs after a resume (cache hits are free): compared separately via the ledger.
-const VOLATILE = new Set(["timing", "calls", "tokens", "cost_usd", "wall_time_s", "seconds", "started_at", "finished_at", "created_at"]);
+const VOLATILE = new Set(["timing", "calls", "tokens", "cost_usd", "selection_calls_saved", "wall_time_s", "seconds", "started_at", "finished_at", "created_at"]);
 
 function stableHistory(out: string): unknown[] {
   const path = join(out, "history.jsonl");

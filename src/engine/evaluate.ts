@@ -53,8 +53,11 @@ export interface SetOutcome {
   results: RolloutResult[];
   /** All items were rolled out (false when stopped early). */
   complete: boolean;
+  /** Items whose result the outcome counts (when stopped early: the decisive prefix). */
   evaluated: number;
   total: number;
+  /** Rollouts started (≥ evaluated when stopped early: some were already in flight). */
+  launched: number;
 }
 
 /**
@@ -96,18 +99,41 @@ export class Evaluator {
     const results: (RolloutResult | undefined)[] = new Array(n);
     let next = 0;
     let done = 0;
-    let sumDone = 0;
+    // Early rejection decides on the longest run of finished items in item order (the prefix), so
+    // where it stops — and so every record of the step — does not depend on which answers arrive
+    // first. Rollouts already in flight when it stops still finish (and stay cached) but are not
+    // counted.
+    let prefix = 0;
+    let sumPrefix = 0;
     let integral = true;
-    let stop = false;
-    const check = () => {
-      if (!early) return;
-      const upper = (sumDone + (n - done)) / n + early.bonus;
+    let stoppedAt: number | undefined;
+    const bound = () => {
+      if (!early) return false;
+      const upper = (sumPrefix + (n - prefix)) / n + early.bonus;
       const margin = integral && early.bonus === 0 ? 0 : 1e-9;
-      if (upper <= early.mustBeat - margin) stop = true;
+      return upper <= early.mustBeat - margin;
     };
-    check();
+    const advance = () => {
+      if (!early || stoppedAt !== undefined) return;
+      if (bound()) {
+        stoppedAt = prefix;
+        return;
+      }
+      while (prefix < n && results[prefix] !== undefined) {
+        const r = results[prefix]!;
+        const s = itemScore(early.gate, Number(r.hard) || 0, Number(r.soft) || 0);
+        sumPrefix += s;
+        if (!Number.isInteger(s)) integral = false;
+        prefix += 1;
+        if (bound()) {
+          stoppedAt = prefix;
+          return;
+        }
+      }
+    };
+    advance();
     const worker = async () => {
-      while (!stop) {
+      while (stoppedAt === undefined) {
         const i = next++;
         if (i >= n) return;
         const item = items[i]!;
@@ -124,17 +150,16 @@ export class Evaluator {
         const r = await pending;
         results[i] = r;
         done += 1;
-        if (early) {
-          const s = itemScore(early.gate, Number(r.hard) || 0, Number(r.soft) || 0);
-          sumDone += s;
-          if (!Number.isInteger(s)) integral = false;
-        }
         this.events.emit({ type: "progress", label, done, total: n });
-        check();
+        advance();
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, Math.min(this.workers, n)) }, worker));
+    if (stoppedAt !== undefined) {
+      const got = results.slice(0, stoppedAt) as RolloutResult[];
+      return { results: got, complete: false, evaluated: stoppedAt, total: n, launched: Math.min(next, n) };
+    }
     const got = results.filter((r): r is RolloutResult => r !== undefined);
-    return { results: got, complete: got.length === n, evaluated: got.length, total: n };
+    return { results: got, complete: got.length === n, evaluated: got.length, total: n, launched: Math.min(next, n) };
   }
 }

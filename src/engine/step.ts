@@ -288,10 +288,10 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     Object.assign(rec, { selection_evaluated: out.evaluated, selection_total: out.total });
     if (!out.complete) {
       const partial = meanScores(out.results);
-      state.selectionSaved += out.total - out.evaluated;
+      state.selectionSaved += out.total - out.launched;
       evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
       emit("evaluate", `[6/6 EVALUATE] REJECT EARLY at ${out.evaluated}/${out.total}: cannot beat current=${state.current.score.toFixed(4)}`);
-      Object.assign(rec, { gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.evaluated });
+      Object.assign(rec, { gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.launched });
       rejectEntry("reject");
       state.counts.rejected_early += 1;
       return finish("reject_early", "rejected_early");

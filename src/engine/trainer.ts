@@ -239,7 +239,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             state.selCache[h] = scores;
           } else {
             early = true;
-            state.selectionSaved += out.total - out.evaluated;
+            state.selectionSaved += out.total - out.launched;
             evaluations.push({ kind: "slow_update", hash: h, split: "val", ...meanScores(out.results), score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
           }
         }

@@ -12,9 +12,11 @@ function history(dir: string): Record<string, unknown>[] {
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
+/** A history without its accounting: timings, call counts, tokens, cost, and how many selection
+ * rollouts early rejection spared (rollouts already in flight when it stops depend on timing). */
 function comparable(dir: string): unknown[] {
-  return history(dir).map(({ timing, wall_time_s, calls, tokens, cost_usd, ...rest }) => {
-    void [timing, wall_time_s, calls, tokens, cost_usd];
+  return history(dir).map(({ timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved, ...rest }) => {
+    void [timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved];
     return rest;
   });
 }
