@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claimRun, getRunMeta, openRunStore, releaseRun } from "../../src/store/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
@@ -69,5 +70,20 @@ describe("one process per run directory", () => {
     const twice = await runCli(["train", ...QUICK, "--out", out]);
     expect(twice.code).toBe(2);
     expect(twice.stderr).toContain("already holds a run");
+  });
+
+  test("an --out holding some other sqlite file is refused without touching it", async () => {
+    using dir = tempDir();
+    const out = join(dir.path, "not-a-run");
+    mkdirSync(out);
+    const foreign = join(out, "state.sqlite");
+    const db = new Database(foreign, { create: true });
+    db.exec("CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (1);");
+    db.close();
+    const before = readFileSync(foreign);
+    const r = await runCli(["train", ...QUICK, "--out", out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("already holds a run");
+    expect(readFileSync(foreign)).toEqual(before);
   });
 });
