@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
-import { type AgentDb, openAgentDb } from "./sqlite-source.ts";
+import { type AgentDb, openAgentDb, rowMark } from "./sqlite-source.ts";
 import { addFinal, addUnique, addUserText, cleanMeta, cleanText, emptyDigest, sanitizeToolName, toEpochMs, toIsoUtc } from "./text.ts";
 
 /** `~/.copilot/session-store.db` on every OS (spec §3.6). */
@@ -52,16 +52,7 @@ export const copilotCliSource: SessionSource = {
     const s = db.query("SELECT id, cwd, branch, created_at, updated_at FROM sessions WHERE id = ?").get(c.sessionId) as
       | Omit<SessionRow, "n_turns">
       | null;
-    const mark = {
-      session_id: c.sessionId,
-      project: c.project,
-      high_water_ms: c.mtimeMs,
-      revision: c.revision,
-      offset: 0,
-      size: c.size,
-      mtime_ms: c.mtimeMs,
-      head_hash: "",
-    };
+    const mark = rowMark(c);
     if (!s) return { state: null, mark, bytesRead: 0 };
     const state: SessionState = { digest: emptyDigest("copilot_cli", c.sessionId, `${c.path}#${c.sessionId}`), own: false };
     const d = state.digest;

@@ -3,7 +3,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
-import { type AgentDb, openAgentDb } from "./sqlite-source.ts";
+import { type AgentDb, openAgentDb, rowMark } from "./sqlite-source.ts";
 import { addFinal, addTool, addUserText, cleanMeta, emptyDigest, toIsoUtc } from "./text.ts";
 
 /** OpenCode's data directory candidates (spec §3.8). */
@@ -75,16 +75,7 @@ export const opencodeSource: SessionSource = {
   read(c, _prior, ctx): ReadOutcome {
     const db = open?.db.db;
     if (!db) throw new Error(`${c.path} is not open`);
-    const mark = {
-      session_id: c.sessionId,
-      project: c.project,
-      high_water_ms: c.mtimeMs,
-      revision: c.revision,
-      offset: 0,
-      size: c.size,
-      mtime_ms: c.mtimeMs,
-      head_hash: "",
-    };
+    const mark = rowMark(c);
     const hasMeta = (db.query("SELECT COUNT(*) AS n FROM pragma_table_info('session') WHERE name = 'metadata'").get() as { n: number }).n > 0;
     const s = db
       .query(`SELECT id, directory, agent, time_created, time_updated${hasMeta ? ", metadata" : ""} FROM session WHERE id = ?`)

@@ -3,6 +3,7 @@ import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readSync, r
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { errorMessage, log } from "../../lib/index.ts";
+import type { Candidate, ReadOutcome } from "./source.ts";
 
 /**
  * An agent's SQLite database opened read-only (never the agent's write lock; `query_only` on).
@@ -79,4 +80,18 @@ export function openAgentDb(path: string, probe: string): AgentDb | undefined {
     log.withTag("harvest").warn(`cannot read ${path}: ${errorMessage(err)}`);
     return undefined;
   }
+}
+
+/** The state mark of one database row session: its update time is both high-water and revision. */
+export function rowMark(c: Candidate): ReadOutcome["mark"] {
+  return {
+    session_id: c.sessionId,
+    project: c.project,
+    high_water_ms: c.mtimeMs,
+    revision: c.revision,
+    offset: 0,
+    size: c.size,
+    mtime_ms: c.mtimeMs,
+    head_hash: "",
+  };
 }
