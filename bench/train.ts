@@ -11,6 +11,7 @@ import { loadConfig } from "../src/config/index.ts";
 import { firstN, mergeCallsFor, type RunCheckpoint, type RunRecorder, train } from "../src/engine/index.ts";
 import type { Role } from "../src/engine/ports.ts";
 import { PROMPTS } from "../src/prompts/index.ts";
+import { simContext } from "../test/engine/support.ts";
 
 const argv = process.argv.slice(2);
 const opt = (name: string, dflt: string) => {
@@ -50,14 +51,7 @@ const timed = (role: Role): ChatBackend => {
 const client = await createModelClient(config, { noCache: true, backends: { optimizer: timed("optimizer"), target: timed("target") } });
 const workers: Record<Role, number> = { optimizer: config.gradient.analyst_workers, target: config.env.workers ?? 8 };
 const bench = (await getBenchmark("conventions"))!;
-const ctx = {
-  model: client,
-  env: config.env as Record<string, unknown>,
-  configDir: process.cwd(),
-  workDir: "/nonexistent",
-  target: { model: client.info.target?.model ?? "sim", maxTokens: 256 },
-  seed: config.train.seed,
-};
+const ctx = simContext(config, client);
 const splits = await bench.loadSplits(ctx);
 const records: Record<string, unknown>[] = [];
 const boundaries: Record<string, unknown>[] = [];

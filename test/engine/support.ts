@@ -1,7 +1,7 @@
 import { createModelClient, type SkilloptModelClient } from "../../src/backends/index.ts";
 import { getBenchmark } from "../../src/benchmarks/index.ts";
 import { loadConfig, type TrainConfig } from "../../src/config/index.ts";
-import { type EngineEvent, type RunCheckpoint, type RunRecorder, train, type TrainResult } from "../../src/engine/index.ts";
+import { type BenchmarkContext, type EngineEvent, type RunCheckpoint, type RunRecorder, train, type TrainResult } from "../../src/engine/index.ts";
 import { PROMPTS } from "../../src/prompts/index.ts";
 
 /** A recorder that keeps checkpoints in memory and can "crash" (throw) at a chosen commit. */
@@ -43,11 +43,9 @@ export interface Run {
   events: EngineEvent[];
 }
 
-/** Train on the simulator through the real model layer (no call cache unless a dir is given). */
-export async function trainOnSim(config: TrainConfig, recorder = new MemoryRecorder(), opts: { cacheDir?: string } = {}): Promise<Run> {
-  const client = await createModelClient(config, opts.cacheDir ? { cacheDir: opts.cacheDir } : { noCache: true });
-  const bench = (await getBenchmark(config.env.name))!;
-  const ctx = {
+/** The benchmark context of an in-process simulator run (no work dir: conventions writes nothing). */
+export function simContext(config: TrainConfig, client: SkilloptModelClient): BenchmarkContext {
+  return {
     model: client,
     env: config.env as Record<string, unknown>,
     configDir: process.cwd(),
@@ -55,6 +53,13 @@ export async function trainOnSim(config: TrainConfig, recorder = new MemoryRecor
     target: { model: client.info.target?.model ?? "sim", maxTokens: 256 },
     seed: config.train.seed,
   };
+}
+
+/** Train on the simulator through the real model layer (no call cache unless a dir is given). */
+export async function trainOnSim(config: TrainConfig, recorder = new MemoryRecorder(), opts: { cacheDir?: string } = {}): Promise<Run> {
+  const client = await createModelClient(config, opts.cacheDir ? { cacheDir: opts.cacheDir } : { noCache: true });
+  const bench = (await getBenchmark(config.env.name))!;
+  const ctx = simContext(config, client);
   const splits = await bench.loadSplits(ctx);
   const events: EngineEvent[] = [];
   try {
