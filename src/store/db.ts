@@ -55,7 +55,7 @@ export function openStore(path: string, opts: OpenOptions): Store {
       db.exec("PRAGMA foreign_keys = ON");
       whileBusy(busyMs, () => {
         if (opts.namespace) migrateNamespace(db, path, opts.namespace, opts.migrations);
-        else migrate(db, path, opts.migrations);
+        else migrate(db, path, opts.migrations, userVersionSlot(db));
       });
     }
   } catch (err) {
@@ -103,46 +103,53 @@ function assertIntact(db: Database, path: string): void {
   }
 }
 
-function migrate(db: Database, path: string, migrations: Migrations): void {
-  const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-  if (current > migrations.length) {
-    throw new StoreError(
-      `${path} has schema version ${current}, newer than this skillopt understands (${migrations.length})`,
-      { hint: "upgrade skillopt to open this file" },
-    );
-  }
-  for (let v = current; v < migrations.length; v++) {
-    const sql = migrations[v]!;
-    db.transaction(() => {
-      if ((db.query("PRAGMA user_version").get() as { user_version: number }).user_version > v) return;
-      db.exec(sql);
-      db.exec(`PRAGMA user_version = ${v + 1}`);
-    }).immediate();
-  }
+/** Where a migration list records how far it got: PRAGMA user_version, or a row of schema_versions. */
+interface VersionSlot {
+  label: string;
+  get(): number;
+  set(v: number): void;
 }
 
-function migrateNamespace(db: Database, path: string, namespace: string, migrations: Migrations): void {
+function userVersionSlot(db: Database): VersionSlot {
+  return {
+    label: "schema version",
+    get: () => (db.query("PRAGMA user_version").get() as { user_version: number }).user_version,
+    set: (v) => db.exec(`PRAGMA user_version = ${v}`),
+  };
+}
+
+function namespaceSlot(db: Database, namespace: string): VersionSlot {
   db.exec("CREATE TABLE IF NOT EXISTS schema_versions (namespace TEXT PRIMARY KEY, version INTEGER NOT NULL)");
-  const row = db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as
-    | { version: number }
-    | null;
-  const current = row?.version ?? 0;
+  return {
+    label: `${namespace} schema version`,
+    get: () => (db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as { version: number } | null)?.version ?? 0,
+    set: (v) =>
+      db
+        .query("INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version")
+        .run(namespace, v),
+  };
+}
+
+function migrate(db: Database, path: string, migrations: Migrations, slot: VersionSlot): void {
+  const current = slot.get();
   if (current > migrations.length) {
-    throw new StoreError(
-      `${path} has ${namespace} schema version ${current}, newer than this skillopt understands (${migrations.length})`,
-      { hint: "upgrade skillopt to open this file" },
-    );
+    throw new StoreError(`${path} has ${slot.label} ${current}, newer than this skillopt understands (${migrations.length})`, {
+      hint: "upgrade skillopt to open this file",
+    });
   }
   for (let v = current; v < migrations.length; v++) {
     const sql = migrations[v]!;
     db.transaction(() => {
       // Another process may have applied this step while we waited for the write lock.
-      const now = (db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as { version: number } | null)?.version ?? 0;
-      if (now > v) return;
+      if (slot.get() > v) return;
       db.exec(sql);
-      db.query("INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version").run(namespace, v + 1);
+      slot.set(v + 1);
     }).immediate();
   }
+}
+
+function migrateNamespace(db: Database, path: string, namespace: string, migrations: Migrations): void {
+  migrate(db, path, migrations, namespaceSlot(db, namespace));
 }
 
 /** Open a second namespace's migrations on an already open store. */
@@ -157,5 +164,5 @@ export function inTransaction<T>(store: Store, fn: () => T): T {
 
 /** Current schema version of an open store. */
 export function schemaVersion(store: Store): number {
-  return (store.db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+  return userVersionSlot(store.db).get();
 }
