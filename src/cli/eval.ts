@@ -7,7 +7,8 @@ import { createConsole } from "../report/console.ts";
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
-import { backendLine, benchmarkContext, legacyValues, limitSplits, loadFromInput, resolveBenchmark } from "./train.ts";
+import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
+import { backendLine, benchmarkContext, limitSplits, loadFromInput, resolveBenchmark } from "./train.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",
@@ -34,7 +35,7 @@ function stamp(): string {
 }
 
 export default defineCommand({
-  meta: { name: "eval", description: "Evaluate a skill on a split" },
+  meta: { name: "eval", description: "Evaluate a skill on a split (upstream's per-key flags such as --target_model are accepted too)" },
   args: {
     ...globalArgs,
     ...jsonArg,
@@ -44,13 +45,6 @@ export default defineCommand({
     out: { type: "string", description: "Output directory (default outputs/eval_<env>_<timestamp>)", valueHint: "DIR" },
     "fail-under": { type: "string", description: "Exit 1 when the hard score is below this (for CI)", valueHint: "SCORE" },
     cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
-    env: { type: "string", description: "Upstream flag (→ env.name)", valueHint: "NAME" },
-    backend: { type: "string", description: "Upstream flag (→ model.backend)", valueHint: "NAME" },
-    target_model: { type: "string", description: "Upstream flag (→ model.target)", valueHint: "MODEL" },
-    target_backend: { type: "string", description: "Upstream flag (→ model.target_backend)", valueHint: "NAME" },
-    test_env_num: { type: "string", description: "Upstream flag (→ evaluation.test_env_num)", valueHint: "N" },
-    seed: { type: "string", description: "Upstream flag (→ train.seed)", valueHint: "N" },
-    out_root: { type: "string", description: "Upstream flag (→ --out)", valueHint: "DIR" },
   },
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
@@ -60,8 +54,7 @@ export default defineCommand({
     const split = canonicalSplit(String(args.split ?? "all"));
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
     if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1)) throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
-    const legacy = legacyValues(args);
-    delete legacy.out_root;
+    const { out_root: outRoot, ...legacy } = collectLegacy(rawArgs, LEGACY_EVAL_FLAGS);
     const loaded = loadFromInput({
       config: String(args.config ?? ""),
       set: repeatedFlag(rawArgs, "set"),
@@ -75,7 +68,7 @@ export default defineCommand({
     const bench = await resolveBenchmark(loaded);
     const problem = formatViolation(skill, skill, config.optimizer.max_skill_tokens);
     if (problem) process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
-    const outArg = args.out ?? args.out_root;
+    const outArg = args.out ?? outRoot;
     const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${stamp()}`));
     const client = await createModelClient(config, { env: loaded.environ, noCache: args.cache === false, roles: ["target"] });
     const controller = new AbortController();

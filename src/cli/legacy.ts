@@ -103,16 +103,13 @@ export const LEGACY_TRAIN_FLAGS: readonly string[] = [
   "mode",
 ];
 
-/** The legacy flags that were given, as strings; booleans use upstream's _BOOL (true|1|yes → true). */
-export function legacyValues(args: Record<string, unknown>, flags: readonly string[] = LEGACY_TRAIN_FLAGS): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const f of flags) {
-    const v = args[f];
-    if (typeof v !== "string") continue;
-    out[f] = BOOL.has(f) ? String(/^(true|1|yes)$/i.test(v)) : v;
-  }
-  return out;
-}
+/** Upstream eval_only.py's per-key flags (spec §4.2): the model, backend and data flags, no Qwen. */
+export const LEGACY_EVAL_FLAGS: readonly string[] = LEGACY_TRAIN_FLAGS.filter(
+  (f) =>
+    !f.includes("qwen_chat") &&
+    (/^(env|backend|optimizer_model|target_model|optimizer_backend|target_backend|reasoning_effort|out_root|data_path|split_mode|split_ratio|split_seed|split_dir|split_output_dir|data_root|max_turns|workers|max_api_workers|seed|test_env_num|mode)$/.test(f) ||
+      /^(azure_|optimizer_azure|target_azure|codex_exec_|claude_code_exec_|cursor_exec_|copilot_|minimax_)/.test(f)),
+);
 
 /** The legacy flags given in raw argv (`--batch_size 8`, `--use_gate=false`), by underscore name. */
 export function collectLegacy(rawArgs: readonly string[], flags: readonly string[] = LEGACY_TRAIN_FLAGS): Record<string, string> {

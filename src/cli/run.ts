@@ -2,7 +2,7 @@ import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
 import type { AnyCommand as CommandDef } from "./stub.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
 import { acceptedFlags } from "./args.ts";
-import { LEGACY_TRAIN_FLAGS } from "./legacy.ts";
+import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
 import { rootCommand } from "./commands.ts";
 import { errorJson, exitCodeOf, fromFsError, renderError } from "./errors.ts";
 import { output, printJson } from "./output.ts";
@@ -51,8 +51,8 @@ function isGlobalBoolean(token: string): boolean {
   return GLOBAL_BOOLEANS.has(token);
 }
 
-/** Flags a command accepts beyond its declared args: upstream's per-key train flags (spec §4.1). */
-const EXTRA_FLAGS: Record<string, readonly string[]> = { "skillopt train": LEGACY_TRAIN_FLAGS };
+/** Flags a command accepts beyond its declared args: upstream's per-key flags (spec §4.1, §4.2). */
+const EXTRA_FLAGS: Record<string, readonly string[]> = { "skillopt train": LEGACY_TRAIN_FLAGS, "skillopt eval": LEGACY_EVAL_FLAGS };
 
 function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
   const accepted = acceptedFlags(args);

@@ -40,9 +40,7 @@ import {
 import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
-import { collectLegacy, legacyValues } from "./legacy.ts";
-
-export { legacyValues };
+import { collectLegacy } from "./legacy.ts";
 
 export interface ConfigInput {
   config: string;

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { collectLegacy, LEGACY_TRAIN_FLAGS } from "../../src/cli/legacy.ts";
+import { join } from "node:path";
+import { collectLegacy, LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "../../src/cli/legacy.ts";
+import { tempDir } from "../support/tmp.ts";
 import { runCli } from "../support/cli.ts";
 
 describe("upstream's per-key train flags", () => {
@@ -27,5 +29,15 @@ describe("upstream's per-key train flags", () => {
     const bad = await runCli(["train", "--config", "quickstart", "--bacth_size", "3"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown flag --bacth_size for "skillopt train" (did you mean --batch_size?)');
+  });
+
+  test("eval takes upstream's eval flags (spec §4.2), --out_root as its output directory, and not the Qwen ones", async () => {
+    expect(LEGACY_EVAL_FLAGS).toContain("target_model");
+    expect(LEGACY_EVAL_FLAGS).not.toContain("qwen_chat_base_url");
+    using dir = tempDir();
+    const out = join(dir.path, "eval-out");
+    const r = await runCli(["eval", "--config", "quickstart", "--skill", "fixtures/runs/quickstart/best_skill.md", "--split", "val", "--out_root", out, "--seed", "7", "--quiet"]);
+    expect(r.code).toBe(0);
+    expect(await Bun.file(join(out, "eval_summary.json")).exists()).toBe(true);
   });
 });
