@@ -1,4 +1,3 @@
-import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
@@ -28,6 +27,7 @@ import {
   claimRun,
   commitCheckpoint,
   getRunMeta,
+  holdsStartedRun,
   lastCheckpoint,
   openRunStore,
   releaseRun,
@@ -135,24 +135,6 @@ export function backendLine(client: SkilloptModelClient): string {
   };
   const auto = client.resolved.auto ? ` [backend auto → ${client.resolved.auto.chose}: ${client.resolved.auto.reason}]` : "";
   return `[model config] ${role("optimizer")} ${role("target")}${auto}`;
-}
-
-/**
- * Whether an existing state file holds a started run (a saved config input). Read without
- * migrating, so pointing --out at some other tool's sqlite file never changes it; a file that is
- * not a run store counts as holding something.
- */
-function hasSavedInput(path: string): boolean {
-  let db: Database | undefined;
-  try {
-    db = new Database(path, { readonly: true });
-    const row = db.query("SELECT value FROM run_meta WHERE key = 'input'").get() as { value: string } | null;
-    return row !== null;
-  } catch {
-    return true;
-  } finally {
-    db?.close();
-  }
 }
 
 function processAlive(pid: number): boolean {
@@ -347,7 +329,7 @@ export default defineCommand({
     out ??= resolve(cwd, args.out ? String(args.out) : config.env.out_root || join("outputs", `${config.env.name}_${timestamp()}`));
     if (!args.resume && !args["dry-run"]) {
       // A store without a saved input belongs to a run stopped before it started: take it over.
-      if (existsSync(join(out, "state.sqlite")) && hasSavedInput(join(out, "state.sqlite"))) {
+      if (existsSync(join(out, "state.sqlite")) && holdsStartedRun(join(out, "state.sqlite"))) {
         throw new UsageError(`${relative(cwd, out) || out} already holds a run`, { hint: `continue it with --resume ${relative(cwd, out) || out}, or choose another --out` });
       }
       mkdirSync(out, { recursive: true });

@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import type { Migrations, Store } from "./db.ts";
 import { inTransaction, openStore } from "./db.ts";
 
@@ -56,6 +57,23 @@ export function setRunMeta(store: Store, values: Record<string, string | number>
   inTransaction(store, () => {
     for (const [k, val] of Object.entries(values)) q.run(k, String(val));
   });
+}
+
+/**
+ * Whether the sqlite file at `path` holds a started run (a saved config input). Read-only and
+ * without migrating, so another tool's sqlite file is never changed; a file that is not a run
+ * store counts as holding something.
+ */
+export function holdsStartedRun(path: string): boolean {
+  let db: Database | undefined;
+  try {
+    db = new Database(path, { readonly: true });
+    return db.query("SELECT value FROM run_meta WHERE key = 'input'").get() !== null;
+  } catch {
+    return true;
+  } finally {
+    db?.close();
+  }
 }
 
 /** Outcome of claimRun: ours, or held by a live process. */
