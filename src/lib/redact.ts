@@ -1,6 +1,5 @@
 /** Field names whose values are secrets wherever they appear. */
 const SECRET_KEY_RE = /(api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key|auth)$/i;
-const SECRET_KEY_EXCEPTIONS = new Set(["max_tokens", "auth_mode", "search_auth_env", "max_completion_tokens", "max_thinking_tokens", "rewrite_max_completion_tokens", "minimax_max_tokens", "tokens", "claude_code_exec_max_thinking_tokens", "azure_openai_auth_mode", "optimizer_azure_openai_auth_mode", "target_azure_openai_auth_mode", "api_key_env"]);
 
 /**
  * The one marker the engine puts in every prompt it sends to an agent CLI or provider. Every
@@ -11,7 +10,7 @@ export const SLEEP_SENTINEL = "<skillopt_sleep_internal_replay_v1>";
 
 /** True when a field name holds a secret (api_key, *_token, password, …). */
 export function isSecretKey(name: string): boolean {
-  if (SECRET_KEY_EXCEPTIONS.has(name.toLowerCase())) return false;
+  // Names of variables, token counts and auth modes are settings, not secrets.
   if (/_env$/i.test(name) || /tokens$/i.test(name) || /auth_mode$/i.test(name)) return false;
   return SECRET_KEY_RE.test(name) || MORE_SECRET_KEY_RE.test(name);
 }
