@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import type { AnyCommand } from "./stub.ts";
+import type { AnyCommand } from "./command-def.ts";
 import { VERSION } from "./version-info.ts";
 
 type Lazy = () => Promise<AnyCommand>;

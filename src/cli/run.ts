@@ -1,5 +1,5 @@
 import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
-import type { AnyCommand as CommandDef } from "./stub.ts";
+import type { AnyCommand as CommandDef } from "./command-def.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
 import { acceptedFlags } from "./args.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";

@@ -8,7 +8,6 @@ export type ErrorCode =
   | "budget"
   | "data"
   | "unsupported"
-  | "not_implemented"
   | "internal";
 
 export interface ErrorOptions {
@@ -133,13 +132,6 @@ export class DataError extends SkilloptError {
 export class UnsupportedError extends SkilloptError {
   constructor(message: string, opts: ErrorOptions = {}) {
     super("unsupported", message, 1, opts);
-  }
-}
-
-/** A command whose engine has not landed yet (exit 1). */
-export class NotImplementedError extends SkilloptError {
-  constructor(what: string) {
-    super("not_implemented", `not implemented yet: ${what}`, 1);
   }
 }
 

@@ -16,7 +16,7 @@ import { sanitizeLine } from "../../sleep/report.ts";
 import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
 import { openSleepStore } from "../../store/sleep.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
-import type { AnyCommand } from "../stub.ts";
+import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 
 /** Sources a `transcript_source` value names. */
