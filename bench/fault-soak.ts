@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stableHistory } from "./lib/history.ts";
 import { loadConfig } from "../src/config/index.ts";
 import { simAnswer, simOptions } from "../src/backends/sim/index.ts";
 import type { ChatMessage } from "../src/engine/ports.ts";
@@ -36,21 +37,10 @@ function toMessages(req: FakeRequest): ChatMessage[] {
   });
 }
 
-const VOLATILE = new Set(["timing", "calls", "tokens", "cost_usd", "wall_time_s"]);
-// How many selection rollouts early rejection spared depends on which were already in flight when
-// it stopped (timing); where it stopped, and the decision, must not.
-const EARLY_REJECT_BOOKKEEPING = new Set(["selection_calls_saved"]);
-function stableHistory(out: string): string {
-  const path = join(out, "history.jsonl");
-  if (!existsSync(path)) return "";
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => {
-      const rec = JSON.parse(l, (k, v) => (VOLATILE.has(k) ? undefined : v)) as Record<string, unknown>;
-      for (const k of EARLY_REJECT_BOOKKEEPING) delete rec[k];
-      return JSON.stringify(rec);
-    })
+/** The history as text, for equality and for printing the first differing record. */
+function historyText(out: string): string {
+  return stableHistory(out)
+    .map((r) => JSON.stringify(r))
     .join("\n");
 }
 
@@ -153,11 +143,11 @@ async function main(): Promise<void> {
   const same =
     faulty.code === 0 &&
     readFileSync(join(root, "clean", "best_skill.md"), "utf8") === readFileSync(join(root, "faulty", "best_skill.md"), "utf8") &&
-    stableHistory(join(root, "clean")) === stableHistory(join(root, "faulty"));
+    historyText(join(root, "clean")) === historyText(join(root, "faulty"));
   if (faulty.code !== 0) console.log(faulty.stderr.trim().split("\n").slice(-5).join("\n"));
   if (!same && faulty.code === 0) {
-    const a = stableHistory(join(root, "clean")).split("\n");
-    const b = stableHistory(join(root, "faulty")).split("\n");
+    const a = historyText(join(root, "clean")).split("\n");
+    const b = historyText(join(root, "faulty")).split("\n");
     const i = a.findIndex((l, k) => l !== b[k]);
     if (i >= 0) console.log(`first differing step record: ${i + 1}\n  clean:  ${a[i]?.slice(0, 400)}\n  faulty: ${b[i]?.slice(0, 400)}`);
   }

@@ -10,6 +10,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { stableHistory } from "./lib/history.ts";
 
 const REPO = join(import.meta.dir, "..");
 const flag = (name: string, def: number) => {
@@ -29,18 +30,6 @@ function rng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-// Accounting that legitimately differs after a resume (cache hits are free): compared separately via the ledger.
-const VOLATILE = new Set(["timing", "calls", "tokens", "cost_usd", "selection_calls_saved", "wall_time_s", "seconds", "started_at", "finished_at", "created_at"]);
-
-function stableHistory(out: string): unknown[] {
-  const path = join(out, "history.jsonl");
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l, (k, v) => (VOLATILE.has(k) ? undefined : v)) as unknown);
 }
 
 /** First path at which two JSON values differ, for the failure report. */
