@@ -53,7 +53,9 @@ export const CALL_CACHE_FILE = "calls.sqlite";
 
 /** Open (creating) the call cache database in `dir`. */
 export function openCallCache(dir: string): Store {
-  return openStore(join(dir, CALL_CACHE_FILE), { migrations: CALLS_MIGRATIONS, namespace: CALLS_NAMESPACE });
+  // The cache grows with every call a user ever made; a full quick_check would read all of it at
+  // every start. A file that is not a database still fails at once (reading its schema).
+  return openStore(join(dir, CALL_CACHE_FILE), { migrations: CALLS_MIGRATIONS, namespace: CALLS_NAMESPACE, checkIntegrity: false });
 }
 
 /** Add the call tables to an already open store (e.g. a run's state.sqlite, for its ledger). */
