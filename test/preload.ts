@@ -26,5 +26,7 @@ process.env.SKILLOPT_LOG_LEVEL = "silent";
 const KEY_VARS = /(_API_KEY|_TOKEN|_SECRET|_BASE_URL|_ENDPOINT|_AUTH_MODE)$|^(OPENAI|AZURE_OPENAI|ANTHROPIC|QWEN|MINIMAX|OPTIMIZER|TARGET|CODEX|CLAUDE|CURSOR|COPILOT)_/;
 for (const k of Object.keys(process.env)) if (KEY_VARS.test(k)) delete process.env[k];
 
-// bunfig's [test] timeout is not read by this Bun; tests that spawn the CLI need more than 5 s on 2 cores.
-setDefaultTimeout(30_000);
+// The per-test budget is `bun test --timeout 60000` in package.json: Bun applies a preload's
+// setDefaultTimeout to the first test file only, and ignores bunfig's [test] timeout. This call
+// still covers a bare `bun test` of a single file.
+setDefaultTimeout(60_000);

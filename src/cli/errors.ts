@@ -33,7 +33,8 @@ export function fromFsError(err: unknown): unknown {
       : fs.code === "EACCES" || fs.code === "EPERM" || fs.code === "EROFS"
         ? "choose a directory you can write to (--out), or fix its permissions"
         : undefined;
-  return new SkilloptError("store", `${action} ${fs.path}: ${FS_ERRORS[fs.code]} (${fs.code})`, 1, { cause: err, hint });
+  const data = { path: fs.path, fs_code: fs.code, ...(fs.syscall ? { syscall: fs.syscall } : {}) };
+  return new SkilloptError("store", `${action} ${fs.path}: ${FS_ERRORS[fs.code]} (${fs.code})`, 1, { cause: err, hint, data });
 }
 
 /** Text for stderr: one line for known errors (plus a hint line), the stack under --debug. */
@@ -53,12 +54,34 @@ export function renderError(err: unknown, debug: boolean): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** The `--json` shape of an error. */
-export function errorJson(err: unknown): { error: { code: string; message: string; data: Record<string, unknown> } } {
-  if (err instanceof SkilloptError) {
-    return { error: { code: err.code, message: redactText(err.message), data: err.data } };
+/** Every string inside a value, redacted; the shape is kept. */
+function redactDeep(value: unknown): unknown {
+  if (typeof value === "string") return redactText(value);
+  if (Array.isArray(value)) return value.map(redactDeep);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactDeep(v)]));
   }
-  return { error: { code: "internal", message: redactText(err instanceof Error ? err.message : String(err)), data: {} } };
+  return value;
+}
+
+export interface ErrorJson {
+  error: { code: string; exit_code: number; message: string; hint?: string; data: Record<string, unknown> };
+}
+
+/** The `--json` shape of an error: derived from the error's typed `data`, so no fact is dropped. */
+export function errorJson(err: unknown): ErrorJson {
+  if (err instanceof SkilloptError) {
+    const out: ErrorJson["error"] = {
+      code: err.code,
+      exit_code: err.exitCode,
+      message: redactText(err.message),
+      data: redactDeep(err.data) as Record<string, unknown>,
+    };
+    if (err.hint) out.hint = redactText(err.hint);
+    return { error: out };
+  }
+  const message = redactText(err instanceof Error ? err.message : String(err));
+  return { error: { code: "internal", exit_code: 1, message, data: {} } };
 }
 
 /** Exit code of a thrown value. */

@@ -219,15 +219,21 @@ function at(file: string, pos: Position | undefined): string {
   return pos ? `${file}:${pos.line}:${pos.col}` : file;
 }
 
-function where(origins: Map<string, Origin>, path: string, fallback: string): string {
+/** Where a key (or its nearest ancestor) was set. */
+function originOf(origins: Map<string, Origin>, path: string): Origin | undefined {
   let p = path;
   for (;;) {
     const o = origins.get(p);
-    if (o) return at(o.file, o.pos);
+    if (o) return o;
     const dot = p.lastIndexOf(".");
-    if (dot < 0) return fallback;
+    if (dot < 0) return undefined;
     p = p.slice(0, dot);
   }
+}
+
+function where(origins: Map<string, Origin>, path: string, fallback: string): string {
+  const o = originOf(origins, path);
+  return o ? at(o.file, o.pos) : fallback;
 }
 
 function checkUnknownKeys(layered: Layered): void {
@@ -273,10 +279,14 @@ function validationError(
     message: `${issue.message}, got ${describeInput(issue.input)}`,
   }));
   const first = list[0]!;
-  const loc = where(origins, first.path, fallback);
+  const origin = originOf(origins, first.path);
+  const loc = origin ? at(origin.file, origin.pos) : fallback;
   const more = list.slice(1, 4).map((i) => `${i.path}: ${i.message}`);
   return new ConfigError(`${loc}: ${first.path}: ${first.message}`, {
-    file: loc.replace(/:\d+:\d+$/, ""),
+    file: origin?.file ?? fallback,
+    line: origin?.pos?.line,
+    col: origin?.pos?.col,
+    key: first.path,
     issues: list,
     hint: more.length ? `also: ${more.join("; ")}${list.length > 4 ? "; …" : ""}` : undefined,
   });

@@ -5,7 +5,9 @@ export type ErrorCode =
   | "backend"
   | "store"
   | "staging"
+  | "handoff_pending"
   | "budget"
+  | "night_budget"
   | "data"
   | "unsupported"
   | "internal";
@@ -16,21 +18,30 @@ export interface ErrorOptions {
   data?: Record<string, unknown>;
 }
 
-/** Base class for every error the CLI knows how to render. */
-export class SkilloptError extends Error {
+/**
+ * Base class for every error the CLI knows how to render. The typed facts of an error live in
+ * `data` (file, line, key path, backend kind, status, limit …): `--json` prints them as they are,
+ * and subclasses expose them as read-only views of `data`, never as a second copy.
+ */
+export class SkilloptError<D extends Record<string, unknown> = Record<string, unknown>> extends Error {
   readonly code: ErrorCode;
   readonly exitCode: number;
   readonly hint: string | undefined;
-  readonly data: Record<string, unknown>;
+  readonly data: D;
 
-  constructor(code: ErrorCode, message: string, exitCode: number, opts: ErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, exitCode: number, opts: ErrorOptions & { data?: D } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
     this.code = code;
     this.exitCode = exitCode;
     this.hint = opts.hint;
-    this.data = opts.data ?? {};
+    this.data = opts.data ?? ({} as D);
   }
+}
+
+/** Drop the keys whose value is undefined, so `--json` shows only facts that are known. */
+function defined<T extends Record<string, unknown>>(obj: T): T {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** Wrong flags, arguments or command names (exit 2). */
@@ -45,22 +56,42 @@ export interface ConfigIssue {
   message: string;
 }
 
-/** A configuration file or override that cannot be used (exit 2). */
-export class ConfigError extends SkilloptError {
-  readonly file: string | undefined;
-  readonly line: number | undefined;
-  readonly col: number | undefined;
-  readonly issues: ConfigIssue[];
+export interface ConfigErrorData extends Record<string, unknown> {
+  file?: string;
+  line?: number;
+  column?: number;
+  /** Dot path of the offending key, when there is one. */
+  key?: string;
+  issues: ConfigIssue[];
+}
 
+/** A configuration file or override that cannot be used (exit 2). */
+export class ConfigError extends SkilloptError<ConfigErrorData> {
   constructor(
     message: string,
-    opts: ErrorOptions & { file?: string; line?: number; col?: number; issues?: ConfigIssue[] } = {},
+    opts: ErrorOptions & { file?: string; line?: number; col?: number; key?: string; issues?: ConfigIssue[] } = {},
   ) {
-    super("config", message, 2, opts);
-    this.file = opts.file;
-    this.line = opts.line;
-    this.col = opts.col;
-    this.issues = opts.issues ?? [];
+    const data = defined<ConfigErrorData>({
+      ...opts.data,
+      file: opts.file,
+      line: opts.line,
+      column: opts.col,
+      key: opts.key ?? (opts.issues?.length === 1 ? opts.issues[0]?.path : undefined),
+      issues: opts.issues ?? [],
+    });
+    super("config", message, 2, { hint: opts.hint, cause: opts.cause, data });
+  }
+  get file(): string | undefined {
+    return this.data.file;
+  }
+  get line(): number | undefined {
+    return this.data.line;
+  }
+  get col(): number | undefined {
+    return this.data.column;
+  }
+  get issues(): ConfigIssue[] {
+    return this.data.issues;
   }
 }
 
@@ -78,32 +109,54 @@ export type BackendErrorKind =
   | "exec"
   | "truncated";
 
-/** A model call that failed; `retryable` tells the retry policy what to do. Never carries a key. */
-export class BackendError extends SkilloptError {
-  readonly kind: BackendErrorKind;
-  readonly status: number | undefined;
-  readonly retryable: boolean;
-  readonly retryAfterMs: number | undefined;
+export interface BackendErrorData extends Record<string, unknown> {
+  kind: BackendErrorKind;
+  status?: number;
+  retryable: boolean;
+  retryAfterMs?: number;
+}
 
+/** A model call that failed; `retryable` tells the retry policy what to do. Never carries a key. */
+export class BackendError extends SkilloptError<BackendErrorData> {
   constructor(
     kind: BackendErrorKind,
     message: string,
     opts: ErrorOptions & { status?: number; retryable?: boolean; retryAfterMs?: number } = {},
   ) {
-    super("backend", message, 1, opts);
-    this.kind = kind;
-    this.status = opts.status;
-    this.retryable = opts.retryable ?? false;
-    this.retryAfterMs = opts.retryAfterMs;
+    const data = defined<BackendErrorData>({
+      ...opts.data,
+      kind,
+      status: opts.status,
+      retryable: opts.retryable ?? false,
+      retryAfterMs: opts.retryAfterMs,
+    });
+    super("backend", message, 1, { hint: opts.hint, cause: opts.cause, data });
+  }
+  get kind(): BackendErrorKind {
+    return this.data.kind;
+  }
+  get status(): number | undefined {
+    return this.data.status;
+  }
+  get retryable(): boolean {
+    return this.data.retryable;
+  }
+  get retryAfterMs(): number | undefined {
+    return this.data.retryAfterMs;
   }
 }
 
+export interface BudgetErrorData extends Record<string, unknown> {
+  limit: "cost" | "calls";
+}
+
 /** A budget cap (model.max_cost_usd, model.max_calls, --max-cost) was reached before a call (exit 1). */
-export class BudgetError extends SkilloptError {
-  readonly limit: "cost" | "calls";
+export class BudgetError extends SkilloptError<BudgetErrorData> {
   constructor(limit: "cost" | "calls", message: string, opts: ErrorOptions = {}) {
-    super("budget", message, 1, opts);
-    this.limit = limit;
+    super("budget", message, 1, { hint: opts.hint, cause: opts.cause, data: { ...opts.data, limit } });
+  }
+  get limit(): "cost" | "calls" {
+    return this.data.limit;
   }
 }
 

@@ -9,11 +9,13 @@ export interface NightLimits {
 }
 
 /** A ceiling was reached: the night stops cleanly with what the gate had verified so far. */
-export class BudgetExhaustedError extends SkilloptError {
-  readonly limit: keyof NightLimits;
+export class BudgetExhaustedError extends SkilloptError<{ limit: keyof NightLimits }> {
   constructor(limit: keyof NightLimits, message: string) {
-    super("budget", message, 0, { data: { limit } });
-    this.limit = limit;
+    // Its own code: a night's ceiling ends the night cleanly (exit 0), unlike a run's cap (`budget`, exit 1).
+    super("night_budget", message, 0, { data: { limit } });
+  }
+  get limit(): keyof NightLimits {
+    return this.data.limit;
   }
 }
 

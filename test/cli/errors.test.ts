@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fromFsError, renderError } from "../../src/cli/errors.ts";
-import { SkilloptError } from "../../src/lib/index.ts";
+import { errorJson, fromFsError, renderError } from "../../src/cli/errors.ts";
+import { BackendError, BudgetError, SkilloptError } from "../../src/lib/index.ts";
+import { BudgetExhaustedError } from "../../src/sleep/budget.ts";
+import { PendingCallsError } from "../../src/sleep/backend/handoff.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -38,5 +40,44 @@ describe("file-system failures", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toStartWith(`error: cannot write ${join(file, "run")}: a parent of this path is not a directory (ENOTDIR)`);
     expect(r.stderr).not.toContain("    at ");
+  });
+});
+
+describe("--json errors keep their facts", () => {
+  test("a backend error carries kind, status and retryability in data", () => {
+    const err = new BackendError("http", "target endpoint answered HTTP 503", { status: 503, retryable: true });
+    expect(errorJson(err).error).toEqual({
+      code: "backend",
+      exit_code: 1,
+      message: "target endpoint answered HTTP 503",
+      data: { kind: "http", status: 503, retryable: true },
+    });
+    expect(err.kind).toBe("http");
+    expect(err.status).toBe(503);
+  });
+
+  test("a file-system failure carries the path and the errno code", () => {
+    const err = fromFsError(fsError("ENOSPC", "/data/run/state.sqlite", "write"));
+    expect(errorJson(err).error.data).toEqual({ path: "/data/run/state.sqlite", fs_code: "ENOSPC", syscall: "write" });
+  });
+
+  test("strings inside data are redacted", () => {
+    const err = new SkilloptError("data", "bad", 2, { data: { note: "key sk-abcdefghijklmnopqrstuvwx1234" } });
+    expect(JSON.stringify(errorJson(err))).not.toContain("sk-abcdefghijklmnopqrstuvwx1234");
+  });
+
+  test("different errors never share a code: a run's cap, a night's ceiling, a pending handoff", () => {
+    const codes = [
+      new BudgetError("cost", "cap"),
+      new BudgetExhaustedError("tokens", "ceiling"),
+      new PendingCallsError(2, "/p/prompts.jsonl", "/p/answers"),
+      new BackendError("refused", "down"),
+    ].map((e) => [e.code, e.exitCode]);
+    expect(codes).toEqual([
+      ["budget", 1],
+      ["night_budget", 0],
+      ["handoff_pending", 3],
+      ["backend", 1],
+    ]);
   });
 });

@@ -84,4 +84,17 @@ describe("skillopt CLI", () => {
     expect(r.code).toBe(2);
     expect((JSON.parse(r.stdout) as { error: { code: string } }).error.code).toBe("config");
   });
+
+  test("--json errors carry their typed facts: file, line, column, key path and issues", async () => {
+    using dir = tempDir();
+    writeFileSync(join(dir.path, "bad.yaml"), "optimizer:\n  learning_rate: lots\n");
+    const r = await runCli(["config", "--config", "bad.yaml", "--json"], { cwd: dir.path });
+    expect(r.code).toBe(2);
+    const { error } = JSON.parse(r.stdout) as { error: { code: string; exit_code: number; data: Record<string, unknown> } };
+    expect(error.code).toBe("config");
+    expect(error.exit_code).toBe(2);
+    expect(error.data).toMatchObject({ line: 2, column: 3, key: "optimizer.learning_rate" });
+    expect(String(error.data.file)).toEndWith("bad.yaml");
+    expect(error.data.issues).toEqual([expect.objectContaining({ path: "optimizer.learning_rate" })]);
+  });
 });

@@ -21,10 +21,27 @@ describe("one process per run directory", () => {
        const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
        const c = claimRun(s, process.pid, alive);
        process.stdout.write(c.ok ? "won" : "lost");
-       await Bun.sleep(800);`,
+       for await (const _ of Bun.stdin.stream()) {}`,
     );
-    const procs = Array.from({ length: 4 }, () => Bun.spawn([process.execPath, script, path], { stdout: "pipe", stderr: "pipe" }));
-    const outs = await Promise.all(procs.map((p) => new Response(p.stdout).text()));
+    // Every process holds its claim until all have answered (stdin closes then), so a slow start on a
+    // loaded machine cannot find a winner that already exited and take its claim over.
+    const procs = Array.from({ length: 4 }, () =>
+      Bun.spawn([process.execPath, script, path], { stdin: "pipe", stdout: "pipe", stderr: "pipe" }),
+    );
+    const firstChunk = async (stream: ReadableStream<Uint8Array>): Promise<string> => {
+      const reader = stream.getReader();
+      let text = "";
+      while (text !== "won" && text !== "lost") {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      return text;
+    };
+    const outs = await Promise.all(procs.map((p) => firstChunk(p.stdout)));
+    for (const p of procs) p.stdin.end();
+    await Promise.all(procs.map((p) => p.exited));
     expect(outs.filter((o) => o === "won")).toHaveLength(1);
     expect(outs.filter((o) => o === "lost")).toHaveLength(3);
   });

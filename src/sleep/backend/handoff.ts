@@ -11,13 +11,15 @@ import type { SleepBackend } from "./types.ts";
 const PENDING_PREFIX = "[[SKILLOPT-SLEEP-PENDING:";
 
 /** Model calls are waiting for answers in the handoff directory (exit 3). */
-export class PendingCallsError extends SkilloptError {
-  readonly pending: number;
+export class PendingCallsError extends SkilloptError<{ handoff_pending: number; prompts: string; answers_dir: string }> {
   constructor(pending: number, readonly promptsPath: string, readonly answersDir: string) {
-    super("backend", `${pending} model call(s) are waiting for answers: read ${promptsPath}, write each answer file, then rerun the same command`, 3, {
+    // Its own code: waiting for answers is not a failed model call (`backend`, exit 1).
+    super("handoff_pending", `${pending} model call(s) are waiting for answers: read ${promptsPath}, write each answer file, then rerun the same command`, 3, {
       data: { handoff_pending: pending, prompts: promptsPath, answers_dir: answersDir },
     });
-    this.pending = pending;
+  }
+  get pending(): number {
+    return this.data.handoff_pending;
   }
 }
 
