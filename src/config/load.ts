@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
 import * as v from "valibot";
-import { type ConfigIssue, ConfigError, closest, isSecretKey } from "../lib/index.ts";
+import { assertSafeKeyPath, type ConfigIssue, ConfigError, closest, isSecretKey, nullProtoRecord } from "../lib/index.ts";
 import { parseEnvFile } from "./env-file.ts";
 import { CODEX_ALIASES, flatten } from "./flat-map.ts";
 import {
@@ -105,7 +105,8 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
 function buildEnviron(opts: LoadOptions): Readonly<Record<string, string>> {
   const shell = opts.environ ?? process.env;
   const fromFile = opts.envFile ? parseEnvFile(opts.envFile) : {};
-  const out: Record<string, string> = { ...fromFile };
+  // Null prototype: a variable named __proto__ or constructor (legal in a shell) stays a plain entry.
+  const out: Record<string, string> = Object.assign(nullProtoRecord<string>(), fromFile);
   for (const [k, val] of Object.entries(shell)) if (val !== undefined) out[k] = val;
   return Object.freeze(out);
 }
@@ -189,18 +190,20 @@ function mergeLayered(base: Layered, child: Layered): Layered {
 
 /** Dicts merge recursively; anything else (lists included) replaces. */
 function deepMerge(base: Data, child: Data): Data {
-  const out: Data = { ...base };
+  const out: Data = Object.assign(nullProtoRecord(), base);
   for (const [k, val] of Object.entries(child)) {
-    const prev = out[k];
+    assertSafeKeyPath([k], "config");
+    const prev = Object.hasOwn(out, k) ? out[k] : undefined;
     out[k] = isDict(prev) && isDict(val) ? deepMerge(prev, val) : val;
   }
   return out;
 }
 
 function setPath(data: Data, path: readonly string[], value: unknown): void {
+  assertSafeKeyPath(path, "override");
   let node = data;
   for (const key of path.slice(0, -1)) {
-    if (!isDict(node[key])) node[key] = {};
+    if (!Object.hasOwn(node, key) || !isDict(node[key])) node[key] = nullProtoRecord();
     node = node[key] as Data;
   }
   node[path[path.length - 1]!] = value;
@@ -255,7 +258,7 @@ function checkUnknownKeys(layered: Layered): void {
     if (!isDict(value)) continue;
     const entries = SECTION_SCHEMAS[key as Section].entries;
     for (const leaf of Object.keys(value)) {
-      if (leaf in entries) continue;
+      if (Object.hasOwn(entries, leaf)) continue;
       const sameSection = closest(leaf, Object.keys(entries));
       const elsewhere = SECTIONS.find((s) => s !== key && leaf in SECTION_SCHEMAS[s].entries);
       fail(`${key}.${leaf}`, sameSection ?? (elsewhere ? `${elsewhere}.${leaf}` : undefined));

@@ -1,6 +1,6 @@
 import { parse as parseYamlValue } from "yaml";
 import type * as v from "valibot";
-import { ConfigError } from "../lib/index.ts";
+import { assertSafeKeyPath, ConfigError } from "../lib/index.ts";
 import { CODEX_ALIASES, FLAT_TO_STRUCTURED } from "./flat-map.ts";
 import { EnvSchema, SECTION_SCHEMAS, SECTIONS, type Section } from "./schema.ts";
 
@@ -36,11 +36,11 @@ function castSet(raw: string): unknown {
 
 /** Map a key written without a section (`batch_size`, `env`, `edit_budget`) to its structured path. */
 export function structuredPathOf(key: string): string[] | undefined {
-  const mapped = FLAT_TO_STRUCTURED[key];
+  const mapped = Object.hasOwn(FLAT_TO_STRUCTURED, key) ? FLAT_TO_STRUCTURED[key] : undefined;
   if (mapped) return mapped.split(".");
   if (key === "backend") return ["model", "backend"];
-  if (CODEX_ALIASES[key]) return ["model", CODEX_ALIASES[key]!];
-  if (key in EnvSchema.entries) return ["env", key];
+  if (Object.hasOwn(CODEX_ALIASES, key)) return ["model", CODEX_ALIASES[key]!];
+  if (Object.hasOwn(EnvSchema.entries, key)) return ["env", key];
   return undefined;
 }
 
@@ -51,7 +51,7 @@ function splitPath(key: string): string[] {
     return ["model", "pricing", rest.slice(1, -1).join("."), rest[rest.length - 1]!];
   }
   const leaf = rest.join(".");
-  if (section === "model" && CODEX_ALIASES[leaf]) return ["model", CODEX_ALIASES[leaf]!];
+  if (section === "model" && Object.hasOwn(CODEX_ALIASES, leaf)) return ["model", CODEX_ALIASES[leaf]!];
   return [section, leaf];
 }
 
@@ -61,6 +61,7 @@ export function parseCfgOptions(items: readonly string[]): Override[] {
     const eq = item.indexOf("=");
     if (eq <= 0) throw new ConfigError(`--cfg-options ${item}: expected key=value`);
     const key = item.slice(0, eq);
+    assertSafeKeyPath(key.split("."), "--cfg-options");
     const value = castUpstream(item.slice(eq + 1));
     const path = key.includes(".") ? splitPath(key) : (structuredPathOf(key) ?? [key]);
     return { path, value, origin: `--cfg-options ${item}` };
@@ -73,6 +74,7 @@ export function parseSets(items: readonly string[]): Override[] {
     const eq = item.indexOf("=");
     if (eq <= 0) throw new ConfigError(`--set ${item}: expected section.key=value`);
     const key = item.slice(0, eq);
+    assertSafeKeyPath(key.split("."), "--set");
     const path = key.includes(".") ? splitPath(key) : (structuredPathOf(key) ?? [key]);
     return { path, value: castSet(item.slice(eq + 1)), origin: `--set ${item}` };
   });
@@ -81,6 +83,7 @@ export function parseSets(items: readonly string[]): Override[] {
 /** Upstream's legacy per-key flags (`--batch_size 8`): mapped keys to their section, the rest to env. */
 export function parseLegacy(flags: Readonly<Record<string, string | boolean>>): Override[] {
   return Object.entries(flags).map(([flag, raw]) => {
+    assertSafeKeyPath([flag], `--${flag}`);
     const path = structuredPathOf(flag) ?? ["env", flag];
     const value = typeof raw === "boolean" ? raw : castUpstream(raw);
     return { path, value, origin: `--${flag}` };

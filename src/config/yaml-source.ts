@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { ConfigError } from "../lib/index.ts";
+import { assertSafeKeyPath, assertSafeTree, ConfigError } from "../lib/index.ts";
 
 export interface Position {
   line: number;
@@ -24,7 +24,7 @@ export function parseYamlConfig(text: string, file: string): ParsedYaml {
     throw new ConfigError(`${where}: YAML syntax error: ${detail}`, { file, line: pos?.line, col: pos?.col });
   }
   const positions = new Map<string, Position>();
-  collectPositions(doc.contents as Node | null, "", positions, lineCounter);
+  collectPositions(doc.contents as Node | null, "", positions, lineCounter, file);
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 100 });
@@ -32,6 +32,11 @@ export function parseYamlConfig(text: string, file: string): ParsedYaml {
     const detail = e instanceof Error ? e.message : String(e);
     throw new ConfigError(`${file}: YAML cannot be expanded: ${detail}`, { file });
   }
+  // The built value too (aliases and merge keys expand here); a reserved key anywhere is refused.
+  assertSafeTree(data, (path) => {
+    const pos = positions.get(path.join("."));
+    return pos ? `${file}:${pos.line}:${pos.col}` : file;
+  });
   if (data === null || data === undefined) return { data: {}, positions };
   if (typeof data !== "object" || Array.isArray(data)) {
     throw new ConfigError(`${file}: expected a mapping of sections (model:, train:, …) at the top level`, { file });
@@ -39,22 +44,22 @@ export function parseYamlConfig(text: string, file: string): ParsedYaml {
   return { data: data as Record<string, unknown>, positions };
 }
 
-function collectPositions(node: Node | null, prefix: string, out: Map<string, Position>, lc: LineCounter): void {
+function collectPositions(node: Node | null, prefix: string, out: Map<string, Position>, lc: LineCounter, file: string): void {
   if (!node) return;
   if (isMap(node)) {
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
       const path = prefix ? `${prefix}.${key}` : key;
       const range = (pair.key as Node | null)?.range;
-      if (range) {
-        const p = lc.linePos(range[0]);
-        out.set(path, { line: p.line, col: p.col });
-      }
-      collectPositions(pair.value as Node | null, path, out, lc);
+      const p = range ? lc.linePos(range[0]) : undefined;
+      if (p) out.set(path, { line: p.line, col: p.col });
+      // Every mapping key in the document, merge sources and anchors included, before anything builds objects.
+      assertSafeKeyPath(path.split("."), p ? `${file}:${p.line}:${p.col}` : file);
+      collectPositions(pair.value as Node | null, path, out, lc, file);
     }
   } else if (isSeq(node)) {
     node.items.forEach((item, i) => {
-      collectPositions(item as Node | null, `${prefix}.${i}`, out, lc);
+      collectPositions(item as Node | null, `${prefix}.${i}`, out, lc, file);
     });
   }
 }

@@ -7,3 +7,4 @@ export * from "./redact.ts";
 export * from "./suggest.ts";
 export * from "./skill-file.ts";
 export * from "./abortable-sleep.ts";
+export * from "./safe-keys.ts";

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
-import { ConfigError, homeDir } from "../lib/index.ts";
+import { assertSafeKeyPath, assertSafeTree, ConfigError, homeDir, nullProtoRecord } from "../lib/index.ts";
 
 const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
 const bool = (def: boolean, doc: string) => v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
@@ -176,13 +176,16 @@ export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: {
   const file = opts.file ?? findSleepConfigFile(opts.home);
   let fromFile: Record<string, unknown> = {};
   if (file) fromFile = readConfigFile(file);
-  const merged: Record<string, unknown> = { ...fromFile };
-  for (const [k, val] of Object.entries(overrides)) if (val !== undefined) merged[k] = val;
+  const merged: Record<string, unknown> = Object.assign(nullProtoRecord(), fromFile);
+  for (const [k, val] of Object.entries(overrides)) {
+    assertSafeKeyPath([k], "override");
+    if (val !== undefined) merged[k] = val;
+  }
   const parsed = v.safeParse(SleepConfigSchema, merged);
   if (!parsed.success) {
     const issues = parsed.issues.map((i) => ({ path: v.getDotPath(i) ?? "(root)", message: i.message }));
     const first = issues[0]!;
-    const where = file && first.path in fromFile && !(first.path in overrides) ? file : file ? `${file} (or a flag)` : "flags";
+    const where = file && Object.hasOwn(fromFile, first.path) && !Object.hasOwn(overrides, first.path) ? file : file ? `${file} (or a flag)` : "flags";
     throw new ConfigError(`${where}: ${first.path}: ${first.message}`, {
       file: file || undefined,
       issues,
@@ -202,6 +205,8 @@ function readConfigFile(file: string): Record<string, unknown> {
   }
   if (data === null || data === undefined) return {};
   if (typeof data !== "object" || Array.isArray(data)) throw new ConfigError(`${file}: expected a mapping of keys to values`, { file });
+  // JSON.parse and the YAML parser keep `__proto__` as an own key; refuse it (and its kin) at any depth.
+  assertSafeTree(data, () => file);
   return data as Record<string, unknown>;
 }
 
