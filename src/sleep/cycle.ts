@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
 import { log } from "../lib/index.ts";
 import type { SleepBackend } from "./backend/types.ts";
-import { NightLedger } from "./budget.ts";
+import { BudgetExhaustedError, NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
 import { consolidate } from "./consolidate.ts";
 import { fanOut, type SkillProposal } from "./fanout.ts";
@@ -135,10 +135,19 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       phase("consolidate", `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, ${result.unmatched.length} unmatched edits)`);
       const test = tasks.filter((t) => t.split === "test" && t.reference_kind !== "none");
       if (test.length) {
-        const tr = await replayBatch(ctx, test, result.newSkill, result.newMemory, "test").catch(() => []);
-        const hard = tr.reduce((a, r) => a + r.hard, 0) / Math.max(1, tr.length);
-        evidence.log("test", "held_out_score", { night, n_test: tr.length, hard, accepted: result.accepted });
-        result.notes.push(`held-out test split: ${tr.length} task(s), hard ${hard.toFixed(3)}`);
+        // Only a night ceiling skips the held-out score; any other failure stops the night, as in the
+        // engine (an auth or transport failure is never reported as "0 tasks, hard 0.000").
+        const tr = await replayBatch(ctx, test, result.newSkill, result.newMemory, "test").catch((err: unknown) => {
+          if (err instanceof BudgetExhaustedError) return undefined;
+          throw err;
+        });
+        if (tr) {
+          const hard = tr.reduce((a, r) => a + r.hard, 0) / Math.max(1, tr.length);
+          evidence.log("test", "held_out_score", { night, n_test: tr.length, hard, accepted: result.accepted });
+          result.notes.push(`held-out test split: ${tr.length} task(s), hard ${hard.toFixed(3)}`);
+        } else {
+          result.notes.push("held-out test split not scored: the night's budget ran out");
+        }
       }
     }
     let fan: Awaited<ReturnType<typeof fanOut>> = { rows: [], proposals: [], notes: [] };

@@ -70,6 +70,21 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     expect(server.requests).toHaveLength(0);
   });
 
+  test("a failure while scoring the held-out test split stops the night; it is never reported as a score", async () => {
+    using tmp = tempDir();
+    const { server, project, env } = await setup(tmp.path);
+    await using _server = server;
+    const path = tasksFile(project, true);
+    const doc = JSON.parse(readFileSync(path, "utf8"));
+    doc.tasks.push({ ...doc.tasks[0], id: "task_heldout", intent: "Held-out: rename the cache module", split: "test" });
+    writeFileSync(path, JSON.stringify(doc));
+    server.match((req) => req.lastUserText.includes("Held-out: rename the cache module"), { fault: "status", status: 401, message: "invalid api key" });
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", path, "--json"], { env });
+    expect(r.code).toBe(1);
+    expect(r.stdout).not.toContain("held-out test split: 0 task(s)");
+    expect(r.stdout + r.stderr).toContain("401");
+  });
+
   test("a call ceiling stops the night cleanly (exit 0) and is reported", async () => {
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path, { max_calls_per_night: 2 });
