@@ -16,12 +16,33 @@ export function execTimeoutMs(settings: Settings): number {
   return typeof t === "number" && t > 0 ? t * 1000 : 120_000;
 }
 
-const DEFAULT_MODELS: Record<string, string> = {
-  claude_chat: "claude-sonnet-4-6",
-  claude_code_exec: "claude-sonnet-4-6",
+/** The current Claude model, for Claude backends whose role model is unset or a shipped placeholder. */
+export const CLAUDE_DEFAULT_MODEL = "claude-sonnet-5-5";
+
+/**
+ * The model an agent-CLI backend gets when the role's model is unset or a shipped placeholder
+ * (spec §4.1 sentinel defaults; the Claude one moved to a current model). `undefined` passes no
+ * `--model`, so the CLI uses its own default. openai_chat, openai_compatible, qwen_chat and
+ * minimax_chat resolve their models in presets.ts, copilot_chat from its own keys.
+ */
+const CLI_DEFAULT_MODELS: Partial<Record<BackendName, string | undefined>> = {
+  claude_chat: CLAUDE_DEFAULT_MODEL,
+  claude_code_exec: CLAUDE_DEFAULT_MODEL,
   cursor_exec: "composer-2.5",
-  codex_exec: "gpt-4o",
+  copilot_exec: undefined,
 };
+
+/**
+ * The model a role sends on an agent-CLI backend: the model the user chose, else the backend's own
+ * default. codex_exec serves OpenAI model names, so it keeps a shipped placeholder (as upstream).
+ */
+export function cliRoleModel(name: BackendName, role: Role, settings: Settings): string | undefined {
+  const chosen = settings.chosenModel(role);
+  if (chosen !== undefined) return chosen;
+  if (name === "codex_exec") return settings.placeholderModel(role) ?? "gpt-4o";
+  if (name in CLI_DEFAULT_MODELS) return CLI_DEFAULT_MODELS[name];
+  return settings.model(role);
+}
 
 /** Executable for a CLI: config key, then env vars, then the default name (resolved on the child's PATH). */
 function bin(settings: Settings, keys: string[], envs: string[], fallback: string): string {
@@ -52,7 +73,7 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
     case "claude_chat":
       return createClaudeChat({
         bin: bin(settings, [], ["CLAUDE_CLI_BIN"], settings.model("claude_code_exec_path") ?? "claude"),
-        defaultModel: settings.model(role) ?? DEFAULT_MODELS.claude_chat!,
+        defaultModel: cliRoleModel("claude_chat", role, settings)!,
         // spec §7.5: 300 s; CLAUDE_CHAT_TIMEOUT (seconds) is ours, mirroring COPILOT_CHAT_TIMEOUT.
         timeoutMs: (positiveSeconds(settings, [], ["CLAUDE_CHAT_TIMEOUT"]) ?? 300) * 1000,
         env: settings.env,
@@ -76,7 +97,7 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
     case "codex_exec":
       return createCodexChat({
         bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
-        defaultModel: settings.model(role) ?? DEFAULT_MODELS.codex_exec!,
+        defaultModel: cliRoleModel("codex_exec", role, settings)!,
         timeoutMs: execTimeoutMs(settings),
         env: settings.env,
         profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
@@ -101,7 +122,7 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
   const harness: HarnessName = name;
   const retries = numberOf(settings.envVar("EXEC_EMPTY_RESPONSE_RETRIES"));
   const common = { name: harness, timeoutMs: execTimeoutMs(settings), env: settings.env, emptyRetries: retries !== undefined && retries >= 0 ? Math.floor(retries) : 1 };
-  const model = settings.model("target");
+  const model = cliRoleModel(harness, "target", settings);
   switch (harness) {
     case "claude_code_exec": {
       warnNoSdk(settings, "claude_code_exec_use_sdk", "CLAUDE_CODE_EXEC_USE_SDK", "Claude Agent SDK");
@@ -113,7 +134,7 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
         {
           ...common,
           bin: bin(settings, ["claude_code_exec_path"], ["CLAUDE_CODE_EXEC_PATH"], "claude"),
-          model: model ?? DEFAULT_MODELS.claude_code_exec,
+          model,
           options: {
             effort,
             maxThinkingTokens: thinking && thinking > 0 ? String(Math.floor(thinking)) : undefined,
@@ -156,7 +177,7 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
       const sandbox = settings.first(["cursor_exec_sandbox"], ["CURSOR_EXEC_SANDBOX"])?.value ?? "enabled";
       if (sandbox !== "enabled" && sandbox !== "disabled") throw new ConfigError(`model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`);
       return createHarness(
-        { ...common, bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"), model: model ?? DEFAULT_MODELS.cursor_exec, options: { sandbox } },
+        { ...common, bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"), model, options: { sandbox } },
         prices,
       );
     }

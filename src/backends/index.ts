@@ -20,11 +20,11 @@ import type { Role } from "../engine/ports.ts";
 import { ConfigError, skilloptCacheDir } from "../lib/index.ts";
 import { openCallCache, type Store } from "../store/index.ts";
 import { type CallEvent, LayeredModelClient, type RoleBinding } from "./client.ts";
-import { buildChatBackend, buildTaskRunner, execTimeoutMs } from "./factory.ts";
+import { buildChatBackend, buildTaskRunner, cliRoleModel, execTimeoutMs } from "./factory.ts";
 import { CallLedger } from "./ledger.ts";
 import { parsePricing, PriceTable } from "./pricing.ts";
 import type { RetryPolicy } from "./retry.ts";
-import { type ResolvedRoles, resolveRoles } from "./roles.ts";
+import { isExecHarness, type ResolvedRoles, resolveRoles } from "./roles.ts";
 import { type BackendConfig, type EnvLookup, NO_ENV, roleWorkers, Settings } from "./settings.ts";
 import type { ChatBackend } from "./types.ts";
 
@@ -56,6 +56,12 @@ export interface ModelClientOptions {
   /** Persist the call ledger into this store (e.g. the run's state.sqlite) under `runId`. */
   ledgerStore?: Store;
   runId?: string;
+  /**
+   * Roles whose model is a shipped placeholder nobody chose (`LoadedConfig.placeholderModels`): each
+   * backend replaces it with a model it can call (a Claude model for claude, the CLI's default for
+   * copilot_exec, …). Models the user chose are always passed unchanged.
+   */
+  placeholderModels?: readonly Role[];
   /** Build only these roles (e.g. eval needs only the target); default both. */
   roles?: Role[];
   /** Concurrency per role (default from the config's worker keys). */
@@ -85,7 +91,7 @@ export interface SkilloptModelClient extends LayeredModelClient {
 export async function createModelClient(config: BackendConfig, opts: ModelClientOptions = {}): Promise<SkilloptModelClient> {
   const env = opts.env;
   const lookup: EnvLookup = typeof env === "function" ? env : env ? (name) => env[name] : NO_ENV;
-  const settings = new Settings(config, lookup);
+  const settings = new Settings(config, lookup, new Set(opts.placeholderModels ?? []));
   const resolved = resolveRoles(settings);
   const pricing = parsePricing(config.model.pricing);
   if ("error" in pricing) throw new ConfigError(pricing.error, { issues: [{ path: "model.pricing", message: pricing.error }] });
@@ -102,12 +108,12 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
       runner,
       name: chat?.name ?? name,
       built: wanted.has(role) || chat !== undefined,
-      model: chat?.defaultModel ?? settings.model(role),
+      model: chat?.defaultModel ?? (isExecHarness(name) ? cliRoleModel(name, role, settings) : settings.model(role)),
       timeoutMs: execTimeoutMs(settings),
       concurrency: opts.concurrency?.[role] ?? roleWorkers(settings, role),
     };
     if (wanted.has(role) || chat) {
-      info[role] = { backend: chat?.name ?? name, model: chat?.defaultModel ?? settings.model(role), endpoint: chat?.endpoint, exec: runner !== undefined };
+      info[role] = { backend: chat?.name ?? name, model: bindings[role].model, endpoint: chat?.endpoint, exec: runner !== undefined };
     }
   }
   const capCost = opts.maxCostUsd ?? positive(config.model.max_cost_usd, "model.max_cost_usd");

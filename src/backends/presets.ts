@@ -36,8 +36,19 @@ function layered(role: Role, prefix: string, suffix: string): { keys: string[]; 
   return { keys: [`${role}_${prefix}_${suffix}`, `${prefix}_${suffix}`], envs: [`${ROLE_ENV_PREFIX[role]}_${up}`, up] };
 }
 
-function roleModel(settings: Settings, role: Role, specificKeys: string[], specificEnvs: string[], fallback: string): string {
-  return settings.first(specificKeys)?.value ?? settings.model(role) ?? settings.first([], specificEnvs)?.value ?? fallback;
+/**
+ * A role's model: backend-specific config keys, the role model the user chose, the backend's env
+ * vars, then (only where the backend serves the same model names, `keepPlaceholder`) a shipped
+ * placeholder such as the base config's gpt-5.5, then the backend's default.
+ */
+function roleModel(settings: Settings, role: Role, specificKeys: string[], specificEnvs: string[], fallback: string, keepPlaceholder: boolean): string {
+  return (
+    settings.first(specificKeys)?.value ??
+    settings.chosenModel(role) ??
+    settings.first([], specificEnvs)?.value ??
+    (keepPlaceholder ? settings.placeholderModel(role) : undefined) ??
+    fallback
+  );
 }
 
 /** openai_compatible for one role (spec §7.4). */
@@ -49,7 +60,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
   const l = (suffix: string) => layered(role, "openai_compatible", suffix);
   const base = get("base_url");
   const key = get("api_key");
-  const model = roleModel(settings, role, l("model").keys, [...l("model").envs, `${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`], "gpt-4o-mini");
+  const model = roleModel(settings, role, l("model").keys, [...l("model").envs, `${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`], "gpt-4o-mini", true);
   // Booleans always have a value (default false), so any layer saying true turns streaming on.
   const streamLayers = [...l("stream").keys.map((k) => settings.model(k)), ...l("stream").envs.map((e) => settings.envVar(e))];
   const stream = streamLayers.some((x) => ["1", "true", "yes", "on"].includes((x ?? "").toLowerCase()));
@@ -68,6 +79,9 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
     keyHint: key ? key.from : `${l("api_key").envs[1]} or model.openai_compatible_api_key`,
   });
 }
+
+/** qwen_chat's documented default model (spec §7.5), used when the role's model is a shipped placeholder. */
+export const QWEN_DEFAULT_MODEL = "Qwen/Qwen3.5-4B";
 
 type ThinkingMode = "server_default" | "enabled" | "disabled";
 const warnedThinking = new Set<Role>();
@@ -115,7 +129,7 @@ export function qwenBackend(settings: Settings, role: Role): ChatBackend {
     kind: "openai",
     url: get("base_url")?.value ?? "http://localhost:8000/v1",
     ...(key ? { apiKey: key.value } : {}),
-    defaultModel: roleModel(settings, role, l("model").keys, l("model").envs, "Qwen/Qwen3.5-4B"),
+    defaultModel: roleModel(settings, role, l("model").keys, l("model").envs, QWEN_DEFAULT_MODEL, false),
     timeoutMs: (numberSetting(settings, l("timeout_seconds").keys, l("timeout_seconds").envs, 300) ?? 300) * 1000,
     maxTokensCap: numberSetting(settings, l("max_tokens").keys, l("max_tokens").envs, 8000),
     maxTokensField: useMct === "true" || useMct === "1" || useMct === "yes" ? "max_completion_tokens" : "max_tokens",
@@ -139,7 +153,7 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     url = MINIMAX_REGIONS[r];
     if (!url) throw new ConfigError(`${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`, { hint: "use global_en or cn_zh" });
   }
-  const model = settings.first(["minimax_model"], ["MINIMAX_MODEL"])?.value ?? settings.model("target") ?? "MiniMax-M3";
+  const model = settings.first(["minimax_model"], ["MINIMAX_MODEL"])?.value ?? settings.chosenModel("target") ?? "MiniMax-M3";
   const thinkingFlag = settings.first(["minimax_enable_thinking"], ["MINIMAX_ENABLE_THINKING"])?.value.toLowerCase();
   const adaptive = model.startsWith("MiniMax-M2") || thinkingFlag === "true" || thinkingFlag === "1" || thinkingFlag === "yes";
   const key = settings.first(["minimax_api_key"], ["MINIMAX_API_KEY"]);
@@ -178,7 +192,7 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   const clientId = azureSetting(settings, role, "managed_identity_client_id")?.value;
   const modeRaw = azureSetting(settings, role, "auth_mode");
   const mode = (modeRaw?.value ?? "azure_cli").toLowerCase();
-  const model = settings.model(role) ?? settings.first([], [`${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`, "AZURE_OPENAI_DEPLOYMENT"])?.value ?? "gpt-4o";
+  const model = roleModel(settings, role, [], [`${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`, "AZURE_OPENAI_DEPLOYMENT"], "gpt-4o", true);
   if (!endpoint) {
     throw new ConfigError(`model.${role}_azure_openai_endpoint: no Azure OpenAI endpoint configured for the ${role} (backend openai_chat)`, {
       hint: "set model.azure_openai_endpoint or AZURE_OPENAI_ENDPOINT, or choose another backend (e.g. --set model.backend=auto)",

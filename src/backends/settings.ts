@@ -24,11 +24,23 @@ export class Settings {
   constructor(
     readonly config: BackendConfig,
     readonly env: EnvLookup,
+    /** Roles whose `model.<role>` is a shipped placeholder nobody chose (LoadedConfig.placeholderModels). */
+    readonly placeholders: ReadonlySet<Role> = new Set(),
   ) {}
 
   /** A `model.*` value as a trimmed string; empty/absent → undefined. */
   model(key: string): string | undefined {
     return text(this.config.model[key]);
+  }
+
+  /** The role's model when the user chose it (config file, flag, --set); undefined for a shipped placeholder. */
+  chosenModel(role: Role): string | undefined {
+    return this.placeholders.has(role) ? undefined : this.model(role);
+  }
+
+  /** The role's shipped placeholder model (e.g. the base config's gpt-5.5), when nobody chose one. */
+  placeholderModel(role: Role): string | undefined {
+    return this.placeholders.has(role) ? this.model(role) : undefined;
   }
 
   modelRaw(key: string): unknown {

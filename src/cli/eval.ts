@@ -70,7 +70,7 @@ export default defineCommand({
     if (problem) process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
     const outArg = args.out ?? outRoot;
     const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${stamp()}`));
-    const client = await createModelClient(config, { env: loaded.environ, noCache: args.cache === false, roles: ["target"] });
+    const client = await createModelClient(config, { env: loaded.environ, placeholderModels: loaded.placeholderModels, noCache: args.cache === false, roles: ["target"] });
     const controller = new AbortController();
     try {
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);

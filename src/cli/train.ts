@@ -110,7 +110,8 @@ export function benchmarkContext(config: TrainConfig, loaded: LoadedConfig, clie
     configDir: loaded.dir,
     workDir,
     target: {
-      model: client.info.target?.model ?? config.model.target,
+      // The model layer's resolution (a placeholder replaced per backend); "" = the CLI's own default.
+      model: client.info.target ? (client.info.target.model ?? "") : config.model.target,
       maxTokens: config.env.max_completion_tokens,
       ...(config.model.reasoning_effort ? { reasoningEffort: config.model.reasoning_effort } : {}),
     },
@@ -131,7 +132,7 @@ export function backendLine(client: SkilloptModelClient): string {
   const role = (r: "optimizer" | "target") => {
     const i = client.info[r];
     if (!i) return `${r}=(none)`;
-    return i.backend === "sim" ? `${r}=sim (offline simulator — not a real model)` : `${r}=${i.model ?? "?"} (${i.backend})`;
+    return i.backend === "sim" ? `${r}=sim (offline simulator — not a real model)` : `${r}=${i.model ?? "(the CLI's default model)"} (${i.backend})`;
   };
   const auto = client.resolved.auto ? ` [backend auto → ${client.resolved.auto.chose}: ${client.resolved.auto.reason}]` : "";
   return `[model config] ${role("optimizer")} ${role("target")}${auto}`;
@@ -253,6 +254,8 @@ function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, spl
     dry_run: true,
     config: loaded.file,
     benchmark: bench.name,
+    // What each role resolved to (a shipped placeholder model replaced per backend), before anything else.
+    backends: client.info,
     initial_skill: source,
     splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: sel, test_items: test },
     epochs: config.train.num_epochs,
@@ -271,7 +274,6 @@ function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, spl
       assumes_tokens_per_call: tokens,
     },
     note: "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
-    backends: client.info,
   };
 }
 
@@ -341,6 +343,7 @@ export default defineCommand({
     const controller = new AbortController();
     const client = await createModelClient(config, {
       env: loaded.environ,
+      placeholderModels: loaded.placeholderModels,
       noCache: args.cache === false,
       ...(maxCost === undefined ? {} : { maxCostUsd: maxCost }),
       ...(args["dry-run"] ? {} : { ledgerStore: prepareStore(), runId: "train" }),
@@ -358,6 +361,7 @@ export default defineCommand({
       const splits = limitSplits(await bench.loadSplits(ctx), config.env.limit);
       if (args["dry-run"]) {
         const plan = dryRun(config, loaded, bench, splits, client, init.source, init.text);
+        if (!output.quiet) errWrite(`  ${backendLine(client)}\n`);
         if (output.json) printJson(plan);
         else printResult(stringify(plan).trimEnd());
         return;

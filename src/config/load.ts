@@ -1,6 +1,7 @@
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { assertSafeKeyPath, type ConfigIssue, ConfigError, closest, isSecretKey, nullProtoRecord } from "../lib/index.ts";
+import { BUNDLED_CONFIGS } from "./bundled.ts";
 import { parseEnvFile } from "./env-file.ts";
 import { CODEX_ALIASES, flatten } from "./flat-map.ts";
 import {
@@ -44,12 +45,20 @@ export interface LoadedConfig {
   flat: Readonly<Record<string, unknown>>;
   /** Where a key's value came from, for messages: `file:line:col`, `--set k=…`, or the config file. */
   where(path: string): string;
+  /**
+   * Roles whose model name nobody chose: it comes from a config shipped with SkillOpt (a bundled
+   * config, or a file identical to one) or from the schema default. The model layer replaces such a
+   * placeholder with a model the role's backend can call; a name the user wrote is passed unchanged.
+   */
+  placeholderModels: readonly ("optimizer" | "target")[];
 }
 
 type Data = Record<string, unknown>;
 interface Origin {
   file: string;
   pos?: Position;
+  /** The value comes from a config shipped with SkillOpt, not from the user. */
+  shipped?: boolean;
 }
 interface Layered {
   data: Data;
@@ -99,6 +108,10 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     warnings,
     flat: Object.freeze(flatten(config as unknown as Record<string, Record<string, unknown>>)),
     where: (path: string) => where(layered.origins, path, source.display),
+    placeholderModels: (["optimizer", "target"] as const).filter((role) => {
+      const o = layered.origins.get(`model.${role}`);
+      return o === undefined || o.shipped === true;
+    }),
   };
 }
 
@@ -118,9 +131,12 @@ function loadLayered(src: ConfigSource, cwd: string, chain: ConfigSource[], warn
       file: chain[chain.length - 1]!.display,
     });
   }
-  const parsed = parseYamlConfig(readSource(src), src.display);
+  const text = readSource(src);
+  const parsed = parseYamlConfig(text, src.display);
   const { _base_: baseRef, ...own } = parsed.data;
-  const layer = normaliseLayer(own, parsed.positions, src.display, warnings);
+  // A file on disk identical to a bundled config (a checkout's configs/) is ours as much as the embedded copy.
+  const shipped = src.kind === "bundled" || Object.values(BUNDLED_CONFIGS).includes(text);
+  const layer = normaliseLayer(own, parsed.positions, src.display, warnings, shipped);
   if (baseRef === undefined || baseRef === null || baseRef === "") return layer;
   if (typeof baseRef !== "string") {
     const pos = parsed.positions.get("_base_");
@@ -131,13 +147,13 @@ function loadLayered(src: ConfigSource, cwd: string, chain: ConfigSource[], warn
 }
 
 /** Spec §3.1 step 3: aliases canonicalised, flat keys moved to their section (structured wins in one layer). */
-function normaliseLayer(raw: Data, positions: Map<string, Position>, file: string, warnings: string[]): Layered {
+function normaliseLayer(raw: Data, positions: Map<string, Position>, file: string, warnings: string[], shipped: boolean): Layered {
   const data: Data = {};
   const origins = new Map<string, Origin>();
   for (const [key, value] of Object.entries(raw)) {
     if (SECTIONS.includes(key as Section) && isDict(value)) {
       data[key] = structuredClone(value);
-      recordOrigins(origins, key, value, positions, file);
+      recordOrigins(origins, key, value, positions, file, shipped);
     }
   }
   const model = data.model;
@@ -164,7 +180,7 @@ function normaliseLayer(raw: Data, positions: Map<string, Position>, file: strin
     const path = SECTIONS.includes(key as Section) ? undefined : structuredPathOf(key);
     if (!path) {
       data[key] = value;
-      origins.set(key, { file, pos: positions.get(key) });
+      origins.set(key, { file, pos: positions.get(key), shipped });
       continue;
     }
     const [section, leaf] = path as [string, string];
@@ -172,14 +188,14 @@ function normaliseLayer(raw: Data, positions: Map<string, Position>, file: strin
     const sec = data[section] as Data;
     if (leaf in sec) continue;
     sec[leaf] = value;
-    origins.set(`${section}.${leaf}`, { file, pos: positions.get(key) });
+    origins.set(`${section}.${leaf}`, { file, pos: positions.get(key), shipped });
   }
   return { data, origins };
 }
 
-function recordOrigins(out: Map<string, Origin>, prefix: string, value: unknown, positions: Map<string, Position>, file: string): void {
-  out.set(prefix, { file, pos: positions.get(prefix) });
-  if (isDict(value)) for (const [k, val] of Object.entries(value)) recordOrigins(out, `${prefix}.${k}`, val, positions, file);
+function recordOrigins(out: Map<string, Origin>, prefix: string, value: unknown, positions: Map<string, Position>, file: string, shipped: boolean): void {
+  out.set(prefix, { file, pos: positions.get(prefix), shipped });
+  if (isDict(value)) for (const [k, val] of Object.entries(value)) recordOrigins(out, `${prefix}.${k}`, val, positions, file, shipped);
 }
 
 function mergeLayered(base: Layered, child: Layered): Layered {

@@ -14,6 +14,8 @@ export interface FakeControl {
   cost?: number;
   /** az: token lifetime in seconds. */
   ttl?: number;
+  /** Model names the CLI knows: a `--model`/`-m` outside this list fails as the real CLIs do (exit 1). */
+  models?: string[];
 }
 
 const home = process.env.HOME ?? ".";
@@ -67,4 +69,18 @@ export async function hang(name: string, stdin: string): Promise<never> {
 export function arg(flag: string): string | undefined {
   const i = process.argv.indexOf(flag);
   return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+/**
+ * Fail like the real CLI when `--model`/`-m` names a model it does not serve (only when the control
+ * lists `models`). Called after record(), so the argv of a refused call is still in the log.
+ */
+export function refuseUnknownModel(c: FakeControl, name: string): void {
+  if (!c.models) return;
+  const i = process.argv.findIndex((a) => a === "--model" || a === "-m");
+  if (i < 0) return;
+  const model = process.argv[i + 1] ?? "";
+  if (c.models.includes(model)) return;
+  process.stderr.write(`${name}: model not found: ${model} (available: ${c.models.join(", ")})\n`);
+  process.exit(1);
 }
