@@ -4,7 +4,7 @@ import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import type { SessionDigest } from "./types.ts";
-import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest } from "./text.ts";
+import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, stripInjected } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
 export function claudeHome(ctx: ReaderContext): string {
@@ -35,10 +35,6 @@ const CLAUDE_STOP = (key: string, depth: number) => depth === 0 && key === "tool
 
 const INTERRUPTED = /^\[Request interrupted by user[^\]]*\]$/;
 
-/** Remove `<system-reminder>` blocks Claude Code appends to user messages. */
-function stripReminders(text: string): string {
-  return text.includes("<system-reminder>") ? text.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, "").trim() : text;
-}
 
 /** Claude Code transcripts: `<claude_home>/projects/**\/<session>.jsonl`, sub-agent sidechains skipped. */
 export const claudeSource: SessionSource = {
@@ -90,7 +86,8 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
   if (!msg) return;
   const role = str(msg.role);
   if (role === "user") {
-    const text = stripReminders(blockText(msg.content));
+    // IDE notices, reminders and task notifications are stripped (addUserText strips them too).
+    const text = stripInjected(blockText(msg.content));
     if (INTERRUPTED.test(text)) {
       // The user stopped the agent: a correction signal, not a prompt.
       addUnique(d.feedback_signals, "neg:user_interrupt");

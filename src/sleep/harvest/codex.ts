@@ -8,9 +8,14 @@ import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, projectMatches } from "./text.ts";
 
 interface CodexCarry {
-  /** Last user / assistant text seen: modern rollouts log each message twice (§12.1 item 5). */
-  lastUser: string;
+  /**
+   * Modern rollouts log each user message twice: a `response_item` message and an `event_msg`
+   * user_message echo (§12.1 item 5). Each one waits here for its echo from the other kind; a
+   * message that repeats the previous one ("A", then "A" again) has no echo waiting and is kept.
+   */
+  pendingUser?: Array<{ kind: "item" | "event"; text: string }>;
   lastAssistant: string;
+  pendingAssistant?: Array<{ kind: "item" | "event"; text: string }>;
   /** A later cwd matched the invoked project. */
   projectPinned: boolean;
 }
@@ -54,7 +59,7 @@ export const codexSource: SessionSource = {
       () => ({
         digest: emptyDigest("codex", c.sessionId, c.path),
         own: false,
-        carry: { lastUser: "", lastAssistant: "", projectPinned: false } satisfies CodexCarry,
+        carry: { pendingUser: [], lastAssistant: "", pendingAssistant: [], projectPinned: false } satisfies CodexCarry,
       }),
       (rec, st) => onRecord(rec, st, ctx),
       CODEX_STOP,
@@ -108,12 +113,12 @@ function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
   if (recType === "session_meta" || recType === "turn_context") return;
   if (type === "turn_aborted") addUnique(d.feedback_signals, "neg:user_interrupt");
   else if (type === "error" && recType === "event_msg") addUnique(d.feedback_signals, "neg:codex_turn_error");
-  else if (type === "user_message") userText(st, str(p.message) ?? "", ctx);
-  else if (type === "agent_message") assistantText(st, str(p.message) ?? "");
+  else if (type === "user_message") userText(st, str(p.message) ?? "", ctx, "event");
+  else if (type === "agent_message") assistantText(st, str(p.message) ?? "", "event");
   else if (type === "message") {
     const role = str(p.role);
-    if (role === "user") userText(st, contentText(p.content), ctx);
-    else if (role === "assistant") assistantText(st, contentText(p.content));
+    if (role === "user") userText(st, contentText(p.content), ctx, "item");
+    else if (role === "assistant") assistantText(st, contentText(p.content), "item");
   } else if (!NOT_TOOLS.has(type)) toolEvent(d, type, str(p.name));
 }
 
@@ -151,19 +156,37 @@ export function sanitizeCodexUser(text: string): string {
   return t;
 }
 
-function userText(st: SessionState, raw: string, ctx: ReaderContext): void {
+/**
+ * True when this message is the echo of one already recorded (same text, the other record kind,
+ * still waiting); otherwise the message is new and waits for its own echo.
+ */
+function isEcho(pending: Array<{ kind: "item" | "event"; text: string }>, kind: "item" | "event", text: string): boolean {
+  const i = pending.findIndex((p) => p.kind !== kind && p.text === text);
+  if (i >= 0) {
+    pending.splice(i, 1);
+    return true;
+  }
+  pending.push({ kind, text });
+  // Echoes follow their message closely; a bounded window keeps old files from growing this.
+  if (pending.length > 8) pending.shift();
+  return false;
+}
+
+function userText(st: SessionState, raw: string, ctx: ReaderContext, kind: "item" | "event"): void {
   const carry = st.carry as CodexCarry;
   const text = sanitizeCodexUser(raw);
   if (!text) return;
-  if (text === carry.lastUser) return;
-  carry.lastUser = text;
+  carry.pendingUser ??= [];
+  if (isEcho(carry.pendingUser, kind, text)) return;
   addUserText(st.digest, text, st, ctx.lex);
 }
 
-function assistantText(st: SessionState, raw: string): void {
+function assistantText(st: SessionState, raw: string, kind: "item" | "event"): void {
   const carry = st.carry as CodexCarry;
   const text = raw.trim();
-  if (!text || text === carry.lastAssistant) return;
+  if (!text) return;
+  carry.pendingAssistant ??= [];
+  if (isEcho(carry.pendingAssistant, kind, text)) return;
   carry.lastAssistant = text;
   st.digest.n_assistant_turns++;
   addFinal(st.digest, text);

@@ -6,7 +6,7 @@ import { arr, type JsonObject, type JsonValue, materialize, obj, parseLine, str 
 import { readLines } from "./read-lines.ts";
 import { fileCandidate, fileRevision } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
-import { addTool, addUserText, cleanText, emptyDigest, MAX_FINALS, toEpochMs, toIsoUtc } from "./text.ts";
+import { addTool, addUnique, addUserText, cleanText, emptyDigest, MAX_FINALS, toEpochMs, toIsoUtc } from "./text.ts";
 
 /** VS Code `User/workspaceStorage` roots per OS (spec §3.5), portable install first. */
 export function vscodeStorageRoots(ctx: ReaderContext): string[] {
@@ -59,13 +59,17 @@ function workspaceProject(dir: string): string {
   return "";
 }
 
-// Never read (spec §3.5): tool inputs/outputs, result details, rendered context, variables.
-const VSCODE_DROP = new Set(["resultDetails", "toolSpecificData", "result", "variableData", "contentReferences", "codeCitations"]);
+// Never read (spec §3.5): tool inputs/outputs, result details and metadata, rendered context,
+// variables. Of a request's `result` only `errorDetails` (the error the user was shown) is read.
+const VSCODE_DROP = new Set(["resultDetails", "toolSpecificData", "metadata", "timings", "variableData", "contentReferences", "codeCitations"]);
 function vscodeDrop(key: string): boolean {
   return VSCODE_DROP.has(key);
 }
 
-/** GitHub Copilot Chat in VS Code: `workspaceStorage/<id>/chatSessions/*.jsonl` operation logs. */
+/**
+ * GitHub Copilot Chat in VS Code: `workspaceStorage/<id>/chatSessions/*.jsonl` operation logs, and
+ * the legacy `chatSessions/*.json` whole-document form older versions wrote (same document).
+ */
 export const copilotVscodeSource: SessionSource = {
   name: "copilot",
   filters: { headless: true, agent: true },
@@ -93,7 +97,8 @@ export const copilotVscodeSource: SessionSource = {
           continue;
         }
         for (const f of files) {
-          if (!f.isFile() || f.isSymbolicLink() || !f.name.endsWith(".jsonl")) continue;
+          const legacy = f.name.endsWith(".json");
+          if (!f.isFile() || f.isSymbolicLink() || !(legacy || f.name.endsWith(".jsonl"))) continue;
           const p = join(chat, f.name);
           if (seen.has(p)) continue;
           seen.add(p);
@@ -102,7 +107,7 @@ export const copilotVscodeSource: SessionSource = {
           } catch {
             continue;
           }
-          const c = fileCandidate(p, f.name.slice(0, -6), project);
+          const c = fileCandidate(p, f.name.slice(0, legacy ? -5 : -6), project);
           if (c) out.push(c);
         }
       }
@@ -111,12 +116,22 @@ export const copilotVscodeSource: SessionSource = {
   },
   read(c, _prior, ctx): ReadOutcome {
     let doc: JsonValue | undefined;
-    const { consumed, bytesRead } = readLines(c.path, 0, c.size, (buf, s, e) => {
-      const rec = obj(parseLine(buf, s, e));
-      if (!rec) return false;
-      doc = applyOp(doc, materialize(rec, vscodeDrop) as JsonObject);
-      return true;
-    });
+    let consumed: number;
+    let bytesRead: number;
+    if (c.path.endsWith(".json")) {
+      // Legacy form: one JSON document, rewritten whole on every change.
+      const buf = readFileSync(c.path);
+      doc = materialize(parseLine(buf, 0, buf.length), vscodeDrop);
+      consumed = buf.length;
+      bytesRead = buf.length;
+    } else {
+      ({ consumed, bytesRead } = readLines(c.path, 0, c.size, (buf, s, e) => {
+        const rec = obj(parseLine(buf, s, e));
+        if (!rec) return false;
+        doc = applyOp(doc, materialize(rec, vscodeDrop) as JsonObject);
+        return true;
+      }));
+    }
     const state = buildDigest(obj(doc), c, ctx);
     return {
       state,
@@ -207,10 +222,16 @@ function buildDigest(doc: JsonObject | undefined, c: Candidate, ctx: ReaderConte
     const req = obj(r);
     if (!req || req.isSystemInitiated === true) continue;
     if (extensionId(obj(req.agent)) !== "github.copilot-chat") continue;
-    const raw = str(obj(req.message)?.text) ?? "";
+    const raw = str(obj(req.message)?.text) ?? str(req.message) ?? "";
     const before = d.n_user_turns;
     addUserText(d, raw, state, ctx.lex);
     if (d.n_user_turns === before) continue;
+    // The error the user was shown: a cancel is the user stopping the agent, anything else a failed turn.
+    const err = obj(obj(req.result)?.errorDetails);
+    if (err) {
+      const canceled = str(err.code) === "canceled" || /^cancel/i.test(str(err.message) ?? "");
+      addUnique(d.feedback_signals, canceled ? "neg:user_interrupt" : "neg:copilot_error");
+    }
     const ts = toIsoUtc(req.timestamp);
     if (ts) {
       if (!d.started_at) d.started_at = ts;
@@ -223,7 +244,8 @@ function buildDigest(doc: JsonObject | undefined, c: Candidate, ctx: ReaderConte
       const part = obj(p);
       if (!part) continue;
       const kind = str(part.kind);
-      if ((kind === undefined || kind === "markdownContent") && str(part.value) !== undefined) parts.push(str(part.value)!);
+      const value = str(part.value) ?? str(obj(part.content)?.value);
+      if ((kind === undefined || kind === "markdownContent") && value !== undefined) parts.push(value);
       else if (kind === "toolInvocationSerialized") {
         const id = str(part.toolId);
         if (id) addTool(d, id);

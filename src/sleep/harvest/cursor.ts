@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, obj, str } from "./jsonl.ts";
@@ -58,10 +58,35 @@ function selectWorkspaces(ctx: ReaderContext): Workspace[] {
     .map((n) => ({ dir: join(root, n), path: workspacePath(join(root, n)) }))
     .filter((w) => existsSync(join(w.dir, "agent-transcripts")));
   const requested = ctx.scope === "all" ? [] : ctx.scope === "invoked" ? (ctx.invokedProject ? [ctx.invokedProject] : []) : [...ctx.scope];
-  if (requested.length === 0) return all.map((w) => ({ ...w, path: w.path || w.dir }));
+  // Every workspace is labelled with its own path, never the ~/.cursor/projects/<slug> folder.
+  if (requested.length === 0) return all.map((w) => ({ ...w, path: w.path || slugToPath(basename(w.dir), ctx.platform) }));
   const out = new Map<string, Workspace>();
   for (const project of requested) for (const w of workspacesFor(project, all, root, ctx.platform)) out.set(w.dir, w);
   return [...out.values()];
+}
+
+/**
+ * The existing directory whose Cursor slug is `slug`, found by walking down from the filesystem
+ * root one matching component at a time ("" when none matches: the slug is lossy, so an unknown
+ * workspace stays unlabelled rather than mislabelled).
+ */
+export function slugToPath(slug: string, platform: NodeJS.Platform, root = "/"): string {
+  if (platform === "win32" || !slug) return "";
+  const walk = (dir: string, rest: string, depth: number): string => {
+    if (depth > 16) return "";
+    for (const e of safeDir(dir)) {
+      if (!e.isDirectory() || e.isSymbolicLink()) continue;
+      const s = e.name.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+      if (!s) continue;
+      if (rest === s) return join(dir, e.name);
+      if (rest.startsWith(`${s}-`)) {
+        const hit = walk(join(dir, e.name), rest.slice(s.length + 1), depth + 1);
+        if (hit) return hit;
+      }
+    }
+    return "";
+  };
+  return walk(root, slug, 0);
 }
 
 /** spec §3.7: workspaces whose path contains the project, plus the nearest slug dir; longest path wins. */

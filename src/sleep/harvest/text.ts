@@ -6,10 +6,12 @@ import type { Scope, SessionDigest, SourceName } from "./types.ts";
 export const MAX_TEXT_CHARS = 4000;
 const PRE_CLIP = 16 * MAX_TEXT_CHARS;
 /**
- * Most prompts kept per session: the first half (they state the task) and the latest half (the
- * corrections of a long, still-growing session).
+ * Most prompts kept per session: the first half (they state the task), then whatever fits of the
+ * rest, dropping the oldest plain prompts first. Corrections and the prompt right before each one
+ * (its context) are kept past the cap, up to MAX_PROMPTS_HARD.
  */
 export const MAX_PROMPTS = 40;
+export const MAX_PROMPTS_HARD = 2 * MAX_PROMPTS;
 /** Assistant finals kept per session (the last ones). */
 export const MAX_FINALS = 5;
 const MAX_LIST = 50;
@@ -49,12 +51,55 @@ export function cleanMeta(text: string): string {
   return redactText(text.replaceAll("\u0000", "")).slice(0, 300);
 }
 
-/** spec §3.2 meta-prompt filter (envelopes, short slash commands, pasted/caveat stubs, command bodies). */
+/**
+ * Blocks an IDE or the agent injects into the user's turn: open-file and selection notices,
+ * diagnostics, system reminders, background-task notifications. They are not the user's words and
+ * would hide a leading correction ("no, …") behind them.
+ */
+const INJECTED = /<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder|task-notification|user-prompt-submit-hook)\b[^>]*>[\s\S]*?<\/\1>/g;
+
+/** The text with injected blocks removed (unchanged when there are none). */
+export function stripInjected(text: string): string {
+  if (!text.includes("<")) return text;
+  const out = text.replace(INJECTED, "");
+  return out === text ? text : out.trim();
+}
+
+/** Agent control commands: never a request, with or without arguments. */
+const CONTROL_COMMANDS = new Set([
+  "clear", "compact", "model", "exit", "quit", "help", "resume", "login", "logout", "cost", "config", "status",
+  "permissions", "theme", "vim", "usage", "context", "memory", "doctor", "upgrade", "mcp", "agents", "hooks",
+  "allowed-tools", "add-dir", "bug", "release-notes", "terminal-setup", "privacy-settings", "session", "new",
+  "undo", "rewind", "reset", "cwd", "feedback",
+]);
+
+/**
+ * A Claude Code slash-command envelope (`<command-name>/x</command-name>…<command-args>a</command-args>`)
+ * as the command line the user typed (`/x a`), or undefined when the text is not one.
+ */
+export function slashCommandText(text: string): string | undefined {
+  const head = text.slice(0, 400);
+  if (!head.includes("<command-name>")) return undefined;
+  const name = /<command-name>\s*([^<]*?)\s*<\/command-name>/.exec(text)?.[1] ?? "";
+  const args = /<command-args>([\s\S]*?)<\/command-args>/.exec(text)?.[1]?.trim() ?? "";
+  if (!name) return undefined;
+  return args ? `${name.startsWith("/") ? name : `/${name}`} ${args}` : "";
+}
+
+/** spec §3.2 meta-prompt filter (envelopes, bare or control slash commands, pasted/caveat stubs, command bodies). */
 export function isMetaPrompt(raw: string): boolean {
   const t = raw.trim();
   if (!t) return true;
   if (t.startsWith("<") && t.endsWith(">")) return true;
-  if (t.startsWith("/") && t.split(/\s+/).length <= 3) return true;
+  if (t.startsWith("/")) {
+    // A slash command's arguments are the user's request ("/build-feature mode: drain"); a bare
+    // command or an agent control command ("/model gpt-5") is not. A path ("/etc/hosts …") is text.
+    const m = /^\/([A-Za-z][\w:.-]*)(?:\s+([\s\S]*))?$/.exec(t);
+    if (m && !m[1]!.includes("/")) {
+      if (CONTROL_COMMANDS.has(m[1]!.toLowerCase())) return true;
+      if (!m[2]?.trim()) return true;
+    }
+  }
   if (t.startsWith("[Pasted text") || t.startsWith("Caveat:")) return true;
   const head = t.slice(0, 200);
   if (head.includes("<command-message>") || head.includes("<command-name>")) return true;
@@ -72,14 +117,40 @@ export function hasSentinel(raw: string): boolean {
  */
 export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean }, lex: Lexicon): boolean {
   if (hasSentinel(raw)) flags.own = true;
-  if (isMetaPrompt(raw)) return false;
-  const text = cleanText(raw);
+  const command = slashCommandText(raw);
+  const spoken = command !== undefined ? command : stripInjected(raw);
+  if (isMetaPrompt(spoken)) return false;
+  const text = cleanText(spoken);
   if (!text) return false;
   d.n_user_turns++;
-  if (d.user_prompts.length >= MAX_PROMPTS) d.user_prompts.splice(MAX_PROMPTS / 2, 1);
+  keepWithinCap(d.user_prompts, lex);
   d.user_prompts.push(text);
   for (const tag of detectFeedback(text, lex)) addUnique(d.feedback_signals, tag);
   return true;
+}
+
+/** True when a prompt carries a negative signal (a correction). */
+export function isCorrection(text: string, lex: Lexicon): boolean {
+  return detectFeedback(text, lex).some((t) => t.startsWith("neg:"));
+}
+
+/**
+ * Make room for one more prompt. The first MAX_PROMPTS/2 always stay; after them the oldest prompt
+ * that is neither a correction nor the context right before one goes. A burst of corrections in
+ * the middle of a long session therefore survives; past MAX_PROMPTS_HARD the oldest middle goes.
+ */
+function keepWithinCap(prompts: string[], lex: Lexicon): void {
+  if (prompts.length < MAX_PROMPTS) return;
+  const head = MAX_PROMPTS / 2;
+  if (prompts.length < MAX_PROMPTS_HARD) {
+    const corr = prompts.map((p) => isCorrection(p, lex));
+    for (let i = head; i < prompts.length; i++) {
+      if (corr[i] || corr[i + 1]) continue;
+      prompts.splice(i, 1);
+      return;
+    }
+  }
+  prompts.splice(head, 1);
 }
 
 /** Record one assistant text (finals keep the last MAX_FINALS). */
@@ -110,8 +181,19 @@ export function addUnique(list: string[], value: string): void {
 const NEG_PHRASES = [
   "still broken", "still not", "still wrong", "doesn't work", "does not work", "not working", "that's wrong",
   "thats wrong", "incorrect", "wrong", "nope", "fix it", "didn't", "did not", "broken", "error again",
-  "still failing", "still fails", "not fixed", "revert", "undo",
+  "still failing", "still fails", "not fixed", "revert", "undo", "still cannot", "still can't", "still doesn't",
+  "still does not", "still slow", "still laggy", "still the same",
+  // The obvious ones in other languages users write to their agents in (kept short and specific).
+  "falsch", "funktioniert nicht", "geht nicht", "ça ne marche pas", "ca ne marche pas", "c'est faux",
+  "ne fonctionne pas", "toujours pas", "no funciona", "está mal", "esta mal", "sigue sin funcionar", "incorrecto",
+  "não funciona", "nao funciona", "está errado", "errado", "non funziona", "sbagliato", "niet goed", "werkt niet",
+  "не работает", "неправильно", "不对", "错了", "不是这样", "还是不行", "違う", "動かない",
 ];
+/** A message that only asks the agent to stop (English and the same languages). */
+const STOP_REQUEST =
+  /^\s*(?:please\s+)?(?:stop|halt|abort|cancel)(?:\s+(?:it|that|this|now|please|right now|everything))*\s*[.!]*\s*$|^\s*(?:arrête|arrete|stopp?e?|para|pare|basta|hör auf|halt stopp|停|停下|やめて|стоп|хватит)\s*[.!。！]*\s*$/iu;
+/** A leading "no," in the same languages ("nein,", "non,", "não,", "нет,", "不,"). */
+const LEADING_NO = /^\s*(?:no|nein|non|não|nao|nee|нет|不|いいえ)\s*[,.!，。！]/u;
 const POS_PHRASES = [
   "thanks", "thank you", "perfect", "great", "works now", "fixed", "that works", "lgtm", "looks good", "nice",
   "awesome", "correct",
@@ -119,7 +201,9 @@ const POS_PHRASES = [
 const NEGATORS = /\b(?:not|no|never|isn't|isnt|wasn't|hardly)\s+(?:\w+\s+)?$/;
 
 function phraseRe(phrase: string): RegExp {
-  return new RegExp(`(?<![\\w'])${escapeRe(phrase)}(?![\\w'])`, "g");
+  // Han/kana text has no spaces between words: such phrases match anywhere.
+  if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(phrase)) return new RegExp(escapeRe(phrase), "gu");
+  return new RegExp(`(?<![\\p{L}\\p{N}_'])${escapeRe(phrase)}(?![\\p{L}\\p{N}_'])`, "gu");
 }
 
 function commaList(raw: string | undefined, lower: boolean): string[] {
@@ -158,7 +242,8 @@ function escapeRe(s: string): string {
 export function detectFeedback(text: string, lex: Lexicon): string[] {
   const t = text.toLowerCase();
   const out: string[] = [];
-  if (/^\s*no[,.!]/.test(t)) out.push("neg:no,");
+  if (LEADING_NO.test(t)) out.push("neg:no,");
+  if (STOP_REQUEST.test(t)) out.push("neg:stop");
   if (!lex.any.test(t)) return out;
   const { neg, pos } = lex;
   for (const [phrase, re] of neg) if (matches(t, re, false)) out.push(`neg:${phrase}`);
