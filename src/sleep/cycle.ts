@@ -190,6 +190,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     if (tasks.length > 0) {
       phase("stage", `staging ${stagingDir}`);
       publishNight(stagingDir, {
+        stateDir: input.stateDir,
         skillPath: input.skillPath,
         memoryPath: input.memoryPath,
         accepted: out.report.accepted,

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { StagingError } from "../lib/index.ts";
+import { readJsonFile } from "./adopt/read.ts";
 
 /** Schema tag of the staging manifest (spec §7.3; version 2 kept for compatibility). */
 export const MANIFEST_SCHEMA = "skillopt-sleep-staging";
@@ -43,17 +43,18 @@ export const ManifestSchema = v.looseObject({
   legacy: v.optional(v.object({ skill: v.optional(LegacyRowSchema), memory: v.optional(LegacyRowSchema) })),
   skills: v.optional(v.array(SkillRowSchema)),
   skill_roots: v.optional(v.array(v.string())),
+  /** HMAC binding the night to the user who staged it (see adopt/seal.ts). */
+  seal: v.optional(v.string()),
 });
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
 
 /** Read and validate `<night>/manifest.json`; any problem is a StagingError naming the file. */
 export function readManifest(path: string): Manifest {
-  let data: unknown;
-  try {
-    data = JSON.parse(readFileSync(path, "utf8"));
-  } catch (err) {
-    throw new StagingError(`${path}: cannot read manifest: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  return parseManifest(path, readJsonFile(path, "the manifest"));
+}
+
+/** Validate manifest data read from `path`. */
+export function parseManifest(path: string, data: unknown): Manifest {
   if (data && typeof data === "object" && !("schema" in data) && !("schema_version" in data)) {
     throw new StagingError(`${path}: a v1 manifest (no schema) is not adoptable by this version; discard and rerun this night`);
   }

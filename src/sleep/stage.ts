@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { sealKey, sealObject } from "./adopt/seal.ts";
 import type { SkillProposal } from "./fanout.ts";
 import { type LegacyRow, MANIFEST_SCHEMA, type Manifest, type SkillRow } from "./manifest.ts";
 import { safeSkillName } from "./skills.ts";
@@ -44,6 +45,15 @@ export function canonicalMissing(path: string): string {
   return join(canonicalMissing(parent), basename(abs));
 }
 
+function lstatExists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `<project>/.skillopt-sleep/staging`, refusing symlinked or misplaced roots (spec §7.2). */
 export function stagingRoot(project: string, create = false): string {
   const base = join(project, ".skillopt-sleep");
@@ -56,6 +66,9 @@ export function stagingRoot(project: string, create = false): string {
     const st = lstatSync(p);
     if (st.isSymbolicLink() || !st.isDirectory()) throw new StagingError(`${p} must be a real directory (not a link or file)`);
   }
+  // Staged evidence (prompts, transcripts excerpts, proposals) is never meant to be committed.
+  const ignore = join(base, ".gitignore");
+  if (create && !existsSync(ignore) && !lstatExists(ignore)) writeFileAtomic(ignore, "*\n");
   if (realpathSync(root) !== join(realpathSync(project), ".skillopt-sleep", "staging")) throw new StagingError(`${root} resolves outside the project`);
   return root;
 }
@@ -105,7 +118,7 @@ export function proposalFileName(which: "skill" | "memory", livePath: string): s
  */
 export function publishNight(
   dir: string,
-  o: { skillPath: string; memoryPath: string; accepted: boolean; proposals: Proposal[]; skills?: SkillProposal[]; skillRoots?: string[]; reportJson: unknown; reportMd: string },
+  o: { stateDir: string; skillPath: string; memoryPath: string; accepted: boolean; proposals: Proposal[]; skills?: SkillProposal[]; skillRoots?: string[]; reportJson: unknown; reportMd: string },
 ): Manifest {
   const legacy: { skill?: LegacyRow; memory?: LegacyRow } = {};
   const files: Array<[string, string]> = [];
@@ -164,7 +177,9 @@ export function publishNight(
     written.push("report.json");
     writeFileAtomic(join(dir, "report.md"), o.reportMd);
     written.push("report.md");
-    writeJsonAtomic(join(dir, "manifest.json"), manifest);
+    // Sealed with this user's key: adopt, recovery and rollback act only on nights that carry it.
+    const key = sealKey(o.stateDir, { create: true, project: dirname(dirname(dirname(resolve(dir)))) })!;
+    writeJsonAtomic(join(dir, "manifest.json"), sealObject(key, "manifest", dir, manifest as unknown as Record<string, unknown>));
     written.push("manifest.json");
   } catch (err) {
     for (const name of written) rmSync(join(dir, name), { force: true });

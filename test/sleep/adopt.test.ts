@@ -1,41 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { adoptNight } from "../../src/sleep/adopt/adopt.ts";
 import { JOURNAL_FILE, recoverJournal } from "../../src/sleep/adopt/journal.ts";
 import { acquireLock, releaseLock } from "../../src/sleep/adopt/locks.ts";
 import { rollbackNight } from "../../src/sleep/adopt/rollback.ts";
-import { publishNight, readBaseline, reserveNight } from "../../src/sleep/stage.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-
-const SKILL_BEFORE = "---\nname: learned\n---\n\n# learned\n\nHand-written intro.\n";
-const SKILL_AFTER = `${SKILL_BEFORE}\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- Use \`bun test\`.\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n`;
-const MEM_BEFORE = "# Project\n\nRun the linter.\n";
-const MEM_AFTER = `${MEM_BEFORE}\n<!-- SKILLOPT-SLEEP:LEARNED START -->\n- Prefer pnpm.\n<!-- SKILLOPT-SLEEP:LEARNED END -->\n`;
-
-function stagedNight(root: string) {
-  const project = join(root, "project");
-  const skillPath = join(root, "home", ".claude", "skills", "learned", "SKILL.md");
-  const memoryPath = join(project, "AGENTS.md");
-  mkdirSync(join(root, "home", ".claude", "skills", "learned"), { recursive: true });
-  mkdirSync(project, { recursive: true });
-  writeFileSync(skillPath, SKILL_BEFORE);
-  writeFileSync(memoryPath, MEM_BEFORE);
-  const dir = reserveNight(project);
-  publishNight(dir, {
-    skillPath,
-    memoryPath,
-    accepted: true,
-    proposals: [
-      { which: "skill", text: SKILL_AFTER, baseline: readBaseline(skillPath) },
-      { which: "memory", text: MEM_AFTER, baseline: readBaseline(memoryPath) },
-    ],
-    reportJson: {},
-    reportMd: "# report\n",
-  });
-  return { project, skillPath, memoryPath, dir };
-}
+import { MEM_AFTER, MEM_BEFORE, SKILL_AFTER, SKILL_BEFORE, stagedNight } from "./support/staged-night.ts";
 
 describe("adoption", () => {
   test("applies the pinned proposals with backups and receipts, and rollback restores the original bytes", () => {

@@ -1,0 +1,63 @@
+import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openLiveFileForRead, readRegularFile, trustNight } from "../../src/sleep/index.ts";
+import { tempDir } from "../support/tmp.ts";
+import { MEM_BEFORE, stagedNight } from "./support/staged-night.ts";
+
+const mkfifo = (p: string) => spawnSync("mkfifo", [p]).status === 0;
+
+describe("night trust", () => {
+  test("a night staged by this user is sealed, and its live files read through the path rule", () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    const key = join(n.stateDir, "night-seal.key");
+    expect(statSync(key).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(join(n.dir, "manifest.json"), "utf8")).seal).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(readFileSync(join(n.project, ".skillopt-sleep", ".gitignore"), "utf8")).toBe("*\n");
+    expect(openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)?.toString()).toBe(MEM_BEFORE);
+    // A path the manifest does not name is refused even if it exists.
+    expect(() => openLiveFileForRead(n.dir, join(n.project, "other.md"), n.stateDir)).toThrow(/not a target/);
+  });
+
+  test("a manifest edited after staging, or shipped without a seal, is refused in one line", () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    const mpath = join(n.dir, "manifest.json");
+    const m = JSON.parse(readFileSync(mpath, "utf8"));
+    m.legacy.memory.live_path = "/etc/shadow";
+    writeFileSync(mpath, JSON.stringify(m));
+    expect(() => trustNight(n.dir, n.stateDir)).toThrow(/was not staged by this user's review: manifest.json its seal does not verify/);
+    delete m.seal;
+    writeFileSync(mpath, JSON.stringify(m));
+    expect(() => trustNight(n.dir, n.stateDir)).toThrow(/carries no seal/);
+    // Another user's state directory (another key) does not verify it either.
+    const other = stagedNight(join(tmp.path, "b"));
+    expect(() => trustNight(other.dir, join(tmp.path, "someone-else"))).toThrow(/no night seal key yet/);
+  });
+
+  test("a live path swapped for a FIFO or a symlink is refused without blocking", () => {
+    using tmp = tempDir();
+    const n = stagedNight(tmp.path);
+    rmSync(n.memoryPath);
+    if (mkfifo(n.memoryPath)) expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(/is a FIFO, not a regular file/);
+    rmSync(n.memoryPath);
+    writeFileSync(join(tmp.path, "secret.md"), "root only\n");
+    symlinkSync(join(tmp.path, "secret.md"), n.memoryPath);
+    expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(/now resolves to .*secret\.md, not the pinned/);
+  });
+
+  test("readRegularFile refuses FIFOs, directories and links at once", () => {
+    using tmp = tempDir();
+    const fifo = join(tmp.path, "f");
+    if (mkfifo(fifo)) expect(() => readRegularFile(fifo)).toThrow(/is a FIFO/);
+    mkdirSync(join(tmp.path, "d"));
+    expect(() => readRegularFile(join(tmp.path, "d"))).toThrow(/is a directory/);
+    writeFileSync(join(tmp.path, "x"), "x");
+    symlinkSync(join(tmp.path, "x"), join(tmp.path, "l"));
+    expect(() => readRegularFile(join(tmp.path, "l"))).toThrow(/is a symbolic link/);
+    expect(readRegularFile(join(tmp.path, "missing"), { missingOk: true })).toBeUndefined();
+    expect(existsSync(join(tmp.path, "missing"))).toBe(false);
+  });
+});
