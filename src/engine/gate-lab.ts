@@ -1,0 +1,200 @@
+/**
+ * The gate laboratory: (current, candidate) skill pairs on a stochastic target whose true
+ * accuracy difference is planted exactly, selection items and answer samples drawn with their own
+ * seeds, and any gate rule run on them. Every gate claim in docs/gate.md is measured here
+ * (bench/gate.ts prints the figures; test/engine/gate-lab.test.ts checks the properties).
+ *
+ * A skill is its per-item success probability over a population of items (what the stochastic
+ * simulator states exactly for a skill text, src/backends/sim/stochastic.ts); an answer to
+ * (skill, item, sample) passes when its draw falls below that probability.
+ */
+import { type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
+
+/** A seeded generator in [0,1) (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A draw in [0,1) for a tuple of integers (the answer to (seed, skill, item, sample)). */
+export function drawOf(...xs: number[]): number {
+  let h = 0x811c9dc5;
+  for (const x of xs) {
+    h = Math.imul(h ^ (x >>> 0), 0x01000193);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0x5bd1e995);
+    h ^= h >>> 15;
+  }
+  return rng(h)();
+}
+
+export interface LabPair {
+  /** Success probability of each population item under the current skill. */
+  current: Float64Array;
+  candidate: Float64Array;
+  /** Exact population accuracy difference candidate − current. */
+  trueDelta: number;
+}
+
+export interface LabNoise {
+  /** Items in the population a pair is defined on. */
+  population: number;
+  /** Share of items whose outcome is uncertain (probability between 0.15 and 0.85). */
+  borderline: number;
+  /** Share of items an edit breaks while it helps others (before the planted net effect). */
+  churn: number;
+}
+
+export const DEFAULT_NOISE: LabNoise = { population: 4000, borderline: 0.2, churn: 0.03 };
+
+/** Mean of an array. */
+function mean(xs: Float64Array): number {
+  let s = 0;
+  for (const x of xs) s += x;
+  return s / xs.length;
+}
+
+/**
+ * A (current, candidate) pair whose population accuracies differ by exactly `delta`. The current
+ * skill passes about 60 % of items reliably, fails 20 % reliably and is uncertain on the rest.
+ * The candidate breaks a `churn` share of passing items and fixes failing ones so that the net
+ * difference is `delta`; with delta = 0 it still changes items (a neutral edit is not a no-op).
+ */
+export function plantPair(seed: number, delta: number, noise: LabNoise = DEFAULT_NOISE): LabPair {
+  const r = rng(seed);
+  const N = noise.population;
+  const cur = new Float64Array(N);
+  for (let i = 0; i < N; i++) {
+    const u = r();
+    if (u < noise.borderline) cur[i] = 0.15 + 0.7 * r();
+    else if (u < noise.borderline + 0.6) cur[i] = 0.97 + 0.03 * r();
+    else cur[i] = 0.03 * r();
+  }
+  const cand = Float64Array.from(cur);
+  const order = Array.from({ length: N }, (_, i) => i);
+  for (let i = N - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  // Mass (in items) to move down and up so that up − down = delta·N exactly.
+  const target = delta * N;
+  let down = Math.max(noise.churn * N * 0.8, -target + noise.churn * N * 0.4);
+  let up = target + down;
+  for (const i of order) {
+    if (down > 1e-12 && cur[i]! > 0.5) {
+      const take = Math.min(down, cur[i]! * 0.85);
+      cand[i] = cur[i]! - take;
+      down -= take;
+    } else if (up > 1e-12 && cur[i]! < 0.5) {
+      const give = Math.min(up, 0.97 - cur[i]!);
+      cand[i] = cur[i]! + give;
+      up -= give;
+    }
+    if (down <= 1e-12 && up <= 1e-12) break;
+  }
+  if (down > 1e-9 || up > 1e-9) throw new Error(`cannot plant Δ=${delta} in a population of ${N}`);
+  return { current: cur, candidate: cand, trueDelta: mean(cand) - mean(cur) };
+}
+
+/** Flip rate of a skill: the chance that two samples of one item disagree, averaged over items. */
+export function flipRate(p: Float64Array): number {
+  let s = 0;
+  for (const x of p) s += 2 * x * (1 - x);
+  return s / p.length;
+}
+
+export interface LabTrial {
+  pair: LabPair;
+  /** Population indices of the selection split, in evaluation order. */
+  items: number[];
+  /** Per selection item: current's and candidate's answer (1 pass, 0 fail). */
+  cur: Uint8Array;
+  cand: Uint8Array;
+}
+
+/** Draw a selection split of n items and one answer sample per (skill, item). */
+export function drawTrial(pair: LabPair, n: number, itemSeed: number, sampleSeed: number): LabTrial {
+  const r = rng(itemSeed);
+  const N = pair.current.length;
+  const picked = new Set<number>();
+  while (picked.size < Math.min(n, N)) picked.add(Math.floor(r() * N));
+  const items = [...picked];
+  const cur = new Uint8Array(items.length);
+  const cand = new Uint8Array(items.length);
+  items.forEach((it, k) => {
+    cur[k] = drawOf(sampleSeed, 0, it) < pair.current[it]! ? 1 : 0;
+    cand[k] = drawOf(sampleSeed, 1, it) < pair.candidate[it]! ? 1 : 0;
+  });
+  return { pair, items, cur, cand };
+}
+
+export interface RuleOutcome {
+  verdict: "accept" | "reject" | "undecided";
+  /** Candidate rollouts the rule used (the current's per-item results are cached). */
+  rollouts: number;
+  decision?: GateDecision;
+}
+
+/** The reference rule: candidate mean strictly above current mean, with today's early rejection. */
+export function strictRule(t: LabTrial, earlyReject = true): RuleOutcome {
+  const n = t.cur.length;
+  let curSum = 0;
+  for (const x of t.cur) curSum += x;
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    sum += t.cand[i]!;
+    if (earlyReject && sum + (n - i - 1) <= curSum) return { verdict: "reject", rollouts: i + 1 };
+  }
+  return { verdict: sum > curSum ? "accept" : "reject", rollouts: n };
+}
+
+/** The paired sequential rule on a trial. */
+export function pairedRule(t: LabTrial, s: SequentialSettings): RuleOutcome {
+  const n = t.cur.length;
+  const test = new PairedSequentialTest(n, s, (i) => 1 - t.cur[i]!);
+  for (let i = 0; i < n; i++) {
+    if (test.push(t.cand[i]! - t.cur[i]!, t.cur[i] === 1 && t.cand[i] === 0)) break;
+  }
+  const decision = test.result();
+  return { verdict: decision.verdict, rollouts: decision.n_used, decision };
+}
+
+export interface LabRow {
+  effect: number;
+  rule: "strict" | "paired";
+  trials: number;
+  accept: number;
+  reject: number;
+  undecided: number;
+  meanRollouts: number;
+}
+
+/** Run `trials` trials per planted effect (percentage points) for both rules on the same trials. */
+export function runLab(o: { effects: number[]; trials: number; n: number; settings: SequentialSettings; seed?: number; noise?: LabNoise }): { rows: LabRow[]; flipRate: number } {
+  const rows: LabRow[] = [];
+  const flips: number[] = [];
+  for (const effect of o.effects) {
+    const acc = { strict: { accept: 0, reject: 0, undecided: 0, roll: 0 }, paired: { accept: 0, reject: 0, undecided: 0, roll: 0 } };
+    for (let k = 0; k < o.trials; k++) {
+      const base = (o.seed ?? 1) * 1_000_003 + k * 7919;
+      const pair = plantPair(base + 1, effect / 100, o.noise);
+      if (k === 0) flips.push(flipRate(pair.current));
+      const trial = drawTrial(pair, o.n, base + 2, base + 3);
+      for (const [rule, out] of [["strict", strictRule(trial)], ["paired", pairedRule(trial, o.settings)]] as const) {
+        acc[rule][out.verdict] += 1;
+        acc[rule].roll += out.rollouts;
+      }
+    }
+    for (const rule of ["strict", "paired"] as const) {
+      const a = acc[rule];
+      rows.push({ effect, rule, trials: o.trials, accept: a.accept, reject: a.reject, undecided: a.undecided, meanRollouts: a.roll / o.trials });
+    }
+  }
+  return { rows, flipRate: flips.reduce((s, x) => s + x, 0) / Math.max(1, flips.length) };
+}
