@@ -143,6 +143,7 @@ export const EnvSchema = v.strictObject({
   evaluator_command: v.optional(v.union([v.string(), v.array(v.string())], "expected a command string or argv list"), ""),
   sim_lapse_rate: nullableNum("Simulator: probability that the target ignores the skill"),
   sim_noise_rate: nullableNum("Simulator: probability that the optimizer proposes a wrong or vague rule"),
+  sim_temperature: nullableNum("Simulator: stochastic target temperature (0/null = off); answers are draws with exactly known success probability"),
   conventions_families: nullablePosInt("Conventions benchmark: number of convention families drawn"),
   train_items: nullablePosInt("Generated benchmarks: train items"),
   val_items: nullablePosInt("Generated benchmarks: val items"),

@@ -5,6 +5,7 @@ import { sha256 } from "../../lib/index.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
 import { simAnalyst, type SimKnobs } from "./analyst.ts";
 import { makeDraw } from "./draw.ts";
+import { sampleAnswer } from "./stochastic.ts";
 import { simAppendix, simLr, simMerge, simMetaSkill, simRanking, simRewrite, simSlowUpdate } from "./stages.ts";
 
 /** The model name the simulator reports, so no output can mistake it for a real model. */
@@ -17,15 +18,18 @@ export interface SimOptions {
   /** Probability that the optimizer proposes a wrong or vague rule. */
   noiseRate: number;
   latencyMs: number;
+  /** Stochastic target (0 = off): answers are draws whose success probability is known exactly (stochastic.ts). */
+  temperature?: number;
 }
 
-/** Simulator settings from a config (train.seed, env.sim_lapse_rate, env.sim_noise_rate, model.sim_latency_ms). */
+/** Simulator settings from a config (train.seed, env.sim_lapse_rate, env.sim_noise_rate, env.sim_temperature, model.sim_latency_ms). */
 export function simOptions(config: TrainConfig): SimOptions {
   return {
     seed: config.train.seed,
     lapseRate: config.env.sim_lapse_rate ?? 0.05,
     noiseRate: config.env.sim_noise_rate ?? 0.3,
     latencyMs: config.model.sim_latency_ms ?? 0,
+    temperature: config.env.sim_temperature ?? 0,
   };
 }
 
@@ -70,6 +74,7 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
   }
   const value = parseTaskValue(block);
   if (!value) return "The SkillOpt simulator only answers conventions tasks and SkillOpt optimizer prompts; it cannot answer this request.";
+  if (o.temperature && o.temperature > 0) return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`));
   const lapse = draw(`lapse/${reqKey}`) < o.lapseRate;
   const fam = family(value.kind);
   const stated = lapse ? undefined : rulesInSkill(system).get(value.kind)?.convention;

@@ -80,7 +80,7 @@ export default defineCommand({
     const o: SimOptions = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
     if (args.config) {
       const { config } = loadConfig({ config: String(args.config) });
-      Object.assign(o, { seed: config.train.seed, lapseRate: config.env.sim_lapse_rate ?? o.lapseRate, noiseRate: config.env.sim_noise_rate ?? o.noiseRate, latencyMs: config.model.sim_latency_ms ?? 0 });
+      Object.assign(o, { seed: config.train.seed, lapseRate: config.env.sim_lapse_rate ?? o.lapseRate, noiseRate: config.env.sim_noise_rate ?? o.noiseRate, latencyMs: config.model.sim_latency_ms ?? 0, temperature: config.env.sim_temperature ?? 0 });
     }
     if (args.seed !== undefined) {
       const seed = Number(args.seed);
