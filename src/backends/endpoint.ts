@@ -1,3 +1,5 @@
+import { ConfigError } from "../lib/index.ts";
+
 /** An endpoint URL fit for logs, cache keys and errors: no userinfo, no query, no fragment. */
 export function sanitizeEndpoint(url: string): string {
   try {
@@ -9,5 +11,23 @@ export function sanitizeEndpoint(url: string): string {
     return u.toString().replace(/\/$/, "");
   } catch {
     return url.replace(/\?.*$/, "").replace(/\/\/[^@/]*@/, "//");
+  }
+}
+
+/**
+ * Refuse an endpoint URL that cannot be parsed or is not http(s), at setup (a config error, exit 2),
+ * instead of minutes of failing calls. `from` names where the URL came from (config key or variable).
+ */
+export function checkEndpointUrl(url: string, from: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`${from}: ${JSON.stringify(sanitizeEndpoint(url))} is not a valid URL`, {
+      hint: "write the full base URL, e.g. https://api.openai.com/v1 or http://[::1]:8000/v1",
+    });
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new ConfigError(`${from}: ${JSON.stringify(sanitizeEndpoint(url))} is not an http(s) URL`);
   }
 }

@@ -3,8 +3,8 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/ports.ts";
-import { BackendError, errorMessage, redactText } from "../lib/index.ts";
-import { sanitizeEndpoint } from "./endpoint.ts";
+import { BackendError, errorMessage, redactText, registerSecret } from "../lib/index.ts";
+import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
 import { parseRetryAfter } from "./retry.ts";
 import type { ChatBackend, RawCompletion } from "./types.ts";
@@ -36,10 +36,14 @@ export interface SdkChatOptions {
   keyHint?: string;
   /** Route codex/pro deployments to the Responses API (openai_chat, spec §7.3). */
   responsesApi?: boolean;
+  /** Where the URL comes from (config key or variable), for the error of an unparsable one. */
+  urlFrom?: string;
 }
 
 /** Build a ChatBackend over the official SDK (maxRetries 0: src/backends/retry.ts owns retries). */
 export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
+  checkEndpointUrl(opts.url, opts.urlFrom ?? `${opts.name} base URL`);
+  registerSecret(opts.apiKey);
   const common = {
     timeout: opts.timeoutMs + 1_000,
     maxRetries: 0,

@@ -68,6 +68,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
     name: "openai_compatible",
     kind: "openai",
     url: base?.value ?? "https://api.openai.com/v1",
+    ...(base ? { urlFrom: base.from } : {}),
     ...(key ? { apiKey: key.value } : {}),
     defaultModel: model,
     timeoutMs: (numberSetting(settings, l("timeout_seconds").keys, l("timeout_seconds").envs, 300) ?? 300) * 1000,
@@ -128,6 +129,7 @@ export function qwenBackend(settings: Settings, role: Role): ChatBackend {
     name: "qwen_chat",
     kind: "openai",
     url: get("base_url")?.value ?? "http://localhost:8000/v1",
+    urlFrom: get("base_url")?.from ?? "qwen_chat base URL",
     ...(key ? { apiKey: key.value } : {}),
     defaultModel: roleModel(settings, role, l("model").keys, l("model").envs, QWEN_DEFAULT_MODEL, false),
     timeoutMs: (numberSetting(settings, l("timeout_seconds").keys, l("timeout_seconds").envs, 300) ?? 300) * 1000,
@@ -161,6 +163,7 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     name: "minimax_chat",
     kind: "openai",
     url,
+    urlFrom: explicit?.from ?? "model.minimax_region",
     ...(key ? { apiKey: key.value } : {}),
     defaultModel: model,
     timeoutMs: (numberSetting(settings, [], ["MINIMAX_TIMEOUT_SECONDS"], 300) ?? 300) * 1000,
@@ -208,9 +211,9 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
     responsesApi: true,
   };
   if (mode === "openai_compatible" || mode === "compat" || mode === "openai") {
-    return createSdkChatBackend({ ...common, name: "openai_chat", kind: "openai", url: endpoint.value, ...(key ? { apiKey: key.value } : {}), keyHint: key?.from ?? "AZURE_OPENAI_API_KEY" });
+    return createSdkChatBackend({ ...common, name: "openai_chat", kind: "openai", url: endpoint.value, urlFrom: endpoint.from, ...(key ? { apiKey: key.value } : {}), keyHint: key?.from ?? "AZURE_OPENAI_API_KEY" });
   }
-  const base = { ...common, name: "openai_chat", kind: "azure" as const, url: endpoint.value, apiVersion: version };
+  const base = { ...common, name: "openai_chat", kind: "azure" as const, url: endpoint.value, urlFrom: endpoint.from, apiVersion: version };
   if (mode === "api_key" || mode === "key") {
     if (!key) {
       throw new ConfigError(`model.${role}_azure_openai_api_key: auth mode api_key needs a key for the ${role}`, {

@@ -1,6 +1,15 @@
 import { dirname } from "node:path";
 import * as v from "valibot";
-import { assertSafeKeyPath, type ConfigIssue, ConfigError, closest, isSecretKey, nullProtoRecord } from "../lib/index.ts";
+import {
+  assertSafeKeyPath,
+  type ConfigIssue,
+  ConfigError,
+  closest,
+  isSecretKey,
+  nullProtoRecord,
+  registerSecret,
+  registerSecretsOf,
+} from "../lib/index.ts";
 import { BUNDLED_CONFIGS } from "./bundled.ts";
 import { parseEnvFile } from "./env-file.ts";
 import { CODEX_ALIASES, flatten } from "./flat-map.ts";
@@ -98,6 +107,9 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
   if (!result.success) throw validationError(result.issues, layered.origins, source.display);
 
   const environ = buildEnviron(opts);
+  // Every secret this run can hold is masked by value in logs and errors from now on.
+  registerSecretsOf(environ);
+  for (const [key, value] of Object.entries(result.output.model)) if (isSecretKey(key) && typeof value === "string") registerSecret(value);
   const config = deepFreeze(result.output);
   return {
     config,
@@ -288,20 +300,35 @@ function describeInput(input: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+function isSecretPath(path: string): boolean {
+  return isSecretKey(path.slice(path.lastIndexOf(".") + 1));
+}
+
+/** The type of a value, never the value: for keys that hold secrets. */
+function hiddenInput(input: unknown): string {
+  if (input === undefined) return "nothing";
+  if (input === null) return "null";
+  return `a ${Array.isArray(input) ? "list" : typeof input} (value hidden)`;
+}
+
 function validationError(
   issues: readonly v.BaseIssue<unknown>[],
   origins: Map<string, Origin>,
   fallback: string,
 ): ConfigError {
-  const list: ConfigIssue[] = issues.map((issue) => ({
-    path: (issue.path ?? []).map((p) => String(p.key)).join("."),
-    message: `${issue.message}, got ${describeInput(issue.input)}`,
-  }));
+  const list: ConfigIssue[] = issues.map((issue) => {
+    const path = (issue.path ?? []).map((p) => String(p.key)).join(".");
+    // A mistyped secret is never echoed, only its type.
+    const got = isSecretPath(path) ? hiddenInput(issue.input) : describeInput(issue.input);
+    return { path, message: `${issue.message}, got ${got}` };
+  });
   const first = list[0]!;
   const origin = originOf(origins, first.path);
   const loc = origin ? at(origin.file, origin.pos) : fallback;
-  const more = list.slice(1, 4).map((i) => `${i.path}: ${i.message}`);
-  return new ConfigError(`${loc}: ${first.path}: ${first.message}`, {
+  // "is invalid (…)" for secret keys: written as `api_key: expected…`, the redactor would mask "expected".
+  const line = (i: ConfigIssue) => (isSecretPath(i.path) ? `${i.path} is invalid (${i.message})` : `${i.path}: ${i.message}`);
+  const more = list.slice(1, 4).map(line);
+  return new ConfigError(`${loc}: ${line(first)}`, {
     file: origin?.file ?? fallback,
     line: origin?.pos?.line,
     col: origin?.pos?.col,

@@ -51,6 +51,13 @@ function marker(label: string): Rule["replace"] {
   return () => label;
 }
 
+/** Values that name no secret: empty, booleans/null, `$VAR` / `${VAR}` / `%VAR%` references. */
+function plainValue(value: string | undefined): boolean {
+  const bare = (value ?? "").replace(/^["'{]|["'}]$/g, "");
+  if (bare === "" || /^(?:true|false|null|none|nil|undefined|~)$/i.test(bare)) return true;
+  return /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(bare) || /^%[A-Za-z_][A-Za-z0-9_]*%$/.test(bare);
+}
+
 /** Keep the name and separator, replace the value unless a marker already replaced it. */
 function keepName(label: string): Rule["replace"] {
   return (match, name, sep, value) => (value?.startsWith(REDACTED_PREFIX) ? match : `${name}${sep}${label}`);
@@ -77,6 +84,39 @@ const RULES: Rule[] = [
     re: new RegExp(String.raw`${NOT_BEFORE}eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "g"),
     replace: marker("[REDACTED_JWT]"),
   },
+  // Documented provider token prefixes (each checked against the provider's published format).
+  { re: new RegExp(`${NOT_BEFORE}[sr]k_(?:live|test)_[A-Za-z0-9]{10,}`, "g"), replace: marker("[REDACTED_STRIPE_KEY]") },
+  { re: new RegExp(`${NOT_BEFORE}whsec_[A-Za-z0-9+/=]{20,}`, "g"), replace: marker("[REDACTED_STRIPE_KEY]") },
+  {
+    re: new RegExp(`${NOT_BEFORE}gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-[A-Za-z0-9_.-]{20,}`, "g"),
+    replace: marker("[REDACTED_GITLAB_TOKEN]"),
+  },
+  { re: new RegExp(`${NOT_BEFORE}npm_[A-Za-z0-9]{36,}`, "g"), replace: marker("[REDACTED_NPM_TOKEN]") },
+  { re: new RegExp(`${NOT_BEFORE}github_pat_[A-Za-z0-9_]{22,}`, "g"), replace: marker("[REDACTED_GITHUB_TOKEN]") },
+  { re: new RegExp(`${NOT_BEFORE}xapp-[0-9]-[A-Za-z0-9-]{10,}`, "g"), replace: marker("[REDACTED_SLACK_TOKEN]") },
+  {
+    re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/]{20,}/g,
+    replace: marker("[REDACTED_SLACK_WEBHOOK]"),
+  },
+  { re: /\b(?:ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
+  { re: new RegExp(`${NOT_BEFORE}hf_[A-Za-z0-9]{30,}`, "g"), replace: marker("[REDACTED_HF_TOKEN]") },
+  { re: new RegExp(String.raw`${NOT_BEFORE}SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, "g"), replace: marker("[REDACTED_SENDGRID_KEY]") },
+  { re: new RegExp(`${NOT_BEFORE}do[por]_v1_[a-f0-9]{64}`, "g"), replace: marker("[REDACTED_DIGITALOCEAN_TOKEN]") },
+  { re: new RegExp(`${NOT_BEFORE}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}`, "g"), replace: marker("[REDACTED_PYPI_TOKEN]") },
+  { re: new RegExp(`${NOT_BEFORE}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, "g"), replace: marker("[REDACTED_SHOPIFY_TOKEN]") },
+  { re: new RegExp(`${NOT_BEFORE}(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{32,}`, "g"), replace: marker("[REDACTED_API_KEY]") },
+  { re: new RegExp(`${NOT_BEFORE}sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}`, "g"), replace: marker("[REDACTED_SQUARE_TOKEN]") },
+  { re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
+  // Credentials in a URL's authority (postgres://user:pass@host, https://user:token@host): user kept.
+  {
+    re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@'"]*):([^\s/?#'"]+)@(?=[^\s@]*)/gi,
+    replace: (match, scheme, user, pass) => (pass.startsWith(REDACTED_PREFIX) ? match : `${scheme}${user}:[REDACTED]@`),
+  },
+  // curl / wget basic auth on the command line: `curl -u user:pass`, `--user user:pass`, `--proxy-user`.
+  {
+    re: /(\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?)(["']?)([^\s:"']*):([^\s"']+)/g,
+    replace: (match, head, q, user, pass) => (pass.startsWith(REDACTED_PREFIX) ? match : `${head}${q}${user}:[REDACTED]`),
+  },
   // 8. HTTP Authorization header values.
   {
     re: new RegExp(String.raw`(authorization\s*:\s*(?:bearer|basic))(\s+)(${VALUE})`, "gi"),
@@ -95,8 +135,9 @@ const RULES: Rule[] = [
   },
   // 10. Generic assignment to a credential-like identifier.
   {
-    re: new RegExp(String.raw`(${NOT_BEFORE}${CRED_NAME})(\s*[:=]\s*)(${VALUE})`, "gi"),
-    replace: keepName("[REDACTED]"),
+    // Starts only at the beginning of a name (not after `_`/`-`), so a long a_b_c… run is scanned once.
+    re: new RegExp(String.raw`((?<![A-Za-z0-9_-])${CRED_NAME})([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`, "gi"),
+    replace: (match, name, sep, value) => (plainValue(value) ? match : keepName("[REDACTED]")(match, name, sep, value)),
   },
   // 11. Whitespace form `token <value>` when the value looks like a credential, not prose.
   {
@@ -118,18 +159,116 @@ const RULES: Rule[] = [
     re: new RegExp(String.raw`(AccountKey)(\s*=\s*)(${VALUE})`, "gi"),
     replace: keepName("[REDACTED_STORAGE_KEY]"),
   },
+  // 15. Assignment to any name that says PASS / SECRET / TOKEN / KEY / CREDENTIAL (env style, `export`,
+  // YAML `name: value`, JSON `"name": "value"`, `NAME => value`). Runs last so the specific markers above win. See credentialAssignment for which
+  // names and values count.
+  {
+    re: new RegExp(String.raw`(["']?)((?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`, "g"),
+    replace: (match, q, name, sep, value) => credentialAssignment(match, q, name, sep, value),
+  },
 ];
 
 // Cheap pre-check: a string with none of these substrings cannot match any rule.
-const TRIGGER = /sk-|akia|gh[pousr]_|xox|aiza|eyj|bearer|basic|pass|pwd|key|token|secret|private|sig=|[:=]/i;
+const TRIGGER = /sk-|akia|gh[pousr]_|xox|aiza|eyj|bearer|basic|pass|pwd|key|token|secret|private|sig=|[:=]|_v1_|-u\b|--user|sk_|rk_|whsec_|npm_|github_pat_|hf_|shp|gsk_|r8_|xai-|pplx-|sq0|pypi-|sg\.|glpat|xapp-|a(?:sia|gpa|ida|roa|ipa|npa|nva|3t)|age-secret/i;
+
+// Words that end in a credential noun but are not credentials (`monkey`, `bypass`, `hotkey`, …).
+const NOT_CREDENTIAL_WORDS = new Set([
+  "monkey", "donkey", "turkey", "hockey", "jockey", "whiskey", "lackey", "hotkey", "passkey",
+  "bypass", "compass", "surpass", "trespass", "encompass", "overpass", "underpass", "impass", "firstpass", "multipass",
+]);
+const STRONG_NOUN = /(?:password|passwd|passphrase|pass|pwd|secret|secrets|token|credential|credentials|creds|apikey|privatekey|accesskey)$/;
+
+/** Split an identifier into lower-case words: `SECRET_KEY_BASE` → secret,key,base; `dbPass` → db,pass. */
+function nameWords(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .split(/[_.-]+/)
+    .filter(Boolean);
+}
+
+/** A value that looks like a secret rather than a setting: long enough, and mixed or long and dense. */
+function looksSecret(value: string): boolean {
+  const v = value.replace(/^["'{]|["'}]$/g, "");
+  if (v.length >= 8 && /[0-9]/.test(v) && /[A-Za-z]/.test(v) && !/^\d+(\.\d+)*[a-z]*$/i.test(v)) return true;
+  return v.length >= 20 && /^[A-Za-z0-9+/=_.~-]+$/.test(v);
+}
 
 /**
- * Replace secrets in free text with `[REDACTED…]` markers (spec §1.6, rules 1–14, in order).
+ * Decide one `name <sep> value` candidate of rule 15. A name counts when one of its words ends in a
+ * credential noun (not a known look-alike word such as `monkey` or `bypass`). Values that are not
+ * secrets are kept: empty, booleans/null, `$VAR` references, already-redacted markers. When the noun is
+ * the name's last word (`DB_PASS`, `PGPASSWORD`, `MY_SERVICE_KEY`) every other value is redacted; when it
+ * sits earlier (`TOKEN_URL`, `PASSWORD_MIN_LENGTH`) or is a lower-case `…_key` (`sort_key`), only values
+ * that look like secrets are.
+ */
+function credentialAssignment(match: string, q: string, name: string, sep: string, value: string): string {
+  if (!value || value.startsWith(REDACTED_PREFIX) || value.slice(1).startsWith(REDACTED_PREFIX)) return match;
+  if (plainValue(value) || /^(?:yes|no)$/i.test(value)) return match;
+  if (sep.includes(":") && !sep.includes("=") && /^\/\//.test(value)) return match; // `https://…` after a scheme-like name
+  if (name === "PWD" || name === "OLDPWD") return match; // the shell's working directory
+  const words = nameWords(name);
+  let strongAt = -1;
+  let keyAt = -1;
+  words.forEach((w, i) => {
+    if (NOT_CREDENTIAL_WORDS.has(w)) return;
+    if (STRONG_NOUN.test(w)) strongAt = i;
+    else if (w.endsWith("key") || w === "auth") keyAt = i;
+  });
+  if (strongAt < 0 && keyAt < 0) return match;
+  const last = words.length - 1;
+  const envStyle = /^[A-Z0-9_]+$/.test(name);
+  const always = strongAt === last || (keyAt === last && envStyle);
+  if (!always && !looksSecret(value)) return match;
+  const quote = value[0] === '"' || value[0] === "'" ? value[0] : "";
+  return `${q}${name}${q}${sep}${quote}[REDACTED]${quote}`;
+}
+
+// Secret values this process knows (configured API keys, secret-named environment variables). Any
+// echo of one (a server quoting the key back in an error, an SDK error's cause) is masked by value,
+// whatever its shape.
+const KNOWN_SECRETS = new Set<string>();
+
+/** Remember a secret value so redactText masks it wherever it appears. Short values are ignored. */
+export function registerSecret(value: string | undefined | null): void {
+  if (typeof value !== "string") return;
+  const v = value.trim();
+  if (v.length < 8 || v.startsWith(REDACTED_PREFIX)) return;
+  KNOWN_SECRETS.add(v);
+}
+
+/** Forget every remembered secret value (tests that check pattern redaction alone). */
+export function forgetKnownSecrets(): void {
+  KNOWN_SECRETS.clear();
+}
+
+/** Remember the values of secret-named variables of an environment (`*_API_KEY`, `*_TOKEN`, `*PASSWORD`, …). */
+export function registerSecretsOf(environ: Readonly<Record<string, string | undefined>>): void {
+  for (const [name, value] of Object.entries(environ)) {
+    if (!value || !(isSecretKey(name) || isSecretDictKey(name) || SECRET_ENV_NAME.test(name))) continue;
+    // A path (GIT_ASKPASS, GOOGLE_APPLICATION_CREDENTIALS), a URL or prose names a secret's place, not the secret.
+    if (/^(?:[/~.]|[A-Za-z]:\\)|^[a-z][a-z0-9+.-]*:\/\/|\s/i.test(value)) continue;
+    registerSecret(value);
+  }
+}
+
+const SECRET_ENV_NAME = /(_PASS|PASSWORD|PASSWD|SECRET|_TOKEN|_KEY)$/;
+
+function maskKnown(text: string): string {
+  let out = text;
+  for (const secret of KNOWN_SECRETS) if (out.includes(secret)) out = out.replaceAll(secret, "[REDACTED]");
+  return out;
+}
+
+/**
+ * Replace secrets in free text with `[REDACTED…]` markers (spec §1.6, rules 1–14 in order, then the provider prefixes, URL and command-line credentials and the wider assignment rule 15 of issue 12).
  * Idempotent: already-redacted values are left alone.
  */
 export function redactText(text: string): string {
-  if (text.length === 0 || !TRIGGER.test(text)) return text;
-  let out = text;
+  if (text.length === 0) return text;
+  const known = KNOWN_SECRETS.size > 0 ? maskKnown(text) : text;
+  if (!TRIGGER.test(known)) return known;
+  let out = known;
   for (const rule of RULES) {
     rule.re.lastIndex = 0;
     out = out.replace(rule.re, rule.replace as (substring: string, ...args: unknown[]) => string);
