@@ -22,7 +22,7 @@ import { openCallCache, type Store } from "../store/index.ts";
 import { type CallEvent, LayeredModelClient, type RoleBinding } from "./client.ts";
 import { buildChatBackend, buildTaskRunner, cliRoleModel, execTimeoutMs } from "./factory.ts";
 import { CallLedger } from "./ledger.ts";
-import { parsePricing, PriceTable } from "./pricing.ts";
+import { loadUserPricing, parsePricing, PriceTable, userPricingPath } from "./pricing.ts";
 import type { RetryPolicy } from "./retry.ts";
 import { isExecHarness, type ResolvedRoles, resolveRoles } from "./roles.ts";
 import { type BackendConfig, type EnvLookup, NO_ENV, roleWorkers, Settings } from "./settings.ts";
@@ -34,7 +34,7 @@ export { isConfigurationFailure } from "./client.ts";
 export { extractJson } from "./json.ts";
 export type { LedgerSummary, StageTotals } from "./ledger.ts";
 export { Limiter } from "./limiter.ts";
-export { parsePricing, type Price, PriceTable } from "./pricing.ts";
+export { builtinPrices, loadUserPricing, parsePricing, type Price, PriceTable, userPricingPath } from "./pricing.ts";
 export { backoffDelay, parseRetryAfter, type RetryPolicy, withRetry } from "./retry.ts";
 export { type BackendName, isExecHarness, normalizeLabel, type ResolvedRoles, resolveRoles } from "./roles.ts";
 export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";
@@ -62,6 +62,13 @@ export interface ModelClientOptions {
    * copilot_exec, …). Models the user chose are always passed unchanged.
    */
   placeholderModels?: readonly Role[];
+  /** How the user gave `maxCostUsd`, for messages (default `--max-cost`). */
+  maxCostFrom?: string;
+  /**
+   * A money cap the caller enforces itself (e.g. `sleep.max_cost_usd_per_night`): every role's cost
+   * must then be knowable, as for `maxCostUsd`, or createModelClient refuses (ConfigError, exit 2).
+   */
+  requirePricesFor?: string;
   /** Build only these roles (e.g. eval needs only the target); default both. */
   roles?: Role[];
   /** Concurrency per role (default from the config's worker keys). */
@@ -83,6 +90,8 @@ export interface RoleInfo {
 /** The model layer as the CLI builds it: a ModelClient with accounting accessors. */
 export interface SkilloptModelClient extends LayeredModelClient {
   readonly resolved: ResolvedRoles;
+  /** Built-in prices, then the user pricing file, then model.pricing. */
+  readonly prices: PriceTable;
   readonly info: Record<Role, RoleInfo | undefined>;
   close(): Promise<void>;
 }
@@ -95,7 +104,8 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
   const resolved = resolveRoles(settings);
   const pricing = parsePricing(config.model.pricing);
   if ("error" in pricing) throw new ConfigError(pricing.error, { issues: [{ path: "model.pricing", message: pricing.error }] });
-  const prices = new PriceTable(pricing.prices);
+  const userPrices = loadUserPricing(lookup);
+  const prices = new PriceTable(userPrices.prices, pricing.prices);
   const wanted = new Set<Role>(opts.roles ?? ["optimizer", "target"]);
   const bindings = {} as Record<Role, RoleBinding>;
   const info: Record<Role, RoleInfo | undefined> = { optimizer: undefined, target: undefined };
@@ -117,6 +127,12 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
     }
   }
   const capCost = opts.maxCostUsd ?? positive(config.model.max_cost_usd, "model.max_cost_usd");
+  const capName = opts.maxCostUsd !== undefined ? (opts.maxCostFrom ?? "--max-cost") : capCost !== undefined ? "model.max_cost_usd" : opts.requirePricesFor;
+  if (capName !== undefined) {
+    for (const role of ["optimizer", "target"] as const) {
+      if (info[role] && !opts.backends?.[role]) refuseUncosted(capName, role, info[role], prices, userPrices.path ?? userPricingPath(lookup)?.path);
+    }
+  }
   const capCalls = opts.maxCalls ?? positive(config.model.max_calls, "model.max_calls");
   const cacheDir = opts.cacheDir ?? (typeof config.model.cache_dir === "string" && config.model.cache_dir.trim() ? config.model.cache_dir : skilloptCacheDir());
   const cache = opts.noCache ? undefined : openCallCache(cacheDir);
@@ -133,6 +149,7 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
   }) as SkilloptModelClient;
   Object.defineProperties(client, {
     resolved: { value: resolved },
+    prices: { value: prices },
     info: { value: info },
     close: {
       value: async () => {
@@ -142,6 +159,31 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
     },
   });
   return client;
+}
+
+// Backends whose CLI reports the dollar cost of each call itself (claude's total_cost_usd).
+const REPORTS_OWN_COST = new Set(["claude_chat", "claude_code_exec"]);
+// Backends that report no token usage at all: a money cap can never be enforced on them.
+const NO_USAGE = new Set(["copilot_chat", "copilot_exec"]);
+
+/**
+ * A money cap is only a cap when every call it must count has a known cost: refuse to start
+ * (ConfigError, exit 2) rather than run uncapped, naming the model and how to give it a price.
+ */
+function refuseUncosted(capName: string, role: Role, info: RoleInfo, prices: PriceTable, pricingFile: string | undefined): void {
+  if (info.backend === "sim" || REPORTS_OWN_COST.has(info.backend)) return;
+  if (NO_USAGE.has(info.backend)) {
+    throw new ConfigError(`${capName}: the ${role} backend ${info.backend} reports no token usage, so a money cap cannot be enforced on it`, {
+      hint: "cap the number of calls instead (model.max_calls), or use another backend for that role",
+    });
+  }
+  if (info.model && prices.lookup(info.model)) return;
+  const model = info.model ?? "(the CLI's default model)";
+  const name = info.model ?? "<model>";
+  throw new ConfigError(`${capName}: no price is known for the ${role} model ${JSON.stringify(model)} (${info.backend}), so the money cap could not be enforced`, {
+    hint: `give its price in dollars per million tokens: --set model.pricing.${name}.input_per_mtok=… --set model.pricing.${name}.output_per_mtok=… (or model.pricing in your config, or the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"}, or $SKILLOPT_PRICING_FILE); see docs/backends.md`,
+    issues: [{ path: `model.pricing.${name}`, message: "price unknown while a money cap is set" }],
+  });
 }
 
 function positive(value: unknown, path: string): number | undefined {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { stringify } from "yaml";
-import { type CallEvent, createModelClient, parsePricing, PriceTable, type SkilloptModelClient } from "../backends/index.ts";
+import { type CallEvent, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
 import { benchmarkNames, getBenchmark } from "../benchmarks/index.ts";
 import { type LoadedConfig, loadConfig, type TrainConfig } from "../config/index.ts";
 import {
@@ -228,9 +228,8 @@ function dryRun(config: TrainConfig, loaded: LoadedConfig, bench: Benchmark, spl
   const sel = firstN(splits.val, config.evaluation.sel_env_num).length;
   const test = firstN(splits.test, config.evaluation.test_env_num).length;
   const plan = planCalls(config, sizes, splits.train.length, sel, test, mode, lr);
-  // model.pricing overrides and extends the built-in prices, as in the run (already validated by createModelClient).
-  const pricing = parsePricing(config.model.pricing);
-  const prices = new PriceTable("prices" in pricing ? pricing.prices : {});
+  // The run's prices: built-ins, the user pricing file, model.pricing.
+  const prices = client.prices;
   const price = (r: "optimizer" | "target") => {
     const m = client.info[r]?.model;
     if (client.info[r]?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };

@@ -197,7 +197,13 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
   const o = sleepModelConfig(layerName(optimizer), { model: cfg.optimizer_model || cfg.model || defaultModel(optimizer), extra });
   const config = { model: { ...t.model, optimizer_backend: o.model.optimizer_backend, ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}) } };
   // The call cache lives in the state dir, so a night writes nothing outside it and the project's staging folder.
-  const client = await createModelClient(config, { env: opts.env, concurrency: { target: cfg.workers, optimizer: cfg.workers }, ...(opts.stateDir ? { cacheDir: join(opts.stateDir, "cache") } : {}) });
+  const client = await createModelClient(config, {
+    env: opts.env,
+    concurrency: { target: cfg.workers, optimizer: cfg.workers },
+    ...(opts.stateDir ? { cacheDir: join(opts.stateDir, "cache") } : {}),
+    // A money ceiling the night enforces itself: refuse to start when a role's cost is unknowable.
+    ...(cfg.max_cost_usd_per_night !== null && cfg.max_cost_usd_per_night !== undefined ? { requirePricesFor: "max_cost_usd_per_night" } : {}),
+  });
   const model = cfg.target_model || cfg.model || defaultModel(target);
   const name = target === optimizer ? cfg.backend : `target=${target}/optimizer=${optimizer}`;
   // spec §6.11: `<backend>::<model>`, or `optimizer=<key>;target=<key>` under dual-role routing.
