@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand } from "citty";
 import { log, UsageError } from "../lib/index.ts";
-import { isLoopbackHost, startUi } from "../ui/index.ts";
+import { ALLOW_FLAG, isLoopbackHost, startUi } from "../ui/index.ts";
 import { globalArgs } from "./args.ts";
 import { printResult } from "./output.ts";
 
@@ -11,9 +11,17 @@ export default defineCommand({
   args: {
     ...globalArgs,
     root: { type: "string", description: "Directory whose runs are shown (and where launched runs go)", default: "outputs", valueHint: "DIR" },
-    host: { type: "string", description: "Address to bind; anything but loopback requires the token for every request", default: "127.0.0.1" },
+    host: { type: "string", description: "Address to bind (default loopback; every request needs the printed sign-in URL's session either way)", default: "127.0.0.1" },
     port: { type: "string", description: "Port (0 picks a free one)", default: "7860" },
-    token: { type: "string", description: "Access token (default: a random one, printed in the URL)" },
+    token: {
+      type: "string",
+      description: "A fixed, reusable sign-in token (default: a random one that works once; a fresh URL is printed after each use). Other local users can see it in the process list",
+    },
+    "allow-commands": {
+      type: "boolean",
+      description: "Let launches from the dashboard run programs (the command evaluator, agent binary paths, interpreters), name files outside this directory, loosen agent sandboxes and set endpoints",
+      default: false,
+    },
     project: { type: "string", description: "Project whose SkillOpt-Sleep nights the Sleep tab shows (default: current directory)", valueHint: "PATH" },
   },
   async run({ args }) {
@@ -24,15 +32,29 @@ export default defineCommand({
     const root = resolve(String(args.root));
     if (!existsSync(root)) mkdirSync(root, { recursive: true });
     const host = String(args.host);
+    const allowCommands = Boolean(args["allow-commands"]);
     let ui: ReturnType<typeof startUi>;
     try {
-      ui = startUi({ root, host, port, ...(token ? { token } : {}), ...(args.project ? { sleepProject: resolve(String(args.project)) } : {}) });
+      ui = startUi({
+        root,
+        host,
+        port,
+        allowCommands,
+        onLoginUrl: (next) => {
+          log.info("signed in; to sign in another browser, open:");
+          printResult(next);
+        },
+        ...(token ? { token } : {}),
+        ...(args.project ? { sleepProject: resolve(String(args.project)) } : {}),
+      });
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === "EADDRINUSE") throw new UsageError(`--port ${port}: already in use`, { hint: "pick another with --port, or 0 for any free port" });
       throw err;
     }
-    if (!isLoopbackHost(host)) log.warn(`serving on ${host}: every request needs the token`);
+    if (!isLoopbackHost(host)) log.warn(`serving on ${host}: reachable from other machines (every request still needs the sign-in URL)`);
+    if (token) log.warn("--token: a fixed token can be read by other local users from the process list, and works more than once");
+    if (allowCommands) log.warn(`${ALLOW_FLAG}: launches from this dashboard may run any program as you`);
     log.info(`dashboard for runs under ${root}; Ctrl-C to stop`);
     printResult(ui.tokenUrl);
     await new Promise<void>((done) => {

@@ -23,15 +23,15 @@ form.inline label{margin-right:10px}
 
 /**
  * The dashboard's only script (served same-origin, so the page CSP allows no inline script).
- * Mutating requests send the token from the page's meta tag.
+ * Requests ride on the session cookie (HttpOnly, SameSite=Strict); the page holds no token.
  */
 export const UI_JS = `"use strict";
 (function () {
-  var token = (document.querySelector('meta[name="skillopt-token"]') || {}).content || "";
   function api(method, url, body) {
     return fetch(url, {
       method: method,
-      headers: { "content-type": "application/json", "x-skillopt-token": token },
+      credentials: "same-origin",
+      headers: { "content-type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
     }).then(function (r) {
       return r.json().catch(function () { return null; }).then(function (data) { return { status: r.status, data: data }; });

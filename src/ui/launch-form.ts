@@ -2,6 +2,8 @@ import { existsSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { bundledConfigNames, loadConfig } from "../config/index.ts";
 import { ConfigError, errorMessage, log } from "../lib/index.ts";
+import { type LaunchPolicy, launchRefusals } from "./launch-policy.ts";
+import { forbiddenSegment } from "./request-body.ts";
 
 export interface LaunchField {
   /** The config key path, exactly as `--set` takes it. */
@@ -55,8 +57,12 @@ function getPath(obj: unknown, path: string): unknown {
   return cur;
 }
 
-/** Validate a launch form with the CLI's own loader (the same valibot schema as `--set`). */
-export function validateLaunch(req: LaunchRequest, cwd: string): Validation {
+/**
+ * Validate a launch form with the CLI's own loader (the same valibot schema as `--set`), then
+ * hold it to the dashboard's launch policy (no programs, outside files or endpoints unless the
+ * owner allowed them).
+ */
+export function validateLaunch(req: LaunchRequest, cwd: string, policy: LaunchPolicy = { allowCommands: false }): Validation {
   const errors: Record<string, string> = {};
   const sets: string[] = [];
   for (const f of LAUNCH_FIELDS) {
@@ -66,6 +72,8 @@ export function validateLaunch(req: LaunchRequest, cwd: string): Validation {
   const extras = extraLines(req.extra);
   for (const line of extras) {
     if (!/^[A-Za-z_][\w.]*=/.test(line)) errors.extra = `"${line}": expected section.key=value`;
+    const bad = forbiddenSegment(line.split("=")[0]!);
+    if (bad) errors.extra = `"${line.split("=")[0]}": the key "${bad}" is not allowed`;
   }
   sets.push(...extras);
   if (!req.config.trim()) errors.config = "pick a config";
@@ -73,6 +81,16 @@ export function validateLaunch(req: LaunchRequest, cwd: string): Validation {
   if (Object.keys(errors).length > 0) return { ok: false, errors, sets, resolved: {} };
   try {
     const loaded = loadConfig({ config: req.config.trim(), set: sets, cwd });
+    const base = sets.length > 0 ? loadConfig({ config: req.config.trim(), set: [], cwd }).config : loaded.config;
+    const refused = launchRefusals({ source: loaded.source, resolved: loaded.config, base, cwd, policy });
+    if (refused.length > 0) {
+      const fieldNames = new Set(LAUNCH_FIELDS.map((f) => f.name));
+      for (const r of refused) {
+        const key = r.path === "config" || !r.fromLaunch ? "config" : fieldNames.has(r.path) && (req.values[r.path] ?? "").trim() !== "" ? r.path : "extra";
+        errors[key] = errors[key] ? `${errors[key]}; ${r.message}` : r.message;
+      }
+      return { ok: false, errors, sets, resolved: {} };
+    }
     const resolved: Record<string, string> = {};
     for (const f of LAUNCH_FIELDS) {
       const v = getPath(loaded.config, f.name);

@@ -13,13 +13,16 @@ import type { RunRow } from "./run-index.ts";
 
 export type Tab = "runs" | "compare" | "launch" | "sleep";
 
-/** The page shell: nav, token meta (for same-origin scripts), the embedded stylesheet and script. */
-export function page(opts: { title: string; tab: Tab; token: string; body: string; pageId: string }): string {
+/**
+ * The page shell: nav, the stylesheet and script. It carries no secret: requests are
+ * authenticated by the HttpOnly session cookie, which no script can read.
+ */
+export function page(opts: { title: string; tab: Tab; body: string; pageId: string }): string {
   const nav = (["runs", "compare", "launch", "sleep"] as const)
     .map((t) => `<a href="/${t === "runs" ? "" : t}"${t === opts.tab ? ' class="on"' : ""}>${t[0]!.toUpperCase()}${t.slice(1)}</a>`)
     .join("");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="skillopt-token" content="${esc(opts.token)}"><title>${esc(opts.title)} · SkillOpt</title>
+<title>${esc(opts.title)} · SkillOpt</title>
 <link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/style.css"><script src="/assets/app.js" defer></script></head>
 <body data-page="${esc(opts.pageId)}"><input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" id="dm-split">
 <nav class="top"><b>SkillOpt</b>${nav}<span class="modes-inline">diff: <label for="dm-unified">unified</label> <label for="dm-split">side by side</label></span></nav>

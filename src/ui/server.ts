@@ -8,7 +8,8 @@ import { type LaunchRequest, listLaunchConfigs, validateLaunch } from "./launch-
 import { Launcher, selfCommand } from "./launcher.ts";
 import { comparePage, errorPage, launchesHtml, launchPage, page, runPage, runsPage } from "./pages.ts";
 import { listRuns, readRun, runDirOf } from "./run-index.ts";
-import { BASE_HEADERS, canRead, type Guard, generateToken, hostAllowed, isLoopbackHost, mutationRefusal, PAGE_CSP, resolveInside, TOKEN_COOKIE } from "./security.ts";
+import { BodyError, forbiddenSegment, MAX_BODY_BYTES, parseJsonBody } from "./request-body.ts";
+import { BASE_HEADERS, Guard, PAGE_CSP, resolveInside } from "./security.ts";
 import { createSleepPanel, type SleepPanel, sleepAction, sleepPage } from "./sleep-panel.ts";
 import { RunWatchHub } from "./watch.ts";
 
@@ -16,7 +17,14 @@ export interface UiOptions {
   root: string;
   host?: string;
   port?: number;
+  /** A fixed, reusable sign-in token; by default each printed sign-in URL works once. */
   token?: string;
+  /** Told the next sign-in URL each time the previous one was used (print it for the owner). */
+  onLoginUrl?: (url: string) => void;
+  /** Launches may run programs, read files outside cwd and set endpoints (`--allow-commands`). */
+  allowCommands?: boolean;
+  /** Most event streams open at once (default 64); more are answered 503. */
+  maxStreams?: number;
   /** Working directory for launched runs and local configs. */
   cwd?: string;
   /** How to invoke skillopt for launched runs (defaults to this process's own command). */
@@ -31,9 +39,10 @@ export interface UiOptions {
 
 export interface UiServer {
   url: string;
-  /** The URL with the token, as printed at start. */
-  tokenUrl: string;
-  token: string;
+  /** The current sign-in URL (it changes after each use unless the token is fixed). */
+  readonly tokenUrl: string;
+  /** The current sign-in token. */
+  readonly token: string;
   port: number;
   launcher: Launcher;
   stop(): Promise<void>;
@@ -70,8 +79,14 @@ const TEXT_TYPES: Record<string, string> = {
   ".log": "text/plain; charset=utf-8",
 };
 
-function sse(onOpen: (send: (event: string, data: unknown) => void) => () => void, signal: AbortSignal): Response {
+function sse(onOpen: (send: (event: string, data: unknown) => void) => () => void, signal: AbortSignal, onClose: () => void): Response {
   let cleanup: (() => void) | null = null;
+  let closed = false;
+  const done = () => {
+    if (closed) return;
+    closed = true;
+    onClose();
+  };
   let beat: ReturnType<typeof setInterval> | null = null;
   const stream = new ReadableStream<string>({
     start(controller) {
@@ -87,6 +102,7 @@ function sse(onOpen: (send: (event: string, data: unknown) => void) => () => voi
         beat = null;
         cleanup?.();
         cleanup = null;
+        done();
       };
       controller.enqueue(": connected\n\n");
       cleanup = onOpen(send);
@@ -103,16 +119,21 @@ function sse(onOpen: (send: (event: string, data: unknown) => void) => () => voi
     cancel() {
       if (beat) clearInterval(beat);
       cleanup?.();
+      cleanup = null;
+      done();
     },
   });
   return new Response(stream, { headers: headers({ "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" }) });
 }
 
+/** The request's JSON object; 400 for anything else, prototype keys included, at any depth. */
 async function readBody(req: Request): Promise<Record<string, unknown>> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw new HttpError(413, `request body is larger than ${MAX_BODY_BYTES} bytes`);
   try {
-    const v = (await req.json()) as unknown;
-    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-  } catch {
+    return parseJsonBody(await req.text());
+  } catch (err) {
+    if (err instanceof BodyError) throw new HttpError(400, err.message);
     throw new HttpError(400, "request body must be a JSON object");
   }
 }
@@ -126,10 +147,23 @@ function decode(segment: string): string {
 }
 
 function launchRequest(body: Record<string, unknown>): LaunchRequest {
-  const values: Record<string, string> = {};
+  const values: Record<string, string> = Object.create(null) as Record<string, string>;
   if (typeof body.values === "object" && body.values !== null)
-    for (const [k, v] of Object.entries(body.values as Record<string, unknown>)) values[k] = typeof v === "string" ? v : String(v ?? "");
-  return { config: typeof body.config === "string" ? body.config : "", values, extra: typeof body.extra === "string" ? body.extra : "" };
+    for (const [k, v] of Object.entries(body.values as Record<string, unknown>)) {
+      const bad = forbiddenSegment(k);
+      if (bad) throw new HttpError(400, `values: the key "${bad}" is not allowed`);
+      values[k] = typeof v === "string" ? v : String(v ?? "");
+    }
+  const extra = typeof body.extra === "string" ? body.extra : "";
+  for (const line of extra.split("\n")) {
+    const bad = forbiddenSegment(line.split("=")[0] ?? "");
+    if (bad && !line.trim().startsWith("#")) throw new HttpError(400, `extra: the key "${bad}" is not allowed`);
+  }
+  return { config: typeof body.config === "string" ? body.config : "", values, extra };
+}
+
+function plain(text: string, status: number): Response {
+  return new Response(`${text}\n`, { status, headers: headers({ "content-type": "text/plain; charset=utf-8" }) });
 }
 
 /** Start the dashboard. Binds 127.0.0.1 unless told otherwise; port 0 picks a free port. */
@@ -137,12 +171,23 @@ export function startUi(opts: UiOptions): UiServer {
   const root = resolve(opts.root);
   const host = opts.host ?? "127.0.0.1";
   const cwd = opts.cwd ?? process.cwd();
-  const token = opts.token ?? generateToken();
   const hub = new RunWatchHub();
   const command = opts.command ?? selfCommand();
   const launcher = new Launcher({ root, command, cwd, env: opts.env ?? {} });
   const sleep = opts.sleep === null ? undefined : (opts.sleep ?? createSleepPanel({ project: opts.sleepProject ?? cwd, command, cwd, env: opts.env ?? {} }));
-  const guard: Guard = { token, loopback: isLoopbackHost(host), port: 0 };
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  let url = "";
+  const guard = new Guard({ host, ...(opts.token !== undefined ? { fixedToken: opts.token } : {}), onRotate: (t) => opts.onLoginUrl?.(`${url}/?token=${t}`) });
+  const policy = { allowCommands: opts.allowCommands ?? false };
+  const maxStreams = opts.maxStreams ?? 64;
+  let streams = 0;
+  const stream = (onOpen: Parameters<typeof sse>[0], req: Request): Response => {
+    if (streams >= maxStreams) return plain(`too many live streams open (${maxStreams}); close a dashboard tab and retry`, 503);
+    streams += 1;
+    return sse(onOpen, req.signal, () => {
+      streams -= 1;
+    });
+  };
   const status = (dir: string) => {
     const s = launcher.statusOf(dir);
     return s === "running" ? "running" : undefined;
@@ -158,12 +203,12 @@ export function startUi(opts: UiOptions): UiServer {
     const path = url.pathname;
     const method = req.method;
     if (method !== "GET" && method !== "HEAD") {
-      const refusal = mutationRefusal(guard, req);
+      const refusal = guard.mutationRefusal(req);
       if (refusal) return json({ error: `forbidden: ${refusal}` }, 403);
     }
     if (method === "GET" && path === "/assets/app.js") return new Response(UI_JS, { headers: headers({ "content-type": "text/javascript; charset=utf-8" }) });
     if (method === "GET" && path === "/assets/style.css") return new Response(UI_CSS, { headers: headers({ "content-type": "text/css; charset=utf-8" }) });
-    if (method === "GET" && path === "/") return html(page({ title: "Runs", tab: "runs", token, pageId: "runs", body: runsPage(listRuns(root, status), root) }));
+    if (method === "GET" && path === "/") return html(page({ title: "Runs", tab: "runs", pageId: "runs", body: runsPage(listRuns(root, status), root) }));
     if (method === "GET" && path === "/api/runs") return json(listRuns(root, status));
     if (method === "GET" && path === "/compare") {
       const rows = listRuns(root, status);
@@ -171,16 +216,16 @@ export function startUi(opts: UiOptions): UiServer {
       const b = url.searchParams.get("b") ?? undefined;
       const ra = a ? readRun(runOf(a), status).run : null;
       const rb = b ? readRun(runOf(b), status).run : null;
-      return html(page({ title: "Compare", tab: "compare", token, pageId: "compare", body: comparePage(rows, ra, rb, a, b) }));
+      return html(page({ title: "Compare", tab: "compare", pageId: "compare", body: comparePage(rows, ra, rb, a, b) }));
     }
     if (method === "GET" && path === "/launch")
-      return html(page({ title: "Launch", tab: "launch", token, pageId: "launch", body: launchPage(listLaunchConfigs(cwd), launcher.list(), cwd) }));
+      return html(page({ title: "Launch", tab: "launch", pageId: "launch", body: launchPage(listLaunchConfigs(cwd), launcher.list(), cwd) }));
     if (method === "GET" && path === "/launches") return html(launchesHtml(launcher.list()));
     if (method === "GET" && path === "/api/launches") return json(launcher.list());
-    if (method === "POST" && path === "/api/validate") return json(validateLaunch(launchRequest(await readBody(req)), cwd));
+    if (method === "POST" && path === "/api/validate") return json(validateLaunch(launchRequest(await readBody(req)), cwd, policy));
     if (method === "POST" && path === "/api/launch") {
       const lr = launchRequest(await readBody(req));
-      const v = validateLaunch(lr, cwd);
+      const v = validateLaunch(lr, cwd, policy);
       if (!v.ok) return json({ ok: false, errors: v.errors }, 422);
       const info = launcher.launch(lr.config.trim(), v.sets);
       return json({ ok: true, launch: info });
@@ -192,12 +237,12 @@ export function startUi(opts: UiOptions): UiServer {
       if (!info) throw new HttpError(404, `no launch ${id}`);
       if (lm[2] === "stop" && method === "POST") return json({ ok: launcher.stop(id), launch: launcher.get(id) });
       if (lm[2] === "events" && method === "GET")
-        return sse((send) => {
+        return stream((send) => {
           send("change", { status: info.status });
           return launcher.subscribe(id, (i, line) => send("change", { status: i.status, line: line ?? null }));
-        }, req.signal);
+        }, req);
     }
-    if (method === "GET" && path === "/sleep") return html(page({ title: "Sleep", tab: "sleep", token, pageId: "sleep", body: await sleepPage(sleep, url) }));
+    if (method === "GET" && path === "/sleep") return html(page({ title: "Sleep", tab: "sleep", pageId: "sleep", body: await sleepPage(sleep, url) }));
     const sm = /^\/api\/sleep\/(adopt|reject)$/.exec(path);
     if (sm && method === "POST") {
       const r = await sleepAction(sleep, sm[1] as "adopt" | "reject", await readBody(req));
@@ -210,7 +255,7 @@ export function startUi(opts: UiOptions): UiServer {
       const dir = runOf(id);
       if (rest === "" || rest === "/") {
         const { run } = readRun(dir, status);
-        return html(page({ title: run.name, tab: "runs", token, pageId: "run", body: runPage(run, id, launcher.byDir(dir)) }));
+        return html(page({ title: run.name, tab: "runs", pageId: "run", body: runPage(run, id, launcher.byDir(dir)) }));
       }
       if (rest === "/body") {
         const { run } = readRun(dir, status);
@@ -221,7 +266,7 @@ export function startUi(opts: UiOptions): UiServer {
         res.headers.set("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
         return res;
       }
-      if (rest === "/events") return sse((send) => hub.subscribe(dir, (version) => send("update", { version })), req.signal);
+      if (rest === "/events") return stream((send) => hub.subscribe(dir, (version) => send("update", { version })), req);
       if (rest.startsWith("/files/")) return serveFile(dir, rest.slice("/files/".length));
     }
     throw new HttpError(404, `not found: ${path}`);
@@ -239,39 +284,58 @@ export function startUi(opts: UiOptions): UiServer {
     });
   }
 
+  async function handle(req: Request): Promise<Response> {
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return plain("bad request", 400);
+    }
+    if (!guard.hostAllowed(req)) return plain("unexpected Host header", 421);
+    if (guard.foreignSubresource(req)) return plain("refused: a request from another site", 403);
+    if (url.searchParams.has("token") && req.method === "GET") {
+      const session = guard.signIn(url.searchParams.get("token"));
+      if (!session) return plain("this sign-in link is wrong or was already used: `skillopt ui` prints a fresh one in its terminal", 401);
+      url.searchParams.delete("token");
+      const h = headers({ location: url.pathname + url.search });
+      h.append("set-cookie", guard.sessionCookie(session));
+      return new Response(null, { status: 303, headers: h });
+    }
+    if (!guard.hasSession(req)) return plain("this dashboard needs you signed in: open the URL `skillopt ui` printed in its terminal", 401);
+    try {
+      return await route(req, url);
+    } catch (err) {
+      const status = err instanceof HttpError ? err.status : 500;
+      if (status === 500) log.withTag("ui").error(`${req.method} ${url.pathname}: ${errorMessage(err)}`);
+      const msg = errorMessage(err);
+      if (url.pathname.startsWith("/api/")) return json({ error: msg }, status);
+      return html(page({ title: "Error", tab: "runs", pageId: "error", body: errorPage(msg) }), status);
+    }
+  }
+
   const server: Server<undefined> = Bun.serve({
     hostname: host,
     port: opts.port ?? 7860,
     idleTimeout: 60,
-    async fetch(req) {
-      const url = new URL(req.url);
-      if (!hostAllowed(guard, req)) return new Response("unexpected Host header\n", { status: 421, headers: headers({ "content-type": "text/plain" }) });
-      if (!canRead(guard, req, url)) return new Response("this dashboard needs its token: open the URL printed by `skillopt ui`\n", { status: 401, headers: headers({ "content-type": "text/plain" }) });
-      if (url.searchParams.has("token") && req.method === "GET") {
-        url.searchParams.delete("token");
-        const h = headers({ location: url.pathname + url.search });
-        h.append("set-cookie", `${TOKEN_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=Strict`);
-        return new Response(null, { status: 303, headers: h });
-      }
-      try {
-        return await route(req, url);
-      } catch (err) {
-        const status = err instanceof HttpError ? err.status : 500;
-        if (status === 500) log.withTag("ui").error(`${req.method} ${url.pathname}: ${errorMessage(err)}`);
-        const msg = errorMessage(err);
-        if (url.pathname.startsWith("/api/")) return json({ error: msg }, status);
-        return html(page({ title: "Error", tab: "runs", token, pageId: "error", body: errorPage(msg) }), status);
-      }
+    // Never Bun's development error page (it shows the working directory and source lines).
+    development: false,
+    fetch: handle,
+    error(err) {
+      log.withTag("ui").debug(`request failed: ${errorMessage(err)}`);
+      return plain("bad request", 400);
     },
   });
   const port = server.port ?? 0;
   guard.port = port;
-  const shownHost = host.includes(":") ? `[${host}]` : host;
-  const url = `http://${shownHost}:${port}`;
+  url = `http://${shownHost}:${port}`;
   return {
     url,
-    tokenUrl: `${url}/?token=${token}`,
-    token,
+    get tokenUrl() {
+      return `${url}/?token=${guard.loginToken}`;
+    },
+    get token() {
+      return guard.loginToken;
+    },
     port,
     launcher,
     async stop() {

@@ -1,13 +1,13 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { errorMessage } from "../lib/index.ts";
+import * as v from "valibot";
+import { errorMessage, log, sha256 } from "../lib/index.ts";
 import { esc, fmtScore, renderDiff } from "../report/html/index.ts";
-import { pendingLegacy, pendingSkills } from "../sleep/adopt/adopt.ts";
-import { hasReceipts } from "../sleep/adopt/rollback.ts";
-import { diffNight } from "../sleep/diff.ts";
-import { readManifest } from "../sleep/manifest.ts";
+import { legacyRows, type Manifest, ManifestSchema } from "../sleep/manifest.ts";
 import type { SleepReport } from "../sleep/report.ts";
 import { listNights } from "../sleep/stage.ts";
+import { safeReadFile } from "./safe-read.ts";
+import { liveReadRefusal } from "./sleep-paths.ts";
 
 /** What the dashboard needs from SkillOpt-Sleep. */
 export interface SleepPanel {
@@ -15,14 +15,76 @@ export interface SleepPanel {
   act(verb: "adopt" | "reject", body: Record<string, unknown>): Promise<{ status: number; body: unknown }>;
 }
 
-function readReport(dir: string): SleepReport | string {
-  const p = join(dir, "report.json");
-  if (!existsSync(p)) return "This night has no report.json.";
+/** How long an adopt or reject child may take before it is killed. */
+const ACT_TIMEOUT_MS = 120_000;
+
+/**
+ * A file of the night itself, by plain name: never through a symlink, never a FIFO or device,
+ * never larger than the cap. `undefined` when absent; throws with one line otherwise.
+ */
+function nightFile(dir: string, name: string): string | undefined {
+  if (!/^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(name)) throw new Error(`${join(dir, name)}: not a plain file name`);
+  const p = join(dir, name);
   try {
-    return JSON.parse(readFileSync(p, "utf8")) as SleepReport;
+    if (lstatSync(p).isSymbolicLink()) throw new Error(`${p} is a symbolic link; not read`);
   } catch (err) {
-    return `${p} cannot be read: ${errorMessage(err)}`;
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
   }
+  const r = safeReadFile(p);
+  if (r.ok) return r.text;
+  if (r.missing) return undefined;
+  throw new Error(r.reason);
+}
+
+function nightJson(dir: string, name: string): unknown {
+  const text = nightFile(dir, name);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new Error(`${join(dir, name)} is not valid JSON: ${errorMessage(err)}`);
+  }
+}
+
+function readManifestSafe(dir: string): Manifest {
+  const data = nightJson(dir, "manifest.json");
+  const parsed = v.safeParse(ManifestSchema, data);
+  if (!parsed.success) {
+    const i = parsed.issues[0]!;
+    throw new Error(`${join(dir, "manifest.json")}: invalid manifest at ${v.getDotPath(i) ?? "(root)"}: ${i.message}`);
+  }
+  return parsed.output;
+}
+
+/** Names already adopted, from a receipts file (a list of objects). */
+function receiptNames(dir: string, file: string, key: string): Set<string> {
+  const data = nightJson(dir, file);
+  if (data === undefined) return new Set();
+  if (!Array.isArray(data)) throw new Error(`${join(dir, file)} is not a list`);
+  return new Set(data.map((r) => String((r as Record<string, unknown> | null)?.[key] ?? "")));
+}
+
+function readReport(dir: string): SleepReport | string {
+  try {
+    const r = nightJson(dir, "report.json");
+    return r === undefined ? "This night has no report.json." : (r as SleepReport);
+  } catch (err) {
+    return errorMessage(err);
+  }
+}
+
+/** One staged target: the live file (when the path rules allow reading it) against the proposal. */
+function targetHtml(project: string, dir: string, t: { which: string; kind: "skill" | "memory"; live: string; file: string; pin: string }): string {
+  const head = `<h3>${esc(t.which)}: <code>${esc(t.live)}</code></h3>`;
+  const refusal = liveReadRefusal(t.live, t.kind, project);
+  if (refusal) return `${head}<div class="warn">${esc(refusal)}</div>`;
+  const live = safeReadFile(t.live);
+  if (!live.ok && !live.missing) return `${head}<div class="warn">${esc(live.reason)}</div>`;
+  const proposed = nightFile(dir, t.file);
+  if (proposed === undefined) return `${head}<div class="warn">${esc(join(dir, t.file))} is missing.</div>`;
+  const drifted = (live.ok ? sha256(live.bytes) : "") !== t.pin;
+  return `${head}${drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live.ok ? live.text : "", proposed)}`;
 }
 
 function editsTable(title: string, edits: SleepReport["edits"] | undefined): string {
@@ -49,19 +111,25 @@ function gateTable(r: SleepReport): string {
 function nightHtml(project: string, dir: string): string {
   const name = basename(dir);
   const rejected = existsSync(join(dir, "rejected.json"));
-  const adopted = hasReceipts(dir);
+  let adopted = false;
   let body = "";
   let pending: { legacy: string[]; skills: string[] } = { legacy: [], skills: [] };
   try {
-    const m = readManifest(join(dir, "manifest.json"));
-    pending = { legacy: pendingLegacy(dir, m), skills: pendingSkills(dir, m) };
-    const diffs = diffNight(dir)
-      .map((d) => {
-        const live = existsSync(d.live_path) ? readFileSync(d.live_path, "utf8") : "";
-        const proposed = readFileSync(join(dir, d.proposed_file), "utf8");
-        return `<h3>${esc(d.which)}: <code>${esc(d.live_path)}</code></h3>${d.drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live, proposed)}`;
-      })
-      .join("");
+    const m = readManifestSafe(dir);
+    const doneLegacy = receiptNames(dir, "adopted_legacy.json", "target");
+    const doneSkills = receiptNames(dir, "adopted_skills.json", "skill_name");
+    adopted = doneLegacy.size > 0 || doneSkills.size > 0;
+    pending = {
+      legacy: legacyRows(m)
+        .map((r) => r.which)
+        .filter((w) => !doneLegacy.has(w)),
+      skills: (m.skills ?? []).map((s) => s.skill_name).filter((n) => !doneSkills.has(n)),
+    };
+    const targets = [
+      ...legacyRows(m).map((r) => ({ which: r.which, kind: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256 })),
+      ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, kind: "skill" as const, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256 })),
+    ];
+    const diffs = targets.map((t) => targetHtml(project, dir, t)).join("");
     const r = readReport(dir);
     body = `${typeof r === "string" ? `<div class="warn">${esc(r)}</div>` : gateTable(r) + editsTable("Proposed edits", r.edits) + editsTable("Edits the gate dropped", r.rejected_edits)}${diffs || '<p class="muted">Nothing staged to adopt.</p>'}`;
   } catch (err) {
@@ -103,7 +171,11 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
       const env: Record<string, string> = {};
       for (const [k, v] of Object.entries({ ...process.env, ...opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
       const proc = Bun.spawn([...opts.command, ...argv], { cwd: opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      const timer = setTimeout(() => {
+        log.withTag("ui").warn(`sleep ${verb} took longer than ${ACT_TIMEOUT_MS / 1000} s; stopped`);
+        proc.kill("SIGKILL");
+      }, ACT_TIMEOUT_MS);
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]).finally(() => clearTimeout(timer));
       let doc: Record<string, unknown> = {};
       try {
         doc = JSON.parse(stdout) as Record<string, unknown>;

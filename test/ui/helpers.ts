@@ -20,3 +20,11 @@ export function rawRequest(port: number, path: string, opts: { method?: string; 
     sock.write(`${opts.method ?? "GET"} ${path} HTTP/1.1\r\nHost: ${opts.host ?? `127.0.0.1:${port}`}\r\n${extra}Connection: close\r\n\r\n`);
   });
 }
+
+/** Sign in as the owner would (open the printed URL); returns the headers of a signed-in same-origin request. */
+export async function signIn(ui: { tokenUrl: string; url: string }): Promise<{ cookie: string; origin: string }> {
+  const r = await fetch(ui.tokenUrl, { redirect: "manual" });
+  if (r.status !== 303) throw new Error(`sign-in answered ${r.status}`);
+  const cookie = (r.headers.get("set-cookie") ?? "").split(";")[0]!;
+  return { cookie, origin: ui.url };
+}
