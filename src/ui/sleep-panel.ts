@@ -75,9 +75,9 @@ function readReport(dir: string): SleepReport | string {
 }
 
 /** One staged target: the live file (when the path rules allow reading it) against the proposal. */
-function targetHtml(project: string, dir: string, t: { which: string; kind: "skill" | "memory"; live: string; file: string; pin: string }): string {
+function targetHtml(where: { project: string; home?: string }, dir: string, t: { which: string; kind: "skill" | "memory"; live: string; file: string; pin: string }): string {
   const head = `<h3>${esc(t.which)}: <code>${esc(t.live)}</code></h3>`;
-  const refusal = liveReadRefusal(t.live, t.kind, project);
+  const refusal = liveReadRefusal(t.live, t.kind, where);
   if (refusal) return `${head}<div class="warn">${esc(refusal)}</div>`;
   const live = safeReadFile(t.live);
   if (!live.ok && !live.missing) return `${head}<div class="warn">${esc(live.reason)}</div>`;
@@ -108,7 +108,7 @@ function gateTable(r: SleepReport): string {
   return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-function nightHtml(project: string, dir: string): string {
+function nightHtml(project: string, dir: string, home: string | undefined): string {
   const name = basename(dir);
   const rejected = existsSync(join(dir, "rejected.json"));
   let adopted = false;
@@ -129,7 +129,7 @@ function nightHtml(project: string, dir: string): string {
       ...legacyRows(m).map((r) => ({ which: r.which, kind: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256 })),
       ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, kind: "skill" as const, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256 })),
     ];
-    const diffs = targets.map((t) => targetHtml(project, dir, t)).join("");
+    const diffs = targets.map((t) => targetHtml({ project, ...(home ? { home } : {}) }, dir, t)).join("");
     const r = readReport(dir);
     body = `${typeof r === "string" ? `<div class="warn">${esc(r)}</div>` : gateTable(r) + editsTable("Proposed edits", r.edits) + editsTable("Edits the gate dropped", r.rejected_edits)}${diffs || '<p class="muted">Nothing staged to adopt.</p>'}`;
   } catch (err) {
@@ -158,7 +158,7 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
       const picker = `<form method="get" action="/sleep" class="inline"><label>Project <input name="project" value="${esc(project)}" size="60"></label> <button type="submit">Show</button></form>`;
       if (nights.length === 0)
         return `${picker}<p class="muted" id="no-nights">No staged night for ${esc(project)}. Run <code>skillopt sleep review</code> in the project to stage one.</p>`;
-      return `${picker}<div id="nights">${nights.map((d) => nightHtml(project, d)).join("")}</div>`;
+      return `${picker}<div id="nights">${nights.map((d) => nightHtml(project, d, opts.env?.HOME)).join("")}</div>`;
     },
     async act(verb, body) {
       const project = projectOf(body.project);

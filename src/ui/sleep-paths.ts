@@ -27,12 +27,12 @@ const MARKDOWN = /\.(md|mdc)$/i;
  * This is the dashboard's single entry to the path rule; it is meant to call src/sleep's own
  * check once that exists, so the Sleep page and adoption can never disagree.
  */
-export function liveReadRefusal(path: string, which: "skill" | "memory", project: string): string | null {
+export function liveReadRefusal(path: string, which: "skill" | "memory", where: { project: string; home?: string }): string | null {
   if (typeof path !== "string" || !isAbsolute(path) || path.split(/[\\/]/).includes("..") || /[\u0000-\u001f]/.test(path) || path.startsWith("~"))
     return `unsafe ${which} target path: ${JSON.stringify(path)}`;
   if (which === "skill" && basename(path) !== "SKILL.md") return `a skill target must be named SKILL.md: ${path}`;
   if (which === "memory" && !MARKDOWN.test(path)) return `a memory target must be a .md or .mdc file: ${path}`;
-  const roots = [resolve(project), resolve(homeDir())];
+  const roots = [resolve(where.project), resolve(where.home || homeDir())];
   const realRoots = roots.map(real);
   if (!roots.some((r) => inside(r, resolve(path)))) return `${path} is outside the project and the home directory; not read`;
   const target = real(path);

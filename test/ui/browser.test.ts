@@ -7,6 +7,7 @@ import { commitSyntheticStep, writeSyntheticRun } from "../report/synthetic-run.
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+import { signIn } from "./helpers.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
@@ -16,6 +17,7 @@ const tmp = tempDir("skillopt-browser-");
 const root = join(tmp.path, "outputs");
 let ui: UiServer;
 let b: TestBrowser;
+let firstSignIn = "";
 
 function history(dir: string): Record<string, unknown>[] {
   return readFileSync(join(dir, "history.jsonl"), "utf8")
@@ -30,6 +32,10 @@ beforeAll(async () => {
   writeSyntheticRun(join(root, "other"), { steps: 5 });
   ui = startUi({ root, port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env: { SKILLOPT_LOG_LEVEL: undefined } });
   b = await launchBrowser();
+  // Sign in as the owner does: open the URL `skillopt ui` printed; it lands on the clean URL.
+  firstSignIn = ui.tokenUrl;
+  await b.page.goto(firstSignIn);
+  expect(b.page.url()).toBe(`${ui.url}/`);
 });
 
 afterAll(async () => {
@@ -159,7 +165,7 @@ describe("dashboard in a real browser", () => {
   test("a launched run's page follows its stages and steps, and its Stop button interrupts it", async () => {
     const r = await fetch(`${ui.url}/api/launch`, {
       method: "POST",
-      headers: { "x-skillopt-token": ui.token, origin: ui.url },
+      headers: await signIn(ui),
       body: JSON.stringify({ config: "quickstart", values: {}, extra: "model.sim_latency_ms=20\ntrain.seed=99" }),
     });
     const { launch } = (await r.json()) as { launch: { id: string; out: string } };
@@ -182,18 +188,37 @@ describe("dashboard in a real browser", () => {
     expect(await page.locator("#launch-progress .stage.on").count()).toBe(0);
   });
 
-  test("a mutating request without the token is refused (403)", async () => {
+  test("the page holds no token a script could reuse, and the session cookie is out of its reach", async () => {
     const page = b.page;
-    await page.goto(`${ui.url}/`);
+    await page.goto(`${ui.url}/launch`);
+    const html = await page.content();
+    expect(html).not.toContain("skillopt-token");
+    expect(html).not.toContain(ui.token);
+    expect(await page.evaluate(() => document.cookie)).toBe("");
+    const cookies = await b.context.cookies(ui.url);
+    expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([{ name: `skillopt_session_${ui.port}`, httpOnly: true, sameSite: "Strict" }]);
+  });
+
+  test("a browser that never opened the sign-in URL sees nothing, and the used URL does not sign it in", async () => {
+    await b.context.clearCookies();
+    const page = b.page;
+    const res = await page.goto(`${ui.url}/`);
+    expect(res?.status()).toBe(401);
+    expect(await page.content()).not.toContain("Runs");
+    const used = await page.goto(firstSignIn);
+    expect(used?.status()).toBe(401);
+    expect(await b.context.cookies(ui.url)).toEqual([]);
     const status = await page.evaluate(() =>
       fetch("/api/launch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ config: "quickstart" }) }).then((r) => r.status),
     );
-    expect(status).toBe(403);
+    expect(status).toBe(401);
     expect(ui.launcher.list()).toHaveLength(2);
+    await page.goto(ui.tokenUrl);
+    expect(await page.locator("#runs").count()).toBe(1);
   });
 
   test("the pages raised no console error beyond the refusals the tests provoked", () => {
-    expect(b.errors.filter((e) => !/Failed to load resource: .* status of (403|422)\b/.test(e))).toEqual([]);
+    expect(b.errors.filter((e) => !/Failed to load resource: .* status of (401|403|422)\b/.test(e))).toEqual([]);
   });
 });
 

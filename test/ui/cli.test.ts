@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { startUi } from "../../src/ui/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+import { signIn } from "./helpers.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
@@ -25,10 +26,21 @@ describe("skillopt ui", () => {
     const url = out.trim();
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{20,}$/);
     const base = url.replace(/\/\?token=.*/, "");
-    expect(await (await fetch(`${base}/api/runs`)).json()).toEqual([]);
+    const anonymous = await fetch(`${base}/api/runs`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.text()).not.toContain("[");
     const first = await fetch(url, { redirect: "manual" });
     expect(first.status).toBe(303);
-    expect(first.headers.get("set-cookie")).toContain("HttpOnly; SameSite=Strict");
+    expect(first.headers.get("location")).toBe("/");
+    expect(first.headers.get("set-cookie")).toMatch(/^skillopt_session_\d+=[\w-]{40,}; Path=\/; HttpOnly; SameSite=Strict$/);
+    const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
+    expect(await (await fetch(`${base}/api/runs`, { headers: { cookie } })).json()).toEqual([]);
+    // The printed URL worked once; the terminal shows the next one.
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+    while (out.split("\n").filter((l) => l.startsWith("http")).length < 2) out += new TextDecoder().decode((await reader.read()).value);
+    const next = out.split("\n").filter((l) => l.startsWith("http"))[1]!;
+    expect(next).not.toBe(url);
+    expect((await fetch(next, { redirect: "manual" })).status).toBe(303);
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
   });
@@ -47,7 +59,7 @@ describe("launch and stop", () => {
     const env = { SKILLOPT_LOG_LEVEL: undefined, SKILLOPT_CACHE_DIR: join(dir.path, "cache") };
     const ui = startUi({ root: join(dir.path, "outputs"), port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env });
     try {
-      const headers = { "x-skillopt-token": ui.token, origin: ui.url };
+      const headers = await signIn(ui);
       const r = await fetch(`${ui.url}/api/launch`, {
         method: "POST",
         headers,
@@ -76,7 +88,7 @@ describe("launch and stop", () => {
       expect(stop.status).toBe(200);
       await exited;
       expect(ui.launcher.get(launch.id)!.status).toBe("stopped");
-      const rows = (await (await fetch(`${ui.url}/api/runs`)).json()) as { status: string; steps: number }[];
+      const rows = (await (await fetch(`${ui.url}/api/runs`, { headers })).json()) as { status: string; steps: number }[];
       expect(rows).toHaveLength(1);
       expect(rows[0]!.status).toBe("interrupted");
     } finally {

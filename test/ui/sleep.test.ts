@@ -6,6 +6,7 @@ import { buildFakeHome } from "../sleep/support/fake-home.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+import { signIn } from "./helpers.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
@@ -43,6 +44,7 @@ describe("Sleep panel", () => {
   test("shows a staged night's gate result and diff; Adopt applies it through the CLI's adopt", async () => {
     const { ui, home, night } = adoptSetup;
     const page = b.page;
+    await page.goto(ui.tokenUrl);
     await page.goto(`${ui.url}/sleep`);
     const card = page.locator('details.night[data-state="staged"]');
     await card.waitFor();
@@ -58,15 +60,15 @@ describe("Sleep panel", () => {
     expect(b.errors).toEqual([]);
   });
 
-  test("Reject needs the token, then discards the night through the CLI's reject", async () => {
+  test("Reject needs a session, then discards the night through the CLI's reject", async () => {
     const { ui, project, night } = rejectSetup;
     const refused = await fetch(`${ui.url}/api/sleep/reject`, { method: "POST", body: JSON.stringify({ project, night }) });
-    expect(refused.status).toBe(403);
+    expect(refused.status).toBe(401);
     expect(existsSync(join(night, "rejected.json"))).toBe(false);
     const r = await fetch(`${ui.url}/api/sleep/reject`, {
       method: "POST",
       body: JSON.stringify({ project, night }),
-      headers: { "x-skillopt-token": ui.token, origin: ui.url },
+      headers: await signIn(ui),
     });
     expect(r.status).toBe(200);
     expect(await r.json()).toMatchObject({ ok: true, staging_dir: night, exit_code: 0 });
@@ -79,7 +81,7 @@ describe("Sleep panel", () => {
     const r = await fetch(`${ui.url}/api/sleep/adopt`, {
       method: "POST",
       body: JSON.stringify({ project, night: tmp.path }),
-      headers: { "x-skillopt-token": ui.token, origin: ui.url },
+      headers: await signIn(ui),
     });
     expect(r.status).toBe(404);
   });
