@@ -141,6 +141,13 @@ export const EnvSchema = v.strictObject({
   judge_rubric: str("", "Rubric for the LLM judge (user tasks)"),
   evaluator: str("exact", "User tasks: exact, contains, regex, f1, json_match, command, judge"),
   evaluator_command: v.optional(v.union([v.string(), v.array(v.string())], "expected a command string or argv list"), ""),
+  evaluator_pass_env: v.optional(
+    v.pipe(
+      v.array(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected variable names")), "expected a list of variable names"),
+      v.description("Command evaluator: variables passed to the scorer on top of the base allowlist (PATH, HOME, LANG, TMPDIR, …); provider keys are never passed unless named here"),
+    ),
+    [],
+  ),
   sim_lapse_rate: nullableNum("Simulator: probability that the target ignores the skill"),
   sim_noise_rate: nullableNum("Simulator: probability that the optimizer proposes a wrong or vague rule"),
   sim_temperature: nullableNum("Simulator: stochastic target temperature (0/null = off); answers are draws with exactly known success probability"),

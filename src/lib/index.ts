@@ -8,3 +8,4 @@ export * from "./suggest.ts";
 export * from "./skill-file.ts";
 export * from "./abortable-sleep.ts";
 export * from "./safe-keys.ts";
+export * from "./child-env.ts";

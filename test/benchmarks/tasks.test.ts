@@ -53,11 +53,11 @@ describe("tasks file", () => {
 });
 
 describe("evaluators", () => {
-  test("exact, contains, regex, json_match", () => {
+  test("exact, contains, regex, json_match", async () => {
     expect(scoreExact("  Paris ", ["paris"]).hard).toBe(1);
     expect(scoreContains("red and blue", ["red", "green"])).toMatchObject({ hard: 0, soft: 0.5 });
-    expect(scoreRegex("order #123", ["/#\\d{3}/"], "x").hard).toBe(1);
-    expect(scoreRegex("order", ["^\\d+$"], "x").hard).toBe(0);
+    expect((await scoreRegex("order #123", ["/#\\d{3}/"], "x")).hard).toBe(1);
+    expect((await scoreRegex("order", ["^\\d+$"], "x")).hard).toBe(0);
     expect(scoreJsonMatch('Here:\n```json\n{"ok": true}\n```', { ok: true }).hard).toBe(1);
     expect(scoreJsonMatch('{"a":1,"b":3}', '{"a":1,"b":2}')).toMatchObject({ hard: 0, soft: 0.5 });
     expect(scoreJsonMatch("no json", { a: 1 }).hard).toBe(0);

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
+import { allowlistedEnv } from "../../lib/child-env.ts";
 import { isSecretKey, redactText } from "../../lib/index.ts";
 import type { EnvLookup } from "../settings.ts";
 
@@ -124,51 +125,12 @@ export function resolveExecutable(name: string, path: string | undefined): strin
   return name;
 }
 
-/** Base variables every agent CLI needs (locale, home, temp, proxies, certificates). */
-export const BASE_ENV_ALLOWLIST = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "TERM",
-  "TMPDIR",
-  "TEMP",
-  "TMP",
-  "USERPROFILE",
-  "APPDATA",
-  "LOCALAPPDATA",
-  "SYSTEMROOT",
-  "COMSPEC",
-  "PATHEXT",
-  "XDG_CONFIG_HOME",
-  "XDG_CACHE_HOME",
-  "XDG_DATA_HOME",
-  "XDG_STATE_HOME",
-  "XDG_RUNTIME_DIR",
-  "HTTP_PROXY",
-  "HTTPS_PROXY",
-  "NO_PROXY",
-  "http_proxy",
-  "https_proxy",
-  "no_proxy",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "NODE_EXTRA_CA_CERTS",
-  "REQUESTS_CA_BUNDLE",
-];
+/** The allowlist every child process starts from, and how one is built (shared with the command evaluator). */
+export { BASE_ENV_ALLOWLIST } from "../../lib/child-env.ts";
 
 /** Build a child environment from an allowlist plus fixed additions. */
 export function childEnv(env: EnvLookup, allow: readonly string[], extra: Record<string, string> = {}): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k of [...BASE_ENV_ALLOWLIST, ...allow]) {
-    const v = env(k);
-    if (v !== undefined) out[k] = v;
-  }
-  return { ...out, ...extra };
+  return allowlistedEnv(env, allow, extra);
 }
 
 /** Redact secret-looking text and the literal values of the secrets handed to a child. */

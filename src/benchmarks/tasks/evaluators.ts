@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { BenchmarkContext } from "../../engine/ports.ts";
 import { canonicalJson, ConfigError } from "../../lib/index.ts";
+import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-guard.ts";
 import { tryJson } from "../shared/formats.ts";
 import { squadScores } from "../shared/text.ts";
 import type { UserTask } from "./loader.ts";
@@ -51,15 +52,27 @@ export function compilePattern(p: string): RegExp {
   return m ? new RegExp(m[1]!, m[2]) : new RegExp(p);
 }
 
-/** regex: the answer matches any reference pattern. */
-export function scoreRegex(answer: string, refs: string[], where: string): Score {
-  const ok = refs.some((r) => {
+/**
+ * regex: the answer matches any reference pattern. Each match runs with a time bound (regex-guard.ts):
+ * a pattern that backtracks for longer is an evaluation error (DataError, the run stops), never a 0.
+ */
+export async function scoreRegex(answer: string, refs: string[], where: string, timeoutMs?: number): Promise<Score> {
+  let ok = false;
+  for (const r of refs) {
+    let re: RegExp;
     try {
-      return compilePattern(r).test(answer);
+      re = compilePattern(r);
     } catch (err) {
       throw new ConfigError(`${where}: invalid regular expression ${JSON.stringify(r)} (${(err as Error).message})`);
     }
-  });
+    try {
+      ok = await boundedRegexTest(re, answer, timeoutMs);
+    } catch (err) {
+      if (err instanceof RegexTimeoutError) throw regexTimeoutError(where, r, answer, err);
+      throw err;
+    }
+    if (ok) break;
+  }
   return { hard: ok ? 1 : 0, soft: ok ? 1 : 0, reason: ok ? undefined : `no match for ${JSON.stringify(refs)}` };
 }
 
@@ -160,16 +173,20 @@ export function parseCommandOutput(stdout: string): Score | string {
   return { hard: hard ?? (score >= 1 ? 1 : 0), soft: score, reason };
 }
 
-/** command: run the user's scorer with `{item, answer, response}` on stdin. */
+/**
+ * command: run the user's scorer with `{item, answer, response}` on stdin. `env` is the child's whole
+ * environment (an allowlist built by the caller), never a copy of ours: provider keys stay here.
+ */
 export async function scoreCommand(
   argv: string[],
   payload: Record<string, unknown>,
-  opts: { timeoutS: number; cwd: string; signal?: AbortSignal },
+  opts: { timeoutS: number; cwd: string; env: Record<string, string>; signal?: AbortSignal },
 ): Promise<Score> {
   let proc: ReturnType<typeof Bun.spawn>;
   try {
     proc = Bun.spawn(argv, {
       cwd: opts.cwd,
+      env: opts.env,
       stdin: new TextEncoder().encode(`${JSON.stringify(payload)}\n`),
       stdout: "pipe",
       stderr: "pipe",
@@ -244,7 +261,7 @@ export async function scoreJudge(
 }
 
 /** Score an answer with a non-LLM, non-process evaluator. */
-export function scoreLocal(evaluator: Exclude<EvaluatorName, "command" | "judge">, task: UserTask, answer: string): Score {
+export async function scoreLocal(evaluator: Exclude<EvaluatorName, "command" | "judge">, task: UserTask, answer: string): Promise<Score> {
   const where = `tasks file line ${task.line} (id ${task.id})`;
   switch (evaluator) {
     case "exact":

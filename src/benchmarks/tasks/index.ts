@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Benchmark, BenchmarkContext, RolloutResult } from "../../engine/ports.ts";
-import { ConfigError, DataError } from "../../lib/index.ts";
+import { allowlistedEnv, ConfigError, DataError } from "../../lib/index.ts";
 import { skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { resolveDataPath } from "../shared/paths.ts";
@@ -32,6 +32,17 @@ function commandArgv(ctx: BenchmarkContext): string[] {
     throw new ConfigError('env.evaluator_command is empty but env.evaluator is "command"; set it to the scorer to run, e.g. "python3 score.py"');
   }
   return argv;
+}
+
+/**
+ * The scorer's environment: the base allowlist (PATH, HOME, LANG, TMPDIR, proxies, …) plus the names in
+ * env.evaluator_pass_env, read from the config's environment snapshot. Provider keys are not passed.
+ */
+export function commandEnv(ctx: BenchmarkContext): Record<string, string> {
+  const raw = ctx.env.evaluator_pass_env;
+  const names = Array.isArray(raw) ? raw.map(String) : [];
+  const environ = ctx.environ ?? {};
+  return allowlistedEnv((name) => (Object.hasOwn(environ, name) ? environ[name] : undefined), names);
 }
 
 /** The rubric: the text of env.judge_rubric, or the file it names. */
@@ -83,10 +94,10 @@ export const tasksBenchmark: Benchmark = {
       score = await scoreCommand(
         commandArgv(ctx),
         { item: { id: task.id, input: task.input, reference: task.reference, metadata: task.metadata }, answer, response: out.text },
-        { timeoutS: env.num("exec_timeout", 120), cwd: ctx.configDir || process.cwd(), signal: ctx.signal },
+        { timeoutS: env.num("exec_timeout", 120), cwd: ctx.configDir || process.cwd(), env: commandEnv(ctx), signal: ctx.signal },
       );
     } else if (evaluator === "judge") score = await scoreJudge(ctx, task, answer, rubricOf(ctx), env.str("judge_model", ""));
-    else score = scoreLocal(evaluator, task, answer);
+    else score = await scoreLocal(evaluator, task, answer);
     out.trajectory.push(
       evaluationEntry({
         evaluator,
