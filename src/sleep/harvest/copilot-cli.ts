@@ -1,9 +1,12 @@
-import { join, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
+import { arr, type JsonObject, obj, str } from "./jsonl.ts";
+import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
 import { type AgentDb, openAgentDb, rowMark } from "./sqlite-source.ts";
-import { addFinal, addUnique, addUserText, cleanMeta, cleanText, emptyDigest, sanitizeToolName, toEpochMs, toIsoUtc } from "./text.ts";
+import { addFinal, addTool, addUnique, addUserText, cleanMeta, cleanText, emptyDigest, sanitizeToolName, toEpochMs, toIsoUtc } from "./text.ts";
 
 /** `~/.copilot/session-store.db` on every OS (spec §3.6). */
 export function copilotCliStore(ctx: ReaderContext): string {
@@ -21,15 +24,44 @@ interface SessionRow {
   n_turns: number;
 }
 
-/** GitHub Copilot CLI session index (SQLite, read-only). */
+/** `~/.copilot/session-state`, beside the session store: the CLI's own per-session event logs. */
+export function copilotCliStateDir(ctx: ReaderContext): string {
+  return join(dirname(copilotCliStore(ctx)), "session-state");
+}
+
+/** Event logs: `session-state/<id>/events.jsonl` (current) and `session-state/<id>.jsonl` (older). */
+function eventFiles(dir: string): Candidate[] {
+  let entries: import("node:fs").Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: Candidate[] = [];
+  for (const e of entries) {
+    if (e.isSymbolicLink()) continue;
+    let c: Candidate | undefined;
+    if (e.isDirectory()) c = fileCandidate(join(dir, e.name, "events.jsonl"), e.name, "", `copilot-events:${e.name}`);
+    else if (e.isFile() && e.name.endsWith(".jsonl")) c = fileCandidate(join(dir, e.name), e.name.slice(0, -6), "", `copilot-events:${e.name.slice(0, -6)}`);
+    if (c) out.push(c);
+  }
+  return out;
+}
+
+/**
+ * GitHub Copilot CLI: the per-session event logs the CLI writes (read first: they are the record),
+ * and the derived session index (SQLite, read-only) for sessions that have no event log.
+ */
 export const copilotCliSource: SessionSource = {
   name: "copilot_cli",
   filters: { headless: true, agent: true },
   listsEverything: true,
   list(ctx) {
+    const events = eventFiles(copilotCliStateDir(ctx));
+    const withEvents = new Set(events.map((c) => c.sessionId));
     const path = copilotCliStore(ctx);
     const db = openAgentDb(path, "SELECT 1 FROM sessions LIMIT 1");
-    if (!db) return [];
+    if (!db) return events;
     open = { path, db };
     const rows = db.db
       .query(
@@ -38,15 +70,23 @@ export const copilotCliSource: SessionSource = {
            FROM sessions s ORDER BY s.updated_at DESC`,
       )
       .all() as SessionRow[];
-    const out: Candidate[] = [];
+    const out: Candidate[] = [...events];
     for (const r of rows) {
-      if (typeof r.id !== "string" || !r.id || !r.cwd) continue;
+      if (typeof r.id !== "string" || !r.id || !r.cwd || withEvents.has(r.id)) continue;
       const updated = toEpochMs(r.updated_at) ?? toEpochMs(r.created_at) ?? 0;
       out.push({ key: `${path}#${r.id}`, path, sessionId: r.id, mtimeMs: updated, size: r.n_turns, revision: updated, project: r.cwd });
     }
     return out;
   },
-  read(c, _prior, ctx): ReadOutcome {
+  read(c, prior, ctx): ReadOutcome {
+    if (c.key.startsWith("copilot-events:")) {
+      return readJsonlSession(
+        c,
+        prior,
+        () => ({ digest: emptyDigest("copilot_cli", c.sessionId, c.path), own: false }),
+        (rec, st) => onEvent(rec, st, ctx),
+      );
+    }
     const db = open?.db.db;
     if (!db) throw new Error(`${c.path} is not open`);
     const s = db.query("SELECT id, cwd, branch, created_at, updated_at FROM sessions WHERE id = ?").get(c.sessionId) as
@@ -88,3 +128,41 @@ export const copilotCliSource: SessionSource = {
     open = undefined;
   },
 };
+
+/** One Copilot CLI event (`{type, data, id, timestamp, parentId}`). */
+function onEvent(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
+  const d = st.digest;
+  const ts = str(rec.timestamp);
+  if (ts) {
+    if (!d.started_at) d.started_at = ts;
+    d.ended_at = ts;
+  }
+  const data = obj(rec.data);
+  if (!data) return;
+  const type = str(rec.type);
+  if (type === "session.start" || type === "session.resume") {
+    const context = obj(data.context);
+    const cwd = str(context?.cwd) ?? str(data.cwd);
+    if (cwd && !d.project) d.project = cwd;
+    const branch = str(context?.branch);
+    if (branch && !d.git_branch) d.git_branch = cleanMeta(branch);
+  } else if (type === "user.message") {
+    // `content` is what the user typed; `transformedContent` adds injected context.
+    const text = str(data.content) ?? "";
+    if (text.trim()) addUserText(d, text, st, ctx.lex);
+  } else if (type === "assistant.message") {
+    for (const t of arr(data.toolRequests) ?? []) {
+      const name = str(obj(t)?.name);
+      if (name) addTool(d, name);
+    }
+    const text = str(data.content) ?? "";
+    if (cleanText(text)) {
+      d.n_assistant_turns++;
+      addFinal(d, text);
+    }
+  } else if (type === "tool.execution_start") {
+    const name = str(data.toolName);
+    if (name) addTool(d, name);
+  } else if (type === "abort") addUnique(d.feedback_signals, "neg:user_interrupt");
+  else if (type === "session.error") addUnique(d.feedback_signals, "neg:copilot_cli_error");
+}

@@ -45,7 +45,8 @@ export function fileUriToPath(uri: string): string {
   return path;
 }
 
-function workspaceProject(dir: string): string {
+/** The local folder a VS Code-family workspace storage entry belongs to ("" when none). */
+export function workspaceProject(dir: string): string {
   try {
     const ws = JSON.parse(readFileSync(join(dir, "workspace.json"), "utf8")) as { folder?: unknown; workspace?: unknown };
     if (typeof ws.folder === "string") return fileUriToPath(ws.folder);

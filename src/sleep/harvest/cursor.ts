@@ -5,6 +5,7 @@ import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
 import { blockText } from "./claude.ts";
+import { closeCursorDb, listCursorDb, readCursorDb } from "./cursor-db.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import { addFinal, addTool, addUserText, emptyDigest, hasSentinel, isWithin, toIsoUtc } from "./text.ts";
 
@@ -112,7 +113,8 @@ export const cursorSource: SessionSource = {
   filters: { headless: false, agent: false },
   listsEverything: false,
   list(ctx) {
-    const out: Candidate[] = [];
+    // Editor chat/composer history (state.vscdb) first; Agent CLI transcripts below.
+    const out: Candidate[] = listCursorDb(ctx);
     for (const ws of selectWorkspaces(ctx)) {
       const dir = join(ws.dir, "agent-transcripts");
       for (const e of safeDir(dir)) {
@@ -129,6 +131,7 @@ export const cursorSource: SessionSource = {
     return out;
   },
   read(c, prior, ctx) {
+    if (c.key.startsWith("cursor-db:")) return readCursorDb(c, ctx);
     const r = readJsonlSession(
       c,
       prior,
@@ -138,6 +141,9 @@ export const cursorSource: SessionSource = {
     // Cursor records carry no timestamps: the file's mtime is the session's end.
     if (r.state) r.state.digest.ended_at = toIsoUtc(c.mtimeMs);
     return r;
+  },
+  close() {
+    closeCursorDb();
   },
 };
 

@@ -3,6 +3,7 @@ import { codexSource } from "./codex.ts";
 import { copilotCliSource } from "./copilot-cli.ts";
 import { copilotVscodeSource } from "./copilot-vscode.ts";
 import { cursorSource } from "./cursor.ts";
+import { devinSource } from "./devin.ts";
 import { opencodeSource } from "./opencode.ts";
 import { piSource } from "./pi.ts";
 import type { SessionSource } from "./source.ts";
@@ -15,6 +16,7 @@ export const SOURCES: Record<SourceName, SessionSource> = {
   copilot: copilotVscodeSource,
   copilot_cli: copilotCliSource,
   cursor: cursorSource,
+  devin: devinSource,
   opencode: opencodeSource,
   pi: piSource,
 };

@@ -27,7 +27,7 @@ function isWalFile(path: string): boolean {
   }
 }
 
-function fileUri(path: string): string {
+export function fileUri(path: string): string {
   let p = path.replaceAll("\\", "/");
   if (/^[A-Za-z]:/.test(p)) p = `/${p}`;
   return `file:${p.replace(/[%?#]/g, (c) => `%${c.charCodeAt(0).toString(16)}`)}?immutable=1`;

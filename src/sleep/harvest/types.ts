@@ -1,7 +1,7 @@
 import * as v from "valibot";
 
 /** Agents whose local session history can be harvested (spec §2.1 `--source`). */
-export const SOURCE_NAMES = ["claude", "codex", "copilot", "copilot_cli", "cursor", "opencode", "pi"] as const;
+export const SOURCE_NAMES = ["claude", "codex", "copilot", "copilot_cli", "cursor", "devin", "opencode", "pi"] as const;
 export type SourceName = (typeof SOURCE_NAMES)[number];
 
 const StringList = v.optional(v.array(v.string()), () => []);
@@ -52,6 +52,12 @@ export interface SourceLocations {
   copilotCliSessionStore?: string;
   /** OpenCode database path (`:memory:` = nothing to harvest). */
   opencodeDb?: string;
+  /** Devin CLI transcript directory (ATIF `*.json`); unset = the per-OS default. */
+  devinTranscripts?: string;
+  /** Devin's user-data directory (holds `User/workspaceStorage`); unset = the per-OS default. */
+  devinUserDir?: string;
+  /** Cursor's user-data directory (holds `User/globalStorage/state.vscdb`); unset = the per-OS default. */
+  cursorUserDir?: string;
 }
 
 /** Per-source counters of one harvest. */

@@ -28,10 +28,10 @@ describe("skillopt sleep harvest", () => {
     const payload = JSON.parse(r.stdout) as { format: string; reviewed: boolean; n_sessions: number; tasks: { intent: string }[]; output: string; harvest: { source: string }[] };
     expect(payload.format).toBe("skillopt_sleep.tasks.v1");
     expect(payload.reviewed).toBe(false);
-    expect(payload.n_sessions).toBe(8);
+    expect(payload.n_sessions).toBe(9);
     expect(payload.tasks.length).toBeGreaterThan(0);
     expect(payload.output).toBe(out);
-    expect(payload.harvest.map((s) => s.source)).toEqual(["claude", "codex", "copilot", "copilot_cli", "cursor", "opencode", "pi"]);
+    expect(payload.harvest.map((s) => s.source)).toEqual(["claude", "codex", "copilot", "copilot_cli", "cursor", "devin", "opencode", "pi"]);
     const file = JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>;
     const { output: _o, harvest: _h, ...rest } = payload;
     expect(file).toEqual(rest);

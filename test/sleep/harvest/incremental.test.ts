@@ -41,11 +41,11 @@ describe("incremental harvest", () => {
   test("a second run reads 0 new sessions and 0 bytes", async () => {
     using s = setup();
     const first = await s.run();
-    expect(first.digests.length).toBe(8);
+    expect(first.digests.length).toBe(9);
     const second = await s.run();
     expect(second.digests).toEqual([]);
     expect(second.stats.reduce((n, x) => n + x.bytes_read, 0)).toBe(0);
-    expect(second.stats.reduce((n, x) => n + x.unchanged, 0)).toBeGreaterThanOrEqual(8);
+    expect(second.stats.reduce((n, x) => n + x.unchanged, 0)).toBeGreaterThanOrEqual(9);
   });
 
   test("an appended line is picked up, reading only the appended bytes, with the earlier turns kept", async () => {
@@ -153,7 +153,7 @@ describe("incremental harvest", () => {
     const second = await s.run({ limit: 3 });
     const third = await s.run({ limit: 3 });
     const ids = [...first.digests, ...second.digests, ...third.digests].map((d) => `${d.source}:${d.session_id}`);
-    expect(new Set(ids).size).toBe(8);
+    expect(new Set(ids).size).toBe(9);
     expect((await s.run()).digests).toEqual([]);
   });
 
@@ -228,7 +228,7 @@ describe("incremental harvest", () => {
     const ns = s.store.db.query("SELECT version FROM schema_versions WHERE namespace = 'harvest'").get() as { version: number };
     expect(ns.version).toBe(1);
     const n = s.store.db.query("SELECT COUNT(*) AS n FROM harvest_delivered").get() as { n: number };
-    expect(n.n).toBe(8);
+    expect(n.n).toBe(9);
     const states = s.store.db.query("SELECT state_json FROM harvest_files WHERE state_json IS NOT NULL").all() as { state_json: string }[];
     const blob = states.map((r) => r.state_json).join("\n");
     expect(blob).not.toContain("sk-proj-Abcdef");

@@ -232,3 +232,87 @@ describe("Cursor --scope all labels sessions by workspace", () => {
     expect(slugToPath("no-such-place-anywhere-zz", "linux")).toBe("");
   });
 });
+
+describe("Copilot CLI per-session event files", () => {
+  test("session-state/<id>/events.jsonl is read (and preferred over the derived index)", async () => {
+    using h = tmpHome();
+    const id = "51854430-83f7-4543-a9bf-ec76ead71f59";
+    const dir = join(h.root, ".copilot", "session-state", id);
+    mkdirSync(dir, { recursive: true });
+    const ev = (n: number, type: string, data: unknown) => ({ type, data, id: `e${n}`, timestamp: `2026-11-30T11:00:${String(n).padStart(2, "0")}.000Z`, parentId: n > 1 ? `e${n - 1}` : null });
+    writeFileSync(
+      join(dir, "events.jsonl"),
+      jsonl([
+        ev(1, "session.start", { sessionId: id, version: 1, producer: "copilot-agent", copilotVersion: "0.0.407-1", startTime: "2026-11-30T11:00:01.000Z", context: { cwd: "/work/demo", gitRoot: "/work/demo", branch: "feat/drain" } }),
+        ev(2, "user.message", { content: "/build-feature mode: drain", transformedContent: "<current_datetime>…</current_datetime>\n/build-feature mode: drain", attachments: [] }),
+        ev(3, "assistant.turn_start", { turnId: "0" }),
+        ev(4, "assistant.message", { messageId: "m1", content: "", toolRequests: [{ toolCallId: "t1", name: "bash", arguments: { command: "bun test" } }] }),
+        ev(5, "tool.execution_start", { toolCallId: "t1", toolName: "bash", arguments: { command: "bun test" } }),
+        ev(6, "tool.execution_complete", { toolCallId: "t1", success: true, result: { content: "12 pass" } }),
+        ev(7, "assistant.message", { messageId: "m2", content: "Drain mode is in place; 12 tests pass." }),
+        ev(8, "user.message", { content: "stop", attachments: [] }),
+        ev(9, "abort", { reason: "user initiated" }),
+      ]),
+    );
+    const r = await harvest({ sources: ["copilot_cli"], scope: "all", invokedProject: "", locations: { copilotCliSessionStore: join(h.root, ".copilot", "session-store.db") } });
+    expect(r.digests).toHaveLength(1);
+    const d = r.digests[0]!;
+    expect(d.session_id).toBe(id);
+    expect(d.project).toBe("/work/demo");
+    expect(d.git_branch).toBe("feat/drain");
+    expect(d.user_prompts).toEqual(["/build-feature mode: drain", "stop"]);
+    expect(d.tools_used).toEqual(["bash"]);
+    expect(d.assistant_finals).toEqual(["Drain mode is in place; 12 tests pass."]);
+    expect(d.feedback_signals).toEqual(expect.arrayContaining(["neg:stop", "neg:user_interrupt"]));
+    expect(d.started_at).toBe("2026-11-30T11:00:01.000Z");
+  });
+});
+
+describe("Cursor editor chat history (state.vscdb)", () => {
+  test("composer conversations are read from an immutable read-only open; secrets rows are never read; files untouched", async () => {
+    using h = tmpHome();
+    const user = join(h.root, "Cursor", "User");
+    const { Database } = await import("bun:sqlite");
+    const { readFileSync, readdirSync } = await import("node:fs");
+    const mk = (path: string, rows: Array<[string, string, string]>) => {
+      mkdirSync(join(path, ".."), { recursive: true });
+      const db = new Database(path, { create: true });
+      db.exec("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)");
+      db.exec("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)");
+      for (const [table, k, v] of rows) db.query(`INSERT INTO ${table} (key, value) VALUES (?, ?)`).run(k, v);
+      db.close();
+    };
+    const cid = "0a1b2c3d-1111-4222-8333-444455556666";
+    const bubble = (id: string, type: number, text: string, extra: Record<string, unknown> = {}) =>
+      ["cursorDiskKV", `bubbleId:${cid}:${id}`, JSON.stringify({ _v: 3, type, bubbleId: id, text, ...extra })] as [string, string, string];
+    mk(join(user, "globalStorage", "state.vscdb"), [
+      ["ItemTable", "cursorAuth/accessToken", "eyJhbGciOiJIUzI1NiJ9.SECRET-ACCESS-TOKEN.sig"],
+      ["ItemTable", "cursorAuth/refreshToken", "SECRET-REFRESH-TOKEN"],
+      ["cursorDiskKV", `composerData:${cid}`, JSON.stringify({ _v: 10, composerId: cid, name: "Dark mode", createdAt: 1764500000000, lastUpdatedAt: 1764500600000, fullConversationHeadersOnly: [{ bubbleId: "b1", type: 1 }, { bubbleId: "b2", type: 2 }, { bubbleId: "b3", type: 1 }] })],
+      bubble("b1", 1, "add a dark mode toggle to the settings page"),
+      bubble("b2", 2, "Added a toggle bound to the theme store.", { toolFormerData: { name: "edit_file", status: "completed" } }),
+      bubble("b3", 1, "nope, it must follow the system setting by default"),
+      ["cursorDiskKV", "composerData:empty-0000", JSON.stringify({ composerId: "empty-0000", createdAt: 1764400000000, fullConversationHeadersOnly: [] })],
+    ]);
+    const ws = join(user, "workspaceStorage", "5e6f7a8b9c");
+    mk(join(ws, "state.vscdb"), [["ItemTable", "composer.composerData", JSON.stringify({ allComposers: [{ composerId: cid, lastUpdatedAt: 1764500600000 }] })]]);
+    writeFileSync(join(ws, "workspace.json"), JSON.stringify({ folder: "file:///work/settings-app" }));
+    const before = readFileSync(join(user, "globalStorage", "state.vscdb"));
+    const r = await harvest({ sources: ["cursor"], scope: "all", invokedProject: "", locations: { cursorHome: join(h.root, "nocursor"), cursorUserDir: join(h.root, "Cursor") } });
+    expect(r.stats[0]!.errors).toBe(0);
+    expect(r.digests).toHaveLength(1);
+    const d = r.digests[0]!;
+    expect(d.session_id).toBe(cid);
+    expect(d.project).toBe("/work/settings-app");
+    expect(d.user_prompts).toEqual(["add a dark mode toggle to the settings page", "nope, it must follow the system setting by default"]);
+    expect(d.tools_used).toEqual(["edit_file"]);
+    expect(d.feedback_signals).toContain("neg:nope");
+    expect(d.started_at).toBe(new Date(1764500000000).toISOString());
+    expect(JSON.stringify(r.digests)).not.toContain("SECRET");
+    expect(readFileSync(join(user, "globalStorage", "state.vscdb")).equals(before)).toBe(true);
+    expect(readdirSync(join(user, "globalStorage")).sort()).toEqual(["state.vscdb"]);
+    // Scoped to another project, the composer is not delivered.
+    const other = await harvest({ sources: ["cursor"], scope: ["/work/other"], invokedProject: "", locations: { cursorHome: join(h.root, "nocursor"), cursorUserDir: join(h.root, "Cursor") } });
+    expect(other.digests).toHaveLength(0);
+  });
+});

@@ -114,9 +114,9 @@ describe("read-only", () => {
           .map((f) => [f, createHash("sha256").update(readFileSync(join(h.home, f))).digest("hex")]),
       );
     const before = hashAll();
-    expect(files.length).toBe(7);
+    expect(files.length).toBe(10);
     const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations });
-    expect(r.digests.length).toBe(8);
+    expect(r.digests.length).toBe(9);
     expect(hashAll()).toEqual(before);
   });
 });

@@ -44,11 +44,15 @@ export function fakeHome(): FakeHome {
     vscodeWorkspaceStorage: join(home, ".config", "Code", "User", "workspaceStorage"),
     copilotCliSessionStore: join(home, ".copilot", "session-store.db"),
     opencodeDb: join(home, ".local", "share", "opencode", "opencode.db"),
+    devinTranscripts: join(home, ".local", "share", "devin", "cli", "transcripts"),
+    devinUserDir: join(home, ".config", "Devin"),
+    cursorUserDir: join(home, ".config", "Cursor"),
   };
   cpSync(join(FIXTURES, "claude"), locations.claudeHome, { recursive: true });
   cpSync(join(FIXTURES, "codex"), locations.codexHome, { recursive: true });
   cpSync(join(FIXTURES, "cursor"), locations.cursorHome, { recursive: true });
   cpSync(join(FIXTURES, "pi"), locations.piHome, { recursive: true });
+  cpSync(join(FIXTURES, "devin", "transcripts"), locations.devinTranscripts, { recursive: true });
   cpSync(join(FIXTURES, "copilot", "workspaceStorage"), locations.vscodeWorkspaceStorage, { recursive: true });
   // Cursor records have no timestamps (the file mtime is the session end): pin it.
   pinMtimes(join(locations.cursorHome, "projects"), CURSOR_MTIME);

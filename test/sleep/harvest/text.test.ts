@@ -120,6 +120,10 @@ describe("sentinel", () => {
       join(L.vscodeWorkspaceStorage, "a1b2c3d4e5f6", "chatSessions", "own.jsonl"),
       `${JSON.stringify({ kind: 0, v: { sessionId: "vs-own", creationDate: 1764500000000, requests: [1, 2].map((i) => ({ timestamp: 1764500000000 + i, agent: { extensionId: "github.copilot-chat" }, message: { text: i === 1 ? prompt : "second turn" }, response: [{ value: "ok" }] })) } })}\n`,
     );
+    writeFileSync(
+      join(L.devinTranscripts, "devin-own.json"),
+      JSON.stringify({ schema_version: "ATIF-v1.4", session_id: "devin-own", agent: { name: "devin-cli", extra: { cwd: "/work/demo" } }, steps: [{ step_id: 1, source: "user", message: prompt }, { step_id: 2, source: "agent", message: "ok" }, { step_id: 3, source: "user", message: "second turn" }] }),
+    );
     const db = new Database(L.copilotCliSessionStore);
     db.exec("INSERT INTO sessions (id, cwd, created_at, updated_at) VALUES ('cli-own', '/work/demo', '2026-12-01 00:00:00', '2026-12-01 00:05:00')");
     db.query("INSERT INTO turns (session_id, turn_index, user_message, assistant_response) VALUES ('cli-own', 0, ?, 'ok'), ('cli-own', 1, 'second turn', 'ok')").run(prompt);
@@ -132,6 +136,7 @@ describe("sentinel", () => {
       copilot: 1,
       copilot_cli: 1,
       cursor: 1,
+      devin: 1,
       opencode: 1,
       pi: 1,
     });
