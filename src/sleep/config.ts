@@ -77,7 +77,7 @@ const OptBackend = v.optional(
   "",
 );
 
-const SOURCES = ["claude", "codex", "copilot", "copilot_cli", "cursor", "pi", "opencode", "auto", "all"] as const;
+const SOURCES = ["claude", "codex", "copilot", "copilot_cli", "cursor", "devin", "pi", "opencode", "auto", "all"] as const;
 
 /** `~/.skillopt-sleep/config.{json,yaml,yml}` (spec §9.1) plus our additive keys. */
 export const SleepConfigSchema = v.strictObject({

@@ -29,7 +29,7 @@ export const sleepArgs = {
   "codex-home": { type: "string", description: "Codex home", valueHint: "PATH" },
   "cursor-home": { type: "string", description: "Cursor home", valueHint: "PATH" },
   "pi-home": { type: "string", description: "Pi home", valueHint: "PATH" },
-  source: { type: "string", description: "claude, codex, copilot, copilot_cli, cursor, pi, opencode, auto or all", valueHint: "NAME" },
+  source: { type: "string", description: "claude, codex, copilot, copilot_cli, cursor, devin, pi, opencode, auto or all", valueHint: "NAME" },
   "vscode-workspace-storage": { type: "string", description: "VS Code workspaceStorage root", valueHint: "PATH" },
   "copilot-cli-session-store": { type: "string", description: "Copilot CLI session-store.db", valueHint: "PATH" },
   "opencode-db": { type: "string", description: "OpenCode database", valueHint: "PATH" },
