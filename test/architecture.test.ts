@@ -18,7 +18,8 @@ const ALLOWED: Record<string, { runtime: string[] | "*"; typeOnly: string[] }> =
   store: { runtime: ["lib"], typeOnly: ["engine", "sleep", "config", "backends"] },
   backends: { runtime: ["lib", "store", "config"], typeOnly: ["engine", "sleep"] },
   benchmarks: { runtime: ["lib", "prompts"], typeOnly: ["engine", "config", "backends"] },
-  report: { runtime: ["lib", "store"], typeOnly: ["engine", "sleep", "config", "backends"] },
+  run: { runtime: ["lib", "store"], typeOnly: ["engine", "config"] },
+  report: { runtime: ["lib", "store", "run"], typeOnly: ["engine", "sleep", "config", "backends"] },
   sleep: { runtime: ["lib", "engine", "benchmarks", "store", "backends", "config", "prompts", "report"], typeOnly: [] },
 };
 

@@ -53,7 +53,7 @@ export interface ModelClientOptions {
   maxCalls?: number;
   /** Streamed accounting events (one per call, per retry, per dropped structured result). */
   onCall?: (event: CallEvent) => void;
-  /** Persist the call ledger into this store (e.g. the run's state.sqlite) under `runId`. */
+  /** Persist the call ledger into this store (e.g. the run's store) under `runId`. */
   ledgerStore?: Store;
   runId?: string;
   /**

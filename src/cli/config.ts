@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { stringify } from "yaml";
 import { log, redactValue } from "../lib/index.ts";
-import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
+import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
-import { loadFromInput } from "./train.ts";
+import { configInputOf, loadFromInput } from "./run-setup.ts";
 
 export default defineCommand({
   meta: { name: "config", description: "Print the fully resolved configuration (secrets masked)" },
@@ -14,14 +14,7 @@ export default defineCommand({
     flat: { type: "boolean", description: "Print the flat key view (upstream's flattened names)" },
   },
   run({ args, rawArgs }) {
-    const loaded = loadFromInput({
-      config: String(args.config ?? ""),
-      set: repeatedFlag(rawArgs, "set"),
-      cfgOptions: multiValueFlag(rawArgs, "cfg-options"),
-      legacy: {},
-      envFile: typeof args["env-file"] === "string" ? args["env-file"] : undefined,
-      cwd: process.cwd(),
-    });
+    const loaded = loadFromInput(configInputOf(args, rawArgs, {}));
     for (const w of loaded.warnings) log.warn(w);
     const view = redactValue(args.flat ? loaded.flat : loaded.config);
     if (output.json) return printJson({ file: loaded.file, config: view });

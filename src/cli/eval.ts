@@ -2,13 +2,13 @@ import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
 import { byTaskType, Evaluator, firstN, formatViolation, meanScores, NO_EVENTS, type TaskItem } from "../engine/index.ts";
-import { readSkillFile, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { compactTimestamp, readSkillFile, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { createConsole } from "../report/console.ts";
-import { configArgs, globalArgs, jsonArg, multiValueFlag, repeatedFlag } from "./args.ts";
+import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
-import { backendLine, benchmarkContext, limitSplits, loadFromInput, resolveBenchmark } from "./train.ts";
+import { backendLine, benchmarkContext, configInputOf, limitSplits, loadFromInput, resolveBenchmark } from "./run-setup.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",
@@ -22,17 +22,12 @@ const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
 };
 
 /** Canonical split for a name or upstream alias; an unknown name is a usage error (spec §10.5). */
-export function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
+function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
   const s = SPLITS[name.trim().toLowerCase()];
   if (!s) throw new UsageError(`--split ${name}: unknown split`, { hint: "use train, val (valid_seen), test (valid_unseen) or all" });
   return s;
 }
 
-function stamp(): string {
-  const d = new Date();
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
 
 export default defineCommand({
   meta: { name: "eval", description: "Evaluate a skill on a split (upstream's per-key flags such as --target_model are accepted too)" },
@@ -55,21 +50,14 @@ export default defineCommand({
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
     if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1)) throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
     const { out_root: outRoot, ...legacy } = collectLegacy(rawArgs, LEGACY_EVAL_FLAGS);
-    const loaded = loadFromInput({
-      config: String(args.config ?? ""),
-      set: repeatedFlag(rawArgs, "set"),
-      cfgOptions: multiValueFlag(rawArgs, "cfg-options"),
-      legacy,
-      envFile: typeof args["env-file"] === "string" ? args["env-file"] : undefined,
-      cwd,
-    });
+    const loaded = loadFromInput(configInputOf(args, rawArgs, legacy));
     const config = loaded.config;
     for (const w of loaded.warnings) process.stderr.write(`  [warn] ${w}\n`);
     const bench = await resolveBenchmark(loaded);
     const problem = formatViolation(skill, skill, config.optimizer.max_skill_tokens);
     if (problem) process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
     const outArg = args.out ?? outRoot;
-    const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${stamp()}`));
+    const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${compactTimestamp()}`));
     const client = await createModelClient(config, { env: loaded.environ, placeholderModels: loaded.placeholderModels, noCache: args.cache === false, roles: ["target"] });
     const controller = new AbortController();
     try {

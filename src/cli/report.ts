@@ -1,12 +1,12 @@
 import { existsSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { defineCommand } from "citty";
 import { UsageError } from "../lib/index.ts";
+import { isRunDir, RUN_MARKERS } from "../run/index.ts";
 import { writeRunReport } from "../report/html/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 
-const RUN_FILES = ["history.jsonl", "history.json", "summary.json", "state.sqlite", "eval_summary.json"];
 
 export default defineCommand({
   meta: { name: "report", description: "Write the self-contained HTML report of a run (<out>/report.html)" },
@@ -18,8 +18,8 @@ export default defineCommand({
   run({ args }) {
     const dir = resolve(String(args.out));
     if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${args.out}: no such directory`);
-    if (!RUN_FILES.some((f) => existsSync(join(dir, f))))
-      throw new UsageError(`${args.out}: not a run directory (no history.jsonl, summary.json or state.sqlite)`, {
+    if (!isRunDir(dir))
+      throw new UsageError(`${args.out}: not a run directory (none of ${RUN_MARKERS.join(", ")})`, {
         hint: "pass the directory `skillopt train` wrote (see `skillopt runs`)",
       });
     const path = writeRunReport(dir);

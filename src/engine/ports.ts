@@ -305,5 +305,9 @@ export interface RunCheckpoint {
  */
 export interface RunRecorder {
   resume(): { state: unknown; skills: Record<string, string> } | undefined;
+  /**
+   * Persist a checkpoint. The engine keeps changing `checkpoint.state` after this returns, so a
+   * recorder serializes (or copies) what it keeps before returning.
+   */
   commit(checkpoint: RunCheckpoint): void;
 }

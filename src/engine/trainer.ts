@@ -69,7 +69,8 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const elapsedBefore = resumed ? Number((resumed.state as { elapsedS?: number }).elapsedS ?? 0) : 0;
   const commit = (cp: Omit<RunCheckpoint, "state">) => {
     (state as LoopState & { elapsedS: number }).elapsedS = Math.round((elapsedBefore + (clock.now() - startedAt) / 1000) * 10) / 10;
-    recorder.commit({ ...cp, state: structuredClone(state) });
+    // The recorder serializes (or copies) what it keeps before commit returns: no clone here.
+    recorder.commit({ ...cp, state });
   };
 
   if (resumed) {

@@ -3,8 +3,16 @@ import { dirname, join } from "node:path";
 
 let counter = 0;
 
+export interface AtomicWriteOptions {
+  /**
+   * fsync the data before the rename (default true). Files derived from a store that is itself
+   * durable skip it: a crash may lose their latest version, never tear it, and they are rebuilt.
+   */
+  durable?: boolean;
+}
+
 /** Write a file through a temp file in the same directory and rename it into place. */
-export function writeFileAtomic(path: string, data: string | Uint8Array): void {
+export function writeFileAtomic(path: string, data: string | Uint8Array, opts: AtomicWriteOptions = {}): void {
   mkdirSync(dirname(path), { recursive: true });
   counter += 1;
   const tmp = join(dirname(path), `.${process.pid}.${counter}.${Date.now()}.tmp`);
@@ -14,7 +22,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
       const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
       let off = 0;
       while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      fsyncSync(fd);
+      if (opts.durable !== false) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -26,6 +34,6 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
 }
 
 /** Atomic JSON write with a trailing newline. */
-export function writeJsonAtomic(path: string, value: unknown): void {
-  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+export function writeJsonAtomic(path: string, value: unknown, opts: AtomicWriteOptions = {}): void {
+  writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, opts);
 }

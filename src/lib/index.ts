@@ -9,3 +9,5 @@ export * from "./skill-file.ts";
 export * from "./abortable-sleep.ts";
 export * from "./safe-keys.ts";
 export * from "./child-env.ts";
+export * from "./process.ts";
+export * from "./time.ts";

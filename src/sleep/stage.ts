@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { compactTimestamp, StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { sealKey, sealObject } from "./adopt/seal.ts";
 import type { SkillProposal } from "./fanout.ts";
 import { type LegacyRow, MANIFEST_SCHEMA, type Manifest, type SkillRow } from "./manifest.ts";
@@ -73,15 +73,11 @@ export function stagingRoot(project: string, create = false): string {
   return root;
 }
 
-function stamp(d: Date): string {
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
 
 /** Reserve a new night folder atomically (mkdir, then -2, -3, … on collision). */
 export function reserveNight(project: string, now = new Date()): string {
   const root = stagingRoot(project, true);
-  const base = stamp(now);
+  const base = compactTimestamp(now);
   for (let n = 1; n < 1000; n++) {
     const dir = join(root, n === 1 ? base : `${base}-${n}`);
     try {

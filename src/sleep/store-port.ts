@@ -32,7 +32,7 @@ export interface AdoptionRow {
 }
 
 /**
- * Sleep's persistent state (implemented over `<state_dir>/state.sqlite` by src/store/sleep.ts).
+ * Sleep's persistent state (implemented over the sqlite file in `<state_dir>` by src/store/sleep.ts).
  * `beginNight` allocates the night number inside a write transaction, so two concurrent runs never
  * share one (§12.1 #27). Every method commits before it returns.
  */

@@ -58,7 +58,7 @@ export function openCallCache(dir: string): Store {
   return openStore(join(dir, CALL_CACHE_FILE), { migrations: CALLS_MIGRATIONS, namespace: CALLS_NAMESPACE, checkIntegrity: false });
 }
 
-/** Add the call tables to an already open store (e.g. a run's state.sqlite, for its ledger). */
+/** Add the call tables to an already open store (e.g. a run's store, for its ledger). */
 export function useCallTables(store: Store): void {
   migrateStore(store, CALLS_NAMESPACE, CALLS_MIGRATIONS);
 }

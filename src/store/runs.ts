@@ -3,7 +3,7 @@ import type { Migrations, Store } from "./db.ts";
 import { inTransaction, openStore } from "./db.ts";
 
 /**
- * Run state of one training run, in `<out>/state.sqlite` (namespace "runs"; the model layer's call
+ * Run state of one training run, in the run folder's store (src/run/layout.ts; namespace "runs"; the model layer's call
  * ledger may share the file under its own namespace). Tables:
  *
  * - `run_meta(key, value)`: `config` (resolved config, secrets masked, JSON), `status`
@@ -11,10 +11,12 @@ import { inTransaction, openStore } from "./db.ts";
  *   refreshed on every commit), `benchmark`, `backend` (e.g. "sim (offline simulator)"),
  *   `summary` (summary.json, JSON), `total_steps`, `owner_pid` (the process that holds the run;
  *   claimed atomically by claimRun, released when it ends).
- * - `checkpoints(seq, kind, step, epoch, state_json, created_at)`: one row per commit (baseline,
- *   step, boundary, final); the last row's `state_json` is the loop state a resume continues from.
+ * - `checkpoints(seq, kind, step, epoch, state_json, created_at, current_hash, best_hash)`: one row
+ *   per commit (baseline, step, boundary, final); only the last row keeps its `state_json` (the loop
+ *   state a resume continues from; earlier rows are emptied when the next one is written, so the
+ *   store grows linearly), every row keeps the current and best skill hashes.
  * - `steps(step, epoch, action, outcome, record_json, artifacts_json, created_at)`: the history
- *   record of every committed step (the same object as its history.jsonl line) and its artifacts
+ *   record of every committed step (the same object as its line in the run folder's step log) and its artifacts
  *   (raw patches, merged/ranked patch, edit report, LR decision).
  * - `boundaries(epoch, record_json, created_at)`: epoch-boundary results (slow update, meta skill).
  * - `skill_versions(hash, text, origin, step, created_at)`: every skill text seen (initial,
@@ -45,6 +47,10 @@ export const RUNS_MIGRATIONS: Migrations = [
      hash TEXT NOT NULL, split TEXT NOT NULL, hard REAL NOT NULL, soft REAL NOT NULL, score REAL,
      evaluated INTEGER NOT NULL, total INTEGER NOT NULL, action TEXT);
    CREATE INDEX evaluations_step ON evaluations(step);`,
+  // Only the latest checkpoint keeps its loop state (the store grows linearly with steps); every
+  // checkpoint keeps the current and best skill hashes, from which the derived files are rebuilt.
+  `ALTER TABLE checkpoints ADD COLUMN current_hash TEXT;
+   ALTER TABLE checkpoints ADD COLUMN best_hash TEXT;`,
 ];
 
 /** Open (or create) a run store. */
@@ -115,14 +121,23 @@ export interface CheckpointRow {
   evaluations: { kind: string; hash: string; split: string; hard: number; soft: number; score: number | null; evaluated: number; total: number; action?: string | undefined }[];
   /** Extra run_meta values written in the same transaction (status, summary, …). */
   meta?: Record<string, string | number>;
+  /** The current and best skill after this checkpoint (the derived files are rebuilt from them). */
+  currentHash?: string | undefined;
+  bestHash?: string | undefined;
 }
 
 /** Write one checkpoint atomically. */
 export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now()): number {
   const db = store.db;
   return inTransaction(store, () => {
+    // The previous loop state is superseded by this one: keep only the latest (linear growth).
+    db.query("UPDATE checkpoints SET state_json = '' WHERE seq = (SELECT max(seq) FROM checkpoints)").run();
     const seq = Number(
-      (db.query("INSERT INTO checkpoints (kind, step, epoch, state_json, created_at) VALUES (?, ?, ?, ?, ?) RETURNING seq").get(cp.kind, cp.step, cp.epoch, JSON.stringify(cp.state), now) as { seq: number }).seq,
+      (
+        db
+          .query("INSERT INTO checkpoints (kind, step, epoch, state_json, created_at, current_hash, best_hash) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq")
+          .get(cp.kind, cp.step, cp.epoch, JSON.stringify(cp.state), now, cp.currentHash ?? null, cp.bestHash ?? null) as { seq: number }
+      ).seq,
     );
     const sk = db.query("INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)");
     for (const s of cp.skills) sk.run(s.hash, s.text, s.origin, cp.step, now);
@@ -156,12 +171,29 @@ export function lastCheckpoint(store: Store): { kind: string; step: number; stat
   return row ? { kind: row.kind, step: row.step, state: JSON.parse(row.state_json) } : undefined;
 }
 
+/** Every checkpoint's kind, step and skill hashes in commit order (what the derived files are rebuilt from). */
+export function checkpointHeads(store: Store): { kind: string; step: number; current: string | null; best: string | null }[] {
+  const rows = store.db.query("SELECT kind, step, current_hash, best_hash, state_json FROM checkpoints ORDER BY seq").all() as {
+    kind: string;
+    step: number;
+    current_hash: string | null;
+    best_hash: string | null;
+    state_json: string;
+  }[];
+  return rows.map((r) => {
+    if (r.current_hash !== null || !r.state_json) return { kind: r.kind, step: r.step, current: r.current_hash, best: r.best_hash };
+    // A store written before the hash columns: every row still holds its full state.
+    const st = JSON.parse(r.state_json) as { current?: { hash?: string }; best?: { hash?: string } };
+    return { kind: r.kind, step: r.step, current: st.current?.hash ?? null, best: st.best?.hash ?? null };
+  });
+}
+
 export function skillTexts(store: Store): Record<string, string> {
   const rows = store.db.query("SELECT hash, text FROM skill_versions").all() as { hash: string; text: string }[];
   return Object.fromEntries(rows.map((r) => [r.hash, r.text]));
 }
 
-/** Step records in step order (the content of history.jsonl). */
+/** Step records in step order (the content of the run folder's step log). */
 export function stepRecords(store: Store): Record<string, unknown>[] {
   const rows = store.db.query("SELECT record_json FROM steps ORDER BY step").all() as { record_json: string }[];
   return rows.map((r) => JSON.parse(r.record_json) as Record<string, unknown>);

@@ -3,7 +3,7 @@ import type { HarvestStateStore, SessionFileMark, SessionState } from "../sleep/
 import type { SourceName } from "../sleep/harvest/types.ts";
 import { inTransaction, type Migrations, openStore, type Store } from "./db.ts";
 
-/** Harvest tables of the Sleep state database (`<state_dir>/state.sqlite`, namespace "harvest"). */
+/** Harvest tables of the Sleep state database (in `<state_dir>`, namespace "harvest"). */
 export const HARVEST_MIGRATIONS: Migrations = [
   `CREATE TABLE harvest_files (
      source TEXT NOT NULL,

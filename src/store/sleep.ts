@@ -4,7 +4,7 @@ import type { EditRecord, GateTrial, TaskRecord } from "../sleep/types.ts";
 import { sha256 } from "../lib/index.ts";
 import { type Migrations, openStore, type Store } from "./db.ts";
 
-/** Sleep's tables in `<state_dir>/state.sqlite` (namespace "sleep"; harvest keeps its own list). */
+/** Sleep's tables in `<state_dir>`'s database (namespace "sleep"; harvest keeps its own list). */
 export const SLEEP_MIGRATIONS: Migrations = [
   `CREATE TABLE sleep_nights (
      night INTEGER PRIMARY KEY,

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import { errorMessage, log, redactText } from "../lib/index.ts";
+import { compactTimestamp, errorMessage, log, redactText } from "../lib/index.ts";
 
 export type LaunchStatus = "running" | "finished" | "failed" | "stopped";
 
@@ -27,10 +27,6 @@ interface Child {
 
 const MAX_LINES = 300;
 
-function stamp(d: Date): string {
-  const p = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
 
 function slug(config: string): string {
   const base = config.replace(/\.ya?ml$/, "").split(/[\\/]/).filter(Boolean).pop() ?? "run";
@@ -48,7 +44,7 @@ export class Launcher {
   ) {}
 
   private outDir(config: string): string {
-    const base = join(resolve(this.opts.root), `${slug(config)}_${stamp(new Date())}`);
+    const base = join(resolve(this.opts.root), `${slug(config)}_${compactTimestamp()}`);
     let out = base;
     for (let i = 2; existsSync(out) || [...this.children.values()].some((c) => c.info.out === out); i++) out = `${base}-${i}`;
     return out;

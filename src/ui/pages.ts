@@ -7,6 +7,7 @@ import {
   renderRunBody,
   type RunView,
 } from "../report/html/index.ts";
+import { RUN_FILES } from "../run/index.ts";
 import { LAUNCH_FIELDS } from "./launch-form.ts";
 import type { LaunchInfo } from "./launcher.ts";
 import type { RunRow } from "./run-index.ts";
@@ -38,9 +39,9 @@ function rowHtml(r: RunRow): string {
     `<td data-v="${esc(r.benchmark)}">${esc(r.benchmark)}</td>`,
     `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
     `<td class="n" data-v="${r.best ?? -1}">${fmtScore(r.best)}</td>`,
-    `<td class="n" data-v="${r.steps}">${r.steps}${r.plannedSteps ? `/${r.plannedSteps}` : ""}</td>`,
-    `<td class="n" data-v="${r.costUsd ?? -1}">${fmtCost(r.costUsd)}</td>`,
-    `<td data-v="${esc(r.startedAt)}">${esc(r.startedAt.replace("T", " ").replace(/\.\d+Z$/, "Z"))}</td>`,
+    `<td class="n" data-v="${r.steps}">${r.steps}${r.total_steps ? `/${r.total_steps}` : ""}</td>`,
+    `<td class="n" data-v="${r.cost_usd ?? -1}">${fmtCost(r.cost_usd)}</td>`,
+    `<td data-v="${esc(r.started_at ?? "")}">${esc((r.started_at ?? "").replace("T", " ").replace(/\.\d+Z$/, "Z"))}</td>`,
   ];
   return `<tr data-run="${esc(r.id)}"${r.error ? ' class="has-error"' : ""}>${cells.join("")}</tr>`;
 }
@@ -61,12 +62,12 @@ const STAGES = ["rollout", "reflect", "aggregate", "select", "update", "evaluate
 
 /** Stage strip and log tail of a run this dashboard launched (updated from its output). */
 function launchPanel(l: LaunchInfo): string {
-  return `<div id="launch-progress" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p class="stages">${STAGES.map((s) => `<span class="stage" data-stage="${s}">${s}</span>`).join("")} <span id="launch-where" class="muted"></span> <span id="launch-status" class="badge b-${l.status === "stopped" ? "interrupted" : esc(l.status)}">${esc(l.status)}</span>${l.status === "running" ? ` <button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
+  return `<div id="launch-progress" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p class="stages">${STAGES.map((s) => `<span class="stage" data-stage="${s}">${s}</span>`).join("")} <span id="launch-where" class="muted"></span> <span id="launch-status" class="badge b-${esc(l.status)}">${esc(l.status)}</span>${l.status === "running" ? ` <button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
 }
 
 export function runPage(run: RunView, id: string, launch?: LaunchInfo): string {
   const eid = encodeURIComponent(id);
-  return `${launch ? launchPanel(launch) : ""}<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/report.html">report.html</a> · <a href="/runs/${eid}/files/best_skill.md">best_skill.md</a> · <a href="/runs/${eid}/files/history.jsonl">history.jsonl</a> · <span id="live" class="live">${run.status === "running" ? "live" : ""}</span></p>
+  return `${launch ? launchPanel(launch) : ""}<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/${RUN_FILES.report}">${RUN_FILES.report}</a> · <a href="/runs/${eid}/files/${RUN_FILES.bestSkill}">${RUN_FILES.bestSkill}</a> · <a href="/runs/${eid}/files/${RUN_FILES.history}">${RUN_FILES.history}</a> · <span id="live" class="live">${run.status === "running" ? "live" : ""}</span></p>
 <div id="run-body" data-run="${esc(id)}" data-steps="${run.steps.length}" data-status="${esc(run.status)}">${renderRunBody(run)}</div>`;
 }
 
@@ -117,7 +118,7 @@ export function launchesHtml(launches: LaunchInfo[]): string {
   if (launches.length === 0) return `<p class="muted">None yet.</p>`;
   return launches
     .map(
-      (l) => `<div class="launch" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p><span class="badge b-${l.status === "stopped" ? "interrupted" : esc(l.status)}">${esc(l.status)}</span> <b>${esc(l.config)}</b> ${l.sets.map((s) => `<code>${esc(s)}</code>`).join(" ")} → <a class="run-link" href="/runs/${encodeURIComponent(l.out.split(/[\\/]/).pop() ?? "")}">${esc(l.out)}</a>${l.exitCode !== null ? ` · exit ${l.exitCode}` : ""} ${l.status === "running" ? `<button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log">${esc(l.log.slice(-40).join("\n"))}</pre></div>`,
+      (l) => `<div class="launch" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p><span class="badge b-${esc(l.status)}">${esc(l.status)}</span> <b>${esc(l.config)}</b> ${l.sets.map((s) => `<code>${esc(s)}</code>`).join(" ")} → <a class="run-link" href="/runs/${encodeURIComponent(l.out.split(/[\\/]/).pop() ?? "")}">${esc(l.out)}</a>${l.exitCode !== null ? ` · exit ${l.exitCode}` : ""} ${l.status === "running" ? `<button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log">${esc(l.log.slice(-40).join("\n"))}</pre></div>`,
     )
     .join("");
 }

@@ -1,6 +1,6 @@
 import { existsSync, type FSWatcher, statSync, watch } from "node:fs";
-import { join } from "node:path";
 import { errorMessage, log } from "../lib/index.ts";
+import { runPaths } from "../run/index.ts";
 import { openStore, type Store } from "../store/index.ts";
 
 type Listener = (version: string) => void;
@@ -36,7 +36,7 @@ export class RunWatchHub {
   constructor(private readonly intervalMs = 1000) {}
 
   private signature(dir: string, w: Watch): string {
-    const dbPath = join(dir, "state.sqlite");
+    const dbPath = runPaths(dir).state;
     let dv = "";
     if (!w.db && existsSync(dbPath)) {
       try {
@@ -55,7 +55,7 @@ export class RunWatchHub {
     }
     // With a store, its commits are the only signal; the files are never stat'ed on a timer.
     if (w.db) return `db:${dv}`;
-    return [statSig(join(dir, "history.jsonl")), statSig(join(dir, "summary.json"))].join("|");
+    return [statSig(runPaths(dir).history), statSig(runPaths(dir).summary)].join("|");
   }
 
   private check(dir: string): void {

@@ -96,7 +96,8 @@ export function commitSyntheticStep(dir: string, record: Record<string, unknown>
         edit_apply_report: [{ index: 1, op: "append", target: "", content_preview: `rule ${record.step}`, status: "applied_append" }],
       },
       evaluations: [],
-      meta: { status: "running", started_at: 1_700_000_000_000, benchmark: "conventions", backend: "sim (offline simulator)", total_steps: 6, ...meta },
+      // Held by this (live) test process, so the status rule reads "running".
+      meta: { status: "running", pid: process.pid, started_at: 1_700_000_000_000, benchmark: "conventions", backend: "sim (offline simulator)", total_steps: 6, ...meta },
     });
   } finally {
     store.close();

@@ -1,6 +1,7 @@
 import type { ArgDef } from "citty";
 import { join, resolve } from "node:path";
 import { ConfigError, UsageError } from "../../lib/index.ts";
+import { STATE_DB } from "../../run/index.ts";
 import {
   type LoadedSleepConfig,
   loadSleepConfig,
@@ -144,7 +145,7 @@ export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readon
     skillPath: resolveSkillPath(cfg, project),
     memoryPath: resolveMemoryPath(cfg, project),
     stateDir,
-    statePath: join(stateDir, "state.sqlite"),
+    statePath: join(stateDir, STATE_DB),
   };
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { errorMessage, redactText } from "../../lib/index.ts";
+import { RUN_FILES, runPaths, runStatus, STEP_FILES, skillVersionOf } from "../../run/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeBoundary, normalizeStep, normalizeSummary } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
@@ -26,7 +27,7 @@ function readJson(path: string, warnings: string[]): unknown {
   }
 }
 
-/** Parse history.jsonl; a torn last line (a writer mid-append) is skipped quietly. */
+/** Parse a step-record log (one JSON per line); a torn last line (a writer mid-append) is skipped quietly. */
 export function parseHistory(text: string, warnings: string[]): unknown[] {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   const out: unknown[] = [];
@@ -34,7 +35,7 @@ export function parseHistory(text: string, warnings: string[]): unknown[] {
     try {
       out.push(JSON.parse(line));
     } catch {
-      if (i < lines.length - 1 || text.endsWith("\n")) warnings.push(`history.jsonl line ${i + 1} is not valid JSON`);
+      if (i < lines.length - 1 || text.endsWith("\n")) warnings.push(`${RUN_FILES.history} line ${i + 1} is not valid JSON`);
     }
   });
   return out;
@@ -48,13 +49,13 @@ function upstreamHistory(raw: unknown): unknown[] {
 /** Every `skills/skill_v<NNNN>.md` of a run, by version number. */
 export function readSkillVersions(dir: string): Map<number, string> {
   const out = new Map<number, string>();
-  const skillsDir = join(dir, "skills");
+  const skillsDir = runPaths(dir).skills;
   if (!existsSync(skillsDir)) return out;
   for (const name of readdirSync(skillsDir)) {
-    const m = /^skill_v(\d+)\.md$/.exec(name);
-    if (!m) continue;
+    const v = skillVersionOf(name);
+    if (v === null) continue;
     const text = readText(join(skillsDir, name));
-    if (text !== null) out.set(Number(m[1]), text);
+    if (text !== null) out.set(v, text);
   }
   return out;
 }
@@ -66,7 +67,7 @@ function latestAtOrBefore(versions: Map<number, string>, step: number): string |
 }
 
 function stepDir(dir: string, step: number): string {
-  return join(dir, "steps", `step_${String(step).padStart(4, "0")}`);
+  return runPaths(dir).stepDir(step);
 }
 
 function stepFileEdits(dir: string, step: number, action: StepAction, warnings: string[]): EditView[] {
@@ -74,9 +75,9 @@ function stepFileEdits(dir: string, step: number, action: StepAction, warnings: 
   if (!existsSync(d)) return [];
   return editsFromArtifacts(
     {
-      merged: readJson(join(d, "merged_patch.json"), warnings),
-      ranked: readJson(join(d, "ranked_edits.json"), warnings),
-      report: readJson(join(d, "edit_apply_report.json"), warnings),
+      merged: readJson(join(d, STEP_FILES.mergedPatch), warnings),
+      ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings),
+      report: readJson(join(d, STEP_FILES.editReport), warnings),
     },
     action,
   );
@@ -189,6 +190,7 @@ function parseJsonText(text: string | undefined): unknown {
 
 /** Read a run directory's files into a RunView. Never throws for a damaged file: it becomes a warning. */
 export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
+  const p = runPaths(dir);
   const warnings: string[] = [];
   let state: RunState | null = null;
   let storeError: string | null = null;
@@ -196,24 +198,24 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     state = readRunState(dir, { light: opts.light === true });
   } catch (err) {
     storeError = errorMessage(err);
-    warnings.push(`state.sqlite: ${storeError}`);
+    warnings.push(`${RUN_FILES.state}: ${storeError}`);
   }
-  // The store is the source of truth; history.jsonl is read only for runs without one.
-  const historyText = state ? null : readText(join(dir, "history.jsonl"));
+  // The store is the source of truth; the step-record log is read only for runs without one.
+  const historyText = state ? null : readText(p.history);
   const records: unknown[] = state
     ? state.records
     : historyText !== null
       ? parseHistory(historyText, warnings)
-      : upstreamHistory(readJson(join(dir, "history.json"), warnings));
+      : upstreamHistory(readJson(p.upstreamHistory, warnings));
   const versions = opts.light ? new Map<number, string>() : readSkillVersions(dir);
-  const summaryRaw = readJson(join(dir, "summary.json"), warnings) ?? parseJsonText(state?.meta.summary);
+  const summaryRaw = readJson(p.summary, warnings) ?? parseJsonText(state?.meta.summary);
   const summary = normalizeSummary(summaryRaw);
-  const evalRaw = readJson(join(dir, "eval_summary.json"), warnings);
+  const evalRaw = readJson(p.evalSummary, warnings);
   // The trainer masks secrets already; redacting again keeps a hand-edited or foreign file safe.
-  const configYaml = redactText(readText(join(dir, "config.resolved.yaml")) ?? "");
+  const configYaml = redactText(readText(p.config) ?? "");
   // The store's JSON copy of the config is much cheaper to read than the YAML file.
   const info = state?.meta.config || !configYaml ? configFromMeta(state?.meta ?? {}) : configInfo(configYaml, warnings);
-  if (!state && !configYaml) Object.assign(info, upstreamConfig(readJson(join(dir, "config.json"), warnings)));
+  if (!state && !configYaml) Object.assign(info, upstreamConfig(readJson(p.upstreamConfig, warnings)));
   if (evalRaw && typeof evalRaw === "object") {
     const e = evalRaw as Record<string, unknown>;
     if (!info.benchmark && typeof e.benchmark === "string") info.benchmark = e.benchmark;
@@ -240,12 +242,12 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
       s.edits = stepFileEdits(dir, s.step, s.action, warnings);
       const d = stepDir(dir, s.step);
       if (s.reasoning.length === 0 && existsSync(d))
-        s.reasoning = reasoningFromArtifacts({ merged: readJson(join(d, "merged_patch.json"), warnings), ranked: readJson(join(d, "ranked_edits.json"), warnings) });
+        s.reasoning = reasoningFromArtifacts({ merged: readJson(join(d, STEP_FILES.mergedPatch), warnings), ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings) });
     }
     s.skillBefore = latestAtOrBefore(versions, s.step - 1);
     s.candidate =
       extra?.candidate ??
-      readText(join(stepDir(dir, s.step), "candidate_skill.md")) ??
+      readText(join(stepDir(dir, s.step), STEP_FILES.candidate)) ??
       (s.action === "accepted" ? (versions.get(s.step) ?? null) : null);
     steps.push(s);
   });
@@ -253,7 +255,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   let startedAt = state?.startedAt ?? "";
   if (!startedAt) {
     try {
-      startedAt = statSync(join(dir, existsSync(join(dir, "config.resolved.yaml")) ? "config.resolved.yaml" : ".")).mtime.toISOString();
+      startedAt = statSync(existsSync(p.config) ? p.config : dir).mtime.toISOString();
     } catch {
       startedAt = "";
     }
@@ -262,7 +264,8 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   return {
     dir,
     name: basename(dir),
-    status: opts.status ?? state?.status ?? (summary || evalRaw !== undefined ? "finished" : "unknown"),
+    status:
+      opts.status ?? state?.status ?? runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined }),
     benchmark: info.benchmark,
     optimizerModel: info.optimizer,
     targetModel: info.target,
@@ -276,7 +279,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     summary,
     baselineSelection: summary?.baseline.selection ?? state?.baselineSelection ?? null,
     initialSkill: versions.get(0) ?? null,
-    bestSkill: opts.light ? null : readText(join(dir, "best_skill.md")),
+    bestSkill: opts.light ? null : readText(p.bestSkill),
     finalSkill: versions.size > 0 ? (versions.get(Math.max(...versions.keys())) ?? null) : null,
     configYaml,
     evaluation: evalRaw === undefined ? null : evaluationView(evalRaw),

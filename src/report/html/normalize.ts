@@ -50,7 +50,7 @@ function countOf(v: unknown): number | null {
   return Array.isArray(v) ? v.length : num(v);
 }
 
-/** A history.jsonl record (issue 4's fields, or upstream's step record) as a StepView. */
+/** A step record (issue 4's fields, or upstream's step record) as a StepView. */
 export function normalizeStep(v: unknown, index: number): StepView | null {
   if (!isRec(v)) return null;
   const rawAction = str(first(v, ["action", "decision"]));

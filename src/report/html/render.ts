@@ -1,3 +1,4 @@
+import { RUN_FILES } from "../../run/index.ts";
 import { renderDiff } from "./diff-html.ts";
 import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 import { renderCostChart, renderScoreChart, scoreLegend } from "./run-charts.ts";
@@ -157,7 +158,7 @@ export function renderRunBody(run: RunView): string {
   const bestSection =
     best === null
       ? `<p class="muted">No best skill yet.</p>`
-      : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>best_skill.md</h3><pre id="best-skill">${esc(best)}</pre>`;
+      : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>${RUN_FILES.bestSkill}</h3><pre id="best-skill">${esc(best)}</pre>`;
   if (run.evaluation && run.steps.length === 0) {
     return [renderHeader(run), evaluationSection(run), run.configYaml ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>` : ""].join("\n");
   }

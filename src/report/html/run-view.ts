@@ -91,7 +91,8 @@ export interface BoundaryView {
   metaContent: string;
 }
 
-export type RunStatus = "running" | "finished" | "interrupted" | "failed" | "unknown";
+export type { RunStatus } from "../../run/index.ts";
+import type { RunStatus } from "../../run/index.ts";
 
 export interface RunView {
   dir: string;

@@ -1,47 +1,28 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { boundaryRecords, evaluationRows, getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeAction } from "./normalize.ts";
-import type { EditView, RunStatus } from "./run-view.ts";
+import { type RunStatus, runPaths, runStatus } from "../../run/index.ts";
+import type { EditView } from "./run-view.ts";
 
-/** Extra step data the run store holds beyond history.jsonl: edit fates and candidate texts. */
+/** Extra step data the run store holds beyond the step records: edit fates and candidate texts. */
 export interface StepExtras {
   edits?: EditView[];
   reasoning?: string[];
   candidate?: string | null;
 }
 
-/** What `<out>/state.sqlite` tells a report. */
+/** What a run's store tells a report. */
 export interface RunState {
   records: Record<string, unknown>[];
   boundaries: Record<string, unknown>[];
   extras: Map<number, StepExtras>;
-  status?: RunStatus;
+  status: RunStatus;
   startedAt?: string;
   plannedSteps: number | null;
   /** The initial skill's selection score, known from the first checkpoint on (before summary.json). */
   baselineSelection: number | null;
   meta: Record<string, string>;
-}
-
-const STATUSES: readonly RunStatus[] = ["running", "finished", "interrupted", "failed", "unknown"];
-
-function statusOf(raw: string | undefined): RunStatus | undefined {
-  if (!raw) return undefined;
-  if (raw === "stopped") return "interrupted";
-  return (STATUSES as readonly string[]).includes(raw) ? (raw as RunStatus) : "unknown";
-}
-
-/** A run marked running whose process is gone was killed: it is interrupted (and resumable). */
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === "EPERM";
-  }
 }
 
 function startedAtOf(raw: string | undefined): string | undefined {
@@ -56,7 +37,7 @@ function startedAtOf(raw: string | undefined): string | undefined {
  * file is corrupt or half-created, which callers show as the run's error.
  */
 export function readRunState(dir: string, opts: { light?: boolean } = {}): RunState | null {
-  const path = join(dir, "state.sqlite");
+  const path = runPaths(dir).state;
   if (!existsSync(path)) return null;
   const store = openRunStore(path, { readonly: true });
   // A light read (the runs list) still runs the open's integrity check, so a corrupt file shows.
@@ -78,8 +59,7 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
       });
     }
     const total = Number(meta.total_steps);
-    let status = statusOf(meta.status);
-    if (status === "running" && meta.pid && !processAlive(Number(meta.pid))) status = "interrupted";
+    const status = runStatus({ meta, hasSummary: Boolean(meta.summary) || existsSync(runPaths(dir).summary) });
     const startedAt = startedAtOf(meta.started_at);
     const base = evaluationRows(store).find((e) => e.kind === "baseline" && e.split === "val");
     const baseScore = base ? Number(base.score ?? base.hard) : Number.NaN;
@@ -88,7 +68,7 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
       records,
       boundaries: opts.light ? [] : boundaryRecords(store),
       extras,
-      ...(status ? { status } : {}),
+      status,
       ...(startedAt ? { startedAt } : {}),
       plannedSteps: Number.isFinite(total) && total > 0 ? total : null,
       meta,

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { StagingError, homeDir, sha256 } from "../../lib/index.ts";
+import { StagingError, homeDir, processAlive, sha256 } from "../../lib/index.ts";
 
 /** The per-night lock file every adoption, rollback and recovery of that night takes first. */
 export const STAGING_LOCK = ".adopt-skills.lock";
@@ -12,15 +12,6 @@ export interface Lock {
   token: string;
 }
 
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** A lock file whose content cannot name a holder is only treated as abandoned after this long. */
 const UNREADABLE_LOCK_GRACE_MS = 60_000;
@@ -53,7 +44,7 @@ export function acquireLock(path: string, what: string): Lock {
       const seen = readLock(path);
       if (seen === undefined) continue;
       const pid = holderPidOf(seen.text);
-      if (pid !== undefined && alive(pid)) throw new StagingError(`${what} is already in progress (pid ${pid} holds ${path})`);
+      if (pid !== undefined && processAlive(pid)) throw new StagingError(`${what} is already in progress (pid ${pid} holds ${path})`);
       if (pid === undefined && Date.now() - seen.mtimeMs < UNREADABLE_LOCK_GRACE_MS) {
         throw new StagingError(`${what} is already in progress (${path} is held)`);
       }

@@ -1,0 +1,66 @@
+import { planCalls } from "./plan.ts";
+import type { Splits } from "./ports.ts";
+import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
+import { firstN } from "./trainer.ts";
+
+/** Dollars per million tokens of one role's model, or null when its price is unknown. */
+export interface RolePrice {
+  input_per_mtok: number;
+  output_per_mtok: number;
+}
+
+export interface EstimateInput {
+  cfg: EngineConfig;
+  splits: Splits;
+  /** The initial skill's text (its length sizes the assumed prompts). */
+  initialSkill: string;
+  prices: { optimizer: RolePrice | null; target: RolePrice | null };
+}
+
+const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+
+/**
+ * What `skillopt train --dry-run` prints about a run before it starts (a pure function of the
+ * config, the loaded splits and the prices): its sizes, the predicted calls per role and stage
+ * (upper bounds, from planCalls) and a rough cost from assumed tokens per call.
+ */
+export function estimateRun({ cfg, splits, initialSkill, prices }: EstimateInput): Record<string, unknown> {
+  const sizes = deriveSizes(cfg, splits.train.length);
+  const mode = normalizeUpdateMode(cfg.optimizer.skill_update_mode);
+  const lr = normalizeLrControl(cfg.optimizer.lr_control_mode, mode);
+  const sel = firstN(splits.val, cfg.evaluation.sel_env_num).length;
+  const test = firstN(splits.test, cfg.evaluation.test_env_num).length;
+  const plan = planCalls(cfg, sizes, splits.train.length, sel, test, mode, lr);
+  // Rough token sizes per call (the real figures come from the ledger after the run).
+  const skillTok = Math.ceil((initialSkill.length / 4) * 1.5);
+  const tokens = {
+    target: { prompt: skillTok + 300, completion: Math.min(200, cfg.env.max_completion_tokens) },
+    optimizer: { prompt: skillTok + cfg.gradient.minibatch_size * 600, completion: 1500 },
+  };
+  const estimate = (r: "optimizer" | "target", calls: number) => {
+    const p = prices[r];
+    if (!p) return null;
+    return Math.round(calls * ((tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6) * 1e4) / 1e4;
+  };
+  const costT = estimate("target", sum(plan.target));
+  const costO = estimate("optimizer", sum(plan.optimizer));
+  return {
+    splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: sel, test_items: test },
+    epochs: cfg.train.num_epochs,
+    steps_per_epoch: sizes.stepsPerEpoch,
+    total_steps: sizes.totalSteps,
+    batch_size: cfg.train.batch_size,
+    update_mode: mode,
+    lr_control_mode: lr,
+    edit_budgets: plan.budgets,
+    predicted_calls: { target: { ...plan.target, total: sum(plan.target) }, optimizer: { ...plan.optimizer, total: sum(plan.optimizer) } },
+    prices_per_mtok: prices,
+    estimated_cost_usd: {
+      target: costT,
+      optimizer: costO,
+      total: costT === null || costO === null ? null : Math.round((costT + costO) * 1e4) / 1e4,
+      assumes_tokens_per_call: tokens,
+    },
+    note: "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
+  };
+}

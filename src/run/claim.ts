@@ -1,0 +1,69 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { processAlive, UsageError } from "../lib/index.ts";
+import { claimRun, getRunMeta, holdsStartedRun, openRunStore, releaseRun, type Store } from "../store/index.ts";
+import { runPaths } from "./layout.ts";
+
+/** A run store this process holds; `release()` gives the claim back and closes it. */
+export interface ClaimedRun {
+  store: Store;
+  /** The saved config input of the run (JSON), when resuming one that started. */
+  savedInput: string | undefined;
+  release(): void;
+}
+
+function held(store: Store): ClaimedRun {
+  return {
+    store,
+    savedInput: undefined,
+    release() {
+      releaseRun(store, process.pid);
+      store.close();
+    },
+  };
+}
+
+/**
+ * Claim the run in `dir` to continue it (`--resume`). `shown` is how the user named the folder.
+ * Refuses a folder without a store, a run another live process holds, and a run stopped before it
+ * started (nothing to resume).
+ */
+export function claimForResume(dir: string, shown: string): ClaimedRun {
+  const p = runPaths(dir);
+  if (!existsSync(p.state)) throw new UsageError(`--resume ${shown}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
+  const store = openRunStore(p.state);
+  const claim = claimRun(store, process.pid, processAlive);
+  if (!claim.ok) {
+    store.close();
+    throw new UsageError(`--resume ${shown}: the run is still in progress (pid ${claim.holder})`, { hint: "wait for it to finish, or stop it first" });
+  }
+  const run = held(store);
+  run.savedInput = getRunMeta(store).input;
+  if (!run.savedInput) {
+    run.release();
+    throw new UsageError(`--resume ${shown}: the run was stopped before it started, so there is nothing to resume`, {
+      hint: `start it again with the same command and --out ${shown}`,
+    });
+  }
+  return run;
+}
+
+/**
+ * Claim `dir` for a new run. A folder that already holds a started run is refused (continue it with
+ * --resume); a store without a saved input belongs to a run stopped before it started and is taken
+ * over. Two processes racing for one folder get exactly one winner.
+ */
+export function claimNewRun(dir: string, shown: string): ClaimedRun {
+  const p = runPaths(dir);
+  // Read-only first, so pointing --out at another tool's sqlite file never migrates or changes it.
+  if (existsSync(p.state) && holdsStartedRun(p.state)) {
+    throw new UsageError(`${shown} already holds a run`, { hint: `continue it with --resume ${shown}, or choose another --out` });
+  }
+  mkdirSync(dir, { recursive: true });
+  const store = openRunStore(p.state);
+  const claim = claimRun(store, process.pid, processAlive);
+  if (!claim.ok) {
+    store.close();
+    throw new UsageError(`${shown}: another skillopt train (pid ${claim.holder}) is writing this run`, { hint: "choose another --out" });
+  }
+  return held(store);
+}

@@ -1,0 +1,142 @@
+import { appendFileSync, readFileSync, rmSync } from "node:fs";
+import type { RunCheckpoint, RunRecorder } from "../engine/index.ts";
+import { writeFileAtomic } from "../lib/index.ts";
+import { checkpointHeads, commitCheckpoint, lastCheckpoint, skillTexts, stepArtifacts, stepRecords, type Store } from "../store/index.ts";
+import { type RunPaths, runPaths, STEP_FILES } from "./layout.ts";
+
+/** A recorder that can also be told to finish its pending file writes. */
+export interface RunFolderRecorder extends RunRecorder {
+  /** Write every derived file still pending (at the end of a run, or when it is interrupted). */
+  flush(): void;
+}
+
+/** Write a derived file without fsync (atomic for readers; the store is what survives a crash). */
+function derived(path: string, text: string): void {
+  writeFileAtomic(path, text, { durable: false });
+}
+
+const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+
+/** Write `text` unless the file already holds exactly it (resume repair touches only what is missing or stale). */
+function ensure(path: string, text: string): boolean {
+  try {
+    if (readFileSync(path, "utf8") === text) return false;
+  } catch {
+    // missing: write it
+  }
+  derived(path, text);
+  return true;
+}
+
+/** The step folder's files for a step's artifacts and candidate text. */
+function stepFiles(p: RunPaths, step: number, a: Record<string, unknown>, candidate: string | undefined): [string, string][] {
+  const dir = p.stepDir(step);
+  const out: [string, string][] = [];
+  if (a.merged_patch) out.push([`${dir}/${STEP_FILES.mergedPatch}`, json(a.merged_patch)]);
+  if (a.ranked_edits) out.push([`${dir}/${STEP_FILES.rankedEdits}`, json(a.ranked_edits)]);
+  if (Array.isArray(a.edit_apply_report) && a.edit_apply_report.length) out.push([`${dir}/${STEP_FILES.editReport}`, json(a.edit_apply_report)]);
+  if (a.lr_decision) out.push([`${dir}/${STEP_FILES.lrDecision}`, json(a.lr_decision)]);
+  if (candidate !== undefined) out.push([`${dir}/${STEP_FILES.candidate}`, candidate]);
+  return out;
+}
+
+const historyLine = (record: unknown) => `${JSON.stringify(record)}\n`;
+
+/**
+ * Rebuild every derived file of a run folder from its store: history.jsonl, skills/, steps/ and
+ * best_skill.md. Files that already match are left alone; returns how many were (re)written.
+ * A crash may lose a derived file's tail (they are written without fsync, after the store's
+ * commit), never the store's committed step: this puts the folder back as an uninterrupted run
+ * would have left it.
+ */
+export function repairRunFolder(store: Store, dir: string): number {
+  const p = runPaths(dir);
+  const texts = skillTexts(store);
+  const records = stepRecords(store);
+  let written = 0;
+  if (records.length) written += Number(ensure(p.history, records.map(historyLine).join("")));
+  else rmSync(p.history, { force: true });
+  let best: string | null = null;
+  for (const h of checkpointHeads(store)) {
+    if (h.kind !== "final" && h.current && texts[h.current] !== undefined) written += Number(ensure(p.skillVersion(h.step), texts[h.current]!));
+    if (h.best) best = h.best;
+  }
+  if (best && texts[best] !== undefined) written += Number(ensure(p.bestSkill, texts[best]!));
+  const artifacts = stepArtifacts(store);
+  for (const r of records) {
+    const step = Number(r.step);
+    const cand = typeof r.candidate_hash === "string" ? texts[r.candidate_hash] : undefined;
+    for (const [path, text] of stepFiles(p, step, artifacts.get(step) ?? {}, cand)) written += Number(ensure(path, text));
+  }
+  return written;
+}
+
+/**
+ * The run folder's recorder: each checkpoint is committed to state.sqlite (the source of truth,
+ * one transaction) and then mirrored into the derived files — history.jsonl appended, skills/,
+ * steps/ and best_skill.md written without fsync. The file writes are queued behind the commit and
+ * done on the next turn of the event loop, so the next step's calls start first; `flush()` (and
+ * the final checkpoint) write whatever is pending.
+ */
+export function runRecorder(store: Store, dir: string, skills: Map<string, string>): RunFolderRecorder {
+  const p = runPaths(dir);
+  const pending: (() => void)[] = [];
+  let scheduled = false;
+  let lastBest: string | undefined;
+  const flush = () => {
+    scheduled = false;
+    for (let job = pending.shift(); job; job = pending.shift()) job();
+  };
+  const later = (job: () => void) => {
+    pending.push(job);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  return {
+    resume() {
+      const last = lastCheckpoint(store);
+      if (!last) {
+        // A folder taken over from a run stopped before its first checkpoint: nothing derived yet.
+        rmSync(p.history, { force: true });
+        return undefined;
+      }
+      const texts = skillTexts(store);
+      for (const [h, t] of Object.entries(texts)) skills.set(h, t);
+      repairRunFolder(store, dir);
+      lastBest = (last.state as { best?: { hash?: string } }).best?.hash;
+      return { state: last.state, skills: texts };
+    },
+    commit(cp: RunCheckpoint) {
+      const status = cp.kind === "final" ? (cp.state.finished ? "finished" : "stopped") : "running";
+      const currentHash = cp.state.current.hash;
+      const bestHash = cp.state.best.hash;
+      commitCheckpoint(store, {
+        ...cp,
+        currentHash,
+        bestHash,
+        meta: { status, ...(cp.kind === "final" && cp.record ? { summary: JSON.stringify(cp.record) } : {}) },
+      });
+      for (const s of cp.skills) skills.set(s.hash, s.text);
+      // The texts are looked up now; records and artifacts are new objects per step that the
+      // engine does not change after the commit, so they are serialized in the deferred write.
+      const current = cp.kind !== "final" ? skills.get(currentHash) : undefined;
+      const best = bestHash !== lastBest ? skills.get(bestHash) : undefined;
+      lastBest = bestHash;
+      const record = cp.kind === "step" ? cp.record : undefined;
+      const candidate = typeof record?.candidate_hash === "string" ? skills.get(record.candidate_hash) : undefined;
+      const artifacts = cp.artifacts ?? {};
+      later(() => {
+        if (current !== undefined) derived(p.skillVersion(cp.step), current);
+        if (best !== undefined) derived(p.bestSkill, best);
+        if (record) {
+          appendFileSync(p.history, historyLine(record));
+          for (const [path, text] of stepFiles(p, cp.step, artifacts, candidate)) derived(path, text);
+        }
+      });
+      if (cp.kind === "final") flush();
+    },
+    flush,
+  };
+}
