@@ -39,7 +39,7 @@ export interface SequentialSettings {
   maxRegressions: number | null;
 }
 
-/** What one decision records (history.jsonl, summary.json, report, dashboard). */
+/** What one decision records (step records, summary, report, dashboard). */
 export interface GateDecision {
   rule: "strict" | "paired";
   verdict: Verdict;

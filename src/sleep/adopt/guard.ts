@@ -1,6 +1,6 @@
 import { closeSync, constants, existsSync, fchmodSync, fsyncSync, lstatSync, openSync, readdirSync, realpathSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { StagingError } from "../../lib/index.ts";
+import { processAlive, StagingError } from "../../lib/index.ts";
 import { legacyRows, type Manifest, parseManifest } from "../manifest.ts";
 import { canonicalMissing, NIGHT_NAME } from "../stage.ts";
 import { kindOf, readJsonFile, readRegularFile } from "./read.ts";
@@ -165,14 +165,6 @@ export function removeGuarded(check: () => void, path: string): void {
   rmSync(path, { force: true });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Remove temp files an interrupted {@link writeGuarded} of `path` left beside it (only those of dead processes). */
 export function cleanTemps(path: string): string[] {
@@ -186,7 +178,7 @@ export function cleanTemps(path: string): string[] {
   }
   for (const n of names) {
     const m = TEMP.exec(n);
-    if (!m || m[1] !== basename(path) || alive(Number(m[2]))) continue;
+    if (!m || m[1] !== basename(path) || processAlive(Number(m[2]))) continue;
     const p = join(dir, n);
     try {
       if (lstatSync(p).isFile()) {
