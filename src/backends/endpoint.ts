@@ -31,3 +31,21 @@ export function checkEndpointUrl(url: string, from: string): void {
     throw new ConfigError(`${from}: ${JSON.stringify(sanitizeEndpoint(url))} is not an http(s) URL`);
   }
 }
+
+/**
+ * Hosts that may receive an Azure AD / managed-identity token: Azure OpenAI resources, and Azure
+ * AI services resources that serve the same API. Sovereign clouds are not on the list (use
+ * auth mode api_key there). Documented in docs/backends.md.
+ */
+export const AZURE_AD_HOST_SUFFIXES = [".openai.azure.com", ".cognitiveservices.azure.com"] as const;
+
+/** True for https URLs whose host is an Azure OpenAI host (AZURE_AD_HOST_SUFFIXES). */
+export function isAzureOpenAiUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    const host = u.hostname.toLowerCase().replace(/\.$/, "");
+    return u.protocol === "https:" && !u.username && !u.password && AZURE_AD_HOST_SUFFIXES.some((s) => host.endsWith(s) && host.length > s.length);
+  } catch {
+    return false;
+  }
+}

@@ -75,6 +75,11 @@ export interface ModelClientOptions {
   concurrency?: Partial<Record<Role, number>>;
   /** Retry policy overrides (tests and benches shorten the backoff). */
   retry?: Partial<Omit<RetryPolicy, "attempts">> & { attempts?: Partial<Record<Role, number>> };
+  /**
+   * Tests only: accept a loopback http server as an Azure OpenAI host for Azure AD / managed-identity
+   * tokens (the CLI never sets it; everywhere else such tokens go only to https Azure OpenAI hosts).
+   */
+  azureAdLoopbackForTests?: boolean;
   /** Use these chat backends instead of the configured ones (benches, integration tests). */
   backends?: Partial<Record<Role, ChatBackend>>;
 }
@@ -100,7 +105,7 @@ export interface SkilloptModelClient extends LayeredModelClient {
 export async function createModelClient(config: BackendConfig, opts: ModelClientOptions = {}): Promise<SkilloptModelClient> {
   const env = opts.env;
   const lookup: EnvLookup = typeof env === "function" ? env : env ? (name) => env[name] : NO_ENV;
-  const settings = new Settings(config, lookup, new Set(opts.placeholderModels ?? []));
+  const settings = new Settings(config, lookup, new Set(opts.placeholderModels ?? []), opts.azureAdLoopbackForTests === true);
   const resolved = resolveRoles(settings);
   const pricing = parsePricing(config.model.pricing);
   if ("error" in pricing) throw new ConfigError(pricing.error, { issues: [{ path: "model.pricing", message: pricing.error }] });

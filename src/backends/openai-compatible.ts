@@ -3,7 +3,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/ports.ts";
-import { BackendError, errorMessage, redactText, registerSecret } from "../lib/index.ts";
+import { BackendError, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
 import { parseRetryAfter } from "./retry.ts";
@@ -44,6 +44,7 @@ export interface SdkChatOptions {
 export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
   checkEndpointUrl(opts.url, opts.urlFrom ?? `${opts.name} base URL`);
   registerSecret(opts.apiKey);
+  if (opts.apiKey && opts.apiKey !== "dummy") warnKeyOverPlainHttp(opts.url, `the ${opts.name} API key (${opts.keyHint ?? "configured key"})`);
   const common = {
     timeout: opts.timeoutMs + 1_000,
     maxRetries: 0,

@@ -1,6 +1,7 @@
 import type { Role } from "../engine/ports.ts";
-import { ConfigError, log } from "../lib/index.ts";
+import { ConfigError, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
+import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { createSdkChatBackend } from "./openai-compatible.ts";
 import { numberOf, ROLE_ENV_PREFIX, type Settings } from "./settings.ts";
 import type { ChatBackend } from "./types.ts";
@@ -186,6 +187,28 @@ function azureSetting(settings: Settings, role: Role, suffix: string, legacy?: s
   return settings.first(keys, [`${R}_AZURE_OPENAI_${up}`, `AZURE_OPENAI_${R}_${up}`, `AZURE_OPENAI_${up}`]);
 }
 
+const AD_MODES = new Set(["azure_cli", "managed_identity", "aad", "azure_ad"]);
+
+/**
+ * Azure AD and managed-identity tokens are only created for, and sent to, https endpoints on Azure
+ * OpenAI hosts (AZURE_AD_HOST_SUFFIXES). Anything else is refused here, before a token exists.
+ */
+function checkAzureAdEndpoint(url: string, from: string, mode: string, role: Role, loopbackForTests: boolean): void {
+  if (isAzureOpenAiUrl(url)) return;
+  if (loopbackForTests) {
+    try {
+      if (isLoopbackHost(new URL(url).hostname)) return;
+    } catch {
+      // fall through to the refusal
+    }
+  }
+  const hosts = AZURE_AD_HOST_SUFFIXES.map((s) => `*${s}`).join(", ");
+  throw new ConfigError(`${from}: refusing to send an Azure AD token (${mode}) for the ${role} to ${JSON.stringify(sanitizeEndpoint(url))}: such tokens only go to https endpoints on Azure OpenAI hosts (${hosts})`, {
+    hint: "for an Azure resource use its https://<resource>.openai.azure.com endpoint; for any other server set AZURE_OPENAI_AUTH_MODE=openai_compatible (key from AZURE_OPENAI_API_KEY) or use --backend openai_compatible",
+    issues: [{ path: from, message: "not an https Azure OpenAI endpoint" }],
+  });
+}
+
 /** openai_chat (Azure OpenAI, or plain OpenAI in the openai_compatible auth mode), spec §7.3. */
 export function azureBackend(settings: Settings, role: Role): ChatBackend {
   const endpoint = azureSetting(settings, role, "endpoint", "azure_endpoint");
@@ -195,6 +218,7 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   const clientId = azureSetting(settings, role, "managed_identity_client_id")?.value;
   const modeRaw = azureSetting(settings, role, "auth_mode");
   const mode = (modeRaw?.value ?? "azure_cli").toLowerCase();
+  const modeFrom = modeRaw ? `auth mode ${mode}, from ${modeRaw.from}` : "auth mode azure_cli, the default when AZURE_OPENAI_AUTH_MODE is unset";
   const model = roleModel(settings, role, [], [`${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`, "AZURE_OPENAI_DEPLOYMENT"], "gpt-4o", true);
   if (!endpoint) {
     throw new ConfigError(`model.${role}_azure_openai_endpoint: no Azure OpenAI endpoint configured for the ${role} (backend openai_chat)`, {
@@ -213,6 +237,7 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   if (mode === "openai_compatible" || mode === "compat" || mode === "openai") {
     return createSdkChatBackend({ ...common, name: "openai_chat", kind: "openai", url: endpoint.value, urlFrom: endpoint.from, ...(key ? { apiKey: key.value } : {}), keyHint: key?.from ?? "AZURE_OPENAI_API_KEY" });
   }
+  if (AD_MODES.has(mode)) checkAzureAdEndpoint(endpoint.value, endpoint.from, modeFrom, role, settings.azureAdLoopbackForTests);
   const base = { ...common, name: "openai_chat", kind: "azure" as const, url: endpoint.value, urlFrom: endpoint.from, apiVersion: version };
   if (mode === "api_key" || mode === "key") {
     if (!key) {

@@ -26,6 +26,11 @@ export class Settings {
     readonly env: EnvLookup,
     /** Roles whose `model.<role>` is a shipped placeholder nobody chose (LoadedConfig.placeholderModels). */
     readonly placeholders: ReadonlySet<Role> = new Set(),
+    /**
+     * Tests only (never reachable from the CLI or the environment): let Azure AD tokens go to a
+     * loopback http server standing in for an Azure OpenAI host.
+     */
+    readonly azureAdLoopbackForTests = false,
   ) {}
 
   /** A `model.*` value as a trimmed string; empty/absent → undefined. */

@@ -1,6 +1,7 @@
 export * from "./atomic.ts";
 export * from "./errors.ts";
 export * from "./hash.ts";
+export * from "./hosts.ts";
 export * from "./log.ts";
 export * from "./paths.ts";
 export * from "./redact.ts";

@@ -28,7 +28,7 @@ describe("openai_chat (Azure OpenAI)", () => {
   test("azure_cli mode gets a token from `az` and reuses it until shortly before expiry", async () => {
     await using server = await startFakeOpenAI({ reply: "ok" });
     using bins = fakeBinEnv({ ttl: 3600 });
-    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env });
+    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env, azureAdLoopbackForTests: true });
     await client.chat("target", ask("1"));
     await client.chat("target", ask("2"));
     expect(bins.calls().filter((c) => c.name === "az").length).toBe(1);
@@ -41,7 +41,7 @@ describe("openai_chat (Azure OpenAI)", () => {
   test("a token within 5 minutes of expiry is refreshed", async () => {
     await using server = await startFakeOpenAI({ reply: "ok" });
     using bins = fakeBinEnv({ ttl: 120 });
-    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env });
+    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env, azureAdLoopbackForTests: true });
     await client.chat("target", ask("1"));
     await client.chat("target", ask("2"));
     expect(server.requests.map((r) => r.headers.authorization)).toEqual(["Bearer fake-aad-token-0", "Bearer fake-aad-token-1"]);
@@ -51,7 +51,7 @@ describe("openai_chat (Azure OpenAI)", () => {
   test("az not logged in is an auth error with an actionable hint, not retried", async () => {
     await using server = await startFakeOpenAI({ reply: "never" });
     using bins = fakeBinEnv({ mode: "auth" });
-    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env });
+    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env, azureAdLoopbackForTests: true });
     const err = (await client.chat("target", ask("1")).catch((e: unknown) => e)) as BackendError;
     expect(err).toBeInstanceOf(BackendError);
     expect(err.message).toContain("az login");
@@ -75,7 +75,7 @@ describe("openai_chat (Azure OpenAI)", () => {
     const env: Record<string, string> = { IDENTITY_ENDPOINT: `${server.origin}/msi/token`, IDENTITY_HEADER: "hdr" };
     const client = await createModelClient(
       azureConfig(server.origin, { azure_openai_auth_mode: "managed_identity", azure_openai_managed_identity_client_id: "cid-1" }),
-      { noCache: true, env },
+      { noCache: true, env, azureAdLoopbackForTests: true },
     );
     await client.chat("target", ask("1"));
     expect(seen).toEqual(["https://cognitiveservices.azure.com|cid-1|hdr"]);

@@ -1,5 +1,5 @@
 import type { ToolSpec } from "../../engine/ports.ts";
-import { errorMessage } from "../../lib/index.ts";
+import { errorMessage, warnKeyOverPlainHttp } from "../../lib/index.ts";
 
 export const SEARCH_TOOL: ToolSpec = {
   name: "search",
@@ -24,6 +24,7 @@ const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
 
 /** POST one query to the custom search endpoint; up to 4 retries with backoff from 1 s on 408/429/5xx/connection errors. */
 export async function customSearch(query: string, s: SearchSettings): Promise<string> {
+  if (s.token) warnKeyOverPlainHttp(s.url, "the OfficeQA search token");
   let lastError = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     if (attempt > 0) await Bun.sleep(1000 * 2 ** (attempt - 1));
