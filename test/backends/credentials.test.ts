@@ -19,7 +19,11 @@ const azure = (endpoint: string, model: Record<string, unknown> = {}) => ({
 async function captureServer() {
   const seen: { path: string; headers: Record<string, string> }[] = [];
   const record = (req: Request) => {
-    seen.push({ path: new URL(req.url).pathname, headers: Object.fromEntries(req.headers) });
+    const headers: Record<string, string> = {};
+    req.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    seen.push({ path: new URL(req.url).pathname, headers });
     return Response.json({ access_token: "captured-token", expires_on: String(Math.floor(Date.now() / 1000) + 3600) });
   };
   const server = await startFakeOpenAI({ reply: "captured", routes: { "GET /msi/token": record } });
