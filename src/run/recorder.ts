@@ -53,21 +53,24 @@ export function repairRunFolder(store: Store, dir: string): number {
   const p = runPaths(dir);
   const texts = skillTexts(store);
   const records = stepRecords(store);
-  let written = 0;
-  if (records.length) written += Number(ensure(p.history, records.map(historyLine).join("")));
+  // What the folder should hold, in commit order (a later checkpoint of the same step wins, as in the run).
+  const want = new Map<string, string>();
+  if (records.length) want.set(p.history, records.map(historyLine).join(""));
   else rmSync(p.history, { force: true });
   let best: string | null = null;
   for (const h of checkpointHeads(store)) {
-    if (h.kind !== "final" && h.current && texts[h.current] !== undefined) written += Number(ensure(p.skillVersion(h.step), texts[h.current]!));
+    if (h.kind !== "final" && h.current && texts[h.current] !== undefined) want.set(p.skillVersion(h.step), texts[h.current]!);
     if (h.best) best = h.best;
   }
-  if (best && texts[best] !== undefined) written += Number(ensure(p.bestSkill, texts[best]!));
+  if (best && texts[best] !== undefined) want.set(p.bestSkill, texts[best]!);
   const artifacts = stepArtifacts(store);
   for (const r of records) {
     const step = Number(r.step);
     const cand = typeof r.candidate_hash === "string" ? texts[r.candidate_hash] : undefined;
-    for (const [path, text] of stepFiles(p, step, artifacts.get(step) ?? {}, cand)) written += Number(ensure(path, text));
+    for (const [path, text] of stepFiles(p, step, artifacts.get(step) ?? {}, cand)) want.set(path, text);
   }
+  let written = 0;
+  for (const [path, text] of want) written += Number(ensure(path, text));
   return written;
 }
 

@@ -1,0 +1,114 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from "node:fs";
+import { join, relative } from "node:path";
+import { Database } from "bun:sqlite";
+import { createModelClient } from "../../src/backends/index.ts";
+import { getBenchmark } from "../../src/benchmarks/index.ts";
+import { type RunCheckpoint, type RunRecorder, train } from "../../src/engine/index.ts";
+import { PROMPTS } from "../../src/prompts/index.ts";
+import { repairRunFolder, runRecorder } from "../../src/run/index.ts";
+import { openRunStore } from "../../src/store/index.ts";
+import { quickConfig, simContext } from "../engine/support.ts";
+import { tempDir } from "../support/tmp.ts";
+
+/** Every derived file of a run folder, by relative path. */
+function derivedFiles(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out[relative(dir, p)] = readFileSync(p, "utf8");
+    }
+  };
+  for (const name of ["history.jsonl", "best_skill.md"]) if (existsSync(join(dir, name))) out[name] = readFileSync(join(dir, name), "utf8");
+  for (const sub of ["skills", "steps"]) if (existsSync(join(dir, sub))) walk(join(dir, sub));
+  return out;
+}
+
+/** Train quickstart on the simulator into `dir` through the real run recorder and store; `crashAfter` throws after that step's commit. */
+async function trainInto(dir: string, crashAfter?: number): Promise<void> {
+  const config = quickConfig();
+  const client = await createModelClient(config, { noCache: true });
+  const store = openRunStore(join(dir, "state.sqlite"));
+  const recorder = runRecorder(store, dir, new Map());
+  const crashing: RunRecorder = {
+    resume: () => recorder.resume(),
+    commit(cp: RunCheckpoint) {
+      recorder.commit(cp);
+      // A crash right after the store's commit: the step's derived files are never written.
+      if (cp.kind === "step" && cp.step === crashAfter) throw new Error(`simulated crash after step ${cp.step}`);
+    },
+  };
+  try {
+    const bench = (await getBenchmark(config.env.name))!;
+    const ctx = simContext(config, client);
+    await train({
+      cfg: config,
+      bench,
+      ctx,
+      splits: await bench.loadSplits(ctx),
+      initialSkill: bench.initialSkill,
+      prompts: PROMPTS,
+      recorder: crashing,
+      accounting: client,
+      events: { emit: () => {} },
+      clock: { now: () => 0 },
+    });
+  } finally {
+    await client.close();
+    store.close();
+  }
+}
+
+describe("the run recorder", () => {
+  test("a crash loses only derived files; resume repairs them to what an uninterrupted run leaves", async () => {
+    using tmp = tempDir();
+    const ref = join(tmp.path, "ref");
+    const cut = join(tmp.path, "cut");
+    await trainInto(ref);
+    await expect(trainInto(cut, 5)).rejects.toThrow("simulated crash after step 5");
+    // The crashed "process" lives on in this test: let its queued file writes finish before the damage.
+    await new Promise((r) => setImmediate(r));
+    // A torn tail, lost step folders and a lost best skill.
+    truncateSync(join(cut, "history.jsonl"), statSync(join(cut, "history.jsonl")).size - 7);
+    rmSync(join(cut, "steps"), { recursive: true });
+    unlinkSync(join(cut, "best_skill.md"));
+    await trainInto(cut);
+    expect(derivedFiles(cut)).toEqual(derivedFiles(ref));
+  }, 60_000);
+
+  test("repairRunFolder rebuilds a tampered folder from the store and leaves an intact one alone", async () => {
+    using tmp = tempDir();
+    const dir = join(tmp.path, "run");
+    await trainInto(dir);
+    const before = derivedFiles(dir);
+    const store = openRunStore(join(dir, "state.sqlite"));
+    try {
+      expect(repairRunFolder(store, dir)).toBe(0);
+      truncateSync(join(dir, "history.jsonl"), 100);
+      rmSync(join(dir, "steps"), { recursive: true });
+      unlinkSync(join(dir, "skills", readdirSync(join(dir, "skills"))[2]!));
+      expect(repairRunFolder(store, dir)).toBeGreaterThan(3);
+      expect(derivedFiles(dir)).toEqual(before);
+    } finally {
+      store.close();
+    }
+  }, 60_000);
+
+  test("only the latest checkpoint keeps its loop state, so the store grows linearly with steps", async () => {
+    using tmp = tempDir();
+    const dir = join(tmp.path, "run");
+    await trainInto(dir);
+    const db = new Database(join(dir, "state.sqlite"), { readonly: true });
+    try {
+      const rows = db.query("SELECT kind, length(state_json) AS n, current_hash FROM checkpoints ORDER BY seq").all() as { kind: string; n: number; current_hash: string | null }[];
+      expect(rows.length).toBeGreaterThan(12);
+      expect(rows.slice(0, -1).every((r) => r.n === 0)).toBe(true);
+      expect(rows.at(-1)!.n).toBeGreaterThan(100);
+      expect(rows.every((r) => typeof r.current_hash === "string")).toBe(true);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
+});
