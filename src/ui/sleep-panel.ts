@@ -75,12 +75,23 @@ function readReport(dir: string): SleepReport | string {
 }
 
 /** One staged target: the live file (when the path rules allow reading it) against the proposal. */
-function targetHtml(where: { project: string; home?: string }, dir: string, t: { which: string; kind: "skill" | "memory"; live: string; file: string; pin: string }): string {
+function targetHtml(
+  where: { project: string; home?: string },
+  dir: string,
+  t: { which: string; kind: "skill" | "memory"; live: string; file: string; pin: string },
+  refused: string[],
+): string {
   const head = `<h3>${esc(t.which)}: <code>${esc(t.live)}</code></h3>`;
   const refusal = liveReadRefusal(t.live, t.kind, where);
-  if (refusal) return `${head}<div class="warn">${esc(refusal)}</div>`;
+  if (refusal) {
+    refused.push(refusal);
+    return `${head}<div class="warn">${esc(refusal)}</div>`;
+  }
   const live = safeReadFile(t.live);
-  if (!live.ok && !live.missing) return `${head}<div class="warn">${esc(live.reason)}</div>`;
+  if (!live.ok && !live.missing) {
+    refused.push(live.reason);
+    return `${head}<div class="warn">${esc(live.reason)}</div>`;
+  }
   const proposed = nightFile(dir, t.file);
   if (proposed === undefined) return `${head}<div class="warn">${esc(join(dir, t.file))} is missing.</div>`;
   const drifted = (live.ok ? sha256(live.bytes) : "") !== t.pin;
@@ -113,6 +124,8 @@ function nightHtml(project: string, dir: string, home: string | undefined): stri
   const rejected = existsSync(join(dir, "rejected.json"));
   let adopted = false;
   let body = "";
+  /** Targets that break the path rules: such a night is offered for rejection only. */
+  const refused: string[] = [];
   let pending: { legacy: string[]; skills: string[] } = { legacy: [], skills: [] };
   try {
     const m = readManifestSafe(dir);
@@ -129,7 +142,7 @@ function nightHtml(project: string, dir: string, home: string | undefined): stri
       ...legacyRows(m).map((r) => ({ which: r.which, kind: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256 })),
       ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, kind: "skill" as const, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256 })),
     ];
-    const diffs = targets.map((t) => targetHtml({ project, ...(home ? { home } : {}) }, dir, t)).join("");
+    const diffs = targets.map((t) => targetHtml({ project, ...(home ? { home } : {}) }, dir, t, refused)).join("");
     const r = readReport(dir);
     body = `${typeof r === "string" ? `<div class="warn">${esc(r)}</div>` : gateTable(r) + editsTable("Proposed edits", r.edits) + editsTable("Edits the gate dropped", r.rejected_edits)}${diffs || '<p class="muted">Nothing staged to adopt.</p>'}`;
   } catch (err) {
@@ -138,7 +151,9 @@ function nightHtml(project: string, dir: string, home: string | undefined): stri
   const state = rejected ? "rejected" : adopted && pending.legacy.length === 0 && pending.skills.length === 0 ? "adopted" : "staged";
   const attrs = `data-night="${esc(dir)}" data-project="${esc(project)}"`;
   const buttons =
-    state === "staged"
+    state === "staged" && refused.length > 0
+      ? `<button type="button" class="reject-btn" ${attrs}>Reject</button> <span class="muted">not adoptable: a target breaks the path rules</span>`
+      : state === "staged"
       ? `${pending.legacy.length ? `<button type="button" class="adopt-btn" ${attrs} data-mode="legacy">Adopt</button>` : ""}${pending.skills.map((s) => `<button type="button" class="adopt-btn" ${attrs} data-skill="${esc(s)}">Adopt skill ${esc(s)}</button>`).join(" ")} <button type="button" class="reject-btn" ${attrs}>Reject</button>`
       : "";
   return `<details class="step night" data-night-name="${esc(name)}" data-state="${state}"${state === "staged" ? " open" : ""}><summary>Night ${esc(name)} <span class="badge b-${state === "staged" ? "running" : state === "adopted" ? "accepted" : "rejected"}">${state}</span></summary><p>${buttons}</p>${body}</details>`;
