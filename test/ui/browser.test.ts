@@ -166,7 +166,7 @@ describe("dashboard in a real browser", () => {
     const r = await fetch(`${ui.url}/api/launch`, {
       method: "POST",
       headers: await signIn(ui),
-      body: JSON.stringify({ config: "quickstart", values: {}, extra: "model.sim_latency_ms=20\ntrain.seed=99" }),
+      body: JSON.stringify({ config: "quickstart", values: {}, extra: "model.sim_latency_ms=100\ntrain.seed=99" }),
     });
     const { launch } = (await r.json()) as { launch: { id: string; out: string } };
     await new Promise<void>((done) => {
