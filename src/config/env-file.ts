@@ -1,14 +1,8 @@
-import { readFileSync } from "node:fs";
-import { ConfigError, errorMessage, isReservedKey, nullProtoRecord } from "../lib/index.ts";
+import { ConfigError, isReservedKey, nullProtoRecord, readInputText } from "../lib/index.ts";
 
 /** Parse a dotenv file: KEY=VALUE lines, `export` prefixes, quotes, and # comments. */
 export function parseEnvFile(path: string): Record<string, string> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new ConfigError(`--env-file ${path}: cannot read (${errorMessage(err)})`, { file: path });
-  }
+  const text = readInputText(path, "--env-file", (message, cause) => new ConfigError(message, { file: path, cause }));
   const out = nullProtoRecord<string>();
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();

@@ -1,6 +1,6 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize, resolve } from "node:path";
-import { ConfigError, closest, errorMessage } from "../lib/index.ts";
+import { ConfigError, closest, fileKind, readInputText } from "../lib/index.ts";
 import { BUNDLED_CONFIGS } from "./bundled.ts";
 
 /** A config file: on disk, or embedded in the binary (id = path under configs/). */
@@ -22,6 +22,9 @@ export function resolveConfigArg(arg: string, cwd: string): ConfigSource {
   if (existsSync(asPath) && statSync(asPath).isFile()) return { kind: "file", path: asPath, display: relativeDisplay(asPath, cwd) };
   const byName = bundledConfigNames().find((b) => b.name === arg || b.id === arg);
   if (byName) return { kind: "bundled", id: byName.id, display: `configs/${byName.id}` };
+  if (existsSync(asPath) && !statSync(asPath).isDirectory()) {
+    throw new ConfigError(`--config ${arg}: is ${fileKind(statSync(asPath))}, expected a regular file`, { file: arg });
+  }
   if (existsSync(asPath) && statSync(asPath).isDirectory()) {
     const inner = join(asPath, "default.yaml");
     if (existsSync(inner)) return { kind: "file", path: inner, display: join(arg, "default.yaml") };
@@ -43,11 +46,7 @@ export function readSource(src: ConfigSource): string {
     if (text === undefined) throw new ConfigError(`${src.display}: bundled config missing`);
     return text;
   }
-  try {
-    return readFileSync(src.path, "utf8");
-  } catch (err) {
-    throw new ConfigError(`${src.display}: cannot read (${errorMessage(err)})`, { file: src.display });
-  }
+  return readInputText(src.path, "", (message, cause) => new ConfigError(message.replace(src.path, src.display), { file: src.display, cause }));
 }
 
 /** Resolve a `_base_` reference relative to the file that names it. */

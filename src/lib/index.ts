@@ -12,3 +12,4 @@ export * from "./safe-keys.ts";
 export * from "./child-env.ts";
 export * from "./process.ts";
 export * from "./time.ts";
+export * from "./input-file.ts";

@@ -1,5 +1,5 @@
-import { readFileSync, statSync } from "node:fs";
 import { DataError } from "./errors.ts";
+import { readInputFile } from "./input-file.ts";
 
 /** Largest skill document we accept (skills are 300–13k characters; a megabyte is already absurd). */
 export const MAX_SKILL_BYTES = 1_048_576;
@@ -10,21 +10,8 @@ export const MAX_SKILL_BYTES = 1_048_576;
  * key in the message (e.g. "--skill" or "env.skill_init").
  */
 export function readSkillFile(path: string, label: string): string {
-  let size: number;
-  try {
-    const st = statSync(path);
-    if (st.isDirectory()) throw new DataError(`${label} ${path}: is a directory, expected a Markdown file`);
-    size = st.size;
-  } catch (err) {
-    if (err instanceof DataError) throw err;
-    throw new DataError(`${label} ${path}: file not found`);
-  }
-  if (size > MAX_SKILL_BYTES) {
-    throw new DataError(
-      `${label} ${path}: ${(size / 1e6).toFixed(1)} MB is too large for a skill document (limit ${MAX_SKILL_BYTES / 1_048_576} MiB)`,
-    );
-  }
-  const bytes = readFileSync(path);
+  // Never hangs on a FIFO or device; directories and oversized files are refused before reading.
+  const bytes = readInputFile(path, label, undefined, { maxBytes: MAX_SKILL_BYTES, what: "a skill document" });
   if (bytes.includes(0)) throw new DataError(`${label} ${path}: contains NUL bytes; expected a UTF-8 Markdown text file`);
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes).replace(/^\uFEFF/, "");

@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
-import { assertSafeKeyPath, assertSafeTree, ConfigError, homeDir, nullProtoRecord } from "../lib/index.ts";
+import { assertSafeKeyPath, assertSafeTree, ConfigError, homeDir, nullProtoRecord, readInputText } from "../lib/index.ts";
 
 const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
 const bool = (def: boolean, doc: string) => v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
@@ -196,7 +196,7 @@ export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: {
 }
 
 function readConfigFile(file: string): Record<string, unknown> {
-  const text = readFileSync(file, "utf8");
+  const text = readInputText(file, "", (message, cause) => new ConfigError(message, { file, cause }));
   let data: unknown;
   try {
     data = file.endsWith(".json") ? JSON.parse(text) : parseYaml(text);

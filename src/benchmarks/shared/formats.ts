@@ -1,13 +1,8 @@
-import { readFileSync } from "node:fs";
-import { DataError } from "../../lib/index.ts";
+import { DataError, readInputText } from "../../lib/index.ts";
 
-/** Read a file as text, or throw DataError naming it. */
+/** Read a data file as text, or throw DataError naming it (a FIFO or device is refused, never read). */
 export function readText(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (err) {
-    throw new DataError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
-  }
+  return readInputText(path, "", (message, cause) => new DataError(message, cause === undefined ? {} : { cause }));
 }
 
 /** Parse a JSON file, or throw DataError with the file and the parser's message. */

@@ -1,17 +1,19 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { errorMessage, redactText } from "../../lib/index.ts";
+import { DataError, errorMessage, readInputText, redactText } from "../../lib/index.ts";
 import { RUN_FILES, runPaths, runStatus, STEP_FILES, skillVersionOf } from "../../run/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeBoundary, normalizeStep, normalizeSummary } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
 import type { BoundaryView, EditView, RunView, StepAction, StepView } from "./run-view.ts";
 
+/** A run file's text, or null when it is missing or unreadable; a FIFO or device there is refused (never read). */
 function readText(path: string): string | null {
   try {
-    return readFileSync(path, "utf8");
-  } catch {
+    return readInputText(path, "");
+  } catch (err) {
+    if (err instanceof DataError && err.message.endsWith("expected a regular file")) throw err;
     return null;
   }
 }

@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
-import { DataError, redactSecrets, writeJsonAtomic } from "../../lib/index.ts";
+import { DataError, readInputText, redactSecrets, writeJsonAtomic } from "../../lib/index.ts";
 import { validateChecks } from "../judges.ts";
 import { type TaskRecord, TaskRecordSchema } from "../types.ts";
 import { assignSplits } from "./splits.ts";
@@ -24,8 +23,9 @@ export function loadTasksFile(path: string, opts: { holdoutFraction: number; see
   const abs = resolve(path);
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(abs, "utf8"));
+    data = JSON.parse(readInputText(abs, "tasks file"));
   } catch (err) {
+    if (err instanceof DataError) throw err;
     throw new DataError(`${abs}: cannot read tasks file: ${err instanceof Error ? err.message : String(err)}`);
   }
   let rawTasks: unknown;

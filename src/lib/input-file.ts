@@ -1,0 +1,56 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
+import { DataError, SkilloptError } from "./errors.ts";
+
+/** What a non-regular file is, for one line ("a named pipe (FIFO)", "a directory", …). */
+export function fileKind(st: Stats): string {
+  if (st.isFile()) return "a regular file";
+  if (st.isDirectory()) return "a directory";
+  if (st.isFIFO()) return "a named pipe (FIFO)";
+  if (st.isCharacterDevice()) return "a character device";
+  if (st.isBlockDevice()) return "a block device";
+  if (st.isSocket()) return "a socket";
+  return "not a regular file";
+}
+
+type MakeError = (message: string, cause?: unknown) => SkilloptError;
+const dataError: MakeError = (message, cause) => new DataError(message, cause === undefined ? {} : { cause });
+
+/**
+ * Read a file a user named (a flag, a config key, a file a command is pointed at) without ever
+ * hanging: it is opened non-blocking and checked with fstat on the same descriptor (no race with a
+ * swap), and anything but a regular file (a FIFO, a device, a directory, a socket) is refused with one
+ * line: `<label> <path>: is a named pipe (FIFO), expected a regular file`. `label` names the flag or
+ * key; `make` picks the error class (DataError by default, ConfigError for config inputs).
+ */
+export function readInputFile(path: string, label: string, make: MakeError = dataError, opts: { maxBytes?: number; what?: string } = {}): Buffer {
+  const prefix = label ? `${label} ${path}` : path;
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw make(`${prefix}: file not found`, err);
+    if (code === "EACCES" || code === "EPERM") throw make(`${prefix}: permission denied`, err);
+    if (code === "EISDIR") throw make(`${prefix}: is a directory, expected a regular file`, err);
+    throw make(`${prefix}: cannot read (${code ?? String(err)})`, err);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw make(`${prefix}: is ${fileKind(st)}, expected a regular file`);
+    if (opts.maxBytes !== undefined && st.size > opts.maxBytes) {
+      throw make(`${prefix}: ${(st.size / 1e6).toFixed(1)} MB is too large for ${opts.what ?? "this file"} (limit ${opts.maxBytes / 1_048_576} MiB)`);
+    }
+    return readFileSync(fd);
+  } catch (err) {
+    if (err instanceof SkilloptError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    throw make(`${prefix}: cannot read (${code ?? String(err)})`, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readInputFile as UTF-8 text. */
+export function readInputText(path: string, label: string, make?: MakeError): string {
+  return readInputFile(path, label, make).toString("utf8");
+}
