@@ -1,6 +1,6 @@
-import { appendFileSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, rmSync } from "node:fs";
 import type { RunCheckpoint, RunRecorder } from "../engine/index.ts";
-import { writeFileAtomic } from "../lib/index.ts";
+import { readInputText, writeFileAtomic } from "../lib/index.ts";
 import { checkpointHeads, commitCheckpoint, lastCheckpoint, skillTexts, stepArtifacts, stepRecords, type Store } from "../store/index.ts";
 import { type RunPaths, runPaths, STEP_FILES } from "./layout.ts";
 
@@ -20,7 +20,7 @@ const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
 /** Write `text` unless the file already holds exactly it (resume repair touches only what is missing or stale). */
 function ensure(path: string, text: string): boolean {
   try {
-    if (readFileSync(path, "utf8") === text) return false;
+    if (readInputText(path, "") === text) return false;
   } catch {
     // missing: write it
   }

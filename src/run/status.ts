@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import { errorMessage, processAlive } from "../lib/index.ts";
+import { errorMessage, processAlive, readInputText } from "../lib/index.ts";
 import { getRunMeta, openRunStore, stepRecords } from "../store/index.ts";
 import { RUN_MARKERS, runPaths } from "./layout.ts";
 
@@ -71,7 +71,7 @@ export interface RunRow {
 
 function readJsonFile(path: string): Record<string, unknown> | undefined {
   try {
-    const v = JSON.parse(readFileSync(path, "utf8")) as unknown;
+    const v = JSON.parse(readInputText(path, "")) as unknown;
     return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
@@ -185,13 +185,13 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
 /** Step records in the reference implementation's history.json (an array), or our history.jsonl. */
 function historyLength(arrayFile: string, linesFile: string): number {
   try {
-    const v = JSON.parse(readFileSync(arrayFile, "utf8")) as unknown;
+    const v = JSON.parse(readInputText(arrayFile, "")) as unknown;
     if (Array.isArray(v)) return v.length;
   } catch {
     // not there or not JSON: try history.jsonl
   }
   try {
-    return readFileSync(linesFile, "utf8").split("\n").filter((l) => l.trim()).length;
+    return readInputText(linesFile, "").split("\n").filter((l) => l.trim()).length;
   } catch {
     return 0;
   }
