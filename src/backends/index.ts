@@ -31,6 +31,7 @@ import type { ChatBackend } from "./types.ts";
 export type { CallEvent } from "./client.ts";
 export { cacheKey } from "./call-cache.ts";
 export { isConfigurationFailure } from "./client.ts";
+export { type CliProbe, probeCli } from "./exec/probe.ts";
 export { extractJson } from "./json.ts";
 export type { LedgerSummary, StageTotals } from "./ledger.ts";
 export { Limiter } from "./limiter.ts";
@@ -90,6 +91,8 @@ export interface RoleInfo {
   model: string | undefined;
   endpoint: string | undefined;
   exec: boolean;
+  /** The agent CLI this role runs (name on PATH or path), for the start-up check that it answers `--version`. */
+  cli?: string;
 }
 
 /** The model layer as the CLI builds it: a ModelClient with accounting accessors. */
@@ -128,7 +131,8 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
       concurrency: opts.concurrency?.[role] ?? roleWorkers(settings, role),
     };
     if (wanted.has(role) || chat) {
-      info[role] = { backend: chat?.name ?? name, model: bindings[role].model, endpoint: chat?.endpoint, exec: runner !== undefined };
+      const cli = (runner as { bin?: string } | undefined)?.bin ?? chat?.bin;
+      info[role] = { backend: chat?.name ?? name, model: bindings[role].model, endpoint: chat?.endpoint, exec: runner !== undefined, ...(cli ? { cli } : {}) };
     }
   }
   const capCost = opts.maxCostUsd ?? positive(config.model.max_cost_usd, "model.max_cost_usd");

@@ -26,6 +26,8 @@ export interface ChatBackend {
   readonly endpoint: string;
   /** Model used when the request does not name one. */
   readonly defaultModel: string;
+  /** The agent CLI behind a CLI-based backend (a name looked up on PATH, or a path); absent for HTTP backends. */
+  readonly bin?: string;
   /** Per-attempt timeout when the backend has its own (e.g. openai_compatible timeout_seconds). */
   readonly timeoutMs?: number;
   /**

@@ -1,14 +1,16 @@
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
-import { byTaskType, Evaluator, firstN, formatViolation, meanScores, NO_EVENTS, type TaskItem } from "../engine/index.ts";
-import { compactTimestamp, readSkillFile, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { byTaskType, Evaluator, firstN, formatViolation, meanScores, NO_EVENTS, noAnswerError, type Role, type TaskItem } from "../engine/index.ts";
+import { compactTimestamp, NoAnswerError, readSkillFile, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { createConsole } from "../report/console.ts";
 import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
 import { backendLine, benchmarkContext, configInputOf, limitSplits, loadFromInput, resolveBenchmark } from "./run-setup.ts";
+import { describeNoAnswer } from "./no-answer.ts";
+import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",
@@ -58,7 +60,9 @@ export default defineCommand({
     if (problem) process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
     const outArg = args.out ?? outRoot;
     const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${compactTimestamp()}`));
-    const client = await createModelClient(config, { env: loaded.environ, placeholderModels: loaded.placeholderModels, noCache: args.cache === false, roles: ["target"] });
+    // The target, plus the roles the benchmark's scorer calls (a judge runs on the optimizer role).
+    const roles: Role[] = ["target", ...(bench.rolesNeeded?.(config.env as Record<string, unknown>) ?? [])];
+    const client = await createModelClient(config, { env: loaded.environ, placeholderModels: loaded.placeholderModels, noCache: args.cache === false, roles });
     const controller = new AbortController();
     try {
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
@@ -66,35 +70,59 @@ export default defineCommand({
       const n = config.evaluation.test_env_num;
       const items: TaskItem[] = split === "all" ? [...splits.train, ...splits.val, ...splits.test] : firstN(splits[split], n);
       if (!items.length) throw new UsageError(`split ${split} of ${bench.name} is empty`);
+      await preflight([...roleNeeds(client, roles, { optimizer: "the judge" }), ...cliNeeds(client, roles, loaded.environ)]);
       const quiet = output.quiet || output.json;
       if (!quiet) process.stderr.write(`  ${backendLine(client)}\n  [eval] split=${split} items=${items.length} skill=${relative(cwd, skillPath)}\n`);
       const events = quiet ? NO_EVENTS : createConsole({ write: (s) => process.stderr.write(s), tty: Boolean(process.stderr.isTTY), quiet: false });
       const ev = new Evaluator(bench, ctx, config.env.workers ?? 16, events);
       const res = await ev.run(skill, items, `eval ${split}`);
-      const { hard, soft } = meanScores(res.results);
-      const byType = byTaskType(res.results);
       const totals = client.snapshot();
       const sim = client.info.target?.backend === "sim";
-      const summary = {
+      const rows = [...res.results, ...res.errored.map((e) => ({ id: e.id, error: e.reason, role: e.role }))];
+      writeFileAtomic(join(out, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+      const common = {
         skill: skillPath,
         split,
         n_items: items.length,
-        hard: Math.round(hard * 1e6) / 1e6,
-        soft: Math.round(soft * 1e6) / 1e6,
-        by_type: byType,
         benchmark: bench.name,
         backend: sim ? "sim (offline simulator)" : client.info.target?.backend,
         calls: { total: totals.calls, cached: totals.cached },
         cost_usd: totals.cost_usd,
+      };
+      if (res.errored.length) {
+        // Items without an answer make no score: the evaluation failed, and says where.
+        const err = describeNoAnswer(noAnswerError(res, `evaluation of split ${split}`), client) as NoAnswerError;
+        writeJsonAtomic(join(out, "eval_summary.json"), {
+          ...common,
+          status: "failed",
+          error: redactText(err.message),
+          hard: null,
+          soft: null,
+          answered: res.results.length,
+          errored: res.errored.length,
+          ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: false }),
+        });
+        writeReportAfterRun(out);
+        if (failUnder !== undefined) process.stderr.write(`  [fail-under] not checked: ${res.errored.length} of ${items.length} items got no answer, so there is no score to compare with ${failUnder}\n`);
+        throw new NoAnswerError(err.message, { cause: err, data: err.data, hint: `nothing was scored; check that endpoint, model name and key, then rerun (partial results: ${join(out, "results.jsonl")})` });
+      }
+      const { hard, soft } = meanScores(res.results);
+      const byType = byTaskType(res.results);
+      const summary = {
+        ...common,
+        status: "finished",
+        hard: Math.round(hard * 1e6) / 1e6,
+        soft: Math.round(soft * 1e6) / 1e6,
+        by_type: byType,
+        errored: 0,
         ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: hard >= failUnder }),
       };
-      writeFileAtomic(join(out, "results.jsonl"), res.results.map((r) => `${JSON.stringify(r)}\n`).join(""));
       writeJsonAtomic(join(out, "eval_summary.json"), summary);
       const report = writeReportAfterRun(out);
       if (output.json) printJson(summary);
       else printResult(`Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline simulator)" : ""})\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`);
       if (failUnder !== undefined && hard < failUnder) {
-        process.stderr.write(`  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}\n`);
+        process.stderr.write(`  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}: all ${items.length} items were answered, and the answers scored below the threshold\n`);
         process.exitCode = 1;
       }
     } finally {

@@ -25,11 +25,13 @@ export default defineCommand({
     if (output.json) return printJson(rows);
     if (!rows.length) return printResult(`no runs under ${relative(process.cwd(), root) || root}`);
     const f = (x: number | null, d = 3) => (x === null ? "—" : x.toFixed(d));
+    // A failed run is red on a colour terminal, and always carries its reason.
+    const red = process.stdout.isTTY && output.color ? (t: string) => `\u001b[31m${t}\u001b[0m` : (t: string) => t;
     const lines = rows.map((r) =>
       [
         relative(process.cwd(), r.dir) || r.dir,
         r.kind === "train" ? r.benchmark : `${r.benchmark} (${r.kind})`,
-        r.reason ? `${r.status} (${r.reason})` : r.status,
+        r.status === "failed" ? red(r.reason ? `${r.status} (${r.reason})` : r.status) : r.reason ? `${r.status} (${r.reason})` : r.status,
         r.kind === "eval" ? "—" : `${r.steps}/${r.total_steps ?? "?"}`,
         f(r.best),
         r.cost_usd === null ? "—" : `$${r.cost_usd.toFixed(4)}`,

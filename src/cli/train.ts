@@ -3,8 +3,8 @@ import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { stringify } from "yaml";
 import { createModelClient, type SkilloptModelClient } from "../backends/index.ts";
-import { deriveSizes, estimateRun, train } from "../engine/index.ts";
-import { compactTimestamp, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { deriveSizes, estimateRun, firstN, type Role, train } from "../engine/index.ts";
+import { compactTimestamp, NoAnswerError, redactText, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole } from "../report/console.ts";
 import { resultText } from "../report/result-text.ts";
@@ -13,6 +13,8 @@ import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/in
 import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
+import { describeNoAnswer, failureReason } from "./no-answer.ts";
+import { cliNeeds, preflight, roleNeeds, splitNeed, startingSkillNeed } from "./preflight.ts";
 import {
   accountingWithDrops,
   backendLine,
@@ -73,6 +75,9 @@ export default defineCommand({
       for (const w of loaded.warnings) errWrite(`  [warn] ${w}\n`);
       const bench = await resolveBenchmark(loaded);
       const init = resolveInitialSkill(loaded, bench, input.cwd);
+      // A fresh run checks its starting skill before anything is written or paid for (a resumed
+      // run continues from skills already measured).
+      if (!args.resume) await preflight([startingSkillNeed(init.text, init.source, config.optimizer.max_skill_tokens)]);
       const dir = out ?? resolve(cwd, args.out ? String(args.out) : config.env.out_root || join("outputs", `${config.env.name}_${compactTimestamp()}`));
       const paths = runPaths(dir);
       if (!run && !args["dry-run"]) {
@@ -95,6 +100,14 @@ export default defineCommand({
       const controller = new AbortController();
       const ctx = benchmarkContext(config, loaded, client, paths.work, controller.signal);
       const splits = limitSplits(await bench.loadSplits(ctx), config.env.limit);
+      // What the run needs, checked before the first paid call (the baseline's rollouts).
+      const needed: Role[] = ["optimizer", "target", ...(bench.rolesNeeded?.(config.env as Record<string, unknown>) ?? [])];
+      await preflight([
+        ...roleNeeds(client, needed),
+        splitNeed(bench, "train", splits.train),
+        splitNeed(bench, "selection (val)", firstN(splits.val, config.evaluation.sel_env_num)),
+        ...cliNeeds(client, needed, loaded.environ),
+      ]);
       if (args["dry-run"]) {
         const estimate = estimateRun({ cfg: config, splits, initialSkill: init.text, prices: rolePrices(client) });
         // What each role resolved to (a shipped placeholder model replaced per backend), before anything else.
@@ -112,6 +125,7 @@ export default defineCommand({
         benchmark: bench.name,
         pid: process.pid,
         status: "running",
+        reason: "",
         backend: simNote || `${client.info.optimizer?.backend}/${client.info.target?.backend}`,
         total_steps: deriveSizes(config, splits.train.length).totalSteps,
         ...(args.resume ? {} : { started_at: Date.now() }),
@@ -145,13 +159,20 @@ export default defineCommand({
         });
       } catch (err) {
         recorder.flush();
-        setRunMeta(runStore, { status: "interrupted" });
         if (controller.signal.aborted) {
+          setRunMeta(runStore, { status: "interrupted" });
           errWrite(`  interrupted — the run is resumable: skillopt train --resume ${shown(dir)}\n`);
           process.exitCode = 130;
           return;
         }
-        throw err;
+        // Stopped on an error: failed (never "finished"), with the reason, resumable from the last commit.
+        const told = describeNoAnswer(err, client);
+        setRunMeta(runStore, { status: "failed", reason: redactText(failureReason(told)) });
+        writeReportAfterRun(dir);
+        if (told instanceof NoAnswerError) {
+          throw new NoAnswerError(told.message, { cause: err, data: told.data, hint: `check that endpoint, model name and key; nothing committed is lost — once it answers, continue with: skillopt train --resume ${shown(dir)}` });
+        }
+        throw told;
       } finally {
         process.removeListener("SIGINT", onSigint);
         process.removeListener("SIGTERM", onSigint);

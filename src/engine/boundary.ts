@@ -1,4 +1,4 @@
-import type { Evaluator } from "./evaluate.ts";
+import { type Evaluator, requireAnswers } from "./evaluate.ts";
 import { trajectoryJson, userMessage, skillSection } from "./messages.ts";
 import type { RolloutResult, TaskItem } from "./ports.ts";
 import { seededShuffle } from "./random.ts";
@@ -41,6 +41,19 @@ function makePair(sc: StageContext, p: RolloutResult, c: RolloutResult, i: numbe
   return pair;
 }
 
+/** Pairs of the items both skills answered, in item order; `offset` numbers their trajectories. */
+function answeredPairs(sc: StageContext, items: readonly TaskItem[], prev: readonly RolloutResult[], curr: readonly RolloutResult[], offset: number): Pair[] {
+  const p = new Map(prev.map((r) => [r.id, r]));
+  const c = new Map(curr.map((r) => [r.id, r]));
+  const out: Pair[] = [];
+  items.forEach((item, k) => {
+    const a = p.get(item.id);
+    const b = c.get(item.id);
+    if (a && b) out.push(makePair(sc, a, b, offset + k));
+  });
+  return out;
+}
+
 /**
  * Longitudinal comparison (spec §2.11 steps 2–5): the previous and current skill on the same
  * training sample, both rolled out in the same round; `changed` tops up from the rest of train.
@@ -51,7 +64,10 @@ export async function comparePairs(sc: StageContext, ev: Evaluator, prev: string
   const order = seededShuffle(seed, train);
   const sample = order.slice(0, n);
   const [a, b] = await Promise.all([ev.run(prev, sample, "slow update (previous skill)"), ev.run(curr, sample, "slow update (current skill)")]);
-  const all = sample.map((_, i) => makePair(sc, a.results[i]!, b.results[i]!, i));
+  requireAnswers(a, `slow-update comparison of epoch ${epoch} (previous skill)`);
+  requireAnswers(b, `slow-update comparison of epoch ${epoch} (current skill)`);
+  // Items either side left unanswered are no pair: a missing answer is not a regression.
+  const all = answeredPairs(sc, sample, a.results, b.results, 0);
   const mean = (rs: RolloutResult[]) => (rs.length ? rs.reduce((s, r) => s + (Number(r.hard) || 0), 0) / rs.length : 0);
   const policy = sc.cfg.optimizer.longitudinal_pair_policy;
   let pairs = all;
@@ -63,10 +79,9 @@ export async function comparePairs(sc: StageContext, ev: Evaluator, prev: string
     for (let i = 0; i < rest.length && pairs.length < n; i += width) {
       const chunk = rest.slice(i, i + width);
       const [pa, pb] = await Promise.all([ev.run(prev, chunk, "slow update top-up (previous)"), ev.run(curr, chunk, "slow update top-up (current)")]);
-      chunk.forEach((_, k) => {
-        const pr = makePair(sc, pa.results[k]!, pb.results[k]!, all.length + i + k);
+      for (const pr of answeredPairs(sc, chunk, pa.results, pb.results, all.length + i)) {
         if (pr.category === "improved" || pr.category === "regressed") pairs.push(pr);
-      });
+      }
     }
     pairs = pairs.slice(0, n);
   }

@@ -1,4 +1,4 @@
-import { sha256 } from "../lib/index.ts";
+import { NoAnswerError, sha256 } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import { type GateSettings, itemScore } from "./gate.ts";
 import type { Benchmark, BenchmarkContext, RolloutResult, TaskItem } from "./ports.ts";
@@ -8,7 +8,7 @@ export function skillHash(skill: string): string {
   return sha256(skill).slice(0, 16);
 }
 
-/** Mean hard and soft over results, in order (spec §1.3 compute_score). */
+/** Mean hard and soft over results, in order (spec §1.3 compute_score). Callers pass answered results only. */
 export function meanScores(results: readonly RolloutResult[]): { hard: number; soft: number } {
   if (!results.length) return { hard: 0, soft: 0 };
   let h = 0;
@@ -25,20 +25,54 @@ export function isFailure(r: RolloutResult): boolean {
 }
 
 /**
- * Why every result of a batch failed before the agent produced a response (all carry
- * `agent_ok === false`: endpoint down, every call refused), with the most common reason; undefined
- * when any item got an answer or a benchmark does not report `agent_ok` (spec §6.1 fail-fast).
+ * Why a result got no answer, or undefined when it is a score. "No answer" is a transport
+ * failure, a 5xx or timeout after the model layer's retries, an agent CLI that crashed, exited
+ * non-zero or printed nothing parseable, an environment that did not start, or a judge that gave
+ * no verdict: benchmarks mark it `agent_ok: false`. A wrong answer is a score (agent_ok absent or true).
  */
-export function systemicFailure(results: readonly RolloutResult[]): string | undefined {
-  if (!results.length || !results.every((r) => r.agent_ok === false)) return undefined;
-  const counts = new Map<string, number>();
-  for (const r of results) {
-    const reason = String(r.fail_reason ?? "no reason given");
-    counts.set(reason, (counts.get(reason) ?? 0) + 1);
-  }
-  const [reason, n] = [...counts].sort((a, b) => b[1] - a[1])[0]!;
-  const clipped = reason.length > 300 ? `${reason.slice(0, 300)}…` : reason;
-  return `rollout failed for all ${results.length} items before an agent response (most common reason, ${n} of ${results.length}: ${clipped})`;
+export function noAnswerReason(r: RolloutResult): string | undefined {
+  if (r.agent_ok !== false) return undefined;
+  return String(r.fail_reason || "no answer (no reason given)");
+}
+
+/** An item of an evaluation that got no answer: never averaged into a score. */
+export interface ErroredItem {
+  id: string;
+  reason: string;
+  /** The role that gave no answer (the judge runs on the optimizer role); default target. */
+  role: "target" | "optimizer";
+}
+
+/**
+ * A stage whose items got no answer for more than this share (after one re-ask) stops the run at
+ * its last committed step. A selection pass that decides the gate stops on any errored item
+ * left after the re-ask, as a missing answer is never counted as a zero (docs/differences.md).
+ */
+export const MOSTLY_ERRORED = 0.5;
+
+/**
+ * Stop when a stage's answers cannot be used: every item errored, more than MOSTLY_ERRORED of
+ * them, or (with `strict`, for gate decisions and the baseline) any at all. Throws NoAnswerError
+ * naming the stage, the count and the last error; the caller has committed nothing of the stage.
+ */
+export function requireAnswers(out: { errored: readonly ErroredItem[]; results: readonly RolloutResult[] }, stage: string, opts: { strict?: boolean } = {}): void {
+  const k = out.errored.length;
+  if (!k) return;
+  const total = k + out.results.length;
+  if (!opts.strict && k / total <= MOSTLY_ERRORED) return;
+  throw noAnswerError(out, stage, opts.strict && k / total <= MOSTLY_ERRORED ? " (a gate decision never counts a missing answer as a zero)" : "");
+}
+
+/** The NoAnswerError of an evaluation with errored items: the stage, how many, and the last error. */
+export function noAnswerError(out: { errored: readonly ErroredItem[]; results: readonly RolloutResult[] }, stage: string, note = ""): NoAnswerError {
+  const k = out.errored.length;
+  const total = k + out.results.length;
+  const last = out.errored[k - 1]!;
+  const clipped = last.reason.length > 300 ? `${last.reason.slice(0, 300)}…` : last.reason;
+  return new NoAnswerError(`no answer for ${k} of ${total} items of the ${stage}${note}; last error: ${clipped}`, {
+    hint: "check the endpoint, model name and key of the role named above; the run stopped at its last committed step — continue with --resume once it answers",
+    data: { role: last.role, stage, errored: k, total, reason: clipped },
+  });
 }
 
 export interface EarlyStop {
@@ -50,8 +84,11 @@ export interface EarlyStop {
 }
 
 export interface SetOutcome {
+  /** Answered items' results (scores), in item order; errored items are not here. */
   results: RolloutResult[];
-  /** All items were rolled out (false when stopped early). */
+  /** Items that got no answer, after one re-ask (never averaged into a score). */
+  errored: ErroredItem[];
+  /** All items were rolled out, answered or errored (false when stopped early). */
   complete: boolean;
   /** Items whose result the outcome counts (when stopped early: the decisive prefix). */
   evaluated: number;
@@ -97,12 +134,12 @@ export class Evaluator {
     const scope = batch ? `train:${batch.seed}` : "eval";
     const n = items.length;
     const results: (RolloutResult | undefined)[] = new Array(n);
-    let next = 0;
+    const errors: (ErroredItem | undefined)[] = new Array(n);
     let done = 0;
-    // Early rejection decides on the longest run of finished items in item order (the prefix), so
+    // Early rejection decides on the longest run of answered items in item order (the prefix), so
     // where it stops — and so every record of the step — does not depend on which answers arrive
-    // first. Rollouts already in flight when it stops still finish (and stay cached) but are not
-    // counted.
+    // first. An item that got no answer holds the prefix until it is re-asked. Rollouts already
+    // in flight when it stops still finish (and stay cached) but are not counted.
     let prefix = 0;
     let sumPrefix = 0;
     let integral = true;
@@ -132,34 +169,59 @@ export class Evaluator {
       }
     };
     advance();
-    const worker = async () => {
-      while (stoppedAt === undefined) {
-        const i = next++;
-        if (i >= n) return;
-        const item = items[i]!;
-        const key = `${hash}|${scope}|${item.id}|0`;
-        let pending = this.cache.get(key);
-        if (pending) this.rolloutsReused += 1;
-        else {
-          pending = this.bench.rollout(item, skill, ctx, 0);
-          this.rolloutsRun += 1;
-          this.cache.set(key, pending);
-          // A failed rollout (a systemic error) must not poison later attempts.
-          pending.catch(() => this.cache.delete(key));
+    let launched = 0;
+    const pass = async (queue: readonly number[], progressLabel: string) => {
+      let q = 0;
+      let passDone = 0;
+      const worker = async () => {
+        while (stoppedAt === undefined) {
+          const j = q++;
+          if (j >= queue.length) return;
+          const i = queue[j]!;
+          const item = items[i]!;
+          const key = `${hash}|${scope}|${item.id}|0`;
+          let pending = this.cache.get(key);
+          if (pending) this.rolloutsReused += 1;
+          else {
+            pending = this.bench.rollout(item, skill, ctx, 0);
+            this.rolloutsRun += 1;
+            this.cache.set(key, pending);
+            // A failed rollout (a systemic error) must not poison later attempts.
+            pending.catch(() => this.cache.delete(key));
+          }
+          const r = await pending;
+          const reason = noAnswerReason(r);
+          if (reason === undefined) {
+            results[i] = r;
+            errors[i] = undefined;
+          } else {
+            // No answer is not a result: a later evaluation of this item asks again.
+            if (this.cache.get(key) === pending) this.cache.delete(key);
+            errors[i] = { id: item.id, reason, role: r.error_role === "optimizer" ? "optimizer" : "target" };
+          }
+          passDone += 1;
+          this.events.emit({ type: "progress", label: progressLabel, done: passDone, total: queue.length });
+          advance();
         }
-        const r = await pending;
-        results[i] = r;
-        done += 1;
-        this.events.emit({ type: "progress", label, done, total: n });
-        advance();
-      }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(this.workers, queue.length)) }, worker));
+      return q;
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.workers, n)) }, worker));
+    launched = Math.min(await pass(Array.from({ length: n }, (_, i) => i), label), n);
+    done = results.filter(Boolean).length;
+    const errIdx = errors.flatMap((e, i) => (e ? [i] : []));
+    // Transient errors in a stage that otherwise answered are re-asked once; when nothing was
+    // answered the endpoint is down and re-asking would only wait on it again.
+    if (stoppedAt === undefined && errIdx.length && done > 0) {
+      this.events.emit({ type: "warning", text: `${label}: ${errIdx.length} of ${n} item(s) got no answer (${errors[errIdx[0]!]!.reason.slice(0, 160)}); asking them once more` });
+      await pass(errIdx, `${label} (re-ask)`);
+    }
     if (stoppedAt !== undefined) {
       const got = results.slice(0, stoppedAt) as RolloutResult[];
-      return { results: got, complete: false, evaluated: stoppedAt, total: n, launched: Math.min(next, n) };
+      return { results: got, errored: [], complete: false, evaluated: stoppedAt, total: n, launched };
     }
     const got = results.filter((r): r is RolloutResult => r !== undefined);
-    return { results: got, complete: got.length === n, evaluated: got.length, total: n, launched: Math.min(next, n) };
+    const errored = errors.filter((e): e is ErroredItem => e !== undefined);
+    return { results: got, errored, complete: got.length + errored.length === n, evaluated: got.length, total: n, launched };
   }
 }

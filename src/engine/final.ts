@@ -1,5 +1,5 @@
 import type { Evaluator } from "./evaluate.ts";
-import { meanScores } from "./evaluate.ts";
+import { meanScores, requireAnswers } from "./evaluate.ts";
 import { droppedByStage } from "./step.ts";
 import type { GateSettings } from "./gate.ts";
 import type { RolloutResult, RunCheckpoint, TaskItem } from "./ports.ts";
@@ -54,6 +54,12 @@ export async function finalEvaluation(f: FinalInput): Promise<Record<string, unk
       const distinct = [...new Set(Object.values(which))];
       events.emit({ type: "stage", stage: "test", text: `TEST — ${distinct.length} distinct skill(s) (baseline, best, final) on ${items.length} test items, in one round` });
       const outs = await Promise.all(distinct.map((h) => f.ev.run(f.skills.get(h)!, items, `test ${h.slice(0, 8)}`)));
+      // Test scores are over the answered items; a test pass mostly without answers stops the run.
+      outs.forEach((o, i) => {
+        requireAnswers(o, `test pass of skill ${distinct[i]!.slice(0, 8)}`);
+      });
+      const testErrored = outs.reduce((k, o) => k + o.errored.length, 0);
+      if (testErrored) state.errored.test = (state.errored.test ?? 0) + testErrored;
       const byHash = new Map(distinct.map((h, i) => [h, outs[i]!.results]));
       for (const [name, h] of Object.entries(which)) {
         const rs = byHash.get(h)!;
@@ -62,7 +68,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Record<string, unk
       }
       distinct.forEach((h, i) => {
         const m = meanScores(outs[i]!.results);
-        evaluations.push({ kind: "test", hash: h, split: "test", hard: m.hard, soft: m.soft, score: null, evaluated: items.length, total: items.length });
+        evaluations.push({ kind: "test", hash: h, split: "test", hard: m.hard, soft: m.soft, score: null, evaluated: outs[i]!.results.length, total: items.length });
       });
     }
   }
@@ -89,6 +95,8 @@ export async function finalEvaluation(f: FinalInput): Promise<Record<string, unk
     cost_usd: totals.cost_usd === null ? null : Math.round(totals.cost_usd * 1e6) / 1e6,
     wall_s: Math.round(wall * 10) / 10,
     selection_calls_saved: state.selectionSaved,
+    // Items that got no answer, per stage: left out of every score (never counted as zeros).
+    errored: { ...state.errored },
     rollouts_reused: f.ev.rolloutsReused,
     selection_items: f.selection.length,
     test_by_type: { baseline: test.baseline?.by_type ?? null, best: test.best?.by_type ?? null, final: test.final?.by_type ?? null },

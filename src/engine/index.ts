@@ -1,5 +1,5 @@
 export { applyEdits, type ApplySummary, type Edit, type EditReportRow, findAnchor } from "./edits.ts";
-export { type SetOutcome, Evaluator, meanScores, skillHash } from "./evaluate.ts";
+export { type ErroredItem, type SetOutcome, Evaluator, MOSTLY_ERRORED, meanScores, noAnswerError, noAnswerReason, requireAnswers, skillHash } from "./evaluate.ts";
 export { type EngineEvent, type EngineEvents, NO_EVENTS } from "./events.ts";
 export { decide, gateScore, gateSettings, type GateSettings, semanticDensity } from "./gate.ts";
 export { PROMPT_NAMES, type PromptName, type PromptSet } from "./messages.ts";

@@ -238,6 +238,11 @@ export interface Benchmark {
   initialSkill: string;
   loadSplits(ctx: BenchmarkContext): Promise<Splits>;
   rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult>;
+  /**
+   * Model roles a rollout calls besides the target, for this env section (a judge evaluator runs on
+   * the optimizer role), so `eval` sets them up and start-up checks them. Default: none.
+   */
+  rolesNeeded?(env: Record<string, unknown>): Role[];
   /** Optional custom rendering of a result for the optimizer; default renders the trajectory. */
   formatForOptimizer?(result: RolloutResult): string;
 }

@@ -44,6 +44,8 @@ export interface LoopState {
   counts: LoopCounts;
   /** Selection rollouts not run thanks to early rejection. */
   selectionSaved: number;
+  /** Items that got no answer per stage (rollout, test, slow_update) over the run; never scored. */
+  errored: Record<string, number>;
   stopped?: string;
 }
 
@@ -66,4 +68,6 @@ export const LoopStateSchema = v.looseObject({
   epochStart: v.record(v.string(), v.string()),
   counts: v.object({ accepted: v.number(), rejected: v.number(), rejected_early: v.number(), skipped: v.number() }),
   selectionSaved: v.number(),
+  // Runs stored before errored items were counted have none.
+  errored: v.optional(v.record(v.string(), v.number()), {}),
 });

@@ -1,7 +1,6 @@
 import { aggregate } from "./aggregate.ts";
 import type { EditReportRow } from "./edits.ts";
-import { BackendError } from "../lib/index.ts";
-import { type Evaluator, isFailure, meanScores, skillHash, systemicFailure } from "./evaluate.ts";
+import { type ErroredItem, type Evaluator, isFailure, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import { decide, gateLabel, gateScore, semanticDensity } from "./gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
@@ -42,6 +41,13 @@ export interface StepOutcome {
 
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const r1 = (x: number) => Math.round(x * 10) / 10;
+
+/** Items that got no answer, per stage. */
+export function erroredCounts(items: readonly { stage: string }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of items) out[e.stage] = (out[e.stage] ?? 0) + 1;
+  return out;
+}
 
 /**
  * Structured results dropped per stage (stages with none left out), since `since` when given;
@@ -101,21 +107,17 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const acc = step.batches.length;
   for (const b of step.batches) emit("rollout", `[1/6 ROLLOUT] train items=${b.items.length} (batch ${b.index}, batch_seed=${b.seed})`);
   const rolled = await Promise.all(step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`, undefined, { seed: b.seed })));
+  // Training on a batch the target mostly never answered would only teach noise: stop, resumably
+  // (nothing of this step is kept). Items that got no answer are left out of the mean and of reflection.
   step.batches.forEach((b, i) => {
-    // Training on a batch the target never answered would only teach noise: stop, resumably.
-    const why = systemicFailure(rolled[i]!.results);
-    if (why) {
-      throw new BackendError("http", `the target endpoint is failing: ${why} — training batch ${b.index} of step ${step.global}`, {
-        hint: "check the target's endpoint, model name and key (model.target and its backend settings); nothing of this step was kept — continue with --resume once it answers",
-        data: { step: step.global, batch: b.index, items: b.items.length },
-      });
-    }
+    requireAnswers(rolled[i]!, `training batch ${b.index} of step ${step.global}`);
   });
+  const erroredItems: (ErroredItem & { stage: string })[] = rolled.flatMap((r) => r.errored.map((e) => ({ ...e, stage: "rollout" })));
   const all = rolled.flatMap((r) => r.results);
   const rs = meanScores(all);
   timing.rollout_s = r1((clock.now() - t0) / 1000);
   emit("rollout", `[1/6 done] hard=${rs.hard.toFixed(4)} soft=${rs.soft.toFixed(4)}`);
-  Object.assign(rec, { rollout_hard: r6(rs.hard), rollout_soft: r6(rs.soft), rollout_n: all.length });
+  Object.assign(rec, { rollout_hard: r6(rs.hard), rollout_soft: r6(rs.soft), rollout_n: all.length, rollout_errored: erroredItems.length });
 
   // ② reflect: all batches' analysts together.
   const t1 = clock.now();
@@ -158,9 +160,12 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       current_hash: state.current.hash,
       skill_len: env.skills.get(state.current.hash)!.length,
       timing,
+      errored: erroredCounts(erroredItems),
+      ...(erroredItems.length ? { errored_items: erroredItems.slice(0, 20) } : {}),
       ...callDelta(before, env.accounting.snapshot()),
       wall_time_s: r1(wall),
     });
+    for (const [k, c] of Object.entries(erroredCounts(erroredItems))) state.errored[k] = (state.errored[k] ?? 0) + c;
     return { record: rec, artifacts, newSkills, evaluations };
   };
 
@@ -284,6 +289,8 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     const bonus = g.densityWeight ? g.densityWeight * semanticDensity(candidate, g.leadingWords) : 0;
     const early = g.useGate && g.earlyReject ? { gate: g, mustBeat: state.current.score, bonus } : undefined;
     const out = await ev.run(candidate, env.selection, `selection step ${step.global}`, early);
+    // The gate compares scores over the same items: one left unanswered after the re-ask stops the run.
+    requireAnswers(out, `selection pass of step ${step.global}`, { strict: true });
     timing.evaluate_s = r1((clock.now() - t5) / 1000);
     Object.assign(rec, { selection_evaluated: out.evaluated, selection_total: out.total });
     if (!out.complete) {

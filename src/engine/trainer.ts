@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { DataError, SkilloptError } from "../lib/index.ts";
 import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
-import { Evaluator, meanScores, skillHash } from "./evaluate.ts";
+import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents } from "./events.ts";
 import { decide, gateScore, gateSettings, semanticDensity } from "./gate.ts";
 import type { PromptSet } from "./messages.ts";
@@ -76,7 +76,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   if (resumed) {
     const parsed = v.safeParse(LoopStateSchema, resumed.state);
     if (!parsed.success) throw new DataError("the run store holds a loop state this version cannot read", { hint: "start a new run with a different --out" });
-    state = resumed.state as LoopState;
+    state = { ...(resumed.state as LoopState), errored: parsed.output.errored };
     // A budget stop ends one invocation, not the run: a resume with a higher cap continues.
     delete state.stopped;
     for (const [h, t] of Object.entries(resumed.skills)) skills.set(h, t);
@@ -88,6 +88,8 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     skills.set(hash0, initial);
     emit("baseline", `BASELINE — evaluate initial skill on Selection set (valid_seen)\nSelection items: ${selection.length}`);
     const out = await ev.run(initial, selection, "baseline selection");
+    // The canary: a baseline without answers stops the run before any optimizer call is paid.
+    requireAnswers(out, "baseline selection pass (stopped before any optimizer call)", { strict: true });
     const { hard, soft } = meanScores(out.results);
     const score = gateScore(gate, hard, soft, initial);
     emit("baseline", `[baseline result] selection hard=${hard.toFixed(4)} soft=${soft.toFixed(4)} gate[${gate.metric}]=${score.toFixed(4)}`);
@@ -108,6 +110,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       epochStart: {},
       counts: { accepted: 0, rejected: 0, rejected_early: 0, skipped: 0 },
       selectionSaved: 0,
+      errored: {},
     };
     const newSkills = [{ hash: hash0, text: initial, origin: "initial_skill" }];
     if (cfg.optimizer.use_skill_aware_reflection) {
@@ -235,6 +238,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         if (!scores) {
           const bonus = gate.densityWeight ? gate.densityWeight * semanticDensity(cand, gate.leadingWords) : 0;
           const out = await ev.run(cand, selection, `slow update epoch ${epoch} selection`, gated && gate.earlyReject ? { gate, mustBeat: state.current.score, bonus } : undefined);
+          requireAnswers(out, `slow-update selection pass of epoch ${epoch}`, { strict: true });
           if (out.complete) {
             scores = meanScores(out.results);
             state.selCache[h] = scores;

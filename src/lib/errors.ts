@@ -10,6 +10,7 @@ export type ErrorCode =
   | "night_budget"
   | "data"
   | "unsupported"
+  | "no_answer"
   | "internal";
 
 export interface ErrorOptions {
@@ -157,6 +158,27 @@ export class BudgetError extends SkilloptError<BudgetErrorData> {
   }
   get limit(): "cost" | "calls" {
     return this.data.limit;
+  }
+}
+
+export interface NoAnswerErrorData extends Record<string, unknown> {
+  /** The role that gave no answer (target, or optimizer for a judge). */
+  role: "target" | "optimizer";
+  stage: string;
+  errored: number;
+  total: number;
+  /** The last error (clipped). */
+  reason: string;
+}
+
+/**
+ * A stage of a run got no answers where it needed them: the endpoint refused, answered 5xx or
+ * timed out after retries, or an agent CLI crashed, exited non-zero or printed nothing parseable
+ * (exit 1). Never a score: the run stops at its last committed step and can be resumed.
+ */
+export class NoAnswerError extends SkilloptError<NoAnswerErrorData> {
+  constructor(message: string, opts: ErrorOptions & { data: NoAnswerErrorData }) {
+    super("no_answer", message, 1, opts);
   }
 }
 

@@ -26,12 +26,14 @@ export interface StatusFacts {
   storeError?: string | null | undefined;
   /** A summary (summary.json or eval_summary.json) exists. */
   hasSummary: boolean;
+  /** That summary records a failure (an eval whose items got no answer): never "finished". */
+  failed?: boolean;
 }
 
 /** The one status rule (see RunStatus). */
 export function runStatus(f: StatusFacts, alive: (pid: number) => boolean = processAlive): RunStatus {
   if (f.storeError) return "unknown";
-  if (!f.meta) return f.hasSummary ? "finished" : "unknown";
+  if (!f.meta) return f.failed ? "failed" : f.hasSummary ? "finished" : "unknown";
   const raw = f.meta.status;
   if (raw === undefined || raw === "running") {
     const pid = Number(f.meta.pid ?? f.meta.owner_pid);
@@ -134,7 +136,8 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
       const cost = records.reduce<number | null>((s, r) => (s === null || typeof r.cost_usd !== "number" ? null : s + r.cost_usd), records.length ? 0 : null);
       Object.assign(row, {
         status: runStatus({ meta, hasSummary: summary !== undefined }, alive),
-        reason: meta.reason ?? (str(summary?.stopped_reason) || null),
+        // A resumed run clears its earlier failure reason with "".
+        reason: meta.reason || str(summary?.stopped_reason) || null,
         benchmark: meta.benchmark ?? str(cfg?.env?.name),
         backend: meta.backend ?? str(cfg?.model?.backend),
         optimizer: str(cfg?.model?.optimizer),
@@ -155,7 +158,8 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
   } else if (existsSync(p.evalSummary)) {
     const e = readJsonFile(p.evalSummary);
     row.kind = "eval";
-    row.status = runStatus({ meta: undefined, hasSummary: e !== undefined }, alive);
+    row.status = runStatus({ meta: undefined, hasSummary: e !== undefined, failed: e?.status === "failed" }, alive);
+    if (e?.status === "failed") row.reason = str(e.error) || "items got no answer";
     if (!e) row.error = "eval_summary.json is not valid JSON";
     row.benchmark = str(e?.benchmark);
     row.backend = str(e?.backend);

@@ -41,7 +41,8 @@ describe("OfficeQA tool loop", () => {
     await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "officeqa"), data_dirs: [join(FIXTURES, "officeqa", "docs")], max_tool_turns: 2 }, dir.path);
     const splits = await officeqa.loadSplits(ctx);
     const row = await officeqa.rollout(splits.train[0]!, "", ctx, 0);
-    expect(row).toMatchObject({ hard: 0, agent_ok: false, fail_reason: "Exceeded tool-turn budget (2)", oracle_parsed_pages_included: true });
+    // The model answered every turn (with tool calls): running out of turns is a wrong answer, a score — not "no answer".
+    expect(row).toMatchObject({ hard: 0, agent_ok: true, fail_reason: "Exceeded tool-turn budget (2)", oracle_parsed_pages_included: true });
     const user = server.requests[0]!.lastUserText;
     expect(user).toContain("| Total receipts | 3,412 |");
     expect(user).toContain("Summary of Federal Fiscal Operations & Receipts");

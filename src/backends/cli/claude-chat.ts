@@ -25,6 +25,7 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
   return {
     name: "claude_chat",
     endpoint: "claude-cli",
+    bin: opts.bin,
     defaultModel: opts.defaultModel,
     timeoutMs: opts.timeoutMs,
     cacheSalt: "claude-p-json",

@@ -27,6 +27,7 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
   return {
     name: "codex_exec",
     endpoint: "codex-cli",
+    bin: opts.bin,
     defaultModel: opts.defaultModel,
     timeoutMs: opts.timeoutMs,
     cacheSalt: JSON.stringify({ profile: opts.profile ?? null, effort: opts.reasoningEffort ?? null }),

@@ -28,6 +28,7 @@ export function createCopilotChat(opts: CopilotChatOptions): ChatBackend {
   return {
     name: "copilot_chat",
     endpoint: "copilot-cli",
+    bin: opts.bin,
     defaultModel: opts.model ?? "copilot-default",
     timeoutMs: opts.timeoutMs,
     async complete(request, { signal, timeoutMs }) {

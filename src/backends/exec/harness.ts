@@ -174,8 +174,9 @@ export function parseCursorStream(stdout: string): Parsed {
  * A TaskRunner over an agent CLI: fresh workspace per attempt, skill installed, argv only, env
  * allowlist, process-group kill on timeout, workspace always removed (after `inspect`).
  */
-export function createHarness(s: HarnessSettings, prices: PriceTable): TaskRunner {
+export function createHarness(s: HarnessSettings, prices: PriceTable): TaskRunner & { readonly bin: string } {
   return {
+    bin: s.bin,
     async runTask(skill, task, opts = {}) {
       let last: Trajectory | undefined;
       for (let attempt = 0; attempt <= s.emptyRetries; attempt++) {

@@ -77,7 +77,7 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
       if (kind === "auth" || kind === "not_found") throw err;
     }
     if (err instanceof Error && "code" in err && (err as { code: string }).code === "budget") throw err;
-    return { ...base, hard: 0, soft: 0, predicted_answer: "", fail_reason: `model_error: ${errorMessage(err)}`, trajectory: [{ role: "user", content: user }] };
+    return { ...base, hard: 0, soft: 0, predicted_answer: "", fail_reason: `model_error: ${errorMessage(err)}`, agent_ok: false, trajectory: [{ role: "user", content: user }] };
   }
   const answer = extractAnswer(reply);
   const hard = answer === expected ? 1 : 0;

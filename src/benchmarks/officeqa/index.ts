@@ -87,6 +87,7 @@ export const officeQaBenchmark: Benchmark = {
     const trajectory: TrajectoryEntry[] = [{ role: "user", content: user }];
     let text = "";
     let failure: string | undefined;
+    let callFailed = false;
     let lastFinish: string | undefined;
     let turns = 0;
     for (let turn = 0; turn < maxTurns; turn++) {
@@ -94,6 +95,7 @@ export const officeQaBenchmark: Benchmark = {
       const call = await callTarget(ctx, messages, { sampleIndex, tools });
       if (!call.ok) {
         failure = call.error;
+        callFailed = true;
         break;
       }
       const r = call.response;
@@ -145,13 +147,15 @@ export const officeQaBenchmark: Benchmark = {
       messages.push({ role: "user", content: OFFICEQA_NUDGE });
       trajectory.push({ role: "user", content: OFFICEQA_NUDGE });
     }
-    return scoreRow(item, ctx, { text, failure, trajectory, docs, oracleChars, useLocal, turns, lastFinish, system, user });
+    return scoreRow(item, ctx, { text, failure, callFailed, trajectory, docs, oracleChars, useLocal, turns, lastFinish, system, user });
   },
 };
 
 interface Attempt {
   text: string;
   failure: string | undefined;
+  /** The target gave no answer (a call failed after retries), as opposed to a wrong or missing final answer. */
+  callFailed: boolean;
   trajectory: TrajectoryEntry[];
   docs: Array<{ rel: string; abs: string }>;
   oracleChars: number;
@@ -164,7 +168,7 @@ interface Attempt {
 
 function scoreRow(item: TaskItem, ctx: BenchmarkContext, a: Attempt): RolloutResult {
   const env = new EnvReader(ctx.env, "officeqa");
-  const { text, failure, trajectory, docs, oracleChars, useLocal, turns, lastFinish, system, user } = a;
+  const { text, failure, callFailed, trajectory, docs, oracleChars, useLocal, turns, lastFinish, system, user } = a;
   const truth = asString(item.ground_truth);
   const predicted = failure && !/<answer>/i.test(text) ? "" : (firstAnswerTag(text) ?? lastNonEmptyLine(text));
   const { em, f1 } = predicted ? scoreOfficeQa(predicted, truth, env.num("numeric_tolerance", 0)) : { em: 0, f1: 0 };
@@ -186,7 +190,7 @@ function scoreRow(item: TaskItem, ctx: BenchmarkContext, a: Attempt): RolloutRes
     oracle_parsed_pages_chars: oracleChars,
     use_local_tools: useLocal,
     fail_reason: failure ?? (em ? undefined : `EM=0: predicted '${predicted}' but expected '${truth}'`),
-    agent_ok: !failure,
+    agent_ok: !callFailed,
     n_turns: turns,
     last_finish_reason: lastFinish,
     target_system_prompt: system,
@@ -211,6 +215,7 @@ async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext)
   const system = OFFICEQA_SYSTEM.replace("{skill_section}", "");
   let text = "";
   let failure: string | undefined;
+  let callFailed = false;
   const maxRuns = env.int("max_tool_turns", 12);
   let runs = 0;
   for (; runs < maxRuns; runs++) {
@@ -229,19 +234,21 @@ async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext)
     } catch (err) {
       if (isSystemic(err, ctx.signal)) throw err;
       failure = `exec-failed: ${errorMessage(err)}`;
+      callFailed = true;
       break;
     }
     for (const st of t.steps) trajectory.push({ role: st.role, content: st.content });
     text = t.finalAnswer;
     if (t.error || t.timedOut) {
       failure = t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`;
+      callFailed = true;
       break;
     }
     failure = undefined;
     if (/<answer>/i.test(text)) break;
     failure = `Exceeded tool-turn budget (${maxRuns})`;
   }
-  return scoreRow(item, ctx, { text, failure, trajectory, docs, oracleChars, useLocal: true, turns: Math.min(runs + 1, maxRuns), lastFinish: undefined, system, user: task });
+  return scoreRow(item, ctx, { text, failure, callFailed, trajectory, docs, oracleChars, useLocal: true, turns: Math.min(runs + 1, maxRuns), lastFinish: undefined, system, user: task });
 }
 
 export default officeQaBenchmark;

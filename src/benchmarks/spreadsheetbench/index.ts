@@ -180,7 +180,7 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
   }
   if (!attempt.code) {
     const reason = attempt.timedOut ? `task-timeout-${s.budgetS}s` : "empty-code-block";
-    return { ...failedResult(item.id, reason, common), trajectory: attempt.trajectory, phase: attempt.timedOut ? "timeout" : "extract", llm_ok: true, code_ok: false };
+    return { ...failedResult(item.id, reason, common), trajectory: attempt.trajectory, phase: attempt.timedOut ? "timeout" : "extract", llm_ok: true, code_ok: false, agent_ok: !attempt.timedOut };
   }
   const results: CaseResult[] = [];
   for (const tc of cases) {

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { BenchmarkContext } from "../../engine/ports.ts";
-import { canonicalJson, ConfigError } from "../../lib/index.ts";
+import { canonicalJson, ConfigError, errorMessage } from "../../lib/index.ts";
+import { isSystemic } from "../shared/chat.ts";
 import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-guard.ts";
 import { tryJson } from "../shared/formats.ts";
 import { squadScores } from "../shared/text.ts";
@@ -13,6 +14,8 @@ export interface Score {
   hard: number;
   soft: number;
   reason?: string;
+  /** Set when the scorer itself gave no verdict (the judge's endpoint failed): the item is then not scored. */
+  error?: string;
 }
 
 function references(ref: unknown): string[] {
@@ -241,21 +244,31 @@ export async function scoreJudge(
   ]
     .filter(Boolean)
     .join("\n\n");
-  const result = await ctx.model.chatJson(
-    "optimizer",
-    {
-      messages: [
-        { role: "system", content: JUDGE_SYSTEM },
-        { role: "user", content: user },
-      ],
-      stage: "judge",
-      model: model || undefined,
-      json: true,
-    },
-    JudgeSchema,
-    ctx.signal ? { signal: ctx.signal } : undefined,
-  );
-  if (!result.ok) return { hard: 0, soft: 0, reason: `judge gave no usable verdict: ${result.reason}` };
+  let result: Awaited<ReturnType<typeof ctx.model.chatJson<typeof JudgeSchema>>>;
+  try {
+    result = await ctx.model.chatJson(
+      "optimizer",
+      {
+        messages: [
+          { role: "system", content: JUDGE_SYSTEM },
+          { role: "user", content: user },
+        ],
+        stage: "judge",
+        model: model || undefined,
+        json: true,
+      },
+      JudgeSchema,
+      ctx.signal ? { signal: ctx.signal } : undefined,
+    );
+  } catch (err) {
+    if (isSystemic(err, ctx.signal)) throw err;
+    const error = `judge-call-failed: ${errorMessage(err)}`;
+    return { hard: 0, soft: 0, reason: error, error };
+  }
+  if (!result.ok) {
+    const error = `judge gave no usable verdict: ${result.reason}`;
+    return { hard: 0, soft: 0, reason: error, error };
+  }
   const { pass, score, reason } = result.value;
   return { hard: pass ? 1 : 0, soft: score, reason: reason || undefined };
 }

@@ -60,6 +60,10 @@ function rubricOf(ctx: BenchmarkContext): string {
 export const tasksBenchmark: Benchmark = {
   name: "tasks",
   initialSkill: TASKS_INITIAL_SKILL,
+  rolesNeeded(env) {
+    // The judge grades on the optimizer role (env.judge_model, else model.optimizer).
+    return new EnvReader(env, "tasks").oneOf("evaluator", EVALUATORS, "exact") === "judge" ? ["optimizer"] : [];
+  },
   async loadSplits(ctx) {
     const evaluator = evaluatorOf(ctx);
     if (evaluator === "command") commandArgv(ctx);
@@ -120,7 +124,9 @@ export const tasksBenchmark: Benchmark = {
       predicted_answer: answer,
       response: out.text,
       fail_reason: score.hard < 1e-9 ? (score.reason ?? "wrong answer") : undefined,
-      agent_ok: !out.error,
+      // No answer from the target, or no verdict from the judge: an error, not a score.
+      agent_ok: !out.error && !score.error,
+      ...(!out.error && score.error ? { error_role: "optimizer" } : {}),
       n_turns: out.nTurns,
       target_system_prompt: system,
       target_user_prompt: task.input,

@@ -213,6 +213,8 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const summaryRaw = readJson(p.summary, warnings) ?? parseJsonText(state?.meta.summary);
   const summary = normalizeSummary(summaryRaw);
   const evalRaw = readJson(p.evalSummary, warnings);
+  // An evaluation whose items got no answers failed (never finished), with the endpoint's error.
+  const evalFailure = evalRaw && typeof evalRaw === "object" && (evalRaw as Record<string, unknown>).status === "failed" ? String((evalRaw as Record<string, unknown>).error ?? "items got no answer") : null;
   // The trainer masks secrets already; redacting again keeps a hand-edited or foreign file safe.
   const configYaml = redactText(readText(p.config) ?? "");
   // The store's JSON copy of the config is much cheaper to read than the YAML file.
@@ -267,7 +269,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     dir,
     name: basename(dir),
     status:
-      opts.status ?? state?.status ?? runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined }),
+      opts.status ?? state?.status ?? runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined, failed: evalFailure !== null }),
     benchmark: info.benchmark,
     optimizerModel: info.optimizer,
     targetModel: info.target,
@@ -287,5 +289,6 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     evaluation: evalRaw === undefined ? null : evaluationView(evalRaw),
     warnings,
     storeError,
+    failure: state?.meta.reason || evalFailure,
   };
 }

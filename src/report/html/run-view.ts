@@ -123,4 +123,6 @@ export interface RunView {
   warnings: string[];
   /** The run store could not be read (corrupt or half-written); shown on the run's row. */
   storeError: string | null;
+  /** Why the run failed or stopped (e.g. an endpoint that gave no answers), when known. */
+  failure: string | null;
 }

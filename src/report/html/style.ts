@@ -9,6 +9,7 @@ a{color:var(--blue)}
 .muted{color:var(--muted)}
 .meta{color:var(--muted);margin:0 0 10px}
 .banner{background:#fef3c7;border:1px solid #fcd34d;border-radius:6px;padding:8px 12px;margin:10px 0}
+.failed-reason{color:var(--rej);border:1px solid var(--rej);border-radius:6px;padding:8px 12px;margin:10px 0}
 .warn{background:#fee2e2;border:1px solid #fca5a5;border-radius:6px;padding:8px 12px;margin:10px 0}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px;margin:12px 0}
 .card{border:1px solid var(--line);border-radius:8px;padding:8px 10px;background:var(--soft)}

@@ -1,0 +1,40 @@
+import type { SkilloptModelClient } from "../backends/index.ts";
+import { NoAnswerError, SkilloptError } from "../lib/index.ts";
+
+/** Host (and port) of an endpoint URL; never its path, query or credentials. */
+export function endpointHost(endpoint: string | undefined): string | undefined {
+  if (!endpoint) return undefined;
+  try {
+    return new URL(endpoint).host || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** "target (openai_compatible, model m, endpoint host:port)": which role, backend, model and host failed to answer. */
+export function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): string {
+  const i = client.info[role];
+  if (!i) return role;
+  const host = endpointHost(i.endpoint);
+  const where = i.exec ? "agent CLI" : host ? `endpoint ${host}` : undefined;
+  return `${role} (${[i.backend, i.model ? `model ${i.model}` : undefined, where].filter(Boolean).join(", ")})`;
+}
+
+/**
+ * A stage without answers, told as one line naming the role, its backend, model and endpoint host,
+ * and the last error. Other errors pass through unchanged.
+ */
+export function describeNoAnswer(err: unknown, client: SkilloptModelClient): unknown {
+  if (!(err instanceof NoAnswerError)) return err;
+  const role = err.data.role === "optimizer" ? "optimizer" : "target";
+  // Endpoints appear by host only (a URL's path can name a deployment or carry a token).
+  const message = err.message.replace(/\bhttps?:\/\/([^/\s?#]+)[^\s)]*/g, "$1");
+  return new NoAnswerError(`${roleLabel(client, role)} gave ${message}`, { cause: err, ...(err.hint ? { hint: err.hint } : {}), data: err.data });
+}
+
+/** The one-line reason a run failed, for the run store (shown by `skillopt runs`, the report and the dashboard). */
+export function failureReason(err: unknown): string {
+  const text = err instanceof SkilloptError ? err.message : err instanceof Error ? err.message : String(err);
+  const line = text.split("\n")[0]!;
+  return line.length > 500 ? `${line.slice(0, 500)}…` : line;
+}

@@ -1,0 +1,92 @@
+import { probeCli, type SkilloptModelClient } from "../backends/index.ts";
+import type { Benchmark, Role, TaskItem } from "../engine/index.ts";
+import { formatViolation } from "../engine/index.ts";
+import { ConfigError, DataError, type SkilloptError, UnsupportedError } from "../lib/index.ts";
+
+/**
+ * One thing a run needs, checked at start-up before the first paid call: a problem knowable at
+ * step 0 fails at step 0 (exit 2 for configuration and data, 1 for a tool that does not answer),
+ * never at step N after money was spent. New needs (e.g. a price when a cost cap is set) are added
+ * to the lists built below.
+ */
+export interface Need {
+  what: string;
+  check(): SkilloptError | undefined | Promise<SkilloptError | undefined>;
+}
+
+/** Run every check; throw the first problem, naming the others in its hint. */
+export async function preflight(needs: readonly Need[]): Promise<void> {
+  const problems: SkilloptError[] = [];
+  for (const n of needs) {
+    const p = await n.check();
+    if (p) problems.push(p);
+  }
+  if (!problems.length) return;
+  const [first, ...rest] = problems;
+  if (!rest.length) throw first;
+  const also = `also: ${rest.map((p) => p.message).join("; ")}`;
+  throw Object.assign(first!, { hint: first!.hint ? `${first!.hint}; ${also}` : also });
+}
+
+/**
+ * The starting skill obeys the skill format the gate enforces on every candidate (SKILL.md
+ * frontmatter with name and a description of at most 1024 characters, optimizer.max_skill_tokens):
+ * otherwise every step would be paid for and then rejected on format.
+ */
+export function startingSkillNeed(text: string, source: string, maxTokens: number | null): Need {
+  return {
+    what: "starting skill format",
+    check() {
+      const problem = formatViolation(text, text, maxTokens);
+      if (!problem) return undefined;
+      return new ConfigError(`starting skill ${source}: ${problem}`, {
+        hint: "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / optimizer.max_skill_tokens) and start again",
+      });
+    },
+  };
+}
+
+/** The roles a command calls: each is set up, and an HTTP backend has a model to ask for. */
+export function roleNeeds(client: SkilloptModelClient, roles: readonly Role[], why: Partial<Record<Role, string>> = {}): Need[] {
+  return [...new Set(roles)].map((role) => ({
+    what: `${role} role`,
+    check() {
+      const i = client.info[role];
+      const used = why[role] ? ` (${why[role]})` : "";
+      if (!i) return new ConfigError(`the ${role} role${used} is not set up`, { hint: `set model.${role} and its backend` });
+      if (!i.cli && i.backend !== "sim" && !i.model) return new ConfigError(`model.${role} is empty: name the model the ${role} role${used} calls on ${i.backend}`);
+      return undefined;
+    },
+  }));
+}
+
+/** Every agent CLI a role runs is on PATH and answers `--version`. */
+export function cliNeeds(client: SkilloptModelClient, roles: readonly Role[], env: Readonly<Record<string, string | undefined>>): Need[] {
+  const bins = new Map<string, Role[]>();
+  for (const role of new Set(roles)) {
+    const bin = client.info[role]?.cli;
+    if (bin) bins.set(bin, [...(bins.get(bin) ?? []), role]);
+  }
+  return [...bins].map(([bin, rs]) => ({
+    what: `agent CLI ${bin}`,
+    async check() {
+      const p = await probeCli(bin, (k) => env[k]);
+      if (p.ok) return undefined;
+      const backend = client.info[rs[0]!]?.backend ?? "?";
+      if (p.missing) {
+        return new ConfigError(`${p.reason} (the ${rs.join(" and ")} role${rs.length > 1 ? "s" : ""} run ${backend})`, {
+          hint: "install it, put it on PATH, or name its path in the backend's *_path setting (e.g. model.claude_code_exec_path)",
+        });
+      }
+      return new UnsupportedError(`${p.reason} (the ${rs.join(" and ")} role${rs.length > 1 ? "s" : ""} run ${backend})`, { hint: "check that the CLI is installed and works from this shell" });
+    },
+  }));
+}
+
+/** A split the command needs has items. */
+export function splitNeed(bench: Benchmark, name: string, items: readonly TaskItem[]): Need {
+  return {
+    what: `${name} split`,
+    check: () => (items.length ? undefined : new DataError(`the ${name} split of ${bench.name} is empty`, { hint: "check env.split_dir / the task file and env.limit" })),
+  };
+}
