@@ -50,6 +50,19 @@ function runMeta(out: string, key: string): string | undefined {
   }
 }
 
+/** Steps committed in the run's store (read-only; 0 before the store exists). */
+function committedSteps(out: string): number {
+  if (!existsSync(join(out, "state.sqlite"))) return 0;
+  const db = new Database(join(out, "state.sqlite"), { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM steps").get() as { n: number }).n;
+  } catch {
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
 describe("a call that got no answer is never a score (CLI spawned)", () => {
   test("target endpoint refusing connections: train stops before any optimizer call, exit 1, one line; runs, report: failed with the reason", async () => {
     await using optimizer = await startFakeOpenAI({ reply: OPTIMIZER });
@@ -57,7 +70,8 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     using dir = tempDir();
     const out = join(dir.path, "run");
     const r = await runCli(["train", ...SEARCHQA, ...compatFlags(optimizer.url), "--set", `model.target_openai_compatible_base_url=${target}`, "--out", out], { env: KEY_ENV });
-    expect(r.code).toBe(1);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain("gave no answer");
     const errors = r.stderr.split("\n").filter((l) => l.startsWith("error: "));
     expect(errors).toHaveLength(1);
     const host = new URL(target).host;
@@ -66,13 +80,12 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(optimizer.requests).toHaveLength(0);
     expect(runMeta(out, "status")).toBe("failed");
-    expect(runMeta(out, "error")).toContain("gave no answer for 2 of 2 items");
+    expect(runMeta(out, "reason")).toContain("gave no answer for 2 of 2 items");
 
     const runs = await runCli(["runs", dir.path, "--json"]);
     expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ status: "failed", reason: expect.stringContaining(`endpoint ${host}`) })]);
     const table = await runCli(["runs", dir.path]);
-    expect(table.stdout).toMatch(/\tfailed\t/);
-    expect(table.stdout).toContain("gave no answer");
+    expect(table.stdout).toMatch(/\tfailed \(target \(openai_compatible, model target-model, endpoint [^)]+\) gave no answer for 2 of 2 items/);
 
     const html = readFileSync(join(out, "report.html"), "utf8");
     expect(html.includes('<span class="badge b-failed">failed</span>')).toBe(true);
@@ -97,7 +110,10 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     expect(summary).toMatchObject({ status: "failed", hard: null, soft: null, errored: 2, answered: 0, passed: false });
     const html = readFileSync(join(out, "report.html"), "utf8");
     expect(html.includes('<span class="badge b-failed">failed</span>')).toBe(true);
+    expect(html.includes("gave no answer for 2 of 2 items")).toBe(true);
     expect(html.includes('class="badge b-finished"')).toBe(false);
+    const runs = await runCli(["runs", dir.path, "--json"]);
+    expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ kind: "eval", status: "failed", reason: expect.stringContaining(`endpoint ${host}`) })]);
 
     // The same eval with the target answering (wrongly): a score, and --fail-under blames the score.
     await using up = await startFakeOpenAI({ reply: (req) => (isTarget(req) ? "<answer>no idea</answer>" : OPTIMIZER) });
@@ -118,13 +134,13 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     const refDecisions = decisions(reference);
     expect(refDecisions.length).toBe(2);
 
-    // The target goes down once step 1 is committed (history.jsonl has its line): step 2's rollouts get no answer.
+    // The target goes down once step 1 is committed (the store holds its row): step 2's rollouts get no answer.
     const out = join(dir.path, "run");
     const history = join(out, "history.jsonl");
     await using dying = await startFakeOpenAI({
       reply: (req) => {
         if (!isTarget(req)) return OPTIMIZER;
-        if (lines(history).length >= 1) return DOWN;
+        if (committedSteps(out) >= 1) return DOWN;
         return answer(req);
       },
     });
