@@ -135,7 +135,9 @@ export const SleepConfigSchema = v.strictObject({
   evolve_skill: bool(true, "consolidate the skill"),
   llm_mine: bool(true, "mine checkable tasks with the backend (non-mock)"),
   target_skill_path: str("", "explicit skill target (relative ⇒ below project)"),
-  memory_target: str("CLAUDE.md", "memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc, …"),
+  memory_target: str("auto", "memory file below the project: auto (the one the project uses), CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, .cursor/rules/<name>.mdc, …"),
+  learn_lessons: bool(true, "propose recurring corrections/preferences as memory lessons (works with no model)"),
+  lesson_retire_nights: int(30, 0, "propose retiring an adopted lesson unused for this many nights (0 = never)"),
   skill_roots: v.optional(v.array(v.string()), () => []),
   target_task_filter: bool(true, "prefer tasks matching the target skill"),
   progress: bool(false, "progress on stderr"),
@@ -238,9 +240,22 @@ export function resolveSkillPath(cfg: SleepConfig, project: string, home = homeD
   return join(resolveClaudeHome(cfg, home), "skills", cfg.managed_skill_name, "SKILL.md");
 }
 
-/** The memory file path (CLAUDE.md by default; AGENTS.md, .cursor/rules/… per agent). */
+/** Memory files agents read, in the order `auto` prefers them when several exist. */
+export const MEMORY_CANDIDATES = ["CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md", ".cursor/rules/skillopt-sleep.mdc"] as const;
+
+/**
+ * The memory file path. `auto` (the default) follows what the project already uses: the first
+ * existing of CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, then a `.cursor/rules/`
+ * folder (the lessons go to `.cursor/rules/skillopt-sleep.mdc`); CLAUDE.md when none exists.
+ */
 export function resolveMemoryPath(cfg: SleepConfig, project: string, home = homeDir()): string {
-  const p = expandHome(cfg.memory_target || "CLAUDE.md", home);
+  const target = cfg.memory_target || "auto";
+  if (target === "auto") {
+    for (const c of MEMORY_CANDIDATES.slice(0, 3)) if (existsSync(join(project, c))) return join(project, c);
+    if (existsSync(join(project, ".cursor", "rules"))) return join(project, MEMORY_CANDIDATES[3]);
+    return join(project, "CLAUDE.md");
+  }
+  const p = expandHome(target, home);
   return isAbsolute(p) ? resolve(p) : resolve(project, p);
 }
 

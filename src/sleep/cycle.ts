@@ -9,7 +9,8 @@ import { consolidate } from "./consolidate.ts";
 import { fanOut, type SkillProposal } from "./fanout.ts";
 import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
-import { skillScaffold } from "./learned-block.ts";
+import { getRules, skillScaffold } from "./learned-block.ts";
+import { type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
 import { consolidateOptions, emptyResult, persistNight, writeDiagnostics } from "./night-parts.ts";
@@ -91,6 +92,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
 
     let nSessions = 0;
     let tasks: TaskRecord[];
+    // Lessons (recurring corrections and preferences) are learned from harvested sessions, model or not.
+    let book: LessonBook | undefined;
     let commitHarvest = () => {};
     if (input.seedTasks) {
       tasks = input.seedTasks;
@@ -106,6 +109,10 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       nSessions = h.digests.length;
       commitHarvest = h.commit;
       closeHarvest = h.close;
+      if (cfg.learn_lessons && cfg.evolve_memory) {
+        book = loadBook(input.stateDir, project);
+        observe(book, h.digests, night);
+      }
       for (const d of h.digests) evidence.log("harvest", "session", { id: d.session_id, project: d.project, prompts: d.user_prompts.length, first_prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)), feedback: d.feedback_signals });
       phase("harvest", `harvest done: ${nSessions} sessions`);
       const useLlm = backend.remote && cfg.llm_mine;
@@ -159,6 +166,15 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       phase("fanout", `${fan.rows.length} skill group(s), ${fan.proposals.length} accepted`);
     }
     backend.settle?.();
+    let lessons: LessonPlan | undefined;
+    if (book) {
+      const memoryNow = result?.accepted && result.newMemory !== memoryBase.text ? result.newMemory : memoryBase.text;
+      const covered = [...getRules(skillBase.text), ...(result?.accepted ? getRules(result.newSkill) : [])];
+      lessons = planLessons(book, night, memoryNow, { target: input.memoryPath, retireAfterNights: cfg.lesson_retire_nights, covered });
+      for (const c of lessons.cards) c.cost = { tokens: ledger.tokens, cost_usd: ledger.costUsd };
+      for (const c of lessons.cards) evidence.log("lessons", "proposed", { id: c.id, op: c.op, rule: c.rule, recurrences: c.recurrences, sessions: c.sources.map((x) => x.session_id), verification: c.verification });
+      phase("lessons", `${lessons.cards.length} lesson edit(s) proposed (unverified)`);
+    }
     const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
       const r: ConsolidateResult = result ?? emptyResult(skillText, memoryBase.text, tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference", notes);
       const report = buildReport(r, {
@@ -176,18 +192,25 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         budget: { calls: ledger.calls, tokens: ledger.tokens, cost_usd: ledger.costUsd, seconds: ledger.elapsedSeconds(), stages: ledger.entries() },
       });
       report.skill_groups = fan.rows;
+      if (lessons?.cards.length) {
+        report.lessons = lessons.cards;
+        report.notes.push(`${lessons.cards.length} memory lesson edit(s) from recurring corrections/preferences, unverified (no replay was run): review the evidence with \`skillopt sleep diff\``);
+      }
+      if (lessons?.notes.length) report.notes.push(...lessons.notes);
       const proposals: Proposal[] = [];
       // An unchanged proposal is not staged (§12.1 #13).
       if (r.accepted && cfg.evolve_skill && r.newSkill !== skillBase.text) proposals.push({ which: "skill", text: r.newSkill, baseline: skillBase });
-      if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text) proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
+      if (lessons?.memory && lessons.memory !== memoryBase.text) proposals.push({ which: "memory", text: lessons.memory, baseline: memoryBase });
+      else if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text) proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
       evidence.log("cycle", "end", { outcome: status, baseline: r.baseline, candidate: r.candidate, accepted: r.accepted, n_edits: r.applied.length, n_rejected: r.rejected.length, tokens: ledger.tokens, calls: ledger.calls });
       return { night, report, result, stagingDir, proposals, skillProposals: fan.proposals, nSessions, tasks, evidencePath: cfg.evidence_log ? evidencePath : "", modelChanged };
     };
-    const out = outcome(tasks.length ? "completed" : "no_tasks");
+    const staged = tasks.length > 0 || (lessons?.cards.length ?? 0) > 0;
+    const out = outcome(staged ? "completed" : "no_tasks");
     if (input.dry) return out;
 
     if (result) persistNight(store, night, tasks, result, ledger);
-    if (tasks.length > 0) {
+    if (staged) {
       phase("stage", `staging ${stagingDir}`);
       publishNight(stagingDir, {
         stateDir: input.stateDir,
@@ -203,14 +226,15 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       writeDiagnostics(stagingDir, cfg, out);
       evidence.log("stage", "staged", { dir: stagingDir, proposals: out.proposals.map((p) => p.which) });
     }
+    if (book) saveBook(input.stateDir, book);
     commitHarvest();
     store.setLastHarvestMs(project, startedMs);
     store.setLastModelKey(backend.modelKey);
     store.finishNight({
       night,
-      status: tasks.length ? "completed" : "no_tasks",
+      status: staged ? "completed" : "no_tasks",
       ended_ms: now(),
-      staging_dir: tasks.length ? stagingDir : "",
+      staging_dir: staged ? stagingDir : "",
       accepted: out.report.accepted,
       gate_action: out.report.gate_action,
       baseline: out.report.baseline_score,
@@ -218,7 +242,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       n_tasks: tasks.length,
       n_sessions: nSessions,
     });
-    return { ...out, stagingDir: tasks.length ? stagingDir : "" };
+    return { ...out, stagingDir: staged ? stagingDir : "" };
   } catch (err) {
     if (!input.dry) {
       // An aborted night leaves no half-written folder behind (§12.1 #18).

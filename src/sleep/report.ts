@@ -1,5 +1,6 @@
 import { escapeMarkdownCell, escapeMarkdownProse, redactSecrets, sanitizeLine as sanitize } from "../lib/index.ts";
 import type { LedgerEntry } from "./budget.ts";
+import { type LessonCard, renderCards } from "./lessons.ts";
 import type { ConsolidateResult, EditRecord, GateTrial } from "./types.ts";
 
 /** `report.json` (spec §7.6), with our additive `backend`, `replay_mode` and `budget`. */
@@ -28,6 +29,8 @@ export interface SleepReport {
   gate_no_regression: boolean;
   gate_trials: GateTrial[];
   budget: { calls: number; tokens: number; cost_usd: number; seconds: number; stages: LedgerEntry[] };
+  /** Evidence cards of the staged memory lesson edits (additive). */
+  lessons?: LessonCard[];
 }
 
 /** Build the report of a consolidated night. */
@@ -93,6 +96,10 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
   if (r.edits.length) lines.push("## Accepted edits", "", ...editLines(r.edits), "");
   if (r.rejected_edits.length) lines.push(unverified ? "## Unverified suggestions" : "## Rejected by gate (kept as negative feedback)", "", ...editLines(r.rejected_edits), "");
   if (r.unmatched_edits.length) lines.push("## Proposed but changed nothing (never reached the gate)", "", ...editLines(r.unmatched_edits, true), "");
+  if (r.lessons?.length) {
+    lines.push("## Memory lessons (evidence)", "", "_Recurring corrections and stated preferences from your sessions. **Unverified** means no replay was run: adopt only what you agree with._", "");
+    lines.push(...renderCards(r.lessons, prose));
+  }
   if (r.no_edits_reason) lines.push(`_No edits: ${prose(r.no_edits_reason)}._`, "");
   if (r.notes.length) lines.push("## Notes", "", ...r.notes.map((n) => `- ${prose(n)}`), "");
   lines.push("_Review with `skillopt sleep diff`, then `skillopt sleep adopt` to apply, or `skillopt sleep reject` to discard (the rejected edits are remembered)._");

@@ -1,6 +1,8 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
 import { colorizePatch, diffNight, plainPatch } from "../../sleep/diff.ts";
+import { nightEvidence, renderCards } from "../../sleep/lessons.ts";
+import { sanitizeLine } from "../../sleep/report.ts";
 import { resolveNight } from "../../sleep/stage.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { fail } from "./adopt.ts";
@@ -15,8 +17,9 @@ export default defineCommand({
     const dir = resolveNight(setup.project, nightArg(args.night));
     if (!dir) return fail("no_staging", `no staged night${args.night ? ` named ${args.night}` : ""} in ${join(setup.project, ".skillopt-sleep", "staging")}`, 1, { staging_dir: null });
     const files = diffNight(dir);
+    const evidence = nightEvidence(dir);
     if (output.json) {
-      printJson({ staging_dir: dir, files });
+      printJson({ staging_dir: dir, files, evidence });
       return;
     }
     if (files.length === 0) {
@@ -24,6 +27,7 @@ export default defineCommand({
       return;
     }
     const color = output.color && Boolean(process.stdout.isTTY);
-    printResult(files.map((f) => (color ? `${plainPatch({ ...f, patch: "" })}${colorizePatch(f)}` : plainPatch(f))).join("\n"));
+    const cards = evidence.length ? ["", "Evidence for each staged memory edit:", "", ...renderCards(evidence, sanitizeLine)] : [];
+    printResult([files.map((f) => (color ? `${plainPatch({ ...f, patch: "" })}${colorizePatch(f)}` : plainPatch(f))).join("\n"), ...cards].join("\n"));
   },
 });

@@ -1,0 +1,418 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { log, redactText, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { getRules, setLearned } from "./learned-block.ts";
+import { findCorrection } from "./mine/corrections.ts";
+import { detectFeedback } from "./mine/feedback.ts";
+
+/**
+ * Lessons: recurring corrections and stated preferences, learned without a model.
+ *
+ * Rule (documented in docs/sleep.md):
+ * 1. An *instruction* is one sentence of a user prompt that either carries a correction (negative
+ *    feedback, "no, …", "use X instead of Y") or states a preference ("always …", "never …",
+ *    "don't …", "please use …", "prefer …", "… instead of …"). Sentences over 240 characters are
+ *    not rules.
+ * 2. Two instructions say the same thing when their content words (lower-cased, stop words and
+ *    polarity words removed, plural "s" folded) have a Jaccard overlap ≥ 0.5, or share ≥ 3 words
+ *    with an overlap coefficient ≥ 0.75. Instructions are clustered single-link.
+ * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
+ *    One-off remarks never become lessons.
+ * 4. The rule is the member closest to all others, in the user's own words (a leading "no,"
+ *    removed). With no model the proposal is marked **unverified**: nothing was replayed.
+ */
+
+/** One instruction seen in one session. */
+export interface Observation {
+  session_id: string;
+  source: string;
+  /** ISO time of the session (its end, else its start; "" when unknown). */
+  at: string;
+  /** The sentence, redacted. */
+  quote: string;
+  kind: "correction" | "preference";
+  /** The night that first read it. */
+  night: number;
+}
+
+/** What is remembered about one lesson across nights. */
+export interface LessonRecord {
+  id: string;
+  rule: string;
+  /** Night it was first proposed. */
+  proposed_night: number;
+  /** Night the rule was first seen in the live memory file (adopted), 0 = not adopted. */
+  adopted_night: number;
+  /** Last night an observation supported it. */
+  last_support_night: number;
+  /** Explicitly replaced or retired by a later adopted proposal. */
+  superseded_by?: string;
+}
+
+/** The per-project lesson book persisted in the state directory. */
+export interface LessonBook {
+  version: 1;
+  project: string;
+  observations: Observation[];
+  lessons: LessonRecord[];
+}
+
+/** One source session of an evidence card. */
+export interface EvidenceSource {
+  session_id: string;
+  source: string;
+  date: string;
+  quote: string;
+}
+
+/** The evidence card of one staged memory edit (issue 16 §3). */
+export interface LessonCard {
+  id: string;
+  op: "add" | "replace" | "retire";
+  rule: string;
+  /** The adopted rule this replaces or retires. */
+  previous_rule?: string;
+  target: string;
+  recurrences: number;
+  n_sessions: number;
+  first_seen: string;
+  last_seen: string;
+  sources: EvidenceSource[];
+  /** "unverified" (no replay ran) or the gate's verdict on a replay. */
+  verification: "unverified" | { verdict: "accept" | "reject" | "undecided"; delta: number; ci: [number, number]; n: number; regressions: string[] };
+  cost: { tokens: number; cost_usd: number };
+  note?: string;
+}
+
+/** Observations kept per project (oldest dropped first). */
+const MAX_OBSERVATIONS = 2000;
+const MAX_QUOTE = 240;
+
+const PREFERENCE = /\b(?:always|never|don't|do not|dont|please use|prefer|instead of|rather than|stop using|avoid|must|make sure to|we use|use)\b/i;
+const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that)\s*[,.!:;-]+\s*/i;
+// Content-free and polarity words: two instructions differing only in these still say the same thing.
+const FILLER = new Set(
+  "the and for with that this from into onto please can you could would should will just also then than them they what when where which while have has had been being are was were its our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some more most make sure get got let lets use using how why always never don't dont instead rather prefer avoid must stop again still nope okay ok like there here it's i'm".split(
+    " ",
+  ),
+);
+
+/** Content words of an instruction (plural "s" folded). */
+export function lessonTokens(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const raw of text.toLowerCase().split(/[^\p{L}\p{N}_]+/u)) {
+    if (raw.length < 2 || FILLER.has(raw) || /^\d+$/.test(raw)) continue;
+    out.add(raw.length > 3 && raw.endsWith("s") && !raw.endsWith("ss") ? raw.slice(0, -1) : raw);
+  }
+  return out;
+}
+
+/** Same instruction in meaning (rule 2). */
+export function sameInstruction(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  if (a.size === 0 || b.size === 0) return false;
+  let shared = 0;
+  for (const t of a) if (b.has(t)) shared++;
+  const jac = shared / (a.size + b.size - shared);
+  return jac >= 0.5 || (shared >= 3 && shared / Math.min(a.size, b.size) >= 0.75);
+}
+
+/** The instructions of one prompt (rule 1). */
+export function instructionsOf(prompt: string, isFollowUp: boolean): Array<{ quote: string; kind: "correction" | "preference" }> {
+  const out: Array<{ quote: string; kind: "correction" | "preference" }> = [];
+  const promptNeg = isFollowUp && detectFeedback(prompt).neg.length > 0;
+  for (const raw of prompt.split(/(?<=[.!?])\s+|\n+/)) {
+    const s = raw.trim();
+    if (s.length < 6 || s.length > MAX_QUOTE) continue;
+    // A complaint with no instruction in it ("still laggy, that's wrong") is not a rule; a
+    // correction that says what to do ("no, keep …", "use X instead of Y") or a preference is.
+    const leadIn = LEAD_IN.test(s);
+    const correction = findCorrection([s]) !== undefined || leadIn;
+    const preference = PREFERENCE.test(s);
+    if (!correction && !preference) continue;
+    const quote = s.replace(LEAD_IN, "").trim();
+    if (lessonTokens(quote).size < 2) continue;
+    out.push({ quote: redactText(quote), kind: correction || promptNeg ? "correction" : "preference" });
+  }
+  return out;
+}
+
+/** The digest fields lessons read. */
+export interface LessonDigest {
+  session_id: string;
+  source?: string;
+  started_at?: string;
+  ended_at?: string;
+  user_prompts: readonly string[];
+}
+
+/** Add tonight's sessions to the book (a session re-read after new turns replaces its old observations). */
+export function observe(book: LessonBook, digests: readonly LessonDigest[], night: number): void {
+  for (const d of digests) {
+    const fresh: Observation[] = [];
+    d.user_prompts.forEach((p, i) => {
+      for (const ins of instructionsOf(p, i > 0)) {
+        fresh.push({ session_id: d.session_id, source: d.source ?? "", at: d.ended_at || d.started_at || "", quote: ins.quote, kind: ins.kind, night });
+      }
+    });
+    const old = book.observations.filter((o) => o.session_id === d.session_id);
+    // Keep the night an observation was first read (support is counted from then).
+    for (const f of fresh) f.night = old.find((o) => o.quote === f.quote)?.night ?? night;
+    book.observations = book.observations.filter((o) => o.session_id !== d.session_id).concat(fresh);
+  }
+  if (book.observations.length > MAX_OBSERVATIONS) book.observations.splice(0, book.observations.length - MAX_OBSERVATIONS);
+}
+
+interface Cluster {
+  members: Observation[];
+  tokens: Set<string>[];
+}
+
+/** Single-link clusters of the book's observations. */
+export function clusterObservations(obs: readonly Observation[]): Cluster[] {
+  const toks = obs.map((o) => lessonTokens(o.quote));
+  const pol = obs.map((o) => polarity([o]));
+  const opposite = (i: number, j: number) => [...pol[i]!.prefer].some((p) => pol[j]!.avoid.has(p)) || [...pol[i]!.avoid].some((a) => pol[j]!.prefer.has(a));
+  const parent = obs.map((_, i) => i);
+  const find = (i: number): number => {
+    let r = i;
+    while (parent[r] !== r) r = parent[r]!;
+    parent[i] = r;
+    return r;
+  };
+  for (let i = 0; i < obs.length; i++) {
+    // "use jest, not vitest" is the same words as "use vitest, not jest", and its opposite.
+    for (let j = i + 1; j < obs.length; j++) if (sameInstruction(toks[i]!, toks[j]!) && !opposite(i, j)) parent[find(i)] = find(j);
+  }
+  const by = new Map<number, Cluster>();
+  obs.forEach((o, i) => {
+    const r = find(i);
+    const c = by.get(r) ?? { members: [], tokens: [] };
+    c.members.push(o);
+    c.tokens.push(toks[i]!);
+    by.set(r, c);
+  });
+  return [...by.values()];
+}
+
+const day = (iso: string) => iso.slice(0, 10);
+
+/** A cluster said in ≥ 2 sessions or on ≥ 2 days (rule 3). */
+export function isRecurring(c: Cluster): boolean {
+  return new Set(c.members.map((m) => m.session_id)).size >= 2 || new Set(c.members.map((m) => day(m.at)).filter(Boolean)).size >= 2;
+}
+
+/** The member closest to all others, shortest on ties (rule 4). */
+function representative(c: Cluster): string {
+  let best = 0;
+  let bestScore = -1;
+  c.members.forEach((m, i) => {
+    let s = 0;
+    c.tokens.forEach((t, j) => {
+      if (i !== j && sameInstruction(c.tokens[i]!, t)) s++;
+    });
+    if (s > bestScore || (s === bestScore && m.quote.length < c.members[best]!.quote.length)) {
+      best = i;
+      bestScore = s;
+    }
+  });
+  const q = c.members[best]!.quote.replace(/\s+/g, " ").trim();
+  return q.charAt(0).toUpperCase() + q.slice(1);
+}
+
+/** Prefer/avoid terms of a cluster's "use X, not Y" members. */
+function polarity(c: { members: readonly Observation[] } | readonly { quote: string }[]): { prefer: Set<string>; avoid: Set<string> } {
+  const prefer = new Set<string>();
+  const avoid = new Set<string>();
+  const members: readonly { quote: string }[] = "members" in c ? c.members : c;
+  for (const m of members) {
+    const k = findCorrection([m.quote]);
+    for (const p of k?.prefer ?? []) prefer.add(p.toLowerCase());
+    for (const a of k?.avoid ?? []) avoid.add(a.toLowerCase());
+  }
+  return { prefer, avoid };
+}
+
+/** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest" vs "use vitest, not jest"). */
+function contradicts(rule: string, c: Cluster): boolean {
+  const old = polarity([{ quote: rule }]);
+  const now = polarity(c);
+  for (const p of now.prefer) if (old.avoid.has(p)) return true;
+  for (const a of now.avoid) if (old.prefer.has(a)) return true;
+  return false;
+}
+
+function lessonId(rule: string): string {
+  return `lesson_${sha256([...lessonTokens(rule)].sort().join(" ")).slice(0, 12)}`;
+}
+
+/** The book of a project (a fresh one when absent or unreadable). */
+export function loadBook(stateDir: string, project: string): LessonBook {
+  const path = bookPath(stateDir, project);
+  if (existsSync(path)) {
+    try {
+      const b = JSON.parse(readFileSync(path, "utf8")) as LessonBook;
+      if (b.version === 1 && Array.isArray(b.observations) && Array.isArray(b.lessons)) return b;
+      log.warn(`sleep: ${path} is not a lesson book; starting a new one`);
+    } catch (err) {
+      log.warn(`sleep: cannot read ${path} (${String(err)}); starting a new lesson book`);
+    }
+  }
+  return { version: 1, project, observations: [], lessons: [] };
+}
+
+export function bookPath(stateDir: string, project: string): string {
+  return join(stateDir, "lessons", `${sha256(project).slice(0, 16)}.json`);
+}
+
+export function saveBook(stateDir: string, book: LessonBook): void {
+  writeJsonAtomic(bookPath(stateDir, book.project), book);
+}
+
+/** What the lesson pass proposes for one night. */
+export interface LessonPlan {
+  cards: LessonCard[];
+  /** The memory text with every proposed lesson edit applied ("" when nothing changes). */
+  memory: string;
+  notes: string[];
+}
+
+const norm = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
+
+/**
+ * Plan tonight's lesson edits on `memory` (the live memory text): new recurring lessons are added,
+ * a new lesson that contradicts an adopted one replaces it, an adopted lesson with no support for
+ * `retireAfterNights` nights is proposed for retirement, and an adopted lesson whose correction
+ * keeps recurring is reported as not working. Mutates `book` (lesson records).
+ */
+export function planLessons(
+  book: LessonBook,
+  night: number,
+  memory: string,
+  o: { target: string; retireAfterNights: number; minRecurrence?: number; covered?: readonly string[] },
+): LessonPlan {
+  const covered = (o.covered ?? []).map(lessonTokens);
+  const live = getRules(memory);
+  const liveNorm = new Set(live.map(norm));
+  const notes: string[] = [];
+  const cards: LessonCard[] = [];
+  let rules = [...live];
+  // Adoption is what the live file says: a proposed rule present in it was adopted.
+  for (const l of book.lessons) {
+    if (!l.adopted_night && liveNorm.has(norm(l.rule))) l.adopted_night = night;
+    if (l.adopted_night && !liveNorm.has(norm(l.rule)) && !l.superseded_by) l.superseded_by = "removed from the live file by the user";
+  }
+  const clusters = clusterObservations(book.observations).filter((c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c));
+  const claimed = new Set<LessonRecord>();
+  for (const c of clusters) {
+    const rule = representative(c);
+    const ruleToks = lessonTokens(rule);
+    const known = book.lessons.find((l) => !claimed.has(l) && (l.id === lessonId(rule) || sameInstruction(lessonTokens(l.rule), ruleToks) || c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t))));
+    const sessions = new Set(c.members.map((m) => m.session_id));
+    const times = c.members.map((m) => m.at).filter(Boolean).sort();
+    const card = (op: LessonCard["op"], text: string, previous?: string, note?: string): LessonCard => ({
+      id: lessonId(text),
+      op,
+      rule: text,
+      ...(previous ? { previous_rule: previous } : {}),
+      target: o.target,
+      recurrences: c.members.length,
+      n_sessions: sessions.size,
+      first_seen: times[0] ?? "",
+      last_seen: times.at(-1) ?? "",
+      sources: c.members
+        .slice()
+        .sort((a, b) => (a.at < b.at ? -1 : 1))
+        .slice(-8)
+        .map((m) => ({ session_id: m.session_id, source: m.source, date: m.at, quote: m.quote })),
+      verification: "unverified",
+      cost: { tokens: 0, cost_usd: 0 },
+      ...(note ? { note } : {}),
+    });
+    if (known) {
+      claimed.add(known);
+      if (c.members.some((m) => m.night === night)) known.last_support_night = night;
+      if (known.adopted_night && !known.superseded_by) {
+        // Read on or after the first night the rule was in the live file: said again although adopted.
+        const after = c.members.filter((m) => m.night >= known.adopted_night);
+        if (after.length) notes.push(`lesson not working: "${known.rule}" is in ${o.target}, yet the same correction recurred ${after.length} time(s) since it was adopted (night ${known.adopted_night})`);
+        continue;
+      }
+      if (liveNorm.has(norm(known.rule)) || known.superseded_by) continue;
+      // Still pending (proposed on an earlier night, not adopted yet): propose it again with fresh evidence.
+    }
+    // Proposed only on a night that brought new evidence: a rejected or ignored lesson comes back
+    // when the user says it again, not every night.
+    if (!c.members.some((m) => m.night === night)) continue;
+    // A new lesson contradicting an adopted one replaces it (never silently).
+    const opposed = book.lessons.find((l) => l.adopted_night && !l.superseded_by && liveNorm.has(norm(l.rule)) && contradicts(l.rule, c));
+    if (opposed) {
+      rules = rules.map((r) => (norm(r) === norm(opposed.rule) ? rule : r));
+      cards.push(card("replace", rule, opposed.rule, `contradicts the adopted lesson "${opposed.rule}"`));
+    } else {
+      if (rules.some((r) => norm(r) === norm(rule) || sameInstruction(lessonTokens(r), ruleToks))) continue;
+      // Already a rule of the skill (live, or tonight's accepted proposal): not learned twice.
+      if (covered.some((t) => sameInstruction(t, ruleToks))) continue;
+      rules.push(rule);
+      cards.push(card("add", rule));
+    }
+    if (!known) book.lessons.push({ id: lessonId(rule), rule, proposed_night: night, adopted_night: 0, last_support_night: night });
+  }
+  // Retirement: an adopted lesson nobody has needed for a long time may go — proposed, never removed silently.
+  if (o.retireAfterNights > 0) {
+    for (const l of book.lessons) {
+      if (!l.adopted_night || l.superseded_by || !liveNorm.has(norm(l.rule))) continue;
+      if (cards.some((c) => c.previous_rule === l.rule)) continue;
+      const idle = night - Math.max(l.last_support_night, l.adopted_night);
+      if (idle < o.retireAfterNights) continue;
+      rules = rules.filter((r) => norm(r) !== norm(l.rule));
+      cards.push({
+        id: l.id,
+        op: "retire",
+        rule: l.rule,
+        previous_rule: l.rule,
+        target: o.target,
+        recurrences: 0,
+        n_sessions: 0,
+        first_seen: "",
+        last_seen: "",
+        sources: [],
+        verification: "unverified",
+        cost: { tokens: 0, cost_usd: 0 },
+        note: `no session has needed this lesson for ${idle} night(s) (retire_after_nights=${o.retireAfterNights})`,
+      });
+    }
+  }
+  const changed = cards.length > 0;
+  return { cards, memory: changed ? setLearned(memory, rules) : "", notes };
+}
+
+/** Render evidence cards as Markdown (report.md, `sleep diff`). */
+export function renderCards(cards: readonly LessonCard[], esc: (s: string) => string = (s) => s): string[] {
+  const lines: string[] = [];
+  for (const c of cards) {
+    const head = c.op === "add" ? "add" : c.op === "replace" ? "replace" : "retire";
+    const v = c.verification === "unverified" ? "**unverified** (no replay was run)" : `${c.verification.verdict} (Δ ${c.verification.delta.toFixed(3)}, 95% CI [${c.verification.ci[0].toFixed(3)}, ${c.verification.ci[1].toFixed(3)}], n=${c.verification.n})`;
+    lines.push(`### [${head}] ${esc(c.rule)}`, "");
+    if (c.previous_rule && c.op !== "add") lines.push(`- ${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}`);
+    lines.push(`- target: ${esc(c.target)}`);
+    lines.push(`- verification: ${v}`);
+    if (c.verification !== "unverified" && c.verification.regressions.length) lines.push(`- per-task regressions: ${esc(c.verification.regressions.join(", "))}`);
+    else lines.push("- per-task regressions: none measured");
+    if (c.op !== "retire") lines.push(`- recurred ${c.recurrences} time(s) in ${c.n_sessions} session(s), ${esc(c.first_seen.slice(0, 10))} – ${esc(c.last_seen.slice(0, 10))}`);
+    if (c.note) lines.push(`- note: ${esc(c.note)}`);
+    lines.push(`- night cost: ${c.cost.tokens} tokens, $${c.cost.cost_usd.toFixed(4)}`);
+    for (const s of c.sources) lines.push(`  - ${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · ${esc(s.session_id)}: “${esc(s.quote)}”`);
+    lines.push("");
+  }
+  return lines;
+}
+
+/** The evidence cards a published night carries (its report.json), [] when none or unreadable. */
+export function nightEvidence(stagingDir: string): LessonCard[] {
+  try {
+    const r = JSON.parse(readFileSync(join(stagingDir, "report.json"), "utf8")) as { lessons?: unknown };
+    return Array.isArray(r.lessons) ? (r.lessons as LessonCard[]) : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,97 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { LEARNED_START } from "../../src/sleep/learned-block.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+import { changedFiles, FAKE_SECRET, hashTree, writeClaudeSession } from "./support/fake-home.ts";
+
+// Issue 16's "done when": one correction recurs across sessions, no model — review stages it as an
+// unverified memory lesson with its evidence, diff shows it, adopt applies it, rollback restores
+// every byte.
+
+const CORRECTIONS = [
+  "no, run the tests with bun test and keep them under test/, never jest",
+  "No. Tests go under test/ and run with bun test, never jest.",
+  "nope, run them with bun test (tests live under test/), never jest",
+  "again: bun test, never jest, and tests go under test/",
+  "Please run tests with bun test and keep them under test/, never jest.",
+  "no, run the tests with bun test and keep them under test/, never jest",
+];
+const TASKS = [
+  "Add a unit test for the slugify helper",
+  "Cover the retry policy with tests",
+  "Write tests for the CSV exporter edge cases",
+  "Add a regression test for the login redirect",
+  "Test the config loader's error messages",
+  "Add tests for the date parser offsets",
+  `Explain the event loop; my token is ${FAKE_SECRET}`,
+];
+
+describe("lessons on night one with no model", () => {
+  test("review --backend mock stages the recurring correction as an unverified memory lesson; diff, adopt, rollback", async () => {
+    using tmp = tempDir("sleep-lessons-");
+    const home = join(tmp.path, "home");
+    const project = join(tmp.path, "work", "app");
+    mkdirSync(home, { recursive: true });
+    mkdirSync(project, { recursive: true });
+    const claudeMd = join(project, "CLAUDE.md");
+    writeFileSync(claudeMd, "# App\n\nHand-written project notes.\n");
+    const original = readFileSync(claudeMd);
+    const day = 86_400_000;
+    const start = Date.parse("2026-11-24T09:00:00Z");
+    TASKS.forEach((task, i) => {
+      const turns = [{ user: task, assistant: "Done: wrote the test and ran jest, all green." }];
+      if (i < CORRECTIONS.length) turns.push({ user: CORRECTIONS[i]!, assistant: "Understood, re-ran with bun test." });
+      writeClaudeSession(home, project, { id: `5e55100${i}-aaaa-4bbb-8ccc-00000000000${i}`, turns }, start + i * day);
+    });
+    const stateDir = join(home, ".skillopt-sleep");
+    const staging = join(project, ".skillopt-sleep");
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir };
+    const run = (args: string[]) => runCli(["sleep", ...args, "--project", project], { env, cwd: project });
+    const skip = [staging, stateDir];
+    const before = hashTree([tmp.path], skip);
+
+    const review = await run(["review", "--backend", "mock", "--source", "claude", "--lookback-hours", "0", "--json"]);
+    expect(review.stderr).toBe("");
+    expect(review.code).toBe(0);
+    const out = JSON.parse(review.stdout);
+    expect(out.accepted).toBe(false);
+    expect(out.proposals).toEqual([{ which: "memory", live_path: claudeMd }]);
+    const night: string = out.staging_dir;
+    const proposed = readFileSync(join(night, "proposed_CLAUDE.md"), "utf8");
+    expect(proposed).toContain("Hand-written project notes.");
+    expect(proposed).toContain(LEARNED_START);
+    expect(proposed.toLowerCase()).toContain("bun test");
+    const report = JSON.parse(readFileSync(join(night, "report.json"), "utf8"));
+    expect(report.lessons).toHaveLength(1);
+    const card = report.lessons[0];
+    expect(card).toMatchObject({ op: "add", verification: "unverified", recurrences: 6, n_sessions: 6, target: claudeMd });
+    expect(card.sources.map((s: { session_id: string }) => s.session_id)).toEqual(CORRECTIONS.map((_, i) => `5e55100${i}-aaaa-4bbb-8ccc-00000000000${i}`));
+    expect(card.sources[0].date.slice(0, 10)).toBe("2026-11-24");
+    expect(proposed).toContain(`- ${card.rule}`);
+    expect(readFileSync(join(night, "report.md"), "utf8")).toContain("**unverified**");
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+
+    const diff = await run(["diff"]);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toContain(`+- ${card.rule}`);
+    expect(diff.stdout).toContain("**unverified**");
+    expect(diff.stdout).toContain("5e551000-aaaa-4bbb-8ccc-000000000000");
+    expect(diff.stdout).toContain("recurred 6 time(s) in 6 session(s)");
+    const diffJson = JSON.parse((await run(["diff", "--json"])).stdout);
+    expect(diffJson.evidence[0].rule).toBe(card.rule);
+
+    const adopt = await run(["adopt", "--json"]);
+    expect(adopt.code).toBe(0);
+    expect(JSON.parse(adopt.stdout)).toMatchObject({ ok: true, updated_paths: [claudeMd] });
+    expect(readFileSync(claudeMd, "utf8")).toBe(proposed);
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual(["work/app/CLAUDE.md"]);
+    for (const f of hashTree([staging, stateDir]).keys()) expect(readFileSync(f).includes(FAKE_SECRET)).toBe(false);
+
+    const rollback = await run(["rollback", "--json"]);
+    expect(rollback.code).toBe(0);
+    expect(readFileSync(claudeMd)).toEqual(original);
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+  });
+});
