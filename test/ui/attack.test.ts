@@ -84,7 +84,9 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), out, cmdline, envir
   test("no page, API, asset or stream answers with anything; no launch, validate or adopt is accepted", async () => {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "SKILLOPT_LOG_LEVEL") env[k] = v;
-    const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), "ui", "--root", root, "--port", "0", "--project", project], {
+    // SKILLOPT_BIN=dist/skillopt-linux-x64 runs this against the compiled binary.
+    const cli = process.env.SKILLOPT_BIN ? [process.env.SKILLOPT_BIN] : [process.execPath, join(REPO_ROOT, "src", "main.ts")];
+    const proc = Bun.spawn([...cli, "ui", "--root", root, "--port", "0", "--project", project], {
       cwd: project,
       env: { ...env, NO_COLOR: "1" },
       stdout: "pipe",
@@ -123,6 +125,12 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), out, cmdline, envir
       expect(existsSync("/tmp/pwned-by-nobody")).toBe(false);
       expect(existsSync(join(project, "pwned"))).toBe(false);
 
+      // A malformed Host gets a plain 400, not Bun's development page with paths and source.
+      const port = Number(new URL(base).port);
+      for (const host of ["[::1", "a b", "%"]) {
+        const bad = await rawRequest(port, "/", { host });
+        expect({ host, status: bad.status, body: bad.body }).toEqual({ host, status: 400, body: "bad request\n" });
+      }
       // The owner, with the printed URL, sees the run: the refusals above were not an outage.
       const first = await fetch(signInUrl, { redirect: "manual" });
       expect(first.status).toBe(303);
