@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { structuredPatch } from "diff";
 import { sha256 } from "../lib/index.ts";
 import { LEARNED_END, LEARNED_START, learnedBlockRange } from "./learned-block.ts";
-import { legacyRows, readManifest } from "./manifest.ts";
+import { checkStagingPath, readLive, trustNight } from "./adopt/guard.ts";
+import { readRegularFile } from "./adopt/read.ts";
+import { legacyRows } from "./manifest.ts";
 
 /** One file's diff of a night. */
 export interface NightFileDiff {
@@ -23,16 +24,19 @@ export interface NightFileDiff {
 }
 
 /** Unified diffs of live vs proposed for every staged target of a night (spec §12.2 `diff`). */
-export function diffNight(stagingDir: string): NightFileDiff[] {
-  const m = readManifest(join(stagingDir, "manifest.json"));
+export function diffNight(stagingDir: string, stateDir: string): NightFileDiff[] {
+  const scope = trustNight(stagingDir, stateDir);
+  const m = scope.manifest;
   const rows = [
     ...legacyRows(m).map((r) => ({ which: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256 })),
     ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256 })),
   ];
   return rows.map((r) => {
-    const live = existsSync(r.live) ? readFileSync(r.live, "utf8") : "";
-    const proposed = readFileSync(join(stagingDir, r.file), "utf8");
-    const drifted = (existsSync(r.live) ? sha256(readFileSync(r.live)) : "") !== r.pin;
+    const liveBytes = readLive(scope, r.live);
+    const live = liveBytes ? liveBytes.toString("utf8") : "";
+    checkStagingPath(scope, join(stagingDir, r.file));
+    const proposed = readRegularFile(join(stagingDir, r.file)).toString("utf8");
+    const drifted = (liveBytes ? sha256(liveBytes) : "") !== r.pin;
     return { which: r.which, live_path: r.live, proposed_file: r.file, drifted, learned_range: learnedBlockRange(proposed), ...renderPatch(r.live, join(stagingDir, r.file), live, proposed) };
   });
 }

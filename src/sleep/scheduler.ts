@@ -38,11 +38,15 @@ export function projectMarker(project: string): string {
   return `# project-sha256=${sha256(project)}`;
 }
 
-/** The cron line of a spec. */
+/**
+ * The cron line of a spec. cron turns every unescaped `%` of the command into a newline (and
+ * feeds the rest to stdin), even inside shell quotes, so each `%` is written as `\%`.
+ */
 export function cronLine(s: ScheduleSpec): string {
   checkSpec(s);
   const state = join(s.project, ".skillopt-sleep");
-  return `${s.minute} ${s.hour} * * *  mkdir -p ${shQuote(state)}; cd ${shQuote(s.project)} && ${s.argv.map(shQuote).join(" ")} >> ${shQuote(join(state, "cron.log"))} 2>&1  ${projectMarker(s.project)}`;
+  const command = `mkdir -p ${shQuote(state)}; cd ${shQuote(s.project)} && ${s.argv.map(shQuote).join(" ")} >> ${shQuote(join(state, "cron.log"))} 2>&1  ${projectMarker(s.project)}`;
+  return `${s.minute} ${s.hour} * * *  ${command.replace(/%/g, "\\%")}`;
 }
 
 /** Split a crontab into (outside text, managed lines). */

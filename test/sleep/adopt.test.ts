@@ -13,7 +13,7 @@ describe("adoption", () => {
   test("applies the pinned proposals with backups and receipts, and rollback restores the original bytes", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    const r = adoptNight(n.dir, { mode: "legacy" });
+    const r = adoptNight(n.dir, { mode: "legacy" }, { stateDir: n.stateDir });
     expect(r.updated_paths).toEqual([n.skillPath, n.memoryPath]);
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
     expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
@@ -22,7 +22,7 @@ describe("adoption", () => {
     const receipts = JSON.parse(readFileSync(join(n.dir, "adopted_legacy.json"), "utf8"));
     expect(receipts.map((x: { target: string }) => x.target)).toEqual(["skill", "memory"]);
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(false);
-    const rb = rollbackNight(n.dir);
+    const rb = rollbackNight(n.dir, { stateDir: n.stateDir });
     expect(rb.restored).toEqual([n.skillPath, n.memoryPath]);
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_BEFORE);
     expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_BEFORE);
@@ -32,7 +32,7 @@ describe("adoption", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
     writeFileSync(n.memoryPath, `${MEM_BEFORE}edited by hand\n`);
-    expect(() => adoptNight(n.dir, { mode: "legacy" })).toThrow(/changed since this night was staged/);
+    expect(() => adoptNight(n.dir, { mode: "legacy" }, { stateDir: n.stateDir })).toThrow(/changed since this night was staged/);
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_BEFORE);
     expect(readFileSync(n.memoryPath, "utf8")).toBe(`${MEM_BEFORE}edited by hand\n`);
     expect(existsSync(join(n.dir, "backup"))).toBe(false);
@@ -51,7 +51,7 @@ describe("adoption", () => {
   test("status and a second adopt leave a running adoption alone (no recovery under a live holder)", async () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "slow-adopt.ts"), n.dir], { stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "slow-adopt.ts"), n.dir, n.stateDir], { stdout: "pipe", stderr: "pipe" });
     const reader = child.stdout.getReader();
     await reader.read();
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
@@ -74,7 +74,7 @@ describe("adoption", () => {
   test("a crash in the middle of adoption is recovered by the next status, and adopt then succeeds", async () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir], { stdout: "ignore", stderr: "ignore" });
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], { stdout: "ignore", stderr: "ignore" });
     expect(await child.exited).not.toBe(0);
     expect(child.signalCode).toBe("SIGKILL");
     // Half-applied: the skill is new, the memory still old, the journal left behind.
@@ -96,9 +96,9 @@ describe("adoption", () => {
   test("a crash in the middle of adoption is recovered by the next adopt itself", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    const child = Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir], { stdout: "ignore", stderr: "ignore" });
+    const child = Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], { stdout: "ignore", stderr: "ignore" });
     expect(child.success).toBe(false);
-    const r = adoptNight(n.dir, { mode: "legacy" });
+    const r = adoptNight(n.dir, { mode: "legacy" }, { stateDir: n.stateDir });
     expect(r.recovered).toEqual([n.skillPath]);
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
     expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
@@ -107,9 +107,9 @@ describe("adoption", () => {
   test("recovery keeps everything when someone edited a half-adopted file", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir], { stdout: "ignore", stderr: "ignore" });
+    Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], { stdout: "ignore", stderr: "ignore" });
     writeFileSync(n.skillPath, "an editor changed this\n");
-    expect(() => recoverJournal(n.dir)).toThrow(/changed since/);
+    expect(() => recoverJournal(n.dir, { stateDir: n.stateDir })).toThrow(/changed since/);
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
     expect(readFileSync(n.skillPath, "utf8")).toBe("an editor changed this\n");
   });

@@ -47,6 +47,29 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     expect(readFileSync(table, "utf8")).toBe("MAILTO=me@example.com\n0 1 * * * /usr/bin/backup\n");
   });
 
+  test("escapes % in the cron line, so cron runs the whole command (cron cuts at an unescaped %)", async () => {
+    using tmp = tempDir();
+    const { bin, table } = fakeCrontab(tmp.path);
+    const project = join(tmp.path, "100%proj");
+    mkdirSync(project);
+    const env = { PATH: `${bin}:${process.env.PATH}`, HOME: join(tmp.path, "home") };
+    const r = await runCli(["sleep", "schedule", "--project", project, "--preferences", "keep 50% of notes"], { env });
+    expect(r.code).toBe(0);
+    const line = readFileSync(table, "utf8").split("\n").find((l) => l.endsWith(projectMarker(project)))!;
+    expect(line).not.toMatch(/(^|[^\\])%/);
+    // What cron does with the line: five time fields, then the command up to the first
+    // unescaped %, with each \% turned back into %.
+    const fields = line.split(/\s+/);
+    const rest = line.slice(line.indexOf(fields[5]!));
+    const cut = /(^|[^\\])%/.exec(rest);
+    const command = (cut ? rest.slice(0, cut.index + cut[1]!.length) : rest).replace(/\\%/g, "%");
+    expect(command).toContain(`--preferences 'keep 50% of notes'`);
+    // Run it as cron would: the scheduled review must reach the project and write its log there.
+    const proc = Bun.spawnSync(["/bin/sh", "-c", command], { env: { ...process.env, ...env, NO_COLOR: "1" } });
+    expect(proc.exitCode).not.toBe(127);
+    expect(readFileSync(join(project, ".skillopt-sleep", "cron.log"), "utf8")).toContain("[sleep]");
+  });
+
   test("refuses an hour out of range with exit 2", async () => {
     using tmp = tempDir();
     const { bin } = fakeCrontab(tmp.path);

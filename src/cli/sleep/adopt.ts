@@ -3,14 +3,14 @@ import { join } from "node:path";
 import { existsSync } from "node:fs";
 import { StagingError, SkilloptError } from "../../lib/index.ts";
 import { adoptNight, pendingSkills, type Selection } from "../../sleep/adopt/adopt.ts";
+import { trustNight } from "../../sleep/adopt/guard.ts";
 import { recoverJournal } from "../../sleep/adopt/journal.ts";
-import { readManifest } from "../../sleep/manifest.ts";
 import { sanitizeLine } from "../../sleep/report.ts";
 import { resolveNight } from "../../sleep/stage.ts";
 import { openSleepStore } from "../../store/sleep.ts";
 import { repeatedFlag } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 
 /** Print a failure document (spec §2.5) and set the exit code. */
 export function fail(kind: string, message: string, code: number, extra: Record<string, unknown> = {}): void {
@@ -30,6 +30,7 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
+    requireProject(setup);
     const skills = repeatedFlag(rawArgs, "skill").map((s) => s.trim());
     if (skills.some((s) => s === "")) return fail("invalid_selection", "--skill needs a non-blank name", 2);
     const modes = [skills.length > 0, args["all-skills"] === true, args.legacy === true].filter(Boolean).length;
@@ -38,9 +39,11 @@ export default defineCommand({
     if (!dir) return fail("no_staging", `nothing to adopt: no staged night in ${join(setup.project, ".skillopt-sleep", "staging")}`, 1, { staging_dir: null });
     let selection: Selection;
     try {
-      // §12.1 #29: recover an interrupted adoption before reading anything else.
-      recoverJournal(dir);
-      const m = readManifest(join(dir, "manifest.json"));
+      // Only a night this user's review staged is acted upon; then §12.1 #29: recover an
+      // interrupted adoption before reading anything else.
+      trustNight(dir, setup.stateDir);
+      recoverJournal(dir, { stateDir: setup.stateDir });
+      const m = trustNight(dir, setup.stateDir).manifest;
       if (existsSync(join(dir, "rejected.json"))) return fail("adoption_refused", `${dir} was rejected; run review again for a new proposal`, 2, { staging_dir: dir });
       const hasRows = (m.skills ?? []).length > 0;
       if (args.legacy) selection = { mode: "legacy" };
@@ -56,10 +59,11 @@ export default defineCommand({
         });
       } else selection = { mode: "legacy" };
     } catch (err) {
-      return fail("invalid_staging", err instanceof Error ? err.message : String(err), 1, { staging_dir: dir });
+      const kind = err instanceof StagingError && err.data.kind === "untrusted_night" ? "untrusted_night" : "invalid_staging";
+      return fail(kind, err instanceof Error ? err.message : String(err), 1, { staging_dir: dir });
     }
     try {
-      const r = adoptNight(dir, selection);
+      const r = adoptNight(dir, selection, { stateDir: setup.stateDir });
       if (r.updated_paths.length) {
         const store = openSleepStore(setup.statePath);
         try {
@@ -80,7 +84,8 @@ export default defineCommand({
     } catch (err) {
       if (err instanceof StagingError) {
         const kind = String(err.data.kind ?? "adoption_failed");
-        return fail(kind === "adoption_refused" || kind === "invalid_selection" ? kind : kind === "no_staged_skills" ? kind : "adoption_failed", err.message, kind === "adoption_failed" || !err.data.kind ? 1 : 2, { staging_dir: dir });
+        const shown = ["adoption_refused", "invalid_selection", "no_staged_skills", "untrusted_night", "invalid_staging"].includes(kind) ? kind : "adoption_failed";
+        return fail(shown, err.message, shown === "adoption_failed" || shown === "untrusted_night" || shown === "invalid_staging" ? 1 : 2, { staging_dir: dir });
       }
       if (err instanceof SkilloptError) throw err;
       return fail("adoption_failed", err instanceof Error ? err.message : String(err), 1, { staging_dir: dir });

@@ -1,4 +1,5 @@
 import type { ArgDef } from "citty";
+import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, UsageError } from "../../lib/index.ts";
 import { STATE_DB } from "../../run/index.ts";
@@ -147,6 +148,17 @@ export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readon
     stateDir,
     statePath: join(stateDir, STATE_DB),
   };
+}
+
+/** Refuse a project directory that does not exist (one line, exit 2). */
+export function requireProject(setup: SleepSetup): void {
+  let ok = false;
+  try {
+    ok = statSync(setup.project).isDirectory();
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new UsageError(`--project ${setup.project}: no such directory`);
 }
 
 /** Where each harvest source lives, from the config (empty = the source's per-OS default). */

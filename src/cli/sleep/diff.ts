@@ -1,12 +1,13 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
+import { StagingError } from "../../lib/index.ts";
 import { colorizePatch, diffNight, plainPatch } from "../../sleep/diff.ts";
 import { nightEvidence, renderCards } from "../../sleep/lessons.ts";
 import { sanitizeLine } from "../../sleep/report.ts";
 import { resolveNight } from "../../sleep/stage.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { fail } from "./adopt.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
 
 export default defineCommand({
@@ -14,9 +15,16 @@ export default defineCommand({
   args: { ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } },
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
+    requireProject(setup);
     const dir = resolveNight(setup.project, nightArg(args.night));
     if (!dir) return fail("no_staging", `no staged night${args.night ? ` named ${args.night}` : ""} in ${join(setup.project, ".skillopt-sleep", "staging")}`, 1, { staging_dir: null });
-    const files = diffNight(dir);
+    let files: ReturnType<typeof diffNight>;
+    try {
+      files = diffNight(dir, setup.stateDir);
+    } catch (err) {
+      if (!(err instanceof StagingError)) throw err;
+      return fail(String(err.data.kind ?? "invalid_staging"), err.message, 1, { staging_dir: dir });
+    }
     const evidence = nightEvidence(dir);
     if (output.json) {
       printJson({ staging_dir: dir, files, evidence });

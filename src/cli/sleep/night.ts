@@ -162,7 +162,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         }
         let adopted: string[] = [];
         if (!dry && cfg.auto_adopt && out.report.accepted && out.proposals.length && out.stagingDir) {
-          const a = adoptNight(out.stagingDir, { mode: "legacy" });
+          const a = adoptNight(out.stagingDir, { mode: "legacy" }, { stateDir: setup.stateDir });
           store.recordAdoption(out.stagingDir, "legacy", JSON.stringify(a.receipts), Date.now());
           adopted = a.updated_paths;
         }

@@ -1,11 +1,11 @@
 import { defineCommand } from "citty";
 import { StagingError } from "../../lib/index.ts";
-import { hasReceipts, rollbackNight } from "../../sleep/adopt/rollback.ts";
+import { hasJournal, hasReceipts, rollbackNight } from "../../sleep/adopt/rollback.ts";
 import { listNights, resolveNight } from "../../sleep/stage.ts";
 import { openSleepStore } from "../../store/sleep.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { fail } from "./adopt.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
 
 export default defineCommand({
@@ -17,11 +17,12 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
+    requireProject(setup);
     const name = nightArg(args.night);
-    const dir = name ? resolveNight(setup.project, name) : listNights(setup.project).find(hasReceipts);
+    const dir = name ? resolveNight(setup.project, name) : listNights(setup.project).find((d) => hasReceipts(d) || hasJournal(d));
     if (!dir) return fail("no_adoption", "nothing to roll back: no adopted night found", 1, { staging_dir: null });
     try {
-      const r = rollbackNight(dir, { force: args.force === true });
+      const r = rollbackNight(dir, { stateDir: setup.stateDir, force: args.force === true });
       const store = openSleepStore(setup.statePath);
       try {
         for (const a of store.adoptions(dir)) if (a.rolled_back_ms === null) store.markRolledBack(a.id, Date.now());
@@ -29,7 +30,7 @@ export default defineCommand({
         store.close();
       }
       if (output.json) printJson({ ok: true, ...r });
-      else printResult([`[sleep] rolled back ${dir}`, ...r.restored.map((p) => `  restored ${p}`), ...r.removed.map((p) => `  removed ${p} (created by the adoption)`), ...r.already.map((p) => `  ${p} already held its original bytes`)].join("\n"));
+      else printResult([`[sleep] rolled back ${dir}${r.completed_interrupted ? " (completed an interrupted rollback)" : ""}`, ...r.restored.map((p) => `  restored ${p}`), ...r.removed.map((p) => `  removed ${p} (created by the adoption)`), ...r.already.map((p) => `  ${p} already held its original bytes`)].join("\n"));
     } catch (err) {
       if (!(err instanceof StagingError)) throw err;
       const kind = String(err.data.kind ?? "rollback_failed");

@@ -1,37 +1,56 @@
 import { defineCommand } from "citty";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { basename, join } from "node:path";
+import { errorMessage } from "../../lib/index.ts";
 import { pendingLegacy, pendingSkills } from "../../sleep/adopt/adopt.ts";
-import { JOURNAL_FILE, recoverJournal } from "../../sleep/adopt/journal.ts";
-import { readManifest } from "../../sleep/manifest.ts";
+import { trustNight } from "../../sleep/adopt/guard.ts";
+import { hasJournal, recoverJournal } from "../../sleep/adopt/journal.ts";
+import { readRegularFile } from "../../sleep/adopt/read.ts";
 import { sanitizeLine } from "../../sleep/report.ts";
 import { latestStaging, listNights } from "../../sleep/stage.ts";
 import { openSleepStore } from "../../store/sleep.ts";
 import { output, printJson, printResult } from "../output.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 
 export default defineCommand({
   meta: { name: "status", description: "Nights so far, the latest staged proposal and its report (recovers an interrupted adoption first)" },
   args: sleepArgs,
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
+    requireProject(setup);
     const recovered: string[] = [];
+    const completed: string[] = [];
+    const cleaned: string[] = [];
     let stagingError: string | undefined;
-    // §12.1 #29: an interrupted adoption is recovered here, before anything is listed.
-    for (const dir of listNights(setup.project)) {
-      if (!existsSync(join(dir, JOURNAL_FILE))) continue;
+    // Nights this user's review did not stage (e.g. shipped by a cloned repository) are never
+    // recovered, listed as latest or read beyond their manifest: one line says why.
+    const foreign = new Map<string, string>();
+    const trusted = listNights(setup.project).filter((dir) => {
       try {
-        const r = recoverJournal(dir);
-        if (r.recovered) recovered.push(dir);
+        trustNight(dir, setup.stateDir);
+        return true;
       } catch (err) {
-        stagingError = err instanceof Error ? err.message : String(err);
+        foreign.set(dir, errorMessage(err));
+        return false;
+      }
+    });
+    // §12.1 #29: an interrupted adoption is undone (an interrupted rollback completed) here, before anything is listed.
+    for (const dir of trusted) {
+      if (!hasJournal(dir)) continue;
+      try {
+        const r = recoverJournal(dir, { stateDir: setup.stateDir });
+        if (r.recovered) (r.kind === "rollback" ? completed : recovered).push(dir);
+        cleaned.push(...r.cleaned);
+      } catch (err) {
+        stagingError = errorMessage(err);
       }
     }
     const store = existsSync(setup.statePath) ? openSleepStore(setup.statePath) : undefined;
     const history = store?.history(5) ?? [];
     const nights = store?.nightsCount() ?? 0;
     store?.close();
-    const latest = latestStaging(setup.project);
+    const pointed = latestStaging(setup.project);
+    const latest = pointed && trusted.includes(pointed) ? pointed : trusted[0];
     let staged: string[] = [];
     let adopted: string[] = [];
     let hasManaged = false;
@@ -39,13 +58,12 @@ export default defineCommand({
     let reportMd = "";
     if (latest) {
       try {
-        const m = readManifest(join(latest, "manifest.json"));
+        const m = trustNight(latest, setup.stateDir).manifest;
         staged = pendingSkills(latest, m);
         pendingRows = (m.skills ?? []).filter((r) => staged.includes(r.skill_name)).map((r) => ({ name: r.skill_name, path: r.live_skill_path }));
         adopted = (m.skills ?? []).map((s) => s.skill_name).filter((n) => !staged.includes(n));
         hasManaged = pendingLegacy(latest, m).length > 0 && !existsSync(join(latest, "rejected.json"));
-        const rp = join(latest, "report.md");
-        reportMd = existsSync(rp) ? readFileSync(rp, "utf8") : "";
+        reportMd = readRegularFile(join(latest, "report.md"), { missingOk: true })?.toString("utf8") ?? "";
       } catch (err) {
         stagingError = stagingError ?? (err instanceof Error ? err.message : String(err));
       }
@@ -63,12 +81,21 @@ export default defineCommand({
         adopted_skills: adopted,
         has_managed_proposal: hasManaged,
         recovered_adoptions: recovered,
+        completed_rollbacks: completed,
+        cleaned_temp_files: cleaned,
+        untrusted_nights: [...foreign].map(([dir, reason]) => ({ dir, reason: sanitizeLine(reason) })),
         ...(stagingError ? { staging_error: sanitizeLine(stagingError) } : {}),
       });
       return;
     }
     const lines = [`nights so far: ${nights}`, `project: ${setup.project}`];
     for (const r of recovered) lines.push(`recovered an interrupted adoption in ${r} (live files restored)`);
+    for (const r of completed) lines.push(`completed an interrupted rollback in ${r}`);
+    if (cleaned.length) lines.push(`removed ${cleaned.length} temp file(s) left by interrupted writes`);
+    if (foreign.size) {
+      const [first] = [...foreign.values()];
+      lines.push(`ignored ${foreign.size} night(s) not staged by your review (${[...foreign.keys()].map((d) => basename(d)).join(", ")}): ${sanitizeLine(first ?? "")}`);
+    }
     if (stagingError) lines.push(`staging error: ${sanitizeLine(stagingError)}`);
     if (!latest) lines.push("no staged proposals yet.");
     else {

@@ -1,10 +1,13 @@
-import { chmodSync, existsSync, linkSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, existsSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 import * as v from "valibot";
-import { StagingError, sha256, writeFileAtomic } from "../../lib/index.ts";
+import { StagingError, sha256 } from "../../lib/index.ts";
+import { checkLivePath, checkStagingPath, cleanTemps, type NightScope, readLive, removeGuarded, trustNight, untrusted, writeGuarded } from "./guard.ts";
 import { acquireLock, type Lock, releaseLock, STAGING_LOCK } from "./locks.ts";
+import { readJsonFile, readRegularFile } from "./read.ts";
+import { sealObject, sealProblem, unsealed } from "./seal.ts";
 
-/** The write-ahead journal of an adoption (spec §7.11, version 2 layout). */
+/** The write-ahead journal of an adoption or a rollback (spec §7.11, version 2 layout). */
 export const JOURNAL_FILE = ".adopt-transaction.json";
 
 const FileId = v.nullable(v.tuple([v.number(), v.number()]));
@@ -24,7 +27,7 @@ const JournalTargetSchema = v.object({
 });
 export const JournalSchema = v.object({
   version: v.literal(2),
-  kind: v.picklist(["skills", "legacy", "rollback"]),
+  kind: v.picklist(["skills", "legacy"]),
   targets: v.array(JournalTargetSchema),
   receipt: v.object({
     path: v.string(),
@@ -38,38 +41,101 @@ export const JournalSchema = v.object({
 export type Journal = v.InferOutput<typeof JournalSchema>;
 export type JournalTarget = v.InferOutput<typeof JournalTargetSchema>;
 
-const fileSha = (p: string): string | undefined => (existsSync(p) ? sha256(readFileSync(p)) : undefined);
+/**
+ * The journal of a rollback. Unlike an adoption's, it rolls forward: every step is idempotent
+ * (a target already back at its original bytes is skipped, a rename already done is skipped),
+ * so an interrupted rollback is completed by the next command rather than undone.
+ */
+export const RollbackJournalSchema = v.object({
+  version: v.literal(2),
+  kind: v.literal("rollback"),
+  force: v.boolean(),
+  targets: v.array(
+    v.object({
+      live_path: v.string(),
+      sha256_before: v.string(),
+      sha256_after: v.string(),
+      backup_path: v.string(),
+    }),
+  ),
+  created_dirs: v.array(v.string()),
+  renames: v.array(v.object({ from: v.string(), to: v.string() })),
+});
+export type RollbackJournal = v.InferOutput<typeof RollbackJournalSchema>;
 
-/** Publish the journal; the first write must not replace an existing one (hard-link publish). */
-export function writeJournal(stagingDir: string, j: Journal, first: boolean): void {
-  const path = join(stagingDir, JOURNAL_FILE);
-  const text = `${JSON.stringify(j, null, 2)}\n`;
+/** Test seam: called after each target is written (a crash test kills the process here). */
+export interface TargetHooks {
+  afterTarget?: (index: number, livePath: string) => void;
+}
+
+const liveSha = (scope: NightScope, p: string): string => {
+  const b = readLive(scope, p);
+  return b ? sha256(b) : "";
+};
+const stagedSha = (scope: NightScope, p: string): string => {
+  checkStagingPath(scope, p);
+  const b = readRegularFile(p, { missingOk: true });
+  return b ? sha256(b) : "";
+};
+
+/** Publish a journal (sealed with this user's key); the first write must not replace an existing one (hard-link publish). */
+export function writeJournal(scope: NightScope, j: Journal | RollbackJournal, first: boolean): void {
+  const path = join(scope.dir, JOURNAL_FILE);
+  const text = `${JSON.stringify(sealObject(scope.key, "journal", scope.dir, j as unknown as Record<string, unknown>), null, 2)}\n`;
   if (!first) {
-    writeFileAtomic(path, text);
+    writeGuarded(() => checkStagingPath(scope, path), path, text, 0o600);
     return;
   }
-  const tmp = join(stagingDir, `.adopt-transaction.${process.pid}.tmp`);
-  writeFileAtomic(tmp, text);
+  checkStagingPath(scope, path);
+  const tmp = join(scope.dir, `.adopt-transaction.${process.pid}.tmp`);
+  rmSync(tmp, { force: true });
+  let fd: number;
+  try {
+    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
+  } catch (err) {
+    throw new StagingError(`cannot write ${tmp}: ${String(err)}`);
+  }
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
   try {
     linkSync(tmp, path);
   } catch (err) {
-    throw new StagingError(`an adoption journal already exists in ${stagingDir}; run \`skillopt sleep status\` to recover it first`, { cause: err });
+    throw new StagingError(`an adoption journal already exists in ${scope.dir}; run \`skillopt sleep status\` to recover it first`, { cause: err });
   } finally {
     rmSync(tmp, { force: true });
   }
 }
 
-/** The journal of a night, validated, or undefined when there is none. */
-export function readJournal(stagingDir: string): Journal | undefined {
-  const path = join(stagingDir, JOURNAL_FILE);
-  if (!existsSync(path)) return undefined;
-  let data: unknown;
+function present(p: string): boolean {
   try {
-    data = JSON.parse(readFileSync(path, "utf8"));
-  } catch (err) {
-    throw new StagingError(`${path} is unreadable (${String(err)}); resolve it by hand: compare the live files with backup/ and delete the journal`);
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
   }
-  const parsed = v.safeParse(JournalSchema, data);
+}
+
+/**
+ * The journal of a night, validated and verified to be sealed by this user, or undefined when
+ * there is none. A journal this user did not write is refused (never acted upon).
+ */
+export function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
+  const path = join(scope.dir, JOURNAL_FILE);
+  if (!present(path)) return undefined;
+  checkStagingPath(scope, path);
+  const data = readJsonFile(path, "the adoption journal");
+  const problem = sealProblem(scope.key, "journal", scope.dir, data);
+  if (problem) untrusted(`${path} was not written by this user's adoption: ${problem}; refusing to recover from it (delete it if you did not adopt this night)`);
+  const raw = unsealed(data) as { kind?: unknown };
+  if (raw.kind === "rollback") {
+    const r = v.safeParse(RollbackJournalSchema, raw);
+    if (!r.success) throw new StagingError(`${path} is not a valid rollback journal; resolve it by hand`);
+    return r.output;
+  }
+  const parsed = v.safeParse(JournalSchema, raw);
   if (!parsed.success) throw new StagingError(`${path} is not a valid adoption journal; resolve it by hand`);
   for (const t of parsed.output.targets) {
     if (t.original_b64 !== null && sha256(Buffer.from(t.original_b64, "base64")) !== t.baseline_sha256) throw new StagingError(`${path}: journal bytes of ${t.live_path} do not match its baseline hash`);
@@ -77,76 +143,182 @@ export function readJournal(stagingDir: string): Journal | undefined {
   return parsed.output;
 }
 
-function restore(path: string, b64: string | null, mode: number | null): void {
-  if (b64 === null) {
-    rmSync(path, { force: true });
-    return;
-  }
-  writeFileAtomic(path, Buffer.from(b64, "base64"));
-  if (mode !== null && process.platform !== "win32") chmodSync(path, mode & 0o7777);
+/** What a recovery did. */
+export interface Recovery {
+  recovered: boolean;
+  /** Live paths put back (adoption undone, or rollback completed). */
+  restored: string[];
+  /** Which transaction was interrupted. */
+  kind?: "adoption" | "rollback";
+  /** Temp files of interrupted atomic writes that were removed. */
+  cleaned: string[];
+  inProgress?: boolean;
 }
 
 /**
- * Undo an interrupted transaction (spec §7.11 rollback). For every target, in reverse: baseline
- * bytes → nothing to do; proposal bytes → restore the original (or remove a created file); other
- * bytes → conflict (someone edited it), keep everything and stop. Same for the receipt. Then
- * remove backups that still hold the baseline, empty created dirs, and the journal.
- * Returns the paths restored.
+ * Recover an interrupted transaction of a night (spec §7.11): an adoption is undone, a rollback is
+ * completed. Only a night sealed by this user (state directory `stateDir`) with a journal sealed
+ * by this user is touched; every write passes the night's path rule at the moment it is made.
  */
-export function recoverJournal(
-  stagingDir: string,
-  opts: { held?: boolean } = {},
-): { recovered: boolean; restored: string[]; inProgress?: boolean } {
-  if (!existsSync(join(stagingDir, JOURNAL_FILE))) return { recovered: false, restored: [] };
-  if (opts.held) return recoverLocked(stagingDir);
+export function recoverJournal(stagingDir: string, opts: { stateDir: string; held?: boolean; force?: boolean }): Recovery {
+  if (!present(join(stagingDir, JOURNAL_FILE))) return { recovered: false, restored: [], cleaned: [] };
+  const scope = trustNight(stagingDir, opts.stateDir);
+  if (opts.held) return recoverLocked(scope, opts.force === true);
   // A journal is only abandoned if no live process holds the night's staging lock: recovering
   // under a running adoption would roll back its work mid-way.
   let lock: Lock;
   try {
-    lock = acquireLock(join(stagingDir, STAGING_LOCK), `recovery of ${stagingDir}`);
+    lock = acquireLock(join(scope.dir, STAGING_LOCK), `recovery of ${scope.dir}`);
   } catch (err) {
-    if (err instanceof StagingError && /already in progress/.test(err.message)) return { recovered: false, restored: [], inProgress: true };
+    if (err instanceof StagingError && /already in progress/.test(err.message)) return { recovered: false, restored: [], cleaned: [], inProgress: true };
     throw err;
   }
   try {
-    return recoverLocked(stagingDir);
+    return recoverLocked(scope, opts.force === true);
   } finally {
     releaseLock(lock);
   }
 }
 
-function recoverLocked(stagingDir: string): { recovered: boolean; restored: string[] } {
-  const j = readJournal(stagingDir);
-  if (!j) return { recovered: false, restored: [] };
+/** Remove temp files interrupted writes left in the night folder (dead processes only). */
+function cleanStagingTemps(scope: NightScope): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const n of entries) {
+      const p = join(dir, n);
+      const st = lstatSync(p);
+      if (st.isDirectory() && dir === scope.dir && n === "backup") walk(p);
+      const m = /^\.(?:adopt-transaction\.|)(\d+)\.(?:\d+\.\d+\.)?tmp$/.exec(n);
+      if (st.isFile() && m && !alive(Number(m[1]))) {
+        rmSync(p, { force: true });
+        out.push(p);
+      }
+    }
+  };
+  walk(scope.dir);
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function recoverLocked(scope: NightScope, force: boolean): Recovery {
+  const j = readJournal(scope);
+  if (!j) return { recovered: false, restored: [], cleaned: [] };
+  const cleaned: string[] = [];
+  for (const t of j.targets) cleaned.push(...cleanTemps(t.live_path));
+  cleaned.push(...cleanStagingTemps(scope));
+  if (j.kind === "rollback") {
+    const restored = completeRollback(scope, force ? { ...j, force } : j);
+    return { recovered: true, restored, kind: "rollback", cleaned };
+  }
   const restored: string[] = [];
   const conflicts: string[] = [];
   for (const t of [...j.targets].reverse()) {
-    const now = fileSha(t.live_path) ?? "";
+    const now = liveSha(scope, t.live_path);
     if (now === t.baseline_sha256) continue;
     if (now === t.proposed_sha256) {
-      restore(t.live_path, t.original_b64, t.original_mode);
+      if (t.original_b64 === null) removeGuarded(() => checkLivePath(scope, t.live_path), t.live_path);
+      else writeGuarded(() => checkLivePath(scope, t.live_path), t.live_path, Buffer.from(t.original_b64, "base64"), t.original_mode ?? 0o644);
       restored.push(t.live_path);
     } else conflicts.push(t.live_path);
   }
   const r = j.receipt;
-  const rnow = fileSha(r.path) ?? "";
+  if (r.path !== join(scope.dir, "adopted_legacy.json") && r.path !== join(scope.dir, "adopted_skills.json")) untrusted(`${r.path} is not a receipt file of ${scope.dir}`);
+  const rnow = stagedSha(scope, r.path);
   if (rnow !== r.baseline_sha256) {
-    if (rnow === r.proposed_sha256) restore(r.path, r.original_b64, r.original_mode);
-    else conflicts.push(r.path);
+    if (rnow === r.proposed_sha256) {
+      if (r.original_b64 === null) removeGuarded(() => checkStagingPath(scope, r.path), r.path);
+      else writeGuarded(() => checkStagingPath(scope, r.path), r.path, Buffer.from(r.original_b64, "base64"), 0o600);
+    } else conflicts.push(r.path);
   }
   if (conflicts.length) {
-    throw new StagingError(`cannot recover the interrupted adoption in ${stagingDir}: changed since: ${conflicts.join(", ")}; the journal and backups are kept for manual resolution`);
+    throw new StagingError(`cannot recover the interrupted adoption in ${scope.dir}: changed since: ${conflicts.join(", ")}; the journal and backups are kept for manual resolution`);
   }
   for (const t of j.targets) {
-    if (t.backup_path && t.original_b64 !== null && fileSha(t.backup_path) === t.baseline_sha256) rmSync(t.backup_path, { force: true });
-    for (const d of [...t.created_dirs].reverse()) {
-      try {
-        if (existsSync(d) && statSync(d).isDirectory() && readdirSync(d).length === 0) rmdirSync(d);
-      } catch {
-        // A directory someone else filled is left alone.
-      }
-    }
+    if (t.backup_path && t.original_b64 !== null && stagedSha(scope, t.backup_path) === t.baseline_sha256) removeGuarded(() => checkStagingPath(scope, t.backup_path), t.backup_path);
+    for (const d of t.created_dirs) if (!t.live_path.startsWith(d + sep)) untrusted(`${d} is not a parent of ${t.live_path}`);
+    for (const [i, d] of [...t.created_dirs.entries()].reverse()) removeEmptyDir(d, t.created_dir_ids[i]);
   }
-  rmSync(join(stagingDir, JOURNAL_FILE), { force: true });
-  return { recovered: true, restored };
+  removeGuarded(() => checkStagingPath(scope, join(scope.dir, JOURNAL_FILE)), join(scope.dir, JOURNAL_FILE));
+  return { recovered: true, restored, kind: "adoption", cleaned };
+}
+
+/** Remove a directory an adoption created, only if it is still that directory (same identity) and empty. */
+export function removeEmptyDir(d: string, id?: readonly [number, number]): void {
+  try {
+    const st = lstatSync(d);
+    if (!st.isDirectory()) return;
+    if (id && (st.dev !== id[0] || st.ino !== id[1])) return;
+    if (readdirSync(d).length === 0) rmdirSync(d);
+  } catch {
+    // A directory someone else filled or removed is left alone.
+  }
+}
+
+/**
+ * Carry out (or finish) a rollback from its journal: every live target back to its original bytes
+ * from the backup (or removed when the adoption created it), created directories removed when
+ * empty, receipts and backups renamed aside, then the journal removed. Returns the live paths
+ * changed. A target holding neither the adopted nor the original bytes (edited since) stops
+ * everything with the journal kept, unless the rollback was forced.
+ */
+export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: TargetHooks = {}): string[] {
+  const changed: string[] = [];
+  j.targets.forEach((t, i) => {
+    const now = liveSha(scope, t.live_path);
+    if (now === t.sha256_before) return;
+    if (now !== t.sha256_after && !j.force) {
+      throw new StagingError(`${t.live_path} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`, { data: { kind: "rollback_refused" } });
+    }
+    if (t.sha256_before === "") removeGuarded(() => checkLivePath(scope, t.live_path), t.live_path);
+    else {
+      if (!resolve(t.backup_path).startsWith(join(scope.dir, "backup") + sep)) untrusted(`${t.backup_path} is not inside ${join(scope.dir, "backup")}`);
+      checkStagingPath(scope, t.backup_path);
+      const bytes = readRegularFile(t.backup_path, { missingOk: true });
+      if (!bytes) throw new StagingError(`backup ${t.backup_path} of ${t.live_path} is missing`);
+      if (sha256(bytes) !== t.sha256_before) throw new StagingError(`backup ${t.backup_path} does not hold the original bytes of ${t.live_path}`);
+      const mode = checkLivePath(scope, t.live_path).mode ?? 0o644;
+      writeGuarded(() => checkLivePath(scope, t.live_path), t.live_path, bytes, mode);
+    }
+    changed.push(t.live_path);
+    hooks.afterTarget?.(i, t.live_path);
+  });
+  for (const d of [...j.created_dirs].reverse()) {
+    if (!j.targets.some((t) => t.live_path.startsWith(d + sep))) untrusted(`${d} is not a parent of a target of ${scope.dir}`);
+    removeEmptyDir(d);
+  }
+  for (const r of j.renames) {
+    for (const p of [r.from, r.to]) if (dirname(p) !== scope.dir) untrusted(`${p} is not directly inside ${scope.dir}`);
+    checkStagingPath(scope, r.from, lstatIsDir(r.from));
+    checkStagingPath(scope, r.to, lstatIsDir(r.to));
+    if (present(r.from) && !present(r.to)) renameSync(r.from, r.to);
+  }
+  removeGuarded(() => checkStagingPath(scope, join(scope.dir, JOURNAL_FILE)), join(scope.dir, JOURNAL_FILE));
+  return changed;
+}
+
+function lstatIsDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** True when a night has a journal (an interrupted adoption or rollback). */
+export function hasJournal(stagingDir: string): boolean {
+  return present(join(stagingDir, JOURNAL_FILE)) || existsSync(join(stagingDir, JOURNAL_FILE));
 }

@@ -1,7 +1,7 @@
-import { closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { chmodSync, closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { StagingError, homeDir, processAlive, sha256 } from "../../lib/index.ts";
+import { processAlive, StagingError, sha256, userStateDir } from "../../lib/index.ts";
+import { readRegularFile } from "./read.ts";
 
 /** The per-night lock file every adoption, rollback and recovery of that night takes first. */
 export const STAGING_LOCK = ".adopt-skills.lock";
@@ -54,7 +54,7 @@ export function acquireLock(path: string, what: string): Lock {
       } catch {
         continue;
       }
-      if (readFileSync(aside, "utf8") !== seen.text) {
+      if (readLock(aside)?.text !== seen.text) {
         // Another process replaced the stale lock between our read and our rename: give it back.
         try {
           linkSync(aside, path);
@@ -74,7 +74,9 @@ export function acquireLock(path: string, what: string): Lock {
 
 function readLock(path: string): { text: string; mtimeMs: number } | undefined {
   try {
-    return { text: readFileSync(path, "utf8"), mtimeMs: statSync(path).mtimeMs };
+    // Never through a link, never blocking on a FIFO someone planted in its place.
+    const bytes = readRegularFile(path, { maxBytes: 4096 });
+    return { text: bytes.toString("utf8"), mtimeMs: lstatSync(path).mtimeMs };
   } catch {
     return undefined;
   }
@@ -88,28 +90,29 @@ function holderPidOf(text: string): number | undefined {
 /** Release a lock only if it is still ours. */
 export function releaseLock(lock: Lock): void {
   try {
-    if (readFileSync(lock.path, "utf8") === lock.token) rmSync(lock.path, { force: true });
+    if (readRegularFile(lock.path, { maxBytes: 4096 }).toString("utf8") === lock.token) rmSync(lock.path, { force: true });
   } catch {
     // Already gone: nothing to release.
   }
 }
 
-/** Lock root shared across nights: `<tmp>/skillopt-sleep-adopt-<uid>/`, 0700, owned by us. */
-export function lockRoot(): string {
-  let id: string;
-  try {
-    const u = userInfo();
-    id = u.uid >= 0 ? String(u.uid) : sha256(`${u.username}|${homeDir()}`).slice(0, 16);
-  } catch {
-    id = sha256(homeDir()).slice(0, 16);
-  }
-  const root = join(tmpdir(), `skillopt-sleep-adopt-${id}`);
+/**
+ * Lock root shared across nights and state directories: `<XDG state home>/skillopt-sleep/adopt-locks/`
+ * (per user, not the shared temp dir, where another user could pre-create it to block every
+ * adoption). It must be a real directory owned by this user with mode 0700; one of ours with a
+ * looser mode is tightened, one owned by someone else is refused.
+ */
+export function lockRoot(base = userStateDir()): string {
+  const root = join(base, "skillopt-sleep", "adopt-locks");
   if (!existsSync(root)) mkdirSync(root, { recursive: true, mode: 0o700 });
   const st = lstatSync(root);
-  if (!st.isDirectory() || st.isSymbolicLink()) throw new StagingError(`${root} must be a real directory`);
+  if (!st.isDirectory() || st.isSymbolicLink()) throw new StagingError(`adoption lock directory ${root} must be a real directory, not a link or file`);
   if (process.platform !== "win32") {
-    if (typeof process.getuid === "function" && st.uid !== process.getuid()) throw new StagingError(`${root} is not owned by the current user`);
-    if ((st.mode & 0o777) !== 0o700) throw new StagingError(`${root} must have mode 0700`);
+    if (typeof process.getuid === "function" && st.uid !== process.getuid()) {
+      throw new StagingError(`adoption lock directory ${root} is owned by another user (uid ${st.uid}); refusing to use it — remove it`);
+    }
+    if ((st.mode & 0o777) !== 0o700) chmodSync(root, 0o700);
+    if ((lstatSync(root).mode & 0o777) !== 0o700) throw new StagingError(`adoption lock directory ${root} must have mode 0700`);
   }
   return root;
 }

@@ -2,8 +2,15 @@
 import { adoptNight } from "../../../src/sleep/adopt/adopt.ts";
 
 const dir = process.argv[2]!;
-adoptNight(dir, { mode: "legacy" }, {
-  afterTarget: (i) => {
-    if (i === 0) process.kill(process.pid, "SIGKILL");
+adoptNight(
+  dir,
+  { mode: "legacy" },
+  {
+    stateDir: process.argv[3]!,
+    hooks: {
+      afterTarget: (i) => {
+        if (i === 0) process.kill(process.pid, "SIGKILL");
+      },
+    },
   },
-});
+);
