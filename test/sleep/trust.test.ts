@@ -28,7 +28,7 @@ describe("night trust", () => {
     const m = JSON.parse(readFileSync(mpath, "utf8"));
     m.legacy.memory.live_path = "/etc/shadow";
     writeFileSync(mpath, JSON.stringify(m));
-    expect(() => trustNight(n.dir, n.stateDir)).toThrow(/was not staged by this user's review: manifest.json its seal does not verify/);
+    expect(() => trustNight(n.dir, n.stateDir)).toThrow(/was not staged by this user's review: manifest.json: its seal does not verify/);
     delete m.seal;
     writeFileSync(mpath, JSON.stringify(m));
     expect(() => trustNight(n.dir, n.stateDir)).toThrow(/carries no seal/);

@@ -69,7 +69,7 @@ export function trustNight(dir: string, stateDir: string): NightScope {
   const mpath = join(abs, "manifest.json");
   const data = readJsonFile(mpath, "the manifest");
   const problem = sealProblem(key, "manifest", abs, data);
-  if (problem || !key) untrusted(`${abs} was not staged by this user's review: manifest.json ${problem ?? "is unsealed"}; refusing to act on it`);
+  if (problem || !key) untrusted(`${abs} was not staged by this user's review: manifest.json: ${problem ?? "unsealed"}; refusing to act on it`);
   const manifest = parseManifest(mpath, data);
   const targets = new Map<string, LiveTarget>();
   for (const r of legacyRows(manifest)) targets.set(r.row.live_path, { role: r.which, realpath: r.row.live_realpath, fanout: false });

@@ -66,6 +66,8 @@ export type RollbackJournal = v.InferOutput<typeof RollbackJournalSchema>;
 /** Test seam: called after each target is written (a crash test kills the process here). */
 export interface TargetHooks {
   afterTarget?: (index: number, livePath: string) => void;
+  /** Rollback only: after each rename of receipts/backups aside. */
+  afterRename?: (index: number) => void;
 }
 
 const liveSha = (scope: NightScope, p: string): string => {
@@ -300,11 +302,12 @@ export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: T
     if (!j.targets.some((t) => t.live_path.startsWith(d + sep))) untrusted(`${d} is not a parent of a target of ${scope.dir}`);
     removeEmptyDir(d);
   }
-  for (const r of j.renames) {
+  for (const [i, r] of j.renames.entries()) {
     for (const p of [r.from, r.to]) if (dirname(p) !== scope.dir) untrusted(`${p} is not directly inside ${scope.dir}`);
     checkStagingPath(scope, r.from, lstatIsDir(r.from));
     checkStagingPath(scope, r.to, lstatIsDir(r.to));
     if (present(r.from) && !present(r.to)) renameSync(r.from, r.to);
+    hooks.afterRename?.(i);
   }
   removeGuarded(() => checkStagingPath(scope, join(scope.dir, JOURNAL_FILE)), join(scope.dir, JOURNAL_FILE));
   return changed;

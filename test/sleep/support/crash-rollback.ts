@@ -9,5 +9,8 @@ rollbackNight(dir, {
     afterTarget: (i, _p) => {
       if (point === `after-target-${i}`) process.kill(process.pid, "SIGKILL");
     },
+    afterRename: (i) => {
+      if (point === `after-rename-${i}`) process.kill(process.pid, "SIGKILL");
+    },
   },
 });
