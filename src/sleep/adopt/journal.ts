@@ -1,7 +1,7 @@
 import { closeSync, constants, existsSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import * as v from "valibot";
-import { StagingError, sha256 } from "../../lib/index.ts";
+import { processAlive, StagingError, sha256 } from "../../lib/index.ts";
 import { checkLivePath, checkStagingPath, cleanTemps, type NightScope, readLive, removeGuarded, trustNight, untrusted, writeGuarded } from "./guard.ts";
 import { acquireLock, type Lock, releaseLock, STAGING_LOCK } from "./locks.ts";
 import { readJsonFile, readRegularFile } from "./read.ts";
@@ -197,7 +197,7 @@ function cleanStagingTemps(scope: NightScope): string[] {
       const st = lstatSync(p);
       if (st.isDirectory() && dir === scope.dir && n === "backup") walk(p);
       const m = /^\.(?:adopt-transaction\.|)(\d+)\.(?:\d+\.\d+\.)?tmp$/.exec(n);
-      if (st.isFile() && m && !alive(Number(m[1]))) {
+      if (st.isFile() && m && !processAlive(Number(m[1]))) {
         rmSync(p, { force: true });
         out.push(p);
       }
@@ -207,14 +207,6 @@ function cleanStagingTemps(scope: NightScope): string[] {
   return out;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 function recoverLocked(scope: NightScope, force: boolean): Recovery {
   const j = readJournal(scope);
