@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import type { AnyCommand } from "./command-def.ts";
+import { COMMAND_META } from "./command-meta.ts";
 import { VERSION } from "./version-info.ts";
 
 type Lazy = () => Promise<AnyCommand>;
@@ -8,6 +9,23 @@ const load =
   (fn: () => Promise<{ default: AnyCommand }>): Lazy =>
   async () =>
     (await fn()).default;
+
+/**
+ * A top-level command whose meta is known without loading it: its flags and code are imported
+ * only when it runs or its own --help is asked for.
+ */
+function lazyCommand(meta: { name: string; description: string }, fn: () => Promise<{ default: AnyCommand }>): AnyCommand {
+  let mod: Promise<AnyCommand> | undefined;
+  const real = () => (mod ??= fn().then((m) => m.default));
+  return defineCommand({
+    meta,
+    args: async () => {
+      const cmd = await real();
+      return typeof cmd.args === "function" ? await cmd.args() : ((await cmd.args) ?? {});
+    },
+    run: async (ctx) => (await real()).run?.(ctx),
+  });
+}
 
 /** `skillopt sleep …` */
 export const sleepCommand = defineCommand({
@@ -51,16 +69,16 @@ export const rootCommand = defineCommand({
     description: "Train skill documents for LLM agents, and learn from coding-agent sessions",
   },
   subCommands: {
-    train: load(() => import("./train.ts")),
-    eval: load(() => import("./eval.ts")),
+    train: lazyCommand(COMMAND_META.train, () => import("./train.ts")),
+    eval: lazyCommand(COMMAND_META.eval, () => import("./eval.ts")),
     sleep: sleepCommand,
-    runs: load(() => import("./runs.ts")),
-    report: load(() => import("./report.ts")),
-    ui: load(() => import("./ui.ts")),
-    configs: load(() => import("./configs.ts")),
-    config: load(() => import("./config.ts")),
+    runs: lazyCommand(COMMAND_META.runs, () => import("./runs.ts")),
+    report: lazyCommand(COMMAND_META.report, () => import("./report.ts")),
+    ui: lazyCommand(COMMAND_META.ui, () => import("./ui.ts")),
+    configs: lazyCommand(COMMAND_META.configs, () => import("./configs.ts")),
+    config: lazyCommand(COMMAND_META.config, () => import("./config.ts")),
     data: dataCommand,
     sim: simCommand,
-    version: load(() => import("./version.ts")),
+    version: lazyCommand(COMMAND_META.version, () => import("./version.ts")),
   },
 });

@@ -4,9 +4,10 @@ import { log, redactValue } from "../lib/index.ts";
 import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { configInputOf, loadFromInput } from "./run-setup.ts";
+import { COMMAND_META } from "./command-meta.ts";
 
 export default defineCommand({
-  meta: { name: "config", description: "Print the fully resolved configuration (secrets masked)" },
+  meta: COMMAND_META.config,
   args: {
     ...globalArgs,
     ...jsonArg,

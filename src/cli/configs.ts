@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { BUNDLED_CONFIGS, bundledConfigNames } from "../config/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
+import { COMMAND_META } from "./command-meta.ts";
 
 /** First comment line of a YAML file, as its one-line description. */
 function describe(text: string): string {
@@ -10,7 +11,7 @@ function describe(text: string): string {
 }
 
 export default defineCommand({
-  meta: { name: "configs", description: "List the bundled configs (use a name with --config)" },
+  meta: COMMAND_META.configs,
   args: { ...globalArgs, ...jsonArg },
   run() {
     const rows = bundledConfigNames().map((b) => ({

@@ -11,6 +11,7 @@ import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
 import { backendLine, benchmarkContext, configInputOf, limitSplits, loadFromInput, resolveBenchmark } from "./run-setup.ts";
 import { describeNoAnswer } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
+import { COMMAND_META } from "./command-meta.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",
@@ -32,7 +33,7 @@ function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
 
 
 export default defineCommand({
-  meta: { name: "eval", description: "Evaluate a skill on a split (upstream's per-key flags such as --target_model are accepted too)" },
+  meta: COMMAND_META.eval,
   args: {
     ...globalArgs,
     ...jsonArg,

@@ -6,10 +6,11 @@ import { isRunDir, RUN_MARKERS } from "../run/index.ts";
 import { writeRunReport } from "../report/html/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
+import { COMMAND_META } from "./command-meta.ts";
 
 
 export default defineCommand({
-  meta: { name: "report", description: "Write the self-contained HTML report of a run (<out>/report.html)" },
+  meta: COMMAND_META.report,
   args: {
     ...globalArgs,
     ...jsonArg,

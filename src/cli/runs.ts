@@ -5,9 +5,10 @@ import { UsageError } from "../lib/index.ts";
 import { listRunRows } from "../run/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
+import { COMMAND_META } from "./command-meta.ts";
 
 export default defineCommand({
-  meta: { name: "runs", description: "List training and eval runs and their status" },
+  meta: COMMAND_META.runs,
   args: {
     ...globalArgs,
     ...jsonArg,

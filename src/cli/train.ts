@@ -28,6 +28,7 @@ import {
   resolveInitialSkill,
   savedInput,
 } from "./run-setup.ts";
+import { COMMAND_META } from "./command-meta.ts";
 
 /** Each role's price for the dry-run estimate: the run's prices (built-ins, the user pricing file, model.pricing); the simulator is free. */
 function rolePrices(client: SkilloptModelClient) {
@@ -41,7 +42,7 @@ function rolePrices(client: SkilloptModelClient) {
 }
 
 export default defineCommand({
-  meta: { name: "train", description: "Train a skill: rollouts, reflection, gated edits, epochs (upstream's per-key flags such as --batch_size 8 are accepted too)" },
+  meta: COMMAND_META.train,
   args: {
     ...globalArgs,
     ...jsonArg,

@@ -5,9 +5,10 @@ import { log, UsageError } from "../lib/index.ts";
 import { ALLOW_FLAG, isLoopbackHost, startUi } from "../ui/index.ts";
 import { globalArgs } from "./args.ts";
 import { printResult } from "./output.ts";
+import { COMMAND_META } from "./command-meta.ts";
 
 export default defineCommand({
-  meta: { name: "ui", description: "Serve the local dashboard: runs, live training, compare, launch, Sleep" },
+  meta: COMMAND_META.ui,
   args: {
     ...globalArgs,
     root: { type: "string", description: "Directory whose runs are shown (and where launched runs go)", default: "outputs", valueHint: "DIR" },

@@ -1,28 +1,75 @@
-import { createConsola, type ConsolaInstance, LogLevels } from "consola";
+import type { ConsolaInstance } from "consola";
 import { redactValue } from "./redact.ts";
 
-const envLevel = process.env.SKILLOPT_LOG_LEVEL as keyof typeof LogLevels | undefined;
+/** consola's numeric levels (the names SKILLOPT_LOG_LEVEL accepts). */
+const LEVELS: Record<string, number> = {
+  silent: Number.NEGATIVE_INFINITY,
+  fatal: 0,
+  error: 0,
+  warn: 1,
+  log: 2,
+  info: 3,
+  success: 3,
+  fail: 3,
+  ready: 3,
+  start: 3,
+  box: 3,
+  debug: 4,
+  trace: 5,
+  verbose: Number.POSITIVE_INFINITY,
+};
+
+const envName = process.env.SKILLOPT_LOG_LEVEL;
+const envLevel = envName && envName in LEVELS ? LEVELS[envName] : undefined;
+let level = envLevel ?? LEVELS.info!;
+let root: ConsolaInstance | undefined;
+
+/**
+ * consola is loaded on the first line that is actually written: importing it costs a large part
+ * of a `version` or `--help` run, which never logs.
+ */
+function realRoot(): ConsolaInstance {
+  if (!root) {
+    const tty = Boolean(process.stderr.isTTY) && !process.env.NO_COLOR;
+    const { createConsola } = require("consola") as typeof import("consola");
+    root = createConsola({ level, fancy: tty, stdout: process.stderr, stderr: process.stderr, formatOptions: { date: false, colors: tty } });
+  }
+  return root;
+}
+
+const noop = () => {};
+
+/** A logger that resolves to `resolve()` only when a call would print (or needs the real object). */
+function lazy(resolve: () => ConsolaInstance): ConsolaInstance {
+  let inst: ConsolaInstance | undefined;
+  const real = () => (inst ??= resolve());
+  return new Proxy({} as ConsolaInstance, {
+    get(_, key) {
+      if (key === "level") return level;
+      if (key === "withTag") return (tag: string) => lazy(() => real().withTag(tag));
+      if (typeof key === "string" && key in LEVELS && LEVELS[key]! > level) return noop;
+      const v = (real() as unknown as Record<PropertyKey, unknown>)[key];
+      return typeof v === "function" ? v.bind(real()) : v;
+    },
+    set(_, key, value) {
+      if (key === "level") {
+        level = value as number;
+        if (root) root.level = level;
+        return true;
+      }
+      (real() as unknown as Record<PropertyKey, unknown>)[key] = value;
+      return true;
+    },
+  });
+}
 
 /** The single logger. Everything goes to stderr; stdout carries only results. */
-export const log: ConsolaInstance = createConsola({
-  level: envLevel && envLevel in LogLevels ? LogLevels[envLevel] : LogLevels.info,
-  fancy: Boolean(process.stderr.isTTY) && !process.env.NO_COLOR,
-  stdout: process.stderr,
-  stderr: process.stderr,
-  formatOptions: { date: false, colors: Boolean(process.stderr.isTTY) && !process.env.NO_COLOR },
-});
+export const log: ConsolaInstance = lazy(realRoot);
 
 /** Set the level from CLI flags: quiet → warn, verbose/debug → debug. */
 export function setLogLevel(mode: "quiet" | "normal" | "verbose" | "silent"): void {
-  if (envLevel && envLevel in LogLevels) return;
-  log.level =
-    mode === "quiet"
-      ? LogLevels.warn
-      : mode === "verbose"
-        ? LogLevels.debug
-        : mode === "silent"
-          ? LogLevels.silent
-          : LogLevels.info;
+  if (envLevel !== undefined) return;
+  log.level = mode === "quiet" ? LEVELS.warn! : mode === "verbose" ? LEVELS.debug! : mode === "silent" ? LEVELS.silent! : LEVELS.info!;
 }
 
 /** Log structured context through redaction. */
