@@ -73,12 +73,13 @@ export function cliNeeds(client: SkilloptModelClient, roles: readonly Role[], en
       const p = await probeCli(bin, (k) => env[k]);
       if (p.ok) return undefined;
       const backend = client.info[rs[0]!]?.backend ?? "?";
+      const who = `the ${rs.join(" and ")} ${rs.length > 1 ? "roles run" : "role runs"} ${backend}`;
       if (p.missing) {
-        return new ConfigError(`${p.reason} (the ${rs.join(" and ")} role${rs.length > 1 ? "s" : ""} run ${backend})`, {
+        return new ConfigError(`${p.reason} (${who})`, {
           hint: "install it, put it on PATH, or name its path in the backend's *_path setting (e.g. model.claude_code_exec_path)",
         });
       }
-      return new UnsupportedError(`${p.reason} (the ${rs.join(" and ")} role${rs.length > 1 ? "s" : ""} run ${backend})`, { hint: "check that the CLI is installed and works from this shell" });
+      return new UnsupportedError(`${p.reason} (${who})`, { hint: "check that the CLI is installed and works from this shell" });
     },
   }));
 }

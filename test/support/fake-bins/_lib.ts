@@ -12,6 +12,8 @@ export interface FakeControl {
   sequence?: string[];
   usage?: { input: number; output: number; cached?: number };
   cost?: number;
+  /** `--version`: ok (default; prints a version like the real CLI), fail (exit 1), silent (exit 0, prints nothing). */
+  version?: "ok" | "fail" | "silent";
   /** az: token lifetime in seconds. */
   ttl?: number;
   /** Model names the CLI knows: a `--model`/`-m` outside this list fails as the real CLIs do (exit 1). */
@@ -83,4 +85,22 @@ export function refuseUnknownModel(c: FakeControl, name: string): void {
   if (c.models.includes(model)) return;
   process.stderr.write(`${name}: model not found: ${model} (available: ${c.models.join(", ")})\n`);
   process.exit(1);
+}
+
+const VERSIONS: Record<string, string> = {
+  claude: "2.0.14 (Claude Code)",
+  codex: "codex-cli 0.46.0",
+  copilot: "0.0.339",
+  "cursor-agent": "2025.10.02-bd871ac",
+};
+
+/** `<cli> --version` answers like the real CLI and is not recorded as a call (start-up checks run it). */
+export function answerVersion(name: string, c: FakeControl): void {
+  if (process.argv[2] !== "--version") return;
+  if (c.version === "fail") {
+    process.stderr.write(`${name}: error while loading shared libraries (fake)\n`);
+    process.exit(1);
+  }
+  if (c.version !== "silent") process.stdout.write(`${VERSIONS[name] ?? "1.0.0"}\n`);
+  process.exit(0);
 }
