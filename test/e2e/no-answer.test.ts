@@ -123,6 +123,16 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     expect(ok.stderr).toContain("[fail-under] hard=0.0000 is below 0.5: all 2 items were answered");
   }, 90_000);
 
+  test("a target that hangs: each rollout times out (env.exec_timeout), and eval exits 1 naming the endpoint instead of scoring 0", async () => {
+    await using server = await startFakeOpenAI({ reply: (req) => (isTarget(req) ? { fault: "hang" } : OPTIMIZER) });
+    using dir = tempDir();
+    const skill = join(dir.path, "skill.md");
+    writeFileSync(skill, "# Skill\n\nAnswer with the exact span.\n");
+    const r = await runCli(["eval", ...SEARCHQA, ...compatFlags(server.url), "--set", "env.exec_timeout=1", "--skill", skill, "--split", "val", "--out", join(dir.path, "eval")], { env: KEY_ENV });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("error: "))).toEqual([expect.stringMatching(/gave no answer for 2 of 2 items of the evaluation of split val; last error: .*task-timeout-1s/)]);
+  }, 90_000);
+
   test("the endpoint dies mid-run: the run stops at its last committed step as failed; --resume after it is back makes the same decisions", async () => {
     await using server = await startFakeOpenAI({ reply: (req) => (isTarget(req) ? answer(req) : OPTIMIZER) });
     using dir = tempDir();
