@@ -10,6 +10,7 @@ import { fanOut, type SkillProposal } from "./fanout.ts";
 import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { getRules, skillScaffold } from "./learned-block.ts";
+import { verifyLessons } from "./lesson-verify.ts";
 import { type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
@@ -171,9 +172,15 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       const memoryNow = result?.accepted && result.newMemory !== memoryBase.text ? result.newMemory : memoryBase.text;
       const covered = [...getRules(skillBase.text), ...(result?.accepted ? getRules(result.newSkill) : [])];
       lessons = planLessons(book, night, memoryNow, { target: input.memoryPath, retireAfterNights: cfg.lesson_retire_nights, covered });
+      if (backend.remote && lessons.cards.length) {
+        phase("lessons", `replay-verifying ${lessons.cards.length} lesson edit(s)`);
+        const v = await verifyLessons(ctx, lessons.cards, { skill: result?.accepted ? result.newSkill : skillText, baseMemory: memoryNow, proposedMemory: lessons.memory });
+        lessons.memory = v.memory;
+        lessons.notes.push(...v.notes);
+      }
       for (const c of lessons.cards) c.cost = { tokens: ledger.tokens, cost_usd: ledger.costUsd };
       for (const c of lessons.cards) evidence.log("lessons", "proposed", { id: c.id, op: c.op, rule: c.rule, recurrences: c.recurrences, sessions: c.sources.map((x) => x.session_id), verification: c.verification });
-      phase("lessons", `${lessons.cards.length} lesson edit(s) proposed (unverified)`);
+      phase("lessons", `${lessons.cards.length} lesson edit(s) proposed`);
     }
     const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
       const r: ConsolidateResult = result ?? emptyResult(skillText, memoryBase.text, tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference", notes);
@@ -194,7 +201,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       report.skill_groups = fan.rows;
       if (lessons?.cards.length) {
         report.lessons = lessons.cards;
-        report.notes.push(`${lessons.cards.length} memory lesson edit(s) from recurring corrections/preferences, unverified (no replay was run): review the evidence with \`skillopt sleep diff\``);
+        const unverified = lessons.cards.filter((c) => c.verification === "unverified").length;
+        report.notes.push(`${lessons.cards.length} memory lesson edit(s) from recurring corrections/preferences (${unverified} unverified: no replay was run); review the evidence with \`skillopt sleep diff\``);
       }
       if (lessons?.notes.length) report.notes.push(...lessons.notes);
       const proposals: Proposal[] = [];

@@ -33,6 +33,8 @@ export interface Observation {
   kind: "correction" | "preference";
   /** The night that first read it. */
   night: number;
+  /** The user's request just before it (what was being corrected), redacted; "" when none. */
+  context?: string;
 }
 
 /** What is remembered about one lesson across nights. */
@@ -63,6 +65,8 @@ export interface EvidenceSource {
   source: string;
   date: string;
   quote: string;
+  /** The request the instruction was given on (used to replay the lesson). */
+  context?: string;
 }
 
 /** The evidence card of one staged memory edit (issue 16 §3). */
@@ -150,8 +154,9 @@ export function observe(book: LessonBook, digests: readonly LessonDigest[], nigh
   for (const d of digests) {
     const fresh: Observation[] = [];
     d.user_prompts.forEach((p, i) => {
+      const context = redactText((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       for (const ins of instructionsOf(p, i > 0)) {
-        fresh.push({ session_id: d.session_id, source: d.source ?? "", at: d.ended_at || d.started_at || "", quote: ins.quote, kind: ins.kind, night });
+        fresh.push({ session_id: d.session_id, source: d.source ?? "", at: d.ended_at || d.started_at || "", quote: ins.quote, kind: ins.kind, night, context });
       }
     });
     const old = book.observations.filter((o) => o.session_id === d.session_id);
@@ -323,7 +328,7 @@ export function planLessons(
         .slice()
         .sort((a, b) => (a.at < b.at ? -1 : 1))
         .slice(-8)
-        .map((m) => ({ session_id: m.session_id, source: m.source, date: m.at, quote: m.quote })),
+        .map((m) => ({ session_id: m.session_id, source: m.source, date: m.at, quote: m.quote, ...(m.context ? { context: m.context } : {}) })),
       verification: "unverified",
       cost: { tokens: 0, cost_usd: 0 },
       ...(note ? { note } : {}),
@@ -415,4 +420,38 @@ export function nightEvidence(stagingDir: string): LessonCard[] {
   } catch {
     return [];
   }
+}
+
+/** Paired per-task differences → mean Δ with a normal-approximation 95% interval, and the verdict. */
+export function pairedVerdict(diffs: readonly number[]): { verdict: "accept" | "reject" | "undecided"; delta: number; ci: [number, number]; n: number } {
+  const n = diffs.length;
+  if (n === 0) return { verdict: "undecided", delta: 0, ci: [0, 0], n };
+  const mean = diffs.reduce((a, b) => a + b, 0) / n;
+  const sd = n > 1 ? Math.sqrt(diffs.reduce((a, d) => a + (d - mean) ** 2, 0) / (n - 1)) : 0;
+  const half = n > 1 ? (1.96 * sd) / Math.sqrt(n) : Number.POSITIVE_INFINITY;
+  const ci: [number, number] = [mean - half, mean + half];
+  const verdict = n >= 2 && ci[0] > 0 ? "accept" : ci[1] < 0 || (n >= 2 && mean <= 0 && ci[1] <= 0) ? "reject" : "undecided";
+  return { verdict, delta: mean, ci: [Number.isFinite(ci[0]) ? ci[0] : -1, Number.isFinite(ci[1]) ? ci[1] : 1], n };
+}
+
+/** A replay task that checks one lesson on one request it was given on. */
+export function lessonTask(card: LessonCard, src: EvidenceSource, i: number): import("./types.ts").TaskRecord {
+  return {
+    id: `${card.id}_${i}`,
+    project: "",
+    intent: src.context || src.quote,
+    context_excerpt: "",
+    system: "",
+    attempted_solution: "",
+    outcome: "fail",
+    reference_kind: "rubric",
+    reference: `Score 1 only if the response follows this standing instruction from the user: "${card.rule}". Score 0 if it contradicts or ignores it.`,
+    judge: {},
+    tags: ["lesson"],
+    source_sessions: [src.session_id],
+    split: "val",
+    origin: "real",
+    derived_from: card.id,
+    skill_hint: "",
+  };
 }

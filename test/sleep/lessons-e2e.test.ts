@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LEARNED_START } from "../../src/sleep/learned-block.ts";
 import { runCli } from "../support/cli.ts";
+import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { changedFiles, FAKE_SECRET, hashTree, writeClaudeSession } from "./support/fake-home.ts";
 
@@ -27,6 +28,54 @@ const TASKS = [
   "Add tests for the date parser offsets",
   `Explain the event loop; my token is ${FAKE_SECRET}`,
 ];
+
+function buildHome(root: string): { home: string; project: string; claudeMd: string } {
+    const home = join(root, "home");
+    const project = join(root, "work", "app");
+    mkdirSync(home, { recursive: true });
+    mkdirSync(project, { recursive: true });
+    const claudeMd = join(project, "CLAUDE.md");
+    writeFileSync(claudeMd, "# App\n\nHand-written project notes.\n");
+    const day = 86_400_000;
+    const start = Date.parse("2026-11-24T09:00:00Z");
+    TASKS.forEach((task, i) => {
+      const turns = [{ user: task, assistant: "Done: wrote the test and ran jest, all green." }];
+      if (i < CORRECTIONS.length) turns.push({ user: CORRECTIONS[i]!, assistant: "Understood, re-ran with bun test." });
+      writeClaudeSession(home, project, { id: `5e55100${i}-aaaa-4bbb-8ccc-00000000000${i}`, turns }, start + i * day);
+    });
+    return { home, project, claudeMd };
+}
+
+describe("lessons with a model are replay-verified", () => {
+  test("each lesson is replayed before/after on the requests it came from; the card carries Δ, interval, n and verdict", async () => {
+    using tmp = tempDir("sleep-lessons-model-");
+    const server = await startFakeOpenAI({
+      reply: (req) => {
+        const t = req.lastUserText;
+        if (t.includes("Grade a response against a rubric")) {
+          const response = t.slice(t.lastIndexOf("Response:"));
+          return JSON.stringify({ score: response.includes("bun test") ? 1 : 0, reason: "checked the runner" });
+        }
+        return t.includes("never jest") && !t.includes("Return") ? "Ran bun test; the tests live under test/." : "Ran jest.";
+      },
+    });
+    await using _server = server;
+    const { home, project, claudeMd } = buildHome(tmp.path);
+    mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
+    writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model", llm_mine: false }));
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(tmp.path, "cache") };
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--source", "claude", "--lookback-hours", "0", "--project", project, "--json"], { env, cwd: project });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out.proposals).toEqual([{ which: "memory", live_path: claudeMd }]);
+    const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8"));
+    const v = report.lessons[0].verification;
+    expect(v).toMatchObject({ verdict: "accept", n: 6, regressions: [] });
+    expect(v.delta).toBeCloseTo(1, 5);
+    expect(readFileSync(join(out.staging_dir, "report.md"), "utf8")).toContain("accept (Δ 1.000");
+  });
+});
 
 describe("lessons on night one with no model", () => {
   test("review --backend mock stages the recurring correction as an unverified memory lesson; diff, adopt, rollback", async () => {

@@ -1,0 +1,48 @@
+import { BudgetExhaustedError } from "./budget.ts";
+import { getRules, setLearned } from "./learned-block.ts";
+import { type LessonCard, lessonTask, pairedVerdict } from "./lessons.ts";
+import { type ReplayContext, replayBatch } from "./replay.ts";
+
+/**
+ * Replay-verify tonight's lesson edits with a model: each lesson is replayed on the requests it was
+ * given on, with the memory file before and after the edit, and judged against the lesson; the
+ * paired per-task differences give Δ, a 95% interval and n, and the verdict (accept / reject /
+ * undecided). Rejected lessons leave the proposal; the others stay with their verdict on the card.
+ * Uses the Sleep gate's paired comparison (src/sleep/gate.ts conventions): the shared engine gate
+ * module is not on main yet.
+ */
+export async function verifyLessons(
+  ctx: ReplayContext,
+  cards: LessonCard[],
+  o: { skill: string; baseMemory: string; proposedMemory: string },
+): Promise<{ memory: string; notes: string[] }> {
+  const notes: string[] = [];
+  const drop = new Set<LessonCard>();
+  for (const card of cards) {
+    if (card.op === "retire") continue;
+    const tasks = card.sources.map((s, i) => lessonTask(card, s, i));
+    const without = card.op === "replace" ? o.baseMemory : setLearned(o.baseMemory, getRules(o.baseMemory).filter((r) => r !== card.rule));
+    const withRule = card.op === "replace" ? setLearned(o.baseMemory, getRules(o.baseMemory).map((r) => (r === card.previous_rule ? card.rule : r))) : setLearned(o.baseMemory, [...getRules(o.baseMemory), card.rule]);
+    try {
+      const base = await replayBatch(ctx, tasks, o.skill, without, "lesson_base");
+      const cand = await replayBatch(ctx, tasks, o.skill, withRule, "lesson_candidate");
+      const diffs = tasks.map((_, i) => (cand[i]?.soft ?? 0) - (base[i]?.soft ?? 0));
+      const v = pairedVerdict(diffs);
+      card.verification = { ...v, regressions: tasks.filter((_, i) => diffs[i]! < 0).map((t) => t.id) };
+      ctx.evidence?.log("lessons", "verified", { id: card.id, verdict: v.verdict, delta: v.delta, ci: v.ci, n: v.n });
+      if (v.verdict === "reject") {
+        drop.add(card);
+        notes.push(`lesson rejected by replay (Δ ${v.delta.toFixed(3)}, n=${v.n}): ${card.rule}`);
+      }
+    } catch (err) {
+      if (!(err instanceof BudgetExhaustedError)) throw err;
+      notes.push(`budget exhausted: lesson left unverified: ${card.rule}`);
+    }
+  }
+  if (drop.size === 0) return { memory: o.proposedMemory, notes };
+  // Rebuild the proposal without the rejected lessons (a rejected replacement keeps the old rule).
+  let rules = getRules(o.proposedMemory);
+  for (const c of drop) rules = c.op === "replace" && c.previous_rule ? rules.map((r) => (r === c.rule ? c.previous_rule! : r)) : rules.filter((r) => r !== c.rule);
+  for (const c of drop) cards.splice(cards.indexOf(c), 1);
+  return { memory: cards.length ? setLearned(o.baseMemory, rules) : "", notes };
+}
