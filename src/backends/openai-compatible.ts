@@ -23,6 +23,8 @@ export interface SdkChatOptions {
   timeoutMs: number;
   /** Requests ask for min(requested, cap) tokens. */
   maxTokensCap?: number;
+  /** Every request asks for exactly this many tokens, whatever the caller requested (Sleep's azure_openai). */
+  fixedMaxTokens?: number;
   maxTokensField: "max_tokens" | "max_completion_tokens";
   /** Used when the request gives no temperature; undefined → omitted. */
   temperature?: number;
@@ -67,6 +69,7 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
   const endpoint = sanitizeEndpoint(opts.url);
   const salt = JSON.stringify({
     cap: opts.maxTokensCap ?? null,
+    fixed: opts.fixedMaxTokens ?? null,
     field: opts.maxTokensField,
     temperature: opts.temperature ?? null,
     extra: opts.extraBody ?? null,
@@ -128,8 +131,8 @@ function buildBody(opts: SdkChatOptions, request: ChatRequest & { model: string 
   const body: Record<string, unknown> = { model: request.model, messages: request.messages.map(toWire) };
   const temperature = request.temperature ?? opts.temperature;
   if (temperature !== undefined) body.temperature = temperature;
-  const requested = request.maxTokens ?? opts.maxTokensCap;
-  if (requested !== undefined) body[opts.maxTokensField] = opts.maxTokensCap === undefined ? requested : Math.min(requested, opts.maxTokensCap);
+  const requested = opts.fixedMaxTokens ?? request.maxTokens ?? opts.maxTokensCap;
+  if (requested !== undefined) body[opts.maxTokensField] = opts.maxTokensCap === undefined || opts.fixedMaxTokens !== undefined ? requested : Math.min(requested, opts.maxTokensCap);
   if (request.tools?.length) {
     body.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
   } else if (request.reasoningEffort && opts.sendReasoningEffort(request.model)) {

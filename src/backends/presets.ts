@@ -1,5 +1,5 @@
 import type { Role } from "../engine/ports.ts";
-import { ConfigError, isLoopbackHost, log } from "../lib/index.ts";
+import { ConfigError, errorMessage, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
 import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { createSdkChatBackend } from "./openai-compatible.ts";
@@ -187,6 +187,31 @@ function azureSetting(settings: Settings, role: Role, suffix: string, legacy?: s
   return settings.first(keys, [`${R}_AZURE_OPENAI_${up}`, `AZURE_OPENAI_${R}_${up}`, `AZURE_OPENAI_${up}`]);
 }
 
+/** Sleep's azure_openai request shape in OpenAI-compatible mode (reference sleep backend). */
+function sleepCompatShape(settings: Settings): { maxTokensField: "max_tokens"; fixedMaxTokens: number; extraBody?: Record<string, unknown> } {
+  const rawMax = settings.envVar("SKILLOPT_SLEEP_COMPAT_MAX_TOKENS");
+  const max = rawMax === undefined ? 8192 : Number(rawMax);
+  if (!Number.isInteger(max) || max <= 0) {
+    throw new ConfigError(`SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: expected a positive whole number of tokens, got ${JSON.stringify(rawMax)}`);
+  }
+  const rawBody = settings.envVar("SKILLOPT_SLEEP_CHAT_EXTRA_BODY");
+  if (rawBody === undefined) return { maxTokensField: "max_tokens", fixedMaxTokens: max };
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch (err) {
+    throw new ConfigError(`SKILLOPT_SLEEP_CHAT_EXTRA_BODY: not valid JSON (${errorMessage(err)})`, {
+      hint: 'give a JSON object of extra request fields, e.g. {"thinking": {"type": "enabled"}}, or unset it',
+    });
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ConfigError("SKILLOPT_SLEEP_CHAT_EXTRA_BODY: expected a JSON object of extra request fields", { hint: 'e.g. {"thinking": {"type": "enabled"}}' });
+  }
+  const reserved = Object.keys(body).filter((k) => k === "model" || k === "messages" || k === "__proto__");
+  if (reserved.length) throw new ConfigError(`SKILLOPT_SLEEP_CHAT_EXTRA_BODY: may not set ${reserved.join(", ")}`);
+  return { maxTokensField: "max_tokens", fixedMaxTokens: max, extraBody: body as Record<string, unknown> };
+}
+
 const AD_MODES = new Set(["azure_cli", "managed_identity", "aad", "azure_ad"]);
 
 /**
@@ -234,11 +259,24 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
     stream: false,
     responsesApi: true,
   };
+  const sleep = settings.modelRaw("sleep_requests") === true;
   if (mode === "openai_compatible" || mode === "compat" || mode === "openai") {
-    return createSdkChatBackend({ ...common, name: "openai_chat", kind: "openai", url: endpoint.value, urlFrom: endpoint.from, ...(key ? { apiKey: key.value } : {}), keyHint: key?.from ?? "AZURE_OPENAI_API_KEY" });
+    // Sleep's compat mode (sleep.md §5.9): max_tokens fixed by SKILLOPT_SLEEP_COMPAT_MAX_TOKENS, plus an opt-in extra body.
+    const shape = sleep ? sleepCompatShape(settings) : {};
+    return createSdkChatBackend({
+      ...common,
+      ...shape,
+      name: "openai_chat",
+      kind: "openai",
+      url: endpoint.value,
+      urlFrom: endpoint.from,
+      ...(key ? { apiKey: key.value } : {}),
+      keyHint: key?.from ?? "AZURE_OPENAI_API_KEY",
+    });
   }
   if (AD_MODES.has(mode)) checkAzureAdEndpoint(endpoint.value, endpoint.from, modeFrom, role, settings.azureAdLoopbackForTests);
-  const base = { ...common, name: "openai_chat", kind: "azure" as const, url: endpoint.value, urlFrom: endpoint.from, apiVersion: version };
+  // Sleep's Azure mode asks for max_completion_tokens 16384 on every call (sleep.md §5.9).
+  const base = { ...common, ...(sleep ? { fixedMaxTokens: 16384 } : {}), name: "openai_chat", kind: "azure" as const, url: endpoint.value, urlFrom: endpoint.from, apiVersion: version };
   if (mode === "api_key" || mode === "key") {
     if (!key) {
       throw new ConfigError(`model.${role}_azure_openai_api_key: auth mode api_key needs a key for the ${role}`, {

@@ -176,7 +176,8 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
   if (target === "mock" || target === "handoff" || optimizer === "mock" || optimizer === "handoff") {
     throw new UnsupportedError("dual-role routing needs provider backends for both roles (mock and handoff cannot be mixed with a provider)");
   }
-  const extra: Record<string, unknown> = {};
+  // Sleep's own azure_openai request shape (fixed token budget, opt-in extra body), sleep.md §5.9.
+  const extra: Record<string, unknown> = { sleep_requests: true };
   if (cfg.azure_endpoint) {
     extra.openai_compatible_base_url = cfg.azure_endpoint;
     extra.azure_openai_endpoint = cfg.azure_endpoint;
