@@ -95,6 +95,7 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
       });
     }
     case "codex_exec":
+      warnFullAuto(settings);
       return createCodexChat({
         bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
         defaultModel: cliRoleModel("codex_exec", role, settings)!,
@@ -102,12 +103,38 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
         env: settings.env,
         profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
         reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
+        networkAccess: codexFlag(settings, "codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS") === "true",
+        webSearch: codexFlag(settings, "codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH") === "true",
       });
     case "claude_code_exec":
     case "cursor_exec":
     case "copilot_exec":
       return undefined;
   }
+}
+
+/** A codex boolean switch: the config key when set (true/false), else the env var; default false. */
+function codexFlag(settings: Settings, key: string, env: string): "true" | "false" {
+  const raw = settings.modelRaw(key);
+  if (typeof raw === "boolean") return raw ? "true" : "false";
+  const v = settings.envVar(env)?.toLowerCase();
+  return v === "1" || v === "true" || v === "yes" || v === "on" ? "true" : "false";
+}
+
+const warnedFullAuto = new Set<string>();
+
+/**
+ * codex_exec_full_auto / CODEX_EXEC_FULL_AUTO is deprecated upstream and ignored: say so once when
+ * it is turned on (spec §3.5), instead of silently dropping it.
+ */
+function warnFullAuto(settings: Settings): void {
+  const raw = settings.modelRaw("codex_exec_full_auto");
+  const env = settings.envVar("CODEX_EXEC_FULL_AUTO")?.toLowerCase();
+  const on = raw === true || (raw !== false && (env === "1" || env === "true" || env === "yes" || env === "on"));
+  const from = raw === true ? "model.codex_exec_full_auto" : "CODEX_EXEC_FULL_AUTO";
+  if (!on || warnedFullAuto.has(from)) return;
+  warnedFullAuto.add(from);
+  log.withTag("model").warn(`${from} is deprecated and ignored: codex runs with --sandbox (model.codex_exec_sandbox) and approval_policy (model.codex_exec_approval_policy) instead`);
 }
 
 /** The SDK paths of the harnesses are not built (no SDK dependency): `sdk` falls back to the CLI, loudly. */
@@ -146,16 +173,11 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
     }
     case "codex_exec": {
       warnNoSdk(settings, "codex_exec_use_sdk", "CODEX_EXEC_USE_SDK", "Codex SDK");
+      warnFullAuto(settings);
       const sandbox = settings.first(["codex_exec_sandbox"], ["CODEX_EXEC_SANDBOX", "CODEX_SANDBOX_MODE", "CODEX_SANDBOX"])?.value ?? "workspace-write";
       if (!["read-only", "workspace-write", "danger-full-access"].includes(sandbox)) {
         throw new ConfigError(`model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`);
       }
-      const flag = (key: string, env: string) => {
-        const raw = settings.modelRaw(key);
-        if (typeof raw === "boolean") return String(raw);
-        const v = settings.envVar(env)?.toLowerCase();
-        return v === "1" || v === "true" || v === "yes" || v === "on" ? "true" : "false";
-      };
       return createHarness(
         {
           ...common,
@@ -166,8 +188,8 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
             profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
             reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
             approvalPolicy: settings.first(["codex_exec_approval_policy"], ["CODEX_EXEC_APPROVAL_POLICY"])?.value,
-            networkAccess: flag("codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS"),
-            webSearch: flag("codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH"),
+            networkAccess: codexFlag(settings, "codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS"),
+            webSearch: codexFlag(settings, "codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH"),
           },
         },
         prices,

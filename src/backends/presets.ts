@@ -86,6 +86,16 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
 export const QWEN_DEFAULT_MODEL = "Qwen/Qwen3.5-4B";
 
 type ThinkingMode = "server_default" | "enabled" | "disabled";
+// The reference's accepted spellings (case-insensitive, '-' = '_'); anything else is a typo and an error.
+const THINKING_SPELLINGS: Record<string, ThinkingMode> = {
+  server_default: "server_default",
+  auto: "server_default",
+  unset: "server_default",
+  enabled: "enabled",
+  true: "enabled",
+  disabled: "disabled",
+  false: "disabled",
+};
 const warnedThinking = new Set<Role>();
 
 /** The qwen thinking-mode wire policy for a role (spec §7.5). */
@@ -94,11 +104,12 @@ export function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
   const legacy = settings.first(layered(role, "qwen_chat", "enable_thinking").keys, layered(role, "qwen_chat", "enable_thinking").envs);
   let fromMode: ThinkingMode | undefined;
   if (mode) {
-    const m = mode.value.toLowerCase();
-    if (m !== "server_default" && m !== "enabled" && m !== "disabled") {
-      throw new ConfigError(`${mode.from}: expected server_default, enabled or disabled, got ${JSON.stringify(mode.value)}`);
+    fromMode = THINKING_SPELLINGS[mode.value.toLowerCase().replaceAll("-", "_")];
+    if (!fromMode) {
+      throw new ConfigError(`${mode.from}: unknown Qwen thinking mode ${JSON.stringify(mode.value)}`, {
+        hint: "use enabled (or true), disabled (or false), or server_default (or auto, unset)",
+      });
     }
-    fromMode = m;
   }
   let fromLegacy: ThinkingMode | undefined;
   if (legacy) {
@@ -119,6 +130,23 @@ export function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
   return resolved;
 }
 
+/**
+ * Qwen temperature: config keys, then the env vars, else 0.7. An env var that is set but blank
+ * (`TARGET_QWEN_CHAT_TEMPERATURE=`), or none/off/null, omits the field, as in the reference.
+ */
+function qwenTemperature(settings: Settings, keys: string[], envs: string[]): number | undefined {
+  const fromConfig = settings.first(keys);
+  if (fromConfig) return temperatureSetting(settings, keys, [], 0.7);
+  for (const name of envs) {
+    const raw = settings.env(name);
+    if (raw === undefined) continue;
+    if (BLANK_TEMPERATURE.has(raw.trim().toLowerCase())) return undefined;
+    return temperatureSetting(settings, [], [name], 0.7);
+  }
+  return 0.7;
+}
+const BLANK_TEMPERATURE = new Set(["", "none", "off", "null"]);
+
 /** qwen_chat for one role: an OpenAI-compatible preset with its own knobs (spec §7.5). */
 export function qwenBackend(settings: Settings, role: Role): ChatBackend {
   const l = (suffix: string) => layered(role, "qwen_chat", suffix);
@@ -136,7 +164,7 @@ export function qwenBackend(settings: Settings, role: Role): ChatBackend {
     timeoutMs: (numberSetting(settings, l("timeout_seconds").keys, l("timeout_seconds").envs, 300) ?? 300) * 1000,
     maxTokensCap: numberSetting(settings, l("max_tokens").keys, l("max_tokens").envs, 8000),
     maxTokensField: useMct === "true" || useMct === "1" || useMct === "yes" ? "max_completion_tokens" : "max_tokens",
-    temperature: temperatureSetting(settings, l("temperature").keys, l("temperature").envs, 0.7),
+    temperature: qwenTemperature(settings, l("temperature").keys, l("temperature").envs),
     sendReasoningEffort: () => false,
     ...(mode === "server_default" ? {} : { extraBody: { chat_template_kwargs: { enable_thinking: mode === "enabled" } } }),
     stream: false,
@@ -152,7 +180,7 @@ export function minimaxBackend(settings: Settings): ChatBackend {
   let url = explicit?.value;
   if (!url) {
     const region = settings.first(["minimax_region"], ["MINIMAX_REGION"]);
-    const r = (region?.value ?? "global_en").toLowerCase();
+    const r = (region?.value ?? "global_en").toLowerCase().replaceAll("-", "_");
     url = MINIMAX_REGIONS[r];
     if (!url) throw new ConfigError(`${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`, { hint: "use global_en or cn_zh" });
   }

@@ -83,24 +83,33 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
   const source = resolveConfigArg(opts.config, cwd);
   const layered = loadLayered(source, cwd, [], warnings);
 
+  const retired: string[] = [];
   const overrides: Override[] = [
     ...parseCfgOptions(opts.cfgOptions ?? []),
     ...parseLegacy(opts.legacy ?? {}),
     ...parseSets(opts.set ?? []),
   ];
   for (const o of overrides) {
-    if (o.path[0] === "gradient" && o.path[1] === "max_analyst_rounds") {
-      warnings.push(`${o.origin}: max_analyst_rounds is retired and ignored`);
+    if (o.path[0] === "gradient" && o.path[1] === RETIRED_KEY) {
+      retired.push(o.origin.replace(/=.*/, "=…"));
       continue;
     }
     const leaf = o.path[o.path.length - 1]!;
     if (isSecretKey(leaf) && o.value !== "" && o.value !== null) {
-      warnings.push(`${o.origin.split("=")[0]}: passing secrets on the command line is unsafe; use an environment variable or --env-file`);
+      const variable = secretEnvVar(o.path);
+      warnings.push(
+        `${o.origin.split("=")[0]}: a secret on the command line can leak (shell history, process list); ${variable ? `set ${variable} in the environment (or an --env-file) instead` : "use an environment variable or --env-file instead"}`,
+      );
     }
     setPath(layered.data, o.path, coerceToSchema(o.path, o.value));
     layered.origins.set(o.path.join("."), { file: o.origin.replace(/=.*/, "=…") });
   }
 
+  // One warning for the retired key, however many places set it (upstream warns once and goes on).
+  const fromFiles = warnings.filter((w) => w.startsWith(RETIRED_MARK)).map((w) => w.slice(RETIRED_MARK.length));
+  const sources = [...new Set([...fromFiles, ...retired])];
+  warnings.splice(0, warnings.length, ...warnings.filter((w) => !w.startsWith(RETIRED_MARK)));
+  if (sources.length) warnings.push(`${RETIRED_KEY} is retired and ignored (set by ${sources.join(", ")}); it has no effect`);
   checkUnknownKeys(layered);
   applyLegacyAzure(layered.data);
   const result = v.safeParse(TrainConfigSchema, layered.data);
@@ -179,14 +188,14 @@ function normaliseLayer(raw: Data, positions: Map<string, Position>, file: strin
     }
   }
   const gradient = data.gradient;
-  if (isDict(gradient) && "max_analyst_rounds" in gradient) {
-    delete gradient.max_analyst_rounds;
-    warnings.push(`${file}: gradient.max_analyst_rounds is retired and ignored`);
+  if (isDict(gradient) && RETIRED_KEY in gradient) {
+    delete gradient[RETIRED_KEY];
+    warnings.push(`${RETIRED_MARK}${file}`);
   }
   for (const [key, value] of Object.entries(raw)) {
     if (SECTIONS.includes(key as Section) && isDict(value)) continue;
-    if (key === "max_analyst_rounds") {
-      warnings.push(`${file}: max_analyst_rounds is retired and ignored`);
+    if (key === RETIRED_KEY) {
+      warnings.push(`${RETIRED_MARK}${file}`);
       continue;
     }
     const path = SECTIONS.includes(key as Section) ? undefined : structuredPathOf(key);
@@ -246,6 +255,19 @@ function applyLegacyAzure(data: Data): void {
   }
 }
 
+/** Upstream's retired option: accepted from every source, ignored with one warning, never suggested. */
+const RETIRED_KEY = "max_analyst_rounds";
+const RETIRED_MARK = "\u0000retired:";
+
+/** The environment variable that carries a secret config key, to name it in the warning. */
+function secretEnvVar(path: readonly string[]): string | undefined {
+  if (path[0] !== "model" || path.length !== 2) return undefined;
+  const leaf = path[1]!;
+  if (leaf === "azure_api_key") return "AZURE_OPENAI_API_KEY";
+  if (/^((optimizer|target)_)?(azure_openai|qwen_chat|openai_compatible)_api_key$/.test(leaf) || leaf === "minimax_api_key") return leaf.toUpperCase();
+  return undefined;
+}
+
 function at(file: string, pos: Position | undefined): string {
   return pos ? `${file}:${pos.line}:${pos.col}` : file;
 }
@@ -287,8 +309,8 @@ function checkUnknownKeys(layered: Layered): void {
     const entries = SECTION_SCHEMAS[key as Section].entries;
     for (const leaf of Object.keys(value)) {
       if (Object.hasOwn(entries, leaf)) continue;
-      const sameSection = closest(leaf, Object.keys(entries));
-      const elsewhere = SECTIONS.find((s) => s !== key && leaf in SECTION_SCHEMAS[s].entries);
+      const sameSection = closest(leaf, Object.keys(entries).filter((k) => k !== RETIRED_KEY));
+      const elsewhere = SECTIONS.find((s) => s !== key && leaf !== RETIRED_KEY && leaf in SECTION_SCHEMAS[s].entries);
       fail(`${key}.${leaf}`, sameSection ?? (elsewhere ? `${elsewhere}.${leaf}` : undefined));
     }
   }

@@ -39,6 +39,8 @@ export function structuredPathOf(key: string): string[] | undefined {
   const mapped = Object.hasOwn(FLAT_TO_STRUCTURED, key) ? FLAT_TO_STRUCTURED[key] : undefined;
   if (mapped) return mapped.split(".");
   if (key === "backend") return ["model", "backend"];
+  // Retired upstream option: routed to its old home so the loader can warn and drop it.
+  if (key === "max_analyst_rounds") return ["gradient", "max_analyst_rounds"];
   if (Object.hasOwn(CODEX_ALIASES, key)) return ["model", CODEX_ALIASES[key]!];
   if (Object.hasOwn(EnvSchema.entries, key)) return ["env", key];
   return undefined;

@@ -159,8 +159,8 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
       hard: r.hard,
       soft: r.soft,
       response_len: r.response.length,
-      response_head: redactText(r.response.slice(0, 200)),
-      why: redactText(r.judge_rationale.slice(0, 200)),
+      response_head: redactText(r.response).slice(0, 200),
+      why: redactText(r.judge_rationale).slice(0, 200),
     }));
     const noEditsReason =
       applied.length + rejected.length + unmatched.length > 0

@@ -63,7 +63,7 @@ export function writeDiagnostics(dir: string, cfg: SleepConfig, out: NightOutcom
           n_rejected_edits: out.report.rejected_edits.length,
           n_unmatched_edits: out.report.unmatched_edits.length,
           call_error: redactText(r?.callError ?? ""),
-          reflect_raw_head: redactText((r?.reflectRaw ?? "").slice(0, 1200)),
+          reflect_raw_head: redactText(r?.reflectRaw ?? "").slice(0, 1200),
           holdout_detail: r?.holdoutDetail ?? [],
           gate_trials: out.report.gate_trials,
           proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path, sha256: sha256(p.text) })),

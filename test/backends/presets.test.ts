@@ -36,7 +36,7 @@ describe("qwen_chat", () => {
 
   test("conflicting legacy and new settings, or a typo, are config errors", async () => {
     await expect(createModelClient({ model: { backend: "qwen_chat", qwen_chat_thinking_mode: "disabled" } }, { noCache: true, roles: ["target"], env: { QWEN_CHAT_ENABLE_THINKING: "true" } })).rejects.toBeInstanceOf(ConfigError);
-    await expect(createModelClient({ model: { backend: "qwen_chat", qwen_chat_thinking_mode: "enabeld" } }, { noCache: true, roles: ["target"] })).rejects.toThrow(/server_default, enabled or disabled/);
+    await expect(createModelClient({ model: { backend: "qwen_chat", qwen_chat_thinking_mode: "enabeld" } }, { noCache: true, roles: ["target"] })).rejects.toThrow(/unknown Qwen thinking mode "enabeld"/);
   });
 });
 

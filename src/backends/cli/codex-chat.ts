@@ -14,6 +14,10 @@ export interface CodexChatOptions {
   env: EnvLookup;
   profile: string | undefined;
   reasoningEffort: string | undefined;
+  /** codex_exec_network_access / CODEX_EXEC_NETWORK_ACCESS (spec §7.5), always sent. */
+  networkAccess: boolean;
+  /** codex_exec_web_search / CODEX_EXEC_WEB_SEARCH: `web_search="live"` or `"disabled"`, always sent. */
+  webSearch: boolean;
 }
 
 export const CODEX_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"];
@@ -30,7 +34,7 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
     bin: opts.bin,
     defaultModel: opts.defaultModel,
     timeoutMs: opts.timeoutMs,
-    cacheSalt: JSON.stringify({ profile: opts.profile ?? null, effort: opts.reasoningEffort ?? null }),
+    cacheSalt: JSON.stringify({ profile: opts.profile ?? null, effort: opts.reasoningEffort ?? null, network: opts.networkAccess, web: opts.webSearch }),
     async complete(request, { signal, timeoutMs }) {
       if (request.tools?.length) throw new BackendError("bad_request", "codex_exec chat: tool calling is not supported through the Codex CLI here");
       const dir = scratchDir("skillopt-codex-");
@@ -41,6 +45,8 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
         if (request.model) argv.push("--model", request.model);
         argv.push("--output-last-message", last);
         if (opts.profile) argv.push("--profile", opts.profile);
+        // Sent explicitly, so a user's ~/.codex/config.toml cannot turn web search or network on behind our back.
+        argv.push("-c", `sandbox_workspace_write.network_access=${opts.networkAccess}`, "-c", `web_search="${opts.webSearch ? "live" : "disabled"}"`);
         const effort = request.reasoningEffort ?? opts.reasoningEffort;
         if (effort && effort !== "none") argv.push("-c", `model_reasoning_effort="${effort}"`);
         for (const image of materializeImages(request.messages, dir.path, "codex_exec")) argv.push("--image", image);

@@ -1,4 +1,4 @@
-import { sha256 } from "../../lib/index.ts";
+import { redactText, sha256 } from "../../lib/index.ts";
 import type { TaskRecord } from "../types.ts";
 import { findCorrection } from "./corrections.ts";
 import { sessionOutcome } from "./feedback.ts";
@@ -16,9 +16,12 @@ export interface DigestLike {
   n_user_turns: number;
 }
 
-/** Strip and cut to n chars with a trailing " …". */
+/**
+ * Redact, strip and cut to n chars with a trailing " …". Redaction comes first: a secret straddling
+ * the cut would otherwise leave a fragment (`sk-ab…`) that no pattern recognises any more.
+ */
 export function truncate(s: string, n: number): string {
-  const t = s.trim();
+  const t = redactText(s).trim();
   return t.length > n ? `${t.slice(0, n)} …` : t;
 }
 
