@@ -44,6 +44,11 @@ export function nonNegInt(def: number, doc: string) {
   );
 }
 
+export function nullableInt(doc: string) {
+  const expect = "expected a non-negative integer or null";
+  return v.optional(v.pipe(v.nullable(v.pipe(v.number(expect), v.safeInteger(expect), v.minValue(0, expect))), v.description(doc)), null);
+}
+
 export function nullablePosInt(doc: string) {
   return v.optional(
     v.pipe(

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import {
   bool,
   nonNegInt,
+  nullableInt,
   nullableNum,
   nullablePosInt,
   num,
@@ -88,6 +89,11 @@ export const EvaluationSchema = v.strictObject({
   test_env_num: nonNegInt(0, "Test items (first N); 0 = all"),
   eval_test: bool(true, "Run the final validation, promotion and test evaluation"),
   early_reject: bool(true, "Stop a candidate's selection rollouts once it can no longer beat the current score"),
+  gate_rule: pick(["strict", "paired"], "strict", "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / undecided (docs/gate.md)"),
+  gate_confidence: num(0.95, "Paired gate: confidence of each decision (1 − false-accept risk)", 0.5, 0.999),
+  gate_min_effect: num(0.02, "Paired gate: the smallest mean gain worth accepting (0.02 = 2 points)", 0, 1),
+  gate_max_regressions: nullableInt("No-regression veto: reject a candidate that fails more than this many items the current passes (null = off)"),
+  noise_floor_items: nonNegInt(32, "Re-sample the initial skill on this many selection items to measure the flip rate (0 = off)"),
 });
 
 /** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */

@@ -1,6 +1,7 @@
 import { NoAnswerError, sha256 } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
-import { type GateSettings, itemScore } from "./gate.ts";
+import { type GateSettings, type ItemScores, itemScore, passed } from "./gate.ts";
+import type { PairedSequentialTest } from "./sequential.ts";
 import type { Benchmark, BenchmarkContext, RolloutResult, TaskItem } from "./ports.ts";
 
 /** First 16 hex chars of the sha256 of the skill text (spec §2.1 step 14). */
@@ -128,7 +129,7 @@ export class Evaluator {
    * (and batches of different seeds) never share cached results, as a benchmark may answer them
    * differently (LiveMath choice order, SpreadsheetBench gold feedback).
    */
-  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop, batch?: { seed: number }): Promise<SetOutcome> {
+  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop, batch?: { seed: number }, sample = 0): Promise<SetOutcome> {
     const hash = skillHash(skill);
     const ctx: BenchmarkContext = batch ? { ...this.evalCtx, phase: "train", batchSeed: batch.seed } : this.evalCtx;
     const scope = batch ? `train:${batch.seed}` : "eval";
@@ -179,11 +180,11 @@ export class Evaluator {
           if (j >= queue.length) return;
           const i = queue[j]!;
           const item = items[i]!;
-          const key = `${hash}|${scope}|${item.id}|0`;
+          const key = `${hash}|${scope}|${item.id}|${sample}`;
           let pending = this.cache.get(key);
           if (pending) this.rolloutsReused += 1;
           else {
-            pending = this.bench.rollout(item, skill, ctx, 0);
+            pending = this.bench.rollout(item, skill, ctx, sample);
             this.rolloutsRun += 1;
             this.cache.set(key, pending);
             // A failed rollout (a systemic error) must not poison later attempts.
@@ -224,4 +225,108 @@ export class Evaluator {
     const errored = errors.filter((e): e is ErroredItem => e !== undefined);
     return { results: got, errored, complete: got.length + errored.length === n, evaluated: got.length, total: n, launched };
   }
+
+  /** An evaluation rollout that got an answer, asked once more when the first got none. */
+  private async answered(skill: string, hash: string, item: TaskItem): Promise<{ result?: RolloutResult; error?: ErroredItem }> {
+    let last: RolloutResult | undefined;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      last = await this.rollout(skill, hash, "eval", item, this.evalCtx, 0);
+      if (noAnswerReason(last) === undefined) return { result: last };
+      this.cache.delete(`${hash}|eval|${item.id}|0`);
+    }
+    return { error: { id: item.id, reason: noAnswerReason(last!)!, role: last!.error_role === "optimizer" ? "optimizer" : "target" } };
+  }
+
+  /** One rollout through the run's (skill, scope, task, sample) cache. */
+  private rollout(skill: string, hash: string, scope: string, item: TaskItem, ctx: BenchmarkContext, sample: number): Promise<RolloutResult> {
+    const key = `${hash}|${scope}|${item.id}|${sample}`;
+    let pending = this.cache.get(key);
+    if (pending) this.rolloutsReused += 1;
+    else {
+      pending = this.bench.rollout(item, skill, ctx, sample);
+      this.rolloutsRun += 1;
+      this.cache.set(key, pending);
+      // A failed rollout (a systemic error) must not poison later attempts.
+      pending.catch(() => this.cache.delete(key));
+    }
+    return pending;
+  }
+
+  /**
+   * The paired gate's evaluation: candidate and current on the same items, in `items` order, the
+   * sequential test fed with the per-item differences of the longest finished prefix (so where it
+   * stops does not depend on which answer arrives first). The current's scores come from `known`
+   * where the run already has them; the rest are rolled out (and returned, for the state). No new
+   * item is started once the test has decided; rollouts in flight finish and stay cached.
+   */
+  async runPaired(p: { candidate: string; current: string; items: readonly TaskItem[]; known: readonly (ItemScores | null)[]; test: PairedSequentialTest; gate: GateSettings; label: string }): Promise<PairedOutcome> {
+    const cHash = skillHash(p.candidate);
+    const uHash = skillHash(p.current);
+    const n = p.items.length;
+    const cand: (ItemScores | null)[] = new Array(n).fill(null);
+    const cur: (ItemScores | null)[] = p.known.slice(0, n);
+    while (cur.length < n) cur.push(null);
+    const fresh: (ItemScores | null)[] = new Array(n).fill(null);
+    const results: (RolloutResult | undefined)[] = new Array(n);
+    const scoresOf = (r: RolloutResult): ItemScores => [Number(r.hard) || 0, Number(r.soft) || 0];
+    let next = 0;
+    let prefix = 0;
+    let done = 0;
+    let decided = false;
+    const errored: ErroredItem[] = [];
+    const advance = () => {
+      while (!decided && prefix < n && cand[prefix] && cur[prefix]) {
+        const c = cand[prefix]!;
+        const u = cur[prefix]!;
+        const verdict = p.test.push(itemScore(p.gate, c[0], c[1]) - itemScore(p.gate, u[0], u[1]), passed(u) && !passed(c));
+        prefix += 1;
+        if (verdict) decided = true;
+      }
+    };
+    const worker = async () => {
+      while (!decided) {
+        const i = next++;
+        if (i >= n) return;
+        const item = p.items[i]!;
+        const [ca, ua] = await Promise.all([this.answered(p.candidate, cHash, item), cur[i] ? Promise.resolve(undefined) : this.answered(p.current, uHash, item)]);
+        const err = ca.error ?? ua?.error;
+        if (err) {
+          // A gate decision never counts a missing answer: stop deciding and report it.
+          errored.push(err);
+          decided = true;
+          return;
+        }
+        const c = ca.result!;
+        const u = ua?.result;
+        results[i] = c;
+        cand[i] = scoresOf(c);
+        if (u) {
+          cur[i] = scoresOf(u);
+          fresh[i] = cur[i];
+        }
+        done += 1;
+        this.events.emit({ type: "progress", label: p.label, done, total: n });
+        advance();
+      }
+    };
+    advance();
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.workers, n)) }, worker));
+    if (errored.length) throw noAnswerError({ errored, results: results.filter((r): r is RolloutResult => r !== undefined) }, `selection pass of ${p.label}`, " (a gate decision never counts a missing answer as a zero)");
+    // Only the decisive prefix counts; later items that finished are cached, not counted.
+    for (let i = prefix; i < n; i++) cand[i] = null;
+    return { candidate: cand, current: cur, currentFresh: fresh, results: results.slice(0, prefix) as RolloutResult[], evaluated: prefix, total: n, launched: Math.min(next, n) };
+  }
+}
+
+export interface PairedOutcome {
+  /** Candidate's per-item scores on the decisive prefix (null elsewhere). */
+  candidate: (ItemScores | null)[];
+  /** Current's per-item scores, known before or rolled out now. */
+  current: (ItemScores | null)[];
+  /** The current's scores rolled out by this call (the state keeps them). */
+  currentFresh: (ItemScores | null)[];
+  results: RolloutResult[];
+  evaluated: number;
+  total: number;
+  launched: number;
 }

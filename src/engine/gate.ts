@@ -1,4 +1,5 @@
 import { ConfigError } from "../lib/index.ts";
+import { type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
 import type { EngineConfig } from "./settings.ts";
 import { stripRegions } from "./skill-doc.ts";
 
@@ -12,6 +13,11 @@ export interface GateSettings {
   densityWeight: number;
   leadingWords: Set<string>;
   earlyReject: boolean;
+  /** strict: the reference rule (mean above current); paired: the sequential test (sequential.ts). */
+  rule: "strict" | "paired";
+  sequential: SequentialSettings;
+  /** Initial-skill items re-sampled to measure the flip rate (0 = off). */
+  noiseFloorItems: number;
 }
 
 export function gateSettings(ev: EngineConfig["evaluation"]): GateSettings {
@@ -28,9 +34,38 @@ export function gateSettings(ev: EngineConfig["evaluation"]): GateSettings {
     densityWeight: ev.use_semantic_density ? ev.semantic_density_weight : 0,
     leadingWords: new Set(list.length ? list : DEFAULT_LEADING_WORDS),
     earlyReject: ev.early_reject !== false,
+    rule: gateRule(ev.gate_rule),
+    sequential: { alpha: 1 - (ev.gate_confidence ?? 0.95), minEffect: ev.gate_min_effect ?? 0.02, maxRegressions: ev.gate_max_regressions ?? null },
+    noiseFloorItems: ev.noise_floor_items ?? 32,
   };
 }
 
+function gateRule(rule: string | undefined): "strict" | "paired" {
+  const r = String(rule ?? "strict").toLowerCase();
+  if (r !== "strict" && r !== "paired") throw new ConfigError(`evaluation.gate_rule: unknown value "${rule}" (use strict or paired)`);
+  return r;
+}
+
+/** One item's (hard, soft) scores; null where the item was not (yet) scored. */
+export type ItemScores = readonly [number, number];
+
+/** Did an item pass (hard score 1)? The no-regression veto counts items that stop passing. */
+export const passed = (x: ItemScores) => x[0] >= 1 - 1e-9;
+
+/**
+ * The record of a decision over paired per-item scores: Δ, always-valid bounds, items used and
+ * flips both ways. Used for the strict rule too (its verdict is the mean comparison; the record
+ * shows how sure that comparison was).
+ */
+export function pairedRecord(g: GateSettings, cand: readonly (ItemScores | null)[], cur: readonly (ItemScores | null)[], rule: "strict" | "paired", verdict: GateDecision["verdict"], reason?: GateDecision["reason"]): GateDecision {
+  const t = new PairedSequentialTest(cand.length, g.sequential);
+  cand.forEach((c, i) => {
+    const u = cur[i];
+    if (c && u) t.observe(itemScore(g, c[0], c[1]) - itemScore(g, u[0], u[1]));
+  });
+  const r = t.result();
+  return { ...r, rule, verdict, reason: reason ?? (verdict === "accept" ? "better" : verdict === "reject" ? "not_better" : "end_of_split") };
+}
 /** Share of leading words among the skill's tokens, protected regions excluded (spec §2.8). */
 export function semanticDensity(skill: string, words: Set<string>): number {
   const tokens = stripRegions(skill).toLowerCase().match(/[a-z0-9]+/g) ?? [];

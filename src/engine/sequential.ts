@@ -28,7 +28,7 @@
  */
 
 export type Verdict = "accept" | "reject" | "undecided";
-export type VerdictReason = "better" | "below_min_effect" | "cannot_reach" | "regressions" | "end_of_split";
+export type VerdictReason = "better" | "not_better" | "below_min_effect" | "cannot_reach" | "regressions" | "end_of_split";
 
 export interface SequentialSettings {
   /** One-sided error of each bound (1 − gate_confidence). */
@@ -56,28 +56,64 @@ export interface GateDecision {
   flips: { gained: number; lost: number };
 }
 
-const CAP = 0.45;
+/** Cap on a bet, as a share of the largest bet that keeps the wealth positive. */
+const CAP = 0.8;
+/** Pseudo-items of prior evidence (mean 0, variance PRIOR_VAR) in the bet's plug-in estimates. */
+const PRIOR_N = 1;
+const PRIOR_VAR = 0.25;
 
-/** log(½eˣ + ½eʸ) without overflow. */
-function logHalfSum(x: number, y: number): number {
-  const m = Math.max(x, y);
-  return m + Math.log((Math.exp(x - m) + Math.exp(y - m)) / 2);
+/**
+ * One betting wealth process: against "the mean difference ≤ m" (side +1) or "≥ m" (side −1).
+ * Its bet is the growth-rate-optimal (Kelly) fraction for the plug-in mean and variance of the
+ * items so far, (μ − m) / (σ² + (μ − m)²) (aGRAPA, WSR 2023 §B.3), capped so every factor stays
+ * positive: predictable, so the wealth is a test supermartingale under its null.
+ */
+class Wealth {
+  log = 0;
+  private sum = 0;
+  private sumSq = 0;
+  private k = 0;
+
+  constructor(
+    readonly m: number,
+    readonly side: 1 | -1,
+  ) {}
+
+  push(d: number): void {
+    const n = this.k + PRIOR_N;
+    const mean = this.sum / n;
+    // E[(d − m)²] over the items so far plus the prior pseudo-items.
+    const second = (PRIOR_N * (PRIOR_VAR + this.m * this.m) + this.sumSq - 2 * this.m * this.sum + this.k * this.m * this.m) / n;
+    const gap = this.side * (mean - this.m);
+    // Largest positive bet: the factor 1 + side·λ·(d − m) must stay > 0 for every d in [−1, 1].
+    const room = 1 / (this.side === 1 ? 1 + this.m : 1 - this.m);
+    const lam = gap > 0 ? Math.min(CAP * room, gap / Math.max(second, 1e-6)) : 0;
+    this.log += Math.log1p(this.side * lam * (d - this.m));
+    this.sum += d;
+    this.sumSq += d * d;
+    this.k += 1;
+  }
+}
+
+/** The log-wealth of one process over a whole sequence (for bounds at arbitrary m). */
+function logWealth(ds: readonly number[], m: number, side: 1 | -1): number {
+  const w = new Wealth(m, side);
+  for (const d of ds) w.push(d);
+  return w.log;
 }
 
 /** A paired sequential test over items pushed in order. */
 export class PairedSequentialTest {
   private readonly d: number[] = [];
-  /** Bets: `up` targets a gain (the accept side), `down` a shortfall from the minimum effect, `wide` is the shape-free plug-in. */
-  private readonly up: number[] = [];
-  private readonly down: number[] = [];
-  private readonly wide: number[] = [];
   private sum = 0;
-  private sumSq = 0;
   private gained = 0;
   private lost = 0;
   private regressions = 0;
   private decided: { verdict: Verdict; reason: VerdictReason } | undefined;
   private readonly threshold: number;
+  /** Against "no gain" (the accept side) and against "a gain of at least the minimum effect". */
+  private readonly accept: Wealth;
+  private readonly short: Wealth;
 
   /**
    * @param n items in the split (the test answers undecided after n items)
@@ -91,6 +127,8 @@ export class PairedSequentialTest {
   ) {
     if (!(s.alpha > 0 && s.alpha < 1)) throw new Error(`alpha must be in (0,1) (got ${s.alpha})`);
     this.threshold = Math.log(1 / s.alpha);
+    this.accept = new Wealth(0, 1);
+    this.short = new Wealth(Math.min(0.99, Math.max(-0.99, s.minEffect)), -1);
   }
 
   get used(): number {
@@ -101,23 +139,14 @@ export class PairedSequentialTest {
     return this.decided?.verdict;
   }
 
-  /**
-   * The bets for the next item, from the items so far only (predictable). Mean and variance are
-   * regularised by one pseudo-item (mean 0, variance 1) so the first bets are cautious.
-   */
-  private nextBets(): { up: number; down: number; wide: number } {
-    const t = this.d.length;
-    const mean = this.sum / (t + 1);
-    const variance = Math.max((1 + this.sumSq - (t + 1) * mean * mean) / (t + 1), 1e-4);
-    const clip = (x: number) => Math.max(0, Math.min(CAP, x));
-    // Growth-rate-optimal (Kelly) bet against "mean ≤ m": (μ − m) / (σ² + (μ − m)²) (aGRAPA).
-    const kelly = (gap: number) => clip(gap / (variance + gap * gap));
-    const k = t + 1;
-    return {
-      up: kelly(mean),
-      down: kelly(this.s.minEffect - mean),
-      wide: clip(Math.sqrt((2 * this.threshold) / (variance * k * Math.log(1 + k)))),
-    };
+  /** Add an item's difference to the evidence without deciding (records of the strict rule). */
+  observe(diff: number): void {
+    this.accept.push(diff);
+    this.short.push(diff);
+    this.d.push(diff);
+    this.sum += diff;
+    if (diff > 1e-12) this.gained += 1;
+    else if (diff < -1e-12) this.lost += 1;
   }
 
   /**
@@ -127,15 +156,7 @@ export class PairedSequentialTest {
   push(diff: number, regression = false): Verdict | undefined {
     if (this.decided) return this.decided.verdict;
     if (!(diff >= -1 - 1e-12 && diff <= 1 + 1e-12)) throw new Error(`a paired difference must be in [-1, 1] (got ${diff})`);
-    const b = this.nextBets();
-    this.up.push(b.up);
-    this.down.push(b.down);
-    this.wide.push(b.wide);
-    this.d.push(diff);
-    this.sum += diff;
-    this.sumSq += diff * diff;
-    if (diff > 1e-12) this.gained += 1;
-    else if (diff < -1e-12) this.lost += 1;
+    this.observe(diff);
     if (regression) this.regressions += 1;
     this.decided = this.check();
     return this.decided?.verdict;
@@ -144,8 +165,8 @@ export class PairedSequentialTest {
   private check(): { verdict: Verdict; reason: VerdictReason } | undefined {
     const s = this.s;
     if (s.maxRegressions !== null && this.regressions > s.maxRegressions) return { verdict: "reject", reason: "regressions" };
-    if (this.logLower(0) >= this.threshold) return { verdict: "accept", reason: "better" };
-    if (this.logUpper(s.minEffect) >= this.threshold) return { verdict: "reject", reason: "below_min_effect" };
+    if (this.accept.log >= this.threshold) return { verdict: "accept", reason: "better" };
+    if (this.short.log >= this.threshold) return { verdict: "reject", reason: "below_min_effect" };
     const best = this.bestFinalMean();
     if (best < s.minEffect || (s.minEffect <= 0 && best <= 0)) return { verdict: "reject", reason: "cannot_reach" };
     if (this.d.length >= this.n) return { verdict: "undecided", reason: "end_of_split" };
@@ -159,57 +180,35 @@ export class PairedSequentialTest {
     return sum / this.n;
   }
 
-  /** log of the wealth against "mean difference ≤ m" (half on each bettor). */
-  private logLower(m: number): number {
-    let a = 0;
-    let w = 0;
-    for (let i = 0; i < this.d.length; i++) {
-      a += Math.log1p(this.up[i]! * (this.d[i]! - m));
-      w += Math.log1p(this.wide[i]! * (this.d[i]! - m));
-    }
-    return logHalfSum(a, w);
-  }
-
-  /** log of the wealth against "mean difference ≥ m". */
-  private logUpper(m: number): number {
-    let a = 0;
-    let w = 0;
-    for (let i = 0; i < this.d.length; i++) {
-      a += Math.log1p(-this.down[i]! * (this.d[i]! - m));
-      w += Math.log1p(-this.wide[i]! * (this.d[i]! - m));
-    }
-    return logHalfSum(a, w);
-  }
-
-  /** The always-valid bounds [lower, upper] for the mean difference from the items so far. */
+  /**
+   * Always-valid bounds [lower, upper] for the mean difference: the m the data reject at the
+   * test's confidence on either side (the confidence sequence of the same bets, read at the
+   * items used). Found on a grid of m, refined by bisection at the crossing.
+   */
   bounds(): [number, number] {
     if (!this.d.length) return [-1, 1];
-    // lower(m) decreases in m: the bound is where it crosses 1/α (or −1 when it never does).
-    let lo = -1;
-    let hi = 1;
-    if (this.logLower(-1) < this.threshold) lo = -1;
-    else {
-      let a = -1;
-      let b = 1;
-      for (let k = 0; k < 50; k++) {
-        const mid = (a + b) / 2;
-        if (this.logLower(mid) >= this.threshold) a = mid;
-        else b = mid;
+    const mean = this.sum / this.d.length;
+    const rejects = (m: number, side: 1 | -1) => logWealth(this.d, m, side) >= this.threshold;
+    const edge = (side: 1 | -1): number => {
+      // Walk from the estimate outwards (side +1: down to −1) to the first rejected m.
+      const step = 0.02;
+      let inside = mean;
+      for (let m = mean - side * step; side === 1 ? m > -1 : m < 1; m -= side * step) {
+        if (rejects(m, side)) {
+          let a = inside;
+          let b = m;
+          for (let k = 0; k < 20; k++) {
+            const mid = (a + b) / 2;
+            if (rejects(mid, side)) b = mid;
+            else a = mid;
+          }
+          return a;
+        }
+        inside = m;
       }
-      lo = a;
-    }
-    if (this.logUpper(1) < this.threshold) hi = 1;
-    else {
-      let a = -1;
-      let b = 1;
-      for (let k = 0; k < 50; k++) {
-        const mid = (a + b) / 2;
-        if (this.logUpper(mid) >= this.threshold) b = mid;
-        else a = mid;
-      }
-      hi = b;
-    }
-    return [lo, hi];
+      return -side;
+    };
+    return [Math.max(-1, edge(1)), Math.min(1, edge(-1))];
   }
 
   /** The decision so far (call after the last push; undecided if the test has not stopped). */
@@ -253,11 +252,23 @@ export function normalQuantile(p: number): number {
 /**
  * The smallest mean gain a paired comparison of n items can detect with 80 % power at the given
  * confidence, when items flip between two samples of the same skill at `flipRate` (a neutral
- * edit's differences then have variance ≈ flipRate). A fixed-n normal approximation: the
- * sequential test needs somewhat more (docs/gate.md measures how much).
+ * edit's differences then have variance ≈ flipRate): a fixed-n normal approximation, and never
+ * less than the minimum number of won items the test needs (minimumWins) over n. The sequential
+ * test needs somewhat more (docs/gate.md measures how much).
  */
 export function detectableGain(n: number, flipRate: number, confidence: number): number {
   if (n <= 0) return 1;
   const z = normalQuantile(confidence) + normalQuantile(0.8);
-  return Math.min(1, z * Math.sqrt(Math.max(flipRate, 0) / n));
+  return Math.min(1, Math.max(z * Math.sqrt(Math.max(flipRate, 0) / n), minimumWins(confidence) / n));
+}
+
+/**
+ * Items the candidate must win in a row, with no loss, before the test can accept: even a
+ * noise-free target needs this many gained items, so no split smaller than it can accept anything.
+ */
+export function minimumWins(confidence: number): number {
+  const t = new PairedSequentialTest(10_000, { alpha: 1 - confidence, minEffect: 0, maxRegressions: null });
+  let k = 0;
+  while (k < 10_000 && t.push(1) !== "accept") k += 1;
+  return k + 1;
 }

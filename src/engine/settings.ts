@@ -41,6 +41,11 @@ export interface EngineConfig {
     test_env_num: number;
     eval_test: boolean;
     early_reject: boolean;
+    gate_rule?: string;
+    gate_confidence?: number;
+    gate_min_effect?: number;
+    gate_max_regressions?: number | null;
+    noise_floor_items?: number;
   };
   env: { name: string; workers: number | null; max_completion_tokens: number };
 }

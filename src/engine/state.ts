@@ -16,6 +16,20 @@ export interface LoopCounts {
   rejected: number;
   rejected_early: number;
   skipped: number;
+  /** Paired gate: decisions the selection split could not settle (the current skill stayed). */
+  undecided?: number;
+}
+
+/** The flip rate of the initial skill between two samples (the noise floor, docs/gate.md). */
+export interface NoiseFloor {
+  items: number;
+  flips: number;
+  flip_rate: number;
+  /** Smallest gain the selection split can detect with 80 % power at the gate's confidence. */
+  detectable_gain: number;
+  selection_items: number;
+  min_effect: number;
+  confidence: number;
 }
 
 /**
@@ -46,6 +60,9 @@ export interface LoopState {
   selectionSaved: number;
   /** Items that got no answer per stage (rollout, test, slow_update) over the run; never scored. */
   errored: Record<string, number>;
+  /** hash → per-item (hard, soft) selection scores by selection index (paired gate and gate records). */
+  selItems?: Record<string, (readonly [number, number] | null)[]>;
+  noiseFloor?: NoiseFloor;
   stopped?: string;
 }
 

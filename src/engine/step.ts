@@ -1,7 +1,8 @@
 import { aggregate } from "./aggregate.ts";
 import type { EditReportRow } from "./edits.ts";
 import { type ErroredItem, type Evaluator, isFailure, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
-import { decide, gateLabel, gateScore, semanticDensity } from "./gate.ts";
+import { decide, gateLabel, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
+import { decisionLine, type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
@@ -24,6 +25,8 @@ export interface StepEnv {
   accounting: CallAccounting;
   clock: Clock;
   totalSteps: number;
+  /** The paired gate's item order over the selection split. */
+  pairedOrder: PairedOrder;
 }
 
 export interface BatchSpec {
@@ -277,7 +280,52 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   // ⑥ evaluate and gate
   const t5 = clock.now();
   const g = sc.gate;
+  const origin = `step_${String(step.global).padStart(4, "0")}`;
+  if (g.useGate && g.rule === "paired") {
+    emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length} (paired sequential gate)`);
+    const before = state.current;
+    const p = await pairedGate(ev, g, state, env.pairedOrder, candidate, current, `selection step ${step.global}`);
+    timing.evaluate_s = r1((clock.now() - t5) / 1000);
+    const d = p.decision;
+    const saved = p.out.total - p.out.launched;
+    state.selectionSaved += saved;
+    const partial = meanScores(p.out.results);
+    const verdictAction = d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
+    evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: p.out.evaluated, total: p.out.total, action: verdictAction });
+    Object.assign(rec, {
+      gate_metric: g.metric,
+      gate: d,
+      selection_evaluated: p.out.evaluated,
+      selection_total: p.out.total,
+      selection_hard: null,
+      selection_soft: null,
+      candidate_gate_score: r6(p.estimate.score),
+      candidate_score_estimated: true,
+      current_score_before: before.score,
+      selection_calls_saved: saved,
+    });
+    emit("evaluate", `[6/6 EVALUATE] ${decisionLine(d)}`);
+    if (d.verdict === "accept") {
+      state.current = { hash: cHash, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin };
+      rememberItems(state, cHash, p.candidateItems);
+      if (verdictAction === "accept_new_best") state.best = { ...state.current, step: step.global };
+      state.counts.accepted += 1;
+      pruneItems(state);
+      buffer(verdictAction, { failed_edits: failedEdits(report) });
+      return finish(verdictAction, "accepted");
+    }
+    rejectEntry(verdictAction);
+    pruneItems(state);
+    if (d.verdict === "reject") {
+      state.counts.rejected += 1;
+      return finish("reject", "rejected");
+    }
+    state.counts.undecided = (state.counts.undecided ?? 0) + 1;
+    return finish("undecided", "undecided");
+  }
   const cached = state.selCache[cHash];
+  const curItems = state.selItems?.[state.current.hash] ?? [];
+  const byIndex = (rs: readonly { hard?: unknown; soft?: unknown }[]): ItemScores[] => rs.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
   let hard: number;
   let soft: number;
   if (cached) {
@@ -298,13 +346,14 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       state.selectionSaved += out.total - out.launched;
       evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
       emit("evaluate", `[6/6 EVALUATE] REJECT EARLY at ${out.evaluated}/${out.total}: cannot beat current=${state.current.score.toFixed(4)}`);
-      Object.assign(rec, { gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.launched });
+      Object.assign(rec, { gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.launched, gate: pairedRecord(g, byIndex(out.results), curItems, "strict", "reject", "cannot_reach") });
       rejectEntry("reject");
       state.counts.rejected_early += 1;
       return finish("reject_early", "rejected_early");
     }
     ({ hard, soft } = meanScores(out.results));
     state.selCache[cHash] = { hard, soft };
+    rememberItems(state, cHash, byIndex(out.results));
   }
   timing.evaluate_s ??= r1((clock.now() - t5) / 1000);
   const score = gateScore(g, hard, soft, candidate);
@@ -312,26 +361,30 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const prevCurrent = state.current.score;
   const prevBest = state.best.score;
   const d = decide(g, score, prevCurrent, prevBest);
-  Object.assign(rec, { selection_hard: r6(hard), selection_soft: r6(soft), gate_metric: g.metric, candidate_gate_score: r6(score), current_score_before: prevCurrent });
+  const record = pairedRecord(g, state.selItems?.[cHash] ?? [], curItems, "strict", d.action === "reject" ? "reject" : "accept");
+  // The strict rule compares means; the record's Δ is the mean difference on the items both have.
+  Object.assign(rec, { selection_hard: r6(hard), selection_soft: r6(soft), gate_metric: g.metric, candidate_gate_score: r6(score), current_score_before: prevCurrent, gate: record });
   evaluations[evaluations.length - 1]!.action = d.action;
   const label = gateLabel(g, score, hard, soft);
-  const origin = `step_${String(step.global).padStart(4, "0")}`;
+  const ci = record.n_used ? ` (Δ=${record.delta >= 0 ? "+" : ""}${(record.delta * 100).toFixed(1)} pts [${(record.ci[0] * 100).toFixed(1)}, ${(record.ci[1] * 100).toFixed(1)}] n=${record.n_used} flips +${record.flips.gained}/−${record.flips.lost})` : "";
   if (d.action === "reject") {
-    emit("evaluate", `[6/6 EVALUATE] REJECT ${label} <= current=${prevCurrent.toFixed(4)}`);
+    emit("evaluate", `[6/6 EVALUATE] REJECT ${label} <= current=${prevCurrent.toFixed(4)}${ci}`);
     rejectEntry("reject");
     state.counts.rejected += 1;
+    pruneItems(state);
     return finish("reject", "rejected");
   }
   state.current = { hash: cHash, hard, soft, score, origin };
   if (d.newBest) state.best = { ...state.current, step: step.global };
   state.counts.accepted += 1;
+  pruneItems(state);
   emit(
     "evaluate",
     d.action === "force_accept"
-      ? `[6/6 EVALUATE] FORCE-ACCEPT (gate disabled) ${label}`
+      ? `[6/6 EVALUATE] FORCE-ACCEPT (gate disabled) ${label}${ci}`
       : d.action === "accept_new_best"
-        ? `[6/6 EVALUATE] ACCEPT (new best) ${label} > prev best ${prevBest.toFixed(4)}`
-        : `[6/6 EVALUATE] ACCEPT ${label} > current=${prevCurrent.toFixed(4)}`,
+        ? `[6/6 EVALUATE] ACCEPT (new best) ${label} > prev best ${prevBest.toFixed(4)}${ci}`
+        : `[6/6 EVALUATE] ACCEPT ${label} > current=${prevCurrent.toFixed(4)}${ci}`,
   );
   buffer(d.action, { failed_edits: failedEdits(report) });
   return finish(d.action, "accepted");

@@ -3,10 +3,13 @@ import { DataError, SkilloptError } from "../lib/index.ts";
 import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents } from "./events.ts";
-import { decide, gateScore, gateSettings, semanticDensity } from "./gate.ts";
+import { decide, gateScore, gateSettings, type ItemScores, itemScore, semanticDensity } from "./gate.ts";
+import { decisionLine, type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
+import { seededShuffle } from "./random.ts";
+import { detectableGain } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
 import { planEpoch } from "./plan.ts";
-import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RunCheckpoint, RunRecorder, Splits, TaskItem } from "./ports.ts";
+import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RolloutResult, RunCheckpoint, RunRecorder, Splits, TaskItem } from "./ports.ts";
 import { LrScheduler, type SchedulerMode } from "./schedule.ts";
 import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
 import { ensureSlowUpdatePlaceholder, setAppendix, setSlowUpdate } from "./skill-doc.ts";
@@ -56,12 +59,16 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   if (!selection.length) throw new DataError(`the selection split (val) of ${bench.name} is empty`);
   const sc: StageContext = { cfg, mode, lrControl, model: deps.ctx.model, prompts: deps.prompts, bench, events, gate, signal: deps.signal };
   const ev = new Evaluator(bench, deps.ctx, cfg.env.workers ?? 16, events);
+  // The paired gate reads the selection split in a seeded random order, so a split stored
+  // sorted (by topic, by difficulty) does not bias the sequential test's early items.
+  const pairedOrder: PairedOrder = { selection, order: seededShuffle(cfg.train.seed, selection.map((_, i) => i)) };
+  const scoresOf = (rs: readonly { hard?: unknown; soft?: unknown }[]): ItemScores[] => rs.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
   const skills = new Map<string, string>();
   const scheduler = new LrScheduler(cfg.optimizer.lr_scheduler as SchedulerMode, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps);
 
   emit("config", `[config] epochs=${cfg.train.num_epochs} steps/epoch=${sizes.stepsPerEpoch} (auto) accum=${cfg.train.accumulation} batch_size=${cfg.train.batch_size} train_size=${sizes.trainSize} total_steps=${sizes.totalSteps}`);
   emit("config", `[config] lr_scheduler=${cfg.optimizer.lr_scheduler} edit_budget=${cfg.optimizer.learning_rate} min_edit_budget=${cfg.optimizer.min_learning_rate} skill_update_mode=${mode} lr_control_mode=${lrControl}`);
-  emit("config", `[gate] metric=${gate.metric}${gate.metric === "mixed" ? ` mixed_weight=${gate.mixedWeight}` : ""}${gate.useGate ? "" : " (DISABLED → validation runs, candidates force-accepted)"} early_reject=${gate.useGate && gate.earlyReject ? "on" : "off"}`);
+  emit("config", `[gate] metric=${gate.metric}${gate.metric === "mixed" ? ` mixed_weight=${gate.mixedWeight}` : ""}${gate.useGate ? "" : " (DISABLED → validation runs, candidates force-accepted)"} early_reject=${gate.useGate && gate.earlyReject ? "on" : "off"} rule=${gate.rule}${gate.rule === "paired" ? ` confidence=${1 - gate.sequential.alpha} min_effect=${gate.sequential.minEffect}` : ""}${gate.sequential.maxRegressions === null ? "" : ` max_regressions=${gate.sequential.maxRegressions}`}`);
   emit("config", `[slow update] acceptance=${cfg.optimizer.slow_update_gate_with_selection ? "gated (selection-set validation)" : "force-accept (then re-validated)"}`);
 
   let state: LoopState;
@@ -106,6 +113,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       bufferEpoch: 0,
       stepBuffer: [],
       selCache: { [hash0]: { hard, soft } },
+      selItems: { [hash0]: scoresOf(out.results) },
       meta: {},
       epochStart: {},
       counts: { accepted: 0, rejected: 0, rejected_early: 0, skipped: 0 },
@@ -120,8 +128,10 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       skills.set(h, initial);
       state.current = { ...ref, hash: h };
       state.selCache[h] = { hard, soft };
+      rememberItems(state, h, state.selItems![hash0]!);
       newSkills.push({ hash: h, text: initial, origin: "initial_skill+appendix" });
     }
+    state.noiseFloor = await noiseFloor(deps.initialSkill, out.results);
     commit({ kind: "baseline", step: 0, epoch: 0, skills: newSkills, evaluations: [{ kind: "baseline", hash: hash0, split: "val", hard, soft, score, evaluated: out.evaluated, total: out.total }] });
   }
 
@@ -159,7 +169,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       let outcome: Awaited<ReturnType<typeof runStep>>;
       try {
         outcome = await runStep(
-          { sc, ev, skills, selection, scheduler, accounting, clock, totalSteps: sizes.totalSteps },
+          { sc, ev, skills, selection, scheduler, accounting, clock, totalSteps: sizes.totalSteps, pairedOrder },
           work,
           { global, epoch, inEpoch: k, batches: batches.slice(k * cfg.train.accumulation, (k + 1) * cfg.train.accumulation) },
           meta,
@@ -199,7 +209,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           // An empty marker pair changes no instruction; the measured score carries over.
           skills.set(h, next);
           state.selCache[h] = { hard: state.current.hard, soft: state.current.soft };
+          if (state.selItems?.[state.current.hash]) rememberItems(state, h, state.selItems[state.current.hash]!);
           state.current = { ...state.current, hash: h, origin: `slow_update_placeholder_epoch_${tag}` };
+          pruneItems(state);
           newSkills.push({ hash: h, text: next, origin: state.current.origin });
         }
         emit("slow", `[SLOW UPDATE epoch ${epoch}] injected empty placeholder`);
@@ -233,6 +245,25 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         skills.set(h, cand);
         newSkills.push({ hash: h, text: cand, origin: `slow_update_epoch_${tag}` });
         const gated = cfg.optimizer.slow_update_gate_with_selection && gate.useGate;
+        if (gated && gate.rule === "paired") {
+          const p = await pairedGate(ev, gate, state, pairedOrder, cand, curr, `slow update epoch ${epoch} selection`);
+          const d = p.decision;
+          state.selectionSaved += p.out.total - p.out.launched;
+          const action = d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
+          const partial = meanScores(p.out.results);
+          evaluations.push({ kind: "slow_update", hash: h, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: p.out.evaluated, total: p.out.total, action });
+          if (d.verdict === "accept") {
+            state.current = { hash: h, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin: `slow_update_epoch_${tag}` };
+            rememberItems(state, h, p.candidateItems);
+            if (action === "accept_new_best") state.best = { ...state.current, step: state.lastStep };
+          }
+          pruneItems(state);
+          record.slow_update = { action, prev_hard: prevHard, curr_hard: currHard, candidate_hash: h, slow_update_content: slow.content, reasoning: slow.reasoning, gate: d };
+          emit("slow", `[SLOW UPDATE epoch ${epoch} done] ${decisionLine(d)} current=${state.current.score.toFixed(4)}`);
+          state.boundaryEpoch = epoch;
+          commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
+          return;
+        }
         let scores = state.selCache[h];
         let early = false;
         if (!scores) {
@@ -242,6 +273,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           if (out.complete) {
             scores = meanScores(out.results);
             state.selCache[h] = scores;
+            rememberItems(state, h, scoresOf(out.results));
           } else {
             early = true;
             state.selectionSaved += out.total - out.launched;
@@ -259,6 +291,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             state.current = { hash: h, hard: scores.hard, soft: scores.soft, score, origin: `slow_update_epoch_${tag}` };
             if (d.newBest) state.best = { ...state.current, step: state.lastStep };
           }
+          pruneItems(state);
         }
         record.slow_update = { action, prev_hard: prevHard, curr_hard: currHard, candidate_hash: h, slow_update_content: slow.content, reasoning: slow.reasoning, ...(scores ? { selection_hard: scores.hard, selection_soft: scores.soft } : {}) };
         emit("slow", `[SLOW UPDATE epoch ${epoch} done] action=${action} current=${state.current.score.toFixed(4)} best=${state.best.score.toFixed(4)}`);
@@ -266,6 +299,40 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     }
     state.boundaryEpoch = epoch;
     commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
+  }
+
+  /**
+   * The noise floor: the initial skill re-sampled (sample index 1) on the first items of the
+   * selection split; an item flips when its two samples score differently. Its calls go through
+   * the call cache like every other, so a later run with the same target and benchmark pays
+   * nothing for it. Warns when the split is too small to detect the configured minimum effect.
+   */
+  async function noiseFloor(skill: string, first: readonly RolloutResult[]): Promise<LoopState["noiseFloor"]> {
+    const m = Math.min(gate.noiseFloorItems, selection.length);
+    if (!gate.useGate || m <= 0) return undefined;
+    const out = await ev.run(skill, selection.slice(0, m), "noise floor", undefined, undefined, 1);
+    // Only items answered both times count (a missing answer is no flip and no agreement).
+    const before = new Map(first.map((r) => [String(r.id), r]));
+    let flips = 0;
+    let compared = 0;
+    for (const r of out.results) {
+      const a = before.get(String(r.id));
+      if (!a) continue;
+      compared += 1;
+      if (Math.abs(itemScore(gate, Number(r.hard) || 0, Number(r.soft) || 0) - itemScore(gate, Number(a.hard) || 0, Number(a.soft) || 0)) > 1e-9) flips += 1;
+    }
+    const rate = compared ? flips / compared : 0;
+    const confidence = 1 - gate.sequential.alpha;
+    const mde = detectableGain(selection.length, rate, confidence);
+    const nf = { items: compared, flips, flip_rate: rate, detectable_gain: mde, selection_items: selection.length, min_effect: gate.sequential.minEffect, confidence };
+    emit("baseline", `[noise floor] ${flips}/${compared} items flip between two samples of the initial skill (flip rate ${(rate * 100).toFixed(1)} %); smallest detectable gain on ${selection.length} selection items ≈ ${(mde * 100).toFixed(1)} points`);
+    if (mde > gate.sequential.minEffect) {
+      events.emit({
+        type: "warning",
+        text: `at n=${selection.length} and a ${Math.round(rate * 100)} % flip rate, the smallest detectable gain is ~${Math.round(mde * 100)} points (evaluation.gate_min_effect is ${Math.round(gate.sequential.minEffect * 1000) / 10}); a larger selection split (evaluation.sel_env_num / more val items) lets the gate see smaller real gains`,
+      });
+    }
+    return nf;
   }
 
   const summary = await finalEvaluation({ deps, state, skills, ev, gate, sizes, selection, startedAt, elapsedBefore, commit });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { drawTrial, pairedRule, plantPair, strictRule } from "../../src/engine/gate-lab.ts";
-import { detectableGain, PairedSequentialTest } from "../../src/engine/sequential.ts";
+import { detectableGain, minimumWins, PairedSequentialTest } from "../../src/engine/sequential.ts";
 
 const S = { alpha: 0.05, minEffect: 0.02, maxRegressions: null };
 const mean = (p: Float64Array) => p.reduce((s, x) => s + x, 0) / p.length;
@@ -73,9 +73,17 @@ describe("paired sequential test", () => {
     expect(t.result()).toMatchObject({ verdict: "undecided", reason: "end_of_split", n_used: 6 });
   });
 
-  test("smallest detectable gain", () => {
-    // 24 items, 12 % flips, 95 %: (1.645 + 0.842) · sqrt(0.12 / 24) ≈ 0.176
-    expect(detectableGain(24, 0.12, 0.95)).toBeCloseTo(0.1759, 3);
-    expect(detectableGain(200, 0, 0.95)).toBe(0);
+  test("smallest detectable gain: the noise term, never below the wins the test needs", () => {
+    // 2000 items, 12 % flips, 95 %: (1.645 + 0.842) · sqrt(0.12 / 2000) ≈ 0.0193
+    expect(detectableGain(2000, 0.12, 0.95)).toBeCloseTo(0.01926, 4);
+    // A noise-free target still needs minimumWins gained items before the test can accept.
+    const k = minimumWins(0.95);
+    const t = new PairedSequentialTest(k, S);
+    for (let i = 0; i < k; i++) t.push(1);
+    expect(t.verdict).toBe("accept");
+    const short = new PairedSequentialTest(k - 1, S);
+    for (let i = 0; i < k - 1; i++) short.push(1);
+    expect(short.verdict).not.toBe("accept");
+    expect(detectableGain(24, 0, 0.95)).toBeCloseTo(k / 24, 12);
   });
 });

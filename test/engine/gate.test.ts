@@ -44,8 +44,8 @@ describe("gate (spec §2.8, Appendix A)", () => {
 
   test("soft and mixed gates make the same decisions with and without early rejection", async () => {
     for (const metric of ["soft", "mixed"]) {
-      const a = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=false", "train.num_epochs=1"]));
-      const b = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=true", "train.num_epochs=1"]));
+      const a = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=false", "train.num_epochs=1", "evaluation.gate_rule=strict"]));
+      const b = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=true", "train.num_epochs=1", "evaluation.gate_rule=strict"]));
       const norm = (x: unknown) => (x === "reject_early" ? "reject" : x);
       expect(b.recorder.records().map((r) => [norm(r.action), r.current_score])).toEqual(a.recorder.records().map((r) => [norm(r.action), r.current_score]));
     }
@@ -57,14 +57,14 @@ describe("epoch boundary", () => {
     const gated = await trainOnSim(quickConfig(["optimizer.slow_update_gate_with_selection=true"]));
     const forced = await trainOnSim(quickConfig());
     const slow = (r: typeof gated) => r.recorder.checkpoints.filter((c) => c.kind === "boundary" && c.epoch >= 2).map((c) => String((c.record?.slow_update as { action?: string } | undefined)?.action));
-    for (const a of slow(gated)) expect(["accept", "accept_new_best", "reject", "reject_early", "no_content"]).toContain(a);
+    for (const a of slow(gated)) expect(["accept", "accept_new_best", "reject", "reject_early", "undecided", "no_content"]).toContain(a);
     for (const a of slow(forced)) expect(["force_accept", "no_content"]).toContain(a);
     const evals = forced.recorder.checkpoints.flatMap((c) => c.evaluations.filter((e) => e.kind === "slow_update"));
     expect(evals.every((e) => e.score !== null && e.evaluated === e.total)).toBe(true);
   });
 
   test("appendix consolidation runs when the notes exceed the threshold", async () => {
-    const { recorder } = await trainOnSim(quickConfig(["optimizer.use_skill_aware_reflection=true", "env.sim_lapse_rate=0.4", "optimizer.skill_aware_consolidate_threshold=1"]));
+    const { recorder } = await trainOnSim(quickConfig(["optimizer.use_skill_aware_reflection=true", "env.sim_lapse_rate=0.4", "optimizer.skill_aware_consolidate_threshold=1", "evaluation.gate_rule=strict"]));
     expect(recorder.records().some((r) => typeof r.n_appendix_notes_consolidated === "number")).toBe(true);
   });
 });

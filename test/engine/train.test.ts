@@ -13,7 +13,7 @@ describe("training on the simulator (quickstart)", () => {
     expect(s.steps).toBe(12);
     const records = recorder.records();
     expect(records).toHaveLength(12);
-    for (const r of records) expect(["accept_new_best", "accept", "reject", "reject_early", "skip_no_patches", "skip_no_change", "reject_format"]).toContain(String(r.action));
+    for (const r of records) expect(["accept_new_best", "accept", "reject", "reject_early", "undecided", "skip_no_patches", "skip_no_change", "reject_format"]).toContain(String(r.action));
     expect(recorder.checkpoints.at(-1)!.kind).toBe("final");
     expect(result.state.finished).toBe(true);
   });
@@ -68,8 +68,8 @@ describe("update modes and lr control", () => {
 
 describe("early rejection at the gate", () => {
   test("makes the same decisions as full evaluation with fewer selection rollouts", async () => {
-    const full = await trainOnSim(quickConfig(["evaluation.early_reject=false"]));
-    const early = await trainOnSim(quickConfig(["evaluation.early_reject=true"]));
+    const full = await trainOnSim(quickConfig(["evaluation.early_reject=false", "evaluation.gate_rule=strict"]));
+    const early = await trainOnSim(quickConfig(["evaluation.early_reject=true", "evaluation.gate_rule=strict"]));
     const norm = (a: unknown) => (a === "reject_early" ? "reject" : a);
     const a = full.recorder.records().map((r) => [r.step, norm(r.action), r.candidate_hash, r.current_score, r.best_score]);
     const b = early.recorder.records().map((r) => [r.step, norm(r.action), r.candidate_hash, r.current_score, r.best_score]);

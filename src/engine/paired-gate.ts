@@ -1,0 +1,96 @@
+import type { Evaluator, PairedOutcome } from "./evaluate.ts";
+import { type GateSettings, type ItemScores, itemScore } from "./gate.ts";
+import type { TaskItem } from "./ports.ts";
+import { type GateDecision, PairedSequentialTest } from "./sequential.ts";
+import type { LoopState } from "./state.ts";
+
+/** The selection items in the paired gate's order (a seeded permutation of selection indices). */
+export interface PairedOrder {
+  selection: readonly TaskItem[];
+  /** order[k] = the selection index evaluated k-th. */
+  order: readonly number[];
+}
+
+export interface PairedResult {
+  decision: GateDecision;
+  out: PairedOutcome;
+  /** The candidate's estimated selection scores: the current's plus the paired mean differences. */
+  estimate: { hard: number; soft: number; score: number };
+  /** The candidate's per-item scores by selection index (null where not evaluated). */
+  candidateItems: (ItemScores | null)[];
+}
+
+/** Per-item scores of a skill by selection index, as the state keeps them. */
+export function knownItems(state: LoopState, hash: string): readonly (ItemScores | null)[] {
+  return state.selItems?.[hash] ?? [];
+}
+
+/** Remember a skill's per-item selection scores (merging with what is known). */
+export function rememberItems(state: LoopState, hash: string, byIndex: readonly (ItemScores | null)[]): void {
+  state.selItems ??= {};
+  const prev = state.selItems[hash] ?? [];
+  const n = Math.max(prev.length, byIndex.length);
+  state.selItems[hash] = Array.from({ length: n }, (_, i) => byIndex[i] ?? prev[i] ?? null);
+}
+
+/** Keep per-item scores only for the skills a later decision can compare against. */
+export function pruneItems(state: LoopState): void {
+  if (!state.selItems) return;
+  const keep = new Set([state.current.hash, state.best.hash, state.baseline.hash]);
+  for (const h of Object.keys(state.selItems)) if (!keep.has(h)) delete state.selItems[h];
+}
+
+/**
+ * Decide a candidate against the current skill with the paired sequential test (docs/gate.md).
+ * The current's per-item scores rolled out on the way are added to the state.
+ */
+export async function pairedGate(ev: Evaluator, g: GateSettings, state: LoopState, po: PairedOrder, candidate: string, current: string, label: string): Promise<PairedResult> {
+  const n = po.order.length;
+  const knownSel = knownItems(state, state.current.hash);
+  const known = po.order.map((i) => knownSel[i] ?? null);
+  const test = new PairedSequentialTest(n, g.sequential, (k) => (known[k] ? 1 - itemScore(g, known[k]![0], known[k]![1]) : 1));
+  const items = po.order.map((i) => po.selection[i]!);
+  const out = await ev.runPaired({ candidate, current, items, known, test, gate: g, label });
+  const back = (xs: readonly (ItemScores | null)[]) => {
+    const bySel: (ItemScores | null)[] = new Array(po.selection.length).fill(null);
+    po.order.forEach((sel, k) => {
+      bySel[sel] = xs[k] ?? null;
+    });
+    return bySel;
+  };
+  rememberItems(state, state.current.hash, back(out.currentFresh));
+  const decision = test.result();
+  let dh = 0;
+  let ds = 0;
+  let used = 0;
+  for (let k = 0; k < n; k++) {
+    const c = out.candidate[k];
+    const u = out.current[k];
+    if (!c || !u) continue;
+    dh += c[0] - u[0];
+    ds += c[1] - u[1];
+    used += 1;
+  }
+  const m = (x: number) => (used ? x / used : 0);
+  const clamp = (x: number) => Math.min(1, Math.max(0, x));
+  return {
+    decision,
+    out,
+    estimate: { hard: clamp(state.current.hard + m(dh)), soft: clamp(state.current.soft + m(ds)), score: state.current.score + decision.delta },
+    candidateItems: back(out.candidate),
+  };
+}
+
+/** One line for the console: Δ with its bounds, items used, flips, verdict. */
+export function decisionLine(d: GateDecision): string {
+  const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
+  const why: Record<string, string> = {
+    better: d.rule === "paired" ? "better at the configured confidence" : "mean above the current's",
+    not_better: "mean not above the current's",
+    below_min_effect: `the gain is below the minimum effect (${(d.min_effect * 100).toFixed(1)} pts)`,
+    cannot_reach: `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
+    regressions: "too many previously-passing items fail (no-regression veto)",
+    end_of_split: "the selection split ran out before the evidence decided",
+  };
+  return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips +${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}`;
+}
