@@ -43,7 +43,9 @@ describe("skillopt train --config quickstart (sim)", () => {
     expect(s.baseline.selection).toBeLessThanOrEqual(0.3);
     expect(s.best.selection).toBeGreaterThanOrEqual(0.8);
     expect(s.rejected).toBeGreaterThanOrEqual(1);
-    expect(s.selection_calls_saved).toBeGreaterThan(0);
+    // The bundled configs gate with the paired sequential test: every decision says how sure it is.
+    expect(s.gate_rule).toBe("paired");
+    expect(s.noise_floor).toMatchObject({ items: 24, selection_items: 24 });
     expect(Object.keys(s.calls.by_stage)).toEqual(expect.arrayContaining(["analyst", "merge", "rollout"]));
     for (const f of ["best_skill.md", "skills/skill_v0000.md", "skills/skill_v0012.md", "summary.json", "config.resolved.yaml", "state.sqlite"]) {
       expect(existsSync(join(out, f))).toBe(true);
@@ -51,6 +53,14 @@ describe("skillopt train --config quickstart (sim)", () => {
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8")).best).toEqual(s.best);
     const h = history(out);
     expect(h).toHaveLength(12);
+    for (const step of h.filter((x) => ["accept", "accept_new_best", "reject", "undecided"].includes(String(x.action)))) {
+      const g = step.gate as { verdict: string; delta: number; ci: [number, number]; n_used: number; flips: { gained: number; lost: number } };
+      expect(["accept", "reject", "undecided"]).toContain(g.verdict);
+      expect(g.ci[0]).toBeLessThanOrEqual(g.delta);
+      expect(g.ci[1]).toBeGreaterThanOrEqual(g.delta);
+      expect(g.n_used).toBeGreaterThan(0);
+      expect(g.flips.gained + g.flips.lost).toBeLessThanOrEqual(g.n_used);
+    }
     expect(Object.keys(h[0]!)).toEqual(expect.arrayContaining(["epoch", "step", "learning_rate", "rollout_hard", "candidate_gate_score", "current_score", "action", "outcome", "calls", "tokens", "cost_usd", "wall_time_s"]));
     const db = new Database(join(out, "state.sqlite"), { readonly: true });
     expect((db.query("SELECT count(*) AS n FROM steps").get() as { n: number }).n).toBe(12);
