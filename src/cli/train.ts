@@ -4,7 +4,7 @@ import { defineCommand } from "citty";
 import { stringify } from "yaml";
 import { createModelClient, type SkilloptModelClient } from "../backends/index.ts";
 import { deriveSizes, estimateRun, firstN, type Role, train } from "../engine/index.ts";
-import { compactTimestamp, NoAnswerError, redactText, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { compactTimestamp, errorMessage, log, NoAnswerError, redactText, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole } from "../report/console.ts";
 import { resultText } from "../report/result-text.ts";
@@ -68,6 +68,7 @@ export default defineCommand({
     }
     let store: Store | undefined = run?.store;
     let client: SkilloptModelClient | undefined;
+    let failed = false;
     try {
       const maxCost = args["max-cost"] === undefined ? undefined : Number(args["max-cost"]);
       if (maxCost !== undefined && !(maxCost > 0)) throw new UsageError(`--max-cost must be a positive number of dollars (got ${args["max-cost"]})`);
@@ -159,8 +160,8 @@ export default defineCommand({
           signal: controller.signal,
         });
       } catch (err) {
-        recorder.flush();
         if (controller.signal.aborted) {
+          recorder.flush();
           setRunMeta(runStore, { status: "interrupted" });
           errWrite(`  interrupted — the run is resumable: skillopt train --resume ${shown(dir)}\n`);
           process.exitCode = 130;
@@ -168,8 +169,14 @@ export default defineCommand({
         }
         // Stopped on an error: failed (never "finished"), with the reason, resumable from the last commit.
         const told = describeNoAnswer(err, client);
-        setRunMeta(runStore, { status: "failed", reason: redactText(failureReason(told)) });
-        writeReportAfterRun(dir);
+        // Best effort: on a full disk these writes fail too, and must not replace the error that stopped the run.
+        try {
+          recorder.flush();
+          setRunMeta(runStore, { status: "failed", reason: redactText(failureReason(told)) });
+          writeReportAfterRun(dir);
+        } catch (cleanup) {
+          log.debug(`after the run failed, recording its state failed too: ${errorMessage(cleanup)}`);
+        }
         if (told instanceof NoAnswerError) {
           throw new NoAnswerError(told.message, { cause: err, data: told.data, hint: `check that endpoint, model name and key; nothing committed is lost — once it answers, continue with: skillopt train --resume ${shown(dir)}` });
         }
@@ -183,10 +190,21 @@ export default defineCommand({
       const report = writeReportAfterRun(dir);
       if (output.json) printJson(summary);
       else printResult(`${resultText(summary)}${report ? `\n  report:     ${report}` : ""}`);
+    } catch (err) {
+      failed = true;
+      throw err;
     } finally {
-      await client?.close();
-      if (run) run.release();
-      else store?.close();
+      // Closing and releasing write too (cache, ledger, owner row): on a full disk they fail as well,
+      // and must not replace the error that stopped the run.
+      for (const step of [() => client?.close(), () => (run ? run.release() : store?.close())]) {
+        try {
+          await step();
+        } catch (err) {
+          // biome-ignore lint/correctness/noUnsafeFinally: after a successful run a cleanup failure is the run's error; after a failed one it is logged and the first error wins
+          if (!failed) throw err;
+          log.debug(`cleanup after a failed run: ${errorMessage(err)}`);
+        }
+      }
     }
   },
 });

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { processAlive, UsageError } from "../lib/index.ts";
-import { claimRun, getRunMeta, holdsStartedRun, openRunStore, releaseRun, type Store } from "../store/index.ts";
+import { claimRun, getRunMeta, holdsStartedRun, openRunStore, releaseRun, runStoreState, type Store } from "../store/index.ts";
 import { runPaths } from "./layout.ts";
 
 /** A run store this process holds; `release()` gives the claim back and closes it. */
@@ -30,6 +30,11 @@ function held(store: Store): ClaimedRun {
 export function claimForResume(dir: string, shown: string): ClaimedRun {
   const p = runPaths(dir);
   if (!existsSync(p.state)) throw new UsageError(`--resume ${shown}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
+  // Read-only first: a store that holds no started run (an empty file included) is refused without
+  // being opened for writing, so a refused --resume never creates tables in (rewrites) the file.
+  const state = runStoreState(p.state);
+  if (state === "empty") throw notStarted(shown);
+  if (state === "foreign") throw new UsageError(`--resume ${shown}: ${p.state} is an SQLite file but not a skillopt run store; it is left as it is`);
   const store = openRunStore(p.state);
   const claim = claimRun(store, process.pid, processAlive);
   if (!claim.ok) {
@@ -40,11 +45,15 @@ export function claimForResume(dir: string, shown: string): ClaimedRun {
   run.savedInput = getRunMeta(store).input;
   if (!run.savedInput) {
     run.release();
-    throw new UsageError(`--resume ${shown}: the run was stopped before it started, so there is nothing to resume`, {
-      hint: `start it again with the same command and --out ${shown}`,
-    });
+    throw notStarted(shown);
   }
   return run;
+}
+
+function notStarted(shown: string): UsageError {
+  return new UsageError(`--resume ${shown}: the run was stopped before it started, so there is nothing to resume`, {
+    hint: `start it again with the same command and --out ${shown}`,
+  });
 }
 
 /**

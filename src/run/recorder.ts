@@ -86,15 +86,28 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
   const pending: (() => void)[] = [];
   let scheduled = false;
   let lastBest: string | undefined;
-  const flush = () => {
+  // A deferred write that failed (disk full): kept and thrown by the next commit or flush, so the
+  // run stops with that error instead of an uncaught exception on a timer.
+  let failure: unknown;
+  const runJobs = () => {
     scheduled = false;
     for (let job = pending.shift(); job; job = pending.shift()) job();
+  };
+  const flush = () => {
+    if (failure === undefined) runJobs();
+    if (failure !== undefined) throw failure;
   };
   const later = (job: () => void) => {
     pending.push(job);
     if (!scheduled) {
       scheduled = true;
-      setImmediate(flush);
+      setImmediate(() => {
+        try {
+          runJobs();
+        } catch (err) {
+          failure ??= err;
+        }
+      });
     }
   };
   return {
@@ -112,6 +125,7 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
       return { state: last.state, skills: texts };
     },
     commit(cp: RunCheckpoint) {
+      if (failure !== undefined) throw failure;
       const status = cp.kind === "final" ? (cp.state.finished ? "finished" : "stopped") : "running";
       const currentHash = cp.state.current.hash;
       const bestHash = cp.state.best.hash;

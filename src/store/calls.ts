@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { type Migrations, migrateStore, openStore, type Store } from "./db.ts";
+import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
 export const CALLS_NAMESPACE = "calls";
@@ -76,15 +76,17 @@ export interface CacheEntry {
 export function getCachedCall(store: Store, key: string): string | undefined {
   const row = store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null;
   if (!row) return undefined;
-  store.db.query("UPDATE call_cache SET hits = hits + 1 WHERE key = ?").run(key);
+  writing(store, () => store.db.query("UPDATE call_cache SET hits = hits + 1 WHERE key = ?").run(key));
   return row.response;
 }
 
 /** Store a complete, successful response (first writer wins: a key's answer never changes). */
 export function putCachedCall(store: Store, entry: CacheEntry, now = Date.now()): void {
-  store.db
-    .query("INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-    .run(entry.key, entry.backend, entry.endpoint, entry.model, entry.response, now);
+  writing(store, () => {
+    store.db
+      .query("INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(entry.key, entry.backend, entry.endpoint, entry.model, entry.response, now);
+  });
 }
 
 export function countCachedCalls(store: Store): number {
@@ -114,38 +116,42 @@ export interface LedgerRow {
 }
 
 export function insertLedgerRow(store: Store, row: LedgerRow): void {
-  store.db
-    .query(
-      `INSERT INTO call_ledger (run_id, at, role, stage, backend, endpoint, model, cache_key, cached, attempts, status,
-         prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_usd, latency_ms, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      row.run_id,
-      row.at,
-      row.role,
-      row.stage,
-      row.backend,
-      row.endpoint,
-      row.model,
-      row.cache_key,
-      row.cached ? 1 : 0,
-      row.attempts,
-      row.status,
-      row.prompt_tokens,
-      row.completion_tokens,
-      row.cached_tokens,
-      row.reasoning_tokens,
-      row.cost_usd,
-      row.latency_ms,
-      row.error,
-    );
+  writing(store, () => {
+    store.db
+      .query(
+        `INSERT INTO call_ledger (run_id, at, role, stage, backend, endpoint, model, cache_key, cached, attempts, status,
+           prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_usd, latency_ms, error)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        row.run_id,
+        row.at,
+        row.role,
+        row.stage,
+        row.backend,
+        row.endpoint,
+        row.model,
+        row.cache_key,
+        row.cached ? 1 : 0,
+        row.attempts,
+        row.status,
+        row.prompt_tokens,
+        row.completion_tokens,
+        row.cached_tokens,
+        row.reasoning_tokens,
+        row.cost_usd,
+        row.latency_ms,
+        row.error,
+      );
+  });
 }
 
 /** Every ledger row of a run, oldest first. */
 /** Record one dropped structured result. */
 export function insertDropRow(store: Store, row: { run_id: string; at: number; stage: string; reason: string }): void {
-  store.db.query("INSERT INTO call_drops (run_id, at, stage, reason) VALUES (?, ?, ?, ?)").run(row.run_id, row.at, row.stage, row.reason);
+  writing(store, () => {
+    store.db.query("INSERT INTO call_drops (run_id, at, stage, reason) VALUES (?, ?, ?, ?)").run(row.run_id, row.at, row.stage, row.reason);
+  });
 }
 
 /** Dropped structured results of a run, oldest first. */

@@ -28,6 +28,43 @@ export interface Store {
   close(): void;
 }
 
+const WRITE_FAILURES: Record<string, string> = {
+  SQLITE_FULL: "no space left on device",
+  SQLITE_IOERR: "I/O error",
+  SQLITE_READONLY: "read-only",
+  SQLITE_CANTOPEN: "cannot open the file",
+};
+
+/** True for a SQLite failure to write the file (disk full, I/O error, read-only), not a bug in a query. */
+export function isStoreWriteFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && Object.keys(WRITE_FAILURES).some((c) => code === c || code.startsWith(`${c}_`));
+}
+
+/**
+ * A write to `store` that failed because of the disk, as one line naming the file. Every write path
+ * of a run (ledger, drops, cache, checkpoints, run meta) goes through this, so a full disk stops the
+ * run with `cannot write <file>: no space left on device` — never an internal error, never a score.
+ */
+export function storeWriteError(store: Pick<Store, "path">, err: unknown): unknown {
+  if (!isStoreWriteFailure(err)) return err;
+  const code = String((err as { code: string }).code);
+  const base = Object.keys(WRITE_FAILURES).find((c) => code === c || code.startsWith(`${c}_`))!;
+  return new StoreError(`cannot write ${store.path}: ${WRITE_FAILURES[base]} (${code})`, {
+    cause: err,
+    hint: base === "SQLITE_FULL" ? "free some space and rerun with --resume; committed steps are kept" : undefined,
+  });
+}
+
+/** Run a write against the store, turning a disk failure into storeWriteError. */
+export function writing<T>(store: Pick<Store, "path">, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw storeWriteError(store, err);
+  }
+}
+
 /** Open (creating if needed) a sqlite file in WAL mode and migrate it to the latest schema. */
 export function openStore(path: string, opts: OpenOptions): Store {
   const isMemory = path === ":memory:";
@@ -61,6 +98,7 @@ export function openStore(path: string, opts: OpenOptions): Store {
   } catch (err) {
     db.close();
     if (err instanceof StoreError) throw err;
+    if (isStoreWriteFailure(err)) throw storeWriteError({ path }, err);
     throw new StoreError(`cannot use ${path}: ${errorMessage(err)}`, {
       cause: err,
       hint: "the file may be corrupt or not a SkillOpt database; move it aside and rerun",
@@ -154,7 +192,7 @@ function migrateNamespace(db: Database, path: string, namespace: string, migrati
 
 /** Open a second namespace's migrations on an already open store. */
 export function migrateStore(store: Store, namespace: string, migrations: Migrations): void {
-  migrateNamespace(store.db, store.path, namespace, migrations);
+  writing(store, () => migrateNamespace(store.db, store.path, namespace, migrations));
 }
 
 /** Run `fn` in an IMMEDIATE transaction (takes the write lock up front, so two writers never deadlock). */

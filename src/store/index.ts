@@ -5,6 +5,9 @@ export {
   type OpenOptions,
   openStore,
   schemaVersion,
+  isStoreWriteFailure,
+  storeWriteError,
+  writing,
   type Store,
 } from "./db.ts";
 export * from "./calls.ts";

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
+import { existsSync, statSync } from "node:fs";
 import type { Migrations, Store } from "./db.ts";
-import { inTransaction, openStore } from "./db.ts";
+import { inTransaction, openStore, writing } from "./db.ts";
 
 /**
  * Run state of one training run, in the run folder's store (src/run/layout.ts; namespace "runs"; the model layer's call
@@ -59,9 +60,11 @@ export function openRunStore(path: string, opts: { readonly?: boolean } = {}): S
 }
 
 export function setRunMeta(store: Store, values: Record<string, string | number>): void {
-  const q = store.db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-  inTransaction(store, () => {
-    for (const [k, val] of Object.entries(values)) q.run(k, String(val));
+  writing(store, () => {
+    const q = store.db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    inTransaction(store, () => {
+      for (const [k, val] of Object.entries(values)) q.run(k, String(val));
+    });
   });
 }
 
@@ -71,12 +74,24 @@ export function setRunMeta(store: Store, values: Record<string, string | number>
  * store counts as holding something.
  */
 export function holdsStartedRun(path: string): boolean {
+  return runStoreState(path) !== "empty";
+}
+
+/**
+ * What a state.sqlite holds, read-only (never creates tables or rewrites the file): "started" (a run
+ * with its saved input), "empty" (a zero-byte file, or a run store stopped before it started),
+ * "foreign" (an SQLite database without our run tables), "unreadable" (not a database, locked, …).
+ */
+export function runStoreState(path: string): "started" | "empty" | "foreign" | "unreadable" {
+  if (existsSync(path) && statSync(path).isFile() && statSync(path).size === 0) return "empty";
   let db: Database | undefined;
   try {
     db = new Database(path, { readonly: true });
-    return db.query("SELECT value FROM run_meta WHERE key = 'input'").get() !== null;
+    const table = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_meta'").get();
+    if (table === null) return "foreign";
+    return db.query("SELECT value FROM run_meta WHERE key = 'input'").get() !== null ? "started" : "empty";
   } catch {
-    return true;
+    return "unreadable";
   } finally {
     db?.close();
   }
@@ -91,18 +106,22 @@ export type RunClaim = { ok: true } | { ok: false; holder: number };
  * Two processes racing for one run directory therefore get exactly one winner.
  */
 export function claimRun(store: Store, pid: number, alive: (pid: number) => boolean): RunClaim {
-  return inTransaction(store, () => {
-    const row = store.db.query("SELECT value FROM run_meta WHERE key = 'owner_pid'").get() as { value: string } | null;
-    const holder = Number(row?.value ?? 0);
-    if (holder && holder !== pid && alive(holder)) return { ok: false, holder } as const;
-    store.db.query("INSERT INTO run_meta (key, value) VALUES ('owner_pid', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(pid));
-    return { ok: true } as const;
+  return writing(store, () => {
+    return inTransaction(store, () => {
+      const row = store.db.query("SELECT value FROM run_meta WHERE key = 'owner_pid'").get() as { value: string } | null;
+      const holder = Number(row?.value ?? 0);
+      if (holder && holder !== pid && alive(holder)) return { ok: false, holder } as const;
+      store.db.query("INSERT INTO run_meta (key, value) VALUES ('owner_pid', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(pid));
+      return { ok: true } as const;
+    });
   });
 }
 
 /** Give up the claim if `pid` still holds it. */
 export function releaseRun(store: Store, pid: number): void {
-  store.db.query("DELETE FROM run_meta WHERE key = 'owner_pid' AND value = ?").run(String(pid));
+  writing(store, () => {
+    store.db.query("DELETE FROM run_meta WHERE key = 'owner_pid' AND value = ?").run(String(pid));
+  });
 }
 
 export function getRunMeta(store: Store): Record<string, string> {
@@ -128,38 +147,40 @@ export interface CheckpointRow {
 
 /** Write one checkpoint atomically. */
 export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now()): number {
-  const db = store.db;
-  return inTransaction(store, () => {
-    // The previous loop state is superseded by this one: keep only the latest (linear growth).
-    db.query("UPDATE checkpoints SET state_json = '' WHERE seq = (SELECT max(seq) FROM checkpoints)").run();
-    const seq = Number(
-      (
-        db
-          .query("INSERT INTO checkpoints (kind, step, epoch, state_json, created_at, current_hash, best_hash) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq")
-          .get(cp.kind, cp.step, cp.epoch, JSON.stringify(cp.state), now, cp.currentHash ?? null, cp.bestHash ?? null) as { seq: number }
-      ).seq,
-    );
-    const sk = db.query("INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)");
-    for (const s of cp.skills) sk.run(s.hash, s.text, s.origin, cp.step, now);
-    if (cp.kind === "step" && cp.record) {
-      db.query("INSERT OR REPLACE INTO steps (step, epoch, action, outcome, record_json, artifacts_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
-        cp.step,
-        cp.epoch,
-        String(cp.record.action ?? ""),
-        String(cp.record.outcome ?? ""),
-        JSON.stringify(cp.record),
-        JSON.stringify(cp.artifacts ?? {}),
-        now,
+  return writing(store, () => {
+    const db = store.db;
+    return inTransaction(store, () => {
+      // The previous loop state is superseded by this one: keep only the latest (linear growth).
+      db.query("UPDATE checkpoints SET state_json = '' WHERE seq = (SELECT max(seq) FROM checkpoints)").run();
+      const seq = Number(
+        (
+          db
+            .query("INSERT INTO checkpoints (kind, step, epoch, state_json, created_at, current_hash, best_hash) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq")
+            .get(cp.kind, cp.step, cp.epoch, JSON.stringify(cp.state), now, cp.currentHash ?? null, cp.bestHash ?? null) as { seq: number }
+        ).seq,
       );
-    }
-    if (cp.kind === "boundary" && cp.record) {
-      db.query("INSERT OR REPLACE INTO boundaries (epoch, record_json, created_at) VALUES (?, ?, ?)").run(cp.epoch, JSON.stringify(cp.record), now);
-    }
-    const ev = db.query("INSERT INTO evaluations (seq, step, kind, hash, split, hard, soft, score, evaluated, total, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const e of cp.evaluations) ev.run(seq, cp.step, e.kind, e.hash, e.split, e.hard, e.soft, e.score, e.evaluated, e.total, e.action ?? null);
-    const meta = db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-    for (const [k, val] of Object.entries({ ...cp.meta, updated_at: now })) meta.run(k, String(val));
-    return seq;
+      const sk = db.query("INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)");
+      for (const s of cp.skills) sk.run(s.hash, s.text, s.origin, cp.step, now);
+      if (cp.kind === "step" && cp.record) {
+        db.query("INSERT OR REPLACE INTO steps (step, epoch, action, outcome, record_json, artifacts_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+          cp.step,
+          cp.epoch,
+          String(cp.record.action ?? ""),
+          String(cp.record.outcome ?? ""),
+          JSON.stringify(cp.record),
+          JSON.stringify(cp.artifacts ?? {}),
+          now,
+        );
+      }
+      if (cp.kind === "boundary" && cp.record) {
+        db.query("INSERT OR REPLACE INTO boundaries (epoch, record_json, created_at) VALUES (?, ?, ?)").run(cp.epoch, JSON.stringify(cp.record), now);
+      }
+      const ev = db.query("INSERT INTO evaluations (seq, step, kind, hash, split, hard, soft, score, evaluated, total, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      for (const e of cp.evaluations) ev.run(seq, cp.step, e.kind, e.hash, e.split, e.hard, e.soft, e.score, e.evaluated, e.total, e.action ?? null);
+      const meta = db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+      for (const [k, val] of Object.entries({ ...cp.meta, updated_at: now })) meta.run(k, String(val));
+      return seq;
+    });
   });
 }
 

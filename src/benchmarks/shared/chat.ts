@@ -17,7 +17,10 @@ export type TargetCall = { ok: true; response: ChatResponse } | { ok: false; err
 export function isSystemic(err: unknown, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted) return true;
   if (err instanceof BackendError) return err.kind === "auth" || err.kind === "not_found";
-  if (err instanceof SkilloptError) return err.code === "budget" || err.code === "internal";
+  // A failed write of our own records (ledger, cache, run store: disk full) is never a task's failure.
+  if (err instanceof SkilloptError) return err.code === "budget" || err.code === "internal" || err.code === "store";
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && (/^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code) || ["ENOSPC", "EDQUOT", "EROFS", "EIO"].includes(code))) return true;
   return false;
 }
 
