@@ -115,6 +115,7 @@ export function cases(ctx: CaseContext): BadCase[] {
       ["adopt-legacy", ["sleep", "adopt", "--project", project, "--staging", dir, "--legacy"]],
       ["rollback", ["sleep", "rollback", dir, "--project", project, "--force"]],
       ["diff", ["sleep", "diff", dir, "--project", project]],
+      ["reject", ["sleep", "reject", dir, "--project", project]],
     ] as const) {
       out.push({ name: `${name}/${verb}`, args: [...args], env, allowedWrites: [rel], timeoutMs: 20_000 });
     }

@@ -126,7 +126,7 @@ function expectCleanRefusal(r: { code: number; stderr: string; stdout: string },
 }
 
 describe("a cloned repository's hostile .skillopt-sleep/", () => {
-  test("status, adopt, rollback and diff write nothing outside the project's staging, read nothing outside, and say why in one line", async () => {
+  test("status, adopt, rollback, diff and reject write nothing outside the project's staging, read nothing outside, and say why in one line", async () => {
     using tmp = tempDir();
     const h = hostileRepo(tmp.path);
     sealKey(h.own.stateDir, { create: true });
@@ -151,6 +151,7 @@ describe("a cloned repository's hostile .skillopt-sleep/", () => {
       expectCleanRefusal(await runCli(["sleep", "adopt", "--project", h.project, "--staging", dir, "--legacy"], env), `adopt --legacy ${night}`);
       expectCleanRefusal(await runCli(["sleep", "rollback", dir, "--project", h.project, "--force"], env), `rollback ${night}`);
       expectCleanRefusal(await runCli(["sleep", "diff", dir, "--project", h.project], env), `diff ${night}`);
+      expectCleanRefusal(await runCli(["sleep", "reject", dir, "--project", h.project], env), `reject ${night}`);
     }
     // The default night of adopt is `.latest`, which the repository points at its forged night.
     const adopt = await runCli(["sleep", "adopt", "--project", h.project, "--json"], env);

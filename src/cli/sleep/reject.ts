@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeJsonAtomic } from "../../lib/index.ts";
+import { errorMessage, StagingError, writeJsonAtomic } from "../../lib/index.ts";
+import { trustNight } from "../../sleep/adopt/guard.ts";
+import { readJsonFile, readRegularFile } from "../../sleep/adopt/read.ts";
 import { hasReceipts } from "../../sleep/adopt/rollback.ts";
 import type { SleepReport } from "../../sleep/report.ts";
 import { resolveNight } from "../../sleep/stage.ts";
@@ -18,10 +19,22 @@ export default defineCommand({
     const setup = sleepSetup(args, rawArgs);
     const dir = resolveNight(setup.project, nightArg(args.night));
     if (!dir) return fail("no_staging", "nothing to reject: no staged night", 1, { staging_dir: null });
+    try {
+      // A night this user's review did not stage is not recorded anywhere: delete its folder to discard it.
+      trustNight(dir, setup.stateDir);
+    } catch (err) {
+      if (!(err instanceof StagingError)) throw err;
+      return fail(String(err.data.kind ?? "invalid_staging"), `${err.message}; to discard it, delete the folder`, 1, { staging_dir: dir });
+    }
     if (hasReceipts(dir)) return fail("already_adopted", `${dir} was adopted; use \`skillopt sleep rollback\` to undo it`, 2, { staging_dir: dir });
     const reportPath = join(dir, "report.json");
-    const report = existsSync(reportPath) ? (JSON.parse(readFileSync(reportPath, "utf8")) as SleepReport) : undefined;
-    const edits = report?.edits ?? [];
+    let report: SleepReport | undefined;
+    try {
+      report = readRegularFile(reportPath, { missingOk: true }) ? (readJsonFile(reportPath, "the report") as SleepReport) : undefined;
+    } catch (err) {
+      return fail("invalid_staging", errorMessage(err), 1, { staging_dir: dir });
+    }
+    const edits = Array.isArray(report?.edits) ? report.edits : [];
     const store = openSleepStore(setup.statePath);
     try {
       const night = store.nightByDir(dir);

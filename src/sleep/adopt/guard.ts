@@ -132,6 +132,12 @@ export function checkStagingPath(scope: NightScope, path: string, dir = false): 
 /** Temp files of {@link writeGuarded} beside `path`: `.<name>.skillopt-<pid>-<nonce>.tmp`. */
 const TEMP = /^\.(.+)\.skillopt-(\d+)-[0-9a-f]{8}\.tmp$/;
 
+/** The writer pid of a temp file name of {@link writeGuarded} (or of the older lib writer / journal publish), if it is one. */
+export function tempWriterPid(name: string): number | undefined {
+  const m = TEMP.exec(name) ?? /^\.(?:adopt-transaction\.)?()(\d+)\.(?:\d+\.\d+\.)?tmp$/.exec(name);
+  return m ? Number(m[2]) : undefined;
+}
+
 /**
  * Atomic replace of `path`, checking the path rule right before creating the temp file and again
  * right before the rename. The temp file is created exclusively (never through a link) beside

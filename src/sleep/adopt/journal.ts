@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, linkSync, lstatSync, openSync, readdi
 import { dirname, join, resolve, sep } from "node:path";
 import * as v from "valibot";
 import { processAlive, StagingError, sha256 } from "../../lib/index.ts";
-import { checkLivePath, checkStagingPath, cleanTemps, type NightScope, readLive, removeGuarded, trustNight, untrusted, writeGuarded } from "./guard.ts";
+import { checkLivePath, checkStagingPath, cleanTemps, type NightScope, readLive, removeGuarded, tempWriterPid, trustNight, untrusted, writeGuarded } from "./guard.ts";
 import { acquireLock, type Lock, releaseLock, STAGING_LOCK } from "./locks.ts";
 import { readJsonFile, readRegularFile } from "./read.ts";
 import { sealObject, sealProblem, unsealed } from "./seal.ts";
@@ -195,9 +195,9 @@ function cleanStagingTemps(scope: NightScope): string[] {
     for (const n of entries) {
       const p = join(dir, n);
       const st = lstatSync(p);
-      if (st.isDirectory() && dir === scope.dir && n === "backup") walk(p);
-      const m = /^\.(?:adopt-transaction\.|)(\d+)\.(?:\d+\.\d+\.)?tmp$/.exec(n);
-      if (st.isFile() && m && !processAlive(Number(m[1]))) {
+      if (st.isDirectory() && (n === "backup" || (dir !== scope.dir && n === "skills") || dir.startsWith(join(scope.dir, "backup", "skills")))) walk(p);
+      const pid = tempWriterPid(n);
+      if (st.isFile() && pid !== undefined && !processAlive(pid)) {
         rmSync(p, { force: true });
         out.push(p);
       }
