@@ -92,7 +92,7 @@ export interface LessonCard {
 const MAX_OBSERVATIONS = 2000;
 const MAX_QUOTE = 240;
 
-const PREFERENCE = /\b(?:always|never|don't|do not|dont|please use|prefer|instead of|rather than|stop using|avoid|must|make sure to|we use|use)\b/i;
+const PREFERENCE = /\b(?:always|never|don't|do not|dont|please use|prefer|instead of|rather than|stop using|avoid|must|make sure to|we use|use)\b|^\s*please\s+\w+/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that)\s*[,.!:;-]+\s*/i;
 // Content-free and polarity words: two instructions differing only in these still say the same thing.
 const FILLER = new Set(
@@ -104,16 +104,23 @@ const FILLER = new Set(
 /** Content words of an instruction (plural "s" folded). */
 export function lessonTokens(text: string): Set<string> {
   const out = new Set<string>();
-  for (const raw of text.toLowerCase().split(/[^\p{L}\p{N}_]+/u)) {
+  // Identifiers stay whole ("widget-1", "console.log", "snake_case"): they are what tells two rules apart.
+  for (const raw of text.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_.\/-]*[\p{L}\p{N}_]|[\p{L}\p{N}_]/gu) ?? []) {
     if (raw.length < 2 || FILLER.has(raw) || /^\d+$/.test(raw)) continue;
     out.add(raw.length > 3 && raw.endsWith("s") && !raw.endsWith("ss") ? raw.slice(0, -1) : raw);
   }
   return out;
 }
 
+const isIdent = (t: string) => /\d/.test(t) && /[\p{L}]/u.test(t);
+
 /** Same instruction in meaning (rule 2). */
 export function sameInstruction(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   if (a.size === 0 || b.size === 0) return false;
+  // Rules about different named things ("widget-1" vs "widget-5") are different rules.
+  const ia = [...a].filter(isIdent);
+  const ib = [...b].filter(isIdent);
+  if (ia.length && ib.length && !ia.some((t) => b.has(t))) return false;
   let shared = 0;
   for (const t of a) if (b.has(t)) shared++;
   const jac = shared / (a.size + b.size - shared);
