@@ -99,7 +99,10 @@ function codexSession(home: string, project: string, id: string, startMs: number
   const dir = join(home, ".codex", "sessions", String(d.getUTCFullYear()), String(d.getUTCMonth() + 1).padStart(2, "0"), String(d.getUTCDate()).padStart(2, "0"));
   mkdirSync(dir, { recursive: true });
   let t = startMs;
-  const ts = () => new Date((t += 4000)).toISOString();
+  const ts = () => {
+    t += 4000;
+    return new Date(t).toISOString();
+  };
   const rows: unknown[] = [{ timestamp: ts(), type: "session_meta", payload: { id, timestamp: ts(), cwd: project, originator: "codex_cli_rs", cli_version: "0.63.0" } }];
   for (const p of prompts) {
     rows.push({ timestamp: ts(), type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: p }] } });
