@@ -1,5 +1,5 @@
 import type { Role, TaskRunner } from "../engine/ports.ts";
-import { ConfigError, hashJson, log, UnsupportedError } from "../lib/index.ts";
+import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { createClaudeChat } from "./cli/claude-chat.ts";
 import { createCodexChat } from "./cli/codex-chat.ts";
 import { createCopilotChat } from "./cli/copilot-chat.ts";
@@ -57,8 +57,22 @@ function positiveSeconds(settings: Settings, keys: string[], envs: string[]): nu
   return n;
 }
 
+/**
+ * Agent CLIs get their provider key and base URL from the environment (allow-listed into the
+ * child): warn when that key would travel over plain http to a host other than loopback.
+ */
+function warnCliKeyOverHttp(name: BackendName, settings: Settings): void {
+  const pairs: [string, string][] =
+    name === "codex_exec" ? [["OPENAI_API_KEY", "OPENAI_BASE_URL"]] : name === "claude_chat" || name === "claude_code_exec" ? [["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]] : [];
+  for (const [key, url] of pairs) {
+    const base = settings.envVar(url);
+    if (settings.envVar(key) && base) warnKeyOverPlainHttp(base, `${key} (given to the ${name} CLI, which sends it to ${url})`);
+  }
+}
+
 /** The chat backend of a role, or undefined for exec-only harnesses. */
 export async function buildChatBackend(name: BackendName, role: Role, settings: Settings, config: unknown): Promise<ChatBackend | undefined> {
+  warnCliKeyOverHttp(name, settings);
   switch (name) {
     case "sim":
       return loadSim(role, config);
@@ -146,6 +160,7 @@ function warnNoSdk(settings: Settings, key: string, env: string, what: string): 
 /** The exec harness of the target, when the target backend runs whole tasks. */
 export function buildTaskRunner(name: BackendName, settings: Settings, prices: PriceTable): TaskRunner | undefined {
   if (name !== "claude_code_exec" && name !== "codex_exec" && name !== "cursor_exec" && name !== "copilot_exec") return undefined;
+  warnCliKeyOverHttp(name, settings);
   const harness: HarnessName = name;
   const retries = numberOf(settings.envVar("EXEC_EMPTY_RESPONSE_RETRIES"));
   const common = { name: harness, timeoutMs: execTimeoutMs(settings), env: settings.env, emptyRetries: retries !== undefined && retries >= 0 ? Math.floor(retries) : 1 };

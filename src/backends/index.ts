@@ -139,7 +139,7 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
   const capName = opts.maxCostUsd !== undefined ? (opts.maxCostFrom ?? "--max-cost") : capCost !== undefined ? "model.max_cost_usd" : opts.requirePricesFor;
   if (capName !== undefined) {
     for (const role of ["optimizer", "target"] as const) {
-      if (info[role] && !opts.backends?.[role]) refuseUncosted(capName, role, info[role], prices, userPrices.path ?? userPricingPath(lookup)?.path);
+      if (info[role] && !opts.backends?.[role]) refuseUncosted(capName, role, info[role], prices, userPrices.path ?? userPricingPath(lookup)?.path, opts.requirePricesFor === capName);
     }
   }
   const capCalls = opts.maxCalls ?? positive(config.model.max_calls, "model.max_calls");
@@ -179,7 +179,7 @@ const NO_USAGE = new Set(["copilot_chat", "copilot_exec"]);
  * A money cap is only a cap when every call it must count has a known cost: refuse to start
  * (ConfigError, exit 2) rather than run uncapped, naming the model and how to give it a price.
  */
-function refuseUncosted(capName: string, role: Role, info: RoleInfo, prices: PriceTable, pricingFile: string | undefined): void {
+function refuseUncosted(capName: string, role: Role, info: RoleInfo, prices: PriceTable, pricingFile: string | undefined, fileOnly: boolean): void {
   if (info.backend === "sim" || REPORTS_OWN_COST.has(info.backend)) return;
   if (NO_USAGE.has(info.backend)) {
     throw new ConfigError(`${capName}: the ${role} backend ${info.backend} reports no token usage, so a money cap cannot be enforced on it`, {
@@ -190,7 +190,9 @@ function refuseUncosted(capName: string, role: Role, info: RoleInfo, prices: Pri
   const model = info.model ?? "(the CLI's default model)";
   const name = info.model ?? "<model>";
   throw new ConfigError(`${capName}: no price is known for the ${role} model ${JSON.stringify(model)} (${info.backend}), so the money cap could not be enforced`, {
-    hint: `give its price in dollars per million tokens: --set model.pricing.${name}.input_per_mtok=… --set model.pricing.${name}.output_per_mtok=… (or model.pricing in your config, or the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"}, or $SKILLOPT_PRICING_FILE); see docs/backends.md`,
+    hint: fileOnly
+      ? `give its price in dollars per million tokens in the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"} (or the file $SKILLOPT_PRICING_FILE names): "${name}: {input_per_mtok: …, output_per_mtok: …}"; see docs/backends.md`
+      : `give its price in dollars per million tokens: --set model.pricing.${name}.input_per_mtok=… --set model.pricing.${name}.output_per_mtok=… (or model.pricing in your config, or the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"}, or $SKILLOPT_PRICING_FILE); see docs/backends.md`,
     issues: [{ path: `model.pricing.${name}`, message: "price unknown while a money cap is set" }],
   });
 }

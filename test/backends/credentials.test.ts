@@ -141,5 +141,11 @@ describe("through the CLI, with a capture server recording headers", () => {
     const azureKey = await dry(["--set", "model.backend=azure_openai"], { AZURE_OPENAI_ENDPOINT: "http://aoai.internal.example", AZURE_OPENAI_AUTH_MODE: "api_key", AZURE_OPENAI_API_KEY: "azkey-0123456789abcdef" });
     expect(azureKey.code).toBe(0);
     expect(azureKey.stderr).toContain("sent over plain http to aoai.internal.example");
+    // An agent CLI's own key and base URL, from the environment.
+    using bins = fakeBinEnv();
+    const codex = await dry(["--backend", "codex"], { ...bins.vars, OPENAI_API_KEY: "sk-cli-plain-http-000000", OPENAI_BASE_URL: "http://10.9.8.7/v1" });
+    expect(codex.code).toBe(0);
+    expect(codex.stderr).toContain("OPENAI_API_KEY (given to the codex_exec CLI, which sends it to OPENAI_BASE_URL) is sent over plain http to 10.9.8.7");
+    expect(codex.stderr).not.toContain("sk-cli-plain-http-000000");
   }, 60_000);
 });

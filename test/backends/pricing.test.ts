@@ -113,3 +113,24 @@ describe("train --max-cost with an unpriced model", () => {
     expect(JSON.parse(priced.stdout).prices_per_mtok.target).toEqual({ input_per_mtok: 0.1, output_per_mtok: 0.2 });
   }, 60_000);
 });
+
+describe("Sleep's nightly money ceiling", () => {
+  test("max_cost_usd_per_night with an unpriced model refuses the night (exit 2) before any call", async () => {
+    await using server = await startFakeOpenAI({ reply: "ok" });
+    using dir = tempDir();
+    const home = join(dir.path, "home");
+    const project = join(dir.path, "proj");
+    mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "local-7b", max_cost_usd_per_night: 1 }));
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project], {
+      env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/max_cost_usd_per_night: no price is known for the (optimizer|target) model "local-7b"/);
+    // Sleep has no model.pricing: the hint names the user pricing file only.
+    expect(r.stderr).not.toContain("--set model.pricing");
+    expect(r.stderr).toContain("pricing.yaml");
+    expect(server.requests.length).toBe(0);
+  }, 60_000);
+});
