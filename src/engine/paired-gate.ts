@@ -1,5 +1,5 @@
-import type { Evaluator, PairedOutcome } from "./evaluate.ts";
-import { type GateSettings, type ItemScores, itemScore } from "./gate.ts";
+import { type Evaluator, meanScores, type PairedOutcome, requireAnswers } from "./evaluate.ts";
+import { type GateSettings, gateScore, type ItemScores, itemScore } from "./gate.ts";
 import type { TaskItem } from "./ports.ts";
 import { type GateDecision, PairedSequentialTest } from "./sequential.ts";
 import type { LoopState } from "./state.ts";
@@ -14,7 +14,10 @@ export interface PairedOrder {
 export interface PairedResult {
   decision: GateDecision;
   out: PairedOutcome;
-  /** The candidate's estimated selection scores: the current's plus the paired mean differences. */
+  /**
+   * The candidate's selection scores: measured on the whole split when accepted, otherwise the
+   * current's plus the paired mean differences on the items used (an estimate, for the record).
+   */
   estimate: { hard: number; soft: number; score: number };
   /** The candidate's per-item scores by selection index (null where not evaluated). */
   candidateItems: (ItemScores | null)[];
@@ -73,12 +76,20 @@ export async function pairedGate(ev: Evaluator, g: GateSettings, state: LoopStat
   }
   const m = (x: number) => (used ? x / used : 0);
   const clamp = (x: number) => Math.min(1, Math.max(0, x));
-  return {
-    decision,
-    out,
-    estimate: { hard: clamp(state.current.hard + m(dh)), soft: clamp(state.current.soft + m(ds)), score: state.current.score + decision.delta },
-    candidateItems: back(out.candidate),
-  };
+  let candidateItems = back(out.candidate);
+  let estimate = { hard: clamp(state.current.hard + m(dh)), soft: clamp(state.current.soft + m(ds)), score: state.current.score + decision.delta };
+  if (decision.verdict === "accept" && out.evaluated < n) {
+    // A mean over the prefix where a sequential test stopped is biased upwards (it stopped
+    // because the prefix looked good). The accepted skill becomes the current one, whose
+    // per-item results the next decisions need anyway: score it on the whole split now (the
+    // prefix comes from the run's cache) so its recorded selection score is a plain mean.
+    const full = await ev.run(candidate, po.selection, `${label} (completing the accepted skill)`);
+    requireAnswers(full, `selection pass of ${label}`, { strict: true });
+    const sc = meanScores(full.results);
+    candidateItems = full.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
+    estimate = { hard: sc.hard, soft: sc.soft, score: gateScore(g, sc.hard, sc.soft, candidate) };
+  }
+  return { decision, out, estimate, candidateItems };
 }
 
 /** One line for the console: Δ with its bounds, items used, flips, verdict. */

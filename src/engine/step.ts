@@ -297,16 +297,17 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       gate: d,
       selection_evaluated: p.out.evaluated,
       selection_total: p.out.total,
-      selection_hard: null,
-      selection_soft: null,
+      selection_hard: d.verdict === "accept" ? r6(p.estimate.hard) : null,
+      selection_soft: d.verdict === "accept" ? r6(p.estimate.soft) : null,
       candidate_gate_score: r6(p.estimate.score),
-      candidate_score_estimated: true,
+      candidate_score_estimated: d.verdict !== "accept",
       current_score_before: before.score,
       selection_calls_saved: saved,
     });
     emit("evaluate", `[6/6 EVALUATE] ${decisionLine(d)}`);
     if (d.verdict === "accept") {
       state.current = { hash: cHash, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin };
+      state.selCache[cHash] = { hard: p.estimate.hard, soft: p.estimate.soft };
       rememberItems(state, cHash, p.candidateItems);
       if (verdictAction === "accept_new_best") state.best = { ...state.current, step: step.global };
       state.counts.accepted += 1;

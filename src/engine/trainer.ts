@@ -254,6 +254,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           evaluations.push({ kind: "slow_update", hash: h, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: p.out.evaluated, total: p.out.total, action });
           if (d.verdict === "accept") {
             state.current = { hash: h, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin: `slow_update_epoch_${tag}` };
+            state.selCache[h] = { hard: p.estimate.hard, soft: p.estimate.soft };
             rememberItems(state, h, p.candidateItems);
             if (action === "accept_new_best") state.best = { ...state.current, step: state.lastStep };
           }
