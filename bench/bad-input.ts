@@ -3,11 +3,11 @@
  * Feed the CLI a generated corpus of broken inputs and classify what it does with each:
  * a clean exit (1 or 2, one message line, no stack trace), a crash (anything else), a hang
  * (killed after the timeout), and collateral writes (files outside the intended output changed).
- * Run: bun bench/bad-input.ts [--only config,tasks,sleep,skill,out,nights] [--verbose]
+ * Run: bun bench/bad-input.ts [--only config,tasks,sleep,skill,out,nights,input] [--verbose]
  */
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { cases as configCases } from "./bad-input/config-cases.ts";
 import type { BadCase, CaseContext } from "./bad-input/types.ts";
@@ -17,7 +17,7 @@ const TIMEOUT_MS = 30_000;
 
 async function loadCaseGroups(): Promise<Record<string, (ctx: CaseContext) => BadCase[]>> {
   const groups: Record<string, (ctx: CaseContext) => BadCase[]> = { config: configCases };
-  for (const name of ["tasks", "sleep", "skill", "out", "nights"]) {
+  for (const name of ["tasks", "sleep", "skill", "out", "nights", "input"]) {
     const file = join(import.meta.dir, "bad-input", `${name}-cases.ts`);
     if (existsSync(file)) groups[name] = ((await import(file)) as { cases: (ctx: CaseContext) => BadCase[] }).cases;
   }
@@ -44,7 +44,7 @@ function changed(before: Map<string, string>, after: Map<string, string>): strin
   return [...keys].filter((k) => before.get(k) !== after.get(k)).sort();
 }
 
-type Verdict = "clean" | "crash" | "hang" | "ok-exit-0";
+type Verdict = "clean" | "unclear" | "crash" | "hang" | "ok-exit-0";
 
 function classify(code: number | null, stderr: string, timedOut: boolean): Verdict {
   if (timedOut) return "hang";
@@ -68,13 +68,15 @@ async function main(): Promise<void> {
   chmodSync(work, 0o777);
   chmodSync(home, 0o777);
   const ctx: CaseContext = { root, home, work, repo: REPO };
+  const benchStarted = performance.now();
+  const loadBefore = loadavg().map((x) => x.toFixed(2)).join(" ");
   const groups = await loadCaseGroups();
   const all: (BadCase & { group: string })[] = [];
   for (const [group, make] of Object.entries(groups)) {
     if (only && !only.includes(group)) continue;
     for (const c of make(ctx)) all.push({ ...c, group });
   }
-  const tally: Record<Verdict, number> = { clean: 0, crash: 0, hang: 0, "ok-exit-0": 0 };
+  const tally: Record<Verdict, number> = { clean: 0, unclear: 0, crash: 0, hang: 0, "ok-exit-0": 0 };
   let collateral = 0;
   const problems: string[] = [];
   for (const c of all) {
@@ -107,7 +109,8 @@ async function main(): Promise<void> {
     }, c.timeoutMs ?? TIMEOUT_MS);
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     clearTimeout(timer);
-    const verdict = c.expectSuccess && code === 0 ? "clean" : classify(code, stderr, timedOut);
+    let verdict = c.expectSuccess && code === 0 ? "clean" : classify(code, stderr, timedOut);
+    if (verdict === "clean" && c.mustSay && !stderr.includes(c.mustSay)) verdict = "unclear";
     tally[verdict]++;
     const after = snapshot(root, skip);
     const diff = changed(before, after).filter((f) => !(c.allowedWrites ?? []).some((a) => f.startsWith(a)));
@@ -140,10 +143,13 @@ async function main(): Promise<void> {
   console.log("");
   console.log(`inputs tried:          ${all.length} (${byGroup})`);
   console.log(`clean exits (1 or 2):  ${tally.clean}`);
+  console.log(`clean but unclear:     ${tally.unclear} (the line lacks what the case says it must name)`);
   console.log(`exit 0 on bad input:   ${tally["ok-exit-0"]}`);
   console.log(`crashes / stack traces: ${tally.crash}`);
   console.log(`hangs (> ${TIMEOUT_MS / 1000} s):        ${tally.hang}`);
   console.log(`collateral writes:     ${collateral}`);
+  console.log(`wall time:             ${((performance.now() - benchStarted) / 1000).toFixed(1)} s`);
+  console.log(`machine:               ${cpus().length} cores (${cpus()[0]?.model ?? "?"}); load avg before ${loadBefore}, after ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
 }
 
 await main();

@@ -21,17 +21,23 @@ export function cases(ctx: CaseContext): BadCase[] {
   writeFileSync(asFile, "not a directory");
   train("out-is-a-file", asFile);
   train("out-under-a-file", join(asFile, "run"));
-  const full = join(ctx.work, "fullfs");
-  mkdirSync(full, { recursive: true });
-  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", full], { stderr: "ignore" }).exitCode === 0;
-  if (mounted) {
-    train("disk-full", join(full, "run"), {
+  // A full disk at different moments: before the store exists (48k), while the store migrates or the
+  // baseline is recorded (160k, 400k), and mid-run while steps are committed (1m, 2m). Each must end
+  // with one line naming the file, never an internal error and never a score.
+  for (const size of ["48k", "160k", "400k", "1m", "2m"]) {
+    const full = join(ctx.work, `fullfs-${size}`);
+    mkdirSync(full, { recursive: true });
+    const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", full], { stderr: "ignore" }).exitCode === 0;
+    if (!mounted) {
+      console.log(`out/disk-full-${size}: skipped (cannot mount a small tmpfs here; needs root)`);
+      continue;
+    }
+    train(`disk-full-${size}`, join(full, "run"), {
+      mustSay: `${join(full, "run")}/`,
       cleanup: () => {
         Bun.spawnSync(["umount", full]);
       },
     });
-  } else {
-    console.log("out/disk-full: skipped (cannot mount a small tmpfs here; needs root)");
   }
   const roState = join(ctx.work, "ro-state");
   mkdirSync(roState, { recursive: true });

@@ -14,6 +14,8 @@ export interface BadCase {
   /** Run as an unprivileged user (root ignores permission bits, so read-only cases need this). */
   unprivileged?: boolean;
   cleanup?: () => void;
+  /** Text the one-line message must contain (a path, a key path); a clean exit without it is "unclear". */
+  mustSay?: string;
 }
 
 export interface CaseContext {
