@@ -1,6 +1,7 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { compactTimestamp, StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { kindOf, readRegularFile } from "./adopt/read.ts";
 import { sealKey, sealObject } from "./adopt/seal.ts";
 import type { SkillProposal } from "./fanout.ts";
 import { type LegacyRow, MANIFEST_SCHEMA, type Manifest, type SkillRow } from "./manifest.ts";
@@ -23,8 +24,12 @@ export function readBaseline(path: string): Baseline {
   if (!existsSync(path)) return { path, exists: false, text: "", sha256: "", realpath: canonicalMissing(path) };
   let bytes: Uint8Array;
   try {
-    bytes = readFileSync(path);
+    // A FIFO or device in place of a skill or memory file would block the read forever.
+    const st = statSync(path);
+    if (!st.isFile()) throw new StagingError(`${path} is ${kindOf(st)}, not a regular file; SkillOpt-Sleep will not read or rewrite it`);
+    bytes = readRegularFile(realpathSync(path));
   } catch (err) {
+    if (err instanceof StagingError) throw err;
     throw new StagingError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
   }
   let text: string;
@@ -209,7 +214,7 @@ export function latestStaging(project: string): string | undefined {
   if (existsSync(pointer)) {
     const st = lstatSync(pointer);
     if (st.isFile() && st.nlink === 1) {
-      const name = readFileSync(pointer, "utf8").trim();
+      const name = (readRegularFile(pointer, { missingOk: true, maxBytes: 256 })?.toString("utf8") ?? "").trim();
       const dir = join(root, name);
       if (NIGHT_NAME.test(name) && existsSync(join(dir, "manifest.json")) && !lstatSync(dir).isSymbolicLink()) return dir;
     }

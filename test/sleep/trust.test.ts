@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openLiveFileForRead, readRegularFile, trustNight } from "../../src/sleep/index.ts";
+import { readBaseline } from "../../src/sleep/stage.ts";
 import { tempDir } from "../support/tmp.ts";
 import { MEM_BEFORE, stagedNight } from "./support/staged-night.ts";
 
@@ -46,6 +47,12 @@ describe("night trust", () => {
     writeFileSync(join(tmp.path, "secret.md"), "root only\n");
     symlinkSync(join(tmp.path, "secret.md"), n.memoryPath);
     expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(/now resolves to .*secret\.md, not the pinned/);
+  });
+
+  test("review's baseline read refuses a FIFO in place of a memory file instead of blocking", () => {
+    using tmp = tempDir();
+    const fifo = join(tmp.path, "CLAUDE.md");
+    if (mkfifo(fifo)) expect(() => readBaseline(fifo)).toThrow(/is a FIFO, not a regular file/);
   });
 
   test("readRegularFile refuses FIFOs, directories and links at once", () => {
