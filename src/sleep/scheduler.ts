@@ -23,6 +23,28 @@ export interface ScheduleSpec {
   project: string;
   /** Full argv of the scheduled command (executable first). */
   argv: string[];
+  /**
+   * Environment the run needs at night, written into the line (cron starts with a minimal PATH,
+   * so `--backend claude` would not find the CLI otherwise). Never secrets: see scheduleEnv().
+   */
+  env?: Record<string, string>;
+}
+
+/** Variables carried into the scheduled run when set: where the tools and the agents' data are. */
+export const SCHEDULE_ENV = [
+  "PATH", "HOME", "LANG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "OPENCODE_DB",
+  "SKILLOPT_SLEEP_STATE_DIR", "SKILLOPT_SLEEP_PROMPTS_PATH", "SKILLOPT_CACHE_DIR", "SKILLOPT_SLEEP_NEG_FEEDBACK",
+  "SKILLOPT_SLEEP_POS_FEEDBACK", "SKILLOPT_SLEEP_AGENT_MARKERS", "VSCODE_PORTABLE",
+] as const;
+
+/** The subset of `env` a scheduled run carries (names from SCHEDULE_ENV only: no keys or tokens). */
+export function scheduleEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of SCHEDULE_ENV) {
+    const v = env[k];
+    if (typeof v === "string" && v !== "" && !/[\u0000-\u001f\u007f]/.test(v)) out[k] = v;
+  }
+  return out;
 }
 
 function checkSpec(s: ScheduleSpec): void {
@@ -45,7 +67,9 @@ export function projectMarker(project: string): string {
 export function cronLine(s: ScheduleSpec): string {
   checkSpec(s);
   const state = join(s.project, ".skillopt-sleep");
-  const command = `mkdir -p ${shQuote(state)}; cd ${shQuote(s.project)} && ${s.argv.map(shQuote).join(" ")} >> ${shQuote(join(state, "cron.log"))} 2>&1  ${projectMarker(s.project)}`;
+  const env = Object.entries(s.env ?? {}).map(([k, v]) => shQuote(`${k}=${v}`));
+  const run = [...(env.length ? ["env", ...env] : []), ...s.argv.map(shQuote)].join(" ");
+  const command = `mkdir -p ${shQuote(state)}; cd ${shQuote(s.project)} && ${run} >> ${shQuote(join(state, "cron.log"))} 2>&1  ${projectMarker(s.project)}`;
   return `${s.minute} ${s.hour} * * *  ${command.replace(/%/g, "\\%")}`;
 }
 

@@ -70,6 +70,31 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     expect(readFileSync(join(project, ".skillopt-sleep", "cron.log"), "utf8")).toContain("[sleep]");
   });
 
+  test("the cron line carries PATH and the non-secret environment the review needs, never keys", async () => {
+    using tmp = tempDir();
+    const { bin, table } = fakeCrontab(tmp.path);
+    const project = join(tmp.path, "proj");
+    mkdirSync(project);
+    const agentBin = join(tmp.path, "agent-bin");
+    mkdirSync(agentBin);
+    const env = { PATH: `${bin}:${agentBin}:${process.env.PATH}`, HOME: join(tmp.path, "home"), CODEX_HOME: join(tmp.path, "codex"), OPENAI_API_KEY: "sk-never-in-crontab-123456789" };
+    const r = await runCli(["sleep", "schedule", "--project", project], { env });
+    expect(r.code).toBe(0);
+    const line = readFileSync(table, "utf8").split("\n").find((l) => l.endsWith(projectMarker(project)))!;
+    expect(line).toContain(`env PATH=${bin}:${agentBin}:`);
+    expect(line).toContain(`CODEX_HOME=${join(tmp.path, "codex")}`);
+    expect(line).not.toContain("sk-never-in-crontab");
+    expect(line).not.toContain("OPENAI_API_KEY");
+    // Run the line's command under cron's minimal environment: the review runs and gets the user's PATH.
+    const command = line.slice(line.indexOf("mkdir")).replace(/\\%/g, "%");
+    const proc = Bun.spawnSync(["/bin/sh", "-c", command], { env: { PATH: "/usr/bin:/bin" } });
+    expect(proc.exitCode).toBe(0);
+    expect(readFileSync(join(project, ".skillopt-sleep", "cron.log"), "utf8")).toContain("[sleep]");
+    const path = /env (PATH=\S+)/.exec(line)![1]!;
+    const probe = Bun.spawnSync(["/bin/sh", "-c", `env ${path} /bin/sh -c 'echo $PATH'`], { env: { PATH: "/usr/bin:/bin" } });
+    expect(probe.stdout.toString()).toContain(agentBin);
+  });
+
   test("refuses an hour out of range with exit 2", async () => {
     using tmp = tempDir();
     const { bin } = fakeCrontab(tmp.path);

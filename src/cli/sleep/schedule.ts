@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
 import { log, StagingError, UsageError } from "../../lib/index.ts";
-import { cronLine, readCrontab, type ScheduleSpec, scheduleWindows, updateCrontab, writeCrontab } from "../../sleep/scheduler.ts";
+import { cronLine, readCrontab, type ScheduleSpec, scheduleEnv, scheduleWindows, updateCrontab, writeCrontab } from "../../sleep/scheduler.ts";
 import { repeatedFlag } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { sleepArgs, sleepSetup } from "./common.ts";
@@ -50,6 +50,7 @@ export default defineCommand({
       minute: toInt(args.minute, "minute", 17),
       project: setup.project,
       argv: scheduledArgv(args, rawArgs, setup.project, setup.loaded.config.backend),
+      env: scheduleEnv(process.env),
     };
     if (process.platform === "win32") {
       const name = scheduleWindows(spec);
