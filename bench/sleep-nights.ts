@@ -223,7 +223,7 @@ async function runMode(mode: "mock" | "model"): Promise<ModeResult> {
       const after = new Set(getRules(readFileSync(join(out.staging_dir, row.proposed_file), "utf8")));
       for (const gone of before.filter((x) => !after.has(x))) if (!cards.some((c) => c.op !== "add" && c.previous_rule === gone)) res.unreviewedDeletions++;
     }
-    const a = await runCli(["sleep", "adopt", out.staging_dir, "--project", project, "--json"], { env, cwd: project });
+    const a = await runCli(["sleep", "adopt", "--staging", out.staging_dir, "--project", project, "--json"], { env, cwd: project });
     outputs += a.stdout + a.stderr;
     if (a.code !== 0) res.failures.push(`night ${night}: adopt exit ${a.code}: ${(a.stderr.trim() || a.stdout.trim()).replace(/\s+/g, " ").slice(0, 300)}`);
   }

@@ -8,6 +8,18 @@ export const globalArgs = {
   color: { type: "boolean", description: "Colour output (--no-color turns it off)", default: true },
 } as const satisfies Record<string, ArgDef>;
 
+/**
+ * Flags a command's `--help` lists, when it accepts more than it uses (the sleep subcommands share
+ * one flag set so a scheduled or scripted line never breaks, but each help shows only its own).
+ */
+export const HELP_ARGS = new WeakMap<object, ReadonlySet<string>>();
+
+/** Register which of `args` the help lists (the global flags always are). */
+export function helpShows<const T extends ArgsDef>(args: T, keep: readonly string[]): T {
+  HELP_ARGS.set(args, new Set([...Object.keys(globalArgs), "json", ...keep]));
+  return args;
+}
+
 /** `--json` for commands whose output is data. */
 export const jsonArg = {
   json: { type: "boolean", description: "Print machine-readable JSON on stdout" },

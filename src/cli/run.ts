@@ -1,4 +1,5 @@
 import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
+import { HELP_ARGS } from "./args.ts";
 import type { AnyCommand as CommandDef } from "./command-def.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
 import { acceptedFlags } from "./args.ts";
@@ -93,7 +94,10 @@ export async function runCli(argv: string[]): Promise<number> {
     const parent = chain.length > 1 ? chain[chain.length - 2] : undefined;
     const commandName = names.join(" ");
     if (rest.includes("--help") || rest.includes("-h")) {
-      process.stdout.write(`${plain(await renderUsage(leaf, parent))}\n`);
+      const args = await resolveValue(leaf.args);
+      const keep = args ? HELP_ARGS.get(args) : undefined;
+      const shown = keep && args ? { ...leaf, args: Object.fromEntries(Object.entries(args).filter(([k]) => keep.has(k))) } : leaf;
+      process.stdout.write(`${plain(await renderUsage(shown, parent))}\n`);
       return 0;
     }
     const subs = await resolveValue(leaf.subCommands);

@@ -105,7 +105,7 @@ const FILLER = new Set(
 export function lessonTokens(text: string): Set<string> {
   const out = new Set<string>();
   // Identifiers stay whole ("widget-1", "console.log", "snake_case"): they are what tells two rules apart.
-  for (const raw of text.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_.\/-]*[\p{L}\p{N}_]|[\p{L}\p{N}_]/gu) ?? []) {
+  for (const raw of text.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_./-]*[\p{L}\p{N}_]|[\p{L}\p{N}_]/gu) ?? []) {
     if (raw.length < 2 || FILLER.has(raw) || /^\d+$/.test(raw)) continue;
     out.add(raw.length > 3 && raw.endsWith("s") && !raw.endsWith("ss") ? raw.slice(0, -1) : raw);
   }

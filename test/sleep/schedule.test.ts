@@ -103,3 +103,19 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     expect(r.stderr).toContain("--hour must be an integer 0..23");
   });
 });
+
+describe("sleep subcommand help", () => {
+  test("each subcommand's --help lists its own flags only; the shared flags are still accepted", async () => {
+    const help = async (cmd: string) => (await runCli(["sleep", cmd, "--help"])).stdout;
+    const adopt = await help("adopt");
+    for (const f of ["--project", "--staging", "--all-skills", "--legacy", "--json"]) expect(adopt).toContain(f);
+    for (const f of ["--backend", "--codex-path", "--lookback-hours", "--max-tasks", "--preferences"]) expect(adopt).not.toContain(f);
+    const diff = await help("diff");
+    expect(diff).not.toContain("--backend");
+    expect(diff).toContain("--project");
+    const harvest = await help("harvest");
+    expect(harvest).toContain("--source");
+    expect(harvest).not.toContain("--edit-budget");
+    expect(await help("review")).toContain("--edit-budget");
+  });
+});

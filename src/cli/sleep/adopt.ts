@@ -8,7 +8,7 @@ import { recoverJournal } from "../../sleep/adopt/journal.ts";
 import { sanitizeLine } from "../../sleep/report.ts";
 import { resolveNight } from "../../sleep/stage.ts";
 import { openSleepStore } from "../../store/sleep.ts";
-import { repeatedFlag } from "../args.ts";
+import { helpShows, repeatedFlag } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 
@@ -21,13 +21,13 @@ export function fail(kind: string, message: string, code: number, extra: Record<
 
 export default defineCommand({
   meta: { name: "adopt", description: "Apply a staged proposal to the live skill and memory files (with backups and receipts)" },
-  args: {
+  args: helpShows({
     ...sleepArgs,
     staging: { type: "string", description: "Night folder (default: the latest)", valueHint: "DIR" },
     skill: { type: "string", description: "Adopt this fan-out skill (repeatable)", valueHint: "NAME" },
     "all-skills": { type: "boolean", description: "Adopt every pending fan-out skill" },
     legacy: { type: "boolean", description: "Adopt the managed skill + memory pair" },
-  },
+  }, ["project", "state-dir", "claude-home", "staging", "skill", "all-skills", "legacy"]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     requireProject(setup);

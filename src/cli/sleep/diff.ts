@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { helpShows } from "../args.ts";
 import { join } from "node:path";
 import { StagingError } from "../../lib/index.ts";
 import { colorizePatch, diffNight, plainPatch } from "../../sleep/diff.ts";
@@ -12,7 +13,7 @@ import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "diff", description: "Unified diff of live vs proposed files of a night (learned block highlighted)" },
-  args: { ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } },
+  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, ["project", "state-dir", "claude-home", "night"]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     requireProject(setup);

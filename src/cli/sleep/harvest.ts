@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { defineCommand } from "citty";
+import { helpShows } from "../args.ts";
 import { sanitizeLine } from "../../lib/index.ts";
 import { sessionLimit, splitFractions } from "../../sleep/config.ts";
 import { type HarvestOptions, type HarvestProgress, type HarvestResult, harvest, type SourceName } from "../../sleep/harvest/index.ts";
@@ -17,14 +18,14 @@ import { sourcesOf } from "./night.ts";
  */
 export default defineCommand({
   meta: { name: "harvest", description: "Read coding-agent sessions and write a reviewed-task draft" },
-  args: {
+  args: helpShows({
     ...sleepArgs,
     output: { type: "string", description: "Write the tasks payload (skillopt_sleep.tasks.v1) to PATH", valueHint: "PATH" },
     new: {
       type: "boolean",
       description: "Only what the next `sleep review` would read (not yet consumed, within its window)",
     },
-  },
+  }, ["project", "scope", "source", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "opencode-db", "lookback-hours", "max-sessions", "max-tasks", "state-dir", "progress", "output", "new"]),
   async run({ args, rawArgs }) {
     const env = process.env;
     const setup = sleepSetup(args, rawArgs, env);

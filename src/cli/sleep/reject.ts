@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { helpShows } from "../args.ts";
 import { join } from "node:path";
 import { errorMessage, StagingError, writeJsonAtomic } from "../../lib/index.ts";
 import { trustNight } from "../../sleep/adopt/guard.ts";
@@ -14,7 +15,7 @@ import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "reject", description: "Discard a staged night and remember its edits so they are not proposed again" },
-  args: { ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } },
+  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, ["project", "state-dir", "claude-home", "night"]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     const dir = resolveNight(setup.project, nightArg(args.night));

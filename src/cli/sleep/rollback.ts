@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { helpShows } from "../args.ts";
 import { StagingError } from "../../lib/index.ts";
 import { hasJournal, hasReceipts, rollbackNight } from "../../sleep/adopt/rollback.ts";
 import { listNights, resolveNight } from "../../sleep/stage.ts";
@@ -10,11 +11,11 @@ import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "rollback", description: "Restore the files an adoption changed, from its backups and receipts" },
-  args: {
+  args: helpShows({
     ...sleepArgs,
     night: { type: "positional", description: "Night folder name or path (default: the newest adopted night)", required: false },
     force: { type: "boolean", description: "Restore even if a file was edited after adoption" },
-  },
+  }, ["project", "state-dir", "claude-home", "night", "force"]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     requireProject(setup);

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { helpShows } from "../args.ts";
 import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { errorMessage } from "../../lib/index.ts";
@@ -14,7 +15,7 @@ import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 
 export default defineCommand({
   meta: { name: "status", description: "Nights so far, the latest staged proposal and its report (recovers an interrupted adoption first)" },
-  args: sleepArgs,
+  args: helpShows({ ...sleepArgs }, ["project", "state-dir", "claude-home"]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     requireProject(setup);

@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { helpShows } from "../args.ts";
 import { StagingError } from "../../lib/index.ts";
 import { readCrontab, unscheduleWindows, updateCrontab, writeCrontab } from "../../sleep/scheduler.ts";
 import { output, printJson, printResult } from "../output.ts";
@@ -6,7 +7,7 @@ import { sleepArgs, sleepSetup } from "./common.ts";
 
 export default defineCommand({
   meta: { name: "unschedule", description: "Remove this project's nightly run (or every managed entry with --all)" },
-  args: { ...sleepArgs, all: { type: "boolean", description: "Remove every SkillOpt-Sleep entry" } },
+  args: helpShows({ ...sleepArgs, all: { type: "boolean", description: "Remove every SkillOpt-Sleep entry" } }, ["project", "all"]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     if (process.platform === "win32") {
