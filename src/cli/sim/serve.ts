@@ -73,6 +73,7 @@ export default defineCommand({
     host: { type: "string", description: "Address to bind", default: "127.0.0.1", valueHint: "HOST" },
     seed: { type: "string", description: "Simulator seed (default: train.seed of --config, else 42)", valueHint: "N" },
     config: { type: "string", description: "Take the seed, lapse/noise rates and latency from this config", valueHint: "NAME|FILE" },
+    "latency-ms": { type: "string", description: "Answer each request after this many milliseconds (default: model.sim_latency_ms of --config, else 0)", valueHint: "MS" },
   },
   async run({ args }) {
     const port = Number(args.port);
@@ -86,6 +87,11 @@ export default defineCommand({
       const seed = Number(args.seed);
       if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer (got ${args.seed})`);
       o.seed = seed;
+    }
+    if (args["latency-ms"] !== undefined) {
+      const ms = Number(args["latency-ms"]);
+      if (!(Number.isFinite(ms) && ms >= 0)) throw new UsageError(`--latency-ms must be a number of milliseconds ≥ 0 (got ${args["latency-ms"]})`);
+      o.latencyMs = ms;
     }
     const server = Bun.serve({ hostname: String(args.host), port, fetch: (req) => handleSimRequest(req, o) });
     printResult(`SkillOpt simulator (offline, not a real model) listening on http://${server.hostname}:${server.port}/v1 seed=${o.seed}`);
