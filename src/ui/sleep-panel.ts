@@ -3,11 +3,13 @@ import { basename, join, resolve } from "node:path";
 import * as v from "valibot";
 import { errorMessage, log, sha256 } from "../lib/index.ts";
 import { esc, fmtScore, renderDiff } from "../report/html/index.ts";
+import { homeDir } from "../lib/paths.ts";
+import { loadSleepConfig, resolveStateDir } from "../sleep/config.ts";
+import { type NightScope, readLive, trustNight } from "../sleep/index.ts";
 import { legacyRows, type Manifest, ManifestSchema } from "../sleep/manifest.ts";
 import type { SleepReport } from "../sleep/report.ts";
 import { listNights } from "../sleep/stage.ts";
 import { safeReadFile } from "./safe-read.ts";
-import { liveReadRefusal } from "./sleep-paths.ts";
 
 /** What the dashboard needs from SkillOpt-Sleep. */
 export interface SleepPanel {
@@ -74,28 +76,29 @@ function readReport(dir: string): SleepReport | string {
   }
 }
 
-/** One staged target: the live file (when the path rules allow reading it) against the proposal. */
+/**
+ * One staged target: the live file against the proposal. The live file is read only through
+ * Sleep's own path rule for the night (sealed by this user, a target of its manifest, pinned
+ * realpath, allowed roots, regular file, never blocking), the same rule adoption writes under.
+ */
 function targetHtml(
-  where: { project: string; home?: string },
+  scope: NightScope,
   dir: string,
-  t: { which: string; kind: "skill" | "memory"; live: string; file: string; pin: string },
+  t: { which: string; live: string; file: string; pin: string },
   refused: string[],
 ): string {
   const head = `<h3>${esc(t.which)}: <code>${esc(t.live)}</code></h3>`;
-  const refusal = liveReadRefusal(t.live, t.kind, where);
-  if (refusal) {
-    refused.push(refusal);
-    return `${head}<div class="warn">${esc(refusal)}</div>`;
-  }
-  const live = safeReadFile(t.live);
-  if (!live.ok && !live.missing) {
-    refused.push(live.reason);
-    return `${head}<div class="warn">${esc(live.reason)}</div>`;
+  let live: Buffer | undefined;
+  try {
+    live = readLive(scope, t.live);
+  } catch (err) {
+    refused.push(errorMessage(err));
+    return `${head}<div class="warn">${esc(errorMessage(err))}</div>`;
   }
   const proposed = nightFile(dir, t.file);
   if (proposed === undefined) return `${head}<div class="warn">${esc(join(dir, t.file))} is missing.</div>`;
-  const drifted = (live.ok ? sha256(live.bytes) : "") !== t.pin;
-  return `${head}${drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live.ok ? live.text : "", proposed)}`;
+  const drifted = (live ? sha256(live) : "") !== t.pin;
+  return `${head}${drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live ? live.toString("utf8") : "", proposed)}`;
 }
 
 function editsTable(title: string, edits: SleepReport["edits"] | undefined): string {
@@ -119,7 +122,7 @@ function gateTable(r: SleepReport): string {
   return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-function nightHtml(project: string, dir: string, home: string | undefined): string {
+function nightHtml(project: string, dir: string, stateDir: string | Error): string {
   const name = basename(dir);
   const rejected = existsSync(join(dir, "rejected.json"));
   let adopted = false;
@@ -129,6 +132,14 @@ function nightHtml(project: string, dir: string, home: string | undefined): stri
   let pending: { legacy: string[]; skills: string[] } = { legacy: [], skills: [] };
   try {
     const m = readManifestSafe(dir);
+    if (stateDir instanceof Error) throw stateDir;
+    let scope: NightScope;
+    try {
+      scope = trustNight(dir, stateDir);
+    } catch (err) {
+      refused.push(errorMessage(err));
+      throw err;
+    }
     const doneLegacy = receiptNames(dir, "adopted_legacy.json", "target");
     const doneSkills = receiptNames(dir, "adopted_skills.json", "skill_name");
     adopted = doneLegacy.size > 0 || doneSkills.size > 0;
@@ -139,10 +150,10 @@ function nightHtml(project: string, dir: string, home: string | undefined): stri
       skills: (m.skills ?? []).map((s) => s.skill_name).filter((n) => !doneSkills.has(n)),
     };
     const targets = [
-      ...legacyRows(m).map((r) => ({ which: r.which, kind: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256 })),
-      ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, kind: "skill" as const, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256 })),
+      ...legacyRows(m).map((r) => ({ which: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256 })),
+      ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256 })),
     ];
-    const diffs = targets.map((t) => targetHtml({ project, ...(home ? { home } : {}) }, dir, t, refused)).join("");
+    const diffs = targets.map((t) => targetHtml(scope, dir, t, refused)).join("");
     const r = readReport(dir);
     body = `${typeof r === "string" ? `<div class="warn">${esc(r)}</div>` : gateTable(r) + editsTable("Proposed edits", r.edits) + editsTable("Edits the gate dropped", r.rejected_edits)}${diffs || '<p class="muted">Nothing staged to adopt.</p>'}`;
   } catch (err) {
@@ -152,7 +163,7 @@ function nightHtml(project: string, dir: string, home: string | undefined): stri
   const attrs = `data-night="${esc(dir)}" data-project="${esc(project)}"`;
   const buttons =
     state === "staged" && refused.length > 0
-      ? `<button type="button" class="reject-btn" ${attrs}>Reject</button> <span class="muted">not adoptable: a target breaks the path rules</span>`
+      ? `<button type="button" class="reject-btn" ${attrs}>Reject</button> <span class="muted">not adoptable: see why below</span>`
       : state === "staged"
       ? `${pending.legacy.length ? `<button type="button" class="adopt-btn" ${attrs} data-mode="legacy">Adopt</button>` : ""}${pending.skills.map((s) => `<button type="button" class="adopt-btn" ${attrs} data-skill="${esc(s)}">Adopt skill ${esc(s)}</button>`).join(" ")} <button type="button" class="reject-btn" ${attrs}>Reject</button>`
       : "";
@@ -165,6 +176,17 @@ function nightHtml(project: string, dir: string, home: string | undefined): stri
  * and receipts are exactly the CLI's.
  */
 export function createSleepPanel(opts: { project: string; command: string[]; cwd: string; env?: Record<string, string | undefined> }): SleepPanel {
+  // This user's Sleep state directory (as the adopt and reject children resolve it): only nights
+  // sealed with its key are trusted.
+  const stateDir = (): string | Error => {
+    const env = { ...process.env, ...opts.env };
+    const home = env.HOME || homeDir();
+    try {
+      return resolveStateDir(loadSleepConfig({}, { home }).config, env, home);
+    } catch (err) {
+      return new Error(`cannot resolve the Sleep state directory: ${errorMessage(err)}`);
+    }
+  };
   const projectOf = (raw: unknown) => resolve(typeof raw === "string" && raw.trim() ? raw.trim() : opts.project);
   return {
     async render(url) {
@@ -173,7 +195,8 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
       const picker = `<form method="get" action="/sleep" class="inline"><label>Project <input name="project" value="${esc(project)}" size="60"></label> <button type="submit">Show</button></form>`;
       if (nights.length === 0)
         return `${picker}<p class="muted" id="no-nights">No staged night for ${esc(project)}. Run <code>skillopt sleep review</code> in the project to stage one.</p>`;
-      return `${picker}<div id="nights">${nights.map((d) => nightHtml(project, d, opts.env?.HOME)).join("")}</div>`;
+      const state = stateDir();
+      return `${picker}<div id="nights">${nights.map((d) => nightHtml(project, d, state)).join("")}</div>`;
     },
     async act(verb, body) {
       const project = projectOf(body.project);

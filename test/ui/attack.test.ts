@@ -1,12 +1,13 @@
 // The dashboard seen from the attacker's side: another local user, a page on another port, a
 // hostile launch, a cloned repository's planted Sleep nights, malformed and abusive requests.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { writeSyntheticRun } from "../report/synthetic-run.ts";
-import { REPO_ROOT } from "../support/cli.ts";
+import { buildFakeHome } from "../sleep/support/fake-home.ts";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { rawRequest, signIn } from "./helpers.ts";
 
@@ -357,13 +358,12 @@ describe("a cloned repository's planted Sleep nights", () => {
     return dir;
   };
 
-  test("the Sleep page shows why each night's file is not read, reads no secret, and never hangs on a FIFO", async () => {
+  test("unsealed nights (a repository's, another user's) are shown with the reason, read nothing, and offer only Reject", async () => {
     night("20260101-000001", manifest(join(tmp.path, "secret.md")));
     mkfifo(join(project, "CLAUDE.md"));
     night("20260101-000002", manifest(join(project, "CLAUDE.md")));
     symlinkSync(join(tmp.path, "secret.txt"), join(project, "AGENTS.md"));
     night("20260101-000003", manifest(join(project, "AGENTS.md")));
-    mkfifo(join(project, "fifo-target.md"));
     night("20260101-000004", manifest(join(project, "MEMORY.md")), { "proposed_CLAUDE.md": "FIFO", "report.json": "FIFO", "adopted_legacy.json": "FIFO" });
     night("20260101-000005", "{ not json");
     night("20260101-000006", "FIFO");
@@ -377,20 +377,47 @@ describe("a cloned repository's planted Sleep nights", () => {
     const html = await r.text();
     expect(html).not.toContain(SECRET);
     const card = (name: string) => html.slice(html.indexOf(`data-night-name="${name}"`), html.indexOf("</details>", html.indexOf(`data-night-name="${name}"`)));
-    expect(card("20260101-000001")).toContain("is outside the project and the home directory; not read");
-    expect(card("20260101-000002")).toContain("CLAUDE.md is not a regular file; not read");
-    expect(card("20260101-000003")).toMatch(/AGENTS\.md leads outside the project and the home directory/);
-    expect(card("20260101-000004")).toContain("adopted_legacy.json is not a regular file; not read");
-    expect(card("20260101-000005")).toContain("manifest.json is not valid JSON");
-    expect(html).not.toContain('data-night-name="20260101-000006"');
-    expect(card("20260101-000007")).toContain("a memory target must be a .md or .mdc file: /etc/shadow");
-    // A night whose targets break the path rules offers no Adopt button, only Reject.
-    for (const n of ["20260101-000001", "20260101-000002", "20260101-000003", "20260101-000007", "20260101-000008"]) {
+    for (const n of ["20260101-000001", "20260101-000002", "20260101-000003", "20260101-000004", "20260101-000007", "20260101-000008"]) {
+      expect(card(n)).toContain("was not staged by this user&#39;s review: manifest.json: it carries no seal");
       expect(card(n)).not.toContain("adopt-btn");
       expect(card(n)).toContain("reject-btn");
+      expect(card(n)).not.toContain("diff-unified");
     }
-    expect(card("20260101-000008")).toContain("unsafe memory target path");
+    expect(card("20260101-000005")).toContain("manifest.json is not valid JSON");
+    expect(html).not.toContain('data-night-name="20260101-000006"');
     // The server still answers everything else.
     expect((await fetch(`${ui.url}/api/runs`, { headers: auth })).status).toBe(200);
+  });
+
+  test("a night this user staged whose live skill file became a FIFO or a link out is refused in one line, never read, never hangs", async () => {
+    const { home, project: own } = buildFakeHome(join(tmp.path, "sealed"));
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
+    const review = await runCli(["sleep", "review", "--backend", "mock", "--source", "all", "--project", own, "--json"], { env, cwd: own });
+    expect(review.code).toBe(0);
+    const dir = JSON.parse(review.stdout).staging_dir as string;
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { legacy: { skill: { live_path: string } } };
+    const live = m.legacy.skill.live_path;
+    const ui = startUi({ root, port: 0, cwd: own, sleepProject: own, env, command: ["/bin/false"] });
+    servers.push(ui);
+    const auth = await signIn(ui);
+    const page = async () => {
+      const r = await fetch(`${ui.url}/sleep`, { headers: auth });
+      expect(r.status).toBe(200);
+      return r.text();
+    };
+    // As staged: the diff shows and Adopt is offered.
+    const before = await page();
+    expect(before).toContain("adopt-btn");
+    expect(before).toContain("diff-unified");
+    rmSync(live, { force: true });
+    mkfifo(live);
+    const fifo = await page();
+    expect(fifo).toContain(`${live} is a FIFO, not a regular file`);
+    expect(fifo).not.toContain("adopt-btn");
+    rmSync(live);
+    symlinkSync(join(tmp.path, "secret.md"), live);
+    const link = await page();
+    expect(link).toMatch(/now resolves to .*secret\.md, not the pinned/);
+    expect(link).not.toContain(SECRET);
   });
 });
