@@ -101,3 +101,21 @@ export function gateLabel(g: GateSettings, score: number, hard: number, soft: nu
   if (g.metric === "mixed") return `mixed[w=${g.mixedWeight}]=${score.toFixed(4)} (hard=${hard.toFixed(4)} soft=${soft.toFixed(4)})`;
   return `${g.metric}=${score.toFixed(4)}`;
 }
+
+/**
+ * A decision over fully scored per-item differences (candidate − incumbent, each in [−1, 1]), as
+ * SkillOpt-Sleep's gate makes it: `paired` runs the sequential test over the items in order and
+ * stops at its verdict; `strict` accepts when the mean difference is above `margin` and records
+ * the same evidence (Δ, bounds, flips) so both read alike in reports.
+ */
+export function decideOnItems(diffs: readonly number[], regressed: readonly boolean[], rule: "strict" | "paired", s: SequentialSettings, margin = 0): GateDecision {
+  const t = new PairedSequentialTest(Math.max(1, diffs.length), s);
+  if (rule === "paired") {
+    for (let i = 0; i < diffs.length; i++) if (t.push(Math.max(-1, Math.min(1, diffs[i]!)), regressed[i] === true)) break;
+    return diffs.length ? t.result() : { ...t.result(), verdict: "undecided", reason: "end_of_split" };
+  }
+  for (const d of diffs) t.observe(Math.max(-1, Math.min(1, d)));
+  const r = t.result();
+  const better = diffs.length > 0 && r.delta > margin;
+  return { ...r, rule: "strict", verdict: better ? "accept" : "reject", reason: better ? "better" : "not_better" };
+}

@@ -54,6 +54,8 @@ export interface GateDecision {
   n_total: number;
   /** Items the candidate scores higher than the current (gained) and lower (lost). */
   flips: { gained: number; lost: number };
+  /** Under the strict rule: what the paired test says on the same evidence. */
+  paired_verdict?: Verdict;
 }
 
 /** Cap on a bet, as a share of the largest bet that keeps the wealth positive. */

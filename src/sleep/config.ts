@@ -119,6 +119,8 @@ export const SleepConfigSchema = v.strictObject({
   gate_no_regression: bool(false, "per-task no-regression veto"),
   gate_margin: v.optional(v.pipe(v.number("expected a number ≥ 0"), v.minValue(0, "expected a number ≥ 0"), v.description("a candidate must beat the incumbent by more than this (noise guard)")), 0),
   gate_granularity: v.optional(v.picklist(["edit", "batch"], "expected edit or batch"), "edit"),
+  gate_rule: v.optional(v.picklist(["strict", "paired"], "expected strict or paired"), "strict"),
+  gate_confidence: v.optional(v.pipe(v.number("expected a number in [0.5, 0.999]"), v.minValue(0.5, "expected a number in [0.5, 0.999]"), v.maxValue(0.999, "expected a number in [0.5, 0.999]"), v.description("paired gate: confidence of each decision")), 0.95),
   codex_path: str("", "codex executable"),
   pi_path: str("", "pi executable"),
   cursor_path: str("", "cursor-agent executable"),

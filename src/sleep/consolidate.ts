@@ -1,7 +1,7 @@
 import { redactText } from "../lib/index.ts";
 import { BudgetExhaustedError } from "./budget.ts";
 import type { ContrastSet } from "./backend/types.ts";
-import { type GateMetric, gateEdits, gateScore, type Incumbent, resultsScore, taskDeltas } from "./gate.ts";
+import { type GateMetric, gateEdits, gateScore, type Incumbent, resultsScore, SLEEP_SEQUENTIAL, sleepDecision, taskDeltas } from "./gate.ts";
 import { applyEdits } from "./learned-block.ts";
 import { type ReplayContext, replayBatch, replayOne } from "./replay.ts";
 import type { ConsolidateResult, EditRecord, GateAction, GateTrial, ReplayResult, TaskRecord } from "./types.ts";
@@ -18,6 +18,9 @@ export interface ConsolidateOptions {
   granularity: "edit" | "batch";
   /** Required improvement over the incumbent (noise guard, §12.1 #12); default 0. */
   margin?: number;
+  /** Gate rule (docs/gate.md): strict (default for Sleep) or paired. */
+  rule?: "strict" | "paired";
+  confidence?: number;
   evolveSkill: boolean;
   evolveMemory: boolean;
   minVal: number;
@@ -132,7 +135,7 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
       }
       const evaluate = (trialDoc: string, label: string) =>
         replayBatch(ctx, val, which === "skill" ? trialDoc : skill, which === "memory" ? trialDoc : memory, label);
-      const out = await gateEdits({ ...current, doc }, edits, { target: which, valTasks: val, metric: o.metric, noRegression: o.noRegression, granularity: o.granularity, evaluate, margin: o.margin });
+      const out = await gateEdits({ ...current, doc }, edits, { target: which, valTasks: val, metric: o.metric, noRegression: o.noRegression, granularity: o.granularity, evaluate, margin: o.margin, rule: o.rule ?? "strict", sequential: { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) } });
       trials.push(...out.trials);
       unmatched.push(...out.unmatched);
       applied.push(...out.accepted);
@@ -209,8 +212,11 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
   const final = resultsScore(finalResults, o.metric);
   const deltas = taskDeltas(val, baseResults, finalResults, o.metric);
   const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
-  let accepted = final > baseline + (o.margin ?? 0) && !blocked;
-  trials.push({ target: "final", baseline_score: baseline, candidate_score: final, accepted, blocked_by_regression: blocked, task_deltas: deltas });
+  const rule = o.rule ?? "strict";
+  const gate = sleepDecision(deltas, rule, { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) }, o.margin ?? 0);
+  const better = final > baseline + (o.margin ?? 0) && (rule === "strict" || gate.verdict === "accept");
+  let accepted = better && !blocked;
+  trials.push({ target: "final", baseline_score: baseline, candidate_score: final, accepted, blocked_by_regression: blocked, task_deltas: deltas, gate });
   let action: GateAction = accepted ? "accept_new_best" : "reject";
   if (accepted && leaked) {
     action = "reject_unverified";

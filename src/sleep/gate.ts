@@ -1,3 +1,4 @@
+import { decideOnItems, type GateDecision, type SequentialSettings } from "../engine/index.ts";
 import { applyEdits } from "./learned-block.ts";
 import { aggregateScores } from "./replay.ts";
 import type { EditRecord, GateTrial, ReplayResult, TaskDelta, TaskRecord } from "./types.ts";
@@ -65,6 +66,28 @@ interface SearchOpts {
   evaluate: Evaluate;
   /** Required improvement over the incumbent (strictly more than this). */
   margin?: number;
+  /** strict: mean above the incumbent's (plus margin); paired: the engine's sequential test (docs/gate.md). */
+  rule?: "strict" | "paired";
+  sequential?: SequentialSettings;
+}
+
+/** Sleep's default paired-test settings: 95 % confidence, any positive gain is worth keeping. */
+export const SLEEP_SEQUENTIAL: SequentialSettings = { alpha: 0.05, minEffect: 0, maxRegressions: null };
+
+/**
+ * The gate decision on per-task deltas with the engine's gate module: the candidate's and the
+ * incumbent's per-task scores paired in task order (a task without a finite score on both sides
+ * is left out: no answer is never a zero).
+ */
+export function sleepDecision(deltas: readonly TaskDelta[], rule: "strict" | "paired", s: SequentialSettings = SLEEP_SEQUENTIAL, margin = 0): GateDecision {
+  const scored = deltas.filter((d) => d.scores_are_finite && d.baseline_score !== null && d.candidate_score !== null);
+  const diffs = scored.map((d) => d.candidate_score! - d.baseline_score!);
+  const regressed = scored.map((d) => d.baseline_score! >= 1 - 1e-9 && d.candidate_score! < 1 - 1e-9);
+  const out = decideOnItems(diffs, regressed, rule, s, margin);
+  // Under strict, say what the paired test makes of the same evidence: on a handful of held-out
+  // tasks it is usually "undecided", which is the honest reading of a small gain.
+  const paired = rule === "strict" ? { paired_verdict: decideOnItems(diffs, regressed, "paired", s).verdict } : {};
+  return { ...out, ...paired, n_total: deltas.length };
 }
 
 /**
@@ -87,8 +110,11 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
     const score = resultsScore(results, o.metric);
     const deltas = taskDeltas(o.valTasks, base.results, results, o.metric);
     const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
-    const improved = score > base.score + (o.margin ?? 0) && !blocked;
-    trials.push({ target: o.target, baseline_score: base.score, candidate_score: score, accepted: improved, blocked_by_regression: blocked, task_deltas: deltas, edits: [...subset] });
+    const rule = o.rule ?? "strict";
+    const gate = sleepDecision(deltas, rule, o.sequential, o.margin ?? 0);
+    const better = rule === "paired" ? gate.verdict === "accept" && score > base.score + (o.margin ?? 0) : score > base.score + (o.margin ?? 0);
+    const improved = better && !blocked;
+    trials.push({ target: o.target, baseline_score: base.score, candidate_score: score, accepted: improved, blocked_by_regression: blocked, task_deltas: deltas, gate, edits: [...subset] });
     return { improved, inc: { doc, score, results } satisfies Incumbent };
   };
 

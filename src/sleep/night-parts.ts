@@ -18,6 +18,8 @@ export function consolidateOptions(cfg: SleepConfig, memory: string, rejectedBef
     gateOn: !["off", "none", "false", "greedy"].includes(cfg.gate_mode),
     granularity: cfg.gate_granularity,
     margin: cfg.gate_margin,
+    rule: cfg.gate_rule,
+    confidence: cfg.gate_confidence,
     evolveSkill: cfg.evolve_skill,
     evolveMemory: cfg.evolve_memory,
     minVal: cfg.min_val_tasks,

@@ -1,7 +1,14 @@
 import { escapeMarkdownCell, escapeMarkdownProse, redactSecrets, sanitizeLine as sanitize } from "../lib/index.ts";
 import type { LedgerEntry } from "./budget.ts";
 import { type LessonCard, renderCards } from "./lessons.ts";
+import type { GateDecision } from "../engine/index.ts";
 import type { ConsolidateResult, EditRecord, GateTrial } from "./types.ts";
+
+/** Δ with its always-valid bounds, the tasks used, the flips and the verdict of one gate trial. */
+export function gateLine(g: GateDecision): string {
+  const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
+  return `Δ ${pts(g.delta)} pts, ${Math.round(g.confidence * 100)} % bounds [${pts(g.ci[0])}, ${pts(g.ci[1])}] on ${g.n_used}/${g.n_total} held-out tasks, +${g.flips.gained}/−${g.flips.lost} tasks; ${g.rule} gate verdict: **${g.verdict}**${g.verdict === "undecided" ? " (too few held-out tasks to tell — the current version stays)" : ""}${g.paired_verdict ? ` (paired test on the same tasks: ${g.paired_verdict})` : ""}`;
+}
 
 /** `report.json` (spec §7.6), with our additive `backend`, `replay_mode` and `budget`. */
 export interface SleepReport {
@@ -84,8 +91,11 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
   if (trials.length) {
     lines.push("## Held-out task changes", "", "_Changes are observations on held-out tasks, not causal attributions._", "");
     for (const t of trials) {
-      const verdict = t.accepted ? "accepted" : "rejected";
+      // "undecided": the held-out tasks could not tell; the edit is not kept, and not called worse.
+      const verdict = t.accepted ? "accepted" : t.gate?.verdict === "undecided" && !t.blocked_by_regression ? "undecided (not kept)" : "rejected";
       lines.push(`### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → ${score(t.candidate_score)})`, "");
+      if (t.gate) lines.push(gateLine(t.gate), "");
+      if (t.edits?.length) lines.push(`Edits in this trial: ${t.edits.map((e) => `\[${e.target}/${e.op}\] ${prose(e.content).slice(0, 80)}`).join("; ")}`, "");
       lines.push("| Task | Tags | Baseline | Candidate | Change |", "|---|---|---|---|---|");
       for (const d of t.task_deltas) lines.push(`| ${cell(d.task_id)} | ${cell(d.tags.join(", "))} | ${score(d.baseline_score)} | ${score(d.candidate_score)} | ${d.status} |`);
       lines.push("");

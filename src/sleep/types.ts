@@ -1,3 +1,4 @@
+import type { GateDecision } from "../engine/index.ts";
 import * as v from "valibot";
 
 /** One rule check of a rule judge (spec §5.3). */
@@ -76,6 +77,8 @@ export interface GateTrial {
   accepted: boolean;
   blocked_by_regression: boolean;
   task_deltas: TaskDelta[];
+  /** The gate's decision on the per-task differences (the engine's gate module): Δ, bounds, flips, verdict. */
+  gate?: GateDecision;
   /** The edits this trial evaluated (additive). */
   edits?: EditRecord[];
 }

@@ -109,6 +109,12 @@ function editsTable(title: string, edits: SleepReport["edits"] | undefined): str
   return `<h3>${esc(title)}</h3><table class="edits"><thead><tr><th>file</th><th>op</th><th>anchor</th><th>text</th><th>rationale</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+/** Δ in points with its always-valid bounds and the tasks used. */
+function gateCell(g: { delta: number; ci: [number, number]; n_used: number }): string {
+  const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
+  return `${pts(g.delta)} [${pts(g.ci[0])}, ${pts(g.ci[1])}] n=${g.n_used}`;
+}
+
 function gateTable(r: SleepReport): string {
   const trials = r.gate_trials ?? [];
   const head = `<p>Gate: <b>${esc(r.gate_action)}</b> · held-out score ${fmtScore(r.baseline_score)} → ${fmtScore(r.candidate_score)}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${r.no_edits_reason ? ` · ${esc(r.no_edits_reason)}` : ""}</p>`;
@@ -116,10 +122,10 @@ function gateTable(r: SleepReport): string {
   const rows = trials
     .map(
       (t) =>
-        `<tr><td>${esc(t.target)}</td><td class="n">${fmtScore(t.baseline_score)}</td><td class="n">${fmtScore(t.candidate_score)}</td><td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
+        `<tr><td>${esc(t.target)}</td><td class="n">${fmtScore(t.baseline_score)}</td><td class="n">${fmtScore(t.candidate_score)}</td><td class="n">${t.gate ? esc(gateCell(t.gate)) : "—"}</td><td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${t.gate ? ` <span class="muted">${esc(t.gate.verdict)}${t.gate.paired_verdict ? ` · paired: ${esc(t.gate.paired_verdict)}` : ""}</span>` : ""}${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
     )
     .join("");
-  return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th class="n">Δ [bounds] n</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function nightHtml(project: string, dir: string, stateDir: string | Error): string {
