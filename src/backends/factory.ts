@@ -2,6 +2,7 @@ import type { Role, TaskRunner } from "../engine/ports.ts";
 import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { createClaudeChat } from "./cli/claude-chat.ts";
 import { createCodexChat } from "./cli/codex-chat.ts";
+import { createAgentChat } from "./cli/agent-chat.ts";
 import { createCopilotChat } from "./cli/copilot-chat.ts";
 import { createHarness, type HarnessName } from "./exec/harness.ts";
 import { azureBackend, minimaxBackend, openaiCompatibleBackend, qwenBackend } from "./presets.ts";
@@ -120,6 +121,18 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
         networkAccess: codexFlag(settings, "codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS") === "true",
         webSearch: codexFlag(settings, "codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH") === "true",
       });
+    case "cursor_chat":
+    case "pi_chat":
+    case "opencode_chat": {
+      const exe = { cursor_chat: ["cursor_exec_path", "CURSOR_EXEC_PATH", "cursor-agent"], pi_chat: ["pi_exec_path", "PI_EXEC_PATH", "pi"], opencode_chat: ["opencode_exec_path", "OPENCODE_EXEC_PATH", "opencode"] }[name] as [string, string, string];
+      return createAgentChat({
+        kind: name,
+        bin: bin(settings, [exe[0]], [exe[1]], exe[2]),
+        model: settings.first([`${name}_${role}_model`], [`${name.toUpperCase()}_${role.toUpperCase()}_MODEL`])?.value ?? settings.model(role),
+        timeoutMs: execTimeoutMs(settings),
+        env: settings.env,
+      });
+    }
     case "claude_code_exec":
     case "cursor_exec":
     case "copilot_exec":

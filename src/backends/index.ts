@@ -173,7 +173,7 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
 // Backends whose CLI reports the dollar cost of each call itself (claude's total_cost_usd).
 const REPORTS_OWN_COST = new Set(["claude_chat", "claude_code_exec"]);
 // Backends that report no token usage at all: a money cap can never be enforced on them.
-const NO_USAGE = new Set(["copilot_chat", "copilot_exec"]);
+const NO_USAGE = new Set(["copilot_chat", "copilot_exec", "cursor_chat", "pi_chat", "opencode_chat"]);
 
 /**
  * A money cap is only a cap when every call it must count has a known cost: refuse to start

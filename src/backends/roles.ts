@@ -14,6 +14,9 @@ export type BackendName =
   | "claude_code_exec"
   | "cursor_exec"
   | "copilot_exec"
+  | "cursor_chat"
+  | "pi_chat"
+  | "opencode_chat"
   | "sim";
 
 const CHAT_BACKENDS: readonly BackendName[] = [
@@ -24,6 +27,9 @@ const CHAT_BACKENDS: readonly BackendName[] = [
   "openai_compatible",
   "copilot_chat",
   "codex_exec",
+  "cursor_chat",
+  "pi_chat",
+  "opencode_chat",
   "sim",
 ];
 const EXEC_ONLY: readonly BackendName[] = ["claude_code_exec", "cursor_exec", "copilot_exec"];
@@ -73,6 +79,9 @@ const LABEL_TABLE: Record<string, [string, string]> = {
   qwen_chat: ["openai_chat", "qwen_chat"],
   minimax_chat: ["openai_chat", "minimax_chat"],
   openai_compatible: ["openai_compatible", "openai_compatible"],
+  cursor_chat: ["cursor_chat", "cursor_chat"],
+  pi_chat: ["pi_chat", "pi_chat"],
+  opencode_chat: ["opencode_chat", "opencode_chat"],
   sim: ["sim", "sim"],
 };
 

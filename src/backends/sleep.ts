@@ -19,13 +19,21 @@ const SLEEP_TO_LAYER: Record<string, string> = {
   gh_copilot: "copilot_chat",
   openai_compatible: "openai_compatible",
   compat: "openai_compatible",
+  cursor: "cursor_chat",
+  cursor_agent: "cursor_chat",
+  cursor_cli: "cursor_chat",
+  pi: "pi_chat",
+  pi_cli: "pi_chat",
+  pi_coding_agent: "pi_chat",
+  opencode: "opencode_chat",
+  opencode_cli: "opencode_chat",
   sim: "sim",
 };
 
 /**
  * A model-layer config for a Sleep backend name (sleep.md §5.9), so Sleep gets retries, the
  * persistent call cache and cost accounting. `extra` carries model.* keys (endpoints, auth mode…).
- * Backends the layer cannot serve (cursor, pi, opencode) are refused by name, never mocked.
+ * cursor, pi and opencode run their CLIs headless as chat models (src/backends/cli/agent-chat.ts).
  */
 export function sleepModelConfig(
   backend: string,
@@ -35,7 +43,7 @@ export function sleepModelConfig(
   const layer = SLEEP_TO_LAYER[name];
   if (!layer) {
     throw new UnsupportedError(`sleep backend ${JSON.stringify(backend)} is not available through the model layer`, {
-      hint: "use claude, codex, copilot, azure_openai, openai_compatible, or --backend mock / handoff",
+      hint: "use claude, codex, copilot, cursor, pi, opencode, azure_openai, openai_compatible, or --backend mock / handoff",
     });
   }
   const model: Record<string, unknown> = { ...o.extra, backend: layer, optimizer_backend: layer, target_backend: layer };

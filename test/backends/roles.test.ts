@@ -85,7 +85,10 @@ describe("sleep backends through the layer", () => {
   test("sleep names map onto layer backends; unsupported ones are refused by name", async () => {
     expect(resolveRoles(new Settings(sleepModelConfig("Claude", { model: "sonnet" }), () => undefined))).toMatchObject({ optimizer: "claude_chat", target: "claude_chat" });
     expect(sleepModelConfig("codex").model.target_backend).toBe("codex_exec");
-    expect(() => sleepModelConfig("opencode")).toThrow(/not available through the model layer/);
+    expect(sleepModelConfig("opencode").model.target_backend).toBe("opencode_chat");
+    expect(sleepModelConfig("pi").model.target_backend).toBe("pi_chat");
+    expect(sleepModelConfig("cursor").model.target_backend).toBe("cursor_chat");
+    expect(() => sleepModelConfig("gemini")).toThrow(/not available through the model layer/);
   });
 });
 

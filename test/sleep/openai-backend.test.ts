@@ -98,13 +98,45 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     expect(server.requests).toHaveLength(2);
   });
 
-  test("cursor, pi and opencode are refused by name rather than faked", async () => {
+  test("cursor, pi and opencode run their CLIs headless (fake CLIs in their real output formats), isolated", async () => {
     using tmp = tempDir();
-    const { server, project, env } = await setup(tmp.path);
-    await using _server = server;
-    const r = await runCli(["sleep", "dry-run", "--backend", "pi", "--project", project], { env });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("not available through the model layer");
+    const { project, env } = await setup(tmp.path);
+    const log = join(tmp.path, "calls.log");
+    // Each fake answers in its CLI's real JSON shape and records where and with what env it ran.
+    const reply = `const prompt = process.argv.at(-1) ?? "";
+const answer = prompt.includes("Propose at most") ? JSON.stringify([{ op: "add", content: ${JSON.stringify(RULE)}, rationale: "corrected" }]) : prompt.includes(${JSON.stringify(RULE)}) ? "I ran bun test: green." : "I ran npm test: green.";
+require("node:fs").appendFileSync(${JSON.stringify(log)}, JSON.stringify({ bin: process.argv[1].split("/").pop(), args: process.argv.slice(2, -1), cwd: process.cwd(), unrelated: process.env.UNRELATED_SECRET ?? null }) + "\\n");`;
+    const bins: Record<string, string> = {
+      "cursor-agent": `${reply}
+console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false, duration_ms: 5, result: answer, session_id: "c-1" }));`,
+      pi: `${reply}
+for (const e of [{ type: "agent_start" }, { type: "message_end", message: { role: "user", content: [{ type: "text", text: "q" }] } }, { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: answer }], stopReason: "stop" } }, { type: "agent_end" }]) console.log(JSON.stringify(e));`,
+      opencode: `${reply}
+for (const e of [{ type: "step_start", timestamp: 1, sessionID: "ses_1", part: { type: "step-start" } }, { type: "text", timestamp: 2, sessionID: "ses_1", part: { type: "text", text: answer } }, { type: "step_finish", timestamp: 3, sessionID: "ses_1", part: { type: "step-finish", reason: "stop" } }]) console.log(JSON.stringify(e));`,
+    };
+    const { chmodSync } = await import("node:fs");
+    for (const [name, body] of Object.entries(bins)) {
+      writeFileSync(join(tmp.path, name), `#!/usr/bin/env bun\n${body}\n`);
+      chmodSync(join(tmp.path, name), 0o755);
+    }
+    for (const [backend, flag, bin] of [["cursor", "--cursor-path", "cursor-agent"], ["pi", "--pi-path", "pi"], ["opencode", "--opencode-path", "opencode"]] as const) {
+      const r = await runCli(["sleep", "dry-run", "--backend", backend, flag, join(tmp.path, bin), "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env: { ...env, UNRELATED_SECRET: "do-not-pass-me-123" } });
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out).toMatchObject({ accepted: true });
+      expect(out.edits.map((e: { content: string }) => e.content)).toEqual([RULE]);
+      const calls = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { bin: string; args: string[]; cwd: string; unrelated: string | null }).filter((c) => c.bin === bin);
+      expect(calls.length).toBeGreaterThan(0);
+      for (const c of calls) {
+        expect(c.cwd).not.toBe(project);
+        expect(c.unrelated).toBeNull();
+      }
+      const args = calls[0]!.args.join(" ");
+      if (backend === "cursor") expect(args).toContain("-p --output-format json");
+      if (backend === "pi") expect(args).toContain("-p --mode json --no-session --no-tools");
+      if (backend === "opencode") expect(args).toContain("run --format json");
+    }
   });
 });
 

@@ -167,8 +167,7 @@ function layerName(b: SleepBackendName): string {
 
 /**
  * Build a provider-backed Sleep backend as a configuration of the shared model layer (claude and
- * copilot CLIs, codex, Azure / OpenAI-compatible APIs). cursor, pi and opencode are refused by the
- * layer by name, never mocked.
+ * copilot CLIs, codex, the cursor / pi / opencode CLIs headless, Azure / OpenAI-compatible APIs).
  */
 export async function createModelSleepBackend(cfg: SleepConfig, opts: { project: string; env: Readonly<Record<string, string | undefined>>; stateDir?: string }): Promise<SleepBackend> {
   const target = cfg.target_backend || cfg.backend;
@@ -187,6 +186,12 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
   if (codex) extra.codex_exec_path = codex;
   const copilot = opts.env.SKILLOPT_SLEEP_COPILOT_PATH;
   if (copilot) extra.copilot_exec_path = copilot;
+  const cursor = cfg.cursor_path || opts.env.SKILLOPT_SLEEP_CURSOR_PATH;
+  if (cursor) extra.cursor_exec_path = cursor;
+  const pi = cfg.pi_path || opts.env.SKILLOPT_SLEEP_PI_PATH;
+  if (pi) extra.pi_exec_path = pi;
+  const opencode = cfg.opencode_path || opts.env.SKILLOPT_SLEEP_OPENCODE_PATH;
+  if (opencode) extra.opencode_exec_path = opencode;
   const envModel = { claude: "SKILLOPT_SLEEP_CLAUDE_MODEL", codex: "SKILLOPT_SLEEP_CODEX_MODEL", copilot: "SKILLOPT_SLEEP_COPILOT_MODEL" } as Record<string, string>;
   const defaultModel = (b: string) => (envModel[b] ? opts.env[envModel[b]!] : undefined) ?? "";
   if (cfg.api_key_env) {
