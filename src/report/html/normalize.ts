@@ -1,11 +1,12 @@
 import { normalizeEdit } from "./edits.ts";
-import type { BoundaryView, EditView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
+import type { BoundaryView, EditView, GateView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
 import { first, firstNum, isRec, num, type Rec, str } from "./values.ts";
 
 /** Map any recorded action word onto the four the report distinguishes. */
 export function normalizeAction(raw: string): StepAction {
   const a = raw.toLowerCase();
   if (a.includes("early")) return "rejected_early";
+  if (a.startsWith("undecided")) return "undecided";
   if (a.startsWith("skip")) return "skipped";
   if (a.startsWith("reject") || a === "no_content") return "rejected";
   if (a.includes("accept")) return "accepted";
@@ -50,6 +51,28 @@ function countOf(v: unknown): number | null {
   return Array.isArray(v) ? v.length : num(v);
 }
 
+/** The `gate` field of a step record, when it has one with a Δ and bounds. */
+export function normalizeGate(v: unknown): GateView | null {
+  if (!isRec(v)) return null;
+  const delta = num(v.delta);
+  const ci = Array.isArray(v.ci) ? v.ci.map(num) : [];
+  if (delta === null || ci.length !== 2 || ci[0] === null || ci[1] === null) return null;
+  const flips = isRec(v.flips) ? v.flips : {};
+  return {
+    rule: str(v.rule),
+    verdict: str(v.verdict),
+    reason: str(v.reason),
+    delta,
+    lo: ci[0]!,
+    hi: ci[1]!,
+    confidence: num(v.confidence),
+    nUsed: num(v.n_used),
+    nTotal: num(v.n_total),
+    gained: num(flips.gained),
+    lost: num(flips.lost),
+  };
+}
+
 /** A step record (issue 4's fields, or upstream's step record) as a StepView. */
 export function normalizeStep(v: unknown, index: number): StepView | null {
   if (!isRec(v)) return null;
@@ -83,6 +106,7 @@ export function normalizeStep(v: unknown, index: number): StepView | null {
     action,
     rawAction: rawAction || outcome,
     earlyAt,
+    gate: normalizeGate(v.gate),
     editsApplied: applied ?? edits.filter((e) => e.status === "applied").length,
     editsFailed: failed ?? edits.filter((e) => e.status === "failed").length,
     calls: firstNum(v, ["calls", "calls.total", "n_calls"]) ?? 0,
@@ -176,6 +200,17 @@ export function normalizeSummary(v: unknown): SummaryView | null {
     costUsd: firstNum(v, ["cost_usd", "cost"]),
     wallSeconds: firstNum(v, ["wall_s", "total_wall_time_s", "wall_time_s"]),
     selectionCallsSaved: firstNum(v, ["selection_calls_saved"]),
+    gateRule: str(v.gate_rule),
+    noiseFloor: isRec(v.noise_floor)
+      ? {
+          items: num(v.noise_floor.items) ?? 0,
+          flips: num(v.noise_floor.flips) ?? 0,
+          flipRate: num(v.noise_floor.flip_rate) ?? 0,
+          detectableGain: num(v.noise_floor.detectable_gain) ?? 0,
+          selectionItems: num(v.noise_floor.selection_items) ?? 0,
+          minEffect: num(v.noise_floor.min_effect) ?? 0,
+        }
+      : null,
     testByType: testByType(v.test_by_type),
   };
 }

@@ -2,7 +2,7 @@ import { RUN_FILES } from "../../run/index.ts";
 import { renderDiff } from "./diff-html.ts";
 import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 import { renderCostChart, renderScoreChart, scoreLegend } from "./run-charts.ts";
-import type { RunView, StepView, SummaryView } from "./run-view.ts";
+import type { RunView, StepView, SummaryView , GateView} from "./run-view.ts";
 import { REPORT_CSS } from "./style.ts";
 
 function card(k: string, v: string, s = ""): string {
@@ -50,6 +50,7 @@ export function renderCards(run: RunView): string {
   const accepted = run.steps.filter((x) => x.action === "accepted").length;
   const rejected = run.steps.filter((x) => x.action === "rejected" || x.action === "rejected_early").length;
   const early = run.steps.filter((x) => x.action === "rejected_early").length;
+  const undecided = run.steps.filter((x) => x.action === "undecided").length;
   const last = run.steps[run.steps.length - 1];
   const cards = [
     card("baseline", `sel ${fmtScore(s?.baseline.selection ?? run.baselineSelection)}`, `test ${fmtScore(s?.baseline.test)}`),
@@ -62,7 +63,7 @@ export function renderCards(run: RunView): string {
     card(
       "steps",
       `${run.steps.length}${run.plannedSteps ? `<span class="muted">/${run.plannedSteps}</span>` : ""}`,
-      `${accepted} accepted · ${rejected} rejected${early ? ` (${early} early)` : ""}`,
+      `${accepted} accepted · ${rejected} rejected${early ? ` (${early} early)` : ""}${undecided ? ` · ${undecided} undecided` : ""}`,
     ),
     card("model calls", fmtInt(s?.calls ?? t.calls), s ? `${fmtInt(s.cachedCalls)} cached` : ""),
     card("tokens", fmtInt(s?.tokens ?? t.tokens)),
@@ -71,6 +72,16 @@ export function renderCards(run: RunView): string {
   ];
   if (s?.selectionCallsSaved !== null && s?.selectionCallsSaved !== undefined)
     cards.push(card("selection calls saved", fmtInt(s.selectionCallsSaved), "by early rejection"));
+  const nf = s?.noiseFloor;
+  if (nf) {
+    cards.push(
+      card(
+        "noise floor",
+        `${(nf.flipRate * 100).toFixed(1)} % flips`,
+        `${nf.flips}/${nf.items} items re-sampled · smallest detectable gain ≈ ${(nf.detectableGain * 100).toFixed(1)} pts on ${nf.selectionItems} items${nf.detectableGain > nf.minEffect ? ` (above the ${(nf.minEffect * 100).toFixed(1)}-pt minimum effect: the split is too small)` : ""}${s?.gateRule ? ` · ${esc(s.gateRule)} gate` : ""}`,
+      ),
+    );
+  }
   return `<div class="cards" id="cards">${cards.join("")}</div>`;
 }
 
@@ -107,14 +118,28 @@ function stageTable(s: SummaryView | null): string {
   return `<h3>By stage</h3><table id="stage-table"><thead><tr><th>stage</th><th class="n">calls</th><th class="n">cached</th><th class="n">tokens</th><th class="n">cost</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
+
+/** Δ with its bounds and items used, e.g. "+4.2 [−1.0, +9.5] 96/200". */
+export function gateText(g: GateView): string {
+  return `${pts(g.delta)} [${pts(g.lo)}, ${pts(g.hi)}] ${g.nUsed ?? "?"}/${g.nTotal ?? "?"}`;
+}
+
+/** One sentence for a step's decision: never two bare scores and a verdict. */
+function gateSummary(g: GateView): string {
+  const conf = g.confidence === null ? "" : ` ${Math.round(g.confidence * 100)} %`;
+  const flips = g.gained === null || g.lost === null ? "" : `, items +${g.gained}/−${g.lost}`;
+  return `${g.rule} gate: ${g.verdict} — Δ ${pts(g.delta)} pts,${conf} bounds [${pts(g.lo)}, ${pts(g.hi)}] on ${g.nUsed ?? "?"}/${g.nTotal ?? "?"} items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}`;
+}
+
 function stepRow(s: StepView): string {
-  return `<tr data-step="${s.step}" data-action="${s.action}"><td><a href="#step-${s.step}">${s.step}</a></td><td class="n">${s.epoch}</td><td class="n">${s.lr ?? "—"}</td><td class="n">${fmtScore(s.rolloutScore)}</td><td class="n">${fmtScore(s.candidateScore)}</td><td class="n">${fmtScore(s.currentScore)}</td><td>${badge(s.action)}${s.earlyAt ? ` <span class="muted">at ${esc(s.earlyAt)}</span>` : ""}</td><td class="n">${s.editsApplied}</td><td class="n">${s.editsFailed}</td><td class="n">${fmtInt(s.calls)}</td><td class="n">${fmtInt(s.tokens)}</td><td class="n">${fmtCost(s.costUsd)}</td><td class="n">${fmtSeconds(s.seconds)}</td></tr>`;
+  return `<tr data-step="${s.step}" data-action="${s.action}"><td><a href="#step-${s.step}">${s.step}</a></td><td class="n">${s.epoch}</td><td class="n">${s.lr ?? "—"}</td><td class="n">${fmtScore(s.rolloutScore)}</td><td class="n">${fmtScore(s.candidateScore)}</td><td class="n">${fmtScore(s.currentScore)}</td><td class="n gate">${s.gate ? esc(gateText(s.gate)) : "—"}</td><td>${badge(s.action)}${s.earlyAt ? ` <span class="muted">at ${esc(s.earlyAt)}</span>` : ""}</td><td class="n">${s.editsApplied}</td><td class="n">${s.editsFailed}</td><td class="n">${fmtInt(s.calls)}</td><td class="n">${fmtInt(s.tokens)}</td><td class="n">${fmtCost(s.costUsd)}</td><td class="n">${fmtSeconds(s.seconds)}</td></tr>`;
 }
 
 /** The table of every step's record. */
 export function renderStepTable(run: RunView): string {
   if (run.steps.length === 0) return `<p class="muted" id="step-table">No step recorded yet.</p>`;
-  return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
+  return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th class="n" title="candidate − current per item, with the gate's always-valid bounds; items used / split">Δ pts [bounds] n</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
 }
 
 function longText(text: string, limit = 600): string {
@@ -138,7 +163,7 @@ function stepDetails(s: StepView): string {
     s.skillBefore !== null && s.candidate !== null
       ? `<h3>Skill diff (${s.action === "accepted" ? "before → after" : "current → rejected candidate"})</h3>${renderDiff(s.skillBefore, s.candidate)}`
       : `<p class="muted">The candidate text of this step was not kept.</p>`;
-  return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}</summary><h3>Edits</h3>${s.reasoning.map((r) => `<p class="reasoning"><b>optimizer:</b> ${esc(r)}</p>`).join("")}${editTable(s)}${diff}</details>`;
+  return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · ${s.gate ? esc(gateSummary(s.gate)) : `candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}`}</summary><h3>Edits</h3>${s.reasoning.map((r) => `<p class="reasoning"><b>optimizer:</b> ${esc(r)}</p>`).join("")}${editTable(s)}${diff}</details>`;
 }
 
 function evaluationSection(run: RunView): string {

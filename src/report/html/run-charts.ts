@@ -6,6 +6,7 @@ export const ACTION_COLOR: Record<StepAction, string> = {
   accepted: "#16a34a",
   rejected: "#dc2626",
   rejected_early: "#f59e0b",
+  undecided: "#6366f1",
   skipped: "#9ca3af",
 };
 
@@ -13,6 +14,7 @@ const ACTION_MARKER: Record<StepAction, ChartPoint["marker"]> = {
   accepted: "circle",
   rejected: "cross",
   rejected_early: "triangle",
+  undecided: "square",
   skipped: "square",
 };
 
@@ -118,6 +120,7 @@ export function scoreLegend(): string {
     item(ACTION_COLOR.accepted, "accepted"),
     item(ACTION_COLOR.rejected, "rejected"),
     item(ACTION_COLOR.rejected_early, "rejected early"),
+    item(ACTION_COLOR.undecided, "undecided"),
     item(ACTION_COLOR.skipped, "skipped"),
     item("#7c3aed", "slow update (epoch end)"),
     item("#c4b5fd", "lr: edit budget per step"),

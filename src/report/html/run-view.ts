@@ -1,6 +1,21 @@
 /** The normalised view of one run that the HTML report and the dashboard render. */
 
-export type StepAction = "accepted" | "rejected" | "rejected_early" | "skipped";
+export type StepAction = "accepted" | "rejected" | "rejected_early" | "undecided" | "skipped";
+
+/** A gate decision as the step record gives it (docs/gate.md). */
+export interface GateView {
+  rule: string;
+  verdict: string;
+  reason: string;
+  delta: number;
+  lo: number;
+  hi: number;
+  confidence: number | null;
+  nUsed: number | null;
+  nTotal: number | null;
+  gained: number | null;
+  lost: number | null;
+}
 
 export type EditStatus = "applied" | "failed" | "clipped" | "rejected" | "proposed";
 
@@ -29,6 +44,8 @@ export interface StepView {
   rawAction: string;
   /** For rejected_early: "k/V" items evaluated before stopping. */
   earlyAt: string;
+  /** The gate's decision: Δ with its bounds, items used, flips, verdict (null for older records). */
+  gate: GateView | null;
   editsApplied: number;
   editsFailed: number;
   calls: number;
@@ -73,6 +90,9 @@ export interface SummaryView {
   costUsd: number | null;
   wallSeconds: number | null;
   selectionCallsSaved: number | null;
+  /** The gate rule and the measured noise floor (docs/gate.md), when recorded. */
+  gateRule: string;
+  noiseFloor: { items: number; flips: number; flipRate: number; detectableGain: number; selectionItems: number; minEffect: number } | null;
   /** Test accuracy per task type for the baseline, best and final skills. */
   testByType: { type: string; total: number | null; baseline: number | null; best: number | null; final: number | null }[];
 }

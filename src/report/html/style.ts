@@ -20,7 +20,7 @@ th{font-weight:600;background:var(--soft)}
 tr.total td{font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
-.b-accepted,.b-applied,.b-finished{background:var(--acc)}.b-rejected,.b-failed{background:var(--rej)}.b-rejected_early,.b-clipped{background:var(--early)}
+.b-accepted,.b-applied,.b-finished{background:var(--acc)}.b-rejected,.b-failed{background:var(--rej)}.b-rejected_early,.b-clipped{background:var(--early)}.b-undecided{background:#6366f1}
 .b-skipped,.b-proposed,.b-unknown,.b-interrupted,.b-stopped{background:var(--skip)}.b-running{background:var(--blue)}
 .legend{display:flex;flex-wrap:wrap;gap:14px;font-size:12px;color:var(--muted);margin:4px 0 0}
 .legend i{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px;vertical-align:-2px}
