@@ -11,7 +11,7 @@ import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { getRules, skillScaffold } from "./learned-block.ts";
 import { verifyLessons } from "./lesson-verify.ts";
-import { type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook } from "./lessons.ts";
+import { editCards, type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
 import { consolidateOptions, emptyResult, persistNight, writeDiagnostics } from "./night-parts.ts";
@@ -95,6 +95,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     let tasks: TaskRecord[];
     // Lessons (recurring corrections and preferences) are learned from harvested sessions, model or not.
     let book: LessonBook | undefined;
+    const sessionDates = new Map<string, { source: string; at: string }>();
     let commitHarvest = () => {};
     if (input.seedTasks) {
       tasks = input.seedTasks;
@@ -110,6 +111,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       nSessions = h.digests.length;
       commitHarvest = h.commit;
       closeHarvest = h.close;
+      for (const d of h.digests as Array<DigestLike & { source?: string; ended_at?: string; started_at?: string }>) sessionDates.set(d.session_id, { source: d.source ?? "", at: d.ended_at || d.started_at || "" });
       if (cfg.learn_lessons && cfg.evolve_memory) {
         book = loadBook(input.stateDir, project);
         observe(book, h.digests, night);
@@ -199,6 +201,9 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         budget: { calls: ledger.calls, tokens: ledger.tokens, cost_usd: ledger.costUsd, seconds: ledger.elapsedSeconds(), stages: ledger.entries() },
       });
       report.skill_groups = fan.rows;
+      if (r.accepted && r.applied.length) {
+        report.edit_evidence = editCards(r.applied, { tasks, trials: r.gateTrials, targets: { skill: input.skillPath, memory: input.memoryPath }, dates: sessionDates, cost: { tokens: ledger.tokens, cost_usd: ledger.costUsd } });
+      }
       if (lessons?.cards.length) {
         report.lessons = lessons.cards;
         const unverified = lessons.cards.filter((c) => c.verification === "unverified").length;

@@ -422,8 +422,8 @@ export function renderCards(cards: readonly LessonCard[], esc: (s: string) => st
 /** The evidence cards a published night carries (its report.json), [] when none or unreadable. */
 export function nightEvidence(stagingDir: string): LessonCard[] {
   try {
-    const r = JSON.parse(readFileSync(join(stagingDir, "report.json"), "utf8")) as { lessons?: unknown };
-    return Array.isArray(r.lessons) ? (r.lessons as LessonCard[]) : [];
+    const r = JSON.parse(readFileSync(join(stagingDir, "report.json"), "utf8")) as { lessons?: unknown; edit_evidence?: unknown };
+    return [...(Array.isArray(r.edit_evidence) ? (r.edit_evidence as LessonCard[]) : []), ...(Array.isArray(r.lessons) ? (r.lessons as LessonCard[]) : [])];
   } catch {
     return [];
   }
@@ -461,4 +461,43 @@ export function lessonTask(card: LessonCard, src: EvidenceSource, i: number): im
     derived_from: card.id,
     skill_hint: "",
   };
+}
+
+/**
+ * Evidence cards of a night's gated consolidation edits: the sessions behind the replayed tasks,
+ * and the gate's per-task changes as a paired Δ with its interval, n and regressions.
+ */
+export function editCards(
+  edits: readonly import("./types.ts").EditRecord[],
+  o: {
+    tasks: readonly import("./types.ts").TaskRecord[];
+    trials: readonly import("./types.ts").GateTrial[];
+    targets: { skill: string; memory: string };
+    dates: ReadonlyMap<string, { source: string; at: string }>;
+    cost: { tokens: number; cost_usd: number };
+  },
+): LessonCard[] {
+  const trial = [...o.trials].reverse().find((t) => t.accepted) ?? o.trials.at(-1);
+  const deltas = (trial?.task_deltas ?? []).filter((d) => d.baseline_score !== null && d.candidate_score !== null);
+  const v = pairedVerdict(deltas.map((d) => d.candidate_score! - d.baseline_score!));
+  const regressions = deltas.filter((d) => d.status === "regressed").map((d) => d.task_id);
+  const train = o.tasks.filter((t) => t.split === "train" && t.origin === "real");
+  const sources = train
+    .flatMap((t) => t.source_sessions.map((sid) => ({ session_id: sid, source: o.dates.get(sid)?.source ?? "", date: o.dates.get(sid)?.at ?? "", quote: redactText(t.intent.slice(0, 240)) })))
+    .slice(0, 8);
+  return edits.map((e) => ({
+    id: `edit_${sha256(`${e.target}:${e.op}:${e.content}`).slice(0, 12)}`,
+    op: e.op === "delete" ? "retire" : e.op === "replace" ? "replace" : "add",
+    rule: e.content,
+    ...(e.anchor && e.op !== "add" ? { previous_rule: e.anchor } : {}),
+    target: e.target === "skill" ? o.targets.skill : o.targets.memory,
+    recurrences: train.length,
+    n_sessions: new Set(train.flatMap((t) => t.source_sessions)).size,
+    first_seen: "",
+    last_seen: "",
+    sources,
+    verification: trial ? { ...v, verdict: trial.accepted ? "accept" : "reject", regressions } : "unverified",
+    cost: o.cost,
+    ...(e.rationale ? { note: e.rationale } : {}),
+  }));
 }

@@ -38,6 +38,8 @@ export interface SleepReport {
   budget: { calls: number; tokens: number; cost_usd: number; seconds: number; stages: LedgerEntry[] };
   /** Evidence cards of the staged memory lesson edits (additive). */
   lessons?: LessonCard[];
+  /** Evidence cards of the staged, gated consolidation edits (additive). */
+  edit_evidence?: LessonCard[];
 }
 
 /** Build the report of a consolidated night. */
@@ -106,6 +108,10 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
   if (r.edits.length) lines.push("## Accepted edits", "", ...editLines(r.edits), "");
   if (r.rejected_edits.length) lines.push(unverified ? "## Unverified suggestions" : "## Rejected by gate (kept as negative feedback)", "", ...editLines(r.rejected_edits), "");
   if (r.unmatched_edits.length) lines.push("## Proposed but changed nothing (never reached the gate)", "", ...editLines(r.unmatched_edits, true), "");
+  if (r.edit_evidence?.length) {
+    lines.push("## Evidence for the gated edits", "", "_Δ is the held-out change per task (candidate − baseline), paired over the gate's tasks._", "");
+    lines.push(...renderCards(r.edit_evidence, prose));
+  }
   if (r.lessons?.length) {
     lines.push("## Memory lessons (evidence)", "", "_Recurring corrections and stated preferences from your sessions. **Unverified** means no replay was run: adopt only what you agree with._", "");
     lines.push(...renderCards(r.lessons, prose));

@@ -44,6 +44,14 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     expect(diff.stdout).toContain(`+${LEARNED_START}`);
     expect(diff.stdout).toContain("+- Use `bun test` instead of `npm test`.");
     expect(diff.stdout).toContain("proposed learned block: lines");
+    // Every staged edit carries its evidence card: sessions, the gate's paired Δ, n, regressions, cost.
+    expect(diff.stdout).toContain("Evidence for each staged edit:");
+    const card = JSON.parse(readFileSync(join(night, "report.json"), "utf8")).edit_evidence[0];
+    expect(card).toMatchObject({ rule: "Use `bun test` instead of `npm test`.", verification: { verdict: "accept", regressions: [] } });
+    expect(card.verification.n).toBeGreaterThan(0);
+    expect(card.verification.delta).toBeGreaterThan(0);
+    expect(card.sources.length).toBeGreaterThan(0);
+    expect(card.sources[0].date).not.toBe("");
 
     for (const args of [["status", "--json"], ["dry-run", "--backend", "mock", "--json"], ["diff", "--json"]]) {
       const r = await run(args);

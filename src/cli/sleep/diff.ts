@@ -36,7 +36,7 @@ export default defineCommand({
       return;
     }
     const color = output.color && Boolean(process.stdout.isTTY);
-    const cards = evidence.length ? ["", "Evidence for each staged memory edit:", "", ...renderCards(evidence, sanitizeLine)] : [];
+    const cards = evidence.length ? ["", "Evidence for each staged edit:", "", ...renderCards(evidence, sanitizeLine)] : [];
     printResult([files.map((f) => (color ? `${plainPatch({ ...f, patch: "" })}${colorizePatch(f)}` : plainPatch(f))).join("\n"), ...cards].join("\n"));
   },
 });
