@@ -1,0 +1,57 @@
+// The power curve of docs/gate.md, drawn from the figures bench/gate.ts wrote:
+//
+//   bun bench/gate.ts --json docs/figures/gate-bench.json && bun bench/gate-plot.ts
+//
+// Acceptance rate against the planted effect, one line per (rule, noise level).
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+interface Row {
+  effect: number;
+  rule: string;
+  trials: number;
+  accept: number;
+}
+const dir = join(import.meta.dir, "..", "docs", "figures");
+const data = JSON.parse(readFileSync(join(dir, "gate-bench.json"), "utf8")) as { n: number; trials: number; lab: { name: string; flipRate: number; rows: Row[] }[] };
+
+const W = 800;
+const H = 400;
+const M = { l: 60, r: 260, t: 40, b: 50 };
+const effects = [...new Set(data.lab.flatMap((l) => l.rows.map((r) => r.effect)))].sort((a, b) => a - b);
+const xMin = effects[0]!;
+const xMax = effects[effects.length - 1]!;
+const x = (e: number) => M.l + ((e - xMin) / (xMax - xMin)) * (W - M.l - M.r);
+const y = (p: number) => H - M.b - p * (H - M.t - M.b);
+const COLORS: Record<string, string> = { strict: "#dc2626", paired: "#2563eb" };
+const parts: string[] = [];
+parts.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
+parts.push(`<text x="${M.l}" y="22" font-size="15" font-weight="bold">Acceptance rate by planted effect (n=${data.n} items, ${data.trials} trials each)</text>`);
+for (const p of [0, 0.05, 0.2, 0.4, 0.6, 0.8, 1]) {
+  parts.push(`<line x1="${M.l}" x2="${W - M.r}" y1="${y(p)}" y2="${y(p)}" stroke="${p === 0.05 || p === 0.8 ? "#9ca3af" : "#e5e7eb"}" stroke-dasharray="${p === 0.05 || p === 0.8 ? "4 3" : ""}"/>`);
+  parts.push(`<text x="${M.l - 8}" y="${y(p) + 4}" font-size="11" text-anchor="end">${Math.round(p * 100)} %</text>`);
+}
+for (const e of effects) {
+  parts.push(`<line x1="${x(e)}" x2="${x(e)}" y1="${H - M.b}" y2="${H - M.b + 5}" stroke="#374151"/>`);
+  parts.push(`<text x="${x(e)}" y="${H - M.b + 18}" font-size="11" text-anchor="middle">${e > 0 ? "+" : ""}${e}</text>`);
+}
+parts.push(`<text x="${(M.l + W - M.r) / 2}" y="${H - 12}" font-size="12" text-anchor="middle">true difference candidate − current (points)</text>`);
+parts.push(`<text x="16" y="${(M.t + H - M.b) / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 16 ${(M.t + H - M.b) / 2})">accepted</text>`);
+parts.push(`<line x1="${M.l}" x2="${W - M.r}" y1="${H - M.b}" y2="${H - M.b}" stroke="#374151"/><line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" stroke="#374151"/>`);
+let legendY = M.t + 10;
+for (const [i, lab] of data.lab.entries()) {
+  for (const rule of ["strict", "paired"]) {
+    const rows = lab.rows.filter((r) => r.rule === rule).sort((a, b) => a.effect - b.effect);
+    const pts = rows.map((r) => `${x(r.effect).toFixed(1)},${y(r.accept / r.trials).toFixed(1)}`).join(" ");
+    const dash = i === 0 ? "" : ' stroke-dasharray="6 4"';
+    parts.push(`<polyline points="${pts}" fill="none" stroke="${COLORS[rule]}" stroke-width="2"${dash}/>`);
+    for (const r of rows) parts.push(`<circle cx="${x(r.effect).toFixed(1)}" cy="${y(r.accept / r.trials).toFixed(1)}" r="3" fill="${COLORS[rule]}"/>`);
+    parts.push(`<line x1="${W - M.r + 12}" x2="${W - M.r + 36}" y1="${legendY}" y2="${legendY}" stroke="${COLORS[rule]}" stroke-width="2"${dash}/>`);
+    parts.push(`<text x="${W - M.r + 42}" y="${legendY + 4}" font-size="11">${rule}, ${lab.name} (${(lab.flipRate * 100).toFixed(1)} % flips)</text>`);
+    legendY += 20;
+  }
+}
+parts.push(`<text x="${W - M.r + 12}" y="${legendY + 10}" font-size="10" fill="#6b7280">dashed grey: 5 % and 80 %</text>`);
+const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif">\n${parts.join("\n")}\n</svg>\n`;
+writeFileSync(join(dir, "gate-power.svg"), svg);
+process.stdout.write(`wrote ${join(dir, "gate-power.svg")}\n`);
