@@ -1,6 +1,8 @@
 import { BudgetExhaustedError } from "./budget.ts";
 import { getRules, setLearned } from "./learned-block.ts";
-import { type LessonCard, lessonTask, pairedVerdict } from "./lessons.ts";
+import { decideOnItems } from "../engine/index.ts";
+import { SLEEP_SEQUENTIAL } from "./gate.ts";
+import { type LessonCard, lessonTask } from "./lessons.ts";
 import { type ReplayContext, replayBatch } from "./replay.ts";
 
 /**
@@ -8,8 +10,8 @@ import { type ReplayContext, replayBatch } from "./replay.ts";
  * given on, with the memory file before and after the edit, and judged against the lesson; the
  * paired per-task differences give Δ, a 95% interval and n, and the verdict (accept / reject /
  * undecided). Rejected lessons leave the proposal; the others stay with their verdict on the card.
- * Uses the Sleep gate's paired comparison (src/sleep/gate.ts conventions): the shared engine gate
- * module is not on main yet.
+ * The verdict is the engine's paired sequential gate (decideOnItems, Sleep's settings), the same
+ * test the night's consolidation gate uses.
  */
 export async function verifyLessons(
   ctx: ReplayContext,
@@ -26,9 +28,12 @@ export async function verifyLessons(
     try {
       const base = await replayBatch(ctx, tasks, o.skill, without, "lesson_base");
       const cand = await replayBatch(ctx, tasks, o.skill, withRule, "lesson_candidate");
-      const diffs = tasks.map((_, i) => (cand[i]?.soft ?? 0) - (base[i]?.soft ?? 0));
-      const v = pairedVerdict(diffs);
-      card.verification = { ...v, regressions: tasks.filter((_, i) => diffs[i]! < 0).map((t) => t.id) };
+      // A task either side could not score (no answer) is left out, never counted as a zero.
+      const scored = tasks.map((_, i) => i).filter((i) => [base[i], cand[i]].every((r) => r !== undefined && r.response !== "" && Number.isFinite(r.soft)));
+      const diffs = scored.map((i) => cand[i]!.soft - base[i]!.soft);
+      const d = decideOnItems(diffs, scored.map((i) => base[i]!.hard >= 1 && cand[i]!.hard < 1), "paired", SLEEP_SEQUENTIAL);
+      const v = { verdict: d.verdict, delta: d.delta, ci: d.ci, n: d.n_used };
+      card.verification = { ...v, regressions: scored.filter((_i, k) => diffs[k]! < 0).map((i) => tasks[i]!.id) };
       ctx.evidence?.log("lessons", "verified", { id: card.id, verdict: v.verdict, delta: v.delta, ci: v.ci, n: v.n });
       if (v.verdict === "reject") {
         drop.add(card);

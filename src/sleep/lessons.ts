@@ -429,7 +429,7 @@ export function nightEvidence(stagingDir: string): LessonCard[] {
   }
 }
 
-/** Paired per-task differences → mean Δ with a normal-approximation 95% interval, and the verdict. */
+/** Paired per-task differences → mean Δ with a normal-approximation 95% interval (a summary for gate trials that recorded no decision). */
 export function pairedVerdict(diffs: readonly number[]): { verdict: "accept" | "reject" | "undecided"; delta: number; ci: [number, number]; n: number } {
   const n = diffs.length;
   if (n === 0) return { verdict: "undecided", delta: 0, ci: [0, 0], n };
@@ -479,7 +479,9 @@ export function editCards(
 ): LessonCard[] {
   const trial = [...o.trials].reverse().find((t) => t.accepted) ?? o.trials.at(-1);
   const deltas = (trial?.task_deltas ?? []).filter((d) => d.baseline_score !== null && d.candidate_score !== null);
-  const v = pairedVerdict(deltas.map((d) => d.candidate_score! - d.baseline_score!));
+  // The gate's own decision when it recorded one (Δ with its always-valid bounds), else the paired summary.
+  const g = (trial as { gate?: { delta: number; ci: [number, number]; n_used: number } } | undefined)?.gate;
+  const v = g ? { delta: g.delta, ci: g.ci, n: g.n_used } : pairedVerdict(deltas.map((d) => d.candidate_score! - d.baseline_score!));
   const regressions = deltas.filter((d) => d.status === "regressed").map((d) => d.task_id);
   const train = o.tasks.filter((t) => t.split === "train" && t.origin === "real");
   const sources = train
