@@ -11,6 +11,7 @@
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { machineLine } from "./lib/machine.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -102,8 +103,11 @@ function generate(home: string, target: number, seed: number): Gen {
     }
     while (n < size) {
       turn++;
-      // At most a third of the session per turn, so every session has several turns.
-      const out = slice(Math.max(500, Math.min(Math.round(size / 3) - 2000, Math.round(2000 + rand() * 120_000))));
+      // Most tool outputs are small (0.2–4 kB); one turn in ten carries a huge one (0.1–1.5 MB: a
+      // build log, a dumped file). At most a third of the session per turn, so every session has several turns.
+      const huge = rand() < 0.1;
+      const want = huge ? 100_000 + rand() * 1_400_000 : 200 + rand() * 3800;
+      const out = slice(Math.max(200, Math.min(Math.round(size / 3) - 2000, Math.round(want))));
       const recs = codex
         ? [
             { timestamp: ts(), type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: prompt() }] } },
@@ -113,12 +117,16 @@ function generate(home: string, target: number, seed: number): Gen {
             { timestamp: ts(), type: "event_msg", payload: { type: "exec_command_end", call_id: `c${turn}`, exit_code: turn % 3, aggregated_output: out.slice(0, out.length >> 2) } },
             { timestamp: ts(), type: "event_msg", payload: { type: "agent_message", message: prompt() } },
             { timestamp: ts(), type: "event_msg", payload: { type: "token_count", info: { total_token_usage: { input_tokens: turn * 1000 } } } },
+            ...Array.from({ length: 6 }, () => ({ timestamp: ts(), type: "event_msg", payload: { type: "agent_reasoning", text: prompt() } })),
           ]
         : [
             { parentUuid: null, isSidechain: false, userType: "external", cwd: project, sessionId: id, version: "2.0.14", gitBranch: "main", type: "user", message: { role: "user", content: turn % 4 === 1 ? `No, that's still wrong: ${prompt()}` : prompt() }, uuid: `u${turn}`, timestamp: ts() },
             { parentUuid: `u${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "assistant", message: { role: "assistant", content: [{ type: "text", text: prompt() }, { type: "tool_use", id: `t${turn}`, name: turn % 2 ? "Bash" : "Write", input: turn % 2 ? { command: "bun test" } : { file_path: `${project}/src/x.ts`, content: out.slice(0, out.length >> 1) } }] }, uuid: `a${turn}`, timestamp: ts() },
             { parentUuid: `a${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "user", message: { role: "user", content: [{ tool_use_id: `t${turn}`, type: "tool_result", content: out, is_error: turn % 5 === 0 }] }, uuid: `r${turn}`, timestamp: ts(), toolUseResult: { stdout: out.slice(0, out.length >> 1), stderr: "", interrupted: false } },
             { type: "file-history-snapshot", messageId: `a${turn}`, snapshot: { messageId: `a${turn}`, trackedFileBackups: { "src/x.ts": { version: turn } }, timestamp: ts() } },
+            // Many small lines: Claude Code writes each content block and progress event on its own line.
+            ...Array.from({ length: 6 }, (_, j) => ({ parentUuid: `r${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "assistant", message: { role: "assistant", content: [{ type: "text", text: prompt() }] }, uuid: `b${turn}-${j}`, timestamp: ts() })),
+            ...Array.from({ length: 4 }, (_, j) => ({ type: "progress", data: { type: "hook_progress", hookEvent: "PostToolUse", message: `${prompt().slice(0, 40)}` }, uuid: `p${turn}-${j}`, timestamp: ts() })),
           ];
       for (const r of recs) {
         const s = JSON.stringify(r);
@@ -189,6 +197,26 @@ function peakRssMb(): number {
   return process.resourceUsage().maxRSS / 1024;
 }
 
+/** A raw read of the same files (no parsing): the floor a harvest is measured against. */
+function rawChild(list: string): void {
+  const { readFileSync } = require("node:fs") as typeof import("node:fs");
+  const files = readFileSync(list, "utf8").split("\n").filter(Boolean);
+  const t = performance.now();
+  const cpu0 = process.cpuUsage();
+  let bytes = 0;
+  for (const f of files) bytes += readFileSync(f).length;
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(JSON.stringify({ ms: performance.now() - t, cpu_ms: (cpu.user + cpu.system) / 1000, bytes }));
+}
+
+function runRaw(files: string[], root: string): { ms: number; cpu_ms: number; bytes: number } {
+  const list = join(root, "files.txt");
+  writeFileSync(list, files.join("\n"));
+  const p = Bun.spawnSync([process.execPath, import.meta.path, "--raw", list], { stderr: "inherit" });
+  if (p.exitCode !== 0) throw new Error(`raw read child failed (exit ${p.exitCode})`);
+  return JSON.parse(p.stdout.toString());
+}
+
 function runChild(home: string, statePath: string): ChildResult & { process_ms: number } {
   const t = performance.now();
   const p = Bun.spawnSync([process.execPath, import.meta.path, "--child", home, statePath], { stderr: "inherit" });
@@ -216,7 +244,14 @@ async function main(): Promise<void> {
     const mb = gen.bytes / 1e6;
     console.log(`generated ${gen.files.length} sessions, ${mb.toFixed(0)} MB (${(gen.bytes / 1024 ** 3).toFixed(2)} GiB) in ${((performance.now() - t) / 1000).toFixed(1)} s under ${root}`);
 
+    const lineCount = gen.files.reduce((n, f) => n + (require("node:fs").readFileSync(f, "utf8") as string).split("\n").length - 1, 0);
+    console.log(`corpus: ${lineCount} lines, mean ${(gen.bytes / lineCount / 1024).toFixed(1)} kB per line; one turn in ten carries a 0.1–1.5 MB tool output`);
+    console.log(machineLine());
+    console.log("aims: first harvest ≤ 2× a raw read of the same corpus; repeat night with nothing new < 0.2 s of work after start-up");
+    const raw = runRaw(gen.files, root);
+    console.log(`raw read:       ${(raw.bytes / 1e6).toFixed(0)} MB in ${(raw.ms / 1000).toFixed(2)} s = ${(raw.bytes / 1e6 / (raw.ms / 1000)).toFixed(0)} MB/s wall, ${(raw.bytes / 1e6 / (raw.cpu_ms / 1000)).toFixed(0)} MB/s per CPU second (page cache warm)`);
     const first = runChild(home, statePath);
+    console.log(`first harvest / raw read: ${(first.ms / raw.ms).toFixed(1)}× wall, ${(first.cpu_ms / Math.max(1, raw.cpu_ms)).toFixed(1)}× CPU   (aim ≤ 2×)`);
     console.log(
       `first harvest:  ${first.sessions} sessions, ${(first.bytes_read / 1e6).toFixed(0)} MB in ${(first.ms / 1000).toFixed(2)} s = ${(first.bytes_read / 1e6 / (first.ms / 1000)).toFixed(0)} MB/s wall, ${(first.bytes_read / 1e6 / (first.cpu_ms / 1000)).toFixed(0)} MB/s per CPU second, peak RSS ${first.max_rss_mb.toFixed(0)} MB (page cache warm)`,
     );
@@ -281,4 +316,5 @@ async function main(): Promise<void> {
 }
 
 if (args[0] === "--child") await child(args[1]!, args[2]!);
+else if (args[0] === "--raw") rawChild(args[1]!);
 else await main();

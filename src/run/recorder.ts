@@ -78,8 +78,8 @@ export function repairRunFolder(store: Store, dir: string): number {
  * The run folder's recorder: each checkpoint is committed to state.sqlite (the source of truth,
  * one transaction) and then mirrored into the derived files — history.jsonl appended, skills/,
  * steps/ and best_skill.md written without fsync. The file writes are queued behind the commit and
- * done on the next turn of the event loop, so the next step's calls start first; `flush()` (and
- * the final checkpoint) write whatever is pending.
+ * done on the next turn of the event loop, so the next step's calls start first (at most one
+ * checkpoint's writes wait); `flush()` (and the final checkpoint) write whatever is pending.
  */
 export function runRecorder(store: Store, dir: string, skills: Map<string, string>): RunFolderRecorder {
   const p = runPaths(dir);
@@ -98,6 +98,9 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
     if (failure !== undefined) throw failure;
   };
   const later = (job: () => void) => {
+    // The previous checkpoint's writes never got a turn (the run did no I/O since, e.g. the
+    // in-process simulator): write them now, so pending work stays one checkpoint deep.
+    if (pending.length) flush();
     pending.push(job);
     if (!scheduled) {
       scheduled = true;

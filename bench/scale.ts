@@ -1,0 +1,79 @@
+#!/usr/bin/env bun
+/**
+ * How the cost of a run grows with the work: the quickstart through the CLI on the in-process
+ * simulator (0 ms per call, call cache on, the real recorder) with train items ×1, ×4, ×16, ×64
+ * (12 → 768 steps). Prints time per step, bytes written per step (pages the process dirtied, from
+ * /usr/bin/time), the store's size and peak RSS, each beside the ×1 figure.
+ *
+ *   bun bench/scale.ts [--max 64]
+ */
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runMeasured } from "./lib/cli.ts";
+import { machineLine } from "./lib/machine.ts";
+
+const argv = process.argv.slice(2);
+const i = argv.indexOf("--max");
+const max = i >= 0 ? Number(argv[i + 1]) : 64;
+const BASE_TRAIN = 32; // quickstart's env.train_items
+
+interface Row {
+  factor: number;
+  steps: number;
+  wallS: number;
+  perStepMs: number;
+  bytesPerStep: number | null;
+  storeMb: number;
+  rssMb: number | null;
+}
+
+const rows: Row[] = [];
+const root = mkdtempSync(join(tmpdir(), "skillopt-bench-scale-"));
+try {
+  for (const factor of [1, 4, 16, 64].filter((f) => f <= max)) {
+    const out = join(root, `x${factor}`);
+    const r = await runMeasured(
+      ["train", "--config", "quickstart", "--out", out, "--json", "--set", "model.backend=sim", "--set", `env.train_items=${BASE_TRAIN * factor}`],
+      { SKILLOPT_CACHE_DIR: join(root, `cache-${factor}`) },
+    );
+    if (r.code !== 0) throw new Error(`×${factor}: skillopt train exited ${r.code}: ${r.stderr.slice(-1500)}`);
+    const steps = Number((JSON.parse(r.stdout) as { steps: number }).steps);
+    const store = statSync(join(out, "state.sqlite")).size;
+    rows.push({
+      factor,
+      steps,
+      wallS: r.wallS,
+      perStepMs: (r.wallS * 1000) / steps,
+      bytesPerStep: r.bytesWritten === null ? null : r.bytesWritten / steps,
+      storeMb: store / 2 ** 20,
+      rssMb: r.peakRssKb === null ? null : r.peakRssKb / 1024,
+    });
+    process.stderr.write(`  ×${factor} done (${steps} steps, ${r.wallS.toFixed(1)} s)\n`);
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
+
+const base = rows[0]!;
+const rel = (x: number | null, b: number | null) => (x === null || b === null ? "" : ` (${(x / b).toFixed(2)}×)`);
+const lines = [
+  "quickstart through the CLI, in-process simulator (0 ms per call), call cache on, train items ×1 … ×" + rows.at(-1)!.factor,
+  machineLine(),
+  `runner: ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}`,
+  "aims: time/step, bytes written/step and peak RSS each within 1.25× of ×1; store size linear in steps",
+  "",
+  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB",
+  ...rows.map((r) =>
+    [
+      `×${r.factor}`.padEnd(6),
+      String(r.steps).padStart(5),
+      r.wallS.toFixed(1).padStart(7),
+      `${r.perStepMs.toFixed(0)}${rel(r.perStepMs, base.perStepMs)}`.padStart(15),
+      `${r.bytesPerStep === null ? "—" : (r.bytesPerStep / 1024).toFixed(0)}${rel(r.bytesPerStep, base.bytesPerStep)}`.padStart(19),
+      `${r.storeMb.toFixed(2)} (${(r.storeMb / r.steps).toFixed(3)})`.padStart(22),
+      `${r.rssMb === null ? "—" : r.rssMb.toFixed(0)}${rel(r.rssMb, base.rssMb)}`.padStart(15),
+    ].join("  "),
+  ),
+];
+process.stdout.write(`${lines.join("\n")}\n`);
