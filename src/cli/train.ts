@@ -26,20 +26,10 @@ import {
   loadFromInput,
   resolveBenchmark,
   resolveInitialSkill,
+  rolePrices,
   savedInput,
 } from "./run-setup.ts";
 import { COMMAND_META } from "./command-meta.ts";
-
-/** Each role's price for the dry-run estimate: the run's prices (built-ins, the user pricing file, model.pricing); the simulator is free. */
-function rolePrices(client: SkilloptModelClient) {
-  const prices = client.prices;
-  const price = (r: "optimizer" | "target") => {
-    const i = client.info[r];
-    if (i?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
-    return i?.model ? (prices.lookup(i.model) ?? null) : null;
-  };
-  return { optimizer: price("optimizer"), target: price("target") };
-}
 
 export default defineCommand({
   meta: COMMAND_META.train,

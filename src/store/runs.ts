@@ -78,7 +78,7 @@ export function holdsStartedRun(path: string): boolean {
 }
 
 /**
- * What a state.sqlite holds, read-only (never creates tables or rewrites the file): "started" (a run
+ * What a run store file holds, read-only (never creates tables or rewrites the file): "started" (a run
  * with its saved input), "empty" (a zero-byte file, or a run store stopped before it started),
  * "foreign" (an SQLite database without our run tables), "unreadable" (not a database, locked, …).
  */
