@@ -6,7 +6,7 @@ export type EngineEvent =
   | { type: "step_start"; step: number; total: number; epoch: number; stepInEpoch: number }
   | { type: "step_done"; step: number; total: number; record: Record<string, unknown> }
   | { type: "epoch_start"; epoch: number; epochs: number }
-  | { type: "warning"; text: string }
+  | { type: "warning"; text: string; /** Advice about the set-up rather than a fault: not printed under --quiet. */ advisory?: boolean }
   | { type: "done"; summary: Record<string, unknown> };
 
 export interface EngineEvents {

@@ -4,7 +4,7 @@ import { createProgress } from "./progress.ts";
 export interface ConsoleOptions {
   write: (s: string) => void;
   tty: boolean;
-  /** Print nothing but warnings (the CLI prints the result itself). */
+  /** Print nothing but warnings about faults (the CLI prints the result itself); advisory warnings are dropped. */
   quiet: boolean;
   /** Plain-line progress interval when not on a TTY. */
   intervalMs?: number;
@@ -30,7 +30,7 @@ export function createConsole(o: ConsoleOptions): EngineEvents {
   };
   return {
     emit(e: EngineEvent) {
-      if (e.type === "warning") return line(`  [warn] ${e.text}`);
+      if (e.type === "warning" && !(o.quiet && e.advisory)) return line(`  [warn] ${e.text}`);
       if (o.quiet) return;
       switch (e.type) {
         case "run_start":

@@ -97,7 +97,7 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
       const verdict = t.accepted ? "accepted" : t.gate?.verdict === "undecided" && !t.blocked_by_regression ? "undecided (not kept)" : "rejected";
       lines.push(`### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → ${score(t.candidate_score)})`, "");
       if (t.gate) lines.push(gateLine(t.gate), "");
-      if (t.edits?.length) lines.push(`Edits in this trial: ${t.edits.map((e) => `\[${e.target}/${e.op}\] ${prose(e.content).slice(0, 80)}`).join("; ")}`, "");
+      if (t.edits?.length) lines.push(`Edits in this trial: ${t.edits.map((e) => `[${e.target}/${e.op}] ${prose(e.content).slice(0, 80)}`).join("; ")}`, "");
       lines.push("| Task | Tags | Baseline | Candidate | Change |", "|---|---|---|---|---|");
       for (const d of t.task_deltas) lines.push(`| ${cell(d.task_id)} | ${cell(d.tags.join(", "))} | ${score(d.baseline_score)} | ${score(d.candidate_score)} | ${d.status} |`);
       lines.push("");

@@ -58,7 +58,7 @@ describe("retired options warn once and continue", () => {
     const r = await runCli(["train", "--config", "quickstart", "--max_analyst_rounds", "5", "--cfg-options", "max_analyst_rounds=3", "--dry-run", "--json"]);
     expect(r.code).toBe(0);
     expect(r.stderr.split("\n").filter((l) => l.includes("max_analyst_rounds"))).toHaveLength(1);
-  }, 30_000);
+  });
 });
 
 describe("secret-valued flags name the environment variable to use", () => {
@@ -138,7 +138,7 @@ describe("codex", () => {
     expect(r.stderr).toContain("CODEX_EXEC_FULL_AUTO is deprecated and ignored");
     expect(r.stderr.split("\n").filter((l) => l.includes("FULL_AUTO"))).toHaveLength(1);
     expect(bins.calls()).toEqual([]);
-  }, 30_000);
+  });
 });
 
 describe("redaction happens before the clip", () => {

@@ -56,7 +56,7 @@ describe("e2e: SpreadsheetBench single mode on an exec target (fake Claude Code 
     const multi = await runCli([...base, "--out", join(home.path, "eval2")], { env: { HOME: home.path } });
     expect(multi.code).toBe(1);
     expect(multi.stderr).toContain("supports env.mode single only (got multi)");
-  }, 30_000);
+  });
 });
 
 describe("e2e: OfficeQA offline on an exec target (fake Claude Code CLI)", () => {

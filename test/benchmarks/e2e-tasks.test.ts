@@ -60,7 +60,8 @@ describe("e2e: a user's own tasks file, no code", () => {
     ];
     const results = await Promise.all(
       cases.map(([evaluator, extra]) =>
-        trainJson(["--config", "tasks", "--set", `env.data_path=${TASKS}`, "--set", `env.evaluator=${evaluator}`, ...extra, ...compatFlags(server.url), "--out", join(dir.path, evaluator)]),
+        // a handful of items cannot convince the paired gate; the learning path is what is checked here
+        trainJson(["--config", "tasks", "--set", `env.data_path=${TASKS}`, "--set", `env.evaluator=${evaluator}`, "--set", "evaluation.gate_rule=strict", ...extra, ...compatFlags(server.url), "--out", join(dir.path, evaluator)]),
       ),
     );
     for (const [i, r] of results.entries()) {

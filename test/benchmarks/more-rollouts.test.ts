@@ -42,7 +42,7 @@ describe("OfficeQA custom search mode", () => {
     expect(posts).toEqual([{ body: { query: "receipts january 1944", max_num_results: 2, provider: "duckduckgo" }, auth: "Bearer test-token" }]);
     const tools = (server.requests[0]!.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
     expect(tools).toEqual(["search"]);
-  }, 20_000);
+  });
 
   test("azure search mode is refused with one line", async () => {
     await using server = await startFakeOpenAI();
@@ -69,7 +69,7 @@ describe("SpreadsheetBench react mode", () => {
     expect(row).toMatchObject({ hard: 1, n_turns: 3 });
     const tools = row.trajectory.filter((e) => "type" in e) as Array<{ cmd: string; obs: string }>;
     expect(tools.map((t) => t.obs.split("\n")[0])).toEqual(["wrote solution.py", "error: only `python <script>.py` is allowed", "exit 0; output saved."]);
-  }, 30_000);
+  });
 });
 
 describe("LiveMathematicianBench ratio mode over monthly files", () => {

@@ -152,7 +152,7 @@ describe("SpreadsheetBench rollout", () => {
     const report = row.trajectory.at(-1) as { content: string };
     expect(report.content).toContain("[POST-EXECUTION VERIFICATION]");
     expect(report.content).toContain("expected=3");
-  }, 30_000);
+  });
 
   test("on val there is no gold feedback: the first successful run is final and scored per case", async () => {
     await using server = await startFakeOpenAI({ reply: "```python\nimport shutil\nshutil.copy(INPUT_PATH, OUTPUT_PATH)\n```" });
@@ -164,5 +164,5 @@ describe("SpreadsheetBench rollout", () => {
     expect(server.requests.length).toBe(1);
     expect(row).toMatchObject({ hard: 0, soft: 0, n_cases: 1 });
     expect(String(row.fail_reason)).toContain("missing sheet 'Summary'");
-  }, 30_000);
+  });
 });

@@ -47,6 +47,8 @@ export async function launchBrowser(): Promise<TestBrowser> {
     args: FLAGS,
     viewport: { width: 1280, height: 900 },
   });
+  // Playwright's own 30 s default is a timing assumption a busy machine breaks; the test's timeout bounds the wait instead.
+  context.setDefaultTimeout(100_000);
   const errors: string[] = [];
   const watch = (page: Page) => {
     page.on("console", (msg) => {

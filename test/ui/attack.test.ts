@@ -11,7 +11,7 @@ import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { rawRequest, signIn } from "./helpers.ts";
 
-setDefaultTimeout(30_000);
+setDefaultTimeout(120_000);
 
 const tmp = tempDir("skillopt-ui-attack-");
 const root = join(tmp.path, "outputs");

@@ -11,7 +11,7 @@ import { signIn } from "./helpers.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
-setDefaultTimeout(20_000);
+setDefaultTimeout(120_000);
 
 const tmp = tempDir("skillopt-browser-");
 const root = join(tmp.path, "outputs");
@@ -96,7 +96,7 @@ describe("dashboard in a real browser", () => {
     expect(await page.locator('svg#score-chart [data-series="decision"]').count()).toBe(3);
     expect(await page.locator("#live").textContent()).toBe("live");
     commitSyntheticStep(dir, step(4), "# skill\nrule 4\n");
-    await page.waitForSelector('svg#score-chart [data-series="decision"][data-step="4"]', { timeout: 10_000 });
+    await page.waitForSelector('svg#score-chart [data-series="decision"][data-step="4"]', { timeout: 45_000 });
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.locator("#step-table tbody tr").count()).toBe(4);
     await b.screenshot(page, "ui-live-run");
@@ -112,7 +112,7 @@ describe("dashboard in a real browser", () => {
       (window as unknown as { notReloaded: boolean }).notReloaded = true;
     });
     commitSyntheticStep(dir, { epoch: 2, step: 5, current_score: 0.95, best_score: 0.95, action: "accept_new_best", outcome: "accepted" }, "# skill\nrule 5\n");
-    await page.locator('tr[data-run="live"] td:nth-child(7)', { hasText: "5/6" }).waitFor({ timeout: 10_000 });
+    await page.locator('tr[data-run="live"] td:nth-child(7)', { hasText: "5/6" }).waitFor({ timeout: 45_000 });
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
   });
 
@@ -134,13 +134,13 @@ describe("dashboard in a real browser", () => {
     await page.fill("#f-config", "features/soft_gate");
     await page.fill("#f-train-batch_size", "0");
     const err = page.locator('[data-error-for="train.batch_size"]');
-    await err.filter({ hasText: "positive integer" }).waitFor({ timeout: 5000 });
+    await err.filter({ hasText: "positive integer" }).waitFor({ timeout: 45_000 });
     await page.click("#launch-btn");
     await page.locator("#launch-msg", { hasText: "not started" }).waitFor();
     expect(await err.textContent()).toBe("expected a positive integer, got 0");
     expect(ui.launcher.list()).toEqual([]);
     await page.fill("#f-config", "no-such-config");
-    await page.locator('[data-error-for="config"]', { hasText: "no such file or bundled config" }).waitFor({ timeout: 5000 });
+    await page.locator('[data-error-for="config"]', { hasText: "no such file or bundled config" }).waitFor({ timeout: 45_000 });
     await b.screenshot(page, "ui-invalid-override");
   });
 
@@ -179,11 +179,11 @@ describe("dashboard in a real browser", () => {
     });
     const page = b.page;
     await page.goto(`${ui.url}/runs/${encodeURIComponent(launch.out.split("/").pop()!)}`);
-    await page.locator("#launch-progress .stage.on").waitFor({ timeout: 10_000 });
-    await page.locator("#launch-where", { hasText: /step \d+ of 12/ }).waitFor({ timeout: 10_000 });
+    await page.locator("#launch-progress .stage.on").waitFor({ timeout: 45_000 });
+    await page.locator("#launch-where", { hasText: /step \d+ of 12/ }).waitFor({ timeout: 45_000 });
     await b.screenshot(page, "ui-launched-run-live");
     await page.click("#launch-progress .stop-btn");
-    await page.locator("#launch-status", { hasText: "stopped" }).waitFor({ timeout: 4000 });
+    await page.locator("#launch-status", { hasText: "stopped" }).waitFor({ timeout: 45_000 });
     expect(ui.launcher.get(launch.id)!.status).toBe("stopped");
     expect(await page.locator("#launch-progress .stage.on").count()).toBe(0);
   });

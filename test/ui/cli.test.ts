@@ -7,7 +7,7 @@ import { signIn } from "./helpers.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
-setDefaultTimeout(20_000);
+setDefaultTimeout(120_000);
 
 describe("skillopt ui", () => {
   test("prints its URL with the token, serves the runs, and stops on SIGTERM", async () => {

@@ -10,7 +10,7 @@ import { signIn } from "./helpers.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
-setDefaultTimeout(20_000);
+setDefaultTimeout(120_000);
 
 const tmp = tempDir("skillopt-ui-sleep-");
 const servers: UiServer[] = [];
@@ -54,7 +54,7 @@ describe("Sleep panel", () => {
     const skillPath = join(home, ".claude", "skills", "skillopt-sleep-learned", "SKILL.md");
     expect(readFileSync(skillPath, "utf8")).not.toContain("Use `bun test` instead of `npm test`.");
     await card.locator("button.adopt-btn").click();
-    await page.locator('details.night[data-state="adopted"]').waitFor({ timeout: 15_000 });
+    await page.locator('details.night[data-state="adopted"]').waitFor({ timeout: 45_000 });
     expect(readFileSync(skillPath, "utf8")).toContain("- Use `bun test` instead of `npm test`.");
     expect(existsSync(join(night, "adopted_legacy.json"))).toBe(true);
     expect(b.errors).toEqual([]);
