@@ -9,7 +9,7 @@ import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
 import { backendLine, benchmarkContext, configInputOf, limitSplits, loadFromInput, resolveBenchmark } from "./run-setup.ts";
-import { describeNoAnswer } from "./no-answer.ts";
+import { describeNoAnswer, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
 import { COMMAND_META } from "./command-meta.ts";
 
@@ -105,7 +105,7 @@ export default defineCommand({
         });
         writeReportAfterRun(out);
         if (failUnder !== undefined) process.stderr.write(`  [fail-under] not checked: ${res.errored.length} of ${items.length} items got no answer, so there is no score to compare with ${failUnder}\n`);
-        throw new NoAnswerError(err.message, { cause: err, data: err.data, hint: `nothing was scored; check that endpoint, model name and key, then rerun (partial results: ${join(out, "results.jsonl")})` });
+        throw new NoAnswerError(err.message, { cause: err, data: err.data, hint: `nothing was scored; ${whatToFix(err)}, then rerun (partial results: ${join(out, "results.jsonl")})` });
       }
       const { hard, soft } = meanScores(res.results);
       const byType = byTaskType(res.results);

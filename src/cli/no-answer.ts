@@ -26,10 +26,20 @@ export function roleLabel(client: SkilloptModelClient, role: "optimizer" | "targ
  */
 export function describeNoAnswer(err: unknown, client: SkilloptModelClient): unknown {
   if (!(err instanceof NoAnswerError)) return err;
-  const role = err.data.role === "optimizer" ? "optimizer" : "target";
   // Endpoints appear by host only (a URL's path can name a deployment or carry a token).
   const message = err.message.replace(/\bhttps?:\/\/([^/\s?#]+)[^\s)]*/g, "$1");
+  if (err.data.role === "evaluator") {
+    return new NoAnswerError(`the evaluator command (env.evaluator_command) gave ${message.replace(/^no answer/, "no verdict")}`, { cause: err, data: err.data });
+  }
+  const role = err.data.role === "optimizer" ? "optimizer" : "target";
   return new NoAnswerError(`${roleLabel(client, role)} gave ${message}`, { cause: err, ...(err.hint ? { hint: err.hint } : {}), data: err.data });
+}
+
+/** What the user should fix when a stage got no answers: the scorer, or the role's endpoint. */
+export function whatToFix(err: NoAnswerError): string {
+  return err.data.role === "evaluator"
+    ? 'fix env.evaluator_command (it must exit 0 and print a score in [0,1], or {"score": …}, on its last stdout line)'
+    : "check that endpoint, model name and key";
 }
 
 /** The one-line reason a run failed, for the run store (shown by `skillopt runs`, the report and the dashboard). */

@@ -13,7 +13,7 @@ import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/in
 import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
-import { describeNoAnswer, failureReason } from "./no-answer.ts";
+import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds, splitNeed, startingSkillNeed } from "./preflight.ts";
 import {
   accountingWithDrops,
@@ -168,7 +168,7 @@ export default defineCommand({
           log.debug(`after the run failed, recording its state failed too: ${errorMessage(cleanup)}`);
         }
         if (told instanceof NoAnswerError) {
-          throw new NoAnswerError(told.message, { cause: err, data: told.data, hint: `check that endpoint, model name and key; nothing committed is lost — once it answers, continue with: skillopt train --resume ${shown(dir)}` });
+          throw new NoAnswerError(told.message, { cause: err, data: told.data, hint: `${whatToFix(told)}; nothing committed is lost — once it answers, continue with: skillopt train --resume ${shown(dir)}` });
         }
         throw told;
       } finally {

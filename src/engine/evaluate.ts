@@ -36,12 +36,16 @@ export function noAnswerReason(r: RolloutResult): string | undefined {
   return String(r.fail_reason || "no answer (no reason given)");
 }
 
+function errorRole(r: RolloutResult): ErroredItem["role"] {
+  return r.error_role === "optimizer" || r.error_role === "evaluator" ? r.error_role : "target";
+}
+
 /** An item of an evaluation that got no answer: never averaged into a score. */
 export interface ErroredItem {
   id: string;
   reason: string;
-  /** The role that gave no answer (the judge runs on the optimizer role); default target. */
-  role: "target" | "optimizer";
+  /** What gave no answer (the judge runs on the optimizer role; a crashed scorer is the evaluator); default target. */
+  role: "target" | "optimizer" | "evaluator";
 }
 
 /**
@@ -198,7 +202,7 @@ export class Evaluator {
           } else {
             // No answer is not a result: a later evaluation of this item asks again.
             if (this.cache.get(key) === pending) this.cache.delete(key);
-            errors[i] = { id: item.id, reason, role: r.error_role === "optimizer" ? "optimizer" : "target" };
+            errors[i] = { id: item.id, reason, role: errorRole(r) };
           }
           passDone += 1;
           this.events.emit({ type: "progress", label: progressLabel, done: passDone, total: queue.length });
@@ -234,7 +238,7 @@ export class Evaluator {
       if (noAnswerReason(last) === undefined) return { result: last };
       this.cache.delete(`${hash}|eval|${item.id}|0`);
     }
-    return { error: { id: item.id, reason: noAnswerReason(last!)!, role: last!.error_role === "optimizer" ? "optimizer" : "target" } };
+    return { error: { id: item.id, reason: noAnswerReason(last!)!, role: errorRole(last!) } };
   }
 
   /** One rollout through the run's (skill, scope, task, sample) cache. */

@@ -162,8 +162,8 @@ export class BudgetError extends SkilloptError<BudgetErrorData> {
 }
 
 export interface NoAnswerErrorData extends Record<string, unknown> {
-  /** The role that gave no answer (target, or optimizer for a judge). */
-  role: "target" | "optimizer";
+  /** What gave no answer: the target, the optimizer (a judge), or the user's evaluator command. */
+  role: "target" | "optimizer" | "evaluator";
   stage: string;
   errored: number;
   total: number;

@@ -75,7 +75,26 @@ describe("e2e: a user's own tasks file, no code", () => {
     expect(await Bun.file(join(dir.path, "exact", "best_skill.md")).text()).toContain(RULE);
   }, 60_000);
 
+  test("a scorer that crashes is no verdict: the run stops at the baseline naming the evaluator command, not a zero", async () => {
+    await using server = await scriptedServer(target);
+    using dir = tempDir();
+    const scorer = join(dir.path, "crash.sh");
+    writeFileSync(scorer, "#!/bin/sh\necho 'Traceback: KeyError reference' >&2\nexit 3\n");
+    chmodSync(scorer, 0o755);
+    const out = join(dir.path, "o");
+    const r = await runCli(["train", "--config", "tasks", "--set", `env.data_path=${TASKS}`, "--set", "env.evaluator=command", "--set", `env.evaluator_command=${scorer}`, ...compatFlags(server.url), "--out", out], { env: KEY_ENV });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the evaluator command (env.evaluator_command) gave no verdict for");
+    expect(r.stderr).toContain("exited 3: Traceback: KeyError reference");
+    expect(r.stderr).not.toContain("    at ");
+    // The baseline is the canary: no optimizer call was paid for a run whose scores would all be zeros.
+    expect(server.requests.filter((q) => q.model === "opt-model")).toHaveLength(0);
+    const runs = await runCli(["runs", dir.path, "--json"]);
+    expect(JSON.parse(runs.stdout)[0]).toMatchObject({ status: "failed" });
+  });
+
   test("a bad line stops the run before any call, naming the file and the line", async () => {
+
     await using server = await scriptedServer(target);
     using dir = tempDir();
     const bad = join(dir.path, "bad.jsonl");

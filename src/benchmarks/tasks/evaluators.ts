@@ -14,7 +14,7 @@ export interface Score {
   hard: number;
   soft: number;
   reason?: string;
-  /** Set when the scorer itself gave no verdict (the judge's endpoint failed): the item is then not scored. */
+  /** Set when the scorer itself gave no verdict (the judge's endpoint failed, the command crashed): the item is then not scored. */
   error?: string;
 }
 
@@ -205,15 +205,15 @@ export async function scoreCommand(
     new Response(proc.stderr as ReadableStream).text(),
     proc.exited,
   ]);
-  if (proc.signalCode === "SIGKILL" && opts.timeoutS > 0) {
-    return { hard: 0, soft: 0, reason: `evaluator command timed out after ${opts.timeoutS}s` };
-  }
+  // A scorer that timed out, crashed or printed no score gave no verdict: an error, never a zero.
+  const noVerdict = (error: string): Score => ({ hard: 0, soft: 0, reason: error, error });
+  if (proc.signalCode === "SIGKILL" && opts.timeoutS > 0) return noVerdict(`evaluator command timed out after ${opts.timeoutS}s`);
   if (code !== 0) {
     const tail = stderr.trim().split(/\r?\n/).slice(-3).join(" | ");
-    return { hard: 0, soft: 0, reason: `evaluator command exited ${code}${tail ? `: ${tail.slice(0, 500)}` : ""}` };
+    return noVerdict(`evaluator command exited ${code}${tail ? `: ${tail.slice(0, 500)}` : ""}`);
   }
   const parsed = parseCommandOutput(stdout);
-  return typeof parsed === "string" ? { hard: 0, soft: 0, reason: `evaluator command: ${parsed}` } : parsed;
+  return typeof parsed === "string" ? noVerdict(`evaluator command: ${parsed}`) : parsed;
 }
 
 const JudgeSchema = v.object({

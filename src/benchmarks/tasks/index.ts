@@ -126,7 +126,7 @@ export const tasksBenchmark: Benchmark = {
       fail_reason: score.hard < 1e-9 ? (score.reason ?? "wrong answer") : undefined,
       // No answer from the target, or no verdict from the judge: an error, not a score.
       agent_ok: !out.error && !score.error,
-      ...(!out.error && score.error ? { error_role: "optimizer" } : {}),
+      ...(!out.error && score.error ? { error_role: evaluator === "command" ? "evaluator" : "optimizer" } : {}),
       n_turns: out.nTurns,
       target_system_prompt: system,
       target_user_prompt: task.input,
