@@ -88,6 +88,9 @@ export const SleepConfigSchema = v.strictObject({
   vscode_workspace_storage: str("", "VS Code workspaceStorage root (\"\" = per-OS default)"),
   copilot_cli_session_store: str("", "Copilot CLI session-store.db (\"\" = ~/.copilot/session-store.db)"),
   opencode_db: str("", "OpenCode database (\"\" = env / XDG default; :memory: = none)"),
+  devin_transcripts: str("", "Devin CLI transcript folder of ATIF *.json (\"\" = per-OS default, ~/.local/share/devin/cli/transcripts on Linux)"),
+  devin_user_dir: str("", "Devin editor user-data folder holding User/workspaceStorage (\"\" = per-OS default, ~/.config/Devin on Linux)"),
+  cursor_user_dir: str("", "Cursor editor user-data folder holding User/globalStorage/state.vscdb (\"\" = per-OS default, ~/.config/Cursor on Linux)"),
   transcript_source: v.optional(
     v.pipe(v.union([v.picklist(SOURCES), v.array(v.picklist(SOURCES.slice(0, 7)))], `expected one of ${SOURCES.join(", ")} or a list`)),
     "claude",
@@ -273,6 +276,11 @@ export function splitFractions(loaded: LoadedSleepConfig): { val: number; test: 
 /** Session cap for a night. */
 export function sessionLimit(cfg: SleepConfig): number {
   return cfg.max_sessions_per_night ?? 3 * cfg.max_tasks_per_night;
+}
+
+/** A configured path with a leading `~` expanded to the home directory, absolute. */
+export function expandUserPath(p: string, home = homeDir()): string {
+  return resolve(expandHome(p, home));
 }
 
 function expandHome(p: string, home: string): string {

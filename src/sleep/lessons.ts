@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { log, redactText, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { errorMessage, log, redactText, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { readRegularFile } from "./adopt/read.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import { findCorrection } from "./mine/corrections.ts";
 import { detectFeedback } from "./mine/feedback.ts";
@@ -262,7 +263,7 @@ export function loadBook(stateDir: string, project: string): LessonBook {
   const path = bookPath(stateDir, project);
   if (existsSync(path)) {
     try {
-      const b = JSON.parse(readFileSync(path, "utf8")) as LessonBook;
+      const b = JSON.parse(readRegularFile(path).toString("utf8")) as LessonBook;
       if (b.version === 1 && Array.isArray(b.observations) && Array.isArray(b.lessons)) return b;
       log.warn(`sleep: ${path} is not a lesson book; starting a new one`);
     } catch (err) {
@@ -419,14 +420,24 @@ export function renderCards(cards: readonly LessonCard[], esc: (s: string) => st
   return lines;
 }
 
-/** The evidence cards a published night carries (its report.json), [] when none or unreadable. */
+/**
+ * The evidence cards a published night carries (its report.json), [] when none. The report is
+ * read like every other night file (never through a link, never blocking on a FIFO or device);
+ * one that cannot be read is named in a warning and yields no cards.
+ */
 export function nightEvidence(stagingDir: string): LessonCard[] {
+  const path = join(stagingDir, "report.json");
+  let r: { lessons?: unknown; edit_evidence?: unknown };
   try {
-    const r = JSON.parse(readFileSync(join(stagingDir, "report.json"), "utf8")) as { lessons?: unknown; edit_evidence?: unknown };
-    return [...(Array.isArray(r.edit_evidence) ? (r.edit_evidence as LessonCard[]) : []), ...(Array.isArray(r.lessons) ? (r.lessons as LessonCard[]) : [])];
-  } catch {
+    const bytes = readRegularFile(path, { missingOk: true, maxBytes: 16 * 1024 * 1024 });
+    if (!bytes) return [];
+    r = JSON.parse(bytes.toString("utf8")) as { lessons?: unknown; edit_evidence?: unknown };
+  } catch (err) {
+    log.warn(`sleep: evidence not shown: ${errorMessage(err)}`);
     return [];
   }
+  if (!r || typeof r !== "object") return [];
+  return [...(Array.isArray(r.edit_evidence) ? (r.edit_evidence as LessonCard[]) : []), ...(Array.isArray(r.lessons) ? (r.lessons as LessonCard[]) : [])];
 }
 
 /** Paired per-task differences → mean Δ with a normal-approximation 95% interval (a summary for gate trials that recorded no decision). */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LEARNED_START } from "../../src/sleep/learned-block.ts";
 import { runCli } from "../support/cli.ts";
@@ -145,5 +145,13 @@ describe("lessons on night one with no model", () => {
     expect(rollback.code).toBe(0);
     expect(readFileSync(claudeMd)).toEqual(original);
     expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+
+    // A report.json swapped for a FIFO never blocks `sleep diff`: no cards, one line naming it.
+    rmSync(join(night, "report.json"));
+    if (Bun.spawnSync(["mkfifo", join(night, "report.json")]).exitCode !== 0) throw new Error("mkfifo failed");
+    const fifo = await run(["diff", "--json"]);
+    expect(fifo.code).toBe(0);
+    expect(JSON.parse(fifo.stdout).evidence).toEqual([]);
+    expect(fifo.stderr).toContain(`${join(night, "report.json")} is a FIFO`);
   });
 });

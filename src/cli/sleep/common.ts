@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { ConfigError, UsageError } from "../../lib/index.ts";
 import { STATE_DB } from "../../run/index.ts";
 import {
+  expandUserPath,
   type LoadedSleepConfig,
   loadSleepConfig,
   resolveMemoryPath,
@@ -171,5 +172,8 @@ export function sourceLocations(cfg: SleepConfig) {
     vscodeWorkspaceStorage: cfg.vscode_workspace_storage || undefined,
     copilotCliSessionStore: cfg.copilot_cli_session_store || undefined,
     opencodeDb: cfg.opencode_db || undefined,
+    devinTranscripts: cfg.devin_transcripts ? expandUserPath(cfg.devin_transcripts) : undefined,
+    devinUserDir: cfg.devin_user_dir ? expandUserPath(cfg.devin_user_dir) : undefined,
+    cursorUserDir: cfg.cursor_user_dir ? expandUserPath(cfg.cursor_user_dir) : undefined,
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { harvest } from "../../../src/sleep/harvest/index.ts";
 import { harvestState, openHarvestStore } from "../../../src/store/index.ts";
@@ -66,6 +67,37 @@ describe("skillopt sleep harvest", () => {
     const r = await runCli(["sleep", "harvest", "--scope", "all", "--source", "pi", "--progress"], { env, cwd: h.home });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("[sleep] harvest pi: 1 sessions (2 seen");
+  });
+
+  test("devin_transcripts and cursor_user_dir in the config file move where Devin transcripts and Cursor's state.vscdb are read", async () => {
+    using h = fakeHome();
+    const env = { HOME: h.home, USERPROFILE: h.home, XDG_CONFIG_HOME: join(h.home, ".config"), XDG_DATA_HOME: join(h.home, ".local", "share"), SKILLOPT_SLEEP_STATE_DIR: undefined };
+    const count = async () => {
+      const r = await runCli(["sleep", "harvest", "--scope", "all", "--source", "all", "--lookback-hours", "0", "--json"], { env, cwd: h.home });
+      expect(r.code).toBe(0);
+      return (JSON.parse(r.stdout) as { harvest: { source: string; sessions: number }[] }).harvest.map((s) => [s.source, s.sessions]);
+    };
+    // Defaults: the Linux per-OS locations under the fake home (Devin's fixture is there; no Cursor database).
+    const before = await count();
+    expect(before).toContainEqual(["devin", 1]);
+    const elsewhere = join(h.home, "..", "elsewhere");
+    mkdirSync(elsewhere, { recursive: true });
+    renameSync(h.locations.devinTranscripts, join(elsewhere, "devin-t"));
+    const user = join(elsewhere, "cursor-data", "User");
+    mkdirSync(join(user, "globalStorage"), { recursive: true });
+    const db = new Database(join(user, "globalStorage", "state.vscdb"), { create: true });
+    db.exec("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB); CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)");
+    const cid = "0a1b2c3d-1111-4222-8333-444455556666";
+    const put = db.query("INSERT INTO cursorDiskKV (key, value) VALUES (?, ?)");
+    put.run(`composerData:${cid}`, JSON.stringify({ composerId: cid, createdAt: 1764500000000, lastUpdatedAt: 1764500600000, fullConversationHeadersOnly: [{ bubbleId: "b1", type: 1 }] }));
+    put.run(`bubbleId:${cid}:b1`, JSON.stringify({ type: 1, bubbleId: "b1", text: "add a dark mode toggle to the settings page" }));
+    db.close();
+    expect(await count()).toContainEqual(["devin", 0]);
+    mkdirSync(join(h.home, ".skillopt-sleep"), { recursive: true });
+    writeFileSync(join(h.home, ".skillopt-sleep", "config.json"), JSON.stringify({ devin_transcripts: join(elsewhere, "devin-t"), cursor_user_dir: join(elsewhere, "cursor-data") }));
+    const after = await count();
+    expect(after).toContainEqual(["devin", 1]);
+    expect(after.find(([s]) => s === "cursor")![1]).toBe((before.find(([s]) => s === "cursor")![1] as number) + 1);
   });
 
   test("an unknown source is a config error (exit 2) naming the key", async () => {
