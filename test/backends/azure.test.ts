@@ -3,8 +3,8 @@ import { cachedTokenProvider } from "../../src/backends/azure-auth.ts";
 import { createModelClient } from "../../src/backends/index.ts";
 import { BackendError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
-import { fakeBinEnv } from "./bins.ts";
-import { ask } from "./helpers.ts";
+import { fakeBinEnv } from "../support/fake-bins/index.ts";
+import { ask } from "./support.ts";
 
 const azureConfig = (endpoint: string, model: Record<string, unknown> = {}) => ({
   model: { backend: "azure_openai", optimizer: "gpt-5-mini", target: "my-deployment", azure_openai_endpoint: endpoint, ...model },

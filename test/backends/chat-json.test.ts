@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
-import { ask, compatClient } from "./helpers.ts";
+import { ask, compatClient } from "./support.ts";
 
 const PatchSchema = v.object({ edits: v.array(v.object({ op: v.picklist(["add", "delete", "replace"]), content: v.string() })) });
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { createModelClient } from "../../src/backends/index.ts";
 import type { BackendError } from "../../src/lib/index.ts";
-import { alive, fakeBinEnv } from "./bins.ts";
+import { alive, fakeBinEnv } from "../support/fake-bins/index.ts";
 
 const cfg = (model: Record<string, unknown>, execTimeout = 30) => ({ model: { optimizer: "claude-sonnet-4-5", target: "claude-sonnet-4-5", ...model }, env: { exec_timeout: execTimeout } });
 const chatReq = (text: string, system?: string) => ({

@@ -5,7 +5,7 @@ import { BudgetError } from "../../src/lib/index.ts";
 import { ledgerRows, openStore, useCallTables } from "../../src/store/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { ask, compatClient } from "./helpers.ts";
+import { ask, compatClient } from "./support.ts";
 
 describe("call cache", () => {
   test("a repeated call is served from the cache and the server sees it once", async () => {

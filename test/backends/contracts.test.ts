@@ -10,8 +10,8 @@ import { heuristicTask } from "../../src/sleep/mine/index.ts";
 import { runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { fakeBinEnv } from "./bins.ts";
-import { ask } from "./helpers.ts";
+import { fakeBinEnv } from "../support/fake-bins/index.ts";
+import { ask } from "./support.ts";
 
 async function qwenBody(env: Record<string, string>, model: Record<string, unknown> = {}) {
   await using server = await startFakeOpenAI({ reply: "ok" });

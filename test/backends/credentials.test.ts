@@ -9,7 +9,7 @@ import { ConfigError } from "../../src/lib/index.ts";
 import { runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { fakeBinEnv } from "./bins.ts";
+import { fakeBinEnv } from "../support/fake-bins/index.ts";
 
 const azure = (endpoint: string, model: Record<string, unknown> = {}) => ({
   model: { backend: "azure_openai", optimizer: "gpt-5.5", target: "my-deployment", azure_openai_endpoint: endpoint, ...model },

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createModelClient } from "../../src/backends/index.ts";
 import type { TaskRunner } from "../../src/engine/ports.ts";
 import { UnsupportedError } from "../../src/lib/index.ts";
-import { alive, fakeBinEnv } from "./bins.ts";
+import { alive, fakeBinEnv } from "../support/fake-bins/index.ts";
 
 const execCfg = (backend: string, execTimeout = 30, model: Record<string, unknown> = {}) => ({
   model: { backend, optimizer: "gpt-4o", target: "claude-sonnet-4-5", azure_openai_endpoint: "https://example.openai.azure.com", azure_openai_auth_mode: "api_key", azure_openai_api_key: "k-1234567890", ...model },

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { backoffDelay, defaultPolicy, parseRetryAfter, withRetry } from "../../src/backends/retry.ts";
 import { BackendError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
-import { ask, compatClient } from "./helpers.ts";
+import { ask, compatClient } from "./support.ts";
 
 describe("retry policy", () => {
   test("full jitter stays within the exponential cap", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Limiter } from "../../src/backends/limiter.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
-import { ask, compatClient } from "./helpers.ts";
+import { ask, compatClient } from "./support.ts";
 
 describe("Limiter", () => {
   test("runs at most `size` tasks at once, in FIFO order", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { BackendError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { refusedUrl } from "../support/net.ts";
-import { ask, compatClient } from "./helpers.ts";
+import { ask, compatClient } from "./support.ts";
 
 describe("openai_compatible through the real SDK", () => {
   test("a plain call returns text, usage, cost and one attempt", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createModelClient } from "../../src/backends/index.ts";
 import { ConfigError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
-import { ask } from "./helpers.ts";
+import { ask } from "./support.ts";
 
 async function bodyFor(model: Record<string, unknown>, env: Record<string, string> = {}, role: "optimizer" | "target" = "target") {
   await using server = await startFakeOpenAI({ reply: "ok" });

@@ -7,8 +7,8 @@ import { ConfigError } from "../../src/lib/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { fakeBinEnv } from "./bins.ts";
-import { compatConfig } from "./helpers.ts";
+import { fakeBinEnv } from "../support/fake-bins/index.ts";
+import { compatConfig } from "./support.ts";
 
 async function refusal(config: ReturnType<typeof compatConfig>, opts: Parameters<typeof createModelClient>[1] = {}): Promise<ConfigError | undefined> {
   using dir = tempDir("calls-");

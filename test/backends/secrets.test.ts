@@ -7,7 +7,7 @@ import { isSecretKey } from "../../src/lib/index.ts";
 import { ledgerRows, openStore, useCallTables } from "../../src/store/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { ask } from "./helpers.ts";
+import { ask } from "./support.ts";
 
 const SECRET = "plainsecretvalue-9876";
 

@@ -3,8 +3,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { makeWorkbooks } from "./spreadsheet-support.ts";
-import { FIXTURES } from "./support.ts";
+import { makeWorkbooks } from "./support/spreadsheet.ts";
+import { FIXTURES } from "./support/context.ts";
 
 const FAKE_CLAUDE = join(import.meta.dir, "..", "support", "fake-bins", "claude");
 

@@ -3,9 +3,9 @@ import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { compatFlags, evalJson, KEY_ENV, scriptedServer, trainJson } from "./e2e-support.ts";
-import { makeWorkbooks } from "./spreadsheet-support.ts";
-import { FIXTURES, UPSTREAM_CONFIGS } from "./support.ts";
+import { compatFlags, evalJson, KEY_ENV, scriptedServer, trainJson } from "./support/e2e.ts";
+import { makeWorkbooks } from "./support/spreadsheet.ts";
+import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
 
 const CODE: Record<string, string> = {
   "sum of columns A and B": "ws.cell(row=r, column=3).value = ws.cell(row=r, column=1).value + ws.cell(row=r, column=2).value",

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../support/tmp.ts";
-import { compatFlags, evalJson, RULE, scriptedServer, trainJson } from "./e2e-support.ts";
-import { FIXTURES, UPSTREAM_CONFIGS } from "./support.ts";
+import { compatFlags, evalJson, RULE, scriptedServer, trainJson } from "./support/e2e.ts";
+import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
 
 const SEARCHQA_ANSWERS: Record<string, string> = {
   Cairo: "Nile",

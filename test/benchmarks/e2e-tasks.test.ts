@@ -3,8 +3,8 @@ import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { compatFlags, KEY_ENV, RULE, scriptedServer, trainJson } from "./e2e-support.ts";
-import { FIXTURES, UPSTREAM_CONFIGS } from "./support.ts";
+import { compatFlags, KEY_ENV, RULE, scriptedServer, trainJson } from "./support/e2e.ts";
+import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
 
 const TASKS = join(FIXTURES, "tasks", "my_tasks.jsonl");
 const ANSWERS: Record<string, string> = {

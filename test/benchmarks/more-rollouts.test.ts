@@ -7,8 +7,8 @@ import { materialize, readManifest } from "../../src/benchmarks/shared/materiali
 import spreadsheet from "../../src/benchmarks/spreadsheetbench/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { makeWorkbooks } from "./spreadsheet-support.ts";
-import { benchContext, FIXTURES } from "./support.ts";
+import { makeWorkbooks } from "./support/spreadsheet.ts";
+import { benchContext, FIXTURES } from "./support/context.ts";
 
 describe("OfficeQA custom search mode", () => {
   test("the search tool POSTs each query with the token from the named variable, retrying a 503", async () => {

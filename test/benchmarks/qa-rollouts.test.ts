@@ -6,7 +6,7 @@ import { shuffleChoices } from "../../src/benchmarks/livemathematicianbench/load
 import searchqa from "../../src/benchmarks/searchqa/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { benchContext, FIXTURES, rollAll } from "./support.ts";
+import { benchContext, FIXTURES, rollAll } from "./support/context.ts";
 
 describe("SearchQA rollout through the fake server", () => {
   test("scores EM/F1 on known answers; the skill is in the system prompt; gold reaches the trajectory", async () => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { compareWorkbooks, runCase } from "../../src/benchmarks/spreadsheetbench/evaluate.ts";
 import { executeCode, interpreter } from "../../src/benchmarks/spreadsheetbench/executor.ts";
 import { discoverCases } from "../../src/benchmarks/spreadsheetbench/loader.ts";
-import { makeWorkbooks } from "./spreadsheet-support.ts";
+import { makeWorkbooks } from "./support/spreadsheet.ts";
 
 const SUM_OK = `import openpyxl
 INPUT_PATH = "/somewhere/else.xlsx"

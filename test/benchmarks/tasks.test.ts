@@ -7,7 +7,7 @@ import { parseTasksFile } from "../../src/benchmarks/tasks/loader.ts";
 import { DataError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { benchContext, FIXTURES } from "./support.ts";
+import { benchContext, FIXTURES } from "./support/context.ts";
 
 const TASKS = join(FIXTURES, "tasks", "my_tasks.jsonl");
 

@@ -8,8 +8,8 @@ import spreadsheet from "../../src/benchmarks/spreadsheetbench/index.ts";
 import { UnsupportedError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { makeWorkbooks } from "./spreadsheet-support.ts";
-import { benchContext, FIXTURES } from "./support.ts";
+import { makeWorkbooks } from "./support/spreadsheet.ts";
+import { benchContext, FIXTURES } from "./support/context.ts";
 
 describe("OfficeQA tool loop", () => {
   test("the model greps and reads the local bulletin through tool calls, then answers; scored with normalisation", async () => {

@@ -5,7 +5,7 @@ import officeqa from "../../src/benchmarks/officeqa/index.ts";
 import searchqa from "../../src/benchmarks/searchqa/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { benchContext, FIXTURES } from "./support.ts";
+import { benchContext, FIXTURES } from "./support/context.ts";
 
 describe("multi-turn settings", () => {
   test("SearchQA max_turns 2: a refinement turn shows the previous answer; the last answer counts", async () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createModelClient } from "../../src/backends/index.ts";
 import { renderError } from "../../src/cli/errors.ts";
 import { registerSecretsOf } from "../../src/lib/index.ts";
-import { ask } from "../backends/helpers.ts";
+import { ask } from "../backends/support.ts";
 import { runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";

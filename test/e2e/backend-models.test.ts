@@ -4,8 +4,8 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fakeBinEnv } from "../backends/bins.ts";
-import { FIXTURES } from "../benchmarks/support.ts";
+import { fakeBinEnv } from "../support/fake-bins/index.ts";
+import { FIXTURES } from "../benchmarks/support/context.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compatFlags, KEY_ENV, scriptedServer } from "../benchmarks/e2e-support.ts";
-import { FIXTURES } from "../benchmarks/support.ts";
+import { compatFlags, KEY_ENV, scriptedServer } from "../benchmarks/support/e2e.ts";
+import { FIXTURES } from "../benchmarks/support/context.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 

@@ -12,7 +12,7 @@ import {
 } from "../../src/report/html/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { commitSyntheticStep, writeSyntheticRun } from "./synthetic-run.ts";
+import { commitSyntheticStep, writeSyntheticRun } from "../run/support.ts";
 
 describe("report.html", () => {
   test("has one decision marker per step, each with the step's recorded action", () => {

@@ -5,10 +5,10 @@ import { writeRunReport } from "../../src/report/html/index.ts";
 import { type RunStatus, runStatus } from "../../src/run/index.ts";
 import { openRunStore, setRunMeta } from "../../src/store/index.ts";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
-import { commitSyntheticStep } from "../report/synthetic-run.ts";
+import { commitSyntheticStep } from "./support.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { signIn } from "../ui/helpers.ts";
+import { signIn } from "../ui/support.ts";
 
 /** The pid of a real process that has exited (no pid is reused this fast on a normal system). */
 async function deadPid(): Promise<number> {

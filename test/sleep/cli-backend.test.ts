@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SLEEP_SENTINEL } from "../../src/lib/index.ts";
 import { TASKS_FORMAT } from "../../src/sleep/mine/index.ts";
-import { fakeBinEnv } from "../backends/bins.ts";
+import { fakeBinEnv } from "../support/fake-bins/index.ts";
 import { runCli } from "../support/cli.ts";
 
 describe.skipIf(process.platform === "win32")("sleep through an agent CLI (fake `claude` on PATH)", () => {

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import tasks from "../../src/benchmarks/tasks/index.ts";
 import { StoreError } from "../../src/lib/index.ts";
 import { insertLedgerRow, openStore, setRunMeta, openRunStore, useCallTables } from "../../src/store/index.ts";
-import { compatClient } from "../backends/helpers.ts";
-import { FIXTURES } from "../benchmarks/support.ts";
+import { compatClient } from "../backends/support.ts";
+import { FIXTURES } from "../benchmarks/support/context.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 

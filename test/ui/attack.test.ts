@@ -5,11 +5,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { connect } from "node:net";
 import { join } from "node:path";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
-import { writeSyntheticRun } from "../report/synthetic-run.ts";
+import { writeSyntheticRun } from "../run/support.ts";
 import { buildFakeHome } from "../sleep/support/fake-home.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { rawRequest, signIn } from "./helpers.ts";
+import { rawRequest, signIn } from "./support.ts";
 
 setDefaultTimeout(120_000);
 

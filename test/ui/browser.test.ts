@@ -3,11 +3,11 @@ import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { normalizeAction, writeRunReport } from "../../src/report/html/index.ts";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
-import { commitSyntheticStep, writeSyntheticRun } from "../report/synthetic-run.ts";
+import { commitSyntheticStep, writeSyntheticRun } from "../run/support.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { signIn } from "./helpers.ts";
+import { signIn } from "./support.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { compatFlags, KEY_ENV } from "../benchmarks/e2e-support.ts";
-import { FIXTURES } from "../benchmarks/support.ts";
+import { compatFlags, KEY_ENV } from "../benchmarks/support/e2e.ts";
+import { FIXTURES } from "../benchmarks/support/context.ts";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { runCli } from "../support/cli.ts";
 import { refusedUrl } from "../support/net.ts";
 import { tempDir } from "../support/tmp.ts";
-import { signIn } from "./helpers.ts";
+import { signIn } from "./support.ts";
 
 const tmp = tempDir("skillopt-ui-failed-");
 const root = join(tmp.path, "outputs");

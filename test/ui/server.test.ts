@@ -3,9 +3,9 @@ import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { Guard, resolveInside } from "../../src/ui/security.ts";
-import { writeSyntheticRun } from "../report/synthetic-run.ts";
+import { writeSyntheticRun } from "../run/support.ts";
 import { tempDir } from "../support/tmp.ts";
-import { rawRequest, signIn } from "./helpers.ts";
+import { rawRequest, signIn } from "./support.ts";
 
 const SECRET = "top-secret-outside-the-root";
 const tmp = tempDir("skillopt-ui-");

@@ -6,8 +6,8 @@ import type { RolloutResult } from "../../src/engine/index.ts";
 import { runCli } from "../support/cli.ts";
 import { type FakeReply, type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { compatFlags, KEY_ENV } from "../benchmarks/e2e-support.ts";
-import { FIXTURES } from "../benchmarks/support.ts";
+import { compatFlags, KEY_ENV } from "../benchmarks/support/e2e.ts";
+import { FIXTURES } from "../benchmarks/support/context.ts";
 
 // retry-after-ms: 0 makes the model layer's five rollout attempts back-to-back (no backoff wait).
 const DOWN: FakeReply = { fault: "status", status: 500, message: "upstream model server unavailable", retryAfterMs: 0 };

@@ -10,9 +10,9 @@ import { type Benchmark, type BenchmarkContext, Evaluator, NO_EVENTS, train } fr
 import { PROMPTS } from "../../src/prompts/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { compatFlags, evalJson } from "../benchmarks/e2e-support.ts";
-import { makeWorkbooks } from "../benchmarks/spreadsheet-support.ts";
-import { benchContext, FIXTURES } from "../benchmarks/support.ts";
+import { compatFlags, evalJson } from "../benchmarks/support/e2e.ts";
+import { makeWorkbooks } from "../benchmarks/support/spreadsheet.ts";
+import { benchContext, FIXTURES } from "../benchmarks/support/context.ts";
 import { MemoryRecorder, quickConfig } from "./support.ts";
 
 interface Seen {

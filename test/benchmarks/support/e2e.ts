@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { runCli } from "../support/cli.ts";
-import { type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
+import { runCli } from "../../support/cli.ts";
+import { type FakeRequest, startFakeOpenAI } from "../../support/fake-openai.ts";
 
 export const RULE = "- Quote the exact span from the source as the final answer.";
 

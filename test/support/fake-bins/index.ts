@@ -1,9 +1,9 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import type { FakeControl } from "../support/fake-bins/_lib.ts";
-import { tempDir } from "../support/tmp.ts";
+import type { FakeControl } from "./_lib.ts";
+import { tempDir } from "../tmp.ts";
 
-export const FAKE_BINS = join(import.meta.dir, "..", "support", "fake-bins");
+export const FAKE_BINS = import.meta.dir;
 
 export interface FakeCall {
   name: string;

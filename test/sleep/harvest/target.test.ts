@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../support/cli.ts";
-import { fakeHome } from "./harvest/support.ts";
+import { runCli } from "../../support/cli.ts";
+import { fakeHome } from "./support.ts";
 
 async function harvestIntents(home: string, extra: string[]): Promise<string[]> {
   const r = await runCli(["sleep", "harvest", "--scope", "all", "--source", "all", "--json", "--project", home, ...extra], {

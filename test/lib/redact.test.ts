@@ -7,7 +7,7 @@ import {
   redactSecrets,
   redactText,
   sanitizeLine,
-} from "../../../src/lib/index.ts";
+} from "../../src/lib/index.ts";
 
 // Every pattern of spec §1.6, each with the text it must produce.
 const CASES: [string, string, string][] = [

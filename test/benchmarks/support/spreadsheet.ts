@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { REPO_ROOT } from "../support/cli.ts";
-import { interpreter } from "../../src/benchmarks/spreadsheetbench/executor.ts";
+import { REPO_ROOT } from "../../support/cli.ts";
+import { interpreter } from "../../../src/benchmarks/spreadsheetbench/executor.ts";
 
 export const SHEET_FIXTURE = join(REPO_ROOT, "fixtures", "benchmarks", "spreadsheetbench");
 

@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import type { Benchmark, BenchmarkContext } from "../../src/engine/ports.ts";
-import { compatClient } from "../backends/helpers.ts";
-import { REPO_ROOT } from "../support/cli.ts";
+import type { Benchmark, BenchmarkContext } from "../../../src/engine/ports.ts";
+import { compatClient } from "../../backends/support.ts";
+import { REPO_ROOT } from "../../support/cli.ts";
 
 export const FIXTURES = join(REPO_ROOT, "fixtures", "benchmarks");
 
