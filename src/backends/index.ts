@@ -104,6 +104,17 @@ export interface SkilloptModelClient extends LayeredModelClient {
   close(): Promise<void>;
 }
 
+/** Which backend and model each role resolved to, with the simulator named as such (the first line of a run or a night). */
+export function describeRoles(client: SkilloptModelClient): string {
+  const role = (r: "optimizer" | "target") => {
+    const i = client.info[r];
+    if (!i) return `${r}=(none)`;
+    return i.backend === "sim" ? `${r}=sim (offline simulator — not a real model)` : `${r}=${i.model ?? "(the CLI's default model)"} (${i.backend})`;
+  };
+  const auto = client.resolved.auto ? ` [backend auto → ${client.resolved.auto.chose}: ${client.resolved.auto.reason}]` : "";
+  return `${role("optimizer")} ${role("target")}${auto}`;
+}
+
 /** Build the model layer from the config: role resolution, backends, cache, limiter, ledger. */
 export async function createModelClient(config: BackendConfig, opts: ModelClientOptions = {}): Promise<SkilloptModelClient> {
   const env = opts.env;

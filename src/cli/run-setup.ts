@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import type { SkilloptModelClient } from "../backends/index.ts";
+import { describeRoles, type SkilloptModelClient } from "../backends/index.ts";
 import { benchmarkNames, getBenchmark } from "../benchmarks/index.ts";
 import { type LoadedConfig, loadConfig, type TrainConfig } from "../config/index.ts";
 import type { Benchmark, BenchmarkContext, CallAccounting, EngineConfig, Splits } from "../engine/index.ts";
@@ -100,13 +100,7 @@ export function limitSplits(splits: Splits, limit: number): Splits {
 
 /** First line of a run: which backend each role uses, with the simulator named as such. */
 export function backendLine(client: SkilloptModelClient): string {
-  const role = (r: "optimizer" | "target") => {
-    const i = client.info[r];
-    if (!i) return `${r}=(none)`;
-    return i.backend === "sim" ? `${r}=sim (offline simulator — not a real model)` : `${r}=${i.model ?? "(the CLI's default model)"} (${i.backend})`;
-  };
-  const auto = client.resolved.auto ? ` [backend auto → ${client.resolved.auto.chose}: ${client.resolved.auto.reason}]` : "";
-  return `[model config] ${role("optimizer")} ${role("target")}${auto}`;
+  return `[model config] ${describeRoles(client)}`;
 }
 
 /**

@@ -60,6 +60,17 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     expect(readFileSync(join(out.staging_dir, "proposed_SKILL.md"), "utf8")).toContain(RULE);
   });
 
+  test("a night's first line names the backend and the model each role resolved to", async () => {
+    using tmp = tempDir();
+    const { server, project, env } = await setup(tmp.path);
+    await using _server = server;
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true)], { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr.split("\n")[0]).toBe("[sleep] backend optimizer=fake-model (openai_compatible) target=fake-model (openai_compatible)");
+    const mock = await runCli(["sleep", "dry-run", "--backend", "mock", "--project", project, "--tasks-file", tasksFile(project, true)], { env });
+    expect(mock.stderr.split("\n")[0]).toBe("[sleep] backend mock (no model: rules only)");
+  });
+
   test("an unreviewed tasks file is refused with a real backend (exit 2), before any call", async () => {
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path);

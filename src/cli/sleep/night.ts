@@ -19,6 +19,9 @@ import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 
+/** What answers a night's calls when the backend is not a model client. */
+const WITHOUT_MODEL: Record<string, string> = { mock: "no model: rules only", handoff: "the calling agent answers the night's calls" };
+
 /** Sources a `transcript_source` value names. */
 export function sourcesOf(cfg: SleepConfig): SourceName[] {
   const s = cfg.transcript_source;
@@ -125,6 +128,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       const skillPath = !args["target-skill-path"] && typeof fileTarget === "string" && fileTarget ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project) : setup.skillPath;
       configurePromptOverrides(env.SKILLOPT_SLEEP_PROMPTS_PATH || join(homeDir(), ".skillopt-sleep", "prompts.json"));
       const backend = await createSleepBackend(cfg, { project: setup.project, env, stateDir: setup.stateDir });
+      if (!output.quiet && !output.json) process.stderr.write(`[sleep] backend ${backend.describe ?? `${backend.name} (${WITHOUT_MODEL[backend.name] ?? "provider"})`}\n`);
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).
       const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), dry ? "tasks.dry-run.json" : "tasks.json") : "";

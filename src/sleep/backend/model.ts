@@ -3,7 +3,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import type { ModelClient } from "../../engine/ports.ts";
 import { BackendError, UnsupportedError, errorMessage, redactText } from "../../lib/index.ts";
-import { createModelClient, sleepModelConfig } from "../../backends/index.ts";
+import { createModelClient, describeRoles, sleepModelConfig } from "../../backends/index.ts";
 import type { SleepBackendName, SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
 import { attemptPrompt, contrastPrompt, judgePrompt, minerPrompt, reflectPrompt, toolShim, toolTaskPrompt } from "./prompts.ts";
@@ -216,7 +216,7 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
   const key = (b: string, m: string) => `${b}::${m}`;
   const dual = target !== optimizer || (cfg.optimizer_model && cfg.optimizer_model !== model);
   const modelKey = dual ? `optimizer=${key(optimizer, cfg.optimizer_model || cfg.model)};target=${key(target, model)}` : key(cfg.backend, model);
-  const backend = modelSleepBackend(client, { name, model, modelKey });
+  const backend = Object.assign(modelSleepBackend(client, { name, model, modelKey }), { describe: describeRoles(client) });
   backend.close = () => client.close();
   return backend;
 }
