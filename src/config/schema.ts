@@ -17,37 +17,43 @@ export { ModelSchema, type ModelConfig } from "./schema-model.ts";
 
 /** `train:` — epochs and batches (engine.md §3.2, §1.14). */
 export const TrainSchema = v.strictObject({
-  num_epochs: posInt(4, "Number of epochs"),
+  num_epochs: posInt(4, "Passes over the train split. DL: epochs"),
   train_size: nonNegInt(0, "0 = derive from the train split; > 0 must equal the loaded size"),
-  steps_per_epoch: v.optional(v.nullable(v.pipe(v.number("expected an integer"), v.integer("expected an integer"))), null),
-  batch_size: posInt(40, "Training items per batch"),
-  accumulation: posInt(1, "Batches per step (their patches are pooled)"),
-  seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("Master seed")), 42),
+  steps_per_epoch: v.optional(
+    v.pipe(
+      v.nullable(v.pipe(v.number("expected an integer"), v.integer("expected an integer"))),
+      v.description("Accepted for upstream compatibility; steps per epoch are always ⌈train items ÷ (batch_size × accumulation)⌉"),
+    ),
+    null,
+  ),
+  batch_size: posInt(40, "Training items rolled out per step. DL: batch size"),
+  accumulation: posInt(1, "Batches per step (their patches are pooled). DL: gradient accumulation"),
+  seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("Master seed of every sampled choice (batches, splits, the simulator). DL: random seed")), 42),
 });
 
 /** `gradient:` — reflection (engine.md §2.3). */
 export const GradientSchema = v.strictObject({
-  minibatch_size: posInt(8, "Trajectories per analyst call"),
+  minibatch_size: posInt(8, "Trajectories per analyst call. DL: micro-batch of the backward pass"),
   merge_batch_size: v.optional(
     v.pipe(
       v.number("expected an integer ≥ 2"),
       v.integer("expected an integer ≥ 2"),
       v.minValue(2, "expected an integer ≥ 2"),
-      v.description("Patches per merge call"),
+      v.description("Patches per merge call. DL: fan-in of the gradient reduction"),
     ),
     8,
   ),
   analyst_workers: posInt(16, "Concurrent analyst and merge calls"),
-  failure_only: bool(false, "Skip success analysts"),
-  max_analyst_rounds: v.optional(v.unknown()),
+  failure_only: bool(false, "Reflect on failed trajectories only (skip success analysts). DL: hard-example mining"),
+  max_analyst_rounds: v.optional(v.pipe(v.unknown(), v.description("Retired upstream option: accepted and ignored with one warning"))),
 });
 
 /** `optimizer:` — learning rate, update mode, slow update, meta skill (engine.md §2.6–2.12). */
 export const OptimizerSchema = v.strictObject({
-  learning_rate: posInt(4, "Max edits per step (edit_budget) and per-analyst cap"),
-  min_learning_rate: posInt(2, "Floor of decaying lr schedules"),
+  learning_rate: posInt(4, "Max edits per step (edit_budget) and per-analyst cap. DL: learning rate (a step counted in edits, not a scale)"),
+  min_learning_rate: posInt(2, "Floor of decaying lr schedules. DL: minimum learning rate"),
   meta_learning_rate: nullablePosInt("Accepted for upstream compatibility; unused"),
-  lr_scheduler: pick(["constant", "linear", "cosine", "autonomous"], "cosine", "Learning-rate schedule"),
+  lr_scheduler: pick(["constant", "linear", "cosine", "autonomous"], "cosine", "How the edit budget changes over steps. DL: LR schedule"),
   lr_control_mode: pick(
     ["fixed", "autonomous", "none", "auto", "llm", "model", "scheduler", "schedule", "off", "disabled", "unlimited"],
     "fixed",
@@ -64,29 +70,29 @@ export const OptimizerSchema = v.strictObject({
       "minibatch_full_rewrite",
     ],
     "patch",
-    "patch, rewrite_from_suggestions or full_rewrite_minibatch (aliases accepted)",
+    "patch, rewrite_from_suggestions or full_rewrite_minibatch (aliases accepted). DL: patch is the SGD step; a rewrite is a re-initialisation guided by the gradient",
   ),
-  use_slow_update: bool(true, "Epoch-boundary slow update"),
+  use_slow_update: bool(true, "Epoch-boundary slow update from longitudinal pairs. DL: slow weights (Lookahead)"),
   slow_update_samples: nonNegInt(20, "Training items sampled for the slow update and meta skill"),
   slow_update_gate_with_selection: bool(false, "Gate the slow-update candidate on the selection split"),
   longitudinal_pair_policy: pick(["mixed", "changed", "unchanged"], "mixed", "Which longitudinal pairs the slow update sees"),
-  use_meta_skill: bool(true, "Optimizer-side memory across epochs"),
+  use_meta_skill: bool(true, "Optimizer-side memory across epochs. DL: optimizer state (momentum)"),
   use_skill_aware_reflection: bool(false, "Split failures into skill defects and execution lapses"),
   skill_aware_appendix_source: pick(["both", "failure_only"], "both", "Which analysts emit appendix notes"),
   skill_aware_consolidate_threshold: nonNegInt(0, "Consolidate the appendix when it has more notes than this (0 = off)"),
-  max_skill_tokens: nullablePosInt("Reject candidates whose body exceeds this many tokens (null = no limit)"),
+  max_skill_tokens: nullablePosInt("Reject candidates whose body exceeds this many tokens (null = no limit). DL: a hard cap on model size"),
 });
 
 /** `evaluation:` — the gate and final evaluation (engine.md §2.8, §5). */
 export const EvaluationSchema = v.strictObject({
-  use_gate: bool(true, "false = force-accept every candidate (validation still runs)"),
+  use_gate: bool(true, "false = force-accept every candidate (validation still runs). DL: validation-based checkpoint selection"),
   gate_metric: pick(["hard", "soft", "mixed"], "hard", "Gate score: hard, soft, or mixed = (1-w)·hard + w·soft"),
   gate_mixed_weight: num(0.5, "Soft weight of the mixed gate metric", 0, 1),
   use_semantic_density: bool(false, "Add weight·density to gate scores"),
   semantic_density_weight: num(0.05, "Weight of the semantic-density bonus", 0),
   leading_words: v.optional(v.nullable(strList([], "Leading words for semantic density")), null),
-  sel_env_num: nonNegInt(0, "Selection items (first N of val); 0 = all"),
-  test_env_num: nonNegInt(0, "Test items (first N); 0 = all"),
+  sel_env_num: nonNegInt(0, "Selection items (first N of val); 0 = all. DL: validation set size"),
+  test_env_num: nonNegInt(0, "Test items (first N); 0 = all. DL: held-out test set size"),
   eval_test: bool(true, "Run the final validation, promotion and test evaluation"),
   early_reject: bool(true, "Stop a candidate's selection rollouts once it can no longer beat the current score"),
   gate_rule: pick(["strict", "paired"], "strict", "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / undecided (docs/gate.md)"),
@@ -99,9 +105,9 @@ export const EvaluationSchema = v.strictObject({
 /** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */
 export const EnvSchema = v.strictObject({
   name: str("", "Benchmark name (see docs/benchmarks.md)"),
-  skill_init: str("", "Initial skill file"),
+  skill_init: str("", "Initial skill file. DL: weight initialisation (a pretrained checkpoint)"),
   split_mode: pick(["ratio", "split_dir"], "ratio", "ratio: split data_path by split_ratio; split_dir: read train/ val/ test/"),
-  split_seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer")), 42),
+  split_seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("Seed of the ratio-mode shuffle")), 42),
   split_dir: str("", "Directory holding train/ val/ test/"),
   data_path: str("", "Raw data for ratio mode: a JSON/JSONL file or a directory with exactly one"),
   split_output_dir: str("", "Where ratio mode writes its splits"),
@@ -110,6 +116,7 @@ export const EnvSchema = v.strictObject({
       v.union([v.string(), v.array(v.number())], "expected a ratio like \"2:1:7\""),
       v.transform((x) => (Array.isArray(x) ? x.join(":") : x)),
       v.regex(/^\d+:\d+:\d+$/, 'expected a ratio of three positive integers like "2:1:7"'),
+      v.description("train:val:test proportions of ratio mode"),
     ),
     "2:1:7",
   ),
@@ -125,8 +132,8 @@ export const EnvSchema = v.strictObject({
   shuffle_choices: bool(true, "LiveMathematicianBench: shuffle choices (seeded)"),
   use_theorem: bool(false, "LiveMathematicianBench: include the theorem"),
   use_sketch: bool(false, "LiveMathematicianBench: include the proof sketch"),
-  data_dirs: v.optional(v.union([v.array(v.string()), v.string()], "expected a list of directories"), []),
-  docs_dirs: v.optional(v.union([v.array(v.string()), v.string()], "expected a list of directories"), []),
+  data_dirs: v.optional(v.pipe(v.union([v.array(v.string()), v.string()], "expected a list of directories"), v.description("OfficeQA: directories with the source documents")), []),
+  docs_dirs: v.optional(v.pipe(v.union([v.array(v.string()), v.string()], "expected a list of directories"), v.description("OfficeQA: directories the local document tools search")), []),
   max_tool_turns: nullablePosInt("OfficeQA: max tool turns"),
   search_mode: str("offline", "OfficeQA: offline (local tools), custom, azure"),
   max_queries_per_turn: posInt(4, "OfficeQA: search queries per turn"),
@@ -146,7 +153,7 @@ export const EnvSchema = v.strictObject({
   judge_retries: nullablePosInt("Accepted for upstream compatibility"),
   judge_rubric: str("", "Rubric for the LLM judge (user tasks)"),
   evaluator: str("exact", "User tasks: exact, contains, regex, f1, json_match, command, judge"),
-  evaluator_command: v.optional(v.union([v.string(), v.array(v.string())], "expected a command string or argv list"), ""),
+  evaluator_command: v.optional(v.pipe(v.union([v.string(), v.array(v.string())], "expected a command string or argv list"), v.description("Command evaluator: the scorer to run, as a string or an argv list (docs/tasks.md)")), ""),
   evaluator_pass_env: v.optional(
     v.pipe(
       v.array(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected variable names")), "expected a list of variable names"),

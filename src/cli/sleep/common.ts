@@ -52,6 +52,46 @@ export const sleepArgs = {
 
 type Flags = Record<string, unknown>;
 
+const STRING_FLAGS: ReadonlyArray<readonly [string, string]> = [
+  ["backend", "backend"],
+  ["model", "model"],
+  ["codex-path", "codex_path"],
+  ["cursor-path", "cursor_path"],
+  ["pi-path", "pi_path"],
+  ["opencode-path", "opencode_path"],
+  ["claude-home", "claude_home"],
+  ["codex-home", "codex_home"],
+  ["cursor-home", "cursor_home"],
+  ["pi-home", "pi_home"],
+  ["source", "transcript_source"],
+  ["vscode-workspace-storage", "vscode_workspace_storage"],
+  ["copilot-cli-session-store", "copilot_cli_session_store"],
+  ["opencode-db", "opencode_db"],
+  ["target-skill-path", "target_skill_path"],
+  ["memory-target", "memory_target"],
+  ["state-dir", "state_dir"],
+  ["preferences", "preferences"],
+];
+
+const INT_FLAGS: ReadonlyArray<readonly [string, string]> = [
+  ["lookback-hours", "lookback_hours"],
+  ["edit-budget", "edit_budget"],
+  ["max-sessions", "max_sessions_per_night"],
+  ["max-tasks", "max_tasks_per_night"],
+];
+
+/** Sleep config key each flag sets (`--project` and `--scope` also set `projects`). */
+export const SLEEP_FLAG_KEYS: Readonly<Record<string, string>> = Object.fromEntries([
+  ...STRING_FLAGS,
+  ...INT_FLAGS,
+  ["project", "invoked_project"],
+  ["scope", "projects"],
+  ["opencode-tool-replay", "opencode_tool_replay"],
+  ["progress", "progress"],
+  ["auto-adopt", "auto_adopt"],
+  ["skill-root", "skill_roots"],
+]);
+
 function intFlag(flags: Flags, name: string): number | undefined {
   const raw = flags[name];
   if (raw === undefined || raw === "") return undefined;
@@ -75,40 +115,14 @@ export function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd
     if (scope !== "invoked" && scope !== "all") throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`);
     o.projects = scope;
   }
-  const map: Array<[string, string]> = [
-    ["backend", "backend"],
-    ["model", "model"],
-    ["codex-path", "codex_path"],
-    ["cursor-path", "cursor_path"],
-    ["pi-path", "pi_path"],
-    ["opencode-path", "opencode_path"],
-    ["claude-home", "claude_home"],
-    ["codex-home", "codex_home"],
-    ["cursor-home", "cursor_home"],
-    ["pi-home", "pi_home"],
-    ["source", "transcript_source"],
-    ["vscode-workspace-storage", "vscode_workspace_storage"],
-    ["copilot-cli-session-store", "copilot_cli_session_store"],
-    ["opencode-db", "opencode_db"],
-    ["target-skill-path", "target_skill_path"],
-    ["memory-target", "memory_target"],
-    ["state-dir", "state_dir"],
-    ["preferences", "preferences"],
-  ];
   const PATHS = new Set(["codex-path", "cursor-path", "pi-path", "opencode-path", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "state-dir"]);
-  for (const [flag, key] of map) {
+  for (const [flag, key] of STRING_FLAGS) {
     const v = str(flags, flag);
     if (v === undefined) continue;
     // Relative skill/memory targets are resolved below the project later; other paths below cwd.
     o[key] = PATHS.has(flag) && !v.startsWith("~") ? resolve(cwd, v) : v;
   }
-  const ints: Array<[string, string]> = [
-    ["lookback-hours", "lookback_hours"],
-    ["edit-budget", "edit_budget"],
-    ["max-sessions", "max_sessions_per_night"],
-    ["max-tasks", "max_tasks_per_night"],
-  ];
-  for (const [flag, key] of ints) {
+  for (const [flag, key] of INT_FLAGS) {
     const n = intFlag(flags, flag);
     if (n !== undefined) o[key] = n;
   }
