@@ -148,7 +148,16 @@ export const SleepConfigSchema = v.strictObject({
   evolve_skill: bool(true, "consolidate the skill"),
   llm_mine: bool(true, "mine checkable tasks with the backend (non-mock)"),
   target_skill_path: str("", "explicit skill target (relative ⇒ below project)"),
-  memory_target: str("auto", "memory file below the project: auto (the one the project uses), CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, .cursor/rules/<name>.mdc, …"),
+  memory_target: v.optional(
+    v.pipe(
+      v.union([v.string(), v.array(v.string())], "expected auto, a memory file path, a comma-separated list or a list of paths"),
+      v.transform((x) => (Array.isArray(x) ? x : x.split(",")).map((p) => p.trim()).filter(Boolean)),
+      v.check((l) => l.length > 0, "expected auto or at least one memory file path"),
+      v.check((l) => !l.includes("auto") || l.length === 1, "auto cannot be combined with paths"),
+      v.description("memory files below the project, one staged file each: auto (every one the project uses), or paths such as CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, .cursor/rules/<name>.mdc"),
+    ),
+    "auto",
+  ),
   learn_lessons: bool(true, "propose recurring corrections/preferences as memory lessons (works with no model)"),
   lesson_retire_nights: int(30, 0, "propose retiring an adopted lesson unused for this many nights (0 = never)"),
   skill_roots: v.optional(v.pipe(v.array(v.string()), v.description("extra skill directories considered for multi-skill fan-out")), () => []),
@@ -253,23 +262,37 @@ export function resolveSkillPath(cfg: SleepConfig, project: string, home = homeD
   return join(resolveClaudeHome(cfg, home), "skills", cfg.managed_skill_name, "SKILL.md");
 }
 
-/** Memory files agents read, in the order `auto` prefers them when several exist. */
+/** Memory files agents read, in the order `auto` lists them. */
 export const MEMORY_CANDIDATES = ["CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md", ".cursor/rules/skillopt-sleep.mdc"] as const;
 
 /**
- * The memory file path. `auto` (the default) follows what the project already uses: the first
- * existing of CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, then a `.cursor/rules/`
- * folder (the lessons go to `.cursor/rules/skillopt-sleep.mdc`); CLAUDE.md when none exists.
+ * The memory files lessons are staged for, the night's primary one first. `auto` (the default)
+ * follows what the project already uses: every existing one of CLAUDE.md, AGENTS.md and
+ * .github/copilot-instructions.md, plus `.cursor/rules/skillopt-sleep.mdc` when a
+ * `.cursor/rules/` folder exists; CLAUDE.md when none exists. Otherwise the configured paths
+ * (relative ones below the project), duplicates removed.
  */
-export function resolveMemoryPath(cfg: SleepConfig, project: string, home = homeDir()): string {
-  const target = cfg.memory_target || "auto";
-  if (target === "auto") {
-    for (const c of MEMORY_CANDIDATES.slice(0, 3)) if (existsSync(join(project, c))) return join(project, c);
-    if (existsSync(join(project, ".cursor", "rules"))) return join(project, MEMORY_CANDIDATES[3]);
-    return join(project, "CLAUDE.md");
+export function resolveMemoryPaths(cfg: SleepConfig, project: string, home = homeDir()): string[] {
+  const targets = cfg.memory_target.length ? cfg.memory_target : ["auto"];
+  if (targets[0] === "auto") {
+    const used = MEMORY_CANDIDATES.slice(0, 3)
+      .map((c) => join(project, c))
+      .filter((p) => existsSync(p));
+    if (existsSync(join(project, ".cursor", "rules"))) used.push(join(project, MEMORY_CANDIDATES[3]));
+    return used.length ? used : [join(project, "CLAUDE.md")];
   }
-  const p = expandHome(target, home);
-  return isAbsolute(p) ? resolve(p) : resolve(project, p);
+  const out: string[] = [];
+  for (const t of targets) {
+    const p = expandHome(t, home);
+    const abs = isAbsolute(p) ? resolve(p) : resolve(project, p);
+    if (!out.includes(abs)) out.push(abs);
+  }
+  return out;
+}
+
+/** The night's primary memory file (the one consolidation edits and lessons are planned on). */
+export function resolveMemoryPath(cfg: SleepConfig, project: string, home = homeDir()): string {
+  return resolveMemoryPaths(cfg, project, home)[0]!;
 }
 
 /** Effective val/test fractions (spec §4.7 `_resolve_split_fractions`). */

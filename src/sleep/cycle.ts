@@ -11,7 +11,7 @@ import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { getRules, skillScaffold } from "./learned-block.ts";
 import { verifyLessons } from "./lesson-verify.ts";
-import { editCards, type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook } from "./lessons.ts";
+import { applyLessonCards, editCards, type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook, withRuleHead } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
 import { consolidateOptions, emptyResult, persistNight, writeDiagnostics } from "./night-parts.ts";
@@ -32,6 +32,8 @@ export interface NightInput {
   project: string;
   skillPath: string;
   memoryPath: string;
+  /** Further memory files the night's lesson edits are staged for too (one staged file each). */
+  extraMemoryPaths?: string[];
   stateDir: string;
   dry: boolean;
   backend: SleepBackend;
@@ -88,6 +90,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   try {
     const skillBase = readBaseline(input.skillPath);
     const memoryBase = readBaseline(input.memoryPath);
+    const extraBases = (input.extraMemoryPaths ?? []).filter((p) => p !== input.memoryPath).map((p) => readBaseline(p));
+    const extraMemory: Proposal[] = [];
     phase("skill", `live skill ${input.skillPath}${skillBase.exists ? "" : " (absent)"}`);
     const skillText = skillBase.text.trim() ? skillBase.text : skillScaffold(cfg.managed_skill_name);
 
@@ -174,13 +178,25 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       const memoryNow = result?.accepted && result.newMemory !== memoryBase.text ? result.newMemory : memoryBase.text;
       const covered = [...getRules(skillBase.text), ...(result?.accepted ? getRules(result.newSkill) : [])];
       lessons = planLessons(book, night, memoryNow, { target: input.memoryPath, retireAfterNights: cfg.lesson_retire_nights, covered });
+      lessons.memory = withRuleHead(memoryNow, lessons.memory, input.memoryPath);
       if (backend.remote && lessons.cards.length) {
         phase("lessons", `replay-verifying ${lessons.cards.length} lesson edit(s)`);
         const v = await verifyLessons(ctx, lessons.cards, { skill: result?.accepted ? result.newSkill : skillText, baseMemory: memoryNow, proposedMemory: lessons.memory });
         lessons.memory = v.memory;
         lessons.notes.push(...v.notes);
       }
-      for (const c of lessons.cards) c.cost = { tokens: ledger.tokens, cost_usd: ledger.costUsd };
+      // One lesson, every agent: the same edits, staged for each further memory file the project uses.
+      if (lessons.memory) {
+        for (const base of extraBases) {
+          const text = applyLessonCards(base.text, lessons.cards, base.path);
+          if (text) extraMemory.push({ which: "memory", text, baseline: base });
+        }
+      }
+      const lessonTargets = [input.memoryPath, ...extraMemory.map((p) => p.baseline.path)];
+      for (const c of lessons.cards) {
+        c.cost = { tokens: ledger.tokens, cost_usd: ledger.costUsd };
+        if (lessonTargets.length > 1) c.targets = lessonTargets;
+      }
       for (const c of lessons.cards) evidence.log("lessons", "proposed", { id: c.id, op: c.op, rule: c.rule, recurrences: c.recurrences, sessions: c.sources.map((x) => x.session_id), verification: c.verification });
       phase("lessons", `${lessons.cards.length} lesson edit(s) proposed`);
     }
@@ -215,6 +231,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       if (r.accepted && cfg.evolve_skill && r.newSkill !== skillBase.text) proposals.push({ which: "skill", text: r.newSkill, baseline: skillBase });
       if (lessons?.memory && lessons.memory !== memoryBase.text) proposals.push({ which: "memory", text: lessons.memory, baseline: memoryBase });
       else if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text) proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
+      proposals.push(...extraMemory);
       evidence.log("cycle", "end", { outcome: status, baseline: r.baseline, candidate: r.candidate, accepted: r.accepted, n_edits: r.applied.length, n_rejected: r.rejected.length, tokens: ledger.tokens, calls: ledger.calls });
       return { night, report, result, stagingDir, proposals, skillProposals: fan.proposals, nSessions, tasks, evidencePath: cfg.evidence_log ? evidencePath : "", modelChanged };
     };

@@ -78,6 +78,8 @@ export interface LessonCard {
   /** The adopted rule this replaces or retires. */
   previous_rule?: string;
   target: string;
+  /** Every memory file the edit is staged for (the primary `target` first), when more than one. */
+  targets?: string[];
   recurrences: number;
   n_sessions: number;
   first_seen: string;
@@ -399,6 +401,34 @@ export function planLessons(
   return { cards, memory: changed ? setLearned(memory, rules) : "", notes };
 }
 
+/** A Cursor rule file needs front matter to apply to every request. */
+const MDC_HEAD = "---\ndescription: Lessons SkillOpt-Sleep learned from your sessions (adopted by you)\nalwaysApply: true\n---\n";
+
+/**
+ * The same lesson edits applied to another memory file's learned block ("" when nothing changes):
+ * an added rule is added unless present, a replaced rule is swapped (or added), a retired one removed.
+ * A new `.mdc` file gets Cursor's front matter so the rules always apply.
+ */
+export function applyLessonCards(memory: string, cards: readonly LessonCard[], path: string): string {
+  let rules = getRules(memory);
+  const has = (r: string) => rules.some((x) => norm(x) === norm(r));
+  for (const c of cards) {
+    if (c.op === "add" && !has(c.rule)) rules.push(c.rule);
+    if (c.op === "replace") {
+      if (c.previous_rule && has(c.previous_rule)) rules = rules.map((x) => (norm(x) === norm(c.previous_rule!) ? c.rule : x));
+      else if (!has(c.rule)) rules.push(c.rule);
+    }
+    if (c.op === "retire") rules = rules.filter((x) => norm(x) !== norm(c.rule));
+  }
+  const next = setLearned(memory, rules);
+  return next === memory ? "" : withRuleHead(memory, next, path);
+}
+
+/** `next` with Cursor's front matter when it creates a `.mdc` rule file (`memory` was empty). */
+export function withRuleHead(memory: string, next: string, path: string): string {
+  return next && memory.trim() === "" && path.endsWith(".mdc") ? `${MDC_HEAD}\n${next}` : next;
+}
+
 /** Render evidence cards as Markdown (report.md, `sleep diff`). */
 export function renderCards(cards: readonly LessonCard[], esc: (s: string) => string = (s) => s): string[] {
   const lines: string[] = [];
@@ -407,7 +437,7 @@ export function renderCards(cards: readonly LessonCard[], esc: (s: string) => st
     const v = c.verification === "unverified" ? "**unverified** (no replay was run)" : `${c.verification.verdict} (Δ ${c.verification.delta.toFixed(3)}, 95% CI [${c.verification.ci[0].toFixed(3)}, ${c.verification.ci[1].toFixed(3)}], n=${c.verification.n})`;
     lines.push(`### [${head}] ${esc(c.rule)}`, "");
     if (c.previous_rule && c.op !== "add") lines.push(`- ${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}`);
-    lines.push(`- target: ${esc(c.target)}`);
+    lines.push(c.targets && c.targets.length > 1 ? `- targets: ${c.targets.map(esc).join(", ")}` : `- target: ${esc(c.target)}`);
     lines.push(`- verification: ${v}`);
     if (c.verification !== "unverified" && c.verification.regressions.length) lines.push(`- per-task regressions: ${esc(c.verification.regressions.join(", "))}`);
     else lines.push("- per-task regressions: none measured");

@@ -1,3 +1,4 @@
+import { basename, join } from "node:path";
 import * as v from "valibot";
 import { StagingError } from "../lib/index.ts";
 import { readJsonFile } from "./adopt/read.ts";
@@ -41,6 +42,8 @@ export const ManifestSchema = v.looseObject({
   has_managed_memory: v.boolean(),
   accepted: v.boolean(),
   legacy: v.optional(v.object({ skill: v.optional(LegacyRowSchema), memory: v.optional(LegacyRowSchema) })),
+  /** Further memory files the same lessons are staged for (AGENTS.md beside CLAUDE.md, …); one row per file. */
+  memories: v.optional(v.array(LegacyRowSchema)),
   skills: v.optional(v.array(SkillRowSchema)),
   skill_roots: v.optional(v.array(v.string())),
   /** HMAC binding the night to the user who staged it (see adopt/seal.ts). */
@@ -66,10 +69,20 @@ export function parseManifest(path: string, data: unknown): Manifest {
   return parsed.output;
 }
 
-/** The managed rows of a manifest, skill first. */
-export function legacyRows(m: Manifest): Array<{ key: "legacy skill" | "legacy memory"; which: "skill" | "memory"; row: LegacyRow }> {
-  const out: Array<{ key: "legacy skill" | "legacy memory"; which: "skill" | "memory"; row: LegacyRow }> = [];
-  if (m.has_managed_skill && m.legacy?.skill) out.push({ key: "legacy skill", which: "skill", row: m.legacy.skill });
-  if (m.has_managed_memory && m.legacy?.memory) out.push({ key: "legacy memory", which: "memory", row: m.legacy.memory });
+/** One managed row of a manifest: the skill, the memory file, or a further memory file. */
+export interface ManagedRow {
+  key: string;
+  which: "skill" | "memory";
+  row: LegacyRow;
+  /** Backup location inside the night, relative to it. */
+  backup: string;
+}
+
+/** The managed rows of a manifest: skill first, then the memory file, then further memory files. */
+export function legacyRows(m: Manifest): ManagedRow[] {
+  const out: ManagedRow[] = [];
+  if (m.has_managed_skill && m.legacy?.skill) out.push({ key: "legacy skill", which: "skill", row: m.legacy.skill, backup: join("backup", "SKILL.md") });
+  if (m.has_managed_memory && m.legacy?.memory) out.push({ key: "legacy memory", which: "memory", row: m.legacy.memory, backup: join("backup", basename(m.legacy.memory.live_path)) });
+  for (const row of m.memories ?? []) out.push({ key: `memory ${row.live_path}`, which: "memory", row, backup: join("backup", "memory", row.proposed_file.slice("proposed_".length)) });
   return out;
 }

@@ -144,6 +144,8 @@ export function publishNight(
     files.push([file, sp.text]);
     skillRows.push({ skill_name: sp.name, proposed_file: file, live_skill_path: live, sha256: sha256(sp.text), live_sha256: sp.baseline.sha256, live_realpath: sp.baseline.realpath });
   }
+  const memories: LegacyRow[] = [];
+  const targets = new Set<string>();
   for (const p of o.proposals) {
     checkLivePath(p.baseline.path, p.which);
     if (p.which === "skill" && p.text.trim() === "") throw new StagingError("refusing to stage an empty skill proposal");
@@ -151,9 +153,18 @@ export function publishNight(
     if (now.realpath !== p.baseline.realpath || now.sha256 !== p.baseline.sha256) {
       throw new StagingError(`${p.baseline.path} changed during consolidation; discard and rerun this night`);
     }
-    const file = proposalFileName(p.which, p.baseline.path);
+    // One staged file per live file: two proposals for one file (or one realpath) would race at adoption.
+    for (const key of [`p:${p.baseline.path}`, `r:${fold(p.baseline.realpath)}`]) {
+      if (targets.has(key)) throw new StagingError(`two proposals target ${p.baseline.path}`);
+      targets.add(key);
+    }
+    let file = proposalFileName(p.which, p.baseline.path);
+    for (let n = 2; files.some(([f]) => fold(f) === fold(file)); n++) file = `proposed_${n}_${file.slice("proposed_".length)}`;
     files.push([file, p.text]);
-    legacy[p.which] = { proposed_file: file, live_path: p.baseline.path, sha256: sha256(p.text), live_sha256: p.baseline.sha256, live_realpath: p.baseline.realpath };
+    const row = { proposed_file: file, live_path: p.baseline.path, sha256: sha256(p.text), live_sha256: p.baseline.sha256, live_realpath: p.baseline.realpath };
+    // The night's primary memory file keeps the upstream row; further memory files get rows of their own.
+    if (p.which === "memory" && (legacy.memory || p.baseline.path !== o.memoryPath)) memories.push(row);
+    else legacy[p.which] = row;
   }
   const manifest: Manifest = {
     schema: MANIFEST_SCHEMA,
@@ -166,6 +177,7 @@ export function publishNight(
     has_managed_memory: legacy.memory !== undefined,
     accepted: o.accepted,
     ...(legacy.skill || legacy.memory ? { legacy } : {}),
+    ...(memories.length ? { memories } : {}),
     ...(skillRows.length ? { skills: skillRows, skill_roots: o.skillRoots ?? [] } : {}),
   };
   const written: string[] = [];

@@ -155,3 +155,78 @@ describe("lessons on night one with no model", () => {
     expect(fifo.stderr).toContain(`${join(night, "report.json")} is a FIFO`);
   });
 });
+
+describe("one lesson, every agent the project uses", () => {
+  test("CLAUDE.md, AGENTS.md and .cursor/rules/ each get the lesson staged; diff shows each; adopt then rollback restores every byte", async () => {
+    using tmp = tempDir("sleep-lessons-multi-");
+    const { home, project, claudeMd } = buildHome(tmp.path);
+    const agentsMd = join(project, "AGENTS.md");
+    writeFileSync(agentsMd, "# Agents\n\nBuild with `bun run build`.\n");
+    mkdirSync(join(project, ".cursor", "rules"), { recursive: true });
+    writeFileSync(join(project, ".cursor", "rules", "style.mdc"), "---\nalwaysApply: true\n---\nTwo-space indent.\n");
+    const cursorRule = join(project, ".cursor", "rules", "skillopt-sleep.mdc");
+    const stateDir = join(home, ".skillopt-sleep");
+    const staging = join(project, ".skillopt-sleep");
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir };
+    const run = (args: string[]) => runCli(["sleep", ...args, "--project", project], { env, cwd: project });
+    const skip = [staging, stateDir];
+    const before = hashTree([tmp.path], skip);
+
+    const review = await run(["review", "--backend", "mock", "--source", "claude", "--lookback-hours", "0", "--json"]);
+    expect(review.stderr).toBe("");
+    expect(review.code).toBe(0);
+    const out = JSON.parse(review.stdout);
+    expect(out.proposals).toEqual([
+      { which: "memory", live_path: claudeMd },
+      { which: "memory", live_path: agentsMd },
+      { which: "memory", live_path: cursorRule },
+    ]);
+    const night: string = out.staging_dir;
+    const report = JSON.parse(readFileSync(join(night, "report.json"), "utf8"));
+    expect(report.lessons).toHaveLength(1);
+    const card = report.lessons[0];
+    expect(card.targets).toEqual([claudeMd, agentsMd, cursorRule]);
+    const claudeNew = readFileSync(join(night, "proposed_CLAUDE.md"), "utf8");
+    const agentsNew = readFileSync(join(night, "proposed_AGENTS.md"), "utf8");
+    const ruleNew = readFileSync(join(night, "proposed_skillopt-sleep.mdc"), "utf8");
+    for (const text of [claudeNew, agentsNew, ruleNew]) expect(text).toContain(`- ${card.rule}`);
+    expect(agentsNew.startsWith("# Agents\n\nBuild with `bun run build`.\n")).toBe(true);
+    // A new Cursor rule file carries the front matter that makes it apply to every request.
+    expect(ruleNew.startsWith("---\n")).toBe(true);
+    expect(ruleNew).toContain("alwaysApply: true");
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+
+    const diff = await run(["diff", "--json"]);
+    expect(diff.code).toBe(0);
+    const files = JSON.parse(diff.stdout).files as { live_path: string; patch: string }[];
+    expect(files.map((f) => f.live_path)).toEqual([claudeMd, agentsMd, cursorRule]);
+    for (const f of files) expect(f.patch).toContain(`+- ${card.rule}`);
+    expect((await run(["diff"])).stdout).toContain(`targets: ${claudeMd}, ${agentsMd}, ${cursorRule}`);
+
+    const adopt = await run(["adopt", "--json"]);
+    expect(adopt.code).toBe(0);
+    expect(JSON.parse(adopt.stdout)).toMatchObject({ ok: true, updated_paths: [claudeMd, agentsMd, cursorRule] });
+    expect(readFileSync(claudeMd, "utf8")).toBe(claudeNew);
+    expect(readFileSync(agentsMd, "utf8")).toBe(agentsNew);
+    expect(readFileSync(cursorRule, "utf8")).toBe(ruleNew);
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path).sort()).toEqual(["work/app/.cursor/rules/skillopt-sleep.mdc", "work/app/AGENTS.md", "work/app/CLAUDE.md"]);
+
+    const rollback = await run(["rollback", "--json"]);
+    expect(rollback.code).toBe(0);
+    expect(JSON.parse(rollback.stdout)).toMatchObject({ restored: [claudeMd, agentsMd], removed: [cursorRule] });
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
+  });
+
+  test("memory_target names the files: a comma list stages exactly those, one file each", async () => {
+    using tmp = tempDir("sleep-lessons-target-");
+    const { home, project, claudeMd } = buildHome(tmp.path);
+    writeFileSync(join(project, "AGENTS.md"), "# Agents\n");
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
+    const r = await runCli(["sleep", "review", "--backend", "mock", "--source", "claude", "--lookback-hours", "0", "--memory-target", ".github/copilot-instructions.md,CLAUDE.md", "--project", project, "--json"], { env, cwd: project });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).proposals).toEqual([
+      { which: "memory", live_path: join(project, ".github", "copilot-instructions.md") },
+      { which: "memory", live_path: claudeMd },
+    ]);
+  });
+});

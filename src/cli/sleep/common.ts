@@ -7,7 +7,7 @@ import {
   expandUserPath,
   type LoadedSleepConfig,
   loadSleepConfig,
-  resolveMemoryPath,
+  resolveMemoryPaths,
   resolveProject,
   resolveSkillPath,
   resolveStateDir,
@@ -41,7 +41,7 @@ export const sleepArgs = {
   "max-sessions": { type: "string", description: "Harvested-session cap", valueHint: "N" },
   "max-tasks": { type: "string", description: "Mined-task cap", valueHint: "N" },
   "target-skill-path": { type: "string", description: "Skill to evolve (default: the managed skill)", valueHint: "PATH" },
-  "memory-target": { type: "string", description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc", valueHint: "PATH" },
+  "memory-target": { type: "string", description: "Memory files below the project: auto (every one it uses) or a comma list such as CLAUDE.md,AGENTS.md", valueHint: "PATH" },
   "skill-root": { type: "string", description: "Extra skill root (repeatable)", valueHint: "PATH" },
   "state-dir": { type: "string", description: "State directory (default ~/.skillopt-sleep)", valueHint: "PATH" },
   "tasks-file": { type: "string", description: "Replay a reviewed tasks file instead of harvesting", valueHint: "PATH" },
@@ -140,6 +140,8 @@ export interface SleepSetup {
   project: string;
   skillPath: string;
   memoryPath: string;
+  /** Every memory file lessons are staged for, `memoryPath` first. */
+  memoryPaths: string[];
   stateDir: string;
   statePath: string;
 }
@@ -154,12 +156,14 @@ export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readon
   const cfg = loaded.config;
   const project = resolveProject(cfg);
   const stateDir = resolveStateDir(cfg, env);
-  if (cfg.memory_target.split(/[\\/]/).includes("..")) throw new ConfigError(`memory_target must stay inside the project: ${cfg.memory_target}`);
+  for (const t of cfg.memory_target) if (t.split(/[\\/]/).includes("..")) throw new ConfigError(`memory_target must stay inside the project: ${t}`);
+  const memoryPaths = resolveMemoryPaths(cfg, project);
   return {
     loaded,
     project,
     skillPath: resolveSkillPath(cfg, project),
-    memoryPath: resolveMemoryPath(cfg, project),
+    memoryPath: memoryPaths[0]!,
+    memoryPaths,
     stateDir,
     statePath: join(stateDir, STATE_DB),
   };

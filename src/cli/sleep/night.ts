@@ -142,6 +142,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           project: setup.project,
           skillPath,
           memoryPath: setup.memoryPath,
+          extraMemoryPaths: setup.memoryPaths.slice(1),
           stateDir: setup.stateDir,
           dry,
           backend,

@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, fsyncSync, lstatSync, mkdirSync, open
 import { basename, dirname, join, relative } from "node:path";
 import * as v from "valibot";
 import { StagingError, sha256 } from "../../lib/index.ts";
-import { legacyRows, type Manifest } from "../manifest.ts";
+import { legacyRows, type ManagedRow, type Manifest } from "../manifest.ts";
 import { canonicalMissing } from "../stage.ts";
 import { checkLivePath, checkStagingPath, type NightScope, readLive, removeGuarded, trustNight, untrusted, writeGuarded } from "./guard.ts";
 import { JOURNAL_FILE, type Journal, type JournalTarget, type Recovery, recoverJournal, type TargetHooks, writeJournal } from "./journal.ts";
@@ -105,29 +105,27 @@ export function pendingSkills(stagingDir: string, m: Manifest, scope?: NightScop
   return (m.skills ?? []).map((s) => s.skill_name).filter((n) => !done.has(n));
 }
 
-/** Managed rows not yet adopted from this night. */
-export function pendingLegacy(stagingDir: string, m: Manifest): Array<"skill" | "memory"> {
-  const done = new Set(readReceipts<LegacyReceipt>(join(stagingDir, "adopted_legacy.json")).map((r) => r.target));
-  return legacyRows(m)
-    .map((r) => r.which)
-    .filter((w) => !done.has(w));
+/** Managed rows not yet adopted from this night (a receipt names the live file it covers). */
+export function pendingLegacy(stagingDir: string, m: Manifest): ManagedRow[] {
+  const done = new Set(readReceipts<LegacyReceipt>(join(stagingDir, "adopted_legacy.json")).map((r) => r.live_path));
+  return legacyRows(m).filter((r) => !done.has(r.row.live_path));
 }
 
 function plan(stagingDir: string, m: Manifest, sel: Selection, scope?: NightScope): { planned: Planned[]; receiptFile: string } {
   if (sel.mode === "legacy") {
-    const done = new Set(readReceipts<LegacyReceipt>(join(stagingDir, "adopted_legacy.json"), scope).map((r) => r.target));
+    const done = new Set(readReceipts<LegacyReceipt>(join(stagingDir, "adopted_legacy.json"), scope).map((r) => r.live_path));
     const rows = legacyRows(m);
-    for (const r of rows) if (done.has(r.which)) refuse(`the ${r.which} proposal of ${stagingDir} was already adopted`);
+    for (const r of rows) if (done.has(r.row.live_path)) refuse(`the ${r.which} proposal for ${r.row.live_path} of ${stagingDir} was already adopted`);
     return {
       receiptFile: "adopted_legacy.json",
-      planned: rows.map(({ key, which, row }) => ({
+      planned: rows.map(({ key, which, row, backup }) => ({
         key,
         livePath: row.live_path,
         expectedRealpath: row.live_realpath,
         proposedFile: row.proposed_file,
         proposedSha: row.sha256,
         baselineSha: row.live_sha256,
-        backupRel: join("backup", which === "skill" ? "SKILL.md" : basename(row.live_path)),
+        backupRel: backup,
         allowCreateDirs: true,
         receipt: (after, backup) => ({ target: which, live_path: row.live_path, sha256_before: row.live_sha256, sha256_after: after, backup_path: backup }),
       })),
