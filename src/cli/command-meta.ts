@@ -10,5 +10,6 @@ export const COMMAND_META = {
   ui: { name: "ui", description: "Serve the local dashboard: runs, live training, compare, launch, Sleep" },
   configs: { name: "configs", description: "List the bundled configs (use a name with --config)" },
   config: { name: "config", description: "Print the fully resolved configuration (secrets masked)" },
+  docs: { name: "docs", description: "Print a page of the documentation (embedded; works offline): skillopt docs TOPIC" },
   version: { name: "version", description: "Print version, commit and Bun version" },
 } as const;

@@ -79,6 +79,7 @@ export const rootCommand = defineCommand({
     config: lazyCommand(COMMAND_META.config, () => import("./config.ts")),
     data: dataCommand,
     sim: simCommand,
+    docs: lazyCommand(COMMAND_META.docs, () => import("./docs.ts")),
     version: lazyCommand(COMMAND_META.version, () => import("./version.ts")),
   },
 });

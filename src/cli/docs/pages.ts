@@ -1,0 +1,34 @@
+import backends from "../../../docs/backends.md" with { type: "text" };
+import benchmarks from "../../../docs/benchmarks.md" with { type: "text" };
+import cliReference from "../../../docs/cli-reference.md" with { type: "text" };
+import configReference from "../../../docs/config-reference.md" with { type: "text" };
+import differences from "../../../docs/differences.md" with { type: "text" };
+import gate from "../../../docs/gate.md" with { type: "text" };
+import sleep from "../../../docs/sleep.md" with { type: "text" };
+import trustModel from "../../../docs/trust-model.md" with { type: "text" };
+
+/**
+ * The pages of docs/, embedded in the binary, by file name. Add a line when you add a page
+ * (test/docs/pages.test.ts fails when one is missing).
+ */
+export const DOCS_PAGES: Readonly<Record<string, string>> = {
+  "backends.md": backends,
+  "benchmarks.md": benchmarks,
+  "cli-reference.md": cliReference,
+  "config-reference.md": configReference,
+  "differences.md": differences,
+  "gate.md": gate,
+  "sleep.md": sleep,
+  "trust-model.md": trustModel,
+};
+
+/** The topic name of a page: its file name without `.md` (`index` for README.md). */
+export function topicOf(file: string): string {
+  return file === "README.md" ? "index" : file.replace(/\.md$/, "");
+}
+
+/** The page's title: its first `# ` heading. */
+export function titleOf(text: string): string {
+  const line = text.split("\n").find((l) => l.startsWith("# "));
+  return line ? line.slice(2).trim() : "";
+}
