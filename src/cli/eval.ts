@@ -1,7 +1,8 @@
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
-import { byTaskType, Evaluator, firstN, formatViolation, meanScores, NO_EVENTS, noAnswerError, type Role, type TaskItem } from "../engine/index.ts";
+import { byTaskType, Evaluator, firstN, formatViolation, gateSettings, meanScores, NO_EVENTS, noAnswerError, type Role, type TaskItem } from "../engine/index.ts";
+import { compareFlags, runComparison } from "./eval-compare.ts";
 import { compactTimestamp, NoAnswerError, readSkillFile, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { createConsole } from "../report/console.ts";
 import { configArgs, globalArgs, jsonArg } from "./args.ts";
@@ -32,6 +33,26 @@ function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
 }
 
 
+/** The --baseline flags, read and checked; undefined without --baseline. */
+function baselineOptions(args: Record<string, unknown>, cwd: string) {
+  if (!args.baseline) {
+    const stray = ["baseline-label", "title", "markdown", "noise-items"].find((k) => args[k] !== undefined);
+    if (stray) throw new UsageError(`--${stray} needs --baseline OLD_SKILL`);
+    return undefined;
+  }
+  const path = resolve(cwd, String(args.baseline));
+  const raw = args["noise-items"];
+  const noiseItems = raw === undefined ? undefined : Number(raw);
+  if (noiseItems !== undefined && !(Number.isInteger(noiseItems) && noiseItems >= 0)) throw new UsageError(`--noise-items must be a whole number ≥ 0 (got ${raw})`);
+  return {
+    baseline: { path, text: readSkillFile(path, "--baseline"), label: String(args["baseline-label"] ?? "baseline") },
+    title: args.title === undefined ? undefined : String(args.title),
+    markdown: args.markdown === undefined ? undefined : String(args.markdown),
+    noiseItems,
+    ...compareFlags(args),
+  };
+}
+
 export default defineCommand({
   meta: COMMAND_META.eval,
   args: {
@@ -43,6 +64,13 @@ export default defineCommand({
     out: { type: "string", description: "Output directory (default outputs/eval_<env>_<timestamp>)", valueHint: "DIR" },
     "fail-under": { type: "string", description: "Exit 1 when the hard score is below this (for CI)", valueHint: "SCORE" },
     cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
+    baseline: { type: "string", description: "Compare with this skill on the same items and samples (a pull-request check): flips, Δ with its interval, verdict", valueHint: "OLD_SKILL" },
+    "baseline-label": { type: "string", description: "With --baseline: what to call the baseline in the report (e.g. the base branch)", valueHint: "TEXT" },
+    title: { type: "string", description: "With --baseline: the report's heading (default: the skill path)", valueHint: "TEXT" },
+    format: { type: "string", description: "With --baseline: text or markdown (a comment-ready report on stdout)", default: "text", valueHint: "FORMAT" },
+    markdown: { type: "string", description: "With --baseline: also write the Markdown report to this file", valueHint: "FILE" },
+    "fail-on": { type: "string", description: "With --baseline: regression (exit 1 on a confident regression, the default) or undecided (also on undecided)", default: "regression", valueHint: "WHEN" },
+    "noise-items": { type: "string", description: "With --baseline: baseline items re-sampled to measure the flip rate for the power statement (default evaluation.noise_floor_items)", valueHint: "N" },
   },
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
@@ -52,6 +80,8 @@ export default defineCommand({
     const split = canonicalSplit(String(args.split ?? "all"));
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
     if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1)) throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
+    const compare = baselineOptions(args, cwd);
+    if (compare && failUnder !== undefined) throw new UsageError("--fail-under and --baseline cannot be combined", { hint: "--baseline fails on a confident regression (--fail-on undecided to fail on undecided too)" });
     const { out_root: outRoot, ...legacy } = collectLegacy(rawArgs, LEGACY_EVAL_FLAGS);
     const loaded = loadFromInput(configInputOf(args, rawArgs, legacy));
     const config = loaded.config;
@@ -76,6 +106,12 @@ export default defineCommand({
       if (!quiet) process.stderr.write(`  ${backendLine(client)}\n  [eval] split=${split} items=${items.length} skill=${relative(cwd, skillPath)}\n`);
       const events = quiet ? NO_EVENTS : createConsole({ write: (s) => process.stderr.write(s), tty: Boolean(process.stderr.isTTY), quiet: false });
       const ev = new Evaluator(bench, ctx, config.env.workers ?? 16, events);
+      if (compare) {
+        const gate = gateSettings(config.evaluation);
+        const noiseItems = compare.noiseItems ?? gate.noiseFloorItems;
+        await runComparison({ ev, client, gate, items, candidate: { path: skillPath, text: skill }, baseline: compare.baseline, title: compare.title ?? relative(cwd, skillPath), benchmark: bench.name, split, backend: client.info.target?.backend === "sim" ? "sim (offline simulator)" : client.info.target?.backend, out, format: compare.format, markdownFile: compare.markdown, failOn: compare.failOn, noiseItems, cwd });
+        return;
+      }
       const res = await ev.run(skill, items, `eval ${split}`);
       const totals = client.snapshot();
       const sim = client.info.target?.backend === "sim";

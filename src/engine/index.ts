@@ -2,7 +2,8 @@ export { applyEdits, type ApplySummary, type Edit, type EditReportRow, findAncho
 export { type ErroredItem, type SetOutcome, Evaluator, MOSTLY_ERRORED, meanScores, noAnswerError, noAnswerReason, requireAnswers, skillHash } from "./evaluate.ts";
 export { type EngineEvent, type EngineEvents, NO_EVENTS } from "./events.ts";
 export { decide, decideOnItems, gateScore, gateSettings, type GateSettings, semanticDensity } from "./gate.ts";
-export { type GateDecision, PairedSequentialTest, type SequentialSettings, type Verdict } from "./sequential.ts";
+export { detectableGain, type GateDecision, PairedSequentialTest, type SequentialSettings, type Verdict } from "./sequential.ts";
+export { type CompareVerdict, compareSkills, countFlips, type FlipRow, type SkillComparison } from "./compare.ts";
 export { PROMPT_NAMES, type PromptName, type PromptSet } from "./messages.ts";
 export { type CallPlan, mergeCallsFor, planCalls, planEpoch } from "./plan.ts";
 export type * from "./ports.ts";
