@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { compatFlags, KEY_ENV } from "../benchmarks/e2e-support.ts";
+import { compatFlags, KEY_ENV } from "../benchmarks/support/e2e.ts";
 import { runCli } from "../support/cli.ts";
 import { type FakeReply, startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
