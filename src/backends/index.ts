@@ -32,7 +32,6 @@ export type { CallEvent } from "./client.ts";
 export { cacheKey } from "./call-cache.ts";
 export { isConfigurationFailure } from "./client.ts";
 export { type CliProbe, probeCli } from "./exec/probe.ts";
-export { extractJson } from "./json.ts";
 export type { LedgerSummary, StageTotals } from "./ledger.ts";
 export { Limiter } from "./limiter.ts";
 export { builtinPrices, loadUserPricing, parsePricing, type Price, PriceTable, userPricingPath } from "./pricing.ts";

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { ChatRequest, ChatResponse, JsonResult } from "../engine/ports.ts";
-import { extractJson } from "./json.ts";
+import { extractJson } from "../lib/index.ts";
 
 type Drop = <T>(reason: string, response: ChatResponse, detail: string) => JsonResult<T>;
 

@@ -5,11 +5,16 @@ import { stripRegions } from "./skill-doc.ts";
 
 export const DEFAULT_LEADING_WORDS = ["must", "always", "never", "only", "critical", "important", "resolve", "prefer", "ensure", "strict", "verify"];
 
-/** Gate settings resolved from the evaluation section. */
-export interface GateSettings {
-  useGate: boolean;
+/** How a gate turns an item's (hard, soft) into one number; the engine's and Sleep's gates share it. */
+export interface GateMetric {
   metric: "hard" | "soft" | "mixed";
+  /** The soft share under `mixed`, clamped to [0, 1]. */
   mixedWeight: number;
+}
+
+/** Gate settings resolved from the evaluation section. */
+export interface GateSettings extends GateMetric {
+  useGate: boolean;
   densityWeight: number;
   leadingWords: Set<string>;
   earlyReject: boolean;
@@ -74,10 +79,11 @@ export function semanticDensity(skill: string, words: Set<string>): number {
 }
 
 /** Per-item score under the gate metric (bounded in [0,1] for every metric). */
-export function itemScore(g: GateSettings, hard: number, soft: number): number {
-  if (g.metric === "hard") return hard;
-  if (g.metric === "soft") return soft;
-  return (1 - g.mixedWeight) * hard + g.mixedWeight * soft;
+export function itemScore(m: GateMetric, hard: number, soft: number): number {
+  if (m.metric === "hard") return hard;
+  if (m.metric === "soft") return soft;
+  const w = Math.min(1, Math.max(0, m.mixedWeight));
+  return (1 - w) * hard + w * soft;
 }
 
 /** The gate score of a skill from its mean hard and soft scores. */

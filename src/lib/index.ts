@@ -13,3 +13,4 @@ export * from "./child-env.ts";
 export * from "./process.ts";
 export * from "./time.ts";
 export * from "./input-file.ts";
+export * from "./model-json.ts";

@@ -1,7 +1,8 @@
 import { redactText } from "../lib/index.ts";
+import { type GateMetric, itemScore } from "../engine/index.ts";
 import { BudgetExhaustedError } from "./budget.ts";
 import type { ContrastSet } from "./backend/types.ts";
-import { type GateMetric, gateEdits, gateScore, type Incumbent, resultsScore, SLEEP_SEQUENTIAL, sleepDecision, taskDeltas } from "./gate.ts";
+import { gateEdits, type Incumbent, resultsScore, SLEEP_SEQUENTIAL, sleepDecision, taskDeltas } from "./gate.ts";
 import { applyEdits } from "./learned-block.ts";
 import { type ReplayContext, replayBatch, replayOne } from "./replay.ts";
 import type { ConsolidateResult, EditRecord, GateAction, GateTrial, ReplayResult, TaskRecord } from "./types.ts";
@@ -38,7 +39,7 @@ async function contrastSets(ctx: ReplayContext, train: readonly TaskRecord[], fi
     const more = await Promise.all(train.map((t) => replayOne(ctx, t, skill, memory, `${phase}:rollout`, s)));
     for (const [i, r] of more.entries()) samples[i]!.push(r);
   }
-  const score = (r: ReplayResult) => gateScore(r.hard, r.soft, metric);
+  const score = (r: ReplayResult) => itemScore(metric, r.hard, r.soft);
   return train
     .map((task, i) => {
       const sorted = [...samples[i]!].sort((a, b) => score(b) - score(a));

@@ -1,26 +1,12 @@
-import { decideOnItems, type GateDecision, type SequentialSettings } from "../engine/index.ts";
+import { decideOnItems, type GateDecision, type GateMetric, itemScore, type SequentialSettings } from "../engine/index.ts";
 import { applyEdits } from "./learned-block.ts";
 import { aggregateScores } from "./replay.ts";
 import type { EditRecord, GateTrial, ReplayResult, TaskDelta, TaskRecord } from "./types.ts";
 
-/** How the gate turns hard/soft into one number (spec §6.4). */
-export interface GateMetric {
-  metric: "hard" | "soft" | "mixed";
-  mixedWeight: number;
-}
-
-/** The gate score of (hard, soft). */
-export function gateScore(hard: number, soft: number, m: GateMetric): number {
-  if (m.metric === "hard") return hard;
-  if (m.metric === "soft") return soft;
-  const w = Math.min(1, Math.max(0, m.mixedWeight));
-  return (1 - w) * hard + w * soft;
-}
-
-/** Gate score of a set of results. */
+/** Gate score of a set of results (spec §6.4: the engine's item score of the mean hard and soft). */
 export function resultsScore(results: readonly ReplayResult[], m: GateMetric): number {
   const { hard, soft } = aggregateScores(results);
-  return gateScore(hard, soft, m);
+  return itemScore(m, hard, soft);
 }
 
 /** Per-task deltas between two replays of the val split (spec §6.5). */
@@ -30,8 +16,8 @@ export function taskDeltas(tasks: readonly TaskRecord[], base: readonly ReplayRe
   return tasks.map((t) => {
     const br = b.get(t.id);
     const cr = c.get(t.id);
-    const bs = br ? gateScore(br.hard, br.soft, m) : Number.NaN;
-    const cs = cr ? gateScore(cr.hard, cr.soft, m) : Number.NaN;
+    const bs = br ? itemScore(m, br.hard, br.soft) : Number.NaN;
+    const cs = cr ? itemScore(m, cr.hard, cr.soft) : Number.NaN;
     const finite = Number.isFinite(bs) && Number.isFinite(cs);
     const status = !finite ? "regressed" : cs > bs ? "improved" : cs < bs ? "regressed" : "unchanged";
     return { task_id: t.id, tags: t.tags, baseline_score: Number.isFinite(bs) ? bs : null, candidate_score: Number.isFinite(cs) ? cs : null, status, scores_are_finite: finite };

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { decide, gateScore, gateSettings, semanticDensity } from "../../src/engine/index.ts";
+import { decide, gateScore, gateSettings, itemScore, semanticDensity } from "../../src/engine/index.ts";
+import { resultsScore } from "../../src/sleep/gate.ts";
 import { quickConfig, trainOnSim } from "./support.ts";
 
 const ev = (over: Record<string, unknown> = {}) =>
@@ -24,6 +25,17 @@ describe("gate (spec §2.8, Appendix A)", () => {
     expect(gateScore(ev({ gate_metric: "mixed" }), 1, 0, "")).toBe(0.5);
     expect(gateScore(ev({ gate_metric: "mixed", gate_mixed_weight: 0.25 }), 0.8, 0.4, "")).toBeCloseTo(0.7, 12);
     expect(() => ev({ gate_metric: "median" })).toThrow("gate_metric");
+  });
+
+  test("one item score for both gates: Sleep's metric (mean hard/soft, no density term) clamps its mixed weight", () => {
+    expect(itemScore({ metric: "mixed", mixedWeight: 0.25 }, 1, 0)).toBe(0.75);
+    expect(itemScore({ metric: "mixed", mixedWeight: 3 }, 1, 0)).toBe(0);
+    expect(itemScore({ metric: "mixed", mixedWeight: -1 }, 1, 0)).toBe(1);
+    const results = [
+      { id: "a", hard: 1, soft: 0.5 },
+      { id: "b", hard: 0, soft: 0.5 },
+    ].map((r) => ({ ...r, response: "", fail_reason: "", task_type: "", judge_rationale: "", tools_called: [], tokens: 0, latency_ms: 0 }));
+    expect(resultsScore(results, { metric: "mixed", mixedWeight: 0.5 })).toBe(itemScore(ev({ gate_metric: "mixed" }), 0.5, 0.5));
   });
 
   test("strict improvement over current; ties reject; accept vs accept_new_best; gate off force-accepts", () => {

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { BenchmarkContext } from "../../engine/ports.ts";
-import { canonicalJson, ConfigError, errorMessage } from "../../lib/index.ts";
+import { canonicalJson, ConfigError, errorMessage, extractJson } from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-guard.ts";
 import { tryJson } from "../shared/formats.ts";
@@ -85,32 +85,10 @@ export function scoreF1(answer: string, refs: string[]): Score {
   return { hard: em, soft: f1, reason: em ? undefined : `F1=${f1.toFixed(3)} against ${JSON.stringify(refs)}` };
 }
 
-/** The JSON value in a reply: a fenced block, the whole text, or the outermost object/array. */
-export function extractJsonValue(text: string): unknown {
-  const fenced = /```(?:json)?\s*\n([\s\S]*?)```/i.exec(text)?.[1];
-  for (const candidate of [fenced, text.trim()]) {
-    if (candidate === undefined) continue;
-    const parsed = tryJson(candidate.trim());
-    if (parsed !== undefined) return parsed;
-  }
-  for (const [open, close] of [
-    ["{", "}"],
-    ["[", "]"],
-  ] as const) {
-    const start = text.indexOf(open);
-    const end = text.lastIndexOf(close);
-    if (start >= 0 && end > start) {
-      const parsed = tryJson(text.slice(start, end + 1));
-      if (parsed !== undefined) return parsed;
-    }
-  }
-  return undefined;
-}
-
 /** json_match: deep equality of the parsed answer with the reference; soft = share of matching top-level keys. */
 export function scoreJsonMatch(answer: string, reference: unknown): Score {
   const expected = typeof reference === "string" ? (tryJson(reference) ?? reference) : reference;
-  const got = extractJsonValue(answer);
+  const got = extractJson(answer, "value");
   if (got === undefined) return { hard: 0, soft: 0, reason: "the answer holds no JSON value" };
   if (canonicalJson(got) === canonicalJson(expected)) return { hard: 1, soft: 1 };
   if (expected && typeof expected === "object" && !Array.isArray(expected) && got && typeof got === "object" && !Array.isArray(got)) {

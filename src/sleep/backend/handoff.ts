@@ -1,10 +1,9 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { redactText, SkilloptError, sha256, writeFileAtomic, writeJsonAtomic } from "../../lib/index.ts";
+import { extractJson, redactText, SkilloptError, sha256, writeFileAtomic, writeJsonAtomic } from "../../lib/index.ts";
 import type { SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
 import { scoreExact } from "../judges.ts";
-import { extractJsonArray } from "./model.ts";
 import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
 import type { SleepBackend } from "./types.ts";
 
@@ -92,20 +91,16 @@ export function createHandoffBackend(_cfg: SleepConfig, opts: { project: string;
       if (response.startsWith(PENDING_PREFIX)) stop();
       const raw = call(judgePrompt(task.reference || task.intent, response), 200);
       if (raw.startsWith(PENDING_PREFIX)) return { hard: 0, soft: 0, rationale: "pending", tokens: 0 };
-      const m = /\{[\s\S]*?\}/.exec(raw);
-      try {
-        const score = Number((JSON.parse(m?.[0] ?? "") as { score: unknown }).score);
-        if (Number.isFinite(score)) return { hard: score >= 0.8 ? 1 : 0, soft: Math.min(1, Math.max(0, score)), rationale: `score ${score}`, tokens: 0 };
-      } catch {
-        // Falls through to the keyword proxy below.
-      }
+      const verdict = extractJson(raw);
+      const score = verdict && typeof verdict === "object" && "score" in verdict ? Number(verdict.score) : Number.NaN;
+      if (Number.isFinite(score)) return { hard: score >= 0.8 ? 1 : 0, soft: Math.min(1, Math.max(0, score)), rationale: `score ${score}`, tokens: 0 };
       return { ...scoreExact(task.reference || task.intent, response), rationale: "judge-parse-failed", tokens: 0 };
     },
     async reflect(input) {
       if (input.failures.length === 0) return { edits: [], raw: "", tokens: 0 };
       const raw = call(reflectPrompt(input, false), 1024);
       if (raw.startsWith(PENDING_PREFIX)) stop();
-      const arr = extractJsonArray(raw) ?? [];
+      const arr = extractJson(raw, "array") ?? [];
       const edits = arr
         .filter((x): x is Record<string, unknown> => typeof x === "object" && x !== null && typeof (x as Record<string, unknown>).content === "string")
         .slice(0, input.editBudget)
@@ -119,7 +114,7 @@ export function createHandoffBackend(_cfg: SleepConfig, opts: { project: string;
     async mine(input) {
       const raw = call(minerPrompt(input), 800);
       if (raw.startsWith(PENDING_PREFIX)) return [];
-      return (extractJsonArray(raw) ?? [])
+      return (extractJson(raw, "array") ?? [])
         .filter((x): x is Record<string, unknown> => typeof x === "object" && x !== null)
         .map((x) => ({
           intent: String(x.intent ?? ""),

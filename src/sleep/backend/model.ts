@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import type { ModelClient } from "../../engine/ports.ts";
-import { BackendError, UnsupportedError, errorMessage, redactText } from "../../lib/index.ts";
+import { BackendError, UnsupportedError, errorMessage, extractJson, redactText } from "../../lib/index.ts";
 import { createModelClient, describeRoles, sleepModelConfig } from "../../backends/index.ts";
 import type { SleepBackendName, SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
@@ -22,37 +22,6 @@ const CandidateSchema = v.looseObject({
   rubric: v.optional(v.string(), ""),
   satisfied: v.optional(v.boolean()),
 });
-
-/** First balanced JSON array in a reply (not the greedy first-[ to last-] of §12.1 #26). */
-export function extractJsonArray(text: string): unknown[] | undefined {
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text)?.[1];
-  for (const src of fenced ? [fenced, text] : [text]) {
-    for (let start = src.indexOf("["); start >= 0; start = src.indexOf("[", start + 1)) {
-      let depth = 0;
-      let inStr = false;
-      for (let i = start; i < src.length; i++) {
-        const c = src[i];
-        if (inStr) {
-          if (c === "\\") i++;
-          else if (c === '"') inStr = false;
-          continue;
-        }
-        if (c === '"') inStr = true;
-        else if (c === "[") depth++;
-        else if (c === "]" && --depth === 0) {
-          try {
-            const parsed = JSON.parse(src.slice(start, i + 1));
-            if (Array.isArray(parsed)) return parsed;
-          } catch {
-            break;
-          }
-          break;
-        }
-      }
-    }
-  }
-  return undefined;
-}
 
 /**
  * A Sleep backend over the shared model layer (spec §5.9 expressed as configurations of it): attempts
@@ -116,7 +85,7 @@ export function modelSleepBackend(client: ModelClient, o: { name: string; model:
         tokens += r.usage.promptTokens + r.usage.completionTokens;
         self.ledger?.record("reflect", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
         raw = r.text;
-        const arr = extractJsonArray(raw);
+        const arr = extractJson(raw, "array");
         if (!arr || arr.length === 0) continue;
         const edits: EditRecord[] = [];
         for (const item of arr) {
@@ -137,7 +106,7 @@ export function modelSleepBackend(client: ModelClient, o: { name: string; model:
       const tokens = r.usage.promptTokens + r.usage.completionTokens;
       self.ledger?.record("contrast", tokens, r.costUsd, r.cached);
       const edits: EditRecord[] = [];
-      for (const item of extractJsonArray(r.text) ?? []) {
+      for (const item of extractJson(r.text, "array") ?? []) {
         const p = v.safeParse(EditSchema, item);
         if (p.success && p.output.content.trim()) edits.push({ target: input.target, op: "add", content: p.output.content.trim(), anchor: "", rationale: p.output.rationale.trim() });
         if (edits.length >= input.editBudget) break;
@@ -148,7 +117,7 @@ export function modelSleepBackend(client: ModelClient, o: { name: string; model:
       self.ledger?.check();
       const r = await client.chat("optimizer", { stage: "sleep_mine", messages: [{ role: "user", content: minerPrompt(input) }], maxTokens: 800 });
       self.ledger?.record("mine", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
-      const arr = extractJsonArray(r.text) ?? [];
+      const arr = extractJson(r.text, "array") ?? [];
       const out: MinedCandidate[] = [];
       for (const item of arr) {
         const p = v.safeParse(CandidateSchema, item);
