@@ -20,6 +20,7 @@ const ALLOWED: Record<string, { runtime: string[] | "*"; typeOnly: string[] }> =
   benchmarks: { runtime: ["lib", "prompts"], typeOnly: ["engine", "config", "backends"] },
   run: { runtime: ["lib", "store"], typeOnly: ["engine", "config"] },
   report: { runtime: ["lib", "store", "run"], typeOnly: ["engine", "sleep", "config", "backends"] },
+  mcp: { runtime: ["lib", "run"], typeOnly: [] },
   sleep: { runtime: ["lib", "engine", "benchmarks", "store", "backends", "config", "prompts", "report"], typeOnly: [] },
 };
 

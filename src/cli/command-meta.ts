@@ -11,5 +11,6 @@ export const COMMAND_META = {
   configs: { name: "configs", description: "List the bundled configs (use a name with --config)" },
   config: { name: "config", description: "Print the fully resolved configuration (secrets masked)" },
   docs: { name: "docs", description: "Print a page of the documentation (embedded; works offline): skillopt docs TOPIC" },
+  mcp: { name: "mcp", description: "Serve the Model Context Protocol over stdio: runs, train, eval and Sleep as tools for coding agents" },
   version: { name: "version", description: "Print version, commit and Bun version" },
 } as const;

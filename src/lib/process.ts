@@ -11,3 +11,10 @@ export function processAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
+
+/** How to start skillopt again from inside itself: the compiled binary, or bun + the entry file. */
+export function selfCommand(): string[] {
+  const main = Bun.main;
+  if (/\.[cm]?[jt]s$/.test(main) && !main.startsWith("/$bunfs") && !/^[A-Z]:[\\/]~BUN/.test(main)) return [process.execPath, main];
+  return [process.execPath];
+}

@@ -155,9 +155,5 @@ export class Launcher {
   }
 }
 
-/** How to start skillopt again from inside itself: the compiled binary, or bun + the entry file. */
-export function selfCommand(): string[] {
-  const main = Bun.main;
-  if (/\.[cm]?[jt]s$/.test(main) && !main.startsWith("/$bunfs") && !/^[A-Z]:[\\/]~BUN/.test(main)) return [process.execPath, main];
-  return [process.execPath];
-}
+/** How to start skillopt again from inside itself (re-exported for the dashboard's callers). */
+export { selfCommand } from "../lib/index.ts";

@@ -1,0 +1,42 @@
+import { Children } from "./children.ts";
+import { runTools } from "./run-tools.ts";
+import { serveStdio, type Tool } from "./server.ts";
+import { sleepTools } from "./sleep-tools.ts";
+
+export { McpServer, PROTOCOL_VERSIONS, type Tool, type ToolOutcome } from "./server.ts";
+
+const INSTRUCTIONS = [
+  "SkillOpt trains skill documents (SKILL.md, AGENTS.md, system prompts) for LLM agents, and its Sleep cycle learns from local coding-agent sessions.",
+  "train starts a run in the background and returns its folder; follow it with run_status. eval scores a skill file.",
+  "sleep_review stages a proposal without touching live files; show sleep_diff to the user, and call sleep_adopt with confirm: true only after they agree.",
+].join(" ");
+
+/** Every tool the server offers, each a thin shell around the CLI command of the same name. */
+export function mcpTools(command: readonly string[], cwd: string): { tools: Tool[]; children: Children } {
+  const children = new Children(command, cwd);
+  return { tools: [...runTools(children, cwd), ...sleepTools(children)], children };
+}
+
+/**
+ * Serve MCP over stdio until the client closes stdin, then stop every child this server started
+ * (SIGINT, so a training run marks itself interrupted). SIGTERM or SIGINT to the server kills them at once.
+ */
+export async function serveMcp(opts: { command: readonly string[]; cwd: string; version: string }): Promise<void> {
+  const { tools, children } = mcpTools(opts.command, opts.cwd);
+  const stop = new AbortController();
+  const onSignal = () => {
+    stop.abort();
+    void children.stopAll(0);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  try {
+    await serveStdio({ name: "skillopt", version: opts.version, instructions: INSTRUCTIONS, tools }, { stop: stop.signal, onEnd: () => children.stopAll(EOF_GRACE_MS) });
+  } finally {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  }
+}
+
+/** How long a child gets after the client went away; MCP clients commonly wait 2 s before SIGTERM. */
+const EOF_GRACE_MS = 1500;

@@ -1,0 +1,137 @@
+import { existsSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { compactTimestamp } from "../lib/index.ts";
+import { isRunDir, listRunRows, readRunRow } from "../run/index.ts";
+import type { Child, CliOutcome, Children } from "./children.ts";
+import { lastLine, toolOutcome } from "./cli-call.ts";
+import { type Args, flagsOf } from "./fields.ts";
+import type { Tool } from "./server.ts";
+
+/** A training run this server started, watched until it ends. */
+interface Launch {
+  out: string;
+  child: Child;
+  outcome?: CliOutcome;
+}
+
+const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
+
+function slug(config: string): string {
+  const base = config.replace(/\.ya?ml$/, "").split(/[\\/]/).filter(Boolean).pop() ?? "run";
+  return base.replace(/[^\w.-]+/g, "_") || "run";
+}
+
+const CONFIG_FIELDS = {
+  config: { type: "string", required: true, description: "Bundled config name (see `skillopt configs`, e.g. quickstart) or a YAML file path" },
+  set: { type: "strings", description: "Overrides, each section.key=value (as --set)" },
+} as const;
+
+/** The run tools: list, status, train (detached), eval, report. */
+export function runTools(children: Children, cwd: string): Tool[] {
+  const launches = new Map<string, Launch>();
+  const outputs = join(cwd, "outputs");
+
+  /** A run folder from a path, or a name under outputs/. */
+  function runDir(run: string): string {
+    const direct = resolve(cwd, run);
+    if (isDir(direct) || launches.has(direct)) return direct;
+    const named = join(outputs, run);
+    if (isDir(named) || launches.has(named)) return named;
+    throw new Error(`${run}: no such run folder (neither a path nor a name under ${outputs}; the runs tool lists them)`);
+  }
+
+  function newOut(config: string): string {
+    const base = join(outputs, `${slug(config)}_${compactTimestamp()}`);
+    let out = base;
+    for (let i = 2; existsSync(out) || launches.has(out); i++) out = `${base}-${i}`;
+    return out;
+  }
+
+  return [
+    {
+      name: "runs",
+      title: "List runs",
+      description: "List training and eval runs under a folder (default outputs/) with status, steps, best score and cost, as `skillopt runs --json`.",
+      fields: { dir: { type: "string", description: "Folder holding runs (default outputs/)" } },
+      annotations: { readOnlyHint: true },
+      async call(args) {
+        const root = resolve(cwd, String(args.dir ?? "outputs"));
+        if (!isDir(root)) {
+          if (args.dir) return { ok: false, message: `${args.dir}: no such directory` };
+          return { ok: true, data: { runs: [] } };
+        }
+        return { ok: true, data: { runs: listRunRows(root) } };
+      },
+    },
+    {
+      name: "run_status",
+      title: "Run status",
+      description:
+        "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost. For a run started with the train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
+      fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
+      annotations: { readOnlyHint: true },
+      async call(args) {
+        const dir = runDir(String(args.run));
+        const launch = launches.get(dir);
+        const row = isRunDir(dir) ? readRunRow(dir) : undefined;
+        const proc = launch
+          ? {
+              pid: launch.child.proc.pid,
+              alive: launch.outcome === undefined,
+              exit_code: launch.outcome?.code ?? null,
+              error: launch.outcome && launch.outcome.code !== 0 ? (toolOutcome("train", launch.outcome) as { message?: string }).message ?? lastLine(launch.outcome.stderr) ?? null : null,
+            }
+          : null;
+        // While the child that writes the folder is alive, a store not yet readable means it is starting.
+        const status = proc?.alive && (!row || row.status === "unknown") ? "starting" : row && row.status !== "unknown" ? row.status : proc?.error ? "failed" : (row?.status ?? "unknown");
+        return { ok: true, data: { dir, run_id: basename(dir), status, steps: row?.steps ?? 0, total_steps: row?.total_steps ?? null, best: row?.best ?? null, row: row ?? null, process: proc } };
+      },
+    },
+    {
+      name: "train",
+      title: "Start a training run",
+      description:
+        "Start `skillopt train --config … --out DIR` in the background and return at once with the run id and folder; follow it with run_status. `--config quickstart` trains offline on the built-in simulator.",
+      fields: { ...CONFIG_FIELDS, out: { type: "string", description: "Output folder (default outputs/<config>_<timestamp>)" } },
+      async call(args) {
+        const out = args.out ? resolve(cwd, String(args.out)) : newOut(String(args.config));
+        if (launches.get(out)?.outcome === undefined && launches.has(out)) return { ok: false, message: `${out}: a run this server started is still writing there` };
+        const child = children.start(["train", ...flagsOf(args, ["config", "set"]), `--out=${out}`, "--json"]);
+        const launch: Launch = { out, child };
+        launches.set(out, launch);
+        void child.done.then((o) => {
+          launch.outcome = o;
+        });
+        return { ok: true, data: { run_id: basename(out), out, pid: child.proc.pid, status: "started" } };
+      },
+    },
+    {
+      name: "eval",
+      title: "Score a skill",
+      description: "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results were saved). Waits for the evaluation to end; cancel the call to stop it.",
+      fields: {
+        ...CONFIG_FIELDS,
+        skill: { type: "string", required: true, description: "Skill file to score (e.g. a run's best_skill.md)" },
+        split: { type: "string", description: "train | val | test | all (default all)" },
+        out: { type: "string", description: "Output folder (default outputs/eval_<env>_<timestamp>)" },
+        fail_under: { type: "number", description: "Report passed=false when the hard score is below this" },
+        cache: { type: "boolean", description: "Use the model-call cache (default true)" },
+      },
+      async call(args, signal) {
+        const noCache = args.cache === false ? ["--no-cache"] : [];
+        const out = await children.run(["eval", ...flagsOf(args, ["config", "set", "skill", "split", "out", "fail_under"]), ...noCache, "--json"], signal);
+        return toolOutcome("eval", out);
+      },
+    },
+    {
+      name: "report",
+      title: "Report location",
+      description: "Write (or refresh) a run's self-contained HTML report and return its path, as `skillopt report DIR --json`.",
+      fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
+      async call(args: Args, signal) {
+        const dir = runDir(String(args.run));
+        return toolOutcome("report", await children.run(["report", dir, "--json"], signal));
+      },
+    },
+  ];
+}
