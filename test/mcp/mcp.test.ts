@@ -3,12 +3,10 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { processAlive } from "../../src/lib/index.ts";
-import { compatFlags, KEY_ENV } from "../benchmarks/e2e-support.ts";
-import { FIXTURES } from "../benchmarks/support.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome, changedFiles, hashTree } from "../sleep/support/fake-home.ts";
-import { childrenOf, connectMcp, dataOf, errorOf, until } from "./support.ts";
+import { childrenOf, connectMcp, dataOf, errorOf, KEY_ENV, searchqaOn, until } from "./support.ts";
 
 const TOOLS = ["eval", "report", "run_status", "runs", "sleep_adopt", "sleep_diff", "sleep_reject", "sleep_review", "sleep_status", "train"];
 
@@ -118,7 +116,7 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     const serverPid = transport.pid!;
     const ctl = new AbortController();
     const call = client.callTool(
-      { name: "eval", arguments: { config: "searchqa", skill: skillFile, set: [`env.split_dir=${join(FIXTURES, "searchqa")}`, ...compatFlags(fake.url).filter((f) => f !== "--set")], cache: false } },
+      { name: "eval", arguments: { config: "searchqa", skill: skillFile, set: searchqaOn(fake.url), cache: false } },
       undefined,
       { signal: ctl.signal },
     );
@@ -140,7 +138,7 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     const mcp = await connectMcp(dir.path, KEY_ENV);
     const serverPid = mcp.transport.pid!;
     const started = dataOf(
-      await mcp.client.callTool({ name: "train", arguments: { config: "searchqa", set: [`env.split_dir=${join(FIXTURES, "searchqa")}`, ...compatFlags(fake.url).filter((f) => f !== "--set")] } }),
+      await mcp.client.callTool({ name: "train", arguments: { config: "searchqa", set: searchqaOn(fake.url) } }),
     );
     const pid = Number(started.pid);
     await fake.waitFor(1);

@@ -55,3 +55,18 @@ export async function childrenOf(pid: number): Promise<number[]> {
     .map((l) => Number(l.trim()))
     .filter((n) => n > 0);
 }
+
+/** A fake endpoint's key (never a real one). */
+export const KEY_ENV = { OPENAI_COMPATIBLE_API_KEY: "sk-fake-mcp-key-0000" };
+
+/** `set` overrides: the searchqa fixture split, both roles on the OpenAI-compatible endpoint at `url`. */
+export function searchqaOn(url: string): string[] {
+  return [
+    `env.split_dir=${join(REPO_ROOT, "fixtures", "benchmarks", "searchqa")}`,
+    "model.optimizer_backend=openai_compatible",
+    "model.target_backend=openai_compatible",
+    `model.openai_compatible_base_url=${url}`,
+    "model.optimizer=opt-model",
+    "model.target=target-model",
+  ];
+}
