@@ -34,6 +34,11 @@ interface Match {
   fuzzy: boolean;
 }
 
+/** The form two passages are compared in when exact text does not match: case and whitespace ignored. */
+export function normalizeForMatch(text: string): string {
+  return text.trim().replace(/\s+/g, " ").toLowerCase();
+}
+
 /**
  * Find `target` in `skill`: exact first occurrence, else a unique match that ignores case and
  * whitespace differences (spec §10.16: exact-only anchors fail silently on trivial drift).
@@ -41,7 +46,7 @@ interface Match {
 export function findAnchor(skill: string, target: string): Match | undefined {
   const i = skill.indexOf(target);
   if (i >= 0) return { start: i, end: i + target.length, fuzzy: false };
-  const t = target.trim().replace(/\s+/g, " ").toLowerCase();
+  const t = normalizeForMatch(target);
   if (t.length < 4) return undefined;
   const map: number[] = [];
   let norm = "";
@@ -65,58 +70,48 @@ export function findAnchor(skill: string, target: string): Match | undefined {
   return { start: map[at]!, end: map[at + t.length - 1]! + 1, fuzzy: true };
 }
 
-function appendText(skill: string, content: string): { text: string; beforeRegion: boolean } {
-  const p = firstRegionStart(skill);
-  if (p >= 0) return { text: `${skill.slice(0, p).trimEnd()}\n\n${content}\n\n${skill.slice(p)}`, beforeRegion: true };
-  return { text: `${skill.trimEnd()}\n\n${content}\n`, beforeRegion: false };
+/** What one op did: the new document and its status, or a skip with the reason. */
+type OpOutcome<D> = { doc: D; status: string; reason?: string } | { skip: string; reason: string };
+
+/** One op of a unit: the document, the edit's cleaned content and target, and where the target was found. */
+type Op<D, M> = (doc: D, content: string, target: string, match: M | undefined) => OpOutcome<D>;
+
+/**
+ * What an edit addresses. The engine edits passages of the whole skill text; Sleep edits the rules
+ * of its learned block (whole bullets, matched by normalised containment, every match changed).
+ */
+interface EditUnit<D, M> {
+  clean(content: string): string;
+  locate(doc: D, target: string): M | undefined;
+  /** Why an edit at `match` may not apply whatever its op, if so. */
+  refuse?(doc: D, match: M): string | undefined;
+  ops: Record<string, Op<D, M>>;
 }
 
-/** Apply edits in order to the evolving document, reporting what happened to each (spec §2.7.1). */
-export function applyEdits(skill: string, edits: readonly Edit[]): { skill: string; report: EditReportRow[]; summary: ApplySummary } {
-  let doc = skill;
+function applyWith<D, M>(unit: EditUnit<D, M>, doc: D, edits: readonly Edit[]): { doc: D; report: EditReportRow[]; summary: ApplySummary } {
   const report: EditReportRow[] = [];
+  const names = Object.keys(unit.ops);
+  const known = `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
   edits.forEach((e, idx) => {
     const op = String(e.op ?? "");
-    const content = stripMarkers(String(e.content ?? "")).trim();
+    const content = unit.clean(String(e.content ?? ""));
     const target = typeof e.target === "string" ? e.target : "";
     const row: EditReportRow = { index: idx + 1, op, target: target.slice(0, 200), content_preview: content.slice(0, 200), status: "" };
-    const skip = (status: string, reason: string) => {
-      row.status = status;
-      row.reason = reason;
-    };
-    const match = target ? findAnchor(doc, target) : undefined;
-    if (match && insideSpans(protectedSpans(doc), match.start)) {
-      skip("skipped_protected_region", "the target lies inside a protected region (frontmatter, slow-update or appendix block), which step edits may not change");
-    } else if (op === "append") {
-      if (!content) skip("skipped_empty_content", "append needs non-empty content");
-      else {
-        const r = appendText(doc, content);
-        doc = r.text;
-        row.status = r.beforeRegion ? "applied_append_before_protected_region" : "applied_append";
-      }
-    } else if (op === "insert_after") {
-      if (!content) skip("skipped_empty_content", "insert_after needs non-empty content");
-      else if (!match) {
-        const r = appendText(doc, content);
-        doc = r.text;
-        row.status = r.beforeRegion ? "applied_insert_after_fallback_before_protected_region" : "applied_insert_after_fallback_append";
-        row.reason = target ? "the anchor was not found, so the content was appended instead" : "no anchor given, so the content was appended";
-      } else {
-        const nl = doc.indexOf("\n", match.end);
-        const at = nl < 0 ? doc.length : nl + 1;
-        const head = nl < 0 ? `${doc}\n` : doc.slice(0, at);
-        doc = `${head}\n${content}\n${doc.slice(at)}`;
-        row.status = match.fuzzy ? "applied_insert_after_fuzzy" : "applied_insert_after";
-      }
-    } else if (op === "replace" || op === "delete") {
-      if (!target) skip(`skipped_${op}_missing_target`, `${op} needs a target: an exact passage of the current skill`);
-      else if (!match) skip(`skipped_${op}_target_not_found`, `the target text does not occur in the current skill (quote it exactly)`);
-      else {
-        doc = doc.slice(0, match.start) + (op === "replace" ? content : "") + doc.slice(match.end);
-        row.status = `applied_${op}${match.fuzzy ? "_fuzzy" : ""}`;
-      }
+    const match = target ? unit.locate(doc, target) : undefined;
+    const refused = match === undefined ? undefined : unit.refuse?.(doc, match);
+    const run = unit.ops[op];
+    const out: OpOutcome<D> = refused
+      ? { skip: "skipped_protected_region", reason: refused }
+      : run
+        ? run(doc, content, target, match)
+        : { skip: "skipped_unknown_op", reason: `unknown op "${op}" (use ${known})` };
+    if ("skip" in out) {
+      row.status = out.skip;
+      row.reason = out.reason;
     } else {
-      skip("skipped_unknown_op", `unknown op "${op}" (use append, insert_after, replace or delete)`);
+      doc = out.doc;
+      row.status = out.status;
+      if (out.reason) row.reason = out.reason;
     }
     report.push(row);
   });
@@ -126,5 +121,101 @@ export function applyEdits(skill: string, edits: readonly Edit[]): { skill: stri
     skipped: report.filter((r) => r.status.startsWith("skipped")).length,
     errors: report.filter((r) => r.status === "error").length,
   };
-  return { skill: doc, report, summary };
+  return { doc, report, summary };
+}
+
+function appendText(skill: string, content: string): { text: string; beforeRegion: boolean } {
+  const p = firstRegionStart(skill);
+  if (p >= 0) return { text: `${skill.slice(0, p).trimEnd()}\n\n${content}\n\n${skill.slice(p)}`, beforeRegion: true };
+  return { text: `${skill.trimEnd()}\n\n${content}\n`, beforeRegion: false };
+}
+
+const empty = (op: string) => ({ skip: "skipped_empty_content", reason: `${op} needs non-empty content` });
+
+function cut(op: "replace" | "delete"): Op<string, Match> {
+  return (doc, content, target, match) => {
+    if (!target) return { skip: `skipped_${op}_missing_target`, reason: `${op} needs a target: an exact passage of the current skill` };
+    if (!match) return { skip: `skipped_${op}_target_not_found`, reason: "the target text does not occur in the current skill (quote it exactly)" };
+    const text = doc.slice(0, match.start) + (op === "replace" ? content : "") + doc.slice(match.end);
+    return { doc: text, status: `applied_${op}${match.fuzzy ? "_fuzzy" : ""}` };
+  };
+}
+
+/** The engine's unit: passages of the skill text; protected regions refuse edits (spec §2.7.1). */
+const TEXT: EditUnit<string, Match> = {
+  clean: (content) => stripMarkers(content).trim(),
+  locate: findAnchor,
+  refuse: (doc, match) =>
+    insideSpans(protectedSpans(doc), match.start)
+      ? "the target lies inside a protected region (frontmatter, slow-update or appendix block), which step edits may not change"
+      : undefined,
+  ops: {
+    append: (doc, content) => {
+      if (!content) return empty("append");
+      const r = appendText(doc, content);
+      return { doc: r.text, status: r.beforeRegion ? "applied_append_before_protected_region" : "applied_append" };
+    },
+    insert_after: (doc, content, target, match) => {
+      if (!content) return empty("insert_after");
+      if (!match) {
+        const r = appendText(doc, content);
+        const reason = target ? "the anchor was not found, so the content was appended instead" : "no anchor given, so the content was appended";
+        return { doc: r.text, status: r.beforeRegion ? "applied_insert_after_fallback_before_protected_region" : "applied_insert_after_fallback_append", reason };
+      }
+      const nl = doc.indexOf("\n", match.end);
+      const at = nl < 0 ? doc.length : nl + 1;
+      const head = nl < 0 ? `${doc}\n` : doc.slice(0, at);
+      return { doc: `${head}\n${content}\n${doc.slice(at)}`, status: match.fuzzy ? "applied_insert_after_fuzzy" : "applied_insert_after" };
+    },
+    replace: cut("replace"),
+    delete: cut("delete"),
+  },
+};
+
+/** Rules containing `target`, compared normalised; undefined when none does. */
+function rulesContaining(rules: readonly string[], target: string): Set<number> | undefined {
+  const t = normalizeForMatch(target);
+  if (!t) return undefined;
+  const hits = new Set(rules.flatMap((r, i) => (normalizeForMatch(r).includes(t) ? [i] : [])));
+  return hits.size ? hits : undefined;
+}
+
+/**
+ * Sleep's unit: whole rules of a list (spec sleep §6.1). `add` appends a rule unless an equal one is
+ * there; `delete` removes every rule containing the target (or, without one, the content); `replace`
+ * rewrites every rule containing the target, and is unmatched when nothing would change.
+ */
+const RULES: EditUnit<readonly string[], Set<number>> = {
+  clean: (content) => content.replace(/\s+/g, " ").trim(),
+  locate: rulesContaining,
+  ops: {
+    add: (rules, content) => {
+      if (!content) return empty("add");
+      if (rules.some((r) => normalizeForMatch(r) === normalizeForMatch(content))) return { skip: "skipped_duplicate", reason: "an equal rule is already there" };
+      return { doc: [...rules, content], status: "applied_add" };
+    },
+    delete: (rules, content, target, match) => {
+      const hits = target ? match : rulesContaining(rules, content);
+      if (!hits) return { skip: "skipped_delete_target_not_found", reason: "no rule contains the target" };
+      return { doc: rules.filter((_, i) => !hits.has(i)), status: "applied_delete" };
+    },
+    replace: (rules, content, _target, match) => {
+      if (!content) return empty("replace");
+      if (!match) return { skip: "skipped_replace_target_not_found", reason: "no rule contains the target" };
+      if ([...match].every((i) => rules[i] === content)) return { skip: "skipped_replace_unchanged", reason: "the rule already reads so" };
+      return { doc: rules.map((r, i) => (match.has(i) ? content : r)), status: "applied_replace" };
+    },
+  },
+};
+
+/** Apply edits in order to the evolving skill text, reporting what happened to each (spec §2.7.1). */
+export function applyEdits(skill: string, edits: readonly Edit[]): { skill: string; report: EditReportRow[]; summary: ApplySummary } {
+  const r = applyWith(TEXT, skill, edits);
+  return { skill: r.doc, report: r.report, summary: r.summary };
+}
+
+/** Apply add/delete/replace edits to a list of rules (Sleep's learned block), reporting what happened to each. */
+export function applyRuleEdits(rules: readonly string[], edits: readonly Edit[]): { rules: string[]; report: EditReportRow[]; summary: ApplySummary } {
+  const r = applyWith(RULES, rules, edits);
+  return { rules: [...r.doc], report: r.report, summary: r.summary };
 }

@@ -1,4 +1,4 @@
-export { applyEdits, type ApplySummary, type Edit, type EditReportRow, findAnchor } from "./edits.ts";
+export { applyEdits, applyRuleEdits, type ApplySummary, type Edit, type EditReportRow, findAnchor } from "./edits.ts";
 export { type ErroredItem, type SetOutcome, Evaluator, MOSTLY_ERRORED, meanScores, noAnswerError, noAnswerReason, requireAnswers, skillHash } from "./evaluate.ts";
 export { type EngineEvent, type EngineEvents, NO_EVENTS } from "./events.ts";
 export { decide, decideOnItems, type GateMetric, gateScore, gateSettings, type GateSettings, itemScore, semanticDensity } from "./gate.ts";

@@ -1,3 +1,4 @@
+import { applyRuleEdits } from "../engine/index.ts";
 import type { EditRecord } from "./types.ts";
 
 /** Exact marker lines of the protected learned block (spec §6.1; kept for compatibility). */
@@ -54,39 +55,15 @@ function renderBlock(rules: readonly string[]): string {
   return [LEARNED_START, HEADING, "", BANNER, "", ...bullets, LEARNED_END].join("\n");
 }
 
-const norm = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
-
-/** Apply edits to the learned block (spec §6.1): returns the new document, applied and unmatched edits. */
+/** Apply edits to the learned block (spec §6.1) with the engine's edit applier on its rules: the new document, applied and unmatched edits. */
 export function applyEdits(doc: string, edits: readonly EditRecord[]): { doc: string; applied: EditRecord[]; unmatched: EditRecord[] } {
-  let rules = getRules(doc);
-  const applied: EditRecord[] = [];
-  const unmatched: EditRecord[] = [];
-  for (const e of edits) {
-    const content = e.content.replace(/\s+/g, " ").trim();
-    if (e.op === "add") {
-      if (!content || rules.some((r) => norm(r) === norm(content))) unmatched.push(e);
-      else {
-        rules = [...rules, content];
-        applied.push(e);
-      }
-    } else if (e.op === "delete") {
-      const anchor = norm(e.anchor || e.content);
-      if (!anchor || !rules.some((r) => norm(r).includes(anchor))) unmatched.push(e);
-      else {
-        rules = rules.filter((r) => !norm(r).includes(anchor));
-        applied.push(e);
-      }
-    } else if (e.op === "replace") {
-      const anchor = norm(e.anchor);
-      const hits = anchor ? rules.filter((r) => norm(r).includes(anchor)) : [];
-      if (!content || hits.length === 0 || hits.every((r) => r === content)) unmatched.push(e);
-      else {
-        rules = rules.map((r) => (norm(r).includes(anchor) ? content : r));
-        applied.push(e);
-      }
-    } else unmatched.push(e);
-  }
-  return { doc: applied.length ? setLearned(doc, rules) : doc, applied, unmatched };
+  const r = applyRuleEdits(
+    getRules(doc),
+    edits.map((e) => ({ op: e.op, content: e.content, target: e.anchor })),
+  );
+  const applied = edits.filter((_, i) => r.report[i]?.status.startsWith("applied"));
+  const unmatched = edits.filter((_, i) => !r.report[i]?.status.startsWith("applied"));
+  return { doc: applied.length ? setLearned(doc, r.rules) : doc, applied, unmatched };
 }
 
 /** Frontmatter + heading for a missing or empty managed skill (spec §6.1). */

@@ -3,6 +3,7 @@ import {
   APPENDIX_END,
   APPENDIX_START,
   applyEdits,
+  applyRuleEdits,
   formatViolation,
   mergeAppendix,
   parseFrontmatter,
@@ -136,5 +137,41 @@ describe("trajectories for the optimizer", () => {
     const first = (out[0]!.trajectory as { content: string }[])[0]!.content;
     expect(first).toContain("characters omitted");
     expect(first.startsWith("xxx")).toBe(true);
+  });
+});
+
+describe("applyRuleEdits: the same applier on Sleep's learned-block rules", () => {
+  const rules = ["Run bun test before pushing.", "Prefer small commits.", "Use   tabs in Makefiles."];
+  test("add appends a rule and refuses one that is already there, compared without case or spacing", () => {
+    const r = applyRuleEdits(rules, [
+      { op: "add", content: "Name  branches after the issue." },
+      { op: "add", content: "prefer SMALL commits." },
+    ]);
+    expect(r.rules).toEqual([...rules, "Name branches after the issue."]);
+    expect(r.report.map((x) => x.status)).toEqual(["applied_add", "skipped_duplicate"]);
+    expect(r.summary).toEqual({ total: 2, applied: 1, skipped: 1, errors: 0 });
+  });
+  test("replace rewrites every rule containing the target; delete falls back to the content as its target", () => {
+    const r = applyRuleEdits(rules, [
+      { op: "replace", target: "use tabs", content: "Use tabs in Makefiles and .gitmodules." },
+      { op: "delete", content: "small commits" },
+    ]);
+    expect(r.rules).toEqual(["Run bun test before pushing.", "Use tabs in Makefiles and .gitmodules."]);
+  });
+  test("a target no rule contains, a replace that changes nothing and an engine-only op are reported, not applied", () => {
+    const r = applyRuleEdits(rules, [
+      { op: "delete", target: "never mentioned" },
+      { op: "replace", target: "small commits", content: "Prefer small commits." },
+      { op: "insert_after", target: "bun test", content: "x" },
+    ]);
+    expect(r.rules).toEqual(rules);
+    expect(r.report.map((x) => [x.status, x.reason])).toEqual([
+      ["skipped_delete_target_not_found", "no rule contains the target"],
+      ["skipped_replace_unchanged", "the rule already reads so"],
+      ["skipped_unknown_op", 'unknown op "insert_after" (use add, delete or replace)'],
+    ]);
+  });
+  test("the skill-text unit names its own ops for an unknown one", () => {
+    expect(applyEdits("# S\n", [{ op: "add", content: "x" }]).report[0]?.reason).toBe('unknown op "add" (use append, insert_after, replace or delete)');
   });
 });
