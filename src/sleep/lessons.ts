@@ -86,7 +86,19 @@ export interface LessonCard {
   last_seen: string;
   sources: EvidenceSource[];
   /** "unverified" (no replay ran) or the gate's verdict on a replay. */
-  verification: "unverified" | { verdict: "accept" | "reject" | "undecided"; delta: number; ci: [number, number]; n: number; regressions: string[] };
+  verification:
+    | "unverified"
+    | {
+        verdict: "accept" | "reject" | "undecided";
+        delta: number;
+        ci: [number, number];
+        n: number;
+        regressions: string[];
+        /** The gate rule that decided (gated consolidation edits). */
+        rule?: "strict" | "paired";
+        /** Under the strict rule: what the paired test said on the same tasks. */
+        paired_verdict?: "accept" | "reject" | "undecided";
+      };
   cost: { tokens: number; cost_usd: number };
   note?: string;
 }
@@ -434,7 +446,11 @@ export function renderCards(cards: readonly LessonCard[], esc: (s: string) => st
   const lines: string[] = [];
   for (const c of cards) {
     const head = c.op === "add" ? "add" : c.op === "replace" ? "replace" : "retire";
-    const v = c.verification === "unverified" ? "**unverified** (no replay was run)" : `${c.verification.verdict} (Δ ${c.verification.delta.toFixed(3)}, 95% CI [${c.verification.ci[0].toFixed(3)}, ${c.verification.ci[1].toFixed(3)}], n=${c.verification.n})`;
+    const cv = c.verification;
+    const v =
+      cv === "unverified"
+        ? "**unverified** (no replay was run)"
+        : `${cv.verdict}${cv.rule ? ` by the ${cv.rule} rule` : ""} (Δ ${cv.delta.toFixed(3)}, 95% CI [${cv.ci[0].toFixed(3)}, ${cv.ci[1].toFixed(3)}], n=${cv.n})${cv.paired_verdict && cv.paired_verdict !== cv.verdict ? `; the paired test on the same tasks: ${cv.paired_verdict}` : ""}`;
     lines.push(`### [${head}] ${esc(c.rule)}`, "");
     if (c.previous_rule && c.op !== "add") lines.push(`- ${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}`);
     lines.push(c.targets && c.targets.length > 1 ? `- targets: ${c.targets.map(esc).join(", ")}` : `- target: ${esc(c.target)}`);
@@ -518,12 +534,20 @@ export function editCards(
     cost: { tokens: number; cost_usd: number };
   },
 ): LessonCard[] {
-  const trial = [...o.trials].reverse().find((t) => t.accepted) ?? o.trials.at(-1);
-  const deltas = (trial?.task_deltas ?? []).filter((d) => d.baseline_score !== null && d.candidate_score !== null);
-  // The gate's own decision when it recorded one (Δ with its always-valid bounds), else the paired summary.
-  const g = (trial as { gate?: { delta: number; ci: [number, number]; n_used: number } } | undefined)?.gate;
-  const v = g ? { delta: g.delta, ci: g.ci, n: g.n_used } : pairedVerdict(deltas.map((d) => d.candidate_score! - d.baseline_score!));
-  const regressions = deltas.filter((d) => d.status === "regressed").map((d) => d.task_id);
+  const fallback = [...o.trials].reverse().find((t) => t.accepted) ?? o.trials.at(-1);
+  const same = (a: import("./types.ts").EditRecord, b: import("./types.ts").EditRecord) => a.target === b.target && a.op === b.op && a.content === b.content;
+  // Each edit's own trial (the last that evaluated it), so its verdict is the one the gate gave it.
+  const verification = (e: import("./types.ts").EditRecord): LessonCard["verification"] => {
+    const trial = [...o.trials].reverse().find((t) => t.edits?.some((x) => same(x, e))) ?? fallback;
+    if (!trial) return "unverified";
+    const deltas = trial.task_deltas.filter((d) => d.baseline_score !== null && d.candidate_score !== null);
+    // The gate's own decision when it recorded one (Δ with its always-valid bounds), else the paired summary.
+    const g = trial.gate;
+    const v = g ? { delta: g.delta, ci: g.ci, n: g.n_used } : pairedVerdict(deltas.map((d) => d.candidate_score! - d.baseline_score!));
+    const regressions = deltas.filter((d) => d.status === "regressed").map((d) => d.task_id);
+    const verdict = trial.blocked_by_regression ? "reject" : g ? g.verdict : trial.accepted ? "accept" : "reject";
+    return { ...v, verdict, regressions, ...(g ? { rule: g.rule } : {}), ...(g?.paired_verdict ? { paired_verdict: g.paired_verdict } : {}) };
+  };
   const train = o.tasks.filter((t) => t.split === "train" && t.origin === "real");
   const sources = train
     .flatMap((t) => t.source_sessions.map((sid) => ({ session_id: sid, source: o.dates.get(sid)?.source ?? "", date: o.dates.get(sid)?.at ?? "", quote: redactText(t.intent.slice(0, 240)) })))
@@ -539,7 +563,7 @@ export function editCards(
     first_seen: "",
     last_seen: "",
     sources,
-    verification: trial ? { ...v, verdict: trial.accepted ? "accept" : "reject", regressions } : "unverified",
+    verification: verification(e),
     cost: o.cost,
     ...(e.rationale ? { note: e.rationale } : {}),
   }));

@@ -19,6 +19,10 @@ button{font:inherit;padding:4px 12px;border-radius:5px;border:1px solid #9ca3af;
 .stage.on{background:var(--blue);border-color:var(--blue);color:#fff;font-weight:600}#launch-log{max-height:180px}
 .launch{border:1px solid var(--line);border-radius:8px;padding:4px 10px;margin:8px 0}.launch pre.log{max-height:220px}
 form.inline label{margin-right:10px}
+dialog.sleep-confirm{max-width:min(1100px,94vw);max-height:88vh;overflow:auto;border:1px solid var(--line);border-radius:10px;padding:6px 20px}
+dialog.sleep-confirm::backdrop{background:rgba(15,23,42,.45)}.confirm-actions{position:sticky;bottom:0;background:#fff;padding:10px 0;margin:0}
+.confirm-btn{background:var(--blue);border-color:var(--blue);color:#fff;font-weight:600}.confirm-btn:hover{background:var(--blue);opacity:.9}
+.evidence-card{border:1px solid var(--line);border-radius:8px;padding:2px 12px;margin:8px 0}.evidence-card h4{margin:8px 0 4px}.evidence-card ul{margin:4px 0;padding-left:18px}
 `;
 
 /**
@@ -237,14 +241,26 @@ export const UI_JS = `"use strict";
     if (t && t.classList && t.classList.contains("stop-btn")) {
       api("POST", "/api/launches/" + encodeURIComponent(t.getAttribute("data-launch")) + "/stop").then(renderLaunches);
     }
-    if (t && t.classList && (t.classList.contains("adopt-btn") || t.classList.contains("reject-btn"))) {
-      var verb = t.classList.contains("adopt-btn") ? "adopt" : "reject";
+    // Sleep: Adopt and Rollback open a confirmation showing what will change; only its button acts.
+    if (t && t.classList && t.hasAttribute("data-dialog")) {
+      var dlg = document.getElementById(t.getAttribute("data-dialog"));
+      if (dlg && dlg.showModal) dlg.showModal();
+    }
+    if (t && t.classList && t.classList.contains("cancel-btn")) {
+      var open = t.closest("dialog");
+      if (open) open.close();
+    }
+    if (t && t.classList && (t.classList.contains("confirm-btn") || t.classList.contains("reject-btn"))) {
+      var verb = t.classList.contains("reject-btn") ? "reject" : t.getAttribute("data-verb");
+      var box = t.closest("dialog");
       t.disabled = true;
+      var out = document.getElementById("sleep-msg");
+      if (out) out.textContent = verb + " running…";
       api("POST", "/api/sleep/" + verb, { night: t.getAttribute("data-night"), project: t.getAttribute("data-project"), skill: t.getAttribute("data-skill") || "" }).then(function (r) {
         t.disabled = false;
-        var out = document.getElementById("sleep-msg");
+        if (box) box.close();
         if (out) out.textContent = r.data && (r.data.message || r.data.error) || ("HTTP " + r.status);
-        if (r.status === 200) setTimeout(function () { location.reload(); }, 300);
+        if (r.status === 200) location.reload();
       });
     }
   });

@@ -10,7 +10,7 @@ import { comparePage, errorPage, launchesHtml, launchPage, page, runPage, runsPa
 import { listRuns, readRun, runDirOf } from "./run-index.ts";
 import { BodyError, forbiddenSegment, MAX_BODY_BYTES, parseJsonBody } from "./request-body.ts";
 import { BASE_HEADERS, Guard, PAGE_CSP, resolveInside } from "./security.ts";
-import { createSleepPanel, type SleepPanel, sleepAction, sleepPage } from "./sleep-panel.ts";
+import { createSleepPanel, type SleepPanel, type SleepVerb, sleepAction, sleepPage } from "./sleep-panel.ts";
 import { RunWatchHub } from "./watch.ts";
 
 export interface UiOptions {
@@ -243,9 +243,9 @@ export function startUi(opts: UiOptions): UiServer {
         }, req);
     }
     if (method === "GET" && path === "/sleep") return html(page({ title: "Sleep", tab: "sleep", pageId: "sleep", body: await sleepPage(sleep, url) }));
-    const sm = /^\/api\/sleep\/(adopt|reject)$/.exec(path);
+    const sm = /^\/api\/sleep\/(adopt|reject|rollback)$/.exec(path);
     if (sm && method === "POST") {
-      const r = await sleepAction(sleep, sm[1] as "adopt" | "reject", await readBody(req));
+      const r = await sleepAction(sleep, sm[1] as SleepVerb, await readBody(req));
       return json(r.body, r.status);
     }
     const rm = /^\/runs\/([^/]+)(\/.*)?$/.exec(path);
