@@ -21,6 +21,7 @@ const ALLOWED: Record<string, { runtime: string[] | "*"; typeOnly: string[] }> =
   run: { runtime: ["lib", "store"], typeOnly: ["engine", "config"] },
   report: { runtime: ["lib", "store", "run"], typeOnly: ["engine", "sleep", "config", "backends"] },
   mcp: { runtime: ["lib", "run"], typeOnly: [] },
+  integrate: { runtime: ["lib"], typeOnly: [] },
   sleep: { runtime: ["lib", "engine", "benchmarks", "store", "backends", "config", "prompts", "report"], typeOnly: [] },
 };
 

@@ -11,6 +11,7 @@ export const COMMAND_META = {
   configs: { name: "configs", description: "List the bundled configs (use a name with --config)" },
   config: { name: "config", description: "Print the fully resolved configuration (secrets masked)" },
   docs: { name: "docs", description: "Print a page of the documentation (embedded; works offline): skillopt docs TOPIC" },
+  integrate: { name: "integrate", description: "Install (or --remove) SkillOpt's plugin, skill, instructions or MCP config for a coding agent: claude, codex, cursor, copilot, devin" },
   mcp: { name: "mcp", description: "Serve the Model Context Protocol over stdio: runs, train, eval and Sleep as tools for coding agents" },
   version: { name: "version", description: "Print version, commit and Bun version" },
 } as const;

@@ -80,6 +80,7 @@ export const rootCommand = defineCommand({
     data: dataCommand,
     sim: simCommand,
     docs: lazyCommand(COMMAND_META.docs, () => import("./docs.ts")),
+    integrate: lazyCommand(COMMAND_META.integrate, () => import("./integrate.ts")),
     mcp: lazyCommand(COMMAND_META.mcp, () => import("./mcp.ts")),
     version: lazyCommand(COMMAND_META.version, () => import("./version.ts")),
   },

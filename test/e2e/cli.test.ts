@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
-const COMMANDS = ["train", "eval", "sleep", "runs", "report", "ui", "mcp", "configs", "config", "version"];
+const COMMANDS = ["train", "eval", "sleep", "runs", "report", "ui", "mcp", "integrate", "configs", "config", "version"];
 
 describe("skillopt CLI", () => {
   test("--help lists every command", async () => {

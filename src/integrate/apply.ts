@@ -1,0 +1,182 @@
+import { chmodSync, existsSync, lstatSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import * as v from "valibot";
+import { sha256, UsageError, userStateDir, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { type Agent, type Change, changesFor, type Target } from "./agents.ts";
+import { SNIPPET_END, SNIPPET_START } from "./texts.ts";
+
+/** One planned write: the new bytes, and what was there before (null: nothing). */
+export interface Planned {
+  path: string;
+  action: "create" | "edit";
+  bytes: string;
+  previous: Buffer | null;
+  mode: number | null;
+}
+
+const ManifestSchema = v.object({
+  schema: v.literal("skillopt.integration"),
+  version: v.literal(1),
+  agent: v.string(),
+  root: v.string(),
+  installed_at: v.string(),
+  bin: v.array(v.string()),
+  files: v.array(
+    v.object({
+      path: v.string(),
+      action: v.picklist(["created", "edited"]),
+      sha256: v.string(),
+      previous_base64: v.nullable(v.string()),
+      previous_mode: v.nullable(v.number()),
+    }),
+  ),
+  dirs: v.array(v.string()),
+});
+type Manifest = v.InferOutput<typeof ManifestSchema>;
+
+/** Where the install manifest of an agent in a folder lives (outside that folder, so --remove can leave it untouched). */
+export function manifestPath(agent: Agent, root: string): string {
+  return join(userStateDir(), "skillopt", "integrations", `${agent}-${sha256(root).slice(0, 16)}.json`);
+}
+
+function regularOrMissing(path: string): Buffer | null {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st) return null;
+  if (!st.isFile()) throw new UsageError(`${path} exists and is not a regular file; skillopt integrate leaves it alone`, { hint: "move it away, then rerun" });
+  return readFileSync(path);
+}
+
+function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null): string {
+  let doc: Record<string, unknown> = {};
+  if (previous) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(previous.toString("utf8"));
+    } catch {
+      throw new UsageError(`${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`, { hint: `add the "${c.name}" entry under "${c.key}" by hand` });
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`${c.path}: expected a JSON object at the top level`);
+    doc = parsed as Record<string, unknown>;
+  }
+  const section = doc[c.key] ?? {};
+  if (typeof section !== "object" || section === null || Array.isArray(section)) throw new UsageError(`${c.path}: "${c.key}" is not an object`);
+  if (c.name in section) throw new UsageError(`${c.path} already has a "${c.name}" entry under "${c.key}" that skillopt integrate did not write`, { hint: "remove that entry, then rerun" });
+  return `${JSON.stringify({ ...doc, [c.key]: { ...section, [c.name]: c.entry } }, null, 2)}\n`;
+}
+
+/** The writes an install would make, refusing anything it would overwrite that it did not write. */
+export function planInstall(agent: Agent, t: Target): Planned[] {
+  refuseInstalled(agent, t.root);
+  return changesFor(agent, t).map((c) => {
+    const previous = regularOrMissing(c.path);
+    const mode = previous ? statSync(c.path).mode & 0o777 : null;
+    if (c.kind === "file") {
+      if (previous) throw new UsageError(`${c.path} exists and was not written by skillopt integrate`, { hint: "move it away (or run --remove if an earlier install wrote it), then rerun" });
+      return { path: c.path, action: "create", bytes: c.content, previous, mode };
+    }
+    if (c.kind === "json") return { path: c.path, action: previous ? "edit" : "create", bytes: jsonEdit(c, previous), previous, mode };
+    const text = previous?.toString("utf8") ?? "";
+    if (text.includes(SNIPPET_START)) throw new UsageError(`${c.path} already holds a skillopt snippet that this install did not record`, { hint: "delete the lines between the skillopt markers, then rerun" });
+    const block = `${SNIPPET_START}\n${c.text}\n${SNIPPET_END}\n`;
+    const bytes = text ? `${text}${text.endsWith("\n") ? "" : "\n"}\n${block}` : block;
+    return { path: c.path, action: previous ? "edit" : "create", bytes, previous, mode };
+  });
+}
+
+/** Folders that do not exist yet between `root` and each file (parents first). */
+function missingDirs(paths: readonly string[], root: string): string[] {
+  const dirs = new Set<string>();
+  for (const p of paths) {
+    const chain: string[] = [];
+    for (let d = dirname(p); !existsSync(d) && d !== dirname(d); d = dirname(d)) chain.unshift(d);
+    for (const d of chain) if (!relative(root, d).startsWith("..")) dirs.add(d);
+  }
+  return [...dirs].sort((a, b) => a.length - b.length);
+}
+
+/** Write the planned files and the manifest; a failure part-way undoes what was written. */
+function refuseInstalled(agent: Agent, root: string): void {
+  const mpath = manifestPath(agent, root);
+  if (existsSync(mpath)) throw new UsageError(`skillopt integrate ${agent} is already installed in ${root} (manifest ${mpath})`, { hint: `run \`skillopt integrate ${agent} --remove\` with the same --project/--user first` });
+}
+
+export function install(agent: Agent, t: Target, plan: readonly Planned[]): string {
+  refuseInstalled(agent, t.root);
+  const mpath = manifestPath(agent, t.root);
+  const dirs = missingDirs(plan.map((p) => p.path), t.root);
+  const done: Planned[] = [];
+  try {
+    for (const p of plan) {
+      writeFileAtomic(p.path, p.bytes);
+      if (p.mode !== null) chmodSync(p.path, p.mode);
+      done.push(p);
+    }
+    const manifest: Manifest = {
+      schema: "skillopt.integration",
+      version: 1,
+      agent,
+      root: t.root,
+      installed_at: new Date().toISOString(),
+      bin: [...t.bin],
+      files: plan.map((p) => ({ path: p.path, action: p.action === "create" ? "created" : "edited", sha256: sha256(p.bytes), previous_base64: p.previous ? p.previous.toString("base64") : null, previous_mode: p.mode })),
+      dirs,
+    };
+    writeJsonAtomic(mpath, manifest);
+  } catch (err) {
+    for (const p of done.reverse()) restore(p.path, p.previous, p.mode);
+    removeDirs(dirs);
+    throw err;
+  }
+  return mpath;
+}
+
+function restore(path: string, previous: Buffer | null, mode: number | null): void {
+  if (previous === null) {
+    rmSync(path, { force: true });
+    return;
+  }
+  writeFileAtomic(path, previous);
+  if (mode !== null) chmodSync(path, mode);
+}
+
+function removeDirs(dirs: readonly string[]): void {
+  for (const d of [...dirs].sort((a, b) => b.length - a.length)) {
+    // Only empty folders go: whatever else the user put there stays.
+    if (existsSync(d) && lstatSync(d).isDirectory()) {
+      try {
+        rmdirSync(d);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOTEMPTY") throw err;
+      }
+    }
+  }
+}
+
+/** The install manifest of an agent in a folder (a usage error when there is none). */
+export function readManifest(agent: Agent, root: string): Manifest {
+  const mpath = manifestPath(agent, root);
+  if (!existsSync(mpath)) throw new UsageError(`skillopt integrate ${agent} is not installed in ${root} (no manifest ${mpath})`);
+  const parsed = v.safeParse(ManifestSchema, JSON.parse(readFileSync(mpath, "utf8")));
+  if (!parsed.success) throw new UsageError(`${mpath}: not an install manifest (${v.summarize(parsed.issues).split("\n")[0]})`);
+  return parsed.output;
+}
+
+/** What --remove does to each file: delete what the install created, restore what it edited. */
+export function planRemove(m: Manifest): Array<{ path: string; action: "delete" | "restore" }> {
+  for (const f of m.files) {
+    const now = regularOrMissing(f.path);
+    if (!now || sha256(now) !== f.sha256)
+      throw new UsageError(`${f.path} ${now ? "changed" : "is gone"} since skillopt integrate wrote it; --remove restores only files it can match`, {
+        hint: f.action === "edited" ? "undo your change to it (or remove the skillopt entry by hand), then rerun" : "put it back or delete the manifest by hand",
+      });
+  }
+  return m.files.map((f) => ({ path: f.path, action: f.action === "edited" && f.previous_base64 !== null ? "restore" : "delete" }));
+}
+
+/** Undo an install byte for byte: created files and folders go, edited files get their previous bytes back. */
+export function remove(agent: Agent, m: Manifest): void {
+  planRemove(m);
+  for (const f of [...m.files].reverse()) restore(f.path, f.previous_base64 === null ? null : Buffer.from(f.previous_base64, "base64"), f.previous_mode);
+  removeDirs(m.dirs);
+  rmSync(manifestPath(agent, m.root), { force: true });
+}

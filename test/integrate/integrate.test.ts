@@ -1,0 +1,217 @@
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
+import { sha256 } from "../../src/lib/index.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+import { commandProblems, hooksProblems, marketplaceProblems, mcpConfigProblems, mdcProblems, pluginProblems, skillProblems, splitFrontmatter } from "./formats.ts";
+
+/** Every file and folder below root with its bytes' hash and mode: equal maps mean byte-identical trees. */
+function tree(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      const rel = relative(root, p);
+      if (e.isDirectory()) {
+        out[`${rel}/`] = `dir:${statSync(p).mode}`;
+        walk(p);
+      } else out[rel] = `${sha256(readFileSync(p))}:${statSync(p).mode}`;
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** A project that already has files the integrations edit (and one the user wrote themselves). */
+function existingProject(root: string): string {
+  const p = join(root, "proj");
+  mkdirSync(join(p, ".vscode"), { recursive: true });
+  mkdirSync(join(p, ".github"), { recursive: true });
+  mkdirSync(join(p, ".cursor"), { recursive: true });
+  writeFileSync(join(p, "AGENTS.md"), "# House rules\n\nRun the linter before committing.");
+  writeFileSync(join(p, ".vscode", "mcp.json"), `${JSON.stringify({ servers: { other: { type: "stdio", command: "/usr/bin/other", args: [] } } }, null, 4)}\n`);
+  writeFileSync(join(p, ".github", "copilot-instructions.md"), "Prefer small pull requests.\n");
+  writeFileSync(join(p, ".cursor", "mcp.json"), '{"mcpServers":{"db":{"command":"/opt/db-mcp","args":["serve"]}}}');
+  chmodSync(join(p, "AGENTS.md"), 0o600);
+  writeFileSync(join(p, "main.ts"), "export {};\n");
+  return p;
+}
+
+/** A fake `skillopt` on PATH that appends its argv (tab-separated) to $SKILLOPT_FAKE_LOG. */
+function fakeSkillopt(root: string): { dir: string; bin: string; log: string } {
+  const dir = join(root, "fake-bin");
+  mkdirSync(dir, { recursive: true });
+  const bin = join(dir, "skillopt");
+  const log = join(root, "skillopt-calls.log");
+  writeFileSync(bin, `#!/bin/sh\nfor a in "$@"; do printf '%s\\t' "$a" >> "$SKILLOPT_FAKE_LOG"; done\nprintf '\\n' >> "$SKILLOPT_FAKE_LOG"\n`);
+  chmodSync(bin, 0o755);
+  return { dir, bin, log };
+}
+
+const calls = (log: string) =>
+  existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split("\t").slice(0, -1))
+    : [];
+
+async function integrate(args: string[], env: Record<string, string | undefined> = {}) {
+  const r = await runCli(["integrate", ...args, "--json"], { env });
+  if (r.code !== 0) throw new Error(`integrate ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as { files: Array<{ path: string; action: string }>; bin: string[]; removed: Array<{ path: string; action: string }> };
+}
+
+function checkFormats(agent: string, files: string[]): void {
+  for (const f of files) {
+    const text = readFileSync(f, "utf8");
+    const problems = f.endsWith("SKILL.md")
+      ? skillProblems(text, basename(dirname(f)))
+      : f.endsWith("plugin.json")
+        ? pluginProblems(JSON.parse(text))
+        : f.endsWith("marketplace.json")
+          ? marketplaceProblems(JSON.parse(text))
+          : f.endsWith("hooks.json")
+            ? hooksProblems(JSON.parse(text))
+            : f.endsWith(".mdc")
+              ? mdcProblems(text)
+              : agent === "claude" && f.includes("/commands/")
+                ? commandProblems(text)
+                : f.endsWith(".vscode/mcp.json")
+                  ? mcpConfigProblems(JSON.parse(text), "servers", "stdio")
+                  : f.endsWith("mcp-config.json")
+                    ? mcpConfigProblems(JSON.parse(text), "mcpServers", "local")
+                    : f.endsWith(".json")
+                      ? mcpConfigProblems(JSON.parse(text), "mcpServers")
+                      : text.includes("<!-- skillopt:start") && text.includes("<!-- skillopt:end -->")
+                        ? []
+                        : f.includes("/commands/") && text.startsWith("# ")
+                          ? []
+                          : [`no check for ${f}`];
+    expect({ file: f, problems }).toEqual({ file: f, problems: [] });
+  }
+}
+
+describe("skillopt integrate", () => {
+  for (const agent of ["claude", "codex", "cursor", "copilot", "devin"]) {
+    test(`${agent} --project: writes exactly what --dry-run lists, in the agent's format, and --remove restores the project byte for byte`, async () => {
+      using tmp = tempDir(`integrate-${agent}-`);
+      const p = existingProject(tmp.path);
+      const fake = fakeSkillopt(tmp.path);
+      const env = { PATH: `${fake.dir}:${process.env.PATH}` };
+      const before = tree(p);
+      const dry = await integrate([agent, "--project", p, "--dry-run", ...(agent === "claude" ? ["--hook"] : [])], env);
+      expect(tree(p)).toEqual(before);
+      const installed = await integrate([agent, "--project", p, ...(agent === "claude" ? ["--hook"] : [])], env);
+      expect(installed.files).toEqual(dry.files);
+      expect(installed.bin).toEqual([fake.bin]);
+      const after = tree(p);
+      const changed = Object.keys({ ...before, ...after })
+        .filter((k) => !k.endsWith("/") && before[k] !== after[k])
+        .sort();
+      expect(changed).toEqual(dry.files.map((f) => relative(p, f.path)).sort());
+      checkFormats(agent, dry.files.map((f) => f.path));
+      // Edited files keep what was there before the install.
+      if (agent === "codex") expect(readFileSync(join(p, "AGENTS.md"), "utf8").startsWith("# House rules\n\nRun the linter before committing.\n")).toBe(true);
+      if (agent === "copilot") expect(JSON.parse(readFileSync(join(p, ".vscode", "mcp.json"), "utf8")).servers.other).toEqual({ type: "stdio", command: "/usr/bin/other", args: [] });
+      if (agent === "cursor") expect(JSON.parse(readFileSync(join(p, ".cursor", "mcp.json"), "utf8")).mcpServers.db).toEqual({ command: "/opt/db-mcp", args: ["serve"] });
+
+      const again = await runCli(["integrate", agent, "--project", p], { env });
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain(`skillopt integrate ${agent} is already installed in ${p}`);
+
+      const removed = await integrate([agent, "--project", p, "--remove"], env);
+      expect(removed.removed.map((r) => r.path).sort()).toEqual(dry.files.map((f) => f.path).sort());
+      expect(tree(p)).toEqual(before);
+    });
+  }
+
+  test("the Claude Code plugin's commands, hook and MCP entry run the pinned binary with the right flags", async () => {
+    using tmp = tempDir("integrate-claude-run-");
+    const p = existingProject(tmp.path);
+    const fake = fakeSkillopt(tmp.path);
+    await integrate(["claude", "--project", p, "--hook"], { PATH: `${fake.dir}:${process.env.PATH}` });
+    const plugin = join(p, ".claude", "skillopt-plugin", "skillopt");
+    // What Claude Code does with a command file: substitute $ARGUMENTS, run each !`…` line with bash in the project.
+    const run = async (file: string, args: string) => {
+      const body = splitFrontmatter(readFileSync(join(plugin, "commands", file), "utf8"))!.body;
+      const lines = [...body.matchAll(/^!`(.+)`$/gm)].map((m) => m[1]!.replaceAll("$ARGUMENTS", args));
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) {
+        const r = Bun.spawnSync(["sh", "-c", line], { cwd: p, env: { PATH: "/usr/bin:/bin", SKILLOPT_FAKE_LOG: fake.log } });
+        expect(r.exitCode).toBe(0);
+      }
+    };
+    await run("skillopt-sleep.md", "--backend mock");
+    await run("skillopt-train.md", "--config quickstart --set train.num_epochs=1");
+    const hooks = JSON.parse(readFileSync(join(plugin, "hooks", "hooks.json"), "utf8"));
+    const hook = hooks.hooks.SessionEnd[0].hooks[0].command as string;
+    expect(Bun.spawnSync(["sh", "-c", hook], { cwd: tmp.path, env: { PATH: "/usr/bin:/bin", SKILLOPT_FAKE_LOG: fake.log, CLAUDE_PROJECT_DIR: p } }).exitCode).toBe(0);
+    const mcp = JSON.parse(readFileSync(join(plugin, ".mcp.json"), "utf8")).mcpServers.skillopt;
+    expect(Bun.spawnSync([mcp.command, ...mcp.args], { env: { SKILLOPT_FAKE_LOG: fake.log } }).exitCode).toBe(0);
+    expect(calls(fake.log)).toEqual([
+      ["sleep", "review", "--project", ".", "--backend", "mock"],
+      ["sleep", "diff", "--project", "."],
+      ["train", "--quiet", "--config", "quickstart", "--set", "train.num_epochs=1"],
+      ["sleep", "harvest", "--project", p, "--quiet"],
+      ["mcp"],
+    ]);
+    // The hook only harvests: no review, no adopt.
+    expect(JSON.stringify(hooks)).not.toMatch(/review|adopt/);
+  });
+
+  test("--user installs under a fake agent home and --remove restores it", async () => {
+    using tmp = tempDir("integrate-user-");
+    const home = join(tmp.path, "home");
+    mkdirSync(join(home, ".codex"), { recursive: true });
+    writeFileSync(join(home, ".codex", "AGENTS.md"), "Global notes.\n");
+    const fake = fakeSkillopt(tmp.path);
+    const env = { HOME: home, PATH: `${fake.dir}:${process.env.PATH}`, CODEX_HOME: join(home, ".codex"), XDG_CONFIG_HOME: join(home, ".config"), COPILOT_HOME: undefined };
+    const before = tree(home);
+    const paths: Record<string, string[]> = {};
+    for (const agent of ["claude", "codex", "cursor", "copilot", "devin"]) {
+      paths[agent] = (await integrate([agent, "--user"], env)).files.map((f) => relative(home, f.path));
+      checkFormats(agent, paths[agent]!.map((f) => join(home, f)));
+    }
+    expect(paths.codex).toEqual([".agents/skills/skillopt/SKILL.md", ".codex/AGENTS.md"]);
+    expect(paths.copilot).toEqual([".copilot/mcp-config.json"]);
+    expect(paths.devin).toEqual([".config/devin/config.json"]);
+    expect(paths.cursor).toEqual([".cursor/mcp.json", ".cursor/commands/skillopt-sleep.md", ".cursor/commands/skillopt-train.md"]);
+    for (const agent of ["devin", "copilot", "cursor", "codex", "claude"]) await integrate([agent, "--user", "--remove"], env);
+    expect(tree(home)).toEqual(before);
+  });
+
+  test("it refuses to overwrite what it did not write, and to remove over a file changed since", async () => {
+    using tmp = tempDir("integrate-refuse-");
+    const p = existingProject(tmp.path);
+    const fake = fakeSkillopt(tmp.path);
+    const env = { PATH: `${fake.dir}:${process.env.PATH}` };
+    mkdirSync(join(p, ".agents", "skills", "skillopt"), { recursive: true });
+    writeFileSync(join(p, ".agents", "skills", "skillopt", "SKILL.md"), "mine\n");
+    const before = tree(p);
+    const r = await runCli(["integrate", "codex", "--project", p], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${join(p, ".agents", "skills", "skillopt", "SKILL.md")} exists and was not written by skillopt integrate`);
+    expect(tree(p)).toEqual(before);
+
+    mkdirSync(join(p, ".devin"));
+    writeFileSync(join(p, ".devin", "config.json"), '{"mcpServers":{"skillopt":{"command":"/elsewhere"}}}\n');
+    const dup = await runCli(["integrate", "devin", "--project", p], { env });
+    expect(dup.code).toBe(2);
+    expect(dup.stderr).toContain('already has a "skillopt" entry under "mcpServers"');
+
+    await integrate(["copilot", "--project", p], env);
+    const mcpJson = join(p, ".vscode", "mcp.json");
+    writeFileSync(mcpJson, readFileSync(mcpJson, "utf8").replace('"other"', '"renamed"'));
+    const rm = await runCli(["integrate", "copilot", "--project", p, "--remove"], { env });
+    expect(rm.code).toBe(2);
+    expect(rm.stderr).toContain(`${mcpJson} changed since skillopt integrate wrote it`);
+    expect(existsSync(join(p, ".github", "copilot-instructions.md"))).toBe(true);
+    expect(readFileSync(join(p, ".github", "copilot-instructions.md"), "utf8")).toContain("<!-- skillopt:start");
+
+    const bad = await runCli(["integrate", "claud", "--project", p], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown agent "claud" (did you mean "claude"?)');
+  });
+});
