@@ -19,4 +19,6 @@ export {
   TrainConfigSchema,
   TrainSchema,
 } from "./schema.ts";
+export { type KeyOrigin, validationError } from "./issues.ts";
 export { bundledConfigNames, type ConfigSource, resolveConfigArg } from "./sources.ts";
+export { type ParsedYaml, type Position, readConfigFile } from "./yaml-source.ts";

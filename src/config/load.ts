@@ -2,7 +2,6 @@ import { dirname } from "node:path";
 import * as v from "valibot";
 import {
   assertSafeKeyPath,
-  type ConfigIssue,
   ConfigError,
   closest,
   isSecretKey,
@@ -23,6 +22,7 @@ import {
 } from "./overrides.ts";
 import { SECTION_SCHEMAS, SECTIONS, type Section, type TrainConfig, TrainConfigSchema } from "./schema.ts";
 import { type ConfigSource, readSource, resolveBase, resolveConfigArg, sourceKey } from "./sources.ts";
+import { validationError } from "./issues.ts";
 import { type Position, parseYamlConfig } from "./yaml-source.ts";
 
 export interface LoadOptions {
@@ -113,7 +113,7 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
   checkUnknownKeys(layered);
   applyLegacyAzure(layered.data);
   const result = v.safeParse(TrainConfigSchema, layered.data);
-  if (!result.success) throw validationError(result.issues, layered.origins, source.display);
+  if (!result.success) throw validationError(result.issues, (path) => originOf(layered.origins, path), source.display);
 
   const environ = buildEnviron(opts);
   // Every secret this run can hold is masked by value in logs and errors from now on.
@@ -314,50 +314,6 @@ function checkUnknownKeys(layered: Layered): void {
       fail(`${key}.${leaf}`, sameSection ?? (elsewhere ? `${elsewhere}.${leaf}` : undefined));
     }
   }
-}
-
-function describeInput(input: unknown): string {
-  if (input === undefined) return "nothing";
-  const text = JSON.stringify(input) ?? String(input);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
-
-function isSecretPath(path: string): boolean {
-  return isSecretKey(path.slice(path.lastIndexOf(".") + 1));
-}
-
-/** The type of a value, never the value: for keys that hold secrets. */
-function hiddenInput(input: unknown): string {
-  if (input === undefined) return "nothing";
-  if (input === null) return "null";
-  return `a ${Array.isArray(input) ? "list" : typeof input} (value hidden)`;
-}
-
-function validationError(
-  issues: readonly v.BaseIssue<unknown>[],
-  origins: Map<string, Origin>,
-  fallback: string,
-): ConfigError {
-  const list: ConfigIssue[] = issues.map((issue) => {
-    const path = (issue.path ?? []).map((p) => String(p.key)).join(".");
-    // A mistyped secret is never echoed, only its type.
-    const got = isSecretPath(path) ? hiddenInput(issue.input) : describeInput(issue.input);
-    return { path, message: `${issue.message}, got ${got}` };
-  });
-  const first = list[0]!;
-  const origin = originOf(origins, first.path);
-  const loc = origin ? at(origin.file, origin.pos) : fallback;
-  // "is invalid (…)" for secret keys: written as `api_key: expected…`, the redactor would mask "expected".
-  const line = (i: ConfigIssue) => (isSecretPath(i.path) ? `${i.path} is invalid (${i.message})` : `${i.path}: ${i.message}`);
-  const more = list.slice(1, 4).map(line);
-  return new ConfigError(`${loc}: ${line(first)}`, {
-    file: origin?.file ?? fallback,
-    line: origin?.pos?.line,
-    col: origin?.pos?.col,
-    key: first.path,
-    issues: list,
-    hint: more.length ? `also: ${more.join("; ")}${list.length > 4 ? "; …" : ""}` : undefined,
-  });
 }
 
 function deepFreeze<T>(value: T): T {

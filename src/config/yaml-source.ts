@@ -1,5 +1,5 @@
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { assertSafeKeyPath, assertSafeTree, ConfigError } from "../lib/index.ts";
+import { assertSafeKeyPath, assertSafeTree, ConfigError, readInputText } from "../lib/index.ts";
 
 export interface Position {
   line: number;
@@ -12,8 +12,17 @@ export interface ParsedYaml {
   positions: Map<string, Position>;
 }
 
+/**
+ * Read a config file a user wrote (YAML, or JSON, which the YAML parser reads too) through the one
+ * parser that keeps every key's line and column; `topLevel` says what the file must hold.
+ */
+export function readConfigFile(file: string, topLevel: string): ParsedYaml {
+  const text = readInputText(file, "", (message, cause) => new ConfigError(message, { file, cause }));
+  return parseYamlConfig(text, file, topLevel);
+}
+
 /** Parse one YAML config text, keeping the line and column of every key. */
-export function parseYamlConfig(text: string, file: string): ParsedYaml {
+export function parseYamlConfig(text: string, file: string, topLevel = "a mapping of sections (model:, train:, …)"): ParsedYaml {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   const err = doc.errors[0];
@@ -39,7 +48,7 @@ export function parseYamlConfig(text: string, file: string): ParsedYaml {
   });
   if (data === null || data === undefined) return { data: {}, positions };
   if (typeof data !== "object" || Array.isArray(data)) {
-    throw new ConfigError(`${file}: expected a mapping of sections (model:, train:, …) at the top level`, { file });
+    throw new ConfigError(`${file}: expected ${topLevel} at the top level`, { file });
   }
   return { data: data as Record<string, unknown>, positions };
 }

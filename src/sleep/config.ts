@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
-import { parse as parseYaml } from "yaml";
-import { assertSafeKeyPath, assertSafeTree, ConfigError, homeDir, nullProtoRecord, readInputText } from "../lib/index.ts";
+import { type Position, readConfigFile, validationError } from "../config/index.ts";
+import { assertSafeKeyPath, closest, ConfigError, homeDir, nullProtoRecord } from "../lib/index.ts";
 
 const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
 const bool = (def: boolean, doc: string) => v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
@@ -195,11 +195,24 @@ export function findSleepConfigFile(home = homeDir()): string {
   return "";
 }
 
-/** Read the user config file (if any), apply overrides, validate once. */
+/** Read the user config file (if any), apply overrides, validate once; errors name file:line:col like the engine's config. */
 export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: { file?: string; home?: string } = {}): LoadedSleepConfig {
   const file = opts.file ?? findSleepConfigFile(opts.home);
-  let fromFile: Record<string, unknown> = {};
-  if (file) fromFile = readConfigFile(file);
+  const source = file ? readConfigFile(file, "a mapping of Sleep settings") : undefined;
+  const fromFile = source?.data ?? {};
+  const at = (key: string) => source?.positions.get(key);
+  for (const key of Object.keys(fromFile)) {
+    if (Object.hasOwn(SleepConfigSchema.entries, key)) continue;
+    const guess = closest(key, Object.keys(SleepConfigSchema.entries));
+    const pos = at(key);
+    throw new ConfigError(`${file}${pos ? `:${pos.line}:${pos.col}` : ""}: ${key}: unknown key${guess ? ` (did you mean "${guess}"?)` : ""}`, {
+      file,
+      line: pos?.line,
+      col: pos?.col,
+      key,
+      issues: [{ path: key, message: "unknown key" }],
+    });
+  }
   const merged: Record<string, unknown> = Object.assign(nullProtoRecord(), fromFile);
   for (const [k, val] of Object.entries(overrides)) {
     assertSafeKeyPath([k], "override");
@@ -207,31 +220,21 @@ export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: {
   }
   const parsed = v.safeParse(SleepConfigSchema, merged);
   if (!parsed.success) {
-    const issues = parsed.issues.map((i) => ({ path: v.getDotPath(i) ?? "(root)", message: i.message }));
-    const first = issues[0]!;
-    const where = file && Object.hasOwn(fromFile, first.path) && !Object.hasOwn(overrides, first.path) ? file : file ? `${file} (or a flag)` : "flags";
-    throw new ConfigError(`${where}: ${first.path}: ${first.message}`, {
-      file: file || undefined,
-      issues,
-      hint: issues.length > 1 ? `${issues.length} problems; fix them and rerun` : undefined,
-    });
+    const fromFlag = (path: string) => overrides[path.split(".")[0]!] !== undefined;
+    const first = v.getDotPath(parsed.issues[0]) ?? "";
+    const fallback = file && !fromFlag(first) ? `${file} (or a flag)` : "flags";
+    throw validationError(parsed.issues, (path) => (file && !fromFlag(path) && Object.hasOwn(fromFile, path.split(".")[0]!) ? { file, pos: nearest(source!.positions, path) } : undefined), fallback);
   }
   return { config: Object.freeze(parsed.output) as SleepConfig, file, userKeys: new Set([...Object.keys(fromFile), ...Object.keys(overrides).filter((k) => overrides[k] !== undefined)]) };
 }
 
-function readConfigFile(file: string): Record<string, unknown> {
-  const text = readInputText(file, "", (message, cause) => new ConfigError(message, { file, cause }));
-  let data: unknown;
-  try {
-    data = file.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
-  } catch (err) {
-    throw new ConfigError(`${file}: cannot parse: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, { file, cause: err });
+/** The position of a key, or of its nearest parent that has one. */
+function nearest(positions: ReadonlyMap<string, Position>, path: string): Position | undefined {
+  for (let p = path; p; p = p.includes(".") ? p.slice(0, p.lastIndexOf(".")) : "") {
+    const pos = positions.get(p);
+    if (pos) return pos;
   }
-  if (data === null || data === undefined) return {};
-  if (typeof data !== "object" || Array.isArray(data)) throw new ConfigError(`${file}: expected a mapping of keys to values`, { file });
-  // JSON.parse and the YAML parser keep `__proto__` as an own key; refuse it (and its kin) at any depth.
-  assertSafeTree(data, () => file);
-  return data as Record<string, unknown>;
+  return undefined;
 }
 
 /** State directory (spec §1.3): state_dir > $SKILLOPT_SLEEP_STATE_DIR > sibling of a non-default claude_home > ~/.skillopt-sleep. */
