@@ -75,6 +75,24 @@ function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
   }
 }
 
+/**
+ * Check a command line against the command tree without running it: the command exists and every
+ * flag is one it accepts. Returns the command's name; throws the UsageError the CLI would print.
+ */
+export async function checkCommandLine(argv: string[]): Promise<string> {
+  const { chain, names, rest } = await resolveChain(argv);
+  const leaf = chain[chain.length - 1]!;
+  const commandName = names.join(" ");
+  if (rest.includes("--help") || rest.includes("-h")) return commandName;
+  const subs = await resolveValue(leaf.subCommands);
+  if (subs && Object.keys(subs).length > 0 && !leaf.run) {
+    if (chain.length === 1 && rest.length === 0) return commandName;
+    throw new UsageError(`missing or unknown subcommand for "${commandName}"`);
+  }
+  checkFlags(((await resolveValue(leaf.args)) ?? {}) as ArgsDef, rest, commandName);
+  return commandName;
+}
+
 function plain(text: string): string {
   if (process.stdout.isTTY && output.color) return text;
   return text.replace(/\u001b\[[0-9;]*m/g, "");

@@ -1,10 +1,14 @@
 import backends from "../../../docs/backends.md" with { type: "text" };
 import benchmarks from "../../../docs/benchmarks.md" with { type: "text" };
 import cliReference from "../../../docs/cli-reference.md" with { type: "text" };
+import concepts from "../../../docs/concepts.md" with { type: "text" };
 import configReference from "../../../docs/config-reference.md" with { type: "text" };
+import dashboard from "../../../docs/dashboard.md" with { type: "text" };
 import differences from "../../../docs/differences.md" with { type: "text" };
 import gate from "../../../docs/gate.md" with { type: "text" };
+import gettingStarted from "../../../docs/getting-started.md" with { type: "text" };
 import sleep from "../../../docs/sleep.md" with { type: "text" };
+import tasks from "../../../docs/tasks.md" with { type: "text" };
 import trustModel from "../../../docs/trust-model.md" with { type: "text" };
 
 /**
@@ -15,10 +19,14 @@ export const DOCS_PAGES: Readonly<Record<string, string>> = {
   "backends.md": backends,
   "benchmarks.md": benchmarks,
   "cli-reference.md": cliReference,
+  "concepts.md": concepts,
   "config-reference.md": configReference,
+  "dashboard.md": dashboard,
   "differences.md": differences,
   "gate.md": gate,
+  "getting-started.md": gettingStarted,
   "sleep.md": sleep,
+  "tasks.md": tasks,
   "trust-model.md": trustModel,
 };
 
