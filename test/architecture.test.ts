@@ -18,7 +18,7 @@ const ALLOWED: Record<string, { runtime: string[] | "*"; typeOnly: string[] }> =
   store: { runtime: ["lib"], typeOnly: ["engine", "sleep", "config", "backends"] },
   backends: { runtime: ["lib", "store", "config"], typeOnly: ["engine", "sleep"] },
   benchmarks: { runtime: ["lib", "prompts"], typeOnly: ["engine", "config", "backends"] },
-  run: { runtime: ["lib", "store"], typeOnly: ["engine", "config"] },
+  run: { runtime: ["lib", "store", "engine"], typeOnly: ["config"] },
   report: { runtime: ["lib", "store", "run"], typeOnly: ["engine", "sleep", "config", "backends"] },
   mcp: { runtime: ["lib", "run"], typeOnly: [] },
   integrate: { runtime: ["lib"], typeOnly: [] },

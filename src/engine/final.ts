@@ -2,7 +2,8 @@ import type { Evaluator } from "./evaluate.ts";
 import { meanScores, requireAnswers } from "./evaluate.ts";
 import { droppedByStage } from "./step.ts";
 import type { GateSettings } from "./gate.ts";
-import type { RolloutResult, RunCheckpoint, TaskItem } from "./ports.ts";
+import type { CheckpointContent, EvaluationRow, RolloutResult, TaskItem } from "./ports.ts";
+import { SUMMARY_SCHEMA, type Summary } from "./records.ts";
 import type { RunPlanSizes } from "./settings.ts";
 import type { LoopState } from "./state.ts";
 import type { TrainDeps } from "./trainer.ts";
@@ -17,7 +18,7 @@ interface FinalInput {
   selection: readonly TaskItem[];
   startedAt: number;
   elapsedBefore: number;
-  commit(cp: Omit<RunCheckpoint, "state">): void;
+  commit(cp: CheckpointContent): void;
 }
 
 /** Per task type: {total, hard_acc} plus `overall` (spec §2.13). */
@@ -42,11 +43,11 @@ const r6 = (x: number | null | undefined) => (x === null || x === undefined ? nu
  * always measured already (every unvalidated change is re-validated), so there is no separate
  * final-validation pass and promotion happened when the score was measured (spec §10.3).
  */
-export async function finalEvaluation(f: FinalInput): Promise<Record<string, unknown>> {
+export async function finalEvaluation(f: FinalInput): Promise<Summary> {
   const { deps, state } = f;
   const { cfg, bench, events } = deps;
   const test: Record<string, { hard: number; soft: number; by_type: Record<string, { total: number; hard_acc: number }> } | null> = { baseline: null, best: null, final: null };
-  const evaluations: RunCheckpoint["evaluations"] = [];
+  const evaluations: EvaluationRow[] = [];
   if (!state.stopped && cfg.evaluation.eval_test) {
     const items = cfg.evaluation.test_env_num > 0 ? deps.splits.test.slice(0, cfg.evaluation.test_env_num) : deps.splits.test;
     if (items.length) {
@@ -75,8 +76,8 @@ export async function finalEvaluation(f: FinalInput): Promise<Record<string, unk
   const totals = deps.accounting.snapshot();
   const dropped = droppedByStage(totals);
   const wall = f.elapsedBefore + (deps.clock.now() - f.startedAt) / 1000;
-  const summary: Record<string, unknown> = {
-    schema: "skillopt.summary/1",
+  const summary: Summary = {
+    schema: SUMMARY_SCHEMA,
     status: state.stopped ? "stopped" : "finished",
     ...(state.stopped ? { stopped_reason: state.stopped } : {}),
     benchmark: bench.name,

@@ -16,3 +16,4 @@ export type { LoopState, SkillRef } from "./state.ts";
 export { byTaskType } from "./final.ts";
 export { firstN, train, type TrainDeps, type TrainResult } from "./trainer.ts";
 export { type EstimateInput, estimateRun, type RolePrice } from "./estimate.ts";
+export * from "./records.ts";

@@ -1,4 +1,6 @@
 import type { GenericSchema, InferOutput } from "valibot";
+import type { BoundaryRecord, StepArtifacts, StepRecord, Summary } from "./records.ts";
+import type { LoopState } from "./state.ts";
 
 /** Which side of training a model call serves. */
 export type Role = "optimizer" | "target";
@@ -276,32 +278,40 @@ export interface CallAccounting {
   budgetExceeded(): string | undefined;
 }
 
-/** One unit of committed run state: the whole loop state plus what this checkpoint produced. */
-export interface RunCheckpoint {
-  kind: "baseline" | "step" | "boundary" | "final";
+/** A selection or test evaluation done in a checkpoint. */
+export interface EvaluationRow {
+  kind: string;
+  hash: string;
+  split: string;
+  hard: number;
+  soft: number;
+  score: number | null;
+  evaluated: number;
+  total: number;
+  action?: string;
+}
+
+/** What one checkpoint produced (the trainer adds the loop state when it commits). */
+export type CheckpointContent = {
   step: number;
   epoch: number;
-  /** The complete loop state after this checkpoint (engine/state.ts LoopState). */
-  state: import("./state.ts").LoopState;
   /** Skill texts this checkpoint introduced, by hash. */
   skills: { hash: string; text: string; origin: string }[];
-  /** The history record (kind "step"), or the boundary / final record. */
-  record?: Record<string, unknown>;
   /** Selection/test evaluations done in this checkpoint. */
-  evaluations: {
-    kind: string;
-    hash: string;
-    split: string;
-    hard: number;
-    soft: number;
-    score: number | null;
-    evaluated: number;
-    total: number;
-    action?: string;
-  }[];
-  /** Intermediate products (raw patches, merged/ranked patches, edit report, LR decision, …). */
-  artifacts?: Record<string, unknown>;
-}
+  evaluations: EvaluationRow[];
+} & (
+  | { kind: "baseline" }
+  /** A step: its history record and intermediate products (raw patches, merged/ranked patches, edit report, LR decision). */
+  | { kind: "step"; record: StepRecord; artifacts: StepArtifacts }
+  | { kind: "boundary"; record: BoundaryRecord }
+  | { kind: "final"; record: Summary }
+);
+
+/** One unit of committed run state: the whole loop state plus what this checkpoint produced. */
+export type RunCheckpoint = CheckpointContent & {
+  /** The complete loop state after this checkpoint. */
+  state: LoopState;
+};
 
 /**
  * Persistence of a training run. `commit` is atomic: after it returns the checkpoint survives a

@@ -1,5 +1,6 @@
 import { metaSection, skillSection, userMessage } from "./messages.ts";
 import { LrDecisionSchema, type Patch, payloadKey, RankingSchema } from "./schemas.ts";
+import type { LrDecision } from "./records.ts";
 import { askOptimizer, type StageContext } from "./stage-context.ts";
 
 type Item = Record<string, unknown>;
@@ -12,16 +13,7 @@ export function describeItem(it: Item): string {
   return `title=${it.title ?? ""} change_summary=${JSON.stringify(it.change_summary ?? [])} source=${it.source_type ?? ""} support=${it.support_count ?? 1} new_skill_preview=${JSON.stringify(preview)}`;
 }
 
-export interface LrDecision {
-  learning_rate: number;
-  raw_learning_rate: unknown;
-  available_update_items: number;
-  clamped: boolean;
-  fallback: boolean;
-  reasoning: string;
-  confidence: string;
-  risk_notes: string[];
-}
+export type { LrDecision };
 
 /** Coerce the model's learning_rate (spec §2.6): bool invalid, int ≥ 0, integral float, else first integer in the text. */
 export function coerceLr(raw: unknown): number | undefined {

@@ -27,6 +27,9 @@
  * simultaneously; a fixed-n t-test checked after every item would not be.
  */
 
+import type { InferOutput } from "valibot";
+import type { GateDecisionSchema } from "./records.ts";
+
 export type Verdict = "accept" | "reject" | "undecided";
 export type VerdictReason = "better" | "not_better" | "below_min_effect" | "cannot_reach" | "regressions" | "end_of_split";
 
@@ -40,23 +43,7 @@ export interface SequentialSettings {
 }
 
 /** What one decision records (step records, summary, report, dashboard). */
-export interface GateDecision {
-  rule: "strict" | "paired";
-  verdict: Verdict;
-  reason: VerdictReason;
-  /** Mean difference candidate − current over the items used. */
-  delta: number;
-  /** Always-valid confidence bounds for the mean difference (each one-sided at `confidence`). */
-  ci: [number, number];
-  confidence: number;
-  min_effect: number;
-  n_used: number;
-  n_total: number;
-  /** Items the candidate scores higher than the current (gained) and lower (lost). */
-  flips: { gained: number; lost: number };
-  /** Under the strict rule: what the paired test says on the same evidence. */
-  paired_verdict?: Verdict;
-}
+export type GateDecision = InferOutput<typeof GateDecisionSchema>;
 
 /** Cap on a bet, as a share of the largest bet that keeps the wealth positive. */
 const CAP = 0.8;

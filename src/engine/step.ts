@@ -7,7 +7,7 @@ import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
 import { payloadKey, type Patch } from "./schemas.ts";
-import { autonomousLr, type LrDecision, rankAndSelect } from "./select.ts";
+import { autonomousLr, rankAndSelect } from "./select.ts";
 import { formatViolation } from "./skill-format.ts";
 import { appendixNotes, mergeAppendix, setAppendix } from "./skill-doc.ts";
 import { consolidateAppendix } from "./appendix.ts";
@@ -15,6 +15,12 @@ import type { StageContext } from "./stage-context.ts";
 import type { LoopState } from "./state.ts";
 import { describeRejected, failedEdits, failurePatterns, renderStepBuffer, type StepBufferEntry } from "./step-buffer.ts";
 import { update } from "./update.ts";
+import { type CallsRecord, type LrDecision, STEP_RECORD_SCHEMA, type StepArtifacts, type StepAction, type StepOutcomeName, type StepRecord } from "./records.ts";
+
+/** The step record's fields known before the step's result. */
+type StepDraft = Omit<StepRecord, "action" | "outcome" | "current_score" | "best_score" | "best_step" | "current_origin" | "best_origin" | "current_hash" | "skill_len" | "timing" | "errored" | "errored_items" | "calls" | "tokens" | "cost_usd" | "wall_time_s">;
+
+
 
 export interface StepEnv {
   sc: StageContext;
@@ -36,8 +42,8 @@ export interface BatchSpec {
 }
 
 export interface StepOutcome {
-  record: Record<string, unknown>;
-  artifacts: Record<string, unknown>;
+  record: StepRecord;
+  artifacts: StepArtifacts;
   newSkills: { hash: string; text: string; origin: string }[];
   evaluations: { kind: string; hash: string; split: string; hard: number; soft: number; score: number | null; evaluated: number; total: number; action?: string }[];
 }
@@ -68,8 +74,8 @@ export function droppedByStage(t: CallTotals, since?: CallTotals): Record<string
 }
 
 /** Per-stage difference of two call snapshots. */
-export function callDelta(a: CallTotals, b: CallTotals): Record<string, unknown> {
-  const byStage: Record<string, unknown> = {};
+export function callDelta(a: CallTotals, b: CallTotals): Pick<StepRecord, "calls" | "tokens" | "cost_usd"> {
+  const byStage: CallsRecord["by_stage"] = {};
   const dropped = droppedByStage(b, a);
   for (const [k, s] of Object.entries(b.by_stage)) {
     const p = a.by_stage[k];
@@ -100,8 +106,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const current = env.skills.get(state.current.hash)!;
   const key = payloadKey(sc.mode);
   const timing: Record<string, number> = {};
-  const rec: Record<string, unknown> = { step: step.global, epoch: step.epoch, step_in_epoch: step.inEpoch };
-  const artifacts: Record<string, unknown> = {};
+  const artifacts: StepArtifacts = {};
   const evaluations: StepOutcome["evaluations"] = [];
   const newSkills: StepOutcome["newSkills"] = [];
   const bufferText = renderStepBuffer(state.stepBuffer);
@@ -120,7 +125,21 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const rs = meanScores(all);
   timing.rollout_s = r1((clock.now() - t0) / 1000);
   emit("rollout", `[1/6 done] hard=${rs.hard.toFixed(4)} soft=${rs.soft.toFixed(4)}`);
-  Object.assign(rec, { rollout_hard: r6(rs.hard), rollout_soft: r6(rs.soft), rollout_n: all.length, rollout_errored: erroredItems.length });
+  const rec: StepDraft = {
+    schema: STEP_RECORD_SCHEMA,
+    step: step.global,
+    epoch: step.epoch,
+    step_in_epoch: step.inEpoch,
+    rollout_hard: r6(rs.hard),
+    rollout_soft: r6(rs.soft),
+    rollout_n: all.length,
+    rollout_errored: erroredItems.length,
+    accumulation_batches: [],
+    n_patches: 0,
+    n_failure_patches: 0,
+    n_success_patches: 0,
+  };
+  const set = (fields: Partial<StepDraft>) => Object.assign(rec, fields);
 
   // ② reflect: all batches' analysts together.
   const t1 = clock.now();
@@ -145,14 +164,15 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     const mine = reflections[i]!.patches;
     return { batch_idx: b.index, batch_seed: b.seed, n_envs: b.items.length, hard: r6(s.hard), soft: r6(s.soft), n_failure_patches: mine.filter((p) => p.source_type === "failure").length, n_success_patches: mine.filter((p) => p.source_type === "success").length };
   });
-  Object.assign(rec, { n_patches: failure.length + success.length, n_failure_patches: failure.length, n_success_patches: success.length });
+  set({ n_patches: failure.length + success.length, n_failure_patches: failure.length, n_success_patches: success.length });
   artifacts.raw_patches = raws;
   emit("reflect", `[2/6 done] failure_patches=${failure.length} success_patches=${success.length}`);
   const notes = raws.flatMap((r) => r.appendix_notes);
 
-  const finish = (action: string, outcome: string): StepOutcome => {
+  const finish = (action: StepAction, outcome: StepOutcomeName): StepOutcome => {
     const wall = (clock.now() - t0) / 1000;
-    Object.assign(rec, {
+    const record: StepRecord = {
+      ...rec,
       action,
       outcome,
       current_score: state.current.score,
@@ -167,9 +187,9 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       ...(erroredItems.length ? { errored_items: erroredItems.slice(0, 20) } : {}),
       ...callDelta(before, env.accounting.snapshot()),
       wall_time_s: r1(wall),
-    });
+    };
     for (const [k, c] of Object.entries(erroredCounts(erroredItems))) state.errored[k] = (state.errored[k] ?? 0) + c;
-    return { record: rec, artifacts, newSkills, evaluations };
+    return { record, artifacts, newSkills, evaluations };
   };
 
   const buffer = (action: string, extra: Partial<StepBufferEntry> = {}) => {
@@ -215,7 +235,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   }
   const rankedItems = ((ranked[key] as Record<string, unknown>[]) ?? []);
   timing.select_s = r1((clock.now() - t3) / 1000);
-  Object.assign(rec, { n_edits_ranked: rankedItems.length, edit_budget: budget, learning_rate: budget, lr_control_mode: sc.lrControl, support_counts: rankedItems.map((i) => Number(i.support_count ?? 1)) });
+  set({ n_edits_ranked: rankedItems.length, edit_budget: budget, learning_rate: budget, lr_control_mode: sc.lrControl, support_counts: rankedItems.map((i) => Number(i.support_count ?? 1)) });
   artifacts.ranked_edits = ranked;
 
   // ⑤ update
@@ -242,7 +262,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     // Execution-lapse notes join the candidate, so they are validated with it (spec §10.2).
     const m = mergeAppendix(candidate, notes);
     candidate = m.skill;
-    Object.assign(rec, { n_execution_lapse_notes: notes.length, n_appendix_notes_added: m.added, n_appendix_notes_total: m.total });
+    set({ n_execution_lapse_notes: notes.length, n_appendix_notes_added: m.added, n_appendix_notes_total: m.total });
     const threshold = sc.cfg.optimizer.skill_aware_consolidate_threshold;
     if (threshold > 0 && m.total > threshold) {
       const compact = await consolidateAppendix(sc, appendixNotes(candidate));
@@ -253,7 +273,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     }
   }
   const cHash = skillHash(candidate);
-  Object.assign(rec, { candidate_hash: cHash, candidate_skill_len: candidate.length });
+  set({ candidate_hash: cHash, candidate_skill_len: candidate.length });
   emit("update", `[5/6 UPDATE] skill_len ${current.length} -> ${candidate.length}${up.summary ? ` (applied ${up.summary.applied}/${up.summary.total})` : ""}`);
   if (cHash === state.current.hash) {
     emit("skip", "[skip] the candidate equals the current skill — nothing to evaluate");
@@ -292,7 +312,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     const partial = meanScores(p.out.results);
     const verdictAction = d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
     evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: p.out.evaluated, total: p.out.total, action: verdictAction });
-    Object.assign(rec, {
+    set({
       gate_metric: g.metric,
       gate: d,
       selection_evaluated: p.out.evaluated,
@@ -332,7 +352,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   if (cached) {
     ({ hard, soft } = cached);
     emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length} | cache hit ${cHash}: hard=${hard.toFixed(4)}`);
-    Object.assign(rec, { selection_evaluated: env.selection.length, selection_total: env.selection.length, selection_cache_hit: true });
+    set({ selection_evaluated: env.selection.length, selection_total: env.selection.length, selection_cache_hit: true });
   } else {
     emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length}`);
     const bonus = g.densityWeight ? g.densityWeight * semanticDensity(candidate, g.leadingWords) : 0;
@@ -341,13 +361,13 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     // The gate compares scores over the same items: one left unanswered after the re-ask stops the run.
     requireAnswers(out, `selection pass of step ${step.global}`, { strict: true });
     timing.evaluate_s = r1((clock.now() - t5) / 1000);
-    Object.assign(rec, { selection_evaluated: out.evaluated, selection_total: out.total });
+    set({ selection_evaluated: out.evaluated, selection_total: out.total });
     if (!out.complete) {
       const partial = meanScores(out.results);
       state.selectionSaved += out.total - out.launched;
       evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
       emit("evaluate", `[6/6 EVALUATE] REJECT EARLY at ${out.evaluated}/${out.total}: cannot beat current=${state.current.score.toFixed(4)}`);
-      Object.assign(rec, { gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.launched, gate: pairedRecord(g, byIndex(out.results), curItems, "strict", "reject", "cannot_reach") });
+      set({ gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.launched, gate: pairedRecord(g, byIndex(out.results), curItems, "strict", "reject", "cannot_reach") });
       rejectEntry("reject");
       state.counts.rejected_early += 1;
       return finish("reject_early", "rejected_early");
@@ -364,7 +384,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const d = decide(g, score, prevCurrent, prevBest);
   const record = pairedRecord(g, state.selItems?.[cHash] ?? [], curItems, "strict", d.action === "reject" ? "reject" : "accept");
   // The strict rule compares means; the record's Δ is the mean difference on the items both have.
-  Object.assign(rec, { selection_hard: r6(hard), selection_soft: r6(soft), gate_metric: g.metric, candidate_gate_score: r6(score), current_score_before: prevCurrent, gate: record });
+  set({ selection_hard: r6(hard), selection_soft: r6(soft), gate_metric: g.metric, candidate_gate_score: r6(score), current_score_before: prevCurrent, gate: record });
   evaluations[evaluations.length - 1]!.action = d.action;
   const label = gateLabel(g, score, hard, soft);
   const ci = record.n_used ? ` (Δ=${record.delta >= 0 ? "+" : ""}${(record.delta * 100).toFixed(1)} pts [${(record.ci[0] * 100).toFixed(1)}, ${(record.ci[1] * 100).toFixed(1)}] n=${record.n_used} flips +${record.flips.gained}/−${record.flips.lost})` : "";

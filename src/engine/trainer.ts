@@ -9,12 +9,13 @@ import { seededShuffle } from "./random.ts";
 import { detectableGain } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
 import { planEpoch } from "./plan.ts";
-import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RolloutResult, RunCheckpoint, RunRecorder, Splits, TaskItem } from "./ports.ts";
+import type { Benchmark, BenchmarkContext, CallAccounting, CheckpointContent, Clock, EvaluationRow, RolloutResult, RunRecorder, Splits, TaskItem } from "./ports.ts";
 import { LrScheduler, type SchedulerMode } from "./schedule.ts";
 import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
 import { ensureSlowUpdatePlaceholder, setAppendix, setSlowUpdate } from "./skill-doc.ts";
 import type { StageContext } from "./stage-context.ts";
 import { type LoopState, LoopStateSchema } from "./state.ts";
+import type { BoundaryAction, BoundaryRecord, Summary } from "./records.ts";
 import { runStep } from "./step.ts";
 import { finalEvaluation } from "./final.ts";
 
@@ -33,7 +34,7 @@ export interface TrainDeps {
 }
 
 export interface TrainResult {
-  summary: Record<string, unknown>;
+  summary: Summary;
   state: LoopState;
   bestSkill: string;
   currentSkill: string;
@@ -74,7 +75,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   let state: LoopState;
   const resumed = recorder.resume();
   const elapsedBefore = resumed ? Number((resumed.state as { elapsedS?: number }).elapsedS ?? 0) : 0;
-  const commit = (cp: Omit<RunCheckpoint, "state">) => {
+  const commit = (cp: CheckpointContent) => {
     (state as LoopState & { elapsedS: number }).elapsedS = Math.round((elapsedBefore + (clock.now() - startedAt) / 1000) * 10) / 10;
     // The recorder serializes (or copies) what it keeps before commit returns: no clone here.
     recorder.commit({ ...cp, state });
@@ -197,9 +198,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
 
   async function epochBoundary(epoch: number): Promise<void> {
     const tag = pad2(epoch);
-    const record: Record<string, unknown> = { epoch, step: state.lastStep };
-    const evaluations: RunCheckpoint["evaluations"] = [];
-    const newSkills: RunCheckpoint["skills"] = [];
+    const record: BoundaryRecord = { epoch, step: state.lastStep };
+    const evaluations: EvaluationRow[] = [];
+    const newSkills: CheckpointContent["skills"] = [];
     const curr = skills.get(state.current.hash)!;
     if (epoch === 1 || !(cfg.optimizer.use_slow_update || cfg.optimizer.use_meta_skill)) {
       if (cfg.optimizer.use_slow_update) {
@@ -281,7 +282,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             evaluations.push({ kind: "slow_update", hash: h, split: "val", ...meanScores(out.results), score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
           }
         }
-        let action: string;
+        let action: BoundaryAction;
         if (early || !scores) action = "reject_early";
         else {
           const score = gateScore(gate, scores.hard, scores.soft, cand);

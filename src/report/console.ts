@@ -1,4 +1,4 @@
-import type { EngineEvent, EngineEvents } from "../engine/index.ts";
+import type { EngineEvent, EngineEvents, StepRecord } from "../engine/index.ts";
 import { createProgress } from "./progress.ts";
 
 export interface ConsoleOptions {
@@ -10,15 +10,12 @@ export interface ConsoleOptions {
   intervalMs?: number;
 }
 
-function fmt(x: unknown): string {
-  return typeof x === "number" ? x.toFixed(4) : x === null || x === undefined ? "—" : String(x);
-}
+const fmt = (x: number) => x.toFixed(4);
 
 /** One line summarising a finished step (spec §4.5 `[STEP n done]`). */
-export function stepDoneLine(step: number, total: number, r: Record<string, unknown>): string {
-  const calls = (r.calls as { total?: number; cached?: number } | undefined) ?? {};
-  const cost = typeof r.cost_usd === "number" ? ` cost=$${r.cost_usd.toFixed(4)}` : "";
-  return `  [STEP ${step}/${total} done] epoch=${r.epoch} action=${r.action} current=${fmt(r.current_score)} best=${fmt(r.best_score)} calls=${calls.total ?? 0} (cached ${calls.cached ?? 0})${cost} dt=${r.wall_time_s}s`;
+export function stepDoneLine(step: number, total: number, r: StepRecord): string {
+  const cost = r.cost_usd === null ? "" : ` cost=$${r.cost_usd.toFixed(4)}`;
+  return `  [STEP ${step}/${total} done] epoch=${r.epoch} action=${r.action} current=${fmt(r.current_score)} best=${fmt(r.best_score)} calls=${r.calls.total} (cached ${r.calls.cached})${cost} dt=${r.wall_time_s}s`;
 }
 
 /** Render engine events as the training console: a line per stage, progress for rollouts. */

@@ -1,20 +1,17 @@
 import { join } from "node:path";
+import type { Summary } from "../engine/index.ts";
 import { RUN_FILES } from "../run/index.ts";
 
-function pct(x: unknown): string {
-  return typeof x === "number" ? x.toFixed(3) : "—";
-}
+const pct = (x: number | null) => (x === null ? "—" : x.toFixed(3));
 
 /** The human result of a training run: the three scores, counts, calls and cost. */
-export function resultText(s: Record<string, unknown>): string {
-  const g = (k: string) => (s[k] ?? {}) as Record<string, unknown>;
-  const calls = g("calls");
+export function resultText(s: Summary): string {
   const lines = [
     `${s.status === "finished" ? "Training finished" : `Training stopped (${s.stopped_reason})`}${s.backend ? ` — ${s.backend}` : ""}`,
-    `  selection: baseline ${pct(g("baseline").selection)} → best ${pct(g("best").selection)} (step ${g("best").step}) · final ${pct(g("final").selection)}`,
-    `  test:      baseline ${pct(g("baseline").test)} → best ${pct(g("best").test)} · final ${pct(g("final").test)}`,
+    `  selection: baseline ${pct(s.baseline.selection)} → best ${pct(s.best.selection)} (step ${s.best.step}) · final ${pct(s.final.selection)}`,
+    `  test:      baseline ${pct(s.baseline.test)} → best ${pct(s.best.test)} · final ${pct(s.final.test)}`,
     `  steps ${s.steps}/${s.total_steps}: accepted ${s.accepted}, rejected ${s.rejected} (early ${s.rejected_early}), skipped ${s.skipped}`,
-    `  calls ${calls.total} (cached ${calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost ${typeof s.cost_usd === "number" ? `$${s.cost_usd.toFixed(4)}` : "unknown"}, wall ${s.wall_s}s`,
+    `  calls ${s.calls.total} (cached ${s.calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_s}s`,
     `  best skill: ${join(String(s.out), RUN_FILES.bestSkill)}`,
   ];
   return lines.join("\n");

@@ -2,3 +2,4 @@ export * from "./claim.ts";
 export * from "./layout.ts";
 export * from "./recorder.ts";
 export * from "./status.ts";
+export * from "./records.ts";

@@ -1,8 +1,9 @@
 import { appendFileSync, rmSync } from "node:fs";
-import type { RunCheckpoint, RunRecorder } from "../engine/index.ts";
+import type { RunCheckpoint, RunRecorder, StepArtifacts } from "../engine/index.ts";
 import { readInputText, writeFileAtomic } from "../lib/index.ts";
 import { checkpointHeads, commitCheckpoint, lastCheckpoint, skillTexts, stepArtifacts, stepRecords, type Store } from "../store/index.ts";
 import { type RunPaths, runPaths, STEP_FILES } from "./layout.ts";
+import { parseStepRecord } from "./records.ts";
 
 /** A recorder that can also be told to finish its pending file writes. */
 export interface RunFolderRecorder extends RunRecorder {
@@ -29,7 +30,7 @@ function ensure(path: string, text: string): boolean {
 }
 
 /** The step folder's files for a step's artifacts and candidate text. */
-function stepFiles(p: RunPaths, step: number, a: Record<string, unknown>, candidate: string | undefined): [string, string][] {
+function stepFiles(p: RunPaths, step: number, a: StepArtifacts, candidate: string | undefined): [string, string][] {
   const dir = p.stepDir(step);
   const out: [string, string][] = [];
   if (a.merged_patch) out.push([`${dir}/${STEP_FILES.mergedPatch}`, json(a.merged_patch)]);
@@ -64,9 +65,12 @@ export function repairRunFolder(store: Store, dir: string): number {
   }
   if (best && texts[best] !== undefined) want.set(p.bestSkill, texts[best]!);
   const artifacts = stepArtifacts(store);
-  for (const r of records) {
-    const step = Number(r.step);
-    const cand = typeof r.candidate_hash === "string" ? texts[r.candidate_hash] : undefined;
+  for (const raw of records) {
+    const parsed = parseStepRecord(raw);
+    if (!parsed.ok) continue;
+    const r = parsed.value;
+    const step = r.step;
+    const cand = r.candidate_hash === undefined ? undefined : texts[r.candidate_hash];
     for (const [path, text] of stepFiles(p, step, artifacts.get(step) ?? {}, cand)) want.set(path, text);
   }
   let written = 0;
@@ -144,9 +148,10 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
       const current = cp.kind !== "final" ? skills.get(currentHash) : undefined;
       const best = bestHash !== lastBest ? skills.get(bestHash) : undefined;
       lastBest = bestHash;
-      const record = cp.kind === "step" ? cp.record : undefined;
-      const candidate = typeof record?.candidate_hash === "string" ? skills.get(record.candidate_hash) : undefined;
-      const artifacts = cp.artifacts ?? {};
+      const step = cp.kind === "step" ? cp : undefined;
+      const record = step?.record;
+      const candidate = record?.candidate_hash === undefined ? undefined : skills.get(record.candidate_hash);
+      const artifacts = step?.artifacts ?? {};
       later(() => {
         if (current !== undefined) derived(p.skillVersion(cp.step), current);
         if (best !== undefined) derived(p.bestSkill, best);

@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import { errorMessage, processAlive, readInputText } from "../lib/index.ts";
 import { getRunMeta, openRunStore, stepRecords } from "../store/index.ts";
 import { RUN_MARKERS, runPaths } from "./layout.ts";
+import { parseAll, parseStepRecord, parseSummary } from "./records.ts";
 
 /**
  * A run's status, by one rule (runStatus) that `skillopt runs`, the dashboard and report.html share:
@@ -128,24 +129,30 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
     try {
       store = openRunStore(p.state, { readonly: true });
       const meta = getRunMeta(store);
-      const records = stepRecords(store);
-      const summary = meta.summary ? (JSON.parse(meta.summary) as Record<string, unknown>) : readJsonFile(p.summary);
+      const issues: string[] = [];
+      const raws = stepRecords(store);
+      const records = parseAll(raws, parseStepRecord, "step record", issues);
+      const rawSummary = meta.summary ? (JSON.parse(meta.summary) as unknown) : readJsonFile(p.summary);
+      const parsed = rawSummary === undefined ? undefined : parseSummary(rawSummary);
+      if (parsed && !parsed.ok) issues.push(parsed.issue);
+      const summary = parsed?.ok ? parsed.value : undefined;
       const cfg = meta.config ? (JSON.parse(meta.config) as Record<string, Record<string, unknown> | undefined>) : undefined;
       const last = records[records.length - 1];
-      const best = (summary?.best as { selection?: unknown } | undefined)?.selection ?? last?.best_score;
-      const cost = records.reduce<number | null>((s, r) => (s === null || typeof r.cost_usd !== "number" ? null : s + r.cost_usd), records.length ? 0 : null);
+      const best = summary ? summary.best.selection : last?.best_score;
+      const cost = records.reduce<number | null>((s, r) => (s === null || r.cost_usd === null ? null : s + r.cost_usd), records.length ? 0 : null);
+      if (issues.length) row.error = issues[0]!;
       Object.assign(row, {
-        status: runStatus({ meta, hasSummary: summary !== undefined }, alive),
+        status: runStatus({ meta, hasSummary: rawSummary !== undefined }, alive),
         // A resumed run clears its earlier failure reason with "".
-        reason: meta.reason || str(summary?.stopped_reason) || null,
+        reason: meta.reason || summary?.stopped_reason || null,
         benchmark: meta.benchmark ?? str(cfg?.env?.name),
         backend: meta.backend ?? str(cfg?.model?.backend),
         optimizer: str(cfg?.model?.optimizer),
         target: str(cfg?.model?.target),
-        steps: records.length,
+        steps: raws.length,
         total_steps: Number(meta.total_steps) > 0 ? Number(meta.total_steps) : null,
         best: num(best),
-        cost_usd: num(summary?.cost_usd) ?? cost,
+        cost_usd: summary?.cost_usd ?? cost,
         started_at: isoOf(meta.started_at) ?? mtimeIso(p.config),
         updated_at: isoOf(meta.updated_at),
       });

@@ -214,15 +214,16 @@ export function skillTexts(store: Store): Record<string, string> {
   return Object.fromEntries(rows.map((r) => [r.hash, r.text]));
 }
 
-/** Step records in step order (the content of the run folder's step log). */
-export function stepRecords(store: Store): Record<string, unknown>[] {
+/** Step records in step order (the content of the run folder's step log), unparsed: src/run checks them against their schema. */
+export function stepRecords(store: Store): unknown[] {
   const rows = store.db.query("SELECT record_json FROM steps ORDER BY step").all() as { record_json: string }[];
-  return rows.map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
+  return rows.map((r) => JSON.parse(r.record_json) as unknown);
 }
 
-export function boundaryRecords(store: Store): Record<string, unknown>[] {
+/** Epoch-boundary records in epoch order, unparsed. */
+export function boundaryRecords(store: Store): unknown[] {
   const rows = store.db.query("SELECT record_json FROM boundaries ORDER BY epoch").all() as { record_json: string }[];
-  return rows.map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
+  return rows.map((r) => JSON.parse(r.record_json) as unknown);
 }
 
 export function evaluationRows(store: Store): Record<string, unknown>[] {

@@ -1,7 +1,7 @@
 import { createModelClient, type SkilloptModelClient } from "../../src/backends/index.ts";
 import { getBenchmark } from "../../src/benchmarks/index.ts";
 import { loadConfig, type TrainConfig } from "../../src/config/index.ts";
-import { type BenchmarkContext, type EngineEvent, type RunCheckpoint, type RunRecorder, train, type TrainResult } from "../../src/engine/index.ts";
+import { type BenchmarkContext, type EngineEvent, type RunCheckpoint, type RunRecorder, type StepRecord, train, type TrainResult } from "../../src/engine/index.ts";
 import { PROMPTS } from "../../src/prompts/index.ts";
 
 /** A recorder that keeps checkpoints in memory and can "crash" (throw) at a chosen commit. */
@@ -24,9 +24,9 @@ export class MemoryRecorder implements RunRecorder {
   }
 
   /** Step records, in order (the last record of a step wins, as in the store). */
-  records(): Record<string, unknown>[] {
-    const byStep = new Map<number, Record<string, unknown>>();
-    for (const cp of this.checkpoints) if (cp.kind === "step" && cp.record) byStep.set(cp.step, cp.record);
+  records(): StepRecord[] {
+    const byStep = new Map<number, StepRecord>();
+    for (const cp of this.checkpoints) if (cp.kind === "step") byStep.set(cp.step, cp.record);
     return [...byStep.values()];
   }
 }

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeRunReport } from "../../src/report/html/index.ts";
+import type { Summary } from "../../src/engine/index.ts";
 import { type RunStatus, runStatus } from "../../src/run/index.ts";
 import { openRunStore, setRunMeta } from "../../src/store/index.ts";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
-import { commitSyntheticStep } from "./support.ts";
+import { commitSyntheticStep, summaryRecord } from "./support.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { signIn } from "../ui/support.ts";
@@ -18,9 +19,9 @@ async function deadPid(): Promise<number> {
 }
 
 /** A run folder with a store holding one step and these run_meta values. */
-function storeRun(dir: string, meta: Record<string, string | number>, summary?: Record<string, unknown>): void {
+function storeRun(dir: string, meta: Record<string, string | number>, summary?: Summary): void {
   mkdirSync(dir, { recursive: true });
-  commitSyntheticStep(dir, { step: 1, epoch: 1, action: "accepted", outcome: "accepted", best_score: 0.5 }, "# skill\n");
+  commitSyntheticStep(dir, { step: 1, epoch: 1, action: "accept", outcome: "accepted", best_score: 0.5 }, "# skill\n");
   const store = openRunStore(join(dir, "state.sqlite"));
   try {
     setRunMeta(store, { benchmark: "conventions", started_at: Date.now(), ...meta, ...(summary ? { summary: JSON.stringify(summary) } : {}) });
@@ -38,7 +39,7 @@ let ui: UiServer;
 
 beforeAll(async () => {
   const dead = await deadPid();
-  const summary = (status: string, extra: Record<string, unknown> = {}) => ({ status, best: { selection: 0.5, test: 0.4, step: 1 }, cost_usd: 0.01, ...extra });
+  const summary = (status: Summary["status"], extra: Partial<Summary> = {}) => summaryRecord({ status, ...extra });
   storeRun(join(root, "live-pid"), { status: "running", pid: process.pid });
   expected["live-pid"] = "running";
   storeRun(join(root, "dead-pid"), { status: "running", pid: dead });

@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { STEP_RECORD_SCHEMA, SUMMARY_SCHEMA, type StepRecord, type Summary } from "../../src/engine/index.ts";
 import { commitCheckpoint, openRunStore } from "../../src/store/index.ts";
 
 /**
@@ -75,18 +76,87 @@ export function writeSyntheticRun(dir: string, opts: { steps?: number; finished?
   return records;
 }
 
+/** A complete step record (as the engine writes it) with the given fields over plain defaults. */
+export function stepRecord(fields: Partial<StepRecord> & { step: number }): StepRecord {
+  const score = fields.current_score ?? 0.5;
+  return {
+    schema: STEP_RECORD_SCHEMA,
+    epoch: 1,
+    step_in_epoch: fields.step - 1,
+    rollout_hard: 0.5,
+    rollout_soft: 0.5,
+    rollout_n: 8,
+    rollout_errored: 0,
+    accumulation_batches: [],
+    n_patches: 1,
+    n_failure_patches: 1,
+    n_success_patches: 0,
+    action: "accept",
+    outcome: "accepted",
+    current_score: score,
+    best_score: score,
+    best_step: fields.step,
+    current_origin: `step_${fields.step}`,
+    best_origin: `step_${fields.step}`,
+    current_hash: `h${fields.step}`,
+    skill_len: 100,
+    timing: {},
+    errored: {},
+    calls: { total: 10, cached: 0, by_stage: {} },
+    tokens: { prompt: 100, completion: 10 },
+    cost_usd: 0,
+    wall_time_s: 0.1,
+    ...fields,
+  };
+}
+
+/** A complete run summary (as the engine writes it) with the given fields over plain defaults. */
+export function summaryRecord(fields: Partial<Summary> = {}): Summary {
+  const scores = { selection: 0.5, selection_hard: 0.5, test: 0.4 };
+  return {
+    schema: SUMMARY_SCHEMA,
+    status: "finished",
+    benchmark: "conventions",
+    gate_metric: "hard",
+    gate_rule: "strict",
+    noise_floor: null,
+    baseline: { ...scores, hash: "h0" },
+    best: { ...scores, step: 1, origin: "step_0001", hash: "h1" },
+    final: { ...scores, origin: "step_0001", hash: "h1" },
+    steps: 1,
+    total_steps: 1,
+    accepted: 1,
+    rejected: 0,
+    rejected_early: 0,
+    skipped: 0,
+    undecided: 0,
+    calls: { total: 10, cached: 0, by_stage: {} },
+    tokens: { prompt: 100, completion: 10, total: 110 },
+    cost_usd: 0.01,
+    wall_s: 1,
+    selection_calls_saved: 0,
+    errored: {},
+    rollouts_reused: 0,
+    selection_items: 4,
+    test_by_type: { baseline: null, best: null, final: null },
+    test_soft: { baseline: null, best: null, final: null },
+    ...fields,
+  };
+}
+
 /**
  * Commit one step to `<dir>/state.sqlite` through the real run store, as the trainer does
  * (record, artifacts, candidate text), from another connection than the reader's.
  */
-export function commitSyntheticStep(dir: string, record: Record<string, unknown>, candidate: string, meta: Record<string, string | number> = {}): void {
+export function commitSyntheticStep(dir: string, fields: Partial<StepRecord> & { step: number }, candidate: string, meta: Record<string, string | number> = {}): void {
+  const record = stepRecord(fields);
   const store = openRunStore(join(dir, "state.sqlite"));
   try {
     const hash = `c${String(record.step).padStart(15, "0")}`;
     commitCheckpoint(store, {
       kind: "step",
-      step: Number(record.step),
-      epoch: Number(record.epoch ?? 1),
+      step: record.step,
+      epoch: record.epoch,
       state: { lastStep: record.step },
       skills: [{ hash, text: candidate, origin: `candidate_step_${record.step}` }],
       record: { ...record, candidate_hash: hash },

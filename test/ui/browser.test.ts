@@ -85,7 +85,7 @@ describe("dashboard in a real browser", () => {
   test("a run while it trains shows a new step without reloading", async () => {
     const dir = join(root, "live");
     mkdirSync(dir);
-    const step = (n: number) => ({ epoch: 1, step: n, learning_rate: 2, rollout_hard: 0.2 + n / 10, candidate_gate_score: 0.3 + n / 10, current_score: 0.3 + n / 10, best_score: 0.3 + n / 10, action: "accept_new_best", outcome: "accepted", calls: { total: 5, cached: 0, by_stage: {} }, cost_usd: 0.001, wall_time_s: 0.2 });
+    const step = (n: number) => ({ epoch: 1, step: n, learning_rate: 2, rollout_hard: 0.2 + n / 10, candidate_gate_score: 0.3 + n / 10, current_score: 0.3 + n / 10, best_score: 0.3 + n / 10, action: "accept_new_best" as const, outcome: "accepted" as const, calls: { total: 5, cached: 0, by_stage: {} }, cost_usd: 0.001, wall_time_s: 0.2 });
     for (const n of [1, 2, 3]) commitSyntheticStep(dir, step(n), `# skill\nrule ${n}\n`);
     const page = b.page;
     await page.goto(`${ui.url}/runs/live`);

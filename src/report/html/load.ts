@@ -2,7 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { DataError, errorMessage, readInputText, redactText } from "../../lib/index.ts";
-import { RUN_FILES, runPaths, runStatus, STEP_FILES, skillVersionOf } from "../../run/index.ts";
+import { parseStepRecord, parseSummary, RUN_FILES, STEP_RECORD_SCHEMA, SUMMARY_SCHEMA, runPaths, runStatus, STEP_FILES, skillVersionOf } from "../../run/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeBoundary, normalizeStep, normalizeSummary } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
@@ -41,6 +41,22 @@ export function parseHistory(text: string, warnings: string[]): unknown[] {
     }
   });
   return out;
+}
+
+/** Whether a parsed record carries one of our version tags (else it is a foreign or hand-made record). */
+function ours(raw: unknown, tag: string): boolean {
+  return typeof raw === "object" && raw !== null && (raw as { schema?: unknown }).schema === tag;
+}
+
+/** history.jsonl records: ours (version-tagged) are checked against the schema, others read tolerantly. */
+function checkHistory(raws: unknown[], warnings: string[]): unknown[] {
+  return raws.flatMap((raw, i) => {
+    if (!ours(raw, STEP_RECORD_SCHEMA)) return [raw];
+    const r = parseStepRecord(raw, `${RUN_FILES.history} line ${i + 1}`);
+    if (r.ok) return [r.value];
+    warnings.push(r.issue);
+    return [];
+  });
 }
 
 /** Upstream's run folders keep the step records as one JSON array in history.json. */
@@ -207,11 +223,15 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const records: unknown[] = state
     ? state.records
     : historyText !== null
-      ? parseHistory(historyText, warnings)
+      ? checkHistory(parseHistory(historyText, warnings), warnings)
       : upstreamHistory(readJson(p.upstreamHistory, warnings));
   const versions = opts.light ? new Map<number, string>() : readSkillVersions(dir);
+  if (state) warnings.push(...state.issues);
   const summaryRaw = readJson(p.summary, warnings) ?? parseJsonText(state?.meta.summary);
-  const summary = normalizeSummary(summaryRaw);
+  // Our runs' summaries are checked against their schema; foreign ones are read tolerantly.
+  const checked = state || ours(summaryRaw, SUMMARY_SCHEMA) ? parseSummary(summaryRaw, RUN_FILES.summary) : undefined;
+  if (summaryRaw !== undefined && checked && !checked.ok) warnings.push(checked.issue);
+  const summary = normalizeSummary(checked?.ok ? checked.value : summaryRaw);
   const evalRaw = readJson(p.evalSummary, warnings);
   // An evaluation whose items got no answers failed (never finished), with the endpoint's error.
   const evalFailure = evalRaw && typeof evalRaw === "object" && (evalRaw as Record<string, unknown>).status === "failed" ? String((evalRaw as Record<string, unknown>).error ?? "items got no answer") : null;

@@ -2,7 +2,8 @@ import { existsSync } from "node:fs";
 import { boundaryRecords, evaluationRows, getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeAction } from "./normalize.ts";
-import { type RunStatus, runPaths, runStatus } from "../../run/index.ts";
+import type { BoundaryRecord, StepRecord } from "../../engine/index.ts";
+import { parseAll, parseBoundaryRecord, parseStepRecord, type RunStatus, runPaths, runStatus } from "../../run/index.ts";
 import type { EditView } from "./run-view.ts";
 
 /** Extra step data the run store holds beyond the step records: edit fates and candidate texts. */
@@ -14,8 +15,10 @@ export interface StepExtras {
 
 /** What a run's store tells a report. */
 export interface RunState {
-  records: Record<string, unknown>[];
-  boundaries: Record<string, unknown>[];
+  records: StepRecord[];
+  boundaries: BoundaryRecord[];
+  /** Records in the store that do not match their schema (left out). */
+  issues: string[];
   extras: Map<number, StepExtras>;
   status: RunStatus;
   startedAt?: string;
@@ -43,15 +46,16 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
   // A light read (the runs list) still runs the open's integrity check, so a corrupt file shows.
   try {
     const meta = getRunMeta(store);
-    const records = stepRecords(store);
+    const issues: string[] = [];
+    const records = parseAll(stepRecords(store), parseStepRecord, "step record", issues);
     const extras = new Map<number, StepExtras>();
     const artifacts = opts.light ? new Map<number, Record<string, unknown>>() : stepArtifacts(store);
     const texts = opts.light ? {} : skillTexts(store);
     for (const r of opts.light ? [] : records) {
-      const step = Number(r.step);
+      const step = r.step;
       const a = artifacts.get(step) ?? {};
-      const action = normalizeAction(String(r.outcome ?? r.action ?? ""));
-      const hash = typeof r.candidate_hash === "string" ? r.candidate_hash : undefined;
+      const action = normalizeAction(r.outcome);
+      const hash = r.candidate_hash;
       extras.set(step, {
         edits: editsFromArtifacts({ merged: a.merged_patch, ranked: a.ranked_edits, report: a.edit_apply_report }, action),
         reasoning: reasoningFromArtifacts({ merged: a.merged_patch, ranked: a.ranked_edits }),
@@ -66,7 +70,8 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
     return {
       baselineSelection: Number.isFinite(baseScore) ? baseScore : null,
       records,
-      boundaries: opts.light ? [] : boundaryRecords(store),
+      boundaries: opts.light ? [] : parseAll(boundaryRecords(store), parseBoundaryRecord, "boundary record", issues),
+      issues,
       extras,
       status,
       ...(startedAt ? { startedAt } : {}),

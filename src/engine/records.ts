@@ -1,0 +1,291 @@
+import * as v from "valibot";
+import type { EditReportRow } from "./edits.ts";
+
+/*
+ * The records a training run produces: one step record per step, one boundary record per epoch
+ * boundary, and the summary at the end. The engine builds them (their types are inferred from
+ * these schemas), src/run writes them to the run folder, and every reader (report, dashboard,
+ * `skillopt runs`) parses them with these schemas. Disk format: snake_case keys, a version tag.
+ */
+
+export const STEP_RECORD_SCHEMA = "skillopt.step/1";
+export const SUMMARY_SCHEMA = "skillopt.summary/1";
+
+const num = v.number();
+const optNum = v.optional(num);
+const counts = v.record(v.string(), num);
+
+/** The paired gate's (or the strict gate's paired view of its) decision on one candidate. */
+export const GateDecisionSchema = v.object({
+  rule: v.picklist(["strict", "paired"]),
+  verdict: v.picklist(["accept", "reject", "undecided"]),
+  reason: v.picklist(["better", "not_better", "below_min_effect", "cannot_reach", "regressions", "end_of_split"]),
+  /** Mean difference candidate − current over the items used. */
+  delta: num,
+  /** Always-valid confidence bounds for the mean difference (each one-sided at `confidence`). */
+  ci: v.tuple([num, num]),
+  confidence: num,
+  min_effect: num,
+  n_used: num,
+  n_total: num,
+  /** Items the candidate scores higher than the current (gained) and lower (lost). */
+  flips: v.object({ gained: num, lost: num }),
+  /** Under the strict rule: what the paired test says on the same evidence. */
+  paired_verdict: v.optional(v.picklist(["accept", "reject", "undecided"])),
+});
+
+const StageCallsSchema = v.object({
+  calls: num,
+  cached: num,
+  prompt_tokens: num,
+  completion_tokens: num,
+  cost_usd: v.optional(v.nullable(num)),
+  dropped: optNum,
+});
+
+/** Model calls of a step (or of the whole run), with structured results dropped per stage. */
+export const CallsSchema = v.object({
+  total: num,
+  cached: num,
+  dropped: v.optional(counts),
+  by_stage: v.record(v.string(), StageCallsSchema),
+});
+export type CallsRecord = v.InferOutput<typeof CallsSchema>;
+
+/** The optimizer's learning-rate decision under lr_control_mode autonomous, as recorded. */
+export const LrDecisionRecordSchema = v.object({
+  learning_rate: num,
+  raw_learning_rate: v.unknown(),
+  available_update_items: num,
+  clamped: v.boolean(),
+  fallback: v.boolean(),
+  reasoning: v.string(),
+  confidence: v.string(),
+  risk_notes: v.array(v.string()),
+});
+
+export type LrDecision = v.InferOutput<typeof LrDecisionRecordSchema>;
+
+export const ApplySummarySchema = v.object({ total: num, applied: num, skipped: num, errors: num });
+
+/** An edit of a step that did not apply as written, with the reason. */
+export const FailedEditSchema = v.object({ op: v.string(), target: v.string(), status: v.string(), reason: v.optional(v.string()) });
+
+/** What a step did with its candidate. */
+export const STEP_ACTIONS = [
+  "skip_no_patches",
+  "skip_no_rewrite",
+  "skip_no_change",
+  "reject_format",
+  "reject_early",
+  "reject",
+  "undecided",
+  "accept",
+  "accept_new_best",
+  "force_accept",
+] as const;
+export type StepAction = (typeof STEP_ACTIONS)[number];
+
+export const STEP_OUTCOMES = ["accepted", "rejected", "rejected_early", "skipped", "undecided"] as const;
+export type StepOutcomeName = (typeof STEP_OUTCOMES)[number];
+
+/**
+ * One line of history.jsonl (and one row of the store's steps table). Records written before the
+ * version tag existed have the same shape without `schema` and without the fields added since
+ * (`rollout_errored`, `errored`); they are read as version 1.
+ */
+export const StepRecordSchema = v.object({
+  schema: v.optional(v.literal(STEP_RECORD_SCHEMA), STEP_RECORD_SCHEMA),
+  step: num,
+  epoch: num,
+  step_in_epoch: num,
+  // ① rollout
+  rollout_hard: num,
+  rollout_soft: num,
+  rollout_n: num,
+  rollout_errored: optNum,
+  accumulation_batches: v.array(
+    v.object({
+      batch_idx: num,
+      batch_seed: num,
+      n_envs: num,
+      hard: num,
+      soft: num,
+      n_failure_patches: num,
+      n_success_patches: num,
+    }),
+  ),
+  // ② reflect
+  n_patches: num,
+  n_failure_patches: num,
+  n_success_patches: num,
+  // ③ aggregate, ④ select
+  n_edits_merged: optNum,
+  n_edits_ranked: optNum,
+  edit_budget: v.optional(v.nullable(num)),
+  learning_rate: v.optional(v.nullable(num)),
+  lr_control_mode: v.optional(v.picklist(["fixed", "autonomous", "none"])),
+  lr_decision: v.optional(LrDecisionRecordSchema),
+  support_counts: v.optional(v.array(num)),
+  // ⑤ update
+  edit_apply_summary: v.optional(ApplySummarySchema),
+  edits_failed: v.optional(v.array(FailedEditSchema)),
+  edits_applied: optNum,
+  rewrite_change_summary: v.optional(v.array(v.string())),
+  n_execution_lapse_notes: optNum,
+  n_appendix_notes_added: optNum,
+  n_appendix_notes_total: optNum,
+  n_appendix_notes_consolidated: optNum,
+  candidate_hash: v.optional(v.string()),
+  candidate_skill_len: optNum,
+  format_violation: v.optional(v.string()),
+  // ⑥ evaluate and gate
+  gate_metric: v.optional(v.picklist(["hard", "soft", "mixed"])),
+  gate: v.optional(GateDecisionSchema),
+  selection_evaluated: optNum,
+  selection_total: optNum,
+  selection_hard: v.optional(v.nullable(num)),
+  selection_soft: v.optional(v.nullable(num)),
+  selection_cache_hit: v.optional(v.boolean()),
+  candidate_gate_score: v.optional(v.nullable(num)),
+  /** Paired gate: the candidate's score is an estimate from the items the test used. */
+  candidate_score_estimated: v.optional(v.boolean()),
+  current_score_before: optNum,
+  selection_calls_saved: optNum,
+  // the step's result
+  action: v.picklist(STEP_ACTIONS),
+  outcome: v.picklist(STEP_OUTCOMES),
+  current_score: num,
+  best_score: num,
+  best_step: num,
+  current_origin: v.string(),
+  best_origin: v.string(),
+  current_hash: v.string(),
+  skill_len: num,
+  timing: counts,
+  /** Items that got no answer, per stage; never scored. */
+  errored: v.optional(counts, {}),
+  errored_items: v.optional(v.array(v.object({ id: v.string(), reason: v.string(), role: v.picklist(["target", "optimizer"]), stage: v.string() }))),
+  calls: CallsSchema,
+  tokens: v.object({ prompt: num, completion: num }),
+  cost_usd: v.nullable(num),
+  wall_time_s: num,
+});
+export type StepRecord = v.InferOutput<typeof StepRecordSchema>;
+
+const BoundaryActionSchema = v.picklist([
+  "inject_placeholder",
+  "skip_first_epoch",
+  "write_meta_skill",
+  "no_content",
+  "reject_early",
+  "reject",
+  "undecided",
+  "accept",
+  "accept_new_best",
+  "force_accept",
+]);
+
+const PairSide = v.object({ hard: num, soft: num, predicted_answer: v.string(), fail_reason: v.string() });
+
+export type BoundaryAction = v.InferOutput<typeof BoundaryActionSchema>;
+
+/** What an epoch boundary did: the slow update and the meta skill (spec §4.6). */
+export const BoundaryRecordSchema = v.object({
+  epoch: num,
+  step: num,
+  pairs: v.optional(v.array(v.object({ id: v.string(), category: v.string(), prev: PairSide, curr: PairSide }))),
+  slow_update: v.optional(
+    v.object({
+      action: BoundaryActionSchema,
+      epoch: optNum,
+      prev_hard: optNum,
+      curr_hard: optNum,
+      candidate_hash: v.optional(v.string()),
+      slow_update_content: v.optional(v.string()),
+      reasoning: v.optional(v.string()),
+      selection_hard: optNum,
+      selection_soft: optNum,
+      gate: v.optional(GateDecisionSchema),
+    }),
+  ),
+  meta_skill: v.optional(
+    v.object({ action: BoundaryActionSchema, epoch: optNum, meta_skill_content: v.optional(v.string()), reasoning: v.optional(v.string()) }),
+  ),
+});
+export type BoundaryRecord = v.InferOutput<typeof BoundaryRecordSchema>;
+
+/** The flip rate of the initial skill between two samples (the noise floor, docs/gate.md). */
+export const NoiseFloorSchema = v.object({
+  items: num,
+  flips: num,
+  flip_rate: num,
+  /** Smallest gain the selection split can detect with 80 % power at the gate's confidence. */
+  detectable_gain: num,
+  selection_items: num,
+  min_effect: num,
+  confidence: num,
+});
+export type NoiseFloor = v.InferOutput<typeof NoiseFloorSchema>;
+
+const score = v.nullable(num);
+const byType = v.nullable(v.record(v.string(), v.object({ total: num, hard_acc: num })));
+const triple = <T extends v.GenericSchema>(s: T) => v.object({ baseline: s, best: s, final: s });
+
+/**
+ * The end-of-run summary (the store's meta and summary.json). Summaries written before the noise
+ * floor, the gate rule and the no-answer counts existed lack those fields; they read as version 1
+ * with the defaults below. `out` and `backend` are added by the CLI when it writes summary.json.
+ */
+export const SummarySchema = v.object({
+  schema: v.literal(SUMMARY_SCHEMA),
+  status: v.picklist(["finished", "stopped"]),
+  stopped_reason: v.optional(v.string()),
+  benchmark: v.string(),
+  gate_metric: v.picklist(["hard", "soft", "mixed"]),
+  gate_rule: v.optional(v.picklist(["strict", "paired", "off"]), "strict"),
+  gate_confidence: optNum,
+  gate_min_effect: optNum,
+  gate_max_regressions: optNum,
+  noise_floor: v.optional(v.nullable(NoiseFloorSchema), null),
+  baseline: v.object({ selection: score, selection_hard: score, test: score, hash: v.string() }),
+  best: v.object({ selection: score, selection_hard: score, test: score, step: num, origin: v.string(), hash: v.string() }),
+  final: v.object({ selection: score, selection_hard: score, test: score, origin: v.string(), hash: v.string() }),
+  steps: num,
+  total_steps: num,
+  accepted: num,
+  rejected: num,
+  rejected_early: num,
+  skipped: num,
+  undecided: v.optional(num, 0),
+  calls: CallsSchema,
+  tokens: v.object({ prompt: num, completion: num, total: num }),
+  cost_usd: v.nullable(num),
+  wall_s: num,
+  selection_calls_saved: num,
+  errored: v.optional(counts, {}),
+  rollouts_reused: v.optional(num, 0),
+  selection_items: num,
+  test_by_type: triple(byType),
+  test_soft: triple(score),
+  out: v.optional(v.string()),
+  backend: v.optional(v.string()),
+});
+export type Summary = v.InferOutput<typeof SummarySchema>;
+
+/** Intermediate products of a step, written beside its record (steps/step_NNNN/). */
+export type StepArtifacts = {
+  /** Every analyst's patch as it came back. */
+  raw_patches?: readonly object[];
+  merged_patch?: Record<string, unknown>;
+  ranked_edits?: Record<string, unknown>;
+  edit_apply_report?: readonly EditReportRow[];
+  lr_decision?: LrDecision;
+};
+
+/** A record that failed its schema: where and why, in one line. */
+export function recordIssue(what: string, issues: readonly v.BaseIssue<unknown>[]): string {
+  const first = issues[0];
+  const path = first ? v.getDotPath(first) : null;
+  return `${what} does not match its schema${path ? ` at ${path}` : ""}: ${first?.message ?? "invalid"}`;
+}
