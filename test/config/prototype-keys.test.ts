@@ -103,17 +103,17 @@ describe("reserved key names in config paths", () => {
     expect(loaded.environ.PATH).toBe("/bin");
   });
 
-  for (const [name, text] of [
-    ["config.json", '{"backend": "mock", "__proto__": {"polluted": 1}}'],
-    ["config.json", '{"constructor": {"prototype": {"polluted": 1}}}'],
-    ["config.yaml", "backend: mock\nprototype: 1\n"],
+  for (const [name, text, at] of [
+    ["config.json", '{"backend": "mock", "__proto__": {"polluted": 1}}', "1:21"],
+    ["config.json", '{"constructor": {"prototype": {"polluted": 1}}}', "1:2"],
+    ["config.yaml", "backend: mock\nprototype: 1\n", "2:1"],
   ] as const) {
-    test(`Sleep ${name} with a reserved key is a config error: ${text.slice(0, 30)}`, () => {
+    test(`Sleep ${name} with a reserved key is a config error at its line and column: ${text.slice(0, 30)}`, () => {
       using dir = tempDir();
       const file = join(dir.path, name);
       writeFileSync(file, text);
       const err = configError(() => loadSleepConfig({}, { file }));
-      expect(err.message).toStartWith(`${file}: `);
+      expect(err.message).toStartWith(`${file}:${at}: `);
       expect(err.message).toContain("is not allowed as a key");
     });
   }
