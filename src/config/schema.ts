@@ -153,6 +153,7 @@ export const EnvSchema = v.strictObject({
   judge_retries: nullablePosInt("Accepted for upstream compatibility"),
   judge_rubric: str("", "Rubric for the LLM judge (user tasks)"),
   evaluator: str("exact", "User tasks: exact, contains, regex, f1, json_match, command, judge"),
+  data_format: pick(["auto", "tasks", "skill_creator", "promptfoo"], "auto", "User tasks: the format of data_path. auto: .yaml/.yml is a promptfoo config, a .json with an evals list is skill-creator's evals.json, anything else our tasks JSONL"),
   evaluator_command: v.optional(v.pipe(v.union([v.string(), v.array(v.string())], "expected a command string or argv list"), v.description("Command evaluator: the scorer to run, as a string or an argv list (docs/tasks.md)")), ""),
   evaluator_pass_env: v.optional(
     v.pipe(

@@ -5,6 +5,7 @@ import { sha256 } from "../../lib/index.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
 import { simAnalyst, type SimKnobs } from "./analyst.ts";
 import { makeDraw } from "./draw.ts";
+import { simJudge } from "./judge.ts";
 import { sampleAnswer } from "./stochastic.ts";
 import { simAppendix, simLr, simMerge, simMetaSkill, simRanking, simRewrite, simSlowUpdate } from "./stages.ts";
 
@@ -104,7 +105,8 @@ export function createSimBackend(role: Role, config: TrainConfig): ChatBackend {
     defaultModel: SIM_MODEL,
     async complete(request: ChatRequest & { model: string }, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<RawCompletion> {
       await sleep(o.latencyMs, opts.signal);
-      const reply = simAnswer(request.messages, request.sampleIndex ?? 0, o);
+      // The judge's verdicts come from the simulated judge (quoted texts in the rubric), not the target.
+      const reply = request.stage === "judge" ? simJudge(request.messages) : simAnswer(request.messages, request.sampleIndex ?? 0, o);
       const prompt = request.messages.reduce((n, m) => n + tokens(text(m.content)), 0);
       return {
         text: reply,

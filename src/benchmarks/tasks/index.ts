@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Benchmark, BenchmarkContext, RolloutResult } from "../../engine/ports.ts";
 import { allowlistedEnv, ConfigError, DataError } from "../../lib/index.ts";
 import { skillSection } from "../shared/chat.ts";
@@ -8,7 +9,8 @@ import { evaluationEntry, runQa } from "../shared/qa.ts";
 import { loadConfiguredSplits, SPLIT_NAMES } from "../shared/splits.ts";
 import { lastAnswerTag } from "../shared/text.ts";
 import { EVALUATORS, type EvaluatorName, type Score, scoreCommand, scoreJudge, scoreLocal, splitCommand } from "./evaluators.ts";
-import { tasksLoader, type UserTask } from "./loader.ts";
+import { scoreChecks } from "./checks.ts";
+import { DATA_FORMATS, type DataFormat, detectFormat, tasksLoaderFor, type UserTask } from "./loader.ts";
 
 export const TASKS_SYSTEM = `You are a capable assistant completing one task for a user.
 
@@ -23,6 +25,28 @@ const NEEDS_REFERENCE: readonly EvaluatorName[] = ["exact", "contains", "regex",
 
 function evaluatorOf(ctx: BenchmarkContext): EvaluatorName {
   return new EnvReader(ctx.env, "tasks").oneOf("evaluator", EVALUATORS, "exact");
+}
+
+function dataFormatOf(env: Record<string, unknown>): DataFormat {
+  return new EnvReader(env, "tasks").oneOf("data_format", DATA_FORMATS, "auto");
+}
+
+/** Could the data file hold judge checks (skill-creator expectations, promptfoo llm-rubric)? Then the judge's role is set up. */
+function mayJudge(env: Record<string, unknown>): boolean {
+  const format = dataFormatOf(env);
+  if (format === "skill_creator" || format === "promptfoo") return true;
+  if (format === "tasks") return false;
+  const raw = typeof env.data_path === "string" ? env.data_path : "";
+  if (/\.ya?ml$/i.test(raw)) return true;
+  if (!/\.json$/i.test(raw)) return false;
+  const p = resolve(process.cwd(), raw);
+  // Not readable from here (a path relative to the config file): set the judge up to be safe.
+  if (!existsSync(p)) return true;
+  try {
+    return detectFormat(p) === "skill_creator";
+  } catch {
+    return true;
+  }
 }
 
 function commandArgv(ctx: BenchmarkContext): string[] {
@@ -62,15 +86,17 @@ export const tasksBenchmark: Benchmark = {
   initialSkill: TASKS_INITIAL_SKILL,
   rolesNeeded(env) {
     // The judge grades on the optimizer role (env.judge_model, else model.optimizer).
-    return new EnvReader(env, "tasks").oneOf("evaluator", EVALUATORS, "exact") === "judge" ? ["optimizer"] : [];
+    return new EnvReader(env, "tasks").oneOf("evaluator", EVALUATORS, "exact") === "judge" || mayJudge(env) ? ["optimizer"] : [];
   },
   async loadSplits(ctx) {
     const evaluator = evaluatorOf(ctx);
-    if (evaluator === "command") commandArgv(ctx);
-    if (evaluator === "judge") rubricOf(ctx);
-    const splits = loadConfiguredSplits(ctx, tasksLoader);
+    const splits = loadConfiguredSplits(ctx, tasksLoaderFor(dataFormatOf(ctx.env)));
+    // Imported files carry their own checks; env.evaluator scores only the tasks without any.
+    const plain = SPLIT_NAMES.flatMap((s) => splits[s]).filter((t) => !(t as UserTask).checks);
+    if (plain.length && evaluator === "command") commandArgv(ctx);
+    if (plain.length && evaluator === "judge") rubricOf(ctx);
     if (NEEDS_REFERENCE.includes(evaluator)) {
-      const missing = SPLIT_NAMES.flatMap((s) => splits[s]).filter((t) => (t as UserTask).reference === undefined);
+      const missing = plain.filter((t) => (t as UserTask).reference === undefined);
       if (missing.length > 0) {
         const lines = missing.map((t) => (t as UserTask).line).sort((a, b) => a - b);
         throw new DataError(
@@ -94,6 +120,7 @@ export const tasksBenchmark: Benchmark = {
     const answer = out.error ? "" : (lastAnswerTag(out.text) ?? out.text.trim());
     let score: Score;
     if (out.error) score = { hard: 0, soft: 0, reason: `error: ${out.error}` };
+    else if (task.checks) score = await scoreChecks(ctx, task, task.checks, answer);
     else if (evaluator === "command") {
       score = await scoreCommand(
         commandArgv(ctx),
@@ -104,7 +131,7 @@ export const tasksBenchmark: Benchmark = {
     else score = await scoreLocal(evaluator, task, answer);
     out.trajectory.push(
       evaluationEntry({
-        evaluator,
+        evaluator: task.checks ? `imported checks (${task.checks.map((c) => (c.negate ? `not-${c.kind}` : c.kind)).join(", ")})` : evaluator,
         predicted_answer: answer,
         ...(task.reference === undefined ? {} : { reference: task.reference }),
         hard: score.hard,

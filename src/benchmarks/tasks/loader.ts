@@ -1,8 +1,12 @@
 import { statSync } from "node:fs";
+import { extname } from "node:path";
 import type { TaskItem } from "../../engine/ports.ts";
 import { DataError } from "../../lib/index.ts";
 import { readText } from "../shared/formats.ts";
 import { firstFile, singleDataFile, type SplitLoader } from "../shared/splits.ts";
+import type { TaskCheck } from "./checks.ts";
+import { importPromptfoo } from "./import-promptfoo.ts";
+import { importSkillCreator, isSkillCreatorEvals } from "./import-skill-creator.ts";
 
 /** One line of a user's tasks file. */
 export interface UserTask extends TaskItem {
@@ -12,6 +16,46 @@ export interface UserTask extends TaskItem {
   metadata?: Record<string, unknown>;
   /** 1-based line in the tasks file, for messages. */
   line: number;
+  /** An imported file's own checks (promptfoo asserts, skill-creator expectations): they replace env.evaluator. */
+  checks?: TaskCheck[];
+}
+
+/** Formats env.data_path may hold; auto picks by extension and shape. */
+export const DATA_FORMATS = ["auto", "tasks", "skill_creator", "promptfoo"] as const;
+export type DataFormat = (typeof DATA_FORMATS)[number];
+
+/** The format of a data file: YAML → promptfoo; JSON with an `evals` list → skill-creator; else our tasks JSONL/JSON. */
+export function detectFormat(path: string): Exclude<DataFormat, "auto"> {
+  const ext = extname(path).toLowerCase();
+  if (ext === ".yaml" || ext === ".yml") return "promptfoo";
+  if (ext === ".json") {
+    const text = readText(path).trim();
+    if (text.startsWith("{")) {
+      try {
+        if (isSkillCreatorEvals(JSON.parse(text))) return "skill_creator";
+      } catch (err) {
+        throw new DataError(`${path}: invalid JSON (${(err as Error).message})`);
+      }
+    }
+  }
+  return "tasks";
+}
+
+/** Read env.data_path in the given format (unchanged files of other tools are imported here). */
+export function readTaskSource(path: string, format: DataFormat): UserTask[] {
+  const f = format === "auto" ? detectFormat(path) : format;
+  if (f === "promptfoo") return importPromptfoo(path);
+  if (f === "skill_creator") {
+    const text = readText(path);
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      throw new DataError(`${path}: invalid JSON (${(err as Error).message})`);
+    }
+    return importSkillCreator(path, data);
+  }
+  return parseTasksFile(path);
 }
 
 const MAX_LISTED = 5;
@@ -90,13 +134,18 @@ export function parseTasksFile(path: string): UserTask[] {
   return tasks;
 }
 
-export const tasksLoader: SplitLoader = {
-  label: "tasks",
-  name: "tasks",
-  loadSplitItems: (dir) => {
-    const file = firstFile(dir, ".jsonl") ?? firstFile(dir, ".json");
-    if (!file) throw new DataError(`${dir}: no .jsonl or .json tasks file in this split directory`);
-    return parseTasksFile(file);
-  },
-  loadRawItems: (path) => parseTasksFile(statSync(path).isDirectory() ? singleDataFile(path) : path),
-};
+/** The tasks loader for a data format (split directories hold our own tasks files). */
+export function tasksLoaderFor(format: DataFormat): SplitLoader {
+  return {
+    label: "tasks",
+    name: "tasks",
+    loadSplitItems: (dir) => {
+      const file = firstFile(dir, ".jsonl") ?? firstFile(dir, ".json");
+      if (!file) throw new DataError(`${dir}: no .jsonl or .json tasks file in this split directory`);
+      return parseTasksFile(file);
+    },
+    loadRawItems: (path) => readTaskSource(statSync(path).isDirectory() ? singleDataFile(path) : path, format),
+  };
+}
+
+export const tasksLoader: SplitLoader = tasksLoaderFor("tasks");
