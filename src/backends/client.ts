@@ -3,6 +3,7 @@ import type { CallAccounting, CallTotals, ChatRequest, ChatResponse, JsonResult,
 import { BackendError, BudgetError, errorMessage, InternalError, log, redactText, SkilloptError, UnsupportedError } from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
 import { cacheKey, type StoredResponse } from "./call-cache.ts";
+import type { Batcher, RoundPurpose } from "./batcher.ts";
 import type { CallLedger } from "./ledger.ts";
 import { Limiter } from "./limiter.ts";
 import type { PriceTable } from "./pricing.ts";
@@ -54,6 +55,8 @@ export interface ClientCore {
   onCall?: ((event: CallEvent) => void) | undefined;
   retry?: Partial<Omit<RetryPolicy, "attempts">> & { attempts?: Partial<Record<Role, number>> };
   now?: () => number;
+  /** The Batch API path (model.batch), when some role uses it. */
+  batcher?: Batcher | undefined;
 }
 
 const ZERO: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
@@ -131,6 +134,22 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     return this.accountedRunner;
   }
 
+  /** Whether calls of rounds of this purpose go through a provider batch (model.batch). */
+  batching(purpose: RoundPurpose): boolean {
+    return this.core.batcher?.batching(purpose) ?? false;
+  }
+
+  /** Run one round of independent rollouts; with model.batch their calls are collected into one provider batch. */
+  round<T>(purpose: RoundPurpose, fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (!this.core.batcher) return fn((run) => run());
+    return this.core.batcher.round(purpose, fn, signal);
+  }
+
+  /** Paid calls started so far (the batch path checks the call cap with it). */
+  get paidCalls(): number {
+    return this.paidStarted;
+  }
+
   async chat(role: Role, request: ChatRequest, opts: { signal?: AbortSignal } = {}): Promise<ChatResponse> {
     const binding = this.core.roles[role];
     const backend = binding.chat;
@@ -160,7 +179,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
     this.checkBudget(req.stage);
     this.paidStarted++;
-    const p = this.execute(role, binding, backend, req, key, opts.signal);
+    const p = this.core.cache && this.core.batcher?.wants(role, backend, req) ? this.viaBatch(role, binding, backend, req, key, opts.signal) : this.execute(role, binding, backend, req, key, opts.signal);
     if (!this.core.cache) return p;
     this.inflight.set(key, p);
     try {
@@ -202,6 +221,39 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
   }
 
+  /** A call through the provider's Batch API (same key, cache and ledger as a live call, priced at the batch rate). */
+  private async viaBatch(role: Role, binding: RoleBinding, backend: ChatBackend, req: ChatRequest & { model: string }, key: string, signal: AbortSignal | undefined): Promise<ChatResponse> {
+    const started = this.now();
+    const out = await this.core.batcher!.ask(role, backend, req, key);
+    if (out === "live") return this.execute(role, binding, backend, req, key, signal);
+    return this.answered(role, backend, req, key, out, started, 1, true);
+  }
+
+  /** Cache a batch answer under its key when it is complete (the batcher calls this as it settles a batch). */
+  cacheBatchAnswer(key: string, backend: string, endpoint: string, model: string, value: RawCompletion): void {
+    if (!this.core.cache || !COMPLETE.has(value.finishReason) || (value.text === "" && value.toolCalls.length === 0)) return;
+    const stored: StoredResponse = { text: value.text, finishReason: value.finishReason, toolCalls: value.toolCalls, model: value.model || model };
+    putCachedCall(this.core.cache, { key, backend, endpoint, model, response: JSON.stringify(stored) });
+  }
+
+  private answered(role: Role, backend: ChatBackend, req: ChatRequest & { model: string }, key: string, value: RawCompletion, started: number, attempts: number, batch: boolean): ChatResponse {
+    const costUsd = this.price(req.model, value, batch);
+    const response: ChatResponse = {
+      text: value.text,
+      finishReason: value.finishReason,
+      toolCalls: value.toolCalls,
+      usage: value.usage,
+      latencyMs: this.now() - started,
+      costUsd,
+      attempts,
+      cached: false,
+      model: value.model || req.model,
+    };
+    this.cacheBatchAnswer(key, backend.name, backend.endpoint, req.model, value);
+    this.record(role, backend, req, key, response, response.finishReason === "length" ? "truncated" : "ok");
+    return response;
+  }
+
   private async execute(
     role: Role,
     binding: RoleBinding,
@@ -232,25 +284,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
           },
         },
       );
-      const costUsd = this.price(req.model, value);
-      const response: ChatResponse = {
-        text: value.text,
-        finishReason: value.finishReason,
-        toolCalls: value.toolCalls,
-        usage: value.usage,
-        latencyMs: this.now() - started,
-        costUsd,
-        attempts: used,
-        cached: false,
-        model: value.model || req.model,
-      };
-      const complete = COMPLETE.has(response.finishReason) && (response.text !== "" || response.toolCalls.length > 0);
-      if (this.core.cache && complete) {
-        const stored: StoredResponse = { text: response.text, finishReason: response.finishReason, toolCalls: response.toolCalls, model: response.model };
-        putCachedCall(this.core.cache, { key, backend: backend.name, endpoint: backend.endpoint, model: req.model, response: JSON.stringify(stored) });
-      }
-      this.record(role, backend, req, key, response, response.finishReason === "length" ? "truncated" : "ok");
-      return response;
+      return this.answered(role, backend, req, key, value, started, used, false);
     } catch (err) {
       const failed: ChatResponse = {
         text: "",
@@ -268,10 +302,10 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
   }
 
-  private price(model: string, raw: RawCompletion): number | null {
+  private price(model: string, raw: RawCompletion, batch = false): number | null {
     if (raw.providerCostUsd !== undefined) return raw.providerCostUsd;
     if (raw.usageMissing) return null;
-    const cost = this.core.prices.cost(model, raw.usage) ?? (raw.model ? this.core.prices.cost(raw.model, raw.usage) : null);
+    const cost = this.core.prices.cost(model, raw.usage, { batch }) ?? (raw.model ? this.core.prices.cost(raw.model, raw.usage, { batch }) : null);
     if (cost === null && this.core.maxCostUsd !== undefined && !this.warnedUnknownPrice.has(model)) {
       this.warnedUnknownPrice.add(model);
       log.withTag("model").warn(`no price known for model ${model}: its calls do not count toward the cost cap (add it under model.pricing)`);

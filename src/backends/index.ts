@@ -17,8 +17,9 @@
  * before a paid call once a cap is reached. A cache hit is never blocked by a cap and costs 0.
  */
 import type { Role } from "../engine/ports.ts";
-import { ConfigError, skilloptCacheDir } from "../lib/index.ts";
+import { ConfigError, log, skilloptCacheDir } from "../lib/index.ts";
 import { openCallCache, type Store } from "../store/index.ts";
+import { type BatchEvent, Batcher, type BatchMode } from "./batcher.ts";
 import { type CallEvent, LayeredModelClient, type RoleBinding } from "./client.ts";
 import { buildChatBackend, buildTaskRunner, cliRoleModel, execTimeoutMs } from "./factory.ts";
 import { CallLedger } from "./ledger.ts";
@@ -28,6 +29,7 @@ import { isExecHarness, type ResolvedRoles, resolveRoles } from "./roles.ts";
 import { type BackendConfig, type EnvLookup, NO_ENV, roleWorkers, Settings } from "./settings.ts";
 import type { ChatBackend } from "./types.ts";
 
+export type { BatchEvent, BatchMode, RoundPurpose } from "./batcher.ts";
 export type { CallEvent } from "./client.ts";
 export { cacheKey } from "./call-cache.ts";
 export { isConfigurationFailure } from "./client.ts";
@@ -82,6 +84,8 @@ export interface ModelClientOptions {
   azureAdLoopbackForTests?: boolean;
   /** Use these chat backends instead of the configured ones (benches, integration tests). */
   backends?: Partial<Record<Role, ChatBackend>>;
+  /** Progress of provider batches (model.batch): submitted, status changes, settled, fallbacks. */
+  onBatch?: (event: BatchEvent) => void;
 }
 
 /** What a role resolved to, for the CLI's first line and `--json` output. */
@@ -154,9 +158,29 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
   }
   const capCalls = opts.maxCalls ?? positive(config.model.max_calls, "model.max_calls");
   const cacheDir = opts.cacheDir ?? (typeof config.model.cache_dir === "string" && config.model.cache_dir.trim() ? config.model.cache_dir : skilloptCacheDir());
+  const modes = batchModes(config, bindings, opts.noCache === true);
   const cache = opts.noCache ? undefined : openCallCache(cacheDir);
   const ledger = new CallLedger(opts.ledgerStore, opts.runId ?? "default");
+  let self: LayeredModelClient | undefined;
+  const batcher =
+    cache && (modes.optimizer !== "off" || modes.target !== "off")
+      ? new Batcher({
+          store: cache,
+          modes,
+          fallback: config.model.batch_fallback === "stop" ? "stop" : "live",
+          required: config.model.batch_required === true,
+          pollMs: (typeof config.model.batch_poll_seconds === "number" ? config.model.batch_poll_seconds : 15) * 1000,
+          prices,
+          maxCostUsd: capCost,
+          maxCalls: capCalls,
+          spent: () => ledger.spentUsd,
+          paidCalls: () => self?.paidCalls ?? 0,
+          cacheAnswer: (key, backend, endpoint, model, completion) => self?.cacheBatchAnswer(key, backend, endpoint, model, completion),
+          onEvent: opts.onBatch,
+        })
+      : undefined;
   const client = new LayeredModelClient({
+    batcher,
     roles: bindings,
     prices,
     cache,
@@ -166,18 +190,47 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
     onCall: opts.onCall,
     ...(opts.retry ? { retry: opts.retry } : {}),
   }) as SkilloptModelClient;
+  self = client;
   Object.defineProperties(client, {
     resolved: { value: resolved },
     prices: { value: prices },
     info: { value: info },
     close: {
       value: async () => {
+        batcher?.close();
         for (const b of [bindings.optimizer.chat, bindings.target.chat]) await b?.close?.();
         cache?.close();
       },
     },
   });
   return client;
+}
+
+/**
+ * model.batch per role (`<role>_batch` wins over `batch`). A role whose backend has no Batch API is
+ * called live with one warning, or refused (exit 2) under model.batch_required; batch answers land
+ * in the call cache, so --no-cache cannot be combined with a batch.
+ */
+function batchModes(config: BackendConfig, bindings: Record<Role, RoleBinding>, noCache: boolean): Record<Role, BatchMode> {
+  const modes: Record<Role, BatchMode> = { optimizer: "off", target: "off" };
+  const asMode = (v: unknown): BatchMode | undefined => (v === "off" || v === "eval" || v === "all" ? v : undefined);
+  for (const role of ["optimizer", "target"] as const) {
+    const from = asMode(config.model[`${role}_batch`]) ? `model.${role}_batch` : "model.batch";
+    const mode = asMode(config.model[`${role}_batch`]) ?? asMode(config.model.batch) ?? "off";
+    const binding = bindings[role];
+    if (mode === "off" || !binding.built) continue;
+    if (noCache) {
+      throw new ConfigError(`${from}=${mode}: batch answers go into the call cache, which --no-cache turns off`, { hint: `drop --no-cache, or set ${from}=off`, issues: [{ path: from, message: "needs the call cache" }] });
+    }
+    if (!binding.chat?.batch) {
+      const what = `${from}=${mode}: the ${role} backend ${binding.name} has no Batch API (batches go to openai_compatible endpoints and Azure OpenAI)`;
+      if (config.model.batch_required === true) throw new ConfigError(what, { hint: `set ${from}=off, or model.batch_required=false to call it live`, issues: [{ path: from, message: "no Batch API" }] });
+      log.withTag("model").warn(`${what}; calling it live`);
+      continue;
+    }
+    modes[role] = mode;
+  }
+  return modes;
 }
 
 // Backends whose CLI reports the dollar cost of each call itself (claude's total_cost_usd).

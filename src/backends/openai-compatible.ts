@@ -6,6 +6,7 @@ import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/ports.
 import { BackendError, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
+import { createBatchApi } from "./openai-batch.ts";
 import { parseRetryAfter } from "./retry.ts";
 import type { ChatBackend, RawCompletion } from "./types.ts";
 
@@ -76,12 +77,21 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     api: opts.kind,
   });
 
+  const errorContext = (model: string): ErrorContext => ({ name: opts.name, endpoint, model, timeoutMs: opts.timeoutMs, keyHint: opts.keyHint, secret: opts.apiKey });
   return {
     name: opts.name,
     endpoint,
     defaultModel: opts.defaultModel,
     timeoutMs: opts.timeoutMs,
     cacheSalt: salt,
+    batch: createBatchApi({
+      client,
+      url: opts.kind === "azure" ? "/chat/completions" : "/v1/chat/completions",
+      accepts: (request) => !(opts.responsesApi && usesResponsesApi(request.model)),
+      body: (request) => buildBody(opts, request),
+      parse: completionOf,
+      fail: (err, model) => classify(err, errorContext(model), false),
+    }),
     async complete(request, { signal, timeoutMs }) {
       const body = buildBody(opts, request);
       const timeout = new AbortController();
@@ -105,18 +115,9 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
           signal: combined,
           timeout: timeoutMs + 1_000,
         });
-        const choice = res.choices?.[0];
-        if (!choice) throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
-        return {
-          text: choice.message?.content ?? "",
-          finishReason: mapFinish(choice.finish_reason),
-          toolCalls: (choice.message?.tool_calls ?? []).flatMap((t) =>
-            t.type === "function" ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [],
-          ),
-          usage: usageOf(res.usage),
-          model: res.model || request.model,
-          ...(res.usage ? {} : { usageMissing: true }),
-        };
+        const parsed = completionOf(res, request.model);
+        if (!parsed) throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
+        return parsed;
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err;
         throw classify(err, ctx, timeout.signal.aborted);
@@ -124,6 +125,20 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
         clearTimeout(timer);
       }
     },
+  };
+}
+
+/** A Chat Completions response object (live, or the body of a batch output line) as a RawCompletion; undefined without choices. */
+function completionOf(res: OpenAI.ChatCompletion, requested: string): RawCompletion | undefined {
+  const choice = res.choices?.[0];
+  if (!choice) return undefined;
+  return {
+    text: choice.message?.content ?? "",
+    finishReason: mapFinish(choice.finish_reason),
+    toolCalls: (choice.message?.tool_calls ?? []).flatMap((t) => (t.type === "function" ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [])),
+    usage: usageOf(res.usage),
+    model: res.model || requested,
+    ...(res.usage ? {} : { usageMissing: true }),
   };
 }
 

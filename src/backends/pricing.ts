@@ -10,11 +10,16 @@ export interface Price {
   input_per_mtok: number;
   output_per_mtok: number;
   cached_input_per_mtok?: number;
+  /** Batch API price (input/output); absent → the live price (a batch is never assumed cheaper than that). */
+  batch_input_per_mtok?: number;
+  batch_output_per_mtok?: number;
 }
 
 /** Where a built-in price comes from, and when it was last checked. */
 interface Sourced extends Price {
   source: string;
+  /** Where the batch column comes from, when the model has one. */
+  batch_source?: string;
 }
 
 // Public list prices (USD per 1M tokens, standard tier, short context), each with where it comes
@@ -25,7 +30,11 @@ interface Sourced extends Price {
 const OPENAI_2026 = "OpenAI API pricing page (developers.openai.com/api/docs/pricing) as reported by morphllm.com (June 2026) and api-evangelist (2026-11-06); checked 2026-12-02";
 const OPENAI_2025 = "OpenAI API pricing page, 2025 list price; not re-checked (no 2026 listing found)";
 const ANTHROPIC = (page: string) => `platform.claude.com/docs/en/about-claude/models (${page}); checked 2026-12-02`;
-const BUILTIN: Record<string, Sourced> = {
+// Batch column: OpenAI's Batch API bills half the live price for input and output, and Azure OpenAI
+// Global Batch "50% less cost than global standard" (learn.microsoft.com/azure/ai-services/openai/how-to/batch);
+// checked 2026-12-03. Only OpenAI models get it: the batch path serves openai_compatible and Azure.
+const BATCH_HALF = "OpenAI Batch API: 50% of the live input and output price (platform.openai.com/docs/guides/batch); Azure OpenAI Global Batch: 50% less than global standard (learn.microsoft.com/azure/ai-services/openai/how-to/batch); checked 2026-12-03";
+const BUILTIN_LIVE: Record<string, Sourced> = {
   "gpt-5.5": { input_per_mtok: 5, output_per_mtok: 30, cached_input_per_mtok: 0.5, source: OPENAI_2026 },
   "gpt-5.4": { input_per_mtok: 2.5, output_per_mtok: 15, cached_input_per_mtok: 0.25, source: OPENAI_2026 },
   "gpt-5.4-mini": { input_per_mtok: 0.75, output_per_mtok: 4.5, cached_input_per_mtok: 0.075, source: OPENAI_2026 },
@@ -51,6 +60,13 @@ const BUILTIN: Record<string, Sourced> = {
   "deepseek-chat": { input_per_mtok: 0.27, output_per_mtok: 1.1, cached_input_per_mtok: 0.07, source: "DeepSeek API pricing, 2025 list price; not re-checked" },
 };
 
+const BUILTIN: Record<string, Sourced> = Object.fromEntries(
+  Object.entries(BUILTIN_LIVE).map(([m, p]) => [
+    m,
+    /^(gpt-|o\d)/.test(m) ? { ...p, batch_input_per_mtok: p.input_per_mtok / 2, batch_output_per_mtok: p.output_per_mtok / 2, batch_source: BATCH_HALF } : p,
+  ]),
+);
+
 /** The built-in table with each price's source (for docs and `--json` output). */
 export function builtinPrices(): Readonly<Record<string, Readonly<Sourced>>> {
   return BUILTIN;
@@ -62,7 +78,7 @@ export class PriceTable {
 
   /** Layers in increasing precedence: the built-ins, then e.g. the user pricing file, then model.pricing. */
   constructor(...layers: Record<string, Price>[]) {
-    this.prices = new Map(Object.entries(BUILTIN).map(([m, { source: _source, ...price }]) => [m, price]));
+    this.prices = new Map(Object.entries(BUILTIN).map(([m, { source: _source, batch_source: _batch, ...price }]) => [m, price]));
     for (const layer of layers) for (const [model, price] of Object.entries(layer)) this.prices.set(model.toLowerCase(), price);
   }
 
@@ -75,14 +91,29 @@ export class PriceTable {
     return undefined;
   }
 
-  /** Cost in dollars, or null when the model's price is unknown. */
-  cost(model: string, usage: Usage): number | null {
-    const p = this.lookup(model);
-    if (!p) return null;
+  /** Cost in dollars, or null when the model's price is unknown; `batch` prices it as a Batch API call. */
+  cost(model: string, usage: Usage, opts: { batch?: boolean } = {}): number | null {
+    const live = this.lookup(model);
+    if (!live) return null;
+    const p = opts.batch ? batchPrice(live) : live;
     const cached = Math.min(usage.cachedTokens, usage.promptTokens);
-    const cachedRate = p.cached_input_per_mtok ?? p.input_per_mtok;
+    const cachedRate = Math.min(p.cached_input_per_mtok ?? p.input_per_mtok, p.input_per_mtok);
     return ((usage.promptTokens - cached) * p.input_per_mtok + cached * cachedRate + usage.completionTokens * p.output_per_mtok) / 1e6;
   }
+
+  /** The price a Batch API call of this model pays (the batch column, else the live price), or undefined. */
+  batchLookup(model: string): Price | undefined {
+    const live = this.lookup(model);
+    return live ? batchPrice(live) : undefined;
+  }
+}
+
+function batchPrice(p: Price): Price {
+  return {
+    input_per_mtok: p.batch_input_per_mtok ?? p.input_per_mtok,
+    output_per_mtok: p.batch_output_per_mtok ?? p.output_per_mtok,
+    ...(p.cached_input_per_mtok !== undefined ? { cached_input_per_mtok: p.cached_input_per_mtok } : {}),
+  };
 }
 
 function candidates(model: string): string[] {
@@ -108,7 +139,15 @@ export function parsePricing(value: unknown, where = "model.pricing"): { prices:
       return { error: `${where}${where.endsWith(":") ? " " : "."}${model}: expected non-negative numbers input_per_mtok and output_per_mtok` };
     }
     const cached = num("cached_input_per_mtok");
-    prices[model] = cached === undefined ? { input_per_mtok: input, output_per_mtok: output } : { input_per_mtok: input, output_per_mtok: output, cached_input_per_mtok: cached };
+    const batchIn = num("batch_input_per_mtok");
+    const batchOut = num("batch_output_per_mtok");
+    prices[model] = {
+      input_per_mtok: input,
+      output_per_mtok: output,
+      ...(cached === undefined ? {} : { cached_input_per_mtok: cached }),
+      ...(batchIn === undefined ? {} : { batch_input_per_mtok: batchIn }),
+      ...(batchOut === undefined ? {} : { batch_output_per_mtok: batchOut }),
+    };
   }
   return { prices };
 }

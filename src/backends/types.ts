@@ -36,6 +36,45 @@ export interface ChatBackend {
    */
   readonly cacheSalt?: string;
   complete(request: ChatRequest & { model: string }, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<RawCompletion>;
+  /** The provider's Batch API (files + batches), when this backend can use one (openai_compatible, Azure OpenAI). */
+  readonly batch?: BatchApi;
   /** Release held resources (clients, temp dirs). */
   close?(): void | Promise<void>;
+}
+
+/** A provider batch as its API reports it. */
+export interface BatchInfo {
+  id: string;
+  /** validating, in_progress, finalizing, completed, failed, expired, cancelling, cancelled. */
+  status: string;
+  total: number;
+  completed: number;
+  failed: number;
+  outputFileId?: string | undefined;
+  errorFileId?: string | undefined;
+  /** The provider's reason when the whole batch failed (e.g. a validation error). */
+  errors?: string | undefined;
+}
+
+/** One line of a batch's output or error file, parsed. */
+export type BatchLineResult = { completion: RawCompletion } | { error: string };
+
+/**
+ * The Batch API of an OpenAI-style provider (upload a JSONL of requests, create a batch, poll it,
+ * download the answers). Implementations throw BackendError like `complete` does; a 404 on the
+ * files or batches route means the endpoint has no Batch API (kind "not_found").
+ */
+export interface BatchApi {
+  /** The `url` of each JSONL line (`/v1/chat/completions`, or `/chat/completions` on Azure). */
+  readonly url: string;
+  /** Whether a request can go through a batch (the Responses API models cannot). */
+  accepts(request: ChatRequest & { model: string }): boolean;
+  /** The request body exactly as the live call would send it (never streaming). */
+  body(request: ChatRequest & { model: string }): Record<string, unknown>;
+  /** Upload the JSONL and create the batch; returns the batch and its input file id. */
+  submit(jsonl: string, signal?: AbortSignal): Promise<{ batch: BatchInfo; inputFileId: string }>;
+  retrieve(id: string, signal?: AbortSignal): Promise<BatchInfo>;
+  /** Download an output or error file and parse it line by line, by custom_id. */
+  results(fileId: string, requestedModel: (customId: string) => string, signal?: AbortSignal): Promise<Map<string, BatchLineResult>>;
+  cancel(id: string): Promise<void>;
 }

@@ -43,8 +43,8 @@ export function compareFlags(args: Record<string, unknown>): { format: "text" | 
  * the check then fails (exit 1) and says which, as `eval` does.
  */
 export async function runComparison(o: CompareOptions): Promise<void> {
-  const cand = await o.ev.run(o.candidate.text, o.items, "candidate");
-  const base = await o.ev.run(o.baseline.text, o.items, "baseline");
+  // One round for both sides (with model.batch, one provider batch).
+  const [cand, base] = await Promise.all([o.ev.run(o.candidate.text, o.items, "candidate", undefined, undefined, 0, "eval"), o.ev.run(o.baseline.text, o.items, "baseline", undefined, undefined, 0, "eval")]);
   const errored = [...cand.errored.map((e) => ({ ...e, side: "candidate" })), ...base.errored.map((e) => ({ ...e, side: "baseline" }))];
   const rows = [...cand.results.map((r) => ({ side: "candidate", ...r })), ...base.results.map((r) => ({ side: "baseline", ...r })), ...errored.map((e) => ({ side: e.side, id: e.id, error: e.reason, role: e.role }))];
   writeFileAtomic(join(o.out, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
@@ -54,7 +54,7 @@ export async function runComparison(o: CompareOptions): Promise<void> {
     throw new NoAnswerError(err.message, { cause: err, data: err.data, hint: "no verdict: a task without an answer is never a score; check the endpoint, model and key, then rerun (the call cache keeps what was answered)" });
   }
   const m = Math.min(o.noiseItems, o.items.length);
-  const resample = m > 0 ? await o.ev.run(o.baseline.text, o.items.slice(0, m), "noise floor (baseline re-sampled)", undefined, undefined, 1) : undefined;
+  const resample = m > 0 ? await o.ev.run(o.baseline.text, o.items.slice(0, m), "noise floor (baseline re-sampled)", undefined, undefined, 1, "eval") : undefined;
   // Only items answered both times count toward the flip rate (a missing answer is no flip).
   const noise = resample ? countFlips(o.gate, base.results, resample.results) : { compared: 0, flips: 0 };
   const comparison = compareSkills(o.gate, base.results, cand.results, noise);

@@ -9,6 +9,7 @@ import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
+import { batchProgress } from "./batch-progress.ts";
 import { backendLine, benchmarkContext, configInputOf, limitSplits, loadFromInput, resolveBenchmark } from "./run-setup.ts";
 import { describeNoAnswer, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
@@ -93,7 +94,11 @@ export default defineCommand({
     const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${compactTimestamp()}`));
     // The target, plus the roles the benchmark's scorer calls (a judge runs on the optimizer role).
     const roles: Role[] = ["target", ...(bench.rolesNeeded?.(config.env as Record<string, unknown>) ?? [])];
-    const client = await createModelClient(config, { env: loaded.environ, placeholderModels: loaded.placeholderModels, noCache: args.cache === false, roles });
+    const quietBatch = output.quiet || output.json;
+    // Rerunning an eval whose batch is still pending (killed while it waited) re-attaches to it by
+    // the requests' cache keys, whatever --out says: nothing is submitted twice.
+    const onBatch = batchProgress(out, { write: (s) => process.stderr.write(s), quiet: quietBatch });
+    const client = await createModelClient(config, { env: loaded.environ, placeholderModels: loaded.placeholderModels, noCache: args.cache === false, roles, onBatch });
     const controller = new AbortController();
     try {
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
@@ -112,7 +117,7 @@ export default defineCommand({
         await runComparison({ ev, client, gate, items, candidate: { path: skillPath, text: skill }, baseline: compare.baseline, title: compare.title ?? relative(cwd, skillPath), benchmark: bench.name, split, backend: client.info.target?.backend === "sim" ? "sim (offline simulator)" : client.info.target?.backend, out, format: compare.format, markdownFile: compare.markdown, failOn: compare.failOn, noiseItems, cwd });
         return;
       }
-      const res = await ev.run(skill, items, `eval ${split}`);
+      const res = await ev.run(skill, items, `eval ${split}`, undefined, undefined, 0, "eval");
       const totals = client.snapshot();
       const sim = client.info.target?.backend === "sim";
       const rows = [...res.results, ...res.errored.map((e) => ({ id: e.id, error: e.reason, role: e.role }))];

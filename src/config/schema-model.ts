@@ -52,6 +52,8 @@ const PricingSchema = v.record(
     input_per_mtok: v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0)),
     output_per_mtok: v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0)),
     cached_input_per_mtok: v.optional(v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0))),
+    batch_input_per_mtok: v.optional(v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0))),
+    batch_output_per_mtok: v.optional(v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0))),
   }),
   "expected a map of model name → {input_per_mtok, output_per_mtok}",
 );
@@ -117,6 +119,12 @@ export const ModelSchema = v.strictObject({
   pricing: v.optional(v.pipe(PricingSchema, v.description("Prices per model in dollars per million tokens; a money cap needs one for every model it calls")), {}),
   cache_dir: str("", "Model-call cache directory; empty → $SKILLOPT_CACHE_DIR → <user cache>/skillopt"),
   sim_latency_ms: nonNegInt(0, "Simulated latency per call of the sim backend (benchmarks)"),
+  batch: v.optional(v.pipe(v.picklist(["off", "eval", "all"], "expected off, eval or all"), v.description("Provider Batch API (half price, answers within hours): off, eval (skillopt eval and final test evaluations), all (every round of the run)")), "off"),
+  optimizer_batch: v.optional(v.pipe(v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"), v.description("model.batch for the optimizer role only; empty = model.batch")), ""),
+  target_batch: v.optional(v.pipe(v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"), v.description("model.batch for the target role only; empty = model.batch")), ""),
+  batch_fallback: v.optional(v.pipe(v.picklist(["live", "stop"], "expected live or stop"), v.description("Entries that expired or failed twice in a batch: ask them live, or stop the run")), "live"),
+  batch_required: bool(false, "Refuse to start (exit 2) when a batched role's backend has no Batch API, instead of calling it live with a warning"),
+  batch_poll_seconds: v.optional(v.pipe(v.number("expected a number of seconds"), v.minValue(0.001, "expected a positive number of seconds"), v.description("First wait between polls of a pending batch (grows ×1.5 up to 30× this, at most 5 minutes)")), 15),
   max_concurrency: nullablePosInt("Upper bound on concurrent calls per endpoint (null → the worker keys decide)"),
 });
 

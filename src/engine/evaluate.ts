@@ -133,7 +133,24 @@ export class Evaluator {
    * (and batches of different seeds) never share cached results, as a benchmark may answer them
    * differently (LiveMath choice order, SpreadsheetBench gold feedback).
    */
-  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop, batch?: { seed: number }, sample = 0): Promise<SetOutcome> {
+  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop, batch?: { seed: number }, sample = 0, purpose: "eval" | "train" = "train"): Promise<SetOutcome> {
+    const model = this.evalCtx.model as BenchmarkContext["model"] | undefined;
+    // With a provider batch every rollout of the round starts at once: their calls wait together.
+    const workers = model?.batching?.(purpose) ? Math.max(1, items.length) : this.workers;
+    const round = model?.round ? model.round.bind(model) : <T>(_p: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>) => fn((run) => run());
+    return round(purpose, (task) => this.runRound(skill, items, label, early, batch, sample, task, workers), this.evalCtx.signal);
+  }
+
+  private async runRound(
+    skill: string,
+    items: readonly TaskItem[],
+    label: string,
+    early: EarlyStop | undefined,
+    batch: { seed: number } | undefined,
+    sample: number,
+    task: <R>(run: () => Promise<R>) => Promise<R>,
+    workers: number,
+  ): Promise<SetOutcome> {
     const hash = skillHash(skill);
     const ctx: BenchmarkContext = batch ? { ...this.evalCtx, phase: "train", batchSeed: batch.seed } : this.evalCtx;
     const scope = batch ? `train:${batch.seed}` : "eval";
@@ -188,7 +205,7 @@ export class Evaluator {
           let pending = this.cache.get(key);
           if (pending) this.rolloutsReused += 1;
           else {
-            pending = this.bench.rollout(item, skill, ctx, sample);
+            pending = task(() => this.bench.rollout(item, skill, ctx, sample));
             this.rolloutsRun += 1;
             this.cache.set(key, pending);
             // A failed rollout (a systemic error) must not poison later attempts.
@@ -209,7 +226,7 @@ export class Evaluator {
           advance();
         }
       };
-      await Promise.all(Array.from({ length: Math.max(1, Math.min(this.workers, queue.length)) }, worker));
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(workers, queue.length)) }, worker));
       return q;
     };
     launched = Math.min(await pass(Array.from({ length: n }, (_, i) => i), label), n);

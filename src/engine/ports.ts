@@ -100,6 +100,17 @@ export interface ModelClient {
   ): Promise<JsonResult<InferOutput<S>>>;
   /** The exec harness for the target role, when the target is an agent CLI; else undefined. */
   taskRunner(): TaskRunner | undefined;
+  /**
+   * Optional: whether calls made in rounds of this purpose go through a provider batch
+   * (model.batch): the evaluator then starts every rollout of a round at once.
+   */
+  batching?(purpose: "eval" | "train"): boolean;
+  /**
+   * Optional: run one round of independent work. `task` wraps each unit (a rollout); an
+   * implementation that batches submits the round's calls together once every unit is waiting on
+   * one, and hands each its answer. Without batching it simply runs `fn`.
+   */
+  round?<T>(purpose: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
 export interface TrajectoryStep {

@@ -3,3 +3,4 @@ export * from "./layout.ts";
 export * from "./recorder.ts";
 export * from "./status.ts";
 export * from "./records.ts";
+export * from "./batch-wait.ts";

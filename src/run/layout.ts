@@ -30,6 +30,8 @@ export const RUN_FILES = {
   steps: "steps",
   /** Scratch space of benchmarks that materialize tasks. */
   work: "work",
+  /** Present while the run waits on a provider batch (model.batch): which one, its status and counts. */
+  batchWait: "batch_wait.json",
 } as const;
 
 /** The sqlite file name shared by run folders and Sleep's state folder. */
@@ -43,6 +45,7 @@ export const RUN_MARKERS: readonly string[] = [
   RUN_FILES.summary,
   RUN_FILES.config,
   RUN_FILES.evalSummary,
+  RUN_FILES.batchWait,
 ];
 
 /** The files of one step folder. */
@@ -73,6 +76,7 @@ export function runPaths(dir: string) {
     skills: join(dir, RUN_FILES.skills),
     steps: join(dir, RUN_FILES.steps),
     work: join(dir, RUN_FILES.work),
+    batchWait: join(dir, RUN_FILES.batchWait),
     /** skills/skill_vNNNN.md */
     skillVersion: (step: number) => join(dir, RUN_FILES.skills, `skill_v${pad4(step)}.md`),
     /** steps/step_NNNN/ */

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { errorMessage, processAlive, readInputText } from "../lib/index.ts";
 import { getRunMeta, openRunStore, stepRecords } from "../store/index.ts";
+import { batchWaitText, readBatchWait } from "./batch-wait.ts";
 import { RUN_MARKERS, runPaths } from "./layout.ts";
 import { parseAll, parseStepRecord, parseSummary } from "./records.ts";
 
@@ -70,6 +71,8 @@ export interface RunRow {
   updated_at: string | null;
   /** Set when the run's files cannot be read; the row still shows. */
   error: string | null;
+  /** "waiting on batch <id> (status, n/m done)" while its live process waits on a provider batch. */
+  waiting: string | null;
 }
 
 function readJsonFile(path: string): Record<string, unknown> | undefined {
@@ -123,6 +126,7 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
     started_at: null,
     updated_at: null,
     error: null,
+    waiting: null,
   };
   if (existsSync(p.state)) {
     let store: ReturnType<typeof openRunStore> | undefined;
@@ -174,6 +178,11 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
     row.cost_usd = num(e?.cost_usd);
     row.started_at = mtimeIso(p.evalSummary);
     row.updated_at = row.started_at;
+  } else if (existsSync(p.batchWait)) {
+    // An eval whose first round waits on a provider batch (no summary yet).
+    row.kind = "eval";
+    row.started_at = mtimeIso(p.batchWait);
+    row.updated_at = row.started_at;
   } else {
     // The reference implementation's folder (history.json, config.json), or ours without a store.
     const summary = readJsonFile(p.summary);
@@ -190,7 +199,25 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
     row.started_at = mtimeIso(existsSync(p.config) ? p.config : dir);
   }
   row.simulator = isSimulator(row.backend, row.optimizer, row.target);
+  applyBatchWait(row, alive);
   return row;
+}
+
+/**
+ * A run waiting on a provider batch is running (not stuck) while its process lives, and says on
+ * which batch; once that process is gone it is interrupted, and a rerun re-attaches to the batch.
+ */
+function applyBatchWait(row: RunRow, alive: (pid: number) => boolean): void {
+  const w = readBatchWait(row.dir);
+  if (!w || row.status === "finished" || row.status === "failed" || row.status === "stopped") return;
+  if (alive(w.pid)) {
+    row.status = "running";
+    row.waiting = batchWaitText(w);
+    row.reason = row.waiting;
+    return;
+  }
+  row.status = "interrupted";
+  row.reason = `was ${batchWaitText(w)}; rerun with --resume (the same command for eval) to re-attach`;
 }
 
 /** Step records in the reference implementation's history.json (an array), or our history.jsonl. */

@@ -46,6 +46,34 @@ export const CALLS_MIGRATIONS: Migrations = [
      reason TEXT NOT NULL
    );
    CREATE INDEX call_drops_run ON call_drops(run_id);`,
+  // Provider batches (model.batch): committed right after the provider accepts a batch and before
+  // any wait, so a killed process re-attaches to it instead of submitting (and paying) again.
+  `CREATE TABLE call_batches (
+     id TEXT PRIMARY KEY,
+     backend TEXT NOT NULL,
+     endpoint TEXT NOT NULL,
+     model TEXT NOT NULL,
+     input_file_id TEXT NOT NULL,
+     status TEXT NOT NULL,
+     state TEXT NOT NULL,
+     total INTEGER NOT NULL,
+     completed INTEGER NOT NULL DEFAULT 0,
+     failed INTEGER NOT NULL DEFAULT 0,
+     worst_cost_usd REAL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE TABLE call_batch_items (
+     batch_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     role TEXT NOT NULL,
+     stage TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     state TEXT NOT NULL,
+     error TEXT,
+     PRIMARY KEY (batch_id, key)
+   );
+   CREATE INDEX call_batch_items_key ON call_batch_items(key, state);`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */

@@ -13,3 +13,4 @@ export {
 export * from "./calls.ts";
 export * from "./sleep-harvest.ts";
 export * from "./runs.ts";
+export * from "./batches.ts";

@@ -35,7 +35,7 @@ function rowHtml(r: RunRow): string {
   const cells = [
     `<td><input type="checkbox" class="pick" value="${esc(r.id)}" aria-label="select ${esc(r.name)} for compare"></td>`,
     `<td data-v="${esc(r.name)}"><a href="/runs/${id}">${esc(r.name)}</a>${r.simulator ? ' <span class="muted">(sim)</span>' : ""}${r.error ? `<div class="row-error">${esc(r.error)}</div>` : ""}</td>`,
-    `<td data-v="${esc(r.status)}"><span class="badge b-${esc(r.status)}">${esc(r.status)}</span>${r.status === "failed" && r.reason ? `<div class="row-error run-failure">${esc(r.reason)}</div>` : ""}</td>`,
+    `<td data-v="${esc(r.status)}"><span class="badge b-${esc(r.status)}">${esc(r.status)}</span>${r.status === "failed" && r.reason ? `<div class="row-error run-failure">${esc(r.reason)}</div>` : ""}${r.waiting ? `<div class="run-waiting">${esc(r.waiting)}</div>` : ""}</td>`,
     `<td data-v="${esc(r.benchmark)}">${esc(r.benchmark)}</td>`,
     `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
     `<td class="n" data-v="${r.best ?? -1}">${fmtScore(r.best)}</td>`,

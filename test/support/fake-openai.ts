@@ -1,3 +1,5 @@
+import { createFakeBatch, type FakeBatchControl, type FakeBatchOptions } from "./fake-batch.ts";
+
 /**
  * A fake OpenAI-compatible server: a real `Bun.serve` on 127.0.0.1 with a random port that speaks
  * the Chat Completions wire protocol (JSON, and SSE when `stream: true`, with usage blocks).
@@ -85,6 +87,12 @@ export interface FakeRequest {
 
 export interface FakeServerOptions {
   reply?: ReplySpec;
+  /**
+   * Serve the Batch API too (files upload/content, batches create/retrieve/cancel/list), answering
+   * each batch line with the same replies as a live request (see fake-batch.ts). Without it those
+   * routes answer 404, as an endpoint without a Batch API does.
+   */
+  batch?: FakeBatchOptions;
   /** Delay before every answer, in milliseconds. */
   latencyMs?: number;
   /** Models listed by GET /v1/models. */
@@ -105,6 +113,8 @@ export interface FakeOpenAIServer {
   readonly maxInFlight: number;
   /** Requests answered with a complete 200 completion. */
   readonly completions: number;
+  /** The Batch API's state and simulated clock (inert unless started with `batch`). */
+  readonly batch: FakeBatchControl;
   enqueue(...replies: ReplySpec[]): void;
   match(predicate: (req: FakeRequest) => boolean, reply: ReplySpec, opts?: { times?: number }): void;
   /** Resolves once at least n requests have arrived. */
@@ -122,6 +132,8 @@ interface Rule {
 }
 
 const encoder = new TextEncoder();
+
+export type { FakeBatchControl, FakeBatchOptions } from "./fake-batch.ts";
 
 /** Start a fake OpenAI-compatible server on 127.0.0.1:0. */
 export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<FakeOpenAIServer> {
@@ -160,6 +172,24 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
     return opts.reply;
   };
 
+  // One batch line: the same rules, queue and default reply as a live request, without the latency.
+  const answerLine = async (body: Record<string, unknown>, url: string): Promise<{ status: number; body: Record<string, unknown>; req: FakeRequest }> => {
+    const req = requestFromBody(body, new URL(`http://batch${url}`), "POST", {}, requests.length + batch.requests.length);
+    const spec = pick(req);
+    if (spec === undefined) {
+      misses.push(req);
+      return { status: 500, body: { error: { message: `fake-openai: no scripted reply for batch line (last user message=${JSON.stringify(req.lastUserText.slice(0, 120))})` } }, req };
+    }
+    const resolved = typeof spec === "function" ? await spec(req) : spec;
+    const reply: FakeReply = typeof resolved === "string" ? { text: resolved } : resolved;
+    if ("fault" in reply) {
+      const status = reply.fault === "status" ? reply.status : reply.fault === "rate_limit" ? 429 : 500;
+      return { status, body: { error: { message: reply.fault === "status" ? (reply.message ?? `fake error ${status}`) : `fake ${reply.fault}`, type: "fake_error" } }, req };
+    }
+    return { status: 200, body: buildCompletion(req, reply) as unknown as Record<string, unknown>, req };
+  };
+  const batch = createFakeBatch(opts.batch, answerLine);
+
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -169,6 +199,8 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
       const url = new URL(request.url);
       const custom = opts.routes?.[`${request.method} ${url.pathname}`];
       if (custom) return custom(request);
+      const batched = opts.batch ? await batch.handle(request, url) : undefined;
+      if (batched) return batched;
       if (request.method === "GET" && url.pathname.endsWith("/models")) {
         const data = (opts.models ?? ["fake-model"]).map((id) => ({ id, object: "model", created: 0, owned_by: "fake" }));
         return Response.json({ object: "list", data });
@@ -320,6 +352,7 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
     get completions() {
       return completions;
     },
+    batch,
     enqueue: (...replies) => {
       queue.push(...replies);
     },
@@ -369,6 +402,14 @@ async function parseRequest(request: Request, url: URL, index: number): Promise<
   } catch {
     body = {};
   }
+  const headers: Record<string, string> = {};
+  request.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
+  return requestFromBody(body, url, request.method, headers, index);
+}
+
+function requestFromBody(body: Record<string, unknown>, url: URL, method: string, headers: Record<string, string>, index: number): FakeRequest {
   const api = url.pathname.endsWith("/responses") ? "responses" : "chat";
   const messages =
     api === "chat"
@@ -395,13 +436,9 @@ async function parseRequest(request: Request, url: URL, index: number): Promise<
     return "";
   };
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
-  const headers: Record<string, string> = {};
-  request.headers.forEach((v, k) => {
-    headers[k] = v;
-  });
   return {
     index,
-    method: request.method,
+    method,
     path: url.pathname,
     query: Object.fromEntries(url.searchParams.entries()),
     headers,

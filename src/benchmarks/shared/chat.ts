@@ -18,7 +18,9 @@ export function isSystemic(err: unknown, signal: AbortSignal | undefined): boole
   if (signal?.aborted) return true;
   if (err instanceof BackendError) return err.kind === "auth" || err.kind === "not_found";
   // A failed write of our own records (ledger, cache, run store: disk full) is never a task's failure.
-  if (err instanceof SkilloptError) return err.code === "budget" || err.code === "internal" || err.code === "store";
+  // A configuration refused mid-run (model.batch_required) and a request a batch could not answer
+  // under model.batch_fallback=stop stop the run too.
+  if (err instanceof SkilloptError) return ["budget", "internal", "store", "config", "no_answer"].includes(err.code);
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === "string" && (/^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code) || ["ENOSPC", "EDQUOT", "EROFS", "EIO"].includes(code))) return true;
   return false;

@@ -1,0 +1,423 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { ChatRequest, Role } from "../engine/ports.ts";
+import { abortableSleep, BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, redactText } from "../lib/index.ts";
+import { batchItems, failedBatchAttempts, insertBatch, pendingBatchOf, settleBatch, type Store, updateBatchStatus } from "../store/index.ts";
+import type { PriceTable } from "./pricing.ts";
+import type { BatchApi, BatchInfo, BatchLineResult, ChatBackend, RawCompletion } from "./types.ts";
+
+/** Which calls of a role go through the provider's Batch API. */
+export type BatchMode = "off" | "eval" | "all";
+
+/** What a round of rollouts is for: an evaluation nothing waits on ("eval"), or the training loop ("train"). */
+export type RoundPurpose = "eval" | "train";
+
+/** A provider batch's progress, for the CLI's progress line and the run folder's status. */
+export interface BatchEvent {
+  type: "submitted" | "status" | "settled" | "resubmit" | "fallback" | "unsupported";
+  id: string;
+  status: string;
+  completed: number;
+  failed: number;
+  total: number;
+  /** A line for humans (what happened and what comes next). */
+  text: string;
+}
+
+export interface BatcherOptions {
+  store: Store;
+  modes: Record<Role, BatchMode>;
+  fallback: "live" | "stop";
+  required: boolean;
+  pollMs: number;
+  prices: PriceTable;
+  maxCostUsd: number | undefined;
+  maxCalls: number | undefined;
+  /** Dollars spent so far and paid calls started (the caps count a batch before submitting it). */
+  spent: () => number;
+  paidCalls: () => number;
+  /** Put a batch answer into the call cache under its key (as a live answer would be). */
+  cacheAnswer: (key: string, backend: string, endpoint: string, model: string, completion: RawCompletion) => void;
+  onEvent?: ((e: BatchEvent) => void) | undefined;
+  now?: () => number;
+}
+
+// OpenAI's limits per batch: 50,000 requests and a 200 MB input file.
+const MAX_REQUESTS = 50_000;
+const MAX_BYTES = 200 * 1024 * 1024;
+const TERMINAL = new Set(["completed", "failed", "expired", "cancelled"]);
+// A completion without a token limit in the body is assumed to stop here (worst case of the caps).
+const DEFAULT_MAX_COMPLETION = 16_384;
+
+interface Slot {
+  pending: number;
+}
+
+interface Context {
+  purpose: RoundPurpose;
+  signal: AbortSignal | undefined;
+  slot?: Slot;
+}
+
+interface Entry {
+  key: string;
+  role: Role;
+  stage: string;
+  model: string;
+  backend: ChatBackend;
+  api: BatchApi;
+  /** The request body of the JSONL line (as the live call would send it). */
+  body: Record<string, unknown>;
+  attempt: number;
+  resolve: (r: RawCompletion | "live") => void;
+  reject: (err: unknown) => void;
+}
+
+const contexts = new AsyncLocalStorage<Context>();
+
+/**
+ * Collects the calls of a round that go through a Batch API, submits them as one batch per
+ * endpoint and model once every rollout of the round is waiting on one (or, outside rounds, once no
+ * new call arrived for one turn of the event loop), commits each batch to the call cache database
+ * before waiting, polls it with backoff, and hands each caller its answer. A call whose key is in a
+ * pending batch of an earlier process re-attaches to that batch instead of being submitted again.
+ */
+export class Batcher {
+  private readonly tasks = new Set<Slot>();
+  private queue: Entry[] = [];
+  private lastSeen = -1;
+  private checkScheduled = false;
+  private readonly watches = new Map<string, Promise<Map<string, BatchLineResult>>>();
+  private readonly unsupported = new Set<string>();
+  private readonly closing = new AbortController();
+
+  constructor(private readonly o: BatcherOptions) {}
+
+  /** Whether calls of this purpose go through a batch for some role (the evaluator then starts every rollout at once). */
+  batching(purpose: RoundPurpose): boolean {
+    return (["optimizer", "target"] as const).some((r) => covers(this.o.modes[r], purpose));
+  }
+
+  /** Run `fn` as one round; `task` wraps each independent unit of it (a rollout). */
+  round<T>(purpose: RoundPurpose, fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const tracked = this.batching(purpose);
+    const task = async <R>(run: () => Promise<R>): Promise<R> => {
+      if (!tracked) return run();
+      const slot: Slot = { pending: 0 };
+      this.tasks.add(slot);
+      try {
+        return await contexts.run({ purpose, signal, slot }, run);
+      } finally {
+        this.tasks.delete(slot);
+        this.schedule();
+      }
+    };
+    return contexts.run({ purpose, signal }, () => fn(task));
+  }
+
+  /** Whether this call goes through a batch: its role's mode covers the current round, and the backend has a Batch API. */
+  wants(role: Role, backend: ChatBackend, req: ChatRequest & { model: string }): boolean {
+    const mode = this.o.modes[role];
+    if (mode === "off" || !backend.batch || this.unsupported.has(backend.endpoint)) return false;
+    const ctx = contexts.getStore();
+    if (!covers(mode, ctx?.purpose ?? "train")) return false;
+    return backend.batch.accepts(req);
+  }
+
+  /** The answer of a call through a batch, or "live" when it must be asked live (fallback, or no Batch API). */
+  async ask(role: Role, backend: ChatBackend, req: ChatRequest & { model: string }, key: string): Promise<RawCompletion | "live"> {
+    const api = backend.batch!;
+    const slot = contexts.getStore()?.slot;
+    if (slot) slot.pending++;
+    try {
+      const attached = pendingBatchOf(this.o.store, key);
+      if (attached) {
+        const results = await this.watch(attached.batch.id, api);
+        const got = results.get(key);
+        if (got && "completion" in got) return got.completion;
+      }
+      const base = { key, role, stage: req.stage, model: req.model, backend, api, body: api.body(req) };
+      return await this.enqueue(base, failedBatchAttempts(this.o.store, key) + 1);
+    } finally {
+      if (slot) slot.pending--;
+      this.schedule();
+    }
+  }
+
+  /** Stop waiting on batches (they stay pending in the store; a rerun re-attaches). */
+  close(): void {
+    this.closing.abort(new BackendError("http", "the model client was closed while a batch was pending"));
+  }
+
+  private enqueue(base: Omit<Entry, "attempt" | "resolve" | "reject">, attempt: number): Promise<RawCompletion | "live"> {
+    if (attempt > 2) return this.giveUp(base.key, base.backend, `${attempt - 1} batch submissions`);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ...base, attempt, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private giveUp(key: string, backend: ChatBackend, what: string): Promise<RawCompletion | "live"> {
+    if (this.o.fallback === "live") {
+      this.emit({ type: "fallback", id: "", status: "", completed: 0, failed: 0, total: 1, text: `a request got no answer from ${what}; asking it live (model.batch_fallback=live)` });
+      return Promise.resolve("live");
+    }
+    return Promise.reject(
+      new NoAnswerError(`a request to ${backend.name} at ${backend.endpoint} got no answer from ${what} (request ${key.slice(0, 12)})`, {
+        hint: "model.batch_fallback=stop: the run stopped; rerun with --resume (or set model.batch_fallback=live to ask such requests live)",
+        data: { role: "target", stage: "batch", errored: 1, total: 1, reason: what },
+      }),
+    );
+  }
+
+  private schedule(): void {
+    if (this.checkScheduled) return;
+    this.checkScheduled = true;
+    setImmediate(() => {
+      this.checkScheduled = false;
+      this.maybeFlush();
+    });
+  }
+
+  private maybeFlush(): void {
+    if (!this.queue.length) return;
+    for (const t of this.tasks) if (t.pending === 0) return;
+    // Calls outside a round are flushed once a whole turn of the event loop added none.
+    if (this.queue.length !== this.lastSeen) {
+      this.lastSeen = this.queue.length;
+      this.schedule();
+      return;
+    }
+    this.lastSeen = -1;
+    const entries = this.queue;
+    this.queue = [];
+    const groups = new Map<string, Entry[]>();
+    for (const e of entries) {
+      const id = `${e.backend.endpoint}\u0000${e.backend.name}\u0000${e.model}`;
+      groups.set(id, [...(groups.get(id) ?? []), e]);
+    }
+    for (const group of groups.values()) for (const chunk of split(group)) void this.submit(chunk);
+  }
+
+  private async submit(chunk: Chunk): Promise<void> {
+    const { entries, lines, items } = chunk;
+    const first = entries[0]!;
+    const fail = (err: unknown) => {
+      for (const e of entries) e.reject(err);
+    };
+    try {
+      this.checkCaps(items, lines);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    let submitted: { batch: BatchInfo; inputFileId: string };
+    try {
+      submitted = await first.api.submit(`${lines.join("\n")}\n`, this.closing.signal);
+    } catch (err) {
+      if (err instanceof BackendError && err.kind === "not_found") {
+        this.unsupported.add(first.backend.endpoint);
+        const what = `${first.backend.name} at ${first.backend.endpoint} has no Batch API (HTTP 404 on its files or batches route)`;
+        if (this.o.required) {
+          fail(new ConfigError(`model.batch_required: ${what}`, { hint: "use an endpoint with a Batch API (OpenAI, Azure OpenAI with a GlobalBatch deployment), or set model.batch_required=false to call it live" }));
+          return;
+        }
+        log.withTag("model").warn(`${what}: calling it live instead (set model.batch_required=true to refuse)`);
+        this.emit({ type: "unsupported", id: "", status: "", completed: 0, failed: 0, total: entries.length, text: `${what}; calling it live` });
+        for (const e of entries) e.resolve("live");
+        return;
+      }
+      fail(err);
+      return;
+    }
+    const now = (this.o.now ?? Date.now)();
+    const b = submitted.batch;
+    insertBatch(
+      this.o.store,
+      {
+        id: b.id,
+        backend: first.backend.name,
+        endpoint: first.backend.endpoint,
+        model: first.model,
+        input_file_id: submitted.inputFileId,
+        status: b.status,
+        state: "pending",
+        total: items.length,
+        completed: 0,
+        failed: 0,
+        worst_cost_usd: this.worstCost(items, lines),
+        created_at: now,
+        updated_at: now,
+      },
+      items.map((e) => ({ key: e.key, role: e.role, stage: e.stage, attempt: e.attempt })),
+    );
+    this.emit({ type: "submitted", id: b.id, status: b.status, completed: 0, failed: 0, total: items.length, text: `submitted batch ${b.id} (${items.length} requests to ${first.model})` });
+    let results: Map<string, BatchLineResult>;
+    try {
+      results = await this.watch(b.id, first.api);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    for (const e of entries) {
+      const got = results.get(e.key);
+      if (got && "completion" in got) e.resolve(got.completion);
+      else {
+        const reason = got && "error" in got ? got.error : "no answer";
+        const again = e.attempt < 2;
+        this.emit({ type: again ? "resubmit" : "fallback", id: b.id, status: "", completed: 0, failed: 1, total: 1, text: `request ${e.key.slice(0, 12)} of batch ${b.id}: ${reason}${again ? "; resubmitting it once" : ""}` });
+        this.enqueue(e, e.attempt + 1).then(e.resolve, e.reject);
+      }
+    }
+  }
+
+  /** Refuse a batch whose worst case would pass a cap, before it is submitted. */
+  private checkCaps(entries: Entry[], lines: string[]): void {
+    const { maxCalls, maxCostUsd } = this.o;
+    if (maxCalls !== undefined && this.o.paidCalls() > maxCalls) {
+      throw new BudgetError("calls", `call budget: a batch of ${entries.length} requests would pass model.max_calls=${maxCalls} (${this.o.paidCalls() - entries.length} made before it)`, {
+        hint: "nothing was submitted; raise model.max_calls, or lower the evaluation's size",
+        data: { max_calls: maxCalls, calls: this.o.paidCalls() },
+      });
+    }
+    if (maxCostUsd === undefined) return;
+    const worst = this.worstCost(entries, lines);
+    if (worst === null) return;
+    const spent = this.o.spent();
+    if (spent + worst > maxCostUsd) {
+      throw new BudgetError("cost", `cost budget: a batch of ${entries.length} requests could cost up to $${worst.toFixed(4)} (every prompt at 3 bytes per token, every answer at its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`, {
+        hint: "nothing was submitted; raise --max-cost / model.max_cost_usd, or lower the evaluation's size",
+        data: { max_cost_usd: maxCostUsd, cost_usd: spent, batch_worst_usd: worst },
+      });
+    }
+  }
+
+  private worstCost(entries: Entry[], lines: string[]): number | null {
+    let total = 0;
+    for (let i = 0; i < entries.length; i++) {
+      const price = this.o.prices.batchLookup(entries[i]!.model);
+      if (!price) return null;
+      const body = (JSON.parse(lines[i]!) as { body: Record<string, unknown> }).body;
+      const prompt = Math.ceil(Buffer.byteLength(JSON.stringify(body.messages ?? []), "utf8") / 3);
+      const limit = Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_COMPLETION) || DEFAULT_MAX_COMPLETION;
+      total += (prompt * price.input_per_mtok + limit * price.output_per_mtok) / 1e6;
+    }
+    return total;
+  }
+
+  /** Poll a batch until it ends (once per batch, shared by every caller), settle it, and return its answers by key. */
+  private watch(id: string, api: BatchApi): Promise<Map<string, BatchLineResult>> {
+    let w = this.watches.get(id);
+    if (!w) {
+      w = this.poll(id, api);
+      this.watches.set(id, w);
+      w.catch(() => this.watches.delete(id));
+    }
+    return w;
+  }
+
+  private async poll(id: string, api: BatchApi): Promise<Map<string, BatchLineResult>> {
+    const signal = AbortSignal.any([this.closing.signal, ...(contexts.getStore()?.signal ? [contexts.getStore()!.signal!] : [])]);
+    const maxDelay = Math.max(this.o.pollMs, Math.min(300_000, this.o.pollMs * 30));
+    let delay = this.o.pollMs;
+    let last = "";
+    let info: BatchInfo;
+    for (;;) {
+      try {
+        info = await api.retrieve(id, signal);
+      } catch (err) {
+        if (signal.aborted || !(err instanceof BackendError) || !err.retryable) throw err;
+        log.withTag("model").debug(`batch ${id}: retrieving failed (${redactText(errorMessage(err))}); polling again`);
+        await abortableSleep(delay, signal);
+        continue;
+      }
+      updateBatchStatus(this.o.store, id, info.status, info.completed, info.failed);
+      const line = `${info.status} ${info.completed}/${info.total}`;
+      if (line !== last) {
+        last = line;
+        this.emit({ type: "status", id, status: info.status, completed: info.completed, failed: info.failed, total: info.total, text: `batch ${id}: ${info.status} (${info.completed}/${info.total} done${info.failed ? `, ${info.failed} failed` : ""})` });
+      }
+      if (TERMINAL.has(info.status)) break;
+      await abortableSleep(delay, signal);
+      delay = Math.min(maxDelay, delay * 1.5);
+    }
+    const results = new Map<string, BatchLineResult>();
+    const items = batchItems(this.o.store, id);
+    const row = batchRow(this.o.store, id);
+    for (const file of [info.outputFileId, info.errorFileId]) {
+      if (!file) continue;
+      for (const [k, r] of await api.results(file, () => row.model, signal)) results.set(k, r);
+    }
+    const outcomes = new Map<string, string | null>();
+    const missing = info.status === "completed" ? "no line in the output or error file" : `the batch ended ${info.status}${info.errors ? ` (${info.errors})` : ""}`;
+    for (const it of items) {
+      const got = results.get(it.key);
+      if (got && "completion" in got) {
+        // Into the call cache before the batch is settled: a kill after this never pays for it again.
+        this.o.cacheAnswer(it.key, row.backend, row.endpoint, row.model, got.completion);
+        outcomes.set(it.key, null);
+        continue;
+      }
+      const reason = got?.error ?? missing;
+      results.set(it.key, { error: reason });
+      outcomes.set(it.key, reason);
+    }
+    settleBatch(this.o.store, id, outcomes);
+    const failed = [...outcomes.values()].filter((e) => e !== null).length;
+    this.emit({ type: "settled", id, status: info.status, completed: items.length - failed, failed, total: items.length, text: `batch ${id} ${info.status}: ${items.length - failed}/${items.length} answered${failed ? `, ${failed} without an answer` : ""}` });
+    return results;
+  }
+
+  private emit(e: BatchEvent): void {
+    if (!this.o.onEvent) return;
+    try {
+      this.o.onEvent(e);
+    } catch (err) {
+      log.withTag("model").debug(`batch listener failed: ${errorMessage(err)}`);
+    }
+  }
+}
+
+function batchRow(store: Store, id: string): { backend: string; endpoint: string; model: string } {
+  const row = store.db.query("SELECT backend, endpoint, model FROM call_batches WHERE id = ?").get(id) as { backend: string; endpoint: string; model: string } | null;
+  return row ?? { backend: "", endpoint: "", model: "" };
+}
+
+function covers(mode: BatchMode, purpose: RoundPurpose): boolean {
+  return mode === "all" || (mode === "eval" && purpose === "eval");
+}
+
+/** Callers of a batch (`entries`) and its distinct requests (`items`, one JSONL line each). */
+interface Chunk {
+  entries: Entry[];
+  items: Entry[];
+  lines: string[];
+}
+
+/** The JSONL lines of a group (one per distinct key), split at the provider's request and size limits. */
+function split(group: Entry[]): Chunk[] {
+  const out: Chunk[] = [];
+  let cur: Chunk = { entries: [], items: [], lines: [] };
+  let bytes = 0;
+  const chunkOf = new Map<string, Chunk>();
+  for (const e of group) {
+    const seen = chunkOf.get(e.key);
+    if (seen) {
+      seen.entries.push(e);
+      continue;
+    }
+    const line = JSON.stringify({ custom_id: e.key, method: "POST", url: e.api.url, body: e.body });
+    const size = Buffer.byteLength(line, "utf8") + 1;
+    if (cur.items.length && (cur.items.length >= MAX_REQUESTS || bytes + size > MAX_BYTES)) {
+      out.push(cur);
+      cur = { entries: [], items: [], lines: [] };
+      bytes = 0;
+    }
+    cur.entries.push(e);
+    cur.items.push(e);
+    cur.lines.push(line);
+    chunkOf.set(e.key, cur);
+    bytes += size;
+  }
+  if (cur.items.length) out.push(cur);
+  return out;
+}

@@ -1,0 +1,193 @@
+import { describe, expect, test } from "bun:test";
+import OpenAI, { toFile } from "openai";
+import { createModelClient, type BatchEvent } from "../../src/backends/index.ts";
+import { BudgetError, ConfigError, NoAnswerError } from "../../src/lib/index.ts";
+import { batchItems, batchRows, openCallCache } from "../../src/store/index.ts";
+import { startFakeOpenAI } from "../support/fake-openai.ts";
+import { tempDir } from "../support/tmp.ts";
+import { ask, compatConfig } from "./helpers.ts";
+
+const MIN = 60_000;
+const echo = (req: { lastUserText: string }) => ({ text: `answer to ${req.lastUserText}`, usage: { prompt_tokens: 1000, completion_tokens: 500 } });
+
+async function clientAt(url: string, cacheDir: string, model: Record<string, unknown> = {}, opts: Parameters<typeof createModelClient>[1] = {}) {
+  return createModelClient(compatConfig(url, { batch_poll_seconds: 0.005, ...model }), { cacheDir, retry: { baseDelayMs: 1, maxDelayMs: 5, random: () => 0.5 }, ...opts });
+}
+
+/** One round of `n` independent calls, as the evaluator issues them. */
+function evalRound(client: Awaited<ReturnType<typeof clientAt>>, texts: string[]) {
+  return client.round("eval", (task) => Promise.all(texts.map((t) => task(() => client.chat("target", ask(t))))));
+}
+
+describe("fake Batch API server", () => {
+  test("the openai SDK uploads a JSONL, creates a batch, sees it complete on the simulated clock and downloads the answers", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 10 * MIN } });
+    const sdk = new OpenAI({ baseURL: server.url, apiKey: "sk-test", maxRetries: 0 });
+    const lines = ["a", "b"].map((t) => JSON.stringify({ custom_id: t, method: "POST", url: "/v1/chat/completions", body: { model: "gpt-4o-mini", messages: [{ role: "user", content: t }] } }));
+    const file = await sdk.files.create({ file: await toFile(Buffer.from(lines.join("\n")), "in.jsonl"), purpose: "batch" });
+    const created = await sdk.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    expect((await sdk.batches.retrieve(created.id)).status).toBe("validating");
+    server.batch.advance(5 * MIN);
+    const half = await sdk.batches.retrieve(created.id);
+    expect({ status: half.status, counts: half.request_counts }).toEqual({ status: "in_progress", counts: { total: 2, completed: 1, failed: 0 } });
+    server.batch.advance(5 * MIN);
+    const done = await sdk.batches.retrieve(created.id);
+    expect(done.status).toBe("completed");
+    const out = (await (await sdk.files.content(done.output_file_id!)).text()).trim().split("\n").map((l) => JSON.parse(l));
+    expect(out.map((l) => [l.custom_id, l.response.status_code, l.response.body.choices[0].message.content])).toEqual([
+      ["a", 200, "answer to a"],
+      ["b", 200, "answer to b"],
+    ]);
+    expect((await sdk.batches.list()).data.map((b) => b.id)).toEqual([created.id]);
+    const other = await sdk.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    expect((await sdk.batches.cancel(other.id)).status).toBe("cancelled");
+  });
+
+  test("expiry and per-request failures go to the error file", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 30 * MIN, expiresMs: 20 * MIN, failRequest: (r) => (r.lastUserText === "bad" ? { status: 400, message: "bad request" } : undefined) } });
+    const sdk = new OpenAI({ baseURL: server.url, apiKey: "sk-test", maxRetries: 0 });
+    const file = await sdk.files.create({ file: await toFile(Buffer.from(JSON.stringify({ custom_id: "x", method: "POST", url: "/v1/chat/completions", body: { model: "m", messages: [{ role: "user", content: "q" }] } })), "in.jsonl"), purpose: "batch" });
+    const b = await sdk.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    server.batch.advance(25 * MIN);
+    const expired = await sdk.batches.retrieve(b.id);
+    expect(expired.status).toBe("expired");
+    const err = JSON.parse((await (await sdk.files.content(expired.error_file_id!)).text()).trim());
+    expect(err).toMatchObject({ custom_id: "x", response: null, error: { code: "batch_expired" } });
+  });
+});
+
+describe("model.batch through the model layer", () => {
+  test("a round becomes one batch whose answers equal the live ones at half the accounted price, and land in the shared cache", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 20 * MIN, advancePerPollMs: 2 * MIN } });
+    using cache = tempDir("calls-");
+    using liveCache = tempDir("calls-");
+    const texts = ["q1", "q2", "q3", "q4", "q5"];
+    const events: BatchEvent[] = [];
+    const batched = await clientAt(server.url, cache.path, { batch: "eval" }, { onBatch: (e) => events.push(e) });
+    const viaBatch = await evalRound(batched, texts);
+    expect(server.batch.calls["POST /batches"]).toBe(1);
+    expect(server.requests.filter((r) => r.path.endsWith("/chat/completions"))).toHaveLength(0);
+    expect(batchRows(openCallCache(cache.path))).toMatchObject([{ state: "settled", status: "completed", total: 5 }]);
+    expect(events.map((e) => e.type)).toContain("submitted");
+    expect(events.filter((e) => e.type === "status").map((e) => e.status)).toContain("in_progress");
+    const live = await clientAt(server.url, liveCache.path);
+    const viaLive = await Promise.all(texts.map((t) => live.chat("target", ask(t))));
+    expect(viaBatch.map((r) => r.text)).toEqual(viaLive.map((r) => r.text));
+    const batchCost = batched.snapshot().cost_usd!;
+    const liveCost = live.snapshot().cost_usd!;
+    expect(batchCost).toBeCloseTo(liveCost / 2, 12);
+    // A rerun (batch or live) of the same requests pays nothing: the answers are in the call cache.
+    const again = await clientAt(server.url, cache.path);
+    const rerun = await Promise.all(texts.map((t) => again.chat("target", ask(t))));
+    expect(rerun.every((r) => r.cached)).toBe(true);
+    expect(again.snapshot().cost_usd).toBe(0);
+    for (const c of [batched, live, again]) await c.close();
+  });
+
+  test("live answers serve a later batch run from the cache: nothing is submitted", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { advancePerPollMs: MIN } });
+    using cache = tempDir("calls-");
+    const live = await clientAt(server.url, cache.path);
+    await Promise.all(["a", "b"].map((t) => live.chat("target", ask(t))));
+    await live.close();
+    const batched = await clientAt(server.url, cache.path, { batch: "eval" });
+    const out = await evalRound(batched, ["a", "b"]);
+    expect(out.every((r) => r.cached)).toBe(true);
+    expect(server.batch.uploads).toBe(0);
+    expect(batched.snapshot().calls - batched.snapshot().cached).toBe(0);
+    await batched.close();
+  });
+
+  test("a pending batch of a closed (killed) client is re-attached by the next one, never resubmitted", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 30 * MIN } });
+    using cache = tempDir("calls-");
+    const first = await clientAt(server.url, cache.path, { batch: "eval" });
+    const pending = evalRound(first, ["a", "b", "c"]);
+    const store = openCallCache(cache.path);
+    while (batchRows(store).length === 0) await Bun.sleep(5);
+    await first.close();
+    await expect(pending).rejects.toThrow(/closed while a batch was pending/);
+    expect(batchRows(store)).toMatchObject([{ id: "batch_1", state: "pending", total: 3 }]);
+    server.batch.advance(30 * MIN);
+    const second = await clientAt(server.url, cache.path, { batch: "eval" });
+    const out = await evalRound(second, ["a", "b", "c"]);
+    expect(out.map((r) => r.text)).toEqual(["answer to a", "answer to b", "answer to c"]);
+    expect(server.batch.calls["POST /batches"]).toBe(1);
+    expect(server.batch.uploads).toBe(1);
+    expect(batchRows(store)[0]!.state).toBe("settled");
+    await second.close();
+  });
+
+  test("expired entries are resubmitted once and then answered", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: (i) => (i === 0 ? 30 * MIN : 5 * MIN), expiresMs: 20 * MIN, advancePerPollMs: 10 * MIN } });
+    using cache = tempDir("calls-");
+    const client = await clientAt(server.url, cache.path, { batch: "eval" });
+    const out = await evalRound(client, ["a", "b"]);
+    expect(out.map((r) => r.text)).toEqual(["answer to a", "answer to b"]);
+    expect(server.batch.batches.map((b) => b.status)).toEqual(["expired", "completed"]);
+    const store = openCallCache(cache.path);
+    expect(batchItems(store, "batch_1").map((i) => [i.state, i.attempt])).toEqual([
+      ["failed", 1],
+      ["failed", 1],
+    ]);
+    expect(batchItems(store, "batch_2").map((i) => [i.state, i.attempt])).toEqual([
+      ["answered", 2],
+      ["answered", 2],
+    ]);
+    await client.close();
+  });
+
+  test("entries that fail twice are asked live under batch_fallback=live, and stop the run under stop", async () => {
+    const failing = { reply: echo, batch: { advancePerPollMs: MIN, failRequest: (r: { lastUserText: string }) => (r.lastUserText === "bad" ? { status: 500, message: "server error" } : undefined) } };
+    await using server = await startFakeOpenAI(failing);
+    using cache = tempDir("calls-");
+    const client = await clientAt(server.url, cache.path, { batch: "eval" });
+    const out = await evalRound(client, ["ok", "bad"]);
+    expect(out.map((r) => r.text)).toEqual(["answer to ok", "answer to bad"]);
+    expect(server.batch.batches.map((b) => b.lines.length)).toEqual([2, 1]);
+    expect(server.requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.lastUserText)).toEqual(["bad"]);
+    await client.close();
+
+    await using strict = await startFakeOpenAI(failing);
+    using cache2 = tempDir("calls-");
+    const stopping = await clientAt(strict.url, cache2.path, { batch: "eval", batch_fallback: "stop" });
+    await expect(evalRound(stopping, ["ok", "bad"])).rejects.toBeInstanceOf(NoAnswerError);
+    expect(strict.requests.filter((r) => r.path.endsWith("/chat/completions"))).toHaveLength(0);
+    await stopping.close();
+  });
+
+  test("a cost cap refuses a batch whose worst case would pass it, before anything is uploaded", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { advancePerPollMs: MIN } });
+    using cache = tempDir("calls-");
+    const client = await clientAt(server.url, cache.path, { batch: "eval", max_cost_usd: 0.0001 });
+    const err = await evalRound(client, ["a", "b", "c"]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BudgetError);
+    expect((err as BudgetError).message).toMatch(/a batch of 3 requests could cost up to \$/);
+    expect(server.batch.uploads).toBe(0);
+    await client.close();
+  });
+
+  test("an endpoint without a Batch API (404) is called live with a warning, or refused under batch_required", async () => {
+    await using server = await startFakeOpenAI({ reply: echo });
+    using cache = tempDir("calls-");
+    const events: BatchEvent[] = [];
+    const client = await clientAt(server.url, cache.path, { batch: "eval" }, { onBatch: (e) => events.push(e) });
+    const out = await evalRound(client, ["a", "b"]);
+    expect(out.map((r) => r.text)).toEqual(["answer to a", "answer to b"]);
+    expect(events.filter((e) => e.type === "unsupported")).toHaveLength(1);
+    await client.close();
+    using cache2 = tempDir("calls-");
+    const strict = await clientAt(server.url, cache2.path, { batch: "eval", batch_required: true });
+    await expect(evalRound(strict, ["c"])).rejects.toBeInstanceOf(ConfigError);
+    await strict.close();
+  });
+
+  test("a backend without a Batch API refuses model.batch_required at start-up (exit 2)", async () => {
+    using cache = tempDir("calls-");
+    const config = { model: { backend: "sim", optimizer: "sim", target: "sim", batch: "eval", batch_required: true }, env: { workers: 2 }, gradient: {}, train: { seed: 42 } };
+    const err = await createModelClient(config, { cacheDir: cache.path }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).exitCode).toBe(2);
+    expect((err as ConfigError).message).toMatch(/model.batch=eval: the optimizer backend sim has no Batch API/);
+  });
+});
