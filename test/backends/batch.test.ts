@@ -5,7 +5,7 @@ import { BudgetError, ConfigError, NoAnswerError } from "../../src/lib/index.ts"
 import { batchItems, batchRows, openCallCache } from "../../src/store/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { ask, compatConfig } from "./helpers.ts";
+import { ask, compatConfig } from "./support.ts";
 
 const MIN = 60_000;
 const echo = (req: { lastUserText: string }) => ({ text: `answer to ${req.lastUserText}`, usage: { prompt_tokens: 1000, completion_tokens: 500 } });
