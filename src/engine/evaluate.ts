@@ -80,6 +80,9 @@ export function noAnswerError(out: { errored: readonly ErroredItem[]; results: r
   });
 }
 
+/** Skills besides the live ones whose evaluation rollouts the run keeps between steps. */
+export const RECENT_SKILLS = 8;
+
 export interface EarlyStop {
   gate: GateSettings;
   /** The candidate must score strictly above this (the current gate score). */
@@ -111,6 +114,8 @@ export interface SetOutcome {
 export class Evaluator {
   /** In-flight and finished rollouts, so two concurrent evaluations of one skill share calls. */
   private cache = new Map<string, Promise<RolloutResult>>();
+  /** `hash|scope` groups of the cache in order of last use (most recent last), for `retain`. */
+  private groups = new Map<string, true>();
   rolloutsRun = 0;
   /** Rollouts served from this run's (skill, task) cache instead of a new call. */
   rolloutsReused = 0;
@@ -154,6 +159,7 @@ export class Evaluator {
     const hash = skillHash(skill);
     const ctx: BenchmarkContext = batch ? { ...this.evalCtx, phase: "train", batchSeed: batch.seed } : this.evalCtx;
     const scope = batch ? `train:${batch.seed}` : "eval";
+    this.touch(hash, scope);
     const n = items.length;
     const results: (RolloutResult | undefined)[] = new Array(n);
     const errors: (ErroredItem | undefined)[] = new Array(n);
@@ -247,6 +253,30 @@ export class Evaluator {
     return { results: got, errored, complete: got.length + errored.length === n, evaluated: got.length, total: n, launched };
   }
 
+  private touch(hash: string, scope: string): void {
+    const g = `${hash}|${scope}`;
+    this.groups.delete(g);
+    this.groups.set(g, true);
+  }
+
+  /**
+   * Bound the cache between steps: keep the evaluation rollouts of `live` skills (those a later
+   * step or the final test can evaluate again) and of the `recent` other skills used last (a
+   * candidate the optimizer proposes again), drop the rest. A training batch's rollouts are
+   * never asked again once its step is committed (each batch has its own seed), so they go too.
+   * A dropped rollout asked again goes through the model layer's call cache, as after a resume.
+   */
+  retain(live: ReadonlySet<string>, recent = RECENT_SKILLS): void {
+    const keep = new Set<string>();
+    const others = [...this.groups.keys()].filter((g) => g.endsWith("|eval") && !live.has(g.slice(0, g.indexOf("|"))));
+    for (const g of others.slice(-recent)) keep.add(g);
+    for (const h of live) keep.add(`${h}|eval`);
+    for (const g of this.groups.keys()) if (!keep.has(g)) this.groups.delete(g);
+    for (const key of this.cache.keys()) {
+      if (!keep.has(key.slice(0, key.indexOf("|", key.indexOf("|") + 1)))) this.cache.delete(key);
+    }
+  }
+
   /** An evaluation rollout that got an answer, asked once more when the first got none. */
   private async answered(skill: string, hash: string, item: TaskItem): Promise<{ result?: RolloutResult; error?: ErroredItem }> {
     let last: RolloutResult | undefined;
@@ -283,6 +313,8 @@ export class Evaluator {
   async runPaired(p: { candidate: string; current: string; items: readonly TaskItem[]; known: readonly (ItemScores | null)[]; test: PairedSequentialTest; gate: GateSettings; label: string }): Promise<PairedOutcome> {
     const cHash = skillHash(p.candidate);
     const uHash = skillHash(p.current);
+    this.touch(uHash, "eval");
+    this.touch(cHash, "eval");
     const n = p.items.length;
     const cand: (ItemScores | null)[] = new Array(n).fill(null);
     const cur: (ItemScores | null)[] = p.known.slice(0, n);

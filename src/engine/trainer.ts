@@ -79,6 +79,10 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     (state as LoopState & { elapsedS: number }).elapsedS = Math.round((elapsedBefore + (clock.now() - startedAt) / 1000) * 10) / 10;
     // The recorder serializes (or copies) what it keeps before commit returns: no clone here.
     recorder.commit({ ...cp, state });
+    // What a later step can still use stays in memory; everything else is in the store.
+    const live = new Set([state.current.hash, state.best.hash, state.baseline.hash, ...Object.values(state.epochStart)]);
+    ev.retain(live);
+    for (const h of skills.keys()) if (!live.has(h)) skills.delete(h);
   };
 
   if (resumed) {

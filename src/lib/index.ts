@@ -14,3 +14,4 @@ export * from "./process.ts";
 export * from "./time.ts";
 export * from "./input-file.ts";
 export * from "./model-json.ts";
+export * from "./memory.ts";

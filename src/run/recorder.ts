@@ -1,6 +1,6 @@
 import { appendFileSync, rmSync } from "node:fs";
 import type { RunCheckpoint, RunRecorder, StepArtifacts } from "../engine/index.ts";
-import { readInputText, writeFileAtomic } from "../lib/index.ts";
+import { collectWhenGrown, readInputText, writeFileAtomic } from "../lib/index.ts";
 import { checkpointHeads, commitCheckpoint, lastCheckpoint, skillTexts, stepArtifacts, stepRecords, type Store } from "../store/index.ts";
 import { type RunPaths, runPaths, STEP_FILES } from "./layout.ts";
 import { parseStepRecord } from "./records.ts";
@@ -93,6 +93,7 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
   // A deferred write that failed (disk full): kept and thrown by the next commit or flush, so the
   // run stops with that error instead of an uncaught exception on a timer.
   let failure: unknown;
+  const collect = collectWhenGrown();
   const runJobs = () => {
     scheduled = false;
     for (let job = pending.shift(); job; job = pending.shift()) job();
@@ -152,6 +153,8 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
       const record = step?.record;
       const candidate = record?.candidate_hash === undefined ? undefined : skills.get(record.candidate_hash);
       const artifacts = step?.artifacts ?? {};
+      // Later checkpoints name a new skill in their own `skills`, or the current or best one.
+      for (const h of skills.keys()) if (h !== currentHash && h !== bestHash) skills.delete(h);
       later(() => {
         if (current !== undefined) derived(p.skillVersion(cp.step), current);
         if (best !== undefined) derived(p.bestSkill, best);
@@ -161,6 +164,8 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
         }
       });
       if (cp.kind === "final") flush();
+      // Between steps little is live: a long run's garbage is collected here, not left to pile up.
+      collect();
     },
     flush,
   };
