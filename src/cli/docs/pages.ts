@@ -7,6 +7,8 @@ import dashboard from "../../../docs/dashboard.md" with { type: "text" };
 import differences from "../../../docs/differences.md" with { type: "text" };
 import gate from "../../../docs/gate.md" with { type: "text" };
 import gettingStarted from "../../../docs/getting-started.md" with { type: "text" };
+import readme from "../../../docs/README.md" with { type: "text" };
+import reliability from "../../../docs/reliability.md" with { type: "text" };
 import sleep from "../../../docs/sleep.md" with { type: "text" };
 import tasks from "../../../docs/tasks.md" with { type: "text" };
 import trustModel from "../../../docs/trust-model.md" with { type: "text" };
@@ -25,6 +27,8 @@ export const DOCS_PAGES: Readonly<Record<string, string>> = {
   "differences.md": differences,
   "gate.md": gate,
   "getting-started.md": gettingStarted,
+  "README.md": readme,
+  "reliability.md": reliability,
   "sleep.md": sleep,
   "tasks.md": tasks,
   "trust-model.md": trustModel,
