@@ -2,7 +2,8 @@
 //
 //   bun bench/gate.ts --json docs/figures/gate-bench.json && bun bench/gate-plot.ts
 //
-// Acceptance rate against the planted effect, one line per (rule, noise level).
+// Acceptance rate against the planted effect, one line per (rule, noise level), and the
+// statistical ceiling (a fixed-n one-sided z-test at the lab's per-item difference variance).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -13,7 +14,11 @@ interface Row {
   accept: number;
 }
 const dir = join(import.meta.dir, "..", "docs", "figures");
-const data = JSON.parse(readFileSync(join(dir, "gate-bench.json"), "utf8")) as { n: number; trials: number; lab: { name: string; flipRate: number; rows: Row[] }[] };
+const data = JSON.parse(readFileSync(join(dir, "gate-bench.json"), "utf8")) as {
+  n: number;
+  trials: number;
+  lab: { name: string; flipRate: number; rows: Row[]; ceilings?: { effect: number; power: number }[] }[];
+};
 
 const W = 800;
 const H = 400;
@@ -23,7 +28,7 @@ const xMin = effects[0]!;
 const xMax = effects[effects.length - 1]!;
 const x = (e: number) => M.l + ((e - xMin) / (xMax - xMin)) * (W - M.l - M.r);
 const y = (p: number) => H - M.b - p * (H - M.t - M.b);
-const COLORS: Record<string, string> = { strict: "#dc2626", paired: "#2563eb" };
+const COLORS: Record<string, string> = { strict: "#dc2626", paired: "#2563eb", ceiling: "#6b7280" };
 const parts: string[] = [];
 parts.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
 parts.push(`<text x="${M.l}" y="22" font-size="15" font-weight="bold">Acceptance rate by planted effect (n=${data.n} items, ${data.trials} trials each)</text>`);
@@ -48,6 +53,14 @@ for (const [i, lab] of data.lab.entries()) {
     for (const r of rows) parts.push(`<circle cx="${x(r.effect).toFixed(1)}" cy="${y(r.accept / r.trials).toFixed(1)}" r="3" fill="${COLORS[rule]}"/>`);
     parts.push(`<line x1="${W - M.r + 12}" x2="${W - M.r + 36}" y1="${legendY}" y2="${legendY}" stroke="${COLORS[rule]}" stroke-width="2"${dash}/>`);
     parts.push(`<text x="${W - M.r + 42}" y="${legendY + 4}" font-size="11">${rule}, ${lab.name} (${(lab.flipRate * 100).toFixed(1)} % flips)</text>`);
+    legendY += 20;
+  }
+  const ceil = (lab.ceilings ?? []).slice().sort((a, b) => a.effect - b.effect);
+  if (ceil.length) {
+    const dash = i === 0 ? ' stroke-dasharray="1 3"' : ' stroke-dasharray="1 3 6 3"';
+    parts.push(`<polyline points="${ceil.map((c) => `${x(c.effect).toFixed(1)},${y(c.power).toFixed(1)}`).join(" ")}" fill="none" stroke="${COLORS.ceiling}" stroke-width="2"${dash}/>`);
+    parts.push(`<line x1="${W - M.r + 12}" x2="${W - M.r + 36}" y1="${legendY}" y2="${legendY}" stroke="${COLORS.ceiling}" stroke-width="2"${dash}/>`);
+    parts.push(`<text x="${W - M.r + 42}" y="${legendY + 4}" font-size="11">ceiling (any 5 % test), ${lab.name}</text>`);
     legendY += 20;
   }
 }

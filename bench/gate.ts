@@ -3,7 +3,9 @@
 // 1. Laboratory: (current, candidate) pairs on a stochastic target with a planted true
 //    difference of −5, 0, +2, +5, +10 points; a 200-item selection split and one answer sample per
 //    (skill, item) drawn with their own seeds; `strict` and `paired` decide on the same trials.
-//    Printed per effect: accept / reject / undecided rates and mean candidate rollouts.
+//    Printed per effect: accept / reject / undecided rates and mean candidate rollouts, beside a
+//    fixed-n t-test on the same draws and the statistical ceiling (the power of a fixed-n
+//    one-sided z-test at the lab's per-item difference variance, and the n it needs for 80 %).
 // 2. End to end: conventions runs on the stochastic simulator over several seeds, `strict` vs
 //    `paired`: final test score, selection rollouts paid, and the best skill's selection − test gap.
 //
@@ -14,7 +16,7 @@ import { createModelClient } from "../src/backends/index.ts";
 import { getBenchmark } from "../src/benchmarks/index.ts";
 import { loadConfig } from "../src/config/index.ts";
 import { type RunCheckpoint, type RunRecorder, train } from "../src/engine/index.ts";
-import { DEFAULT_NOISE, type LabNoise, type LabRow, runLab } from "../src/engine/gate-lab.ts";
+import { DEFAULT_NOISE, type LabCeiling, type LabNoise, type LabRow, runLab } from "../src/engine/gate-lab.ts";
 import type { Benchmark } from "../src/engine/ports.ts";
 import { PROMPTS } from "../src/prompts/index.ts";
 import { simContext } from "../test/engine/support.ts";
@@ -39,16 +41,31 @@ const noises: { name: string; noise: LabNoise }[] = [
   { name: "moderate noise", noise: DEFAULT_NOISE },
   { name: "low noise", noise: { population: 4000, borderline: 0.06, churn: 0.01 } },
 ];
-const lab: { name: string; flipRate: number; rows: LabRow[] }[] = [];
+const lab: { name: string; flipRate: number; rows: LabRow[]; ceilings: LabCeiling[] }[] = [];
 for (const { name, noise } of noises) {
   const t0 = performance.now();
   const r = runLab({ effects: EFFECTS, trials, n, settings, noise });
-  lab.push({ name, flipRate: r.flipRate, rows: r.rows });
+  lab.push({ name, flipRate: r.flipRate, rows: r.rows, ceilings: r.ceilings });
   out(`\nLaboratory, ${name}: ${trials} trials per effect, selection split n=${n}, current skill's flip rate ${(r.flipRate * 100).toFixed(1)} %, confidence ${Math.round((1 - settings.alpha) * 100)} %, minimum effect ${settings.minEffect * 100} points (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   out("  Δ(pts)  rule     accept  reject  undecided  rollouts (% of full pass)");
   for (const row of r.rows) {
     const pct = (k: number) => `${((100 * k) / row.trials).toFixed(1).padStart(5)} %`;
     out(`  ${String(row.effect).padStart(5)}   ${row.rule.padEnd(7)} ${pct(row.accept)} ${pct(row.reject)}   ${pct(row.undecided)}  ${row.meanRollouts.toFixed(1).padStart(6)} (${((100 * row.meanRollouts) / n).toFixed(0)} %)`);
+  }
+  // The statistical ceiling: no level-α test of "no gain" on n such items can beat a fixed-n
+  // one-sided z-test that knows the per-item difference variance (fixed-t above is that test with
+  // the variance estimated, on the same draws).
+  out(`  Statistical ceiling (fixed-n one-sided z-test at level ${settings.alpha}, the lab's per-item difference variance):`);
+  for (const c of r.ceilings) {
+    out(`  ${String(c.effect).padStart(5)}   σ²(d)=${c.variance.toFixed(4)}  best power ${(100 * c.power).toFixed(1).padStart(5)} %${Number.isFinite(c.n80) ? `  n for 80 %: ${c.n80}` : ""}`);
+  }
+  const at5 = r.ceilings.find((c) => c.effect === 5);
+  if (at5) {
+    out(
+      at5.power < 0.8
+        ? `  => power ≥ 80 % at +5 on ${n} items is infeasible at this noise for ANY level-${settings.alpha} test: the ceiling is ${(100 * at5.power).toFixed(1)} %; 80 % needs n ≈ ${at5.n80} items (a fixed-n test; an always-valid sequential one needs more)`
+        : `  => the ceiling at +5 is ${(100 * at5.power).toFixed(1)} %: 80 % is reachable in principle at n=${n}`,
+    );
   }
 }
 

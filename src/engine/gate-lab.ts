@@ -8,7 +8,7 @@
  * simulator states exactly for a skill text, src/backends/sim/stochastic.ts); an answer to
  * (skill, item, sample) passes when its draw falls below that probability.
  */
-import { type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
+import { type GateDecision, normalCdf, normalQuantile, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
 
 /** A seeded generator in [0,1) (mulberry32). */
 export function rng(seed: number): () => number {
@@ -109,6 +109,33 @@ export function flipRate(p: Float64Array): number {
   return s / p.length;
 }
 
+/**
+ * Variance of one item's paired difference d = candidate − current for a pair (an item drawn from
+ * the population, one answer sample of each skill): E[d²] − Δ², with P(d = ±1) per item from the
+ * two success probabilities.
+ */
+export function diffVariance(pair: LabPair): number {
+  let e2 = 0;
+  for (let i = 0; i < pair.current.length; i++) {
+    const p = pair.current[i]!;
+    const q = pair.candidate[i]!;
+    e2 += q * (1 - p) + p * (1 - q);
+  }
+  return e2 / pair.current.length - pair.trueDelta ** 2;
+}
+
+/**
+ * The statistical ceiling: power of a fixed-n one-sided paired z-test at level α that knows the
+ * per-item difference variance (the best a level-α test of "no gain" can do on n such items,
+ * up to the normal approximation), and the n at which that test reaches 80 %.
+ */
+export function fixedNCeiling(delta: number, variance: number, n: number, alpha: number): { power: number; n80: number } {
+  const z = normalQuantile(1 - alpha);
+  const power = 1 - normalCdf(z - (delta * Math.sqrt(n)) / Math.sqrt(variance));
+  const n80 = delta > 0 ? Math.ceil(((z + normalQuantile(0.8)) ** 2 * variance) / delta ** 2) : Number.POSITIVE_INFINITY;
+  return { power, n80 };
+}
+
 export interface LabTrial {
   pair: LabPair;
   /** Population indices of the selection split, in evaluation order. */
@@ -167,7 +194,7 @@ export function pairedRule(t: LabTrial, s: SequentialSettings): RuleOutcome {
 
 export interface LabRow {
   effect: number;
-  rule: "strict" | "paired";
+  rule: "strict" | "paired" | "fixed-t";
   trials: number;
   accept: number;
   reject: number;
@@ -175,26 +202,69 @@ export interface LabRow {
   meanRollouts: number;
 }
 
-/** Run `trials` trials per planted effect (percentage points) for both rules on the same trials. */
-export function runLab(o: { effects: number[]; trials: number; n: number; settings: SequentialSettings; seed?: number; noise?: LabNoise }): { rows: LabRow[]; flipRate: number } {
+/**
+ * A fixed-n one-sided paired t-test on the whole split (not sequential, not always-valid, and only
+ * approximately level α on such skewed differences): what the statistical ceiling looks like when
+ * measured on the same draws.
+ */
+export function fixedTRule(t: LabTrial, alpha: number): RuleOutcome {
+  const n = t.cur.length;
+  let sum = 0;
+  let sq = 0;
+  for (let i = 0; i < n; i++) {
+    const d = t.cand[i]! - t.cur[i]!;
+    sum += d;
+    sq += d * d;
+  }
+  const mean = sum / n;
+  const sd = Math.sqrt(Math.max(0, (sq - n * mean * mean) / (n - 1)));
+  const stat = sd > 0 ? mean / (sd / Math.sqrt(n)) : mean > 0 ? Number.POSITIVE_INFINITY : 0;
+  return { verdict: stat > normalQuantile(1 - alpha) ? "accept" : "reject", rollouts: n };
+}
+
+/** The statistical ceiling of one planted effect, averaged over its trials' pairs. */
+export interface LabCeiling {
+  effect: number;
+  /** Mean per-item difference variance. */
+  variance: number;
+  /** Mean power of the fixed-n one-sided z-test at that variance (the best any level-α test can do). */
+  power: number;
+  /** Items the fixed-n test needs for 80 % power (Infinity at Δ ≤ 0). */
+  n80: number;
+}
+
+const RULES = ["strict", "paired", "fixed-t"] as const;
+
+/** Run `trials` trials per planted effect (percentage points) for every rule on the same trials. */
+export function runLab(o: { effects: number[]; trials: number; n: number; settings: SequentialSettings; seed?: number; noise?: LabNoise }): { rows: LabRow[]; flipRate: number; ceilings: LabCeiling[] } {
   const rows: LabRow[] = [];
+  const ceilings: LabCeiling[] = [];
   const flips: number[] = [];
   for (const effect of o.effects) {
-    const acc = { strict: { accept: 0, reject: 0, undecided: 0, roll: 0 }, paired: { accept: 0, reject: 0, undecided: 0, roll: 0 } };
+    const acc = Object.fromEntries(RULES.map((r) => [r, { accept: 0, reject: 0, undecided: 0, roll: 0 }]));
+    let variance = 0;
+    let power = 0;
     for (let k = 0; k < o.trials; k++) {
       const base = (o.seed ?? 1) * 1_000_003 + k * 7919;
       const pair = plantPair(base + 1, effect / 100, o.noise);
       if (k === 0) flips.push(flipRate(pair.current));
+      const v = diffVariance(pair);
+      variance += v;
+      power += fixedNCeiling(pair.trueDelta, v, o.n, o.settings.alpha).power;
       const trial = drawTrial(pair, o.n, base + 2, base + 3);
-      for (const [rule, out] of [["strict", strictRule(trial)], ["paired", pairedRule(trial, o.settings)]] as const) {
-        acc[rule][out.verdict] += 1;
-        acc[rule].roll += out.rollouts;
+      const outs = { strict: strictRule(trial), paired: pairedRule(trial, o.settings), "fixed-t": fixedTRule(trial, o.settings.alpha) };
+      for (const rule of RULES) {
+        const out = outs[rule];
+        acc[rule]![out.verdict] += 1;
+        acc[rule]!.roll += out.rollouts;
       }
     }
-    for (const rule of ["strict", "paired"] as const) {
-      const a = acc[rule];
+    variance /= o.trials;
+    ceilings.push({ effect, variance, power: power / o.trials, n80: fixedNCeiling(effect / 100, variance, o.n, o.settings.alpha).n80 });
+    for (const rule of RULES) {
+      const a = acc[rule]!;
       rows.push({ effect, rule, trials: o.trials, accept: a.accept, reject: a.reject, undecided: a.undecided, meanRollouts: a.roll / o.trials });
     }
   }
-  return { rows, flipRate: flips.reduce((s, x) => s + x, 0) / Math.max(1, flips.length) };
+  return { rows, flipRate: flips.reduce((s, x) => s + x, 0) / Math.max(1, flips.length), ceilings };
 }

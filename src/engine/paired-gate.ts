@@ -100,6 +100,7 @@ export function decisionLine(d: GateDecision): string {
     not_better: "mean not above the current's",
     below_min_effect: `the gain is below the minimum effect (${(d.min_effect * 100).toFixed(1)} pts)`,
     cannot_reach: `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
+    futile: "stopped for futility: even an optimistic gain would leave little chance to show it by the end of the split (not shown better; not shown worse either)",
     regressions: "too many previously-passing items fail (no-regression veto)",
     end_of_split: "the selection split ran out before the evidence decided",
   };

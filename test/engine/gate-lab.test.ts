@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { drawTrial, pairedRule, plantPair, strictRule } from "../../src/engine/gate-lab.ts";
-import { detectableGain, minimumWins, PairedSequentialTest } from "../../src/engine/sequential.ts";
+import { detectableGain, FUTILITY_MIN_ITEMS, minimumWins, PairedSequentialTest } from "../../src/engine/sequential.ts";
 
 const S = { alpha: 0.05, minEffect: 0.02, maxRegressions: null };
 const mean = (p: Float64Array) => p.reduce((s, x) => s + x, 0) / p.length;
@@ -24,6 +24,29 @@ describe("gate laboratory", () => {
       expect(["reject", "undecided"]).toContain(pairedRule(trial, S).verdict);
     }
     expect(strictAccepts).toBeGreaterThan(5);
+  });
+
+  test("the futility bound stops hopeless decisions early and never turns a neutral edit into an accept", () => {
+    let rollouts = 0;
+    let futile = 0;
+    let rolloutsOff = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const trial = drawTrial(plantPair(seed * 101, 0), 200, seed * 7, seed * 13);
+      const on = pairedRule(trial, S);
+      const off = pairedRule(trial, { ...S, futility: 0 });
+      expect(on.verdict).not.toBe("accept");
+      // The bound only adds a way to stop: it never reads more items than the test without it.
+      expect(on.rollouts).toBeLessThanOrEqual(off.rollouts);
+      rollouts += on.rollouts;
+      rolloutsOff += off.rollouts;
+      if (on.decision!.reason === "futile") {
+        futile += 1;
+        expect(on.rollouts).toBeGreaterThanOrEqual(FUTILITY_MIN_ITEMS);
+      }
+    }
+    expect(futile).toBeGreaterThan(20);
+    expect(rollouts / 40).toBeLessThan(0.6 * 200);
+    expect(rolloutsOff / 40).toBeGreaterThan(0.8 * 200);
   });
 
   test("a large planted gain: paired accepts using fewer than the full split's rollouts", () => {
@@ -76,14 +99,18 @@ describe("paired sequential test", () => {
   test("smallest detectable gain: the noise term, never below the wins the test needs", () => {
     // 2000 items, 12 % flips, 95 %: (1.645 + 0.842) · sqrt(0.12 / 2000) ≈ 0.0193
     expect(detectableGain(2000, 0.12, 0.95)).toBeCloseTo(0.01926, 4);
-    // A noise-free target still needs minimumWins gained items before the test can accept.
-    const k = minimumWins(0.95);
-    const t = new PairedSequentialTest(k, S);
-    for (let i = 0; i < k; i++) t.push(1);
-    expect(t.verdict).toBe("accept");
-    const short = new PairedSequentialTest(k - 1, S);
-    for (let i = 0; i < k - 1; i++) short.push(1);
-    expect(short.verdict).not.toBe("accept");
+    // A noise-free target still needs minimumWins gained items before the test can accept; the
+    // bet is tuned to the split's length, so the count depends on it.
+    for (const n of [6, 24, 200]) {
+      const k = minimumWins(0.95, n);
+      const t = new PairedSequentialTest(n, S);
+      const verdicts = Array.from({ length: Math.min(k, n) }, () => t.push(1));
+      if (k <= n) {
+        expect(verdicts.at(-1)).toBe("accept");
+        expect(verdicts.slice(0, -1).every((v) => v === undefined)).toBe(true);
+      } else expect(verdicts).not.toContain("accept");
+    }
+    const k = minimumWins(0.95, 24);
     expect(detectableGain(24, 0, 0.95)).toBeCloseTo(k / 24, 12);
   });
 });
