@@ -30,11 +30,14 @@ export async function serveMcp(opts: { command: readonly string[]; cwd: string; 
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  // A closed stdout (EPIPE) means the client is gone, as a closed stdin does.
+  process.stdout.on("error", onSignal);
   try {
     await serveStdio({ name: "skillopt", version: opts.version, instructions: INSTRUCTIONS, tools }, { stop: stop.signal, onEnd: () => children.stopAll(EOF_GRACE_MS) });
   } finally {
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);
+    process.stdout.off("error", onSignal);
   }
 }
 

@@ -108,18 +108,22 @@ export function runTools(children: Children, cwd: string): Tool[] {
     {
       name: "eval",
       title: "Score a skill",
-      description: "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results were saved). Waits for the evaluation to end; cancel the call to stop it.",
+      description:
+        "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results were saved); with baseline, the pull-request check (verdict, flips, Δ and its interval). Waits for the evaluation to end; cancel the call to stop it.",
       fields: {
         ...CONFIG_FIELDS,
         skill: { type: "string", required: true, description: "Skill file to score (e.g. a run's best_skill.md)" },
         split: { type: "string", description: "train | val | test | all (default all)" },
         out: { type: "string", description: "Output folder (default outputs/eval_<env>_<timestamp>)" },
         fail_under: { type: "number", description: "Report passed=false when the hard score is below this" },
+        baseline: { type: "string", description: "Compare with this (older) skill on the same items and samples: flips both ways, Δ with its interval, verdict improved/regressed/undecided" },
+        baseline_label: { type: "string", description: "With baseline: what to call it in the report (e.g. main)" },
+        fail_on: { type: "string", description: "With baseline: regression (default) or undecided; sets failed=true in the result" },
         cache: { type: "boolean", description: "Use the model-call cache (default true)" },
       },
       async call(args, signal) {
         const noCache = args.cache === false ? ["--no-cache"] : [];
-        const out = await children.run(["eval", ...flagsOf(args, ["config", "set", "skill", "split", "out", "fail_under"]), ...noCache, "--json"], signal);
+        const out = await children.run(["eval", ...flagsOf(args, ["config", "set", "skill", "split", "out", "fail_under", "baseline", "baseline_label", "fail_on"]), ...noCache, "--json"], signal);
         return toolOutcome("eval", out);
       },
     },

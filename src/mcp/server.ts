@@ -97,9 +97,12 @@ export class McpServer {
     this.pending.add(work);
   }
 
-  /** Cancel everything in flight and wait for it to settle (the client is gone). */
-  async close(): Promise<void> {
-    for (const ctl of this.inflight.values()) ctl.abort(new Error("the client went away"));
+  /**
+   * Wait for the requests in flight to settle; with `cancel`, cancel them first. At end of input the
+   * quick ones still answer (a client may close stdin and read on), the children's are stopped.
+   */
+  async close(cancel: boolean): Promise<void> {
+    if (cancel) for (const ctl of this.inflight.values()) ctl.abort(new Error("the server is stopping"));
     await Promise.allSettled([...this.pending]);
   }
 
@@ -176,6 +179,6 @@ export async function serveStdio(
     if (!end.stop.aborted) server.receive(buffer + decoder.decode());
   } finally {
     end.stop.removeEventListener("abort", cancel);
-    await Promise.all([server.close(), end.onEnd()]);
+    await Promise.all([server.close(end.stop.aborted), end.onEnd()]);
   }
 }

@@ -61,7 +61,7 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     await using mcp = await connectMcp(project, { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir });
     const { client } = mcp;
 
-    const started = dataOf(await client.callTool({ name: "train", arguments: { config: "quickstart", set: ["train.num_epochs=1"] } }));
+    const started = dataOf(await client.callTool({ name: "train", arguments: { config: "quickstart" } }));
     const out = String(started.out);
     expect(started.status).toBe("started");
     expect(out.startsWith(join(project, "outputs"))).toBe(true);
@@ -81,6 +81,11 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     expect(summary.hard).toBeGreaterThan(0);
     expect(JSON.parse(readFileSync(join(evalOut, "eval_summary.json"), "utf8")).hard).toBe(summary.hard as number);
     expect(dataOf(await client.callTool({ name: "report", arguments: { run: out } }))).toEqual({ report: join(out, "report.html") });
+    // The pull-request check through the same tool: the trained skill against the one it started from.
+    const initial = join(project, "initial.md");
+    writeFileSync(initial, readFileSync(join(out, "skills", "skill_v0000.md")));
+    const check = dataOf(await client.callTool({ name: "eval", arguments: { config: "quickstart", skill, baseline: initial, baseline_label: "main", split: "test", out: join(project, "outputs", "check") } }));
+    expect(check).toMatchObject({ baseline_path: initial, baseline_label: "main", candidate_path: skill, verdict: "improved", failed: false });
 
     const skip = [join(project, ".skillopt-sleep"), stateDir, join(project, "outputs")];
     const before = hashTree([tmp.path], skip);
