@@ -91,7 +91,7 @@ describe("the compiled binary", () => {
     const replies = new TextDecoder().decode(mcp.stdout).trim().split("\n").map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
     expect(replies.map((r) => r.id).sort()).toEqual([1, 2, 3]);
     expect(replies.find((r) => r.id === 1)?.result).toMatchObject({ protocolVersion: "2025-06-18", serverInfo: { name: "skillopt" } });
-    expect((replies.find((r) => r.id === 2)?.result.tools as unknown[]).length).toBeGreaterThan(5);
+    expect((replies.find((r) => r.id === 2)!.result.tools as unknown[]).length).toBeGreaterThan(5);
     expect(replies.find((r) => r.id === 3)?.result).toMatchObject({ structuredContent: { runs: [] } });
     // Agent integrations pin this binary by its absolute path.
     const integrate = run(["integrate", "devin", "--project", alone, "--dry-run", "--json"]);
