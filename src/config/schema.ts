@@ -22,7 +22,7 @@ export const TrainSchema = v.strictObject({
   steps_per_epoch: v.optional(
     v.pipe(
       v.nullable(v.pipe(v.number("expected an integer"), v.integer("expected an integer"))),
-      v.description("Accepted for upstream compatibility; steps per epoch are always ⌈train items ÷ (batch_size × accumulation)⌉"),
+      v.description("Derived, as upstream: always ⌈train items ÷ (batch_size × accumulation)⌉; a value given here is overwritten"),
     ),
     null,
   ),
