@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { sha256sums } from "../../build.ts";
 import { REPO_ROOT } from "../support/cli.ts";
+import { refusedUrl } from "../support/net.ts";
 import { tempDir } from "../support/tmp.ts";
 
 // The quickstart's house conventions (seed 42) as the simulator reads them: removing stated rules
@@ -167,6 +168,19 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     const noVersion = await runCheck(repo, "harmful", {});
     expect(noVersion.code).toBe(2);
     expect(noVersion.stderr).toContain("SKILLOPT_VERSION (input version) is empty");
+  });
+
+  test("a check that got no answer gives no verdict: the job fails and the summary shows why", async () => {
+    using dir = tempDir();
+    const repo = repoWithChanges(dir.path);
+    const bin = wrapper(dir.path);
+    const url = await refusedUrl();
+    const args = `--no-cache --set model.target_backend=openai_compatible --set model.openai_compatible_base_url=${url} --set model.target=target-model`;
+    const r = await runCheck(repo, "helpful", { SKILLOPT_BIN: bin.path, SKILLOPT_ARGS: args, OPENAI_COMPATIBLE_API_KEY: "sk-fake-0000" });
+    expect(r.code).toBe(1);
+    expect(r.summary).toContain("### SkillOpt check: `skills/house/SKILL.md` — no verdict");
+    expect(r.summary).toContain("127.0.0.1");
+    expect(r.summary).not.toContain("IMPROVED");
   });
 
   test("action.yml is a composite action of plain bash steps that runs this script with every input", () => {
