@@ -58,6 +58,9 @@ export const claudeSource: SessionSource = {
   },
 };
 
+/** Raw snapshot paths already recorded, per digest being read. */
+const SEEN_PATHS = new WeakMap<SessionDigest, Set<string>>();
+
 function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: ReaderContext): void {
   // Raw here; readJsonlSession normalises both ends to UTC ISO once the file is read.
   const ts = str(rec.timestamp);
@@ -77,7 +80,15 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
   if (type === "file-history-snapshot") {
     // spec §12.1 item 6: the file paths are the keys of snapshot.trackedFileBackups.
     const snap = obj(obj(rec.snapshot)?.trackedFileBackups) ?? obj(rec.files);
-    if (snap) for (const k of Object.keys(snap).slice(0, 20)) addUnique(d.files_touched, cleanMeta(k));
+    if (!snap) return;
+    // Every snapshot repeats the session's tracked files: each path is cleaned once per session.
+    const seen = SEEN_PATHS.get(d) ?? new Set<string>();
+    SEEN_PATHS.set(d, seen);
+    for (const k of Object.keys(snap).slice(0, 20)) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      addUnique(d.files_touched, cleanMeta(k));
+    }
     return;
   }
   // Injected caveats, sidechains and /compact summaries are not the user speaking.

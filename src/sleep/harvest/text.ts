@@ -123,9 +123,11 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   const text = cleanText(spoken);
   if (!text) return false;
   d.n_user_turns++;
-  keepWithinCap(d.user_prompts, lex);
+  const corrections = keepWithinCap(d.user_prompts, lex);
+  const tags = detectFeedback(text, lex);
   d.user_prompts.push(text);
-  for (const tag of detectFeedback(text, lex)) addUnique(d.feedback_signals, tag);
+  corrections.push(tags.some((t) => t.startsWith("neg:")));
+  for (const tag of tags) addUnique(d.feedback_signals, tag);
   return true;
 }
 
@@ -139,18 +141,33 @@ export function isCorrection(text: string, lex: Lexicon): boolean {
  * that is neither a correction nor the context right before one goes. A burst of corrections in
  * the middle of a long session therefore survives; past MAX_PROMPTS_HARD the oldest middle goes.
  */
-function keepWithinCap(prompts: string[], lex: Lexicon): void {
-  if (prompts.length < MAX_PROMPTS) return;
+function keepWithinCap(prompts: string[], lex: Lexicon): boolean[] {
+  const corr = correctionFlags(prompts, lex);
+  if (prompts.length < MAX_PROMPTS) return corr;
   const head = MAX_PROMPTS / 2;
+  let drop = head;
   if (prompts.length < MAX_PROMPTS_HARD) {
-    const corr = prompts.map((p) => isCorrection(p, lex));
     for (let i = head; i < prompts.length; i++) {
       if (corr[i] || corr[i + 1]) continue;
-      prompts.splice(i, 1);
-      return;
+      drop = i;
+      break;
     }
   }
-  prompts.splice(head, 1);
+  prompts.splice(drop, 1);
+  corr.splice(drop, 1);
+  return corr;
+}
+
+/** Whether each kept prompt of a digest is a correction, index for index (each prompt judged once). */
+const CORRECTIONS = new WeakMap<string[], boolean[]>();
+
+function correctionFlags(prompts: string[], lex: Lexicon): boolean[] {
+  let flags = CORRECTIONS.get(prompts);
+  if (!flags || flags.length !== prompts.length) {
+    flags = prompts.map((p) => isCorrection(p, lex));
+    CORRECTIONS.set(prompts, flags);
+  }
+  return flags;
 }
 
 /** Record one assistant text (finals keep the last MAX_FINALS). */
