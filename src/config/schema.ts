@@ -57,7 +57,7 @@ export const OptimizerSchema = v.strictObject({
   lr_control_mode: pick(
     ["fixed", "autonomous", "none", "auto", "llm", "model", "scheduler", "schedule", "off", "disabled", "unlimited"],
     "fixed",
-    "fixed (scheduler), autonomous (the optimizer picks the count), none",
+    "fixed (scheduler), autonomous (the optimizer picks the count), none. DL: LR control (autonomous is a learned step size)",
   ),
   skill_update_mode: pick(
     [
@@ -86,7 +86,7 @@ export const OptimizerSchema = v.strictObject({
 /** `evaluation:` — the gate and final evaluation (engine.md §2.8, §5). */
 export const EvaluationSchema = v.strictObject({
   use_gate: bool(true, "false = force-accept every candidate (validation still runs). DL: validation-based checkpoint selection"),
-  gate_metric: pick(["hard", "soft", "mixed"], "hard", "Gate score: hard, soft, or mixed = (1-w)·hard + w·soft"),
+  gate_metric: pick(["hard", "soft", "mixed"], "hard", "Gate score: hard, soft, or mixed = (1-w)·hard + w·soft. DL: validation metric"),
   gate_mixed_weight: num(0.5, "Soft weight of the mixed gate metric", 0, 1),
   use_semantic_density: bool(false, "Add weight·density to gate scores"),
   semantic_density_weight: num(0.05, "Weight of the semantic-density bonus", 0),
@@ -97,9 +97,9 @@ export const EvaluationSchema = v.strictObject({
   early_reject: bool(true, "Stop a candidate's selection rollouts once it can no longer beat the current score"),
   gate_rule: pick(["strict", "paired"], "strict", "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / undecided (docs/gate.md)"),
   gate_confidence: num(0.95, "Paired gate: confidence of each decision (1 − false-accept risk)", 0.5, 0.999),
-  gate_min_effect: num(0.02, "Paired gate: the smallest mean gain worth accepting (0.02 = 2 points)", 0, 1),
+  gate_min_effect: num(0.02, "Paired gate: the smallest mean gain worth accepting (0.02 = 2 points). DL: min_delta of early stopping", 0, 1),
   gate_max_regressions: nullableInt("No-regression veto: reject a candidate that fails more than this many items the current passes (null = off)"),
-  noise_floor_items: nonNegInt(32, "Re-sample the initial skill on this many selection items to measure the flip rate (0 = off)"),
+  noise_floor_items: nonNegInt(32, "Re-sample the initial skill on this many selection items to measure the flip rate (0 = off). DL: measuring seed variance before comparing runs"),
 });
 
 /** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */
@@ -116,7 +116,7 @@ export const EnvSchema = v.strictObject({
       v.union([v.string(), v.array(v.number())], "expected a ratio like \"2:1:7\""),
       v.transform((x) => (Array.isArray(x) ? x.join(":") : x)),
       v.regex(/^\d+:\d+:\d+$/, 'expected a ratio of three positive integers like "2:1:7"'),
-      v.description("train:val:test proportions of ratio mode"),
+      v.description("train:val:test proportions of ratio mode. DL: train/validation/test split"),
     ),
     "2:1:7",
   ),
