@@ -15,6 +15,7 @@
 #   SKILLOPT_REPO          owner/name of the repository that publishes the releases
 #   SKILLOPT_BIN           use this skillopt binary instead of downloading one
 #   SKILLOPT_CACHE_DIR     the model-call cache (keep it across runs with actions/cache)
+#   SKILLOPT_REPORT_DIR    keep each check's folder (skill_check.json/.md, results.jsonl) here, e.g. to upload as an artifact
 #   GITHUB_STEP_SUMMARY    where the Markdown goes (GitHub sets it; unset → stdout only)
 # Exit: 0 every check passed or was undecided, 1 a check failed, 2 a usage or set-up error.
 set -euo pipefail
@@ -107,6 +108,8 @@ if [ "${#changed[@]}" -eq 0 ]; then
 fi
 
 extra=()
+reports="${SKILLOPT_REPORT_DIR:-$work}"
+mkdir -p "$reports"
 [ -n "${SKILLOPT_ARGS:-}" ] && read -r -a extra <<<"$SKILLOPT_ARGS"
 failed=0
 i=0
@@ -122,7 +125,7 @@ for path in "${changed[@]}"; do
   echo "skill-check: $path against $SKILLOPT_BASE_REF" >&2
   set +e
   "$bin" eval --config "$SKILLOPT_CONFIG" --skill "$path" --baseline "$base_file" --baseline-label "$SKILLOPT_BASE_REF" \
-    --title "$path" --markdown "$md" --fail-on "$fail_on" --out "$work/out-$i" ${extra[@]+"${extra[@]}"} 2>"$work/err-$i"
+    --title "$path" --markdown "$md" --fail-on "$fail_on" --out "$reports/check-$i" ${extra[@]+"${extra[@]}"} 2>"$work/err-$i"
   code=$?
   set -e
   cat "$work/err-$i" >&2

@@ -113,8 +113,11 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     expect(neutral.summary).toContain("— UNDECIDED");
     const strict = await runCheck(repo, "neutral", { ...env, SKILLOPT_FAIL_ON: "undecided" });
     expect(strict.code).toBe(1);
-    const helpful = await runCheck(repo, "helpful", env);
+    const reports = join(dir.path, "reports");
+    const helpful = await runCheck(repo, "helpful", { ...env, SKILLOPT_REPORT_DIR: reports });
     expect(helpful.code).toBe(0);
+    const kept = JSON.parse(readFileSync(join(reports, "check-1", "skill_check.json"), "utf8"));
+    expect({ verdict: kept.verdict, title: kept.title, baseline_label: kept.baseline_label }).toEqual({ verdict: "improved", title: "skills/house/SKILL.md", baseline_label: "main" });
     expect(helpful.summary).toContain("— IMPROVED");
     expect(helpful.summary).toMatch(/\*\*Verdict: improved\.\*\* Δ \+\d+\.\d pts \[\+\d+\.\d, /);
   });
