@@ -52,7 +52,7 @@ async function hierarchical(sc: StageContext, skill: string, meta: string, patch
   while (current.length > 1) {
     const groups: Patch[][] = [];
     for (let i = 0; i < current.length; i += b) groups.push(current.slice(i, i + b));
-    sc.events.emit({ type: "stage", stage: "aggregate", text: `[aggregate ${side}] level=${level}  ${current.length} patches → ${groups.length} batches (parallel, batch_size=${b})` });
+    sc.events.emit({ type: "aggregate_level", side, level, patches: current.length, groups: groups.length, batchSize: b });
     calls += groups.filter((g) => g.length > 1).length;
     current = await mapLimit(groups, sc.cfg.gradient.analyst_workers, (g) => (g.length === 1 ? Promise.resolve(g[0]!) : mergeCall(sc, skill, meta, g, level, side)));
     level += 1;

@@ -1,9 +1,102 @@
-import type { StepRecord, Summary } from "./records.ts";
+import type { GateDecision } from "./sequential.ts";
+import type { BoundaryAction, NoiseFloor, StepAction, StepRecord, Summary } from "./records.ts";
+
+type Metric = "hard" | "soft" | "mixed";
+
+/** The run's plan as the trainer resolved it (printed once at the start). */
+export interface PlanEvent {
+  type: "plan";
+  epochs: number;
+  stepsPerEpoch: number;
+  accumulation: number;
+  batchSize: number;
+  trainSize: number;
+  totalSteps: number;
+  lrScheduler: string;
+  editBudget: number;
+  minEditBudget: number;
+  updateMode: string;
+  lrControl: string;
+  gate: {
+    metric: Metric;
+    mixedWeight: number;
+    useGate: boolean;
+    earlyReject: boolean;
+    rule: "strict" | "paired";
+    confidence: number;
+    minEffect: number;
+    maxRegressions: number | null;
+  };
+  /** Slow updates go through the selection gate (else force-accepted, then re-validated). */
+  slowUpdateGated: boolean;
+}
+
+/**
+ * What a step's evaluation decided. `format`: the candidate broke the skill format; `paired`: the
+ * paired sequential gate's verdict; `early`: the strict gate stopped once the candidate could no
+ * longer beat the current skill; `strict`: the strict gate compared means (or the gate is off).
+ */
+export type DecisionEvent = { type: "decision"; step: number; action: StepAction } & (
+  | { rule: "format"; violation: string }
+  | { rule: "paired"; gate: GateDecision }
+  | { rule: "early"; evaluated: number; total: number; current: number }
+  | {
+      rule: "strict";
+      metric: Metric;
+      mixedWeight: number;
+      score: number;
+      hard: number;
+      soft: number;
+      /** The current and best scores the candidate was compared with. */
+      current: number;
+      best: number;
+      gate: GateDecision;
+    }
+);
+
+/** The stages of a run as structured events; report/console.ts words them. */
+export type StageEvent =
+  | PlanEvent
+  | { type: "resume"; step: number; current: number; best: number; origin: string }
+  | { type: "baseline_start"; items: number }
+  | { type: "baseline_done"; hard: number; soft: number; metric: Metric; score: number }
+  | ({ type: "noise_floor" } & NoiseFloor)
+  | { type: "meta_loaded"; epoch: number; chars: number }
+  | { type: "rollout_start"; step: number; items: number; batch: number; batchSeed: number }
+  | { type: "rollout_done"; step: number; hard: number; soft: number }
+  | {
+      type: "reflect_start";
+      step: number;
+      /** The accumulation batch, when a step has more than one. */
+      batch: number | null;
+      failures: number;
+      failureGroups: number;
+      successes: number;
+      successGroups: number;
+      minibatch: number;
+      lr: number;
+      workers: number;
+    }
+  | { type: "reflect_done"; step: number; failurePatches: number; successPatches: number }
+  | { type: "skip"; step: number; reason: "no_patches" | "no_rewrite" | "no_change" }
+  | { type: "aggregate_start"; step: number; failure: number; success: number; workers: number }
+  | { type: "aggregate_level"; side: string; level: number; patches: number; groups: number; batchSize: number }
+  | { type: "aggregate_done"; step: number; merged: number; unit: "edits" | "items" }
+  | { type: "select"; step: number; merged: number; selected: number; unit: "edits" | "suggestions" | "candidates"; budget: number | null; lrControl: string }
+  | { type: "update"; step: number; before: number; after: number; applied: number | null; total: number | null }
+  | { type: "evaluate_start"; step: number; items: number; paired: boolean; cacheHit: { hash: string; hard: number } | null }
+  | DecisionEvent
+  | { type: "slow_update_placeholder"; epoch: number }
+  | { type: "slow_update_start"; epoch: number }
+  | { type: "slow_update_pairs"; epoch: number; prevHard: number; currHard: number; pairs: number }
+  | { type: "meta_skill"; epoch: number; chars: number | null }
+  | { type: "slow_update_done"; epoch: number; action: BoundaryAction; gate: GateDecision | null; current: number; best: number }
+  | { type: "test_start"; skills: number; items: number };
 
 /** Events the engine emits; the CLI renders them (report/console.ts). The engine never prints. */
 export type EngineEvent =
   | { type: "run_start"; lines: string[] }
-  | { type: "stage"; stage: string; text: string }
+  | StageEvent
   | { type: "progress"; label: string; done: number; total: number }
   | { type: "step_start"; step: number; total: number; epoch: number; stepInEpoch: number }
   | { type: "step_done"; step: number; total: number; record: StepRecord }

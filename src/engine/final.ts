@@ -53,7 +53,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     if (items.length) {
       const which = { baseline: state.baseline.hash, best: state.best.hash, final: state.current.hash };
       const distinct = [...new Set(Object.values(which))];
-      events.emit({ type: "stage", stage: "test", text: `TEST — ${distinct.length} distinct skill(s) (baseline, best, final) on ${items.length} test items, in one round` });
+      events.emit({ type: "test_start", skills: distinct.length, items: items.length });
       const outs = await Promise.all(distinct.map((h) => f.ev.run(f.skills.get(h)!, items, `test ${h.slice(0, 8)}`, undefined, undefined, 0, "eval")));
       // Test scores are over the answered items; a test pass mostly without answers stops the run.
       outs.forEach((o, i) => {

@@ -102,12 +102,6 @@ export function decide(g: GateSettings, cand: number, current: number, best: num
   return { action: "reject", newBest: false };
 }
 
-/** Human label of a gate score, as in the console lines of spec §2.8. */
-export function gateLabel(g: GateSettings, score: number, hard: number, soft: number): string {
-  if (g.metric === "mixed") return `mixed[w=${g.mixedWeight}]=${score.toFixed(4)} (hard=${hard.toFixed(4)} soft=${soft.toFixed(4)})`;
-  return `${g.metric}=${score.toFixed(4)}`;
-}
-
 /**
  * A decision over fully scored per-item differences (candidate − incumbent, each in [−1, 1]), as
  * SkillOpt-Sleep's gate makes it: `paired` runs the sequential test over the items in order and

@@ -1,6 +1,6 @@
 export { applyEdits, applyRuleEdits, type ApplySummary, type Edit, type EditReportRow, findAnchor } from "./edits.ts";
 export { type ErroredItem, type SetOutcome, Evaluator, MOSTLY_ERRORED, meanScores, noAnswerError, noAnswerReason, requireAnswers, skillHash } from "./evaluate.ts";
-export { type EngineEvent, type EngineEvents, NO_EVENTS } from "./events.ts";
+export { type DecisionEvent, type EngineEvent, type EngineEvents, NO_EVENTS, type PlanEvent, type StageEvent } from "./events.ts";
 export { decide, decideOnItems, type GateMetric, gateScore, gateSettings, type GateSettings, itemScore, semanticDensity } from "./gate.ts";
 export { detectableGain, type GateDecision, PairedSequentialTest, type SequentialSettings, type Verdict } from "./sequential.ts";
 export { type CompareVerdict, compareSkills, countFlips, type FlipRow, type SkillComparison } from "./compare.ts";

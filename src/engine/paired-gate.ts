@@ -91,18 +91,3 @@ export async function pairedGate(ev: Evaluator, g: GateSettings, state: LoopStat
   }
   return { decision, out, estimate, candidateItems };
 }
-
-/** One line for the console: Δ with its bounds, items used, flips, verdict. */
-export function decisionLine(d: GateDecision): string {
-  const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
-  const why: Record<string, string> = {
-    better: d.rule === "paired" ? "better at the configured confidence" : "mean above the current's",
-    not_better: "mean not above the current's",
-    below_min_effect: `the gain is below the minimum effect (${(d.min_effect * 100).toFixed(1)} pts)`,
-    cannot_reach: `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
-    futile: "stopped for futility: even an optimistic gain would leave little chance to show it by the end of the split (not shown better; not shown worse either)",
-    regressions: "too many previously-passing items fail (no-regression veto)",
-    end_of_split: "the selection split ran out before the evidence decided",
-  };
-  return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips +${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}`;
-}

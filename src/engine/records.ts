@@ -19,7 +19,7 @@ const counts = v.record(v.string(), num);
 export const GateDecisionSchema = v.object({
   rule: v.picklist(["strict", "paired"]),
   verdict: v.picklist(["accept", "reject", "undecided"]),
-  reason: v.picklist(["better", "not_better", "below_min_effect", "cannot_reach", "regressions", "end_of_split"]),
+  reason: v.picklist(["better", "not_better", "below_min_effect", "cannot_reach", "futile", "regressions", "end_of_split"]),
   /** Mean difference candidate − current over the items used. */
   delta: num,
   /** Always-valid confidence bounds for the mean difference (each one-sided at `confidence`). */

@@ -21,7 +21,9 @@ export interface ReflectInput {
   results: RolloutResult[];
   skill: string;
   batchSeed: number;
-  batchLabel: string;
+  step: number;
+  /** The accumulation batch, when a step has more than one. */
+  batch: number | null;
   stepBuffer: string;
   stepBufferData: unknown[];
   meta: string;
@@ -59,9 +61,16 @@ export async function reflect(sc: StageContext, input: ReflectInput): Promise<{ 
     ...chunk(successes, M).map((items, i) => ({ side: "success" as const, tag: `minibatch_succ_${String(i).padStart(3, "0")}`, items })),
   ];
   sc.events.emit({
-    type: "stage",
-    stage: "reflect",
-    text: `[2/6 REFLECT minibatch] ${input.batchLabel}failure=${failures.length}→${chunk(failures, M).length} groups  success=${successes.length}→${chunk(successes, M).length} groups  (M=${M}, L=${L}, workers=${cfg.gradient.analyst_workers})`,
+    type: "reflect_start",
+    step: input.step,
+    batch: input.batch,
+    failures: failures.length,
+    failureGroups: chunk(failures, M).length,
+    successes: successes.length,
+    successGroups: chunk(successes, M).length,
+    minibatch: M,
+    lr: L,
+    workers: cfg.gradient.analyst_workers,
   });
   const sar = cfg.optimizer.use_skill_aware_reflection && mode !== "full_rewrite_minibatch";
   const out = await Promise.all(jobs.map((job) => analyst(sc, input, job.side, job.tag, job.items, sar)));

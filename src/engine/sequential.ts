@@ -35,7 +35,7 @@ import type { InferOutput } from "valibot";
 import type { GateDecisionSchema } from "./records.ts";
 
 export type Verdict = "accept" | "reject" | "undecided";
-export type VerdictReason = "better" | "not_better" | "below_min_effect" | "cannot_reach" | "futile" | "regressions" | "end_of_split";
+export type VerdictReason = GateDecision["reason"];
 
 export interface SequentialSettings {
   /** One-sided error of each bound (1 − gate_confidence). */

@@ -1,8 +1,8 @@
 import { aggregate } from "./aggregate.ts";
 import type { EditReportRow } from "./edits.ts";
 import { type ErroredItem, type Evaluator, isFailure, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
-import { decide, gateLabel, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
-import { decisionLine, type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
+import { decide, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
+import { type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
@@ -14,6 +14,7 @@ import { consolidateAppendix } from "./appendix.ts";
 import type { StageContext } from "./stage-context.ts";
 import type { LoopState } from "./state.ts";
 import { describeRejected, failedEdits, failurePatterns, renderStepBuffer, type StepBufferEntry } from "./step-buffer.ts";
+import type { StageEvent } from "./events.ts";
 import { update } from "./update.ts";
 import { type CallsRecord, type LrDecision, STEP_RECORD_SCHEMA, type StepArtifacts, type StepAction, type StepOutcomeName, type StepRecord } from "./records.ts";
 
@@ -100,7 +101,7 @@ export function callDelta(a: CallTotals, b: CallTotals): Pick<StepRecord, "calls
 /** One training step: ① rollout ② reflect ③ aggregate ④ select ⑤ update ⑥ evaluate and gate. */
 export async function runStep(env: StepEnv, state: LoopState, step: { global: number; epoch: number; inEpoch: number; batches: BatchSpec[] }, meta: string): Promise<StepOutcome> {
   const { sc, ev, clock } = env;
-  const emit = (stage: string, text: string) => sc.events.emit({ type: "stage", stage, text });
+  const emit = (e: StageEvent) => sc.events.emit(e);
   const t0 = clock.now();
   const before = env.accounting.snapshot();
   const current = env.skills.get(state.current.hash)!;
@@ -113,7 +114,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
 
   // ① rollout: every accumulation batch in the same round.
   const acc = step.batches.length;
-  for (const b of step.batches) emit("rollout", `[1/6 ROLLOUT] train items=${b.items.length} (batch ${b.index}, batch_seed=${b.seed})`);
+  for (const b of step.batches) emit({ type: "rollout_start", step: step.global, items: b.items.length, batch: b.index, batchSeed: b.seed });
   const rolled = await Promise.all(step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`, undefined, { seed: b.seed })));
   // Training on a batch the target mostly never answered would only teach noise: stop, resumably
   // (nothing of this step is kept). Items that got no answer are left out of the mean and of reflection.
@@ -124,7 +125,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const all = rolled.flatMap((r) => r.results);
   const rs = meanScores(all);
   timing.rollout_s = r1((clock.now() - t0) / 1000);
-  emit("rollout", `[1/6 done] hard=${rs.hard.toFixed(4)} soft=${rs.soft.toFixed(4)}`);
+  emit({ type: "rollout_done", step: step.global, hard: rs.hard, soft: rs.soft });
   const rec: StepDraft = {
     schema: STEP_RECORD_SCHEMA,
     step: step.global,
@@ -149,7 +150,8 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
         results: rolled[i]!.results,
         skill: current,
         batchSeed: b.seed,
-        batchLabel: acc > 1 ? `batch ${b.index} ` : "",
+        step: step.global,
+        batch: acc > 1 ? b.index : null,
         stepBuffer: bufferText,
         stepBufferData: state.stepBuffer,
         meta,
@@ -166,7 +168,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   });
   set({ n_patches: failure.length + success.length, n_failure_patches: failure.length, n_success_patches: success.length });
   artifacts.raw_patches = raws;
-  emit("reflect", `[2/6 done] failure_patches=${failure.length} success_patches=${success.length}`);
+  emit({ type: "reflect_done", step: step.global, failurePatches: failure.length, successPatches: success.length });
   const notes = raws.flatMap((r) => r.appendix_notes);
 
   const finish = (action: StepAction, outcome: StepOutcomeName): StepOutcome => {
@@ -197,20 +199,20 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   };
 
   if (!failure.length && !success.length && !notes.length) {
-    emit("skip", "[skip] no usable patches — skill unchanged");
+    emit({ type: "skip", step: step.global, reason: "no_patches" });
     state.counts.skipped += 1;
     return finish("skip_no_patches", "skipped");
   }
 
   // ③ aggregate
   const t2 = clock.now();
-  emit("aggregate", `[3/6 AGGREGATE] failure=${failure.length} success=${success.length} (parallel, workers=${sc.cfg.gradient.analyst_workers})`);
+  emit({ type: "aggregate_start", step: step.global, failure: failure.length, success: success.length, workers: sc.cfg.gradient.analyst_workers });
   const merged = await aggregate(sc, current, meta, failure, success);
   const mergedItems = (merged.patch[key] as unknown[] | undefined) ?? [];
   timing.aggregate_s = r1((clock.now() - t2) / 1000);
   rec.n_edits_merged = mergedItems.length;
   artifacts.merged_patch = merged.patch;
-  emit("aggregate", `[3/6 done] merged ${mergedItems.length} ${sc.mode === "patch" ? "edits" : "items"}`);
+  emit({ type: "aggregate_done", step: step.global, merged: mergedItems.length, unit: sc.mode === "patch" ? "edits" : "items" });
 
   // ④ select
   const t3 = clock.now();
@@ -219,7 +221,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   let lrDecision: LrDecision | undefined;
   if (sc.mode === "full_rewrite_minibatch") {
     ranked = merged.patch;
-    emit("select", `[4/6 SELECT] skipped LR/select; using ${mergedItems.length} merged skill candidates`);
+    emit({ type: "select", step: step.global, merged: mergedItems.length, selected: mergedItems.length, unit: "candidates", budget: null, lrControl: sc.lrControl });
   } else {
     if (sc.lrControl === "autonomous") {
       lrDecision = await autonomousLr(sc, current, meta, merged.patch, { rollout_n: all.length, rollout_hard: rs.hard, rollout_soft: rs.soft, proposed_update_items: mergedItems.length, update_item_type: key }, bufferText);
@@ -231,7 +233,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       state.schedulerStep = env.scheduler.current;
     }
     ranked = (await rankAndSelect(sc, current, meta, merged.patch, budget)).patch;
-    emit("select", `[4/6 SELECT] ${mergedItems.length} -> ${((ranked[key] as unknown[]) ?? []).length} ${sc.mode === "patch" ? "edits" : "suggestions"} (budget=${budget}, lr_control=${sc.lrControl})`);
+    emit({ type: "select", step: step.global, merged: mergedItems.length, selected: ((ranked[key] as unknown[]) ?? []).length, unit: sc.mode === "patch" ? "edits" : "suggestions", budget, lrControl: sc.lrControl });
   }
   const rankedItems = ((ranked[key] as Record<string, unknown>[]) ?? []);
   timing.select_s = r1((clock.now() - t3) / 1000);
@@ -253,7 +255,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   if (up.changeSummary) rec.rewrite_change_summary = up.changeSummary;
   let candidate = up.candidate;
   if (candidate === undefined && !notes.length) {
-    emit("skip", "[skip] no usable rewrite generated — skill unchanged");
+    emit({ type: "skip", step: step.global, reason: "no_rewrite" });
     state.counts.skipped += 1;
     return finish("skip_no_rewrite", "skipped");
   }
@@ -274,9 +276,9 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   }
   const cHash = skillHash(candidate);
   set({ candidate_hash: cHash, candidate_skill_len: candidate.length });
-  emit("update", `[5/6 UPDATE] skill_len ${current.length} -> ${candidate.length}${up.summary ? ` (applied ${up.summary.applied}/${up.summary.total})` : ""}`);
+  emit({ type: "update", step: step.global, before: current.length, after: candidate.length, applied: up.summary?.applied ?? null, total: up.summary?.total ?? null });
   if (cHash === state.current.hash) {
-    emit("skip", "[skip] the candidate equals the current skill — nothing to evaluate");
+    emit({ type: "skip", step: step.global, reason: "no_change" });
     buffer("skip_no_change", { failed_edits: failedEdits(report) });
     state.counts.skipped += 1;
     return finish("skip_no_change", "skipped");
@@ -290,7 +292,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
 
   const violation = formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens);
   if (violation) {
-    emit("evaluate", `[6/6 EVALUATE] REJECT (format) ${violation}`);
+    emit({ type: "decision", step: step.global, action: "reject_format", rule: "format", violation });
     rec.format_violation = violation;
     rejectEntry("reject_format");
     state.counts.rejected += 1;
@@ -302,7 +304,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const g = sc.gate;
   const origin = `step_${String(step.global).padStart(4, "0")}`;
   if (g.useGate && g.rule === "paired") {
-    emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length} (paired sequential gate)`);
+    emit({ type: "evaluate_start", step: step.global, items: env.selection.length, paired: true, cacheHit: null });
     const before = state.current;
     const p = await pairedGate(ev, g, state, env.pairedOrder, candidate, current, `selection step ${step.global}`);
     timing.evaluate_s = r1((clock.now() - t5) / 1000);
@@ -324,7 +326,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       current_score_before: before.score,
       selection_calls_saved: saved,
     });
-    emit("evaluate", `[6/6 EVALUATE] ${decisionLine(d)}`);
+    emit({ type: "decision", step: step.global, action: verdictAction, rule: "paired", gate: d });
     if (d.verdict === "accept") {
       state.current = { hash: cHash, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin };
       state.selCache[cHash] = { hard: p.estimate.hard, soft: p.estimate.soft };
@@ -351,10 +353,10 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   let soft: number;
   if (cached) {
     ({ hard, soft } = cached);
-    emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length} | cache hit ${cHash}: hard=${hard.toFixed(4)}`);
+    emit({ type: "evaluate_start", step: step.global, items: env.selection.length, paired: false, cacheHit: { hash: cHash, hard } });
     set({ selection_evaluated: env.selection.length, selection_total: env.selection.length, selection_cache_hit: true });
   } else {
-    emit("evaluate", `[6/6 EVALUATE] selection items=${env.selection.length}`);
+    emit({ type: "evaluate_start", step: step.global, items: env.selection.length, paired: false, cacheHit: null });
     const bonus = g.densityWeight ? g.densityWeight * semanticDensity(candidate, g.leadingWords) : 0;
     const early = g.useGate && g.earlyReject ? { gate: g, mustBeat: state.current.score, bonus } : undefined;
     const out = await ev.run(candidate, env.selection, `selection step ${step.global}`, early);
@@ -366,7 +368,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       const partial = meanScores(out.results);
       state.selectionSaved += out.total - out.launched;
       evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
-      emit("evaluate", `[6/6 EVALUATE] REJECT EARLY at ${out.evaluated}/${out.total}: cannot beat current=${state.current.score.toFixed(4)}`);
+      emit({ type: "decision", step: step.global, action: "reject_early", rule: "early", evaluated: out.evaluated, total: out.total, current: state.current.score });
       set({ gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.launched, gate: pairedRecord(g, byIndex(out.results), curItems, "strict", "reject", "cannot_reach") });
       rejectEntry("reject");
       state.counts.rejected_early += 1;
@@ -386,10 +388,9 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   // The strict rule compares means; the record's Δ is the mean difference on the items both have.
   set({ selection_hard: r6(hard), selection_soft: r6(soft), gate_metric: g.metric, candidate_gate_score: r6(score), current_score_before: prevCurrent, gate: record });
   evaluations[evaluations.length - 1]!.action = d.action;
-  const label = gateLabel(g, score, hard, soft);
-  const ci = record.n_used ? ` (Δ=${record.delta >= 0 ? "+" : ""}${(record.delta * 100).toFixed(1)} pts [${(record.ci[0] * 100).toFixed(1)}, ${(record.ci[1] * 100).toFixed(1)}] n=${record.n_used} flips +${record.flips.gained}/−${record.flips.lost})` : "";
+  const decision = { type: "decision", step: step.global, action: d.action, rule: "strict", metric: g.metric, mixedWeight: g.mixedWeight, score, hard, soft, current: prevCurrent, best: prevBest, gate: record } as const;
   if (d.action === "reject") {
-    emit("evaluate", `[6/6 EVALUATE] REJECT ${label} <= current=${prevCurrent.toFixed(4)}${ci}`);
+    emit(decision);
     rejectEntry("reject");
     state.counts.rejected += 1;
     pruneItems(state);
@@ -399,14 +400,7 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   if (d.newBest) state.best = { ...state.current, step: step.global };
   state.counts.accepted += 1;
   pruneItems(state);
-  emit(
-    "evaluate",
-    d.action === "force_accept"
-      ? `[6/6 EVALUATE] FORCE-ACCEPT (gate disabled) ${label}${ci}`
-      : d.action === "accept_new_best"
-        ? `[6/6 EVALUATE] ACCEPT (new best) ${label} > prev best ${prevBest.toFixed(4)}${ci}`
-        : `[6/6 EVALUATE] ACCEPT ${label} > current=${prevCurrent.toFixed(4)}${ci}`,
-  );
+  emit(decision);
   buffer(d.action, { failed_edits: failedEdits(report) });
   return finish(d.action, "accepted");
 }

@@ -2,9 +2,9 @@ import * as v from "valibot";
 import { DataError, SkilloptError } from "../lib/index.ts";
 import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
-import type { EngineEvents } from "./events.ts";
+import type { EngineEvents, StageEvent } from "./events.ts";
 import { decide, gateScore, gateSettings, type ItemScores, itemScore, semanticDensity } from "./gate.ts";
-import { decisionLine, type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
+import { type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
 import { seededShuffle } from "./random.ts";
 import { detectableGain } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
@@ -51,7 +51,7 @@ const pad2 = (n: number) => String(n).padStart(2, "0");
 export async function train(deps: TrainDeps): Promise<TrainResult> {
   const { cfg, bench, events, clock, recorder, accounting } = deps;
   const startedAt = clock.now();
-  const emit = (stage: string, text: string) => events.emit({ type: "stage", stage, text });
+  const emit = (e: StageEvent) => events.emit(e);
   const mode = normalizeUpdateMode(cfg.optimizer.skill_update_mode);
   const lrControl = normalizeLrControl(cfg.optimizer.lr_control_mode, mode);
   const gate = gateSettings(cfg.evaluation);
@@ -67,10 +67,31 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const skills = new Map<string, string>();
   const scheduler = new LrScheduler(cfg.optimizer.lr_scheduler as SchedulerMode, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps);
 
-  emit("config", `[config] epochs=${cfg.train.num_epochs} steps/epoch=${sizes.stepsPerEpoch} (auto) accum=${cfg.train.accumulation} batch_size=${cfg.train.batch_size} train_size=${sizes.trainSize} total_steps=${sizes.totalSteps}`);
-  emit("config", `[config] lr_scheduler=${cfg.optimizer.lr_scheduler} edit_budget=${cfg.optimizer.learning_rate} min_edit_budget=${cfg.optimizer.min_learning_rate} skill_update_mode=${mode} lr_control_mode=${lrControl}`);
-  emit("config", `[gate] metric=${gate.metric}${gate.metric === "mixed" ? ` mixed_weight=${gate.mixedWeight}` : ""}${gate.useGate ? "" : " (DISABLED → validation runs, candidates force-accepted)"} early_reject=${gate.useGate && gate.earlyReject ? "on" : "off"} rule=${gate.rule}${gate.rule === "paired" ? ` confidence=${1 - gate.sequential.alpha} min_effect=${gate.sequential.minEffect}` : ""}${gate.sequential.maxRegressions === null ? "" : ` max_regressions=${gate.sequential.maxRegressions}`}`);
-  emit("config", `[slow update] acceptance=${cfg.optimizer.slow_update_gate_with_selection ? "gated (selection-set validation)" : "force-accept (then re-validated)"}`);
+  emit({
+    type: "plan",
+    epochs: cfg.train.num_epochs,
+    stepsPerEpoch: sizes.stepsPerEpoch,
+    accumulation: cfg.train.accumulation,
+    batchSize: cfg.train.batch_size,
+    trainSize: sizes.trainSize,
+    totalSteps: sizes.totalSteps,
+    lrScheduler: cfg.optimizer.lr_scheduler,
+    editBudget: cfg.optimizer.learning_rate,
+    minEditBudget: cfg.optimizer.min_learning_rate,
+    updateMode: mode,
+    lrControl,
+    gate: {
+      metric: gate.metric,
+      mixedWeight: gate.mixedWeight,
+      useGate: gate.useGate,
+      earlyReject: gate.earlyReject,
+      rule: gate.rule,
+      confidence: 1 - gate.sequential.alpha,
+      minEffect: gate.sequential.minEffect,
+      maxRegressions: gate.sequential.maxRegressions,
+    },
+    slowUpdateGated: cfg.optimizer.slow_update_gate_with_selection,
+  });
 
   let state: LoopState;
   const resumed = recorder.resume();
@@ -93,18 +114,18 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     delete state.stopped;
     for (const [h, t] of Object.entries(resumed.skills)) skills.set(h, t);
     scheduler.current = state.schedulerStep;
-    emit("resume", `[resume] from step ${state.lastStep} current=${state.current.score.toFixed(4)} best=${state.best.score.toFixed(4)} (origin=${state.current.origin})`);
+    emit({ type: "resume", step: state.lastStep, current: state.current.score, best: state.best.score, origin: state.current.origin });
   } else {
     let initial = deps.initialSkill;
     const hash0 = skillHash(initial);
     skills.set(hash0, initial);
-    emit("baseline", `BASELINE — evaluate initial skill on Selection set (valid_seen)\nSelection items: ${selection.length}`);
+    emit({ type: "baseline_start", items: selection.length });
     const out = await ev.run(initial, selection, "baseline selection");
     // The canary: a baseline without answers stops the run before any optimizer call is paid.
     requireAnswers(out, "baseline selection pass (stopped before any optimizer call)", { strict: true });
     const { hard, soft } = meanScores(out.results);
     const score = gateScore(gate, hard, soft, initial);
-    emit("baseline", `[baseline result] selection hard=${hard.toFixed(4)} soft=${soft.toFixed(4)} gate[${gate.metric}]=${score.toFixed(4)}`);
+    emit({ type: "baseline_done", hard, soft, metric: gate.metric, score });
     const ref = { hash: hash0, hard, soft, score, origin: "initial_skill" };
     state = {
       version: 1,
@@ -159,7 +180,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       state.stepBuffer = [];
     }
     const meta = cfg.optimizer.use_meta_skill ? (state.meta[String(epoch - 1)] ?? "") : "";
-    if (meta) emit("meta", `[meta skill] loaded from epoch ${epoch - 1} (${meta.length} chars)`);
+    if (meta) emit({ type: "meta_loaded", epoch: epoch - 1, chars: meta.length });
     const batches = planEpoch(deps.splits.train, cfg, epoch, sizes);
     for (let k = 0; k < sizes.stepsPerEpoch; k++) {
       global = firstStep + k;
@@ -219,7 +240,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           pruneItems(state);
           newSkills.push({ hash: h, text: next, origin: state.current.origin });
         }
-        emit("slow", `[SLOW UPDATE epoch ${epoch}] injected empty placeholder`);
+        emit({ type: "slow_update_placeholder", epoch });
         record.slow_update = { action: "inject_placeholder", epoch };
       }
       if (cfg.optimizer.use_meta_skill) record.meta_skill = { action: "skip_first_epoch", epoch };
@@ -228,9 +249,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       return;
     }
     const prev = skills.get(state.epochStart[String(epoch)] ?? state.current.hash)!;
-    emit("slow", `SLOW UPDATE — Epoch ${epoch} (comparing epoch ${epoch - 1} vs ${epoch})`);
+    emit({ type: "slow_update_start", epoch });
     const { pairs, prevHard, currHard } = await comparePairs(sc, ev, prev, curr, deps.splits.train, epoch);
-    emit("slow", `[slow update] prev hard=${prevHard.toFixed(4)} curr hard=${currHard.toFixed(4)} pairs=${pairs.length}`);
+    emit({ type: "slow_update_pairs", epoch, prevHard, currHard, pairs: pairs.length });
     const prevMeta = state.meta[String(epoch - 1)] ?? "";
     const [slow, meta] = await Promise.all([
       cfg.optimizer.use_slow_update ? slowUpdateCall(sc, prev, curr, pairs) : Promise.resolve(undefined),
@@ -240,7 +261,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     if (cfg.optimizer.use_meta_skill) {
       if (meta) state.meta[String(epoch)] = meta.content;
       record.meta_skill = meta ? { action: "write_meta_skill", meta_skill_content: meta.content, reasoning: meta.reasoning } : { action: "no_content" };
-      emit("meta", `META SKILL — Epoch ${epoch}: ${meta ? `${meta.content.length} chars of optimizer memory` : "no content"}`);
+      emit({ type: "meta_skill", epoch, chars: meta ? meta.content.length : null });
     }
     if (cfg.optimizer.use_slow_update) {
       if (!slow) record.slow_update = { action: "no_content", prev_hard: prevHard, curr_hard: currHard };
@@ -265,7 +286,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           }
           pruneItems(state);
           record.slow_update = { action, prev_hard: prevHard, curr_hard: currHard, candidate_hash: h, slow_update_content: slow.content, reasoning: slow.reasoning, gate: d };
-          emit("slow", `[SLOW UPDATE epoch ${epoch} done] ${decisionLine(d)} current=${state.current.score.toFixed(4)}`);
+          emit({ type: "slow_update_done", epoch, action, gate: d, current: state.current.score, best: state.best.score });
           state.boundaryEpoch = epoch;
           commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
           return;
@@ -300,7 +321,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           pruneItems(state);
         }
         record.slow_update = { action, prev_hard: prevHard, curr_hard: currHard, candidate_hash: h, slow_update_content: slow.content, reasoning: slow.reasoning, ...(scores ? { selection_hard: scores.hard, selection_soft: scores.soft } : {}) };
-        emit("slow", `[SLOW UPDATE epoch ${epoch} done] action=${action} current=${state.current.score.toFixed(4)} best=${state.best.score.toFixed(4)}`);
+        emit({ type: "slow_update_done", epoch, action, gate: null, current: state.current.score, best: state.best.score });
       }
     }
     state.boundaryEpoch = epoch;
@@ -331,7 +352,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     const confidence = 1 - gate.sequential.alpha;
     const mde = detectableGain(selection.length, rate, confidence);
     const nf = { items: compared, flips, flip_rate: rate, detectable_gain: mde, selection_items: selection.length, min_effect: gate.sequential.minEffect, confidence };
-    emit("baseline", `[noise floor] ${flips}/${compared} items flip between two samples of the initial skill (flip rate ${(rate * 100).toFixed(1)} %); smallest detectable gain on ${selection.length} selection items ≈ ${(mde * 100).toFixed(1)} points`);
+    emit({ type: "noise_floor", ...nf });
     if (mde > gate.sequential.minEffect) {
       events.emit({
         type: "warning",

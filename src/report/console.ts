@@ -1,5 +1,6 @@
 import type { EngineEvent, EngineEvents, StepRecord } from "../engine/index.ts";
 import { createProgress } from "./progress.ts";
+import { stageLines } from "./stage-text.ts";
 
 export interface ConsoleOptions {
   write: (s: string) => void;
@@ -33,9 +34,6 @@ export function createConsole(o: ConsoleOptions): EngineEvents {
         case "run_start":
           for (const l of e.lines) line(l);
           return;
-        case "stage":
-          for (const l of e.text.split("\n")) line(e.stage === "config" || e.stage === "baseline" || e.stage === "resume" ? `  ${l}` : `    ${l}`);
-          return;
         case "progress":
           progress.update(e.label, e.done, e.total);
           return;
@@ -49,7 +47,12 @@ export function createConsole(o: ConsoleOptions): EngineEvents {
           line(stepDoneLine(e.step, e.total, e.record));
           return;
         case "done":
+        case "warning":
           return;
+        default: {
+          const { level, lines } = stageLines(e);
+          for (const l of lines) line(level === "run" ? `  ${l}` : `    ${l}`);
+        }
       }
     },
   };
