@@ -18,16 +18,24 @@ const CAP = 4 * 1024 * 1024;
 /** How long a cancelled child gets to end on SIGINT (it marks its run interrupted) before its group is killed. */
 const GRACE_MS = 5000;
 
-async function drain(stream: ReadableStream<Uint8Array>, cap = CAP): Promise<string> {
+async function drain(stream: ReadableStream<Uint8Array>, onLine?: (line: string) => void, cap = CAP): Promise<string> {
   const decoder = new TextDecoder();
   let text = "";
+  let partial = "";
   const reader = stream.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (text.length < cap) text += decoder.decode(value, { stream: true });
+    const chunk = decoder.decode(value, { stream: true });
+    if (text.length < cap) text += chunk;
+    if (onLine) {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const l of lines) if (l.trim()) onLine(l.trim());
+    }
   }
   text += decoder.decode();
+  if (onLine && partial.trim()) onLine(partial.trim());
   return text.length > cap ? `${text.slice(0, cap)}\n[output cut at ${cap} characters]` : text;
 }
 
@@ -53,21 +61,21 @@ export class Children {
   ) {}
 
   /** Start `skillopt <args>`; it runs until it ends or is stopped. */
-  start(args: readonly string[]): Child {
+  start(args: readonly string[], onStderrLine?: (line: string) => void): Child {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
     const proc = Bun.spawn([...this.command, ...args], { cwd: this.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
-    const done = Promise.all([drain(proc.stdout), drain(proc.stderr), proc.exited]).then(([stdout, stderr, code]) => ({ code, stdout, stderr }));
+    const done = Promise.all([drain(proc.stdout), drain(proc.stderr, onStderrLine), proc.exited]).then(([stdout, stderr, code]) => ({ code, stdout, stderr }));
     const child: Child = { proc, done };
     this.live.add(child);
     void done.finally(() => this.live.delete(child));
     return child;
   }
 
-  /** Run `skillopt <args>` to its end; an abort stops it (and its group) and rejects. */
-  async run(args: readonly string[], signal: AbortSignal): Promise<CliOutcome> {
+  /** Run `skillopt <args>` to its end (each stderr line to `onStderrLine`); an abort stops it (and its group) and rejects. */
+  async run(args: readonly string[], signal: AbortSignal, onStderrLine?: (line: string) => void): Promise<CliOutcome> {
     signal.throwIfAborted();
-    const child = this.start(args);
+    const child = this.start(args, onStderrLine);
     const onAbort = () => void this.stop(child);
     signal.addEventListener("abort", onAbort, { once: true });
     try {

@@ -19,7 +19,8 @@ export interface Tool {
   description: string;
   fields: Fields;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
-  call(args: Args, signal: AbortSignal): Promise<ToolOutcome>;
+  /** `progress` is set when the client asked for progress (a progressToken); it sends one notification per message. */
+  call(args: Args, signal: AbortSignal, progress?: (message: string) => void): Promise<ToolOutcome>;
 }
 
 type Id = string | number;
@@ -139,11 +140,23 @@ export class McpServer {
     if (!tool) throw new RpcError(INVALID_PARAMS, `unknown tool: ${params.name} (tools/list names them)`);
     const parsed = v.safeParse(this.schemas.get(tool.name)!, params.arguments ?? {});
     if (!parsed.success) throw new RpcError(INVALID_PARAMS, argsProblem(tool.name, parsed.issues));
+    // spec (progress): notifications carry the request's token, a value that grows, and stop with the response.
+    const meta = isObject(params._meta) ? params._meta : {};
+    const token = meta.progressToken;
+    let step = 0;
+    let open = true;
+    const progress = isId(token)
+      ? (message: string) => {
+          if (open && !signal.aborted) this.opts.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: ++step, message } });
+        }
+      : undefined;
     let outcome: ToolOutcome;
     try {
-      outcome = await tool.call(parsed.output, signal);
+      outcome = await tool.call(parsed.output, signal, progress);
     } catch (err) {
       outcome = { ok: false, message: `${tool.name}: ${errorMessage(err)}` };
+    } finally {
+      open = false;
     }
     if (!outcome.ok) return { content: [{ type: "text", text: outcome.message }], ...(outcome.data ? { structuredContent: outcome.data } : {}), isError: true };
     return { content: [{ type: "text", text: outcome.text ?? JSON.stringify(outcome.data, null, 2) }], structuredContent: outcome.data };

@@ -17,9 +17,10 @@ const NIGHT = { night: { type: "string", description: "Night folder name or path
 type Night = { which: string; live_path: string; added: number; removed: number };
 
 export function sleepTools(children: Children): Tool[] {
-  const sleep = async (sub: string, args: Args, names: readonly string[], signal: AbortSignal, extra: string[] = []): Promise<ToolOutcome> => {
-    const argv = ["sleep", sub, ...flagsOf(args, [...COMMON_NAMES, ...names]), "--json", ...extra];
-    return toolOutcome(`sleep ${sub}`, await children.run(argv, signal));
+  const sleep = async (sub: string, args: Args, names: readonly string[], signal: AbortSignal, extra: string[] = [], progress?: (message: string) => void): Promise<ToolOutcome> => {
+    // With a progress listener, the review's per-phase lines (stderr, one per phase and replay stage) become notifications.
+    const argv = ["sleep", sub, ...flagsOf(args, [...COMMON_NAMES, ...names]), "--json", ...(progress ? ["--progress"] : []), ...extra];
+    return toolOutcome(`sleep ${sub}`, await children.run(argv, signal, progress));
   };
   const night = (args: Args) => (typeof args.night === "string" ? [args.night] : []);
 
@@ -43,8 +44,8 @@ export function sleepTools(children: Children): Tool[] {
         target_skill_path: { type: "string", description: "Skill to evolve (default: the managed skill)" },
         memory_target: { type: "string", description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc" },
       },
-      call: (args, signal) =>
-        sleep("review", args, ["backend", "model", "source", "scope", "lookback_hours", "max_sessions", "max_tasks", "edit_budget", "tasks_file", "target_skill_path", "memory_target"], signal),
+      call: (args, signal, progress) =>
+        sleep("review", args, ["backend", "model", "source", "scope", "lookback_hours", "max_sessions", "max_tasks", "edit_budget", "tasks_file", "target_skill_path", "memory_target"], signal, [], progress),
     },
     {
       name: "sleep_status",

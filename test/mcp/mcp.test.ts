@@ -89,7 +89,11 @@ describe("skillopt mcp, driven by the official MCP client", () => {
 
     const skip = [join(project, ".skillopt-sleep"), stateDir, join(project, "outputs")];
     const before = hashTree([tmp.path], skip);
-    const review = dataOf(await client.callTool({ name: "sleep_review", arguments: { project, backend: "mock", source: "all" } }));
+    const progress: string[] = [];
+    const review = dataOf(await client.callTool({ name: "sleep_review", arguments: { project, backend: "mock", source: "all" } }, undefined, { onprogress: (p) => progress.push(String(p.message)) }));
+    // The review's phases arrive as progress notifications while it runs.
+    expect(progress.length).toBeGreaterThan(2);
+    expect(progress.every((m) => m.startsWith("[sleep] "))).toBe(true);
     expect(review).toMatchObject({ accepted: true, gate_action: "accept_new_best", n_accepted_edits: 1 });
     const night = String(review.staging_dir);
     expect(dataOf(await client.callTool({ name: "sleep_status", arguments: { project } }))).toMatchObject({ night: 1, project, latest_staging: night, has_managed_proposal: true });
