@@ -50,6 +50,14 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     expect(errorOf(await client.callTool({ name: "eval", arguments: { config: "no-such-config", skill: "missing.md" } }))).toContain("missing.md");
     expect(errorOf(await client.callTool({ name: "run_status", arguments: { run: "nope" } }))).toContain("nope: no such run folder");
     expect(errorOf(await client.callTool({ name: "sleep_diff", arguments: { project: dir.path, state_dir: join(dir.path, "state") } }))).toContain("[sleep] no_staging: no staged night");
+    // A training run that fails at once: train still returns its folder, run_status then carries the CLI's line.
+    const failed = dataOf(await client.callTool({ name: "train", arguments: { config: "no-such-config" } }));
+    let st: Record<string, unknown> = {};
+    await until(async () => {
+      st = dataOf(await client.callTool({ name: "run_status", arguments: { run: String(failed.out) } }));
+      return (st.process as { alive: boolean }).alive === false;
+    });
+    expect(st).toMatchObject({ status: "failed", process: { exit_code: 2, error: "--config no-such-config: no such file or bundled config" } });
     // Nothing was written in the empty directory but what the CLI would write (a refused eval writes nothing).
     expect(hashTree([dir.path]).size).toBe(0);
   });
