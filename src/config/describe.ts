@@ -34,6 +34,13 @@ export function describeKey(schema: v.GenericSchema): KeyShape {
   };
 }
 
+/** The entries of a nested object key (a sub-section), or undefined for a leaf. */
+export function nestedEntries(schema: v.GenericSchema): Record<string, v.GenericSchema> | undefined {
+  const base = baseOf(schema as unknown as Node);
+  if (!["object", "strict_object", "loose_object"].includes(base.type)) return undefined;
+  return base.entries as unknown as Record<string, v.GenericSchema>;
+}
+
 /** A value as it is written in a YAML config (strings quoted only when they would not read back). */
 export function renderValue(value: unknown): string {
   if (value === null) return "null";

@@ -1,7 +1,7 @@
 export { BUNDLED_CONFIGS } from "./bundled.ts";
 export { parseEnvFile } from "./env-file.ts";
 export { CODEX_ALIASES, FLAT_TO_STRUCTURED, flatten, STRUCTURED_TO_FLAT } from "./flat-map.ts";
-export { ANALOGY_MARK, describeKey, type KeyShape, renderValue } from "./describe.ts";
+export { ANALOGY_MARK, describeKey, type KeyShape, nestedEntries, renderValue } from "./describe.ts";
 export { type LoadedConfig, type LoadOptions, loadConfig } from "./load.ts";
 export { castUpstream, coerceToSchema } from "./overrides.ts";
 export {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SECTION_SCHEMAS, SECTIONS } from "../../src/config/index.ts";
+import { nestedEntries, SECTION_SCHEMAS, SECTIONS } from "../../src/config/index.ts";
 import { commandDocs } from "../../src/cli/docs/cli-reference.ts";
 import { configKeyDocs, findKeyDoc, renderKeyText } from "../../src/cli/docs/config-reference.ts";
 import { generatedPages } from "../../src/cli/docs/generated.ts";
@@ -17,12 +17,20 @@ describe("generated reference pages", () => {
   test("every key of every config schema is documented with a meaning", () => {
     const docs = configKeyDocs();
     const paths = docs.map((d) => d.path);
-    const expected = [
-      ...SECTIONS.flatMap((s) => Object.keys(SECTION_SCHEMAS[s].entries).map((k) => `${s}.${k}`)),
-      ...Object.keys(SleepConfigSchema.entries).map((k) => `sleep.${k}`),
-    ];
+    const leafPaths = (prefix: string, entries: Record<string, unknown>): string[] =>
+      Object.entries(entries).flatMap(([k, s]) => {
+        const nested = nestedEntries(s as Parameters<typeof nestedEntries>[0]);
+        return nested ? leafPaths(`${prefix}.${k}`, nested) : [`${prefix}.${k}`];
+      });
+    const expected = [...SECTIONS.flatMap((s) => leafPaths(s, SECTION_SCHEMAS[s].entries)), ...leafPaths("sleep", SleepConfigSchema.entries)];
     expect(paths).toEqual(expected);
+    expect(paths.length).toBeGreaterThan(250);
     expect(docs.filter((d) => d.meaning === "").map((d) => d.path)).toEqual([]);
+  });
+
+  test("config --explain finds every key by its path", () => {
+    const docs = configKeyDocs();
+    expect(docs.filter((d) => findKeyDoc(d.path, docs) !== d).map((d) => d.path)).toEqual([]);
   });
 
   test("every command and subcommand has a section with each flag its help lists", async () => {

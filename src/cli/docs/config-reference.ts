@@ -1,5 +1,5 @@
 import type * as v from "valibot";
-import { CODEX_ALIASES, describeKey, type KeyShape, SECTION_SCHEMAS, SECTIONS, STRUCTURED_TO_FLAT } from "../../config/index.ts";
+import { CODEX_ALIASES, describeKey, type KeyShape, nestedEntries, SECTION_SCHEMAS, SECTIONS, STRUCTURED_TO_FLAT } from "../../config/index.ts";
 import { closest, UsageError } from "../../lib/index.ts";
 import { SleepConfigSchema } from "../../sleep/config.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "../legacy.ts";
@@ -50,20 +50,21 @@ function entriesOf(schema: v.GenericSchema): Record<string, v.GenericSchema> {
   return (schema as unknown as { entries: Record<string, v.GenericSchema> }).entries;
 }
 
+/** Leaf keys under `prefix`, in schema order; a nested object's keys are listed one by one. */
+function leaves(prefix: string, entries: Record<string, v.GenericSchema>, aliasesOf: (path: string) => string[]): KeyDoc[] {
+  return Object.entries(entries).flatMap(([leaf, schema]) => {
+    const path = `${prefix}.${leaf}`;
+    const nested = nestedEntries(schema);
+    return nested ? leaves(path, nested, aliasesOf) : [{ path, ...describeKey(schema), aliases: aliasesOf(path) }];
+  });
+}
+
 /** Every documented key, in schema order: the training config's sections, then Sleep's file. */
 export function configKeyDocs(): KeyDoc[] {
   const train = SECTIONS.flatMap((section) =>
-    Object.entries(entriesOf(SECTION_SCHEMAS[section])).map(([leaf, schema]) => ({
-      path: `${section}.${leaf}`,
-      ...describeKey(schema),
-      aliases: trainAliases(section, leaf),
-    })),
+    leaves(section, entriesOf(SECTION_SCHEMAS[section]), (path) => (path.split(".").length === 2 ? trainAliases(section, path.split(".")[1]!) : [])),
   );
-  const sleep = Object.entries(entriesOf(SleepConfigSchema)).map(([leaf, schema]) => ({
-    path: `sleep.${leaf}`,
-    ...describeKey(schema),
-    aliases: SLEEP_FLAGS_BY_KEY.get(leaf) ?? [],
-  }));
+  const sleep = leaves("sleep", entriesOf(SleepConfigSchema), (path) => SLEEP_FLAGS_BY_KEY.get(path.slice("sleep.".length)) ?? []);
   return [...train, ...sleep];
 }
 
