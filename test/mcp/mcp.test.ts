@@ -138,6 +138,9 @@ describe("skillopt mcp, driven by the official MCP client", () => {
       { signal: ctl.signal },
     );
     await fake.waitFor(1);
+    // While the evaluation waits on its model, the server keeps answering.
+    await client.ping();
+    expect(dataOf(await client.callTool({ name: "runs", arguments: {} }))).toEqual({ runs: [] });
     const kids = await childrenOf(serverPid);
     expect(kids.length).toBe(1);
     ctl.abort("the user changed their mind");
