@@ -45,6 +45,8 @@ export interface BatcherOptions {
 const MAX_REQUESTS = 50_000;
 const MAX_BYTES = 200 * 1024 * 1024;
 const TERMINAL = new Set(["completed", "failed", "expired", "cancelled"]);
+// Real time after which queued requests are submitted although some rollout of the round is not waiting on one.
+const STALL_MS = 2_000;
 // A completion without a token limit in the body is assumed to stop here (worst case of the caps).
 const DEFAULT_MAX_COMPLETION = 16_384;
 
@@ -85,6 +87,7 @@ export class Batcher {
   private readonly tasks = new Set<Slot>();
   private queue: Entry[] = [];
   private lastSeen = -1;
+  private stall: ReturnType<typeof setTimeout> | undefined;
   private checkScheduled = false;
   private readonly watches = new Map<string, Promise<Map<string, BatchLineResult>>>();
   private readonly unsupported = new Set<string>();
@@ -143,6 +146,23 @@ export class Batcher {
     }
   }
 
+  /**
+   * Count the current rollout as waiting while `p` is pending (a call that shares another caller's
+   * in-flight request waits on that request's batch): otherwise the round would never be complete.
+   */
+  async hold<T>(p: Promise<T>): Promise<T> {
+    const slot = contexts.getStore()?.slot;
+    if (!slot) return p;
+    slot.pending++;
+    this.schedule();
+    try {
+      return await p;
+    } finally {
+      slot.pending--;
+      this.schedule();
+    }
+  }
+
   /** Stop waiting on batches (they stay pending in the store; a rerun re-attaches). */
   close(): void {
     this.closing.abort(new BackendError("http", "the model client was closed while a batch was pending"));
@@ -178,11 +198,22 @@ export class Batcher {
     });
   }
 
-  private maybeFlush(): void {
+  private maybeFlush(force = false): void {
+    clearTimeout(this.stall);
     if (!this.queue.length) return;
-    for (const t of this.tasks) if (t.pending === 0) return;
+    const idle = [...this.tasks].filter((t) => t.pending === 0).length;
+    if (idle && !force) {
+      // A rollout that waits on something else (a live call of another role, a file) holds the
+      // round; should it never call, the queued requests still go out after a quiet spell.
+      this.stall = setTimeout(() => {
+        log.withTag("batch").debug(`${idle} rollout(s) of the round made no batched call for ${STALL_MS} ms: submitting the ${this.queue.length} queued request(s)`);
+        this.maybeFlush(true);
+      }, STALL_MS);
+      this.stall.unref?.();
+      return;
+    }
     // Calls outside a round are flushed once a whole turn of the event loop added none.
-    if (this.queue.length !== this.lastSeen) {
+    if (this.queue.length !== this.lastSeen && !force) {
       this.lastSeen = this.queue.length;
       this.schedule();
       return;

@@ -167,7 +167,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       if (hit !== undefined) return this.served(role, backend, req, key, JSON.parse(hit) as StoredResponse, started);
       const pending = this.inflight.get(key);
       if (pending) {
-        const shared = await pending.catch((err: unknown) => {
+        const shared = await (this.core.batcher ? this.core.batcher.hold(pending) : pending).catch((err: unknown) => {
           // Another caller's cancellation is not ours: make the call ourselves.
           if (err instanceof SkilloptError || opts.signal?.aborted) throw err;
           return undefined;

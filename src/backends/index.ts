@@ -104,6 +104,8 @@ export interface SkilloptModelClient extends LayeredModelClient {
   /** Built-in prices, then the user pricing file, then model.pricing. */
   readonly prices: PriceTable;
   readonly info: Record<Role, RoleInfo | undefined>;
+  /** model.batch per role as resolved (off for a role whose backend has no Batch API). */
+  readonly batchModes: Record<Role, BatchMode>;
   close(): Promise<void>;
 }
 
@@ -195,6 +197,7 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
     resolved: { value: resolved },
     prices: { value: prices },
     info: { value: info },
+    batchModes: { value: modes },
     close: {
       value: async () => {
         batcher?.close();

@@ -26,9 +26,11 @@ import {
   loadFromInput,
   resolveBenchmark,
   resolveInitialSkill,
+  roleBatch,
   rolePrices,
   savedInput,
 } from "./run-setup.ts";
+import { batchProgress } from "./batch-progress.ts";
 import { COMMAND_META } from "./command-meta.ts";
 
 export default defineCommand({
@@ -87,7 +89,7 @@ export default defineCommand({
         placeholderModels: loaded.placeholderModels,
         noCache: args.cache === false,
         ...(maxCost === undefined ? {} : { maxCostUsd: maxCost }),
-        ...(args["dry-run"] ? {} : { ledgerStore: prepareStore(), runId: "train" }),
+        ...(args["dry-run"] ? {} : { ledgerStore: prepareStore(), runId: "train", onBatch: batchProgress(dir, { write: errWrite, quiet: output.quiet || output.json }) }),
       });
       const controller = new AbortController();
       const ctx = benchmarkContext(config, loaded, client, paths.work, controller.signal);
@@ -101,7 +103,7 @@ export default defineCommand({
         ...cliNeeds(client, needed, loaded.environ),
       ]);
       if (args["dry-run"]) {
-        const estimate = estimateRun({ cfg: config, splits, initialSkill: init.text, prices: rolePrices(client) });
+        const estimate = estimateRun({ cfg: config, splits, initialSkill: init.text, prices: rolePrices(client), batch: roleBatch(client) });
         // What each role resolved to (a shipped placeholder model replaced per backend), before anything else.
         const plan = { dry_run: true, config: loaded.file, benchmark: bench.name, backends: client.info, initial_skill: init.source, ...estimate };
         if (!output.quiet) errWrite(`  ${backendLine(client)}\n`);

@@ -15,7 +15,15 @@ export interface EstimateInput {
   /** The initial skill's text (its length sizes the assumed prompts). */
   initialSkill: string;
   prices: { optimizer: RolePrice | null; target: RolePrice | null };
+  /**
+   * model.batch per role and each role's Batch API price: the estimate then gives the cost with
+   * the batched stages at that price beside the all-live cost, and the rounds that wait on a batch.
+   */
+  batch?: { modes: Record<"optimizer" | "target", "off" | "eval" | "all">; prices: { optimizer: RolePrice | null; target: RolePrice | null } };
 }
+
+// Target stages that `model.batch: eval` sends through a batch (evaluations nothing waits on).
+const EVAL_STAGES = new Set(["final_test"]);
 
 const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
 
@@ -24,7 +32,7 @@ const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a +
  * config, the loaded splits and the prices): its sizes, the predicted calls per role and stage
  * (upper bounds, from planCalls) and a rough cost from assumed tokens per call.
  */
-export function estimateRun({ cfg, splits, initialSkill, prices }: EstimateInput): Record<string, unknown> {
+export function estimateRun({ cfg, splits, initialSkill, prices, batch }: EstimateInput): Record<string, unknown> {
   const sizes = deriveSizes(cfg, splits.train.length);
   const mode = normalizeUpdateMode(cfg.optimizer.skill_update_mode);
   const lr = normalizeLrControl(cfg.optimizer.lr_control_mode, mode);
@@ -44,6 +52,39 @@ export function estimateRun({ cfg, splits, initialSkill, prices }: EstimateInput
   };
   const costT = estimate("target", sum(plan.target));
   const costO = estimate("optimizer", sum(plan.optimizer));
+  const perCall = (r: "optimizer" | "target", p: RolePrice | null) => (p ? (tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6 : null);
+  const batched = (r: "optimizer" | "target") => {
+    if (!batch) return null;
+    const mode = batch.modes[r];
+    const live = perCall(r, prices[r]);
+    const cheap = perCall(r, batch.prices[r]);
+    if (live === null || cheap === null) return null;
+    let cost = 0;
+    let calls = 0;
+    for (const [stage, n] of Object.entries(plan[r])) {
+      const viaBatch = mode === "all" || (mode === "eval" && r === "target" && EVAL_STAGES.has(stage));
+      cost += n * (viaBatch ? cheap : live);
+      if (viaBatch) calls += n;
+    }
+    return { cost: Math.round(cost * 1e4) / 1e4, calls };
+  };
+  const bT = batched("target");
+  const bO = batched("optimizer");
+  const anyBatch = batch && (batch.modes.target !== "off" || batch.modes.optimizer !== "off");
+  // Rounds that wait on a provider batch: the final test under eval; under all, every dependent
+  // round of a step (rollouts, analysts, merge, ranking, selection) plus the baseline and the test.
+  const rounds = !anyBatch ? 0 : batch.modes.target === "all" || batch.modes.optimizer === "all" ? sizes.totalSteps * 5 + 2 : plan.target.final_test ? 1 : 0;
+  const batchEstimate = anyBatch
+    ? {
+        modes: batch.modes,
+        calls_through_batch: (bT?.calls ?? 0) + (bO?.calls ?? 0),
+        target: bT?.cost ?? null,
+        optimizer: bO?.cost ?? null,
+        total: bT === null || bO === null ? null : Math.round((bT.cost + bO.cost) * 1e4) / 1e4,
+        rounds_waiting_on_a_batch: rounds,
+        wall_note: `each of these ${rounds} round(s) waits for its batch: commonly minutes, at most the providers' 24 h window; the rest of the run is as fast as live`,
+      }
+    : undefined;
   return {
     splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: sel, test_items: test },
     epochs: cfg.train.num_epochs,
@@ -60,6 +101,7 @@ export function estimateRun({ cfg, splits, initialSkill, prices }: EstimateInput
       optimizer: costO,
       total: costT === null || costO === null ? null : Math.round((costT + costO) * 1e4) / 1e4,
       assumes_tokens_per_call: tokens,
+      ...(batchEstimate ? { with_batch: batchEstimate } : {}),
     },
     note: "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
   };

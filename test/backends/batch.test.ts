@@ -84,6 +84,16 @@ describe("model.batch through the model layer", () => {
     for (const c of [batched, live, again]) await c.close();
   });
 
+  test("rollouts asking the same request share one line of the batch, and the round still completes", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { advancePerPollMs: MIN } });
+    using cache = tempDir("calls-");
+    const client = await clientAt(server.url, cache.path, { batch: "eval" });
+    const out = await evalRound(client, ["a", "a", "b", "a"]);
+    expect(out.map((r) => r.text)).toEqual(["answer to a", "answer to a", "answer to b", "answer to a"]);
+    expect(server.batch.batches.map((b) => b.lines.length)).toEqual([2]);
+    await client.close();
+  });
+
   test("live answers serve a later batch run from the cache: nothing is submitted", async () => {
     await using server = await startFakeOpenAI({ reply: echo, batch: { advancePerPollMs: MIN } });
     using cache = tempDir("calls-");

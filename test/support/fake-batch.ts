@@ -19,6 +19,8 @@ export interface FakeBatchOptions {
   expiresMs?: number;
   /** Move the clock by this much on every retrieve of a batch (a provider whose time passes while you poll). */
   advancePerPollMs?: number;
+  /** Read the clock from this function instead (e.g. scaled real time in a benchmark); `advance` then adds to it. */
+  clock?: () => number;
   /** A failure for one request of a batch (it goes to the error file), or undefined to answer it. */
   failRequest?: (req: FakeRequest, batchIndex: number) => { status: number; message: string } | undefined;
 }
@@ -58,7 +60,8 @@ const DAY = 24 * 3600 * 1000;
 /** The Batch API state of one fake server. */
 export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: AnswerLine): FakeBatchControl {
   const o = opts ?? {};
-  let clock = 0;
+  let offset = 0;
+  const now = () => (o.clock?.() ?? 0) + offset;
   let uploads = 0;
   const files = new Map<string, { id: string; filename: string; purpose: string; text: string }>();
   const batches: FakeBatchRecord[] = [];
@@ -86,7 +89,7 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
   /** Bring a batch's status up to the clock; on completion or expiry write its output and error files. */
   const advanceBatch = async (b: FakeBatchRecord) => {
     if (["completed", "expired", "cancelled", "failed"].includes(b.status)) return;
-    if (clock >= b.complete_ms && b.complete_ms <= b.expires_ms) {
+    if (now() >= b.complete_ms && b.complete_ms <= b.expires_ms) {
       const out: string[] = [];
       const err: string[] = [];
       for (const line of b.lines) {
@@ -103,19 +106,19 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
       b.status = "completed";
       return;
     }
-    if (clock >= b.expires_ms) {
+    if (now() >= b.expires_ms) {
       // Nothing was done in time: every request is in the error file as expired.
       const err = b.lines.map((l, i) => JSON.stringify({ id: `batch_req_x${i}`, custom_id: l.custom_id, response: null, error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." } }));
       b.error_file_id = addFile(`${b.id}_error.jsonl`, "batch_output", `${err.join("\n")}\n`).id;
       b.status = "expired";
       return;
     }
-    b.status = clock > b.created_ms ? "in_progress" : "validating";
+    b.status = now() > b.created_ms ? "in_progress" : "validating";
   };
 
   const view = (b: FakeBatchRecord) => {
     const total = b.lines.length;
-    const done = b.status === "completed" ? total : b.status === "in_progress" ? Math.floor((total * (clock - b.created_ms)) / Math.max(1, b.complete_ms - b.created_ms)) : 0;
+    const done = b.status === "completed" ? total : b.status === "in_progress" ? Math.floor((total * (now() - b.created_ms)) / Math.max(1, b.complete_ms - b.created_ms)) : 0;
     const failedLines = b.error_file_id ? (files.get(b.error_file_id)?.text.trim().split("\n").length ?? 0) : 0;
     return {
       id: b.id,
@@ -138,10 +141,10 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
 
   return {
     get clock() {
-      return clock;
+      return now();
     },
     advance(ms: number) {
-      clock += ms;
+      offset += ms;
     },
     batches,
     get uploads() {
@@ -188,9 +191,9 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
           index,
           input_file_id: input.id,
           endpoint: String(body.endpoint ?? ""),
-          created_ms: clock,
-          complete_ms: clock + delay,
-          expires_ms: clock + (o.expiresMs ?? DAY),
+          created_ms: now(),
+          complete_ms: now() + delay,
+          expires_ms: now() + (o.expiresMs ?? DAY),
           status: "validating",
           lines,
           output_file_id: null,
@@ -208,7 +211,7 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
         count("GET /batches/:id");
         const b = find(one[1]!);
         if (!b) return notFound(`batch ${one[1]}`);
-        clock += o.advancePerPollMs ?? 0;
+        offset += o.advancePerPollMs ?? 0;
         await advanceBatch(b);
         return Response.json(view(b));
       }
