@@ -4,10 +4,13 @@ import { detectableGain, type GateDecision } from "./sequential.ts";
 
 /**
  * A candidate skill against a baseline on the same items (the pull-request check, `eval
- * --baseline`). The decision is the gate module's paired sequential test with a minimum effect of
- * 0: "accept" is a gain at the configured confidence, a "below_min_effect" rejection means the
- * upper bound of Δ is below 0 (a confident regression), as does the no-regression veto when it is
- * configured; anything else is undecided.
+ * --baseline`). Every item is already scored on both sides, so the check reads the gate module's
+ * always-valid bounds for the mean difference over all of them (decideOnItems observing every
+ * item) instead of stopping the sequential test early: its futility and minimum-effect stops save
+ * rollouts in training, here they would only discard evidence. Improved: the lower bound is above
+ * 0; regressed: the upper bound is below 0, or the no-regression veto (evaluation.
+ * gate_max_regressions) is exceeded; otherwise undecided. What the sequential test itself would
+ * have said on the same items is kept as `paired_verdict`.
  */
 export type CompareVerdict = "improved" | "regressed" | "undecided";
 
@@ -67,14 +70,18 @@ export function compareSkills(g: GateSettings, baseline: readonly RolloutResult[
     return c ? [{ b, c, d: itemScore(g, ...scores(c)) - itemScore(g, ...scores(b)) }] : [];
   });
   const s = { ...g.sequential, minEffect: 0 };
-  const decision = decideOnItems(
-    pairs.map((p) => p.d),
-    pairs.map((p) => passed(scores(p.b)) && !passed(scores(p.c))),
-    "paired",
-    s,
-  );
-  const verdict: CompareVerdict =
-    decision.verdict === "accept" ? "improved" : decision.verdict === "reject" && (decision.reason === "below_min_effect" || decision.reason === "regressions") ? "regressed" : "undecided";
+  const diffs = pairs.map((p) => p.d);
+  const broke = pairs.map((p) => passed(scores(p.b)) && !passed(scores(p.c)));
+  const all = decideOnItems(diffs, broke, "strict", s);
+  const vetoed = s.maxRegressions !== null && broke.filter(Boolean).length > s.maxRegressions;
+  const verdict: CompareVerdict = vetoed || (pairs.length > 0 && all.ci[1] < 0) ? "regressed" : pairs.length > 0 && all.ci[0] > 0 ? "improved" : "undecided";
+  const decision: GateDecision = {
+    ...all,
+    rule: "paired",
+    verdict: verdict === "improved" ? "accept" : verdict === "regressed" ? "reject" : "undecided",
+    reason: verdict === "improved" ? "better" : vetoed ? "regressions" : verdict === "regressed" ? "below_min_effect" : "end_of_split",
+    paired_verdict: decideOnItems(diffs, broke, "paired", s).verdict,
+  };
   const row = (p: (typeof pairs)[number]): FlipRow => ({
     id: String(p.b.id),
     ...(p.b.task_type ? { task_type: String(p.b.task_type) } : {}),

@@ -33,7 +33,7 @@ const VERDICT_WORDS: Record<SkillComparison["verdict"], string> = {
 export function verdictSentence(c: SkillCheck): string {
   const d = c.decision;
   const conf = Math.round(d.confidence * 100);
-  const base = `Δ ${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] (${conf} % always-valid interval, paired sequential test on ${d.n_used} of ${d.n_total} tasks)`;
+  const base = `Δ ${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] (the gate's ${conf} % always-valid interval over ${d.n_used} paired tasks)`;
   if (c.verdict === "improved") return `${base}: the candidate is better at ${conf} % confidence.`;
   if (c.verdict === "regressed") {
     return d.reason === "regressions"

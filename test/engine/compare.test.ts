@@ -27,6 +27,15 @@ describe("compareSkills (the pull-request check's decision)", () => {
     expect({ verdict: same.verdict, delta: same.decision.delta, n: same.n_items }).toEqual({ verdict: "undecided", delta: 0, n: 40 });
   });
 
+  test("every scored task counts: a regression that shows only after the first 40 tasks is still found", () => {
+    const base = results(Array(100).fill(1));
+    const cand = results([...Array(40).fill(1), ...Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? 0 : 1))]);
+    const c = compareSkills(g(), base, cand, NOISE);
+    expect({ verdict: c.verdict, n_used: c.decision.n_used, lost: c.decision.flips.lost }).toEqual({ verdict: "regressed", n_used: 100, lost: 20 });
+    // The sequential test alone would have stopped early without calling it a regression.
+    expect(c.decision.paired_verdict).not.toBe("accept");
+  });
+
   test("the no-regression veto, when configured, makes a few broken tasks a regression", () => {
     const base = results(Array(40).fill(1));
     const cand = results([0, 0, ...Array(38).fill(1)]);
