@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { sha256 } from "../../src/lib/index.ts";
 import { runCli } from "../support/cli.ts";
@@ -105,7 +105,8 @@ describe("skillopt integrate", () => {
       expect(tree(p)).toEqual(before);
       const installed = await integrate([agent, "--project", p, ...(agent === "claude" ? ["--hook"] : [])], env);
       expect(installed.files).toEqual(dry.files);
-      expect(installed.bin).toEqual([fake.bin]);
+      // The pinned binary: the compiled skillopt itself, or from a source checkout the skillopt on PATH.
+      expect(installed.bin).toEqual([process.env.SKILLOPT_BIN ? realpathSync(process.env.SKILLOPT_BIN) : fake.bin]);
       const after = tree(p);
       const changed = Object.keys({ ...before, ...after })
         .filter((k) => !k.endsWith("/") && before[k] !== after[k])
@@ -131,7 +132,7 @@ describe("skillopt integrate", () => {
     using tmp = tempDir("integrate-claude-run-");
     const p = existingProject(tmp.path);
     const fake = fakeSkillopt(tmp.path);
-    await integrate(["claude", "--project", p, "--hook"], { PATH: `${fake.dir}:${process.env.PATH}` });
+    await integrate(["claude", "--project", p, "--hook", "--bin", fake.bin]);
     const plugin = join(p, ".claude", "skillopt-plugin", "skillopt");
     // What Claude Code does with a command file: substitute $ARGUMENTS, run each !`…` line with bash in the project.
     const run = async (file: string, args: string) => {
