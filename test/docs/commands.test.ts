@@ -17,11 +17,11 @@ const BLOCKS: ShellBlock[] = docFiles().flatMap((f) => shellBlocks(f));
 const DOC_SIM_ADDRESS = "127.0.0.1:8765";
 const PAGE_CONCURRENCY = 2;
 
-let sim: { proc: Bun.Subprocess<"ignore", "pipe", "pipe">; address: string } | undefined;
+let sim: { proc: Bun.Subprocess<"ignore", "pipe", "ignore">; address: string } | undefined;
 
 beforeAll(async () => {
   const cmd = process.env.SKILLOPT_BIN ? [process.env.SKILLOPT_BIN] : [process.execPath, join(REPO_ROOT, "src", "main.ts")];
-  const proc = Bun.spawn([...cmd, "sim", "serve", "--port", "0"], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+  const proc = Bun.spawn([...cmd, "sim", "serve", "--port", "0"], { stdin: "ignore", stdout: "pipe", stderr: "ignore", env: { ...process.env, NO_COLOR: "1" } });
   const reader = proc.stdout.getReader();
   let seen = "";
   while (!/listening on http:\/\/([\d.]+:\d+)/.test(seen)) {
@@ -29,7 +29,10 @@ beforeAll(async () => {
     if (done) throw new Error(`skillopt sim serve exited before listening: ${seen}`);
     seen += new TextDecoder().decode(value);
   }
-  reader.releaseLock();
+  // Keep draining whatever else it prints, so a full pipe can never stall the server.
+  void (async () => {
+    while (!(await reader.read()).done) {}
+  })();
   sim = { proc, address: /listening on http:\/\/([\d.]+:\d+)/.exec(seen)![1]! };
 });
 
