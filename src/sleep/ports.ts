@@ -90,7 +90,9 @@ export interface ReadOutcome {
 
 /**
  * One agent's read-only session store (spec §3). Implementations never write to the agent's
- * files, open databases read-only, and apply redaction to every text before returning it.
+ * files, open databases read-only, and apply redaction to every text before returning it
+ * (assistant texts given to `addFinal` are held in memory and redacted by the harvest's
+ * `settleFinals`, once, for the last few it keeps).
  */
 export interface SessionSource {
   readonly name: SourceName;

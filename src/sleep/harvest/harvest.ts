@@ -6,7 +6,7 @@ import type { HarvestOptions } from "./index.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
 import { SOURCES } from "./sources.ts";
 import { type Candidate, digestOf, type ReaderContext, type SessionSource } from "./source.ts";
-import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches } from "./text.ts";
+import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches, settleFinals } from "./text.ts";
 import type { HarvestResult, Scope, SessionDigest, SourceName, SourceStats } from "./types.ts";
 
 const hlog = log.withTag("harvest");
@@ -220,6 +220,8 @@ function readOne(
 ): { sessionState: SessionState | null; mark: SessionFileMark } {
   try {
     const r = source.read(c, prior, ctx);
+    // Before the digest is kept or mined: only the finals it keeps are redacted, once.
+    if (r.state) settleFinals(r.state.digest);
     stats.bytes_read += r.bytesRead;
     const mark: SessionFileMark = { source: source.name, key: c.key, ...r.mark };
     writes.push({ mark, state: r.state });

@@ -170,11 +170,28 @@ function correctionFlags(prompts: string[], lex: Lexicon): boolean[] {
   return flags;
 }
 
-/** Record one assistant text (finals keep the last MAX_FINALS). */
+/**
+ * Assistant texts of a digest being read, not cleaned yet: only the last MAX_FINALS are kept, so
+ * only those are redacted, by settleFinals. Held in memory only, never in the digest.
+ */
+const RAW_FINALS = new WeakMap<SessionDigest, string[]>();
+
+/** Record one assistant text (finals keep the last MAX_FINALS); settleFinals cleans them into the digest. */
 export function addFinal(d: SessionDigest, raw: string): void {
-  const text = cleanText(raw);
-  if (!text) return;
-  d.assistant_finals.push(text);
+  // A text that cleans to nothing (blank, NULs) never takes a place among the last ones.
+  if (!raw.replaceAll("\u0000", "").trim()) return;
+  const pending = RAW_FINALS.get(d) ?? [];
+  RAW_FINALS.set(d, pending);
+  pending.push(raw.length > PRE_CLIP ? raw.slice(0, PRE_CLIP) : raw);
+  if (pending.length > MAX_FINALS) pending.splice(0, pending.length - MAX_FINALS);
+}
+
+/** Clean the assistant texts added since the last call into `assistant_finals` (the last MAX_FINALS). */
+export function settleFinals(d: SessionDigest): void {
+  const pending = RAW_FINALS.get(d);
+  if (!pending) return;
+  RAW_FINALS.delete(d);
+  for (const raw of pending) d.assistant_finals.push(cleanText(raw));
   if (d.assistant_finals.length > MAX_FINALS) d.assistant_finals.splice(0, d.assistant_finals.length - MAX_FINALS);
 }
 
