@@ -81,7 +81,8 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
     `- backend: ${prose(r.backend)} (replay: ${prose(r.replay_mode)})`,
     `- sessions harvested: ${r.n_sessions}`,
     `- tasks mined: ${r.n_tasks} (replayed: ${r.n_replayed})`,
-    `- held-out: ${score(r.baseline_score)} -> ${score(r.candidate_score)}`,
+    // Nothing replayed is no score (not 0.000 → 0.000).
+    `- held-out: ${r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${score(r.baseline_score)} -> ${score(r.candidate_score)}`}`,
     `- gate: **${r.gate_action}** (accepted=${r.accepted})`,
     `- no-regression gate: ${r.gate_no_regression ? "enabled" : "disabled"}`,
     `- tokens used: ${r.tokens_used}; model calls: ${r.budget.calls}; cost: $${r.budget.cost_usd.toFixed(4)}`,

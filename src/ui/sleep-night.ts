@@ -103,7 +103,7 @@ function gateCell(g: { delta: number; ci: [number, number]; n_used: number }): s
 
 function gateTable(r: SleepReport): string {
   const trials = r.gate_trials ?? [];
-  const head = `<p>Gate: <b>${esc(r.gate_action)}</b> · held-out score ${fmtScore(r.baseline_score)} → ${fmtScore(r.candidate_score)}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${r.no_edits_reason ? ` · ${esc(r.no_edits_reason)}` : ""}</p>`;
+  const head = `<p>Gate: <b>${esc(r.gate_action)}</b> · held-out score ${r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${fmtScore(r.baseline_score)} → ${fmtScore(r.candidate_score)}`}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${r.no_edits_reason ? ` · ${esc(r.no_edits_reason)}` : ""}</p>`;
   if (trials.length === 0) return head;
   const rows = trials
     .map(

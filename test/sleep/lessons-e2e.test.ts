@@ -124,6 +124,7 @@ describe("lessons on night one with no model", () => {
     expect(card.sources[0].date.slice(0, 10)).toBe("2026-11-24");
     expect(proposed).toContain(`- ${card.rule}`);
     expect(readFileSync(join(night, "report.md"), "utf8")).toContain("**unverified**");
+    expect(readFileSync(join(night, "report.md"), "utf8")).toContain("- held-out: not scored (nothing was replayed)");
     expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
 
     const diff = await run(["diff"]);

@@ -142,6 +142,8 @@ describe("Sleep panel", () => {
     const card = page.locator('details.night[data-state="nothing"]');
     await card.waitFor();
     expect(await card.locator("summary .badge").textContent()).toBe("nothing to adopt");
+    // Nothing was replayed: no score is shown as if it were one.
+    expect(await card.locator("p", { hasText: "Gate:" }).textContent()).toContain("held-out score not scored (nothing was replayed)");
     expect(await page.locator('details.night[data-state="staged"]').count()).toBe(0);
     expect(await card.locator("button").count()).toBe(0);
     await page.close();

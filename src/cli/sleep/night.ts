@@ -60,7 +60,9 @@ function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
   const r = out.report;
   const lines = [`[sleep] night ${out.night}: ${out.nSessions} sessions -> ${r.n_tasks} tasks`];
   const f = (x: number | null) => (x === null ? "—" : x.toFixed(3));
-  lines.push(`[sleep] held-out ${f(r.baseline_score)} -> ${f(r.candidate_score)} => ${r.gate_action} (accepted=${r.accepted})`);
+  // Nothing replayed is no score (not 0.000 -> 0.000).
+  const scores = r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${f(r.baseline_score)} -> ${f(r.candidate_score)}`;
+  lines.push(`[sleep] held-out ${scores} => ${r.gate_action} (accepted=${r.accepted})`);
   for (const e of r.edits) lines.push(`   + [${e.target}/${e.op}] ${sanitizeLine(e.content)}`);
   if (r.rejected_edits.length) {
     lines.push(r.gate_action === "reject_unverified" ? "[sleep] not validated (kept as suggestions):" : "[sleep] rejected by gate:");
@@ -68,6 +70,7 @@ function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
   }
   for (const n of r.notes) lines.push(`[sleep] note: ${sanitizeLine(n)}`);
   if (!dry && out.stagingDir) lines.push(`[sleep] staged: ${out.stagingDir}`);
+  if (out.proposals.length) lines.push(`[sleep] ${dry ? "would change" : "proposed changes to"}: ${out.proposals.map((p) => sanitizeLine(p.baseline.path)).join(", ")}`);
   if (out.skillProposals.length) {
     lines.push(`[sleep] per-skill proposals: ${out.skillProposals.map((p) => JSON.stringify(sanitizeLine(p.name))).join(", ")}`);
     lines.push("[sleep] adopt them with `skillopt sleep adopt --skill NAME` (repeatable) or `--all-skills`; the managed pair with `--legacy`");
