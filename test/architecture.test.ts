@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { REPO_ROOT } from "./support/cli.ts";
 
 const SRC = join(REPO_ROOT, "src");
@@ -95,4 +96,56 @@ describe("architecture", () => {
       .filter((f) => !f.startsWith("backends/"));
     expect(offenders).toEqual([]);
   });
+});
+
+/** The files a file imports (type-only imports and re-exports included), resolved to paths. */
+function importedFiles(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const re = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/gm;
+  return [...text.matchAll(re)].map((m) => resolve(dirname(file), (m[1] ?? m[2])!));
+}
+
+/** Every import circle among the files under `dir`, each as the files it passes through (one per circle). */
+function importCycles(dir: string): string[][] {
+  const nodes = files(dir);
+  const inDir = new Set(nodes);
+  const edges = new Map(nodes.map((f) => [f, importedFiles(f).filter((t) => inDir.has(t))]));
+  const cycles = new Map<string, string[]>();
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, "open");
+    path.push(f);
+    for (const t of edges.get(f) ?? []) {
+      if (state.get(t) === "open") {
+        const cycle = path.slice(path.indexOf(t)).map((p) => relative(SRC, p));
+        cycles.set([...cycle].sort().join(" "), cycle);
+      } else if (!state.has(t)) visit(t);
+    }
+    path.pop();
+    state.set(f, "done");
+  };
+  for (const f of nodes) if (!state.has(f)) visit(f);
+  return [...cycles.values()];
+}
+
+describe("import circles", () => {
+  test("the cycle finder sees a circle through type-only imports", () => {
+    const dir = mkdtempSync(join(tmpdir(), "skillopt-cycles-"));
+    try {
+      writeFileSync(join(dir, "a.ts"), 'import { b } from "./b.ts";\nexport const a = b;\n');
+      writeFileSync(join(dir, "b.ts"), 'import type { C } from "./c.ts";\nexport const b: C = 1;\n');
+      writeFileSync(join(dir, "c.ts"), 'export type { A } from "./a.ts";\nexport type C = number;\n');
+      writeFileSync(join(dir, "d.ts"), 'import { a } from "./a.ts";\nexport const d = a;\n');
+      expect(importCycles(dir).map((c) => c.map((f) => basename(f)).sort())).toEqual([["a.ts", "b.ts", "c.ts"]]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  for (const mod of ["engine", "sleep"]) {
+    test(`no import circle among the files of src/${mod}/`, () => {
+      expect(importCycles(join(SRC, mod))).toEqual([]);
+    });
+  }
 });

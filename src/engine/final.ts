@@ -1,23 +1,29 @@
+import type { CheckpointContent, EvaluationRow } from "./checkpoint.ts";
 import type { Evaluator } from "./evaluate.ts";
 import { meanScores, requireAnswers } from "./evaluate.ts";
-import { droppedByStage } from "./step.ts";
+import type { EngineEvents } from "./events.ts";
 import type { GateSettings } from "./gate.ts";
-import type { CheckpointContent, EvaluationRow, RolloutResult, TaskItem } from "./ports.ts";
+import type { CallAccounting, RolloutResult, TaskItem } from "./ports.ts";
 import { SUMMARY_SCHEMA, type Summary } from "./records.ts";
-import type { RunPlanSizes } from "./settings.ts";
 import type { LoopState } from "./state.ts";
-import type { TrainDeps } from "./trainer.ts";
+import { droppedByStage } from "./step.ts";
 
-interface FinalInput {
-  deps: TrainDeps;
+/** What the final evaluation needs, passed explicitly. */
+export interface FinalInput {
   state: LoopState;
-  skills: Map<string, string>;
+  skills: ReadonlyMap<string, string>;
   ev: Evaluator;
   gate: GateSettings;
-  sizes: RunPlanSizes;
-  selection: readonly TaskItem[];
-  startedAt: number;
-  elapsedBefore: number;
+  benchmark: string;
+  /** The test items the three skills are scored on; none: no test pass. */
+  testItems: readonly TaskItem[];
+  epochs: number;
+  totalSteps: number;
+  selectionItems: number;
+  accounting: CallAccounting;
+  events: EngineEvents;
+  /** Wall seconds of the run over all its invocations, now. */
+  wallSeconds(): number;
   commit(cp: CheckpointContent): void;
 }
 
@@ -44,12 +50,11 @@ const r6 = (x: number | null | undefined) => (x === null || x === undefined ? nu
  * final-validation pass and promotion happened when the score was measured (spec §10.3).
  */
 export async function finalEvaluation(f: FinalInput): Promise<Summary> {
-  const { deps, state } = f;
-  const { cfg, bench, events } = deps;
+  const { state, events } = f;
   const test: Record<string, { hard: number; soft: number; by_type: Record<string, { total: number; hard_acc: number }> } | null> = { baseline: null, best: null, final: null };
   const evaluations: EvaluationRow[] = [];
-  if (!state.stopped && cfg.evaluation.eval_test) {
-    const items = cfg.evaluation.test_env_num > 0 ? deps.splits.test.slice(0, cfg.evaluation.test_env_num) : deps.splits.test;
+  if (!state.stopped) {
+    const items = f.testItems;
     if (items.length) {
       const which = { baseline: state.baseline.hash, best: state.best.hash, final: state.current.hash };
       const distinct = [...new Set(Object.values(which))];
@@ -73,14 +78,14 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
       });
     }
   }
-  const totals = deps.accounting.snapshot();
+  const totals = f.accounting.snapshot();
   const dropped = droppedByStage(totals);
-  const wall = f.elapsedBefore + (deps.clock.now() - f.startedAt) / 1000;
+  const wall = f.wallSeconds();
   const summary: Summary = {
     schema: SUMMARY_SCHEMA,
     status: state.stopped ? "stopped" : "finished",
     ...(state.stopped ? { stopped_reason: state.stopped } : {}),
-    benchmark: bench.name,
+    benchmark: f.benchmark,
     gate_metric: f.gate.metric,
     gate_rule: f.gate.useGate ? f.gate.rule : "off",
     ...(f.gate.rule === "paired" ? { gate_confidence: 1 - f.gate.sequential.alpha, gate_min_effect: f.gate.sequential.minEffect } : {}),
@@ -90,7 +95,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     best: { selection: r6(state.best.score), selection_hard: r6(state.best.hard), test: r6(test.best?.hard), step: state.best.step, origin: state.best.origin, hash: state.best.hash },
     final: { selection: r6(state.current.score), selection_hard: r6(state.current.hard), test: r6(test.final?.hard), origin: state.current.origin, hash: state.current.hash },
     steps: state.lastStep,
-    total_steps: f.sizes.totalSteps,
+    total_steps: f.totalSteps,
     accepted: state.counts.accepted,
     rejected: state.counts.rejected + state.counts.rejected_early,
     rejected_early: state.counts.rejected_early,
@@ -104,12 +109,12 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     // Items that got no answer, per stage: left out of every score (never counted as zeros).
     errored: { ...state.errored },
     rollouts_reused: f.ev.rolloutsReused,
-    selection_items: f.selection.length,
+    selection_items: f.selectionItems,
     test_by_type: { baseline: test.baseline?.by_type ?? null, best: test.best?.by_type ?? null, final: test.final?.by_type ?? null },
     test_soft: { baseline: r6(test.baseline?.soft), best: r6(test.best?.soft), final: r6(test.final?.soft) },
   };
   if (!state.stopped) state.finished = true;
-  f.commit({ kind: "final", step: state.lastStep, epoch: cfg.train.num_epochs, skills: [], record: summary, evaluations });
+  f.commit({ kind: "final", step: state.lastStep, epoch: f.epochs, skills: [], record: summary, evaluations });
   events.emit({ type: "done", summary });
   return summary;
 }

@@ -6,6 +6,7 @@ export { detectableGain, type GateDecision, PairedSequentialTest, type Sequentia
 export { type CompareVerdict, compareSkills, countFlips, type FlipRow, type SkillComparison } from "./compare.ts";
 export { PROMPT_NAMES, type PromptName, type PromptSet } from "./messages.ts";
 export { type CallPlan, mergeCallsFor, planCalls, planEpoch } from "./plan.ts";
+export type * from "./checkpoint.ts";
 export type * from "./ports.ts";
 export { createRandom, seededShuffle } from "./random.ts";
 export { budgetAt, LrScheduler, roundHalfEven, type SchedulerMode } from "./schedule.ts";

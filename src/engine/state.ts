@@ -1,90 +1,83 @@
 import * as v from "valibot";
-import type { StepBufferEntry } from "./step-buffer.ts";
+import { NoiseFloorSchema } from "./records.ts";
+
+const num = v.number();
 
 /** A skill the loop tracks, by content hash, with its selection scores. */
-export interface SkillRef {
-  hash: string;
-  hard: number;
-  soft: number;
+const SkillRefSchema = v.object({
+  hash: v.string(),
+  hard: num,
+  soft: num,
   /** Gate score on the selection split; always measured for the text behind `hash` (spec §10.1). */
-  score: number;
-  origin: string;
-}
+  score: num,
+  origin: v.string(),
+});
+export type SkillRef = v.InferOutput<typeof SkillRefSchema>;
 
-export interface LoopCounts {
-  accepted: number;
-  rejected: number;
-  rejected_early: number;
-  skipped: number;
-  /** Paired gate: decisions the selection split could not settle (the current skill stayed). */
-  undecided?: number;
-}
+const FailurePatternSchema = v.object({ pattern: v.string(), count: num, task_ids: v.array(v.string()) });
+export type FailurePattern = v.InferOutput<typeof FailurePatternSchema>;
 
-/** The flip rate of the initial skill between two samples (the noise floor, docs/gate.md). */
-export interface NoiseFloor {
-  items: number;
-  flips: number;
-  flip_rate: number;
-  /** Smallest gain the selection split can detect with 80 % power at the gate's confidence. */
-  detectable_gain: number;
-  selection_items: number;
-  min_effect: number;
-  confidence: number;
-}
+/** What the analysts of later steps in the same epoch learn about a step (spec §2.9). */
+const StepBufferEntrySchema = v.object({
+  step: num,
+  action: v.string(),
+  n_total: num,
+  n_fail: num,
+  failure_patterns: v.array(FailurePatternSchema),
+  score_before: v.optional(num),
+  score_after: v.optional(num),
+  /** A compact description of each edit the step did not keep (op/content/target, or title/instruction, …). */
+  rejected_edits: v.optional(v.array(v.record(v.string(), v.unknown()))),
+  /** Edits of this step that did not apply, with the reason (spec §10.16: tell the optimizer). */
+  failed_edits: v.optional(v.array(v.object({ op: v.string(), target: v.string(), status: v.string(), reason: v.optional(v.string()) }))),
+});
+export type StepBufferEntry = v.InferOutput<typeof StepBufferEntrySchema>;
+
+/** One item's (hard, soft) scores. */
+const ItemScoresSchema = v.pipe(v.tuple([num, num]), v.readonly());
 
 /**
  * Everything the loop needs to continue exactly where it stopped. It is committed with every
  * checkpoint, so a resumed run makes the same decisions as an uninterrupted one (spec §10.4).
+ * The store keeps it as JSON; a resume parses it with this schema.
  */
-export interface LoopState {
-  version: 1;
-  /** Last committed global step (0 = only the baseline is done). */
-  lastStep: number;
-  /** Last epoch whose boundary (slow update, meta skill) is committed. */
-  boundaryEpoch: number;
-  finished: boolean;
-  current: SkillRef;
-  best: SkillRef & { step: number };
-  baseline: SkillRef;
-  schedulerStep: number;
-  bufferEpoch: number;
-  stepBuffer: StepBufferEntry[];
-  /** hash → selection scores of every fully evaluated skill. */
-  selCache: Record<string, { hard: number; soft: number }>;
-  /** epoch → meta-skill memory written at the end of that epoch. */
-  meta: Record<string, string>;
-  /** epoch → hash of the current skill when the epoch started. */
-  epochStart: Record<string, string>;
-  counts: LoopCounts;
-  /** Selection rollouts not run thanks to early rejection. */
-  selectionSaved: number;
-  /** Items that got no answer per stage (rollout, test, slow_update) over the run; never scored. */
-  errored: Record<string, number>;
-  /** hash → per-item (hard, soft) selection scores by selection index (paired gate and gate records). */
-  selItems?: Record<string, (readonly [number, number] | null)[]>;
-  noiseFloor?: NoiseFloor;
-  stopped?: string;
-}
-
-const RefSchema = v.object({ hash: v.string(), hard: v.number(), soft: v.number(), score: v.number(), origin: v.string() });
-
-/** Validates a stored LoopState (the run store keeps it as JSON). */
-export const LoopStateSchema = v.looseObject({
+export const LoopStateSchema = v.object({
   version: v.literal(1),
-  lastStep: v.number(),
-  boundaryEpoch: v.number(),
+  /** Last committed global step (0 = only the baseline is done). */
+  lastStep: num,
+  /** Last epoch whose boundary (slow update, meta skill) is committed. */
+  boundaryEpoch: num,
   finished: v.boolean(),
-  current: RefSchema,
-  best: v.object({ ...RefSchema.entries, step: v.number() }),
-  baseline: RefSchema,
-  schedulerStep: v.number(),
-  bufferEpoch: v.number(),
-  stepBuffer: v.array(v.looseObject({ step: v.number(), action: v.string() })),
-  selCache: v.record(v.string(), v.object({ hard: v.number(), soft: v.number() })),
+  current: SkillRefSchema,
+  best: v.object({ ...SkillRefSchema.entries, step: num }),
+  baseline: SkillRefSchema,
+  schedulerStep: num,
+  bufferEpoch: num,
+  stepBuffer: v.array(StepBufferEntrySchema),
+  /** hash → selection scores of every fully evaluated skill. */
+  selCache: v.record(v.string(), v.object({ hard: num, soft: num })),
+  /** epoch → meta-skill memory written at the end of that epoch. */
   meta: v.record(v.string(), v.string()),
+  /** epoch → hash of the current skill when the epoch started. */
   epochStart: v.record(v.string(), v.string()),
-  counts: v.object({ accepted: v.number(), rejected: v.number(), rejected_early: v.number(), skipped: v.number() }),
-  selectionSaved: v.number(),
-  // Runs stored before errored items were counted have none.
-  errored: v.optional(v.record(v.string(), v.number()), {}),
+  counts: v.object({
+    accepted: num,
+    rejected: num,
+    rejected_early: num,
+    skipped: num,
+    /** Paired gate: decisions the selection split could not settle (the current skill stayed). */
+    undecided: v.optional(num),
+  }),
+  /** Selection rollouts not run thanks to early rejection. */
+  selectionSaved: num,
+  /** Items that got no answer per stage (rollout, test, slow_update) over the run; never scored. Runs stored before they were counted have none. */
+  errored: v.optional(v.record(v.string(), num), {}),
+  /** hash → per-item (hard, soft) selection scores by selection index (paired gate and gate records). */
+  selItems: v.optional(v.record(v.string(), v.array(v.nullable(ItemScoresSchema)))),
+  noiseFloor: v.optional(NoiseFloorSchema),
+  /** Why this invocation stopped early (budget); cleared on resume. */
+  stopped: v.optional(v.string()),
+  /** Wall seconds of the run over all its invocations, at the last commit. */
+  elapsedS: v.optional(num),
 });
+export type LoopState = v.InferOutput<typeof LoopStateSchema>;

@@ -1,26 +1,9 @@
 import type { EditReportRow } from "./edits.ts";
 import { isFailure } from "./evaluate.ts";
 import type { RolloutResult } from "./ports.ts";
+import type { FailurePattern, StepBufferEntry } from "./state.ts";
 
-export interface FailurePattern {
-  pattern: string;
-  count: number;
-  task_ids: string[];
-}
-
-/** What the analysts of later steps in the same epoch learn about a step (spec §2.9). */
-export interface StepBufferEntry {
-  step: number;
-  action: string;
-  n_total: number;
-  n_fail: number;
-  failure_patterns: FailurePattern[];
-  score_before?: number;
-  score_after?: number;
-  rejected_edits?: Record<string, unknown>[];
-  /** Edits of this step that did not apply, with the reason (spec §10.16: tell the optimizer). */
-  failed_edits?: { op: string; target: string; status: string; reason?: string }[];
-}
+export type { StepBufferEntry };
 
 const MAX_IDS = 8;
 

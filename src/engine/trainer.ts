@@ -9,14 +9,15 @@ import { seededShuffle } from "./random.ts";
 import { detectableGain } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
 import { planEpoch } from "./plan.ts";
-import type { Benchmark, BenchmarkContext, CallAccounting, CheckpointContent, Clock, EvaluationRow, RolloutResult, RunRecorder, Splits, TaskItem } from "./ports.ts";
+import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RolloutResult, Splits, TaskItem } from "./ports.ts";
 import { LrScheduler, type SchedulerMode } from "./schedule.ts";
 import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
 import { ensureSlowUpdatePlaceholder, setAppendix, setSlowUpdate } from "./skill-doc.ts";
 import type { StageContext } from "./stage-context.ts";
 import { type LoopState, LoopStateSchema } from "./state.ts";
-import type { BoundaryAction, BoundaryRecord, Summary } from "./records.ts";
+import { type BoundaryAction, type BoundaryRecord, recordIssue, type Summary } from "./records.ts";
 import { runStep } from "./step.ts";
+import type { CheckpointContent, EvaluationRow, RunRecorder } from "./checkpoint.ts";
 import { finalEvaluation } from "./final.ts";
 
 export interface TrainDeps {
@@ -95,9 +96,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
 
   let state: LoopState;
   const resumed = recorder.resume();
-  const elapsedBefore = resumed ? Number((resumed.state as { elapsedS?: number }).elapsedS ?? 0) : 0;
+  const stored = resumed ? v.safeParse(LoopStateSchema, resumed.state) : undefined;
+  if (stored && !stored.success) {
+    throw new DataError(`the run store holds a loop state this version cannot read (${recordIssue("loop state", stored.issues)})`, { hint: "start a new run with a different --out" });
+  }
+  const elapsedBefore = stored?.output.elapsedS ?? 0;
   const commit = (cp: CheckpointContent) => {
-    (state as LoopState & { elapsedS: number }).elapsedS = Math.round((elapsedBefore + (clock.now() - startedAt) / 1000) * 10) / 10;
+    state.elapsedS = Math.round((elapsedBefore + (clock.now() - startedAt) / 1000) * 10) / 10;
     // The recorder serializes (or copies) what it keeps before commit returns: no clone here.
     recorder.commit({ ...cp, state });
     // What a later step can still use stays in memory; everything else is in the store.
@@ -106,10 +111,8 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     for (const h of skills.keys()) if (!live.has(h)) skills.delete(h);
   };
 
-  if (resumed) {
-    const parsed = v.safeParse(LoopStateSchema, resumed.state);
-    if (!parsed.success) throw new DataError("the run store holds a loop state this version cannot read", { hint: "start a new run with a different --out" });
-    state = { ...(resumed.state as LoopState), errored: parsed.output.errored };
+  if (resumed && stored?.success) {
+    state = stored.output;
     // A budget stop ends one invocation, not the run: a resume with a higher cap continues.
     delete state.stopped;
     for (const [h, t] of Object.entries(resumed.skills)) skills.set(h, t);
@@ -363,6 +366,21 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     return nf;
   }
 
-  const summary = await finalEvaluation({ deps, state, skills, ev, gate, sizes, selection, startedAt, elapsedBefore, commit });
+  const testItems = cfg.evaluation.eval_test ? firstN(deps.splits.test, cfg.evaluation.test_env_num) : [];
+  const summary = await finalEvaluation({
+    state,
+    skills,
+    ev,
+    gate,
+    benchmark: bench.name,
+    testItems,
+    epochs: cfg.train.num_epochs,
+    totalSteps: sizes.totalSteps,
+    selectionItems: selection.length,
+    accounting,
+    events,
+    wallSeconds: () => elapsedBefore + (clock.now() - startedAt) / 1000,
+    commit,
+  });
   return { summary, state, bestSkill: skills.get(state.best.hash)!, currentSkill: skills.get(state.current.hash)! };
 }

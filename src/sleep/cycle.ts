@@ -6,7 +6,7 @@ import type { SleepBackend } from "./backend/types.ts";
 import { BudgetExhaustedError, NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
 import { consolidate } from "./consolidate.ts";
-import { fanOut, type SkillProposal } from "./fanout.ts";
+import { fanOut } from "./fanout.ts";
 import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { getRules, skillScaffold } from "./learned-block.ts";
@@ -14,8 +14,8 @@ import { verifyLessons } from "./lesson-verify.ts";
 import { applyLessonCards, editCards, type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook, withRuleHead } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
-import { consolidateOptions, emptyResult, persistNight, writeDiagnostics } from "./night-parts.ts";
-import { buildReport, renderReportMd, type SleepReport } from "./report.ts";
+import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
+import { buildReport, renderReportMd } from "./report.ts";
 import { type Proposal, publishNight, readBaseline, reserveNight } from "./stage.ts";
 import type { SleepStore } from "./store-port.ts";
 import type { ConsolidateResult, TaskRecord } from "./types.ts";
@@ -52,19 +52,8 @@ export interface NightInput {
   onTasks?: (tasks: readonly TaskRecord[], nSessions: number) => void;
 }
 
-/** What a night produced, for the `run` output (spec §2.8). */
-export interface NightOutcome {
-  night: number;
-  report: SleepReport;
-  result: ConsolidateResult | undefined;
-  stagingDir: string;
-  proposals: Proposal[];
-  skillProposals: SkillProposal[];
-  nSessions: number;
-  tasks: TaskRecord[];
-  evidencePath: string;
-  modelChanged: boolean;
-}
+export type { NightOutcome };
+
 
 /** Run one night: harvest → mine → replay → consolidate behind the gate → stage (spec §6.8). */
 export async function runNight(input: NightInput): Promise<NightOutcome> {

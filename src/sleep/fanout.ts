@@ -3,7 +3,7 @@ import { BudgetExhaustedError } from "./budget.ts";
 import { consolidate, type ConsolidateOptions } from "./consolidate.ts";
 import type { ReplayContext } from "./replay.ts";
 import { groupBySkillHint, resolveSkill } from "./skills.ts";
-import { type Baseline, readBaseline } from "./stage.ts";
+import { type Baseline, readBaseline, type SkillProposal } from "./stage.ts";
 import type { TaskRecord } from "./types.ts";
 
 /** One row of report.skill_groups (spec §7.6). */
@@ -20,12 +20,6 @@ export interface SkillGroupRow {
   reason: string;
 }
 
-/** An accepted per-skill proposal, pinned to its resolved live file. */
-export interface SkillProposal {
-  name: string;
-  text: string;
-  baseline: Baseline;
-}
 
 /**
  * Multi-skill fan-out (spec §7.13): tasks whose sessions invoked exactly one skill are grouped by

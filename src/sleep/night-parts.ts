@@ -3,10 +3,24 @@ import { log, redactText, redactSecrets, sha256, writeJsonAtomic } from "../lib/
 import type { NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
 import type { ConsolidateOptions } from "./consolidate.ts";
-import type { NightOutcome } from "./cycle.ts";
-import { finite } from "./report.ts";
+import { finite, type SleepReport } from "./report.ts";
+import type { Proposal, SkillProposal } from "./stage.ts";
 import type { SleepStore } from "./store-port.ts";
 import type { ConsolidateResult, TaskRecord } from "./types.ts";
+
+/** What a night produced, for the `run` output (spec §2.8). */
+export interface NightOutcome {
+  night: number;
+  report: SleepReport;
+  result: ConsolidateResult | undefined;
+  stagingDir: string;
+  proposals: Proposal[];
+  skillProposals: SkillProposal[];
+  nSessions: number;
+  tasks: TaskRecord[];
+  evidencePath: string;
+  modelChanged: boolean;
+}
 
 /** Consolidation settings of a config. */
 export function consolidateOptions(cfg: SleepConfig, memory: string, rejectedBefore: readonly string[]): Omit<ConsolidateOptions, "tasks" | "skill"> {

@@ -3,7 +3,6 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { compactTimestamp, StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { kindOf, readRegularFile } from "./adopt/read.ts";
 import { sealKey, sealObject } from "./adopt/seal.ts";
-import type { SkillProposal } from "./fanout.ts";
 import { type LegacyRow, MANIFEST_SCHEMA, type Manifest, type SkillRow } from "./manifest.ts";
 import { safeSkillName } from "./skills.ts";
 
@@ -17,6 +16,13 @@ export interface Baseline {
   text: string;
   sha256: string;
   realpath: string;
+}
+
+/** An accepted per-skill proposal, pinned to its resolved live file. */
+export interface SkillProposal {
+  name: string;
+  text: string;
+  baseline: Baseline;
 }
 
 /** Read a live skill/memory file as a pinned baseline ("" when absent). Invalid UTF-8 is refused. */

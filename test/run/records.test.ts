@@ -1,9 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as v from "valibot";
 import { STEP_RECORD_SCHEMA, SUMMARY_SCHEMA } from "../../src/engine/index.ts";
 import { parseAll, parseBoundaryRecord, parseStepRecord, parseSummary } from "../../src/run/index.ts";
-import { boundaryRecords, openRunStore, stepRecords } from "../../src/store/index.ts";
+import { LoopStateSchema } from "../../src/engine/state.ts";
+import { boundaryRecords, lastCheckpoint, openRunStore, stepRecords } from "../../src/store/index.ts";
 import { quickConfig, trainOnSim } from "../engine/support.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 
@@ -34,6 +36,9 @@ describe("run records", () => {
       expect(parseAll(stepRecords(store), parseStepRecord, "step record", issues)).toEqual(records);
       expect(parseAll(boundaryRecords(store), parseBoundaryRecord, "boundary record", issues).map((b) => b.epoch)).toEqual([1, 2, 3]);
       expect(issues).toEqual([]);
+      // The loop state a resume reads back (stored before the schema named every field) parses too.
+      const state = v.safeParse(LoopStateSchema, lastCheckpoint(store)?.state);
+      expect(state.success ? state.output.lastStep : state.issues[0]?.message).toBe(12);
     } finally {
       store.close();
     }

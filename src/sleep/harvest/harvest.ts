@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
-import type { HarvestOptions } from "./index.ts";
+import type { HarvestOptions } from "./options.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
 import { SOURCES } from "./sources.ts";
 import { type Candidate, digestOf, type ReaderContext, type SessionSource } from "./source.ts";

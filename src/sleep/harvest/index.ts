@@ -1,6 +1,3 @@
-import type { HarvestStateStore } from "../ports.ts";
-import type { HarvestProgress, Scope, SourceLocations, SourceName } from "./types.ts";
-
 export { SessionDigestSchema, SOURCE_NAMES } from "./types.ts";
 export type {
   HarvestProgress,
@@ -12,33 +9,6 @@ export type {
   SourceStats,
 } from "./types.ts";
 
-/** What to harvest and how. */
-export interface HarvestOptions {
-  /** Sources to read (`auto` is the caller's policy: Codex, then Claude if Codex had nothing). */
-  sources: readonly SourceName[];
-  scope: Scope;
-  /** Absolute path of the invoked project ("" = none: every project matches under `invoked`). */
-  invokedProject: string;
-  locations?: SourceLocations;
-  /** Sessions with no activity since this instant (UTC epoch ms) are skipped unread. Unset = no window. */
-  sinceMs?: number;
-  /**
-   * Maximum digests returned, newest first across all sources; 0 = unlimited. Sessions past the
-   * limit stay undelivered and come first next time they are the newest.
-   */
-  limit?: number;
-  /**
-   * Also return sessions already delivered to this scope (a preview of everything, still read
-   * through the parse cache). Used by `sleep harvest`, which never commits.
-   */
-  includeDelivered?: boolean;
-  /** Incremental state; without it every session is read in full and commit() does nothing. */
-  state?: HarvestStateStore;
-  /** Environment used for per-OS locations (CODEX_HOME, XDG_*, APPDATA, OPENCODE_DB, …). */
-  env?: Readonly<Record<string, string | undefined>>;
-  platform?: NodeJS.Platform;
-  onProgress?: (event: HarvestProgress) => void;
-  signal?: AbortSignal;
-}
+export type { HarvestOptions } from "./options.ts";
 
 export { harvest, scopeKey } from "./harvest.ts";
