@@ -21,7 +21,8 @@ export interface SkillCheck extends SkillComparison {
 const MAX_ROWS = 25;
 const pts = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}`;
 const num = (x: number) => x.toFixed(3);
-const cell = (s: string | undefined) => (s ?? "").replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'").replace(/[\r\n]+/g, " ");
+const cell = (s: string | undefined) =>
+  (s ?? "").replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[\r\n]+/g, " ");
 
 const VERDICT_WORDS: Record<SkillComparison["verdict"], string> = {
   improved: "IMPROVED",

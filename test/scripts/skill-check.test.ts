@@ -25,6 +25,7 @@ const CHANGES = {
   helpful: skill(RULES.date, RULES.rounding, RULES.distance, RULES.currency, RULES.naming, RULES.list),
 };
 const SCRIPT = join(REPO_ROOT, "scripts", "skill-check.sh");
+const SCRIPT_SETTINGS = ["SKILLOPT_BIN", "SKILLOPT_VERSION", "SKILLOPT_RELEASE_URL", "SKILLOPT_REPO", "SKILLOPT_ARGS", "SKILLOPT_FAIL_ON", "SKILLOPT_REPORT_DIR", "SKILLOPT_SKILLS", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"];
 
 function git(cwd: string, ...args: string[]): string {
   const r = Bun.spawnSync(["git", ...args], { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.invalid" } });
@@ -56,7 +57,9 @@ function repoWithChanges(root: string): string {
 function wrapper(dir: string): { path: string; ran: string } {
   const path = join(dir, "skillopt-wrapper");
   const ran = join(dir, "wrapper-ran");
-  writeFileSync(path, `#!/bin/sh\ntouch '${ran}'\nexec '${process.execPath}' '${join(REPO_ROOT, "src", "main.ts")}' "$@"\n`);
+  // With SKILLOPT_BIN set (the e2e run against a compiled binary), the stand-in runs that binary.
+  const cli = process.env.SKILLOPT_BIN ? `'${process.env.SKILLOPT_BIN}'` : `'${process.execPath}' '${join(REPO_ROOT, "src", "main.ts")}'`;
+  writeFileSync(path, `#!/bin/sh\ntouch '${ran}'\nexec ${cli} "$@"\n`);
   chmodSync(path, 0o755);
   return { path, ran };
 }
@@ -64,9 +67,11 @@ function wrapper(dir: string): { path: string; ran: string } {
 async function runCheck(repo: string, branch: string, env: Record<string, string>) {
   git(repo, "checkout", "-q", branch);
   const summary = join(repo, "..", `summary-${branch}-${Bun.hash(JSON.stringify(env))}.md`);
+  // The script's own settings come only from the test (not from the environment the suite runs in).
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SCRIPT_SETTINGS.includes(k)));
   const proc = Bun.spawn(["bash", SCRIPT], {
     cwd: repo,
-    env: { ...process.env, NO_COLOR: "1", SKILLOPT_CONFIG: "quickstart", SKILLOPT_BASE_REF: "main", SKILLOPT_SKILLS: "skills/**/SKILL.md", GITHUB_STEP_SUMMARY: summary, ...env },
+    env: { ...inherited, NO_COLOR: "1", SKILLOPT_CONFIG: "quickstart", SKILLOPT_BASE_REF: "main", SKILLOPT_SKILLS: "skills/**/SKILL.md", GITHUB_STEP_SUMMARY: summary, ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
