@@ -25,7 +25,7 @@ export function cachedTokenProvider(fetchToken: () => Promise<Token>, now: () =>
 }
 
 /** The AAD resource for a scope: `https://cognitiveservices.azure.com/.default` → without `/.default`. */
-export function scopeResource(scope: string): string {
+function scopeResource(scope: string): string {
   return scope.replace(/\/\.default$/, "");
 }
 

@@ -23,7 +23,7 @@ export interface BatchEvent {
   text: string;
 }
 
-export interface BatcherOptions {
+interface BatcherOptions {
   store: Store;
   modes: Record<Role, BatchMode>;
   fallback: "live" | "stop";

@@ -45,7 +45,7 @@ export interface RoleBinding {
   concurrency: number;
 }
 
-export interface ClientCore {
+interface ClientCore {
   roles: Record<Role, RoleBinding>;
   prices: PriceTable;
   cache: Store | undefined;
@@ -381,9 +381,4 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   private now(): number {
     return (this.core.now ?? performance.now.bind(performance))();
   }
-}
-
-/** True for failures that say the configuration is wrong (bad key, unknown model), not the network. */
-export function isConfigurationFailure(err: unknown): boolean {
-  return err instanceof BackendError && ["auth", "not_found", "bad_request"].includes(err.kind);
 }

@@ -18,7 +18,7 @@ export function execTimeoutMs(settings: Settings): number {
 }
 
 /** The current Claude model, for Claude backends whose role model is unset or a shipped placeholder. */
-export const CLAUDE_DEFAULT_MODEL = "claude-sonnet-5-5";
+const CLAUDE_DEFAULT_MODEL = "claude-sonnet-5-5";
 
 /**
  * The model an agent-CLI backend gets when the role's model is unset or a shipped placeholder

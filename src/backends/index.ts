@@ -32,13 +32,13 @@ import type { ChatBackend } from "./types.ts";
 export type { BatchEvent, BatchMode, RoundPurpose } from "./batcher.ts";
 export type { CallEvent } from "./client.ts";
 export { cacheKey } from "./call-cache.ts";
-export { isConfigurationFailure } from "./client.ts";
-export { type CliProbe, probeCli } from "./exec/probe.ts";
-export type { LedgerSummary, StageTotals } from "./ledger.ts";
+
+export { probeCli } from "./exec/probe.ts";
+
 export { Limiter } from "./limiter.ts";
-export { builtinPrices, loadUserPricing, parsePricing, type Price, PriceTable, userPricingPath } from "./pricing.ts";
+export { builtinPrices, loadUserPricing, parsePricing, PriceTable, userPricingPath } from "./pricing.ts";
 export { backoffDelay, parseRetryAfter, type RetryPolicy, withRetry } from "./retry.ts";
-export { type BackendName, isExecHarness, normalizeLabel, type ResolvedRoles, resolveRoles } from "./roles.ts";
+export { type BackendName, isExecHarness, type ResolvedRoles, resolveRoles } from "./roles.ts";
 export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";
 export { sleepModelConfig } from "./sleep.ts";
 export type { ChatBackend, RawCompletion } from "./types.ts";
@@ -89,7 +89,7 @@ export interface ModelClientOptions {
 }
 
 /** What a role resolved to, for the CLI's first line and `--json` output. */
-export interface RoleInfo {
+interface RoleInfo {
   backend: string;
   model: string | undefined;
   endpoint: string | undefined;

@@ -1,7 +1,7 @@
 import type { Role, Usage } from "../engine/ports.ts";
 import { dropRows, insertDropRow, insertLedgerRow, type LedgerRow, ledgerRows, type Store } from "../store/index.ts";
 
-export interface StageTotals {
+interface StageTotals {
   calls: number;
   cached: number;
   prompt_tokens: number;
@@ -16,7 +16,7 @@ export interface StageTotals {
   dropped: number;
 }
 
-export interface LedgerSummary {
+interface LedgerSummary {
   calls: number;
   cached: number;
   /** Paid calls: calls − cached. */
@@ -31,7 +31,7 @@ export interface LedgerSummary {
   dropped: Record<string, number>;
 }
 
-export interface CallRecord {
+interface CallRecord {
   role: Role;
   stage: string;
   backend: string;

@@ -6,7 +6,7 @@ import type { ChatRequest } from "../engine/ports.ts";
 import { BackendError } from "../lib/index.ts";
 import type { BatchApi, BatchInfo, BatchLineResult, RawCompletion } from "./types.ts";
 
-export interface BatchApiOptions {
+interface BatchApiOptions {
   client: OpenAI;
   url: "/v1/chat/completions" | "/chat/completions";
   accepts: (request: ChatRequest & { model: string }) => boolean;

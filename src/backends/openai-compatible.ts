@@ -10,7 +10,7 @@ import { createBatchApi } from "./openai-batch.ts";
 import { parseRetryAfter } from "./retry.ts";
 import type { ChatBackend, RawCompletion } from "./types.ts";
 
-export interface SdkChatOptions {
+interface SdkChatOptions {
   /** Backend name for errors and the ledger. */
   name: string;
   kind: "openai" | "azure";

@@ -7,7 +7,7 @@ import { numberOf, ROLE_ENV_PREFIX, type Settings } from "./settings.ts";
 import type { ChatBackend } from "./types.ts";
 
 /** Models that accept `reasoning_effort` on the OpenAI wire (o-series, gpt-5 family). */
-export function takesReasoningEffort(model: string): boolean {
+function takesReasoningEffort(model: string): boolean {
   const bare = model.toLowerCase().replace(/^.*\//, "");
   return /^(o\d|gpt-5|codex)/.test(bare);
 }
@@ -83,7 +83,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
 }
 
 /** qwen_chat's documented default model (spec §7.5), used when the role's model is a shipped placeholder. */
-export const QWEN_DEFAULT_MODEL = "Qwen/Qwen3.5-4B";
+const QWEN_DEFAULT_MODEL = "Qwen/Qwen3.5-4B";
 
 type ThinkingMode = "server_default" | "enabled" | "disabled";
 // The reference's accepted spellings (case-insensitive, '-' = '_'); anything else is a typo and an error.
@@ -99,7 +99,7 @@ const THINKING_SPELLINGS: Record<string, ThinkingMode> = {
 const warnedThinking = new Set<Role>();
 
 /** The qwen thinking-mode wire policy for a role (spec §7.5). */
-export function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
+function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
   const mode = settings.first(layered(role, "qwen_chat", "thinking_mode").keys, layered(role, "qwen_chat", "thinking_mode").envs);
   const legacy = settings.first(layered(role, "qwen_chat", "enable_thinking").keys, layered(role, "qwen_chat", "enable_thinking").envs);
   let fromMode: ThinkingMode | undefined;

@@ -6,7 +6,7 @@ import { ConfigError, errorMessage } from "../lib/index.ts";
 import type { EnvLookup } from "./settings.ts";
 
 /** Dollars per million tokens. */
-export interface Price {
+interface Price {
   input_per_mtok: number;
   output_per_mtok: number;
   cached_input_per_mtok?: number;

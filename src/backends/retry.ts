@@ -29,11 +29,11 @@ export function backoffDelay(policy: RetryPolicy, retry: number, err: unknown): 
 }
 
 /** Whether the policy may retry this failure (BackendError.retryable; anything else is a bug → no). */
-export function isRetryable(err: unknown): boolean {
+function isRetryable(err: unknown): boolean {
   return err instanceof BackendError && err.retryable;
 }
 
-export interface AttemptInfo {
+interface AttemptInfo {
   attempt: number;
   error: unknown;
   delayMs: number;

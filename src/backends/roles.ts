@@ -55,7 +55,7 @@ const ALIASES: Record<string, string> = {
 };
 
 /** Canonical label for a user-written backend name (aliases and case folded). */
-export function normalizeLabel(name: string | undefined): string {
+function normalizeLabel(name: string | undefined): string {
   const n = (name ?? "").trim().toLowerCase();
   return ALIASES[n] ?? n;
 }
@@ -142,7 +142,7 @@ function checkWhitelist(role: Role, name: string, keyPath: string, written: stri
 }
 
 /** The config key or env var that configures an OpenAI-compatible endpoint or key, if any. */
-export function findCompatibleEndpoint(settings: Settings): string | undefined {
+function findCompatibleEndpoint(settings: Settings): string | undefined {
   const keys: string[] = [];
   const envs: string[] = [];
   for (const suffix of ["base_url", "api_key"]) {

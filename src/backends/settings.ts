@@ -74,7 +74,7 @@ export class Settings {
   }
 }
 
-export function text(value: unknown): string | undefined {
+function text(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   const s = String(value).trim();
   return s === "" ? undefined : s;
@@ -85,14 +85,6 @@ export function numberOf(value: string | undefined): number | undefined {
   if (value === undefined || BLANK.has(value.toLowerCase())) return undefined;
   const n = Number(value);
   return Number.isFinite(n) ? n : Number.NaN;
-}
-
-export function boolOf(value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  const v = value.toLowerCase();
-  if (["1", "true", "yes", "on"].includes(v)) return true;
-  if (["0", "false", "no", "off", ""].includes(v)) return false;
-  return undefined;
 }
 
 export const ROLE_ENV_PREFIX: Record<Role, string> = { optimizer: "OPTIMIZER", target: "TARGET" };

@@ -48,7 +48,7 @@ function largerBudget(requested: number | undefined, used: number): number {
 }
 
 /** Extract JSON from a reply and validate it; the error text is what the model is told on a re-ask. */
-export function parseAgainst<S extends v.GenericSchema>(text: string, schema: S): { ok: true; value: v.InferOutput<S> } | { ok: false; error: string } {
+function parseAgainst<S extends v.GenericSchema>(text: string, schema: S): { ok: true; value: v.InferOutput<S> } | { ok: false; error: string } {
   const value = extractJson(text);
   if (value === undefined) return { ok: false, error: "no JSON object was found in the reply" };
   const parsed = v.safeParse(schema, value);

@@ -28,7 +28,7 @@ function lazyCommand(meta: { name: string; description: string }, fn: () => Prom
 }
 
 /** `skillopt sleep …` */
-export const sleepCommand = defineCommand({
+const sleepCommand = defineCommand({
   meta: { name: "sleep", description: "SkillOpt-Sleep: learn from your coding-agent sessions, staged for review" },
   subCommands: {
     review: load(() => import("./sleep/review.ts")),
@@ -46,7 +46,7 @@ export const sleepCommand = defineCommand({
 });
 
 /** `skillopt data …` */
-export const dataCommand = defineCommand({
+const dataCommand = defineCommand({
   meta: { name: "data", description: "Prepare benchmark data on disk" },
   subCommands: {
     materialize: load(() => import("./data/materialize.ts")),
@@ -54,7 +54,7 @@ export const dataCommand = defineCommand({
 });
 
 /** `skillopt sim …` */
-export const simCommand = defineCommand({
+const simCommand = defineCommand({
   meta: { name: "sim", description: "The offline simulator (no model needed)" },
   subCommands: {
     serve: load(() => import("./sim/serve.ts")),

@@ -64,7 +64,7 @@ function redactDeep(value: unknown): unknown {
   return value;
 }
 
-export interface ErrorJson {
+interface ErrorJson {
   error: { code: string; exit_code: number; message: string; hint?: string; data: Record<string, unknown> };
 }
 

@@ -6,9 +6,9 @@ import { type SkillCheck, skillCheckMarkdown, skillCheckText } from "../report/s
 import { describeNoAnswer } from "./no-answer.ts";
 import { output, printJson, printResult } from "./output.ts";
 
-export const FAIL_ON = ["regression", "undecided"] as const;
+const FAIL_ON = ["regression", "undecided"] as const;
 
-export interface CompareOptions {
+interface CompareOptions {
   ev: Evaluator;
   client: SkilloptModelClient;
   gate: GateSettings;

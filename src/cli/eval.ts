@@ -33,7 +33,6 @@ function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
   return s;
 }
 
-
 /** The --baseline flags, read and checked; undefined without --baseline. */
 function baselineOptions(args: Record<string, unknown>, cwd: string) {
   if (!args.baseline) {

@@ -2,7 +2,7 @@ import type { SkilloptModelClient } from "../backends/index.ts";
 import { NoAnswerError, SkilloptError } from "../lib/index.ts";
 
 /** Host (and port) of an endpoint URL; never its path, query or credentials. */
-export function endpointHost(endpoint: string | undefined): string | undefined {
+function endpointHost(endpoint: string | undefined): string | undefined {
   if (!endpoint) return undefined;
   try {
     return new URL(endpoint).host || undefined;
@@ -12,7 +12,7 @@ export function endpointHost(endpoint: string | undefined): string | undefined {
 }
 
 /** "target (openai_compatible, model m, endpoint host:port)": which role, backend, model and host failed to answer. */
-export function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): string {
+function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): string {
   const i = client.info[role];
   if (!i) return role;
   const host = endpointHost(i.endpoint);

@@ -9,7 +9,7 @@ import { ConfigError, DataError, type SkilloptError, UnsupportedError } from "..
  * never at step N after money was spent. New needs (e.g. a price when a cost cap is set) are added
  * to the lists built below.
  */
-export interface Need {
+interface Need {
   what: string;
   check(): SkilloptError | undefined | Promise<SkilloptError | undefined>;
 }

@@ -8,7 +8,6 @@ import { globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { COMMAND_META } from "./command-meta.ts";
 
-
 export default defineCommand({
   meta: COMMAND_META.report,
   args: {

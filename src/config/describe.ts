@@ -17,7 +17,7 @@ export interface KeyShape {
 type Node = { type: string; kind?: string; pipe?: readonly Node[]; wrapped?: Node; options?: readonly unknown[]; item?: Node; value?: Node; requirement?: unknown; description?: string; default?: unknown; entries?: Record<string, Node> };
 
 /** The marker that separates a key's meaning from its deep-learning analogy in a description. */
-export const ANALOGY_MARK = " DL: ";
+const ANALOGY_MARK = " DL: ";
 
 /** Describe one entry of a valibot object schema. */
 export function describeKey(schema: v.GenericSchema): KeyShape {
@@ -42,7 +42,7 @@ export function nestedEntries(schema: v.GenericSchema): Record<string, v.Generic
 }
 
 /** A value as it is written in a YAML config (strings quoted only when they would not read back). */
-export function renderValue(value: unknown): string {
+function renderValue(value: unknown): string {
   if (value === null) return "null";
   if (typeof value === "string") return value === "" || /^[\d.+-]|^(true|false|null|yes|no|~)$|[:#,[\]{}]/i.test(value) ? JSON.stringify(value) : value;
   if (Array.isArray(value)) return `[${value.map(renderValue).join(", ")}]`;

@@ -3,7 +3,7 @@ import * as v from "valibot";
 /** Field builders: every leaf carries its default, its documentation and a plain-words expectation. */
 
 /** Longest string value any key accepts; a longer one is a mistake (or an attack), not a setting. */
-export const MAX_STRING = 100_000;
+const MAX_STRING = 100_000;
 
 export function str(def: string, doc: string) {
   return v.optional(

@@ -20,7 +20,7 @@ function hiddenInput(input: unknown): string {
 }
 
 /** Where a key's value was written: a file and, when known, the key's line and column there. */
-export interface KeyOrigin {
+interface KeyOrigin {
   file: string;
   pos?: Position | undefined;
 }

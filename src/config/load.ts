@@ -25,7 +25,7 @@ import { type ConfigSource, readSource, resolveBase, resolveConfigArg, sourceKey
 import { validationError } from "./issues.ts";
 import { type Position, parseYamlConfig } from "./yaml-source.ts";
 
-export interface LoadOptions {
+interface LoadOptions {
   /** `--config`: bundled name or path. */
   config: string;
   set?: readonly string[];

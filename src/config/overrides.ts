@@ -13,7 +13,7 @@ export interface Override {
 }
 
 /** Upstream's --cfg-options casting: true|yes, false|no, int, float, else string. */
-export function castUpstream(raw: string): unknown {
+function castUpstream(raw: string): unknown {
   const lower = raw.toLowerCase();
   if (lower === "true" || lower === "yes") return true;
   if (lower === "false" || lower === "no") return false;

@@ -127,5 +127,3 @@ export const ModelSchema = v.strictObject({
   batch_poll_seconds: v.optional(v.pipe(v.number("expected a number of seconds"), v.minValue(0.001, "expected a positive number of seconds"), v.description("First wait between polls of a pending batch (grows ×1.5 up to 30× this, at most 5 minutes)")), 15),
   max_concurrency: nullablePosInt("Upper bound on concurrent calls per endpoint (null → the worker keys decide)"),
 });
-
-export type ModelConfig = v.InferOutput<typeof ModelSchema>;

@@ -13,10 +13,10 @@ import {
 } from "./fields.ts";
 import { ModelSchema } from "./schema-model.ts";
 
-export { ModelSchema, type ModelConfig } from "./schema-model.ts";
+export { ModelSchema } from "./schema-model.ts";
 
 /** `train:` — epochs and batches (engine.md §3.2, §1.14). */
-export const TrainSchema = v.strictObject({
+const TrainSchema = v.strictObject({
   num_epochs: posInt(4, "Passes over the train split. DL: epochs"),
   train_size: nonNegInt(0, "0 = derive from the train split; > 0 must equal the loaded size"),
   steps_per_epoch: v.optional(
@@ -32,7 +32,7 @@ export const TrainSchema = v.strictObject({
 });
 
 /** `gradient:` — reflection (engine.md §2.3). */
-export const GradientSchema = v.strictObject({
+const GradientSchema = v.strictObject({
   minibatch_size: posInt(8, "Trajectories per analyst call. DL: micro-batch of the backward pass"),
   merge_batch_size: v.optional(
     v.pipe(
@@ -49,7 +49,7 @@ export const GradientSchema = v.strictObject({
 });
 
 /** `optimizer:` — learning rate, update mode, slow update, meta skill (engine.md §2.6–2.12). */
-export const OptimizerSchema = v.strictObject({
+const OptimizerSchema = v.strictObject({
   learning_rate: posInt(4, "Max edits per step (edit_budget) and per-analyst cap. DL: learning rate (a step counted in edits, not a scale)"),
   min_learning_rate: posInt(2, "Floor of decaying lr schedules. DL: minimum learning rate"),
   meta_learning_rate: nullablePosInt("Accepted for upstream compatibility; unused"),
@@ -84,7 +84,7 @@ export const OptimizerSchema = v.strictObject({
 });
 
 /** `evaluation:` — the gate and final evaluation (engine.md §2.8, §5). */
-export const EvaluationSchema = v.strictObject({
+const EvaluationSchema = v.strictObject({
   use_gate: bool(true, "false = force-accept every candidate (validation still runs). DL: validation-based checkpoint selection"),
   gate_metric: pick(["hard", "soft", "mixed"], "hard", "Gate score: hard, soft, or mixed = (1-w)·hard + w·soft. DL: validation metric"),
   gate_mixed_weight: num(0.5, "Soft weight of the mixed gate metric", 0, 1),
@@ -182,7 +182,6 @@ export const TrainConfigSchema = v.strictObject({
 });
 
 export type TrainConfig = v.InferOutput<typeof TrainConfigSchema>;
-export type TrainConfigInput = v.InferInput<typeof TrainConfigSchema>;
 
 /** Section names of the structured format. */
 export const SECTIONS = ["model", "train", "gradient", "optimizer", "evaluation", "env"] as const;

@@ -6,7 +6,7 @@ export interface Position {
   col: number;
 }
 
-export interface ParsedYaml {
+interface ParsedYaml {
   data: Record<string, unknown>;
   /** Position of every mapping key, by dot path. */
   positions: Map<string, Position>;

@@ -8,9 +8,9 @@ import { askOptimizer, type StageContext } from "./stage-context.ts";
 
 const PAIR_ENTRY_CHARS = 2000;
 
-export type PairCategory = "improved" | "regressed" | "persistent_fail" | "stable_success";
+type PairCategory = "improved" | "regressed" | "persistent_fail" | "stable_success";
 
-export interface Pair {
+interface Pair {
   id: string;
   task: string;
   category: PairCategory;

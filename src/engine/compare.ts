@@ -12,7 +12,7 @@ import { detectableGain, type GateDecision } from "./sequential.ts";
  * gate_max_regressions) is exceeded; otherwise undecided. What the sequential test itself would
  * have said on the same items is kept as `paired_verdict`.
  */
-export type CompareVerdict = "improved" | "regressed" | "undecided";
+type CompareVerdict = "improved" | "regressed" | "undecided";
 
 /** One task whose score differs between the two skills. */
 export interface FlipRow {

@@ -35,7 +35,7 @@ interface Match {
 }
 
 /** The form two passages are compared in when exact text does not match: case and whitespace ignored. */
-export function normalizeForMatch(text: string): string {
+function normalizeForMatch(text: string): string {
   return text.trim().replace(/\s+/g, " ").toLowerCase();
 }
 
@@ -43,7 +43,7 @@ export function normalizeForMatch(text: string): string {
  * Find `target` in `skill`: exact first occurrence, else a unique match that ignores case and
  * whitespace differences (spec §10.16: exact-only anchors fail silently on trivial drift).
  */
-export function findAnchor(skill: string, target: string): Match | undefined {
+function findAnchor(skill: string, target: string): Match | undefined {
   const i = skill.indexOf(target);
   if (i >= 0) return { start: i, end: i + target.length, fuzzy: false };
   const t = normalizeForMatch(target);

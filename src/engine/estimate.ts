@@ -4,12 +4,12 @@ import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode
 import { firstN } from "./trainer.ts";
 
 /** Dollars per million tokens of one role's model, or null when its price is unknown. */
-export interface RolePrice {
+interface RolePrice {
   input_per_mtok: number;
   output_per_mtok: number;
 }
 
-export interface EstimateInput {
+interface EstimateInput {
   cfg: EngineConfig;
   splits: Splits;
   /** The initial skill's text (its length sizes the assumed prompts). */

@@ -81,9 +81,9 @@ export function noAnswerError(out: { errored: readonly ErroredItem[]; results: r
 }
 
 /** Skills besides the live ones whose evaluation rollouts the run keeps between steps. */
-export const RECENT_SKILLS = 8;
+const RECENT_SKILLS = 8;
 
-export interface EarlyStop {
+interface EarlyStop {
   gate: GateSettings;
   /** The candidate must score strictly above this (the current gate score). */
   mustBeat: number;
@@ -91,7 +91,7 @@ export interface EarlyStop {
   bonus: number;
 }
 
-export interface SetOutcome {
+interface SetOutcome {
   /** Answered items' results (scores), in item order; errored items are not here. */
   results: RolloutResult[];
   /** Items that got no answer, after one re-ask (never averaged into a score). */

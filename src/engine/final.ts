@@ -9,7 +9,7 @@ import type { LoopState } from "./state.ts";
 import { droppedByStage } from "./step.ts";
 
 /** What the final evaluation needs, passed explicitly. */
-export interface FinalInput {
+interface FinalInput {
   state: LoopState;
   skills: ReadonlyMap<string, string>;
   ev: Evaluator;

@@ -11,7 +11,7 @@
 import { type GateDecision, normalCdf, normalQuantile, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
 
 /** A seeded generator in [0,1) (mulberry32). */
-export function rng(seed: number): () => number {
+function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -23,7 +23,7 @@ export function rng(seed: number): () => number {
 }
 
 /** A draw in [0,1) for a tuple of integers (the answer to (seed, skill, item, sample)). */
-export function drawOf(...xs: number[]): number {
+function drawOf(...xs: number[]): number {
   let h = 0x811c9dc5;
   for (const x of xs) {
     h = Math.imul(h ^ (x >>> 0), 0x01000193);
@@ -34,7 +34,7 @@ export function drawOf(...xs: number[]): number {
   return rng(h)();
 }
 
-export interface LabPair {
+interface LabPair {
   /** Success probability of each population item under the current skill. */
   current: Float64Array;
   candidate: Float64Array;
@@ -103,7 +103,7 @@ export function plantPair(seed: number, delta: number, noise: LabNoise = DEFAULT
 }
 
 /** Flip rate of a skill: the chance that two samples of one item disagree, averaged over items. */
-export function flipRate(p: Float64Array): number {
+function flipRate(p: Float64Array): number {
   let s = 0;
   for (const x of p) s += 2 * x * (1 - x);
   return s / p.length;
@@ -114,7 +114,7 @@ export function flipRate(p: Float64Array): number {
  * the population, one answer sample of each skill): E[d²] − Δ², with P(d = ±1) per item from the
  * two success probabilities.
  */
-export function diffVariance(pair: LabPair): number {
+function diffVariance(pair: LabPair): number {
   let e2 = 0;
   for (let i = 0; i < pair.current.length; i++) {
     const p = pair.current[i]!;
@@ -129,14 +129,14 @@ export function diffVariance(pair: LabPair): number {
  * per-item difference variance (the best a level-α test of "no gain" can do on n such items,
  * up to the normal approximation), and the n at which that test reaches 80 %.
  */
-export function fixedNCeiling(delta: number, variance: number, n: number, alpha: number): { power: number; n80: number } {
+function fixedNCeiling(delta: number, variance: number, n: number, alpha: number): { power: number; n80: number } {
   const z = normalQuantile(1 - alpha);
   const power = 1 - normalCdf(z - (delta * Math.sqrt(n)) / Math.sqrt(variance));
   const n80 = delta > 0 ? Math.ceil(((z + normalQuantile(0.8)) ** 2 * variance) / delta ** 2) : Number.POSITIVE_INFINITY;
   return { power, n80 };
 }
 
-export interface LabTrial {
+interface LabTrial {
   pair: LabPair;
   /** Population indices of the selection split, in evaluation order. */
   items: number[];
@@ -161,7 +161,7 @@ export function drawTrial(pair: LabPair, n: number, itemSeed: number, sampleSeed
   return { pair, items, cur, cand };
 }
 
-export interface RuleOutcome {
+interface RuleOutcome {
   verdict: "accept" | "reject" | "undecided";
   /** Candidate rollouts the rule used (the current's per-item results are cached). */
   rollouts: number;
@@ -207,7 +207,7 @@ export interface LabRow {
  * approximately level α on such skewed differences): what the statistical ceiling looks like when
  * measured on the same draws.
  */
-export function fixedTRule(t: LabTrial, alpha: number): RuleOutcome {
+function fixedTRule(t: LabTrial, alpha: number): RuleOutcome {
   const n = t.cur.length;
   let sum = 0;
   let sq = 0;

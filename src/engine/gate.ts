@@ -3,7 +3,7 @@ import { type GateDecision, PairedSequentialTest, type SequentialSettings } from
 import type { EngineConfig } from "./settings.ts";
 import { stripRegions } from "./skill-doc.ts";
 
-export const DEFAULT_LEADING_WORDS = ["must", "always", "never", "only", "critical", "important", "resolve", "prefer", "ensure", "strict", "verify"];
+const DEFAULT_LEADING_WORDS = ["must", "always", "never", "only", "critical", "important", "resolve", "prefer", "ensure", "strict", "verify"];
 
 /** How a gate turns an item's (hard, soft) into one number; the engine's and Sleep's gates share it. */
 export interface GateMetric {
@@ -92,7 +92,7 @@ export function gateScore(g: GateSettings, hard: number, soft: number, skill: st
   return g.densityWeight ? base + g.densityWeight * semanticDensity(skill, g.leadingWords) : base;
 }
 
-export type GateAction = "accept_new_best" | "accept" | "reject" | "force_accept";
+type GateAction = "accept_new_best" | "accept" | "reject" | "force_accept";
 
 /** The gate decision: strict improvement over the current score; ties reject (spec §2.8). */
 export function decide(g: GateSettings, cand: number, current: number, best: number): { action: GateAction; newBest: boolean } {

@@ -1,7 +1,7 @@
 import type { Benchmark, RolloutResult, TrajectoryEntry } from "./ports.ts";
 
 /** Names of the prompt files the engine uses (src/prompts/<name>.md). */
-export const PROMPT_NAMES = [
+const PROMPT_NAMES = [
   "analyst_failure",
   "analyst_success",
   "format_patch",
@@ -21,7 +21,7 @@ export const PROMPT_NAMES = [
   "meta_skill",
   "appendix_consolidate",
 ] as const;
-export type PromptName = (typeof PROMPT_NAMES)[number];
+type PromptName = (typeof PROMPT_NAMES)[number];
 export type PromptSet = Readonly<Record<PromptName, string>>;
 
 /** Fill `{{name}}` placeholders. */
@@ -29,7 +29,7 @@ export function fill(template: string, vars: Record<string, string | number>): s
   return template.replace(/\{\{(\w+)\}\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
 }
 
-export interface Section {
+interface Section {
   title: string;
   body: string;
 }
@@ -60,7 +60,7 @@ export function metaSection(meta: string): Section | undefined {
 
 const MAX_ENTRY_CHARS = 6000;
 /** Budget of the trajectories of one optimizer prompt (≈ 60k tokens). */
-export const MAX_TRAJECTORY_CHARS = 240_000;
+const MAX_TRAJECTORY_CHARS = 240_000;
 
 function clip(text: string, max = MAX_ENTRY_CHARS): string {
   if (text.length <= max) return text;

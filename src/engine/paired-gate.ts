@@ -11,7 +11,7 @@ export interface PairedOrder {
   order: readonly number[];
 }
 
-export interface PairedResult {
+interface PairedResult {
   decision: GateDecision;
   out: PairedOutcome;
   /**
@@ -24,7 +24,7 @@ export interface PairedResult {
 }
 
 /** Per-item scores of a skill by selection index, as the state keeps them. */
-export function knownItems(state: LoopState, hash: string): readonly (ItemScores | null)[] {
+function knownItems(state: LoopState, hash: string): readonly (ItemScores | null)[] {
   return state.selItems?.[hash] ?? [];
 }
 

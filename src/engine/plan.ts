@@ -32,7 +32,7 @@ export function mergeCallsFor(p: number, b: number): number {
   return calls;
 }
 
-export interface CallPlan {
+interface CallPlan {
   steps: number;
   budgets: number[];
   /** Upper bounds of calls per role and stage over the whole run (spec §2.17). */

@@ -6,7 +6,7 @@ function stateOf(label: string): number {
 }
 
 /** A seeded PRNG (mulberry32); `fork` derives an independent stream from a label. */
-export function createRandom(seed: number | string): Random {
+function createRandom(seed: number | string): Random {
   let a = stateOf(`skillopt/${seed}`);
   const next = () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -44,7 +44,7 @@ const StageCallsSchema = v.object({
 });
 
 /** Model calls of a step (or of the whole run), with structured results dropped per stage. */
-export const CallsSchema = v.object({
+const CallsSchema = v.object({
   total: num,
   cached: num,
   dropped: v.optional(counts),
@@ -53,7 +53,7 @@ export const CallsSchema = v.object({
 export type CallsRecord = v.InferOutput<typeof CallsSchema>;
 
 /** The optimizer's learning-rate decision under lr_control_mode autonomous, as recorded. */
-export const LrDecisionRecordSchema = v.object({
+const LrDecisionRecordSchema = v.object({
   learning_rate: num,
   raw_learning_rate: v.unknown(),
   available_update_items: num,
@@ -66,13 +66,13 @@ export const LrDecisionRecordSchema = v.object({
 
 export type LrDecision = v.InferOutput<typeof LrDecisionRecordSchema>;
 
-export const ApplySummarySchema = v.object({ total: num, applied: num, skipped: num, errors: num });
+const ApplySummarySchema = v.object({ total: num, applied: num, skipped: num, errors: num });
 
 /** An edit of a step that did not apply as written, with the reason. */
-export const FailedEditSchema = v.object({ op: v.string(), target: v.string(), status: v.string(), reason: v.optional(v.string()) });
+const FailedEditSchema = v.object({ op: v.string(), target: v.string(), status: v.string(), reason: v.optional(v.string()) });
 
 /** What a step did with its candidate. */
-export const STEP_ACTIONS = [
+const STEP_ACTIONS = [
   "skip_no_patches",
   "skip_no_rewrite",
   "skip_no_change",
@@ -86,7 +86,7 @@ export const STEP_ACTIONS = [
 ] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
-export const STEP_OUTCOMES = ["accepted", "rejected", "rejected_early", "skipped", "undecided"] as const;
+const STEP_OUTCOMES = ["accepted", "rejected", "rejected_early", "skipped", "undecided"] as const;
 export type StepOutcomeName = (typeof STEP_OUTCOMES)[number];
 
 /**

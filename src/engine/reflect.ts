@@ -17,7 +17,7 @@ export interface RawPatch {
   appendix_notes: string[];
 }
 
-export interface ReflectInput {
+interface ReflectInput {
   results: RolloutResult[];
   skill: string;
   batchSeed: number;
@@ -36,7 +36,7 @@ function chunk<T>(xs: readonly T[], n: number): T[][] {
 }
 
 /** Appendix notes from an analyst answer: a list of strings, one string, or dicts with note/content. */
-export function parseNotes(raw: unknown): string[] {
+function parseNotes(raw: unknown): string[] {
   const list = Array.isArray(raw) ? raw : raw === undefined || raw === null ? [] : [raw];
   return list
     .map((x) => (typeof x === "string" ? x : x && typeof x === "object" ? String((x as Record<string, unknown>).note ?? (x as Record<string, unknown>).content ?? "") : ""))

@@ -6,7 +6,7 @@ const optStr = v.nullish(v.string());
 const strList = v.nullish(v.union([v.array(v.string()), v.pipe(v.string(), v.transform((x) => [x]))]));
 const optAny = v.optional(v.unknown());
 
-export const EditSchema = v.looseObject({
+const EditSchema = v.looseObject({
   op: v.picklist(["append", "insert_after", "replace", "delete"], "op must be one of append, insert_after, replace, delete"),
   target: optStr,
   content: optStr,
@@ -14,7 +14,7 @@ export const EditSchema = v.looseObject({
   source_type: optStr,
 });
 
-export const SuggestionSchema = v.looseObject({
+const SuggestionSchema = v.looseObject({
   type: v.string(),
   title: v.string(),
   motivation: optStr,
@@ -24,7 +24,7 @@ export const SuggestionSchema = v.looseObject({
   source_type: optStr,
 });
 
-export const CandidateSchema = v.looseObject({
+const CandidateSchema = v.looseObject({
   title: optStr,
   change_summary: strList,
   new_skill: v.string(),
@@ -79,4 +79,3 @@ export const MetaSkillSchema = v.looseObject({ reasoning: optStr, meta_skill_con
 export const AppendixSchema = v.looseObject({ appendix_notes: v.array(v.string()) });
 
 export type Patch = Record<string, unknown>;
-export type AnalystOutput = v.InferOutput<ReturnType<typeof analystSchema>>;

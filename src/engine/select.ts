@@ -6,17 +6,16 @@ import { askOptimizer, type StageContext } from "./stage-context.ts";
 type Item = Record<string, unknown>;
 
 /** One line describing a patch item for ranking / LR prompts (no truncation, spec §2.6). */
-export function describeItem(it: Item): string {
+function describeItem(it: Item): string {
   if ("op" in it) return `op=${it.op}  target='${it.target ?? ""}'  content='${it.content ?? ""}'  support=${it.support_count ?? 1}`;
   if ("instruction" in it) return `type=${it.type} title='${it.title}' instruction='${it.instruction}' priority=${it.priority_hint ?? ""} support=${it.support_count ?? 1}`;
   const preview = String(it.new_skill ?? "").slice(0, 400);
   return `title=${it.title ?? ""} change_summary=${JSON.stringify(it.change_summary ?? [])} source=${it.source_type ?? ""} support=${it.support_count ?? 1} new_skill_preview=${JSON.stringify(preview)}`;
 }
 
-export type { LrDecision };
 
 /** Coerce the model's learning_rate (spec §2.6): bool invalid, int ≥ 0, integral float, else first integer in the text. */
-export function coerceLr(raw: unknown): number | undefined {
+function coerceLr(raw: unknown): number | undefined {
   if (typeof raw === "boolean") return undefined;
   if (typeof raw === "number") return Number.isInteger(raw) ? Math.max(0, raw) : undefined;
   const m = /-?\d+/.exec(String(raw ?? ""));

@@ -34,8 +34,8 @@
 import type { InferOutput } from "valibot";
 import type { GateDecisionSchema } from "./records.ts";
 
-export type Verdict = "accept" | "reject" | "undecided";
-export type VerdictReason = GateDecision["reason"];
+type Verdict = "accept" | "reject" | "undecided";
+type VerdictReason = GateDecision["reason"];
 
 export interface SequentialSettings {
   /** One-sided error of each bound (1 − gate_confidence). */
@@ -52,11 +52,11 @@ export interface SequentialSettings {
 }
 
 /** Default futility bound (conditional chance of a later accept). */
-export const FUTILITY = 0.2;
+const FUTILITY = 0.2;
 /** Items before the futility bound may stop a decision. */
 export const FUTILITY_MIN_ITEMS = 40;
 /** The optimistic gain of the futility bound: the mean so far plus this many standard errors. */
-export const FUTILITY_Z = 1.5;
+const FUTILITY_Z = 1.5;
 
 /** What one decision records (step records, summary, report, dashboard). */
 export type GateDecision = InferOutput<typeof GateDecisionSchema>;

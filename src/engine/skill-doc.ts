@@ -4,7 +4,7 @@ export const APPENDIX_START = "<!-- APPENDIX_START -->";
 export const APPENDIX_END = "<!-- APPENDIX_END -->";
 const MARKERS = [SLOW_START, SLOW_END, APPENDIX_START, APPENDIX_END];
 
-export interface Span {
+interface Span {
   start: number;
   end: number;
 }

@@ -1,7 +1,7 @@
 import { frontmatterSpan, stripRegions } from "./skill-doc.ts";
 
 /** Rough token count (≈ 4 characters per token), used for `optimizer.max_skill_tokens`. */
-export function estimateTokens(text: string): number {
+function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 

@@ -12,7 +12,6 @@ const SkillRefSchema = v.object({
   score: num,
   origin: v.string(),
 });
-export type SkillRef = v.InferOutput<typeof SkillRefSchema>;
 
 const FailurePatternSchema = v.object({ pattern: v.string(), count: num, task_ids: v.array(v.string()) });
 export type FailurePattern = v.InferOutput<typeof FailurePatternSchema>;

@@ -21,9 +21,7 @@ import { type CallsRecord, type LrDecision, STEP_RECORD_SCHEMA, type StepArtifac
 /** The step record's fields known before the step's result. */
 type StepDraft = Omit<StepRecord, "action" | "outcome" | "current_score" | "best_score" | "best_step" | "current_origin" | "best_origin" | "current_hash" | "skill_len" | "timing" | "errored" | "errored_items" | "calls" | "tokens" | "cost_usd" | "wall_time_s">;
 
-
-
-export interface StepEnv {
+interface StepEnv {
   sc: StageContext;
   ev: Evaluator;
   skills: Map<string, string>;
@@ -42,7 +40,7 @@ export interface BatchSpec {
   index: number;
 }
 
-export interface StepOutcome {
+interface StepOutcome {
   record: StepRecord;
   artifacts: StepArtifacts;
   newSkills: { hash: string; text: string; origin: string }[];
@@ -53,7 +51,7 @@ const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
 /** Items that got no answer, per stage. */
-export function erroredCounts(items: readonly { stage: string }[]): Record<string, number> {
+function erroredCounts(items: readonly { stage: string }[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const e of items) out[e.stage] = (out[e.stage] ?? 0) + 1;
   return out;
@@ -75,7 +73,7 @@ export function droppedByStage(t: CallTotals, since?: CallTotals): Record<string
 }
 
 /** Per-stage difference of two call snapshots. */
-export function callDelta(a: CallTotals, b: CallTotals): Pick<StepRecord, "calls" | "tokens" | "cost_usd"> {
+function callDelta(a: CallTotals, b: CallTotals): Pick<StepRecord, "calls" | "tokens" | "cost_usd"> {
   const byStage: CallsRecord["by_stage"] = {};
   const dropped = droppedByStage(b, a);
   for (const [k, s] of Object.entries(b.by_stage)) {

@@ -20,7 +20,7 @@ import { runStep } from "./step.ts";
 import type { CheckpointContent, EvaluationRow, RunRecorder } from "./checkpoint.ts";
 import { finalEvaluation } from "./final.ts";
 
-export interface TrainDeps {
+interface TrainDeps {
   cfg: EngineConfig;
   bench: Benchmark;
   ctx: BenchmarkContext;

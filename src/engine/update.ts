@@ -4,7 +4,7 @@ import { type Patch, payloadKey, RewriteSchema } from "./schemas.ts";
 import { APPENDIX_END, APPENDIX_START, appendixNotes, regionContent, setAppendix, setSlowUpdate, SLOW_END, SLOW_START } from "./skill-doc.ts";
 import { askOptimizer, type StageContext } from "./stage-context.ts";
 
-export interface UpdateOutcome {
+interface UpdateOutcome {
   candidate: string | undefined;
   report?: EditReportRow[];
   summary?: ApplySummary;
@@ -16,7 +16,7 @@ export interface UpdateOutcome {
  * Whole-document rewrites may drop or alter the protected regions; put the current skill's
  * regions back verbatim (spec §10.12: upstream only asked for it in the prompt).
  */
-export function restoreRegions(current: string, rewritten: string): string {
+function restoreRegions(current: string, rewritten: string): string {
   let out = rewritten.trimEnd() + "\n";
   if (current.includes(SLOW_START) || rewritten.includes(SLOW_START)) {
     out = current.includes(SLOW_START) ? setSlowUpdate(out, regionContent(current, SLOW_START, SLOW_END)) : stripRegion(out, SLOW_START, SLOW_END);

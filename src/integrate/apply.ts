@@ -6,7 +6,7 @@ import { type Agent, type Change, changesFor, type Target } from "./agents.ts";
 import { SNIPPET_END, SNIPPET_START } from "./texts.ts";
 
 /** One planned write: the new bytes, and what was there before (null: nothing). */
-export interface Planned {
+interface Planned {
   path: string;
   action: "create" | "edit";
   bytes: string;
@@ -35,7 +35,7 @@ const ManifestSchema = v.object({
 type Manifest = v.InferOutput<typeof ManifestSchema>;
 
 /** Where the install manifest of an agent in a folder lives (outside that folder, so --remove can leave it untouched). */
-export function manifestPath(agent: Agent, root: string): string {
+function manifestPath(agent: Agent, root: string): string {
   return join(userStateDir(), "skillopt", "integrations", `${agent}-${sha256(root).slice(0, 16)}.json`);
 }
 

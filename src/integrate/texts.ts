@@ -1,5 +1,5 @@
 /** Quote one argument for a POSIX shell. */
-export function shellQuote(arg: string): string {
+function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 

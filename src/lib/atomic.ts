@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 
 let counter = 0;
 
-export interface AtomicWriteOptions {
+interface AtomicWriteOptions {
   /**
    * fsync the data before the rename (default true). Files derived from a store that is itself
    * durable skip it: a crash may lose their latest version, never tear it, and they are rebuilt.

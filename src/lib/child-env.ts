@@ -1,7 +1,7 @@
 // The environment a child process gets: an allowlist, never a copy of ours (no provider keys).
 
 /** Base variables every agent CLI needs (locale, home, temp, proxies, certificates). */
-export const BASE_ENV_ALLOWLIST = [
+const BASE_ENV_ALLOWLIST = [
   "PATH",
   "HOME",
   "USER",

@@ -1,5 +1,5 @@
 /** Stable error codes. Every expected failure carries one. */
-export type ErrorCode =
+type ErrorCode =
   | "usage"
   | "config"
   | "backend"
@@ -13,7 +13,7 @@ export type ErrorCode =
   | "no_answer"
   | "internal";
 
-export interface ErrorOptions {
+interface ErrorOptions {
   hint?: string;
   cause?: unknown;
   data?: Record<string, unknown>;
@@ -57,7 +57,7 @@ export interface ConfigIssue {
   message: string;
 }
 
-export interface ConfigErrorData extends Record<string, unknown> {
+interface ConfigErrorData extends Record<string, unknown> {
   file?: string;
   line?: number;
   column?: number;
@@ -96,7 +96,7 @@ export class ConfigError extends SkilloptError<ConfigErrorData> {
   }
 }
 
-export type BackendErrorKind =
+type BackendErrorKind =
   | "auth"
   | "not_found"
   | "bad_request"
@@ -110,7 +110,7 @@ export type BackendErrorKind =
   | "exec"
   | "truncated";
 
-export interface BackendErrorData extends Record<string, unknown> {
+interface BackendErrorData extends Record<string, unknown> {
   kind: BackendErrorKind;
   status?: number;
   retryable: boolean;
@@ -147,7 +147,7 @@ export class BackendError extends SkilloptError<BackendErrorData> {
   }
 }
 
-export interface BudgetErrorData extends Record<string, unknown> {
+interface BudgetErrorData extends Record<string, unknown> {
   limit: "cost" | "calls";
 }
 
@@ -161,7 +161,7 @@ export class BudgetError extends SkilloptError<BudgetErrorData> {
   }
 }
 
-export interface NoAnswerErrorData extends Record<string, unknown> {
+interface NoAnswerErrorData extends Record<string, unknown> {
   /** What gave no answer: the target, the optimizer (a judge), or the user's evaluator command. */
   role: "target" | "optimizer" | "evaluator";
   stage: string;

@@ -1,5 +1,4 @@
 import type { ConsolaInstance } from "consola";
-import { redactValue } from "./redact.ts";
 
 /** consola's numeric levels (the names SKILLOPT_LOG_LEVEL accepts). */
 const LEVELS: Record<string, number> = {
@@ -70,9 +69,4 @@ export const log: ConsolaInstance = lazy(realRoot);
 export function setLogLevel(mode: "quiet" | "normal" | "verbose" | "silent"): void {
   if (envLevel !== undefined) return;
   log.level = mode === "quiet" ? LEVELS.warn! : mode === "verbose" ? LEVELS.debug! : mode === "silent" ? LEVELS.silent! : LEVELS.info!;
-}
-
-/** Log structured context through redaction. */
-export function logContext(tag: string, message: string, context: Record<string, unknown>): void {
-  log.withTag(tag).debug(message, redactValue(context));
 }

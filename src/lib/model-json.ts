@@ -6,7 +6,7 @@
 //   "value" (a task's json_match answer): a fenced block, the whole reply, then the outermost object or array.
 
 /** What the caller expects the reply to hold. */
-export type JsonShape = "object" | "array" | "value";
+type JsonShape = "object" | "array" | "value";
 
 const JSON_FENCE_RE = /```json\s*([\s\S]*?)```/;
 const ANY_FENCE_RE = /```(?:json)?\s*([\s\S]*?)```/;

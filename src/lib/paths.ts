@@ -7,7 +7,7 @@ export function homeDir(): string {
 }
 
 /** XDG cache root: $XDG_CACHE_HOME, else ~/.cache (macOS: ~/Library/Caches, Windows: %LOCALAPPDATA%). */
-export function userCacheDir(): string {
+function userCacheDir(): string {
   if (process.env.XDG_CACHE_HOME) return process.env.XDG_CACHE_HOME;
   if (process.platform === "darwin") return join(homeDir(), "Library", "Caches");
   if (process.platform === "win32" && process.env.LOCALAPPDATA) return process.env.LOCALAPPDATA;

@@ -19,7 +19,7 @@ export function isSecretKey(name: string): boolean {
 const MORE_SECRET_KEY_RE = /((access|secret|subscription|signing|encryption|master|account|client|service)[_-]?key|cookie|session[_-]?id|identity[_-]?header|sas)$/i;
 
 /** Mask a secret for display: never shows more than the last 4 characters of long values. */
-export function maskSecret(value: string): string {
+function maskSecret(value: string): string {
   if (!value) return value;
   if (value.length < 12) return "****";
   return `****${value.slice(-4)}`;

@@ -1,7 +1,7 @@
 import { ConfigError } from "./errors.ts";
 
 /** Key names that reach an object's prototype when used as a property name. Never valid in a config. */
-export const RESERVED_KEY_NAMES: readonly string[] = ["__proto__", "constructor", "prototype"];
+const RESERVED_KEY_NAMES: readonly string[] = ["__proto__", "constructor", "prototype"];
 
 const RESERVED = new Set(RESERVED_KEY_NAMES);
 
@@ -11,7 +11,7 @@ export function isReservedKey(name: string): boolean {
 }
 
 /** The first reserved segment of a key path, or undefined. */
-export function reservedSegment(path: readonly string[]): string | undefined {
+function reservedSegment(path: readonly string[]): string | undefined {
   return path.find((seg) => RESERVED.has(seg));
 }
 

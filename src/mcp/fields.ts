@@ -1,7 +1,7 @@
 import * as v from "valibot";
 
 /** One tool argument: its kind, what it means, whether it must be given. */
-export interface Field {
+interface Field {
   type: "string" | "boolean" | "integer" | "number" | "strings";
   description: string;
   required?: boolean;

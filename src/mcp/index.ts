@@ -3,7 +3,7 @@ import { runTools } from "./run-tools.ts";
 import { serveStdio, type Tool } from "./server.ts";
 import { sleepTools } from "./sleep-tools.ts";
 
-export { McpServer, PROTOCOL_VERSIONS, type Tool, type ToolOutcome } from "./server.ts";
+export type { Tool, ToolOutcome } from "./server.ts";
 
 const INSTRUCTIONS = [
   "SkillOpt trains skill documents (SKILL.md, AGENTS.md, system prompts) for LLM agents, and its Sleep cycle learns from local coding-agent sessions.",
@@ -12,7 +12,7 @@ const INSTRUCTIONS = [
 ].join(" ");
 
 /** Every tool the server offers, each a thin shell around the CLI command of the same name. */
-export function mcpTools(command: readonly string[], cwd: string): { tools: Tool[]; children: Children } {
+function mcpTools(command: readonly string[], cwd: string): { tools: Tool[]; children: Children } {
   const children = new Children(command, cwd);
   return { tools: [...runTools(children, cwd), ...sleepTools(children)], children };
 }

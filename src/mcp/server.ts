@@ -7,7 +7,7 @@ import { type Args, argsProblem, argsSchema, type Fields, jsonSchema } from "./f
 // basic/utilities/cancellation, basic/lifecycle for version negotiation).
 
 /** Protocol revisions this server speaks, newest first. */
-export const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const;
+const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const;
 
 /** What a tool returns: the data (structured) and its text rendering, or a failure in one line. */
 export type ToolOutcome = { ok: true; data: Record<string, unknown>; text?: string } | { ok: false; message: string; data?: Record<string, unknown> };
@@ -45,7 +45,7 @@ const isObject = (x: unknown): x is Message => typeof x === "object" && x !== nu
 const isId = (x: unknown): x is Id => typeof x === "string" || (typeof x === "number" && Number.isInteger(x));
 
 /** The server: feed it lines, it writes replies through `send`. */
-export class McpServer {
+class McpServer {
   private readonly inflight = new Map<Id, AbortController>();
   private readonly pending = new Set<Promise<void>>();
   private readonly schemas = new Map<string, v.GenericSchema<unknown, Args>>();

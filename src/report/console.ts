@@ -2,7 +2,7 @@ import type { EngineEvent, EngineEvents, StepRecord } from "../engine/index.ts";
 import { createProgress } from "./progress.ts";
 import { stageLines } from "./stage-text.ts";
 
-export interface ConsoleOptions {
+interface ConsoleOptions {
   write: (s: string) => void;
   tty: boolean;
   /** Print nothing but warnings about faults (the CLI prints the result itself); advisory warnings are dropped. */
@@ -14,7 +14,7 @@ export interface ConsoleOptions {
 const fmt = (x: number) => x.toFixed(4);
 
 /** One line summarising a finished step (spec §4.5 `[STEP n done]`). */
-export function stepDoneLine(step: number, total: number, r: StepRecord): string {
+function stepDoneLine(step: number, total: number, r: StepRecord): string {
   const cost = r.cost_usd === null ? "" : ` cost=$${r.cost_usd.toFixed(4)}`;
   return `  [STEP ${step}/${total} done] epoch=${r.epoch} action=${r.action} current=${fmt(r.current_score)} best=${fmt(r.best_score)} calls=${r.calls.total} (cached ${r.calls.cached})${cost} dt=${r.wall_time_s}s`;
 }

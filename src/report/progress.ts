@@ -1,5 +1,5 @@
 /** Progress of one labelled unit of work (rollouts, evaluations). */
-export interface ProgressSink {
+interface ProgressSink {
   update(label: string, done: number, total: number): void;
   /** Remove a bar from the terminal before a normal line is written. */
   clear(): void;

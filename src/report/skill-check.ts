@@ -31,7 +31,7 @@ const VERDICT_WORDS: Record<SkillComparison["verdict"], string> = {
 };
 
 /** One sentence on the decision: Δ, its interval, how many tasks it used, and why. */
-export function verdictSentence(c: SkillCheck): string {
+function verdictSentence(c: SkillCheck): string {
   const d = c.decision;
   const conf = Math.round(d.confidence * 100);
   const base = `Δ ${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] (the gate's ${conf} % always-valid interval over ${d.n_used} paired tasks)`;
@@ -45,7 +45,7 @@ export function verdictSentence(c: SkillCheck): string {
 }
 
 /** The one-line power statement: the smallest change this run could detect. */
-export function powerSentence(c: SkillCheck): string {
+function powerSentence(c: SkillCheck): string {
   const p = c.power;
   const noise = p.noise_items ? `${p.noise_flips} of ${p.noise_items} tasks flip between two samples of the baseline` : "the baseline was not re-sampled (flip rate taken as 0)";
   return `With ${c.n_items} tasks (${noise}), this run could detect a change of about ${(p.detectable_gain * 100).toFixed(1)} points (80 % power, ${Math.round(p.confidence * 100)} % confidence); a smaller real change can read as undecided.`;

@@ -4,7 +4,7 @@ const f4 = (x: number) => x.toFixed(4);
 const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
 
 /** A gate decision in one line: verdict, Δ with its bounds, items used, flips, and why. */
-export function decisionLine(d: GateDecision): string {
+function decisionLine(d: GateDecision): string {
   const why: Record<GateDecision["reason"], string> = {
     better: d.rule === "paired" ? "better at the configured confidence" : "mean above the current's",
     not_better: "mean not above the current's",

@@ -3,7 +3,7 @@ import { readInputText, writeJsonAtomic } from "../lib/index.ts";
 import { runPaths } from "./layout.ts";
 
 /** What a run folder says while its process waits on a provider batch (model.batch). */
-export interface BatchWait {
+interface BatchWait {
   batch_id: string;
   /** The provider's status (validating, in_progress, finalizing, …). */
   status: string;

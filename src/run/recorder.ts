@@ -6,7 +6,7 @@ import { type RunPaths, runPaths, STEP_FILES } from "./layout.ts";
 import { parseStepRecord } from "./records.ts";
 
 /** A recorder that can also be told to finish its pending file writes. */
-export interface RunFolderRecorder extends RunRecorder {
+interface RunFolderRecorder extends RunRecorder {
   /** Write every derived file still pending (at the end of a run, or when it is interrupted). */
   flush(): void;
 }

@@ -12,7 +12,7 @@ import {
 } from "../engine/index.ts";
 
 /** A record read from a run folder: the typed value, or why it does not match its schema. */
-export type ParsedRecord<T> = { ok: true; value: T } | { ok: false; issue: string };
+type ParsedRecord<T> = { ok: true; value: T } | { ok: false; issue: string };
 
 function parseWith<S extends v.GenericSchema>(schema: S, raw: unknown, what: string): ParsedRecord<v.InferOutput<S>> {
   const r = v.safeParse(schema, raw);

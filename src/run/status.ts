@@ -18,10 +18,8 @@ import { parseAll, parseStepRecord, parseSummary } from "./records.ts";
  */
 export type RunStatus = "running" | "interrupted" | "stopped" | "failed" | "finished" | "unknown";
 
-export const RUN_STATUSES: readonly RunStatus[] = ["running", "interrupted", "stopped", "failed", "finished", "unknown"];
-
 /** What the status rule looks at. */
-export interface StatusFacts {
+interface StatusFacts {
   /** The store's run_meta; undefined when the folder has no store. */
   meta: Record<string, string> | undefined;
   /** The store exists but cannot be read. */
@@ -46,7 +44,7 @@ export function runStatus(f: StatusFacts, alive: (pid: number) => boolean = proc
 }
 
 /** What kind of folder a run is. */
-export type RunKind = "train" | "eval" | "reference";
+type RunKind = "train" | "eval" | "reference";
 
 /** One row of a runs list: the same object for `skillopt runs --json` and the dashboard's /api/runs. */
 export interface RunRow {

@@ -1,7 +1,7 @@
 import { SkilloptError } from "../lib/index.ts";
 
 /** Ceilings of one night (null = none). */
-export interface NightLimits {
+interface NightLimits {
   tokens: number | null;
   calls: number | null;
   seconds: number | null;

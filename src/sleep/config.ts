@@ -19,7 +19,7 @@ const nullableNum = (doc: string) =>
   v.optional(v.pipe(v.nullable(v.pipe(v.number("expected a number or null"), v.minValue(0))), v.description(doc)), null);
 
 /** Backend names accepted by `--backend` / `backend` (aliases of spec §5.9 are normalised by normalizeBackend). */
-export const SLEEP_BACKENDS = ["mock", "handoff", "claude", "codex", "copilot", "cursor", "pi", "opencode", "azure_openai", "openai"] as const;
+const SLEEP_BACKENDS = ["mock", "handoff", "claude", "codex", "copilot", "cursor", "pi", "opencode", "azure_openai", "openai"] as const;
 export type SleepBackendName = (typeof SLEEP_BACKENDS)[number];
 
 const BACKEND_ALIASES: Record<string, SleepBackendName> = {
@@ -56,7 +56,7 @@ const BACKEND_ALIASES: Record<string, SleepBackendName> = {
 };
 
 /** The canonical backend name of an alias, or undefined (an unknown name is an error, spec §12.1 #23). */
-export function normalizeBackend(name: string): SleepBackendName | undefined {
+function normalizeBackend(name: string): SleepBackendName | undefined {
   return BACKEND_ALIASES[name.trim().toLowerCase()];
 }
 
@@ -187,7 +187,7 @@ export interface LoadedSleepConfig {
 }
 
 /** The user config file path that exists (json, then yaml, then yml), or "". */
-export function findSleepConfigFile(home = homeDir()): string {
+function findSleepConfigFile(home = homeDir()): string {
   for (const name of ["config.json", "config.yaml", "config.yml"]) {
     const p = join(home, ".skillopt-sleep", name);
     if (existsSync(p)) return p;
@@ -266,7 +266,7 @@ export function resolveSkillPath(cfg: SleepConfig, project: string, home = homeD
 }
 
 /** Memory files agents read, in the order `auto` lists them. */
-export const MEMORY_CANDIDATES = ["CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md", ".cursor/rules/skillopt-sleep.mdc"] as const;
+const MEMORY_CANDIDATES = ["CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md", ".cursor/rules/skillopt-sleep.mdc"] as const;
 
 /**
  * The memory files lessons are staged for, the night's primary one first. `auto` (the default)
@@ -291,11 +291,6 @@ export function resolveMemoryPaths(cfg: SleepConfig, project: string, home = hom
     if (!out.includes(abs)) out.push(abs);
   }
   return out;
-}
-
-/** The night's primary memory file (the one consolidation edits and lessons are planned on). */
-export function resolveMemoryPath(cfg: SleepConfig, project: string, home = homeDir()): string {
-  return resolveMemoryPaths(cfg, project, home)[0]!;
 }
 
 /** Effective val/test fractions (spec §4.7 `_resolve_split_fractions`). */

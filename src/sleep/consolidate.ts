@@ -53,7 +53,7 @@ async function contrastSets(ctx: ReplayContext, train: readonly TaskRecord[], fi
 }
 
 /** Train/val split with the leak rules of spec §6.3 step 1. */
-export function splitForGate(tasks: readonly TaskRecord[]): { train: TaskRecord[]; val: TaskRecord[]; leaked: boolean } {
+function splitForGate(tasks: readonly TaskRecord[]): { train: TaskRecord[]; val: TaskRecord[]; leaked: boolean } {
   let train = tasks.filter((t) => t.split === "train");
   let val = tasks.filter((t) => t.split === "val");
   const nonTest = tasks.filter((t) => t.split !== "test");

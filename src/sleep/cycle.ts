@@ -24,10 +24,10 @@ import type { ConsolidateResult, TaskRecord } from "./types.ts";
 export type HarvestPort = (req: { sinceMs: number | undefined; limit: number }) => Promise<{ digests: DigestLike[]; commit(): void; close?(): void }>;
 
 /** Phase lines for `--progress`. */
-export type PhaseListener = (phase: string, detail: string) => void;
+type PhaseListener = (phase: string, detail: string) => void;
 
 /** Everything one night needs. */
-export interface NightInput {
+interface NightInput {
   config: SleepConfig;
   project: string;
   skillPath: string;
@@ -53,7 +53,6 @@ export interface NightInput {
 }
 
 export type { NightOutcome };
-
 
 /** Run one night: harvest → mine → replay → consolidate behind the gate → stage (spec §6.8). */
 export async function runNight(input: NightInput): Promise<NightOutcome> {

@@ -7,7 +7,7 @@ import { readRegularFile } from "./adopt/read.ts";
 import { legacyRows } from "./manifest.ts";
 
 /** One file's diff of a night. */
-export interface NightFileDiff {
+interface NightFileDiff {
   which: string;
   live_path: string;
   proposed_file: string;

@@ -7,7 +7,7 @@ import { type Baseline, readBaseline, type SkillProposal } from "./stage.ts";
 import type { TaskRecord } from "./types.ts";
 
 /** One row of report.skill_groups (spec §7.6). */
-export interface SkillGroupRow {
+interface SkillGroupRow {
   skill_name: string;
   status: "accepted" | "rejected" | "skipped" | "failed";
   accepted: boolean;
@@ -19,7 +19,6 @@ export interface SkillGroupRow {
   n_rejected_edits: number;
   reason: string;
 }
-
 
 /**
  * Multi-skill fan-out (spec §7.13): tasks whose sessions invoked exactly one skill are grouped by

@@ -32,10 +32,10 @@ export interface Incumbent {
 }
 
 /** Score a trial document on val. */
-export type Evaluate = (doc: string, label: string) => Promise<ReplayResult[]>;
+type Evaluate = (doc: string, label: string) => Promise<ReplayResult[]>;
 
 /** What a subset search decided. */
-export interface SubsetOutcome {
+interface SubsetOutcome {
   incumbent: Incumbent;
   accepted: EditRecord[];
   rejected: EditRecord[];

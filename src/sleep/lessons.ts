@@ -24,7 +24,7 @@ import { detectFeedback } from "./mine/feedback.ts";
  */
 
 /** One instruction seen in one session. */
-export interface Observation {
+interface Observation {
   session_id: string;
   source: string;
   /** ISO time of the session (its end, else its start; "" when unknown). */
@@ -39,7 +39,7 @@ export interface Observation {
 }
 
 /** What is remembered about one lesson across nights. */
-export interface LessonRecord {
+interface LessonRecord {
   id: string;
   rule: string;
   /** Night it was first proposed. */
@@ -61,7 +61,7 @@ export interface LessonBook {
 }
 
 /** One source session of an evidence card. */
-export interface EvidenceSource {
+interface EvidenceSource {
   session_id: string;
   source: string;
   date: string;
@@ -163,7 +163,7 @@ export function instructionsOf(prompt: string, isFollowUp: boolean): Array<{ quo
 }
 
 /** The digest fields lessons read. */
-export interface LessonDigest {
+interface LessonDigest {
   session_id: string;
   source?: string;
   started_at?: string;
@@ -195,7 +195,7 @@ interface Cluster {
 }
 
 /** Single-link clusters of the book's observations. */
-export function clusterObservations(obs: readonly Observation[]): Cluster[] {
+function clusterObservations(obs: readonly Observation[]): Cluster[] {
   const toks = obs.map((o) => lessonTokens(o.quote));
   const pol = obs.map((o) => polarity([o]));
   const opposite = (i: number, j: number) => [...pol[i]!.prefer].some((p) => pol[j]!.avoid.has(p)) || [...pol[i]!.avoid].some((a) => pol[j]!.prefer.has(a));
@@ -224,7 +224,7 @@ export function clusterObservations(obs: readonly Observation[]): Cluster[] {
 const day = (iso: string) => iso.slice(0, 10);
 
 /** A cluster said in ≥ 2 sessions or on ≥ 2 days (rule 3). */
-export function isRecurring(c: Cluster): boolean {
+function isRecurring(c: Cluster): boolean {
   return new Set(c.members.map((m) => m.session_id)).size >= 2 || new Set(c.members.map((m) => day(m.at)).filter(Boolean)).size >= 2;
 }
 
@@ -287,7 +287,7 @@ export function loadBook(stateDir: string, project: string): LessonBook {
   return { version: 1, project, observations: [], lessons: [] };
 }
 
-export function bookPath(stateDir: string, project: string): string {
+function bookPath(stateDir: string, project: string): string {
   return join(stateDir, "lessons", `${sha256(project).slice(0, 16)}.json`);
 }
 
@@ -487,7 +487,7 @@ export function nightEvidence(stagingDir: string): LessonCard[] {
 }
 
 /** Paired per-task differences → mean Δ with a normal-approximation 95% interval (a summary for gate trials that recorded no decision). */
-export function pairedVerdict(diffs: readonly number[]): { verdict: "accept" | "reject" | "undecided"; delta: number; ci: [number, number]; n: number } {
+function pairedVerdict(diffs: readonly number[]): { verdict: "accept" | "reject" | "undecided"; delta: number; ci: [number, number]; n: number } {
   const n = diffs.length;
   if (n === 0) return { verdict: "undecided", delta: 0, ci: [0, 0], n };
   const mean = diffs.reduce((a, b) => a + b, 0) / n;

@@ -1,7 +1,6 @@
 import { basename, join } from "node:path";
 import * as v from "valibot";
 import { StagingError } from "../lib/index.ts";
-import { readJsonFile } from "./adopt/read.ts";
 
 /** Schema tag of the staging manifest (spec §7.3; version 2 kept for compatibility). */
 export const MANIFEST_SCHEMA = "skillopt-sleep-staging";
@@ -10,7 +9,7 @@ const Hex = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, "expected a sha256 hex 
 const Pin = v.union([v.literal(""), Hex]);
 
 /** A pinned managed proposal row. */
-export const LegacyRowSchema = v.object({
+const LegacyRowSchema = v.object({
   proposed_file: v.pipe(v.string(), v.regex(/^proposed_[A-Za-z0-9._-]+$/, "expected a proposed_* file name")),
   live_path: v.string(),
   sha256: Hex,
@@ -20,7 +19,7 @@ export const LegacyRowSchema = v.object({
 export type LegacyRow = v.InferOutput<typeof LegacyRowSchema>;
 
 /** A pinned fan-out skill row. */
-export const SkillRowSchema = v.object({
+const SkillRowSchema = v.object({
   skill_name: v.pipe(v.string(), v.minLength(1)),
   proposed_file: v.pipe(v.string(), v.regex(/^proposed_[^/\\]+$/, "expected a proposed_* file name")),
   live_skill_path: v.string(),
@@ -50,11 +49,6 @@ export const ManifestSchema = v.looseObject({
   seal: v.optional(v.string()),
 });
 export type Manifest = v.InferOutput<typeof ManifestSchema>;
-
-/** Read and validate `<night>/manifest.json`; any problem is a StagingError naming the file. */
-export function readManifest(path: string): Manifest {
-  return parseManifest(path, readJsonFile(path, "the manifest"));
-}
 
 /** Validate manifest data read from `path`. */
 export function parseManifest(path: string, data: unknown): Manifest {

@@ -7,12 +7,12 @@ export const BLOCK_START = "# >>> skillopt-sleep (managed) >>>";
 export const BLOCK_END = "# <<< skillopt-sleep (managed) <<<";
 
 /** POSIX single-quote a word for sh. */
-export function shQuote(s: string): string {
+function shQuote(s: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** PowerShell single-quoted literal. */
-export function psQuote(s: string): string {
+function psQuote(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
 }
 
@@ -31,7 +31,7 @@ export interface ScheduleSpec {
 }
 
 /** Variables carried into the scheduled run when set: where the tools and the agents' data are. */
-export const SCHEDULE_ENV = [
+const SCHEDULE_ENV = [
   "PATH", "HOME", "LANG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "OPENCODE_DB",
   "SKILLOPT_SLEEP_STATE_DIR", "SKILLOPT_SLEEP_PROMPTS_PATH", "SKILLOPT_CACHE_DIR", "SKILLOPT_SLEEP_NEG_FEEDBACK",
   "SKILLOPT_SLEEP_POS_FEEDBACK", "SKILLOPT_SLEEP_AGENT_MARKERS", "VSCODE_PORTABLE",
@@ -74,7 +74,7 @@ export function cronLine(s: ScheduleSpec): string {
 }
 
 /** Split a crontab into (outside text, managed lines). */
-export function parseCrontab(text: string): { outside: string[]; managed: string[] } {
+function parseCrontab(text: string): { outside: string[]; managed: string[] } {
   const outside: string[] = [];
   const managed: string[] = [];
   let inBlock = false;
@@ -90,7 +90,7 @@ export function parseCrontab(text: string): { outside: string[]; managed: string
 }
 
 /** Render a crontab with the managed block (omitted when empty). */
-export function renderCrontab(outside: readonly string[], managed: readonly string[]): string {
+function renderCrontab(outside: readonly string[], managed: readonly string[]): string {
   const parts = [...outside];
   if (managed.length) parts.push(BLOCK_START, ...managed, BLOCK_END);
   return parts.length ? `${parts.join("\n")}\n` : "";
@@ -129,7 +129,7 @@ export function writeCrontab(text: string): void {
 }
 
 /** Windows: the Task Scheduler task name of a project. */
-export function taskName(project: string): string {
+function taskName(project: string): string {
   return `SkillOpt-Sleep-${sha256(project).slice(0, 20)}`;
 }
 

@@ -66,7 +66,7 @@ function lstatExists(p: string): boolean {
 }
 
 /** `<project>/.skillopt-sleep/staging`, refusing symlinked or misplaced roots (spec §7.2). */
-export function stagingRoot(project: string, create = false): string {
+function stagingRoot(project: string, create = false): string {
   const base = join(project, ".skillopt-sleep");
   const root = join(base, "staging");
   for (const p of [base, root]) {
@@ -83,7 +83,6 @@ export function stagingRoot(project: string, create = false): string {
   if (realpathSync(root) !== join(realpathSync(project), ".skillopt-sleep", "staging")) throw new StagingError(`${root} resolves outside the project`);
   return root;
 }
-
 
 /** Reserve a new night folder atomically (mkdir, then -2, -3, … on collision). */
 export function reserveNight(project: string, now = new Date()): string {
@@ -115,7 +114,7 @@ function checkLivePath(p: string, which: "skill" | "memory"): void {
 }
 
 /** proposal file name for a target: proposed_SKILL.md, proposed_CLAUDE.md, proposed_AGENTS.md, … */
-export function proposalFileName(which: "skill" | "memory", livePath: string): string {
+function proposalFileName(which: "skill" | "memory", livePath: string): string {
   return which === "skill" ? "proposed_SKILL.md" : `proposed_${basename(livePath).replace(/[^A-Za-z0-9._-]/g, "_")}`;
 }
 

@@ -2,7 +2,7 @@ import type { GateDecision } from "../engine/index.ts";
 import * as v from "valibot";
 
 /** One rule check of a rule judge (spec §5.3). */
-export const CheckSchema = v.looseObject({
+const CheckSchema = v.looseObject({
   op: v.string(),
   arg: v.optional(v.unknown(), null),
 });
@@ -34,7 +34,6 @@ export const TaskRecordSchema = v.object({
   skill_hint: v.optional(v.string(), ""),
 });
 export type TaskRecord = v.InferOutput<typeof TaskRecordSchema>;
-export type Split = TaskRecord["split"];
 
 /** A bounded text edit to the learned block (spec §6.1). */
 export interface EditRecord {

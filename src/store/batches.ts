@@ -1,10 +1,10 @@
 import { type Store, writing } from "./db.ts";
 
 /** Our side of a provider batch: waiting on the provider, or settled (answers taken or given up). */
-export type BatchState = "pending" | "settled";
+type BatchState = "pending" | "settled";
 
 /** One provider batch as the call cache database keeps it. */
-export interface BatchRow {
+interface BatchRow {
   id: string;
   backend: string;
   endpoint: string;
@@ -23,7 +23,7 @@ export interface BatchRow {
 }
 
 /** One request of a batch: its call-cache key (also its custom_id) and what became of it. */
-export interface BatchItemRow {
+interface BatchItemRow {
   batch_id: string;
   key: string;
   role: string;

@@ -2,9 +2,9 @@ import { join } from "node:path";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
-export const CALLS_NAMESPACE = "calls";
+const CALLS_NAMESPACE = "calls";
 
-export const CALLS_MIGRATIONS: Migrations = [
+const CALLS_MIGRATIONS: Migrations = [
   `CREATE TABLE call_cache (
      key TEXT PRIMARY KEY,
      backend TEXT NOT NULL,
@@ -77,7 +77,7 @@ export const CALLS_MIGRATIONS: Migrations = [
 ];
 
 /** File name of the model-call cache inside the cache directory. */
-export const CALL_CACHE_FILE = "calls.sqlite";
+const CALL_CACHE_FILE = "calls.sqlite";
 
 /** Open (creating) the call cache database in `dir`. */
 export function openCallCache(dir: string): Store {
@@ -91,7 +91,7 @@ export function useCallTables(store: Store): void {
   migrateStore(store, CALLS_NAMESPACE, CALLS_MIGRATIONS);
 }
 
-export interface CacheEntry {
+interface CacheEntry {
   key: string;
   backend: string;
   endpoint: string;
@@ -115,10 +115,6 @@ export function putCachedCall(store: Store, entry: CacheEntry, now = Date.now())
       .query("INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
       .run(entry.key, entry.backend, entry.endpoint, entry.model, entry.response, now);
   });
-}
-
-export function countCachedCalls(store: Store): number {
-  return (store.db.query("SELECT COUNT(*) AS n FROM call_cache").get() as { n: number }).n;
 }
 
 /** One row of the call ledger: a logical call (with its attempts), paid or served from cache. */

@@ -6,7 +6,7 @@ import { StoreError, errorMessage } from "../lib/index.ts";
 /** An ordered list of SQL scripts; index i migrates user_version i → i+1. Never edit a shipped entry. */
 export type Migrations = readonly string[];
 
-export interface OpenOptions {
+interface OpenOptions {
   /** Migrations to apply; the schema version is their count. */
   migrations: Migrations;
   /**
@@ -36,7 +36,7 @@ const WRITE_FAILURES: Record<string, string> = {
 };
 
 /** True for a SQLite failure to write the file (disk full, I/O error, read-only), not a bug in a query. */
-export function isStoreWriteFailure(err: unknown): boolean {
+function isStoreWriteFailure(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === "string" && Object.keys(WRITE_FAILURES).some((c) => code === c || code.startsWith(`${c}_`));
 }
@@ -46,7 +46,7 @@ export function isStoreWriteFailure(err: unknown): boolean {
  * of a run (ledger, drops, cache, checkpoints, run meta) goes through this, so a full disk stops the
  * run with `cannot write <file>: no space left on device` — never an internal error, never a score.
  */
-export function storeWriteError(store: Pick<Store, "path">, err: unknown): unknown {
+function storeWriteError(store: Pick<Store, "path">, err: unknown): unknown {
   if (!isStoreWriteFailure(err)) return err;
   const code = String((err as { code: string }).code);
   const base = Object.keys(WRITE_FAILURES).find((c) => code === c || code.startsWith(`${c}_`))!;

@@ -2,11 +2,8 @@ export {
   inTransaction,
   type Migrations,
   migrateStore,
-  type OpenOptions,
   openStore,
   schemaVersion,
-  isStoreWriteFailure,
-  storeWriteError,
   writing,
   type Store,
 } from "./db.ts";

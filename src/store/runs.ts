@@ -29,9 +29,9 @@ import { inTransaction, openStore, writing } from "./db.ts";
  * Each checkpoint is written in one IMMEDIATE transaction, so a kill at any moment leaves the
  * last complete checkpoint.
  */
-export const RUNS_NAMESPACE = "runs";
+const RUNS_NAMESPACE = "runs";
 
-export const RUNS_MIGRATIONS: Migrations = [
+const RUNS_MIGRATIONS: Migrations = [
   `CREATE TABLE run_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    CREATE TABLE checkpoints (
      seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -98,7 +98,7 @@ export function runStoreState(path: string): "started" | "empty" | "foreign" | "
 }
 
 /** Outcome of claimRun: ours, or held by a live process. */
-export type RunClaim = { ok: true } | { ok: false; holder: number };
+type RunClaim = { ok: true } | { ok: false; holder: number };
 
 /**
  * Claim the run for `pid`, atomically: inside one IMMEDIATE transaction (sqlite's write lock, which
@@ -129,7 +129,7 @@ export function getRunMeta(store: Store): Record<string, string> {
   return Object.fromEntries(rows.map((r) => [r.key, r.value]));
 }
 
-export interface CheckpointRow {
+interface CheckpointRow {
   kind: string;
   step: number;
   epoch: number;

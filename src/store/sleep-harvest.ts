@@ -1,10 +1,9 @@
 import * as v from "valibot";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../sleep/ports.ts";
-import type { SourceName } from "../sleep/harvest/types.ts";
 import { inTransaction, type Migrations, openStore, type Store } from "./db.ts";
 
 /** Harvest tables of the Sleep state database (in `<state_dir>`, namespace "harvest"). */
-export const HARVEST_MIGRATIONS: Migrations = [
+const HARVEST_MIGRATIONS: Migrations = [
   `CREATE TABLE harvest_files (
      source TEXT NOT NULL,
      key TEXT NOT NULL,
@@ -120,14 +119,5 @@ export function harvestState(store: Store, now: () => number = Date.now): Harves
       });
     },
   };
-}
-
-/** Sessions delivered to a scope, per source (for `sleep status`). */
-export function deliveredCounts(store: Store, scope: string): Partial<Record<SourceName, number>> {
-  const rows = store.db.query("SELECT source, COUNT(*) AS n FROM harvest_delivered WHERE scope = ? GROUP BY source").all(scope) as {
-    source: SourceName;
-    n: number;
-  }[];
-  return Object.fromEntries(rows.map((r) => [r.source, r.n]));
 }
 

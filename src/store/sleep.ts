@@ -5,7 +5,7 @@ import { sha256 } from "../lib/index.ts";
 import { type Migrations, openStore, type Store } from "./db.ts";
 
 /** Sleep's tables in `<state_dir>`'s database (namespace "sleep"; harvest keeps its own list). */
-export const SLEEP_MIGRATIONS: Migrations = [
+const SLEEP_MIGRATIONS: Migrations = [
   `CREATE TABLE sleep_nights (
      night INTEGER PRIMARY KEY,
      project TEXT NOT NULL,

@@ -5,7 +5,7 @@ import { ConfigError, errorMessage, log } from "../lib/index.ts";
 import { type LaunchPolicy, launchRefusals } from "./launch-policy.ts";
 import { forbiddenSegment } from "./request-body.ts";
 
-export interface LaunchField {
+interface LaunchField {
   /** The config key path, exactly as `--set` takes it. */
   name: string;
   label: string;
@@ -34,7 +34,7 @@ export interface LaunchRequest {
   extra: string;
 }
 
-export interface Validation {
+interface Validation {
   ok: boolean;
   /** Error text by field name; "config" and "extra" for the config picker and the free-form box. */
   errors: Record<string, string>;

@@ -32,7 +32,7 @@ const INPUT_PATH_KEYS = new Set(["env.skill_init", "env.data_path", "env.split_d
 const ENDPOINT_KEY = /(_url|endpoint|api_key|auth_env|api_version)$/;
 
 /** Every leaf of a resolved config by dotted path. */
-export function leaves(obj: unknown, prefix = "", out = new Map<string, unknown>()): Map<string, unknown> {
+function leaves(obj: unknown, prefix = "", out = new Map<string, unknown>()): Map<string, unknown> {
   if (typeof obj === "object" && obj !== null && !Array.isArray(obj)) {
     for (const [k, v] of Object.entries(obj)) leaves(v, prefix ? `${prefix}.${k}` : k, out);
   } else out.set(prefix, obj);
@@ -79,7 +79,7 @@ export function launchRefusals(o: { source: ConfigSource; resolved: unknown; bas
 }
 
 /** One refused key: `fromLaunch` when the launch's own overrides set it (else the config file did). */
-export interface Refusal {
+interface Refusal {
   path: string;
   fromLaunch: boolean;
   message: string;

@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { compactTimestamp, errorMessage, log, redactText } from "../lib/index.ts";
 
-export type LaunchStatus = "running" | "finished" | "failed" | "stopped";
+type LaunchStatus = "running" | "finished" | "failed" | "stopped";
 
 export interface LaunchInfo {
   id: string;
@@ -26,7 +26,6 @@ interface Child {
 }
 
 const MAX_LINES = 300;
-
 
 function slug(config: string): string {
   const base = config.replace(/\.ya?ml$/, "").split(/[\\/]/).filter(Boolean).pop() ?? "run";

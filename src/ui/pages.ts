@@ -12,7 +12,7 @@ import { LAUNCH_FIELDS } from "./launch-form.ts";
 import type { LaunchInfo } from "./launcher.ts";
 import type { RunRow } from "./run-index.ts";
 
-export type Tab = "runs" | "compare" | "launch" | "sleep";
+type Tab = "runs" | "compare" | "launch" | "sleep";
 
 /**
  * The page shell: nav, the stylesheet and script. It carries no secret: requests are

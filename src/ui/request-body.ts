@@ -1,5 +1,5 @@
 /** Key names that reach an object's prototype when used as a property path. */
-export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 
 export class BodyError extends Error {}
 

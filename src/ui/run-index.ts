@@ -9,7 +9,7 @@ export interface RunRow extends RunFolderRow {
   id: string;
 }
 
-export function runId(root: string, dir: string): string {
+function runId(root: string, dir: string): string {
   return relative(root, dir) || ".";
 }
 
@@ -21,7 +21,7 @@ export function runDirOf(root: string, id: string): string | null {
 }
 
 /** Statuses the dashboard knows better than the files (a child it launched is running before its store exists). */
-export type StatusOverride = (dir: string) => RunStatus | undefined;
+type StatusOverride = (dir: string) => RunStatus | undefined;
 
 /** Load a run for display; a damaged state file becomes an error on the view, never an exception. */
 export function readRun(dir: string, override?: StatusOverride): { run: RunView; error: string | null } {

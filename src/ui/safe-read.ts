@@ -1,10 +1,10 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 /** Why a file was not read, in one line; or its text. */
-export type SafeRead = { ok: true; text: string; bytes: Buffer } | { ok: false; missing: boolean; reason: string };
+type SafeRead = { ok: true; text: string; bytes: Buffer } | { ok: false; missing: boolean; reason: string };
 
 /** The largest file the dashboard reads for display (a skill or memory file is a few KiB). */
-export const MAX_READ_BYTES = 2 * 1024 * 1024;
+const MAX_READ_BYTES = 2 * 1024 * 1024;
 
 /**
  * Read a file for display without ever blocking the server: open non-blocking (a FIFO with no

@@ -7,11 +7,11 @@ export function isLoopbackHost(host: string): boolean {
   return host === "127.0.0.1" || host === "localhost" || host === "::1" || host === "[::1]" || /^127\./.test(host);
 }
 
-export function generateToken(bytes = 24): string {
+function generateToken(bytes = 24): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
 }
 
-export function tokensEqual(a: string | null | undefined, b: string): boolean {
+function tokensEqual(a: string | null | undefined, b: string): boolean {
   if (!a) return false;
   const x = Buffer.from(a);
   const y = Buffer.from(b);

@@ -13,7 +13,7 @@ import { BASE_HEADERS, Guard, PAGE_CSP, resolveInside } from "./security.ts";
 import { createSleepPanel, type SleepPanel, type SleepVerb, sleepAction, sleepPage } from "./sleep-panel.ts";
 import { RunWatchHub } from "./watch.ts";
 
-export interface UiOptions {
+interface UiOptions {
   root: string;
   host?: string;
   port?: number;

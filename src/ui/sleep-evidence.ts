@@ -4,7 +4,7 @@ import type { SleepReport } from "../sleep/report.ts";
 import type { EditRecord, GateTrial } from "../sleep/types.ts";
 
 /** What the evidence says about one staged edit, in the four words the dashboard uses. */
-export interface EditVerdict {
+interface EditVerdict {
   verdict: "accept" | "reject" | "undecided" | "unverified";
   detail: string;
 }
@@ -45,7 +45,7 @@ export function cardVerdict(c: LessonCard): EditVerdict {
 const BADGE: Record<EditVerdict["verdict"], string> = { accept: "b-accepted", reject: "b-rejected", undecided: "b-undecided", unverified: "b-skipped" };
 
 /** A verdict as a badge with its detail beside it. */
-export function verdictHtml(v: EditVerdict): string {
+function verdictHtml(v: EditVerdict): string {
   return `<span class="badge verdict ${BADGE[v.verdict]}" data-verdict="${v.verdict}">${v.verdict}</span> <span class="muted">${esc(v.detail)}</span>`;
 }
 

@@ -15,9 +15,9 @@ import { cliFailure, flattenMessages, hasImages, jsonLines, scratchDir, ZERO_USA
  *   pi -p --mode json --no-session --no-tools [--model M] <prompt> → events; last assistant message_end
  *   opencode run --format json [--model provider/model] <prompt>   → events; `text` parts concatenated
  */
-export type AgentChatKind = "cursor_chat" | "pi_chat" | "opencode_chat";
+type AgentChatKind = "cursor_chat" | "pi_chat" | "opencode_chat";
 
-export interface AgentChatOptions {
+interface AgentChatOptions {
   kind: AgentChatKind;
   bin: string;
   model: string | undefined;
@@ -47,7 +47,7 @@ function textOfContent(content: unknown): string {
 }
 
 /** The answer in a CLI's JSON output ("" when it holds none); throws on a reported error. */
-export function agentAnswer(kind: AgentChatKind, stdout: string): string {
+function agentAnswer(kind: AgentChatKind, stdout: string): string {
   const events = jsonLines(stdout);
   if (kind === "cursor_chat") {
     const r = events.filter((e) => e.type === "result").at(-1);

@@ -6,7 +6,7 @@ import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
 import { cliFailure, flattenMessages, hasImages, jsonLines, num, scratchDir } from "./common.ts";
 
-export interface ClaudeChatOptions {
+interface ClaudeChatOptions {
   bin: string;
   defaultModel: string;
   timeoutMs: number;
@@ -68,7 +68,7 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
 }
 
 /** Parse `claude -p --output-format json` (one object, an array of events, or JSONL): the last `type: result` event. */
-export function parseClaudeResult(stdout: string, model: string): RawCompletion {
+function parseClaudeResult(stdout: string, model: string): RawCompletion {
   let events: Array<Record<string, unknown>> = [];
   const trimmed = stdout.trim();
   try {

@@ -7,7 +7,7 @@ import type { ChatBackend } from "../types.ts";
 import { parseCodexEvents } from "./codex-events.ts";
 import { cliFailure, flattenMessages, materializeImages, scratchDir } from "./common.ts";
 
-export interface CodexChatOptions {
+interface CodexChatOptions {
   bin: string;
   defaultModel: string;
   timeoutMs: number;
@@ -20,7 +20,7 @@ export interface CodexChatOptions {
   webSearch: boolean;
 }
 
-export const CODEX_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"];
+const CODEX_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"];
 
 /**
  * codex_exec used as a chat model (optimizer, or a chat-style target): `codex exec --json` with

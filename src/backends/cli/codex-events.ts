@@ -1,7 +1,7 @@
 import type { TrajectoryStep, Usage } from "../../engine/ports.ts";
 import { jsonLines, num } from "./common.ts";
 
-export interface CodexRun {
+interface CodexRun {
   steps: TrajectoryStep[];
   lastAgentMessage: string;
   usage: Usage;

@@ -4,7 +4,7 @@ import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend } from "../types.ts";
 import { cliFailure, jsonLines, scratchDir, textOf, ZERO_USAGE } from "./common.ts";
 
-export interface CopilotChatOptions {
+interface CopilotChatOptions {
   bin: string;
   /** `--model` for this role; empty → the CLI's default. */
   model: string | undefined;
@@ -13,7 +13,7 @@ export interface CopilotChatOptions {
   home: string | undefined;
 }
 
-export const COPILOT_ENV = ["GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "COPILOT_HOME", "XDG_CONFIG_HOME"];
+const COPILOT_ENV = ["GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "COPILOT_HOME", "XDG_CONFIG_HOME"];
 
 /** Concatenated `assistant.message` contents of Copilot CLI JSONL output. */
 export function copilotMessages(stdout: string): string[] {

@@ -10,7 +10,7 @@ import { prepareWorkspace, wrapPrompt } from "./workspace.ts";
 
 export type HarnessName = "claude_code_exec" | "codex_exec" | "cursor_exec" | "copilot_exec";
 
-export interface HarnessSettings {
+interface HarnessSettings {
   name: HarnessName;
   bin: string;
   model: string | undefined;
@@ -105,7 +105,7 @@ function parse(name: HarnessName, stdout: string): Parsed {
 }
 
 /** Claude Code `--output-format stream-json`: assistant text/tool_use, user tool_result, final result event. */
-export function parseClaudeStream(stdout: string): Parsed {
+function parseClaudeStream(stdout: string): Parsed {
   const steps: TrajectoryStep[] = [];
   let final = "";
   let usage: Usage = { ...ZERO };
@@ -148,7 +148,7 @@ export function parseClaudeStream(stdout: string): Parsed {
 }
 
 /** Cursor Agent `--output-format stream-json`: assistant messages, tool_call events, terminal result. */
-export function parseCursorStream(stdout: string): Parsed {
+function parseCursorStream(stdout: string): Parsed {
   const steps: TrajectoryStep[] = [];
   let final = "";
   let error: string | undefined;

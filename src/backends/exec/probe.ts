@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { EnvLookup } from "../settings.ts";
 import { childEnv, resolveExecutable, runProcess, secretScrubber } from "./process.ts";
 
-export type CliProbe = { ok: true; version: string } | { ok: false; missing: boolean; reason: string };
+type CliProbe = { ok: true; version: string } | { ok: false; missing: boolean; reason: string };
 
 /**
  * Whether an agent CLI is there and answers: found on the child's PATH (or at its path), and

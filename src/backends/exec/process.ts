@@ -4,7 +4,7 @@ import { allowlistedEnv } from "../../lib/child-env.ts";
 import { isSecretKey, redactText } from "../../lib/index.ts";
 import type { EnvLookup } from "../settings.ts";
 
-export interface ProcessSpec {
+interface ProcessSpec {
   /** argv[0] is the executable (a path, or a name looked up on PATH of `env`). Never a shell string. */
   argv: string[];
   cwd?: string;
@@ -126,7 +126,6 @@ export function resolveExecutable(name: string, path: string | undefined): strin
 }
 
 /** The allowlist every child process starts from, and how one is built (shared with the command evaluator). */
-export { BASE_ENV_ALLOWLIST } from "../../lib/child-env.ts";
 
 /** Build a child environment from an allowlist plus fixed additions. */
 export function childEnv(env: EnvLookup, allow: readonly string[], extra: Record<string, string> = {}): Record<string, string> {

@@ -4,11 +4,11 @@ import { dirname, isAbsolute, join, normalize, sep } from "node:path";
 import type { AgentTask } from "../../engine/ports.ts";
 import { DataError } from "../../lib/index.ts";
 
-export const SKILL_NAME = "skillopt-target";
-export const SKILL_PATH = `.agents/skills/${SKILL_NAME}/SKILL.md`;
+const SKILL_NAME = "skillopt-target";
+const SKILL_PATH = `.agents/skills/${SKILL_NAME}/SKILL.md`;
 
 /** Where each agent reads skills natively, besides the shared `.agents/skills` copy. */
-export const NATIVE_SKILL_PATHS: Record<string, string[]> = {
+const NATIVE_SKILL_PATHS: Record<string, string[]> = {
   claude_code_exec: [`.claude/skills/${SKILL_NAME}/SKILL.md`],
   codex_exec: ["AGENTS.md"],
   cursor_exec: ["AGENTS.md"],
@@ -16,7 +16,7 @@ export const NATIVE_SKILL_PATHS: Record<string, string[]> = {
 };
 
 /** The SKILL.md text: front matter, a heading, and the skill as dynamic guidance (spec §7.6). */
-export function renderSkill(skill: string, description: string): string {
+function renderSkill(skill: string, description: string): string {
   const body = skill.trim() ? skill.trim() : "No dynamic guidance was provided for this task.";
   return `---\nname: "${SKILL_NAME}"\ndescription: ${JSON.stringify(description)}\n---\n\n# ReflACT Target Skill\n\n## Dynamic Guidance\n\n${body}\n`;
 }

@@ -10,7 +10,7 @@ export interface SimKnobs {
 }
 
 /** The rule line the simulated optimizer writes for a family. */
-export function ruleText(fid: FamilyId, statement: string): string {
+function ruleText(fid: FamilyId, statement: string): string {
   return `- **${family(fid).title}:** ${statement}`;
 }
 

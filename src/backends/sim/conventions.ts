@@ -27,7 +27,7 @@ export interface Convention {
   render(v: TaskValue): string;
 }
 
-export interface Family {
+interface Family {
   id: FamilyId;
   title: string;
   /** What an agent does when no rule in its skill covers this family. */
@@ -183,15 +183,6 @@ export const FAMILIES: readonly Family[] = [
   },
 ];
 
-const BY_ID = new Map<string, Convention>(FAMILIES.flatMap((f) => f.conventions.map((cv) => [cv.id, cv] as const)));
-
-/** The convention with this id (throws on an unknown id: a bug). */
-export function convention(id: string): Convention {
-  const cv = BY_ID.get(id);
-  if (!cv) throw new Error(`unknown convention ${id}`);
-  return cv;
-}
-
 /** The family with this id. */
 export function family(id: FamilyId): Family {
   const f = FAMILIES.find((x) => x.id === id);
@@ -223,12 +214,6 @@ export function rulesInSkill(skill: string): Map<FamilyId, { convention: Convent
 /** Conventions of a family whose rendering of `v` equals `answer`. */
 export function conventionsProducing(v: TaskValue, answer: string): Convention[] {
   return family(v.kind).conventions.filter((cv) => cv.render(v) === answer.trim());
-}
-
-/** True when every convention of the value's family renders it differently (an unambiguous task). */
-export function isUnambiguous(v: TaskValue): boolean {
-  const seen = new Set(family(v.kind).conventions.map((cv) => cv.render(v)));
-  return seen.size === family(v.kind).conventions.length;
 }
 
 /** Parse a task value from JSON data, or undefined when it is not one. */

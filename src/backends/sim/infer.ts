@@ -1,7 +1,6 @@
 import {
   type Convention,
   conventionsProducing,
-  family,
   type FamilyId,
   lastJsonBlock,
   parseTaskValue,
@@ -61,8 +60,4 @@ export function majorityHouse(ev: readonly Evidence[]): Convention | undefined {
   const votes = new Map<string, { c: Convention; n: number }>();
   for (const e of ev) if (e.house) votes.set(e.house.id, { c: e.house, n: (votes.get(e.house.id)?.n ?? 0) + 1 });
   return [...votes.values()].sort((a, b) => b.n - a.n)[0]?.c;
-}
-
-export function titleOf(fid: FamilyId): string {
-  return family(fid).title;
 }

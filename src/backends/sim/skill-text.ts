@@ -2,7 +2,6 @@ import { conventionOfLine, FAMILIES, type FamilyId } from "./conventions.ts";
 
 const SLOW_START = "<!-- SLOW_UPDATE_START -->";
 const APPENDIX_START = "<!-- APPENDIX_START -->";
-const REGION_MARKERS = [SLOW_START, "<!-- SLOW_UPDATE_END -->", APPENDIX_START, "<!-- APPENDIX_END -->"];
 
 /** The skill quoted in an optimizer prompt (between <current_skill> tags), or "". */
 export function quotedSkill(text: string, nth = 0): string {
@@ -57,9 +56,4 @@ export function setRule(skill: string, fid: FamilyId | undefined, line: string):
   }
   lines = tail.length ? [...body, "", ...tail] : body;
   return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
-}
-
-/** Remove protected markers from text (the simulator never writes them). */
-export function noMarkers(text: string): string {
-  return REGION_MARKERS.reduce((t, m) => t.split(m).join(""), text);
 }

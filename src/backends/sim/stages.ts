@@ -1,5 +1,5 @@
 import { conventionOfLine, family, type FamilyId } from "./conventions.ts";
-import { propose, ruleText, type SimKnobs } from "./analyst.ts";
+import { propose, type SimKnobs } from "./analyst.ts";
 import { readTrajectory } from "./infer.ts";
 import { familyOfLine, quotedSkill, setRule } from "./skill-text.ts";
 
@@ -144,4 +144,3 @@ export function simAppendix(data: Record<string, unknown>): Record<string, unkno
   return { appendix_notes: [`Apply every stated house rule exactly, on every answer${families.length ? ` (${families.join(", ")})` : ""}.`] };
 }
 
-export { ruleText };

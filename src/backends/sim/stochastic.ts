@@ -13,12 +13,12 @@ import { makeDraw } from "./draw.ts";
  */
 
 /** The task's difficulty in [0,1): a seeded draw from the task value alone (not the skill). */
-export function difficulty(seed: number, value: TaskValue): number {
+function difficulty(seed: number, value: TaskValue): number {
   return makeDraw(seed)(`difficulty/${JSON.stringify(value)}`);
 }
 
 /** Probability that the target answers with each convention of the value's family. */
-export function answerDistribution(skill: string, value: TaskValue, temperature: number, seed: number): Map<Convention, number> {
+function answerDistribution(skill: string, value: TaskValue, temperature: number, seed: number): Map<Convention, number> {
   const fam = family(value.kind);
   const followed = rulesInSkill(skill).get(value.kind)?.convention ?? fam.conventions.find((c) => c.id === fam.defaultConvention)!;
   const lapse = Math.min(1, Math.max(0, temperature) * difficulty(seed, value));

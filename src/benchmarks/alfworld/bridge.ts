@@ -5,7 +5,7 @@ import * as v from "valibot";
 import { errorMessage, log, UnsupportedError } from "../../lib/index.ts";
 import { BRIDGE_PY } from "./bridge-py.ts";
 
-export const INSTALL_HINT =
+const INSTALL_HINT =
   "ALFWorld is not installed: run `pip install alfworld && alfworld-download` in a Python 3 environment, then set env.alfworld_python to that python and ALFWORLD_DATA to the downloaded data directory";
 
 const ReplySchema = v.looseObject({

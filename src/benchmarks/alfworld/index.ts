@@ -10,7 +10,7 @@ import { firstJsonArray, loadConfiguredSplits, type SplitLoader } from "../share
 import { AlfworldBridge, type BridgeReply } from "./bridge.ts";
 import { ALFWORLD_INITIAL_SKILL, ALFWORLD_SKILL_BLOCK, ALFWORLD_SYSTEM, firstStepPrompt, laterStepPrompt } from "./prompts.ts";
 
-export const TASK_TYPES = [
+const TASK_TYPES = [
   "pick_and_place",
   "pick_two_obj_and_place",
   "look_at_obj_in_light",
@@ -140,7 +140,7 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
 }
 
 /** ALFWorld through a JSON-lines bridge to the user's own ALFWorld install (engine.md §6.5). */
-export const alfworldBenchmark: Benchmark = {
+const alfworldBenchmark: Benchmark = {
   name: "alfworld",
   initialSkill: ALFWORLD_INITIAL_SKILL,
   loadSplits: async (ctx) => {

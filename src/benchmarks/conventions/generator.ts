@@ -3,7 +3,7 @@ import type { TaskItem } from "../../engine/ports.ts";
 import { FAMILY_IDS, FAMILY_TITLES, FORMATS, type FamilyId, isUnambiguous, render, type TaskValue, TYPICAL } from "./formats.ts";
 
 /** A seeded generator (mulberry32 over a sha256-derived state). */
-export function seededRandom(label: string): () => number {
+function seededRandom(label: string): () => number {
   let a = Number.parseInt(sha256(label).slice(0, 8), 16) >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -27,7 +27,7 @@ function shuffle<T>(rng: Rng, xs: readonly T[]): T[] {
 }
 
 /** The hidden house rules of one benchmark instance: one convention per family. */
-export type HouseRules = Record<FamilyId, string>;
+type HouseRules = Record<FamilyId, string>;
 
 /**
  * Draw the house rules for a seed. One or two families keep the convention an agent uses by
@@ -107,7 +107,7 @@ export function taskPrompt(question: string, value: TaskValue): string {
   return `${question}\n\nData:\n\`\`\`json\n${JSON.stringify(value)}\n\`\`\`\n\nReply with the answer only, on one line.`;
 }
 
-export interface SplitSizes {
+interface SplitSizes {
   train: number;
   val: number;
   test: number;

@@ -22,7 +22,7 @@ export function targetSystemPrompt(skill: string): string {
 }
 
 /** Last non-empty line of a reply, trimmed (the answer). */
-export function extractAnswer(text: string): string {
+function extractAnswer(text: string): string {
   const lines = text.split("\n").map((s) => s.trim()).filter(Boolean);
   return lines[lines.length - 1] ?? "";
 }
@@ -102,7 +102,7 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
 }
 
 /** The `conventions` benchmark: seeded tasks whose answers follow hidden house conventions. */
-export const conventionsBenchmark: Benchmark = {
+const conventionsBenchmark: Benchmark = {
   name: "conventions",
   initialSkill: INITIAL_SKILL,
   loadSplits,

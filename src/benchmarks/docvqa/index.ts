@@ -11,7 +11,7 @@ import { docVqaLoader, imageMime } from "./loader.ts";
 import { DOCVQA_INITIAL_SKILL, DOCVQA_REVIEW, DOCVQA_SYSTEM, DOCVQA_USER_SUFFIX } from "./prompts.ts";
 
 /** DocVQA: image + question as content parts, ANLS scoring (engine.md §6.2). */
-export const docVqaBenchmark: Benchmark = {
+const docVqaBenchmark: Benchmark = {
   name: "docvqa",
   initialSkill: DOCVQA_INITIAL_SKILL,
   loadSplits: async (ctx) => loadConfiguredSplits(ctx, docVqaLoader),

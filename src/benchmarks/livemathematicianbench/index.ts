@@ -9,7 +9,7 @@ import { type Choice, extractChoice, liveMathLoader, shuffleChoices } from "./lo
 import { LIVEMATH_INITIAL_SKILL, LIVEMATH_SYSTEM } from "./prompts.ts";
 
 /** LiveMathematicianBench: seeded-shuffle multiple choice, label extraction (engine.md §6.3). */
-export const liveMathBenchmark: Benchmark = {
+const liveMathBenchmark: Benchmark = {
   name: "livemathematicianbench",
   initialSkill: LIVEMATH_INITIAL_SKILL,
   loadSplits: async (ctx) => loadConfiguredSplits(ctx, liveMathLoader),

@@ -45,7 +45,7 @@ function correctChoice(raw: unknown, choices: Choice[]): Choice | undefined {
 }
 
 /** A raw or materialised LiveMathematicianBench record → normalised item, or undefined if it lacks an MCQ. */
-export function normalizeLiveMath(raw: Record<string, unknown>, month = "", sourcePath = ""): TaskItem | undefined {
+function normalizeLiveMath(raw: Record<string, unknown>, month = "", sourcePath = ""): TaskItem | undefined {
   const mcq = raw.mcq && typeof raw.mcq === "object" ? (raw.mcq as Record<string, unknown>) : raw;
   const question = asString(mcq.question ?? raw.question);
   const choices = choiceList(mcq.choices ?? raw.choices);
@@ -73,7 +73,7 @@ export function normalizeLiveMath(raw: Record<string, unknown>, month = "", sour
 }
 
 /** Every `qa_*_final.json` under a file or directory (recursive), sorted by path. */
-export function monthlyFiles(path: string): string[] {
+function monthlyFiles(path: string): string[] {
   if (!existsSync(path)) throw new DataError(`env.data_path ${path} does not exist`);
   if (!statSync(path).isDirectory()) return [path];
   const out: string[] = [];

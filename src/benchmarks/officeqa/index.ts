@@ -48,7 +48,7 @@ function parseArgs(text: string): Record<string, unknown> {
 }
 
 /** OfficeQA: a multi-turn tool loop over local Treasury bulletins (engine.md §6.4). */
-export const officeQaBenchmark: Benchmark = {
+const officeQaBenchmark: Benchmark = {
   name: "officeqa",
   initialSkill: OFFICEQA_INITIAL_SKILL,
   async loadSplits(ctx) {

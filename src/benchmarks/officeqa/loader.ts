@@ -9,7 +9,7 @@ import { resolveDataPath } from "../shared/paths.ts";
 import { firstFile, firstJsonArray, readRawRecords, type SplitLoader } from "../shared/splits.ts";
 
 /** `source_files` as given: a JSON list, a newline list, a comma list, or one name. */
-export function parseSourceFiles(raw: unknown): string[] {
+function parseSourceFiles(raw: unknown): string[] {
   if (Array.isArray(raw)) return raw.map(String).map((s) => s.trim()).filter(Boolean);
   const s = asString(raw).trim();
   if (!s) return [];

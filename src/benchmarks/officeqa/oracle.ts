@@ -7,7 +7,7 @@ const PAGE_CAP = 24_000;
 const TOTAL_CAP = 80_000;
 
 /** Page number of a source-doc URL (`page=`, `pagenum=` or `page_id=` query parameter). */
-export function pageOf(url: string): number | undefined {
+function pageOf(url: string): number | undefined {
   const m = /[?&](?:page|pagenum|page_id)=(\d+)/i.exec(url);
   return m ? Number(m[1]) : undefined;
 }
@@ -15,7 +15,7 @@ export function pageOf(url: string): number | undefined {
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
 
 /** Decode the common HTML entities. */
-export function unescapeHtml(s: string): string {
+function unescapeHtml(s: string): string {
   return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, e: string) => {
     if (e[0] === "#") {
       const code = e[1]?.toLowerCase() === "x" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1));
@@ -28,7 +28,7 @@ export function unescapeHtml(s: string): string {
 const stripTags = (s: string) => unescapeHtml(s.replace(/<br\s*\/?>/gi, " ").replace(/<[^>]+>/g, "")).replace(/\s+/g, " ").trim();
 
 /** An HTML table → a Markdown table (first row as the header). */
-export function htmlTableToMarkdown(html: string): string {
+function htmlTableToMarkdown(html: string): string {
   const rows = [...html.matchAll(/<tr[^>]*>([\s\S]*?)<\/tr>/gi)].map((r) =>
     [...r[1]!.matchAll(/<t[hd][^>]*>([\s\S]*?)<\/t[hd]>/gi)].map((c) => stripTags(c[1]!).replace(/\|/g, "\\|")),
   );

@@ -11,7 +11,7 @@ export const SEARCH_TOOL: ToolSpec = {
   },
 };
 
-export interface SearchSettings {
+interface SearchSettings {
   url: string;
   token: string;
   provider: string;

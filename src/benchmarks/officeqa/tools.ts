@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { ToolSpec } from "../../engine/ports.ts";
 
-export interface Doc {
+interface Doc {
   rel: string;
   abs: string;
 }
@@ -44,7 +44,7 @@ export const LOCAL_TOOLS: ToolSpec[] = [
 ];
 
 /** fnmatch-style glob → RegExp (`*`, `?`, `[…]`). */
-export function globToRegExp(pattern: string): RegExp {
+function globToRegExp(pattern: string): RegExp {
   let re = "";
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i]!;

@@ -9,7 +9,7 @@ import { searchQaLoader, truncateContext } from "./loader.ts";
 import { CONTEXT_LIMIT, SEARCHQA_INITIAL_SKILL, SEARCHQA_SYSTEM } from "./prompts.ts";
 
 /** SearchQA: single-turn QA over retrieved snippets, EM / token F1 (engine.md §6.1). */
-export const searchQaBenchmark: Benchmark = {
+const searchQaBenchmark: Benchmark = {
   name: "searchqa",
   initialSkill: SEARCHQA_INITIAL_SKILL,
   loadSplits: async (ctx) => loadConfiguredSplits(ctx, searchQaLoader),

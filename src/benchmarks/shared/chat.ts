@@ -8,7 +8,7 @@ export function skillSection(skill: string): string {
   return s ? `## Skill\n${s}\n\n` : "";
 }
 
-export type TargetCall = { ok: true; response: ChatResponse } | { ok: false; error: string; timedOut: boolean };
+type TargetCall = { ok: true; response: ChatResponse } | { ok: false; error: string; timedOut: boolean };
 
 /**
  * Errors that stop the whole run rather than one task: bad credentials, an unknown model, an

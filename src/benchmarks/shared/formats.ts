@@ -69,7 +69,7 @@ export function parseCsvRows(text: string): string[][] {
 }
 
 /** CSV with a header row → records keyed by column name. */
-export function parseCsv(text: string): Array<Record<string, string>> {
+function parseCsv(text: string): Array<Record<string, string>> {
   const [header, ...rows] = parseCsvRows(text);
   if (!header) return [];
   return rows.map((r) => Object.fromEntries(header.map((h, i) => [h.trim(), r[i] ?? ""])));

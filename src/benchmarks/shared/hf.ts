@@ -4,7 +4,7 @@ import { DataError, errorMessage, writeFileAtomic } from "../../lib/index.ts";
 
 export const HF_DATASETS_SERVER = "https://datasets-server.huggingface.co";
 
-export interface HfSource {
+interface HfSource {
   dataset: string;
   config: string;
   split: string;

@@ -1,3 +1,3 @@
 /** Shared pieces of the benchmarks that other modules (the CLI) use. */
-export { fetchHfRows, HF_DATASETS_SERVER, type HfSource, writeDocVqaImages } from "./hf.ts";
-export { defaultOutDir, MATERIALIZERS, type MaterializeResult, materialize, readManifest, readRawRows, rowsFromPath } from "./materialize.ts";
+export { fetchHfRows, HF_DATASETS_SERVER, writeDocVqaImages } from "./hf.ts";
+export { defaultOutDir, MATERIALIZERS, materialize, readManifest, rowsFromPath } from "./materialize.ts";

@@ -92,7 +92,7 @@ export const MATERIALIZERS: Record<string, Materializer> = {
 };
 
 /** Raw rows of a JSON array / `{"data": […]}` / JSONL / CSV file, or of every such file in a directory. */
-export function readRawRows(path: string): Record<string, unknown>[] {
+function readRawRows(path: string): Record<string, unknown>[] {
   if (!existsSync(path)) throw new DataError(`--from ${path} does not exist`);
   if (statSync(path).isDirectory()) {
     const files = readdirSync(path).filter((f) => /\.(jsonl?|csv)$/i.test(f)).sort();
@@ -108,7 +108,7 @@ export function readRawRows(path: string): Record<string, unknown>[] {
   throw new DataError(`${path}: expected a JSON array, {"data": [...]}, JSON lines or CSV`);
 }
 
-export interface Manifest {
+interface Manifest {
   meta: Record<string, unknown>;
   splits: Record<SplitName, Record<string, unknown>[]>;
 }
@@ -129,7 +129,7 @@ export function readManifest(dir: string): Manifest {
   return { meta, splits };
 }
 
-export interface MaterializeResult {
+interface MaterializeResult {
   out: string;
   counts: Record<SplitName, number>;
   missing: Record<SplitName, string[]>;

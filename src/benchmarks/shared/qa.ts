@@ -3,7 +3,7 @@ import { errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, contentText, isSystemic } from "./chat.ts";
 
 /** A single- or multi-turn chat attempt at one question. */
-export interface QaPlan {
+interface QaPlan {
   system: string;
   user: ChatMessage["content"];
   maxTurns: number;
@@ -13,7 +13,7 @@ export interface QaPlan {
   stopAfter?: (text: string, turn: number) => boolean;
 }
 
-export interface QaOutcome {
+interface QaOutcome {
   /** Text of the last reply ("" when no reply came). */
   text: string;
   nTurns: number;
@@ -26,7 +26,7 @@ export interface QaOutcome {
 const hasAnswer = (t: string) => /<answer>/i.test(t);
 
 /** Exec-target settings of a QA plan: what the agent is told and which files it gets. */
-export interface ExecPlan {
+interface ExecPlan {
   id: string;
   skill: string;
   /** Files for the workspace besides task.md (e.g. the DocVQA image). */

@@ -11,7 +11,7 @@ export const SPLIT_NAMES = ["train", "val", "test"] as const;
 export type SplitName = (typeof SPLIT_NAMES)[number];
 
 /** Field set on every loaded item naming its split (used to give gold feedback to training rollouts only). */
-export const SPLIT_FIELD = "_split";
+const SPLIT_FIELD = "_split";
 
 /** How one benchmark reads its data. */
 export interface SplitLoader {
@@ -104,7 +104,7 @@ export function apportion(total: number, weights: readonly number[]): number[] {
 }
 
 /** Parse `"2:1:7"` into three positive integers. */
-export function parseRatio(ratio: string): [number, number, number] {
+function parseRatio(ratio: string): [number, number, number] {
   const parts = ratio.split(":").map((p) => Number(p.trim()));
   if (parts.length !== 3 || parts.some((p) => !Number.isInteger(p) || p <= 0)) {
     throw new ConfigError(`env.split_ratio: expected three positive integers like "2:1:7", got "${ratio}"`);

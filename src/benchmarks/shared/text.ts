@@ -37,7 +37,7 @@ export function tokenF1(prediction: string, gold: string): number {
 }
 
 /** Max of `score(pred, gold)` over the golds (0 when there are none). */
-export function maxOverGolds(golds: readonly string[], score: (gold: string) => number): number {
+function maxOverGolds(golds: readonly string[], score: (gold: string) => number): number {
   let best = 0;
   for (const g of golds) best = Math.max(best, score(g));
   return best;
@@ -92,7 +92,7 @@ export function extractAnswer(text: string): string {
 }
 
 /** Levenshtein distance over UTF-16 code units. */
-export function levenshtein(a: string, b: string): number {
+function levenshtein(a: string, b: string): number {
   if (a === b) return 0;
   if (a.length === 0) return b.length;
   if (b.length === 0) return a.length;
@@ -136,10 +136,4 @@ export function normalizeOfficeQa(s: string): string {
     else out += ch;
   }
   return out.replace(OFFICEQA_DROP_WORDS, " ").split(/\s+/).filter(Boolean).join(" ");
-}
-
-/** Truncate to `max` characters with a marker naming how much was cut. */
-export function truncate(text: string, max: number): string {
-  if (text.length <= max) return text;
-  return `${text.slice(0, max)}\n…[truncated ${text.length - max} characters]`;
 }

@@ -10,7 +10,7 @@ const CompareSchema = v.object({
   cells: v.array(v.object({ cell: v.string(), got: v.nullable(v.string()), expected: v.nullable(v.string()), ok: v.boolean() })),
   formulas: v.optional(v.array(v.string()), []),
 });
-export type Comparison = v.InferOutput<typeof CompareSchema>;
+type Comparison = v.InferOutput<typeof CompareSchema>;
 
 export interface CaseResult {
   no: string;
@@ -27,7 +27,7 @@ export async function compareWorkbooks(python: string, pred: string, gold: strin
   return v.parse(CompareSchema, JSON.parse(out));
 }
 
-export interface RunSettings {
+interface RunSettings {
   python: string;
   timeoutS: number;
   outDir: string;

@@ -6,7 +6,7 @@ import { HELPER_PY, runnerScript, stripPathAssignments } from "./helper-py.ts";
 
 const PASSTHROUGH = ["LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONHASHSEED", "SYSTEMROOT", "WINDIR"];
 
-export interface Exec {
+interface Exec {
   ok: boolean;
   /** stdout + stderr (capped) when the run failed. */
   error?: string;

@@ -9,11 +9,9 @@ import datetime, json, re, sys
 import openpyxl
 from openpyxl.utils import get_column_letter, range_boundaries
 
-
 def cut(v, n=40):
     s = "" if v is None else str(v)
     return s if len(s) <= n else s[:n] + "..."
-
 
 def preview(path):
     wb = openpyxl.load_workbook(path, data_only=False)
@@ -31,7 +29,6 @@ def preview(path):
             out.append("  ... %d more rows" % (ws.max_row - 5))
     print("\n".join(out))
 
-
 def split_ranges(position):
     parts, cur, quoted = [], "", False
     for ch in position:
@@ -46,7 +43,6 @@ def split_ranges(position):
         parts.append(cur.strip())
     return parts
 
-
 def parse_range(part, default_sheet):
     if "!" in part:
         sheet, rng = part.rsplit("!", 1)
@@ -57,9 +53,7 @@ def parse_range(part, default_sheet):
         sheet, rng = default_sheet, part
     return sheet, rng.replace("$", "").strip()
 
-
 EPOCH = datetime.datetime(1899, 12, 30)
-
 
 def transform(v):
     if isinstance(v, bool):
@@ -82,7 +76,6 @@ def transform(v):
         return str(v)[:-3]
     return v
 
-
 def equal(a, b):
     a, b = transform(a), transform(b)
     if a in ("", None) and b in ("", None):
@@ -90,7 +83,6 @@ def equal(a, b):
     if type(a) is not type(b):
         return False
     return a == b
-
 
 def compare(pred_path, gold_path, position, answer_sheet):
     gold = openpyxl.load_workbook(gold_path, data_only=True)
@@ -128,7 +120,6 @@ def compare(pred_path, gold_path, position, answer_sheet):
         pass
     return {"ok": not reason, "reason": reason, "cells": cells, "formulas": formulas}
 
-
 def serve():
     for line in sys.stdin:
         line = line.strip()
@@ -152,7 +143,6 @@ def serve():
             sys.stdout.write(json.dumps({"ok": False, "error": "%s: %s" % (type(e).__name__, e)}) + "\n")
         sys.stdout.flush()
 
-
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "serve":
@@ -171,7 +161,7 @@ if __name__ == "__main__":
  * raise). It backs up the namespace isolation when `unshare` is unavailable; alone it is a
  * safeguard, not a sandbox (code could reach the C module directly).
  */
-export const NETWORK_BLOCK_PY = `
+const NETWORK_BLOCK_PY = `
 import socket as _skillopt_socket
 def _skillopt_no_network(*_a, **_k):
     raise OSError("network access is disabled for generated spreadsheet code")

@@ -228,7 +228,7 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
 }
 
 /** SpreadsheetBench: the target writes Python that edits a workbook; it runs isolated and is checked cell by cell (engine.md §6.6). */
-export const spreadsheetBenchmark: Benchmark = {
+const spreadsheetBenchmark: Benchmark = {
   name: "spreadsheetbench",
   initialSkill: SPREADSHEET_INITIAL_SKILL,
   loadSplits: async (ctx) => {

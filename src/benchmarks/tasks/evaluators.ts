@@ -80,7 +80,7 @@ export async function scoreRegex(answer: string, refs: string[], where: string, 
 }
 
 /** f1: SQuAD exact match (hard) and token F1 (soft), max over references. */
-export function scoreF1(answer: string, refs: string[]): Score {
+function scoreF1(answer: string, refs: string[]): Score {
   const { em, f1 } = squadScores(answer, refs);
   return { hard: em, soft: f1, reason: em ? undefined : `F1=${f1.toFixed(3)} against ${JSON.stringify(refs)}` };
 }

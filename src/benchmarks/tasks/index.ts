@@ -12,7 +12,7 @@ import { EVALUATORS, type EvaluatorName, type Score, scoreCommand, scoreJudge, s
 import { scoreChecks } from "./checks.ts";
 import { DATA_FORMATS, type DataFormat, detectFormat, tasksLoaderFor, type UserTask } from "./loader.ts";
 
-export const TASKS_SYSTEM = `You are a capable assistant completing one task for a user.
+const TASKS_SYSTEM = `You are a capable assistant completing one task for a user.
 
 {skill_section}Follow the skill above where it applies. Work the task out carefully, then give your final answer inside <answer></answer> tags, with nothing but the answer inside.`;
 
@@ -62,7 +62,7 @@ function commandArgv(ctx: BenchmarkContext): string[] {
  * The scorer's environment: the base allowlist (PATH, HOME, LANG, TMPDIR, proxies, …) plus the names in
  * env.evaluator_pass_env, read from the config's environment snapshot. Provider keys are not passed.
  */
-export function commandEnv(ctx: BenchmarkContext): Record<string, string> {
+function commandEnv(ctx: BenchmarkContext): Record<string, string> {
   const raw = ctx.env.evaluator_pass_env;
   const names = Array.isArray(raw) ? raw.map(String) : [];
   const environ = ctx.environ ?? {};
@@ -81,7 +81,7 @@ function rubricOf(ctx: BenchmarkContext): string {
 }
 
 /** A user's own tasks (JSONL) with a configurable evaluator; no code needed. */
-export const tasksBenchmark: Benchmark = {
+const tasksBenchmark: Benchmark = {
   name: "tasks",
   initialSkill: TASKS_INITIAL_SKILL,
   rolesNeeded(env) {

@@ -147,5 +147,3 @@ export function tasksLoaderFor(format: DataFormat): SplitLoader {
     loadRawItems: (path) => readTaskSource(statSync(path).isDirectory() ? singleDataFile(path) : path, format),
   };
 }
-
-export const tasksLoader: SplitLoader = tasksLoaderFor("tasks");

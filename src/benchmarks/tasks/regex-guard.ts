@@ -8,7 +8,7 @@ import { DataError } from "../../lib/index.ts";
  */
 
 /** Default bound per answer. Generous: a sane pattern takes microseconds. */
-export const REGEX_TIMEOUT_MS = 2_000;
+const REGEX_TIMEOUT_MS = 2_000;
 
 // Plain JavaScript, so the worker needs no file of its own (works the same in the compiled binary).
 const WORKER_SOURCE = `self.onmessage = (e) => {

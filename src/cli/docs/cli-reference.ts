@@ -5,7 +5,7 @@ import { rootCommand } from "../commands.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "../legacy.ts";
 
 /** One flag or positional of a command, as citty declares it. */
-export interface FlagDoc {
+interface FlagDoc {
   name: string;
   type: "boolean" | "string" | "enum" | "positional";
   description: string;
@@ -80,7 +80,7 @@ function usageOf(f: FlagDoc): string {
 }
 
 /** The anchor GitHub gives a heading. */
-export function anchorOf(heading: string): string {
+function anchorOf(heading: string): string {
   return heading
     .trim()
     .toLowerCase()

@@ -6,7 +6,7 @@ import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "../legacy.ts";
 import { SLEEP_FLAG_KEYS } from "../sleep/common.ts";
 
 /** One documented config key: its path, what the schema says, and the other names it answers to. */
-export interface KeyDoc extends KeyShape {
+interface KeyDoc extends KeyShape {
   /** `train.batch_size`, or `sleep.edit_budget` for the Sleep user config. */
   path: string;
   /** Other ways to set it: flat names, upstream's per-key flags, our own flags. */
@@ -14,7 +14,7 @@ export interface KeyDoc extends KeyShape {
 }
 
 /** Where each group of keys lives, and what it is for. */
-export const GROUPS: readonly { name: string; intro: string }[] = [
+const GROUPS: readonly { name: string; intro: string }[] = [
   { name: "model", intro: "Backends, models, endpoints, prices and caps. Secrets belong in the environment, never in the file." },
   { name: "train", intro: "Epochs, batches and the master seed." },
   { name: "gradient", intro: "Reflection: how trajectories are grouped for the analyst calls and how their patches are merged." },

@@ -103,7 +103,7 @@ function intFlag(flags: Flags, name: string): number | undefined {
 const str = (flags: Flags, name: string) => (typeof flags[name] === "string" && flags[name] !== "" ? (flags[name] as string) : undefined);
 
 /** Config overrides from the common flags (only flags actually given). */
-export function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = process.cwd()): Record<string, unknown> {
+function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = process.cwd()): Record<string, unknown> {
   const o: Record<string, unknown> = {};
   const project = str(flags, "project");
   if (project) {
@@ -135,7 +135,7 @@ export function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd
 }
 
 /** The resolved setup of a sleep command. */
-export interface SleepSetup {
+interface SleepSetup {
   loaded: LoadedSleepConfig;
   project: string;
   skillPath: string;

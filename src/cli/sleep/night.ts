@@ -32,7 +32,7 @@ export function sourcesOf(cfg: SleepConfig): SourceName[] {
 }
 
 /** The harvest port for a config: every selected source, incremental over the state database. */
-export function harvestPortFor(cfg: SleepConfig, project: string, statePath: string, env: Readonly<Record<string, string | undefined>>): HarvestPort {
+function harvestPortFor(cfg: SleepConfig, project: string, statePath: string, env: Readonly<Record<string, string | undefined>>): HarvestPort {
   return async ({ sinceMs, limit }) => {
     const store = openHarvestStore(statePath);
     const scope = cfg.projects === "all" ? "all" : cfg.projects === "invoked" ? "invoked" : cfg.projects;
@@ -82,7 +82,7 @@ function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
 }
 
 /** Per-phase progress on stderr: a redrawn bar on a TTY, one line per phase start and end otherwise. */
-export function progressRenderer(tty: boolean) {
+function progressRenderer(tty: boolean) {
   let open = false;
   const clear = () => {
     if (open) process.stderr.write("\n");

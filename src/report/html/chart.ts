@@ -36,13 +36,13 @@ export interface VLine {
   label: string;
 }
 
-export interface Bars {
+interface Bars {
   name: string;
   color: string;
   values: { x: number; v: number; title?: string }[];
 }
 
-export interface LineChartSpec {
+interface LineChartSpec {
   id: string;
   xMin: number;
   xMax: number;
@@ -173,7 +173,7 @@ export function renderLineChart(spec: LineChartSpec): string {
   return out.join("");
 }
 
-export interface StackedBarSpec {
+interface StackedBarSpec {
   id: string;
   xLabel: string;
   yLabel: string;

@@ -44,19 +44,6 @@ function withContext(lines: Line[], context: number): (Line | null)[] {
   return out;
 }
 
-export interface DiffStats {
-  added: number;
-  removed: number;
-}
-
-export function diffStats(before: string, after: string): DiffStats {
-  const lines = toLines(before, after);
-  return {
-    added: lines.filter((l) => l.kind === "add").length,
-    removed: lines.filter((l) => l.kind === "del").length,
-  };
-}
-
 const SIGN = { ctx: " ", add: "+", del: "-" } as const;
 
 function unified(shown: (Line | null)[]): string {

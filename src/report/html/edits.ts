@@ -1,7 +1,7 @@
 import type { EditStatus, EditView, StepAction } from "./run-view.ts";
 import { first, isRec, num, type Rec, str } from "./values.ts";
 
-export function normalizeStatus(raw: string): EditStatus {
+function normalizeStatus(raw: string): EditStatus {
   const s = raw.toLowerCase();
   if (s.startsWith("applied") || s === "ok" || s === "success") return "applied";
   if (s.includes("clip")) return "clipped";

@@ -29,8 +29,3 @@ export function fmtSeconds(v: number | null | undefined): string {
   const m = Math.floor(v / 60);
   return `${m} min ${Math.round(v - m * 60)} s`;
 }
-
-/** JSON for embedding inside a <script type="application/json"> element. */
-export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026");
-}

@@ -6,11 +6,11 @@ import { renderReportHtml } from "./render.ts";
 export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-charts.ts";
 export { renderDiff } from "./diff-html.ts";
 export { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
-export { type LoadOptions, loadRunView, parseHistory, readSkillVersions } from "./load.ts";
-export { type RunState, readRunState, type StepExtras } from "./store-state.ts";
+export { type LoadOptions, loadRunView } from "./load.ts";
+export { type RunState, readRunState } from "./store-state.ts";
 export { editsFromArtifacts, normalizeEdit } from "./edits.ts";
 export { normalizeAction, normalizeStep, normalizeSummary } from "./normalize.ts";
-export { DIFF_MODE_SWITCH, renderCards, renderHeader, renderReportHtml, renderRunBody, renderStepTable } from "./render.ts";
+export { renderReportHtml, renderRunBody } from "./render.ts";
 export type * from "./run-view.ts";
 export { REPORT_CSS } from "./style.ts";
 

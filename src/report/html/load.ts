@@ -30,7 +30,7 @@ function readJson(path: string, warnings: string[]): unknown {
 }
 
 /** Parse a step-record log (one JSON per line); a torn last line (a writer mid-append) is skipped quietly. */
-export function parseHistory(text: string, warnings: string[]): unknown[] {
+function parseHistory(text: string, warnings: string[]): unknown[] {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   const out: unknown[] = [];
   lines.forEach((line, i) => {
@@ -65,7 +65,7 @@ function upstreamHistory(raw: unknown): unknown[] {
 }
 
 /** Every `skills/skill_v<NNNN>.md` of a run, by version number. */
-export function readSkillVersions(dir: string): Map<number, string> {
+function readSkillVersions(dir: string): Map<number, string> {
   const out = new Map<number, string>();
   const skillsDir = runPaths(dir).skills;
   if (!existsSync(skillsDir)) return out;
@@ -168,7 +168,7 @@ function flatFields(v: unknown, prefix: string, out: [string, string][]): void {
 }
 
 /** eval_summary.json as display rows; per-group {total, hard_acc|score} objects become a table. */
-export function evaluationView(raw: unknown): RunView["evaluation"] {
+function evaluationView(raw: unknown): RunView["evaluation"] {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
   const fields: [string, string][] = [];
   const groups: { name: string; total: number | null; score: number | null }[] = [];

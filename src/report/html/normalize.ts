@@ -52,7 +52,7 @@ function countOf(v: unknown): number | null {
 }
 
 /** The `gate` field of a step record, when it has one with a Δ and bounds. */
-export function normalizeGate(v: unknown): GateView | null {
+function normalizeGate(v: unknown): GateView | null {
   if (!isRec(v)) return null;
   const delta = num(v.delta);
   const ci = Array.isArray(v.ci) ? v.ci.map(num) : [];

@@ -14,7 +14,7 @@ function badge(word: string): string {
 }
 
 /** Run title, models and the simulator notice. */
-export function renderHeader(run: RunView): string {
+function renderHeader(run: RunView): string {
   const models = [run.optimizerModel && `optimizer ${run.optimizerModel}`, run.targetModel && `target ${run.targetModel}`]
     .filter(Boolean)
     .join(" · ");
@@ -44,7 +44,7 @@ function totalsFromSteps(run: RunView): { calls: number; tokens: number; cost: n
 }
 
 /** Headline figures: baseline / best / final scores, decisions, calls, tokens, cost. */
-export function renderCards(run: RunView): string {
+function renderCards(run: RunView): string {
   const s: SummaryView | null = run.summary;
   const t = totalsFromSteps(run);
   const accepted = run.steps.filter((x) => x.action === "accepted").length;
@@ -121,7 +121,7 @@ function stageTable(s: SummaryView | null): string {
 const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
 
 /** Δ with its bounds and items used, e.g. "+4.2 [−1.0, +9.5] 96/200". */
-export function gateText(g: GateView): string {
+function gateText(g: GateView): string {
   return `${pts(g.delta)} [${pts(g.lo)}, ${pts(g.hi)}] ${g.nUsed ?? "?"}/${g.nTotal ?? "?"}`;
 }
 
@@ -137,7 +137,7 @@ function stepRow(s: StepView): string {
 }
 
 /** The table of every step's record. */
-export function renderStepTable(run: RunView): string {
+function renderStepTable(run: RunView): string {
   if (run.steps.length === 0) return `<p class="muted" id="step-table">No step recorded yet.</p>`;
   return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th class="n" title="candidate − current per item, with the gate's always-valid bounds; items used / split">Δ pts [bounds] n</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
 }
@@ -209,7 +209,7 @@ export function renderRunBody(run: RunView): string {
 }
 
 /** The diff-mode switch (pure CSS: radio inputs before <main>). */
-export const DIFF_MODE_SWITCH = `<input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" id="dm-split"><div class="modes">diff: <label for="dm-unified">unified</label><label for="dm-split">side by side</label></div>`;
+const DIFF_MODE_SWITCH = `<input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" id="dm-split"><div class="modes">diff: <label for="dm-unified">unified</label><label for="dm-split">side by side</label></div>`;
 
 /** A complete, self-contained report page: inline CSS and SVG, no script, no network. */
 export function renderReportHtml(run: RunView, opts: { generatedAt?: string } = {}): string {

@@ -2,7 +2,7 @@ import { type ChartPoint, type ChartSeries, type HLine, renderLineChart, renderS
 import { fmtCost } from "./escape.ts";
 import type { RunView, StepAction, StepView } from "./run-view.ts";
 
-export const ACTION_COLOR: Record<StepAction, string> = {
+const ACTION_COLOR: Record<StepAction, string> = {
   accepted: "#16a34a",
   rejected: "#dc2626",
   rejected_early: "#f59e0b",

@@ -62,7 +62,7 @@ export interface StepView {
   candidate: string | null;
 }
 
-export interface ScoreTriple {
+interface ScoreTriple {
   selection: number | null;
   test: number | null;
   step: number | null;

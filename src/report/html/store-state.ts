@@ -7,7 +7,7 @@ import { parseAll, parseBoundaryRecord, parseStepRecord, type RunStatus, runPath
 import type { EditView } from "./run-view.ts";
 
 /** Extra step data the run store holds beyond the step records: edit fates and candidate texts. */
-export interface StepExtras {
+interface StepExtras {
   edits?: EditView[];
   reasoning?: string[];
   candidate?: string | null;

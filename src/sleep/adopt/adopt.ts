@@ -32,7 +32,7 @@ export interface SkillReceipt {
 export type Selection = { mode: "legacy" } | { mode: "skills"; names: readonly string[] | "all" };
 
 /** Result of an adoption. */
-export interface AdoptResult {
+interface AdoptResult {
   mode: "legacy" | "skills";
   updated_paths: string[];
   receipts: Array<LegacyReceipt | SkillReceipt>;
@@ -40,7 +40,7 @@ export interface AdoptResult {
 }
 
 /** Test seam: called after each target is written (a crash test kills the process here). */
-export type AdoptHooks = TargetHooks;
+type AdoptHooks = TargetHooks;
 
 interface Planned {
   key: string;
@@ -219,7 +219,7 @@ function writeBackup(scope: NightScope, path: string, data: Buffer, mode: number
 }
 
 /** Directories adoptions of a night created (sealed sidecar, so a rollback can remove them again). */
-export const CREATED_DIRS_FILE = join("backup", "created_dirs.json");
+const CREATED_DIRS_FILE = join("backup", "created_dirs.json");
 
 /** The created-directory list of a night; entries this user did not seal are ignored (never removed). */
 export function readCreatedDirs(scope: NightScope): string[] {

@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, fchmodSync, fsyncSync, lstatSync, openSync, readdirSync, realpathSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, fchmodSync, fsyncSync, lstatSync, openSync, readdirSync, realpathSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { processAlive, StagingError } from "../../lib/index.ts";
 import { legacyRows, type Manifest, parseManifest } from "../manifest.ts";
@@ -7,7 +7,7 @@ import { kindOf, readJsonFile, readRegularFile } from "./read.ts";
 import { inside, type SealKey, sealKey, sealProblem } from "./seal.ts";
 
 /** One live file a sealed manifest names. */
-export interface LiveTarget {
+interface LiveTarget {
   role: "skill" | "memory";
   /** Realpath pinned at staging time. */
   realpath: string;
@@ -171,7 +171,6 @@ export function removeGuarded(check: () => void, path: string): void {
   rmSync(path, { force: true });
 }
 
-
 /** Remove temp files an interrupted {@link writeGuarded} of `path` left beside it (only those of dead processes). */
 export function cleanTemps(path: string): string[] {
   const dir = dirname(path);
@@ -213,14 +212,4 @@ export function openLiveFileForRead(nightDir: string, livePath: string, stateDir
 export function readLive(scope: NightScope, livePath: string): Buffer | undefined {
   const { exists } = checkLivePath(scope, livePath);
   return exists ? readRegularFile(livePath) : undefined;
-}
-
-/** True when a path exists (without following a final link). */
-export function present(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return existsSync(p);
-  }
 }

@@ -25,7 +25,7 @@ const JournalTargetSchema = v.object({
   created_dirs: v.array(v.string()),
   created_dir_ids: v.array(v.tuple([v.number(), v.number()])),
 });
-export const JournalSchema = v.object({
+const JournalSchema = v.object({
   version: v.literal(2),
   kind: v.picklist(["skills", "legacy"]),
   targets: v.array(JournalTargetSchema),
@@ -46,7 +46,7 @@ export type JournalTarget = v.InferOutput<typeof JournalTargetSchema>;
  * (a target already back at its original bytes is skipped, a rename already done is skipped),
  * so an interrupted rollback is completed by the next command rather than undone.
  */
-export const RollbackJournalSchema = v.object({
+const RollbackJournalSchema = v.object({
   version: v.literal(2),
   kind: v.literal("rollback"),
   force: v.boolean(),
@@ -124,7 +124,7 @@ function present(p: string): boolean {
  * The journal of a night, validated and verified to be sealed by this user, or undefined when
  * there is none. A journal this user did not write is refused (never acted upon).
  */
-export function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
+function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
   const path = join(scope.dir, JOURNAL_FILE);
   if (!present(path)) return undefined;
   checkStagingPath(scope, path);
@@ -207,7 +207,6 @@ function cleanStagingTemps(scope: NightScope): string[] {
   return out;
 }
 
-
 function recoverLocked(scope: NightScope, force: boolean): Recovery {
   const j = readJournal(scope);
   if (!j) return { recovered: false, restored: [], cleaned: [] };
@@ -251,7 +250,7 @@ function recoverLocked(scope: NightScope, force: boolean): Recovery {
 }
 
 /** Remove a directory an adoption created, only if it is still that directory (same identity) and empty. */
-export function removeEmptyDir(d: string, id?: readonly [number, number]): void {
+function removeEmptyDir(d: string, id?: readonly [number, number]): void {
   try {
     const st = lstatSync(d);
     if (!st.isDirectory()) return;

@@ -12,7 +12,6 @@ export interface Lock {
   token: string;
 }
 
-
 /** A lock file whose content cannot name a holder is only treated as abandoned after this long. */
 const UNREADABLE_LOCK_GRACE_MS = 60_000;
 
@@ -118,7 +117,7 @@ export function lockRoot(base = userStateDir()): string {
 }
 
 /** Lock file of one live target (NFC + case-fold of the path, so one file has one lock). */
-export function targetLockPath(root: string, livePath: string): string {
+function targetLockPath(root: string, livePath: string): string {
   return join(root, `${sha256(livePath.normalize("NFC").toLowerCase())}.lock`);
 }
 

@@ -8,7 +8,7 @@ import { lockAll, unlockAll } from "./locks.ts";
 import { readRegularFile } from "./read.ts";
 
 /** What a rollback did. */
-export interface RollbackResult {
+interface RollbackResult {
   staging_dir: string;
   restored: string[];
   removed: string[];

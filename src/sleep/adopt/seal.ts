@@ -10,7 +10,7 @@ import { StagingError } from "../../lib/index.ts";
  * an HMAC made with a per-user secret kept in the user's Sleep state directory (mode 0600). A
  * repository cannot forge one without that secret.
  */
-export const SEAL_KEY_FILE = "night-seal.key";
+const SEAL_KEY_FILE = "night-seal.key";
 const SEAL_FIELD = "seal";
 const PREFIX = "hmac-sha256:";
 

@@ -2,7 +2,7 @@ import type { SleepConfig } from "../config.ts";
 import { createMockBackend } from "./mock.ts";
 import type { SleepBackend } from "./types.ts";
 
-export { createMockBackend, correctionRule, MOCK_RULES } from "./mock.ts";
+export { createMockBackend, MOCK_RULES } from "./mock.ts";
 export type { MineInput, MinedCandidate, ReflectInput, SleepBackend } from "./types.ts";
 
 /** Build the Sleep backend a config names (spec §5.9). */

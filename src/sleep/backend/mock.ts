@@ -19,14 +19,14 @@ const NO_REFERENCE_REPLY = "Attempted the task; there is no checkable reference.
 const q = (s: string) => `\`${s}\``;
 
 /** Terms a correction task wants (contains) and must avoid (not_contains). */
-export function correctionTerms(task: TaskRecord): { prefer: string[]; avoid: string[] } {
+function correctionTerms(task: TaskRecord): { prefer: string[]; avoid: string[] } {
   const checks = task.reference_kind === "rule" ? ruleChecks(task.judge) : [];
   const arg = (op: string) => checks.filter((c) => c.op === op && typeof c.arg === "string").map((c) => String(c.arg));
   return { prefer: arg("contains"), avoid: arg("not_contains") };
 }
 
 /** The rule sentence that fixes a correction task (also what the mock's reflect proposes). */
-export function correctionRule(task: TaskRecord): string | undefined {
+function correctionRule(task: TaskRecord): string | undefined {
   if (!task.tags.includes("correction")) return undefined;
   const { prefer, avoid } = correctionTerms(task);
   if (prefer.length === 0 && avoid.length === 0) return undefined;

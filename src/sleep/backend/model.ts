@@ -28,7 +28,7 @@ const CandidateSchema = v.looseObject({
  * go to the target role, judging, reflection and mining to the optimizer; retries, the call cache and
  * cost accounting are the layer's. Every call is checked against and recorded in the night ledger.
  */
-export function modelSleepBackend(client: ModelClient, o: { name: string; model: string; modelKey?: string }): SleepBackend {
+function modelSleepBackend(client: ModelClient, o: { name: string; model: string; modelKey?: string }): SleepBackend {
   const self: SleepBackend = {
     name: o.name,
     modelKey: o.modelKey ?? `${o.name}::${o.model}`,

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { log } from "../../lib/index.ts";
 
 /** Template names that may be overridden (spec §4.10). */
-export const PROMPT_NAMES = ["miner", "attempt", "judge", "reflect"] as const;
-export type PromptName = (typeof PROMPT_NAMES)[number];
+const PROMPT_NAMES = ["miner", "attempt", "judge", "reflect"] as const;
+type PromptName = (typeof PROMPT_NAMES)[number];
 
 let path = "";
 let cache: { mtimeMs: number; templates: Partial<Record<PromptName, string>> } | undefined;

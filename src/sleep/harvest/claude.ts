@@ -7,7 +7,7 @@ import type { SessionDigest } from "./types.ts";
 import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, stripInjected } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
-export function claudeHome(ctx: ReaderContext): string {
+function claudeHome(ctx: ReaderContext): string {
   return ctx.locations.claudeHome || join(homeDir(), ".claude");
 }
 
@@ -34,7 +34,6 @@ export function blockText(content: JsonValue | undefined, textTypes: readonly st
 const CLAUDE_STOP = (key: string, depth: number) => depth === 0 && key === "toolUseResult";
 
 const INTERRUPTED = /^\[Request interrupted by user[^\]]*\]$/;
-
 
 /** Claude Code transcripts: `<claude_home>/projects/**\/<session>.jsonl`, sub-agent sidechains skipped. */
 export const claudeSource: SessionSource = {

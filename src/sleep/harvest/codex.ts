@@ -21,7 +21,7 @@ interface CodexCarry {
 }
 
 /** `$CODEX_HOME`, else `~/.codex` (spec §3.4, §12.1 item 5). */
-export function codexHome(ctx: ReaderContext): string {
+function codexHome(ctx: ReaderContext): string {
   return ctx.locations.codexHome || ctx.env.CODEX_HOME || join(homeDir(), ".codex");
 }
 
@@ -144,7 +144,7 @@ function contentText(content: JsonValue | undefined): string {
 }
 
 /** spec §3.4 sanitisation of injected context (environment, AGENTS.md instruction blocks). */
-export function sanitizeCodexUser(text: string): string {
+function sanitizeCodexUser(text: string): string {
   const t = text.replaceAll("\u0000", "").trim();
   if (t.startsWith("<codex_internal_context") || t.startsWith("<environment_context")) return "";
   if (t.startsWith("# AGENTS.md instructions") || t.includes("--- project-doc ---")) {

@@ -9,7 +9,7 @@ import { type AgentDb, openAgentDb, rowMark } from "./sqlite-source.ts";
 import { addFinal, addTool, addUnique, addUserText, cleanMeta, cleanText, emptyDigest, sanitizeToolName, toEpochMs, toIsoUtc } from "./text.ts";
 
 /** `~/.copilot/session-store.db` on every OS (spec §3.6). */
-export function copilotCliStore(ctx: ReaderContext): string {
+function copilotCliStore(ctx: ReaderContext): string {
   return resolve(ctx.locations.copilotCliSessionStore || join(homeDir(), ".copilot", "session-store.db"));
 }
 
@@ -25,7 +25,7 @@ interface SessionRow {
 }
 
 /** `~/.copilot/session-state`, beside the session store: the CLI's own per-session event logs. */
-export function copilotCliStateDir(ctx: ReaderContext): string {
+function copilotCliStateDir(ctx: ReaderContext): string {
   return join(dirname(copilotCliStore(ctx)), "session-state");
 }
 

@@ -153,7 +153,7 @@ export const copilotVscodeSource: SessionSource = {
 type Doc = JsonValue | undefined;
 
 /** spec §3.5 operation log: 0 replace, 1 set at path, 2 array patch, 3 delete. Ops before the first 0 are ignored. */
-export function applyOp(doc: Doc, op: JsonObject): Doc {
+function applyOp(doc: Doc, op: JsonObject): Doc {
   const kind = op.kind;
   if (kind === 0) return obj(op.v) ? op.v : doc;
   if (doc === undefined) return doc;

@@ -18,7 +18,7 @@ import { addFinal, addTool, addUnique, addUserText, emptyDigest, toEpochMs, toIs
  */
 
 /** Cursor's user-data directory per OS. */
-export function cursorUserDir(ctx: ReaderContext): string {
+function cursorUserDir(ctx: ReaderContext): string {
   if (ctx.locations.cursorUserDir) return ctx.locations.cursorUserDir;
   const home = homeDir();
   if (ctx.platform === "win32") return join(ctx.env.APPDATA || join(home, "AppData", "Roaming"), "Cursor");

@@ -10,7 +10,7 @@ import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import { addFinal, addTool, addUserText, emptyDigest, hasSentinel, isWithin, toIsoUtc } from "./text.ts";
 
 /** `~/.cursor` (spec §3.7). */
-export function cursorHome(ctx: ReaderContext): string {
+function cursorHome(ctx: ReaderContext): string {
   return ctx.locations.cursorHome || join(homeDir(), ".cursor");
 }
 

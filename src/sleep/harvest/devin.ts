@@ -9,7 +9,7 @@ import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./sou
 import { addFinal, addTool, addUnique, addUserText, emptyDigest, toEpochMs, toIsoUtc } from "./text.ts";
 
 /** Devin CLI transcripts (ATIF trajectories, one `*.json` per session) per OS. */
-export function devinTranscriptDirs(ctx: ReaderContext): string[] {
+function devinTranscriptDirs(ctx: ReaderContext): string[] {
   if (ctx.locations.devinTranscripts) return [ctx.locations.devinTranscripts];
   const home = homeDir();
   const env = ctx.env;

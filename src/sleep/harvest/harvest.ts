@@ -13,7 +13,7 @@ const hlog = log.withTag("harvest");
 const WRITE_BATCH = 256;
 
 /** The delivery scope a harvest is for: one project, "all", or a sorted list. */
-export function scopeKey(scope: Scope, invoked: string): string {
+function scopeKey(scope: Scope, invoked: string): string {
   if (scope === "all") return "*";
   if (scope === "invoked") return invoked ? resolve(invoked) : "*";
   return [...scope].map((s) => resolve(s)).sort().join("\n");

@@ -11,4 +11,4 @@ export type {
 
 export type { HarvestOptions } from "./options.ts";
 
-export { harvest, scopeKey } from "./harvest.ts";
+export { harvest } from "./harvest.ts";

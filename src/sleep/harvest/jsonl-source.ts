@@ -9,7 +9,7 @@ import { toEpochMs, toIsoUtc } from "./text.ts";
 const HEAD_BYTES = 4096;
 
 /** Hash of the first min(4096, upTo) bytes of a file. */
-export function headHash(path: string, upTo: number): string {
+function headHash(path: string, upTo: number): string {
   const n = Math.min(HEAD_BYTES, upTo);
   if (n <= 0) return "";
   const buf = Buffer.allocUnsafe(n);

@@ -8,7 +8,7 @@ import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./sou
 import { addFinal, addTool, addUserText, emptyDigest, toEpochMs, toIsoUtc } from "./text.ts";
 
 /** `~/.pi` (parent of `agent/sessions`, spec §3.9). */
-export function piHome(ctx: ReaderContext): string {
+function piHome(ctx: ReaderContext): string {
   return ctx.locations.piHome || join(homeDir(), ".pi");
 }
 

@@ -1,11 +1,11 @@
 import { closeSync, openSync, readSync } from "node:fs";
 
 /** Lines longer than this are skipped unparsed (bounded memory whatever the file). */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
 const CHUNK = 1024 * 1024;
 let shared = Buffer.allocUnsafe(CHUNK * 2);
 
-export interface ReadResult {
+interface ReadResult {
   /** Offset just past the last line consumed (a trailing partial line is left for next time). */
   consumed: number;
   bytesRead: number;

@@ -11,7 +11,7 @@ const PRE_CLIP = 16 * MAX_TEXT_CHARS;
  * (its context) are kept past the cap, up to MAX_PROMPTS_HARD.
  */
 export const MAX_PROMPTS = 40;
-export const MAX_PROMPTS_HARD = 2 * MAX_PROMPTS;
+const MAX_PROMPTS_HARD = 2 * MAX_PROMPTS;
 /** Assistant finals kept per session (the last ones). */
 export const MAX_FINALS = 5;
 const MAX_LIST = 50;
@@ -77,7 +77,7 @@ const CONTROL_COMMANDS = new Set([
  * A Claude Code slash-command envelope (`<command-name>/x</command-name>…<command-args>a</command-args>`)
  * as the command line the user typed (`/x a`), or undefined when the text is not one.
  */
-export function slashCommandText(text: string): string | undefined {
+function slashCommandText(text: string): string | undefined {
   const head = text.slice(0, 400);
   if (!head.includes("<command-name>")) return undefined;
   const name = /<command-name>\s*([^<]*?)\s*<\/command-name>/.exec(text)?.[1] ?? "";
@@ -132,7 +132,7 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
 }
 
 /** True when a prompt carries a negative signal (a correction). */
-export function isCorrection(text: string, lex: Lexicon): boolean {
+function isCorrection(text: string, lex: Lexicon): boolean {
   return detectFeedback(text, lex).some((t) => t.startsWith("neg:"));
 }
 

@@ -5,7 +5,7 @@ const STOP = new Set(
 );
 
 /** Content tokens of a text: lower-case words > 2 chars, minus stopwords. */
-export function contentTokens(text: string): Set<string> {
+function contentTokens(text: string): Set<string> {
   return new Set(
     text
       .toLowerCase()
@@ -15,7 +15,7 @@ export function contentTokens(text: string): Set<string> {
 }
 
 /** Jaccard similarity of two token sets. */
-export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 || b.size === 0) return 0;
   let inter = 0;
   for (const t of a) if (b.has(t)) inter++;

@@ -1,5 +1,5 @@
 /** A user correction of the form "use X instead of Y" found in a follow-up message. */
-export interface Correction {
+interface Correction {
   prefer: string[];
   avoid: string[];
   /** Index of the message that carried it. */

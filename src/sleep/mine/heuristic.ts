@@ -26,7 +26,7 @@ export function truncate(s: string, n: number): string {
 }
 
 /** Heuristic task id (spec §4.1). */
-export function heuristicTaskId(project: string, intent: string): string {
+function heuristicTaskId(project: string, intent: string): string {
   return `task_${sha256(`${project}::${intent}`).slice(0, 12)}`;
 }
 

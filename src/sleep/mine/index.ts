@@ -8,18 +8,17 @@ import { type DigestLike, heuristicMine, sessionSkillHint, truncate } from "./he
 import { assignSplits } from "./splits.ts";
 import { filterTasksForTarget } from "./target-filter.ts";
 
-export { contentTokens, jaccard } from "./cluster.ts";
 export { findCorrection } from "./corrections.ts";
 export { detectFeedback, sessionOutcome } from "./feedback.ts";
-export { type DigestLike, heuristicTask, heuristicTaskId } from "./heuristic.ts";
+export { type DigestLike, heuristicTask } from "./heuristic.ts";
 export { assignSplits, ensureMinVal } from "./splits.ts";
 export { filterTasksForTarget } from "./target-filter.ts";
-export { loadTasksFile, type LoadedTasks, TASKS_FORMAT, type TasksMeta, tasksPayload, writeTasksFile } from "./tasks-file.ts";
+export { loadTasksFile, TASKS_FORMAT, tasksPayload, writeTasksFile } from "./tasks-file.ts";
 
 const STRING_OPS = new Set(["section_present", "section_contains", "regex", "contains", "not_contains", "tool_called"]);
 
 /** Clean an LLM candidate into a task, or undefined when uncheckable (spec §4.4). */
-export function candidateToTask(c: MinedCandidate, d: DigestLike): TaskRecord | undefined {
+function candidateToTask(c: MinedCandidate, d: DigestLike): TaskRecord | undefined {
   const intent = c.intent.trim();
   if (intent.length < 8) return undefined;
   const checks = c.checks.flatMap((ch): Array<{ op: string; arg: unknown }> => {
@@ -57,7 +56,7 @@ export function candidateToTask(c: MinedCandidate, d: DigestLike): TaskRecord | 
 }
 
 /** Options of one mining pass. */
-export interface MineOptions {
+interface MineOptions {
   maxTasks: number;
   maxSessions: number;
   val: number;

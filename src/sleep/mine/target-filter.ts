@@ -5,7 +5,7 @@ const STOP = new Set(
 );
 
 /** Tokens of a text (spec §4.6): words, their sub-parts, ≥ 3 chars, not all digits, not stopwords. */
-export function targetTokens(text: string): string[] {
+function targetTokens(text: string): string[] {
   const out: string[] = [];
   for (const w of text.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_.-]*/gu) ?? []) {
     for (const part of new Set([w, ...w.split(/[^\p{L}\p{N}]+|_/u)])) {

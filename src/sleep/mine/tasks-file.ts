@@ -9,10 +9,10 @@ import { assignSplits } from "./splits.ts";
 export const TASKS_FORMAT = "skillopt_sleep.tasks.v1";
 
 /** Metadata of a tasks file: every top-level key but `tasks`, plus `tasks_file`. */
-export type TasksMeta = Record<string, unknown> & { format: string; tasks_file: string; reviewed?: unknown; target_skill_path?: unknown };
+type TasksMeta = Record<string, unknown> & { format: string; tasks_file: string; reviewed?: unknown; target_skill_path?: unknown };
 
 /** A loaded tasks file. */
-export interface LoadedTasks {
+interface LoadedTasks {
   tasks: TaskRecord[];
   meta: TasksMeta;
   warnings: string[];
