@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
-import { createModelClient, type BatchEvent } from "../../src/backends/index.ts";
+import { type BatchEvent, builtinPrices, createModelClient, PriceTable } from "../../src/backends/index.ts";
 import { BudgetError, ConfigError, NoAnswerError } from "../../src/lib/index.ts";
 import { batchItems, batchRows, openCallCache } from "../../src/store/index.ts";
+import { runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { ask, compatConfig } from "./support.ts";
@@ -199,5 +200,29 @@ describe("model.batch through the model layer", () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).exitCode).toBe(2);
     expect((err as ConfigError).message).toMatch(/model.batch=eval: the optimizer backend sim has no Batch API/);
+  });
+});
+
+describe("the batch column of the pricing table", () => {
+  test("built-in OpenAI models cost half live through a batch (sourced); others pay their live price unless given a batch price", () => {
+    const table = new PriceTable({ "my-model": { input_per_mtok: 1, output_per_mtok: 4 }, "my-batched": { input_per_mtok: 1, output_per_mtok: 4, batch_input_per_mtok: 0.2, batch_output_per_mtok: 0.8 } });
+    const usage = { promptTokens: 1_000_000, completionTokens: 1_000_000, cachedTokens: 0, reasoningTokens: 0 };
+    expect(table.cost("gpt-4o-mini", usage, { batch: true })).toBeCloseTo(table.cost("gpt-4o-mini", usage)! / 2, 12);
+    expect(builtinPrices()["gpt-4o-mini"]!.batch_source).toMatch(/Batch API.*50 ?%.*checked 2026-12-03/);
+    expect(builtinPrices()["claude-sonnet-5"]!.batch_input_per_mtok).toBeUndefined();
+    expect(table.cost("my-model", usage, { batch: true })).toBe(5);
+    expect(table.cost("my-batched", usage, { batch: true })).toBeCloseTo(1, 12);
+  });
+
+  test("train --dry-run shows the cost with model.batch beside the live cost, and the rounds that wait on a batch", async () => {
+    const r = await runCli(
+      ["train", "--config", "quickstart", "--dry-run", "--json", ...["model.backend=openai_compatible", "model.openai_compatible_base_url=http://127.0.0.1:9/v1", "model.target=gpt-4o-mini", "model.optimizer=gpt-4o-mini", "model.batch=eval"].flatMap((s) => ["--set", s])],
+      { env: { OPENAI_COMPATIBLE_API_KEY: "sk-dry" } },
+    );
+    expect(r.code).toBe(0);
+    const est = JSON.parse(r.stdout).estimated_cost_usd;
+    expect(est.with_batch).toMatchObject({ modes: { optimizer: "eval", target: "eval" }, rounds_waiting_on_a_batch: 1, optimizer: est.optimizer });
+    expect(est.with_batch.target).toBeLessThan(est.target);
+    expect(est.with_batch.calls_through_batch).toBe(JSON.parse(r.stdout).predicted_calls.target.final_test);
   });
 });

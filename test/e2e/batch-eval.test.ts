@@ -89,6 +89,9 @@ describe("skillopt eval with model.batch=eval", () => {
     const waiting = JSON.parse((await runCli(["runs", dir.path, "--json"])).stdout)[0];
     expect(waiting).toMatchObject({ kind: "eval", status: "running" });
     expect(waiting.waiting).toMatch(/^waiting on batch batch_1 \((validating|in_progress), \d+\/48 done\)$/);
+    const report = await runCli(["report", out, "--json"]);
+    expect(report.code).toBe(0);
+    expect(readFileSync(JSON.parse(report.stdout).report, "utf8")).toMatch(/running:<\/b> waiting on batch batch_1 \((validating|in_progress), \d+\/48 done\)/);
     proc.kill(9);
     await proc.exited;
     const killed = JSON.parse((await runCli(["runs", dir.path, "--json"])).stdout)[0];

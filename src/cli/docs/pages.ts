@@ -1,4 +1,5 @@
 import backends from "../../../docs/backends.md" with { type: "text" };
+import batch from "../../../docs/batch.md" with { type: "text" };
 import benchmarks from "../../../docs/benchmarks.md" with { type: "text" };
 import cliReference from "../../../docs/cli-reference.md" with { type: "text" };
 import concepts from "../../../docs/concepts.md" with { type: "text" };
@@ -20,6 +21,7 @@ import trustModel from "../../../docs/trust-model.md" with { type: "text" };
  */
 export const DOCS_PAGES: Readonly<Record<string, string>> = {
   "backends.md": backends,
+  "batch.md": batch,
   "benchmarks.md": benchmarks,
   "cli-reference.md": cliReference,
   "concepts.md": concepts,

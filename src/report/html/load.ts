@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { DataError, errorMessage, readInputText, redactText } from "../../lib/index.ts";
-import { parseStepRecord, parseSummary, RUN_FILES, STEP_RECORD_SCHEMA, SUMMARY_SCHEMA, runPaths, runStatus, STEP_FILES, skillVersionOf } from "../../run/index.ts";
+import { DataError, errorMessage, processAlive, readInputText, redactText } from "../../lib/index.ts";
+import { batchWaitText, readBatchWait, parseStepRecord, parseSummary, RUN_FILES, STEP_RECORD_SCHEMA, SUMMARY_SCHEMA, runPaths, runStatus, STEP_FILES, skillVersionOf } from "../../run/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeBoundary, normalizeStep, normalizeSummary } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
@@ -284,12 +284,16 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
       startedAt = "";
     }
   }
+  // A live process waiting on a provider batch: the run is running, and says on which batch.
+  const wait = readBatchWait(dir);
+  const waiting = wait && processAlive(wait.pid) ? batchWaitText(wait) : null;
   const simulator = /\bsim\b/.test(info.backend) || /^sim[-:]/.test(info.optimizer) || /^sim[-:]/.test(info.target);
   return {
     dir,
     name: basename(dir),
+    waiting,
     status:
-      opts.status ?? state?.status ?? runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined, failed: evalFailure !== null }),
+      opts.status ?? (waiting ? "running" : undefined) ?? state?.status ?? runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined, failed: evalFailure !== null }),
     benchmark: info.benchmark,
     optimizerModel: info.optimizer,
     targetModel: info.target,

@@ -26,7 +26,7 @@ function renderHeader(run: RunView): string {
     run.simulator
       ? `<div class="banner">Offline simulator: these scores come from SkillOpt's built-in <b>sim</b> backend, not from a real model.</div>`
       : ""
-  }${run.status === "failed" ? `<div class="failed-reason"><b>failed:</b> ${esc(run.failure ?? "stopped on an error")}</div>` : ""}${run.warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("")}</header>`;
+  }${run.waiting ? `<div class="waiting"><b>running:</b> ${esc(run.waiting)}</div>` : ""}${run.status === "failed" ? `<div class="failed-reason"><b>failed:</b> ${esc(run.failure ?? "stopped on an error")}</div>` : ""}${run.warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("")}</header>`;
 }
 
 function totalsFromSteps(run: RunView): { calls: number; tokens: number; cost: number | null; seconds: number } {

@@ -145,4 +145,6 @@ export interface RunView {
   storeError: string | null;
   /** Why the run failed or stopped (e.g. an endpoint that gave no answers), when known. */
   failure: string | null;
+  /** "waiting on batch <id> (status, n/m done)" while the run's process waits on a provider batch. */
+  waiting: string | null;
 }
