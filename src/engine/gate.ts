@@ -1,4 +1,3 @@
-import { ConfigError } from "../lib/index.ts";
 import { type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
 import type { EngineConfig } from "./settings.ts";
 import { stripRegions } from "./skill-doc.ts";
@@ -26,29 +25,18 @@ export interface GateSettings extends GateMetric {
 }
 
 export function gateSettings(ev: EngineConfig["evaluation"]): GateSettings {
-  const metric = String(ev.gate_metric || "hard").toLowerCase();
-  if (metric !== "hard" && metric !== "soft" && metric !== "mixed") {
-    throw new ConfigError(`evaluation.gate_metric: unknown value "${ev.gate_metric}" (use hard, soft or mixed)`);
-  }
-  const words = ev.leading_words == null ? DEFAULT_LEADING_WORDS : Array.isArray(ev.leading_words) ? ev.leading_words : ev.leading_words.split(",");
-  const list = words.map((w) => w.trim().toLowerCase()).filter(Boolean);
+  const list = (ev.leading_words ?? DEFAULT_LEADING_WORDS).map((w) => w.trim().toLowerCase()).filter(Boolean);
   return {
-    useGate: ev.use_gate !== false,
-    metric,
+    useGate: ev.use_gate,
+    metric: ev.gate_metric,
     mixedWeight: Math.min(1, Math.max(0, ev.gate_mixed_weight)),
     densityWeight: ev.use_semantic_density ? ev.semantic_density_weight : 0,
     leadingWords: new Set(list.length ? list : DEFAULT_LEADING_WORDS),
-    earlyReject: ev.early_reject !== false,
-    rule: gateRule(ev.gate_rule),
-    sequential: { alpha: 1 - (ev.gate_confidence ?? 0.95), minEffect: ev.gate_min_effect ?? 0.02, maxRegressions: ev.gate_max_regressions ?? null },
-    noiseFloorItems: ev.noise_floor_items ?? 32,
+    earlyReject: ev.early_reject,
+    rule: ev.gate_rule,
+    sequential: { alpha: 1 - ev.gate_confidence, minEffect: ev.gate_min_effect, maxRegressions: ev.gate_max_regressions },
+    noiseFloorItems: ev.noise_floor_items,
   };
-}
-
-function gateRule(rule: string | undefined): "strict" | "paired" {
-  const r = String(rule ?? "strict").toLowerCase();
-  if (r !== "strict" && r !== "paired") throw new ConfigError(`evaluation.gate_rule: unknown value "${rule}" (use strict or paired)`);
-  return r;
 }
 
 /** One item's (hard, soft) scores; null where the item was not (yet) scored. */

@@ -1,7 +1,7 @@
 import type { TaskItem } from "./ports.ts";
 import { seededShuffle } from "./random.ts";
 import type { EngineConfig, LrControlMode, RunPlanSizes, UpdateMode } from "./settings.ts";
-import { budgetAt, type SchedulerMode } from "./schedule.ts";
+import { budgetAt } from "./schedule.ts";
 import type { BatchSpec } from "./step.ts";
 
 /**
@@ -69,7 +69,7 @@ export function planCalls(cfg: EngineConfig, sizes: RunPlanSizes, trainLen: numb
       if (lr === "autonomous") optimizer.lr_autonomous! += 1;
       if (mode === "rewrite_from_suggestions") optimizer.rewrite! += 1;
       if (mode !== "full_rewrite_minibatch" && lr !== "autonomous") {
-        budgets.push(budgetAt(cfg.optimizer.lr_scheduler as SchedulerMode, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps, budgets.length + 1));
+        budgets.push(budgetAt(cfg.optimizer.lr_scheduler, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps, budgets.length + 1));
       }
     }
     if (e >= 2) {

@@ -1,54 +1,11 @@
+import type { TrainConfig } from "../config/index.ts";
 import { ConfigError } from "../lib/index.ts";
 
 /**
  * The part of the training configuration the engine reads (the structured sections with
- * upstream's key names, engine.md §3.2). The CLI passes the loaded TrainConfig, which has these.
+ * upstream's key names, engine.md §3.2): the loaded config's own types, inferred from its schemas.
  */
-export interface EngineConfig {
-  model: {
-    optimizer: string;
-    target: string;
-    reasoning_effort: string;
-    rewrite_reasoning_effort: string;
-    rewrite_max_completion_tokens: number;
-  };
-  train: { num_epochs: number; train_size: number; batch_size: number; accumulation: number; seed: number };
-  gradient: { minibatch_size: number; merge_batch_size: number; analyst_workers: number; failure_only: boolean };
-  optimizer: {
-    learning_rate: number;
-    min_learning_rate: number;
-    lr_scheduler: string;
-    lr_control_mode: string;
-    skill_update_mode: string;
-    use_slow_update: boolean;
-    slow_update_samples: number;
-    slow_update_gate_with_selection: boolean;
-    longitudinal_pair_policy: string;
-    use_meta_skill: boolean;
-    use_skill_aware_reflection: boolean;
-    skill_aware_appendix_source: string;
-    skill_aware_consolidate_threshold: number;
-    max_skill_tokens: number | null;
-  };
-  evaluation: {
-    use_gate: boolean;
-    gate_metric: string;
-    gate_mixed_weight: number;
-    use_semantic_density: boolean;
-    semantic_density_weight: number;
-    leading_words: string[] | string | null;
-    sel_env_num: number;
-    test_env_num: number;
-    eval_test: boolean;
-    early_reject: boolean;
-    gate_rule?: string;
-    gate_confidence?: number;
-    gate_min_effect?: number;
-    gate_max_regressions?: number | null;
-    noise_floor_items?: number;
-  };
-  env: { name: string; workers: number | null; max_completion_tokens: number };
-}
+export type EngineConfig = Pick<TrainConfig, "model" | "train" | "gradient" | "optimizer" | "evaluation" | "env">;
 
 export type UpdateMode = "patch" | "rewrite_from_suggestions" | "full_rewrite_minibatch";
 export type LrControlMode = "fixed" | "autonomous" | "none";

@@ -10,7 +10,7 @@ import { detectableGain } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
 import { planEpoch } from "./plan.ts";
 import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RolloutResult, Splits, TaskItem } from "./ports.ts";
-import { LrScheduler, type SchedulerMode } from "./schedule.ts";
+import { LrScheduler } from "./schedule.ts";
 import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
 import { ensureSlowUpdatePlaceholder, setAppendix, setSlowUpdate } from "./skill-doc.ts";
 import type { StageContext } from "./stage-context.ts";
@@ -66,7 +66,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const pairedOrder: PairedOrder = { selection, order: seededShuffle(cfg.train.seed, selection.map((_, i) => i)) };
   const scoresOf = (rs: readonly { hard?: unknown; soft?: unknown }[]): ItemScores[] => rs.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
   const skills = new Map<string, string>();
-  const scheduler = new LrScheduler(cfg.optimizer.lr_scheduler as SchedulerMode, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps);
+  const scheduler = new LrScheduler(cfg.optimizer.lr_scheduler, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps);
 
   emit({
     type: "plan",

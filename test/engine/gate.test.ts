@@ -1,10 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { decide, gateScore, gateSettings, itemScore, semanticDensity } from "../../src/engine/index.ts";
+import { decide, type EngineConfig, gateScore, gateSettings, itemScore, semanticDensity } from "../../src/engine/index.ts";
 import { resultsScore } from "../../src/sleep/gate.ts";
 import { quickConfig, trainOnSim } from "./support.ts";
 
-const ev = (over: Record<string, unknown> = {}) =>
+const ev = (over: Partial<EngineConfig["evaluation"]> = {}) =>
   gateSettings({
+    ...quickConfig().evaluation,
+    gate_rule: "strict",
     use_gate: true,
     gate_metric: "hard",
     gate_mixed_weight: 0.5,
@@ -24,7 +26,7 @@ describe("gate (spec §2.8, Appendix A)", () => {
     expect(gateScore(ev({ gate_metric: "soft" }), 0.8, 0.3, "")).toBe(0.3);
     expect(gateScore(ev({ gate_metric: "mixed" }), 1, 0, "")).toBe(0.5);
     expect(gateScore(ev({ gate_metric: "mixed", gate_mixed_weight: 0.25 }), 0.8, 0.4, "")).toBeCloseTo(0.7, 12);
-    expect(() => ev({ gate_metric: "median" })).toThrow("gate_metric");
+    expect(() => quickConfig(["evaluation.gate_metric=median"])).toThrow("gate_metric");
   });
 
   test("one item score for both gates: Sleep's metric (mean hard/soft, no density term) clamps its mixed weight", () => {
