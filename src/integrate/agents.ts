@@ -4,8 +4,15 @@ import { frontmatter, instructionsSnippet, SKILL_DESCRIPTION, shellBin, skillBod
 /** One file an integration writes: a new file, an entry merged into a JSON file, or a marked snippet. */
 export type Change =
   | { path: string; kind: "file"; content: string }
-  | { path: string; kind: "json"; key: string; name: string; entry: Record<string, unknown> }
+  | { path: string; kind: "json"; entries: JsonEntry[] }
   | { path: string; kind: "snippet"; text: string };
+
+/** One entry an integration adds to a JSON file: `doc[key][name] = value`. */
+export interface JsonEntry {
+  key: string;
+  name: string;
+  value: unknown;
+}
 
 export interface Target {
   /** The project folder (--project) or the home folder (--user). */
@@ -77,6 +84,17 @@ function claude(t: Target): Change[] {
     { path: join(plugin, "skills", "skillopt", "SKILL.md"), kind: "file", content: skillFile(t.bin) },
     { path: join(plugin, ".mcp.json"), kind: "file", content: `${JSON.stringify({ mcpServers: { skillopt: mcpEntry(t.bin) } }, null, 2)}\n` },
   ];
+  // Settings (code.claude.com/docs/en/settings): extraKnownMarketplaces with a "directory" source and
+  // enabledPlugins "plugin@marketplace" make Claude Code offer the plugin without /plugin commands. The
+  // path is this machine's, so a project gets it in settings.local.json (personal, not committed).
+  changes.push({
+    path: join(t.root, ".claude", t.user ? "settings.json" : "settings.local.json"),
+    kind: "json",
+    entries: [
+      { key: "extraKnownMarketplaces", name: "skillopt", value: { source: { source: "directory", path: market } } },
+      { key: "enabledPlugins", name: "skillopt@skillopt", value: true },
+    ],
+  });
   if (t.hook) {
     // hooks reference (code.claude.com/docs/en/hooks): SessionEnd runs command hooks; harvest only reads sessions.
     const hook = { type: "command", command: `${b} sleep harvest --project "$CLAUDE_PROJECT_DIR" --quiet >/dev/null` };
@@ -103,7 +121,7 @@ function cursor(t: Target): Change[] {
   const dir = join(t.root, ".cursor");
   const b = shellBin(t.bin);
   const changes: Change[] = [
-    { path: join(dir, "mcp.json"), kind: "json", key: "mcpServers", name: "skillopt", entry: mcpEntry(t.bin) },
+    { path: join(dir, "mcp.json"), kind: "json", entries: [{ key: "mcpServers", name: "skillopt", value: mcpEntry(t.bin) }] },
     {
       path: join(dir, "commands", "skillopt-sleep.md"),
       kind: "file",
@@ -125,10 +143,10 @@ function cursor(t: Target): Change[] {
 function copilot(t: Target): Change[] {
   if (t.user) {
     const home = t.env.COPILOT_HOME || join(t.root, ".copilot");
-    return [{ path: join(home, "mcp-config.json"), kind: "json", key: "mcpServers", name: "skillopt", entry: { type: "local", ...mcpEntry(t.bin), tools: ["*"] } }];
+    return [{ path: join(home, "mcp-config.json"), kind: "json", entries: [{ key: "mcpServers", name: "skillopt", value: { type: "local", ...mcpEntry(t.bin), tools: ["*"] } }] }];
   }
   return [
-    { path: join(t.root, ".vscode", "mcp.json"), kind: "json", key: "servers", name: "skillopt", entry: { type: "stdio", ...mcpEntry(t.bin) } },
+    { path: join(t.root, ".vscode", "mcp.json"), kind: "json", entries: [{ key: "servers", name: "skillopt", value: { type: "stdio", ...mcpEntry(t.bin) } }] },
     { path: join(t.root, ".github", "copilot-instructions.md"), kind: "snippet", text: instructionsSnippet(t.bin) },
   ];
 }
@@ -137,7 +155,7 @@ function copilot(t: Target): Change[] {
 // mcpServers (docs.devin.ai/cli/extensibility/mcp/configuration).
 function devin(t: Target): Change[] {
   const path = t.user ? join(t.env.XDG_CONFIG_HOME || join(t.root, ".config"), "devin", "config.json") : join(t.root, ".devin", "config.json");
-  return [{ path, kind: "json", key: "mcpServers", name: "skillopt", entry: mcpEntry(t.bin) }];
+  return [{ path, kind: "json", entries: [{ key: "mcpServers", name: "skillopt", value: mcpEntry(t.bin) }] }];
 }
 
 /** The files an agent's integration writes. */
@@ -149,7 +167,10 @@ export function changesFor(agent: Agent, t: Target): Change[] {
 export function nextSteps(agent: Agent, t: Target): string[] {
   if (agent === "claude") {
     const dir = join(t.root, ".claude", "skillopt-plugin");
-    return [`in Claude Code: /plugin marketplace add ${dir}`, "then: /plugin install skillopt@skillopt (commands /skillopt-sleep and /skillopt-train, the skillopt skill and MCP server)"];
+    return [
+      "Claude Code offers the skillopt plugin on its next start (commands /skillopt-sleep and /skillopt-train, the skillopt skill, the MCP server)",
+      `or add it by hand: /plugin marketplace add ${dir}, then /plugin install skillopt@skillopt`,
+    ];
   }
   return [`restart ${agent} to pick up the new files`];
 }

@@ -48,20 +48,24 @@ function regularOrMissing(path: string): Buffer | null {
 
 function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null): string {
   let doc: Record<string, unknown> = {};
+  const first = c.entries[0]!;
   if (previous) {
     let parsed: unknown;
     try {
       parsed = JSON.parse(previous.toString("utf8"));
     } catch {
-      throw new UsageError(`${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`, { hint: `add the "${c.name}" entry under "${c.key}" by hand` });
+      throw new UsageError(`${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`, { hint: `add the "${first.name}" entry under "${first.key}" by hand` });
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`${c.path}: expected a JSON object at the top level`);
     doc = parsed as Record<string, unknown>;
   }
-  const section = doc[c.key] ?? {};
-  if (typeof section !== "object" || section === null || Array.isArray(section)) throw new UsageError(`${c.path}: "${c.key}" is not an object`);
-  if (c.name in section) throw new UsageError(`${c.path} already has a "${c.name}" entry under "${c.key}" that skillopt integrate did not write`, { hint: "remove that entry, then rerun" });
-  return `${JSON.stringify({ ...doc, [c.key]: { ...section, [c.name]: c.entry } }, null, 2)}\n`;
+  for (const e of c.entries) {
+    const section = doc[e.key] ?? {};
+    if (typeof section !== "object" || section === null || Array.isArray(section)) throw new UsageError(`${c.path}: "${e.key}" is not an object`);
+    if (e.name in section) throw new UsageError(`${c.path} already has a "${e.name}" entry under "${e.key}" that skillopt integrate did not write`, { hint: "remove that entry, then rerun" });
+    doc = { ...doc, [e.key]: { ...section, [e.name]: e.value } };
+  }
+  return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
 /** The writes an install would make, refusing anything it would overwrite that it did not write. */

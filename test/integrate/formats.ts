@@ -109,3 +109,18 @@ export function mcpConfigProblems(doc: unknown, key: string, type?: string): str
   if (type !== undefined && s.type !== type) out.push(`type must be ${type}`);
   return out;
 }
+
+/**
+ * Claude Code settings (settings.json / settings.local.json): extraKnownMarketplaces.<name>.source is a
+ * marketplace source object ({source: "directory", path} for a local folder holding
+ * .claude-plugin/marketplace.json); enabledPlugins maps "plugin@marketplace" to true.
+ */
+export function claudeSettingsProblems(doc: unknown, marketplaceExists: (dir: string) => boolean): string[] {
+  const d = doc as { extraKnownMarketplaces?: Record<string, { source?: { source?: unknown; path?: unknown } }>; enabledPlugins?: Record<string, unknown> };
+  const out: string[] = [];
+  const src = d.extraKnownMarketplaces?.skillopt?.source;
+  if (src?.source !== "directory" || typeof src.path !== "string" || !src.path.startsWith("/")) out.push("extraKnownMarketplaces.skillopt.source must be {source: directory, path: an absolute folder}");
+  else if (!marketplaceExists(src.path)) out.push(`${src.path} holds no .claude-plugin/marketplace.json`);
+  if (d.enabledPlugins?.["skillopt@skillopt"] !== true) out.push('enabledPlugins["skillopt@skillopt"] must be true');
+  return out;
+}

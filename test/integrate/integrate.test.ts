@@ -4,7 +4,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { sha256 } from "../../src/lib/index.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { commandProblems, hooksProblems, marketplaceProblems, mcpConfigProblems, mdcProblems, pluginProblems, skillProblems, splitFrontmatter } from "./formats.ts";
+import { claudeSettingsProblems, commandProblems, hooksProblems, marketplaceProblems, mcpConfigProblems, mdcProblems, pluginProblems, skillProblems, splitFrontmatter } from "./formats.ts";
 
 /** Every file and folder below root with its bytes' hash and mode: equal maps mean byte-identical trees. */
 function tree(root: string): Record<string, string> {
@@ -34,6 +34,8 @@ function existingProject(root: string): string {
   writeFileSync(join(p, ".github", "copilot-instructions.md"), "Prefer small pull requests.\n");
   writeFileSync(join(p, ".cursor", "mcp.json"), '{"mcpServers":{"db":{"command":"/opt/db-mcp","args":["serve"]}}}');
   chmodSync(join(p, "AGENTS.md"), 0o600);
+  mkdirSync(join(p, ".claude"), { recursive: true });
+  writeFileSync(join(p, ".claude", "settings.local.json"), `${JSON.stringify({ permissions: { allow: ["Bash(npm test:*)"] } }, null, 2)}\n`);
   writeFileSync(join(p, "main.ts"), "export {};\n");
   return p;
 }
@@ -68,6 +70,8 @@ function checkFormats(agent: string, files: string[]): void {
     const text = readFileSync(f, "utf8");
     const problems = f.endsWith("SKILL.md")
       ? skillProblems(text, basename(dirname(f)))
+      : /\.claude\/settings(\.local)?\.json$/.test(f)
+        ? claudeSettingsProblems(JSON.parse(text), (dir) => existsSync(join(dir, ".claude-plugin", "marketplace.json")))
       : f.endsWith("plugin.json")
         ? pluginProblems(JSON.parse(text))
         : f.endsWith("marketplace.json")
@@ -116,6 +120,7 @@ describe("skillopt integrate", () => {
       // Edited files keep what was there before the install.
       if (agent === "codex") expect(readFileSync(join(p, "AGENTS.md"), "utf8").startsWith("# House rules\n\nRun the linter before committing.\n")).toBe(true);
       if (agent === "copilot") expect(JSON.parse(readFileSync(join(p, ".vscode", "mcp.json"), "utf8")).servers.other).toEqual({ type: "stdio", command: "/usr/bin/other", args: [] });
+      if (agent === "claude") expect(JSON.parse(readFileSync(join(p, ".claude", "settings.local.json"), "utf8")).permissions).toEqual({ allow: ["Bash(npm test:*)"] });
       if (agent === "cursor") expect(JSON.parse(readFileSync(join(p, ".cursor", "mcp.json"), "utf8")).mcpServers.db).toEqual({ command: "/opt/db-mcp", args: ["serve"] });
 
       const again = await runCli(["integrate", agent, "--project", p], { env });
