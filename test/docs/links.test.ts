@@ -1,9 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import { dirname, join, normalize, relative } from "node:path";
 import { type CommandDoc, commandDocs } from "../../src/cli/docs/cli-reference.ts";
 import { configKeyDocs } from "../../src/cli/docs/config-reference.ts";
+import { loadConfig, SECTIONS } from "../../src/config/index.ts";
 import { REPO_ROOT } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
 import { anchors, codeSpans, docFiles, linkTargets, readDoc } from "./markdown.ts";
 
 const FILES = docFiles();
@@ -101,5 +104,27 @@ describe("names in the docs", () => {
       }
     }
     expect(unknown).toEqual([]);
+  });
+
+  test("every ```yaml block written as a training config (top-level sections only) loads and validates", () => {
+    const failures: string[] = [];
+    let checked = 0;
+    using dir = tempDir();
+    for (const file of FILES) {
+      for (const m of readDoc(file).matchAll(/```yaml\n([\s\S]*?)```/g)) {
+        const data = parseYaml(m[1]!) as unknown;
+        if (!data || typeof data !== "object" || !Object.keys(data).every((k) => (SECTIONS as readonly string[]).includes(k))) continue;
+        checked++;
+        const path = join(dir.path, `block-${checked}.yaml`);
+        writeFileSync(path, m[1]!);
+        try {
+          loadConfig({ config: path, cwd: dir.path });
+        } catch (err) {
+          failures.push(`${file}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThan(0);
   });
 });
