@@ -106,6 +106,8 @@ describe("importing a promptfoo config", () => {
       [`prompts:\n  - file://prompt.js\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: prompts[0]: file://prompt.js does not exist`],
       [`tests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: no "prompts"`],
       [`prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: one }\n`, `${file}: tests[0]: no "assert"`],
+      [`prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: one }\n    threshold: 0.5\n    assert: [{ type: contains, value: a }]\n`, `${file}: tests[0]: test option "threshold" cannot be mapped`],
+      [`prompts: ["Q: {{q}}"]\ndefaultTest:\n  options: { transform: output.trim() }\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: defaultTest option "options" cannot be mapped`],
       [`prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: [one, two] }\n    assert: [{ type: contains, value: a }]\n`, `${file}: tests[0]: var "q" is a list`],
     ];
     for (const [yaml, message] of cases) {

@@ -117,11 +117,13 @@ export function importPromptfoo(path: string): UserTask[] {
   if (!isObj(doc)) throw new DataError(`${path}: expected a promptfoo config (a mapping with "prompts" and "tests")`);
   const ps = prompts(path, doc);
   const defaults = isObj(doc.defaultTest) ? doc.defaultTest : {};
+  for (const k of ["threshold", "options", "provider"]) if (k in defaults) throw new DataError(`${path}: defaultTest option "${k}" cannot be mapped`);
   const defaultVars = isObj(defaults.vars) ? defaults.vars : {};
   const defaultAsserts = Array.isArray(defaults.assert) ? defaults.assert : [];
   const out: UserTask[] = [];
   tests(path, doc).forEach(({ where, test }, i) => {
     if (!isObj(test)) throw new DataError(`${where}: expected a test with "vars" and "assert"`);
+    for (const k of ["threshold", "options", "provider"]) if (k in test) throw new DataError(`${where}: test option "${k}" cannot be mapped`);
     const vars: Obj = { ...defaultVars, ...(isObj(test.vars) ? test.vars : {}) };
     for (const [k, v] of Object.entries(vars)) {
       if (Array.isArray(v)) throw new DataError(`${where}: var "${k}" is a list (a test matrix); write one test per value`);
