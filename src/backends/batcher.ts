@@ -1,7 +1,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ChatRequest, Role } from "../engine/ports.ts";
-import { abortableSleep, BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, redactText } from "../lib/index.ts";
-import { batchItems, failedBatchAttempts, insertBatch, pendingBatchOf, settleBatch, type Store, updateBatchStatus } from "../store/index.ts";
+import { BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, } from "../lib/index.ts";
+import { failedBatchAttempts, insertBatch, pendingBatchOf, type Store, } from "../store/index.ts";
+import { type Chunk, split, worstCaseUsd } from "./batch-lines.ts";
+import { pollBatch } from "./batch-poll.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { BatchApi, BatchInfo, BatchLineResult, ChatBackend, RawCompletion } from "./types.ts";
 
@@ -41,14 +43,8 @@ interface BatcherOptions {
   now?: () => number;
 }
 
-// OpenAI's limits per batch: 50,000 requests and a 200 MB input file.
-const MAX_REQUESTS = 50_000;
-const MAX_BYTES = 200 * 1024 * 1024;
-const TERMINAL = new Set(["completed", "failed", "expired", "cancelled"]);
 // Real time after which queued requests are submitted although some rollout of the round is not waiting on one.
 const STALL_MS = 2_000;
-// A completion without a token limit in the body is assumed to stop here (worst case of the caps).
-const DEFAULT_MAX_COMPLETION = 16_384;
 
 interface Slot {
   pending: number;
@@ -60,7 +56,7 @@ interface Context {
   slot?: Slot;
 }
 
-interface Entry {
+export interface Entry {
   key: string;
   role: Role;
   stage: string;
@@ -275,7 +271,7 @@ export class Batcher {
         total: items.length,
         completed: 0,
         failed: 0,
-        worst_cost_usd: this.worstCost(items, lines),
+        worst_cost_usd: worstCaseUsd(items.map((e) => e.model), lines, this.o.prices),
         created_at: now,
         updated_at: now,
       },
@@ -311,7 +307,7 @@ export class Batcher {
       });
     }
     if (maxCostUsd === undefined) return;
-    const worst = this.worstCost(entries, lines);
+    const worst = worstCaseUsd(entries.map((e) => e.model), lines, this.o.prices);
     if (worst === null) return;
     const spent = this.o.spent();
     if (spent + worst > maxCostUsd) {
@@ -320,19 +316,6 @@ export class Batcher {
         data: { max_cost_usd: maxCostUsd, cost_usd: spent, batch_worst_usd: worst },
       });
     }
-  }
-
-  private worstCost(entries: Entry[], lines: string[]): number | null {
-    let total = 0;
-    for (let i = 0; i < entries.length; i++) {
-      const price = this.o.prices.batchLookup(entries[i]!.model);
-      if (!price) return null;
-      const body = (JSON.parse(lines[i]!) as { body: Record<string, unknown> }).body;
-      const prompt = Math.ceil(Buffer.byteLength(JSON.stringify(body.messages ?? []), "utf8") / 3);
-      const limit = Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_COMPLETION) || DEFAULT_MAX_COMPLETION;
-      total += (prompt * price.input_per_mtok + limit * price.output_per_mtok) / 1e6;
-    }
-    return total;
   }
 
   /** Poll a batch until it ends (once per batch, shared by every caller), settle it, and return its answers by key. */
@@ -346,56 +329,9 @@ export class Batcher {
     return w;
   }
 
-  private async poll(id: string, api: BatchApi): Promise<Map<string, BatchLineResult>> {
+  private poll(id: string, api: BatchApi): Promise<Map<string, BatchLineResult>> {
     const signal = AbortSignal.any([this.closing.signal, ...(contexts.getStore()?.signal ? [contexts.getStore()!.signal!] : [])]);
-    const maxDelay = Math.max(this.o.pollMs, Math.min(300_000, this.o.pollMs * 30));
-    let delay = this.o.pollMs;
-    let last = "";
-    let info: BatchInfo;
-    for (;;) {
-      try {
-        info = await api.retrieve(id, signal);
-      } catch (err) {
-        if (signal.aborted || !(err instanceof BackendError) || !err.retryable) throw err;
-        log.withTag("model").debug(`batch ${id}: retrieving failed (${redactText(errorMessage(err))}); polling again`);
-        await abortableSleep(delay, signal);
-        continue;
-      }
-      updateBatchStatus(this.o.store, id, info.status, info.completed, info.failed);
-      const line = `${info.status} ${info.completed}/${info.total}`;
-      if (line !== last) {
-        last = line;
-        this.emit({ type: "status", id, status: info.status, completed: info.completed, failed: info.failed, total: info.total, text: `batch ${id}: ${info.status} (${info.completed}/${info.total} done${info.failed ? `, ${info.failed} failed` : ""})` });
-      }
-      if (TERMINAL.has(info.status)) break;
-      await abortableSleep(delay, signal);
-      delay = Math.min(maxDelay, delay * 1.5);
-    }
-    const results = new Map<string, BatchLineResult>();
-    const items = batchItems(this.o.store, id);
-    const row = batchRow(this.o.store, id);
-    for (const file of [info.outputFileId, info.errorFileId]) {
-      if (!file) continue;
-      for (const [k, r] of await api.results(file, () => row.model, signal)) results.set(k, r);
-    }
-    const outcomes = new Map<string, string | null>();
-    const missing = info.status === "completed" ? "no line in the output or error file" : `the batch ended ${info.status}${info.errors ? ` (${info.errors})` : ""}`;
-    for (const it of items) {
-      const got = results.get(it.key);
-      if (got && "completion" in got) {
-        // Into the call cache before the batch is settled: a kill after this never pays for it again.
-        this.o.cacheAnswer(it.key, row.backend, row.endpoint, row.model, got.completion);
-        outcomes.set(it.key, null);
-        continue;
-      }
-      const reason = got?.error ?? missing;
-      results.set(it.key, { error: reason });
-      outcomes.set(it.key, reason);
-    }
-    settleBatch(this.o.store, id, outcomes);
-    const failed = [...outcomes.values()].filter((e) => e !== null).length;
-    this.emit({ type: "settled", id, status: info.status, completed: items.length - failed, failed, total: items.length, text: `batch ${id} ${info.status}: ${items.length - failed}/${items.length} answered${failed ? `, ${failed} without an answer` : ""}` });
-    return results;
+    return pollBatch(id, api, signal, { store: this.o.store, pollMs: this.o.pollMs, cacheAnswer: this.o.cacheAnswer, emit: (e) => this.emit(e) });
   }
 
   private emit(e: BatchEvent): void {
@@ -408,47 +344,7 @@ export class Batcher {
   }
 }
 
-function batchRow(store: Store, id: string): { backend: string; endpoint: string; model: string } {
-  const row = store.db.query("SELECT backend, endpoint, model FROM call_batches WHERE id = ?").get(id) as { backend: string; endpoint: string; model: string } | null;
-  return row ?? { backend: "", endpoint: "", model: "" };
-}
-
 function covers(mode: BatchMode, purpose: RoundPurpose): boolean {
   return mode === "all" || (mode === "eval" && purpose === "eval");
 }
 
-/** Callers of a batch (`entries`) and its distinct requests (`items`, one JSONL line each). */
-interface Chunk {
-  entries: Entry[];
-  items: Entry[];
-  lines: string[];
-}
-
-/** The JSONL lines of a group (one per distinct key), split at the provider's request and size limits. */
-function split(group: Entry[]): Chunk[] {
-  const out: Chunk[] = [];
-  let cur: Chunk = { entries: [], items: [], lines: [] };
-  let bytes = 0;
-  const chunkOf = new Map<string, Chunk>();
-  for (const e of group) {
-    const seen = chunkOf.get(e.key);
-    if (seen) {
-      seen.entries.push(e);
-      continue;
-    }
-    const line = JSON.stringify({ custom_id: e.key, method: "POST", url: e.api.url, body: e.body });
-    const size = Buffer.byteLength(line, "utf8") + 1;
-    if (cur.items.length && (cur.items.length >= MAX_REQUESTS || bytes + size > MAX_BYTES)) {
-      out.push(cur);
-      cur = { entries: [], items: [], lines: [] };
-      bytes = 0;
-    }
-    cur.entries.push(e);
-    cur.items.push(e);
-    cur.lines.push(line);
-    chunkOf.set(e.key, cur);
-    bytes += size;
-  }
-  if (cur.items.length) out.push(cur);
-  return out;
-}

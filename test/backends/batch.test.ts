@@ -193,6 +193,23 @@ describe("model.batch through the model layer", () => {
     await strict.close();
   });
 
+  test("Azure OpenAI: the batch goes to /openai/files and /openai/batches with api-version, its lines to /chat/completions of the GlobalBatch deployment", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { advancePerPollMs: MIN } });
+    using cache = tempDir("calls-");
+    const config = { model: { backend: "azure_openai", optimizer: "gpt-4o-mini", target: "my-batch-deployment", azure_openai_endpoint: server.origin, azure_openai_auth_mode: "api_key", azure_openai_api_key: "azure-secret-key-000111", batch: "eval", batch_poll_seconds: 0.005 } };
+    const client = await createModelClient(config, { cacheDir: cache.path });
+    const out = await client.round("eval", (task) => Promise.all(["a", "b"].map((t) => task(() => client.chat("target", ask(t))))));
+    expect(out.map((r) => r.text)).toEqual(["answer to a", "answer to b"]);
+    const b = server.batch.batches[0]!;
+    expect(b.endpoint).toBe("/chat/completions");
+    expect(b.lines.map((l) => [l.url, l.body.model])).toEqual([
+      ["/chat/completions", "my-batch-deployment"],
+      ["/chat/completions", "my-batch-deployment"],
+    ]);
+    expect(server.requests.filter((r) => r.path.endsWith("/chat/completions"))).toHaveLength(0);
+    await client.close();
+  });
+
   test("a backend without a Batch API refuses model.batch_required at start-up (exit 2)", async () => {
     using cache = tempDir("calls-");
     const config = { model: { backend: "sim", optimizer: "sim", target: "sim", batch: "eval", batch_required: true }, env: { workers: 2 }, gradient: {}, train: { seed: 42 } };
