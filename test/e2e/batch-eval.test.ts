@@ -110,6 +110,43 @@ describe("skillopt eval with model.batch=eval", () => {
   }, 120_000);
 });
 
+describe("skillopt train with model.batch=all", () => {
+  test("kill -9 while a round's batch is pending, then --resume re-attaches to it and ends with the live run's decisions", async () => {
+    using dir = tempDir();
+    await using server = await startFakeOpenAI({ reply: simReply(), batch: { completionMs: 30 * MIN } });
+    const sizes = ["env.train_items=16", "env.val_items=8", "env.test_items=12", "train.batch_size=8", "train.num_epochs=1"];
+    const trainArgs = (out: string, mode: string) =>
+      ["train", "--config", "quickstart", "--out", out, "--json", ...[...sizes, "model.backend=openai_compatible", `model.openai_compatible_base_url=${server.url}`, "model.target=gpt-4o-mini", "model.optimizer=gpt-4o-mini", `model.batch=${mode}`, "model.batch_poll_seconds=0.01"].flatMap((s) => ["--set", s])];
+    const cache = join(dir.path, "cache");
+    const out = join(dir.path, "run");
+    const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), ...trainArgs(out, "all")], { cwd: REPO_ROOT, env: { ...process.env, ...env(cache), NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+    const db = join(cache, "calls.sqlite");
+    while (!(existsSync(db) && readBatch(db))) {
+      if (proc.exitCode !== null) throw new Error(`train exited early: ${await new Response(proc.stderr).text()}`);
+      await Bun.sleep(20);
+    }
+    proc.kill(9);
+    await proc.exited;
+    const first = server.batch.batches[0]!;
+    expect(server.batch.batches).toHaveLength(1);
+    // From now on the provider's time passes while the run polls.
+    server.batch.advancePerPollMs = 60 * MIN;
+    const resumed = await runCli(["train", "--resume", out, "--json"], { env: env(cache) });
+    expect(resumed.code).toBe(0);
+    const firstKeys = new Set(first.lines.map((l) => l.custom_id));
+    const resubmitted = server.batch.batches.slice(1).flatMap((b) => b.lines.filter((l) => firstKeys.has(l.custom_id)));
+    expect(resubmitted).toEqual([]);
+    expect(liveCalls(server)).toBe(0);
+    const live = await runCli(trainArgs(join(dir.path, "live"), "off"), { env: env(join(dir.path, "cache-live")) });
+    expect(live.code).toBe(0);
+    const pick = (s: Record<string, unknown>) => ({ best: s.best, final: s.final, baseline: s.baseline, accepted: s.accepted, rejected: s.rejected });
+    const batchSummary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
+    const liveSummary = JSON.parse(readFileSync(join(dir.path, "live", "summary.json"), "utf8"));
+    expect(pick(batchSummary)).toEqual(pick(liveSummary));
+    expect(batchSummary.cost_usd).toBeCloseTo(liveSummary.cost_usd / 2, 10);
+  }, 120_000);
+});
+
 function readBatch(path: string): { id: string; state: string; total: number } | undefined {
   const db = new Database(path, { readonly: true });
   db.exec("PRAGMA busy_timeout = 10000");

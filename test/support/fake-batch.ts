@@ -42,6 +42,8 @@ export interface FakeBatchRecord {
 export interface FakeBatchControl {
   /** The simulated clock in ms. */
   readonly clock: number;
+  /** How far each retrieve moves the clock (the `advancePerPollMs` option; settable mid-test). */
+  advancePerPollMs: number;
   advance(ms: number): void;
   readonly batches: FakeBatchRecord[];
   /** Uploads received (POST /files). */
@@ -61,6 +63,7 @@ const DAY = 24 * 3600 * 1000;
 export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: AnswerLine): FakeBatchControl {
   const o = opts ?? {};
   let offset = 0;
+  let perPoll = o.advancePerPollMs ?? 0;
   const now = () => (o.clock?.() ?? 0) + offset;
   let uploads = 0;
   const files = new Map<string, { id: string; filename: string; purpose: string; text: string }>();
@@ -146,6 +149,12 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
     advance(ms: number) {
       offset += ms;
     },
+    get advancePerPollMs() {
+      return perPoll;
+    },
+    set advancePerPollMs(ms: number) {
+      perPoll = ms;
+    },
     batches,
     get uploads() {
       return uploads;
@@ -211,7 +220,7 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
         count("GET /batches/:id");
         const b = find(one[1]!);
         if (!b) return notFound(`batch ${one[1]}`);
-        offset += o.advancePerPollMs ?? 0;
+        offset += perPoll;
         await advanceBatch(b);
         return Response.json(view(b));
       }
