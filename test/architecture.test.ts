@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { REPO_ROOT } from "./support/cli.ts";
@@ -21,7 +21,7 @@ const ALLOWED: Record<string, { runtime: string[] | "*"; typeOnly: string[] }> =
   benchmarks: { runtime: ["lib", "prompts"], typeOnly: ["engine", "config", "backends"] },
   run: { runtime: ["lib", "store", "engine"], typeOnly: ["config"] },
   report: { runtime: ["lib", "store", "run"], typeOnly: ["engine", "sleep", "config", "backends"] },
-  mcp: { runtime: ["lib", "run"], typeOnly: [] },
+  mcp: { runtime: ["lib", "run", "config"], typeOnly: [] },
   integrate: { runtime: ["lib"], typeOnly: [] },
   sleep: { runtime: ["lib", "engine", "benchmarks", "store", "backends", "config", "prompts", "report"], typeOnly: [] },
 };
@@ -94,6 +94,167 @@ describe("architecture", () => {
       .filter((f) => /from\s+["']openai["']/.test(readFileSync(f, "utf8")))
       .map((f) => relative(SRC, f))
       .filter((f) => !f.startsWith("backends/"));
+    expect(offenders).toEqual([]);
+  });
+});
+
+// ── Module surfaces, dead exports, environment, line length (issue 13) ──────────────────────────
+
+/**
+ * The module rule: each folder src/<module>/ is one module, sub-folders included. A file outside
+ * it imports the module only through src/<module>/index.ts; files inside import each other
+ * directly. The one exception is the entry point: src/main.ts runs the CLI through cli/run.ts
+ * (cli/ has no index: its surface is the command line, not an import).
+ */
+const INDEX_EXCEPTIONS = new Set(["main.ts -> cli/run.ts"]);
+
+/** Files that may export what no other file imports: entry points run by path, not imported. */
+const ENTRY_POINTS = new Set(["main.ts"]);
+
+/**
+ * Who may read process.env besides src/config/ (STYLE §4.5): lib/paths.ts (HOME and the XDG
+ * directories), lib/log.ts (the log level, before any config is loaded: lib imports nothing),
+ * and the two benchmark readers that run without a config-built environment (benchmarks/ may
+ * not import config/ at runtime). Everything else asks config/processEnv().
+ */
+const ENV_READERS = new Set(["lib/paths.ts", "lib/log.ts", "benchmarks/shared/environ.ts", "benchmarks/spreadsheetbench/executor.ts"]);
+
+const codeOf = (file: string) => readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+
+function resolveImport(from: string, spec: string): string | undefined {
+  if (!spec.startsWith(".")) return undefined;
+  const t = resolve(dirname(from), spec);
+  for (const c of [t, `${t}.ts`, join(t, "index.ts")]) if (existsSync(c) && statSync(c).isFile()) return c;
+  return undefined;
+}
+
+const DECLARED_RE = /^export\s+(?:declare\s+)?(?:async\s+)?(?:function\*?|const|let|class|interface|type|enum|abstract\s+class)\s+([A-Za-z_$][\w$]*)/gm;
+const LIST_RE = /^export\s+(?:type\s+)?\{([^}]*)\}\s*(?:from\s+["']([^"']+)["'])?/gm;
+const STAR_RE = /^export\s+(?:type\s+)?\*\s+from\s+["']([^"']+)["']/gm;
+const listItems = (body: string) =>
+  body
+    .split(",")
+    .map((s) => s.trim().replace(/^type\s+/, ""))
+    .filter(Boolean)
+    .map((s) => {
+      const [name, alias] = s.split(/\s+as\s+/);
+      return { name: name!.trim(), alias: (alias ?? name)!.trim() };
+    });
+
+/**
+ * Exports of src/ files that no other file (src/, test/, bench/, scripts/, build.ts) imports. A
+ * name re-exported by an index.ts counts as used when the index's name is imported; a namespace
+ * import counts the `ns.name`s it reads; a dynamic import counts what it destructures or reads.
+ */
+function unusedExports(): string[] {
+  const srcFiles = files(SRC).filter((f) => !f.endsWith(".d.ts"));
+  const users = [
+    ...srcFiles,
+    ...["test", "bench", "scripts"].filter((d) => existsSync(join(REPO_ROOT, d))).flatMap((d) => files(join(REPO_ROOT, d))),
+    join(REPO_ROOT, "build.ts"),
+  ];
+  const declared = new Map<string, Set<string>>();
+  const lists: { from: string; to: string; pairs: { name: string; alias: string }[] }[] = [];
+  const stars: { from: string; to: string }[] = [];
+  for (const f of srcFiles) {
+    const code = codeOf(f);
+    const names = new Set([...code.matchAll(DECLARED_RE)].map((m) => m[1]!));
+    if (/^export\s+default\b/m.test(code)) names.add("default");
+    for (const m of code.matchAll(LIST_RE)) {
+      const pairs = listItems(m[1]!);
+      for (const p of pairs) names.add(p.alias);
+      const to = m[2] ? resolveImport(f, m[2]) : undefined;
+      if (to) lists.push({ from: f, to, pairs });
+    }
+    for (const m of code.matchAll(STAR_RE)) {
+      const to = resolveImport(f, m[1]!);
+      if (to) stars.push({ from: f, to });
+    }
+    declared.set(f, names);
+  }
+  const exported = (f: string, seen = new Set<string>()): Set<string> => {
+    if (seen.has(f)) return new Set();
+    seen.add(f);
+    const out = new Set(declared.get(f) ?? []);
+    for (const s of stars) if (s.from === f) for (const n of exported(s.to, seen)) if (n !== "default") out.add(n);
+    return out;
+  };
+  const used = new Map<string, Set<string>>();
+  const mark = (f: string, n: string) => used.set(f, (used.get(f) ?? new Set()).add(n));
+  for (const u of users) {
+    const code = codeOf(u);
+    for (const m of code.matchAll(/^\s*import\s+(?:type\s+)?([\s\S]*?)\s+from\s+["']([^"']+)["']/gm)) {
+      const to = resolveImport(u, m[2]!);
+      if (!to || to === u) continue;
+      const clause = m[1]!;
+      if (/^[A-Za-z_$][\w$]*\s*(,|$)/.test(clause)) mark(to, "default");
+      const ns = /\*\s+as\s+([A-Za-z_$][\w$]*)/.exec(clause)?.[1];
+      if (ns) for (const r of code.matchAll(new RegExp(`\\b${ns}\\.([A-Za-z_$][\\w$]*)`, "g"))) mark(to, r[1]!);
+      const braces = /\{([\s\S]*)\}/.exec(clause)?.[1];
+      if (braces) for (const p of listItems(braces)) mark(to, p.name);
+    }
+    for (const m of code.matchAll(/import\(\s*["']([^"']+)["']\s*\)/g)) {
+      const to = resolveImport(u, m[1]!);
+      if (!to || to === u) continue;
+      const at = m.index ?? 0;
+      const destructured = /const\s*\{([^}]*)\}\s*=\s*await\s*$/.exec(code.slice(Math.max(0, at - 300), at))?.[1];
+      const member = /^\s*\)?\s*\.([A-Za-z_$][\w$]*)/.exec(code.slice(at + m[0].length, at + m[0].length + 80))?.[1];
+      if (destructured) for (const s of destructured.split(",").map((x) => x.split(":")[0]!.trim()).filter(Boolean)) mark(to, s);
+      else if (member && member !== "then") mark(to, member);
+      else for (const n of exported(to)) mark(to, n);
+    }
+  }
+  for (let changed = true; changed; ) {
+    changed = false;
+    const propagate = (from: string, to: string, name: string, alias: string) => {
+      if (used.get(from)?.has(alias) && !used.get(to)?.has(name)) {
+        mark(to, name);
+        changed = true;
+      }
+    };
+    for (const l of lists) for (const p of l.pairs) propagate(l.from, l.to, p.name, p.alias);
+    for (const s of stars) for (const n of exported(s.to)) propagate(s.from, s.to, n, n);
+  }
+  const unused: string[] = [];
+  for (const [f, names] of declared) {
+    if (ENTRY_POINTS.has(relative(SRC, f))) continue;
+    const forwarded = new Set([
+      ...lists.filter((l) => l.from === f).flatMap((l) => l.pairs.map((p) => p.alias)),
+      ...stars.filter((s) => s.from === f).flatMap((s) => [...exported(s.to)]),
+    ]);
+    for (const n of names) if (!used.get(f)?.has(n) && !forwarded.has(n)) unused.push(`${relative(REPO_ROOT, f)}: ${n}`);
+  }
+  return unused.sort();
+}
+
+describe("module surfaces", () => {
+  test("outside its folder, a module is imported only through its index.ts", () => {
+    const violations: string[] = [];
+    for (const file of files(SRC)) {
+      const code = codeOf(file);
+      const re = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+      for (const m of code.matchAll(re)) {
+        const target = resolveImport(file, (m[1] ?? m[2])!);
+        if (!target?.startsWith(SRC)) continue;
+        const to = relative(SRC, target);
+        const toModule = to.split("/")[0]!;
+        if (!to.includes("/") || moduleOf(file) === toModule || to === `${toModule}/index.ts`) continue;
+        const edge = `${relative(SRC, file)} -> ${to}`;
+        if (!INDEX_EXCEPTIONS.has(edge)) violations.push(edge);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("every export in src/ is imported by some other file (entry points aside)", () => {
+    expect(unusedExports()).toEqual([]);
+  });
+
+  test("only src/config/ reads process.env (and the readers named in ENV_READERS)", () => {
+    const offenders = files(SRC)
+      .map((f) => relative(SRC, f))
+      .filter((f) => !f.startsWith("config/") && !ENV_READERS.has(f))
+      .filter((f) => /\bprocess\.env\b/.test(codeOf(join(SRC, f))));
     expect(offenders).toEqual([]);
   });
 });

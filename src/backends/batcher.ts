@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ChatRequest, Role } from "../engine/ports.ts";
+import type { ChatRequest, Role } from "../engine/index.ts";
 import { BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, } from "../lib/index.ts";
 import { failedBatchAttempts, insertBatch, pendingBatchOf, type Store, } from "../store/index.ts";
 import { type Chunk, split, worstCaseUsd } from "./batch-lines.ts";

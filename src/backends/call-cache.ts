@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatResponse } from "../engine/ports.ts";
+import type { ChatRequest, ChatResponse } from "../engine/index.ts";
 import { hashJson } from "../lib/index.ts";
 import type { ChatBackend } from "./types.ts";
 

@@ -1,5 +1,5 @@
 import type * as v from "valibot";
-import type { CallAccounting, CallTotals, ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/ports.ts";
+import type { CallAccounting, CallTotals, ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/index.ts";
 import { BackendError, BudgetError, errorMessage, InternalError, log, redactText, SkilloptError, UnsupportedError } from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
 import { cacheKey, type StoredResponse } from "./call-cache.ts";

@@ -1,4 +1,4 @@
-import type { Role, TaskRunner } from "../engine/ports.ts";
+import type { Role, TaskRunner } from "../engine/index.ts";
 import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { createClaudeChat } from "./cli/claude-chat.ts";
 import { createCodexChat } from "./cli/codex-chat.ts";

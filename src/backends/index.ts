@@ -16,7 +16,7 @@
  * failure of a call (auth/not_found/bad_request fail fast, others after the retries); BudgetError
  * before a paid call once a cap is reached. A cache hit is never blocked by a cap and costs 0.
  */
-import type { Role } from "../engine/ports.ts";
+import type { Role } from "../engine/index.ts";
 import { ConfigError, log, skilloptCacheDir } from "../lib/index.ts";
 import { openCallCache, type Store } from "../store/index.ts";
 import { type BatchEvent, Batcher, type BatchMode } from "./batcher.ts";
@@ -42,6 +42,7 @@ export { type BackendName, isExecHarness, type ResolvedRoles, resolveRoles } fro
 export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";
 export { sleepModelConfig } from "./sleep.ts";
 export type { ChatBackend, RawCompletion } from "./types.ts";
+export { SIM_MODEL, simAnswer, type SimOptions } from "./sim/index.ts";
 
 export interface ModelClientOptions {
   /** Environment: the config module's snapshot (`LoadedConfig.environ`) or a lookup function; default none. */

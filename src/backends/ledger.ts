@@ -1,4 +1,4 @@
-import type { Role, Usage } from "../engine/ports.ts";
+import type { Role, Usage } from "../engine/index.ts";
 import { dropRows, insertDropRow, insertLedgerRow, type LedgerRow, ledgerRows, type Store } from "../store/index.ts";
 
 interface StageTotals {

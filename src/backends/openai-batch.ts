@@ -2,7 +2,7 @@
 // the official client, so OpenAI and Azure OpenAI (its GlobalBatch deployments) share one path.
 import type OpenAI from "openai";
 import { toFile } from "openai";
-import type { ChatRequest } from "../engine/ports.ts";
+import type { ChatRequest } from "../engine/index.ts";
 import { BackendError } from "../lib/index.ts";
 import type { BatchApi, BatchInfo, BatchLineResult, RawCompletion } from "./types.ts";
 

@@ -2,7 +2,7 @@
 // qwen/minimax presets (extra body fields) and Azure OpenAI (AzureOpenAI client).
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/ports.ts";
+import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/index.ts";
 import { BackendError, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";

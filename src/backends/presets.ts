@@ -1,4 +1,4 @@
-import type { Role } from "../engine/ports.ts";
+import type { Role } from "../engine/index.ts";
 import { ConfigError, errorMessage, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
 import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import type { Usage } from "../engine/ports.ts";
+import type { Usage } from "../engine/index.ts";
 import { ConfigError, errorMessage } from "../lib/index.ts";
 import type { EnvLookup } from "./settings.ts";
 

@@ -1,7 +1,7 @@
 // Azure/OpenAI Responses API for the deployments that only speak it (spec §7.3: codex and pro models).
 import type OpenAI from "openai";
 import type { ResponseCreateParamsNonStreaming, ResponseInputItem } from "openai/resources/responses/responses";
-import type { ChatMessage, ChatRequest, ToolCall } from "../engine/ports.ts";
+import type { ChatMessage, ChatRequest, ToolCall } from "../engine/index.ts";
 import { BackendError } from "../lib/index.ts";
 import type { RawCompletion } from "./types.ts";
 

@@ -1,4 +1,4 @@
-import type { Role } from "../engine/ports.ts";
+import type { Role } from "../engine/index.ts";
 import { ConfigError } from "../lib/index.ts";
 import { ROLE_ENV_PREFIX, type Settings } from "./settings.ts";
 

@@ -1,4 +1,4 @@
-import type { Role } from "../engine/ports.ts";
+import type { Role } from "../engine/index.ts";
 
 /**
  * The parts of the structured config the model layer reads. TrainConfig (src/config) is

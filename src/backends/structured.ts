@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { ChatRequest, ChatResponse, JsonResult } from "../engine/ports.ts";
+import type { ChatRequest, ChatResponse, JsonResult } from "../engine/index.ts";
 import { extractJson } from "../lib/index.ts";
 
 type Drop = <T>(reason: string, response: ChatResponse, detail: string) => JsonResult<T>;

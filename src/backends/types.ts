@@ -1,4 +1,4 @@
-import type { ChatRequest, ToolCall, Usage } from "../engine/ports.ts";
+import type { ChatRequest, ToolCall, Usage } from "../engine/index.ts";
 
 /** What one provider returned for one attempt, before retries, caching and accounting. */
 export interface RawCompletion {

@@ -1,4 +1,4 @@
-import type { Benchmark } from "../engine/ports.ts";
+import type { Benchmark } from "../engine/index.ts";
 
 type Loader = () => Promise<Benchmark>;
 
@@ -27,3 +27,13 @@ export async function getBenchmark(name: string): Promise<Benchmark | undefined>
   const load = Object.hasOwn(BENCHMARKS, name) ? BENCHMARKS[name] : undefined;
   return load ? await load() : undefined;
 }
+export {
+  HF_DATASETS_SERVER,
+  MATERIALIZERS,
+  fetchHfRows,
+  materialize,
+  readManifest,
+  rowsFromPath,
+  writeDocVqaImages,
+} from "./shared/index.ts";
+export { defaultOutDir } from "./shared/materialize.ts";

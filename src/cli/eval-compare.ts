@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import type { SkilloptModelClient } from "../backends/index.ts";
 import { compareSkills, countFlips, type Evaluator, type GateSettings, noAnswerError, type TaskItem } from "../engine/index.ts";
 import { NoAnswerError, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
-import { type SkillCheck, skillCheckMarkdown, skillCheckText } from "../report/skill-check.ts";
+import { type SkillCheck, skillCheckMarkdown, skillCheckText } from "../report/index.ts";
 import { describeNoAnswer } from "./no-answer.ts";
 import { output, printJson, printResult } from "./output.ts";
 

@@ -4,7 +4,7 @@ import { createModelClient } from "../backends/index.ts";
 import { byTaskType, Evaluator, firstN, formatViolation, gateSettings, meanScores, NO_EVENTS, noAnswerError, type Role, type TaskItem } from "../engine/index.ts";
 import { compareFlags, runComparison } from "./eval-compare.ts";
 import { compactTimestamp, NoAnswerError, readSkillFile, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
-import { createConsole } from "../report/console.ts";
+import { createConsole } from "../report/index.ts";
 import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";

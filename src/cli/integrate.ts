@@ -2,6 +2,7 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand } from "citty";
 import { closest, homeDir, selfCommand, UsageError } from "../lib/index.ts";
+import { processEnv } from "../config/index.ts";
 import { AGENTS, type Agent, install, nextSteps, planInstall, planRemove, readManifest, remove } from "../integrate/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { COMMAND_META } from "./command-meta.ts";
@@ -51,7 +52,7 @@ export default defineCommand({
       if (output.json) return printJson({ agent, root, dry_run: dry, removed: steps });
       return printResult([...steps.map((s) => `${dry ? "would " : ""}${s.action} ${s.path}`), dry ? "" : `removed skillopt integrate ${agent} from ${root}`].filter(Boolean).join("\n"));
     }
-    const target = { root, user: args.user === true, bin: pinnedBin(args.bin), hook: args.hook === true, env: process.env };
+    const target = { root, user: args.user === true, bin: pinnedBin(args.bin), hook: args.hook === true, env: processEnv() };
     if (args.hook && agent !== "claude") throw new UsageError("--hook is for claude only");
     const plan = planInstall(agent, target);
     const manifest = dry ? null : install(agent, target, plan);

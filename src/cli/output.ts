@@ -1,9 +1,11 @@
+import { processEnv } from "../config/index.ts";
+
 /** Process-wide output mode, set once from the global flags before a command runs. */
 export const output = {
   json: false,
   quiet: false,
   debug: false,
-  color: !process.env.NO_COLOR,
+  color: !processEnv().NO_COLOR,
 };
 
 /** Write a result line to stdout (the only stdout path besides printJson). */

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { defineCommand } from "citty";
 import { UsageError } from "../lib/index.ts";
 import { isRunDir, RUN_MARKERS } from "../run/index.ts";
-import { writeRunReport } from "../report/html/index.ts";
+import { writeRunReport } from "../report/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { COMMAND_META } from "./command-meta.ts";

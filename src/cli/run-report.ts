@@ -1,5 +1,5 @@
 import { log } from "../lib/index.ts";
-import { writeRunReport } from "../report/html/index.ts";
+import { writeRunReport } from "../report/index.ts";
 
 /** Write `<out>/report.html` after a run; a failure is a warning, never a failed run. */
 export function writeReportAfterRun(out: string): string | undefined {

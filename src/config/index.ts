@@ -16,3 +16,4 @@ export {
 export { validationError } from "./issues.ts";
 export { bundledConfigNames, type ConfigSource, resolveConfigArg } from "./sources.ts";
 export { type Position, readConfigFile } from "./yaml-source.ts";
+export { processEnv } from "./env.ts";

@@ -9,7 +9,7 @@ export { mergeCallsFor, planCalls, planEpoch } from "./plan.ts";
 export type * from "./checkpoint.ts";
 export type * from "./ports.ts";
 export { seededShuffle } from "./random.ts";
-export { budgetAt, LrScheduler, roundHalfEven, type SchedulerMode } from "./schedule.ts";
+export { budgetAt, LrScheduler, roundHalfEven } from "./schedule.ts";
 export { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode, type RunPlanSizes, type UpdateMode } from "./settings.ts";
 export { formatViolation, parseFrontmatter } from "./skill-format.ts";
 export * from "./skill-doc.ts";

@@ -6,7 +6,7 @@ export function roundHalfEven(x: number): number {
   return Math.round(x);
 }
 
-export type SchedulerMode = "constant" | "linear" | "cosine" | "autonomous";
+type SchedulerMode = "constant" | "linear" | "cosine" | "autonomous";
 
 /** The edit budget for the s-th call (1-based) of a schedule over `total` steps (spec §2.14). */
 export function budgetAt(mode: SchedulerMode, maxLr: number, minLr: number, total: number, s: number): number {

@@ -8,7 +8,7 @@ export type Change =
   | { path: string; kind: "snippet"; text: string };
 
 /** One entry an integration adds to a JSON file: `doc[key][name] = value`. */
-export interface JsonEntry {
+interface JsonEntry {
   key: string;
   name: string;
   value: unknown;

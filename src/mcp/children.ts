@@ -1,4 +1,5 @@
 import type { Subprocess } from "bun";
+import { processEnv } from "../config/index.ts";
 
 /** What a finished CLI child left: its exit code and what it printed (each capped). */
 export interface CliOutcome {
@@ -63,7 +64,7 @@ export class Children {
   /** Start `skillopt <args>`; it runs until it ends or is stopped. */
   start(args: readonly string[], onStderrLine?: (line: string) => void): Child {
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries({ ...processEnv(), NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
     const proc = Bun.spawn([...this.command, ...args], { cwd: this.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
     const done = Promise.all([drain(proc.stdout), drain(proc.stderr, onStderrLine), proc.exited]).then(([stdout, stderr, code]) => ({ code, stdout, stderr }));
     const child: Child = { proc, done };

@@ -11,3 +11,4 @@ export * from "./calls.ts";
 export * from "./sleep-harvest.ts";
 export * from "./runs.ts";
 export * from "./batches.ts";
+export { openSleepStore } from "./sleep.ts";

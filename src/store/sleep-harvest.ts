@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { HarvestStateStore, SessionFileMark, SessionState } from "../sleep/ports.ts";
+import type { HarvestStateStore, SessionFileMark, SessionState } from "../sleep/index.ts";
 import { inTransaction, type Migrations, openStore, type Store } from "./db.ts";
 
 /** Harvest tables of the Sleep state database (in `<state_dir>`, namespace "harvest"). */

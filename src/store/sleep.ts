@@ -1,6 +1,6 @@
-import type { LedgerEntry } from "../sleep/budget.ts";
-import type { AdoptionRow, EditStatus, NightRow, SleepStore } from "../sleep/store-port.ts";
-import type { EditRecord, GateTrial, TaskRecord } from "../sleep/types.ts";
+import type { LedgerEntry } from "../sleep/index.ts";
+import type { AdoptionRow, EditStatus, NightRow, SleepStore } from "../sleep/index.ts";
+import type { EditRecord, GateTrial, TaskRecord } from "../sleep/index.ts";
 import { sha256 } from "../lib/index.ts";
 import { type Migrations, openStore, type Store } from "./db.ts";
 

@@ -1,4 +1,4 @@
-import { REPORT_CSS } from "../report/html/index.ts";
+import { REPORT_CSS } from "../report/index.ts";
 
 /** The dashboard's stylesheet: the report's, plus navigation and forms. */
 export const UI_CSS = `${REPORT_CSS}

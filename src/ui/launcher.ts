@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { compactTimestamp, errorMessage, log, redactText } from "../lib/index.ts";
+import { processEnv } from "../config/index.ts";
 
 type LaunchStatus = "running" | "finished" | "failed" | "stopped";
 
@@ -54,7 +55,7 @@ export class Launcher {
     // `--flag=value` forms: a value can never be read as a flag of its own.
     const argv = [...this.opts.command, "train", `--config=${config}`, ...sets.map((s) => `--set=${s}`), `--out=${out}`];
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, ...this.opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries({ ...processEnv(), ...this.opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
     const proc = Bun.spawn(argv, { cwd: this.opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     this.counter += 1;
     const id = `l${this.counter}-${proc.pid}`;

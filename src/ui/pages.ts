@@ -1,12 +1,4 @@
-import {
-  esc,
-  fmtCost,
-  fmtScore,
-  renderCompareChart,
-  renderDiff,
-  renderRunBody,
-  type RunView,
-} from "../report/html/index.ts";
+import { esc, fmtCost, fmtScore, renderCompareChart, renderDiff, renderRunBody, type RunView } from "../report/index.ts";
 import { RUN_FILES } from "../run/index.ts";
 import { LAUNCH_FIELDS } from "./launch-form.ts";
 import type { LaunchInfo } from "./launcher.ts";

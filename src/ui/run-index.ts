@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { relative } from "node:path";
-import { loadRunView, type RunView } from "../report/html/index.ts";
+import { loadRunView, type RunView } from "../report/index.ts";
 import { findRuns, isRunDir, type RunRow as RunFolderRow, type RunStatus, readRunRow } from "../run/index.ts";
 import { resolveInside } from "./security.ts";
 

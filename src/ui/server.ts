@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import type { Server } from "bun";
-import { renderReportHtml, renderRunBody } from "../report/html/index.ts";
+import { renderReportHtml, renderRunBody } from "../report/index.ts";
 import { errorMessage, log } from "../lib/index.ts";
 import { UI_CSS, UI_JS } from "./assets.ts";
 import { type LaunchRequest, listLaunchConfigs, validateLaunch } from "./launch-form.ts";

@@ -2,10 +2,10 @@ import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import * as v from "valibot";
 import { errorMessage, sha256 } from "../lib/index.ts";
-import { esc, fmtScore, renderDiff } from "../report/html/index.ts";
+import { esc, fmtScore, renderDiff } from "../report/index.ts";
 import { type NightScope, readLive, trustNight } from "../sleep/index.ts";
-import { legacyRows, type Manifest, ManifestSchema } from "../sleep/manifest.ts";
-import type { SleepReport } from "../sleep/report.ts";
+import { legacyRows, type Manifest, ManifestSchema } from "../sleep/index.ts";
+import type { SleepReport } from "../sleep/index.ts";
 import { cardsFor, cardsHtml, editsTable, nightCards } from "./sleep-evidence.ts";
 import { safeReadFile } from "./safe-read.ts";
 

@@ -1,10 +1,11 @@
 import { basename, resolve } from "node:path";
 import { errorMessage, log } from "../lib/index.ts";
-import { homeDir } from "../lib/paths.ts";
-import { esc } from "../report/html/index.ts";
-import { loadSleepConfig, resolveStateDir } from "../sleep/config.ts";
-import { listNights } from "../sleep/stage.ts";
+import { homeDir } from "../lib/index.ts";
+import { esc } from "../report/index.ts";
+import { loadSleepConfig, resolveStateDir } from "../sleep/index.ts";
+import { listNights } from "../sleep/index.ts";
 import { nightHtml } from "./sleep-night.ts";
+import { processEnv } from "../config/index.ts";
 
 /** The Sleep actions the dashboard offers, each run through the CLI's own command. */
 export type SleepVerb = "adopt" | "reject" | "rollback";
@@ -27,7 +28,7 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
   // This user's Sleep state directory (as the adopt and reject children resolve it): only nights
   // sealed with its key are trusted.
   const stateDir = (): string | Error => {
-    const env = { ...process.env, ...opts.env };
+    const env = { ...processEnv(), ...opts.env };
     const home = env.HOME || homeDir();
     try {
       return resolveStateDir(loadSleepConfig({}, { home }).config, env, home);
@@ -57,7 +58,7 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
             ? ["sleep", "rollback", night, "--project", project, "--json"]
             : ["sleep", "reject", night, "--project", project, "--json"];
       const env: Record<string, string> = {};
-      for (const [k, v] of Object.entries({ ...process.env, ...opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
+      for (const [k, v] of Object.entries({ ...processEnv(), ...opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
       const proc = Bun.spawn([...opts.command, ...argv], { cwd: opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       const timer = setTimeout(() => {
         log.withTag("ui").warn(`sleep ${verb} took longer than ${ACT_TIMEOUT_MS / 1000} s; stopped`);

@@ -1,4 +1,4 @@
-import type { TrajectoryStep, Usage } from "../../engine/ports.ts";
+import type { TrajectoryStep, Usage } from "../../engine/index.ts";
 import { jsonLines, num } from "./common.ts";
 
 interface CodexRun {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ChatMessage, Usage } from "../../engine/ports.ts";
+import type { ChatMessage, Usage } from "../../engine/index.ts";
 import { BackendError, redactText } from "../../lib/index.ts";
 import type { ProcessResult } from "../exec/process.ts";
 

@@ -1,4 +1,4 @@
-import type { AgentTask, TaskRunner, Trajectory, TrajectoryStep, Usage } from "../../engine/ports.ts";
+import type { AgentTask, TaskRunner, Trajectory, TrajectoryStep, Usage } from "../../engine/index.ts";
 import { errorMessage, redactText, UnsupportedError } from "../../lib/index.ts";
 import { parseCodexEvents } from "../cli/codex-events.ts";
 import { jsonLines, num } from "../cli/common.ts";

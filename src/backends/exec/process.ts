@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import { allowlistedEnv } from "../../lib/child-env.ts";
+import { allowlistedEnv } from "../../lib/index.ts";
 import { isSecretKey, redactText } from "../../lib/index.ts";
 import type { EnvLookup } from "../settings.ts";
 

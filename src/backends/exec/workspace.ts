@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, normalize, sep } from "node:path";
-import type { AgentTask } from "../../engine/ports.ts";
+import type { AgentTask } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
 
 const SKILL_NAME = "skillopt-target";

@@ -1,6 +1,6 @@
 import { family, lastJsonBlock, parseTaskValue, rulesInSkill } from "./conventions.ts";
 import type { TrainConfig } from "../../config/index.ts";
-import type { ChatMessage, ChatRequest, Role } from "../../engine/ports.ts";
+import type { ChatMessage, ChatRequest, Role } from "../../engine/index.ts";
 import { sha256 } from "../../lib/index.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
 import { simAnalyst, type SimKnobs } from "./analyst.ts";

@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../../engine/ports.ts";
+import type { ChatMessage } from "../../engine/index.ts";
 
 const squash = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
 

@@ -1,5 +1,5 @@
 import { isAbsolute, join } from "node:path";
-import type { Benchmark, BenchmarkContext, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/ports.ts";
+import type { Benchmark, BenchmarkContext, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/index.ts";
 import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget } from "../shared/chat.ts";
 import { refuseExecTarget } from "../shared/qa.ts";

@@ -1,5 +1,5 @@
 import { sha256 } from "../../lib/index.ts";
-import type { TaskItem } from "../../engine/ports.ts";
+import type { TaskItem } from "../../engine/index.ts";
 import { FAMILY_IDS, FAMILY_TITLES, FORMATS, type FamilyId, isUnambiguous, render, type TaskValue, TYPICAL } from "./formats.ts";
 
 /** A seeded generator (mulberry32 over a sha256-derived state). */

@@ -1,4 +1,4 @@
-import type { Benchmark, BenchmarkContext, RolloutResult, Splits, TaskItem } from "../../engine/ports.ts";
+import type { Benchmark, BenchmarkContext, RolloutResult, Splits, TaskItem } from "../../engine/index.ts";
 import { DataError, errorMessage } from "../../lib/index.ts";
 import { conventionsProducing, type TaskValue } from "./formats.ts";
 import { drawHouseRules, generateSplits, taskPrompt } from "./generator.ts";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import type { Benchmark, ChatMessage, ContentPart, RolloutResult } from "../../engine/ports.ts";
+import type { Benchmark, ChatMessage, ContentPart, RolloutResult } from "../../engine/index.ts";
 import { skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList } from "../shared/formats.ts";

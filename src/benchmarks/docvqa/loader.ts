@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import type { TaskItem } from "../../engine/ports.ts";
+import type { TaskItem } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
 import { asString, parseAnswerList, readCsv } from "../shared/formats.ts";
 import { firstFile, readRawRecords, type SplitLoader } from "../shared/splits.ts";

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { TaskItem } from "../../engine/ports.ts";
+import type { TaskItem } from "../../engine/index.ts";
 import { DataError, sha256 } from "../../lib/index.ts";
 import { asString, asStringList, readJson } from "../shared/formats.ts";
 import { PyRandom } from "../shared/pyrandom.ts";

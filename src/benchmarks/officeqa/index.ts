@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/ports.ts";
+import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/index.ts";
 import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, isSystemic, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
-import type { BenchmarkContext, TaskItem } from "../../engine/ports.ts";
+import type { BenchmarkContext, TaskItem } from "../../engine/index.ts";
 import { DataError, homeDir } from "../../lib/index.ts";
 import { EnvReader } from "../shared/env.ts";
 import { environOf } from "../shared/environ.ts";

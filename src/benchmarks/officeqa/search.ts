@@ -1,4 +1,4 @@
-import type { ToolSpec } from "../../engine/ports.ts";
+import type { ToolSpec } from "../../engine/index.ts";
 import { errorMessage, warnKeyOverPlainHttp } from "../../lib/index.ts";
 
 export const SEARCH_TOOL: ToolSpec = {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { ToolSpec } from "../../engine/ports.ts";
+import type { ToolSpec } from "../../engine/index.ts";
 
 interface Doc {
   rel: string;

@@ -1,4 +1,4 @@
-import type { Benchmark, RolloutResult } from "../../engine/ports.ts";
+import type { Benchmark, RolloutResult } from "../../engine/index.ts";
 import { skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList } from "../shared/formats.ts";

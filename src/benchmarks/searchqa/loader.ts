@@ -1,4 +1,4 @@
-import type { TaskItem } from "../../engine/ports.ts";
+import type { TaskItem } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
 import { asString, asStringList } from "../shared/formats.ts";
 import { firstJsonArray, readRawRecords, type SplitLoader } from "../shared/splits.ts";

@@ -1,4 +1,4 @@
-import type { BenchmarkContext, ChatMessage, ChatResponse, ToolSpec } from "../../engine/ports.ts";
+import type { BenchmarkContext, ChatMessage, ChatResponse, ToolSpec } from "../../engine/index.ts";
 import { BackendError, errorMessage, SkilloptError } from "../../lib/index.ts";
 import { EnvReader } from "./env.ts";
 

@@ -1,4 +1,4 @@
-import type { BenchmarkContext } from "../../engine/ports.ts";
+import type { BenchmarkContext } from "../../engine/index.ts";
 
 /**
  * The environment a benchmark reads variables from: the config's snapshot (which includes

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { TaskItem } from "../../engine/ports.ts";
+import type { TaskItem } from "../../engine/index.ts";
 import { DataError, writeFileAtomic, writeJsonAtomic } from "../../lib/index.ts";
 import { normalizeDocVqa } from "../docvqa/loader.ts";
 import { readMonthlyItems } from "../livemathematicianbench/loader.ts";

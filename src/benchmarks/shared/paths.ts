@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import type { BenchmarkContext } from "../../engine/ports.ts";
+import type { BenchmarkContext } from "../../engine/index.ts";
 import { homeDir } from "../../lib/index.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { BenchmarkContext, ChatMessage, RolloutResult, TrajectoryEntry } from "../../engine/ports.ts";
+import type { BenchmarkContext, ChatMessage, RolloutResult, TrajectoryEntry } from "../../engine/index.ts";
 import { errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, contentText, isSystemic } from "./chat.ts";
 

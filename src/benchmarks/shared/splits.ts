@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { BenchmarkContext, Splits, TaskItem } from "../../engine/ports.ts";
+import type { BenchmarkContext, Splits, TaskItem } from "../../engine/index.ts";
 import { ConfigError, DataError, log, writeJsonAtomic } from "../../lib/index.ts";
 import { EnvReader } from "./env.ts";
 import { readJson, readJsonl } from "./formats.ts";

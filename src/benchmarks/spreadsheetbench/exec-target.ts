@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { TrajectoryEntry } from "../../engine/ports.ts";
+import type { TrajectoryEntry } from "../../engine/index.ts";
 import { errorMessage } from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { extractCode } from "./evaluate.ts";

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/ports.ts";
+import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/index.ts";
 import { errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";

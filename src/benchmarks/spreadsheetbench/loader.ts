@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import type { TaskItem } from "../../engine/ports.ts";
+import type { TaskItem } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
 import { asString } from "../shared/formats.ts";
 import { firstJsonArray, readRawRecords, type SplitLoader } from "../shared/splits.ts";

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, normalize } from "node:path";
-import type { ChatMessage, ToolSpec, TrajectoryEntry } from "../../engine/ports.ts";
+import type { ChatMessage, ToolSpec, TrajectoryEntry } from "../../engine/index.ts";
 import { callTarget } from "../shared/chat.ts";
 import { tryJson } from "../shared/formats.ts";
 import { splitCommand } from "../tasks/evaluators.ts";

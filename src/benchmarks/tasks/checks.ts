@@ -1,4 +1,4 @@
-import type { BenchmarkContext } from "../../engine/ports.ts";
+import type { BenchmarkContext } from "../../engine/index.ts";
 import { canonicalJson, extractJson } from "../../lib/index.ts";
 import { tryJson } from "../shared/formats.ts";
 import { compilePattern, type Score, scoreJudge } from "./evaluators.ts";

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { BenchmarkContext } from "../../engine/ports.ts";
+import type { BenchmarkContext } from "../../engine/index.ts";
 import { canonicalJson, ConfigError, errorMessage, extractJson } from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-guard.ts";

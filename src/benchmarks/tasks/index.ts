@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Benchmark, BenchmarkContext, RolloutResult } from "../../engine/ports.ts";
+import type { Benchmark, BenchmarkContext, RolloutResult } from "../../engine/index.ts";
 import { allowlistedEnv, ConfigError, DataError } from "../../lib/index.ts";
 import { skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";

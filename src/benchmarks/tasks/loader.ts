@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { extname } from "node:path";
-import type { TaskItem } from "../../engine/ports.ts";
+import type { TaskItem } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
 import { readText } from "../shared/formats.ts";
 import { firstFile, singleDataFile, type SplitLoader } from "../shared/splits.ts";

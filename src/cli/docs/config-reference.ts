@@ -1,7 +1,7 @@
 import type * as v from "valibot";
 import { CODEX_ALIASES, describeKey, type KeyShape, nestedEntries, SECTION_SCHEMAS, SECTIONS, STRUCTURED_TO_FLAT } from "../../config/index.ts";
 import { closest, UsageError } from "../../lib/index.ts";
-import { SleepConfigSchema } from "../../sleep/config.ts";
+import { SleepConfigSchema } from "../../sleep/index.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "../legacy.ts";
 import { SLEEP_FLAG_KEYS } from "../sleep/common.ts";
 

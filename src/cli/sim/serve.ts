@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { SIM_MODEL, simAnswer, type SimOptions } from "../../backends/sim/index.ts";
+import { SIM_MODEL, simAnswer, type SimOptions } from "../../backends/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import type { ChatMessage } from "../../engine/index.ts";
 import { UsageError } from "../../lib/index.ts";

@@ -3,17 +3,9 @@ import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, UsageError } from "../../lib/index.ts";
 import { STATE_DB } from "../../run/index.ts";
-import {
-  expandUserPath,
-  type LoadedSleepConfig,
-  loadSleepConfig,
-  resolveMemoryPaths,
-  resolveProject,
-  resolveSkillPath,
-  resolveStateDir,
-  type SleepConfig,
-} from "../../sleep/config.ts";
+import { expandUserPath, type LoadedSleepConfig, loadSleepConfig, resolveMemoryPaths, resolveProject, resolveSkillPath, resolveStateDir, type SleepConfig } from "../../sleep/index.ts";
 import { globalArgs, jsonArg, repeatedFlag } from "../args.ts";
+import { processEnv } from "../../config/index.ts";
 
 /** Flags every `sleep` subcommand accepts (spec §2.1). */
 export const sleepArgs = {
@@ -147,7 +139,7 @@ interface SleepSetup {
 }
 
 /** Load the config with the command's flags and resolve every path once. */
-export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readonly<Record<string, string | undefined>> = process.env): SleepSetup {
+export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readonly<Record<string, string | undefined>> = processEnv()): SleepSetup {
   const overrides = overridesFromFlags(flags, rawArgs);
   // spec §9.3: SKILLOPT_SLEEP_WORKERS sizes the replay pool (env sits between the file and flags).
   const workers = env.SKILLOPT_SLEEP_WORKERS?.trim();

@@ -2,14 +2,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { helpShows } from "../args.ts";
 import { sanitizeLine } from "../../lib/index.ts";
-import { sessionLimit, splitFractions } from "../../sleep/config.ts";
-import { type HarvestOptions, type HarvestProgress, type HarvestResult, harvest, type SourceName } from "../../sleep/harvest/index.ts";
-import { mine, tasksPayload, writeTasksFile } from "../../sleep/mine/index.ts";
-import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
-import { openSleepStore } from "../../store/sleep.ts";
+import { sessionLimit, splitFractions } from "../../sleep/index.ts";
+import { type HarvestOptions, type HarvestProgress, type HarvestResult, harvest, type SourceName } from "../../sleep/index.ts";
+import { mine, tasksPayload, writeTasksFile } from "../../sleep/index.ts";
+import { harvestState, openHarvestStore } from "../../store/index.ts";
+import { openSleepStore } from "../../store/index.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { sourcesOf } from "./night.ts";
+import { processEnv } from "../../config/index.ts";
 
 /**
  * `skillopt sleep harvest`: read the sessions, mine them with the heuristic miner, and print (or
@@ -27,7 +28,7 @@ export default defineCommand({
     },
   }, ["project", "scope", "source", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "opencode-db", "lookback-hours", "max-sessions", "max-tasks", "state-dir", "progress", "output", "new"]),
   async run({ args, rawArgs }) {
-    const env = process.env;
+    const env = processEnv();
     const setup = sleepSetup(args, rawArgs, env);
     const cfg = setup.loaded.config;
     const split = splitFractions(setup.loaded);

@@ -1,23 +1,24 @@
 import { defineCommand } from "citty";
-import { SOURCE_NAMES, type SourceName } from "../../sleep/harvest/index.ts";
-import { harvest } from "../../sleep/harvest/index.ts";
+import { SOURCE_NAMES, type SourceName } from "../../sleep/index.ts";
+import { harvest } from "../../sleep/index.ts";
 import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { DataError, homeDir, log, StagingError, UsageError } from "../../lib/index.ts";
-import { configurePromptOverrides } from "../../sleep/backend/prompt-overrides.ts";
-import { adoptNight } from "../../sleep/adopt/adopt.ts";
-import { createSleepBackend } from "../../sleep/backend/index.ts";
-import { resolveClaudeHome, resolveSkillPath, type SleepConfig, splitFractions } from "../../sleep/config.ts";
-import { skillRoots } from "../../sleep/skills.ts";
-import { type HarvestPort, type NightOutcome, runNight } from "../../sleep/cycle.ts";
-import { loadTasksFile, tasksPayload, writeTasksFile } from "../../sleep/mine/index.ts";
-import { handoffDir, PendingCallsError } from "../../sleep/backend/handoff.ts";
-import { sanitizeLine } from "../../sleep/report.ts";
-import { harvestState, openHarvestStore } from "../../store/sleep-harvest.ts";
-import { openSleepStore } from "../../store/sleep.ts";
+import { configurePromptOverrides } from "../../sleep/index.ts";
+import { adoptNight } from "../../sleep/index.ts";
+import { createSleepBackend } from "../../sleep/index.ts";
+import { resolveClaudeHome, resolveSkillPath, type SleepConfig, splitFractions } from "../../sleep/index.ts";
+import { skillRoots } from "../../sleep/index.ts";
+import { type HarvestPort, type NightOutcome, runNight } from "../../sleep/index.ts";
+import { loadTasksFile, tasksPayload, writeTasksFile } from "../../sleep/index.ts";
+import { handoffDir, PendingCallsError } from "../../sleep/index.ts";
+import { sanitizeLine } from "../../sleep/index.ts";
+import { harvestState, openHarvestStore } from "../../store/index.ts";
+import { openSleepStore } from "../../store/index.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
+import { processEnv } from "../../config/index.ts";
 
 /** What answers a night's calls when the backend is not a model client. */
 const WITHOUT_MODEL: Record<string, string> = { mock: "no model: rules only", handoff: "the calling agent answers the night's calls" };
@@ -114,7 +115,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
     meta: { name, description },
     args: sleepArgs,
     async run({ args, rawArgs }) {
-      const env = process.env;
+      const env = processEnv();
       const setup = sleepSetup(args, rawArgs, env);
       const cfg = setup.loaded.config;
       const split = splitFractions(setup.loaded);

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { helpShows } from "../args.ts";
 import { StagingError } from "../../lib/index.ts";
-import { hasJournal, hasReceipts, rollbackNight } from "../../sleep/adopt/rollback.ts";
-import { listNights, resolveNight } from "../../sleep/stage.ts";
-import { openSleepStore } from "../../store/sleep.ts";
+import { hasJournal, hasReceipts, rollbackNight } from "../../sleep/index.ts";
+import { listNights, resolveNight } from "../../sleep/index.ts";
+import { openSleepStore } from "../../store/index.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { fail } from "./adopt.ts";
 import { requireProject, sleepArgs, sleepSetup } from "./common.ts";

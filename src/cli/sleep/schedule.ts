@@ -1,10 +1,11 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
 import { log, StagingError, UsageError } from "../../lib/index.ts";
-import { cronLine, readCrontab, type ScheduleSpec, scheduleEnv, scheduleWindows, updateCrontab, writeCrontab } from "../../sleep/scheduler.ts";
+import { cronLine, readCrontab, type ScheduleSpec, scheduleEnv, scheduleWindows, updateCrontab, writeCrontab } from "../../sleep/index.ts";
 import { repeatedFlag } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { sleepArgs, sleepSetup } from "./common.ts";
+import { processEnv } from "../../config/index.ts";
 
 const NOT_FORWARDED = new Set(["json", "quiet", "verbose", "debug", "color", "hour", "minute", "project", "scope", "backend", "skill-root", "progress"]);
 const CWD_PATHS = new Set(["codex-path", "cursor-path", "pi-path", "opencode-path", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "opencode-db", "state-dir", "tasks-file"]);
@@ -50,7 +51,7 @@ export default defineCommand({
       minute: toInt(args.minute, "minute", 17),
       project: setup.project,
       argv: scheduledArgv(args, rawArgs, setup.project, setup.loaded.config.backend),
-      env: scheduleEnv(process.env),
+      env: scheduleEnv(processEnv()),
     };
     if (process.platform === "win32") {
       const name = scheduleWindows(spec);

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { helpShows } from "../args.ts";
 import { StagingError } from "../../lib/index.ts";
-import { readCrontab, unscheduleWindows, updateCrontab, writeCrontab } from "../../sleep/scheduler.ts";
+import { readCrontab, unscheduleWindows, updateCrontab, writeCrontab } from "../../sleep/index.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { sleepArgs, sleepSetup } from "./common.ts";
 

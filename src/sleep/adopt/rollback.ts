@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { StagingError, sha256 } from "../../lib/index.ts";
 import { type LegacyReceipt, readCreatedDirs, readReceipts, type SkillReceipt } from "./adopt.ts";
 import { checkStagingPath, type NightScope, readLive, trustNight } from "./guard.ts";
-import { completeRollback, hasJournal, type RollbackJournal, recoverJournal, type TargetHooks, writeJournal } from "./journal.ts";
+import { completeRollback, type RollbackJournal, recoverJournal, type TargetHooks, writeJournal } from "./journal.ts";
 import { lockAll, unlockAll } from "./locks.ts";
 import { readRegularFile } from "./read.ts";
 
@@ -115,4 +115,3 @@ export function rollbackNight(dir: string, opts: { stateDir: string; force?: boo
   }
 }
 
-export { hasJournal };

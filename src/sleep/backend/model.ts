@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
-import type { ModelClient } from "../../engine/ports.ts";
+import type { ModelClient } from "../../engine/index.ts";
 import { BackendError, UnsupportedError, errorMessage, extractJson, redactText } from "../../lib/index.ts";
 import { createModelClient, describeRoles, sleepModelConfig } from "../../backends/index.ts";
 import type { SleepBackendName, SleepConfig } from "../config.ts";

@@ -1,0 +1,16 @@
+export { createConsole } from "./console.ts";
+export {
+  REPORT_CSS,
+  esc,
+  fmtCost,
+  fmtScore,
+  loadRunView,
+  renderCompareChart,
+  renderDiff,
+  renderReportHtml,
+  renderRunBody,
+  writeRunReport,
+  type RunView,
+} from "./html/index.ts";
+export { resultText } from "./result-text.ts";
+export { skillCheckMarkdown, skillCheckText, type SkillCheck } from "./skill-check.ts";
