@@ -4,7 +4,7 @@ import { batchItems, settleBatch, updateBatchStatus } from "../store/index.ts";
 import type { BatchEvent } from "./batcher.ts";
 import type { BatchApi, BatchInfo, BatchLineResult, RawCompletion } from "./types.ts";
 
-export interface PollDeps {
+interface PollDeps {
   store: Store;
   /** First wait between polls; it grows ×1.5 up to 30× (at most 5 minutes). */
   pollMs: number;
