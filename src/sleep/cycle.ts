@@ -243,6 +243,9 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       });
       writeDiagnostics(stagingDir, cfg, out);
       evidence.log("stage", "staged", { dir: stagingDir, proposals: out.proposals.map((p) => p.which) });
+    } else {
+      // Nothing to stage (no task, no lesson): no folder is left for `sleep diff` to ignore; the state store records the night.
+      rmSync(stagingDir, { recursive: true, force: true });
     }
     if (book) saveBook(input.stateDir, book);
     commitHarvest();

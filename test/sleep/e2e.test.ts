@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MOCK_RULES } from "../../src/sleep/backend/index.ts";
 import { LEARNED_START } from "../../src/sleep/learned-block.ts";
@@ -90,11 +90,15 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     expect(first.accepted).toBe(true);
     const rejected = await run(["reject"]);
     expect(rejected.code).toBe(0);
+    const nights = () => readdirSync(join(project, ".skillopt-sleep", "staging")).filter((n) => !n.startsWith("."));
+    const before = nights();
     const second = await run(["review"]);
     expect(second.code).toBe(0);
     const out = JSON.parse(second.stdout);
     expect(out.n_sessions).toBe(0);
     expect(out.staging_dir).toBeNull();
+    // A night with nothing to stage leaves no empty folder behind.
+    expect(nights()).toEqual(before);
     const status = JSON.parse((await run(["status"])).stdout);
     expect(status.night).toBe(2);
   });
