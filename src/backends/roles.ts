@@ -1,89 +1,17 @@
 import type { Role } from "../engine/index.ts";
+import { BACKEND_LABELS, backendLabel, EXEC_ONLY, LABEL_NAMES, ROLE_BACKENDS, type RoleBackend, roleBackend, unknownBackend } from "../config/index.ts";
 import { ConfigError } from "../lib/index.ts";
 import { ROLE_ENV_PREFIX, type Settings } from "./settings.ts";
 
 /** Every backend name a role can resolve to. */
-export type BackendName =
-  | "openai_chat"
-  | "openai_compatible"
-  | "qwen_chat"
-  | "minimax_chat"
-  | "claude_chat"
-  | "copilot_chat"
-  | "codex_exec"
-  | "claude_code_exec"
-  | "cursor_exec"
-  | "copilot_exec"
-  | "cursor_chat"
-  | "pi_chat"
-  | "opencode_chat"
-  | "sim";
+export type BackendName = RoleBackend;
 
-const CHAT_BACKENDS: readonly BackendName[] = [
-  "openai_chat",
-  "claude_chat",
-  "qwen_chat",
-  "minimax_chat",
-  "openai_compatible",
-  "copilot_chat",
-  "codex_exec",
-  "cursor_chat",
-  "pi_chat",
-  "opencode_chat",
-  "sim",
-];
-const EXEC_ONLY: readonly BackendName[] = ["claude_code_exec", "cursor_exec", "copilot_exec"];
+const CHAT_BACKENDS: readonly BackendName[] = ROLE_BACKENDS.filter((b) => !EXEC_ONLY.includes(b));
 
-// spec §7.1 name aliases (case-insensitive); `azure_openai` is the Azure flavour of openai_chat.
-const ALIASES: Record<string, string> = {
-  azure: "azure_openai",
-  "azure-openai": "azure_openai",
-  openai: "codex",
-  claude: "claude_chat",
-  anthropic: "claude_chat",
-  cursor: "cursor_exec",
-  cursor_agent: "cursor_exec",
-  copilot: "copilot_chat",
-  copilot_cli: "copilot_chat",
-  github_copilot: "copilot_chat",
-  qwen: "qwen_chat",
-  minimax: "minimax_chat",
-  openai_compatible_chat: "openai_compatible",
-  "openai-compatible": "openai_compatible",
-  compat: "openai_compatible",
-  "": "azure_openai",
-};
-
-/** Canonical label for a user-written backend name (aliases and case folded). */
-function normalizeLabel(name: string | undefined): string {
-  const n = (name ?? "").trim().toLowerCase();
-  return ALIASES[n] ?? n;
+/** Canonical label for a user-written backend name (aliases and case folded); the config schema has already refused unknown names. */
+export function normalizeLabel(name: string | undefined): string {
+  return backendLabel(name) ?? (name ?? "").trim().toLowerCase();
 }
-
-/** A label as a role backend: azure_openai → openai_chat, codex → codex_exec. */
-function asRoleBackend(label: string): string {
-  if (label === "azure_openai") return "openai_chat";
-  if (label === "codex") return "codex_exec";
-  return label;
-}
-
-// spec §7.2, plus our `sim` and `auto` rows.
-const LABEL_TABLE: Record<string, [string, string]> = {
-  claude_chat: ["claude_chat", "claude_chat"],
-  codex: ["codex_exec", "codex_exec"],
-  codex_exec: ["codex_exec", "codex_exec"],
-  claude_code_exec: ["openai_chat", "claude_code_exec"],
-  cursor_exec: ["openai_chat", "cursor_exec"],
-  copilot_chat: ["copilot_chat", "copilot_chat"],
-  copilot_exec: ["openai_chat", "copilot_exec"],
-  qwen_chat: ["openai_chat", "qwen_chat"],
-  minimax_chat: ["openai_chat", "minimax_chat"],
-  openai_compatible: ["openai_compatible", "openai_compatible"],
-  cursor_chat: ["cursor_chat", "cursor_chat"],
-  pi_chat: ["pi_chat", "pi_chat"],
-  opencode_chat: ["opencode_chat", "opencode_chat"],
-  sim: ["sim", "sim"],
-};
 
 export interface ResolvedRoles {
   optimizer: BackendName;
@@ -113,12 +41,17 @@ export function resolveRoles(settings: Settings): ResolvedRoles {
       : { chose: "sim", reason: "no OpenAI-compatible endpoint or key configured" };
     label = auto.chose;
   }
-  const row = LABEL_TABLE[label] ?? ["openai_chat", "openai_chat"];
+  const known = backendLabel(label);
+  const row = known ? BACKEND_LABELS[known] : null;
+  if (!row) {
+    const written = settings.model("backend") ?? "";
+    throw new ConfigError(`model.backend: ${unknownBackend(written, LABEL_NAMES)}`, { issues: [{ path: "model.backend", message: "unknown backend" }] });
+  }
   const pickRole = (role: Role, index: 0 | 1): BackendName => {
     const key = `${role}_backend`;
     const explicit = settings.model(key);
     const atDefault = explicit === undefined || normalizeLabel(explicit) === "openai_chat";
-    const chosen = atDefault ? row[index] : asRoleBackend(normalizeLabel(explicit));
+    const chosen = atDefault ? row[index] : (roleBackend(explicit) ?? normalizeLabel(explicit));
     return checkWhitelist(role, chosen, atDefault ? "model.backend" : `model.${key}`, atDefault ? (settings.model("backend") ?? "") : explicit!);
   };
   const out: ResolvedRoles = { optimizer: pickRole("optimizer", 0), target: pickRole("target", 1), label };

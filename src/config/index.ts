@@ -1,3 +1,17 @@
+export {
+  BACKEND_LABELS,
+  type BackendLabel,
+  backendLabel,
+  EXEC_ONLY,
+  LABEL_NAMES,
+  ROLE_BACKENDS,
+  type RoleBackend,
+  roleBackend,
+  SLEEP_BACKENDS,
+  type SleepBackendName,
+  sleepBackend,
+  unknownBackend,
+} from "./backend-names.ts";
 export { BUNDLED_CONFIGS } from "./bundled.ts";
 export { parseEnvFile } from "./env-file.ts";
 export { CODEX_ALIASES, FLAT_TO_STRUCTURED, flatten, STRUCTURED_TO_FLAT } from "./flat-map.ts";

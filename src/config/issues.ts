@@ -39,7 +39,8 @@ export function validationError(
     const path = (issue.path ?? []).map((p) => String(p.key)).join(".");
     // A mistyped secret is never echoed, only its type.
     const got = isSecretPath(path) ? hiddenInput(issue.input) : describeInput(issue.input);
-    return { path, message: `${issue.message}, got ${got}` };
+    // A message that already quotes what was given (an unknown name with its suggestion) is not repeated.
+    return { path, message: issue.message.includes(got) ? issue.message : `${issue.message}, got ${got}` };
   });
   const first = list[0]!;
   const origin = locate(first.path);

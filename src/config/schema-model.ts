@@ -1,5 +1,18 @@
 import * as v from "valibot";
+import { backendLabel, LABEL_NAMES, ROLE_NAMES, roleBackend, unknownBackend } from "./backend-names.ts";
 import { bool, nonNegInt, nullableBool, nullableNum, nullablePosInt, posInt, str, strOrNum } from "./fields.ts";
+
+/** A backend name checked against the one table (config/backend-names.ts), with a did-you-mean. */
+function backendName(def: string, doc: string, known: (s: string) => boolean, names: readonly string[]) {
+  return v.optional(
+    v.pipe(
+      v.string("expected a backend name"),
+      v.check(known, (issue) => unknownBackend(issue.input, names)),
+      v.description(doc),
+    ),
+    def,
+  );
+}
 
 const AZURE_SCOPE = "https://cognitiveservices.azure.com/.default";
 const AZURE_VERSION = "2024-12-01-preview";
@@ -60,11 +73,16 @@ const PricingSchema = v.record(
 
 /** `model:` — backends, models and their settings (engine.md §3.2, §7). */
 export const ModelSchema = v.strictObject({
-  backend: str("azure_openai", "High-level backend label mapped onto both roles (§7.2): azure_openai, openai_compatible, claude_chat, codex_exec, claude_code_exec, qwen_chat, minimax_chat, copilot_chat, sim, auto, …"),
+  backend: backendName(
+    "azure_openai",
+    "High-level backend label mapped onto both roles (§7.2): azure_openai, openai_compatible, claude_chat, codex_exec, claude_code_exec, qwen_chat, minimax_chat, copilot_chat, sim, auto, …",
+    (s) => backendLabel(s) !== undefined,
+    LABEL_NAMES,
+  ),
   optimizer: str("gpt-5.5", "Optimizer model or deployment name"),
   target: str("gpt-5.5", "Target model or deployment name"),
-  optimizer_backend: str("openai_chat", "Optimizer role backend (openai_chat counts as 'at default' and follows `backend`)"),
-  target_backend: str("openai_chat", "Target role backend (openai_chat counts as 'at default' and follows `backend`)"),
+  optimizer_backend: backendName("openai_chat", "Optimizer role backend (openai_chat counts as 'at default' and follows `backend`)", (s) => roleBackend(s) !== undefined, ROLE_NAMES),
+  target_backend: backendName("openai_chat", "Target role backend (openai_chat counts as 'at default' and follows `backend`)", (s) => roleBackend(s) !== undefined, ROLE_NAMES),
   reasoning_effort: str("medium", "Reasoning effort for chat backends that take it: '', low, medium, high, xhigh, max"),
   rewrite_reasoning_effort: str("", "Reasoning effort for the rewrite call; empty = reasoning_effort"),
   rewrite_max_completion_tokens: posInt(64000, "Output cap of the rewrite call"),

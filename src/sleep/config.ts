@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
-import { type Position, readConfigFile, validationError } from "../config/index.ts";
+import { type Position, readConfigFile, SLEEP_BACKENDS, type SleepBackendName, sleepBackend, validationError } from "../config/index.ts";
 import { assertSafeKeyPath, closest, ConfigError, homeDir, nullProtoRecord } from "../lib/index.ts";
 
 const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
@@ -18,62 +18,24 @@ const nullableInt = (doc: string) =>
 const nullableNum = (doc: string) =>
   v.optional(v.pipe(v.nullable(v.pipe(v.number("expected a number or null"), v.minValue(0))), v.description(doc)), null);
 
-/** Backend names accepted by `--backend` / `backend` (aliases of spec §5.9 are normalised by normalizeBackend). */
-const SLEEP_BACKENDS = ["mock", "handoff", "claude", "codex", "copilot", "cursor", "pi", "opencode", "azure_openai", "openai"] as const;
-export type SleepBackendName = (typeof SLEEP_BACKENDS)[number];
-
-const BACKEND_ALIASES: Record<string, SleepBackendName> = {
-  mock: "mock",
-  handoff: "handoff",
-  session: "handoff",
-  file: "handoff",
-  claude: "claude",
-  anthropic: "claude",
-  claude_cli: "claude",
-  claude_code: "claude",
-  codex: "codex",
-  codex_cli: "codex",
-  openai_codex: "codex",
-  copilot: "copilot",
-  github_copilot: "copilot",
-  copilot_cli: "copilot",
-  gh_copilot: "copilot",
-  cursor: "cursor",
-  cursor_agent: "cursor",
-  cursor_cli: "cursor",
-  pi: "pi",
-  pi_cli: "pi",
-  pi_coding_agent: "pi",
-  "pi-coding-agent": "pi",
-  opencode: "opencode",
-  opencode_cli: "opencode",
-  "opencode-cli": "opencode",
-  azure: "azure_openai",
-  azure_openai: "azure_openai",
-  aoai: "azure_openai",
-  openai: "openai",
-  openai_compatible: "openai",
-};
-
-/** The canonical backend name of an alias, or undefined (an unknown name is an error, spec §12.1 #23). */
-function normalizeBackend(name: string): SleepBackendName | undefined {
-  return BACKEND_ALIASES[name.trim().toLowerCase()];
-}
+/** Backend names accepted by `--backend` / `backend` (the one backend-name table, config/backend-names.ts; aliases of spec §5.9 folded). */
+const SLEEP_BACKEND_NAMES = Object.keys(SLEEP_BACKENDS) as SleepBackendName[];
+export type { SleepBackendName };
 
 const Backend = v.optional(
   v.pipe(
     v.string("expected a backend name"),
-    v.check((s) => normalizeBackend(s) !== undefined, `expected one of ${SLEEP_BACKENDS.join(", ")} (or an alias)`),
-    v.transform((s) => normalizeBackend(s)!),
-    v.description(`model backend for mining, replay and reflection: ${SLEEP_BACKENDS.join(", ")} (mock makes no model call)`),
+    v.check((s) => sleepBackend(s) !== undefined, `expected one of ${SLEEP_BACKEND_NAMES.join(", ")} (or an alias)`),
+    v.transform((s) => sleepBackend(s)!),
+    v.description(`model backend for mining, replay and reflection: ${SLEEP_BACKEND_NAMES.join(", ")} (mock makes no model call)`),
   ),
   "mock",
 );
 const OptBackend = v.optional(
   v.pipe(
     v.string("expected a backend name"),
-    v.check((s) => s === "" || normalizeBackend(s) !== undefined, `expected "" or one of ${SLEEP_BACKENDS.join(", ")}`),
-    v.transform((s): SleepBackendName | "" => (s === "" ? "" : normalizeBackend(s)!)),
+    v.check((s) => s === "" || sleepBackend(s) !== undefined, `expected "" or one of ${SLEEP_BACKEND_NAMES.join(", ")}`),
+    v.transform((s): SleepBackendName | "" => (s === "" ? "" : sleepBackend(s)!)),
     v.description("backend of one role when it differs from `backend` (\"\" = same)"),
   ),
   "",

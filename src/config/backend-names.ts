@@ -1,0 +1,161 @@
+import { closest } from "../lib/index.ts";
+
+/*
+ * The one table of backend names. A training run names a label (`model.backend`, spec §7.2) that
+ * stands for a role backend per role, or a role backend directly (`model.{optimizer,target}_backend`);
+ * a Sleep night names a Sleep backend (sleep.md §5.9) that stands for one role backend, or for no
+ * model at all (mock, handoff). Users may write the aliases below, in any case. The deliberate
+ * difference between the two: in a training run `cursor` is the Cursor agent harness (the target
+ * runs whole tasks); in a night it is the Cursor CLI answering as a chat model.
+ */
+
+/** What one role of the model layer can run on. */
+export const ROLE_BACKENDS = [
+  "openai_chat",
+  "openai_compatible",
+  "qwen_chat",
+  "minimax_chat",
+  "claude_chat",
+  "copilot_chat",
+  "codex_exec",
+  "claude_code_exec",
+  "cursor_exec",
+  "copilot_exec",
+  "cursor_chat",
+  "pi_chat",
+  "opencode_chat",
+  "sim",
+] as const;
+export type RoleBackend = (typeof ROLE_BACKENDS)[number];
+
+/** Role backends that run whole tasks and are never a chat model: the target only. */
+export const EXEC_ONLY: readonly RoleBackend[] = ["claude_code_exec", "cursor_exec", "copilot_exec"];
+
+/**
+ * `model.backend` labels and the role backends each one means, [optimizer, target] (spec §7.2, plus
+ * sim and auto; `auto` is resolved when the run starts: an OpenAI-compatible endpoint if one is
+ * configured, else the simulator).
+ */
+export const BACKEND_LABELS = {
+  azure_openai: ["openai_chat", "openai_chat"],
+  openai_chat: ["openai_chat", "openai_chat"],
+  claude_chat: ["claude_chat", "claude_chat"],
+  codex: ["codex_exec", "codex_exec"],
+  codex_exec: ["codex_exec", "codex_exec"],
+  claude_code_exec: ["openai_chat", "claude_code_exec"],
+  cursor_exec: ["openai_chat", "cursor_exec"],
+  copilot_chat: ["copilot_chat", "copilot_chat"],
+  copilot_exec: ["openai_chat", "copilot_exec"],
+  qwen_chat: ["openai_chat", "qwen_chat"],
+  minimax_chat: ["openai_chat", "minimax_chat"],
+  openai_compatible: ["openai_compatible", "openai_compatible"],
+  cursor_chat: ["cursor_chat", "cursor_chat"],
+  pi_chat: ["pi_chat", "pi_chat"],
+  opencode_chat: ["opencode_chat", "opencode_chat"],
+  sim: ["sim", "sim"],
+  auto: null,
+} as const satisfies Record<string, readonly [RoleBackend, RoleBackend] | null>;
+export type BackendLabel = keyof typeof BACKEND_LABELS;
+
+/** Other names for labels (spec §7.1); the empty name is the default, azure_openai. */
+export const LABEL_ALIASES: Record<string, BackendLabel> = {
+  "": "azure_openai",
+  azure: "azure_openai",
+  "azure-openai": "azure_openai",
+  openai: "codex",
+  claude: "claude_chat",
+  anthropic: "claude_chat",
+  cursor: "cursor_exec",
+  cursor_agent: "cursor_exec",
+  copilot: "copilot_chat",
+  copilot_cli: "copilot_chat",
+  github_copilot: "copilot_chat",
+  qwen: "qwen_chat",
+  minimax: "minimax_chat",
+  openai_compatible_chat: "openai_compatible",
+  "openai-compatible": "openai_compatible",
+  compat: "openai_compatible",
+};
+
+/** Sleep backends and the role backend each one runs on (null: no model call). */
+export const SLEEP_BACKENDS = {
+  mock: null,
+  handoff: null,
+  claude: "claude_chat",
+  codex: "codex_exec",
+  copilot: "copilot_chat",
+  cursor: "cursor_chat",
+  pi: "pi_chat",
+  opencode: "opencode_chat",
+  azure_openai: "openai_chat",
+  openai: "openai_compatible",
+} as const satisfies Record<string, RoleBackend | null>;
+export type SleepBackendName = keyof typeof SLEEP_BACKENDS;
+
+/** Other names for Sleep backends (sleep.md §5.9). */
+export const SLEEP_ALIASES: Record<string, SleepBackendName> = {
+  session: "handoff",
+  file: "handoff",
+  anthropic: "claude",
+  claude_cli: "claude",
+  claude_code: "claude",
+  codex_cli: "codex",
+  openai_codex: "codex",
+  github_copilot: "copilot",
+  copilot_cli: "copilot",
+  gh_copilot: "copilot",
+  cursor_agent: "cursor",
+  cursor_cli: "cursor",
+  pi_cli: "pi",
+  pi_coding_agent: "pi",
+  "pi-coding-agent": "pi",
+  opencode_cli: "opencode",
+  "opencode-cli": "opencode",
+  azure: "azure_openai",
+  aoai: "azure_openai",
+  openai_compatible: "openai",
+};
+
+const fold = (name: string | undefined) => (name ?? "").trim().toLowerCase();
+
+/** The label a user-written `model.backend` names (aliases and case folded), or undefined. */
+export function backendLabel(name: string | undefined): BackendLabel | undefined {
+  const n = fold(name);
+  if (Object.hasOwn(BACKEND_LABELS, n)) return n as BackendLabel;
+  return Object.hasOwn(LABEL_ALIASES, n) ? LABEL_ALIASES[n] : undefined;
+}
+
+/**
+ * The role backend a user-written `model.{optimizer,target}_backend` names, or undefined. A label
+ * that stands for one backend on both roles names it too (azure_openai → openai_chat, codex → codex_exec).
+ */
+export function roleBackend(name: string | undefined): RoleBackend | undefined {
+  const n = fold(name);
+  if ((ROLE_BACKENDS as readonly string[]).includes(n)) return n as RoleBackend;
+  const label = backendLabel(n);
+  if (label === "azure_openai") return "openai_chat";
+  if (label === "codex") return "codex_exec";
+  return label && (ROLE_BACKENDS as readonly string[]).includes(label) ? (label as RoleBackend) : undefined;
+}
+
+/** The Sleep backend a user-written name means (aliases, case and dashes folded), or undefined. */
+export function sleepBackend(name: string): SleepBackendName | undefined {
+  const n = fold(name);
+  for (const k of [n, n.replaceAll("-", "_")]) {
+    if (Object.hasOwn(SLEEP_BACKENDS, k)) return k as SleepBackendName;
+    if (Object.hasOwn(SLEEP_ALIASES, k)) return SLEEP_ALIASES[k];
+  }
+  return undefined;
+}
+
+/** `unknown backend "simm", did you mean "sim"?` (the suggestion only when one is close). */
+export function unknownBackend(written: unknown, names: Iterable<string>): string {
+  const w = String(written);
+  const near = closest(fold(w), names);
+  return `unknown backend ${JSON.stringify(w)}${near ? `, did you mean ${JSON.stringify(near)}?` : ""}`;
+}
+
+/** Names a user may write for `model.backend`, for suggestions. */
+export const LABEL_NAMES: readonly string[] = [...Object.keys(BACKEND_LABELS), ...Object.keys(LABEL_ALIASES).filter(Boolean)];
+/** Names a user may write for a role backend, for suggestions. */
+export const ROLE_NAMES: readonly string[] = [...ROLE_BACKENDS, "azure_openai", "codex", ...Object.keys(LABEL_ALIASES).filter(Boolean)];
