@@ -9,7 +9,7 @@ export type BackendName = RoleBackend;
 const CHAT_BACKENDS: readonly BackendName[] = ROLE_BACKENDS.filter((b) => !EXEC_ONLY.includes(b));
 
 /** Canonical label for a user-written backend name (aliases and case folded); the config schema has already refused unknown names. */
-export function normalizeLabel(name: string | undefined): string {
+function normalizeLabel(name: string | undefined): string {
   return backendLabel(name) ?? (name ?? "").trim().toLowerCase();
 }
 

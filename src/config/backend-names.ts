@@ -55,10 +55,10 @@ export const BACKEND_LABELS = {
   sim: ["sim", "sim"],
   auto: null,
 } as const satisfies Record<string, readonly [RoleBackend, RoleBackend] | null>;
-export type BackendLabel = keyof typeof BACKEND_LABELS;
+type BackendLabel = keyof typeof BACKEND_LABELS;
 
 /** Other names for labels (spec §7.1); the empty name is the default, azure_openai. */
-export const LABEL_ALIASES: Record<string, BackendLabel> = {
+const LABEL_ALIASES: Record<string, BackendLabel> = {
   "": "azure_openai",
   azure: "azure_openai",
   "azure-openai": "azure_openai",
@@ -93,7 +93,7 @@ export const SLEEP_BACKENDS = {
 export type SleepBackendName = keyof typeof SLEEP_BACKENDS;
 
 /** Other names for Sleep backends (sleep.md §5.9). */
-export const SLEEP_ALIASES: Record<string, SleepBackendName> = {
+const SLEEP_ALIASES: Record<string, SleepBackendName> = {
   session: "handoff",
   file: "handoff",
   anthropic: "claude",

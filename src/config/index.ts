@@ -1,6 +1,5 @@
 export {
   BACKEND_LABELS,
-  type BackendLabel,
   backendLabel,
   EXEC_ONLY,
   LABEL_NAMES,
