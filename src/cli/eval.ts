@@ -93,7 +93,8 @@ export default defineCommand({
     const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${compactTimestamp()}`));
     // The target, plus the roles the benchmark's scorer calls (a judge runs on the optimizer role).
     const roles: Role[] = ["target", ...(bench.rolesNeeded?.(config.env as Record<string, unknown>) ?? [])];
-    const quietBatch = output.quiet || output.json;
+    // A batch can take hours: its lines go to stderr also under --json (stdout keeps the result); --quiet drops them.
+    const quietBatch = output.quiet;
     // Rerunning an eval whose batch is still pending (killed while it waited) re-attaches to it by
     // the requests' cache keys, whatever --out says: nothing is submitted twice.
     const onBatch = batchProgress(out, { write: (s) => process.stderr.write(s), quiet: quietBatch });

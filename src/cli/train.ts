@@ -89,7 +89,7 @@ export default defineCommand({
         placeholderModels: loaded.placeholderModels,
         noCache: args.cache === false,
         ...(maxCost === undefined ? {} : { maxCostUsd: maxCost }),
-        ...(args["dry-run"] ? {} : { ledgerStore: prepareStore(), runId: "train", onBatch: batchProgress(dir, { write: errWrite, quiet: output.quiet || output.json }) }),
+        ...(args["dry-run"] ? {} : { ledgerStore: prepareStore(), runId: "train", onBatch: batchProgress(dir, { write: errWrite, quiet: output.quiet }) }),
       });
       const controller = new AbortController();
       const ctx = benchmarkContext(config, loaded, client, paths.work, controller.signal);

@@ -53,6 +53,10 @@ describe("skillopt eval with model.batch=eval", () => {
     expect(liveCalls(server)).toBe(liveCallsMade);
     expect(server.batch.calls["POST /batches"]).toBe(1);
     expect(server.batch.batches[0]!.lines).toHaveLength(48);
+    // The wait shows its progress on stderr (also under --json), one line per change.
+    expect(batched.stderr).toContain("[batch] submitted batch batch_1 (48 requests to gpt-4o-mini)");
+    expect(batched.stderr).toMatch(/\[batch\] batch batch_1: in_progress \(\d+\/48 done\)/);
+    expect(batched.stderr).toContain("[batch] batch batch_1 completed: 48/48 answered");
     const a = JSON.parse(live.stdout);
     const b = JSON.parse(batched.stdout);
     expect({ hard: b.hard, soft: b.soft, by_type: b.by_type, n: b.n_items }).toEqual({ hard: a.hard, soft: a.soft, by_type: a.by_type, n: a.n_items });
