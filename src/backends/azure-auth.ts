@@ -65,7 +65,12 @@ export function azureCliTokenProvider(opts: { azBin: string; scope: string; env:
  * Token from a managed identity: the App Service / Container Apps endpoint when IDENTITY_ENDPOINT
  * and IDENTITY_HEADER are set, else the VM instance metadata service (IMDS).
  */
-export function managedIdentityTokenProvider(opts: { scope: string; clientId?: string | undefined; env: EnvLookup; timeoutMs?: number }): () => Promise<string> {
+export function managedIdentityTokenProvider(opts: {
+  scope: string;
+  clientId?: string | undefined;
+  env: EnvLookup;
+  timeoutMs?: number;
+}): () => Promise<string> {
   return cachedTokenProvider(async () => {
     const resource = scopeResource(opts.scope);
     const identityEndpoint = opts.env("IDENTITY_ENDPOINT");
@@ -106,9 +111,11 @@ export function managedIdentityTokenProvider(opts: { scope: string; clientId?: s
     } catch {
       throw new BackendError("auth", `managed_identity auth: ${url.origin} returned something that is not JSON`);
     }
-    if (typeof parsed.access_token !== "string" || parsed.access_token === "") throw new BackendError("auth", "managed_identity auth: no access_token in the reply");
+    if (typeof parsed.access_token !== "string" || parsed.access_token === "")
+      throw new BackendError("auth", "managed_identity auth: no access_token in the reply");
     const expiresIn = Number(parsed.expires_in);
-    const expiresAt = parsed.expires_on !== undefined ? expiryOf(parsed.expires_on, undefined) : Date.now() + (Number.isFinite(expiresIn) ? expiresIn * 1000 : 3_600_000);
+    const expiresAt =
+      parsed.expires_on !== undefined ? expiryOf(parsed.expires_on, undefined) : Date.now() + (Number.isFinite(expiresIn) ? expiresIn * 1000 : 3_600_000);
     return { value: parsed.access_token, expiresAt };
   });
 }
@@ -123,7 +130,22 @@ function expiryOf(epoch: unknown, iso: unknown): number {
   return Date.now() + 30 * 60_000;
 }
 
-const AZ_ENV = ["PATH", "HOME", "USERPROFILE", "AZURE_CONFIG_DIR", "LANG", "LC_ALL", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "REQUESTS_CA_BUNDLE"];
+const AZ_ENV = [
+  "PATH",
+  "HOME",
+  "USERPROFILE",
+  "AZURE_CONFIG_DIR",
+  "LANG",
+  "LC_ALL",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "SYSTEMROOT",
+  "HTTPS_PROXY",
+  "HTTP_PROXY",
+  "NO_PROXY",
+  "REQUESTS_CA_BUNDLE",
+];
 
 function azEnv(env: EnvLookup): Record<string, string> {
   const out: Record<string, string> = {};

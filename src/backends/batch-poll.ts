@@ -38,7 +38,15 @@ export async function pollBatch(id: string, api: BatchApi, signal: AbortSignal, 
     const line = `${info.status} ${info.completed}/${info.total}`;
     if (line !== last) {
       last = line;
-      o.emit({ type: "status", id, status: info.status, completed: info.completed, failed: info.failed, total: info.total, text: `batch ${id}: ${info.status} (${info.completed}/${info.total} done${info.failed ? `, ${info.failed} failed` : ""})` });
+      o.emit({
+        type: "status",
+        id,
+        status: info.status,
+        completed: info.completed,
+        failed: info.failed,
+        total: info.total,
+        text: `batch ${id}: ${info.status} (${info.completed}/${info.total} done${info.failed ? `, ${info.failed} failed` : ""})`,
+      });
     }
     if (TERMINAL.has(info.status)) break;
     await abortableSleep(delay, signal);
@@ -52,7 +60,8 @@ export async function pollBatch(id: string, api: BatchApi, signal: AbortSignal, 
     for (const [k, r] of await api.results(file, () => row.model, signal)) results.set(k, r);
   }
   const outcomes = new Map<string, string | null>();
-  const missing = info.status === "completed" ? "no line in the output or error file" : `the batch ended ${info.status}${info.errors ? ` (${info.errors})` : ""}`;
+  const missing =
+    info.status === "completed" ? "no line in the output or error file" : `the batch ended ${info.status}${info.errors ? ` (${info.errors})` : ""}`;
   for (const it of items) {
     const got = results.get(it.key);
     if (got && "completion" in got) {
@@ -67,11 +76,23 @@ export async function pollBatch(id: string, api: BatchApi, signal: AbortSignal, 
   }
   settleBatch(o.store, id, outcomes);
   const failed = [...outcomes.values()].filter((e) => e !== null).length;
-  o.emit({ type: "settled", id, status: info.status, completed: items.length - failed, failed, total: items.length, text: `batch ${id} ${info.status}: ${items.length - failed}/${items.length} answered${failed ? `, ${failed} without an answer` : ""}` });
+  o.emit({
+    type: "settled",
+    id,
+    status: info.status,
+    completed: items.length - failed,
+    failed,
+    total: items.length,
+    text: `batch ${id} ${info.status}: ${items.length - failed}/${items.length} answered${failed ? `, ${failed} without an answer` : ""}`,
+  });
   return results;
 }
 
 function batchRow(store: Store, id: string): { backend: string; endpoint: string; model: string } {
-  const row = store.db.query("SELECT backend, endpoint, model FROM call_batches WHERE id = ?").get(id) as { backend: string; endpoint: string; model: string } | null;
+  const row = store.db.query("SELECT backend, endpoint, model FROM call_batches WHERE id = ?").get(id) as {
+    backend: string;
+    endpoint: string;
+    model: string;
+  } | null;
   return row ?? { backend: "", endpoint: "", model: "" };
 }

@@ -174,7 +174,15 @@ export class Batcher {
 
   private giveUp(key: string, backend: ChatBackend, what: string): Promise<RawCompletion | "live"> {
     if (this.o.fallback === "live") {
-      this.emit({ type: "fallback", id: "", status: "", completed: 0, failed: 0, total: 1, text: `a request got no answer from ${what}; asking it live (model.batch_fallback=live)` });
+      this.emit({
+        type: "fallback",
+        id: "",
+        status: "",
+        completed: 0,
+        failed: 0,
+        total: 1,
+        text: `a request got no answer from ${what}; asking it live (model.batch_fallback=live)`,
+      });
       return Promise.resolve("live");
     }
     return Promise.reject(
@@ -202,7 +210,9 @@ export class Batcher {
       // A rollout that waits on something else (a live call of another role, a file) holds the
       // round; should it never call, the queued requests still go out after a quiet spell.
       this.stall = setTimeout(() => {
-        log.withTag("batch").debug(`${idle} rollout(s) of the round made no batched call for ${STALL_MS} ms: submitting the ${this.queue.length} queued request(s)`);
+        log
+          .withTag("batch")
+          .debug(`${idle} rollout(s) of the round made no batched call for ${STALL_MS} ms: submitting the ${this.queue.length} queued request(s)`);
         this.maybeFlush(true);
       }, STALL_MS);
       this.stall.unref?.();
@@ -245,7 +255,11 @@ export class Batcher {
         this.unsupported.add(first.backend.endpoint);
         const what = `${first.backend.name} at ${first.backend.endpoint} has no Batch API (HTTP 404 on its files or batches route)`;
         if (this.o.required) {
-          fail(new ConfigError(`model.batch_required: ${what}`, { hint: "use an endpoint with a Batch API (OpenAI, Azure OpenAI with a GlobalBatch deployment), or set model.batch_required=false to call it live" }));
+          fail(
+            new ConfigError(`model.batch_required: ${what}`, {
+              hint: "use an endpoint with a Batch API (OpenAI, Azure OpenAI with a GlobalBatch deployment), or set model.batch_required=false to call it live",
+            }),
+          );
           return;
         }
         log.withTag("model").warn(`${what}: calling it live instead (set model.batch_required=true to refuse)`);
@@ -277,7 +291,15 @@ export class Batcher {
       },
       items.map((e) => ({ key: e.key, role: e.role, stage: e.stage, attempt: e.attempt })),
     );
-    this.emit({ type: "submitted", id: b.id, status: b.status, completed: 0, failed: 0, total: items.length, text: `submitted batch ${b.id} (${items.length} requests to ${first.model})` });
+    this.emit({
+      type: "submitted",
+      id: b.id,
+      status: b.status,
+      completed: 0,
+      failed: 0,
+      total: items.length,
+      text: `submitted batch ${b.id} (${items.length} requests to ${first.model})`,
+    });
     let results: Map<string, BatchLineResult>;
     try {
       results = await this.watch(b.id, first.api);
@@ -291,7 +313,15 @@ export class Batcher {
       else {
         const reason = got && "error" in got ? got.error : "no answer";
         const again = e.attempt < 2;
-        this.emit({ type: again ? "resubmit" : "fallback", id: b.id, status: "", completed: 0, failed: 1, total: 1, text: `request ${e.key.slice(0, 12)} of batch ${b.id}: ${reason}${again ? "; resubmitting it once" : ""}` });
+        this.emit({
+          type: again ? "resubmit" : "fallback",
+          id: b.id,
+          status: "",
+          completed: 0,
+          failed: 1,
+          total: 1,
+          text: `request ${e.key.slice(0, 12)} of batch ${b.id}: ${reason}${again ? "; resubmitting it once" : ""}`,
+        });
         this.enqueue(e, e.attempt + 1).then(e.resolve, e.reject);
       }
     }
@@ -301,20 +331,32 @@ export class Batcher {
   private checkCaps(entries: Entry[], lines: string[]): void {
     const { maxCalls, maxCostUsd } = this.o;
     if (maxCalls !== undefined && this.o.paidCalls() > maxCalls) {
-      throw new BudgetError("calls", `call budget: a batch of ${entries.length} requests would pass model.max_calls=${maxCalls} (${this.o.paidCalls() - entries.length} made before it)`, {
-        hint: "nothing was submitted; raise model.max_calls, or lower the evaluation's size",
-        data: { max_calls: maxCalls, calls: this.o.paidCalls() },
-      });
+      throw new BudgetError(
+        "calls",
+        `call budget: a batch of ${entries.length} requests would pass model.max_calls=${maxCalls} (${this.o.paidCalls() - entries.length} made before it)`,
+        {
+          hint: "nothing was submitted; raise model.max_calls, or lower the evaluation's size",
+          data: { max_calls: maxCalls, calls: this.o.paidCalls() },
+        },
+      );
     }
     if (maxCostUsd === undefined) return;
-    const worst = worstCaseUsd(entries.map((e) => e.model), lines, this.o.prices);
+    const worst = worstCaseUsd(
+      entries.map((e) => e.model),
+      lines,
+      this.o.prices,
+    );
     if (worst === null) return;
     const spent = this.o.spent();
     if (spent + worst > maxCostUsd) {
-      throw new BudgetError("cost", `cost budget: a batch of ${entries.length} requests could cost up to $${worst.toFixed(4)} (every prompt at 3 bytes per token, every answer at its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`, {
-        hint: "nothing was submitted; raise --max-cost / model.max_cost_usd, or lower the evaluation's size",
-        data: { max_cost_usd: maxCostUsd, cost_usd: spent, batch_worst_usd: worst },
-      });
+      throw new BudgetError(
+        "cost",
+        `cost budget: a batch of ${entries.length} requests could cost up to $${worst.toFixed(4)} (every prompt at 3 bytes per token, every answer at its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`,
+        {
+          hint: "nothing was submitted; raise --max-cost / model.max_cost_usd, or lower the evaluation's size",
+          data: { max_cost_usd: maxCostUsd, cost_usd: spent, batch_worst_usd: worst },
+        },
+      );
     }
   }
 

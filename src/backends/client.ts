@@ -83,9 +83,22 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     const s = this.core.ledger.summary();
     const by_stage: CallTotals["by_stage"] = {};
     for (const [name, t] of Object.entries(s.by_stage)) {
-      by_stage[name] = { calls: t.calls, cached: t.cached, prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, cost_usd: t.cost_known ? t.cost_usd : null };
+      by_stage[name] = {
+        calls: t.calls,
+        cached: t.cached,
+        prompt_tokens: t.prompt_tokens,
+        completion_tokens: t.completion_tokens,
+        cost_usd: t.cost_known ? t.cost_usd : null,
+      };
     }
-    return { calls: s.calls, cached: s.cached, prompt_tokens: s.tokens.prompt, completion_tokens: s.tokens.completion, cost_usd: s.cost_known ? s.cost_usd : null, by_stage };
+    return {
+      calls: s.calls,
+      cached: s.cached,
+      prompt_tokens: s.tokens.prompt,
+      completion_tokens: s.tokens.completion,
+      cost_usd: s.cost_known ? s.cost_usd : null,
+      by_stage,
+    };
   }
 
   /** Why the next step should not start (a budget cap is reached), or undefined. */
@@ -126,8 +139,35 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
         const status = t.error ? "error" : "ok";
         const latencyMs = this.now() - started;
         const model = binding.model ?? binding.name;
-        this.core.ledger.record({ role: "target", stage: "rollout", backend: binding.name, endpoint, model, key: null, cached: false, attempts: 1, status, usage: t.usage, costUsd: t.costUsd, latencyMs, ...(t.error ? { error: t.error } : {}) });
-        this.emit({ type: "call", role: "target", stage: "rollout", backend: binding.name, model, cached: false, attempts: 1, status, latencyMs, usage: t.usage, costUsd: t.costUsd, ...(t.error ? { error: t.error } : {}) });
+        this.core.ledger.record({
+          role: "target",
+          stage: "rollout",
+          backend: binding.name,
+          endpoint,
+          model,
+          key: null,
+          cached: false,
+          attempts: 1,
+          status,
+          usage: t.usage,
+          costUsd: t.costUsd,
+          latencyMs,
+          ...(t.error ? { error: t.error } : {}),
+        });
+        this.emit({
+          type: "call",
+          role: "target",
+          stage: "rollout",
+          backend: binding.name,
+          model,
+          cached: false,
+          attempts: 1,
+          status,
+          latencyMs,
+          usage: t.usage,
+          costUsd: t.costUsd,
+          ...(t.error ? { error: t.error } : {}),
+        });
         return t;
       },
     };
@@ -179,7 +219,10 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
     this.checkBudget(req.stage);
     this.paidStarted++;
-    const p = this.core.cache && this.core.batcher?.wants(role, backend, req) ? this.viaBatch(role, binding, backend, req, key, opts.signal) : this.execute(role, binding, backend, req, key, opts.signal);
+    const p =
+      this.core.cache && this.core.batcher?.wants(role, backend, req)
+        ? this.viaBatch(role, binding, backend, req, key, opts.signal)
+        : this.execute(role, binding, backend, req, key, opts.signal);
     if (!this.core.cache) return p;
     this.inflight.set(key, p);
     try {
@@ -189,13 +232,13 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
   }
 
-  chatJson<S extends v.GenericSchema>(
-    role: Role,
-    request: ChatRequest,
-    schema: S,
-    opts: { signal?: AbortSignal } = {},
-  ): Promise<JsonResult<v.InferOutput<S>>> {
-    return askJson((req) => this.chat(role, req, opts), request, schema, (reason, response, detail) => this.dropJson(role, request.stage, reason, response, detail));
+  chatJson<S extends v.GenericSchema>(role: Role, request: ChatRequest, schema: S, opts: { signal?: AbortSignal } = {}): Promise<JsonResult<v.InferOutput<S>>> {
+    return askJson(
+      (req) => this.chat(role, req, opts),
+      request,
+      schema,
+      (reason, response, detail) => this.dropJson(role, request.stage, reason, response, detail),
+    );
   }
 
   private dropJson<T>(role: Role, stage: string, reason: string, response: ChatResponse, detail: string): JsonResult<T> {
@@ -222,7 +265,14 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   }
 
   /** A call through the provider's Batch API (same key, cache and ledger as a live call, priced at the batch rate). */
-  private async viaBatch(role: Role, binding: RoleBinding, backend: ChatBackend, req: ChatRequest & { model: string }, key: string, signal: AbortSignal | undefined): Promise<ChatResponse> {
+  private async viaBatch(
+    role: Role,
+    binding: RoleBinding,
+    backend: ChatBackend,
+    req: ChatRequest & { model: string },
+    key: string,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatResponse> {
     const started = this.now();
     const out = await this.core.batcher!.ask(role, backend, req, key);
     if (out === "live") return this.execute(role, binding, backend, req, key, signal);
@@ -236,7 +286,16 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     putCachedCall(this.core.cache, { key, backend, endpoint, model, response: JSON.stringify(stored) });
   }
 
-  private answered(role: Role, backend: ChatBackend, req: ChatRequest & { model: string }, key: string, value: RawCompletion, started: number, attempts: number, batch: boolean): ChatResponse {
+  private answered(
+    role: Role,
+    backend: ChatBackend,
+    req: ChatRequest & { model: string },
+    key: string,
+    value: RawCompletion,
+    started: number,
+    attempts: number,
+    batch: boolean,
+  ): ChatResponse {
     const costUsd = this.price(req.model, value, batch);
     const response: ChatResponse = {
       text: value.text,
@@ -280,7 +339,16 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
           ...(signal ? { signal } : {}),
           onRetry: ({ attempt, error, delayMs }) => {
             if (error instanceof BackendError && error.kind === "rate_limit" && error.retryAfterMs !== undefined) limiter.pause(delayMs);
-            this.emit({ type: "retry", role, stage: req.stage, backend: backend.name, model: req.model, attempt, delayMs, error: redactText(errorMessage(error)) });
+            this.emit({
+              type: "retry",
+              role,
+              stage: req.stage,
+              backend: backend.name,
+              model: req.model,
+              attempt,
+              delayMs,
+              error: redactText(errorMessage(error)),
+            });
           },
         },
       );

@@ -54,7 +54,8 @@ function positiveSeconds(settings: Settings, keys: string[], envs: string[]): nu
   const found = settings.first(keys, envs);
   if (!found) return undefined;
   const n = numberOf(found.value);
-  if (n === undefined || Number.isNaN(n) || n <= 0) throw new ConfigError(`${found.from}: expected a positive number of seconds, got ${JSON.stringify(found.value)}`);
+  if (n === undefined || Number.isNaN(n) || n <= 0)
+    throw new ConfigError(`${found.from}: expected a positive number of seconds, got ${JSON.stringify(found.value)}`);
   return n;
 }
 
@@ -64,7 +65,11 @@ function positiveSeconds(settings: Settings, keys: string[], envs: string[]): nu
  */
 function warnCliKeyOverHttp(name: BackendName, settings: Settings): void {
   const pairs: [string, string][] =
-    name === "codex_exec" ? [["OPENAI_API_KEY", "OPENAI_BASE_URL"]] : name === "claude_chat" || name === "claude_code_exec" ? [["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]] : [];
+    name === "codex_exec"
+      ? [["OPENAI_API_KEY", "OPENAI_BASE_URL"]]
+      : name === "claude_chat" || name === "claude_code_exec"
+        ? [["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]]
+        : [];
   for (const [key, url] of pairs) {
     const base = settings.envVar(url);
     if (settings.envVar(key) && base) warnKeyOverPlainHttp(base, `${key} (given to the ${name} CLI, which sends it to ${url})`);
@@ -124,7 +129,11 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
     case "cursor_chat":
     case "pi_chat":
     case "opencode_chat": {
-      const exe = { cursor_chat: ["cursor_exec_path", "CURSOR_EXEC_PATH", "cursor-agent"], pi_chat: ["pi_exec_path", "PI_EXEC_PATH", "pi"], opencode_chat: ["opencode_exec_path", "OPENCODE_EXEC_PATH", "opencode"] }[name] as [string, string, string];
+      const exe = {
+        cursor_chat: ["cursor_exec_path", "CURSOR_EXEC_PATH", "cursor-agent"],
+        pi_chat: ["pi_exec_path", "PI_EXEC_PATH", "pi"],
+        opencode_chat: ["opencode_exec_path", "OPENCODE_EXEC_PATH", "opencode"],
+      }[name] as [string, string, string];
       return createAgentChat({
         kind: name,
         bin: bin(settings, [exe[0]], [exe[1]], exe[2]),
@@ -161,7 +170,11 @@ function warnFullAuto(settings: Settings): void {
   const from = raw === true ? "model.codex_exec_full_auto" : "CODEX_EXEC_FULL_AUTO";
   if (!on || warnedFullAuto.has(from)) return;
   warnedFullAuto.add(from);
-  log.withTag("model").warn(`${from} is deprecated and ignored: codex runs with --sandbox (model.codex_exec_sandbox) and approval_policy (model.codex_exec_approval_policy) instead`);
+  log
+    .withTag("model")
+    .warn(
+      `${from} is deprecated and ignored: codex runs with --sandbox (model.codex_exec_sandbox) and approval_policy (model.codex_exec_approval_policy) instead`,
+    );
 }
 
 /** The SDK paths of the harnesses are not built (no SDK dependency): `sdk` falls back to the CLI, loudly. */
@@ -176,14 +189,29 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
   warnCliKeyOverHttp(name, settings);
   const harness: HarnessName = name;
   const retries = numberOf(settings.envVar("EXEC_EMPTY_RESPONSE_RETRIES"));
-  const common = { name: harness, timeoutMs: execTimeoutMs(settings), env: settings.env, emptyRetries: retries !== undefined && retries >= 0 ? Math.floor(retries) : 1 };
+  const common = {
+    name: harness,
+    timeoutMs: execTimeoutMs(settings),
+    env: settings.env,
+    emptyRetries: retries !== undefined && retries >= 0 ? Math.floor(retries) : 1,
+  };
   const model = cliRoleModel(harness, "target", settings);
   switch (harness) {
     case "claude_code_exec": {
       warnNoSdk(settings, "claude_code_exec_use_sdk", "CLAUDE_CODE_EXEC_USE_SDK", "Claude Agent SDK");
       // An explicitly empty effort means "omit" (the base config's default is medium).
-      const effortRaw = settings.modelRaw("claude_code_exec_effort") === "" ? "none" : (settings.first(["claude_code_exec_effort"], ["CLAUDE_CODE_EXEC_EFFORT"])?.value ?? "medium").toLowerCase();
-      const effort = effortRaw === "xhigh" ? "max" : ["low", "medium", "high", "max"].includes(effortRaw) ? effortRaw : effortRaw === "none" || effortRaw === "off" ? undefined : "medium";
+      const effortRaw =
+        settings.modelRaw("claude_code_exec_effort") === ""
+          ? "none"
+          : (settings.first(["claude_code_exec_effort"], ["CLAUDE_CODE_EXEC_EFFORT"])?.value ?? "medium").toLowerCase();
+      const effort =
+        effortRaw === "xhigh"
+          ? "max"
+          : ["low", "medium", "high", "max"].includes(effortRaw)
+            ? effortRaw
+            : effortRaw === "none" || effortRaw === "off"
+              ? undefined
+              : "medium";
       const thinking = numberOf(settings.first(["claude_code_exec_max_thinking_tokens"], ["CLAUDE_CODE_EXEC_MAX_THINKING_TOKENS"])?.value ?? "16384");
       return createHarness(
         {
@@ -225,15 +253,14 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
     }
     case "cursor_exec": {
       const sandbox = settings.first(["cursor_exec_sandbox"], ["CURSOR_EXEC_SANDBOX"])?.value ?? "enabled";
-      if (sandbox !== "enabled" && sandbox !== "disabled") throw new ConfigError(`model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`);
-      return createHarness(
-        { ...common, bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"), model, options: { sandbox } },
-        prices,
-      );
+      if (sandbox !== "enabled" && sandbox !== "disabled")
+        throw new ConfigError(`model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`);
+      return createHarness({ ...common, bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"), model, options: { sandbox } }, prices);
     }
     case "copilot_exec": {
       const allow = settings.modelRaw("copilot_exec_allow_all_tools");
-      const allowAll = typeof allow === "boolean" ? allow : ["1", "true", "yes", "on"].includes(settings.envVar("COPILOT_EXEC_ALLOW_ALL_TOOLS")?.toLowerCase() ?? "");
+      const allowAll =
+        typeof allow === "boolean" ? allow : ["1", "true", "yes", "on"].includes(settings.envVar("COPILOT_EXEC_ALLOW_ALL_TOOLS")?.toLowerCase() ?? "");
       return createHarness(
         {
           ...common,

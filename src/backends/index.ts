@@ -156,7 +156,8 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
   const capName = opts.maxCostUsd !== undefined ? (opts.maxCostFrom ?? "--max-cost") : capCost !== undefined ? "model.max_cost_usd" : opts.requirePricesFor;
   if (capName !== undefined) {
     for (const role of ["optimizer", "target"] as const) {
-      if (info[role] && !opts.backends?.[role]) refuseUncosted(capName, role, info[role], prices, userPrices.path ?? userPricingPath(lookup)?.path, opts.requirePricesFor === capName);
+      if (info[role] && !opts.backends?.[role])
+        refuseUncosted(capName, role, info[role], prices, userPrices.path ?? userPricingPath(lookup)?.path, opts.requirePricesFor === capName);
     }
   }
   const capCalls = opts.maxCalls ?? positive(config.model.max_calls, "model.max_calls");
@@ -224,11 +225,18 @@ function batchModes(config: BackendConfig, bindings: Record<Role, RoleBinding>, 
     const binding = bindings[role];
     if (mode === "off" || !binding.built) continue;
     if (noCache) {
-      throw new ConfigError(`${from}=${mode}: batch answers go into the call cache, which --no-cache turns off`, { hint: `drop --no-cache, or set ${from}=off`, issues: [{ path: from, message: "needs the call cache" }] });
+      throw new ConfigError(`${from}=${mode}: batch answers go into the call cache, which --no-cache turns off`, {
+        hint: `drop --no-cache, or set ${from}=off`,
+        issues: [{ path: from, message: "needs the call cache" }],
+      });
     }
     if (!binding.chat?.batch) {
       const what = `${from}=${mode}: the ${role} backend ${binding.name} has no Batch API (batches go to openai_compatible endpoints and Azure OpenAI)`;
-      if (config.model.batch_required === true) throw new ConfigError(what, { hint: `set ${from}=off, or model.batch_required=false to call it live`, issues: [{ path: from, message: "no Batch API" }] });
+      if (config.model.batch_required === true)
+        throw new ConfigError(what, {
+          hint: `set ${from}=off, or model.batch_required=false to call it live`,
+          issues: [{ path: from, message: "no Batch API" }],
+        });
       log.withTag("model").warn(`${what}; calling it live`);
       continue;
     }
@@ -256,12 +264,15 @@ function refuseUncosted(capName: string, role: Role, info: RoleInfo, prices: Pri
   if (info.model && prices.lookup(info.model)) return;
   const model = info.model ?? "(the CLI's default model)";
   const name = info.model ?? "<model>";
-  throw new ConfigError(`${capName}: no price is known for the ${role} model ${JSON.stringify(model)} (${info.backend}), so the money cap could not be enforced`, {
-    hint: fileOnly
-      ? `give its price in dollars per million tokens in the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"} (or the file $SKILLOPT_PRICING_FILE names): "${name}: {input_per_mtok: …, output_per_mtok: …}"; see docs/backends.md`
-      : `give its price in dollars per million tokens: --set model.pricing.${name}.input_per_mtok=… --set model.pricing.${name}.output_per_mtok=… (or model.pricing in your config, or the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"}, or $SKILLOPT_PRICING_FILE); see docs/backends.md`,
-    issues: [{ path: `model.pricing.${name}`, message: "price unknown while a money cap is set" }],
-  });
+  throw new ConfigError(
+    `${capName}: no price is known for the ${role} model ${JSON.stringify(model)} (${info.backend}), so the money cap could not be enforced`,
+    {
+      hint: fileOnly
+        ? `give its price in dollars per million tokens in the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"} (or the file $SKILLOPT_PRICING_FILE names): "${name}: {input_per_mtok: …, output_per_mtok: …}"; see docs/backends.md`
+        : `give its price in dollars per million tokens: --set model.pricing.${name}.input_per_mtok=… --set model.pricing.${name}.output_per_mtok=… (or model.pricing in your config, or the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"}, or $SKILLOPT_PRICING_FILE); see docs/backends.md`,
+      issues: [{ path: `model.pricing.${name}`, message: "price unknown while a money cap is set" }],
+    },
+  );
 }
 
 function positive(value: unknown, path: string): number | undefined {

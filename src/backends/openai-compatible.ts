@@ -77,7 +77,14 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     api: opts.kind,
   });
 
-  const errorContext = (model: string): ErrorContext => ({ name: opts.name, endpoint, model, timeoutMs: opts.timeoutMs, keyHint: opts.keyHint, secret: opts.apiKey });
+  const errorContext = (model: string): ErrorContext => ({
+    name: opts.name,
+    endpoint,
+    model,
+    timeoutMs: opts.timeoutMs,
+    keyHint: opts.keyHint,
+    secret: opts.apiKey,
+  });
   return {
     name: opts.name,
     endpoint,
@@ -135,7 +142,9 @@ function completionOf(res: OpenAI.ChatCompletion, requested: string): RawComplet
   return {
     text: choice.message?.content ?? "",
     finishReason: mapFinish(choice.finish_reason),
-    toolCalls: (choice.message?.tool_calls ?? []).flatMap((t) => (t.type === "function" ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [])),
+    toolCalls: (choice.message?.tool_calls ?? []).flatMap((t) =>
+      t.type === "function" ? [{ id: t.id, name: t.function.name, arguments: t.function.arguments }] : [],
+    ),
     usage: usageOf(res.usage),
     model: res.model || requested,
     ...(res.usage ? {} : { usageMissing: true }),
@@ -147,7 +156,8 @@ function buildBody(opts: SdkChatOptions, request: ChatRequest & { model: string 
   const temperature = request.temperature ?? opts.temperature;
   if (temperature !== undefined) body.temperature = temperature;
   const requested = opts.fixedMaxTokens ?? request.maxTokens ?? opts.maxTokensCap;
-  if (requested !== undefined) body[opts.maxTokensField] = opts.maxTokensCap === undefined || opts.fixedMaxTokens !== undefined ? requested : Math.min(requested, opts.maxTokensCap);
+  if (requested !== undefined)
+    body[opts.maxTokensField] = opts.maxTokensCap === undefined || opts.fixedMaxTokens !== undefined ? requested : Math.min(requested, opts.maxTokensCap);
   if (request.tools?.length) {
     body.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
   } else if (request.reasoningEffort && opts.sendReasoningEffort(request.model)) {
@@ -163,7 +173,9 @@ function toWire(m: ChatMessage): ChatCompletionMessageParam {
     typeof m.content === "string"
       ? m.content
       : m.content.map((p) =>
-          p.type === "text" ? { type: "text" as const, text: p.text } : { type: "image_url" as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } },
+          p.type === "text"
+            ? { type: "text" as const, text: p.text }
+            : { type: "image_url" as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } },
         );
   if (m.role === "tool") return { role: "tool", tool_call_id: m.toolCallId ?? "", content: typeof content === "string" ? content : flatten(m) };
   if (m.role === "assistant") {

@@ -114,7 +114,8 @@ function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
   let fromLegacy: ThinkingMode | undefined;
   if (legacy) {
     const b = legacy.value.toLowerCase();
-    if (!["true", "false", "1", "0", "yes", "no", "on", "off"].includes(b)) throw new ConfigError(`${legacy.from}: expected true or false, got ${JSON.stringify(legacy.value)}`);
+    if (!["true", "false", "1", "0", "yes", "no", "on", "off"].includes(b))
+      throw new ConfigError(`${legacy.from}: expected true or false, got ${JSON.stringify(legacy.value)}`);
     fromLegacy = ["true", "1", "yes", "on"].includes(b) ? "enabled" : "server_default";
   }
   if (fromMode && fromLegacy && fromMode !== fromLegacy) {
@@ -182,7 +183,10 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     const region = settings.first(["minimax_region"], ["MINIMAX_REGION"]);
     const r = (region?.value ?? "global_en").toLowerCase().replaceAll("-", "_");
     url = MINIMAX_REGIONS[r];
-    if (!url) throw new ConfigError(`${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`, { hint: "use global_en or cn_zh" });
+    if (!url)
+      throw new ConfigError(`${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`, {
+        hint: "use global_en or cn_zh",
+      });
   }
   const model = settings.first(["minimax_model"], ["MINIMAX_MODEL"])?.value ?? settings.chosenModel("target") ?? "MiniMax-M3";
   const thinkingFlag = settings.first(["minimax_enable_thinking"], ["MINIMAX_ENABLE_THINKING"])?.value.toLowerCase();
@@ -199,7 +203,8 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     maxTokensCap: numberSetting(settings, ["minimax_max_tokens"], ["MINIMAX_MAX_TOKENS"], 8000),
     maxTokensField: "max_tokens",
     // An explicitly empty minimax_temperature means "omit" (the base config's default is "0.7").
-    temperature: settings.modelRaw("minimax_temperature") === "" ? undefined : temperatureSetting(settings, ["minimax_temperature"], ["MINIMAX_TEMPERATURE"], 0.7),
+    temperature:
+      settings.modelRaw("minimax_temperature") === "" ? undefined : temperatureSetting(settings, ["minimax_temperature"], ["MINIMAX_TEMPERATURE"], 0.7),
     sendReasoningEffort: () => false,
     extraBody: { thinking: { type: adaptive ? "adaptive" : "disabled" } },
     stream: false,
@@ -256,10 +261,13 @@ function checkAzureAdEndpoint(url: string, from: string, mode: string, role: Rol
     }
   }
   const hosts = AZURE_AD_HOST_SUFFIXES.map((s) => `*${s}`).join(", ");
-  throw new ConfigError(`${from}: refusing to send an Azure AD token (${mode}) for the ${role} to ${JSON.stringify(sanitizeEndpoint(url))}: such tokens only go to https endpoints on Azure OpenAI hosts (${hosts})`, {
-    hint: "for an Azure resource use its https://<resource>.openai.azure.com endpoint; for any other server set AZURE_OPENAI_AUTH_MODE=openai_compatible (key from AZURE_OPENAI_API_KEY) or use --backend openai_compatible",
-    issues: [{ path: from, message: "not an https Azure OpenAI endpoint" }],
-  });
+  throw new ConfigError(
+    `${from}: refusing to send an Azure AD token (${mode}) for the ${role} to ${JSON.stringify(sanitizeEndpoint(url))}: such tokens only go to https endpoints on Azure OpenAI hosts (${hosts})`,
+    {
+      hint: "for an Azure resource use its https://<resource>.openai.azure.com endpoint; for any other server set AZURE_OPENAI_AUTH_MODE=openai_compatible (key from AZURE_OPENAI_API_KEY) or use --backend openai_compatible",
+      issues: [{ path: from, message: "not an https Azure OpenAI endpoint" }],
+    },
+  );
 }
 
 /** openai_chat (Azure OpenAI, or plain OpenAI in the openai_compatible auth mode), spec §7.3. */
@@ -304,7 +312,15 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   }
   if (AD_MODES.has(mode)) checkAzureAdEndpoint(endpoint.value, endpoint.from, modeFrom, role, settings.azureAdLoopbackForTests);
   // Sleep's Azure mode asks for max_completion_tokens 16384 on every call (sleep.md §5.9).
-  const base = { ...common, ...(sleep ? { fixedMaxTokens: 16384 } : {}), name: "openai_chat", kind: "azure" as const, url: endpoint.value, urlFrom: endpoint.from, apiVersion: version };
+  const base = {
+    ...common,
+    ...(sleep ? { fixedMaxTokens: 16384 } : {}),
+    name: "openai_chat",
+    kind: "azure" as const,
+    url: endpoint.value,
+    urlFrom: endpoint.from,
+    apiVersion: version,
+  };
   if (mode === "api_key" || mode === "key") {
     if (!key) {
       throw new ConfigError(`model.${role}_azure_openai_api_key: auth mode api_key needs a key for the ${role}`, {

@@ -27,20 +27,32 @@ interface Sourced extends Price {
 // then refuses to start until the user gives one (model.pricing or the user pricing file).
 // Not priced on purpose: composer-2.5 (Cursor bills through its own plans), Qwen/Qwen3.5-4B
 // (self-hosted), MiniMax-M3 (no price found that could be checked).
-const OPENAI_2026 = "OpenAI API pricing page (developers.openai.com/api/docs/pricing) as reported by morphllm.com (June 2026) and api-evangelist (2026-11-06); checked 2026-12-02";
+const OPENAI_2026 =
+  "OpenAI API pricing page (developers.openai.com/api/docs/pricing) as reported by morphllm.com (June 2026) and api-evangelist (2026-11-06); checked 2026-12-02";
 const OPENAI_2025 = "OpenAI API pricing page, 2025 list price; not re-checked (no 2026 listing found)";
 const ANTHROPIC = (page: string) => `platform.claude.com/docs/en/about-claude/models (${page}); checked 2026-12-02`;
 // Batch column: OpenAI's Batch API bills half the live price for input and output, and Azure OpenAI
 // Global Batch "50% less cost than global standard" (learn.microsoft.com/azure/ai-services/openai/how-to/batch);
 // checked 2026-12-03. Only OpenAI models get it: the batch path serves openai_compatible and Azure.
-const BATCH_HALF = "OpenAI Batch API: 50% of the live input and output price (platform.openai.com/docs/guides/batch); Azure OpenAI Global Batch: 50% less than global standard (learn.microsoft.com/azure/ai-services/openai/how-to/batch); checked 2026-12-03";
+const BATCH_HALF =
+  "OpenAI Batch API: 50% of the live input and output price (platform.openai.com/docs/guides/batch); Azure OpenAI Global Batch: 50% less than global standard (learn.microsoft.com/azure/ai-services/openai/how-to/batch); checked 2026-12-03";
 const BUILTIN_LIVE: Record<string, Sourced> = {
   "gpt-5.5": { input_per_mtok: 5, output_per_mtok: 30, cached_input_per_mtok: 0.5, source: OPENAI_2026 },
   "gpt-5.4": { input_per_mtok: 2.5, output_per_mtok: 15, cached_input_per_mtok: 0.25, source: OPENAI_2026 },
   "gpt-5.4-mini": { input_per_mtok: 0.75, output_per_mtok: 4.5, cached_input_per_mtok: 0.075, source: OPENAI_2026 },
   "gpt-5.4-nano": { input_per_mtok: 0.2, output_per_mtok: 1.25, cached_input_per_mtok: 0.02, source: OPENAI_2026 },
-  "gpt-4o": { input_per_mtok: 2.5, output_per_mtok: 10, cached_input_per_mtok: 1.25, source: "OpenAI standard pricing as quoted by plausiblereality.com (2026); checked 2026-12-02" },
-  "gpt-4.1": { input_per_mtok: 2, output_per_mtok: 8, cached_input_per_mtok: 0.5, source: "OpenAI standard pricing as quoted by plausiblereality.com (2026); checked 2026-12-02" },
+  "gpt-4o": {
+    input_per_mtok: 2.5,
+    output_per_mtok: 10,
+    cached_input_per_mtok: 1.25,
+    source: "OpenAI standard pricing as quoted by plausiblereality.com (2026); checked 2026-12-02",
+  },
+  "gpt-4.1": {
+    input_per_mtok: 2,
+    output_per_mtok: 8,
+    cached_input_per_mtok: 0.5,
+    source: "OpenAI standard pricing as quoted by plausiblereality.com (2026); checked 2026-12-02",
+  },
   "gpt-4o-mini": { input_per_mtok: 0.15, output_per_mtok: 0.6, cached_input_per_mtok: 0.075, source: OPENAI_2025 },
   "gpt-4.1-mini": { input_per_mtok: 0.4, output_per_mtok: 1.6, cached_input_per_mtok: 0.1, source: OPENAI_2025 },
   "gpt-4.1-nano": { input_per_mtok: 0.1, output_per_mtok: 0.4, cached_input_per_mtok: 0.025, source: OPENAI_2025 },
@@ -49,12 +61,36 @@ const BUILTIN_LIVE: Record<string, Sourced> = {
   "gpt-5-nano": { input_per_mtok: 0.05, output_per_mtok: 0.4, cached_input_per_mtok: 0.005, source: OPENAI_2025 },
   o3: { input_per_mtok: 2, output_per_mtok: 8, cached_input_per_mtok: 0.5, source: OPENAI_2025 },
   "o4-mini": { input_per_mtok: 1.1, output_per_mtok: 4.4, cached_input_per_mtok: 0.275, source: OPENAI_2025 },
-  "claude-sonnet-5-5": { input_per_mtok: 2, output_per_mtok: 10, cached_input_per_mtok: 0.2, source: ANTHROPIC("Claude Sonnet 5.5 overview: $2 / $10, cache read $0.20") },
-  "claude-sonnet-5": { input_per_mtok: 2, output_per_mtok: 10, cached_input_per_mtok: 0.2, source: ANTHROPIC("Claude Sonnet 5 overview: $2 / $10, cache read $0.20") },
-  "claude-opus-5-5": { input_per_mtok: 4, output_per_mtok: 20, source: ANTHROPIC("Claude Sonnet 5.5 comparison table: Opus 5.5 $4 / $20; cache read not listed") },
-  "claude-sonnet-4-6": { input_per_mtok: 3, output_per_mtok: 15, cached_input_per_mtok: 0.3, source: ANTHROPIC("Claude Sonnet 4.6 overview (legacy): $3 / $15") },
+  "claude-sonnet-5-5": {
+    input_per_mtok: 2,
+    output_per_mtok: 10,
+    cached_input_per_mtok: 0.2,
+    source: ANTHROPIC("Claude Sonnet 5.5 overview: $2 / $10, cache read $0.20"),
+  },
+  "claude-sonnet-5": {
+    input_per_mtok: 2,
+    output_per_mtok: 10,
+    cached_input_per_mtok: 0.2,
+    source: ANTHROPIC("Claude Sonnet 5 overview: $2 / $10, cache read $0.20"),
+  },
+  "claude-opus-5-5": {
+    input_per_mtok: 4,
+    output_per_mtok: 20,
+    source: ANTHROPIC("Claude Sonnet 5.5 comparison table: Opus 5.5 $4 / $20; cache read not listed"),
+  },
+  "claude-sonnet-4-6": {
+    input_per_mtok: 3,
+    output_per_mtok: 15,
+    cached_input_per_mtok: 0.3,
+    source: ANTHROPIC("Claude Sonnet 4.6 overview (legacy): $3 / $15"),
+  },
   "claude-haiku-4-5": { input_per_mtok: 1, output_per_mtok: 5, cached_input_per_mtok: 0.1, source: ANTHROPIC("comparison table: Haiku 4.5 $1 / $5") },
-  "claude-sonnet-4-5": { input_per_mtok: 3, output_per_mtok: 15, cached_input_per_mtok: 0.3, source: ANTHROPIC("Claude Sonnet 4.5 overview (deprecated): $3 / $15") },
+  "claude-sonnet-4-5": {
+    input_per_mtok: 3,
+    output_per_mtok: 15,
+    cached_input_per_mtok: 0.3,
+    source: ANTHROPIC("Claude Sonnet 4.5 overview (deprecated): $3 / $15"),
+  },
   "claude-sonnet-4": { input_per_mtok: 3, output_per_mtok: 15, cached_input_per_mtok: 0.3, source: "Anthropic pricing, 2025 list price; not re-checked" },
   "claude-opus-4-1": { input_per_mtok: 15, output_per_mtok: 75, cached_input_per_mtok: 1.5, source: "Anthropic pricing, 2025 list price; not re-checked" },
   "deepseek-chat": { input_per_mtok: 0.27, output_per_mtok: 1.1, cached_input_per_mtok: 0.07, source: "DeepSeek API pricing, 2025 list price; not re-checked" },

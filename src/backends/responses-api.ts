@@ -29,7 +29,9 @@ function toInput(m: ChatMessage): ResponseInputItem[] {
   const content =
     typeof m.content === "string"
       ? m.content
-      : m.content.map((p) => (p.type === "text" ? { type: "input_text" as const, text: p.text } : { type: "input_image" as const, image_url: p.url, detail: p.detail ?? "auto" }));
+      : m.content.map((p) =>
+          p.type === "text" ? { type: "input_text" as const, text: p.text } : { type: "input_image" as const, image_url: p.url, detail: p.detail ?? "auto" },
+        );
   return [{ role: "user", content }];
 }
 
@@ -58,7 +60,8 @@ export async function completeWithResponses(
     if (item.type === "message") for (const c of item.content) if (c.type === "output_text") text += c.text;
     if (item.type === "function_call") toolCalls.push({ id: item.call_id, name: item.name, arguments: item.arguments });
   }
-  if (res.status === "failed") throw new BackendError("http", `${opts.where}: the response failed: ${res.error?.message ?? "unknown error"}`, { retryable: true });
+  if (res.status === "failed")
+    throw new BackendError("http", `${opts.where}: the response failed: ${res.error?.message ?? "unknown error"}`, { retryable: true });
   const truncated = res.status === "incomplete" && res.incomplete_details?.reason === "max_output_tokens";
   const u = res.usage;
   return {

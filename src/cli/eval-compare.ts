@@ -31,9 +31,11 @@ interface CompareOptions {
 /** `--format` and `--fail-on` as typed values; a bad value is a usage error naming the flag. */
 export function compareFlags(args: Record<string, unknown>): { format: "text" | "markdown"; failOn: (typeof FAIL_ON)[number] } {
   const format = String(args.format ?? "text");
-  if (format !== "text" && format !== "markdown") throw new UsageError(`--format ${format}: unknown format`, { hint: "use text or markdown (--json for JSON)" });
+  if (format !== "text" && format !== "markdown")
+    throw new UsageError(`--format ${format}: unknown format`, { hint: "use text or markdown (--json for JSON)" });
   const failOn = String(args["fail-on"] ?? "regression");
-  if (!(FAIL_ON as readonly string[]).includes(failOn)) throw new UsageError(`--fail-on ${failOn}: unknown value`, { hint: "use regression (the default) or undecided" });
+  if (!(FAIL_ON as readonly string[]).includes(failOn))
+    throw new UsageError(`--fail-on ${failOn}: unknown value`, { hint: "use regression (the default) or undecided" });
   return { format, failOn: failOn as (typeof FAIL_ON)[number] };
 }
 
@@ -44,17 +46,35 @@ export function compareFlags(args: Record<string, unknown>): { format: "text" | 
  */
 export async function runComparison(o: CompareOptions): Promise<void> {
   // One round for both sides (with model.batch, one provider batch).
-  const [cand, base] = await Promise.all([o.ev.run(o.candidate.text, o.items, "candidate", undefined, undefined, 0, "eval"), o.ev.run(o.baseline.text, o.items, "baseline", undefined, undefined, 0, "eval")]);
+  const [cand, base] = await Promise.all([
+    o.ev.run(o.candidate.text, o.items, "candidate", undefined, undefined, 0, "eval"),
+    o.ev.run(o.baseline.text, o.items, "baseline", undefined, undefined, 0, "eval"),
+  ]);
   const errored = [...cand.errored.map((e) => ({ ...e, side: "candidate" })), ...base.errored.map((e) => ({ ...e, side: "baseline" }))];
-  const rows = [...cand.results.map((r) => ({ side: "candidate", ...r })), ...base.results.map((r) => ({ side: "baseline", ...r })), ...errored.map((e) => ({ side: e.side, id: e.id, error: e.reason, role: e.role }))];
+  const rows = [
+    ...cand.results.map((r) => ({ side: "candidate", ...r })),
+    ...base.results.map((r) => ({ side: "baseline", ...r })),
+    ...errored.map((e) => ({ side: e.side, id: e.id, error: e.reason, role: e.role })),
+  ];
   writeFileAtomic(join(o.out, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
   if (errored.length) {
     const err = describeNoAnswer(noAnswerError({ errored, results: [...cand.results, ...base.results] }, "skill check"), o.client) as NoAnswerError;
-    writeJsonAtomic(join(o.out, "skill_check.json"), { schema: "skillopt.skill_check", version: 1, status: "failed", error: redactText(err.message), errored: errored.map((e) => ({ id: e.id, side: e.side, reason: redactText(e.reason) })) });
-    throw new NoAnswerError(err.message, { cause: err, data: err.data, hint: "no verdict: a task without an answer is never a score; check the endpoint, model and key, then rerun (the call cache keeps what was answered)" });
+    writeJsonAtomic(join(o.out, "skill_check.json"), {
+      schema: "skillopt.skill_check",
+      version: 1,
+      status: "failed",
+      error: redactText(err.message),
+      errored: errored.map((e) => ({ id: e.id, side: e.side, reason: redactText(e.reason) })),
+    });
+    throw new NoAnswerError(err.message, {
+      cause: err,
+      data: err.data,
+      hint: "no verdict: a task without an answer is never a score; check the endpoint, model and key, then rerun (the call cache keeps what was answered)",
+    });
   }
   const m = Math.min(o.noiseItems, o.items.length);
-  const resample = m > 0 ? await o.ev.run(o.baseline.text, o.items.slice(0, m), "noise floor (baseline re-sampled)", undefined, undefined, 1, "eval") : undefined;
+  const resample =
+    m > 0 ? await o.ev.run(o.baseline.text, o.items.slice(0, m), "noise floor (baseline re-sampled)", undefined, undefined, 1, "eval") : undefined;
   // Only items answered both times count toward the flip rate (a missing answer is no flip).
   const noise = resample ? countFlips(o.gate, base.results, resample.results) : { compared: 0, flips: 0 };
   const comparison = compareSkills(o.gate, base.results, cand.results, noise);

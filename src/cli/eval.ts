@@ -1,7 +1,18 @@
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
-import { byTaskType, Evaluator, firstN, formatViolation, gateSettings, meanScores, NO_EVENTS, noAnswerError, type Role, type TaskItem } from "../engine/index.ts";
+import {
+  byTaskType,
+  Evaluator,
+  firstN,
+  formatViolation,
+  gateSettings,
+  meanScores,
+  NO_EVENTS,
+  noAnswerError,
+  type Role,
+  type TaskItem,
+} from "../engine/index.ts";
 import { compareFlags, runComparison } from "./eval-compare.ts";
 import { compactTimestamp, NoAnswerError, readSkillFile, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { createConsole } from "../report/index.ts";
@@ -43,7 +54,8 @@ function baselineOptions(args: Record<string, unknown>, cwd: string) {
   const path = resolve(cwd, String(args.baseline));
   const raw = args["noise-items"];
   const noiseItems = raw === undefined ? undefined : Number(raw);
-  if (noiseItems !== undefined && !(Number.isInteger(noiseItems) && noiseItems >= 0)) throw new UsageError(`--noise-items must be a whole number ≥ 0 (got ${raw})`);
+  if (noiseItems !== undefined && !(Number.isInteger(noiseItems) && noiseItems >= 0))
+    throw new UsageError(`--noise-items must be a whole number ≥ 0 (got ${raw})`);
   return {
     baseline: { path, text: readSkillFile(path, "--baseline"), label: String(args["baseline-label"] ?? "baseline") },
     title: args.title === undefined ? undefined : String(args.title),
@@ -64,13 +76,26 @@ export default defineCommand({
     out: { type: "string", description: "Output directory (default outputs/eval_<env>_<timestamp>)", valueHint: "DIR" },
     "fail-under": { type: "string", description: "Exit 1 when the hard score is below this (for CI)", valueHint: "SCORE" },
     cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
-    baseline: { type: "string", description: "Compare with this skill on the same items and samples (a pull-request check): flips, Δ with its interval, verdict", valueHint: "OLD_SKILL" },
+    baseline: {
+      type: "string",
+      description: "Compare with this skill on the same items and samples (a pull-request check): flips, Δ with its interval, verdict",
+      valueHint: "OLD_SKILL",
+    },
     "baseline-label": { type: "string", description: "With --baseline: what to call the baseline in the report (e.g. the base branch)", valueHint: "TEXT" },
     title: { type: "string", description: "With --baseline: the report's heading (default: the skill path)", valueHint: "TEXT" },
     format: { type: "string", description: "With --baseline: text or markdown (a comment-ready report on stdout)", default: "text", valueHint: "FORMAT" },
     markdown: { type: "string", description: "With --baseline: also write the Markdown report to this file", valueHint: "FILE" },
-    "fail-on": { type: "string", description: "With --baseline: regression (exit 1 on a confident regression, the default) or undecided (also on undecided)", default: "regression", valueHint: "WHEN" },
-    "noise-items": { type: "string", description: "With --baseline: baseline items re-sampled to measure the flip rate for the power statement (default evaluation.noise_floor_items)", valueHint: "N" },
+    "fail-on": {
+      type: "string",
+      description: "With --baseline: regression (exit 1 on a confident regression, the default) or undecided (also on undecided)",
+      default: "regression",
+      valueHint: "WHEN",
+    },
+    "noise-items": {
+      type: "string",
+      description: "With --baseline: baseline items re-sampled to measure the flip rate for the power statement (default evaluation.noise_floor_items)",
+      valueHint: "N",
+    },
   },
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
@@ -79,9 +104,13 @@ export default defineCommand({
     const skill = readSkillFile(skillPath, "--skill");
     const split = canonicalSplit(String(args.split ?? "all"));
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
-    if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1)) throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
+    if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1))
+      throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
     const compare = baselineOptions(args, cwd);
-    if (compare && failUnder !== undefined) throw new UsageError("--fail-under and --baseline cannot be combined", { hint: "--baseline fails on a confident regression (--fail-on undecided to fail on undecided too)" });
+    if (compare && failUnder !== undefined)
+      throw new UsageError("--fail-under and --baseline cannot be combined", {
+        hint: "--baseline fails on a confident regression (--fail-on undecided to fail on undecided too)",
+      });
     const { out_root: outRoot, ...legacy } = collectLegacy(rawArgs, LEGACY_EVAL_FLAGS);
     const loaded = loadFromInput(configInputOf(args, rawArgs, legacy));
     const config = loaded.config;
@@ -98,7 +127,13 @@ export default defineCommand({
     // Rerunning an eval whose batch is still pending (killed while it waited) re-attaches to it by
     // the requests' cache keys, whatever --out says: nothing is submitted twice.
     const onBatch = batchProgress(out, { write: (s) => process.stderr.write(s), quiet: quietBatch });
-    const client = await createModelClient(config, { env: loaded.environ, placeholderModels: loaded.placeholderModels, noCache: args.cache === false, roles, onBatch });
+    const client = await createModelClient(config, {
+      env: loaded.environ,
+      placeholderModels: loaded.placeholderModels,
+      noCache: args.cache === false,
+      roles,
+      onBatch,
+    });
     const controller = new AbortController();
     try {
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
@@ -114,7 +149,24 @@ export default defineCommand({
       if (compare) {
         const gate = gateSettings(config.evaluation);
         const noiseItems = compare.noiseItems ?? gate.noiseFloorItems;
-        await runComparison({ ev, client, gate, items, candidate: { path: skillPath, text: skill }, baseline: compare.baseline, title: compare.title ?? relative(cwd, skillPath), benchmark: bench.name, split, backend: client.info.target?.backend === "sim" ? "sim (offline simulator)" : client.info.target?.backend, out, format: compare.format, markdownFile: compare.markdown, failOn: compare.failOn, noiseItems, cwd });
+        await runComparison({
+          ev,
+          client,
+          gate,
+          items,
+          candidate: { path: skillPath, text: skill },
+          baseline: compare.baseline,
+          title: compare.title ?? relative(cwd, skillPath),
+          benchmark: bench.name,
+          split,
+          backend: client.info.target?.backend === "sim" ? "sim (offline simulator)" : client.info.target?.backend,
+          out,
+          format: compare.format,
+          markdownFile: compare.markdown,
+          failOn: compare.failOn,
+          noiseItems,
+          cwd,
+        });
         return;
       }
       const res = await ev.run(skill, items, `eval ${split}`, undefined, undefined, 0, "eval");
@@ -145,8 +197,15 @@ export default defineCommand({
           ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: false }),
         });
         writeReportAfterRun(out);
-        if (failUnder !== undefined) process.stderr.write(`  [fail-under] not checked: ${res.errored.length} of ${items.length} items got no answer, so there is no score to compare with ${failUnder}\n`);
-        throw new NoAnswerError(err.message, { cause: err, data: err.data, hint: `nothing was scored; ${whatToFix(err)}, then rerun (partial results: ${join(out, "results.jsonl")})` });
+        if (failUnder !== undefined)
+          process.stderr.write(
+            `  [fail-under] not checked: ${res.errored.length} of ${items.length} items got no answer, so there is no score to compare with ${failUnder}\n`,
+          );
+        throw new NoAnswerError(err.message, {
+          cause: err,
+          data: err.data,
+          hint: `nothing was scored; ${whatToFix(err)}, then rerun (partial results: ${join(out, "results.jsonl")})`,
+        });
       }
       const { hard, soft } = meanScores(res.results);
       const byType = byTaskType(res.results);
@@ -162,9 +221,14 @@ export default defineCommand({
       writeJsonAtomic(join(out, "eval_summary.json"), summary);
       const report = writeReportAfterRun(out);
       if (output.json) printJson(summary);
-      else printResult(`Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline simulator)" : ""})\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`);
+      else
+        printResult(
+          `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline simulator)" : ""})\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
+        );
       if (failUnder !== undefined && hard < failUnder) {
-        process.stderr.write(`  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}: all ${items.length} items were answered, and the answers scored below the threshold\n`);
+        process.stderr.write(
+          `  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}: all ${items.length} items were answered, and the answers scored below the threshold\n`,
+        );
         process.exitCode = 1;
       }
     } finally {

@@ -50,7 +50,11 @@ export default defineCommand({
       const steps = planRemove(m);
       if (!dry) remove(agent, m);
       if (output.json) return printJson({ agent, root, dry_run: dry, removed: steps });
-      return printResult([...steps.map((s) => `${dry ? "would " : ""}${s.action} ${s.path}`), dry ? "" : `removed skillopt integrate ${agent} from ${root}`].filter(Boolean).join("\n"));
+      return printResult(
+        [...steps.map((s) => `${dry ? "would " : ""}${s.action} ${s.path}`), dry ? "" : `removed skillopt integrate ${agent} from ${root}`]
+          .filter(Boolean)
+          .join("\n"),
+      );
     }
     const target = { root, user: args.user === true, bin: pinnedBin(args.bin), hook: args.hook === true, env: processEnv() };
     if (args.hook && agent !== "claude") throw new UsageError("--hook is for claude only");
@@ -58,6 +62,10 @@ export default defineCommand({
     const manifest = dry ? null : install(agent, target, plan);
     const files = plan.map((p) => ({ path: p.path, action: p.action }));
     if (output.json) return printJson({ agent, root, dry_run: dry, bin: target.bin, files, manifest, next: nextSteps(agent, target) });
-    printResult([...files.map((f) => `${dry ? "would " : ""}${f.action} ${f.path}`), ...(dry ? [] : [`calls ${target.bin.join(" ")}`, ...nextSteps(agent, target)])].join("\n"));
+    printResult(
+      [...files.map((f) => `${dry ? "would " : ""}${f.action} ${f.path}`), ...(dry ? [] : [`calls ${target.bin.join(" ")}`, ...nextSteps(agent, target)])].join(
+        "\n",
+      ),
+    );
   },
 });

@@ -107,7 +107,9 @@ export const LEGACY_TRAIN_FLAGS: readonly string[] = [
 export const LEGACY_EVAL_FLAGS: readonly string[] = LEGACY_TRAIN_FLAGS.filter(
   (f) =>
     !f.includes("qwen_chat") &&
-    (/^(env|backend|optimizer_model|target_model|optimizer_backend|target_backend|reasoning_effort|out_root|data_path|split_mode|split_ratio|split_seed|split_dir|split_output_dir|data_root|max_turns|workers|max_api_workers|seed|test_env_num|mode)$/.test(f) ||
+    (/^(env|backend|optimizer_model|target_model|optimizer_backend|target_backend|reasoning_effort|out_root|data_path|split_mode|split_ratio|split_seed|split_dir|split_output_dir|data_root|max_turns|workers|max_api_workers|seed|test_env_num|mode)$/.test(
+      f,
+    ) ||
       /^(azure_|optimizer_azure|target_azure|codex_exec_|claude_code_exec_|cursor_exec_|copilot_|minimax_)/.test(f)),
 );
 

@@ -54,7 +54,8 @@ export function roleNeeds(client: SkilloptModelClient, roles: readonly Role[], w
       const i = client.info[role];
       const used = why[role] ? ` (${why[role]})` : "";
       if (!i) return new ConfigError(`the ${role} role${used} is not set up`, { hint: `set model.${role} and its backend` });
-      if (!i.cli && i.backend !== "sim" && !i.model) return new ConfigError(`model.${role} is empty: name the model the ${role} role${used} calls on ${i.backend}`);
+      if (!i.cli && i.backend !== "sim" && !i.model)
+        return new ConfigError(`model.${role} is empty: name the model the ${role} role${used} calls on ${i.backend}`);
       return undefined;
     },
   }));
@@ -88,6 +89,7 @@ export function cliNeeds(client: SkilloptModelClient, roles: readonly Role[], en
 export function splitNeed(bench: Benchmark, name: string, items: readonly TaskItem[]): Need {
   return {
     what: `${name} split`,
-    check: () => (items.length ? undefined : new DataError(`the ${name} split of ${bench.name} is empty`, { hint: "check env.split_dir / the task file and env.limit" })),
+    check: () =>
+      items.length ? undefined : new DataError(`the ${name} split of ${bench.name} is empty`, { hint: "check env.split_dir / the task file and env.limit" }),
   };
 }

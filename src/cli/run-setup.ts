@@ -38,7 +38,10 @@ export function savedInput(input: ConfigInput): ConfigInput {
 
 /** Load the config from CLI inputs; --config is required. */
 export function loadFromInput(input: ConfigInput): LoadedConfig {
-  if (!input.config) throw new UsageError("--config is required (a bundled name such as quickstart, or a YAML file)", { hint: "run `skillopt configs` to list bundled configs" });
+  if (!input.config)
+    throw new UsageError("--config is required (a bundled name such as quickstart, or a YAML file)", {
+      hint: "run `skillopt configs` to list bundled configs",
+    });
   return loadConfig({
     config: input.config,
     set: input.set,
@@ -68,13 +71,25 @@ export function resolveInitialSkill(loaded: LoadedConfig, bench: Benchmark, cwd:
   const found = candidates.find((c) => existsSync(c));
   if (found) return { text: readSkillFile(found, "env.skill_init"), source: found };
   if (UPSTREAM_SKILL.test(p.replaceAll("\\", "/"))) {
-    return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)`, note: `env.skill_init ${p} is upstream's layout and not present here; using the embedded initial skill of ${bench.name}` };
+    return {
+      text: bench.initialSkill,
+      source: `${bench.name} (embedded initial skill)`,
+      note: `env.skill_init ${p} is upstream's layout and not present here; using the embedded initial skill of ${bench.name}`,
+    };
   }
-  throw new ConfigError(`${loaded.where("env.skill_init")}: env.skill_init: file not found: ${p}`, { hint: "fix the path, or set env.skill_init to \"\" to start from the benchmark's initial skill" });
+  throw new ConfigError(`${loaded.where("env.skill_init")}: env.skill_init: file not found: ${p}`, {
+    hint: 'fix the path, or set env.skill_init to "" to start from the benchmark\'s initial skill',
+  });
 }
 
 /** The benchmark context for a run. */
-export function benchmarkContext(config: TrainConfig, loaded: LoadedConfig, client: SkilloptModelClient, workDir: string, signal: AbortSignal): BenchmarkContext {
+export function benchmarkContext(
+  config: TrainConfig,
+  loaded: LoadedConfig,
+  client: SkilloptModelClient,
+  workDir: string,
+  signal: AbortSignal,
+): BenchmarkContext {
   return {
     model: client,
     env: config.env as Record<string, unknown>,
@@ -125,7 +140,11 @@ export function engineConfig(config: TrainConfig, client: SkilloptModelClient): 
 }
 
 /** The config input of a command's flags (--config, --set, --cfg-options, --env-file, upstream's per-key flags). */
-export function configInputOf(args: { config?: unknown; "env-file"?: unknown }, rawArgs: string[], legacy: Record<string, string> = collectLegacy(rawArgs)): ConfigInput {
+export function configInputOf(
+  args: { config?: unknown; "env-file"?: unknown },
+  rawArgs: string[],
+  legacy: Record<string, string> = collectLegacy(rawArgs),
+): ConfigInput {
   return {
     config: String(args.config ?? ""),
     set: repeatedFlag(rawArgs, "set"),

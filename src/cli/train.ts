@@ -56,7 +56,12 @@ export default defineCommand({
       out = resolve(cwd, String(args.resume));
       run = claimForResume(out, String(args.resume));
       const saved = JSON.parse(run.savedInput ?? "null") as ConfigInput;
-      input = { ...saved, set: [...saved.set, ...input.set], cfgOptions: [...saved.cfgOptions, ...input.cfgOptions], legacy: { ...saved.legacy, ...input.legacy } };
+      input = {
+        ...saved,
+        set: [...saved.set, ...input.set],
+        cfgOptions: [...saved.cfgOptions, ...input.cfgOptions],
+        legacy: { ...saved.legacy, ...input.legacy },
+      };
     }
     let store: Store | undefined = run?.store;
     let client: SkilloptModelClient | undefined;
@@ -125,10 +130,17 @@ export default defineCommand({
         ...(args.resume ? {} : { started_at: Date.now() }),
       });
       const info = client.info;
-      const roles = (["optimizer", "target"] as const).map((r) => `${r}=${info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${info[r]?.backend ?? "?"} ${info[r]?.model ?? ""}`.trim()}`);
+      const roles = (["optimizer", "target"] as const).map(
+        (r) => `${r}=${info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${info[r]?.backend ?? "?"} ${info[r]?.model ?? ""}`.trim()}`,
+      );
       writeFileAtomic(paths.config, `# resolved from ${loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${stringify(redactValue(config))}`);
       const events = createConsole({ write: errWrite, tty: Boolean(process.stderr.isTTY), quiet: output.quiet || output.json });
-      const startLines = [`  ${backendLine(client)}`, `  [initial skill] ${init.source} (${init.text.length} chars)`, ...(init.note ? [`  [note] ${init.note}`] : []), `  [out] ${dir}`];
+      const startLines = [
+        `  ${backendLine(client)}`,
+        `  [initial skill] ${init.source} (${init.text.length} chars)`,
+        ...(init.note ? [`  [note] ${init.note}`] : []),
+        `  [out] ${dir}`,
+      ];
       // The first line always says which backend runs (the simulator named as such), also under --json.
       if (output.json && !output.quiet) errWrite(`${startLines.join("\n")}\n`);
       else events.emit({ type: "run_start", lines: startLines });
@@ -170,7 +182,11 @@ export default defineCommand({
           log.debug(`after the run failed, recording its state failed too: ${errorMessage(cleanup)}`);
         }
         if (told instanceof NoAnswerError) {
-          throw new NoAnswerError(told.message, { cause: err, data: told.data, hint: `${whatToFix(told)}; nothing committed is lost — once it answers, continue with: skillopt train --resume ${shown(dir)}` });
+          throw new NoAnswerError(told.message, {
+            cause: err,
+            data: told.data,
+            hint: `${whatToFix(told)}; nothing committed is lost — once it answers, continue with: skillopt train --resume ${shown(dir)}`,
+          });
         }
         throw told;
       } finally {

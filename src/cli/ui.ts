@@ -12,15 +12,21 @@ export default defineCommand({
   args: {
     ...globalArgs,
     root: { type: "string", description: "Directory whose runs are shown (and where launched runs go)", default: "outputs", valueHint: "DIR" },
-    host: { type: "string", description: "Address to bind (default loopback; every request needs the printed sign-in URL's session either way)", default: "127.0.0.1" },
+    host: {
+      type: "string",
+      description: "Address to bind (default loopback; every request needs the printed sign-in URL's session either way)",
+      default: "127.0.0.1",
+    },
     port: { type: "string", description: "Port (0 picks a free one)", default: "7860" },
     token: {
       type: "string",
-      description: "A fixed, reusable sign-in token (default: a random one that works once; a fresh URL is printed after each use). Other local users can see it in the process list",
+      description:
+        "A fixed, reusable sign-in token (default: a random one that works once; a fresh URL is printed after each use). Other local users can see it in the process list",
     },
     "allow-commands": {
       type: "boolean",
-      description: "Let launches from the dashboard run programs (the command evaluator, agent binary paths, interpreters), name files outside this directory, loosen agent sandboxes and set endpoints",
+      description:
+        "Let launches from the dashboard run programs (the command evaluator, agent binary paths, interpreters), name files outside this directory, loosen agent sandboxes and set endpoints",
       default: false,
     },
     project: { type: "string", description: "Project whose SkillOpt-Sleep nights the Sleep tab shows (default: current directory)", valueHint: "PATH" },

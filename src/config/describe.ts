@@ -14,7 +14,19 @@ export interface KeyShape {
   analogy: string;
 }
 
-type Node = { type: string; kind?: string; pipe?: readonly Node[]; wrapped?: Node; options?: readonly unknown[]; item?: Node; value?: Node; requirement?: unknown; description?: string; default?: unknown; entries?: Record<string, Node> };
+type Node = {
+  type: string;
+  kind?: string;
+  pipe?: readonly Node[];
+  wrapped?: Node;
+  options?: readonly unknown[];
+  item?: Node;
+  value?: Node;
+  requirement?: unknown;
+  description?: string;
+  default?: unknown;
+  entries?: Record<string, Node>;
+};
 
 /** The marker that separates a key's meaning from its deep-learning analogy in a description. */
 const ANALOGY_MARK = " DL: ";

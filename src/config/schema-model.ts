@@ -42,14 +42,23 @@ function qwenRole<P extends string>(prefix: P, who: string) {
     qwen_chat_temperature: strOrNum("", `Qwen temperature for ${who}; empty → 0.7; none/off → omitted`),
     qwen_chat_timeout_seconds: strOrNum("", `Qwen per-call timeout (s) for ${who}; empty → 300`),
     qwen_chat_max_tokens: strOrNum("", `Qwen max_tokens cap for ${who}; empty → 8000`),
-    qwen_chat_enable_thinking: v.optional(v.pipe(v.union([v.boolean(), v.string()], "expected true, false or a string"), v.description(`Legacy thinking switch for ${who} (qwen_chat_thinking_mode wins)`)), ""),
+    qwen_chat_enable_thinking: v.optional(
+      v.pipe(
+        v.union([v.boolean(), v.string()], "expected true, false or a string"),
+        v.description(`Legacy thinking switch for ${who} (qwen_chat_thinking_mode wins)`),
+      ),
+      "",
+    ),
     qwen_chat_thinking_mode: str("", `server_default | enabled | disabled for ${who}; empty = unset`),
   });
 }
 
 function compatRole<P extends string>(prefix: P, who: string) {
   return prefixed(prefix, {
-    openai_compatible_base_url: str("", `OpenAI-compatible base URL for ${who}; empty → ${prefix.toUpperCase()}OPENAI_COMPATIBLE_BASE_URL → https://api.openai.com/v1`),
+    openai_compatible_base_url: str(
+      "",
+      `OpenAI-compatible base URL for ${who}; empty → ${prefix.toUpperCase()}OPENAI_COMPATIBLE_BASE_URL → https://api.openai.com/v1`,
+    ),
     openai_compatible_api_key: str("", `OpenAI-compatible key for ${who}; prefer the environment variable`),
     openai_compatible_model: str("", `model name override for ${who} on the OpenAI-compatible backend`),
     openai_compatible_temperature: nullableNum(`sampling temperature for ${who}; null → omitted`),
@@ -81,8 +90,18 @@ export const ModelSchema = v.strictObject({
   ),
   optimizer: str("gpt-5.5", "Optimizer model or deployment name"),
   target: str("gpt-5.5", "Target model or deployment name"),
-  optimizer_backend: backendName("openai_chat", "Optimizer role backend (openai_chat counts as 'at default' and follows `backend`)", (s) => roleBackend(s) !== undefined, ROLE_NAMES),
-  target_backend: backendName("openai_chat", "Target role backend (openai_chat counts as 'at default' and follows `backend`)", (s) => roleBackend(s) !== undefined, ROLE_NAMES),
+  optimizer_backend: backendName(
+    "openai_chat",
+    "Optimizer role backend (openai_chat counts as 'at default' and follows `backend`)",
+    (s) => roleBackend(s) !== undefined,
+    ROLE_NAMES,
+  ),
+  target_backend: backendName(
+    "openai_chat",
+    "Target role backend (openai_chat counts as 'at default' and follows `backend`)",
+    (s) => roleBackend(s) !== undefined,
+    ROLE_NAMES,
+  ),
   reasoning_effort: str("medium", "Reasoning effort for chat backends that take it: '', low, medium, high, xhigh, max"),
   rewrite_reasoning_effort: str("", "Reasoning effort for the rewrite call; empty = reasoning_effort"),
   rewrite_max_completion_tokens: posInt(64000, "Output cap of the rewrite call"),
@@ -90,14 +109,26 @@ export const ModelSchema = v.strictObject({
   codex_exec_sandbox: str("", "Codex sandbox: read-only, workspace-write, danger-full-access; empty → workspace-write"),
   codex_exec_profile: str("", "Codex profile"),
   codex_exec_reasoning_effort: str("", "Codex model_reasoning_effort; empty → not sent"),
-  codex_exec_use_sdk: v.optional(v.pipe(v.nullable(v.union([v.string(), v.boolean()], "expected auto, sdk, cli or a boolean")), v.description("auto, sdk or cli; there is no SDK in this build, so the CLI is used (sdk warns)")), null),
+  codex_exec_use_sdk: v.optional(
+    v.pipe(
+      v.nullable(v.union([v.string(), v.boolean()], "expected auto, sdk, cli or a boolean")),
+      v.description("auto, sdk or cli; there is no SDK in this build, so the CLI is used (sdk warns)"),
+    ),
+    null,
+  ),
   codex_exec_network_access: nullableBool("Network access in the workspace-write sandbox"),
   codex_exec_web_search: nullableBool("Codex web search (live when true)"),
   codex_exec_approval_policy: str("", "Codex approval policy; empty → never"),
   codex_exec_full_auto: nullableBool("Deprecated and ignored (warns)"),
   claude_code_exec_path: str("claude", "Claude Code binary for the exec harness"),
   claude_code_exec_profile: str("", "Claude Code profile name"),
-  claude_code_exec_use_sdk: v.optional(v.pipe(v.nullable(v.union([v.string(), v.boolean()], "expected auto, sdk, cli or a boolean")), v.description("auto, sdk or cli; there is no SDK in this build, so the CLI is used (sdk warns)")), "auto"),
+  claude_code_exec_use_sdk: v.optional(
+    v.pipe(
+      v.nullable(v.union([v.string(), v.boolean()], "expected auto, sdk, cli or a boolean")),
+      v.description("auto, sdk or cli; there is no SDK in this build, so the CLI is used (sdk warns)"),
+    ),
+    "auto",
+  ),
   claude_code_exec_effort: str("medium", "low, medium, high, max (xhigh → max; none/off/'' → omitted)"),
   claude_code_exec_max_thinking_tokens: nonNegInt(16384, "Max thinking tokens; 0 → not passed"),
   cursor_exec_path: str("", "Cursor agent binary; empty → CURSOR_EXEC_PATH → cursor-agent"),
@@ -124,7 +155,10 @@ export const ModelSchema = v.strictObject({
   minimax_model: str("MiniMax-M3", "Target model when the target is minimax_chat"),
   minimax_temperature: strOrNum("0.7", "MiniMax temperature; empty → omitted"),
   minimax_max_tokens: strOrNum("8000", "Cap on MiniMax max_tokens"),
-  minimax_enable_thinking: v.optional(v.pipe(v.union([v.string(), v.boolean()], "expected true, false or a string"), v.description("Ask MiniMax to think before answering")), "false"),
+  minimax_enable_thinking: v.optional(
+    v.pipe(v.union([v.string(), v.boolean()], "expected true, false or a string"), v.description("Ask MiniMax to think before answering")),
+    "false",
+  ),
   optimizer_minimax_base_url: str("", "Accepted for upstream compatibility; unused (MiniMax has one shared client)"),
   target_minimax_base_url: str("", "Accepted for upstream compatibility; unused"),
   optimizer_minimax_api_key: str("", "Accepted for upstream compatibility; unused"),
@@ -134,14 +168,47 @@ export const ModelSchema = v.strictObject({
   ...compatRole("target_", "the target"),
   max_cost_usd: nullableNum("Stop cleanly at the next step boundary once this many dollars are spent (null = no cap)"),
   max_calls: nullablePosInt("Stop cleanly at the next step boundary after this many paid model calls (null = no cap)"),
-  pricing: v.optional(v.pipe(PricingSchema, v.description("Prices per model in dollars per million tokens; a money cap needs one for every model it calls")), {}),
+  pricing: v.optional(
+    v.pipe(PricingSchema, v.description("Prices per model in dollars per million tokens; a money cap needs one for every model it calls")),
+    {},
+  ),
   cache_dir: str("", "Model-call cache directory; empty → $SKILLOPT_CACHE_DIR → <user cache>/skillopt"),
   sim_latency_ms: nonNegInt(0, "Simulated latency per call of the sim backend (benchmarks)"),
-  batch: v.optional(v.pipe(v.picklist(["off", "eval", "all"], "expected off, eval or all"), v.description("Provider Batch API (half price, answers within hours): off, eval (skillopt eval and final test evaluations), all (every round of the run)")), "off"),
-  optimizer_batch: v.optional(v.pipe(v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"), v.description("model.batch for the optimizer role only; empty = model.batch")), ""),
-  target_batch: v.optional(v.pipe(v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"), v.description("model.batch for the target role only; empty = model.batch")), ""),
-  batch_fallback: v.optional(v.pipe(v.picklist(["live", "stop"], "expected live or stop"), v.description("Entries that expired or failed twice in a batch: ask them live, or stop the run")), "live"),
+  batch: v.optional(
+    v.pipe(
+      v.picklist(["off", "eval", "all"], "expected off, eval or all"),
+      v.description(
+        "Provider Batch API (half price, answers within hours): off, eval (skillopt eval and final test evaluations), all (every round of the run)",
+      ),
+    ),
+    "off",
+  ),
+  optimizer_batch: v.optional(
+    v.pipe(
+      v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"),
+      v.description("model.batch for the optimizer role only; empty = model.batch"),
+    ),
+    "",
+  ),
+  target_batch: v.optional(
+    v.pipe(v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"), v.description("model.batch for the target role only; empty = model.batch")),
+    "",
+  ),
+  batch_fallback: v.optional(
+    v.pipe(
+      v.picklist(["live", "stop"], "expected live or stop"),
+      v.description("Entries that expired or failed twice in a batch: ask them live, or stop the run"),
+    ),
+    "live",
+  ),
   batch_required: bool(false, "Refuse to start (exit 2) when a batched role's backend has no Batch API, instead of calling it live with a warning"),
-  batch_poll_seconds: v.optional(v.pipe(v.number("expected a number of seconds"), v.minValue(0.001, "expected a positive number of seconds"), v.description("First wait between polls of a pending batch (grows ×1.5 up to 30× this, at most 5 minutes)")), 15),
+  batch_poll_seconds: v.optional(
+    v.pipe(
+      v.number("expected a number of seconds"),
+      v.minValue(0.001, "expected a positive number of seconds"),
+      v.description("First wait between polls of a pending batch (grows ×1.5 up to 30× this, at most 5 minutes)"),
+    ),
+    15,
+  ),
   max_concurrency: nullablePosInt("Upper bound on concurrent calls per endpoint (null → the worker keys decide)"),
 });

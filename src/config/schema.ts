@@ -28,7 +28,14 @@ const TrainSchema = v.strictObject({
   ),
   batch_size: posInt(40, "Training items rolled out per step. DL: batch size"),
   accumulation: posInt(1, "Batches per step (their patches are pooled). DL: gradient accumulation"),
-  seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("Master seed of every sampled choice (batches, splits, the simulator). DL: random seed")), 42),
+  seed: v.optional(
+    v.pipe(
+      v.number("expected an integer"),
+      v.integer("expected an integer"),
+      v.description("Master seed of every sampled choice (batches, splits, the simulator). DL: random seed"),
+    ),
+    42,
+  ),
 });
 
 /** `gradient:` — reflection (engine.md §2.3). */
@@ -95,11 +102,18 @@ const EvaluationSchema = v.strictObject({
   test_env_num: nonNegInt(0, "Test items (first N); 0 = all. DL: held-out test set size"),
   eval_test: bool(true, "Run the final validation, promotion and test evaluation"),
   early_reject: bool(true, "Stop a candidate's selection rollouts once it can no longer beat the current score"),
-  gate_rule: pick(["strict", "paired"], "strict", "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / undecided (docs/gate.md)"),
+  gate_rule: pick(
+    ["strict", "paired"],
+    "strict",
+    "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / undecided (docs/gate.md)",
+  ),
   gate_confidence: num(0.95, "Paired gate: confidence of each decision (1 − false-accept risk)", 0.5, 0.999),
   gate_min_effect: num(0.02, "Paired gate: the smallest mean gain worth accepting (0.02 = 2 points). DL: min_delta of early stopping", 0, 1),
   gate_max_regressions: nullableInt("No-regression veto: reject a candidate that fails more than this many items the current passes (null = off)"),
-  noise_floor_items: nonNegInt(32, "Re-sample the initial skill on this many selection items to measure the flip rate (0 = off). DL: measuring seed variance before comparing runs"),
+  noise_floor_items: nonNegInt(
+    32,
+    "Re-sample the initial skill on this many selection items to measure the flip rate (0 = off). DL: measuring seed variance before comparing runs",
+  ),
 });
 
 /** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */
@@ -132,8 +146,17 @@ export const EnvSchema = v.strictObject({
   shuffle_choices: bool(true, "LiveMathematicianBench: shuffle choices (seeded)"),
   use_theorem: bool(false, "LiveMathematicianBench: include the theorem"),
   use_sketch: bool(false, "LiveMathematicianBench: include the proof sketch"),
-  data_dirs: v.optional(v.pipe(v.union([v.array(v.string()), v.string()], "expected a list of directories"), v.description("OfficeQA: directories with the source documents")), []),
-  docs_dirs: v.optional(v.pipe(v.union([v.array(v.string()), v.string()], "expected a list of directories"), v.description("OfficeQA: directories the local document tools search")), []),
+  data_dirs: v.optional(
+    v.pipe(v.union([v.array(v.string()), v.string()], "expected a list of directories"), v.description("OfficeQA: directories with the source documents")),
+    [],
+  ),
+  docs_dirs: v.optional(
+    v.pipe(
+      v.union([v.array(v.string()), v.string()], "expected a list of directories"),
+      v.description("OfficeQA: directories the local document tools search"),
+    ),
+    [],
+  ),
   max_tool_turns: nullablePosInt("OfficeQA: max tool turns"),
   search_mode: str("offline", "OfficeQA: offline (local tools), custom, azure"),
   max_queries_per_turn: posInt(4, "OfficeQA: search queries per turn"),
@@ -153,12 +176,24 @@ export const EnvSchema = v.strictObject({
   judge_retries: nullablePosInt("Accepted for upstream compatibility"),
   judge_rubric: str("", "Rubric for the LLM judge (user tasks)"),
   evaluator: str("exact", "User tasks: exact, contains, regex, f1, json_match, command, judge"),
-  data_format: pick(["auto", "tasks", "skill_creator", "promptfoo"], "auto", "User tasks: the format of data_path. auto: .yaml/.yml is a promptfoo config, a .json with an evals list is skill-creator's evals.json, anything else our tasks JSONL"),
-  evaluator_command: v.optional(v.pipe(v.union([v.string(), v.array(v.string())], "expected a command string or argv list"), v.description("Command evaluator: the scorer to run, as a string or an argv list (docs/tasks.md)")), ""),
+  data_format: pick(
+    ["auto", "tasks", "skill_creator", "promptfoo"],
+    "auto",
+    "User tasks: the format of data_path. auto: .yaml/.yml is a promptfoo config, a .json with an evals list is skill-creator's evals.json, anything else our tasks JSONL",
+  ),
+  evaluator_command: v.optional(
+    v.pipe(
+      v.union([v.string(), v.array(v.string())], "expected a command string or argv list"),
+      v.description("Command evaluator: the scorer to run, as a string or an argv list (docs/tasks.md)"),
+    ),
+    "",
+  ),
   evaluator_pass_env: v.optional(
     v.pipe(
       v.array(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected variable names")), "expected a list of variable names"),
-      v.description("Command evaluator: variables passed to the scorer on top of the base allowlist (PATH, HOME, LANG, TMPDIR, …); provider keys are never passed unless named here"),
+      v.description(
+        "Command evaluator: variables passed to the scorer on top of the base allowlist (PATH, HOME, LANG, TMPDIR, …); provider keys are never passed unless named here",
+      ),
     ),
     [],
   ),

@@ -37,7 +37,11 @@ async function mergeCall(sc: StageContext, skill: string, meta: string, group: P
 }
 
 function formatFor(sc: StageContext): string {
-  return sc.mode === "patch" ? sc.prompts.merge_format_patch : sc.mode === "rewrite_from_suggestions" ? sc.prompts.merge_format_rewrite : sc.prompts.merge_format_full_rewrite;
+  return sc.mode === "patch"
+    ? sc.prompts.merge_format_patch
+    : sc.mode === "rewrite_from_suggestions"
+      ? sc.prompts.merge_format_rewrite
+      : sc.prompts.merge_format_full_rewrite;
 }
 
 /** Merge one group level by level: chunks of max(2, b); singletons pass through (spec §2.5). */
@@ -54,7 +58,9 @@ async function hierarchical(sc: StageContext, skill: string, meta: string, patch
     for (let i = 0; i < current.length; i += b) groups.push(current.slice(i, i + b));
     sc.events.emit({ type: "aggregate_level", side, level, patches: current.length, groups: groups.length, batchSize: b });
     calls += groups.filter((g) => g.length > 1).length;
-    current = await mapLimit(groups, sc.cfg.gradient.analyst_workers, (g) => (g.length === 1 ? Promise.resolve(g[0]!) : mergeCall(sc, skill, meta, g, level, side)));
+    current = await mapLimit(groups, sc.cfg.gradient.analyst_workers, (g) =>
+      g.length === 1 ? Promise.resolve(g[0]!) : mergeCall(sc, skill, meta, g, level, side),
+    );
     level += 1;
   }
   return { patch: current[0]!, calls };

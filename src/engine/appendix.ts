@@ -8,7 +8,12 @@ import { askOptimizer, type StageContext } from "./stage-context.ts";
  */
 export async function consolidateAppendix(sc: StageContext, notes: string[]): Promise<string[] | undefined> {
   const user = userMessage(
-    [{ title: `Appendix notes (${notes.length})`, body: `${notes.map((n, i) => `${i + 1}. ${n}`).join("\n")}\n\nReturn the compacted list in \`appendix_notes\`.` }],
+    [
+      {
+        title: `Appendix notes (${notes.length})`,
+        body: `${notes.map((n, i) => `${i + 1}. ${n}`).join("\n")}\n\nReturn the compacted list in \`appendix_notes\`.`,
+      },
+    ],
     { stage: "appendix_consolidate", notes },
   );
   const value = await askOptimizer(sc, "appendix_consolidate", sc.prompts.appendix_consolidate, user, AppendixSchema, { maxTokens: 4096 });

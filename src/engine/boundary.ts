@@ -21,7 +21,12 @@ interface Pair {
 }
 
 function side(r: RolloutResult) {
-  return { hard: Number(r.hard) || 0, soft: Number(r.soft) || 0, predicted_answer: String(r.predicted_answer ?? r.answer ?? "N/A"), fail_reason: String(r.fail_reason ?? "") };
+  return {
+    hard: Number(r.hard) || 0,
+    soft: Number(r.soft) || 0,
+    predicted_answer: String(r.predicted_answer ?? r.answer ?? "N/A"),
+    fail_reason: String(r.fail_reason ?? ""),
+  };
 }
 
 function category(p: RolloutResult, c: RolloutResult): PairCategory {
@@ -58,7 +63,14 @@ function answeredPairs(sc: StageContext, items: readonly TaskItem[], prev: reado
  * Longitudinal comparison (spec §2.11 steps 2–5): the previous and current skill on the same
  * training sample, both rolled out in the same round; `changed` tops up from the rest of train.
  */
-export async function comparePairs(sc: StageContext, ev: Evaluator, prev: string, curr: string, train: readonly TaskItem[], epoch: number): Promise<{ pairs: Pair[]; prevHard: number; currHard: number }> {
+export async function comparePairs(
+  sc: StageContext,
+  ev: Evaluator,
+  prev: string,
+  curr: string,
+  train: readonly TaskItem[],
+  epoch: number,
+): Promise<{ pairs: Pair[]; prevHard: number; currHard: number }> {
   const n = sc.cfg.optimizer.slow_update_samples;
   const seed = sc.cfg.train.seed + epoch * 2000;
   const order = seededShuffle(seed, train);
@@ -105,7 +117,18 @@ function comparisonText(pairs: Pair[]): string {
   const lines = [`Total ${c.total}: improved=${c.improved} regressed=${c.regressed} persistent_fail=${c.persistent_fail} stable_success=${c.stable_success}`];
   for (const [cat, title] of sections) {
     const ps = pairs.filter((p) => p.category === cat);
-    lines.push("", `### ${title}`, ps.length ? ps.map((p) => `- ${p.id}: prev ${p.prev.hard ? "PASS" : "FAIL"} (${p.prev.soft.toFixed(2)}) "${p.prev.predicted_answer}" → curr ${p.curr.hard ? "PASS" : "FAIL"} (${p.curr.soft.toFixed(2)}) "${p.curr.predicted_answer}"${p.curr.fail_reason ? ` — ${p.curr.fail_reason}` : ""}`).join("\n") : "(none)");
+    lines.push(
+      "",
+      `### ${title}`,
+      ps.length
+        ? ps
+            .map(
+              (p) =>
+                `- ${p.id}: prev ${p.prev.hard ? "PASS" : "FAIL"} (${p.prev.soft.toFixed(2)}) "${p.prev.predicted_answer}" → curr ${p.curr.hard ? "PASS" : "FAIL"} (${p.curr.soft.toFixed(2)}) "${p.curr.predicted_answer}"${p.curr.fail_reason ? ` — ${p.curr.fail_reason}` : ""}`,
+            )
+            .join("\n")
+        : "(none)",
+    );
   }
   lines.push("", "Tasks and both trajectories are in the JSON block below.");
   return lines.join("\n");
@@ -120,7 +143,9 @@ export async function slowUpdateCall(sc: StageContext, prev: string, curr: strin
       skillSection(curr, "Current Epoch's Skill"),
       {
         title: "Previous Slow Update Guidance",
-        body: existing ? `${existing}\n\nReflect on whether this guidance helped, using the evidence below.` : "(no previous guidance: this is the first slow update)",
+        body: existing
+          ? `${existing}\n\nReflect on whether this guidance helped, using the evidence below.`
+          : "(no previous guidance: this is the first slow update)",
       },
       { title: "Longitudinal Comparison", body: comparisonText(pairs) },
     ],
@@ -132,7 +157,13 @@ export async function slowUpdateCall(sc: StageContext, prev: string, curr: strin
 }
 
 /** The meta-skill call: optimizer-facing memory for the next epoch (spec §2.12). */
-export async function metaSkillCall(sc: StageContext, prev: string, curr: string, prevMeta: string, pairs: Pair[]): Promise<{ content: string; reasoning: string } | undefined> {
+export async function metaSkillCall(
+  sc: StageContext,
+  prev: string,
+  curr: string,
+  prevMeta: string,
+  pairs: Pair[],
+): Promise<{ content: string; reasoning: string } | undefined> {
   const user = userMessage(
     [
       skillSection(prev, "Previous Epoch Last-Step Skill"),

@@ -63,7 +63,12 @@ export function countFlips(g: GateSettings, first: readonly RolloutResult[], sec
  * Pair both skills' answered results by task id (in the baseline's item order) and decide. Both
  * lists hold answered items only: the caller has kept no-answer items out (they are never a score).
  */
-export function compareSkills(g: GateSettings, baseline: readonly RolloutResult[], candidate: readonly RolloutResult[], noise: { compared: number; flips: number }): SkillComparison {
+export function compareSkills(
+  g: GateSettings,
+  baseline: readonly RolloutResult[],
+  candidate: readonly RolloutResult[],
+  noise: { compared: number; flips: number },
+): SkillComparison {
   const cand = new Map(candidate.map((r) => [String(r.id), r]));
   const pairs = baseline.flatMap((b) => {
     const c = cand.get(String(b.id));
@@ -105,9 +110,21 @@ export function compareSkills(g: GateSettings, baseline: readonly RolloutResult[
     baseline: mean(pairs.map((p) => p.b)),
     candidate: mean(pairs.map((p) => p.c)),
     flips: {
-      regressed: pairs.filter((p) => p.d < -1e-9).sort((a, b) => a.d - b.d).map(row),
-      improved: pairs.filter((p) => p.d > 1e-9).sort((a, b) => b.d - a.d).map(row),
+      regressed: pairs
+        .filter((p) => p.d < -1e-9)
+        .sort((a, b) => a.d - b.d)
+        .map(row),
+      improved: pairs
+        .filter((p) => p.d > 1e-9)
+        .sort((a, b) => b.d - a.d)
+        .map(row),
     },
-    power: { detectable_gain: r6(detectableGain(pairs.length, flipRate, confidence)), flip_rate: r6(flipRate), noise_items: noise.compared, noise_flips: noise.flips, confidence },
+    power: {
+      detectable_gain: r6(detectableGain(pairs.length, flipRate, confidence)),
+      flip_rate: r6(flipRate),
+      noise_items: noise.compared,
+      noise_flips: noise.flips,
+      confidence,
+    },
   };
 }

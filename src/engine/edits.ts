@@ -160,7 +160,11 @@ const TEXT: EditUnit<string, Match> = {
       if (!match) {
         const r = appendText(doc, content);
         const reason = target ? "the anchor was not found, so the content was appended instead" : "no anchor given, so the content was appended";
-        return { doc: r.text, status: r.beforeRegion ? "applied_insert_after_fallback_before_protected_region" : "applied_insert_after_fallback_append", reason };
+        return {
+          doc: r.text,
+          status: r.beforeRegion ? "applied_insert_after_fallback_before_protected_region" : "applied_insert_after_fallback_append",
+          reason,
+        };
       }
       const nl = doc.indexOf("\n", match.end);
       const at = nl < 0 ? doc.length : nl + 1;
@@ -191,7 +195,8 @@ const RULES: EditUnit<readonly string[], Set<number>> = {
   ops: {
     add: (rules, content) => {
       if (!content) return empty("add");
-      if (rules.some((r) => normalizeForMatch(r) === normalizeForMatch(content))) return { skip: "skipped_duplicate", reason: "an equal rule is already there" };
+      if (rules.some((r) => normalizeForMatch(r) === normalizeForMatch(content)))
+        return { skip: "skipped_duplicate", reason: "an equal rule is already there" };
       return { doc: [...rules, content], status: "applied_add" };
     },
     delete: (rules, content, target, match) => {

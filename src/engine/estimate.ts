@@ -52,7 +52,8 @@ export function estimateRun({ cfg, splits, initialSkill, prices, batch }: Estima
   };
   const costT = estimate("target", sum(plan.target));
   const costO = estimate("optimizer", sum(plan.optimizer));
-  const perCall = (r: "optimizer" | "target", p: RolePrice | null) => (p ? (tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6 : null);
+  const perCall = (r: "optimizer" | "target", p: RolePrice | null) =>
+    p ? (tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6 : null;
   const batched = (r: "optimizer" | "target") => {
     if (!batch) return null;
     const mode = batch.modes[r];

@@ -60,7 +60,11 @@ export const MOSTLY_ERRORED = 0.5;
  * them, or (with `strict`, for gate decisions and the baseline) any at all. Throws NoAnswerError
  * naming the stage, the count and the last error; the caller has committed nothing of the stage.
  */
-export function requireAnswers(out: { errored: readonly ErroredItem[]; results: readonly RolloutResult[] }, stage: string, opts: { strict?: boolean } = {}): void {
+export function requireAnswers(
+  out: { errored: readonly ErroredItem[]; results: readonly RolloutResult[] },
+  stage: string,
+  opts: { strict?: boolean } = {},
+): void {
   const k = out.errored.length;
   if (!k) return;
   const total = k + out.results.length;
@@ -138,11 +142,21 @@ export class Evaluator {
    * (and batches of different seeds) never share cached results, as a benchmark may answer them
    * differently (LiveMath choice order, SpreadsheetBench gold feedback).
    */
-  async run(skill: string, items: readonly TaskItem[], label: string, early?: EarlyStop, batch?: { seed: number }, sample = 0, purpose: "eval" | "train" = "train"): Promise<SetOutcome> {
+  async run(
+    skill: string,
+    items: readonly TaskItem[],
+    label: string,
+    early?: EarlyStop,
+    batch?: { seed: number },
+    sample = 0,
+    purpose: "eval" | "train" = "train",
+  ): Promise<SetOutcome> {
     const model = this.evalCtx.model as BenchmarkContext["model"] | undefined;
     // With a provider batch every rollout of the round starts at once: their calls wait together.
     const workers = model?.batching?.(purpose) ? Math.max(1, items.length) : this.workers;
-    const round = model?.round ? model.round.bind(model) : <T>(_p: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>) => fn((run) => run());
+    const round = model?.round
+      ? model.round.bind(model)
+      : <T>(_p: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>) => fn((run) => run());
     return round(purpose, (task) => this.runRound(skill, items, label, early, batch, sample, task, workers), this.evalCtx.signal);
   }
 
@@ -241,7 +255,10 @@ export class Evaluator {
     // Transient errors in a stage that otherwise answered are re-asked once; when nothing was
     // answered the endpoint is down and re-asking would only wait on it again.
     if (stoppedAt === undefined && errIdx.length && done > 0) {
-      this.events.emit({ type: "warning", text: `${label}: ${errIdx.length} of ${n} item(s) got no answer (${errors[errIdx[0]!]!.reason.slice(0, 160)}); asking them once more` });
+      this.events.emit({
+        type: "warning",
+        text: `${label}: ${errIdx.length} of ${n} item(s) got no answer (${errors[errIdx[0]!]!.reason.slice(0, 160)}); asking them once more`,
+      });
       await pass(errIdx, `${label} (re-ask)`);
     }
     if (stoppedAt !== undefined) {
@@ -310,7 +327,15 @@ export class Evaluator {
    * where the run already has them; the rest are rolled out (and returned, for the state). No new
    * item is started once the test has decided; rollouts in flight finish and stay cached.
    */
-  async runPaired(p: { candidate: string; current: string; items: readonly TaskItem[]; known: readonly (ItemScores | null)[]; test: PairedSequentialTest; gate: GateSettings; label: string }): Promise<PairedOutcome> {
+  async runPaired(p: {
+    candidate: string;
+    current: string;
+    items: readonly TaskItem[];
+    known: readonly (ItemScores | null)[];
+    test: PairedSequentialTest;
+    gate: GateSettings;
+    label: string;
+  }): Promise<PairedOutcome> {
     const cHash = skillHash(p.candidate);
     const uHash = skillHash(p.current);
     this.touch(uHash, "eval");
@@ -341,7 +366,10 @@ export class Evaluator {
         const i = next++;
         if (i >= n) return;
         const item = p.items[i]!;
-        const [ca, ua] = await Promise.all([this.answered(p.candidate, cHash, item), cur[i] ? Promise.resolve(undefined) : this.answered(p.current, uHash, item)]);
+        const [ca, ua] = await Promise.all([
+          this.answered(p.candidate, cHash, item),
+          cur[i] ? Promise.resolve(undefined) : this.answered(p.current, uHash, item),
+        ]);
         const err = ca.error ?? ua?.error;
         if (err) {
           // A gate decision never counts a missing answer: stop deciding and report it.
@@ -364,10 +392,23 @@ export class Evaluator {
     };
     advance();
     await Promise.all(Array.from({ length: Math.max(1, Math.min(this.workers, n)) }, worker));
-    if (errored.length) throw noAnswerError({ errored, results: results.filter((r): r is RolloutResult => r !== undefined) }, `selection pass of ${p.label}`, " (a gate decision never counts a missing answer as a zero)");
+    if (errored.length)
+      throw noAnswerError(
+        { errored, results: results.filter((r): r is RolloutResult => r !== undefined) },
+        `selection pass of ${p.label}`,
+        " (a gate decision never counts a missing answer as a zero)",
+      );
     // Only the decisive prefix counts; later items that finished are cached, not counted.
     for (let i = prefix; i < n; i++) cand[i] = null;
-    return { candidate: cand, current: cur, currentFresh: fresh, results: results.slice(0, prefix) as RolloutResult[], evaluated: prefix, total: n, launched: Math.min(next, n) };
+    return {
+      candidate: cand,
+      current: cur,
+      currentFresh: fresh,
+      results: results.slice(0, prefix) as RolloutResult[],
+      evaluated: prefix,
+      total: n,
+      launched: Math.min(next, n),
+    };
   }
 }
 

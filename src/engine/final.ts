@@ -51,7 +51,11 @@ const r6 = (x: number | null | undefined) => (x === null || x === undefined ? nu
  */
 export async function finalEvaluation(f: FinalInput): Promise<Summary> {
   const { state, events } = f;
-  const test: Record<string, { hard: number; soft: number; by_type: Record<string, { total: number; hard_acc: number }> } | null> = { baseline: null, best: null, final: null };
+  const test: Record<string, { hard: number; soft: number; by_type: Record<string, { total: number; hard_acc: number }> } | null> = {
+    baseline: null,
+    best: null,
+    final: null,
+  };
   const evaluations: EvaluationRow[] = [];
   if (!state.stopped) {
     const items = f.testItems;
@@ -74,7 +78,16 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
       }
       distinct.forEach((h, i) => {
         const m = meanScores(outs[i]!.results);
-        evaluations.push({ kind: "test", hash: h, split: "test", hard: m.hard, soft: m.soft, score: null, evaluated: outs[i]!.results.length, total: items.length });
+        evaluations.push({
+          kind: "test",
+          hash: h,
+          split: "test",
+          hard: m.hard,
+          soft: m.soft,
+          score: null,
+          evaluated: outs[i]!.results.length,
+          total: items.length,
+        });
       });
     }
   }
@@ -92,8 +105,21 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     ...(f.gate.sequential.maxRegressions === null ? {} : { gate_max_regressions: f.gate.sequential.maxRegressions }),
     noise_floor: state.noiseFloor ?? null,
     baseline: { selection: r6(state.baseline.score), selection_hard: r6(state.baseline.hard), test: r6(test.baseline?.hard), hash: state.baseline.hash },
-    best: { selection: r6(state.best.score), selection_hard: r6(state.best.hard), test: r6(test.best?.hard), step: state.best.step, origin: state.best.origin, hash: state.best.hash },
-    final: { selection: r6(state.current.score), selection_hard: r6(state.current.hard), test: r6(test.final?.hard), origin: state.current.origin, hash: state.current.hash },
+    best: {
+      selection: r6(state.best.score),
+      selection_hard: r6(state.best.hard),
+      test: r6(test.best?.hard),
+      step: state.best.step,
+      origin: state.best.origin,
+      hash: state.best.hash,
+    },
+    final: {
+      selection: r6(state.current.score),
+      selection_hard: r6(state.current.hard),
+      test: r6(test.final?.hard),
+      origin: state.current.origin,
+      hash: state.current.hash,
+    },
     steps: state.lastStep,
     total_steps: f.totalSteps,
     accepted: state.counts.accepted,

@@ -236,7 +236,11 @@ export interface LabCeiling {
 const RULES = ["strict", "paired", "fixed-t"] as const;
 
 /** Run `trials` trials per planted effect (percentage points) for every rule on the same trials. */
-export function runLab(o: { effects: number[]; trials: number; n: number; settings: SequentialSettings; seed?: number; noise?: LabNoise }): { rows: LabRow[]; flipRate: number; ceilings: LabCeiling[] } {
+export function runLab(o: { effects: number[]; trials: number; n: number; settings: SequentialSettings; seed?: number; noise?: LabNoise }): {
+  rows: LabRow[];
+  flipRate: number;
+  ceilings: LabCeiling[];
+} {
   const rows: LabRow[] = [];
   const ceilings: LabCeiling[] = [];
   const flips: number[] = [];

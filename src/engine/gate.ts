@@ -50,7 +50,14 @@ export const passed = (x: ItemScores) => x[0] >= 1 - 1e-9;
  * flips both ways. Used for the strict rule too (its verdict is the mean comparison; the record
  * shows how sure that comparison was).
  */
-export function pairedRecord(g: GateSettings, cand: readonly (ItemScores | null)[], cur: readonly (ItemScores | null)[], rule: "strict" | "paired", verdict: GateDecision["verdict"], reason?: GateDecision["reason"]): GateDecision {
+export function pairedRecord(
+  g: GateSettings,
+  cand: readonly (ItemScores | null)[],
+  cur: readonly (ItemScores | null)[],
+  rule: "strict" | "paired",
+  verdict: GateDecision["verdict"],
+  reason?: GateDecision["reason"],
+): GateDecision {
   const t = new PairedSequentialTest(cand.length, g.sequential);
   cand.forEach((c, i) => {
     const u = cur[i];
@@ -96,7 +103,13 @@ export function decide(g: GateSettings, cand: number, current: number, best: num
  * stops at its verdict; `strict` accepts when the mean difference is above `margin` and records
  * the same evidence (Δ, bounds, flips) so both read alike in reports.
  */
-export function decideOnItems(diffs: readonly number[], regressed: readonly boolean[], rule: "strict" | "paired", s: SequentialSettings, margin = 0): GateDecision {
+export function decideOnItems(
+  diffs: readonly number[],
+  regressed: readonly boolean[],
+  rule: "strict" | "paired",
+  s: SequentialSettings,
+  margin = 0,
+): GateDecision {
   const t = new PairedSequentialTest(Math.max(1, diffs.length), s);
   if (rule === "paired") {
     for (let i = 0; i < diffs.length; i++) if (t.push(Math.max(-1, Math.min(1, diffs[i]!)), regressed[i] === true)) break;

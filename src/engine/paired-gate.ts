@@ -47,7 +47,15 @@ export function pruneItems(state: LoopState): void {
  * Decide a candidate against the current skill with the paired sequential test (docs/gate.md).
  * The current's per-item scores rolled out on the way are added to the state.
  */
-export async function pairedGate(ev: Evaluator, g: GateSettings, state: LoopState, po: PairedOrder, candidate: string, current: string, label: string): Promise<PairedResult> {
+export async function pairedGate(
+  ev: Evaluator,
+  g: GateSettings,
+  state: LoopState,
+  po: PairedOrder,
+  candidate: string,
+  current: string,
+  label: string,
+): Promise<PairedResult> {
   const n = po.order.length;
   const knownSel = knownItems(state, state.current.hash);
   const known = po.order.map((i) => knownSel[i] ?? null);

@@ -45,7 +45,15 @@ interface CallPlan {
  * rejection and the selection cache only lower them); optimizer counts assume every batch has
  * both failures and successes and every merged pool exceeds the budget (worst case).
  */
-export function planCalls(cfg: EngineConfig, sizes: RunPlanSizes, trainLen: number, selection: number, test: number, mode: UpdateMode, lr: LrControlMode): CallPlan {
+export function planCalls(
+  cfg: EngineConfig,
+  sizes: RunPlanSizes,
+  trainLen: number,
+  selection: number,
+  test: number,
+  mode: UpdateMode,
+  lr: LrControlMode,
+): CallPlan {
   const { batch_size, accumulation, num_epochs } = cfg.train;
   const M = cfg.gradient.minibatch_size;
   const target: Record<string, number> = { baseline_selection: selection, train_rollouts: 0, selection: 0, slow_update: 0, final_test: 0 };
@@ -64,7 +72,8 @@ export function planCalls(cfg: EngineConfig, sizes: RunPlanSizes, trainLen: numb
       target.selection! += selection;
       const analysts = accumulation * (cfg.gradient.failure_only ? Math.ceil(n / accumulation / M) : Math.ceil(n / accumulation / M) + 1);
       const fp = Math.ceil(analysts / 2);
-      optimizer.merge! += mergeCallsFor(fp, cfg.gradient.merge_batch_size) + mergeCallsFor(analysts - fp, cfg.gradient.merge_batch_size) + (analysts - fp > 0 && fp > 0 ? 1 : 0);
+      optimizer.merge! +=
+        mergeCallsFor(fp, cfg.gradient.merge_batch_size) + mergeCallsFor(analysts - fp, cfg.gradient.merge_batch_size) + (analysts - fp > 0 && fp > 0 ? 1 : 0);
       if (mode !== "full_rewrite_minibatch") optimizer.ranking! += 1;
       if (lr === "autonomous") optimizer.lr_autonomous! += 1;
       if (mode === "rewrite_from_suggestions") optimizer.rewrite! += 1;

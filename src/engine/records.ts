@@ -165,7 +165,9 @@ export const StepRecordSchema = v.object({
   timing: counts,
   /** Items that got no answer, per stage; never scored. */
   errored: v.optional(counts, {}),
-  errored_items: v.optional(v.array(v.object({ id: v.string(), reason: v.string(), role: v.picklist(["target", "optimizer", "evaluator"]), stage: v.string() }))),
+  errored_items: v.optional(
+    v.array(v.object({ id: v.string(), reason: v.string(), role: v.picklist(["target", "optimizer", "evaluator"]), stage: v.string() })),
+  ),
   calls: CallsSchema,
   tokens: v.object({ prompt: num, completion: num }),
   cost_usd: v.nullable(num),

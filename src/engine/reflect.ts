@@ -39,7 +39,9 @@ function chunk<T>(xs: readonly T[], n: number): T[][] {
 function parseNotes(raw: unknown): string[] {
   const list = Array.isArray(raw) ? raw : raw === undefined || raw === null ? [] : [raw];
   return list
-    .map((x) => (typeof x === "string" ? x : x && typeof x === "object" ? String((x as Record<string, unknown>).note ?? (x as Record<string, unknown>).content ?? "") : ""))
+    .map((x) =>
+      typeof x === "string" ? x : x && typeof x === "object" ? String((x as Record<string, unknown>).note ?? (x as Record<string, unknown>).content ?? "") : "",
+    )
     .map((s) => s.trim())
     .filter(Boolean);
 }

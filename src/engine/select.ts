@@ -8,7 +8,8 @@ type Item = Record<string, unknown>;
 /** One line describing a patch item for ranking / LR prompts (no truncation, spec §2.6). */
 function describeItem(it: Item): string {
   if ("op" in it) return `op=${it.op}  target='${it.target ?? ""}'  content='${it.content ?? ""}'  support=${it.support_count ?? 1}`;
-  if ("instruction" in it) return `type=${it.type} title='${it.title}' instruction='${it.instruction}' priority=${it.priority_hint ?? ""} support=${it.support_count ?? 1}`;
+  if ("instruction" in it)
+    return `type=${it.type} title='${it.title}' instruction='${it.instruction}' priority=${it.priority_hint ?? ""} support=${it.support_count ?? 1}`;
   const preview = String(it.new_skill ?? "").slice(0, 400);
   return `title=${it.title ?? ""} change_summary=${JSON.stringify(it.change_summary ?? [])} source=${it.source_type ?? ""} support=${it.support_count ?? 1} new_skill_preview=${JSON.stringify(preview)}`;
 }
@@ -23,13 +24,25 @@ function coerceLr(raw: unknown): number | undefined {
 }
 
 /** The autonomous learning-rate call: the optimizer decides how many items to apply. */
-export async function autonomousLr(sc: StageContext, skill: string, meta: string, merged: Patch, evidence: Record<string, unknown>, stepBuffer: string): Promise<LrDecision> {
+export async function autonomousLr(
+  sc: StageContext,
+  skill: string,
+  meta: string,
+  merged: Patch,
+  evidence: Record<string, unknown>,
+  stepBuffer: string,
+): Promise<LrDecision> {
   const list = (merged[payloadKey(sc.mode)] as Item[] | undefined) ?? [];
   const user = userMessage(
     [
       metaSection(meta),
       skillSection(skill),
-      { title: "Current Step Evidence", body: Object.entries(evidence).map(([k, val]) => `${k}=${typeof val === "number" && !Number.isInteger(val) ? val.toFixed(6) : val}`).join("\n") },
+      {
+        title: "Current Step Evidence",
+        body: Object.entries(evidence)
+          .map(([k, val]) => `${k}=${typeof val === "number" && !Number.isInteger(val) ? val.toFixed(6) : val}`)
+          .join("\n"),
+      },
       { title: "Proposed Update Items", body: list.map((it, i) => `[${i}] ${describeItem(it)}`).join("\n") },
       { title: "Decision", body: `Decide how many of these ${list.length} items to apply this step. Do not rank them.` },
       stepBuffer ? { title: "Previous Steps in This Epoch", body: stepBuffer } : undefined,
@@ -82,7 +95,11 @@ export async function rankAndSelect(sc: StageContext, skill: string, meta: strin
   }
   if (kept.length) {
     return {
-      patch: { reasoning: `${merged.reasoning ?? ""} [optimizer-ranked: selected ${kept.length}/${list.length} ${label}]`, [key]: kept.map((i) => list[i]!), ranking_details: value },
+      patch: {
+        reasoning: `${merged.reasoning ?? ""} [optimizer-ranked: selected ${kept.length}/${list.length} ${label}]`,
+        [key]: kept.map((i) => list[i]!),
+        ranking_details: value,
+      },
       calls: 1,
     };
   }

@@ -47,7 +47,11 @@ export function renderStepBuffer(entries: readonly StepBufferEntry[]): string {
     lines.push("", `### Step ${e.step} — ${e.action.toUpperCase()} (${e.n_fail}/${e.n_total} failed)`);
     for (const p of e.failure_patterns) lines.push(`- "${p.pattern}" (×${p.count}, tasks: ${p.task_ids.join(", ")})`);
     if (e.rejected_edits?.length) {
-      lines.push(e.score_after === undefined ? `Rejected edits (did not beat the current score ${fmt(e.score_before)}):` : `Rejected edits (score ${fmt(e.score_before)} → ${fmt(e.score_after)}):`);
+      lines.push(
+        e.score_after === undefined
+          ? `Rejected edits (did not beat the current score ${fmt(e.score_before)}):`
+          : `Rejected edits (score ${fmt(e.score_before)} → ${fmt(e.score_after)}):`,
+      );
       e.rejected_edits.forEach((r, i) => {
         if ("op" in r) lines.push(`${i + 1}. [${r.op}]${r.target ? ` target="${r.target}"` : ""} → "${r.content}"`);
         else if ("instruction" in r) lines.push(`${i + 1}. [${r.type}] "${r.title}" → "${r.instruction}"`);

@@ -16,10 +16,36 @@ import type { LoopState } from "./state.ts";
 import { describeRejected, failedEdits, failurePatterns, renderStepBuffer, type StepBufferEntry } from "./step-buffer.ts";
 import type { StageEvent } from "./events.ts";
 import { update } from "./update.ts";
-import { type CallsRecord, type LrDecision, STEP_RECORD_SCHEMA, type StepArtifacts, type StepAction, type StepOutcomeName, type StepRecord } from "./records.ts";
+import {
+  type CallsRecord,
+  type LrDecision,
+  STEP_RECORD_SCHEMA,
+  type StepArtifacts,
+  type StepAction,
+  type StepOutcomeName,
+  type StepRecord,
+} from "./records.ts";
 
 /** The step record's fields known before the step's result. */
-type StepDraft = Omit<StepRecord, "action" | "outcome" | "current_score" | "best_score" | "best_step" | "current_origin" | "best_origin" | "current_hash" | "skill_len" | "timing" | "errored" | "errored_items" | "calls" | "tokens" | "cost_usd" | "wall_time_s">;
+type StepDraft = Omit<
+  StepRecord,
+  | "action"
+  | "outcome"
+  | "current_score"
+  | "best_score"
+  | "best_step"
+  | "current_origin"
+  | "best_origin"
+  | "current_hash"
+  | "skill_len"
+  | "timing"
+  | "errored"
+  | "errored_items"
+  | "calls"
+  | "tokens"
+  | "cost_usd"
+  | "wall_time_s"
+>;
 
 interface StepEnv {
   sc: StageContext;
@@ -44,7 +70,17 @@ interface StepOutcome {
   record: StepRecord;
   artifacts: StepArtifacts;
   newSkills: { hash: string; text: string; origin: string }[];
-  evaluations: { kind: string; hash: string; split: string; hard: number; soft: number; score: number | null; evaluated: number; total: number; action?: string }[];
+  evaluations: {
+    kind: string;
+    hash: string;
+    split: string;
+    hard: number;
+    soft: number;
+    score: number | null;
+    evaluated: number;
+    total: number;
+    action?: string;
+  }[];
 }
 
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -97,7 +133,12 @@ function callDelta(a: CallTotals, b: CallTotals): Pick<StepRecord, "calls" | "to
 }
 
 /** One training step: ① rollout ② reflect ③ aggregate ④ select ⑤ update ⑥ evaluate and gate. */
-export async function runStep(env: StepEnv, state: LoopState, step: { global: number; epoch: number; inEpoch: number; batches: BatchSpec[] }, meta: string): Promise<StepOutcome> {
+export async function runStep(
+  env: StepEnv,
+  state: LoopState,
+  step: { global: number; epoch: number; inEpoch: number; batches: BatchSpec[] },
+  meta: string,
+): Promise<StepOutcome> {
   const { sc, ev, clock } = env;
   const emit = (e: StageEvent) => sc.events.emit(e);
   const t0 = clock.now();
@@ -162,7 +203,15 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   rec.accumulation_batches = step.batches.map((b, i) => {
     const s = meanScores(rolled[i]!.results);
     const mine = reflections[i]!.patches;
-    return { batch_idx: b.index, batch_seed: b.seed, n_envs: b.items.length, hard: r6(s.hard), soft: r6(s.soft), n_failure_patches: mine.filter((p) => p.source_type === "failure").length, n_success_patches: mine.filter((p) => p.source_type === "success").length };
+    return {
+      batch_idx: b.index,
+      batch_seed: b.seed,
+      n_envs: b.items.length,
+      hard: r6(s.hard),
+      soft: r6(s.soft),
+      n_failure_patches: mine.filter((p) => p.source_type === "failure").length,
+      n_success_patches: mine.filter((p) => p.source_type === "success").length,
+    };
   });
   set({ n_patches: failure.length + success.length, n_failure_patches: failure.length, n_success_patches: success.length });
   artifacts.raw_patches = raws;
@@ -193,7 +242,14 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   };
 
   const buffer = (action: string, extra: Partial<StepBufferEntry> = {}) => {
-    state.stepBuffer.push({ step: step.global, action, n_total: Math.max(all.length, 1), n_fail: all.filter(isFailure).length, failure_patterns: failurePatterns(all), ...extra });
+    state.stepBuffer.push({
+      step: step.global,
+      action,
+      n_total: Math.max(all.length, 1),
+      n_fail: all.filter(isFailure).length,
+      failure_patterns: failurePatterns(all),
+      ...extra,
+    });
   };
 
   if (!failure.length && !success.length && !notes.length) {
@@ -219,10 +275,25 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   let lrDecision: LrDecision | undefined;
   if (sc.mode === "full_rewrite_minibatch") {
     ranked = merged.patch;
-    emit({ type: "select", step: step.global, merged: mergedItems.length, selected: mergedItems.length, unit: "candidates", budget: null, lrControl: sc.lrControl });
+    emit({
+      type: "select",
+      step: step.global,
+      merged: mergedItems.length,
+      selected: mergedItems.length,
+      unit: "candidates",
+      budget: null,
+      lrControl: sc.lrControl,
+    });
   } else {
     if (sc.lrControl === "autonomous") {
-      lrDecision = await autonomousLr(sc, current, meta, merged.patch, { rollout_n: all.length, rollout_hard: rs.hard, rollout_soft: rs.soft, proposed_update_items: mergedItems.length, update_item_type: key }, bufferText);
+      lrDecision = await autonomousLr(
+        sc,
+        current,
+        meta,
+        merged.patch,
+        { rollout_n: all.length, rollout_hard: rs.hard, rollout_soft: rs.soft, proposed_update_items: mergedItems.length, update_item_type: key },
+        bufferText,
+      );
       budget = lrDecision.learning_rate;
       artifacts.lr_decision = lrDecision;
       rec.lr_decision = lrDecision;
@@ -231,11 +302,25 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
       state.schedulerStep = env.scheduler.current;
     }
     ranked = (await rankAndSelect(sc, current, meta, merged.patch, budget)).patch;
-    emit({ type: "select", step: step.global, merged: mergedItems.length, selected: ((ranked[key] as unknown[]) ?? []).length, unit: sc.mode === "patch" ? "edits" : "suggestions", budget, lrControl: sc.lrControl });
+    emit({
+      type: "select",
+      step: step.global,
+      merged: mergedItems.length,
+      selected: ((ranked[key] as unknown[]) ?? []).length,
+      unit: sc.mode === "patch" ? "edits" : "suggestions",
+      budget,
+      lrControl: sc.lrControl,
+    });
   }
-  const rankedItems = ((ranked[key] as Record<string, unknown>[]) ?? []);
+  const rankedItems = (ranked[key] as Record<string, unknown>[]) ?? [];
   timing.select_s = r1((clock.now() - t3) / 1000);
-  set({ n_edits_ranked: rankedItems.length, edit_budget: budget, learning_rate: budget, lr_control_mode: sc.lrControl, support_counts: rankedItems.map((i) => Number(i.support_count ?? 1)) });
+  set({
+    n_edits_ranked: rankedItems.length,
+    edit_budget: budget,
+    learning_rate: budget,
+    lr_control_mode: sc.lrControl,
+    support_counts: rankedItems.map((i) => Number(i.support_count ?? 1)),
+  });
   artifacts.ranked_edits = ranked;
 
   // ⑤ update
@@ -274,7 +359,14 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   }
   const cHash = skillHash(candidate);
   set({ candidate_hash: cHash, candidate_skill_len: candidate.length });
-  emit({ type: "update", step: step.global, before: current.length, after: candidate.length, applied: up.summary?.applied ?? null, total: up.summary?.total ?? null });
+  emit({
+    type: "update",
+    step: step.global,
+    before: current.length,
+    after: candidate.length,
+    applied: up.summary?.applied ?? null,
+    total: up.summary?.total ?? null,
+  });
   if (cHash === state.current.hash) {
     emit({ type: "skip", step: step.global, reason: "no_change" });
     buffer("skip_no_change", { failed_edits: failedEdits(report) });
@@ -310,8 +402,19 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     const saved = p.out.total - p.out.launched;
     state.selectionSaved += saved;
     const partial = meanScores(p.out.results);
-    const verdictAction = d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
-    evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: p.out.evaluated, total: p.out.total, action: verdictAction });
+    const verdictAction =
+      d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
+    evaluations.push({
+      kind: "candidate",
+      hash: cHash,
+      split: "val",
+      hard: partial.hard,
+      soft: partial.soft,
+      score: null,
+      evaluated: p.out.evaluated,
+      total: p.out.total,
+      action: verdictAction,
+    });
     set({
       gate_metric: g.metric,
       gate: d,
@@ -365,9 +468,35 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
     if (!out.complete) {
       const partial = meanScores(out.results);
       state.selectionSaved += out.total - out.launched;
-      evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
-      emit({ type: "decision", step: step.global, action: "reject_early", rule: "early", evaluated: out.evaluated, total: out.total, current: state.current.score });
-      set({ gate_metric: g.metric, selection_hard: null, selection_soft: null, candidate_gate_score: null, current_score_before: state.current.score, selection_calls_saved: out.total - out.launched, gate: pairedRecord(g, byIndex(out.results), curItems, "strict", "reject", "cannot_reach") });
+      evaluations.push({
+        kind: "candidate",
+        hash: cHash,
+        split: "val",
+        hard: partial.hard,
+        soft: partial.soft,
+        score: null,
+        evaluated: out.evaluated,
+        total: out.total,
+        action: "reject_early",
+      });
+      emit({
+        type: "decision",
+        step: step.global,
+        action: "reject_early",
+        rule: "early",
+        evaluated: out.evaluated,
+        total: out.total,
+        current: state.current.score,
+      });
+      set({
+        gate_metric: g.metric,
+        selection_hard: null,
+        selection_soft: null,
+        candidate_gate_score: null,
+        current_score_before: state.current.score,
+        selection_calls_saved: out.total - out.launched,
+        gate: pairedRecord(g, byIndex(out.results), curItems, "strict", "reject", "cannot_reach"),
+      });
       rejectEntry("reject");
       state.counts.rejected_early += 1;
       return finish("reject_early", "rejected_early");
@@ -384,9 +513,29 @@ export async function runStep(env: StepEnv, state: LoopState, step: { global: nu
   const d = decide(g, score, prevCurrent, prevBest);
   const record = pairedRecord(g, state.selItems?.[cHash] ?? [], curItems, "strict", d.action === "reject" ? "reject" : "accept");
   // The strict rule compares means; the record's Δ is the mean difference on the items both have.
-  set({ selection_hard: r6(hard), selection_soft: r6(soft), gate_metric: g.metric, candidate_gate_score: r6(score), current_score_before: prevCurrent, gate: record });
+  set({
+    selection_hard: r6(hard),
+    selection_soft: r6(soft),
+    gate_metric: g.metric,
+    candidate_gate_score: r6(score),
+    current_score_before: prevCurrent,
+    gate: record,
+  });
   evaluations[evaluations.length - 1]!.action = d.action;
-  const decision = { type: "decision", step: step.global, action: d.action, rule: "strict", metric: g.metric, mixedWeight: g.mixedWeight, score, hard, soft, current: prevCurrent, best: prevBest, gate: record } as const;
+  const decision = {
+    type: "decision",
+    step: step.global,
+    action: d.action,
+    rule: "strict",
+    metric: g.metric,
+    mixedWeight: g.mixedWeight,
+    score,
+    hard,
+    soft,
+    current: prevCurrent,
+    best: prevBest,
+    gate: record,
+  } as const;
   if (d.action === "reject") {
     emit(decision);
     rejectEntry("reject");

@@ -98,7 +98,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const resumed = recorder.resume();
   const stored = resumed ? v.safeParse(LoopStateSchema, resumed.state) : undefined;
   if (stored && !stored.success) {
-    throw new DataError(`the run store holds a loop state this version cannot read (${recordIssue("loop state", stored.issues)})`, { hint: "start a new run with a different --out" });
+    throw new DataError(`the run store holds a loop state this version cannot read (${recordIssue("loop state", stored.issues)})`, {
+      hint: "start a new run with a different --out",
+    });
   }
   const elapsedBefore = stored?.output.elapsedS ?? 0;
   const commit = (cp: CheckpointContent) => {
@@ -161,7 +163,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       newSkills.push({ hash: h, text: initial, origin: "initial_skill+appendix" });
     }
     state.noiseFloor = await noiseFloor(deps.initialSkill, out.results);
-    commit({ kind: "baseline", step: 0, epoch: 0, skills: newSkills, evaluations: [{ kind: "baseline", hash: hash0, split: "val", hard, soft, score, evaluated: out.evaluated, total: out.total }] });
+    commit({
+      kind: "baseline",
+      step: 0,
+      epoch: 0,
+      skills: newSkills,
+      evaluations: [{ kind: "baseline", hash: hash0, split: "val", hard, soft, score, evaluated: out.evaluated, total: out.total }],
+    });
   }
 
   const stop = (reason: string) => {
@@ -213,7 +221,15 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       }
       state = work;
       state.lastStep = global;
-      commit({ kind: "step", step: global, epoch, skills: outcome.newSkills, record: outcome.record, evaluations: outcome.evaluations, artifacts: outcome.artifacts });
+      commit({
+        kind: "step",
+        step: global,
+        epoch,
+        skills: outcome.newSkills,
+        record: outcome.record,
+        evaluations: outcome.evaluations,
+        artifacts: outcome.artifacts,
+      });
       events.emit({ type: "step_done", step: global, total: sizes.totalSteps, record: outcome.record });
     }
     const why = accounting.budgetExceeded();
@@ -278,9 +294,20 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           const p = await pairedGate(ev, gate, state, pairedOrder, cand, curr, `slow update epoch ${epoch} selection`);
           const d = p.decision;
           state.selectionSaved += p.out.total - p.out.launched;
-          const action = d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
+          const action =
+            d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
           const partial = meanScores(p.out.results);
-          evaluations.push({ kind: "slow_update", hash: h, split: "val", hard: partial.hard, soft: partial.soft, score: null, evaluated: p.out.evaluated, total: p.out.total, action });
+          evaluations.push({
+            kind: "slow_update",
+            hash: h,
+            split: "val",
+            hard: partial.hard,
+            soft: partial.soft,
+            score: null,
+            evaluated: p.out.evaluated,
+            total: p.out.total,
+            action,
+          });
           if (d.verdict === "accept") {
             state.current = { hash: h, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin: `slow_update_epoch_${tag}` };
             state.selCache[h] = { hard: p.estimate.hard, soft: p.estimate.soft };
@@ -288,7 +315,15 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             if (action === "accept_new_best") state.best = { ...state.current, step: state.lastStep };
           }
           pruneItems(state);
-          record.slow_update = { action, prev_hard: prevHard, curr_hard: currHard, candidate_hash: h, slow_update_content: slow.content, reasoning: slow.reasoning, gate: d };
+          record.slow_update = {
+            action,
+            prev_hard: prevHard,
+            curr_hard: currHard,
+            candidate_hash: h,
+            slow_update_content: slow.content,
+            reasoning: slow.reasoning,
+            gate: d,
+          };
           emit({ type: "slow_update_done", epoch, action, gate: d, current: state.current.score, best: state.best.score });
           state.boundaryEpoch = epoch;
           commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
@@ -298,7 +333,12 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         let early = false;
         if (!scores) {
           const bonus = gate.densityWeight ? gate.densityWeight * semanticDensity(cand, gate.leadingWords) : 0;
-          const out = await ev.run(cand, selection, `slow update epoch ${epoch} selection`, gated && gate.earlyReject ? { gate, mustBeat: state.current.score, bonus } : undefined);
+          const out = await ev.run(
+            cand,
+            selection,
+            `slow update epoch ${epoch} selection`,
+            gated && gate.earlyReject ? { gate, mustBeat: state.current.score, bonus } : undefined,
+          );
           requireAnswers(out, `slow-update selection pass of epoch ${epoch}`, { strict: true });
           if (out.complete) {
             scores = meanScores(out.results);
@@ -307,7 +347,16 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           } else {
             early = true;
             state.selectionSaved += out.total - out.launched;
-            evaluations.push({ kind: "slow_update", hash: h, split: "val", ...meanScores(out.results), score: null, evaluated: out.evaluated, total: out.total, action: "reject_early" });
+            evaluations.push({
+              kind: "slow_update",
+              hash: h,
+              split: "val",
+              ...meanScores(out.results),
+              score: null,
+              evaluated: out.evaluated,
+              total: out.total,
+              action: "reject_early",
+            });
           }
         }
         let action: BoundaryAction;
@@ -316,14 +365,32 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           const score = gateScore(gate, scores.hard, scores.soft, cand);
           const d = gated ? decide(gate, score, state.current.score, state.best.score) : { action: "force_accept" as const, newBest: score > state.best.score };
           action = d.action;
-          evaluations.push({ kind: "slow_update", hash: h, split: "val", hard: scores.hard, soft: scores.soft, score, evaluated: selection.length, total: selection.length, action });
+          evaluations.push({
+            kind: "slow_update",
+            hash: h,
+            split: "val",
+            hard: scores.hard,
+            soft: scores.soft,
+            score,
+            evaluated: selection.length,
+            total: selection.length,
+            action,
+          });
           if (action !== "reject") {
             state.current = { hash: h, hard: scores.hard, soft: scores.soft, score, origin: `slow_update_epoch_${tag}` };
             if (d.newBest) state.best = { ...state.current, step: state.lastStep };
           }
           pruneItems(state);
         }
-        record.slow_update = { action, prev_hard: prevHard, curr_hard: currHard, candidate_hash: h, slow_update_content: slow.content, reasoning: slow.reasoning, ...(scores ? { selection_hard: scores.hard, selection_soft: scores.soft } : {}) };
+        record.slow_update = {
+          action,
+          prev_hard: prevHard,
+          curr_hard: currHard,
+          candidate_hash: h,
+          slow_update_content: slow.content,
+          reasoning: slow.reasoning,
+          ...(scores ? { selection_hard: scores.hard, selection_soft: scores.soft } : {}),
+        };
         emit({ type: "slow_update_done", epoch, action, gate: null, current: state.current.score, best: state.best.score });
       }
     }
@@ -354,7 +421,15 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     const rate = compared ? flips / compared : 0;
     const confidence = 1 - gate.sequential.alpha;
     const mde = detectableGain(selection.length, rate, confidence);
-    const nf = { items: compared, flips, flip_rate: rate, detectable_gain: mde, selection_items: selection.length, min_effect: gate.sequential.minEffect, confidence };
+    const nf = {
+      items: compared,
+      flips,
+      flip_rate: rate,
+      detectable_gain: mde,
+      selection_items: selection.length,
+      min_effect: gate.sequential.minEffect,
+      confidence,
+    };
     emit({ type: "noise_floor", ...nf });
     if (mde > gate.sequential.minEffect) {
       events.emit({

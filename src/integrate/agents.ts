@@ -98,7 +98,11 @@ function claude(t: Target): Change[] {
   if (t.hook) {
     // hooks reference (code.claude.com/docs/en/hooks): SessionEnd runs command hooks; harvest only reads sessions.
     const hook = { type: "command", command: `${b} sleep harvest --project "$CLAUDE_PROJECT_DIR" --quiet >/dev/null` };
-    changes.push({ path: join(plugin, "hooks", "hooks.json"), kind: "file", content: `${JSON.stringify({ hooks: { SessionEnd: [{ hooks: [hook] }] } }, null, 2)}\n` });
+    changes.push({
+      path: join(plugin, "hooks", "hooks.json"),
+      kind: "file",
+      content: `${JSON.stringify({ hooks: { SessionEnd: [{ hooks: [hook] }] } }, null, 2)}\n`,
+    });
   }
   return changes;
 }
@@ -133,7 +137,12 @@ function cursor(t: Target): Change[] {
       content: `# SkillOpt train\n\nRun \`${b} train --quiet\` in the terminal with the config the user named (\`--config quickstart\` trains offline on the simulator), then report the run folder and the best score.\n`,
     },
   ];
-  if (!t.user) changes.push({ path: join(dir, "rules", "skillopt.mdc"), kind: "file", content: `${frontmatter({ description: SKILL_DESCRIPTION, alwaysApply: false })}\n${skillBody(t.bin)}` });
+  if (!t.user)
+    changes.push({
+      path: join(dir, "rules", "skillopt.mdc"),
+      kind: "file",
+      content: `${frontmatter({ description: SKILL_DESCRIPTION, alwaysApply: false })}\n${skillBody(t.bin)}`,
+    });
   return changes;
 }
 
@@ -143,7 +152,13 @@ function cursor(t: Target): Change[] {
 function copilot(t: Target): Change[] {
   if (t.user) {
     const home = t.env.COPILOT_HOME || join(t.root, ".copilot");
-    return [{ path: join(home, "mcp-config.json"), kind: "json", entries: [{ key: "mcpServers", name: "skillopt", value: { type: "local", ...mcpEntry(t.bin), tools: ["*"] } }] }];
+    return [
+      {
+        path: join(home, "mcp-config.json"),
+        kind: "json",
+        entries: [{ key: "mcpServers", name: "skillopt", value: { type: "local", ...mcpEntry(t.bin), tools: ["*"] } }],
+      },
+    ];
   }
   return [
     { path: join(t.root, ".vscode", "mcp.json"), kind: "json", entries: [{ key: "servers", name: "skillopt", value: { type: "stdio", ...mcpEntry(t.bin) } }] },

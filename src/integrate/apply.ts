@@ -54,7 +54,9 @@ function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null)
     try {
       parsed = JSON.parse(previous.toString("utf8"));
     } catch {
-      throw new UsageError(`${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`, { hint: `add the "${first.name}" entry under "${first.key}" by hand` });
+      throw new UsageError(`${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`, {
+        hint: `add the "${first.name}" entry under "${first.key}" by hand`,
+      });
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`${c.path}: expected a JSON object at the top level`);
     doc = parsed as Record<string, unknown>;
@@ -62,7 +64,10 @@ function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null)
   for (const e of c.entries) {
     const section = doc[e.key] ?? {};
     if (typeof section !== "object" || section === null || Array.isArray(section)) throw new UsageError(`${c.path}: "${e.key}" is not an object`);
-    if (e.name in section) throw new UsageError(`${c.path} already has a "${e.name}" entry under "${e.key}" that skillopt integrate did not write`, { hint: "remove that entry, then rerun" });
+    if (e.name in section)
+      throw new UsageError(`${c.path} already has a "${e.name}" entry under "${e.key}" that skillopt integrate did not write`, {
+        hint: "remove that entry, then rerun",
+      });
     doc = { ...doc, [e.key]: { ...section, [e.name]: e.value } };
   }
   return `${JSON.stringify(doc, null, 2)}\n`;
@@ -75,12 +80,18 @@ export function planInstall(agent: Agent, t: Target): Planned[] {
     const previous = regularOrMissing(c.path);
     const mode = previous ? statSync(c.path).mode & 0o777 : null;
     if (c.kind === "file") {
-      if (previous) throw new UsageError(`${c.path} exists and was not written by skillopt integrate`, { hint: "move it away (or run --remove if an earlier install wrote it), then rerun" });
+      if (previous)
+        throw new UsageError(`${c.path} exists and was not written by skillopt integrate`, {
+          hint: "move it away (or run --remove if an earlier install wrote it), then rerun",
+        });
       return { path: c.path, action: "create", bytes: c.content, previous, mode };
     }
     if (c.kind === "json") return { path: c.path, action: previous ? "edit" : "create", bytes: jsonEdit(c, previous), previous, mode };
     const text = previous?.toString("utf8") ?? "";
-    if (text.includes(SNIPPET_START)) throw new UsageError(`${c.path} already holds a skillopt snippet that this install did not record`, { hint: "delete the lines between the skillopt markers, then rerun" });
+    if (text.includes(SNIPPET_START))
+      throw new UsageError(`${c.path} already holds a skillopt snippet that this install did not record`, {
+        hint: "delete the lines between the skillopt markers, then rerun",
+      });
     const block = `${SNIPPET_START}\n${c.text}\n${SNIPPET_END}\n`;
     const bytes = text ? `${text}${text.endsWith("\n") ? "" : "\n"}\n${block}` : block;
     return { path: c.path, action: previous ? "edit" : "create", bytes, previous, mode };
@@ -101,7 +112,10 @@ function missingDirs(paths: readonly string[], root: string): string[] {
 /** Write the planned files and the manifest; a failure part-way undoes what was written. */
 function refuseInstalled(agent: Agent, root: string): void {
   const mpath = manifestPath(agent, root);
-  if (existsSync(mpath)) throw new UsageError(`skillopt integrate ${agent} is already installed in ${root} (manifest ${mpath})`, { hint: `run \`skillopt integrate ${agent} --remove\` with the same --project/--user first` });
+  if (existsSync(mpath))
+    throw new UsageError(`skillopt integrate ${agent} is already installed in ${root} (manifest ${mpath})`, {
+      hint: `run \`skillopt integrate ${agent} --remove\` with the same --project/--user first`,
+    });
 }
 
 export function install(agent: Agent, t: Target, plan: readonly Planned[]): string {
@@ -122,7 +136,13 @@ export function install(agent: Agent, t: Target, plan: readonly Planned[]): stri
       root: t.root,
       installed_at: new Date().toISOString(),
       bin: [...t.bin],
-      files: plan.map((p) => ({ path: p.path, action: p.action === "create" ? "created" : "edited", sha256: sha256(p.bytes), previous_base64: p.previous ? p.previous.toString("base64") : null, previous_mode: p.mode })),
+      files: plan.map((p) => ({
+        path: p.path,
+        action: p.action === "create" ? "created" : "edited",
+        sha256: sha256(p.bytes),
+        previous_base64: p.previous ? p.previous.toString("base64") : null,
+        previous_mode: p.mode,
+      })),
       dirs,
     };
     writeJsonAtomic(mpath, manifest);
@@ -171,7 +191,8 @@ export function planRemove(m: Manifest): Array<{ path: string; action: "delete" 
     const now = regularOrMissing(f.path);
     if (!now || sha256(now) !== f.sha256)
       throw new UsageError(`${f.path} ${now ? "changed" : "is gone"} since skillopt integrate wrote it; --remove restores only files it can match`, {
-        hint: f.action === "edited" ? "undo your change to it (or remove the skillopt entry by hand), then rerun" : "put it back or delete the manifest by hand",
+        hint:
+          f.action === "edited" ? "undo your change to it (or remove the skillopt entry by hand), then rerun" : "put it back or delete the manifest by hand",
       });
   }
   return m.files.map((f) => ({ path: f.path, action: f.action === "edited" && f.previous_base64 !== null ? "restore" : "delete" }));

@@ -38,7 +38,11 @@ const BASE_ENV_ALLOWLIST = [
 ];
 
 /** Build a child environment from an allowlist plus fixed additions; nothing else of ours is inherited. */
-export function allowlistedEnv(env: (name: string) => string | undefined, allow: readonly string[], extra: Record<string, string> = {}): Record<string, string> {
+export function allowlistedEnv(
+  env: (name: string) => string | undefined,
+  allow: readonly string[],
+  extra: Record<string, string> = {},
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const k of [...BASE_ENV_ALLOWLIST, ...allow]) {
     const v = env(k);

@@ -25,5 +25,7 @@ export function warnKeyOverPlainHttp(url: string, what: string): void {
   const key = `${u.origin}|${what}`;
   if (warnedPlainHttp.has(key)) return;
   warnedPlainHttp.add(key);
-  log.withTag("credentials").warn(`${what} is sent over plain http to ${u.host}, which is not loopback: anyone on the network path can read it; use an https endpoint`);
+  log
+    .withTag("credentials")
+    .warn(`${what} is sent over plain http to ${u.host}, which is not loopback: anyone on the network path can read it; use an https endpoint`);
 }

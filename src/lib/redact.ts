@@ -16,7 +16,8 @@ export function isSecretKey(name: string): boolean {
 }
 
 /** Key-like names the main pattern misses (access_key, subscription_key, cookie, IDENTITY_HEADER, …). */
-const MORE_SECRET_KEY_RE = /((access|secret|subscription|signing|encryption|master|account|client|service)[_-]?key|cookie|session[_-]?id|identity[_-]?header|sas)$/i;
+const MORE_SECRET_KEY_RE =
+  /((access|secret|subscription|signing|encryption|master|account|client|service)[_-]?key|cookie|session[_-]?id|identity[_-]?header|sas)$/i;
 
 /** Mask a secret for display: never shows more than the last 4 characters of long values. */
 function maskSecret(value: string): string {
@@ -169,7 +170,8 @@ const RULES: Rule[] = [
 ];
 
 // Cheap pre-check: a string with none of these substrings cannot match any rule.
-const TRIGGER = /sk-|akia|gh[pousr]_|xox|aiza|eyj|bearer|basic|pass|pwd|key|token|secret|private|sig=|[:=]|_v1_|-u\b|--user|sk_|rk_|whsec_|npm_|github_pat_|hf_|shp|gsk_|r8_|xai-|pplx-|sq0|pypi-|sg\.|glpat|xapp-|a(?:sia|gpa|ida|roa|ipa|npa|nva|3t)|age-secret/i;
+const TRIGGER =
+  /sk-|akia|gh[pousr]_|xox|aiza|eyj|bearer|basic|pass|pwd|key|token|secret|private|sig=|[:=]|_v1_|-u\b|--user|sk_|rk_|whsec_|npm_|github_pat_|hf_|shp|gsk_|r8_|xai-|pplx-|sq0|pypi-|sg\.|glpat|xapp-|a(?:sia|gpa|ida|roa|ipa|npa|nva|3t)|age-secret/i;
 
 // Words that end in a credential noun but are not credentials (`monkey`, `bypass`, `hotkey`, …).
 const NOT_CREDENTIAL_WORDS = new Set([

@@ -1,7 +1,8 @@
 import type { CliOutcome } from "./children.ts";
 import type { ToolOutcome } from "./server.ts";
 
-const asObject = (x: unknown): Record<string, unknown> | undefined => (typeof x === "object" && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined);
+const asObject = (x: unknown): Record<string, unknown> | undefined =>
+  typeof x === "object" && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : undefined;
 
 function parseJson(text: string): Record<string, unknown> | undefined {
   try {

@@ -19,7 +19,12 @@ function schemaOf(name: string, f: Field): v.GenericSchema<unknown, unknown> {
   const expected = (what: string) => `argument ${name} must be ${what}`;
   switch (f.type) {
     case "string":
-      return v.pipe(v.string(expected("a string")), v.nonEmpty(`argument ${name} must not be empty`), v.check((s) => !s.includes("\0"), `argument ${name} holds a NUL byte`), noDash(name));
+      return v.pipe(
+        v.string(expected("a string")),
+        v.nonEmpty(`argument ${name} must not be empty`),
+        v.check((s) => !s.includes("\0"), `argument ${name} holds a NUL byte`),
+        noDash(name),
+      );
     case "boolean":
       return v.boolean(expected("true or false"));
     case "integer":
@@ -27,7 +32,13 @@ function schemaOf(name: string, f: Field): v.GenericSchema<unknown, unknown> {
     case "number":
       return v.pipe(v.number(expected("a number")), v.finite(expected("a finite number")));
     case "strings":
-      return v.array(v.pipe(v.string(expected("a list of strings")), v.check((s) => !s.includes("\0"), `argument ${name} holds a NUL byte`)), expected("a list of strings"));
+      return v.array(
+        v.pipe(
+          v.string(expected("a list of strings")),
+          v.check((s) => !s.includes("\0"), `argument ${name} holds a NUL byte`),
+        ),
+        expected("a list of strings"),
+      );
   }
 }
 

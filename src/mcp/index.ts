@@ -33,7 +33,10 @@ export async function serveMcp(opts: { command: readonly string[]; cwd: string; 
   // A closed stdout (EPIPE) means the client is gone, as a closed stdin does.
   process.stdout.on("error", onSignal);
   try {
-    await serveStdio({ name: "skillopt", version: opts.version, instructions: INSTRUCTIONS, tools }, { stop: stop.signal, onEnd: () => children.stopAll(EOF_GRACE_MS) });
+    await serveStdio(
+      { name: "skillopt", version: opts.version, instructions: INSTRUCTIONS, tools },
+      { stop: stop.signal, onEnd: () => children.stopAll(EOF_GRACE_MS) },
+    );
   } finally {
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);

@@ -79,12 +79,34 @@ export function runTools(children: Children, cwd: string): Tool[] {
               pid: launch.child.proc.pid,
               alive: launch.outcome === undefined,
               exit_code: launch.outcome?.code ?? null,
-              error: launch.outcome && launch.outcome.code !== 0 ? (toolOutcome("train", launch.outcome) as { message?: string }).message ?? lastLine(launch.outcome.stderr) ?? null : null,
+              error:
+                launch.outcome && launch.outcome.code !== 0
+                  ? ((toolOutcome("train", launch.outcome) as { message?: string }).message ?? lastLine(launch.outcome.stderr) ?? null)
+                  : null,
             }
           : null;
         // While the child that writes the folder is alive, a store not yet readable means it is starting.
-        const status = proc?.alive && (!row || row.status === "unknown") ? "starting" : row && row.status !== "unknown" ? row.status : proc?.error ? "failed" : (row?.status ?? "unknown");
-        return { ok: true, data: { dir, run_id: basename(dir), status, steps: row?.steps ?? 0, total_steps: row?.total_steps ?? null, best: row?.best ?? null, row: row ?? null, process: proc } };
+        const status =
+          proc?.alive && (!row || row.status === "unknown")
+            ? "starting"
+            : row && row.status !== "unknown"
+              ? row.status
+              : proc?.error
+                ? "failed"
+                : (row?.status ?? "unknown");
+        return {
+          ok: true,
+          data: {
+            dir,
+            run_id: basename(dir),
+            status,
+            steps: row?.steps ?? 0,
+            total_steps: row?.total_steps ?? null,
+            best: row?.best ?? null,
+            row: row ?? null,
+            process: proc,
+          },
+        };
       },
     },
     {
@@ -95,7 +117,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
       fields: { ...CONFIG_FIELDS, out: { type: "string", description: "Output folder (default outputs/<config>_<timestamp>)" } },
       async call(args) {
         const out = args.out ? resolve(cwd, String(args.out)) : newOut(String(args.config));
-        if (launches.get(out)?.outcome === undefined && launches.has(out)) return { ok: false, message: `${out}: a run this server started is still writing there` };
+        if (launches.get(out)?.outcome === undefined && launches.has(out))
+          return { ok: false, message: `${out}: a run this server started is still writing there` };
         const child = children.start(["train", ...flagsOf(args, ["config", "set"]), `--out=${out}`, "--json"]);
         const launch: Launch = { out, child };
         launches.set(out, launch);
@@ -116,14 +139,21 @@ export function runTools(children: Children, cwd: string): Tool[] {
         split: { type: "string", description: "train | val | test | all (default all)" },
         out: { type: "string", description: "Output folder (default outputs/eval_<env>_<timestamp>)" },
         fail_under: { type: "number", description: "Report passed=false when the hard score is below this" },
-        baseline: { type: "string", description: "Compare with this (older) skill on the same items and samples: flips both ways, Δ with its interval, verdict improved/regressed/undecided" },
+        baseline: {
+          type: "string",
+          description:
+            "Compare with this (older) skill on the same items and samples: flips both ways, Δ with its interval, verdict improved/regressed/undecided",
+        },
         baseline_label: { type: "string", description: "With baseline: what to call it in the report (e.g. main)" },
         fail_on: { type: "string", description: "With baseline: regression (default) or undecided; sets failed=true in the result" },
         cache: { type: "boolean", description: "Use the model-call cache (default true)" },
       },
       async call(args, signal) {
         const noCache = args.cache === false ? ["--no-cache"] : [];
-        const out = await children.run(["eval", ...flagsOf(args, ["config", "set", "skill", "split", "out", "fail_under", "baseline", "baseline_label", "fail_on"]), ...noCache, "--json"], signal);
+        const out = await children.run(
+          ["eval", ...flagsOf(args, ["config", "set", "skill", "split", "out", "fail_under", "baseline", "baseline_label", "fail_on"]), ...noCache, "--json"],
+          signal,
+        );
         return toolOutcome("eval", out);
       },
     },

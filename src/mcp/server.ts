@@ -67,7 +67,11 @@ class McpServer {
       return;
     }
     if (!isObject(msg) || msg.jsonrpc !== "2.0") {
-      this.opts.send({ jsonrpc: "2.0", id: isObject(msg) && isId(msg.id) ? msg.id : null, error: { code: INVALID_REQUEST, message: "invalid request: expected a JSON-RPC 2.0 object" } });
+      this.opts.send({
+        jsonrpc: "2.0",
+        id: isObject(msg) && isId(msg.id) ? msg.id : null,
+        error: { code: INVALID_REQUEST, message: "invalid request: expected a JSON-RPC 2.0 object" },
+      });
       return;
     }
     if (typeof msg.method !== "string") return; // a response to a request we never send
@@ -85,7 +89,11 @@ class McpServer {
     const work = this.request(msg.method, msg.params, ctl.signal)
       .then(
         (result) => ({ jsonrpc: "2.0", id, result }),
-        (err) => ({ jsonrpc: "2.0", id, error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: -32603, message: errorMessage(err) } }),
+        (err) => ({
+          jsonrpc: "2.0",
+          id,
+          error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: -32603, message: errorMessage(err) },
+        }),
       )
       .then((reply) => {
         // spec (cancellation): a cancelled request gets no response.
@@ -116,13 +124,23 @@ class McpServer {
   private async request(method: string, params: unknown, signal: AbortSignal): Promise<unknown> {
     if (method === "ping") return {};
     if (method === "initialize") return this.initialize(params);
-    if (method === "tools/list") return { tools: this.opts.tools.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: jsonSchema(t.fields), ...(t.annotations ? { annotations: t.annotations } : {}) })) };
+    if (method === "tools/list")
+      return {
+        tools: this.opts.tools.map((t) => ({
+          name: t.name,
+          title: t.title,
+          description: t.description,
+          inputSchema: jsonSchema(t.fields),
+          ...(t.annotations ? { annotations: t.annotations } : {}),
+        })),
+      };
     if (method === "tools/call") return this.callTool(params, signal);
     throw new RpcError(METHOD_NOT_FOUND, `method ${method} not found`);
   }
 
   private initialize(params: unknown): unknown {
-    if (!isObject(params) || typeof params.protocolVersion !== "string") throw new RpcError(INVALID_PARAMS, "initialize: params.protocolVersion (a string) is required");
+    if (!isObject(params) || typeof params.protocolVersion !== "string")
+      throw new RpcError(INVALID_PARAMS, "initialize: params.protocolVersion (a string) is required");
     const asked = params.protocolVersion;
     // spec (lifecycle): answer with the client's version when supported, else with our latest.
     const version = (PROTOCOL_VERSIONS as readonly string[]).includes(asked) ? asked : PROTOCOL_VERSIONS[0];
@@ -147,7 +165,8 @@ class McpServer {
     let open = true;
     const progress = isId(token)
       ? (message: string) => {
-          if (open && !signal.aborted) this.opts.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: ++step, message } });
+          if (open && !signal.aborted)
+            this.opts.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: ++step, message } });
         }
       : undefined;
     let outcome: ToolOutcome;

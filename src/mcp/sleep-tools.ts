@@ -17,7 +17,14 @@ const NIGHT = { night: { type: "string", description: "Night folder name or path
 type Night = { which: string; live_path: string; added: number; removed: number };
 
 export function sleepTools(children: Children): Tool[] {
-  const sleep = async (sub: string, args: Args, names: readonly string[], signal: AbortSignal, extra: string[] = [], progress?: (message: string) => void): Promise<ToolOutcome> => {
+  const sleep = async (
+    sub: string,
+    args: Args,
+    names: readonly string[],
+    signal: AbortSignal,
+    extra: string[] = [],
+    progress?: (message: string) => void,
+  ): Promise<ToolOutcome> => {
     // With a progress listener, the review's per-phase lines (stderr, one per phase and replay stage) become notifications.
     const argv = ["sleep", sub, ...flagsOf(args, [...COMMON_NAMES, ...names]), "--json", ...(progress ? ["--progress"] : []), ...extra];
     return toolOutcome(`sleep ${sub}`, await children.run(argv, signal, progress));
@@ -45,12 +52,32 @@ export function sleepTools(children: Children): Tool[] {
         memory_target: { type: "string", description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc" },
       },
       call: (args, signal, progress) =>
-        sleep("review", args, ["backend", "model", "source", "scope", "lookback_hours", "max_sessions", "max_tasks", "edit_budget", "tasks_file", "target_skill_path", "memory_target"], signal, [], progress),
+        sleep(
+          "review",
+          args,
+          [
+            "backend",
+            "model",
+            "source",
+            "scope",
+            "lookback_hours",
+            "max_sessions",
+            "max_tasks",
+            "edit_budget",
+            "tasks_file",
+            "target_skill_path",
+            "memory_target",
+          ],
+          signal,
+          [],
+          progress,
+        ),
     },
     {
       name: "sleep_status",
       title: "Sleep status",
-      description: "Sleep's state for a project: nights, the latest staged night and whether it is pending, adopted or rejected (`skillopt sleep status --json`).",
+      description:
+        "Sleep's state for a project: nights, the latest staged night and whether it is pending, adopted or rejected (`skillopt sleep status --json`).",
       fields: COMMON,
       annotations: { readOnlyHint: true },
       call: (args, signal) => sleep("status", args, [], signal),

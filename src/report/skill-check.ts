@@ -22,7 +22,14 @@ const MAX_ROWS = 25;
 const pts = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x * 100).toFixed(1)}`;
 const num = (x: number) => x.toFixed(3);
 const cell = (s: string | undefined) =>
-  (s ?? "").replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/[\r\n]+/g, " ");
+  (s ?? "")
+    .replace(/\\/g, "\\\\")
+    .replace(/\|/g, "\\|")
+    .replace(/`/g, "'")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/[\r\n]+/g, " ");
 
 const VERDICT_WORDS: Record<SkillComparison["verdict"], string> = {
   improved: "IMPROVED",
@@ -47,14 +54,17 @@ function verdictSentence(c: SkillCheck): string {
 /** The one-line power statement: the smallest change this run could detect. */
 function powerSentence(c: SkillCheck): string {
   const p = c.power;
-  const noise = p.noise_items ? `${p.noise_flips} of ${p.noise_items} tasks flip between two samples of the baseline` : "the baseline was not re-sampled (flip rate taken as 0)";
+  const noise = p.noise_items
+    ? `${p.noise_flips} of ${p.noise_items} tasks flip between two samples of the baseline`
+    : "the baseline was not re-sampled (flip rate taken as 0)";
   return `With ${c.n_items} tasks (${noise}), this run could detect a change of about ${(p.detectable_gain * 100).toFixed(1)} points (80 % power, ${Math.round(p.confidence * 100)} % confidence); a smaller real change can read as undecided.`;
 }
 
 function flipTable(rows: readonly FlipRow[]): string[] {
   const shown = rows.slice(0, MAX_ROWS);
   const out = ["| task | type | baseline | candidate | baseline answer | candidate answer |", "|---|---|---|---|---|---|"];
-  for (const r of shown) out.push(`| ${cell(r.id)} | ${cell(r.task_type)} | ${num(r.baseline)} | ${num(r.candidate)} | ${cell(r.baseline_answer)} | ${cell(r.candidate_answer)} |`);
+  for (const r of shown)
+    out.push(`| ${cell(r.id)} | ${cell(r.task_type)} | ${num(r.baseline)} | ${num(r.candidate)} | ${cell(r.baseline_answer)} | ${cell(r.candidate_answer)} |`);
   if (rows.length > shown.length) out.push("", `…and ${rows.length - shown.length} more (all of them are in skill_check.json).`);
   return out;
 }
@@ -82,7 +92,15 @@ export function skillCheckMarkdown(c: SkillCheck): string {
     `**Power:** ${powerSentence(c)}`,
     "",
   ];
-  if (worse) lines.push(`<details${c.verdict === "regressed" ? " open" : ""}><summary>Regressed tasks (${worse})</summary>`, "", ...flipTable(c.flips.regressed), "", "</details>", "");
+  if (worse)
+    lines.push(
+      `<details${c.verdict === "regressed" ? " open" : ""}><summary>Regressed tasks (${worse})</summary>`,
+      "",
+      ...flipTable(c.flips.regressed),
+      "",
+      "</details>",
+      "",
+    );
   if (better) lines.push(`<details><summary>Improved tasks (${better})</summary>`, "", ...flipTable(c.flips.improved), "", "</details>", "");
   lines.push(`<sub>${cell(c.benchmark)} · split ${cell(c.split)} · ${cell(c.backend ?? "")} · gate metric ${c.metric} · ${costText(c)}</sub>`, "");
   return lines.join("\n");
@@ -94,7 +112,14 @@ export function skillCheckText(c: SkillCheck): string {
     `Check ${c.title}: ${c.verdict}${c.failed ? " (fails the check)" : ""}`,
     `  baseline (${c.baseline_label}) hard=${num(c.baseline.hard)} soft=${num(c.baseline.soft)} → candidate hard=${num(c.candidate.hard)} soft=${num(c.candidate.soft)}`,
     `  ${verdictSentence(c)}`,
-    `  tasks better +${c.flips.improved.length}, worse −${c.flips.regressed.length}${c.flips.regressed.length ? `: ${c.flips.regressed.slice(0, 8).map((r) => r.id).join(", ")}${c.flips.regressed.length > 8 ? ", …" : ""}` : ""}`,
+    `  tasks better +${c.flips.improved.length}, worse −${c.flips.regressed.length}${
+      c.flips.regressed.length
+        ? `: ${c.flips.regressed
+            .slice(0, 8)
+            .map((r) => r.id)
+            .join(", ")}${c.flips.regressed.length > 8 ? ", …" : ""}`
+        : ""
+    }`,
     `  ${powerSentence(c)}`,
     `  ${costText(c)}`,
   ].join("\n");

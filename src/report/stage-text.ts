@@ -10,7 +10,8 @@ function decisionLine(d: GateDecision): string {
     not_better: "mean not above the current's",
     below_min_effect: `the gain is below the minimum effect (${(d.min_effect * 100).toFixed(1)} pts)`,
     cannot_reach: `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
-    futile: "stopped for futility: even an optimistic gain would leave little chance to show it by the end of the split (not shown better; not shown worse either)",
+    futile:
+      "stopped for futility: even an optimistic gain would leave little chance to show it by the end of the split (not shown better; not shown worse either)",
     regressions: "too many previously-passing items fail (no-regression veto)",
     end_of_split: "the selection split ran out before the evidence decided",
   };
@@ -38,7 +39,9 @@ function decisionText(e: DecisionEvent): string {
     case "strict": {
       const label = e.metric === "mixed" ? `mixed[w=${e.mixedWeight}]=${f4(e.score)} (hard=${f4(e.hard)} soft=${f4(e.soft)})` : `${e.metric}=${f4(e.score)}`;
       const r = e.gate;
-      const ci = r.n_used ? ` (Δ=${r.delta >= 0 ? "+" : ""}${(r.delta * 100).toFixed(1)} pts [${(r.ci[0] * 100).toFixed(1)}, ${(r.ci[1] * 100).toFixed(1)}] n=${r.n_used} flips +${r.flips.gained}/−${r.flips.lost})` : "";
+      const ci = r.n_used
+        ? ` (Δ=${r.delta >= 0 ? "+" : ""}${(r.delta * 100).toFixed(1)} pts [${(r.ci[0] * 100).toFixed(1)}, ${(r.ci[1] * 100).toFixed(1)}] n=${r.n_used} flips +${r.flips.gained}/−${r.flips.lost})`
+        : "";
       if (e.action === "reject") return `[6/6 EVALUATE] REJECT ${label} <= current=${f4(e.current)}${ci}`;
       if (e.action === "force_accept") return `[6/6 EVALUATE] FORCE-ACCEPT (gate disabled) ${label}${ci}`;
       if (e.action === "accept_new_best") return `[6/6 EVALUATE] ACCEPT (new best) ${label} > prev best ${f4(e.best)}${ci}`;

@@ -32,7 +32,14 @@ export function readBatchWait(dir: string): BatchWait | undefined {
   try {
     const v = JSON.parse(readInputText(path, "")) as Partial<BatchWait>;
     if (typeof v.batch_id !== "string" || typeof v.pid !== "number") return undefined;
-    return { batch_id: v.batch_id, status: String(v.status ?? "?"), completed: Number(v.completed) || 0, total: Number(v.total) || 0, pid: v.pid, updated_at: String(v.updated_at ?? "") };
+    return {
+      batch_id: v.batch_id,
+      status: String(v.status ?? "?"),
+      completed: Number(v.completed) || 0,
+      total: Number(v.total) || 0,
+      pid: v.pid,
+      updated_at: String(v.updated_at ?? ""),
+    };
   } catch {
     return undefined;
   }

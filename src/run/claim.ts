@@ -29,7 +29,8 @@ function held(store: Store): ClaimedRun {
  */
 export function claimForResume(dir: string, shown: string): ClaimedRun {
   const p = runPaths(dir);
-  if (!existsSync(p.state)) throw new UsageError(`--resume ${shown}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
+  if (!existsSync(p.state))
+    throw new UsageError(`--resume ${shown}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
   // Read-only first: a store that holds no started run (an empty file included) is refused without
   // being opened for writing, so a refused --resume never creates tables in (rewrites) the file.
   const state = runStoreState(p.state);

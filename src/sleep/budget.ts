@@ -51,7 +51,8 @@ export class NightLedger {
     const { tokens, calls, seconds, costUsd } = this.limits;
     if (calls !== null && this.calls + this.pending >= calls) throw new BudgetExhaustedError("calls", `call budget of ${calls} per night reached`);
     if (tokens !== null && this.tokens >= tokens) throw new BudgetExhaustedError("tokens", `token budget of ${tokens} per night reached (${this.tokens} used)`);
-    if (costUsd !== null && this.costUsd >= costUsd) throw new BudgetExhaustedError("costUsd", `money budget of $${costUsd} per night reached ($${this.costUsd.toFixed(4)} spent)`);
+    if (costUsd !== null && this.costUsd >= costUsd)
+      throw new BudgetExhaustedError("costUsd", `money budget of $${costUsd} per night reached ($${this.costUsd.toFixed(4)} spent)`);
     if (seconds !== null && this.elapsedSeconds() >= seconds) throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
     this.pending += 1;
   }

@@ -8,15 +8,30 @@ const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a
 const bool = (def: boolean, doc: string) => v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
 const int = (def: number, min: number, doc: string) =>
   v.optional(
-    v.pipe(v.number(`expected an integer ≥ ${min}`), v.integer(`expected an integer ≥ ${min}`), v.minValue(min, `expected an integer ≥ ${min}`), v.description(doc)),
+    v.pipe(
+      v.number(`expected an integer ≥ ${min}`),
+      v.integer(`expected an integer ≥ ${min}`),
+      v.minValue(min, `expected an integer ≥ ${min}`),
+      v.description(doc),
+    ),
     def,
   );
 const frac = (def: number, doc: string) =>
-  v.optional(v.pipe(v.number("expected a number in [0, 1]"), v.minValue(0, "expected a number in [0, 1]"), v.maxValue(1, "expected a number in [0, 1]"), v.description(doc)), def);
+  v.optional(
+    v.pipe(
+      v.number("expected a number in [0, 1]"),
+      v.minValue(0, "expected a number in [0, 1]"),
+      v.maxValue(1, "expected a number in [0, 1]"),
+      v.description(doc),
+    ),
+    def,
+  );
 const nullableInt = (doc: string) =>
-  v.optional(v.pipe(v.nullable(v.pipe(v.number("expected an integer or null"), v.integer("expected an integer or null"), v.minValue(0))), v.description(doc)), null);
-const nullableNum = (doc: string) =>
-  v.optional(v.pipe(v.nullable(v.pipe(v.number("expected a number or null"), v.minValue(0))), v.description(doc)), null);
+  v.optional(
+    v.pipe(v.nullable(v.pipe(v.number("expected an integer or null"), v.integer("expected an integer or null"), v.minValue(0))), v.description(doc)),
+    null,
+  );
+const nullableNum = (doc: string) => v.optional(v.pipe(v.nullable(v.pipe(v.number("expected a number or null"), v.minValue(0))), v.description(doc)), null);
 
 /** Backend names accepted by `--backend` / `backend` (the one backend-name table, config/backend-names.ts; aliases of spec §5.9 folded). */
 const SLEEP_BACKEND_NAMES = Object.keys(SLEEP_BACKENDS) as SleepBackendName[];
@@ -63,10 +78,13 @@ export const SleepConfigSchema = v.strictObject({
     "claude",
   ),
   projects: v.optional(
-    v.pipe(v.union([v.picklist(["invoked", "all"]), v.array(v.string())], 'expected "invoked", "all" or a list of paths'), v.description("whose sessions count: the invoked project, all projects, or a list of paths")),
+    v.pipe(
+      v.union([v.picklist(["invoked", "all"]), v.array(v.string())], 'expected "invoked", "all" or a list of paths'),
+      v.description("whose sessions count: the invoked project, all projects, or a list of paths"),
+    ),
     "invoked",
   ),
-  invoked_project: str("", "project under evolution (\"\" = cwd)"),
+  invoked_project: str("", 'project under evolution ("" = cwd)'),
   lookback_hours: int(72, 0, "first-night window in hours; 0 = full history"),
   max_tasks_per_night: int(40, 0, "mined-task cap"),
   max_sessions_per_night: nullableInt("harvested-session cap (null = 3 × max_tasks_per_night)"),
@@ -86,14 +104,50 @@ export const SleepConfigSchema = v.strictObject({
   target_model: str("", "target model (dual-role routing)"),
   azure_endpoint: str("", "endpoint for Azure / OpenAI-compatible backends"),
   api_key_env: str("", "environment variable holding the API key of an OpenAI-compatible backend"),
-  gate_mode: v.optional(v.pipe(v.picklist(["on", "off", "none", "false", "greedy"], "expected on, off, none, false or greedy"), v.description("on: stage only edits the gate accepts; off/none/false/greedy: stage every edit")), "on"),
-  gate_metric: v.optional(v.pipe(v.picklist(["hard", "soft", "mixed"], "expected hard, soft or mixed"), v.description("gate score: hard (pass/fail), soft (partial credit) or mixed")), "mixed"),
+  gate_mode: v.optional(
+    v.pipe(
+      v.picklist(["on", "off", "none", "false", "greedy"], "expected on, off, none, false or greedy"),
+      v.description("on: stage only edits the gate accepts; off/none/false/greedy: stage every edit"),
+    ),
+    "on",
+  ),
+  gate_metric: v.optional(
+    v.pipe(
+      v.picklist(["hard", "soft", "mixed"], "expected hard, soft or mixed"),
+      v.description("gate score: hard (pass/fail), soft (partial credit) or mixed"),
+    ),
+    "mixed",
+  ),
   gate_mixed_weight: frac(0.5, "soft weight in the mixed gate score"),
   gate_no_regression: bool(false, "per-task no-regression veto"),
-  gate_margin: v.optional(v.pipe(v.number("expected a number ≥ 0"), v.minValue(0, "expected a number ≥ 0"), v.description("a candidate must beat the incumbent by more than this (noise guard)")), 0),
-  gate_granularity: v.optional(v.pipe(v.picklist(["edit", "batch"], "expected edit or batch"), v.description("gate each edit on its own, or the night's edits together")), "edit"),
-  gate_rule: v.optional(v.pipe(v.picklist(["strict", "paired"], "expected strict or paired"), v.description("strict: candidate mean above the incumbent's; paired: sequential test on per-task differences (docs/gate.md)")), "strict"),
-  gate_confidence: v.optional(v.pipe(v.number("expected a number in [0.5, 0.999]"), v.minValue(0.5, "expected a number in [0.5, 0.999]"), v.maxValue(0.999, "expected a number in [0.5, 0.999]"), v.description("paired gate: confidence of each decision")), 0.95),
+  gate_margin: v.optional(
+    v.pipe(
+      v.number("expected a number ≥ 0"),
+      v.minValue(0, "expected a number ≥ 0"),
+      v.description("a candidate must beat the incumbent by more than this (noise guard)"),
+    ),
+    0,
+  ),
+  gate_granularity: v.optional(
+    v.pipe(v.picklist(["edit", "batch"], "expected edit or batch"), v.description("gate each edit on its own, or the night's edits together")),
+    "edit",
+  ),
+  gate_rule: v.optional(
+    v.pipe(
+      v.picklist(["strict", "paired"], "expected strict or paired"),
+      v.description("strict: candidate mean above the incumbent's; paired: sequential test on per-task differences (docs/gate.md)"),
+    ),
+    "strict",
+  ),
+  gate_confidence: v.optional(
+    v.pipe(
+      v.number("expected a number in [0.5, 0.999]"),
+      v.minValue(0.5, "expected a number in [0.5, 0.999]"),
+      v.maxValue(0.999, "expected a number in [0.5, 0.999]"),
+      v.description("paired gate: confidence of each decision"),
+    ),
+    0.95,
+  ),
   codex_path: str("", "codex executable"),
   pi_path: str("", "pi executable"),
   cursor_path: str("", "cursor-agent executable"),
@@ -116,7 +170,9 @@ export const SleepConfigSchema = v.strictObject({
       v.transform((x) => (Array.isArray(x) ? x : x.split(",")).map((p) => p.trim()).filter(Boolean)),
       v.check((l) => l.length > 0, "expected auto or at least one memory file path"),
       v.check((l) => !l.includes("auto") || l.length === 1, "auto cannot be combined with paths"),
-      v.description("memory files below the project, one staged file each: auto (every one the project uses), or paths such as CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, .cursor/rules/<name>.mdc"),
+      v.description(
+        "memory files below the project, one staged file each: auto (every one the project uses), or paths such as CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, .cursor/rules/<name>.mdc",
+      ),
     ),
     "auto",
   ),
@@ -127,7 +183,10 @@ export const SleepConfigSchema = v.strictObject({
   progress: bool(false, "progress on stderr"),
   evidence_log: bool(true, "write evidence.jsonl"),
   evidence_max_chars: int(4000, 200, "per-field cap of evidence strings"),
-  multi_skill_fanout: v.optional(v.pipe(v.nullable(v.boolean()), v.description("route edits to the installed skill each task used (null = multi_skill_report)")), null),
+  multi_skill_fanout: v.optional(
+    v.pipe(v.nullable(v.boolean()), v.description("route edits to the installed skill each task used (null = multi_skill_report)")),
+    null,
+  ),
   multi_skill_report: bool(false, "legacy alias of multi_skill_fanout"),
   auto_adopt: bool(false, "adopt an accepted managed proposal automatically"),
   managed_skill_name: str("skillopt-sleep-learned", "managed skill dir name"),
@@ -185,9 +244,17 @@ export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: {
     const fromFlag = (path: string) => overrides[path.split(".")[0]!] !== undefined;
     const first = v.getDotPath(parsed.issues[0]) ?? "";
     const fallback = file && !fromFlag(first) ? `${file} (or a flag)` : "flags";
-    throw validationError(parsed.issues, (path) => (file && !fromFlag(path) && Object.hasOwn(fromFile, path.split(".")[0]!) ? { file, pos: nearest(source!.positions, path) } : undefined), fallback);
+    throw validationError(
+      parsed.issues,
+      (path) => (file && !fromFlag(path) && Object.hasOwn(fromFile, path.split(".")[0]!) ? { file, pos: nearest(source!.positions, path) } : undefined),
+      fallback,
+    );
   }
-  return { config: Object.freeze(parsed.output) as SleepConfig, file, userKeys: new Set([...Object.keys(fromFile), ...Object.keys(overrides).filter((k) => overrides[k] !== undefined)]) };
+  return {
+    config: Object.freeze(parsed.output) as SleepConfig,
+    file,
+    userKeys: new Set([...Object.keys(fromFile), ...Object.keys(overrides).filter((k) => overrides[k] !== undefined)]),
+  };
 }
 
 /** The position of a key, or of its nearest parent that has one. */

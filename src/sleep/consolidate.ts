@@ -33,7 +33,16 @@ export interface ConsolidateOptions {
 }
 
 /** k samples per train task; sets with a score spread, widest first, top 6 (spec §5.6). */
-async function contrastSets(ctx: ReplayContext, train: readonly TaskRecord[], first: readonly ReplayResult[], skill: string, memory: string, k: number, metric: GateMetric, phase: string): Promise<ContrastSet[]> {
+async function contrastSets(
+  ctx: ReplayContext,
+  train: readonly TaskRecord[],
+  first: readonly ReplayResult[],
+  skill: string,
+  memory: string,
+  k: number,
+  metric: GateMetric,
+  phase: string,
+): Promise<ContrastSet[]> {
   const samples: ReplayResult[][] = first.map((r) => [r]);
   for (let s = 1; s < k; s++) {
     const more = await Promise.all(train.map((t) => replayOne(ctx, t, skill, memory, `${phase}:rollout`, s)));
@@ -105,7 +114,14 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
         const sets = await contrastSets(ctx, train, trainResults, skill, memory, k, o.metric, phase);
         if (sets.length) {
           reflected = true;
-          contrasted = await ctx.backend.contrast(sets, { skill, memory, editBudget: o.editBudget, target: which, rejectedBefore: [...o.rejectedBefore, ...rejected.map((e) => e.content)], preferences: o.preferences });
+          contrasted = await ctx.backend.contrast(sets, {
+            skill,
+            memory,
+            editBudget: o.editBudget,
+            target: which,
+            rejectedBefore: [...o.rejectedBefore, ...rejected.map((e) => e.content)],
+            preferences: o.preferences,
+          });
           if (contrasted.edits.length === 0) contrasted = undefined;
         }
       }
@@ -136,7 +152,17 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
       }
       const evaluate = (trialDoc: string, label: string) =>
         replayBatch(ctx, val, which === "skill" ? trialDoc : skill, which === "memory" ? trialDoc : memory, label);
-      const out = await gateEdits({ ...current, doc }, edits, { target: which, valTasks: val, metric: o.metric, noRegression: o.noRegression, granularity: o.granularity, evaluate, margin: o.margin, rule: o.rule ?? "strict", sequential: { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) } });
+      const out = await gateEdits({ ...current, doc }, edits, {
+        target: which,
+        valTasks: val,
+        metric: o.metric,
+        noRegression: o.noRegression,
+        granularity: o.granularity,
+        evaluate,
+        margin: o.margin,
+        rule: o.rule ?? "strict",
+        sequential: { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) },
+      });
       trials.push(...out.trials);
       unmatched.push(...out.unmatched);
       applied.push(...out.accepted);

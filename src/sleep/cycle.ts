@@ -72,7 +72,15 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     now,
   );
   backend.ledger = ledger;
-  evidence.log("cycle", "start", { night, project, backend: backend.name, model: cfg.model, dry: input.dry, edit_budget: cfg.edit_budget, gate_mode: cfg.gate_mode });
+  evidence.log("cycle", "start", {
+    night,
+    project,
+    backend: backend.name,
+    model: cfg.model,
+    dry: input.dry,
+    edit_budget: cfg.edit_budget,
+    gate_mode: cfg.gate_mode,
+  });
   phase("night", `night ${night} · project ${project} · backend ${backend.name}`);
   let closeHarvest: (() => void) | undefined;
   try {
@@ -103,21 +111,48 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       nSessions = h.digests.length;
       commitHarvest = h.commit;
       closeHarvest = h.close;
-      for (const d of h.digests as Array<DigestLike & { source?: string; ended_at?: string; started_at?: string }>) sessionDates.set(d.session_id, { source: d.source ?? "", at: d.ended_at || d.started_at || "" });
+      for (const d of h.digests as Array<DigestLike & { source?: string; ended_at?: string; started_at?: string }>)
+        sessionDates.set(d.session_id, { source: d.source ?? "", at: d.ended_at || d.started_at || "" });
       if (cfg.learn_lessons && cfg.evolve_memory) {
         book = loadBook(input.stateDir, project);
         observe(book, h.digests, night);
       }
-      for (const d of h.digests) evidence.log("harvest", "session", { id: d.session_id, project: d.project, prompts: d.user_prompts.length, first_prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)), feedback: d.feedback_signals });
+      for (const d of h.digests)
+        evidence.log("harvest", "session", {
+          id: d.session_id,
+          project: d.project,
+          prompts: d.user_prompts.length,
+          first_prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)),
+          feedback: d.feedback_signals,
+        });
       phase("harvest", `harvest done: ${nSessions} sessions`);
       const useLlm = backend.remote && cfg.llm_mine;
       phase("mine", `mine start (max ${cfg.max_tasks_per_night} tasks${useLlm ? ", LLM miner" : ", heuristic miner"})`);
       const target = cfg.target_task_filter && cfg.target_skill_path && skillBase.text.trim() ? { text: skillBase.text, path: input.skillPath } : undefined;
-      tasks = await mine(h.digests, { maxTasks: cfg.max_tasks_per_night, maxSessions: limit, val: input.split.val, test: input.split.test, seed: cfg.seed, llm: useLlm ? backend : undefined, evidence, target });
+      tasks = await mine(h.digests, {
+        maxTasks: cfg.max_tasks_per_night,
+        maxSessions: limit,
+        val: input.split.val,
+        test: input.split.test,
+        seed: cfg.seed,
+        llm: useLlm ? backend : undefined,
+        evidence,
+        target,
+      });
       phase("mine", `mine done: ${tasks.length} tasks`);
     }
     input.onTasks?.(tasks, nSessions);
-    for (const t of tasks) evidence.log("mine", "task_ready", { id: t.id, split: t.split, origin: t.origin, intent: t.intent.slice(0, 300), kind: t.reference_kind, checks: t.judge, rubric: t.reference_kind === "rubric" ? t.reference : "", sources: t.source_sessions });
+    for (const t of tasks)
+      evidence.log("mine", "task_ready", {
+        id: t.id,
+        split: t.split,
+        origin: t.origin,
+        intent: t.intent.slice(0, 300),
+        kind: t.reference_kind,
+        checks: t.judge,
+        rubric: t.reference_kind === "rubric" ? t.reference : "",
+        sources: t.source_sessions,
+      });
 
     const checkable = cfg.replay_uncheckable ? tasks : tasks.filter((t) => t.reference_kind !== "none");
     const archive = checkable.length ? store.archivedTasks(project, 300) : [];
@@ -126,7 +161,10 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     const replayable = dreamAugment([...gated, ...recallTasks(gated, archive, cfg.recall_k)], cfg.dream_factor);
     const notes: string[] = [];
     if (carried.length) notes.push(`${carried.length} held-out task(s) carried over from earlier nights to reach min_val_tasks=${cfg.min_val_tasks}`);
-    if (checkable.length < tasks.length) notes.push(`${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them against their own intent)`);
+    if (checkable.length < tasks.length)
+      notes.push(
+        `${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them against their own intent)`,
+      );
     const ctx = { backend, ledger, evidence, workers: cfg.workers, onProgress: input.onProgress };
     let result: ConsolidateResult | undefined;
     if (replayable.length > 0) {
@@ -134,7 +172,10 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       const rejectedBefore = store.rejectedEditTexts(project, 50);
       result = await consolidate(ctx, { ...consolidateOptions(cfg, memoryBase.text, rejectedBefore), tasks: replayable, skill: skillText });
       result.notes.unshift(...notes);
-      phase("consolidate", `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, ${result.unmatched.length} unmatched edits)`);
+      phase(
+        "consolidate",
+        `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, ${result.unmatched.length} unmatched edits)`,
+      );
       const test = tasks.filter((t) => t.split === "test" && t.reference_kind !== "none");
       if (test.length) {
         // Only a night ceiling skips the held-out score; any other failure stops the night, as in the
@@ -156,7 +197,11 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     const fanoutOn = cfg.multi_skill_fanout ?? cfg.multi_skill_report;
     if (result && fanoutOn && cfg.evolve_skill) {
       phase("fanout", "per-skill consolidation");
-      fan = await fanOut(ctx, replayable, consolidateOptions(cfg, memoryBase.text, store.rejectedEditTexts(project, 50)), { managedName: cfg.managed_skill_name, roots: input.skillRoots ?? [], managedSkillPath: skillBase.realpath });
+      fan = await fanOut(ctx, replayable, consolidateOptions(cfg, memoryBase.text, store.rejectedEditTexts(project, 50)), {
+        managedName: cfg.managed_skill_name,
+        roots: input.skillRoots ?? [],
+        managedSkillPath: skillBase.realpath,
+      });
       result.notes.push(...fan.notes);
       phase("fanout", `${fan.rows.length} skill group(s), ${fan.proposals.length} accepted`);
     }
@@ -169,7 +214,11 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       lessons.memory = withRuleHead(memoryNow, lessons.memory, input.memoryPath);
       if (backend.remote && lessons.cards.length) {
         phase("lessons", `replay-verifying ${lessons.cards.length} lesson edit(s)`);
-        const v = await verifyLessons(ctx, lessons.cards, { skill: result?.accepted ? result.newSkill : skillText, baseMemory: memoryNow, proposedMemory: lessons.memory });
+        const v = await verifyLessons(ctx, lessons.cards, {
+          skill: result?.accepted ? result.newSkill : skillText,
+          baseMemory: memoryNow,
+          proposedMemory: lessons.memory,
+        });
         lessons.memory = v.memory;
         lessons.notes.push(...v.notes);
       }
@@ -185,11 +234,20 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         c.cost = { tokens: ledger.tokens, cost_usd: ledger.costUsd };
         if (lessonTargets.length > 1) c.targets = lessonTargets;
       }
-      for (const c of lessons.cards) evidence.log("lessons", "proposed", { id: c.id, op: c.op, rule: c.rule, recurrences: c.recurrences, sessions: c.sources.map((x) => x.session_id), verification: c.verification });
+      for (const c of lessons.cards)
+        evidence.log("lessons", "proposed", {
+          id: c.id,
+          op: c.op,
+          rule: c.rule,
+          recurrences: c.recurrences,
+          sessions: c.sources.map((x) => x.session_id),
+          verification: c.verification,
+        });
       phase("lessons", `${lessons.cards.length} lesson edit(s) proposed`);
     }
     const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
-      const r: ConsolidateResult = result ?? emptyResult(skillText, memoryBase.text, tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference", notes);
+      const r: ConsolidateResult =
+        result ?? emptyResult(skillText, memoryBase.text, tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference", notes);
       const report = buildReport(r, {
         night,
         project,
@@ -206,12 +264,20 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       });
       report.skill_groups = fan.rows;
       if (r.accepted && r.applied.length) {
-        report.edit_evidence = editCards(r.applied, { tasks, trials: r.gateTrials, targets: { skill: input.skillPath, memory: input.memoryPath }, dates: sessionDates, cost: { tokens: ledger.tokens, cost_usd: ledger.costUsd } });
+        report.edit_evidence = editCards(r.applied, {
+          tasks,
+          trials: r.gateTrials,
+          targets: { skill: input.skillPath, memory: input.memoryPath },
+          dates: sessionDates,
+          cost: { tokens: ledger.tokens, cost_usd: ledger.costUsd },
+        });
       }
       if (lessons?.cards.length) {
         report.lessons = lessons.cards;
         const unverified = lessons.cards.filter((c) => c.verification === "unverified").length;
-        report.notes.push(`${lessons.cards.length} memory lesson edit(s) from recurring corrections/preferences (${unverified} unverified: no replay was run); review the evidence with \`skillopt sleep diff\``);
+        report.notes.push(
+          `${lessons.cards.length} memory lesson edit(s) from recurring corrections/preferences (${unverified} unverified: no replay was run); review the evidence with \`skillopt sleep diff\``,
+        );
       }
       if (lessons?.notes.length) report.notes.push(...lessons.notes);
       const proposals: Proposal[] = [];
@@ -220,8 +286,28 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       if (lessons?.memory && lessons.memory !== memoryBase.text) proposals.push({ which: "memory", text: lessons.memory, baseline: memoryBase });
       else if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text) proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
       proposals.push(...extraMemory);
-      evidence.log("cycle", "end", { outcome: status, baseline: r.baseline, candidate: r.candidate, accepted: r.accepted, n_edits: r.applied.length, n_rejected: r.rejected.length, tokens: ledger.tokens, calls: ledger.calls });
-      return { night, report, result, stagingDir, proposals, skillProposals: fan.proposals, nSessions, tasks, evidencePath: cfg.evidence_log ? evidencePath : "", modelChanged };
+      evidence.log("cycle", "end", {
+        outcome: status,
+        baseline: r.baseline,
+        candidate: r.candidate,
+        accepted: r.accepted,
+        n_edits: r.applied.length,
+        n_rejected: r.rejected.length,
+        tokens: ledger.tokens,
+        calls: ledger.calls,
+      });
+      return {
+        night,
+        report,
+        result,
+        stagingDir,
+        proposals,
+        skillProposals: fan.proposals,
+        nSessions,
+        tasks,
+        evidencePath: cfg.evidence_log ? evidencePath : "",
+        modelChanged,
+      };
     };
     const staged = tasks.length > 0 || (lessons?.cards.length ?? 0) > 0;
     const out = outcome(staged ? "completed" : "no_tasks");
@@ -269,7 +355,19 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       // An aborted night leaves no half-written folder behind (§12.1 #18).
       if (stagingDir && !existsSync(join(stagingDir, "manifest.json"))) rmSync(stagingDir, { recursive: true, force: true });
       if (err instanceof PendingCallsError) store.abandonNight(night);
-      else store.finishNight({ night, status: "failed", ended_ms: now(), staging_dir: "", accepted: false, gate_action: "", baseline: null, candidate: null, n_tasks: 0, n_sessions: 0 });
+      else
+        store.finishNight({
+          night,
+          status: "failed",
+          ended_ms: now(),
+          staging_dir: "",
+          accepted: false,
+          gate_action: "",
+          baseline: null,
+          candidate: null,
+          n_tasks: 0,
+          n_sessions: 0,
+        });
     }
     throw err;
   } finally {

@@ -37,11 +37,23 @@ export function diffNight(stagingDir: string, stateDir: string): NightFileDiff[]
     checkStagingPath(scope, join(stagingDir, r.file));
     const proposed = readRegularFile(join(stagingDir, r.file)).toString("utf8");
     const drifted = (liveBytes ? sha256(liveBytes) : "") !== r.pin;
-    return { which: r.which, live_path: r.live, proposed_file: r.file, drifted, learned_range: learnedBlockRange(proposed), ...renderPatch(r.live, join(stagingDir, r.file), live, proposed) };
+    return {
+      which: r.which,
+      live_path: r.live,
+      proposed_file: r.file,
+      drifted,
+      learned_range: learnedBlockRange(proposed),
+      ...renderPatch(r.live, join(stagingDir, r.file), live, proposed),
+    };
   });
 }
 
-function renderPatch(liveName: string, proposedName: string, live: string, proposed: string): { patch: string; learned_lines: number[]; added: number; removed: number } {
+function renderPatch(
+  liveName: string,
+  proposedName: string,
+  live: string,
+  proposed: string,
+): { patch: string; learned_lines: number[]; added: number; removed: number } {
   const p = structuredPatch(liveName, proposedName, live, proposed, "live", "proposed", { context: 3 });
   const lines = [`--- ${liveName}\tlive`, `+++ ${proposedName}\tproposed`];
   const learned: number[] = [];

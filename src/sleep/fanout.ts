@@ -26,7 +26,12 @@ interface SkillGroupRow {
  * here), and accepted groups become `proposed_SKILL.<name>.md` rows. A group that cannot be
  * resolved is skipped with a note; one that fails does not affect the others.
  */
-export async function fanOut(ctx: ReplayContext, tasks: readonly TaskRecord[], base: Omit<ConsolidateOptions, "tasks" | "skill">, o: { managedName: string; roots: readonly string[]; managedSkillPath: string }): Promise<{ rows: SkillGroupRow[]; proposals: SkillProposal[]; notes: string[] }> {
+export async function fanOut(
+  ctx: ReplayContext,
+  tasks: readonly TaskRecord[],
+  base: Omit<ConsolidateOptions, "tasks" | "skill">,
+  o: { managedName: string; roots: readonly string[]; managedSkillPath: string },
+): Promise<{ rows: SkillGroupRow[]; proposals: SkillProposal[]; notes: string[] }> {
   const groups = groupBySkillHint(tasks, o.managedName);
   const rows: SkillGroupRow[] = [];
   const proposals: SkillProposal[] = [];
@@ -36,7 +41,18 @@ export async function fanOut(ctx: ReplayContext, tasks: readonly TaskRecord[], b
     if (name === o.managedName) continue;
     const skip = (reason: string): void => {
       notes.push(`cycle skipped skill ${redactText(name)}: ${redactText(reason)}`);
-      rows.push({ skill_name: redactText(name), status: "skipped", accepted: false, gate_action: "", baseline_score: null, candidate_score: null, n_tasks: group.length, n_applied_edits: 0, n_rejected_edits: 0, reason: redactText(reason) });
+      rows.push({
+        skill_name: redactText(name),
+        status: "skipped",
+        accepted: false,
+        gate_action: "",
+        baseline_score: null,
+        candidate_score: null,
+        n_tasks: group.length,
+        n_applied_edits: 0,
+        n_rejected_edits: 0,
+        reason: redactText(reason),
+      });
     };
     const found = resolveSkill(name, o.roots);
     if (found.status !== "found") {
@@ -75,7 +91,18 @@ export async function fanOut(ctx: ReplayContext, tasks: readonly TaskRecord[], b
         break;
       }
       if ((err as { exitCode?: number }).exitCode === 3) throw err;
-      rows.push({ skill_name: name, status: "failed", accepted: false, gate_action: "", baseline_score: null, candidate_score: null, n_tasks: group.length, n_applied_edits: 0, n_rejected_edits: 0, reason: redactText(errorMessage(err)).slice(0, 300) });
+      rows.push({
+        skill_name: name,
+        status: "failed",
+        accepted: false,
+        gate_action: "",
+        baseline_score: null,
+        candidate_score: null,
+        n_tasks: group.length,
+        n_applied_edits: 0,
+        n_rejected_edits: 0,
+        reason: redactText(errorMessage(err)).slice(0, 300),
+      });
     }
   }
   return { rows, proposals, notes };

@@ -20,7 +20,14 @@ export function taskDeltas(tasks: readonly TaskRecord[], base: readonly ReplayRe
     const cs = cr ? itemScore(m, cr.hard, cr.soft) : Number.NaN;
     const finite = Number.isFinite(bs) && Number.isFinite(cs);
     const status = !finite ? "regressed" : cs > bs ? "improved" : cs < bs ? "regressed" : "unchanged";
-    return { task_id: t.id, tags: t.tags, baseline_score: Number.isFinite(bs) ? bs : null, candidate_score: Number.isFinite(cs) ? cs : null, status, scores_are_finite: finite };
+    return {
+      task_id: t.id,
+      tags: t.tags,
+      baseline_score: Number.isFinite(bs) ? bs : null,
+      candidate_score: Number.isFinite(cs) ? cs : null,
+      status,
+      scores_are_finite: finite,
+    };
   });
 }
 
@@ -100,7 +107,16 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
     const gate = sleepDecision(deltas, rule, o.sequential, o.margin ?? 0);
     const better = rule === "paired" ? gate.verdict === "accept" && score > base.score + (o.margin ?? 0) : score > base.score + (o.margin ?? 0);
     const improved = better && !blocked;
-    trials.push({ target: o.target, baseline_score: base.score, candidate_score: score, accepted: improved, blocked_by_regression: blocked, task_deltas: deltas, gate, edits: [...subset] });
+    trials.push({
+      target: o.target,
+      baseline_score: base.score,
+      candidate_score: score,
+      accepted: improved,
+      blocked_by_regression: blocked,
+      task_deltas: deltas,
+      gate,
+      edits: [...subset],
+    });
     return { improved, inc: { doc, score, results } satisfies Incumbent };
   };
 
@@ -119,7 +135,8 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
       if (without.length === 0) break;
       const t = await trial(inc, without, `gate_prune:${o.target}`);
       // Dropping e did not hurt: e contributed nothing (or harmed), so it leaves the set.
-      const dropped = t.inc.score >= best.score && !(o.noRegression && taskDeltas(o.valTasks, inc.results, t.inc.results, o.metric).some((d) => d.status === "regressed"));
+      const dropped =
+        t.inc.score >= best.score && !(o.noRegression && taskDeltas(o.valTasks, inc.results, t.inc.results, o.metric).some((d) => d.status === "regressed"));
       trials[trials.length - 1]!.accepted = dropped;
       if (dropped) {
         keep = without;

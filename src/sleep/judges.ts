@@ -6,7 +6,17 @@ const BOUND_OPS = new Set(["max_chars", "min_chars"]);
 const SHAPE_OPS = new Set(["section_present", "section_contains", "max_chars", "min_chars"]);
 const KNOWN_OPS = new Set([...STRING_OPS, ...BOUND_OPS, "no_refusal"]);
 
-const REFUSAL_OPENERS = ["cannot complete", "i cannot", "i can't", "i'm unable", "i am unable", "unable to complete", "sorry, i can't", "sorry, i cannot", "no can do"];
+const REFUSAL_OPENERS = [
+  "cannot complete",
+  "i cannot",
+  "i can't",
+  "i'm unable",
+  "i am unable",
+  "unable to complete",
+  "sorry, i can't",
+  "sorry, i cannot",
+  "no can do",
+];
 
 export interface JudgeScore {
   hard: number;

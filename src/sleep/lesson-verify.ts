@@ -23,8 +23,20 @@ export async function verifyLessons(
   for (const card of cards) {
     if (card.op === "retire") continue;
     const tasks = card.sources.map((s, i) => lessonTask(card, s, i));
-    const without = card.op === "replace" ? o.baseMemory : setLearned(o.baseMemory, getRules(o.baseMemory).filter((r) => r !== card.rule));
-    const withRule = card.op === "replace" ? setLearned(o.baseMemory, getRules(o.baseMemory).map((r) => (r === card.previous_rule ? card.rule : r))) : setLearned(o.baseMemory, [...getRules(o.baseMemory), card.rule]);
+    const without =
+      card.op === "replace"
+        ? o.baseMemory
+        : setLearned(
+            o.baseMemory,
+            getRules(o.baseMemory).filter((r) => r !== card.rule),
+          );
+    const withRule =
+      card.op === "replace"
+        ? setLearned(
+            o.baseMemory,
+            getRules(o.baseMemory).map((r) => (r === card.previous_rule ? card.rule : r)),
+          )
+        : setLearned(o.baseMemory, [...getRules(o.baseMemory), card.rule]);
     try {
       const base = await replayBatch(ctx, tasks, o.skill, without, "lesson_base");
       const cand = await replayBatch(ctx, tasks, o.skill, withRule, "lesson_candidate");
@@ -47,7 +59,8 @@ export async function verifyLessons(
   if (drop.size === 0) return { memory: o.proposedMemory, notes };
   // Rebuild the proposal without the rejected lessons (a rejected replacement keeps the old rule).
   let rules = getRules(o.proposedMemory);
-  for (const c of drop) rules = c.op === "replace" && c.previous_rule ? rules.map((r) => (r === c.rule ? c.previous_rule! : r)) : rules.filter((r) => r !== c.rule);
+  for (const c of drop)
+    rules = c.op === "replace" && c.previous_rule ? rules.map((r) => (r === c.rule ? c.previous_rule! : r)) : rules.filter((r) => r !== c.rule);
   for (const c of drop) cards.splice(cards.indexOf(c), 1);
   return { memory: cards.length ? setLearned(o.baseMemory, rules) : "", notes };
 }

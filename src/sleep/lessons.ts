@@ -107,7 +107,8 @@ export interface LessonCard {
 const MAX_OBSERVATIONS = 2000;
 const MAX_QUOTE = 240;
 
-const PREFERENCE = /\b(?:always|never|don't|do not|dont|please use|prefer|instead of|rather than|stop using|avoid|must|make sure to|we use|use)\b|^\s*please\s+\w+/i;
+const PREFERENCE =
+  /\b(?:always|never|don't|do not|dont|please use|prefer|instead of|rather than|stop using|avoid|must|make sure to|we use|use)\b|^\s*please\s+\w+/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that)\s*[,.!:;-]+\s*/i;
 // Content-free and polarity words: two instructions differing only in these still say the same thing.
 const FILLER = new Set(
@@ -178,7 +179,15 @@ export function observe(book: LessonBook, digests: readonly LessonDigest[], nigh
     d.user_prompts.forEach((p, i) => {
       const context = redactText((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       for (const ins of instructionsOf(p, i > 0)) {
-        fresh.push({ session_id: d.session_id, source: d.source ?? "", at: d.ended_at || d.started_at || "", quote: ins.quote, kind: ins.kind, night, context });
+        fresh.push({
+          session_id: d.session_id,
+          source: d.source ?? "",
+          at: d.ended_at || d.started_at || "",
+          quote: ins.quote,
+          kind: ins.kind,
+          night,
+          context,
+        });
       }
     });
     const old = book.observations.filter((o) => o.session_id === d.session_id);
@@ -333,9 +342,16 @@ export function planLessons(
   for (const c of clusters) {
     const rule = representative(c);
     const ruleToks = lessonTokens(rule);
-    const known = book.lessons.find((l) => !claimed.has(l) && (l.id === lessonId(rule) || sameInstruction(lessonTokens(l.rule), ruleToks) || c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t))));
+    const known = book.lessons.find(
+      (l) =>
+        !claimed.has(l) &&
+        (l.id === lessonId(rule) || sameInstruction(lessonTokens(l.rule), ruleToks) || c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t))),
+    );
     const sessions = new Set(c.members.map((m) => m.session_id));
-    const times = c.members.map((m) => m.at).filter(Boolean).sort();
+    const times = c.members
+      .map((m) => m.at)
+      .filter(Boolean)
+      .sort();
     const card = (op: LessonCard["op"], text: string, previous?: string, note?: string): LessonCard => ({
       id: lessonId(text),
       op,
@@ -361,7 +377,10 @@ export function planLessons(
       if (known.adopted_night && !known.superseded_by) {
         // Read on or after the first night the rule was in the live file: said again although adopted.
         const after = c.members.filter((m) => m.night >= known.adopted_night);
-        if (after.length) notes.push(`lesson not working: "${known.rule}" is in ${o.target}, yet the same correction recurred ${after.length} time(s) since it was adopted (night ${known.adopted_night})`);
+        if (after.length)
+          notes.push(
+            `lesson not working: "${known.rule}" is in ${o.target}, yet the same correction recurred ${after.length} time(s) since it was adopted (night ${known.adopted_night})`,
+          );
         continue;
       }
       if (liveNorm.has(norm(known.rule)) || known.superseded_by) continue;
@@ -455,12 +474,15 @@ export function renderCards(cards: readonly LessonCard[], esc: (s: string) => st
     if (c.previous_rule && c.op !== "add") lines.push(`- ${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}`);
     lines.push(c.targets && c.targets.length > 1 ? `- targets: ${c.targets.map(esc).join(", ")}` : `- target: ${esc(c.target)}`);
     lines.push(`- verification: ${v}`);
-    if (c.verification !== "unverified" && c.verification.regressions.length) lines.push(`- per-task regressions: ${esc(c.verification.regressions.join(", "))}`);
+    if (c.verification !== "unverified" && c.verification.regressions.length)
+      lines.push(`- per-task regressions: ${esc(c.verification.regressions.join(", "))}`);
     else lines.push("- per-task regressions: none measured");
-    if (c.op !== "retire") lines.push(`- recurred ${c.recurrences} time(s) in ${c.n_sessions} session(s), ${esc(c.first_seen.slice(0, 10))} – ${esc(c.last_seen.slice(0, 10))}`);
+    if (c.op !== "retire")
+      lines.push(`- recurred ${c.recurrences} time(s) in ${c.n_sessions} session(s), ${esc(c.first_seen.slice(0, 10))} – ${esc(c.last_seen.slice(0, 10))}`);
     if (c.note) lines.push(`- note: ${esc(c.note)}`);
     lines.push(`- night cost: ${c.cost.tokens} tokens, $${c.cost.cost_usd.toFixed(4)}`);
-    for (const s of c.sources) lines.push(`  - ${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · ${esc(s.session_id)}: “${esc(s.quote)}”`);
+    for (const s of c.sources)
+      lines.push(`  - ${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · ${esc(s.session_id)}: “${esc(s.quote)}”`);
     lines.push("");
   }
   return lines;
@@ -550,7 +572,14 @@ export function editCards(
   };
   const train = o.tasks.filter((t) => t.split === "train" && t.origin === "real");
   const sources = train
-    .flatMap((t) => t.source_sessions.map((sid) => ({ session_id: sid, source: o.dates.get(sid)?.source ?? "", date: o.dates.get(sid)?.at ?? "", quote: redactText(t.intent.slice(0, 240)) })))
+    .flatMap((t) =>
+      t.source_sessions.map((sid) => ({
+        session_id: sid,
+        source: o.dates.get(sid)?.source ?? "",
+        date: o.dates.get(sid)?.at ?? "",
+        quote: redactText(t.intent.slice(0, 240)),
+      })),
+    )
     .slice(0, 8);
   return edits.map((e) => ({
     id: `edit_${sha256(`${e.target}:${e.op}:${e.content}`).slice(0, 12)}`,

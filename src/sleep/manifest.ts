@@ -76,7 +76,9 @@ export interface ManagedRow {
 export function legacyRows(m: Manifest): ManagedRow[] {
   const out: ManagedRow[] = [];
   if (m.has_managed_skill && m.legacy?.skill) out.push({ key: "legacy skill", which: "skill", row: m.legacy.skill, backup: join("backup", "SKILL.md") });
-  if (m.has_managed_memory && m.legacy?.memory) out.push({ key: "legacy memory", which: "memory", row: m.legacy.memory, backup: join("backup", basename(m.legacy.memory.live_path)) });
-  for (const row of m.memories ?? []) out.push({ key: `memory ${row.live_path}`, which: "memory", row, backup: join("backup", "memory", row.proposed_file.slice("proposed_".length)) });
+  if (m.has_managed_memory && m.legacy?.memory)
+    out.push({ key: "legacy memory", which: "memory", row: m.legacy.memory, backup: join("backup", basename(m.legacy.memory.live_path)) });
+  for (const row of m.memories ?? [])
+    out.push({ key: `memory ${row.live_path}`, which: "memory", row, backup: join("backup", "memory", row.proposed_file.slice("proposed_".length)) });
   return out;
 }

@@ -49,7 +49,11 @@ export function persistNight(store: SleepStore, night: number, tasks: readonly T
   store.recordEdits(night, [
     ...r.applied.map((edit) => ({ edit, status: "accepted" as const, reason: r.gateAction })),
     // Only gate verdicts are remembered as negative feedback; unverified nights may be re-proposed.
-    ...r.rejected.map((edit) => ({ edit, status: r.gateAction === "reject_unverified" || r.gateAction === "budget_exhausted" ? ("unmatched" as const) : ("rejected" as const), reason: r.gateAction === "reject_unverified" ? "unverified" : "gate" })),
+    ...r.rejected.map((edit) => ({
+      edit,
+      status: r.gateAction === "reject_unverified" || r.gateAction === "budget_exhausted" ? ("unmatched" as const) : ("rejected" as const),
+      reason: r.gateAction === "reject_unverified" ? "unverified" : "gate",
+    })),
     ...r.unmatched.map((edit) => ({ edit, status: "unmatched" as const, reason: "changed nothing" })),
   ]);
   store.recordGateTrials(night, r.gateTrials);

@@ -43,7 +43,24 @@ export interface SleepReport {
 }
 
 /** Build the report of a consolidated night. */
-export function buildReport(r: ConsolidateResult, meta: Omit<SleepReport, "baseline_score" | "candidate_score" | "accepted" | "gate_action" | "holdout_leaked" | "no_edits_reason" | "edits" | "rejected_edits" | "unmatched_edits" | "skill_groups" | "notes" | "gate_trials">): SleepReport {
+export function buildReport(
+  r: ConsolidateResult,
+  meta: Omit<
+    SleepReport,
+    | "baseline_score"
+    | "candidate_score"
+    | "accepted"
+    | "gate_action"
+    | "holdout_leaked"
+    | "no_edits_reason"
+    | "edits"
+    | "rejected_edits"
+    | "unmatched_edits"
+    | "skill_groups"
+    | "notes"
+    | "gate_trials"
+  >,
+): SleepReport {
   return finite({
     ...meta,
     baseline_score: r.baseline,
@@ -96,29 +113,44 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
     for (const t of trials) {
       // "undecided": the held-out tasks could not tell; the edit is not kept, and not called worse.
       const verdict = t.accepted ? "accepted" : t.gate?.verdict === "undecided" && !t.blocked_by_regression ? "undecided (not kept)" : "rejected";
-      lines.push(`### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → ${score(t.candidate_score)})`, "");
+      lines.push(
+        `### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → ${score(t.candidate_score)})`,
+        "",
+      );
       if (t.gate) lines.push(gateLine(t.gate), "");
       if (t.edits?.length) lines.push(`Edits in this trial: ${t.edits.map((e) => `[${e.target}/${e.op}] ${prose(e.content).slice(0, 80)}`).join("; ")}`, "");
       lines.push("| Task | Tags | Baseline | Candidate | Change |", "|---|---|---|---|---|");
-      for (const d of t.task_deltas) lines.push(`| ${cell(d.task_id)} | ${cell(d.tags.join(", "))} | ${score(d.baseline_score)} | ${score(d.candidate_score)} | ${d.status} |`);
+      for (const d of t.task_deltas)
+        lines.push(`| ${cell(d.task_id)} | ${cell(d.tags.join(", "))} | ${score(d.baseline_score)} | ${score(d.candidate_score)} | ${d.status} |`);
       lines.push("");
     }
   }
   const editLines = (edits: readonly EditRecord[], withAnchor = false) =>
-    edits.flatMap((e) => [`- \\[${e.target}/${e.op}\\] ${prose(e.content)}${withAnchor && e.anchor ? ` (anchor: ${prose(e.anchor)})` : ""}`, ...(e.rationale ? [`  _why: ${prose(e.rationale)}_`] : [])]);
+    edits.flatMap((e) => [
+      `- \\[${e.target}/${e.op}\\] ${prose(e.content)}${withAnchor && e.anchor ? ` (anchor: ${prose(e.anchor)})` : ""}`,
+      ...(e.rationale ? [`  _why: ${prose(e.rationale)}_`] : []),
+    ]);
   if (r.edits.length) lines.push("## Accepted edits", "", ...editLines(r.edits), "");
-  if (r.rejected_edits.length) lines.push(unverified ? "## Unverified suggestions" : "## Rejected by gate (kept as negative feedback)", "", ...editLines(r.rejected_edits), "");
+  if (r.rejected_edits.length)
+    lines.push(unverified ? "## Unverified suggestions" : "## Rejected by gate (kept as negative feedback)", "", ...editLines(r.rejected_edits), "");
   if (r.unmatched_edits.length) lines.push("## Proposed but changed nothing (never reached the gate)", "", ...editLines(r.unmatched_edits, true), "");
   if (r.edit_evidence?.length) {
     lines.push("## Evidence for the gated edits", "", "_Δ is the held-out change per task (candidate − baseline), paired over the gate's tasks._", "");
     lines.push(...renderCards(r.edit_evidence, prose));
   }
   if (r.lessons?.length) {
-    lines.push("## Memory lessons (evidence)", "", "_Recurring corrections and stated preferences from your sessions. **Unverified** means no replay was run: adopt only what you agree with._", "");
+    lines.push(
+      "## Memory lessons (evidence)",
+      "",
+      "_Recurring corrections and stated preferences from your sessions. **Unverified** means no replay was run: adopt only what you agree with._",
+      "",
+    );
     lines.push(...renderCards(r.lessons, prose));
   }
   if (r.no_edits_reason) lines.push(`_No edits: ${prose(r.no_edits_reason)}._`, "");
   if (r.notes.length) lines.push("## Notes", "", ...r.notes.map((n) => `- ${prose(n)}`), "");
-  lines.push("_Review with `skillopt sleep diff`, then `skillopt sleep adopt` to apply, or `skillopt sleep reject` to discard (the rejected edits are remembered)._");
+  lines.push(
+    "_Review with `skillopt sleep diff`, then `skillopt sleep adopt` to apply, or `skillopt sleep reject` to discard (the rejected edits are remembered)._",
+  );
   return `${lines.join("\n")}\n`;
 }

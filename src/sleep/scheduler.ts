@@ -150,7 +150,19 @@ export function scheduleWindows(s: ScheduleSpec): string {
     ].join("\r\n"),
   );
   const hhmm = `${String(s.hour).padStart(2, "0")}:${String(s.minute).padStart(2, "0")}`;
-  const r = run(["schtasks", "/create", "/tn", taskName(s.project), "/tr", `powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "${ps1}"`, "/sc", "daily", "/st", hhmm, "/f"]);
+  const r = run([
+    "schtasks",
+    "/create",
+    "/tn",
+    taskName(s.project),
+    "/tr",
+    `powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "${ps1}"`,
+    "/sc",
+    "daily",
+    "/st",
+    hhmm,
+    "/f",
+  ]);
   if (r.code !== 0) throw new StagingError(`schtasks /create failed: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`);
   return taskName(s.project);
 }

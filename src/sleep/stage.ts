@@ -108,7 +108,8 @@ export interface Proposal {
 }
 
 function checkLivePath(p: string, which: "skill" | "memory"): void {
-  if (!isAbsolute(p) || p.split(/[\\/]/).includes("..") || /[\u0000-\u001f]/.test(p) || p.startsWith("~")) throw new StagingError(`unsafe ${which} target path: ${JSON.stringify(p)}`);
+  if (!isAbsolute(p) || p.split(/[\\/]/).includes("..") || /[\u0000-\u001f]/.test(p) || p.startsWith("~"))
+    throw new StagingError(`unsafe ${which} target path: ${JSON.stringify(p)}`);
   if (which === "skill" && basename(p) !== "SKILL.md") throw new StagingError(`skill target must be named SKILL.md: ${p}`);
   if (which === "memory" && !/\.(md|mdc)$/.test(p)) throw new StagingError(`memory target must be a .md or .mdc file: ${p}`);
 }
@@ -124,7 +125,17 @@ function proposalFileName(which: "skill" | "memory", livePath: string): string {
  */
 export function publishNight(
   dir: string,
-  o: { stateDir: string; skillPath: string; memoryPath: string; accepted: boolean; proposals: Proposal[]; skills?: SkillProposal[]; skillRoots?: string[]; reportJson: unknown; reportMd: string },
+  o: {
+    stateDir: string;
+    skillPath: string;
+    memoryPath: string;
+    accepted: boolean;
+    proposals: Proposal[];
+    skills?: SkillProposal[];
+    skillRoots?: string[];
+    reportJson: unknown;
+    reportMd: string;
+  },
 ): Manifest {
   const legacy: { skill?: LegacyRow; memory?: LegacyRow } = {};
   const files: Array<[string, string]> = [];
@@ -144,10 +155,18 @@ export function publishNight(
     if (managedTarget && fold(managedTarget) === fold(sp.baseline.realpath)) throw new StagingError(`${live} is already the managed skill target`);
     if (!sp.text.trim()) throw new StagingError(`refusing to stage an empty proposal for skill ${sp.name}`);
     const now = readBaseline(live);
-    if (now.realpath !== sp.baseline.realpath || now.sha256 !== sp.baseline.sha256) throw new StagingError(`${live} changed during consolidation; discard and rerun this night`);
+    if (now.realpath !== sp.baseline.realpath || now.sha256 !== sp.baseline.sha256)
+      throw new StagingError(`${live} changed during consolidation; discard and rerun this night`);
     const file = `proposed_SKILL.${sp.name}.md`;
     files.push([file, sp.text]);
-    skillRows.push({ skill_name: sp.name, proposed_file: file, live_skill_path: live, sha256: sha256(sp.text), live_sha256: sp.baseline.sha256, live_realpath: sp.baseline.realpath });
+    skillRows.push({
+      skill_name: sp.name,
+      proposed_file: file,
+      live_skill_path: live,
+      sha256: sha256(sp.text),
+      live_sha256: sp.baseline.sha256,
+      live_realpath: sp.baseline.realpath,
+    });
   }
   const memories: LegacyRow[] = [];
   const targets = new Set<string>();

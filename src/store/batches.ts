@@ -43,7 +43,21 @@ export function insertBatch(store: Store, row: BatchRow, items: readonly Omit<Ba
           `INSERT INTO call_batches (id, backend, endpoint, model, input_file_id, status, state, total, completed, failed, worst_cost_usd, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(row.id, row.backend, row.endpoint, row.model, row.input_file_id, row.status, row.state, row.total, row.completed, row.failed, row.worst_cost_usd, row.created_at, row.updated_at);
+        .run(
+          row.id,
+          row.backend,
+          row.endpoint,
+          row.model,
+          row.input_file_id,
+          row.status,
+          row.state,
+          row.total,
+          row.completed,
+          row.failed,
+          row.worst_cost_usd,
+          row.created_at,
+          row.updated_at,
+        );
       const ins = store.db.query("INSERT INTO call_batch_items (batch_id, key, role, stage, attempt, state) VALUES (?, ?, ?, ?, ?, 'pending')");
       for (const it of items) ins.run(row.id, it.key, it.role, it.stage, it.attempt);
     })(),
@@ -52,7 +66,9 @@ export function insertBatch(store: Store, row: BatchRow, items: readonly Omit<Ba
 
 /** Record the provider's latest status and counts of a batch. */
 export function updateBatchStatus(store: Store, id: string, status: string, completed: number, failed: number, now = Date.now()): void {
-  writing(store, () => store.db.query("UPDATE call_batches SET status = ?, completed = ?, failed = ?, updated_at = ? WHERE id = ?").run(status, completed, failed, now, id));
+  writing(store, () =>
+    store.db.query("UPDATE call_batches SET status = ?, completed = ?, failed = ?, updated_at = ? WHERE id = ?").run(status, completed, failed, now, id),
+  );
 }
 
 /** Settle a batch: every item answered or failed (with its error). */
@@ -78,7 +94,15 @@ export function pendingBatchOf(store: Store, key: string): { batch: BatchRow; it
   if (!row) return undefined;
   return {
     batch: batchRow(row),
-    item: { batch_id: String(row.id), key: String(row.item_key), role: String(row.item_role), stage: String(row.item_stage), attempt: Number(row.item_attempt), state: "pending", error: null },
+    item: {
+      batch_id: String(row.id),
+      key: String(row.item_key),
+      role: String(row.item_role),
+      stage: String(row.item_stage),
+      attempt: Number(row.item_attempt),
+      state: "pending",
+      error: null,
+    },
   };
 }
 

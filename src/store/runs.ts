@@ -137,7 +137,17 @@ interface CheckpointRow {
   skills: { hash: string; text: string; origin: string }[];
   record?: Record<string, unknown> | undefined;
   artifacts?: Record<string, unknown> | undefined;
-  evaluations: { kind: string; hash: string; split: string; hard: number; soft: number; score: number | null; evaluated: number; total: number; action?: string | undefined }[];
+  evaluations: {
+    kind: string;
+    hash: string;
+    split: string;
+    hard: number;
+    soft: number;
+    score: number | null;
+    evaluated: number;
+    total: number;
+    action?: string | undefined;
+  }[];
   /** Extra run_meta values written in the same transaction (status, summary, …). */
   meta?: Record<string, string | number>;
   /** The current and best skill after this checkpoint (the derived files are rebuilt from them). */
@@ -175,7 +185,9 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
       if (cp.kind === "boundary" && cp.record) {
         db.query("INSERT OR REPLACE INTO boundaries (epoch, record_json, created_at) VALUES (?, ?, ?)").run(cp.epoch, JSON.stringify(cp.record), now);
       }
-      const ev = db.query("INSERT INTO evaluations (seq, step, kind, hash, split, hard, soft, score, evaluated, total, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      const ev = db.query(
+        "INSERT INTO evaluations (seq, step, kind, hash, split, hard, soft, score, evaluated, total, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      );
       for (const e of cp.evaluations) ev.run(seq, cp.step, e.kind, e.hash, e.split, e.hard, e.soft, e.score, e.evaluated, e.total, e.action ?? null);
       const meta = db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
       for (const [k, val] of Object.entries({ ...cp.meta, updated_at: now })) meta.run(k, String(val));
@@ -227,7 +239,10 @@ export function boundaryRecords(store: Store): unknown[] {
 }
 
 export function evaluationRows(store: Store): Record<string, unknown>[] {
-  return store.db.query("SELECT step, kind, hash, split, hard, soft, score, evaluated, total, action FROM evaluations ORDER BY id").all() as Record<string, unknown>[];
+  return store.db.query("SELECT step, kind, hash, split, hard, soft, score, evaluated, total, action FROM evaluations ORDER BY id").all() as Record<
+    string,
+    unknown
+  >[];
 }
 
 /** Step artifacts (merged/ranked patch, edit report, …) by step, for reports. */

@@ -97,13 +97,19 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
   const db = store.db;
   const tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
   const meta = (key: string) => (db.query("SELECT value FROM sleep_meta WHERE key = ?").get(key) as { value: string } | null)?.value;
-  const setMeta = (key: string, value: string) => db.query("INSERT INTO sleep_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  const setMeta = (key: string, value: string) =>
+    db.query("INSERT INTO sleep_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
   return {
     store,
     close: () => store.close(),
     peekNight: () => ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
     beginNight: (project, startedMs, modelKey) =>
-      tx(() => Number(db.query("INSERT INTO sleep_nights (project, status, started_ms, model_key) VALUES (?, 'running', ?, ?)").run(project, startedMs, modelKey).lastInsertRowid)),
+      tx(() =>
+        Number(
+          db.query("INSERT INTO sleep_nights (project, status, started_ms, model_key) VALUES (?, 'running', ?, ?)").run(project, startedMs, modelKey)
+            .lastInsertRowid,
+        ),
+      ),
     abandonNight: (night) =>
       tx(() => {
         for (const t of ["sleep_tasks", "sleep_edits", "sleep_gate_trials", "sleep_ledger"]) db.query(`DELETE FROM ${t} WHERE night = ?`).run(night);
@@ -116,11 +122,16 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
     },
     getNight: (night) => toNight(db.query("SELECT * FROM sleep_nights WHERE night = ?").get(night) as RawNight | null),
     nightByDir: (dir) => toNight(db.query("SELECT * FROM sleep_nights WHERE staging_dir = ? ORDER BY night DESC LIMIT 1").get(dir) as RawNight | null),
-    history: (limit) => (db.query("SELECT * FROM sleep_nights WHERE status != 'running' ORDER BY night DESC LIMIT ?").all(limit) as RawNight[]).map((r) => toNight(r)!).reverse(),
+    history: (limit) =>
+      (db.query("SELECT * FROM sleep_nights WHERE status != 'running' ORDER BY night DESC LIMIT ?").all(limit) as RawNight[]).map((r) => toNight(r)!).reverse(),
     nightsCount: () => (db.query("SELECT COUNT(*) AS n FROM sleep_nights WHERE status != 'running' AND status != 'failed'").get() as { n: number }).n,
-    lastHarvestMs: (project) => (db.query("SELECT started_ms FROM sleep_last_harvest WHERE project = ?").get(project) as { started_ms: number } | null)?.started_ms,
+    lastHarvestMs: (project) =>
+      (db.query("SELECT started_ms FROM sleep_last_harvest WHERE project = ?").get(project) as { started_ms: number } | null)?.started_ms,
     setLastHarvestMs: (project, ms) => {
-      db.query("INSERT INTO sleep_last_harvest (project, started_ms) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET started_ms = excluded.started_ms").run(project, ms);
+      db.query("INSERT INTO sleep_last_harvest (project, started_ms) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET started_ms = excluded.started_ms").run(
+        project,
+        ms,
+      );
     },
     lastModelKey: () => meta("last_model_key"),
     setLastModelKey: (key) => {
@@ -132,11 +143,15 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
         for (const t of tasks) if (t.origin === "real") q.run(night, t.id, t.project, t.split, JSON.stringify(t));
       }),
     archivedTasks: (project, limit) =>
-      (db.query("SELECT json FROM sleep_tasks WHERE project = ? ORDER BY night DESC LIMIT ?").all(project, limit) as Array<{ json: string }>).map((r) => JSON.parse(r.json) as TaskRecord),
+      (db.query("SELECT json FROM sleep_tasks WHERE project = ? ORDER BY night DESC LIMIT ?").all(project, limit) as Array<{ json: string }>).map(
+        (r) => JSON.parse(r.json) as TaskRecord,
+      ),
     recordEdits: (night, edits: ReadonlyArray<{ edit: EditRecord; status: EditStatus; reason: string }>) =>
       tx(() => {
         const project = (db.query("SELECT project FROM sleep_nights WHERE night = ?").get(night) as { project: string } | null)?.project ?? "";
-        const ins = db.query("INSERT INTO sleep_edits (night, target, op, content, anchor, rationale, content_hash, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        const ins = db.query(
+          "INSERT INTO sleep_edits (night, target, op, content, anchor, rationale, content_hash, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        );
         const rej = db.query(
           "INSERT INTO sleep_rejected_edits (project, content_hash, content, reason, night) VALUES (?, ?, ?, ?, ?) ON CONFLICT(project, content_hash) DO UPDATE SET times = times + 1, night = excluded.night, reason = excluded.reason",
         );
@@ -147,7 +162,11 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
         }
       }),
     rejectedEditTexts: (project, limit) =>
-      (db.query("SELECT content FROM sleep_rejected_edits WHERE project = ? ORDER BY night DESC, times DESC LIMIT ?").all(project, limit) as Array<{ content: string }>).map((r) => r.content),
+      (
+        db.query("SELECT content FROM sleep_rejected_edits WHERE project = ? ORDER BY night DESC, times DESC LIMIT ?").all(project, limit) as Array<{
+          content: string;
+        }>
+      ).map((r) => r.content),
     recordGateTrials: (night, trials: readonly GateTrial[]) =>
       tx(() => {
         const q = db.query("INSERT INTO sleep_gate_trials (night, target, baseline_score, candidate_score, accepted, json) VALUES (?, ?, ?, ?, ?, ?)");
@@ -160,7 +179,10 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
       }),
     ledger: (night) => db.query("SELECT stage, calls, tokens, cost_usd, cached FROM sleep_ledger WHERE night = ? ORDER BY stage").all(night) as LedgerEntry[],
     recordAdoption: (nightDir, mode, receiptsJson, atMs) =>
-      Number(db.query("INSERT INTO sleep_adoptions (night_dir, mode, adopted_ms, receipts_json) VALUES (?, ?, ?, ?)").run(nightDir, mode, atMs, receiptsJson).lastInsertRowid),
+      Number(
+        db.query("INSERT INTO sleep_adoptions (night_dir, mode, adopted_ms, receipts_json) VALUES (?, ?, ?, ?)").run(nightDir, mode, atMs, receiptsJson)
+          .lastInsertRowid,
+      ),
     adoptions: (nightDir) =>
       (nightDir
         ? db.query("SELECT * FROM sleep_adoptions WHERE night_dir = ? ORDER BY id").all(nightDir)

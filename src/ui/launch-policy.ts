@@ -23,7 +23,12 @@ function runsProgram(path: string, value: unknown): boolean {
 }
 
 /** Keys that loosen an agent harness's sandbox. */
-const SANDBOX_KEYS = new Set(["model.codex_exec_sandbox", "model.codex_exec_approval_policy", "model.cursor_exec_sandbox", "model.copilot_exec_allow_all_tools"]);
+const SANDBOX_KEYS = new Set([
+  "model.codex_exec_sandbox",
+  "model.codex_exec_approval_policy",
+  "model.cursor_exec_sandbox",
+  "model.copilot_exec_allow_all_tools",
+]);
 /** Keys naming where files are written. */
 const OUTPUT_PATH_KEYS = new Set(["env.split_output_dir", "env.out_root", "model.cache_dir", "model.copilot_exec_home"]);
 /** Keys naming files or directories that are read (allowed inside the dashboard's directory). */

@@ -110,7 +110,8 @@ export function launchesHtml(launches: LaunchInfo[]): string {
   if (launches.length === 0) return `<p class="muted">None yet.</p>`;
   return launches
     .map(
-      (l) => `<div class="launch" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p><span class="badge b-${esc(l.status)}">${esc(l.status)}</span> <b>${esc(l.config)}</b> ${l.sets.map((s) => `<code>${esc(s)}</code>`).join(" ")} → <a class="run-link" href="/runs/${encodeURIComponent(l.out.split(/[\\/]/).pop() ?? "")}">${esc(l.out)}</a>${l.exitCode !== null ? ` · exit ${l.exitCode}` : ""} ${l.status === "running" ? `<button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log">${esc(l.log.slice(-40).join("\n"))}</pre></div>`,
+      (l) =>
+        `<div class="launch" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p><span class="badge b-${esc(l.status)}">${esc(l.status)}</span> <b>${esc(l.config)}</b> ${l.sets.map((s) => `<code>${esc(s)}</code>`).join(" ")} → <a class="run-link" href="/runs/${encodeURIComponent(l.out.split(/[\\/]/).pop() ?? "")}">${esc(l.out)}</a>${l.exitCode !== null ? ` · exit ${l.exitCode}` : ""} ${l.status === "running" ? `<button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log">${esc(l.log.slice(-40).join("\n"))}</pre></div>`,
     )
     .join("");
 }

@@ -259,7 +259,9 @@ export function startUi(opts: UiOptions): UiServer {
       }
       if (rest === "/body") {
         const { run } = readRun(dir, status);
-        return html(`<div id="run-body" data-run="${id.replace(/"/g, "&quot;")}" data-steps="${run.steps.length}" data-status="${run.status}">${renderRunBody(run)}</div>`);
+        return html(
+          `<div id="run-body" data-run="${id.replace(/"/g, "&quot;")}" data-steps="${run.steps.length}" data-status="${run.status}">${renderRunBody(run)}</div>`,
+        );
       }
       if (rest === "/report.html") {
         const res = html(renderReportHtml(readRun(dir, status).run));
@@ -280,7 +282,11 @@ export function startUi(opts: UiOptions): UiServer {
     if (/state\.sqlite/.test(file)) throw new HttpError(403, "the run store is not served");
     const type = TEXT_TYPES[extname(file).toLowerCase()] ?? "application/octet-stream";
     return new Response(readFileSync(file), {
-      headers: headers({ "content-type": type, "content-security-policy": "sandbox; default-src 'none'", "content-disposition": type.startsWith("application/octet") ? "attachment" : "inline" }),
+      headers: headers({
+        "content-type": type,
+        "content-security-policy": "sandbox; default-src 'none'",
+        "content-disposition": type.startsWith("application/octet") ? "attachment" : "inline",
+      }),
     });
   }
 

@@ -39,7 +39,10 @@ export function cardVerdict(c: LessonCard): EditVerdict {
   if (c.verification === "unverified") return { verdict: "unverified", detail: "no replay was run" };
   const v = c.verification;
   const paired = v.paired_verdict && v.paired_verdict !== v.verdict ? `; the paired test on the same tasks: ${v.paired_verdict}` : "";
-  return { verdict: v.verdict, detail: `${v.rule ? `${v.rule} rule, ` : "replay, "}Δ ${pts(v.delta)} pts [${pts(v.ci[0])}, ${pts(v.ci[1])}], n=${v.n}${paired}` };
+  return {
+    verdict: v.verdict,
+    detail: `${v.rule ? `${v.rule} rule, ` : "replay, "}Δ ${pts(v.delta)} pts [${pts(v.ci[0])}, ${pts(v.ci[1])}], n=${v.n}${paired}`,
+  };
 }
 
 const BADGE: Record<EditVerdict["verdict"], string> = { accept: "b-accepted", reject: "b-rejected", undecided: "b-undecided", unverified: "b-skipped" };
@@ -76,7 +79,9 @@ export function cardsHtml(cards: readonly LessonCard[]): string {
   return cards
     .map((c) => {
       const targets = c.targets && c.targets.length > 1 ? c.targets : [c.target];
-      const sources = c.sources.map((s) => `<li>${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · <code>${esc(s.session_id)}</code>: “${esc(s.quote)}”</li>`).join("");
+      const sources = c.sources
+        .map((s) => `<li>${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · <code>${esc(s.session_id)}</code>: “${esc(s.quote)}”</li>`)
+        .join("");
       const regressions = c.verification !== "unverified" && c.verification.regressions.length ? esc(c.verification.regressions.join(", ")) : "none measured";
       return `<div class="evidence-card" data-card="${esc(c.id)}"><h4>[${esc(c.op)}] ${esc(c.rule)}</h4><ul>${c.previous_rule && c.op !== "add" ? `<li>${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}</li>` : ""}<li>${targets.length > 1 ? "targets" : "target"}: ${targets.map((t) => `<code>${esc(t)}</code>`).join(", ")}</li><li class="card-verdict">verification: ${verdictHtml(cardVerdict(c))}</li><li>per-task regressions: ${regressions}</li>${c.op !== "retire" ? `<li>recurred ${c.recurrences} time(s) in ${c.n_sessions} session(s)${c.first_seen ? `, ${esc(c.first_seen.slice(0, 10))} – ${esc(c.last_seen.slice(0, 10))}` : ""}</li>` : ""}${c.note ? `<li>note: ${esc(c.note)}</li>` : ""}<li>night cost: ${c.cost.tokens} tokens, $${c.cost.cost_usd.toFixed(4)}</li></ul>${sources ? `<details><summary>${c.sources.length} source session(s)</summary><ul class="sources">${sources}</ul></details>` : ""}</div>`;
     })

@@ -176,7 +176,13 @@ export function nightHtml(project: string, dir: string, stateDir: string | Error
     rolledBack = done.rolledBack;
     const targets: Target[] = [
       ...legacyRows(m).map((r) => ({ which: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256, skill: "" })),
-      ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256, skill: s.skill_name })),
+      ...(m.skills ?? []).map((s) => ({
+        which: `skill '${s.skill_name}'`,
+        live: s.live_skill_path,
+        file: s.proposed_file,
+        pin: s.live_sha256,
+        skill: s.skill_name,
+      })),
     ];
     total = targets.length;
     pending = targets.filter((t) => (t.skill ? !done.skills.has(t.skill) : !done.legacy.has(t.live)));
@@ -191,19 +197,33 @@ export function nightHtml(project: string, dir: string, stateDir: string | Error
     if (!rejected && refused.length === 0) {
       const legacy = pending.filter((t) => !t.skill);
       if (legacy.length) dialogs += adoptDialog(dialogId("legacy"), name, legacy, diffs, r, attrs);
-      for (const t of pending.filter((x) => x.skill)) dialogs += adoptDialog(dialogId(`skill:${t.skill}`), name, [t], diffs, r, `${attrs} data-skill="${esc(t.skill)}"`);
+      for (const t of pending.filter((x) => x.skill))
+        dialogs += adoptDialog(dialogId(`skill:${t.skill}`), name, [t], diffs, r, `${attrs} data-skill="${esc(t.skill)}"`);
       if (adoptedFiles.length) {
         const list = adoptedFiles.map((p) => `<li><code>${esc(p)}</code></li>`).join("");
-        dialogs += confirmDialog(dialogId("rollback"), `Roll back night ${name}?`, `<p>Each file below goes back to the exact bytes it had before adoption (a file the adoption created is removed). A file edited since adoption is not overwritten: the rollback is refused.</p><ul>${list}</ul>`, { verb: "rollback", label: `Roll back ${adoptedFiles.length} file(s)`, attrs });
+        dialogs += confirmDialog(
+          dialogId("rollback"),
+          `Roll back night ${name}?`,
+          `<p>Each file below goes back to the exact bytes it had before adoption (a file the adoption created is removed). A file edited since adoption is not overwritten: the rollback is refused.</p><ul>${list}</ul>`,
+          { verb: "rollback", label: `Roll back ${adoptedFiles.length} file(s)`, attrs },
+        );
       }
     }
   } catch (err) {
     body = `<div class="warn">${esc(errorMessage(err))}</div>`;
   }
-  const state: NightState = rejected ? "rejected" : total === 0 && refused.length === 0 ? "nothing" : pending.length === 0 && adoptedFiles.length > 0 ? "adopted" : "staged";
-  const open = (label: string, what: string, cls: string) => `<button type="button" class="${cls}" data-dialog="${dialogId(what)}" ${attrs}>${esc(label)}</button>`;
+  const state: NightState = rejected
+    ? "rejected"
+    : total === 0 && refused.length === 0
+      ? "nothing"
+      : pending.length === 0 && adoptedFiles.length > 0
+        ? "adopted"
+        : "staged";
+  const open = (label: string, what: string, cls: string) =>
+    `<button type="button" class="${cls}" data-dialog="${dialogId(what)}" ${attrs}>${esc(label)}</button>`;
   let buttons = "";
-  if (state === "staged" && refused.length > 0) buttons = `<button type="button" class="reject-btn" ${attrs}>Reject</button> <span class="muted">not adoptable: see why below</span>`;
+  if (state === "staged" && refused.length > 0)
+    buttons = `<button type="button" class="reject-btn" ${attrs}>Reject</button> <span class="muted">not adoptable: see why below</span>`;
   else if (state === "staged" || state === "adopted") {
     const legacy = pending.filter((t) => !t.skill);
     buttons = [

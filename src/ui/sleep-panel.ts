@@ -53,7 +53,16 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
       if (!night || !listNights(project).includes(resolve(night))) return { status: 404, body: { error: `no staged night ${night} in ${project}` } };
       const argv =
         verb === "adopt"
-          ? ["sleep", "adopt", "--project", project, "--staging", night, ...(typeof body.skill === "string" && body.skill ? ["--skill", body.skill] : ["--legacy"]), "--json"]
+          ? [
+              "sleep",
+              "adopt",
+              "--project",
+              project,
+              "--staging",
+              night,
+              ...(typeof body.skill === "string" && body.skill ? ["--skill", body.skill] : ["--legacy"]),
+              "--json",
+            ]
           : verb === "rollback"
             ? ["sleep", "rollback", night, "--project", project, "--json"]
             : ["sleep", "reject", night, "--project", project, "--json"];
@@ -64,7 +73,9 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
         log.withTag("ui").warn(`sleep ${verb} took longer than ${ACT_TIMEOUT_MS / 1000} s; stopped`);
         proc.kill("SIGKILL");
       }, ACT_TIMEOUT_MS);
-      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]).finally(() => clearTimeout(timer));
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]).finally(() =>
+        clearTimeout(timer),
+      );
       let doc: Record<string, unknown> = {};
       try {
         doc = JSON.parse(stdout) as Record<string, unknown>;

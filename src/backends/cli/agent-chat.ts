@@ -51,17 +51,22 @@ function agentAnswer(kind: AgentChatKind, stdout: string): string {
   const events = jsonLines(stdout);
   if (kind === "cursor_chat") {
     const r = events.filter((e) => e.type === "result").at(-1);
-    if (r?.is_error === true) throw new BackendError("exec", `cursor_chat: the CLI reported an error: ${String(r.result ?? "").slice(0, 200)}`, { retryable: true });
+    if (r?.is_error === true)
+      throw new BackendError("exec", `cursor_chat: the CLI reported an error: ${String(r.result ?? "").slice(0, 200)}`, { retryable: true });
     return typeof r?.result === "string" ? r.result : "";
   }
   if (kind === "pi_chat") {
     const ends = events.filter((e) => e.type === "message_end" && (e.message as { role?: unknown } | undefined)?.role === "assistant");
     const last = ends.at(-1)?.message as { content?: unknown; stopReason?: unknown; errorMessage?: unknown } | undefined;
-    if (last?.stopReason === "error") throw new BackendError("exec", `pi_chat: the CLI reported an error: ${String(last.errorMessage ?? "").slice(0, 200)}`, { retryable: true });
+    if (last?.stopReason === "error")
+      throw new BackendError("exec", `pi_chat: the CLI reported an error: ${String(last.errorMessage ?? "").slice(0, 200)}`, { retryable: true });
     return textOfContent(last?.content);
   }
   const err = events.find((e) => e.type === "error");
-  if (err) throw new BackendError("exec", `opencode_chat: the CLI reported an error: ${JSON.stringify(err.error ?? err.part ?? "").slice(0, 200)}`, { retryable: true });
+  if (err)
+    throw new BackendError("exec", `opencode_chat: the CLI reported an error: ${JSON.stringify(err.error ?? err.part ?? "").slice(0, 200)}`, {
+      retryable: true,
+    });
   return events
     .filter((e) => e.type === "text")
     .map((e) => String((e.part as { text?: unknown } | undefined)?.text ?? ""))
@@ -83,7 +88,13 @@ export function createAgentChat(o: AgentChatOptions): ChatBackend {
       const dir = scratchDir(`skillopt-${o.kind}-`);
       try {
         const model = request.model === `${o.kind}-default` ? o.model : request.model;
-        const result = await runProcess({ argv: argv(o, text, model), cwd: dir.path, env: childEnv(o.env, ENV[o.kind]), timeoutMs, ...(signal ? { signal } : {}) });
+        const result = await runProcess({
+          argv: argv(o, text, model),
+          cwd: dir.path,
+          env: childEnv(o.env, ENV[o.kind]),
+          timeoutMs,
+          ...(signal ? { signal } : {}),
+        });
         if (result.aborted) throw signal?.reason ?? new BackendError("exec", `${o.kind}: aborted`);
         if (result.timedOut || result.code !== 0) throw cliFailure(o.kind, result, timeoutMs);
         const answer = agentAnswer(o.kind, result.stdout);

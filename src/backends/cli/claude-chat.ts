@@ -31,7 +31,10 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
     cacheSalt: "claude-p-json",
     async complete(request, { signal, timeoutMs }) {
       if (hasImages(request.messages)) {
-        throw new BackendError("bad_request", "claude_chat: images are not supported through the Claude CLI with tools disabled; use an API backend for image tasks");
+        throw new BackendError(
+          "bad_request",
+          "claude_chat: images are not supported through the Claude CLI with tools disabled; use an API backend for image tasks",
+        );
       }
       if (request.tools?.length) {
         throw new BackendError("bad_request", "claude_chat: tool calling through the Claude CLI is not supported; use an API backend for tool-using stages");
@@ -39,7 +42,19 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
       const dir = scratchDir("skillopt-claude-");
       try {
         const { system, prompt } = flattenMessages(request.messages);
-        const argv = [opts.bin, "-p", "--output-format", "json", "--permission-mode", opts.permissionMode, "--add-dir", dir.path, "--tools", "", "--strict-mcp-config"];
+        const argv = [
+          opts.bin,
+          "-p",
+          "--output-format",
+          "json",
+          "--permission-mode",
+          opts.permissionMode,
+          "--add-dir",
+          dir.path,
+          "--tools",
+          "",
+          "--strict-mcp-config",
+        ];
         if (request.model) argv.push("--model", request.model);
         if (opts.settingSources) argv.push("--setting-sources", opts.settingSources);
         if (system) {
@@ -82,7 +97,8 @@ function parseClaudeResult(stdout: string, model: string): RawCompletion {
   if (!result) throw new BackendError("protocol", "claude_chat: no result event in the CLI output", { retryable: true });
   if (result.is_error === true) {
     const msg = String(result.result ?? result.subtype ?? "error");
-    if (/not logged in|\/login|invalid api key|authentication/i.test(msg)) throw new BackendError("auth", `claude_chat: ${msg}`, { hint: "run `claude` once and log in, or set ANTHROPIC_API_KEY" });
+    if (/not logged in|\/login|invalid api key|authentication/i.test(msg))
+      throw new BackendError("auth", `claude_chat: ${msg}`, { hint: "run `claude` once and log in, or set ANTHROPIC_API_KEY" });
     throw new BackendError("exec", `claude_chat: the CLI reported an error: ${msg.slice(0, 300)}`, { retryable: true });
   }
   const usage = (result.usage ?? {}) as Record<string, unknown>;

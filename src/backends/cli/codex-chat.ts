@@ -41,7 +41,19 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
       try {
         const { system, prompt } = flattenMessages(request.messages);
         const last = join(dir.path, "last_message.txt");
-        const argv = [opts.bin, "exec", "--json", "--ephemeral", "-c", 'approval_policy="never"', "--sandbox", "read-only", "--skip-git-repo-check", "--cd", dir.path];
+        const argv = [
+          opts.bin,
+          "exec",
+          "--json",
+          "--ephemeral",
+          "-c",
+          'approval_policy="never"',
+          "--sandbox",
+          "read-only",
+          "--skip-git-repo-check",
+          "--cd",
+          dir.path,
+        ];
         if (request.model) argv.push("--model", request.model);
         argv.push("--output-last-message", last);
         if (opts.profile) argv.push("--profile", opts.profile);

@@ -45,7 +45,21 @@ export function createCopilotChat(opts: CopilotChatOptions): ChatBackend {
       const prompt = system ? `${system}\n\n---\n\n${parts.join("\n\n")}` : parts.join("\n\n");
       const dir = scratchDir("skillopt-copilot-");
       try {
-        const argv = [opts.bin, "-p", prompt, "--output-format", "json", "--stream", "off", "--no-color", "--log-level", "none", "--disable-builtin-mcps", "--no-custom-instructions", "--available-tools="];
+        const argv = [
+          opts.bin,
+          "-p",
+          prompt,
+          "--output-format",
+          "json",
+          "--stream",
+          "off",
+          "--no-color",
+          "--log-level",
+          "none",
+          "--disable-builtin-mcps",
+          "--no-custom-instructions",
+          "--available-tools=",
+        ];
         const model = request.model === "copilot-default" ? opts.model : request.model;
         if (model) argv.push("--model", model);
         const result = await runProcess({

@@ -48,7 +48,22 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
   const o = s.options;
   switch (s.name) {
     case "claude_code_exec": {
-      const argv = [s.bin, "-p", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", "--add-dir", wd, "--tools", "Read,Bash", "--allowedTools", "Read,Bash", "--strict-mcp-config"];
+      const argv = [
+        s.bin,
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "bypassPermissions",
+        "--add-dir",
+        wd,
+        "--tools",
+        "Read,Bash",
+        "--allowedTools",
+        "Read,Bash",
+        "--strict-mcp-config",
+      ];
       if (s.model) argv.push("--model", s.model.replace(/^anthropic\//, ""));
       if (o.effort) argv.push("--effort", o.effort);
       if (o.maxThinkingTokens) argv.push("--max-thinking-tokens", o.maxThinkingTokens);
@@ -66,20 +81,38 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
       argv.push("-c", `web_search="${o.webSearch === "true" ? "live" : "disabled"}"`);
       if (s.model) argv.push("-m", s.model);
       argv.push("--output-last-message", `${wd}/codex_last_message.txt`);
-      const prompt = retry ? `${task.prompt}\n\nThe previous execution returned an empty answer. Re-read task.md and the skill, then answer inside the requested tags.` : task.prompt;
+      const prompt = retry
+        ? `${task.prompt}\n\nThe previous execution returned an empty answer. Re-read task.md and the skill, then answer inside the requested tags.`
+        : task.prompt;
       argv.push(prompt);
       return { argv, allow: ["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"] };
     }
     case "cursor_exec": {
       const sandbox = o.sandbox ?? "enabled";
-      if (edits && sandbox === "disabled") throw new UnsupportedError("file edits with the Cursor sandbox disabled are refused; set model.cursor_exec_sandbox: enabled");
+      if (edits && sandbox === "disabled")
+        throw new UnsupportedError("file edits with the Cursor sandbox disabled are refused; set model.cursor_exec_sandbox: enabled");
       const argv = [s.bin, "-p", "--output-format", "stream-json", "--trust", "--workspace", wd, "--sandbox", sandbox];
       argv.push(...(edits ? ["--force"] : ["--mode", "ask"]));
       if (s.model) argv.push("--model", s.model);
       return { argv, stdin: wrapPrompt(task.prompt, edits, retry), allow: ["CURSOR_API_KEY", "CURSOR_CONFIG_DIR", "CURSOR_DATA_DIR"] };
     }
     case "copilot_exec": {
-      const argv = [s.bin, "-p", wrapPrompt(task.prompt, edits, retry), "--output-format", "json", "--stream", "off", "--no-color", "--log-level", "none", "-C", wd, "--disable-builtin-mcps", "--no-custom-instructions"];
+      const argv = [
+        s.bin,
+        "-p",
+        wrapPrompt(task.prompt, edits, retry),
+        "--output-format",
+        "json",
+        "--stream",
+        "off",
+        "--no-color",
+        "--log-level",
+        "none",
+        "-C",
+        wd,
+        "--disable-builtin-mcps",
+        "--no-custom-instructions",
+      ];
       if (edits && o.allowAllTools === "true") argv.push("--allow-all-tools");
       if (s.model) argv.push("--model", s.model);
       return { argv, allow: ["GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"], ...(o.home ? { extraEnv: { COPILOT_HOME: o.home } } : {}) };

@@ -27,7 +27,8 @@ export function prepareWorkspace(harness: string, skill: string, task: AgentTask
   const remove = () => rmSync(path, { recursive: true, force: true });
   try {
     const rendered = renderSkill(skill, task.skillDescription ?? "Guidance for solving the task in task.md.");
-    for (const rel of [SKILL_PATH, ...(NATIVE_SKILL_PATHS[harness] ?? [])]) put(path, rel, rel === "AGENTS.md" ? `# Skill: ${SKILL_NAME}\n\n${rendered}` : rendered);
+    for (const rel of [SKILL_PATH, ...(NATIVE_SKILL_PATHS[harness] ?? [])])
+      put(path, rel, rel === "AGENTS.md" ? `# Skill: ${SKILL_NAME}\n\n${rendered}` : rendered);
     put(path, "task.md", `${task.prompt}\n`);
     for (const [rel, content] of Object.entries(task.files ?? {})) put(path, safeRelative(rel, task.id), content);
     return { path, remove };

@@ -66,10 +66,18 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
       if (!fails.length) continue;
       if (statedConv?.id === g.house.id) {
         notes.push(`Apply the stated ${family(g.fid).title.toLowerCase()} rule every time: ${stated!.replace(/^[-*\s]+/, "")}`);
-        summary.push({ failure_type: `${g.fid}: execution lapse`, count: fails.length, description: `the skill states the right ${g.fid} rule but it was not followed` });
+        summary.push({
+          failure_type: `${g.fid}: execution lapse`,
+          count: fails.length,
+          description: `the skill states the right ${g.fid} rule but it was not followed`,
+        });
         continue;
       }
-      summary.push({ failure_type: `${g.fid} convention`, count: fails.length, description: `answers used the wrong ${g.fid} convention; the expected answers follow ${g.house.id}` });
+      summary.push({
+        failure_type: `${g.fid} convention`,
+        count: fails.length,
+        description: `answers used the wrong ${g.fid} convention; the expected answers follow ${g.house.id}`,
+      });
       proposals.push({ fid: g.fid, count: fails.length, ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}`, noise) });
     } else if (!stated && g.es.some((e) => e.passed)) {
       // A success that relied on a default: state the convention explicitly.
@@ -87,10 +95,22 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
   const reasoning = chosen.length ? `Stated ${chosen.length} house convention(s) the trajectories point to.` : "No convention to add from these trajectories.";
   let patch: Record<string, unknown>;
   if (data.update_mode === "rewrite_from_suggestions") {
-    patch = { reasoning, revise_suggestions: chosen.map((p) => ({ type: ruleLine(skill, p.fid) ? "clarify" : "add_rule", title: `${family(p.fid).title} convention`, motivation: `${p.count} trajectories`, instruction: p.line, priority_hint: data.side === "failure" ? "high" : "medium" })) };
+    patch = {
+      reasoning,
+      revise_suggestions: chosen.map((p) => ({
+        type: ruleLine(skill, p.fid) ? "clarify" : "add_rule",
+        title: `${family(p.fid).title} convention`,
+        motivation: `${p.count} trajectories`,
+        instruction: p.line,
+        priority_hint: data.side === "failure" ? "high" : "medium",
+      })),
+    };
   } else if (data.update_mode === "full_rewrite_minibatch") {
     const next = chosen.reduce((s, p) => setRule(s, p.fid, p.line), skill);
-    patch = { reasoning, skill_candidates: chosen.length ? [{ title: "State the house conventions", change_summary: chosen.map((p) => p.line), new_skill: next }] : [] };
+    patch = {
+      reasoning,
+      skill_candidates: chosen.length ? [{ title: "State the house conventions", change_summary: chosen.map((p) => p.line), new_skill: next }] : [],
+    };
   } else patch = { reasoning, edits };
   return {
     batch_size: ev.length,

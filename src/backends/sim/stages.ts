@@ -93,7 +93,12 @@ export function simRewrite(user: string, data: Record<string, unknown>): Record<
 export function simLr(data: Record<string, unknown>): Record<string, unknown> {
   const items = (Array.isArray(data.items) ? data.items : []) as Item[];
   const specific = items.filter((it) => conventionOfLine(itemText(it)) || it.new_skill).length;
-  return { learning_rate: Math.max(1, specific), reasoning: `${specific} of ${items.length} items state a concrete rule.`, confidence: "medium", risk_notes: [] };
+  return {
+    learning_rate: Math.max(1, specific),
+    reasoning: `${specific} of ${items.length} items state a concrete rule.`,
+    confidence: "medium",
+    risk_notes: [],
+  };
 }
 
 interface PairSide {
@@ -125,7 +130,14 @@ export function simSlowUpdate(k: SimKnobs, data: Record<string, unknown>, reqKey
 export function simMetaSkill(data: Record<string, unknown>): Record<string, unknown> {
   const c = (data.counts ?? {}) as Record<string, number>;
   const pairs = (Array.isArray(data.pairs) ? data.pairs : []) as Record<string, unknown>[];
-  const failing = [...new Set(pairs.filter((p) => !(p.curr as PairSide | undefined)?.hard).map((p) => readTrajectory(p.curr_trajectory)?.family).filter(Boolean))] as FamilyId[];
+  const failing = [
+    ...new Set(
+      pairs
+        .filter((p) => !(p.curr as PairSide | undefined)?.hard)
+        .map((p) => readTrajectory(p.curr_trajectory)?.family)
+        .filter(Boolean),
+    ),
+  ] as FamilyId[];
   const content = [
     "- Edits that state a convention with its exact pattern (for example YYYY-MM-DD) change the agent's answers; vague advice does not.",
     "- Prefer replacing a wrong rule over adding a second rule for the same family: the later rule wins.",

@@ -67,7 +67,8 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
   const python = env.str("alfworld_python", "python3");
   const rel = asString(item.gamefile);
   const root = dataRoot(ctx);
-  if (!isAbsolute(rel) && !root) throw new ConfigError("ALFWorld: ALFWORLD_DATA is not set; point it at the directory that alfworld-download filled (it holds json_2.1.1/)");
+  if (!isAbsolute(rel) && !root)
+    throw new ConfigError("ALFWorld: ALFWORLD_DATA is not set; point it at the directory that alfworld-download filled (it holds json_2.1.1/)");
   const gamefile = isAbsolute(rel) ? rel : join(root, rel);
   const taskType = asString(item.task_type) || taskTypeOf(rel);
   const timeoutMs = Math.max(30, env.num("exec_timeout", 120)) * 1000;
@@ -85,7 +86,16 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
       obs = await bridge.request({ cmd: "reset", gamefile, max_steps: maxSteps }, timeoutMs);
     } catch (err) {
       if (err instanceof UnsupportedError) throw err;
-      return { id: item.id, hard: 0, soft: 0, trajectory: [{ role: "system", content: `Environment failed to start: ${errorMessage(err)}` }], ...base, agent_ok: false, n_turns: 0, fail_reason: `env-error: ${errorMessage(err)}` };
+      return {
+        id: item.id,
+        hard: 0,
+        soft: 0,
+        trajectory: [{ role: "system", content: `Environment failed to start: ${errorMessage(err)}` }],
+        ...base,
+        agent_ok: false,
+        n_turns: 0,
+        fail_reason: `env-error: ${errorMessage(err)}`,
+      };
     }
     const task = /Your task is to:\s*(.*)/i.exec(obs.observation)?.[1]?.trim() ?? "";
     trajectory.push({ role: "user", content: obs.observation });
@@ -113,7 +123,17 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
       } catch (err) {
         if (err instanceof UnsupportedError) throw err;
         trajectory.push({ role: "system", content: `Environment error: ${errorMessage(err)}` });
-        return { id: item.id, hard: 0, soft: 0, trajectory, ...base, agent_ok: false, n_turns: step, fail_reason: `env-error: ${errorMessage(err)}`, task_description: task };
+        return {
+          id: item.id,
+          hard: 0,
+          soft: 0,
+          trajectory,
+          ...base,
+          agent_ok: false,
+          n_turns: step,
+          fail_reason: `env-error: ${errorMessage(err)}`,
+          task_description: task,
+        };
       }
       trajectory.push({ step, action, env_feedback: next.observation, reasoning: reasoning || (call.ok ? "" : `(target call failed: ${call.error})`) });
       history.push({ observation: obs.observation, action });

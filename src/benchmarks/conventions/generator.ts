@@ -75,13 +75,43 @@ function rawValue(rng: Rng, id: FamilyId): TaskValue {
 }
 
 const QUESTIONS: Record<FamilyId, string[]> = {
-  date: ["When is the quarterly review? Write the date for the report.", "On what date was the contract signed? Give it as the report should show it.", "When does the warranty expire?", "What is the invoice date?"],
-  rounding: ["What is the measured value? Write it as the report should show it.", "Report the average load from the data.", "What was the mean response time?", "Report the sensor reading."],
-  distance: ["How long is the delivery route? Give the distance for the report.", "How far is the warehouse from the depot?", "How long was the test drive?", "What is the length of the pipeline section?"],
-  currency: ["What is the invoice total? Write the amount for the report.", "How much was refunded to the customer?", "What did the supplier charge?", "What is the approved budget?"],
-  naming: ["What should the new field that holds these words be called?", "Name the configuration key made of these words.", "Name the database column for these words.", "What is the variable name for these words?"],
+  date: [
+    "When is the quarterly review? Write the date for the report.",
+    "On what date was the contract signed? Give it as the report should show it.",
+    "When does the warranty expire?",
+    "What is the invoice date?",
+  ],
+  rounding: [
+    "What is the measured value? Write it as the report should show it.",
+    "Report the average load from the data.",
+    "What was the mean response time?",
+    "Report the sensor reading.",
+  ],
+  distance: [
+    "How long is the delivery route? Give the distance for the report.",
+    "How far is the warehouse from the depot?",
+    "How long was the test drive?",
+    "What is the length of the pipeline section?",
+  ],
+  currency: [
+    "What is the invoice total? Write the amount for the report.",
+    "How much was refunded to the customer?",
+    "What did the supplier charge?",
+    "What is the approved budget?",
+  ],
+  naming: [
+    "What should the new field that holds these words be called?",
+    "Name the configuration key made of these words.",
+    "Name the database column for these words.",
+    "What is the variable name for these words?",
+  ],
   list_order: ["List the items in the shipment.", "Which products are in the basket?", "Which fruits are on the order?", "List the items in stock."],
-  framing: ["How many tickets were closed this week?", "How many units are left in stock?", "How many users signed up today?", "How many pages does the report have?"],
+  framing: [
+    "How many tickets were closed this week?",
+    "How many units are left in stock?",
+    "How many users signed up today?",
+    "How many pages does the report have?",
+  ],
   boolean: [
     "Did the build pass?",
     "Is the customer's account active?",

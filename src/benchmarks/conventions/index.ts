@@ -77,7 +77,15 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
       if (kind === "auth" || kind === "not_found") throw err;
     }
     if (err instanceof Error && "code" in err && (err as { code: string }).code === "budget") throw err;
-    return { ...base, hard: 0, soft: 0, predicted_answer: "", fail_reason: `model_error: ${errorMessage(err)}`, agent_ok: false, trajectory: [{ role: "user", content: user }] };
+    return {
+      ...base,
+      hard: 0,
+      soft: 0,
+      predicted_answer: "",
+      fail_reason: `model_error: ${errorMessage(err)}`,
+      agent_ok: false,
+      trajectory: [{ role: "user", content: user }],
+    };
   }
   const answer = extractAnswer(reply);
   const hard = answer === expected ? 1 : 0;
@@ -92,7 +100,11 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     predicted_answer: answer,
     ...(hard
       ? {}
-      : { fail_reason: sameFamily ? `wrong_convention: a valid ${item.family} format, but not the house one` : `wrong_answer: not a recognised ${item.family} format` }),
+      : {
+          fail_reason: sameFamily
+            ? `wrong_convention: a valid ${item.family} format, but not the house one`
+            : `wrong_answer: not a recognised ${item.family} format`,
+        }),
     trajectory: [
       { role: "user", content: user },
       { role: "assistant", content: reply },

@@ -8,7 +8,8 @@ Give the final answer inside <answer></answer> tags, with nothing but the answer
 
 export const DOCVQA_USER_SUFFIX = "Look at the document image and answer the question. Put only the answer inside <answer></answer> tags.";
 
-export const DOCVQA_REVIEW = "Look at the document image again and check your answer against what is printed. Reply with the final answer inside <answer></answer> tags.";
+export const DOCVQA_REVIEW =
+  "Look at the document image again and check your answer against what is printed. Reply with the final answer inside <answer></answer> tags.";
 
 export const DOCVQA_INITIAL_SKILL = `# DocVQA Skill
 

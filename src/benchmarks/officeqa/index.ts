@@ -222,15 +222,15 @@ async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext)
     let t: Awaited<ReturnType<typeof runner.runTask>>;
     try {
       t = await runner.runTask(
-      skill,
-      {
-        id: item.id,
-        prompt: `${system}\n\nRead task.md, search and read the documents under docs/, and end your final message with the answer inside <answer></answer> tags.${runs > 0 ? " Your previous attempt gave no answer tag." : ""}`,
-        files: { "task.md": task, ...files },
-        skillDescription: "How to answer questions from U.S. Treasury Bulletin documents.",
-      },
-      ctx.signal ? { signal: ctx.signal } : undefined,
-    );
+        skill,
+        {
+          id: item.id,
+          prompt: `${system}\n\nRead task.md, search and read the documents under docs/, and end your final message with the answer inside <answer></answer> tags.${runs > 0 ? " Your previous attempt gave no answer tag." : ""}`,
+          files: { "task.md": task, ...files },
+          skillDescription: "How to answer questions from U.S. Treasury Bulletin documents.",
+        },
+        ctx.signal ? { signal: ctx.signal } : undefined,
+      );
     } catch (err) {
       if (isSystemic(err, ctx.signal)) throw err;
       failure = `exec-failed: ${errorMessage(err)}`;
@@ -248,7 +248,19 @@ async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext)
     if (/<answer>/i.test(text)) break;
     failure = `Exceeded tool-turn budget (${maxRuns})`;
   }
-  return scoreRow(item, ctx, { text, failure, callFailed, trajectory, docs, oracleChars, useLocal: true, turns: Math.min(runs + 1, maxRuns), lastFinish: undefined, system, user: task });
+  return scoreRow(item, ctx, {
+    text,
+    failure,
+    callFailed,
+    trajectory,
+    docs,
+    oracleChars,
+    useLocal: true,
+    turns: Math.min(runs + 1, maxRuns),
+    lastFinish: undefined,
+    system,
+    user: task,
+  });
 }
 
 export default officeQaBenchmark;

@@ -68,7 +68,10 @@ export const MATERIALIZERS: Record<string, Materializer> = {
     defaultOut: "data/officeqa_split",
     key: (r) => asString(r.uid ?? r.id),
     build: (e, r) => {
-      const item = normalizeOfficeQa({ ...r, category: r.category ?? e.category, source_files: r.source_files ?? e.source_files, source_docs: r.source_docs ?? e.source_docs }, "raw row");
+      const item = normalizeOfficeQa(
+        { ...r, category: r.category ?? e.category, source_files: r.source_files ?? e.source_files, source_docs: r.source_docs ?? e.source_docs },
+        "raw row",
+      );
       return {
         id: item.id,
         uid: item.id,
@@ -116,7 +119,8 @@ interface Manifest {
 /** Read an upstream id manifest: `split_manifest.json` and `{train,val,test}/items.json`. */
 export function readManifest(dir: string): Manifest {
   const metaPath = join(dir, "split_manifest.json");
-  if (!existsSync(metaPath)) throw new DataError(`--manifest ${dir}: no split_manifest.json (expected an upstream manifest directory such as data/searchqa_id_split)`);
+  if (!existsSync(metaPath))
+    throw new DataError(`--manifest ${dir}: no split_manifest.json (expected an upstream manifest directory such as data/searchqa_id_split)`);
   const meta = readJson(metaPath) as Record<string, unknown>;
   const splits = {} as Manifest["splits"];
   for (const s of SPLIT_NAMES) {
@@ -148,7 +152,10 @@ export function materialize(
   opts: { out: string; allowMissing: boolean; source: string },
 ): MaterializeResult {
   const m = MATERIALIZERS[benchmark];
-  if (!m) throw new DataError(`cannot materialize "${benchmark}" (known: ${Object.keys(MATERIALIZERS).join(", ")}; alfworld's manifest is used directly as its split_dir)`);
+  if (!m)
+    throw new DataError(
+      `cannot materialize "${benchmark}" (known: ${Object.keys(MATERIALIZERS).join(", ")}; alfworld's manifest is used directly as its split_dir)`,
+    );
   const byKey = new Map<string, Record<string, unknown>>();
   for (const row of rows) {
     const k = m.key(row);

@@ -53,7 +53,8 @@ async function runExec(ctx: BenchmarkContext, plan: QaPlan, exec: ExecPlan): Pro
       { id: exec.id, prompt, files: { "task.md": task, ...(exec.files ?? {}) }, skillDescription: exec.description },
       ctx.signal ? { signal: ctx.signal } : undefined,
     );
-    for (const step of t.steps) trajectory.push({ role: step.role === "tool" ? `tool${step.toolName ? `:${step.toolName}` : ""}` : step.role, content: step.content });
+    for (const step of t.steps)
+      trajectory.push({ role: step.role === "tool" ? `tool${step.toolName ? `:${step.toolName}` : ""}` : step.role, content: step.content });
     if (t.error || t.timedOut) {
       const error = t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`;
       trajectory.push({ role: "system", content: `Agent run failed: ${error}` });
@@ -115,7 +116,16 @@ export function evaluationEntry(lines: Record<string, unknown>): TrajectoryEntry
 
 /** A failed result for a task that could not be attempted at all. */
 export function failedResult(id: string, reason: string, extra: Partial<RolloutResult> = {}): RolloutResult {
-  return { id, hard: 0, soft: 0, trajectory: [{ role: "system", content: `Task failed: ${reason}` }], fail_reason: reason, agent_ok: false, n_turns: 0, ...extra };
+  return {
+    id,
+    hard: 0,
+    soft: 0,
+    trajectory: [{ role: "system", content: `Task failed: ${reason}` }],
+    fail_reason: reason,
+    agent_ok: false,
+    n_turns: 0,
+    ...extra,
+  };
 }
 
 /** Refuse an exec target (agent CLI) for a benchmark that has no exec path. */

@@ -67,7 +67,9 @@ export function valueHidingFeedback(c: Comparison): string {
 export function verificationReport(cases: readonly CaseResult[]): string {
   const lines: string[] = ["[POST-EXECUTION VERIFICATION]"];
   for (const c of cases) {
-    lines.push(`Test case ${c.no}: ${c.ok ? "PASS" : "FAIL"}${c.error ? ` (execution error: ${c.error.split("\n").pop()})` : c.reason ? ` (${c.reason})` : ""}`);
+    lines.push(
+      `Test case ${c.no}: ${c.ok ? "PASS" : "FAIL"}${c.error ? ` (execution error: ${c.error.split("\n").pop()})` : c.reason ? ` (${c.reason})` : ""}`,
+    );
     if (!c.comparison) continue;
     let emptyMatches = 0;
     for (const cell of c.comparison.cells) {

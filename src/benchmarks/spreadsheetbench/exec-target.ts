@@ -31,8 +31,13 @@ export async function execAgent(a: AgentInput, skill: string, id: string): Promi
       `${SKILL_PREAMBLE}\n\n${skill}`,
       {
         id,
-        prompt: "Read task.md, write solution.py as the skill describes, check it with `python run_solution.py`, then reply with the final script in one ```python block.",
-        files: { "task.md": `${a.user}\n\nHarness notes: input.xlsx is a copy of the input workbook; run_solution.py runs solution.py with INPUT_PATH=input.xlsx and OUTPUT_PATH=output.xlsx.\n`, "input.xlsx": new Uint8Array(readFileSync(a.cases[0]!.input)), "run_solution.py": RUN_SOLUTION_PY },
+        prompt:
+          "Read task.md, write solution.py as the skill describes, check it with `python run_solution.py`, then reply with the final script in one ```python block.",
+        files: {
+          "task.md": `${a.user}\n\nHarness notes: input.xlsx is a copy of the input workbook; run_solution.py runs solution.py with INPUT_PATH=input.xlsx and OUTPUT_PATH=output.xlsx.\n`,
+          "input.xlsx": new Uint8Array(readFileSync(a.cases[0]!.input)),
+          "run_solution.py": RUN_SOLUTION_PY,
+        },
         allowEdits: true,
         skillDescription: "How to edit Excel workbooks with Python for SpreadsheetBench tasks.",
       },
@@ -45,7 +50,8 @@ export async function execAgent(a: AgentInput, skill: string, id: string): Promi
       },
     );
     for (const s of t.steps) trajectory.push({ role: s.role, content: s.content });
-    if (t.error || t.timedOut) return { code: solution, nTurns: 1, trajectory, llmError: t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`, timedOut: t.timedOut };
+    if (t.error || t.timedOut)
+      return { code: solution, nTurns: 1, trajectory, llmError: t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`, timedOut: t.timedOut };
     const fromMessage = /```/.test(t.finalAnswer) ? extractCode(t.finalAnswer) : "";
     return { code: solution.trim() || fromMessage, nTurns: 1, trajectory, timedOut: false };
   } catch (err) {

@@ -60,9 +60,12 @@ async function probe(configured: string): Promise<Interpreter> {
   let isolate: string[] = [];
   const unshare = Bun.which("unshare");
   if (unshare) {
-    const r = await run([unshare, "-rn", python, "-c", "import socket\ntry:\n socket.create_connection(('1.1.1.1', 53), timeout=1)\nexcept OSError:\n print('blocked')"], {
-      timeoutMs: 15_000,
-    }).catch(() => undefined);
+    const r = await run(
+      [unshare, "-rn", python, "-c", "import socket\ntry:\n socket.create_connection(('1.1.1.1', 53), timeout=1)\nexcept OSError:\n print('blocked')"],
+      {
+        timeoutMs: 15_000,
+      },
+    ).catch(() => undefined);
     if (r?.code === 0 && r.stdout.includes("blocked")) isolate = [unshare, "-rn"];
   }
   if (isolate.length === 0) {
@@ -143,7 +146,13 @@ class HelperProcess {
   constructor(python: string) {
     this.dir = mkdtempSync(join(tmpdir(), "skillopt-xlsx-helper-"));
     writeFileSync(join(this.dir, "helper.py"), HELPER_PY);
-    this.proc = Bun.spawn([python, join(this.dir, "helper.py"), "serve"], { cwd: this.dir, env: scrubbedEnv(this.dir), stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    this.proc = Bun.spawn([python, join(this.dir, "helper.py"), "serve"], {
+      cwd: this.dir,
+      env: scrubbedEnv(this.dir),
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
     this.proc.unref();
     this.reader = (this.proc.stdout as ReadableStream<Uint8Array>).getReader();
     void this.proc.exited.then(() => rmSync(this.dir, { recursive: true, force: true }));

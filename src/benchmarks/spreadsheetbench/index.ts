@@ -101,7 +101,11 @@ async function codegenAgent(a: AgentInput, multi: boolean): Promise<Attempt> {
     } else if (a.goldFeedback && !result.ok && result.comparison) {
       feedback = valueHidingFeedback(result.comparison);
     }
-    trajectory.push({ type: "tool_call", cmd: `execute script on test case ${first.no}`, obs: result.stage === "exec" ? `error: ${(result.error ?? "").slice(-1500)}` : "ran successfully" });
+    trajectory.push({
+      type: "tool_call",
+      cmd: `execute script on test case ${first.no}`,
+      obs: result.stage === "exec" ? `error: ${(result.error ?? "").slice(-1500)}` : "ran successfully",
+    });
     if (!feedback) return { code, nTurns: turn + 1, trajectory, timedOut: false };
     messages.push({ role: "user", content: feedback });
     trajectory.push({ role: "user", content: feedback });
@@ -174,13 +178,32 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     : s.mode === "react"
       ? await reactAgent(input)
       : await codegenAgent(input, s.mode === "multi");
-  const common = { ...base, spreadsheet_preview: preview, target_system_prompt: system, target_user_prompt: user, n_cases: cases.length, n_turns: attempt.nTurns };
+  const common = {
+    ...base,
+    spreadsheet_preview: preview,
+    target_system_prompt: system,
+    target_user_prompt: user,
+    n_cases: cases.length,
+    n_turns: attempt.nTurns,
+  };
   if (attempt.llmError) {
-    return { ...failedResult(item.id, attempt.timedOut ? attempt.llmError : `llm-call-failed: ${attempt.llmError}`, common), trajectory: attempt.trajectory, phase: attempt.timedOut ? "timeout" : "llm", llm_ok: false };
+    return {
+      ...failedResult(item.id, attempt.timedOut ? attempt.llmError : `llm-call-failed: ${attempt.llmError}`, common),
+      trajectory: attempt.trajectory,
+      phase: attempt.timedOut ? "timeout" : "llm",
+      llm_ok: false,
+    };
   }
   if (!attempt.code) {
     const reason = attempt.timedOut ? `task-timeout-${s.budgetS}s` : "empty-code-block";
-    return { ...failedResult(item.id, reason, common), trajectory: attempt.trajectory, phase: attempt.timedOut ? "timeout" : "extract", llm_ok: true, code_ok: false, agent_ok: !attempt.timedOut };
+    return {
+      ...failedResult(item.id, reason, common),
+      trajectory: attempt.trajectory,
+      phase: attempt.timedOut ? "timeout" : "extract",
+      llm_ok: true,
+      code_ok: false,
+      agent_ok: !attempt.timedOut,
+    };
   }
   const results: CaseResult[] = [];
   for (const tc of cases) {
@@ -190,7 +213,14 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
       continue;
     }
     results.push(
-      await runCase(attempt.code, tc, { python: s.python, timeoutS: Math.max(10, Math.min(120, remaining(deadline) || 120)), outDir, position, sheet, signal: ctx.signal }),
+      await runCase(attempt.code, tc, {
+        python: s.python,
+        timeoutS: Math.max(10, Math.min(120, remaining(deadline) || 120)),
+        outDir,
+        position,
+        sheet,
+        signal: ctx.signal,
+      }),
     );
   }
   const nExec = results.filter((r) => r.stage === "compare").length;
@@ -220,7 +250,13 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     exec_ok: nExec === cases.length,
     n_exec_pass: nExec,
     n_pass: nPass,
-    cases: results.map((r) => ({ no: r.no, stage: r.stage, ok: r.ok, ...(r.error ? { error: r.error.slice(-500) } : {}), ...(r.reason ? { reason: r.reason } : {}) })),
+    cases: results.map((r) => ({
+      no: r.no,
+      stage: r.stage,
+      ok: r.ok,
+      ...(r.error ? { error: r.error.slice(-500) } : {}),
+      ...(r.reason ? { reason: r.reason } : {}),
+    })),
     code: attempt.code,
     predicted_answer: attempt.code,
     agent_ok: true,

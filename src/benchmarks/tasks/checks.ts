@@ -9,7 +9,20 @@ import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-
  * Per-task checks of an imported evaluation file (promptfoo asserts, skill-creator expectations).
  * A task passes (hard 1) when every check passes; soft is the weighted share of checks passed.
  */
-const CHECK_KINDS = ["equals", "contains", "icontains", "starts-with", "regex", "contains-any", "contains-all", "icontains-any", "icontains-all", "is-json", "contains-json", "judge"] as const;
+const CHECK_KINDS = [
+  "equals",
+  "contains",
+  "icontains",
+  "starts-with",
+  "regex",
+  "contains-any",
+  "contains-all",
+  "icontains-any",
+  "icontains-all",
+  "is-json",
+  "contains-json",
+  "judge",
+] as const;
 export type CheckKind = (typeof CHECK_KINDS)[number];
 
 export interface TaskCheck {

@@ -38,7 +38,8 @@ function fileRef(base: string, ref: string, where: string): string {
 function render(template: string, vars: Obj, where: string): string {
   if (/\{%|\{#/.test(template)) throw new DataError(`${where}: Nunjucks tags ({% … %}) cannot be mapped; only {{ var }} placeholders are`);
   return template.replace(/\{\{\s*([^}]*?)\s*\}\}/g, (_m, name: string) => {
-    if (!/^[A-Za-z_][\w]*$/.test(name)) throw new DataError(`${where}: the placeholder {{ ${name} }} uses a filter or an expression; only {{ var }} placeholders can be mapped`);
+    if (!/^[A-Za-z_][\w]*$/.test(name))
+      throw new DataError(`${where}: the placeholder {{ ${name} }} uses a filter or an expression; only {{ var }} placeholders can be mapped`);
     if (!(name in vars)) throw new DataError(`${where}: the prompt uses {{ ${name} }}, which this test's vars do not set`);
     const v = vars[name];
     return typeof v === "string" ? v : JSON.stringify(v);
@@ -56,7 +57,8 @@ function prompts(path: string, doc: Obj): { id: string; text: string }[] {
     if (text === undefined) throw new DataError(`${where}: expected a prompt string, a file:// text file or {raw: "…"}`);
     if (!text.startsWith("file://")) return { id: `p${i + 1}`, text };
     const file = fileRef(base, text, where);
-    if (!TEXT_PROMPT.has(extname(file).toLowerCase())) throw new DataError(`${where}: ${text} is not a text prompt (chat JSON, JavaScript and Python prompts cannot be mapped)`);
+    if (!TEXT_PROMPT.has(extname(file).toLowerCase()))
+      throw new DataError(`${where}: ${text} is not a text prompt (chat JSON, JavaScript and Python prompts cannot be mapped)`);
     return { id: `p${i + 1}`, text: readText(file) };
   });
 }
@@ -85,15 +87,23 @@ function check(a: unknown, where: string, vars: Obj): TaskCheck {
   const negate = a.type.startsWith("not-");
   const type = negate ? a.type.slice(4) : a.type;
   const kind = MAPPED[type];
-  if (!kind || (negate && kind === "judge")) throw new DataError(`${where}: assert type "${a.type}" cannot be mapped (supported: ${SUPPORTED}, each also as not-…)`);
-  for (const k of ["transform", "threshold", "provider", "metric", "options"]) if (k in a) throw new DataError(`${where}: assert option "${k}" cannot be mapped`);
+  if (!kind || (negate && kind === "judge"))
+    throw new DataError(`${where}: assert type "${a.type}" cannot be mapped (supported: ${SUPPORTED}, each also as not-…)`);
+  for (const k of ["transform", "threshold", "provider", "metric", "options"])
+    if (k in a) throw new DataError(`${where}: assert option "${k}" cannot be mapped`);
   const weight = a.weight === undefined ? undefined : Number(a.weight);
   if (weight !== undefined && !(weight >= 0)) throw new DataError(`${where}: weight must be a number ≥ 0`);
   const needsValue = kind !== "is-json" && kind !== "contains-json";
   if (needsValue && (a.value === undefined || a.value === null)) throw new DataError(`${where}: assert ${a.type} needs a "value"`);
-  if ((kind === "is-json" || kind === "contains-json") && a.value !== undefined) throw new DataError(`${where}: a JSON-schema value on ${a.type} cannot be mapped`);
+  if ((kind === "is-json" || kind === "contains-json") && a.value !== undefined)
+    throw new DataError(`${where}: a JSON-schema value on ${a.type} cannot be mapped`);
   if (typeof a.value === "string" && a.value.startsWith("file://")) throw new DataError(`${where}: a file:// assert value (code or a file) cannot be mapped`);
-  const value = typeof a.value === "string" ? render(a.value, vars, where) : Array.isArray(a.value) ? a.value.map((v) => (typeof v === "string" ? render(v, vars, where) : String(v))) : a.value;
+  const value =
+    typeof a.value === "string"
+      ? render(a.value, vars, where)
+      : Array.isArray(a.value)
+        ? a.value.map((v) => (typeof v === "string" ? render(v, vars, where) : String(v)))
+        : a.value;
   if (kind === "judge") return { kind, rubric: String(value), where, ...(weight === undefined ? {} : { weight }) };
   if (kind !== "equals" && typeof value !== "string" && !Array.isArray(value)) throw new DataError(`${where}: assert ${a.type} needs a text value`);
   return { kind, value, where, ...(negate ? { negate } : {}), ...(weight === undefined ? {} : { weight }) };
@@ -139,7 +149,12 @@ export function importPromptfoo(path: string): UserTask[] {
         id,
         input: render(p.text, vars, `${where} with prompts[${Number(p.id.slice(1)) - 1}]`),
         ...(equals ? { reference: equals.value } : {}),
-        metadata: { source: "promptfoo", task_type: "promptfoo", ...(typeof test.description === "string" ? { description: test.description } : {}), ...(isObj(test.metadata) ? test.metadata : {}) },
+        metadata: {
+          source: "promptfoo",
+          task_type: "promptfoo",
+          ...(typeof test.description === "string" ? { description: test.description } : {}),
+          ...(isObj(test.metadata) ? test.metadata : {}),
+        },
         checks,
         line: out.length + 1,
       } as UserTask);

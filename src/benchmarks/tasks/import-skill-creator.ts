@@ -5,7 +5,26 @@ import type { TaskCheck } from "./checks.ts";
 import type { UserTask } from "./loader.ts";
 
 /** Text files an eval may attach; their content is put into the prompt (our target has no file tools). */
-const TEXT_FILES = new Set([".txt", ".md", ".csv", ".tsv", ".json", ".jsonl", ".yaml", ".yml", ".xml", ".html", ".py", ".js", ".ts", ".sh", ".sql", ".toml", ".ini", ".log"]);
+const TEXT_FILES = new Set([
+  ".txt",
+  ".md",
+  ".csv",
+  ".tsv",
+  ".json",
+  ".jsonl",
+  ".yaml",
+  ".yml",
+  ".xml",
+  ".html",
+  ".py",
+  ".js",
+  ".ts",
+  ".sh",
+  ".sql",
+  ".toml",
+  ".ini",
+  ".log",
+]);
 const MAX_FILE_BYTES = 64 * 1024;
 
 /** True when a parsed JSON document has skill-creator's evals.json shape (an object with an `evals` array). */
@@ -29,7 +48,8 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
     const where = `${path}: evals[${i}]`;
     if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new DataError(`${where}: expected an object with "prompt" and "expectations"`);
     const e = raw as Record<string, unknown>;
-    if ("should_trigger" in e) throw new DataError(`${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; it cannot be mapped to a task`);
+    if ("should_trigger" in e)
+      throw new DataError(`${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; it cannot be mapped to a task`);
     if (typeof e.prompt !== "string" || !e.prompt.trim()) throw new DataError(`${where}: missing "prompt" (a non-empty string)`);
     const id = e.id === undefined ? `eval-${i + 1}` : typeof e.id === "number" || typeof e.id === "string" ? String(e.id) : undefined;
     if (id === undefined) throw new DataError(`${where}: "id" must be a number or a string`);
@@ -67,7 +87,8 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
 function attach(where: string, root: string, file: string): string {
   const p = resolve(root, file);
   if (!existsSync(p) || !statSync(p).isFile()) throw new DataError(`${where}: file ${file} does not exist (looked for ${p})`);
-  if (!TEXT_FILES.has(extname(p).toLowerCase())) throw new DataError(`${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`);
+  if (!TEXT_FILES.has(extname(p).toLowerCase()))
+    throw new DataError(`${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`);
   const bytes = readFileSync(p);
   if (bytes.length > MAX_FILE_BYTES) throw new DataError(`${where}: file ${file} is ${bytes.length} bytes; at most ${MAX_FILE_BYTES} fit into a prompt`);
   return `File ${join(file)}:\n\`\`\`\n${bytes.toString("utf8")}\n\`\`\``;

@@ -12,7 +12,12 @@ export default defineCommand({
     ...globalArgs,
     ...jsonArg,
     benchmark: { type: "positional", description: `Benchmark (${Object.keys(MATERIALIZERS).join(", ")})`, required: true },
-    manifest: { type: "string", description: "Upstream manifest directory (split_manifest.json + train/ val/ test/items.json)", valueHint: "DIR", required: true },
+    manifest: {
+      type: "string",
+      description: "Upstream manifest directory (split_manifest.json + train/ val/ test/items.json)",
+      valueHint: "DIR",
+      required: true,
+    },
     from: { type: "string", description: "Raw dataset you downloaded: a JSON, JSONL or CSV file, or a directory of them", valueHint: "FILE|DIR" },
     hf: { type: "string", description: "Fetch the rows from a Hugging Face datasets-server instead: DATASET[:CONFIG[:SPLIT,…]]", valueHint: "SPEC" },
     "hf-host": { type: "string", description: `datasets-server base URL (default ${HF_DATASETS_SERVER})`, valueHint: "URL" },

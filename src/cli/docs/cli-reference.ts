@@ -128,7 +128,10 @@ export function renderCliReference(docs: readonly CommandDoc[]): string {
     }
     const hidden = d.accepted.filter((f) => !d.flags.includes(f) && !GLOBAL.has(f.name));
     if (hidden.length) {
-      out.push(`Also accepted, so scheduled and scripted lines keep working (shared by every \`sleep\` subcommand): ${hidden.map((f) => `\`--${f.name}\``).join(", ")}.`, "");
+      out.push(
+        `Also accepted, so scheduled and scripted lines keep working (shared by every \`sleep\` subcommand): ${hidden.map((f) => `\`--${f.name}\``).join(", ")}.`,
+        "",
+      );
     }
     if (d.legacyFlags.length) {
       out.push(

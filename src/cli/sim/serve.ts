@@ -15,7 +15,12 @@ function toMessages(raw: unknown): ChatMessage[] | undefined {
   if (!Array.isArray(raw)) return undefined;
   return raw.map((m: WireMessage) => {
     const role = m.role === "system" || m.role === "developer" ? "system" : m.role === "assistant" ? "assistant" : m.role === "tool" ? "tool" : "user";
-    const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("\n") : "";
+    const content =
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("\n")
+          : "";
     return { role, content };
   });
 }
@@ -33,7 +38,10 @@ export async function handleSimRequest(req: Request, o: SimOptions): Promise<Res
     return json({ object: "list", data: [{ id: SIM_MODEL, object: "model", owned_by: "skillopt-sim" }] });
   }
   if (req.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {
-    return json({ error: { message: `not found: ${req.method} ${url.pathname} (the simulator serves POST /v1/chat/completions and GET /v1/models)`, type: "not_found" } }, 404);
+    return json(
+      { error: { message: `not found: ${req.method} ${url.pathname} (the simulator serves POST /v1/chat/completions and GET /v1/models)`, type: "not_found" } },
+      404,
+    );
   }
   let body: Record<string, unknown>;
   try {
@@ -52,7 +60,11 @@ export async function handleSimRequest(req: Request, o: SimOptions): Promise<Res
   if (body.stream === true) {
     const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
       `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: SIM_MODEL, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
-    const sse = chunk({ role: "assistant", content: text }, null) + chunk({}, "stop") + `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: SIM_MODEL, choices: [], usage })}\n\n` + "data: [DONE]\n\n";
+    const sse =
+      chunk({ role: "assistant", content: text }, null) +
+      chunk({}, "stop") +
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: SIM_MODEL, choices: [], usage })}\n\n` +
+      "data: [DONE]\n\n";
     return new Response(sse, { headers: { "content-type": "text/event-stream" } });
   }
   return json({
@@ -73,7 +85,11 @@ export default defineCommand({
     host: { type: "string", description: "Address to bind", default: "127.0.0.1", valueHint: "HOST" },
     seed: { type: "string", description: "Simulator seed (default: train.seed of --config, else 42)", valueHint: "N" },
     config: { type: "string", description: "Take the seed, lapse/noise rates and latency from this config", valueHint: "NAME|FILE" },
-    "latency-ms": { type: "string", description: "Answer each request after this many milliseconds (default: model.sim_latency_ms of --config, else 0)", valueHint: "MS" },
+    "latency-ms": {
+      type: "string",
+      description: "Answer each request after this many milliseconds (default: model.sim_latency_ms of --config, else 0)",
+      valueHint: "MS",
+    },
   },
   async run({ args }) {
     const port = Number(args.port);
@@ -81,7 +97,13 @@ export default defineCommand({
     const o: SimOptions = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
     if (args.config) {
       const { config } = loadConfig({ config: String(args.config) });
-      Object.assign(o, { seed: config.train.seed, lapseRate: config.env.sim_lapse_rate ?? o.lapseRate, noiseRate: config.env.sim_noise_rate ?? o.noiseRate, latencyMs: config.model.sim_latency_ms ?? 0, temperature: config.env.sim_temperature ?? 0 });
+      Object.assign(o, {
+        seed: config.train.seed,
+        lapseRate: config.env.sim_lapse_rate ?? o.lapseRate,
+        noiseRate: config.env.sim_noise_rate ?? o.noiseRate,
+        latencyMs: config.model.sim_latency_ms ?? 0,
+        temperature: config.env.sim_temperature ?? 0,
+      });
     }
     if (args.seed !== undefined) {
       const seed = Number(args.seed);

@@ -44,7 +44,8 @@ export default defineCommand({
       trustNight(dir, setup.stateDir);
       recoverJournal(dir, { stateDir: setup.stateDir });
       const m = trustNight(dir, setup.stateDir).manifest;
-      if (existsSync(join(dir, "rejected.json"))) return fail("adoption_refused", `${dir} was rejected; run review again for a new proposal`, 2, { staging_dir: dir });
+      if (existsSync(join(dir, "rejected.json")))
+        return fail("adoption_refused", `${dir} was rejected; run review again for a new proposal`, 2, { staging_dir: dir });
       const hasRows = (m.skills ?? []).length > 0;
       if (args.legacy) selection = { mode: "legacy" };
       else if (skills.length || args["all-skills"]) {
@@ -84,8 +85,12 @@ export default defineCommand({
     } catch (err) {
       if (err instanceof StagingError) {
         const kind = String(err.data.kind ?? "adoption_failed");
-        const shown = ["adoption_refused", "invalid_selection", "no_staged_skills", "untrusted_night", "invalid_staging"].includes(kind) ? kind : "adoption_failed";
-        return fail(shown, err.message, shown === "adoption_failed" || shown === "untrusted_night" || shown === "invalid_staging" ? 1 : 2, { staging_dir: dir });
+        const shown = ["adoption_refused", "invalid_selection", "no_staged_skills", "untrusted_night", "invalid_staging"].includes(kind)
+          ? kind
+          : "adoption_failed";
+        return fail(shown, err.message, shown === "adoption_failed" || shown === "untrusted_night" || shown === "invalid_staging" ? 1 : 2, {
+          staging_dir: dir,
+        });
       }
       if (err instanceof SkilloptError) throw err;
       return fail("adoption_failed", err instanceof Error ? err.message : String(err), 1, { staging_dir: dir });

@@ -3,7 +3,16 @@ import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, UsageError } from "../../lib/index.ts";
 import { STATE_DB } from "../../run/index.ts";
-import { expandUserPath, type LoadedSleepConfig, loadSleepConfig, resolveMemoryPaths, resolveProject, resolveSkillPath, resolveStateDir, type SleepConfig } from "../../sleep/index.ts";
+import {
+  expandUserPath,
+  type LoadedSleepConfig,
+  loadSleepConfig,
+  resolveMemoryPaths,
+  resolveProject,
+  resolveSkillPath,
+  resolveStateDir,
+  type SleepConfig,
+} from "../../sleep/index.ts";
 import { globalArgs, jsonArg, repeatedFlag } from "../args.ts";
 import { processEnv } from "../../config/index.ts";
 
@@ -33,7 +42,11 @@ export const sleepArgs = {
   "max-sessions": { type: "string", description: "Harvested-session cap", valueHint: "N" },
   "max-tasks": { type: "string", description: "Mined-task cap", valueHint: "N" },
   "target-skill-path": { type: "string", description: "Skill to evolve (default: the managed skill)", valueHint: "PATH" },
-  "memory-target": { type: "string", description: "Memory files below the project: auto (every one it uses) or a comma list such as CLAUDE.md,AGENTS.md", valueHint: "PATH" },
+  "memory-target": {
+    type: "string",
+    description: "Memory files below the project: auto (every one it uses) or a comma list such as CLAUDE.md,AGENTS.md",
+    valueHint: "PATH",
+  },
   "skill-root": { type: "string", description: "Extra skill root (repeatable)", valueHint: "PATH" },
   "state-dir": { type: "string", description: "State directory (default ~/.skillopt-sleep)", valueHint: "PATH" },
   "tasks-file": { type: "string", description: "Replay a reviewed tasks file instead of harvesting", valueHint: "PATH" },
@@ -107,7 +120,19 @@ function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = proc
     if (scope !== "invoked" && scope !== "all") throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`);
     o.projects = scope;
   }
-  const PATHS = new Set(["codex-path", "cursor-path", "pi-path", "opencode-path", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "state-dir"]);
+  const PATHS = new Set([
+    "codex-path",
+    "cursor-path",
+    "pi-path",
+    "opencode-path",
+    "claude-home",
+    "codex-home",
+    "cursor-home",
+    "pi-home",
+    "vscode-workspace-storage",
+    "copilot-cli-session-store",
+    "state-dir",
+  ]);
   for (const [flag, key] of STRING_FLAGS) {
     const v = str(flags, flag);
     if (v === undefined) continue;

@@ -13,12 +13,20 @@ import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "diff", description: "Unified diff of live vs proposed files of a night (learned block highlighted)" },
-  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, ["project", "state-dir", "claude-home", "night"]),
+  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, [
+    "project",
+    "state-dir",
+    "claude-home",
+    "night",
+  ]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     requireProject(setup);
     const dir = resolveNight(setup.project, nightArg(args.night));
-    if (!dir) return fail("no_staging", `no staged night${args.night ? ` named ${args.night}` : ""} in ${join(setup.project, ".skillopt-sleep", "staging")}`, 1, { staging_dir: null });
+    if (!dir)
+      return fail("no_staging", `no staged night${args.night ? ` named ${args.night}` : ""} in ${join(setup.project, ".skillopt-sleep", "staging")}`, 1, {
+        staging_dir: null,
+      });
     let files: ReturnType<typeof diffNight>;
     try {
       files = diffNight(dir, setup.stateDir);

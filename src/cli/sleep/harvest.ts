@@ -19,14 +19,35 @@ import { processEnv } from "../../config/index.ts";
  */
 export default defineCommand({
   meta: { name: "harvest", description: "Read coding-agent sessions and write a reviewed-task draft" },
-  args: helpShows({
-    ...sleepArgs,
-    output: { type: "string", description: "Write the tasks payload (skillopt_sleep.tasks.v1) to PATH", valueHint: "PATH" },
-    new: {
-      type: "boolean",
-      description: "Only what the next `sleep review` would read (not yet consumed, within its window)",
+  args: helpShows(
+    {
+      ...sleepArgs,
+      output: { type: "string", description: "Write the tasks payload (skillopt_sleep.tasks.v1) to PATH", valueHint: "PATH" },
+      new: {
+        type: "boolean",
+        description: "Only what the next `sleep review` would read (not yet consumed, within its window)",
+      },
     },
-  }, ["project", "scope", "source", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "opencode-db", "lookback-hours", "max-sessions", "max-tasks", "state-dir", "progress", "output", "new"]),
+    [
+      "project",
+      "scope",
+      "source",
+      "claude-home",
+      "codex-home",
+      "cursor-home",
+      "pi-home",
+      "vscode-workspace-storage",
+      "copilot-cli-session-store",
+      "opencode-db",
+      "lookback-hours",
+      "max-sessions",
+      "max-tasks",
+      "state-dir",
+      "progress",
+      "output",
+      "new",
+    ],
+  ),
   async run({ args, rawArgs }) {
     const env = processEnv();
     const setup = sleepSetup(args, rawArgs, env);

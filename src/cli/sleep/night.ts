@@ -71,7 +71,8 @@ function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
   }
   for (const n of r.notes) lines.push(`[sleep] note: ${sanitizeLine(n)}`);
   if (!dry && out.stagingDir) lines.push(`[sleep] staged: ${out.stagingDir}`);
-  if (out.proposals.length) lines.push(`[sleep] ${dry ? "would change" : "proposed changes to"}: ${out.proposals.map((p) => sanitizeLine(p.baseline.path)).join(", ")}`);
+  if (out.proposals.length)
+    lines.push(`[sleep] ${dry ? "would change" : "proposed changes to"}: ${out.proposals.map((p) => sanitizeLine(p.baseline.path)).join(", ")}`);
   if (out.skillProposals.length) {
     lines.push(`[sleep] per-skill proposals: ${out.skillProposals.map((p) => JSON.stringify(sanitizeLine(p.name))).join(", ")}`);
     lines.push("[sleep] adopt them with `skillopt sleep adopt --skill NAME` (repeatable) or `--all-skills`; the managed pair with `--legacy`");
@@ -124,15 +125,21 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         seedTasks = loadTasksFile(args["tasks-file"], { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
         for (const w of seedTasks.warnings) log.warn(`[sleep] warning: ${w}`);
         if (cfg.backend !== "mock" && seedTasks.meta.reviewed !== true) {
-          throw new DataError(`${seedTasks.meta.tasks_file}: not reviewed; set "reviewed": true after checking it before replaying it with backend ${cfg.backend}`);
+          throw new DataError(
+            `${seedTasks.meta.tasks_file}: not reviewed; set "reviewed": true after checking it before replaying it with backend ${cfg.backend}`,
+          );
         }
       }
       // spec §2.1: a tasks file's own target skill applies unless --target-skill-path is given.
       const fileTarget = seedTasks?.meta.target_skill_path;
-      const skillPath = !args["target-skill-path"] && typeof fileTarget === "string" && fileTarget ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project) : setup.skillPath;
+      const skillPath =
+        !args["target-skill-path"] && typeof fileTarget === "string" && fileTarget
+          ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project)
+          : setup.skillPath;
       configurePromptOverrides(env.SKILLOPT_SLEEP_PROMPTS_PATH || join(homeDir(), ".skillopt-sleep", "prompts.json"));
       const backend = await createSleepBackend(cfg, { project: setup.project, env, stateDir: setup.stateDir });
-      if (!output.quiet && !output.json) process.stderr.write(`[sleep] backend ${backend.describe ?? `${backend.name} (${WITHOUT_MODEL[backend.name] ?? "provider"})`}\n`);
+      if (!output.quiet && !output.json)
+        process.stderr.write(`[sleep] backend ${backend.describe ?? `${backend.name} (${WITHOUT_MODEL[backend.name] ?? "provider"})`}\n`);
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).
       const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), dry ? "tasks.dry-run.json" : "tasks.json") : "";
@@ -155,7 +162,19 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           split,
           skillRoots: skillRoots(setup.project, resolveClaudeHome(cfg), cfg.skill_roots),
           seedTasks: seedTasks?.tasks,
-          onTasks: pinned && !existsSync(pinned) ? (tasks, n) => writeTasksFile(pinned, tasksPayload(tasks, { project: setup.project, transcript_source: String(cfg.transcript_source), n_sessions: n, target_skill_path: skillPath })) : undefined,
+          onTasks:
+            pinned && !existsSync(pinned)
+              ? (tasks, n) =>
+                  writeTasksFile(
+                    pinned,
+                    tasksPayload(tasks, {
+                      project: setup.project,
+                      transcript_source: String(cfg.transcript_source),
+                      n_sessions: n,
+                      target_skill_path: skillPath,
+                    }),
+                  )
+              : undefined,
           onPhase: progress ? (phase, detail) => bar.line(`[sleep] ${phase}: ${sanitizeLine(detail)}`) : undefined,
           onProgress: progress ? (phase, done, total) => bar.update(phase, done, total) : undefined,
         });
@@ -206,7 +225,10 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         if (!(err instanceof PendingCallsError)) throw err;
         process.exitCode = 3;
         if (output.json) printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
-        else printResult(`[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named above it (in ${err.answersDir}), then rerun the same command`);
+        else
+          printResult(
+            `[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named above it (in ${err.answersDir}), then rerun the same command`,
+          );
       } finally {
         bar.end();
         store.close();

@@ -15,7 +15,12 @@ import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "reject", description: "Discard a staged night and remember its edits so they are not proposed again" },
-  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, ["project", "state-dir", "claude-home", "night"]),
+  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, [
+    "project",
+    "state-dir",
+    "claude-home",
+    "night",
+  ]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     const dir = resolveNight(setup.project, nightArg(args.night));

@@ -31,7 +31,15 @@ export default defineCommand({
         store.close();
       }
       if (output.json) printJson({ ok: true, ...r });
-      else printResult([`[sleep] rolled back ${dir}${r.completed_interrupted ? " (completed an interrupted rollback)" : ""}`, ...r.restored.map((p) => `  restored ${p}`), ...r.removed.map((p) => `  removed ${p} (created by the adoption)`), ...r.already.map((p) => `  ${p} already held its original bytes`)].join("\n"));
+      else
+        printResult(
+          [
+            `[sleep] rolled back ${dir}${r.completed_interrupted ? " (completed an interrupted rollback)" : ""}`,
+            ...r.restored.map((p) => `  restored ${p}`),
+            ...r.removed.map((p) => `  removed ${p} (created by the adoption)`),
+            ...r.already.map((p) => `  ${p} already held its original bytes`),
+          ].join("\n"),
+        );
     } catch (err) {
       if (!(err instanceof StagingError)) throw err;
       const kind = String(err.data.kind ?? "rollback_failed");

@@ -8,7 +8,21 @@ import { sleepArgs, sleepSetup } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
 
 const NOT_FORWARDED = new Set(["json", "quiet", "verbose", "debug", "color", "hour", "minute", "project", "scope", "backend", "skill-root", "progress"]);
-const CWD_PATHS = new Set(["codex-path", "cursor-path", "pi-path", "opencode-path", "claude-home", "codex-home", "cursor-home", "pi-home", "vscode-workspace-storage", "copilot-cli-session-store", "opencode-db", "state-dir", "tasks-file"]);
+const CWD_PATHS = new Set([
+  "codex-path",
+  "cursor-path",
+  "pi-path",
+  "opencode-path",
+  "claude-home",
+  "codex-home",
+  "cursor-home",
+  "pi-home",
+  "vscode-workspace-storage",
+  "copilot-cli-session-store",
+  "opencode-db",
+  "state-dir",
+  "tasks-file",
+]);
 
 /** The executable that runs us: the compiled binary, or `bun <abs>/src/main.ts` from source. */
 export function selfArgv(): string[] {
@@ -19,7 +33,17 @@ export function selfArgv(): string[] {
 
 /** The full argv of the scheduled run: every flag given to `schedule` is kept (§12.1 #22). */
 export function scheduledArgv(args: Record<string, unknown>, rawArgs: readonly string[], project: string, backend: string, cwd = process.cwd()): string[] {
-  const argv = [...selfArgv(), "sleep", "review", "--project", project, "--scope", typeof args.scope === "string" && args.scope ? args.scope : "invoked", "--backend", backend];
+  const argv = [
+    ...selfArgv(),
+    "sleep",
+    "review",
+    "--project",
+    project,
+    "--scope",
+    typeof args.scope === "string" && args.scope ? args.scope : "invoked",
+    "--backend",
+    backend,
+  ];
   for (const [name, def] of Object.entries(sleepArgs)) {
     if (NOT_FORWARDED.has(name)) continue;
     const v = args[name];
@@ -56,7 +80,10 @@ export default defineCommand({
     if (process.platform === "win32") {
       const name = scheduleWindows(spec);
       if (output.json) printJson({ ok: true, task: name, argv: spec.argv });
-      else printResult(`[sleep] scheduled task ${name} daily at ${spec.hour}:${String(spec.minute).padStart(2, "0")}; it only stages proposals, adoption stays manual`);
+      else
+        printResult(
+          `[sleep] scheduled task ${name} daily at ${spec.hour}:${String(spec.minute).padStart(2, "0")}; it only stages proposals, adoption stays manual`,
+        );
       return;
     }
     const line = cronLine(spec);
@@ -81,7 +108,11 @@ export default defineCommand({
     if (output.json) printJson({ ok: true, line, scheduled: next.managed, argv: spec.argv });
     else
       printResult(
-        [`[sleep] scheduled nightly review at ${spec.hour}:${String(spec.minute).padStart(2, "0")} for ${setup.project}; it only stages proposals, adoption stays manual`, "currently scheduled:", ...next.managed.map((l) => `  ${l.slice(0, 140)}`)].join("\n"),
+        [
+          `[sleep] scheduled nightly review at ${spec.hour}:${String(spec.minute).padStart(2, "0")} for ${setup.project}; it only stages proposals, adoption stays manual`,
+          "currently scheduled:",
+          ...next.managed.map((l) => `  ${l.slice(0, 140)}`),
+        ].join("\n"),
       );
   },
 });

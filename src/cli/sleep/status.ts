@@ -75,7 +75,15 @@ export default defineCommand({
         night: nights,
         state_path: setup.statePath,
         project: setup.project,
-        history_tail: history.map((h) => ({ night: h.night, accepted: h.accepted, baseline: h.baseline, candidate: h.candidate, n_tasks: h.n_tasks, staging: h.staging_dir, status: h.status })),
+        history_tail: history.map((h) => ({
+          night: h.night,
+          accepted: h.accepted,
+          baseline: h.baseline,
+          candidate: h.candidate,
+          n_tasks: h.n_tasks,
+          staging: h.staging_dir,
+          status: h.status,
+        })),
         latest_staging: latest ?? null,
         slow_memory_chars: 0,
         staged_skills: staged,
@@ -95,7 +103,9 @@ export default defineCommand({
     if (cleaned.length) lines.push(`removed ${cleaned.length} temp file(s) left by interrupted writes`);
     if (foreign.size) {
       const [first] = [...foreign.values()];
-      lines.push(`ignored ${foreign.size} night(s) not staged by your review (${[...foreign.keys()].map((d) => basename(d)).join(", ")}): ${sanitizeLine(first ?? "")}`);
+      lines.push(
+        `ignored ${foreign.size} night(s) not staged by your review (${[...foreign.keys()].map((d) => basename(d)).join(", ")}): ${sanitizeLine(first ?? "")}`,
+      );
     }
     if (stagingError) lines.push(`staging error: ${sanitizeLine(stagingError)}`);
     if (!latest) lines.push("no staged proposals yet.");

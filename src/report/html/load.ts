@@ -2,7 +2,19 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { DataError, errorMessage, processAlive, readInputText, redactText } from "../../lib/index.ts";
-import { batchWaitText, readBatchWait, parseStepRecord, parseSummary, RUN_FILES, STEP_RECORD_SCHEMA, SUMMARY_SCHEMA, runPaths, runStatus, STEP_FILES, skillVersionOf } from "../../run/index.ts";
+import {
+  batchWaitText,
+  readBatchWait,
+  parseStepRecord,
+  parseSummary,
+  RUN_FILES,
+  STEP_RECORD_SCHEMA,
+  SUMMARY_SCHEMA,
+  runPaths,
+  runStatus,
+  STEP_FILES,
+  skillVersionOf,
+} from "../../run/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeBoundary, normalizeStep, normalizeSummary } from "./normalize.ts";
 import { type RunState, readRunState } from "./store-state.ts";
@@ -234,7 +246,10 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const summary = normalizeSummary(checked?.ok ? checked.value : summaryRaw);
   const evalRaw = readJson(p.evalSummary, warnings);
   // An evaluation whose items got no answers failed (never finished), with the endpoint's error.
-  const evalFailure = evalRaw && typeof evalRaw === "object" && (evalRaw as Record<string, unknown>).status === "failed" ? String((evalRaw as Record<string, unknown>).error ?? "items got no answer") : null;
+  const evalFailure =
+    evalRaw && typeof evalRaw === "object" && (evalRaw as Record<string, unknown>).status === "failed"
+      ? String((evalRaw as Record<string, unknown>).error ?? "items got no answer")
+      : null;
   // The trainer masks secrets already; redacting again keeps a hand-edited or foreign file safe.
   const configYaml = redactText(readText(p.config) ?? "");
   // The store's JSON copy of the config is much cheaper to read than the YAML file.
@@ -266,7 +281,10 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
       s.edits = stepFileEdits(dir, s.step, s.action, warnings);
       const d = stepDir(dir, s.step);
       if (s.reasoning.length === 0 && existsSync(d))
-        s.reasoning = reasoningFromArtifacts({ merged: readJson(join(d, STEP_FILES.mergedPatch), warnings), ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings) });
+        s.reasoning = reasoningFromArtifacts({
+          merged: readJson(join(d, STEP_FILES.mergedPatch), warnings),
+          ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings),
+        });
     }
     s.skillBefore = latestAtOrBefore(versions, s.step - 1);
     s.candidate =
@@ -293,7 +311,10 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     name: basename(dir),
     waiting,
     status:
-      opts.status ?? (waiting ? "running" : undefined) ?? state?.status ?? runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined, failed: evalFailure !== null }),
+      opts.status ??
+      (waiting ? "running" : undefined) ??
+      state?.status ??
+      runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined, failed: evalFailure !== null }),
     benchmark: info.benchmark,
     optimizerModel: info.optimizer,
     targetModel: info.target,

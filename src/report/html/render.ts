@@ -171,7 +171,10 @@ function evaluationSection(run: RunView): string {
   if (!e) return "";
   const fields = e.fields.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join("");
   const groups = e.groups
-    .map((g) => `<tr${g.name === "overall" ? ' class="total"' : ""}><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td></tr>`)
+    .map(
+      (g) =>
+        `<tr${g.name === "overall" ? ' class="total"' : ""}><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td></tr>`,
+    )
     .join("");
   return `<h2>Evaluation</h2>${groups ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th class="n">score</th></tr></thead><tbody>${groups}</tbody></table>` : ""}${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
 }
@@ -185,7 +188,11 @@ export function renderRunBody(run: RunView): string {
       ? `<p class="muted">No best skill yet.</p>`
       : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>${RUN_FILES.bestSkill}</h3><pre id="best-skill">${esc(best)}</pre>`;
   if (run.evaluation && run.steps.length === 0) {
-    return [renderHeader(run), evaluationSection(run), run.configYaml ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>` : ""].join("\n");
+    return [
+      renderHeader(run),
+      evaluationSection(run),
+      run.configYaml ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>` : "",
+    ].join("\n");
   }
   return [
     renderHeader(run),

@@ -167,7 +167,8 @@ export function renderCompareChart(runs: RunView[], id = "compare-chart"): strin
     if (b !== null) pts.push({ x: 0, y: b, title: `${run.name}: baseline ${b.toFixed(3)}` });
     for (const s of run.steps) {
       xMax = Math.max(xMax, s.step);
-      if (s.currentScore !== null) pts.push({ x: s.step, y: s.currentScore, title: `${run.name} step ${s.step}: ${s.currentScore.toFixed(3)}`, attrs: { "data-step": s.step } });
+      if (s.currentScore !== null)
+        pts.push({ x: s.step, y: s.currentScore, title: `${run.name} step ${s.step}: ${s.currentScore.toFixed(3)}`, attrs: { "data-step": s.step } });
     }
     series.push({ id: `run-${i}`, name: run.name, color, line: "step", points: pts });
     series.push({

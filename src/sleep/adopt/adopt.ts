@@ -59,11 +59,25 @@ function refuse(msg: string): never {
   throw new StagingError(msg, { data: { kind: "adoption_refused" }, hint: "discard this night (`skillopt sleep reject`) and rerun `skillopt sleep review`" });
 }
 
-const LegacyReceiptSchema = v.object({ target: v.picklist(["skill", "memory"]), live_path: v.string(), sha256_before: v.string(), sha256_after: v.string(), backup_path: v.string() });
-const SkillReceiptSchema = v.object({ skill_name: v.string(), live_skill_path: v.string(), sha256_before: v.string(), sha256_after: v.string(), backup_path: v.string() });
+const LegacyReceiptSchema = v.object({
+  target: v.picklist(["skill", "memory"]),
+  live_path: v.string(),
+  sha256_before: v.string(),
+  sha256_after: v.string(),
+  backup_path: v.string(),
+});
+const SkillReceiptSchema = v.object({
+  skill_name: v.string(),
+  live_skill_path: v.string(),
+  sha256_before: v.string(),
+  sha256_after: v.string(),
+  backup_path: v.string(),
+});
 
 function damaged(path: string, why: string): never {
-  throw new StagingError(`${path} is damaged: ${why}; move it aside to adopt this night again, or restore its backups by hand`, { data: { kind: "invalid_staging" } });
+  throw new StagingError(`${path} is damaged: ${why}; move it aside to adopt this night again, or restore its backups by hand`, {
+    data: { kind: "invalid_staging" },
+  });
 }
 
 /**
@@ -156,14 +170,23 @@ function plan(stagingDir: string, m: Manifest, sel: Selection, scope?: NightScop
         baselineSha: row.live_sha256,
         backupRel: join("backup", "skills", n, "SKILL.md"),
         allowCreateDirs: false,
-        receipt: (after, backup) => ({ skill_name: n, live_skill_path: row.live_skill_path, sha256_before: row.live_sha256, sha256_after: after, backup_path: backup }),
+        receipt: (after, backup) => ({
+          skill_name: n,
+          live_skill_path: row.live_skill_path,
+          sha256_before: row.live_sha256,
+          sha256_after: after,
+          backup_path: backup,
+        }),
       };
     }),
   };
 }
 
 /** Verify one target and snapshot its live bytes (spec §7.9 step 5). */
-function snapshot(scope: NightScope, p: Planned): { proposal: Buffer; original: Buffer | null; mode: number | null; fileId: [number, number] | null; createDirs: string[] } {
+function snapshot(
+  scope: NightScope,
+  p: Planned,
+): { proposal: Buffer; original: Buffer | null; mode: number | null; fileId: [number, number] | null; createDirs: string[] } {
   const stagingDir = scope.dir;
   if (!/^proposed_[^/\\]+$/.test(p.proposedFile) || p.proposedFile.includes("..")) refuse(`unsafe proposal file name ${p.proposedFile}`);
   const staged = join(stagingDir, p.proposedFile);
@@ -179,7 +202,8 @@ function snapshot(scope: NightScope, p: Planned): { proposal: Buffer; original: 
   }
   if (createDirs.length && !p.allowCreateDirs) refuse(`${dirname(p.livePath)} does not exist`);
   if (!lstatSync(dir).isDirectory()) refuse(`${dir} is not a directory`);
-  if (canonicalMissing(p.livePath) !== p.expectedRealpath) refuse(`${p.livePath} now resolves to ${canonicalMissing(p.livePath)}, not the pinned ${p.expectedRealpath}`);
+  if (canonicalMissing(p.livePath) !== p.expectedRealpath)
+    refuse(`${p.livePath} now resolves to ${canonicalMissing(p.livePath)}, not the pinned ${p.expectedRealpath}`);
   const { exists, mode } = checkLivePath(scope, p.livePath);
   if (!exists) {
     if (p.baselineSha !== "") refuse(`${p.livePath} was deleted since this night was staged`);

@@ -34,7 +34,10 @@ export interface NightScope {
 
 /** Refusal of something under a project's `.skillopt-sleep/` that this user's review did not stage. */
 export function untrusted(msg: string): never {
-  throw new StagingError(msg, { data: { kind: "untrusted_night" }, hint: "only nights staged by your own `skillopt sleep review` (same state directory) can be adopted, recovered or rolled back" });
+  throw new StagingError(msg, {
+    data: { kind: "untrusted_night" },
+    hint: "only nights staged by your own `skillopt sleep review` (same state directory) can be adopted, recovered or rolled back",
+  });
 }
 
 function realDir(p: string, what: string): void {
@@ -58,7 +61,8 @@ export function trustNight(dir: string, stateDir: string): NightScope {
   const staging = dirname(abs);
   const base = dirname(staging);
   const project = dirname(base);
-  if (!NIGHT_NAME.test(name) || basename(staging) !== "staging" || basename(base) !== ".skillopt-sleep") untrusted(`${abs} is not a night folder (<project>/.skillopt-sleep/staging/<YYYYMMDD-HHMMSS>)`);
+  if (!NIGHT_NAME.test(name) || basename(staging) !== "staging" || basename(base) !== ".skillopt-sleep")
+    untrusted(`${abs} is not a night folder (<project>/.skillopt-sleep/staging/<YYYYMMDD-HHMMSS>)`);
   realDir(base, "staging base");
   realDir(staging, "staging root");
   realDir(abs, "night folder");
@@ -90,7 +94,8 @@ export function trustNight(dir: string, stateDir: string): NightScope {
 export function checkLivePath(scope: NightScope, path: string): { exists: boolean; mode: number | null } {
   const t = scope.targets.get(path);
   if (!t) untrusted(`${path} is not a target of ${scope.dir}'s manifest; refusing to touch it`);
-  if (!isAbsolute(path) || path.split(/[\\/]/).includes("..") || /[\u0000-\u001f\u007f]/.test(path) || path.startsWith("~")) untrusted(`unsafe target path ${JSON.stringify(path)}`);
+  if (!isAbsolute(path) || path.split(/[\\/]/).includes("..") || /[\u0000-\u001f\u007f]/.test(path) || path.startsWith("~"))
+    untrusted(`unsafe target path ${JSON.stringify(path)}`);
   if (t.role === "skill" && basename(path) !== "SKILL.md") untrusted(`${path}: a skill target must be named SKILL.md`);
   if (t.role === "memory" && !/\.(md|mdc)$/.test(path)) untrusted(`${path}: a memory target must be a .md or .mdc file`);
   const now = canonicalMissing(path);

@@ -2,7 +2,18 @@ import { closeSync, constants, existsSync, linkSync, lstatSync, openSync, readdi
 import { dirname, join, resolve, sep } from "node:path";
 import * as v from "valibot";
 import { processAlive, StagingError, sha256 } from "../../lib/index.ts";
-import { checkLivePath, checkStagingPath, cleanTemps, type NightScope, readLive, removeGuarded, tempWriterPid, trustNight, untrusted, writeGuarded } from "./guard.ts";
+import {
+  checkLivePath,
+  checkStagingPath,
+  cleanTemps,
+  type NightScope,
+  readLive,
+  removeGuarded,
+  tempWriterPid,
+  trustNight,
+  untrusted,
+  writeGuarded,
+} from "./guard.ts";
 import { acquireLock, type Lock, releaseLock, STAGING_LOCK } from "./locks.ts";
 import { readJsonFile, readRegularFile } from "./read.ts";
 import { sealObject, sealProblem, unsealed } from "./seal.ts";
@@ -130,7 +141,8 @@ function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
   checkStagingPath(scope, path);
   const data = readJsonFile(path, "the adoption journal");
   const problem = sealProblem(scope.key, "journal", scope.dir, data);
-  if (problem) untrusted(`${path} was not written by this user's adoption: ${problem}; refusing to recover from it (delete it if you did not adopt this night)`);
+  if (problem)
+    untrusted(`${path} was not written by this user's adoption: ${problem}; refusing to recover from it (delete it if you did not adopt this night)`);
   const raw = unsealed(data) as { kind?: unknown };
   if (raw.kind === "rollback") {
     const r = v.safeParse(RollbackJournalSchema, raw);
@@ -140,7 +152,8 @@ function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
   const parsed = v.safeParse(JournalSchema, raw);
   if (!parsed.success) throw new StagingError(`${path} is not a valid adoption journal; resolve it by hand`);
   for (const t of parsed.output.targets) {
-    if (t.original_b64 !== null && sha256(Buffer.from(t.original_b64, "base64")) !== t.baseline_sha256) throw new StagingError(`${path}: journal bytes of ${t.live_path} do not match its baseline hash`);
+    if (t.original_b64 !== null && sha256(Buffer.from(t.original_b64, "base64")) !== t.baseline_sha256)
+      throw new StagingError(`${path}: journal bytes of ${t.live_path} do not match its baseline hash`);
   }
   return parsed.output;
 }
@@ -229,7 +242,8 @@ function recoverLocked(scope: NightScope, force: boolean): Recovery {
     } else conflicts.push(t.live_path);
   }
   const r = j.receipt;
-  if (r.path !== join(scope.dir, "adopted_legacy.json") && r.path !== join(scope.dir, "adopted_skills.json")) untrusted(`${r.path} is not a receipt file of ${scope.dir}`);
+  if (r.path !== join(scope.dir, "adopted_legacy.json") && r.path !== join(scope.dir, "adopted_skills.json"))
+    untrusted(`${r.path} is not a receipt file of ${scope.dir}`);
   const rnow = stagedSha(scope, r.path);
   if (rnow !== r.baseline_sha256) {
     if (rnow === r.proposed_sha256) {
@@ -238,10 +252,13 @@ function recoverLocked(scope: NightScope, force: boolean): Recovery {
     } else conflicts.push(r.path);
   }
   if (conflicts.length) {
-    throw new StagingError(`cannot recover the interrupted adoption in ${scope.dir}: changed since: ${conflicts.join(", ")}; the journal and backups are kept for manual resolution`);
+    throw new StagingError(
+      `cannot recover the interrupted adoption in ${scope.dir}: changed since: ${conflicts.join(", ")}; the journal and backups are kept for manual resolution`,
+    );
   }
   for (const t of j.targets) {
-    if (t.backup_path && t.original_b64 !== null && stagedSha(scope, t.backup_path) === t.baseline_sha256) removeGuarded(() => checkStagingPath(scope, t.backup_path), t.backup_path);
+    if (t.backup_path && t.original_b64 !== null && stagedSha(scope, t.backup_path) === t.baseline_sha256)
+      removeGuarded(() => checkStagingPath(scope, t.backup_path), t.backup_path);
     for (const d of t.created_dirs) if (!t.live_path.startsWith(d + sep)) untrusted(`${d} is not a parent of ${t.live_path}`);
     for (const [i, d] of [...t.created_dirs.entries()].reverse()) removeEmptyDir(d, t.created_dir_ids[i]);
   }
@@ -274,7 +291,9 @@ export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: T
     const now = liveSha(scope, t.live_path);
     if (now === t.sha256_before) return;
     if (now !== t.sha256_after && !j.force) {
-      throw new StagingError(`${t.live_path} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`, { data: { kind: "rollback_refused" } });
+      throw new StagingError(`${t.live_path} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`, {
+        data: { kind: "rollback_refused" },
+      });
     }
     if (t.sha256_before === "") removeGuarded(() => checkLivePath(scope, t.live_path), t.live_path);
     else {

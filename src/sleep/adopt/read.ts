@@ -39,7 +39,8 @@ export function readRegularFile(path: string, opts: { missingOk?: boolean; maxBy
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile() || st.ino !== pre.ino || st.dev !== pre.dev) throw new StagingError(`${path} was swapped while opening it; refusing to read it`, { data: { kind: "unsafe_path" } });
+    if (!st.isFile() || st.ino !== pre.ino || st.dev !== pre.dev)
+      throw new StagingError(`${path} was swapped while opening it; refusing to read it`, { data: { kind: "unsafe_path" } });
     if (st.size > max) throw new StagingError(`${path} is ${st.size} bytes, more than the ${max} allowed`, { data: { kind: "unsafe_path" } });
     const buf = Buffer.alloc(st.size);
     let off = 0;
@@ -60,6 +61,8 @@ export function readJsonFile(path: string, what: string): unknown {
   try {
     return JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw new StagingError(`${path}: ${what} is not valid JSON (${err instanceof Error ? err.message.split("\n")[0] : String(err)})`, { data: { kind: "invalid_staging" } });
+    throw new StagingError(`${path}: ${what} is not valid JSON (${err instanceof Error ? err.message.split("\n")[0] : String(err)})`, {
+      data: { kind: "invalid_staging" },
+    });
   }
 }

@@ -87,7 +87,9 @@ export function rollbackNight(dir: string, opts: { stateDir: string; force?: boo
         continue;
       }
       if (now !== r.after && !opts.force) {
-        throw new StagingError(`${r.live} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`, { data: { kind: "rollback_refused" } });
+        throw new StagingError(`${r.live} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`, {
+          data: { kind: "rollback_refused" },
+        });
       }
       if (r.before !== "") {
         if (!r.backup) throw new StagingError(`backup (none) of ${r.live} is missing`);

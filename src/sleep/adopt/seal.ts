@@ -24,11 +24,13 @@ const uid = (): number | undefined => (typeof process.getuid === "function" ? pr
 
 function ownedPrivate(path: string, what: string, dir: boolean): void {
   const st = lstatSync(path);
-  if (st.isSymbolicLink() || (dir ? !st.isDirectory() : !st.isFile())) throw new StagingError(`${what} ${path} must be a real ${dir ? "directory" : "file"}, not a link`);
+  if (st.isSymbolicLink() || (dir ? !st.isDirectory() : !st.isFile()))
+    throw new StagingError(`${what} ${path} must be a real ${dir ? "directory" : "file"}, not a link`);
   if (process.platform === "win32") return;
   const me = uid();
   if (me !== undefined && st.uid !== me) throw new StagingError(`${what} ${path} is owned by another user (uid ${st.uid}); refusing to use it`);
-  if (!dir && (st.mode & 0o077) !== 0) throw new StagingError(`${what} ${path} is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); it must be 0600`);
+  if (!dir && (st.mode & 0o077) !== 0)
+    throw new StagingError(`${what} ${path} is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); it must be 0600`);
 }
 
 export function inside(child: string, parent: string): boolean {
@@ -45,7 +47,9 @@ export function inside(child: string, parent: string): boolean {
 export function sealKey(stateDir: string, opts: { create?: boolean; project?: string } = {}): SealKey | undefined {
   const dir = resolve(stateDir);
   if (opts.project && existsSync(opts.project) && inside(existsSync(dir) ? realpathSync(dir) : dir, realpathSync(opts.project))) {
-    throw new StagingError(`the Sleep state directory ${dir} is inside the project ${opts.project}; a repository could ship its key, so nights there are not trusted`);
+    throw new StagingError(
+      `the Sleep state directory ${dir} is inside the project ${opts.project}; a repository could ship its key, so nights there are not trusted`,
+    );
   }
   const file = join(dir, SEAL_KEY_FILE);
   if (!existsSync(file)) {
@@ -77,7 +81,8 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
   } finally {
     closeSync(fd);
   }
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new StagingError(`night seal key ${file} is damaged; delete it (nights sealed with it can then no longer be adopted) and rerun review`);
+  if (!/^[0-9a-f]{64}$/.test(text))
+    throw new StagingError(`night seal key ${file} is damaged; delete it (nights sealed with it can then no longer be adopted) and rerun review`);
   return { stateDir: dir, key: Buffer.from(text, "hex") };
 }
 
@@ -102,7 +107,8 @@ export function sealProblem(k: SealKey | undefined, role: string, nightDir: stri
   if (!k) return "this user has no night seal key yet (no night was staged with this state directory)";
   const want = Buffer.from(mac(k, role, basename(nightDir), rest));
   const have = Buffer.from(got);
-  if (want.length !== have.length || !timingSafeEqual(want, have)) return `its seal does not verify with this user's key in ${k.stateDir} (staged by someone else, or edited)`;
+  if (want.length !== have.length || !timingSafeEqual(want, have))
+    return `its seal does not verify with this user's key in ${k.stateDir} (staged by someone else, or edited)`;
   return undefined;
 }
 

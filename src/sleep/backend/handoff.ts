@@ -40,7 +40,10 @@ export function handoffDir(project: string, env: Readonly<Record<string, string 
  * returned so independent calls of one phase batch together; a prompt built from a pending
  * marker stops the night (PendingCallsError) before garbage propagates.
  */
-export function createHandoffBackend(_cfg: SleepConfig, opts: { project: string; env: Readonly<Record<string, string | undefined>> }): SleepBackend & { flush(): PendingCallsError | undefined; dir: string } {
+export function createHandoffBackend(
+  _cfg: SleepConfig,
+  opts: { project: string; env: Readonly<Record<string, string | undefined>> },
+): SleepBackend & { flush(): PendingCallsError | undefined; dir: string } {
   const dir = handoffDir(opts.project, opts.env);
   const answers = join(dir, "answers");
   const pending = new Map<string, Pending>();
@@ -106,7 +109,13 @@ export function createHandoffBackend(_cfg: SleepConfig, opts: { project: string;
         .slice(0, input.editBudget)
         .map((x) => {
           const op = String(x.op ?? "add").toLowerCase();
-          return { target: input.target, op: (op === "delete" || op === "replace" ? op : "add") as EditRecord["op"], content: String(x.content).trim(), anchor: String(x.anchor ?? "").trim(), rationale: String(x.rationale ?? "").trim() };
+          return {
+            target: input.target,
+            op: (op === "delete" || op === "replace" ? op : "add") as EditRecord["op"],
+            content: String(x.content).trim(),
+            anchor: String(x.anchor ?? "").trim(),
+            rationale: String(x.rationale ?? "").trim(),
+          };
         })
         .filter((e) => e.content);
       return { edits, raw, tokens: 0 };

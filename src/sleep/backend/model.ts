@@ -41,12 +41,16 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
         // Honest tool detection: the agent runs real shim scripts that log their own name.
         let log = "";
         const files = Object.fromEntries(tools.map((t) => [`tools/${t}`, toolShim(t)]));
-        const traj = await runner.runTask(`${skill}\n\n${memory}`, { id: task.id, prompt: toolTaskPrompt(task, skill, memory, tools), files, allowEdits: true }, {
-          inspect: async (ws) => {
-            const f = join(ws, "_tool_calls.log");
-            log = existsSync(f) ? readFileSync(f, "utf8") : "";
+        const traj = await runner.runTask(
+          `${skill}\n\n${memory}`,
+          { id: task.id, prompt: toolTaskPrompt(task, skill, memory, tools), files, allowEdits: true },
+          {
+            inspect: async (ws) => {
+              const f = join(ws, "_tool_calls.log");
+              log = existsSync(f) ? readFileSync(f, "utf8") : "";
+            },
           },
-        });
+        );
         const tokens = traj.usage.promptTokens + traj.usage.completionTokens;
         self.ledger?.record("attempt_tools", tokens, traj.costUsd, false);
         if (traj.error) self.lastError = redactText(traj.error);
@@ -54,7 +58,12 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
         return { text: traj.finalAnswer, toolsCalled: tools.filter((t) => ran.has(t.toLowerCase())), tokens };
       }
       try {
-        const r = await client.chat("target", { stage: "sleep_attempt", messages: [{ role: "user", content: attemptPrompt(task, skill, memory, tools) }], maxTokens: 1024, sampleIndex: sampleId });
+        const r = await client.chat("target", {
+          stage: "sleep_attempt",
+          messages: [{ role: "user", content: attemptPrompt(task, skill, memory, tools) }],
+          maxTokens: 1024,
+          sampleIndex: sampleId,
+        });
         const tokens = r.usage.promptTokens + r.usage.completionTokens;
         self.ledger?.record("attempt", tokens, r.costUsd, r.cached);
         const called = tools.filter((t) => new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(r.text));
@@ -69,7 +78,11 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
     },
     async judge(task, response) {
       self.ledger?.check();
-      const r = await client.chatJson("optimizer", { stage: "sleep_judge", messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }], maxTokens: 200, json: true }, JudgeSchema);
+      const r = await client.chatJson(
+        "optimizer",
+        { stage: "sleep_judge", messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }], maxTokens: 200, json: true },
+        JudgeSchema,
+      );
       const tokens = r.response ? r.response.usage.promptTokens + r.response.usage.completionTokens : 0;
       self.ledger?.record("judge", tokens, r.response?.costUsd ?? null, r.response?.cached ?? false);
       if (!r.ok) return { hard: 0, soft: 0, rationale: "judge-parse-failed", tokens };
@@ -81,7 +94,11 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
       let tokens = 0;
       for (const firm of [false, true]) {
         self.ledger?.check();
-        const r = await client.chat("optimizer", { stage: "sleep_reflect", messages: [{ role: "user", content: reflectPrompt(input, firm) }], maxTokens: 1024 });
+        const r = await client.chat("optimizer", {
+          stage: "sleep_reflect",
+          messages: [{ role: "user", content: reflectPrompt(input, firm) }],
+          maxTokens: 1024,
+        });
         tokens += r.usage.promptTokens + r.usage.completionTokens;
         self.ledger?.record("reflect", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
         raw = r.text;
@@ -92,7 +109,13 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
           const p = v.safeParse(EditSchema, item);
           if (!p.success || !p.output.content.trim()) continue;
           const op = p.output.op.toLowerCase();
-          edits.push({ target: input.target, op: op === "delete" || op === "replace" ? op : "add", content: p.output.content.trim(), anchor: p.output.anchor.trim(), rationale: p.output.rationale.trim() });
+          edits.push({
+            target: input.target,
+            op: op === "delete" || op === "replace" ? op : "add",
+            content: p.output.content.trim(),
+            anchor: p.output.anchor.trim(),
+            rationale: p.output.rationale.trim(),
+          });
           if (edits.length >= input.editBudget) break;
         }
         return { edits, raw, tokens };
@@ -102,13 +125,18 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
     async contrast(sets, input) {
       if (sets.length === 0) return { edits: [], raw: "", tokens: 0 };
       self.ledger?.check();
-      const r = await client.chat("optimizer", { stage: "sleep_contrast", messages: [{ role: "user", content: contrastPrompt(sets, input) }], maxTokens: 1024 });
+      const r = await client.chat("optimizer", {
+        stage: "sleep_contrast",
+        messages: [{ role: "user", content: contrastPrompt(sets, input) }],
+        maxTokens: 1024,
+      });
       const tokens = r.usage.promptTokens + r.usage.completionTokens;
       self.ledger?.record("contrast", tokens, r.costUsd, r.cached);
       const edits: EditRecord[] = [];
       for (const item of extractJson(r.text, "array") ?? []) {
         const p = v.safeParse(EditSchema, item);
-        if (p.success && p.output.content.trim()) edits.push({ target: input.target, op: "add", content: p.output.content.trim(), anchor: "", rationale: p.output.rationale.trim() });
+        if (p.success && p.output.content.trim())
+          edits.push({ target: input.target, op: "add", content: p.output.content.trim(), anchor: "", rationale: p.output.rationale.trim() });
         if (edits.length >= input.editBudget) break;
       }
       return { edits, raw: r.text, tokens };
@@ -121,7 +149,13 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
       const out: MinedCandidate[] = [];
       for (const item of arr) {
         const p = v.safeParse(CandidateSchema, item);
-        if (p.success) out.push({ intent: p.output.intent, checks: p.output.checks.map((c) => ({ op: c.op, arg: c.arg })), rubric: p.output.rubric, satisfied: p.output.satisfied });
+        if (p.success)
+          out.push({
+            intent: p.output.intent,
+            checks: p.output.checks.map((c) => ({ op: c.op, arg: c.arg })),
+            rubric: p.output.rubric,
+            satisfied: p.output.satisfied,
+          });
       }
       return out;
     },
@@ -138,7 +172,10 @@ function layerName(b: SleepBackendName): string {
  * Build a provider-backed Sleep backend as a configuration of the shared model layer (claude and
  * copilot CLIs, codex, the cursor / pi / opencode CLIs headless, Azure / OpenAI-compatible APIs).
  */
-export async function createModelSleepBackend(cfg: SleepConfig, opts: { project: string; env: Readonly<Record<string, string | undefined>>; stateDir?: string }): Promise<SleepBackend> {
+export async function createModelSleepBackend(
+  cfg: SleepConfig,
+  opts: { project: string; env: Readonly<Record<string, string | undefined>>; stateDir?: string },
+): Promise<SleepBackend> {
   const target = cfg.target_backend || cfg.backend;
   const optimizer = cfg.optimizer_backend || cfg.backend;
   if (target === "mock" || target === "handoff" || optimizer === "mock" || optimizer === "handoff") {
@@ -161,7 +198,10 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: { project:
   if (pi) extra.pi_exec_path = pi;
   const opencode = cfg.opencode_path || opts.env.SKILLOPT_SLEEP_OPENCODE_PATH;
   if (opencode) extra.opencode_exec_path = opencode;
-  const envModel = { claude: "SKILLOPT_SLEEP_CLAUDE_MODEL", codex: "SKILLOPT_SLEEP_CODEX_MODEL", copilot: "SKILLOPT_SLEEP_COPILOT_MODEL" } as Record<string, string>;
+  const envModel = { claude: "SKILLOPT_SLEEP_CLAUDE_MODEL", codex: "SKILLOPT_SLEEP_CODEX_MODEL", copilot: "SKILLOPT_SLEEP_COPILOT_MODEL" } as Record<
+    string,
+    string
+  >;
   const defaultModel = (b: string) => (envModel[b] ? opts.env[envModel[b]!] : undefined) ?? "";
   if (cfg.api_key_env) {
     const key = opts.env[cfg.api_key_env];

@@ -82,7 +82,9 @@ export function reflectPrompt(input: ReflectInput, firm: boolean): string {
   }
   const criteria = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([item, n]) => `- ${requirement(item)} [${item}, failed ${n}x]`);
   const guard = input.failures.find((f) => f.task.system)?.task.system ?? "";
-  const failures = input.failures.slice(0, 8).map((f) => `- wanted: ${f.task.intent.slice(0, 160)}\n  got: ${f.result.response.slice(0, 160)}\n  why-wrong: ${f.result.fail_reason.slice(0, 160)}`);
+  const failures = input.failures
+    .slice(0, 8)
+    .map((f) => `- wanted: ${f.task.intent.slice(0, 160)}\n  got: ${f.result.response.slice(0, 160)}\n  why-wrong: ${f.result.fail_reason.slice(0, 160)}`);
   const custom = promptOverride("reflect");
   if (custom) {
     const filled = fillTemplate(custom, {
@@ -101,7 +103,14 @@ Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": 
 
 ## Current ${input.target}
 ${orNone(doc)}
-${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User preferences (honour as priors)\n${input.preferences}\n` : ""}${input.rejectedBefore.length ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore.slice(0, 20).map((r) => `- ${r.slice(0, 200)}`).join("\n")}\n` : ""}
+${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User preferences (honour as priors)\n${input.preferences}\n` : ""}${
+  input.rejectedBefore.length
+    ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore
+        .slice(0, 20)
+        .map((r) => `- ${r.slice(0, 200)}`)
+        .join("\n")}\n`
+    : ""
+}
 ## Recurring failures
 ${failures.join("\n")}`;
 }
@@ -111,7 +120,15 @@ export function minerPrompt(input: MineInput): string {
   const prompts = input.prompts.slice(0, 6).map((p) => `  - ${p.slice(0, 240)}`);
   const custom = promptOverride("miner");
   if (custom) {
-    return head + fillTemplate(custom, { PROJECT: input.project || "(unknown)", PROMPTS: prompts.length ? prompts.join("\n") : "(none)", FINAL: orNone(input.finalAnswer.slice(0, 400)), FEEDBACK: input.feedback.length ? input.feedback.slice(0, 6).join(", ") : "(none)" });
+    return (
+      head +
+      fillTemplate(custom, {
+        PROJECT: input.project || "(unknown)",
+        PROMPTS: prompts.length ? prompts.join("\n") : "(none)",
+        FINAL: orNone(input.finalAnswer.slice(0, 400)),
+        FEEDBACK: input.feedback.length ? input.feedback.slice(0, 6).join(", ") : "(none)",
+      })
+    );
   }
   return `${head}From this coding-agent session summary, extract 0 to 3 recurring, generalizable tasks that a skill rule could help with next time; skip one-off requests. For each task return:
 - "intent": the generalized request,
@@ -130,16 +147,25 @@ Feedback signals: ${input.feedback.length ? input.feedback.slice(0, 6).join(", "
 /** Prompt for contrastive reflection (spec §5.6): what the good attempts did that the bad ones did not. */
 export function contrastPrompt(sets: readonly ContrastSet[], input: Omit<ReflectInput, "failures" | "successes">): string {
   const doc = input.target === "skill" ? input.skill : input.memory;
-  const rows = sets.slice(0, 6).map(
-    (s) =>
-      `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): ${s.best.response.slice(0, 200)}\n  BAD (score ${s.worstScore.toFixed(2)}, hard ${s.worst.hard}, soft ${s.worst.soft.toFixed(2)}): ${s.worst.response.slice(0, 200)}\n  why bad: ${s.worst.fail_reason.slice(0, 100)}`,
-  );
+  const rows = sets
+    .slice(0, 6)
+    .map(
+      (s) =>
+        `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): ${s.best.response.slice(0, 200)}\n  BAD (score ${s.worstScore.toFixed(2)}, hard ${s.worst.hard}, soft ${s.worst.soft.toFixed(2)}): ${s.worst.response.slice(0, 200)}\n  why bad: ${s.worst.fail_reason.slice(0, 100)}`,
+    );
   return `${head}Contrastive reflection. For each task below the same agent produced a GOOD and a BAD attempt. Identify what the good attempts did and propose at most ${input.editBudget} short, general rules for its ${input.target} that make that behaviour reliable. Quote thresholds and formats concretely. Never change the output format and never make the agent ask questions.
 Return only a JSON array of {"op": "add", "content": "...", "rationale": "..."}.
 
 ## Current ${input.target}
 ${orNone(doc)}
-${input.rejectedBefore.length ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore.slice(0, 20).map((r) => `- ${r.slice(0, 200)}`).join("\n")}\n` : ""}
+${
+  input.rejectedBefore.length
+    ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore
+        .slice(0, 20)
+        .map((r) => `- ${r.slice(0, 200)}`)
+        .join("\n")}\n`
+    : ""
+}
 ## Attempt pairs
 ${rows.join("\n")}`;
 }

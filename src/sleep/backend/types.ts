@@ -58,7 +58,13 @@ export interface SleepBackend {
   lastError: string;
   /** The night's ledger; set by the cycle, checked before and charged after every provider call. */
   ledger?: NightLedger;
-  attempt(task: TaskRecord, skill: string, memory: string, sampleId: number, tools: readonly string[]): Promise<{ text: string; toolsCalled: string[]; tokens: number }>;
+  attempt(
+    task: TaskRecord,
+    skill: string,
+    memory: string,
+    sampleId: number,
+    tools: readonly string[],
+  ): Promise<{ text: string; toolsCalled: string[]; tokens: number }>;
   judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number }>;
   reflect(input: ReflectInput): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
   /** Contrastive reflection over good/bad attempt pairs; undefined when not offered (then plain reflect runs). */

@@ -105,7 +105,15 @@ export function listCursorDb(ctx: ReaderContext): Candidate[] {
     const updated = toEpochMs(data.lastUpdatedAt) ?? toEpochMs(data.createdAt) ?? 0;
     const headers = Array.isArray(data.fullConversationHeadersOnly) ? data.fullConversationHeadersOnly.length : 0;
     const inline = Array.isArray(data.conversation) ? data.conversation.length : 0;
-    out.push({ key: `cursor-db:${id}`, path, sessionId: id, mtimeMs: updated, size: headers + inline, revision: updated + headers + inline, project: projects.get(id) ?? "" });
+    out.push({
+      key: `cursor-db:${id}`,
+      path,
+      sessionId: id,
+      mtimeMs: updated,
+      size: headers + inline,
+      revision: updated + headers + inline,
+      project: projects.get(id) ?? "",
+    });
   }
   return out;
 }
@@ -117,7 +125,16 @@ export function closeCursorDb(): void {
 
 /** Read one composer conversation: its bubbles in header order (or the older inline list). */
 export function readCursorDb(c: Candidate, ctx: ReaderContext): ReadOutcome {
-  const mark = { session_id: c.sessionId, project: c.project, high_water_ms: c.mtimeMs, revision: c.revision, offset: 0, size: c.size, mtime_ms: c.mtimeMs, head_hash: "" };
+  const mark = {
+    session_id: c.sessionId,
+    project: c.project,
+    high_water_ms: c.mtimeMs,
+    revision: c.revision,
+    offset: 0,
+    size: c.size,
+    mtime_ms: c.mtimeMs,
+    head_hash: "",
+  };
   const db = open?.db;
   if (!db) throw new Error(`${c.path} is not open`);
   const row = db.query("SELECT value FROM cursorDiskKV WHERE key = ?").get(`composerData:${c.sessionId}`) as { value: unknown } | null;

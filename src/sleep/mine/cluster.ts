@@ -1,7 +1,9 @@
 import type { TaskRecord } from "../types.ts";
 
 const STOP = new Set(
-  "the and for with that this from into onto please can you could would should will just also then than them they what when where which while have has had been being are was were its it's our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some more most make sure get got let lets use using how why".split(" "),
+  "the and for with that this from into onto please can you could would should will just also then than them they what when where which while have has had been being are was were its it's our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some more most make sure get got let lets use using how why".split(
+    " ",
+  ),
 );
 
 /** Content tokens of a text: lower-case words > 2 chars, minus stopwords. */
@@ -67,7 +69,10 @@ export function clusterTasks(tasks: readonly TaskRecord[], threshold = 0.6): Tas
     } else clusters.push({ task: { ...t }, tokens, n: 1, order });
   });
   return clusters
-    .map((c) => ({ ...c, task: c.n > 1 ? { ...c.task, tags: [...c.task.tags.filter((x) => !x.startsWith("recurring:")), `recurring:${c.task.source_sessions.length}`] } : c.task }))
+    .map((c) => ({
+      ...c,
+      task: c.n > 1 ? { ...c.task, tags: [...c.task.tags.filter((x) => !x.startsWith("recurring:")), `recurring:${c.task.source_sessions.length}`] } : c.task,
+    }))
     .sort((a, b) => b.task.source_sessions.length - a.task.source_sessions.length || a.order - b.order)
     .map((c) => c.task);
 }

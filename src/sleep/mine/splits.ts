@@ -43,7 +43,9 @@ export function assignSplits(tasks: readonly TaskRecord[], val: number, test: nu
 export function ensureMinVal(tasks: readonly TaskRecord[], minVal: number, seed: number): TaskRecord[] {
   const out = tasks.map((t) => ({ ...t }));
   const key = (t: TaskRecord) => bucketHash(seed, t.id);
-  const trains = out.filter((t) => t.split === "train" && t.origin === "real").sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.id < b.id ? -1 : 1));
+  const trains = out
+    .filter((t) => t.split === "train" && t.origin === "real")
+    .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : a.id < b.id ? -1 : 1));
   let nVal = out.filter((t) => t.split === "val").length;
   while (nVal < minVal && trains.length > 1) {
     trains.shift()!.split = "val";

@@ -37,7 +37,8 @@ export function loadTasksFile(path: string, opts: { holdoutFraction: number; see
     const { tasks, ...rest } = data as Record<string, unknown>;
     rawTasks = tasks;
     meta = { format: String(rest.format ?? TASKS_FORMAT), ...rest, tasks_file: abs };
-    if (rest.format !== undefined && rest.format !== TASKS_FORMAT) throw new DataError(`${abs}: format is ${JSON.stringify(rest.format)}, expected ${TASKS_FORMAT}`);
+    if (rest.format !== undefined && rest.format !== TASKS_FORMAT)
+      throw new DataError(`${abs}: format is ${JSON.stringify(rest.format)}, expected ${TASKS_FORMAT}`);
   } else throw new DataError(`${abs}: expected an object with "tasks" or an array of tasks`);
   if (!Array.isArray(rawTasks)) throw new DataError(`${abs}: "tasks" must be a list`);
   const errors: string[] = [];
@@ -65,7 +66,10 @@ export function loadTasksFile(path: string, opts: { holdoutFraction: number; see
 }
 
 /** Payload of a tasks file (spec §4.9), redacted. */
-export function tasksPayload(tasks: readonly TaskRecord[], meta: { project: string; transcript_source: string; n_sessions: number; target_skill_path: string }): Record<string, unknown> {
+export function tasksPayload(
+  tasks: readonly TaskRecord[],
+  meta: { project: string; transcript_source: string; n_sessions: number; target_skill_path: string },
+): Record<string, unknown> {
   return redactSecrets({ format: TASKS_FORMAT, ...meta, reviewed: false, tasks });
 }
 
