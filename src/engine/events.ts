@@ -101,7 +101,8 @@ export type EngineEvent =
   | { type: "step_start"; step: number; total: number; epoch: number; stepInEpoch: number }
   | { type: "step_done"; step: number; total: number; record: StepRecord }
   | { type: "epoch_start"; epoch: number; epochs: number }
-  | { type: "warning"; text: string; /** Advice about the set-up rather than a fault: not printed under --quiet. */ advisory?: boolean }
+  /** A fault the run survives (an item re-asked, a fallback taken, a stop), in words. */
+  | { type: "warning"; text: string }
   | { type: "done"; summary: Summary };
 
 export interface EngineEvents {

@@ -431,13 +431,6 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       confidence,
     };
     emit({ type: "noise_floor", ...nf });
-    if (mde > gate.sequential.minEffect) {
-      events.emit({
-        type: "warning",
-        advisory: true,
-        text: `at n=${selection.length} and a ${Math.round(rate * 100)} % flip rate, the smallest detectable gain is ~${Math.round(mde * 100)} points (evaluation.gate_min_effect is ${Math.round(gate.sequential.minEffect * 1000) / 10}); a larger selection split (evaluation.sel_env_num / more val items) lets the gate see smaller real gains`,
-      });
-    }
     return nf;
   }
 

@@ -1,11 +1,11 @@
 import type { EngineEvent, EngineEvents, StepRecord } from "../engine/index.ts";
 import { createProgress } from "./progress.ts";
-import { stageLines } from "./stage-text.ts";
+import { noiseFloorAdvice, stageLines } from "./stage-text.ts";
 
 interface ConsoleOptions {
   write: (s: string) => void;
   tty: boolean;
-  /** Print nothing but warnings about faults (the CLI prints the result itself); advisory warnings are dropped. */
+  /** Print nothing but warnings about faults (the CLI prints the result itself); advice about the set-up is left out. */
   quiet: boolean;
   /** Plain-line progress interval when not on a TTY. */
   intervalMs?: number;
@@ -28,7 +28,7 @@ export function createConsole(o: ConsoleOptions): EngineEvents {
   };
   return {
     emit(e: EngineEvent) {
-      if (e.type === "warning" && !(o.quiet && e.advisory)) return line(`  [warn] ${e.text}`);
+      if (e.type === "warning") return line(`  [warn] ${e.text}`);
       if (o.quiet) return;
       switch (e.type) {
         case "run_start":
@@ -47,11 +47,13 @@ export function createConsole(o: ConsoleOptions): EngineEvents {
           line(stepDoneLine(e.step, e.total, e.record));
           return;
         case "done":
-        case "warning":
           return;
         default: {
           const { level, lines } = stageLines(e);
           for (const l of lines) line(level === "run" ? `  ${l}` : `    ${l}`);
+          // Advice about the set-up rather than a fault: left out under --quiet with the stage lines.
+          const advice = e.type === "noise_floor" ? noiseFloorAdvice(e) : undefined;
+          if (advice) line(`  [warn] ${advice}`);
         }
       }
     },

@@ -56,6 +56,12 @@ const SKIP: Record<Extract<StageEvent, { type: "skip" }>["reason"], string> = {
   no_change: "[skip] the candidate equals the current skill — nothing to evaluate",
 };
 
+/** Advice when the noise floor says the selection split is too small for the gate's minimum effect. */
+export function noiseFloorAdvice(e: Extract<StageEvent, { type: "noise_floor" }>): string | undefined {
+  if (e.detectable_gain <= e.min_effect) return undefined;
+  return `at n=${e.selection_items} and a ${Math.round(e.flip_rate * 100)} % flip rate, the smallest detectable gain is ~${Math.round(e.detectable_gain * 100)} points (evaluation.gate_min_effect is ${Math.round(e.min_effect * 1000) / 10}); a larger selection split (evaluation.sel_env_num / more val items) lets the gate see smaller real gains`;
+}
+
 /** The console lines of a stage event; `run` lines (plan, baseline, resume) sit one level out from step lines. */
 export function stageLines(e: StageEvent): { level: "run" | "step"; lines: string[] } {
   const run = (...lines: string[]) => ({ level: "run" as const, lines });
