@@ -63,8 +63,25 @@ export async function replayOne(ctx: ReplayContext, task: TaskRecord, skill: str
   return result;
 }
 
-/** Replay tasks with at most `workers` in flight, results in task order. */
-export async function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord[], skill: string, memory: string, phase: string): Promise<ReplayResult[]> {
+/**
+ * Replay tasks with at most `workers` in flight, results in task order. With sleep.batch every
+ * task of the phase starts at once and their calls go out as one provider batch.
+ */
+export function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord[], skill: string, memory: string, phase: string): Promise<ReplayResult[]> {
+  const b = ctx.backend;
+  if (!b.round || !b.batching?.("eval")) return replayPool(ctx, tasks, skill, memory, phase, ctx.workers, (run) => run());
+  return b.round("eval", (task) => replayPool(ctx, tasks, skill, memory, phase, Math.max(1, tasks.length), task), ctx.signal);
+}
+
+async function replayPool(
+  ctx: ReplayContext,
+  tasks: readonly TaskRecord[],
+  skill: string,
+  memory: string,
+  phase: string,
+  workers: number,
+  task: <R>(run: () => Promise<R>) => Promise<R>,
+): Promise<ReplayResult[]> {
   const out: ReplayResult[] = new Array(tasks.length);
   let next = 0;
   let failed = false;
@@ -74,7 +91,7 @@ export async function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord
     while (next < tasks.length && !failed) {
       const i = next++;
       try {
-        out[i] = await replayOne(ctx, tasks[i]!, skill, memory, phase);
+        out[i] = await task(() => replayOne(ctx, tasks[i]!, skill, memory, phase));
         ctx.onProgress?.(phase, ++done, tasks.length);
       } catch (err) {
         failed = true;
@@ -83,7 +100,7 @@ export async function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord
     }
   };
   // Settle every worker before failing, so calls already in flight are accounted for.
-  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(ctx.workers, tasks.length)) }, worker));
+  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(workers, tasks.length)) }, worker));
   const rejected = settled.find((r) => r.status === "rejected");
   if (rejected) throw (rejected as PromiseRejectedResult).reason;
   return out;

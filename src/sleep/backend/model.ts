@@ -34,6 +34,7 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
     modelKey: o.modelKey ?? `${o.name}::${o.model}`,
     remote: true,
     lastError: "",
+    ...(client.round && client.batching ? { round: client.round.bind(client), batching: client.batching.bind(client) } : {}),
     async attempt(task, skill, memory, sampleId, tools) {
       self.ledger?.check();
       const runner = tools.length ? client.taskRunner() : undefined;
@@ -208,6 +209,8 @@ export async function createModelSleepBackend(
     if (!key) throw new UnsupportedError(`api_key_env names ${cfg.api_key_env}, which is not set in the environment`);
     extra.openai_compatible_api_key = key;
   }
+  // A night is an evaluation nobody waits on: model.batch=eval sends its replays through a batch.
+  if (cfg.batch) Object.assign(extra, { batch: "eval", batch_poll_seconds: cfg.batch_poll_seconds });
   const t = sleepModelConfig(layerName(target), { model: cfg.target_model || cfg.model || defaultModel(target), extra });
   const o = sleepModelConfig(layerName(optimizer), { model: cfg.optimizer_model || cfg.model || defaultModel(optimizer), extra });
   const config = { model: { ...t.model, optimizer_backend: o.model.optimizer_backend, ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}) } };

@@ -73,6 +73,9 @@ export interface SleepBackend {
   settle?(): void;
   /** Release provider resources (the call cache handle, child backends). */
   close?(): Promise<void>;
+  /** Whether a phase's replays go through a provider batch (sleep.batch), and the round that collects them (the model layer's). */
+  batching?(purpose: "eval" | "train"): boolean;
+  round?<T>(purpose: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** LLM mining of one session; undefined when the backend does not mine (mock). */
   mine?(input: MineInput): Promise<MinedCandidate[]>;
 }

@@ -1,0 +1,66 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TASKS_FORMAT } from "../../src/sleep/mine/index.ts";
+import { runCli } from "../support/cli.ts";
+import { startFakeOpenAI } from "../support/fake-openai.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const RULE = "Use `bun test` instead of `npm test`.";
+const MIN = 60_000;
+
+function tasksFile(dir: string): string {
+  const intents = ["Add a unit test for slugify", "Find the login regression", "Refactor the config loader", "Write retry policy tests", "Upgrade yaml and check", "Port the date parser"];
+  const tasks = intents.map((intent, i) => ({
+    id: `task_fix${i}`,
+    project: dir,
+    intent,
+    reference_kind: "rule",
+    judge: { kind: "rule", checks: [{ op: "contains", arg: "bun test" }, { op: "not_contains", arg: "npm test" }] },
+    tags: ["correction"],
+    outcome: "fail",
+    split: i % 2 ? "val" : "train",
+  }));
+  const path = join(dir, "tasks.json");
+  writeFileSync(path, JSON.stringify({ format: TASKS_FORMAT, project: dir, reviewed: true, tasks }, null, 2));
+  return path;
+}
+
+describe("a Sleep night with sleep.batch", () => {
+  test("replays each phase through one provider batch and decides as the live night does, at a lower cost", async () => {
+    using tmp = tempDir();
+    await using server = await startFakeOpenAI({
+      reply: (req) => {
+        if (req.lastUserText.includes("Propose at most")) return JSON.stringify([{ op: "add", content: RULE, rationale: "the user corrected this" }]);
+        return req.lastUserText.includes(RULE) ? "I ran bun test: green." : "I ran npm test: green.";
+      },
+      batch: { completionMs: 10 * MIN, advancePerPollMs: 5 * MIN },
+    });
+    const night = async (name: string, batch: boolean) => {
+      const home = join(tmp.path, name, "home");
+      const project = join(tmp.path, name, "proj");
+      mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
+      mkdirSync(project, { recursive: true });
+      writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "gpt-4o-mini", batch, batch_poll_seconds: 0.01 }));
+      const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(tmp.path, name, "cache") };
+      const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project), "--json"], { env });
+      expect(r.code).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    const live = await night("live", false);
+    const liveRequests = server.requests.length;
+    const batched = await night("batch", true);
+    expect({ accepted: batched.accepted, action: batched.gate_action, edits: batched.edits.map((e: { content: string }) => e.content) }).toEqual({
+      accepted: live.accepted,
+      action: live.gate_action,
+      edits: live.edits.map((e: { content: string }) => e.content),
+    });
+    expect(server.batch.batches.length).toBeGreaterThan(0);
+    // Only the reflection (an optimizer call the night waits on) went live; every replay went through a batch.
+    const liveDuringBatchNight = server.requests.slice(liveRequests);
+    expect(liveDuringBatchNight.every((q) => q.lastUserText.includes("Propose at most"))).toBe(true);
+    expect(server.batch.requests.length).toBe(liveRequests - liveDuringBatchNight.length);
+    expect(live.budget.cost_usd).toBeGreaterThan(0);
+    expect(batched.budget.cost_usd).toBeLessThan(live.budget.cost_usd);
+  });
+});
