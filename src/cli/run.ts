@@ -1,8 +1,7 @@
 import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
-import { HELP_ARGS } from "./args.ts";
+import { acceptedFlags, HELP_ARGS } from "./args.ts";
 import type { AnyCommand as CommandDef } from "./command-def.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
-import { acceptedFlags } from "./args.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
 import { rootCommand } from "./commands.ts";
 import { errorJson, exitCodeOf, fromFsError, renderError } from "./errors.ts";

@@ -6,8 +6,7 @@ import { createModelClient, type SkilloptModelClient } from "../backends/index.t
 import { deriveSizes, estimateRun, firstN, type Role, train } from "../engine/index.ts";
 import { compactTimestamp, errorMessage, log, NoAnswerError, redactText, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
-import { createConsole } from "../report/index.ts";
-import { resultText } from "../report/index.ts";
+import { createConsole, resultText } from "../report/index.ts";
 import { type ClaimedRun, claimForResume, claimNewRun, runPaths, runRecorder } from "../run/index.ts";
 import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/index.ts";
 import { configArgs, globalArgs, jsonArg } from "./args.ts";

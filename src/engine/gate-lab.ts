@@ -8,19 +8,9 @@
  * simulator states exactly for a skill text, src/backends/sim/stochastic.ts); an answer to
  * (skill, item, sample) passes when its draw falls below that probability.
  */
+import { mulberry32 } from "../lib/index.ts";
 import { type GateDecision, normalCdf, normalQuantile, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
 
-/** A seeded generator in [0,1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A draw in [0,1) for a tuple of integers (the answer to (seed, skill, item, sample)). */
 function drawOf(...xs: number[]): number {
@@ -31,7 +21,7 @@ function drawOf(...xs: number[]): number {
     h = Math.imul(h, 0x5bd1e995);
     h ^= h >>> 15;
   }
-  return rng(h)();
+  return mulberry32(h)();
 }
 
 interface LabPair {
@@ -67,7 +57,7 @@ function mean(xs: Float64Array): number {
  * difference is `delta`; with delta = 0 it still changes items (a neutral edit is not a no-op).
  */
 export function plantPair(seed: number, delta: number, noise: LabNoise = DEFAULT_NOISE): LabPair {
-  const r = rng(seed);
+  const r = mulberry32(seed);
   const N = noise.population;
   const cur = new Float64Array(N);
   for (let i = 0; i < N; i++) {
@@ -147,7 +137,7 @@ interface LabTrial {
 
 /** Draw a selection split of n items and one answer sample per (skill, item). */
 export function drawTrial(pair: LabPair, n: number, itemSeed: number, sampleSeed: number): LabTrial {
-  const r = rng(itemSeed);
+  const r = mulberry32(itemSeed);
   const N = pair.current.length;
   const picked = new Set<number>();
   while (picked.size < Math.min(n, N)) picked.add(Math.floor(r() * N));

@@ -1,20 +1,9 @@
-import { sha256 } from "../lib/index.ts";
+import { mulberry32, seedOfLabel } from "../lib/index.ts";
 import type { Random } from "./ports.ts";
-
-function stateOf(label: string): number {
-  return Number.parseInt(sha256(label).slice(0, 8), 16) >>> 0;
-}
 
 /** A seeded PRNG (mulberry32); `fork` derives an independent stream from a label. */
 function createRandom(seed: number | string): Random {
-  let a = stateOf(`skillopt/${seed}`);
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seedOfLabel(`skillopt/${seed}`));
   const rng: Random = {
     next,
     int: (max) => Math.floor(next() * max),

@@ -15,3 +15,4 @@ export * from "./time.ts";
 export * from "./input-file.ts";
 export * from "./model-json.ts";
 export * from "./memory.ts";
+export * from "./mulberry32.ts";

@@ -1,6 +1,13 @@
-import type { LedgerEntry } from "../sleep/index.ts";
-import type { AdoptionRow, EditStatus, NightRow, SleepStore } from "../sleep/index.ts";
-import type { EditRecord, GateTrial, TaskRecord } from "../sleep/index.ts";
+import type {
+  AdoptionRow,
+  EditRecord,
+  EditStatus,
+  GateTrial,
+  LedgerEntry,
+  NightRow,
+  SleepStore,
+  TaskRecord,
+} from "../sleep/index.ts";
 import { sha256 } from "../lib/index.ts";
 import { type Migrations, openStore, type Store } from "./db.ts";
 

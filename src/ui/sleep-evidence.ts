@@ -1,7 +1,5 @@
 import { esc } from "../report/index.ts";
-import type { LessonCard } from "../sleep/index.ts";
-import type { SleepReport } from "../sleep/index.ts";
-import type { EditRecord, GateTrial } from "../sleep/index.ts";
+import type { EditRecord, GateTrial, LessonCard, SleepReport } from "../sleep/index.ts";
 
 /** What the evidence says about one staged edit, in the four words the dashboard uses. */
 interface EditVerdict {

@@ -1,9 +1,7 @@
 import { basename, resolve } from "node:path";
-import { errorMessage, log } from "../lib/index.ts";
-import { homeDir } from "../lib/index.ts";
+import { errorMessage, homeDir, log } from "../lib/index.ts";
 import { esc } from "../report/index.ts";
-import { loadSleepConfig, resolveStateDir } from "../sleep/index.ts";
-import { listNights } from "../sleep/index.ts";
+import { listNights, loadSleepConfig, resolveStateDir } from "../sleep/index.ts";
 import { nightHtml } from "./sleep-night.ts";
 import { processEnv } from "../config/index.ts";
 

@@ -1,7 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
-import { allowlistedEnv } from "../../lib/index.ts";
-import { isSecretKey, redactText } from "../../lib/index.ts";
+import { allowlistedEnv, isSecretKey, redactText } from "../../lib/index.ts";
 import type { EnvLookup } from "../settings.ts";
 
 interface ProcessSpec {

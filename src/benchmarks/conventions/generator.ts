@@ -1,18 +1,9 @@
-import { sha256 } from "../../lib/index.ts";
+import { mulberry32, seedOfLabel } from "../../lib/index.ts";
 import type { TaskItem } from "../../engine/index.ts";
 import { FAMILY_IDS, FAMILY_TITLES, FORMATS, type FamilyId, isUnambiguous, render, type TaskValue, TYPICAL } from "./formats.ts";
 
 /** A seeded generator (mulberry32 over a sha256-derived state). */
-function seededRandom(label: string): () => number {
-  let a = Number.parseInt(sha256(label).slice(0, 8), 16) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const seededRandom = (label: string): (() => number) => mulberry32(seedOfLabel(label));
 
 type Rng = () => number;
 const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;

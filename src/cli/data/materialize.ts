@@ -1,7 +1,15 @@
 import { resolve } from "node:path";
 import { defineCommand } from "citty";
-import { fetchHfRows, HF_DATASETS_SERVER, MATERIALIZERS, materialize, readManifest, rowsFromPath, writeDocVqaImages } from "../../benchmarks/index.ts";
-import { defaultOutDir } from "../../benchmarks/index.ts";
+import {
+  defaultOutDir,
+  fetchHfRows,
+  HF_DATASETS_SERVER,
+  materialize,
+  MATERIALIZERS,
+  readManifest,
+  rowsFromPath,
+  writeDocVqaImages,
+} from "../../benchmarks/index.ts";
 import { log, UsageError } from "../../lib/index.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";

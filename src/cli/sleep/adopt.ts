@@ -2,11 +2,15 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { existsSync } from "node:fs";
 import { StagingError, SkilloptError } from "../../lib/index.ts";
-import { adoptNight, pendingSkills, type Selection } from "../../sleep/index.ts";
-import { trustNight } from "../../sleep/index.ts";
-import { recoverJournal } from "../../sleep/index.ts";
-import { sanitizeLine } from "../../sleep/index.ts";
-import { resolveNight } from "../../sleep/index.ts";
+import {
+  adoptNight,
+  pendingSkills,
+  recoverJournal,
+  resolveNight,
+  sanitizeLine,
+  type Selection,
+  trustNight,
+} from "../../sleep/index.ts";
 import { openSleepStore } from "../../store/index.ts";
 import { helpShows, repeatedFlag } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";

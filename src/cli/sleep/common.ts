@@ -13,8 +13,24 @@ import {
   resolveStateDir,
   type SleepConfig,
 } from "../../sleep/index.ts";
-import { globalArgs, jsonArg, repeatedFlag } from "../args.ts";
+import { globalArgs, helpShows, jsonArg, repeatedFlag } from "../args.ts";
 import { processEnv } from "../../config/index.ts";
+
+/** The flags whose values are file or folder paths: made absolute against the working directory. */
+export const PATH_FLAGS: ReadonlySet<string> = new Set([
+  "codex-path",
+  "cursor-path",
+  "pi-path",
+  "opencode-path",
+  "claude-home",
+  "codex-home",
+  "cursor-home",
+  "pi-home",
+  "vscode-workspace-storage",
+  "copilot-cli-session-store",
+  "opencode-db",
+  "state-dir",
+]);
 
 /** Flags every `sleep` subcommand accepts (spec §2.1). */
 export const sleepArgs = {
@@ -120,24 +136,11 @@ function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = proc
     if (scope !== "invoked" && scope !== "all") throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`);
     o.projects = scope;
   }
-  const PATHS = new Set([
-    "codex-path",
-    "cursor-path",
-    "pi-path",
-    "opencode-path",
-    "claude-home",
-    "codex-home",
-    "cursor-home",
-    "pi-home",
-    "vscode-workspace-storage",
-    "copilot-cli-session-store",
-    "state-dir",
-  ]);
   for (const [flag, key] of STRING_FLAGS) {
     const v = str(flags, flag);
     if (v === undefined) continue;
     // Relative skill/memory targets are resolved below the project later; other paths below cwd.
-    o[key] = PATHS.has(flag) && !v.startsWith("~") ? resolve(cwd, v) : v;
+    o[key] = PATH_FLAGS.has(flag) && !v.startsWith("~") ? resolve(cwd, v) : v;
   }
   for (const [flag, key] of INT_FLAGS) {
     const n = intFlag(flags, flag);
@@ -212,3 +215,9 @@ export function sourceLocations(cfg: SleepConfig) {
     cursorUserDir: cfg.cursor_user_dir ? expandUserPath(cfg.cursor_user_dir) : undefined,
   };
 }
+
+/** The arguments of a command that acts on one staged night (diff, reject): the night, its project and state. */
+export const nightCommandArgs = helpShows(
+  { ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } },
+  ["project", "state-dir", "claude-home", "night"],
+);

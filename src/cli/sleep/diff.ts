@@ -1,24 +1,23 @@
 import { defineCommand } from "citty";
-import { helpShows } from "../args.ts";
 import { join } from "node:path";
 import { StagingError } from "../../lib/index.ts";
-import { colorizePatch, diffNight, plainPatch } from "../../sleep/index.ts";
-import { nightEvidence, renderCards } from "../../sleep/index.ts";
-import { sanitizeLine } from "../../sleep/index.ts";
-import { resolveNight } from "../../sleep/index.ts";
+import {
+  colorizePatch,
+  diffNight,
+  nightEvidence,
+  plainPatch,
+  renderCards,
+  resolveNight,
+  sanitizeLine,
+} from "../../sleep/index.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { fail } from "./adopt.ts";
-import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
+import { requireProject, nightCommandArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "diff", description: "Unified diff of live vs proposed files of a night (learned block highlighted)" },
-  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, [
-    "project",
-    "state-dir",
-    "claude-home",
-    "night",
-  ]),
+  args: nightCommandArgs,
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     requireProject(setup);

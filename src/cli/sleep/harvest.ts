@@ -2,11 +2,19 @@ import { existsSync, readFileSync } from "node:fs";
 import { defineCommand } from "citty";
 import { helpShows } from "../args.ts";
 import { sanitizeLine } from "../../lib/index.ts";
-import { sessionLimit, splitFractions } from "../../sleep/index.ts";
-import { type HarvestOptions, type HarvestProgress, type HarvestResult, harvest, type SourceName } from "../../sleep/index.ts";
-import { mine, tasksPayload, writeTasksFile } from "../../sleep/index.ts";
-import { harvestState, openHarvestStore } from "../../store/index.ts";
-import { openSleepStore } from "../../store/index.ts";
+import {
+  harvest,
+  type HarvestOptions,
+  type HarvestProgress,
+  type HarvestResult,
+  mine,
+  sessionLimit,
+  type SourceName,
+  splitFractions,
+  tasksPayload,
+  writeTasksFile,
+} from "../../sleep/index.ts";
+import { harvestState, openHarvestStore, openSleepStore } from "../../store/index.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { sourcesOf } from "./night.ts";

@@ -1,20 +1,30 @@
 import { defineCommand } from "citty";
-import { SOURCE_NAMES, type SourceName } from "../../sleep/index.ts";
-import { harvest } from "../../sleep/index.ts";
+import {
+  adoptNight,
+  configurePromptOverrides,
+  createSleepBackend,
+  handoffDir,
+  harvest,
+  type HarvestPort,
+  loadTasksFile,
+  type NightOutcome,
+  PendingCallsError,
+  resolveClaudeHome,
+  resolveSkillPath,
+  runNight,
+  sanitizeLine,
+  skillRoots,
+  type SleepConfig,
+  SOURCE_NAMES,
+  type SourceName,
+  splitFractions,
+  tasksPayload,
+  writeTasksFile,
+} from "../../sleep/index.ts";
 import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { DataError, homeDir, log, StagingError, UsageError } from "../../lib/index.ts";
-import { configurePromptOverrides } from "../../sleep/index.ts";
-import { adoptNight } from "../../sleep/index.ts";
-import { createSleepBackend } from "../../sleep/index.ts";
-import { resolveClaudeHome, resolveSkillPath, type SleepConfig, splitFractions } from "../../sleep/index.ts";
-import { skillRoots } from "../../sleep/index.ts";
-import { type HarvestPort, type NightOutcome, runNight } from "../../sleep/index.ts";
-import { loadTasksFile, tasksPayload, writeTasksFile } from "../../sleep/index.ts";
-import { handoffDir, PendingCallsError } from "../../sleep/index.ts";
-import { sanitizeLine } from "../../sleep/index.ts";
-import { harvestState, openHarvestStore } from "../../store/index.ts";
-import { openSleepStore } from "../../store/index.ts";
+import { harvestState, openHarvestStore, openSleepStore } from "../../store/index.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";

@@ -1,26 +1,17 @@
 import { defineCommand } from "citty";
-import { helpShows } from "../args.ts";
 import { join } from "node:path";
 import { errorMessage, StagingError, writeJsonAtomic } from "../../lib/index.ts";
-import { trustNight } from "../../sleep/index.ts";
-import { readJsonFile, readRegularFile } from "../../sleep/index.ts";
-import { hasReceipts } from "../../sleep/index.ts";
+import { hasReceipts, readJsonFile, readRegularFile, resolveNight, trustNight } from "../../sleep/index.ts";
 import type { SleepReport } from "../../sleep/index.ts";
-import { resolveNight } from "../../sleep/index.ts";
 import { openSleepStore } from "../../store/index.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { fail } from "./adopt.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { nightCommandArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "reject", description: "Discard a staged night and remember its edits so they are not proposed again" },
-  args: helpShows({ ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } }, [
-    "project",
-    "state-dir",
-    "claude-home",
-    "night",
-  ]),
+  args: nightCommandArgs,
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     const dir = resolveNight(setup.project, nightArg(args.night));

@@ -1,8 +1,7 @@
 import { defineCommand } from "citty";
 import { helpShows } from "../args.ts";
 import { StagingError } from "../../lib/index.ts";
-import { hasJournal, hasReceipts, rollbackNight } from "../../sleep/index.ts";
-import { listNights, resolveNight } from "../../sleep/index.ts";
+import { hasJournal, hasReceipts, listNights, resolveNight, rollbackNight } from "../../sleep/index.ts";
 import { openSleepStore } from "../../store/index.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { fail } from "./adopt.ts";

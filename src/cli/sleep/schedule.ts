@@ -4,25 +4,11 @@ import { log, StagingError, UsageError } from "../../lib/index.ts";
 import { cronLine, readCrontab, type ScheduleSpec, scheduleEnv, scheduleWindows, updateCrontab, writeCrontab } from "../../sleep/index.ts";
 import { repeatedFlag } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
-import { sleepArgs, sleepSetup } from "./common.ts";
+import { PATH_FLAGS, sleepArgs, sleepSetup } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
 
 const NOT_FORWARDED = new Set(["json", "quiet", "verbose", "debug", "color", "hour", "minute", "project", "scope", "backend", "skill-root", "progress"]);
-const CWD_PATHS = new Set([
-  "codex-path",
-  "cursor-path",
-  "pi-path",
-  "opencode-path",
-  "claude-home",
-  "codex-home",
-  "cursor-home",
-  "pi-home",
-  "vscode-workspace-storage",
-  "copilot-cli-session-store",
-  "opencode-db",
-  "state-dir",
-  "tasks-file",
-]);
+const CWD_PATHS = new Set([...PATH_FLAGS, "tasks-file"]);
 
 /** The executable that runs us: the compiled binary, or `bun <abs>/src/main.ts` from source. */
 export function selfArgv(): string[] {

@@ -3,12 +3,17 @@ import { helpShows } from "../args.ts";
 import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { errorMessage } from "../../lib/index.ts";
-import { pendingLegacy, pendingSkills } from "../../sleep/index.ts";
-import { trustNight } from "../../sleep/index.ts";
-import { hasJournal, recoverJournal } from "../../sleep/index.ts";
-import { readRegularFile } from "../../sleep/index.ts";
-import { sanitizeLine } from "../../sleep/index.ts";
-import { latestStaging, listNights } from "../../sleep/index.ts";
+import {
+  hasJournal,
+  latestStaging,
+  listNights,
+  pendingLegacy,
+  pendingSkills,
+  readRegularFile,
+  recoverJournal,
+  sanitizeLine,
+  trustNight,
+} from "../../sleep/index.ts";
 import { openSleepStore } from "../../store/index.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
