@@ -8,6 +8,7 @@ export {
   roleBackend,
   SLEEP_BACKENDS,
   type SleepBackendName,
+  SLEEP_NAMES,
   sleepBackend,
   unknownBackend,
 } from "./backend-names.ts";

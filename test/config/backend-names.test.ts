@@ -52,6 +52,7 @@ describe("the one backend-name table", () => {
       else expect(sleepModelConfig(name).model.target_backend).toBe(layer);
     }
     expect(sleepModelConfig("cursor").model.target_backend).toBe("cursor_chat");
-    expect(loadSleepConfig({ backend: "cursor_cli" }).config.backend).toBe("cursor");
+    expect(loadSleepConfig({ backend: "cursor_cli" }, { file: "" }).config.backend).toBe("cursor");
+    expect(() => loadSleepConfig({ backend: "claud" }, { file: "" })).toThrow('backend: unknown backend "claud", did you mean "claude"? (expected one of mock, handoff,');
   });
 });
