@@ -262,8 +262,9 @@ export class Batcher {
           );
           return;
         }
-        log.withTag("model").warn(`${what}: calling it live instead (set model.batch_required=true to refuse)`);
-        this.emit({ type: "unsupported", id: "", status: "", completed: 0, failed: 0, total: entries.length, text: `${what}; calling it live` });
+        // One warning: the CLI's batch line when it listens, else the log.
+        if (this.o.onEvent) this.emit({ type: "unsupported", id: "", status: "", completed: 0, failed: 0, total: entries.length, text: `${what}: calling it live instead (set model.batch_required=true to refuse)` });
+        else log.withTag("model").warn(`${what}: calling it live instead (set model.batch_required=true to refuse)`);
         for (const e of entries) e.resolve("live");
         return;
       }

@@ -72,6 +72,21 @@ describe("skillopt eval with model.batch=eval", () => {
     expect(server.batch.calls["POST /batches"]).toBe(1);
   }, 120_000);
 
+  test("an endpoint without a Batch API: one warning and live calls, or exit 2 under model.batch_required", async () => {
+    using dir = tempDir();
+    await using server = await startFakeOpenAI({ reply: simReply() });
+    const skill = join(dir.path, "skill.md");
+    writeFileSync(skill, SKILL);
+    const lenient = await runCli(evalArgs(server.url, skill, join(dir.path, "a"), ["--set", "model.batch=eval"]), { env: env(join(dir.path, "c1")) });
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr.match(/has no Batch API/g)).toHaveLength(1);
+    expect(liveCalls(server)).toBe(48);
+    const strict = await runCli(evalArgs(server.url, skill, join(dir.path, "b"), ["--set", "model.batch=eval", "--set", "model.batch_required=true"]), { env: env(join(dir.path, "c2")) });
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toMatch(/config error: model.batch_required: openai_compatible at \S+ has no Batch API \(HTTP 404 on its files or batches route\)/);
+    expect(liveCalls(server)).toBe(48);
+  }, 120_000);
+
   test("kill -9 while the batch is pending, then the same command re-attaches to it: nothing is submitted again", async () => {
     using dir = tempDir();
     await using server = await startFakeOpenAI({ reply: simReply(), batch: { completionMs: 30 * MIN } });

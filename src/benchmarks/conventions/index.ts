@@ -1,5 +1,6 @@
 import type { Benchmark, BenchmarkContext, RolloutResult, Splits, TaskItem } from "../../engine/index.ts";
 import { DataError, errorMessage } from "../../lib/index.ts";
+import { isSystemic } from "../shared/chat.ts";
 import { conventionsProducing, type TaskValue } from "./formats.ts";
 import { drawHouseRules, generateSplits, taskPrompt } from "./generator.ts";
 import INITIAL_SKILL from "./initial-skill.md" with { type: "text" };
@@ -70,13 +71,9 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     );
     reply = res.text;
   } catch (err) {
-    // Systemic failures (budget, auth) must stop the run; the caller decides. A per-task failure
-    // is a scored result with its reason.
-    if (err instanceof Error && "code" in err && (err as { code: string }).code === "backend") {
-      const kind = (err as unknown as { kind: string }).kind;
-      if (kind === "auth" || kind === "not_found") throw err;
-    }
-    if (err instanceof Error && "code" in err && (err as { code: string }).code === "budget") throw err;
+    // Systemic failures (budget, auth, a configuration refused mid-run) must stop the run; the
+    // caller decides. A per-task failure is a scored result with its reason.
+    if (isSystemic(err, ctx.signal)) throw err;
     return {
       ...base,
       hard: 0,
