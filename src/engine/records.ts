@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { EditReportRow } from "./edits.ts";
+import type { Patch } from "./schemas.ts";
 
 /*
  * The records a training run produces: one step record per step, one boundary record per epoch
@@ -279,8 +280,9 @@ export type Summary = v.InferOutput<typeof SummarySchema>;
 export type StepArtifacts = {
   /** Every analyst's patch as it came back. */
   raw_patches?: readonly object[];
-  merged_patch?: Record<string, unknown>;
-  ranked_edits?: Record<string, unknown>;
+  /** The optimizer's merged patch and the items kept by the budget: its own JSON, validated loosely (schemas.ts). */
+  merged_patch?: Patch;
+  ranked_edits?: Patch;
   edit_apply_report?: readonly EditReportRow[];
   lr_decision?: LrDecision;
 };
