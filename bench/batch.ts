@@ -37,10 +37,12 @@ const rand = () => {
 };
 
 const work = mkdtempSync(join(tmpdir(), "skillopt-bench-batch-"));
-await using server = await startFakeOpenAI({ reply: simReply(), batch: { completionMs: () => Math.round((5 + 25 * rand()) * MIN), advancePerPollMs: 60 * MIN } });
+// One fake provider per mode: a batch of the same requests left by an earlier mode's run would
+// otherwise be found and adopted (as it would be for a user), hiding that mode's own waits.
+const startServer = () => startFakeOpenAI({ reply: simReply(), batch: { completionMs: () => Math.round((5 + 25 * rand()) * MIN), advancePerPollMs: 60 * MIN } });
 
 const WORKERS = 24;
-function args(out: string, mode: string): string[] {
+function args(out: string, mode: string, url: string): string[] {
   const set = (k: string, v: string | number) => ["--set", `${k}=${v}`];
   return [
     "train",
@@ -50,7 +52,7 @@ function args(out: string, mode: string): string[] {
     out,
     "--json",
     ...set("model.backend", "openai_compatible"),
-    ...set("model.openai_compatible_base_url", server.url),
+    ...set("model.openai_compatible_base_url", url),
     ...set("model.target", "gpt-4o-mini"),
     ...set("model.optimizer", "gpt-4o-mini"),
     ...set("model.batch", mode),
@@ -80,12 +82,12 @@ interface Row {
 const rows: Row[] = [];
 for (const mode of ["off", "eval", "all"]) {
   const out = join(work, mode);
-  const before = server.batch.batches.length;
-  const r = await runMeasured(args(out, mode), { OPENAI_COMPATIBLE_API_KEY: "sk-bench", SKILLOPT_CACHE_DIR: join(work, `cache-${mode}`) });
+  await using server = await startServer();
+  const r = await runMeasured(args(out, mode, server.url), { OPENAI_COMPATIBLE_API_KEY: "sk-bench", SKILLOPT_CACHE_DIR: join(work, `cache-${mode}`) });
   if (r.code !== 0) throw new Error(`train with model.batch=${mode} failed (exit ${r.code}): ${r.stderr.slice(-800)}`);
   const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as Record<string, unknown>;
   const bound = planBound(out, { targetWorkers: WORKERS, optimizerWorkers: 8, mergeBatch: 8 });
-  const mine = server.batch.batches.slice(before);
+  const mine = server.batch.batches;
   // Batches submitted at the same moment of the fake's clock ran side by side: a wave costs its slowest.
   const waves = new Map<number, number>();
   for (const b of mine) waves.set(b.created_ms, Math.max(waves.get(b.created_ms) ?? 0, b.complete_ms - b.created_ms));

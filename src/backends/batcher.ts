@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ChatRequest, Role } from "../engine/index.ts";
-import { BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, } from "../lib/index.ts";
-import { failedBatchAttempts, insertBatch, pendingBatchOf, type Store, } from "../store/index.ts";
+import { BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, sha256 } from "../lib/index.ts";
+import { failedBatchAttempts, insertBatch, pendingBatchOf, type Store } from "../store/index.ts";
 import { type Chunk, split, worstCaseUsd } from "./batch-lines.ts";
 import { pollBatch } from "./batch-poll.ts";
 import type { PriceTable } from "./pricing.ts";
@@ -249,7 +249,10 @@ export class Batcher {
     }
     let submitted: { batch: BatchInfo; inputFileId: string };
     try {
-      submitted = await first.api.submit(`${lines.join("\n")}\n`, this.closing.signal);
+      // A batch of exactly these requests created by a process that died before recording it is
+      // adopted, not submitted (and paid) again.
+      const fingerprint = sha256(items.map((e) => e.key).sort().join("\n")).slice(0, 32);
+      submitted = (await first.api.find(fingerprint, this.closing.signal)) ?? (await first.api.submit(`${lines.join("\n")}\n`, fingerprint, this.closing.signal));
     } catch (err) {
       if (err instanceof BackendError && err.kind === "not_found") {
         this.unsupported.add(first.backend.endpoint);

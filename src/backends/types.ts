@@ -71,8 +71,13 @@ export interface BatchApi {
   accepts(request: ChatRequest & { model: string }): boolean;
   /** The request body exactly as the live call would send it (never streaming). */
   body(request: ChatRequest & { model: string }): Record<string, unknown>;
-  /** Upload the JSONL and create the batch; returns the batch and its input file id. */
-  submit(jsonl: string, signal?: AbortSignal): Promise<{ batch: BatchInfo; inputFileId: string }>;
+  /** Upload the JSONL and create the batch, tagged with `fingerprint` (metadata); returns the batch and its input file id. */
+  submit(jsonl: string, fingerprint: string, signal?: AbortSignal): Promise<{ batch: BatchInfo; inputFileId: string }>;
+  /**
+   * A batch created earlier with this fingerprint that has not failed, expired or been cancelled
+   * (a process killed between creating a batch and recording it), or undefined; never throws.
+   */
+  find(fingerprint: string, signal?: AbortSignal): Promise<{ batch: BatchInfo; inputFileId: string } | undefined>;
   retrieve(id: string, signal?: AbortSignal): Promise<BatchInfo>;
   /** Download an output or error file and parse it line by line, by custom_id. */
   results(fileId: string, requestedModel: (customId: string) => string, signal?: AbortSignal): Promise<Map<string, BatchLineResult>>;

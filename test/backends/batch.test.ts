@@ -129,6 +129,27 @@ describe("model.batch through the model layer", () => {
     await second.close();
   });
 
+  test("a batch created by a process that died before recording it is found by its requests and adopted, not submitted again", async () => {
+    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 30 * MIN } });
+    using cache = tempDir("calls-");
+    const first = await clientAt(server.url, cache.path, { batch: "eval" });
+    const pending = evalRound(first, ["a", "b"]);
+    const store = openCallCache(cache.path);
+    while (batchRows(store).length === 0) await Bun.sleep(5);
+    await first.close();
+    await pending.catch(() => undefined);
+    // The commit never happened, as far as the next process can tell.
+    store.db.exec("DELETE FROM call_batch_items; DELETE FROM call_batches;");
+    server.batch.advance(30 * MIN);
+    const second = await clientAt(server.url, cache.path, { batch: "eval" });
+    const out = await evalRound(second, ["b", "a"]);
+    expect(out.map((r) => r.text)).toEqual(["answer to b", "answer to a"]);
+    expect(server.batch.calls["POST /batches"]).toBe(1);
+    expect(server.batch.uploads).toBe(1);
+    expect(batchRows(store)).toMatchObject([{ id: "batch_1", state: "settled" }]);
+    await second.close();
+  });
+
   test("expired entries are resubmitted once and then answered", async () => {
     await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: (i) => (i === 0 ? 30 * MIN : 5 * MIN), expiresMs: 20 * MIN, advancePerPollMs: 10 * MIN } });
     using cache = tempDir("calls-");

@@ -37,6 +37,7 @@ export interface FakeBatchRecord {
   lines: Array<{ custom_id: string; url: string; body: Record<string, unknown> }>;
   output_file_id: string | null;
   error_file_id: string | null;
+  metadata: Record<string, string> | null;
 }
 
 export interface FakeBatchControl {
@@ -135,7 +136,7 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
       created_at: Math.floor(b.created_ms / 1000),
       expires_at: Math.floor(b.expires_ms / 1000),
       request_counts: { total, completed: b.status === "completed" ? total - failedLines : Math.min(done, total), failed: failedLines },
-      metadata: null,
+      metadata: b.metadata,
     };
   };
 
@@ -186,7 +187,7 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
       }
       if (m === "POST" && path === "/batches") {
         count("POST /batches");
-        const body = (await request.json()) as { input_file_id?: string; endpoint?: string };
+        const body = (await request.json()) as { input_file_id?: string; endpoint?: string; metadata?: Record<string, string> };
         const input = files.get(String(body.input_file_id));
         if (!input) return notFound(`file ${body.input_file_id}`);
         const lines = input.text
@@ -207,13 +208,15 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
           lines,
           output_file_id: null,
           error_file_id: null,
+          metadata: body.metadata ?? null,
         };
         batches.push(b);
         return Response.json(view(b));
       }
       if (m === "GET" && path === "/batches") {
         count("GET /batches");
-        return Response.json({ object: "list", data: batches.map(view), has_more: false, first_id: batches[0]?.id ?? null, last_id: batches.at(-1)?.id ?? null });
+        const newest = [...batches].reverse();
+        return Response.json({ object: "list", data: newest.map(view), has_more: false, first_id: newest[0]?.id ?? null, last_id: newest.at(-1)?.id ?? null });
       }
       const one = /^\/batches\/([^/]+)$/.exec(path);
       if (m === "GET" && one) {
