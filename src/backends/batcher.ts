@@ -355,7 +355,8 @@ export class Batcher {
     if (spent + worst > maxCostUsd) {
       throw new BudgetError(
         "cost",
-        `cost budget: a batch of ${entries.length} requests could cost up to $${worst.toFixed(4)} (every prompt at 3 bytes per token, every answer at its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`,
+        `cost budget: a batch of ${entries.length} requests could cost up to $${worst.toFixed(4)} (every prompt at 3 bytes per token, every answer at \
+its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`,
         {
           hint: "nothing was submitted; raise --max-cost / model.max_cost_usd, or lower the evaluation's size",
           data: { max_cost_usd: maxCostUsd, cost_usd: spent, batch_worst_usd: worst },

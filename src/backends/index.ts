@@ -268,8 +268,11 @@ function refuseUncosted(capName: string, role: Role, info: RoleInfo, prices: Pri
     `${capName}: no price is known for the ${role} model ${JSON.stringify(model)} (${info.backend}), so the money cap could not be enforced`,
     {
       hint: fileOnly
-        ? `give its price in dollars per million tokens in the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"} (or the file $SKILLOPT_PRICING_FILE names): "${name}: {input_per_mtok: …, output_per_mtok: …}"; see docs/backends.md`
-        : `give its price in dollars per million tokens: --set model.pricing.${name}.input_per_mtok=… --set model.pricing.${name}.output_per_mtok=… (or model.pricing in your config, or the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"}, or $SKILLOPT_PRICING_FILE); see docs/backends.md`,
+        ? `give its price in dollars per million tokens in the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"} (or the file \
+$SKILLOPT_PRICING_FILE names): "${name}: {input_per_mtok: …, output_per_mtok: …}"; see docs/backends.md`
+        : `give its price in dollars per million tokens: --set model.pricing.${name}.input_per_mtok=… --set model.pricing.${name}.output_per_mtok=… \
+(or model.pricing in your config, or the user pricing file ${pricingFile ?? "~/.config/skillopt/pricing.yaml"}, or $SKILLOPT_PRICING_FILE); see \
+docs/backends.md`,
       issues: [{ path: `model.pricing.${name}`, message: "price unknown while a money cap is set" }],
     },
   );

@@ -262,9 +262,11 @@ function checkAzureAdEndpoint(url: string, from: string, mode: string, role: Rol
   }
   const hosts = AZURE_AD_HOST_SUFFIXES.map((s) => `*${s}`).join(", ");
   throw new ConfigError(
-    `${from}: refusing to send an Azure AD token (${mode}) for the ${role} to ${JSON.stringify(sanitizeEndpoint(url))}: such tokens only go to https endpoints on Azure OpenAI hosts (${hosts})`,
+    `${from}: refusing to send an Azure AD token (${mode}) for the ${role} to ${JSON.stringify(sanitizeEndpoint(url))}: such tokens only go to https \
+endpoints on Azure OpenAI hosts (${hosts})`,
     {
-      hint: "for an Azure resource use its https://<resource>.openai.azure.com endpoint; for any other server set AZURE_OPENAI_AUTH_MODE=openai_compatible (key from AZURE_OPENAI_API_KEY) or use --backend openai_compatible",
+      hint: "for an Azure resource use its https://<resource>.openai.azure.com endpoint; for any other server set " +
+        "AZURE_OPENAI_AUTH_MODE=openai_compatible (key from AZURE_OPENAI_API_KEY) or use --backend openai_compatible",
       issues: [{ path: from, message: "not an https Azure OpenAI endpoint" }],
     },
   );

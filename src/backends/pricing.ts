@@ -28,14 +28,16 @@ interface Sourced extends Price {
 // Not priced on purpose: composer-2.5 (Cursor bills through its own plans), Qwen/Qwen3.5-4B
 // (self-hosted), MiniMax-M3 (no price found that could be checked).
 const OPENAI_2026 =
-  "OpenAI API pricing page (developers.openai.com/api/docs/pricing) as reported by morphllm.com (June 2026) and api-evangelist (2026-11-06); checked 2026-12-02";
+  "OpenAI API pricing page (developers.openai.com/api/docs/pricing) as reported by morphllm.com (June 2026) and api-evangelist (2026-11-06); " +
+    "checked 2026-12-02";
 const OPENAI_2025 = "OpenAI API pricing page, 2025 list price; not re-checked (no 2026 listing found)";
 const ANTHROPIC = (page: string) => `platform.claude.com/docs/en/about-claude/models (${page}); checked 2026-12-02`;
 // Batch column: OpenAI's Batch API bills half the live price for input and output, and Azure OpenAI
 // Global Batch "50% less cost than global standard" (learn.microsoft.com/azure/ai-services/openai/how-to/batch);
 // checked 2026-12-03. Only OpenAI models get it: the batch path serves openai_compatible and Azure.
 const BATCH_HALF =
-  "OpenAI Batch API: 50% of the live input and output price (platform.openai.com/docs/guides/batch); Azure OpenAI Global Batch: 50% less than global standard (learn.microsoft.com/azure/ai-services/openai/how-to/batch); checked 2026-12-03";
+  "OpenAI Batch API: 50% of the live input and output price (platform.openai.com/docs/guides/batch); Azure OpenAI Global Batch: 50% less than " +
+    "global standard (learn.microsoft.com/azure/ai-services/openai/how-to/batch); checked 2026-12-03";
 const BUILTIN_LIVE: Record<string, Sourced> = {
   "gpt-5.5": { input_per_mtok: 5, output_per_mtok: 30, cached_input_per_mtok: 0.5, source: OPENAI_2026 },
   "gpt-5.4": { input_per_mtok: 2.5, output_per_mtok: 15, cached_input_per_mtok: 0.25, source: OPENAI_2026 },

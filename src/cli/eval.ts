@@ -223,7 +223,8 @@ export default defineCommand({
       if (output.json) printJson(summary);
       else
         printResult(
-          `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline simulator)" : ""})\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
+          `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline " +
+            "simulator)" : ""})\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
         );
       if (failUnder !== undefined && hard < failUnder) {
         process.stderr.write(

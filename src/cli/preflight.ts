@@ -40,7 +40,8 @@ export function startingSkillNeed(text: string, source: string, maxTokens: numbe
       const problem = formatViolation(text, text, maxTokens);
       if (!problem) return undefined;
       return new ConfigError(`starting skill ${source}: ${problem}`, {
-        hint: "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / optimizer.max_skill_tokens) and start again",
+        hint: "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / " +
+          "optimizer.max_skill_tokens) and start again",
       });
     },
   };

@@ -207,7 +207,8 @@ export default defineCommand({
         try {
           await step();
         } catch (err) {
-          // biome-ignore lint/correctness/noUnsafeFinally: after a successful run a cleanup failure is the run's error; after a failed one it is logged and the first error wins
+          // After a failed run, a cleanup failure is only logged: the first error wins.
+          // biome-ignore lint/correctness/noUnsafeFinally: after a successful run a cleanup failure is the run's error
           if (!failed) throw err;
           log.debug(`cleanup after a failed run: ${errorMessage(err)}`);
         }

@@ -21,12 +21,14 @@ export default defineCommand({
     token: {
       type: "string",
       description:
-        "A fixed, reusable sign-in token (default: a random one that works once; a fresh URL is printed after each use). Other local users can see it in the process list",
+        "A fixed, reusable sign-in token (default: a random one that works once; a fresh URL is printed after each use). Other local users can see " +
+          "it in the process list",
     },
     "allow-commands": {
       type: "boolean",
       description:
-        "Let launches from the dashboard run programs (the command evaluator, agent binary paths, interpreters), name files outside this directory, loosen agent sandboxes and set endpoints",
+        "Let launches from the dashboard run programs (the command evaluator, agent binary paths, interpreters), name files outside this " +
+          "directory, loosen agent sandboxes and set endpoints",
       default: false,
     },
     project: { type: "string", description: "Project whose SkillOpt-Sleep nights the Sleep tab shows (default: current directory)", valueHint: "PATH" },

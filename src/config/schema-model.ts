@@ -84,7 +84,8 @@ const PricingSchema = v.record(
 export const ModelSchema = v.strictObject({
   backend: backendName(
     "azure_openai",
-    "High-level backend label mapped onto both roles (§7.2): azure_openai, openai_compatible, claude_chat, codex_exec, claude_code_exec, qwen_chat, minimax_chat, copilot_chat, sim, auto, …",
+    "High-level backend label mapped onto both roles (§7.2): azure_openai, openai_compatible, claude_chat, codex_exec, claude_code_exec, " +
+      "qwen_chat, minimax_chat, copilot_chat, sim, auto, …",
     (s) => backendLabel(s) !== undefined,
     LABEL_NAMES,
   ),

@@ -77,7 +77,8 @@ const OptimizerSchema = v.strictObject({
       "minibatch_full_rewrite",
     ],
     "patch",
-    "patch, rewrite_from_suggestions or full_rewrite_minibatch (aliases accepted). DL: patch is the SGD step; a rewrite is a re-initialisation guided by the gradient",
+    "patch, rewrite_from_suggestions or full_rewrite_minibatch (aliases accepted). DL: patch is the SGD step; a rewrite is a re-initialisation " +
+      "guided by the gradient",
   ),
   use_slow_update: bool(true, "Epoch-boundary slow update from longitudinal pairs. DL: slow weights (Lookahead)"),
   slow_update_samples: nonNegInt(20, "Training items sampled for the slow update and meta skill"),
@@ -105,7 +106,8 @@ const EvaluationSchema = v.strictObject({
   gate_rule: pick(
     ["strict", "paired"],
     "strict",
-    "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / undecided (docs/gate.md)",
+    "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / " +
+      "undecided (docs/gate.md)",
   ),
   gate_confidence: num(0.95, "Paired gate: confidence of each decision (1 − false-accept risk)", 0.5, 0.999),
   gate_min_effect: num(0.02, "Paired gate: the smallest mean gain worth accepting (0.02 = 2 points). DL: min_delta of early stopping", 0, 1),
@@ -179,7 +181,8 @@ export const EnvSchema = v.strictObject({
   data_format: pick(
     ["auto", "tasks", "skill_creator", "promptfoo"],
     "auto",
-    "User tasks: the format of data_path. auto: .yaml/.yml is a promptfoo config, a .json with an evals list is skill-creator's evals.json, anything else our tasks JSONL",
+    "User tasks: the format of data_path. auto: .yaml/.yml is a promptfoo config, a .json with an evals list is skill-creator's evals.json, " +
+      "anything else our tasks JSONL",
   ),
   evaluator_command: v.optional(
     v.pipe(
@@ -192,7 +195,8 @@ export const EnvSchema = v.strictObject({
     v.pipe(
       v.array(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected variable names")), "expected a list of variable names"),
       v.description(
-        "Command evaluator: variables passed to the scorer on top of the base allowlist (PATH, HOME, LANG, TMPDIR, …); provider keys are never passed unless named here",
+        "Command evaluator: variables passed to the scorer on top of the base allowlist (PATH, HOME, LANG, TMPDIR, …); provider keys are never " +
+          "passed unless named here",
       ),
     ),
     [],

@@ -17,7 +17,9 @@ async function mergeCall(sc: StageContext, skill: string, meta: string, group: P
       skillSection(skill),
       {
         title: `Patches to merge (${group.length} total, merge level ${level})`,
-        body: `${side === "failure" ? "These patches come from FAILED trajectories: fix the failures, resolve conflicts, and make sure no two items target the same text." : "These patches come from SUCCESSFUL trajectories: be conservative and keep only patterns the skill does not cover yet."} The patches are in the JSON block below.`,
+        body: `${side === "failure" ? "These patches come from FAILED trajectories: fix the failures, resolve conflicts, and make sure no two " +
+          "items target the same text." : "These patches come from SUCCESSFUL trajectories: be conservative and keep only patterns the skill does " +
+            "not cover yet."} The patches are in the JSON block below.`,
       },
     ],
     { stage: "merge", side, update_mode: sc.mode, level, patches: group },

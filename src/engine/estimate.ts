@@ -83,7 +83,8 @@ export function estimateRun({ cfg, splits, initialSkill, prices, batch }: Estima
         optimizer: bO?.cost ?? null,
         total: bT === null || bO === null ? null : Math.round((bT.cost + bO.cost) * 1e4) / 1e4,
         rounds_waiting_on_a_batch: rounds,
-        wall_note: `each of these ${rounds} round(s) waits for its batch: commonly minutes, at most the providers' 24 h window; the rest of the run is as fast as live`,
+        wall_note: `each of these ${rounds} round(s) waits for its batch: commonly minutes, at most the providers' 24 h window; the rest of the run \
+is as fast as live`,
       }
     : undefined;
   return {
@@ -104,6 +105,7 @@ export function estimateRun({ cfg, splits, initialSkill, prices, batch }: Estima
       assumes_tokens_per_call: tokens,
       ...(batchEstimate ? { with_batch: batchEstimate } : {}),
     },
-    note: "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
+    note: "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes " +
+      "in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
   };
 }

@@ -54,7 +54,8 @@ export function metaSection(meta: string): Section | undefined {
   if (!meta.trim()) return undefined;
   return {
     title: "Optimizer Meta Skill",
-    body: `Memory distilled from earlier epochs of this run about which edits helped. Prefer it when the evidence is ambiguous; do not follow it against clear evidence.\n\n${meta.trim()}`,
+    body: `Memory distilled from earlier epochs of this run about which edits helped. Prefer it when the evidence is ambiguous; do not follow it \
+against clear evidence.\n\n${meta.trim()}`,
   };
 }
 

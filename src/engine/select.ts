@@ -81,7 +81,9 @@ export async function rankAndSelect(sc: StageContext, skill: string, meta: strin
       skillSection(skill),
       {
         title: `${sc.mode === "patch" ? "Edits" : "Suggestions"} Pool (${list.length} ${label}, budget=${budget})`,
-        body: `${list.map((it, i) => `[${i}] ${describeItem(it)}`).join("\n")}\n\nSelect the ${budget} most important and return their 0-based indices in priority order.${sc.mode === "patch" ? "" : " These are suggestions for a whole-document rewrite: also weigh rewrite utility, how much an item helps restructure or clarify the skill."}`,
+        body: `${list.map((it, i) => `[${i}] ${describeItem(it)}`).join("\n")}\n\nSelect the ${budget} most important and return their 0-based \
+indices in priority order.${sc.mode === "patch" ? "" : " These are suggestions for a whole-document rewrite: also weigh rewrite utility, how much " +
+  "an item helps restructure or clarify the skill."}`,
       },
     ],
     { stage: "ranking", update_mode: sc.mode, budget, items: list },

@@ -53,7 +53,8 @@ function claude(t: Target): Change[] {
     {
       path: join(plugin, ".claude-plugin", "plugin.json"),
       kind: "file",
-      content: `${JSON.stringify({ name: "skillopt", version: VERSION, description: "Train skill documents and review what SkillOpt-Sleep learned from your sessions; every command runs the skillopt binary" }, null, 2)}\n`,
+      content: `${JSON.stringify({ name: "skillopt", version: VERSION, description: "Train skill documents and review what SkillOpt-Sleep learned " +
+        "from your sessions; every command runs the skillopt binary" }, null, 2)}\n`,
     },
     {
       path: join(plugin, "commands", "skillopt-sleep.md"),
@@ -129,12 +130,14 @@ function cursor(t: Target): Change[] {
     {
       path: join(dir, "commands", "skillopt-sleep.md"),
       kind: "file",
-      content: `# SkillOpt-Sleep review\n\nRun \`${b} sleep review --project .\` in the terminal, then \`${b} sleep diff --project .\`, and summarize the staged edits and their evidence. Adopt (\`${b} sleep adopt --project .\`) only when the user agrees.\n`,
+      content: `# SkillOpt-Sleep review\n\nRun \`${b} sleep review --project .\` in the terminal, then \`${b} sleep diff --project .\`, and summarize \
+the staged edits and their evidence. Adopt (\`${b} sleep adopt --project .\`) only when the user agrees.\n`,
     },
     {
       path: join(dir, "commands", "skillopt-train.md"),
       kind: "file",
-      content: `# SkillOpt train\n\nRun \`${b} train --quiet\` in the terminal with the config the user named (\`--config quickstart\` trains offline on the simulator), then report the run folder and the best score.\n`,
+      content: `# SkillOpt train\n\nRun \`${b} train --quiet\` in the terminal with the config the user named (\`--config quickstart\` trains offline \
+on the simulator), then report the run folder and the best score.\n`,
     },
   ];
   if (!t.user)

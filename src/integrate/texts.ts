@@ -10,7 +10,8 @@ export function shellBin(bin: readonly string[]): string {
 
 /** One description used by every skill file (Agent Skills: at most 1024 characters). */
 export const SKILL_DESCRIPTION =
-  "Use SkillOpt when the user wants to improve a skill document (SKILL.md, AGENTS.md, CLAUDE.md, a system prompt) from evidence: train one against a benchmark, score one (eval), or review what SkillOpt-Sleep learned from past coding-agent sessions and adopt or reject it. Not for editing code.";
+  "Use SkillOpt when the user wants to improve a skill document (SKILL.md, AGENTS.md, CLAUDE.md, a system prompt) from evidence: train one against " +
+    "a benchmark, score one (eval), or review what SkillOpt-Sleep learned from past coding-agent sessions and adopt or reject it. Not for editing code.";
 
 /** The body of the skill that tells an agent when and how to call the binary. */
 export function skillBody(bin: readonly string[]): string {
@@ -57,7 +58,8 @@ export function instructionsSnippet(bin: readonly string[]): string {
   return [
     "## SkillOpt",
     "",
-    `To improve a skill document from evidence, or to review what SkillOpt-Sleep learned from past sessions, run \`${b}\` (\`sleep review\`, \`sleep diff\`, \`sleep adopt\` only after the user agreed, \`sleep reject\`, \`train\`, \`eval\`, \`runs\`; add \`--json\` to read results).`,
+    `To improve a skill document from evidence, or to review what SkillOpt-Sleep learned from past sessions, run \`${b}\` (\`sleep review\`, \`sleep \
+diff\`, \`sleep adopt\` only after the user agreed, \`sleep reject\`, \`train\`, \`eval\`, \`runs\`; add \`--json\` to read results).`,
   ].join("\n");
 }
 

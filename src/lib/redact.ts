@@ -263,7 +263,8 @@ function maskKnown(text: string): string {
 }
 
 /**
- * Replace secrets in free text with `[REDACTED…]` markers (spec §1.6, rules 1–14 in order, then the provider prefixes, URL and command-line credentials and the wider assignment rule 15 of issue 12).
+ * Replace secrets in free text with `[REDACTED…]` markers (spec §1.6, rules 1–14 in order, then the provider prefixes, URL and command-line
+  * credentials and the wider assignment rule 15 of issue 12).
  * Idempotent: already-redacted values are left alone.
  */
 export function redactText(text: string): string {

@@ -67,7 +67,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
       name: "run_status",
       title: "Run status",
       description:
-        "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost. For a run started with the train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
+        "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost. For a run started with the " +
+          "train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
       fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
       annotations: { readOnlyHint: true },
       async call(args) {
@@ -113,7 +114,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
       name: "train",
       title: "Start a training run",
       description:
-        "Start `skillopt train --config … --out DIR` in the background and return at once with the run id and folder; follow it with run_status. `--config quickstart` trains offline on the built-in simulator.",
+        "Start `skillopt train --config … --out DIR` in the background and return at once with the run id and folder; follow it with run_status. " +
+          "`--config quickstart` trains offline on the built-in simulator.",
       fields: { ...CONFIG_FIELDS, out: { type: "string", description: "Output folder (default outputs/<config>_<timestamp>)" } },
       async call(args) {
         const out = args.out ? resolve(cwd, String(args.out)) : newOut(String(args.config));
@@ -132,7 +134,9 @@ export function runTools(children: Children, cwd: string): Tool[] {
       name: "eval",
       title: "Score a skill",
       description:
-        "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results were saved); with baseline, the pull-request check (verdict, flips, Δ and its interval). Waits for the evaluation to end; cancel the call to stop it.",
+        "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results " +
+          "were saved); with baseline, the pull-request check (verdict, flips, Δ and its interval). Waits for the evaluation to end; cancel the " +
+            "call to stop it.",
       fields: {
         ...CONFIG_FIELDS,
         skill: { type: "string", required: true, description: "Skill file to score (e.g. a run's best_skill.md)" },

@@ -36,7 +36,8 @@ export function sleepTools(children: Children): Tool[] {
       name: "sleep_review",
       title: "Sleep review",
       description:
-        "Run Sleep's nightly cycle over local coding-agent sessions (harvest, mine, replay, gated edits) and stage a proposal for review, as `skillopt sleep review --json`. Nothing live changes: adopt is a separate, confirmed step.",
+        "Run Sleep's nightly cycle over local coding-agent sessions (harvest, mine, replay, gated edits) and stage a proposal for review, as " +
+          "`skillopt sleep review --json`. Nothing live changes: adopt is a separate, confirmed step.",
       fields: {
         ...COMMON,
         backend: { type: "string", description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai" },
@@ -94,7 +95,8 @@ export function sleepTools(children: Children): Tool[] {
       name: "sleep_adopt",
       title: "Adopt a staged night",
       description:
-        "Apply a staged night to the live skill/memory files (`skillopt sleep adopt`). Without confirm: true it changes nothing and returns the files it would write. With confirm: true it writes them (backups and receipts go in the night's folder; undo with `skillopt sleep rollback`).",
+        "Apply a staged night to the live skill/memory files (`skillopt sleep adopt`). Without confirm: true it changes nothing and returns the " +
+          "files it would write. With confirm: true it writes them (backups and receipts go in the night's folder; undo with `skillopt sleep rollback`).",
       fields: {
         ...COMMON,
         staging: { type: "string", description: "Night folder (default: the latest)" },

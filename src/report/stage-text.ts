@@ -23,7 +23,8 @@ function planLines(e: PlanEvent): string[] {
   return [
     `[config] epochs=${e.epochs} steps/epoch=${e.stepsPerEpoch} (auto) accum=${e.accumulation} batch_size=${e.batchSize} train_size=${e.trainSize} total_steps=${e.totalSteps}`,
     `[config] lr_scheduler=${e.lrScheduler} edit_budget=${e.editBudget} min_edit_budget=${e.minEditBudget} skill_update_mode=${e.updateMode} lr_control_mode=${e.lrControl}`,
-    `[gate] metric=${g.metric}${g.metric === "mixed" ? ` mixed_weight=${g.mixedWeight}` : ""}${g.useGate ? "" : " (DISABLED → validation runs, candidates force-accepted)"} early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${g.rule === "paired" ? ` confidence=${g.confidence} min_effect=${g.minEffect}` : ""}${g.maxRegressions === null ? "" : ` max_regressions=${g.maxRegressions}`}`,
+    `[gate] metric=${g.metric}${g.metric === "mixed" ? ` mixed_weight=${g.mixedWeight}` : ""}${g.useGate ? "" : " (DISABLED → validation runs, " +
+      "candidates force-accepted)"} early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${g.rule === "paired" ? ` confidence=${g.confidence} min_effect=${g.minEffect}` : ""}${g.maxRegressions === null ? "" : ` max_regressions=${g.maxRegressions}`}`,
     `[slow update] acceptance=${e.slowUpdateGated ? "gated (selection-set validation)" : "force-accept (then re-validated)"}`,
   ];
 }

@@ -171,7 +171,8 @@ export const SleepConfigSchema = v.strictObject({
       v.check((l) => l.length > 0, "expected auto or at least one memory file path"),
       v.check((l) => !l.includes("auto") || l.length === 1, "auto cannot be combined with paths"),
       v.description(
-        "memory files below the project, one staged file each: auto (every one the project uses), or paths such as CLAUDE.md, AGENTS.md, .github/copilot-instructions.md, .cursor/rules/<name>.mdc",
+        "memory files below the project, one staged file each: auto (every one the project uses), or paths such as CLAUDE.md, AGENTS.md, " +
+          ".github/copilot-instructions.md, .cursor/rules/<name>.mdc",
       ),
     ),
     "auto",
@@ -194,7 +195,8 @@ export const SleepConfigSchema = v.strictObject({
   seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("seed of every sampled choice of a night")), 42),
   state_dir: str("", "explicit state directory"),
   workers: int(4, 1, "concurrent replays"),
-  batch: bool(false, "replay each phase's tasks through the provider's Batch API at half the price (openai_compatible and Azure only; docs/batch.md); a night then waits on each batch"),
+  batch: bool(false, "replay each phase's tasks through the provider's Batch API at half the price (openai_compatible and Azure only; " +
+    "docs/batch.md); a night then waits on each batch"),
   batch_poll_seconds: v.optional(v.pipe(v.number("expected a number of seconds"), v.minValue(0.001, "expected a positive number of seconds"), v.description("first wait between polls of a pending batch")), 15),
 });
 

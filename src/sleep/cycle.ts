@@ -163,7 +163,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     if (carried.length) notes.push(`${carried.length} held-out task(s) carried over from earlier nights to reach min_val_tasks=${cfg.min_val_tasks}`);
     if (checkable.length < tasks.length)
       notes.push(
-        `${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them against their own intent)`,
+        `${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them \
+against their own intent)`,
       );
     const ctx = { backend, ledger, evidence, workers: cfg.workers, onProgress: input.onProgress };
     let result: ConsolidateResult | undefined;
@@ -174,7 +175,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       result.notes.unshift(...notes);
       phase(
         "consolidate",
-        `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, ${result.unmatched.length} unmatched edits)`,
+        `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, \
+${result.unmatched.length} unmatched edits)`,
       );
       const test = tasks.filter((t) => t.split === "test" && t.reference_kind !== "none");
       if (test.length) {
@@ -276,7 +278,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         report.lessons = lessons.cards;
         const unverified = lessons.cards.filter((c) => c.verification === "unverified").length;
         report.notes.push(
-          `${lessons.cards.length} memory lesson edit(s) from recurring corrections/preferences (${unverified} unverified: no replay was run); review the evidence with \`skillopt sleep diff\``,
+          `${lessons.cards.length} memory lesson edit(s) from recurring corrections/preferences (${unverified} unverified: no replay was run); review \
+the evidence with \`skillopt sleep diff\``,
         );
       }
       if (lessons?.notes.length) report.notes.push(...lessons.notes);

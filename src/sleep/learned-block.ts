@@ -8,7 +8,8 @@ const HEADING = "## Learned preferences & procedures";
 // spec §6.1 has the banner say the rules were validated; a lesson learned with no model is not,
 // so the banner says what holds for every rule (the evidence card says which were replay-checked).
 const BANNER =
-  "_Maintained by SkillOpt-Sleep: these rules were proposed offline from your past sessions, each with its evidence (replay-checked on held-out tasks when a model was available, otherwise marked unverified), and added only after you adopted them. Text outside this block is never changed._";
+  "_Maintained by SkillOpt-Sleep: these rules were proposed offline from your past sessions, each with its evidence (replay-checked on held-out " +
+    "tasks when a model was available, otherwise marked unverified), and added only after you adopted them. Text outside this block is never changed._";
 
 /** The rules (bullets) of the first learned block, in order. */
 export function getRules(doc: string): string[] {

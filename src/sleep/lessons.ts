@@ -379,7 +379,8 @@ export function planLessons(
         const after = c.members.filter((m) => m.night >= known.adopted_night);
         if (after.length)
           notes.push(
-            `lesson not working: "${known.rule}" is in ${o.target}, yet the same correction recurred ${after.length} time(s) since it was adopted (night ${known.adopted_night})`,
+            `lesson not working: "${known.rule}" is in ${o.target}, yet the same correction recurred ${after.length} time(s) since it was adopted \
+(night ${known.adopted_night})`,
           );
         continue;
       }

@@ -40,7 +40,8 @@ export function insertBatch(store: Store, row: BatchRow, items: readonly Omit<Ba
     store.db.transaction(() => {
       store.db
         .query(
-          `INSERT INTO call_batches (id, backend, endpoint, model, input_file_id, status, state, total, completed, failed, worst_cost_usd, created_at, updated_at)
+          `INSERT INTO call_batches (id, backend, endpoint, model, input_file_id, status, state, total, completed, failed, worst_cost_usd, \
+created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(

@@ -124,7 +124,8 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
       }),
     finishNight: (r) => {
       db.query(
-        "UPDATE sleep_nights SET status = ?, ended_ms = ?, staging_dir = ?, accepted = ?, gate_action = ?, baseline = ?, candidate = ?, n_tasks = ?, n_sessions = ? WHERE night = ?",
+        "UPDATE sleep_nights SET status = ?, ended_ms = ?, staging_dir = ?, accepted = ?, gate_action = ?, baseline = ?, candidate = ?, n_tasks = " +
+          "?, n_sessions = ? WHERE night = ?",
       ).run(r.status, r.ended_ms, r.staging_dir, r.accepted ? 1 : 0, r.gate_action, r.baseline, r.candidate, r.n_tasks, r.n_sessions, r.night);
     },
     getNight: (night) => toNight(db.query("SELECT * FROM sleep_nights WHERE night = ?").get(night) as RawNight | null),
@@ -160,7 +161,8 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
           "INSERT INTO sleep_edits (night, target, op, content, anchor, rationale, content_hash, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         );
         const rej = db.query(
-          "INSERT INTO sleep_rejected_edits (project, content_hash, content, reason, night) VALUES (?, ?, ?, ?, ?) ON CONFLICT(project, content_hash) DO UPDATE SET times = times + 1, night = excluded.night, reason = excluded.reason",
+          "INSERT INTO sleep_rejected_edits (project, content_hash, content, reason, night) VALUES (?, ?, ?, ?, ?) ON CONFLICT(project, " +
+            "content_hash) DO UPDATE SET times = times + 1, night = excluded.night, reason = excluded.reason",
         );
         for (const { edit: e, status, reason } of edits) {
           const h = sha256(norm(e.content));

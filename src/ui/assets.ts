@@ -9,20 +9,23 @@ nav.top .modes-inline{margin-left:auto;font-size:12px;color:var(--muted)}nav.top
 table.sortable th[data-sort]{cursor:pointer}table.sortable th.asc::after{content:" ▲"}table.sortable th.desc::after{content:" ▼"}
 tr.has-error td{background:#fff1f2}.row-error{color:var(--rej);font-size:12px}
 .live{color:var(--blue);font-weight:600}
-.field{margin:8px 0}.field label{display:block;font-size:13px;margin-bottom:2px}.field input,.field select,.field textarea{font:inherit;padding:4px 6px;border:1px solid #d1d5db;border-radius:5px;min-width:220px}
+.field{margin:8px 0}.field label{display:block;font-size:13px;margin-bottom:2px}.field input,.field select,.field textarea{font:inherit;padding:4px \
+6px;border:1px solid #d1d5db;border-radius:5px;min-width:220px}
 .field textarea{width:100%}.field .default{font-size:12px;color:var(--muted);margin-left:8px}
 .field-error{color:var(--rej);font-size:12px;min-height:0}.field-error:empty{display:none}
 .field.invalid input,.field.invalid select,.field.invalid textarea{border-color:var(--rej)}
 .grid2{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:0 20px}
 button{font:inherit;padding:4px 12px;border-radius:5px;border:1px solid #9ca3af;background:#fff;cursor:pointer}button:hover{background:var(--soft)}
-.stages{display:flex;flex-wrap:wrap;gap:6px;align-items:center}.stage{border:1px solid var(--line);border-radius:12px;padding:1px 9px;font-size:12px;color:var(--muted)}
+.stages{display:flex;flex-wrap:wrap;gap:6px;align-items:center}.stage{border:1px solid var(--line);border-radius:12px;padding:1px \
+9px;font-size:12px;color:var(--muted)}
 .stage.on{background:var(--blue);border-color:var(--blue);color:#fff;font-weight:600}#launch-log{max-height:180px}
 .launch{border:1px solid var(--line);border-radius:8px;padding:4px 10px;margin:8px 0}.launch pre.log{max-height:220px}
 form.inline label{margin-right:10px}
 dialog.sleep-confirm{max-width:min(1100px,94vw);max-height:88vh;overflow:auto;border:1px solid var(--line);border-radius:10px;padding:6px 20px}
 dialog.sleep-confirm::backdrop{background:rgba(15,23,42,.45)}.confirm-actions{position:sticky;bottom:0;background:#fff;padding:10px 0;margin:0}
 .confirm-btn{background:var(--blue);border-color:var(--blue);color:#fff;font-weight:600}.confirm-btn:hover{background:var(--blue);opacity:.9}
-.evidence-card{border:1px solid var(--line);border-radius:8px;padding:2px 12px;margin:8px 0}.evidence-card h4{margin:8px 0 4px}.evidence-card ul{margin:4px 0;padding-left:18px}
+.evidence-card{border:1px solid var(--line);border-radius:8px;padding:2px 12px;margin:8px 0}.evidence-card h4{margin:8px 0 4px}.evidence-card \
+ul{margin:4px 0;padding-left:18px}
 `;
 
 /**
@@ -79,7 +82,8 @@ export const UI_JS = `"use strict";
           runsTable.tBodies[0].innerHTML = fresh.innerHTML;
           runsTable.querySelectorAll("input.pick").forEach(function (i) { if (picked.indexOf(i.value) >= 0) i.checked = true; });
           var sorted = runsTable.querySelector("th.asc, th.desc");
-          if (sorted) { var asc = sorted.classList.contains("asc"); sorted.classList.remove("asc", "desc"); if (!asc) sorted.classList.add("asc"); sorted.click(); }
+          if (sorted) { var asc = sorted.classList.contains("asc"); sorted.classList.remove("asc", "desc"); if (!asc) sorted.classList.add("asc"); \
+sorted.click(); }
         });
       }, 200);
     }
@@ -256,7 +260,8 @@ export const UI_JS = `"use strict";
       t.disabled = true;
       var out = document.getElementById("sleep-msg");
       if (out) out.textContent = verb + " running…";
-      api("POST", "/api/sleep/" + verb, { night: t.getAttribute("data-night"), project: t.getAttribute("data-project"), skill: t.getAttribute("data-skill") || "" }).then(function (r) {
+      api("POST", "/api/sleep/" + verb, { night: t.getAttribute("data-night"), project: t.getAttribute("data-project"), skill: \
+t.getAttribute("data-skill") || "" }).then(function (r) {
         t.disabled = false;
         if (box) box.close();
         if (out) out.textContent = r.data && (r.data.message || r.data.error) || ("HTTP " + r.status);

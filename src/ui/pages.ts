@@ -17,8 +17,10 @@ export function page(opts: { title: string; tab: Tab; body: string; pageId: stri
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(opts.title)} · SkillOpt</title>
 <link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/style.css"><script src="/assets/app.js" defer></script></head>
-<body data-page="${esc(opts.pageId)}"><input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" id="dm-split">
-<nav class="top"><b>SkillOpt</b>${nav}<span class="modes-inline">diff: <label for="dm-unified">unified</label> <label for="dm-split">side by side</label></span></nav>
+<body data-page="${esc(opts.pageId)}"><input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" \
+name="diffmode" id="dm-split">
+<nav class="top"><b>SkillOpt</b>${nav}<span class="modes-inline">diff: <label for="dm-unified">unified</label> <label for="dm-split">side by \
+side</label></span></nav>
 <main>${opts.body}</main></body></html>`;
 }
 
@@ -44,7 +46,8 @@ export function runsPage(rows: RunRow[], root: string): string {
     .join("");
   const table =
     rows.length === 0
-      ? `<p class="muted" id="no-runs">No runs under <code>${esc(root)}</code> yet. Start one from <a href="/launch">Launch</a> or with <code>skillopt train --config quickstart</code>.</p>`
+      ? `<p class="muted" id="no-runs">No runs under <code>${esc(root)}</code> yet. Start one from <a href="/launch">Launch</a> or with \
+<code>skillopt train --config quickstart</code>.</p>`
       : `<table class="sortable" id="runs"><thead><tr>${heads}</tr></thead><tbody>${rows.map(rowHtml).join("")}</tbody></table>
 <p><button id="compare-btn" type="button">Compare the two selected runs</button></p>`;
   return `<h1>Runs</h1><p class="meta">Under <code>${esc(root)}</code> · click a column to sort</p>${table}`;
@@ -68,14 +71,16 @@ function runOptions(rows: RunRow[], selected: string | undefined): string {
 }
 
 export function comparePage(rows: RunRow[], a: RunView | null, b: RunView | null, aId?: string, bId?: string): string {
-  const picker = `<form method="get" action="/compare" class="inline"><label>A <select name="a">${runOptions(rows, aId)}</select></label> <label>B <select name="b">${runOptions(rows, bId)}</select></label> <button type="submit">Compare</button></form>`;
+  const picker = `<form method="get" action="/compare" class="inline"><label>A <select name="a">${runOptions(rows, aId)}</select></label> <label>B \
+<select name="b">${runOptions(rows, bId)}</select></label> <button type="submit">Compare</button></form>`;
   if (!a || !b) return `<h1>Compare runs</h1>${picker}<p class="muted">Pick two runs.</p>`;
   const line = (r: RunView) =>
     `<tr><td>${esc(r.name)}</td><td class="n">${fmtScore(r.baselineSelection)}</td><td class="n">${fmtScore(r.summary?.best.selection ?? r.steps.at(-1)?.bestScore)}</td><td class="n">${fmtScore(r.summary?.best.test)}</td><td class="n">${r.steps.length}</td><td class="n">${r.steps.filter((s) => s.action === "accepted").length}</td><td class="n">${fmtCost(r.summary?.costUsd ?? null)}</td></tr>`;
   const bestA = a.bestSkill ?? a.finalSkill ?? "";
   const bestB = b.bestSkill ?? b.finalSkill ?? "";
   return `<h1>Compare runs</h1>${picker}
-<table id="compare-table"><thead><tr><th>run</th><th class="n">baseline sel</th><th class="n">best sel</th><th class="n">best test</th><th class="n">steps</th><th class="n">accepted</th><th class="n">cost</th></tr></thead><tbody>${line(a)}${line(b)}</tbody></table>
+<table id="compare-table"><thead><tr><th>run</th><th class="n">baseline sel</th><th class="n">best sel</th><th class="n">best test</th><th \
+class="n">steps</th><th class="n">accepted</th><th class="n">cost</th></tr></thead><tbody>${line(a)}${line(b)}</tbody></table>
 <h2>Selection curves</h2>${renderCompareChart([a, b])}
 <h2>Best skills: ${esc(a.name)} → ${esc(b.name)}</h2><div id="compare-diff">${renderDiff(bestA, bestB)}</div>
 <h2>Configuration differences</h2><details id="compare-config"${a.configYaml !== b.configYaml ? " open" : ""}><summary>config.resolved.yaml: ${esc(a.name)} → ${esc(b.name)}</summary>${renderDiff(a.configYaml, b.configYaml, { context: 1 })}</details>`;
@@ -90,7 +95,8 @@ function fieldHtml(f: (typeof LAUNCH_FIELDS)[number]): string {
   } else {
     control = `<input id="${id}" name="${esc(f.name)}" type="text" inputmode="${f.kind === "int" ? "numeric" : "text"}" autocomplete="off">`;
   }
-  return `<div class="field"><label for="${id}">${esc(f.label)} <code>${esc(f.name)}</code></label>${control}<span class="default" data-default-for="${esc(f.name)}"></span><div class="field-error" data-error-for="${esc(f.name)}" role="alert"></div></div>`;
+  return `<div class="field"><label for="${id}">${esc(f.label)} <code>${esc(f.name)}</code></label>${control}<span class="default" \
+data-default-for="${esc(f.name)}"></span><div class="field-error" data-error-for="${esc(f.name)}" role="alert"></div></div>`;
 }
 
 export function launchPage(configs: { name: string; label: string }[], launches: LaunchInfo[], cwd: string): string {
@@ -98,9 +104,12 @@ export function launchPage(configs: { name: string; label: string }[], launches:
   const initial = configs.some((c) => c.name === "quickstart") ? "quickstart" : (configs[0]?.name ?? "");
   return `<h1>Launch a run</h1>
 <form id="launch-form" autocomplete="off">
-<div class="field"><label for="f-config">Config: a bundled name or a YAML path (relative to <code>${esc(cwd)}</code>)</label><input id="f-config" name="config" list="config-list" value="${esc(initial)}" size="50" autocomplete="off"><datalist id="config-list">${options}</datalist><div class="field-error" data-error-for="config" role="alert"></div></div>
+<div class="field"><label for="f-config">Config: a bundled name or a YAML path (relative to <code>${esc(cwd)}</code>)</label><input id="f-config" \
+name="config" list="config-list" value="${esc(initial)}" size="50" autocomplete="off"><datalist id="config-list">${options}</datalist><div \
+class="field-error" data-error-for="config" role="alert"></div></div>
 <div class="grid2">${LAUNCH_FIELDS.map(fieldHtml).join("")}</div>
-<div class="field"><label for="f-extra">More overrides, one <code>section.key=value</code> per line</label><textarea id="f-extra" name="extra" rows="3"></textarea><div class="field-error" data-error-for="extra" role="alert"></div></div>
+<div class="field"><label for="f-extra">More overrides, one <code>section.key=value</code> per line</label><textarea id="f-extra" name="extra" \
+rows="3"></textarea><div class="field-error" data-error-for="extra" role="alert"></div></div>
 <p><button type="submit" id="launch-btn">Launch</button> <span id="launch-msg" class="muted"></span></p>
 </form>
 <h2>Runs started here</h2><div id="launches">${launchesHtml(launches)}</div>`;

@@ -59,7 +59,8 @@ export function editsTable(title: string, edits: readonly EditRecord[] | undefin
         `<tr><td>${esc(e.target)}</td><td>${esc(e.op)}</td><td>${esc(e.anchor)}</td><td><div class="edit-text">${esc(e.content)}</div></td><td>${esc(e.rationale)}</td><td class="edit-verdict">${verdictHtml(editVerdict(e, r))}</td></tr>`,
     )
     .join("");
-  return `<h3>${esc(title)}</h3><table class="edits"><thead><tr><th>file</th><th>op</th><th>anchor</th><th>text</th><th>rationale</th><th>verdict</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<h3>${esc(title)}</h3><table \
+class="edits"><thead><tr><th>file</th><th>op</th><th>anchor</th><th>text</th><th>rationale</th><th>verdict</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** Every evidence card of a night (gated edits first, then memory lessons). */

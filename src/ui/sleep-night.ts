@@ -110,18 +110,24 @@ function gateTable(r: SleepReport): string {
         `<tr><td>${esc(t.target)}</td><td class="n">${fmtScore(t.baseline_score)}</td><td class="n">${fmtScore(t.candidate_score)}</td><td class="n">${t.gate ? esc(gateCell(t.gate)) : "—"}</td><td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${t.gate ? ` <span class="muted">${esc(t.gate.verdict)}${t.gate.paired_verdict ? ` · paired: ${esc(t.gate.paired_verdict)}` : ""}</span>` : ""}${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
     )
     .join("");
-  return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th class="n">Δ [bounds] n</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th class="n">Δ [bounds] \
+n</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** A modal that shows what a click would do and asks before doing it. */
 function confirmDialog(id: string, title: string, body: string, button: { verb: "adopt" | "rollback"; label: string; attrs: string }): string {
-  return `<dialog class="sleep-confirm" id="${id}" data-verb="${button.verb}"><h2>${esc(title)}</h2>${body}<p class="confirm-actions"><button type="button" class="confirm-btn" data-verb="${button.verb}" ${button.attrs}>${esc(button.label)}</button> <button type="button" class="cancel-btn">Cancel</button></p></dialog>`;
+  return `<dialog class="sleep-confirm" id="${id}" data-verb="${button.verb}"><h2>${esc(title)}</h2>${body}<p class="confirm-actions"><button \
+type="button" class="confirm-btn" data-verb="${button.verb}" ${button.attrs}>${esc(button.label)}</button> <button type="button" \
+class="cancel-btn">Cancel</button></p></dialog>`;
 }
 
 function adoptDialog(id: string, night: string, targets: Target[], diffs: Map<string, string>, r: SleepReport | string, attrs: string): string {
   const paths = targets.map((t) => t.live);
   const cards = typeof r === "string" ? [] : cardsFor(nightCards(r), paths);
-  const body = `<p>Adopting rewrites ${targets.length} file(s) exactly as shown below. The original bytes are kept in the night folder; <b>Rollback</b> (or <code>skillopt sleep rollback</code>) restores them.</p>${targets.map((t) => diffs.get(t.live) ?? "").join("")}<h3>Evidence for each edit</h3>${cards.length ? cardsHtml(cards) : '<p class="muted">No evidence card was recorded for these files; the gate table of the night is all the evidence there is.</p>'}`;
+  const body = `<p>Adopting rewrites ${targets.length} file(s) exactly as shown below. The original bytes are kept in the night folder; \
+<b>Rollback</b> (or <code>skillopt sleep rollback</code>) restores them.</p>${targets.map((t) => diffs.get(t.live) ?? "").join("")}<h3>Evidence for \
+each edit</h3>${cards.length ? cardsHtml(cards) : '<p class="muted">No evidence card was recorded for these files; the gate table of the night is ' +
+  'all the evidence there is.</p>'}`;
   return confirmDialog(id, `Adopt night ${night}?`, body, { verb: "adopt", label: `Adopt ${targets.length} file(s)`, attrs });
 }
 
@@ -203,7 +209,8 @@ export function nightHtml(project: string, dir: string, stateDir: string | Error
         dialogs += confirmDialog(
           dialogId("rollback"),
           `Roll back night ${name}?`,
-          `<p>Each file below goes back to the exact bytes it had before adoption (a file the adoption created is removed). A file edited since adoption is not overwritten: the rollback is refused.</p><ul>${list}</ul>`,
+          `<p>Each file below goes back to the exact bytes it had before adoption (a file the adoption created is removed). A file edited since \
+adoption is not overwritten: the rollback is refused.</p><ul>${list}</ul>`,
           { verb: "rollback", label: `Roll back ${adoptedFiles.length} file(s)`, attrs },
         );
       }

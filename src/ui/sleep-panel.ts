@@ -41,7 +41,8 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
       const nights = listNights(project);
       const picker = `<form method="get" action="/sleep" class="inline"><label>Project <input name="project" value="${esc(project)}" size="60"></label> <button type="submit">Show</button></form>`;
       if (nights.length === 0)
-        return `${picker}<p class="muted" id="no-nights">No staged night for ${esc(project)}. Run <code>skillopt sleep review</code> in the project to stage one.</p>`;
+        return `${picker}<p class="muted" id="no-nights">No staged night for ${esc(project)}. Run <code>skillopt sleep review</code> in the project \
+to stage one.</p>`;
       const state = stateDir();
       return `${picker}<div id="nights">${nights.map((d, i) => nightHtml(project, d, state, i === 0)).join("")}</div>`;
     },

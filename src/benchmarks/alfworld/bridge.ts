@@ -6,7 +6,8 @@ import { errorMessage, log, UnsupportedError } from "../../lib/index.ts";
 import { BRIDGE_PY } from "./bridge-py.ts";
 
 const INSTALL_HINT =
-  "ALFWorld is not installed: run `pip install alfworld && alfworld-download` in a Python 3 environment, then set env.alfworld_python to that python and ALFWORLD_DATA to the downloaded data directory";
+  "ALFWorld is not installed: run `pip install alfworld && alfworld-download` in a Python 3 environment, then set env.alfworld_python to that " +
+    "python and ALFWORLD_DATA to the downloaded data directory";
 
 const ReplySchema = v.looseObject({
   observation: v.optional(v.string(), ""),

@@ -2,7 +2,8 @@
 
 export const LIVEMATH_SYSTEM = `You are an expert research mathematician answering a multiple-choice question about a recent theorem.
 
-{skill_section}Compare every option against the question. Pay close attention to quantifiers (for all / there exists), the exact hypotheses, extremal wording (at most, at least, sharp, optimal) and equality cases. Exactly one option is correct.
+{skill_section}Compare every option against the question. Pay close attention to quantifiers (for all / there exists), the exact hypotheses, extremal \
+wording (at most, at least, sharp, optimal) and equality cases. Exactly one option is correct.
 
 Reason briefly, then give the final answer as a single choice label (for example C) inside <answer></answer> tags.`;
 

@@ -225,7 +225,8 @@ async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext)
         skill,
         {
           id: item.id,
-          prompt: `${system}\n\nRead task.md, search and read the documents under docs/, and end your final message with the answer inside <answer></answer> tags.${runs > 0 ? " Your previous attempt gave no answer tag." : ""}`,
+          prompt: `${system}\n\nRead task.md, search and read the documents under docs/, and end your final message with the answer inside \
+<answer></answer> tags.${runs > 0 ? " Your previous attempt gave no answer tag." : ""}`,
           files: { "task.md": task, ...files },
           skillDescription: "How to answer questions from U.S. Treasury Bulletin documents.",
         },

@@ -46,7 +46,8 @@ async function runExec(ctx: BenchmarkContext, plan: QaPlan, exec: ExecPlan): Pro
   const task = `${exec.instructions.trim()}\n\n${contentText(plan.user)}\n`;
   const trajectory: TrajectoryEntry[] = [{ role: "user", content: contentText(plan.user) }];
   const prompt =
-    "Use the skill installed for this task. Read task.md in the working directory, solve it, and end your final message with the answer inside <answer></answer> tags.";
+    "Use the skill installed for this task. Read task.md in the working directory, solve it, and end your final message with the answer inside " +
+      "<answer></answer> tags.";
   try {
     const t = await runner.runTask(
       exec.skill,
@@ -101,7 +102,8 @@ function defaultRefinement(plan: QaPlan, previous: string): ChatMessage[] {
     { role: "system", content: plan.system },
     {
       role: "user",
-      content: `${contentText(plan.user)}\n\n## Previous Answer\n${previous}\n\nCheck the previous answer against the material above. If it is right, repeat it; if not, correct it. Put the final answer inside <answer></answer> tags.`,
+      content: `${contentText(plan.user)}\n\n## Previous Answer\n${previous}\n\nCheck the previous answer against the material above. If it is right, \
+repeat it; if not, correct it. Put the final answer inside <answer></answer> tags.`,
     },
   ];
 }

@@ -15,7 +15,8 @@ sys.exit(subprocess.call([sys.executable, "-c", code]))
 `;
 
 const SKILL_PREAMBLE =
-  "Write a single self-contained solution.py that reads INPUT_PATH and saves OUTPUT_PATH (both are defined for it; do not assign them). You may inspect input.xlsx and run `python run_solution.py` to try it. Do not hard-code values you can compute.";
+  "Write a single self-contained solution.py that reads INPUT_PATH and saves OUTPUT_PATH (both are defined for it; do not assign them). You may " +
+    "inspect input.xlsx and run `python run_solution.py` to try it. Do not hard-code values you can compute.";
 
 /**
  * single mode on an exec target (engine.md §6.6): the agent works in a workspace holding a copy of
@@ -32,9 +33,11 @@ export async function execAgent(a: AgentInput, skill: string, id: string): Promi
       {
         id,
         prompt:
-          "Read task.md, write solution.py as the skill describes, check it with `python run_solution.py`, then reply with the final script in one ```python block.",
+          "Read task.md, write solution.py as the skill describes, check it with `python run_solution.py`, then reply with the final script in one " +
+            "```python block.",
         files: {
-          "task.md": `${a.user}\n\nHarness notes: input.xlsx is a copy of the input workbook; run_solution.py runs solution.py with INPUT_PATH=input.xlsx and OUTPUT_PATH=output.xlsx.\n`,
+          "task.md": `${a.user}\n\nHarness notes: input.xlsx is a copy of the input workbook; run_solution.py runs solution.py with \
+INPUT_PATH=input.xlsx and OUTPUT_PATH=output.xlsx.\n`,
           "input.xlsx": new Uint8Array(readFileSync(a.cases[0]!.input)),
           "run_solution.py": RUN_SOLUTION_PY,
         },

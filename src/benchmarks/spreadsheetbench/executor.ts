@@ -54,7 +54,8 @@ async function probe(configured: string): Promise<Interpreter> {
     throw new UnsupportedError(
       configured
         ? `SpreadsheetBench: env.python ${configured} cannot import openpyxl; install it for that interpreter (pip install openpyxl)`
-        : "SpreadsheetBench needs Python 3 with openpyxl: install it (Debian/Ubuntu: apt-get install python3-openpyxl; elsewhere: pip install openpyxl) or set env.python",
+        : "SpreadsheetBench needs Python 3 with openpyxl: install it (Debian/Ubuntu: apt-get install python3-openpyxl; elsewhere: pip install " +
+          "openpyxl) or set env.python",
     );
   }
   let isolate: string[] = [];

@@ -97,7 +97,8 @@ async function codegenAgent(a: AgentInput, multi: boolean): Promise<Attempt> {
     a.cache.set(`${code}\u0000${first.no}`, result);
     let feedback: string | undefined;
     if (result.stage === "exec") {
-      feedback = `Running the script failed:\n${(result.error ?? "").slice(-3000)}\n\nFix it and reply with the complete corrected script in one \`\`\`python block.`;
+      feedback = `Running the script failed:\n${(result.error ?? "").slice(-3000)}\n\nFix it and reply with the complete corrected script in one \
+\`\`\`python block.`;
     } else if (a.goldFeedback && !result.ok && result.comparison) {
       feedback = valueHidingFeedback(result.comparison);
     }

@@ -7,19 +7,23 @@ Write ONE self-contained Python script that:
 - carries out the instruction,
 - saves the result to the path in the variable OUTPUT_PATH (already defined; do not assign it).
 
-Use only the standard library, openpyxl and pandas. Do not print, do not ask for input, do not hard-code file paths. Values that will be checked must be written as values: openpyxl does not calculate formulas.
+Use only the standard library, openpyxl and pandas. Do not print, do not ask for input, do not hard-code file paths. Values that will be checked must \
+be written as values: openpyxl does not calculate formulas.
 
 Reply with a single fenced \`\`\`python code block and nothing else.
 
 {skill_section}`;
 
-export const CODEGEN_TASK = `Write the script now. Keep every cell you are not asked to change as it is. The preview above may be truncated: do not assume the number of rows or columns from it; iterate over the actual data. Return only the python code block.`;
+export const CODEGEN_TASK = `Write the script now. Keep every cell you are not asked to change as it is. The preview above may be truncated: do not \
+assume the number of rows or columns from it; iterate over the actual data. Return only the python code block.`;
 
 export const NO_CODE = "Your reply had no python code block. Reply with the complete script in a single ```python code block.";
 
 export const REACT_SYSTEM = `You are an expert Python programmer who edits Excel workbooks with tools.
 
-The workspace holds input.xlsx. Tools: write_file(path, content) writes a file in the workspace; bash(command) runs "python <file>.py" (only python invocations are allowed). Your script must read INPUT_PATH and save to OUTPUT_PATH (both defined for you when it runs; do not assign them). Write the final script to solution.py, run it, check the result, and when it is correct reply with DONE.
+The workspace holds input.xlsx. Tools: write_file(path, content) writes a file in the workspace; bash(command) runs "python <file>.py" (only python \
+invocations are allowed). Your script must read INPUT_PATH and save to OUTPUT_PATH (both defined for you when it runs; do not assign them). Write the \
+final script to solution.py, run it, check the result, and when it is correct reply with DONE.
 
 Never write formulas for cells that are graded on their value (openpyxl does not calculate them). Re-open the output after saving to verify it.
 

@@ -200,7 +200,8 @@ const JudgeSchema = v.object({
   reason: v.optional(v.string(), ""),
 });
 
-const JUDGE_SYSTEM = `You grade one answer to a task against a rubric. Be strict and consistent: apply the rubric as written, and use the reference answer, when one is given, as the standard of correctness.
+const JUDGE_SYSTEM = `You grade one answer to a task against a rubric. Be strict and consistent: apply the rubric as written, and use the reference \
+answer, when one is given, as the standard of correctness.
 
 Reply with a JSON object only: {"pass": true|false, "score": <number from 0 to 1>, "reason": "<one sentence>"}.`;
 

@@ -14,7 +14,8 @@ import { DATA_FORMATS, type DataFormat, detectFormat, tasksLoaderFor, type UserT
 
 const TASKS_SYSTEM = `You are a capable assistant completing one task for a user.
 
-{skill_section}Follow the skill above where it applies. Work the task out carefully, then give your final answer inside <answer></answer> tags, with nothing but the answer inside.`;
+{skill_section}Follow the skill above where it applies. Work the task out carefully, then give your final answer inside <answer></answer> tags, with \
+nothing but the answer inside.`;
 
 export const TASKS_INITIAL_SKILL = `# Task Skill
 

@@ -75,7 +75,8 @@ export function boundedRegexTest(re: RegExp, text: string, timeoutMs = REGEX_TIM
 /** The DataError of a timed-out evaluation: names the task, the pattern and the answer length. */
 export function regexTimeoutError(where: string, pattern: string, answer: string, err: RegexTimeoutError): DataError {
   return new DataError(
-    `${where}: regex reference ${JSON.stringify(pattern)} ${err.message} on a ${answer.length}-character answer (catastrophic backtracking); the run stops rather than score it`,
+    `${where}: regex reference ${JSON.stringify(pattern)} ${err.message} on a ${answer.length}-character answer (catastrophic backtracking); the run \
+stops rather than score it`,
     { hint: "simplify the pattern (no nested quantifiers such as (a+)+), then resume the run" },
   );
 }

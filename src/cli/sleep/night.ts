@@ -237,7 +237,8 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         if (output.json) printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
         else
           printResult(
-            `[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named above it (in ${err.answersDir}), then rerun the same command`,
+            `[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named \
+above it (in ${err.answersDir}), then rerun the same command`,
           );
       } finally {
         bar.end();

@@ -95,7 +95,8 @@ export default defineCommand({
     else
       printResult(
         [
-          `[sleep] scheduled nightly review at ${spec.hour}:${String(spec.minute).padStart(2, "0")} for ${setup.project}; it only stages proposals, adoption stays manual`,
+          `[sleep] scheduled nightly review at ${spec.hour}:${String(spec.minute).padStart(2, "0")} for ${setup.project}; it only stages proposals, \
+adoption stays manual`,
           "currently scheduled:",
           ...next.managed.map((l) => `  ${l.slice(0, 140)}`),
         ].join("\n"),

@@ -86,7 +86,8 @@ function markerShape(p: ChartPoint, cx: number, cy: number, color: string, serie
   const y = cy.toFixed(1);
   switch (p.marker ?? "circle") {
     case "cross":
-      return `<g${common} transform="translate(${x},${y})"><path d="M-5,-5L5,5M-5,5L5,-5" stroke="${color}" stroke-width="2.2"/><rect x="-6" y="-6" width="12" height="12" fill="transparent"/>${title}</g>`;
+      return `<g${common} transform="translate(${x},${y})"><path d="M-5,-5L5,5M-5,5L5,-5" stroke="${color}" stroke-width="2.2"/><rect x="-6" y="-6" \
+width="12" height="12" fill="transparent"/>${title}</g>`;
     case "triangle":
       return `<g${common} transform="translate(${x},${y})"><path d="M0,-6L5.5,4.5L-5.5,4.5Z" fill="${color}"/>${title}</g>`;
     case "square":

@@ -93,7 +93,8 @@ function testTable(s: SummaryView | null): string {
         `<tr${r.type === "overall" ? ' class="total"' : ""}><td>${esc(r.type)}</td><td class="n">${fmtInt(r.total)}</td><td class="n">${fmtScore(r.baseline)}</td><td class="n">${fmtScore(r.best)}</td><td class="n">${fmtScore(r.final)}</td></tr>`,
     )
     .join("");
-  return `<h3>Test accuracy by task type</h3><table id="test-table"><thead><tr><th>type</th><th class="n">items</th><th class="n">baseline</th><th class="n">best</th><th class="n">final</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<h3>Test accuracy by task type</h3><table id="test-table"><thead><tr><th>type</th><th class="n">items</th><th class="n">baseline</th><th \
+class="n">best</th><th class="n">final</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function boundarySection(run: RunView): string {
@@ -104,7 +105,8 @@ function boundarySection(run: RunView): string {
         `<tr id="epoch-${b.epoch}"><td class="n">${b.epoch}</td><td class="n">${b.step}</td><td>${esc(b.slowAction.replace(/_/g, " "))}</td><td class="n">${fmtScore(b.slowScore)}</td><td>${esc(b.slowReasoning)}${b.slowContent ? `<details><summary>slow-update text</summary><pre>${esc(b.slowContent)}</pre></details>` : ""}</td><td>${esc(b.metaAction.replace(/_/g, " "))}${b.metaContent ? `<details><summary>meta skill</summary><pre>${esc(b.metaContent)}</pre></details>` : ""}</td></tr>`,
     )
     .join("");
-  return `<h2>Epoch boundaries</h2><table id="boundary-table"><thead><tr><th class="n">epoch</th><th class="n">after step</th><th>slow update</th><th class="n">selection</th><th>reasoning</th><th>meta skill</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<h2>Epoch boundaries</h2><table id="boundary-table"><thead><tr><th class="n">epoch</th><th class="n">after step</th><th>slow update</th><th \
+class="n">selection</th><th>reasoning</th><th>meta skill</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 function stageTable(s: SummaryView | null): string {
@@ -115,7 +117,8 @@ function stageTable(s: SummaryView | null): string {
         `<tr><td>${esc(r.stage)}</td><td class="n">${fmtInt(r.calls)}</td><td class="n">${fmtInt(r.cached)}</td><td class="n">${fmtInt(r.tokens)}</td><td class="n">${fmtCost(r.costUsd)}</td></tr>`,
     )
     .join("");
-  return `<h3>By stage</h3><table id="stage-table"><thead><tr><th>stage</th><th class="n">calls</th><th class="n">cached</th><th class="n">tokens</th><th class="n">cost</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return `<h3>By stage</h3><table id="stage-table"><thead><tr><th>stage</th><th class="n">calls</th><th class="n">cached</th><th \
+class="n">tokens</th><th class="n">cost</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
@@ -139,7 +142,10 @@ function stepRow(s: StepView): string {
 /** The table of every step's record. */
 function renderStepTable(run: RunView): string {
   if (run.steps.length === 0) return `<p class="muted" id="step-table">No step recorded yet.</p>`;
-  return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th class="n" title="candidate − current per item, with the gate's always-valid bounds; items used / split">Δ pts [bounds] n</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
+  return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th \
+class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th class="n" title="candidate − current per item, with the gate's \
+always-valid bounds; items used / split">Δ pts [bounds] n</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th \
+class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
 }
 
 function longText(text: string, limit = 600): string {
@@ -176,7 +182,8 @@ function evaluationSection(run: RunView): string {
         `<tr${g.name === "overall" ? ' class="total"' : ""}><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td></tr>`,
     )
     .join("");
-  return `<h2>Evaluation</h2>${groups ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th class="n">score</th></tr></thead><tbody>${groups}</tbody></table>` : ""}${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
+  return `<h2>Evaluation</h2>${groups ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th \
+class="n">score</th></tr></thead><tbody>${groups}</tbody></table>` : ""}${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
 }
 
 /** Everything about a run except the page shell: used by report.html and the dashboard. */
@@ -216,7 +223,8 @@ export function renderRunBody(run: RunView): string {
 }
 
 /** The diff-mode switch (pure CSS: radio inputs before <main>). */
-const DIFF_MODE_SWITCH = `<input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" id="dm-split"><div class="modes">diff: <label for="dm-unified">unified</label><label for="dm-split">side by side</label></div>`;
+const DIFF_MODE_SWITCH = `<input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" \
+id="dm-split"><div class="modes">diff: <label for="dm-unified">unified</label><label for="dm-split">side by side</label></div>`;
 
 /** A complete, self-contained report page: inline CSS and SVG, no script, no network. */
 export function renderReportHtml(run: RunView, opts: { generatedAt?: string } = {}): string {

@@ -4,7 +4,8 @@ export const REPORT_CSS = `
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 main{max-width:1180px;margin:0 auto;padding:18px 22px 60px}
-h1{font-size:22px;margin:6px 0 2px}h2{font-size:17px;margin:28px 0 10px;padding-bottom:4px;border-bottom:1px solid var(--line)}h3{font-size:15px;margin:14px 0 6px}
+h1{font-size:22px;margin:6px 0 2px}h2{font-size:17px;margin:28px 0 10px;padding-bottom:4px;border-bottom:1px solid \
+var(--line)}h3{font-size:15px;margin:14px 0 6px}
 a{color:var(--blue)}
 .muted{color:var(--muted)}
 .meta{color:var(--muted);margin:0 0 10px}
@@ -32,7 +33,8 @@ details.step{border:1px solid var(--line);border-radius:8px;margin:8px 0;padding
 details.step>summary{cursor:pointer;padding:8px 0;font-weight:600}
 details.step[open]>summary{border-bottom:1px solid var(--line);margin-bottom:6px}
 .edit-text{white-space:pre-wrap;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;max-width:460px}
-pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px;font:12px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;max-height:560px;overflow:auto}
+pre{white-space:pre-wrap;word-break:break-word;background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px;font:12px/1.45 \
+ui-monospace,SFMono-Regular,Menlo,monospace;max-height:560px;overflow:auto}
 .diffbox{border:1px solid var(--line);border-radius:6px;overflow:auto;max-height:620px;margin:6px 0}
 .diffstat{font-size:12px;padding:4px 8px;background:var(--soft);border-bottom:1px solid var(--line)}.plus{color:var(--acc)}.minus{color:var(--rej)}
 table.diff{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;table-layout:fixed}

@@ -18,7 +18,8 @@ export function attemptPrompt(task: TaskRecord, skill: string, memory: string, t
   const custom = promptOverride("attempt");
   if (custom) return head + fillTemplate(custom, { SKILL: orNone(skill), MEMORY: orNone(memory), INTENT: task.intent, CONTEXT: task.context_excerpt });
   const toolNote = tools.length ? `\nTools you may call (write TOOL_CALL: <name> on its own line to call one): ${tools.join(", ")}\n` : "";
-  return `${head}You are a coding agent answering one request from a developer. Follow the guidance below, including any format or length rules; where the learned-preferences block sets an explicit limit, it overrides general advice. Reply with the final answer only.
+  return `${head}You are a coding agent answering one request from a developer. Follow the guidance below, including any format or length rules; \
+where the learned-preferences block sets an explicit limit, it overrides general advice. Reply with the final answer only.
 
 ### Guidance: skill
 ${orNone(skill)}
@@ -103,7 +104,8 @@ Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": 
 
 ## Current ${input.target}
 ${orNone(doc)}
-${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User preferences (honour as priors)\n${input.preferences}\n` : ""}${
+${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay \
+consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User preferences (honour as priors)\n${input.preferences}\n` : ""}${
   input.rejectedBefore.length
     ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore
         .slice(0, 20)
@@ -130,9 +132,11 @@ export function minerPrompt(input: MineInput): string {
       })
     );
   }
-  return `${head}From this coding-agent session summary, extract 0 to 3 recurring, generalizable tasks that a skill rule could help with next time; skip one-off requests. For each task return:
+  return `${head}From this coding-agent session summary, extract 0 to 3 recurring, generalizable tasks that a skill rule could help with next time; \
+skip one-off requests. For each task return:
 - "intent": the generalized request,
-- "checks": programmatic success checks, preferring outcome checks (contains, not_contains, no_refusal, regex, tool_called); use formatting checks (section_present, section_contains, max_chars, min_chars) only next to an outcome check; each {"op": "...", "arg": ...},
+- "checks": programmatic success checks, preferring outcome checks (contains, not_contains, no_refusal, regex, tool_called); use formatting checks \
+(section_present, section_contains, max_chars, min_chars) only next to an outcome check; each {"op": "...", "arg": ...},
 - "rubric": one substantive sentence saying what a good answer does,
 - "satisfied": true if the session ended with the user satisfied.
 Return only a JSON array.
@@ -153,7 +157,9 @@ export function contrastPrompt(sets: readonly ContrastSet[], input: Omit<Reflect
       (s) =>
         `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): ${s.best.response.slice(0, 200)}\n  BAD (score ${s.worstScore.toFixed(2)}, hard ${s.worst.hard}, soft ${s.worst.soft.toFixed(2)}): ${s.worst.response.slice(0, 200)}\n  why bad: ${s.worst.fail_reason.slice(0, 100)}`,
     );
-  return `${head}Contrastive reflection. For each task below the same agent produced a GOOD and a BAD attempt. Identify what the good attempts did and propose at most ${input.editBudget} short, general rules for its ${input.target} that make that behaviour reliable. Quote thresholds and formats concretely. Never change the output format and never make the agent ask questions.
+  return `${head}Contrastive reflection. For each task below the same agent produced a GOOD and a BAD attempt. Identify what the good attempts did \
+and propose at most ${input.editBudget} short, general rules for its ${input.target} that make that behaviour reliable. Quote thresholds and formats \
+concretely. Never change the output format and never make the agent ask questions.
 Return only a JSON array of {"op": "add", "content": "...", "rationale": "..."}.
 
 ## Current ${input.target}
@@ -177,7 +183,8 @@ export function toolShim(name: string): string {
 
 /** Task prompt of a tool-aware replay (spec §5.9): the tools exist as scripts and must really be run. */
 export function toolTaskPrompt(task: TaskRecord, skill: string, memory: string, tools: readonly string[]): string {
-  return `${head}Solve the request below following the guidance. These tools exist in this directory and must really be run (not just mentioned) whenever the guidance says to use them or to search first: ${tools.map((t) => `\`sh tools/${t} "<query>"\``).join(", ")}. Reply with the final answer only.
+  return `${head}Solve the request below following the guidance. These tools exist in this directory and must really be run (not just mentioned) \
+whenever the guidance says to use them or to search first: ${tools.map((t) => `\`sh tools/${t} "<query>"\``).join(", ")}. Reply with the final answer only.
 
 ### Guidance: skill
 ${orNone(skill)}
