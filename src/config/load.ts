@@ -98,7 +98,8 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     if (isSecretKey(leaf) && o.value !== "" && o.value !== null) {
       const variable = secretEnvVar(o.path);
       warnings.push(
-        `${o.origin.split("=")[0]}: a secret on the command line can leak (shell history, process list); ${variable ? `set ${variable} in the environment (or an --env-file) instead` : "use an environment variable or --env-file instead"}`,
+        `${o.origin.split("=")[0]}: a secret on the command line can leak (shell history, process list); ${variable ? `set ${variable} in the environment (or \
+an --env-file) instead` : "use an environment variable or --env-file instead"}`,
       );
     }
     setPath(layered.data, o.path, coerceToSchema(o.path, o.value));

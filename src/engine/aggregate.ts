@@ -83,7 +83,9 @@ export async function aggregate(sc: StageContext, skill: string, meta: string, f
   if (!fi.length) return { patch: s.patch, calls };
   const full = sc.mode === "full_rewrite_minibatch";
   const intro = full
-    ? `Two pre-merged groups: group 1 from failed trajectories (${fi.length} candidate), group 2 from successful trajectories (${si.length} candidate). Combine them into exactly one complete skill.`
+    ? `Two pre-merged groups: group 1 from failed trajectories (${fi.length} candidate), group 2 from successful trajectories (${si.length} candidate). \
+Combine \
+them into exactly one complete skill.`
     : `Two pre-merged groups: group 1 is failure-driven (HIGH priority, ${fi.length} items), group 2 is success-driven (lower priority, ${si.length} items).`;
   const user = userMessage([metaSection(meta), skillSection(skill), { title: "Pre-merged groups", body: `${intro} The groups are in the JSON block below.` }], {
     stage: "merge_final",

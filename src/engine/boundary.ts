@@ -124,7 +124,8 @@ function comparisonText(pairs: Pair[]): string {
         ? ps
             .map(
               (p) =>
-                `- ${p.id}: prev ${p.prev.hard ? "PASS" : "FAIL"} (${p.prev.soft.toFixed(2)}) "${p.prev.predicted_answer}" → curr ${p.curr.hard ? "PASS" : "FAIL"} (${p.curr.soft.toFixed(2)}) "${p.curr.predicted_answer}"${p.curr.fail_reason ? ` — ${p.curr.fail_reason}` : ""}`,
+                `- ${p.id}: prev ${p.prev.hard ? "PASS" : "FAIL"} (${p.prev.soft.toFixed(2)}) "${p.prev.predicted_answer}" → curr \
+${p.curr.hard ? "PASS" : "FAIL"} (${p.curr.soft.toFixed(2)}) "${p.curr.predicted_answer}"${p.curr.fail_reason ? ` — ${p.curr.fail_reason}` : ""}`,
             )
             .join("\n")
         : "(none)",

@@ -11,7 +11,8 @@ function describeItem(it: Item): string {
   if ("instruction" in it)
     return `type=${it.type} title='${it.title}' instruction='${it.instruction}' priority=${it.priority_hint ?? ""} support=${it.support_count ?? 1}`;
   const preview = String(it.new_skill ?? "").slice(0, 400);
-  return `title=${it.title ?? ""} change_summary=${JSON.stringify(it.change_summary ?? [])} source=${it.source_type ?? ""} support=${it.support_count ?? 1} new_skill_preview=${JSON.stringify(preview)}`;
+  return `title=${it.title ?? ""} change_summary=${JSON.stringify(it.change_summary ?? [])} source=${it.source_type ?? ""} support=${it.support_count ?? 1} \
+new_skill_preview=${JSON.stringify(preview)}`;
 }
 
 

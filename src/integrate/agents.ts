@@ -43,12 +43,14 @@ function claude(t: Target): Change[] {
   const plugin = join(market, "skillopt");
   const b = shellBin(t.bin);
   const command = (description: string, hint: string, sub: string, lines: string[], after: string) =>
-    `${frontmatter({ description, "argument-hint": hint, "allowed-tools": `Bash(${b} ${sub}:*)` })}\n${lines.map((l) => `!\`${l}\``).join("\n\n")}\n\n${after}\n`;
+    `${frontmatter({ description, "argument-hint": hint, "allowed-tools": `Bash(${b} \
+${sub}:*)` })}\n${lines.map((l) => `!\`${l}\``).join("\n\n")}\n\n${after}\n`;
   const changes: Change[] = [
     {
       path: join(market, ".claude-plugin", "marketplace.json"),
       kind: "file",
-      content: `${JSON.stringify({ name: "skillopt", owner: { name: "SkillOpt" }, plugins: [{ name: "skillopt", source: "./skillopt", description: "SkillOpt commands, skill and MCP server", version: VERSION }] }, null, 2)}\n`,
+      content: `${JSON.stringify({ name: "skillopt", owner: { name: "SkillOpt" }, plugins: [{ name: "skillopt", source: "./skillopt", description
+          : "SkillOpt commands, skill and MCP server", version: VERSION }] }, null, 2)}\n`,
     },
     {
       path: join(plugin, ".claude-plugin", "plugin.json"),

@@ -16,7 +16,8 @@ const fmt = (x: number) => x.toFixed(4);
 /** One line summarising a finished step (spec §4.5 `[STEP n done]`). */
 function stepDoneLine(step: number, total: number, r: StepRecord): string {
   const cost = r.cost_usd === null ? "" : ` cost=$${r.cost_usd.toFixed(4)}`;
-  return `  [STEP ${step}/${total} done] epoch=${r.epoch} action=${r.action} current=${fmt(r.current_score)} best=${fmt(r.best_score)} calls=${r.calls.total} (cached ${r.calls.cached})${cost} dt=${r.wall_time_s}s`;
+  return `  [STEP ${step}/${total} done] epoch=${r.epoch} action=${r.action} current=${fmt(r.current_score)} best=${fmt(r.best_score)} calls=${r.calls.total} \
+(cached ${r.calls.cached})${cost} dt=${r.wall_time_s}s`;
 }
 
 /** Render engine events as the training console: a line per stage, progress for rollouts. */

@@ -11,7 +11,8 @@ export function resultText(s: Summary): string {
     `  selection: baseline ${pct(s.baseline.selection)} → best ${pct(s.best.selection)} (step ${s.best.step}) · final ${pct(s.final.selection)}`,
     `  test:      baseline ${pct(s.baseline.test)} → best ${pct(s.best.test)} · final ${pct(s.final.test)}`,
     `  steps ${s.steps}/${s.total_steps}: accepted ${s.accepted}, rejected ${s.rejected} (early ${s.rejected_early}), skipped ${s.skipped}`,
-    `  calls ${s.calls.total} (cached ${s.calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_s}s`,
+    `  calls ${s.calls.total} (cached ${s.calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost \
+${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_s}s`,
     `  best skill: ${join(String(s.out), RUN_FILES.bestSkill)}`,
   ];
   return lines.join("\n");

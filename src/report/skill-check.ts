@@ -57,7 +57,8 @@ function powerSentence(c: SkillCheck): string {
   const noise = p.noise_items
     ? `${p.noise_flips} of ${p.noise_items} tasks flip between two samples of the baseline`
     : "the baseline was not re-sampled (flip rate taken as 0)";
-  return `With ${c.n_items} tasks (${noise}), this run could detect a change of about ${(p.detectable_gain * 100).toFixed(1)} points (80 % power, ${Math.round(p.confidence * 100)} % confidence); a smaller real change can read as undecided.`;
+  return `With ${c.n_items} tasks (${noise}), this run could detect a change of about ${(p.detectable_gain * 100).toFixed(1)} points (80 % power, \
+${Math.round(p.confidence * 100)} % confidence); a smaller real change can read as undecided.`;
 }
 
 function flipTable(rows: readonly FlipRow[]): string[] {
@@ -110,7 +111,8 @@ export function skillCheckMarkdown(c: SkillCheck): string {
 export function skillCheckText(c: SkillCheck): string {
   return [
     `Check ${c.title}: ${c.verdict}${c.failed ? " (fails the check)" : ""}`,
-    `  baseline (${c.baseline_label}) hard=${num(c.baseline.hard)} soft=${num(c.baseline.soft)} → candidate hard=${num(c.candidate.hard)} soft=${num(c.candidate.soft)}`,
+    `  baseline (${c.baseline_label}) hard=${num(c.baseline.hard)} soft=${num(c.baseline.soft)} → candidate hard=${num(c.candidate.hard)} \
+soft=${num(c.candidate.soft)}`,
     `  ${verdictSentence(c)}`,
     `  tasks better +${c.flips.improved.length}, worse −${c.flips.regressed.length}${
       c.flips.regressed.length

@@ -15,16 +15,20 @@ function decisionLine(d: GateDecision): string {
     regressions: "too many previously-passing items fail (no-regression veto)",
     end_of_split: "the selection split ran out before the evidence decided",
   };
-  return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips +${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}`;
+  return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips \
++${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}`;
 }
 
 function planLines(e: PlanEvent): string[] {
   const g = e.gate;
   return [
-    `[config] epochs=${e.epochs} steps/epoch=${e.stepsPerEpoch} (auto) accum=${e.accumulation} batch_size=${e.batchSize} train_size=${e.trainSize} total_steps=${e.totalSteps}`,
-    `[config] lr_scheduler=${e.lrScheduler} edit_budget=${e.editBudget} min_edit_budget=${e.minEditBudget} skill_update_mode=${e.updateMode} lr_control_mode=${e.lrControl}`,
+    `[config] epochs=${e.epochs} steps/epoch=${e.stepsPerEpoch} (auto) accum=${e.accumulation} batch_size=${e.batchSize} train_size=${e.trainSize} \
+total_steps=${e.totalSteps}`,
+    `[config] lr_scheduler=${e.lrScheduler} edit_budget=${e.editBudget} min_edit_budget=${e.minEditBudget} skill_update_mode=${e.updateMode} \
+lr_control_mode=${e.lrControl}`,
     `[gate] metric=${g.metric}${g.metric === "mixed" ? ` mixed_weight=${g.mixedWeight}` : ""}${g.useGate ? "" : " (DISABLED → validation runs, " +
-      "candidates force-accepted)"} early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${g.rule === "paired" ? ` confidence=${g.confidence} min_effect=${g.minEffect}` : ""}${g.maxRegressions === null ? "" : ` max_regressions=${g.maxRegressions}`}`,
+      "candidates force-accepted)"} early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${g.rule === "paired" ? ` \
+confidence=${g.confidence} min_effect=${g.minEffect}` : ""}${g.maxRegressions === null ? "" : ` max_regressions=${g.maxRegressions}`}`,
     `[slow update] acceptance=${e.slowUpdateGated ? "gated (selection-set validation)" : "force-accept (then re-validated)"}`,
   ];
 }
@@ -41,7 +45,8 @@ function decisionText(e: DecisionEvent): string {
       const label = e.metric === "mixed" ? `mixed[w=${e.mixedWeight}]=${f4(e.score)} (hard=${f4(e.hard)} soft=${f4(e.soft)})` : `${e.metric}=${f4(e.score)}`;
       const r = e.gate;
       const ci = r.n_used
-        ? ` (Δ=${r.delta >= 0 ? "+" : ""}${(r.delta * 100).toFixed(1)} pts [${(r.ci[0] * 100).toFixed(1)}, ${(r.ci[1] * 100).toFixed(1)}] n=${r.n_used} flips +${r.flips.gained}/−${r.flips.lost})`
+        ? ` (Δ=${r.delta >= 0 ? "+" : ""}${(r.delta * 100).toFixed(1)} pts [${(r.ci[0] * 100).toFixed(1)}, ${(r.ci[1] * 100).toFixed(1)}] n=${r.n_used} flips \
++${r.flips.gained}/−${r.flips.lost})`
         : "";
       if (e.action === "reject") return `[6/6 EVALUATE] REJECT ${label} <= current=${f4(e.current)}${ci}`;
       if (e.action === "force_accept") return `[6/6 EVALUATE] FORCE-ACCEPT (gate disabled) ${label}${ci}`;
@@ -60,7 +65,10 @@ const SKIP: Record<Extract<StageEvent, { type: "skip" }>["reason"], string> = {
 /** Advice when the noise floor says the selection split is too small for the gate's minimum effect. */
 export function noiseFloorAdvice(e: Extract<StageEvent, { type: "noise_floor" }>): string | undefined {
   if (e.detectable_gain <= e.min_effect) return undefined;
-  return `at n=${e.selection_items} and a ${Math.round(e.flip_rate * 100)} % flip rate, the smallest detectable gain is ~${Math.round(e.detectable_gain * 100)} points (evaluation.gate_min_effect is ${Math.round(e.min_effect * 1000) / 10}); a larger selection split (evaluation.sel_env_num / more val items) lets the gate see smaller real gains`;
+  return `at n=${e.selection_items} and a ${Math.round(e.flip_rate * 100)} % flip rate, the smallest detectable gain is \
+~${Math.round(e.detectable_gain * 100)} \
+points (evaluation.gate_min_effect is ${Math.round(e.min_effect * 1000) / 10}); a larger selection split (evaluation.sel_env_num / more val items) lets the \
+gate see smaller real gains`;
 }
 
 /** The console lines of a stage event; `run` lines (plan, baseline, resume) sit one level out from step lines. */
@@ -78,7 +86,8 @@ export function stageLines(e: StageEvent): { level: "run" | "step"; lines: strin
       return run(`[baseline result] selection hard=${f4(e.hard)} soft=${f4(e.soft)} gate[${e.metric}]=${f4(e.score)}`);
     case "noise_floor":
       return run(
-        `[noise floor] ${e.flips}/${e.items} items flip between two samples of the initial skill (flip rate ${(e.flip_rate * 100).toFixed(1)} %); smallest detectable gain on ${e.selection_items} selection items ≈ ${(e.detectable_gain * 100).toFixed(1)} points`,
+        `[noise floor] ${e.flips}/${e.items} items flip between two samples of the initial skill (flip rate ${(e.flip_rate * 100).toFixed(1)} %); smallest \
+detectable gain on ${e.selection_items} selection items ≈ ${(e.detectable_gain * 100).toFixed(1)} points`,
       );
     case "meta_loaded":
       return step(`[meta skill] loaded from epoch ${e.epoch} (${e.chars} chars)`);
@@ -88,7 +97,8 @@ export function stageLines(e: StageEvent): { level: "run" | "step"; lines: strin
       return step(`[1/6 done] hard=${f4(e.hard)} soft=${f4(e.soft)}`);
     case "reflect_start":
       return step(
-        `[2/6 REFLECT minibatch] ${e.batch === null ? "" : `batch ${e.batch} `}failure=${e.failures}→${e.failureGroups} groups  success=${e.successes}→${e.successGroups} groups  (M=${e.minibatch}, L=${e.lr}, workers=${e.workers})`,
+        `[2/6 REFLECT minibatch] ${e.batch === null ? "" : `batch ${e.batch} `}failure=${e.failures}→${e.failureGroups} groups  \
+success=${e.successes}→${e.successGroups} groups  (M=${e.minibatch}, L=${e.lr}, workers=${e.workers})`,
       );
     case "reflect_done":
       return step(`[2/6 done] failure_patches=${e.failurePatches} success_patches=${e.successPatches}`);
@@ -110,7 +120,8 @@ export function stageLines(e: StageEvent): { level: "run" | "step"; lines: strin
       return step(`[5/6 UPDATE] skill_len ${e.before} -> ${e.after}${e.total === null ? "" : ` (applied ${e.applied}/${e.total})`}`);
     case "evaluate_start":
       return step(
-        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (paired sequential gate)" : ""}${e.cacheHit ? ` | cache hit ${e.cacheHit.hash}: hard=${f4(e.cacheHit.hard)}` : ""}`,
+        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (paired sequential gate)" : ""}${e.cacheHit ? ` | cache hit ${e.cacheHit.hash}: \
+hard=${f4(e.cacheHit.hard)}` : ""}`,
       );
     case "decision":
       return step(decisionText(e));

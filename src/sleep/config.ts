@@ -197,7 +197,8 @@ export const SleepConfigSchema = v.strictObject({
   workers: int(4, 1, "concurrent replays"),
   batch: bool(false, "replay each phase's tasks through the provider's Batch API at half the price (openai_compatible and Azure only; " +
     "docs/batch.md); a night then waits on each batch"),
-  batch_poll_seconds: v.optional(v.pipe(v.number("expected a number of seconds"), v.minValue(0.001, "expected a positive number of seconds"), v.description("first wait between polls of a pending batch")), 15),
+  batch_poll_seconds: v.optional(v.pipe(v.number("expected a number of seconds"), v.minValue(0.001, "expected a positive number of seconds"),
+      v.description("first wait between polls of a pending batch")), 15),
 });
 
 export type SleepConfig = v.InferOutput<typeof SleepConfigSchema>;

@@ -470,7 +470,8 @@ export function renderCards(cards: readonly LessonCard[], esc: (s: string) => st
     const v =
       cv === "unverified"
         ? "**unverified** (no replay was run)"
-        : `${cv.verdict}${cv.rule ? ` by the ${cv.rule} rule` : ""} (Δ ${cv.delta.toFixed(3)}, 95% CI [${cv.ci[0].toFixed(3)}, ${cv.ci[1].toFixed(3)}], n=${cv.n})${cv.paired_verdict && cv.paired_verdict !== cv.verdict ? `; the paired test on the same tasks: ${cv.paired_verdict}` : ""}`;
+        : `${cv.verdict}${cv.rule ? ` by the ${cv.rule} rule` : ""} (Δ ${cv.delta.toFixed(3)}, 95% CI [${cv.ci[0].toFixed(3)}, ${cv.ci[1].toFixed(3)}], \
+n=${cv.n})${cv.paired_verdict && cv.paired_verdict !== cv.verdict ? `; the paired test on the same tasks: ${cv.paired_verdict}` : ""}`;
     lines.push(`### [${head}] ${esc(c.rule)}`, "");
     if (c.previous_rule && c.op !== "add") lines.push(`- ${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}`);
     lines.push(c.targets && c.targets.length > 1 ? `- targets: ${c.targets.map(esc).join(", ")}` : `- target: ${esc(c.target)}`);

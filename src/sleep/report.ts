@@ -7,7 +7,10 @@ import type { ConsolidateResult, EditRecord, GateTrial } from "./types.ts";
 /** Δ with its always-valid bounds, the tasks used, the flips and the verdict of one gate trial. */
 export function gateLine(g: GateDecision): string {
   const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
-  return `Δ ${pts(g.delta)} pts, ${Math.round(g.confidence * 100)} % bounds [${pts(g.ci[0])}, ${pts(g.ci[1])}] on ${g.n_used}/${g.n_total} held-out tasks, +${g.flips.gained}/−${g.flips.lost} tasks; ${g.rule} gate verdict: **${g.verdict}**${g.verdict === "undecided" ? " (too few held-out tasks to tell — the current version stays)" : ""}${g.paired_verdict ? ` (paired test on the same tasks: ${g.paired_verdict})` : ""}`;
+  return `Δ ${pts(g.delta)} pts, ${Math.round(g.confidence * 100)} % bounds [${pts(g.ci[0])}, ${pts(g.ci[1])}] on ${g.n_used}/${g.n_total} held-out tasks, \
++${g.flips.gained}/−${g.flips.lost} tasks; ${g.rule} gate verdict: \
+**${g.verdict}**${g.verdict === "undecided" ? " (too few held-out tasks to tell — the current version stays)" : ""}${g.paired_verdict ? ` (paired test on the \
+same tasks: ${g.paired_verdict})` : ""}`;
 }
 
 /** `report.json` (spec §7.6), with our additive `backend`, `replay_mode` and `budget`. */
@@ -114,7 +117,8 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
       // "undecided": the held-out tasks could not tell; the edit is not kept, and not called worse.
       const verdict = t.accepted ? "accepted" : t.gate?.verdict === "undecided" && !t.blocked_by_regression ? "undecided (not kept)" : "rejected";
       lines.push(
-        `### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → ${score(t.candidate_score)})`,
+        `### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → \
+${score(t.candidate_score)})`,
         "",
       );
       if (t.gate) lines.push(gateLine(t.gate), "");

@@ -28,8 +28,10 @@ function rowHtml(r: RunRow): string {
   const id = encodeURIComponent(r.id);
   const cells = [
     `<td><input type="checkbox" class="pick" value="${esc(r.id)}" aria-label="select ${esc(r.name)} for compare"></td>`,
-    `<td data-v="${esc(r.name)}"><a href="/runs/${id}">${esc(r.name)}</a>${r.simulator ? ' <span class="muted">(sim)</span>' : ""}${r.error ? `<div class="row-error">${esc(r.error)}</div>` : ""}</td>`,
-    `<td data-v="${esc(r.status)}"><span class="badge b-${esc(r.status)}">${esc(r.status)}</span>${r.status === "failed" && r.reason ? `<div class="row-error run-failure">${esc(r.reason)}</div>` : ""}${r.waiting ? `<div class="run-waiting">${esc(r.waiting)}</div>` : ""}</td>`,
+    `<td data-v="${esc(r.name)}"><a href="/runs/${id}">${esc(r.name)}</a>${r.simulator ? ' <span class="muted">(sim)</span>' : ""}${r.error ? `<div \
+class="row-error">${esc(r.error)}</div>` : ""}</td>`,
+    `<td data-v="${esc(r.status)}"><span class="badge b-${esc(r.status)}">${esc(r.status)}</span>${r.status === "failed" && r.reason ? `<div class="row-error \
+run-failure">${esc(r.reason)}</div>` : ""}${r.waiting ? `<div class="run-waiting">${esc(r.waiting)}</div>` : ""}</td>`,
     `<td data-v="${esc(r.benchmark)}">${esc(r.benchmark)}</td>`,
     `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
     `<td class="n" data-v="${r.best ?? -1}">${fmtScore(r.best)}</td>`,
@@ -57,12 +59,17 @@ const STAGES = ["rollout", "reflect", "aggregate", "select", "update", "evaluate
 
 /** Stage strip and log tail of a run this dashboard launched (updated from its output). */
 function launchPanel(l: LaunchInfo): string {
-  return `<div id="launch-progress" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p class="stages">${STAGES.map((s) => `<span class="stage" data-stage="${s}">${s}</span>`).join("")} <span id="launch-where" class="muted"></span> <span id="launch-status" class="badge b-${esc(l.status)}">${esc(l.status)}</span>${l.status === "running" ? ` <button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
+  return `<div id="launch-progress" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p class="stages">${STAGES.map((s) => `<span class="stage" \
+data-stage="${s}">${s}</span>`).join("")} <span id="launch-where" class="muted"></span> <span id="launch-status" class="badge \
+b-${esc(l.status)}">${esc(l.status)}</span>${l.status === "running" ? ` <button type="button" class="stop-btn" \
+data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
 }
 
 export function runPage(run: RunView, id: string, launch?: LaunchInfo): string {
   const eid = encodeURIComponent(id);
-  return `${launch ? launchPanel(launch) : ""}<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/${RUN_FILES.report}">${RUN_FILES.report}</a> · <a href="/runs/${eid}/files/${RUN_FILES.bestSkill}">${RUN_FILES.bestSkill}</a> · <a href="/runs/${eid}/files/${RUN_FILES.history}">${RUN_FILES.history}</a> · <span id="live" class="live">${run.status === "running" ? "live" : ""}</span></p>
+  return `${launch ? launchPanel(launch) : ""}<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/${RUN_FILES.report}">${RUN_FILES.report}</a> · <a \
+href="/runs/${eid}/files/${RUN_FILES.bestSkill}">${RUN_FILES.bestSkill}</a> · <a href="/runs/${eid}/files/${RUN_FILES.history}">${RUN_FILES.history}</a> · \
+<span id="live" class="live">${run.status === "running" ? "live" : ""}</span></p>
 <div id="run-body" data-run="${esc(id)}" data-steps="${run.steps.length}" data-status="${esc(run.status)}">${renderRunBody(run)}</div>`;
 }
 
@@ -75,7 +82,10 @@ export function comparePage(rows: RunRow[], a: RunView | null, b: RunView | null
 <select name="b">${runOptions(rows, bId)}</select></label> <button type="submit">Compare</button></form>`;
   if (!a || !b) return `<h1>Compare runs</h1>${picker}<p class="muted">Pick two runs.</p>`;
   const line = (r: RunView) =>
-    `<tr><td>${esc(r.name)}</td><td class="n">${fmtScore(r.baselineSelection)}</td><td class="n">${fmtScore(r.summary?.best.selection ?? r.steps.at(-1)?.bestScore)}</td><td class="n">${fmtScore(r.summary?.best.test)}</td><td class="n">${r.steps.length}</td><td class="n">${r.steps.filter((s) => s.action === "accepted").length}</td><td class="n">${fmtCost(r.summary?.costUsd ?? null)}</td></tr>`;
+    `<tr><td>${esc(r.name)}</td><td class="n">${fmtScore(r.baselineSelection)}</td><td \
+class="n">${fmtScore(r.summary?.best.selection ?? r.steps.at(-1)?.bestScore)}</td><td class="n">${fmtScore(r.summary?.best.test)}</td><td \
+class="n">${r.steps.length}</td><td class="n">${r.steps.filter((s) => s.action === "accepted").length}</td><td \
+class="n">${fmtCost(r.summary?.costUsd ?? null)}</td></tr>`;
   const bestA = a.bestSkill ?? a.finalSkill ?? "";
   const bestB = b.bestSkill ?? b.finalSkill ?? "";
   return `<h1>Compare runs</h1>${picker}
@@ -83,7 +93,8 @@ export function comparePage(rows: RunRow[], a: RunView | null, b: RunView | null
 class="n">steps</th><th class="n">accepted</th><th class="n">cost</th></tr></thead><tbody>${line(a)}${line(b)}</tbody></table>
 <h2>Selection curves</h2>${renderCompareChart([a, b])}
 <h2>Best skills: ${esc(a.name)} → ${esc(b.name)}</h2><div id="compare-diff">${renderDiff(bestA, bestB)}</div>
-<h2>Configuration differences</h2><details id="compare-config"${a.configYaml !== b.configYaml ? " open" : ""}><summary>config.resolved.yaml: ${esc(a.name)} → ${esc(b.name)}</summary>${renderDiff(a.configYaml, b.configYaml, { context: 1 })}</details>`;
+<h2>Configuration differences</h2><details id="compare-config"${a.configYaml !== b.configYaml ? " open" : ""}><summary>config.resolved.yaml: ${esc(a.name)} → \
+${esc(b.name)}</summary>${renderDiff(a.configYaml, b.configYaml, { context: 1 })}</details>`;
 }
 
 function fieldHtml(f: (typeof LAUNCH_FIELDS)[number]): string {
@@ -91,7 +102,8 @@ function fieldHtml(f: (typeof LAUNCH_FIELDS)[number]): string {
   let control: string;
   if (f.kind === "choice" || f.kind === "bool") {
     const choices = f.kind === "bool" ? ["true", "false"] : (f.choices ?? []);
-    control = `<select id="${id}" name="${esc(f.name)}"><option value="">(config default)</option>${choices.map((c) => `<option>${esc(c)}</option>`).join("")}</select>`;
+    control = `<select id="${id}" name="${esc(f.name)}"><option value="">(config \
+default)</option>${choices.map((c) => `<option>${esc(c)}</option>`).join("")}</select>`;
   } else {
     control = `<input id="${id}" name="${esc(f.name)}" type="text" inputmode="${f.kind === "int" ? "numeric" : "text"}" autocomplete="off">`;
   }
@@ -120,7 +132,11 @@ export function launchesHtml(launches: LaunchInfo[]): string {
   return launches
     .map(
       (l) =>
-        `<div class="launch" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p><span class="badge b-${esc(l.status)}">${esc(l.status)}</span> <b>${esc(l.config)}</b> ${l.sets.map((s) => `<code>${esc(s)}</code>`).join(" ")} → <a class="run-link" href="/runs/${encodeURIComponent(l.out.split(/[\\/]/).pop() ?? "")}">${esc(l.out)}</a>${l.exitCode !== null ? ` · exit ${l.exitCode}` : ""} ${l.status === "running" ? `<button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log">${esc(l.log.slice(-40).join("\n"))}</pre></div>`,
+        `<div class="launch" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p><span class="badge b-${esc(l.status)}">${esc(l.status)}</span> \
+<b>${esc(l.config)}</b> ${l.sets.map((s) => `<code>${esc(s)}</code>`).join(" ")} → <a class="run-link" \
+href="/runs/${encodeURIComponent(l.out.split(/[\\/]/).pop() ?? "")}">${esc(l.out)}</a>${l.exitCode !== null ? ` · exit ${l.exitCode}` : ""} \
+${l.status === "running" ? `<button type="button" class="stop-btn" data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre \
+class="log">${esc(l.log.slice(-40).join("\n"))}</pre></div>`,
     )
     .join("");
 }

@@ -260,7 +260,8 @@ export function startUi(opts: UiOptions): UiServer {
       if (rest === "/body") {
         const { run } = readRun(dir, status);
         return html(
-          `<div id="run-body" data-run="${id.replace(/"/g, "&quot;")}" data-steps="${run.steps.length}" data-status="${run.status}">${renderRunBody(run)}</div>`,
+          `<div id="run-body" data-run="${id.replace(/"/g, "&quot;")}" data-steps="${run.steps.length}" \
+data-status="${run.status}">${renderRunBody(run)}</div>`,
         );
       }
       if (rest === "/report.html") {

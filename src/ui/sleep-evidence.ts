@@ -56,7 +56,8 @@ export function editsTable(title: string, edits: readonly EditRecord[] | undefin
   const rows = edits
     .map(
       (e) =>
-        `<tr><td>${esc(e.target)}</td><td>${esc(e.op)}</td><td>${esc(e.anchor)}</td><td><div class="edit-text">${esc(e.content)}</div></td><td>${esc(e.rationale)}</td><td class="edit-verdict">${verdictHtml(editVerdict(e, r))}</td></tr>`,
+        `<tr><td>${esc(e.target)}</td><td>${esc(e.op)}</td><td>${esc(e.anchor)}</td><td><div class="edit-text">${esc(e.content)}</div></td>\
+<td>${esc(e.rationale)}</td><td class="edit-verdict">${verdictHtml(editVerdict(e, r))}</td></tr>`,
     )
     .join("");
   return `<h3>${esc(title)}</h3><table \
@@ -82,7 +83,14 @@ export function cardsHtml(cards: readonly LessonCard[]): string {
         .map((s) => `<li>${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · <code>${esc(s.session_id)}</code>: “${esc(s.quote)}”</li>`)
         .join("");
       const regressions = c.verification !== "unverified" && c.verification.regressions.length ? esc(c.verification.regressions.join(", ")) : "none measured";
-      return `<div class="evidence-card" data-card="${esc(c.id)}"><h4>[${esc(c.op)}] ${esc(c.rule)}</h4><ul>${c.previous_rule && c.op !== "add" ? `<li>${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}</li>` : ""}<li>${targets.length > 1 ? "targets" : "target"}: ${targets.map((t) => `<code>${esc(t)}</code>`).join(", ")}</li><li class="card-verdict">verification: ${verdictHtml(cardVerdict(c))}</li><li>per-task regressions: ${regressions}</li>${c.op !== "retire" ? `<li>recurred ${c.recurrences} time(s) in ${c.n_sessions} session(s)${c.first_seen ? `, ${esc(c.first_seen.slice(0, 10))} – ${esc(c.last_seen.slice(0, 10))}` : ""}</li>` : ""}${c.note ? `<li>note: ${esc(c.note)}</li>` : ""}<li>night cost: ${c.cost.tokens} tokens, $${c.cost.cost_usd.toFixed(4)}</li></ul>${sources ? `<details><summary>${c.sources.length} source session(s)</summary><ul class="sources">${sources}</ul></details>` : ""}</div>`;
+      return `<div class="evidence-card" data-card="${esc(c.id)}"><h4>[${esc(c.op)}] ${esc(c.rule)}</h4>\
+<ul>${c.previous_rule && c.op !== "add" ? `<li>${c.op === "retire" ? "removes" : "replaces"}: \
+${esc(c.previous_rule)}</li>` : ""}<li>${targets.length > 1 ? "targets" : "target"}: ${targets.map((t) => `<code>${esc(t)}</code>`).join(", ")}</li><li \
+class="card-verdict">verification: ${verdictHtml(cardVerdict(c))}</li><li>per-task regressions: ${regressions}</li>${c.op !== "retire" ? `<li>recurred \
+${c.recurrences} time(s) in ${c.n_sessions} session(s)${c.first_seen ? `, ${esc(c.first_seen.slice(0, 10))} – \
+${esc(c.last_seen.slice(0, 10))}` : ""}</li>` : ""}${c.note ? `<li>note: ${esc(c.note)}</li>` : ""}<li>night cost: ${c.cost.tokens} tokens, \
+$${c.cost.cost_usd.toFixed(4)}</li></ul>${sources ? `<details><summary>${c.sources.length} source session(s)</summary><ul class="sources">${sources}</ul>\
+</details>` : ""}</div>`;
     })
     .join("");
 }

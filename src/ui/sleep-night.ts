@@ -91,7 +91,8 @@ function targetHtml(scope: NightScope, dir: string, t: Target, refused: string[]
   const proposed = nightFile(dir, t.file);
   if (proposed === undefined) return `${head}<div class="warn">${esc(join(dir, t.file))} is missing.</div>`;
   const drifted = (live ? sha256(live) : "") !== t.pin;
-  return `${head}${drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live ? live.toString("utf8") : "", proposed)}`;
+  return `${head}${drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live
+      ? live.toString("utf8") : "", proposed)}`;
 }
 
 /** Δ in points with its always-valid bounds and the tasks used. */
@@ -102,12 +103,19 @@ function gateCell(g: { delta: number; ci: [number, number]; n_used: number }): s
 
 function gateTable(r: SleepReport): string {
   const trials = r.gate_trials ?? [];
-  const head = `<p>Gate: <b>${esc(r.gate_action)}</b> · held-out score ${r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${fmtScore(r.baseline_score)} → ${fmtScore(r.candidate_score)}`}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${r.no_edits_reason ? ` · ${esc(r.no_edits_reason)}` : ""}</p>`;
+  const head = `<p>Gate: <b>${esc(r.gate_action)}</b> · held-out score \
+${r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${fmtScore(r.baseline_score)} → \
+${fmtScore(r.candidate_score)}`}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${r.no_edits_reason ? ` · \
+${esc(r.no_edits_reason)}` : ""}</p>`;
   if (trials.length === 0) return head;
   const rows = trials
     .map(
       (t) =>
-        `<tr><td>${esc(t.target)}</td><td class="n">${fmtScore(t.baseline_score)}</td><td class="n">${fmtScore(t.candidate_score)}</td><td class="n">${t.gate ? esc(gateCell(t.gate)) : "—"}</td><td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${t.gate ? ` <span class="muted">${esc(t.gate.verdict)}${t.gate.paired_verdict ? ` · paired: ${esc(t.gate.paired_verdict)}` : ""}</span>` : ""}${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
+        `<tr><td>${esc(t.target)}</td><td class="n">${fmtScore(t.baseline_score)}</td><td class="n">${fmtScore(t.candidate_score)}</td><td \
+class="n">${t.gate ? esc(gateCell(t.gate)) : "—"}</td>\
+<td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${t.gate ? ` <span \
+class="muted">${esc(t.gate.verdict)}${t.gate.paired_verdict ? ` · paired: \
+${esc(t.gate.paired_verdict)}` : ""}</span>` : ""}${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
     )
     .join("");
   return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th class="n">Δ [bounds] \
@@ -197,7 +205,8 @@ export function nightHtml(project: string, dir: string, stateDir: string | Error
     const report =
       typeof r === "string"
         ? `<div class="warn">${esc(r)}</div>`
-        : `${gateTable(r)}${editsTable("Proposed edits", r.edits, r)}${editsTable("Edits the gate dropped", r.rejected_edits, r)}${nightCards(r).length ? `<h3>Evidence</h3>${cardsHtml(nightCards(r))}` : ""}`;
+        : `${gateTable(r)}${editsTable("Proposed edits", r.edits, r)}${editsTable("Edits the gate dropped", r.rejected_edits, r)}${nightCards(r).length
+            ? `<h3>Evidence</h3>${cardsHtml(nightCards(r))}` : ""}`;
     body = `${report}${total ? [...diffs.values()].join("") : '<p class="muted nothing">Nothing staged to adopt: this night only reports what it found.</p>'}`;
     if (!rejected && refused.length === 0) {
       const legacy = pending.filter((t) => !t.skill);
@@ -243,5 +252,7 @@ adoption is not overwritten: the rollback is refused.</p><ul>${list}</ul>`,
   }
   const note = rolledBack && state === "staged" ? ' <span class="muted">(an earlier adoption of this night was rolled back)</span>' : "";
   const b = BADGE[state];
-  return `<details class="step night" data-night-name="${esc(name)}" data-state="${state}"${state === "staged" || newest ? " open" : ""}><summary>Night ${esc(name)} <span class="badge ${b.cls}">${b.label}</span>${note}</summary><p class="night-actions">${buttons}</p><div class="night-body">${body}</div>${dialogs}</details>`;
+  return `<details class="step night" data-night-name="${esc(name)}" data-state="${state}"${state === "staged" || newest ? " open" : ""}><summary>Night \
+${esc(name)} <span class="badge ${b.cls}">${b.label}</span>${note}</summary><p class="night-actions">${buttons}</p><div \
+class="night-body">${body}</div>${dialogs}</details>`;
 }

@@ -39,7 +39,9 @@ export function createSleepPanel(opts: { project: string; command: string[]; cwd
     async render(url) {
       const project = projectOf(url.searchParams.get("project"));
       const nights = listNights(project);
-      const picker = `<form method="get" action="/sleep" class="inline"><label>Project <input name="project" value="${esc(project)}" size="60"></label> <button type="submit">Show</button></form>`;
+      const picker = `<form method="get" action="/sleep" class="inline"><label>Project <input name="project" value="${esc(project)}" size="60"></label> \
+<button \
+type="submit">Show</button></form>`;
       if (nights.length === 0)
         return `${picker}<p class="muted" id="no-nights">No staged night for ${esc(project)}. Run <code>skillopt sleep review</code> in the project \
 to stage one.</p>`;

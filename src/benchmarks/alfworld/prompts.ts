@@ -9,7 +9,8 @@ const ENDING =
   "First reason about the situation inside <think></think> tags. Then choose exactly one of the admissible actions and write it inside <action></action> tags.";
 
 export function firstStepPrompt(observation: string, admissible: readonly string[]): string {
-  return `You are in a household environment.\n\nCurrent observation:\n${observation}\n\nAdmissible actions: ${admissible.map((a) => `"${a}"`).join(", ")}\n\n${ENDING}`;
+  return `You are in a household environment.\n\nCurrent observation:\n${observation}\n\nAdmissible actions: \
+${admissible.map((a) => `"${a}"`).join(", ")}\n\n${ENDING}`;
 }
 
 export function laterStepPrompt(
@@ -20,7 +21,8 @@ export function laterStepPrompt(
   admissible: readonly string[],
 ): string {
   const recent = history.map((h, i) => `[Observation ${step - history.length + i}: ${h.observation}]\n[Action: ${h.action}]`).join("\n");
-  return `Your task is to: ${task}\n\nYou have taken ${step - 1} step(s). Your last ${history.length} observation(s) and action(s):\n${recent}\n\nYou are now at step ${step}. Current observation:\n${observation}\n\nAdmissible actions: ${admissible.map((a) => `"${a}"`).join(", ")}\n\n${ENDING}`;
+  return `Your task is to: ${task}\n\nYou have taken ${step - 1} step(s). Your last ${history.length} observation(s) and action(s):\n${recent}\n\nYou are now \
+at step ${step}. Current observation:\n${observation}\n\nAdmissible actions: ${admissible.map((a) => `"${a}"`).join(", ")}\n\n${ENDING}`;
 }
 
 export const ALFWORLD_INITIAL_SKILL = `# ALFWorld Skill

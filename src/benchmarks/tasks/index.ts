@@ -101,7 +101,8 @@ const tasksBenchmark: Benchmark = {
       if (missing.length > 0) {
         const lines = missing.map((t) => (t as UserTask).line).sort((a, b) => a - b);
         throw new DataError(
-          `tasks file line ${lines[0]}: missing "reference", which env.evaluator "${evaluator}" needs (${missing.length} task(s) lack one: lines ${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})`,
+          `tasks file line ${lines[0]}: missing "reference", which env.evaluator "${evaluator}" needs (${missing.length} task(s) lack one: lines \
+${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})`,
         );
       }
     }

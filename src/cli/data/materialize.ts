@@ -78,7 +78,9 @@ export default defineCommand({
         missing ? `; ${missing} manifest id(s) not found (listed in split_manifest.json)` : ""
       }${
         images
-          ? `\nimages: ${images.written} written, ${images.present} already present${images.unavailable.length ? `, ${images.unavailable.length} not in the raw data (place them at the manifest's image_path)` : ""}`
+          ? `\nimages: ${images.written} written, ${images.present} already present${images.unavailable.length ? `, ${images.unavailable.length} not in the \
+raw \
+data (place them at the manifest's image_path)` : ""}`
           : ""
       }`,
     );

@@ -129,13 +129,15 @@ export function renderCliReference(docs: readonly CommandDoc[]): string {
     const hidden = d.accepted.filter((f) => !d.flags.includes(f) && !GLOBAL.has(f.name));
     if (hidden.length) {
       out.push(
-        `Also accepted, so scheduled and scripted lines keep working (shared by every \`sleep\` subcommand): ${hidden.map((f) => `\`--${f.name}\``).join(", ")}.`,
+        `Also accepted, so scheduled and scripted lines keep working (shared by every \`sleep\` subcommand): \
+${hidden.map((f) => `\`--${f.name}\``).join(", ")}.`,
         "",
       );
     }
     if (d.legacyFlags.length) {
       out.push(
-        `Also accepts upstream's per-key flags, each setting the config key of the same flat name (see [config-reference.md](config-reference.md)): ${d.legacyFlags.map((f) => `\`--${f}\``).join(", ")}.`,
+        `Also accepts upstream's per-key flags, each setting the config key of the same flat name (see [config-reference.md](config-reference.md)): \
+${d.legacyFlags.map((f) => `\`--${f}\``).join(", ")}.`,
         "",
       );
     }

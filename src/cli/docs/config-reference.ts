@@ -125,7 +125,8 @@ export function renderConfigReference(docs: readonly KeyDoc[] = configKeyDocs())
     for (const d of rows) {
       const type = d.allowed.length ? `${d.type === "enum" ? "one of" : `${d.type}:`} ${d.allowed.map(code).join(", ")}` : d.type;
       out.push(
-        `| ${code(d.path)} | ${cell(type)} | ${d.default === undefined ? "" : code(d.default)} | ${cell(d.meaning)} | ${cell(d.analogy)} | ${d.aliases.map(code).join(", ")} |`,
+        `| ${code(d.path)} | ${cell(type)} | ${d.default === undefined ? "" : code(d.default)} | ${cell(d.meaning)} | ${cell(d.analogy)} | \
+${d.aliases.map(code).join(", ")} |`,
       );
     }
     out.push("");

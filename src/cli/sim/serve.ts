@@ -59,7 +59,8 @@ export async function handleSimRequest(req: Request, o: SimOptions): Promise<Res
   const created = Math.floor(Date.now() / 1000);
   if (body.stream === true) {
     const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: SIM_MODEL, choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: SIM_MODEL, choices: [{ index: 0, delta, finish_reason: finish }],
+          ...extra })}\n\n`;
     const sse =
       chunk({ role: "assistant", content: text }, null) +
       chunk({}, "stop") +

@@ -153,7 +153,8 @@ function progressRenderer(enabled: boolean): { onEvent?: (e: HarvestProgress) =>
         if (drawn) process.stderr.write("\r\u001b[K");
         drawn = false;
         process.stderr.write(
-          `[sleep] harvest ${s.source}: ${s.sessions} sessions (${s.candidates} seen, ${s.unchanged} unchanged, ${s.filtered} filtered, ${mb(s.bytes_read)} read${s.errors ? `, ${s.errors} unreadable` : ""})\n`,
+          `[sleep] harvest ${s.source}: ${s.sessions} sessions (${s.candidates} seen, ${s.unchanged} unchanged, ${s.filtered} filtered, ${mb(s.bytes_read)} \
+read${s.errors ? `, ${s.errors} unreadable` : ""})\n`,
         );
       }
     },

@@ -111,7 +111,8 @@ export function renderLineChart(spec: LineChartSpec): string {
   const sy = (y: number) => M.t + PLOT_H - ((y - yMin) / (yMax - yMin || 1)) * PLOT_H;
   const out: string[] = [];
   out.push(
-    `<svg class="chart" id="${esc(spec.id)}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(spec.yLabel)} by ${esc(spec.xLabel)}" xmlns="http://www.w3.org/2000/svg">`,
+    `<svg class="chart" id="${esc(spec.id)}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(spec.yLabel)} by ${esc(spec.xLabel)}" \
+xmlns="http://www.w3.org/2000/svg">`,
   );
   for (let i = 0; i <= 4; i++) {
     const v = yMin + ((yMax - yMin) * i) / 4;
@@ -131,13 +132,15 @@ export function renderLineChart(spec: LineChartSpec): string {
   for (const v of spec.vlines ?? []) {
     const x = sx(v.x);
     out.push(
-      `<line class="epoch" x1="${x}" x2="${x}" y1="${M.t}" y2="${M.t + PLOT_H + stripH}"/><text class="epoch-label" x="${x + 4}" y="${M.t + PLOT_H - 5}">${esc(v.label)}</text>`,
+      `<line class="epoch" x1="${x}" x2="${x}" y1="${M.t}" y2="${M.t + PLOT_H + stripH}"/><text class="epoch-label" x="${x + 4}" \
+y="${M.t + PLOT_H - 5}">${esc(v.label)}</text>`,
     );
   }
   for (const h of spec.hlines ?? []) {
     const y = sy(h.y);
     out.push(
-      `<g class="hline" data-hline="${esc(h.id)}"><line x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}" stroke="${h.color}" stroke-dasharray="${h.dash ?? "4 3"}"/><text x="${W - M.r + 6}" y="${y + 4}" fill="${h.color}">${esc(h.label)}</text></g>`,
+      `<g class="hline" data-hline="${esc(h.id)}"><line x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}" stroke="${h.color}" \
+stroke-dasharray="${h.dash ?? "4 3"}"/><text x="${W - M.r + 6}" y="${y + 4}" fill="${h.color}">${esc(h.label)}</text></g>`,
     );
   }
   for (const s of spec.series) {
@@ -153,7 +156,8 @@ export function renderLineChart(spec: LineChartSpec): string {
         else d += `L${x},${y}`;
       });
       out.push(
-        `<path class="series-line" data-series="${esc(s.id)}" d="${d}" fill="none" stroke="${s.color}" stroke-width="${s.width ?? 2}"${line === "dashed" ? ' stroke-dasharray="6 4"' : ""}/>`,
+        `<path class="series-line" data-series="${esc(s.id)}" d="${d}" fill="none" stroke="${s.color}" \
+stroke-width="${s.width ?? 2}"${line === "dashed" ? ' stroke-dasharray="6 4"' : ""}/>`,
       );
     }
     if (s.markers !== false) for (const p of pts) out.push(marker(p, sx(p.x), sy(p.y), s.color, s.id));
@@ -166,7 +170,9 @@ export function renderLineChart(spec: LineChartSpec): string {
     for (const b of spec.strip.values) {
       const h = ((STRIP_H - 14) * b.v) / maxV;
       out.push(
-        `<g class="lr-bar" data-step="${b.x}" data-lr="${b.v}"><rect x="${(sx(b.x) - bw / 2).toFixed(1)}" y="${(top + STRIP_H - h).toFixed(1)}" width="${bw.toFixed(1)}" height="${h.toFixed(1)}" fill="${spec.strip.color}"/><text class="tick" x="${sx(b.x).toFixed(1)}" y="${(top + STRIP_H - h - 2).toFixed(1)}" text-anchor="middle">${fmt(b.v)}</text>${b.title ? `<title>${esc(b.title)}</title>` : ""}</g>`,
+        `<g class="lr-bar" data-step="${b.x}" data-lr="${b.v}"><rect x="${(sx(b.x) - bw / 2).toFixed(1)}" y="${(top + STRIP_H - h).toFixed(1)}" \
+width="${bw.toFixed(1)}" height="${h.toFixed(1)}" fill="${spec.strip.color}"/><text class="tick" x="${sx(b.x).toFixed(1)}" \
+y="${(top + STRIP_H - h - 2).toFixed(1)}" text-anchor="middle">${fmt(b.v)}</text>${b.title ? `<title>${esc(b.title)}</title>` : ""}</g>`,
       );
     }
   }
@@ -199,12 +205,14 @@ export function renderStackedBars(spec: StackedBarSpec): string {
   const sy = (v: number) => M.t + ph - (v / yMax) * ph;
   const bw = Math.max(2, Math.min(36, (pw / Math.max(1, xMax - xMin)) * 0.7));
   const out: string[] = [
-    `<svg class="chart" id="${esc(spec.id)}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(spec.yLabel)}" xmlns="http://www.w3.org/2000/svg">`,
+    `<svg class="chart" id="${esc(spec.id)}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(spec.yLabel)}" \
+xmlns="http://www.w3.org/2000/svg">`,
   ];
   for (let i = 0; i <= 4; i++) {
     const v = (yMax * i) / 4;
     out.push(
-      `<line class="grid" x1="${M.l}" x2="${W - M.r}" y1="${sy(v)}" y2="${sy(v)}"/><text class="tick" x="${M.l - 6}" y="${sy(v) + 4}" text-anchor="end">${v >= 1000 ? `${(v / 1000).toFixed(v >= 10000 ? 0 : 1)}k` : Math.round(v)}</text>`,
+      `<line class="grid" x1="${M.l}" x2="${W - M.r}" y1="${sy(v)}" y2="${sy(v)}"/><text class="tick" x="${M.l - 6}" y="${sy(v) + 4}" \
+text-anchor="end">${v >= 1000 ? `${(v / 1000).toFixed(v >= 10000 ? 0 : 1)}k` : Math.round(v)}</text>`,
     );
   }
   for (const c of spec.columns) {
@@ -216,7 +224,8 @@ export function renderStackedBars(spec: StackedBarSpec): string {
       const y1 = sy(acc + v);
       const y0 = sy(acc);
       out.push(
-        `<rect x="${(sx(c.x) - bw / 2).toFixed(1)}" y="${y1.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(0.5, y0 - y1).toFixed(1)}" fill="${cat.color}"><title>step ${c.x} · ${esc(cat.name)}: ${Math.round(v).toLocaleString("en-US")}</title></rect>`,
+        `<rect x="${(sx(c.x) - bw / 2).toFixed(1)}" y="${y1.toFixed(1)}" width="${bw.toFixed(1)}" height="${Math.max(0.5, y0 - y1).toFixed(1)}" \
+fill="${cat.color}"><title>step ${c.x} · ${esc(cat.name)}: ${Math.round(v).toLocaleString("en-US")}</title></rect>`,
       );
       acc += v;
     }

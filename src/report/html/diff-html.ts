@@ -50,7 +50,8 @@ function unified(shown: (Line | null)[]): string {
   const rows = shown.map((l) =>
     l === null
       ? `<tr class="gap"><td colspan="4">⋯</td></tr>`
-      : `<tr class="${l.kind}"><td class="ln">${l.oldNo ?? ""}</td><td class="ln">${l.newNo ?? ""}</td><td class="sg">${SIGN[l.kind]}</td><td class="tx">${esc(l.text)}</td></tr>`,
+      : `<tr class="${l.kind}"><td class="ln">${l.oldNo ?? ""}</td><td class="ln">${l.newNo ?? ""}</td><td class="sg">${SIGN[l.kind]}</td><td \
+class="tx">${esc(l.text)}</td></tr>`,
   );
   return `<table class="diff diff-unified"><colgroup><col class="c-ln"><col class="c-ln"><col class="c-sg"><col></colgroup>${rows.join("")}</table>`;
 }
@@ -80,7 +81,8 @@ function sideBySide(shown: (Line | null)[]): string {
       const d = dels[k];
       const a = adds[k];
       rows.push(
-        `<tr><td class="ln">${d?.oldNo ?? ""}</td><td class="tx ${d ? "del" : "empty"}">${d ? esc(d.text) : ""}</td><td class="ln">${a?.newNo ?? ""}</td><td class="tx ${a ? "add" : "empty"}">${a ? esc(a.text) : ""}</td></tr>`,
+        `<tr><td class="ln">${d?.oldNo ?? ""}</td><td class="tx ${d ? "del" : "empty"}">${d ? esc(d.text) : ""}</td><td class="ln">${a?.newNo ?? ""}</td><td \
+class="tx ${a ? "add" : "empty"}">${a ? esc(a.text) : ""}</td></tr>`,
       );
     }
   }
@@ -93,5 +95,6 @@ export function renderDiff(before: string, after: string, opts: { context?: numb
   if (!lines.some((l) => l.kind !== "ctx")) return `<p class="muted">No change.</p>`;
   const shown = withContext(lines, opts.context ?? 3);
   const st = { added: lines.filter((l) => l.kind === "add").length, removed: lines.filter((l) => l.kind === "del").length };
-  return `<div class="diffbox"><div class="diffstat"><span class="plus">+${st.added}</span> <span class="minus">−${st.removed}</span> lines</div>${unified(shown)}${sideBySide(shown)}</div>`;
+  return `<div class="diffbox"><div class="diffstat"><span class="plus">+${st.added}</span> <span class="minus">−${st.removed}</span> \
+lines</div>${unified(shown)}${sideBySide(shown)}</div>`;
 }

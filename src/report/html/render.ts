@@ -26,7 +26,9 @@ function renderHeader(run: RunView): string {
     run.simulator
       ? `<div class="banner">Offline simulator: these scores come from SkillOpt's built-in <b>sim</b> backend, not from a real model.</div>`
       : ""
-  }${run.waiting ? `<div class="waiting"><b>running:</b> ${esc(run.waiting)}</div>` : ""}${run.status === "failed" ? `<div class="failed-reason"><b>failed:</b> ${esc(run.failure ?? "stopped on an error")}</div>` : ""}${run.warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("")}</header>`;
+  }${run.waiting ? `<div class="waiting"><b>running:</b> ${esc(run.waiting)}</div>` : ""}${run.status === "failed" ? `<div class="failed-reason">\
+<b>failed:</b> \
+${esc(run.failure ?? "stopped on an error")}</div>` : ""}${run.warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("")}</header>`;
 }
 
 function totalsFromSteps(run: RunView): { calls: number; tokens: number; cost: number | null; seconds: number } {
@@ -78,7 +80,9 @@ function renderCards(run: RunView): string {
       card(
         "noise floor",
         `${(nf.flipRate * 100).toFixed(1)} % flips`,
-        `${nf.flips}/${nf.items} items re-sampled · smallest detectable gain ≈ ${(nf.detectableGain * 100).toFixed(1)} pts on ${nf.selectionItems} items${nf.detectableGain > nf.minEffect ? ` (above the ${(nf.minEffect * 100).toFixed(1)}-pt minimum effect: the split is too small)` : ""}${s?.gateRule ? ` · ${esc(s.gateRule)} gate` : ""}`,
+        `${nf.flips}/${nf.items} items re-sampled · smallest detectable gain ≈ ${(nf.detectableGain * 100).toFixed(1)} pts on ${nf.selectionItems} \
+items${nf.detectableGain > nf.minEffect ? ` (above the ${(nf.minEffect * 100).toFixed(1)}-pt minimum effect: the split is too small)` : ""}${s?.gateRule ? ` · \
+${esc(s.gateRule)} gate` : ""}`,
       ),
     );
   }
@@ -90,7 +94,8 @@ function testTable(s: SummaryView | null): string {
   const rows = s.testByType
     .map(
       (r) =>
-        `<tr${r.type === "overall" ? ' class="total"' : ""}><td>${esc(r.type)}</td><td class="n">${fmtInt(r.total)}</td><td class="n">${fmtScore(r.baseline)}</td><td class="n">${fmtScore(r.best)}</td><td class="n">${fmtScore(r.final)}</td></tr>`,
+        `<tr${r.type === "overall" ? ' class="total"' : ""}><td>${esc(r.type)}</td><td class="n">${fmtInt(r.total)}</td><td \
+class="n">${fmtScore(r.baseline)}</td><td class="n">${fmtScore(r.best)}</td><td class="n">${fmtScore(r.final)}</td></tr>`,
     )
     .join("");
   return `<h3>Test accuracy by task type</h3><table id="test-table"><thead><tr><th>type</th><th class="n">items</th><th class="n">baseline</th><th \
@@ -102,7 +107,10 @@ function boundarySection(run: RunView): string {
   const rows = run.boundaries
     .map(
       (b) =>
-        `<tr id="epoch-${b.epoch}"><td class="n">${b.epoch}</td><td class="n">${b.step}</td><td>${esc(b.slowAction.replace(/_/g, " "))}</td><td class="n">${fmtScore(b.slowScore)}</td><td>${esc(b.slowReasoning)}${b.slowContent ? `<details><summary>slow-update text</summary><pre>${esc(b.slowContent)}</pre></details>` : ""}</td><td>${esc(b.metaAction.replace(/_/g, " "))}${b.metaContent ? `<details><summary>meta skill</summary><pre>${esc(b.metaContent)}</pre></details>` : ""}</td></tr>`,
+        `<tr id="epoch-${b.epoch}"><td class="n">${b.epoch}</td><td class="n">${b.step}</td><td>${esc(b.slowAction.replace(/_/g, " "))}</td><td \
+class="n">${fmtScore(b.slowScore)}</td><td>${esc(b.slowReasoning)}${b.slowContent ? `<details><summary>slow-update text</summary>\
+<pre>${esc(b.slowContent)}</pre></details>` : ""}</td><td>${esc(b.metaAction.replace(/_/g, " "))}${b.metaContent ? `<details><summary>meta skill</summary>\
+<pre>${esc(b.metaContent)}</pre></details>` : ""}</td></tr>`,
     )
     .join("");
   return `<h2>Epoch boundaries</h2><table id="boundary-table"><thead><tr><th class="n">epoch</th><th class="n">after step</th><th>slow update</th><th \
@@ -114,7 +122,8 @@ function stageTable(s: SummaryView | null): string {
   const rows = s.byStage
     .map(
       (r) =>
-        `<tr><td>${esc(r.stage)}</td><td class="n">${fmtInt(r.calls)}</td><td class="n">${fmtInt(r.cached)}</td><td class="n">${fmtInt(r.tokens)}</td><td class="n">${fmtCost(r.costUsd)}</td></tr>`,
+        `<tr><td>${esc(r.stage)}</td><td class="n">${fmtInt(r.calls)}</td><td class="n">${fmtInt(r.cached)}</td><td class="n">${fmtInt(r.tokens)}</td><td \
+class="n">${fmtCost(r.costUsd)}</td></tr>`,
     )
     .join("");
   return `<h3>By stage</h3><table id="stage-table"><thead><tr><th>stage</th><th class="n">calls</th><th class="n">cached</th><th \
@@ -132,11 +141,17 @@ function gateText(g: GateView): string {
 function gateSummary(g: GateView): string {
   const conf = g.confidence === null ? "" : ` ${Math.round(g.confidence * 100)} %`;
   const flips = g.gained === null || g.lost === null ? "" : `, items +${g.gained}/−${g.lost}`;
-  return `${g.rule} gate: ${g.verdict} — Δ ${pts(g.delta)} pts,${conf} bounds [${pts(g.lo)}, ${pts(g.hi)}] on ${g.nUsed ?? "?"}/${g.nTotal ?? "?"} items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}`;
+  return `${g.rule} gate: ${g.verdict} — Δ ${pts(g.delta)} pts,${conf} bounds [${pts(g.lo)}, ${pts(g.hi)}] on ${g.nUsed ?? "?"}/${g.nTotal ?? "?"} \
+items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}`;
 }
 
 function stepRow(s: StepView): string {
-  return `<tr data-step="${s.step}" data-action="${s.action}"><td><a href="#step-${s.step}">${s.step}</a></td><td class="n">${s.epoch}</td><td class="n">${s.lr ?? "—"}</td><td class="n">${fmtScore(s.rolloutScore)}</td><td class="n">${fmtScore(s.candidateScore)}</td><td class="n">${fmtScore(s.currentScore)}</td><td class="n gate">${s.gate ? esc(gateText(s.gate)) : "—"}</td><td>${badge(s.action)}${s.earlyAt ? ` <span class="muted">at ${esc(s.earlyAt)}</span>` : ""}</td><td class="n">${s.editsApplied}</td><td class="n">${s.editsFailed}</td><td class="n">${fmtInt(s.calls)}</td><td class="n">${fmtInt(s.tokens)}</td><td class="n">${fmtCost(s.costUsd)}</td><td class="n">${fmtSeconds(s.seconds)}</td></tr>`;
+  return `<tr data-step="${s.step}" data-action="${s.action}"><td><a href="#step-${s.step}">${s.step}</a></td><td class="n">${s.epoch}</td><td \
+class="n">${s.lr ?? "—"}</td><td class="n">${fmtScore(s.rolloutScore)}</td><td class="n">${fmtScore(s.candidateScore)}</td><td \
+class="n">${fmtScore(s.currentScore)}</td><td class="n gate">${s.gate ? esc(gateText(s.gate)) : "—"}</td><td>${badge(s.action)}${s.earlyAt ? ` <span \
+class="muted">at ${esc(s.earlyAt)}</span>` : ""}</td><td class="n">${s.editsApplied}</td><td class="n">${s.editsFailed}</td><td \
+class="n">${fmtInt(s.calls)}</td><td class="n">${fmtInt(s.tokens)}</td><td class="n">${fmtCost(s.costUsd)}</td><td class="n">${fmtSeconds(s.seconds)}</td>\
+</tr>`;
 }
 
 /** The table of every step's record. */
@@ -145,7 +160,8 @@ function renderStepTable(run: RunView): string {
   return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th \
 class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th class="n" title="candidate − current per item, with the gate's \
 always-valid bounds; items used / split">Δ pts [bounds] n</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th \
-class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody></table></div>`;
+class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody>\
+</table></div>`;
 }
 
 function longText(text: string, limit = 600): string {
@@ -158,7 +174,8 @@ function editTable(s: StepView): string {
   const rows = s.edits
     .map(
       (e) =>
-        `<tr><td>${esc(e.op)}</td><td>${esc(e.section)}</td><td><div class="edit-text">${longText(e.text)}</div></td><td>${esc(e.rationale)}</td><td>${badge(e.status)}${e.error ? `<div class="muted">${esc(e.error)}</div>` : ""}</td></tr>`,
+        `<tr><td>${esc(e.op)}</td><td>${esc(e.section)}</td><td><div class="edit-text">${longText(e.text)}</div></td><td>${esc(e.rationale)}</td>\
+<td>${badge(e.status)}${e.error ? `<div class="muted">${esc(e.error)}</div>` : ""}</td></tr>`,
     )
     .join("");
   return `<table class="edits"><thead><tr><th>op</th><th>section</th><th>text</th><th>rationale</th><th>status</th></tr></thead><tbody>${rows}</tbody></table>`;
@@ -169,7 +186,9 @@ function stepDetails(s: StepView): string {
     s.skillBefore !== null && s.candidate !== null
       ? `<h3>Skill diff (${s.action === "accepted" ? "before → after" : "current → rejected candidate"})</h3>${renderDiff(s.skillBefore, s.candidate)}`
       : `<p class="muted">The candidate text of this step was not kept.</p>`;
-  return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · ${s.gate ? esc(gateSummary(s.gate)) : `candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}`}</summary><h3>Edits</h3>${s.reasoning.map((r) => `<p class="reasoning"><b>optimizer:</b> ${esc(r)}</p>`).join("")}${editTable(s)}${diff}</details>`;
+  return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · \
+${s.gate ? esc(gateSummary(s.gate)) : `candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}`}</summary>\
+<h3>Edits</h3>${s.reasoning.map((r) => `<p class="reasoning"><b>optimizer:</b> ${esc(r)}</p>`).join("")}${editTable(s)}${diff}</details>`;
 }
 
 function evaluationSection(run: RunView): string {
@@ -179,7 +198,8 @@ function evaluationSection(run: RunView): string {
   const groups = e.groups
     .map(
       (g) =>
-        `<tr${g.name === "overall" ? ' class="total"' : ""}><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td></tr>`,
+        `<tr${g.name === "overall" ? ' class="total"' : ""}><td>${esc(g.name)}</td><td class="n">${fmtInt(g.total)}</td><td class="n">${fmtScore(g.score)}</td>\
+</tr>`,
     )
     .join("");
   return `<h2>Evaluation</h2>${groups ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th \
@@ -193,7 +213,8 @@ export function renderRunBody(run: RunView): string {
   const bestSection =
     best === null
       ? `<p class="muted">No best skill yet.</p>`
-      : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>${RUN_FILES.bestSkill}</h3><pre id="best-skill">${esc(best)}</pre>`;
+      : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>${RUN_FILES.bestSkill}</h3><pre \
+id="best-skill">${esc(best)}</pre>`;
   if (run.evaluation && run.steps.length === 0) {
     return [
       renderHeader(run),

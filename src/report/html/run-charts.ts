@@ -71,7 +71,8 @@ export function renderScoreChart(run: RunView, id = "score-chart"): string {
         color: ACTION_COLOR[s.action],
         href: `#step-${s.step}`,
         attrs: { "data-step": s.step, "data-action": s.action },
-        title: `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")}${s.earlyAt ? ` at ${s.earlyAt}` : ""}; candidate ${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`,
+        title: `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")}${s.earlyAt ? ` at ${s.earlyAt}` : ""}; candidate \
+${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`,
       })),
     },
   ];
@@ -150,7 +151,8 @@ export function renderCostChart(run: RunView, id = "cost-chart"): string {
     columns: run.steps.map((s) => ({ x: s.step, values: useStages ? s.tokensByStage : { tokens: s.tokens } })),
     ...(cum > 0 ? { line: { name: "cumulative cost", color: "#111827", points: costPts, format: fmtCost } } : {}),
   });
-  const legend = `<div class="legend">${categories.map((c) => `<span><i style="background:${c.color}"></i>${c.name}</span>`).join("")}${cum > 0 ? `<span><i style="background:#111827"></i>cumulative cost</span>` : ""}</div>`;
+  const legend = `<div class="legend">${categories.map((c) => `<span><i style="background:${c.color}"></i>${c.name}</span>`).join("")}${cum > 0 ? `<span><i \
+style="background:#111827"></i>cumulative cost</span>` : ""}</div>`;
   return chart + legend;
 }
 
@@ -182,6 +184,7 @@ export function renderCompareChart(runs: RunView[], id = "compare-chart"): strin
     });
   });
   const chart = renderLineChart({ id, xMin: 0, xMax: xMax + 0.5, yLabel: "selection score", xLabel: "step", series });
-  const legend = `<div class="legend">${runs.map((r, i) => `<span><i style="background:${RUN_COLORS[i % RUN_COLORS.length]}"></i>${r.name.replace(/[<>&"]/g, "")} (solid: current selection, dashed: rollout)</span>`).join("")}</div>`;
+  const legend = `<div class="legend">${runs.map((r, i) => `<span><i style="background:${RUN_COLORS[i % RUN_COLORS.length]}">\
+</i>${r.name.replace(/[<>&"]/g, "")} (solid: current selection, dashed: rollout)</span>`).join("")}</div>`;
   return chart + legend;
 }

@@ -99,13 +99,18 @@ export function reflectPrompt(input: ReflectInput, firm: boolean): string {
     });
     return head + filled + (firm ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences." : "");
   }
-  return `${head}An agent keeps failing the recurring tasks below. Propose at most ${input.editBudget} bounded edits to its ${input.target}. Each edit is one short, general, reusable rule (never the answer to one task). If failing criteria are listed, the rules together must satisfy all of them. Be concrete: quote thresholds, section names and formats. Rules are appended to a learned-preferences block and cannot delete other text, so if existing text conflicts, add an explicit overriding rule. Never change the task's output format or language, and never tell the agent to ask the user questions.
-Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": "...", "anchor": "...", "rationale": "..."}.${firm ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences." : ""}
+  return `${head}An agent keeps failing the recurring tasks below. Propose at most ${input.editBudget} bounded edits to its ${input.target}. Each edit is one \
+short, general, reusable rule (never the answer to one task). If failing criteria are listed, the rules together must satisfy all of them. Be concrete: quote \
+thresholds, section names and formats. Rules are appended to a learned-preferences block and cannot delete other text, so if existing text conflicts, add an \
+explicit overriding rule. Never change the task's output format or language, and never tell the agent to ask the user questions.
+Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": "...", "anchor": "...", "rationale": \
+"..."}.${firm ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences." : ""}
 
 ## Current ${input.target}
 ${orNone(doc)}
 ${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay \
-consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User preferences (honour as priors)\n${input.preferences}\n` : ""}${
+consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User \
+preferences (honour as priors)\n${input.preferences}\n` : ""}${
   input.rejectedBefore.length
     ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore
         .slice(0, 20)
@@ -155,7 +160,9 @@ export function contrastPrompt(sets: readonly ContrastSet[], input: Omit<Reflect
     .slice(0, 6)
     .map(
       (s) =>
-        `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): ${s.best.response.slice(0, 200)}\n  BAD (score ${s.worstScore.toFixed(2)}, hard ${s.worst.hard}, soft ${s.worst.soft.toFixed(2)}): ${s.worst.response.slice(0, 200)}\n  why bad: ${s.worst.fail_reason.slice(0, 100)}`,
+        `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): \
+${s.best.response.slice(0, 200)}\n  BAD (score ${s.worstScore.toFixed(2)}, hard ${s.worst.hard}, soft ${s.worst.soft.toFixed(2)}): \
+${s.worst.response.slice(0, 200)}\n  why bad: ${s.worst.fail_reason.slice(0, 100)}`,
     );
   return `${head}Contrastive reflection. For each task below the same agent produced a GOOD and a BAD attempt. Identify what the good attempts did \
 and propose at most ${input.editBudget} short, general rules for its ${input.target} that make that behaviour reliable. Quote thresholds and formats \
