@@ -37,7 +37,8 @@ const NOT_BEFORE = `(?<![A-Za-z0-9])`;
 
 // Credential-like identifier (rule 10): optional word_/word- prefixes and a credential noun, or a
 // compact run ending in one.
-const CRED_NOUN = `(?:api[_-]?key|access[_-]?token|refresh[_-]?token|token|password|passwd|secret(?:[_-]?access[_-]?key|[_-]?key)?|shared[_-]?access[_-]?key|private[_-]?key)`;
+const CRED_NOUN = `(?:api[_-]?key|access[_-]?token|refresh[_-]?token|token|password|passwd|secret(?:[_-]?access[_-]?key|[_-]?key)?|\
+shared[_-]?access[_-]?key|private[_-]?key)`;
 const CRED_COMPACT = `[A-Za-z0-9]*(?:apikey|accesstoken|refreshtoken|clientsecret|secretkey|secretaccesskey|sharedaccesskey|privatekey)`;
 const CRED_NAME = `(?:(?:[A-Za-z0-9]+[_-])*${CRED_NOUN}|${CRED_COMPACT})`;
 

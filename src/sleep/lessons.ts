@@ -112,9 +112,12 @@ const PREFERENCE =
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that)\s*[,.!:;-]+\s*/i;
 // Content-free and polarity words: two instructions differing only in these still say the same thing.
 const FILLER = new Set(
-  "the and for with that this from into onto please can you could would should will just also then than them they what when where which while have has had been being are was were its our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some more most make sure get got let lets use using how why always never don't dont instead rather prefer avoid must stop again still nope okay ok like there here it's i'm".split(
-    " ",
-  ),
+  (
+    "the and for with that this from into onto please can you could would should will just also then than them they what when where which while " +
+    "have has had been being are was were its our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some " +
+    "more most make sure get got let lets use using how why always never don't dont instead rather prefer avoid must stop again still nope okay " +
+    "ok like there here it's i'm"
+  ).split(" "),
 );
 
 /** Content words of an instruction (plural "s" folded). */

@@ -25,7 +25,8 @@ export async function fetchHfRows(
   const rows: Record<string, unknown>[] = [];
   let total = Number.POSITIVE_INFINITY;
   for (let offset = 0; offset < total; offset += pageSize) {
-    const url = `${host}/rows?dataset=${encodeURIComponent(src.dataset)}&config=${encodeURIComponent(src.config)}&split=${encodeURIComponent(src.split)}&offset=${offset}&length=${pageSize}`;
+    const url = `${host}/rows?dataset=${encodeURIComponent(src.dataset)}&config=${encodeURIComponent(src.config)}&split=${encodeURIComponent(src.split)}\
+&offset=${offset}&length=${pageSize}`;
     const page = await getJson(url, opts.retries ?? 4, opts.backoffMs ?? 1000);
     const list = Array.isArray(page.rows) ? page.rows : [];
     for (const r of list) {

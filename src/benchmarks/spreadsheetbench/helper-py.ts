@@ -105,7 +105,8 @@ def compare(pred_path, gold_path, position, answer_sheet):
                 g = gs.cell(row=r, column=c).value
                 p = ps.cell(row=r, column=c).value
                 ok = equal(p, g)
-                cells.append({"cell": "%s!%s%d" % (sheet, get_column_letter(c), r), "got": None if p is None else str(p), "expected": None if g is None else str(g), "ok": ok})
+                cells.append({"cell": "%s!%s%d" % (sheet, get_column_letter(c), r),
+                                "got": None if p is None else str(p), "expected": None if g is None else str(g), "ok": ok})
                 if not ok and not reason:
                     reason = "%s!%s%d: got %r, expected %r" % (sheet, get_column_letter(c), r, p, g)
     formulas = []

@@ -1,6 +1,7 @@
 /** Stylesheet shared by report.html and the dashboard (inlined; no network). */
 export const REPORT_CSS = `
-:root{--fg:#111827;--muted:#6b7280;--line:#e5e7eb;--bg:#fff;--soft:#f9fafb;--acc:#16a34a;--rej:#dc2626;--early:#f59e0b;--skip:#9ca3af;--blue:#2563eb;--violet:#7c3aed}
+:root{--fg:#111827;--muted:#6b7280;--line:#e5e7eb;--bg:#fff;--soft:#f9fafb;--acc:#16a34a;--rej:#dc2626;--early:#f59e0b;--skip:#9ca3af;--blue:#2563eb;\
+--violet:#7c3aed}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 main{max-width:1180px;margin:0 auto;padding:18px 22px 60px}
@@ -21,7 +22,8 @@ th{font-weight:600;background:var(--soft)}
 tr.total td{font-weight:600}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
-.b-accepted,.b-applied,.b-finished{background:var(--acc)}.b-rejected,.b-failed{background:var(--rej)}.b-rejected_early,.b-clipped{background:var(--early)}.b-undecided{background:#6366f1}
+.b-accepted,.b-applied,.b-finished{background:var(--acc)}.b-rejected,.b-failed{background:var(--rej)}\
+.b-rejected_early,.b-clipped{background:var(--early)}.b-undecided{background:#6366f1}
 .b-skipped,.b-proposed,.b-unknown,.b-interrupted,.b-stopped{background:var(--skip)}.b-running{background:var(--blue)}
 .legend{display:flex;flex-wrap:wrap;gap:14px;font-size:12px;color:var(--muted);margin:4px 0 0}
 .legend i{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px;vertical-align:-2px}

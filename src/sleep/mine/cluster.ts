@@ -1,9 +1,11 @@
 import type { TaskRecord } from "../types.ts";
 
 const STOP = new Set(
-  "the and for with that this from into onto please can you could would should will just also then than them they what when where which while have has had been being are was were its it's our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some more most make sure get got let lets use using how why".split(
-    " ",
-  ),
+  (
+    "the and for with that this from into onto please can you could would should will just also then than them they what when where which while " +
+    "have has had been being are was were its it's our your my me we us a an to of in on at by or is be do does did not no yes so if as all any " +
+    "some more most make sure get got let lets use using how why"
+  ).split(" "),
 );
 
 /** Content tokens of a text: lower-case words > 2 chars, minus stopwords. */

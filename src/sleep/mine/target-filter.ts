@@ -1,9 +1,12 @@
 import type { TaskRecord } from "../types.ts";
 
 const STOP = new Set(
-  "about above after again agent agents all also always and any are because been before being below between both but can could does doing done each few file files for from further had has have having her here hers how into its itself just more most must need never not now off once only other our out over own project same should skill skills some such task tasks than that the their them then there these they this those through too under until update use used using very was were what when where which while who why will with workflow would you your".split(
-    " ",
-  ),
+  (
+    "about above after again agent agents all also always and any are because been before being below between both but can could does doing done " +
+    "each few file files for from further had has have having her here hers how into its itself just more most must need never not now off once " +
+    "only other our out over own project same should skill skills some such task tasks than that the their them then there these they this those " +
+    "through too under until update use used using very was were what when where which while who why will with workflow would you your"
+  ).split(" "),
 );
 
 /** Tokens of a text (spec §4.6): words, their sub-parts, ≥ 3 chars, not all digits, not stopwords. */
