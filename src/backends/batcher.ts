@@ -251,8 +251,14 @@ export class Batcher {
     try {
       // A batch of exactly these requests created by a process that died before recording it is
       // adopted, not submitted (and paid) again.
-      const fingerprint = sha256(items.map((e) => e.key).sort().join("\n")).slice(0, 32);
-      submitted = (await first.api.find(fingerprint, this.closing.signal)) ?? (await first.api.submit(`${lines.join("\n")}\n`, fingerprint, this.closing.signal));
+      const fingerprint = sha256(
+        items
+          .map((e) => e.key)
+          .sort()
+          .join("\n"),
+      ).slice(0, 32);
+      submitted =
+        (await first.api.find(fingerprint, this.closing.signal)) ?? (await first.api.submit(`${lines.join("\n")}\n`, fingerprint, this.closing.signal));
     } catch (err) {
       if (err instanceof BackendError && err.kind === "not_found") {
         this.unsupported.add(first.backend.endpoint);
@@ -266,7 +272,16 @@ export class Batcher {
           return;
         }
         // One warning: the CLI's batch line when it listens, else the log.
-        if (this.o.onEvent) this.emit({ type: "unsupported", id: "", status: "", completed: 0, failed: 0, total: entries.length, text: `${what}: calling it live instead (set model.batch_required=true to refuse)` });
+        if (this.o.onEvent)
+          this.emit({
+            type: "unsupported",
+            id: "",
+            status: "",
+            completed: 0,
+            failed: 0,
+            total: entries.length,
+            text: `${what}: calling it live instead (set model.batch_required=true to refuse)`,
+          });
         else log.withTag("model").warn(`${what}: calling it live instead (set model.batch_required=true to refuse)`);
         for (const e of entries) e.resolve("live");
         return;

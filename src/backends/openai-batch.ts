@@ -39,7 +39,12 @@ export function createBatchApi(o: BatchApiOptions): BatchApi {
       guard(async () => {
         const file = await o.client.files.create({ file: await toFile(Buffer.from(jsonl, "utf8"), "skillopt-batch.jsonl"), purpose: "batch" }, { signal });
         const batch = await o.client.batches.create(
-          { input_file_id: file.id, endpoint: o.url as "/v1/chat/completions", completion_window: "24h", metadata: { created_by: "skillopt", skillopt_requests: fingerprint } },
+          {
+            input_file_id: file.id,
+            endpoint: o.url as "/v1/chat/completions",
+            completion_window: "24h",
+            metadata: { created_by: "skillopt", skillopt_requests: fingerprint },
+          },
           { signal },
         );
         return { batch: infoOf(batch), inputFileId: file.id };
@@ -48,7 +53,9 @@ export function createBatchApi(o: BatchApiOptions): BatchApi {
       try {
         // The most recent batches are enough: an orphan is one this machine created moments before it died.
         const page = await o.client.batches.list({ limit: 100 }, { signal });
-        const hit = page.data.find((b) => b.metadata?.skillopt_requests === fingerprint && !["failed", "expired", "cancelling", "cancelled"].includes(b.status));
+        const hit = page.data.find(
+          (b) => b.metadata?.skillopt_requests === fingerprint && !["failed", "expired", "cancelling", "cancelled"].includes(b.status),
+        );
         return hit ? { batch: infoOf(hit), inputFileId: hit.input_file_id } : undefined;
       } catch {
         // No listing (an endpoint without it, a transient error): submit as usual.

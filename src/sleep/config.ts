@@ -1,7 +1,16 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
-import { type Position, readConfigFile, SLEEP_BACKENDS, type SleepBackendName, SLEEP_NAMES, sleepBackend, unknownBackend, validationError } from "../config/index.ts";
+import {
+  type Position,
+  readConfigFile,
+  SLEEP_BACKENDS,
+  type SleepBackendName,
+  SLEEP_NAMES,
+  sleepBackend,
+  unknownBackend,
+  validationError,
+} from "../config/index.ts";
 import { assertSafeKeyPath, closest, ConfigError, homeDir, nullProtoRecord } from "../lib/index.ts";
 
 const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
@@ -40,7 +49,10 @@ export type { SleepBackendName };
 const Backend = v.optional(
   v.pipe(
     v.string("expected a backend name"),
-    v.check((s) => sleepBackend(s) !== undefined, (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected one of ${SLEEP_BACKEND_NAMES.join(", ")} or an alias)`),
+    v.check(
+      (s) => sleepBackend(s) !== undefined,
+      (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected one of ${SLEEP_BACKEND_NAMES.join(", ")} or an alias)`,
+    ),
     v.transform((s) => sleepBackend(s)!),
     v.description(`model backend for mining, replay and reflection: ${SLEEP_BACKEND_NAMES.join(", ")} (mock makes no model call)`),
   ),
@@ -49,9 +61,12 @@ const Backend = v.optional(
 const OptBackend = v.optional(
   v.pipe(
     v.string("expected a backend name"),
-    v.check((s) => s === "" || sleepBackend(s) !== undefined, (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected "" or one of ${SLEEP_BACKEND_NAMES.join(", ")})`),
+    v.check(
+      (s) => s === "" || sleepBackend(s) !== undefined,
+      (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected "" or one of ${SLEEP_BACKEND_NAMES.join(", ")})`,
+    ),
     v.transform((s): SleepBackendName | "" => (s === "" ? "" : sleepBackend(s)!)),
-    v.description("backend of one role when it differs from `backend` (\"\" = same)"),
+    v.description('backend of one role when it differs from `backend` ("" = same)'),
   ),
   "",
 );
