@@ -4,6 +4,9 @@ import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend } from "../types.ts";
 import { cliFailure, jsonLines, scratchDir, textOf, ZERO_USAGE } from "./common.ts";
 
+/** Flags of a non-interactive Copilot CLI call that answers in one JSON document, with no colour, log or stream. */
+export const COPILOT_QUIET_JSON = ["--output-format", "json", "--stream", "off", "--no-color", "--log-level", "none"] as const;
+
 interface CopilotChatOptions {
   bin: string;
   /** `--model` for this role; empty → the CLI's default. */
@@ -45,21 +48,7 @@ export function createCopilotChat(opts: CopilotChatOptions): ChatBackend {
       const prompt = system ? `${system}\n\n---\n\n${parts.join("\n\n")}` : parts.join("\n\n");
       const dir = scratchDir("skillopt-copilot-");
       try {
-        const argv = [
-          opts.bin,
-          "-p",
-          prompt,
-          "--output-format",
-          "json",
-          "--stream",
-          "off",
-          "--no-color",
-          "--log-level",
-          "none",
-          "--disable-builtin-mcps",
-          "--no-custom-instructions",
-          "--available-tools=",
-        ];
+        const argv = [opts.bin, "-p", prompt, ...COPILOT_QUIET_JSON, "--disable-builtin-mcps", "--no-custom-instructions", "--available-tools="];
         const model = request.model === "copilot-default" ? opts.model : request.model;
         if (model) argv.push("--model", model);
         const result = await runProcess({

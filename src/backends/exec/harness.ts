@@ -2,7 +2,7 @@ import type { AgentTask, TaskRunner, Trajectory, TrajectoryStep, Usage } from ".
 import { errorMessage, redactText, UnsupportedError } from "../../lib/index.ts";
 import { parseCodexEvents } from "../cli/codex-events.ts";
 import { jsonLines, num } from "../cli/common.ts";
-import { copilotMessages } from "../cli/copilot-chat.ts";
+import { COPILOT_QUIET_JSON, copilotMessages } from "../cli/copilot-chat.ts";
 import type { PriceTable } from "../pricing.ts";
 import type { EnvLookup } from "../settings.ts";
 import { childEnv, runProcess, secretScrubber } from "./process.ts";
@@ -101,13 +101,7 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
         s.bin,
         "-p",
         wrapPrompt(task.prompt, edits, retry),
-        "--output-format",
-        "json",
-        "--stream",
-        "off",
-        "--no-color",
-        "--log-level",
-        "none",
+        ...COPILOT_QUIET_JSON,
         "-C",
         wd,
         "--disable-builtin-mcps",

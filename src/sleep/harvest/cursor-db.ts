@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { errorMessage, homeDir, log } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { workspaceProject } from "./copilot-vscode.ts";
-import { fileUri } from "./sqlite-source.ts";
+import { fileUri, rowMark } from "./sqlite-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome } from "./source.ts";
 import { addFinal, addTool, addUnique, addUserText, emptyDigest, toEpochMs, toIsoUtc } from "./text.ts";
 
@@ -125,16 +125,7 @@ export function closeCursorDb(): void {
 
 /** Read one composer conversation: its bubbles in header order (or the older inline list). */
 export function readCursorDb(c: Candidate, ctx: ReaderContext): ReadOutcome {
-  const mark = {
-    session_id: c.sessionId,
-    project: c.project,
-    high_water_ms: c.mtimeMs,
-    revision: c.revision,
-    offset: 0,
-    size: c.size,
-    mtime_ms: c.mtimeMs,
-    head_hash: "",
-  };
+  const mark = rowMark(c);
   const db = open?.db;
   if (!db) throw new Error(`${c.path} is not open`);
   const row = db.query("SELECT value FROM cursorDiskKV WHERE key = ?").get(`composerData:${c.sessionId}`) as { value: unknown } | null;
