@@ -109,27 +109,8 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
       const pairs = train.map((task, i) => ({ task, result: trainResults[i]! }));
       const failures = pairs.filter((p) => p.result.hard < 1);
       const k = o.rolloutsK ?? 1;
-      let contrasted: { edits: EditRecord[]; raw: string } | undefined;
-      if (k > 1 && ctx.backend.contrast) {
-        const sets = await contrastSets(ctx, train, trainResults, skill, memory, k, o.metric, phase);
-        if (sets.length) {
-          reflected = true;
-          contrasted = await ctx.backend.contrast(sets, {
-            skill,
-            memory,
-            editBudget: o.editBudget,
-            target: which,
-            rejectedBefore: [...o.rejectedBefore, ...rejected.map((e) => e.content)],
-            preferences: o.preferences,
-          });
-          if (contrasted.edits.length === 0) contrasted = undefined;
-        }
-      }
-      if (failures.length === 0 && !contrasted) return;
-      reflected = true;
-      const r = contrasted ?? await ctx.backend.reflect({
-        failures,
-        successes: pairs.filter((p) => p.result.hard >= 1),
+      // What both the contrast and the reflection are told: the document, the budget and what was turned down.
+      const editInput = () => ({
         skill,
         memory,
         editBudget: o.editBudget,
@@ -137,6 +118,18 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
         rejectedBefore: [...o.rejectedBefore, ...rejected.map((e) => e.content)],
         preferences: o.preferences,
       });
+      let contrasted: { edits: EditRecord[]; raw: string } | undefined;
+      if (k > 1 && ctx.backend.contrast) {
+        const sets = await contrastSets(ctx, train, trainResults, skill, memory, k, o.metric, phase);
+        if (sets.length) {
+          reflected = true;
+          contrasted = await ctx.backend.contrast(sets, editInput());
+          if (contrasted.edits.length === 0) contrasted = undefined;
+        }
+      }
+      if (failures.length === 0 && !contrasted) return;
+      reflected = true;
+      const r = contrasted ?? await ctx.backend.reflect({ failures, successes: pairs.filter((p) => p.result.hard >= 1), ...editInput() });
       reflectRaw = r.raw;
       const edits = r.edits.slice(0, o.editBudget).map((e) => ({ ...e, target: which }));
       ev?.log("reflect", "edits_returned", { target: which, edits });

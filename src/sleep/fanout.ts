@@ -39,20 +39,21 @@ export async function fanOut(
   if ([...groups.keys()].every((g) => g === o.managedName)) return { rows, proposals, notes };
   for (const [name, group] of groups) {
     if (name === o.managedName) continue;
+    const noProposal = (status: "skipped" | "failed", skillName: string, reason: string): SkillGroupRow => ({
+      skill_name: skillName,
+      status,
+      accepted: false,
+      gate_action: "",
+      baseline_score: null,
+      candidate_score: null,
+      n_tasks: group.length,
+      n_applied_edits: 0,
+      n_rejected_edits: 0,
+      reason,
+    });
     const skip = (reason: string): void => {
       notes.push(`cycle skipped skill ${redactText(name)}: ${redactText(reason)}`);
-      rows.push({
-        skill_name: redactText(name),
-        status: "skipped",
-        accepted: false,
-        gate_action: "",
-        baseline_score: null,
-        candidate_score: null,
-        n_tasks: group.length,
-        n_applied_edits: 0,
-        n_rejected_edits: 0,
-        reason: redactText(reason),
-      });
+      rows.push(noProposal("skipped", redactText(name), redactText(reason)));
     };
     const found = resolveSkill(name, o.roots);
     if (found.status !== "found") {
@@ -91,18 +92,7 @@ export async function fanOut(
         break;
       }
       if ((err as { exitCode?: number }).exitCode === 3) throw err;
-      rows.push({
-        skill_name: name,
-        status: "failed",
-        accepted: false,
-        gate_action: "",
-        baseline_score: null,
-        candidate_score: null,
-        n_tasks: group.length,
-        n_applied_edits: 0,
-        n_rejected_edits: 0,
-        reason: redactText(errorMessage(err)).slice(0, 300),
-      });
+      rows.push(noProposal("failed", name, redactText(errorMessage(err)).slice(0, 300)));
     }
   }
   return { rows, proposals, notes };
