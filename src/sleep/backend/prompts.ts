@@ -110,16 +110,16 @@ Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": 
 ${orNone(doc)}
 ${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay \
 consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User \
-preferences (honour as priors)\n${input.preferences}\n` : ""}${
-  input.rejectedBefore.length
-    ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore
-        .slice(0, 20)
-        .map((r) => `- ${r.slice(0, 200)}`)
-        .join("\n")}\n`
-    : ""
-}
+preferences (honour as priors)\n${input.preferences}\n` : ""}${rejectedSection(input.rejectedBefore)}
 ## Recurring failures
 ${failures.join("\n")}`;
+}
+
+/** The rules the gate turned down before, so the model does not propose them again ("" when none). */
+function rejectedSection(rejected: readonly string[]): string {
+  if (!rejected.length) return "";
+  const rules = rejected.slice(0, 20).map((r) => `- ${r.slice(0, 200)}`);
+  return `\n## Rules already rejected by the validation gate (do not propose these again)\n${rules.join("\n")}\n`;
 }
 
 /** Prompt for the LLM miner over one session (spec §4.4). */
@@ -171,14 +171,7 @@ Return only a JSON array of {"op": "add", "content": "...", "rationale": "..."}.
 
 ## Current ${input.target}
 ${orNone(doc)}
-${
-  input.rejectedBefore.length
-    ? `\n## Rules already rejected by the validation gate (do not propose these again)\n${input.rejectedBefore
-        .slice(0, 20)
-        .map((r) => `- ${r.slice(0, 200)}`)
-        .join("\n")}\n`
-    : ""
-}
+${rejectedSection(input.rejectedBefore)}
 ## Attempt pairs
 ${rows.join("\n")}`;
 }
