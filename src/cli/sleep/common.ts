@@ -16,12 +16,8 @@ import {
 import { globalArgs, helpShows, jsonArg, repeatedFlag } from "../args.ts";
 import { processEnv } from "../../config/index.ts";
 
-/** The flags whose values are file or folder paths: made absolute against the working directory. */
-export const PATH_FLAGS: ReadonlySet<string> = new Set([
-  "codex-path",
-  "cursor-path",
-  "pi-path",
-  "opencode-path",
+/** The flags that say where each agent keeps its sessions. */
+export const SESSION_STORE_FLAGS = [
   "claude-home",
   "codex-home",
   "cursor-home",
@@ -29,8 +25,10 @@ export const PATH_FLAGS: ReadonlySet<string> = new Set([
   "vscode-workspace-storage",
   "copilot-cli-session-store",
   "opencode-db",
-  "state-dir",
-]);
+] as const;
+
+/** The flags whose values are file or folder paths: made absolute against the working directory. */
+export const PATH_FLAGS: ReadonlySet<string> = new Set(["codex-path", "cursor-path", "pi-path", "opencode-path", ...SESSION_STORE_FLAGS, "state-dir"]);
 
 /** Flags every `sleep` subcommand accepts (spec §2.1). */
 export const sleepArgs = {

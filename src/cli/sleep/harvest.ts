@@ -16,7 +16,7 @@ import {
 } from "../../sleep/index.ts";
 import { harvestState, openHarvestStore, openSleepStore } from "../../store/index.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
-import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
+import { SESSION_STORE_FLAGS, sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { sourcesOf } from "./night.ts";
 import { processEnv } from "../../config/index.ts";
 
@@ -40,13 +40,7 @@ export default defineCommand({
       "project",
       "scope",
       "source",
-      "claude-home",
-      "codex-home",
-      "cursor-home",
-      "pi-home",
-      "vscode-workspace-storage",
-      "copilot-cli-session-store",
-      "opencode-db",
+      ...SESSION_STORE_FLAGS,
       "lookback-hours",
       "max-sessions",
       "max-tasks",
