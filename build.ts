@@ -102,7 +102,9 @@ async function main(): Promise<void> {
     const file = await buildOne(target, outDir, pkg.version, commit);
     const bytes = new Uint8Array(readFileSync(file));
     built.push({ name: outfileName(target), bytes });
-    console.log(`built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, bytecode ${bytecodeUsed.get(target) ? "yes" : "no"}, ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    console.log(
+      `built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, bytecode ${bytecodeUsed.get(target) ? "yes" : "no"}, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    );
   }
   writeFileSync(join(outDir, "SHA256SUMS"), sha256sums(built));
   writeFileSync(

@@ -56,7 +56,10 @@ function classify(code: number | null, stderr: string, timedOut: boolean): Verdi
 }
 
 async function main(): Promise<void> {
-  const only = process.argv.find((a) => a.startsWith("--only="))?.slice(7).split(",");
+  const only = process.argv
+    .find((a) => a.startsWith("--only="))
+    ?.slice(7)
+    .split(",");
   const verbose = process.argv.includes("--verbose");
   const root = mkdtempSync(join(tmpdir(), "skillopt-bad-input-"));
   const home = join(root, "home");
@@ -69,7 +72,9 @@ async function main(): Promise<void> {
   chmodSync(home, 0o777);
   const ctx: CaseContext = { root, home, work, repo: REPO };
   const benchStarted = performance.now();
-  const loadBefore = loadavg().map((x) => x.toFixed(2)).join(" ");
+  const loadBefore = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
   const groups = await loadCaseGroups();
   const all: (BadCase & { group: string })[] = [];
   for (const [group, make] of Object.entries(groups)) {
@@ -82,7 +87,9 @@ async function main(): Promise<void> {
   for (const c of all) {
     const outDir = c.outDir;
     const skip = (rel: string) =>
-      (outDir !== undefined && join(root, rel).startsWith(outDir)) || rel.startsWith("home/.cache") || rel.startsWith("home/.local/state");
+      (outDir !== undefined && join(root, rel).startsWith(outDir)) ||
+      rel.startsWith("home/.cache") ||
+      rel.startsWith("home/.local/state");
     const before = snapshot(root, skip);
     const started = performance.now();
     const env: Record<string, string> = {
@@ -107,7 +114,11 @@ async function main(): Promise<void> {
       timedOut = true;
       proc.kill("SIGKILL");
     }, c.timeoutMs ?? TIMEOUT_MS);
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     clearTimeout(timer);
     let verdict = c.expectSuccess && code === 0 ? "clean" : classify(code, stderr, timedOut);
     if (verdict === "clean" && c.mustSay && !stderr.includes(c.mustSay)) verdict = "unclear";
@@ -119,7 +130,11 @@ async function main(): Promise<void> {
     if (verdict !== "clean" || diff.length || verbose) {
       problems.push(
         `[${verdict}${diff.length ? `, wrote ${diff.slice(0, 3).join(" ")}` : ""}] ${c.group}/${c.name} (exit ${code}, ${ms} ms): ${
-          stderr.trim().split("\n").slice(0, verdict === "clean" ? 1 : 6).join(" | ") || stdout.slice(0, 200)
+          stderr
+            .trim()
+            .split("\n")
+            .slice(0, verdict === "clean" ? 1 : 6)
+            .join(" | ") || stdout.slice(0, 200)
         }`,
       );
     }
@@ -149,7 +164,11 @@ async function main(): Promise<void> {
   console.log(`hangs (> ${TIMEOUT_MS / 1000} s):        ${tally.hang}`);
   console.log(`collateral writes:     ${collateral}`);
   console.log(`wall time:             ${((performance.now() - benchStarted) / 1000).toFixed(1)} s`);
-  console.log(`machine:               ${cpus().length} cores (${cpus()[0]?.model ?? "?"}); load avg before ${loadBefore}, after ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  console.log(
+    `machine:               ${cpus().length} cores (${cpus()[0]?.model ?? "?"}); load avg before ${loadBefore}, after ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
 }
 
 await main();

@@ -25,7 +25,13 @@ import { runMeasured } from "./lib/cli.ts";
 import { machineLine } from "./lib/machine.ts";
 import { planBound } from "./lib/plan-bound.ts";
 
-const { values } = parseArgs({ options: { "test-items": { type: "string", default: "400" }, "train-items": { type: "string", default: "80" }, seed: { type: "string", default: "7" } } });
+const { values } = parseArgs({
+  options: {
+    "test-items": { type: "string", default: "400" },
+    "train-items": { type: "string", default: "80" },
+    seed: { type: "string", default: "7" },
+  },
+});
 const LIVE_S = 2;
 const MIN = 60_000;
 const testItems = Number(values["test-items"]);
@@ -39,7 +45,11 @@ const rand = () => {
 const work = mkdtempSync(join(tmpdir(), "skillopt-bench-batch-"));
 // One fake provider per mode: a batch of the same requests left by an earlier mode's run would
 // otherwise be found and adopted (as it would be for a user), hiding that mode's own waits.
-const startServer = () => startFakeOpenAI({ reply: simReply(), batch: { completionMs: () => Math.round((5 + 25 * rand()) * MIN), advancePerPollMs: 60 * MIN } });
+const startServer = () =>
+  startFakeOpenAI({
+    reply: simReply(),
+    batch: { completionMs: () => Math.round((5 + 25 * rand()) * MIN), advancePerPollMs: 60 * MIN },
+  });
 
 const WORKERS = 24;
 function args(out: string, mode: string, url: string): string[] {
@@ -83,7 +93,10 @@ const rows: Row[] = [];
 for (const mode of ["off", "eval", "all"]) {
   const out = join(work, mode);
   await using server = await startServer();
-  const r = await runMeasured(args(out, mode, server.url), { OPENAI_COMPATIBLE_API_KEY: "sk-bench", SKILLOPT_CACHE_DIR: join(work, `cache-${mode}`) });
+  const r = await runMeasured(args(out, mode, server.url), {
+    OPENAI_COMPATIBLE_API_KEY: "sk-bench",
+    SKILLOPT_CACHE_DIR: join(work, `cache-${mode}`),
+  });
   if (r.code !== 0) throw new Error(`train with model.batch=${mode} failed (exit ${r.code}): ${r.stderr.slice(-800)}`);
   const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as Record<string, unknown>;
   const bound = planBound(out, { targetWorkers: WORKERS, optimizerWorkers: 8, mergeBatch: 8 });
@@ -93,13 +106,35 @@ for (const mode of ["off", "eval", "all"]) {
   for (const b of mine) waves.set(b.created_ms, Math.max(waves.get(b.created_ms) ?? 0, b.complete_ms - b.created_ms));
   const batchS = [...waves.values()].reduce((a, b) => a + b, 0) / 1000;
   const trainRounds = bound.parts.baseline + bound.parts.steps + bound.parts.boundaries;
-  const wallTrain = mode === "all" ? batchS - (mine.length && bound.parts.final ? Math.max(...[...waves.values()].slice(-1)) / 1000 : 0) : trainRounds * LIVE_S;
-  const wallAll = mode === "off" ? (trainRounds + bound.parts.final) * LIVE_S : mode === "eval" ? trainRounds * LIVE_S + batchS : batchS;
-  rows.push({ mode, cost: Number(summary.cost_usd), hard: [(summary.baseline as { test?: unknown })?.test, (summary.best as { test?: unknown })?.test, (summary.final as { test?: unknown })?.test].join("/"), wallAll, wallTrain, paidTwice: paidTwice(join(out, "state.sqlite"), join(work, `cache-${mode}`, "calls.sqlite")), batches: mine.length, realS: r.wallS });
+  const wallTrain =
+    mode === "all"
+      ? batchS - (mine.length && bound.parts.final ? Math.max(...[...waves.values()].slice(-1)) / 1000 : 0)
+      : trainRounds * LIVE_S;
+  const wallAll =
+    mode === "off"
+      ? (trainRounds + bound.parts.final) * LIVE_S
+      : mode === "eval"
+        ? trainRounds * LIVE_S + batchS
+        : batchS;
+  rows.push({
+    mode,
+    cost: Number(summary.cost_usd),
+    hard: [
+      (summary.baseline as { test?: unknown })?.test,
+      (summary.best as { test?: unknown })?.test,
+      (summary.final as { test?: unknown })?.test,
+    ].join("/"),
+    wallAll,
+    wallTrain,
+    paidTwice: paidTwice(join(out, "state.sqlite"), join(work, `cache-${mode}`, "calls.sqlite")),
+    batches: mine.length,
+    realS: r.wallS,
+  });
 }
 
 const live = rows[0]!;
-const fmtT = (s: number) => (s >= 3600 ? `${(s / 3600).toFixed(1)} h` : s >= 60 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(0)} s`);
+const fmtT = (s: number) =>
+  s >= 3600 ? `${(s / 3600).toFixed(1)} h` : s >= 60 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(0)} s`;
 const lines = [
   `model.batch on a SearchQA-shaped run (conventions on the simulator through the fake OpenAI server: ${trainItems} train, 40 selection, ${testItems} test items; batch 40, 1 epoch; gpt-4o-mini prices, batch column 50 %)`,
   `live call 2 s (critical path from the run's decisions), batch completion 5–30 min (seed ${values.seed}); simulated, nothing waited for`,
@@ -121,9 +156,23 @@ function paidTwice(runDb: string, cacheDb: string): number {
   const run = new Database(runDb, { readonly: true });
   const cache = new Database(cacheDb, { readonly: true });
   try {
-    const ledger = (run.query("SELECT COUNT(*) AS n FROM (SELECT cache_key FROM call_ledger WHERE cached = 0 AND status != 'error' AND cache_key IS NOT NULL GROUP BY cache_key HAVING COUNT(*) > 1)").get() as { n: number }).n;
+    const ledger = (
+      run
+        .query(
+          "SELECT COUNT(*) AS n FROM (SELECT cache_key FROM call_ledger WHERE cached = 0 AND status != 'error' AND cache_key IS NOT NULL GROUP BY cache_key HAVING COUNT(*) > 1)",
+        )
+        .get() as { n: number }
+    ).n;
     const hasBatches = cache.query("SELECT name FROM sqlite_master WHERE name = 'call_batch_items'").get();
-    const batch = hasBatches ? (cache.query("SELECT COUNT(*) AS n FROM (SELECT key FROM call_batch_items WHERE state = 'answered' GROUP BY key HAVING COUNT(*) > 1)").get() as { n: number }).n : 0;
+    const batch = hasBatches
+      ? (
+          cache
+            .query(
+              "SELECT COUNT(*) AS n FROM (SELECT key FROM call_batch_items WHERE state = 'answered' GROUP BY key HAVING COUNT(*) > 1)",
+            )
+            .get() as { n: number }
+        ).n
+      : 0;
     return ledger + batch;
   } finally {
     run.close();

@@ -36,7 +36,11 @@ function start(args: string[], env: Record<string, string>, cwd = REPO) {
 }
 
 async function finish(p: ReturnType<typeof start>): Promise<Result> {
-  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -86,12 +90,17 @@ async function trainRace(root: string): Promise<{ ok: number; notes: string[] }>
     for (let i = 0; i < 400 && !existsSync(join(out, "history.jsonl")); i++) await Bun.sleep(10);
     first.kill("SIGKILL");
     await first.exited;
-    const [a, b] = await Promise.all([finish(start(["train", "--resume", out], env)), finish(start(["train", "--resume", out], env))]);
+    const [a, b] = await Promise.all([
+      finish(start(["train", "--resume", out], env)),
+      finish(start(["train", "--resume", out], env)),
+    ]);
     const winners = [a, b].filter((x) => x.code === 0).length;
     const loser = [a, b].find((x) => x.code !== 0);
     const consistency = storeConsistent(out);
-    const sameSkill = existsSync(join(out, "best_skill.md")) && readFileSync(join(out, "best_skill.md"), "utf8") === refSkill;
-    const good = winners === 1 && loser !== undefined && loser.stderr.trim().split("\n").length <= 2 && !consistency && sameSkill;
+    const sameSkill =
+      existsSync(join(out, "best_skill.md")) && readFileSync(join(out, "best_skill.md"), "utf8") === refSkill;
+    const good =
+      winners === 1 && loser !== undefined && loser.stderr.trim().split("\n").length <= 2 && !consistency && sameSkill;
     if (good) ok++;
     notes.push(
       `train round ${r + 1}: exits ${a.code}/${b.code}, ${winners} continued${loser ? `, refusal: "${lastLine(loser.stderr.split("\n")[0] ?? "")}"` : ""}, store ${consistency ?? "consistent"}, best skill ${sameSkill ? "= reference" : "DIFFERS"}`,
@@ -106,7 +115,9 @@ async function adoptRace(root: string): Promise<{ ok: number; notes: string[] }>
   for (let r = 0; r < ROUNDS; r++) {
     const { home, project } = buildFakeHome(join(root, `sleep-${r}`));
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
-    const review = await finish(start(["sleep", "review", "--backend", "mock", "--source", "all", "--project", project, "--json"], env, project));
+    const review = await finish(
+      start(["sleep", "review", "--backend", "mock", "--source", "all", "--project", project, "--json"], env, project),
+    );
     if (review.code !== 0) throw new Error(`sleep review failed: ${lastLine(review.stderr)}`);
     const night = (JSON.parse(review.stdout) as { staging_dir: string }).staging_dir;
     const skillPath = join(home, ".claude", "skills", "skillopt-sleep-learned", "SKILL.md");
@@ -118,7 +129,9 @@ async function adoptRace(root: string): Promise<{ ok: number; notes: string[] }>
     ]);
     const live = readFileSync(skillPath, "utf8");
     const winners = [a, b].filter((x) => x.code === 0);
-    const receipts = existsSync(join(night, "adopted_legacy.json")) ? (JSON.parse(readFileSync(join(night, "adopted_legacy.json"), "utf8")) as unknown[]).length : 0;
+    const receipts = existsSync(join(night, "adopted_legacy.json"))
+      ? (JSON.parse(readFileSync(join(night, "adopted_legacy.json"), "utf8")) as unknown[]).length
+      : 0;
     const intact = live === proposed || (winners.length === 0 && live === original);
     const good = winners.length === 1 && intact && receipts === 1;
     if (good) ok++;
@@ -137,8 +150,12 @@ async function main(): Promise<void> {
     const adopt = await adoptRace(root);
     for (const n of [...train.notes, ...adopt.notes]) console.log(n);
     console.log("");
-    console.log(`train --resume races: ${train.ok}/${ROUNDS} with one winner, one clear refusal, a consistent store and the reference result`);
-    console.log(`sleep adopt races:    ${adopt.ok}/${ROUNDS} with one winner, one refusal, the target intact and one receipt`);
+    console.log(
+      `train --resume races: ${train.ok}/${ROUNDS} with one winner, one clear refusal, a consistent store and the reference result`,
+    );
+    console.log(
+      `sleep adopt races:    ${adopt.ok}/${ROUNDS} with one winner, one refusal, the target intact and one receipt`,
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

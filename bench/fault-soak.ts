@@ -31,8 +31,14 @@ const unit = (s: string) => Number.parseInt(createHash("sha256").update(s).diges
 
 function toMessages(req: FakeRequest): ChatMessage[] {
   return req.messages.map((m) => {
-    const role = m.role === "system" || m.role === "developer" ? "system" : m.role === "assistant" ? "assistant" : "user";
-    const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("\n") : "";
+    const role =
+      m.role === "system" || m.role === "developer" ? "system" : m.role === "assistant" ? "assistant" : "user";
+    const content =
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p: { text?: unknown }) => (typeof p.text === "string" ? p.text : "")).join("\n")
+          : "";
     return { role, content };
   });
 }
@@ -71,7 +77,7 @@ async function run(root: string, label: string, rate: number): Promise<Outcome> 
         if (kind === "status_500") return { fault: "status", status: 500, message: "injected server error" };
         if (kind === "hang") return { fault: "hang" };
         if (kind === "cut") return req.stream ? { fault: "cut", afterChunks: 1 } : { fault: "reset" };
-        return { fault: "malformed", body: "{\"choices\": [ this is not json" };
+        return { fault: "malformed", body: '{"choices": [ this is not json' };
       }
       return { text: simAnswer(toMessages(req), 0, sim) };
     },
@@ -110,15 +116,29 @@ async function run(root: string, label: string, rate: number): Promise<Outcome> 
       stderr: "pipe",
     },
   );
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   let summary: Record<string, unknown> | undefined;
   try {
     summary = JSON.parse(stdout) as Record<string, unknown>;
   } catch {
-    summary = existsSync(join(out, "summary.json")) ? (JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as Record<string, unknown>) : undefined;
+    summary = existsSync(join(out, "summary.json"))
+      ? (JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as Record<string, unknown>)
+      : undefined;
   }
   server.clearMisses();
-  return { code, stderr, summary, requests: server.requests.length, succeeded: server.completions, faults, ms: performance.now() - started };
+  return {
+    code,
+    stderr,
+    summary,
+    requests: server.requests.length,
+    succeeded: server.completions,
+    faults,
+    ms: performance.now() - started,
+  };
 }
 
 /** Structured optimizer results dropped as malformed, from summary.json's call accounting. */
@@ -142,25 +162,39 @@ async function main(): Promise<void> {
   const faulty = await run(root, "faulty", RATE);
   const same =
     faulty.code === 0 &&
-    readFileSync(join(root, "clean", "best_skill.md"), "utf8") === readFileSync(join(root, "faulty", "best_skill.md"), "utf8") &&
+    readFileSync(join(root, "clean", "best_skill.md"), "utf8") ===
+      readFileSync(join(root, "faulty", "best_skill.md"), "utf8") &&
     historyText(join(root, "clean")) === historyText(join(root, "faulty"));
   if (faulty.code !== 0) console.log(faulty.stderr.trim().split("\n").slice(-5).join("\n"));
   if (!same && faulty.code === 0) {
     const a = historyText(join(root, "clean")).split("\n");
     const b = historyText(join(root, "faulty")).split("\n");
     const i = a.findIndex((l, k) => l !== b[k]);
-    if (i >= 0) console.log(`first differing step record: ${i + 1}\n  clean:  ${a[i]?.slice(0, 400)}\n  faulty: ${b[i]?.slice(0, 400)}`);
+    if (i >= 0)
+      console.log(
+        `first differing step record: ${i + 1}\n  clean:  ${a[i]?.slice(0, 400)}\n  faulty: ${b[i]?.slice(0, 400)}`,
+      );
   }
   if (process.argv.includes("--keep")) console.log(`kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
   const steps = (s: Outcome) => `${s.summary?.steps ?? "?"}/${s.summary?.total_steps ?? "?"}`;
   const faultTotal = Object.values(faulty.faults).reduce((a, b) => a + b, 0);
   console.log("");
-  console.log(`fault-free run:          ${steps(clean)} steps, ${clean.requests} requests, ${(clean.ms / 1000).toFixed(1)} s`);
-  console.log(`faulty run:              exit ${faulty.code}, ${steps(faulty)} steps completed, ${(faulty.ms / 1000).toFixed(1)} s`);
+  console.log(
+    `fault-free run:          ${steps(clean)} steps, ${clean.requests} requests, ${(clean.ms / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `faulty run:              exit ${faulty.code}, ${steps(faulty)} steps completed, ${(faulty.ms / 1000).toFixed(1)} s`,
+  );
   console.log(`calls attempted:         ${faulty.requests}`);
   console.log(`calls succeeded:         ${faulty.succeeded}`);
-  console.log(`faults injected:         ${faultTotal} (${((100 * faultTotal) / Math.max(1, faulty.requests)).toFixed(1)} % of requests: ${Object.entries(faulty.faults).map(([k, v]) => `${k} ${v}`).join(", ")})`);
+  console.log(
+    `faults injected:         ${faultTotal} (${((100 * faultTotal) / Math.max(1, faulty.requests)).toFixed(1)} % of requests: ${Object.entries(
+      faulty.faults,
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")})`,
+  );
   console.log(`edits dropped (malformed optimizer output): ${dropped(faulty.summary)}`);
   console.log(`result equals the fault-free run: ${same ? "yes" : "NO"}`);
 }

@@ -31,18 +31,30 @@ const y = (p: number) => H - M.b - p * (H - M.t - M.b);
 const COLORS: Record<string, string> = { strict: "#dc2626", paired: "#2563eb", ceiling: "#6b7280" };
 const parts: string[] = [];
 parts.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
-parts.push(`<text x="${M.l}" y="22" font-size="15" font-weight="bold">Acceptance rate by planted effect (n=${data.n} items, ${data.trials} trials each)</text>`);
+parts.push(
+  `<text x="${M.l}" y="22" font-size="15" font-weight="bold">Acceptance rate by planted effect (n=${data.n} items, ${data.trials} trials each)</text>`,
+);
 for (const p of [0, 0.05, 0.2, 0.4, 0.6, 0.8, 1]) {
-  parts.push(`<line x1="${M.l}" x2="${W - M.r}" y1="${y(p)}" y2="${y(p)}" stroke="${p === 0.05 || p === 0.8 ? "#9ca3af" : "#e5e7eb"}" stroke-dasharray="${p === 0.05 || p === 0.8 ? "4 3" : ""}"/>`);
+  parts.push(
+    `<line x1="${M.l}" x2="${W - M.r}" y1="${y(p)}" y2="${y(p)}" stroke="${p === 0.05 || p === 0.8 ? "#9ca3af" : "#e5e7eb"}" stroke-dasharray="${p === 0.05 || p === 0.8 ? "4 3" : ""}"/>`,
+  );
   parts.push(`<text x="${M.l - 8}" y="${y(p) + 4}" font-size="11" text-anchor="end">${Math.round(p * 100)} %</text>`);
 }
 for (const e of effects) {
   parts.push(`<line x1="${x(e)}" x2="${x(e)}" y1="${H - M.b}" y2="${H - M.b + 5}" stroke="#374151"/>`);
-  parts.push(`<text x="${x(e)}" y="${H - M.b + 18}" font-size="11" text-anchor="middle">${e > 0 ? "+" : ""}${e}</text>`);
+  parts.push(
+    `<text x="${x(e)}" y="${H - M.b + 18}" font-size="11" text-anchor="middle">${e > 0 ? "+" : ""}${e}</text>`,
+  );
 }
-parts.push(`<text x="${(M.l + W - M.r) / 2}" y="${H - 12}" font-size="12" text-anchor="middle">true difference candidate − current (points)</text>`);
-parts.push(`<text x="16" y="${(M.t + H - M.b) / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 16 ${(M.t + H - M.b) / 2})">accepted</text>`);
-parts.push(`<line x1="${M.l}" x2="${W - M.r}" y1="${H - M.b}" y2="${H - M.b}" stroke="#374151"/><line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" stroke="#374151"/>`);
+parts.push(
+  `<text x="${(M.l + W - M.r) / 2}" y="${H - 12}" font-size="12" text-anchor="middle">true difference candidate − current (points)</text>`,
+);
+parts.push(
+  `<text x="16" y="${(M.t + H - M.b) / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 16 ${(M.t + H - M.b) / 2})">accepted</text>`,
+);
+parts.push(
+  `<line x1="${M.l}" x2="${W - M.r}" y1="${H - M.b}" y2="${H - M.b}" stroke="#374151"/><line x1="${M.l}" x2="${M.l}" y1="${M.t}" y2="${H - M.b}" stroke="#374151"/>`,
+);
 let legendY = M.t + 10;
 for (const [i, lab] of data.lab.entries()) {
   for (const rule of ["strict", "paired"]) {
@@ -50,21 +62,36 @@ for (const [i, lab] of data.lab.entries()) {
     const pts = rows.map((r) => `${x(r.effect).toFixed(1)},${y(r.accept / r.trials).toFixed(1)}`).join(" ");
     const dash = i === 0 ? "" : ' stroke-dasharray="6 4"';
     parts.push(`<polyline points="${pts}" fill="none" stroke="${COLORS[rule]}" stroke-width="2"${dash}/>`);
-    for (const r of rows) parts.push(`<circle cx="${x(r.effect).toFixed(1)}" cy="${y(r.accept / r.trials).toFixed(1)}" r="3" fill="${COLORS[rule]}"/>`);
-    parts.push(`<line x1="${W - M.r + 12}" x2="${W - M.r + 36}" y1="${legendY}" y2="${legendY}" stroke="${COLORS[rule]}" stroke-width="2"${dash}/>`);
-    parts.push(`<text x="${W - M.r + 42}" y="${legendY + 4}" font-size="11">${rule}, ${lab.name} (${(lab.flipRate * 100).toFixed(1)} % flips)</text>`);
+    for (const r of rows)
+      parts.push(
+        `<circle cx="${x(r.effect).toFixed(1)}" cy="${y(r.accept / r.trials).toFixed(1)}" r="3" fill="${COLORS[rule]}"/>`,
+      );
+    parts.push(
+      `<line x1="${W - M.r + 12}" x2="${W - M.r + 36}" y1="${legendY}" y2="${legendY}" stroke="${COLORS[rule]}" stroke-width="2"${dash}/>`,
+    );
+    parts.push(
+      `<text x="${W - M.r + 42}" y="${legendY + 4}" font-size="11">${rule}, ${lab.name} (${(lab.flipRate * 100).toFixed(1)} % flips)</text>`,
+    );
     legendY += 20;
   }
   const ceil = (lab.ceilings ?? []).slice().sort((a, b) => a.effect - b.effect);
   if (ceil.length) {
     const dash = i === 0 ? ' stroke-dasharray="1 3"' : ' stroke-dasharray="1 3 6 3"';
-    parts.push(`<polyline points="${ceil.map((c) => `${x(c.effect).toFixed(1)},${y(c.power).toFixed(1)}`).join(" ")}" fill="none" stroke="${COLORS.ceiling}" stroke-width="2"${dash}/>`);
-    parts.push(`<line x1="${W - M.r + 12}" x2="${W - M.r + 36}" y1="${legendY}" y2="${legendY}" stroke="${COLORS.ceiling}" stroke-width="2"${dash}/>`);
-    parts.push(`<text x="${W - M.r + 42}" y="${legendY + 4}" font-size="11">ceiling (any 5 % test), ${lab.name}</text>`);
+    parts.push(
+      `<polyline points="${ceil.map((c) => `${x(c.effect).toFixed(1)},${y(c.power).toFixed(1)}`).join(" ")}" fill="none" stroke="${COLORS.ceiling}" stroke-width="2"${dash}/>`,
+    );
+    parts.push(
+      `<line x1="${W - M.r + 12}" x2="${W - M.r + 36}" y1="${legendY}" y2="${legendY}" stroke="${COLORS.ceiling}" stroke-width="2"${dash}/>`,
+    );
+    parts.push(
+      `<text x="${W - M.r + 42}" y="${legendY + 4}" font-size="11">ceiling (any 5 % test), ${lab.name}</text>`,
+    );
     legendY += 20;
   }
 }
-parts.push(`<text x="${W - M.r + 12}" y="${legendY + 10}" font-size="10" fill="#6b7280">dashed grey: 5 % and 80 %</text>`);
+parts.push(
+  `<text x="${W - M.r + 12}" y="${legendY + 10}" font-size="10" fill="#6b7280">dashed grey: 5 % and 80 %</text>`,
+);
 const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif">\n${parts.join("\n")}\n</svg>\n`;
 writeFileSync(join(dir, "gate-power.svg"), svg);
 process.stdout.write(`wrote ${join(dir, "gate-power.svg")}\n`);

@@ -33,7 +33,11 @@ const temperature = Number(opt("temperature", "0.6"));
 const jsonOut = opt("json", "");
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
-out(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, load ${loadavg().map((x) => x.toFixed(2)).join(" ")}, bun ${Bun.version}`);
+out(
+  `machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}, bun ${Bun.version}`,
+);
 const settings = { alpha: Number(opt("alpha", "0.05")), minEffect: 0.02, maxRegressions: null };
 const EFFECTS = [-5, 0, 2, 5, 10];
 
@@ -46,18 +50,26 @@ for (const { name, noise } of noises) {
   const t0 = performance.now();
   const r = runLab({ effects: EFFECTS, trials, n, settings, noise });
   lab.push({ name, flipRate: r.flipRate, rows: r.rows, ceilings: r.ceilings });
-  out(`\nLaboratory, ${name}: ${trials} trials per effect, selection split n=${n}, current skill's flip rate ${(r.flipRate * 100).toFixed(1)} %, confidence ${Math.round((1 - settings.alpha) * 100)} %, minimum effect ${settings.minEffect * 100} points (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  out(
+    `\nLaboratory, ${name}: ${trials} trials per effect, selection split n=${n}, current skill's flip rate ${(r.flipRate * 100).toFixed(1)} %, confidence ${Math.round((1 - settings.alpha) * 100)} %, minimum effect ${settings.minEffect * 100} points (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   out("  Δ(pts)  rule     accept  reject  undecided  rollouts (% of full pass)");
   for (const row of r.rows) {
     const pct = (k: number) => `${((100 * k) / row.trials).toFixed(1).padStart(5)} %`;
-    out(`  ${String(row.effect).padStart(5)}   ${row.rule.padEnd(7)} ${pct(row.accept)} ${pct(row.reject)}   ${pct(row.undecided)}  ${row.meanRollouts.toFixed(1).padStart(6)} (${((100 * row.meanRollouts) / n).toFixed(0)} %)`);
+    out(
+      `  ${String(row.effect).padStart(5)}   ${row.rule.padEnd(7)} ${pct(row.accept)} ${pct(row.reject)}   ${pct(row.undecided)}  ${row.meanRollouts.toFixed(1).padStart(6)} (${((100 * row.meanRollouts) / n).toFixed(0)} %)`,
+    );
   }
   // The statistical ceiling: no level-α test of "no gain" on n such items can beat a fixed-n
   // one-sided z-test that knows the per-item difference variance (fixed-t above is that test with
   // the variance estimated, on the same draws).
-  out(`  Statistical ceiling (fixed-n one-sided z-test at level ${settings.alpha}, the lab's per-item difference variance):`);
+  out(
+    `  Statistical ceiling (fixed-n one-sided z-test at level ${settings.alpha}, the lab's per-item difference variance):`,
+  );
   for (const c of r.ceilings) {
-    out(`  ${String(c.effect).padStart(5)}   σ²(d)=${c.variance.toFixed(4)}  best power ${(100 * c.power).toFixed(1).padStart(5)} %${Number.isFinite(c.n80) ? `  n for 80 %: ${c.n80}` : ""}`);
+    out(
+      `  ${String(c.effect).padStart(5)}   σ²(d)=${c.variance.toFixed(4)}  best power ${(100 * c.power).toFixed(1).padStart(5)} %${Number.isFinite(c.n80) ? `  n for 80 %: ${c.n80}` : ""}`,
+    );
   }
   const at5 = r.ceilings.find((c) => c.effect === 5);
   if (at5) {
@@ -82,12 +94,22 @@ interface E2E {
 }
 const e2e: E2E[] = [];
 if (!argv.includes("--lab-only")) {
-  out(`\nEnd to end: conventions on the stochastic simulator (env.sim_temperature=${temperature}), ${seeds} seeds, 120 selection items, 200 test items`);
+  out(
+    `\nEnd to end: conventions on the stochastic simulator (env.sim_temperature=${temperature}), ${seeds} seeds, 120 selection items, 200 test items`,
+  );
   for (let seed = 1; seed <= seeds; seed++) {
     for (const rule of ["strict", "paired"]) {
       const { config } = loadConfig({
         config: "conventions",
-        set: ["model.backend=sim", `train.seed=${seed}`, `env.split_seed=${seed}`, `env.sim_temperature=${temperature}`, "env.val_items=120", "env.test_items=200", `evaluation.gate_rule=${rule}`],
+        set: [
+          "model.backend=sim",
+          `train.seed=${seed}`,
+          `env.split_seed=${seed}`,
+          `env.sim_temperature=${temperature}`,
+          "env.val_items=120",
+          "env.test_items=200",
+          `evaluation.gate_rule=${rule}`,
+        ],
       });
       const client = await createModelClient(config, { noCache: true });
       const inner = (await getBenchmark("conventions"))!;
@@ -103,9 +125,36 @@ if (!argv.includes("--lab-only")) {
       const splits = await bench.loadSplits(ctx);
       const recorder: RunRecorder = { resume: () => undefined, commit: (_cp: RunCheckpoint) => {} };
       try {
-        const r = await train({ cfg: config, bench, ctx, splits, initialSkill: bench.initialSkill, prompts: PROMPTS, recorder, accounting: client, events: { emit: () => {} }, clock: { now: () => performance.now() } });
-        const s = r.summary as { final: { test: number | null }; best: { selection: number | null; test: number | null }; accepted: number; rejected: number; undecided?: number };
-        e2e.push({ seed, rule, test: s.final.test, bestSelection: s.best.selection, bestTest: s.best.test, selectionCalls, accepted: s.accepted, rejected: s.rejected, undecided: s.undecided ?? 0 });
+        const r = await train({
+          cfg: config,
+          bench,
+          ctx,
+          splits,
+          initialSkill: bench.initialSkill,
+          prompts: PROMPTS,
+          recorder,
+          accounting: client,
+          events: { emit: () => {} },
+          clock: { now: () => performance.now() },
+        });
+        const s = r.summary as {
+          final: { test: number | null };
+          best: { selection: number | null; test: number | null };
+          accepted: number;
+          rejected: number;
+          undecided?: number;
+        };
+        e2e.push({
+          seed,
+          rule,
+          test: s.final.test,
+          bestSelection: s.best.selection,
+          bestTest: s.best.test,
+          selectionCalls,
+          accepted: s.accepted,
+          rejected: s.rejected,
+          undecided: s.undecided ?? 0,
+        });
       } finally {
         await client.close();
       }
@@ -114,7 +163,9 @@ if (!argv.includes("--lab-only")) {
   out("  seed  rule     final test  selection calls  best sel−test  accepted/rejected/undecided");
   for (const r of e2e) {
     const gap = r.bestSelection !== null && r.bestTest !== null ? r.bestSelection - r.bestTest : null;
-    out(`  ${String(r.seed).padStart(4)}  ${r.rule.padEnd(7)}  ${r.test === null ? "—" : r.test.toFixed(3)}       ${String(r.selectionCalls).padStart(6)}          ${gap === null ? "—" : `${gap >= 0 ? "+" : ""}${gap.toFixed(3)}`}        ${r.accepted}/${r.rejected}/${r.undecided}`);
+    out(
+      `  ${String(r.seed).padStart(4)}  ${r.rule.padEnd(7)}  ${r.test === null ? "—" : r.test.toFixed(3)}       ${String(r.selectionCalls).padStart(6)}          ${gap === null ? "—" : `${gap >= 0 ? "+" : ""}${gap.toFixed(3)}`}        ${r.accepted}/${r.rejected}/${r.undecided}`,
+    );
   }
   for (const rule of ["strict", "paired"]) {
     const rs = e2e.filter((r) => r.rule === rule);
@@ -122,7 +173,9 @@ if (!argv.includes("--lab-only")) {
     const test = mean(rs.map((r) => r.test ?? 0));
     const calls = mean(rs.map((r) => r.selectionCalls));
     const gap = mean(rs.map((r) => (r.bestSelection ?? 0) - (r.bestTest ?? 0)));
-    out(`  mean  ${rule.padEnd(7)}  ${test.toFixed(3)}       ${calls.toFixed(0).padStart(6)}          ${gap >= 0 ? "+" : ""}${gap.toFixed(3)}`);
+    out(
+      `  mean  ${rule.padEnd(7)}  ${test.toFixed(3)}       ${calls.toFixed(0).padStart(6)}          ${gap >= 0 ? "+" : ""}${gap.toFixed(3)}`,
+    );
   }
 }
 

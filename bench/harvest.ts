@@ -38,7 +38,10 @@ function rng(seed: number): () => number {
   };
 }
 
-const WORDS = "the a parser test fails because offset timezone date export json flag build cache retry upload stream header row config loader rename module import function return value error warning expected received".split(" ");
+const WORDS =
+  "the a parser test fails because offset timezone date export json flag build cache retry upload stream header row config loader rename module import function return value error warning expected received".split(
+    " ",
+  );
 
 /** A pool of tool-output-like text: code, logs, JSON, quotes, backslashes, some non-ASCII. */
 function textPool(rand: () => number, bytes: number): string {
@@ -88,7 +91,7 @@ function generate(home: string, target: number, seed: number): Gen {
     k++;
     // Session sizes 0.1–10 MB, skewed towards small ones (median ≈ 0.16 MB, mean ≈ 0.4 MB): most
     // sessions are short, a few long ones carry most of the bytes.
-    const size = Math.min(target - total, Math.round(0.1e6 * 100 ** rand() ** 4));
+    const size = Math.min(target - total, Math.round(0.1e6 * 100 ** (rand() ** 4)));
     const codex = k % 5 === 2 || k % 5 === 4;
     const id = `${(k * 2654435761).toString(16).padStart(8, "0").slice(-8)}-0000-4000-8000-${k.toString(16).padStart(12, "0")}`;
     const project = `/home/dev/project${k % 17}`;
@@ -98,7 +101,18 @@ function generate(home: string, target: number, seed: number): Gen {
     const start = t0 + k * 3_600_000;
     const ts = () => new Date(start + turn * 7000).toISOString();
     if (codex) {
-      const meta = { timestamp: ts(), type: "session_meta", payload: { id, timestamp: ts(), cwd: project, originator: "codex_cli_rs", cli_version: "0.63.0", git: { branch: "main" } } };
+      const meta = {
+        timestamp: ts(),
+        type: "session_meta",
+        payload: {
+          id,
+          timestamp: ts(),
+          cwd: project,
+          originator: "codex_cli_rs",
+          cli_version: "0.63.0",
+          git: { branch: "main" },
+        },
+      };
       lines.push(JSON.stringify(meta));
     }
     while (n < size) {
@@ -110,23 +124,131 @@ function generate(home: string, target: number, seed: number): Gen {
       const out = slice(Math.max(200, Math.min(Math.round(size / 3) - 2000, Math.round(want))));
       const recs = codex
         ? [
-            { timestamp: ts(), type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text: prompt() }] } },
+            {
+              timestamp: ts(),
+              type: "response_item",
+              payload: { type: "message", role: "user", content: [{ type: "input_text", text: prompt() }] },
+            },
             { timestamp: ts(), type: "event_msg", payload: { type: "user_message", message: prompt(), images: [] } },
-            { timestamp: ts(), type: "response_item", payload: { type: "function_call", name: "shell", arguments: JSON.stringify({ command: ["bash", "-lc", "bun test"] }), call_id: `c${turn}` } },
-            { timestamp: ts(), type: "response_item", payload: { type: "function_call_output", call_id: `c${turn}`, output: JSON.stringify({ output: out, metadata: { exit_code: turn % 3 } }) } },
-            { timestamp: ts(), type: "event_msg", payload: { type: "exec_command_end", call_id: `c${turn}`, exit_code: turn % 3, aggregated_output: out.slice(0, out.length >> 2) } },
+            {
+              timestamp: ts(),
+              type: "response_item",
+              payload: {
+                type: "function_call",
+                name: "shell",
+                arguments: JSON.stringify({ command: ["bash", "-lc", "bun test"] }),
+                call_id: `c${turn}`,
+              },
+            },
+            {
+              timestamp: ts(),
+              type: "response_item",
+              payload: {
+                type: "function_call_output",
+                call_id: `c${turn}`,
+                output: JSON.stringify({ output: out, metadata: { exit_code: turn % 3 } }),
+              },
+            },
+            {
+              timestamp: ts(),
+              type: "event_msg",
+              payload: {
+                type: "exec_command_end",
+                call_id: `c${turn}`,
+                exit_code: turn % 3,
+                aggregated_output: out.slice(0, out.length >> 2),
+              },
+            },
             { timestamp: ts(), type: "event_msg", payload: { type: "agent_message", message: prompt() } },
-            { timestamp: ts(), type: "event_msg", payload: { type: "token_count", info: { total_token_usage: { input_tokens: turn * 1000 } } } },
-            ...Array.from({ length: 6 }, () => ({ timestamp: ts(), type: "event_msg", payload: { type: "agent_reasoning", text: prompt() } })),
+            {
+              timestamp: ts(),
+              type: "event_msg",
+              payload: { type: "token_count", info: { total_token_usage: { input_tokens: turn * 1000 } } },
+            },
+            ...Array.from({ length: 6 }, () => ({
+              timestamp: ts(),
+              type: "event_msg",
+              payload: { type: "agent_reasoning", text: prompt() },
+            })),
           ]
         : [
-            { parentUuid: null, isSidechain: false, userType: "external", cwd: project, sessionId: id, version: "2.0.14", gitBranch: "main", type: "user", message: { role: "user", content: turn % 4 === 1 ? `No, that's still wrong: ${prompt()}` : prompt() }, uuid: `u${turn}`, timestamp: ts() },
-            { parentUuid: `u${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "assistant", message: { role: "assistant", content: [{ type: "text", text: prompt() }, { type: "tool_use", id: `t${turn}`, name: turn % 2 ? "Bash" : "Write", input: turn % 2 ? { command: "bun test" } : { file_path: `${project}/src/x.ts`, content: out.slice(0, out.length >> 1) } }] }, uuid: `a${turn}`, timestamp: ts() },
-            { parentUuid: `a${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "user", message: { role: "user", content: [{ tool_use_id: `t${turn}`, type: "tool_result", content: out, is_error: turn % 5 === 0 }] }, uuid: `r${turn}`, timestamp: ts(), toolUseResult: { stdout: out.slice(0, out.length >> 1), stderr: "", interrupted: false } },
-            { type: "file-history-snapshot", messageId: `a${turn}`, snapshot: { messageId: `a${turn}`, trackedFileBackups: { "src/x.ts": { version: turn } }, timestamp: ts() } },
+            {
+              parentUuid: null,
+              isSidechain: false,
+              userType: "external",
+              cwd: project,
+              sessionId: id,
+              version: "2.0.14",
+              gitBranch: "main",
+              type: "user",
+              message: { role: "user", content: turn % 4 === 1 ? `No, that's still wrong: ${prompt()}` : prompt() },
+              uuid: `u${turn}`,
+              timestamp: ts(),
+            },
+            {
+              parentUuid: `u${turn}`,
+              isSidechain: false,
+              cwd: project,
+              sessionId: id,
+              type: "assistant",
+              message: {
+                role: "assistant",
+                content: [
+                  { type: "text", text: prompt() },
+                  {
+                    type: "tool_use",
+                    id: `t${turn}`,
+                    name: turn % 2 ? "Bash" : "Write",
+                    input:
+                      turn % 2
+                        ? { command: "bun test" }
+                        : { file_path: `${project}/src/x.ts`, content: out.slice(0, out.length >> 1) },
+                  },
+                ],
+              },
+              uuid: `a${turn}`,
+              timestamp: ts(),
+            },
+            {
+              parentUuid: `a${turn}`,
+              isSidechain: false,
+              cwd: project,
+              sessionId: id,
+              type: "user",
+              message: {
+                role: "user",
+                content: [{ tool_use_id: `t${turn}`, type: "tool_result", content: out, is_error: turn % 5 === 0 }],
+              },
+              uuid: `r${turn}`,
+              timestamp: ts(),
+              toolUseResult: { stdout: out.slice(0, out.length >> 1), stderr: "", interrupted: false },
+            },
+            {
+              type: "file-history-snapshot",
+              messageId: `a${turn}`,
+              snapshot: {
+                messageId: `a${turn}`,
+                trackedFileBackups: { "src/x.ts": { version: turn } },
+                timestamp: ts(),
+              },
+            },
             // Many small lines: Claude Code writes each content block and progress event on its own line.
-            ...Array.from({ length: 6 }, (_, j) => ({ parentUuid: `r${turn}`, isSidechain: false, cwd: project, sessionId: id, type: "assistant", message: { role: "assistant", content: [{ type: "text", text: prompt() }] }, uuid: `b${turn}-${j}`, timestamp: ts() })),
-            ...Array.from({ length: 4 }, (_, j) => ({ type: "progress", data: { type: "hook_progress", hookEvent: "PostToolUse", message: `${prompt().slice(0, 40)}` }, uuid: `p${turn}-${j}`, timestamp: ts() })),
+            ...Array.from({ length: 6 }, (_, j) => ({
+              parentUuid: `r${turn}`,
+              isSidechain: false,
+              cwd: project,
+              sessionId: id,
+              type: "assistant",
+              message: { role: "assistant", content: [{ type: "text", text: prompt() }] },
+              uuid: `b${turn}-${j}`,
+              timestamp: ts(),
+            })),
+            ...Array.from({ length: 4 }, (_, j) => ({
+              type: "progress",
+              data: { type: "hook_progress", hookEvent: "PostToolUse", message: `${prompt().slice(0, 40)}` },
+              uuid: `p${turn}-${j}`,
+              timestamp: ts(),
+            })),
           ];
       for (const r of recs) {
         const s = JSON.stringify(r);
@@ -136,7 +258,12 @@ function generate(home: string, target: number, seed: number): Gen {
     }
     const body = `${lines.join("\n")}\n`;
     const file = codex
-      ? join(home, ".codex", k % 10 === 4 ? "archived_sessions" : join("sessions", "2026", "10", String(1 + (k % 28)).padStart(2, "0")), `rollout-2026-10-01T00-00-00-${id}.jsonl`)
+      ? join(
+          home,
+          ".codex",
+          k % 10 === 4 ? "archived_sessions" : join("sessions", "2026", "10", String(1 + (k % 28)).padStart(2, "0")),
+          `rollout-2026-10-01T00-00-00-${id}.jsonl`,
+        )
       : join(home, ".claude", "projects", `-home-dev-project${k % 17}`, `${id}.jsonl`);
     mkdirSync(join(file, ".."), { recursive: true });
     writeFileSync(file, body);
@@ -242,16 +369,29 @@ async function main(): Promise<void> {
     const t = performance.now();
     const gen = generate(home, size, seed);
     const mb = gen.bytes / 1e6;
-    console.log(`generated ${gen.files.length} sessions, ${mb.toFixed(0)} MB (${(gen.bytes / 1024 ** 3).toFixed(2)} GiB) in ${((performance.now() - t) / 1000).toFixed(1)} s under ${root}`);
+    console.log(
+      `generated ${gen.files.length} sessions, ${mb.toFixed(0)} MB (${(gen.bytes / 1024 ** 3).toFixed(2)} GiB) in ${((performance.now() - t) / 1000).toFixed(1)} s under ${root}`,
+    );
 
-    const lineCount = gen.files.reduce((n, f) => n + (require("node:fs").readFileSync(f, "utf8") as string).split("\n").length - 1, 0);
-    console.log(`corpus: ${lineCount} lines, mean ${(gen.bytes / lineCount / 1024).toFixed(1)} kB per line; one turn in ten carries a 0.1–1.5 MB tool output`);
+    const lineCount = gen.files.reduce(
+      (n, f) => n + (require("node:fs").readFileSync(f, "utf8") as string).split("\n").length - 1,
+      0,
+    );
+    console.log(
+      `corpus: ${lineCount} lines, mean ${(gen.bytes / lineCount / 1024).toFixed(1)} kB per line; one turn in ten carries a 0.1–1.5 MB tool output`,
+    );
     console.log(machineLine());
-    console.log("aims: first harvest ≤ 2× a raw read of the same corpus; repeat night with nothing new < 0.2 s of work after start-up");
+    console.log(
+      "aims: first harvest ≤ 2× a raw read of the same corpus; repeat night with nothing new < 0.2 s of work after start-up",
+    );
     const raw = runRaw(gen.files, root);
-    console.log(`raw read:       ${(raw.bytes / 1e6).toFixed(0)} MB in ${(raw.ms / 1000).toFixed(2)} s = ${(raw.bytes / 1e6 / (raw.ms / 1000)).toFixed(0)} MB/s wall, ${(raw.bytes / 1e6 / (raw.cpu_ms / 1000)).toFixed(0)} MB/s per CPU second (page cache warm)`);
+    console.log(
+      `raw read:       ${(raw.bytes / 1e6).toFixed(0)} MB in ${(raw.ms / 1000).toFixed(2)} s = ${(raw.bytes / 1e6 / (raw.ms / 1000)).toFixed(0)} MB/s wall, ${(raw.bytes / 1e6 / (raw.cpu_ms / 1000)).toFixed(0)} MB/s per CPU second (page cache warm)`,
+    );
     const first = runChild(home, statePath);
-    console.log(`first harvest / raw read: ${(first.ms / raw.ms).toFixed(1)}× wall, ${(first.cpu_ms / Math.max(1, raw.cpu_ms)).toFixed(1)}× CPU   (aim ≤ 2×)`);
+    console.log(
+      `first harvest / raw read: ${(first.ms / raw.ms).toFixed(1)}× wall, ${(first.cpu_ms / Math.max(1, raw.cpu_ms)).toFixed(1)}× CPU   (aim ≤ 2×)`,
+    );
     console.log(
       `first harvest:  ${first.sessions} sessions, ${(first.bytes_read / 1e6).toFixed(0)} MB in ${(first.ms / 1000).toFixed(2)} s = ${(first.bytes_read / 1e6 / (first.ms / 1000)).toFixed(0)} MB/s wall, ${(first.bytes_read / 1e6 / (first.cpu_ms / 1000)).toFixed(0)} MB/s per CPU second, peak RSS ${first.max_rss_mb.toFixed(0)} MB (page cache warm)`,
     );
@@ -272,14 +412,36 @@ async function main(): Promise<void> {
       const stamp = new Date(Date.UTC(2026, 10, 1)).toISOString();
       const lines = f.includes(".codex")
         ? [
-            { timestamp: stamp, type: "event_msg", payload: { type: "user_message", message: "one more thing: add a test" } },
-            { timestamp: stamp, type: "response_item", payload: { type: "function_call_output", call_id: "z", output: out } },
+            {
+              timestamp: stamp,
+              type: "event_msg",
+              payload: { type: "user_message", message: "one more thing: add a test" },
+            },
+            {
+              timestamp: stamp,
+              type: "response_item",
+              payload: { type: "function_call_output", call_id: "z", output: out },
+            },
             { timestamp: stamp, type: "event_msg", payload: { type: "agent_message", message: "added the test" } },
           ]
         : [
-            { type: "user", cwd: "/home/dev/x", message: { role: "user", content: "one more thing: add a test" }, timestamp: stamp },
-            { type: "user", cwd: "/home/dev/x", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "z", content: out }] }, timestamp: stamp },
-            { type: "assistant", message: { role: "assistant", content: [{ type: "text", text: "added the test" }] }, timestamp: stamp },
+            {
+              type: "user",
+              cwd: "/home/dev/x",
+              message: { role: "user", content: "one more thing: add a test" },
+              timestamp: stamp,
+            },
+            {
+              type: "user",
+              cwd: "/home/dev/x",
+              message: { role: "user", content: [{ type: "tool_result", tool_use_id: "z", content: out }] },
+              timestamp: stamp,
+            },
+            {
+              type: "assistant",
+              message: { role: "assistant", content: [{ type: "text", text: "added the test" }] },
+              timestamp: stamp,
+            },
           ];
       const text = `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`;
       appendFileSync(f, text);

@@ -38,7 +38,11 @@ function firstDifference(a: unknown, b: unknown, path = ""): string | undefined 
   if (a && b && typeof a === "object" && typeof b === "object") {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
     for (const k of keys) {
-      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}${Array.isArray(a) ? `[${k}]` : `.${k}`}`);
+      const d = firstDifference(
+        (a as Record<string, unknown>)[k],
+        (b as Record<string, unknown>)[k],
+        `${path}${Array.isArray(a) ? `[${k}]` : `.${k}`}`,
+      );
       if (d) return d;
     }
   }
@@ -70,7 +74,11 @@ interface Run {
   ms: number;
 }
 
-async function train(args: string[], env: Record<string, string>, killAfterMs?: number): Promise<Run & { killed: boolean }> {
+async function train(
+  args: string[],
+  env: Record<string, string>,
+  killAfterMs?: number,
+): Promise<Run & { killed: boolean }> {
   const started = performance.now();
   const proc = Bun.spawn([process.execPath, join(REPO, "src", "main.ts"), "train", ...args], {
     cwd: REPO,
@@ -136,9 +144,12 @@ async function main(): Promise<void> {
     let resumes = 0;
     while (resumed.code !== 0 && resumes < 3) {
       // Killed before the run folder held any state: a user simply reruns the same command.
-      resumed = existsSync(join(out, "state.sqlite")) ? await train(["--resume", out], env) : await train([...base, "--out", out], env);
+      resumed = existsSync(join(out, "state.sqlite"))
+        ? await train(["--resume", out], env)
+        : await train([...base, "--out", out], env);
       // Stopped before it started (no saved config yet): a user reruns the same command.
-      if (resumed.code !== 0 && /nothing to resume/.test(resumed.stderr)) resumed = await train([...base, "--out", out], env);
+      if (resumed.code !== 0 && /nothing to resume/.test(resumed.stderr))
+        resumed = await train([...base, "--out", out], env);
       resumes++;
     }
     const same =
@@ -153,16 +164,24 @@ async function main(): Promise<void> {
       const why = resumed.code
         ? `resume exit ${resumed.code}: ${resumed.stderr.trim().split("\n").pop()}`
         : (firstDifference(JSON.parse(refHistory), stableHistory(out)) ?? "best_skill.md differs");
-      failures.push(`trial ${i + 1}: killed at ${at} ms (${first.killed ? phaseOf(first.stderr) : "not killed"}): ${why}`);
+      failures.push(
+        `trial ${i + 1}: killed at ${at} ms (${first.killed ? phaseOf(first.stderr) : "not killed"}): ${why}`,
+      );
     }
-    console.log(`trial ${String(i + 1).padStart(2)}: kill at ${String(at).padStart(5)} ms ${first.killed ? `(${phaseOf(first.stderr)})` : "(finished first)"} → ${same ? "identical" : "DIFFERENT"}, re-paid ${extra}`);
+    console.log(
+      `trial ${String(i + 1).padStart(2)}: kill at ${String(at).padStart(5)} ms ${first.killed ? `(${phaseOf(first.stderr)})` : "(finished first)"} → ${same ? "identical" : "DIFFERENT"}, re-paid ${extra}`,
+    );
   }
   if (process.argv.includes("--keep")) console.log(`kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
   for (const f of failures) console.log(f);
   console.log("");
   console.log(`trials:                 ${TRIALS} (${killedTrials} killed mid-run)`);
-  console.log(`kill moments:           ${Object.entries(phases).map(([p, n]) => `${p} ${n}`).join(", ")}`);
+  console.log(
+    `kill moments:           ${Object.entries(phases)
+      .map(([p, n]) => `${p} ${n}`)
+      .join(", ")}`,
+  );
   console.log(`identical results:      ${identical}/${TRIALS}`);
   console.log(`re-paid completed calls: ${totalRepaid}`);
 }

@@ -95,11 +95,14 @@ async function serve(faultRate: number): Promise<void> {
 }
 
 async function scenario(name: string, faultRate: number): Promise<Row> {
-  const child = Bun.spawn([process.execPath, import.meta.path, "--serve", "--latency", String(LATENCY), "--fault-rate", String(faultRate)], {
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+  const child = Bun.spawn(
+    [process.execPath, import.meta.path, "--serve", "--latency", String(LATENCY), "--fault-rate", String(faultRate)],
+    {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
   const reader = child.stdout.getReader();
   let head = "";
   while (!head.includes("\n")) {
@@ -111,14 +114,27 @@ async function scenario(name: string, faultRate: number): Promise<Row> {
   const origin = url.replace(/\/v1$/, "");
   const cacheDir = mkdtempSync(join(tmpdir(), "skillopt-bench-"));
   const client = await createModelClient(
-    { model: { backend: "openai_compatible", target: "gpt-4o-mini", openai_compatible_base_url: url, openai_compatible_api_key: "bench" } },
+    {
+      model: {
+        backend: "openai_compatible",
+        target: "gpt-4o-mini",
+        openai_compatible_base_url: url,
+        openai_compatible_api_key: "bench",
+      },
+    },
     { cacheDir, concurrency: { target: BOUND }, retry: { baseDelayMs: LATENCY, random: lcg(7) } },
   );
-  await Promise.all(Array.from({ length: BOUND }, (_, i) => client.chat("target", { stage: "warmup", messages: [{ role: "user", content: `warm-up ${i}` }] })));
+  await Promise.all(
+    Array.from({ length: BOUND }, (_, i) =>
+      client.chat("target", { stage: "warmup", messages: [{ role: "user", content: `warm-up ${i}` }] }),
+    ),
+  );
   await fetch(`${origin}/reset`, { method: "POST" });
   const t0 = performance.now();
   const results = await Promise.allSettled(
-    Array.from({ length: N }, (_, i) => client.chat("target", { stage: "rollout", messages: [{ role: "user", content: `task ${i}` }] })),
+    Array.from({ length: N }, (_, i) =>
+      client.chat("target", { stage: "rollout", messages: [{ role: "user", content: `task ${i}` }] }),
+    ),
   );
   const wallMs = performance.now() - t0;
   const stats = (await (await fetch(`${origin}/stats`)).json()) as ServerStats;
@@ -182,7 +198,9 @@ const load = await Bun.file("/proc/loadavg")
   .text()
   .then((t) => t.split(" ").slice(0, 3).join(" "))
   .catch(() => "n/a");
-console.log(`model layer bench: N=${N} calls, ${LATENCY} ms latency, concurrency bound ${BOUND}, median of ${RUNS} runs (load average ${load})`);
+console.log(
+  `model layer bench: N=${N} calls, ${LATENCY} ms latency, concurrency bound ${BOUND}, median of ${RUNS} runs (load average ${load})`,
+);
 console.table(rows);
 console.log(
   `timer floor (${N} sleeps of ${LATENCY} ms, ${BOUND} at a time, no layer): ${Math.round(floor)} ms = ${(floor / (Math.ceil(N / BOUND) * LATENCY)).toFixed(3)} × ideal; no-fault wall / floor = ${(rows[0]!.wallMs / floor).toFixed(3)}`,
@@ -190,6 +208,10 @@ console.log(
 const clean = rows[0]!;
 const faulty = rows[1]!;
 console.log(`aim: ratio ≤ 1.15 without faults → ${clean.ratio <= 1.15 ? "met" : "MISSED"} (${clean.ratio})`);
-console.log(`aim: every call completed with faults → ${faulty.completed === N ? "met" : "MISSED"} (${faulty.completed}/${N})`);
+console.log(
+  `aim: every call completed with faults → ${faulty.completed === N ? "met" : "MISSED"} (${faulty.completed}/${N})`,
+);
 console.log(`aim: 0 duplicate paid calls → ${clean.duplicatePaid + faulty.duplicatePaid === 0 ? "met" : "MISSED"}`);
-console.log(`aim: max in-flight ≤ ${BOUND} → ${Math.max(clean.maxInFlight, faulty.maxInFlight) <= BOUND ? "met" : "MISSED"}`);
+console.log(
+  `aim: max in-flight ≤ ${BOUND} → ${Math.max(clean.maxInFlight, faulty.maxInFlight) <= BOUND ? "met" : "MISSED"}`,
+);

@@ -34,7 +34,18 @@ try {
   for (const factor of [1, 4, 16, 64].filter((f) => f <= max)) {
     const out = join(root, `x${factor}`);
     const r = await runMeasured(
-      ["train", "--config", "quickstart", "--out", out, "--json", "--set", "model.backend=sim", "--set", `env.train_items=${BASE_TRAIN * factor}`],
+      [
+        "train",
+        "--config",
+        "quickstart",
+        "--out",
+        out,
+        "--json",
+        "--set",
+        "model.backend=sim",
+        "--set",
+        `env.train_items=${BASE_TRAIN * factor}`,
+      ],
       { SKILLOPT_CACHE_DIR: join(root, `cache-${factor}`) },
     );
     if (r.code !== 0) throw new Error(`×${factor}: skillopt train exited ${r.code}: ${r.stderr.slice(-1500)}`);
@@ -58,7 +69,8 @@ try {
 const base = rows[0]!;
 const rel = (x: number | null, b: number | null) => (x === null || b === null ? "" : ` (${(x / b).toFixed(2)}×)`);
 const lines = [
-  "quickstart through the CLI, in-process simulator (0 ms per call), call cache on, train items ×1 … ×" + rows.at(-1)!.factor,
+  "quickstart through the CLI, in-process simulator (0 ms per call), call cache on, train items ×1 … ×" +
+    rows.at(-1)!.factor,
   machineLine(),
   `runner: ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}`,
   "aims: time/step, bytes written/step and peak RSS each within 1.25× of ×1; store size linear in steps",
@@ -70,7 +82,9 @@ const lines = [
       String(r.steps).padStart(5),
       r.wallS.toFixed(1).padStart(7),
       `${r.perStepMs.toFixed(0)}${rel(r.perStepMs, base.perStepMs)}`.padStart(15),
-      `${r.bytesPerStep === null ? "—" : (r.bytesPerStep / 1024).toFixed(0)}${rel(r.bytesPerStep, base.bytesPerStep)}`.padStart(19),
+      `${r.bytesPerStep === null ? "—" : (r.bytesPerStep / 1024).toFixed(0)}${rel(r.bytesPerStep, base.bytesPerStep)}`.padStart(
+        19,
+      ),
       `${r.storeMb.toFixed(2)} (${(r.storeMb / r.steps).toFixed(3)})`.padStart(22),
       `${r.rssMb === null ? "—" : r.rssMb.toFixed(0)}${rel(r.rssMb, base.rssMb)}`.padStart(15),
     ].join("  "),

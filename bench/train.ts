@@ -55,7 +55,9 @@ function runConfig(dir: string): Record<string, Record<string, unknown>> {
 function firstRequestAt(dir: string): number | null {
   const db = new Database(join(dir, "state.sqlite"), { readonly: true });
   try {
-    const row = db.query("SELECT MIN(at - latency_ms) AS t FROM call_ledger WHERE cached = 0").get() as { t: number | null };
+    const row = db.query("SELECT MIN(at - latency_ms) AS t FROM call_ledger WHERE cached = 0").get() as {
+      t: number | null;
+    };
     return row.t;
   } finally {
     db.close();
@@ -82,9 +84,14 @@ export async function runTrainBench(o: TrainBenchOptions): Promise<TrainBenchRes
       `train.num_epochs=${o.epochs}`,
       "--set",
       `evaluation.early_reject=${o.early}`,
-      ...(o.serialized ? ["--set", "env.workers=1", "--set", "env.max_api_workers=1", "--set", "gradient.analyst_workers=1"] : []),
+      ...(o.serialized
+        ? ["--set", "env.workers=1", "--set", "env.max_api_workers=1", "--set", "gradient.analyst_workers=1"]
+        : []),
     ];
-    const r = await runMeasured(args, { OPENAI_COMPATIBLE_API_KEY: "sim-local", SKILLOPT_CACHE_DIR: join(root, "cache") });
+    const r = await runMeasured(args, {
+      OPENAI_COMPATIBLE_API_KEY: "sim-local",
+      SKILLOPT_CACHE_DIR: join(root, "cache"),
+    });
     if (r.code !== 0) throw new Error(`skillopt train exited ${r.code}: ${r.stderr.slice(-2000)}`);
     const summary = JSON.parse(r.stdout) as Record<string, unknown>;
     // The plan's concurrency is the configuration's without the serializing overrides.
@@ -95,7 +102,11 @@ export async function runTrainBench(o: TrainBenchOptions): Promise<TrainBenchRes
       target: pick(cfg.env?.max_api_workers) ?? pick(cfg.env?.workers) ?? 8,
       optimizer: pick(cfg.gradient?.analyst_workers) ?? 16,
     };
-    const plan = planBound(out, { targetWorkers: workers.target, optimizerWorkers: workers.optimizer, mergeBatch: Number(cfg.gradient?.merge_batch_size ?? 4) });
+    const plan = planBound(out, {
+      targetWorkers: workers.target,
+      optimizerWorkers: workers.optimizer,
+      mergeBatch: Number(cfg.gradient?.merge_batch_size ?? 4),
+    });
     const boundS = (plan.rounds * o.latencyMs) / 1000;
     const first = firstRequestAt(out);
     const calls = summary.calls as { total: number; cached: number };
@@ -137,7 +148,11 @@ if (import.meta.main) {
     config: opt("config", "conventions"),
   };
   const r = await runTrainBench(o);
-  const s = r.summary as { baseline: { selection: number }; best: { selection: number }; selection_calls_saved?: number };
+  const s = r.summary as {
+    baseline: { selection: number };
+    best: { selection: number };
+    selection_calls_saved?: number;
+  };
   const lines = [
     `skillopt train --config ${o.config} through the CLI → skillopt sim serve over HTTP, ${o.latencyMs} ms per call, ${o.epochs} epochs, early rejection ${o.early ? "on" : "off"}, call cache on (cold)${o.serialized ? ", SERIALIZED (one call at a time)" : ""}`,
     machineLine(),

@@ -48,7 +48,8 @@ interface Edge {
 function importsOf(file: string): Edge[] {
   const text = readFileSync(file, "utf8");
   const edges: Edge[] = [];
-  const re = /^\s*(import|export)\s+(type\s+)?(?:[^'"]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+  const re =
+    /^\s*(import|export)\s+(type\s+)?(?:[^'"]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
   for (const m of text.matchAll(re)) {
     const spec = m[3] ?? m[4];
     if (!spec?.startsWith(".")) continue;
@@ -80,7 +81,9 @@ describe("architecture", () => {
   });
 
   test("nothing in src/ writes to the console directly", () => {
-    const offenders = files(SRC).filter((f) => /\bconsole\.(log|error|warn|info|debug)\(/.test(readFileSync(f, "utf8")));
+    const offenders = files(SRC).filter((f) =>
+      /\bconsole\.(log|error|warn|info|debug)\(/.test(readFileSync(f, "utf8")),
+    );
     expect(offenders.map((f) => relative(REPO_ROOT, f))).toEqual([]);
   });
 
@@ -117,9 +120,17 @@ const ENTRY_POINTS = new Set(["main.ts"]);
  * and the two benchmark readers that run without a config-built environment (benchmarks/ may
  * not import config/ at runtime). Everything else asks config/processEnv().
  */
-const ENV_READERS = new Set(["lib/paths.ts", "lib/log.ts", "benchmarks/shared/environ.ts", "benchmarks/spreadsheetbench/executor.ts"]);
+const ENV_READERS = new Set([
+  "lib/paths.ts",
+  "lib/log.ts",
+  "benchmarks/shared/environ.ts",
+  "benchmarks/spreadsheetbench/executor.ts",
+]);
 
-const codeOf = (file: string) => readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+const codeOf = (file: string) =>
+  readFileSync(file, "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/^\s*\/\/.*$/gm, "");
 
 function resolveImport(from: string, spec: string): string | undefined {
   if (!spec.startsWith(".")) return undefined;
@@ -128,7 +139,8 @@ function resolveImport(from: string, spec: string): string | undefined {
   return undefined;
 }
 
-const DECLARED_RE = /^export\s+(?:declare\s+)?(?:async\s+)?(?:function\*?|const|let|class|interface|type|enum|abstract\s+class)\s+([A-Za-z_$][\w$]*)/gm;
+const DECLARED_RE =
+  /^export\s+(?:declare\s+)?(?:async\s+)?(?:function\*?|const|let|class|interface|type|enum|abstract\s+class)\s+([A-Za-z_$][\w$]*)/gm;
 const LIST_RE = /^export\s+(?:type\s+)?\{([^}]*)\}\s*(?:from\s+["']([^"']+)["'])?/gm;
 const STAR_RE = /^export\s+(?:type\s+)?\*\s+from\s+["']([^"']+)["']/gm;
 const listItems = (body: string) =>
@@ -150,7 +162,9 @@ function unusedExports(): string[] {
   const srcFiles = files(SRC).filter((f) => !f.endsWith(".d.ts"));
   const users = [
     ...srcFiles,
-    ...["test", "bench", "scripts"].filter((d) => existsSync(join(REPO_ROOT, d))).flatMap((d) => files(join(REPO_ROOT, d))),
+    ...["test", "bench", "scripts"]
+      .filter((d) => existsSync(join(REPO_ROOT, d)))
+      .flatMap((d) => files(join(REPO_ROOT, d))),
     join(REPO_ROOT, "build.ts"),
   ];
   const declared = new Map<string, Set<string>>();
@@ -199,7 +213,12 @@ function unusedExports(): string[] {
       const at = m.index ?? 0;
       const destructured = /const\s*\{([^}]*)\}\s*=\s*await\s*$/.exec(code.slice(Math.max(0, at - 300), at))?.[1];
       const member = /^\s*\)?\s*\.([A-Za-z_$][\w$]*)/.exec(code.slice(at + m[0].length, at + m[0].length + 80))?.[1];
-      if (destructured) for (const s of destructured.split(",").map((x) => x.split(":")[0]!.trim()).filter(Boolean)) mark(to, s);
+      if (destructured)
+        for (const s of destructured
+          .split(",")
+          .map((x) => x.split(":")[0]!.trim())
+          .filter(Boolean))
+          mark(to, s);
       else if (member && member !== "then") mark(to, member);
       else for (const n of exported(to)) mark(to, n);
     }
@@ -222,7 +241,8 @@ function unusedExports(): string[] {
       ...lists.filter((l) => l.from === f).flatMap((l) => l.pairs.map((p) => p.alias)),
       ...stars.filter((s) => s.from === f).flatMap((s) => [...exported(s.to)]),
     ]);
-    for (const n of names) if (!used.get(f)?.has(n) && !forwarded.has(n)) unused.push(`${relative(REPO_ROOT, f)}: ${n}`);
+    for (const n of names)
+      if (!used.get(f)?.has(n) && !forwarded.has(n)) unused.push(`${relative(REPO_ROOT, f)}: ${n}`);
   }
   return unused.sort();
 }
@@ -235,7 +255,8 @@ describe("module surfaces", () => {
     const violations: string[] = [];
     for (const file of files(SRC)) {
       const code = codeOf(file);
-      const re = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+      const re =
+        /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
       for (const m of code.matchAll(re)) {
         const target = resolveImport(file, (m[1] ?? m[2])!);
         if (!target?.startsWith(SRC)) continue;
@@ -257,7 +278,11 @@ describe("module surfaces", () => {
     const long = files(SRC).flatMap((f) =>
       readFileSync(f, "utf8")
         .split("\n")
-        .flatMap((line, i) => (line.length > MAX_LINE && !/^\s*\(?\//.test(line) ? [`${relative(REPO_ROOT, f)}:${i + 1} (${line.length})`] : [])),
+        .flatMap((line, i) =>
+          line.length > MAX_LINE && !/^\s*\(?\//.test(line)
+            ? [`${relative(REPO_ROOT, f)}:${i + 1} (${line.length})`]
+            : [],
+        ),
     );
     expect(long).toEqual([]);
   });
@@ -274,7 +299,8 @@ describe("module surfaces", () => {
 /** The files a file imports (type-only imports and re-exports included), resolved to paths. */
 function importedFiles(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  const re = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/gm;
+  const re =
+    /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'"]*?\s+from\s+)?["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/gm;
   return [...text.matchAll(re)].map((m) => resolve(dirname(file), (m[1] ?? m[2])!));
 }
 

@@ -81,16 +81,34 @@ describe("the compiled binary", () => {
     expect(v.bun).toBe(Bun.version);
     // The MCP server answers from the empty directory and ends when its client closes stdin.
     const rpc = [
-      { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "smoke", version: "1" } } },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "smoke", version: "1" } },
+      },
       { jsonrpc: "2.0", method: "notifications/initialized" },
       { jsonrpc: "2.0", id: 2, method: "tools/list" },
       { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "runs", arguments: {} } },
     ];
-    const mcp = Bun.spawnSync([bin, "mcp"], { cwd: alone, env, stdin: new TextEncoder().encode(rpc.map((m) => `${JSON.stringify(m)}\n`).join("")), stdout: "pipe", stderr: "pipe" });
+    const mcp = Bun.spawnSync([bin, "mcp"], {
+      cwd: alone,
+      env,
+      stdin: new TextEncoder().encode(rpc.map((m) => `${JSON.stringify(m)}\n`).join("")),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(mcp.exitCode).toBe(0);
-    const replies = new TextDecoder().decode(mcp.stdout).trim().split("\n").map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
+    const replies = new TextDecoder()
+      .decode(mcp.stdout)
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
     expect(replies.map((r) => r.id).sort()).toEqual([1, 2, 3]);
-    expect(replies.find((r) => r.id === 1)?.result).toMatchObject({ protocolVersion: "2025-06-18", serverInfo: { name: "skillopt" } });
+    expect(replies.find((r) => r.id === 1)?.result).toMatchObject({
+      protocolVersion: "2025-06-18",
+      serverInfo: { name: "skillopt" },
+    });
     expect((replies.find((r) => r.id === 2)!.result.tools as unknown[]).length).toBeGreaterThan(5);
     expect(replies.find((r) => r.id === 3)?.result).toMatchObject({ structuredContent: { runs: [] } });
     // Agent integrations pin this binary by its absolute path.

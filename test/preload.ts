@@ -23,7 +23,8 @@ process.env.SKILLOPT_SLEEP_STATE_DIR = join(home, ".skillopt-sleep");
 process.env.SKILLOPT_TEST_ROOT = root;
 process.env.NO_COLOR = "1";
 process.env.SKILLOPT_LOG_LEVEL = "silent";
-const KEY_VARS = /(_API_KEY|_TOKEN|_SECRET|_BASE_URL|_ENDPOINT|_AUTH_MODE)$|^(OPENAI|AZURE_OPENAI|ANTHROPIC|QWEN|MINIMAX|OPTIMIZER|TARGET|CODEX|CLAUDE|CURSOR|COPILOT)_/;
+const KEY_VARS =
+  /(_API_KEY|_TOKEN|_SECRET|_BASE_URL|_ENDPOINT|_AUTH_MODE)$|^(OPENAI|AZURE_OPENAI|ANTHROPIC|QWEN|MINIMAX|OPTIMIZER|TARGET|CODEX|CLAUDE|CURSOR|COPILOT)_/;
 for (const k of Object.keys(process.env)) if (KEY_VARS.test(k)) delete process.env[k];
 
 // The per-test budget is `bun test --timeout 60000` in package.json: Bun applies a preload's

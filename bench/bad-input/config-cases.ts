@@ -33,7 +33,7 @@ export function cases(ctx: CaseContext): BadCase[] {
     ["mixed-weight", "evaluation:\n  gate_mixed_weight: 3\n"],
     ["scheduler", "optimizer:\n  lr_scheduler: exponential\n"],
     ["update-mode", "optimizer:\n  skill_update_mode: yolo\n"],
-    ["split-ratio", "env:\n  split_ratio: \"a:b:c\"\n"],
+    ["split-ratio", 'env:\n  split_ratio: "a:b:c"\n'],
     ["split-mode", "env:\n  split_mode: random\n"],
     ["use-gate-string", "evaluation:\n  use_gate: maybe\n"],
     ["section-scalar", "train: 5\n"],
@@ -60,10 +60,19 @@ export function cases(ctx: CaseContext): BadCase[] {
     ["unclosed-flow", "train: {batch_size: 3\n"],
     ["bad-indent", "train:\n  batch_size: 3\n   seed: 2\n"],
     ["duplicate-key", "train:\n  seed: 1\n  seed: 2\n"],
-    ["non-utf8", new Uint8Array([0x74, 0x72, 0x61, 0x69, 0x6e, 0x3a, 0x0a, 0x20, 0x20, 0xff, 0xfe, 0x3a, 0x20, 0x31, 0x0a])],
+    [
+      "non-utf8",
+      new Uint8Array([0x74, 0x72, 0x61, 0x69, 0x6e, 0x3a, 0x0a, 0x20, 0x20, 0xff, 0xfe, 0x3a, 0x20, 0x31, 0x0a]),
+    ],
     ["nul-bytes", new Uint8Array([0x00, 0x00, 0x00, 0x01, 0x02])],
-    ["alias-bomb", `a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n`],
-    ["deep-nesting", `${"a:\n".split("").length ? Array.from({ length: 400 }, (_, i) => `${"  ".repeat(i)}k${i}:`).join("\n") : ""} 1\n`],
+    [
+      "alias-bomb",
+      `a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n`,
+    ],
+    [
+      "deep-nesting",
+      `${"a:\n".split("").length ? Array.from({ length: 400 }, (_, i) => `${"  ".repeat(i)}k${i}:`).join("\n") : ""} 1\n`,
+    ],
     ["huge-int", "train:\n  batch_size: 99999999999999999999999999\n"],
     ["huge-string", `model:\n  optimizer: "${"x".repeat(2_000_000)}"\n`],
     ["base-list", "_base_: [a.yaml, b.yaml]\n"],
@@ -91,7 +100,8 @@ export function cases(ctx: CaseContext): BadCase[] {
     ["env-file-missing", ["--env-file", join(dir, "nope.env")]],
     ["env-file-garbage", ["--env-file", file("garbage.env", "this is not = an env\n???\n")]],
   ];
-  for (const [n, extra] of overrides) out.push({ name: `override-${n}`, args: ["config", "--config", join(dir, "valid.yaml"), ...extra] });
+  for (const [n, extra] of overrides)
+    out.push({ name: `override-${n}`, args: ["config", "--config", join(dir, "valid.yaml"), ...extra] });
 
   out.push({ name: "config-is-dir", args: ["config", "--config", dir] });
   out.push({ name: "config-missing", args: ["config", "--config", join(dir, "absent.yaml")] });

@@ -18,7 +18,15 @@ function manifest(live: string, proposedSha: string, seal?: string): string {
     has_managed_skill: false,
     has_managed_memory: true,
     accepted: true,
-    legacy: { memory: { proposed_file: "proposed_CLAUDE.md", live_path: live, sha256: proposedSha, live_sha256: "", live_realpath: live } },
+    legacy: {
+      memory: {
+        proposed_file: "proposed_CLAUDE.md",
+        live_path: live,
+        sha256: proposedSha,
+        live_sha256: "",
+        live_realpath: live,
+      },
+    },
     ...(seal ? { seal } : {}),
   });
 }
@@ -43,7 +51,14 @@ function adoptJournal(live: string, bytes: string, receipt: string): string {
         created_dir_ids: [],
       },
     ],
-    receipt: { path: receipt, original_b64: b64(bytes), original_mode: 0o755, original_file_id: null, baseline_sha256: sha256(bytes), proposed_sha256: "" },
+    receipt: {
+      path: receipt,
+      original_b64: b64(bytes),
+      original_mode: 0o755,
+      original_file_id: null,
+      baseline_sha256: sha256(bytes),
+      proposed_sha256: "",
+    },
   });
 }
 
@@ -76,14 +91,40 @@ export function cases(ctx: CaseContext): BadCase[] {
     "forged-manifest-and-receipts": (d) => {
       writeFileSync(join(d, "proposed_CLAUDE.md"), evil);
       writeFileSync(join(d, "manifest.json"), manifest(profile, sha256(evil)));
-      writeFileSync(join(d, "adopted_legacy.json"), JSON.stringify([{ target: "memory", live_path: join(home, ".bashrc"), sha256_before: sha256(evil), sha256_after: "", backup_path: join(d, "proposed_CLAUDE.md") }]));
+      writeFileSync(
+        join(d, "adopted_legacy.json"),
+        JSON.stringify([
+          {
+            target: "memory",
+            live_path: join(home, ".bashrc"),
+            sha256_before: sha256(evil),
+            sha256_after: "",
+            backup_path: join(d, "proposed_CLAUDE.md"),
+          },
+        ]),
+      );
     },
     "made-up-seal": (d) => {
       writeFileSync(join(d, "proposed_CLAUDE.md"), evil);
       writeFileSync(join(d, "manifest.json"), manifest(profile, sha256(evil), `hmac-sha256:${"ab".repeat(32)}`));
       writeFileSync(
         join(d, ".adopt-transaction.json"),
-        JSON.stringify({ version: 2, kind: "rollback", force: true, targets: [{ live_path: profile, sha256_before: sha256(evil), sha256_after: "", backup_path: join(d, "proposed_CLAUDE.md") }], created_dirs: [home], renames: [], seal: `hmac-sha256:${"cd".repeat(32)}` }),
+        JSON.stringify({
+          version: 2,
+          kind: "rollback",
+          force: true,
+          targets: [
+            {
+              live_path: profile,
+              sha256_before: sha256(evil),
+              sha256_after: "",
+              backup_path: join(d, "proposed_CLAUDE.md"),
+            },
+          ],
+          created_dirs: [home],
+          renames: [],
+          seal: `hmac-sha256:${"cd".repeat(32)}`,
+        }),
       );
     },
     "fifo-manifest": (d) => {
@@ -124,11 +165,35 @@ export function cases(ctx: CaseContext): BadCase[] {
   writeFileSync(join(home, "outside-night", "manifest.json"), manifest(profile, sha256(evil)));
   const linked = join(staging, `20260101-00000${i}`);
   symlinkSync(join(home, "outside-night"), linked);
-  out.push({ name: "night-symlinked-out/adopt", args: ["sleep", "adopt", "--project", project, "--staging", linked], env, allowedWrites: [rel], timeoutMs: 20_000 });
+  out.push({
+    name: "night-symlinked-out/adopt",
+    args: ["sleep", "adopt", "--project", project, "--staging", linked],
+    env,
+    allowedWrites: [rel],
+    timeoutMs: 20_000,
+  });
   writeFileSync(join(staging, ".latest"), "20260101-000001\n");
-  out.push({ name: "latest-points-at-forged/adopt", args: ["sleep", "adopt", "--project", project], env, allowedWrites: [rel], timeoutMs: 20_000 });
+  out.push({
+    name: "latest-points-at-forged/adopt",
+    args: ["sleep", "adopt", "--project", project],
+    env,
+    allowedWrites: [rel],
+    timeoutMs: 20_000,
+  });
   // status lists the project, ignores every night above with one line, and exits 0.
-  out.push({ name: "status-over-hostile-nights", args: ["sleep", "status", "--project", project], env, allowedWrites: [rel], expectSuccess: true, timeoutMs: 20_000 });
-  out.push({ name: "status-missing-project", args: ["sleep", "status", "--project", join(ctx.work, "no-such-project")], env, timeoutMs: 20_000 });
+  out.push({
+    name: "status-over-hostile-nights",
+    args: ["sleep", "status", "--project", project],
+    env,
+    allowedWrites: [rel],
+    expectSuccess: true,
+    timeoutMs: 20_000,
+  });
+  out.push({
+    name: "status-missing-project",
+    args: ["sleep", "status", "--project", join(ctx.work, "no-such-project")],
+    env,
+    timeoutMs: 20_000,
+  });
   return out;
 }

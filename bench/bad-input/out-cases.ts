@@ -27,7 +27,8 @@ export function cases(ctx: CaseContext): BadCase[] {
   for (const size of ["48k", "160k", "400k", "1m", "2m"]) {
     const full = join(ctx.work, `fullfs-${size}`);
     mkdirSync(full, { recursive: true });
-    const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", full], { stderr: "ignore" }).exitCode === 0;
+    const mounted =
+      Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", full], { stderr: "ignore" }).exitCode === 0;
     if (!mounted) {
       console.log(`out/disk-full-${size}: skipped (cannot mount a small tmpfs here; needs root)`);
       continue;

@@ -12,7 +12,19 @@ export function cases(ctx: CaseContext): BadCase[] {
     out.push({
       expectSuccess,
       name,
-      args: ["eval", "--config", "quickstart", "--skill", skillPath, "--split", "val", "--out", evalOut(name), "--set", "model.backend=sim"],
+      args: [
+        "eval",
+        "--config",
+        "quickstart",
+        "--skill",
+        skillPath,
+        "--split",
+        "val",
+        "--out",
+        evalOut(name),
+        "--set",
+        "model.backend=sim",
+      ],
       outDir: evalOut(name),
       allowedWrites: [`work/eval-out/${name}`],
       timeoutMs: 60_000,
@@ -24,11 +36,18 @@ export function cases(ctx: CaseContext): BadCase[] {
   };
   add("binary", file("binary.md", new Uint8Array(Array.from({ length: 65_536 }, (_, i) => (i * 131) % 256))));
   add("fifty-megabytes", file("huge.md", `# Skill\n${"- always answer in haiku\n".repeat(2_200_000)}`));
-  add("non-utf8", file("latin1.md", new Uint8Array([0x23, 0x20, 0x53, 0x6b, 0x69, 0x6c, 0x6c, 0x0a, 0xe9, 0xe8, 0xff, 0x0a])));
+  add(
+    "non-utf8",
+    file("latin1.md", new Uint8Array([0x23, 0x20, 0x53, 0x6b, 0x69, 0x6c, 0x6c, 0x0a, 0xe9, 0xe8, 0xff, 0x0a])),
+  );
   add("missing", join(dir, "absent.md"));
   add("directory", dir);
   // Readable but off-format skills are still scored (with a warning naming the problem).
   add("broken-frontmatter", file("SKILL.md", "---\nname: [unclosed\ndescription: x\n---\n# Body\n"), true);
-  add("frontmatter-description-too-long", file("long-desc-SKILL.md", `---\nname: s\ndescription: ${"x".repeat(2000)}\n---\nbody\n`), true);
+  add(
+    "frontmatter-description-too-long",
+    file("long-desc-SKILL.md", `---\nname: s\ndescription: ${"x".repeat(2000)}\n---\nbody\n`),
+    true,
+  );
   return out;
 }

@@ -44,10 +44,16 @@ const MUTATIONS: [string, (original: Uint8Array) => Uint8Array | string][] = [
   ["garbage-bytes", () => noise(20_000, 7)],
   ["nul-bytes", () => new Uint8Array(4096)],
   ["not-utf8-inside-json", (b) => new Uint8Array([...b.slice(0, 200), 0xff, 0xfe, 0xfd, ...b.slice(200)])],
-  ["json-arrays-not-objects", () => "[1,2,3]\n[\"a\"]\nnull\n42\n\"text\"\n"],
-  ["wrong-field-types", () => `${JSON.stringify({ type: 42, message: "str", timestamp: { nested: true }, payload: [1] })}\n`.repeat(20)],
+  ["json-arrays-not-objects", () => '[1,2,3]\n["a"]\nnull\n42\n"text"\n'],
+  [
+    "wrong-field-types",
+    () => `${JSON.stringify({ type: 42, message: "str", timestamp: { nested: true }, payload: [1] })}\n`.repeat(20),
+  ],
   ["deep-nesting", () => `${"[".repeat(100_000)}${"]".repeat(100_000)}\n`],
-  ["huge-line", () => `${JSON.stringify({ type: "user", message: { role: "user", content: "x".repeat(30_000_000) } })}\n`],
+  [
+    "huge-line",
+    () => `${JSON.stringify({ type: "user", message: { role: "user", content: "x".repeat(30_000_000) } })}\n`,
+  ],
   ["crlf-and-blank-lines", (b) => new TextDecoder().decode(b).replace(/\n/g, "\r\n\r\n")],
 ];
 
@@ -61,7 +67,10 @@ export function cases(ctx: CaseContext): BadCase[] {
     args: ["sleep", "harvest", "--source", source, "--scope", "all", "--project", join(home, "project"), "--json"],
     env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") },
     expectSuccess: true,
-    allowedWrites: [`${home.slice(ctx.root.length + 1)}/.skillopt-sleep`, `${home.slice(ctx.root.length + 1)}/project/.skillopt-sleep`],
+    allowedWrites: [
+      `${home.slice(ctx.root.length + 1)}/.skillopt-sleep`,
+      `${home.slice(ctx.root.length + 1)}/project/.skillopt-sleep`,
+    ],
     timeoutMs: 60_000,
   });
   for (const src of JSONL) {
@@ -102,7 +111,9 @@ export function cases(ctx: CaseContext): BadCase[] {
         (p) => {
           build(p, fixtures, src.fixture);
           const db = new Database(p);
-          for (const { name } of db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]) {
+          for (const { name } of db.query("SELECT name FROM sqlite_master WHERE type = 'table'").all() as {
+            name: string;
+          }[]) {
             const cols = db.query(`PRAGMA table_info("${name}")`).all() as { name: string }[];
             for (const c of cols) {
               try {

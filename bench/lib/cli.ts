@@ -31,7 +31,11 @@ export async function runMeasured(args: string[], env: Record<string, string> = 
   const cmd = [...timeBin, ...productCommand(), ...args];
   const spawnedAt = Date.now();
   const t0 = performance.now();
-  const child = spawn(cmd[0]!, cmd.slice(1), { cwd: REPO, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(cmd[0]!, cmd.slice(1), {
+    cwd: REPO,
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => {
@@ -57,7 +61,11 @@ export async function runMeasured(args: string[], env: Record<string, string> = 
 
 /** Start `skillopt sim serve` on a free port; resolves with its /v1 URL. */
 export async function startSimServe(latencyMs: number): Promise<{ url: string; stop: () => Promise<void> }> {
-  const proc = Bun.spawn([...productCommand(), "sim", "serve", "--port", "0", "--latency-ms", String(latencyMs)], { cwd: REPO, stdout: "pipe", stderr: "inherit" });
+  const proc = Bun.spawn([...productCommand(), "sim", "serve", "--port", "0", "--latency-ms", String(latencyMs)], {
+    cwd: REPO,
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const reader = proc.stdout.getReader();
   let banner = "";
   while (!banner.includes("\n")) {

@@ -6,7 +6,18 @@ import { join } from "node:path";
  * and token counts and cost (cache hits are free), and how many selection rollouts early
  * rejection spared (rollouts already in flight when it stops depend on timing).
  */
-const ACCOUNTING = new Set(["timing", "calls", "tokens", "cost_usd", "selection_calls_saved", "wall_time_s", "seconds", "started_at", "finished_at", "created_at"]);
+const ACCOUNTING = new Set([
+  "timing",
+  "calls",
+  "tokens",
+  "cost_usd",
+  "selection_calls_saved",
+  "wall_time_s",
+  "seconds",
+  "started_at",
+  "finished_at",
+  "created_at",
+]);
 
 /** A run's history.jsonl records without their accounting, for comparing two runs. */
 export function stableHistory(out: string): unknown[] {

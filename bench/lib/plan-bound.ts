@@ -43,17 +43,27 @@ function mergeLevels(p: number, w: number): number[] {
 export function planBound(runDir: string, shape: PlanShape): PlanBound {
   const db = new Database(join(runDir, "state.sqlite"), { readonly: true });
   try {
-    const records = (db.query("SELECT record_json FROM steps ORDER BY step").all() as { record_json: string }[]).map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
-    const boundaries = (db.query("SELECT record_json FROM boundaries ORDER BY epoch").all() as { record_json: string }[]).map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
-    const evals = db.query("SELECT step, kind, evaluated FROM evaluations ORDER BY id").all() as { step: number; kind: string; evaluated: number }[];
+    const records = (db.query("SELECT record_json FROM steps ORDER BY step").all() as { record_json: string }[]).map(
+      (r) => JSON.parse(r.record_json) as Record<string, unknown>,
+    );
+    const boundaries = (
+      db.query("SELECT record_json FROM boundaries ORDER BY epoch").all() as { record_json: string }[]
+    ).map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
+    const evals = db.query("SELECT step, kind, evaluated FROM evaluations ORDER BY id").all() as {
+      step: number;
+      kind: string;
+      evaluated: number;
+    }[];
     const Wt = shape.targetWorkers;
     const Wo = shape.optimizerWorkers;
     const w = Math.max(2, shape.mergeBatch);
-    const evalRounds = (kind: string, step: number) => evals.filter((e) => e.kind === kind && e.step === step).reduce((n, e) => n + ceilDiv(e.evaluated, Wt), 0);
+    const evalRounds = (kind: string, step: number) =>
+      evals.filter((e) => e.kind === kind && e.step === step).reduce((n, e) => n + ceilDiv(e.evaluated, Wt), 0);
     const parts = { baseline: 0, steps: 0, boundaries: 0, final: 0 };
     parts.baseline = evals.filter((e) => e.kind === "baseline").reduce((n, e) => n + ceilDiv(e.evaluated, Wt), 0);
     for (const r of records) {
-      const byStage = ((r.calls as { by_stage?: Record<string, { calls?: number; cached?: number }> } | undefined)?.by_stage ?? {}) as Record<string, { calls?: number; cached?: number }>;
+      const byStage = ((r.calls as { by_stage?: Record<string, { calls?: number; cached?: number }> } | undefined)
+        ?.by_stage ?? {}) as Record<string, { calls?: number; cached?: number }>;
       // A call served from the cache waits for no model.
       const calls = (stage: string) => (byStage[stage]?.calls ?? 0) - (byStage[stage]?.cached ?? 0);
       let rounds = ceilDiv(Number(r.rollout_n ?? 0), Wt) + ceilDiv(calls("analyst"), Wo);
@@ -63,7 +73,8 @@ export function planBound(runDir: string, shape: PlanShape): PlanBound {
       const treeCalls = [...f, ...s].reduce((a, b) => a + b, 0);
       rounds += Math.max(0, calls("merge") - treeCalls); // the final failure/success merge
       // Every other optimizer stage is one call that depends on the previous one.
-      for (const stage of Object.keys(byStage)) if (!["rollout", "analyst", "merge"].includes(stage)) rounds += calls(stage);
+      for (const stage of Object.keys(byStage))
+        if (!["rollout", "analyst", "merge"].includes(stage)) rounds += calls(stage);
       rounds += evalRounds("candidate", Number(r.step));
       parts.steps += rounds;
     }

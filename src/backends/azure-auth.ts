@@ -11,7 +11,10 @@ interface Token {
 }
 
 /** A bearer-token source that caches its token until shortly before expiry; concurrent callers share one fetch. */
-export function cachedTokenProvider(fetchToken: () => Promise<Token>, now: () => number = Date.now): () => Promise<string> {
+export function cachedTokenProvider(
+  fetchToken: () => Promise<Token>,
+  now: () => number = Date.now,
+): () => Promise<string> {
   let current: Token | undefined;
   let pending: Promise<Token> | undefined;
   return async () => {
@@ -30,7 +33,12 @@ function scopeResource(scope: string): string {
 }
 
 /** Token from the Azure CLI: `az account get-access-token --resource <r> -o json`. */
-export function azureCliTokenProvider(opts: { azBin: string; scope: string; env: EnvLookup; timeoutMs?: number }): () => Promise<string> {
+export function azureCliTokenProvider(opts: {
+  azBin: string;
+  scope: string;
+  env: EnvLookup;
+  timeoutMs?: number;
+}): () => Promise<string> {
   return cachedTokenProvider(async () => {
     const argv = [opts.azBin, "account", "get-access-token", "--resource", scopeResource(opts.scope), "-o", "json"];
     let result: Awaited<ReturnType<typeof runProcess>>;
@@ -42,11 +50,16 @@ export function azureCliTokenProvider(opts: { azBin: string; scope: string; env:
         hint: "install the Azure CLI and run `az login`, or set model.azure_openai_auth_mode: api_key",
       });
     }
-    if (result.timedOut) throw new BackendError("timeout", "azure_cli auth: `az account get-access-token` timed out", { retryable: true });
+    if (result.timedOut)
+      throw new BackendError("timeout", "azure_cli auth: `az account get-access-token` timed out", { retryable: true });
     if (result.code !== 0) {
-      throw new BackendError("auth", `azure_cli auth: az exited with ${result.code}: ${redactText(result.stderr.trim()).slice(0, 300)}`, {
-        hint: "run `az login` (and `az account set` to the right subscription), or use auth_mode api_key",
-      });
+      throw new BackendError(
+        "auth",
+        `azure_cli auth: az exited with ${result.code}: ${redactText(result.stderr.trim()).slice(0, 300)}`,
+        {
+          hint: "run `az login` (and `az account set` to the right subscription), or use auth_mode api_key",
+        },
+      );
     }
     let parsed: { accessToken?: unknown; expires_on?: unknown; expiresOn?: unknown };
     try {
@@ -92,18 +105,26 @@ export function managedIdentityTokenProvider(opts: {
     try {
       res = await fetch(url, { headers, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
     } catch (err) {
-      throw new BackendError("auth", `managed_identity auth: the identity endpoint ${url.origin} is unreachable: ${errorMessage(err)}`, {
-        cause: err,
-        retryable: true,
-        hint: "managed identity only works on Azure compute; elsewhere use auth_mode azure_cli or api_key",
-      });
+      throw new BackendError(
+        "auth",
+        `managed_identity auth: the identity endpoint ${url.origin} is unreachable: ${errorMessage(err)}`,
+        {
+          cause: err,
+          retryable: true,
+          hint: "managed identity only works on Azure compute; elsewhere use auth_mode azure_cli or api_key",
+        },
+      );
     }
     const body = await res.text();
     if (!res.ok) {
-      throw new BackendError("auth", `managed_identity auth: HTTP ${res.status} from ${url.origin}: ${redactText(body).slice(0, 200)}`, {
-        status: res.status,
-        retryable: res.status >= 500 || res.status === 429,
-      });
+      throw new BackendError(
+        "auth",
+        `managed_identity auth: HTTP ${res.status} from ${url.origin}: ${redactText(body).slice(0, 200)}`,
+        {
+          status: res.status,
+          retryable: res.status >= 500 || res.status === 429,
+        },
+      );
     }
     let parsed: { access_token?: unknown; expires_on?: unknown; expires_in?: unknown };
     try {
@@ -115,7 +136,9 @@ export function managedIdentityTokenProvider(opts: {
       throw new BackendError("auth", "managed_identity auth: no access_token in the reply");
     const expiresIn = Number(parsed.expires_in);
     const expiresAt =
-      parsed.expires_on !== undefined ? expiryOf(parsed.expires_on, undefined) : Date.now() + (Number.isFinite(expiresIn) ? expiresIn * 1000 : 3_600_000);
+      parsed.expires_on !== undefined
+        ? expiryOf(parsed.expires_on, undefined)
+        : Date.now() + (Number.isFinite(expiresIn) ? expiresIn * 1000 : 3_600_000);
     return { value: parsed.access_token, expiresAt };
   });
 }

@@ -54,7 +54,8 @@ export function worstCaseUsd(models: readonly string[], lines: readonly string[]
     if (!price) return null;
     const body = (JSON.parse(lines[i]!) as { body: Record<string, unknown> }).body;
     const prompt = Math.ceil(Buffer.byteLength(JSON.stringify(body.messages ?? []), "utf8") / 3);
-    const limit = Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_COMPLETION) || DEFAULT_MAX_COMPLETION;
+    const limit =
+      Number(body.max_completion_tokens ?? body.max_tokens ?? DEFAULT_MAX_COMPLETION) || DEFAULT_MAX_COMPLETION;
     total += (prompt * price.input_per_mtok + limit * price.output_per_mtok) / 1e6;
   }
   return total;

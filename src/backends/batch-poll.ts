@@ -20,7 +20,12 @@ const TERMINAL = new Set(["completed", "failed", "expired", "cancelled"]);
  * in the store (each request answered, or failed with its reason). Returns the lines by key; a
  * request the files do not mention gets the batch's end as its error.
  */
-export async function pollBatch(id: string, api: BatchApi, signal: AbortSignal, o: PollDeps): Promise<Map<string, BatchLineResult>> {
+export async function pollBatch(
+  id: string,
+  api: BatchApi,
+  signal: AbortSignal,
+  o: PollDeps,
+): Promise<Map<string, BatchLineResult>> {
   const maxDelay = Math.max(o.pollMs, Math.min(300_000, o.pollMs * 30));
   let delay = o.pollMs;
   let last = "";
@@ -61,7 +66,9 @@ export async function pollBatch(id: string, api: BatchApi, signal: AbortSignal, 
   }
   const outcomes = new Map<string, string | null>();
   const missing =
-    info.status === "completed" ? "no line in the output or error file" : `the batch ended ${info.status}${info.errors ? ` (${info.errors})` : ""}`;
+    info.status === "completed"
+      ? "no line in the output or error file"
+      : `the batch ended ${info.status}${info.errors ? ` (${info.errors})` : ""}`;
   for (const it of items) {
     const got = results.get(it.key);
     if (got && "completion" in got) {

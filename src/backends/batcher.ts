@@ -97,7 +97,11 @@ export class Batcher {
   }
 
   /** Run `fn` as one round; `task` wraps each independent unit of it (a rollout). */
-  round<T>(purpose: RoundPurpose, fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  round<T>(
+    purpose: RoundPurpose,
+    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const tracked = this.batching(purpose);
     const task = async <R>(run: () => Promise<R>): Promise<R> => {
       if (!tracked) return run();
@@ -123,7 +127,12 @@ export class Batcher {
   }
 
   /** The answer of a call through a batch, or "live" when it must be asked live (fallback, or no Batch API). */
-  async ask(role: Role, backend: ChatBackend, req: ChatRequest & { model: string }, key: string): Promise<RawCompletion | "live"> {
+  async ask(
+    role: Role,
+    backend: ChatBackend,
+    req: ChatRequest & { model: string },
+    key: string,
+  ): Promise<RawCompletion | "live"> {
     const api = backend.batch!;
     const slot = contexts.getStore()?.slot;
     if (slot) slot.pending++;
@@ -164,7 +173,10 @@ export class Batcher {
     this.closing.abort(new BackendError("http", "the model client was closed while a batch was pending"));
   }
 
-  private enqueue(base: Omit<Entry, "attempt" | "resolve" | "reject">, attempt: number): Promise<RawCompletion | "live"> {
+  private enqueue(
+    base: Omit<Entry, "attempt" | "resolve" | "reject">,
+    attempt: number,
+  ): Promise<RawCompletion | "live"> {
     if (attempt > 2) return this.giveUp(base.key, base.backend, `${attempt - 1} batch submissions`);
     return new Promise((resolve, reject) => {
       this.queue.push({ ...base, attempt, resolve, reject });
@@ -186,10 +198,13 @@ export class Batcher {
       return Promise.resolve("live");
     }
     return Promise.reject(
-      new NoAnswerError(`a request to ${backend.name} at ${backend.endpoint} got no answer from ${what} (request ${key.slice(0, 12)})`, {
-        hint: "model.batch_fallback=stop: the run stopped; rerun with --resume (or set model.batch_fallback=live to ask such requests live)",
-        data: { role: "target", stage: "batch", errored: 1, total: 1, reason: what },
-      }),
+      new NoAnswerError(
+        `a request to ${backend.name} at ${backend.endpoint} got no answer from ${what} (request ${key.slice(0, 12)})`,
+        {
+          hint: "model.batch_fallback=stop: the run stopped; rerun with --resume (or set model.batch_fallback=live to ask such requests live)",
+          data: { role: "target", stage: "batch", errored: 1, total: 1, reason: what },
+        },
+      ),
     );
   }
 
@@ -212,7 +227,9 @@ export class Batcher {
       this.stall = setTimeout(() => {
         log
           .withTag("batch")
-          .debug(`${idle} rollout(s) of the round made no batched call for ${STALL_MS} ms: submitting the ${this.queue.length} queued request(s)`);
+          .debug(
+            `${idle} rollout(s) of the round made no batched call for ${STALL_MS} ms: submitting the ${this.queue.length} queued request(s)`,
+          );
         this.maybeFlush(true);
       }, STALL_MS);
       this.stall.unref?.();
@@ -258,7 +275,8 @@ export class Batcher {
           .join("\n"),
       ).slice(0, 32);
       submitted =
-        (await first.api.find(fingerprint, this.closing.signal)) ?? (await first.api.submit(`${lines.join("\n")}\n`, fingerprint, this.closing.signal));
+        (await first.api.find(fingerprint, this.closing.signal)) ??
+        (await first.api.submit(`${lines.join("\n")}\n`, fingerprint, this.closing.signal));
     } catch (err) {
       if (err instanceof BackendError && err.kind === "not_found") {
         this.unsupported.add(first.backend.endpoint);
@@ -304,7 +322,11 @@ export class Batcher {
         total: items.length,
         completed: 0,
         failed: 0,
-        worst_cost_usd: worstCaseUsd(items.map((e) => e.model), lines, this.o.prices),
+        worst_cost_usd: worstCaseUsd(
+          items.map((e) => e.model),
+          lines,
+          this.o.prices,
+        ),
         created_at: now,
         updated_at: now,
       },
@@ -392,8 +414,16 @@ its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`,
   }
 
   private poll(id: string, api: BatchApi): Promise<Map<string, BatchLineResult>> {
-    const signal = AbortSignal.any([this.closing.signal, ...(contexts.getStore()?.signal ? [contexts.getStore()!.signal!] : [])]);
-    return pollBatch(id, api, signal, { store: this.o.store, pollMs: this.o.pollMs, cacheAnswer: this.o.cacheAnswer, emit: (e) => this.emit(e) });
+    const signal = AbortSignal.any([
+      this.closing.signal,
+      ...(contexts.getStore()?.signal ? [contexts.getStore()!.signal!] : []),
+    ]);
+    return pollBatch(id, api, signal, {
+      store: this.o.store,
+      pollMs: this.o.pollMs,
+      cacheAnswer: this.o.cacheAnswer,
+      emit: (e) => this.emit(e),
+    });
   }
 
   private emit(e: BatchEvent): void {
@@ -409,4 +439,3 @@ its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`,
 function covers(mode: BatchMode, purpose: RoundPurpose): boolean {
   return mode === "all" || (mode === "eval" && purpose === "eval");
 }
-

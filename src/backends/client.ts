@@ -1,6 +1,25 @@
 import type * as v from "valibot";
-import type { CallAccounting, CallTotals, ChatRequest, ChatResponse, JsonResult, ModelClient, Role, TaskRunner, Usage } from "../engine/index.ts";
-import { BackendError, BudgetError, errorMessage, InternalError, log, redactText, SkilloptError, UnsupportedError } from "../lib/index.ts";
+import type {
+  CallAccounting,
+  CallTotals,
+  ChatRequest,
+  ChatResponse,
+  JsonResult,
+  ModelClient,
+  Role,
+  TaskRunner,
+  Usage,
+} from "../engine/index.ts";
+import {
+  BackendError,
+  BudgetError,
+  errorMessage,
+  InternalError,
+  log,
+  redactText,
+  SkilloptError,
+  UnsupportedError,
+} from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
 import { cacheKey, type StoredResponse } from "./call-cache.ts";
 import type { Batcher, RoundPurpose } from "./batcher.ts";
@@ -27,7 +46,16 @@ export type CallEvent =
       costUsd: number | null;
       error?: string;
     }
-  | { type: "retry"; role: Role; stage: string; backend: string; model: string; attempt: number; delayMs: number; error: string }
+  | {
+      type: "retry";
+      role: Role;
+      stage: string;
+      backend: string;
+      model: string;
+      attempt: number;
+      delayMs: number;
+      error: string;
+    }
   | { type: "dropped"; role: Role; stage: string; reason: string };
 
 export interface RoleBinding {
@@ -104,8 +132,10 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   /** Why the next step should not start (a budget cap is reached), or undefined. */
   budgetExceeded(): string | undefined {
     const { maxCalls, maxCostUsd, ledger } = this.core;
-    if (maxCalls !== undefined && this.paidStarted >= maxCalls) return `call budget reached (${this.paidStarted} of model.max_calls=${maxCalls})`;
-    if (maxCostUsd !== undefined && ledger.spentUsd >= maxCostUsd) return `cost budget reached ($${ledger.spentUsd.toFixed(4)} of $${maxCostUsd})`;
+    if (maxCalls !== undefined && this.paidStarted >= maxCalls)
+      return `call budget reached (${this.paidStarted} of model.max_calls=${maxCalls})`;
+    if (maxCostUsd !== undefined && ledger.spentUsd >= maxCostUsd)
+      return `cost budget reached ($${ledger.spentUsd.toFixed(4)} of $${maxCostUsd})`;
     return undefined;
   }
 
@@ -180,7 +210,11 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   }
 
   /** Run one round of independent rollouts; with model.batch their calls are collected into one provider batch. */
-  round<T>(purpose: RoundPurpose, fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  round<T>(
+    purpose: RoundPurpose,
+    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     if (!this.core.batcher) return fn((run) => run());
     return this.core.batcher.round(purpose, fn, signal);
   }
@@ -194,7 +228,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     const binding = this.core.roles[role];
     const backend = binding.chat;
     if (!backend) {
-      if (!binding.built) throw new InternalError(`the ${role} role was not set up for this command (createModelClient roles option)`);
+      if (!binding.built)
+        throw new InternalError(`the ${role} role was not set up for this command (createModelClient roles option)`);
       throw new UnsupportedError(`the ${role} backend ${binding.name} runs whole tasks and is not a chat model`, {
         hint: "benchmarks route exec targets through taskRunner(); judges need a chat backend",
       });
@@ -232,7 +267,12 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
   }
 
-  chatJson<S extends v.GenericSchema>(role: Role, request: ChatRequest, schema: S, opts: { signal?: AbortSignal } = {}): Promise<JsonResult<v.InferOutput<S>>> {
+  chatJson<S extends v.GenericSchema>(
+    role: Role,
+    request: ChatRequest,
+    schema: S,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<JsonResult<v.InferOutput<S>>> {
     return askJson(
       (req) => this.chat(role, req, opts),
       request,
@@ -241,7 +281,13 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     );
   }
 
-  private dropJson<T>(role: Role, stage: string, reason: string, response: ChatResponse, detail: string): JsonResult<T> {
+  private dropJson<T>(
+    role: Role,
+    stage: string,
+    reason: string,
+    response: ChatResponse,
+    detail: string,
+  ): JsonResult<T> {
     this.core.ledger.drop(stage, reason);
     this.emit({ type: "dropped", role, stage, reason });
     log.withTag("model").debug(`dropped ${stage} result: ${reason}: ${redactText(detail).slice(0, 200)}`);
@@ -251,16 +297,24 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   private checkBudget(stage: string): void {
     const { maxCalls, maxCostUsd, ledger } = this.core;
     if (maxCalls !== undefined && this.paidStarted >= maxCalls) {
-      throw new BudgetError("calls", `call budget reached: ${this.paidStarted} of ${maxCalls} model calls made (before a ${stage} call)`, {
-        hint: "the run stops at the next step boundary with its state saved; resume with a larger model.max_calls",
-        data: { max_calls: maxCalls, calls: this.paidStarted },
-      });
+      throw new BudgetError(
+        "calls",
+        `call budget reached: ${this.paidStarted} of ${maxCalls} model calls made (before a ${stage} call)`,
+        {
+          hint: "the run stops at the next step boundary with its state saved; resume with a larger model.max_calls",
+          data: { max_calls: maxCalls, calls: this.paidStarted },
+        },
+      );
     }
     if (maxCostUsd !== undefined && ledger.spentUsd >= maxCostUsd) {
-      throw new BudgetError("cost", `cost budget reached: $${ledger.spentUsd.toFixed(4)} of $${maxCostUsd} spent (before a ${stage} call)`, {
-        hint: "the run stops at the next step boundary with its state saved; resume with a larger --max-cost / model.max_cost_usd",
-        data: { max_cost_usd: maxCostUsd, cost_usd: ledger.spentUsd },
-      });
+      throw new BudgetError(
+        "cost",
+        `cost budget reached: $${ledger.spentUsd.toFixed(4)} of $${maxCostUsd} spent (before a ${stage} call)`,
+        {
+          hint: "the run stops at the next step boundary with its state saved; resume with a larger --max-cost / model.max_cost_usd",
+          data: { max_cost_usd: maxCostUsd, cost_usd: ledger.spentUsd },
+        },
+      );
     }
   }
 
@@ -281,8 +335,14 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
 
   /** Cache a batch answer under its key when it is complete (the batcher calls this as it settles a batch). */
   cacheBatchAnswer(key: string, backend: string, endpoint: string, model: string, value: RawCompletion): void {
-    if (!this.core.cache || !COMPLETE.has(value.finishReason) || (value.text === "" && value.toolCalls.length === 0)) return;
-    const stored: StoredResponse = { text: value.text, finishReason: value.finishReason, toolCalls: value.toolCalls, model: value.model || model };
+    if (!this.core.cache || !COMPLETE.has(value.finishReason) || (value.text === "" && value.toolCalls.length === 0))
+      return;
+    const stored: StoredResponse = {
+      text: value.text,
+      finishReason: value.finishReason,
+      toolCalls: value.toolCalls,
+      model: value.model || model,
+    };
     putCachedCall(this.core.cache, { key, backend, endpoint, model, response: JSON.stringify(stored) });
   }
 
@@ -338,7 +398,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
         {
           ...(signal ? { signal } : {}),
           onRetry: ({ attempt, error, delayMs }) => {
-            if (error instanceof BackendError && error.kind === "rate_limit" && error.retryAfterMs !== undefined) limiter.pause(delayMs);
+            if (error instanceof BackendError && error.kind === "rate_limit" && error.retryAfterMs !== undefined)
+              limiter.pause(delayMs);
             this.emit({
               type: "retry",
               role,
@@ -373,15 +434,28 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   private price(model: string, raw: RawCompletion, batch = false): number | null {
     if (raw.providerCostUsd !== undefined) return raw.providerCostUsd;
     if (raw.usageMissing) return null;
-    const cost = this.core.prices.cost(model, raw.usage, { batch }) ?? (raw.model ? this.core.prices.cost(raw.model, raw.usage, { batch }) : null);
+    const cost =
+      this.core.prices.cost(model, raw.usage, { batch }) ??
+      (raw.model ? this.core.prices.cost(raw.model, raw.usage, { batch }) : null);
     if (cost === null && this.core.maxCostUsd !== undefined && !this.warnedUnknownPrice.has(model)) {
       this.warnedUnknownPrice.add(model);
-      log.withTag("model").warn(`no price known for model ${model}: its calls do not count toward the cost cap (add it under model.pricing)`);
+      log
+        .withTag("model")
+        .warn(
+          `no price known for model ${model}: its calls do not count toward the cost cap (add it under model.pricing)`,
+        );
     }
     return cost;
   }
 
-  private served(role: Role, backend: ChatBackend, req: ChatRequest & { model: string }, key: string, stored: StoredResponse, started: number): ChatResponse {
+  private served(
+    role: Role,
+    backend: ChatBackend,
+    req: ChatRequest & { model: string },
+    key: string,
+    stored: StoredResponse,
+    started: number,
+  ): ChatResponse {
     const response: ChatResponse = {
       text: stored.text,
       finishReason: stored.finishReason,

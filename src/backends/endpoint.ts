@@ -44,7 +44,12 @@ export function isAzureOpenAiUrl(url: string): boolean {
   try {
     const u = new URL(url);
     const host = u.hostname.toLowerCase().replace(/\.$/, "");
-    return u.protocol === "https:" && !u.username && !u.password && AZURE_AD_HOST_SUFFIXES.some((s) => host.endsWith(s) && host.length > s.length);
+    return (
+      u.protocol === "https:" &&
+      !u.username &&
+      !u.password &&
+      AZURE_AD_HOST_SUFFIXES.some((s) => host.endsWith(s) && host.length > s.length)
+    );
   } catch {
     return false;
   }

@@ -72,12 +72,18 @@ function warnCliKeyOverHttp(name: BackendName, settings: Settings): void {
         : [];
   for (const [key, url] of pairs) {
     const base = settings.envVar(url);
-    if (settings.envVar(key) && base) warnKeyOverPlainHttp(base, `${key} (given to the ${name} CLI, which sends it to ${url})`);
+    if (settings.envVar(key) && base)
+      warnKeyOverPlainHttp(base, `${key} (given to the ${name} CLI, which sends it to ${url})`);
   }
 }
 
 /** The chat backend of a role, or undefined for exec-only harnesses. */
-export async function buildChatBackend(name: BackendName, role: Role, settings: Settings, config: unknown): Promise<ChatBackend | undefined> {
+export async function buildChatBackend(
+  name: BackendName,
+  role: Role,
+  settings: Settings,
+  config: unknown,
+): Promise<ChatBackend | undefined> {
   warnCliKeyOverHttp(name, settings);
   switch (name) {
     case "sim":
@@ -104,7 +110,9 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
       const timeout = settings.first(["copilot_chat_timeout"], ["COPILOT_CHAT_TIMEOUT"]);
       const seconds = timeout ? numberOf(timeout.value) : 600;
       if (seconds === undefined || Number.isNaN(seconds) || seconds <= 0 || !Number.isInteger(seconds)) {
-        throw new ConfigError(`${timeout?.from ?? "model.copilot_chat_timeout"}: expected a positive integer number of seconds`);
+        throw new ConfigError(
+          `${timeout?.from ?? "model.copilot_chat_timeout"}: expected a positive integer number of seconds`,
+        );
       }
       return createCopilotChat({
         bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
@@ -137,7 +145,9 @@ export async function buildChatBackend(name: BackendName, role: Role, settings: 
       return createAgentChat({
         kind: name,
         bin: bin(settings, [exe[0]], [exe[1]], exe[2]),
-        model: settings.first([`${name}_${role}_model`], [`${name.toUpperCase()}_${role.toUpperCase()}_MODEL`])?.value ?? settings.model(role),
+        model:
+          settings.first([`${name}_${role}_model`], [`${name.toUpperCase()}_${role.toUpperCase()}_MODEL`])?.value ??
+          settings.model(role),
         timeoutMs: execTimeoutMs(settings),
         env: settings.env,
       });
@@ -180,12 +190,14 @@ function warnFullAuto(settings: Settings): void {
 /** The SDK paths of the harnesses are not built (no SDK dependency): `sdk` falls back to the CLI, loudly. */
 function warnNoSdk(settings: Settings, key: string, env: string, what: string): void {
   const v = settings.first([key], [env])?.value.toLowerCase();
-  if (v && ["sdk", "true", "1", "yes", "on"].includes(v)) log.withTag("model").warn(`model.${key}: the ${what} is not available in this build; using the CLI`);
+  if (v && ["sdk", "true", "1", "yes", "on"].includes(v))
+    log.withTag("model").warn(`model.${key}: the ${what} is not available in this build; using the CLI`);
 }
 
 /** The exec harness of the target, when the target backend runs whole tasks. */
 export function buildTaskRunner(name: BackendName, settings: Settings, prices: PriceTable): TaskRunner | undefined {
-  if (name !== "claude_code_exec" && name !== "codex_exec" && name !== "cursor_exec" && name !== "copilot_exec") return undefined;
+  if (name !== "claude_code_exec" && name !== "codex_exec" && name !== "cursor_exec" && name !== "copilot_exec")
+    return undefined;
   warnCliKeyOverHttp(name, settings);
   const harness: HarnessName = name;
   const retries = numberOf(settings.envVar("EXEC_EMPTY_RESPONSE_RETRIES"));
@@ -212,7 +224,10 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
             : effortRaw === "none" || effortRaw === "off"
               ? undefined
               : "medium";
-      const thinking = numberOf(settings.first(["claude_code_exec_max_thinking_tokens"], ["CLAUDE_CODE_EXEC_MAX_THINKING_TOKENS"])?.value ?? "16384");
+      const thinking = numberOf(
+        settings.first(["claude_code_exec_max_thinking_tokens"], ["CLAUDE_CODE_EXEC_MAX_THINKING_TOKENS"])?.value ??
+          "16384",
+      );
       return createHarness(
         {
           ...common,
@@ -230,9 +245,13 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
     case "codex_exec": {
       warnNoSdk(settings, "codex_exec_use_sdk", "CODEX_EXEC_USE_SDK", "Codex SDK");
       warnFullAuto(settings);
-      const sandbox = settings.first(["codex_exec_sandbox"], ["CODEX_EXEC_SANDBOX", "CODEX_SANDBOX_MODE", "CODEX_SANDBOX"])?.value ?? "workspace-write";
+      const sandbox =
+        settings.first(["codex_exec_sandbox"], ["CODEX_EXEC_SANDBOX", "CODEX_SANDBOX_MODE", "CODEX_SANDBOX"])?.value ??
+        "workspace-write";
       if (!["read-only", "workspace-write", "danger-full-access"].includes(sandbox)) {
-        throw new ConfigError(`model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`);
+        throw new ConfigError(
+          `model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`,
+        );
       }
       return createHarness(
         {
@@ -254,19 +273,34 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
     case "cursor_exec": {
       const sandbox = settings.first(["cursor_exec_sandbox"], ["CURSOR_EXEC_SANDBOX"])?.value ?? "enabled";
       if (sandbox !== "enabled" && sandbox !== "disabled")
-        throw new ConfigError(`model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`);
-      return createHarness({ ...common, bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"), model, options: { sandbox } }, prices);
+        throw new ConfigError(
+          `model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`,
+        );
+      return createHarness(
+        {
+          ...common,
+          bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"),
+          model,
+          options: { sandbox },
+        },
+        prices,
+      );
     }
     case "copilot_exec": {
       const allow = settings.modelRaw("copilot_exec_allow_all_tools");
       const allowAll =
-        typeof allow === "boolean" ? allow : ["1", "true", "yes", "on"].includes(settings.envVar("COPILOT_EXEC_ALLOW_ALL_TOOLS")?.toLowerCase() ?? "");
+        typeof allow === "boolean"
+          ? allow
+          : ["1", "true", "yes", "on"].includes(settings.envVar("COPILOT_EXEC_ALLOW_ALL_TOOLS")?.toLowerCase() ?? "");
       return createHarness(
         {
           ...common,
           bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
           model,
-          options: { allowAllTools: String(allowAll), home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value },
+          options: {
+            allowAllTools: String(allowAll),
+            home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value,
+          },
         },
         prices,
       );

@@ -115,20 +115,33 @@ export function describeRoles(client: SkilloptModelClient): string {
   const role = (r: "optimizer" | "target") => {
     const i = client.info[r];
     if (!i) return `${r}=(none)`;
-    return i.backend === "sim" ? `${r}=sim (offline simulator — not a real model)` : `${r}=${i.model ?? "(the CLI's default model)"} (${i.backend})`;
+    return i.backend === "sim"
+      ? `${r}=sim (offline simulator — not a real model)`
+      : `${r}=${i.model ?? "(the CLI's default model)"} (${i.backend})`;
   };
-  const auto = client.resolved.auto ? ` [backend auto → ${client.resolved.auto.chose}: ${client.resolved.auto.reason}]` : "";
+  const auto = client.resolved.auto
+    ? ` [backend auto → ${client.resolved.auto.chose}: ${client.resolved.auto.reason}]`
+    : "";
   return `${role("optimizer")} ${role("target")}${auto}`;
 }
 
 /** Build the model layer from the config: role resolution, backends, cache, limiter, ledger. */
-export async function createModelClient(config: BackendConfig, opts: ModelClientOptions = {}): Promise<SkilloptModelClient> {
+export async function createModelClient(
+  config: BackendConfig,
+  opts: ModelClientOptions = {},
+): Promise<SkilloptModelClient> {
   const env = opts.env;
   const lookup: EnvLookup = typeof env === "function" ? env : env ? (name) => env[name] : NO_ENV;
-  const settings = new Settings(config, lookup, new Set(opts.placeholderModels ?? []), opts.azureAdLoopbackForTests === true);
+  const settings = new Settings(
+    config,
+    lookup,
+    new Set(opts.placeholderModels ?? []),
+    opts.azureAdLoopbackForTests === true,
+  );
   const resolved = resolveRoles(settings);
   const pricing = parsePricing(config.model.pricing);
-  if ("error" in pricing) throw new ConfigError(pricing.error, { issues: [{ path: "model.pricing", message: pricing.error }] });
+  if ("error" in pricing)
+    throw new ConfigError(pricing.error, { issues: [{ path: "model.pricing", message: pricing.error }] });
   const userPrices = loadUserPricing(lookup);
   const prices = new PriceTable(userPrices.prices, pricing.prices);
   const wanted = new Set<Role>(opts.roles ?? ["optimizer", "target"]);
@@ -136,8 +149,12 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
   const info: Record<Role, RoleInfo | undefined> = { optimizer: undefined, target: undefined };
   for (const role of ["optimizer", "target"] as const) {
     const name = resolved[role];
-    const chat = opts.backends?.[role] ?? (wanted.has(role) ? await buildChatBackend(name, role, settings, config) : undefined);
-    const runner = role === "target" && wanted.has(role) && !opts.backends?.target ? buildTaskRunner(name, settings, prices) : undefined;
+    const chat =
+      opts.backends?.[role] ?? (wanted.has(role) ? await buildChatBackend(name, role, settings, config) : undefined);
+    const runner =
+      role === "target" && wanted.has(role) && !opts.backends?.target
+        ? buildTaskRunner(name, settings, prices)
+        : undefined;
     bindings[role] = {
       chat,
       runner,
@@ -149,19 +166,41 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
     };
     if (wanted.has(role) || chat) {
       const cli = (runner as { bin?: string } | undefined)?.bin ?? chat?.bin;
-      info[role] = { backend: chat?.name ?? name, model: bindings[role].model, endpoint: chat?.endpoint, exec: runner !== undefined, ...(cli ? { cli } : {}) };
+      info[role] = {
+        backend: chat?.name ?? name,
+        model: bindings[role].model,
+        endpoint: chat?.endpoint,
+        exec: runner !== undefined,
+        ...(cli ? { cli } : {}),
+      };
     }
   }
   const capCost = opts.maxCostUsd ?? positive(config.model.max_cost_usd, "model.max_cost_usd");
-  const capName = opts.maxCostUsd !== undefined ? (opts.maxCostFrom ?? "--max-cost") : capCost !== undefined ? "model.max_cost_usd" : opts.requirePricesFor;
+  const capName =
+    opts.maxCostUsd !== undefined
+      ? (opts.maxCostFrom ?? "--max-cost")
+      : capCost !== undefined
+        ? "model.max_cost_usd"
+        : opts.requirePricesFor;
   if (capName !== undefined) {
     for (const role of ["optimizer", "target"] as const) {
       if (info[role] && !opts.backends?.[role])
-        refuseUncosted(capName, role, info[role], prices, userPrices.path ?? userPricingPath(lookup)?.path, opts.requirePricesFor === capName);
+        refuseUncosted(
+          capName,
+          role,
+          info[role],
+          prices,
+          userPrices.path ?? userPricingPath(lookup)?.path,
+          opts.requirePricesFor === capName,
+        );
     }
   }
   const capCalls = opts.maxCalls ?? positive(config.model.max_calls, "model.max_calls");
-  const cacheDir = opts.cacheDir ?? (typeof config.model.cache_dir === "string" && config.model.cache_dir.trim() ? config.model.cache_dir : skilloptCacheDir());
+  const cacheDir =
+    opts.cacheDir ??
+    (typeof config.model.cache_dir === "string" && config.model.cache_dir.trim()
+      ? config.model.cache_dir
+      : skilloptCacheDir());
   const modes = batchModes(config, bindings, opts.noCache === true);
   const cache = opts.noCache ? undefined : openCallCache(cacheDir);
   const ledger = new CallLedger(opts.ledgerStore, opts.runId ?? "default");
@@ -179,7 +218,8 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
           maxCalls: capCalls,
           spent: () => ledger.spentUsd,
           paidCalls: () => self?.paidCalls ?? 0,
-          cacheAnswer: (key, backend, endpoint, model, completion) => self?.cacheBatchAnswer(key, backend, endpoint, model, completion),
+          cacheAnswer: (key, backend, endpoint, model, completion) =>
+            self?.cacheBatchAnswer(key, backend, endpoint, model, completion),
           onEvent: opts.onBatch,
         })
       : undefined;
@@ -216,7 +256,11 @@ export async function createModelClient(config: BackendConfig, opts: ModelClient
  * called live with one warning, or refused (exit 2) under model.batch_required; batch answers land
  * in the call cache, so --no-cache cannot be combined with a batch.
  */
-function batchModes(config: BackendConfig, bindings: Record<Role, RoleBinding>, noCache: boolean): Record<Role, BatchMode> {
+function batchModes(
+  config: BackendConfig,
+  bindings: Record<Role, RoleBinding>,
+  noCache: boolean,
+): Record<Role, BatchMode> {
   const modes: Record<Role, BatchMode> = { optimizer: "off", target: "off" };
   const asMode = (v: unknown): BatchMode | undefined => (v === "off" || v === "eval" || v === "all" ? v : undefined);
   for (const role of ["optimizer", "target"] as const) {
@@ -254,12 +298,22 @@ const NO_USAGE = new Set(["copilot_chat", "copilot_exec", "cursor_chat", "pi_cha
  * A money cap is only a cap when every call it must count has a known cost: refuse to start
  * (ConfigError, exit 2) rather than run uncapped, naming the model and how to give it a price.
  */
-function refuseUncosted(capName: string, role: Role, info: RoleInfo, prices: PriceTable, pricingFile: string | undefined, fileOnly: boolean): void {
+function refuseUncosted(
+  capName: string,
+  role: Role,
+  info: RoleInfo,
+  prices: PriceTable,
+  pricingFile: string | undefined,
+  fileOnly: boolean,
+): void {
   if (info.backend === "sim" || REPORTS_OWN_COST.has(info.backend)) return;
   if (NO_USAGE.has(info.backend)) {
-    throw new ConfigError(`${capName}: the ${role} backend ${info.backend} reports no token usage, so a money cap cannot be enforced on it`, {
-      hint: "cap the number of calls instead (model.max_calls), or use another backend for that role",
-    });
+    throw new ConfigError(
+      `${capName}: the ${role} backend ${info.backend} reports no token usage, so a money cap cannot be enforced on it`,
+      {
+        hint: "cap the number of calls instead (model.max_calls), or use another backend for that role",
+      },
+    );
   }
   if (info.model && prices.lookup(info.model)) return;
   const model = info.model ?? "(the CLI's default model)";
@@ -281,7 +335,9 @@ docs/backends.md`,
 function positive(value: unknown, path: string): number | undefined {
   if (value === undefined || value === null || value === 0) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    throw new ConfigError(`${path}: expected a positive number, got ${JSON.stringify(value)}`, { issues: [{ path, message: "expected a positive number" }] });
+    throw new ConfigError(`${path}: expected a positive number, got ${JSON.stringify(value)}`, {
+      issues: [{ path, message: "expected a positive number" }],
+    });
   }
   return value;
 }

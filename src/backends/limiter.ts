@@ -7,7 +7,8 @@ export class Limiter {
   private pausedUntil = 0;
 
   constructor(readonly size: number) {
-    if (!Number.isInteger(size) || size < 1) throw new RangeError(`limiter size must be a positive integer, got ${size}`);
+    if (!Number.isInteger(size) || size < 1)
+      throw new RangeError(`limiter size must be a positive integer, got ${size}`);
   }
 
   get running(): number {
@@ -75,4 +76,3 @@ export class Limiter {
     if (next) next();
   }
 }
-

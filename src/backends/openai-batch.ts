@@ -37,7 +37,10 @@ export function createBatchApi(o: BatchApiOptions): BatchApi {
     },
     submit: (jsonl, fingerprint, signal) =>
       guard(async () => {
-        const file = await o.client.files.create({ file: await toFile(Buffer.from(jsonl, "utf8"), "skillopt-batch.jsonl"), purpose: "batch" }, { signal });
+        const file = await o.client.files.create(
+          { file: await toFile(Buffer.from(jsonl, "utf8"), "skillopt-batch.jsonl"), purpose: "batch" },
+          { signal },
+        );
         const batch = await o.client.batches.create(
           {
             input_file_id: file.id,
@@ -54,7 +57,9 @@ export function createBatchApi(o: BatchApiOptions): BatchApi {
         // The most recent batches are enough: an orphan is one this machine created moments before it died.
         const page = await o.client.batches.list({ limit: 100 }, { signal });
         const hit = page.data.find(
-          (b) => b.metadata?.skillopt_requests === fingerprint && !["failed", "expired", "cancelling", "cancelled"].includes(b.status),
+          (b) =>
+            b.metadata?.skillopt_requests === fingerprint &&
+            !["failed", "expired", "cancelling", "cancelled"].includes(b.status),
         );
         return hit ? { batch: infoOf(hit), inputFileId: hit.input_file_id } : undefined;
       } catch {
@@ -77,7 +82,9 @@ export function createBatchApi(o: BatchApiOptions): BatchApi {
 
 function infoOf(b: OpenAI.Batch): BatchInfo {
   const c = b.request_counts;
-  const errors = b.errors?.data?.map((e) => `${e.code ?? "error"}: ${e.message ?? ""}${e.line ? ` (line ${e.line})` : ""}`).join("; ");
+  const errors = b.errors?.data
+    ?.map((e) => `${e.code ?? "error"}: ${e.message ?? ""}${e.line ? ` (line ${e.line})` : ""}`)
+    .join("; ");
   return {
     id: b.id,
     status: b.status,
@@ -97,7 +104,11 @@ interface OutputLine {
 }
 
 /** Parse an output or error file: a line per request, `{custom_id, response: {status_code, body}, error}`. */
-function parseLines(text: string, requestedModel: (customId: string) => string, parse: BatchApiOptions["parse"]): Map<string, BatchLineResult> {
+function parseLines(
+  text: string,
+  requestedModel: (customId: string) => string,
+  parse: BatchApiOptions["parse"],
+): Map<string, BatchLineResult> {
   const out = new Map<string, BatchLineResult>();
   for (const raw of text.split("\n")) {
     const line = raw.trim();
@@ -106,7 +117,9 @@ function parseLines(text: string, requestedModel: (customId: string) => string, 
     try {
       obj = JSON.parse(line) as OutputLine;
     } catch {
-      throw new BackendError("protocol", `batch output file: a line is not JSON (${line.slice(0, 80)})`, { retryable: true });
+      throw new BackendError("protocol", `batch output file: a line is not JSON (${line.slice(0, 80)})`, {
+        retryable: true,
+      });
     }
     if (typeof obj.custom_id !== "string") continue;
     const id = obj.custom_id;

@@ -1,7 +1,17 @@
 // The only importer of `openai`. One SDK-backed ChatBackend serves openai_compatible, the
 // qwen/minimax presets (extra body fields) and Azure OpenAI (AzureOpenAI client).
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AzureOpenAI } from "openai";
-import type { ChatCompletionChunk, ChatCompletionCreateParams, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  AzureOpenAI,
+} from "openai";
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/index.ts";
 import { BackendError, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
@@ -47,7 +57,8 @@ interface SdkChatOptions {
 export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
   checkEndpointUrl(opts.url, opts.urlFrom ?? `${opts.name} base URL`);
   registerSecret(opts.apiKey);
-  if (opts.apiKey && opts.apiKey !== "dummy") warnKeyOverPlainHttp(opts.url, `the ${opts.name} API key (${opts.keyHint ?? "configured key"})`);
+  if (opts.apiKey && opts.apiKey !== "dummy")
+    warnKeyOverPlainHttp(opts.url, `the ${opts.name} API key (${opts.keyHint ?? "configured key"})`);
   const common = {
     timeout: opts.timeoutMs + 1_000,
     maxRetries: 0,
@@ -64,7 +75,9 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
           ...common,
           baseURL: `${opts.url.replace(/\/+$/, "")}/openai`,
           apiVersion: opts.apiVersion ?? "2024-12-01-preview",
-          ...(opts.tokenProvider ? { azureADTokenProvider: opts.tokenProvider, apiKey: "" } : { apiKey: opts.apiKey ?? "" }),
+          ...(opts.tokenProvider
+            ? { azureADTokenProvider: opts.tokenProvider, apiKey: "" }
+            : { apiKey: opts.apiKey ?? "" }),
         })
       : new OpenAI({ ...common, baseURL: opts.url, apiKey: opts.apiKey || "dummy" });
   const endpoint = sanitizeEndpoint(opts.url);
@@ -104,26 +117,47 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), timeoutMs);
       const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
-      const ctx: ErrorContext = { name: opts.name, endpoint, model: request.model, timeoutMs, keyHint: opts.keyHint, secret: opts.apiKey };
+      const ctx: ErrorContext = {
+        name: opts.name,
+        endpoint,
+        model: request.model,
+        timeoutMs,
+        keyHint: opts.keyHint,
+        secret: opts.apiKey,
+      };
       try {
         if (opts.responsesApi && usesResponsesApi(request.model)) {
           const requested = request.maxTokens ?? opts.maxTokensCap;
-          const maxTokens = requested === undefined || opts.maxTokensCap === undefined ? requested : Math.min(requested, opts.maxTokensCap);
-          return await completeWithResponses(client, request, { signal: combined, timeoutMs, maxTokens, where: describe(ctx) });
+          const maxTokens =
+            requested === undefined || opts.maxTokensCap === undefined
+              ? requested
+              : Math.min(requested, opts.maxTokensCap);
+          return await completeWithResponses(client, request, {
+            signal: combined,
+            timeoutMs,
+            maxTokens,
+            where: describe(ctx),
+          });
         }
         if (opts.stream) {
           const stream = await client.chat.completions.create(
-            { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & { stream: true },
+            { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & {
+              stream: true;
+            },
             { signal: combined, timeout: timeoutMs + 1_000 },
           );
           return await collectStream(stream, request.model, ctx);
         }
-        const res = await client.chat.completions.create({ ...body, stream: false } as ChatCompletionCreateParams & { stream: false }, {
-          signal: combined,
-          timeout: timeoutMs + 1_000,
-        });
+        const res = await client.chat.completions.create(
+          { ...body, stream: false } as ChatCompletionCreateParams & { stream: false },
+          {
+            signal: combined,
+            timeout: timeoutMs + 1_000,
+          },
+        );
         const parsed = completionOf(res, request.model);
-        if (!parsed) throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
+        if (!parsed)
+          throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
         return parsed;
       } catch (err) {
         if (signal?.aborted) throw signal.reason ?? err;
@@ -157,9 +191,15 @@ function buildBody(opts: SdkChatOptions, request: ChatRequest & { model: string 
   if (temperature !== undefined) body.temperature = temperature;
   const requested = opts.fixedMaxTokens ?? request.maxTokens ?? opts.maxTokensCap;
   if (requested !== undefined)
-    body[opts.maxTokensField] = opts.maxTokensCap === undefined || opts.fixedMaxTokens !== undefined ? requested : Math.min(requested, opts.maxTokensCap);
+    body[opts.maxTokensField] =
+      opts.maxTokensCap === undefined || opts.fixedMaxTokens !== undefined
+        ? requested
+        : Math.min(requested, opts.maxTokensCap);
   if (request.tools?.length) {
-    body.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    body.tools = request.tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
   } else if (request.reasoningEffort && opts.sendReasoningEffort(request.model)) {
     // spec §7.3: reasoning_effort is omitted when tools are supplied.
     body.reasoning_effort = request.reasoningEffort;
@@ -177,20 +217,39 @@ function toWire(m: ChatMessage): ChatCompletionMessageParam {
             ? { type: "text" as const, text: p.text }
             : { type: "image_url" as const, image_url: { url: p.url, ...(p.detail ? { detail: p.detail } : {}) } },
         );
-  if (m.role === "tool") return { role: "tool", tool_call_id: m.toolCallId ?? "", content: typeof content === "string" ? content : flatten(m) };
+  if (m.role === "tool")
+    return {
+      role: "tool",
+      tool_call_id: m.toolCallId ?? "",
+      content: typeof content === "string" ? content : flatten(m),
+    };
   if (m.role === "assistant") {
-    const calls = m.toolCalls?.map((t) => ({ id: t.id, type: "function" as const, function: { name: t.name, arguments: t.arguments } }));
-    return { role: "assistant", content: typeof content === "string" ? content : flatten(m), ...(calls?.length ? { tool_calls: calls } : {}) };
+    const calls = m.toolCalls?.map((t) => ({
+      id: t.id,
+      type: "function" as const,
+      function: { name: t.name, arguments: t.arguments },
+    }));
+    return {
+      role: "assistant",
+      content: typeof content === "string" ? content : flatten(m),
+      ...(calls?.length ? { tool_calls: calls } : {}),
+    };
   }
   if (m.role === "system") return { role: "system", content: typeof content === "string" ? content : flatten(m) };
   return { role: "user", content } as ChatCompletionMessageParam;
 }
 
 function flatten(m: ChatMessage): string {
-  return typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : `[image: ${p.url.slice(0, 64)}]`)).join("\n");
+  return typeof m.content === "string"
+    ? m.content
+    : m.content.map((p) => (p.type === "text" ? p.text : `[image: ${p.url.slice(0, 64)}]`)).join("\n");
 }
 
-async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, requested: string, ctx: ErrorContext): Promise<RawCompletion> {
+async function collectStream(
+  stream: AsyncIterable<ChatCompletionChunk>,
+  requested: string,
+  ctx: ErrorContext,
+): Promise<RawCompletion> {
   let text = "";
   let finish: string | null = null;
   let model = requested;
@@ -213,7 +272,9 @@ async function collectStream(stream: AsyncIterable<ChatCompletionChunk>, request
     }
   }
   if (finish === null) {
-    throw new BackendError("reset", `${describe(ctx)}: the stream ended before the model finished`, { retryable: true });
+    throw new BackendError("reset", `${describe(ctx)}: the stream ended before the model finished`, {
+      retryable: true,
+    });
   }
   return {
     text,
@@ -275,7 +336,10 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
   }
   const where = describe(ctx);
   if (timedOut || err instanceof APIConnectionTimeoutError || (err instanceof APIUserAbortError && timedOut)) {
-    return new BackendError("timeout", `${where}: no answer within ${Math.round(ctx.timeoutMs / 1000)} s`, { retryable: true, cause: err });
+    return new BackendError("timeout", `${where}: no answer within ${Math.round(ctx.timeoutMs / 1000)} s`, {
+      retryable: true,
+      cause: err,
+    });
   }
   if (err instanceof APIConnectionError) {
     const code = causeCode(err);
@@ -288,7 +352,10 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
     if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "DNSException") {
       return new BackendError("dns", `${where}: host not found`, { cause: err, hint: "check the base URL / endpoint" });
     }
-    return new BackendError("reset", `${where}: connection failed (${code ?? scrub(errorMessage(err), ctx)})`, { retryable: true, cause: err });
+    return new BackendError("reset", `${where}: connection failed (${code ?? scrub(errorMessage(err), ctx)})`, {
+      retryable: true,
+      cause: err,
+    });
   }
   if (err instanceof APIError && typeof err.status === "number") {
     const status = err.status;
@@ -310,7 +377,11 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
     if (status === 400 || status === 422) {
       return new BackendError("bad_request", `${where}: HTTP ${status}, the request was refused: ${detail}`, base);
     }
-    if (status === 429) return new BackendError("rate_limit", `${where}: HTTP 429, rate limited: ${detail}`, { ...base, retryable: true });
+    if (status === 429)
+      return new BackendError("rate_limit", `${where}: HTTP 429, rate limited: ${detail}`, {
+        ...base,
+        retryable: true,
+      });
     if (status === 408 || status === 409 || status >= 500) {
       return new BackendError("http", `${where}: HTTP ${status}: ${detail}`, { ...base, retryable: true });
     }
@@ -321,9 +392,15 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
   }
   const code = causeCode(err);
   if (code === "ECONNRESET" || code === "ConnectionClosed" || code === "UND_ERR_SOCKET") {
-    return new BackendError("reset", `${where}: connection reset while reading the response`, { retryable: true, cause: err });
+    return new BackendError("reset", `${where}: connection reset while reading the response`, {
+      retryable: true,
+      cause: err,
+    });
   }
-  return new BackendError("protocol", `${where}: ${scrub(errorMessage(err), ctx).slice(0, 300)}`, { retryable: true, cause: err });
+  return new BackendError("protocol", `${where}: ${scrub(errorMessage(err), ctx).slice(0, 300)}`, {
+    retryable: true,
+    cause: err,
+  });
 }
 
 function serverMessage(err: APIError): string {

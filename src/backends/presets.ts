@@ -12,21 +12,34 @@ function takesReasoningEffort(model: string): boolean {
   return /^(o\d|gpt-5|codex)/.test(bare);
 }
 
-function numberSetting(settings: Settings, keys: string[], envs: string[], fallback: number | undefined): number | undefined {
+function numberSetting(
+  settings: Settings,
+  keys: string[],
+  envs: string[],
+  fallback: number | undefined,
+): number | undefined {
   const found = settings.first(keys, envs);
   if (!found) return fallback;
   const n = numberOf(found.value);
   if (n === undefined) return undefined;
-  if (Number.isNaN(n) || n <= 0) throw new ConfigError(`${found.from}: expected a positive number, got ${JSON.stringify(found.value)}`);
+  if (Number.isNaN(n) || n <= 0)
+    throw new ConfigError(`${found.from}: expected a positive number, got ${JSON.stringify(found.value)}`);
   return n;
 }
 
-function temperatureSetting(settings: Settings, keys: string[], envs: string[], fallback: number | undefined): number | undefined {
+function temperatureSetting(
+  settings: Settings,
+  keys: string[],
+  envs: string[],
+  fallback: number | undefined,
+): number | undefined {
   const found = settings.first(keys, envs);
   if (!found) return fallback;
   const n = numberOf(found.value);
   if (n !== undefined && (Number.isNaN(n) || n < 0 || n > 2)) {
-    throw new ConfigError(`${found.from}: expected a temperature from 0 to 2 (or none), got ${JSON.stringify(found.value)}`);
+    throw new ConfigError(
+      `${found.from}: expected a temperature from 0 to 2 (or none), got ${JSON.stringify(found.value)}`,
+    );
   }
   return n;
 }
@@ -42,7 +55,14 @@ function layered(role: Role, prefix: string, suffix: string): { keys: string[]; 
  * vars, then (only where the backend serves the same model names, `keepPlaceholder`) a shipped
  * placeholder such as the base config's gpt-5.5, then the backend's default.
  */
-function roleModel(settings: Settings, role: Role, specificKeys: string[], specificEnvs: string[], fallback: string, keepPlaceholder: boolean): string {
+function roleModel(
+  settings: Settings,
+  role: Role,
+  specificKeys: string[],
+  specificEnvs: string[],
+  fallback: string,
+  keepPlaceholder: boolean,
+): string {
   return (
     settings.first(specificKeys)?.value ??
     settings.chosenModel(role) ??
@@ -61,9 +81,19 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
   const l = (suffix: string) => layered(role, "openai_compatible", suffix);
   const base = get("base_url");
   const key = get("api_key");
-  const model = roleModel(settings, role, l("model").keys, [...l("model").envs, `${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`], "gpt-4o-mini", true);
+  const model = roleModel(
+    settings,
+    role,
+    l("model").keys,
+    [...l("model").envs, `${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`],
+    "gpt-4o-mini",
+    true,
+  );
   // Booleans always have a value (default false), so any layer saying true turns streaming on.
-  const streamLayers = [...l("stream").keys.map((k) => settings.model(k)), ...l("stream").envs.map((e) => settings.envVar(e))];
+  const streamLayers = [
+    ...l("stream").keys.map((k) => settings.model(k)),
+    ...l("stream").envs.map((e) => settings.envVar(e)),
+  ];
   const stream = streamLayers.some((x) => ["1", "true", "yes", "on"].includes((x ?? "").toLowerCase()));
   return createSdkChatBackend({
     name: "openai_compatible",
@@ -100,8 +130,14 @@ const warnedThinking = new Set<Role>();
 
 /** The qwen thinking-mode wire policy for a role (spec §7.5). */
 function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
-  const mode = settings.first(layered(role, "qwen_chat", "thinking_mode").keys, layered(role, "qwen_chat", "thinking_mode").envs);
-  const legacy = settings.first(layered(role, "qwen_chat", "enable_thinking").keys, layered(role, "qwen_chat", "enable_thinking").envs);
+  const mode = settings.first(
+    layered(role, "qwen_chat", "thinking_mode").keys,
+    layered(role, "qwen_chat", "thinking_mode").envs,
+  );
+  const legacy = settings.first(
+    layered(role, "qwen_chat", "enable_thinking").keys,
+    layered(role, "qwen_chat", "enable_thinking").envs,
+  );
   let fromMode: ThinkingMode | undefined;
   if (mode) {
     fromMode = THINKING_SPELLINGS[mode.value.toLowerCase().replaceAll("-", "_")];
@@ -119,14 +155,19 @@ function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
     fromLegacy = ["true", "1", "yes", "on"].includes(b) ? "enabled" : "server_default";
   }
   if (fromMode && fromLegacy && fromMode !== fromLegacy) {
-    throw new ConfigError(`${mode!.from} (${fromMode}) conflicts with the legacy ${legacy!.from} (${legacy!.value}) for the ${role}`, {
-      hint: "keep only qwen_chat_thinking_mode",
-    });
+    throw new ConfigError(
+      `${mode!.from} (${fromMode}) conflicts with the legacy ${legacy!.from} (${legacy!.value}) for the ${role}`,
+      {
+        hint: "keep only qwen_chat_thinking_mode",
+      },
+    );
   }
   const resolved = fromMode ?? fromLegacy ?? "server_default";
   if (resolved === "server_default" && !warnedThinking.has(role)) {
     warnedThinking.add(role);
-    log.withTag("model").debug(`qwen_chat ${role}: thinking mode is the server default (chat_template_kwargs not sent)`);
+    log
+      .withTag("model")
+      .debug(`qwen_chat ${role}: thinking mode is the server default (chat_template_kwargs not sent)`);
   }
   return resolved;
 }
@@ -167,13 +208,18 @@ export function qwenBackend(settings: Settings, role: Role): ChatBackend {
     maxTokensField: useMct === "true" || useMct === "1" || useMct === "yes" ? "max_completion_tokens" : "max_tokens",
     temperature: qwenTemperature(settings, l("temperature").keys, l("temperature").envs),
     sendReasoningEffort: () => false,
-    ...(mode === "server_default" ? {} : { extraBody: { chat_template_kwargs: { enable_thinking: mode === "enabled" } } }),
+    ...(mode === "server_default"
+      ? {}
+      : { extraBody: { chat_template_kwargs: { enable_thinking: mode === "enabled" } } }),
     stream: false,
     keyHint: key ? key.from : "QWEN_CHAT_API_KEY",
   });
 }
 
-const MINIMAX_REGIONS: Record<string, string> = { global_en: "https://api.minimax.io/v1", cn_zh: "https://api.minimaxi.com/v1" };
+const MINIMAX_REGIONS: Record<string, string> = {
+  global_en: "https://api.minimax.io/v1",
+  cn_zh: "https://api.minimaxi.com/v1",
+};
 
 /** minimax_chat: one shared config for both roles; both use the target deployment (spec §7.5). */
 export function minimaxBackend(settings: Settings): ChatBackend {
@@ -184,13 +230,18 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     const r = (region?.value ?? "global_en").toLowerCase().replaceAll("-", "_");
     url = MINIMAX_REGIONS[r];
     if (!url)
-      throw new ConfigError(`${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`, {
-        hint: "use global_en or cn_zh",
-      });
+      throw new ConfigError(
+        `${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`,
+        {
+          hint: "use global_en or cn_zh",
+        },
+      );
   }
-  const model = settings.first(["minimax_model"], ["MINIMAX_MODEL"])?.value ?? settings.chosenModel("target") ?? "MiniMax-M3";
+  const model =
+    settings.first(["minimax_model"], ["MINIMAX_MODEL"])?.value ?? settings.chosenModel("target") ?? "MiniMax-M3";
   const thinkingFlag = settings.first(["minimax_enable_thinking"], ["MINIMAX_ENABLE_THINKING"])?.value.toLowerCase();
-  const adaptive = model.startsWith("MiniMax-M2") || thinkingFlag === "true" || thinkingFlag === "1" || thinkingFlag === "yes";
+  const adaptive =
+    model.startsWith("MiniMax-M2") || thinkingFlag === "true" || thinkingFlag === "1" || thinkingFlag === "yes";
   const key = settings.first(["minimax_api_key"], ["MINIMAX_API_KEY"]);
   return createSdkChatBackend({
     name: "minimax_chat",
@@ -204,7 +255,9 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     maxTokensField: "max_tokens",
     // An explicitly empty minimax_temperature means "omit" (the base config's default is "0.7").
     temperature:
-      settings.modelRaw("minimax_temperature") === "" ? undefined : temperatureSetting(settings, ["minimax_temperature"], ["MINIMAX_TEMPERATURE"], 0.7),
+      settings.modelRaw("minimax_temperature") === ""
+        ? undefined
+        : temperatureSetting(settings, ["minimax_temperature"], ["MINIMAX_TEMPERATURE"], 0.7),
     sendReasoningEffort: () => false,
     extraBody: { thinking: { type: adaptive ? "adaptive" : "disabled" } },
     stream: false,
@@ -221,11 +274,17 @@ function azureSetting(settings: Settings, role: Role, suffix: string, legacy?: s
 }
 
 /** Sleep's azure_openai request shape in OpenAI-compatible mode (reference sleep backend). */
-function sleepCompatShape(settings: Settings): { maxTokensField: "max_tokens"; fixedMaxTokens: number; extraBody?: Record<string, unknown> } {
+function sleepCompatShape(settings: Settings): {
+  maxTokensField: "max_tokens";
+  fixedMaxTokens: number;
+  extraBody?: Record<string, unknown>;
+} {
   const rawMax = settings.envVar("SKILLOPT_SLEEP_COMPAT_MAX_TOKENS");
   const max = rawMax === undefined ? 8192 : Number(rawMax);
   if (!Number.isInteger(max) || max <= 0) {
-    throw new ConfigError(`SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: expected a positive whole number of tokens, got ${JSON.stringify(rawMax)}`);
+    throw new ConfigError(
+      `SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: expected a positive whole number of tokens, got ${JSON.stringify(rawMax)}`,
+    );
   }
   const rawBody = settings.envVar("SKILLOPT_SLEEP_CHAT_EXTRA_BODY");
   if (rawBody === undefined) return { maxTokensField: "max_tokens", fixedMaxTokens: max };
@@ -238,7 +297,9 @@ function sleepCompatShape(settings: Settings): { maxTokensField: "max_tokens"; f
     });
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ConfigError("SKILLOPT_SLEEP_CHAT_EXTRA_BODY: expected a JSON object of extra request fields", { hint: 'e.g. {"thinking": {"type": "enabled"}}' });
+    throw new ConfigError("SKILLOPT_SLEEP_CHAT_EXTRA_BODY: expected a JSON object of extra request fields", {
+      hint: 'e.g. {"thinking": {"type": "enabled"}}',
+    });
   }
   const reserved = Object.keys(body).filter((k) => k === "model" || k === "messages" || k === "__proto__");
   if (reserved.length) throw new ConfigError(`SKILLOPT_SLEEP_CHAT_EXTRA_BODY: may not set ${reserved.join(", ")}`);
@@ -265,7 +326,8 @@ function checkAzureAdEndpoint(url: string, from: string, mode: string, role: Rol
     `${from}: refusing to send an Azure AD token (${mode}) for the ${role} to ${JSON.stringify(sanitizeEndpoint(url))}: such tokens only go to https \
 endpoints on Azure OpenAI hosts (${hosts})`,
     {
-      hint: "for an Azure resource use its https://<resource>.openai.azure.com endpoint; for any other server set " +
+      hint:
+        "for an Azure resource use its https://<resource>.openai.azure.com endpoint; for any other server set " +
         "AZURE_OPENAI_AUTH_MODE=openai_compatible (key from AZURE_OPENAI_API_KEY) or use --backend openai_compatible",
       issues: [{ path: from, message: "not an https Azure OpenAI endpoint" }],
     },
@@ -281,12 +343,24 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   const clientId = azureSetting(settings, role, "managed_identity_client_id")?.value;
   const modeRaw = azureSetting(settings, role, "auth_mode");
   const mode = (modeRaw?.value ?? "azure_cli").toLowerCase();
-  const modeFrom = modeRaw ? `auth mode ${mode}, from ${modeRaw.from}` : "auth mode azure_cli, the default when AZURE_OPENAI_AUTH_MODE is unset";
-  const model = roleModel(settings, role, [], [`${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`, "AZURE_OPENAI_DEPLOYMENT"], "gpt-4o", true);
+  const modeFrom = modeRaw
+    ? `auth mode ${mode}, from ${modeRaw.from}`
+    : "auth mode azure_cli, the default when AZURE_OPENAI_AUTH_MODE is unset";
+  const model = roleModel(
+    settings,
+    role,
+    [],
+    [`${ROLE_ENV_PREFIX[role]}_DEPLOYMENT`, "AZURE_OPENAI_DEPLOYMENT"],
+    "gpt-4o",
+    true,
+  );
   if (!endpoint) {
-    throw new ConfigError(`model.${role}_azure_openai_endpoint: no Azure OpenAI endpoint configured for the ${role} (backend openai_chat)`, {
-      hint: "set model.azure_openai_endpoint or AZURE_OPENAI_ENDPOINT, or choose another backend (e.g. --set model.backend=auto)",
-    });
+    throw new ConfigError(
+      `model.${role}_azure_openai_endpoint: no Azure OpenAI endpoint configured for the ${role} (backend openai_chat)`,
+      {
+        hint: "set model.azure_openai_endpoint or AZURE_OPENAI_ENDPOINT, or choose another backend (e.g. --set model.backend=auto)",
+      },
+    );
   }
   const common = {
     defaultModel: model,
@@ -312,7 +386,8 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
       keyHint: key?.from ?? "AZURE_OPENAI_API_KEY",
     });
   }
-  if (AD_MODES.has(mode)) checkAzureAdEndpoint(endpoint.value, endpoint.from, modeFrom, role, settings.azureAdLoopbackForTests);
+  if (AD_MODES.has(mode))
+    checkAzureAdEndpoint(endpoint.value, endpoint.from, modeFrom, role, settings.azureAdLoopbackForTests);
   // Sleep's Azure mode asks for max_completion_tokens 16384 on every call (sleep.md §5.9).
   const base = {
     ...common,
@@ -333,7 +408,11 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   }
   if (mode === "azure_cli") {
     const azBin = settings.envVar("AZ_CLI_BIN") ?? "az";
-    return createSdkChatBackend({ ...base, tokenProvider: azureCliTokenProvider({ azBin, scope, env: settings.env }), keyHint: "`az login`" });
+    return createSdkChatBackend({
+      ...base,
+      tokenProvider: azureCliTokenProvider({ azBin, scope, env: settings.env }),
+      keyHint: "`az login`",
+    });
   }
   if (mode === "managed_identity" || mode === "aad" || mode === "azure_ad") {
     return createSdkChatBackend({
@@ -342,7 +421,10 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
       keyHint: "the managed identity's role assignment on the resource",
     });
   }
-  throw new ConfigError(`${modeRaw?.from ?? "model.azure_openai_auth_mode"}: unknown auth mode ${JSON.stringify(modeRaw?.value)}`, {
-    hint: "use api_key, azure_cli, managed_identity or openai_compatible",
-  });
+  throw new ConfigError(
+    `${modeRaw?.from ?? "model.azure_openai_auth_mode"}: unknown auth mode ${JSON.stringify(modeRaw?.value)}`,
+    {
+      hint: "use api_key, azure_cli, managed_identity or openai_compatible",
+    },
+  );
 }

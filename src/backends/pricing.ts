@@ -29,7 +29,7 @@ interface Sourced extends Price {
 // (self-hosted), MiniMax-M3 (no price found that could be checked).
 const OPENAI_2026 =
   "OpenAI API pricing page (developers.openai.com/api/docs/pricing) as reported by morphllm.com (June 2026) and api-evangelist (2026-11-06); " +
-    "checked 2026-12-02";
+  "checked 2026-12-02";
 const OPENAI_2025 = "OpenAI API pricing page, 2025 list price; not re-checked (no 2026 listing found)";
 const ANTHROPIC = (page: string) => `platform.claude.com/docs/en/about-claude/models (${page}); checked 2026-12-02`;
 // Batch column: OpenAI's Batch API bills half the live price for input and output, and Azure OpenAI
@@ -37,7 +37,7 @@ const ANTHROPIC = (page: string) => `platform.claude.com/docs/en/about-claude/mo
 // checked 2026-12-03. Only OpenAI models get it: the batch path serves openai_compatible and Azure.
 const BATCH_HALF =
   "OpenAI Batch API: 50% of the live input and output price (platform.openai.com/docs/guides/batch); Azure OpenAI Global Batch: 50% less than " +
-    "global standard (learn.microsoft.com/azure/ai-services/openai/how-to/batch); checked 2026-12-03";
+  "global standard (learn.microsoft.com/azure/ai-services/openai/how-to/batch); checked 2026-12-03";
 const BUILTIN_LIVE: Record<string, Sourced> = {
   "gpt-5.5": { input_per_mtok: 5, output_per_mtok: 30, cached_input_per_mtok: 0.5, source: OPENAI_2026 },
   "gpt-5.4": { input_per_mtok: 2.5, output_per_mtok: 15, cached_input_per_mtok: 0.25, source: OPENAI_2026 },
@@ -86,22 +86,49 @@ const BUILTIN_LIVE: Record<string, Sourced> = {
     cached_input_per_mtok: 0.3,
     source: ANTHROPIC("Claude Sonnet 4.6 overview (legacy): $3 / $15"),
   },
-  "claude-haiku-4-5": { input_per_mtok: 1, output_per_mtok: 5, cached_input_per_mtok: 0.1, source: ANTHROPIC("comparison table: Haiku 4.5 $1 / $5") },
+  "claude-haiku-4-5": {
+    input_per_mtok: 1,
+    output_per_mtok: 5,
+    cached_input_per_mtok: 0.1,
+    source: ANTHROPIC("comparison table: Haiku 4.5 $1 / $5"),
+  },
   "claude-sonnet-4-5": {
     input_per_mtok: 3,
     output_per_mtok: 15,
     cached_input_per_mtok: 0.3,
     source: ANTHROPIC("Claude Sonnet 4.5 overview (deprecated): $3 / $15"),
   },
-  "claude-sonnet-4": { input_per_mtok: 3, output_per_mtok: 15, cached_input_per_mtok: 0.3, source: "Anthropic pricing, 2025 list price; not re-checked" },
-  "claude-opus-4-1": { input_per_mtok: 15, output_per_mtok: 75, cached_input_per_mtok: 1.5, source: "Anthropic pricing, 2025 list price; not re-checked" },
-  "deepseek-chat": { input_per_mtok: 0.27, output_per_mtok: 1.1, cached_input_per_mtok: 0.07, source: "DeepSeek API pricing, 2025 list price; not re-checked" },
+  "claude-sonnet-4": {
+    input_per_mtok: 3,
+    output_per_mtok: 15,
+    cached_input_per_mtok: 0.3,
+    source: "Anthropic pricing, 2025 list price; not re-checked",
+  },
+  "claude-opus-4-1": {
+    input_per_mtok: 15,
+    output_per_mtok: 75,
+    cached_input_per_mtok: 1.5,
+    source: "Anthropic pricing, 2025 list price; not re-checked",
+  },
+  "deepseek-chat": {
+    input_per_mtok: 0.27,
+    output_per_mtok: 1.1,
+    cached_input_per_mtok: 0.07,
+    source: "DeepSeek API pricing, 2025 list price; not re-checked",
+  },
 };
 
 const BUILTIN: Record<string, Sourced> = Object.fromEntries(
   Object.entries(BUILTIN_LIVE).map(([m, p]) => [
     m,
-    /^(gpt-|o\d)/.test(m) ? { ...p, batch_input_per_mtok: p.input_per_mtok / 2, batch_output_per_mtok: p.output_per_mtok / 2, batch_source: BATCH_HALF } : p,
+    /^(gpt-|o\d)/.test(m)
+      ? {
+          ...p,
+          batch_input_per_mtok: p.input_per_mtok / 2,
+          batch_output_per_mtok: p.output_per_mtok / 2,
+          batch_source: BATCH_HALF,
+        }
+      : p,
   ]),
 );
 
@@ -116,8 +143,11 @@ export class PriceTable {
 
   /** Layers in increasing precedence: the built-ins, then e.g. the user pricing file, then model.pricing. */
   constructor(...layers: Record<string, Price>[]) {
-    this.prices = new Map(Object.entries(BUILTIN).map(([m, { source: _source, batch_source: _batch, ...price }]) => [m, price]));
-    for (const layer of layers) for (const [model, price] of Object.entries(layer)) this.prices.set(model.toLowerCase(), price);
+    this.prices = new Map(
+      Object.entries(BUILTIN).map(([m, { source: _source, batch_source: _batch, ...price }]) => [m, price]),
+    );
+    for (const layer of layers)
+      for (const [model, price] of Object.entries(layer)) this.prices.set(model.toLowerCase(), price);
   }
 
   /** Price of a model: exact name, then without a provider prefix or a date/version suffix. */
@@ -136,7 +166,12 @@ export class PriceTable {
     const p = opts.batch ? batchPrice(live) : live;
     const cached = Math.min(usage.cachedTokens, usage.promptTokens);
     const cachedRate = Math.min(p.cached_input_per_mtok ?? p.input_per_mtok, p.input_per_mtok);
-    return ((usage.promptTokens - cached) * p.input_per_mtok + cached * cachedRate + usage.completionTokens * p.output_per_mtok) / 1e6;
+    return (
+      ((usage.promptTokens - cached) * p.input_per_mtok +
+        cached * cachedRate +
+        usage.completionTokens * p.output_per_mtok) /
+      1e6
+    );
   }
 
   /** The price a Batch API call of this model pays (the batch column, else the live price), or undefined. */
@@ -164,17 +199,24 @@ function candidates(model: string): string[] {
 }
 
 /** Validate and normalise a pricing map (`model.pricing`, or a pricing file); returns an error text on a bad entry. */
-export function parsePricing(value: unknown, where = "model.pricing"): { prices: Record<string, Price> } | { error: string } {
+export function parsePricing(
+  value: unknown,
+  where = "model.pricing",
+): { prices: Record<string, Price> } | { error: string } {
   if (value === undefined || value === null) return { prices: {} };
-  if (typeof value !== "object" || Array.isArray(value)) return { error: `${where}: expected a map of model → {input_per_mtok, output_per_mtok}` };
+  if (typeof value !== "object" || Array.isArray(value))
+    return { error: `${where}: expected a map of model → {input_per_mtok, output_per_mtok}` };
   const prices: Record<string, Price> = {};
   for (const [model, raw] of Object.entries(value as Record<string, unknown>)) {
     const p = raw as Record<string, unknown> | null;
-    const num = (k: string) => (p && typeof p[k] === "number" && Number.isFinite(p[k]) && (p[k] as number) >= 0 ? (p[k] as number) : undefined);
+    const num = (k: string) =>
+      p && typeof p[k] === "number" && Number.isFinite(p[k]) && (p[k] as number) >= 0 ? (p[k] as number) : undefined;
     const input = num("input_per_mtok");
     const output = num("output_per_mtok");
     if (input === undefined || output === undefined) {
-      return { error: `${where}${where.endsWith(":") ? " " : "."}${model}: expected non-negative numbers input_per_mtok and output_per_mtok` };
+      return {
+        error: `${where}${where.endsWith(":") ? " " : "."}${model}: expected non-negative numbers input_per_mtok and output_per_mtok`,
+      };
     }
     const cached = num("cached_input_per_mtok");
     const batchIn = num("batch_input_per_mtok");
@@ -200,7 +242,8 @@ export function parsePricing(value: unknown, where = "model.pricing"): { prices:
 export function userPricingPath(env: EnvLookup): { path: string; explicit: boolean } | undefined {
   const named = env("SKILLOPT_PRICING_FILE")?.trim();
   if (named) return { path: named, explicit: true };
-  const base = env("XDG_CONFIG_HOME")?.trim() || (env("HOME")?.trim() ? join(env("HOME")!.trim(), ".config") : undefined);
+  const base =
+    env("XDG_CONFIG_HOME")?.trim() || (env("HOME")?.trim() ? join(env("HOME")!.trim(), ".config") : undefined);
   return base ? { path: join(base, "skillopt", "pricing.yaml"), explicit: false } : undefined;
 }
 
@@ -216,7 +259,9 @@ export function loadUserPricing(env: EnvLookup): { prices: Record<string, Price>
   try {
     data = parseYaml(readFileSync(where.path, "utf8"));
   } catch (err) {
-    throw new ConfigError(`${where.path}: not a valid YAML pricing file (${errorMessage(err).split("\n")[0]})`, { file: where.path });
+    throw new ConfigError(`${where.path}: not a valid YAML pricing file (${errorMessage(err).split("\n")[0]})`, {
+      file: where.path,
+    });
   }
   const parsed = parsePricing(data ?? {}, `${where.path}:`);
   if ("error" in parsed) throw new ConfigError(parsed.error, { file: where.path });

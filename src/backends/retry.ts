@@ -16,7 +16,14 @@ export const OPTIMIZER_ATTEMPTS = 3;
 export const ROLLOUT_ATTEMPTS = 5;
 
 export function defaultPolicy(attempts: number, overrides: Partial<RetryPolicy> = {}): RetryPolicy {
-  return { attempts, baseDelayMs: 500, maxDelayMs: 30_000, maxRetryAfterMs: 120_000, random: Math.random, ...overrides };
+  return {
+    attempts,
+    baseDelayMs: 500,
+    maxDelayMs: 30_000,
+    maxRetryAfterMs: 120_000,
+    random: Math.random,
+    ...overrides,
+  };
 }
 
 /** Delay before retry number `retry` (1-based): Retry-After when the server gave one, else full jitter. */
@@ -74,7 +81,10 @@ export async function withRetry<T>(
 }
 
 /** Parse Retry-After (seconds or HTTP date) and retry-after-ms headers into milliseconds. */
-export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(
+  headers: { get(name: string): string | null } | undefined,
+  now = Date.now(),
+): number | undefined {
   if (!headers) return undefined;
   const ms = headers.get("retry-after-ms");
   if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
@@ -84,4 +94,3 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
   const date = Date.parse(ra);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
-

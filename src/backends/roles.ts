@@ -1,5 +1,14 @@
 import type { Role } from "../engine/index.ts";
-import { BACKEND_LABELS, backendLabel, EXEC_ONLY, LABEL_NAMES, ROLE_BACKENDS, type RoleBackend, roleBackend, unknownBackend } from "../config/index.ts";
+import {
+  BACKEND_LABELS,
+  backendLabel,
+  EXEC_ONLY,
+  LABEL_NAMES,
+  ROLE_BACKENDS,
+  type RoleBackend,
+  roleBackend,
+  unknownBackend,
+} from "../config/index.ts";
 import { ConfigError } from "../lib/index.ts";
 import { ROLE_ENV_PREFIX, type Settings } from "./settings.ts";
 
@@ -45,14 +54,21 @@ export function resolveRoles(settings: Settings): ResolvedRoles {
   const row = known ? BACKEND_LABELS[known] : null;
   if (!row) {
     const written = settings.model("backend") ?? "";
-    throw new ConfigError(`model.backend: ${unknownBackend(written, LABEL_NAMES)}`, { issues: [{ path: "model.backend", message: "unknown backend" }] });
+    throw new ConfigError(`model.backend: ${unknownBackend(written, LABEL_NAMES)}`, {
+      issues: [{ path: "model.backend", message: "unknown backend" }],
+    });
   }
   const pickRole = (role: Role, index: 0 | 1): BackendName => {
     const key = `${role}_backend`;
     const explicit = settings.model(key);
     const atDefault = explicit === undefined || normalizeLabel(explicit) === "openai_chat";
     const chosen = atDefault ? row[index] : (roleBackend(explicit) ?? normalizeLabel(explicit));
-    return checkWhitelist(role, chosen, atDefault ? "model.backend" : `model.${key}`, atDefault ? (settings.model("backend") ?? "") : explicit!);
+    return checkWhitelist(
+      role,
+      chosen,
+      atDefault ? "model.backend" : `model.${key}`,
+      atDefault ? (settings.model("backend") ?? "") : explicit!,
+    );
   };
   const out: ResolvedRoles = { optimizer: pickRole("optimizer", 0), target: pickRole("target", 1), label };
   if (auto) out.auto = auto;
@@ -79,9 +95,17 @@ function findCompatibleEndpoint(settings: Settings): string | undefined {
   const keys: string[] = [];
   const envs: string[] = [];
   for (const suffix of ["base_url", "api_key"]) {
-    keys.push(`openai_compatible_${suffix}`, `optimizer_openai_compatible_${suffix}`, `target_openai_compatible_${suffix}`);
+    keys.push(
+      `openai_compatible_${suffix}`,
+      `optimizer_openai_compatible_${suffix}`,
+      `target_openai_compatible_${suffix}`,
+    );
     const up = suffix.toUpperCase();
-    envs.push(`OPENAI_COMPATIBLE_${up}`, `${ROLE_ENV_PREFIX.optimizer}_OPENAI_COMPATIBLE_${up}`, `${ROLE_ENV_PREFIX.target}_OPENAI_COMPATIBLE_${up}`);
+    envs.push(
+      `OPENAI_COMPATIBLE_${up}`,
+      `${ROLE_ENV_PREFIX.optimizer}_OPENAI_COMPATIBLE_${up}`,
+      `${ROLE_ENV_PREFIX.target}_OPENAI_COMPATIBLE_${up}`,
+    );
   }
   return settings.first(keys, envs)?.from;
 }

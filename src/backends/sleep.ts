@@ -19,7 +19,12 @@ export function sleepModelConfig(
       hint: "use claude, codex, copilot, cursor, pi, opencode, azure_openai, openai_compatible, or --backend mock / handoff",
     });
   }
-  const model: Record<string, unknown> = { ...o.extra, backend: layer, optimizer_backend: layer, target_backend: layer };
+  const model: Record<string, unknown> = {
+    ...o.extra,
+    backend: layer,
+    optimizer_backend: layer,
+    target_backend: layer,
+  };
   if (o.model) model.target = o.model;
   if (o.optimizerModel ?? o.model) model.optimizer = o.optimizerModel ?? o.model;
   return { model };

@@ -48,10 +48,16 @@ function largerBudget(requested: number | undefined, used: number): number {
 }
 
 /** Extract JSON from a reply and validate it; the error text is what the model is told on a re-ask. */
-function parseAgainst<S extends v.GenericSchema>(text: string, schema: S): { ok: true; value: v.InferOutput<S> } | { ok: false; error: string } {
+function parseAgainst<S extends v.GenericSchema>(
+  text: string,
+  schema: S,
+): { ok: true; value: v.InferOutput<S> } | { ok: false; error: string } {
   const value = extractJson(text);
   if (value === undefined) return { ok: false, error: "no JSON object was found in the reply" };
   const parsed = v.safeParse(schema, value);
   if (parsed.success) return { ok: true, value: parsed.output };
-  return { ok: false, error: `the JSON does not match the expected shape: ${v.summarize(parsed.issues).replace(/\s+/g, " ").slice(0, 500)}` };
+  return {
+    ok: false,
+    error: `the JSON does not match the expected shape: ${v.summarize(parsed.issues).replace(/\s+/g, " ").slice(0, 500)}`,
+  };
 }

@@ -35,7 +35,10 @@ export interface ChatBackend {
    * thinking mode, …) as a stable string; part of the cache key. Never a secret.
    */
   readonly cacheSalt?: string;
-  complete(request: ChatRequest & { model: string }, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<RawCompletion>;
+  complete(
+    request: ChatRequest & { model: string },
+    opts: { signal?: AbortSignal; timeoutMs: number },
+  ): Promise<RawCompletion>;
   /** The provider's Batch API (files + batches), when this backend can use one (openai_compatible, Azure OpenAI). */
   readonly batch?: BatchApi;
   /** Release held resources (clients, temp dirs). */
@@ -80,6 +83,10 @@ export interface BatchApi {
   find(fingerprint: string, signal?: AbortSignal): Promise<{ batch: BatchInfo; inputFileId: string } | undefined>;
   retrieve(id: string, signal?: AbortSignal): Promise<BatchInfo>;
   /** Download an output or error file and parse it line by line, by custom_id. */
-  results(fileId: string, requestedModel: (customId: string) => string, signal?: AbortSignal): Promise<Map<string, BatchLineResult>>;
+  results(
+    fileId: string,
+    requestedModel: (customId: string) => string,
+    signal?: AbortSignal,
+  ): Promise<Map<string, BatchLineResult>>;
   cancel(id: string): Promise<void>;
 }

@@ -104,7 +104,10 @@ export function acceptedFlags(args: ArgsDef): Set<string> {
 }
 
 function kebab(s: string): string {
-  return s.replace(/([a-z0-9])([A-Z])/g, "$1-$2").replace(/_/g, "-").toLowerCase();
+  return s
+    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
+    .replace(/_/g, "-")
+    .toLowerCase();
 }
 
 function camel(s: string): string {

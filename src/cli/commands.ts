@@ -14,7 +14,10 @@ const load =
  * A top-level command whose meta is known without loading it: its flags and code are imported
  * only when it runs or its own --help is asked for.
  */
-function lazyCommand(meta: { name: string; description: string }, fn: () => Promise<{ default: AnyCommand }>): AnyCommand {
+function lazyCommand(
+  meta: { name: string; description: string },
+  fn: () => Promise<{ default: AnyCommand }>,
+): AnyCommand {
   let mod: Promise<AnyCommand> | undefined;
   const real = () => (mod ??= fn().then((m) => m.default));
   return defineCommand({

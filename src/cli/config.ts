@@ -16,7 +16,8 @@ export default defineCommand({
     flat: { type: "boolean", description: "Print the flat key view (upstream's flattened names)" },
     explain: {
       type: "string",
-      description: "Explain one key instead (type, default, allowed values, aliases, meaning): train.batch_size, edit_budget, sleep.gate_rule",
+      description:
+        "Explain one key instead (type, default, allowed values, aliases, meaning): train.batch_size, edit_budget, sleep.gate_rule",
       valueHint: "KEY",
     },
   },

@@ -16,20 +16,37 @@ export default defineCommand({
   args: {
     ...globalArgs,
     ...jsonArg,
-    topic: { type: "positional", description: "Page to print (see the list `skillopt docs` prints); e.g. getting-started, config-reference", required: false },
+    topic: {
+      type: "positional",
+      description: "Page to print (see the list `skillopt docs` prints); e.g. getting-started, config-reference",
+      required: false,
+    },
   },
   run({ args }) {
     const all = pages();
-    const wanted = typeof args.topic === "string" ? args.topic.trim().replace(/^docs\//, "").replace(/\.md$/, "") : "";
+    const wanted =
+      typeof args.topic === "string"
+        ? args.topic
+            .trim()
+            .replace(/^docs\//, "")
+            .replace(/\.md$/, "")
+        : "";
     if (!wanted) {
       if (output.json) return printJson(all.map(({ topic, file, title }) => ({ topic, file, title })));
       const width = Math.max(...all.map((p) => p.topic.length));
-      return printResult(`${all.map((p) => `${p.topic.padEnd(width)}  ${p.title}`).join("\n")}\n\nskillopt docs TOPIC prints a page.`);
+      return printResult(
+        `${all.map((p) => `${p.topic.padEnd(width)}  ${p.title}`).join("\n")}\n\nskillopt docs TOPIC prints a page.`,
+      );
     }
     const page = all.find((p) => p.topic === wanted || (wanted === "README" && p.topic === "index"));
     if (!page) {
-      const guess = closest(wanted, all.map((p) => p.topic));
-      throw new UsageError(`unknown docs topic "${wanted}"${guess ? ` (did you mean "${guess}"?)` : ""}`, { hint: "run `skillopt docs` to list the topics" });
+      const guess = closest(
+        wanted,
+        all.map((p) => p.topic),
+      );
+      throw new UsageError(`unknown docs topic "${wanted}"${guess ? ` (did you mean "${guess}"?)` : ""}`, {
+        hint: "run `skillopt docs` to list the topics",
+      });
     }
     if (output.json) return printJson({ topic: page.topic, file: page.file, title: page.title, text: page.text });
     printResult(page.text);

@@ -26,7 +26,10 @@ function fsErrorOf(err: unknown): { code: string; path: string; syscall?: string
 export function fromFsError(err: unknown): unknown {
   const fs = fsErrorOf(err);
   if (!fs) return err;
-  const action = fs.syscall && /^(open|write|mkdir|rename|unlink|rmdir|copyfile|symlink)/.test(fs.syscall) ? "cannot write" : "cannot use";
+  const action =
+    fs.syscall && /^(open|write|mkdir|rename|unlink|rmdir|copyfile|symlink)/.test(fs.syscall)
+      ? "cannot write"
+      : "cannot use";
   const hint =
     fs.code === "ENOSPC" || fs.code === "EDQUOT"
       ? "free some space (or choose another --out) and rerun; completed work is kept"
@@ -34,7 +37,11 @@ export function fromFsError(err: unknown): unknown {
         ? "choose a directory you can write to (--out), or fix its permissions"
         : undefined;
   const data = { path: fs.path, fs_code: fs.code, ...(fs.syscall ? { syscall: fs.syscall } : {}) };
-  return new SkilloptError("store", `${action} ${fs.path}: ${FS_ERRORS[fs.code]} (${fs.code})`, 1, { cause: err, hint, data });
+  return new SkilloptError("store", `${action} ${fs.path}: ${FS_ERRORS[fs.code]} (${fs.code})`, 1, {
+    cause: err,
+    hint,
+    data,
+  });
 }
 
 /** Text for stderr: one line for known errors (plus a hint line), the stack under --debug. */

@@ -1,6 +1,13 @@
 import { join, resolve } from "node:path";
 import type { SkilloptModelClient } from "../backends/index.ts";
-import { compareSkills, countFlips, type Evaluator, type GateSettings, noAnswerError, type TaskItem } from "../engine/index.ts";
+import {
+  compareSkills,
+  countFlips,
+  type Evaluator,
+  type GateSettings,
+  noAnswerError,
+  type TaskItem,
+} from "../engine/index.ts";
 import { NoAnswerError, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { type SkillCheck, skillCheckMarkdown, skillCheckText } from "../report/index.ts";
 import { describeNoAnswer } from "./no-answer.ts";
@@ -29,7 +36,10 @@ interface CompareOptions {
 }
 
 /** `--format` and `--fail-on` as typed values; a bad value is a usage error naming the flag. */
-export function compareFlags(args: Record<string, unknown>): { format: "text" | "markdown"; failOn: (typeof FAIL_ON)[number] } {
+export function compareFlags(args: Record<string, unknown>): {
+  format: "text" | "markdown";
+  failOn: (typeof FAIL_ON)[number];
+} {
   const format = String(args.format ?? "text");
   if (format !== "text" && format !== "markdown")
     throw new UsageError(`--format ${format}: unknown format`, { hint: "use text or markdown (--json for JSON)" });
@@ -50,7 +60,10 @@ export async function runComparison(o: CompareOptions): Promise<void> {
     o.ev.run(o.candidate.text, o.items, "candidate", undefined, undefined, 0, "eval"),
     o.ev.run(o.baseline.text, o.items, "baseline", undefined, undefined, 0, "eval"),
   ]);
-  const errored = [...cand.errored.map((e) => ({ ...e, side: "candidate" })), ...base.errored.map((e) => ({ ...e, side: "baseline" }))];
+  const errored = [
+    ...cand.errored.map((e) => ({ ...e, side: "candidate" })),
+    ...base.errored.map((e) => ({ ...e, side: "baseline" })),
+  ];
   const rows = [
     ...cand.results.map((r) => ({ side: "candidate", ...r })),
     ...base.results.map((r) => ({ side: "baseline", ...r })),
@@ -58,7 +71,10 @@ export async function runComparison(o: CompareOptions): Promise<void> {
   ];
   writeFileAtomic(join(o.out, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
   if (errored.length) {
-    const err = describeNoAnswer(noAnswerError({ errored, results: [...cand.results, ...base.results] }, "skill check"), o.client) as NoAnswerError;
+    const err = describeNoAnswer(
+      noAnswerError({ errored, results: [...cand.results, ...base.results] }, "skill check"),
+      o.client,
+    ) as NoAnswerError;
     writeJsonAtomic(join(o.out, "skill_check.json"), {
       schema: "skillopt.skill_check",
       version: 1,
@@ -74,7 +90,17 @@ export async function runComparison(o: CompareOptions): Promise<void> {
   }
   const m = Math.min(o.noiseItems, o.items.length);
   const resample =
-    m > 0 ? await o.ev.run(o.baseline.text, o.items.slice(0, m), "noise floor (baseline re-sampled)", undefined, undefined, 1, "eval") : undefined;
+    m > 0
+      ? await o.ev.run(
+          o.baseline.text,
+          o.items.slice(0, m),
+          "noise floor (baseline re-sampled)",
+          undefined,
+          undefined,
+          1,
+          "eval",
+        )
+      : undefined;
   // Only items answered both times count toward the flip rate (a missing answer is no flip).
   const noise = resample ? countFlips(o.gate, base.results, resample.results) : { compared: 0, flips: 0 };
   const comparison = compareSkills(o.gate, base.results, cand.results, noise);

@@ -14,14 +14,29 @@ import {
   type TaskItem,
 } from "../engine/index.ts";
 import { compareFlags, runComparison } from "./eval-compare.ts";
-import { compactTimestamp, NoAnswerError, readSkillFile, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import {
+  compactTimestamp,
+  NoAnswerError,
+  readSkillFile,
+  redactText,
+  UsageError,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../lib/index.ts";
 import { createConsole } from "../report/index.ts";
 import { configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
 import { batchProgress } from "./batch-progress.ts";
-import { backendLine, benchmarkContext, configInputOf, limitSplits, loadFromInput, resolveBenchmark } from "./run-setup.ts";
+import {
+  backendLine,
+  benchmarkContext,
+  configInputOf,
+  limitSplits,
+  loadFromInput,
+  resolveBenchmark,
+} from "./run-setup.ts";
 import { describeNoAnswer, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
 import { COMMAND_META } from "./command-meta.ts";
@@ -40,7 +55,10 @@ const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
 /** Canonical split for a name or upstream alias; an unknown name is a usage error (spec §10.5). */
 function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
   const s = SPLITS[name.trim().toLowerCase()];
-  if (!s) throw new UsageError(`--split ${name}: unknown split`, { hint: "use train, val (valid_seen), test (valid_unseen) or all" });
+  if (!s)
+    throw new UsageError(`--split ${name}: unknown split`, {
+      hint: "use train, val (valid_seen), test (valid_unseen) or all",
+    });
   return s;
 }
 
@@ -72,28 +90,57 @@ export default defineCommand({
     ...jsonArg,
     ...configArgs,
     skill: { type: "string", description: "Skill file to evaluate", valueHint: "FILE" },
-    split: { type: "string", description: "train | val (valid_seen) | test (valid_unseen) | all", default: "all", valueHint: "SPLIT" },
+    split: {
+      type: "string",
+      description: "train | val (valid_seen) | test (valid_unseen) | all",
+      default: "all",
+      valueHint: "SPLIT",
+    },
     out: { type: "string", description: "Output directory (default outputs/eval_<env>_<timestamp>)", valueHint: "DIR" },
-    "fail-under": { type: "string", description: "Exit 1 when the hard score is below this (for CI)", valueHint: "SCORE" },
+    "fail-under": {
+      type: "string",
+      description: "Exit 1 when the hard score is below this (for CI)",
+      valueHint: "SCORE",
+    },
     cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
     baseline: {
       type: "string",
-      description: "Compare with this skill on the same items and samples (a pull-request check): flips, Δ with its interval, verdict",
+      description:
+        "Compare with this skill on the same items and samples (a pull-request check): flips, Δ with its interval, verdict",
       valueHint: "OLD_SKILL",
     },
-    "baseline-label": { type: "string", description: "With --baseline: what to call the baseline in the report (e.g. the base branch)", valueHint: "TEXT" },
-    title: { type: "string", description: "With --baseline: the report's heading (default: the skill path)", valueHint: "TEXT" },
-    format: { type: "string", description: "With --baseline: text or markdown (a comment-ready report on stdout)", default: "text", valueHint: "FORMAT" },
-    markdown: { type: "string", description: "With --baseline: also write the Markdown report to this file", valueHint: "FILE" },
+    "baseline-label": {
+      type: "string",
+      description: "With --baseline: what to call the baseline in the report (e.g. the base branch)",
+      valueHint: "TEXT",
+    },
+    title: {
+      type: "string",
+      description: "With --baseline: the report's heading (default: the skill path)",
+      valueHint: "TEXT",
+    },
+    format: {
+      type: "string",
+      description: "With --baseline: text or markdown (a comment-ready report on stdout)",
+      default: "text",
+      valueHint: "FORMAT",
+    },
+    markdown: {
+      type: "string",
+      description: "With --baseline: also write the Markdown report to this file",
+      valueHint: "FILE",
+    },
     "fail-on": {
       type: "string",
-      description: "With --baseline: regression (exit 1 on a confident regression, the default) or undecided (also on undecided)",
+      description:
+        "With --baseline: regression (exit 1 on a confident regression, the default) or undecided (also on undecided)",
       default: "regression",
       valueHint: "WHEN",
     },
     "noise-items": {
       type: "string",
-      description: "With --baseline: baseline items re-sampled to measure the flip rate for the power statement (default evaluation.noise_floor_items)",
+      description:
+        "With --baseline: baseline items re-sampled to measure the flip rate for the power statement (default evaluation.noise_floor_items)",
       valueHint: "N",
     },
   },
@@ -117,9 +164,13 @@ export default defineCommand({
     for (const w of loaded.warnings) process.stderr.write(`  [warn] ${w}\n`);
     const bench = await resolveBenchmark(loaded);
     const problem = formatViolation(skill, skill, config.optimizer.max_skill_tokens);
-    if (problem) process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
+    if (problem)
+      process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
     const outArg = args.out ?? outRoot;
-    const out = resolve(cwd, outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${compactTimestamp()}`));
+    const out = resolve(
+      cwd,
+      outArg ? String(outArg) : join("outputs", `eval_${config.env.name}_${compactTimestamp()}`),
+    );
     // The target, plus the roles the benchmark's scorer calls (a judge runs on the optimizer role).
     const roles: Role[] = ["target", ...(bench.rolesNeeded?.(config.env as Record<string, unknown>) ?? [])];
     // A batch can take hours: its lines go to stderr also under --json (stdout keeps the result); --quiet drops them.
@@ -139,12 +190,21 @@ export default defineCommand({
       const ctx = benchmarkContext(config, loaded, client, join(out, "work"), controller.signal);
       const splits = limitSplits(await bench.loadSplits(ctx), config.env.limit);
       const n = config.evaluation.test_env_num;
-      const items: TaskItem[] = split === "all" ? [...splits.train, ...splits.val, ...splits.test] : firstN(splits[split], n);
+      const items: TaskItem[] =
+        split === "all" ? [...splits.train, ...splits.val, ...splits.test] : firstN(splits[split], n);
       if (!items.length) throw new UsageError(`split ${split} of ${bench.name} is empty`);
-      await preflight([...roleNeeds(client, roles, { optimizer: "the judge" }), ...cliNeeds(client, roles, loaded.environ)]);
+      await preflight([
+        ...roleNeeds(client, roles, { optimizer: "the judge" }),
+        ...cliNeeds(client, roles, loaded.environ),
+      ]);
       const quiet = output.quiet || output.json;
-      if (!quiet) process.stderr.write(`  ${backendLine(client)}\n  [eval] split=${split} items=${items.length} skill=${relative(cwd, skillPath)}\n`);
-      const events = quiet ? NO_EVENTS : createConsole({ write: (s) => process.stderr.write(s), tty: Boolean(process.stderr.isTTY), quiet: false });
+      if (!quiet)
+        process.stderr.write(
+          `  ${backendLine(client)}\n  [eval] split=${split} items=${items.length} skill=${relative(cwd, skillPath)}\n`,
+        );
+      const events = quiet
+        ? NO_EVENTS
+        : createConsole({ write: (s) => process.stderr.write(s), tty: Boolean(process.stderr.isTTY), quiet: false });
       const ev = new Evaluator(bench, ctx, config.env.workers ?? 16, events);
       if (compare) {
         const gate = gateSettings(config.evaluation);
@@ -223,8 +283,9 @@ export default defineCommand({
       if (output.json) printJson(summary);
       else
         printResult(
-          `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${sim ? ", sim (offline " +
-            "simulator)" : ""})\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
+          `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${
+            sim ? ", sim (offline " + "simulator)" : ""
+          })\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
         );
       if (failUnder !== undefined && hard < failUnder) {
         process.stderr.write(

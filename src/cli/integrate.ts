@@ -3,7 +3,16 @@ import { resolve } from "node:path";
 import { defineCommand } from "citty";
 import { closest, homeDir, selfCommand, UsageError } from "../lib/index.ts";
 import { processEnv } from "../config/index.ts";
-import { AGENTS, type Agent, install, nextSteps, planInstall, planRemove, readManifest, remove } from "../integrate/index.ts";
+import {
+  AGENTS,
+  type Agent,
+  install,
+  nextSteps,
+  planInstall,
+  planRemove,
+  readManifest,
+  remove,
+} from "../integrate/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
 import { COMMAND_META } from "./command-meta.ts";
 import { output, printJson, printResult } from "./output.ts";
@@ -27,23 +36,43 @@ export default defineCommand({
     ...globalArgs,
     ...jsonArg,
     agent: { type: "positional", description: `One of ${AGENTS.join(", ")}`, required: true, valueHint: "AGENT" },
-    project: { type: "string", description: "Install into this project folder (default: the current directory)", valueHint: "DIR" },
+    project: {
+      type: "string",
+      description: "Install into this project folder (default: the current directory)",
+      valueHint: "DIR",
+    },
     user: { type: "boolean", description: "Install for the user (home folder) instead of a project" },
-    "dry-run": { type: "boolean", description: "List the files it would write (or, with --remove, restore or delete); change nothing" },
-    remove: { type: "boolean", description: "Undo the install: delete what it created, restore what it edited, byte for byte" },
-    hook: { type: "boolean", description: "claude: add the SessionEnd hook that runs `skillopt sleep harvest` (read-only)" },
-    bin: { type: "string", description: "Pin this skillopt binary (default: this binary, or skillopt on PATH)", valueHint: "PATH" },
+    "dry-run": {
+      type: "boolean",
+      description: "List the files it would write (or, with --remove, restore or delete); change nothing",
+    },
+    remove: {
+      type: "boolean",
+      description: "Undo the install: delete what it created, restore what it edited, byte for byte",
+    },
+    hook: {
+      type: "boolean",
+      description: "claude: add the SessionEnd hook that runs `skillopt sleep harvest` (read-only)",
+    },
+    bin: {
+      type: "string",
+      description: "Pin this skillopt binary (default: this binary, or skillopt on PATH)",
+      valueHint: "PATH",
+    },
   },
   run({ args }) {
     const name = String(args.agent);
     if (!(AGENTS as readonly string[]).includes(name)) {
       const guess = closest(name, [...AGENTS]);
-      throw new UsageError(`unknown agent "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}`, { hint: `choose one of ${AGENTS.join(", ")}` });
+      throw new UsageError(`unknown agent "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}`, {
+        hint: `choose one of ${AGENTS.join(", ")}`,
+      });
     }
     const agent = name as Agent;
     if (args.user && args.project) throw new UsageError("use --project DIR or --user, not both");
     const root = args.user ? homeDir() : resolve(String(args.project ?? "."));
-    if (!existsSync(root) || !statSync(root).isDirectory()) throw new UsageError(`--project ${args.project}: no such directory`);
+    if (!existsSync(root) || !statSync(root).isDirectory())
+      throw new UsageError(`--project ${args.project}: no such directory`);
     const dry = args["dry-run"] === true;
     if (args.remove) {
       const m = readManifest(agent, root);
@@ -51,21 +80,32 @@ export default defineCommand({
       if (!dry) remove(agent, m);
       if (output.json) return printJson({ agent, root, dry_run: dry, removed: steps });
       return printResult(
-        [...steps.map((s) => `${dry ? "would " : ""}${s.action} ${s.path}`), dry ? "" : `removed skillopt integrate ${agent} from ${root}`]
+        [
+          ...steps.map((s) => `${dry ? "would " : ""}${s.action} ${s.path}`),
+          dry ? "" : `removed skillopt integrate ${agent} from ${root}`,
+        ]
           .filter(Boolean)
           .join("\n"),
       );
     }
-    const target = { root, user: args.user === true, bin: pinnedBin(args.bin), hook: args.hook === true, env: processEnv() };
+    const target = {
+      root,
+      user: args.user === true,
+      bin: pinnedBin(args.bin),
+      hook: args.hook === true,
+      env: processEnv(),
+    };
     if (args.hook && agent !== "claude") throw new UsageError("--hook is for claude only");
     const plan = planInstall(agent, target);
     const manifest = dry ? null : install(agent, target, plan);
     const files = plan.map((p) => ({ path: p.path, action: p.action }));
-    if (output.json) return printJson({ agent, root, dry_run: dry, bin: target.bin, files, manifest, next: nextSteps(agent, target) });
+    if (output.json)
+      return printJson({ agent, root, dry_run: dry, bin: target.bin, files, manifest, next: nextSteps(agent, target) });
     printResult(
-      [...files.map((f) => `${dry ? "would " : ""}${f.action} ${f.path}`), ...(dry ? [] : [`calls ${target.bin.join(" ")}`, ...nextSteps(agent, target)])].join(
-        "\n",
-      ),
+      [
+        ...files.map((f) => `${dry ? "would " : ""}${f.action} ${f.path}`),
+        ...(dry ? [] : [`calls ${target.bin.join(" ")}`, ...nextSteps(agent, target)]),
+      ].join("\n"),
     );
   },
 });

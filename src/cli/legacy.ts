@@ -36,12 +36,28 @@ export const LEGACY_TRAIN_FLAGS: readonly string[] = [
   "azure_endpoint",
   "azure_api_version",
   "azure_api_key",
-  ...roleKeys(["endpoint", "api_version", "api_key", "auth_mode", "ad_scope", "managed_identity_client_id"], "azure_openai_"),
-  ...roleKeys(["base_url", "api_key", "temperature", "timeout_seconds", "max_tokens", "enable_thinking", "thinking_mode"], "qwen_chat_"),
-  ...["region", "base_url", "api_key", "model", "temperature", "max_tokens", "enable_thinking"].map((s) => `minimax_${s}`),
-  ...["path", "sandbox", "profile", "full_auto", "reasoning_effort", "use_sdk", "network_access", "web_search", "approval_policy"].map(
-    (s) => `codex_exec_${s}`,
+  ...roleKeys(
+    ["endpoint", "api_version", "api_key", "auth_mode", "ad_scope", "managed_identity_client_id"],
+    "azure_openai_",
   ),
+  ...roleKeys(
+    ["base_url", "api_key", "temperature", "timeout_seconds", "max_tokens", "enable_thinking", "thinking_mode"],
+    "qwen_chat_",
+  ),
+  ...["region", "base_url", "api_key", "model", "temperature", "max_tokens", "enable_thinking"].map(
+    (s) => `minimax_${s}`,
+  ),
+  ...[
+    "path",
+    "sandbox",
+    "profile",
+    "full_auto",
+    "reasoning_effort",
+    "use_sdk",
+    "network_access",
+    "web_search",
+    "approval_policy",
+  ].map((s) => `codex_exec_${s}`),
   ...["path", "profile", "use_sdk", "effort", "max_thinking_tokens"].map((s) => `claude_code_exec_${s}`),
   "cursor_exec_path",
   "cursor_exec_sandbox",
@@ -114,7 +130,10 @@ export const LEGACY_EVAL_FLAGS: readonly string[] = LEGACY_TRAIN_FLAGS.filter(
 );
 
 /** The legacy flags given in raw argv (`--batch_size 8`, `--use_gate=false`), by underscore name. */
-export function collectLegacy(rawArgs: readonly string[], flags: readonly string[] = LEGACY_TRAIN_FLAGS): Record<string, string> {
+export function collectLegacy(
+  rawArgs: readonly string[],
+  flags: readonly string[] = LEGACY_TRAIN_FLAGS,
+): Record<string, string> {
   const known = new Set(flags);
   const out: Record<string, string> = {};
   for (let i = 0; i < rawArgs.length; i++) {

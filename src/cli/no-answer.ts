@@ -29,13 +29,20 @@ export function describeNoAnswer(err: unknown, client: SkilloptModelClient): unk
   // Endpoints appear by host only (a URL's path can name a deployment or carry a token).
   const message = err.message.replace(/\bhttps?:\/\/([^/\s?#]+)[^\s)]*/g, "$1");
   if (err.data.role === "evaluator") {
-    return new NoAnswerError(`the evaluator command (env.evaluator_command) gave ${message.replace(/^no answer/, "no verdict")}`, {
-      cause: err,
-      data: err.data,
-    });
+    return new NoAnswerError(
+      `the evaluator command (env.evaluator_command) gave ${message.replace(/^no answer/, "no verdict")}`,
+      {
+        cause: err,
+        data: err.data,
+      },
+    );
   }
   const role = err.data.role === "optimizer" ? "optimizer" : "target";
-  return new NoAnswerError(`${roleLabel(client, role)} gave ${message}`, { cause: err, ...(err.hint ? { hint: err.hint } : {}), data: err.data });
+  return new NoAnswerError(`${roleLabel(client, role)} gave ${message}`, {
+    cause: err,
+    ...(err.hint ? { hint: err.hint } : {}),
+    data: err.data,
+  });
 }
 
 /** What the user should fix when a stage got no answers: the scorer, or the role's endpoint. */

@@ -40,7 +40,8 @@ export function startingSkillNeed(text: string, source: string, maxTokens: numbe
       const problem = formatViolation(text, text, maxTokens);
       if (!problem) return undefined;
       return new ConfigError(`starting skill ${source}: ${problem}`, {
-        hint: "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / " +
+        hint:
+          "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / " +
           "optimizer.max_skill_tokens) and start again",
       });
     },
@@ -48,13 +49,18 @@ export function startingSkillNeed(text: string, source: string, maxTokens: numbe
 }
 
 /** The roles a command calls: each is set up, and an HTTP backend has a model to ask for. */
-export function roleNeeds(client: SkilloptModelClient, roles: readonly Role[], why: Partial<Record<Role, string>> = {}): Need[] {
+export function roleNeeds(
+  client: SkilloptModelClient,
+  roles: readonly Role[],
+  why: Partial<Record<Role, string>> = {},
+): Need[] {
   return [...new Set(roles)].map((role) => ({
     what: `${role} role`,
     check() {
       const i = client.info[role];
       const used = why[role] ? ` (${why[role]})` : "";
-      if (!i) return new ConfigError(`the ${role} role${used} is not set up`, { hint: `set model.${role} and its backend` });
+      if (!i)
+        return new ConfigError(`the ${role} role${used} is not set up`, { hint: `set model.${role} and its backend` });
       if (!i.cli && i.backend !== "sim" && !i.model)
         return new ConfigError(`model.${role} is empty: name the model the ${role} role${used} calls on ${i.backend}`);
       return undefined;
@@ -63,7 +69,11 @@ export function roleNeeds(client: SkilloptModelClient, roles: readonly Role[], w
 }
 
 /** Every agent CLI a role runs is on PATH and answers `--version`. */
-export function cliNeeds(client: SkilloptModelClient, roles: readonly Role[], env: Readonly<Record<string, string | undefined>>): Need[] {
+export function cliNeeds(
+  client: SkilloptModelClient,
+  roles: readonly Role[],
+  env: Readonly<Record<string, string | undefined>>,
+): Need[] {
   const bins = new Map<string, Role[]>();
   for (const role of new Set(roles)) {
     const bin = client.info[role]?.cli;
@@ -81,7 +91,9 @@ export function cliNeeds(client: SkilloptModelClient, roles: readonly Role[], en
           hint: "install it, put it on PATH, or name its path in the backend's *_path setting (e.g. model.claude_code_exec_path)",
         });
       }
-      return new UnsupportedError(`${p.reason} (${who})`, { hint: "check that the CLI is installed and works from this shell" });
+      return new UnsupportedError(`${p.reason} (${who})`, {
+        hint: "check that the CLI is installed and works from this shell",
+      });
     },
   }));
 }
@@ -91,6 +103,10 @@ export function splitNeed(bench: Benchmark, name: string, items: readonly TaskIt
   return {
     what: `${name} split`,
     check: () =>
-      items.length ? undefined : new DataError(`the ${name} split of ${bench.name} is empty`, { hint: "check env.split_dir / the task file and env.limit" }),
+      items.length
+        ? undefined
+        : new DataError(`the ${name} split of ${bench.name} is empty`, {
+            hint: "check env.split_dir / the task file and env.limit",
+          }),
   };
 }

@@ -6,7 +6,9 @@ export function writeReportAfterRun(out: string): string | undefined {
   try {
     return writeRunReport(out);
   } catch (err) {
-    log.warn(`could not write ${out}/report.html: ${err instanceof Error ? err.message : String(err)} (run \`skillopt report ${out}\` to retry)`);
+    log.warn(
+      `could not write ${out}/report.html: ${err instanceof Error ? err.message : String(err)} (run \`skillopt report ${out}\` to retry)`,
+    );
     return undefined;
   }
 }

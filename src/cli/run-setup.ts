@@ -55,16 +55,24 @@ export function loadFromInput(input: ConfigInput): LoadedConfig {
 /** The benchmark named by env.name (exit 2 when unknown). */
 export async function resolveBenchmark(loaded: LoadedConfig): Promise<Benchmark> {
   const name = loaded.config.env.name;
-  if (!name) throw new ConfigError(`env.name is empty in ${loaded.file}: name a benchmark (${benchmarkNames().join(", ")})`);
+  if (!name)
+    throw new ConfigError(`env.name is empty in ${loaded.file}: name a benchmark (${benchmarkNames().join(", ")})`);
   const bench = await getBenchmark(name);
-  if (!bench) throw new ConfigError(`${loaded.where("env.name")}: env.name: unknown benchmark "${name}"; available: ${benchmarkNames().join(", ")}`);
+  if (!bench)
+    throw new ConfigError(
+      `${loaded.where("env.name")}: env.name: unknown benchmark "${name}"; available: ${benchmarkNames().join(", ")}`,
+    );
   return bench;
 }
 
 const UPSTREAM_SKILL = /(^|\/)skillopt\/envs\/([^/]+)\/skills\/initial\.md$/;
 
 /** The initial skill: env.skill_init, or the benchmark's embedded one (spec §1.1; missing file = exit 2). */
-export function resolveInitialSkill(loaded: LoadedConfig, bench: Benchmark, cwd: string): { text: string; source: string; note?: string } {
+export function resolveInitialSkill(
+  loaded: LoadedConfig,
+  bench: Benchmark,
+  cwd: string,
+): { text: string; source: string; note?: string } {
   const p = loaded.config.env.skill_init;
   if (!p) return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)` };
   const candidates = isAbsolute(p) ? [p] : [resolve(cwd, p), resolve(loaded.dir, p)];

@@ -52,7 +52,10 @@ function isGlobalBoolean(token: string): boolean {
 }
 
 /** Flags a command accepts beyond its declared args: upstream's per-key flags (spec §4.1, §4.2). */
-const EXTRA_FLAGS: Record<string, readonly string[]> = { "skillopt train": LEGACY_TRAIN_FLAGS, "skillopt eval": LEGACY_EVAL_FLAGS };
+const EXTRA_FLAGS: Record<string, readonly string[]> = {
+  "skillopt train": LEGACY_TRAIN_FLAGS,
+  "skillopt eval": LEGACY_EVAL_FLAGS,
+};
 
 function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
   const accepted = acceptedFlags(args);
@@ -66,11 +69,13 @@ function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
     if (/^-\d/.test(token)) continue;
     const name = token.replace(/^--?/, "").split("=")[0]!;
     if (accepted.has(name)) continue;
-    const guess = closest(name, [...accepted].filter((n) => !n.startsWith("no-") && n.length > 1));
-    throw new UsageError(
-      `unknown flag --${name} for "${commandName}"${guess ? ` (did you mean --${guess}?)` : ""}`,
-      { hint: `run \`${commandName} --help\` to see its flags` },
+    const guess = closest(
+      name,
+      [...accepted].filter((n) => !n.startsWith("no-") && n.length > 1),
     );
+    throw new UsageError(`unknown flag --${name} for "${commandName}"${guess ? ` (did you mean --${guess}?)` : ""}`, {
+      hint: `run \`${commandName} --help\` to see its flags`,
+    });
   }
 }
 
@@ -103,7 +108,9 @@ export async function runCli(argv: string[]): Promise<number> {
   output.quiet = argv.includes("--quiet");
   output.json = argv.includes("--json");
   if (argv.includes("--no-color")) output.color = false;
-  setLogLevel(output.quiet || output.json ? "quiet" : output.debug || argv.includes("--verbose") ? "verbose" : "normal");
+  setLogLevel(
+    output.quiet || output.json ? "quiet" : output.debug || argv.includes("--verbose") ? "verbose" : "normal",
+  );
   try {
     if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) argv = ["version"];
     const { chain, names, rest } = await resolveChain(argv);
@@ -113,7 +120,8 @@ export async function runCli(argv: string[]): Promise<number> {
     if (rest.includes("--help") || rest.includes("-h")) {
       const args = await resolveValue(leaf.args);
       const keep = args ? HELP_ARGS.get(args) : undefined;
-      const shown = keep && args ? { ...leaf, args: Object.fromEntries(Object.entries(args).filter(([k]) => keep.has(k))) } : leaf;
+      const shown =
+        keep && args ? { ...leaf, args: Object.fromEntries(Object.entries(args).filter(([k]) => keep.has(k))) } : leaf;
       process.stdout.write(`${plain(await renderUsage(shown, parent))}\n`);
       return 0;
     }

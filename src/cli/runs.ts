@@ -32,7 +32,11 @@ export default defineCommand({
       [
         relative(process.cwd(), r.dir) || r.dir,
         r.kind === "train" ? r.benchmark : `${r.benchmark} (${r.kind})`,
-        r.status === "failed" ? red(r.reason ? `${r.status} (${r.reason})` : r.status) : r.reason ? `${r.status} (${r.reason})` : r.status,
+        r.status === "failed"
+          ? red(r.reason ? `${r.status} (${r.reason})` : r.status)
+          : r.reason
+            ? `${r.status} (${r.reason})`
+            : r.status,
         r.kind === "eval" ? "—" : `${r.steps}/${r.total_steps ?? "?"}`,
         f(r.best),
         r.cost_usd === null ? "—" : `$${r.cost_usd.toFixed(4)}`,

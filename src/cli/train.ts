@@ -4,7 +4,17 @@ import { defineCommand } from "citty";
 import { stringify } from "yaml";
 import { createModelClient, type SkilloptModelClient } from "../backends/index.ts";
 import { deriveSizes, estimateRun, firstN, type Role, train } from "../engine/index.ts";
-import { compactTimestamp, errorMessage, log, NoAnswerError, redactText, redactValue, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import {
+  compactTimestamp,
+  errorMessage,
+  log,
+  NoAnswerError,
+  redactText,
+  redactValue,
+  UsageError,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole, resultText } from "../report/index.ts";
 import { type ClaimedRun, claimForResume, claimNewRun, runPaths, runRecorder } from "../run/index.ts";
@@ -38,11 +48,22 @@ export default defineCommand({
     ...globalArgs,
     ...jsonArg,
     ...configArgs,
-    out: { type: "string", description: "Output directory (default outputs/<env>_<YYYYMMDD-HHMMSS>, or env.out_root)", valueHint: "DIR" },
+    out: {
+      type: "string",
+      description: "Output directory (default outputs/<env>_<YYYYMMDD-HHMMSS>, or env.out_root)",
+      valueHint: "DIR",
+    },
     resume: { type: "string", description: "Continue the run in DIR from its last committed step", valueHint: "DIR" },
-    "max-cost": { type: "string", description: "Stop cleanly once this many dollars are spent (model.max_cost_usd)", valueHint: "USD" },
+    "max-cost": {
+      type: "string",
+      description: "Stop cleanly once this many dollars are spent (model.max_cost_usd)",
+      valueHint: "USD",
+    },
     cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
-    "dry-run": { type: "boolean", description: "Resolve, load the data and print the plan and predicted calls; call no model" },
+    "dry-run": {
+      type: "boolean",
+      description: "Resolve, load the data and print the plan and predicted calls; call no model",
+    },
   },
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
@@ -67,7 +88,8 @@ export default defineCommand({
     let failed = false;
     try {
       const maxCost = args["max-cost"] === undefined ? undefined : Number(args["max-cost"]);
-      if (maxCost !== undefined && !(maxCost > 0)) throw new UsageError(`--max-cost must be a positive number of dollars (got ${args["max-cost"]})`);
+      if (maxCost !== undefined && !(maxCost > 0))
+        throw new UsageError(`--max-cost must be a positive number of dollars (got ${args["max-cost"]})`);
       const loaded = loadFromInput(input);
       const config = loaded.config;
       for (const w of loaded.warnings) errWrite(`  [warn] ${w}\n`);
@@ -76,7 +98,14 @@ export default defineCommand({
       // A fresh run checks its starting skill before anything is written or paid for (a resumed
       // run continues from skills already measured).
       if (!args.resume) await preflight([startingSkillNeed(init.text, init.source, config.optimizer.max_skill_tokens)]);
-      const dir = out ?? resolve(cwd, args.out ? String(args.out) : config.env.out_root || join("outputs", `${config.env.name}_${compactTimestamp()}`));
+      const dir =
+        out ??
+        resolve(
+          cwd,
+          args.out
+            ? String(args.out)
+            : config.env.out_root || join("outputs", `${config.env.name}_${compactTimestamp()}`),
+        );
       const paths = runPaths(dir);
       if (!run && !args["dry-run"]) {
         run = claimNewRun(dir, shown(dir));
@@ -93,13 +122,23 @@ export default defineCommand({
         placeholderModels: loaded.placeholderModels,
         noCache: args.cache === false,
         ...(maxCost === undefined ? {} : { maxCostUsd: maxCost }),
-        ...(args["dry-run"] ? {} : { ledgerStore: prepareStore(), runId: "train", onBatch: batchProgress(dir, { write: errWrite, quiet: output.quiet }) }),
+        ...(args["dry-run"]
+          ? {}
+          : {
+              ledgerStore: prepareStore(),
+              runId: "train",
+              onBatch: batchProgress(dir, { write: errWrite, quiet: output.quiet }),
+            }),
       });
       const controller = new AbortController();
       const ctx = benchmarkContext(config, loaded, client, paths.work, controller.signal);
       const splits = limitSplits(await bench.loadSplits(ctx), config.env.limit);
       // What the run needs, checked before the first paid call (the baseline's rollouts).
-      const needed: Role[] = ["optimizer", "target", ...(bench.rolesNeeded?.(config.env as Record<string, unknown>) ?? [])];
+      const needed: Role[] = [
+        "optimizer",
+        "target",
+        ...(bench.rolesNeeded?.(config.env as Record<string, unknown>) ?? []),
+      ];
       await preflight([
         ...roleNeeds(client, needed),
         splitNeed(bench, "train", splits.train),
@@ -107,16 +146,32 @@ export default defineCommand({
         ...cliNeeds(client, needed, loaded.environ),
       ]);
       if (args["dry-run"]) {
-        const estimate = estimateRun({ cfg: config, splits, initialSkill: init.text, prices: rolePrices(client), batch: roleBatch(client) });
+        const estimate = estimateRun({
+          cfg: config,
+          splits,
+          initialSkill: init.text,
+          prices: rolePrices(client),
+          batch: roleBatch(client),
+        });
         // What each role resolved to (a shipped placeholder model replaced per backend), before anything else.
-        const plan = { dry_run: true, config: loaded.file, benchmark: bench.name, backends: client.info, initial_skill: init.source, ...estimate };
+        const plan = {
+          dry_run: true,
+          config: loaded.file,
+          benchmark: bench.name,
+          backends: client.info,
+          initial_skill: init.source,
+          ...estimate,
+        };
         if (!output.quiet) errWrite(`  ${backendLine(client)}\n`);
         if (output.json) printJson(plan);
         else printResult(stringify(plan).trimEnd());
         return;
       }
       const runStore = prepareStore();
-      const simNote = client.info.optimizer?.backend === "sim" || client.info.target?.backend === "sim" ? "sim (offline simulator)" : "";
+      const simNote =
+        client.info.optimizer?.backend === "sim" || client.info.target?.backend === "sim"
+          ? "sim (offline simulator)"
+          : "";
       setRunMeta(runStore, {
         input: JSON.stringify(redactValue(savedInput(input))),
         config: JSON.stringify(redactValue(config)),
@@ -130,10 +185,18 @@ export default defineCommand({
       });
       const info = client.info;
       const roles = (["optimizer", "target"] as const).map(
-        (r) => `${r}=${info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${info[r]?.backend ?? "?"} ${info[r]?.model ?? ""}`.trim()}`,
+        (r) =>
+          `${r}=${info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${info[r]?.backend ?? "?"} ${info[r]?.model ?? ""}`.trim()}`,
       );
-      writeFileAtomic(paths.config, `# resolved from ${loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${stringify(redactValue(config))}`);
-      const events = createConsole({ write: errWrite, tty: Boolean(process.stderr.isTTY), quiet: output.quiet || output.json });
+      writeFileAtomic(
+        paths.config,
+        `# resolved from ${loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${stringify(redactValue(config))}`,
+      );
+      const events = createConsole({
+        write: errWrite,
+        tty: Boolean(process.stderr.isTTY),
+        quiet: output.quiet || output.json,
+      });
       const startLines = [
         `  ${backendLine(client)}`,
         `  [initial skill] ${init.source} (${init.text.length} chars)`,

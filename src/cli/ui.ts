@@ -11,10 +11,16 @@ export default defineCommand({
   meta: COMMAND_META.ui,
   args: {
     ...globalArgs,
-    root: { type: "string", description: "Directory whose runs are shown (and where launched runs go)", default: "outputs", valueHint: "DIR" },
+    root: {
+      type: "string",
+      description: "Directory whose runs are shown (and where launched runs go)",
+      default: "outputs",
+      valueHint: "DIR",
+    },
     host: {
       type: "string",
-      description: "Address to bind (default loopback; every request needs the printed sign-in URL's session either way)",
+      description:
+        "Address to bind (default loopback; every request needs the printed sign-in URL's session either way)",
       default: "127.0.0.1",
     },
     port: { type: "string", description: "Port (0 picks a free one)", default: "7860" },
@@ -22,20 +28,25 @@ export default defineCommand({
       type: "string",
       description:
         "A fixed, reusable sign-in token (default: a random one that works once; a fresh URL is printed after each use). Other local users can see " +
-          "it in the process list",
+        "it in the process list",
     },
     "allow-commands": {
       type: "boolean",
       description:
         "Let launches from the dashboard run programs (the command evaluator, agent binary paths, interpreters), name files outside this " +
-          "directory, loosen agent sandboxes and set endpoints",
+        "directory, loosen agent sandboxes and set endpoints",
       default: false,
     },
-    project: { type: "string", description: "Project whose SkillOpt-Sleep nights the Sleep tab shows (default: current directory)", valueHint: "PATH" },
+    project: {
+      type: "string",
+      description: "Project whose SkillOpt-Sleep nights the Sleep tab shows (default: current directory)",
+      valueHint: "PATH",
+    },
   },
   async run({ args }) {
     const port = Number(args.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${args.port}: expected an integer 0-65535`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port ${args.port}: expected an integer 0-65535`);
     const token = args.token === undefined ? undefined : String(args.token);
     if (token !== undefined && token.length < 8) throw new UsageError("--token: use at least 8 characters");
     const root = resolve(String(args.root));
@@ -58,11 +69,18 @@ export default defineCommand({
       });
     } catch (err) {
       const code = (err as { code?: string }).code;
-      if (code === "EADDRINUSE") throw new UsageError(`--port ${port}: already in use`, { hint: "pick another with --port, or 0 for any free port" });
+      if (code === "EADDRINUSE")
+        throw new UsageError(`--port ${port}: already in use`, {
+          hint: "pick another with --port, or 0 for any free port",
+        });
       throw err;
     }
-    if (!isLoopbackHost(host)) log.warn(`serving on ${host}: reachable from other machines (every request still needs the sign-in URL)`);
-    if (token) log.warn("--token: a fixed token can be read by other local users from the process list, and works more than once");
+    if (!isLoopbackHost(host))
+      log.warn(`serving on ${host}: reachable from other machines (every request still needs the sign-in URL)`);
+    if (token)
+      log.warn(
+        "--token: a fixed token can be read by other local users from the process list, and works more than once",
+      );
     if (allowCommands) log.warn(`${ALLOW_FLAG}: launches from this dashboard may run any program as you`);
     log.info(`dashboard for runs under ${root}; Ctrl-C to stop`);
     printResult(ui.tokenUrl);

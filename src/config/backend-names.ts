@@ -156,8 +156,16 @@ export function unknownBackend(written: unknown, names: Iterable<string>): strin
 }
 
 /** Names a user may write for `model.backend`, for suggestions. */
-export const LABEL_NAMES: readonly string[] = [...Object.keys(BACKEND_LABELS), ...Object.keys(LABEL_ALIASES).filter(Boolean)];
+export const LABEL_NAMES: readonly string[] = [
+  ...Object.keys(BACKEND_LABELS),
+  ...Object.keys(LABEL_ALIASES).filter(Boolean),
+];
 /** Names a user may write for a role backend, for suggestions. */
-export const ROLE_NAMES: readonly string[] = [...ROLE_BACKENDS, "azure_openai", "codex", ...Object.keys(LABEL_ALIASES).filter(Boolean)];
+export const ROLE_NAMES: readonly string[] = [
+  ...ROLE_BACKENDS,
+  "azure_openai",
+  "codex",
+  ...Object.keys(LABEL_ALIASES).filter(Boolean),
+];
 /** Names a user may write for a Sleep backend, for suggestions. */
 export const SLEEP_NAMES: readonly string[] = [...Object.keys(SLEEP_BACKENDS), ...Object.keys(SLEEP_ALIASES)];

@@ -39,7 +39,9 @@ export function describeKey(schema: v.GenericSchema): KeyShape {
   const hasDefault = node.type === "optional" && node.default !== undefined;
   return {
     type: typeOf(node),
-    default: hasDefault ? renderValue(typeof node.default === "function" ? (node.default as () => unknown)() : node.default) : undefined,
+    default: hasDefault
+      ? renderValue(typeof node.default === "function" ? (node.default as () => unknown)() : node.default)
+      : undefined,
     allowed: allowedOf(node),
     meaning: (at >= 0 ? description.slice(0, at) : description).trim(),
     analogy: at >= 0 ? description.slice(at + ANALOGY_MARK.length).trim() : "",
@@ -56,7 +58,10 @@ export function nestedEntries(schema: v.GenericSchema): Record<string, v.Generic
 /** A value as it is written in a YAML config (strings quoted only when they would not read back). */
 function renderValue(value: unknown): string {
   if (value === null) return "null";
-  if (typeof value === "string") return value === "" || /^[\d.+-]|^(true|false|null|yes|no|~)$|[:#,[\]{}]/i.test(value) ? JSON.stringify(value) : value;
+  if (typeof value === "string")
+    return value === "" || /^[\d.+-]|^(true|false|null|yes|no|~)$|[:#,[\]{}]/i.test(value)
+      ? JSON.stringify(value)
+      : value;
   if (Array.isArray(value)) return `[${value.map(renderValue).join(", ")}]`;
   if (typeof value === "object") return Object.keys(value as object).length === 0 ? "{}" : JSON.stringify(value);
   return String(value);
@@ -64,7 +69,8 @@ function renderValue(value: unknown): string {
 
 function findDescription(node: Node | undefined): string {
   if (!node) return "";
-  for (const p of node.pipe ?? []) if (p.type === "description" && typeof p.description === "string") return p.description;
+  for (const p of node.pipe ?? [])
+    if (p.type === "description" && typeof p.description === "string") return p.description;
   for (const p of node.pipe ?? []) {
     const inner = p.kind === "schema" && p !== node ? findDescription(p) : "";
     if (inner) return inner;

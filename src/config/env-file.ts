@@ -10,7 +10,10 @@ export function parseEnvFile(path: string): Record<string, string> {
     const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
     if (!m) throw new ConfigError(`${path}:${i + 1}: expected KEY=VALUE`, { file: path, line: i + 1 });
     if (isReservedKey(m[1]!)) {
-      throw new ConfigError(`${path}:${i + 1}: ${m[1]}: not allowed as a variable name (reserved)`, { file: path, line: i + 1 });
+      throw new ConfigError(`${path}:${i + 1}: ${m[1]}: not allowed as a variable name (reserved)`, {
+        file: path,
+        line: i + 1,
+      });
     }
     let value = m[2]!;
     const q = value[0];

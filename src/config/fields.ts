@@ -7,7 +7,11 @@ const MAX_STRING = 100_000;
 
 export function str(def: string, doc: string) {
   return v.optional(
-    v.pipe(v.string("expected a string"), v.maxLength(MAX_STRING, `expected a string of at most ${MAX_STRING} characters`), v.description(doc)),
+    v.pipe(
+      v.string("expected a string"),
+      v.maxLength(MAX_STRING, `expected a string of at most ${MAX_STRING} characters`),
+      v.description(doc),
+    ),
     def,
   );
 }
@@ -46,7 +50,10 @@ export function nonNegInt(def: number, doc: string) {
 
 export function nullableInt(doc: string) {
   const expect = "expected a non-negative integer or null";
-  return v.optional(v.pipe(v.nullable(v.pipe(v.number(expect), v.safeInteger(expect), v.minValue(0, expect))), v.description(doc)), null);
+  return v.optional(
+    v.pipe(v.nullable(v.pipe(v.number(expect), v.safeInteger(expect), v.minValue(0, expect))), v.description(doc)),
+    null,
+  );
 }
 
 export function nullablePosInt(doc: string) {
@@ -85,15 +92,15 @@ export function num(def: number, doc: string, min?: number, max?: number) {
 
 export function nullableNum(doc: string, min = 0) {
   const expect = `expected a number ≥ ${min} or null`;
-  return v.optional(
-    v.pipe(v.nullable(v.pipe(v.number(expect), v.minValue(min, expect))), v.description(doc)),
-    null,
-  );
+  return v.optional(v.pipe(v.nullable(v.pipe(v.number(expect), v.minValue(min, expect))), v.description(doc)), null);
 }
 
 export function pick<const T extends readonly [string, ...string[]]>(options: T, def: T[number], doc: string) {
   return v.optional(
-    v.pipe(v.picklist(options, `expected one of ${options.map((o) => JSON.stringify(o)).join(", ")}`), v.description(doc)),
+    v.pipe(
+      v.picklist(options, `expected one of ${options.map((o) => JSON.stringify(o)).join(", ")}`),
+      v.description(doc),
+    ),
     def,
   );
 }
@@ -114,7 +121,14 @@ export function strList(def: string[], doc: string) {
         [v.array(v.string("expected a string")), v.string()],
         "expected a list of strings or a comma-separated string",
       ),
-      v.transform((x) => (typeof x === "string" ? x.split(",").map((s) => s.trim()).filter(Boolean) : x)),
+      v.transform((x) =>
+        typeof x === "string"
+          ? x
+              .split(",")
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : x,
+      ),
       v.description(doc),
     ),
     def,

@@ -46,7 +46,8 @@ export function validationError(
   const origin = locate(first.path);
   const loc = origin ? (origin.pos ? `${origin.file}:${origin.pos.line}:${origin.pos.col}` : origin.file) : fallback;
   // "is invalid (…)" for secret keys: written as `api_key: expected…`, the redactor would mask "expected".
-  const line = (i: ConfigIssue) => (isSecretPath(i.path) ? `${i.path} is invalid (${i.message})` : `${i.path}: ${i.message}`);
+  const line = (i: ConfigIssue) =>
+    isSecretPath(i.path) ? `${i.path} is invalid (${i.message})` : `${i.path}: ${i.message}`;
   const more = list.slice(1, 4).map(line);
   return new ConfigError(`${loc}: ${line(first)}`, {
     file: origin?.file ?? fallback,
@@ -57,4 +58,3 @@ export function validationError(
     hint: more.length ? `also: ${more.join("; ")}${list.length > 4 ? "; …" : ""}` : undefined,
   });
 }
-

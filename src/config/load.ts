@@ -98,8 +98,12 @@ export function loadConfig(opts: LoadOptions): LoadedConfig {
     if (isSecretKey(leaf) && o.value !== "" && o.value !== null) {
       const variable = secretEnvVar(o.path);
       warnings.push(
-        `${o.origin.split("=")[0]}: a secret on the command line can leak (shell history, process list); ${variable ? `set ${variable} in the environment (or \
-an --env-file) instead` : "use an environment variable or --env-file instead"}`,
+        `${o.origin.split("=")[0]}: a secret on the command line can leak (shell history, process list); ${
+          variable
+            ? `set ${variable} in the environment (or \
+an --env-file) instead`
+            : "use an environment variable or --env-file instead"
+        }`,
       );
     }
     setPath(layered.data, o.path, coerceToSchema(o.path, o.value));
@@ -110,7 +114,8 @@ an --env-file) instead` : "use an environment variable or --env-file instead"}`,
   const fromFiles = warnings.filter((w) => w.startsWith(RETIRED_MARK)).map((w) => w.slice(RETIRED_MARK.length));
   const sources = [...new Set([...fromFiles, ...retired])];
   warnings.splice(0, warnings.length, ...warnings.filter((w) => !w.startsWith(RETIRED_MARK)));
-  if (sources.length) warnings.push(`${RETIRED_KEY} is retired and ignored (set by ${sources.join(", ")}); it has no effect`);
+  if (sources.length)
+    warnings.push(`${RETIRED_KEY} is retired and ignored (set by ${sources.join(", ")}); it has no effect`);
   checkUnknownKeys(layered);
   applyLegacyAzure(layered.data);
   const result = v.safeParse(TrainConfigSchema, layered.data);
@@ -119,7 +124,8 @@ an --env-file) instead` : "use an environment variable or --env-file instead"}`,
   const environ = buildEnviron(opts);
   // Every secret this run can hold is masked by value in logs and errors from now on.
   registerSecretsOf(environ);
-  for (const [key, value] of Object.entries(result.output.model)) if (isSecretKey(key) && typeof value === "string") registerSecret(value);
+  for (const [key, value] of Object.entries(result.output.model))
+    if (isSecretKey(key) && typeof value === "string") registerSecret(value);
   const config = deepFreeze(result.output);
   return {
     config,
@@ -169,7 +175,13 @@ function loadLayered(src: ConfigSource, cwd: string, chain: ConfigSource[], warn
 }
 
 /** Spec §3.1 step 3: aliases canonicalised, flat keys moved to their section (structured wins in one layer). */
-function normaliseLayer(raw: Data, positions: Map<string, Position>, file: string, warnings: string[], shipped: boolean): Layered {
+function normaliseLayer(
+  raw: Data,
+  positions: Map<string, Position>,
+  file: string,
+  warnings: string[],
+  shipped: boolean,
+): Layered {
   const data: Data = {};
   const origins = new Map<string, Origin>();
   for (const [key, value] of Object.entries(raw)) {
@@ -215,9 +227,17 @@ function normaliseLayer(raw: Data, positions: Map<string, Position>, file: strin
   return { data, origins };
 }
 
-function recordOrigins(out: Map<string, Origin>, prefix: string, value: unknown, positions: Map<string, Position>, file: string, shipped: boolean): void {
+function recordOrigins(
+  out: Map<string, Origin>,
+  prefix: string,
+  value: unknown,
+  positions: Map<string, Position>,
+  file: string,
+  shipped: boolean,
+): void {
   out.set(prefix, { file, pos: positions.get(prefix), shipped });
-  if (isDict(value)) for (const [k, val] of Object.entries(value)) recordOrigins(out, `${prefix}.${k}`, val, positions, file, shipped);
+  if (isDict(value))
+    for (const [k, val] of Object.entries(value)) recordOrigins(out, `${prefix}.${k}`, val, positions, file, shipped);
 }
 
 function mergeLayered(base: Layered, child: Layered): Layered {
@@ -265,7 +285,11 @@ function secretEnvVar(path: readonly string[]): string | undefined {
   if (path[0] !== "model" || path.length !== 2) return undefined;
   const leaf = path[1]!;
   if (leaf === "azure_api_key") return "AZURE_OPENAI_API_KEY";
-  if (/^((optimizer|target)_)?(azure_openai|qwen_chat|openai_compatible)_api_key$/.test(leaf) || leaf === "minimax_api_key") return leaf.toUpperCase();
+  if (
+    /^((optimizer|target)_)?(azure_openai|qwen_chat|openai_compatible)_api_key$/.test(leaf) ||
+    leaf === "minimax_api_key"
+  )
+    return leaf.toUpperCase();
   return undefined;
 }
 
@@ -310,7 +334,10 @@ function checkUnknownKeys(layered: Layered): void {
     const entries = SECTION_SCHEMAS[key as Section].entries;
     for (const leaf of Object.keys(value)) {
       if (Object.hasOwn(entries, leaf)) continue;
-      const sameSection = closest(leaf, Object.keys(entries).filter((k) => k !== RETIRED_KEY));
+      const sameSection = closest(
+        leaf,
+        Object.keys(entries).filter((k) => k !== RETIRED_KEY),
+      );
       const elsewhere = SECTIONS.find((s) => s !== key && leaf !== RETIRED_KEY && leaf in SECTION_SCHEMAS[s].entries);
       fail(`${key}.${leaf}`, sameSection ?? (elsewhere ? `${elsewhere}.${leaf}` : undefined));
     }

@@ -147,7 +147,11 @@ export function coerceToSchema(path: readonly string[], value: unknown): unknown
   const kinds = kindsOf(entries[key]);
   if (kinds.size === 0 || path.length > 2) return value;
   if (value === null && !kinds.has("null") && kinds.has("string")) return "null";
-  if ((typeof value === "number" || typeof value === "boolean") && !kinds.has(typeof value as Kind) && kinds.has("string")) {
+  if (
+    (typeof value === "number" || typeof value === "boolean") &&
+    !kinds.has(typeof value as Kind) &&
+    kinds.has("string")
+  ) {
     return String(value);
   }
   if (typeof value === "string" && !kinds.has("string")) {
@@ -157,7 +161,10 @@ export function coerceToSchema(path: readonly string[], value: unknown): unknown
     if (kinds.has("null") && /^(null|none|~)$/i.test(value)) return null;
   }
   if (typeof value === "string" && kinds.has("array") && !kinds.has("string")) {
-    return value.split(",").map((s) => s.trim()).filter(Boolean);
+    return value
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
   return value;
 }

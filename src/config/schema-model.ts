@@ -29,7 +29,10 @@ function azureRole<P extends string>(prefix: P, who: string) {
     azure_openai_endpoint: str("", `Azure OpenAI endpoint for ${who} (or base URL in openai_compatible auth mode)`),
     azure_openai_api_version: str(AZURE_VERSION, `Azure OpenAI API version for ${who}`),
     azure_openai_api_key: str("", `Azure OpenAI key for ${who}; prefer AZURE_OPENAI_API_KEY in the environment`),
-    azure_openai_auth_mode: str("", `api_key | azure_cli | managed_identity | openai_compatible for ${who}; empty → environment, then azure_cli`),
+    azure_openai_auth_mode: str(
+      "",
+      `api_key | azure_cli | managed_identity | openai_compatible for ${who}; empty → environment, then azure_cli`,
+    ),
     azure_openai_ad_scope: str(AZURE_SCOPE, `AAD token scope for ${who}`),
     azure_openai_managed_identity_client_id: str("", `user-assigned managed identity client id for ${who}`),
   });
@@ -37,7 +40,10 @@ function azureRole<P extends string>(prefix: P, who: string) {
 
 function qwenRole<P extends string>(prefix: P, who: string) {
   return prefixed(prefix, {
-    qwen_chat_base_url: str("", `Qwen (vLLM/SGLang) base URL for ${who}; empty → QWEN_CHAT_BASE_URL → http://localhost:8000/v1`),
+    qwen_chat_base_url: str(
+      "",
+      `Qwen (vLLM/SGLang) base URL for ${who}; empty → QWEN_CHAT_BASE_URL → http://localhost:8000/v1`,
+    ),
     qwen_chat_api_key: str("", `Qwen endpoint key for ${who}`),
     qwen_chat_temperature: strOrNum("", `Qwen temperature for ${who}; empty → 0.7; none/off → omitted`),
     qwen_chat_timeout_seconds: strOrNum("", `Qwen per-call timeout (s) for ${who}; empty → 300`),
@@ -73,9 +79,13 @@ const PricingSchema = v.record(
   v.strictObject({
     input_per_mtok: v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0)),
     output_per_mtok: v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0)),
-    cached_input_per_mtok: v.optional(v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0))),
+    cached_input_per_mtok: v.optional(
+      v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0)),
+    ),
     batch_input_per_mtok: v.optional(v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0))),
-    batch_output_per_mtok: v.optional(v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0))),
+    batch_output_per_mtok: v.optional(
+      v.pipe(v.number("expected a price in dollars per million tokens"), v.minValue(0)),
+    ),
   }),
   "expected a map of model name → {input_per_mtok, output_per_mtok}",
 );
@@ -140,7 +150,10 @@ export const ModelSchema = v.strictObject({
   copilot_chat_optimizer_model: str("", "--model for copilot_chat optimizer calls; empty = CLI default"),
   copilot_chat_target_model: str("", "--model for copilot_chat target calls; empty = CLI default"),
   copilot_chat_timeout: nullablePosInt("Per-call timeout (s) of copilot_chat; null → 600"),
-  codex_trace_to_optimizer: bool(true, "Include Codex trace summaries in analyst prompts when the target is codex_exec"),
+  codex_trace_to_optimizer: bool(
+    true,
+    "Include Codex trace summaries in analyst prompts when the target is codex_exec",
+  ),
   azure_endpoint: str("", "Legacy alias of azure_openai_endpoint"),
   azure_api_version: str("", "Legacy alias of azure_openai_api_version"),
   azure_api_key: str("", "Legacy alias of azure_openai_api_key"),
@@ -157,7 +170,10 @@ export const ModelSchema = v.strictObject({
   minimax_temperature: strOrNum("0.7", "MiniMax temperature; empty → omitted"),
   minimax_max_tokens: strOrNum("8000", "Cap on MiniMax max_tokens"),
   minimax_enable_thinking: v.optional(
-    v.pipe(v.union([v.string(), v.boolean()], "expected true, false or a string"), v.description("Ask MiniMax to think before answering")),
+    v.pipe(
+      v.union([v.string(), v.boolean()], "expected true, false or a string"),
+      v.description("Ask MiniMax to think before answering"),
+    ),
     "false",
   ),
   optimizer_minimax_base_url: str("", "Accepted for upstream compatibility; unused (MiniMax has one shared client)"),
@@ -170,7 +186,10 @@ export const ModelSchema = v.strictObject({
   max_cost_usd: nullableNum("Stop cleanly at the next step boundary once this many dollars are spent (null = no cap)"),
   max_calls: nullablePosInt("Stop cleanly at the next step boundary after this many paid model calls (null = no cap)"),
   pricing: v.optional(
-    v.pipe(PricingSchema, v.description("Prices per model in dollars per million tokens; a money cap needs one for every model it calls")),
+    v.pipe(
+      PricingSchema,
+      v.description("Prices per model in dollars per million tokens; a money cap needs one for every model it calls"),
+    ),
     {},
   ),
   cache_dir: str("", "Model-call cache directory; empty → $SKILLOPT_CACHE_DIR → <user cache>/skillopt"),
@@ -192,7 +211,10 @@ export const ModelSchema = v.strictObject({
     "",
   ),
   target_batch: v.optional(
-    v.pipe(v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"), v.description("model.batch for the target role only; empty = model.batch")),
+    v.pipe(
+      v.picklist(["", "off", "eval", "all"], "expected '', off, eval or all"),
+      v.description("model.batch for the target role only; empty = model.batch"),
+    ),
     "",
   ),
   batch_fallback: v.optional(
@@ -202,7 +224,10 @@ export const ModelSchema = v.strictObject({
     ),
     "live",
   ),
-  batch_required: bool(false, "Refuse to start (exit 2) when a batched role's backend has no Batch API, instead of calling it live with a warning"),
+  batch_required: bool(
+    false,
+    "Refuse to start (exit 2) when a batched role's backend has no Batch API, instead of calling it live with a warning",
+  ),
   batch_poll_seconds: v.optional(
     v.pipe(
       v.number("expected a number of seconds"),

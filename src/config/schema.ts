@@ -22,7 +22,9 @@ const TrainSchema = v.strictObject({
   steps_per_epoch: v.optional(
     v.pipe(
       v.nullable(v.pipe(v.number("expected an integer"), v.integer("expected an integer"))),
-      v.description("Derived, as upstream: always ⌈train items ÷ (batch_size × accumulation)⌉; a value given here is overwritten"),
+      v.description(
+        "Derived, as upstream: always ⌈train items ÷ (batch_size × accumulation)⌉; a value given here is overwritten",
+      ),
     ),
     null,
   ),
@@ -52,15 +54,24 @@ const GradientSchema = v.strictObject({
   ),
   analyst_workers: posInt(16, "Concurrent analyst and merge calls"),
   failure_only: bool(false, "Reflect on failed trajectories only (skip success analysts). DL: hard-example mining"),
-  max_analyst_rounds: v.optional(v.pipe(v.unknown(), v.description("Retired upstream option: accepted and ignored with one warning"))),
+  max_analyst_rounds: v.optional(
+    v.pipe(v.unknown(), v.description("Retired upstream option: accepted and ignored with one warning")),
+  ),
 });
 
 /** `optimizer:` — learning rate, update mode, slow update, meta skill (engine.md §2.6–2.12). */
 const OptimizerSchema = v.strictObject({
-  learning_rate: posInt(4, "Max edits per step (edit_budget) and per-analyst cap. DL: learning rate (a step counted in edits, not a scale)"),
+  learning_rate: posInt(
+    4,
+    "Max edits per step (edit_budget) and per-analyst cap. DL: learning rate (a step counted in edits, not a scale)",
+  ),
   min_learning_rate: posInt(2, "Floor of decaying lr schedules. DL: minimum learning rate"),
   meta_learning_rate: nullablePosInt("Accepted for upstream compatibility; unused"),
-  lr_scheduler: pick(["constant", "linear", "cosine", "autonomous"], "cosine", "How the edit budget changes over steps. DL: LR schedule"),
+  lr_scheduler: pick(
+    ["constant", "linear", "cosine", "autonomous"],
+    "cosine",
+    "How the edit budget changes over steps. DL: LR schedule",
+  ),
   lr_control_mode: pick(
     ["fixed", "autonomous", "none", "auto", "llm", "model", "scheduler", "schedule", "off", "disabled", "unlimited"],
     "fixed",
@@ -83,18 +94,34 @@ const OptimizerSchema = v.strictObject({
   use_slow_update: bool(true, "Epoch-boundary slow update from longitudinal pairs. DL: slow weights (Lookahead)"),
   slow_update_samples: nonNegInt(20, "Training items sampled for the slow update and meta skill"),
   slow_update_gate_with_selection: bool(false, "Gate the slow-update candidate on the selection split"),
-  longitudinal_pair_policy: pick(["mixed", "changed", "unchanged"], "mixed", "Which longitudinal pairs the slow update sees"),
+  longitudinal_pair_policy: pick(
+    ["mixed", "changed", "unchanged"],
+    "mixed",
+    "Which longitudinal pairs the slow update sees",
+  ),
   use_meta_skill: bool(true, "Optimizer-side memory across epochs. DL: optimizer state (momentum)"),
   use_skill_aware_reflection: bool(false, "Split failures into skill defects and execution lapses"),
   skill_aware_appendix_source: pick(["both", "failure_only"], "both", "Which analysts emit appendix notes"),
-  skill_aware_consolidate_threshold: nonNegInt(0, "Consolidate the appendix when it has more notes than this (0 = off)"),
-  max_skill_tokens: nullablePosInt("Reject candidates whose body exceeds this many tokens (null = no limit). DL: a hard cap on model size"),
+  skill_aware_consolidate_threshold: nonNegInt(
+    0,
+    "Consolidate the appendix when it has more notes than this (0 = off)",
+  ),
+  max_skill_tokens: nullablePosInt(
+    "Reject candidates whose body exceeds this many tokens (null = no limit). DL: a hard cap on model size",
+  ),
 });
 
 /** `evaluation:` — the gate and final evaluation (engine.md §2.8, §5). */
 const EvaluationSchema = v.strictObject({
-  use_gate: bool(true, "false = force-accept every candidate (validation still runs). DL: validation-based checkpoint selection"),
-  gate_metric: pick(["hard", "soft", "mixed"], "hard", "Gate score: hard, soft, or mixed = (1-w)·hard + w·soft. DL: validation metric"),
+  use_gate: bool(
+    true,
+    "false = force-accept every candidate (validation still runs). DL: validation-based checkpoint selection",
+  ),
+  gate_metric: pick(
+    ["hard", "soft", "mixed"],
+    "hard",
+    "Gate score: hard, soft, or mixed = (1-w)·hard + w·soft. DL: validation metric",
+  ),
   gate_mixed_weight: num(0.5, "Soft weight of the mixed gate metric", 0, 1),
   use_semantic_density: bool(false, "Add weight·density to gate scores"),
   semantic_density_weight: num(0.05, "Weight of the semantic-density bonus", 0),
@@ -110,8 +137,15 @@ const EvaluationSchema = v.strictObject({
       "undecided (docs/gate.md)",
   ),
   gate_confidence: num(0.95, "Paired gate: confidence of each decision (1 − false-accept risk)", 0.5, 0.999),
-  gate_min_effect: num(0.02, "Paired gate: the smallest mean gain worth accepting (0.02 = 2 points). DL: min_delta of early stopping", 0, 1),
-  gate_max_regressions: nullableInt("No-regression veto: reject a candidate that fails more than this many items the current passes (null = off)"),
+  gate_min_effect: num(
+    0.02,
+    "Paired gate: the smallest mean gain worth accepting (0.02 = 2 points). DL: min_delta of early stopping",
+    0,
+    1,
+  ),
+  gate_max_regressions: nullableInt(
+    "No-regression veto: reject a candidate that fails more than this many items the current passes (null = off)",
+  ),
   noise_floor_items: nonNegInt(
     32,
     "Re-sample the initial skill on this many selection items to measure the flip rate (0 = off). DL: measuring seed variance before comparing runs",
@@ -122,14 +156,25 @@ const EvaluationSchema = v.strictObject({
 export const EnvSchema = v.strictObject({
   name: str("", "Benchmark name (see docs/benchmarks.md)"),
   skill_init: str("", "Initial skill file. DL: weight initialisation (a pretrained checkpoint)"),
-  split_mode: pick(["ratio", "split_dir"], "ratio", "ratio: split data_path by split_ratio; split_dir: read train/ val/ test/"),
-  split_seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("Seed of the ratio-mode shuffle")), 42),
+  split_mode: pick(
+    ["ratio", "split_dir"],
+    "ratio",
+    "ratio: split data_path by split_ratio; split_dir: read train/ val/ test/",
+  ),
+  split_seed: v.optional(
+    v.pipe(
+      v.number("expected an integer"),
+      v.integer("expected an integer"),
+      v.description("Seed of the ratio-mode shuffle"),
+    ),
+    42,
+  ),
   split_dir: str("", "Directory holding train/ val/ test/"),
   data_path: str("", "Raw data for ratio mode: a JSON/JSONL file or a directory with exactly one"),
   split_output_dir: str("", "Where ratio mode writes its splits"),
   split_ratio: v.optional(
     v.pipe(
-      v.union([v.string(), v.array(v.number())], "expected a ratio like \"2:1:7\""),
+      v.union([v.string(), v.array(v.number())], 'expected a ratio like "2:1:7"'),
       v.transform((x) => (Array.isArray(x) ? x.join(":") : x)),
       v.regex(/^\d+:\d+:\d+$/, 'expected a ratio of three positive integers like "2:1:7"'),
       v.description("train:val:test proportions of ratio mode. DL: train/validation/test split"),
@@ -149,7 +194,10 @@ export const EnvSchema = v.strictObject({
   use_theorem: bool(false, "LiveMathematicianBench: include the theorem"),
   use_sketch: bool(false, "LiveMathematicianBench: include the proof sketch"),
   data_dirs: v.optional(
-    v.pipe(v.union([v.array(v.string()), v.string()], "expected a list of directories"), v.description("OfficeQA: directories with the source documents")),
+    v.pipe(
+      v.union([v.array(v.string()), v.string()], "expected a list of directories"),
+      v.description("OfficeQA: directories with the source documents"),
+    ),
     [],
   ),
   docs_dirs: v.optional(
@@ -168,7 +216,11 @@ export const EnvSchema = v.strictObject({
   search_max_num_results: posInt(4, "OfficeQA: results per query"),
   search_timeout_seconds: num(20, "OfficeQA: search timeout (s)", 0),
   use_local_tools: bool(true, "OfficeQA: expose the local document tools"),
-  numeric_tolerance: num(0, "OfficeQA: relative tolerance when the answer and the gold are single numbers (0 = equal values)", 0),
+  numeric_tolerance: num(
+    0,
+    "OfficeQA: relative tolerance when the answer and the gold are single numbers (0 = equal values)",
+    0,
+  ),
   data_root: str("", "SpreadsheetBench: root of the workbook files"),
   mode: str("", "SpreadsheetBench: single, multi or react"),
   python: str("", "Python interpreter for code-executing benchmarks; empty → python3 on PATH"),
@@ -193,7 +245,10 @@ export const EnvSchema = v.strictObject({
   ),
   evaluator_pass_env: v.optional(
     v.pipe(
-      v.array(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected variable names")), "expected a list of variable names"),
+      v.array(
+        v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected variable names")),
+        "expected a list of variable names",
+      ),
       v.description(
         "Command evaluator: variables passed to the scorer on top of the base allowlist (PATH, HOME, LANG, TMPDIR, …); provider keys are never " +
           "passed unless named here",
@@ -203,7 +258,9 @@ export const EnvSchema = v.strictObject({
   ),
   sim_lapse_rate: nullableNum("Simulator: probability that the target ignores the skill"),
   sim_noise_rate: nullableNum("Simulator: probability that the optimizer proposes a wrong or vague rule"),
-  sim_temperature: nullableNum("Simulator: stochastic target temperature (0/null = off); answers are draws with exactly known success probability"),
+  sim_temperature: nullableNum(
+    "Simulator: stochastic target temperature (0/null = off); answers are draws with exactly known success probability",
+  ),
   conventions_families: nullablePosInt("Conventions benchmark: number of convention families drawn"),
   train_items: nullablePosInt("Generated benchmarks: train items"),
   val_items: nullablePosInt("Generated benchmarks: val items"),
@@ -235,4 +292,3 @@ export const SECTION_SCHEMAS = {
   evaluation: EvaluationSchema,
   env: EnvSchema,
 } as const;
-

@@ -12,14 +12,18 @@ export type ConfigSource =
 export function bundledConfigNames(): { name: string; id: string }[] {
   return Object.keys(BUNDLED_CONFIGS)
     .filter((id) => !id.startsWith("_base_/"))
-    .map((id) => ({ name: id.endsWith("/default.yaml") ? id.slice(0, -"/default.yaml".length) : id.replace(/\.ya?ml$/, ""), id }))
+    .map((id) => ({
+      name: id.endsWith("/default.yaml") ? id.slice(0, -"/default.yaml".length) : id.replace(/\.ya?ml$/, ""),
+      id,
+    }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Resolve the `--config` argument: an existing file wins, then a bundled name. */
 export function resolveConfigArg(arg: string, cwd: string): ConfigSource {
   const asPath = isAbsolute(arg) ? arg : resolve(cwd, arg);
-  if (existsSync(asPath) && statSync(asPath).isFile()) return { kind: "file", path: asPath, display: relativeDisplay(asPath, cwd) };
+  if (existsSync(asPath) && statSync(asPath).isFile())
+    return { kind: "file", path: asPath, display: relativeDisplay(asPath, cwd) };
   const byName = bundledConfigNames().find((b) => b.name === arg || b.id === arg);
   if (byName) return { kind: "bundled", id: byName.id, display: `configs/${byName.id}` };
   if (existsSync(asPath) && !statSync(asPath).isDirectory()) {
@@ -32,7 +36,10 @@ export function resolveConfigArg(arg: string, cwd: string): ConfigSource {
   }
   const looksLikePath = /[\\/]/.test(arg) || /\.ya?ml$/.test(arg);
   if (looksLikePath) throw new ConfigError(`--config ${arg}: file not found`, { file: arg });
-  const guess = closest(arg, bundledConfigNames().map((b) => b.name));
+  const guess = closest(
+    arg,
+    bundledConfigNames().map((b) => b.name),
+  );
   throw new ConfigError(
     `--config ${arg}: no such file or bundled config${guess ? ` (did you mean "${guess}"?)` : ""}`,
     { hint: "run `skillopt configs` to list the bundled configs" },
@@ -46,7 +53,11 @@ export function readSource(src: ConfigSource): string {
     if (text === undefined) throw new ConfigError(`${src.display}: bundled config missing`);
     return text;
   }
-  return readInputText(src.path, "", (message, cause) => new ConfigError(message.replace(src.path, src.display), { file: src.display, cause }));
+  return readInputText(
+    src.path,
+    "",
+    (message, cause) => new ConfigError(message.replace(src.path, src.display), { file: src.display, cause }),
+  );
 }
 
 /** Resolve a `_base_` reference relative to the file that names it. */

@@ -22,7 +22,11 @@ export function readConfigFile(file: string, topLevel: string): ParsedYaml {
 }
 
 /** Parse one YAML config text, keeping the line and column of every key. */
-export function parseYamlConfig(text: string, file: string, topLevel = "a mapping of sections (model:, train:, …)"): ParsedYaml {
+export function parseYamlConfig(
+  text: string,
+  file: string,
+  topLevel = "a mapping of sections (model:, train:, …)",
+): ParsedYaml {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   const err = doc.errors[0];
@@ -53,7 +57,13 @@ export function parseYamlConfig(text: string, file: string, topLevel = "a mappin
   return { data: data as Record<string, unknown>, positions };
 }
 
-function collectPositions(node: Node | null, prefix: string, out: Map<string, Position>, lc: LineCounter, file: string): void {
+function collectPositions(
+  node: Node | null,
+  prefix: string,
+  out: Map<string, Position>,
+  lc: LineCounter,
+  file: string,
+): void {
   if (!node) return;
   if (isMap(node)) {
     for (const pair of node.items) {

@@ -16,7 +16,9 @@ export async function consolidateAppendix(sc: StageContext, notes: string[]): Pr
     ],
     { stage: "appendix_consolidate", notes },
   );
-  const value = await askOptimizer(sc, "appendix_consolidate", sc.prompts.appendix_consolidate, user, AppendixSchema, { maxTokens: 4096 });
+  const value = await askOptimizer(sc, "appendix_consolidate", sc.prompts.appendix_consolidate, user, AppendixSchema, {
+    maxTokens: 4096,
+  });
   const list = value?.appendix_notes.map((n) => n.trim()).filter(Boolean) ?? [];
   return list.length && list.length < notes.length ? list : undefined;
 }

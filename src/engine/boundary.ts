@@ -37,7 +37,13 @@ function category(p: RolloutResult, c: RolloutResult): PairCategory {
 
 function makePair(sc: StageContext, p: RolloutResult, c: RolloutResult, i: number): Pair {
   const cat = category(p, c);
-  const pair: Pair = { id: c.id, task: String(c.question ?? c.task_description ?? c.instruction ?? c.id), category: cat, prev: side(p), curr: side(c) };
+  const pair: Pair = {
+    id: c.id,
+    task: String(c.question ?? c.task_description ?? c.instruction ?? c.id),
+    category: cat,
+    prev: side(p),
+    curr: side(c),
+  };
   if (cat !== "stable_success") {
     // Two trajectories per pair and up to slow_update_samples pairs: clip entries harder.
     pair.prev_trajectory = trajectoryJson(p, i + 1, sc.bench, PAIR_ENTRY_CHARS);
@@ -47,7 +53,13 @@ function makePair(sc: StageContext, p: RolloutResult, c: RolloutResult, i: numbe
 }
 
 /** Pairs of the items both skills answered, in item order; `offset` numbers their trajectories. */
-function answeredPairs(sc: StageContext, items: readonly TaskItem[], prev: readonly RolloutResult[], curr: readonly RolloutResult[], offset: number): Pair[] {
+function answeredPairs(
+  sc: StageContext,
+  items: readonly TaskItem[],
+  prev: readonly RolloutResult[],
+  curr: readonly RolloutResult[],
+  offset: number,
+): Pair[] {
   const p = new Map(prev.map((r) => [r.id, r]));
   const c = new Map(curr.map((r) => [r.id, r]));
   const out: Pair[] = [];
@@ -75,7 +87,10 @@ export async function comparePairs(
   const seed = sc.cfg.train.seed + epoch * 2000;
   const order = seededShuffle(seed, train);
   const sample = order.slice(0, n);
-  const [a, b] = await Promise.all([ev.run(prev, sample, "slow update (previous skill)"), ev.run(curr, sample, "slow update (current skill)")]);
+  const [a, b] = await Promise.all([
+    ev.run(prev, sample, "slow update (previous skill)"),
+    ev.run(curr, sample, "slow update (current skill)"),
+  ]);
   requireAnswers(a, `slow-update comparison of epoch ${epoch} (previous skill)`);
   requireAnswers(b, `slow-update comparison of epoch ${epoch} (current skill)`);
   // Items either side left unanswered are no pair: a missing answer is not a regression.
@@ -83,14 +98,18 @@ export async function comparePairs(
   const mean = (rs: RolloutResult[]) => (rs.length ? rs.reduce((s, r) => s + (Number(r.hard) || 0), 0) / rs.length : 0);
   const policy = sc.cfg.optimizer.longitudinal_pair_policy;
   let pairs = all;
-  if (policy === "unchanged") pairs = all.filter((p) => p.category === "persistent_fail" || p.category === "stable_success");
+  if (policy === "unchanged")
+    pairs = all.filter((p) => p.category === "persistent_fail" || p.category === "stable_success");
   if (policy === "changed") {
     pairs = all.filter((p) => p.category === "improved" || p.category === "regressed");
     const rest = order.slice(n);
     const width = Math.max(1, sc.cfg.env.workers ?? 8);
     for (let i = 0; i < rest.length && pairs.length < n; i += width) {
       const chunk = rest.slice(i, i + width);
-      const [pa, pb] = await Promise.all([ev.run(prev, chunk, "slow update top-up (previous)"), ev.run(curr, chunk, "slow update top-up (current)")]);
+      const [pa, pb] = await Promise.all([
+        ev.run(prev, chunk, "slow update top-up (previous)"),
+        ev.run(curr, chunk, "slow update top-up (current)"),
+      ]);
       for (const pr of answeredPairs(sc, chunk, pa.results, pb.results, all.length + i)) {
         if (pr.category === "improved" || pr.category === "regressed") pairs.push(pr);
       }
@@ -114,7 +133,9 @@ function comparisonText(pairs: Pair[]): string {
     ["improved", "Improvements"],
     ["stable_success", "Stable successes"],
   ];
-  const lines = [`Total ${c.total}: improved=${c.improved} regressed=${c.regressed} persistent_fail=${c.persistent_fail} stable_success=${c.stable_success}`];
+  const lines = [
+    `Total ${c.total}: improved=${c.improved} regressed=${c.regressed} persistent_fail=${c.persistent_fail} stable_success=${c.stable_success}`,
+  ];
   for (const [cat, title] of sections) {
     const ps = pairs.filter((p) => p.category === cat);
     lines.push(
@@ -136,7 +157,12 @@ ${p.curr.hard ? "PASS" : "FAIL"} (${p.curr.soft.toFixed(2)}) "${p.curr.predicted
 }
 
 /** The slow-update call: guidance for the protected region (spec §2.11 step 7). */
-export async function slowUpdateCall(sc: StageContext, prev: string, curr: string, pairs: Pair[]): Promise<{ content: string; reasoning: string } | undefined> {
+export async function slowUpdateCall(
+  sc: StageContext,
+  prev: string,
+  curr: string,
+  pairs: Pair[],
+): Promise<{ content: string; reasoning: string } | undefined> {
   const existing = regionContent(curr, SLOW_START, SLOW_END);
   const user = userMessage(
     [
@@ -171,7 +197,9 @@ export async function metaSkillCall(
       skillSection(curr, "Current Epoch Last-Step Skill"),
       {
         title: "Previous Optimizer Meta Skill",
-        body: prevMeta ? `${prevMeta}\n\nReflect on whether this memory improved the quality of the edits.` : "(first update: there is no previous memory)",
+        body: prevMeta
+          ? `${prevMeta}\n\nReflect on whether this memory improved the quality of the edits.`
+          : "(first update: there is no previous memory)",
       },
       { title: "Longitudinal Comparison", body: comparisonText(pairs) },
     ],

@@ -41,12 +41,18 @@ export interface SkillComparison {
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 const scores = (r: RolloutResult): ItemScores => [Number(r.hard) || 0, Number(r.soft) || 0];
 const clip = (s: unknown) => {
-  const t = String(s ?? "").replace(/\s+/g, " ").trim();
+  const t = String(s ?? "")
+    .replace(/\s+/g, " ")
+    .trim();
   return t.length > 120 ? `${t.slice(0, 119)}…` : t;
 };
 
 /** Items whose two samples of the same skill score differently (the noise floor's flip count). */
-export function countFlips(g: GateSettings, first: readonly RolloutResult[], second: readonly RolloutResult[]): { compared: number; flips: number } {
+export function countFlips(
+  g: GateSettings,
+  first: readonly RolloutResult[],
+  second: readonly RolloutResult[],
+): { compared: number; flips: number } {
   const before = new Map(first.map((r) => [String(r.id), r]));
   let compared = 0;
   let flips = 0;
@@ -79,12 +85,24 @@ export function compareSkills(
   const broke = pairs.map((p) => passed(scores(p.b)) && !passed(scores(p.c)));
   const all = decideOnItems(diffs, broke, "strict", s);
   const vetoed = s.maxRegressions !== null && broke.filter(Boolean).length > s.maxRegressions;
-  const verdict: CompareVerdict = vetoed || (pairs.length > 0 && all.ci[1] < 0) ? "regressed" : pairs.length > 0 && all.ci[0] > 0 ? "improved" : "undecided";
+  const verdict: CompareVerdict =
+    vetoed || (pairs.length > 0 && all.ci[1] < 0)
+      ? "regressed"
+      : pairs.length > 0 && all.ci[0] > 0
+        ? "improved"
+        : "undecided";
   const decision: GateDecision = {
     ...all,
     rule: "paired",
     verdict: verdict === "improved" ? "accept" : verdict === "regressed" ? "reject" : "undecided",
-    reason: verdict === "improved" ? "better" : vetoed ? "regressions" : verdict === "regressed" ? "below_min_effect" : "end_of_split",
+    reason:
+      verdict === "improved"
+        ? "better"
+        : vetoed
+          ? "regressions"
+          : verdict === "regressed"
+            ? "below_min_effect"
+            : "end_of_split",
     paired_verdict: decideOnItems(diffs, broke, "paired", s).verdict,
   };
   const row = (p: (typeof pairs)[number]): FlipRow => ({
@@ -98,7 +116,10 @@ export function compareSkills(
   });
   const mean = (rs: readonly RolloutResult[]) => {
     if (!rs.length) return { hard: 0, soft: 0 };
-    return { hard: r6(rs.reduce((a, r) => a + scores(r)[0], 0) / rs.length), soft: r6(rs.reduce((a, r) => a + scores(r)[1], 0) / rs.length) };
+    return {
+      hard: r6(rs.reduce((a, r) => a + scores(r)[0], 0) / rs.length),
+      soft: r6(rs.reduce((a, r) => a + scores(r)[1], 0) / rs.length),
+    };
   };
   const confidence = 1 - g.sequential.alpha;
   const flipRate = noise.compared ? noise.flips / noise.compared : 0;

@@ -88,7 +88,11 @@ interface EditUnit<D, M> {
   ops: Record<string, Op<D, M>>;
 }
 
-function applyWith<D, M>(unit: EditUnit<D, M>, doc: D, edits: readonly Edit[]): { doc: D; report: EditReportRow[]; summary: ApplySummary } {
+function applyWith<D, M>(
+  unit: EditUnit<D, M>,
+  doc: D,
+  edits: readonly Edit[],
+): { doc: D; report: EditReportRow[]; summary: ApplySummary } {
   const report: EditReportRow[] = [];
   const names = Object.keys(unit.ops);
   const known = `${names.slice(0, -1).join(", ")} or ${names.at(-1)}`;
@@ -96,7 +100,13 @@ function applyWith<D, M>(unit: EditUnit<D, M>, doc: D, edits: readonly Edit[]): 
     const op = String(e.op ?? "");
     const content = unit.clean(String(e.content ?? ""));
     const target = typeof e.target === "string" ? e.target : "";
-    const row: EditReportRow = { index: idx + 1, op, target: target.slice(0, 200), content_preview: content.slice(0, 200), status: "" };
+    const row: EditReportRow = {
+      index: idx + 1,
+      op,
+      target: target.slice(0, 200),
+      content_preview: content.slice(0, 200),
+      status: "",
+    };
     const match = target ? unit.locate(doc, target) : undefined;
     const refused = match === undefined ? undefined : unit.refuse?.(doc, match);
     const run = unit.ops[op];
@@ -134,8 +144,16 @@ const empty = (op: string) => ({ skip: "skipped_empty_content", reason: `${op} n
 
 function cut(op: "replace" | "delete"): Op<string, Match> {
   return (doc, content, target, match) => {
-    if (!target) return { skip: `skipped_${op}_missing_target`, reason: `${op} needs a target: an exact passage of the current skill` };
-    if (!match) return { skip: `skipped_${op}_target_not_found`, reason: "the target text does not occur in the current skill (quote it exactly)" };
+    if (!target)
+      return {
+        skip: `skipped_${op}_missing_target`,
+        reason: `${op} needs a target: an exact passage of the current skill`,
+      };
+    if (!match)
+      return {
+        skip: `skipped_${op}_target_not_found`,
+        reason: "the target text does not occur in the current skill (quote it exactly)",
+      };
     const text = doc.slice(0, match.start) + (op === "replace" ? content : "") + doc.slice(match.end);
     return { doc: text, status: `applied_${op}${match.fuzzy ? "_fuzzy" : ""}` };
   };
@@ -159,17 +177,24 @@ const TEXT: EditUnit<string, Match> = {
       if (!content) return empty("insert_after");
       if (!match) {
         const r = appendText(doc, content);
-        const reason = target ? "the anchor was not found, so the content was appended instead" : "no anchor given, so the content was appended";
+        const reason = target
+          ? "the anchor was not found, so the content was appended instead"
+          : "no anchor given, so the content was appended";
         return {
           doc: r.text,
-          status: r.beforeRegion ? "applied_insert_after_fallback_before_protected_region" : "applied_insert_after_fallback_append",
+          status: r.beforeRegion
+            ? "applied_insert_after_fallback_before_protected_region"
+            : "applied_insert_after_fallback_append",
           reason,
         };
       }
       const nl = doc.indexOf("\n", match.end);
       const at = nl < 0 ? doc.length : nl + 1;
       const head = nl < 0 ? `${doc}\n` : doc.slice(0, at);
-      return { doc: `${head}\n${content}\n${doc.slice(at)}`, status: match.fuzzy ? "applied_insert_after_fuzzy" : "applied_insert_after" };
+      return {
+        doc: `${head}\n${content}\n${doc.slice(at)}`,
+        status: match.fuzzy ? "applied_insert_after_fuzzy" : "applied_insert_after",
+      };
     },
     replace: cut("replace"),
     delete: cut("delete"),
@@ -207,20 +232,27 @@ const RULES: EditUnit<readonly string[], Set<number>> = {
     replace: (rules, content, _target, match) => {
       if (!content) return empty("replace");
       if (!match) return { skip: "skipped_replace_target_not_found", reason: "no rule contains the target" };
-      if ([...match].every((i) => rules[i] === content)) return { skip: "skipped_replace_unchanged", reason: "the rule already reads so" };
+      if ([...match].every((i) => rules[i] === content))
+        return { skip: "skipped_replace_unchanged", reason: "the rule already reads so" };
       return { doc: rules.map((r, i) => (match.has(i) ? content : r)), status: "applied_replace" };
     },
   },
 };
 
 /** Apply edits in order to the evolving skill text, reporting what happened to each (spec §2.7.1). */
-export function applyEdits(skill: string, edits: readonly Edit[]): { skill: string; report: EditReportRow[]; summary: ApplySummary } {
+export function applyEdits(
+  skill: string,
+  edits: readonly Edit[],
+): { skill: string; report: EditReportRow[]; summary: ApplySummary } {
   const r = applyWith(TEXT, skill, edits);
   return { skill: r.doc, report: r.report, summary: r.summary };
 }
 
 /** Apply add/delete/replace edits to a list of rules (Sleep's learned block), reporting what happened to each. */
-export function applyRuleEdits(rules: readonly string[], edits: readonly Edit[]): { rules: string[]; report: EditReportRow[]; summary: ApplySummary } {
+export function applyRuleEdits(
+  rules: readonly string[],
+  edits: readonly Edit[],
+): { rules: string[]; report: EditReportRow[]; summary: ApplySummary } {
   const r = applyWith(RULES, rules, edits);
   return { rules: [...r.doc], report: r.report, summary: r.summary };
 }

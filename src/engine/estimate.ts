@@ -19,7 +19,10 @@ interface EstimateInput {
    * model.batch per role and each role's Batch API price: the estimate then gives the cost with
    * the batched stages at that price beside the all-live cost, and the rounds that wait on a batch.
    */
-  batch?: { modes: Record<"optimizer" | "target", "off" | "eval" | "all">; prices: { optimizer: RolePrice | null; target: RolePrice | null } };
+  batch?: {
+    modes: Record<"optimizer" | "target", "off" | "eval" | "all">;
+    prices: { optimizer: RolePrice | null; target: RolePrice | null };
+  };
 }
 
 // Target stages that `model.batch: eval` sends through a batch (evaluations nothing waits on).
@@ -48,7 +51,11 @@ export function estimateRun({ cfg, splits, initialSkill, prices, batch }: Estima
   const estimate = (r: "optimizer" | "target", calls: number) => {
     const p = prices[r];
     if (!p) return null;
-    return Math.round(calls * ((tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6) * 1e4) / 1e4;
+    return (
+      Math.round(
+        calls * ((tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6) * 1e4,
+      ) / 1e4
+    );
   };
   const costT = estimate("target", sum(plan.target));
   const costO = estimate("optimizer", sum(plan.optimizer));
@@ -74,7 +81,13 @@ export function estimateRun({ cfg, splits, initialSkill, prices, batch }: Estima
   const anyBatch = batch && (batch.modes.target !== "off" || batch.modes.optimizer !== "off");
   // Rounds that wait on a provider batch: the final test under eval; under all, every dependent
   // round of a step (rollouts, analysts, merge, ranking, selection) plus the baseline and the test.
-  const rounds = !anyBatch ? 0 : batch.modes.target === "all" || batch.modes.optimizer === "all" ? sizes.totalSteps * 5 + 2 : plan.target.final_test ? 1 : 0;
+  const rounds = !anyBatch
+    ? 0
+    : batch.modes.target === "all" || batch.modes.optimizer === "all"
+      ? sizes.totalSteps * 5 + 2
+      : plan.target.final_test
+        ? 1
+        : 0;
   const batchEstimate = anyBatch
     ? {
         modes: batch.modes,
@@ -88,7 +101,13 @@ is as fast as live`,
       }
     : undefined;
   return {
-    splits: { train: splits.train.length, val: splits.val.length, test: splits.test.length, selection: sel, test_items: test },
+    splits: {
+      train: splits.train.length,
+      val: splits.val.length,
+      test: splits.test.length,
+      selection: sel,
+      test_items: test,
+    },
     epochs: cfg.train.num_epochs,
     steps_per_epoch: sizes.stepsPerEpoch,
     total_steps: sizes.totalSteps,
@@ -96,7 +115,10 @@ is as fast as live`,
     update_mode: mode,
     lr_control_mode: lr,
     edit_budgets: plan.budgets,
-    predicted_calls: { target: { ...plan.target, total: sum(plan.target) }, optimizer: { ...plan.optimizer, total: sum(plan.optimizer) } },
+    predicted_calls: {
+      target: { ...plan.target, total: sum(plan.target) },
+      optimizer: { ...plan.optimizer, total: sum(plan.optimizer) },
+    },
     prices_per_mtok: prices,
     estimated_cost_usd: {
       target: costT,
@@ -105,7 +127,8 @@ is as fast as live`,
       assumes_tokens_per_call: tokens,
       ...(batchEstimate ? { with_batch: batchEstimate } : {}),
     },
-    note: "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes " +
+    note:
+      "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes " +
       "in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
   };
 }

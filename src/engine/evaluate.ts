@@ -69,11 +69,19 @@ export function requireAnswers(
   if (!k) return;
   const total = k + out.results.length;
   if (!opts.strict && k / total <= MOSTLY_ERRORED) return;
-  throw noAnswerError(out, stage, opts.strict && k / total <= MOSTLY_ERRORED ? " (a gate decision never counts a missing answer as a zero)" : "");
+  throw noAnswerError(
+    out,
+    stage,
+    opts.strict && k / total <= MOSTLY_ERRORED ? " (a gate decision never counts a missing answer as a zero)" : "",
+  );
 }
 
 /** The NoAnswerError of an evaluation with errored items: the stage, how many, and the last error. */
-export function noAnswerError(out: { errored: readonly ErroredItem[]; results: readonly RolloutResult[] }, stage: string, note = ""): NoAnswerError {
+export function noAnswerError(
+  out: { errored: readonly ErroredItem[]; results: readonly RolloutResult[] },
+  stage: string,
+  note = "",
+): NoAnswerError {
   const k = out.errored.length;
   const total = k + out.results.length;
   const last = out.errored[k - 1]!;
@@ -156,8 +164,13 @@ export class Evaluator {
     const workers = model?.batching?.(purpose) ? Math.max(1, items.length) : this.workers;
     const round = model?.round
       ? model.round.bind(model)
-      : <T>(_p: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>) => fn((run) => run());
-    return round(purpose, (task) => this.runRound(skill, items, label, early, batch, sample, task, workers), this.evalCtx.signal);
+      : <T>(_p: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>) =>
+          fn((run) => run());
+    return round(
+      purpose,
+      (task) => this.runRound(skill, items, label, early, batch, sample, task, workers),
+      this.evalCtx.signal,
+    );
   }
 
   private async runRound(
@@ -249,7 +262,13 @@ export class Evaluator {
       await Promise.all(Array.from({ length: Math.max(1, Math.min(workers, queue.length)) }, worker));
       return q;
     };
-    launched = Math.min(await pass(Array.from({ length: n }, (_, i) => i), label), n);
+    launched = Math.min(
+      await pass(
+        Array.from({ length: n }, (_, i) => i),
+        label,
+      ),
+      n,
+    );
     done = results.filter(Boolean).length;
     const errIdx = errors.flatMap((e, i) => (e ? [i] : []));
     // Transient errors in a stage that otherwise answered are re-asked once; when nothing was
@@ -267,7 +286,14 @@ export class Evaluator {
     }
     const got = results.filter((r): r is RolloutResult => r !== undefined);
     const errored = errors.filter((e): e is ErroredItem => e !== undefined);
-    return { results: got, errored, complete: got.length + errored.length === n, evaluated: got.length, total: n, launched };
+    return {
+      results: got,
+      errored,
+      complete: got.length + errored.length === n,
+      evaluated: got.length,
+      total: n,
+      launched,
+    };
   }
 
   private touch(hash: string, scope: string): void {
@@ -295,7 +321,11 @@ export class Evaluator {
   }
 
   /** An evaluation rollout that got an answer, asked once more when the first got none. */
-  private async answered(skill: string, hash: string, item: TaskItem): Promise<{ result?: RolloutResult; error?: ErroredItem }> {
+  private async answered(
+    skill: string,
+    hash: string,
+    item: TaskItem,
+  ): Promise<{ result?: RolloutResult; error?: ErroredItem }> {
     let last: RolloutResult | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
       last = await this.rollout(skill, hash, "eval", item, this.evalCtx, 0);
@@ -306,7 +336,14 @@ export class Evaluator {
   }
 
   /** One rollout through the run's (skill, scope, task, sample) cache. */
-  private rollout(skill: string, hash: string, scope: string, item: TaskItem, ctx: BenchmarkContext, sample: number): Promise<RolloutResult> {
+  private rollout(
+    skill: string,
+    hash: string,
+    scope: string,
+    item: TaskItem,
+    ctx: BenchmarkContext,
+    sample: number,
+  ): Promise<RolloutResult> {
     const key = `${hash}|${scope}|${item.id}|${sample}`;
     let pending = this.cache.get(key);
     if (pending) this.rolloutsReused += 1;
@@ -356,7 +393,10 @@ export class Evaluator {
       while (!decided && prefix < n && cand[prefix] && cur[prefix]) {
         const c = cand[prefix]!;
         const u = cur[prefix]!;
-        const verdict = p.test.push(itemScore(p.gate, c[0], c[1]) - itemScore(p.gate, u[0], u[1]), passed(u) && !passed(c));
+        const verdict = p.test.push(
+          itemScore(p.gate, c[0], c[1]) - itemScore(p.gate, u[0], u[1]),
+          passed(u) && !passed(c),
+        );
         prefix += 1;
         if (verdict) decided = true;
       }

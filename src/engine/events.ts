@@ -82,15 +82,36 @@ export type StageEvent =
   | { type: "aggregate_start"; step: number; failure: number; success: number; workers: number }
   | { type: "aggregate_level"; side: string; level: number; patches: number; groups: number; batchSize: number }
   | { type: "aggregate_done"; step: number; merged: number; unit: "edits" | "items" }
-  | { type: "select"; step: number; merged: number; selected: number; unit: "edits" | "suggestions" | "candidates"; budget: number | null; lrControl: string }
+  | {
+      type: "select";
+      step: number;
+      merged: number;
+      selected: number;
+      unit: "edits" | "suggestions" | "candidates";
+      budget: number | null;
+      lrControl: string;
+    }
   | { type: "update"; step: number; before: number; after: number; applied: number | null; total: number | null }
-  | { type: "evaluate_start"; step: number; items: number; paired: boolean; cacheHit: { hash: string; hard: number } | null }
+  | {
+      type: "evaluate_start";
+      step: number;
+      items: number;
+      paired: boolean;
+      cacheHit: { hash: string; hard: number } | null;
+    }
   | DecisionEvent
   | { type: "slow_update_placeholder"; epoch: number }
   | { type: "slow_update_start"; epoch: number }
   | { type: "slow_update_pairs"; epoch: number; prevHard: number; currHard: number; pairs: number }
   | { type: "meta_skill"; epoch: number; chars: number | null }
-  | { type: "slow_update_done"; epoch: number; action: BoundaryAction; gate: GateDecision | null; current: number; best: number }
+  | {
+      type: "slow_update_done";
+      epoch: number;
+      action: BoundaryAction;
+      gate: GateDecision | null;
+      current: number;
+      best: number;
+    }
   | { type: "test_start"; skills: number; items: number };
 
 /** Events the engine emits; the CLI renders them (report/console.ts). The engine never prints. */

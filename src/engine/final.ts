@@ -38,7 +38,12 @@ export function byTaskType(results: readonly RolloutResult[]): Record<string, { 
       buckets.set(k, b);
     }
   }
-  return Object.fromEntries([...buckets].map(([k, b]) => [k, { total: b.total, hard_acc: Math.round((b.hard / Math.max(b.total, 1)) * 1e6) / 1e6 }]));
+  return Object.fromEntries(
+    [...buckets].map(([k, b]) => [
+      k,
+      { total: b.total, hard_acc: Math.round((b.hard / Math.max(b.total, 1)) * 1e6) / 1e6 },
+    ]),
+  );
 }
 
 const r6 = (x: number | null | undefined) => (x === null || x === undefined ? null : Math.round(x * 1e6) / 1e6);
@@ -51,7 +56,10 @@ const r6 = (x: number | null | undefined) => (x === null || x === undefined ? nu
  */
 export async function finalEvaluation(f: FinalInput): Promise<Summary> {
   const { state, events } = f;
-  const test: Record<string, { hard: number; soft: number; by_type: Record<string, { total: number; hard_acc: number }> } | null> = {
+  const test: Record<
+    string,
+    { hard: number; soft: number; by_type: Record<string, { total: number; hard_acc: number }> } | null
+  > = {
     baseline: null,
     best: null,
     final: null,
@@ -63,7 +71,11 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
       const which = { baseline: state.baseline.hash, best: state.best.hash, final: state.current.hash };
       const distinct = [...new Set(Object.values(which))];
       events.emit({ type: "test_start", skills: distinct.length, items: items.length });
-      const outs = await Promise.all(distinct.map((h) => f.ev.run(f.skills.get(h)!, items, `test ${h.slice(0, 8)}`, undefined, undefined, 0, "eval")));
+      const outs = await Promise.all(
+        distinct.map((h) =>
+          f.ev.run(f.skills.get(h)!, items, `test ${h.slice(0, 8)}`, undefined, undefined, 0, "eval"),
+        ),
+      );
       // Test scores are over the answered items; a test pass mostly without answers stops the run.
       outs.forEach((o, i) => {
         requireAnswers(o, `test pass of skill ${distinct[i]!.slice(0, 8)}`);
@@ -101,10 +113,17 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     benchmark: f.benchmark,
     gate_metric: f.gate.metric,
     gate_rule: f.gate.useGate ? f.gate.rule : "off",
-    ...(f.gate.rule === "paired" ? { gate_confidence: 1 - f.gate.sequential.alpha, gate_min_effect: f.gate.sequential.minEffect } : {}),
+    ...(f.gate.rule === "paired"
+      ? { gate_confidence: 1 - f.gate.sequential.alpha, gate_min_effect: f.gate.sequential.minEffect }
+      : {}),
     ...(f.gate.sequential.maxRegressions === null ? {} : { gate_max_regressions: f.gate.sequential.maxRegressions }),
     noise_floor: state.noiseFloor ?? null,
-    baseline: { selection: r6(state.baseline.score), selection_hard: r6(state.baseline.hard), test: r6(test.baseline?.hard), hash: state.baseline.hash },
+    baseline: {
+      selection: r6(state.baseline.score),
+      selection_hard: r6(state.baseline.hard),
+      test: r6(test.baseline?.hard),
+      hash: state.baseline.hash,
+    },
     best: {
       selection: r6(state.best.score),
       selection_hard: r6(state.best.hard),
@@ -128,7 +147,11 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     skipped: state.counts.skipped,
     undecided: state.counts.undecided ?? 0,
     calls: { total: totals.calls, cached: totals.cached, ...(dropped ? { dropped } : {}), by_stage: totals.by_stage },
-    tokens: { prompt: totals.prompt_tokens, completion: totals.completion_tokens, total: totals.prompt_tokens + totals.completion_tokens },
+    tokens: {
+      prompt: totals.prompt_tokens,
+      completion: totals.completion_tokens,
+      total: totals.prompt_tokens + totals.completion_tokens,
+    },
     cost_usd: totals.cost_usd === null ? null : Math.round(totals.cost_usd * 1e6) / 1e6,
     wall_s: Math.round(wall * 10) / 10,
     selection_calls_saved: state.selectionSaved,
@@ -136,7 +159,11 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     errored: { ...state.errored },
     rollouts_reused: f.ev.rolloutsReused,
     selection_items: f.selectionItems,
-    test_by_type: { baseline: test.baseline?.by_type ?? null, best: test.best?.by_type ?? null, final: test.final?.by_type ?? null },
+    test_by_type: {
+      baseline: test.baseline?.by_type ?? null,
+      best: test.best?.by_type ?? null,
+      final: test.final?.by_type ?? null,
+    },
     test_soft: { baseline: r6(test.baseline?.soft), best: r6(test.best?.soft), final: r6(test.final?.soft) },
   };
   if (!state.stopped) state.finished = true;

@@ -9,8 +9,13 @@
  * (skill, item, sample) passes when its draw falls below that probability.
  */
 import { mulberry32 } from "../lib/index.ts";
-import { type GateDecision, normalCdf, normalQuantile, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
-
+import {
+  type GateDecision,
+  normalCdf,
+  normalQuantile,
+  PairedSequentialTest,
+  type SequentialSettings,
+} from "./sequential.ts";
 
 /** A draw in [0,1) for a tuple of integers (the answer to (seed, skill, item, sample)). */
 function drawOf(...xs: number[]): number {
@@ -122,7 +127,8 @@ function diffVariance(pair: LabPair): number {
 function fixedNCeiling(delta: number, variance: number, n: number, alpha: number): { power: number; n80: number } {
   const z = normalQuantile(1 - alpha);
   const power = 1 - normalCdf(z - (delta * Math.sqrt(n)) / Math.sqrt(variance));
-  const n80 = delta > 0 ? Math.ceil(((z + normalQuantile(0.8)) ** 2 * variance) / delta ** 2) : Number.POSITIVE_INFINITY;
+  const n80 =
+    delta > 0 ? Math.ceil(((z + normalQuantile(0.8)) ** 2 * variance) / delta ** 2) : Number.POSITIVE_INFINITY;
   return { power, n80 };
 }
 
@@ -226,7 +232,14 @@ export interface LabCeiling {
 const RULES = ["strict", "paired", "fixed-t"] as const;
 
 /** Run `trials` trials per planted effect (percentage points) for every rule on the same trials. */
-export function runLab(o: { effects: number[]; trials: number; n: number; settings: SequentialSettings; seed?: number; noise?: LabNoise }): {
+export function runLab(o: {
+  effects: number[];
+  trials: number;
+  n: number;
+  settings: SequentialSettings;
+  seed?: number;
+  noise?: LabNoise;
+}): {
   rows: LabRow[];
   flipRate: number;
   ceilings: LabCeiling[];
@@ -246,7 +259,11 @@ export function runLab(o: { effects: number[]; trials: number; n: number; settin
       variance += v;
       power += fixedNCeiling(pair.trueDelta, v, o.n, o.settings.alpha).power;
       const trial = drawTrial(pair, o.n, base + 2, base + 3);
-      const outs = { strict: strictRule(trial), paired: pairedRule(trial, o.settings), "fixed-t": fixedTRule(trial, o.settings.alpha) };
+      const outs = {
+        strict: strictRule(trial),
+        paired: pairedRule(trial, o.settings),
+        "fixed-t": fixedTRule(trial, o.settings.alpha),
+      };
       for (const rule of RULES) {
         const out = outs[rule];
         acc[rule]![out.verdict] += 1;
@@ -254,10 +271,23 @@ export function runLab(o: { effects: number[]; trials: number; n: number; settin
       }
     }
     variance /= o.trials;
-    ceilings.push({ effect, variance, power: power / o.trials, n80: fixedNCeiling(effect / 100, variance, o.n, o.settings.alpha).n80 });
+    ceilings.push({
+      effect,
+      variance,
+      power: power / o.trials,
+      n80: fixedNCeiling(effect / 100, variance, o.n, o.settings.alpha).n80,
+    });
     for (const rule of RULES) {
       const a = acc[rule]!;
-      rows.push({ effect, rule, trials: o.trials, accept: a.accept, reject: a.reject, undecided: a.undecided, meanRollouts: a.roll / o.trials });
+      rows.push({
+        effect,
+        rule,
+        trials: o.trials,
+        accept: a.accept,
+        reject: a.reject,
+        undecided: a.undecided,
+        meanRollouts: a.roll / o.trials,
+      });
     }
   }
   return { rows, flipRate: flips.reduce((s, x) => s + x, 0) / Math.max(1, flips.length), ceilings };

@@ -2,7 +2,19 @@ import { type GateDecision, PairedSequentialTest, type SequentialSettings } from
 import type { EngineConfig } from "./settings.ts";
 import { stripRegions } from "./skill-doc.ts";
 
-const DEFAULT_LEADING_WORDS = ["must", "always", "never", "only", "critical", "important", "resolve", "prefer", "ensure", "strict", "verify"];
+const DEFAULT_LEADING_WORDS = [
+  "must",
+  "always",
+  "never",
+  "only",
+  "critical",
+  "important",
+  "resolve",
+  "prefer",
+  "ensure",
+  "strict",
+  "verify",
+];
 
 /** How a gate turns an item's (hard, soft) into one number; the engine's and Sleep's gates share it. */
 export interface GateMetric {
@@ -34,7 +46,11 @@ export function gateSettings(ev: EngineConfig["evaluation"]): GateSettings {
     leadingWords: new Set(list.length ? list : DEFAULT_LEADING_WORDS),
     earlyReject: ev.early_reject,
     rule: ev.gate_rule,
-    sequential: { alpha: 1 - ev.gate_confidence, minEffect: ev.gate_min_effect, maxRegressions: ev.gate_max_regressions },
+    sequential: {
+      alpha: 1 - ev.gate_confidence,
+      minEffect: ev.gate_min_effect,
+      maxRegressions: ev.gate_max_regressions,
+    },
     noiseFloorItems: ev.noise_floor_items,
   };
 }
@@ -64,11 +80,19 @@ export function pairedRecord(
     if (c && u) t.observe(itemScore(g, c[0], c[1]) - itemScore(g, u[0], u[1]));
   });
   const r = t.result();
-  return { ...r, rule, verdict, reason: reason ?? (verdict === "accept" ? "better" : verdict === "reject" ? "not_better" : "end_of_split") };
+  return {
+    ...r,
+    rule,
+    verdict,
+    reason: reason ?? (verdict === "accept" ? "better" : verdict === "reject" ? "not_better" : "end_of_split"),
+  };
 }
 /** Share of leading words among the skill's tokens, protected regions excluded (spec §2.8). */
 export function semanticDensity(skill: string, words: Set<string>): number {
-  const tokens = stripRegions(skill).toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  const tokens =
+    stripRegions(skill)
+      .toLowerCase()
+      .match(/[a-z0-9]+/g) ?? [];
   if (!tokens.length) return 0;
   return tokens.filter((t) => words.has(t)).length / tokens.length;
 }
@@ -90,7 +114,12 @@ export function gateScore(g: GateSettings, hard: number, soft: number, skill: st
 type GateAction = "accept_new_best" | "accept" | "reject" | "force_accept";
 
 /** The gate decision: strict improvement over the current score; ties reject (spec §2.8). */
-export function decide(g: GateSettings, cand: number, current: number, best: number): { action: GateAction; newBest: boolean } {
+export function decide(
+  g: GateSettings,
+  cand: number,
+  current: number,
+  best: number,
+): { action: GateAction; newBest: boolean } {
   if (!g.useGate) return { action: "force_accept", newBest: cand > best };
   if (cand > current && cand > best) return { action: "accept_new_best", newBest: true };
   if (cand > current) return { action: "accept", newBest: false };
@@ -112,7 +141,8 @@ export function decideOnItems(
 ): GateDecision {
   const t = new PairedSequentialTest(Math.max(1, diffs.length), s);
   if (rule === "paired") {
-    for (let i = 0; i < diffs.length; i++) if (t.push(Math.max(-1, Math.min(1, diffs[i]!)), regressed[i] === true)) break;
+    for (let i = 0; i < diffs.length; i++)
+      if (t.push(Math.max(-1, Math.min(1, diffs[i]!)), regressed[i] === true)) break;
     return diffs.length ? t.result() : { ...t.result(), verdict: "undecided", reason: "end_of_split" };
   }
   for (const d of diffs) t.observe(Math.max(-1, Math.min(1, d)));

@@ -1,7 +1,32 @@
 export { applyEdits, applyRuleEdits, type ApplySummary, type Edit, type EditReportRow } from "./edits.ts";
-export { type ErroredItem, Evaluator, MOSTLY_ERRORED, meanScores, noAnswerError, noAnswerReason, requireAnswers, skillHash } from "./evaluate.ts";
-export { type DecisionEvent, type EngineEvent, type EngineEvents, NO_EVENTS, type PlanEvent, type StageEvent } from "./events.ts";
-export { decide, decideOnItems, type GateMetric, gateScore, gateSettings, type GateSettings, itemScore, semanticDensity } from "./gate.ts";
+export {
+  type ErroredItem,
+  Evaluator,
+  MOSTLY_ERRORED,
+  meanScores,
+  noAnswerError,
+  noAnswerReason,
+  requireAnswers,
+  skillHash,
+} from "./evaluate.ts";
+export {
+  type DecisionEvent,
+  type EngineEvent,
+  type EngineEvents,
+  NO_EVENTS,
+  type PlanEvent,
+  type StageEvent,
+} from "./events.ts";
+export {
+  decide,
+  decideOnItems,
+  type GateMetric,
+  gateScore,
+  gateSettings,
+  type GateSettings,
+  itemScore,
+  semanticDensity,
+} from "./gate.ts";
 export { detectableGain, type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
 export { compareSkills, countFlips, type FlipRow, type SkillComparison } from "./compare.ts";
 export type { PromptSet } from "./messages.ts";
@@ -10,7 +35,14 @@ export type * from "./checkpoint.ts";
 export type * from "./ports.ts";
 export { seededShuffle } from "./random.ts";
 export { budgetAt, LrScheduler, roundHalfEven } from "./schedule.ts";
-export { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode, type RunPlanSizes, type UpdateMode } from "./settings.ts";
+export {
+  deriveSizes,
+  type EngineConfig,
+  normalizeLrControl,
+  normalizeUpdateMode,
+  type RunPlanSizes,
+  type UpdateMode,
+} from "./settings.ts";
 export { formatViolation, parseFrontmatter } from "./skill-format.ts";
 export * from "./skill-doc.ts";
 export type { LoopState } from "./state.ts";

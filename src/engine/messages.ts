@@ -72,7 +72,13 @@ function clip(text: string, max = MAX_ENTRY_CHARS): string {
 function entryJson(e: TrajectoryEntry, max: number): Record<string, unknown> {
   const c = (t: string) => clip(t, max);
   if ("type" in e && e.type === "tool_call") return { type: "tool_call", cmd: c(e.cmd), obs: c(e.obs) };
-  if ("step" in e) return { step: e.step, action: c(e.action), env_feedback: c(e.env_feedback), ...(e.reasoning ? { reasoning: c(e.reasoning) } : {}) };
+  if ("step" in e)
+    return {
+      step: e.step,
+      action: c(e.action),
+      env_feedback: c(e.env_feedback),
+      ...(e.reasoning ? { reasoning: c(e.reasoning) } : {}),
+    };
   const r = e as { role: string; content: string };
   return { role: r.role === "system" ? "verification" : r.role, content: c(String(r.content)) };
 }
@@ -81,7 +87,12 @@ function entryJson(e: TrajectoryEntry, max: number): Record<string, unknown> {
  * One trajectory for the optimizer. The target's system prompt is left out: it is the current
  * skill, already shown once (spec §10.18), and long entries are clipped in the middle.
  */
-export function trajectoryJson(r: RolloutResult, index: number, bench: Benchmark, max = MAX_ENTRY_CHARS): Record<string, unknown> {
+export function trajectoryJson(
+  r: RolloutResult,
+  index: number,
+  bench: Benchmark,
+  max = MAX_ENTRY_CHARS,
+): Record<string, unknown> {
   const task = String(r.task_description ?? r.question ?? r.instruction ?? "");
   return {
     index,
@@ -95,7 +106,9 @@ export function trajectoryJson(r: RolloutResult, index: number, bench: Benchmark
     ...(r.predicted_answer !== undefined ? { predicted_answer: r.predicted_answer } : {}),
     ...(r.reference_text ? { hidden_reference: clip(String(r.reference_text), max) } : {}),
     ...(bench.formatForOptimizer ? { rendered: clip(bench.formatForOptimizer(r), max) } : {}),
-    trajectory: (r.trajectory ?? []).filter((e) => !("role" in e && e.role === "user" && String(e.content) === task)).map((e) => entryJson(e, max)),
+    trajectory: (r.trajectory ?? [])
+      .filter((e) => !("role" in e && e.role === "user" && String(e.content) === task))
+      .map((e) => entryJson(e, max)),
   };
 }
 
@@ -103,7 +116,11 @@ export function trajectoryJson(r: RolloutResult, index: number, bench: Benchmark
  * The trajectories of one prompt within MAX_TRAJECTORY_CHARS: entries are clipped harder until
  * the whole block fits (spec §10.18: upstream sent everything and overflowed long episodes).
  */
-export function trajectoriesWithinBudget(results: readonly RolloutResult[], bench: Benchmark, budget = MAX_TRAJECTORY_CHARS): Record<string, unknown>[] {
+export function trajectoriesWithinBudget(
+  results: readonly RolloutResult[],
+  bench: Benchmark,
+  budget = MAX_TRAJECTORY_CHARS,
+): Record<string, unknown>[] {
   let max = MAX_ENTRY_CHARS;
   let out = results.map((r, i) => trajectoryJson(r, i + 1, bench, max));
   for (let round = 0; round < 4; round++) {
@@ -118,6 +135,9 @@ export function trajectoriesWithinBudget(results: readonly RolloutResult[], benc
 /** A short text index of the trajectories (the JSON block carries their content). */
 export function trajectoryIndex(items: readonly Record<string, unknown>[]): string {
   return items
-    .map((t) => `- Trajectory ${t.index} (id=${t.id}, type=${t.task_type}): ${String(t.outcome).toUpperCase()}${t.fail_reason ? ` — ${t.fail_reason}` : ""}`)
+    .map(
+      (t) =>
+        `- Trajectory ${t.index} (id=${t.id}, type=${t.task_type}): ${String(t.outcome).toUpperCase()}${t.fail_reason ? ` — ${t.fail_reason}` : ""}`,
+    )
     .join("\n");
 }

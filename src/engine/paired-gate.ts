@@ -59,7 +59,9 @@ export async function pairedGate(
   const n = po.order.length;
   const knownSel = knownItems(state, state.current.hash);
   const known = po.order.map((i) => knownSel[i] ?? null);
-  const test = new PairedSequentialTest(n, g.sequential, (k) => (known[k] ? 1 - itemScore(g, known[k]![0], known[k]![1]) : 1));
+  const test = new PairedSequentialTest(n, g.sequential, (k) =>
+    known[k] ? 1 - itemScore(g, known[k]![0], known[k]![1]) : 1,
+  );
   const items = po.order.map((i) => po.selection[i]!);
   const out = await ev.runPaired({ candidate, current, items, known, test, gate: g, label });
   const back = (xs: readonly (ItemScores | null)[]) => {
@@ -85,7 +87,11 @@ export async function pairedGate(
   const m = (x: number) => (used ? x / used : 0);
   const clamp = (x: number) => Math.min(1, Math.max(0, x));
   let candidateItems = back(out.candidate);
-  let estimate = { hard: clamp(state.current.hard + m(dh)), soft: clamp(state.current.soft + m(ds)), score: state.current.score + decision.delta };
+  let estimate = {
+    hard: clamp(state.current.hard + m(dh)),
+    soft: clamp(state.current.soft + m(ds)),
+    score: state.current.score + decision.delta,
+  };
   if (decision.verdict === "accept" && out.evaluated < n) {
     // A mean over the prefix where a sequential test stopped is biased upwards (it stopped
     // because the prefix looked good). The accepted skill becomes the current one, whose

@@ -8,7 +8,12 @@ import type { BatchSpec } from "./step.ts";
  * The batches of one epoch (spec §2.2): train shuffled with seed + epoch·1000, cut into chunks of
  * batch_size; an empty chunk (tiny data with accumulation) is refilled from a reshuffle.
  */
-export function planEpoch(train: readonly TaskItem[], cfg: EngineConfig, epoch: number, sizes: RunPlanSizes): BatchSpec[] {
+export function planEpoch(
+  train: readonly TaskItem[],
+  cfg: EngineConfig,
+  epoch: number,
+  sizes: RunPlanSizes,
+): BatchSpec[] {
   const { seed, batch_size } = cfg.train;
   const items = seededShuffle(seed + epoch * 1000, train);
   return Array.from({ length: sizes.batchesPerEpoch }, (_, idx) => {
@@ -56,8 +61,22 @@ export function planCalls(
 ): CallPlan {
   const { batch_size, accumulation, num_epochs } = cfg.train;
   const M = cfg.gradient.minibatch_size;
-  const target: Record<string, number> = { baseline_selection: selection, train_rollouts: 0, selection: 0, slow_update: 0, final_test: 0 };
-  const optimizer: Record<string, number> = { analyst: 0, merge: 0, ranking: 0, lr_autonomous: 0, rewrite: 0, slow_update: 0, meta_skill: 0 };
+  const target: Record<string, number> = {
+    baseline_selection: selection,
+    train_rollouts: 0,
+    selection: 0,
+    slow_update: 0,
+    final_test: 0,
+  };
+  const optimizer: Record<string, number> = {
+    analyst: 0,
+    merge: 0,
+    ranking: 0,
+    lr_autonomous: 0,
+    rewrite: 0,
+    slow_update: 0,
+    meta_skill: 0,
+  };
   const budgets: number[] = [];
   for (let e = 1; e <= num_epochs; e++) {
     for (let s = 0; s < sizes.stepsPerEpoch; s++) {
@@ -70,15 +89,27 @@ export function planCalls(
       }
       target.train_rollouts! += n;
       target.selection! += selection;
-      const analysts = accumulation * (cfg.gradient.failure_only ? Math.ceil(n / accumulation / M) : Math.ceil(n / accumulation / M) + 1);
+      const analysts =
+        accumulation *
+        (cfg.gradient.failure_only ? Math.ceil(n / accumulation / M) : Math.ceil(n / accumulation / M) + 1);
       const fp = Math.ceil(analysts / 2);
       optimizer.merge! +=
-        mergeCallsFor(fp, cfg.gradient.merge_batch_size) + mergeCallsFor(analysts - fp, cfg.gradient.merge_batch_size) + (analysts - fp > 0 && fp > 0 ? 1 : 0);
+        mergeCallsFor(fp, cfg.gradient.merge_batch_size) +
+        mergeCallsFor(analysts - fp, cfg.gradient.merge_batch_size) +
+        (analysts - fp > 0 && fp > 0 ? 1 : 0);
       if (mode !== "full_rewrite_minibatch") optimizer.ranking! += 1;
       if (lr === "autonomous") optimizer.lr_autonomous! += 1;
       if (mode === "rewrite_from_suggestions") optimizer.rewrite! += 1;
       if (mode !== "full_rewrite_minibatch" && lr !== "autonomous") {
-        budgets.push(budgetAt(cfg.optimizer.lr_scheduler, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps, budgets.length + 1));
+        budgets.push(
+          budgetAt(
+            cfg.optimizer.lr_scheduler,
+            cfg.optimizer.learning_rate,
+            cfg.optimizer.min_learning_rate,
+            sizes.totalSteps,
+            budgets.length + 1,
+          ),
+        );
       }
     }
     if (e >= 2) {

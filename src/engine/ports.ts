@@ -108,7 +108,11 @@ export interface ModelClient {
    * implementation that batches submits the round's calls together once every unit is waiting on
    * one, and hands each its answer. Without batching it simply runs `fn`.
    */
-  round?<T>(purpose: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T>;
+  round?<T>(
+    purpose: "eval" | "train",
+    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T>;
 }
 
 export interface TrajectoryStep {

@@ -20,7 +20,15 @@ const counts = v.record(v.string(), num);
 export const GateDecisionSchema = v.object({
   rule: v.picklist(["strict", "paired"]),
   verdict: v.picklist(["accept", "reject", "undecided"]),
-  reason: v.picklist(["better", "not_better", "below_min_effect", "cannot_reach", "futile", "regressions", "end_of_split"]),
+  reason: v.picklist([
+    "better",
+    "not_better",
+    "below_min_effect",
+    "cannot_reach",
+    "futile",
+    "regressions",
+    "end_of_split",
+  ]),
   /** Mean difference candidate − current over the items used. */
   delta: num,
   /** Always-valid confidence bounds for the mean difference (each one-sided at `confidence`). */
@@ -70,7 +78,12 @@ export type LrDecision = v.InferOutput<typeof LrDecisionRecordSchema>;
 const ApplySummarySchema = v.object({ total: num, applied: num, skipped: num, errors: num });
 
 /** An edit of a step that did not apply as written, with the reason. */
-const FailedEditSchema = v.object({ op: v.string(), target: v.string(), status: v.string(), reason: v.optional(v.string()) });
+const FailedEditSchema = v.object({
+  op: v.string(),
+  target: v.string(),
+  status: v.string(),
+  reason: v.optional(v.string()),
+});
 
 /** What a step did with its candidate. */
 const STEP_ACTIONS = [
@@ -167,7 +180,14 @@ export const StepRecordSchema = v.object({
   /** Items that got no answer, per stage; never scored. */
   errored: v.optional(counts, {}),
   errored_items: v.optional(
-    v.array(v.object({ id: v.string(), reason: v.string(), role: v.picklist(["target", "optimizer", "evaluator"]), stage: v.string() })),
+    v.array(
+      v.object({
+        id: v.string(),
+        reason: v.string(),
+        role: v.picklist(["target", "optimizer", "evaluator"]),
+        stage: v.string(),
+      }),
+    ),
   ),
   calls: CallsSchema,
   tokens: v.object({ prompt: num, completion: num }),
@@ -213,7 +233,12 @@ export const BoundaryRecordSchema = v.object({
     }),
   ),
   meta_skill: v.optional(
-    v.object({ action: BoundaryActionSchema, epoch: optNum, meta_skill_content: v.optional(v.string()), reasoning: v.optional(v.string()) }),
+    v.object({
+      action: BoundaryActionSchema,
+      epoch: optNum,
+      meta_skill_content: v.optional(v.string()),
+      reasoning: v.optional(v.string()),
+    }),
   ),
 });
 export type BoundaryRecord = v.InferOutput<typeof BoundaryRecordSchema>;
@@ -252,7 +277,14 @@ export const SummarySchema = v.object({
   gate_max_regressions: optNum,
   noise_floor: v.optional(v.nullable(NoiseFloorSchema), null),
   baseline: v.object({ selection: score, selection_hard: score, test: score, hash: v.string() }),
-  best: v.object({ selection: score, selection_hard: score, test: score, step: num, origin: v.string(), hash: v.string() }),
+  best: v.object({
+    selection: score,
+    selection_hard: score,
+    test: score,
+    step: num,
+    origin: v.string(),
+    hash: v.string(),
+  }),
   final: v.object({ selection: score, selection_hard: score, test: score, origin: v.string(), hash: v.string() }),
   steps: num,
   total_steps: num,

@@ -40,7 +40,11 @@ function parseNotes(raw: unknown): string[] {
   const list = Array.isArray(raw) ? raw : raw === undefined || raw === null ? [] : [raw];
   return list
     .map((x) =>
-      typeof x === "string" ? x : x && typeof x === "object" ? String((x as Record<string, unknown>).note ?? (x as Record<string, unknown>).content ?? "") : "",
+      typeof x === "string"
+        ? x
+        : x && typeof x === "object"
+          ? String((x as Record<string, unknown>).note ?? (x as Record<string, unknown>).content ?? "")
+          : "",
     )
     .map((s) => s.trim())
     .filter(Boolean);
@@ -57,10 +61,23 @@ export async function reflect(sc: StageContext, input: ReflectInput): Promise<{ 
   const M = cfg.gradient.minibatch_size;
   const L = cfg.optimizer.learning_rate;
   const failures = seededShuffle(input.batchSeed, input.results.filter(isFailure));
-  const successes = cfg.gradient.failure_only ? [] : seededShuffle(input.batchSeed + 1, input.results.filter((r) => !isFailure(r)));
+  const successes = cfg.gradient.failure_only
+    ? []
+    : seededShuffle(
+        input.batchSeed + 1,
+        input.results.filter((r) => !isFailure(r)),
+      );
   const jobs = [
-    ...chunk(failures, M).map((items, i) => ({ side: "failure" as const, tag: `minibatch_fail_${String(i).padStart(3, "0")}`, items })),
-    ...chunk(successes, M).map((items, i) => ({ side: "success" as const, tag: `minibatch_succ_${String(i).padStart(3, "0")}`, items })),
+    ...chunk(failures, M).map((items, i) => ({
+      side: "failure" as const,
+      tag: `minibatch_fail_${String(i).padStart(3, "0")}`,
+      items,
+    })),
+    ...chunk(successes, M).map((items, i) => ({
+      side: "success" as const,
+      tag: `minibatch_succ_${String(i).padStart(3, "0")}`,
+      items,
+    })),
   ];
   sc.events.emit({
     type: "reflect_start",
@@ -93,7 +110,12 @@ async function analyst(
   const key = payloadKey(mode);
   const unit = mode === "patch" ? "edits" : "suggestions";
   const wantNotes = sar && (side === "failure" || cfg.optimizer.skill_aware_appendix_source !== "failure_only");
-  const format = mode === "patch" ? prompts.format_patch : mode === "rewrite_from_suggestions" ? prompts.format_rewrite : prompts.format_full_rewrite;
+  const format =
+    mode === "patch"
+      ? prompts.format_patch
+      : mode === "rewrite_from_suggestions"
+        ? prompts.format_rewrite
+        : prompts.format_full_rewrite;
   const system = [
     fill(side === "failure" ? prompts.analyst_failure : prompts.analyst_success, { budget: L, unit }),
     fill(format, { budget: L, source: side }),
@@ -107,11 +129,17 @@ async function analyst(
     [
       skillSection(input.skill),
       mode === "full_rewrite_minibatch"
-        ? { title: "Update Format", body: "Return exactly one complete replacement skill in `skill_candidates`; do not return edits." }
+        ? {
+            title: "Update Format",
+            body: "Return exactly one complete replacement skill in `skill_candidates`; do not return edits.",
+          }
         : { title: `${mode === "patch" ? "Edits" : "Suggestions"} Budget`, body: `Produce at most L=${L} ${unit}.` },
       input.stepBuffer ? { title: "Previous Steps in This Epoch", body: input.stepBuffer } : undefined,
       metaSection(input.meta),
-      { title: `${title} (${items.length} total)`, body: `${trajectoryIndex(trajectories)}\n\nThe full trajectories are in the JSON block below.` },
+      {
+        title: `${title} (${items.length} total)`,
+        body: `${trajectoryIndex(trajectories)}\n\nThe full trajectories are in the JSON block below.`,
+      },
     ],
     {
       stage: "analyst",
@@ -125,13 +153,21 @@ async function analyst(
     },
   );
   const full = mode === "full_rewrite_minibatch";
-  const value = await askOptimizer(sc, "analyst", system, user, analystSchema(mode), { maxTokens: full ? 64000 : 16384 });
+  const value = await askOptimizer(sc, "analyst", system, user, analystSchema(mode), {
+    maxTokens: full ? 64000 : 16384,
+  });
   if (!value) return undefined;
   const notes = wantNotes ? parseNotes(value.appendix_notes) : [];
   const patch = value.patch as Patch | undefined;
   if (!patch) {
     if (!notes.length) return undefined;
-    return { tag, source_type: side, batch_size: items.length, patch: { reasoning: "execution-lapse only", [key]: [] }, appendix_notes: notes };
+    return {
+      tag,
+      source_type: side,
+      batch_size: items.length,
+      patch: { reasoning: "execution-lapse only", [key]: [] },
+      appendix_notes: notes,
+    };
   }
   const list = Array.isArray(patch[key]) ? (patch[key] as unknown[]) : [];
   const capped = full ? list.slice(0, 1) : list.slice(0, L);
@@ -148,7 +184,10 @@ async function analyst(
 }
 
 /** Split raw patches into failure and success patch lists with support defaults (spec §2.3). */
-export function normalisePatches(raws: readonly RawPatch[], mode: StageContext["mode"]): { failure: Patch[]; success: Patch[] } {
+export function normalisePatches(
+  raws: readonly RawPatch[],
+  mode: StageContext["mode"],
+): { failure: Patch[]; success: Patch[] } {
   const key = payloadKey(mode);
   const failure: Patch[] = [];
   const success: Patch[] = [];

@@ -3,11 +3,22 @@ import type { UpdateMode } from "./settings.ts";
 
 // Models send null for absent fields as often as they omit them.
 const optStr = v.nullish(v.string());
-const strList = v.nullish(v.union([v.array(v.string()), v.pipe(v.string(), v.transform((x) => [x]))]));
+const strList = v.nullish(
+  v.union([
+    v.array(v.string()),
+    v.pipe(
+      v.string(),
+      v.transform((x) => [x]),
+    ),
+  ]),
+);
 const optAny = v.optional(v.unknown());
 
 const EditSchema = v.looseObject({
-  op: v.picklist(["append", "insert_after", "replace", "delete"], "op must be one of append, insert_after, replace, delete"),
+  op: v.picklist(
+    ["append", "insert_after", "replace", "delete"],
+    "op must be one of append, insert_after, replace, delete",
+  ),
   target: optStr,
   content: optStr,
   support_count: optAny,
@@ -50,9 +61,7 @@ export function patchSchema(mode: UpdateMode) {
 export function analystSchema(mode: UpdateMode) {
   return v.looseObject({
     batch_size: optAny,
-    failure_summary: v.optional(
-      v.array(v.looseObject({ failure_type: optStr, count: optAny, description: optStr })),
-    ),
+    failure_summary: v.optional(v.array(v.looseObject({ failure_type: optStr, count: optAny, description: optStr }))),
     success_patterns: v.optional(v.array(v.unknown())),
     patch: v.optional(patchSchema(mode)),
     appendix_notes: optAny,
@@ -64,7 +73,10 @@ export const RankingSchema = v.looseObject({ reasoning: optStr, selected_indices
 export const RewriteSchema = v.looseObject({
   reasoning: optStr,
   change_summary: strList,
-  new_skill: v.pipe(v.string(), v.check((s) => s.trim().length > 0, "new_skill must not be empty")),
+  new_skill: v.pipe(
+    v.string(),
+    v.check((s) => s.trim().length > 0, "new_skill must not be empty"),
+  ),
 });
 
 export const LrDecisionSchema = v.looseObject({

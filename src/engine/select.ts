@@ -7,14 +7,14 @@ type Item = Record<string, unknown>;
 
 /** One line describing a patch item for ranking / LR prompts (no truncation, spec §2.6). */
 function describeItem(it: Item): string {
-  if ("op" in it) return `op=${it.op}  target='${it.target ?? ""}'  content='${it.content ?? ""}'  support=${it.support_count ?? 1}`;
+  if ("op" in it)
+    return `op=${it.op}  target='${it.target ?? ""}'  content='${it.content ?? ""}'  support=${it.support_count ?? 1}`;
   if ("instruction" in it)
     return `type=${it.type} title='${it.title}' instruction='${it.instruction}' priority=${it.priority_hint ?? ""} support=${it.support_count ?? 1}`;
   const preview = String(it.new_skill ?? "").slice(0, 400);
   return `title=${it.title ?? ""} change_summary=${JSON.stringify(it.change_summary ?? [])} source=${it.source_type ?? ""} support=${it.support_count ?? 1} \
 new_skill_preview=${JSON.stringify(preview)}`;
 }
-
 
 /** Coerce the model's learning_rate (spec §2.6): bool invalid, int ≥ 0, integral float, else first integer in the text. */
 function coerceLr(raw: unknown): number | undefined {
@@ -45,7 +45,10 @@ export async function autonomousLr(
           .join("\n"),
       },
       { title: "Proposed Update Items", body: list.map((it, i) => `[${i}] ${describeItem(it)}`).join("\n") },
-      { title: "Decision", body: `Decide how many of these ${list.length} items to apply this step. Do not rank them.` },
+      {
+        title: "Decision",
+        body: `Decide how many of these ${list.length} items to apply this step. Do not rank them.`,
+      },
       stepBuffer ? { title: "Previous Steps in This Epoch", body: stepBuffer } : undefined,
     ],
     { stage: "lr_autonomous", update_mode: sc.mode, evidence, items: list },
@@ -70,10 +73,20 @@ export async function autonomousLr(
  * (in range, unseen, in order) are kept; fallback = the first `budget` items. A budget of 0 keeps
  * nothing (spec §10.6: upstream still applied one edit).
  */
-export async function rankAndSelect(sc: StageContext, skill: string, meta: string, merged: Patch, budget: number): Promise<{ patch: Patch; calls: number }> {
+export async function rankAndSelect(
+  sc: StageContext,
+  skill: string,
+  meta: string,
+  merged: Patch,
+  budget: number,
+): Promise<{ patch: Patch; calls: number }> {
   const key = payloadKey(sc.mode);
   const list = (merged[key] as Item[] | undefined) ?? [];
-  if (budget <= 0) return { patch: { ...merged, reasoning: `${merged.reasoning ?? ""} [budget 0: nothing selected]`, [key]: [] }, calls: 0 };
+  if (budget <= 0)
+    return {
+      patch: { ...merged, reasoning: `${merged.reasoning ?? ""} [budget 0: nothing selected]`, [key]: [] },
+      calls: 0,
+    };
   if (list.length <= budget) return { patch: merged, calls: 0 };
   const label = sc.mode === "patch" ? "edits" : "suggestions";
   const user = userMessage(
@@ -83,8 +96,12 @@ export async function rankAndSelect(sc: StageContext, skill: string, meta: strin
       {
         title: `${sc.mode === "patch" ? "Edits" : "Suggestions"} Pool (${list.length} ${label}, budget=${budget})`,
         body: `${list.map((it, i) => `[${i}] ${describeItem(it)}`).join("\n")}\n\nSelect the ${budget} most important and return their 0-based \
-indices in priority order.${sc.mode === "patch" ? "" : " These are suggestions for a whole-document rewrite: also weigh rewrite utility, how much " +
-  "an item helps restructure or clarify the skill."}`,
+indices in priority order.${
+          sc.mode === "patch"
+            ? ""
+            : " These are suggestions for a whole-document rewrite: also weigh rewrite utility, how much " +
+              "an item helps restructure or clarify the skill."
+        }`,
       },
     ],
     { stage: "ranking", update_mode: sc.mode, budget, items: list },
@@ -106,5 +123,11 @@ indices in priority order.${sc.mode === "patch" ? "" : " These are suggestions f
       calls: 1,
     };
   }
-  return { patch: { reasoning: `${merged.reasoning ?? ""} [fallback truncated ${list.length}->${budget} ${label}]`, [key]: list.slice(0, budget) }, calls: 1 };
+  return {
+    patch: {
+      reasoning: `${merged.reasoning ?? ""} [fallback truncated ${list.length}->${budget} ${label}]`,
+      [key]: list.slice(0, budget),
+    },
+    calls: 1,
+  };
 }

@@ -121,7 +121,11 @@ function logWealth(ds: readonly number[], m: number, side: 1 | -1, horizon: numb
 /** Standard normal distribution function (Abramowitz–Stegun 7.1.26; |error| < 1.5e-7). */
 export function normalCdf(x: number): number {
   const t = 1 / (1 + (0.3275911 * Math.abs(x)) / Math.SQRT2);
-  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp((-x * x) / 2);
+  const erf =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) *
+      t *
+      Math.exp((-x * x) / 2);
   return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
 }
 
@@ -178,7 +182,8 @@ export class PairedSequentialTest {
    */
   push(diff: number, regression = false): Verdict | undefined {
     if (this.decided) return this.decided.verdict;
-    if (!(diff >= -1 - 1e-12 && diff <= 1 + 1e-12)) throw new Error(`a paired difference must be in [-1, 1] (got ${diff})`);
+    if (!(diff >= -1 - 1e-12 && diff <= 1 + 1e-12))
+      throw new Error(`a paired difference must be in [-1, 1] (got ${diff})`);
     this.observe(diff);
     if (regression) this.regressions += 1;
     this.decided = this.check();
@@ -187,7 +192,8 @@ export class PairedSequentialTest {
 
   private check(): { verdict: Verdict; reason: VerdictReason } | undefined {
     const s = this.s;
-    if (s.maxRegressions !== null && this.regressions > s.maxRegressions) return { verdict: "reject", reason: "regressions" };
+    if (s.maxRegressions !== null && this.regressions > s.maxRegressions)
+      return { verdict: "reject", reason: "regressions" };
     if (this.accept.log >= this.threshold) return { verdict: "accept", reason: "better" };
     if (this.short.log >= this.threshold) return { verdict: "reject", reason: "below_min_effect" };
     const best = this.bestFinalMean();
@@ -279,21 +285,30 @@ export class PairedSequentialTest {
 
 /** Standard normal quantile (Acklam's rational approximation; |error| < 1.2e-9). */
 export function normalQuantile(p: number): number {
-  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
+  ];
   const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771082, -13.28068155288572];
-  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
   const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
   const lo = 0.02425;
   if (p <= 0 || p >= 1) throw new Error(`quantile of ${p}`);
   if (p < lo) {
     const q = Math.sqrt(-2 * Math.log(p));
-    return (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+    return (
+      (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
+      ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1)
+    );
   }
   if (p > 1 - lo) return -normalQuantile(1 - p);
   const q = p - 0.5;
   const r = q * q;
   return (
-    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
   );
 }
 

@@ -13,8 +13,10 @@ export type LrControlMode = "fixed" | "autonomous" | "none";
 /** Update-mode aliases (spec §2.7.4); unknown → patch. */
 export function normalizeUpdateMode(mode: string): UpdateMode {
   const m = mode.trim().toLowerCase();
-  if (["rewrite", "rewrite_from_suggestions", "suggestions", "rewrite_suggestions"].includes(m)) return "rewrite_from_suggestions";
-  if (["full_rewrite", "full_rewrite_minibatch", "minibatch_full_rewrite", "skill_rewrite_minibatch"].includes(m)) return "full_rewrite_minibatch";
+  if (["rewrite", "rewrite_from_suggestions", "suggestions", "rewrite_suggestions"].includes(m))
+    return "rewrite_from_suggestions";
+  if (["full_rewrite", "full_rewrite_minibatch", "minibatch_full_rewrite", "skill_rewrite_minibatch"].includes(m))
+    return "full_rewrite_minibatch";
   return "patch";
 }
 
@@ -41,14 +43,21 @@ export function deriveSizes(cfg: EngineConfig, loadedTrain: number): RunPlanSize
   const { batch_size, accumulation, train_size, num_epochs } = cfg.train;
   if (!(batch_size > 0)) throw new ConfigError(`train.batch_size must be a positive integer (got ${batch_size})`);
   if (!(accumulation > 0)) throw new ConfigError(`train.accumulation must be a positive integer (got ${accumulation})`);
-  if (cfg.gradient.merge_batch_size < 2) throw new ConfigError(`gradient.merge_batch_size must be at least 2 (got ${cfg.gradient.merge_batch_size})`);
+  if (cfg.gradient.merge_batch_size < 2)
+    throw new ConfigError(`gradient.merge_batch_size must be at least 2 (got ${cfg.gradient.merge_batch_size})`);
   if (train_size > 0 && loadedTrain > 0 && train_size !== loadedTrain) {
     throw new ConfigError(`train.train_size=${train_size} but the train split has ${loadedTrain} items`, {
       hint: "set train.train_size=0 to use the split's size",
     });
   }
   const trainSize = loadedTrain || train_size;
-  if (trainSize <= 0) throw new ConfigError("the train split is empty and train.train_size is 0", { hint: "check env.* data settings" });
+  if (trainSize <= 0)
+    throw new ConfigError("the train split is empty and train.train_size is 0", { hint: "check env.* data settings" });
   const stepsPerEpoch = Math.ceil(trainSize / (batch_size * accumulation));
-  return { trainSize, stepsPerEpoch, batchesPerEpoch: stepsPerEpoch * accumulation, totalSteps: num_epochs * stepsPerEpoch };
+  return {
+    trainSize,
+    stepsPerEpoch,
+    batchesPerEpoch: stepsPerEpoch * accumulation,
+    totalSteps: num_epochs * stepsPerEpoch,
+  };
 }

@@ -66,7 +66,10 @@ function removeRegions(skill: string, start: string, end: string): string {
     const j = out.indexOf(end, i);
     out = j < 0 ? out.slice(0, i) + out.slice(i + start.length) : out.slice(0, i) + out.slice(j + end.length);
   }
-  return out.split(end).join("").replace(/\n{3,}/g, "\n\n");
+  return out
+    .split(end)
+    .join("")
+    .replace(/\n{3,}/g, "\n\n");
 }
 
 /**
@@ -87,7 +90,11 @@ export function ensureSlowUpdatePlaceholder(skill: string): string {
 }
 
 function noteKey(note: string): string {
-  return note.replace(/\s+/g, " ").trim().replace(/[ .;:,_-]+$/, "").toLowerCase();
+  return note
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[ .;:,_-]+$/, "")
+    .toLowerCase();
 }
 
 /** Notes of the appendix region (its bullet lines). */

@@ -42,7 +42,8 @@ export function formatViolation(candidate: string, original: string, maxTokens: 
     if (!fm) return "the YAML frontmatter of the skill is missing or no longer closed";
     if (!fm.name) return "the frontmatter has no `name`";
     if (!fm.description) return "the frontmatter has no `description`";
-    if (fm.description.length > 1024) return `the frontmatter description is ${fm.description.length} characters (max 1024)`;
+    if (fm.description.length > 1024)
+      return `the frontmatter description is ${fm.description.length} characters (max 1024)`;
   }
   if (maxTokens && maxTokens > 0) {
     const span = frontmatterSpan(candidate);

@@ -57,7 +57,11 @@ export async function askOptimizer<S extends GenericSchema>(
     sc.events.emit({ type: "warning", text: `${stage}: unusable optimizer answer (${res.reason})` });
     return undefined;
   } catch (err) {
-    if (err instanceof SkilloptError && err.code === "backend" && CALL_LOCAL.has(String((err as { kind?: string }).kind))) {
+    if (
+      err instanceof SkilloptError &&
+      err.code === "backend" &&
+      CALL_LOCAL.has(String((err as { kind?: string }).kind))
+    ) {
       sc.events.emit({ type: "warning", text: `${stage}: optimizer call failed (${errorMessage(err)})` });
       return undefined;
     }

@@ -28,7 +28,9 @@ const StepBufferEntrySchema = v.object({
   /** A compact description of each edit the step did not keep (op/content/target, or title/instruction, …). */
   rejected_edits: v.optional(v.array(v.record(v.string(), v.unknown()))),
   /** Edits of this step that did not apply, with the reason (spec §10.16: tell the optimizer). */
-  failed_edits: v.optional(v.array(v.object({ op: v.string(), target: v.string(), status: v.string(), reason: v.optional(v.string()) }))),
+  failed_edits: v.optional(
+    v.array(v.object({ op: v.string(), target: v.string(), status: v.string(), reason: v.optional(v.string()) })),
+  ),
 });
 export type StepBufferEntry = v.InferOutput<typeof StepBufferEntrySchema>;
 

@@ -17,7 +17,11 @@ export function failurePatterns(results: readonly RolloutResult[]): FailurePatte
     const reason = r.fail_reason ? String(r.fail_reason) : "unknown";
     const prefix = reason.includes(":") ? reason.slice(0, reason.indexOf(":")).trim() : reason;
     const key = `${prefix}|${r.task_type ?? ""}`;
-    const g = groups.get(key) ?? { pattern: r.task_type ? `${prefix} (${r.task_type})` : prefix, count: 0, task_ids: [] };
+    const g = groups.get(key) ?? {
+      pattern: r.task_type ? `${prefix} (${r.task_type})` : prefix,
+      count: 0,
+      task_ids: [],
+    };
     g.count += 1;
     if (g.task_ids.length < MAX_IDS) g.task_ids.push(r.id);
     groups.set(key, g);

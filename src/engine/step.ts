@@ -13,7 +13,13 @@ import { appendixNotes, mergeAppendix, setAppendix } from "./skill-doc.ts";
 import { consolidateAppendix } from "./appendix.ts";
 import type { StageContext } from "./stage-context.ts";
 import type { LoopState } from "./state.ts";
-import { describeRejected, failedEdits, failurePatterns, renderStepBuffer, type StepBufferEntry } from "./step-buffer.ts";
+import {
+  describeRejected,
+  failedEdits,
+  failurePatterns,
+  renderStepBuffer,
+  type StepBufferEntry,
+} from "./step-buffer.ts";
 import type { StageEvent } from "./events.ts";
 import { update } from "./update.ts";
 import {
@@ -126,7 +132,12 @@ function callDelta(a: CallTotals, b: CallTotals): Pick<StepRecord, "calls" | "to
   }
   const cost = a.cost_usd === null || b.cost_usd === null ? null : Math.round((b.cost_usd - a.cost_usd) * 1e6) / 1e6;
   return {
-    calls: { total: b.calls - a.calls, cached: b.cached - a.cached, ...(dropped ? { dropped } : {}), by_stage: byStage },
+    calls: {
+      total: b.calls - a.calls,
+      cached: b.cached - a.cached,
+      ...(dropped ? { dropped } : {}),
+      by_stage: byStage,
+    },
     tokens: { prompt: b.prompt_tokens - a.prompt_tokens, completion: b.completion_tokens - a.completion_tokens },
     cost_usd: cost,
   };
@@ -153,14 +164,19 @@ export async function runStep(
 
   // ① rollout: every accumulation batch in the same round.
   const acc = step.batches.length;
-  for (const b of step.batches) emit({ type: "rollout_start", step: step.global, items: b.items.length, batch: b.index, batchSeed: b.seed });
-  const rolled = await Promise.all(step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`, undefined, { seed: b.seed })));
+  for (const b of step.batches)
+    emit({ type: "rollout_start", step: step.global, items: b.items.length, batch: b.index, batchSeed: b.seed });
+  const rolled = await Promise.all(
+    step.batches.map((b) => ev.run(current, b.items, `rollout step ${step.global}`, undefined, { seed: b.seed })),
+  );
   // Training on a batch the target mostly never answered would only teach noise: stop, resumably
   // (nothing of this step is kept). Items that got no answer are left out of the mean and of reflection.
   step.batches.forEach((b, i) => {
     requireAnswers(rolled[i]!, `training batch ${b.index} of step ${step.global}`);
   });
-  const erroredItems: (ErroredItem & { stage: string })[] = rolled.flatMap((r) => r.errored.map((e) => ({ ...e, stage: "rollout" })));
+  const erroredItems: (ErroredItem & { stage: string })[] = rolled.flatMap((r) =>
+    r.errored.map((e) => ({ ...e, stage: "rollout" })),
+  );
   const all = rolled.flatMap((r) => r.results);
   const rs = meanScores(all);
   timing.rollout_s = r1((clock.now() - t0) / 1000);
@@ -213,7 +229,11 @@ export async function runStep(
       n_success_patches: mine.filter((p) => p.source_type === "success").length,
     };
   });
-  set({ n_patches: failure.length + success.length, n_failure_patches: failure.length, n_success_patches: success.length });
+  set({
+    n_patches: failure.length + success.length,
+    n_failure_patches: failure.length,
+    n_success_patches: success.length,
+  });
   artifacts.raw_patches = raws;
   emit({ type: "reflect_done", step: step.global, failurePatches: failure.length, successPatches: success.length });
   const notes = raws.flatMap((r) => r.appendix_notes);
@@ -260,13 +280,24 @@ export async function runStep(
 
   // ③ aggregate
   const t2 = clock.now();
-  emit({ type: "aggregate_start", step: step.global, failure: failure.length, success: success.length, workers: sc.cfg.gradient.analyst_workers });
+  emit({
+    type: "aggregate_start",
+    step: step.global,
+    failure: failure.length,
+    success: success.length,
+    workers: sc.cfg.gradient.analyst_workers,
+  });
   const merged = await aggregate(sc, current, meta, failure, success);
   const mergedItems = (merged.patch[key] as unknown[] | undefined) ?? [];
   timing.aggregate_s = r1((clock.now() - t2) / 1000);
   rec.n_edits_merged = mergedItems.length;
   artifacts.merged_patch = merged.patch;
-  emit({ type: "aggregate_done", step: step.global, merged: mergedItems.length, unit: sc.mode === "patch" ? "edits" : "items" });
+  emit({
+    type: "aggregate_done",
+    step: step.global,
+    merged: mergedItems.length,
+    unit: sc.mode === "patch" ? "edits" : "items",
+  });
 
   // ④ select
   const t3 = clock.now();
@@ -291,7 +322,13 @@ export async function runStep(
         current,
         meta,
         merged.patch,
-        { rollout_n: all.length, rollout_hard: rs.hard, rollout_soft: rs.soft, proposed_update_items: mergedItems.length, update_item_type: key },
+        {
+          rollout_n: all.length,
+          rollout_hard: rs.hard,
+          rollout_soft: rs.soft,
+          proposed_update_items: mergedItems.length,
+          update_item_type: key,
+        },
         bufferText,
       );
       budget = lrDecision.learning_rate;
@@ -378,7 +415,11 @@ export async function runStep(
   // A rejection reads the same to later analysts whether it was decided early or after the full
   // evaluation (no candidate score), so early rejection never changes what the optimizer sees.
   const rejectEntry = (action: string) =>
-    buffer(action, { score_before: state.current.score, rejected_edits: rankedItems.map(describeRejected), failed_edits: failedEdits(report) });
+    buffer(action, {
+      score_before: state.current.score,
+      rejected_edits: rankedItems.map(describeRejected),
+      failed_edits: failedEdits(report),
+    });
 
   const violation = formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens);
   if (violation) {
@@ -403,7 +444,13 @@ export async function runStep(
     state.selectionSaved += saved;
     const partial = meanScores(p.out.results);
     const verdictAction =
-      d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
+      d.verdict === "accept"
+        ? p.estimate.score > state.best.score
+          ? "accept_new_best"
+          : "accept"
+        : d.verdict === "reject"
+          ? "reject"
+          : "undecided";
     evaluations.push({
       kind: "candidate",
       hash: cHash,
@@ -449,13 +496,24 @@ export async function runStep(
   }
   const cached = state.selCache[cHash];
   const curItems = state.selItems?.[state.current.hash] ?? [];
-  const byIndex = (rs: readonly { hard?: unknown; soft?: unknown }[]): ItemScores[] => rs.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
+  const byIndex = (rs: readonly { hard?: unknown; soft?: unknown }[]): ItemScores[] =>
+    rs.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
   let hard: number;
   let soft: number;
   if (cached) {
     ({ hard, soft } = cached);
-    emit({ type: "evaluate_start", step: step.global, items: env.selection.length, paired: false, cacheHit: { hash: cHash, hard } });
-    set({ selection_evaluated: env.selection.length, selection_total: env.selection.length, selection_cache_hit: true });
+    emit({
+      type: "evaluate_start",
+      step: step.global,
+      items: env.selection.length,
+      paired: false,
+      cacheHit: { hash: cHash, hard },
+    });
+    set({
+      selection_evaluated: env.selection.length,
+      selection_total: env.selection.length,
+      selection_cache_hit: true,
+    });
   } else {
     emit({ type: "evaluate_start", step: step.global, items: env.selection.length, paired: false, cacheHit: null });
     const bonus = g.densityWeight ? g.densityWeight * semanticDensity(candidate, g.leadingWords) : 0;
@@ -507,11 +565,26 @@ export async function runStep(
   }
   timing.evaluate_s ??= r1((clock.now() - t5) / 1000);
   const score = gateScore(g, hard, soft, candidate);
-  evaluations.push({ kind: "candidate", hash: cHash, split: "val", hard, soft, score, evaluated: env.selection.length, total: env.selection.length });
+  evaluations.push({
+    kind: "candidate",
+    hash: cHash,
+    split: "val",
+    hard,
+    soft,
+    score,
+    evaluated: env.selection.length,
+    total: env.selection.length,
+  });
   const prevCurrent = state.current.score;
   const prevBest = state.best.score;
   const d = decide(g, score, prevCurrent, prevBest);
-  const record = pairedRecord(g, state.selItems?.[cHash] ?? [], curItems, "strict", d.action === "reject" ? "reject" : "accept");
+  const record = pairedRecord(
+    g,
+    state.selItems?.[cHash] ?? [],
+    curItems,
+    "strict",
+    d.action === "reject" ? "reject" : "accept",
+  );
   // The strict rule compares means; the record's Δ is the mean difference on the items both have.
   set({
     selection_hard: r6(hard),

@@ -59,14 +59,36 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const sizes = deriveSizes(cfg, deps.splits.train.length);
   const selection = firstN(deps.splits.val, cfg.evaluation.sel_env_num);
   if (!selection.length) throw new DataError(`the selection split (val) of ${bench.name} is empty`);
-  const sc: StageContext = { cfg, mode, lrControl, model: deps.ctx.model, prompts: deps.prompts, bench, events, gate, signal: deps.signal };
+  const sc: StageContext = {
+    cfg,
+    mode,
+    lrControl,
+    model: deps.ctx.model,
+    prompts: deps.prompts,
+    bench,
+    events,
+    gate,
+    signal: deps.signal,
+  };
   const ev = new Evaluator(bench, deps.ctx, cfg.env.workers ?? 16, events);
   // The paired gate reads the selection split in a seeded random order, so a split stored
   // sorted (by topic, by difficulty) does not bias the sequential test's early items.
-  const pairedOrder: PairedOrder = { selection, order: seededShuffle(cfg.train.seed, selection.map((_, i) => i)) };
-  const scoresOf = (rs: readonly { hard?: unknown; soft?: unknown }[]): ItemScores[] => rs.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
+  const pairedOrder: PairedOrder = {
+    selection,
+    order: seededShuffle(
+      cfg.train.seed,
+      selection.map((_, i) => i),
+    ),
+  };
+  const scoresOf = (rs: readonly { hard?: unknown; soft?: unknown }[]): ItemScores[] =>
+    rs.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
   const skills = new Map<string, string>();
-  const scheduler = new LrScheduler(cfg.optimizer.lr_scheduler, cfg.optimizer.learning_rate, cfg.optimizer.min_learning_rate, sizes.totalSteps);
+  const scheduler = new LrScheduler(
+    cfg.optimizer.lr_scheduler,
+    cfg.optimizer.learning_rate,
+    cfg.optimizer.min_learning_rate,
+    sizes.totalSteps,
+  );
 
   emit({
     type: "plan",
@@ -98,9 +120,12 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const resumed = recorder.resume();
   const stored = resumed ? v.safeParse(LoopStateSchema, resumed.state) : undefined;
   if (stored && !stored.success) {
-    throw new DataError(`the run store holds a loop state this version cannot read (${recordIssue("loop state", stored.issues)})`, {
-      hint: "start a new run with a different --out",
-    });
+    throw new DataError(
+      `the run store holds a loop state this version cannot read (${recordIssue("loop state", stored.issues)})`,
+      {
+        hint: "start a new run with a different --out",
+      },
+    );
   }
   const elapsedBefore = stored?.output.elapsedS ?? 0;
   const commit = (cp: CheckpointContent) => {
@@ -108,7 +133,12 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     // The recorder serializes (or copies) what it keeps before commit returns: no clone here.
     recorder.commit({ ...cp, state });
     // What a later step can still use stays in memory; everything else is in the store.
-    const live = new Set([state.current.hash, state.best.hash, state.baseline.hash, ...Object.values(state.epochStart)]);
+    const live = new Set([
+      state.current.hash,
+      state.best.hash,
+      state.baseline.hash,
+      ...Object.values(state.epochStart),
+    ]);
     ev.retain(live);
     for (const h of skills.keys()) if (!live.has(h)) skills.delete(h);
   };
@@ -119,7 +149,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     delete state.stopped;
     for (const [h, t] of Object.entries(resumed.skills)) skills.set(h, t);
     scheduler.current = state.schedulerStep;
-    emit({ type: "resume", step: state.lastStep, current: state.current.score, best: state.best.score, origin: state.current.origin });
+    emit({
+      type: "resume",
+      step: state.lastStep,
+      current: state.current.score,
+      best: state.best.score,
+      origin: state.current.origin,
+    });
   } else {
     let initial = deps.initialSkill;
     const hash0 = skillHash(initial);
@@ -168,7 +204,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       step: 0,
       epoch: 0,
       skills: newSkills,
-      evaluations: [{ kind: "baseline", hash: hash0, split: "val", hard, soft, score, evaluated: out.evaluated, total: out.total }],
+      evaluations: [
+        { kind: "baseline", hash: hash0, split: "val", hard, soft, score, evaluated: out.evaluated, total: out.total },
+      ],
     });
   }
 
@@ -208,7 +246,12 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         outcome = await runStep(
           { sc, ev, skills, selection, scheduler, accounting, clock, totalSteps: sizes.totalSteps, pairedOrder },
           work,
-          { global, epoch, inEpoch: k, batches: batches.slice(k * cfg.train.accumulation, (k + 1) * cfg.train.accumulation) },
+          {
+            global,
+            epoch,
+            inEpoch: k,
+            batches: batches.slice(k * cfg.train.accumulation, (k + 1) * cfg.train.accumulation),
+          },
           meta,
         );
       } catch (err) {
@@ -279,7 +322,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     record.pairs = pairs.map((p) => ({ id: p.id, category: p.category, prev: p.prev, curr: p.curr }));
     if (cfg.optimizer.use_meta_skill) {
       if (meta) state.meta[String(epoch)] = meta.content;
-      record.meta_skill = meta ? { action: "write_meta_skill", meta_skill_content: meta.content, reasoning: meta.reasoning } : { action: "no_content" };
+      record.meta_skill = meta
+        ? { action: "write_meta_skill", meta_skill_content: meta.content, reasoning: meta.reasoning }
+        : { action: "no_content" };
       emit({ type: "meta_skill", epoch, chars: meta ? meta.content.length : null });
     }
     if (cfg.optimizer.use_slow_update) {
@@ -295,7 +340,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           const d = p.decision;
           state.selectionSaved += p.out.total - p.out.launched;
           const action =
-            d.verdict === "accept" ? (p.estimate.score > state.best.score ? "accept_new_best" : "accept") : d.verdict === "reject" ? "reject" : "undecided";
+            d.verdict === "accept"
+              ? p.estimate.score > state.best.score
+                ? "accept_new_best"
+                : "accept"
+              : d.verdict === "reject"
+                ? "reject"
+                : "undecided";
           const partial = meanScores(p.out.results);
           evaluations.push({
             kind: "slow_update",
@@ -309,7 +360,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             action,
           });
           if (d.verdict === "accept") {
-            state.current = { hash: h, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin: `slow_update_epoch_${tag}` };
+            state.current = {
+              hash: h,
+              hard: p.estimate.hard,
+              soft: p.estimate.soft,
+              score: p.estimate.score,
+              origin: `slow_update_epoch_${tag}`,
+            };
             state.selCache[h] = { hard: p.estimate.hard, soft: p.estimate.soft };
             rememberItems(state, h, p.candidateItems);
             if (action === "accept_new_best") state.best = { ...state.current, step: state.lastStep };
@@ -324,7 +381,14 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             reasoning: slow.reasoning,
             gate: d,
           };
-          emit({ type: "slow_update_done", epoch, action, gate: d, current: state.current.score, best: state.best.score });
+          emit({
+            type: "slow_update_done",
+            epoch,
+            action,
+            gate: d,
+            current: state.current.score,
+            best: state.best.score,
+          });
           state.boundaryEpoch = epoch;
           commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
           return;
@@ -363,7 +427,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         if (early || !scores) action = "reject_early";
         else {
           const score = gateScore(gate, scores.hard, scores.soft, cand);
-          const d = gated ? decide(gate, score, state.current.score, state.best.score) : { action: "force_accept" as const, newBest: score > state.best.score };
+          const d = gated
+            ? decide(gate, score, state.current.score, state.best.score)
+            : { action: "force_accept" as const, newBest: score > state.best.score };
           action = d.action;
           evaluations.push({
             kind: "slow_update",
@@ -377,7 +443,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             action,
           });
           if (action !== "reject") {
-            state.current = { hash: h, hard: scores.hard, soft: scores.soft, score, origin: `slow_update_epoch_${tag}` };
+            state.current = {
+              hash: h,
+              hard: scores.hard,
+              soft: scores.soft,
+              score,
+              origin: `slow_update_epoch_${tag}`,
+            };
             if (d.newBest) state.best = { ...state.current, step: state.lastStep };
           }
           pruneItems(state);
@@ -391,7 +463,14 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           reasoning: slow.reasoning,
           ...(scores ? { selection_hard: scores.hard, selection_soft: scores.soft } : {}),
         };
-        emit({ type: "slow_update_done", epoch, action, gate: null, current: state.current.score, best: state.best.score });
+        emit({
+          type: "slow_update_done",
+          epoch,
+          action,
+          gate: null,
+          current: state.current.score,
+          best: state.best.score,
+        });
       }
     }
     state.boundaryEpoch = epoch;
@@ -416,7 +495,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       const a = before.get(String(r.id));
       if (!a) continue;
       compared += 1;
-      if (Math.abs(itemScore(gate, Number(r.hard) || 0, Number(r.soft) || 0) - itemScore(gate, Number(a.hard) || 0, Number(a.soft) || 0)) > 1e-9) flips += 1;
+      if (
+        Math.abs(
+          itemScore(gate, Number(r.hard) || 0, Number(r.soft) || 0) -
+            itemScore(gate, Number(a.hard) || 0, Number(a.soft) || 0),
+        ) > 1e-9
+      )
+        flips += 1;
     }
     const rate = compared ? flips / compared : 0;
     const confidence = 1 - gate.sequential.alpha;

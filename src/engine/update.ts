@@ -1,7 +1,16 @@
 import { applyEdits, type ApplySummary, type Edit, type EditReportRow } from "./edits.ts";
 import { skillSection, userMessage } from "./messages.ts";
 import { type Patch, payloadKey, RewriteSchema } from "./schemas.ts";
-import { APPENDIX_END, APPENDIX_START, appendixNotes, regionContent, setAppendix, setSlowUpdate, SLOW_END, SLOW_START } from "./skill-doc.ts";
+import {
+  APPENDIX_END,
+  APPENDIX_START,
+  appendixNotes,
+  regionContent,
+  setAppendix,
+  setSlowUpdate,
+  SLOW_END,
+  SLOW_START,
+} from "./skill-doc.ts";
 import { askOptimizer, type StageContext } from "./stage-context.ts";
 
 interface UpdateOutcome {
@@ -19,10 +28,14 @@ interface UpdateOutcome {
 function restoreRegions(current: string, rewritten: string): string {
   let out = rewritten.trimEnd() + "\n";
   if (current.includes(SLOW_START) || rewritten.includes(SLOW_START)) {
-    out = current.includes(SLOW_START) ? setSlowUpdate(out, regionContent(current, SLOW_START, SLOW_END)) : stripRegion(out, SLOW_START, SLOW_END);
+    out = current.includes(SLOW_START)
+      ? setSlowUpdate(out, regionContent(current, SLOW_START, SLOW_END))
+      : stripRegion(out, SLOW_START, SLOW_END);
   }
   if (current.includes(APPENDIX_START) || rewritten.includes(APPENDIX_START)) {
-    out = current.includes(APPENDIX_START) ? setAppendix(out, appendixNotes(current)) : stripRegion(out, APPENDIX_START, APPENDIX_END);
+    out = current.includes(APPENDIX_START)
+      ? setAppendix(out, appendixNotes(current))
+      : stripRegion(out, APPENDIX_START, APPENDIX_END);
   }
   return out;
 }
@@ -35,7 +48,12 @@ function stripRegion(text: string, s: string, e: string): string {
 }
 
 /** ⑤ Update: apply the selected items in the step's update mode (spec §2.7). */
-export async function update(sc: StageContext, skill: string, ranked: Patch, stepBuffer: string): Promise<UpdateOutcome> {
+export async function update(
+  sc: StageContext,
+  skill: string,
+  ranked: Patch,
+  stepBuffer: string,
+): Promise<UpdateOutcome> {
   const key = payloadKey(sc.mode);
   const list = (ranked[key] as Record<string, unknown>[] | undefined) ?? [];
   if (sc.mode === "patch") {
@@ -52,9 +70,15 @@ export async function update(sc: StageContext, skill: string, ranked: Patch, ste
   const user = userMessage(
     [
       skillSection(skill),
-      { title: `Selected Revise Suggestions (${list.length} total)`, body: "The suggestions are in the JSON block below." },
+      {
+        title: `Selected Revise Suggestions (${list.length} total)`,
+        body: "The suggestions are in the JSON block below.",
+      },
       stepBuffer ? { title: "Previous Steps in This Epoch", body: stepBuffer } : undefined,
-      { title: "Task", body: "Rewrite the whole skill document, integrating these suggestions, and return it in `new_skill`." },
+      {
+        title: "Task",
+        body: "Rewrite the whole skill document, integrating these suggestions, and return it in `new_skill`.",
+      },
     ],
     { stage: "rewrite", suggestions: list },
   );

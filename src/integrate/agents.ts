@@ -43,20 +43,47 @@ function claude(t: Target): Change[] {
   const plugin = join(market, "skillopt");
   const b = shellBin(t.bin);
   const command = (description: string, hint: string, sub: string, lines: string[], after: string) =>
-    `${frontmatter({ description, "argument-hint": hint, "allowed-tools": `Bash(${b} \
-${sub}:*)` })}\n${lines.map((l) => `!\`${l}\``).join("\n\n")}\n\n${after}\n`;
+    `${frontmatter({
+      description,
+      "argument-hint": hint,
+      "allowed-tools": `Bash(${b} \
+${sub}:*)`,
+    })}\n${lines.map((l) => `!\`${l}\``).join("\n\n")}\n\n${after}\n`;
   const changes: Change[] = [
     {
       path: join(market, ".claude-plugin", "marketplace.json"),
       kind: "file",
-      content: `${JSON.stringify({ name: "skillopt", owner: { name: "SkillOpt" }, plugins: [{ name: "skillopt", source: "./skillopt", description
-          : "SkillOpt commands, skill and MCP server", version: VERSION }] }, null, 2)}\n`,
+      content: `${JSON.stringify(
+        {
+          name: "skillopt",
+          owner: { name: "SkillOpt" },
+          plugins: [
+            {
+              name: "skillopt",
+              source: "./skillopt",
+              description: "SkillOpt commands, skill and MCP server",
+              version: VERSION,
+            },
+          ],
+        },
+        null,
+        2,
+      )}\n`,
     },
     {
       path: join(plugin, ".claude-plugin", "plugin.json"),
       kind: "file",
-      content: `${JSON.stringify({ name: "skillopt", version: VERSION, description: "Train skill documents and review what SkillOpt-Sleep learned " +
-        "from your sessions; every command runs the skillopt binary" }, null, 2)}\n`,
+      content: `${JSON.stringify(
+        {
+          name: "skillopt",
+          version: VERSION,
+          description:
+            "Train skill documents and review what SkillOpt-Sleep learned " +
+            "from your sessions; every command runs the skillopt binary",
+        },
+        null,
+        2,
+      )}\n`,
     },
     {
       path: join(plugin, "commands", "skillopt-sleep.md"),
@@ -85,7 +112,11 @@ ${sub}:*)` })}\n${lines.map((l) => `!\`${l}\``).join("\n\n")}\n\n${after}\n`;
       ),
     },
     { path: join(plugin, "skills", "skillopt", "SKILL.md"), kind: "file", content: skillFile(t.bin) },
-    { path: join(plugin, ".mcp.json"), kind: "file", content: `${JSON.stringify({ mcpServers: { skillopt: mcpEntry(t.bin) } }, null, 2)}\n` },
+    {
+      path: join(plugin, ".mcp.json"),
+      kind: "file",
+      content: `${JSON.stringify({ mcpServers: { skillopt: mcpEntry(t.bin) } }, null, 2)}\n`,
+    },
   ];
   // Settings (code.claude.com/docs/en/settings): extraKnownMarketplaces with a "directory" source and
   // enabledPlugins "plugin@marketplace" make Claude Code offer the plugin without /plugin commands. The
@@ -128,7 +159,11 @@ function cursor(t: Target): Change[] {
   const dir = join(t.root, ".cursor");
   const b = shellBin(t.bin);
   const changes: Change[] = [
-    { path: join(dir, "mcp.json"), kind: "json", entries: [{ key: "mcpServers", name: "skillopt", value: mcpEntry(t.bin) }] },
+    {
+      path: join(dir, "mcp.json"),
+      kind: "json",
+      entries: [{ key: "mcpServers", name: "skillopt", value: mcpEntry(t.bin) }],
+    },
     {
       path: join(dir, "commands", "skillopt-sleep.md"),
       kind: "file",
@@ -166,7 +201,11 @@ function copilot(t: Target): Change[] {
     ];
   }
   return [
-    { path: join(t.root, ".vscode", "mcp.json"), kind: "json", entries: [{ key: "servers", name: "skillopt", value: { type: "stdio", ...mcpEntry(t.bin) } }] },
+    {
+      path: join(t.root, ".vscode", "mcp.json"),
+      kind: "json",
+      entries: [{ key: "servers", name: "skillopt", value: { type: "stdio", ...mcpEntry(t.bin) } }],
+    },
     { path: join(t.root, ".github", "copilot-instructions.md"), kind: "snippet", text: instructionsSnippet(t.bin) },
   ];
 }
@@ -174,7 +213,9 @@ function copilot(t: Target): Change[] {
 // Devin CLI: MCP servers in .devin/config.json (project) or ~/.config/devin/config.json (user), key
 // mcpServers (docs.devin.ai/cli/extensibility/mcp/configuration).
 function devin(t: Target): Change[] {
-  const path = t.user ? join(t.env.XDG_CONFIG_HOME || join(t.root, ".config"), "devin", "config.json") : join(t.root, ".devin", "config.json");
+  const path = t.user
+    ? join(t.env.XDG_CONFIG_HOME || join(t.root, ".config"), "devin", "config.json")
+    : join(t.root, ".devin", "config.json");
   return [{ path, kind: "json", entries: [{ key: "mcpServers", name: "skillopt", value: mcpEntry(t.bin) }] }];
 }
 

@@ -42,7 +42,10 @@ function manifestPath(agent: Agent, root: string): string {
 function regularOrMissing(path: string): Buffer | null {
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (!st) return null;
-  if (!st.isFile()) throw new UsageError(`${path} exists and is not a regular file; skillopt integrate leaves it alone`, { hint: "move it away, then rerun" });
+  if (!st.isFile())
+    throw new UsageError(`${path} exists and is not a regular file; skillopt integrate leaves it alone`, {
+      hint: "move it away, then rerun",
+    });
   return readFileSync(path);
 }
 
@@ -54,20 +57,28 @@ function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null)
     try {
       parsed = JSON.parse(previous.toString("utf8"));
     } catch {
-      throw new UsageError(`${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`, {
-        hint: `add the "${first.name}" entry under "${first.key}" by hand`,
-      });
+      throw new UsageError(
+        `${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`,
+        {
+          hint: `add the "${first.name}" entry under "${first.key}" by hand`,
+        },
+      );
     }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new UsageError(`${c.path}: expected a JSON object at the top level`);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new UsageError(`${c.path}: expected a JSON object at the top level`);
     doc = parsed as Record<string, unknown>;
   }
   for (const e of c.entries) {
     const section = doc[e.key] ?? {};
-    if (typeof section !== "object" || section === null || Array.isArray(section)) throw new UsageError(`${c.path}: "${e.key}" is not an object`);
+    if (typeof section !== "object" || section === null || Array.isArray(section))
+      throw new UsageError(`${c.path}: "${e.key}" is not an object`);
     if (e.name in section)
-      throw new UsageError(`${c.path} already has a "${e.name}" entry under "${e.key}" that skillopt integrate did not write`, {
-        hint: "remove that entry, then rerun",
-      });
+      throw new UsageError(
+        `${c.path} already has a "${e.name}" entry under "${e.key}" that skillopt integrate did not write`,
+        {
+          hint: "remove that entry, then rerun",
+        },
+      );
     doc = { ...doc, [e.key]: { ...section, [e.name]: e.value } };
   }
   return `${JSON.stringify(doc, null, 2)}\n`;
@@ -86,7 +97,8 @@ export function planInstall(agent: Agent, t: Target): Planned[] {
         });
       return { path: c.path, action: "create", bytes: c.content, previous, mode };
     }
-    if (c.kind === "json") return { path: c.path, action: previous ? "edit" : "create", bytes: jsonEdit(c, previous), previous, mode };
+    if (c.kind === "json")
+      return { path: c.path, action: previous ? "edit" : "create", bytes: jsonEdit(c, previous), previous, mode };
     const text = previous?.toString("utf8") ?? "";
     if (text.includes(SNIPPET_START))
       throw new UsageError(`${c.path} already holds a skillopt snippet that this install did not record`, {
@@ -121,7 +133,10 @@ function refuseInstalled(agent: Agent, root: string): void {
 export function install(agent: Agent, t: Target, plan: readonly Planned[]): string {
   refuseInstalled(agent, t.root);
   const mpath = manifestPath(agent, t.root);
-  const dirs = missingDirs(plan.map((p) => p.path), t.root);
+  const dirs = missingDirs(
+    plan.map((p) => p.path),
+    t.root,
+  );
   const done: Planned[] = [];
   try {
     for (const p of plan) {
@@ -179,9 +194,11 @@ function removeDirs(dirs: readonly string[]): void {
 /** The install manifest of an agent in a folder (a usage error when there is none). */
 export function readManifest(agent: Agent, root: string): Manifest {
   const mpath = manifestPath(agent, root);
-  if (!existsSync(mpath)) throw new UsageError(`skillopt integrate ${agent} is not installed in ${root} (no manifest ${mpath})`);
+  if (!existsSync(mpath))
+    throw new UsageError(`skillopt integrate ${agent} is not installed in ${root} (no manifest ${mpath})`);
   const parsed = v.safeParse(ManifestSchema, JSON.parse(readFileSync(mpath, "utf8")));
-  if (!parsed.success) throw new UsageError(`${mpath}: not an install manifest (${v.summarize(parsed.issues).split("\n")[0]})`);
+  if (!parsed.success)
+    throw new UsageError(`${mpath}: not an install manifest (${v.summarize(parsed.issues).split("\n")[0]})`);
   return parsed.output;
 }
 
@@ -190,18 +207,27 @@ export function planRemove(m: Manifest): Array<{ path: string; action: "delete" 
   for (const f of m.files) {
     const now = regularOrMissing(f.path);
     if (!now || sha256(now) !== f.sha256)
-      throw new UsageError(`${f.path} ${now ? "changed" : "is gone"} since skillopt integrate wrote it; --remove restores only files it can match`, {
-        hint:
-          f.action === "edited" ? "undo your change to it (or remove the skillopt entry by hand), then rerun" : "put it back or delete the manifest by hand",
-      });
+      throw new UsageError(
+        `${f.path} ${now ? "changed" : "is gone"} since skillopt integrate wrote it; --remove restores only files it can match`,
+        {
+          hint:
+            f.action === "edited"
+              ? "undo your change to it (or remove the skillopt entry by hand), then rerun"
+              : "put it back or delete the manifest by hand",
+        },
+      );
   }
-  return m.files.map((f) => ({ path: f.path, action: f.action === "edited" && f.previous_base64 !== null ? "restore" : "delete" }));
+  return m.files.map((f) => ({
+    path: f.path,
+    action: f.action === "edited" && f.previous_base64 !== null ? "restore" : "delete",
+  }));
 }
 
 /** Undo an install byte for byte: created files and folders go, edited files get their previous bytes back. */
 export function remove(agent: Agent, m: Manifest): void {
   planRemove(m);
-  for (const f of [...m.files].reverse()) restore(f.path, f.previous_base64 === null ? null : Buffer.from(f.previous_base64, "base64"), f.previous_mode);
+  for (const f of [...m.files].reverse())
+    restore(f.path, f.previous_base64 === null ? null : Buffer.from(f.previous_base64, "base64"), f.previous_mode);
   removeDirs(m.dirs);
   rmSync(manifestPath(agent, m.root), { force: true });
 }

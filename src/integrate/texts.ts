@@ -11,7 +11,7 @@ export function shellBin(bin: readonly string[]): string {
 /** One description used by every skill file (Agent Skills: at most 1024 characters). */
 export const SKILL_DESCRIPTION =
   "Use SkillOpt when the user wants to improve a skill document (SKILL.md, AGENTS.md, CLAUDE.md, a system prompt) from evidence: train one against " +
-    "a benchmark, score one (eval), or review what SkillOpt-Sleep learned from past coding-agent sessions and adopt or reject it. Not for editing code.";
+  "a benchmark, score one (eval), or review what SkillOpt-Sleep learned from past coding-agent sessions and adopt or reject it. Not for editing code.";
 
 /** The body of the skill that tells an agent when and how to call the binary. */
 export function skillBody(bin: readonly string[]): string {
@@ -43,7 +43,9 @@ Add \`--json\` when you need to read the result. A refusal is one line on stderr
 
 /** Frontmatter (YAML) from flat values; strings are JSON-quoted, which YAML reads unchanged. */
 export function frontmatter(fields: Record<string, string | boolean>): string {
-  const lines = Object.entries(fields).map(([k, v]) => `${k}: ${typeof v === "boolean" ? String(v) : JSON.stringify(v)}`);
+  const lines = Object.entries(fields).map(
+    ([k, v]) => `${k}: ${typeof v === "boolean" ? String(v) : JSON.stringify(v)}`,
+  );
   return `---\n${lines.join("\n")}\n---\n`;
 }
 
@@ -63,5 +65,6 @@ diff\`, \`sleep adopt\` only after the user agreed, \`sleep reject\`, \`train\`,
   ].join("\n");
 }
 
-export const SNIPPET_START = "<!-- skillopt:start (written by `skillopt integrate`; remove with `skillopt integrate --remove`) -->";
+export const SNIPPET_START =
+  "<!-- skillopt:start (written by `skillopt integrate`; remove with `skillopt integrate --remove`) -->";
 export const SNIPPET_END = "<!-- skillopt:end -->";

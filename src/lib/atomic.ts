@@ -31,7 +31,8 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, opts: A
     rmSync(tmp, { force: true });
     // A write on a descriptor fails without a path (ENOSPC on writeSync): name the file we were writing.
     const e = err as NodeJS.ErrnoException;
-    if (e && typeof e === "object" && typeof e.code === "string" && (e.path === undefined || e.path === tmp)) e.path = path;
+    if (e && typeof e === "object" && typeof e.code === "string" && (e.path === undefined || e.path === tmp))
+      e.path = path;
     throw err;
   }
 }

@@ -27,5 +27,7 @@ export function warnKeyOverPlainHttp(url: string, what: string): void {
   warnedPlainHttp.add(key);
   log
     .withTag("credentials")
-    .warn(`${what} is sent over plain http to ${u.host}, which is not loopback: anyone on the network path can read it; use an https endpoint`);
+    .warn(
+      `${what} is sent over plain http to ${u.host}, which is not loopback: anyone on the network path can read it; use an https endpoint`,
+    );
 }

@@ -22,7 +22,12 @@ const dataError: MakeError = (message, cause) => new DataError(message, cause ==
  * line: `<label> <path>: is a named pipe (FIFO), expected a regular file`. `label` names the flag or
  * key; `make` picks the error class (DataError by default, ConfigError for config inputs).
  */
-export function readInputFile(path: string, label: string, make: MakeError = dataError, opts: { maxBytes?: number; what?: string } = {}): Buffer {
+export function readInputFile(
+  path: string,
+  label: string,
+  make: MakeError = dataError,
+  opts: { maxBytes?: number; what?: string } = {},
+): Buffer {
   const prefix = label ? `${label} ${path}` : path;
   let fd: number;
   try {
@@ -38,7 +43,9 @@ export function readInputFile(path: string, label: string, make: MakeError = dat
     const st = fstatSync(fd);
     if (!st.isFile()) throw make(`${prefix}: is ${fileKind(st)}, expected a regular file`);
     if (opts.maxBytes !== undefined && st.size > opts.maxBytes) {
-      throw make(`${prefix}: ${(st.size / 1e6).toFixed(1)} MB is too large for ${opts.what ?? "this file"} (limit ${opts.maxBytes / 1_048_576} MiB)`);
+      throw make(
+        `${prefix}: ${(st.size / 1e6).toFixed(1)} MB is too large for ${opts.what ?? "this file"} (limit ${opts.maxBytes / 1_048_576} MiB)`,
+      );
     }
     return readFileSync(fd);
   } catch (err) {

@@ -31,7 +31,13 @@ function realRoot(): ConsolaInstance {
   if (!root) {
     const tty = Boolean(process.stderr.isTTY) && !process.env.NO_COLOR;
     const { createConsola } = require("consola") as typeof import("consola");
-    root = createConsola({ level, fancy: tty, stdout: process.stderr, stderr: process.stderr, formatOptions: { date: false, colors: tty } });
+    root = createConsola({
+      level,
+      fancy: tty,
+      stdout: process.stderr,
+      stderr: process.stderr,
+      formatOptions: { date: false, colors: tty },
+    });
   }
   return root;
 }
@@ -68,5 +74,12 @@ export const log: ConsolaInstance = lazy(realRoot);
 /** Set the level from CLI flags: quiet → warn, verbose/debug → debug. */
 export function setLogLevel(mode: "quiet" | "normal" | "verbose" | "silent"): void {
   if (envLevel !== undefined) return;
-  log.level = mode === "quiet" ? LEVELS.warn! : mode === "verbose" ? LEVELS.debug! : mode === "silent" ? LEVELS.silent! : LEVELS.info!;
+  log.level =
+    mode === "quiet"
+      ? LEVELS.warn!
+      : mode === "verbose"
+        ? LEVELS.debug!
+        : mode === "silent"
+          ? LEVELS.silent!
+          : LEVELS.info!;
 }

@@ -41,7 +41,8 @@ function oneObject(text: string): unknown {
   }
   if (!candidate || !looksLikeJson(candidate)) return undefined;
   const repaired = tryParse(repairJson(candidate));
-  if (repaired && typeof repaired === "object" && !Array.isArray(repaired) && Object.keys(repaired).length > 0) return repaired;
+  if (repaired && typeof repaired === "object" && !Array.isArray(repaired) && Object.keys(repaired).length > 0)
+    return repaired;
   return undefined;
 }
 

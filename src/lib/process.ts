@@ -15,6 +15,7 @@ export function processAlive(pid: number): boolean {
 /** How to start skillopt again from inside itself: the compiled binary, or bun + the entry file. */
 export function selfCommand(): string[] {
   const main = Bun.main;
-  if (/\.[cm]?[jt]s$/.test(main) && !main.startsWith("/$bunfs") && !/^[A-Z]:[\\/]~BUN/.test(main)) return [process.execPath, main];
+  if (/\.[cm]?[jt]s$/.test(main) && !main.startsWith("/$bunfs") && !/^[A-Z]:[\\/]~BUN/.test(main))
+    return [process.execPath, main];
   return [process.execPath];
 }

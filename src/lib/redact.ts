@@ -1,5 +1,6 @@
 /** Field names whose values are secrets wherever they appear. */
-const SECRET_KEY_RE = /(api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key|auth)$/i;
+const SECRET_KEY_RE =
+  /(api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key|auth)$/i;
 
 /**
  * The one marker the engine puts in every prompt it sends to an agent CLI or provider. Every
@@ -87,7 +88,10 @@ const RULES: Rule[] = [
     replace: marker("[REDACTED_JWT]"),
   },
   // Documented provider token prefixes (each checked against the provider's published format).
-  { re: new RegExp(`${NOT_BEFORE}[sr]k_(?:live|test)_[A-Za-z0-9]{10,}`, "g"), replace: marker("[REDACTED_STRIPE_KEY]") },
+  {
+    re: new RegExp(`${NOT_BEFORE}[sr]k_(?:live|test)_[A-Za-z0-9]{10,}`, "g"),
+    replace: marker("[REDACTED_STRIPE_KEY]"),
+  },
   { re: new RegExp(`${NOT_BEFORE}whsec_[A-Za-z0-9+/=]{20,}`, "g"), replace: marker("[REDACTED_STRIPE_KEY]") },
   {
     re: new RegExp(`${NOT_BEFORE}gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-[A-Za-z0-9_.-]{20,}`, "g"),
@@ -102,11 +106,23 @@ const RULES: Rule[] = [
   },
   { re: /\b(?:ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
   { re: new RegExp(`${NOT_BEFORE}hf_[A-Za-z0-9]{30,}`, "g"), replace: marker("[REDACTED_HF_TOKEN]") },
-  { re: new RegExp(String.raw`${NOT_BEFORE}SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, "g"), replace: marker("[REDACTED_SENDGRID_KEY]") },
+  {
+    re: new RegExp(String.raw`${NOT_BEFORE}SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, "g"),
+    replace: marker("[REDACTED_SENDGRID_KEY]"),
+  },
   { re: new RegExp(`${NOT_BEFORE}do[por]_v1_[a-f0-9]{64}`, "g"), replace: marker("[REDACTED_DIGITALOCEAN_TOKEN]") },
-  { re: new RegExp(`${NOT_BEFORE}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}`, "g"), replace: marker("[REDACTED_PYPI_TOKEN]") },
-  { re: new RegExp(`${NOT_BEFORE}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, "g"), replace: marker("[REDACTED_SHOPIFY_TOKEN]") },
-  { re: new RegExp(`${NOT_BEFORE}(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{32,}`, "g"), replace: marker("[REDACTED_API_KEY]") },
+  {
+    re: new RegExp(`${NOT_BEFORE}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}`, "g"),
+    replace: marker("[REDACTED_PYPI_TOKEN]"),
+  },
+  {
+    re: new RegExp(`${NOT_BEFORE}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, "g"),
+    replace: marker("[REDACTED_SHOPIFY_TOKEN]"),
+  },
+  {
+    re: new RegExp(`${NOT_BEFORE}(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{32,}`, "g"),
+    replace: marker("[REDACTED_API_KEY]"),
+  },
   { re: new RegExp(`${NOT_BEFORE}sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}`, "g"), replace: marker("[REDACTED_SQUARE_TOKEN]") },
   { re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
   // Credentials in a URL's authority (postgres://user:pass@host, https://user:token@host): user kept.
@@ -117,7 +133,8 @@ const RULES: Rule[] = [
   // curl / wget basic auth on the command line: `curl -u user:pass`, `--user user:pass`, `--proxy-user`.
   {
     re: /(\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?)(["']?)([^\s:"']*):([^\s"']+)/g,
-    replace: (match, head, q, user, pass) => (pass.startsWith(REDACTED_PREFIX) ? match : `${head}${q}${user}:[REDACTED]`),
+    replace: (match, head, q, user, pass) =>
+      pass.startsWith(REDACTED_PREFIX) ? match : `${head}${q}${user}:[REDACTED]`,
   },
   // 8. HTTP Authorization header values.
   {
@@ -165,7 +182,10 @@ const RULES: Rule[] = [
   // YAML `name: value`, JSON `"name": "value"`, `NAME => value`). Runs last so the specific markers above win. See credentialAssignment for which
   // names and values count.
   {
-    re: new RegExp(String.raw`(["']?)((?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`, "g"),
+    re: new RegExp(
+      String.raw`(["']?)((?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`,
+      "g",
+    ),
     replace: (match, q, name, sep, value) => credentialAssignment(match, q, name, sep, value),
   },
 ];
@@ -176,10 +196,28 @@ const TRIGGER =
 
 // Words that end in a credential noun but are not credentials (`monkey`, `bypass`, `hotkey`, …).
 const NOT_CREDENTIAL_WORDS = new Set([
-  "monkey", "donkey", "turkey", "hockey", "jockey", "whiskey", "lackey", "hotkey", "passkey",
-  "bypass", "compass", "surpass", "trespass", "encompass", "overpass", "underpass", "impass", "firstpass", "multipass",
+  "monkey",
+  "donkey",
+  "turkey",
+  "hockey",
+  "jockey",
+  "whiskey",
+  "lackey",
+  "hotkey",
+  "passkey",
+  "bypass",
+  "compass",
+  "surpass",
+  "trespass",
+  "encompass",
+  "overpass",
+  "underpass",
+  "impass",
+  "firstpass",
+  "multipass",
 ]);
-const STRONG_NOUN = /(?:password|passwd|passphrase|pass|pwd|secret|secrets|token|credential|credentials|creds|apikey|privatekey|accesskey)$/;
+const STRONG_NOUN =
+  /(?:password|passwd|passphrase|pass|pwd|secret|secrets|token|credential|credentials|creds|apikey|privatekey|accesskey)$/;
 
 /** Split an identifier into lower-case words: `SECRET_KEY_BASE` → secret,key,base; `dbPass` → db,pass. */
 function nameWords(name: string): string[] {
@@ -265,7 +303,7 @@ function maskKnown(text: string): string {
 
 /**
  * Replace secrets in free text with `[REDACTED…]` markers (spec §1.6, rules 1–14 in order, then the provider prefixes, URL and command-line
-  * credentials and the wider assignment rule 15 of issue 12).
+ * credentials and the wider assignment rule 15 of issue 12).
  * Idempotent: already-redacted values are left alone.
  */
 export function redactText(text: string): string {

@@ -22,16 +22,23 @@ function reservedSegment(path: readonly string[]): string | undefined {
 export function assertSafeKeyPath(path: readonly string[], where: string): void {
   const bad = reservedSegment(path);
   if (bad === undefined) return;
-  throw new ConfigError(`${where}: ${path.join(".")}: "${bad}" is not allowed as a key (reserved: ${RESERVED_KEY_NAMES.join(", ")})`, {
-    issues: [{ path: path.join("."), message: "reserved key name" }],
-  });
+  throw new ConfigError(
+    `${where}: ${path.join(".")}: "${bad}" is not allowed as a key (reserved: ${RESERVED_KEY_NAMES.join(", ")})`,
+    {
+      issues: [{ path: path.join("."), message: "reserved key name" }],
+    },
+  );
 }
 
 /**
  * Walk parsed data (own keys only, at every depth, inside lists too) and refuse the first reserved key.
  * `whereOf` turns a key path into a location (`file:line:col`) for the message.
  */
-export function assertSafeTree(value: unknown, whereOf: (path: readonly string[]) => string, prefix: readonly string[] = []): void {
+export function assertSafeTree(
+  value: unknown,
+  whereOf: (path: readonly string[]) => string,
+  prefix: readonly string[] = [],
+): void {
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
       assertSafeTree(item, whereOf, [...prefix, String(i)]);

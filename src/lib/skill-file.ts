@@ -12,7 +12,8 @@ export const MAX_SKILL_BYTES = 1_048_576;
 export function readSkillFile(path: string, label: string): string {
   // Never hangs on a FIFO or device; directories and oversized files are refused before reading.
   const bytes = readInputFile(path, label, undefined, { maxBytes: MAX_SKILL_BYTES, what: "a skill document" });
-  if (bytes.includes(0)) throw new DataError(`${label} ${path}: contains NUL bytes; expected a UTF-8 Markdown text file`);
+  if (bytes.includes(0))
+    throw new DataError(`${label} ${path}: contains NUL bytes; expected a UTF-8 Markdown text file`);
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes).replace(/^\uFEFF/, "");
   } catch {

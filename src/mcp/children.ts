@@ -65,8 +65,17 @@ export class Children {
   start(args: readonly string[], onStderrLine?: (line: string) => void): Child {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...processEnv(), NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
-    const proc = Bun.spawn([...this.command, ...args], { cwd: this.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
-    const done = Promise.all([drain(proc.stdout), drain(proc.stderr, onStderrLine), proc.exited]).then(([stdout, stderr, code]) => ({ code, stdout, stderr }));
+    const proc = Bun.spawn([...this.command, ...args], {
+      cwd: this.cwd,
+      env,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      detached: true,
+    });
+    const done = Promise.all([drain(proc.stdout), drain(proc.stderr, onStderrLine), proc.exited]).then(
+      ([stdout, stderr, code]) => ({ code, stdout, stderr }),
+    );
     const child: Child = { proc, done };
     this.live.add(child);
     void done.finally(() => this.live.delete(child));

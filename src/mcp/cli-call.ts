@@ -32,7 +32,11 @@ export function toolOutcome(command: string, out: CliOutcome): ToolOutcome {
   const err = asObject(doc?.error);
   if (err && typeof err.message === "string") {
     const hint = typeof err.hint === "string" ? err.hint : undefined;
-    return { ok: false, message: err.message, data: { command, exit_code: out.code, code: err.code ?? null, message: err.message, ...(hint ? { hint } : {}) } };
+    return {
+      ok: false,
+      message: err.message,
+      data: { command, exit_code: out.code, code: err.code ?? null, message: err.message, ...(hint ? { hint } : {}) },
+    };
   }
   if (doc && doc.ok === false) {
     const message = `[sleep] ${String(doc.error)}: ${String(doc.message ?? "")}`;

@@ -13,7 +13,10 @@ export type Fields = Record<string, Field>;
 export type Args = Record<string, string | boolean | number | string[] | undefined>;
 
 const noDash = (name: string) =>
-  v.check((s: string) => !s.startsWith("-"), `argument ${name} must not start with "-" (pass a path such as ./${name})`);
+  v.check(
+    (s: string) => !s.startsWith("-"),
+    `argument ${name} must not start with "-" (pass a path such as ./${name})`,
+  );
 
 function schemaOf(name: string, f: Field): v.GenericSchema<unknown, unknown> {
   const expected = (what: string) => `argument ${name} must be ${what}`;
@@ -28,7 +31,11 @@ function schemaOf(name: string, f: Field): v.GenericSchema<unknown, unknown> {
     case "boolean":
       return v.boolean(expected("true or false"));
     case "integer":
-      return v.pipe(v.number(expected("a number")), v.integer(expected("a whole number")), v.minValue(0, expected("0 or more")));
+      return v.pipe(
+        v.number(expected("a number")),
+        v.integer(expected("a whole number")),
+        v.minValue(0, expected("0 or more")),
+      );
     case "number":
       return v.pipe(v.number(expected("a number")), v.finite(expected("a finite number")));
     case "strings":
@@ -55,7 +62,11 @@ export function jsonSchema(fields: Fields): Record<string, unknown> {
   const props = Object.fromEntries(
     Object.entries(fields).map(([name, f]) => {
       const base =
-        f.type === "strings" ? { type: "array", items: { type: "string" } } : f.type === "integer" ? { type: "integer", minimum: 0 } : { type: f.type };
+        f.type === "strings"
+          ? { type: "array", items: { type: "string" } }
+          : f.type === "integer"
+            ? { type: "integer", minimum: 0 }
+            : { type: f.type };
       return [name, { ...base, description: f.description }];
     }),
   );

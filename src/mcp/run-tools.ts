@@ -17,12 +17,21 @@ interface Launch {
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
 
 function slug(config: string): string {
-  const base = config.replace(/\.ya?ml$/, "").split(/[\\/]/).filter(Boolean).pop() ?? "run";
+  const base =
+    config
+      .replace(/\.ya?ml$/, "")
+      .split(/[\\/]/)
+      .filter(Boolean)
+      .pop() ?? "run";
   return base.replace(/[^\w.-]+/g, "_") || "run";
 }
 
 const CONFIG_FIELDS = {
-  config: { type: "string", required: true, description: "Bundled config name (see `skillopt configs`, e.g. quickstart) or a YAML file path" },
+  config: {
+    type: "string",
+    required: true,
+    description: "Bundled config name (see `skillopt configs`, e.g. quickstart) or a YAML file path",
+  },
   set: { type: "strings", description: "Overrides, each section.key=value (as --set)" },
 } as const;
 
@@ -37,7 +46,9 @@ export function runTools(children: Children, cwd: string): Tool[] {
     if (isDir(direct) || launches.has(direct)) return direct;
     const named = join(outputs, run);
     if (isDir(named) || launches.has(named)) return named;
-    throw new Error(`${run}: no such run folder (neither a path nor a name under ${outputs}; the runs tool lists them)`);
+    throw new Error(
+      `${run}: no such run folder (neither a path nor a name under ${outputs}; the runs tool lists them)`,
+    );
   }
 
   function newOut(config: string): string {
@@ -51,7 +62,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
     {
       name: "runs",
       title: "List runs",
-      description: "List training and eval runs under a folder (default outputs/) with status, steps, best score and cost, as `skillopt runs --json`.",
+      description:
+        "List training and eval runs under a folder (default outputs/) with status, steps, best score and cost, as `skillopt runs --json`.",
       fields: { dir: { type: "string", description: "Folder holding runs (default outputs/)" } },
       annotations: { readOnlyHint: true },
       async call(args) {
@@ -68,7 +80,7 @@ export function runTools(children: Children, cwd: string): Tool[] {
       title: "Run status",
       description:
         "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost. For a run started with the " +
-          "train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
+        "train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
       fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
       annotations: { readOnlyHint: true },
       async call(args) {
@@ -82,7 +94,9 @@ export function runTools(children: Children, cwd: string): Tool[] {
               exit_code: launch.outcome?.code ?? null,
               error:
                 launch.outcome && launch.outcome.code !== 0
-                  ? ((toolOutcome("train", launch.outcome) as { message?: string }).message ?? lastLine(launch.outcome.stderr) ?? null)
+                  ? ((toolOutcome("train", launch.outcome) as { message?: string }).message ??
+                    lastLine(launch.outcome.stderr) ??
+                    null)
                   : null,
             }
           : null;
@@ -115,8 +129,11 @@ export function runTools(children: Children, cwd: string): Tool[] {
       title: "Start a training run",
       description:
         "Start `skillopt train --config … --out DIR` in the background and return at once with the run id and folder; follow it with run_status. " +
-          "`--config quickstart` trains offline on the built-in simulator.",
-      fields: { ...CONFIG_FIELDS, out: { type: "string", description: "Output folder (default outputs/<config>_<timestamp>)" } },
+        "`--config quickstart` trains offline on the built-in simulator.",
+      fields: {
+        ...CONFIG_FIELDS,
+        out: { type: "string", description: "Output folder (default outputs/<config>_<timestamp>)" },
+      },
       async call(args) {
         const out = args.out ? resolve(cwd, String(args.out)) : newOut(String(args.config));
         if (launches.get(out)?.outcome === undefined && launches.has(out))
@@ -135,8 +152,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
       title: "Score a skill",
       description:
         "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results " +
-          "were saved); with baseline, the pull-request check (verdict, flips, Δ and its interval). Waits for the evaluation to end; cancel the " +
-            "call to stop it.",
+        "were saved); with baseline, the pull-request check (verdict, flips, Δ and its interval). Waits for the evaluation to end; cancel the " +
+        "call to stop it.",
       fields: {
         ...CONFIG_FIELDS,
         skill: { type: "string", required: true, description: "Skill file to score (e.g. a run's best_skill.md)" },
@@ -149,13 +166,31 @@ export function runTools(children: Children, cwd: string): Tool[] {
             "Compare with this (older) skill on the same items and samples: flips both ways, Δ with its interval, verdict improved/regressed/undecided",
         },
         baseline_label: { type: "string", description: "With baseline: what to call it in the report (e.g. main)" },
-        fail_on: { type: "string", description: "With baseline: regression (default) or undecided; sets failed=true in the result" },
+        fail_on: {
+          type: "string",
+          description: "With baseline: regression (default) or undecided; sets failed=true in the result",
+        },
         cache: { type: "boolean", description: "Use the model-call cache (default true)" },
       },
       async call(args, signal) {
         const noCache = args.cache === false ? ["--no-cache"] : [];
         const out = await children.run(
-          ["eval", ...flagsOf(args, ["config", "set", "skill", "split", "out", "fail_under", "baseline", "baseline_label", "fail_on"]), ...noCache, "--json"],
+          [
+            "eval",
+            ...flagsOf(args, [
+              "config",
+              "set",
+              "skill",
+              "split",
+              "out",
+              "fail_under",
+              "baseline",
+              "baseline_label",
+              "fail_on",
+            ]),
+            ...noCache,
+            "--json",
+          ],
           signal,
         );
         return toolOutcome("eval", out);
@@ -164,7 +199,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
     {
       name: "report",
       title: "Report location",
-      description: "Write (or refresh) a run's self-contained HTML report and return its path, as `skillopt report DIR --json`.",
+      description:
+        "Write (or refresh) a run's self-contained HTML report and return its path, as `skillopt report DIR --json`.",
       fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
       async call(args: Args, signal) {
         const dir = runDir(String(args.run));

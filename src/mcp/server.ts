@@ -10,7 +10,9 @@ import { type Args, argsProblem, argsSchema, type Fields, jsonSchema } from "./f
 const PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const;
 
 /** What a tool returns: the data (structured) and its text rendering, or a failure in one line. */
-export type ToolOutcome = { ok: true; data: Record<string, unknown>; text?: string } | { ok: false; message: string; data?: Record<string, unknown> };
+export type ToolOutcome =
+  | { ok: true; data: Record<string, unknown>; text?: string }
+  | { ok: false; message: string; data?: Record<string, unknown> };
 
 /** One MCP tool: its arguments (validated with valibot) and what calling it does. */
 export interface Tool {
@@ -18,7 +20,12 @@ export interface Tool {
   title: string;
   description: string;
   fields: Fields;
-  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
   /** `progress` is set when the client asked for progress (a progressToken); it sends one notification per message. */
   call(args: Args, signal: AbortSignal, progress?: (message: string) => void): Promise<ToolOutcome>;
 }
@@ -51,7 +58,13 @@ class McpServer {
   private readonly schemas = new Map<string, v.GenericSchema<unknown, Args>>();
 
   constructor(
-    private readonly opts: { name: string; version: string; instructions: string; tools: readonly Tool[]; send: (msg: Message) => void },
+    private readonly opts: {
+      name: string;
+      version: string;
+      instructions: string;
+      tools: readonly Tool[];
+      send: (msg: Message) => void;
+    },
   ) {
     for (const t of opts.tools) this.schemas.set(t.name, argsSchema(t.fields));
   }
@@ -63,7 +76,11 @@ class McpServer {
     try {
       msg = JSON.parse(line);
     } catch {
-      this.opts.send({ jsonrpc: "2.0", id: null, error: { code: PARSE_ERROR, message: "parse error: a message is one line of JSON" } });
+      this.opts.send({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: PARSE_ERROR, message: "parse error: a message is one line of JSON" },
+      });
       return;
     }
     if (!isObject(msg) || msg.jsonrpc !== "2.0") {
@@ -80,7 +97,11 @@ class McpServer {
       return;
     }
     if (!isId(msg.id)) {
-      this.opts.send({ jsonrpc: "2.0", id: null, error: { code: INVALID_REQUEST, message: "invalid request: id must be a string or an integer" } });
+      this.opts.send({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: INVALID_REQUEST, message: "invalid request: id must be a string or an integer" },
+      });
       return;
     }
     const id = msg.id;
@@ -92,7 +113,10 @@ class McpServer {
         (err) => ({
           jsonrpc: "2.0",
           id,
-          error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: -32603, message: errorMessage(err) },
+          error:
+            err instanceof RpcError
+              ? { code: err.code, message: err.message }
+              : { code: -32603, message: errorMessage(err) },
         }),
       )
       .then((reply) => {
@@ -117,7 +141,9 @@ class McpServer {
 
   private notify(method: string, params: unknown): void {
     if (method === "notifications/cancelled" && isObject(params) && isId(params.requestId)) {
-      this.inflight.get(params.requestId)?.abort(new Error(typeof params.reason === "string" ? params.reason : "cancelled by the client"));
+      this.inflight
+        .get(params.requestId)
+        ?.abort(new Error(typeof params.reason === "string" ? params.reason : "cancelled by the client"));
     }
   }
 
@@ -153,7 +179,8 @@ class McpServer {
   }
 
   private async callTool(params: unknown, signal: AbortSignal): Promise<unknown> {
-    if (!isObject(params) || typeof params.name !== "string") throw new RpcError(INVALID_PARAMS, "tools/call: params.name (a string) is required");
+    if (!isObject(params) || typeof params.name !== "string")
+      throw new RpcError(INVALID_PARAMS, "tools/call: params.name (a string) is required");
     const tool = this.opts.tools.find((t) => t.name === params.name);
     if (!tool) throw new RpcError(INVALID_PARAMS, `unknown tool: ${params.name} (tools/list names them)`);
     const parsed = v.safeParse(this.schemas.get(tool.name)!, params.arguments ?? {});
@@ -166,7 +193,11 @@ class McpServer {
     const progress = isId(token)
       ? (message: string) => {
           if (open && !signal.aborted)
-            this.opts.send({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: token, progress: ++step, message } });
+            this.opts.send({
+              jsonrpc: "2.0",
+              method: "notifications/progress",
+              params: { progressToken: token, progress: ++step, message },
+            });
         }
       : undefined;
     let outcome: ToolOutcome;
@@ -177,8 +208,16 @@ class McpServer {
     } finally {
       open = false;
     }
-    if (!outcome.ok) return { content: [{ type: "text", text: outcome.message }], ...(outcome.data ? { structuredContent: outcome.data } : {}), isError: true };
-    return { content: [{ type: "text", text: outcome.text ?? JSON.stringify(outcome.data, null, 2) }], structuredContent: outcome.data };
+    if (!outcome.ok)
+      return {
+        content: [{ type: "text", text: outcome.message }],
+        ...(outcome.data ? { structuredContent: outcome.data } : {}),
+        isError: true,
+      };
+    return {
+      content: [{ type: "text", text: outcome.text ?? JSON.stringify(outcome.data, null, 2) }],
+      structuredContent: outcome.data,
+    };
   }
 }
 

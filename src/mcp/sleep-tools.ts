@@ -12,7 +12,9 @@ const COMMON = {
 } as const satisfies Fields;
 const COMMON_NAMES = Object.keys(COMMON);
 
-const NIGHT = { night: { type: "string", description: "Night folder name or path (default: the latest)" } } as const satisfies Fields;
+const NIGHT = {
+  night: { type: "string", description: "Night folder name or path (default: the latest)" },
+} as const satisfies Fields;
 
 type Night = { which: string; live_path: string; added: number; removed: number };
 
@@ -26,7 +28,14 @@ export function sleepTools(children: Children): Tool[] {
     progress?: (message: string) => void,
   ): Promise<ToolOutcome> => {
     // With a progress listener, the review's per-phase lines (stderr, one per phase and replay stage) become notifications.
-    const argv = ["sleep", sub, ...flagsOf(args, [...COMMON_NAMES, ...names]), "--json", ...(progress ? ["--progress"] : []), ...extra];
+    const argv = [
+      "sleep",
+      sub,
+      ...flagsOf(args, [...COMMON_NAMES, ...names]),
+      "--json",
+      ...(progress ? ["--progress"] : []),
+      ...extra,
+    ];
     return toolOutcome(`sleep ${sub}`, await children.run(argv, signal, progress));
   };
   const night = (args: Args) => (typeof args.night === "string" ? [args.night] : []);
@@ -37,12 +46,19 @@ export function sleepTools(children: Children): Tool[] {
       title: "Sleep review",
       description:
         "Run Sleep's nightly cycle over local coding-agent sessions (harvest, mine, replay, gated edits) and stage a proposal for review, as " +
-          "`skillopt sleep review --json`. Nothing live changes: adopt is a separate, confirmed step.",
+        "`skillopt sleep review --json`. Nothing live changes: adopt is a separate, confirmed step.",
       fields: {
         ...COMMON,
-        backend: { type: "string", description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai" },
+        backend: {
+          type: "string",
+          description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai",
+        },
         model: { type: "string", description: "Backend model" },
-        source: { type: "string", description: "Sessions to read: claude, codex, copilot, copilot_cli, cursor, devin, pi, opencode, auto or all" },
+        source: {
+          type: "string",
+          description:
+            "Sessions to read: claude, codex, copilot, copilot_cli, cursor, devin, pi, opencode, auto or all",
+        },
         scope: { type: "string", description: "invoked (this project) or all" },
         lookback_hours: { type: "integer", description: "First-night window in hours (0 = full history)" },
         max_sessions: { type: "integer", description: "Harvested-session cap" },
@@ -50,7 +66,10 @@ export function sleepTools(children: Children): Tool[] {
         edit_budget: { type: "integer", description: "Max edits per reflect call" },
         tasks_file: { type: "string", description: "Replay a reviewed tasks file instead of harvesting" },
         target_skill_path: { type: "string", description: "Skill to evolve (default: the managed skill)" },
-        memory_target: { type: "string", description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc" },
+        memory_target: {
+          type: "string",
+          description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc",
+        },
       },
       call: (args, signal, progress) =>
         sleep(
@@ -86,7 +105,8 @@ export function sleepTools(children: Children): Tool[] {
     {
       name: "sleep_diff",
       title: "Sleep diff",
-      description: "Unified diff of live vs proposed files for a staged night, with the evidence card of each edit (`skillopt sleep diff --json`).",
+      description:
+        "Unified diff of live vs proposed files for a staged night, with the evidence card of each edit (`skillopt sleep diff --json`).",
       fields: { ...COMMON, ...NIGHT },
       annotations: { readOnlyHint: true },
       call: (args, signal) => sleep("diff", args, [], signal, night(args)),
@@ -96,7 +116,7 @@ export function sleepTools(children: Children): Tool[] {
       title: "Adopt a staged night",
       description:
         "Apply a staged night to the live skill/memory files (`skillopt sleep adopt`). Without confirm: true it changes nothing and returns the " +
-          "files it would write. With confirm: true it writes them (backups and receipts go in the night's folder; undo with `skillopt sleep rollback`).",
+        "files it would write. With confirm: true it writes them (backups and receipts go in the night's folder; undo with `skillopt sleep rollback`).",
       fields: {
         ...COMMON,
         staging: { type: "string", description: "Night folder (default: the latest)" },
@@ -107,8 +127,15 @@ export function sleepTools(children: Children): Tool[] {
       },
       annotations: { destructiveHint: true },
       async call(args, signal) {
-        if (args.confirm !== true) return preview(await sleep("diff", args, [], signal, typeof args.staging === "string" ? [args.staging] : []), args);
-        const selection = [...(args.skills as string[] | undefined ?? []).map((s) => `--skill=${s}`), ...flagsOf(args, ["staging", "all_skills", "legacy"])];
+        if (args.confirm !== true)
+          return preview(
+            await sleep("diff", args, [], signal, typeof args.staging === "string" ? [args.staging] : []),
+            args,
+          );
+        const selection = [
+          ...((args.skills as string[] | undefined) ?? []).map((s) => `--skill=${s}`),
+          ...flagsOf(args, ["staging", "all_skills", "legacy"]),
+        ];
         const out = await sleep("adopt", args, [], signal, selection);
         if (!out.ok) return out;
         const stagingDir = String(out.data.staging_dir ?? "");
@@ -119,7 +146,8 @@ export function sleepTools(children: Children): Tool[] {
     {
       name: "sleep_reject",
       title: "Reject a staged night",
-      description: "Discard a staged night and remember its edits as negative feedback (`skillopt sleep reject --json`). Live files are not touched.",
+      description:
+        "Discard a staged night and remember its edits as negative feedback (`skillopt sleep reject --json`). Live files are not touched.",
       fields: { ...COMMON, ...NIGHT },
       call: (args, signal) => sleep("reject", args, [], signal, night(args)),
     },
@@ -147,7 +175,9 @@ function preview(diff: ToolOutcome, args: Args): ToolOutcome {
       written: [],
       would_write: chosen.map((f) => f.live_path),
       staging_dir: diff.data.staging_dir ?? null,
-      ...(needsSelection ? { selection_required: "this night has per-skill proposals: pass skills, all_skills or legacy" } : {}),
+      ...(needsSelection
+        ? { selection_required: "this night has per-skill proposals: pass skills, all_skills or legacy" }
+        : {}),
       next: "call sleep_adopt again with confirm: true to write these files",
     },
   };

@@ -22,7 +22,10 @@ function stepDoneLine(step: number, total: number, r: StepRecord): string {
 
 /** Render engine events as the training console: a line per stage, progress for rollouts. */
 export function createConsole(o: ConsoleOptions): EngineEvents {
-  const progress = createProgress(o.write, { tty: o.tty, ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }) });
+  const progress = createProgress(o.write, {
+    tty: o.tty,
+    ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }),
+  });
   const line = (s: string) => {
     progress.clear();
     o.write(`${s}\n`);
@@ -42,7 +45,9 @@ export function createConsole(o: ConsoleOptions): EngineEvents {
           line(`  [EPOCH ${e.epoch}/${e.epochs}]`);
           return;
         case "step_start":
-          line(`  [STEP ${e.step}/${e.total}] epoch=${e.epoch} step_in_epoch=${e.stepInEpoch} ==============================`);
+          line(
+            `  [STEP ${e.step}/${e.total}] epoch=${e.epoch} step_in_epoch=${e.stepInEpoch} ==============================`,
+          );
           return;
         case "step_done":
           line(stepDoneLine(e.step, e.total, e.record));

@@ -11,7 +11,10 @@ const WIDTH = 24;
  * A progress bar redrawn in place on a TTY; otherwise plain lines, at most one per label every
  * `intervalMs` plus one when a label completes.
  */
-export function createProgress(write: (s: string) => void, opts: { tty: boolean; intervalMs?: number; now?: () => number }): ProgressSink {
+export function createProgress(
+  write: (s: string) => void,
+  opts: { tty: boolean; intervalMs?: number; now?: () => number },
+): ProgressSink {
   const now = opts.now ?? (() => Date.now());
   const interval = opts.intervalMs ?? 5000;
   const last = new Map<string, number>();

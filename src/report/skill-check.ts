@@ -63,10 +63,16 @@ ${Math.round(p.confidence * 100)} % confidence); a smaller real change can read 
 
 function flipTable(rows: readonly FlipRow[]): string[] {
   const shown = rows.slice(0, MAX_ROWS);
-  const out = ["| task | type | baseline | candidate | baseline answer | candidate answer |", "|---|---|---|---|---|---|"];
+  const out = [
+    "| task | type | baseline | candidate | baseline answer | candidate answer |",
+    "|---|---|---|---|---|---|",
+  ];
   for (const r of shown)
-    out.push(`| ${cell(r.id)} | ${cell(r.task_type)} | ${num(r.baseline)} | ${num(r.candidate)} | ${cell(r.baseline_answer)} | ${cell(r.candidate_answer)} |`);
-  if (rows.length > shown.length) out.push("", `…and ${rows.length - shown.length} more (all of them are in skill_check.json).`);
+    out.push(
+      `| ${cell(r.id)} | ${cell(r.task_type)} | ${num(r.baseline)} | ${num(r.candidate)} | ${cell(r.baseline_answer)} | ${cell(r.candidate_answer)} |`,
+    );
+  if (rows.length > shown.length)
+    out.push("", `…and ${rows.length - shown.length} more (all of them are in skill_check.json).`);
   return out;
 }
 
@@ -102,8 +108,19 @@ export function skillCheckMarkdown(c: SkillCheck): string {
       "</details>",
       "",
     );
-  if (better) lines.push(`<details><summary>Improved tasks (${better})</summary>`, "", ...flipTable(c.flips.improved), "", "</details>", "");
-  lines.push(`<sub>${cell(c.benchmark)} · split ${cell(c.split)} · ${cell(c.backend ?? "")} · gate metric ${c.metric} · ${costText(c)}</sub>`, "");
+  if (better)
+    lines.push(
+      `<details><summary>Improved tasks (${better})</summary>`,
+      "",
+      ...flipTable(c.flips.improved),
+      "",
+      "</details>",
+      "",
+    );
+  lines.push(
+    `<sub>${cell(c.benchmark)} · split ${cell(c.split)} · ${cell(c.backend ?? "")} · gate metric ${c.metric} · ${costText(c)}</sub>`,
+    "",
+  );
   return lines.join("\n");
 }
 

@@ -26,9 +26,14 @@ function planLines(e: PlanEvent): string[] {
 total_steps=${e.totalSteps}`,
     `[config] lr_scheduler=${e.lrScheduler} edit_budget=${e.editBudget} min_edit_budget=${e.minEditBudget} skill_update_mode=${e.updateMode} \
 lr_control_mode=${e.lrControl}`,
-    `[gate] metric=${g.metric}${g.metric === "mixed" ? ` mixed_weight=${g.mixedWeight}` : ""}${g.useGate ? "" : " (DISABLED → validation runs, " +
-      "candidates force-accepted)"} early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${g.rule === "paired" ? ` \
-confidence=${g.confidence} min_effect=${g.minEffect}` : ""}${g.maxRegressions === null ? "" : ` max_regressions=${g.maxRegressions}`}`,
+    `[gate] metric=${g.metric}${g.metric === "mixed" ? ` mixed_weight=${g.mixedWeight}` : ""}${
+      g.useGate ? "" : " (DISABLED → validation runs, " + "candidates force-accepted)"
+    } early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${
+      g.rule === "paired"
+        ? ` \
+confidence=${g.confidence} min_effect=${g.minEffect}`
+        : ""
+    }${g.maxRegressions === null ? "" : ` max_regressions=${g.maxRegressions}`}`,
     `[slow update] acceptance=${e.slowUpdateGated ? "gated (selection-set validation)" : "force-accept (then re-validated)"}`,
   ];
 }
@@ -42,7 +47,10 @@ function decisionText(e: DecisionEvent): string {
     case "early":
       return `[6/6 EVALUATE] REJECT EARLY at ${e.evaluated}/${e.total}: cannot beat current=${f4(e.current)}`;
     case "strict": {
-      const label = e.metric === "mixed" ? `mixed[w=${e.mixedWeight}]=${f4(e.score)} (hard=${f4(e.hard)} soft=${f4(e.soft)})` : `${e.metric}=${f4(e.score)}`;
+      const label =
+        e.metric === "mixed"
+          ? `mixed[w=${e.mixedWeight}]=${f4(e.score)} (hard=${f4(e.hard)} soft=${f4(e.soft)})`
+          : `${e.metric}=${f4(e.score)}`;
       const r = e.gate;
       const ci = r.n_used
         ? ` (Δ=${r.delta >= 0 ? "+" : ""}${(r.delta * 100).toFixed(1)} pts [${(r.ci[0] * 100).toFixed(1)}, ${(r.ci[1] * 100).toFixed(1)}] n=${r.n_used} flips \
@@ -50,7 +58,8 @@ function decisionText(e: DecisionEvent): string {
         : "";
       if (e.action === "reject") return `[6/6 EVALUATE] REJECT ${label} <= current=${f4(e.current)}${ci}`;
       if (e.action === "force_accept") return `[6/6 EVALUATE] FORCE-ACCEPT (gate disabled) ${label}${ci}`;
-      if (e.action === "accept_new_best") return `[6/6 EVALUATE] ACCEPT (new best) ${label} > prev best ${f4(e.best)}${ci}`;
+      if (e.action === "accept_new_best")
+        return `[6/6 EVALUATE] ACCEPT (new best) ${label} > prev best ${f4(e.best)}${ci}`;
       return `[6/6 EVALUATE] ACCEPT ${label} > current=${f4(e.current)}${ci}`;
     }
   }
@@ -107,7 +116,9 @@ success=${e.successes}→${e.successGroups} groups  (M=${e.minibatch}, L=${e.lr}
     case "aggregate_start":
       return step(`[3/6 AGGREGATE] failure=${e.failure} success=${e.success} (parallel, workers=${e.workers})`);
     case "aggregate_level":
-      return step(`[aggregate ${e.side}] level=${e.level}  ${e.patches} patches → ${e.groups} batches (parallel, batch_size=${e.batchSize})`);
+      return step(
+        `[aggregate ${e.side}] level=${e.level}  ${e.patches} patches → ${e.groups} batches (parallel, batch_size=${e.batchSize})`,
+      );
     case "aggregate_done":
       return step(`[3/6 done] merged ${e.merged} ${e.unit}`);
     case "select":
@@ -117,11 +128,17 @@ success=${e.successes}→${e.successGroups} groups  (M=${e.minibatch}, L=${e.lr}
           : `[4/6 SELECT] ${e.merged} -> ${e.selected} ${e.unit} (budget=${e.budget}, lr_control=${e.lrControl})`,
       );
     case "update":
-      return step(`[5/6 UPDATE] skill_len ${e.before} -> ${e.after}${e.total === null ? "" : ` (applied ${e.applied}/${e.total})`}`);
+      return step(
+        `[5/6 UPDATE] skill_len ${e.before} -> ${e.after}${e.total === null ? "" : ` (applied ${e.applied}/${e.total})`}`,
+      );
     case "evaluate_start":
       return step(
-        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (paired sequential gate)" : ""}${e.cacheHit ? ` | cache hit ${e.cacheHit.hash}: \
-hard=${f4(e.cacheHit.hard)}` : ""}`,
+        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (paired sequential gate)" : ""}${
+          e.cacheHit
+            ? ` | cache hit ${e.cacheHit.hash}: \
+hard=${f4(e.cacheHit.hard)}`
+            : ""
+        }`,
       );
     case "decision":
       return step(decisionText(e));
@@ -132,7 +149,9 @@ hard=${f4(e.cacheHit.hard)}` : ""}`,
     case "slow_update_pairs":
       return step(`[slow update] prev hard=${f4(e.prevHard)} curr hard=${f4(e.currHard)} pairs=${e.pairs}`);
     case "meta_skill":
-      return step(`META SKILL — Epoch ${e.epoch}: ${e.chars === null ? "no content" : `${e.chars} chars of optimizer memory`}`);
+      return step(
+        `META SKILL — Epoch ${e.epoch}: ${e.chars === null ? "no content" : `${e.chars} chars of optimizer memory`}`,
+      );
     case "slow_update_done":
       return step(
         e.gate
@@ -140,6 +159,8 @@ hard=${f4(e.cacheHit.hard)}` : ""}`,
           : `[SLOW UPDATE epoch ${e.epoch} done] action=${e.action} current=${f4(e.current)} best=${f4(e.best)}`,
       );
     case "test_start":
-      return step(`TEST — ${e.skills} distinct skill(s) (baseline, best, final) on ${e.items} test items, in one round`);
+      return step(
+        `TEST — ${e.skills} distinct skill(s) (baseline, best, final) on ${e.items} test items, in one round`,
+      );
   }
 }

@@ -1,6 +1,14 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { processAlive, UsageError } from "../lib/index.ts";
-import { claimRun, getRunMeta, holdsStartedRun, openRunStore, releaseRun, runStoreState, type Store } from "../store/index.ts";
+import {
+  claimRun,
+  getRunMeta,
+  holdsStartedRun,
+  openRunStore,
+  releaseRun,
+  runStoreState,
+  type Store,
+} from "../store/index.ts";
 import { runPaths } from "./layout.ts";
 
 /** A run store this process holds; `release()` gives the claim back and closes it. */
@@ -30,17 +38,24 @@ function held(store: Store): ClaimedRun {
 export function claimForResume(dir: string, shown: string): ClaimedRun {
   const p = runPaths(dir);
   if (!existsSync(p.state))
-    throw new UsageError(`--resume ${shown}: no run there (no state.sqlite)`, { hint: "pass the output directory of an earlier `skillopt train`" });
+    throw new UsageError(`--resume ${shown}: no run there (no state.sqlite)`, {
+      hint: "pass the output directory of an earlier `skillopt train`",
+    });
   // Read-only first: a store that holds no started run (an empty file included) is refused without
   // being opened for writing, so a refused --resume never creates tables in (rewrites) the file.
   const state = runStoreState(p.state);
   if (state === "empty") throw notStarted(shown);
-  if (state === "foreign") throw new UsageError(`--resume ${shown}: ${p.state} is an SQLite file but not a skillopt run store; it is left as it is`);
+  if (state === "foreign")
+    throw new UsageError(
+      `--resume ${shown}: ${p.state} is an SQLite file but not a skillopt run store; it is left as it is`,
+    );
   const store = openRunStore(p.state);
   const claim = claimRun(store, process.pid, processAlive);
   if (!claim.ok) {
     store.close();
-    throw new UsageError(`--resume ${shown}: the run is still in progress (pid ${claim.holder})`, { hint: "wait for it to finish, or stop it first" });
+    throw new UsageError(`--resume ${shown}: the run is still in progress (pid ${claim.holder})`, {
+      hint: "wait for it to finish, or stop it first",
+    });
   }
   const run = held(store);
   run.savedInput = getRunMeta(store).input;
@@ -66,14 +81,18 @@ export function claimNewRun(dir: string, shown: string): ClaimedRun {
   const p = runPaths(dir);
   // Read-only first, so pointing --out at another tool's sqlite file never migrates or changes it.
   if (existsSync(p.state) && holdsStartedRun(p.state)) {
-    throw new UsageError(`${shown} already holds a run`, { hint: `continue it with --resume ${shown}, or choose another --out` });
+    throw new UsageError(`${shown} already holds a run`, {
+      hint: `continue it with --resume ${shown}, or choose another --out`,
+    });
   }
   mkdirSync(dir, { recursive: true });
   const store = openRunStore(p.state);
   const claim = claimRun(store, process.pid, processAlive);
   if (!claim.ok) {
     store.close();
-    throw new UsageError(`${shown}: another skillopt train (pid ${claim.holder}) is writing this run`, { hint: "choose another --out" });
+    throw new UsageError(`${shown}: another skillopt train (pid ${claim.holder}) is writing this run`, {
+      hint: "choose another --out",
+    });
   }
   return held(store);
 }

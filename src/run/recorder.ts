@@ -1,7 +1,15 @@
 import { appendFileSync, rmSync } from "node:fs";
 import type { RunCheckpoint, RunRecorder, StepArtifacts } from "../engine/index.ts";
 import { collectWhenGrown, readInputText, writeFileAtomic } from "../lib/index.ts";
-import { checkpointHeads, commitCheckpoint, lastCheckpoint, skillTexts, stepArtifacts, stepRecords, type Store } from "../store/index.ts";
+import {
+  checkpointHeads,
+  commitCheckpoint,
+  lastCheckpoint,
+  skillTexts,
+  stepArtifacts,
+  stepRecords,
+  type Store,
+} from "../store/index.ts";
 import { type RunPaths, runPaths, STEP_FILES } from "./layout.ts";
 import { parseStepRecord } from "./records.ts";
 
@@ -35,7 +43,8 @@ function stepFiles(p: RunPaths, step: number, a: StepArtifacts, candidate: strin
   const out: [string, string][] = [];
   if (a.merged_patch) out.push([`${dir}/${STEP_FILES.mergedPatch}`, json(a.merged_patch)]);
   if (a.ranked_edits) out.push([`${dir}/${STEP_FILES.rankedEdits}`, json(a.ranked_edits)]);
-  if (Array.isArray(a.edit_apply_report) && a.edit_apply_report.length) out.push([`${dir}/${STEP_FILES.editReport}`, json(a.edit_apply_report)]);
+  if (Array.isArray(a.edit_apply_report) && a.edit_apply_report.length)
+    out.push([`${dir}/${STEP_FILES.editReport}`, json(a.edit_apply_report)]);
   if (a.lr_decision) out.push([`${dir}/${STEP_FILES.lrDecision}`, json(a.lr_decision)]);
   if (candidate !== undefined) out.push([`${dir}/${STEP_FILES.candidate}`, candidate]);
   return out;
@@ -60,7 +69,8 @@ export function repairRunFolder(store: Store, dir: string): number {
   else rmSync(p.history, { force: true });
   let best: string | null = null;
   for (const h of checkpointHeads(store)) {
-    if (h.kind !== "final" && h.current && texts[h.current] !== undefined) want.set(p.skillVersion(h.step), texts[h.current]!);
+    if (h.kind !== "final" && h.current && texts[h.current] !== undefined)
+      want.set(p.skillVersion(h.step), texts[h.current]!);
     if (h.best) best = h.best;
   }
   if (best && texts[best] !== undefined) want.set(p.bestSkill, texts[best]!);

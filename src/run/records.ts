@@ -35,7 +35,12 @@ export function parseSummary(raw: unknown, what = "summary"): ParsedRecord<Summa
 }
 
 /** Parse a list of records; those that do not match are left out and their issue reported. */
-export function parseAll<T>(raws: readonly unknown[], parse: (raw: unknown, what: string) => ParsedRecord<T>, what: string, issues: string[]): T[] {
+export function parseAll<T>(
+  raws: readonly unknown[],
+  parse: (raw: unknown, what: string) => ParsedRecord<T>,
+  what: string,
+  issues: string[],
+): T[] {
   const out: T[] = [];
   raws.forEach((raw, i) => {
     const r = parse(raw, `${what} ${i + 1}`);

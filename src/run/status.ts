@@ -138,10 +138,15 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
       const parsed = rawSummary === undefined ? undefined : parseSummary(rawSummary);
       if (parsed && !parsed.ok) issues.push(parsed.issue);
       const summary = parsed?.ok ? parsed.value : undefined;
-      const cfg = meta.config ? (JSON.parse(meta.config) as Record<string, Record<string, unknown> | undefined>) : undefined;
+      const cfg = meta.config
+        ? (JSON.parse(meta.config) as Record<string, Record<string, unknown> | undefined>)
+        : undefined;
       const last = records[records.length - 1];
       const best = summary ? summary.best.selection : last?.best_score;
-      const cost = records.reduce<number | null>((s, r) => (s === null || r.cost_usd === null ? null : s + r.cost_usd), records.length ? 0 : null);
+      const cost = records.reduce<number | null>(
+        (s, r) => (s === null || r.cost_usd === null ? null : s + r.cost_usd),
+        records.length ? 0 : null,
+      );
       if (issues.length) row.error = issues[0]!;
       Object.assign(row, {
         status: runStatus({ meta, hasSummary: rawSummary !== undefined }, alive),
@@ -192,7 +197,11 @@ export function readRunRow(dir: string, alive: (pid: number) => boolean = proces
     row.target = str(config?.target_model);
     row.backend = str(config?.backend);
     const best = summary?.best;
-    row.best = num(typeof best === "object" && best !== null ? (best as Record<string, unknown>).selection : summary?.best_selection_hard);
+    row.best = num(
+      typeof best === "object" && best !== null
+        ? (best as Record<string, unknown>).selection
+        : summary?.best_selection_hard,
+    );
     row.steps = historyLength(p.upstreamHistory, p.history);
     row.started_at = mtimeIso(existsSync(p.config) ? p.config : dir);
   }
@@ -227,7 +236,9 @@ function historyLength(arrayFile: string, linesFile: string): number {
     // not there or not JSON: try history.jsonl
   }
   try {
-    return readInputText(linesFile, "").split("\n").filter((l) => l.trim()).length;
+    return readInputText(linesFile, "")
+      .split("\n")
+      .filter((l) => l.trim()).length;
   } catch {
     return 0;
   }

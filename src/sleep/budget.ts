@@ -41,7 +41,12 @@ export class NightLedger {
   costUsd = 0;
 
   constructor(limits: Partial<NightLimits> = {}, now: () => number = Date.now) {
-    this.limits = { tokens: limits.tokens ?? null, calls: limits.calls ?? null, seconds: limits.seconds ?? null, costUsd: limits.costUsd ?? null };
+    this.limits = {
+      tokens: limits.tokens ?? null,
+      calls: limits.calls ?? null,
+      seconds: limits.seconds ?? null,
+      costUsd: limits.costUsd ?? null,
+    };
     this.now = now;
     this.startedMs = now();
   }
@@ -49,18 +54,25 @@ export class NightLedger {
   /** Admit one more call, or throw BudgetExhaustedError if it would break a ceiling. Pair with record() or release(). */
   check(): void {
     const { tokens, calls, seconds, costUsd } = this.limits;
-    if (calls !== null && this.calls + this.pending >= calls) throw new BudgetExhaustedError("calls", `call budget of ${calls} per night reached`);
-    if (tokens !== null && this.tokens >= tokens) throw new BudgetExhaustedError("tokens", `token budget of ${tokens} per night reached (${this.tokens} used)`);
+    if (calls !== null && this.calls + this.pending >= calls)
+      throw new BudgetExhaustedError("calls", `call budget of ${calls} per night reached`);
+    if (tokens !== null && this.tokens >= tokens)
+      throw new BudgetExhaustedError("tokens", `token budget of ${tokens} per night reached (${this.tokens} used)`);
     if (costUsd !== null && this.costUsd >= costUsd)
-      throw new BudgetExhaustedError("costUsd", `money budget of $${costUsd} per night reached ($${this.costUsd.toFixed(4)} spent)`);
-    if (seconds !== null && this.elapsedSeconds() >= seconds) throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
+      throw new BudgetExhaustedError(
+        "costUsd",
+        `money budget of $${costUsd} per night reached ($${this.costUsd.toFixed(4)} spent)`,
+      );
+    if (seconds !== null && this.elapsedSeconds() >= seconds)
+      throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
     this.pending += 1;
   }
 
   /** Throw when the wall-clock ceiling is reached (no call admitted). */
   checkTime(): void {
     const { seconds } = this.limits;
-    if (seconds !== null && this.elapsedSeconds() >= seconds) throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
+    if (seconds !== null && this.elapsedSeconds() >= seconds)
+      throw new BudgetExhaustedError("seconds", `time budget of ${seconds}s per night reached`);
   }
 
   /** Give back an admitted call that did not happen (or failed without usage). */

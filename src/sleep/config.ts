@@ -14,7 +14,8 @@ import {
 import { assertSafeKeyPath, closest, ConfigError, homeDir, nullProtoRecord } from "../lib/index.ts";
 
 const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
-const bool = (def: boolean, doc: string) => v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
+const bool = (def: boolean, doc: string) =>
+  v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
 const int = (def: number, min: number, doc: string) =>
   v.optional(
     v.pipe(
@@ -37,10 +38,19 @@ const frac = (def: number, doc: string) =>
   );
 const nullableInt = (doc: string) =>
   v.optional(
-    v.pipe(v.nullable(v.pipe(v.number("expected an integer or null"), v.integer("expected an integer or null"), v.minValue(0))), v.description(doc)),
+    v.pipe(
+      v.nullable(
+        v.pipe(v.number("expected an integer or null"), v.integer("expected an integer or null"), v.minValue(0)),
+      ),
+      v.description(doc),
+    ),
     null,
   );
-const nullableNum = (doc: string) => v.optional(v.pipe(v.nullable(v.pipe(v.number("expected a number or null"), v.minValue(0))), v.description(doc)), null);
+const nullableNum = (doc: string) =>
+  v.optional(
+    v.pipe(v.nullable(v.pipe(v.number("expected a number or null"), v.minValue(0))), v.description(doc)),
+    null,
+  );
 
 /** Backend names accepted by `--backend` / `backend` (the one backend-name table, config/backend-names.ts; aliases of spec §5.9 folded). */
 const SLEEP_BACKEND_NAMES = Object.keys(SLEEP_BACKENDS) as SleepBackendName[];
@@ -51,10 +61,13 @@ const Backend = v.optional(
     v.string("expected a backend name"),
     v.check(
       (s) => sleepBackend(s) !== undefined,
-      (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected one of ${SLEEP_BACKEND_NAMES.join(", ")} or an alias)`,
+      (issue) =>
+        `${unknownBackend(issue.input, SLEEP_NAMES)} (expected one of ${SLEEP_BACKEND_NAMES.join(", ")} or an alias)`,
     ),
     v.transform((s) => sleepBackend(s)!),
-    v.description(`model backend for mining, replay and reflection: ${SLEEP_BACKEND_NAMES.join(", ")} (mock makes no model call)`),
+    v.description(
+      `model backend for mining, replay and reflection: ${SLEEP_BACKEND_NAMES.join(", ")} (mock makes no model call)`,
+    ),
   ),
   "mock",
 );
@@ -63,7 +76,8 @@ const OptBackend = v.optional(
     v.string("expected a backend name"),
     v.check(
       (s) => s === "" || sleepBackend(s) !== undefined,
-      (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected "" or one of ${SLEEP_BACKEND_NAMES.join(", ")})`,
+      (issue) =>
+        `${unknownBackend(issue.input, SLEEP_NAMES)} (expected "" or one of ${SLEEP_BACKEND_NAMES.join(", ")})`,
     ),
     v.transform((s): SleepBackendName | "" => (s === "" ? "" : sleepBackend(s)!)),
     v.description('backend of one role when it differs from `backend` ("" = same)'),
@@ -71,7 +85,18 @@ const OptBackend = v.optional(
   "",
 );
 
-const SOURCES = ["claude", "codex", "copilot", "copilot_cli", "cursor", "devin", "pi", "opencode", "auto", "all"] as const;
+const SOURCES = [
+  "claude",
+  "codex",
+  "copilot",
+  "copilot_cli",
+  "cursor",
+  "devin",
+  "pi",
+  "opencode",
+  "auto",
+  "all",
+] as const;
 
 /** `~/.skillopt-sleep/config.{json,yaml,yml}` (spec §9.1) plus our additive keys. */
 export const SleepConfigSchema = v.strictObject({
@@ -79,15 +104,27 @@ export const SleepConfigSchema = v.strictObject({
   codex_home: str("", "Codex home (default $CODEX_HOME or ~/.codex)"),
   pi_home: str("", "Pi home, parent of agent/sessions (default ~/.pi)"),
   cursor_home: str("", "Cursor home (default ~/.cursor)"),
-  vscode_workspace_storage: str("", "VS Code workspaceStorage root (\"\" = per-OS default)"),
-  copilot_cli_session_store: str("", "Copilot CLI session-store.db (\"\" = ~/.copilot/session-store.db)"),
-  opencode_db: str("", "OpenCode database (\"\" = env / XDG default; :memory: = none)"),
-  devin_transcripts: str("", "Devin CLI transcript folder of ATIF *.json (\"\" = per-OS default, ~/.local/share/devin/cli/transcripts on Linux)"),
-  devin_user_dir: str("", "Devin editor user-data folder holding User/workspaceStorage (\"\" = per-OS default, ~/.config/Devin on Linux)"),
-  cursor_user_dir: str("", "Cursor editor user-data folder holding User/globalStorage/state.vscdb (\"\" = per-OS default, ~/.config/Cursor on Linux)"),
+  vscode_workspace_storage: str("", 'VS Code workspaceStorage root ("" = per-OS default)'),
+  copilot_cli_session_store: str("", 'Copilot CLI session-store.db ("" = ~/.copilot/session-store.db)'),
+  opencode_db: str("", 'OpenCode database ("" = env / XDG default; :memory: = none)'),
+  devin_transcripts: str(
+    "",
+    'Devin CLI transcript folder of ATIF *.json ("" = per-OS default, ~/.local/share/devin/cli/transcripts on Linux)',
+  ),
+  devin_user_dir: str(
+    "",
+    'Devin editor user-data folder holding User/workspaceStorage ("" = per-OS default, ~/.config/Devin on Linux)',
+  ),
+  cursor_user_dir: str(
+    "",
+    'Cursor editor user-data folder holding User/globalStorage/state.vscdb ("" = per-OS default, ~/.config/Cursor on Linux)',
+  ),
   transcript_source: v.optional(
     v.pipe(
-      v.union([v.picklist(SOURCES), v.array(v.picklist(SOURCES.slice(0, 7)))], `expected one of ${SOURCES.join(", ")} or a list`),
+      v.union(
+        [v.picklist(SOURCES), v.array(v.picklist(SOURCES.slice(0, 7)))],
+        `expected one of ${SOURCES.join(", ")} or a list`,
+      ),
       v.description("which agents' sessions to read: one source, auto (those present), all, or a list"),
     ),
     "claude",
@@ -144,13 +181,18 @@ export const SleepConfigSchema = v.strictObject({
     0,
   ),
   gate_granularity: v.optional(
-    v.pipe(v.picklist(["edit", "batch"], "expected edit or batch"), v.description("gate each edit on its own, or the night's edits together")),
+    v.pipe(
+      v.picklist(["edit", "batch"], "expected edit or batch"),
+      v.description("gate each edit on its own, or the night's edits together"),
+    ),
     "edit",
   ),
   gate_rule: v.optional(
     v.pipe(
       v.picklist(["strict", "paired"], "expected strict or paired"),
-      v.description("strict: candidate mean above the incumbent's; paired: sequential test on per-task differences (docs/gate.md)"),
+      v.description(
+        "strict: candidate mean above the incumbent's; paired: sequential test on per-task differences (docs/gate.md)",
+      ),
     ),
     "strict",
   ),
@@ -181,7 +223,10 @@ export const SleepConfigSchema = v.strictObject({
   target_skill_path: str("", "explicit skill target (relative ⇒ below project)"),
   memory_target: v.optional(
     v.pipe(
-      v.union([v.string(), v.array(v.string())], "expected auto, a memory file path, a comma-separated list or a list of paths"),
+      v.union(
+        [v.string(), v.array(v.string())],
+        "expected auto, a memory file path, a comma-separated list or a list of paths",
+      ),
       v.transform((x) => (Array.isArray(x) ? x : x.split(",")).map((p) => p.trim()).filter(Boolean)),
       v.check((l) => l.length > 0, "expected auto or at least one memory file path"),
       v.check((l) => !l.includes("auto") || l.length === 1, "auto cannot be combined with paths"),
@@ -194,26 +239,48 @@ export const SleepConfigSchema = v.strictObject({
   ),
   learn_lessons: bool(true, "propose recurring corrections/preferences as memory lessons (works with no model)"),
   lesson_retire_nights: int(30, 0, "propose retiring an adopted lesson unused for this many nights (0 = never)"),
-  skill_roots: v.optional(v.pipe(v.array(v.string()), v.description("extra skill directories considered for multi-skill fan-out")), () => []),
+  skill_roots: v.optional(
+    v.pipe(v.array(v.string()), v.description("extra skill directories considered for multi-skill fan-out")),
+    () => [],
+  ),
   target_task_filter: bool(true, "prefer tasks matching the target skill"),
   progress: bool(false, "progress on stderr"),
   evidence_log: bool(true, "write evidence.jsonl"),
   evidence_max_chars: int(4000, 200, "per-field cap of evidence strings"),
   multi_skill_fanout: v.optional(
-    v.pipe(v.nullable(v.boolean()), v.description("route edits to the installed skill each task used (null = multi_skill_report)")),
+    v.pipe(
+      v.nullable(v.boolean()),
+      v.description("route edits to the installed skill each task used (null = multi_skill_report)"),
+    ),
     null,
   ),
   multi_skill_report: bool(false, "legacy alias of multi_skill_fanout"),
   auto_adopt: bool(false, "adopt an accepted managed proposal automatically"),
   managed_skill_name: str("skillopt-sleep-learned", "managed skill dir name"),
   redact_secrets: bool(true, "redact evidence-log strings (staging/harvest redaction is always on)"),
-  seed: v.optional(v.pipe(v.number("expected an integer"), v.integer("expected an integer"), v.description("seed of every sampled choice of a night")), 42),
+  seed: v.optional(
+    v.pipe(
+      v.number("expected an integer"),
+      v.integer("expected an integer"),
+      v.description("seed of every sampled choice of a night"),
+    ),
+    42,
+  ),
   state_dir: str("", "explicit state directory"),
   workers: int(4, 1, "concurrent replays"),
-  batch: bool(false, "replay each phase's tasks through the provider's Batch API at half the price (openai_compatible and Azure only; " +
-    "docs/batch.md); a night then waits on each batch"),
-  batch_poll_seconds: v.optional(v.pipe(v.number("expected a number of seconds"), v.minValue(0.001, "expected a positive number of seconds"),
-      v.description("first wait between polls of a pending batch")), 15),
+  batch: bool(
+    false,
+    "replay each phase's tasks through the provider's Batch API at half the price (openai_compatible and Azure only; " +
+      "docs/batch.md); a night then waits on each batch",
+  ),
+  batch_poll_seconds: v.optional(
+    v.pipe(
+      v.number("expected a number of seconds"),
+      v.minValue(0.001, "expected a positive number of seconds"),
+      v.description("first wait between polls of a pending batch"),
+    ),
+    15,
+  ),
 });
 
 export type SleepConfig = v.InferOutput<typeof SleepConfigSchema>;
@@ -237,7 +304,10 @@ function findSleepConfigFile(home = homeDir()): string {
 }
 
 /** Read the user config file (if any), apply overrides, validate once; errors name file:line:col like the engine's config. */
-export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: { file?: string; home?: string } = {}): LoadedSleepConfig {
+export function loadSleepConfig(
+  overrides: Record<string, unknown> = {},
+  opts: { file?: string; home?: string } = {},
+): LoadedSleepConfig {
   const file = opts.file ?? findSleepConfigFile(opts.home);
   const source = file ? readConfigFile(file, "a mapping of Sleep settings") : undefined;
   const fromFile = source?.data ?? {};
@@ -246,13 +316,16 @@ export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: {
     if (Object.hasOwn(SleepConfigSchema.entries, key)) continue;
     const guess = closest(key, Object.keys(SleepConfigSchema.entries));
     const pos = at(key);
-    throw new ConfigError(`${file}${pos ? `:${pos.line}:${pos.col}` : ""}: ${key}: unknown key${guess ? ` (did you mean "${guess}"?)` : ""}`, {
-      file,
-      line: pos?.line,
-      col: pos?.col,
-      key,
-      issues: [{ path: key, message: "unknown key" }],
-    });
+    throw new ConfigError(
+      `${file}${pos ? `:${pos.line}:${pos.col}` : ""}: ${key}: unknown key${guess ? ` (did you mean "${guess}"?)` : ""}`,
+      {
+        file,
+        line: pos?.line,
+        col: pos?.col,
+        key,
+        issues: [{ path: key, message: "unknown key" }],
+      },
+    );
   }
   const merged: Record<string, unknown> = Object.assign(nullProtoRecord(), fromFile);
   for (const [k, val] of Object.entries(overrides)) {
@@ -266,7 +339,10 @@ export function loadSleepConfig(overrides: Record<string, unknown> = {}, opts: {
     const fallback = file && !fromFlag(first) ? `${file} (or a flag)` : "flags";
     throw validationError(
       parsed.issues,
-      (path) => (file && !fromFlag(path) && Object.hasOwn(fromFile, path.split(".")[0]!) ? { file, pos: nearest(source!.positions, path) } : undefined),
+      (path) =>
+        file && !fromFlag(path) && Object.hasOwn(fromFile, path.split(".")[0]!)
+          ? { file, pos: nearest(source!.positions, path) }
+          : undefined,
       fallback,
     );
   }
@@ -287,7 +363,11 @@ function nearest(positions: ReadonlyMap<string, Position>, path: string): Positi
 }
 
 /** State directory (spec §1.3): state_dir > $SKILLOPT_SLEEP_STATE_DIR > sibling of a non-default claude_home > ~/.skillopt-sleep. */
-export function resolveStateDir(cfg: SleepConfig, env: Readonly<Record<string, string | undefined>> = {}, home = homeDir()): string {
+export function resolveStateDir(
+  cfg: SleepConfig,
+  env: Readonly<Record<string, string | undefined>> = {},
+  home = homeDir(),
+): string {
   if (cfg.state_dir) return resolve(expandHome(cfg.state_dir, home));
   if (env.SKILLOPT_SLEEP_STATE_DIR) return resolve(env.SKILLOPT_SLEEP_STATE_DIR);
   const claudeHome = resolveClaudeHome(cfg, home);
@@ -315,7 +395,12 @@ export function resolveSkillPath(cfg: SleepConfig, project: string, home = homeD
 }
 
 /** Memory files agents read, in the order `auto` lists them. */
-const MEMORY_CANDIDATES = ["CLAUDE.md", "AGENTS.md", ".github/copilot-instructions.md", ".cursor/rules/skillopt-sleep.mdc"] as const;
+const MEMORY_CANDIDATES = [
+  "CLAUDE.md",
+  "AGENTS.md",
+  ".github/copilot-instructions.md",
+  ".cursor/rules/skillopt-sleep.mdc",
+] as const;
 
 /**
  * The memory files lessons are staged for, the night's primary one first. `auto` (the default)
@@ -345,7 +430,11 @@ export function resolveMemoryPaths(cfg: SleepConfig, project: string, home = hom
 /** Effective val/test fractions (spec §4.7 `_resolve_split_fractions`). */
 export function splitFractions(loaded: LoadedSleepConfig): { val: number; test: number } {
   const { config, userKeys } = loaded;
-  const val = userKeys.has("val_fraction") ? config.val_fraction : userKeys.has("holdout_fraction") ? config.holdout_fraction : 0.34;
+  const val = userKeys.has("val_fraction")
+    ? config.val_fraction
+    : userKeys.has("holdout_fraction")
+      ? config.holdout_fraction
+      : 0.34;
   const test = config.test_fraction;
   if (val + test >= 1) throw new ConfigError(`val_fraction + test_fraction must be < 1 (got ${val} + ${test})`);
   return { val, test };

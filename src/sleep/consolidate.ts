@@ -129,7 +129,9 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
       }
       if (failures.length === 0 && !contrasted) return;
       reflected = true;
-      const r = contrasted ?? await ctx.backend.reflect({ failures, successes: pairs.filter((p) => p.result.hard >= 1), ...editInput() });
+      const r =
+        contrasted ??
+        (await ctx.backend.reflect({ failures, successes: pairs.filter((p) => p.result.hard >= 1), ...editInput() }));
       reflectRaw = r.raw;
       const edits = r.edits.slice(0, o.editBudget).map((e) => ({ ...e, target: which }));
       ev?.log("reflect", "edits_returned", { target: which, edits });
@@ -236,7 +238,15 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
   const gate = sleepDecision(deltas, rule, { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) }, o.margin ?? 0);
   const better = final > baseline + (o.margin ?? 0) && (rule === "strict" || gate.verdict === "accept");
   let accepted = better && !blocked;
-  trials.push({ target: "final", baseline_score: baseline, candidate_score: final, accepted, blocked_by_regression: blocked, task_deltas: deltas, gate });
+  trials.push({
+    target: "final",
+    baseline_score: baseline,
+    candidate_score: final,
+    accepted,
+    blocked_by_regression: blocked,
+    task_deltas: deltas,
+    gate,
+  });
   let action: GateAction = accepted ? "accept_new_best" : "reject";
   if (accepted && leaked) {
     action = "reject_unverified";
@@ -252,7 +262,8 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
     accepted,
     baseline,
     candidate: final,
-    formula: o.metric.metric === "mixed" ? `(1-${o.metric.mixedWeight})·hard + ${o.metric.mixedWeight}·soft` : o.metric.metric,
+    formula:
+      o.metric.metric === "mixed" ? `(1-${o.metric.mixedWeight})·hard + ${o.metric.mixedWeight}·soft` : o.metric.metric,
   });
   return result(action, accepted, final);
 }

@@ -11,7 +11,17 @@ import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { getRules, skillScaffold } from "./learned-block.ts";
 import { verifyLessons } from "./lesson-verify.ts";
-import { applyLessonCards, editCards, type LessonBook, type LessonPlan, loadBook, observe, planLessons, saveBook, withRuleHead } from "./lessons.ts";
+import {
+  applyLessonCards,
+  editCards,
+  type LessonBook,
+  type LessonPlan,
+  loadBook,
+  observe,
+  planLessons,
+  saveBook,
+  withRuleHead,
+} from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
 import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
@@ -21,7 +31,10 @@ import type { SleepStore } from "./store-port.ts";
 import type { ConsolidateResult, TaskRecord } from "./types.ts";
 
 /** Harvest as the cycle sees it: digests with new content, and a commit of the high-water marks. */
-export type HarvestPort = (req: { sinceMs: number | undefined; limit: number }) => Promise<{ digests: DigestLike[]; commit(): void; close?(): void }>;
+export type HarvestPort = (req: {
+  sinceMs: number | undefined;
+  limit: number;
+}) => Promise<{ digests: DigestLike[]; commit(): void; close?(): void }>;
 
 /** Phase lines for `--progress`. */
 type PhaseListener = (phase: string, detail: string) => void;
@@ -62,13 +75,26 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   const phase = input.onPhase ?? (() => {});
   const previousKey = store.lastModelKey();
   const modelChanged = previousKey !== undefined && previousKey !== backend.modelKey;
-  if (modelChanged) log.warn(`sleep: the model changed (${previousKey} -> ${backend.modelKey}); rules learned for one model may not transfer`);
+  if (modelChanged)
+    log.warn(
+      `sleep: the model changed (${previousKey} -> ${backend.modelKey}); rules learned for one model may not transfer`,
+    );
   const night = input.dry ? store.peekNight() : store.beginNight(project, startedMs, backend.modelKey);
   const stagingDir = input.dry ? "" : reserveNight(project, new Date(startedMs));
-  const evidencePath = input.dry ? join(input.stateDir, "evidence", `dryrun-${night}-${startedMs}.jsonl`) : join(stagingDir, "evidence.jsonl");
-  const evidence = new Evidence(cfg.evidence_log ? evidencePath : undefined, { maxChars: cfg.evidence_max_chars, redact: cfg.redact_secrets });
+  const evidencePath = input.dry
+    ? join(input.stateDir, "evidence", `dryrun-${night}-${startedMs}.jsonl`)
+    : join(stagingDir, "evidence.jsonl");
+  const evidence = new Evidence(cfg.evidence_log ? evidencePath : undefined, {
+    maxChars: cfg.evidence_max_chars,
+    redact: cfg.redact_secrets,
+  });
   const ledger = new NightLedger(
-    { tokens: cfg.max_tokens_per_night, calls: cfg.max_calls_per_night, seconds: cfg.max_seconds_per_night, costUsd: cfg.max_cost_usd_per_night },
+    {
+      tokens: cfg.max_tokens_per_night,
+      calls: cfg.max_calls_per_night,
+      seconds: cfg.max_seconds_per_night,
+      costUsd: cfg.max_cost_usd_per_night,
+    },
     now,
   );
   backend.ledger = ledger;
@@ -105,7 +131,10 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       const last = store.lastHarvestMs(project);
       // Per-session delivery marks make re-reads free, so the window is only a bound on what was
       // never seen: the lookback, widened back to the last night after a longer break.
-      const sinceMs = cfg.lookback_hours > 0 ? Math.min(last ?? Number.POSITIVE_INFINITY, startedMs - cfg.lookback_hours * 3_600_000) : undefined;
+      const sinceMs =
+        cfg.lookback_hours > 0
+          ? Math.min(last ?? Number.POSITIVE_INFINITY, startedMs - cfg.lookback_hours * 3_600_000)
+          : undefined;
       phase("harvest", `harvest start (source ${String(cfg.transcript_source)}, max ${limit} sessions)`);
       const h = await input.harvest({ sinceMs, limit });
       nSessions = h.digests.length;
@@ -128,7 +157,10 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       phase("harvest", `harvest done: ${nSessions} sessions`);
       const useLlm = backend.remote && cfg.llm_mine;
       phase("mine", `mine start (max ${cfg.max_tasks_per_night} tasks${useLlm ? ", LLM miner" : ", heuristic miner"})`);
-      const target = cfg.target_task_filter && cfg.target_skill_path && skillBase.text.trim() ? { text: skillBase.text, path: input.skillPath } : undefined;
+      const target =
+        cfg.target_task_filter && cfg.target_skill_path && skillBase.text.trim()
+          ? { text: skillBase.text, path: input.skillPath }
+          : undefined;
       tasks = await mine(h.digests, {
         maxTasks: cfg.max_tasks_per_night,
         maxSessions: limit,
@@ -160,7 +192,10 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     const gated = ensureMinVal([...checkable, ...carried], cfg.min_val_tasks, cfg.seed);
     const replayable = dreamAugment([...gated, ...recallTasks(gated, archive, cfg.recall_k)], cfg.dream_factor);
     const notes: string[] = [];
-    if (carried.length) notes.push(`${carried.length} held-out task(s) carried over from earlier nights to reach min_val_tasks=${cfg.min_val_tasks}`);
+    if (carried.length)
+      notes.push(
+        `${carried.length} held-out task(s) carried over from earlier nights to reach min_val_tasks=${cfg.min_val_tasks}`,
+      );
     if (checkable.length < tasks.length)
       notes.push(
         `${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them \
@@ -171,7 +206,11 @@ against their own intent)`,
     if (replayable.length > 0) {
       phase("consolidate", `consolidate start (${replayable.length} tasks)`);
       const rejectedBefore = store.rejectedEditTexts(project, 50);
-      result = await consolidate(ctx, { ...consolidateOptions(cfg, memoryBase.text, rejectedBefore), tasks: replayable, skill: skillText });
+      result = await consolidate(ctx, {
+        ...consolidateOptions(cfg, memoryBase.text, rejectedBefore),
+        tasks: replayable,
+        skill: skillText,
+      });
       result.notes.unshift(...notes);
       phase(
         "consolidate",
@@ -199,11 +238,16 @@ ${result.unmatched.length} unmatched edits)`,
     const fanoutOn = cfg.multi_skill_fanout ?? cfg.multi_skill_report;
     if (result && fanoutOn && cfg.evolve_skill) {
       phase("fanout", "per-skill consolidation");
-      fan = await fanOut(ctx, replayable, consolidateOptions(cfg, memoryBase.text, store.rejectedEditTexts(project, 50)), {
-        managedName: cfg.managed_skill_name,
-        roots: input.skillRoots ?? [],
-        managedSkillPath: skillBase.realpath,
-      });
+      fan = await fanOut(
+        ctx,
+        replayable,
+        consolidateOptions(cfg, memoryBase.text, store.rejectedEditTexts(project, 50)),
+        {
+          managedName: cfg.managed_skill_name,
+          roots: input.skillRoots ?? [],
+          managedSkillPath: skillBase.realpath,
+        },
+      );
       result.notes.push(...fan.notes);
       phase("fanout", `${fan.rows.length} skill group(s), ${fan.proposals.length} accepted`);
     }
@@ -212,7 +256,11 @@ ${result.unmatched.length} unmatched edits)`,
     if (book) {
       const memoryNow = result?.accepted && result.newMemory !== memoryBase.text ? result.newMemory : memoryBase.text;
       const covered = [...getRules(skillBase.text), ...(result?.accepted ? getRules(result.newSkill) : [])];
-      lessons = planLessons(book, night, memoryNow, { target: input.memoryPath, retireAfterNights: cfg.lesson_retire_nights, covered });
+      lessons = planLessons(book, night, memoryNow, {
+        target: input.memoryPath,
+        retireAfterNights: cfg.lesson_retire_nights,
+        covered,
+      });
       lessons.memory = withRuleHead(memoryNow, lessons.memory, input.memoryPath);
       if (backend.remote && lessons.cards.length) {
         phase("lessons", `replay-verifying ${lessons.cards.length} lesson edit(s)`);
@@ -249,7 +297,13 @@ ${result.unmatched.length} unmatched edits)`,
     }
     const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
       const r: ConsolidateResult =
-        result ?? emptyResult(skillText, memoryBase.text, tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference", notes);
+        result ??
+        emptyResult(
+          skillText,
+          memoryBase.text,
+          tasks.length === 0 ? "no tasks mined" : "no task has a checkable reference",
+          notes,
+        );
       const report = buildReport(r, {
         night,
         project,
@@ -262,7 +316,13 @@ ${result.unmatched.length} unmatched edits)`,
         n_replayed: replayable.length,
         tokens_used: ledger.tokens,
         gate_no_regression: cfg.gate_no_regression,
-        budget: { calls: ledger.calls, tokens: ledger.tokens, cost_usd: ledger.costUsd, seconds: ledger.elapsedSeconds(), stages: ledger.entries() },
+        budget: {
+          calls: ledger.calls,
+          tokens: ledger.tokens,
+          cost_usd: ledger.costUsd,
+          seconds: ledger.elapsedSeconds(),
+          stages: ledger.entries(),
+        },
       });
       report.skill_groups = fan.rows;
       if (r.accepted && r.applied.length) {
@@ -285,9 +345,12 @@ the evidence with \`skillopt sleep diff\``,
       if (lessons?.notes.length) report.notes.push(...lessons.notes);
       const proposals: Proposal[] = [];
       // An unchanged proposal is not staged (§12.1 #13).
-      if (r.accepted && cfg.evolve_skill && r.newSkill !== skillBase.text) proposals.push({ which: "skill", text: r.newSkill, baseline: skillBase });
-      if (lessons?.memory && lessons.memory !== memoryBase.text) proposals.push({ which: "memory", text: lessons.memory, baseline: memoryBase });
-      else if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text) proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
+      if (r.accepted && cfg.evolve_skill && r.newSkill !== skillBase.text)
+        proposals.push({ which: "skill", text: r.newSkill, baseline: skillBase });
+      if (lessons?.memory && lessons.memory !== memoryBase.text)
+        proposals.push({ which: "memory", text: lessons.memory, baseline: memoryBase });
+      else if (r.accepted && cfg.evolve_memory && r.newMemory !== memoryBase.text)
+        proposals.push({ which: "memory", text: r.newMemory, baseline: memoryBase });
       proposals.push(...extraMemory);
       evidence.log("cycle", "end", {
         outcome: status,
@@ -356,7 +419,8 @@ the evidence with \`skillopt sleep diff\``,
   } catch (err) {
     if (!input.dry) {
       // An aborted night leaves no half-written folder behind (§12.1 #18).
-      if (stagingDir && !existsSync(join(stagingDir, "manifest.json"))) rmSync(stagingDir, { recursive: true, force: true });
+      if (stagingDir && !existsSync(join(stagingDir, "manifest.json")))
+        rmSync(stagingDir, { recursive: true, force: true });
       if (err instanceof PendingCallsError) store.abandonNight(night);
       else
         store.finishNight({

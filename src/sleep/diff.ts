@@ -28,8 +28,18 @@ export function diffNight(stagingDir: string, stateDir: string): NightFileDiff[]
   const scope = trustNight(stagingDir, stateDir);
   const m = scope.manifest;
   const rows = [
-    ...legacyRows(m).map((r) => ({ which: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256 })),
-    ...(m.skills ?? []).map((s) => ({ which: `skill '${s.skill_name}'`, live: s.live_skill_path, file: s.proposed_file, pin: s.live_sha256 })),
+    ...legacyRows(m).map((r) => ({
+      which: r.which,
+      live: r.row.live_path,
+      file: r.row.proposed_file,
+      pin: r.row.live_sha256,
+    })),
+    ...(m.skills ?? []).map((s) => ({
+      which: `skill '${s.skill_name}'`,
+      live: s.live_skill_path,
+      file: s.proposed_file,
+      pin: s.live_sha256,
+    })),
   ];
   return rows.map((r) => {
     const liveBytes = readLive(scope, r.live);
@@ -98,6 +108,8 @@ export function colorizePatch(d: NightFileDiff): string {
 
 /** Plain rendering: a valid patch preceded by the range of the proposed learned block. */
 export function plainPatch(d: NightFileDiff): string {
-  const where = d.learned_range ? `proposed learned block: lines ${d.learned_range.start + 1}-${d.learned_range.end + 1}` : "no learned block";
+  const where = d.learned_range
+    ? `proposed learned block: lines ${d.learned_range.start + 1}-${d.learned_range.end + 1}`
+    : "no learned block";
   return `# ${d.which}: ${d.live_path} (+${d.added} -${d.removed}; ${where})${d.drifted ? " — live file drifted from the pinned baseline" : ""}\n${d.patch}`;
 }

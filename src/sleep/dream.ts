@@ -1,6 +1,10 @@
 import type { TaskRecord } from "./types.ts";
 
-const WRAPPERS = [(s: string) => `Quick one: ${s}`, (s: string) => `Please handle this request: ${s}`, (s: string) => `For the daily report: ${s}`];
+const WRAPPERS = [
+  (s: string) => `Quick one: ${s}`,
+  (s: string) => `Please handle this request: ${s}`,
+  (s: string) => `For the daily report: ${s}`,
+];
 
 /** Synthetic variants of each real train task (spec §5.7): train only, never archived, never gated on. */
 export function dreamAugment(tasks: readonly TaskRecord[], factor: number): TaskRecord[] {
@@ -8,15 +12,18 @@ export function dreamAugment(tasks: readonly TaskRecord[], factor: number): Task
   const extra = tasks
     .filter((t) => t.split === "train" && t.origin === "real")
     .flatMap((t) =>
-      Array.from({ length: factor }, (_, k): TaskRecord => ({
-        ...t,
-        id: `${t.id}_dream${k}`,
-        intent: WRAPPERS[k % WRAPPERS.length]!(t.intent),
-        tags: [...t.tags, "dream"],
-        split: "train",
-        origin: "dream",
-        derived_from: t.id,
-      })),
+      Array.from(
+        { length: factor },
+        (_, k): TaskRecord => ({
+          ...t,
+          id: `${t.id}_dream${k}`,
+          intent: WRAPPERS[k % WRAPPERS.length]!(t.intent),
+          tags: [...t.tags, "dream"],
+          split: "train",
+          origin: "dream",
+          derived_from: t.id,
+        }),
+      ),
     );
   return [...tasks, ...extra];
 }
@@ -41,7 +48,9 @@ export function recallTasks(tonight: readonly TaskRecord[], archive: readonly Ta
   const blocked = new Set(tonight.flatMap((t) => [t.id, t.derived_from].filter(Boolean)));
   const seen = new Set<string>();
   const scored = archive
-    .filter((t) => t.origin === "real" && t.split === "train" && !blocked.has(t.id) && !seen.has(t.id) && seen.add(t.id))
+    .filter(
+      (t) => t.origin === "real" && t.split === "train" && !blocked.has(t.id) && !seen.has(t.id) && seen.add(t.id),
+    )
     .map((t) => {
       const tk = tokens(t.intent);
       return { t, sim: tk.size ? Math.max(0, ...query.map((q) => jaccard(q, tk))) : 0 };
@@ -49,7 +58,14 @@ export function recallTasks(tonight: readonly TaskRecord[], archive: readonly Ta
     .filter((x) => x.sim > 0)
     .sort((a, b) => b.sim - a.sim || (a.t.id < b.t.id ? -1 : 1))
     .slice(0, k);
-  return scored.map(({ t }) => ({ ...t, id: `recall:${t.id}`, tags: [...t.tags, "recall"], split: "train", origin: "real", derived_from: t.id }));
+  return scored.map(({ t }) => ({
+    ...t,
+    id: `recall:${t.id}`,
+    tags: [...t.tags, "recall"],
+    split: "train",
+    origin: "real",
+    derived_from: t.id,
+  }));
 }
 
 /**
@@ -57,7 +73,11 @@ export function recallTasks(tonight: readonly TaskRecord[], archive: readonly Ta
  * earlier nights join tonight's val until it holds `target` tasks, newest first, skipping ids
  * already present tonight.
  */
-export function persistentVal(tonight: readonly TaskRecord[], archive: readonly TaskRecord[], target: number): TaskRecord[] {
+export function persistentVal(
+  tonight: readonly TaskRecord[],
+  archive: readonly TaskRecord[],
+  target: number,
+): TaskRecord[] {
   const have = tonight.filter((t) => t.split === "val").length;
   if (have >= target) return [];
   const ids = new Set(tonight.map((t) => t.id));

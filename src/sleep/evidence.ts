@@ -8,10 +8,12 @@ function localIso(d = new Date()): string {
 }
 
 function clip(value: unknown, max: number): unknown {
-  if (typeof value === "string") return value.length > max ? `${value.slice(0, max)}…[truncated ${value.length - max} chars]` : value;
+  if (typeof value === "string")
+    return value.length > max ? `${value.slice(0, max)}…[truncated ${value.length - max} chars]` : value;
   if (typeof value === "number") return Number.isFinite(value) ? value : null;
   if (Array.isArray(value)) return value.map((x) => clip(x, max));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, clip(x, max)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, x]) => [k, clip(x, max)]));
   return value;
 }
 
@@ -39,7 +41,13 @@ export class Evidence {
   log(stage: string, event: string, data: Record<string, unknown> = {}): void {
     this.seq += 1;
     const body = this.redact ? redactSecrets(data) : data;
-    const row = { ts: localIso(), stage, event, seq: this.seq, ...(clip(body, this.maxChars) as Record<string, unknown>) };
+    const row = {
+      ts: localIso(),
+      stage,
+      event,
+      seq: this.seq,
+      ...(clip(body, this.maxChars) as Record<string, unknown>),
+    };
     this.events.push(row);
     if (!this.path) return;
     try {

@@ -72,7 +72,13 @@ export async function fanOut(
       continue;
     }
     try {
-      const r = await consolidate(ctx, { ...base, tasks: group, skill: baseline.text, evolveMemory: false, evolveSkill: true });
+      const r = await consolidate(ctx, {
+        ...base,
+        tasks: group,
+        skill: baseline.text,
+        evolveMemory: false,
+        evolveSkill: true,
+      });
       rows.push({
         skill_name: name,
         status: r.accepted ? "accepted" : "rejected",
@@ -85,7 +91,8 @@ export async function fanOut(
         n_rejected_edits: r.rejected.length,
         reason: r.noEditsReason || r.notes.join("; "),
       });
-      if (r.accepted && r.newSkill.trim() && r.newSkill !== baseline.text) proposals.push({ name, text: r.newSkill, baseline });
+      if (r.accepted && r.newSkill.trim() && r.newSkill !== baseline.text)
+        proposals.push({ name, text: r.newSkill, baseline });
     } catch (err) {
       if (err instanceof BudgetExhaustedError) {
         skip(err.message);

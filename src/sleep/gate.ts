@@ -1,4 +1,10 @@
-import { decideOnItems, type GateDecision, type GateMetric, itemScore, type SequentialSettings } from "../engine/index.ts";
+import {
+  decideOnItems,
+  type GateDecision,
+  type GateMetric,
+  itemScore,
+  type SequentialSettings,
+} from "../engine/index.ts";
 import { applyEdits } from "./learned-block.ts";
 import { aggregateScores } from "./replay.ts";
 import type { EditRecord, GateTrial, ReplayResult, TaskDelta, TaskRecord } from "./types.ts";
@@ -10,7 +16,12 @@ export function resultsScore(results: readonly ReplayResult[], m: GateMetric): n
 }
 
 /** Per-task deltas between two replays of the val split (spec §6.5). */
-export function taskDeltas(tasks: readonly TaskRecord[], base: readonly ReplayResult[], cand: readonly ReplayResult[], m: GateMetric): TaskDelta[] {
+export function taskDeltas(
+  tasks: readonly TaskRecord[],
+  base: readonly ReplayResult[],
+  cand: readonly ReplayResult[],
+  m: GateMetric,
+): TaskDelta[] {
   const b = new Map(base.map((r) => [r.id, r]));
   const c = new Map(cand.map((r) => [r.id, r]));
   return tasks.map((t) => {
@@ -72,7 +83,12 @@ export const SLEEP_SEQUENTIAL: SequentialSettings = { alpha: 0.05, minEffect: 0,
  * incumbent's per-task scores paired in task order (a task without a finite score on both sides
  * is left out: no answer is never a zero).
  */
-export function sleepDecision(deltas: readonly TaskDelta[], rule: "strict" | "paired", s: SequentialSettings = SLEEP_SEQUENTIAL, margin = 0): GateDecision {
+export function sleepDecision(
+  deltas: readonly TaskDelta[],
+  rule: "strict" | "paired",
+  s: SequentialSettings = SLEEP_SEQUENTIAL,
+  margin = 0,
+): GateDecision {
   const scored = deltas.filter((d) => d.scores_are_finite && d.baseline_score !== null && d.candidate_score !== null);
   const diffs = scored.map((d) => d.candidate_score! - d.baseline_score!);
   const regressed = scored.map((d) => d.baseline_score! >= 1 - 1e-9 && d.candidate_score! < 1 - 1e-9);
@@ -105,7 +121,10 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
     const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
     const rule = o.rule ?? "strict";
     const gate = sleepDecision(deltas, rule, o.sequential, o.margin ?? 0);
-    const better = rule === "paired" ? gate.verdict === "accept" && score > base.score + (o.margin ?? 0) : score > base.score + (o.margin ?? 0);
+    const better =
+      rule === "paired"
+        ? gate.verdict === "accept" && score > base.score + (o.margin ?? 0)
+        : score > base.score + (o.margin ?? 0);
     const improved = better && !blocked;
     trials.push({
       target: o.target,
@@ -136,7 +155,11 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
       const t = await trial(inc, without, `gate_prune:${o.target}`);
       // Dropping e did not hurt: e contributed nothing (or harmed), so it leaves the set.
       const dropped =
-        t.inc.score >= best.score && !(o.noRegression && taskDeltas(o.valTasks, inc.results, t.inc.results, o.metric).some((d) => d.status === "regressed"));
+        t.inc.score >= best.score &&
+        !(
+          o.noRegression &&
+          taskDeltas(o.valTasks, inc.results, t.inc.results, o.metric).some((d) => d.status === "regressed")
+        );
       trials[trials.length - 1]!.accepted = dropped;
       if (dropped) {
         keep = without;

@@ -57,7 +57,11 @@ function bound(arg: unknown): number | undefined {
 }
 
 /** Does one check pass? */
-export function checkPasses(check: Check, response: string, toolsCalled: readonly string[]): { pass: boolean; problem?: string } {
+export function checkPasses(
+  check: Check,
+  response: string,
+  toolsCalled: readonly string[],
+): { pass: boolean; problem?: string } {
   const arg = typeof check.arg === "string" ? check.arg : check.arg;
   const s = typeof arg === "string" ? arg : String(arg ?? "");
   switch (check.op) {
@@ -105,7 +109,11 @@ export function ruleChecks(judge: Record<string, unknown>): Check[] {
 }
 
 /** Score a rule judge locally (spec §5.3): hard = all pass, soft = fraction passed. */
-export function scoreRuleJudge(judge: Record<string, unknown>, response: string, toolsCalled: readonly string[] = []): JudgeScore {
+export function scoreRuleJudge(
+  judge: Record<string, unknown>,
+  response: string,
+  toolsCalled: readonly string[] = [],
+): JudgeScore {
   const checks = ruleChecks(judge);
   if (checks.length === 0) return { hard: 0, soft: 0, rationale: "no checks" };
   const failed: string[] = [];
@@ -114,7 +122,9 @@ export function scoreRuleJudge(judge: Record<string, unknown>, response: string,
     if (!r.pass) failed.push(`${c.op}=${c.arg ?? ""}${r.problem ? ` ${r.problem}` : ""}`);
   }
   const soft = (checks.length - failed.length) / checks.length;
-  return failed.length === 0 ? { hard: 1, soft: 1, rationale: "all checks passed" } : { hard: 0, soft, rationale: `failed: ${failed.join(", ")}` };
+  return failed.length === 0
+    ? { hard: 1, soft: 1, rationale: "all checks passed" }
+    : { hard: 0, soft, rationale: `failed: ${failed.join(", ")}` };
 }
 
 const normText = (s: string) =>
@@ -126,7 +136,13 @@ const normText = (s: string) =>
 
 /** Fraction of distinct reference tokens (> 2 chars) found in the response. */
 export function keywordOverlap(reference: string, response: string): number {
-  const tokens = [...new Set(normText(reference).split(" ").filter((t) => t.length > 2))];
+  const tokens = [
+    ...new Set(
+      normText(reference)
+        .split(" ")
+        .filter((t) => t.length > 2),
+    ),
+  ];
   if (tokens.length === 0) return 0;
   const r = normText(response);
   return tokens.filter((t) => r.includes(t)).length / tokens.length;
@@ -152,14 +168,18 @@ export function requiredTools(task: TaskRecord): string[] {
 export function validateChecks(judge: unknown): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
-  if (typeof judge !== "object" || judge === null || Array.isArray(judge)) return { errors: ["judge must be an object"], warnings };
+  if (typeof judge !== "object" || judge === null || Array.isArray(judge))
+    return { errors: ["judge must be an object"], warnings };
   const checks = (judge as Record<string, unknown>).checks;
   if (!Array.isArray(checks)) return { errors: ["judge.checks must be a list"], warnings };
   checks.forEach((c, i) => {
     const problem = checkProblem(c, i, warnings);
     if (problem) errors.push(problem);
   });
-  if (checks.length > 0 && checks.every((c) => typeof c === "object" && c !== null && SHAPE_OPS.has(String((c as Record<string, unknown>).op)))) {
+  if (
+    checks.length > 0 &&
+    checks.every((c) => typeof c === "object" && c !== null && SHAPE_OPS.has(String((c as Record<string, unknown>).op)))
+  ) {
     warnings.push("every check is a shape check: it can be satisfied by reformatting alone");
   }
   return { errors, warnings };
@@ -173,7 +193,8 @@ function checkProblem(c: unknown, i: number, warnings: string[]): string | undef
     warnings.push(`checks[${i}]: unknown op ${op} (always passes)`);
     return undefined;
   }
-  if (STRING_OPS.has(op) && (typeof arg !== "string" || !arg.trim())) return `checks[${i}] (${op}) needs a non-blank string arg`;
+  if (STRING_OPS.has(op) && (typeof arg !== "string" || !arg.trim()))
+    return `checks[${i}] (${op}) needs a non-blank string arg`;
   if (op === "regex") {
     try {
       new RegExp(String(arg));

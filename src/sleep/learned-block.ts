@@ -9,7 +9,7 @@ const HEADING = "## Learned preferences & procedures";
 // so the banner says what holds for every rule (the evidence card says which were replay-checked).
 const BANNER =
   "_Maintained by SkillOpt-Sleep: these rules were proposed offline from your past sessions, each with its evidence (replay-checked on held-out " +
-    "tasks when a model was available, otherwise marked unverified), and added only after you adopted them. Text outside this block is never changed._";
+  "tasks when a model was available, otherwise marked unverified), and added only after you adopted them. Text outside this block is never changed._";
 
 /** The rules (bullets) of the first learned block, in order. */
 export function getRules(doc: string): string[] {
@@ -59,7 +59,10 @@ function renderBlock(rules: readonly string[]): string {
 }
 
 /** Apply edits to the learned block (spec §6.1) with the engine's edit applier on its rules: the new document, applied and unmatched edits. */
-export function applyEdits(doc: string, edits: readonly EditRecord[]): { doc: string; applied: EditRecord[]; unmatched: EditRecord[] } {
+export function applyEdits(
+  doc: string,
+  edits: readonly EditRecord[],
+): { doc: string; applied: EditRecord[]; unmatched: EditRecord[] } {
   const r = applyRuleEdits(
     getRules(doc),
     edits.map((e) => ({ op: e.op, content: e.content, target: e.anchor })),

@@ -41,9 +41,18 @@ export async function verifyLessons(
       const base = await replayBatch(ctx, tasks, o.skill, without, "lesson_base");
       const cand = await replayBatch(ctx, tasks, o.skill, withRule, "lesson_candidate");
       // A task either side could not score (no answer) is left out, never counted as a zero.
-      const scored = tasks.map((_, i) => i).filter((i) => [base[i], cand[i]].every((r) => r !== undefined && r.response !== "" && Number.isFinite(r.soft)));
+      const scored = tasks
+        .map((_, i) => i)
+        .filter((i) =>
+          [base[i], cand[i]].every((r) => r !== undefined && r.response !== "" && Number.isFinite(r.soft)),
+        );
       const diffs = scored.map((i) => cand[i]!.soft - base[i]!.soft);
-      const d = decideOnItems(diffs, scored.map((i) => base[i]!.hard >= 1 && cand[i]!.hard < 1), "paired", SLEEP_SEQUENTIAL);
+      const d = decideOnItems(
+        diffs,
+        scored.map((i) => base[i]!.hard >= 1 && cand[i]!.hard < 1),
+        "paired",
+        SLEEP_SEQUENTIAL,
+      );
       const v = { verdict: d.verdict, delta: d.delta, ci: d.ci, n: d.n_used };
       card.verification = { ...v, regressions: scored.filter((_i, k) => diffs[k]! < 0).map((i) => tasks[i]!.id) };
       ctx.evidence?.log("lessons", "verified", { id: card.id, verdict: v.verdict, delta: v.delta, ci: v.ci, n: v.n });
@@ -60,7 +69,10 @@ export async function verifyLessons(
   // Rebuild the proposal without the rejected lessons (a rejected replacement keeps the old rule).
   let rules = getRules(o.proposedMemory);
   for (const c of drop)
-    rules = c.op === "replace" && c.previous_rule ? rules.map((r) => (r === c.rule ? c.previous_rule! : r)) : rules.filter((r) => r !== c.rule);
+    rules =
+      c.op === "replace" && c.previous_rule
+        ? rules.map((r) => (r === c.rule ? c.previous_rule! : r))
+        : rules.filter((r) => r !== c.rule);
   for (const c of drop) cards.splice(cards.indexOf(c), 1);
   return { memory: cards.length ? setLearned(o.baseMemory, rules) : "", notes };
 }

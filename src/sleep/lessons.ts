@@ -147,7 +147,10 @@ export function sameInstruction(a: ReadonlySet<string>, b: ReadonlySet<string>):
 }
 
 /** The instructions of one prompt (rule 1). */
-export function instructionsOf(prompt: string, isFollowUp: boolean): Array<{ quote: string; kind: "correction" | "preference" }> {
+export function instructionsOf(
+  prompt: string,
+  isFollowUp: boolean,
+): Array<{ quote: string; kind: "correction" | "preference" }> {
   const out: Array<{ quote: string; kind: "correction" | "preference" }> = [];
   const promptNeg = isFollowUp && detectFeedback(prompt).neg.length > 0;
   for (const raw of prompt.split(/(?<=[.!?])\s+|\n+/)) {
@@ -198,7 +201,8 @@ export function observe(book: LessonBook, digests: readonly LessonDigest[], nigh
     for (const f of fresh) f.night = old.find((o) => o.quote === f.quote)?.night ?? night;
     book.observations = book.observations.filter((o) => o.session_id !== d.session_id).concat(fresh);
   }
-  if (book.observations.length > MAX_OBSERVATIONS) book.observations.splice(0, book.observations.length - MAX_OBSERVATIONS);
+  if (book.observations.length > MAX_OBSERVATIONS)
+    book.observations.splice(0, book.observations.length - MAX_OBSERVATIONS);
 }
 
 interface Cluster {
@@ -210,7 +214,8 @@ interface Cluster {
 function clusterObservations(obs: readonly Observation[]): Cluster[] {
   const toks = obs.map((o) => lessonTokens(o.quote));
   const pol = obs.map((o) => polarity([o]));
-  const opposite = (i: number, j: number) => [...pol[i]!.prefer].some((p) => pol[j]!.avoid.has(p)) || [...pol[i]!.avoid].some((a) => pol[j]!.prefer.has(a));
+  const opposite = (i: number, j: number) =>
+    [...pol[i]!.prefer].some((p) => pol[j]!.avoid.has(p)) || [...pol[i]!.avoid].some((a) => pol[j]!.prefer.has(a));
   const parent = obs.map((_, i) => i);
   const find = (i: number): number => {
     let r = i;
@@ -220,7 +225,8 @@ function clusterObservations(obs: readonly Observation[]): Cluster[] {
   };
   for (let i = 0; i < obs.length; i++) {
     // "use jest, not vitest" is the same words as "use vitest, not jest", and its opposite.
-    for (let j = i + 1; j < obs.length; j++) if (sameInstruction(toks[i]!, toks[j]!) && !opposite(i, j)) parent[find(i)] = find(j);
+    for (let j = i + 1; j < obs.length; j++)
+      if (sameInstruction(toks[i]!, toks[j]!) && !opposite(i, j)) parent[find(i)] = find(j);
   }
   const by = new Map<number, Cluster>();
   obs.forEach((o, i) => {
@@ -237,7 +243,10 @@ const day = (iso: string) => iso.slice(0, 10);
 
 /** A cluster said in ≥ 2 sessions or on ≥ 2 days (rule 3). */
 function isRecurring(c: Cluster): boolean {
-  return new Set(c.members.map((m) => m.session_id)).size >= 2 || new Set(c.members.map((m) => day(m.at)).filter(Boolean)).size >= 2;
+  return (
+    new Set(c.members.map((m) => m.session_id)).size >= 2 ||
+    new Set(c.members.map((m) => day(m.at)).filter(Boolean)).size >= 2
+  );
 }
 
 /** The member closest to all others, shortest on ties (rule 4). */
@@ -259,7 +268,10 @@ function representative(c: Cluster): string {
 }
 
 /** Prefer/avoid terms of a cluster's "use X, not Y" members. */
-function polarity(c: { members: readonly Observation[] } | readonly { quote: string }[]): { prefer: Set<string>; avoid: Set<string> } {
+function polarity(c: { members: readonly Observation[] } | readonly { quote: string }[]): {
+  prefer: Set<string>;
+  avoid: Set<string>;
+} {
   const prefer = new Set<string>();
   const avoid = new Set<string>();
   const members: readonly { quote: string }[] = "members" in c ? c.members : c;
@@ -338,9 +350,12 @@ export function planLessons(
   // Adoption is what the live file says: a proposed rule present in it was adopted.
   for (const l of book.lessons) {
     if (!l.adopted_night && liveNorm.has(norm(l.rule))) l.adopted_night = night;
-    if (l.adopted_night && !liveNorm.has(norm(l.rule)) && !l.superseded_by) l.superseded_by = "removed from the live file by the user";
+    if (l.adopted_night && !liveNorm.has(norm(l.rule)) && !l.superseded_by)
+      l.superseded_by = "removed from the live file by the user";
   }
-  const clusters = clusterObservations(book.observations).filter((c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c));
+  const clusters = clusterObservations(book.observations).filter(
+    (c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c),
+  );
   const claimed = new Set<LessonRecord>();
   for (const c of clusters) {
     const rule = representative(c);
@@ -348,7 +363,9 @@ export function planLessons(
     const known = book.lessons.find(
       (l) =>
         !claimed.has(l) &&
-        (l.id === lessonId(rule) || sameInstruction(lessonTokens(l.rule), ruleToks) || c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t))),
+        (l.id === lessonId(rule) ||
+          sameInstruction(lessonTokens(l.rule), ruleToks) ||
+          c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t))),
     );
     const sessions = new Set(c.members.map((m) => m.session_id));
     const times = c.members
@@ -369,7 +386,13 @@ export function planLessons(
         .slice()
         .sort((a, b) => (a.at < b.at ? -1 : 1))
         .slice(-8)
-        .map((m) => ({ session_id: m.session_id, source: m.source, date: m.at, quote: m.quote, ...(m.context ? { context: m.context } : {}) })),
+        .map((m) => ({
+          session_id: m.session_id,
+          source: m.source,
+          date: m.at,
+          quote: m.quote,
+          ...(m.context ? { context: m.context } : {}),
+        })),
       verification: "unverified",
       cost: { tokens: 0, cost_usd: 0 },
       ...(note ? { note } : {}),
@@ -394,7 +417,9 @@ export function planLessons(
     // when the user says it again, not every night.
     if (!c.members.some((m) => m.night === night)) continue;
     // A new lesson contradicting an adopted one replaces it (never silently).
-    const opposed = book.lessons.find((l) => l.adopted_night && !l.superseded_by && liveNorm.has(norm(l.rule)) && contradicts(l.rule, c));
+    const opposed = book.lessons.find(
+      (l) => l.adopted_night && !l.superseded_by && liveNorm.has(norm(l.rule)) && contradicts(l.rule, c),
+    );
     if (opposed) {
       rules = rules.map((r) => (norm(r) === norm(opposed.rule) ? rule : r));
       cards.push(card("replace", rule, opposed.rule, `contradicts the adopted lesson "${opposed.rule}"`));
@@ -405,7 +430,14 @@ export function planLessons(
       rules.push(rule);
       cards.push(card("add", rule));
     }
-    if (!known) book.lessons.push({ id: lessonId(rule), rule, proposed_night: night, adopted_night: 0, last_support_night: night });
+    if (!known)
+      book.lessons.push({
+        id: lessonId(rule),
+        rule,
+        proposed_night: night,
+        adopted_night: 0,
+        last_support_night: night,
+      });
   }
   // Retirement: an adopted lesson nobody has needed for a long time may go — proposed, never removed silently.
   if (o.retireAfterNights > 0) {
@@ -437,7 +469,8 @@ export function planLessons(
 }
 
 /** A Cursor rule file needs front matter to apply to every request. */
-const MDC_HEAD = "---\ndescription: Lessons SkillOpt-Sleep learned from your sessions (adopted by you)\nalwaysApply: true\n---\n";
+const MDC_HEAD =
+  "---\ndescription: Lessons SkillOpt-Sleep learned from your sessions (adopted by you)\nalwaysApply: true\n---\n";
 
 /**
  * The same lesson edits applied to another memory file's learned block ("" when nothing changes):
@@ -450,7 +483,8 @@ export function applyLessonCards(memory: string, cards: readonly LessonCard[], p
   for (const c of cards) {
     if (c.op === "add" && !has(c.rule)) rules.push(c.rule);
     if (c.op === "replace") {
-      if (c.previous_rule && has(c.previous_rule)) rules = rules.map((x) => (norm(x) === norm(c.previous_rule!) ? c.rule : x));
+      if (c.previous_rule && has(c.previous_rule))
+        rules = rules.map((x) => (norm(x) === norm(c.previous_rule!) ? c.rule : x));
       else if (!has(c.rule)) rules.push(c.rule);
     }
     if (c.op === "retire") rules = rules.filter((x) => norm(x) !== norm(c.rule));
@@ -476,18 +510,25 @@ export function renderCards(cards: readonly LessonCard[], esc: (s: string) => st
         : `${cv.verdict}${cv.rule ? ` by the ${cv.rule} rule` : ""} (Δ ${cv.delta.toFixed(3)}, 95% CI [${cv.ci[0].toFixed(3)}, ${cv.ci[1].toFixed(3)}], \
 n=${cv.n})${cv.paired_verdict && cv.paired_verdict !== cv.verdict ? `; the paired test on the same tasks: ${cv.paired_verdict}` : ""}`;
     lines.push(`### [${head}] ${esc(c.rule)}`, "");
-    if (c.previous_rule && c.op !== "add") lines.push(`- ${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}`);
-    lines.push(c.targets && c.targets.length > 1 ? `- targets: ${c.targets.map(esc).join(", ")}` : `- target: ${esc(c.target)}`);
+    if (c.previous_rule && c.op !== "add")
+      lines.push(`- ${c.op === "retire" ? "removes" : "replaces"}: ${esc(c.previous_rule)}`);
+    lines.push(
+      c.targets && c.targets.length > 1 ? `- targets: ${c.targets.map(esc).join(", ")}` : `- target: ${esc(c.target)}`,
+    );
     lines.push(`- verification: ${v}`);
     if (c.verification !== "unverified" && c.verification.regressions.length)
       lines.push(`- per-task regressions: ${esc(c.verification.regressions.join(", "))}`);
     else lines.push("- per-task regressions: none measured");
     if (c.op !== "retire")
-      lines.push(`- recurred ${c.recurrences} time(s) in ${c.n_sessions} session(s), ${esc(c.first_seen.slice(0, 10))} – ${esc(c.last_seen.slice(0, 10))}`);
+      lines.push(
+        `- recurred ${c.recurrences} time(s) in ${c.n_sessions} session(s), ${esc(c.first_seen.slice(0, 10))} – ${esc(c.last_seen.slice(0, 10))}`,
+      );
     if (c.note) lines.push(`- note: ${esc(c.note)}`);
     lines.push(`- night cost: ${c.cost.tokens} tokens, $${c.cost.cost_usd.toFixed(4)}`);
     for (const s of c.sources)
-      lines.push(`  - ${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · ${esc(s.session_id)}: “${esc(s.quote)}”`);
+      lines.push(
+        `  - ${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · ${esc(s.session_id)}: “${esc(s.quote)}”`,
+      );
     lines.push("");
   }
   return lines;
@@ -510,18 +551,27 @@ export function nightEvidence(stagingDir: string): LessonCard[] {
     return [];
   }
   if (!r || typeof r !== "object") return [];
-  return [...(Array.isArray(r.edit_evidence) ? (r.edit_evidence as LessonCard[]) : []), ...(Array.isArray(r.lessons) ? (r.lessons as LessonCard[]) : [])];
+  return [
+    ...(Array.isArray(r.edit_evidence) ? (r.edit_evidence as LessonCard[]) : []),
+    ...(Array.isArray(r.lessons) ? (r.lessons as LessonCard[]) : []),
+  ];
 }
 
 /** Paired per-task differences → mean Δ with a normal-approximation 95% interval (a summary for gate trials that recorded no decision). */
-function pairedVerdict(diffs: readonly number[]): { verdict: "accept" | "reject" | "undecided"; delta: number; ci: [number, number]; n: number } {
+function pairedVerdict(diffs: readonly number[]): {
+  verdict: "accept" | "reject" | "undecided";
+  delta: number;
+  ci: [number, number];
+  n: number;
+} {
   const n = diffs.length;
   if (n === 0) return { verdict: "undecided", delta: 0, ci: [0, 0], n };
   const mean = diffs.reduce((a, b) => a + b, 0) / n;
   const sd = n > 1 ? Math.sqrt(diffs.reduce((a, d) => a + (d - mean) ** 2, 0) / (n - 1)) : 0;
   const half = n > 1 ? (1.96 * sd) / Math.sqrt(n) : Number.POSITIVE_INFINITY;
   const ci: [number, number] = [mean - half, mean + half];
-  const verdict = n >= 2 && ci[0] > 0 ? "accept" : ci[1] < 0 || (n >= 2 && mean <= 0 && ci[1] <= 0) ? "reject" : "undecided";
+  const verdict =
+    n >= 2 && ci[0] > 0 ? "accept" : ci[1] < 0 || (n >= 2 && mean <= 0 && ci[1] <= 0) ? "reject" : "undecided";
   return { verdict, delta: mean, ci: [Number.isFinite(ci[0]) ? ci[0] : -1, Number.isFinite(ci[1]) ? ci[1] : 1], n };
 }
 
@@ -562,7 +612,8 @@ export function editCards(
   },
 ): LessonCard[] {
   const fallback = [...o.trials].reverse().find((t) => t.accepted) ?? o.trials.at(-1);
-  const same = (a: import("./types.ts").EditRecord, b: import("./types.ts").EditRecord) => a.target === b.target && a.op === b.op && a.content === b.content;
+  const same = (a: import("./types.ts").EditRecord, b: import("./types.ts").EditRecord) =>
+    a.target === b.target && a.op === b.op && a.content === b.content;
   // Each edit's own trial (the last that evaluated it), so its verdict is the one the gate gave it.
   const verification = (e: import("./types.ts").EditRecord): LessonCard["verification"] => {
     const trial = [...o.trials].reverse().find((t) => t.edits?.some((x) => same(x, e))) ?? fallback;
@@ -570,10 +621,18 @@ export function editCards(
     const deltas = trial.task_deltas.filter((d) => d.baseline_score !== null && d.candidate_score !== null);
     // The gate's own decision when it recorded one (Δ with its always-valid bounds), else the paired summary.
     const g = trial.gate;
-    const v = g ? { delta: g.delta, ci: g.ci, n: g.n_used } : pairedVerdict(deltas.map((d) => d.candidate_score! - d.baseline_score!));
+    const v = g
+      ? { delta: g.delta, ci: g.ci, n: g.n_used }
+      : pairedVerdict(deltas.map((d) => d.candidate_score! - d.baseline_score!));
     const regressions = deltas.filter((d) => d.status === "regressed").map((d) => d.task_id);
     const verdict = trial.blocked_by_regression ? "reject" : g ? g.verdict : trial.accepted ? "accept" : "reject";
-    return { ...v, verdict, regressions, ...(g ? { rule: g.rule } : {}), ...(g?.paired_verdict ? { paired_verdict: g.paired_verdict } : {}) };
+    return {
+      ...v,
+      verdict,
+      regressions,
+      ...(g ? { rule: g.rule } : {}),
+      ...(g?.paired_verdict ? { paired_verdict: g.paired_verdict } : {}),
+    };
   };
   const train = o.tasks.filter((t) => t.split === "train" && t.origin === "real");
   const sources = train

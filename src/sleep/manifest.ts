@@ -53,7 +53,9 @@ export type Manifest = v.InferOutput<typeof ManifestSchema>;
 /** Validate manifest data read from `path`. */
 export function parseManifest(path: string, data: unknown): Manifest {
   if (data && typeof data === "object" && !("schema" in data) && !("schema_version" in data)) {
-    throw new StagingError(`${path}: a v1 manifest (no schema) is not adoptable by this version; discard and rerun this night`);
+    throw new StagingError(
+      `${path}: a v1 manifest (no schema) is not adoptable by this version; discard and rerun this night`,
+    );
   }
   const parsed = v.safeParse(ManifestSchema, data);
   if (!parsed.success) {
@@ -75,10 +77,21 @@ export interface ManagedRow {
 /** The managed rows of a manifest: skill first, then the memory file, then further memory files. */
 export function legacyRows(m: Manifest): ManagedRow[] {
   const out: ManagedRow[] = [];
-  if (m.has_managed_skill && m.legacy?.skill) out.push({ key: "legacy skill", which: "skill", row: m.legacy.skill, backup: join("backup", "SKILL.md") });
+  if (m.has_managed_skill && m.legacy?.skill)
+    out.push({ key: "legacy skill", which: "skill", row: m.legacy.skill, backup: join("backup", "SKILL.md") });
   if (m.has_managed_memory && m.legacy?.memory)
-    out.push({ key: "legacy memory", which: "memory", row: m.legacy.memory, backup: join("backup", basename(m.legacy.memory.live_path)) });
+    out.push({
+      key: "legacy memory",
+      which: "memory",
+      row: m.legacy.memory,
+      backup: join("backup", basename(m.legacy.memory.live_path)),
+    });
   for (const row of m.memories ?? [])
-    out.push({ key: `memory ${row.live_path}`, which: "memory", row, backup: join("backup", "memory", row.proposed_file.slice("proposed_".length)) });
+    out.push({
+      key: `memory ${row.live_path}`,
+      which: "memory",
+      row,
+      backup: join("backup", "memory", row.proposed_file.slice("proposed_".length)),
+    });
   return out;
 }

@@ -23,7 +23,11 @@ export interface NightOutcome {
 }
 
 /** Consolidation settings of a config. */
-export function consolidateOptions(cfg: SleepConfig, memory: string, rejectedBefore: readonly string[]): Omit<ConsolidateOptions, "tasks" | "skill"> {
+export function consolidateOptions(
+  cfg: SleepConfig,
+  memory: string,
+  rejectedBefore: readonly string[],
+): Omit<ConsolidateOptions, "tasks" | "skill"> {
   return {
     memory,
     editBudget: cfg.edit_budget,
@@ -44,14 +48,23 @@ export function consolidateOptions(cfg: SleepConfig, memory: string, rejectedBef
 }
 
 /** Record tonight's tasks, edit verdicts, gate trials and ledger. */
-export function persistNight(store: SleepStore, night: number, tasks: readonly TaskRecord[], r: ConsolidateResult, ledger: NightLedger): void {
+export function persistNight(
+  store: SleepStore,
+  night: number,
+  tasks: readonly TaskRecord[],
+  r: ConsolidateResult,
+  ledger: NightLedger,
+): void {
   store.archiveTasks(night, tasks);
   store.recordEdits(night, [
     ...r.applied.map((edit) => ({ edit, status: "accepted" as const, reason: r.gateAction })),
     // Only gate verdicts are remembered as negative feedback; unverified nights may be re-proposed.
     ...r.rejected.map((edit) => ({
       edit,
-      status: r.gateAction === "reject_unverified" || r.gateAction === "budget_exhausted" ? ("unmatched" as const) : ("rejected" as const),
+      status:
+        r.gateAction === "reject_unverified" || r.gateAction === "budget_exhausted"
+          ? ("unmatched" as const)
+          : ("rejected" as const),
       reason: r.gateAction === "reject_unverified" ? "unverified" : "gate",
     })),
     ...r.unmatched.map((edit) => ({ edit, status: "unmatched" as const, reason: "changed nothing" })),

@@ -51,7 +51,10 @@ export interface HarvestStateStore {
   /** Revisions already delivered to `scopeKey`, keyed by `key`. */
   loadDelivered(scopeKey: string, source: SourceName): Map<string, number>;
   /** Record deliveries in one transaction. */
-  putDelivered(scopeKey: string, rows: readonly { source: SourceName; key: string; revision: number; high_water_ms: number }[]): void;
+  putDelivered(
+    scopeKey: string,
+    rows: readonly { source: SourceName; key: string; revision: number; high_water_ms: number }[],
+  ): void;
 }
 
 /** One session the source can see, found cheaply (a stat or one index row). */
@@ -102,7 +105,11 @@ export interface SessionSource {
   readonly listsEverything: boolean;
   list(ctx: ReaderContext): Candidate[];
   /** Read a candidate, continuing from `prior` when the source supports appends. */
-  read(c: Candidate, prior: { mark: SessionFileMark; state: SessionState } | undefined, ctx: ReaderContext): ReadOutcome;
+  read(
+    c: Candidate,
+    prior: { mark: SessionFileMark; state: SessionState } | undefined,
+    ctx: ReaderContext,
+  ): ReadOutcome;
   /** Release handles (databases) after a harvest. */
   close?(): void;
 }

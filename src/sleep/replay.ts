@@ -16,7 +16,14 @@ export interface ReplayContext {
 }
 
 /** Replay one task under (skill, memory) and score it (spec §5.2). */
-export async function replayOne(ctx: ReplayContext, task: TaskRecord, skill: string, memory: string, phase: string, sampleId = 0): Promise<ReplayResult> {
+export async function replayOne(
+  ctx: ReplayContext,
+  task: TaskRecord,
+  skill: string,
+  memory: string,
+  phase: string,
+  sampleId = 0,
+): Promise<ReplayResult> {
   ctx.ledger?.checkTime();
   const tools = requiredTools(task);
   const t0 = performance.now();
@@ -26,13 +33,16 @@ export async function replayOne(ctx: ReplayContext, task: TaskRecord, skill: str
   let score: { hard: number; soft: number; rationale: string };
   let judgeTokens = 0;
   if (task.reference_kind === "rule") score = scoreRuleJudge(task.judge, response, attempt.toolsCalled);
-  else if (task.reference_kind === "exact" || task.reference_kind === "answer") score = scoreExact(task.reference, response);
+  else if (task.reference_kind === "exact" || task.reference_kind === "answer")
+    score = scoreExact(task.reference, response);
   else {
     const j = await ctx.backend.judge(task, response);
     score = j;
     judgeTokens = j.tokens;
   }
-  const tokens = attempt.tokens + judgeTokens || Math.floor((skill.length + memory.length + task.intent.length + response.length) / 4);
+  const tokens =
+    attempt.tokens + judgeTokens ||
+    Math.floor((skill.length + memory.length + task.intent.length + response.length) / 4);
   const result: ReplayResult = {
     id: task.id,
     hard: score.hard,
@@ -67,10 +77,21 @@ export async function replayOne(ctx: ReplayContext, task: TaskRecord, skill: str
  * Replay tasks with at most `workers` in flight, results in task order. With sleep.batch every
  * task of the phase starts at once and their calls go out as one provider batch.
  */
-export function replayBatch(ctx: ReplayContext, tasks: readonly TaskRecord[], skill: string, memory: string, phase: string): Promise<ReplayResult[]> {
+export function replayBatch(
+  ctx: ReplayContext,
+  tasks: readonly TaskRecord[],
+  skill: string,
+  memory: string,
+  phase: string,
+): Promise<ReplayResult[]> {
   const b = ctx.backend;
-  if (!b.round || !b.batching?.("eval")) return replayPool(ctx, tasks, skill, memory, phase, ctx.workers, (run) => run());
-  return b.round("eval", (task) => replayPool(ctx, tasks, skill, memory, phase, Math.max(1, tasks.length), task), ctx.signal);
+  if (!b.round || !b.batching?.("eval"))
+    return replayPool(ctx, tasks, skill, memory, phase, ctx.workers, (run) => run());
+  return b.round(
+    "eval",
+    (task) => replayPool(ctx, tasks, skill, memory, phase, Math.max(1, tasks.length), task),
+    ctx.signal,
+  );
 }
 
 async function replayPool(
@@ -100,7 +121,9 @@ async function replayPool(
     }
   };
   // Settle every worker before failing, so calls already in flight are accounted for.
-  const settled = await Promise.allSettled(Array.from({ length: Math.max(1, Math.min(workers, tasks.length)) }, worker));
+  const settled = await Promise.allSettled(
+    Array.from({ length: Math.max(1, Math.min(workers, tasks.length)) }, worker),
+  );
   const rejected = settled.find((r) => r.status === "rejected");
   if (rejected) throw (rejected as PromiseRejectedResult).reason;
   return out;

@@ -9,8 +9,12 @@ export function gateLine(g: GateDecision): string {
   const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
   return `Δ ${pts(g.delta)} pts, ${Math.round(g.confidence * 100)} % bounds [${pts(g.ci[0])}, ${pts(g.ci[1])}] on ${g.n_used}/${g.n_total} held-out tasks, \
 +${g.flips.gained}/−${g.flips.lost} tasks; ${g.rule} gate verdict: \
-**${g.verdict}**${g.verdict === "undecided" ? " (too few held-out tasks to tell — the current version stays)" : ""}${g.paired_verdict ? ` (paired test on the \
-same tasks: ${g.paired_verdict})` : ""}`;
+**${g.verdict}**${g.verdict === "undecided" ? " (too few held-out tasks to tell — the current version stays)" : ""}${
+    g.paired_verdict
+      ? ` (paired test on the \
+same tasks: ${g.paired_verdict})`
+      : ""
+  }`;
 }
 
 /** `report.json` (spec §7.6), with our additive `backend`, `replay_mode` and `budget`. */
@@ -109,23 +113,42 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
   ];
   const unverified = r.holdout_leaked && gateOn;
   lines.push("");
-  if (unverified) lines.push("**Not validated:** the held-out tasks overlap the tasks the edits came from, so no improvement is claimed.", "");
+  if (unverified)
+    lines.push(
+      "**Not validated:** the held-out tasks overlap the tasks the edits came from, so no improvement is claimed.",
+      "",
+    );
   const trials = r.gate_trials.filter((t) => t.task_deltas.length > 0);
   if (trials.length) {
-    lines.push("## Held-out task changes", "", "_Changes are observations on held-out tasks, not causal attributions._", "");
+    lines.push(
+      "## Held-out task changes",
+      "",
+      "_Changes are observations on held-out tasks, not causal attributions._",
+      "",
+    );
     for (const t of trials) {
       // "undecided": the held-out tasks could not tell; the edit is not kept, and not called worse.
-      const verdict = t.accepted ? "accepted" : t.gate?.verdict === "undecided" && !t.blocked_by_regression ? "undecided (not kept)" : "rejected";
+      const verdict = t.accepted
+        ? "accepted"
+        : t.gate?.verdict === "undecided" && !t.blocked_by_regression
+          ? "undecided (not kept)"
+          : "rejected";
       lines.push(
         `### \`${cell(t.target)}\` candidate — ${verdict}${t.blocked_by_regression ? " (task regression)" : ""} (${score(t.baseline_score)} → \
 ${score(t.candidate_score)})`,
         "",
       );
       if (t.gate) lines.push(gateLine(t.gate), "");
-      if (t.edits?.length) lines.push(`Edits in this trial: ${t.edits.map((e) => `[${e.target}/${e.op}] ${prose(e.content).slice(0, 80)}`).join("; ")}`, "");
+      if (t.edits?.length)
+        lines.push(
+          `Edits in this trial: ${t.edits.map((e) => `[${e.target}/${e.op}] ${prose(e.content).slice(0, 80)}`).join("; ")}`,
+          "",
+        );
       lines.push("| Task | Tags | Baseline | Candidate | Change |", "|---|---|---|---|---|");
       for (const d of t.task_deltas)
-        lines.push(`| ${cell(d.task_id)} | ${cell(d.tags.join(", "))} | ${score(d.baseline_score)} | ${score(d.candidate_score)} | ${d.status} |`);
+        lines.push(
+          `| ${cell(d.task_id)} | ${cell(d.tags.join(", "))} | ${score(d.baseline_score)} | ${score(d.candidate_score)} | ${d.status} |`,
+        );
       lines.push("");
     }
   }
@@ -136,10 +159,26 @@ ${score(t.candidate_score)})`,
     ]);
   if (r.edits.length) lines.push("## Accepted edits", "", ...editLines(r.edits), "");
   if (r.rejected_edits.length)
-    lines.push(unverified ? "## Unverified suggestions" : "## Rejected by gate (kept as negative feedback)", "", ...editLines(r.rejected_edits), "");
-  if (r.unmatched_edits.length) lines.push("## Proposed but changed nothing (never reached the gate)", "", ...editLines(r.unmatched_edits, true), "");
+    lines.push(
+      unverified ? "## Unverified suggestions" : "## Rejected by gate (kept as negative feedback)",
+      "",
+      ...editLines(r.rejected_edits),
+      "",
+    );
+  if (r.unmatched_edits.length)
+    lines.push(
+      "## Proposed but changed nothing (never reached the gate)",
+      "",
+      ...editLines(r.unmatched_edits, true),
+      "",
+    );
   if (r.edit_evidence?.length) {
-    lines.push("## Evidence for the gated edits", "", "_Δ is the held-out change per task (candidate − baseline), paired over the gate's tasks._", "");
+    lines.push(
+      "## Evidence for the gated edits",
+      "",
+      "_Δ is the held-out change per task (candidate − baseline), paired over the gate's tasks._",
+      "",
+    );
     lines.push(...renderCards(r.edit_evidence, prose));
   }
   if (r.lessons?.length) {

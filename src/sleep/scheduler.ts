@@ -32,9 +32,21 @@ export interface ScheduleSpec {
 
 /** Variables carried into the scheduled run when set: where the tools and the agents' data are. */
 const SCHEDULE_ENV = [
-  "PATH", "HOME", "LANG", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "OPENCODE_DB",
-  "SKILLOPT_SLEEP_STATE_DIR", "SKILLOPT_SLEEP_PROMPTS_PATH", "SKILLOPT_CACHE_DIR", "SKILLOPT_SLEEP_NEG_FEEDBACK",
-  "SKILLOPT_SLEEP_POS_FEEDBACK", "SKILLOPT_SLEEP_AGENT_MARKERS", "VSCODE_PORTABLE",
+  "PATH",
+  "HOME",
+  "LANG",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "CODEX_HOME",
+  "CLAUDE_CONFIG_DIR",
+  "OPENCODE_DB",
+  "SKILLOPT_SLEEP_STATE_DIR",
+  "SKILLOPT_SLEEP_PROMPTS_PATH",
+  "SKILLOPT_CACHE_DIR",
+  "SKILLOPT_SLEEP_NEG_FEEDBACK",
+  "SKILLOPT_SLEEP_POS_FEEDBACK",
+  "SKILLOPT_SLEEP_AGENT_MARKERS",
+  "VSCODE_PORTABLE",
 ] as const;
 
 /** The subset of `env` a scheduled run carries (names from SCHEDULE_ENV only: no keys or tokens). */
@@ -48,10 +60,13 @@ export function scheduleEnv(env: Readonly<Record<string, string | undefined>>): 
 }
 
 function checkSpec(s: ScheduleSpec): void {
-  if (!Number.isInteger(s.hour) || s.hour < 0 || s.hour > 23) throw new UsageError(`--hour must be an integer 0..23, got ${s.hour}`);
-  if (!Number.isInteger(s.minute) || s.minute < 0 || s.minute > 59) throw new UsageError(`--minute must be an integer 0..59, got ${s.minute}`);
+  if (!Number.isInteger(s.hour) || s.hour < 0 || s.hour > 23)
+    throw new UsageError(`--hour must be an integer 0..23, got ${s.hour}`);
+  if (!Number.isInteger(s.minute) || s.minute < 0 || s.minute > 59)
+    throw new UsageError(`--minute must be an integer 0..59, got ${s.minute}`);
   for (const w of [s.project, ...s.argv]) {
-    if (w === "" || /[\u0000-\u001f\u007f]/.test(w)) throw new StagingError(`Refusing unsafe scheduler configuration: ${JSON.stringify(w)}`);
+    if (w === "" || /[\u0000-\u001f\u007f]/.test(w))
+      throw new StagingError(`Refusing unsafe scheduler configuration: ${JSON.stringify(w)}`);
   }
 }
 
@@ -97,7 +112,12 @@ function renderCrontab(outside: readonly string[], managed: readonly string[]): 
 }
 
 /** New crontab text with this project's line replaced by `line` (or removed when undefined; all managed lines with `all`). */
-export function updateCrontab(text: string, project: string, line: string | undefined, all = false): { text: string; managed: string[] } {
+export function updateCrontab(
+  text: string,
+  project: string,
+  line: string | undefined,
+  all = false,
+): { text: string; managed: string[] } {
   const { outside, managed } = parseCrontab(text);
   const marker = projectMarker(project);
   const kept = all ? [] : managed.filter((l) => !l.endsWith(marker));
@@ -107,7 +127,12 @@ export function updateCrontab(text: string, project: string, line: string | unde
 
 function run(argv: string[], stdin?: string): { code: number; stdout: string; stderr: string } {
   try {
-    const p = Bun.spawnSync(argv, { stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin), stdout: "pipe", stderr: "pipe", timeout: 30_000 });
+    const p = Bun.spawnSync(argv, {
+      stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 30_000,
+    });
     return { code: p.exitCode ?? 1, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
   } catch (err) {
     return { code: 127, stdout: "", stderr: String(err) };
@@ -163,7 +188,8 @@ export function scheduleWindows(s: ScheduleSpec): string {
     hhmm,
     "/f",
   ]);
-  if (r.code !== 0) throw new StagingError(`schtasks /create failed: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`);
+  if (r.code !== 0)
+    throw new StagingError(`schtasks /create failed: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`);
   return taskName(s.project);
 }
 

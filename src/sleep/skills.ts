@@ -3,7 +3,9 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import type { TaskRecord } from "./types.ts";
 
 /** Outcome of resolving one skill name (spec §7.14). */
-type SkillResolution = { status: "found"; path: string } | { status: "missing" | "ambiguous" | "rejected"; reason: string };
+type SkillResolution =
+  | { status: "found"; path: string }
+  | { status: "missing" | "ambiguous" | "rejected"; reason: string };
 
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
 

@@ -32,7 +32,10 @@ export function readBaseline(path: string): Baseline {
   try {
     // A FIFO or device in place of a skill or memory file would block the read forever.
     const st = statSync(path);
-    if (!st.isFile()) throw new StagingError(`${path} is ${kindOf(st)}, not a regular file; SkillOpt-Sleep will not read or rewrite it`);
+    if (!st.isFile())
+      throw new StagingError(
+        `${path} is ${kindOf(st)}, not a regular file; SkillOpt-Sleep will not read or rewrite it`,
+      );
     bytes = readRegularFile(realpathSync(path));
   } catch (err) {
     if (err instanceof StagingError) throw err;
@@ -75,12 +78,14 @@ function stagingRoot(project: string, create = false): string {
       mkdirSync(p, { recursive: true, mode: 0o700 });
     }
     const st = lstatSync(p);
-    if (st.isSymbolicLink() || !st.isDirectory()) throw new StagingError(`${p} must be a real directory (not a link or file)`);
+    if (st.isSymbolicLink() || !st.isDirectory())
+      throw new StagingError(`${p} must be a real directory (not a link or file)`);
   }
   // Staged evidence (prompts, transcripts excerpts, proposals) is never meant to be committed.
   const ignore = join(base, ".gitignore");
   if (create && !existsSync(ignore) && !lstatExists(ignore)) writeFileAtomic(ignore, "*\n");
-  if (realpathSync(root) !== join(realpathSync(project), ".skillopt-sleep", "staging")) throw new StagingError(`${root} resolves outside the project`);
+  if (realpathSync(root) !== join(realpathSync(project), ".skillopt-sleep", "staging"))
+    throw new StagingError(`${root} resolves outside the project`);
   return root;
 }
 
@@ -94,7 +99,8 @@ export function reserveNight(project: string, now = new Date()): string {
       mkdirSync(dir, { mode: 0o700 });
       return dir;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new StagingError(`cannot create ${dir}: ${String(err)}`);
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+        throw new StagingError(`cannot create ${dir}: ${String(err)}`);
     }
   }
   throw new StagingError(`cannot reserve a night folder under ${root}`);
@@ -110,8 +116,10 @@ export interface Proposal {
 function checkLivePath(p: string, which: "skill" | "memory"): void {
   if (!isAbsolute(p) || p.split(/[\\/]/).includes("..") || /[\u0000-\u001f]/.test(p) || p.startsWith("~"))
     throw new StagingError(`unsafe ${which} target path: ${JSON.stringify(p)}`);
-  if (which === "skill" && basename(p) !== "SKILL.md") throw new StagingError(`skill target must be named SKILL.md: ${p}`);
-  if (which === "memory" && !/\.(md|mdc)$/.test(p)) throw new StagingError(`memory target must be a .md or .mdc file: ${p}`);
+  if (which === "skill" && basename(p) !== "SKILL.md")
+    throw new StagingError(`skill target must be named SKILL.md: ${p}`);
+  if (which === "memory" && !/\.(md|mdc)$/.test(p))
+    throw new StagingError(`memory target must be a .md or .mdc file: ${p}`);
 }
 
 /** proposal file name for a target: proposed_SKILL.md, proposed_CLAUDE.md, proposed_AGENTS.md, … */
@@ -147,12 +155,14 @@ export function publishNight(
     const live = sp.baseline.path;
     if (!safeSkillName(sp.name)) throw new StagingError(`unsafe skill name ${JSON.stringify(sp.name)}`);
     checkLivePath(live, "skill");
-    if (fold(basename(dirname(live))) !== fold(sp.name)) throw new StagingError(`${live} is not the SKILL.md of a skill named ${sp.name}`);
+    if (fold(basename(dirname(live))) !== fold(sp.name))
+      throw new StagingError(`${live} is not the SKILL.md of a skill named ${sp.name}`);
     for (const key of [`n:${fold(sp.name)}`, `p:${fold(sp.baseline.realpath)}`]) {
       if (seen.has(key)) throw new StagingError(`two staged skills collide on ${key.slice(2)}`);
       seen.add(key);
     }
-    if (managedTarget && fold(managedTarget) === fold(sp.baseline.realpath)) throw new StagingError(`${live} is already the managed skill target`);
+    if (managedTarget && fold(managedTarget) === fold(sp.baseline.realpath))
+      throw new StagingError(`${live} is already the managed skill target`);
     if (!sp.text.trim()) throw new StagingError(`refusing to stage an empty proposal for skill ${sp.name}`);
     const now = readBaseline(live);
     if (now.realpath !== sp.baseline.realpath || now.sha256 !== sp.baseline.sha256)
@@ -172,7 +182,8 @@ export function publishNight(
   const targets = new Set<string>();
   for (const p of o.proposals) {
     checkLivePath(p.baseline.path, p.which);
-    if (p.which === "skill" && p.text.trim() === "") throw new StagingError("refusing to stage an empty skill proposal");
+    if (p.which === "skill" && p.text.trim() === "")
+      throw new StagingError("refusing to stage an empty skill proposal");
     const now = readBaseline(p.baseline.path);
     if (now.realpath !== p.baseline.realpath || now.sha256 !== p.baseline.sha256) {
       throw new StagingError(`${p.baseline.path} changed during consolidation; discard and rerun this night`);
@@ -183,9 +194,16 @@ export function publishNight(
       targets.add(key);
     }
     let file = proposalFileName(p.which, p.baseline.path);
-    for (let n = 2; files.some(([f]) => fold(f) === fold(file)); n++) file = `proposed_${n}_${file.slice("proposed_".length)}`;
+    for (let n = 2; files.some(([f]) => fold(f) === fold(file)); n++)
+      file = `proposed_${n}_${file.slice("proposed_".length)}`;
     files.push([file, p.text]);
-    const row = { proposed_file: file, live_path: p.baseline.path, sha256: sha256(p.text), live_sha256: p.baseline.sha256, live_realpath: p.baseline.realpath };
+    const row = {
+      proposed_file: file,
+      live_path: p.baseline.path,
+      sha256: sha256(p.text),
+      live_sha256: p.baseline.sha256,
+      live_realpath: p.baseline.realpath,
+    };
     // The night's primary memory file keeps the upstream row; further memory files get rows of their own.
     if (p.which === "memory" && (legacy.memory || p.baseline.path !== o.memoryPath)) memories.push(row);
     else legacy[p.which] = row;
@@ -216,11 +234,16 @@ export function publishNight(
     written.push("report.md");
     // Sealed with this user's key: adopt, recovery and rollback act only on nights that carry it.
     const key = sealKey(o.stateDir, { create: true, project: dirname(dirname(dirname(resolve(dir)))) })!;
-    writeJsonAtomic(join(dir, "manifest.json"), sealObject(key, "manifest", dir, manifest as unknown as Record<string, unknown>));
+    writeJsonAtomic(
+      join(dir, "manifest.json"),
+      sealObject(key, "manifest", dir, manifest as unknown as Record<string, unknown>),
+    );
     written.push("manifest.json");
   } catch (err) {
     for (const name of written) rmSync(join(dir, name), { force: true });
-    throw new StagingError(`cannot publish ${dir}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new StagingError(`cannot publish ${dir}: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
   }
   const latest = join(dirname(dir), ".latest");
   if (!existsSync(latest) || (lstatSync(latest).isFile() && lstatSync(latest).nlink === 1)) {
@@ -240,7 +263,11 @@ export function listNights(project: string): string[] {
       const m = join(d, "manifest.json");
       return !lstatSync(d).isSymbolicLink() && existsSync(m) && lstatSync(m).isFile();
     })
-    .sort((a, b) => statSync(join(b, "manifest.json")).mtimeMs - statSync(join(a, "manifest.json")).mtimeMs || (basename(b) > basename(a) ? 1 : -1));
+    .sort(
+      (a, b) =>
+        statSync(join(b, "manifest.json")).mtimeMs - statSync(join(a, "manifest.json")).mtimeMs ||
+        (basename(b) > basename(a) ? 1 : -1),
+    );
 }
 
 /** The latest published night: `.latest` when valid, else the newest manifest (spec §7.2). */
@@ -252,7 +279,8 @@ export function latestStaging(project: string): string | undefined {
     if (st.isFile() && st.nlink === 1) {
       const name = (readRegularFile(pointer, { missingOk: true, maxBytes: 256 })?.toString("utf8") ?? "").trim();
       const dir = join(root, name);
-      if (NIGHT_NAME.test(name) && existsSync(join(dir, "manifest.json")) && !lstatSync(dir).isSymbolicLink()) return dir;
+      if (NIGHT_NAME.test(name) && existsSync(join(dir, "manifest.json")) && !lstatSync(dir).isSymbolicLink())
+        return dir;
     }
   }
   return listNights(project)[0];

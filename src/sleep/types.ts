@@ -83,7 +83,14 @@ export interface GateTrial {
 }
 
 /** Gate actions reported for a night. */
-export type GateAction = "accept" | "accept_new_best" | "reject" | "reject_unverified" | "greedy_applied" | "greedy_noop" | "budget_exhausted";
+export type GateAction =
+  | "accept"
+  | "accept_new_best"
+  | "reject"
+  | "reject_unverified"
+  | "greedy_applied"
+  | "greedy_noop"
+  | "budget_exhausted";
 
 /** Outcome of consolidation. */
 export interface ConsolidateResult {

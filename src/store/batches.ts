@@ -35,7 +35,11 @@ interface BatchItemRow {
 }
 
 /** Commit a submitted batch and its requests in one transaction (before anything waits on it). */
-export function insertBatch(store: Store, row: BatchRow, items: readonly Omit<BatchItemRow, "batch_id" | "state" | "error">[]): void {
+export function insertBatch(
+  store: Store,
+  row: BatchRow,
+  items: readonly Omit<BatchItemRow, "batch_id" | "state" | "error">[],
+): void {
   writing(store, () =>
     store.db.transaction(() => {
       store.db
@@ -59,21 +63,37 @@ created_at, updated_at)
           row.created_at,
           row.updated_at,
         );
-      const ins = store.db.query("INSERT INTO call_batch_items (batch_id, key, role, stage, attempt, state) VALUES (?, ?, ?, ?, ?, 'pending')");
+      const ins = store.db.query(
+        "INSERT INTO call_batch_items (batch_id, key, role, stage, attempt, state) VALUES (?, ?, ?, ?, ?, 'pending')",
+      );
       for (const it of items) ins.run(row.id, it.key, it.role, it.stage, it.attempt);
     })(),
   );
 }
 
 /** Record the provider's latest status and counts of a batch. */
-export function updateBatchStatus(store: Store, id: string, status: string, completed: number, failed: number, now = Date.now()): void {
+export function updateBatchStatus(
+  store: Store,
+  id: string,
+  status: string,
+  completed: number,
+  failed: number,
+  now = Date.now(),
+): void {
   writing(store, () =>
-    store.db.query("UPDATE call_batches SET status = ?, completed = ?, failed = ?, updated_at = ? WHERE id = ?").run(status, completed, failed, now, id),
+    store.db
+      .query("UPDATE call_batches SET status = ?, completed = ?, failed = ?, updated_at = ? WHERE id = ?")
+      .run(status, completed, failed, now, id),
   );
 }
 
 /** Settle a batch: every item answered or failed (with its error). */
-export function settleBatch(store: Store, id: string, outcomes: ReadonlyMap<string, string | null>, now = Date.now()): void {
+export function settleBatch(
+  store: Store,
+  id: string,
+  outcomes: ReadonlyMap<string, string | null>,
+  now = Date.now(),
+): void {
   writing(store, () =>
     store.db.transaction(() => {
       const upd = store.db.query("UPDATE call_batch_items SET state = ?, error = ? WHERE batch_id = ? AND key = ?");
@@ -109,17 +129,28 @@ export function pendingBatchOf(store: Store, key: string): { batch: BatchRow; it
 
 /** How many times a key was submitted in a batch and came back without an answer. */
 export function failedBatchAttempts(store: Store, key: string): number {
-  return (store.db.query("SELECT COUNT(*) AS n FROM call_batch_items WHERE key = ? AND state = 'failed'").get(key) as { n: number }).n;
+  return (
+    store.db.query("SELECT COUNT(*) AS n FROM call_batch_items WHERE key = ? AND state = 'failed'").get(key) as {
+      n: number;
+    }
+  ).n;
 }
 
 /** Every batch, newest first (for status displays and tests). */
 export function batchRows(store: Store): BatchRow[] {
-  return (store.db.query("SELECT * FROM call_batches ORDER BY created_at DESC, rowid DESC").all() as Record<string, unknown>[]).map(batchRow);
+  return (
+    store.db.query("SELECT * FROM call_batches ORDER BY created_at DESC, rowid DESC").all() as Record<string, unknown>[]
+  ).map(batchRow);
 }
 
 /** The items of one batch. */
 export function batchItems(store: Store, id: string): BatchItemRow[] {
-  return (store.db.query("SELECT * FROM call_batch_items WHERE batch_id = ? ORDER BY rowid").all(id) as Record<string, unknown>[]).map((r) => ({
+  return (
+    store.db.query("SELECT * FROM call_batch_items WHERE batch_id = ? ORDER BY rowid").all(id) as Record<
+      string,
+      unknown
+    >[]
+  ).map((r) => ({
     batch_id: String(r.batch_id),
     key: String(r.key),
     role: String(r.role),

@@ -83,7 +83,11 @@ const CALL_CACHE_FILE = "calls.sqlite";
 export function openCallCache(dir: string): Store {
   // The cache grows with every call a user ever made; a full quick_check would read all of it at
   // every start. A file that is not a database still fails at once (reading its schema).
-  return openStore(join(dir, CALL_CACHE_FILE), { migrations: CALLS_MIGRATIONS, namespace: CALLS_NAMESPACE, checkIntegrity: false });
+  return openStore(join(dir, CALL_CACHE_FILE), {
+    migrations: CALLS_MIGRATIONS,
+    namespace: CALLS_NAMESPACE,
+    checkIntegrity: false,
+  });
 }
 
 /** Add the call tables to an already open store (e.g. a run's store, for its ledger). */
@@ -112,7 +116,9 @@ export function getCachedCall(store: Store, key: string): string | undefined {
 export function putCachedCall(store: Store, entry: CacheEntry, now = Date.now()): void {
   writing(store, () => {
     store.db
-      .query("INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .query(
+        "INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
       .run(entry.key, entry.backend, entry.endpoint, entry.model, entry.response, now);
   });
 }
@@ -174,17 +180,24 @@ export function insertLedgerRow(store: Store, row: LedgerRow): void {
 /** Record one dropped structured result. */
 export function insertDropRow(store: Store, row: { run_id: string; at: number; stage: string; reason: string }): void {
   writing(store, () => {
-    store.db.query("INSERT INTO call_drops (run_id, at, stage, reason) VALUES (?, ?, ?, ?)").run(row.run_id, row.at, row.stage, row.reason);
+    store.db
+      .query("INSERT INTO call_drops (run_id, at, stage, reason) VALUES (?, ?, ?, ?)")
+      .run(row.run_id, row.at, row.stage, row.reason);
   });
 }
 
 /** Dropped structured results of a run, oldest first. */
 export function dropRows(store: Store, runId: string): { stage: string; reason: string }[] {
-  return store.db.query("SELECT stage, reason FROM call_drops WHERE run_id = ? ORDER BY id").all(runId) as { stage: string; reason: string }[];
+  return store.db.query("SELECT stage, reason FROM call_drops WHERE run_id = ? ORDER BY id").all(runId) as {
+    stage: string;
+    reason: string;
+  }[];
 }
 
 export function ledgerRows(store: Store, runId: string): LedgerRow[] {
-  const rows = store.db.query("SELECT * FROM call_ledger WHERE run_id = ? ORDER BY id").all(runId) as Array<Record<string, unknown>>;
+  const rows = store.db.query("SELECT * FROM call_ledger WHERE run_id = ? ORDER BY id").all(runId) as Array<
+    Record<string, unknown>
+  >;
   return rows.map((r) => ({
     run_id: String(r.run_id),
     at: Number(r.at),

@@ -114,7 +114,8 @@ function whileBusy<T>(budgetMs: number, fn: () => T): T {
     try {
       return fn();
     } catch (err) {
-      const busy = /database is locked|SQLITE_BUSY/i.test(errorMessage(err)) || (err as { code?: string }).code === "SQLITE_BUSY";
+      const busy =
+        /database is locked|SQLITE_BUSY/i.test(errorMessage(err)) || (err as { code?: string }).code === "SQLITE_BUSY";
       if (!busy || Date.now() + wait > deadline) throw err;
       Bun.sleepSync(wait);
     }
@@ -135,9 +136,12 @@ function assertIntact(db: Database, path: string): void {
   if (result !== "ok") {
     const problems = result.split("\n").filter((l) => l.trim() && !l.startsWith("***"));
     const first = problems[0] ?? result;
-    throw new StoreError(`${path} failed its integrity check (${problems.length} problem${problems.length === 1 ? "" : "s"}; first: ${first.trim()})`, {
-      hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun",
-    });
+    throw new StoreError(
+      `${path} failed its integrity check (${problems.length} problem${problems.length === 1 ? "" : "s"}; first: ${first.trim()})`,
+      {
+        hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun",
+      },
+    );
   }
 }
 
@@ -160,10 +164,14 @@ function namespaceSlot(db: Database, namespace: string): VersionSlot {
   db.exec("CREATE TABLE IF NOT EXISTS schema_versions (namespace TEXT PRIMARY KEY, version INTEGER NOT NULL)");
   return {
     label: `${namespace} schema version`,
-    get: () => (db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as { version: number } | null)?.version ?? 0,
+    get: () =>
+      (db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as { version: number } | null)
+        ?.version ?? 0,
     set: (v) =>
       db
-        .query("INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version")
+        .query(
+          "INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version",
+        )
         .run(namespace, v),
   };
 }
@@ -171,9 +179,12 @@ function namespaceSlot(db: Database, namespace: string): VersionSlot {
 function migrate(db: Database, path: string, migrations: Migrations, slot: VersionSlot): void {
   const current = slot.get();
   if (current > migrations.length) {
-    throw new StoreError(`${path} has ${slot.label} ${current}, newer than this skillopt understands (${migrations.length})`, {
-      hint: "upgrade skillopt to open this file",
-    });
+    throw new StoreError(
+      `${path} has ${slot.label} ${current}, newer than this skillopt understands (${migrations.length})`,
+      {
+        hint: "upgrade skillopt to open this file",
+      },
+    );
   }
   for (let v = current; v < migrations.length; v++) {
     const sql = migrations[v]!;

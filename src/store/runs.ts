@@ -56,12 +56,18 @@ const RUNS_MIGRATIONS: Migrations = [
 
 /** Open (or create) a run store. */
 export function openRunStore(path: string, opts: { readonly?: boolean } = {}): Store {
-  return openStore(path, { migrations: RUNS_MIGRATIONS, namespace: RUNS_NAMESPACE, ...(opts.readonly ? { readonly: true } : {}) });
+  return openStore(path, {
+    migrations: RUNS_MIGRATIONS,
+    namespace: RUNS_NAMESPACE,
+    ...(opts.readonly ? { readonly: true } : {}),
+  });
 }
 
 export function setRunMeta(store: Store, values: Record<string, string | number>): void {
   writing(store, () => {
-    const q = store.db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    const q = store.db.query(
+      "INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    );
     inTransaction(store, () => {
       for (const [k, val] of Object.entries(values)) q.run(k, String(val));
     });
@@ -108,10 +114,16 @@ type RunClaim = { ok: true } | { ok: false; holder: number };
 export function claimRun(store: Store, pid: number, alive: (pid: number) => boolean): RunClaim {
   return writing(store, () => {
     return inTransaction(store, () => {
-      const row = store.db.query("SELECT value FROM run_meta WHERE key = 'owner_pid'").get() as { value: string } | null;
+      const row = store.db.query("SELECT value FROM run_meta WHERE key = 'owner_pid'").get() as {
+        value: string;
+      } | null;
       const holder = Number(row?.value ?? 0);
       if (holder && holder !== pid && alive(holder)) return { ok: false, holder } as const;
-      store.db.query("INSERT INTO run_meta (key, value) VALUES ('owner_pid', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(pid));
+      store.db
+        .query(
+          "INSERT INTO run_meta (key, value) VALUES ('owner_pid', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        )
+        .run(String(pid));
       return { ok: true } as const;
     });
   });
@@ -165,14 +177,28 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
       const seq = Number(
         (
           db
-            .query("INSERT INTO checkpoints (kind, step, epoch, state_json, created_at, current_hash, best_hash) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq")
-            .get(cp.kind, cp.step, cp.epoch, JSON.stringify(cp.state), now, cp.currentHash ?? null, cp.bestHash ?? null) as { seq: number }
+            .query(
+              "INSERT INTO checkpoints (kind, step, epoch, state_json, created_at, current_hash, best_hash) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            )
+            .get(
+              cp.kind,
+              cp.step,
+              cp.epoch,
+              JSON.stringify(cp.state),
+              now,
+              cp.currentHash ?? null,
+              cp.bestHash ?? null,
+            ) as { seq: number }
         ).seq,
       );
-      const sk = db.query("INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)");
+      const sk = db.query(
+        "INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)",
+      );
       for (const s of cp.skills) sk.run(s.hash, s.text, s.origin, cp.step, now);
       if (cp.kind === "step" && cp.record) {
-        db.query("INSERT OR REPLACE INTO steps (step, epoch, action, outcome, record_json, artifacts_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+        db.query(
+          "INSERT OR REPLACE INTO steps (step, epoch, action, outcome, record_json, artifacts_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ).run(
           cp.step,
           cp.epoch,
           String(cp.record.action ?? ""),
@@ -183,13 +209,20 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
         );
       }
       if (cp.kind === "boundary" && cp.record) {
-        db.query("INSERT OR REPLACE INTO boundaries (epoch, record_json, created_at) VALUES (?, ?, ?)").run(cp.epoch, JSON.stringify(cp.record), now);
+        db.query("INSERT OR REPLACE INTO boundaries (epoch, record_json, created_at) VALUES (?, ?, ?)").run(
+          cp.epoch,
+          JSON.stringify(cp.record),
+          now,
+        );
       }
       const ev = db.query(
         "INSERT INTO evaluations (seq, step, kind, hash, split, hard, soft, score, evaluated, total, action) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       );
-      for (const e of cp.evaluations) ev.run(seq, cp.step, e.kind, e.hash, e.split, e.hard, e.soft, e.score, e.evaluated, e.total, e.action ?? null);
-      const meta = db.query("INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+      for (const e of cp.evaluations)
+        ev.run(seq, cp.step, e.kind, e.hash, e.split, e.hard, e.soft, e.score, e.evaluated, e.total, e.action ?? null);
+      const meta = db.query(
+        "INSERT INTO run_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      );
       for (const [k, val] of Object.entries({ ...cp.meta, updated_at: now })) meta.run(k, String(val));
       return seq;
     });
@@ -198,15 +231,21 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
 
 /** The last committed loop state, or undefined. */
 export function lastCheckpoint(store: Store): { kind: string; step: number; state: unknown } | undefined {
-  const row = store.db.query("SELECT kind, step, state_json FROM checkpoints ORDER BY seq DESC LIMIT 1").get() as
-    | { kind: string; step: number; state_json: string }
-    | null;
+  const row = store.db.query("SELECT kind, step, state_json FROM checkpoints ORDER BY seq DESC LIMIT 1").get() as {
+    kind: string;
+    step: number;
+    state_json: string;
+  } | null;
   return row ? { kind: row.kind, step: row.step, state: JSON.parse(row.state_json) } : undefined;
 }
 
 /** Every checkpoint's kind, step and skill hashes in commit order (what the derived files are rebuilt from). */
-export function checkpointHeads(store: Store): { kind: string; step: number; current: string | null; best: string | null }[] {
-  const rows = store.db.query("SELECT kind, step, current_hash, best_hash, state_json FROM checkpoints ORDER BY seq").all() as {
+export function checkpointHeads(
+  store: Store,
+): { kind: string; step: number; current: string | null; best: string | null }[] {
+  const rows = store.db
+    .query("SELECT kind, step, current_hash, best_hash, state_json FROM checkpoints ORDER BY seq")
+    .all() as {
     kind: string;
     step: number;
     current_hash: string | null;
@@ -214,7 +253,8 @@ export function checkpointHeads(store: Store): { kind: string; step: number; cur
     state_json: string;
   }[];
   return rows.map((r) => {
-    if (r.current_hash !== null || !r.state_json) return { kind: r.kind, step: r.step, current: r.current_hash, best: r.best_hash };
+    if (r.current_hash !== null || !r.state_json)
+      return { kind: r.kind, step: r.step, current: r.current_hash, best: r.best_hash };
     // A store written before the hash columns: every row still holds its full state.
     const st = JSON.parse(r.state_json) as { current?: { hash?: string }; best?: { hash?: string } };
     return { kind: r.kind, step: r.step, current: st.current?.hash ?? null, best: st.best?.hash ?? null };
@@ -239,14 +279,16 @@ export function boundaryRecords(store: Store): unknown[] {
 }
 
 export function evaluationRows(store: Store): Record<string, unknown>[] {
-  return store.db.query("SELECT step, kind, hash, split, hard, soft, score, evaluated, total, action FROM evaluations ORDER BY id").all() as Record<
-    string,
-    unknown
-  >[];
+  return store.db
+    .query("SELECT step, kind, hash, split, hard, soft, score, evaluated, total, action FROM evaluations ORDER BY id")
+    .all() as Record<string, unknown>[];
 }
 
 /** Step artifacts (merged/ranked patch, edit report, …) by step, for reports. */
 export function stepArtifacts(store: Store): Map<number, Record<string, unknown>> {
-  const rows = store.db.query("SELECT step, artifacts_json FROM steps ORDER BY step").all() as { step: number; artifacts_json: string }[];
+  const rows = store.db.query("SELECT step, artifacts_json FROM steps ORDER BY step").all() as {
+    step: number;
+    artifacts_json: string;
+  }[];
   return new Map(rows.map((r) => [r.step, JSON.parse(r.artifacts_json) as Record<string, unknown>]));
 }

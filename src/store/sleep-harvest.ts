@@ -109,7 +109,8 @@ export function harvestState(store: Store, now: () => number = Date.now): Harves
     },
     loadDelivered(scope, source) {
       const out = new Map<string, number>();
-      for (const row of selDelivered.all(scope, source) as { key: string; revision: number }[]) out.set(row.key, row.revision);
+      for (const row of selDelivered.all(scope, source) as { key: string; revision: number }[])
+        out.set(row.key, row.revision);
       return out;
     },
     putDelivered(scope, rows) {
@@ -120,4 +121,3 @@ export function harvestState(store: Store, now: () => number = Date.now): Harves
     },
   };
 }
-

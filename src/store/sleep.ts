@@ -103,43 +103,79 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
   const store = openStore(path, { namespace: "sleep", migrations: SLEEP_MIGRATIONS });
   const db = store.db;
   const tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
-  const meta = (key: string) => (db.query("SELECT value FROM sleep_meta WHERE key = ?").get(key) as { value: string } | null)?.value;
+  const meta = (key: string) =>
+    (db.query("SELECT value FROM sleep_meta WHERE key = ?").get(key) as { value: string } | null)?.value;
   const setMeta = (key: string, value: string) =>
-    db.query("INSERT INTO sleep_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+    db
+      .query("INSERT INTO sleep_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+      .run(key, value);
   return {
     store,
     close: () => store.close(),
-    peekNight: () => ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
+    peekNight: () =>
+      ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
     beginNight: (project, startedMs, modelKey) =>
       tx(() =>
         Number(
-          db.query("INSERT INTO sleep_nights (project, status, started_ms, model_key) VALUES (?, 'running', ?, ?)").run(project, startedMs, modelKey)
-            .lastInsertRowid,
+          db
+            .query("INSERT INTO sleep_nights (project, status, started_ms, model_key) VALUES (?, 'running', ?, ?)")
+            .run(project, startedMs, modelKey).lastInsertRowid,
         ),
       ),
     abandonNight: (night) =>
       tx(() => {
-        for (const t of ["sleep_tasks", "sleep_edits", "sleep_gate_trials", "sleep_ledger"]) db.query(`DELETE FROM ${t} WHERE night = ?`).run(night);
+        for (const t of ["sleep_tasks", "sleep_edits", "sleep_gate_trials", "sleep_ledger"])
+          db.query(`DELETE FROM ${t} WHERE night = ?`).run(night);
         db.query("DELETE FROM sleep_nights WHERE night = ?").run(night);
       }),
     finishNight: (r) => {
       db.query(
         "UPDATE sleep_nights SET status = ?, ended_ms = ?, staging_dir = ?, accepted = ?, gate_action = ?, baseline = ?, candidate = ?, n_tasks = " +
           "?, n_sessions = ? WHERE night = ?",
-      ).run(r.status, r.ended_ms, r.staging_dir, r.accepted ? 1 : 0, r.gate_action, r.baseline, r.candidate, r.n_tasks, r.n_sessions, r.night);
+      ).run(
+        r.status,
+        r.ended_ms,
+        r.staging_dir,
+        r.accepted ? 1 : 0,
+        r.gate_action,
+        r.baseline,
+        r.candidate,
+        r.n_tasks,
+        r.n_sessions,
+        r.night,
+      );
     },
     getNight: (night) => toNight(db.query("SELECT * FROM sleep_nights WHERE night = ?").get(night) as RawNight | null),
-    nightByDir: (dir) => toNight(db.query("SELECT * FROM sleep_nights WHERE staging_dir = ? ORDER BY night DESC LIMIT 1").get(dir) as RawNight | null),
+    nightByDir: (dir) =>
+      toNight(
+        db
+          .query("SELECT * FROM sleep_nights WHERE staging_dir = ? ORDER BY night DESC LIMIT 1")
+          .get(dir) as RawNight | null,
+      ),
     history: (limit) =>
-      (db.query("SELECT * FROM sleep_nights WHERE status != 'running' ORDER BY night DESC LIMIT ?").all(limit) as RawNight[]).map((r) => toNight(r)!).reverse(),
-    nightsCount: () => (db.query("SELECT COUNT(*) AS n FROM sleep_nights WHERE status != 'running' AND status != 'failed'").get() as { n: number }).n,
+      (
+        db
+          .query("SELECT * FROM sleep_nights WHERE status != 'running' ORDER BY night DESC LIMIT ?")
+          .all(limit) as RawNight[]
+      )
+        .map((r) => toNight(r)!)
+        .reverse(),
+    nightsCount: () =>
+      (
+        db.query("SELECT COUNT(*) AS n FROM sleep_nights WHERE status != 'running' AND status != 'failed'").get() as {
+          n: number;
+        }
+      ).n,
     lastHarvestMs: (project) =>
-      (db.query("SELECT started_ms FROM sleep_last_harvest WHERE project = ?").get(project) as { started_ms: number } | null)?.started_ms,
+      (
+        db.query("SELECT started_ms FROM sleep_last_harvest WHERE project = ?").get(project) as {
+          started_ms: number;
+        } | null
+      )?.started_ms,
     setLastHarvestMs: (project, ms) => {
-      db.query("INSERT INTO sleep_last_harvest (project, started_ms) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET started_ms = excluded.started_ms").run(
-        project,
-        ms,
-      );
+      db.query(
+        "INSERT INTO sleep_last_harvest (project, started_ms) VALUES (?, ?) ON CONFLICT(project) DO UPDATE SET started_ms = excluded.started_ms",
+      ).run(project, ms);
     },
     lastModelKey: () => meta("last_model_key"),
     setLastModelKey: (key) => {
@@ -147,16 +183,22 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
     },
     archiveTasks: (night, tasks: readonly TaskRecord[]) =>
       tx(() => {
-        const q = db.query("INSERT OR REPLACE INTO sleep_tasks (night, task_id, project, split, json) VALUES (?, ?, ?, ?, ?)");
+        const q = db.query(
+          "INSERT OR REPLACE INTO sleep_tasks (night, task_id, project, split, json) VALUES (?, ?, ?, ?, ?)",
+        );
         for (const t of tasks) if (t.origin === "real") q.run(night, t.id, t.project, t.split, JSON.stringify(t));
       }),
     archivedTasks: (project, limit) =>
-      (db.query("SELECT json FROM sleep_tasks WHERE project = ? ORDER BY night DESC LIMIT ?").all(project, limit) as Array<{ json: string }>).map(
-        (r) => JSON.parse(r.json) as TaskRecord,
-      ),
+      (
+        db
+          .query("SELECT json FROM sleep_tasks WHERE project = ? ORDER BY night DESC LIMIT ?")
+          .all(project, limit) as Array<{ json: string }>
+      ).map((r) => JSON.parse(r.json) as TaskRecord),
     recordEdits: (night, edits: ReadonlyArray<{ edit: EditRecord; status: EditStatus; reason: string }>) =>
       tx(() => {
-        const project = (db.query("SELECT project FROM sleep_nights WHERE night = ?").get(night) as { project: string } | null)?.project ?? "";
+        const project =
+          (db.query("SELECT project FROM sleep_nights WHERE night = ?").get(night) as { project: string } | null)
+            ?.project ?? "";
         const ins = db.query(
           "INSERT INTO sleep_edits (night, target, op, content, anchor, rationale, content_hash, status, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         );
@@ -172,25 +214,36 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
       }),
     rejectedEditTexts: (project, limit) =>
       (
-        db.query("SELECT content FROM sleep_rejected_edits WHERE project = ? ORDER BY night DESC, times DESC LIMIT ?").all(project, limit) as Array<{
+        db
+          .query("SELECT content FROM sleep_rejected_edits WHERE project = ? ORDER BY night DESC, times DESC LIMIT ?")
+          .all(project, limit) as Array<{
           content: string;
         }>
       ).map((r) => r.content),
     recordGateTrials: (night, trials: readonly GateTrial[]) =>
       tx(() => {
-        const q = db.query("INSERT INTO sleep_gate_trials (night, target, baseline_score, candidate_score, accepted, json) VALUES (?, ?, ?, ?, ?, ?)");
-        for (const t of trials) q.run(night, t.target, t.baseline_score, t.candidate_score, t.accepted ? 1 : 0, JSON.stringify(t));
+        const q = db.query(
+          "INSERT INTO sleep_gate_trials (night, target, baseline_score, candidate_score, accepted, json) VALUES (?, ?, ?, ?, ?, ?)",
+        );
+        for (const t of trials)
+          q.run(night, t.target, t.baseline_score, t.candidate_score, t.accepted ? 1 : 0, JSON.stringify(t));
       }),
     recordLedger: (night, entries: readonly LedgerEntry[]) =>
       tx(() => {
-        const q = db.query("INSERT OR REPLACE INTO sleep_ledger (night, stage, calls, tokens, cost_usd, cached) VALUES (?, ?, ?, ?, ?, ?)");
+        const q = db.query(
+          "INSERT OR REPLACE INTO sleep_ledger (night, stage, calls, tokens, cost_usd, cached) VALUES (?, ?, ?, ?, ?, ?)",
+        );
         for (const e of entries) q.run(night, e.stage, e.calls, e.tokens, e.cost_usd, e.cached);
       }),
-    ledger: (night) => db.query("SELECT stage, calls, tokens, cost_usd, cached FROM sleep_ledger WHERE night = ? ORDER BY stage").all(night) as LedgerEntry[],
+    ledger: (night) =>
+      db
+        .query("SELECT stage, calls, tokens, cost_usd, cached FROM sleep_ledger WHERE night = ? ORDER BY stage")
+        .all(night) as LedgerEntry[],
     recordAdoption: (nightDir, mode, receiptsJson, atMs) =>
       Number(
-        db.query("INSERT INTO sleep_adoptions (night_dir, mode, adopted_ms, receipts_json) VALUES (?, ?, ?, ?)").run(nightDir, mode, atMs, receiptsJson)
-          .lastInsertRowid,
+        db
+          .query("INSERT INTO sleep_adoptions (night_dir, mode, adopted_ms, receipts_json) VALUES (?, ?, ?, ?)")
+          .run(nightDir, mode, atMs, receiptsJson).lastInsertRowid,
       ),
     adoptions: (nightDir) =>
       (nightDir

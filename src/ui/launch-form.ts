@@ -16,7 +16,12 @@ interface LaunchField {
 /** The form's controls (upstream's WebUI set, plus the backend). Empty = the config's value. */
 export const LAUNCH_FIELDS: readonly LaunchField[] = [
   { name: "optimizer.learning_rate", label: "Learning rate (max edits per step)", kind: "int" },
-  { name: "optimizer.lr_scheduler", label: "LR scheduler", kind: "choice", choices: ["constant", "linear", "cosine", "autonomous"] },
+  {
+    name: "optimizer.lr_scheduler",
+    label: "LR scheduler",
+    kind: "choice",
+    choices: ["constant", "linear", "cosine", "autonomous"],
+  },
   { name: "train.num_epochs", label: "Epochs", kind: "int" },
   { name: "train.batch_size", label: "Batch size", kind: "int" },
   { name: "gradient.analyst_workers", label: "Analyst workers", kind: "int" },
@@ -53,7 +58,8 @@ function extraLines(extra: string): string[] {
 
 function getPath(obj: unknown, path: string): unknown {
   let cur = obj;
-  for (const p of path.split(".")) cur = typeof cur === "object" && cur !== null ? (cur as Record<string, unknown>)[p] : undefined;
+  for (const p of path.split("."))
+    cur = typeof cur === "object" && cur !== null ? (cur as Record<string, unknown>)[p] : undefined;
   return cur;
 }
 
@@ -62,7 +68,11 @@ function getPath(obj: unknown, path: string): unknown {
  * hold it to the dashboard's launch policy (no programs, outside files or endpoints unless the
  * owner allowed them).
  */
-export function validateLaunch(req: LaunchRequest, cwd: string, policy: LaunchPolicy = { allowCommands: false }): Validation {
+export function validateLaunch(
+  req: LaunchRequest,
+  cwd: string,
+  policy: LaunchPolicy = { allowCommands: false },
+): Validation {
   const errors: Record<string, string> = {};
   const sets: string[] = [];
   for (const f of LAUNCH_FIELDS) {
@@ -86,7 +96,12 @@ export function validateLaunch(req: LaunchRequest, cwd: string, policy: LaunchPo
     if (refused.length > 0) {
       const fieldNames = new Set(LAUNCH_FIELDS.map((f) => f.name));
       for (const r of refused) {
-        const key = r.path === "config" || !r.fromLaunch ? "config" : fieldNames.has(r.path) && (req.values[r.path] ?? "").trim() !== "" ? r.path : "extra";
+        const key =
+          r.path === "config" || !r.fromLaunch
+            ? "config"
+            : fieldNames.has(r.path) && (req.values[r.path] ?? "").trim() !== ""
+              ? r.path
+              : "extra";
         errors[key] = errors[key] ? `${errors[key]}; ${r.message}` : r.message;
       }
       return { ok: false, errors, sets, resolved: {} };
@@ -102,7 +117,12 @@ export function validateLaunch(req: LaunchRequest, cwd: string, policy: LaunchPo
     const fieldNames = new Set(LAUNCH_FIELDS.map((f) => f.name));
     const fromExtra = new Set(extras.map((l) => l.split("=")[0]!));
     for (const issue of err.issues) {
-      const key = fieldNames.has(issue.path) && !fromExtra.has(issue.path) ? issue.path : fromExtra.has(issue.path) ? "extra" : "config";
+      const key =
+        fieldNames.has(issue.path) && !fromExtra.has(issue.path)
+          ? issue.path
+          : fromExtra.has(issue.path)
+            ? "extra"
+            : "config";
       const text = key === "extra" || key === "config" ? `${issue.path}: ${issue.message}` : issue.message;
       errors[key] = errors[key] ? `${errors[key]}; ${text}` : text;
     }
@@ -137,7 +157,8 @@ export function listLaunchConfigs(cwd: string): { name: string; label: string }[
   walk(join(cwd, "configs"), 0);
   try {
     for (const e of readdirSync(cwd, { withFileTypes: true })) {
-      if (e.isFile() && /^skillopt.*\.ya?ml$/.test(e.name) && !seen.has(e.name)) out.push({ name: e.name, label: e.name });
+      if (e.isFile() && /^skillopt.*\.ya?ml$/.test(e.name) && !seen.has(e.name))
+        out.push({ name: e.name, label: e.name });
     }
   } catch (err) {
     log.withTag("ui").debug(`cannot list ${cwd}: ${errorMessage(err)}`);

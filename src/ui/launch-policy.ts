@@ -16,7 +16,8 @@ const AGENT_NAMES = new Set(["", "claude", "codex", "cursor-agent", "copilot"]);
 /** Keys whose value is a program to run (or the tasks evaluator that runs one). */
 function runsProgram(path: string, value: unknown): boolean {
   if (path === "env.evaluator") return String(value).trim().toLowerCase() === "command";
-  if (path === "env.evaluator_command") return Array.isArray(value) ? value.length > 0 : String(value ?? "").trim() !== "";
+  if (path === "env.evaluator_command")
+    return Array.isArray(value) ? value.length > 0 : String(value ?? "").trim() !== "";
   if (path === "env.python" || path === "env.alfworld_python") return String(value ?? "").trim() !== "";
   if (/^model\.\w+_exec_path$/.test(path)) return !AGENT_NAMES.has(String(value ?? "").trim());
   return false;
@@ -30,9 +31,21 @@ const SANDBOX_KEYS = new Set([
   "model.copilot_exec_allow_all_tools",
 ]);
 /** Keys naming where files are written. */
-const OUTPUT_PATH_KEYS = new Set(["env.split_output_dir", "env.out_root", "model.cache_dir", "model.copilot_exec_home"]);
+const OUTPUT_PATH_KEYS = new Set([
+  "env.split_output_dir",
+  "env.out_root",
+  "model.cache_dir",
+  "model.copilot_exec_home",
+]);
 /** Keys naming files or directories that are read (allowed inside the dashboard's directory). */
-const INPUT_PATH_KEYS = new Set(["env.skill_init", "env.data_path", "env.split_dir", "env.data_dirs", "env.docs_dirs", "env.data_root"]);
+const INPUT_PATH_KEYS = new Set([
+  "env.skill_init",
+  "env.data_path",
+  "env.split_dir",
+  "env.data_dirs",
+  "env.docs_dirs",
+  "env.data_root",
+]);
 /** Keys that say where requests (and the credentials for them) go. */
 const ENDPOINT_KEY = /(_url|endpoint|api_key|auth_env|api_version)$/;
 
@@ -50,7 +63,8 @@ function pathsOf(value: unknown): string[] {
   return s === "" ? [] : [s];
 }
 
-const needsFlag = (what: string) => `${what}; a dashboard launch may do this only when \`skillopt ui ${ALLOW_FLAG}\` started the dashboard`;
+const needsFlag = (what: string) =>
+  `${what}; a dashboard launch may do this only when \`skillopt ui ${ALLOW_FLAG}\` started the dashboard`;
 
 /**
  * What the launch may not do under this policy, by key path (the config picker is "config").
@@ -59,10 +73,19 @@ const needsFlag = (what: string) => `${what}; a dashboard launch may do this onl
  * Programs are refused wherever they come from (a cloned project's YAML is no more trusted than
  * the form); file paths and endpoints only when the launch itself sets them.
  */
-export function launchRefusals(o: { source: ConfigSource; resolved: unknown; base: unknown; cwd: string; policy: LaunchPolicy }): Refusal[] {
+export function launchRefusals(o: {
+  source: ConfigSource;
+  resolved: unknown;
+  base: unknown;
+  cwd: string;
+  policy: LaunchPolicy;
+}): Refusal[] {
   if (o.policy.allowCommands) return [];
   const out: Refusal[] = [];
-  if (o.source.kind === "file" && !resolveInside(o.cwd, isAbsolute(o.source.path) ? relativeTo(o.cwd, o.source.path) : o.source.path)) {
+  if (
+    o.source.kind === "file" &&
+    !resolveInside(o.cwd, isAbsolute(o.source.path) ? relativeTo(o.cwd, o.source.path) : o.source.path)
+  ) {
     out.push({ path: "config", fromLaunch: true, message: needsFlag(`${o.source.path} is outside ${o.cwd}`) });
   }
   const now = leaves(o.resolved);
@@ -70,7 +93,8 @@ export function launchRefusals(o: { source: ConfigSource; resolved: unknown; bas
   for (const [path, value] of now) {
     const fromLaunch = JSON.stringify(value) !== JSON.stringify(before.get(path));
     const refuse = (why: string) => out.push({ path, fromLaunch, message: needsFlag(`${path}: ${why}`) });
-    if (runsProgram(path, value)) refuse(fromLaunch ? "runs a program" : `runs a program (set by the config ${o.source.display})`);
+    if (runsProgram(path, value))
+      refuse(fromLaunch ? "runs a program" : `runs a program (set by the config ${o.source.display})`);
     else if (!fromLaunch) continue;
     else if (SANDBOX_KEYS.has(path)) refuse("changes an agent's sandbox");
     else if (OUTPUT_PATH_KEYS.has(path)) refuse("names where files are written");

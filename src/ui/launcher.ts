@@ -29,8 +29,13 @@ interface Child {
 const MAX_LINES = 300;
 
 function slug(config: string): string {
-  const base = config.replace(/\.ya?ml$/, "").split(/[\\/]/).filter(Boolean).pop() ?? "run";
-  return (base === "default" ? config.split(/[\\/]/).slice(-2, -1)[0] ?? "run" : base).replace(/[^\w.-]+/g, "_");
+  const base =
+    config
+      .replace(/\.ya?ml$/, "")
+      .split(/[\\/]/)
+      .filter(Boolean)
+      .pop() ?? "run";
+  return (base === "default" ? (config.split(/[\\/]/).slice(-2, -1)[0] ?? "run") : base).replace(/[^\w.-]+/g, "_");
 }
 
 /** Training runs started from the dashboard, as child processes of `skillopt train`. */
@@ -46,21 +51,39 @@ export class Launcher {
   private outDir(config: string): string {
     const base = join(resolve(this.opts.root), `${slug(config)}_${compactTimestamp()}`);
     let out = base;
-    for (let i = 2; existsSync(out) || [...this.children.values()].some((c) => c.info.out === out); i++) out = `${base}-${i}`;
+    for (let i = 2; existsSync(out) || [...this.children.values()].some((c) => c.info.out === out); i++)
+      out = `${base}-${i}`;
     return out;
   }
 
   launch(config: string, sets: string[]): LaunchInfo {
     const out = this.outDir(config);
     // `--flag=value` forms: a value can never be read as a flag of its own.
-    const argv = [...this.opts.command, "train", `--config=${config}`, ...sets.map((s) => `--set=${s}`), `--out=${out}`];
+    const argv = [
+      ...this.opts.command,
+      "train",
+      `--config=${config}`,
+      ...sets.map((s) => `--set=${s}`),
+      `--out=${out}`,
+    ];
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...processEnv(), ...this.opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries({ ...processEnv(), ...this.opts.env, NO_COLOR: "1" }))
+      if (v !== undefined) env[k] = v;
     const proc = Bun.spawn(argv, { cwd: this.opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     this.counter += 1;
     const id = `l${this.counter}-${proc.pid}`;
     const child: Child = {
-      info: { id, config, sets, out, pid: proc.pid, status: "running", exitCode: null, startedAt: new Date().toISOString(), log: [] },
+      info: {
+        id,
+        config,
+        sets,
+        out,
+        pid: proc.pid,
+        status: "running",
+        exitCode: null,
+        startedAt: new Date().toISOString(),
+        log: [],
+      },
       proc,
       listeners: new Set(),
       stopping: false,

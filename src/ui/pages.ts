@@ -1,4 +1,12 @@
-import { esc, fmtCost, fmtScore, renderCompareChart, renderDiff, renderRunBody, type RunView } from "../report/index.ts";
+import {
+  esc,
+  fmtCost,
+  fmtScore,
+  renderCompareChart,
+  renderDiff,
+  renderRunBody,
+  type RunView,
+} from "../report/index.ts";
 import { RUN_FILES } from "../run/index.ts";
 import { LAUNCH_FIELDS } from "./launch-form.ts";
 import type { LaunchInfo } from "./launcher.ts";
@@ -12,7 +20,10 @@ type Tab = "runs" | "compare" | "launch" | "sleep";
  */
 export function page(opts: { title: string; tab: Tab; body: string; pageId: string }): string {
   const nav = (["runs", "compare", "launch", "sleep"] as const)
-    .map((t) => `<a href="/${t === "runs" ? "" : t}"${t === opts.tab ? ' class="on"' : ""}>${t[0]!.toUpperCase()}${t.slice(1)}</a>`)
+    .map(
+      (t) =>
+        `<a href="/${t === "runs" ? "" : t}"${t === opts.tab ? ' class="on"' : ""}>${t[0]!.toUpperCase()}${t.slice(1)}</a>`,
+    )
     .join("");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(opts.title)} · SkillOpt</title>
@@ -28,10 +39,18 @@ function rowHtml(r: RunRow): string {
   const id = encodeURIComponent(r.id);
   const cells = [
     `<td><input type="checkbox" class="pick" value="${esc(r.id)}" aria-label="select ${esc(r.name)} for compare"></td>`,
-    `<td data-v="${esc(r.name)}"><a href="/runs/${id}">${esc(r.name)}</a>${r.simulator ? ' <span class="muted">(sim)</span>' : ""}${r.error ? `<div \
-class="row-error">${esc(r.error)}</div>` : ""}</td>`,
-    `<td data-v="${esc(r.status)}"><span class="badge b-${esc(r.status)}">${esc(r.status)}</span>${r.status === "failed" && r.reason ? `<div class="row-error \
-run-failure">${esc(r.reason)}</div>` : ""}${r.waiting ? `<div class="run-waiting">${esc(r.waiting)}</div>` : ""}</td>`,
+    `<td data-v="${esc(r.name)}"><a href="/runs/${id}">${esc(r.name)}</a>${r.simulator ? ' <span class="muted">(sim)</span>' : ""}${
+      r.error
+        ? `<div \
+class="row-error">${esc(r.error)}</div>`
+        : ""
+    }</td>`,
+    `<td data-v="${esc(r.status)}"><span class="badge b-${esc(r.status)}">${esc(r.status)}</span>${
+      r.status === "failed" && r.reason
+        ? `<div class="row-error \
+run-failure">${esc(r.reason)}</div>`
+        : ""
+    }${r.waiting ? `<div class="run-waiting">${esc(r.waiting)}</div>` : ""}</td>`,
     `<td data-v="${esc(r.benchmark)}">${esc(r.benchmark)}</td>`,
     `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
     `<td class="n" data-v="${r.best ?? -1}">${fmtScore(r.best)}</td>`,
@@ -59,10 +78,16 @@ const STAGES = ["rollout", "reflect", "aggregate", "select", "update", "evaluate
 
 /** Stage strip and log tail of a run this dashboard launched (updated from its output). */
 function launchPanel(l: LaunchInfo): string {
-  return `<div id="launch-progress" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p class="stages">${STAGES.map((s) => `<span class="stage" \
-data-stage="${s}">${s}</span>`).join("")} <span id="launch-where" class="muted"></span> <span id="launch-status" class="badge \
-b-${esc(l.status)}">${esc(l.status)}</span>${l.status === "running" ? ` <button type="button" class="stop-btn" \
-data-launch="${esc(l.id)}">Stop</button>` : ""}</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
+  return `<div id="launch-progress" data-launch="${esc(l.id)}" data-status="${esc(l.status)}"><p class="stages">${STAGES.map(
+    (s) => `<span class="stage" \
+data-stage="${s}">${s}</span>`,
+  ).join("")} <span id="launch-where" class="muted"></span> <span id="launch-status" class="badge \
+b-${esc(l.status)}">${esc(l.status)}</span>${
+    l.status === "running"
+      ? ` <button type="button" class="stop-btn" \
+data-launch="${esc(l.id)}">Stop</button>`
+      : ""
+  }</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
 }
 
 export function runPage(run: RunView, id: string, launch?: LaunchInfo): string {
@@ -74,7 +99,9 @@ href="/runs/${eid}/files/${RUN_FILES.bestSkill}">${RUN_FILES.bestSkill}</a> · <
 }
 
 function runOptions(rows: RunRow[], selected: string | undefined): string {
-  return rows.map((r) => `<option value="${esc(r.id)}"${r.id === selected ? " selected" : ""}>${esc(r.name)}</option>`).join("");
+  return rows
+    .map((r) => `<option value="${esc(r.id)}"${r.id === selected ? " selected" : ""}>${esc(r.name)}</option>`)
+    .join("");
 }
 
 export function comparePage(rows: RunRow[], a: RunView | null, b: RunView | null, aId?: string, bId?: string): string {

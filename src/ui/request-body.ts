@@ -32,6 +32,7 @@ export function parseJsonBody(text: string): Record<string, unknown> {
     if (err instanceof BodyError) throw err;
     throw new BodyError("request body must be a JSON object");
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new BodyError("request body must be a JSON object");
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new BodyError("request body must be a JSON object");
   return value as Record<string, unknown>;
 }

@@ -24,7 +24,8 @@ export function safeReadFile(path: string, maxBytes = MAX_READ_BYTES): SafeRead 
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) return { ok: false, missing: false, reason: `${path} is not a regular file; not read` };
-    if (st.size > maxBytes) return { ok: false, missing: false, reason: `${path} is larger than ${maxBytes} bytes; not read` };
+    if (st.size > maxBytes)
+      return { ok: false, missing: false, reason: `${path} is larger than ${maxBytes} bytes; not read` };
     const buf = Buffer.alloc(st.size + 1);
     let n = 0;
     for (;;) {
@@ -36,7 +37,11 @@ export function safeReadFile(path: string, maxBytes = MAX_READ_BYTES): SafeRead 
     const bytes = buf.subarray(0, n);
     return { ok: true, bytes, text: bytes.toString("utf8") };
   } catch (err) {
-    return { ok: false, missing: false, reason: `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})` };
+    return {
+      ok: false,
+      missing: false,
+      reason: `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+    };
   } finally {
     closeSync(fd);
   }

@@ -101,7 +101,12 @@ export class Guard {
     if (!this.loopback) return true;
     const host = (req.headers.get("host") ?? "").toLowerCase();
     const bound = this.opts.host.toLowerCase();
-    const names = new Set(["127.0.0.1", "localhost", "[::1]", bound.includes(":") && !bound.startsWith("[") ? `[${bound}]` : bound]);
+    const names = new Set([
+      "127.0.0.1",
+      "localhost",
+      "[::1]",
+      bound.includes(":") && !bound.startsWith("[") ? `[${bound}]` : bound,
+    ]);
     return [...names].some((n) => host === `${n}:${this.port}`);
   }
 
@@ -128,7 +133,8 @@ export class Guard {
     const site = req.headers.get("sec-fetch-site");
     if (site !== null && site !== "same-origin" && site !== "none") return `cross-site request (${site})`;
     const type = (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-    if (req.method === "POST" && type !== "" && type !== "application/json") return `content-type ${type}: send application/json`;
+    if (req.method === "POST" && type !== "" && type !== "application/json")
+      return `content-type ${type}: send application/json`;
     return null;
   }
 }
@@ -164,4 +170,4 @@ export const BASE_HEADERS: Record<string, string> = {
 
 export const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; " +
-    "form-action 'self'";
+  "form-action 'self'";

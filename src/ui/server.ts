@@ -62,11 +62,17 @@ function headers(extra: Record<string, string>): Headers {
 }
 
 function html(body: string, status = 200): Response {
-  return new Response(body, { status, headers: headers({ "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP }) });
+  return new Response(body, {
+    status,
+    headers: headers({ "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP }),
+  });
 }
 
 function json(value: unknown, status = 200): Response {
-  return new Response(JSON.stringify(value), { status, headers: headers({ "content-type": "application/json; charset=utf-8" }) });
+  return new Response(JSON.stringify(value), {
+    status,
+    headers: headers({ "content-type": "application/json; charset=utf-8" }),
+  });
 }
 
 const TEXT_TYPES: Record<string, string> = {
@@ -79,7 +85,11 @@ const TEXT_TYPES: Record<string, string> = {
   ".log": "text/plain; charset=utf-8",
 };
 
-function sse(onOpen: (send: (event: string, data: unknown) => void) => () => void, signal: AbortSignal, onClose: () => void): Response {
+function sse(
+  onOpen: (send: (event: string, data: unknown) => void) => () => void,
+  signal: AbortSignal,
+  onClose: () => void,
+): Response {
   let cleanup: (() => void) | null = null;
   let closed = false;
   const done = () => {
@@ -123,7 +133,9 @@ function sse(onOpen: (send: (event: string, data: unknown) => void) => () => voi
       done();
     },
   });
-  return new Response(stream, { headers: headers({ "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" }) });
+  return new Response(stream, {
+    headers: headers({ "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" }),
+  });
 }
 
 /** The request's JSON object; 400 for anything else, prototype keys included, at any depth. */
@@ -174,15 +186,23 @@ export function startUi(opts: UiOptions): UiServer {
   const hub = new RunWatchHub();
   const command = opts.command ?? selfCommand();
   const launcher = new Launcher({ root, command, cwd, env: opts.env ?? {} });
-  const sleep = opts.sleep === null ? undefined : (opts.sleep ?? createSleepPanel({ project: opts.sleepProject ?? cwd, command, cwd, env: opts.env ?? {} }));
+  const sleep =
+    opts.sleep === null
+      ? undefined
+      : (opts.sleep ?? createSleepPanel({ project: opts.sleepProject ?? cwd, command, cwd, env: opts.env ?? {} }));
   const shownHost = host.includes(":") ? `[${host}]` : host;
   let url = "";
-  const guard = new Guard({ host, ...(opts.token !== undefined ? { fixedToken: opts.token } : {}), onRotate: (t) => opts.onLoginUrl?.(`${url}/?token=${t}`) });
+  const guard = new Guard({
+    host,
+    ...(opts.token !== undefined ? { fixedToken: opts.token } : {}),
+    onRotate: (t) => opts.onLoginUrl?.(`${url}/?token=${t}`),
+  });
   const policy = { allowCommands: opts.allowCommands ?? false };
   const maxStreams = opts.maxStreams ?? 64;
   let streams = 0;
   const stream = (onOpen: Parameters<typeof sse>[0], req: Request): Response => {
-    if (streams >= maxStreams) return plain(`too many live streams open (${maxStreams}); close a dashboard tab and retry`, 503);
+    if (streams >= maxStreams)
+      return plain(`too many live streams open (${maxStreams}); close a dashboard tab and retry`, 503);
     streams += 1;
     return sse(onOpen, req.signal, () => {
       streams -= 1;
@@ -206,9 +226,12 @@ export function startUi(opts: UiOptions): UiServer {
       const refusal = guard.mutationRefusal(req);
       if (refusal) return json({ error: `forbidden: ${refusal}` }, 403);
     }
-    if (method === "GET" && path === "/assets/app.js") return new Response(UI_JS, { headers: headers({ "content-type": "text/javascript; charset=utf-8" }) });
-    if (method === "GET" && path === "/assets/style.css") return new Response(UI_CSS, { headers: headers({ "content-type": "text/css; charset=utf-8" }) });
-    if (method === "GET" && path === "/") return html(page({ title: "Runs", tab: "runs", pageId: "runs", body: runsPage(listRuns(root, status), root) }));
+    if (method === "GET" && path === "/assets/app.js")
+      return new Response(UI_JS, { headers: headers({ "content-type": "text/javascript; charset=utf-8" }) });
+    if (method === "GET" && path === "/assets/style.css")
+      return new Response(UI_CSS, { headers: headers({ "content-type": "text/css; charset=utf-8" }) });
+    if (method === "GET" && path === "/")
+      return html(page({ title: "Runs", tab: "runs", pageId: "runs", body: runsPage(listRuns(root, status), root) }));
     if (method === "GET" && path === "/api/runs") return json(listRuns(root, status));
     if (method === "GET" && path === "/compare") {
       const rows = listRuns(root, status);
@@ -219,10 +242,18 @@ export function startUi(opts: UiOptions): UiServer {
       return html(page({ title: "Compare", tab: "compare", pageId: "compare", body: comparePage(rows, ra, rb, a, b) }));
     }
     if (method === "GET" && path === "/launch")
-      return html(page({ title: "Launch", tab: "launch", pageId: "launch", body: launchPage(listLaunchConfigs(cwd), launcher.list(), cwd) }));
+      return html(
+        page({
+          title: "Launch",
+          tab: "launch",
+          pageId: "launch",
+          body: launchPage(listLaunchConfigs(cwd), launcher.list(), cwd),
+        }),
+      );
     if (method === "GET" && path === "/launches") return html(launchesHtml(launcher.list()));
     if (method === "GET" && path === "/api/launches") return json(launcher.list());
-    if (method === "POST" && path === "/api/validate") return json(validateLaunch(launchRequest(await readBody(req)), cwd, policy));
+    if (method === "POST" && path === "/api/validate")
+      return json(validateLaunch(launchRequest(await readBody(req)), cwd, policy));
     if (method === "POST" && path === "/api/launch") {
       const lr = launchRequest(await readBody(req));
       const v = validateLaunch(lr, cwd, policy);
@@ -242,7 +273,8 @@ export function startUi(opts: UiOptions): UiServer {
           return launcher.subscribe(id, (i, line) => send("change", { status: i.status, line: line ?? null }));
         }, req);
     }
-    if (method === "GET" && path === "/sleep") return html(page({ title: "Sleep", tab: "sleep", pageId: "sleep", body: await sleepPage(sleep, url) }));
+    if (method === "GET" && path === "/sleep")
+      return html(page({ title: "Sleep", tab: "sleep", pageId: "sleep", body: await sleepPage(sleep, url) }));
     const sm = /^\/api\/sleep\/(adopt|reject|rollback)$/.exec(path);
     if (sm && method === "POST") {
       const r = await sleepAction(sleep, sm[1] as SleepVerb, await readBody(req));
@@ -269,7 +301,8 @@ data-status="${run.status}">${renderRunBody(run)}</div>`,
         res.headers.set("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
         return res;
       }
-      if (rest === "/events") return stream((send) => hub.subscribe(dir, (version) => send("update", { version })), req);
+      if (rest === "/events")
+        return stream((send) => hub.subscribe(dir, (version) => send("update", { version })), req);
       if (rest.startsWith("/files/")) return serveFile(dir, rest.slice("/files/".length));
     }
     throw new HttpError(404, `not found: ${path}`);
@@ -302,13 +335,18 @@ data-status="${run.status}">${renderRunBody(run)}</div>`,
     if (guard.foreignSubresource(req)) return plain("refused: a request from another site", 403);
     if (url.searchParams.has("token") && req.method === "GET") {
       const session = guard.signIn(url.searchParams.get("token"));
-      if (!session) return plain("this sign-in link is wrong or was already used: `skillopt ui` prints a fresh one in its terminal", 401);
+      if (!session)
+        return plain(
+          "this sign-in link is wrong or was already used: `skillopt ui` prints a fresh one in its terminal",
+          401,
+        );
       url.searchParams.delete("token");
       const h = headers({ location: url.pathname + url.search });
       h.append("set-cookie", guard.sessionCookie(session));
       return new Response(null, { status: 303, headers: h });
     }
-    if (!guard.hasSession(req)) return plain("this dashboard needs you signed in: open the URL `skillopt ui` printed in its terminal", 401);
+    if (!guard.hasSession(req))
+      return plain("this dashboard needs you signed in: open the URL `skillopt ui` printed in its terminal", 401);
     try {
       return await route(req, url);
     } catch (err) {

@@ -9,7 +9,8 @@ interface EditVerdict {
 
 const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
 const norm = (s: string) => s.replace(/\s+/g, " ").trim().toLowerCase();
-const sameEdit = (a: EditRecord, b: EditRecord) => a.target === b.target && a.op === b.op && norm(a.content) === norm(b.content);
+const sameEdit = (a: EditRecord, b: EditRecord) =>
+  a.target === b.target && a.op === b.op && norm(a.content) === norm(b.content);
 
 /** The gate trial that evaluated an edit (the last one naming it). */
 function trialOf(e: EditRecord, r: SleepReport): GateTrial | undefined {
@@ -22,28 +23,53 @@ function trialOf(e: EditRecord, r: SleepReport): GateTrial | undefined {
  * its rule, Δ, bounds and n, and under the strict rule what the paired test said on the same tasks.
  */
 export function editVerdict(e: EditRecord, r: SleepReport): EditVerdict {
-  if (r.holdout_leaked) return { verdict: "unverified", detail: "the held-out tasks overlap the tasks this edit came from" };
+  if (r.holdout_leaked)
+    return { verdict: "unverified", detail: "the held-out tasks overlap the tasks this edit came from" };
   const t = trialOf(e, r);
-  if (!t) return { verdict: "unverified", detail: r.gate_trials?.length ? "no gate trial recorded for this edit" : `no gate ran (${r.gate_action || "none"})` };
+  if (!t)
+    return {
+      verdict: "unverified",
+      detail: r.gate_trials?.length
+        ? "no gate trial recorded for this edit"
+        : `no gate ran (${r.gate_action || "none"})`,
+    };
   if (t.blocked_by_regression) return { verdict: "reject", detail: "vetoed: a held-out task regressed" };
   const g = t.gate;
-  if (!g) return { verdict: t.accepted ? "accept" : "reject", detail: `held-out score ${t.baseline_score.toFixed(3)} → ${t.candidate_score.toFixed(3)}` };
-  const paired = g.paired_verdict && g.paired_verdict !== g.verdict ? `; the paired test on the same tasks: ${g.paired_verdict}` : "";
-  return { verdict: g.verdict, detail: `${g.rule} rule, Δ ${pts(g.delta)} pts [${pts(g.ci[0])}, ${pts(g.ci[1])}], n=${g.n_used}/${g.n_total}${paired}` };
+  if (!g)
+    return {
+      verdict: t.accepted ? "accept" : "reject",
+      detail: `held-out score ${t.baseline_score.toFixed(3)} → ${t.candidate_score.toFixed(3)}`,
+    };
+  const paired =
+    g.paired_verdict && g.paired_verdict !== g.verdict
+      ? `; the paired test on the same tasks: ${g.paired_verdict}`
+      : "";
+  return {
+    verdict: g.verdict,
+    detail: `${g.rule} rule, Δ ${pts(g.delta)} pts [${pts(g.ci[0])}, ${pts(g.ci[1])}], n=${g.n_used}/${g.n_total}${paired}`,
+  };
 }
 
 /** The verdict of an evidence card. */
 export function cardVerdict(c: LessonCard): EditVerdict {
   if (c.verification === "unverified") return { verdict: "unverified", detail: "no replay was run" };
   const v = c.verification;
-  const paired = v.paired_verdict && v.paired_verdict !== v.verdict ? `; the paired test on the same tasks: ${v.paired_verdict}` : "";
+  const paired =
+    v.paired_verdict && v.paired_verdict !== v.verdict
+      ? `; the paired test on the same tasks: ${v.paired_verdict}`
+      : "";
   return {
     verdict: v.verdict,
     detail: `${v.rule ? `${v.rule} rule, ` : "replay, "}Δ ${pts(v.delta)} pts [${pts(v.ci[0])}, ${pts(v.ci[1])}], n=${v.n}${paired}`,
   };
 }
 
-const BADGE: Record<EditVerdict["verdict"], string> = { accept: "b-accepted", reject: "b-rejected", undecided: "b-undecided", unverified: "b-skipped" };
+const BADGE: Record<EditVerdict["verdict"], string> = {
+  accept: "b-accepted",
+  reject: "b-rejected",
+  undecided: "b-undecided",
+  unverified: "b-skipped",
+};
 
 /** A verdict as a badge with its detail beside it. */
 function verdictHtml(v: EditVerdict): string {
@@ -80,17 +106,39 @@ export function cardsHtml(cards: readonly LessonCard[]): string {
     .map((c) => {
       const targets = c.targets && c.targets.length > 1 ? c.targets : [c.target];
       const sources = c.sources
-        .map((s) => `<li>${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · <code>${esc(s.session_id)}</code>: “${esc(s.quote)}”</li>`)
+        .map(
+          (s) =>
+            `<li>${esc(s.date.slice(0, 10) || "unknown date")} · ${esc(s.source || "?")} · <code>${esc(s.session_id)}</code>: “${esc(s.quote)}”</li>`,
+        )
         .join("");
-      const regressions = c.verification !== "unverified" && c.verification.regressions.length ? esc(c.verification.regressions.join(", ")) : "none measured";
+      const regressions =
+        c.verification !== "unverified" && c.verification.regressions.length
+          ? esc(c.verification.regressions.join(", "))
+          : "none measured";
       return `<div class="evidence-card" data-card="${esc(c.id)}"><h4>[${esc(c.op)}] ${esc(c.rule)}</h4>\
-<ul>${c.previous_rule && c.op !== "add" ? `<li>${c.op === "retire" ? "removes" : "replaces"}: \
-${esc(c.previous_rule)}</li>` : ""}<li>${targets.length > 1 ? "targets" : "target"}: ${targets.map((t) => `<code>${esc(t)}</code>`).join(", ")}</li><li \
-class="card-verdict">verification: ${verdictHtml(cardVerdict(c))}</li><li>per-task regressions: ${regressions}</li>${c.op !== "retire" ? `<li>recurred \
-${c.recurrences} time(s) in ${c.n_sessions} session(s)${c.first_seen ? `, ${esc(c.first_seen.slice(0, 10))} – \
-${esc(c.last_seen.slice(0, 10))}` : ""}</li>` : ""}${c.note ? `<li>note: ${esc(c.note)}</li>` : ""}<li>night cost: ${c.cost.tokens} tokens, \
-$${c.cost.cost_usd.toFixed(4)}</li></ul>${sources ? `<details><summary>${c.sources.length} source session(s)</summary><ul class="sources">${sources}</ul>\
-</details>` : ""}</div>`;
+<ul>${
+        c.previous_rule && c.op !== "add"
+          ? `<li>${c.op === "retire" ? "removes" : "replaces"}: \
+${esc(c.previous_rule)}</li>`
+          : ""
+      }<li>${targets.length > 1 ? "targets" : "target"}: ${targets.map((t) => `<code>${esc(t)}</code>`).join(", ")}</li><li \
+class="card-verdict">verification: ${verdictHtml(cardVerdict(c))}</li><li>per-task regressions: ${regressions}</li>${
+        c.op !== "retire"
+          ? `<li>recurred \
+${c.recurrences} time(s) in ${c.n_sessions} session(s)${
+              c.first_seen
+                ? `, ${esc(c.first_seen.slice(0, 10))} – \
+${esc(c.last_seen.slice(0, 10))}`
+                : ""
+            }</li>`
+          : ""
+      }${c.note ? `<li>note: ${esc(c.note)}</li>` : ""}<li>night cost: ${c.cost.tokens} tokens, \
+$${c.cost.cost_usd.toFixed(4)}</li></ul>${
+        sources
+          ? `<details><summary>${c.sources.length} source session(s)</summary><ul class="sources">${sources}</ul>\
+</details>`
+          : ""
+      }</div>`;
     })
     .join("");
 }

@@ -91,8 +91,10 @@ function targetHtml(scope: NightScope, dir: string, t: Target, refused: string[]
   const proposed = nightFile(dir, t.file);
   if (proposed === undefined) return `${head}<div class="warn">${esc(join(dir, t.file))} is missing.</div>`;
   const drifted = (live ? sha256(live) : "") !== t.pin;
-  return `${head}${drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(live
-      ? live.toString("utf8") : "", proposed)}`;
+  return `${head}${drifted ? '<div class="warn">The live file changed since this night was staged: adoption will be refused.</div>' : ""}${renderDiff(
+    live ? live.toString("utf8") : "",
+    proposed,
+  )}`;
 }
 
 /** Δ in points with its always-valid bounds and the tasks used. */
@@ -104,18 +106,34 @@ function gateCell(g: { delta: number; ci: [number, number]; n_used: number }): s
 function gateTable(r: SleepReport): string {
   const trials = r.gate_trials ?? [];
   const head = `<p>Gate: <b>${esc(r.gate_action)}</b> · held-out score \
-${r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${fmtScore(r.baseline_score)} → \
-${fmtScore(r.candidate_score)}`}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${r.no_edits_reason ? ` · \
-${esc(r.no_edits_reason)}` : ""}</p>`;
+${
+  r.n_replayed === 0
+    ? "not scored (nothing was replayed)"
+    : `${fmtScore(r.baseline_score)} → \
+${fmtScore(r.candidate_score)}`
+}${r.holdout_leaked ? ' · <span class="row-error">held-out leak detected</span>' : ""}${
+  r.no_edits_reason
+    ? ` · \
+${esc(r.no_edits_reason)}`
+    : ""
+}</p>`;
   if (trials.length === 0) return head;
   const rows = trials
     .map(
       (t) =>
         `<tr><td>${esc(t.target)}</td><td class="n">${fmtScore(t.baseline_score)}</td><td class="n">${fmtScore(t.candidate_score)}</td><td \
 class="n">${t.gate ? esc(gateCell(t.gate)) : "—"}</td>\
-<td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${t.gate ? ` <span \
-class="muted">${esc(t.gate.verdict)}${t.gate.paired_verdict ? ` · paired: \
-${esc(t.gate.paired_verdict)}` : ""}</span>` : ""}${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
+<td>${t.accepted ? '<span class="badge b-accepted">kept</span>' : '<span class="badge b-rejected">dropped</span>'}${
+          t.gate
+            ? ` <span \
+class="muted">${esc(t.gate.verdict)}${
+                t.gate.paired_verdict
+                  ? ` · paired: \
+${esc(t.gate.paired_verdict)}`
+                  : ""
+              }</span>`
+            : ""
+        }${t.blocked_by_regression ? ' <span class="muted">(regression)</span>' : ""}</td></tr>`,
     )
     .join("");
   return `${head}<table class="gate"><thead><tr><th>trial</th><th class="n">baseline</th><th class="n">candidate</th><th class="n">Δ [bounds] \
@@ -123,20 +141,40 @@ n</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** A modal that shows what a click would do and asks before doing it. */
-function confirmDialog(id: string, title: string, body: string, button: { verb: "adopt" | "rollback"; label: string; attrs: string }): string {
+function confirmDialog(
+  id: string,
+  title: string,
+  body: string,
+  button: { verb: "adopt" | "rollback"; label: string; attrs: string },
+): string {
   return `<dialog class="sleep-confirm" id="${id}" data-verb="${button.verb}"><h2>${esc(title)}</h2>${body}<p class="confirm-actions"><button \
 type="button" class="confirm-btn" data-verb="${button.verb}" ${button.attrs}>${esc(button.label)}</button> <button type="button" \
 class="cancel-btn">Cancel</button></p></dialog>`;
 }
 
-function adoptDialog(id: string, night: string, targets: Target[], diffs: Map<string, string>, r: SleepReport | string, attrs: string): string {
+function adoptDialog(
+  id: string,
+  night: string,
+  targets: Target[],
+  diffs: Map<string, string>,
+  r: SleepReport | string,
+  attrs: string,
+): string {
   const paths = targets.map((t) => t.live);
   const cards = typeof r === "string" ? [] : cardsFor(nightCards(r), paths);
   const body = `<p>Adopting rewrites ${targets.length} file(s) exactly as shown below. The original bytes are kept in the night folder; \
 <b>Rollback</b> (or <code>skillopt sleep rollback</code>) restores them.</p>${targets.map((t) => diffs.get(t.live) ?? "").join("")}<h3>Evidence for \
-each edit</h3>${cards.length ? cardsHtml(cards) : '<p class="muted">No evidence card was recorded for these files; the gate table of the night is ' +
-  'all the evidence there is.</p>'}`;
-  return confirmDialog(id, `Adopt night ${night}?`, body, { verb: "adopt", label: `Adopt ${targets.length} file(s)`, attrs });
+each edit</h3>${
+    cards.length
+      ? cardsHtml(cards)
+      : '<p class="muted">No evidence card was recorded for these files; the gate table of the night is ' +
+        "all the evidence there is.</p>"
+  }`;
+  return confirmDialog(id, `Adopt night ${night}?`, body, {
+    verb: "adopt",
+    label: `Adopt ${targets.length} file(s)`,
+    attrs,
+  });
 }
 
 /** Which rows of this night were adopted, and whether an earlier adoption was rolled back. */
@@ -188,7 +226,13 @@ export function nightHtml(project: string, dir: string, stateDir: string | Error
     const done = adoptionState(dir);
     rolledBack = done.rolledBack;
     const targets: Target[] = [
-      ...legacyRows(m).map((r) => ({ which: r.which, live: r.row.live_path, file: r.row.proposed_file, pin: r.row.live_sha256, skill: "" })),
+      ...legacyRows(m).map((r) => ({
+        which: r.which,
+        live: r.row.live_path,
+        file: r.row.proposed_file,
+        pin: r.row.live_sha256,
+        skill: "",
+      })),
       ...(m.skills ?? []).map((s) => ({
         which: `skill '${s.skill_name}'`,
         live: s.live_skill_path,
@@ -205,14 +249,22 @@ export function nightHtml(project: string, dir: string, stateDir: string | Error
     const report =
       typeof r === "string"
         ? `<div class="warn">${esc(r)}</div>`
-        : `${gateTable(r)}${editsTable("Proposed edits", r.edits, r)}${editsTable("Edits the gate dropped", r.rejected_edits, r)}${nightCards(r).length
-            ? `<h3>Evidence</h3>${cardsHtml(nightCards(r))}` : ""}`;
+        : `${gateTable(r)}${editsTable("Proposed edits", r.edits, r)}${editsTable("Edits the gate dropped", r.rejected_edits, r)}${
+            nightCards(r).length ? `<h3>Evidence</h3>${cardsHtml(nightCards(r))}` : ""
+          }`;
     body = `${report}${total ? [...diffs.values()].join("") : '<p class="muted nothing">Nothing staged to adopt: this night only reports what it found.</p>'}`;
     if (!rejected && refused.length === 0) {
       const legacy = pending.filter((t) => !t.skill);
       if (legacy.length) dialogs += adoptDialog(dialogId("legacy"), name, legacy, diffs, r, attrs);
       for (const t of pending.filter((x) => x.skill))
-        dialogs += adoptDialog(dialogId(`skill:${t.skill}`), name, [t], diffs, r, `${attrs} data-skill="${esc(t.skill)}"`);
+        dialogs += adoptDialog(
+          dialogId(`skill:${t.skill}`),
+          name,
+          [t],
+          diffs,
+          r,
+          `${attrs} data-skill="${esc(t.skill)}"`,
+        );
       if (adoptedFiles.length) {
         const list = adoptedFiles.map((p) => `<li><code>${esc(p)}</code></li>`).join("");
         dialogs += confirmDialog(
@@ -245,12 +297,17 @@ adoption is not overwritten: the rollback is refused.</p><ul>${list}</ul>`,
       legacy.length ? open("Adopt…", "legacy", "adopt-btn") : "",
       ...pending.filter((t) => t.skill).map((t) => open(`Adopt skill ${t.skill}…`, `skill:${t.skill}`, "adopt-btn")),
       adoptedFiles.length ? open("Rollback…", "rollback", "rollback-btn") : "",
-      state === "staged" && adoptedFiles.length === 0 ? `<button type="button" class="reject-btn" ${attrs}>Reject</button>` : "",
+      state === "staged" && adoptedFiles.length === 0
+        ? `<button type="button" class="reject-btn" ${attrs}>Reject</button>`
+        : "",
     ]
       .filter(Boolean)
       .join(" ");
   }
-  const note = rolledBack && state === "staged" ? ' <span class="muted">(an earlier adoption of this night was rolled back)</span>' : "";
+  const note =
+    rolledBack && state === "staged"
+      ? ' <span class="muted">(an earlier adoption of this night was rolled back)</span>'
+      : "";
   const b = BADGE[state];
   return `<details class="step night" data-night-name="${esc(name)}" data-state="${state}"${state === "staged" || newest ? " open" : ""}><summary>Night \
 ${esc(name)} <span class="badge ${b.cls}">${b.label}</span>${note}</summary><p class="night-actions">${buttons}</p><div \

@@ -22,7 +22,12 @@ const ACT_TIMEOUT_MS = 120_000;
  * and rollback run `skillopt sleep adopt|reject|rollback --json` itself, so the decision table, locks, journal
  * and receipts are exactly the CLI's.
  */
-export function createSleepPanel(opts: { project: string; command: string[]; cwd: string; env?: Record<string, string | undefined> }): SleepPanel {
+export function createSleepPanel(opts: {
+  project: string;
+  command: string[];
+  cwd: string;
+  env?: Record<string, string | undefined>;
+}): SleepPanel {
   // This user's Sleep state directory (as the adopt and reject children resolve it): only nights
   // sealed with its key are trusted.
   const stateDir = (): string | Error => {
@@ -51,7 +56,8 @@ to stage one.</p>`;
     async act(verb, body) {
       const project = projectOf(body.project);
       const night = typeof body.night === "string" ? body.night : "";
-      if (!night || !listNights(project).includes(resolve(night))) return { status: 404, body: { error: `no staged night ${night} in ${project}` } };
+      if (!night || !listNights(project).includes(resolve(night)))
+        return { status: 404, body: { error: `no staged night ${night} in ${project}` } };
       const argv =
         verb === "adopt"
           ? [
@@ -68,15 +74,24 @@ to stage one.</p>`;
             ? ["sleep", "rollback", night, "--project", project, "--json"]
             : ["sleep", "reject", night, "--project", project, "--json"];
       const env: Record<string, string> = {};
-      for (const [k, v] of Object.entries({ ...processEnv(), ...opts.env, NO_COLOR: "1" })) if (v !== undefined) env[k] = v;
-      const proc = Bun.spawn([...opts.command, ...argv], { cwd: opts.cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      for (const [k, v] of Object.entries({ ...processEnv(), ...opts.env, NO_COLOR: "1" }))
+        if (v !== undefined) env[k] = v;
+      const proc = Bun.spawn([...opts.command, ...argv], {
+        cwd: opts.cwd,
+        env,
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const timer = setTimeout(() => {
         log.withTag("ui").warn(`sleep ${verb} took longer than ${ACT_TIMEOUT_MS / 1000} s; stopped`);
         proc.kill("SIGKILL");
       }, ACT_TIMEOUT_MS);
-      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]).finally(() =>
-        clearTimeout(timer),
-      );
+      const [stdout, stderr, code] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.exited,
+      ]).finally(() => clearTimeout(timer));
       let doc: Record<string, unknown> = {};
       try {
         doc = JSON.parse(stdout) as Record<string, unknown>;
@@ -96,7 +111,11 @@ export async function sleepPage(panel: SleepPanel | undefined, url: URL): Promis
   return `<h1>SkillOpt-Sleep</h1><p id="sleep-msg" class="muted"></p>${panel ? await panel.render(url) : UNAVAILABLE}`;
 }
 
-export async function sleepAction(panel: SleepPanel | undefined, verb: SleepVerb, body: Record<string, unknown>): Promise<{ status: number; body: unknown }> {
+export async function sleepAction(
+  panel: SleepPanel | undefined,
+  verb: SleepVerb,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: unknown }> {
   if (!panel) return { status: 501, body: { error: `sleep ${verb} is not available in this dashboard` } };
   return panel.act(verb, body);
 }

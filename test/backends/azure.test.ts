@@ -7,13 +7,25 @@ import { fakeBinEnv } from "../support/fake-bins/index.ts";
 import { ask } from "./support.ts";
 
 const azureConfig = (endpoint: string, model: Record<string, unknown> = {}) => ({
-  model: { backend: "azure_openai", optimizer: "gpt-5-mini", target: "my-deployment", azure_openai_endpoint: endpoint, ...model },
+  model: {
+    backend: "azure_openai",
+    optimizer: "gpt-5-mini",
+    target: "my-deployment",
+    azure_openai_endpoint: endpoint,
+    ...model,
+  },
 });
 
 describe("openai_chat (Azure OpenAI)", () => {
   test("api_key mode calls the deployment path with api-version and the api-key header", async () => {
     await using server = await startFakeOpenAI({ reply: "azure says hi" });
-    const client = await createModelClient(azureConfig(server.origin, { azure_openai_auth_mode: "api_key", azure_openai_api_key: "azure-secret-key-000111" }), { noCache: true });
+    const client = await createModelClient(
+      azureConfig(server.origin, {
+        azure_openai_auth_mode: "api_key",
+        azure_openai_api_key: "azure-secret-key-000111",
+      }),
+      { noCache: true },
+    );
     const res = await client.chat("target", ask("hello", { reasoningEffort: "low" }));
     expect(res.text).toBe("azure says hi");
     const req = server.requests[0]!;
@@ -28,30 +40,55 @@ describe("openai_chat (Azure OpenAI)", () => {
   test("azure_cli mode gets a token from `az` and reuses it until shortly before expiry", async () => {
     await using server = await startFakeOpenAI({ reply: "ok" });
     using bins = fakeBinEnv({ ttl: 3600 });
-    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env, azureAdLoopbackForTests: true });
+    const client = await createModelClient(azureConfig(server.origin), {
+      noCache: true,
+      env: bins.env,
+      azureAdLoopbackForTests: true,
+    });
     await client.chat("target", ask("1"));
     await client.chat("target", ask("2"));
     expect(bins.calls().filter((c) => c.name === "az").length).toBe(1);
     const az = bins.calls()[0]!;
-    expect(az.argv).toEqual(["account", "get-access-token", "--resource", "https://cognitiveservices.azure.com", "-o", "json"]);
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual(["Bearer fake-aad-token-0", "Bearer fake-aad-token-0"]);
+    expect(az.argv).toEqual([
+      "account",
+      "get-access-token",
+      "--resource",
+      "https://cognitiveservices.azure.com",
+      "-o",
+      "json",
+    ]);
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+      "Bearer fake-aad-token-0",
+      "Bearer fake-aad-token-0",
+    ]);
     await client.close();
   });
 
   test("a token within 5 minutes of expiry is refreshed", async () => {
     await using server = await startFakeOpenAI({ reply: "ok" });
     using bins = fakeBinEnv({ ttl: 120 });
-    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env, azureAdLoopbackForTests: true });
+    const client = await createModelClient(azureConfig(server.origin), {
+      noCache: true,
+      env: bins.env,
+      azureAdLoopbackForTests: true,
+    });
     await client.chat("target", ask("1"));
     await client.chat("target", ask("2"));
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual(["Bearer fake-aad-token-0", "Bearer fake-aad-token-1"]);
+    expect(server.requests.map((r) => r.headers.authorization)).toEqual([
+      "Bearer fake-aad-token-0",
+      "Bearer fake-aad-token-1",
+    ]);
     await client.close();
   });
 
   test("az not logged in is an auth error with an actionable hint, not retried", async () => {
     await using server = await startFakeOpenAI({ reply: "never" });
     using bins = fakeBinEnv({ mode: "auth" });
-    const client = await createModelClient(azureConfig(server.origin), { noCache: true, env: bins.env, azureAdLoopbackForTests: true });
+    const client = await createModelClient(azureConfig(server.origin), {
+      noCache: true,
+      env: bins.env,
+      azureAdLoopbackForTests: true,
+    });
     const err = (await client.chat("target", ask("1")).catch((e: unknown) => e)) as BackendError;
     expect(err).toBeInstanceOf(BackendError);
     expect(err.message).toContain("az login");
@@ -67,14 +104,19 @@ describe("openai_chat (Azure OpenAI)", () => {
       routes: {
         "GET /msi/token": (req) => {
           const u = new URL(req.url);
-          seen.push(`${u.searchParams.get("resource")}|${u.searchParams.get("client_id")}|${req.headers.get("x-identity-header")}`);
+          seen.push(
+            `${u.searchParams.get("resource")}|${u.searchParams.get("client_id")}|${req.headers.get("x-identity-header")}`,
+          );
           return Response.json({ access_token: "mi-token", expires_on: String(Math.floor(Date.now() / 1000) + 3600) });
         },
       },
     });
     const env: Record<string, string> = { IDENTITY_ENDPOINT: `${server.origin}/msi/token`, IDENTITY_HEADER: "hdr" };
     const client = await createModelClient(
-      azureConfig(server.origin, { azure_openai_auth_mode: "managed_identity", azure_openai_managed_identity_client_id: "cid-1" }),
+      azureConfig(server.origin, {
+        azure_openai_auth_mode: "managed_identity",
+        azure_openai_managed_identity_client_id: "cid-1",
+      }),
       { noCache: true, env, azureAdLoopbackForTests: true },
     );
     await client.chat("target", ask("1"));
@@ -100,8 +142,19 @@ describe("openai_chat (Azure OpenAI)", () => {
     await using a = await startFakeOpenAI({ reply: "optimizer endpoint" });
     await using b = await startFakeOpenAI({ reply: "target endpoint" });
     const client = await createModelClient(
-      { model: { backend: "azure_openai", optimizer: "o", target: "t", azure_openai_auth_mode: "api_key", target_azure_openai_endpoint: b.origin } },
-      { noCache: true, env: { OPTIMIZER_AZURE_OPENAI_ENDPOINT: a.origin, AZURE_OPENAI_API_KEY: "shared-key-abcdefgh" } },
+      {
+        model: {
+          backend: "azure_openai",
+          optimizer: "o",
+          target: "t",
+          azure_openai_auth_mode: "api_key",
+          target_azure_openai_endpoint: b.origin,
+        },
+      },
+      {
+        noCache: true,
+        env: { OPTIMIZER_AZURE_OPENAI_ENDPOINT: a.origin, AZURE_OPENAI_API_KEY: "shared-key-abcdefgh" },
+      },
     );
     expect((await client.chat("optimizer", ask("x", { stage: "analyst" }))).text).toBe("optimizer endpoint");
     expect((await client.chat("target", ask("x"))).text).toBe("target endpoint");
@@ -109,14 +162,40 @@ describe("openai_chat (Azure OpenAI)", () => {
   });
 
   test("codex deployments go to the Responses API with instructions, max_output_tokens and reasoning", async () => {
-    await using server = await startFakeOpenAI({ reply: { text: "via responses", usage: { prompt_tokens: 40, completion_tokens: 8, reasoning_tokens: 3 } } });
-    const client = await createModelClient(azureConfig(server.origin, { azure_openai_auth_mode: "api_key", azure_openai_api_key: "azure-secret-key-000111", target: "gpt-5-codex" }), { noCache: true });
-    const res = await client.chat("target", { stage: "rollout", maxTokens: 500, reasoningEffort: "high", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "go" }] });
-    expect(res).toMatchObject({ text: "via responses", finishReason: "stop", usage: { promptTokens: 40, completionTokens: 8, reasoningTokens: 3 } });
+    await using server = await startFakeOpenAI({
+      reply: { text: "via responses", usage: { prompt_tokens: 40, completion_tokens: 8, reasoning_tokens: 3 } },
+    });
+    const client = await createModelClient(
+      azureConfig(server.origin, {
+        azure_openai_auth_mode: "api_key",
+        azure_openai_api_key: "azure-secret-key-000111",
+        target: "gpt-5-codex",
+      }),
+      { noCache: true },
+    );
+    const res = await client.chat("target", {
+      stage: "rollout",
+      maxTokens: 500,
+      reasoningEffort: "high",
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "go" },
+      ],
+    });
+    expect(res).toMatchObject({
+      text: "via responses",
+      finishReason: "stop",
+      usage: { promptTokens: 40, completionTokens: 8, reasoningTokens: 3 },
+    });
     const req = server.requests[0]!;
     expect(req.api).toBe("responses");
     expect(req.path).toEndWith("/responses");
-    expect(req.body).toMatchObject({ model: "gpt-5-codex", instructions: "be brief", max_output_tokens: 500, reasoning: { effort: "high" } });
+    expect(req.body).toMatchObject({
+      model: "gpt-5-codex",
+      instructions: "be brief",
+      max_output_tokens: 500,
+      reasoning: { effort: "high" },
+    });
     expect(req.lastUserText).toBe("go");
     await client.close();
   });

@@ -9,10 +9,22 @@ import { tempDir } from "../support/tmp.ts";
 import { ask, compatConfig } from "./support.ts";
 
 const MIN = 60_000;
-const echo = (req: { lastUserText: string }) => ({ text: `answer to ${req.lastUserText}`, usage: { prompt_tokens: 1000, completion_tokens: 500 } });
+const echo = (req: { lastUserText: string }) => ({
+  text: `answer to ${req.lastUserText}`,
+  usage: { prompt_tokens: 1000, completion_tokens: 500 },
+});
 
-async function clientAt(url: string, cacheDir: string, model: Record<string, unknown> = {}, opts: Parameters<typeof createModelClient>[1] = {}) {
-  return createModelClient(compatConfig(url, { batch_poll_seconds: 0.005, ...model }), { cacheDir, retry: { baseDelayMs: 1, maxDelayMs: 5, random: () => 0.5 }, ...opts });
+async function clientAt(
+  url: string,
+  cacheDir: string,
+  model: Record<string, unknown> = {},
+  opts: Parameters<typeof createModelClient>[1] = {},
+) {
+  return createModelClient(compatConfig(url, { batch_poll_seconds: 0.005, ...model }), {
+    cacheDir,
+    retry: { baseDelayMs: 1, maxDelayMs: 5, random: () => 0.5 },
+    ...opts,
+  });
 }
 
 /** One round of `n` independent calls, as the evaluator issues them. */
@@ -24,31 +36,79 @@ describe("fake Batch API server", () => {
   test("the openai SDK uploads a JSONL, creates a batch, sees it complete on the simulated clock and downloads the answers", async () => {
     await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 10 * MIN } });
     const sdk = new OpenAI({ baseURL: server.url, apiKey: "sk-test", maxRetries: 0 });
-    const lines = ["a", "b"].map((t) => JSON.stringify({ custom_id: t, method: "POST", url: "/v1/chat/completions", body: { model: "gpt-4o-mini", messages: [{ role: "user", content: t }] } }));
-    const file = await sdk.files.create({ file: await toFile(Buffer.from(lines.join("\n")), "in.jsonl"), purpose: "batch" });
-    const created = await sdk.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const lines = ["a", "b"].map((t) =>
+      JSON.stringify({
+        custom_id: t,
+        method: "POST",
+        url: "/v1/chat/completions",
+        body: { model: "gpt-4o-mini", messages: [{ role: "user", content: t }] },
+      }),
+    );
+    const file = await sdk.files.create({
+      file: await toFile(Buffer.from(lines.join("\n")), "in.jsonl"),
+      purpose: "batch",
+    });
+    const created = await sdk.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     expect((await sdk.batches.retrieve(created.id)).status).toBe("validating");
     server.batch.advance(5 * MIN);
     const half = await sdk.batches.retrieve(created.id);
-    expect({ status: half.status, counts: half.request_counts }).toEqual({ status: "in_progress", counts: { total: 2, completed: 1, failed: 0 } });
+    expect({ status: half.status, counts: half.request_counts }).toEqual({
+      status: "in_progress",
+      counts: { total: 2, completed: 1, failed: 0 },
+    });
     server.batch.advance(5 * MIN);
     const done = await sdk.batches.retrieve(created.id);
     expect(done.status).toBe("completed");
-    const out = (await (await sdk.files.content(done.output_file_id!)).text()).trim().split("\n").map((l) => JSON.parse(l));
+    const out = (await (await sdk.files.content(done.output_file_id!)).text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(out.map((l) => [l.custom_id, l.response.status_code, l.response.body.choices[0].message.content])).toEqual([
       ["a", 200, "answer to a"],
       ["b", 200, "answer to b"],
     ]);
     expect((await sdk.batches.list()).data.map((b) => b.id)).toEqual([created.id]);
-    const other = await sdk.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const other = await sdk.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     expect((await sdk.batches.cancel(other.id)).status).toBe("cancelled");
   });
 
   test("expiry and per-request failures go to the error file", async () => {
-    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 30 * MIN, expiresMs: 20 * MIN, failRequest: (r) => (r.lastUserText === "bad" ? { status: 400, message: "bad request" } : undefined) } });
+    await using server = await startFakeOpenAI({
+      reply: echo,
+      batch: {
+        completionMs: 30 * MIN,
+        expiresMs: 20 * MIN,
+        failRequest: (r) => (r.lastUserText === "bad" ? { status: 400, message: "bad request" } : undefined),
+      },
+    });
     const sdk = new OpenAI({ baseURL: server.url, apiKey: "sk-test", maxRetries: 0 });
-    const file = await sdk.files.create({ file: await toFile(Buffer.from(JSON.stringify({ custom_id: "x", method: "POST", url: "/v1/chat/completions", body: { model: "m", messages: [{ role: "user", content: "q" }] } })), "in.jsonl"), purpose: "batch" });
-    const b = await sdk.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const file = await sdk.files.create({
+      file: await toFile(
+        Buffer.from(
+          JSON.stringify({
+            custom_id: "x",
+            method: "POST",
+            url: "/v1/chat/completions",
+            body: { model: "m", messages: [{ role: "user", content: "q" }] },
+          }),
+        ),
+        "in.jsonl",
+      ),
+      purpose: "batch",
+    });
+    const b = await sdk.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     server.batch.advance(25 * MIN);
     const expired = await sdk.batches.retrieve(b.id);
     expect(expired.status).toBe("expired");
@@ -59,7 +119,10 @@ describe("fake Batch API server", () => {
 
 describe("model.batch through the model layer", () => {
   test("a round becomes one batch whose answers equal the live ones at half the accounted price, and land in the shared cache", async () => {
-    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: 20 * MIN, advancePerPollMs: 2 * MIN } });
+    await using server = await startFakeOpenAI({
+      reply: echo,
+      batch: { completionMs: 20 * MIN, advancePerPollMs: 2 * MIN },
+    });
     using cache = tempDir("calls-");
     using liveCache = tempDir("calls-");
     const texts = ["q1", "q2", "q3", "q4", "q5"];
@@ -151,7 +214,10 @@ describe("model.batch through the model layer", () => {
   });
 
   test("expired entries are resubmitted once and then answered", async () => {
-    await using server = await startFakeOpenAI({ reply: echo, batch: { completionMs: (i) => (i === 0 ? 30 * MIN : 5 * MIN), expiresMs: 20 * MIN, advancePerPollMs: 10 * MIN } });
+    await using server = await startFakeOpenAI({
+      reply: echo,
+      batch: { completionMs: (i) => (i === 0 ? 30 * MIN : 5 * MIN), expiresMs: 20 * MIN, advancePerPollMs: 10 * MIN },
+    });
     using cache = tempDir("calls-");
     const client = await clientAt(server.url, cache.path, { batch: "eval" });
     const out = await evalRound(client, ["a", "b"]);
@@ -170,14 +236,23 @@ describe("model.batch through the model layer", () => {
   });
 
   test("entries that fail twice are asked live under batch_fallback=live, and stop the run under stop", async () => {
-    const failing = { reply: echo, batch: { advancePerPollMs: MIN, failRequest: (r: { lastUserText: string }) => (r.lastUserText === "bad" ? { status: 500, message: "server error" } : undefined) } };
+    const failing = {
+      reply: echo,
+      batch: {
+        advancePerPollMs: MIN,
+        failRequest: (r: { lastUserText: string }) =>
+          r.lastUserText === "bad" ? { status: 500, message: "server error" } : undefined,
+      },
+    };
     await using server = await startFakeOpenAI(failing);
     using cache = tempDir("calls-");
     const client = await clientAt(server.url, cache.path, { batch: "eval" });
     const out = await evalRound(client, ["ok", "bad"]);
     expect(out.map((r) => r.text)).toEqual(["answer to ok", "answer to bad"]);
     expect(server.batch.batches.map((b) => b.lines.length)).toEqual([2, 1]);
-    expect(server.requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.lastUserText)).toEqual(["bad"]);
+    expect(server.requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.lastUserText)).toEqual([
+      "bad",
+    ]);
     await client.close();
 
     await using strict = await startFakeOpenAI(failing);
@@ -217,9 +292,22 @@ describe("model.batch through the model layer", () => {
   test("Azure OpenAI: the batch goes to /openai/files and /openai/batches with api-version, its lines to /chat/completions of the GlobalBatch deployment", async () => {
     await using server = await startFakeOpenAI({ reply: echo, batch: { advancePerPollMs: MIN } });
     using cache = tempDir("calls-");
-    const config = { model: { backend: "azure_openai", optimizer: "gpt-4o-mini", target: "my-batch-deployment", azure_openai_endpoint: server.origin, azure_openai_auth_mode: "api_key", azure_openai_api_key: "azure-secret-key-000111", batch: "eval", batch_poll_seconds: 0.005 } };
+    const config = {
+      model: {
+        backend: "azure_openai",
+        optimizer: "gpt-4o-mini",
+        target: "my-batch-deployment",
+        azure_openai_endpoint: server.origin,
+        azure_openai_auth_mode: "api_key",
+        azure_openai_api_key: "azure-secret-key-000111",
+        batch: "eval",
+        batch_poll_seconds: 0.005,
+      },
+    };
     const client = await createModelClient(config, { cacheDir: cache.path });
-    const out = await client.round("eval", (task) => Promise.all(["a", "b"].map((t) => task(() => client.chat("target", ask(t))))));
+    const out = await client.round("eval", (task) =>
+      Promise.all(["a", "b"].map((t) => task(() => client.chat("target", ask(t))))),
+    );
     expect(out.map((r) => r.text)).toEqual(["answer to a", "answer to b"]);
     const b = server.batch.batches[0]!;
     expect(b.endpoint).toBe("/chat/completions");
@@ -233,7 +321,12 @@ describe("model.batch through the model layer", () => {
 
   test("a backend without a Batch API refuses model.batch_required at start-up (exit 2)", async () => {
     using cache = tempDir("calls-");
-    const config = { model: { backend: "sim", optimizer: "sim", target: "sim", batch: "eval", batch_required: true }, env: { workers: 2 }, gradient: {}, train: { seed: 42 } };
+    const config = {
+      model: { backend: "sim", optimizer: "sim", target: "sim", batch: "eval", batch_required: true },
+      env: { workers: 2 },
+      gradient: {},
+      train: { seed: 42 },
+    };
     const err = await createModelClient(config, { cacheDir: cache.path }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).exitCode).toBe(2);
@@ -243,7 +336,10 @@ describe("model.batch through the model layer", () => {
 
 describe("the batch column of the pricing table", () => {
   test("built-in OpenAI models cost half live through a batch (sourced); others pay their live price unless given a batch price", () => {
-    const table = new PriceTable({ "my-model": { input_per_mtok: 1, output_per_mtok: 4 }, "my-batched": { input_per_mtok: 1, output_per_mtok: 4, batch_input_per_mtok: 0.2, batch_output_per_mtok: 0.8 } });
+    const table = new PriceTable({
+      "my-model": { input_per_mtok: 1, output_per_mtok: 4 },
+      "my-batched": { input_per_mtok: 1, output_per_mtok: 4, batch_input_per_mtok: 0.2, batch_output_per_mtok: 0.8 },
+    });
     const usage = { promptTokens: 1_000_000, completionTokens: 1_000_000, cachedTokens: 0, reasoningTokens: 0 };
     expect(table.cost("gpt-4o-mini", usage, { batch: true })).toBeCloseTo(table.cost("gpt-4o-mini", usage)! / 2, 12);
     expect(builtinPrices()["gpt-4o-mini"]!.batch_source).toMatch(/Batch API.*50 ?%.*checked 2026-12-03/);
@@ -254,12 +350,29 @@ describe("the batch column of the pricing table", () => {
 
   test("train --dry-run shows the cost with model.batch beside the live cost, and the rounds that wait on a batch", async () => {
     const r = await runCli(
-      ["train", "--config", "quickstart", "--dry-run", "--json", ...["model.backend=openai_compatible", "model.openai_compatible_base_url=http://127.0.0.1:9/v1", "model.target=gpt-4o-mini", "model.optimizer=gpt-4o-mini", "model.batch=eval"].flatMap((s) => ["--set", s])],
+      [
+        "train",
+        "--config",
+        "quickstart",
+        "--dry-run",
+        "--json",
+        ...[
+          "model.backend=openai_compatible",
+          "model.openai_compatible_base_url=http://127.0.0.1:9/v1",
+          "model.target=gpt-4o-mini",
+          "model.optimizer=gpt-4o-mini",
+          "model.batch=eval",
+        ].flatMap((s) => ["--set", s]),
+      ],
       { env: { OPENAI_COMPATIBLE_API_KEY: "sk-dry" } },
     );
     expect(r.code).toBe(0);
     const est = JSON.parse(r.stdout).estimated_cost_usd;
-    expect(est.with_batch).toMatchObject({ modes: { optimizer: "eval", target: "eval" }, rounds_waiting_on_a_batch: 1, optimizer: est.optimizer });
+    expect(est.with_batch).toMatchObject({
+      modes: { optimizer: "eval", target: "eval" },
+      rounds_waiting_on_a_batch: 1,
+      optimizer: est.optimizer,
+    });
     expect(est.with_batch.target).toBeLessThan(est.target);
     expect(est.with_batch.calls_through_batch).toBe(JSON.parse(r.stdout).predicted_calls.target.final_test);
   });

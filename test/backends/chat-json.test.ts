@@ -3,11 +3,15 @@ import * as v from "valibot";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { ask, compatClient } from "./support.ts";
 
-const PatchSchema = v.object({ edits: v.array(v.object({ op: v.picklist(["add", "delete", "replace"]), content: v.string() })) });
+const PatchSchema = v.object({
+  edits: v.array(v.object({ op: v.picklist(["add", "delete", "replace"]), content: v.string() })),
+});
 
 describe("chatJson", () => {
   test("a fenced JSON answer is extracted and validated", async () => {
-    await using server = await startFakeOpenAI({ reply: 'Here it is:\n```json\n{"edits":[{"op":"add","content":"Check units."}]}\n```' });
+    await using server = await startFakeOpenAI({
+      reply: 'Here it is:\n```json\n{"edits":[{"op":"add","content":"Check units."}]}\n```',
+    });
     await using client = await compatClient(server.url);
     const res = await client.chatJson("optimizer", ask("reflect", { stage: "analyst" }), PatchSchema);
     expect(res.ok).toBe(true);
@@ -41,7 +45,14 @@ describe("chatJson", () => {
 
   test("a reply cut off by its token limit is re-asked once with a larger budget", async () => {
     await using server = await startFakeOpenAI();
-    server.enqueue({ text: '{"edits": [{"op": "add", "con', finishReason: "length", usage: { prompt_tokens: 10, completion_tokens: 3000 } }, '{"edits": []}');
+    server.enqueue(
+      {
+        text: '{"edits": [{"op": "add", "con',
+        finishReason: "length",
+        usage: { prompt_tokens: 10, completion_tokens: 3000 },
+      },
+      '{"edits": []}',
+    );
     await using client = await compatClient(server.url, { openai_compatible_max_tokens: 100000 });
     const res = await client.chatJson("optimizer", ask("merge", { stage: "merge", maxTokens: 3000 }), PatchSchema);
     expect(res.ok).toBe(true);

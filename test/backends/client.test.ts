@@ -9,7 +9,9 @@ import { ask, compatClient } from "./support.ts";
 
 describe("call cache", () => {
   test("a repeated call is served from the cache and the server sees it once", async () => {
-    await using server = await startFakeOpenAI({ reply: { text: "cached answer", usage: { prompt_tokens: 100, completion_tokens: 10 } } });
+    await using server = await startFakeOpenAI({
+      reply: { text: "cached answer", usage: { prompt_tokens: 100, completion_tokens: 10 } },
+    });
     await using client = await compatClient(server.url);
     const first = await client.chat("target", ask("same prompt"));
     const second = await client.chat("target", ask("same prompt"));
@@ -79,15 +81,26 @@ describe("limits and accounting", () => {
   test("the bound comes from the config's worker keys per role", async () => {
     await using server = await startFakeOpenAI({ reply: { text: "ok", delayMs: 15 } });
     await using client = await compatClient(server.url);
-    await Promise.all(Array.from({ length: 12 }, (_, i) => client.chat("optimizer", ask(`a ${i}`, { stage: "analyst" }))));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) => client.chat("optimizer", ask(`a ${i}`, { stage: "analyst" }))),
+    );
     expect(server.maxInFlight).toBe(4);
   });
 
   test("cost and tokens add up by stage and in total", async () => {
     await using server = await startFakeOpenAI();
-    server.match((r) => r.lastUserText.startsWith("analyst"), { text: "a", usage: { prompt_tokens: 2000, completion_tokens: 1000, cached_tokens: 1000 } });
-    server.match((r) => r.lastUserText.startsWith("rollout"), { text: "r", usage: { prompt_tokens: 400, completion_tokens: 100 } });
-    await using client = await compatClient(server.url, { optimizer: "gpt-4o", pricing: { "my-local-model": { input_per_mtok: 1, output_per_mtok: 2 } } });
+    server.match((r) => r.lastUserText.startsWith("analyst"), {
+      text: "a",
+      usage: { prompt_tokens: 2000, completion_tokens: 1000, cached_tokens: 1000 },
+    });
+    server.match((r) => r.lastUserText.startsWith("rollout"), {
+      text: "r",
+      usage: { prompt_tokens: 400, completion_tokens: 100 },
+    });
+    await using client = await compatClient(server.url, {
+      optimizer: "gpt-4o",
+      pricing: { "my-local-model": { input_per_mtok: 1, output_per_mtok: 2 } },
+    });
     const a = await client.chat("optimizer", ask("analyst 1", { stage: "analyst" }));
     const r1 = await client.chat("target", ask("rollout 1"));
     const r2 = await client.chat("target", ask("rollout 2"));
@@ -95,7 +108,13 @@ describe("limits and accounting", () => {
     // gpt-4o: 1000 fresh × 2.5 + 1000 cached × 1.25 + 1000 out × 10, per 1M tokens
     expect(a.costUsd).toBeCloseTo((1000 * 2.5 + 1000 * 1.25 + 1000 * 10) / 1e6, 12);
     const s = client.ledger.summary();
-    expect(s.by_stage.analyst).toMatchObject({ calls: 1, cached: 0, prompt_tokens: 2000, completion_tokens: 1000, cached_tokens: 1000 });
+    expect(s.by_stage.analyst).toMatchObject({
+      calls: 1,
+      cached: 0,
+      prompt_tokens: 2000,
+      completion_tokens: 1000,
+      cached_tokens: 1000,
+    });
     expect(s.by_stage.rollout).toMatchObject({ calls: 3, cached: 1, prompt_tokens: 800, completion_tokens: 200 });
     expect(s.cost_usd).toBeCloseTo(a.costUsd! + r1.costUsd! + r2.costUsd!, 12);
     expect(s.tokens).toEqual({ prompt: 2800, completion: 1200, cached: 1000, reasoning: 0, total: 4000 });
@@ -104,13 +123,18 @@ describe("limits and accounting", () => {
   });
 
   test("an unknown model's cost is unknown, never 0; model.pricing makes it known", async () => {
-    await using server = await startFakeOpenAI({ reply: { text: "x", usage: { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 } } });
+    await using server = await startFakeOpenAI({
+      reply: { text: "x", usage: { prompt_tokens: 1_000_000, completion_tokens: 1_000_000 } },
+    });
     await using unknown = await compatClient(server.url, { target: "mystery-model" });
     const r = await unknown.chat("target", ask("q"));
     expect(r.costUsd).toBeNull();
     expect(unknown.ledger.summary().cost_known).toBe(false);
     expect(unknown.snapshot().cost_usd).toBeNull();
-    await using priced = await compatClient(server.url, { target: "mystery-model", pricing: { "mystery-model": { input_per_mtok: 1, output_per_mtok: 3 } } });
+    await using priced = await compatClient(server.url, {
+      target: "mystery-model",
+      pricing: { "mystery-model": { input_per_mtok: 1, output_per_mtok: 3 } },
+    });
     expect((await priced.chat("target", ask("q2"))).costUsd).toBeCloseTo(4, 9);
   });
 
@@ -130,7 +154,9 @@ describe("limits and accounting", () => {
   });
 
   test("the cost budget is checked before every call", async () => {
-    await using server = await startFakeOpenAI({ reply: { text: "ok", usage: { prompt_tokens: 1_000_000, completion_tokens: 0 } } });
+    await using server = await startFakeOpenAI({
+      reply: { text: "ok", usage: { prompt_tokens: 1_000_000, completion_tokens: 0 } },
+    });
     await using client = await compatClient(server.url, { max_cost_usd: 0.1 });
     await client.chat("target", ask("1"));
     const err = await client.chat("target", ask("2")).catch((e: unknown) => e);
@@ -139,7 +165,9 @@ describe("limits and accounting", () => {
   });
 
   test("the ledger is persisted with the run and a resumed client keeps counting toward the cap", async () => {
-    await using server = await startFakeOpenAI({ reply: { text: "ok", usage: { prompt_tokens: 10, completion_tokens: 5 } } });
+    await using server = await startFakeOpenAI({
+      reply: { text: "ok", usage: { prompt_tokens: 10, completion_tokens: 5 } },
+    });
     using dir = tempDir("run-");
     const store = openStore(`${dir.path}/state.sqlite`, { migrations: [] });
     useCallTables(store);
@@ -163,7 +191,11 @@ describe("limits and accounting", () => {
     await using server = await startFakeOpenAI();
     server.enqueue({ fault: "status", status: 503 }, "done");
     const events: string[] = [];
-    await using client = await compatClient(server.url, {}, { onCall: (e) => events.push(`${e.type}:${"stage" in e ? e.stage : ""}`) });
+    await using client = await compatClient(
+      server.url,
+      {},
+      { onCall: (e) => events.push(`${e.type}:${"stage" in e ? e.stage : ""}`) },
+    );
     await client.chat("optimizer", ask("e", { stage: "merge" }));
     expect(events).toEqual(["retry:merge", "call:merge"]);
   });
@@ -173,14 +205,19 @@ describe("cache location", () => {
   test("model.cache_dir puts the cache database there", async () => {
     await using server = await startFakeOpenAI({ reply: "x" });
     using dir = tempDir("cfgcache-");
-    const client = await createModelClient({ model: { backend: "openai_compatible", openai_compatible_base_url: server.url, cache_dir: dir.path } });
+    const client = await createModelClient({
+      model: { backend: "openai_compatible", openai_compatible_base_url: server.url, cache_dir: dir.path },
+    });
     await client.chat("target", ask("1"));
     await client.close();
     expect(existsSync(`${dir.path}/calls.sqlite`)).toBe(true);
   });
 
   test("auto without any endpoint falls back to the simulator and says so", async () => {
-    const client = await createModelClient({ model: { backend: "auto" }, train: { seed: 1 }, env: {} }, { noCache: true });
+    const client = await createModelClient(
+      { model: { backend: "auto" }, train: { seed: 1 }, env: {} },
+      { noCache: true },
+    );
     expect(client.resolved.auto).toEqual({ chose: "sim", reason: "no OpenAI-compatible endpoint or key configured" });
     expect(client.info.optimizer?.backend).toBe("sim");
     expect((await client.chat("target", ask("hello"))).costUsd).toBe(0);
@@ -205,6 +242,8 @@ describe("shared in-flight calls", () => {
   test("a role that was not set up is an internal error, not a confusing one", async () => {
     await using server = await startFakeOpenAI({ reply: "x" });
     await using client = await compatClient(server.url, {}, { roles: ["target"] });
-    await expect(client.chat("optimizer", ask("x", { stage: "analyst" }))).rejects.toThrow("not set up for this command");
+    await expect(client.chat("optimizer", ask("x", { stage: "analyst" }))).rejects.toThrow(
+      "not set up for this command",
+    );
   });
 });

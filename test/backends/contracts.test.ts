@@ -15,7 +15,10 @@ import { ask } from "./support.ts";
 
 async function qwenBody(env: Record<string, string>, model: Record<string, unknown> = {}) {
   await using server = await startFakeOpenAI({ reply: "ok" });
-  const client = await createModelClient({ model: { backend: "qwen_chat", optimizer: "o", target: "t", ...model } }, { noCache: true, roles: ["target"], env: { ...env, QWEN_CHAT_BASE_URL: server.url } });
+  const client = await createModelClient(
+    { model: { backend: "qwen_chat", optimizer: "o", target: "t", ...model } },
+    { noCache: true, roles: ["target"], env: { ...env, QWEN_CHAT_BASE_URL: server.url } },
+  );
   await client.chat("target", ask("hi"));
   await client.close();
   return server.requests[0]!.body;
@@ -25,8 +28,19 @@ describe("retired options warn once and continue", () => {
   test("--max_analyst_rounds N, --cfg-options max_analyst_rounds=3 and the YAML key: one warning, no error", () => {
     using dir = tempDir();
     const file = join(dir.path, "c.yaml");
-    writeFileSync(file, "_base_: quickstart\ngradient:\n  max_analyst_rounds: 2\n".replace("quickstart", join(import.meta.dir, "..", "..", "configs", "quickstart", "default.yaml")));
-    for (const opts of [{ legacy: { max_analyst_rounds: "5" } }, { legacy: { max_analyst_rounds: "0" } }, { cfgOptions: ["max_analyst_rounds=3"] }, { cfgOptions: ["gradient.max_analyst_rounds=3"] }]) {
+    writeFileSync(
+      file,
+      "_base_: quickstart\ngradient:\n  max_analyst_rounds: 2\n".replace(
+        "quickstart",
+        join(import.meta.dir, "..", "..", "configs", "quickstart", "default.yaml"),
+      ),
+    );
+    for (const opts of [
+      { legacy: { max_analyst_rounds: "5" } },
+      { legacy: { max_analyst_rounds: "0" } },
+      { cfgOptions: ["max_analyst_rounds=3"] },
+      { cfgOptions: ["gradient.max_analyst_rounds=3"] },
+    ]) {
       const loaded = loadConfig({ config: "quickstart", ...opts });
       const w = loaded.warnings.filter((x) => x.includes("max_analyst_rounds"));
       expect(w).toHaveLength(1);
@@ -49,13 +63,25 @@ describe("retired options warn once and continue", () => {
         err = e;
       }
       expect(err).toBeInstanceOf(ConfigError);
-      expect(`${(err as ConfigError).message} ${(err as ConfigError).hint ?? ""}`).not.toContain("did you mean \"gradient.max_analyst_rounds\"");
-      expect((err as ConfigError).message).not.toContain("(did you mean \"max_analyst_rounds\"");
+      expect(`${(err as ConfigError).message} ${(err as ConfigError).hint ?? ""}`).not.toContain(
+        'did you mean "gradient.max_analyst_rounds"',
+      );
+      expect((err as ConfigError).message).not.toContain('(did you mean "max_analyst_rounds"');
     }
   });
 
   test("through the CLI: exit 0 with one [warn] line", async () => {
-    const r = await runCli(["train", "--config", "quickstart", "--max_analyst_rounds", "5", "--cfg-options", "max_analyst_rounds=3", "--dry-run", "--json"]);
+    const r = await runCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--max_analyst_rounds",
+      "5",
+      "--cfg-options",
+      "max_analyst_rounds=3",
+      "--dry-run",
+      "--json",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr.split("\n").filter((l) => l.includes("max_analyst_rounds"))).toHaveLength(1);
   });
@@ -64,10 +90,16 @@ describe("retired options warn once and continue", () => {
 describe("secret-valued flags name the environment variable to use", () => {
   test("--azure_openai_api_key, role forms and --cfg-options", () => {
     const cases: [Parameters<typeof loadConfig>[0], string][] = [
-      [{ config: "quickstart", legacy: { azure_openai_api_key: "abc123abc123" } }, "--azure_openai_api_key: a secret on the command line can leak (shell history, process list); set AZURE_OPENAI_API_KEY"],
+      [
+        { config: "quickstart", legacy: { azure_openai_api_key: "abc123abc123" } },
+        "--azure_openai_api_key: a secret on the command line can leak (shell history, process list); set AZURE_OPENAI_API_KEY",
+      ],
       [{ config: "quickstart", legacy: { azure_api_key: "abc123abc123" } }, "set AZURE_OPENAI_API_KEY"],
       [{ config: "quickstart", legacy: { target_qwen_chat_api_key: "abc123abc123" } }, "set TARGET_QWEN_CHAT_API_KEY"],
-      [{ config: "quickstart", cfgOptions: ["model.optimizer_openai_compatible_api_key=abc123abc123"] }, "set OPTIMIZER_OPENAI_COMPATIBLE_API_KEY"],
+      [
+        { config: "quickstart", cfgOptions: ["model.optimizer_openai_compatible_api_key=abc123abc123"] },
+        "set OPTIMIZER_OPENAI_COMPATIBLE_API_KEY",
+      ],
       [{ config: "quickstart", set: ["model.minimax_api_key=abc123abc123"] }, "set MINIMAX_API_KEY"],
     ];
     for (const [opts, want] of cases) {
@@ -80,17 +112,27 @@ describe("secret-valued flags name the environment variable to use", () => {
 
 describe("qwen_chat and minimax_chat spellings", () => {
   test("QWEN_CHAT_THINKING_MODE=true|false|auto|server-default mean enabled|disabled|server default", async () => {
-    expect((await qwenBody({ QWEN_CHAT_THINKING_MODE: "true" })).chat_template_kwargs).toEqual({ enable_thinking: true });
-    expect((await qwenBody({ QWEN_CHAT_THINKING_MODE: "false" })).chat_template_kwargs).toEqual({ enable_thinking: false });
-    expect((await qwenBody({ TARGET_QWEN_CHAT_THINKING_MODE: "Enabled" })).chat_template_kwargs).toEqual({ enable_thinking: true });
+    expect((await qwenBody({ QWEN_CHAT_THINKING_MODE: "true" })).chat_template_kwargs).toEqual({
+      enable_thinking: true,
+    });
+    expect((await qwenBody({ QWEN_CHAT_THINKING_MODE: "false" })).chat_template_kwargs).toEqual({
+      enable_thinking: false,
+    });
+    expect((await qwenBody({ TARGET_QWEN_CHAT_THINKING_MODE: "Enabled" })).chat_template_kwargs).toEqual({
+      enable_thinking: true,
+    });
     expect((await qwenBody({ QWEN_CHAT_THINKING_MODE: "auto" })).chat_template_kwargs).toBeUndefined();
     expect((await qwenBody({ QWEN_CHAT_THINKING_MODE: "server-default" })).chat_template_kwargs).toBeUndefined();
-    await expect(qwenBody({ QWEN_CHAT_THINKING_MODE: "fasle" })).rejects.toThrow(/QWEN_CHAT_THINKING_MODE: unknown Qwen thinking mode "fasle"/);
+    await expect(qwenBody({ QWEN_CHAT_THINKING_MODE: "fasle" })).rejects.toThrow(
+      /QWEN_CHAT_THINKING_MODE: unknown Qwen thinking mode "fasle"/,
+    );
   });
 
   test("a blank TARGET_QWEN_CHAT_TEMPERATURE= omits the field; unset is 0.7", async () => {
     expect((await qwenBody({ TARGET_QWEN_CHAT_TEMPERATURE: "" })).temperature).toBeUndefined();
-    expect((await qwenBody({ TARGET_QWEN_CHAT_TEMPERATURE: "", QWEN_CHAT_TEMPERATURE: "0.3" })).temperature).toBeUndefined();
+    expect(
+      (await qwenBody({ TARGET_QWEN_CHAT_TEMPERATURE: "", QWEN_CHAT_TEMPERATURE: "0.3" })).temperature,
+    ).toBeUndefined();
     expect((await qwenBody({ TARGET_QWEN_CHAT_TEMPERATURE: "off" })).temperature).toBeUndefined();
     expect((await qwenBody({})).temperature).toBe(0.7);
     expect((await qwenBody({ TARGET_QWEN_CHAT_TEMPERATURE: "0.2" })).temperature).toBe(0.2);
@@ -98,11 +140,19 @@ describe("qwen_chat and minimax_chat spellings", () => {
 
   test("MINIMAX_REGION=cn-zh selects the China endpoint", async () => {
     for (const region of ["cn-zh", "CN_ZH", "cn_zh"]) {
-      const client = await createModelClient({ model: { backend: "minimax_chat", optimizer: "o", target: "t", minimax_model: "MiniMax-M3" } }, { noCache: true, roles: ["target"], env: { MINIMAX_REGION: region } });
+      const client = await createModelClient(
+        { model: { backend: "minimax_chat", optimizer: "o", target: "t", minimax_model: "MiniMax-M3" } },
+        { noCache: true, roles: ["target"], env: { MINIMAX_REGION: region } },
+      );
       expect(client.info.target?.endpoint).toBe("https://api.minimaxi.com/v1");
       await client.close();
     }
-    await expect(createModelClient({ model: { backend: "minimax_chat", optimizer: "o", target: "t" } }, { noCache: true, roles: ["target"], env: { MINIMAX_REGION: "mars" } })).rejects.toThrow(/unknown MiniMax region/);
+    await expect(
+      createModelClient(
+        { model: { backend: "minimax_chat", optimizer: "o", target: "t" } },
+        { noCache: true, roles: ["target"], env: { MINIMAX_REGION: "mars" } },
+      ),
+    ).rejects.toThrow(/unknown MiniMax region/);
   });
 });
 
@@ -110,11 +160,22 @@ describe("codex", () => {
   test("as optimizer it forwards web_search and network settings, so codex_exec_web_search: false is enforced", async () => {
     using bins = fakeBinEnv({ reply: "ok" });
     const argvFor = async (model: Record<string, unknown>, env: Record<string, string> = {}) => {
-      const client = await createModelClient({ model: { backend: "azure_openai", optimizer_backend: "codex_exec", optimizer: "gpt-5.5", target: "t", ...model } }, {
-        noCache: true,
-        roles: ["optimizer"],
-        env: (n) => env[n] ?? bins.env(n),
-      });
+      const client = await createModelClient(
+        {
+          model: {
+            backend: "azure_openai",
+            optimizer_backend: "codex_exec",
+            optimizer: "gpt-5.5",
+            target: "t",
+            ...model,
+          },
+        },
+        {
+          noCache: true,
+          roles: ["optimizer"],
+          env: (n) => env[n] ?? bins.env(n),
+        },
+      );
       await client.chat("optimizer", ask(`q${Math.random()}`));
       await client.close();
       return bins.calls().at(-1)!.argv;
@@ -128,12 +189,16 @@ describe("codex", () => {
     expect(on).toContain('web_search="live"');
     expect(on).toContain("sandbox_workspace_write.network_access=true");
     // The config key wins over the environment (false stays false).
-    expect(await argvFor({ codex_exec_web_search: false }, { CODEX_EXEC_WEB_SEARCH: "true" })).toContain('web_search="disabled"');
+    expect(await argvFor({ codex_exec_web_search: false }, { CODEX_EXEC_WEB_SEARCH: "true" })).toContain(
+      'web_search="disabled"',
+    );
   });
 
   test("CODEX_EXEC_FULL_AUTO=true gives the deprecation warning and is ignored", async () => {
     using bins = fakeBinEnv();
-    const r = await runCli(["train", "--config", "quickstart", "--backend", "codex", "--dry-run", "--json"], { env: { ...bins.vars, CODEX_EXEC_FULL_AUTO: "true" } });
+    const r = await runCli(["train", "--config", "quickstart", "--backend", "codex", "--dry-run", "--json"], {
+      env: { ...bins.vars, CODEX_EXEC_FULL_AUTO: "true" },
+    });
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("CODEX_EXEC_FULL_AUTO is deprecated and ignored");
     expect(r.stderr.split("\n").filter((l) => l.includes("FULL_AUTO"))).toHaveLength(1);

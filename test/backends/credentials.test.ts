@@ -12,7 +12,13 @@ import { tempDir } from "../support/tmp.ts";
 import { fakeBinEnv } from "../support/fake-bins/index.ts";
 
 const azure = (endpoint: string, model: Record<string, unknown> = {}) => ({
-  model: { backend: "azure_openai", optimizer: "gpt-5.5", target: "my-deployment", azure_openai_endpoint: endpoint, ...model },
+  model: {
+    backend: "azure_openai",
+    optimizer: "gpt-5.5",
+    target: "my-deployment",
+    azure_openai_endpoint: endpoint,
+    ...model,
+  },
 });
 
 /** A capture server: every request (any path) is recorded with its headers. */
@@ -77,15 +83,26 @@ describe("Azure AD tokens go only to https Azure OpenAI hosts", () => {
 
   test("https endpoints on Azure OpenAI hosts are accepted (no call is made to build the client)", async () => {
     using bins = fakeBinEnv({ ttl: 3600 });
-    for (const endpoint of ["https://myres.openai.azure.com", "https://myres.cognitiveservices.azure.com/", "https://MyRes.OpenAI.Azure.com"]) {
+    for (const endpoint of [
+      "https://myres.openai.azure.com",
+      "https://myres.cognitiveservices.azure.com/",
+      "https://MyRes.OpenAI.Azure.com",
+    ]) {
       expect(await buildError(azure(endpoint), bins.vars), endpoint).toBeUndefined();
     }
     expect(bins.calls()).toEqual([]);
   });
 
   test("api_key and openai_compatible modes may use any http(s) endpoint: their key is the user's choice", async () => {
-    expect(await buildError(azure("http://127.0.0.1:1", { azure_openai_auth_mode: "api_key", azure_openai_api_key: "k-1234567890abcd" }), {})).toBeUndefined();
-    expect(await buildError(azure("https://api.example.com/v1", { azure_openai_auth_mode: "openai_compatible" }), {})).toBeUndefined();
+    expect(
+      await buildError(
+        azure("http://127.0.0.1:1", { azure_openai_auth_mode: "api_key", azure_openai_api_key: "k-1234567890abcd" }),
+        {},
+      ),
+    ).toBeUndefined();
+    expect(
+      await buildError(azure("https://api.example.com/v1", { azure_openai_auth_mode: "openai_compatible" }), {}),
+    ).toBeUndefined();
   });
 });
 
@@ -96,10 +113,32 @@ describe("through the CLI, with a capture server recording headers", () => {
     using dir = tempDir();
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
-    for (const mode of [{}, { AZURE_OPENAI_AUTH_MODE: "managed_identity", IDENTITY_ENDPOINT: `${cap.server.origin}/msi/token`, IDENTITY_HEADER: "hdr" }]) {
-      const r = await runCli(["eval", "--config", "quickstart", "--backend", "azure_openai", "--skill", skill, "--split", "val", "--out", join(dir.path, "e")], {
-        env: { ...bins.vars, AZURE_OPENAI_ENDPOINT: cap.server.origin, ...mode },
-      });
+    for (const mode of [
+      {},
+      {
+        AZURE_OPENAI_AUTH_MODE: "managed_identity",
+        IDENTITY_ENDPOINT: `${cap.server.origin}/msi/token`,
+        IDENTITY_HEADER: "hdr",
+      },
+    ]) {
+      const r = await runCli(
+        [
+          "eval",
+          "--config",
+          "quickstart",
+          "--backend",
+          "azure_openai",
+          "--skill",
+          skill,
+          "--split",
+          "val",
+          "--out",
+          join(dir.path, "e"),
+        ],
+        {
+          env: { ...bins.vars, AZURE_OPENAI_ENDPOINT: cap.server.origin, ...mode },
+        },
+      );
       expect(r.code).toBe(2);
       expect(r.stderr).toContain("AZURE_OPENAI_ENDPOINT: refusing to send an Azure AD token");
       expect(r.stderr.trim().split("\n").length).toBeLessThanOrEqual(2);
@@ -117,9 +156,16 @@ describe("through the CLI, with a capture server recording headers", () => {
     const project = join(dir.path, "proj");
     mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
     mkdirSync(project, { recursive: true });
-    writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: cap.server.url, model: "gpt-5.5" }));
+    writeFileSync(
+      join(home, ".skillopt-sleep", "config.json"),
+      JSON.stringify({ azure_endpoint: cap.server.url, model: "gpt-5.5" }),
+    );
     const r = await runCli(["sleep", "review", "--backend", "azure_openai", "--project", project], {
-      env: { ...bins.vars, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
+      env: {
+        ...bins.vars,
+        SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
+        SKILLOPT_CACHE_DIR: join(dir.path, "cache"),
+      },
     });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("refusing to send an Azure AD token");
@@ -130,22 +176,44 @@ describe("through the CLI, with a capture server recording headers", () => {
 
   test("a key over plain http to a non-loopback host warns; loopback and https do not", async () => {
     const dry = (extra: string[], env: Record<string, string> = {}) =>
-      runCli(["train", "--config", "quickstart", "--dry-run", "--json", ...extra], { env: { OPENAI_COMPATIBLE_API_KEY: "sk-test-plain-http-0000", ...env } });
-    const remote = await dry(["--set", "model.backend=openai_compatible", "--set", "model.openai_compatible_base_url=http://10.20.30.40:8000/v1"]);
+      runCli(["train", "--config", "quickstart", "--dry-run", "--json", ...extra], {
+        env: { OPENAI_COMPATIBLE_API_KEY: "sk-test-plain-http-0000", ...env },
+      });
+    const remote = await dry([
+      "--set",
+      "model.backend=openai_compatible",
+      "--set",
+      "model.openai_compatible_base_url=http://10.20.30.40:8000/v1",
+    ]);
     expect(remote.code).toBe(0);
     expect(remote.stderr).toContain("is sent over plain http to 10.20.30.40:8000, which is not loopback");
     expect(remote.stderr).not.toContain("sk-test-plain-http-0000");
-    const loopback = await dry(["--set", "model.backend=openai_compatible", "--set", "model.openai_compatible_base_url=http://127.0.0.1:8000/v1"]);
+    const loopback = await dry([
+      "--set",
+      "model.backend=openai_compatible",
+      "--set",
+      "model.openai_compatible_base_url=http://127.0.0.1:8000/v1",
+    ]);
     expect(loopback.code).toBe(0);
     expect(loopback.stderr).not.toContain("plain http");
-    const azureKey = await dry(["--set", "model.backend=azure_openai"], { AZURE_OPENAI_ENDPOINT: "http://aoai.internal.example", AZURE_OPENAI_AUTH_MODE: "api_key", AZURE_OPENAI_API_KEY: "azkey-0123456789abcdef" });
+    const azureKey = await dry(["--set", "model.backend=azure_openai"], {
+      AZURE_OPENAI_ENDPOINT: "http://aoai.internal.example",
+      AZURE_OPENAI_AUTH_MODE: "api_key",
+      AZURE_OPENAI_API_KEY: "azkey-0123456789abcdef",
+    });
     expect(azureKey.code).toBe(0);
     expect(azureKey.stderr).toContain("sent over plain http to aoai.internal.example");
     // An agent CLI's own key and base URL, from the environment.
     using bins = fakeBinEnv();
-    const codex = await dry(["--backend", "codex"], { ...bins.vars, OPENAI_API_KEY: "sk-cli-plain-http-000000", OPENAI_BASE_URL: "http://10.9.8.7/v1" });
+    const codex = await dry(["--backend", "codex"], {
+      ...bins.vars,
+      OPENAI_API_KEY: "sk-cli-plain-http-000000",
+      OPENAI_BASE_URL: "http://10.9.8.7/v1",
+    });
     expect(codex.code).toBe(0);
-    expect(codex.stderr).toContain("OPENAI_API_KEY (given to the codex_exec CLI, which sends it to OPENAI_BASE_URL) is sent over plain http to 10.9.8.7");
+    expect(codex.stderr).toContain(
+      "OPENAI_API_KEY (given to the codex_exec CLI, which sends it to OPENAI_BASE_URL) is sent over plain http to 10.9.8.7",
+    );
     expect(codex.stderr).not.toContain("sk-cli-plain-http-000000");
   }, 60_000);
 });

@@ -7,28 +7,55 @@ import { UnsupportedError } from "../../src/lib/index.ts";
 import { alive, fakeBinEnv } from "../support/fake-bins/index.ts";
 
 const execCfg = (backend: string, execTimeout = 30, model: Record<string, unknown> = {}) => ({
-  model: { backend, optimizer: "gpt-4o", target: "claude-sonnet-4-5", azure_openai_endpoint: "https://example.openai.azure.com", azure_openai_auth_mode: "api_key", azure_openai_api_key: "k-1234567890", ...model },
+  model: {
+    backend,
+    optimizer: "gpt-4o",
+    target: "claude-sonnet-4-5",
+    azure_openai_endpoint: "https://example.openai.azure.com",
+    azure_openai_auth_mode: "api_key",
+    azure_openai_api_key: "k-1234567890",
+    ...model,
+  },
   env: { exec_timeout: execTimeout },
 });
 
-async function runner(backend: string, env: (n: string) => string | undefined, execTimeout = 30, model: Record<string, unknown> = {}): Promise<TaskRunner> {
+async function runner(
+  backend: string,
+  env: (n: string) => string | undefined,
+  execTimeout = 30,
+  model: Record<string, unknown> = {},
+): Promise<TaskRunner> {
   const client = await createModelClient(execCfg(backend, execTimeout, model), { noCache: true, env });
   const r = client.taskRunner();
   if (!r) throw new Error(`no task runner for ${backend}`);
   return r;
 }
 
-const TASK = { id: "t1", prompt: "What is 2+2? Answer in <answer> tags.\nmore lines", files: { "data/input.txt": "4" } };
+const TASK = {
+  id: "t1",
+  prompt: "What is 2+2? Answer in <answer> tags.\nmore lines",
+  files: { "data/input.txt": "4" },
+};
 
 describe("exec harnesses (target role)", () => {
   test("claude_code_exec installs the skill, parses the stream into a trajectory and removes the workspace", async () => {
-    using bins = fakeBinEnv({ reply: "<answer>4</answer> {skill} {task}", usage: { input: 1000, output: 100, cached: 0 }, cost: 0.02 }, { ANTHROPIC_API_KEY: "sk-ant-secret-value-123456789", AWS_SECRET_ACCESS_KEY: "nope" });
+    using bins = fakeBinEnv(
+      { reply: "<answer>4</answer> {skill} {task}", usage: { input: 1000, output: 100, cached: 0 }, cost: 0.02 },
+      { ANTHROPIC_API_KEY: "sk-ant-secret-value-123456789", AWS_SECRET_ACCESS_KEY: "nope" },
+    );
     const r = await runner("claude_code_exec", bins.env);
     let seen: string[] = [];
     const t = await r.runTask("# Skill\nAlways show work.", TASK, {
       inspect: async (ws) => {
-        seen = [".claude/skills/skillopt-target/SKILL.md", ".agents/skills/skillopt-target/SKILL.md", "task.md", "data/input.txt"].filter((p) => existsSync(join(ws, p)));
-        expect(readFileSync(join(ws, ".claude/skills/skillopt-target/SKILL.md"), "utf8")).toContain("Always show work.");
+        seen = [
+          ".claude/skills/skillopt-target/SKILL.md",
+          ".agents/skills/skillopt-target/SKILL.md",
+          "task.md",
+          "data/input.txt",
+        ].filter((p) => existsSync(join(ws, p)));
+        expect(readFileSync(join(ws, ".claude/skills/skillopt-target/SKILL.md"), "utf8")).toContain(
+          "Always show work.",
+        );
       },
     });
     expect(seen.length).toBe(4);
@@ -38,7 +65,12 @@ describe("exec harnesses (target role)", () => {
       ["tool", ""],
       ["assistant", ""],
     ]);
-    expect(t).toMatchObject({ costUsd: 0.02, exitCode: 0, timedOut: false, usage: { promptTokens: 1000, completionTokens: 100 } });
+    expect(t).toMatchObject({
+      costUsd: 0.02,
+      exitCode: 0,
+      timedOut: false,
+      usage: { promptTokens: 1000, completionTokens: 100 },
+    });
     expect(t.error).toBeUndefined();
     const call = bins.calls()[0]!;
     expect(existsSync(call.cwd)).toBe(false);
@@ -50,8 +82,18 @@ describe("exec harnesses (target role)", () => {
 
   test("claude_code_exec effort and thinking budget follow the config; empty effort is omitted", async () => {
     using bins = fakeBinEnv({ reply: "<answer>4</answer>" });
-    await (await runner("claude_code_exec", bins.env, 30, { claude_code_exec_effort: "xhigh", claude_code_exec_max_thinking_tokens: 2048 })).runTask("s", TASK);
-    await (await runner("claude_code_exec", bins.env, 30, { claude_code_exec_effort: "", claude_code_exec_max_thinking_tokens: 0 })).runTask("s", TASK);
+    await (
+      await runner("claude_code_exec", bins.env, 30, {
+        claude_code_exec_effort: "xhigh",
+        claude_code_exec_max_thinking_tokens: 2048,
+      })
+    ).runTask("s", TASK);
+    await (
+      await runner("claude_code_exec", bins.env, 30, {
+        claude_code_exec_effort: "",
+        claude_code_exec_max_thinking_tokens: 0,
+      })
+    ).runTask("s", TASK);
     const [a, b] = bins.calls();
     expect(a!.argv[a!.argv.indexOf("--effort") + 1]).toBe("max");
     expect(a!.argv[a!.argv.indexOf("--max-thinking-tokens") + 1]).toBe("2048");
@@ -127,7 +169,9 @@ describe("exec harnesses (target role)", () => {
   test("an exec-only target is not a chat model", async () => {
     using bins = fakeBinEnv({});
     const client = await createModelClient(execCfg("claude_code_exec"), { noCache: true, env: bins.env });
-    await expect(client.chat("target", { stage: "rollout", messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(UnsupportedError);
+    await expect(
+      client.chat("target", { stage: "rollout", messages: [{ role: "user", content: "x" }] }),
+    ).rejects.toBeInstanceOf(UnsupportedError);
     expect(client.info.target).toMatchObject({ backend: "claude_code_exec", exec: true });
   });
 
@@ -163,7 +207,12 @@ describe("exec trajectories carry no credentials", () => {
 describe("exec runs are accounted", () => {
   test("task runs go through the ledger, the limiter and the budget", async () => {
     using bins = fakeBinEnv({ reply: "<answer>4</answer>", cost: 0.5 });
-    const client = await createModelClient(execCfg("claude_code_exec"), { noCache: true, env: bins.env, maxCalls: 2, concurrency: { target: 1 } });
+    const client = await createModelClient(execCfg("claude_code_exec"), {
+      noCache: true,
+      env: bins.env,
+      maxCalls: 2,
+      concurrency: { target: 1 },
+    });
     const r = client.taskRunner()!;
     await Promise.all([r.runTask("s", TASK), r.runTask("s", { ...TASK, id: "t2" })]);
     const s = client.ledger.summary();

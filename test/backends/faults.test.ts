@@ -14,7 +14,9 @@ describe("retry policy", () => {
   test("Retry-After wins over the backoff, capped", () => {
     const p = defaultPolicy(3, { maxRetryAfterMs: 5000 });
     expect(backoffDelay(p, 1, new BackendError("rate_limit", "x", { retryable: true, retryAfterMs: 1234 }))).toBe(1234);
-    expect(backoffDelay(p, 1, new BackendError("rate_limit", "x", { retryable: true, retryAfterMs: 60_000 }))).toBe(5000);
+    expect(backoffDelay(p, 1, new BackendError("rate_limit", "x", { retryable: true, retryAfterMs: 60_000 }))).toBe(
+      5000,
+    );
   });
 
   test("Retry-After headers parse as ms, seconds or an HTTP date", () => {
@@ -64,7 +66,9 @@ describe("fault modes against the fake server", () => {
   }
 
   test("a 404 names the model and suggests checking it", async () => {
-    await using server = await startFakeOpenAI({ reply: { fault: "status", status: 404, message: "The model `gpt-9` does not exist" } });
+    await using server = await startFakeOpenAI({
+      reply: { fault: "status", status: 404, message: "The model `gpt-9` does not exist" },
+    });
     await using client = await compatClient(server.url, { target: "gpt-9" });
     const err = (await client.chat("target", ask("x")).catch((e: unknown) => e)) as BackendError;
     expect(err.kind).toBe("not_found");

@@ -45,7 +45,11 @@ describe("Limiter", () => {
 
   test("a 429 with Retry-After holds the endpoint's other slots too", async () => {
     await using server = await startFakeOpenAI();
-    server.match((r) => r.lastUserText === "a" && r.index === 0, { fault: "rate_limit", retryAfterMs: 120 }, { times: 1 });
+    server.match(
+      (r) => r.lastUserText === "a" && r.index === 0,
+      { fault: "rate_limit", retryAfterMs: 120 },
+      { times: 1 },
+    );
     server.match((r) => r.lastUserText === "b", { text: "b", delayMs: 0 });
     server.match((r) => r.lastUserText === "a", "a");
     await using client = await compatClient(server.url, {}, { concurrency: { target: 4 } });

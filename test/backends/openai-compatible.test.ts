@@ -6,10 +6,18 @@ import { ask, compatClient } from "./support.ts";
 
 describe("openai_compatible through the real SDK", () => {
   test("a plain call returns text, usage, cost and one attempt", async () => {
-    await using server = await startFakeOpenAI({ reply: { text: "hello", usage: { prompt_tokens: 1000, completion_tokens: 500 } } });
+    await using server = await startFakeOpenAI({
+      reply: { text: "hello", usage: { prompt_tokens: 1000, completion_tokens: 500 } },
+    });
     await using client = await compatClient(server.url);
     const res = await client.chat("target", ask("hi"));
-    expect(res).toMatchObject({ text: "hello", finishReason: "stop", attempts: 1, cached: false, model: "gpt-4o-mini" });
+    expect(res).toMatchObject({
+      text: "hello",
+      finishReason: "stop",
+      attempts: 1,
+      cached: false,
+      model: "gpt-4o-mini",
+    });
     expect(res.usage).toEqual({ promptTokens: 1000, completionTokens: 500, cachedTokens: 0, reasoningTokens: 0 });
     expect(res.costUsd).toBeCloseTo((1000 * 0.15 + 500 * 0.6) / 1e6, 12);
     expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-test-key-should-never-leak-1234");
@@ -17,7 +25,9 @@ describe("openai_compatible through the real SDK", () => {
   });
 
   test("streaming collects the deltas and the usage block", async () => {
-    await using server = await startFakeOpenAI({ reply: { text: "a streamed answer of some length", usage: { prompt_tokens: 10, completion_tokens: 7 } } });
+    await using server = await startFakeOpenAI({
+      reply: { text: "a streamed answer of some length", usage: { prompt_tokens: 10, completion_tokens: 7 } },
+    });
     await using client = await compatClient(server.url, { openai_compatible_stream: true });
     const res = await client.chat("target", ask("hi"));
     expect(server.requests[0]!.stream).toBe(true);
@@ -27,7 +37,12 @@ describe("openai_compatible through the real SDK", () => {
 
   test("retries recover from 429 with Retry-After, 500 and a timeout", async () => {
     await using server = await startFakeOpenAI();
-    server.enqueue({ fault: "rate_limit", retryAfterMs: 30 }, { fault: "status", status: 500 }, { fault: "hang" }, "recovered");
+    server.enqueue(
+      { fault: "rate_limit", retryAfterMs: 30 },
+      { fault: "status", status: 500 },
+      { fault: "hang" },
+      "recovered",
+    );
     await using client = await compatClient(server.url, { openai_compatible_timeout_seconds: 0.2 });
     const t0 = performance.now();
     const res = await client.chat("target", ask("hi"));
@@ -38,7 +53,13 @@ describe("openai_compatible through the real SDK", () => {
   });
 
   test("401 fails fast at the first call with the endpoint and model, never the key", async () => {
-    await using server = await startFakeOpenAI({ reply: { fault: "status", status: 401, message: "Incorrect API key provided: sk-test-key-should-never-leak-1234" } });
+    await using server = await startFakeOpenAI({
+      reply: {
+        fault: "status",
+        status: 401,
+        message: "Incorrect API key provided: sk-test-key-should-never-leak-1234",
+      },
+    });
     await using client = await compatClient(server.url);
     const err = await client.chat("optimizer", ask("hi", { stage: "analyst" })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackendError);

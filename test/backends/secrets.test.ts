@@ -42,7 +42,19 @@ describe("secrets", () => {
   });
 
   test("key-like field names are secrets, token counts are not", () => {
-    for (const k of ["api_key", "AZURE_OPENAI_API_KEY", "access_key", "subscription_key", "client_secret", "IDENTITY_HEADER", "session_token", "password", "cookie"]) expect(isSecretKey(k)).toBe(true);
-    for (const k of ["max_tokens", "prompt_tokens", "auth_mode", "api_key_env", "cache_key_prefix"]) expect(isSecretKey(k)).toBe(false);
+    for (const k of [
+      "api_key",
+      "AZURE_OPENAI_API_KEY",
+      "access_key",
+      "subscription_key",
+      "client_secret",
+      "IDENTITY_HEADER",
+      "session_token",
+      "password",
+      "cookie",
+    ])
+      expect(isSecretKey(k)).toBe(true);
+    for (const k of ["max_tokens", "prompt_tokens", "auth_mode", "api_key_env", "cache_key_prefix"])
+      expect(isSecretKey(k)).toBe(false);
   });
 });

@@ -9,9 +9,17 @@ const O = { seed: 5, lapseRate: 0, noiseRate: 0.3, latencyMs: 0, temperature: 0.
 
 describe("the stochastic sim target", () => {
   const split = generateSplits(5, { train: 4, val: 60, test: 4 }, drawHouseRules(5));
-  const skill = "# Skill\n## Conventions\n- **Dates:** Write dates as YYYY-MM-DD (ISO 8601).\n- **Numbers:** Round numbers to one decimal place.\n";
+  const skill =
+    "# Skill\n## Conventions\n- **Dates:** Write dates as YYYY-MM-DD (ISO 8601).\n- **Numbers:** Round numbers to one decimal place.\n";
   const answer = (s: string, item: (typeof split.val)[number], sample: number) =>
-    simAnswer([{ role: "system", content: targetSystemPrompt(s) }, { role: "user", content: taskPrompt(String(item.question), item.value as TaskValue) }], sample, O);
+    simAnswer(
+      [
+        { role: "system", content: targetSystemPrompt(s) },
+        { role: "user", content: taskPrompt(String(item.question), item.value as TaskValue) },
+      ],
+      sample,
+      O,
+    );
 
   test("sampled answers pass at the rate the simulator states exactly", () => {
     const SAMPLES = 300;

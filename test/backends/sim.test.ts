@@ -17,7 +17,15 @@ const SAMPLES: TaskValue[] = [
   { kind: "boolean", b: true },
 ];
 const O = { seed: 42, lapseRate: 0, noiseRate: 0.3, latencyMs: 0 };
-const ask = (skill: string, v: TaskValue, o = O) => simAnswer([{ role: "system", content: targetSystemPrompt(skill) }, { role: "user", content: taskPrompt("Q?", v) }], 0, o);
+const ask = (skill: string, v: TaskValue, o = O) =>
+  simAnswer(
+    [
+      { role: "system", content: targetSystemPrompt(skill) },
+      { role: "user", content: taskPrompt("Q?", v) },
+    ],
+    0,
+    o,
+  );
 
 describe("the simulator", () => {
   test("knows the same formats as the benchmark, and the same defaults", () => {
@@ -41,14 +49,20 @@ describe("the simulator", () => {
     expect(ask("# Skill\n", v)).toBe("March 7, 2024");
     expect(ask("- Dates: Write dates as YYYY-MM-DD (ISO 8601).", v)).toBe("2024-03-07");
     expect(ask("- Be careful to format dates consistently.", v)).toBe("March 7, 2024");
-    expect(ask("- Write dates as YYYY-MM-DD (ISO 8601).\n- Dates use the US form month/day/year, e.g. 03/07/2024.", v)).toBe("03/07/2024");
+    expect(
+      ask("- Write dates as YYYY-MM-DD (ISO 8601).\n- Dates use the US form month/day/year, e.g. 03/07/2024.", v),
+    ).toBe("03/07/2024");
     expect(rulesInSkill("- Numbers carry exactly 1 decimal.").get("rounding")?.convention.id).toBe("round_1dp");
   });
 
   test("is deterministic for a seed and lapses at its configured rate", () => {
     const skill = "- Write dates as YYYY-MM-DD (ISO 8601).";
-    const answers = Array.from({ length: 200 }, (_, d) => ask(skill, { kind: "date", year: 2020, month: 1 + (d % 12), day: 1 + (d % 28) }, { ...O, lapseRate: 0.2 }));
-    const again = Array.from({ length: 200 }, (_, d) => ask(skill, { kind: "date", year: 2020, month: 1 + (d % 12), day: 1 + (d % 28) }, { ...O, lapseRate: 0.2 }));
+    const answers = Array.from({ length: 200 }, (_, d) =>
+      ask(skill, { kind: "date", year: 2020, month: 1 + (d % 12), day: 1 + (d % 28) }, { ...O, lapseRate: 0.2 }),
+    );
+    const again = Array.from({ length: 200 }, (_, d) =>
+      ask(skill, { kind: "date", year: 2020, month: 1 + (d % 12), day: 1 + (d % 28) }, { ...O, lapseRate: 0.2 }),
+    );
     expect(again).toEqual(answers);
     const lapses = answers.filter((a) => !/^\d{4}-/.test(a)).length;
     expect(lapses).toBeGreaterThan(15);
@@ -57,7 +71,10 @@ describe("the simulator", () => {
 
   test("names itself as a simulator and answers unknown requests honestly", async () => {
     const backend = createSimBackend("target", quickConfig());
-    const r = await backend.complete({ messages: [{ role: "user", content: "What is the capital of France?" }], stage: "rollout", model: "x" }, { timeoutMs: 1000 });
+    const r = await backend.complete(
+      { messages: [{ role: "user", content: "What is the capital of France?" }], stage: "rollout", model: "x" },
+      { timeoutMs: 1000 },
+    );
     expect(r.model).toBe(SIM_MODEL);
     expect(r.text).toContain("simulator");
     expect(backend.name).toBe("sim");

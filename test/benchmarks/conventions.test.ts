@@ -7,7 +7,9 @@ describe("the conventions benchmark", () => {
   test("has at least 24 conventions in at least 6 families, several per family", () => {
     const families = Object.keys(FORMATS);
     expect(families.length).toBeGreaterThanOrEqual(6);
-    expect(families.reduce((n, f) => n + Object.keys(FORMATS[f as keyof typeof FORMATS]).length, 0)).toBeGreaterThanOrEqual(24);
+    expect(
+      families.reduce((n, f) => n + Object.keys(FORMATS[f as keyof typeof FORMATS]).length, 0),
+    ).toBeGreaterThanOrEqual(24);
     for (const f of families) expect(Object.keys(FORMATS[f as keyof typeof FORMATS]).length).toBeGreaterThanOrEqual(3);
   });
 

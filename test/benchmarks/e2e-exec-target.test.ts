@@ -16,11 +16,22 @@ describe("e2e: SearchQA on an exec target (fake Claude Code CLI)", () => {
     writeFileSync(skill, "# SearchQA Skill\n- answer briefly\n");
     const r = await runCli(
       [
-        "eval", "--config", "searchqa", "--skill", skill, "--split", "test", "--json",
-        "--set", `env.split_dir=${join(FIXTURES, "searchqa")}`,
-        "--set", "model.target_backend=claude_code_exec",
-        "--set", `model.claude_code_exec_path=${FAKE_CLAUDE}`,
-        "--out", join(home.path, "eval"),
+        "eval",
+        "--config",
+        "searchqa",
+        "--skill",
+        skill,
+        "--split",
+        "test",
+        "--json",
+        "--set",
+        `env.split_dir=${join(FIXTURES, "searchqa")}`,
+        "--set",
+        "model.target_backend=claude_code_exec",
+        "--set",
+        `model.claude_code_exec_path=${FAKE_CLAUDE}`,
+        "--out",
+        join(home.path, "eval"),
       ],
       { env: { HOME: home.path } },
     );
@@ -29,8 +40,14 @@ describe("e2e: SearchQA on an exec target (fake Claude Code CLI)", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ n_items: 2, hard: 0.5 });
     const calls = readFileSync(join(home.path, "fake-bin-calls.jsonl"), "utf8").trim().split("\n");
     expect(calls).toHaveLength(2);
-    const rows = readFileSync(join(home.path, "eval", "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(rows.map((r) => r.response)).toEqual(["skill-found|<answer>Jupiter</answer>", "skill-found|<answer>Jupiter</answer>"]);
+    const rows = readFileSync(join(home.path, "eval", "results.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.response)).toEqual([
+      "skill-found|<answer>Jupiter</answer>",
+      "skill-found|<answer>Jupiter</answer>",
+    ]);
     expect(rows[0].trajectory[0].content).toContain("## Question\nLargest planet of the Solar System");
   });
 });
@@ -39,18 +56,32 @@ describe("e2e: SpreadsheetBench single mode on an exec target (fake Claude Code 
   test("the agent's final script is executed in our isolated runner and scored; multi mode is refused", async () => {
     using home = tempDir("home-");
     await makeWorkbooks(home.path);
-    const code = "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(row=r, column=2).value = ws.cell(row=r, column=1).value * 2\nwb.save(OUTPUT_PATH)";
+    const code =
+      "import openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(row=r, column=2).value = ws.cell(row=r, column=1).value * 2\nwb.save(OUTPUT_PATH)";
     writeFileSync(join(home.path, "fake-bin.json"), JSON.stringify({ reply: `Done.\n\`\`\`python\n${code}\n\`\`\`` }));
     const skill = join(home.path, "s.md");
     writeFileSync(skill, "# Skill\n");
     const base = [
-      "eval", "--config", "spreadsheetbench", "--skill", skill, "--split", "test", "--json",
-      "--set", `env.split_dir=${join(FIXTURES, "spreadsheetbench", "split")}`,
-      "--set", `env.data_root=${home.path}`,
-      "--set", "model.target_backend=claude_code_exec",
-      "--set", `model.claude_code_exec_path=${FAKE_CLAUDE}`,
+      "eval",
+      "--config",
+      "spreadsheetbench",
+      "--skill",
+      skill,
+      "--split",
+      "test",
+      "--json",
+      "--set",
+      `env.split_dir=${join(FIXTURES, "spreadsheetbench", "split")}`,
+      "--set",
+      `env.data_root=${home.path}`,
+      "--set",
+      "model.target_backend=claude_code_exec",
+      "--set",
+      `model.claude_code_exec_path=${FAKE_CLAUDE}`,
     ];
-    const r = await runCli([...base, "--set", "env.mode=single", "--out", join(home.path, "eval")], { env: { HOME: home.path } });
+    const r = await runCli([...base, "--set", "env.mode=single", "--out", join(home.path, "eval")], {
+      env: { HOME: home.path },
+    });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ n_items: 1, hard: 1 });
     const multi = await runCli([...base, "--out", join(home.path, "eval2")], { env: { HOME: home.path } });
@@ -67,18 +98,33 @@ describe("e2e: OfficeQA offline on an exec target (fake Claude Code CLI)", () =>
     writeFileSync(skill, "# Skill\n");
     const r = await runCli(
       [
-        "eval", "--config", "officeqa", "--skill", skill, "--split", "train", "--json",
-        "--set", `env.split_dir=${join(FIXTURES, "officeqa")}`,
-        "--set", `env.data_dirs=${join(FIXTURES, "officeqa", "docs")}`,
-        "--set", "model.target_backend=claude_code_exec",
-        "--set", `model.claude_code_exec_path=${FAKE_CLAUDE}`,
-        "--out", join(home.path, "eval"),
+        "eval",
+        "--config",
+        "officeqa",
+        "--skill",
+        skill,
+        "--split",
+        "train",
+        "--json",
+        "--set",
+        `env.split_dir=${join(FIXTURES, "officeqa")}`,
+        "--set",
+        `env.data_dirs=${join(FIXTURES, "officeqa", "docs")}`,
+        "--set",
+        "model.target_backend=claude_code_exec",
+        "--set",
+        `model.claude_code_exec_path=${FAKE_CLAUDE}`,
+        "--out",
+        join(home.path, "eval"),
       ],
       { env: { HOME: home.path } },
     );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ n_items: 2, hard: 0.5 });
-    const rows = readFileSync(join(home.path, "eval", "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const rows = readFileSync(join(home.path, "eval", "results.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(rows[0].target_user_prompt).toContain("- docs/treasury_bulletin_1944_01.txt");
     expect(rows[0].response).toStartWith("## Question");
   });

@@ -8,7 +8,8 @@ import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
 
 const CODE: Record<string, string> = {
-  "sum of columns A and B": "ws.cell(row=r, column=3).value = ws.cell(row=r, column=1).value + ws.cell(row=r, column=2).value",
+  "sum of columns A and B":
+    "ws.cell(row=r, column=3).value = ws.cell(row=r, column=1).value + ws.cell(row=r, column=2).value",
   "upper case": "ws.cell(row=r, column=2).value = ws.cell(row=r, column=1).value.upper()",
   "twice the value": "ws.cell(row=r, column=2).value = ws.cell(row=r, column=1).value * 3",
 };
@@ -28,10 +29,14 @@ describe("e2e: SpreadsheetBench through openai_compatible (real Python)", () => 
     await makeWorkbooks(dir.path);
     const upstream = join(UPSTREAM_CONFIGS, "spreadsheetbench", "default.yaml");
     const flags = [
-      "--config", existsSync(upstream) ? upstream : "spreadsheetbench",
-      "--set", `env.split_dir=${join(FIXTURES, "spreadsheetbench", "split")}`,
-      "--set", `env.data_root=${dir.path}`,
-      "--set", "train.train_size=0",
+      "--config",
+      existsSync(upstream) ? upstream : "spreadsheetbench",
+      "--set",
+      `env.split_dir=${join(FIXTURES, "spreadsheetbench", "split")}`,
+      "--set",
+      `env.data_root=${dir.path}`,
+      "--set",
+      "train.train_size=0",
       ...compatFlags(server.url),
     ];
     const skill = join(dir.path, "s.md");
@@ -49,14 +54,28 @@ describe("e2e: ALFWorld through the bridge (fake environment process)", () => {
     await using server = await scriptedServer((req) => {
       const t = req.lastUserText;
       const obs = t.slice(t.lastIndexOf("observation:"));
-      const action = obs.includes("you see a mug 1") ? "take mug 1 from desk 1" : obs.includes("You pick up the mug 1") ? "put mug 1 in/on shelf 1" : "go to desk 1";
+      const action = obs.includes("you see a mug 1")
+        ? "take mug 1 from desk 1"
+        : obs.includes("You pick up the mug 1")
+          ? "put mug 1 in/on shelf 1"
+          : "go to desk 1";
       return `<think>next</think><action>${action}</action>`;
     });
     using dir = tempDir();
     const py = join(dir.path, "fake-python");
     writeFileSync(py, `#!/bin/sh\nexec "${process.execPath}" "${join(FIXTURES, "alfworld", "fake_env.ts")}"\n`);
     chmodSync(py, 0o755);
-    const flags = ["--config", "alfworld", "--set", `env.split_dir=${join(FIXTURES, "alfworld")}`, "--set", `env.alfworld_python=${py}`, "--set", "env.max_steps=6", ...compatFlags(server.url)];
+    const flags = [
+      "--config",
+      "alfworld",
+      "--set",
+      `env.split_dir=${join(FIXTURES, "alfworld")}`,
+      "--set",
+      `env.alfworld_python=${py}`,
+      "--set",
+      "env.max_steps=6",
+      ...compatFlags(server.url),
+    ];
     const env = { ALFWORLD_DATA: join(dir.path, "alfworld-data") };
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
@@ -71,12 +90,30 @@ describe("e2e: ALFWorld through the bridge (fake environment process)", () => {
     await using server = await scriptedServer(() => "<think>x</think><action>look</action>");
     using dir = tempDir();
     const py = join(dir.path, "fake-python");
-    writeFileSync(py, `#!/bin/sh\nFAKE_ALFWORLD_MISSING=1 exec "${process.execPath}" "${join(FIXTURES, "alfworld", "fake_env.ts")}"\n`);
+    writeFileSync(
+      py,
+      `#!/bin/sh\nFAKE_ALFWORLD_MISSING=1 exec "${process.execPath}" "${join(FIXTURES, "alfworld", "fake_env.ts")}"\n`,
+    );
     chmodSync(py, 0o755);
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
     const r = await runCli(
-      ["eval", "--config", "alfworld", "--set", `env.split_dir=${join(FIXTURES, "alfworld")}`, "--set", `env.alfworld_python=${py}`, "--skill", skill, "--split", "val", "--out", join(dir.path, "e"), ...compatFlags(server.url)],
+      [
+        "eval",
+        "--config",
+        "alfworld",
+        "--set",
+        `env.split_dir=${join(FIXTURES, "alfworld")}`,
+        "--set",
+        `env.alfworld_python=${py}`,
+        "--skill",
+        skill,
+        "--split",
+        "val",
+        "--out",
+        join(dir.path, "e"),
+        ...compatFlags(server.url),
+      ],
       { env: { ...KEY_ENV, ALFWORLD_DATA: dir.path } },
     );
     expect(r.code).toBe(1);

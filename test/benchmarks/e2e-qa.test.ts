@@ -8,7 +8,7 @@ import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
 const SEARCHQA_ANSWERS: Record<string, string> = {
   Cairo: "Nile",
   "Mona Lisa": "Leonardo da Vinci",
-  "gold": "Au",
+  gold: "Au",
   Australia: "Canberra",
   Hamlet: "William Shakespeare",
   "Largest planet": "Jupiter",
@@ -29,7 +29,13 @@ describe("e2e: SearchQA through openai_compatible", () => {
     using dir = tempDir();
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# SearchQA Skill\n");
-    const flags = ["--config", "searchqa", "--set", `env.split_dir=${join(FIXTURES, "searchqa")}`, ...compatFlags(server.url)];
+    const flags = [
+      "--config",
+      "searchqa",
+      "--set",
+      `env.split_dir=${join(FIXTURES, "searchqa")}`,
+      ...compatFlags(server.url),
+    ];
     const ev = await evalJson([...flags, "--skill", skill, "--split", "test", "--out", join(dir.path, "eval")]);
     expect(ev).toMatchObject({ n_items: 2, hard: 0.5, soft: 0.5 });
     // Two selection items cannot convince the paired gate (it stays undecided, test/engine/gate-lab covers that);
@@ -54,7 +60,13 @@ describe("e2e: LiveMathematicianBench and DocVQA", () => {
     });
     using dir = tempDir();
     const upstream = join(UPSTREAM_CONFIGS, "livemathematicianbench", "default.yaml");
-    const flags = ["--config", existsSync(upstream) ? upstream : "livemathematicianbench", "--set", `env.split_dir=${join(FIXTURES, "livemathematicianbench")}`, ...compatFlags(server.url)];
+    const flags = [
+      "--config",
+      existsSync(upstream) ? upstream : "livemathematicianbench",
+      "--set",
+      `env.split_dir=${join(FIXTURES, "livemathematicianbench")}`,
+      ...compatFlags(server.url),
+    ];
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
     const ev = await evalJson([...flags, "--skill", skill, "--split", "all", "--out", join(dir.path, "eval")]);
@@ -72,7 +84,13 @@ describe("e2e: LiveMathematicianBench and DocVQA", () => {
       return "<answer>no date</answer>";
     });
     using dir = tempDir();
-    const flags = ["--config", "docvqa", "--set", `env.split_dir=${join(FIXTURES, "docvqa")}`, ...compatFlags(server.url)];
+    const flags = [
+      "--config",
+      "docvqa",
+      "--set",
+      `env.split_dir=${join(FIXTURES, "docvqa")}`,
+      ...compatFlags(server.url),
+    ];
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
     const ev = await evalJson([...flags, "--skill", skill, "--split", "train", "--out", join(dir.path, "eval")]);
@@ -89,13 +107,26 @@ describe("e2e: OfficeQA", () => {
     await using server = await scriptedServer((req) => {
       const body = req.body as { messages: Array<{ role: string }> };
       const toolSeen = body.messages.some((m) => m.role === "tool");
-      if (!toolSeen) return { toolCalls: [{ name: "grep", arguments: '{"pattern":"Total","path":"treasury_bulletin_1944_01.txt"}' }] };
-      if (req.messages[1] && String((req.messages[1] as { content: string }).content).includes("receipts in January")) return "<answer>3,412 million</answer>";
-      if (String((req.messages[1] as { content: string }).content).includes("expenditures in January")) return "<answer>$8,021</answer>";
+      if (!toolSeen)
+        return {
+          toolCalls: [{ name: "grep", arguments: '{"pattern":"Total","path":"treasury_bulletin_1944_01.txt"}' }],
+        };
+      if (req.messages[1] && String((req.messages[1] as { content: string }).content).includes("receipts in January"))
+        return "<answer>3,412 million</answer>";
+      if (String((req.messages[1] as { content: string }).content).includes("expenditures in January"))
+        return "<answer>$8,021</answer>";
       return "<answer>42</answer>";
     });
     using dir = tempDir();
-    const flags = ["--config", "officeqa", "--set", `env.split_dir=${join(FIXTURES, "officeqa")}`, "--set", `env.data_dirs=${join(FIXTURES, "officeqa", "docs")}`, ...compatFlags(server.url)];
+    const flags = [
+      "--config",
+      "officeqa",
+      "--set",
+      `env.split_dir=${join(FIXTURES, "officeqa")}`,
+      "--set",
+      `env.data_dirs=${join(FIXTURES, "officeqa", "docs")}`,
+      ...compatFlags(server.url),
+    ];
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
     const ev = await evalJson([...flags, "--skill", skill, "--split", "all", "--out", join(dir.path, "eval")]);

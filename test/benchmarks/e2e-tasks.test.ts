@@ -33,7 +33,10 @@ describe("e2e: a user's own tasks file, no code", () => {
     await using server = await scriptedServer(target);
     using dir = tempDir();
     const scorer = join(dir.path, "score.sh");
-    writeFileSync(scorer, `#!/bin/sh\nread line\ncase "$line" in *'"answer":"not sure"'*) echo 0 ;; *) echo 1 ;; esac\n`);
+    writeFileSync(
+      scorer,
+      `#!/bin/sh\nread line\ncase "$line" in *'"answer":"not sure"'*) echo 0 ;; *) echo 1 ;; esac\n`,
+    );
     chmodSync(scorer, 0o755);
     const refs = join(dir.path, "refs.jsonl");
     // regex and json_match tasks: references are patterns / JSON values
@@ -61,7 +64,20 @@ describe("e2e: a user's own tasks file, no code", () => {
     const results = await Promise.all(
       cases.map(([evaluator, extra]) =>
         // a handful of items cannot convince the paired gate; the learning path is what is checked here
-        trainJson(["--config", "tasks", "--set", `env.data_path=${TASKS}`, "--set", `env.evaluator=${evaluator}`, "--set", "evaluation.gate_rule=strict", ...extra, ...compatFlags(server.url), "--out", join(dir.path, evaluator)]),
+        trainJson([
+          "--config",
+          "tasks",
+          "--set",
+          `env.data_path=${TASKS}`,
+          "--set",
+          `env.evaluator=${evaluator}`,
+          "--set",
+          "evaluation.gate_rule=strict",
+          ...extra,
+          ...compatFlags(server.url),
+          "--out",
+          join(dir.path, evaluator),
+        ]),
       ),
     );
     for (const [i, r] of results.entries()) {
@@ -82,7 +98,23 @@ describe("e2e: a user's own tasks file, no code", () => {
     writeFileSync(scorer, "#!/bin/sh\necho 'Traceback: KeyError reference' >&2\nexit 3\n");
     chmodSync(scorer, 0o755);
     const out = join(dir.path, "o");
-    const r = await runCli(["train", "--config", "tasks", "--set", `env.data_path=${TASKS}`, "--set", "env.evaluator=command", "--set", `env.evaluator_command=${scorer}`, ...compatFlags(server.url), "--out", out], { env: KEY_ENV });
+    const r = await runCli(
+      [
+        "train",
+        "--config",
+        "tasks",
+        "--set",
+        `env.data_path=${TASKS}`,
+        "--set",
+        "env.evaluator=command",
+        "--set",
+        `env.evaluator_command=${scorer}`,
+        ...compatFlags(server.url),
+        "--out",
+        out,
+      ],
+      { env: KEY_ENV },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("the evaluator command (env.evaluator_command) gave no verdict for");
     expect(r.stderr).toContain("exited 3: Traceback: KeyError reference");
@@ -94,12 +126,23 @@ describe("e2e: a user's own tasks file, no code", () => {
   });
 
   test("a bad line stops the run before any call, naming the file and the line", async () => {
-
     await using server = await scriptedServer(target);
     using dir = tempDir();
     const bad = join(dir.path, "bad.jsonl");
     writeFileSync(bad, `{"id":"a","input":"x","reference":"1"}\n{"id":"b","reference":"2"}\n`);
-    const r = await runCli(["train", "--config", "tasks", "--set", `env.data_path=${bad}`, ...compatFlags(server.url), "--out", join(dir.path, "o")], { env: KEY_ENV });
+    const r = await runCli(
+      [
+        "train",
+        "--config",
+        "tasks",
+        "--set",
+        `env.data_path=${bad}`,
+        ...compatFlags(server.url),
+        "--out",
+        join(dir.path, "o"),
+      ],
+      { env: KEY_ENV },
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${bad}:2: missing "input"`);
     expect(server.requests).toHaveLength(0);
@@ -121,21 +164,34 @@ describe("`config` and `train --dry-run` for every upstream and bundled benchmar
   test("resolves, loads the fixture split, plans the calls and calls no model", async () => {
     await using server = await scriptedServer(() => "never called");
     const configs = [
-      ...(existsSync(UPSTREAM_CONFIGS) ? UPSTREAM.map((b) => [b, join(UPSTREAM_CONFIGS, b, "default.yaml")] as const) : []),
+      ...(existsSync(UPSTREAM_CONFIGS)
+        ? UPSTREAM.map((b) => [b, join(UPSTREAM_CONFIGS, b, "default.yaml")] as const)
+        : []),
       ...UPSTREAM.map((b) => [b, b] as const),
     ];
     if (!existsSync(UPSTREAM_CONFIGS)) console.warn(`skipping upstream configs: ${UPSTREAM_CONFIGS} is absent`);
     // upstream files keep their own model settings (Azure OpenAI, gpt-5.5): only the endpoint comes from the environment
-    const azure = { AZURE_OPENAI_ENDPOINT: server.url.replace(/\/v1$/, ""), AZURE_OPENAI_API_KEY: "fake-azure-key-0000", AZURE_OPENAI_AUTH_MODE: "api_key" };
+    const azure = {
+      AZURE_OPENAI_ENDPOINT: server.url.replace(/\/v1$/, ""),
+      AZURE_OPENAI_API_KEY: "fake-azure-key-0000",
+      AZURE_OPENAI_AUTH_MODE: "api_key",
+    };
     const runs = await Promise.all(
       configs.map(async ([bench, config]) => {
         const upstream = config.endsWith(".yaml");
         const r = await runCli(
           [
-            "train", "--config", config, "--dry-run", "--json",
-            "--set", `env.split_dir=${join(FIXTURES, SPLIT_DIR[bench]!)}`,
-            "--set", "train.train_size=0",
-            "--set", `env.data_dirs=${join(FIXTURES, "officeqa", "docs")}`,
+            "train",
+            "--config",
+            config,
+            "--dry-run",
+            "--json",
+            "--set",
+            `env.split_dir=${join(FIXTURES, SPLIT_DIR[bench]!)}`,
+            "--set",
+            "train.train_size=0",
+            "--set",
+            `env.data_dirs=${join(FIXTURES, "officeqa", "docs")}`,
             ...(upstream ? [] : compatFlags(server.url)),
           ],
           { env: upstream ? azure : KEY_ENV },
@@ -147,7 +203,11 @@ describe("`config` and `train --dry-run` for every upstream and bundled benchmar
       }),
     );
     for (const r of runs) {
-      expect({ config: r.config, code: r.code, stderr: r.code ? r.stderr : "" }).toEqual({ config: r.config, code: 0, stderr: "" });
+      expect({ config: r.config, code: r.code, stderr: r.code ? r.stderr : "" }).toEqual({
+        config: r.config,
+        code: 0,
+        stderr: "",
+      });
       expect(r.plan).toMatchObject({ dry_run: true, benchmark: r.bench });
       expect(r.plan.predicted_calls.target.total).toBeGreaterThan(0);
       expect(r.plan.predicted_calls.optimizer.total).toBeGreaterThan(0);

@@ -46,7 +46,18 @@ describe("skillopt data materialize", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`1 manifest id(s) not found in ${raw}: gone`);
     expect(existsSync(out)).toBe(false);
-    const ok = await runCli(["data", "materialize", "searchqa", "--manifest", dir.path, "--from", raw, "--out", out, "--allow-missing"]);
+    const ok = await runCli([
+      "data",
+      "materialize",
+      "searchqa",
+      "--manifest",
+      dir.path,
+      "--from",
+      raw,
+      "--out",
+      out,
+      "--allow-missing",
+    ]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("1 manifest id(s) not found");
   });
@@ -73,9 +84,25 @@ describe("skillopt data materialize", () => {
       },
     });
     using dir = tempDir();
-    manifest(dir.path, { train: ["h0", "h120"], val: ["h249"], test: ["h7"] }, { source_repo: "lucadiliello/searchqa" });
+    manifest(
+      dir.path,
+      { train: ["h0", "h120"], val: ["h249"], test: ["h7"] },
+      { source_repo: "lucadiliello/searchqa" },
+    );
     const out = join(dir.path, "out");
-    const r = await runCli(["data", "materialize", "searchqa", "--manifest", dir.path, "--hf", "::train", "--hf-host", `http://127.0.0.1:${server.port}`, "--out", out]);
+    const r = await runCli([
+      "data",
+      "materialize",
+      "searchqa",
+      "--manifest",
+      dir.path,
+      "--hf",
+      "::train",
+      "--hf-host",
+      `http://127.0.0.1:${server.port}`,
+      "--out",
+      out,
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("(train=2 val=1 test=1) from 250 raw rows");
     expect(seen[0]).toBe("?dataset=lucadiliello%2Fsearchqa&config=default&split=train&offset=0&length=100");
@@ -83,7 +110,10 @@ describe("skillopt data materialize", () => {
   });
 
   test("DocVQA --hf: rows become the split CSV and each row's image is downloaded to the manifest's image_path", async () => {
-    const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC", "base64");
+    const png = Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC",
+      "base64",
+    );
     await using server = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -92,19 +122,65 @@ describe("skillopt data materialize", () => {
         if (u.pathname.startsWith("/img/")) return new Response(png, { headers: { "content-type": "image/png" } });
         const rows = ["1", "2"].map((q, i) => ({
           row_idx: i,
-          row: { questionId: q, question: `What is ${q}?`, answers: [`ans ${q}`], docId: `d${q}`, image: { src: `${u.origin}/img/${q}.png` } },
+          row: {
+            questionId: q,
+            question: `What is ${q}?`,
+            answers: [`ans ${q}`],
+            docId: `d${q}`,
+            image: { src: `${u.origin}/img/${q}.png` },
+          },
         }));
         return Response.json({ rows, num_rows_total: 2 });
       },
     });
     using dir = tempDir();
     const m = join(dir.path, "manifest");
-    for (const [s, q] of [["train", "1"], ["val", "2"], ["test", ""]] as const) {
+    for (const [s, q] of [
+      ["train", "1"],
+      ["val", "2"],
+      ["test", ""],
+    ] as const) {
       mkdirSync(join(m, s), { recursive: true });
-      writeFileSync(join(m, s, "items.json"), JSON.stringify(q ? [{ id: q, questionId: q, docId: `d${q}`, image_path: `data/docvqa_images/q${q}_d${q}.png`, topic: "form" }] : []));
+      writeFileSync(
+        join(m, s, "items.json"),
+        JSON.stringify(
+          q
+            ? [
+                {
+                  id: q,
+                  questionId: q,
+                  docId: `d${q}`,
+                  image_path: `data/docvqa_images/q${q}_d${q}.png`,
+                  topic: "form",
+                },
+              ]
+            : [],
+        ),
+      );
     }
-    writeFileSync(join(m, "split_manifest.json"), JSON.stringify({ benchmark: "DocVQA", source_repo: "lmms-lab/DocVQA", source_config: "DocVQA", source_split: "validation" }));
-    const r = await runCli(["data", "materialize", "docvqa", "--manifest", m, "--hf", "lmms-lab/DocVQA", "--hf-host", `http://127.0.0.1:${server.port}`], { cwd: dir.path });
+    writeFileSync(
+      join(m, "split_manifest.json"),
+      JSON.stringify({
+        benchmark: "DocVQA",
+        source_repo: "lmms-lab/DocVQA",
+        source_config: "DocVQA",
+        source_split: "validation",
+      }),
+    );
+    const r = await runCli(
+      [
+        "data",
+        "materialize",
+        "docvqa",
+        "--manifest",
+        m,
+        "--hf",
+        "lmms-lab/DocVQA",
+        "--hf-host",
+        `http://127.0.0.1:${server.port}`,
+      ],
+      { cwd: dir.path },
+    );
     expect(r.stderr).not.toContain("rror");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("images: 2 written, 0 already present");
@@ -121,7 +197,17 @@ describe("skillopt data materialize", () => {
     using dir = tempDir();
     const raw = join(dir.path, "raw.jsonl");
     writeFileSync(raw, JSON.stringify(row("221c83e6630f4e7983da48fa28da1882")));
-    const r = await runCli(["data", "materialize", "searchqa", "--manifest", join(UPSTREAM, "searchqa_id_split"), "--from", raw, "--out", join(dir.path, "o")]);
+    const r = await runCli([
+      "data",
+      "materialize",
+      "searchqa",
+      "--manifest",
+      join(UPSTREAM, "searchqa_id_split"),
+      "--from",
+      raw,
+      "--out",
+      join(dir.path, "o"),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("1999 manifest id(s) not found");
   });

@@ -27,48 +27,91 @@ describe("OfficeQA custom search mode", () => {
       },
     });
     await using server = await startFakeOpenAI();
-    server.enqueue({ toolCalls: [{ id: "s1", name: "search", arguments: '{"queries":["receipts january 1944"]}' }] }, "<answer>3,412</answer>");
+    server.enqueue(
+      { toolCalls: [{ id: "s1", name: "search", arguments: '{"queries":["receipts january 1944"]}' }] },
+      "<answer>3,412</answer>",
+    );
     process.env.TEST_SEARCH_TOKEN = "Bearer test-token";
     using dir = tempDir();
     await using ctx = await benchContext(
       server.url,
-      { split_dir: join(FIXTURES, "officeqa"), data_dirs: [join(FIXTURES, "officeqa", "docs")], search_mode: "custom", search_api_url: `http://127.0.0.1:${search.port}/search`, search_auth_env: "TEST_SEARCH_TOKEN", search_max_num_results: 2 },
+      {
+        split_dir: join(FIXTURES, "officeqa"),
+        data_dirs: [join(FIXTURES, "officeqa", "docs")],
+        search_mode: "custom",
+        search_api_url: `http://127.0.0.1:${search.port}/search`,
+        search_auth_env: "TEST_SEARCH_TOKEN",
+        search_max_num_results: 2,
+      },
       dir.path,
     );
     const splits = await officeqa.loadSplits(ctx);
     const row = await officeqa.rollout(splits.train[0]!, "", ctx, 0);
     delete process.env.TEST_SEARCH_TOKEN;
     expect(row).toMatchObject({ hard: 1, agent_ok: true });
-    expect(posts).toEqual([{ body: { query: "receipts january 1944", max_num_results: 2, provider: "duckduckgo" }, auth: "Bearer test-token" }]);
-    const tools = (server.requests[0]!.body as { tools: Array<{ function: { name: string } }> }).tools.map((t) => t.function.name);
+    expect(posts).toEqual([
+      {
+        body: { query: "receipts january 1944", max_num_results: 2, provider: "duckduckgo" },
+        auth: "Bearer test-token",
+      },
+    ]);
+    const tools = (server.requests[0]!.body as { tools: Array<{ function: { name: string } }> }).tools.map(
+      (t) => t.function.name,
+    );
     expect(tools).toEqual(["search"]);
   });
 
   test("azure search mode is refused with one line", async () => {
     await using server = await startFakeOpenAI();
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "officeqa"), search_mode: "azure_search" }, dir.path);
-    await expect(officeqa.loadSplits(ctx)).rejects.toThrow("env.search_mode azure (Azure web_search tool) is not supported");
+    await using ctx = await benchContext(
+      server.url,
+      { split_dir: join(FIXTURES, "officeqa"), search_mode: "azure_search" },
+      dir.path,
+    );
+    await expect(officeqa.loadSplits(ctx)).rejects.toThrow(
+      "env.search_mode azure (Azure web_search tool) is not supported",
+    );
   });
 });
 
 describe("SpreadsheetBench react mode", () => {
   test("the agent writes solution.py, runs it through the python-only bash tool, and the script is scored", async () => {
     await using server = await startFakeOpenAI();
-    const code = "import openpyxl\\nwb = openpyxl.load_workbook(INPUT_PATH)\\nws = wb['Sheet1']\\nfor r in range(2, ws.max_row + 1):\\n    ws.cell(row=r, column=2).value = ws.cell(row=r, column=1).value * 2\\nwb.save(OUTPUT_PATH)\\n";
+    const code =
+      "import openpyxl\\nwb = openpyxl.load_workbook(INPUT_PATH)\\nws = wb['Sheet1']\\nfor r in range(2, ws.max_row + 1):\\n    ws.cell(row=r, column=2).value = ws.cell(row=r, column=1).value * 2\\nwb.save(OUTPUT_PATH)\\n";
     server.enqueue(
       { toolCalls: [{ id: "w", name: "write_file", arguments: `{"path":"solution.py","content":"${code}"}` }] },
-      { toolCalls: [{ id: "b1", name: "bash", arguments: '{"command":"rm -rf /"}' }, { id: "b2", name: "bash", arguments: '{"command":"python solution.py"}' }] },
+      {
+        toolCalls: [
+          { id: "b1", name: "bash", arguments: '{"command":"rm -rf /"}' },
+          { id: "b2", name: "bash", arguments: '{"command":"python solution.py"}' },
+        ],
+      },
       "DONE",
     );
     using dir = tempDir();
     await makeWorkbooks(dir.path);
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "spreadsheetbench", "split"), data_root: dir.path, mode: "react", max_turns: 5, exec_timeout: 120 }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      {
+        split_dir: join(FIXTURES, "spreadsheetbench", "split"),
+        data_root: dir.path,
+        mode: "react",
+        max_turns: 5,
+        exec_timeout: 120,
+      },
+      dir.path,
+    );
     const splits = await spreadsheet.loadSplits(ctx);
     const row = await spreadsheet.rollout(splits.test[0]!, "", ctx, 0);
     expect(row).toMatchObject({ hard: 1, n_turns: 3 });
     const tools = row.trajectory.filter((e) => "type" in e) as Array<{ cmd: string; obs: string }>;
-    expect(tools.map((t) => t.obs.split("\n")[0])).toEqual(["wrote solution.py", "error: only `python <script>.py` is allowed", "exit 0; output saved."]);
+    expect(tools.map((t) => t.obs.split("\n")[0])).toEqual([
+      "wrote solution.py",
+      "error: only `python <script>.py` is allowed",
+      "exit 0; output saved.",
+    ]);
   });
 });
 
@@ -88,7 +131,11 @@ describe("LiveMathematicianBench ratio mode over monthly files", () => {
       writeFileSync(join(dir.path, "data", month, `qa_${month}_final.json`), JSON.stringify(items));
     }
     await using server = await startFakeOpenAI();
-    await using ctx = await benchContext(server.url, { split_mode: "ratio", data_path: join(dir.path, "data"), split_ratio: "2:1:7" }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_mode: "ratio", data_path: join(dir.path, "data"), split_ratio: "2:1:7" },
+      dir.path,
+    );
     const s = await livemath.loadSplits(ctx);
     const all = [...s.train, ...s.val, ...s.test];
     expect(all).toHaveLength(10);
@@ -103,13 +150,32 @@ describe("materialize for CSV benchmarks", () => {
     const m = join(dir.path, "m");
     for (const s of ["train", "val", "test"]) mkdirSync(join(m, s), { recursive: true });
     writeFileSync(join(m, "split_manifest.json"), JSON.stringify({ benchmark: "OfficeQA" }));
-    writeFileSync(join(m, "train", "items.json"), JSON.stringify([{ id: "UID1", uid: "UID1", category: "easy", source_files: "a.txt", source_docs: "u?page=2", source_split: "train" }]));
+    writeFileSync(
+      join(m, "train", "items.json"),
+      JSON.stringify([
+        {
+          id: "UID1",
+          uid: "UID1",
+          category: "easy",
+          source_files: "a.txt",
+          source_docs: "u?page=2",
+          source_split: "train",
+        },
+      ]),
+    );
     writeFileSync(join(m, "val", "items.json"), "[]");
     writeFileSync(join(m, "test", "items.json"), "[]");
     const out = join(dir.path, "out");
-    const res = materialize("officeqa", readManifest(m), [{ uid: "UID1", question: "How much, in total?", answer: "1,000" }], { out, allowMissing: false, source: "officeqa_full.csv" });
+    const res = materialize(
+      "officeqa",
+      readManifest(m),
+      [{ uid: "UID1", question: "How much, in total?", answer: "1,000" }],
+      { out, allowMissing: false, source: "officeqa_full.csv" },
+    );
     expect(res.counts).toEqual({ train: 1, val: 0, test: 0 });
     const csv = readFileSync(join(out, "train", "items.csv"), "utf8");
-    expect(csv).toBe('uid,question,answer,category,source_files,source_docs,split\nUID1,"How much, in total?","1,000",easy,a.txt,u?page=2,train\n');
+    expect(csv).toBe(
+      'uid,question,answer,category,source_files,source_docs,split\nUID1,"How much, in total?","1,000",easy,a.txt,u?page=2,train\n',
+    );
   });
 });

@@ -31,7 +31,9 @@ describe("SearchQA rollout through the fake server", () => {
   });
 
   test("a failing call is a scored failure with its reason, not an exception", async () => {
-    await using server = await startFakeOpenAI({ reply: { fault: "status", status: 400, message: "context too long" } });
+    await using server = await startFakeOpenAI({
+      reply: { fault: "status", status: 400, message: "context too long" },
+    });
     using dir = tempDir();
     await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "searchqa") }, dir.path);
     const [row] = await rollAll(searchqa, ctx, "val");
@@ -67,7 +69,11 @@ describe("DocVQA rollout", () => {
     server.match((r) => r.lastUserText.includes("invoice"), "<answer>INV-2041</answer>");
     server.match((r) => r.lastUserText.includes("signed"), "<answer>J Smith</answer>");
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "docvqa"), image_detail: "high" }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_dir: join(FIXTURES, "docvqa"), image_detail: "high" },
+      dir.path,
+    );
     const rows = await rollAll(docvqa, ctx, "train");
     expect(rows[0]).toMatchObject({ hard: 1, soft: 1 });
     expect(rows[1]!.hard).toBe(0);

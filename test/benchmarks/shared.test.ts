@@ -8,14 +8,24 @@ import searchqa from "../../src/benchmarks/searchqa/index.ts";
 import { parseAnswerList, parseCsvRows } from "../../src/benchmarks/shared/formats.ts";
 import { PyRandom } from "../../src/benchmarks/shared/pyrandom.ts";
 import { apportion, ratioSplit } from "../../src/benchmarks/shared/splits.ts";
-import { anls, extractAnswer, lastOpenToLastClose, normalizeOfficeQa, normalizeSquad, squadScores, tokenF1 } from "../../src/benchmarks/shared/text.ts";
+import {
+  anls,
+  extractAnswer,
+  lastOpenToLastClose,
+  normalizeOfficeQa,
+  normalizeSquad,
+  squadScores,
+  tokenF1,
+} from "../../src/benchmarks/shared/text.ts";
 import type { BenchmarkContext } from "../../src/engine/ports.ts";
 import { tempDir } from "../support/tmp.ts";
 
 describe("CPython-compatible random", () => {
   // reference values printed by CPython 3.11: random.Random(42).shuffle(list(range(20))) etc.
   test("shuffle and random() match CPython for int and 64-bit seeds", () => {
-    expect(new PyRandom(42).shuffleInPlace([...Array(20).keys()])).toEqual([19, 5, 14, 4, 9, 13, 15, 18, 6, 12, 17, 10, 1, 11, 2, 16, 7, 8, 0, 3]);
+    expect(new PyRandom(42).shuffleInPlace([...Array(20).keys()])).toEqual([
+      19, 5, 14, 4, 9, 13, 15, 18, 6, 12, 17, 10, 1, 11, 2, 16, 7, 8, 0, 3,
+    ]);
     const r = new PyRandom(0xabcdef0123456789n);
     expect(r.shuffleInPlace([...Array(10).keys()])).toEqual([5, 4, 3, 9, 0, 8, 6, 7, 2, 1]);
     expect(r.random()).toBe(0.9273068882571676);
@@ -43,7 +53,11 @@ describe("ratio splits", () => {
 
   test("split_dir errors name the missing directory and how to make it; a split dir as data_path is refused", async () => {
     using dir = tempDir();
-    const ctx = { env: { split_mode: "split_dir", split_dir: join(dir.path, "none") }, configDir: dir.path, workDir: dir.path } as unknown as BenchmarkContext;
+    const ctx = {
+      env: { split_mode: "split_dir", split_dir: join(dir.path, "none") },
+      configDir: dir.path,
+      workDir: dir.path,
+    } as unknown as BenchmarkContext;
     await expect(searchqa.loadSplits(ctx)).rejects.toThrow(`env.split_dir ${join(dir.path, "none")} does not exist`);
     mkdirSync(join(dir.path, "s", "train"), { recursive: true });
     mkdirSync(join(dir.path, "s", "val"));
@@ -57,13 +71,32 @@ describe("ratio splits", () => {
   test("ratio mode writes the generated splits and their manifest; duplicate ids are refused", async () => {
     using dir = tempDir();
     const data = join(dir.path, "raw.jsonl");
-    writeFileSync(data, [...Array(10).keys()].map((i) => JSON.stringify({ key: `k${i}`, question: `q${i}`, context: "", answers: [`a${i}`] })).join("\n"));
-    const ctx = { env: { split_mode: "ratio", data_path: data, split_ratio: "2:1:7", split_seed: 42 }, configDir: dir.path, workDir: dir.path } as unknown as BenchmarkContext;
+    writeFileSync(
+      data,
+      [...Array(10).keys()]
+        .map((i) => JSON.stringify({ key: `k${i}`, question: `q${i}`, context: "", answers: [`a${i}`] }))
+        .join("\n"),
+    );
+    const ctx = {
+      env: { split_mode: "ratio", data_path: data, split_ratio: "2:1:7", split_seed: 42 },
+      configDir: dir.path,
+      workDir: dir.path,
+    } as unknown as BenchmarkContext;
     const s = await searchqa.loadSplits(ctx);
     expect(s.train).toHaveLength(2);
-    const manifest = await Bun.file(join(dir.path, "_generated_splits", "searchqa_2-1-7_seed42", "split_manifest.json")).json();
-    expect(manifest).toMatchObject({ split_mode: "ratio", split_ratio: "2:1:7", split_seed: 42, counts: { train: 2, val: 1, test: 7 } });
-    writeFileSync(data, `${JSON.stringify({ id: "x", question: "q", answers: ["a"] })}\n${JSON.stringify({ id: "x", question: "q2", answers: ["b"] })}\n`);
+    const manifest = await Bun.file(
+      join(dir.path, "_generated_splits", "searchqa_2-1-7_seed42", "split_manifest.json"),
+    ).json();
+    expect(manifest).toMatchObject({
+      split_mode: "ratio",
+      split_ratio: "2:1:7",
+      split_seed: 42,
+      counts: { train: 2, val: 1, test: 7 },
+    });
+    writeFileSync(
+      data,
+      `${JSON.stringify({ id: "x", question: "q", answers: ["a"] })}\n${JSON.stringify({ id: "x", question: "q2", answers: ["b"] })}\n`,
+    );
     await expect(searchqa.loadSplits(ctx)).rejects.toThrow('duplicate item id "x"');
   });
 });
@@ -128,10 +161,18 @@ describe("formats", () => {
 
 describe("ALFWorld helpers", () => {
   test("task type from the gamefile directory, action projection", () => {
-    expect(taskTypeOf("json_2.1.1/train/pick_and_place_simple-Mug-None-Desk-1/trial_1/game.tw-pddl")).toBe("pick_and_place");
-    expect(taskTypeOf("json_2.1.1/valid_seen/pick_two_obj_and_place-Pen-None-Box-2/t/game.tw-pddl")).toBe("pick_two_obj_and_place");
+    expect(taskTypeOf("json_2.1.1/train/pick_and_place_simple-Mug-None-Desk-1/trial_1/game.tw-pddl")).toBe(
+      "pick_and_place",
+    );
+    expect(taskTypeOf("json_2.1.1/valid_seen/pick_two_obj_and_place-Pen-None-Box-2/t/game.tw-pddl")).toBe(
+      "pick_two_obj_and_place",
+    );
     expect(taskTypeOf("json_2.1.1/x/unknown_task-A/t/game.tw-pddl")).toBe("other");
-    expect(projectAction("<think>go</think><action> Go To  Desk 1 </action>")).toEqual({ action: "go to desk 1", valid: true, reasoning: "go" });
+    expect(projectAction("<think>go</think><action> Go To  Desk 1 </action>")).toEqual({
+      action: "go to desk 1",
+      valid: true,
+      reasoning: "go",
+    });
     expect(projectAction("I will look around")).toEqual({ action: "look", valid: false, reasoning: "" });
   });
 });

@@ -23,7 +23,11 @@ beforeAll(async () => {
   python = await makeWorkbooks(root);
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const dir = { get path() { return root; } };
+const dir = {
+  get path() {
+    return root;
+  },
+};
 
 describe("SpreadsheetBench executor (real Python)", () => {
   test("discovers the three test-case layouts", async () => {
@@ -37,7 +41,13 @@ describe("SpreadsheetBench executor (real Python)", () => {
   test("a correct script passes every case; its own INPUT_PATH assignment is ignored", async () => {
     const cases = discoverCases(join(dir.path, "spreadsheet", "sum-columns"), "sum-columns");
     for (const tc of cases) {
-      const r = await runCase(SUM_OK, tc, { python, timeoutS: 60, outDir: join(dir.path, "out"), position: "'Sheet1'!C2:C4", sheet: "" });
+      const r = await runCase(SUM_OK, tc, {
+        python,
+        timeoutS: 60,
+        outDir: join(dir.path, "out"),
+        position: "'Sheet1'!C2:C4",
+        sheet: "",
+      });
       expect(r.ok).toBe(true);
     }
   });
@@ -45,10 +55,20 @@ describe("SpreadsheetBench executor (real Python)", () => {
   test("wrong values are a mismatch naming the cell; a missing sheet fails", async () => {
     const [tc] = discoverCases(join(dir.path, "spreadsheet", "sum-columns"), "sum-columns");
     const wrong = SUM_OK.replace("+ ws.cell(row=r, column=2).value", "- ws.cell(row=r, column=2).value");
-    const r = await runCase(wrong, tc!, { python, timeoutS: 60, outDir: join(dir.path, "o"), position: "'Sheet1'!C2:C4", sheet: "" });
+    const r = await runCase(wrong, tc!, {
+      python,
+      timeoutS: 60,
+      outDir: join(dir.path, "o"),
+      position: "'Sheet1'!C2:C4",
+      sheet: "",
+    });
     expect(r.ok).toBe(false);
     expect(r.reason).toContain("Sheet1!C2");
-    expect(r.comparison!.cells.filter((c) => !c.ok).map((c) => c.cell)).toEqual(["Sheet1!C2", "Sheet1!C3", "Sheet1!C4"]);
+    expect(r.comparison!.cells.filter((c) => !c.ok).map((c) => c.cell)).toEqual([
+      "Sheet1!C2",
+      "Sheet1!C3",
+      "Sheet1!C4",
+    ]);
     const [count] = discoverCases(join(dir.path, "spreadsheet", "count-rows"), "count-rows");
     const cmp = await compareWorkbooks(python, count!.input, count!.gold, "'Summary'!A1:B1", "");
     expect(cmp.ok).toBe(false);
@@ -66,7 +86,13 @@ ws["C4"] = 10.5
 ws["D9"] = ""
 wb.save(OUTPUT_PATH)
 `;
-    const r = await runCase(code, tc!, { python, timeoutS: 60, outDir: join(dir.path, "o"), position: "'Sheet1'!C2:C4,'Sheet1'!D9", sheet: "" });
+    const r = await runCase(code, tc!, {
+      python,
+      timeoutS: 60,
+      outDir: join(dir.path, "o"),
+      position: "'Sheet1'!C2:C4,'Sheet1'!D9",
+      sheet: "",
+    });
     expect(r.ok).toBe(true);
   });
 
@@ -85,11 +111,12 @@ wb.save(OUTPUT_PATH)
   test("generated code has no network: a loopback server is unreachable from it", async () => {
     const [tc] = discoverCases(join(dir.path, "spreadsheet", "sum-columns"), "sum-columns");
     await using server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("reached") });
-    const probe = (mod: string) => `import ${mod}\n${
-      mod === "socket"
-        ? `s = socket.create_connection(("127.0.0.1", ${server.port}), timeout=2)`
-        : `import _socket\ns = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\ns.settimeout(2)\ns.connect(("127.0.0.1", ${server.port}))`
-    }\nimport shutil\nshutil.copy(INPUT_PATH, OUTPUT_PATH)\n`;
+    const probe = (mod: string) =>
+      `import ${mod}\n${
+        mod === "socket"
+          ? `s = socket.create_connection(("127.0.0.1", ${server.port}), timeout=2)`
+          : `import _socket\ns = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)\ns.settimeout(2)\ns.connect(("127.0.0.1", ${server.port}))`
+      }\nimport shutil\nshutil.copy(INPUT_PATH, OUTPUT_PATH)\n`;
     const viaSocket = await executeCode(probe("socket"), tc!.input, join(dir.path, "a.xlsx"), { python, timeoutS: 20 });
     expect(viaSocket.ok).toBe(false);
     expect(viaSocket.error).toMatch(/network access is disabled|Network is unreachable|Connection refused/);

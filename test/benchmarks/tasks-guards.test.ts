@@ -33,7 +33,13 @@ describe("command evaluator environment (issue 12)", () => {
     ] as const) {
       await using ctx = await benchContext(
         server.url,
-        { split_mode: "ratio", data_path: TASKS, evaluator: "command", evaluator_command: script, evaluator_pass_env: pass },
+        {
+          split_mode: "ratio",
+          data_path: TASKS,
+          evaluator: "command",
+          evaluator_command: script,
+          evaluator_pass_env: pass,
+        },
         dir.path,
       );
       ctx.environ = environ;
@@ -66,6 +72,8 @@ describe("regex evaluator time bound (issue 12)", () => {
   });
 
   test("an invalid pattern is still a config error", async () => {
-    await expect(scoreRegex("x", ["(unclosed"], "tasks file line 1 (id a)")).rejects.toThrow("tasks file line 1 (id a): invalid regular expression");
+    await expect(scoreRegex("x", ["(unclosed"], "tasks file line 1 (id a)")).rejects.toThrow(
+      "tasks file line 1 (id a): invalid regular expression",
+    );
   });
 });

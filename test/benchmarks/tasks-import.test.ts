@@ -28,13 +28,15 @@ describe("importing skill-creator evals.json", () => {
     expect(tasks.length).toBe(15);
     expect(tasks[0]).toEqual({
       id: "1",
-      input: 'When did this release ship? Answer for the release notes.\n\n```json\n{"kind":"date","year":2024,"month":3,"day":7}\n```',
+      input:
+        'When did this release ship? Answer for the release notes.\n\n```json\n{"kind":"date","year":2024,"month":3,"day":7}\n```',
       reference: "The ship date written the way our release notes write dates (ISO).",
       metadata: { source: "skill-creator", skill_name: "house-style", task_type: "skill-creator" },
       checks: [
         {
           kind: "judge",
-          rubric: 'Every one of these statements must hold for the answer to pass:\n- The reply gives the date as "2024-03-07"\n\nWhat success looks like: The ship date written the way our release notes write dates (ISO).',
+          rubric:
+            'Every one of these statements must hold for the answer to pass:\n- The reply gives the date as "2024-03-07"\n\nWhat success looks like: The ship date written the way our release notes write dates (ISO).',
           where: `${SKILL_CREATOR}: evals[0]`,
         },
       ],
@@ -53,11 +55,33 @@ describe("importing skill-creator evals.json", () => {
     mkdirSync(join(dir.path, "evals"), { recursive: true });
     writeFileSync(join(dir.path, "report.pdf"), "%PDF-1.4");
     const cases: Array<[unknown, string]> = [
-      [{ evals: [{ id: 1, prompt: "p", expectations: ["x"], files: ["report.pdf"] }] }, `${file}: evals[0]: file report.pdf is not a text file`],
-      [{ evals: [{ id: 1, prompt: "p", expectations: ["x"] }, { id: 2, prompt: "q", should_trigger: true }] }, `${file}: evals[1]: a trigger eval (should_trigger)`],
+      [
+        { evals: [{ id: 1, prompt: "p", expectations: ["x"], files: ["report.pdf"] }] },
+        `${file}: evals[0]: file report.pdf is not a text file`,
+      ],
+      [
+        {
+          evals: [
+            { id: 1, prompt: "p", expectations: ["x"] },
+            { id: 2, prompt: "q", should_trigger: true },
+          ],
+        },
+        `${file}: evals[1]: a trigger eval (should_trigger)`,
+      ],
       [{ evals: [{ id: 7, prompt: "p" }] }, `${file}: evals[0]: no "expectations" and no "expected_output"`],
-      [{ evals: [{ id: 1, prompt: "p", expectations: ["x"] }, { id: 1, prompt: "q", expectations: ["y"] }] }, `${file}: evals[1]: duplicate id "1"`],
-      [{ evals: [{ id: 1, prompt: "p", expectations: ["x"], files: ["missing.txt"] }] }, `${file}: evals[0]: file missing.txt does not exist`],
+      [
+        {
+          evals: [
+            { id: 1, prompt: "p", expectations: ["x"] },
+            { id: 1, prompt: "q", expectations: ["y"] },
+          ],
+        },
+        `${file}: evals[1]: duplicate id "1"`,
+      ],
+      [
+        { evals: [{ id: 1, prompt: "p", expectations: ["x"], files: ["missing.txt"] }] },
+        `${file}: evals[0]: file missing.txt does not exist`,
+      ],
     ];
     for (const [doc, message] of cases) {
       writeFileSync(file, JSON.stringify(doc));
@@ -72,7 +96,8 @@ describe("importing a promptfoo config", () => {
     expect(tasks.length).toBe(14);
     expect(tasks[3]).toEqual({
       id: "test-4",
-      input: "What was the invoice total? Answer for the team's report.\n\n```json\n{\"kind\":\"currency\",\"cents\":123450}\n```\n",
+      input:
+        'What was the invoice total? Answer for the team\'s report.\n\n```json\n{"kind":"currency","cents":123450}\n```\n',
       reference: "1234.50 USD",
       metadata: { source: "promptfoo", task_type: "promptfoo", description: "invoice total 1" },
       checks: [
@@ -92,23 +117,60 @@ describe("importing a promptfoo config", () => {
     using dir = tempDir();
     const file = join(dir.path, "promptfooconfig.yaml");
     writeFileSync(join(dir.path, "tests.csv"), "question\nx\n");
-    const test = (asserts: string) => `prompts:\n  - "Q: {{q}}"\ntests:\n  - vars:\n      q: one\n    assert:\n${asserts}\n`;
+    const test = (asserts: string) =>
+      `prompts:\n  - "Q: {{q}}"\ntests:\n  - vars:\n      q: one\n    assert:\n${asserts}\n`;
     const cases: Array<[string, string]> = [
-      [test("      - type: javascript\n        value: output.length < 10"), `${file}: tests[0].assert[0]: assert type "javascript" cannot be mapped`],
-      [test("      - type: contains\n        value: a\n      - type: python\n        value: file://check.py"), `${file}: tests[0].assert[1]: assert type "python" cannot be mapped`],
-      [test("      - type: similar\n        value: one\n        threshold: 0.8"), `${file}: tests[0].assert[0]: assert type "similar" cannot be mapped`],
-      [test("      - type: not-llm-rubric\n        value: rude"), `${file}: tests[0].assert[0]: assert type "not-llm-rubric" cannot be mapped`],
-      [test("      - type: contains\n        value: a\n        transform: output.trim()"), `${file}: tests[0].assert[0]: assert option "transform" cannot be mapped`],
+      [
+        test("      - type: javascript\n        value: output.length < 10"),
+        `${file}: tests[0].assert[0]: assert type "javascript" cannot be mapped`,
+      ],
+      [
+        test("      - type: contains\n        value: a\n      - type: python\n        value: file://check.py"),
+        `${file}: tests[0].assert[1]: assert type "python" cannot be mapped`,
+      ],
+      [
+        test("      - type: similar\n        value: one\n        threshold: 0.8"),
+        `${file}: tests[0].assert[0]: assert type "similar" cannot be mapped`,
+      ],
+      [
+        test("      - type: not-llm-rubric\n        value: rude"),
+        `${file}: tests[0].assert[0]: assert type "not-llm-rubric" cannot be mapped`,
+      ],
+      [
+        test("      - type: contains\n        value: a\n        transform: output.trim()"),
+        `${file}: tests[0].assert[0]: assert option "transform" cannot be mapped`,
+      ],
       [test("      - type: equals"), `${file}: tests[0].assert[0]: assert equals needs a "value"`],
-      [`prompts:\n  - "Q: {{q | upper}}"\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: tests[0] with prompts[0]: the placeholder {{ q | upper }} uses a filter`],
-      [`prompts:\n  - "Q: {{other}}"\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: tests[0] with prompts[0]: the prompt uses {{ other }}`],
-      [`prompts:\n  - "Q: {{q}}"\ntests: file://tests.csv\n`, `${file}: tests[0]: file://tests.csv: only YAML test files can be mapped`],
-      [`prompts:\n  - file://prompt.js\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: prompts[0]: file://prompt.js does not exist`],
+      [
+        `prompts:\n  - "Q: {{q | upper}}"\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`,
+        `${file}: tests[0] with prompts[0]: the placeholder {{ q | upper }} uses a filter`,
+      ],
+      [
+        `prompts:\n  - "Q: {{other}}"\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`,
+        `${file}: tests[0] with prompts[0]: the prompt uses {{ other }}`,
+      ],
+      [
+        `prompts:\n  - "Q: {{q}}"\ntests: file://tests.csv\n`,
+        `${file}: tests[0]: file://tests.csv: only YAML test files can be mapped`,
+      ],
+      [
+        `prompts:\n  - file://prompt.js\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`,
+        `${file}: prompts[0]: file://prompt.js does not exist`,
+      ],
       [`tests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: no "prompts"`],
       [`prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: one }\n`, `${file}: tests[0]: no "assert"`],
-      [`prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: one }\n    threshold: 0.5\n    assert: [{ type: contains, value: a }]\n`, `${file}: tests[0]: test option "threshold" cannot be mapped`],
-      [`prompts: ["Q: {{q}}"]\ndefaultTest:\n  options: { transform: output.trim() }\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`, `${file}: defaultTest option "options" cannot be mapped`],
-      [`prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: [one, two] }\n    assert: [{ type: contains, value: a }]\n`, `${file}: tests[0]: var "q" is a list`],
+      [
+        `prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: one }\n    threshold: 0.5\n    assert: [{ type: contains, value: a }]\n`,
+        `${file}: tests[0]: test option "threshold" cannot be mapped`,
+      ],
+      [
+        `prompts: ["Q: {{q}}"]\ndefaultTest:\n  options: { transform: output.trim() }\ntests:\n  - vars: { q: one }\n    assert: [{ type: contains, value: a }]\n`,
+        `${file}: defaultTest option "options" cannot be mapped`,
+      ],
+      [
+        `prompts: ["Q: {{q}}"]\ntests:\n  - vars: { q: [one, two] }\n    assert: [{ type: contains, value: a }]\n`,
+        `${file}: tests[0]: var "q" is a list`,
+      ],
     ];
     for (const [yaml, message] of cases) {
       writeFileSync(file, yaml);
@@ -120,17 +182,44 @@ describe("importing a promptfoo config", () => {
 describe("scoring imported checks", () => {
   const ctx = { env: {} } as unknown as BenchmarkContext;
   const task = { id: "t", input: "q", line: 1 } as UserTask;
-  const c = (kind: TaskCheck["kind"], value?: unknown, extra: Partial<TaskCheck> = {}): TaskCheck => ({ kind, value, where: "f: tests[0]", ...extra });
+  const c = (kind: TaskCheck["kind"], value?: unknown, extra: Partial<TaskCheck> = {}): TaskCheck => ({
+    kind,
+    value,
+    where: "f: tests[0]",
+    ...extra,
+  });
 
   test("a task passes when every check holds; soft is the weighted share that held", async () => {
-    expect(await scoreChecks(ctx, task, [c("equals", "1234.50 USD"), c("contains", "$", { negate: true })], " 1234.50 USD ")).toEqual({ hard: 1, soft: 1 });
-    expect(await scoreChecks(ctx, task, [c("equals", "1234.50 USD", { weight: 3 }), c("contains", "$", { negate: true })], "$1,234.50")).toEqual({
+    expect(
+      await scoreChecks(ctx, task, [c("equals", "1234.50 USD"), c("contains", "$", { negate: true })], " 1234.50 USD "),
+    ).toEqual({ hard: 1, soft: 1 });
+    expect(
+      await scoreChecks(
+        ctx,
+        task,
+        [c("equals", "1234.50 USD", { weight: 3 }), c("contains", "$", { negate: true })],
+        "$1,234.50",
+      ),
+    ).toEqual({
       hard: 0,
       soft: 0,
-      reason: 'Expected "1234.50 USD", got "$1,234.50"; not-contains: this should not hold (expected the answer to contain "$")',
+      reason:
+        'Expected "1234.50 USD", got "$1,234.50"; not-contains: this should not hold (expected the answer to contain "$")',
     });
-    expect((await scoreChecks(ctx, task, [c("icontains-all", ["ISO", "date"]), c("starts-with", "2024", { weight: 3 })], "2024-03-07 is the ISO date")).hard).toBe(1);
-    expect((await scoreChecks(ctx, task, [c("icontains-any", ["x", "y"]), c("starts-with", "2024", { weight: 3 })], "2024")).soft).toBe(0.75);
+    expect(
+      (
+        await scoreChecks(
+          ctx,
+          task,
+          [c("icontains-all", ["ISO", "date"]), c("starts-with", "2024", { weight: 3 })],
+          "2024-03-07 is the ISO date",
+        )
+      ).hard,
+    ).toBe(1);
+    expect(
+      (await scoreChecks(ctx, task, [c("icontains-any", ["x", "y"]), c("starts-with", "2024", { weight: 3 })], "2024"))
+        .soft,
+    ).toBe(0.75);
   });
 
   test("JSON and pattern checks", async () => {
@@ -138,7 +227,9 @@ describe("scoring imported checks", () => {
     expect((await scoreChecks(ctx, task, [c("is-json")], 'Here: {"ok": true}')).hard).toBe(0);
     expect((await scoreChecks(ctx, task, [c("contains-json")], 'Here: {"ok": true}')).hard).toBe(1);
     expect((await scoreChecks(ctx, task, [c("regex", "^\\d{4}-\\d{2}-\\d{2}$")], "2024-03-07")).hard).toBe(1);
-    expect((await scoreChecks(ctx, task, [c("contains-any", ["kebab-case", "snake_case"])], "snake_case please")).hard).toBe(1);
+    expect(
+      (await scoreChecks(ctx, task, [c("contains-any", ["kebab-case", "snake_case"])], "snake_case please")).hard,
+    ).toBe(1);
     expect((await scoreChecks(ctx, task, [c("contains-all", ["a", "Z"])], "a z")).hard).toBe(0);
   });
 });

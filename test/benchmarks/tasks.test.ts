@@ -2,7 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import tasks from "../../src/benchmarks/tasks/index.ts";
-import { parseCommandOutput, scoreContains, scoreExact, scoreJsonMatch, scoreRegex, splitCommand } from "../../src/benchmarks/tasks/evaluators.ts";
+import {
+  parseCommandOutput,
+  scoreContains,
+  scoreExact,
+  scoreJsonMatch,
+  scoreRegex,
+  splitCommand,
+} from "../../src/benchmarks/tasks/evaluators.ts";
 import { parseTasksFile } from "../../src/benchmarks/tasks/loader.ts";
 import { DataError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
@@ -25,7 +32,10 @@ describe("tasks file", () => {
     })();
     expect(err).toBeInstanceOf(DataError);
     expect(err!.message).toStartWith(`${p}:3: invalid JSON`);
-    expect(err!.data.problems).toEqual([expect.stringMatching(/^line 3: invalid JSON/), 'line 4: missing "input" (a non-empty string)']);
+    expect(err!.data.problems).toEqual([
+      expect.stringMatching(/^line 3: invalid JSON/),
+      'line 4: missing "input" (a non-empty string)',
+    ]);
   });
 
   test("duplicate ids name both lines; ids default to the line", () => {
@@ -40,7 +50,11 @@ describe("tasks file", () => {
   test("ratio split is deterministic and an evaluator that needs references reports the line that lacks one", async () => {
     await using server = await startFakeOpenAI();
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_mode: "ratio", data_path: TASKS, split_ratio: "2:1:2", evaluator: "exact" }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_mode: "ratio", data_path: TASKS, split_ratio: "2:1:2", evaluator: "exact" },
+      dir.path,
+    );
     const a = await tasks.loadSplits(ctx);
     const b = await tasks.loadSplits(ctx);
     expect(a.train.map((t) => t.id)).toEqual(b.train.map((t) => t.id));
@@ -73,9 +87,15 @@ describe("evaluators", () => {
 
 describe("tasks rollouts through the fake server", () => {
   test("exact and f1 evaluators score the known answers", async () => {
-    await using server = await startFakeOpenAI({ reply: (r) => (r.lastUserText.includes("12 * 12") ? "<answer>144</answer>" : "<answer>no idea</answer>") });
+    await using server = await startFakeOpenAI({
+      reply: (r) => (r.lastUserText.includes("12 * 12") ? "<answer>144</answer>" : "<answer>no idea</answer>"),
+    });
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_mode: "ratio", data_path: TASKS, evaluator: "exact" }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_mode: "ratio", data_path: TASKS, evaluator: "exact" },
+      dir.path,
+    );
     const splits = await tasks.loadSplits(ctx);
     const all = [...splits.train, ...splits.val, ...splits.test];
     const t1 = all.find((t) => t.id === "t1")!;
@@ -89,9 +109,16 @@ describe("tasks rollouts through the fake server", () => {
     await using server = await startFakeOpenAI({ reply: "<answer>144</answer>" });
     using dir = tempDir();
     const script = join(dir.path, "score.sh");
-    writeFileSync(script, `#!/bin/sh\nread line\ncase "$line" in *'"answer":"144"'*'"reference":"144"'*|*'"reference":"144"'*'"answer":"144"'*) echo 1 ;; *) echo 0.25 ;; esac\n`);
+    writeFileSync(
+      script,
+      `#!/bin/sh\nread line\ncase "$line" in *'"answer":"144"'*'"reference":"144"'*|*'"reference":"144"'*'"answer":"144"'*) echo 1 ;; *) echo 0.25 ;; esac\n`,
+    );
     chmodSync(script, 0o755);
-    await using ctx = await benchContext(server.url, { split_mode: "ratio", data_path: TASKS, evaluator: "command", evaluator_command: script }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_mode: "ratio", data_path: TASKS, evaluator: "command", evaluator_command: script },
+      dir.path,
+    );
     const splits = await tasks.loadSplits(ctx);
     const all = [...splits.train, ...splits.val, ...splits.test];
     expect((await tasks.rollout(all.find((t) => t.id === "t1")!, "", ctx, 0)).hard).toBe(1);
@@ -103,7 +130,11 @@ describe("tasks rollouts through the fake server", () => {
     server.match((r) => r.systemText.includes("grade one answer"), '{"pass": true, "score": 0.9, "reason": "matches"}');
     server.match(() => true, "<answer>Paris</answer>");
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_mode: "ratio", data_path: TASKS, evaluator: "judge", judge_rubric: "Correct capital city." }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_mode: "ratio", data_path: TASKS, evaluator: "judge", judge_rubric: "Correct capital city." },
+      dir.path,
+    );
     const splits = await tasks.loadSplits(ctx);
     const t4 = [...splits.train, ...splits.val, ...splits.test].find((t) => t.id === "t4")!;
     const r1 = await tasks.rollout(t4, "", ctx, 0);

@@ -15,12 +15,25 @@ describe("OfficeQA tool loop", () => {
   test("the model greps and reads the local bulletin through tool calls, then answers; scored with normalisation", async () => {
     await using server = await startFakeOpenAI();
     server.enqueue(
-      { toolCalls: [{ id: "c1", name: "glob", arguments: '{"pattern":"*1944*"}' }, { id: "c2", name: "grep", arguments: '{"pattern":"public debt","path":"treasury_bulletin_1944_01.txt"}' }] },
-      { toolCalls: [{ id: "c3", name: "read", arguments: '{"path":"treasury_bulletin_1944_01.txt","start":9,"limit":2}' }] },
+      {
+        toolCalls: [
+          { id: "c1", name: "glob", arguments: '{"pattern":"*1944*"}' },
+          { id: "c2", name: "grep", arguments: '{"pattern":"public debt","path":"treasury_bulletin_1944_01.txt"}' },
+        ],
+      },
+      {
+        toolCalls: [
+          { id: "c3", name: "read", arguments: '{"path":"treasury_bulletin_1944_01.txt","start":9,"limit":2}' },
+        ],
+      },
       "The gross debt was <answer>$170,659 million</answer>",
     );
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "officeqa"), data_dirs: [join(FIXTURES, "officeqa", "docs")], max_tool_turns: 5 }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_dir: join(FIXTURES, "officeqa"), data_dirs: [join(FIXTURES, "officeqa", "docs")], max_tool_turns: 5 },
+      dir.path,
+    );
     const splits = await officeqa.loadSplits(ctx);
     const row = await officeqa.rollout(splits.train[1]!, "", ctx, 0);
     expect(row).toMatchObject({ hard: 1, soft: 1, agent_ok: true, n_turns: 3, predicted_answer: "$170,659 million" });
@@ -28,7 +41,10 @@ describe("OfficeQA tool loop", () => {
     expect(tools[0]!.obs).toBe("treasury_bulletin_1944_01.txt");
     expect(tools[1]!.obs).toContain("10: Gross public debt outstanding");
     expect(tools[2]!.obs).toContain("9: Public Debt");
-    const second = server.requests[1]!.body as { messages: Array<{ role: string; tool_call_id?: string }>; tools: unknown[] };
+    const second = server.requests[1]!.body as {
+      messages: Array<{ role: string; tool_call_id?: string }>;
+      tools: unknown[];
+    };
     expect(second.tools).toHaveLength(3);
     expect(second.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["c1", "c2"]);
     // the other bulletin is not a candidate file for this question
@@ -36,13 +52,24 @@ describe("OfficeQA tool loop", () => {
   });
 
   test("oracle parsed pages are rendered into the prompt (tables as Markdown); the tool budget is enforced", async () => {
-    await using server = await startFakeOpenAI({ reply: { toolCalls: [{ name: "read", arguments: '{"path":"treasury_bulletin_1944_01.txt"}' }] } });
+    await using server = await startFakeOpenAI({
+      reply: { toolCalls: [{ name: "read", arguments: '{"path":"treasury_bulletin_1944_01.txt"}' }] },
+    });
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "officeqa"), data_dirs: [join(FIXTURES, "officeqa", "docs")], max_tool_turns: 2 }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_dir: join(FIXTURES, "officeqa"), data_dirs: [join(FIXTURES, "officeqa", "docs")], max_tool_turns: 2 },
+      dir.path,
+    );
     const splits = await officeqa.loadSplits(ctx);
     const row = await officeqa.rollout(splits.train[0]!, "", ctx, 0);
     // The model answered every turn (with tool calls): running out of turns is a wrong answer, a score — not "no answer".
-    expect(row).toMatchObject({ hard: 0, agent_ok: true, fail_reason: "Exceeded tool-turn budget (2)", oracle_parsed_pages_included: true });
+    expect(row).toMatchObject({
+      hard: 0,
+      agent_ok: true,
+      fail_reason: "Exceeded tool-turn budget (2)",
+      oracle_parsed_pages_included: true,
+    });
     const user = server.requests[0]!.lastUserText;
     expect(user).toContain("| Total receipts | 3,412 |");
     expect(user).toContain("Summary of Federal Fiscal Operations & Receipts");
@@ -80,7 +107,11 @@ describe("ALFWorld bridge", () => {
     process.env.PYTHONDONTWRITEBYTECODE = "1";
     process.env.ALFWORLD_DATA = "/data/alfworld";
     try {
-      await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "alfworld"), alfworld_python: "python3", max_steps: 10 }, dir.path);
+      await using ctx = await benchContext(
+        server.url,
+        { split_dir: join(FIXTURES, "alfworld"), alfworld_python: "python3", max_steps: 10 },
+        dir.path,
+      );
       const splits = await alfworld.loadSplits(ctx);
       const row = await alfworld.rollout(splits.val[0]!, "", ctx, 0);
       expect(row).toMatchObject({ hard: 1, n_turns: 3, task_description: "put a mug in shelf." });
@@ -100,12 +131,27 @@ describe("ALFWorld bridge", () => {
     );
     using dir = tempDir();
     process.env.ALFWORLD_DATA = "/data/alfworld";
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "alfworld"), alfworld_python: fakeAlfworldPython(dir.path), max_steps: 10 }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_dir: join(FIXTURES, "alfworld"), alfworld_python: fakeAlfworldPython(dir.path), max_steps: 10 },
+      dir.path,
+    );
     const splits = await alfworld.loadSplits(ctx);
     const row = await alfworld.rollout(splits.train[0]!, "- grab objects at once", ctx, 0);
-    expect(row).toMatchObject({ hard: 1, soft: 1, n_turns: 4, task_type: "pick_and_place", task_description: "put a mug in shelf." });
+    expect(row).toMatchObject({
+      hard: 1,
+      soft: 1,
+      n_turns: 4,
+      task_type: "pick_and_place",
+      task_description: "put a mug in shelf.",
+    });
     const steps = row.trajectory.filter((e) => "step" in e) as Array<{ action: string }>;
-    expect(steps.map((s) => s.action)).toEqual(["go to desk 1", "take mug 1 from desk 1", "look", "put mug 1 in/on shelf 1"]);
+    expect(steps.map((s) => s.action)).toEqual([
+      "go to desk 1",
+      "take mug 1 from desk 1",
+      "look",
+      "put mug 1 in/on shelf 1",
+    ]);
     expect(server.requests[0]!.lastUserText).toContain("## Skill Knowledge");
     expect(server.requests[1]!.lastUserText).toContain("Your task is to: put a mug in shelf.");
   });
@@ -114,7 +160,11 @@ describe("ALFWorld bridge", () => {
     await using server = await startFakeOpenAI({ reply: "<think>hm</think><action>look</action>" });
     using dir = tempDir();
     process.env.ALFWORLD_DATA = "/data/alfworld";
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "alfworld"), alfworld_python: fakeAlfworldPython(dir.path), max_steps: 3 }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_dir: join(FIXTURES, "alfworld"), alfworld_python: fakeAlfworldPython(dir.path), max_steps: 3 },
+      dir.path,
+    );
     const splits = await alfworld.loadSplits(ctx);
     const row = await alfworld.rollout(splits.train[0]!, "", ctx, 0);
     expect(row).toMatchObject({ hard: 0, n_turns: 3 });
@@ -126,7 +176,8 @@ describe("ALFWorld bridge", () => {
   });
 });
 
-const GOOD_SUM = "```python\nimport openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(row=r, column=3).value = ws.cell(row=r, column=1).value + ws.cell(row=r, column=2).value\nwb.save(OUTPUT_PATH)\n```";
+const GOOD_SUM =
+  "```python\nimport openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(row=r, column=3).value = ws.cell(row=r, column=1).value + ws.cell(row=r, column=2).value\nwb.save(OUTPUT_PATH)\n```";
 const BAD_SUM = GOOD_SUM.replace("+ ws.cell(row=r, column=2)", "* ws.cell(row=r, column=2)");
 
 describe("SpreadsheetBench rollout", () => {
@@ -137,7 +188,13 @@ describe("SpreadsheetBench rollout", () => {
     await makeWorkbooks(dir.path);
     await using ctx = await benchContext(
       server.url,
-      { split_dir: join(FIXTURES, "spreadsheetbench", "split"), data_root: dir.path, mode: "multi", max_turns: 5, exec_timeout: 120 },
+      {
+        split_dir: join(FIXTURES, "spreadsheetbench", "split"),
+        data_root: dir.path,
+        mode: "multi",
+        max_turns: 5,
+        exec_timeout: 120,
+      },
       dir.path,
     );
     const splits = await spreadsheet.loadSplits(ctx);
@@ -155,10 +212,16 @@ describe("SpreadsheetBench rollout", () => {
   });
 
   test("on val there is no gold feedback: the first successful run is final and scored per case", async () => {
-    await using server = await startFakeOpenAI({ reply: "```python\nimport shutil\nshutil.copy(INPUT_PATH, OUTPUT_PATH)\n```" });
+    await using server = await startFakeOpenAI({
+      reply: "```python\nimport shutil\nshutil.copy(INPUT_PATH, OUTPUT_PATH)\n```",
+    });
     using dir = tempDir();
     await makeWorkbooks(dir.path);
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "spreadsheetbench", "split"), data_root: dir.path, mode: "multi" }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      { split_dir: join(FIXTURES, "spreadsheetbench", "split"), data_root: dir.path, mode: "multi" },
+      dir.path,
+    );
     const splits = await spreadsheet.loadSplits(ctx);
     const row = await spreadsheet.rollout(splits.val[0]!, "", ctx, 0);
     expect(server.requests.length).toBe(1);

@@ -35,17 +35,31 @@ describe("multi-turn settings", () => {
 
   test("OfficeQA executes at most max_queries_per_turn tool calls per turn", async () => {
     await using server = await startFakeOpenAI();
-    const grep = (id: string) => ({ id, name: "grep", arguments: '{"pattern":"receipts","path":"treasury_bulletin_1944_01.txt"}' });
+    const grep = (id: string) => ({
+      id,
+      name: "grep",
+      arguments: '{"pattern":"receipts","path":"treasury_bulletin_1944_01.txt"}',
+    });
     server.enqueue({ toolCalls: [grep("a"), grep("b"), grep("c")] }, "<answer>3,412</answer>");
     using dir = tempDir();
-    await using ctx = await benchContext(server.url, { split_dir: join(FIXTURES, "officeqa"), data_dirs: [join(FIXTURES, "officeqa", "docs")], max_queries_per_turn: 2 }, dir.path);
+    await using ctx = await benchContext(
+      server.url,
+      {
+        split_dir: join(FIXTURES, "officeqa"),
+        data_dirs: [join(FIXTURES, "officeqa", "docs")],
+        max_queries_per_turn: 2,
+      },
+      dir.path,
+    );
     const splits = await officeqa.loadSplits(ctx);
     const row = await officeqa.rollout(splits.train[0]!, "", ctx, 0);
     expect(row.hard).toBe(1);
     const obs = (row.trajectory.filter((e) => "type" in e) as Array<{ obs: string }>).map((t) => t.obs.split("\n")[0]);
     expect(obs[2]).toBe("skipped: at most 2 tool calls per turn");
     expect(obs[0]).toContain("receipts");
-    const tools = (server.requests[1]!.body as { messages: Array<{ role: string }> }).messages.filter((m) => m.role === "tool");
+    const tools = (server.requests[1]!.body as { messages: Array<{ role: string }> }).messages.filter(
+      (m) => m.role === "tool",
+    );
     expect(tools).toHaveLength(3);
   });
 });

@@ -24,7 +24,9 @@ describe("file-system failures", () => {
 
   test("permission errors suggest another directory", () => {
     const text = renderError(fromFsError(fsError("EACCES", "/ro/run", "mkdir")), false);
-    expect(text).toStartWith("error: cannot write /ro/run: permission denied (EACCES)\n  hint: choose a directory you can write to");
+    expect(text).toStartWith(
+      "error: cannot write /ro/run: permission denied (EACCES)\n  hint: choose a directory you can write to",
+    );
   });
 
   test("other errors pass through untouched", () => {
@@ -36,9 +38,19 @@ describe("file-system failures", () => {
     using dir = tempDir();
     const file = join(dir.path, "a-file");
     writeFileSync(file, "x");
-    const r = await runCli(["train", "--config", "quickstart", "--set", "model.backend=sim", "--out", join(file, "run")]);
+    const r = await runCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--set",
+      "model.backend=sim",
+      "--out",
+      join(file, "run"),
+    ]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toStartWith(`error: cannot write ${join(file, "run")}: a parent of this path is not a directory (ENOTDIR)`);
+    expect(r.stderr).toStartWith(
+      `error: cannot write ${join(file, "run")}: a parent of this path is not a directory (ENOTDIR)`,
+    );
     expect(r.stderr).not.toContain("    at ");
   });
 });

@@ -30,7 +30,11 @@ describe("secrets in rendered errors (issue 12)", () => {
   });
 
   test("values of secret-named variables are masked, paths and URLs under such names are not", () => {
-    registerSecretsOf({ MY_SERVICE_TOKEN: "zz-9988776655-qq", GIT_ASKPASS: "/usr/lib/git-core/askpass", PATH: "/usr/bin" });
+    registerSecretsOf({
+      MY_SERVICE_TOKEN: "zz-9988776655-qq",
+      GIT_ASKPASS: "/usr/lib/git-core/askpass",
+      PATH: "/usr/bin",
+    });
     const text = renderError(new Error("failed with zz-9988776655-qq via /usr/lib/git-core/askpass"), true);
     expect(text).not.toContain("zz-9988776655-qq");
     expect(text).toContain("/usr/lib/git-core/askpass");
@@ -38,12 +42,20 @@ describe("secrets in rendered errors (issue 12)", () => {
 
   test("a mistyped secret in a config error is hidden and the message still says what was expected", async () => {
     using dir = tempDir("redact-");
-    writeFileSync(join(dir.path, "c.yaml"), "_base_: null\nmodel:\n  openai_compatible_api_key: [hunter2-typed-here]\n");
+    writeFileSync(
+      join(dir.path, "c.yaml"),
+      "_base_: null\nmodel:\n  openai_compatible_api_key: [hunter2-typed-here]\n",
+    );
     const r = await runCli(["config", "--config", "c.yaml"], { cwd: dir.path });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("c.yaml:3:3: model.openai_compatible_api_key is invalid (expected a string, got a list (value hidden))");
+    expect(r.stderr).toContain(
+      "c.yaml:3:3: model.openai_compatible_api_key is invalid (expected a string, got a list (value hidden))",
+    );
     expect(r.stderr).not.toContain("hunter2");
-    const s = await runCli(["config", "--config", "quickstart", "--set", "model.openai_compatible_api_key=[hunter2-typed-here]"], { cwd: dir.path });
+    const s = await runCli(
+      ["config", "--config", "quickstart", "--set", "model.openai_compatible_api_key=[hunter2-typed-here]"],
+      { cwd: dir.path },
+    );
     expect(s.code).toBe(2);
     expect(s.stderr).toContain("expected a string");
     expect(s.stderr).not.toContain("hunter2");
@@ -56,10 +68,23 @@ describe("secrets in rendered errors (issue 12)", () => {
       [[], { OPENAI_COMPATIBLE_BASE_URL: "http://[::1" }, "OPENAI_COMPATIBLE_BASE_URL"],
       [["--set", "model.openai_compatible_base_url=ftp://x.example/v1"], {}, "model.openai_compatible_base_url"],
     ] as [string[], Record<string, string>, string][]) {
-      const r = await runCli(["train", "--config", "quickstart", "--set", "model.backend=openai_compatible", ...args, "--out", join(dir.path, "o"), "--dry-run"], {
-        cwd: dir.path,
-        env,
-      });
+      const r = await runCli(
+        [
+          "train",
+          "--config",
+          "quickstart",
+          "--set",
+          "model.backend=openai_compatible",
+          ...args,
+          "--out",
+          join(dir.path, "o"),
+          "--dry-run",
+        ],
+        {
+          cwd: dir.path,
+          env,
+        },
+      );
       expect(r.code).toBe(2);
       expect(r.stderr).toStartWith(`config error: ${from}: `);
       expect(r.stderr).toMatch(/is not (a valid|an http\(s\)) URL/);

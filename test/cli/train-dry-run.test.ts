@@ -10,7 +10,12 @@ interface Plan {
 }
 
 // A real endpoint setting (never called: --dry-run calls no model).
-const ENDPOINT = ["--set", "model.backend=openai_compatible", "--set", "model.openai_compatible_base_url=http://127.0.0.1:9/v1"];
+const ENDPOINT = [
+  "--set",
+  "model.backend=openai_compatible",
+  "--set",
+  "model.openai_compatible_base_url=http://127.0.0.1:9/v1",
+];
 
 async function dryRun(args: string[]): Promise<Plan> {
   const r = await runCli(["train", "--dry-run", "--json", ...args]);
@@ -23,7 +28,16 @@ describe("train --dry-run prices with model.pricing", () => {
     const models = ["--set", "model.optimizer=gpt-4o-mini", "--set", "model.target=gpt-4o-mini"];
     const builtin = await dryRun(["--config", "quickstart", ...ENDPOINT, ...models]);
     expect(builtin.prices_per_mtok.target).toMatchObject({ input_per_mtok: 0.15, output_per_mtok: 0.6 });
-    const over = await dryRun(["--config", "quickstart", ...ENDPOINT, ...models, "--set", "model.pricing.gpt-4o-mini.input_per_mtok=1.5", "--set", "model.pricing.gpt-4o-mini.output_per_mtok=6"]);
+    const over = await dryRun([
+      "--config",
+      "quickstart",
+      ...ENDPOINT,
+      ...models,
+      "--set",
+      "model.pricing.gpt-4o-mini.input_per_mtok=1.5",
+      "--set",
+      "model.pricing.gpt-4o-mini.output_per_mtok=6",
+    ]);
     expect(over.prices_per_mtok.target).toMatchObject({ input_per_mtok: 1.5, output_per_mtok: 6 });
     // Ten times the price per token: ten times the estimate (up to the 4-decimal rounding).
     expect(over.estimated_cost_usd.total!).toBeCloseTo(builtin.estimated_cost_usd.total! * 10, 2);
@@ -36,7 +50,10 @@ describe("train --dry-run prices with model.pricing", () => {
     const unknown = await dryRun(["--config", "quickstart", ...ENDPOINT, ...models]);
     expect(unknown.estimated_cost_usd.total).toBeNull();
     const cfg = join(dir.path, "priced.yaml");
-    writeFileSync(cfg, `_base_: ${join(REPO_ROOT, "configs", "quickstart", "default.yaml")}\nmodel:\n  pricing:\n    house-model-7b:\n      input_per_mtok: 0.5\n      output_per_mtok: 1\n`);
+    writeFileSync(
+      cfg,
+      `_base_: ${join(REPO_ROOT, "configs", "quickstart", "default.yaml")}\nmodel:\n  pricing:\n    house-model-7b:\n      input_per_mtok: 0.5\n      output_per_mtok: 1\n`,
+    );
     const priced = await dryRun(["--config", cfg, ...ENDPOINT, ...models]);
     expect(priced.prices_per_mtok.optimizer).toMatchObject({ input_per_mtok: 0.5, output_per_mtok: 1 });
     expect(priced.estimated_cost_usd.total).toBeGreaterThan(0);

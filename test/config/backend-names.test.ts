@@ -13,7 +13,9 @@ describe("the one backend-name table", () => {
     writeFileSync(join(dir.path, "bad.yaml"), "env:\n  name: conventions\nmodel:\n  backend: simm\n");
     const r = await runCli(["train", "--config", "bad.yaml", "--dry-run"], { cwd: dir.path });
     expect(r.code).toBe(2);
-    expect(r.stderr.split("\n")[0]).toBe('config error: bad.yaml:4:3: model.backend: unknown backend "simm", did you mean "sim"?');
+    expect(r.stderr.split("\n")[0]).toBe(
+      'config error: bad.yaml:4:3: model.backend: unknown backend "simm", did you mean "sim"?',
+    );
     expect(r.stderr).not.toContain("azure");
     expect(r.stdout).toBe("");
   });
@@ -21,12 +23,25 @@ describe("the one backend-name table", () => {
   test("the same through --set, and for a role's backend", async () => {
     const a = await runCli(["train", "--config", "quickstart", "--set", "model.backend=simm", "--dry-run"]);
     expect(a.code).toBe(2);
-    expect(a.stderr.split("\n")[0]).toBe('config error: --set model.backend=…: model.backend: unknown backend "simm", did you mean "sim"?');
-    const b = await runCli(["train", "--config", "quickstart", "--set", "model.target_backend=claude_chta", "--dry-run"]);
+    expect(a.stderr.split("\n")[0]).toBe(
+      'config error: --set model.backend=…: model.backend: unknown backend "simm", did you mean "sim"?',
+    );
+    const b = await runCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--set",
+      "model.target_backend=claude_chta",
+      "--dry-run",
+    ]);
     expect(b.code).toBe(2);
-    expect(b.stderr.split("\n")[0]).toBe('config error: --set model.target_backend=…: model.target_backend: unknown backend "claude_chta", did you mean "claude_chat"?');
+    expect(b.stderr.split("\n")[0]).toBe(
+      'config error: --set model.target_backend=…: model.target_backend: unknown backend "claude_chta", did you mean "claude_chat"?',
+    );
     const c = await runCli(["train", "--config", "quickstart", "--set", "model.backend=nothing-like-it", "--dry-run"]);
-    expect(c.stderr.split("\n")[0]).toBe('config error: --set model.backend=…: model.backend: unknown backend "nothing-like-it"');
+    expect(c.stderr.split("\n")[0]).toBe(
+      'config error: --set model.backend=…: model.backend: unknown backend "nothing-like-it"',
+    );
   });
 
   test("labels, their aliases and role backends resolve as spec §7.2 says", () => {
@@ -39,8 +54,14 @@ describe("the one backend-name table", () => {
     expect(roles({ backend: "cursor" })).toEqual(["openai_chat", "cursor_exec"]);
     expect(roles({ backend: "sim", target_backend: "codex" })).toEqual(["sim", "codex_exec"]);
     expect(() => roles({ backend: "simm" })).toThrow('unknown backend "simm", did you mean "sim"?');
-    for (const label of Object.keys(BACKEND_LABELS)) expect(backendLabel(label.toUpperCase())).toBe(label as keyof typeof BACKEND_LABELS);
-    expect([roleBackend("azure_openai"), roleBackend("codex"), roleBackend("auto"), roleBackend("simm")]).toEqual(["openai_chat", "codex_exec", undefined, undefined]);
+    for (const label of Object.keys(BACKEND_LABELS))
+      expect(backendLabel(label.toUpperCase())).toBe(label as keyof typeof BACKEND_LABELS);
+    expect([roleBackend("azure_openai"), roleBackend("codex"), roleBackend("auto"), roleBackend("simm")]).toEqual([
+      "openai_chat",
+      "codex_exec",
+      undefined,
+      undefined,
+    ]);
   });
 
   test("Sleep reads its names from the same table; cursor differs on purpose (a chat model at night)", () => {
@@ -53,6 +74,8 @@ describe("the one backend-name table", () => {
     }
     expect(sleepModelConfig("cursor").model.target_backend).toBe("cursor_chat");
     expect(loadSleepConfig({ backend: "cursor_cli" }, { file: "" }).config.backend).toBe("cursor");
-    expect(() => loadSleepConfig({ backend: "claud" }, { file: "" })).toThrow('backend: unknown backend "claud", did you mean "claude"? (expected one of mock, handoff,');
+    expect(() => loadSleepConfig({ backend: "claud" }, { file: "" })).toThrow(
+      'backend: unknown backend "claud", did you mean "claude"? (expected one of mock, handoff,',
+    );
   });
 });

@@ -36,7 +36,11 @@ describe("loadConfig", () => {
   test("a flat key in a child beats the base's structured key, and structured beats flat in one layer", () => {
     using dir = tempDir();
     write(dir.path, "base.yaml", "train:\n  batch_size: 40\n");
-    const child = write(dir.path, "child.yaml", "_base_: base.yaml\nbatch_size: 16\nedit_budget: 6\noptimizer:\n  learning_rate: 3\n");
+    const child = write(
+      dir.path,
+      "child.yaml",
+      "_base_: base.yaml\nbatch_size: 16\nedit_budget: 6\noptimizer:\n  learning_rate: 3\n",
+    );
     const { config, flat } = loadConfig({ config: child, cwd: dir.path });
     expect(config.train.batch_size).toBe(16);
     expect(config.optimizer.learning_rate).toBe(3);
@@ -46,7 +50,11 @@ describe("loadConfig", () => {
 
   test("codex aliases are canonicalised, the canonical key winning in the same layer", () => {
     using dir = tempDir();
-    const f = write(dir.path, "c.yaml", "model:\n  codex_bin: /opt/codex\n  sandbox: read-only\n  codex_exec_sandbox: workspace-write\n");
+    const f = write(
+      dir.path,
+      "c.yaml",
+      "model:\n  codex_bin: /opt/codex\n  sandbox: read-only\n  codex_exec_sandbox: workspace-write\n",
+    );
     const { config } = loadConfig({ config: f, cwd: dir.path });
     expect(config.model.codex_exec_path).toBe("/opt/codex");
     expect(config.model.codex_exec_sandbox).toBe("workspace-write");
@@ -72,7 +80,11 @@ describe("loadConfig", () => {
   test("legacy per-key flags land in their section or in env", () => {
     using dir = tempDir();
     const f = write(dir.path, "c.yaml", "");
-    const { config } = loadConfig({ config: f, cwd: dir.path, legacy: { batch_size: "8", env: "searchqa", use_gate: "false", max_turns: "3" } });
+    const { config } = loadConfig({
+      config: f,
+      cwd: dir.path,
+      legacy: { batch_size: "8", env: "searchqa", use_gate: "false", max_turns: "3" },
+    });
     expect(config.train.batch_size).toBe(8);
     expect(config.env.name).toBe("searchqa");
     expect(config.evaluation.use_gate).toBe(false);
@@ -134,9 +146,16 @@ describe("loadConfig", () => {
   test("hostile YAML is refused cleanly: alias bombs, unsafe integers, giant strings", () => {
     using dir = tempDir();
     const levels = ["a: &a [x, x, x, x, x, x, x, x, x]"];
-    for (let i = 1; i < 7; i++) levels.push(`l${i}: &l${i} [${Array(9).fill(i === 1 ? "*a" : `*l${i - 1}`).join(", ")}]`);
+    for (let i = 1; i < 7; i++)
+      levels.push(
+        `l${i}: &l${i} [${Array(9)
+          .fill(i === 1 ? "*a" : `*l${i - 1}`)
+          .join(", ")}]`,
+      );
     const bomb = write(dir.path, "bomb.yaml", `${levels.join("\n")}\n`);
-    expect(configError(() => loadConfig({ config: bomb, cwd: dir.path })).message).toStartWith("bomb.yaml: YAML cannot be expanded");
+    expect(configError(() => loadConfig({ config: bomb, cwd: dir.path })).message).toStartWith(
+      "bomb.yaml: YAML cannot be expanded",
+    );
     const huge = write(dir.path, "huge.yaml", "train:\n  batch_size: 99999999999999999999999\n");
     expect(configError(() => loadConfig({ config: huge, cwd: dir.path })).message).toStartWith(
       "huge.yaml:2:3: train.batch_size: expected a positive integer",

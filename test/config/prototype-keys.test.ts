@@ -64,8 +64,16 @@ describe("reserved key names in config paths", () => {
   const yamls: [string, string, string][] = [
     ["top level", "__proto__:\n  polluted: 1\n", "p.yaml:1:1: __proto__"],
     ["nested", "model:\n  backend: sim\n  __proto__:\n    polluted: 1\n", "p.yaml:3:3: model.__proto__"],
-    ["deep", "model:\n  pricing:\n    m:\n      constructor:\n        prototype: 1\n", "p.yaml:4:7: model.pricing.m.constructor"],
-    ["merge key source", "anchors: &a\n  __proto__: {polluted: 1}\nmodel:\n  <<: *a\n", "p.yaml:2:3: anchors.__proto__"],
+    [
+      "deep",
+      "model:\n  pricing:\n    m:\n      constructor:\n        prototype: 1\n",
+      "p.yaml:4:7: model.pricing.m.constructor",
+    ],
+    [
+      "merge key source",
+      "anchors: &a\n  __proto__: {polluted: 1}\nmodel:\n  <<: *a\n",
+      "p.yaml:2:3: anchors.__proto__",
+    ],
     ["flow mapping", "env: {name: tasks, prototype: 1}\n", "p.yaml:1:20: env.prototype"],
     ["inside a list", "env:\n  data_dirs:\n    - {__proto__: {polluted: 1}}\n", "env.data_dirs.0.__proto__"],
   ];
@@ -98,7 +106,10 @@ describe("reserved key names in config paths", () => {
   }
 
   test("a shell variable named __proto__ stays a plain entry of the environment snapshot", () => {
-    const loaded = loadConfig({ config: "quickstart", environ: { __proto__: "x", constructor: "y", PATH: "/bin" } as never });
+    const loaded = loadConfig({
+      config: "quickstart",
+      environ: { __proto__: "x", constructor: "y", PATH: "/bin" } as never,
+    });
     expect(Object.getPrototypeOf(loaded.environ)).toBeNull();
     expect(loaded.environ.PATH).toBe("/bin");
   });

@@ -8,7 +8,11 @@ const UPSTREAM = join(REPO_ROOT, "..", "shared", "upstream", "configs");
 
 function yamlFiles(dir: string, prefix = ""): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? yamlFiles(join(dir, e.name), `${prefix}${e.name}/`) : /\.ya?ml$/.test(e.name) ? [`${prefix}${e.name}`] : [],
+    e.isDirectory()
+      ? yamlFiles(join(dir, e.name), `${prefix}${e.name}/`)
+      : /\.ya?ml$/.test(e.name)
+        ? [`${prefix}${e.name}`]
+        : [],
   );
 }
 

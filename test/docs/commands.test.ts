@@ -20,8 +20,15 @@ const PAGE_CONCURRENCY = 2;
 let sim: { proc: Bun.Subprocess<"ignore", "pipe", "ignore">; address: string } | undefined;
 
 beforeAll(async () => {
-  const cmd = process.env.SKILLOPT_BIN ? [process.env.SKILLOPT_BIN] : [process.execPath, join(REPO_ROOT, "src", "main.ts")];
-  const proc = Bun.spawn([...cmd, "sim", "serve", "--port", "0"], { stdin: "ignore", stdout: "pipe", stderr: "ignore", env: { ...process.env, NO_COLOR: "1" } });
+  const cmd = process.env.SKILLOPT_BIN
+    ? [process.env.SKILLOPT_BIN]
+    : [process.execPath, join(REPO_ROOT, "src", "main.ts")];
+  const proc = Bun.spawn([...cmd, "sim", "serve", "--port", "0"], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "ignore",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   const reader = proc.stdout.getReader();
   let seen = "";
   while (!/listening on http:\/\/([\d.]+:\d+)/.test(seen)) {
@@ -56,7 +63,9 @@ async function runPage(file: string, blocks: ShellBlock[], address: string): Pro
   const bin = join(dir.path, "bin");
   const work = join(dir.path, "work");
   for (const d of [home, bin, work]) mkdirSync(d, { recursive: true });
-  const target = process.env.SKILLOPT_BIN ? `"${process.env.SKILLOPT_BIN}"` : `"${process.execPath}" "${join(REPO_ROOT, "src", "main.ts")}"`;
+  const target = process.env.SKILLOPT_BIN
+    ? `"${process.env.SKILLOPT_BIN}"`
+    : `"${process.execPath}" "${join(REPO_ROOT, "src", "main.ts")}"`;
   writeFileSync(join(bin, "skillopt"), `#!/bin/sh\nexec ${target} "$@"\n`);
   chmodSync(join(bin, "skillopt"), 0o755);
   const env: Record<string, string> = {};
@@ -84,10 +93,20 @@ async function runPage(file: string, blocks: ShellBlock[], address: string): Pro
       : [`set +e`, `. "${dir.path}/block-${i}.sh"`, `echo "${i} $?" >> "${status}"`];
   });
   writeFileSync(join(dir.path, "page.sh"), `${master.join("\n")}\n`);
-  const proc = Bun.spawn(["sh", join(dir.path, "page.sh")], { cwd: work, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["sh", join(dir.path, "page.sh")], {
+    cwd: work,
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   const ended = new Map(
-    (await Bun.file(status).exists() ? await Bun.file(status).text() : "")
+    ((await Bun.file(status).exists()) ? await Bun.file(status).text() : "")
       .trim()
       .split("\n")
       .filter(Boolean)
@@ -98,7 +117,9 @@ async function runPage(file: string, blocks: ShellBlock[], address: string): Pro
     const rc = ended.get(i);
     if (rc === block.exit) continue;
     const tail = `${out}${err}`.trim().split("\n").slice(-12).join("\n    ");
-    failures.push(`${file}:${block.line}: ${rc === undefined ? `the page's shell stopped here (exit ${code})` : `exit ${rc}`}, expected ${block.exit}\n    ${tail}`);
+    failures.push(
+      `${file}:${block.line}: ${rc === undefined ? `the page's shell stopped here (exit ${code})` : `exit ${rc}`}, expected ${block.exit}\n    ${tail}`,
+    );
     break;
   }
   return failures;
@@ -121,7 +142,9 @@ describe("shell blocks in the docs", () => {
         try {
           await checkCommandLine(args);
         } catch (err) {
-          problems.push(`${b.file}:${b.line}: skillopt ${args.join(" ")}: ${err instanceof Error ? err.message : String(err)}`);
+          problems.push(
+            `${b.file}:${b.line}: skillopt ${args.join(" ")}: ${err instanceof Error ? err.message : String(err)}`,
+          );
         }
       }
     }
@@ -135,7 +158,13 @@ describe("shell blocks in the docs", () => {
     const failures: string[] = [];
     const worker = async () => {
       for (let file = queue.shift(); file; file = queue.shift()) {
-        failures.push(...(await runPage(file, BLOCKS.filter((b) => b.file === file && b.mode === "run"), sim!.address)));
+        failures.push(
+          ...(await runPage(
+            file,
+            BLOCKS.filter((b) => b.file === file && b.mode === "run"),
+            sim!.address,
+          )),
+        );
       }
     };
     await Promise.all(Array.from({ length: PAGE_CONCURRENCY }, worker));

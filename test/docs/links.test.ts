@@ -48,7 +48,12 @@ describe("links in the docs", () => {
           broken.push(`${file}: (${target}): no file ${resolved}`);
           continue;
         }
-        if (anchor && resolved.endsWith(".md") && statSync(join(REPO_ROOT, resolved)).isFile() && !anchors(readDoc(resolved)).has(anchor)) {
+        if (
+          anchor &&
+          resolved.endsWith(".md") &&
+          statSync(join(REPO_ROOT, resolved)).isFile() &&
+          !anchors(readDoc(resolved)).has(anchor)
+        ) {
           broken.push(`${file}: (${target}): no heading with anchor #${anchor} in ${relative(".", resolved)}`);
         }
       }
@@ -64,7 +69,9 @@ describe("names in the docs", () => {
     const unknown: string[] = [];
     for (const file of FILES) {
       for (const span of codeSpans(readDoc(file))) {
-        const m = /^((?:model|train|gradient|optimizer|evaluation|env|sleep)\.[a-z][a-z0-9_]*)(?:[=:\s].*)?$/.exec(span);
+        const m = /^((?:model|train|gradient|optimizer|evaluation|env|sleep)\.[a-z][a-z0-9_]*)(?:[=:\s].*)?$/.exec(
+          span,
+        );
         if (!m || /\.(ts|md|json|jsonl|yaml|yml|py|txt|html|sh|sqlite|db)$/.test(m[1]!)) continue;
         if (!keys.has(m[1]!)) unknown.push(`${file}: \`${span}\``);
       }
@@ -81,7 +88,8 @@ describe("names in the docs", () => {
       for (const span of codeSpans(readDoc(file))) {
         if (span.startsWith("--")) {
           const name = span.slice(2).split(/[\s=[]/)[0]!;
-          if (!all.has(name) && !FOREIGN_FLAGS.has(name)) unknown.push(`${file}: \`${span}\`: no command takes --${name}`);
+          if (!all.has(name) && !FOREIGN_FLAGS.has(name))
+            unknown.push(`${file}: \`${span}\`: no command takes --${name}`);
           continue;
         }
         const words = span.replace(/^npx /, "").split(/\s+/);
@@ -91,7 +99,12 @@ describe("names in the docs", () => {
         while (i < words.length && byPath.has(`${path} ${words[i]}`)) path = `${path} ${words[i++]}`;
         const cmd = byPath.get(path)!;
         // `skillopt sleep adopt|reject`: alternatives, each a subcommand
-        if (i < words.length && words[i]!.includes("|") && words[i]!.split("|").every((w) => byPath.has(`${path} ${w}`))) continue;
+        if (
+          i < words.length &&
+          words[i]!.includes("|") &&
+          words[i]!.split("|").every((w) => byPath.has(`${path} ${w}`))
+        )
+          continue;
         if (cmd.subcommands.length && i < words.length && /^[a-z]/.test(words[i]!)) {
           unknown.push(`${file}: \`${span}\`: "${words[i]}" is not a subcommand of ${path}`);
           continue;
@@ -99,7 +112,8 @@ describe("names in the docs", () => {
         const accepted = flagNames([cmd]);
         for (const w of words.slice(i)) {
           const flag = /^\[?--([a-zA-Z][\w-]*)/.exec(w)?.[1];
-          if (flag && !accepted.has(flag) && !["debug", "quiet", "verbose", "no-color", "json"].includes(flag)) unknown.push(`${file}: \`${span}\`: ${path} takes no --${flag}`);
+          if (flag && !accepted.has(flag) && !["debug", "quiet", "verbose", "no-color", "json"].includes(flag))
+            unknown.push(`${file}: \`${span}\`: ${path} takes no --${flag}`);
         }
       }
     }
@@ -113,7 +127,12 @@ describe("names in the docs", () => {
     for (const file of FILES) {
       for (const m of readDoc(file).matchAll(/```yaml\n([\s\S]*?)```/g)) {
         const data = parseYaml(m[1]!) as unknown;
-        if (!data || typeof data !== "object" || !Object.keys(data).every((k) => (SECTIONS as readonly string[]).includes(k))) continue;
+        if (
+          !data ||
+          typeof data !== "object" ||
+          !Object.keys(data).every((k) => (SECTIONS as readonly string[]).includes(k))
+        )
+          continue;
         checked++;
         const path = join(dir.path, `block-${checked}.yaml`);
         writeFileSync(path, m[1]!);

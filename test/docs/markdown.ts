@@ -43,11 +43,22 @@ export function shellBlocks(file: string, text = readDoc(file)): ShellBlock[] {
     const end = lines.findIndex((l, j) => j > i && l.startsWith(fence) && l.trim() === fence);
     const close = end < 0 ? lines.length : end;
     if (open[2] === "sh") {
-      const before = lines.slice(0, i).reverse().find((l) => l.trim() !== "") ?? "";
+      const before =
+        lines
+          .slice(0, i)
+          .reverse()
+          .find((l) => l.trim() !== "") ?? "";
       const marker = /<!--\s*doc-test:\s*([^>]*?)\s*-->/.exec(before)?.[1] ?? "";
       const exit = /^exit\s+(\d+)$/.exec(marker);
-      if (marker && marker !== "parse-only" && !exit) throw new Error(`${file}:${i}: unknown doc-test marker "${marker}"`);
-      out.push({ file, line: i + 1, text: lines.slice(i + 1, close).join("\n"), mode: marker === "parse-only" ? "parse-only" : "run", exit: exit ? Number(exit[1]) : 0 });
+      if (marker && marker !== "parse-only" && !exit)
+        throw new Error(`${file}:${i}: unknown doc-test marker "${marker}"`);
+      out.push({
+        file,
+        line: i + 1,
+        text: lines.slice(i + 1, close).join("\n"),
+        mode: marker === "parse-only" ? "parse-only" : "run",
+        exit: exit ? Number(exit[1]) : 0,
+      });
     }
     i = close;
   }

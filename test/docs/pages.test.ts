@@ -6,11 +6,15 @@ import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const DOCS = join(REPO_ROOT, "docs");
-const files = readdirSync(DOCS).filter((f) => f.endsWith(".md")).sort();
+const files = readdirSync(DOCS)
+  .filter((f) => f.endsWith(".md"))
+  .sort();
 
 describe("embedded docs", () => {
   test("every page in docs/ is embedded, byte for byte", () => {
-    const missing = files.filter((f) => !(f in DOCS_PAGES)).map((f) => `docs/${f} is not embedded: add it to src/cli/docs/pages.ts`);
+    const missing = files
+      .filter((f) => !(f in DOCS_PAGES))
+      .map((f) => `docs/${f} is not embedded: add it to src/cli/docs/pages.ts`);
     expect(missing).toEqual([]);
     expect(Object.keys(DOCS_PAGES).sort()).toEqual(files);
     const differing = files.filter((f) => DOCS_PAGES[f] !== readFileSync(join(DOCS, f), "utf8"));

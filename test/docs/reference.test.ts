@@ -10,7 +10,9 @@ import { REPO_ROOT, runCli } from "../support/cli.ts";
 
 describe("generated reference pages", () => {
   test("docs/config-reference.md and docs/cli-reference.md are what the code generates (run `bun run docs:gen`)", async () => {
-    const stale = Object.entries(await generatedPages()).filter(([name, text]) => readFileSync(join(REPO_ROOT, "docs", name), "utf8") !== text);
+    const stale = Object.entries(await generatedPages()).filter(
+      ([name, text]) => readFileSync(join(REPO_ROOT, "docs", name), "utf8") !== text,
+    );
     expect(stale.map(([name]) => `docs/${name} is out of date: run \`bun run docs:gen\``)).toEqual([]);
   });
 
@@ -22,7 +24,10 @@ describe("generated reference pages", () => {
         const nested = nestedEntries(s as Parameters<typeof nestedEntries>[0]);
         return nested ? leafPaths(`${prefix}.${k}`, nested) : [`${prefix}.${k}`];
       });
-    const expected = [...SECTIONS.flatMap((s) => leafPaths(s, SECTION_SCHEMAS[s].entries)), ...leafPaths("sleep", SleepConfigSchema.entries)];
+    const expected = [
+      ...SECTIONS.flatMap((s) => leafPaths(s, SECTION_SCHEMAS[s].entries)),
+      ...leafPaths("sleep", SleepConfigSchema.entries),
+    ];
     expect(paths).toEqual(expected);
     expect(paths.length).toBeGreaterThan(250);
     expect(docs.filter((d) => d.meaning === "").map((d) => d.path)).toEqual([]);

@@ -58,7 +58,13 @@ describe("the benchmark walk-through in docs/tasks.md", () => {
     const config = loadConfig({
       config: "quickstart",
       cwd: REPO_ROOT,
-      set: ["env.name=capitals", "env.split_mode=split_dir", `env.split_dir=${join(FIXTURES, "capitals")}`, "train.num_epochs=1", "train.batch_size=4"],
+      set: [
+        "env.name=capitals",
+        "env.split_mode=split_dir",
+        `env.split_dir=${join(FIXTURES, "capitals")}`,
+        "train.num_epochs=1",
+        "train.batch_size=4",
+      ],
     }).config;
     const run = await trainOnSim(config);
     expect(run.result.summary.status).toBe("finished");

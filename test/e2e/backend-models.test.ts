@@ -10,7 +10,11 @@ import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const CLAUDE_MODELS = ["claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-4-5"];
-const AZURE = { AZURE_OPENAI_ENDPOINT: "https://example.openai.azure.com", AZURE_OPENAI_AUTH_MODE: "api_key", AZURE_OPENAI_API_KEY: "k-test-1234567890" };
+const AZURE = {
+  AZURE_OPENAI_ENDPOINT: "https://example.openai.azure.com",
+  AZURE_OPENAI_AUTH_MODE: "api_key",
+  AZURE_OPENAI_API_KEY: "k-test-1234567890",
+};
 const small = ["--set", "train.num_epochs=1", "--set", "env.limit=4"];
 
 function modelsOf(argvs: string[][]): (string | undefined)[] {
@@ -24,9 +28,14 @@ describe("placeholder models are resolved per backend", () => {
   test("train --backend claude passes a Claude model the CLI serves, and finishes", async () => {
     using bins = fakeBinEnv({ models: CLAUDE_MODELS, reply: "ok" });
     using dir = tempDir();
-    const r = await runCli(["train", "--config", "quickstart", "--backend", "claude", ...small, "--out", join(dir.path, "run"), "--json"], { env: bins.vars });
+    const r = await runCli(
+      ["train", "--config", "quickstart", "--backend", "claude", ...small, "--out", join(dir.path, "run"), "--json"],
+      { env: bins.vars },
+    );
     expect(r.code).toBe(0);
-    expect(r.stderr.split("\n")[0]).toContain("[model config] optimizer=claude-sonnet-5-5 (claude_chat) target=claude-sonnet-5-5 (claude_chat)");
+    expect(r.stderr.split("\n")[0]).toContain(
+      "[model config] optimizer=claude-sonnet-5-5 (claude_chat) target=claude-sonnet-5-5 (claude_chat)",
+    );
     const calls = bins.calls().filter((c) => c.name === "claude");
     expect(calls.length).toBeGreaterThan(0);
     expect(new Set(modelsOf(calls.map((c) => c.argv)))).toEqual(new Set(["claude-sonnet-5-5"]));
@@ -36,14 +45,43 @@ describe("placeholder models are resolved per backend", () => {
   test("--dry-run shows the resolved backend and model of each role and calls nothing", async () => {
     using bins = fakeBinEnv({ models: CLAUDE_MODELS });
     const cases: [string, { optimizer: unknown; target: unknown }][] = [
-      ["claude", { optimizer: { backend: "claude_chat", model: "claude-sonnet-5-5" }, target: { backend: "claude_chat", model: "claude-sonnet-5-5" } }],
-      ["claude_code_exec", { optimizer: { backend: "openai_chat", model: "gpt-5.5" }, target: { backend: "claude_code_exec", model: "claude-sonnet-5-5" } }],
-      ["cursor", { optimizer: { backend: "openai_chat", model: "gpt-5.5" }, target: { backend: "cursor_exec", model: "composer-2.5" } }],
-      ["copilot_exec", { optimizer: { backend: "openai_chat", model: "gpt-5.5" }, target: { backend: "copilot_exec" } }],
-      ["qwen", { optimizer: { backend: "openai_chat", model: "gpt-5.5" }, target: { backend: "qwen_chat", model: "Qwen/Qwen3.5-4B" } }],
+      [
+        "claude",
+        {
+          optimizer: { backend: "claude_chat", model: "claude-sonnet-5-5" },
+          target: { backend: "claude_chat", model: "claude-sonnet-5-5" },
+        },
+      ],
+      [
+        "claude_code_exec",
+        {
+          optimizer: { backend: "openai_chat", model: "gpt-5.5" },
+          target: { backend: "claude_code_exec", model: "claude-sonnet-5-5" },
+        },
+      ],
+      [
+        "cursor",
+        {
+          optimizer: { backend: "openai_chat", model: "gpt-5.5" },
+          target: { backend: "cursor_exec", model: "composer-2.5" },
+        },
+      ],
+      [
+        "copilot_exec",
+        { optimizer: { backend: "openai_chat", model: "gpt-5.5" }, target: { backend: "copilot_exec" } },
+      ],
+      [
+        "qwen",
+        {
+          optimizer: { backend: "openai_chat", model: "gpt-5.5" },
+          target: { backend: "qwen_chat", model: "Qwen/Qwen3.5-4B" },
+        },
+      ],
     ];
     for (const [backend, want] of cases) {
-      const r = await runCli(["train", "--config", "quickstart", "--backend", backend, "--dry-run", "--json"], { env: { ...bins.vars, ...AZURE } });
+      const r = await runCli(["train", "--config", "quickstart", "--backend", backend, "--dry-run", "--json"], {
+        env: { ...bins.vars, ...AZURE },
+      });
       expect(r.code).toBe(0);
       const plan = JSON.parse(r.stdout) as { backends: Record<string, { model?: string }> };
       expect(plan.backends).toMatchObject(want);
@@ -61,7 +99,22 @@ describe("placeholder models are resolved per backend", () => {
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
     for (const backend of ["copilot_exec", "cursor"]) {
-      const args = ["eval", "--config", "searchqa", "--set", `env.split_dir=${join(FIXTURES, "searchqa")}`, "--backend", backend, "--skill", skill, "--split", "test", "--out", join(dir.path, backend), "--json"];
+      const args = [
+        "eval",
+        "--config",
+        "searchqa",
+        "--set",
+        `env.split_dir=${join(FIXTURES, "searchqa")}`,
+        "--backend",
+        backend,
+        "--skill",
+        skill,
+        "--split",
+        "test",
+        "--out",
+        join(dir.path, backend),
+        "--json",
+      ];
       const r = await runCli(args, { env: { ...bins.vars, ...AZURE } });
       expect(r.code).toBe(0);
     }
@@ -80,17 +133,35 @@ describe("a model the user chose is passed unchanged", () => {
     using dir = tempDir();
     // The user's own file, inheriting the bundled base, naming gpt-5.5 on purpose.
     const own = join(dir.path, "mine.yaml");
-    writeFileSync(own, `_base_: ${join(REPO_ROOT, "configs", "quickstart", "default.yaml")}\nmodel:\n  backend: claude_code_exec\n  target: gpt-5.5\n`);
+    writeFileSync(
+      own,
+      `_base_: ${join(REPO_ROOT, "configs", "quickstart", "default.yaml")}\nmodel:\n  backend: claude_code_exec\n  target: gpt-5.5\n`,
+    );
     const dry = async (args: string[], env: Record<string, string> = {}) => {
       const r = await runCli(["train", ...args, "--dry-run", "--json"], { env: { ...bins.vars, ...AZURE, ...env } });
       expect(r.code).toBe(0);
       return (JSON.parse(r.stdout) as { backends: Record<string, { model?: string }> }).backends;
     };
-    expect((await dry(["--config", "quickstart", "--backend", "claude", "--target_model", "claude-opus-5-5"])).target!.model).toBe("claude-opus-5-5");
-    expect((await dry(["--config", "quickstart", "--backend", "claude", "--set", "model.optimizer=claude-haiku-4-5"])).optimizer!.model).toBe("claude-haiku-4-5");
-    expect((await dry(["--config", "quickstart", "--backend", "cursor", "--set", "model.target=gpt-5.5"])).target!.model).toBe("gpt-5.5");
-    expect((await dry(["--config", "quickstart", "--backend", "qwen"], { QWEN_CHAT_MODEL: "Qwen/Qwen3-8B" })).target!.model).toBe("Qwen/Qwen3-8B");
-    expect((await dry(["--config", "quickstart", "--backend", "openai_compatible"], { OPENAI_COMPATIBLE_MODEL: "deepseek-chat" })).target!.model).toBe("deepseek-chat");
+    expect(
+      (await dry(["--config", "quickstart", "--backend", "claude", "--target_model", "claude-opus-5-5"])).target!.model,
+    ).toBe("claude-opus-5-5");
+    expect(
+      (await dry(["--config", "quickstart", "--backend", "claude", "--set", "model.optimizer=claude-haiku-4-5"]))
+        .optimizer!.model,
+    ).toBe("claude-haiku-4-5");
+    expect(
+      (await dry(["--config", "quickstart", "--backend", "cursor", "--set", "model.target=gpt-5.5"])).target!.model,
+    ).toBe("gpt-5.5");
+    expect(
+      (await dry(["--config", "quickstart", "--backend", "qwen"], { QWEN_CHAT_MODEL: "Qwen/Qwen3-8B" })).target!.model,
+    ).toBe("Qwen/Qwen3-8B");
+    expect(
+      (
+        await dry(["--config", "quickstart", "--backend", "openai_compatible"], {
+          OPENAI_COMPATIBLE_MODEL: "deepseek-chat",
+        })
+      ).target!.model,
+    ).toBe("deepseek-chat");
     expect((await dry(["--config", own])).target!.model).toBe("gpt-5.5");
   }, 60_000);
 
@@ -99,9 +170,28 @@ describe("a model the user chose is passed unchanged", () => {
     using dir = tempDir();
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
-    const r = await runCli(["eval", "--config", "quickstart", "--backend", "claude", "--target_model", "gpt-5.5", "--skill", skill, "--set", "env.limit=1", "--split", "val", "--out", join(dir.path, "e")], {
-      env: bins.vars,
-    });
+    const r = await runCli(
+      [
+        "eval",
+        "--config",
+        "quickstart",
+        "--backend",
+        "claude",
+        "--target_model",
+        "gpt-5.5",
+        "--skill",
+        skill,
+        "--set",
+        "env.limit=1",
+        "--split",
+        "val",
+        "--out",
+        join(dir.path, "e"),
+      ],
+      {
+        env: bins.vars,
+      },
+    );
     const calls = bins.calls().filter((c) => c.name === "claude");
     expect(calls.length).toBeGreaterThan(0);
     expect(new Set(modelsOf(calls.map((c) => c.argv)))).toEqual(new Set(["gpt-5.5"]));

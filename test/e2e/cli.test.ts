@@ -16,7 +16,8 @@ describe("skillopt CLI", () => {
   test("sleep --help lists its subcommands", async () => {
     const r = await runCli(["sleep", "--help"]);
     expect(r.code).toBe(0);
-    for (const c of ["review", "harvest", "status", "adopt", "reject", "schedule", "unschedule"]) expect(r.stdout).toContain(c);
+    for (const c of ["review", "harvest", "status", "adopt", "reject", "schedule", "unschedule"])
+      expect(r.stdout).toContain(c);
   });
 
   test("an unknown command exits 2 with a suggestion", async () => {
@@ -46,7 +47,13 @@ describe("skillopt CLI", () => {
   });
 
   test("config prints resolved YAML with secrets masked", async () => {
-    const r = await runCli(["config", "--config", "features/soft_gate", "--set", "model.openai_compatible_api_key=sk-live-0123456789abcdef"]);
+    const r = await runCli([
+      "config",
+      "--config",
+      "features/soft_gate",
+      "--set",
+      "model.openai_compatible_api_key=sk-live-0123456789abcdef",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("gate_metric: soft");
     expect(r.stdout).not.toContain("sk-live-0123456789abcdef");
@@ -55,10 +62,22 @@ describe("skillopt CLI", () => {
 
   describe("bad configs exit 2 with one line naming file and key path, and no stack trace", () => {
     const cases: [string, string, string][] = [
-      ["wrong type", "optimizer:\n  learning_rate: lots\n", 'config error: bad.yaml:2:3: optimizer.learning_rate: expected a positive integer, got "lots"'],
-      ["unknown key", "optimizer:\n  learnin_rate: 3\n", 'config error: bad.yaml:2:3: optimizer.learnin_rate: unknown key (did you mean "learning_rate"?)'],
+      [
+        "wrong type",
+        "optimizer:\n  learning_rate: lots\n",
+        'config error: bad.yaml:2:3: optimizer.learning_rate: expected a positive integer, got "lots"',
+      ],
+      [
+        "unknown key",
+        "optimizer:\n  learnin_rate: 3\n",
+        'config error: bad.yaml:2:3: optimizer.learnin_rate: unknown key (did you mean "learning_rate"?)',
+      ],
       ["YAML syntax", "train:\n  batch_size: [1,\n seed: 2\n", "config error: bad.yaml:3:2: YAML syntax error:"],
-      ["missing base", "_base_: ../gone/base.yaml\n", "config error: bad.yaml: _base_: ../gone/base.yaml: file not found"],
+      [
+        "missing base",
+        "_base_: ../gone/base.yaml\n",
+        "config error: bad.yaml: _base_: ../gone/base.yaml: file not found",
+      ],
     ];
     test.each(cases)("%s", async (_name, text, expected) => {
       using dir = tempDir();
@@ -90,7 +109,9 @@ describe("skillopt CLI", () => {
     writeFileSync(join(dir.path, "bad.yaml"), "optimizer:\n  learning_rate: lots\n");
     const r = await runCli(["config", "--config", "bad.yaml", "--json"], { cwd: dir.path });
     expect(r.code).toBe(2);
-    const { error } = JSON.parse(r.stdout) as { error: { code: string; exit_code: number; data: Record<string, unknown> } };
+    const { error } = JSON.parse(r.stdout) as {
+      error: { code: string; exit_code: number; data: Record<string, unknown> };
+    };
     expect(error.code).toBe("config");
     expect(error.exit_code).toBe(2);
     expect(error.data).toMatchObject({ line: 2, column: 3, key: "optimizer.learning_rate" });

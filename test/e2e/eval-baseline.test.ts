@@ -17,7 +17,8 @@ const RULES = {
   naming: "- Name identifiers in kebab-case.",
   list: "- List items in reverse alphabetical order (Z to A), comma-separated.",
 };
-const skill = (...rules: string[]) => `# House style\n\nAnswer with the value only.\n\n## Conventions\n${rules.join("\n")}\n`;
+const skill = (...rules: string[]) =>
+  `# House style\n\nAnswer with the value only.\n\n## Conventions\n${rules.join("\n")}\n`;
 const OLD = skill(RULES.date, RULES.rounding, RULES.distance, RULES.currency);
 const HARMFUL = skill(RULES.distance, RULES.currency);
 const HELPFUL = skill(RULES.date, RULES.rounding, RULES.distance, RULES.currency, RULES.naming, RULES.list);
@@ -30,7 +31,10 @@ interface Check {
   decision: { verdict: string; reason: string; delta: number; ci: [number, number]; n_used: number; n_total: number };
   baseline: { hard: number };
   candidate: { hard: number };
-  flips: { regressed: Array<{ id: string; task_type: string; baseline: number; candidate: number }>; improved: Array<{ id: string }> };
+  flips: {
+    regressed: Array<{ id: string; task_type: string; baseline: number; candidate: number }>;
+    improved: Array<{ id: string }>;
+  };
   power: { detectable_gain: number; noise_items: number; confidence: number };
   calls: { total: number; cached: number };
 }
@@ -41,9 +45,26 @@ async function check(dir: string, candidate: string, extra: string[] = []) {
   writeFileSync(cand, candidate);
   writeFileSync(base, OLD);
   const out = join(dir, `out-${Bun.hash(candidate + extra.join(" "))}`);
-  const r = await runCli(["eval", "--config", "quickstart", "--skill", cand, "--baseline", base, "--baseline-label", "main", "--out", out, "--json", ...extra], {
-    env: { SKILLOPT_CACHE_DIR: join(dir, "cache") },
-  });
+  const r = await runCli(
+    [
+      "eval",
+      "--config",
+      "quickstart",
+      "--skill",
+      cand,
+      "--baseline",
+      base,
+      "--baseline-label",
+      "main",
+      "--out",
+      out,
+      "--json",
+      ...extra,
+    ],
+    {
+      env: { SKILLOPT_CACHE_DIR: join(dir, "cache") },
+    },
+  );
   return { code: r.code, stderr: r.stderr, json: r.stdout ? (JSON.parse(r.stdout) as Check) : undefined, out };
 }
 
@@ -54,7 +75,12 @@ describe("skillopt eval --baseline (the pull-request check)", () => {
     const r = await check(dir.path, HARMFUL, ["--markdown", md]);
     expect(r.code).toBe(1);
     const c = r.json!;
-    expect({ verdict: c.verdict, failed: c.failed, decision: c.decision.verdict, reason: c.decision.reason }).toEqual({ verdict: "regressed", failed: true, decision: "reject", reason: "below_min_effect" });
+    expect({ verdict: c.verdict, failed: c.failed, decision: c.decision.verdict, reason: c.decision.reason }).toEqual({
+      verdict: "regressed",
+      failed: true,
+      decision: "reject",
+      reason: "below_min_effect",
+    });
     expect(c.decision.ci[1]).toBeLessThan(0);
     expect(c.candidate.hard).toBeLessThan(c.baseline.hard);
     // Every regressed task is of a family whose rule was removed, and it passed before.
@@ -75,7 +101,10 @@ describe("skillopt eval --baseline (the pull-request check)", () => {
     using dir = tempDir();
     const first = await check(dir.path, HELPFUL);
     expect(first.code).toBe(0);
-    expect({ verdict: first.json!.verdict, failed: first.json!.failed }).toEqual({ verdict: "improved", failed: false });
+    expect({ verdict: first.json!.verdict, failed: first.json!.failed }).toEqual({
+      verdict: "improved",
+      failed: false,
+    });
     expect(first.json!.decision.ci[0]).toBeGreaterThan(0);
     expect(first.json!.flips.improved.length).toBeGreaterThan(first.json!.flips.regressed.length);
     const again = await check(dir.path, HELPFUL, ["--title", "skills/house/SKILL.md"]);
@@ -92,14 +121,34 @@ describe("skillopt eval --baseline (the pull-request check)", () => {
     expect(r.json!.decision.ci[1]).toBeGreaterThan(0);
     const strict = await check(dir.path, NEUTRAL, ["--fail-on", "undecided"]);
     expect(strict.code).toBe(1);
-    expect({ verdict: strict.json!.verdict, failed: strict.json!.failed }).toEqual({ verdict: "undecided", failed: true });
+    expect({ verdict: strict.json!.verdict, failed: strict.json!.failed }).toEqual({
+      verdict: "undecided",
+      failed: true,
+    });
   });
 
   test("--format markdown prints the comment on stdout", async () => {
     using dir = tempDir();
     writeFileSync(join(dir.path, "new.md"), HARMFUL);
     writeFileSync(join(dir.path, "old.md"), OLD);
-    const r = await runCli(["eval", "--config", "quickstart", "--skill", join(dir.path, "new.md"), "--baseline", join(dir.path, "old.md"), "--format", "markdown", "--title", "skills/house/SKILL.md", "--out", join(dir.path, "o")], { env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") } });
+    const r = await runCli(
+      [
+        "eval",
+        "--config",
+        "quickstart",
+        "--skill",
+        join(dir.path, "new.md"),
+        "--baseline",
+        join(dir.path, "old.md"),
+        "--format",
+        "markdown",
+        "--title",
+        "skills/house/SKILL.md",
+        "--out",
+        join(dir.path, "o"),
+      ],
+      { env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") } },
+    );
     expect(r.code).toBe(1);
     expect(r.stdout.startsWith("### SkillOpt check: `skills/house/SKILL.md` — REGRESSED")).toBe(true);
   });
@@ -123,14 +172,42 @@ describe("skillopt eval --baseline (the pull-request check)", () => {
   });
 
   test("tasks without an answer are never a score: no verdict, exit 1, and the errored tasks are recorded", async () => {
-    const DOWN: FakeReply = { fault: "status", status: 500, message: "upstream model server unavailable", retryAfterMs: 0 };
+    const DOWN: FakeReply = {
+      fault: "status",
+      status: 500,
+      message: "upstream model server unavailable",
+      retryAfterMs: 0,
+    };
     // The target answers every task but the date ones, which keep failing with a 500.
-    await using server = await startFakeOpenAI({ reply: (req) => (req.lastUserText.includes(`"kind":"date"`) ? DOWN : "2024-01-01") });
+    await using server = await startFakeOpenAI({
+      reply: (req) => (req.lastUserText.includes(`"kind":"date"`) ? DOWN : "2024-01-01"),
+    });
     using dir = tempDir();
     writeFileSync(join(dir.path, "new.md"), HARMFUL);
     writeFileSync(join(dir.path, "old.md"), OLD);
     const out = join(dir.path, "o");
-    const r = await runCli(["eval", "--config", "quickstart", "--skill", join(dir.path, "new.md"), "--baseline", join(dir.path, "old.md"), "--out", out, "--no-cache", "--set", "env.train_items=8", "--set", "env.val_items=8", "--set", "env.test_items=8", ...compatFlags(server.url)], { env: KEY_ENV });
+    const r = await runCli(
+      [
+        "eval",
+        "--config",
+        "quickstart",
+        "--skill",
+        join(dir.path, "new.md"),
+        "--baseline",
+        join(dir.path, "old.md"),
+        "--out",
+        out,
+        "--no-cache",
+        "--set",
+        "env.train_items=8",
+        "--set",
+        "env.val_items=8",
+        "--set",
+        "env.test_items=8",
+        ...compatFlags(server.url),
+      ],
+      { env: KEY_ENV },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("got no answer");
     const doc = JSON.parse(readFileSync(join(out, "skill_check.json"), "utf8"));

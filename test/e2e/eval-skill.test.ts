@@ -13,9 +13,21 @@ describe("skillopt eval refuses what cannot be a skill", () => {
     const skill = join(dir.path, "skill.md");
     writeFileSync(skill, body);
     const out = join(dir.path, "out");
-    const r = await runCli(["eval", "--config", "quickstart", "--set", "model.backend=sim", "--skill", skill, "--out", out]);
+    const r = await runCli([
+      "eval",
+      "--config",
+      "quickstart",
+      "--set",
+      "model.backend=sim",
+      "--skill",
+      skill,
+      "--out",
+      out,
+    ]);
     expect(r.code).toBe(2);
-    expect(r.stderr.split("\n")[0]).toBe(`error: --skill ${skill}: ${r.stderr.split(": ").slice(2).join(": ").split("\n")[0]}`);
+    expect(r.stderr.split("\n")[0]).toBe(
+      `error: --skill ${skill}: ${r.stderr.split(": ").slice(2).join(": ").split("\n")[0]}`,
+    );
     expect(r.stderr).toContain(message);
     expect(await Bun.file(join(out, "eval_summary.json")).exists()).toBe(false);
   });
@@ -25,9 +37,23 @@ describe("skillopt eval refuses what cannot be a skill", () => {
     const skill = join(dir.path, "SKILL.md");
     writeFileSync(skill, `---\nname: s\ndescription: ${"x".repeat(1100)}\n---\n# Body\n`);
     const out = join(dir.path, "out");
-    const r = await runCli(["eval", "--config", "quickstart", "--set", "model.backend=sim", "--skill", skill, "--split", "val", "--out", out]);
+    const r = await runCli([
+      "eval",
+      "--config",
+      "quickstart",
+      "--set",
+      "model.backend=sim",
+      "--skill",
+      skill,
+      "--split",
+      "val",
+      "--out",
+      out,
+    ]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain("the frontmatter description is 1100 characters (max 1024) (training would reject this skill)");
+    expect(r.stderr).toContain(
+      "the frontmatter description is 1100 characters (max 1024) (training would reject this skill)",
+    );
     expect(await Bun.file(join(out, "report.html")).exists()).toBe(true);
   });
 });

@@ -12,13 +12,44 @@ describe("skillopt eval", () => {
     const skill = join(dir.path, "skill.md");
     writeFileSync(skill, WEAK);
     const out = join(dir.path, "ev");
-    const r = await runCli(["eval", "--config", "quickstart", "--skill", skill, "--split", "valid_seen", "--out", out, "--json", "--fail-under", "0.9"]);
+    const r = await runCli([
+      "eval",
+      "--config",
+      "quickstart",
+      "--skill",
+      skill,
+      "--split",
+      "valid_seen",
+      "--out",
+      out,
+      "--json",
+      "--fail-under",
+      "0.9",
+    ]);
     expect(r.code).toBe(1);
     const s = JSON.parse(r.stdout);
-    expect(s).toMatchObject({ split: "val", n_items: 24, benchmark: "conventions", backend: "sim (offline simulator)", passed: false });
+    expect(s).toMatchObject({
+      split: "val",
+      n_items: 24,
+      benchmark: "conventions",
+      backend: "sim (offline simulator)",
+      passed: false,
+    });
     expect(s.hard).toBeLessThan(0.5);
     expect(JSON.parse(readFileSync(join(out, "eval_summary.json"), "utf8")).hard).toBe(s.hard);
-    const ok = await runCli(["eval", "--config", "quickstart", "--skill", skill, "--split", "test", "--out", out, "--fail-under", "0.0"]);
+    const ok = await runCli([
+      "eval",
+      "--config",
+      "quickstart",
+      "--skill",
+      skill,
+      "--split",
+      "test",
+      "--out",
+      out,
+      "--fail-under",
+      "0.0",
+    ]);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toContain("Results: hard=");
   });

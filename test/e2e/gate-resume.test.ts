@@ -44,20 +44,54 @@ describe("paired gate: kill -9 in the middle of a sequential decision", () => {
     using dir = tempDir();
     const ref = join(dir.path, "ref");
     const cut = join(dir.path, "cut");
-    const r0 = await runCli(["train", "--config", "quickstart", "--out", ref, "--quiet", ...SETTINGS, "--set", `model.cache_dir=${join(dir.path, "ref-cache")}`]);
+    const r0 = await runCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--out",
+      ref,
+      "--quiet",
+      ...SETTINGS,
+      "--set",
+      `model.cache_dir=${join(dir.path, "ref-cache")}`,
+    ]);
     expect(r0.code, r0.stderr).toBe(0);
     // A step whose decision used (nearly) the whole split: long enough to be killed inside.
-    const long = history(ref).find((h) => (h.gate as { rule?: string; n_used?: number } | undefined)?.rule === "paired" && Number((h.gate as { n_used: number }).n_used) >= 20);
+    const long = history(ref).find(
+      (h) =>
+        (h.gate as { rule?: string; n_used?: number } | undefined)?.rule === "paired" &&
+        Number((h.gate as { n_used: number }).n_used) >= 20,
+    );
     expect(long).toBeDefined();
     const k = Number(long!.step);
 
     const cache = join(dir.path, "cache");
-    const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), "train", "--config", "quickstart", "--out", cut, ...SETTINGS, "--set", `model.cache_dir=${cache}`, "--set", "model.sim_latency_ms=10"], {
-      cwd: REPO_ROOT,
-      env: Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1" }).filter(([key, v]) => v !== undefined && key !== "SKILLOPT_LOG_LEVEL")) as Record<string, string>,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [
+        process.execPath,
+        join(REPO_ROOT, "src", "main.ts"),
+        "train",
+        "--config",
+        "quickstart",
+        "--out",
+        cut,
+        ...SETTINGS,
+        "--set",
+        `model.cache_dir=${cache}`,
+        "--set",
+        "model.sim_latency_ms=10",
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: Object.fromEntries(
+          Object.entries({ ...process.env, NO_COLOR: "1" }).filter(
+            ([key, v]) => v !== undefined && key !== "SKILLOPT_LOG_LEVEL",
+          ),
+        ) as Record<string, string>,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     // Read the console until step k's paired decision has begun, then let a few of its calls complete.
     let text = "";
     const reader = proc.stderr.getReader();

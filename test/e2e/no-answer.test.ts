@@ -21,7 +21,8 @@ const OPTIMIZER = JSON.stringify({
 });
 const isTarget = (req: FakeRequest) => req.model === "target-model";
 /** A target that answers wrongly once and rightly after (so candidates differ), deterministic by content. */
-const answer = (req: FakeRequest) => (req.systemText.includes("exact span") ? "<answer>Leonardo da Vinci</answer>" : "<answer>no idea</answer>");
+const answer = (req: FakeRequest) =>
+  req.systemText.includes("exact span") ? "<answer>Leonardo da Vinci</answer>" : "<answer>no idea</answer>";
 
 const SEARCHQA = ["--config", "searchqa", "--set", `env.split_dir=${join(FIXTURES, "searchqa")}`, "--no-cache"];
 
@@ -35,10 +36,12 @@ function lines(path: string): Record<string, unknown>[] {
 
 /** History records without accounting (timings, calls, tokens, cost depend on the machine and the cache). */
 function decisions(out: string): unknown[] {
-  return lines(join(out, "history.jsonl")).map(({ timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved, ...rest }) => {
-    void [timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved];
-    return rest;
-  });
+  return lines(join(out, "history.jsonl")).map(
+    ({ timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved, ...rest }) => {
+      void [timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved];
+      return rest;
+    },
+  );
 }
 
 function runMeta(out: string, key: string): string | undefined {
@@ -69,13 +72,26 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     const target = await refusedUrl();
     using dir = tempDir();
     const out = join(dir.path, "run");
-    const r = await runCli(["train", ...SEARCHQA, ...compatFlags(optimizer.url), "--set", `model.target_openai_compatible_base_url=${target}`, "--out", out], { env: KEY_ENV });
+    const r = await runCli(
+      [
+        "train",
+        ...SEARCHQA,
+        ...compatFlags(optimizer.url),
+        "--set",
+        `model.target_openai_compatible_base_url=${target}`,
+        "--out",
+        out,
+      ],
+      { env: KEY_ENV },
+    );
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain("gave no answer");
     const errors = r.stderr.split("\n").filter((l) => l.startsWith("error: "));
     expect(errors).toHaveLength(1);
     const host = new URL(target).host;
-    expect(errors[0]).toContain(`error: target (openai_compatible, model target-model, endpoint ${host}) gave no answer for 2 of 2 items of the baseline selection pass (stopped before any optimizer call); last error: `);
+    expect(errors[0]).toContain(
+      `error: target (openai_compatible, model target-model, endpoint ${host}) gave no answer for 2 of 2 items of the baseline selection pass (stopped before any optimizer call); last error: `,
+    );
     expect(errors[0]).not.toContain("/v1");
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(optimizer.requests).toHaveLength(0);
@@ -83,9 +99,13 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     expect(runMeta(out, "reason")).toContain("gave no answer for 2 of 2 items");
 
     const runs = await runCli(["runs", dir.path, "--json"]);
-    expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ status: "failed", reason: expect.stringContaining(`endpoint ${host}`) })]);
+    expect(JSON.parse(runs.stdout)).toEqual([
+      expect.objectContaining({ status: "failed", reason: expect.stringContaining(`endpoint ${host}`) }),
+    ]);
     const table = await runCli(["runs", dir.path]);
-    expect(table.stdout).toMatch(/\tfailed \(target \(openai_compatible, model target-model, endpoint [^)]+\) gave no answer for 2 of 2 items/);
+    expect(table.stdout).toMatch(
+      /\tfailed \(target \(openai_compatible, model target-model, endpoint [^)]+\) gave no answer for 2 of 2 items/,
+    );
 
     const html = readFileSync(join(out, "report.html"), "utf8");
     expect(html.includes('<span class="badge b-failed">failed</span>')).toBe(true);
@@ -99,11 +119,32 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     const skill = join(dir.path, "skill.md");
     writeFileSync(skill, "# Skill\n\nAnswer with the exact span.\n");
     const out = join(dir.path, "eval");
-    const r = await runCli(["eval", ...SEARCHQA, ...compatFlags(server.url), "--skill", skill, "--split", "val", "--out", out, "--fail-under", "0.5"], { env: KEY_ENV });
+    const r = await runCli(
+      [
+        "eval",
+        ...SEARCHQA,
+        ...compatFlags(server.url),
+        "--skill",
+        skill,
+        "--split",
+        "val",
+        "--out",
+        out,
+        "--fail-under",
+        "0.5",
+      ],
+      { env: KEY_ENV },
+    );
     expect(r.code).toBe(1);
     const host = new URL(server.url).host;
     const errors = r.stderr.split("\n").filter((l) => l.startsWith("error: "));
-    expect(errors).toEqual([expect.stringMatching(new RegExp(`^error: target \\(openai_compatible, model target-model, endpoint ${host.replace(/\./g, "\\.")}\\) gave no answer for 2 of 2 items of the evaluation of split val; last error: .*HTTP 500`))]);
+    expect(errors).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^error: target \\(openai_compatible, model target-model, endpoint ${host.replace(/\./g, "\\.")}\\) gave no answer for 2 of 2 items of the evaluation of split val; last error: .*HTTP 500`,
+        ),
+      ),
+    ]);
     expect(r.stderr).toContain("[fail-under] not checked: 2 of 2 items got no answer");
     expect(r.stdout).not.toMatch(/hard=/);
     const summary = JSON.parse(readFileSync(join(out, "eval_summary.json"), "utf8"));
@@ -113,11 +154,30 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     expect(html.includes("gave no answer for 2 of 2 items")).toBe(true);
     expect(html.includes('class="badge b-finished"')).toBe(false);
     const runs = await runCli(["runs", dir.path, "--json"]);
-    expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ kind: "eval", status: "failed", reason: expect.stringContaining(`endpoint ${host}`) })]);
+    expect(JSON.parse(runs.stdout)).toEqual([
+      expect.objectContaining({ kind: "eval", status: "failed", reason: expect.stringContaining(`endpoint ${host}`) }),
+    ]);
 
     // The same eval with the target answering (wrongly): a score, and --fail-under blames the score.
-    await using up = await startFakeOpenAI({ reply: (req) => (isTarget(req) ? "<answer>no idea</answer>" : OPTIMIZER) });
-    const ok = await runCli(["eval", ...SEARCHQA, ...compatFlags(up.url), "--skill", skill, "--split", "val", "--out", join(dir.path, "eval2"), "--fail-under", "0.5"], { env: KEY_ENV });
+    await using up = await startFakeOpenAI({
+      reply: (req) => (isTarget(req) ? "<answer>no idea</answer>" : OPTIMIZER),
+    });
+    const ok = await runCli(
+      [
+        "eval",
+        ...SEARCHQA,
+        ...compatFlags(up.url),
+        "--skill",
+        skill,
+        "--split",
+        "val",
+        "--out",
+        join(dir.path, "eval2"),
+        "--fail-under",
+        "0.5",
+      ],
+      { env: KEY_ENV },
+    );
     expect(ok.code).toBe(1);
     expect(ok.stdout).toContain("Results: hard=0.0000");
     expect(ok.stderr).toContain("[fail-under] hard=0.0000 is below 0.5: all 2 items were answered");
@@ -128,9 +188,28 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     using dir = tempDir();
     const skill = join(dir.path, "skill.md");
     writeFileSync(skill, "# Skill\n\nAnswer with the exact span.\n");
-    const r = await runCli(["eval", ...SEARCHQA, ...compatFlags(server.url), "--set", "env.exec_timeout=1", "--skill", skill, "--split", "val", "--out", join(dir.path, "eval")], { env: KEY_ENV });
+    const r = await runCli(
+      [
+        "eval",
+        ...SEARCHQA,
+        ...compatFlags(server.url),
+        "--set",
+        "env.exec_timeout=1",
+        "--skill",
+        skill,
+        "--split",
+        "val",
+        "--out",
+        join(dir.path, "eval"),
+      ],
+      { env: KEY_ENV },
+    );
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr.split("\n").filter((l) => l.startsWith("error: "))).toEqual([expect.stringMatching(/gave no answer for 2 of 2 items of the evaluation of split val; last error: .*task-timeout-1s/)]);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("error: "))).toEqual([
+      expect.stringMatching(
+        /gave no answer for 2 of 2 items of the evaluation of split val; last error: .*task-timeout-1s/,
+      ),
+    ]);
   }, 90_000);
 
   test("the endpoint dies mid-run: the run stops at its last committed step as failed; --resume after it is back makes the same decisions", async () => {
@@ -157,7 +236,9 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     const dyingFlags = [...SEARCHQA, ...compatFlags(dying.url), "--set", "train.num_epochs=2"];
     const r = await runCli(["train", ...dyingFlags, "--out", out], { env: KEY_ENV });
     expect(r.code).toBe(1);
-    expect(r.stderr.split("\n").filter((l) => l.startsWith("error: "))).toEqual([expect.stringContaining("gave no answer for 3 of 3 items of the training batch 0 of step 2")]);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("error: "))).toEqual([
+      expect.stringContaining("gave no answer for 3 of 3 items of the training batch 0 of step 2"),
+    ]);
     expect(runMeta(out, "status")).toBe("failed");
     expect(lines(history)).toHaveLength(1);
     expect(existsSync(join(out, "summary.json"))).toBe(false);
@@ -165,14 +246,18 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     expect(JSON.parse(listed.stdout)[0]).toMatchObject({ status: "failed", steps: 1 });
 
     // Back up: resume against the healthy server finishes with the uninterrupted run's decisions.
-    const resumed = await runCli(["train", "--resume", out, "--set", `model.openai_compatible_base_url=${server.url}`], { env: KEY_ENV });
+    const resumed = await runCli(
+      ["train", "--resume", out, "--set", `model.openai_compatible_base_url=${server.url}`],
+      { env: KEY_ENV },
+    );
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(decisions(out)).toEqual(refDecisions);
     expect(runMeta(out, "status")).toBe("finished");
     const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
     const refSummary = JSON.parse(readFileSync(join(reference, "summary.json"), "utf8"));
     expect(summary.status).toBe("finished");
-    for (const k of ["baseline", "best", "final", "accepted", "rejected", "skipped", "errored"]) expect(summary[k]).toEqual(refSummary[k]);
+    for (const k of ["baseline", "best", "final", "accepted", "rejected", "skipped", "errored"])
+      expect(summary[k]).toEqual(refSummary[k]);
     expect(readFileSync(join(out, "report.html"), "utf8").includes('<span class="badge b-failed">')).toBe(false);
   }, 180_000);
 });

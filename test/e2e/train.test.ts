@@ -24,7 +24,11 @@ function comparable(dir: string): unknown[] {
 function spawnCli(args: string[]) {
   return Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), ...args], {
     cwd: REPO_ROOT,
-    env: Object.fromEntries(Object.entries({ ...process.env, NO_COLOR: "1" }).filter(([k, v]) => v !== undefined && k !== "SKILLOPT_LOG_LEVEL")) as Record<string, string>,
+    env: Object.fromEntries(
+      Object.entries({ ...process.env, NO_COLOR: "1" }).filter(
+        ([k, v]) => v !== undefined && k !== "SKILLOPT_LOG_LEVEL",
+      ),
+    ) as Record<string, string>,
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -47,38 +51,87 @@ describe("skillopt train --config quickstart (sim)", () => {
     expect(s.gate_rule).toBe("paired");
     expect(s.noise_floor).toMatchObject({ items: 24, selection_items: 24 });
     expect(Object.keys(s.calls.by_stage)).toEqual(expect.arrayContaining(["analyst", "merge", "rollout"]));
-    for (const f of ["best_skill.md", "skills/skill_v0000.md", "skills/skill_v0012.md", "summary.json", "config.resolved.yaml", "state.sqlite"]) {
+    for (const f of [
+      "best_skill.md",
+      "skills/skill_v0000.md",
+      "skills/skill_v0012.md",
+      "summary.json",
+      "config.resolved.yaml",
+      "state.sqlite",
+    ]) {
       expect(existsSync(join(out, f))).toBe(true);
     }
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8")).best).toEqual(s.best);
     const h = history(out);
     expect(h).toHaveLength(12);
-    for (const step of h.filter((x) => ["accept", "accept_new_best", "reject", "undecided"].includes(String(x.action)))) {
-      const g = step.gate as { verdict: string; delta: number; ci: [number, number]; n_used: number; flips: { gained: number; lost: number } };
+    for (const step of h.filter((x) =>
+      ["accept", "accept_new_best", "reject", "undecided"].includes(String(x.action)),
+    )) {
+      const g = step.gate as {
+        verdict: string;
+        delta: number;
+        ci: [number, number];
+        n_used: number;
+        flips: { gained: number; lost: number };
+      };
       expect(["accept", "reject", "undecided"]).toContain(g.verdict);
       expect(g.ci[0]).toBeLessThanOrEqual(g.delta);
       expect(g.ci[1]).toBeGreaterThanOrEqual(g.delta);
       expect(g.n_used).toBeGreaterThan(0);
       expect(g.flips.gained + g.flips.lost).toBeLessThanOrEqual(g.n_used);
     }
-    expect(Object.keys(h[0]!)).toEqual(expect.arrayContaining(["epoch", "step", "learning_rate", "rollout_hard", "candidate_gate_score", "current_score", "action", "outcome", "calls", "tokens", "cost_usd", "wall_time_s"]));
+    expect(Object.keys(h[0]!)).toEqual(
+      expect.arrayContaining([
+        "epoch",
+        "step",
+        "learning_rate",
+        "rollout_hard",
+        "candidate_gate_score",
+        "current_score",
+        "action",
+        "outcome",
+        "calls",
+        "tokens",
+        "cost_usd",
+        "wall_time_s",
+      ]),
+    );
     const db = new Database(join(out, "state.sqlite"), { readonly: true });
     expect((db.query("SELECT count(*) AS n FROM steps").get() as { n: number }).n).toBe(12);
-    expect((db.query("SELECT value FROM run_meta WHERE key = 'status'").get() as { value: string }).value).toBe("finished");
+    expect((db.query("SELECT value FROM run_meta WHERE key = 'status'").get() as { value: string }).value).toBe(
+      "finished",
+    );
     expect((db.query("SELECT count(*) AS n FROM skill_versions").get() as { n: number }).n).toBeGreaterThan(5);
     db.close();
     const runs = await runCli(["runs", dir.path, "--json"]);
     expect(runs.code).toBe(0);
-    expect(JSON.parse(runs.stdout)).toEqual([expect.objectContaining({ dir: out, status: "finished", steps: 12, benchmark: "conventions" })]);
+    expect(JSON.parse(runs.stdout)).toEqual([
+      expect.objectContaining({ dir: out, status: "finished", steps: 12, benchmark: "conventions" }),
+    ]);
   });
 
   test("a key passed on the command line reaches no file of the run", async () => {
     using dir = tempDir();
     const out = join(dir.path, "run");
     const secret = "sk-test-abcdefghijklmnopqrstuvwxyz0123";
-    const r = await runCli(["train", "--config", "quickstart", "--out", out, "--quiet", "--set", "train.num_epochs=1", "--set", "model.backend=sim", "--set", `model.openai_compatible_api_key=${secret}`]);
+    const r = await runCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--out",
+      out,
+      "--quiet",
+      "--set",
+      "train.num_epochs=1",
+      "--set",
+      "model.backend=sim",
+      "--set",
+      `model.openai_compatible_api_key=${secret}`,
+    ]);
     expect(r.code).toBe(0);
-    const leaks = (await Array.fromAsync(new Bun.Glob("**/*").scan({ cwd: out, dot: true }))).filter((f) => readFileSync(join(out, f)).includes(secret.slice(8)));
+    const leaks = (await Array.fromAsync(new Bun.Glob("**/*").scan({ cwd: out, dot: true }))).filter((f) =>
+      readFileSync(join(out, f)).includes(secret.slice(8)),
+    );
     expect(leaks).toEqual([]);
     expect(r.stdout + r.stderr).not.toContain(secret.slice(8));
   });
@@ -110,7 +163,15 @@ describe("skillopt train --config quickstart (sim)", () => {
   });
 
   test("an upstream-layout skill_init that is absent falls back to the embedded initial skill, and says so", async () => {
-    const r = await runCli(["train", "--config", "quickstart", "--dry-run", "--json", "--set", "env.skill_init=skillopt/envs/conventions/skills/initial.md"]);
+    const r = await runCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--dry-run",
+      "--json",
+      "--set",
+      "env.skill_init=skillopt/envs/conventions/skills/initial.md",
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).initial_skill).toContain("embedded");
   });
@@ -119,10 +180,34 @@ describe("skillopt train --config quickstart (sim)", () => {
     using dir = tempDir();
     const ref = join(dir.path, "ref");
     const cut = join(dir.path, "cut");
-    expect((await runCli(["train", "--config", "quickstart", "--out", ref, "--quiet", "--set", `model.cache_dir=${join(dir.path, "ref-cache")}`])).code).toBe(0);
+    expect(
+      (
+        await runCli([
+          "train",
+          "--config",
+          "quickstart",
+          "--out",
+          ref,
+          "--quiet",
+          "--set",
+          `model.cache_dir=${join(dir.path, "ref-cache")}`,
+        ])
+      ).code,
+    ).toBe(0);
     const k = 2 + Math.floor(Math.random() * 8);
     const cache = join(dir.path, "cache");
-    const proc = spawnCli(["train", "--config", "quickstart", "--out", cut, "--quiet", "--set", `model.cache_dir=${cache}`, "--set", "model.sim_latency_ms=15"]);
+    const proc = spawnCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--out",
+      cut,
+      "--quiet",
+      "--set",
+      `model.cache_dir=${cache}`,
+      "--set",
+      "model.sim_latency_ms=15",
+    ]);
     const hist = join(cut, "history.jsonl");
     while (!(existsSync(hist) && readFileSync(hist, "utf8").split("\n").filter(Boolean).length >= k)) {
       if (proc.exitCode !== null) break;
@@ -132,7 +217,9 @@ describe("skillopt train --config quickstart (sim)", () => {
     await proc.exited;
     expect(history(cut).length).toBeLessThan(12);
     const listed = await runCli(["runs", dir.path, "--json"]);
-    expect(JSON.parse(listed.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ dir: cut, status: "interrupted" })]));
+    expect(JSON.parse(listed.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ dir: cut, status: "interrupted" })]),
+    );
     const r = await runCli(["train", "--resume", cut, "--json"]);
     expect(r.code).toBe(0);
     expect(comparable(cut)).toEqual(comparable(ref));
@@ -159,9 +246,24 @@ describe("skillopt train --config quickstart (sim)", () => {
       const a = join(dir.path, "inproc");
       const b = join(dir.path, "http");
       expect((await runCli(["train", "--config", "quickstart", "--out", a, "--quiet", "--no-cache"])).code).toBe(0);
-      const r = await runCli(["train", "--config", "quickstart", "--out", b, "--json", "--no-cache", "--set", "model.backend=openai_compatible", "--set", `model.openai_compatible_base_url=${url}`], {
-        env: { OPENAI_COMPATIBLE_API_KEY: "sim-local" },
-      });
+      const r = await runCli(
+        [
+          "train",
+          "--config",
+          "quickstart",
+          "--out",
+          b,
+          "--json",
+          "--no-cache",
+          "--set",
+          "model.backend=openai_compatible",
+          "--set",
+          `model.openai_compatible_base_url=${url}`,
+        ],
+        {
+          env: { OPENAI_COMPATIBLE_API_KEY: "sim-local" },
+        },
+      );
       expect(r.code).toBe(0);
       expect(r.stderr.split("\n")[0]).toContain("openai_compatible");
       expect(comparable(b)).toEqual(comparable(a));

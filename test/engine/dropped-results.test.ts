@@ -8,7 +8,12 @@ import { type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const SIM = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
-const asSim = (msgs: Array<{ role: string; content: unknown }>) => simAnswer(msgs.map((m) => ({ role: m.role as ChatMessage["role"], content: String(m.content) })), 0, SIM);
+const asSim = (msgs: Array<{ role: string; content: unknown }>) =>
+  simAnswer(
+    msgs.map((m) => ({ role: m.role as ChatMessage["role"], content: String(m.content) })),
+    0,
+    SIM,
+  );
 const isRanking = (req: FakeRequest) => req.messages.some((m) => String(m.content).includes('"stage": "ranking"'));
 
 interface Calls {
@@ -25,12 +30,23 @@ describe("dropped structured results in the run outputs", () => {
     using dir = tempDir();
     const out = join(dir.path, "run");
     const r = await runCli([
-      "train", "--config", "quickstart", "--out", out, "--no-cache", "--quiet",
-      "--set", "train.num_epochs=1",
-      "--set", "model.backend=sim",
-      "--set", "model.optimizer_backend=openai_compatible",
-      "--set", `model.optimizer_openai_compatible_base_url=${server.url}`,
-      "--set", "model.optimizer_openai_compatible_api_key=test-key",
+      "train",
+      "--config",
+      "quickstart",
+      "--out",
+      out,
+      "--no-cache",
+      "--quiet",
+      "--set",
+      "train.num_epochs=1",
+      "--set",
+      "model.backend=sim",
+      "--set",
+      "model.optimizer_backend=openai_compatible",
+      "--set",
+      `model.optimizer_openai_compatible_base_url=${server.url}`,
+      "--set",
+      "model.optimizer_openai_compatible_api_key=test-key",
     ]);
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { calls: Calls };
@@ -40,7 +56,10 @@ describe("dropped structured results in the run outputs", () => {
     expect(summary.calls.by_stage.rollout!.dropped).toBe(0);
     expect(summary.calls.dropped?.rollout).toBeUndefined();
 
-    const steps = readFileSync(join(out, "history.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { step: number; calls: Calls });
+    const steps = readFileSync(join(out, "history.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { step: number; calls: Calls });
     const perStep = steps.map((s) => s.calls.dropped?.ranking ?? 0);
     expect(steps.every((s) => s.calls.dropped !== undefined)).toBe(true);
     expect(perStep.reduce((a, b) => a + b, 0)).toBe(summary.calls.dropped!.ranking!);

@@ -39,7 +39,12 @@ describe("edits on the skill document (spec §2.7.1)", () => {
       { op: "replace", target: "name: house-style", content: "name: other" },
       { op: "insert_after", target: "description: How to answer.", content: "oops" },
     ]);
-    expect(r.report.map((x) => x.status)).toEqual(["skipped_protected_region", "skipped_protected_region", "skipped_protected_region", "skipped_protected_region"]);
+    expect(r.report.map((x) => x.status)).toEqual([
+      "skipped_protected_region",
+      "skipped_protected_region",
+      "skipped_protected_region",
+      "skipped_protected_region",
+    ]);
     expect(r.skill).toBe(SKILL);
     expect(r.summary).toEqual({ total: 4, applied: 0, skipped: 4, errors: 0 });
   });
@@ -52,7 +57,9 @@ describe("edits on the skill document (spec §2.7.1)", () => {
   });
 
   test("insert_after puts the content on a new line after the anchor's line", () => {
-    const r = applyEdits("# A\n## Conventions\n- x\n", [{ op: "insert_after", target: "## Conventions", content: "- y" }]);
+    const r = applyEdits("# A\n## Conventions\n- x\n", [
+      { op: "insert_after", target: "## Conventions", content: "- y" },
+    ]);
     expect(r.skill).toBe("# A\n## Conventions\n\n- y\n- x\n");
   });
 
@@ -76,7 +83,9 @@ describe("edits on the skill document (spec §2.7.1)", () => {
   });
 
   test("an anchor that differs only in case and spacing matches once (fuzzy), an ambiguous one does not", () => {
-    const r = applyEdits("# A\n## Conventions   \n- x\n", [{ op: "replace", target: "## conventions", content: "## Rules" }]);
+    const r = applyEdits("# A\n## Conventions   \n- x\n", [
+      { op: "replace", target: "## conventions", content: "## Rules" },
+    ]);
     expect(r.report[0]!.status).toBe("applied_replace_fuzzy");
     expect(r.skill).toBe("# A\n## Rules   \n- x\n");
     const amb = applyEdits("- Item one\n- ITEM ONE\n", [{ op: "delete", target: "- item one" }]);
@@ -108,7 +117,9 @@ describe("protected regions and format checks", () => {
     expect(parseFrontmatter(SKILL)).toEqual({ name: "house-style", description: "How to answer." });
     expect(formatViolation(SKILL, SKILL, null)).toBeUndefined();
     expect(formatViolation(SKILL.replace("name: house-style\n", ""), SKILL, null)).toContain("no `name`");
-    expect(formatViolation(SKILL.replace("How to answer.", "x".repeat(1025)), SKILL, null)).toContain("1025 characters");
+    expect(formatViolation(SKILL.replace("How to answer.", "x".repeat(1025)), SKILL, null)).toContain(
+      "1025 characters",
+    );
     expect(formatViolation(SKILL.replace(/^---\n/, ""), SKILL, null)).toContain("missing");
     expect(formatViolation(SKILL, SKILL, 5)).toContain("max_skill_tokens=5");
   });
@@ -118,20 +129,38 @@ describe("optimizer output schemas", () => {
   test("accept null for absent fields and a single change_summary string", async () => {
     const v = await import("valibot");
     const { analystSchema, RewriteSchema } = await import("../../src/engine/schemas.ts");
-    const a = v.safeParse(analystSchema("patch"), { batch_size: 4, patch: { reasoning: null, edits: [{ op: "append", target: null, content: "- x" }] } });
+    const a = v.safeParse(analystSchema("patch"), {
+      batch_size: 4,
+      patch: { reasoning: null, edits: [{ op: "append", target: null, content: "- x" }] },
+    });
     expect(a.success).toBe(true);
     const r = v.parse(RewriteSchema, { reasoning: "r", change_summary: "one change", new_skill: "# S\n" });
     expect(r.change_summary).toEqual(["one change"]);
-    expect(v.safeParse(analystSchema("patch"), { patch: { edits: [{ op: "insert_before", content: "x" }] } }).success).toBe(false);
+    expect(
+      v.safeParse(analystSchema("patch"), { patch: { edits: [{ op: "insert_before", content: "x" }] } }).success,
+    ).toBe(false);
   });
 });
 
 describe("trajectories for the optimizer", () => {
   test("fit the prompt budget by clipping long entries in the middle", async () => {
     const { trajectoriesWithinBudget } = await import("../../src/engine/messages.ts");
-    const bench = { name: "b", initialSkill: "", loadSplits: async () => ({ train: [], val: [], test: [] }), rollout: async () => { throw new Error("unused"); } };
+    const bench = {
+      name: "b",
+      initialSkill: "",
+      loadSplits: async () => ({ train: [], val: [], test: [] }),
+      rollout: async () => {
+        throw new Error("unused");
+      },
+    };
     const long = "x".repeat(50_000);
-    const results = Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, hard: 0, soft: 0, question: "Q", trajectory: Array.from({ length: 10 }, () => ({ role: "assistant", content: long })) }));
+    const results = Array.from({ length: 8 }, (_, i) => ({
+      id: `t${i}`,
+      hard: 0,
+      soft: 0,
+      question: "Q",
+      trajectory: Array.from({ length: 10 }, () => ({ role: "assistant", content: long })),
+    }));
     const out = trajectoriesWithinBudget(results, bench, 100_000);
     expect(JSON.stringify(out).length).toBeLessThanOrEqual(100_000);
     const first = (out[0]!.trajectory as { content: string }[])[0]!.content;
@@ -172,6 +201,8 @@ describe("applyRuleEdits: the same applier on Sleep's learned-block rules", () =
     ]);
   });
   test("the skill-text unit names its own ops for an unknown one", () => {
-    expect(applyEdits("# S\n", [{ op: "add", content: "x" }]).report[0]?.reason).toBe('unknown op "add" (use append, insert_after, replace or delete)');
+    expect(applyEdits("# S\n", [{ op: "add", content: "x" }]).report[0]?.reason).toBe(
+      'unknown op "add" (use append, insert_after, replace or delete)',
+    );
   });
 });

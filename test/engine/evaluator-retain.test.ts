@@ -19,7 +19,13 @@ function counting(): Benchmark & { asked: string[] } {
   };
 }
 
-const CTX = { env: {}, configDir: ".", workDir: ".", target: { model: "m", maxTokens: 1 }, seed: 1 } as unknown as BenchmarkContext;
+const CTX = {
+  env: {},
+  configDir: ".",
+  workDir: ".",
+  target: { model: "m", maxTokens: 1 },
+  seed: 1,
+} as unknown as BenchmarkContext;
 const ITEMS: TaskItem[] = [{ id: "a" }, { id: "b" }];
 
 describe("the evaluator's rollout cache is bounded between steps", () => {

@@ -5,7 +5,12 @@ import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { quickConfig, trainOnSim } from "./support.ts";
 
 const SIM = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
-const asSim = (msgs: Array<{ role: string; content: unknown }>) => simAnswer(msgs.map((m) => ({ role: m.role as ChatMessage["role"], content: String(m.content) })), 0, SIM);
+const asSim = (msgs: Array<{ role: string; content: unknown }>) =>
+  simAnswer(
+    msgs.map((m) => ({ role: m.role as ChatMessage["role"], content: String(m.content) })),
+    0,
+    SIM,
+  );
 
 function optimizerOn(url: string, extra: string[] = []) {
   return quickConfig([
@@ -23,11 +28,19 @@ describe("the engine through a real HTTP optimizer (fake OpenAI server)", () => 
     await using server = await startFakeOpenAI({ reply: (req) => asSim(req.messages) });
     server.match((req) => req.lastUserText.includes('"stage": "merge"'), "I merged them nicely, trust me.");
     const { recorder } = await trainOnSim(optimizerOn(server.url));
-    const merged = recorder.checkpoints.filter((c) => c.kind === "step").map((c) => c.artifacts?.merged_patch as { reasoning?: string } | undefined);
+    const merged = recorder.checkpoints
+      .filter((c) => c.kind === "step")
+      .map((c) => c.artifacts?.merged_patch as { reasoning?: string } | undefined);
     expect(merged.some((m) => m?.reasoning === "fallback concatenation")).toBe(true);
-    expect(recorder.records().some((r) => typeof r.candidate_hash === "string" && !String(r.action).startsWith("skip"))).toBe(true);
+    expect(
+      recorder.records().some((r) => typeof r.candidate_hash === "string" && !String(r.action).startsWith("skip")),
+    ).toBe(true);
     // The model layer re-asked once with the validation error before giving up on each merge.
-    const mergeAsks = server.requests.filter((r) => r.lastUserText.includes('"stage": "merge"') || r.messages.some((m) => String(m.content).includes('"stage": "merge"')));
+    const mergeAsks = server.requests.filter(
+      (r) =>
+        r.lastUserText.includes('"stage": "merge"') ||
+        r.messages.some((m) => String(m.content).includes('"stage": "merge"')),
+    );
     expect(mergeAsks.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -35,7 +48,11 @@ describe("the engine through a real HTTP optimizer (fake OpenAI server)", () => 
     await using clean = await startFakeOpenAI({ reply: (req) => asSim(req.messages) });
     const ref = await trainOnSim(optimizerOn(clean.url));
     await using flaky = await startFakeOpenAI({ reply: (req) => asSim(req.messages) });
-    flaky.match((req) => req.lastUserText.includes('"stage": "analyst"'), { fault: "status", status: 500 }, { times: 1 });
+    flaky.match(
+      (req) => req.lastUserText.includes('"stage": "analyst"'),
+      { fault: "status", status: 500 },
+      { times: 1 },
+    );
     const run = await trainOnSim(optimizerOn(flaky.url));
     expect(run.recorder.records().map((r) => r.action)).toEqual(ref.recorder.records().map((r) => r.action));
     expect(run.result.bestSkill).toBe(ref.result.bestSkill);

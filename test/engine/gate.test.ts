@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { decide, type EngineConfig, gateScore, gateSettings, itemScore, semanticDensity } from "../../src/engine/index.ts";
+import {
+  decide,
+  type EngineConfig,
+  gateScore,
+  gateSettings,
+  itemScore,
+  semanticDensity,
+} from "../../src/engine/index.ts";
 import { resultsScore } from "../../src/sleep/gate.ts";
 import { quickConfig, trainOnSim } from "./support.ts";
 
@@ -36,8 +43,19 @@ describe("gate (spec §2.8, Appendix A)", () => {
     const results = [
       { id: "a", hard: 1, soft: 0.5 },
       { id: "b", hard: 0, soft: 0.5 },
-    ].map((r) => ({ ...r, response: "", fail_reason: "", task_type: "", judge_rationale: "", tools_called: [], tokens: 0, latency_ms: 0 }));
-    expect(resultsScore(results, { metric: "mixed", mixedWeight: 0.5 })).toBe(itemScore(ev({ gate_metric: "mixed" }), 0.5, 0.5));
+    ].map((r) => ({
+      ...r,
+      response: "",
+      fail_reason: "",
+      task_type: "",
+      judge_rationale: "",
+      tools_called: [],
+      tokens: 0,
+      latency_ms: 0,
+    }));
+    expect(resultsScore(results, { metric: "mixed", mixedWeight: 0.5 })).toBe(
+      itemScore(ev({ gate_metric: "mixed" }), 0.5, 0.5),
+    );
   });
 
   test("strict improvement over current; ties reject; accept vs accept_new_best; gate off force-accepts", () => {
@@ -50,7 +68,10 @@ describe("gate (spec §2.8, Appendix A)", () => {
 
   test("semantic density counts leading words outside protected regions", () => {
     const g = ev({ use_semantic_density: true });
-    expect(semanticDensity("Always check the inputs and never mix up proxy values.", g.leadingWords)).toBeCloseTo(0.2, 12);
+    expect(semanticDensity("Always check the inputs and never mix up proxy values.", g.leadingWords)).toBeCloseTo(
+      0.2,
+      12,
+    );
     const withRegion = "Always check x.\n<!-- SLOW_UPDATE_START -->\nnever never never\n<!-- SLOW_UPDATE_END -->";
     expect(semanticDensity(withRegion, g.leadingWords)).toBeCloseTo(1 / 3, 12);
     expect(gateScore(g, 0.8, 0, "Always check the inputs and never mix up proxy values.")).toBeCloseTo(0.81, 12);
@@ -58,10 +79,26 @@ describe("gate (spec §2.8, Appendix A)", () => {
 
   test("soft and mixed gates make the same decisions with and without early rejection", async () => {
     for (const metric of ["soft", "mixed"]) {
-      const a = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=false", "train.num_epochs=1", "evaluation.gate_rule=strict"]));
-      const b = await trainOnSim(quickConfig([`evaluation.gate_metric=${metric}`, "evaluation.early_reject=true", "train.num_epochs=1", "evaluation.gate_rule=strict"]));
+      const a = await trainOnSim(
+        quickConfig([
+          `evaluation.gate_metric=${metric}`,
+          "evaluation.early_reject=false",
+          "train.num_epochs=1",
+          "evaluation.gate_rule=strict",
+        ]),
+      );
+      const b = await trainOnSim(
+        quickConfig([
+          `evaluation.gate_metric=${metric}`,
+          "evaluation.early_reject=true",
+          "train.num_epochs=1",
+          "evaluation.gate_rule=strict",
+        ]),
+      );
       const norm = (x: unknown) => (x === "reject_early" ? "reject" : x);
-      expect(b.recorder.records().map((r) => [norm(r.action), r.current_score])).toEqual(a.recorder.records().map((r) => [norm(r.action), r.current_score]));
+      expect(b.recorder.records().map((r) => [norm(r.action), r.current_score])).toEqual(
+        a.recorder.records().map((r) => [norm(r.action), r.current_score]),
+      );
     }
   });
 });
@@ -70,15 +107,26 @@ describe("epoch boundary", () => {
   test("a gated slow update goes through the gate; a force-accepted one is re-validated", async () => {
     const gated = await trainOnSim(quickConfig(["optimizer.slow_update_gate_with_selection=true"]));
     const forced = await trainOnSim(quickConfig());
-    const slow = (r: typeof gated) => r.recorder.checkpoints.flatMap((c) => (c.kind === "boundary" && c.epoch >= 2 ? [String(c.record.slow_update?.action)] : []));
-    for (const a of slow(gated)) expect(["accept", "accept_new_best", "reject", "reject_early", "undecided", "no_content"]).toContain(a);
+    const slow = (r: typeof gated) =>
+      r.recorder.checkpoints.flatMap((c) =>
+        c.kind === "boundary" && c.epoch >= 2 ? [String(c.record.slow_update?.action)] : [],
+      );
+    for (const a of slow(gated))
+      expect(["accept", "accept_new_best", "reject", "reject_early", "undecided", "no_content"]).toContain(a);
     for (const a of slow(forced)) expect(["force_accept", "no_content"]).toContain(a);
     const evals = forced.recorder.checkpoints.flatMap((c) => c.evaluations.filter((e) => e.kind === "slow_update"));
     expect(evals.every((e) => e.score !== null && e.evaluated === e.total)).toBe(true);
   });
 
   test("appendix consolidation runs when the notes exceed the threshold", async () => {
-    const { recorder } = await trainOnSim(quickConfig(["optimizer.use_skill_aware_reflection=true", "env.sim_lapse_rate=0.4", "optimizer.skill_aware_consolidate_threshold=1", "evaluation.gate_rule=strict"]));
+    const { recorder } = await trainOnSim(
+      quickConfig([
+        "optimizer.use_skill_aware_reflection=true",
+        "env.sim_lapse_rate=0.4",
+        "optimizer.skill_aware_consolidate_threshold=1",
+        "evaluation.gate_rule=strict",
+      ]),
+    );
     expect(recorder.records().some((r) => typeof r.n_appendix_notes_consolidated === "number")).toBe(true);
   });
 });

@@ -22,26 +22,48 @@ function scripted(script: Record<string, string>): Benchmark & { asked: string[]
       const k = attempts.get(item.id) ?? 0;
       attempts.set(item.id, k + 1);
       const outcome = script[item.id]![Math.min(k, script[item.id]!.length - 1)];
-      if (outcome === "x") return { id: item.id, hard: 0, soft: 0, trajectory: [], agent_ok: false, fail_reason: `llm-call-failed: HTTP 503 (${item.id})` };
+      if (outcome === "x")
+        return {
+          id: item.id,
+          hard: 0,
+          soft: 0,
+          trajectory: [],
+          agent_ok: false,
+          fail_reason: `llm-call-failed: HTTP 503 (${item.id})`,
+        };
       return { id: item.id, hard: Number(outcome), soft: Number(outcome), trajectory: [], agent_ok: true };
     },
   };
 }
 
-const CTX = { env: {}, configDir: ".", workDir: ".", target: { model: "m", maxTokens: 1 }, seed: 1 } as unknown as BenchmarkContext;
+const CTX = {
+  env: {},
+  configDir: ".",
+  workDir: ".",
+  target: { model: "m", maxTokens: 1 },
+  seed: 1,
+} as unknown as BenchmarkContext;
 const items = (ids: string[]): TaskItem[] => ids.map((id) => ({ id }));
 
 describe("the evaluator keeps 'no answer' apart from a score", () => {
   test("an item that got no answer is re-asked once; its answer then counts like any other", async () => {
     const bench = scripted({ a: "1", b: "x1", c: "0" });
     const warnings: string[] = [];
-    const ev = new Evaluator(bench, CTX, 4, { emit: (e: EngineEvent) => void (e.type === "warning" && warnings.push(e.text)) });
+    const ev = new Evaluator(bench, CTX, 4, {
+      emit: (e: EngineEvent) => void (e.type === "warning" && warnings.push(e.text)),
+    });
     const out = await ev.run("skill", items(["a", "b", "c"]), "selection");
     expect(out.errored).toEqual([]);
-    expect(out.results.map((r) => [r.id, r.hard])).toEqual([["a", 1], ["b", 1], ["c", 0]]);
+    expect(out.results.map((r) => [r.id, r.hard])).toEqual([
+      ["a", 1],
+      ["b", 1],
+      ["c", 0],
+    ]);
     expect(out.complete).toBe(true);
     expect(bench.asked.filter((id) => id === "b")).toHaveLength(2);
-    expect(warnings).toEqual([expect.stringContaining("1 of 3 item(s) got no answer (llm-call-failed: HTTP 503 (b)); asking them once more")]);
+    expect(warnings).toEqual([
+      expect.stringContaining("1 of 3 item(s) got no answer (llm-call-failed: HTTP 503 (b)); asking them once more"),
+    ]);
   });
 
   test("still no answer after the re-ask: the item is errored with its reason and is in no mean", async () => {
@@ -64,10 +86,19 @@ describe("the evaluator keeps 'no answer' apart from a score", () => {
     const gate = gateSettings(quickConfig().evaluation);
     // must beat 0.5 on 4 items: a wrong answer on a and c would decide "reject" at c — if b counted as a zero.
     const bench = scripted({ a: "0", b: "x1", c: "0", d: "1" });
-    const out = await new Evaluator(bench, CTX, 1, NO_EVENTS).run("candidate", items(["a", "b", "c", "d"]), "selection", { gate, mustBeat: 0.5, bonus: 0 });
+    const out = await new Evaluator(bench, CTX, 1, NO_EVENTS).run(
+      "candidate",
+      items(["a", "b", "c", "d"]),
+      "selection",
+      { gate, mustBeat: 0.5, bonus: 0 },
+    );
     expect(out.errored).toEqual([]);
     // b was re-asked and answered right: a, b, c decide (0 + 1 + 0 + at most 1 = 0.5, not above 0.5).
     expect(out.complete).toBe(false);
-    expect(out.results.map((r) => [r.id, r.hard])).toEqual([["a", 0], ["b", 1], ["c", 0]]);
+    expect(out.results.map((r) => [r.id, r.hard])).toEqual([
+      ["a", 0],
+      ["b", 1],
+      ["c", 0],
+    ]);
   });
 });

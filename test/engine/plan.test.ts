@@ -24,12 +24,19 @@ describe("epoch planning (spec §2.2)", () => {
     const sizes = deriveSizes(cfg, train.length);
     const batches = planEpoch(train, cfg, 1, sizes);
     expect(batches.map((b) => b.items.length)).toEqual([4, 1]);
-    const tiny = planEpoch(items(3), quickConfig(["train.batch_size=2", "train.accumulation=3"]), 1, { trainSize: 3, stepsPerEpoch: 1, batchesPerEpoch: 3, totalSteps: 1 });
+    const tiny = planEpoch(items(3), quickConfig(["train.batch_size=2", "train.accumulation=3"]), 1, {
+      trainSize: 3,
+      stepsPerEpoch: 1,
+      batchesPerEpoch: 3,
+      totalSteps: 1,
+    });
     expect(tiny.map((b) => b.items.length)).toEqual([2, 1, 2]);
   });
 
   test("train_size must match the split when set", () => {
-    expect(() => deriveSizes(quickConfig(["train.train_size=5"]), 32)).toThrow("train.train_size=5 but the train split has 32 items");
+    expect(() => deriveSizes(quickConfig(["train.train_size=5"]), 32)).toThrow(
+      "train.train_size=5 but the train split has 32 items",
+    );
   });
 
   test("merge calls of the hierarchical merge", () => {

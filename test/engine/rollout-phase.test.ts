@@ -35,23 +35,46 @@ describe("the engine tells the benchmark which phase a rollout serves", () => {
     };
     const client = await createModelClient(config, { noCache: true });
     // A caller's batchSeed never leaks into evaluations.
-    const ctx: BenchmarkContext = { model: client, env: config.env as Record<string, unknown>, configDir: process.cwd(), workDir: "/nonexistent", target: { model: "sim", maxTokens: 256 }, seed: config.train.seed, batchSeed: 999 };
+    const ctx: BenchmarkContext = {
+      model: client,
+      env: config.env as Record<string, unknown>,
+      configDir: process.cwd(),
+      workDir: "/nonexistent",
+      target: { model: "sim", maxTokens: 256 },
+      seed: config.train.seed,
+      batchSeed: 999,
+    };
     const splits = await bench.loadSplits(ctx);
     const recorder = new MemoryRecorder();
     try {
-      await train({ cfg: config, bench, ctx, splits, initialSkill: bench.initialSkill, prompts: PROMPTS, recorder, accounting: client, events: NO_EVENTS, clock: { now: () => 0 } });
+      await train({
+        cfg: config,
+        bench,
+        ctx,
+        splits,
+        initialSkill: bench.initialSkill,
+        prompts: PROMPTS,
+        recorder,
+        accounting: client,
+        events: NO_EVENTS,
+        clock: { now: () => 0 },
+      });
     } finally {
       await client.close();
     }
     const split = new Map<string, string>();
     for (const name of ["train", "val", "test"] as const) for (const it of splits[name]) split.set(it.id, name);
-    const batchSeeds = new Set(recorder.records().flatMap((r) => (r.accumulation_batches as { batch_seed: number }[]).map((b) => b.batch_seed)));
+    const batchSeeds = new Set(
+      recorder.records().flatMap((r) => (r.accumulation_batches as { batch_seed: number }[]).map((b) => b.batch_seed)),
+    );
     expect(batchSeeds.size).toBeGreaterThan(1);
 
     const trainPhase = seen.filter((s) => s.phase === "train");
     const evalPhase = seen.filter((s) => s.phase === "eval");
     expect(trainPhase.length + evalPhase.length).toBe(seen.length);
-    expect(trainPhase.every((s) => split.get(s.id) === "train" && s.batchSeed !== undefined && batchSeeds.has(s.batchSeed))).toBe(true);
+    expect(
+      trainPhase.every((s) => split.get(s.id) === "train" && s.batchSeed !== undefined && batchSeeds.has(s.batchSeed)),
+    ).toBe(true);
     expect(new Set(trainPhase.map((s) => s.batchSeed))).toEqual(batchSeeds);
     expect(evalPhase.every((s) => s.batchSeed === undefined)).toBe(true);
     expect(new Set(evalPhase.map((s) => split.get(s.id)))).toEqual(new Set(["train", "val", "test"])); // train items: the slow-update comparison
@@ -66,14 +89,21 @@ describe("consequences in the benchmarks", () => {
     const splits = await livemath.loadSplits(ctx);
     const items = splits.train;
     const ev = new Evaluator(livemath, ctx, 2, NO_EVENTS);
-    const expected = (seed: number) => items.map((it) => shuffleChoices(it.choices as Choice[], it.correct_choice as Choice, seed, it.id).choices.map((c) => `${c.label}. ${c.text}`).join("\n"));
+    const expected = (seed: number) =>
+      items.map((it) =>
+        shuffleChoices(it.choices as Choice[], it.correct_choice as Choice, seed, it.id)
+          .choices.map((c) => `${c.label}. ${c.text}`)
+          .join("\n"),
+      );
     const orders: Record<string, string[]> = {};
     for (const seed of [7, 8, undefined]) {
       // A different skill per run, so no request is served from the call cache.
       const skill = `# Skill for run ${seed}`;
       await ev.run(skill, items, "t", undefined, seed === undefined ? undefined : { seed });
       orders[String(seed)] = items.map((it) => {
-        const req = server.requests.find((r) => r.systemText.includes(skill) && r.lastUserText.includes(String(it.question)))!;
+        const req = server.requests.find(
+          (r) => r.systemText.includes(skill) && r.lastUserText.includes(String(it.question)),
+        )!;
         return req.lastUserText.split("## Choices\n")[1]!.split("\n\n")[0]!;
       });
     }
@@ -90,7 +120,13 @@ describe("consequences in the benchmarks", () => {
   test("SpreadsheetBench: gold-verified feedback in a training rollout, none in `skillopt eval --split train`", async () => {
     using dir = tempDir();
     await makeWorkbooks(dir.path);
-    const env = { split_dir: join(FIXTURES, "spreadsheetbench", "split"), data_root: dir.path, mode: "multi", max_turns: 3, exec_timeout: 120 };
+    const env = {
+      split_dir: join(FIXTURES, "spreadsheetbench", "split"),
+      data_root: dir.path,
+      mode: "multi",
+      max_turns: 3,
+      exec_timeout: 120,
+    };
     // Training: the engine's batch rollout of the same train item gets the wrong cells fed back.
     {
       await using server = await startFakeOpenAI({ reply: BAD_SUM });
@@ -105,8 +141,22 @@ describe("consequences in the benchmarks", () => {
     await using server = await startFakeOpenAI({ reply: (req) => (req.model === "target-model" ? BAD_SUM : "{}") });
     const skill = join(dir.path, "s.md");
     writeFileSync(skill, "# Skill\n");
-    const flags = ["--config", "spreadsheetbench", ...Object.entries(env).flatMap(([k, v]) => ["--set", `env.${k}=${v}`]), ...compatFlags(server.url)];
-    const res = await evalJson([...flags, "--skill", skill, "--split", "train", "--out", join(dir.path, "eval"), "--no-cache"]);
+    const flags = [
+      "--config",
+      "spreadsheetbench",
+      ...Object.entries(env).flatMap(([k, v]) => ["--set", `env.${k}=${v}`]),
+      ...compatFlags(server.url),
+    ];
+    const res = await evalJson([
+      ...flags,
+      "--skill",
+      skill,
+      "--split",
+      "train",
+      "--out",
+      join(dir.path, "eval"),
+      "--no-cache",
+    ]);
     expect(res.n_items).toBe(2);
     const targetAsks = server.requests.filter((r) => r.model === "target-model");
     expect(targetAsks.length).toBeGreaterThanOrEqual(2);

@@ -1,8 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { budgetAt, LrScheduler, roundHalfEven } from "../../src/engine/index.ts";
 
-const seq = (mode: "constant" | "linear" | "cosine" | "autonomous", max: number, min: number, total: number, n = total) =>
-  Array.from({ length: n }, (_, i) => budgetAt(mode, max, min, total, i + 1));
+const seq = (
+  mode: "constant" | "linear" | "cosine" | "autonomous",
+  max: number,
+  min: number,
+  total: number,
+  n = total,
+) => Array.from({ length: n }, (_, i) => budgetAt(mode, max, min, total, i + 1));
 
 describe("learning-rate schedules (spec §2.14)", () => {
   test("round half to even", () => {

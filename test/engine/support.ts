@@ -1,7 +1,15 @@
 import { createModelClient, type SkilloptModelClient } from "../../src/backends/index.ts";
 import { getBenchmark } from "../../src/benchmarks/index.ts";
 import { loadConfig, type TrainConfig } from "../../src/config/index.ts";
-import { type BenchmarkContext, type EngineEvent, type RunCheckpoint, type RunRecorder, type StepRecord, train, type TrainResult } from "../../src/engine/index.ts";
+import {
+  type BenchmarkContext,
+  type EngineEvent,
+  type RunCheckpoint,
+  type RunRecorder,
+  type StepRecord,
+  train,
+  type TrainResult,
+} from "../../src/engine/index.ts";
 import { PROMPTS } from "../../src/prompts/index.ts";
 
 /** A recorder that keeps checkpoints in memory and can "crash" (throw) at a chosen commit. */
@@ -17,7 +25,8 @@ export class MemoryRecorder implements RunRecorder {
   }
 
   commit(cp: RunCheckpoint) {
-    if (cp.kind === "step" && cp.step === this.crashAtStep && this.crashBeforeCommit) throw new Error(`simulated crash before step ${cp.step}`);
+    if (cp.kind === "step" && cp.step === this.crashAtStep && this.crashBeforeCommit)
+      throw new Error(`simulated crash before step ${cp.step}`);
     this.checkpoints.push(structuredClone(cp));
     for (const s of cp.skills) this.skills[s.hash] = s.text;
     if (cp.kind === "step" && cp.step === this.crashAtStep) throw new Error(`simulated crash after step ${cp.step}`);
@@ -56,7 +65,11 @@ export function simContext(config: TrainConfig, client: SkilloptModelClient): Be
 }
 
 /** Train on the simulator through the real model layer (no call cache unless a dir is given). */
-export async function trainOnSim(config: TrainConfig, recorder = new MemoryRecorder(), opts: { cacheDir?: string } = {}): Promise<Run> {
+export async function trainOnSim(
+  config: TrainConfig,
+  recorder = new MemoryRecorder(),
+  opts: { cacheDir?: string } = {},
+): Promise<Run> {
   const client = await createModelClient(config, opts.cacheDir ? { cacheDir: opts.cacheDir } : { noCache: true });
   const bench = (await getBenchmark(config.env.name))!;
   const ctx = simContext(config, client);

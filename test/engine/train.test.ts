@@ -5,7 +5,12 @@ import { comparable, MemoryRecorder, quickConfig, trainOnSim } from "./support.t
 describe("training on the simulator (quickstart)", () => {
   test("the selection score rises from the baseline to ≥ 0.8 and the gate rejects at least one candidate", async () => {
     const { result, recorder } = await trainOnSim(quickConfig());
-    const s = result.summary as { baseline: { selection: number }; best: { selection: number }; rejected: number; steps: number };
+    const s = result.summary as {
+      baseline: { selection: number };
+      best: { selection: number };
+      rejected: number;
+      steps: number;
+    };
     expect(s.baseline.selection).toBeGreaterThanOrEqual(0.1);
     expect(s.baseline.selection).toBeLessThanOrEqual(0.3);
     expect(s.best.selection).toBeGreaterThanOrEqual(0.8);
@@ -13,7 +18,17 @@ describe("training on the simulator (quickstart)", () => {
     expect(s.steps).toBe(12);
     const records = recorder.records();
     expect(records).toHaveLength(12);
-    for (const r of records) expect(["accept_new_best", "accept", "reject", "reject_early", "undecided", "skip_no_patches", "skip_no_change", "reject_format"]).toContain(String(r.action));
+    for (const r of records)
+      expect([
+        "accept_new_best",
+        "accept",
+        "reject",
+        "reject_early",
+        "undecided",
+        "skip_no_patches",
+        "skip_no_change",
+        "reject_format",
+      ]).toContain(String(r.action));
     expect(recorder.checkpoints.at(-1)!.kind).toBe("final");
     expect(result.state.finished).toBe(true);
   });
@@ -22,7 +37,9 @@ describe("training on the simulator (quickstart)", () => {
     const { recorder } = await trainOnSim(quickConfig(["evaluation.use_gate=false"]));
     const records = recorder.records();
     expect(records.every((r) => r.action === "force_accept" || String(r.action).startsWith("skip"))).toBe(true);
-    const drops = records.filter((r) => r.action === "force_accept" && Number(r.candidate_gate_score) < Number(r.current_score_before));
+    const drops = records.filter(
+      (r) => r.action === "force_accept" && Number(r.candidate_gate_score) < Number(r.current_score_before),
+    );
     expect(drops.length).toBeGreaterThanOrEqual(1);
   });
 
@@ -46,9 +63,12 @@ describe("update modes and lr control", () => {
   for (const mode of ["patch", "rewrite_from_suggestions", "full_rewrite_minibatch"]) {
     test(`${mode} produces evaluated candidates`, async () => {
       const { recorder } = await trainOnSim(quickConfig([`optimizer.skill_update_mode=${mode}`, "train.num_epochs=1"]));
-      const withCandidate = recorder.records().filter((r) => typeof r.candidate_hash === "string" && !String(r.action).startsWith("skip"));
+      const withCandidate = recorder
+        .records()
+        .filter((r) => typeof r.candidate_hash === "string" && !String(r.action).startsWith("skip"));
       expect(withCandidate.length).toBeGreaterThan(0);
-      if (mode === "rewrite_from_suggestions") expect(withCandidate.some((r) => Array.isArray(r.rewrite_change_summary))).toBe(true);
+      if (mode === "rewrite_from_suggestions")
+        expect(withCandidate.some((r) => Array.isArray(r.rewrite_change_summary))).toBe(true);
       if (mode === "full_rewrite_minibatch") expect(withCandidate.every((r) => r.edit_budget === null)).toBe(true);
     });
   }
@@ -61,7 +81,9 @@ describe("update modes and lr control", () => {
   });
 
   test("skill-aware reflection keeps execution notes in the appendix of gated candidates", async () => {
-    const { result } = await trainOnSim(quickConfig(["optimizer.use_skill_aware_reflection=true", "env.sim_lapse_rate=0.3"]));
+    const { result } = await trainOnSim(
+      quickConfig(["optimizer.use_skill_aware_reflection=true", "env.sim_lapse_rate=0.3"]),
+    );
     expect(result.currentSkill).toContain("<!-- APPENDIX_START -->");
   });
 });
@@ -71,8 +93,12 @@ describe("early rejection at the gate", () => {
     const full = await trainOnSim(quickConfig(["evaluation.early_reject=false", "evaluation.gate_rule=strict"]));
     const early = await trainOnSim(quickConfig(["evaluation.early_reject=true", "evaluation.gate_rule=strict"]));
     const norm = (a: unknown) => (a === "reject_early" ? "reject" : a);
-    const a = full.recorder.records().map((r) => [r.step, norm(r.action), r.candidate_hash, r.current_score, r.best_score]);
-    const b = early.recorder.records().map((r) => [r.step, norm(r.action), r.candidate_hash, r.current_score, r.best_score]);
+    const a = full.recorder
+      .records()
+      .map((r) => [r.step, norm(r.action), r.candidate_hash, r.current_score, r.best_score]);
+    const b = early.recorder
+      .records()
+      .map((r) => [r.step, norm(r.action), r.candidate_hash, r.current_score, r.best_score]);
     expect(b).toEqual(a);
     expect(early.result.bestSkill).toBe(full.result.bestSkill);
     const saved = Number(early.result.summary.selection_calls_saved);

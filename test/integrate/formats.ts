@@ -23,9 +23,11 @@ export function skillProblems(text: string, folder: string): string[] {
   if (!fm) return ["no YAML frontmatter"];
   const out: string[] = [];
   const { name, description } = fm.data;
-  if (typeof name !== "string" || name.length < 1 || name.length > 64 || !KEBAB.test(name)) out.push(`name ${JSON.stringify(name)} breaks the naming rule`);
+  if (typeof name !== "string" || name.length < 1 || name.length > 64 || !KEBAB.test(name))
+    out.push(`name ${JSON.stringify(name)} breaks the naming rule`);
   if (name !== folder) out.push(`name ${JSON.stringify(name)} differs from its folder ${folder}`);
-  if (typeof description !== "string" || description.trim().length < 1 || description.length > 1024) out.push("description must be 1–1024 characters");
+  if (typeof description !== "string" || description.trim().length < 1 || description.length > 1024)
+    out.push("description must be 1–1024 characters");
   if (!fm.body.trim()) out.push("empty body");
   return out;
 }
@@ -35,21 +37,27 @@ export function pluginProblems(doc: unknown): string[] {
   const d = doc as Record<string, unknown>;
   const out: string[] = [];
   if (typeof d.name !== "string" || !KEBAB.test(d.name)) out.push("name must be kebab-case");
-  if (d.version !== undefined && (typeof d.version !== "string" || !/^\d+\.\d+\.\d+([-+].*)?$/.test(d.version))) out.push("version must be semver");
+  if (d.version !== undefined && (typeof d.version !== "string" || !/^\d+\.\d+\.\d+([-+].*)?$/.test(d.version)))
+    out.push("version must be semver");
   if (d.description !== undefined && typeof d.description !== "string") out.push("description must be a string");
   return out;
 }
 
 /** Claude Code marketplace (.claude-plugin/marketplace.json): kebab `name`, `owner.name`, plugins with `name` and a relative `source`. */
 export function marketplaceProblems(doc: unknown): string[] {
-  const d = doc as { name?: unknown; owner?: { name?: unknown }; plugins?: Array<{ name?: unknown; source?: unknown }> };
+  const d = doc as {
+    name?: unknown;
+    owner?: { name?: unknown };
+    plugins?: Array<{ name?: unknown; source?: unknown }>;
+  };
   const out: string[] = [];
   if (typeof d.name !== "string" || !KEBAB.test(d.name)) out.push("name must be kebab-case");
   if (typeof d.owner?.name !== "string") out.push("owner.name is required");
   if (!Array.isArray(d.plugins) || d.plugins.length === 0) out.push("plugins must list the plugin");
   for (const p of d.plugins ?? []) {
     if (typeof p.name !== "string" || !KEBAB.test(p.name)) out.push("plugin name must be kebab-case");
-    if (typeof p.source !== "string" || !p.source.startsWith("./")) out.push("plugin source must be a relative path starting with ./");
+    if (typeof p.source !== "string" || !p.source.startsWith("./"))
+      out.push("plugin source must be a relative path starting with ./");
   }
   return out;
 }
@@ -60,12 +68,23 @@ export function commandProblems(text: string): string[] {
   if (!fm) return ["no YAML frontmatter"];
   const out: string[] = [];
   if (typeof fm.data.description !== "string" || !fm.data.description) out.push("description is required");
-  for (const k of ["argument-hint", "allowed-tools"]) if (fm.data[k] !== undefined && typeof fm.data[k] !== "string") out.push(`${k} must be a string`);
+  for (const k of ["argument-hint", "allowed-tools"])
+    if (fm.data[k] !== undefined && typeof fm.data[k] !== "string") out.push(`${k} must be a string`);
   if (!fm.body.trim()) out.push("empty body");
   return out;
 }
 
-const HOOK_EVENTS = new Set(["PreToolUse", "PostToolUse", "Notification", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd"]);
+const HOOK_EVENTS = new Set([
+  "PreToolUse",
+  "PostToolUse",
+  "Notification",
+  "UserPromptSubmit",
+  "Stop",
+  "SubagentStop",
+  "PreCompact",
+  "SessionStart",
+  "SessionEnd",
+]);
 
 /** Claude Code hooks (hooks/hooks.json): {hooks: {Event: [{matcher?, hooks: [{type: "command", command}]}]}}. */
 export function hooksProblems(doc: unknown): string[] {
@@ -80,7 +99,9 @@ export function hooksProblems(doc: unknown): string[] {
     }
     for (const g of groups as Array<{ hooks?: Array<{ type?: unknown; command?: unknown }> }>) {
       if (!Array.isArray(g.hooks) || g.hooks.length === 0) out.push(`${event}: each group needs hooks`);
-      for (const h of g.hooks ?? []) if (h.type !== "command" || typeof h.command !== "string") out.push(`${event}: a hook must be {type: "command", command}`);
+      for (const h of g.hooks ?? [])
+        if (h.type !== "command" || typeof h.command !== "string")
+          out.push(`${event}: a hook must be {type: "command", command}`);
     }
   }
   return out;
@@ -91,15 +112,19 @@ export function mdcProblems(text: string): string[] {
   const fm = splitFrontmatter(text);
   if (!fm) return ["no frontmatter"];
   const out: string[] = [];
-  if (typeof fm.data.description !== "string" || !fm.data.description) out.push("description must be a non-empty string");
+  if (typeof fm.data.description !== "string" || !fm.data.description)
+    out.push("description must be a non-empty string");
   if (typeof fm.data.alwaysApply !== "boolean") out.push("alwaysApply must be a boolean");
-  if (fm.data.globs !== undefined && typeof fm.data.globs !== "string" && !Array.isArray(fm.data.globs)) out.push("globs must be a string or a list");
+  if (fm.data.globs !== undefined && typeof fm.data.globs !== "string" && !Array.isArray(fm.data.globs))
+    out.push("globs must be a string or a list");
   return out;
 }
 
 /** An MCP config: `key` maps server names to {command, args[]} (plus `type` where the format has one). */
 export function mcpConfigProblems(doc: unknown, key: string, type?: string): string[] {
-  const servers = (doc as Record<string, unknown>)[key] as Record<string, { command?: unknown; args?: unknown; type?: unknown }> | undefined;
+  const servers = (doc as Record<string, unknown>)[key] as
+    | Record<string, { command?: unknown; args?: unknown; type?: unknown }>
+    | undefined;
   if (typeof servers !== "object" || servers === null) return [`${key} object is required`];
   const s = servers.skillopt;
   if (!s) return [`${key}.skillopt is missing`];
@@ -116,10 +141,14 @@ export function mcpConfigProblems(doc: unknown, key: string, type?: string): str
  * .claude-plugin/marketplace.json); enabledPlugins maps "plugin@marketplace" to true.
  */
 export function claudeSettingsProblems(doc: unknown, marketplaceExists: (dir: string) => boolean): string[] {
-  const d = doc as { extraKnownMarketplaces?: Record<string, { source?: { source?: unknown; path?: unknown } }>; enabledPlugins?: Record<string, unknown> };
+  const d = doc as {
+    extraKnownMarketplaces?: Record<string, { source?: { source?: unknown; path?: unknown } }>;
+    enabledPlugins?: Record<string, unknown>;
+  };
   const out: string[] = [];
   const src = d.extraKnownMarketplaces?.skillopt?.source;
-  if (src?.source !== "directory" || typeof src.path !== "string" || !src.path.startsWith("/")) out.push("extraKnownMarketplaces.skillopt.source must be {source: directory, path: an absolute folder}");
+  if (src?.source !== "directory" || typeof src.path !== "string" || !src.path.startsWith("/"))
+    out.push("extraKnownMarketplaces.skillopt.source must be {source: directory, path: an absolute folder}");
   else if (!marketplaceExists(src.path)) out.push(`${src.path} holds no .claude-plugin/marketplace.json`);
   if (d.enabledPlugins?.["skillopt@skillopt"] !== true) out.push('enabledPlugins["skillopt@skillopt"] must be true');
   return out;

@@ -1,10 +1,29 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { sha256 } from "../../src/lib/index.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { claudeSettingsProblems, commandProblems, hooksProblems, marketplaceProblems, mcpConfigProblems, mdcProblems, pluginProblems, skillProblems, splitFrontmatter } from "./formats.ts";
+import {
+  claudeSettingsProblems,
+  commandProblems,
+  hooksProblems,
+  marketplaceProblems,
+  mcpConfigProblems,
+  mdcProblems,
+  pluginProblems,
+  skillProblems,
+  splitFrontmatter,
+} from "./formats.ts";
 
 /** Every file and folder below root with its bytes' hash and mode: equal maps mean byte-identical trees. */
 function tree(root: string): Record<string, string> {
@@ -30,12 +49,18 @@ function existingProject(root: string): string {
   mkdirSync(join(p, ".github"), { recursive: true });
   mkdirSync(join(p, ".cursor"), { recursive: true });
   writeFileSync(join(p, "AGENTS.md"), "# House rules\n\nRun the linter before committing.");
-  writeFileSync(join(p, ".vscode", "mcp.json"), `${JSON.stringify({ servers: { other: { type: "stdio", command: "/usr/bin/other", args: [] } } }, null, 4)}\n`);
+  writeFileSync(
+    join(p, ".vscode", "mcp.json"),
+    `${JSON.stringify({ servers: { other: { type: "stdio", command: "/usr/bin/other", args: [] } } }, null, 4)}\n`,
+  );
   writeFileSync(join(p, ".github", "copilot-instructions.md"), "Prefer small pull requests.\n");
   writeFileSync(join(p, ".cursor", "mcp.json"), '{"mcpServers":{"db":{"command":"/opt/db-mcp","args":["serve"]}}}');
   chmodSync(join(p, "AGENTS.md"), 0o600);
   mkdirSync(join(p, ".claude"), { recursive: true });
-  writeFileSync(join(p, ".claude", "settings.local.json"), `${JSON.stringify({ permissions: { allow: ["Bash(npm test:*)"] } }, null, 2)}\n`);
+  writeFileSync(
+    join(p, ".claude", "settings.local.json"),
+    `${JSON.stringify({ permissions: { allow: ["Bash(npm test:*)"] } }, null, 2)}\n`,
+  );
   writeFileSync(join(p, "main.ts"), "export {};\n");
   return p;
 }
@@ -46,7 +71,10 @@ function fakeSkillopt(root: string): { dir: string; bin: string; log: string } {
   mkdirSync(dir, { recursive: true });
   const bin = join(dir, "skillopt");
   const log = join(root, "skillopt-calls.log");
-  writeFileSync(bin, `#!/bin/sh\nfor a in "$@"; do printf '%s\\t' "$a" >> "$SKILLOPT_FAKE_LOG"; done\nprintf '\\n' >> "$SKILLOPT_FAKE_LOG"\n`);
+  writeFileSync(
+    bin,
+    `#!/bin/sh\nfor a in "$@"; do printf '%s\\t' "$a" >> "$SKILLOPT_FAKE_LOG"; done\nprintf '\\n' >> "$SKILLOPT_FAKE_LOG"\n`,
+  );
   chmodSync(bin, 0o755);
   return { dir, bin, log };
 }
@@ -62,7 +90,11 @@ const calls = (log: string) =>
 async function integrate(args: string[], env: Record<string, string | undefined> = {}) {
   const r = await runCli(["integrate", ...args, "--json"], { env });
   if (r.code !== 0) throw new Error(`integrate ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as { files: Array<{ path: string; action: string }>; bin: string[]; removed: Array<{ path: string; action: string }> };
+  return JSON.parse(r.stdout) as {
+    files: Array<{ path: string; action: string }>;
+    bin: string[];
+    removed: Array<{ path: string; action: string }>;
+  };
 }
 
 function checkFormats(agent: string, files: string[]): void {
@@ -72,27 +104,27 @@ function checkFormats(agent: string, files: string[]): void {
       ? skillProblems(text, basename(dirname(f)))
       : /\.claude\/settings(\.local)?\.json$/.test(f)
         ? claudeSettingsProblems(JSON.parse(text), (dir) => existsSync(join(dir, ".claude-plugin", "marketplace.json")))
-      : f.endsWith("plugin.json")
-        ? pluginProblems(JSON.parse(text))
-        : f.endsWith("marketplace.json")
-          ? marketplaceProblems(JSON.parse(text))
-          : f.endsWith("hooks.json")
-            ? hooksProblems(JSON.parse(text))
-            : f.endsWith(".mdc")
-              ? mdcProblems(text)
-              : agent === "claude" && f.includes("/commands/")
-                ? commandProblems(text)
-                : f.endsWith(".vscode/mcp.json")
-                  ? mcpConfigProblems(JSON.parse(text), "servers", "stdio")
-                  : f.endsWith("mcp-config.json")
-                    ? mcpConfigProblems(JSON.parse(text), "mcpServers", "local")
-                    : f.endsWith(".json")
-                      ? mcpConfigProblems(JSON.parse(text), "mcpServers")
-                      : text.includes("<!-- skillopt:start") && text.includes("<!-- skillopt:end -->")
-                        ? []
-                        : f.includes("/commands/") && text.startsWith("# ")
+        : f.endsWith("plugin.json")
+          ? pluginProblems(JSON.parse(text))
+          : f.endsWith("marketplace.json")
+            ? marketplaceProblems(JSON.parse(text))
+            : f.endsWith("hooks.json")
+              ? hooksProblems(JSON.parse(text))
+              : f.endsWith(".mdc")
+                ? mdcProblems(text)
+                : agent === "claude" && f.includes("/commands/")
+                  ? commandProblems(text)
+                  : f.endsWith(".vscode/mcp.json")
+                    ? mcpConfigProblems(JSON.parse(text), "servers", "stdio")
+                    : f.endsWith("mcp-config.json")
+                      ? mcpConfigProblems(JSON.parse(text), "mcpServers", "local")
+                      : f.endsWith(".json")
+                        ? mcpConfigProblems(JSON.parse(text), "mcpServers")
+                        : text.includes("<!-- skillopt:start") && text.includes("<!-- skillopt:end -->")
                           ? []
-                          : [`no check for ${f}`];
+                          : f.includes("/commands/") && text.startsWith("# ")
+                            ? []
+                            : [`no check for ${f}`];
     expect({ file: f, problems }).toEqual({ file: f, problems: [] });
   }
 }
@@ -116,12 +148,30 @@ describe("skillopt integrate", () => {
         .filter((k) => !k.endsWith("/") && before[k] !== after[k])
         .sort();
       expect(changed).toEqual(dry.files.map((f) => relative(p, f.path)).sort());
-      checkFormats(agent, dry.files.map((f) => f.path));
+      checkFormats(
+        agent,
+        dry.files.map((f) => f.path),
+      );
       // Edited files keep what was there before the install.
-      if (agent === "codex") expect(readFileSync(join(p, "AGENTS.md"), "utf8").startsWith("# House rules\n\nRun the linter before committing.\n")).toBe(true);
-      if (agent === "copilot") expect(JSON.parse(readFileSync(join(p, ".vscode", "mcp.json"), "utf8")).servers.other).toEqual({ type: "stdio", command: "/usr/bin/other", args: [] });
-      if (agent === "claude") expect(JSON.parse(readFileSync(join(p, ".claude", "settings.local.json"), "utf8")).permissions).toEqual({ allow: ["Bash(npm test:*)"] });
-      if (agent === "cursor") expect(JSON.parse(readFileSync(join(p, ".cursor", "mcp.json"), "utf8")).mcpServers.db).toEqual({ command: "/opt/db-mcp", args: ["serve"] });
+      if (agent === "codex")
+        expect(
+          readFileSync(join(p, "AGENTS.md"), "utf8").startsWith("# House rules\n\nRun the linter before committing.\n"),
+        ).toBe(true);
+      if (agent === "copilot")
+        expect(JSON.parse(readFileSync(join(p, ".vscode", "mcp.json"), "utf8")).servers.other).toEqual({
+          type: "stdio",
+          command: "/usr/bin/other",
+          args: [],
+        });
+      if (agent === "claude")
+        expect(JSON.parse(readFileSync(join(p, ".claude", "settings.local.json"), "utf8")).permissions).toEqual({
+          allow: ["Bash(npm test:*)"],
+        });
+      if (agent === "cursor")
+        expect(JSON.parse(readFileSync(join(p, ".cursor", "mcp.json"), "utf8")).mcpServers.db).toEqual({
+          command: "/opt/db-mcp",
+          args: ["serve"],
+        });
 
       const again = await runCli(["integrate", agent, "--project", p], { env });
       expect(again.code).toBe(2);
@@ -145,7 +195,10 @@ describe("skillopt integrate", () => {
       const lines = [...body.matchAll(/^!`(.+)`$/gm)].map((m) => m[1]!.replaceAll("$ARGUMENTS", args));
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) {
-        const r = Bun.spawnSync(["sh", "-c", line], { cwd: p, env: { PATH: "/usr/bin:/bin", SKILLOPT_FAKE_LOG: fake.log } });
+        const r = Bun.spawnSync(["sh", "-c", line], {
+          cwd: p,
+          env: { PATH: "/usr/bin:/bin", SKILLOPT_FAKE_LOG: fake.log },
+        });
         expect(r.exitCode).toBe(0);
       }
     };
@@ -153,7 +206,12 @@ describe("skillopt integrate", () => {
     await run("skillopt-train.md", "--config quickstart --set train.num_epochs=1");
     const hooks = JSON.parse(readFileSync(join(plugin, "hooks", "hooks.json"), "utf8"));
     const hook = hooks.hooks.SessionEnd[0].hooks[0].command as string;
-    expect(Bun.spawnSync(["sh", "-c", hook], { cwd: tmp.path, env: { PATH: "/usr/bin:/bin", SKILLOPT_FAKE_LOG: fake.log, CLAUDE_PROJECT_DIR: p } }).exitCode).toBe(0);
+    expect(
+      Bun.spawnSync(["sh", "-c", hook], {
+        cwd: tmp.path,
+        env: { PATH: "/usr/bin:/bin", SKILLOPT_FAKE_LOG: fake.log, CLAUDE_PROJECT_DIR: p },
+      }).exitCode,
+    ).toBe(0);
     const mcp = JSON.parse(readFileSync(join(plugin, ".mcp.json"), "utf8")).mcpServers.skillopt;
     expect(Bun.spawnSync([mcp.command, ...mcp.args], { env: { SKILLOPT_FAKE_LOG: fake.log } }).exitCode).toBe(0);
     expect(calls(fake.log)).toEqual([
@@ -173,18 +231,32 @@ describe("skillopt integrate", () => {
     mkdirSync(join(home, ".codex"), { recursive: true });
     writeFileSync(join(home, ".codex", "AGENTS.md"), "Global notes.\n");
     const fake = fakeSkillopt(tmp.path);
-    const env = { HOME: home, PATH: `${fake.dir}:${process.env.PATH}`, CODEX_HOME: join(home, ".codex"), XDG_CONFIG_HOME: join(home, ".config"), COPILOT_HOME: undefined };
+    const env = {
+      HOME: home,
+      PATH: `${fake.dir}:${process.env.PATH}`,
+      CODEX_HOME: join(home, ".codex"),
+      XDG_CONFIG_HOME: join(home, ".config"),
+      COPILOT_HOME: undefined,
+    };
     const before = tree(home);
     const paths: Record<string, string[]> = {};
     for (const agent of ["claude", "codex", "cursor", "copilot", "devin"]) {
       paths[agent] = (await integrate([agent, "--user"], env)).files.map((f) => relative(home, f.path));
-      checkFormats(agent, paths[agent]!.map((f) => join(home, f)));
+      checkFormats(
+        agent,
+        paths[agent]!.map((f) => join(home, f)),
+      );
     }
     expect(paths.codex).toEqual([".agents/skills/skillopt/SKILL.md", ".codex/AGENTS.md"]);
     expect(paths.copilot).toEqual([".copilot/mcp-config.json"]);
     expect(paths.devin).toEqual([".config/devin/config.json"]);
-    expect(paths.cursor).toEqual([".cursor/mcp.json", ".cursor/commands/skillopt-sleep.md", ".cursor/commands/skillopt-train.md"]);
-    for (const agent of ["devin", "copilot", "cursor", "codex", "claude"]) await integrate([agent, "--user", "--remove"], env);
+    expect(paths.cursor).toEqual([
+      ".cursor/mcp.json",
+      ".cursor/commands/skillopt-sleep.md",
+      ".cursor/commands/skillopt-train.md",
+    ]);
+    for (const agent of ["devin", "copilot", "cursor", "codex", "claude"])
+      await integrate([agent, "--user", "--remove"], env);
     expect(tree(home)).toEqual(before);
   });
 
@@ -198,7 +270,9 @@ describe("skillopt integrate", () => {
     const before = tree(p);
     const r = await runCli(["integrate", "codex", "--project", p], { env });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${join(p, ".agents", "skills", "skillopt", "SKILL.md")} exists and was not written by skillopt integrate`);
+    expect(r.stderr).toContain(
+      `${join(p, ".agents", "skills", "skillopt", "SKILL.md")} exists and was not written by skillopt integrate`,
+    );
     expect(tree(p)).toEqual(before);
 
     mkdirSync(join(p, ".devin"));

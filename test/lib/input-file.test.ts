@@ -25,10 +25,18 @@ describe("readInputText: only regular files, never a hang (issue 12)", () => {
     const fifo = join(dir.path, "pipe");
     mkfifo(fifo);
     mkdirSync(join(dir.path, "d"));
-    expect(thrown(() => readInputText(fifo, "--skill")).message).toBe(`--skill ${fifo}: is a named pipe (FIFO), expected a regular file`);
-    expect(thrown(() => readInputText("/dev/zero", "--skill")).message).toBe("--skill /dev/zero: is a character device, expected a regular file");
-    expect(thrown(() => readInputText(join(dir.path, "d"), "x")).message).toBe(`x ${join(dir.path, "d")}: is a directory, expected a regular file`);
-    expect(thrown(() => readInputText(join(dir.path, "nope"), "x")).message).toBe(`x ${join(dir.path, "nope")}: file not found`);
+    expect(thrown(() => readInputText(fifo, "--skill")).message).toBe(
+      `--skill ${fifo}: is a named pipe (FIFO), expected a regular file`,
+    );
+    expect(thrown(() => readInputText("/dev/zero", "--skill")).message).toBe(
+      "--skill /dev/zero: is a character device, expected a regular file",
+    );
+    expect(thrown(() => readInputText(join(dir.path, "d"), "x")).message).toBe(
+      `x ${join(dir.path, "d")}: is a directory, expected a regular file`,
+    );
+    expect(thrown(() => readInputText(join(dir.path, "nope"), "x")).message).toBe(
+      `x ${join(dir.path, "nope")}: file not found`,
+    );
     expect(thrown(() => readInputText(fifo, "")).constructor).toBe(DataError);
     expect(thrown(() => readInputText(fifo, "--env-file", (m) => new ConfigError(m))).constructor).toBe(ConfigError);
   });
@@ -46,11 +54,43 @@ describe("readInputText: only regular files, never a hang (issue 12)", () => {
     mkdirSync(join(dir.path, "run"));
     mkfifo(join(dir.path, "run", "history.jsonl"));
     const cases: [string[], string][] = [
-      [["config", "--config", "quickstart", "--env-file", fifo], `config error: --env-file ${fifo}: is a named pipe (FIFO)`],
+      [
+        ["config", "--config", "quickstart", "--env-file", fifo],
+        `config error: --env-file ${fifo}: is a named pipe (FIFO)`,
+      ],
       [["config", "--config", fifo], `config error: --config ${fifo}: is a named pipe (FIFO)`],
-      [["eval", "--config", "quickstart", "--skill", fifo, "--out", join(dir.path, "e")], `error: --skill ${fifo}: is a named pipe (FIFO)`],
-      [["train", "--config", "quickstart", "--set", `env.skill_init=${fifo}`, "--dry-run", "--out", join(dir.path, "t1")], `error: env.skill_init ${fifo}: is a named pipe`],
-      [["train", "--config", "quickstart", "--set", "env.name=tasks", "--set", `env.data_path=${fifo}`, "--dry-run", "--out", join(dir.path, "t2")], `error: ${fifo}: is a named pipe`],
+      [
+        ["eval", "--config", "quickstart", "--skill", fifo, "--out", join(dir.path, "e")],
+        `error: --skill ${fifo}: is a named pipe (FIFO)`,
+      ],
+      [
+        [
+          "train",
+          "--config",
+          "quickstart",
+          "--set",
+          `env.skill_init=${fifo}`,
+          "--dry-run",
+          "--out",
+          join(dir.path, "t1"),
+        ],
+        `error: env.skill_init ${fifo}: is a named pipe`,
+      ],
+      [
+        [
+          "train",
+          "--config",
+          "quickstart",
+          "--set",
+          "env.name=tasks",
+          "--set",
+          `env.data_path=${fifo}`,
+          "--dry-run",
+          "--out",
+          join(dir.path, "t2"),
+        ],
+        `error: ${fifo}: is a named pipe`,
+      ],
       [["sleep", "run", "--tasks-file", fifo], `error: tasks file ${fifo}: is a named pipe`],
       [["report", join(dir.path, "run")], `error: ${join(dir.path, "run", "history.jsonl")}: is a named pipe`],
     ];

@@ -12,10 +12,17 @@ describe("extractJson (spec §2.18)", () => {
     expect(extractJson("```json\n[1, 2]\n```")).toEqual([1, 2]);
   });
   test("one unambiguous object with trailing commas and comments is repaired", () => {
-    expect(extractJson('Sure! {"edits": [{"op": "add",},], // note\n "why": \'because\'} thanks')).toEqual({ edits: [{ op: "add" }], why: "because" });
+    expect(extractJson('Sure! {"edits": [{"op": "add",},], // note\n "why": \'because\'} thanks')).toEqual({
+      edits: [{ op: "add" }],
+      why: "because",
+    });
   });
   test("Python literals and raw newlines inside strings are repaired", () => {
-    expect(extractJson('{"ok": True, "none": None, "text": "line1\nline2",}')).toEqual({ ok: true, none: null, text: "line1\nline2" });
+    expect(extractJson('{"ok": True, "none": None, "text": "line1\nline2",}')).toEqual({
+      ok: true,
+      none: null,
+      text: "line1\nline2",
+    });
   });
   test("two top-level objects are ambiguous: nothing", () => {
     expect(extractJson('{"a": 1,} and {"b": 2,}')).toBeUndefined();
@@ -37,7 +44,9 @@ describe("extractJson (spec §2.18)", () => {
 
 describe('extractJson(text, "array") — Sleep\'s edit, contrast and mining lists', () => {
   test("takes the first balanced array that parses, not the greedy first-[ to last-]", () => {
-    expect(extractJson('Edits: [{"op": "add", "content": "x"}] and see [1] too', "array")).toEqual([{ op: "add", content: "x" }]);
+    expect(extractJson('Edits: [{"op": "add", "content": "x"}] and see [1] too', "array")).toEqual([
+      { op: "add", content: "x" },
+    ]);
   });
   test("skips a bracket that is prose and keeps looking", () => {
     expect(extractJson('Step [one] is done; here: ["a", "b"]', "array")).toEqual(["a", "b"]);

@@ -23,7 +23,11 @@ const CASES: [string, string, string][] = [
   ["jwt", "tok eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "tok [REDACTED_JWT]"],
   ["authorization bearer", "curl -H 'Authorization: Bearer abc.def' x", "curl -H 'Authorization: Bearer [REDACTED]' x"],
   ["authorization basic", "authorization: basic dXNlcjpwYXNz", "authorization: basic [REDACTED]"],
-  ["connection string password", "Server=db;User Id=sa;Password=S3cr3t!;", "Server=db;User Id=sa;Password=[REDACTED_DB_PASS];"],
+  [
+    "connection string password",
+    "Server=db;User Id=sa;Password=S3cr3t!;",
+    "Server=db;User Id=sa;Password=[REDACTED_DB_PASS];",
+  ],
   ["connection string Pwd", "Uid=sa;Pwd=abc;", "Uid=sa;Pwd=[REDACTED_DB_PASS];"],
   ["upper PWD after semicolon", "Uid=sa;PWD=abc;", "Uid=sa;PWD=[REDACTED_DB_PASS];"],
   ["env assignment", "export GITHUB_TOKEN=abcdef", "export GITHUB_TOKEN=[REDACTED]"],
@@ -42,7 +46,11 @@ const CASES: [string, string, string][] = [
     "a\n[REDACTED_PRIVATE_KEY]\nb",
   ],
   ["truncated pem", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADAN", "[REDACTED_PRIVATE_KEY]"],
-  ["sas signature", "https://x.blob.core.windows.net/c?sv=1&sig=abcDEF123%2B456xyz", "https://x.blob.core.windows.net/c?sv=1&sig=[REDACTED_SAS_SIG]"],
+  [
+    "sas signature",
+    "https://x.blob.core.windows.net/c?sv=1&sig=abcDEF123%2B456xyz",
+    "https://x.blob.core.windows.net/c?sv=1&sig=[REDACTED_SAS_SIG]",
+  ],
   ["storage account key", "AccountName=a;AccountKey=Zm9vYmFy+/==;", "AccountName=a;AccountKey=[REDACTED_STORAGE_KEY];"],
 ];
 
@@ -96,7 +104,15 @@ describe("redactSecrets", () => {
     };
     expect(redactSecrets(input)).toEqual({
       apiKey: "[REDACTED]",
-      nested: [{ client_secret: "[REDACTED]", sig: "[REDACTED]", Authorization: "[REDACTED]", PWD: "/home/me", pwd: "[REDACTED]" }],
+      nested: [
+        {
+          client_secret: "[REDACTED]",
+          sig: "[REDACTED]",
+          Authorization: "[REDACTED]",
+          PWD: "/home/me",
+          pwd: "[REDACTED]",
+        },
+      ],
       note: "uses [REDACTED_OPENAI_KEY]",
       count: 3,
       max_tokens: "4096x",

@@ -8,7 +8,18 @@ import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome, changedFiles, hashTree } from "../sleep/support/fake-home.ts";
 import { childrenOf, connectMcp, dataOf, errorOf, KEY_ENV, searchqaOn, until } from "./support.ts";
 
-const TOOLS = ["eval", "report", "run_status", "runs", "sleep_adopt", "sleep_diff", "sleep_reject", "sleep_review", "sleep_status", "train"];
+const TOOLS = [
+  "eval",
+  "report",
+  "run_status",
+  "runs",
+  "sleep_adopt",
+  "sleep_diff",
+  "sleep_reject",
+  "sleep_review",
+  "sleep_status",
+  "train",
+];
 
 describe("skillopt mcp, driven by the official MCP client", () => {
   test("initializes from an empty directory, lists every tool with an input schema, and refuses bad arguments in one line", async () => {
@@ -46,10 +57,23 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     expect(await invalid("no_such_tool", {})).toContain("unknown tool: no_such_tool");
 
     // What the CLI refuses comes back as a tool error carrying the CLI's own line.
-    expect(errorOf(await client.callTool({ name: "eval", arguments: { config: "quickstart", skill: "missing.md" } }))).toBe(`--skill ${join(dir.path, "missing.md")}: file not found`);
-    expect(errorOf(await client.callTool({ name: "eval", arguments: { config: "no-such-config", skill: "missing.md" } }))).toContain("missing.md");
-    expect(errorOf(await client.callTool({ name: "run_status", arguments: { run: "nope" } }))).toContain("nope: no such run folder");
-    expect(errorOf(await client.callTool({ name: "sleep_diff", arguments: { project: dir.path, state_dir: join(dir.path, "state") } }))).toContain("[sleep] no_staging: no staged night");
+    expect(
+      errorOf(await client.callTool({ name: "eval", arguments: { config: "quickstart", skill: "missing.md" } })),
+    ).toBe(`--skill ${join(dir.path, "missing.md")}: file not found`);
+    expect(
+      errorOf(await client.callTool({ name: "eval", arguments: { config: "no-such-config", skill: "missing.md" } })),
+    ).toContain("missing.md");
+    expect(errorOf(await client.callTool({ name: "run_status", arguments: { run: "nope" } }))).toContain(
+      "nope: no such run folder",
+    );
+    expect(
+      errorOf(
+        await client.callTool({
+          name: "sleep_diff",
+          arguments: { project: dir.path, state_dir: join(dir.path, "state") },
+        }),
+      ),
+    ).toContain("[sleep] no_staging: no staged night");
     // A training run that fails at once: train still returns its folder, run_status then carries the CLI's line.
     const failed = dataOf(await client.callTool({ name: "train", arguments: { config: "no-such-config" } }));
     let st: Record<string, unknown> = {};
@@ -57,7 +81,10 @@ describe("skillopt mcp, driven by the official MCP client", () => {
       st = dataOf(await client.callTool({ name: "run_status", arguments: { run: String(failed.out) } }));
       return (st.process as { alive: boolean }).alive === false;
     });
-    expect(st).toMatchObject({ status: "failed", process: { exit_code: 2, error: "--config no-such-config: no such file or bundled config" } });
+    expect(st).toMatchObject({
+      status: "failed",
+      process: { exit_code: 2, error: "--config no-such-config: no such file or bundled config" },
+    });
     // Nothing was written in the empty directory but what the CLI would write (a refused eval writes nothing).
     expect(hashTree([dir.path]).size).toBe(0);
   });
@@ -78,33 +105,72 @@ describe("skillopt mcp, driven by the official MCP client", () => {
       status = dataOf(await client.callTool({ name: "run_status", arguments: { run: String(started.run_id) } }));
       return (status.process as { alive: boolean }).alive === false;
     });
-    expect(status).toMatchObject({ status: "finished", dir: out, process: { alive: false, exit_code: 0, error: null } });
+    expect(status).toMatchObject({
+      status: "finished",
+      dir: out,
+      process: { alive: false, exit_code: 0, error: null },
+    });
     expect(status.steps).toBe(status.total_steps);
-    expect(dataOf(await client.callTool({ name: "runs", arguments: {} })).runs).toMatchObject([{ dir: out, status: "finished", kind: "train" }]);
+    expect(dataOf(await client.callTool({ name: "runs", arguments: {} })).runs).toMatchObject([
+      { dir: out, status: "finished", kind: "train" },
+    ]);
 
     const skill = join(out, "best_skill.md");
     const evalOut = join(project, "outputs", "eval-best");
-    const summary = dataOf(await client.callTool({ name: "eval", arguments: { config: "quickstart", skill, split: "test", out: evalOut } }));
+    const summary = dataOf(
+      await client.callTool({ name: "eval", arguments: { config: "quickstart", skill, split: "test", out: evalOut } }),
+    );
     expect(summary).toMatchObject({ status: "finished", split: "test", benchmark: "conventions", errored: 0, skill });
     expect(summary.hard).toBeGreaterThan(0);
     expect(JSON.parse(readFileSync(join(evalOut, "eval_summary.json"), "utf8")).hard).toBe(summary.hard as number);
-    expect(dataOf(await client.callTool({ name: "report", arguments: { run: out } }))).toEqual({ report: join(out, "report.html") });
+    expect(dataOf(await client.callTool({ name: "report", arguments: { run: out } }))).toEqual({
+      report: join(out, "report.html"),
+    });
     // The pull-request check through the same tool: the trained skill against the one it started from.
     const initial = join(project, "initial.md");
     writeFileSync(initial, readFileSync(join(out, "skills", "skill_v0000.md")));
-    const check = dataOf(await client.callTool({ name: "eval", arguments: { config: "quickstart", skill, baseline: initial, baseline_label: "main", split: "test", out: join(project, "outputs", "check") } }));
-    expect(check).toMatchObject({ baseline_path: initial, baseline_label: "main", candidate_path: skill, verdict: "improved", failed: false });
+    const check = dataOf(
+      await client.callTool({
+        name: "eval",
+        arguments: {
+          config: "quickstart",
+          skill,
+          baseline: initial,
+          baseline_label: "main",
+          split: "test",
+          out: join(project, "outputs", "check"),
+        },
+      }),
+    );
+    expect(check).toMatchObject({
+      baseline_path: initial,
+      baseline_label: "main",
+      candidate_path: skill,
+      verdict: "improved",
+      failed: false,
+    });
 
     const skip = [join(project, ".skillopt-sleep"), stateDir, join(project, "outputs")];
     const before = hashTree([tmp.path], skip);
     const progress: string[] = [];
-    const review = dataOf(await client.callTool({ name: "sleep_review", arguments: { project, backend: "mock", source: "all" } }, undefined, { onprogress: (p) => progress.push(String(p.message)) }));
+    const review = dataOf(
+      await client.callTool(
+        { name: "sleep_review", arguments: { project, backend: "mock", source: "all" } },
+        undefined,
+        { onprogress: (p) => progress.push(String(p.message)) },
+      ),
+    );
     // The review's phases arrive as progress notifications while it runs.
     expect(progress.length).toBeGreaterThan(2);
     expect(progress.every((m) => m.startsWith("[sleep] "))).toBe(true);
     expect(review).toMatchObject({ accepted: true, gate_action: "accept_new_best", n_accepted_edits: 1 });
     const night = String(review.staging_dir);
-    expect(dataOf(await client.callTool({ name: "sleep_status", arguments: { project } }))).toMatchObject({ night: 1, project, latest_staging: night, has_managed_proposal: true });
+    expect(dataOf(await client.callTool({ name: "sleep_status", arguments: { project } }))).toMatchObject({
+      night: 1,
+      project,
+      latest_staging: night,
+      has_managed_proposal: true,
+    });
     const diff = dataOf(await client.callTool({ name: "sleep_diff", arguments: { project } }));
     const files = diff.files as Array<{ live_path: string; patch: string }>;
     const skillPath = join(home, ".claude", "skills", "skillopt-sleep-learned", "SKILL.md");
@@ -117,9 +183,13 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
     const adopted = dataOf(await client.callTool({ name: "sleep_adopt", arguments: { project, confirm: true } }));
     expect(adopted).toMatchObject({ ok: true, written: [skillPath], staging_dir: night });
-    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual(["home/.claude/skills/skillopt-sleep-learned/SKILL.md"]);
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([
+      "home/.claude/skills/skillopt-sleep-learned/SKILL.md",
+    ]);
     expect(readFileSync(skillPath, "utf8")).toContain("- Use `bun test` instead of `npm test`.");
-    expect(errorOf(await client.callTool({ name: "sleep_reject", arguments: { project } }))).toContain("[sleep] already_adopted:");
+    expect(errorOf(await client.callTool({ name: "sleep_reject", arguments: { project } }))).toContain(
+      "[sleep] already_adopted:",
+    );
     expect(existsSync(join(night, "rejected.json"))).toBe(false);
   });
 
@@ -144,7 +214,12 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     const kids = await childrenOf(serverPid);
     expect(kids.length).toBe(1);
     ctl.abort("the user changed their mind");
-    expect(await call.then(() => "answered", () => "rejected")).toBe("rejected");
+    expect(
+      await call.then(
+        () => "answered",
+        () => "rejected",
+      ),
+    ).toBe("rejected");
     await client.ping();
     await until(async () => (await childrenOf(serverPid)).length === 0 && !processAlive(kids[0]!));
     await until(() => fake.inFlight === 0);

@@ -29,7 +29,11 @@ export async function connectMcp(cwd: string, env: Record<string, string | undef
 
 /** The structured result of a successful tool call (fails the test with the tool's text otherwise). */
 export function dataOf(result: unknown): Record<string, unknown> {
-  const r = result as { isError?: boolean; structuredContent?: Record<string, unknown>; content?: Array<{ text?: string }> };
+  const r = result as {
+    isError?: boolean;
+    structuredContent?: Record<string, unknown>;
+    content?: Array<{ text?: string }>;
+  };
   if (r.isError) throw new Error(`tool failed: ${r.content?.[0]?.text}`);
   if (!r.structuredContent) throw new Error(`no structured content: ${JSON.stringify(r)}`);
   return r.structuredContent;

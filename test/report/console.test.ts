@@ -40,7 +40,10 @@ describe("the training console words the engine's structured events", () => {
       evaluated.forEach((r, i) => {
         expect(decisions[i]).toMatch(DECISION[r.action]!);
       });
-      for (const r of records) expect(lines).toContain(`  [STEP ${r.step}/${records.length} done] epoch=${r.epoch} action=${r.action} current=${r.current_score.toFixed(4)} best=${r.best_score.toFixed(4)} calls=${r.calls.total} (cached ${r.calls.cached}) cost=$${(r.cost_usd ?? 0).toFixed(4)} dt=${r.wall_time_s}s`);
+      for (const r of records)
+        expect(lines).toContain(
+          `  [STEP ${r.step}/${records.length} done] epoch=${r.epoch} action=${r.action} current=${r.current_score.toFixed(4)} best=${r.best_score.toFixed(4)} calls=${r.calls.total} (cached ${r.calls.cached}) cost=$${(r.cost_usd ?? 0).toFixed(4)} dt=${r.wall_time_s}s`,
+        );
       // Every stage event became at least one line; none is printed raw.
       expect(lines.some((l) => l.includes("[object Object]") || l.includes("undefined"))).toBe(false);
     });
@@ -52,6 +55,11 @@ describe("the training console words the engine's structured events", () => {
     expect(noise).toBeDefined();
     // The quickstart's 24 selection items cannot see a 2-point gain: the advice shows without --quiet.
     expect(render(run.events).some((l) => l.startsWith("  [warn] at n=24"))).toBe(true);
-    expect(render(run.events, true)).toEqual(render(run.events.filter((e) => e.type === "warning"), true));
+    expect(render(run.events, true)).toEqual(
+      render(
+        run.events.filter((e) => e.type === "warning"),
+        true,
+      ),
+    );
   });
 });

@@ -11,15 +11,21 @@ describe("report.html shows every gate decision with its interval", () => {
     const r = await runCli(["train", "--config", "quickstart", "--out", out, "--quiet", "--set", "train.num_epochs=1"]);
     expect(r.code, r.stderr).toBe(0);
     const html = readFileSync(join(out, "report.html"), "utf8");
-    const history = readFileSync(join(out, "history.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const history = readFileSync(join(out, "history.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const decided = history.filter((h) => h.gate);
     expect(decided.length).toBeGreaterThan(0);
     const cells = [...html.matchAll(/class="n gate">([^<]*)</g)].map((m) => m[1]!);
     expect(cells.filter((c) => c !== "—")).toHaveLength(decided.length);
-    for (const c of cells.filter((x) => x !== "—")) expect(c).toMatch(/^[+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\] \d+\/24$/);
+    for (const c of cells.filter((x) => x !== "—"))
+      expect(c).toMatch(/^[+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\] \d+\/24$/);
     for (const h of decided) {
       const g = h.gate as { verdict: string };
-      expect(html).toMatch(new RegExp(`<summary>Step ${h.step} · [^<]*<span[^>]*>[^<]*</span> · paired gate: ${g.verdict} — Δ `));
+      expect(html).toMatch(
+        new RegExp(`<summary>Step ${h.step} · [^<]*<span[^>]*>[^<]*</span> · paired gate: ${g.verdict} — Δ `),
+      );
     }
     // Never two bare scores next to a verdict for a decided step.
     expect(html).not.toMatch(/paired gate[^<]*candidate \d\.\d+ vs current/);

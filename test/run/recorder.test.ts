@@ -21,7 +21,8 @@ function derivedFiles(dir: string): Record<string, string> {
       else out[relative(dir, p)] = readFileSync(p, "utf8");
     }
   };
-  for (const name of ["history.jsonl", "best_skill.md"]) if (existsSync(join(dir, name))) out[name] = readFileSync(join(dir, name), "utf8");
+  for (const name of ["history.jsonl", "best_skill.md"])
+    if (existsSync(join(dir, name))) out[name] = readFileSync(join(dir, name), "utf8");
   for (const sub of ["skills", "steps"]) if (existsSync(join(dir, sub))) walk(join(dir, sub));
   return out;
 }
@@ -102,7 +103,9 @@ describe("the run recorder", () => {
     await trainInto(dir);
     const db = new Database(join(dir, "state.sqlite"), { readonly: true });
     try {
-      const rows = db.query("SELECT kind, length(state_json) AS n, current_hash FROM checkpoints ORDER BY seq").all() as { kind: string; n: number; current_hash: string | null }[];
+      const rows = db
+        .query("SELECT kind, length(state_json) AS n, current_hash FROM checkpoints ORDER BY seq")
+        .all() as { kind: string; n: number; current_hash: string | null }[];
       expect(rows.length).toBeGreaterThan(12);
       expect(rows.slice(0, -1).every((r) => r.n === 0)).toBe(true);
       expect(rows.at(-1)!.n).toBeGreaterThan(100);

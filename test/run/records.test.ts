@@ -30,11 +30,18 @@ describe("run records", () => {
     const summary = parseSummary(JSON.parse(readFileSync(join(FIXTURE, "summary.json"), "utf8")));
     if (!summary.ok) throw new Error(summary.issue);
     expect(summary.value.schema).toBe(SUMMARY_SCHEMA);
-    expect([summary.value.gate_rule, summary.value.undecided, summary.value.noise_floor, summary.value.errored]).toEqual(["strict", 0, null, {}]);
+    expect([
+      summary.value.gate_rule,
+      summary.value.undecided,
+      summary.value.noise_floor,
+      summary.value.errored,
+    ]).toEqual(["strict", 0, null, {}]);
     const store = openRunStore(join(FIXTURE, "state.sqlite"), { readonly: true });
     try {
       expect(parseAll(stepRecords(store), parseStepRecord, "step record", issues)).toEqual(records);
-      expect(parseAll(boundaryRecords(store), parseBoundaryRecord, "boundary record", issues).map((b) => b.epoch)).toEqual([1, 2, 3]);
+      expect(
+        parseAll(boundaryRecords(store), parseBoundaryRecord, "boundary record", issues).map((b) => b.epoch),
+      ).toEqual([1, 2, 3]);
       expect(issues).toEqual([]);
       // The loop state a resume reads back (stored before the schema named every field) parses too.
       const state = v.safeParse(LoopStateSchema, lastCheckpoint(store)?.state);
@@ -46,9 +53,13 @@ describe("run records", () => {
 
   test("a record that does not match names the field and the problem", () => {
     const raw = lines(readFileSync(join(FIXTURE, "history.jsonl"), "utf8"))[0] as Record<string, unknown>;
-    const bad = parseStepRecord({ ...raw, action: "acept", calls: { ...(raw.calls as object), total: "36" } }, "history.jsonl line 1");
+    const bad = parseStepRecord(
+      { ...raw, action: "acept", calls: { ...(raw.calls as object), total: "36" } },
+      "history.jsonl line 1",
+    );
     expect(bad.ok).toBe(false);
-    if (!bad.ok) expect(bad.issue).toMatch(/^history\.jsonl line 1 does not match its schema at (action|calls\.total): /);
+    if (!bad.ok)
+      expect(bad.issue).toMatch(/^history\.jsonl line 1 does not match its schema at (action|calls\.total): /);
     expect(parseStepRecord({ ...raw, schema: "skillopt.step/2" }).ok).toBe(false);
   });
 
@@ -62,7 +73,8 @@ describe("run records", () => {
       expect(back).toEqual({ ok: true, value: r });
     }
     const boundaries = run.recorder.checkpoints.flatMap((c) => (c.kind === "boundary" ? [c.record] : []));
-    for (const b of boundaries) expect(parseBoundaryRecord(JSON.parse(JSON.stringify(b)))).toEqual({ ok: true, value: b });
+    for (const b of boundaries)
+      expect(parseBoundaryRecord(JSON.parse(JSON.stringify(b)))).toEqual({ ok: true, value: b });
     const summary = run.result.summary;
     expect(parseSummary(JSON.parse(JSON.stringify(summary)))).toEqual({ ok: true, value: summary });
   });

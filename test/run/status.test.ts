@@ -24,7 +24,12 @@ function storeRun(dir: string, meta: Record<string, string | number>, summary?: 
   commitSyntheticStep(dir, { step: 1, epoch: 1, action: "accept", outcome: "accepted", best_score: 0.5 }, "# skill\n");
   const store = openRunStore(join(dir, "state.sqlite"));
   try {
-    setRunMeta(store, { benchmark: "conventions", started_at: Date.now(), ...meta, ...(summary ? { summary: JSON.stringify(summary) } : {}) });
+    setRunMeta(store, {
+      benchmark: "conventions",
+      started_at: Date.now(),
+      ...meta,
+      ...(summary ? { summary: JSON.stringify(summary) } : {}),
+    });
   } finally {
     store.close();
   }
@@ -46,14 +51,29 @@ beforeAll(async () => {
   expected["dead-pid"] = "interrupted";
   storeRun(join(root, "interrupted"), { status: "interrupted", pid: dead });
   expected.interrupted = "interrupted";
-  storeRun(join(root, "stopped"), { status: "stopped", pid: dead }, summary("stopped", { stopped_reason: "cost cap $0.01 reached" }));
+  storeRun(
+    join(root, "stopped"),
+    { status: "stopped", pid: dead },
+    summary("stopped", { stopped_reason: "cost cap $0.01 reached" }),
+  );
   expected.stopped = "stopped";
   storeRun(join(root, "failed"), { status: "failed", pid: dead, reason: "3 errored stages" });
   expected.failed = "failed";
   storeRun(join(root, "finished"), { status: "finished", pid: dead }, summary("finished"));
   expected.finished = "finished";
   mkdirSync(join(root, "eval-done"), { recursive: true });
-  writeFileSync(join(root, "eval-done", "eval_summary.json"), JSON.stringify({ benchmark: "conventions", split: "test", n_items: 4, hard: 0.75, soft: 0.8, backend: "sim (offline simulator)", cost_usd: 0 }));
+  writeFileSync(
+    join(root, "eval-done", "eval_summary.json"),
+    JSON.stringify({
+      benchmark: "conventions",
+      split: "test",
+      n_items: 4,
+      hard: 0.75,
+      soft: 0.8,
+      backend: "sim (offline simulator)",
+      cost_usd: 0,
+    }),
+  );
   expected["eval-done"] = "finished";
   mkdirSync(join(root, "reference-no-summary"), { recursive: true });
   writeFileSync(join(root, "reference-no-summary", "history.json"), JSON.stringify([{ step: 1, action: "accept" }]));
@@ -90,7 +110,10 @@ describe("one status rule", () => {
     const cliRows = JSON.parse(cli.stdout) as { dir: string; status: string; kind: string; reason: string | null }[];
     const fromCli = Object.fromEntries(cliRows.map((r) => [r.dir.slice(root.length + 1), r.status]));
     const auth = await signIn(ui);
-    const apiRows = (await (await fetch(`${ui.url}/api/runs`, { headers: auth })).json()) as { id: string; status: string }[];
+    const apiRows = (await (await fetch(`${ui.url}/api/runs`, { headers: auth })).json()) as {
+      id: string;
+      status: string;
+    }[];
     const fromApi = Object.fromEntries(apiRows.map((r) => [r.id, r.status]));
     const fromReport: Record<string, string> = {};
     for (const name of Object.keys(expected)) {

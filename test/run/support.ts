@@ -8,7 +8,10 @@ import { commitCheckpoint, openRunStore } from "../../src/store/index.ts";
  * best_skill.md, config.resolved.yaml), for renderer tests that must not depend on the engine.
  * The browser tests use fixtures/runs/quickstart, produced by the real engine.
  */
-export function writeSyntheticRun(dir: string, opts: { steps?: number; finished?: boolean } = {}): Record<string, unknown>[] {
+export function writeSyntheticRun(
+  dir: string,
+  opts: { steps?: number; finished?: boolean } = {},
+): Record<string, unknown>[] {
   const n = opts.steps ?? 6;
   mkdirSync(join(dir, "skills"), { recursive: true });
   let skill = "# House conventions\n\nAnswer briefly.\n";
@@ -43,8 +46,21 @@ export function writeSyntheticRun(dir: string, opts: { steps?: number; finished?
       edits_applied: 2,
       edits_failed: step === 2 ? 1 : 0,
       edits: [
-        { op: "add", section: "Dates", text: `Write dates as YYYY-MM-DD <${step}>`, rationale: "expected answers use ISO dates", status: "applied" },
-        { op: "replace", section: "Numbers", text: "Round to two decimals", rationale: "rounding failures", status: step === 2 ? "failed" : "applied", error: step === 2 ? "anchor not found" : undefined },
+        {
+          op: "add",
+          section: "Dates",
+          text: `Write dates as YYYY-MM-DD <${step}>`,
+          rationale: "expected answers use ISO dates",
+          status: "applied",
+        },
+        {
+          op: "replace",
+          section: "Numbers",
+          text: "Round to two decimals",
+          rationale: "rounding failures",
+          status: step === 2 ? "failed" : "applied",
+          error: step === 2 ? "anchor not found" : undefined,
+        },
       ],
       calls: 10 + step,
       tokens: 1000 * step,
@@ -65,7 +81,14 @@ export function writeSyntheticRun(dir: string, opts: { steps?: number; finished?
         steps: n,
         accepted: records.filter((r) => r.action === "accepted").length,
         rejected: records.filter((r) => r.action !== "accepted").length,
-        calls: { total: 100, cached: 4, by_stage: { rollout: { calls: 60, tokens: 5000, cost_usd: 0.01 }, analyst: { calls: 40, tokens: 3000, cost_usd: 0.02 } } },
+        calls: {
+          total: 100,
+          cached: 4,
+          by_stage: {
+            rollout: { calls: 60, tokens: 5000, cost_usd: 0.01 },
+            analyst: { calls: 40, tokens: 3000, cost_usd: 0.02 },
+          },
+        },
         tokens: 8000,
         cost_usd: 0.03,
         wall_s: 4.2,
@@ -148,7 +171,12 @@ export function summaryRecord(fields: Partial<Summary> = {}): Summary {
  * Commit one step to `<dir>/state.sqlite` through the real run store, as the trainer does
  * (record, artifacts, candidate text), from another connection than the reader's.
  */
-export function commitSyntheticStep(dir: string, fields: Partial<StepRecord> & { step: number }, candidate: string, meta: Record<string, string | number> = {}): void {
+export function commitSyntheticStep(
+  dir: string,
+  fields: Partial<StepRecord> & { step: number },
+  candidate: string,
+  meta: Record<string, string | number> = {},
+): void {
   const record = stepRecord(fields);
   const store = openRunStore(join(dir, "state.sqlite"));
   try {
@@ -161,13 +189,28 @@ export function commitSyntheticStep(dir: string, fields: Partial<StepRecord> & {
       skills: [{ hash, text: candidate, origin: `candidate_step_${record.step}` }],
       record: { ...record, candidate_hash: hash },
       artifacts: {
-        merged_patch: { edits: [{ op: "append", content: `rule ${record.step}` }, { op: "append", content: "clipped rule" }] },
+        merged_patch: {
+          edits: [
+            { op: "append", content: `rule ${record.step}` },
+            { op: "append", content: "clipped rule" },
+          ],
+        },
         ranked_edits: { edits: [{ op: "append", content: `rule ${record.step}`, rationale: "failures on dates" }] },
-        edit_apply_report: [{ index: 1, op: "append", target: "", content_preview: `rule ${record.step}`, status: "applied_append" }],
+        edit_apply_report: [
+          { index: 1, op: "append", target: "", content_preview: `rule ${record.step}`, status: "applied_append" },
+        ],
       },
       evaluations: [],
       // Held by this (live) test process, so the status rule reads "running".
-      meta: { status: "running", pid: process.pid, started_at: 1_700_000_000_000, benchmark: "conventions", backend: "sim (offline simulator)", total_steps: 6, ...meta },
+      meta: {
+        status: "running",
+        pid: process.pid,
+        started_at: 1_700_000_000_000,
+        benchmark: "conventions",
+        backend: "sim (offline simulator)",
+        total_steps: 6,
+        ...meta,
+      },
     });
   } finally {
     store.close();

@@ -17,7 +17,8 @@ const RULES = {
   naming: "- Name identifiers in kebab-case.",
   list: "- List items in reverse alphabetical order (Z to A), comma-separated.",
 };
-const skill = (...rules: string[]) => `---\nname: house\ndescription: How to answer reporting questions.\n---\n# House style\n\nAnswer with the value only.\n\n## Conventions\n${rules.join("\n")}\n`;
+const skill = (...rules: string[]) =>
+  `---\nname: house\ndescription: How to answer reporting questions.\n---\n# House style\n\nAnswer with the value only.\n\n## Conventions\n${rules.join("\n")}\n`;
 const OLD = skill(RULES.date, RULES.rounding, RULES.distance, RULES.currency);
 const CHANGES = {
   harmful: skill(RULES.distance, RULES.currency),
@@ -25,10 +26,32 @@ const CHANGES = {
   helpful: skill(RULES.date, RULES.rounding, RULES.distance, RULES.currency, RULES.naming, RULES.list),
 };
 const SCRIPT = join(REPO_ROOT, "scripts", "skill-check.sh");
-const SCRIPT_SETTINGS = ["SKILLOPT_BIN", "SKILLOPT_VERSION", "SKILLOPT_RELEASE_URL", "SKILLOPT_REPO", "SKILLOPT_ARGS", "SKILLOPT_FAIL_ON", "SKILLOPT_REPORT_DIR", "SKILLOPT_SKILLS", "GITHUB_STEP_SUMMARY", "RUNNER_TEMP"];
+const SCRIPT_SETTINGS = [
+  "SKILLOPT_BIN",
+  "SKILLOPT_VERSION",
+  "SKILLOPT_RELEASE_URL",
+  "SKILLOPT_REPO",
+  "SKILLOPT_ARGS",
+  "SKILLOPT_FAIL_ON",
+  "SKILLOPT_REPORT_DIR",
+  "SKILLOPT_SKILLS",
+  "GITHUB_STEP_SUMMARY",
+  "RUNNER_TEMP",
+];
 
 function git(cwd: string, ...args: string[]): string {
-  const r = Bun.spawnSync(["git", ...args], { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.invalid" } });
+  const r = Bun.spawnSync(["git", ...args], {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@example.invalid",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@example.invalid",
+    },
+  });
   if (r.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr.toString()}`);
   return r.stdout.toString();
 }
@@ -58,7 +81,9 @@ function wrapper(dir: string): { path: string; ran: string } {
   const path = join(dir, "skillopt-wrapper");
   const ran = join(dir, "wrapper-ran");
   // With SKILLOPT_BIN set (the e2e run against a compiled binary), the stand-in runs that binary.
-  const cli = process.env.SKILLOPT_BIN ? `'${process.env.SKILLOPT_BIN}'` : `'${process.execPath}' '${join(REPO_ROOT, "src", "main.ts")}'`;
+  const cli = process.env.SKILLOPT_BIN
+    ? `'${process.env.SKILLOPT_BIN}'`
+    : `'${process.execPath}' '${join(REPO_ROOT, "src", "main.ts")}'`;
   writeFileSync(path, `#!/bin/sh\ntouch '${ran}'\nexec ${cli} "$@"\n`);
   chmodSync(path, 0o755);
   return { path, ran };
@@ -71,11 +96,23 @@ async function runCheck(repo: string, branch: string, env: Record<string, string
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SCRIPT_SETTINGS.includes(k)));
   const proc = Bun.spawn(["bash", SCRIPT], {
     cwd: repo,
-    env: { ...inherited, NO_COLOR: "1", SKILLOPT_CONFIG: "quickstart", SKILLOPT_BASE_REF: "main", SKILLOPT_SKILLS: "skills/**/SKILL.md", GITHUB_STEP_SUMMARY: summary, ...env },
+    env: {
+      ...inherited,
+      NO_COLOR: "1",
+      SKILLOPT_CONFIG: "quickstart",
+      SKILLOPT_BASE_REF: "main",
+      SKILLOPT_SKILLS: "skills/**/SKILL.md",
+      GITHUB_STEP_SUMMARY: summary,
+      ...env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr, summary: existsSync(summary) ? readFileSync(summary, "utf8") : "" };
 }
 
@@ -122,7 +159,11 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     const helpful = await runCheck(repo, "helpful", { ...env, SKILLOPT_REPORT_DIR: reports });
     expect(helpful.code).toBe(0);
     const kept = JSON.parse(readFileSync(join(reports, "check-1", "skill_check.json"), "utf8"));
-    expect({ verdict: kept.verdict, title: kept.title, baseline_label: kept.baseline_label }).toEqual({ verdict: "improved", title: "skills/house/SKILL.md", baseline_label: "main" });
+    expect({ verdict: kept.verdict, title: kept.title, baseline_label: kept.baseline_label }).toEqual({
+      verdict: "improved",
+      title: "skills/house/SKILL.md",
+      baseline_label: "main",
+    });
     expect(helpful.summary).toContain("— IMPROVED");
     expect(helpful.summary).toMatch(/\*\*Verdict: improved\.\*\* Δ \+\d+\.\d pts \[\+\d+\.\d, /);
   });
@@ -132,8 +173,18 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     const repo = repoWithChanges(dir.path);
     const bin = wrapper(dir.path);
     const bytes = new Uint8Array(readFileSync(bin.path));
-    using rel = release(bytes, sha256sums([{ name: hostAsset(), bytes }, { name: "skillopt-windows-x64.exe", bytes: new Uint8Array([1]) }]));
-    const r = await runCheck(repo, "helpful", { SKILLOPT_VERSION: "v9.9.9", SKILLOPT_RELEASE_URL: rel.url, SKILLOPT_CACHE_DIR: join(dir.path, "cache") });
+    using rel = release(
+      bytes,
+      sha256sums([
+        { name: hostAsset(), bytes },
+        { name: "skillopt-windows-x64.exe", bytes: new Uint8Array([1]) },
+      ]),
+    );
+    const r = await runCheck(repo, "helpful", {
+      SKILLOPT_VERSION: "v9.9.9",
+      SKILLOPT_RELEASE_URL: rel.url,
+      SKILLOPT_CACHE_DIR: join(dir.path, "cache"),
+    });
     expect(r.stderr).toContain(`${hostAsset()} v9.9.9 verified`);
     expect(r.code).toBe(0);
     expect(rel.requests).toEqual(["/v9.9.9/SHA256SUMS", `/v9.9.9/${hostAsset()}`]);
@@ -169,7 +220,10 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     expect(none.summary).toContain("no skill file changed against main");
     expect(existsSync(bin.ran)).toBe(false);
     const noConfig = await runCheck(repo, "harmful", { SKILLOPT_BIN: bin.path, SKILLOPT_CONFIG: "" });
-    expect({ code: noConfig.code, err: noConfig.stderr.trim() }).toEqual({ code: 2, err: "skill-check: SKILLOPT_CONFIG (input config) is empty: name a bundled config or a config file" });
+    expect({ code: noConfig.code, err: noConfig.stderr.trim() }).toEqual({
+      code: 2,
+      err: "skill-check: SKILLOPT_CONFIG (input config) is empty: name a bundled config or a config file",
+    });
     const badBase = await runCheck(repo, "harmful", { SKILLOPT_BIN: bin.path, SKILLOPT_BASE_REF: "origin/nope" });
     expect(badBase.code).toBe(2);
     expect(badBase.stderr).toContain("base ref origin/nope is not in this clone");
@@ -184,7 +238,11 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     const bin = wrapper(dir.path);
     const url = await refusedUrl();
     const args = `--no-cache --set model.target_backend=openai_compatible --set model.openai_compatible_base_url=${url} --set model.target=target-model`;
-    const r = await runCheck(repo, "helpful", { SKILLOPT_BIN: bin.path, SKILLOPT_ARGS: args, OPENAI_COMPATIBLE_API_KEY: "sk-fake-0000" });
+    const r = await runCheck(repo, "helpful", {
+      SKILLOPT_BIN: bin.path,
+      SKILLOPT_ARGS: args,
+      OPENAI_COMPATIBLE_API_KEY: "sk-fake-0000",
+    });
     expect(r.code).toBe(1);
     expect(r.summary).toContain("### SkillOpt check: `skills/house/SKILL.md` — no verdict");
     expect(r.summary).toContain("127.0.0.1");
@@ -205,11 +263,19 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     expect(step.run).toBe('bash "$GITHUB_ACTION_PATH/scripts/skill-check.sh"');
     const env = step.env as Record<string, string>;
     for (const input of Object.keys(action.inputs)) {
-      expect({ input, passed: Object.values(env).some((v) => v.includes(`inputs.${input}`)) }).toEqual({ input, passed: true });
+      expect({ input, passed: Object.values(env).some((v) => v.includes(`inputs.${input}`)) }).toEqual({
+        input,
+        passed: true,
+      });
     }
     // Each setting the script reads from an input is one the action sets.
     const script = readFileSync(SCRIPT, "utf8");
     for (const name of Object.keys(env)) expect({ name, read: script.includes(name) }).toEqual({ name, read: true });
-    expect(Object.entries(action.inputs).filter(([, v]) => v.required).map(([k]) => k).sort()).toEqual(["config", "version"]);
+    expect(
+      Object.entries(action.inputs)
+        .filter(([, v]) => v.required)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(["config", "version"]);
   });
 });

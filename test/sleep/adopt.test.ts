@@ -32,7 +32,9 @@ describe("adoption", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
     writeFileSync(n.memoryPath, `${MEM_BEFORE}edited by hand\n`);
-    expect(() => adoptNight(n.dir, { mode: "legacy" }, { stateDir: n.stateDir })).toThrow(/changed since this night was staged/);
+    expect(() => adoptNight(n.dir, { mode: "legacy" }, { stateDir: n.stateDir })).toThrow(
+      /changed since this night was staged/,
+    );
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_BEFORE);
     expect(readFileSync(n.memoryPath, "utf8")).toBe(`${MEM_BEFORE}edited by hand\n`);
     expect(existsSync(join(n.dir, "backup"))).toBe(false);
@@ -43,7 +45,9 @@ describe("adoption", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
     writeFileSync(n.skillPath, "replaced\n");
-    const r = await runCli(["sleep", "adopt", "--project", n.project, "--json"], { env: { HOME: join(tmp.path, "home") } });
+    const r = await runCli(["sleep", "adopt", "--project", n.project, "--json"], {
+      env: { HOME: join(tmp.path, "home") },
+    });
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "adoption_refused", staging_dir: n.dir });
   });
@@ -51,7 +55,10 @@ describe("adoption", () => {
   test("status and a second adopt leave a running adoption alone (no recovery under a live holder)", async () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "slow-adopt.ts"), n.dir, n.stateDir], { stdout: "pipe", stderr: "pipe" });
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "slow-adopt.ts"), n.dir, n.stateDir], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const reader = child.stdout.getReader();
     await reader.read();
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
@@ -74,29 +81,43 @@ describe("adoption", () => {
   test("a crash in the middle of adoption is recovered by the next status, and adopt then succeeds", async () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], { stdout: "ignore", stderr: "ignore" });
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     expect(await child.exited).not.toBe(0);
     expect(child.signalCode).toBe("SIGKILL");
     // Half-applied: the skill is new, the memory still old, the journal left behind.
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
     expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_BEFORE);
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
-    const status = await runCli(["sleep", "status", "--project", n.project, "--json"], { env: { HOME: join(tmp.path, "home") } });
+    const status = await runCli(["sleep", "status", "--project", n.project, "--json"], {
+      env: { HOME: join(tmp.path, "home") },
+    });
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout).recovered_adoptions).toEqual([n.dir]);
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_BEFORE);
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(false);
     expect(existsSync(join(n.dir, "backup", "SKILL.md"))).toBe(false);
-    const adopt = await runCli(["sleep", "adopt", "--project", n.project, "--json"], { env: { HOME: join(tmp.path, "home") } });
+    const adopt = await runCli(["sleep", "adopt", "--project", n.project, "--json"], {
+      env: { HOME: join(tmp.path, "home") },
+    });
     expect(adopt.code).toBe(0);
-    expect(JSON.parse(adopt.stdout)).toMatchObject({ ok: true, mode: "legacy", updated_paths: [n.skillPath, n.memoryPath] });
+    expect(JSON.parse(adopt.stdout)).toMatchObject({
+      ok: true,
+      mode: "legacy",
+      updated_paths: [n.skillPath, n.memoryPath],
+    });
     expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
   });
 
   test("a crash in the middle of adoption is recovered by the next adopt itself", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    const child = Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], { stdout: "ignore", stderr: "ignore" });
+    const child = Bun.spawnSync(
+      [process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir],
+      { stdout: "ignore", stderr: "ignore" },
+    );
     expect(child.success).toBe(false);
     const r = adoptNight(n.dir, { mode: "legacy" }, { stateDir: n.stateDir });
     expect(r.recovered).toEqual([n.skillPath]);
@@ -107,7 +128,10 @@ describe("adoption", () => {
   test("recovery keeps everything when someone edited a half-adopted file", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], { stdout: "ignore", stderr: "ignore" });
+    Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     writeFileSync(n.skillPath, "an editor changed this\n");
     expect(() => recoverJournal(n.dir, { stateDir: n.stateDir })).toThrow(/changed since/);
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);

@@ -12,7 +12,12 @@ import { tempDir } from "../support/tmp.ts";
 const RULE = "Use `bun test` instead of `npm test`.";
 
 function tasksFile(dir: string): string {
-  const intents = ["Add a unit test for slugify", "Find the login regression", "Refactor the config loader", "Write retry policy tests"];
+  const intents = [
+    "Add a unit test for slugify",
+    "Find the login regression",
+    "Refactor the config loader",
+    "Write retry policy tests",
+  ];
   const tasks = intents.map((intent, i) => ({
     id: `task_fix${i}`,
     project: dir,
@@ -30,14 +35,20 @@ function tasksFile(dir: string): string {
 
 async function night(extraEnv: Record<string, string>) {
   const server = await startFakeOpenAI({
-    reply: (req) => (req.lastUserText.includes("Propose at most") ? JSON.stringify([{ op: "add", content: RULE, rationale: "corrected" }]) : "I ran bun test: green."),
+    reply: (req) =>
+      req.lastUserText.includes("Propose at most")
+        ? JSON.stringify([{ op: "add", content: RULE, rationale: "corrected" }])
+        : "I ran bun test: green.",
   });
   const dir = tempDir();
   const home = join(dir.path, "home");
   const project = join(dir.path, "proj");
   mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
   mkdirSync(project, { recursive: true });
-  writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, model: "deepseek-v4-pro" }));
+  writeFileSync(
+    join(home, ".skillopt-sleep", "config.json"),
+    JSON.stringify({ azure_endpoint: server.url, model: "deepseek-v4-pro" }),
+  );
   const env = {
     HOME: home,
     SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
@@ -46,7 +57,20 @@ async function night(extraEnv: Record<string, string>) {
     AZURE_OPENAI_API_KEY: "sk-compat-test-key-000111",
     ...extraEnv,
   };
-  const r = await runCli(["sleep", "review", "--backend", "azure_openai", "--project", project, "--tasks-file", tasksFile(project), "--json"], { env });
+  const r = await runCli(
+    [
+      "sleep",
+      "review",
+      "--backend",
+      "azure_openai",
+      "--project",
+      project,
+      "--tasks-file",
+      tasksFile(project),
+      "--json",
+    ],
+    { env },
+  );
   return {
     r,
     server,
@@ -72,7 +96,10 @@ describe("sleep azure_openai in OpenAI-compatible mode", () => {
   }, 60_000);
 
   test("SKILLOPT_SLEEP_COMPAT_MAX_TOKENS and SKILLOPT_SLEEP_CHAT_EXTRA_BODY shape every request", async () => {
-    await using n = await night({ SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: "4096", SKILLOPT_SLEEP_CHAT_EXTRA_BODY: JSON.stringify({ thinking: { type: "enabled" } }) });
+    await using n = await night({
+      SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: "4096",
+      SKILLOPT_SLEEP_CHAT_EXTRA_BODY: JSON.stringify({ thinking: { type: "enabled" } }),
+    });
     expect(n.r.code).toBe(0);
     expect(n.server.requests.length).toBeGreaterThan(0);
     for (const q of n.server.requests) {
@@ -85,7 +112,10 @@ describe("sleep azure_openai in OpenAI-compatible mode", () => {
     for (const [env, want] of [
       [{ SKILLOPT_SLEEP_CHAT_EXTRA_BODY: "{not json" }, "SKILLOPT_SLEEP_CHAT_EXTRA_BODY: not valid JSON"],
       [{ SKILLOPT_SLEEP_CHAT_EXTRA_BODY: "[1, 2]" }, "SKILLOPT_SLEEP_CHAT_EXTRA_BODY: expected a JSON object"],
-      [{ SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: "lots" }, "SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: expected a positive whole number"],
+      [
+        { SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: "lots" },
+        "SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: expected a positive whole number",
+      ],
     ] as const) {
       await using n = await night(env);
       expect(n.r.code).toBe(2);

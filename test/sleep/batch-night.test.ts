@@ -10,13 +10,26 @@ const RULE = "Use `bun test` instead of `npm test`.";
 const MIN = 60_000;
 
 function tasksFile(dir: string): string {
-  const intents = ["Add a unit test for slugify", "Find the login regression", "Refactor the config loader", "Write retry policy tests", "Upgrade yaml and check", "Port the date parser"];
+  const intents = [
+    "Add a unit test for slugify",
+    "Find the login regression",
+    "Refactor the config loader",
+    "Write retry policy tests",
+    "Upgrade yaml and check",
+    "Port the date parser",
+  ];
   const tasks = intents.map((intent, i) => ({
     id: `task_fix${i}`,
     project: dir,
     intent,
     reference_kind: "rule",
-    judge: { kind: "rule", checks: [{ op: "contains", arg: "bun test" }, { op: "not_contains", arg: "npm test" }] },
+    judge: {
+      kind: "rule",
+      checks: [
+        { op: "contains", arg: "bun test" },
+        { op: "not_contains", arg: "npm test" },
+      ],
+    },
     tags: ["correction"],
     outcome: "fail",
     split: i % 2 ? "val" : "train",
@@ -31,7 +44,8 @@ describe("a Sleep night with sleep.batch", () => {
     using tmp = tempDir();
     await using server = await startFakeOpenAI({
       reply: (req) => {
-        if (req.lastUserText.includes("Propose at most")) return JSON.stringify([{ op: "add", content: RULE, rationale: "the user corrected this" }]);
+        if (req.lastUserText.includes("Propose at most"))
+          return JSON.stringify([{ op: "add", content: RULE, rationale: "the user corrected this" }]);
         return req.lastUserText.includes(RULE) ? "I ran bun test: green." : "I ran npm test: green.";
       },
       batch: { completionMs: 10 * MIN, advancePerPollMs: 5 * MIN },
@@ -41,16 +55,37 @@ describe("a Sleep night with sleep.batch", () => {
       const project = join(tmp.path, name, "proj");
       mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
       mkdirSync(project, { recursive: true });
-      writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "gpt-4o-mini", batch, batch_poll_seconds: 0.01 }));
-      const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(tmp.path, name, "cache") };
-      const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project), "--json"], { env });
+      writeFileSync(
+        join(home, ".skillopt-sleep", "config.json"),
+        JSON.stringify({
+          azure_endpoint: server.url,
+          api_key_env: "SLEEP_FAKE_KEY",
+          model: "gpt-4o-mini",
+          batch,
+          batch_poll_seconds: 0.01,
+        }),
+      );
+      const env = {
+        HOME: home,
+        SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
+        SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456",
+        SKILLOPT_CACHE_DIR: join(tmp.path, name, "cache"),
+      };
+      const r = await runCli(
+        ["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project), "--json"],
+        { env },
+      );
       expect(r.code).toBe(0);
       return JSON.parse(r.stdout);
     };
     const live = await night("live", false);
     const liveRequests = server.requests.length;
     const batched = await night("batch", true);
-    expect({ accepted: batched.accepted, action: batched.gate_action, edits: batched.edits.map((e: { content: string }) => e.content) }).toEqual({
+    expect({
+      accepted: batched.accepted,
+      action: batched.gate_action,
+      edits: batched.edits.map((e: { content: string }) => e.content),
+    }).toEqual({
       accepted: live.accepted,
       action: live.gate_action,
       edits: live.edits.map((e: { content: string }) => e.content),

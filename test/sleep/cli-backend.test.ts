@@ -20,14 +20,23 @@ describe.skipIf(process.platform === "win32")("sleep through an agent CLI (fake 
     }));
     const file = join(project, "tasks.json");
     writeFileSync(file, JSON.stringify({ format: TASKS_FORMAT, reviewed: true, tasks }));
-    const env = { ...fake.vars, SKILLOPT_SLEEP_STATE_DIR: join(fake.home, ".skillopt-sleep"), SKILLOPT_CACHE_DIR: join(fake.home, "cache") };
-    const r = await runCli(["sleep", "dry-run", "--backend", "claude", "--project", project, "--tasks-file", file, "--json"], { env, cwd: project });
+    const env = {
+      ...fake.vars,
+      SKILLOPT_SLEEP_STATE_DIR: join(fake.home, ".skillopt-sleep"),
+      SKILLOPT_CACHE_DIR: join(fake.home, "cache"),
+    };
+    const r = await runCli(
+      ["sleep", "dry-run", "--backend", "claude", "--project", project, "--tasks-file", file, "--json"],
+      { env, cwd: project },
+    );
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ accepted: false, staging_dir: null });
     const calls = fake.calls().filter((c) => c.name === "claude");
     expect(calls.length).toBeGreaterThanOrEqual(4);
-    expect(calls.every((c) => c.stdin.startsWith(SLEEP_SENTINEL) || c.argv.some((a) => a.startsWith(SLEEP_SENTINEL)))).toBe(true);
+    expect(
+      calls.every((c) => c.stdin.startsWith(SLEEP_SENTINEL) || c.argv.some((a) => a.startsWith(SLEEP_SENTINEL))),
+    ).toBe(true);
     expect(out.budget.calls).toBe(calls.length);
   });
 });

@@ -22,19 +22,31 @@ describe("a bad Sleep config file is one line naming file:line:col and the key",
     const r = await runCli(["sleep", "status", "--project", project], { env: { HOME: home }, cwd: project });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr.trim().split("\n")).toEqual([`config error: ${file}:3:1: edit_budget: expected an integer ≥ 0, got "lots"`]);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      `config error: ${file}:3:1: edit_budget: expected an integer ≥ 0, got "lots"`,
+    ]);
   });
 
   test("an unknown key in config.json: did-you-mean, and the typed facts under --json", async () => {
     using tmp = tempDir("sleep-config-");
-    const { home, project, file } = sleepHome(tmp.path, "config.json", '{\n  "backend": "mock",\n  "edit_budgett": 3\n}\n');
+    const { home, project, file } = sleepHome(
+      tmp.path,
+      "config.json",
+      '{\n  "backend": "mock",\n  "edit_budgett": 3\n}\n',
+    );
     const r = await runCli(["sleep", "status", "--project", project, "--json"], { env: { HOME: home }, cwd: project });
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout).error).toEqual({
       code: "config",
       exit_code: 2,
       message: `${file}:3:3: edit_budgett: unknown key (did you mean "edit_budget"?)`,
-      data: { file, line: 3, column: 3, key: "edit_budgett", issues: [{ path: "edit_budgett", message: "unknown key" }] },
+      data: {
+        file,
+        line: 3,
+        column: 3,
+        key: "edit_budgett",
+        issues: [{ path: "edit_budgett", message: "unknown key" }],
+      },
     });
   });
 

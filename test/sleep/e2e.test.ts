@@ -25,16 +25,59 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best", n_accepted_edits: 1 });
     expect(out.n_sessions).toBeGreaterThanOrEqual(11);
     const night: string = out.staging_dir;
-    for (const f of ["manifest.json", "report.md", "report.json", "diagnostics.json", "evidence.jsonl", "proposed_SKILL.md"]) expect(existsSync(join(night, f))).toBe(true);
+    for (const f of [
+      "manifest.json",
+      "report.md",
+      "report.json",
+      "diagnostics.json",
+      "evidence.jsonl",
+      "proposed_SKILL.md",
+    ])
+      expect(existsSync(join(night, f))).toBe(true);
     expect(existsSync(join(night, "proposed_CLAUDE.md"))).toBe(false);
     const manifest = JSON.parse(readFileSync(join(night, "manifest.json"), "utf8"));
-    expect(manifest).toMatchObject({ schema: "skillopt-sleep-staging", schema_version: 2, has_skill: false, has_memory: false, has_managed_skill: true, has_managed_memory: false, accepted: true });
+    expect(manifest).toMatchObject({
+      schema: "skillopt-sleep-staging",
+      schema_version: 2,
+      has_skill: false,
+      has_memory: false,
+      has_managed_skill: true,
+      has_managed_memory: false,
+      accepted: true,
+    });
     expect(readFileSync(join(night, "report.md"), "utf8")).toContain("accept_new_best");
-    const events = readFileSync(join(night, "evidence.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { stage: string; event: string; seq: number; phase?: string; outcome?: string; formula?: string });
+    const events = readFileSync(join(night, "evidence.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            stage: string;
+            event: string;
+            seq: number;
+            phase?: string;
+            outcome?: string;
+            formula?: string;
+          },
+      );
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     const names = new Set(events.map((e) => `${e.stage}/${e.event}`));
-    for (const n of ["cycle/start", "harvest/session", "mine/task_ready", "replay/result", "gate/baseline", "reflect/edits_returned", "gate/trial", "gate/decision", "stage/staged", "cycle/end"]) expect(names.has(n)).toBe(true);
-    expect(new Set(events.filter((e) => e.event === "result").map((e) => e.phase))).toEqual(new Set(["baseline_val", "train", "gate_trial:skill", "train_post_skill", "final_val"]));
+    for (const n of [
+      "cycle/start",
+      "harvest/session",
+      "mine/task_ready",
+      "replay/result",
+      "gate/baseline",
+      "reflect/edits_returned",
+      "gate/trial",
+      "gate/decision",
+      "stage/staged",
+      "cycle/end",
+    ])
+      expect(names.has(n)).toBe(true);
+    expect(new Set(events.filter((e) => e.event === "result").map((e) => e.phase))).toEqual(
+      new Set(["baseline_val", "train", "gate_trial:skill", "train_post_skill", "final_val"]),
+    );
     expect(events.filter((e) => e.event === "decision")).toHaveLength(1);
     expect(events.filter((e) => e.stage === "cycle" && e.event === "end").map((e) => e.outcome)).toEqual(["completed"]);
     expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
@@ -47,13 +90,20 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     // Every staged edit carries its evidence card: sessions, the gate's paired Δ, n, regressions, cost.
     expect(diff.stdout).toContain("Evidence for each staged edit:");
     const card = JSON.parse(readFileSync(join(night, "report.json"), "utf8")).edit_evidence[0];
-    expect(card).toMatchObject({ rule: "Use `bun test` instead of `npm test`.", verification: { verdict: "accept", regressions: [] } });
+    expect(card).toMatchObject({
+      rule: "Use `bun test` instead of `npm test`.",
+      verification: { verdict: "accept", regressions: [] },
+    });
     expect(card.verification.n).toBeGreaterThan(0);
     expect(card.verification.delta).toBeGreaterThan(0);
     expect(card.sources.length).toBeGreaterThan(0);
     expect(card.sources[0].date).not.toBe("");
 
-    for (const args of [["status", "--json"], ["dry-run", "--backend", "mock", "--json"], ["diff", "--json"]]) {
+    for (const args of [
+      ["status", "--json"],
+      ["dry-run", "--backend", "mock", "--json"],
+      ["diff", "--json"],
+    ]) {
       const r = await run(args);
       expect(r.code).toBe(0);
     }
@@ -69,8 +119,14 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     expect(readFileSync(join(night, "backup", "SKILL.md"))).toEqual(original);
     const receipts = JSON.parse(readFileSync(join(night, "adopted_legacy.json"), "utf8"));
     expect(receipts).toHaveLength(1);
-    expect(receipts[0]).toMatchObject({ target: "skill", live_path: skillPath, backup_path: join(night, "backup", "SKILL.md") });
-    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual(["home/.claude/skills/skillopt-sleep-learned/SKILL.md"]);
+    expect(receipts[0]).toMatchObject({
+      target: "skill",
+      live_path: skillPath,
+      backup_path: join(night, "backup", "SKILL.md"),
+    });
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([
+      "home/.claude/skills/skillopt-sleep-learned/SKILL.md",
+    ]);
 
     for (const f of hashTree([staging, stateDir]).keys()) expect(readFileSync(f).includes(FAKE_SECRET)).toBe(false);
 
@@ -85,7 +141,8 @@ describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
     using tmp = tempDir("sleep-e2e-");
     const { home, project } = buildFakeHome(tmp.path);
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
-    const run = (args: string[]) => runCli(["sleep", ...args, "--project", project, "--backend", "mock", "--json"], { env, cwd: project });
+    const run = (args: string[]) =>
+      runCli(["sleep", ...args, "--project", project, "--backend", "mock", "--json"], { env, cwd: project });
     const first = JSON.parse((await run(["review"])).stdout);
     expect(first.accepted).toBe(true);
     const rejected = await run(["reject"]);
@@ -113,7 +170,21 @@ describe("memory targets and auto-adopt", () => {
     const agents = join(project, "AGENTS.md");
     writeFileSync(agents, "# Agents\n\nBe brief.\n");
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
-    const r = await runCli(["sleep", "review", "--backend", "mock", "--project", project, "--memory-target", "AGENTS.md", "--auto-adopt", "--json"], { env, cwd: project });
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "mock",
+        "--project",
+        project,
+        "--memory-target",
+        "AGENTS.md",
+        "--auto-adopt",
+        "--json",
+      ],
+      { env, cwd: project },
+    );
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.accepted).toBe(true);
@@ -132,7 +203,14 @@ describe("reject", () => {
     const home = join(tmp.path, "home");
     const project = join(tmp.path, "proj");
     mkdirSync(project, { recursive: true });
-    const tasks = Array.from({ length: 6 }, (_, i) => ({ id: `task_r${i}`, intent: `Question ${i}`, reference_kind: "exact", reference: `ref-${i}`, tags: ["rule:wrap-answer"], split: i % 2 ? "val" : "train" }));
+    const tasks = Array.from({ length: 6 }, (_, i) => ({
+      id: `task_r${i}`,
+      intent: `Question ${i}`,
+      reference_kind: "exact",
+      reference: `ref-${i}`,
+      tags: ["rule:wrap-answer"],
+      split: i % 2 ? "val" : "train",
+    }));
     const file = join(project, "tasks.json");
     writeFileSync(file, JSON.stringify({ format: "skillopt_sleep.tasks.v1", tasks }));
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
@@ -145,7 +223,12 @@ describe("reject", () => {
     const refused = await run(["adopt"]);
     expect(refused.code).toBe(2);
     const second = JSON.parse((await run(["review", "--backend", "mock", "--tasks-file", file])).stdout);
-    expect(second).toMatchObject({ accepted: false, n_accepted_edits: 0, n_rejected_edits: 0, no_edits_reason: "the optimizer proposed no edits" });
+    expect(second).toMatchObject({
+      accepted: false,
+      n_accepted_edits: 0,
+      n_rejected_edits: 0,
+      no_edits_reason: "the optimizer proposed no edits",
+    });
   });
 });
 
@@ -156,16 +239,38 @@ describe("mock cycle end to end", () => {
     const project = join(tmp.path, "proj");
     mkdirSync(project, { recursive: true });
     const tasks = [
-      ...Array.from({ length: 6 }, (_, i) => ({ id: `task_u${i}`, intent: `Give the id of paper ${i}`, reference_kind: "exact", reference: `arXiv:17${i}6.0376${i}`, tags: ["rule:wrap-answer"], split: i % 2 ? "val" : "train" })),
-      { id: "task_harm", intent: "Answer the probe", reference_kind: "exact", reference: "never-produced", tags: ["rule:__harmful__"], split: "train" },
+      ...Array.from({ length: 6 }, (_, i) => ({
+        id: `task_u${i}`,
+        intent: `Give the id of paper ${i}`,
+        reference_kind: "exact",
+        reference: `arXiv:17${i}6.0376${i}`,
+        tags: ["rule:wrap-answer"],
+        split: i % 2 ? "val" : "train",
+      })),
+      {
+        id: "task_harm",
+        intent: "Answer the probe",
+        reference_kind: "exact",
+        reference: "never-produced",
+        tags: ["rule:__harmful__"],
+        split: "train",
+      },
     ];
     const file = join(project, "tasks.json");
     writeFileSync(file, JSON.stringify({ format: "skillopt_sleep.tasks.v1", tasks }));
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
-    const r = await runCli(["sleep", "review", "--backend", "mock", "--project", project, "--tasks-file", file, "--json"], { env });
+    const r = await runCli(
+      ["sleep", "review", "--backend", "mock", "--project", project, "--tasks-file", file, "--json"],
+      { env },
+    );
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best", n_accepted_edits: 1, n_rejected_edits: 1 });
+    expect(out).toMatchObject({
+      accepted: true,
+      gate_action: "accept_new_best",
+      n_accepted_edits: 1,
+      n_rejected_edits: 1,
+    });
     expect(out.edits[0].content).toBe(MOCK_RULES["wrap-answer"]);
     expect(out.rejected_edits[0].content).toBe(MOCK_RULES.__harmful__);
     const proposed = readFileSync(join(out.staging_dir, "proposed_SKILL.md"), "utf8");

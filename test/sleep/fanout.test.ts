@@ -35,21 +35,35 @@ describe("multi-skill fan-out", () => {
     expect(review.code).toBe(0);
     const out = JSON.parse(review.stdout);
     expect(out.staged_skills).toEqual(["answer-style"]);
-    expect(out.skill_groups).toEqual([expect.objectContaining({ skill_name: "answer-style", status: "accepted", accepted: true, n_tasks: 6 })]);
+    expect(out.skill_groups).toEqual([
+      expect.objectContaining({ skill_name: "answer-style", status: "accepted", accepted: true, n_tasks: 6 }),
+    ]);
     const manifest = JSON.parse(readFileSync(join(out.staging_dir, "manifest.json"), "utf8"));
-    expect(manifest.skills).toEqual([expect.objectContaining({ skill_name: "answer-style", proposed_file: "proposed_SKILL.answer-style.md", live_skill_path: skillPath })]);
+    expect(manifest.skills).toEqual([
+      expect.objectContaining({
+        skill_name: "answer-style",
+        proposed_file: "proposed_SKILL.answer-style.md",
+        live_skill_path: skillPath,
+      }),
+    ]);
     expect(manifest.skill_roots).toContain(join(project, ".claude", "skills"));
 
     const bare = await run(["adopt"]);
     expect(bare.code).toBe(2);
-    expect(JSON.parse(bare.stdout)).toMatchObject({ ok: false, error: "selection_required", available_skills: [{ skill_name: "answer-style", live_skill_path: skillPath }] });
+    expect(JSON.parse(bare.stdout)).toMatchObject({
+      ok: false,
+      error: "selection_required",
+      available_skills: [{ skill_name: "answer-style", live_skill_path: skillPath }],
+    });
     expect((await run(["adopt", "--skill", "nope"])).code).toBe(2);
 
     const adopt = await run(["adopt", "--skill", "answer-style"]);
     expect(adopt.code).toBe(0);
     expect(JSON.parse(adopt.stdout)).toMatchObject({ ok: true, mode: "skills", updated_paths: [skillPath] });
     expect(readFileSync(skillPath, "utf8")).toContain(MOCK_RULES["wrap-answer"]);
-    expect(JSON.parse(readFileSync(join(out.staging_dir, "adopted_skills.json"), "utf8"))).toEqual([expect.objectContaining({ skill_name: "answer-style", live_skill_path: skillPath })]);
+    expect(JSON.parse(readFileSync(join(out.staging_dir, "adopted_skills.json"), "utf8"))).toEqual([
+      expect.objectContaining({ skill_name: "answer-style", live_skill_path: skillPath }),
+    ]);
     const status = JSON.parse((await run(["status"])).stdout);
     expect(status).toMatchObject({ staged_skills: [], adopted_skills: ["answer-style"] });
 

@@ -18,7 +18,10 @@ describe("Sleep's gate decides with the engine's gate module", () => {
 
   test("the decision is the engine's decideOnItems on the per-task differences", () => {
     const d = sleepDecision(small, "paired");
-    expect(d).toMatchObject({ ...decideOnItems([1, 0, 1, 0], [false, false, false, false], "paired", SLEEP_SEQUENTIAL), n_total: 4 });
+    expect(d).toMatchObject({
+      ...decideOnItems([1, 0, 1, 0], [false, false, false, false], "paired", SLEEP_SEQUENTIAL),
+      n_total: 4,
+    });
     // Two gained tasks out of four: the held-out set is too small to tell.
     expect(d.verdict).toBe("undecided");
     expect(d.delta).toBeCloseTo(0.5, 12);
@@ -40,6 +43,8 @@ describe("Sleep's gate decides with the engine's gate module", () => {
 
   test("the report line shows Δ with its bounds, the tasks used and the verdict", () => {
     const line = gateLine(sleepDecision(small, "strict"));
-    expect(line).toMatch(/^Δ \+50\.0 pts, 95 % bounds \[-?\d+\.\d, \+\d+\.\d\] on 4\/4 held-out tasks, \+2\/−0 tasks; strict gate verdict: \*\*accept\*\* \(paired test on the same tasks: undecided\)$/);
+    expect(line).toMatch(
+      /^Δ \+50\.0 pts, 95 % bounds \[-?\d+\.\d, \+\d+\.\d\] on 4\/4 held-out tasks, \+2\/−0 tasks; strict gate verdict: \*\*accept\*\* \(paired test on the same tasks: undecided\)$/,
+    );
   });
 });

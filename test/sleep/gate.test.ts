@@ -26,7 +26,9 @@ function task(id: string, reference: string, rules: string[], split: "train" | "
 }
 
 const researcher = (split: (i: number) => "train" | "val") =>
-  ["1706.03762", "1810.04805", "2005.14165", "1512.03385", "1409.0473", "2106.09685"].map((n, i) => task(`r${i}`, `arXiv:${n}`, ["wrap-answer", "arxiv-id"], split(i)));
+  ["1706.03762", "1810.04805", "2005.14165", "1512.03385", "1409.0473", "2106.09685"].map((n, i) =>
+    task(`r${i}`, `arXiv:${n}`, ["wrap-answer", "arxiv-id"], split(i)),
+  );
 
 const base: Omit<ConsolidateOptions, "tasks"> = {
   skill: skillScaffold("skillopt-sleep-learned"),
@@ -56,7 +58,11 @@ describe("consolidation behind the gate (mock backend)", () => {
 
   test("a harmful edit is blocked by the gate while the useful one from the same batch is kept", async () => {
     const tasks = [
-      ...researcher((i) => (i % 2 ? "val" : "train")).map((t) => ({ ...t, tags: ["rule:wrap-answer"], reference: t.reference })),
+      ...researcher((i) => (i % 2 ? "val" : "train")).map((t) => ({
+        ...t,
+        tags: ["rule:wrap-answer"],
+        reference: t.reference,
+      })),
       { ...task("harm", "never-produced", ["__harmful__"], "train"), intent: "Answer the harmful probe" },
     ];
     // Train order puts the harmful task last; the mock proposes both rules in one reflect batch.
@@ -65,7 +71,9 @@ describe("consolidation behind the gate (mock backend)", () => {
     expect(getRules(r.newSkill)).toEqual([MOCK_RULES["wrap-answer"]]);
     expect(r.newSkill).not.toContain(MOCK_RULES.__harmful__);
     expect(r.rejected.map((e) => e.content)).toEqual([MOCK_RULES.__harmful__]);
-    expect(r.gateTrials.some((t) => t.edits?.some((e) => e.content === MOCK_RULES.__harmful__) && !t.accepted)).toBe(true);
+    expect(r.gateTrials.some((t) => t.edits?.some((e) => e.content === MOCK_RULES.__harmful__) && !t.accepted)).toBe(
+      true,
+    );
   });
 
   test("upstream's all-or-nothing batch gate sinks the useful rule with the harmful one", async () => {
@@ -89,7 +97,11 @@ describe("consolidation behind the gate (mock backend)", () => {
   });
 
   test("edits rejected on earlier nights are not proposed again", async () => {
-    const r = await consolidate(ctx(), { ...base, tasks: researcher((i) => (i % 2 ? "val" : "train")), rejectedBefore: [MOCK_RULES["arxiv-id"]] });
+    const r = await consolidate(ctx(), {
+      ...base,
+      tasks: researcher((i) => (i % 2 ? "val" : "train")),
+      rejectedBefore: [MOCK_RULES["arxiv-id"]],
+    });
     expect(r.applied.map((e) => e.content)).not.toContain(MOCK_RULES["arxiv-id"]);
     expect(r.accepted).toBe(false);
   });

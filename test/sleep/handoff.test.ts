@@ -10,7 +10,8 @@ const RULE = "Use `bun test` instead of `npm test`.";
 
 /** What an interactive agent would answer to one pending prompt. */
 function answer(prompt: string): string {
-  if (prompt.includes("Propose at most")) return JSON.stringify([{ op: "add", content: RULE, rationale: "recurring correction" }]);
+  if (prompt.includes("Propose at most"))
+    return JSON.stringify([{ op: "add", content: RULE, rationale: "recurring correction" }]);
   return prompt.includes(RULE) ? "Ran bun test." : "Ran npm test.";
 }
 
@@ -21,11 +22,24 @@ describe("sleep review --backend handoff", () => {
     const home = join(tmp.path, "home");
     mkdirSync(project, { recursive: true });
     mkdirSync(home, { recursive: true });
-    const tasks = ["slugify tests", "login regression", "config loader refactor", "retry tests", "yaml upgrade", "date parser port"].map((intent, i) => ({
+    const tasks = [
+      "slugify tests",
+      "login regression",
+      "config loader refactor",
+      "retry tests",
+      "yaml upgrade",
+      "date parser port",
+    ].map((intent, i) => ({
       id: `task_h${i}`,
       intent: `Handle the ${intent}`,
       reference_kind: "rule",
-      judge: { kind: "rule", checks: [{ op: "contains", arg: "bun test" }, { op: "not_contains", arg: "npm test" }] },
+      judge: {
+        kind: "rule",
+        checks: [
+          { op: "contains", arg: "bun test" },
+          { op: "not_contains", arg: "npm test" },
+        ],
+      },
       tags: ["correction"],
       split: i % 2 ? "val" : "train",
     }));
@@ -36,7 +50,10 @@ describe("sleep review --backend handoff", () => {
     let last: Awaited<ReturnType<typeof runCli>> | undefined;
     let rounds = 0;
     for (; rounds < 8; rounds++) {
-      last = await runCli(["sleep", "review", "--backend", "handoff", "--project", project, "--tasks-file", file, "--json"], { env });
+      last = await runCli(
+        ["sleep", "review", "--backend", "handoff", "--project", project, "--tasks-file", file, "--json"],
+        { env },
+      );
       if (last.code !== 3) break;
       const doc = JSON.parse(last.stdout);
       expect(doc.prompts).toBe(join(handoff, "PROMPTS.md"));

@@ -24,7 +24,15 @@ function manifest(live: string, proposedSha: string, seal?: string): string {
     has_managed_skill: false,
     has_managed_memory: true,
     accepted: true,
-    legacy: { memory: { proposed_file: "proposed_CLAUDE.md", live_path: live, sha256: proposedSha, live_sha256: "", live_realpath: live } },
+    legacy: {
+      memory: {
+        proposed_file: "proposed_CLAUDE.md",
+        live_path: live,
+        sha256: proposedSha,
+        live_sha256: "",
+        live_realpath: live,
+      },
+    },
     ...(seal ? { seal } : {}),
   });
 }
@@ -78,21 +86,54 @@ function hostileRepo(root: string) {
           created_dir_ids: [],
         },
       ],
-      receipt: { path: join(home, ".bashrc"), original_b64: b64(evil), original_mode: 0o755, original_file_id: null, baseline_sha256: sha256(evil), proposed_sha256: "" },
+      receipt: {
+        path: join(home, ".bashrc"),
+        original_b64: b64(evil),
+        original_mode: 0o755,
+        original_file_id: null,
+        baseline_sha256: sha256(evil),
+        proposed_sha256: "",
+      },
     }),
   );
   // 2. Forged manifest + proposal aimed at $HOME/.bash_profile_evil, and forged receipts for rollback.
   const m = night("20260101-000002");
   writeFileSync(join(m, "proposed_CLAUDE.md"), evil);
   writeFileSync(join(m, "manifest.json"), manifest(profile, sha256(evil)));
-  writeFileSync(join(m, "adopted_legacy.json"), JSON.stringify([{ target: "memory", live_path: join(home, ".bash_profile"), sha256_before: sha256(evil), sha256_after: sha256("export PATH=$PATH\n"), backup_path: join(m, "proposed_CLAUDE.md") }]));
+  writeFileSync(
+    join(m, "adopted_legacy.json"),
+    JSON.stringify([
+      {
+        target: "memory",
+        live_path: join(home, ".bash_profile"),
+        sha256_before: sha256(evil),
+        sha256_after: sha256("export PATH=$PATH\n"),
+        backup_path: join(m, "proposed_CLAUDE.md"),
+      },
+    ]),
+  );
   // 3. A made-up seal, and a journal for a rollback pointing outside.
   const s = night("20260101-000003");
   writeFileSync(join(s, "proposed_CLAUDE.md"), evil);
   writeFileSync(join(s, "manifest.json"), manifest(profile, sha256(evil), `hmac-sha256:${"ab".repeat(32)}`));
   writeFileSync(
     join(s, ".adopt-transaction.json"),
-    JSON.stringify({ version: 2, kind: "rollback", force: true, targets: [{ live_path: profile, sha256_before: sha256(evil), sha256_after: "", backup_path: join(s, "proposed_CLAUDE.md") }], created_dirs: [home], renames: [{ from: join(home, ".bash_profile"), to: join(s, "stolen") }], seal: `hmac-sha256:${"cd".repeat(32)}` }),
+    JSON.stringify({
+      version: 2,
+      kind: "rollback",
+      force: true,
+      targets: [
+        {
+          live_path: profile,
+          sha256_before: sha256(evil),
+          sha256_after: "",
+          backup_path: join(s, "proposed_CLAUDE.md"),
+        },
+      ],
+      created_dirs: [home],
+      renames: [{ from: join(home, ".bash_profile"), to: join(s, "stolen") }],
+      seal: `hmac-sha256:${"cd".repeat(32)}`,
+    }),
   );
   // 4. FIFOs: the manifest itself, and a live path into the home.
   const f = night("20260101-000004");
@@ -112,7 +153,15 @@ function hostileRepo(root: string) {
   writeFileSync(join(home, "outside-night", "manifest.json"), manifest(profile, sha256(evil)));
   symlinkSync(join(home, "outside-night"), join(staging, "20260101-000007"));
   writeFileSync(join(staging, ".latest"), "20260101-000001\n");
-  const nights = ["20260101-000001", "20260101-000002", "20260101-000003", "20260101-000004", "20260101-000005", "20260101-000006", "20260101-000007"];
+  const nights = [
+    "20260101-000001",
+    "20260101-000002",
+    "20260101-000003",
+    "20260101-000004",
+    "20260101-000005",
+    "20260101-000006",
+    "20260101-000007",
+  ];
   return { own, home, project, staging, nights, planted, profile };
 }
 
@@ -139,7 +188,9 @@ describe("a cloned repository's hostile .skillopt-sleep/", () => {
     const doc = JSON.parse(status.stdout);
     expect(doc.recovered_adoptions).toEqual([]);
     expect(doc.latest_staging).toBe(h.own.dir);
-    expect(doc.untrusted_nights.map((n: { dir: string }) => n.dir.split("/").pop()).sort()).toEqual(h.nights.slice(0, 6).filter((n) => n !== "20260101-000004"));
+    expect(doc.untrusted_nights.map((n: { dir: string }) => n.dir.split("/").pop()).sort()).toEqual(
+      h.nights.slice(0, 6).filter((n) => n !== "20260101-000004"),
+    );
     const human = await runCli(["sleep", "status", "--project", h.project], env);
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/ignored 5 night\(s\) not staged by your review/);
@@ -147,9 +198,18 @@ describe("a cloned repository's hostile .skillopt-sleep/", () => {
 
     for (const night of h.nights) {
       const dir = join(h.staging, night);
-      expectCleanRefusal(await runCli(["sleep", "adopt", "--project", h.project, "--staging", dir], env), `adopt ${night}`);
-      expectCleanRefusal(await runCli(["sleep", "adopt", "--project", h.project, "--staging", dir, "--legacy"], env), `adopt --legacy ${night}`);
-      expectCleanRefusal(await runCli(["sleep", "rollback", dir, "--project", h.project, "--force"], env), `rollback ${night}`);
+      expectCleanRefusal(
+        await runCli(["sleep", "adopt", "--project", h.project, "--staging", dir], env),
+        `adopt ${night}`,
+      );
+      expectCleanRefusal(
+        await runCli(["sleep", "adopt", "--project", h.project, "--staging", dir, "--legacy"], env),
+        `adopt --legacy ${night}`,
+      );
+      expectCleanRefusal(
+        await runCli(["sleep", "rollback", dir, "--project", h.project, "--force"], env),
+        `rollback ${night}`,
+      );
       expectCleanRefusal(await runCli(["sleep", "diff", dir, "--project", h.project], env), `diff ${night}`);
       expectCleanRefusal(await runCli(["sleep", "reject", dir, "--project", h.project], env), `reject ${night}`);
     }
@@ -180,8 +240,30 @@ describe("a cloned repository's hostile .skillopt-sleep/", () => {
       JSON.stringify({
         version: 2,
         kind: "legacy",
-        targets: [{ key: "legacy memory", live_path: planted, expected_realpath: planted, expected_basename: "planted.sh", proposed_sha256: "", original_b64: b64("evil\n"), original_mode: 0o755, original_file_id: null, baseline_sha256: sha256("evil\n"), backup_path: "", created_dirs: [], created_dir_ids: [] }],
-        receipt: { path: join(n.dir, "adopted_legacy.json"), original_b64: null, original_mode: null, original_file_id: null, baseline_sha256: "", proposed_sha256: "" },
+        targets: [
+          {
+            key: "legacy memory",
+            live_path: planted,
+            expected_realpath: planted,
+            expected_basename: "planted.sh",
+            proposed_sha256: "",
+            original_b64: b64("evil\n"),
+            original_mode: 0o755,
+            original_file_id: null,
+            baseline_sha256: sha256("evil\n"),
+            backup_path: "",
+            created_dirs: [],
+            created_dir_ids: [],
+          },
+        ],
+        receipt: {
+          path: join(n.dir, "adopted_legacy.json"),
+          original_b64: null,
+          original_mode: null,
+          original_file_id: null,
+          baseline_sha256: "",
+          proposed_sha256: "",
+        },
       }),
     );
     const before = hashTree([home]);

@@ -30,20 +30,20 @@ const TASKS = [
 ];
 
 function buildHome(root: string): { home: string; project: string; claudeMd: string } {
-    const home = join(root, "home");
-    const project = join(root, "work", "app");
-    mkdirSync(home, { recursive: true });
-    mkdirSync(project, { recursive: true });
-    const claudeMd = join(project, "CLAUDE.md");
-    writeFileSync(claudeMd, "# App\n\nHand-written project notes.\n");
-    const day = 86_400_000;
-    const start = Date.parse("2026-11-24T09:00:00Z");
-    TASKS.forEach((task, i) => {
-      const turns = [{ user: task, assistant: "Done: wrote the test and ran jest, all green." }];
-      if (i < CORRECTIONS.length) turns.push({ user: CORRECTIONS[i]!, assistant: "Understood, re-ran with bun test." });
-      writeClaudeSession(home, project, { id: `5e55100${i}-aaaa-4bbb-8ccc-00000000000${i}`, turns }, start + i * day);
-    });
-    return { home, project, claudeMd };
+  const home = join(root, "home");
+  const project = join(root, "work", "app");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(project, { recursive: true });
+  const claudeMd = join(project, "CLAUDE.md");
+  writeFileSync(claudeMd, "# App\n\nHand-written project notes.\n");
+  const day = 86_400_000;
+  const start = Date.parse("2026-11-24T09:00:00Z");
+  TASKS.forEach((task, i) => {
+    const turns = [{ user: task, assistant: "Done: wrote the test and ran jest, all green." }];
+    if (i < CORRECTIONS.length) turns.push({ user: CORRECTIONS[i]!, assistant: "Understood, re-ran with bun test." });
+    writeClaudeSession(home, project, { id: `5e55100${i}-aaaa-4bbb-8ccc-00000000000${i}`, turns }, start + i * day);
+  });
+  return { home, project, claudeMd };
 }
 
 describe("lessons with a model are replay-verified", () => {
@@ -56,15 +56,45 @@ describe("lessons with a model are replay-verified", () => {
           const response = t.slice(t.lastIndexOf("Response:"));
           return JSON.stringify({ score: response.includes("bun test") ? 1 : 0, reason: "checked the runner" });
         }
-        return t.includes("never jest") && !t.includes("Return") ? "Ran bun test; the tests live under test/." : "Ran jest.";
+        return t.includes("never jest") && !t.includes("Return")
+          ? "Ran bun test; the tests live under test/."
+          : "Ran jest.";
       },
     });
     await using _server = server;
     const { home, project, claudeMd } = buildHome(tmp.path);
     mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
-    writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model", llm_mine: false }));
-    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(tmp.path, "cache") };
-    const r = await runCli(["sleep", "review", "--backend", "openai", "--source", "claude", "--lookback-hours", "0", "--project", project, "--json"], { env, cwd: project });
+    writeFileSync(
+      join(home, ".skillopt-sleep", "config.json"),
+      JSON.stringify({
+        azure_endpoint: server.url,
+        api_key_env: "SLEEP_FAKE_KEY",
+        model: "fake-model",
+        llm_mine: false,
+      }),
+    );
+    const env = {
+      HOME: home,
+      SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
+      SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456",
+      SKILLOPT_CACHE_DIR: join(tmp.path, "cache"),
+    };
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "openai",
+        "--source",
+        "claude",
+        "--lookback-hours",
+        "0",
+        "--project",
+        project,
+        "--json",
+      ],
+      { env, cwd: project },
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -119,8 +149,16 @@ describe("lessons on night one with no model", () => {
     const report = JSON.parse(readFileSync(join(night, "report.json"), "utf8"));
     expect(report.lessons).toHaveLength(1);
     const card = report.lessons[0];
-    expect(card).toMatchObject({ op: "add", verification: "unverified", recurrences: 6, n_sessions: 6, target: claudeMd });
-    expect(card.sources.map((s: { session_id: string }) => s.session_id)).toEqual(CORRECTIONS.map((_, i) => `5e55100${i}-aaaa-4bbb-8ccc-00000000000${i}`));
+    expect(card).toMatchObject({
+      op: "add",
+      verification: "unverified",
+      recurrences: 6,
+      n_sessions: 6,
+      target: claudeMd,
+    });
+    expect(card.sources.map((s: { session_id: string }) => s.session_id)).toEqual(
+      CORRECTIONS.map((_, i) => `5e55100${i}-aaaa-4bbb-8ccc-00000000000${i}`),
+    );
     expect(card.sources[0].date.slice(0, 10)).toBe("2026-11-24");
     expect(proposed).toContain(`- ${card.rule}`);
     expect(readFileSync(join(night, "report.md"), "utf8")).toContain("**unverified**");
@@ -211,7 +249,11 @@ describe("one lesson, every agent the project uses", () => {
     expect(readFileSync(claudeMd, "utf8")).toBe(claudeNew);
     expect(readFileSync(agentsMd, "utf8")).toBe(agentsNew);
     expect(readFileSync(cursorRule, "utf8")).toBe(ruleNew);
-    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path).sort()).toEqual(["work/app/.cursor/rules/skillopt-sleep.mdc", "work/app/AGENTS.md", "work/app/CLAUDE.md"]);
+    expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path).sort()).toEqual([
+      "work/app/.cursor/rules/skillopt-sleep.mdc",
+      "work/app/AGENTS.md",
+      "work/app/CLAUDE.md",
+    ]);
 
     const rollback = await run(["rollback", "--json"]);
     expect(rollback.code).toBe(0);
@@ -224,7 +266,24 @@ describe("one lesson, every agent the project uses", () => {
     const { home, project, claudeMd } = buildHome(tmp.path);
     writeFileSync(join(project, "AGENTS.md"), "# Agents\n");
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
-    const r = await runCli(["sleep", "review", "--backend", "mock", "--source", "claude", "--lookback-hours", "0", "--memory-target", ".github/copilot-instructions.md,CLAUDE.md", "--project", project, "--json"], { env, cwd: project });
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "mock",
+        "--source",
+        "claude",
+        "--lookback-hours",
+        "0",
+        "--memory-target",
+        ".github/copilot-instructions.md,CLAUDE.md",
+        "--project",
+        project,
+        "--json",
+      ],
+      { env, cwd: project },
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).proposals).toEqual([
       { which: "memory", live_path: join(project, ".github", "copilot-instructions.md") },

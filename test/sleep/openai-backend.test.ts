@@ -10,13 +10,26 @@ import { tempDir } from "../support/tmp.ts";
 const RULE = "Use `bun test` instead of `npm test`.";
 
 function tasksFile(dir: string, reviewed: boolean): string {
-  const intents = ["Add a unit test for slugify", "Find the login regression", "Refactor the config loader", "Write retry policy tests", "Upgrade yaml and check", "Port the date parser"];
+  const intents = [
+    "Add a unit test for slugify",
+    "Find the login regression",
+    "Refactor the config loader",
+    "Write retry policy tests",
+    "Upgrade yaml and check",
+    "Port the date parser",
+  ];
   const tasks = intents.map((intent, i) => ({
     id: `task_fix${i}`,
     project: dir,
     intent,
     reference_kind: "rule",
-    judge: { kind: "rule", checks: [{ op: "contains", arg: "bun test" }, { op: "not_contains", arg: "npm test" }] },
+    judge: {
+      kind: "rule",
+      checks: [
+        { op: "contains", arg: "bun test" },
+        { op: "not_contains", arg: "npm test" },
+      ],
+    },
     tags: ["correction"],
     outcome: "fail",
     split: i % 2 ? "val" : "train",
@@ -29,7 +42,8 @@ function tasksFile(dir: string, reviewed: boolean): string {
 async function setup(root: string, extraConfig: Record<string, unknown> = {}) {
   const server = await startFakeOpenAI({
     reply: (req) => {
-      if (req.lastUserText.includes("Propose at most")) return JSON.stringify([{ op: "add", content: RULE, rationale: "the user corrected this" }]);
+      if (req.lastUserText.includes("Propose at most"))
+        return JSON.stringify([{ op: "add", content: RULE, rationale: "the user corrected this" }]);
       return req.lastUserText.includes(RULE) ? "I ran bun test: green." : "I ran npm test: green.";
     },
   });
@@ -37,8 +51,16 @@ async function setup(root: string, extraConfig: Record<string, unknown> = {}) {
   const project = join(root, "proj");
   mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
   mkdirSync(project, { recursive: true });
-  writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model", ...extraConfig }));
-  const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", SKILLOPT_CACHE_DIR: join(root, "cache") };
+  writeFileSync(
+    join(home, ".skillopt-sleep", "config.json"),
+    JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model", ...extraConfig }),
+  );
+  const env = {
+    HOME: home,
+    SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
+    SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456",
+    SKILLOPT_CACHE_DIR: join(root, "cache"),
+  };
   return { server, home, project, env };
 }
 
@@ -47,7 +69,20 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path);
     await using _server = server;
-    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env });
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "openai",
+        "--project",
+        project,
+        "--tasks-file",
+        tasksFile(project, true),
+        "--json",
+      ],
+      { env },
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -64,10 +99,18 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path);
     await using _server = server;
-    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true)], { env });
+    const r = await runCli(
+      ["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true)],
+      { env },
+    );
     expect(r.code).toBe(0);
-    expect(r.stderr.split("\n")[0]).toBe("[sleep] backend optimizer=fake-model (openai_compatible) target=fake-model (openai_compatible)");
-    const mock = await runCli(["sleep", "dry-run", "--backend", "mock", "--project", project, "--tasks-file", tasksFile(project, true)], { env });
+    expect(r.stderr.split("\n")[0]).toBe(
+      "[sleep] backend optimizer=fake-model (openai_compatible) target=fake-model (openai_compatible)",
+    );
+    const mock = await runCli(
+      ["sleep", "dry-run", "--backend", "mock", "--project", project, "--tasks-file", tasksFile(project, true)],
+      { env },
+    );
     expect(mock.stderr.split("\n")[0]).toBe("[sleep] backend mock (no model: rules only)");
   });
 
@@ -75,7 +118,10 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path);
     await using _server = server;
-    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, false)], { env });
+    const r = await runCli(
+      ["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, false)],
+      { env },
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("not reviewed");
     expect(server.requests).toHaveLength(0);
@@ -89,8 +135,15 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     const doc = JSON.parse(readFileSync(path, "utf8"));
     doc.tasks.push({ ...doc.tasks[0], id: "task_heldout", intent: "Held-out: rename the cache module", split: "test" });
     writeFileSync(path, JSON.stringify(doc));
-    server.match((req) => req.lastUserText.includes("Held-out: rename the cache module"), { fault: "status", status: 401, message: "invalid api key" });
-    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", path, "--json"], { env });
+    server.match((req) => req.lastUserText.includes("Held-out: rename the cache module"), {
+      fault: "status",
+      status: 401,
+      message: "invalid api key",
+    });
+    const r = await runCli(
+      ["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", path, "--json"],
+      { env },
+    );
     expect(r.code).toBe(1);
     expect(r.stdout).not.toContain("held-out test split: 0 task(s)");
     expect(r.stdout + r.stderr).toContain("401");
@@ -100,7 +153,20 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path, { max_calls_per_night: 2 });
     await using _server = server;
-    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env });
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "openai",
+        "--project",
+        project,
+        "--tasks-file",
+        tasksFile(project, true),
+        "--json",
+      ],
+      { env },
+    );
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.accepted).toBe(false);
@@ -130,14 +196,37 @@ for (const e of [{ type: "step_start", timestamp: 1, sessionID: "ses_1", part: {
       writeFileSync(join(tmp.path, name), `#!/usr/bin/env bun\n${body}\n`);
       chmodSync(join(tmp.path, name), 0o755);
     }
-    for (const [backend, flag, bin] of [["cursor", "--cursor-path", "cursor-agent"], ["pi", "--pi-path", "pi"], ["opencode", "--opencode-path", "opencode"]] as const) {
-      const r = await runCli(["sleep", "dry-run", "--backend", backend, flag, join(tmp.path, bin), "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env: { ...env, UNRELATED_SECRET: "do-not-pass-me-123" } });
+    for (const [backend, flag, bin] of [
+      ["cursor", "--cursor-path", "cursor-agent"],
+      ["pi", "--pi-path", "pi"],
+      ["opencode", "--opencode-path", "opencode"],
+    ] as const) {
+      const r = await runCli(
+        [
+          "sleep",
+          "dry-run",
+          "--backend",
+          backend,
+          flag,
+          join(tmp.path, bin),
+          "--project",
+          project,
+          "--tasks-file",
+          tasksFile(project, true),
+          "--json",
+        ],
+        { env: { ...env, UNRELATED_SECRET: "do-not-pass-me-123" } },
+      );
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const out = JSON.parse(r.stdout);
       expect(out).toMatchObject({ accepted: true });
       expect(out.edits.map((e: { content: string }) => e.content)).toEqual([RULE]);
-      const calls = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { bin: string; args: string[]; cwd: string; unrelated: string | null }).filter((c) => c.bin === bin);
+      const calls = readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { bin: string; args: string[]; cwd: string; unrelated: string | null })
+        .filter((c) => c.bin === bin);
       expect(calls.length).toBeGreaterThan(0);
       for (const c of calls) {
         expect(c.cwd).not.toBe(project);
@@ -162,20 +251,43 @@ describe("LLM mining over harvested sessions", () => {
         if (text.includes("extract 0 to 3 recurring")) {
           const first = /User prompts:\n {2}- (.*)/.exec(text)?.[1] ?? "a task";
           if (!/test|regression|refactor|upgrade|port|fix|coverage|rename/i.test(first)) return "[]";
-          return JSON.stringify([{ intent: `${first} (and run the suite)`, checks: [{ op: "contains", arg: "bun test" }, { op: "not_contains", arg: "npm test" }], rubric: "", satisfied: false }]);
+          return JSON.stringify([
+            {
+              intent: `${first} (and run the suite)`,
+              checks: [
+                { op: "contains", arg: "bun test" },
+                { op: "not_contains", arg: "npm test" },
+              ],
+              rubric: "",
+              satisfied: false,
+            },
+          ]);
         }
-        if (text.includes("Propose at most")) return JSON.stringify([{ op: "add", content: RULE, rationale: "corrected in many sessions" }]);
+        if (text.includes("Propose at most"))
+          return JSON.stringify([{ op: "add", content: RULE, rationale: "corrected in many sessions" }]);
         return text.includes(RULE) ? "I ran bun test: green." : "I ran npm test: green.";
       },
     });
     await using _server = server;
     mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
-    writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model" }));
-    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"), SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456", XDG_CACHE_HOME: join(home, ".cache"), SKILLOPT_CACHE_DIR: join(home, ".cache", "skillopt") };
+    writeFileSync(
+      join(home, ".skillopt-sleep", "config.json"),
+      JSON.stringify({ azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "fake-model" }),
+    );
+    const env = {
+      HOME: home,
+      SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
+      SLEEP_FAKE_KEY: "sk-fake-not-a-secret-123456",
+      XDG_CACHE_HOME: join(home, ".cache"),
+      SKILLOPT_CACHE_DIR: join(home, ".cache", "skillopt"),
+    };
     // ~/.cache/bun is Bun's own transpiler cache when the CLI runs from source (a compiled binary has none).
     const skip = [join(project, ".skillopt-sleep"), join(home, ".skillopt-sleep"), join(home, ".cache", "bun")];
     const before = hashTree([tmp.path], skip);
-    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--json"], { env, cwd: project });
+    const r = await runCli(["sleep", "review", "--backend", "openai", "--project", project, "--json"], {
+      env,
+      cwd: project,
+    });
     // A provider night writes nothing outside staging and the state dir (its call cache included).
     expect(changedFiles(before, hashTree([tmp.path], skip), tmp.path)).toEqual([]);
     expect(r.code).toBe(0);
@@ -194,11 +306,33 @@ describe("prompt overrides", () => {
     using tmp = tempDir();
     const { server, home, project, env } = await setup(tmp.path);
     await using _server = server;
-    writeFileSync(join(home, ".skillopt-sleep", "prompts.json"), JSON.stringify({ attempt: "CUSTOM ATTEMPT\nSkill: __SKILL__\nDo: __INTENT__", bogus: "ignored" }));
-    const r = await runCli(["sleep", "dry-run", "--backend", "openai", "--project", project, "--tasks-file", tasksFile(project, true), "--json"], { env });
+    writeFileSync(
+      join(home, ".skillopt-sleep", "prompts.json"),
+      JSON.stringify({ attempt: "CUSTOM ATTEMPT\nSkill: __SKILL__\nDo: __INTENT__", bogus: "ignored" }),
+    );
+    const r = await runCli(
+      [
+        "sleep",
+        "dry-run",
+        "--backend",
+        "openai",
+        "--project",
+        project,
+        "--tasks-file",
+        tasksFile(project, true),
+        "--json",
+      ],
+      { env },
+    );
     expect(r.code).toBe(0);
     const attempts = server.requests.filter((q) => q.lastUserText.includes("CUSTOM ATTEMPT"));
     expect(attempts.length).toBeGreaterThan(0);
-    expect(attempts.every((q) => q.lastUserText.startsWith(`${SLEEP_SENTINEL}\n\nCUSTOM ATTEMPT\nSkill: `) && q.lastUserText.includes("Do: Add a unit test for slugify") === q.lastUserText.includes("slugify"))).toBe(true);
+    expect(
+      attempts.every(
+        (q) =>
+          q.lastUserText.startsWith(`${SLEEP_SENTINEL}\n\nCUSTOM ATTEMPT\nSkill: `) &&
+          q.lastUserText.includes("Do: Add a unit test for slugify") === q.lastUserText.includes("slugify"),
+      ),
+    ).toBe(true);
   });
 });

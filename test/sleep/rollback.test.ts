@@ -1,5 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { sha256 } from "../../src/lib/index.ts";
 import { adoptNight } from "../../src/sleep/adopt/adopt.ts";
@@ -26,7 +36,10 @@ describe("rollback is journaled", () => {
     test(`killed ${point}: status reports it and completes it; the night can be adopted again`, async () => {
       using tmp = tempDir();
       const n = adopted(tmp.path);
-      const child = Bun.spawnSync([process.execPath, CRASH, n.dir, n.stateDir, point], { stdout: "ignore", stderr: "ignore" });
+      const child = Bun.spawnSync([process.execPath, CRASH, n.dir, n.stateDir, point], {
+        stdout: "ignore",
+        stderr: "ignore",
+      });
       expect(child.signalCode).toBe("SIGKILL");
       expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
       if (point === "after-target-0") {
@@ -58,8 +71,13 @@ describe("rollback is journaled", () => {
   test("an interrupted rollback is completed by the next rollback command itself", async () => {
     using tmp = tempDir();
     const n = adopted(tmp.path);
-    Bun.spawnSync([process.execPath, CRASH, n.dir, n.stateDir, "after-target-0"], { stdout: "ignore", stderr: "ignore" });
-    const r = await runCli(["sleep", "rollback", "--project", n.project, "--json"], { env: { HOME: join(tmp.path, "home") } });
+    Bun.spawnSync([process.execPath, CRASH, n.dir, n.stateDir, "after-target-0"], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    const r = await runCli(["sleep", "rollback", "--project", n.project, "--json"], {
+      env: { HOME: join(tmp.path, "home") },
+    });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, completed_interrupted: true });
     expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_BEFORE);
@@ -98,13 +116,18 @@ describe("recovery writes only through the path rule", () => {
   test("a journal target swapped for a symlink out of the project is not written; temp files of dead writers are removed", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
-    Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], { stdout: "ignore", stderr: "ignore" });
+    Bun.spawnSync([process.execPath, join(import.meta.dir, "support", "crash-adopt.ts"), n.dir, n.stateDir], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(true);
     const planted = join(tmp.path, "home", "planted.md");
     writeFileSync(planted, SKILL_AFTER);
     rmSync(n.skillPath);
     symlinkSync(planted, n.skillPath);
-    expect(() => recoverJournal(n.dir, { stateDir: n.stateDir })).toThrow(/now resolves to .*planted\.md, not the pinned/);
+    expect(() => recoverJournal(n.dir, { stateDir: n.stateDir })).toThrow(
+      /now resolves to .*planted\.md, not the pinned/,
+    );
     expect(readFileSync(planted, "utf8")).toBe(SKILL_AFTER);
     rmSync(n.skillPath);
     writeFileSync(n.skillPath, SKILL_AFTER);
@@ -128,11 +151,35 @@ describe("recovery writes only through the path rule", () => {
     const journal = {
       version: 2,
       kind: "legacy",
-      targets: [{ key: "legacy memory", live_path: planted, expected_realpath: planted, expected_basename: "planted.sh", proposed_sha256: "", original_b64: Buffer.from("evil").toString("base64"), original_mode: 0o755, original_file_id: null, baseline_sha256: sha256("evil"), backup_path: "", created_dirs: [], created_dir_ids: [] }],
-      receipt: { path: join(n.dir, "adopted_legacy.json"), original_b64: null, original_mode: null, original_file_id: null, baseline_sha256: "", proposed_sha256: "" },
+      targets: [
+        {
+          key: "legacy memory",
+          live_path: planted,
+          expected_realpath: planted,
+          expected_basename: "planted.sh",
+          proposed_sha256: "",
+          original_b64: Buffer.from("evil").toString("base64"),
+          original_mode: 0o755,
+          original_file_id: null,
+          baseline_sha256: sha256("evil"),
+          backup_path: "",
+          created_dirs: [],
+          created_dir_ids: [],
+        },
+      ],
+      receipt: {
+        path: join(n.dir, "adopted_legacy.json"),
+        original_b64: null,
+        original_mode: null,
+        original_file_id: null,
+        baseline_sha256: "",
+        proposed_sha256: "",
+      },
     };
     writeFileSync(join(n.dir, JOURNAL_FILE), JSON.stringify(sealObject(key, "journal", n.dir, journal)));
-    expect(() => recoverJournal(n.dir, { stateDir: n.stateDir })).toThrow(/is not a target of .*manifest; refusing to touch it/);
+    expect(() => recoverJournal(n.dir, { stateDir: n.stateDir })).toThrow(
+      /is not a target of .*manifest; refusing to touch it/,
+    );
     expect(existsSync(planted)).toBe(false);
   });
 });

@@ -26,7 +26,26 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     const project = join(tmp.path, "proj");
     mkdirSync(project);
     const env = { PATH: `${bin}:${process.env.PATH}` };
-    const r = await runCli(["sleep", "schedule", "--project", project, "--hour", "4", "--minute", "5", "--source", "codex", "--max-tasks", "7", "--memory-target", "AGENTS.md", "--auto-adopt"], { env });
+    const r = await runCli(
+      [
+        "sleep",
+        "schedule",
+        "--project",
+        project,
+        "--hour",
+        "4",
+        "--minute",
+        "5",
+        "--source",
+        "codex",
+        "--max-tasks",
+        "7",
+        "--memory-target",
+        "AGENTS.md",
+        "--auto-adopt",
+      ],
+      { env },
+    );
     expect(r.code).toBe(0);
     const text = readFileSync(table, "utf8");
     expect(text.startsWith("MAILTO=me@example.com\n0 1 * * * /usr/bin/backup\n")).toBe(true);
@@ -34,11 +53,24 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     expect(text).toContain(BLOCK_END);
     const line = text.split("\n").find((l) => l.endsWith(projectMarker(project)))!;
     expect(line.startsWith("5 4 * * *")).toBe(true);
-    for (const part of ["sleep review", `--project ${project}`, "--scope invoked", "--backend mock", "--source codex", "--max-tasks 7", "--memory-target AGENTS.md", "--auto-adopt", ".skillopt-sleep/cron.log"]) expect(line).toContain(part);
+    for (const part of [
+      "sleep review",
+      `--project ${project}`,
+      "--scope invoked",
+      "--backend mock",
+      "--source codex",
+      "--max-tasks 7",
+      "--memory-target AGENTS.md",
+      "--auto-adopt",
+      ".skillopt-sleep/cron.log",
+    ])
+      expect(line).toContain(part);
 
     const again = await runCli(["sleep", "schedule", "--project", project, "--hour", "2"], { env });
     expect(again.code).toBe(0);
-    const lines = readFileSync(table, "utf8").split("\n").filter((l) => l.endsWith(projectMarker(project)));
+    const lines = readFileSync(table, "utf8")
+      .split("\n")
+      .filter((l) => l.endsWith(projectMarker(project)));
     expect(lines).toHaveLength(1);
     expect(lines[0]!.startsWith("17 2 * * *")).toBe(true);
 
@@ -55,7 +87,9 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     const env = { PATH: `${bin}:${process.env.PATH}`, HOME: join(tmp.path, "home") };
     const r = await runCli(["sleep", "schedule", "--project", project, "--preferences", "keep 50% of notes"], { env });
     expect(r.code).toBe(0);
-    const line = readFileSync(table, "utf8").split("\n").find((l) => l.endsWith(projectMarker(project)))!;
+    const line = readFileSync(table, "utf8")
+      .split("\n")
+      .find((l) => l.endsWith(projectMarker(project)))!;
     expect(line).not.toMatch(/(^|[^\\])%/);
     // What cron does with the line: five time fields, then the command up to the first
     // unescaped %, with each \% turned back into %.
@@ -77,10 +111,17 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     mkdirSync(project);
     const agentBin = join(tmp.path, "agent-bin");
     mkdirSync(agentBin);
-    const env = { PATH: `${bin}:${agentBin}:${process.env.PATH}`, HOME: join(tmp.path, "home"), CODEX_HOME: join(tmp.path, "codex"), OPENAI_API_KEY: "sk-never-in-crontab-123456789" };
+    const env = {
+      PATH: `${bin}:${agentBin}:${process.env.PATH}`,
+      HOME: join(tmp.path, "home"),
+      CODEX_HOME: join(tmp.path, "codex"),
+      OPENAI_API_KEY: "sk-never-in-crontab-123456789",
+    };
     const r = await runCli(["sleep", "schedule", "--project", project], { env });
     expect(r.code).toBe(0);
-    const line = readFileSync(table, "utf8").split("\n").find((l) => l.endsWith(projectMarker(project)))!;
+    const line = readFileSync(table, "utf8")
+      .split("\n")
+      .find((l) => l.endsWith(projectMarker(project)))!;
     expect(line).toContain(`env PATH=${bin}:${agentBin}:`);
     expect(line).toContain(`CODEX_HOME=${join(tmp.path, "codex")}`);
     expect(line).not.toContain("sk-never-in-crontab");
@@ -91,14 +132,19 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     expect(proc.exitCode).toBe(0);
     expect(readFileSync(join(project, ".skillopt-sleep", "cron.log"), "utf8")).toContain("[sleep]");
     const path = /env (PATH=\S+)/.exec(line)![1]!;
-    const probe = Bun.spawnSync(["/bin/sh", "-c", `env ${path} /bin/sh -c 'echo $PATH'`], { env: { PATH: "/usr/bin:/bin" } });
+    const probe = Bun.spawnSync(["/bin/sh", "-c", `env ${path} /bin/sh -c 'echo $PATH'`], {
+      env: { PATH: "/usr/bin:/bin" },
+    });
     expect(probe.stdout.toString()).toContain(agentBin);
   });
 
   test("refuses an hour out of range with exit 2", async () => {
     using tmp = tempDir();
     const { bin } = fakeCrontab(tmp.path);
-    const r = await runCli(["sleep", "schedule", "--hour", "24"], { env: { PATH: `${bin}:${process.env.PATH}` }, cwd: tmp.path });
+    const r = await runCli(["sleep", "schedule", "--hour", "24"], {
+      env: { PATH: `${bin}:${process.env.PATH}` },
+      cwd: tmp.path,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--hour must be an integer 0..23");
   });
@@ -109,7 +155,8 @@ describe("sleep subcommand help", () => {
     const help = async (cmd: string) => (await runCli(["sleep", cmd, "--help"])).stdout;
     const adopt = await help("adopt");
     for (const f of ["--project", "--staging", "--all-skills", "--legacy", "--json"]) expect(adopt).toContain(f);
-    for (const f of ["--backend", "--codex-path", "--lookback-hours", "--max-tasks", "--preferences"]) expect(adopt).not.toContain(f);
+    for (const f of ["--backend", "--codex-path", "--lookback-hours", "--max-tasks", "--preferences"])
+      expect(adopt).not.toContain(f);
     const diff = await help("diff");
     expect(diff).not.toContain("--backend");
     expect(diff).toContain("--project");

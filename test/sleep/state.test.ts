@@ -10,7 +10,12 @@ describe("sleep state (state.sqlite)", () => {
     using tmp = tempDir();
     for (let round = 0; round < 4; round++) {
       const db = join(tmp.path, `state-${round}.sqlite`);
-      const kids = Array.from({ length: 8 }, () => Bun.spawn([process.execPath, join(import.meta.dir, "support", "open-store.ts"), db], { stdout: "ignore", stderr: "pipe" }));
+      const kids = Array.from({ length: 8 }, () =>
+        Bun.spawn([process.execPath, join(import.meta.dir, "support", "open-store.ts"), db], {
+          stdout: "ignore",
+          stderr: "pipe",
+        }),
+      );
       const codes = await Promise.all(kids.map((k) => k.exited));
       expect(codes).toEqual(codes.map(() => 0));
     }
@@ -22,7 +27,10 @@ describe("sleep state (state.sqlite)", () => {
     const b = buildFakeHome(join(tmp.path, "b"), { project: join(tmp.path, "b", "work", "other") });
     const stateDir = join(tmp.path, "state");
     const go = (home: string, project: string) =>
-      runCli(["sleep", "review", "--backend", "mock", "--project", project, "--json"], { env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir }, cwd: project });
+      runCli(["sleep", "review", "--backend", "mock", "--project", project, "--json"], {
+        env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir },
+        cwd: project,
+      });
     const [ra, rb] = await Promise.all([go(a.home, a.project), go(b.home, b.project)]);
     expect([ra.code, rb.code]).toEqual([0, 0]);
     const nights = [JSON.parse(ra.stdout).night, JSON.parse(rb.stdout).night].sort();

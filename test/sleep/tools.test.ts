@@ -30,12 +30,29 @@ describe.skipIf(process.platform === "win32")("tool-aware replay through the cod
       SKILLOPT_CACHE_DIR: join(tmp.path, "cache"),
     };
     const fake = join(import.meta.dir, "support", "bin", "codex");
-    const r = await runCli(["sleep", "review", "--backend", "codex", "--codex-path", fake, "--project", project, "--tasks-file", file, "--json"], { env, cwd: project });
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "codex",
+        "--codex-path",
+        fake,
+        "--project",
+        project,
+        "--tasks-file",
+        file,
+        "--json",
+      ],
+      { env, cwd: project },
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best", baseline: 0, candidate: 1 });
-    expect(out.edits.map((e: { content: string }) => e.content)).toEqual(["Always search first: run the search tool before answering."]);
+    expect(out.edits.map((e: { content: string }) => e.content)).toEqual([
+      "Always search first: run the search tool before answering.",
+    ]);
     expect(out.budget.stages.map((s: { stage: string }) => s.stage)).toContain("attempt_tools");
   });
 });

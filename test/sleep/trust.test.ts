@@ -29,7 +29,9 @@ describe("night trust", () => {
     const m = JSON.parse(readFileSync(mpath, "utf8"));
     m.legacy.memory.live_path = "/etc/shadow";
     writeFileSync(mpath, JSON.stringify(m));
-    expect(() => trustNight(n.dir, n.stateDir)).toThrow(/was not staged by this user's review: manifest.json: its seal does not verify/);
+    expect(() => trustNight(n.dir, n.stateDir)).toThrow(
+      /was not staged by this user's review: manifest.json: its seal does not verify/,
+    );
     delete m.seal;
     writeFileSync(mpath, JSON.stringify(m));
     expect(() => trustNight(n.dir, n.stateDir)).toThrow(/carries no seal/);
@@ -42,11 +44,14 @@ describe("night trust", () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
     rmSync(n.memoryPath);
-    if (mkfifo(n.memoryPath)) expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(/is a FIFO, not a regular file/);
+    if (mkfifo(n.memoryPath))
+      expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(/is a FIFO, not a regular file/);
     rmSync(n.memoryPath);
     writeFileSync(join(tmp.path, "secret.md"), "root only\n");
     symlinkSync(join(tmp.path, "secret.md"), n.memoryPath);
-    expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(/now resolves to .*secret\.md, not the pinned/);
+    expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(
+      /now resolves to .*secret\.md, not the pinned/,
+    );
   });
 
   test("review's baseline read refuses a FIFO in place of a memory file instead of blocking", () => {

@@ -7,12 +7,22 @@ import { applyEdits, getRules, LEARNED_END, LEARNED_START, setLearned } from "..
 import { sanitizeLine } from "../../src/sleep/report.ts";
 import { tempDir } from "../support/tmp.ts";
 
-const edit = (op: "add" | "delete" | "replace", content: string, anchor = "") => ({ target: "skill" as const, op, content, anchor, rationale: "" });
+const edit = (op: "add" | "delete" | "replace", content: string, anchor = "") => ({
+  target: "skill" as const,
+  op,
+  content,
+  anchor,
+  rationale: "",
+});
 
 describe("learned block", () => {
   test("edits touch only the block; hand-written text around it is kept byte for byte", () => {
     const doc = `# Title\n\nIntro.\n\n${LEARNED_START}\n- old rule\n${LEARNED_END}\n\n## After\n\nKept.\n`;
-    const r = applyEdits(doc, [edit("add", "--flag rules keep their dashes"), edit("replace", "new rule", "old rule"), edit("delete", "missing")]);
+    const r = applyEdits(doc, [
+      edit("add", "--flag rules keep their dashes"),
+      edit("replace", "new rule", "old rule"),
+      edit("delete", "missing"),
+    ]);
     expect(getRules(r.doc)).toEqual(["new rule", "--flag rules keep their dashes"]);
     expect(r.doc.startsWith("# Title\n\nIntro.\n\n")).toBe(true);
     expect(r.doc.endsWith("## After\n\nKept.\n")).toBe(true);
@@ -27,8 +37,19 @@ describe("learned block", () => {
 
 describe("judges", () => {
   test("rule checks score hard and soft", () => {
-    const judge = { kind: "rule", checks: [{ op: "contains", arg: "bun" }, { op: "max_chars", arg: 5 }, { op: "section_present", arg: "Summary" }] };
-    expect(scoreRuleJudge(judge, "## Summary\nbun")).toEqual({ hard: 0, soft: 2 / 3, rationale: "failed: max_chars=5" });
+    const judge = {
+      kind: "rule",
+      checks: [
+        { op: "contains", arg: "bun" },
+        { op: "max_chars", arg: 5 },
+        { op: "section_present", arg: "Summary" },
+      ],
+    };
+    expect(scoreRuleJudge(judge, "## Summary\nbun")).toEqual({
+      hard: 0,
+      soft: 2 / 3,
+      rationale: "failed: max_chars=5",
+    });
     expect(checkPasses({ op: "no_refusal", arg: null }, "I can't do that", []).pass).toBe(false);
     expect(checkPasses({ op: "tool_called", arg: "search" }, "TOOL_CALL: search", []).pass).toBe(true);
   });

@@ -75,7 +75,8 @@ describe("store", () => {
     using dir = tempDir();
     const path = join(dir.path, "s.sqlite");
     const store = openStore(path, { migrations: MIGRATIONS });
-    for (let i = 0; i < 500; i++) store.db.query("INSERT INTO items (name) VALUES (?)").run(`row ${i} ${"x".repeat(50)}`);
+    for (let i = 0; i < 500; i++)
+      store.db.query("INSERT INTO items (name) VALUES (?)").run(`row ${i} ${"x".repeat(50)}`);
     store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     store.close();
     const bytes = readFileSync(path);
@@ -104,7 +105,9 @@ describe("store", () => {
     `;
     const file = join(dir.path, "writer.ts");
     writeFileSync(file, script);
-    const procs = ["a", "b"].map((tag) => Bun.spawn([process.execPath, file, path, tag], { stdout: "ignore", stderr: "pipe" }));
+    const procs = ["a", "b"].map((tag) =>
+      Bun.spawn([process.execPath, file, path, tag], { stdout: "ignore", stderr: "pipe" }),
+    );
     const codes = await Promise.all(procs.map((p) => p.exited));
     expect(codes).toEqual([0, 0]);
     const store = openStore(path, { migrations: MIGRATIONS });
@@ -123,7 +126,9 @@ describe("store", () => {
        s.db.query("INSERT INTO items (name) VALUES (?)").run("p" + process.pid);
        s.close();`,
     );
-    const procs = Array.from({ length: 6 }, () => Bun.spawn([process.execPath, file, path], { stdout: "ignore", stderr: "pipe" }));
+    const procs = Array.from({ length: 6 }, () =>
+      Bun.spawn([process.execPath, file, path], { stdout: "ignore", stderr: "pipe" }),
+    );
     const errors = await Promise.all(procs.map((p) => new Response(p.stderr).text()));
     expect(errors.filter(Boolean)).toEqual([]);
     expect(await Promise.all(procs.map((p) => p.exited))).toEqual([0, 0, 0, 0, 0, 0]);

@@ -73,7 +73,14 @@ describe("a full disk (issue 12)", () => {
     await using client = await compatClient(server.url, {}, { ledgerStore: store, runId: "train", noCache: true });
     const ctx = {
       model: client,
-      env: { split_mode: "ratio", split_seed: 42, data_path: join(FIXTURES, "tasks", "my_tasks.jsonl"), evaluator: "exact", exec_timeout: 60, limit: 0 },
+      env: {
+        split_mode: "ratio",
+        split_seed: 42,
+        data_path: join(FIXTURES, "tasks", "my_tasks.jsonl"),
+        evaluator: "exact",
+        exec_timeout: 60,
+        limit: 0,
+      },
       configDir: dir.path,
       workDir: dir.path,
       target: { model: "gpt-4o-mini", maxTokens: 512 },

@@ -56,7 +56,10 @@ export interface FakeBatchControl {
   handle(request: Request, url: URL): Promise<Response | undefined>;
 }
 
-type AnswerLine = (body: Record<string, unknown>, url: string) => Promise<{ status: number; body: Record<string, unknown>; req: FakeRequest }>;
+type AnswerLine = (
+  body: Record<string, unknown>,
+  url: string,
+) => Promise<{ status: number; body: Record<string, unknown>; req: FakeRequest }>;
 
 const DAY = 24 * 3600 * 1000;
 
@@ -102,7 +105,12 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
         const fail = o.failRequest?.(probe.req, b.index);
         const status = fail?.status ?? probe.status;
         const body = fail ? { error: { message: fail.message, type: "fake_error" } } : probe.body;
-        const row = JSON.stringify({ id: `batch_req_${requests.length}`, custom_id: line.custom_id, response: { status_code: status, request_id: `req_${requests.length}`, body }, error: null });
+        const row = JSON.stringify({
+          id: `batch_req_${requests.length}`,
+          custom_id: line.custom_id,
+          response: { status_code: status, request_id: `req_${requests.length}`, body },
+          error: null,
+        });
         (status === 200 ? out : err).push(row);
       }
       b.output_file_id = out.length ? addFile(`${b.id}_output.jsonl`, "batch_output", `${out.join("\n")}\n`).id : null;
@@ -112,7 +120,17 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
     }
     if (now() >= b.expires_ms) {
       // Nothing was done in time: every request is in the error file as expired.
-      const err = b.lines.map((l, i) => JSON.stringify({ id: `batch_req_x${i}`, custom_id: l.custom_id, response: null, error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." } }));
+      const err = b.lines.map((l, i) =>
+        JSON.stringify({
+          id: `batch_req_x${i}`,
+          custom_id: l.custom_id,
+          response: null,
+          error: {
+            code: "batch_expired",
+            message: "This request could not be executed before the completion window expired.",
+          },
+        }),
+      );
       b.error_file_id = addFile(`${b.id}_error.jsonl`, "batch_output", `${err.join("\n")}\n`).id;
       b.status = "expired";
       return;
@@ -122,7 +140,12 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
 
   const view = (b: FakeBatchRecord) => {
     const total = b.lines.length;
-    const done = b.status === "completed" ? total : b.status === "in_progress" ? Math.floor((total * (now() - b.created_ms)) / Math.max(1, b.complete_ms - b.created_ms)) : 0;
+    const done =
+      b.status === "completed"
+        ? total
+        : b.status === "in_progress"
+          ? Math.floor((total * (now() - b.created_ms)) / Math.max(1, b.complete_ms - b.created_ms))
+          : 0;
     const failedLines = b.error_file_id ? (files.get(b.error_file_id)?.text.trim().split("\n").length ?? 0) : 0;
     return {
       id: b.id,
@@ -135,13 +158,18 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
       error_file_id: b.error_file_id,
       created_at: Math.floor(b.created_ms / 1000),
       expires_at: Math.floor(b.expires_ms / 1000),
-      request_counts: { total, completed: b.status === "completed" ? total - failedLines : Math.min(done, total), failed: failedLines },
+      request_counts: {
+        total,
+        completed: b.status === "completed" ? total - failedLines : Math.min(done, total),
+        failed: failedLines,
+      },
       metadata: b.metadata,
     };
   };
 
   const find = (id: string) => batches.find((b) => b.id === id);
-  const notFound = (what: string) => Response.json({ error: { message: `fake batch: no ${what}`, type: "invalid_request_error" } }, { status: 404 });
+  const notFound = (what: string) =>
+    Response.json({ error: { message: `fake batch: no ${what}`, type: "invalid_request_error" } }, { status: 404 });
 
   return {
     get clock() {
@@ -169,7 +197,8 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
         count("POST /files");
         const form = await request.formData();
         const file = form.get("file");
-        if (!(file instanceof Blob)) return Response.json({ error: { message: "fake batch: no file part" } }, { status: 400 });
+        if (!(file instanceof Blob))
+          return Response.json({ error: { message: "fake batch: no file part" } }, { status: 400 });
         uploads++;
         const f = addFile((file as File).name || "upload.jsonl", String(form.get("purpose") ?? ""), await file.text());
         return Response.json(fileObject(f));
@@ -178,7 +207,9 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
       if (m === "GET" && content) {
         count("GET /files/:id/content");
         const f = files.get(content[1]!);
-        return f ? new Response(f.text, { headers: { "content-type": "application/jsonl" } }) : notFound(`file ${content[1]}`);
+        return f
+          ? new Response(f.text, { headers: { "content-type": "application/jsonl" } })
+          : notFound(`file ${content[1]}`);
       }
       const fileGet = /^\/files\/([^/]+)$/.exec(path);
       if (m === "GET" && fileGet) {
@@ -187,7 +218,11 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
       }
       if (m === "POST" && path === "/batches") {
         count("POST /batches");
-        const body = (await request.json()) as { input_file_id?: string; endpoint?: string; metadata?: Record<string, string> };
+        const body = (await request.json()) as {
+          input_file_id?: string;
+          endpoint?: string;
+          metadata?: Record<string, string>;
+        };
         const input = files.get(String(body.input_file_id));
         if (!input) return notFound(`file ${body.input_file_id}`);
         const lines = input.text
@@ -195,7 +230,8 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
           .filter((l) => l.trim())
           .map((l) => JSON.parse(l) as { custom_id: string; url: string; body: Record<string, unknown> });
         const index = batches.length;
-        const delay = typeof o.completionMs === "function" ? o.completionMs(index, lines.length) : (o.completionMs ?? 0);
+        const delay =
+          typeof o.completionMs === "function" ? o.completionMs(index, lines.length) : (o.completionMs ?? 0);
         const b: FakeBatchRecord = {
           id: `batch_${index + 1}`,
           index,
@@ -216,7 +252,13 @@ export function createFakeBatch(opts: FakeBatchOptions | undefined, answerLine: 
       if (m === "GET" && path === "/batches") {
         count("GET /batches");
         const newest = [...batches].reverse();
-        return Response.json({ object: "list", data: newest.map(view), has_more: false, first_id: newest[0]?.id ?? null, last_id: newest.at(-1)?.id ?? null });
+        return Response.json({
+          object: "list",
+          data: newest.map(view),
+          has_more: false,
+          first_id: newest[0]?.id ?? null,
+          last_id: newest.at(-1)?.id ?? null,
+        });
       }
       const one = /^\/batches\/([^/]+)$/.exec(path);
       if (m === "GET" && one) {

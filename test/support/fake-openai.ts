@@ -173,18 +173,44 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
   };
 
   // One batch line: the same rules, queue and default reply as a live request, without the latency.
-  const answerLine = async (body: Record<string, unknown>, url: string): Promise<{ status: number; body: Record<string, unknown>; req: FakeRequest }> => {
-    const req = requestFromBody(body, new URL(`http://batch${url}`), "POST", {}, requests.length + batch.requests.length);
+  const answerLine = async (
+    body: Record<string, unknown>,
+    url: string,
+  ): Promise<{ status: number; body: Record<string, unknown>; req: FakeRequest }> => {
+    const req = requestFromBody(
+      body,
+      new URL(`http://batch${url}`),
+      "POST",
+      {},
+      requests.length + batch.requests.length,
+    );
     const spec = pick(req);
     if (spec === undefined) {
       misses.push(req);
-      return { status: 500, body: { error: { message: `fake-openai: no scripted reply for batch line (last user message=${JSON.stringify(req.lastUserText.slice(0, 120))})` } }, req };
+      return {
+        status: 500,
+        body: {
+          error: {
+            message: `fake-openai: no scripted reply for batch line (last user message=${JSON.stringify(req.lastUserText.slice(0, 120))})`,
+          },
+        },
+        req,
+      };
     }
     const resolved = typeof spec === "function" ? await spec(req) : spec;
     const reply: FakeReply = typeof resolved === "string" ? { text: resolved } : resolved;
     if ("fault" in reply) {
       const status = reply.fault === "status" ? reply.status : reply.fault === "rate_limit" ? 429 : 500;
-      return { status, body: { error: { message: reply.fault === "status" ? (reply.message ?? `fake error ${status}`) : `fake ${reply.fault}`, type: "fake_error" } }, req };
+      return {
+        status,
+        body: {
+          error: {
+            message: reply.fault === "status" ? (reply.message ?? `fake error ${status}`) : `fake ${reply.fault}`,
+            type: "fake_error",
+          },
+        },
+        req,
+      };
     }
     return { status: 200, body: buildCompletion(req, reply) as unknown as Record<string, unknown>, req };
   };
@@ -202,11 +228,22 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
       const batched = opts.batch ? await batch.handle(request, url) : undefined;
       if (batched) return batched;
       if (request.method === "GET" && url.pathname.endsWith("/models")) {
-        const data = (opts.models ?? ["fake-model"]).map((id) => ({ id, object: "model", created: 0, owned_by: "fake" }));
+        const data = (opts.models ?? ["fake-model"]).map((id) => ({
+          id,
+          object: "model",
+          created: 0,
+          owned_by: "fake",
+        }));
         return Response.json({ object: "list", data });
       }
-      if (request.method !== "POST" || !(url.pathname.endsWith("/chat/completions") || url.pathname.endsWith("/responses"))) {
-        return Response.json({ error: { message: `fake-openai: no route for ${request.method} ${url.pathname}` } }, { status: 404 });
+      if (
+        request.method !== "POST" ||
+        !(url.pathname.endsWith("/chat/completions") || url.pathname.endsWith("/responses"))
+      ) {
+        return Response.json(
+          { error: { message: `fake-openai: no route for ${request.method} ${url.pathname}` } },
+          { status: 404 },
+        );
       }
       const req = await parseRequest(request, url, requests.length);
       requests.push(req);
@@ -222,7 +259,12 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
           misses.push(req);
           leave();
           return Response.json(
-            { error: { message: `fake-openai: no scripted reply for request #${req.index} (model=${req.model}, last user message=${JSON.stringify(req.lastUserText.slice(0, 120))})`, type: "fake_unmatched" } },
+            {
+              error: {
+                message: `fake-openai: no scripted reply for request #${req.index} (model=${req.model}, last user message=${JSON.stringify(req.lastUserText.slice(0, 120))})`,
+                type: "fake_unmatched",
+              },
+            },
             { status: 500 },
           );
         }
@@ -234,7 +276,10 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
         return response;
       } catch (err) {
         leave();
-        return Response.json({ error: { message: `fake-openai: reply function threw: ${String(err)}` } }, { status: 500 });
+        return Response.json(
+          { error: { message: `fake-openai: reply function threw: ${String(err)}` } },
+          { status: 500 },
+        );
       }
     },
   });
@@ -253,13 +298,19 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
           const headers: Record<string, string> = {};
           if (reply.retryAfterMs !== undefined) headers["retry-after-ms"] = String(reply.retryAfterMs);
           if (reply.retryAfterSeconds !== undefined) headers["retry-after"] = String(reply.retryAfterSeconds);
-          return Response.json({ error: { message: "Rate limit reached (fake)", type: "rate_limit_error", code: "rate_limit_exceeded" } }, { status: 429, headers });
+          return Response.json(
+            { error: { message: "Rate limit reached (fake)", type: "rate_limit_error", code: "rate_limit_exceeded" } },
+            { status: 429, headers },
+          );
         }
         case "status": {
           leave();
           const headers: Record<string, string> = {};
           if (reply.retryAfterMs !== undefined) headers["retry-after-ms"] = String(reply.retryAfterMs);
-          return Response.json({ error: { message: reply.message ?? `fake error ${reply.status}`, type: reply.type ?? "fake_error" } }, { status: reply.status, headers });
+          return Response.json(
+            { error: { message: reply.message ?? `fake error ${reply.status}`, type: reply.type ?? "fake_error" } },
+            { status: reply.status, headers },
+          );
         }
         case "hang":
           return new Promise<Response>((resolve) => {
@@ -274,25 +325,42 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
           });
         case "malformed":
           leave();
-          return new Response(reply.body ?? '{"id": "chatcmpl-fake", "choices": [ {"message": ', { status: 200, headers: { "content-type": "application/json" } });
+          return new Response(reply.body ?? '{"id": "chatcmpl-fake", "choices": [ {"message": ', {
+            status: 200,
+            headers: { "content-type": "application/json" },
+          });
         case "reset": {
           const stream = new ReadableStream<Uint8Array>({
             start(c) {
-              c.enqueue(encoder.encode(req.stream ? `data: ${JSON.stringify(chunk(req, { role: "assistant", content: "par" }, null))}\n\n` : '{"id":"chatcmpl-fake","choices":[{"index":0,'));
+              c.enqueue(
+                encoder.encode(
+                  req.stream
+                    ? `data: ${JSON.stringify(chunk(req, { role: "assistant", content: "par" }, null))}\n\n`
+                    : '{"id":"chatcmpl-fake","choices":[{"index":0,',
+                ),
+              );
               setTimeout(() => {
                 leave();
                 c.error(undefined);
               }, 1);
             },
           });
-          return new Response(stream, { headers: { "content-type": req.stream ? "text/event-stream" : "application/json" } });
+          return new Response(stream, {
+            headers: { "content-type": req.stream ? "text/event-stream" : "application/json" },
+          });
         }
         case "cut": {
           const text = "this stream is cut before it finishes";
           const parts = splitText(text, 6).slice(0, reply.afterChunks ?? 2);
-          const body = parts.map((p, i) => `data: ${JSON.stringify(chunk(req, i === 0 ? { role: "assistant", content: p } : { content: p }, null))}\n\n`).join("");
+          const body = parts
+            .map(
+              (p, i) =>
+                `data: ${JSON.stringify(chunk(req, i === 0 ? { role: "assistant", content: p } : { content: p }, null))}\n\n`,
+            )
+            .join("");
           leave();
-          if (!req.stream) return new Response(body.slice(0, 40), { status: 200, headers: { "content-type": "application/json" } });
+          if (!req.stream)
+            return new Response(body.slice(0, 40), { status: 200, headers: { "content-type": "application/json" } });
           return new Response(body, { headers: { "content-type": "text/event-stream" } });
         }
       }
@@ -313,17 +381,32 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
     const text = reply.text ?? "";
     const pieces = text === "" ? [""] : splitText(text, 4);
     pieces.forEach((p, i) => {
-      events.push(JSON.stringify(chunk(req, i === 0 ? { role: "assistant", content: p } : { content: p }, null, reply.model)));
+      events.push(
+        JSON.stringify(chunk(req, i === 0 ? { role: "assistant", content: p } : { content: p }, null, reply.model)),
+      );
     });
     if (reply.toolCalls?.length) {
       events.push(
         JSON.stringify(
-          chunk(req, { tool_calls: reply.toolCalls.map((t, index) => ({ index, id: t.id ?? `call_${index}`, type: "function", function: { name: t.name, arguments: t.arguments } })) }, null, reply.model),
+          chunk(
+            req,
+            {
+              tool_calls: reply.toolCalls.map((t, index) => ({
+                index,
+                id: t.id ?? `call_${index}`,
+                type: "function",
+                function: { name: t.name, arguments: t.arguments },
+              })),
+            },
+            null,
+            reply.model,
+          ),
         ),
       );
     }
     events.push(JSON.stringify(chunk(req, {}, completion.choices[0]!.finish_reason, reply.model)));
-    if (includeUsage && completion.usage) events.push(JSON.stringify({ ...chunk(req, {}, null, reply.model), choices: [], usage: completion.usage }));
+    if (includeUsage && completion.usage)
+      events.push(JSON.stringify({ ...chunk(req, {}, null, reply.model), choices: [], usage: completion.usage }));
     events.push("[DONE]");
     const stream = new ReadableStream<Uint8Array>({
       start(c) {
@@ -362,7 +445,10 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
     waitFor: (n, timeoutMs = 10_000) =>
       new Promise<void>((resolve, reject) => {
         if (requests.length >= n) return resolve();
-        const timer = setTimeout(() => reject(new Error(`fake-openai: waited ${timeoutMs} ms for ${n} requests, saw ${requests.length}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`fake-openai: waited ${timeoutMs} ms for ${n} requests, saw ${requests.length}`)),
+          timeoutMs,
+        );
         waiters.push({
           n,
           resolve: () => {
@@ -385,7 +471,9 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
       for (const release of [...hangs]) release();
       await server.stop(true);
       if (misses.length > 0) {
-        throw new Error(`fake-openai: ${misses.length} request(s) had no scripted reply; first: #${misses[0]!.index} ${JSON.stringify(misses[0]!.lastUserText.slice(0, 120))}`);
+        throw new Error(
+          `fake-openai: ${misses.length} request(s) had no scripted reply; first: #${misses[0]!.index} ${JSON.stringify(misses[0]!.lastUserText.slice(0, 120))}`,
+        );
       }
     },
     [Symbol.asyncDispose]: () => api.close(),
@@ -409,7 +497,13 @@ async function parseRequest(request: Request, url: URL, index: number): Promise<
   return requestFromBody(body, url, request.method, headers, index);
 }
 
-function requestFromBody(body: Record<string, unknown>, url: URL, method: string, headers: Record<string, string>, index: number): FakeRequest {
+function requestFromBody(
+  body: Record<string, unknown>,
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  index: number,
+): FakeRequest {
   const api = url.pathname.endsWith("/responses") ? "responses" : "chat";
   const messages =
     api === "chat"
@@ -422,7 +516,9 @@ function requestFromBody(body: Record<string, unknown>, url: URL, method: string
             ? [{ role: "user", content: body.input }]
             : Array.isArray(body.input)
               ? (body.input as Array<{ role?: string; content?: unknown; type?: string; output?: unknown }>).map((i) =>
-                  i.type === "function_call_output" ? { role: "tool", content: i.output } : { role: i.role ?? "user", content: i.content },
+                  i.type === "function_call_output"
+                    ? { role: "tool", content: i.output }
+                    : { role: i.role ?? "user", content: i.content },
                 )
               : []),
         ];
@@ -430,7 +526,11 @@ function requestFromBody(body: Record<string, unknown>, url: URL, method: string
     if (typeof content === "string") return content;
     if (Array.isArray(content)) {
       return content
-        .map((p) => (p && typeof p === "object" && ["text", "input_text"].includes(String((p as { type?: string }).type)) ? String((p as { text?: unknown }).text ?? "") : ""))
+        .map((p) =>
+          p && typeof p === "object" && ["text", "input_text"].includes(String((p as { type?: string }).type))
+            ? String((p as { text?: unknown }).text ?? "")
+            : "",
+        )
         .join("");
     }
     return "";
@@ -461,7 +561,9 @@ function estimateTokens(text: string): number {
 
 function buildCompletion(req: FakeRequest, reply: FakeCompletion) {
   const text = reply.text ?? "";
-  const promptChars = req.messages.map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content))).join("\n");
+  const promptChars = req.messages
+    .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)))
+    .join("\n");
   const usage =
     reply.usage === null
       ? undefined
@@ -478,7 +580,11 @@ function buildCompletion(req: FakeRequest, reply: FakeCompletion) {
             completion_tokens: estimateTokens(text),
             total_tokens: estimateTokens(promptChars) + estimateTokens(text),
           };
-  const toolCalls = reply.toolCalls?.map((t, i) => ({ id: t.id ?? `call_${i}`, type: "function", function: { name: t.name, arguments: t.arguments } }));
+  const toolCalls = reply.toolCalls?.map((t, i) => ({
+    id: t.id ?? `call_${i}`,
+    type: "function",
+    function: { name: t.name, arguments: t.arguments },
+  }));
   return {
     id: `chatcmpl-fake-${req.index}`,
     object: "chat.completion",
@@ -487,7 +593,11 @@ function buildCompletion(req: FakeRequest, reply: FakeCompletion) {
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: toolCalls && !text ? null : text, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: "assistant",
+          content: toolCalls && !text ? null : text,
+          ...(toolCalls ? { tool_calls: toolCalls } : {}),
+        },
         finish_reason: reply.finishReason ?? (toolCalls ? "tool_calls" : "stop"),
       },
     ],
@@ -499,8 +609,23 @@ function buildResponsesReply(req: FakeRequest, reply: FakeCompletion) {
   const c = buildCompletion(req, reply);
   const text = reply.text ?? "";
   const output: Array<Record<string, unknown>> = [];
-  if (text) output.push({ type: "message", id: `msg_${req.index}`, role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] });
-  for (const [i, t] of (reply.toolCalls ?? []).entries()) output.push({ type: "function_call", id: `fc_${i}`, call_id: t.id ?? `call_${i}`, name: t.name, arguments: t.arguments, status: "completed" });
+  if (text)
+    output.push({
+      type: "message",
+      id: `msg_${req.index}`,
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text, annotations: [] }],
+    });
+  for (const [i, t] of (reply.toolCalls ?? []).entries())
+    output.push({
+      type: "function_call",
+      id: `fc_${i}`,
+      call_id: t.id ?? `call_${i}`,
+      name: t.name,
+      arguments: t.arguments,
+      status: "completed",
+    });
   const truncated = reply.finishReason === "length";
   return {
     id: `resp_fake_${req.index}`,

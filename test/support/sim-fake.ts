@@ -12,7 +12,10 @@ export function simReply(config = "quickstart"): (req: FakeRequest) => string {
   const o = simOptions(loadConfig({ config }).config);
   return (req) =>
     simAnswer(
-      req.messages.map((m) => ({ role: m.role as ChatMessage["role"], content: typeof m.content === "string" ? m.content : JSON.stringify(m.content) })),
+      req.messages.map((m) => ({
+        role: m.role as ChatMessage["role"],
+        content: typeof m.content === "string" ? m.content : JSON.stringify(m.content),
+      })),
       0,
       o,
     );

@@ -39,9 +39,19 @@ afterAll(async () => {
 });
 
 /** A dashboard whose launches only record their argv (to a file) instead of training. */
-function dashboard(opts: { allowCommands?: boolean; maxStreams?: number; host?: string } = {}): { ui: UiServer; recorded: string } {
+function dashboard(opts: { allowCommands?: boolean; maxStreams?: number; host?: string } = {}): {
+  ui: UiServer;
+  recorded: string;
+} {
   const recorded = join(tmp.path, `argv-${servers.length}.txt`);
-  const ui = startUi({ root, port: 0, cwd: project, sleepProject: project, command: ["/bin/sh", "-c", 'printf "%s\\n" "$@" > "$0"', recorded], ...opts });
+  const ui = startUi({
+    root,
+    port: 0,
+    cwd: project,
+    sleepProject: project,
+    command: ["/bin/sh", "-c", 'printf "%s\\n" "$@" > "$0"', recorded],
+    ...opts,
+  });
   servers.push(ui);
   return { ui, recorded };
 }
@@ -86,7 +96,9 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), out, cmdline, envir
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "SKILLOPT_LOG_LEVEL") env[k] = v;
     // SKILLOPT_BIN=dist/skillopt-linux-x64 runs this against the compiled binary.
-    const cli = process.env.SKILLOPT_BIN ? [process.env.SKILLOPT_BIN] : [process.execPath, join(REPO_ROOT, "src", "main.ts")];
+    const cli = process.env.SKILLOPT_BIN
+      ? [process.env.SKILLOPT_BIN]
+      : [process.execPath, join(REPO_ROOT, "src", "main.ts")];
     const proc = Bun.spawn([...cli, "ui", "--root", root, "--port", "0", "--project", project], {
       cwd: project,
       env: { ...env, NO_COLOR: "1" },
@@ -101,14 +113,26 @@ process.stdout.write(JSON.stringify({ uid: process.getuid(), out, cmdline, envir
       const base = signInUrl.replace(/\/\?token=.*/, "");
       const token = signInUrl.split("token=")[1]!;
 
-      const client = Bun.spawn(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", CLIENT], {
-        env: { PATH: "/usr/bin:/bin", HOME: "/tmp", BASE: base, UI_PID: String(proc.pid) },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const [stdout, stderr, code] = await Promise.all([new Response(client.stdout).text(), new Response(client.stderr).text(), client.exited]);
+      const client = Bun.spawn(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", CLIENT],
+        {
+          env: { PATH: "/usr/bin:/bin", HOME: "/tmp", BASE: base, UI_PID: String(proc.pid) },
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
+      const [stdout, stderr, code] = await Promise.all([
+        new Response(client.stdout).text(),
+        new Response(client.stderr).text(),
+        client.exited,
+      ]);
       expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-      const report = JSON.parse(stdout) as { uid: number; out: { req: string; status: number; body: string; cookie?: string | null }[]; cmdline: string; environ: string };
+      const report = JSON.parse(stdout) as {
+        uid: number;
+        out: { req: string; status: number; body: string; cookie?: string | null }[];
+        cmdline: string;
+        environ: string;
+      };
       expect(report.uid).toBe(65534);
       expect(report.out).toHaveLength(19);
       for (const r of report.out) {
@@ -173,14 +197,25 @@ describe("a page on another port of this host, in the owner's signed-in browser"
 
 describe("launches run no program unless the owner allowed it (--allow-commands)", () => {
   const post = async (ui: UiServer, path: string, body: unknown) => {
-    const r = await fetch(`${ui.url}${path}`, { method: "POST", headers: await signIn(ui), body: JSON.stringify(body) });
-    return { status: r.status, body: (await r.json()) as { ok?: boolean; errors?: Record<string, string>; error?: string } };
+    const r = await fetch(`${ui.url}${path}`, {
+      method: "POST",
+      headers: await signIn(ui),
+      body: JSON.stringify(body),
+    });
+    return {
+      status: r.status,
+      body: (await r.json()) as { ok?: boolean; errors?: Record<string, string>; error?: string },
+    };
   };
 
   test("the command evaluator, agent binary paths, interpreters, outside files, endpoints and sandboxes are refused by default", async () => {
     const { ui, recorded } = dashboard();
     const cases: [string, string, RegExp][] = [
-      ["tasks", "env.data_path=tasks.jsonl\nenv.evaluator=command\nenv.evaluator_command=/bin/sh -c 'touch pwned'", /env\.evaluator: runs a program/],
+      [
+        "tasks",
+        "env.data_path=tasks.jsonl\nenv.evaluator=command\nenv.evaluator_command=/bin/sh -c 'touch pwned'",
+        /env\.evaluator: runs a program/,
+      ],
       ["quickstart", "model.claude_code_exec_path=/tmp/evil", /model\.claude_code_exec_path: runs a program/],
       ["quickstart", "model.codex_exec_path=./evil.sh", /model\.codex_exec_path: runs a program/],
       ["quickstart", "env.python=/tmp/evil-python", /env\.python: runs a program/],
@@ -188,9 +223,17 @@ describe("launches run no program unless the owner allowed it (--allow-commands)
       ["tasks", "env.data_path=../secret.txt", /env\.data_path: \.\.\/secret\.txt is outside/],
       ["quickstart", "env.skill_init=/etc/passwd", /env\.skill_init: \/etc\/passwd is outside/],
       ["quickstart", "model.cache_dir=/tmp/elsewhere", /model\.cache_dir: names where files are written/],
-      ["quickstart", "model.openai_compatible_base_url=http://collector.example/v1", /openai_compatible_base_url: says where requests and credentials go/],
+      [
+        "quickstart",
+        "model.openai_compatible_base_url=http://collector.example/v1",
+        /openai_compatible_base_url: says where requests and credentials go/,
+      ],
       ["quickstart", "env.search_auth_env=OPENAI_API_KEY", /env\.search_auth_env: says where requests/],
-      ["quickstart", "model.codex_exec_sandbox=danger-full-access", /model\.codex_exec_sandbox: changes an agent's sandbox/],
+      [
+        "quickstart",
+        "model.codex_exec_sandbox=danger-full-access",
+        /model\.codex_exec_sandbox: changes an agent's sandbox/,
+      ],
     ];
     for (const [config, extra, want] of cases) {
       for (const path of ["/api/validate", "/api/launch"]) {
@@ -203,7 +246,9 @@ describe("launches run no program unless the owner allowed it (--allow-commands)
     // A config file from the project that runs a program is refused too, naming the config.
     const viaConfig = await post(ui, "/api/launch", { config: "configs/evil.yaml", values: {}, extra: "" });
     expect(viaConfig.status).toBe(422);
-    expect(viaConfig.body.errors?.config).toMatch(/env\.evaluator: runs a program \(set by the config configs\/evil\.yaml\)/);
+    expect(viaConfig.body.errors?.config).toMatch(
+      /env\.evaluator: runs a program \(set by the config configs\/evil\.yaml\)/,
+    );
     // A config file outside the dashboard's directory is refused.
     writeFileSync(join(tmp.path, "outside.yaml"), "model:\n  backend: sim\n");
     const outside = await post(ui, "/api/launch", { config: join(tmp.path, "outside.yaml"), values: {}, extra: "" });
@@ -212,7 +257,11 @@ describe("launches run no program unless the owner allowed it (--allow-commands)
     expect(existsSync(recorded)).toBe(false);
     expect(existsSync(join(project, "pwned"))).toBe(false);
     // What a launch needs stays possible: a data file inside the directory, the plain keys.
-    const fine = await post(ui, "/api/validate", { config: "tasks", values: { "train.batch_size": "4" }, extra: "env.data_path=tasks.jsonl" });
+    const fine = await post(ui, "/api/validate", {
+      config: "tasks",
+      values: { "train.batch_size": "4" },
+      extra: "env.data_path=tasks.jsonl",
+    });
     expect(fine.body).toMatchObject({ ok: true, errors: {} });
   });
 
@@ -251,7 +300,9 @@ describe("prototype keys at the request boundary", () => {
       const auth = await signIn(ui);
       // A prototype key as a JSON key is refused by every endpoint; as a launch key path by the launch ones.
       const asJsonKey = /"(__proto__|constructor|prototype)":/.test(body);
-      for (const path of asJsonKey ? ["/api/validate", "/api/launch", "/api/sleep/adopt"] : ["/api/validate", "/api/launch"]) {
+      for (const path of asJsonKey
+        ? ["/api/validate", "/api/launch", "/api/sleep/adopt"]
+        : ["/api/validate", "/api/launch"]) {
         const r = await fetch(`${ui.url}${path}`, { method: "POST", headers: auth, body });
         expect({ path, status: r.status }).toEqual({ path, status: 400 });
         expect(((await r.json()) as { error: string }).error).toMatch(/(__proto__|constructor|prototype)/);
@@ -343,7 +394,15 @@ describe("a cloned repository's planted Sleep nights", () => {
     has_managed_skill: false,
     has_managed_memory: true,
     accepted: true,
-    legacy: { memory: { proposed_file: "proposed_CLAUDE.md", live_path: memory, sha256: pin, live_sha256: "", live_realpath: memory } },
+    legacy: {
+      memory: {
+        proposed_file: "proposed_CLAUDE.md",
+        live_path: memory,
+        sha256: pin,
+        live_sha256: "",
+        live_realpath: memory,
+      },
+    },
     ...extra,
   });
   const night = (name: string, m: unknown, files: Record<string, string | "FIFO"> = {}) => {
@@ -364,7 +423,11 @@ describe("a cloned repository's planted Sleep nights", () => {
     night("20260101-000002", manifest(join(project, "CLAUDE.md")));
     symlinkSync(join(tmp.path, "secret.txt"), join(project, "AGENTS.md"));
     night("20260101-000003", manifest(join(project, "AGENTS.md")));
-    night("20260101-000004", manifest(join(project, "MEMORY.md")), { "proposed_CLAUDE.md": "FIFO", "report.json": "FIFO", "adopted_legacy.json": "FIFO" });
+    night("20260101-000004", manifest(join(project, "MEMORY.md")), {
+      "proposed_CLAUDE.md": "FIFO",
+      "report.json": "FIFO",
+      "adopted_legacy.json": "FIFO",
+    });
     night("20260101-000005", "{ not json");
     night("20260101-000006", "FIFO");
     night("20260101-000007", manifest("/etc/shadow"));
@@ -376,8 +439,19 @@ describe("a cloned repository's planted Sleep nights", () => {
     expect(r.status).toBe(200);
     const html = await r.text();
     expect(html).not.toContain(SECRET);
-    const card = (name: string) => html.slice(html.indexOf(`data-night-name="${name}"`), html.indexOf("</details>", html.indexOf(`data-night-name="${name}"`)));
-    for (const n of ["20260101-000001", "20260101-000002", "20260101-000003", "20260101-000004", "20260101-000007", "20260101-000008"]) {
+    const card = (name: string) =>
+      html.slice(
+        html.indexOf(`data-night-name="${name}"`),
+        html.indexOf("</details>", html.indexOf(`data-night-name="${name}"`)),
+      );
+    for (const n of [
+      "20260101-000001",
+      "20260101-000002",
+      "20260101-000003",
+      "20260101-000004",
+      "20260101-000007",
+      "20260101-000008",
+    ]) {
       expect(card(n)).toContain("was not staged by this user&#39;s review: manifest.json: it carries no seal");
       expect(card(n)).not.toContain("adopt-btn");
       expect(card(n)).toContain("reject-btn");
@@ -392,10 +466,15 @@ describe("a cloned repository's planted Sleep nights", () => {
   test("a night this user staged whose live skill file became a FIFO or a link out is refused in one line, never read, never hangs", async () => {
     const { home, project: own } = buildFakeHome(join(tmp.path, "sealed"));
     const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
-    const review = await runCli(["sleep", "review", "--backend", "mock", "--source", "all", "--project", own, "--json"], { env, cwd: own });
+    const review = await runCli(
+      ["sleep", "review", "--backend", "mock", "--source", "all", "--project", own, "--json"],
+      { env, cwd: own },
+    );
     expect(review.code).toBe(0);
     const dir = JSON.parse(review.stdout).staging_dir as string;
-    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { legacy: { skill: { live_path: string } } };
+    const m = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as {
+      legacy: { skill: { live_path: string } };
+    };
     const live = m.legacy.skill.live_path;
     const ui = startUi({ root, port: 0, cwd: own, sleepProject: own, env, command: ["/bin/false"] });
     servers.push(ui);

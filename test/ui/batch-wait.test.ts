@@ -21,9 +21,19 @@ describe("a run waiting on a provider batch in the dashboard", () => {
     const ui = startUi({ root, port: 0, command: ["/bin/false"] });
     try {
       const auth = await signIn(ui);
-      const rows = (await (await fetch(`${ui.url}/api/runs`, { headers: auth })).json()) as { name: string; status: string; kind: string; waiting: string | null; reason: string | null }[];
+      const rows = (await (await fetch(`${ui.url}/api/runs`, { headers: auth })).json()) as {
+        name: string;
+        status: string;
+        kind: string;
+        waiting: string | null;
+        reason: string | null;
+      }[];
       const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
-      expect(byName.eval_waiting).toMatchObject({ kind: "eval", status: "running", waiting: "waiting on batch batch_abc (in_progress, 120/400 done)" });
+      expect(byName.eval_waiting).toMatchObject({
+        kind: "eval",
+        status: "running",
+        waiting: "waiting on batch batch_abc (in_progress, 120/400 done)",
+      });
       expect(byName.eval_killed).toMatchObject({ kind: "eval", status: "interrupted", waiting: null });
       expect(byName.eval_killed!.reason).toContain("was waiting on batch batch_def");
       const html = await (await fetch(`${ui.url}/`, { headers: auth })).text();

@@ -30,7 +30,13 @@ beforeAll(async () => {
   mkdirSync(root, { recursive: true });
   cpSync(join(REPO_ROOT, "fixtures", "runs", "quickstart"), join(root, "finished"), { recursive: true });
   writeSyntheticRun(join(root, "other"), { steps: 5 });
-  ui = startUi({ root, port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env: { SKILLOPT_LOG_LEVEL: undefined } });
+  ui = startUi({
+    root,
+    port: 0,
+    command: [process.execPath, join(REPO_ROOT, "src", "main.ts")],
+    cwd: REPO_ROOT,
+    env: { SKILLOPT_LOG_LEVEL: undefined },
+  });
   b = await launchBrowser();
   // Sign in as the owner does: open the URL `skillopt ui` printed; it lands on the clean URL.
   firstSignIn = ui.tokenUrl;
@@ -54,19 +60,27 @@ describe("dashboard in a real browser", () => {
     await page.goto(`${ui.url}/`);
     await page.click('tr[data-run="finished"] a');
     await page.waitForSelector("svg#score-chart");
-    const actions = await page.$$eval('svg#score-chart [data-series="decision"]', (els) => els.map((e) => e.getAttribute("data-action")));
+    const actions = await page.$$eval('svg#score-chart [data-series="decision"]', (els) =>
+      els.map((e) => e.getAttribute("data-action")),
+    );
     const want = expectedActions(join(root, "finished"));
     expect(actions).toEqual(want);
     const accepted = await page.$$eval('svg#score-chart [data-series="decision"][data-action="accepted"]', (els) =>
       els.map((e) => Number(e.getAttribute("data-step"))),
     );
-    expect(accepted).toEqual(history(join(root, "finished")).filter((r) => normalizeAction(String(r.outcome ?? r.action)) === "accepted").map((r) => Number(r.step)));
+    expect(accepted).toEqual(
+      history(join(root, "finished"))
+        .filter((r) => normalizeAction(String(r.outcome ?? r.action)) === "accepted")
+        .map((r) => Number(r.step)),
+    );
     const early = history(join(root, "finished")).find((r) => r.outcome === "rejected_early")!;
     const details = page.locator(`#step-${early.step}`);
     await details.locator("summary").click();
     expect(await details.locator("table.edits .badge.b-rejected").count()).toBeGreaterThan(0);
     expect(await details.locator("table.diff-unified tr.add").count()).toBeGreaterThan(0);
-    expect(await page.locator("#step-table").textContent()).toContain(`at ${early.selection_evaluated}/${early.selection_total}`);
+    expect(await page.locator("#step-table").textContent()).toContain(
+      `at ${early.selection_evaluated}/${early.selection_total}`,
+    );
     await b.screenshot(page, "ui-finished-run");
   });
 
@@ -85,7 +99,20 @@ describe("dashboard in a real browser", () => {
   test("a run while it trains shows a new step without reloading", async () => {
     const dir = join(root, "live");
     mkdirSync(dir);
-    const step = (n: number) => ({ epoch: 1, step: n, learning_rate: 2, rollout_hard: 0.2 + n / 10, candidate_gate_score: 0.3 + n / 10, current_score: 0.3 + n / 10, best_score: 0.3 + n / 10, action: "accept_new_best" as const, outcome: "accepted" as const, calls: { total: 5, cached: 0, by_stage: {} }, cost_usd: 0.001, wall_time_s: 0.2 });
+    const step = (n: number) => ({
+      epoch: 1,
+      step: n,
+      learning_rate: 2,
+      rollout_hard: 0.2 + n / 10,
+      candidate_gate_score: 0.3 + n / 10,
+      current_score: 0.3 + n / 10,
+      best_score: 0.3 + n / 10,
+      action: "accept_new_best" as const,
+      outcome: "accepted" as const,
+      calls: { total: 5, cached: 0, by_stage: {} },
+      cost_usd: 0.001,
+      wall_time_s: 0.2,
+    });
     for (const n of [1, 2, 3]) commitSyntheticStep(dir, step(n), `# skill\nrule ${n}\n`);
     const page = b.page;
     await page.goto(`${ui.url}/runs/live`);
@@ -111,7 +138,11 @@ describe("dashboard in a real browser", () => {
     await page.evaluate(() => {
       (window as unknown as { notReloaded: boolean }).notReloaded = true;
     });
-    commitSyntheticStep(dir, { epoch: 2, step: 5, current_score: 0.95, best_score: 0.95, action: "accept_new_best", outcome: "accepted" }, "# skill\nrule 5\n");
+    commitSyntheticStep(
+      dir,
+      { epoch: 2, step: 5, current_score: 0.95, best_score: 0.95, action: "accept_new_best", outcome: "accepted" },
+      "# skill\nrule 5\n",
+    );
     await page.locator('tr[data-run="live"] td:nth-child(7)', { hasText: "5/6" }).waitFor({ timeout: 45_000 });
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
   });
@@ -124,7 +155,9 @@ describe("dashboard in a real browser", () => {
     await page.click("#compare-btn");
     await page.waitForSelector("svg#compare-chart");
     expect(await page.locator('svg#compare-chart path.series-line[data-series^="run-"]').count()).toBe(2);
-    expect(await page.locator("#compare-diff table.diff-unified tr.add, #compare-diff table.diff-unified tr.del").count()).toBeGreaterThan(0);
+    expect(
+      await page.locator("#compare-diff table.diff-unified tr.add, #compare-diff table.diff-unified tr.del").count(),
+    ).toBeGreaterThan(0);
     await b.screenshot(page, "ui-compare");
   });
 
@@ -140,7 +173,9 @@ describe("dashboard in a real browser", () => {
     expect(await err.textContent()).toBe("expected a positive integer, got 0");
     expect(ui.launcher.list()).toEqual([]);
     await page.fill("#f-config", "no-such-config");
-    await page.locator('[data-error-for="config"]', { hasText: "no such file or bundled config" }).waitFor({ timeout: 45_000 });
+    await page
+      .locator('[data-error-for="config"]', { hasText: "no such file or bundled config" })
+      .waitFor({ timeout: 45_000 });
     await b.screenshot(page, "ui-invalid-override");
   });
 
@@ -196,7 +231,9 @@ describe("dashboard in a real browser", () => {
     expect(html).not.toContain(ui.token);
     expect(await page.evaluate(() => document.cookie)).toBe("");
     const cookies = await b.context.cookies(ui.url);
-    expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([{ name: `skillopt_session_${ui.port}`, httpOnly: true, sameSite: "Strict" }]);
+    expect(cookies.map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([
+      { name: `skillopt_session_${ui.port}`, httpOnly: true, sameSite: "Strict" },
+    ]);
   });
 
   test("a browser that never opened the sign-in URL sees nothing, and the used URL does not sign it in", async () => {
@@ -209,7 +246,11 @@ describe("dashboard in a real browser", () => {
     expect(used?.status()).toBe(401);
     expect(await b.context.cookies(ui.url)).toEqual([]);
     const status = await page.evaluate(() =>
-      fetch("/api/launch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ config: "quickstart" }) }).then((r) => r.status),
+      fetch("/api/launch", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ config: "quickstart" }),
+      }).then((r) => r.status),
     );
     expect(status).toBe(401);
     expect(ui.launcher.list()).toHaveLength(2);

@@ -14,12 +14,15 @@ describe("skillopt ui", () => {
     using dir = tempDir("skillopt-ui-cli-");
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "SKILLOPT_LOG_LEVEL") env[k] = v;
-    const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), "ui", "--root", join(dir.path, "outputs"), "--port", "0"], {
-      cwd: REPO_ROOT,
-      env: { ...env, NO_COLOR: "1" },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
+    const proc = Bun.spawn(
+      [process.execPath, join(REPO_ROOT, "src", "main.ts"), "ui", "--root", join(dir.path, "outputs"), "--port", "0"],
+      {
+        cwd: REPO_ROOT,
+        env: { ...env, NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     const reader = proc.stdout.getReader();
     let out = "";
     while (!out.includes("\n")) out += new TextDecoder().decode((await reader.read()).value);
@@ -32,12 +35,15 @@ describe("skillopt ui", () => {
     const first = await fetch(url, { redirect: "manual" });
     expect(first.status).toBe(303);
     expect(first.headers.get("location")).toBe("/");
-    expect(first.headers.get("set-cookie")).toMatch(/^skillopt_session_\d+=[\w-]{40,}; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(first.headers.get("set-cookie")).toMatch(
+      /^skillopt_session_\d+=[\w-]{40,}; Path=\/; HttpOnly; SameSite=Strict$/,
+    );
     const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
     expect(await (await fetch(`${base}/api/runs`, { headers: { cookie } })).json()).toEqual([]);
     // The printed URL worked once; the terminal shows the next one.
     expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
-    while (out.split("\n").filter((l) => l.startsWith("http")).length < 2) out += new TextDecoder().decode((await reader.read()).value);
+    while (out.split("\n").filter((l) => l.startsWith("http")).length < 2)
+      out += new TextDecoder().decode((await reader.read()).value);
     const next = out.split("\n").filter((l) => l.startsWith("http"))[1]!;
     expect(next).not.toBe(url);
     expect((await fetch(next, { redirect: "manual" })).status).toBe(303);
@@ -57,7 +63,13 @@ describe("launch and stop", () => {
     using dir = tempDir("skillopt-ui-stop-");
     // A cache of its own: cached calls skip the simulated latency, and the run must still be going when stopped.
     const env = { SKILLOPT_LOG_LEVEL: undefined, SKILLOPT_CACHE_DIR: join(dir.path, "cache") };
-    const ui = startUi({ root: join(dir.path, "outputs"), port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: REPO_ROOT, env });
+    const ui = startUi({
+      root: join(dir.path, "outputs"),
+      port: 0,
+      command: [process.execPath, join(REPO_ROOT, "src", "main.ts")],
+      cwd: REPO_ROOT,
+      env,
+    });
     try {
       const headers = await signIn(ui);
       const r = await fetch(`${ui.url}/api/launch`, {
@@ -88,7 +100,10 @@ describe("launch and stop", () => {
       expect(stop.status).toBe(200);
       await exited;
       expect(ui.launcher.get(launch.id)!.status).toBe("stopped");
-      const rows = (await (await fetch(`${ui.url}/api/runs`, { headers })).json()) as { status: string; steps: number }[];
+      const rows = (await (await fetch(`${ui.url}/api/runs`, { headers })).json()) as {
+        status: string;
+        steps: number;
+      }[];
       expect(rows).toHaveLength(1);
       expect(rows[0]!.status).toBe("interrupted");
     } finally {

@@ -32,7 +32,12 @@ afterAll(async () => {
 
 describe("runs list", () => {
   test("a corrupt state file shows an error on that run's row and the other runs still list", async () => {
-    const rows = (await (await fetch(`${ui.url}/api/runs`, { headers: auth })).json()) as { id: string; error: string | null; steps: number; status: string }[];
+    const rows = (await (await fetch(`${ui.url}/api/runs`, { headers: auth })).json()) as {
+      id: string;
+      error: string | null;
+      steps: number;
+      status: string;
+    }[];
     const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
     expect(Object.keys(byId).sort()).toEqual(["broken", "runA", "runB"]);
     expect(byId.broken!.error).toContain("not a valid SQLite database");
@@ -86,13 +91,21 @@ describe("file routes cannot leave the root", () => {
 describe("mutating requests", () => {
   const body = JSON.stringify({ config: "quickstart", values: {}, extra: "" });
   test("without a session are refused with 401", async () => {
-    const r = await fetch(`${ui.url}/api/launch`, { method: "POST", body, headers: { "content-type": "application/json" } });
+    const r = await fetch(`${ui.url}/api/launch`, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json" },
+    });
     expect(r.status).toBe(401);
     expect(ui.launcher.list()).toEqual([]);
   });
 
   test("with a made-up session or the old header token are refused with 401", async () => {
-    const r = await fetch(`${ui.url}/api/launch`, { method: "POST", body, headers: { "x-skillopt-token": ui.token, cookie: `skillopt_session_${ui.port}=nope` } });
+    const r = await fetch(`${ui.url}/api/launch`, {
+      method: "POST",
+      body,
+      headers: { "x-skillopt-token": ui.token, cookie: `skillopt_session_${ui.port}=nope` },
+    });
     expect(r.status).toBe(401);
   });
 
@@ -102,7 +115,11 @@ describe("mutating requests", () => {
       expect(r.status).toBe(403);
       expect(await r.json()).toEqual({ error: `forbidden: cross-origin request from ${origin}` });
     }
-    const form = await fetch(`${ui.url}/api/launches/x/stop`, { method: "POST", headers: { cookie: auth.cookie, "content-type": "application/x-www-form-urlencoded" }, body: "a=1" });
+    const form = await fetch(`${ui.url}/api/launches/x/stop`, {
+      method: "POST",
+      headers: { cookie: auth.cookie, "content-type": "application/x-www-form-urlencoded" },
+      body: "a=1",
+    });
     expect(form.status).toBe(403);
   });
 
@@ -126,9 +143,13 @@ describe("launch validation", () => {
     expect(await a.json()).toEqual({ ok: false, errors: { config: "a config name or path cannot start with '-'" } });
     const b = await post({ config: "quickstart", values: {}, extra: "--out /etc" });
     expect(b.status).toBe(422);
-    expect(((await b.json()) as { errors: Record<string, string> }).errors.extra).toContain("expected section.key=value");
+    expect(((await b.json()) as { errors: Record<string, string> }).errors.extra).toContain(
+      "expected section.key=value",
+    );
     const c = await post({ config: "quickstart", values: {}, extra: "train.no_such_key=1" });
-    expect(((await c.json()) as { errors: Record<string, string> }).errors).toEqual({ extra: "train.no_such_key: unknown key" });
+    expect(((await c.json()) as { errors: Record<string, string> }).errors).toEqual({
+      extra: "train.no_such_key: unknown key",
+    });
     expect(ui.launcher.list()).toEqual([]);
   });
 });
@@ -179,7 +200,10 @@ describe("live updates", () => {
     const reader = res.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     expect(first).toContain(": connected");
-    appendFileSync(join(root, "runB", "history.jsonl"), `${JSON.stringify({ step: 3, epoch: 1, action: "accepted", current_score: 0.9 })}\n`);
+    appendFileSync(
+      join(root, "runB", "history.jsonl"),
+      `${JSON.stringify({ step: 3, epoch: 1, action: "accepted", current_score: 0.9 })}\n`,
+    );
     let text = "";
     while (!text.includes("event: update")) text += new TextDecoder().decode((await reader.read()).value);
     ac.abort();

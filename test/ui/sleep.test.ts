@@ -26,9 +26,31 @@ interface Setup {
 /** A dashboard on a project after one `sleep review --backend mock` night. */
 async function review(name: string, home: string, project: string, source = "all"): Promise<Setup> {
   const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
-  const r = await runCli(["sleep", "review", "--backend", "mock", "--source", source, "--lookback-hours", "0", "--project", project, "--json"], { env, cwd: project });
+  const r = await runCli(
+    [
+      "sleep",
+      "review",
+      "--backend",
+      "mock",
+      "--source",
+      source,
+      "--lookback-hours",
+      "0",
+      "--project",
+      project,
+      "--json",
+    ],
+    { env, cwd: project },
+  );
   expect(r.code).toBe(0);
-  const ui = startUi({ root: join(tmp.path, name, "outputs"), port: 0, command: [process.execPath, join(REPO_ROOT, "src", "main.ts")], cwd: project, env, sleepProject: project });
+  const ui = startUi({
+    root: join(tmp.path, name, "outputs"),
+    port: 0,
+    command: [process.execPath, join(REPO_ROOT, "src", "main.ts")],
+    cwd: project,
+    env,
+    sleepProject: project,
+  });
   servers.push(ui);
   return { ui, home, project, night: JSON.parse(r.stdout).staging_dir as string };
 }
@@ -45,7 +67,8 @@ async function setupNothing(name: string): Promise<Setup> {
   const project = join(tmp.path, name, "work", "app");
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, "CLAUDE.md"), "# App\n");
-  for (const [i, s] of plainSessions().entries()) writeClaudeSession(home, project, s, Date.parse("2026-11-30T09:00:00Z") + i * 60_000);
+  for (const [i, s] of plainSessions().entries())
+    writeClaudeSession(home, project, s, Date.parse("2026-11-30T09:00:00Z") + i * 60_000);
   return review(name, home, project, "claude");
 }
 
@@ -60,9 +83,17 @@ async function setupLesson(name: string): Promise<Setup> {
   for (const [i, task] of tasks.entries()) {
     const turns = [
       { user: task, assistant: "Done, ran jest." },
-      { user: "no, run the tests with bun test and keep them under test/, never jest", assistant: "Re-ran with bun test." },
+      {
+        user: "no, run the tests with bun test and keep them under test/, never jest",
+        assistant: "Re-ran with bun test.",
+      },
     ];
-    writeClaudeSession(home, project, { id: `1e55000${i}-aaaa-4bbb-8ccc-00000000000${i}`, turns }, Date.parse("2026-11-24T09:00:00Z") + i * 86_400_000);
+    writeClaudeSession(
+      home,
+      project,
+      { id: `1e55000${i}-aaaa-4bbb-8ccc-00000000000${i}`, turns },
+      Date.parse("2026-11-24T09:00:00Z") + i * 86_400_000,
+    );
   }
   return review(name, home, project, "claude");
 }
@@ -73,7 +104,13 @@ let nothingSetup: Setup;
 let lessonSetup: Setup;
 
 beforeAll(async () => {
-  [b, adoptSetup, rejectSetup, nothingSetup, lessonSetup] = await Promise.all([launchBrowser(), setup("adopt"), setup("reject"), setupNothing("nothing"), setupLesson("lesson")]);
+  [b, adoptSetup, rejectSetup, nothingSetup, lessonSetup] = await Promise.all([
+    launchBrowser(),
+    setup("adopt"),
+    setup("reject"),
+    setupNothing("nothing"),
+    setupLesson("lesson"),
+  ]);
 });
 
 afterAll(async () => {
@@ -91,7 +128,11 @@ describe("Sleep panel", () => {
     const card = page.locator('details.night[data-state="staged"]');
     await card.waitFor();
     expect(await card.locator("p", { hasText: "Gate:" }).textContent()).toContain("accept_new_best");
-    expect(await card.locator(".night-body table.diff-unified tr.add", { hasText: "Use `bun test` instead of `npm test`." }).count()).toBe(1);
+    expect(
+      await card
+        .locator(".night-body table.diff-unified tr.add", { hasText: "Use `bun test` instead of `npm test`." })
+        .count(),
+    ).toBe(1);
     // The edit's verdict is the gate's, with its rule; the strict rule's accept is not passed off as the paired test's.
     const verdict = card.locator("table.edits td.edit-verdict");
     expect(await verdict.locator(".verdict").getAttribute("data-verdict")).toBe("accept");
@@ -103,7 +144,9 @@ describe("Sleep panel", () => {
     await card.locator("button.adopt-btn").click();
     const dialog = page.locator("dialog.sleep-confirm[open]");
     await dialog.waitFor();
-    expect(await dialog.locator("table.diff-unified tr.add", { hasText: "Use `bun test` instead of `npm test`." }).count()).toBe(1);
+    expect(
+      await dialog.locator("table.diff-unified tr.add", { hasText: "Use `bun test` instead of `npm test`." }).count(),
+    ).toBe(1);
     const evidence = dialog.locator(".evidence-card", { hasText: "Use `bun test` instead of `npm test`." });
     expect(await evidence.count()).toBe(1);
     expect(await evidence.locator(".card-verdict .verdict").getAttribute("data-verdict")).toBe("accept");
@@ -135,7 +178,10 @@ describe("Sleep panel", () => {
 
   test("a night with nothing to adopt is badged so, with no Adopt button", async () => {
     const { ui, night } = nothingSetup;
-    expect(JSON.parse(readFileSync(join(night, "manifest.json"), "utf8"))).toMatchObject({ has_managed_skill: false, has_managed_memory: false });
+    expect(JSON.parse(readFileSync(join(night, "manifest.json"), "utf8"))).toMatchObject({
+      has_managed_skill: false,
+      has_managed_memory: false,
+    });
     const page = await b.context.newPage();
     await page.goto(ui.tokenUrl);
     await page.goto(`${ui.url}/sleep`);
@@ -143,7 +189,9 @@ describe("Sleep panel", () => {
     await card.waitFor();
     expect(await card.locator("summary .badge").textContent()).toBe("nothing to adopt");
     // Nothing was replayed: no score is shown as if it were one.
-    expect(await card.locator("p", { hasText: "Gate:" }).textContent()).toContain("held-out score not scored (nothing was replayed)");
+    expect(await card.locator("p", { hasText: "Gate:" }).textContent()).toContain(
+      "held-out score not scored (nothing was replayed)",
+    );
     expect(await page.locator('details.night[data-state="staged"]').count()).toBe(0);
     expect(await card.locator("button").count()).toBe(0);
     await page.close();
@@ -157,11 +205,16 @@ describe("Sleep panel", () => {
     await page.goto(`${ui.url}/sleep`);
     const card = page.locator('details.night[data-state="staged"]');
     await card.waitFor();
-    expect(await card.locator(".night-body .evidence-card .card-verdict .verdict").getAttribute("data-verdict")).toBe("unverified");
+    expect(await card.locator(".night-body .evidence-card .card-verdict .verdict").getAttribute("data-verdict")).toBe(
+      "unverified",
+    );
     await card.locator("button.adopt-btn").click();
     const dialog = page.locator("dialog.sleep-confirm[open]");
     await dialog.waitFor();
-    expect(await dialog.locator("h3 code").allTextContents()).toEqual([join(project, "CLAUDE.md"), join(project, "AGENTS.md")]);
+    expect(await dialog.locator("h3 code").allTextContents()).toEqual([
+      join(project, "CLAUDE.md"),
+      join(project, "AGENTS.md"),
+    ]);
     expect(await dialog.locator("table.diff-unified tr.add", { hasText: "bun test" }).count()).toBe(2);
     expect(await dialog.locator(".evidence-card .card-verdict").textContent()).toContain("no replay was run");
     expect(await dialog.locator("button.confirm-btn").textContent()).toBe("Adopt 2 file(s)");
@@ -174,7 +227,10 @@ describe("Sleep panel", () => {
 
   test("Reject needs a session, then discards the night through the CLI's reject", async () => {
     const { ui, project, night } = rejectSetup;
-    const refused = await fetch(`${ui.url}/api/sleep/reject`, { method: "POST", body: JSON.stringify({ project, night }) });
+    const refused = await fetch(`${ui.url}/api/sleep/reject`, {
+      method: "POST",
+      body: JSON.stringify({ project, night }),
+    });
     expect(refused.status).toBe(401);
     expect(existsSync(join(night, "rejected.json"))).toBe(false);
     const r = await fetch(`${ui.url}/api/sleep/reject`, {
@@ -189,7 +245,11 @@ describe("Sleep panel", () => {
 
   test("Rollback of a night nothing was adopted from is refused with the CLI's reason", async () => {
     const { ui, project, night } = lessonSetup;
-    const r = await fetch(`${ui.url}/api/sleep/rollback`, { method: "POST", body: JSON.stringify({ project, night }), headers: await signIn(ui) });
+    const r = await fetch(`${ui.url}/api/sleep/rollback`, {
+      method: "POST",
+      body: JSON.stringify({ project, night }),
+      headers: await signIn(ui),
+    });
     expect(r.status).toBe(409);
     expect(await r.json()).toMatchObject({ ok: false, error: "nothing_to_rollback" });
   });

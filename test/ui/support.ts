@@ -1,7 +1,11 @@
 import { connect } from "node:net";
 
 /** Send one raw HTTP/1.1 request (the path exactly as given: no URL normalisation). */
-export function rawRequest(port: number, path: string, opts: { method?: string; host?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+export function rawRequest(
+  port: number,
+  path: string,
+  opts: { method?: string; host?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const sock = connect(port, "127.0.0.1");
     let data = "";
@@ -17,7 +21,9 @@ export function rawRequest(port: number, path: string, opts: { method?: string; 
     const extra = Object.entries(opts.headers ?? {})
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join("");
-    sock.write(`${opts.method ?? "GET"} ${path} HTTP/1.1\r\nHost: ${opts.host ?? `127.0.0.1:${port}`}\r\n${extra}Connection: close\r\n\r\n`);
+    sock.write(
+      `${opts.method ?? "GET"} ${path} HTTP/1.1\r\nHost: ${opts.host ?? `127.0.0.1:${port}`}\r\n${extra}Connection: close\r\n\r\n`,
+    );
   });
 }
 

@@ -27,8 +27,23 @@ interface AgentChatOptions {
 
 const ENV: Record<AgentChatKind, string[]> = {
   cursor_chat: ["CURSOR_API_KEY", "CURSOR_CONFIG_DIR", "XDG_CONFIG_HOME"],
-  pi_chat: ["PI_CODING_AGENT_DIR", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "XDG_CONFIG_HOME"],
-  opencode_chat: ["OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "XDG_CONFIG_HOME", "XDG_DATA_HOME"],
+  pi_chat: [
+    "PI_CODING_AGENT_DIR",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "XDG_CONFIG_HOME",
+  ],
+  opencode_chat: [
+    "OPENCODE_CONFIG",
+    "OPENCODE_CONFIG_DIR",
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+  ],
 };
 
 function argv(o: AgentChatOptions, prompt: string, model: string | undefined): string[] {
@@ -42,7 +57,11 @@ function textOfContent(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((c) => (c && typeof c === "object" && (c as { type?: unknown }).type === "text" ? String((c as { text?: unknown }).text ?? "") : ""))
+    .map((c) =>
+      c && typeof c === "object" && (c as { type?: unknown }).type === "text"
+        ? String((c as { text?: unknown }).text ?? "")
+        : "",
+    )
     .join("");
 }
 
@@ -52,21 +71,37 @@ function agentAnswer(kind: AgentChatKind, stdout: string): string {
   if (kind === "cursor_chat") {
     const r = events.filter((e) => e.type === "result").at(-1);
     if (r?.is_error === true)
-      throw new BackendError("exec", `cursor_chat: the CLI reported an error: ${String(r.result ?? "").slice(0, 200)}`, { retryable: true });
+      throw new BackendError(
+        "exec",
+        `cursor_chat: the CLI reported an error: ${String(r.result ?? "").slice(0, 200)}`,
+        { retryable: true },
+      );
     return typeof r?.result === "string" ? r.result : "";
   }
   if (kind === "pi_chat") {
-    const ends = events.filter((e) => e.type === "message_end" && (e.message as { role?: unknown } | undefined)?.role === "assistant");
-    const last = ends.at(-1)?.message as { content?: unknown; stopReason?: unknown; errorMessage?: unknown } | undefined;
+    const ends = events.filter(
+      (e) => e.type === "message_end" && (e.message as { role?: unknown } | undefined)?.role === "assistant",
+    );
+    const last = ends.at(-1)?.message as
+      | { content?: unknown; stopReason?: unknown; errorMessage?: unknown }
+      | undefined;
     if (last?.stopReason === "error")
-      throw new BackendError("exec", `pi_chat: the CLI reported an error: ${String(last.errorMessage ?? "").slice(0, 200)}`, { retryable: true });
+      throw new BackendError(
+        "exec",
+        `pi_chat: the CLI reported an error: ${String(last.errorMessage ?? "").slice(0, 200)}`,
+        { retryable: true },
+      );
     return textOfContent(last?.content);
   }
   const err = events.find((e) => e.type === "error");
   if (err)
-    throw new BackendError("exec", `opencode_chat: the CLI reported an error: ${JSON.stringify(err.error ?? err.part ?? "").slice(0, 200)}`, {
-      retryable: true,
-    });
+    throw new BackendError(
+      "exec",
+      `opencode_chat: the CLI reported an error: ${JSON.stringify(err.error ?? err.part ?? "").slice(0, 200)}`,
+      {
+        retryable: true,
+      },
+    );
   return events
     .filter((e) => e.type === "text")
     .map((e) => String((e.part as { text?: unknown } | undefined)?.text ?? ""))
@@ -81,8 +116,10 @@ export function createAgentChat(o: AgentChatOptions): ChatBackend {
     defaultModel: o.model ?? `${o.kind}-default`,
     timeoutMs: o.timeoutMs,
     async complete(request, { signal, timeoutMs }) {
-      if (hasImages(request.messages)) throw new BackendError("bad_request", `${o.kind}: images are not supported through the CLI`);
-      if (request.tools?.length) throw new BackendError("bad_request", `${o.kind}: tools are not supported through the CLI`);
+      if (hasImages(request.messages))
+        throw new BackendError("bad_request", `${o.kind}: images are not supported through the CLI`);
+      if (request.tools?.length)
+        throw new BackendError("bad_request", `${o.kind}: tools are not supported through the CLI`);
       const { system, prompt } = flattenMessages(request.messages);
       const text = system ? `${system}\n\n---\n\n${prompt}` : prompt;
       const dir = scratchDir(`skillopt-${o.kind}-`);
@@ -99,7 +136,14 @@ export function createAgentChat(o: AgentChatOptions): ChatBackend {
         if (result.timedOut || result.code !== 0) throw cliFailure(o.kind, result, timeoutMs);
         const answer = agentAnswer(o.kind, result.stdout);
         if (!answer) throw new BackendError("protocol", `${o.kind}: the CLI returned no answer`, { retryable: true });
-        return { text: answer, finishReason: "stop", toolCalls: [], usage: ZERO_USAGE, model: request.model, usageMissing: true };
+        return {
+          text: answer,
+          finishReason: "stop",
+          toolCalls: [],
+          usage: ZERO_USAGE,
+          model: request.model,
+          usageMissing: true,
+        };
       } finally {
         dir.remove();
       }

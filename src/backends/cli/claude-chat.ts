@@ -37,7 +37,10 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
         );
       }
       if (request.tools?.length) {
-        throw new BackendError("bad_request", "claude_chat: tool calling through the Claude CLI is not supported; use an API backend for tool-using stages");
+        throw new BackendError(
+          "bad_request",
+          "claude_chat: tool calling through the Claude CLI is not supported; use an API backend for tool-using stages",
+        );
       }
       const dir = scratchDir("skillopt-claude-");
       try {
@@ -67,7 +70,13 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
         const result = await runProcess({
           argv,
           cwd: dir.path,
-          env: childEnv(opts.env, ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"]),
+          env: childEnv(opts.env, [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "CLAUDE_CONFIG_DIR",
+            "CLAUDE_CODE_USE_BEDROCK",
+            "CLAUDE_CODE_USE_VERTEX",
+          ]),
           stdin: prompt,
           timeoutMs,
           ...(signal ? { signal } : {}),
@@ -94,11 +103,14 @@ function parseClaudeResult(stdout: string, model: string): RawCompletion {
     events = jsonLines(trimmed);
   }
   const result = [...events].reverse().find((e) => e.type === "result");
-  if (!result) throw new BackendError("protocol", "claude_chat: no result event in the CLI output", { retryable: true });
+  if (!result)
+    throw new BackendError("protocol", "claude_chat: no result event in the CLI output", { retryable: true });
   if (result.is_error === true) {
     const msg = String(result.result ?? result.subtype ?? "error");
     if (/not logged in|\/login|invalid api key|authentication/i.test(msg))
-      throw new BackendError("auth", `claude_chat: ${msg}`, { hint: "run `claude` once and log in, or set ANTHROPIC_API_KEY" });
+      throw new BackendError("auth", `claude_chat: ${msg}`, {
+        hint: "run `claude` once and log in, or set ANTHROPIC_API_KEY",
+      });
     throw new BackendError("exec", `claude_chat: the CLI reported an error: ${msg.slice(0, 300)}`, { retryable: true });
   }
   const usage = (result.usage ?? {}) as Record<string, unknown>;

@@ -34,9 +34,18 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
     bin: opts.bin,
     defaultModel: opts.defaultModel,
     timeoutMs: opts.timeoutMs,
-    cacheSalt: JSON.stringify({ profile: opts.profile ?? null, effort: opts.reasoningEffort ?? null, network: opts.networkAccess, web: opts.webSearch }),
+    cacheSalt: JSON.stringify({
+      profile: opts.profile ?? null,
+      effort: opts.reasoningEffort ?? null,
+      network: opts.networkAccess,
+      web: opts.webSearch,
+    }),
     async complete(request, { signal, timeoutMs }) {
-      if (request.tools?.length) throw new BackendError("bad_request", "codex_exec chat: tool calling is not supported through the Codex CLI here");
+      if (request.tools?.length)
+        throw new BackendError(
+          "bad_request",
+          "codex_exec chat: tool calling is not supported through the Codex CLI here",
+        );
       const dir = scratchDir("skillopt-codex-");
       try {
         const { system, prompt } = flattenMessages(request.messages);
@@ -58,7 +67,12 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
         argv.push("--output-last-message", last);
         if (opts.profile) argv.push("--profile", opts.profile);
         // Sent explicitly, so a user's ~/.codex/config.toml cannot turn web search or network on behind our back.
-        argv.push("-c", `sandbox_workspace_write.network_access=${opts.networkAccess}`, "-c", `web_search="${opts.webSearch ? "live" : "disabled"}"`);
+        argv.push(
+          "-c",
+          `sandbox_workspace_write.network_access=${opts.networkAccess}`,
+          "-c",
+          `web_search="${opts.webSearch ? "live" : "disabled"}"`,
+        );
         const effort = request.reasoningEffort ?? opts.reasoningEffort;
         if (effort && effort !== "none") argv.push("-c", `model_reasoning_effort="${effort}"`);
         for (const image of materializeImages(request.messages, dir.path, "codex_exec")) argv.push("--image", image);
@@ -76,13 +90,21 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
         const run = parseCodexEvents(result.stdout);
         if (run.error) {
           const msg = redactText(run.error).slice(0, 300);
-          if (/401|unauthori[sz]ed|not logged in|token expired/i.test(msg)) throw new BackendError("auth", `codex_exec: ${msg}`, { hint: "run `codex login`" });
+          if (/401|unauthori[sz]ed|not logged in|token expired/i.test(msg))
+            throw new BackendError("auth", `codex_exec: ${msg}`, { hint: "run `codex login`" });
           throw new BackendError("exec", `codex_exec: ${msg}`, { retryable: true });
         }
         if (result.timedOut || result.code !== 0) throw cliFailure("codex_exec", result, timeoutMs);
         // codex has a shell even in the read-only sandbox: its reply never carries our credentials.
         const text = secretScrubber(env)(existsSync(last) ? readFileSync(last, "utf8") : run.lastAgentMessage);
-        return { text, finishReason: "stop", toolCalls: [], usage: run.usage, model: request.model, ...(run.usageSeen ? {} : { usageMissing: true }) };
+        return {
+          text,
+          finishReason: "stop",
+          toolCalls: [],
+          usage: run.usage,
+          model: request.model,
+          ...(run.usageSeen ? {} : { usageMissing: true }),
+        };
       } finally {
         dir.remove();
       }

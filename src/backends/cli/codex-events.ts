@@ -28,7 +28,11 @@ export function parseCodexEvents(stdout: string): CodexRun {
         run.lastAgentMessage = text;
         run.steps.push({ role: "assistant", content: text });
       } else if (itemType === "command_execution") {
-        run.steps.push({ role: "tool", toolName: "shell", content: `$ ${String(item.command ?? "")}\n${String(item.aggregated_output ?? "")}`.trim() });
+        run.steps.push({
+          role: "tool",
+          toolName: "shell",
+          content: `$ ${String(item.command ?? "")}\n${String(item.aggregated_output ?? "")}`.trim(),
+        });
       } else if (itemType === "file_change" || itemType === "mcp_tool_call" || itemType === "web_search") {
         run.steps.push({ role: "tool", toolName: itemType, content: JSON.stringify(item).slice(0, 2000) });
       } else if (itemType === "error") {

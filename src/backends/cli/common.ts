@@ -25,7 +25,10 @@ export function flattenMessages(messages: ChatMessage[]): { system: string; prom
     if (m.role === "tool") return `- Tool result (tool_call_id=${m.toolCallId ?? ""}): ${textOf(m)}`;
     return `- User: ${textOf(m)}`;
   });
-  return { system, prompt: `History:\n${history.join("\n")}\n\nLatest request:\n${last ? textOf(last) : ""}\n\nAnswer the latest request.` };
+  return {
+    system,
+    prompt: `History:\n${history.join("\n")}\n\nLatest request:\n${last ? textOf(last) : ""}\n\nAnswer the latest request.`,
+  };
 }
 
 /** A fresh empty directory, removed by the returned function (errors ignored: best effort). */
@@ -37,14 +40,24 @@ export function scratchDir(prefix: string): { path: string; remove: () => void }
 /** Classify a failed CLI run as a BackendError (timeouts and crashes are transient; auth is not). */
 export function cliFailure(name: string, result: ProcessResult, timeoutMs: number): BackendError {
   if (result.timedOut) {
-    return new BackendError("timeout", `${name}: no answer within ${Math.round(timeoutMs / 1000)} s (process group killed)`, { retryable: true });
+    return new BackendError(
+      "timeout",
+      `${name}: no answer within ${Math.round(timeoutMs / 1000)} s (process group killed)`,
+      { retryable: true },
+    );
   }
   const tail = redactText(`${result.stderr}\n${result.stdout}`.trim()).slice(-400);
-  if (/not logged in|\/login|auth(entication)? required|invalid api key|unauthori[sz]ed|401|token expired/i.test(tail)) {
-    return new BackendError("auth", `${name}: the CLI is not authenticated: ${tail}`, { hint: `log in with the ${name} CLI first` });
+  if (
+    /not logged in|\/login|auth(entication)? required|invalid api key|unauthori[sz]ed|401|token expired/i.test(tail)
+  ) {
+    return new BackendError("auth", `${name}: the CLI is not authenticated: ${tail}`, {
+      hint: `log in with the ${name} CLI first`,
+    });
   }
   if (/unsupported model|model .*not (found|available)|unknown model|invalid model/i.test(tail)) {
-    return new BackendError("not_found", `${name}: model not available: ${tail}`, { hint: "check the model name in the config" });
+    return new BackendError("not_found", `${name}: model not available: ${tail}`, {
+      hint: "check the model name in the config",
+    });
   }
   return new BackendError("exec", `${name}: exited with code ${result.code}: ${tail}`, { retryable: true });
 }
@@ -77,7 +90,8 @@ export function materializeImages(messages: ChatMessage[], dir: string, backend:
     for (const p of m.content) {
       if (p.type !== "image") continue;
       const match = /^data:image\/([a-z0-9.+-]+);base64,(.*)$/is.exec(p.url);
-      if (!match) throw new BackendError("bad_request", `${backend}: only inline (data: URL) images can be passed to the CLI`);
+      if (!match)
+        throw new BackendError("bad_request", `${backend}: only inline (data: URL) images can be passed to the CLI`);
       const file = join(dir, `image_${String(paths.length + 1).padStart(2, "0")}.${match[1]!.replace("jpeg", "jpg")}`);
       writeFileSync(file, Buffer.from(match[2]!, "base64"));
       paths.push(file);

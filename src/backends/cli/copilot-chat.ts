@@ -5,7 +5,15 @@ import type { ChatBackend } from "../types.ts";
 import { cliFailure, jsonLines, scratchDir, textOf, ZERO_USAGE } from "./common.ts";
 
 /** Flags of a non-interactive Copilot CLI call that answers in one JSON document, with no colour, log or stream. */
-export const COPILOT_QUIET_JSON = ["--output-format", "json", "--stream", "off", "--no-color", "--log-level", "none"] as const;
+export const COPILOT_QUIET_JSON = [
+  "--output-format",
+  "json",
+  "--stream",
+  "off",
+  "--no-color",
+  "--log-level",
+  "none",
+] as const;
 
 interface CopilotChatOptions {
   bin: string;
@@ -44,11 +52,20 @@ export function createCopilotChat(opts: CopilotChatOptions): ChatBackend {
         if (m.role === "system") system += (system ? "\n\n" : "") + textOf(m);
         else parts.push(m.role === "user" ? textOf(m) : `[${m.role}] ${textOf(m)}`);
       }
-      if (request.tools?.length) throw new BackendError("bad_request", "copilot_chat: tools are not supported through the Copilot CLI");
+      if (request.tools?.length)
+        throw new BackendError("bad_request", "copilot_chat: tools are not supported through the Copilot CLI");
       const prompt = system ? `${system}\n\n---\n\n${parts.join("\n\n")}` : parts.join("\n\n");
       const dir = scratchDir("skillopt-copilot-");
       try {
-        const argv = [opts.bin, "-p", prompt, ...COPILOT_QUIET_JSON, "--disable-builtin-mcps", "--no-custom-instructions", "--available-tools="];
+        const argv = [
+          opts.bin,
+          "-p",
+          prompt,
+          ...COPILOT_QUIET_JSON,
+          "--disable-builtin-mcps",
+          "--no-custom-instructions",
+          "--available-tools=",
+        ];
         const model = request.model === "copilot-default" ? opts.model : request.model;
         if (model) argv.push("--model", model);
         const result = await runProcess({
@@ -61,8 +78,18 @@ export function createCopilotChat(opts: CopilotChatOptions): ChatBackend {
         if (result.aborted) throw signal?.reason ?? new BackendError("exec", "copilot_chat: aborted");
         if (result.timedOut || result.code !== 0) throw cliFailure("copilot_chat", result, timeoutMs);
         const text = copilotMessages(result.stdout).join("");
-        if (!text) throw new BackendError("protocol", "copilot_chat: the CLI returned no assistant message", { retryable: true });
-        return { text, finishReason: "stop", toolCalls: [], usage: ZERO_USAGE, model: request.model, usageMissing: true };
+        if (!text)
+          throw new BackendError("protocol", "copilot_chat: the CLI returned no assistant message", {
+            retryable: true,
+          });
+        return {
+          text,
+          finishReason: "stop",
+          toolCalls: [],
+          usage: ZERO_USAGE,
+          model: request.model,
+          usageMissing: true,
+        };
       } finally {
         dir.remove();
       }

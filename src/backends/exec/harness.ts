@@ -67,7 +67,13 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
       if (s.model) argv.push("--model", s.model.replace(/^anthropic\//, ""));
       if (o.effort) argv.push("--effort", o.effort);
       if (o.maxThinkingTokens) argv.push("--max-thinking-tokens", o.maxThinkingTokens);
-      if (o.profile) argv.push("--settings", JSON.stringify({ env: { CLAUDE_CODE_USE_BEDROCK: "0" } }), "--append-system-prompt", `Profile: ${o.profile}`);
+      if (o.profile)
+        argv.push(
+          "--settings",
+          JSON.stringify({ env: { CLAUDE_CODE_USE_BEDROCK: "0" } }),
+          "--append-system-prompt",
+          `Profile: ${o.profile}`,
+        );
       argv.push("--", wrapPrompt(task.prompt, edits, retry));
       return { argv, allow: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR"] };
     }
@@ -75,7 +81,8 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
       const sandbox = o.sandbox ?? "workspace-write";
       const argv = [s.bin, "exec", "--json", "--skip-git-repo-check", "--color", "never", "-C", wd];
       if (o.profile) argv.push("-p", o.profile);
-      if (o.reasoningEffort && o.reasoningEffort !== "none") argv.push("-c", `model_reasoning_effort="${o.reasoningEffort}"`);
+      if (o.reasoningEffort && o.reasoningEffort !== "none")
+        argv.push("-c", `model_reasoning_effort="${o.reasoningEffort}"`);
       argv.push("--sandbox", sandbox, "-c", `approval_policy="${o.approvalPolicy ?? "never"}"`);
       argv.push("-c", `sandbox_workspace_write.network_access=${o.networkAccess === "true" ? "true" : "false"}`);
       argv.push("-c", `web_search="${o.webSearch === "true" ? "live" : "disabled"}"`);
@@ -90,11 +97,17 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
     case "cursor_exec": {
       const sandbox = o.sandbox ?? "enabled";
       if (edits && sandbox === "disabled")
-        throw new UnsupportedError("file edits with the Cursor sandbox disabled are refused; set model.cursor_exec_sandbox: enabled");
+        throw new UnsupportedError(
+          "file edits with the Cursor sandbox disabled are refused; set model.cursor_exec_sandbox: enabled",
+        );
       const argv = [s.bin, "-p", "--output-format", "stream-json", "--trust", "--workspace", wd, "--sandbox", sandbox];
       argv.push(...(edits ? ["--force"] : ["--mode", "ask"]));
       if (s.model) argv.push("--model", s.model);
-      return { argv, stdin: wrapPrompt(task.prompt, edits, retry), allow: ["CURSOR_API_KEY", "CURSOR_CONFIG_DIR", "CURSOR_DATA_DIR"] };
+      return {
+        argv,
+        stdin: wrapPrompt(task.prompt, edits, retry),
+        allow: ["CURSOR_API_KEY", "CURSOR_CONFIG_DIR", "CURSOR_DATA_DIR"],
+      };
     }
     case "copilot_exec": {
       const argv = [
@@ -109,7 +122,11 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
       ];
       if (edits && o.allowAllTools === "true") argv.push("--allow-all-tools");
       if (s.model) argv.push("--model", s.model);
-      return { argv, allow: ["GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"], ...(o.home ? { extraEnv: { COPILOT_HOME: o.home } } : {}) };
+      return {
+        argv,
+        allow: ["GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"],
+        ...(o.home ? { extraEnv: { COPILOT_HOME: o.home } } : {}),
+      };
     }
   }
 }
@@ -120,13 +137,24 @@ function parse(name: HarnessName, stdout: string): Parsed {
       return parseClaudeStream(stdout);
     case "codex_exec": {
       const run = parseCodexEvents(stdout);
-      return { steps: run.steps, finalAnswer: run.lastAgentMessage, usage: run.usage, usageKnown: run.usageSeen, ...(run.error ? { error: run.error } : {}) };
+      return {
+        steps: run.steps,
+        finalAnswer: run.lastAgentMessage,
+        usage: run.usage,
+        usageKnown: run.usageSeen,
+        ...(run.error ? { error: run.error } : {}),
+      };
     }
     case "cursor_exec":
       return parseCursorStream(stdout);
     case "copilot_exec": {
       const msgs = copilotMessages(stdout);
-      return { steps: msgs.map((content) => ({ role: "assistant" as const, content })), finalAnswer: msgs.join(""), usage: ZERO, usageKnown: false };
+      return {
+        steps: msgs.map((content) => ({ role: "assistant" as const, content })),
+        finalAnswer: msgs.join(""),
+        usage: ZERO,
+        usageKnown: false,
+      };
     }
   }
 }
@@ -145,7 +173,12 @@ function parseClaudeStream(stdout: string): Parsed {
     if (ev.type === "assistant") {
       for (const part of content) {
         if (part.type === "text") steps.push({ role: "assistant", content: String(part.text ?? "") });
-        else if (part.type === "tool_use") steps.push({ role: "assistant", toolName: String(part.name ?? ""), content: JSON.stringify(part.input ?? {}) });
+        else if (part.type === "tool_use")
+          steps.push({
+            role: "assistant",
+            toolName: String(part.name ?? ""),
+            content: JSON.stringify(part.input ?? {}),
+          });
       }
     } else if (ev.type === "user") {
       for (const part of content) {
@@ -171,7 +204,14 @@ function parseClaudeStream(stdout: string): Parsed {
       if (typeof ev.total_cost_usd === "number") costUsd = ev.total_cost_usd;
     }
   }
-  return { steps, finalAnswer: final, usage, usageKnown, ...(costUsd !== undefined ? { costUsd } : {}), ...(error ? { error } : {}) };
+  return {
+    steps,
+    finalAnswer: final,
+    usage,
+    usageKnown,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    ...(error ? { error } : {}),
+  };
 }
 
 /** Cursor Agent `--output-format stream-json`: assistant messages, tool_call events, terminal result. */
@@ -188,7 +228,11 @@ function parseCursorStream(stdout: string): Parsed {
     } else if (ev.type === "tool_call" && ev.subtype === "started") {
       const call = (ev.tool_call ?? {}) as Record<string, unknown>;
       const kind = Object.keys(call)[0] ?? "tool";
-      steps.push({ role: "tool", toolName: kind, content: JSON.stringify((call[kind] as Record<string, unknown> | undefined)?.args ?? {}).slice(0, 2000) });
+      steps.push({
+        role: "tool",
+        toolName: kind,
+        content: JSON.stringify((call[kind] as Record<string, unknown> | undefined)?.args ?? {}).slice(0, 2000),
+      });
     } else if (ev.type === "result") {
       final = typeof ev.result === "string" ? ev.result : "";
       if (ev.is_error === true) error = final || "cursor-agent reported an error";
@@ -252,13 +296,23 @@ async function runOnce(
       exitCode: result.code,
       timedOut: result.timedOut,
     };
-    if (result.timedOut) trajectory.error = `${s.name}: timed out after ${Math.round(s.timeoutMs / 1000)} s (process group killed)`;
+    if (result.timedOut)
+      trajectory.error = `${s.name}: timed out after ${Math.round(s.timeoutMs / 1000)} s (process group killed)`;
     else if (result.aborted) trajectory.error = `${s.name}: cancelled`;
     else if (parsed.error) trajectory.error = `${s.name}: ${scrub(parsed.error).slice(0, 500)}`;
-    else if (result.code !== 0) trajectory.error = `${s.name}: exited with code ${result.code}: ${scrub(result.stderr.trim()).slice(-500)}`;
+    else if (result.code !== 0)
+      trajectory.error = `${s.name}: exited with code ${result.code}: ${scrub(result.stderr.trim()).slice(-500)}`;
     return trajectory;
   } catch (err) {
-    return { steps: [], finalAnswer: "", usage: ZERO, costUsd: null, exitCode: null, timedOut: false, error: `${s.name}: ${redactText(errorMessage(err))}` };
+    return {
+      steps: [],
+      finalAnswer: "",
+      usage: ZERO,
+      costUsd: null,
+      exitCode: null,
+      timedOut: false,
+      error: `${s.name}: ${redactText(errorMessage(err))}`,
+    };
   } finally {
     ws.remove();
   }

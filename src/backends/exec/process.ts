@@ -89,7 +89,10 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   };
 }
 
-async function readCapped(stream: ReadableStream<Uint8Array>, limit: number): Promise<{ text: string; truncated: boolean }> {
+async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<{ text: string; truncated: boolean }> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   let truncated = false;
@@ -127,7 +130,11 @@ export function resolveExecutable(name: string, path: string | undefined): strin
 /** The allowlist every child process starts from, and how one is built (shared with the command evaluator). */
 
 /** Build a child environment from an allowlist plus fixed additions. */
-export function childEnv(env: EnvLookup, allow: readonly string[], extra: Record<string, string> = {}): Record<string, string> {
+export function childEnv(
+  env: EnvLookup,
+  allow: readonly string[],
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return allowlistedEnv(env, allow, extra);
 }
 

@@ -22,7 +22,11 @@ function renderSkill(skill: string, description: string): string {
 }
 
 /** A fresh temporary workspace with the skill installed, task.md and the task's files. */
-export function prepareWorkspace(harness: string, skill: string, task: AgentTask): { path: string; remove: () => void } {
+export function prepareWorkspace(
+  harness: string,
+  skill: string,
+  task: AgentTask,
+): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), "skillopt-ws-"));
   const remove = () => rmSync(path, { recursive: true, force: true });
   try {
@@ -46,7 +50,8 @@ function put(root: string, rel: string, content: string | Uint8Array): void {
 
 function safeRelative(rel: string, taskId: string): string {
   const n = normalize(rel);
-  if (isAbsolute(n) || n === ".." || n.startsWith(`..${sep}`)) throw new DataError(`task ${taskId}: file path ${JSON.stringify(rel)} leaves the workspace`);
+  if (isAbsolute(n) || n === ".." || n.startsWith(`..${sep}`))
+    throw new DataError(`task ${taskId}: file path ${JSON.stringify(rel)} leaves the workspace`);
   return n;
 }
 
@@ -57,9 +62,14 @@ export function wrapPrompt(prompt: string, allowEdits: boolean, retry: boolean):
     "You are working in the current directory. Use the files in it.",
     `Before answering, read task.md and the guidance file ${SKILL_PATH}; read ATTACHMENTS.md if it exists.`,
     "The guidance is a plain file: do not call a Skill tool for it. Do not ask for permission.",
-    allowEdits ? "You may create or modify files in this directory to produce the requested artifact." : "Do not modify any files.",
+    allowEdits
+      ? "You may create or modify files in this directory to produce the requested artifact."
+      : "Do not modify any files.",
     "Return only the final answer, keeping any <answer> tags the task asks for.",
   ];
-  if (retry) lines.push("The previous execution returned an empty answer. Re-read task.md and the guidance, then answer inside the requested tags.");
+  if (retry)
+    lines.push(
+      "The previous execution returned an empty answer. Re-read task.md and the guidance, then answer inside the requested tags.",
+    );
   return `${lines.join("\n")}\n\n${rewritten}`;
 }

@@ -18,7 +18,13 @@ function ruleText(fid: FamilyId, statement: string): string {
  * The proposal for one family: usually the inferred house rule in one of its phrasings; at the
  * noise rate a conflicting rule of the same family or vague advice the target does not act on.
  */
-export function propose(k: SimKnobs, fid: FamilyId, house: Convention, label: string, noise = k.noise): { line: string; kind: "right" | "wrong" | "vague" } {
+export function propose(
+  k: SimKnobs,
+  fid: FamilyId,
+  house: Convention,
+  label: string,
+  noise = k.noise,
+): { line: string; kind: "right" | "wrong" | "vague" } {
   const f = family(fid);
   const r = k.draw(`${label}/noise`);
   if (r < noise / 2) {
@@ -65,7 +71,9 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
       const fails = g.es.filter((e) => !e.passed);
       if (!fails.length) continue;
       if (statedConv?.id === g.house.id) {
-        notes.push(`Apply the stated ${family(g.fid).title.toLowerCase()} rule every time: ${stated!.replace(/^[-*\s]+/, "")}`);
+        notes.push(
+          `Apply the stated ${family(g.fid).title.toLowerCase()} rule every time: ${stated!.replace(/^[-*\s]+/, "")}`,
+        );
         summary.push({
           failure_type: `${g.fid}: execution lapse`,
           count: fails.length,
@@ -81,7 +89,11 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
       proposals.push({ fid: g.fid, count: fails.length, ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}`, noise) });
     } else if (!stated && g.es.some((e) => e.passed)) {
       // A success that relied on a default: state the convention explicitly.
-      proposals.push({ fid: g.fid, count: g.es.length, ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}/succ`, noise) });
+      proposals.push({
+        fid: g.fid,
+        count: g.es.length,
+        ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}/succ`, noise),
+      });
     } else if (statedConv?.id === g.house.id && k.draw(`${reqKey}/${g.fid}/rephrase`) < 0.5) {
       // Over-editing, as real optimizers do: "clarify" a rule that already works. At the noise
       // rate the rewording is wrong or vague and breaks the rule; the gate has to catch it.
@@ -92,7 +104,9 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
   proposals.sort((a, b) => b.count - a.count);
   const chosen = proposals.slice(0, data.side === "success" ? Math.min(L, 2) : L);
   const edits = chosen.map((p) => editFor(k, skill, p.fid, p.line, `${reqKey}/${p.fid}`));
-  const reasoning = chosen.length ? `Stated ${chosen.length} house convention(s) the trajectories point to.` : "No convention to add from these trajectories.";
+  const reasoning = chosen.length
+    ? `Stated ${chosen.length} house convention(s) the trajectories point to.`
+    : "No convention to add from these trajectories.";
   let patch: Record<string, unknown>;
   if (data.update_mode === "rewrite_from_suggestions") {
     patch = {
@@ -109,7 +123,9 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
     const next = chosen.reduce((s, p) => setRule(s, p.fid, p.line), skill);
     patch = {
       reasoning,
-      skill_candidates: chosen.length ? [{ title: "State the house conventions", change_summary: chosen.map((p) => p.line), new_skill: next }] : [],
+      skill_candidates: chosen.length
+        ? [{ title: "State the house conventions", change_summary: chosen.map((p) => p.line), new_skill: next }]
+        : [],
     };
   } else patch = { reasoning, edits };
   return {

@@ -114,7 +114,10 @@ export const FAMILIES: readonly Family[] = [
       conv(
         "date",
         "date_long",
-        ["Write dates with the month name spelled out: Month D, YYYY.", "Dates are written long form, e.g. March 7, 2024."],
+        [
+          "Write dates with the month name spelled out: Month D, YYYY.",
+          "Dates are written long form, e.g. March 7, 2024.",
+        ],
         [/Month D, YYYY/i, /month name spelled out/i, /long form, e\.g\. March/i],
         (v) => `${MONTHS[d(v).month - 1]} ${d(v).day}, ${d(v).year}`,
       ),
@@ -201,21 +204,30 @@ export const FAMILIES: readonly Family[] = [
       conv(
         "currency",
         "cur_symbol",
-        ["Write money with a dollar sign and thousands separators, e.g. $1,234.50.", "Amounts look like $1,234.50 (symbol first, commas)."],
+        [
+          "Write money with a dollar sign and thousands separators, e.g. $1,234.50.",
+          "Amounts look like $1,234.50 (symbol first, commas).",
+        ],
         [/dollar sign and thousands/i, /look like \$1,234\.50/i],
         (v) => `$${withCommas(fixed(c(v) / 100, 2))}`,
       ),
       conv(
         "currency",
         "cur_code_suffix",
-        ["Write money as the number then the code, e.g. 1234.50 USD.", "Amounts look like 1234.50 USD (code after, no commas)."],
+        [
+          "Write money as the number then the code, e.g. 1234.50 USD.",
+          "Amounts look like 1234.50 USD (code after, no commas).",
+        ],
         [/number then the code/i, /look like 1234\.50 USD/i],
         (v) => `${fixed(c(v) / 100, 2)} USD`,
       ),
       conv(
         "currency",
         "cur_code_prefix",
-        ["Write money as the code then the number, e.g. USD 1234.50.", "Amounts look like USD 1234.50 (code first, no commas)."],
+        [
+          "Write money as the code then the number, e.g. USD 1234.50.",
+          "Amounts look like USD 1234.50 (code first, no commas).",
+        ],
         [/code then the number/i, /look like USD 1234\.50/i],
         (v) => `USD ${fixed(c(v) / 100, 2)}`,
       ),
@@ -234,13 +246,22 @@ export const FAMILIES: readonly Family[] = [
     defaultConvention: "case_camel",
     vague: ["Name identifiers consistently.", "Pick a clear naming style for identifiers."],
     conventions: [
-      conv("naming", "case_snake", ["Name identifiers in snake_case.", "Identifiers are lower_snake_case."], [/\b(?:lower_)?snake_case/i], (v) =>
-        w(v).join("_"),
+      conv(
+        "naming",
+        "case_snake",
+        ["Name identifiers in snake_case.", "Identifiers are lower_snake_case."],
+        [/\b(?:lower_)?snake_case/i],
+        (v) => w(v).join("_"),
       ),
-      conv("naming", "case_camel", ["Name identifiers in camelCase.", "Identifiers use lowerCamelCase."], [/\bcamelCase\b/i, /lowerCamelCase/i], (v) =>
-        w(v)
-          .map((s, i) => (i === 0 ? s : cap(s)))
-          .join(""),
+      conv(
+        "naming",
+        "case_camel",
+        ["Name identifiers in camelCase.", "Identifiers use lowerCamelCase."],
+        [/\bcamelCase\b/i, /lowerCamelCase/i],
+        (v) =>
+          w(v)
+            .map((s, i) => (i === 0 ? s : cap(s)))
+            .join(""),
       ),
       conv(
         "naming",
@@ -259,7 +280,10 @@ export const FAMILIES: readonly Family[] = [
       conv(
         "naming",
         "case_screaming",
-        ["Name identifiers in SCREAMING_SNAKE_CASE.", "Identifiers are upper-case words joined by underscores (SCREAMING_SNAKE_CASE)."],
+        [
+          "Name identifiers in SCREAMING_SNAKE_CASE.",
+          "Identifiers are upper-case words joined by underscores (SCREAMING_SNAKE_CASE).",
+        ],
         [/SCREAMING_SNAKE/i],
         (v) => w(v).join("_").toUpperCase(),
       ),
@@ -295,7 +319,10 @@ export const FAMILIES: readonly Family[] = [
       conv(
         "list_order",
         "order_length",
-        ["List items from shortest to longest word (ties alphabetically), comma-separated.", "Sort list items by length, shortest first."],
+        [
+          "List items from shortest to longest word (ties alphabetically), comma-separated.",
+          "Sort list items by length, shortest first.",
+        ],
         [/shortest to longest/i, /by length, shortest first/i],
         (v) =>
           l(v)
@@ -416,7 +443,8 @@ export function parseTaskValue(data: unknown): TaskValue | undefined {
   if (!data || typeof data !== "object") return undefined;
   const o = data as Record<string, unknown>;
   const num = (k: string) => (typeof o[k] === "number" ? (o[k] as number) : undefined);
-  const strs = (k: string) => (Array.isArray(o[k]) && (o[k] as unknown[]).every((s) => typeof s === "string") ? (o[k] as string[]) : undefined);
+  const strs = (k: string) =>
+    Array.isArray(o[k]) && (o[k] as unknown[]).every((s) => typeof s === "string") ? (o[k] as string[]) : undefined;
   switch (o.kind) {
     case "date": {
       const [y, mo, dd] = [num("year"), num("month"), num("day")];

@@ -44,7 +44,10 @@ function text(c: ChatMessage["content"]): string {
  * call. Deterministic: the same request (and sample index) always gets the same answer.
  */
 export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number, o: SimOptions): string {
-  const system = messages.filter((m) => m.role === "system").map((m) => text(m.content)).join("\n");
+  const system = messages
+    .filter((m) => m.role === "system")
+    .map((m) => text(m.content))
+    .join("\n");
   const user = text([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
   const block = lastJsonBlock(user);
   const reqKey = sha256(`${system}\u0000${user}\u0000${sampleIndex}`).slice(0, 16);
@@ -74,8 +77,10 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
       break;
   }
   const value = parseTaskValue(block);
-  if (!value) return "The SkillOpt simulator only answers conventions tasks and SkillOpt optimizer prompts; it cannot answer this request.";
-  if (o.temperature && o.temperature > 0) return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`));
+  if (!value)
+    return "The SkillOpt simulator only answers conventions tasks and SkillOpt optimizer prompts; it cannot answer this request.";
+  if (o.temperature && o.temperature > 0)
+    return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`));
   const lapse = draw(`lapse/${reqKey}`) < o.lapseRate;
   const fam = family(value.kind);
   const stated = lapse ? undefined : rulesInSkill(system).get(value.kind)?.convention;
@@ -89,10 +94,14 @@ async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (ms <= 0) return;
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(t);
-      reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(t);
+        reject(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      },
+      { once: true },
+    );
   });
 }
 
@@ -103,10 +112,16 @@ export function createSimBackend(role: Role, config: TrainConfig): ChatBackend {
     name: "sim",
     endpoint: `sim:${role}`,
     defaultModel: SIM_MODEL,
-    async complete(request: ChatRequest & { model: string }, opts: { signal?: AbortSignal; timeoutMs: number }): Promise<RawCompletion> {
+    async complete(
+      request: ChatRequest & { model: string },
+      opts: { signal?: AbortSignal; timeoutMs: number },
+    ): Promise<RawCompletion> {
       await sleep(o.latencyMs, opts.signal);
       // The judge's verdicts come from the simulated judge (quoted texts in the rubric), not the target.
-      const reply = request.stage === "judge" ? simJudge(request.messages) : simAnswer(request.messages, request.sampleIndex ?? 0, o);
+      const reply =
+        request.stage === "judge"
+          ? simJudge(request.messages)
+          : simAnswer(request.messages, request.sampleIndex ?? 0, o);
       const prompt = request.messages.reduce((n, m) => n + tokens(text(m.content)), 0);
       return {
         text: reply,

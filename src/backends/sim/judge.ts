@@ -28,13 +28,18 @@ export function simJudge(messages: readonly ChatMessage[]): string {
   const s = sections(user);
   const rubric = s.get("rubric") ?? "";
   const answer = (s.get("answer to grade") ?? "").replace(/\n+Grade the answer\.[\s\S]*$/, "");
-  const quoted = [...rubric.matchAll(/"([^"\n]+)"|“([^”\n]+)”|`([^`\n]+)`/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? "").filter(Boolean);
-  if (!quoted.length) return "The SkillOpt simulator grades only rubrics that quote the text a right answer contains; it cannot grade this rubric.";
+  const quoted = [...rubric.matchAll(/"([^"\n]+)"|“([^”\n]+)”|`([^`\n]+)`/g)]
+    .map((m) => m[1] ?? m[2] ?? m[3] ?? "")
+    .filter(Boolean);
+  if (!quoted.length)
+    return "The SkillOpt simulator grades only rubrics that quote the text a right answer contains; it cannot grade this rubric.";
   const missing = quoted.filter((q) => !squash(answer).includes(squash(q)));
   const pass = missing.length === 0;
   return JSON.stringify({
     pass,
     score: (quoted.length - missing.length) / quoted.length,
-    reason: pass ? "The answer contains every text the rubric quotes." : `Expected ${JSON.stringify(missing[0])} in the answer, which does not contain it.`,
+    reason: pass
+      ? "The answer contains every text the rubric quotes."
+      : `Expected ${JSON.stringify(missing[0])} in the answer, which does not contain it.`,
   });
 }

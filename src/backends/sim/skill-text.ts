@@ -55,5 +55,8 @@ export function setRule(skill: string, fid: FamilyId | undefined, line: string):
     body.push("", line);
   }
   lines = tail.length ? [...body, "", ...tail] : body;
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }

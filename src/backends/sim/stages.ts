@@ -10,7 +10,11 @@ function itemText(it: Item): string {
 }
 
 function keyOf(mode: string): string {
-  return mode === "rewrite_from_suggestions" ? "revise_suggestions" : mode === "full_rewrite_minibatch" ? "skill_candidates" : "edits";
+  return mode === "rewrite_from_suggestions"
+    ? "revise_suggestions"
+    : mode === "full_rewrite_minibatch"
+      ? "skill_candidates"
+      : "edits";
 }
 
 function itemsOf(p: unknown, key: string): Item[] {
@@ -51,15 +55,26 @@ function mergeItems(items: Item[]): Item[] {
 
 function mergeCandidates(cands: Item[]): Item[] {
   if (!cands.length) return [];
-  const score = (c: Item) => String(c.new_skill ?? "").split("\n").filter((l) => conventionOfLine(l)).length;
+  const score = (c: Item) =>
+    String(c.new_skill ?? "")
+      .split("\n")
+      .filter((l) => conventionOfLine(l)).length;
   const best = [...cands].sort((a, b) => score(b) - score(a))[0]!;
-  return [{ ...best, support_count: cands.reduce((s, c) => s + (Number(c.support_count ?? 1) || 1), 0), source_type: best.source_type ?? "mixed" }];
+  return [
+    {
+      ...best,
+      support_count: cands.reduce((s, c) => s + (Number(c.support_count ?? 1) || 1), 0),
+      source_type: best.source_type ?? "mixed",
+    },
+  ];
 }
 
 export function simMerge(data: Record<string, unknown>): Record<string, unknown> {
   const mode = String(data.update_mode ?? "patch");
   const key = keyOf(mode);
-  const patches = (Array.isArray(data.patches) ? data.patches : Array.isArray(data.groups) ? data.groups : []) as unknown[];
+  const patches = (
+    Array.isArray(data.patches) ? data.patches : Array.isArray(data.groups) ? data.groups : []
+  ) as unknown[];
   const items = patches.flatMap((p) => itemsOf(p, key));
   const merged = mode === "full_rewrite_minibatch" ? mergeCandidates(items) : mergeItems(items);
   return { reasoning: `Merged ${items.length} items into ${merged.length}, one per convention family.`, [key]: merged };
@@ -69,7 +84,13 @@ export function simRanking(data: Record<string, unknown>): Record<string, unknow
   const items = (Array.isArray(data.items) ? data.items : []) as Item[];
   const budget = Number(data.budget ?? items.length);
   const rank = items
-    .map((it, i) => ({ i, s: (Number(it.support_count ?? 1) || 1) + (conventionOfLine(itemText(it)) ? 50 : 0) + (it.source_type === "success" ? 0 : 20) }))
+    .map((it, i) => ({
+      i,
+      s:
+        (Number(it.support_count ?? 1) || 1) +
+        (conventionOfLine(itemText(it)) ? 50 : 0) +
+        (it.source_type === "success" ? 0 : 20),
+    }))
     .sort((a, b) => b.s - a.s || a.i - b.i)
     .slice(0, budget)
     .map((x) => x.i);
@@ -123,8 +144,13 @@ export function simSlowUpdate(k: SimKnobs, data: Record<string, unknown>, reqKey
     added++;
   }
   if (!lines.size) return { reasoning: "No regressions or persistent failures to address.", slow_update_content: "" };
-  const body = ["Guidance from the longitudinal comparison (these rules take precedence):", ...lines.values()].join("\n");
-  return { reasoning: `Restated ${added} rule(s) behind regressions and persistent failures.`, slow_update_content: body };
+  const body = ["Guidance from the longitudinal comparison (these rules take precedence):", ...lines.values()].join(
+    "\n",
+  );
+  return {
+    reasoning: `Restated ${added} rule(s) behind regressions and persistent failures.`,
+    slow_update_content: body,
+  };
 }
 
 export function simMetaSkill(data: Record<string, unknown>): Record<string, unknown> {
@@ -152,7 +178,12 @@ export function simAppendix(data: Record<string, unknown>): Record<string, unkno
   const seen = new Map<string, string>();
   for (const n of notes) seen.set(familyOfLine(n) ?? n.toLowerCase(), n);
   if (seen.size <= 2) return { appendix_notes: [...seen.values()] };
-  const families = [...seen.keys()].filter((k) => !k.includes(" ")).map((f) => family(f as FamilyId).title.toLowerCase());
-  return { appendix_notes: [`Apply every stated house rule exactly, on every answer${families.length ? ` (${families.join(", ")})` : ""}.`] };
+  const families = [...seen.keys()]
+    .filter((k) => !k.includes(" "))
+    .map((f) => family(f as FamilyId).title.toLowerCase());
+  return {
+    appendix_notes: [
+      `Apply every stated house rule exactly, on every answer${families.length ? ` (${families.join(", ")})` : ""}.`,
+    ],
+  };
 }
-

@@ -18,9 +18,15 @@ function difficulty(seed: number, value: TaskValue): number {
 }
 
 /** Probability that the target answers with each convention of the value's family. */
-function answerDistribution(skill: string, value: TaskValue, temperature: number, seed: number): Map<Convention, number> {
+function answerDistribution(
+  skill: string,
+  value: TaskValue,
+  temperature: number,
+  seed: number,
+): Map<Convention, number> {
   const fam = family(value.kind);
-  const followed = rulesInSkill(skill).get(value.kind)?.convention ?? fam.conventions.find((c) => c.id === fam.defaultConvention)!;
+  const followed =
+    rulesInSkill(skill).get(value.kind)?.convention ?? fam.conventions.find((c) => c.id === fam.defaultConvention)!;
   const lapse = Math.min(1, Math.max(0, temperature) * difficulty(seed, value));
   const out = new Map<Convention, number>();
   for (const c of fam.conventions) out.set(c, lapse / fam.conventions.length + (c === followed ? 1 - lapse : 0));
@@ -28,9 +34,16 @@ function answerDistribution(skill: string, value: TaskValue, temperature: number
 }
 
 /** Exact probability that the target, given `skill`, answers `expected` for the task (ground truth). */
-export function successProbability(skill: string, value: TaskValue, expected: string, temperature: number, seed: number): number {
+export function successProbability(
+  skill: string,
+  value: TaskValue,
+  expected: string,
+  temperature: number,
+  seed: number,
+): number {
   let p = 0;
-  for (const [c, q] of answerDistribution(skill, value, temperature, seed)) if (c.render(value) === expected.trim()) p += q;
+  for (const [c, q] of answerDistribution(skill, value, temperature, seed))
+    if (c.render(value) === expected.trim()) p += q;
   return Math.min(1, p);
 }
 

@@ -7,7 +7,7 @@ import { BRIDGE_PY } from "./bridge-py.ts";
 
 const INSTALL_HINT =
   "ALFWorld is not installed: run `pip install alfworld && alfworld-download` in a Python 3 environment, then set env.alfworld_python to that " +
-    "python and ALFWORLD_DATA to the downloaded data directory";
+  "python and ALFWORLD_DATA to the downloaded data directory";
 
 const ReplySchema = v.looseObject({
   observation: v.optional(v.string(), ""),
@@ -33,7 +33,13 @@ export class AlfworldBridge {
     const script = join(this.dir, "bridge.py");
     writeFileSync(script, BRIDGE_PY);
     try {
-      this.proc = Bun.spawn([python, "-u", script], { stdin: "pipe", stdout: "pipe", stderr: "pipe", env, cwd: this.dir });
+      this.proc = Bun.spawn([python, "-u", script], {
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+        env,
+        cwd: this.dir,
+      });
     } catch (err) {
       rmSync(this.dir, { recursive: true, force: true });
       throw new UnsupportedError(`${INSTALL_HINT} (cannot start ${python}: ${(err as Error).message})`);

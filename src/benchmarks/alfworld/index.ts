@@ -8,7 +8,13 @@ import { environOf } from "../shared/environ.ts";
 import { asString, readJson } from "../shared/formats.ts";
 import { firstJsonArray, loadConfiguredSplits, type SplitLoader } from "../shared/splits.ts";
 import { AlfworldBridge, type BridgeReply } from "./bridge.ts";
-import { ALFWORLD_INITIAL_SKILL, ALFWORLD_SKILL_BLOCK, ALFWORLD_SYSTEM, firstStepPrompt, laterStepPrompt } from "./prompts.ts";
+import {
+  ALFWORLD_INITIAL_SKILL,
+  ALFWORLD_SKILL_BLOCK,
+  ALFWORLD_SYSTEM,
+  firstStepPrompt,
+  laterStepPrompt,
+} from "./prompts.ts";
 
 const TASK_TYPES = [
   "pick_and_place",
@@ -61,19 +67,36 @@ export function projectAction(response: string): { action: string; valid: boolea
   return { action, valid, reasoning };
 }
 
-async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult> {
+async function episode(
+  item: TaskItem,
+  skill: string,
+  ctx: BenchmarkContext,
+  sampleIndex: number,
+): Promise<RolloutResult> {
   const env = new EnvReader(ctx.env, "alfworld");
   const maxSteps = env.int("max_steps", 50);
   const python = env.str("alfworld_python", "python3");
   const rel = asString(item.gamefile);
   const root = dataRoot(ctx);
   if (!isAbsolute(rel) && !root)
-    throw new ConfigError("ALFWorld: ALFWORLD_DATA is not set; point it at the directory that alfworld-download filled (it holds json_2.1.1/)");
+    throw new ConfigError(
+      "ALFWorld: ALFWORLD_DATA is not set; point it at the directory that alfworld-download filled (it holds json_2.1.1/)",
+    );
   const gamefile = isAbsolute(rel) ? rel : join(root, rel);
   const taskType = asString(item.task_type) || taskTypeOf(rel);
   const timeoutMs = Math.max(30, env.num("exec_timeout", 120)) * 1000;
   const childEnv: Record<string, string> = {};
-  for (const k of ["PATH", "HOME", "LANG", "LC_ALL", "ALFWORLD_DATA", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV", "TMPDIR"]) {
+  for (const k of [
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "ALFWORLD_DATA",
+    "PYTHONPATH",
+    "PYTHONDONTWRITEBYTECODE",
+    "VIRTUAL_ENV",
+    "TMPDIR",
+  ]) {
     const val = k === "ALFWORLD_DATA" ? root || undefined : environOf(ctx)[k];
     if (val !== undefined) childEnv[k] = val;
   }
@@ -106,7 +129,9 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     for (let step = 1; step <= maxSteps && !done; step++) {
       steps = step;
       const prompt =
-        step === 1 ? firstStepPrompt(obs.observation, obs.admissible) : laterStepPrompt(task, step, history.slice(-2), obs.observation, obs.admissible);
+        step === 1
+          ? firstStepPrompt(obs.observation, obs.admissible)
+          : laterStepPrompt(task, step, history.slice(-2), obs.observation, obs.admissible);
       const call = await callTarget(
         ctx,
         [
@@ -135,14 +160,26 @@ async function episode(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
           task_description: task,
         };
       }
-      trajectory.push({ step, action, env_feedback: next.observation, reasoning: reasoning || (call.ok ? "" : `(target call failed: ${call.error})`) });
+      trajectory.push({
+        step,
+        action,
+        env_feedback: next.observation,
+        reasoning: reasoning || (call.ok ? "" : `(target call failed: ${call.error})`),
+      });
       history.push({ observation: obs.observation, action });
       obs = next;
       won = next.won;
       done = next.done || next.won;
     }
-    const failReason = won ? undefined : done ? "Episode ended without completing the task" : `Timeout after ${maxSteps} steps`;
-    trajectory.push({ role: "system", content: `Evaluation result\nwon: ${won}\nsteps: ${steps}${failReason ? `\nreason: ${failReason}` : ""}` });
+    const failReason = won
+      ? undefined
+      : done
+        ? "Episode ended without completing the task"
+        : `Timeout after ${maxSteps} steps`;
+    trajectory.push({
+      role: "system",
+      content: `Evaluation result\nwon: ${won}\nsteps: ${steps}${failReason ? `\nreason: ${failReason}` : ""}`,
+    });
     return {
       id: item.id,
       hard: won ? 1 : 0,

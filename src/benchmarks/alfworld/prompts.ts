@@ -1,9 +1,12 @@
 /** ALFWorld prompts and seed skill (our own wording; engine.md §6.5). */
 
-export const ALFWORLD_SYSTEM = "You are an embodied household agent acting in a text version of the ALFRED environment.";
+export const ALFWORLD_SYSTEM =
+  "You are an embodied household agent acting in a text version of the ALFRED environment.";
 
 export const ALFWORLD_SKILL_BLOCK = (skill: string) =>
-  skill.trim() ? `## Skill Knowledge\nThe document below holds strategies learned from earlier episodes. Use it.\n\n${skill.trim()}\n\n` : "";
+  skill.trim()
+    ? `## Skill Knowledge\nThe document below holds strategies learned from earlier episodes. Use it.\n\n${skill.trim()}\n\n`
+    : "";
 
 const ENDING =
   "First reason about the situation inside <think></think> tags. Then choose exactly one of the admissible actions and write it inside <action></action> tags.";
@@ -20,7 +23,9 @@ export function laterStepPrompt(
   observation: string,
   admissible: readonly string[],
 ): string {
-  const recent = history.map((h, i) => `[Observation ${step - history.length + i}: ${h.observation}]\n[Action: ${h.action}]`).join("\n");
+  const recent = history
+    .map((h, i) => `[Observation ${step - history.length + i}: ${h.observation}]\n[Action: ${h.action}]`)
+    .join("\n");
   return `Your task is to: ${task}\n\nYou have taken ${step - 1} step(s). Your last ${history.length} observation(s) and action(s):\n${recent}\n\nYou are now \
 at step ${step}. Current observation:\n${observation}\n\nAdmissible actions: ${admissible.map((a) => `"${a}"`).join(", ")}\n\n${ENDING}`;
 }

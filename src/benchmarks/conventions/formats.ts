@@ -17,7 +17,20 @@ export type TaskValue =
   | { kind: "boolean"; b: boolean };
 
 type V<K extends FamilyId> = Extract<TaskValue, { kind: K }>;
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
 const pad = (n: number) => String(n).padStart(2, "0");
 const commas = (s: string) => s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -52,7 +65,10 @@ export const FORMATS: { [K in FamilyId]: Record<string, (v: V<K>) => string> } =
   },
   naming: {
     case_snake: (v) => low(v).join("_"),
-    case_camel: (v) => low(v).map((s, i) => (i === 0 ? s : cap(s))).join(""),
+    case_camel: (v) =>
+      low(v)
+        .map((s, i) => (i === 0 ? s : cap(s)))
+        .join(""),
     case_kebab: (v) => low(v).join("-"),
     case_pascal: (v) => low(v).map(cap).join(""),
     case_screaming: (v) => low(v).join("_").toUpperCase(),

@@ -1,6 +1,15 @@
 import { mulberry32, seedOfLabel } from "../../lib/index.ts";
 import type { TaskItem } from "../../engine/index.ts";
-import { FAMILY_IDS, FAMILY_TITLES, FORMATS, type FamilyId, isUnambiguous, render, type TaskValue, TYPICAL } from "./formats.ts";
+import {
+  FAMILY_IDS,
+  FAMILY_TITLES,
+  FORMATS,
+  type FamilyId,
+  isUnambiguous,
+  render,
+  type TaskValue,
+  TYPICAL,
+} from "./formats.ts";
 
 /** A seeded generator (mulberry32 over a sha256-derived state). */
 const seededRandom = (label: string): (() => number) => mulberry32(seedOfLabel(label));
@@ -29,13 +38,47 @@ export function drawHouseRules(seed: number): HouseRules {
   const keepDefault = new Set(shuffle(rng, FAMILY_IDS).slice(0, 1 + Math.floor(rng() * 2)));
   const out = {} as HouseRules;
   for (const f of FAMILY_IDS) {
-    out[f] = keepDefault.has(f) ? TYPICAL[f] : pick(rng, Object.keys(FORMATS[f]).filter((c) => c !== TYPICAL[f]));
+    out[f] = keepDefault.has(f)
+      ? TYPICAL[f]
+      : pick(
+          rng,
+          Object.keys(FORMATS[f]).filter((c) => c !== TYPICAL[f]),
+        );
   }
   return out;
 }
 
-const WORDS = ["order", "total", "amount", "user", "account", "invoice", "line", "item", "count", "price", "tax", "rate", "shipping", "customer", "status"];
-const THINGS = ["pear", "fig", "banana", "kiwi", "apple", "plum", "cherry", "mango", "grape", "lime", "apricot", "melon"];
+const WORDS = [
+  "order",
+  "total",
+  "amount",
+  "user",
+  "account",
+  "invoice",
+  "line",
+  "item",
+  "count",
+  "price",
+  "tax",
+  "rate",
+  "shipping",
+  "customer",
+  "status",
+];
+const THINGS = [
+  "pear",
+  "fig",
+  "banana",
+  "kiwi",
+  "apple",
+  "plum",
+  "cherry",
+  "mango",
+  "grape",
+  "lime",
+  "apricot",
+  "melon",
+];
 
 function makeValue(rng: Rng, id: FamilyId): TaskValue {
   for (;;) {
@@ -96,7 +139,12 @@ const QUESTIONS: Record<FamilyId, string[]> = {
     "Name the database column for these words.",
     "What is the variable name for these words?",
   ],
-  list_order: ["List the items in the shipment.", "Which products are in the basket?", "Which fruits are on the order?", "List the items in stock."],
+  list_order: [
+    "List the items in the shipment.",
+    "Which products are in the basket?",
+    "Which fruits are on the order?",
+    "List the items in stock.",
+  ],
   framing: [
     "How many tickets were closed this week?",
     "How many units are left in stock?",
@@ -135,7 +183,11 @@ interface SplitSizes {
 }
 
 /** Generate the train/val/test tasks of one instance, deterministically from the seed. */
-export function generateSplits(seed: number, sizes: SplitSizes, rules: HouseRules): Record<keyof SplitSizes, TaskItem[]> {
+export function generateSplits(
+  seed: number,
+  sizes: SplitSizes,
+  rules: HouseRules,
+): Record<keyof SplitSizes, TaskItem[]> {
   const out = { train: [] as TaskItem[], val: [] as TaskItem[], test: [] as TaskItem[] };
   // No task appears twice, within or across splits (a test item must not be a train item).
   const seen = new Set<string>();

@@ -24,13 +24,17 @@ export function targetSystemPrompt(skill: string): string {
 
 /** Last non-empty line of a reply, trimmed (the answer). */
 function extractAnswer(text: string): string {
-  const lines = text.split("\n").map((s) => s.trim()).filter(Boolean);
+  const lines = text
+    .split("\n")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return lines[lines.length - 1] ?? "";
 }
 
 async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
   const seed = Number(ctx.env.split_seed ?? 42);
-  if (!Number.isInteger(seed)) throw new DataError(`env.split_seed must be an integer (got ${JSON.stringify(ctx.env.split_seed)})`);
+  if (!Number.isInteger(seed))
+    throw new DataError(`env.split_seed must be an integer (got ${JSON.stringify(ctx.env.split_seed)})`);
   const sizes = {
     train: size(ctx.env, "train_items", DEFAULT_SIZES.train),
     val: size(ctx.env, "val_items", DEFAULT_SIZES.val),
@@ -39,7 +43,12 @@ async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
   return generateSplits(seed, sizes, drawHouseRules(seed));
 }
 
-async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult> {
+async function rollout(
+  item: TaskItem,
+  skill: string,
+  ctx: BenchmarkContext,
+  sampleIndex: number,
+): Promise<RolloutResult> {
   const value = item.value as TaskValue;
   const expected = String(item.expected);
   const system = targetSystemPrompt(skill);
@@ -87,7 +96,8 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
   const answer = extractAnswer(reply);
   const hard = answer === expected ? 1 : 0;
   const sameFamily = conventionsProducing(value, answer).length > 0;
-  const soft = hard === 1 ? 1 : answer.toLowerCase().replace(/\s+/g, "") === expected.toLowerCase().replace(/\s+/g, "") ? 0.5 : 0;
+  const soft =
+    hard === 1 ? 1 : answer.toLowerCase().replace(/\s+/g, "") === expected.toLowerCase().replace(/\s+/g, "") ? 0.5 : 0;
   const verdict = hard ? "PASS" : "FAIL";
   return {
     ...base,
@@ -105,7 +115,10 @@ async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sam
     trajectory: [
       { role: "user", content: user },
       { role: "assistant", content: reply },
-      { role: "system", content: `Evaluation: ${verdict}. Expected ${JSON.stringify(expected)}, got ${JSON.stringify(answer)}.` },
+      {
+        role: "system",
+        content: `Evaluation: ${verdict}. Expected ${JSON.stringify(expected)}, got ${JSON.stringify(answer)}.`,
+      },
     ],
   };
 }

@@ -21,7 +21,13 @@ const docVqaBenchmark: Benchmark = {
     const golds = asStringList(item.answers);
     const imagePath = asStringList(item.image_paths)[0] ?? "";
     const taskType = asString(item.task_type) || "docvqa";
-    const base = { question, task_type: taskType, task_description: question, image_paths: [imagePath], gold_answer: golds };
+    const base = {
+      question,
+      task_type: taskType,
+      task_description: question,
+      image_paths: [imagePath],
+      gold_answer: golds,
+    };
     let bytes: Buffer;
     try {
       bytes = readFileSync(imagePath);
@@ -63,7 +69,9 @@ const docVqaBenchmark: Benchmark = {
     const predicted = out.error ? "" : (lastOpenToLastClose(out.text) ?? lastNonEmptyLine(out.text));
     const score = out.error ? 0 : anls(predicted, golds);
     const hard = score >= 0.999 ? 1 : 0;
-    out.trajectory.push(evaluationEntry({ predicted_answer: predicted, gold_answers: golds, anls: Number(score.toFixed(4)) }));
+    out.trajectory.push(
+      evaluationEntry({ predicted_answer: predicted, gold_answers: golds, anls: Number(score.toFixed(4)) }),
+    );
     return {
       id: item.id,
       hard,

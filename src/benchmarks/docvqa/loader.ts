@@ -61,7 +61,8 @@ export const docVqaLoader: SplitLoader = {
   name: "docvqa",
   loadSplitItems: loadDir,
   loadRawItems: (path) => {
-    if (path.toLowerCase().endsWith(".csv")) return readCsv(path).map((r, i) => normalizeDocVqa(r, dirname(path), `${path} row ${i + 2}`));
+    if (path.toLowerCase().endsWith(".csv"))
+      return readCsv(path).map((r, i) => normalizeDocVqa(r, dirname(path), `${path} row ${i + 2}`));
     return readRawRecords(path).map((r, i) => normalizeDocVqa(r, dirname(path), `${path} item ${i}`));
   },
 };
@@ -82,4 +83,3 @@ export function imageMime(path: string): string {
   const ext = /\.[^./]+$/.exec(path.toLowerCase())?.[0] ?? "";
   return MIME[ext] ?? "image/png";
 }
-

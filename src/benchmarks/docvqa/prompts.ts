@@ -7,7 +7,8 @@ for character. Do not invent content that is not on the page; when several strin
 
 Give the final answer inside <answer></answer> tags, with nothing but the answer inside.`;
 
-export const DOCVQA_USER_SUFFIX = "Look at the document image and answer the question. Put only the answer inside <answer></answer> tags.";
+export const DOCVQA_USER_SUFFIX =
+  "Look at the document image and answer the question. Put only the answer inside <answer></answer> tags.";
 
 export const DOCVQA_REVIEW =
   "Look at the document image again and check your answer against what is printed. Reply with the final answer inside <answer></answer> tags.";

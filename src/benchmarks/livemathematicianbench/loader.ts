@@ -54,7 +54,11 @@ function normalizeLiveMath(raw: Record<string, unknown>, month = "", sourcePath 
   if (!choices.some((c) => c.label === correct.label)) choices.push(correct);
   const m = asString(raw.month) || month;
   const no = raw.no ?? raw.id;
-  const id = asString(raw.id).includes(":") ? asString(raw.id) : m && no !== undefined ? `${m}:${asString(no)}` : asString(no);
+  const id = asString(raw.id).includes(":")
+    ? asString(raw.id)
+    : m && no !== undefined
+      ? `${m}:${asString(no)}`
+      : asString(no);
   const types = asStringList(raw.theorem_type);
   return {
     ...raw,
@@ -95,7 +99,11 @@ export function readMonthlyItems(path: string): TaskItem[] {
   for (const file of monthlyFiles(path)) {
     const month = /qa_(\d+)_final/i.exec(basename(file))?.[1] ?? "";
     const data = readJson(file);
-    const list = Array.isArray(data) ? data : Array.isArray((data as { data?: unknown })?.data) ? (data as { data: unknown[] }).data : [];
+    const list = Array.isArray(data)
+      ? data
+      : Array.isArray((data as { data?: unknown })?.data)
+        ? (data as { data: unknown[] }).data
+        : [];
     for (const r of list) {
       if (!r || typeof r !== "object") continue;
       const item = normalizeLiveMath(r as Record<string, unknown>, month, file);
@@ -120,7 +128,12 @@ export const liveMathLoader: SplitLoader = {
  * Seeded choice shuffle (engine.md §6.3): CPython Random seeded with the first 16 hex digits of
  * sha256("<seed>:<id>"), relabelled A, B, … in the new order, the correct label remapped.
  */
-export function shuffleChoices(choices: readonly Choice[], correct: Choice, seed: number, id: string): { choices: Choice[]; correct: Choice } {
+export function shuffleChoices(
+  choices: readonly Choice[],
+  correct: Choice,
+  seed: number,
+  id: string,
+): { choices: Choice[]; correct: Choice } {
   const rng = new PyRandom(BigInt(`0x${sha256(`${seed}:${id}`).slice(0, 16)}`));
   const order = rng.shuffleInPlace([...choices]);
   const relabelled = order.map((c, i) => ({ label: LABELS[i]!, text: c.text }));
@@ -131,12 +144,20 @@ export function shuffleChoices(choices: readonly Choice[], correct: Choice, seed
 /** Letter extraction (engine.md §5.3): label, else choice text, else a leading label token. */
 export function extractChoice(answer: string, choices: readonly Choice[]): { label: string; text: string } {
   const labels = new Set(choices.map((c) => c.label.toUpperCase()));
-  const norm = answer.trim().toUpperCase().replace(/[.):]+$/, "").trim();
+  const norm = answer
+    .trim()
+    .toUpperCase()
+    .replace(/[.):]+$/, "")
+    .trim();
   const byLabel = (l: string) => choices.find((c) => c.label.toUpperCase() === l);
   if (labels.has(norm)) return { label: norm, text: byLabel(norm)!.text };
   const byText = choices.find((c) => c.text.trim().toLowerCase() === answer.trim().toLowerCase());
   if (byText) return { label: byText.label.toUpperCase(), text: byText.text };
-  const first = norm.split(/\s+/)[0]?.replace(/^[(]/, "").replace(/[.):,]+$/, "") ?? "";
+  const first =
+    norm
+      .split(/\s+/)[0]
+      ?.replace(/^[(]/, "")
+      .replace(/[.):,]+$/, "") ?? "";
   if (labels.has(first)) return { label: first, text: byLabel(first)!.text };
   return { label: norm, text: "" };
 }

@@ -1,6 +1,13 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/index.ts";
+import type {
+  Benchmark,
+  BenchmarkContext,
+  ChatMessage,
+  RolloutResult,
+  TaskItem,
+  TrajectoryEntry,
+} from "../../engine/index.ts";
 import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, isSystemic, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
@@ -19,7 +26,10 @@ import { DocumentTools, LOCAL_TOOLS } from "./tools.ts";
 type Mode = "offline" | "custom" | "azure";
 
 function modeOf(env: EnvReader): Mode {
-  return env.oneOf("search_mode", ["offline", "custom", "azure"], "offline", { custom_search: "custom", azure_search: "azure" });
+  return env.oneOf("search_mode", ["offline", "custom", "azure"], "offline", {
+    custom_search: "custom",
+    azure_search: "azure",
+  });
 }
 
 interface Prepared {
@@ -36,7 +46,16 @@ function prepare(item: TaskItem, ctx: BenchmarkContext): Prepared {
   const oracle = oraclePages(sourceFiles, asStringList(item.source_docs), roots);
   const sections = [`## Question\n${asString(item.question)}`];
   if (oracle) sections.push(`## Oracle Parsed Pages\n${oracle}`);
-  sections.push(`## Candidate Files\n${docs.length ? docs.slice(0, 20).map((d) => `- ${d.rel}`).join("\n") : "- none resolved"}`);
+  sections.push(
+    `## Candidate Files\n${
+      docs.length
+        ? docs
+            .slice(0, 20)
+            .map((d) => `- ${d.rel}`)
+            .join("\n")
+        : "- none resolved"
+    }`,
+  );
   const hints = asStringList(item.source_docs);
   if (hints.length) sections.push(`## Source Hints\n${hints.map((h) => `- ${h}`).join("\n")}`);
   return { user: sections.join("\n\n"), docs, oracleChars: oracle.length };
@@ -58,14 +77,20 @@ const officeQaBenchmark: Benchmark = {
       throw new UnsupportedError("OfficeQA on an exec target (agent CLI) supports env.search_mode offline only");
     }
     if (mode === "azure") {
-      throw new UnsupportedError("env.search_mode azure (Azure web_search tool) is not supported; use offline (local documents) or custom (a search endpoint)");
+      throw new UnsupportedError(
+        "env.search_mode azure (Azure web_search tool) is not supported; use offline (local documents) or custom (a search endpoint)",
+      );
     }
-    if (mode === "custom" && !env.str("search_api_url", "")) throw new ConfigError("env.search_api_url is empty but env.search_mode is custom");
+    if (mode === "custom" && !env.str("search_api_url", ""))
+      throw new ConfigError("env.search_api_url is empty but env.search_mode is custom");
     const splits = loadConfiguredSplits(ctx, officeQaLoader);
     if (mode === "offline" && documentRoots(ctx).length === 0) {
-      throw new DataError("OfficeQA: no document directory found (env.data_dirs, $OFFICEQA_DOCS_DIR, data/officeqa_docs_official)", {
-        hint: "point env.data_dirs at the directory holding the treasury_bulletin_*.txt files",
-      });
+      throw new DataError(
+        "OfficeQA: no document directory found (env.data_dirs, $OFFICEQA_DOCS_DIR, data/officeqa_docs_official)",
+        {
+          hint: "point env.data_dirs at the directory holding the treasury_bulletin_*.txt files",
+        },
+      );
     }
     return splits;
   },
@@ -77,7 +102,10 @@ const officeQaBenchmark: Benchmark = {
     const maxTurns = useLocal || mode === "custom" ? env.int("max_tool_turns", 12) : 1;
     const perTurn = env.int("max_queries_per_turn", 4);
     const { user, docs, oracleChars } = prepare(item, ctx);
-    const system = (useLocal || mode === "custom" ? OFFICEQA_SYSTEM : OFFICEQA_SYSTEM_NO_TOOLS).replace("{skill_section}", skillSection(skill));
+    const system = (useLocal || mode === "custom" ? OFFICEQA_SYSTEM : OFFICEQA_SYSTEM_NO_TOOLS).replace(
+      "{skill_section}",
+      skillSection(skill),
+    );
     const tools = useLocal ? LOCAL_TOOLS : mode === "custom" ? [SEARCH_TOOL] : [];
     const local = new DocumentTools(docs);
     const messages: ChatMessage[] = [
@@ -127,7 +155,11 @@ const officeQaBenchmark: Benchmark = {
             }
             obs = results.join("\n\n") || "error: no queries given";
           } else obs = local.run(tc.name, args);
-          trajectory.push({ type: "tool_call", cmd: `${tc.name}(${tc.arguments})`, obs: obs.length > 2000 ? `${obs.slice(0, 2000)}…` : obs });
+          trajectory.push({
+            type: "tool_call",
+            cmd: `${tc.name}(${tc.arguments})`,
+            obs: obs.length > 2000 ? `${obs.slice(0, 2000)}…` : obs,
+          });
           messages.push({ role: "tool", content: obs, toolCallId: tc.id });
         }
         if (turn === maxTurns - 1) failure = `Exceeded tool-turn budget (${maxTurns})`;
@@ -147,7 +179,19 @@ const officeQaBenchmark: Benchmark = {
       messages.push({ role: "user", content: OFFICEQA_NUDGE });
       trajectory.push({ role: "user", content: OFFICEQA_NUDGE });
     }
-    return scoreRow(item, ctx, { text, failure, callFailed, trajectory, docs, oracleChars, useLocal, turns, lastFinish, system, user });
+    return scoreRow(item, ctx, {
+      text,
+      failure,
+      callFailed,
+      trajectory,
+      docs,
+      oracleChars,
+      useLocal,
+      turns,
+      lastFinish,
+      system,
+      user,
+    });
   },
 };
 
@@ -172,7 +216,9 @@ function scoreRow(item: TaskItem, ctx: BenchmarkContext, a: Attempt): RolloutRes
   const truth = asString(item.ground_truth);
   const predicted = failure && !/<answer>/i.test(text) ? "" : (firstAnswerTag(text) ?? lastNonEmptyLine(text));
   const { em, f1 } = predicted ? scoreOfficeQa(predicted, truth, env.num("numeric_tolerance", 0)) : { em: 0, f1: 0 };
-  trajectory.push(evaluationEntry({ predicted_answer: predicted, ground_truth: truth, exact_match: em, f1: Number(f1.toFixed(4)) }));
+  trajectory.push(
+    evaluationEntry({ predicted_answer: predicted, ground_truth: truth, exact_match: em, f1: Number(f1.toFixed(4)) }),
+  );
   return {
     id: item.id,
     hard: em,
@@ -209,8 +255,11 @@ async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext)
   const { user, docs, oracleChars } = prepare(item, ctx);
   const files: Record<string, Uint8Array> = {};
   for (const d of docs) files[`docs/${d.rel}`] = new Uint8Array(readFileSync(d.abs));
-  let task = user.replace(/^- (.+)$/gm, (line, rel: string) => (docs.some((d) => d.rel === rel) ? `- docs/${rel}` : line));
-  task += "\n\nThe documents are under docs/ in the working directory; the candidate files above are the likely sources.";
+  let task = user.replace(/^- (.+)$/gm, (line, rel: string) =>
+    docs.some((d) => d.rel === rel) ? `- docs/${rel}` : line,
+  );
+  task +=
+    "\n\nThe documents are under docs/ in the working directory; the candidate files above are the likely sources.";
   const trajectory: TrajectoryEntry[] = [{ role: "user", content: task }];
   const system = OFFICEQA_SYSTEM.replace("{skill_section}", "");
   let text = "";

@@ -10,16 +10,31 @@ import { firstFile, firstJsonArray, readRawRecords, type SplitLoader } from "../
 
 /** `source_files` as given: a JSON list, a newline list, a comma list, or one name. */
 function parseSourceFiles(raw: unknown): string[] {
-  if (Array.isArray(raw)) return raw.map(String).map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(raw))
+    return raw
+      .map(String)
+      .map((s) => s.trim())
+      .filter(Boolean);
   const s = asString(raw).trim();
   if (!s) return [];
   if (s.startsWith("[")) {
     const parsed = tryJson(s);
-    if (Array.isArray(parsed)) return parsed.map(String).map((x) => x.trim()).filter(Boolean);
+    if (Array.isArray(parsed))
+      return parsed
+        .map(String)
+        .map((x) => x.trim())
+        .filter(Boolean);
   }
-  if (s.includes("\n")) return s.split(/\r?\n/).map((x) => x.trim()).filter(Boolean);
+  if (s.includes("\n"))
+    return s
+      .split(/\r?\n/)
+      .map((x) => x.trim())
+      .filter(Boolean);
   if (s.includes(",")) {
-    const parts = s.split(",").map((x) => x.trim()).filter(Boolean);
+    const parts = s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean);
     if (parts.every((p) => /\.\w+$/.test(p))) return parts;
   }
   return [s];
@@ -114,4 +129,3 @@ export function listDocuments(roots: readonly string[]): Array<{ rel: string; ab
 export function jsonRootVariants(root: string): string[] {
   return [root, dirname(root), join(dirname(root), "treasury_bulletins_parsed")];
 }
-

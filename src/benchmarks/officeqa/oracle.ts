@@ -25,7 +25,10 @@ function unescapeHtml(s: string): string {
   });
 }
 
-const stripTags = (s: string) => unescapeHtml(s.replace(/<br\s*\/?>/gi, " ").replace(/<[^>]+>/g, "")).replace(/\s+/g, " ").trim();
+const stripTags = (s: string) =>
+  unescapeHtml(s.replace(/<br\s*\/?>/gi, " ").replace(/<[^>]+>/g, ""))
+    .replace(/\s+/g, " ")
+    .trim();
 
 /** An HTML table → a Markdown table (first row as the header). */
 function htmlTableToMarkdown(html: string): string {
@@ -36,7 +39,11 @@ function htmlTableToMarkdown(html: string): string {
   const width = Math.max(...rows.map((r) => r.length));
   const pad = (r: string[]) => [...r, ...Array(width - r.length).fill("")];
   const [head, ...body] = rows.map(pad);
-  return [`| ${head!.join(" | ")} |`, `| ${Array(width).fill("---").join(" | ")} |`, ...body.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+  return [
+    `| ${head!.join(" | ")} |`,
+    `| ${Array(width).fill("---").join(" | ")} |`,
+    ...body.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
 }
 
 interface Element {
@@ -54,7 +61,9 @@ function elementsOf(doc: unknown): Element[] {
   return list.flatMap((el) => {
     if (!el || typeof el !== "object") return [];
     const e = el as Record<string, unknown>;
-    const bbox = Array.isArray(e.bbox) ? (e.bbox[0] as Record<string, unknown> | undefined) : (e.bbox as Record<string, unknown> | undefined);
+    const bbox = Array.isArray(e.bbox)
+      ? (e.bbox[0] as Record<string, unknown> | undefined)
+      : (e.bbox as Record<string, unknown> | undefined);
     const rawPage = bbox?.page_id ?? e.page_id ?? e.page;
     const page = rawPage === undefined ? undefined : Number(rawPage);
     return [{ content: asString(e.content ?? e.text ?? e.html), page }];
@@ -70,7 +79,11 @@ function renderElement(content: string): string {
  * elements of `<root variant>/jsons/<stem>.json` on that page, rendered as text; capped per
  * page and in total. Empty when nothing is found.
  */
-export function oraclePages(sourceFiles: readonly string[], sourceDocs: readonly string[], roots: readonly string[]): string {
+export function oraclePages(
+  sourceFiles: readonly string[],
+  sourceDocs: readonly string[],
+  roots: readonly string[],
+): string {
   const parts: string[] = [];
   let total = 0;
   sourceDocs.forEach((url, i) => {
@@ -78,7 +91,10 @@ export function oraclePages(sourceFiles: readonly string[], sourceDocs: readonly
     const file = sourceFiles[i] ?? (sourceFiles.length === 1 ? sourceFiles[0] : undefined);
     if (page === undefined || !file) return;
     const stem = basename(file).replace(/\.[^.]+$/, "");
-    const path = roots.flatMap(jsonRootVariants).map((r) => join(r, "jsons", `${stem}.json`)).find((p) => existsSync(p));
+    const path = roots
+      .flatMap(jsonRootVariants)
+      .map((r) => join(r, "jsons", `${stem}.json`))
+      .find((p) => existsSync(p));
     if (!path) return;
     const text = elementsOf(readJson(path))
       .filter((e) => e.page === page)

@@ -3,7 +3,8 @@ import { errorMessage, warnKeyOverPlainHttp } from "../../lib/index.ts";
 
 export const SEARCH_TOOL: ToolSpec = {
   name: "search",
-  description: "Search the web for documents. Give up to the allowed number of focused queries; returns titles, URLs and snippets.",
+  description:
+    "Search the web for documents. Give up to the allowed number of focused queries; returns titles, URLs and snippets.",
   parameters: {
     type: "object",
     properties: { queries: { type: "array", items: { type: "string" }, description: "Search queries" } },

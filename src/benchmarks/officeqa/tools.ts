@@ -9,7 +9,8 @@ interface Doc {
 export const LOCAL_TOOLS: ToolSpec[] = [
   {
     name: "glob",
-    description: "List candidate document paths matching a glob pattern (matched against the relative path or the file name). At most 50 results.",
+    description:
+      "List candidate document paths matching a glob pattern (matched against the relative path or the file name). At most 50 results.",
     parameters: {
       type: "object",
       properties: { pattern: { type: "string", description: "Glob pattern such as *1944_01*.txt" } },
@@ -54,7 +55,10 @@ function globToRegExp(pattern: string): RegExp {
       const end = pattern.indexOf("]", i + 1);
       if (end < 0) re += "\\[";
       else {
-        const body = pattern.slice(i + 1, end).replace(/^!/, "^").replace(/\\/g, "\\\\");
+        const body = pattern
+          .slice(i + 1, end)
+          .replace(/^!/, "^")
+          .replace(/\\/g, "\\\\");
         re += `[${body}]`;
         i = end;
       }
@@ -69,7 +73,10 @@ export class DocumentTools {
 
   private find(path: string): Doc | undefined {
     const p = path.replace(/^\.?\//, "");
-    return this.docs.find((d) => d.rel === p) ?? this.docs.find((d) => d.rel.endsWith(`/${p}`) || d.rel.split("/").pop() === p);
+    return (
+      this.docs.find((d) => d.rel === p) ??
+      this.docs.find((d) => d.rel.endsWith(`/${p}`) || d.rel.split("/").pop() === p)
+    );
   }
 
   private lines(doc: Doc): string[] {
@@ -101,7 +108,10 @@ export class DocumentTools {
         const start = Math.max(1, Math.floor(Number(args.start ?? 1)) || 1);
         const limit = Math.max(1, Math.floor(Number(args.limit ?? 80)) || 80);
         const lines = this.lines(doc);
-        const window = lines.slice(start - 1, start - 1 + limit).map((l, i) => `${start + i}: ${l}`).join("\n");
+        const window = lines
+          .slice(start - 1, start - 1 + limit)
+          .map((l, i) => `${start + i}: ${l}`)
+          .join("\n");
         const text = window.length > 4000 ? `${window.slice(0, 4000)}\n…[truncated]` : window;
         return text || `no lines at ${start} (the document has ${lines.length} lines)`;
       }

@@ -22,7 +22,11 @@ export function isSystemic(err: unknown, signal: AbortSignal | undefined): boole
   // under model.batch_fallback=stop stop the run too.
   if (err instanceof SkilloptError) return ["budget", "internal", "store", "config", "no_answer"].includes(err.code);
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && (/^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code) || ["ENOSPC", "EDQUOT", "EROFS", "EIO"].includes(code))) return true;
+  if (
+    typeof code === "string" &&
+    (/^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code) || ["ENOSPC", "EDQUOT", "EROFS", "EIO"].includes(code))
+  )
+    return true;
   return false;
 }
 
@@ -62,7 +66,11 @@ export async function callTarget(
   } catch (err) {
     if (isSystemic(err, ctx.signal)) throw err;
     const timedOut = Boolean(deadline?.aborted);
-    return { ok: false, error: timedOut ? `task-timeout-${timeoutS}s` : `llm-call-failed: ${errorMessage(err)}`, timedOut };
+    return {
+      ok: false,
+      error: timedOut ? `task-timeout-${timeoutS}s` : `llm-call-failed: ${errorMessage(err)}`,
+      timedOut,
+    };
   }
 }
 

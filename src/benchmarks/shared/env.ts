@@ -50,7 +50,11 @@ export class EnvReader {
     const v = this.env[key];
     if (v === undefined || v === null || v === "") return [];
     if (Array.isArray(v)) return v.map(String).filter(Boolean);
-    if (typeof v === "string") return v.split(/[,:;]/).map((s) => s.trim()).filter(Boolean);
+    if (typeof v === "string")
+      return v
+        .split(/[,:;]/)
+        .map((s) => s.trim())
+        .filter(Boolean);
     return this.fail(key, "a list of strings", v);
   }
 

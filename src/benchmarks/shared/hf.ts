@@ -18,7 +18,13 @@ const RETRYABLE = new Set([408, 429, 500, 502, 503, 504]);
  */
 export async function fetchHfRows(
   src: HfSource,
-  opts: { host?: string; pageSize?: number; retries?: number; backoffMs?: number; onPage?: (done: number, total: number) => void } = {},
+  opts: {
+    host?: string;
+    pageSize?: number;
+    retries?: number;
+    backoffMs?: number;
+    onPage?: (done: number, total: number) => void;
+  } = {},
 ): Promise<Record<string, unknown>[]> {
   const host = (opts.host ?? HF_DATASETS_SERVER).replace(/\/+$/, "");
   const pageSize = Math.min(100, opts.pageSize ?? 100);
@@ -49,7 +55,9 @@ async function getJson(url: string, retries: number, backoffMs: number): Promise
       if (res.ok) return (await res.json()) as Record<string, unknown>;
       last = `HTTP ${res.status}`;
       if (res.status === 401 || res.status === 403) {
-        throw new DataError(`${new URL(url).host}: ${last} (the dataset is gated or private); download the file yourself and pass it with --from`);
+        throw new DataError(
+          `${new URL(url).host}: ${last} (the dataset is gated or private); download the file yourself and pass it with --from`,
+        );
       }
       if (!RETRYABLE.has(res.status)) break;
     } catch (err) {

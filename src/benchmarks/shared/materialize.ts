@@ -23,7 +23,17 @@ interface Materializer {
   readRaw?(path: string): Record<string, unknown>[];
 }
 
-const DOCVQA_COLUMNS = ["questionId", "question", "answer", "image_path", "topic", "docId", "ucsf_document_id", "ucsf_document_page_no", "source_split"];
+const DOCVQA_COLUMNS = [
+  "questionId",
+  "question",
+  "answer",
+  "image_path",
+  "topic",
+  "docId",
+  "ucsf_document_id",
+  "ucsf_document_page_no",
+  "source_split",
+];
 const OFFICEQA_COLUMNS = ["uid", "question", "answer", "category", "source_files", "source_docs", "split"];
 
 export const MATERIALIZERS: Record<string, Materializer> = {
@@ -47,7 +57,11 @@ export const MATERIALIZERS: Record<string, Materializer> = {
     defaultOut: "data/docvqa/splits",
     key: (r) => asString(r.questionId ?? r.id),
     build: (e, r) => {
-      const item = normalizeDocVqa({ ...r, image_path: asString(e.image_path) || asString(r.image_path) }, ".", "raw row");
+      const item = normalizeDocVqa(
+        { ...r, image_path: asString(e.image_path) || asString(r.image_path) },
+        ".",
+        "raw row",
+      );
       return {
         id: item.id,
         questionId: item.id,
@@ -69,7 +83,12 @@ export const MATERIALIZERS: Record<string, Materializer> = {
     key: (r) => asString(r.uid ?? r.id),
     build: (e, r) => {
       const item = normalizeOfficeQa(
-        { ...r, category: r.category ?? e.category, source_files: r.source_files ?? e.source_files, source_docs: r.source_docs ?? e.source_docs },
+        {
+          ...r,
+          category: r.category ?? e.category,
+          source_files: r.source_files ?? e.source_files,
+          source_docs: r.source_docs ?? e.source_docs,
+        },
         "raw row",
       );
       return {
@@ -98,7 +117,9 @@ export const MATERIALIZERS: Record<string, Materializer> = {
 function readRawRows(path: string): Record<string, unknown>[] {
   if (!existsSync(path)) throw new DataError(`--from ${path} does not exist`);
   if (statSync(path).isDirectory()) {
-    const files = readdirSync(path).filter((f) => /\.(jsonl?|csv)$/i.test(f)).sort();
+    const files = readdirSync(path)
+      .filter((f) => /\.(jsonl?|csv)$/i.test(f))
+      .sort();
     if (files.length === 0) throw new DataError(`--from ${path}: no .json, .jsonl or .csv files`);
     return files.flatMap((f) => readRawRows(join(path, f)));
   }
@@ -107,7 +128,8 @@ function readRawRows(path: string): Record<string, unknown>[] {
   if (lower.endsWith(".jsonl")) return readJsonl(path).map(({ value }) => value as Record<string, unknown>);
   const data = readJson(path);
   if (Array.isArray(data)) return data as Record<string, unknown>[];
-  if (data && typeof data === "object" && Array.isArray((data as { data?: unknown }).data)) return (data as { data: Record<string, unknown>[] }).data;
+  if (data && typeof data === "object" && Array.isArray((data as { data?: unknown }).data))
+    return (data as { data: Record<string, unknown>[] }).data;
   throw new DataError(`${path}: expected a JSON array, {"data": [...]}, JSON lines or CSV`);
 }
 
@@ -120,7 +142,9 @@ interface Manifest {
 export function readManifest(dir: string): Manifest {
   const metaPath = join(dir, "split_manifest.json");
   if (!existsSync(metaPath))
-    throw new DataError(`--manifest ${dir}: no split_manifest.json (expected an upstream manifest directory such as data/searchqa_id_split)`);
+    throw new DataError(
+      `--manifest ${dir}: no split_manifest.json (expected an upstream manifest directory such as data/searchqa_id_split)`,
+    );
   const meta = readJson(metaPath) as Record<string, unknown>;
   const splits = {} as Manifest["splits"];
   for (const s of SPLIT_NAMES) {
@@ -183,10 +207,13 @@ export function materialize(
   const nMissing = SPLIT_NAMES.reduce((a, s) => a + missing[s].length, 0);
   if (nMissing > 0 && !opts.allowMissing) {
     const first = SPLIT_NAMES.flatMap((s) => missing[s]).slice(0, 10);
-    throw new DataError(`${nMissing} manifest id(s) not found in ${opts.source}: ${first.join(", ")}${nMissing > 10 ? ", …" : ""}`, {
-      hint: "check that --from is the benchmark's raw dataset (see docs/benchmarks.md); --allow-missing writes the rest",
-      data: { missing },
-    });
+    throw new DataError(
+      `${nMissing} manifest id(s) not found in ${opts.source}: ${first.join(", ")}${nMissing > 10 ? ", …" : ""}`,
+      {
+        hint: "check that --from is the benchmark's raw dataset (see docs/benchmarks.md); --allow-missing writes the rest",
+        data: { missing },
+      },
+    );
   }
   for (const s of SPLIT_NAMES) {
     if (m.format === "csv") writeFileAtomic(join(opts.out, s, "items.csv"), toCsv(built[s], m.csvColumns ?? []));

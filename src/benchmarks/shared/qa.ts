@@ -47,7 +47,7 @@ async function runExec(ctx: BenchmarkContext, plan: QaPlan, exec: ExecPlan): Pro
   const trajectory: TrajectoryEntry[] = [{ role: "user", content: contentText(plan.user) }];
   const prompt =
     "Use the skill installed for this task. Read task.md in the working directory, solve it, and end your final message with the answer inside " +
-      "<answer></answer> tags.";
+    "<answer></answer> tags.";
   try {
     const t = await runner.runTask(
       exec.skill,
@@ -55,13 +55,17 @@ async function runExec(ctx: BenchmarkContext, plan: QaPlan, exec: ExecPlan): Pro
       ctx.signal ? { signal: ctx.signal } : undefined,
     );
     for (const step of t.steps)
-      trajectory.push({ role: step.role === "tool" ? `tool${step.toolName ? `:${step.toolName}` : ""}` : step.role, content: step.content });
+      trajectory.push({
+        role: step.role === "tool" ? `tool${step.toolName ? `:${step.toolName}` : ""}` : step.role,
+        content: step.content,
+      });
     if (t.error || t.timedOut) {
       const error = t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`;
       trajectory.push({ role: "system", content: `Agent run failed: ${error}` });
       return { text: t.finalAnswer, nTurns: 1, error, trajectory };
     }
-    if (!t.steps.some((s) => s.role === "assistant" && s.content === t.finalAnswer)) trajectory.push({ role: "assistant", content: t.finalAnswer });
+    if (!t.steps.some((s) => s.role === "assistant" && s.content === t.finalAnswer))
+      trajectory.push({ role: "assistant", content: t.finalAnswer });
     return { text: t.finalAnswer, nTurns: 1, trajectory };
   } catch (err) {
     if (isSystemic(err, ctx.signal)) throw err;
@@ -70,7 +74,12 @@ async function runExec(ctx: BenchmarkContext, plan: QaPlan, exec: ExecPlan): Pro
 }
 
 /** Run the plan's turns through the target (or the exec harness when the target is one); never throws for a per-task failure. */
-export async function runQa(ctx: BenchmarkContext, plan: QaPlan, sampleIndex: number, exec?: ExecPlan): Promise<QaOutcome> {
+export async function runQa(
+  ctx: BenchmarkContext,
+  plan: QaPlan,
+  sampleIndex: number,
+  exec?: ExecPlan,
+): Promise<QaOutcome> {
   if (exec && ctx.model.taskRunner()) return runExec(ctx, plan, exec);
   const trajectory: TrajectoryEntry[] = [];
   let messages: ChatMessage[] = [
@@ -133,6 +142,8 @@ export function failedResult(id: string, reason: string, extra: Partial<RolloutR
 /** Refuse an exec target (agent CLI) for a benchmark that has no exec path. */
 export function refuseExecTarget(ctx: BenchmarkContext, bench: string): void {
   if (ctx.model.taskRunner()) {
-    throw new UnsupportedError(`${bench} cannot run on an exec target (agent CLI) yet; use a chat target backend such as openai_compatible`);
+    throw new UnsupportedError(
+      `${bench} cannot run on an exec target (agent CLI) yet; use a chat target backend such as openai_compatible`,
+    );
   }
 }

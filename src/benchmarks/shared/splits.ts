@@ -160,7 +160,10 @@ function fromSplitDir(ctx: BenchmarkContext, env: EnvReader, loader: SplitLoader
 
 function fromRatio(ctx: BenchmarkContext, env: EnvReader, loader: SplitLoader): Splits {
   const raw = env.str("data_path", "");
-  if (!raw) throw new ConfigError(`env.data_path is empty but env.split_mode is ratio (${loader.name}); set env.data_path or use split_dir`);
+  if (!raw)
+    throw new ConfigError(
+      `env.data_path is empty but env.split_mode is ratio (${loader.name}); set env.data_path or use split_dir`,
+    );
   const path = resolveDataPath(ctx, raw);
   const read = loader.loadRawItems ?? ((p: string) => readRawRecords(p) as TaskItem[]);
   const items = read(path);

@@ -79,7 +79,10 @@ export function lastOpenToLastClose(text: string): string | undefined {
 
 /** The last non-empty line, trimmed ("" when there is none). */
 export function lastNonEmptyLine(text: string): string {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lines[lines.length - 1] ?? "";
 }
 

@@ -7,7 +7,9 @@ import type { TestCase } from "./loader.ts";
 const CompareSchema = v.object({
   ok: v.boolean(),
   reason: v.string(),
-  cells: v.array(v.object({ cell: v.string(), got: v.nullable(v.string()), expected: v.nullable(v.string()), ok: v.boolean() })),
+  cells: v.array(
+    v.object({ cell: v.string(), got: v.nullable(v.string()), expected: v.nullable(v.string()), ok: v.boolean() }),
+  ),
   formulas: v.optional(v.array(v.string()), []),
 });
 type Comparison = v.InferOutput<typeof CompareSchema>;
@@ -22,7 +24,13 @@ export interface CaseResult {
 }
 
 /** Compare a produced workbook with the gold one over the answer ranges (Python helper, openpyxl data_only). */
-export async function compareWorkbooks(python: string, pred: string, gold: string, position: string, sheet: string): Promise<Comparison> {
+export async function compareWorkbooks(
+  python: string,
+  pred: string,
+  gold: string,
+  position: string,
+  sheet: string,
+): Promise<Comparison> {
   const out = await runHelper(python, ["compare", pred, gold, position, sheet]);
   return v.parse(CompareSchema, JSON.parse(out));
 }
@@ -51,7 +59,9 @@ export function valueHidingFeedback(c: Comparison): string {
   const wrong = c.cells.filter((x) => !x.ok);
   const right = c.cells.length - wrong.length;
   if (c.cells.length === 0) return `The output could not be checked: ${c.reason}. Fix the script.`;
-  const listed = wrong.slice(0, 30).map((x) => `- ${x.cell}: your value ${x.got === null ? "(empty)" : JSON.stringify(x.got)}`);
+  const listed = wrong
+    .slice(0, 30)
+    .map((x) => `- ${x.cell}: your value ${x.got === null ? "(empty)" : JSON.stringify(x.got)}`);
   return [
     `The script ran, but the result is not correct yet: ${right} of ${c.cells.length} checked cells are right.`,
     "Cells with wrong values:",
@@ -77,11 +87,15 @@ export function verificationReport(cases: readonly CaseResult[]): string {
         emptyMatches++;
         continue;
       }
-      lines.push(`  ${cell.cell}: got=${cell.got ?? "(empty)"}, expected=${cell.expected ?? "(empty)"} ${cell.ok ? "✓" : "✗"}`);
+      lines.push(
+        `  ${cell.cell}: got=${cell.got ?? "(empty)"}, expected=${cell.expected ?? "(empty)"} ${cell.ok ? "✓" : "✗"}`,
+      );
     }
     if (emptyMatches) lines.push(`  (${emptyMatches} empty cells match)`);
     if (c.comparison.formulas.length) {
-      lines.push(`  Warning: the output holds formula strings, which openpyxl does not compute: ${c.comparison.formulas.join("; ")}`);
+      lines.push(
+        `  Warning: the output holds formula strings, which openpyxl does not compute: ${c.comparison.formulas.join("; ")}`,
+      );
     }
   }
   const text = lines.join("\n");

@@ -16,7 +16,7 @@ sys.exit(subprocess.call([sys.executable, "-c", code]))
 
 const SKILL_PREAMBLE =
   "Write a single self-contained solution.py that reads INPUT_PATH and saves OUTPUT_PATH (both are defined for it; do not assign them). You may " +
-    "inspect input.xlsx and run `python run_solution.py` to try it. Do not hard-code values you can compute.";
+  "inspect input.xlsx and run `python run_solution.py` to try it. Do not hard-code values you can compute.";
 
 /**
  * single mode on an exec target (engine.md §6.6): the agent works in a workspace holding a copy of
@@ -34,7 +34,7 @@ export async function execAgent(a: AgentInput, skill: string, id: string): Promi
         id,
         prompt:
           "Read task.md, write solution.py as the skill describes, check it with `python run_solution.py`, then reply with the final script in one " +
-            "```python block.",
+          "```python block.",
         files: {
           "task.md": `${a.user}\n\nHarness notes: input.xlsx is a copy of the input workbook; run_solution.py runs solution.py with \
 INPUT_PATH=input.xlsx and OUTPUT_PATH=output.xlsx.\n`,
@@ -54,7 +54,13 @@ INPUT_PATH=input.xlsx and OUTPUT_PATH=output.xlsx.\n`,
     );
     for (const s of t.steps) trajectory.push({ role: s.role, content: s.content });
     if (t.error || t.timedOut)
-      return { code: solution, nTurns: 1, trajectory, llmError: t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`, timedOut: t.timedOut };
+      return {
+        code: solution,
+        nTurns: 1,
+        trajectory,
+        llmError: t.timedOut ? "exec-timeout" : `exec-failed: ${t.error}`,
+        timedOut: t.timedOut,
+      };
     const fromMessage = /```/.test(t.finalAnswer) ? extractCode(t.finalAnswer) : "";
     return { code: solution.trim() || fromMessage, nTurns: 1, trajectory, timedOut: false };
   } catch (err) {

@@ -23,7 +23,10 @@ interface Interpreter {
 
 const interpreters = new Map<string, Promise<Interpreter>>();
 
-async function run(argv: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal }) {
+async function run(
+  argv: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal },
+) {
   const proc = Bun.spawn(argv, {
     cwd: opts.cwd,
     env: opts.env,
@@ -34,13 +37,23 @@ async function run(argv: string[], opts: { cwd?: string; env?: Record<string, st
     killSignal: "SIGKILL",
     signal: opts.signal,
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { stdout, stderr, code, killed: proc.signalCode === "SIGKILL" };
 }
 
 async function probe(configured: string): Promise<Interpreter> {
   const candidates = configured ? [configured] : ["python3", "python", "/usr/bin/python3"];
-  const paths = [...new Set(candidates.map((c) => (c.includes("/") ? c : Bun.which(c))).filter((p): p is string => Boolean(p && existsSync(p))))];
+  const paths = [
+    ...new Set(
+      candidates
+        .map((c) => (c.includes("/") ? c : Bun.which(c)))
+        .filter((p): p is string => Boolean(p && existsSync(p))),
+    ),
+  ];
   // probe every candidate at once (pyenv-style shims are slow to fail), keep the first in order that works
   const ok = await Promise.all(
     paths.map((p) =>
@@ -55,14 +68,20 @@ async function probe(configured: string): Promise<Interpreter> {
       configured
         ? `SpreadsheetBench: env.python ${configured} cannot import openpyxl; install it for that interpreter (pip install openpyxl)`
         : "SpreadsheetBench needs Python 3 with openpyxl: install it (Debian/Ubuntu: apt-get install python3-openpyxl; elsewhere: pip install " +
-          "openpyxl) or set env.python",
+            "openpyxl) or set env.python",
     );
   }
   let isolate: string[] = [];
   const unshare = Bun.which("unshare");
   if (unshare) {
     const r = await run(
-      [unshare, "-rn", python, "-c", "import socket\ntry:\n socket.create_connection(('1.1.1.1', 53), timeout=1)\nexcept OSError:\n print('blocked')"],
+      [
+        unshare,
+        "-rn",
+        python,
+        "-c",
+        "import socket\ntry:\n socket.create_connection(('1.1.1.1', 53), timeout=1)\nexcept OSError:\n print('blocked')",
+      ],
       {
         timeoutMs: 15_000,
       },
@@ -70,7 +89,11 @@ async function probe(configured: string): Promise<Interpreter> {
     if (r?.code === 0 && r.stdout.includes("blocked")) isolate = [unshare, "-rn"];
   }
   if (isolate.length === 0) {
-    log.withTag("spreadsheetbench").warn("no network namespace available (unshare -rn failed); generated code gets the Python-level network block only");
+    log
+      .withTag("spreadsheetbench")
+      .warn(
+        "no network namespace available (unshare -rn failed); generated code gets the Python-level network block only",
+      );
   }
   return { python, isolate };
 }
@@ -87,7 +110,12 @@ export function interpreter(configured: string): Promise<Interpreter> {
 }
 
 function scrubbedEnv(home: string): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: home, PYTHONDONTWRITEBYTECODE: "1" };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    TMPDIR: home,
+    PYTHONDONTWRITEBYTECODE: "1",
+  };
   for (const k of PASSTHROUGH) {
     const v = process.env[k];
     if (v !== undefined) env[k] = v;
@@ -124,7 +152,12 @@ export async function executeCode(
     if (r.killed) return { ok: false, error: `timeout after ${opts.timeoutS}s`, timedOut: true, output: text };
     if (r.code !== 0) return { ok: false, error: text || `exit code ${r.code}`, timedOut: false, output: text };
     if (!existsSync(output)) {
-      return { ok: false, error: "output-not-found: the code did not save a workbook to OUTPUT_PATH", timedOut: false, output: text };
+      return {
+        ok: false,
+        error: "output-not-found: the code did not save a workbook to OUTPUT_PATH",
+        timedOut: false,
+        output: text,
+      };
     }
     copyFileSync(output, outputPath);
     return { ok: true, timedOut: false, output: text };

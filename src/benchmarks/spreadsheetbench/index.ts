@@ -1,5 +1,12 @@
 import { join } from "node:path";
-import type { Benchmark, BenchmarkContext, ChatMessage, RolloutResult, TaskItem, TrajectoryEntry } from "../../engine/index.ts";
+import type {
+  Benchmark,
+  BenchmarkContext,
+  ChatMessage,
+  RolloutResult,
+  TaskItem,
+  TrajectoryEntry,
+} from "../../engine/index.ts";
 import { errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, skillSection } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
@@ -68,7 +75,10 @@ async function codegenAgent(a: AgentInput, multi: boolean): Promise<Attempt> {
   const turns = multi ? a.maxTurns : 1;
   for (let turn = 0; turn < turns; turn++) {
     if (remaining(a.deadline) < 10) return { code, nTurns: turn, trajectory, timedOut: true };
-    const call = await callTarget(a.ctx, messages, { sampleIndex: a.sampleIndex, timeoutS: Math.min(120, remaining(a.deadline)) });
+    const call = await callTarget(a.ctx, messages, {
+      sampleIndex: a.sampleIndex,
+      timeoutS: Math.min(120, remaining(a.deadline)),
+    });
     if (!call.ok) {
       trajectory.push({ role: "system", content: `Target call failed: ${call.error}` });
       return { code, nTurns: turn + 1, trajectory, llmError: call.error, timedOut: call.timedOut };
@@ -125,7 +135,12 @@ function settings(ctx: BenchmarkContext) {
   };
 }
 
-async function rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult> {
+async function rollout(
+  item: TaskItem,
+  skill: string,
+  ctx: BenchmarkContext,
+  sampleIndex: number,
+): Promise<RolloutResult> {
   const s = settings(ctx);
   const instruction = asString(item.instruction);
   const position = asString(item.answer_position);
@@ -271,7 +286,9 @@ const spreadsheetBenchmark: Benchmark = {
   loadSplits: async (ctx) => {
     const { mode } = settings(ctx);
     if (mode !== "single" && ctx.model.taskRunner()) {
-      throw new UnsupportedError(`SpreadsheetBench on an exec target (agent CLI) supports env.mode single only (got ${mode}); set --set env.mode=single`);
+      throw new UnsupportedError(
+        `SpreadsheetBench on an exec target (agent CLI) supports env.mode single only (got ${mode}); set --set env.mode=single`,
+      );
     }
     return loadConfiguredSplits(ctx, spreadsheetLoader);
   },

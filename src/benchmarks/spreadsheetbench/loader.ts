@@ -36,7 +36,8 @@ export function normalizeSpreadsheet(raw: Record<string, unknown>, where: string
 export const spreadsheetLoader: SplitLoader = {
   label: "SpreadsheetBench",
   name: "spreadsheetbench",
-  loadSplitItems: (dir) => firstJsonArray(dir).map((r, i) => normalizeSpreadsheet(r as Record<string, unknown>, `${dir} item ${i}`)),
+  loadSplitItems: (dir) =>
+    firstJsonArray(dir).map((r, i) => normalizeSpreadsheet(r as Record<string, unknown>, `${dir} item ${i}`)),
   loadRawItems: (path) => readRawRecords(path).map((r, i) => normalizeSpreadsheet(r, `${path} item ${i}`)),
 };
 

@@ -17,7 +17,8 @@ Reply with a single fenced \`\`\`python code block and nothing else.
 export const CODEGEN_TASK = `Write the script now. Keep every cell you are not asked to change as it is. The preview above may be truncated: do not \
 assume the number of rows or columns from it; iterate over the actual data. Return only the python code block.`;
 
-export const NO_CODE = "Your reply had no python code block. Reply with the complete script in a single ```python code block.";
+export const NO_CODE =
+  "Your reply had no python code block. Reply with the complete script in a single ```python code block.";
 
 export const REACT_SYSTEM = `You are an expert Python programmer who edits Excel workbooks with tools.
 

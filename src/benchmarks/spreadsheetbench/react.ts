@@ -11,11 +11,16 @@ const TOOLS: ToolSpec[] = [
   {
     name: "write_file",
     description: "Write a text file in the workspace (for example solution.py).",
-    parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] },
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string" }, content: { type: "string" } },
+      required: ["path", "content"],
+    },
   },
   {
     name: "bash",
-    description: 'Run "python <script>.py" in the workspace (only python invocations are allowed). INPUT_PATH and OUTPUT_PATH are defined for the script.',
+    description:
+      'Run "python <script>.py" in the workspace (only python invocations are allowed). INPUT_PATH and OUTPUT_PATH are defined for the script.',
     parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
   },
 ];
@@ -36,11 +41,23 @@ export async function reactAgent(a: AgentInput): Promise<Attempt> {
   for (let turn = 0; turn < a.maxTurns; turn++) {
     const left = (a.deadline - Date.now()) / 1000;
     if (left < 10) return { code: files.get("solution.py") ?? lastScript, nTurns: turn, trajectory, timedOut: true };
-    const call = await callTarget(a.ctx, messages, { sampleIndex: a.sampleIndex, tools: TOOLS, timeoutS: Math.min(120, left) });
-    if (!call.ok) return { code: files.get("solution.py") ?? lastScript, nTurns: turn + 1, trajectory, llmError: call.error, timedOut: call.timedOut };
+    const call = await callTarget(a.ctx, messages, {
+      sampleIndex: a.sampleIndex,
+      tools: TOOLS,
+      timeoutS: Math.min(120, left),
+    });
+    if (!call.ok)
+      return {
+        code: files.get("solution.py") ?? lastScript,
+        nTurns: turn + 1,
+        trajectory,
+        llmError: call.error,
+        timedOut: call.timedOut,
+      };
     const r = call.response;
     if (r.text) trajectory.push({ role: "assistant", content: r.text });
-    if (r.toolCalls.length === 0) return { code: files.get("solution.py") ?? lastScript, nTurns: turn + 1, trajectory, timedOut: false };
+    if (r.toolCalls.length === 0)
+      return { code: files.get("solution.py") ?? lastScript, nTurns: turn + 1, trajectory, timedOut: false };
     messages.push({ role: "assistant", content: r.text, toolCalls: r.toolCalls });
     for (const tc of r.toolCalls) {
       const args = (tryJson(tc.arguments) ?? {}) as Record<string, unknown>;
@@ -61,7 +78,11 @@ export async function reactAgent(a: AgentInput): Promise<Attempt> {
         else if (!files.has(script)) obs = `error: ${script} does not exist (write it with write_file first)`;
         else {
           const out = join(ws, "output.xlsx");
-          const ex = await executeCode(files.get(script)!, a.cases[0]!.input, out, { python: a.python, timeoutS: Math.min(120, left), signal: a.ctx.signal });
+          const ex = await executeCode(files.get(script)!, a.cases[0]!.input, out, {
+            python: a.python,
+            timeoutS: Math.min(120, left),
+            signal: a.ctx.signal,
+          });
           obs = ex.ok ? `exit 0; output saved.${ex.output ? `\n${ex.output}` : ""}` : `failed: ${ex.error}`;
           if (ex.ok) obs += `\n(output workbook: ${readFileSync(out).length} bytes)`;
         }

@@ -91,10 +91,18 @@ export function scoreJsonMatch(answer: string, reference: unknown): Score {
   const got = extractJson(answer, "value");
   if (got === undefined) return { hard: 0, soft: 0, reason: "the answer holds no JSON value" };
   if (canonicalJson(got) === canonicalJson(expected)) return { hard: 1, soft: 1 };
-  if (expected && typeof expected === "object" && !Array.isArray(expected) && got && typeof got === "object" && !Array.isArray(got)) {
+  if (
+    expected &&
+    typeof expected === "object" &&
+    !Array.isArray(expected) &&
+    got &&
+    typeof got === "object" &&
+    !Array.isArray(got)
+  ) {
     const keys = Object.keys(expected);
     const wrong = keys.filter(
-      (k) => canonicalJson((got as Record<string, unknown>)[k]) !== canonicalJson((expected as Record<string, unknown>)[k]),
+      (k) =>
+        canonicalJson((got as Record<string, unknown>)[k]) !== canonicalJson((expected as Record<string, unknown>)[k]),
     );
     const soft = keys.length ? (keys.length - wrong.length) / keys.length : 0;
     return { hard: 0, soft, reason: `keys that differ: ${wrong.join(", ") || "(extra keys only)"}` };
@@ -147,7 +155,8 @@ export function parseCommandOutput(stdout: string): Score | string {
   if (typeof json === "number") score = json;
   else {
     const parsed = v.safeParse(CommandOutputSchema, json);
-    if (!parsed.success) return `expected a score in [0,1] on the last line of stdout, got ${JSON.stringify(last.slice(0, 200))}`;
+    if (!parsed.success)
+      return `expected a score in [0,1] on the last line of stdout, got ${JSON.stringify(last.slice(0, 200))}`;
     ({ score, hard, reason } = parsed.output);
   }
   if (!(score >= 0 && score <= 1)) return `score ${score} is outside [0,1]`;
@@ -185,7 +194,8 @@ export async function scoreCommand(
   ]);
   // A scorer that timed out, crashed or printed no score gave no verdict: an error, never a zero.
   const noVerdict = (error: string): Score => ({ hard: 0, soft: 0, reason: error, error });
-  if (proc.signalCode === "SIGKILL" && opts.timeoutS > 0) return noVerdict(`evaluator command timed out after ${opts.timeoutS}s`);
+  if (proc.signalCode === "SIGKILL" && opts.timeoutS > 0)
+    return noVerdict(`evaluator command timed out after ${opts.timeoutS}s`);
   if (code !== 0) {
     const tail = stderr.trim().split(/\r?\n/).slice(-3).join(" | ");
     return noVerdict(`evaluator command exited ${code}${tail ? `: ${tail.slice(0, 500)}` : ""}`);
@@ -253,7 +263,11 @@ export async function scoreJudge(
 }
 
 /** Score an answer with a non-LLM, non-process evaluator. */
-export async function scoreLocal(evaluator: Exclude<EvaluatorName, "command" | "judge">, task: UserTask, answer: string): Promise<Score> {
+export async function scoreLocal(
+  evaluator: Exclude<EvaluatorName, "command" | "judge">,
+  task: UserTask,
+  answer: string,
+): Promise<Score> {
   const where = `tasks file line ${task.line} (id ${task.id})`;
   switch (evaluator) {
     case "exact":
@@ -269,4 +283,3 @@ export async function scoreLocal(evaluator: Exclude<EvaluatorName, "command" | "
       return scoreJsonMatch(answer, task.reference);
   }
 }
-

@@ -36,11 +36,15 @@ function fileRef(base: string, ref: string, where: string): string {
 
 /** Put vars into a template: `{{ name }}` only (Nunjucks filters, tags and expressions are refused). */
 function render(template: string, vars: Obj, where: string): string {
-  if (/\{%|\{#/.test(template)) throw new DataError(`${where}: Nunjucks tags ({% … %}) cannot be mapped; only {{ var }} placeholders are`);
+  if (/\{%|\{#/.test(template))
+    throw new DataError(`${where}: Nunjucks tags ({% … %}) cannot be mapped; only {{ var }} placeholders are`);
   return template.replace(/\{\{\s*([^}]*?)\s*\}\}/g, (_m, name: string) => {
     if (!/^[A-Za-z_][\w]*$/.test(name))
-      throw new DataError(`${where}: the placeholder {{ ${name} }} uses a filter or an expression; only {{ var }} placeholders can be mapped`);
-    if (!(name in vars)) throw new DataError(`${where}: the prompt uses {{ ${name} }}, which this test's vars do not set`);
+      throw new DataError(
+        `${where}: the placeholder {{ ${name} }} uses a filter or an expression; only {{ var }} placeholders can be mapped`,
+      );
+    if (!(name in vars))
+      throw new DataError(`${where}: the prompt uses {{ ${name} }}, which this test's vars do not set`);
     const v = vars[name];
     return typeof v === "string" ? v : JSON.stringify(v);
   });
@@ -49,16 +53,22 @@ function render(template: string, vars: Obj, where: string): string {
 function prompts(path: string, doc: Obj): { id: string; text: string }[] {
   const base = dirname(path);
   const raw = doc.prompts;
-  if (raw === undefined) throw new DataError(`${path}: no "prompts": point env.data_path at the promptfoo config that names the prompts the tests run with`);
+  if (raw === undefined)
+    throw new DataError(
+      `${path}: no "prompts": point env.data_path at the promptfoo config that names the prompts the tests run with`,
+    );
   const items = Array.isArray(raw) ? raw : [raw];
   return items.map((p, i) => {
     const where = `${path}: prompts[${i}]`;
     const text = typeof p === "string" ? p : isObj(p) && typeof p.raw === "string" ? p.raw : undefined;
-    if (text === undefined) throw new DataError(`${where}: expected a prompt string, a file:// text file or {raw: "…"}`);
+    if (text === undefined)
+      throw new DataError(`${where}: expected a prompt string, a file:// text file or {raw: "…"}`);
     if (!text.startsWith("file://")) return { id: `p${i + 1}`, text };
     const file = fileRef(base, text, where);
     if (!TEXT_PROMPT.has(extname(file).toLowerCase()))
-      throw new DataError(`${where}: ${text} is not a text prompt (chat JSON, JavaScript and Python prompts cannot be mapped)`);
+      throw new DataError(
+        `${where}: ${text} is not a text prompt (chat JSON, JavaScript and Python prompts cannot be mapped)`,
+      );
     return { id: `p${i + 1}`, text: readText(file) };
   });
 }
@@ -71,9 +81,13 @@ function tests(path: string, doc: Obj | unknown[]): { where: string; test: Obj }
   if (!refs) throw new DataError(`${path}: "tests" must be a list of tests or file:// references`);
   return refs.flatMap((t, i) => {
     if (typeof t === "string") {
-      if (!t.startsWith("file://")) throw new DataError(`${path}: tests[${i}]: ${t} is not a test or a file:// reference`);
+      if (!t.startsWith("file://"))
+        throw new DataError(`${path}: tests[${i}]: ${t} is not a test or a file:// reference`);
       const file = fileRef(base, t, `${path}: tests[${i}]`);
-      if (!/\.ya?ml$/i.test(file)) throw new DataError(`${path}: tests[${i}]: ${t}: only YAML test files can be mapped (not CSV, JSON or generated tests)`);
+      if (!/\.ya?ml$/i.test(file))
+        throw new DataError(
+          `${path}: tests[${i}]: ${t}: only YAML test files can be mapped (not CSV, JSON or generated tests)`,
+        );
       const inner = parse(readText(file)) as unknown;
       if (!Array.isArray(inner)) throw new DataError(`${file}: expected a YAML list of tests`);
       return inner.map((x, j) => ({ where: `${file}: [${j}]`, test: x as Obj }));
@@ -83,21 +97,26 @@ function tests(path: string, doc: Obj | unknown[]): { where: string; test: Obj }
 }
 
 function check(a: unknown, where: string, vars: Obj): TaskCheck {
-  if (!isObj(a) || typeof a.type !== "string") throw new DataError(`${where}: expected an assert like {type: contains, value: "…"}`);
+  if (!isObj(a) || typeof a.type !== "string")
+    throw new DataError(`${where}: expected an assert like {type: contains, value: "…"}`);
   const negate = a.type.startsWith("not-");
   const type = negate ? a.type.slice(4) : a.type;
   const kind = MAPPED[type];
   if (!kind || (negate && kind === "judge"))
-    throw new DataError(`${where}: assert type "${a.type}" cannot be mapped (supported: ${SUPPORTED}, each also as not-…)`);
+    throw new DataError(
+      `${where}: assert type "${a.type}" cannot be mapped (supported: ${SUPPORTED}, each also as not-…)`,
+    );
   for (const k of ["transform", "threshold", "provider", "metric", "options"])
     if (k in a) throw new DataError(`${where}: assert option "${k}" cannot be mapped`);
   const weight = a.weight === undefined ? undefined : Number(a.weight);
   if (weight !== undefined && !(weight >= 0)) throw new DataError(`${where}: weight must be a number ≥ 0`);
   const needsValue = kind !== "is-json" && kind !== "contains-json";
-  if (needsValue && (a.value === undefined || a.value === null)) throw new DataError(`${where}: assert ${a.type} needs a "value"`);
+  if (needsValue && (a.value === undefined || a.value === null))
+    throw new DataError(`${where}: assert ${a.type} needs a "value"`);
   if ((kind === "is-json" || kind === "contains-json") && a.value !== undefined)
     throw new DataError(`${where}: a JSON-schema value on ${a.type} cannot be mapped`);
-  if (typeof a.value === "string" && a.value.startsWith("file://")) throw new DataError(`${where}: a file:// assert value (code or a file) cannot be mapped`);
+  if (typeof a.value === "string" && a.value.startsWith("file://"))
+    throw new DataError(`${where}: a file:// assert value (code or a file) cannot be mapped`);
   const value =
     typeof a.value === "string"
       ? render(a.value, vars, where)
@@ -105,7 +124,8 @@ function check(a: unknown, where: string, vars: Obj): TaskCheck {
         ? a.value.map((v) => (typeof v === "string" ? render(v, vars, where) : String(v)))
         : a.value;
   if (kind === "judge") return { kind, rubric: String(value), where, ...(weight === undefined ? {} : { weight }) };
-  if (kind !== "equals" && typeof value !== "string" && !Array.isArray(value)) throw new DataError(`${where}: assert ${a.type} needs a text value`);
+  if (kind !== "equals" && typeof value !== "string" && !Array.isArray(value))
+    throw new DataError(`${where}: assert ${a.type} needs a text value`);
   return { kind, value, where, ...(negate ? { negate } : {}), ...(weight === undefined ? {} : { weight }) };
 }
 
@@ -127,17 +147,21 @@ export function importPromptfoo(path: string): UserTask[] {
   if (!isObj(doc)) throw new DataError(`${path}: expected a promptfoo config (a mapping with "prompts" and "tests")`);
   const ps = prompts(path, doc);
   const defaults = isObj(doc.defaultTest) ? doc.defaultTest : {};
-  for (const k of ["threshold", "options", "provider"]) if (k in defaults) throw new DataError(`${path}: defaultTest option "${k}" cannot be mapped`);
+  for (const k of ["threshold", "options", "provider"])
+    if (k in defaults) throw new DataError(`${path}: defaultTest option "${k}" cannot be mapped`);
   const defaultVars = isObj(defaults.vars) ? defaults.vars : {};
   const defaultAsserts = Array.isArray(defaults.assert) ? defaults.assert : [];
   const out: UserTask[] = [];
   tests(path, doc).forEach(({ where, test }, i) => {
     if (!isObj(test)) throw new DataError(`${where}: expected a test with "vars" and "assert"`);
-    for (const k of ["threshold", "options", "provider"]) if (k in test) throw new DataError(`${where}: test option "${k}" cannot be mapped`);
+    for (const k of ["threshold", "options", "provider"])
+      if (k in test) throw new DataError(`${where}: test option "${k}" cannot be mapped`);
     const vars: Obj = { ...defaultVars, ...(isObj(test.vars) ? test.vars : {}) };
     for (const [k, v] of Object.entries(vars)) {
-      if (Array.isArray(v)) throw new DataError(`${where}: var "${k}" is a list (a test matrix); write one test per value`);
-      if (typeof v === "string" && v.startsWith("file://")) vars[k] = readText(fileRef(dirname(path), v, `${where}: vars.${k}`));
+      if (Array.isArray(v))
+        throw new DataError(`${where}: var "${k}" is a list (a test matrix); write one test per value`);
+      if (typeof v === "string" && v.startsWith("file://"))
+        vars[k] = readText(fileRef(dirname(path), v, `${where}: vars.${k}`));
     }
     const asserts = [...defaultAsserts, ...(Array.isArray(test.assert) ? test.assert : [])];
     if (!asserts.length) throw new DataError(`${where}: no "assert": nothing to score the answer by`);

@@ -29,7 +29,9 @@ const MAX_FILE_BYTES = 64 * 1024;
 
 /** True when a parsed JSON document has skill-creator's evals.json shape (an object with an `evals` array). */
 export function isSkillCreatorEvals(data: unknown): boolean {
-  return Boolean(data && typeof data === "object" && !Array.isArray(data) && Array.isArray((data as Record<string, unknown>).evals));
+  return Boolean(
+    data && typeof data === "object" && !Array.isArray(data) && Array.isArray((data as Record<string, unknown>).evals),
+  );
 }
 
 /**
@@ -40,33 +42,50 @@ export function isSkillCreatorEvals(data: unknown): boolean {
  * file, a trigger eval (`should_trigger`) or an eval with nothing to grade is refused by name.
  */
 export function importSkillCreator(path: string, data: unknown): UserTask[] {
-  if (!isSkillCreatorEvals(data)) throw new DataError(`${path}: expected skill-creator's evals.json shape {"skill_name", "evals": [...]}`);
+  if (!isSkillCreatorEvals(data))
+    throw new DataError(`${path}: expected skill-creator's evals.json shape {"skill_name", "evals": [...]}`);
   const doc = data as { skill_name?: unknown; evals: unknown[] };
   const skillRoot = basename(dirname(path)) === "evals" ? dirname(dirname(path)) : dirname(path);
   const seen = new Set<string>();
   return doc.evals.map((raw, i) => {
     const where = `${path}: evals[${i}]`;
-    if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new DataError(`${where}: expected an object with "prompt" and "expectations"`);
+    if (!raw || typeof raw !== "object" || Array.isArray(raw))
+      throw new DataError(`${where}: expected an object with "prompt" and "expectations"`);
     const e = raw as Record<string, unknown>;
     if ("should_trigger" in e)
-      throw new DataError(`${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; it cannot be mapped to a task`);
-    if (typeof e.prompt !== "string" || !e.prompt.trim()) throw new DataError(`${where}: missing "prompt" (a non-empty string)`);
-    const id = e.id === undefined ? `eval-${i + 1}` : typeof e.id === "number" || typeof e.id === "string" ? String(e.id) : undefined;
+      throw new DataError(
+        `${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; it cannot be mapped to a task`,
+      );
+    if (typeof e.prompt !== "string" || !e.prompt.trim())
+      throw new DataError(`${where}: missing "prompt" (a non-empty string)`);
+    const id =
+      e.id === undefined
+        ? `eval-${i + 1}`
+        : typeof e.id === "number" || typeof e.id === "string"
+          ? String(e.id)
+          : undefined;
     if (id === undefined) throw new DataError(`${where}: "id" must be a number or a string`);
     if (seen.has(id)) throw new DataError(`${where}: duplicate id ${JSON.stringify(id)}`);
     seen.add(id);
     const expectations = e.expectations ?? e.assertions;
-    if (expectations !== undefined && !(Array.isArray(expectations) && expectations.every((x) => typeof x === "string"))) {
+    if (
+      expectations !== undefined &&
+      !(Array.isArray(expectations) && expectations.every((x) => typeof x === "string"))
+    ) {
       throw new DataError(`${where}: "expectations" must be a list of statements (strings)`);
     }
     const stated = (expectations as string[] | undefined)?.filter((s) => s.trim()) ?? [];
     const expected = typeof e.expected_output === "string" ? e.expected_output.trim() : "";
-    if (!stated.length && !expected) throw new DataError(`${where}: no "expectations" and no "expected_output": nothing to grade the answer by`);
+    if (!stated.length && !expected)
+      throw new DataError(`${where}: no "expectations" and no "expected_output": nothing to grade the answer by`);
     const files = e.files === undefined ? [] : e.files;
-    if (!Array.isArray(files) || !files.every((f) => typeof f === "string")) throw new DataError(`${where}: "files" must be a list of paths`);
+    if (!Array.isArray(files) || !files.every((f) => typeof f === "string"))
+      throw new DataError(`${where}: "files" must be a list of paths`);
     const attached = (files as string[]).map((f) => attach(where, skillRoot, f));
     const rubric = [
-      stated.length ? `Every one of these statements must hold for the answer to pass:\n${stated.map((s) => `- ${s}`).join("\n")}` : "",
+      stated.length
+        ? `Every one of these statements must hold for the answer to pass:\n${stated.map((s) => `- ${s}`).join("\n")}`
+        : "",
       expected ? `What success looks like: ${expected}` : "",
     ]
       .filter(Boolean)
@@ -77,7 +96,11 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
       id,
       input,
       ...(expected ? { reference: expected } : {}),
-      metadata: { source: "skill-creator", ...(typeof doc.skill_name === "string" ? { skill_name: doc.skill_name } : {}), task_type: "skill-creator" },
+      metadata: {
+        source: "skill-creator",
+        ...(typeof doc.skill_name === "string" ? { skill_name: doc.skill_name } : {}),
+        task_type: "skill-creator",
+      },
       checks: [check],
       line: i + 1,
     } as UserTask;
@@ -86,10 +109,14 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
 
 function attach(where: string, root: string, file: string): string {
   const p = resolve(root, file);
-  if (!existsSync(p) || !statSync(p).isFile()) throw new DataError(`${where}: file ${file} does not exist (looked for ${p})`);
+  if (!existsSync(p) || !statSync(p).isFile())
+    throw new DataError(`${where}: file ${file} does not exist (looked for ${p})`);
   if (!TEXT_FILES.has(extname(p).toLowerCase()))
-    throw new DataError(`${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`);
+    throw new DataError(
+      `${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`,
+    );
   const bytes = readFileSync(p);
-  if (bytes.length > MAX_FILE_BYTES) throw new DataError(`${where}: file ${file} is ${bytes.length} bytes; at most ${MAX_FILE_BYTES} fit into a prompt`);
+  if (bytes.length > MAX_FILE_BYTES)
+    throw new DataError(`${where}: file ${file} is ${bytes.length} bytes; at most ${MAX_FILE_BYTES} fit into a prompt`);
   return `File ${join(file)}:\n\`\`\`\n${bytes.toString("utf8")}\n\`\`\``;
 }

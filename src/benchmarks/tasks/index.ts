@@ -8,7 +8,15 @@ import { resolveDataPath } from "../shared/paths.ts";
 import { evaluationEntry, runQa } from "../shared/qa.ts";
 import { loadConfiguredSplits, SPLIT_NAMES } from "../shared/splits.ts";
 import { lastAnswerTag } from "../shared/text.ts";
-import { EVALUATORS, type EvaluatorName, type Score, scoreCommand, scoreJudge, scoreLocal, splitCommand } from "./evaluators.ts";
+import {
+  EVALUATORS,
+  type EvaluatorName,
+  type Score,
+  scoreCommand,
+  scoreJudge,
+  scoreLocal,
+  splitCommand,
+} from "./evaluators.ts";
 import { scoreChecks } from "./checks.ts";
 import { DATA_FORMATS, type DataFormat, detectFormat, tasksLoaderFor, type UserTask } from "./loader.ts";
 
@@ -54,7 +62,9 @@ function commandArgv(ctx: BenchmarkContext): string[] {
   const raw = ctx.env.evaluator_command;
   const argv = Array.isArray(raw) ? raw.map(String) : typeof raw === "string" ? splitCommand(raw) : [];
   if (argv.length === 0) {
-    throw new ConfigError('env.evaluator_command is empty but env.evaluator is "command"; set it to the scorer to run, e.g. "python3 score.py"');
+    throw new ConfigError(
+      'env.evaluator_command is empty but env.evaluator is "command"; set it to the scorer to run, e.g. "python3 score.py"',
+    );
   }
   return argv;
 }
@@ -73,7 +83,10 @@ function commandEnv(ctx: BenchmarkContext): Record<string, string> {
 /** The rubric: the text of env.judge_rubric, or the file it names. */
 function rubricOf(ctx: BenchmarkContext): string {
   const raw = new EnvReader(ctx.env, "tasks").str("judge_rubric", "");
-  if (!raw.trim()) throw new ConfigError('env.judge_rubric is empty but env.evaluator is "judge"; write the grading rubric there (text, or a path to a file)');
+  if (!raw.trim())
+    throw new ConfigError(
+      'env.judge_rubric is empty but env.evaluator is "judge"; write the grading rubric there (text, or a path to a file)',
+    );
   if (raw.length < 4096 && !raw.includes("\n")) {
     const p = resolveDataPath(ctx, raw);
     if (existsSync(p) && /\.(md|txt)$/i.test(p)) return readFileSync(p, "utf8");
@@ -87,7 +100,9 @@ const tasksBenchmark: Benchmark = {
   initialSkill: TASKS_INITIAL_SKILL,
   rolesNeeded(env) {
     // The judge grades on the optimizer role (env.judge_model, else model.optimizer).
-    return new EnvReader(env, "tasks").oneOf("evaluator", EVALUATORS, "exact") === "judge" || mayJudge(env) ? ["optimizer"] : [];
+    return new EnvReader(env, "tasks").oneOf("evaluator", EVALUATORS, "exact") === "judge" || mayJudge(env)
+      ? ["optimizer"]
+      : [];
   },
   async loadSplits(ctx) {
     const evaluator = evaluatorOf(ctx);
@@ -126,14 +141,26 @@ ${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})`,
     else if (evaluator === "command") {
       score = await scoreCommand(
         commandArgv(ctx),
-        { item: { id: task.id, input: task.input, reference: task.reference, metadata: task.metadata }, answer, response: out.text },
-        { timeoutS: env.num("exec_timeout", 120), cwd: ctx.configDir || process.cwd(), env: commandEnv(ctx), signal: ctx.signal },
+        {
+          item: { id: task.id, input: task.input, reference: task.reference, metadata: task.metadata },
+          answer,
+          response: out.text,
+        },
+        {
+          timeoutS: env.num("exec_timeout", 120),
+          cwd: ctx.configDir || process.cwd(),
+          env: commandEnv(ctx),
+          signal: ctx.signal,
+        },
       );
-    } else if (evaluator === "judge") score = await scoreJudge(ctx, task, answer, rubricOf(ctx), env.str("judge_model", ""));
+    } else if (evaluator === "judge")
+      score = await scoreJudge(ctx, task, answer, rubricOf(ctx), env.str("judge_model", ""));
     else score = await scoreLocal(evaluator, task, answer);
     out.trajectory.push(
       evaluationEntry({
-        evaluator: task.checks ? `imported checks (${task.checks.map((c) => (c.negate ? `not-${c.kind}` : c.kind)).join(", ")})` : evaluator,
+        evaluator: task.checks
+          ? `imported checks (${task.checks.map((c) => (c.negate ? `not-${c.kind}` : c.kind)).join(", ")})`
+          : evaluator,
         predicted_answer: answer,
         ...(task.reference === undefined ? {} : { reference: task.reference }),
         hard: score.hard,

@@ -110,7 +110,10 @@ export function parseTasksFile(path: string): UserTask[] {
       problems.push(`line ${line}: "id" must be a string or a number`);
       continue;
     }
-    if (r.metadata !== undefined && (typeof r.metadata !== "object" || r.metadata === null || Array.isArray(r.metadata))) {
+    if (
+      r.metadata !== undefined &&
+      (typeof r.metadata !== "object" || r.metadata === null || Array.isArray(r.metadata))
+    ) {
       problems.push(`line ${line}: "metadata" must be an object`);
       continue;
     }

@@ -15,30 +15,62 @@ import { globalArgs, jsonArg } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
 
 export default defineCommand({
-  meta: { name: "materialize", description: "Build a benchmark's split directory from an upstream id manifest and the raw dataset" },
+  meta: {
+    name: "materialize",
+    description: "Build a benchmark's split directory from an upstream id manifest and the raw dataset",
+  },
   args: {
     ...globalArgs,
     ...jsonArg,
-    benchmark: { type: "positional", description: `Benchmark (${Object.keys(MATERIALIZERS).join(", ")})`, required: true },
+    benchmark: {
+      type: "positional",
+      description: `Benchmark (${Object.keys(MATERIALIZERS).join(", ")})`,
+      required: true,
+    },
     manifest: {
       type: "string",
       description: "Upstream manifest directory (split_manifest.json + train/ val/ test/items.json)",
       valueHint: "DIR",
       required: true,
     },
-    from: { type: "string", description: "Raw dataset you downloaded: a JSON, JSONL or CSV file, or a directory of them", valueHint: "FILE|DIR" },
-    hf: { type: "string", description: "Fetch the rows from a Hugging Face datasets-server instead: DATASET[:CONFIG[:SPLIT,…]]", valueHint: "SPEC" },
-    "hf-host": { type: "string", description: `datasets-server base URL (default ${HF_DATASETS_SERVER})`, valueHint: "URL" },
-    out: { type: "string", description: "Output split directory (default: the path the bundled config reads)", valueHint: "DIR" },
-    "allow-missing": { type: "boolean", description: "Write the splits even when some manifest ids are not in the raw data" },
+    from: {
+      type: "string",
+      description: "Raw dataset you downloaded: a JSON, JSONL or CSV file, or a directory of them",
+      valueHint: "FILE|DIR",
+    },
+    hf: {
+      type: "string",
+      description: "Fetch the rows from a Hugging Face datasets-server instead: DATASET[:CONFIG[:SPLIT,…]]",
+      valueHint: "SPEC",
+    },
+    "hf-host": {
+      type: "string",
+      description: `datasets-server base URL (default ${HF_DATASETS_SERVER})`,
+      valueHint: "URL",
+    },
+    out: {
+      type: "string",
+      description: "Output split directory (default: the path the bundled config reads)",
+      valueHint: "DIR",
+    },
+    "allow-missing": {
+      type: "boolean",
+      description: "Write the splits even when some manifest ids are not in the raw data",
+    },
   },
   async run({ args }) {
     const bench = String(args.benchmark);
     if (bench === "alfworld") {
-      throw new UsageError("alfworld needs no materialization: use its manifest directory as env.split_dir and set ALFWORLD_DATA");
+      throw new UsageError(
+        "alfworld needs no materialization: use its manifest directory as env.split_dir and set ALFWORLD_DATA",
+      );
     }
-    if (!MATERIALIZERS[bench]) throw new UsageError(`unknown benchmark "${bench}" for materialize (known: ${Object.keys(MATERIALIZERS).join(", ")})`);
-    if (!args.from === !args.hf) throw new UsageError("give exactly one of --from FILE|DIR or --hf DATASET[:CONFIG[:SPLIT,…]]");
+    if (!MATERIALIZERS[bench])
+      throw new UsageError(
+        `unknown benchmark "${bench}" for materialize (known: ${Object.keys(MATERIALIZERS).join(", ")})`,
+      );
+    if (!args.from === !args.hf)
+      throw new UsageError("give exactly one of --from FILE|DIR or --hf DATASET[:CONFIG[:SPLIT,…]]");
     const manifest = readManifest(resolve(String(args.manifest)));
     let rows: Record<string, unknown>[];
     let source: string;
@@ -58,7 +90,10 @@ export default defineCommand({
         rows.push(
           ...(await fetchHfRows(
             { dataset: ds, config: cfg, split },
-            { host: args["hf-host"] ? String(args["hf-host"]) : undefined, onPage: (done, total) => log.info(`  ${done}/${total} rows`) },
+            {
+              host: args["hf-host"] ? String(args["hf-host"]) : undefined,
+              onPage: (done, total) => log.info(`  ${done}/${total} rows`),
+            },
           )),
         );
       }
@@ -70,7 +105,11 @@ export default defineCommand({
     let images: Awaited<ReturnType<typeof writeDocVqaImages>> | undefined;
     if (bench === "docvqa") {
       const byId = new Map(rows.map((r) => [String(r.questionId ?? r.id ?? ""), r]));
-      images = await writeDocVqaImages([...manifest.splits.train, ...manifest.splits.val, ...manifest.splits.test], byId, process.cwd());
+      images = await writeDocVqaImages(
+        [...manifest.splits.train, ...manifest.splits.val, ...manifest.splits.test],
+        byId,
+        process.cwd(),
+      );
     }
     if (output.json) return printJson({ benchmark: bench, ...result, ...(images ? { images } : {}) });
     printResult(
@@ -78,9 +117,13 @@ export default defineCommand({
         missing ? `; ${missing} manifest id(s) not found (listed in split_manifest.json)` : ""
       }${
         images
-          ? `\nimages: ${images.written} written, ${images.present} already present${images.unavailable.length ? `, ${images.unavailable.length} not in the \
+          ? `\nimages: ${images.written} written, ${images.present} already present${
+              images.unavailable.length
+                ? `, ${images.unavailable.length} not in the \
 raw \
-data (place them at the manifest's image_path)` : ""}`
+data (place them at the manifest's image_path)`
+                : ""
+            }`
           : ""
       }`,
     );

@@ -49,7 +49,10 @@ function flagDoc(name: string, def: ArgDef): FlagDoc {
   };
 }
 
-const LEGACY: Record<string, readonly string[]> = { "skillopt train": LEGACY_TRAIN_FLAGS, "skillopt eval": LEGACY_EVAL_FLAGS };
+const LEGACY: Record<string, readonly string[]> = {
+  "skillopt train": LEGACY_TRAIN_FLAGS,
+  "skillopt eval": LEGACY_EVAL_FLAGS,
+};
 
 /** Every command reachable from the root, depth first, in declaration order. */
 export async function commandDocs(root: AnyCommand = rootCommand, path = "skillopt"): Promise<CommandDoc[]> {
@@ -67,7 +70,8 @@ export async function commandDocs(root: AnyCommand = rootCommand, path = "skillo
     subcommands: Object.keys(subs),
   };
   const children: CommandDoc[] = [];
-  for (const [name, sub] of Object.entries(subs)) children.push(...(await commandDocs((await resolve(sub)) as AnyCommand, `${path} ${name}`)));
+  for (const [name, sub] of Object.entries(subs))
+    children.push(...(await commandDocs((await resolve(sub)) as AnyCommand, `${path} ${name}`)));
   return [doc, ...children];
 }
 
@@ -109,7 +113,10 @@ export function renderCliReference(docs: readonly CommandDoc[]): string {
   for (const d of docs) {
     out.push(`## ${d.path}`, "", d.description, "");
     if (d.subcommands.length) {
-      out.push(`Subcommands: ${d.subcommands.map((s) => `[\`${s}\`](#${anchorOf(`${d.path} ${s}`)})`).join(", ")}.`, "");
+      out.push(
+        `Subcommands: ${d.subcommands.map((s) => `[\`${s}\`](#${anchorOf(`${d.path} ${s}`)})`).join(", ")}.`,
+        "",
+      );
       continue;
     }
     const own = d.flags.filter((f) => !GLOBAL.has(f.name) && f.name !== "json");
@@ -119,7 +126,9 @@ export function renderCliReference(docs: readonly CommandDoc[]): string {
     if (own.length) {
       out.push("| Flag | Type | Default | Description |", "|---|---|---|---|");
       for (const f of own) {
-        const names = [usageOf(f), ...f.aliases.map((a) => `-${a.length > 1 ? "-" : ""}${a}`)].map((n) => `\`${n}\``).join(", ");
+        const names = [usageOf(f), ...f.aliases.map((a) => `-${a.length > 1 ? "-" : ""}${a}`)]
+          .map((n) => `\`${n}\``)
+          .join(", ");
         const type = f.type === "enum" ? `one of ${f.options.join(", ")}` : f.required ? `${f.type}, required` : f.type;
         const cells = [names, type, f.default === undefined ? "" : `\`${f.default}\``, f.description];
         out.push(`| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`);

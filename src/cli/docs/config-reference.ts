@@ -1,5 +1,13 @@
 import type * as v from "valibot";
-import { CODEX_ALIASES, describeKey, type KeyShape, nestedEntries, SECTION_SCHEMAS, SECTIONS, STRUCTURED_TO_FLAT } from "../../config/index.ts";
+import {
+  CODEX_ALIASES,
+  describeKey,
+  type KeyShape,
+  nestedEntries,
+  SECTION_SCHEMAS,
+  SECTIONS,
+  STRUCTURED_TO_FLAT,
+} from "../../config/index.ts";
 import { closest, UsageError } from "../../lib/index.ts";
 import { SleepConfigSchema } from "../../sleep/index.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "../legacy.ts";
@@ -15,17 +23,26 @@ interface KeyDoc extends KeyShape {
 
 /** Where each group of keys lives, and what it is for. */
 const GROUPS: readonly { name: string; intro: string }[] = [
-  { name: "model", intro: "Backends, models, endpoints, prices and caps. Secrets belong in the environment, never in the file." },
+  {
+    name: "model",
+    intro: "Backends, models, endpoints, prices and caps. Secrets belong in the environment, never in the file.",
+  },
   { name: "train", intro: "Epochs, batches and the master seed." },
-  { name: "gradient", intro: "Reflection: how trajectories are grouped for the analyst calls and how their patches are merged." },
+  {
+    name: "gradient",
+    intro: "Reflection: how trajectories are grouped for the analyst calls and how their patches are merged.",
+  },
   { name: "optimizer", intro: "How much a step may change the skill, and the epoch-level slow update and meta skill." },
   { name: "evaluation", intro: "The gate on the selection split, and the final evaluation (see [gate.md](gate.md))." },
-  { name: "env", intro: "The benchmark, its data and its splits. Benchmark-specific keys are prefixed by the benchmark's name." },
+  {
+    name: "env",
+    intro: "The benchmark, its data and its splits. Benchmark-specific keys are prefixed by the benchmark's name.",
+  },
   {
     name: "sleep",
     intro:
       "SkillOpt-Sleep's own file, `~/.skillopt-sleep/config.yaml` (or `config.json` / `config.yml`), written without the `sleep.` prefix. " +
-        "`skillopt sleep` flags override it.",
+      "`skillopt sleep` flags override it.",
   },
 ];
 
@@ -42,7 +59,8 @@ function trainAliases(section: string, leaf: string): string[] {
   if (section === "model" && leaf === "backend") out.push("backend");
   if (flat && (LEGACY_TRAIN_FLAGS.includes(flat) || LEGACY_EVAL_FLAGS.includes(flat))) out.push(`--${flat}`);
   if (section === "model" && leaf === "backend" && !out.includes("--backend")) out.push("--backend");
-  if (section === "model") for (const [alias, canonical] of Object.entries(CODEX_ALIASES)) if (canonical === leaf) out.push(alias);
+  if (section === "model")
+    for (const [alias, canonical] of Object.entries(CODEX_ALIASES)) if (canonical === leaf) out.push(alias);
   if (section === "model" && leaf === "max_cost_usd") out.push("--max-cost");
   return out;
 }
@@ -52,7 +70,11 @@ function entriesOf(schema: v.GenericSchema): Record<string, v.GenericSchema> {
 }
 
 /** Leaf keys under `prefix`, in schema order; a nested object's keys are listed one by one. */
-function leaves(prefix: string, entries: Record<string, v.GenericSchema>, aliasesOf: (path: string) => string[]): KeyDoc[] {
+function leaves(
+  prefix: string,
+  entries: Record<string, v.GenericSchema>,
+  aliasesOf: (path: string) => string[],
+): KeyDoc[] {
   return Object.entries(entries).flatMap(([leaf, schema]) => {
     const path = `${prefix}.${leaf}`;
     const nested = nestedEntries(schema);
@@ -63,9 +85,15 @@ function leaves(prefix: string, entries: Record<string, v.GenericSchema>, aliase
 /** Every documented key, in schema order: the training config's sections, then Sleep's file. */
 export function configKeyDocs(): KeyDoc[] {
   const train = SECTIONS.flatMap((section) =>
-    leaves(section, entriesOf(SECTION_SCHEMAS[section]), (path) => (path.split(".").length === 2 ? trainAliases(section, path.split(".")[1]!) : [])),
+    leaves(section, entriesOf(SECTION_SCHEMAS[section]), (path) =>
+      path.split(".").length === 2 ? trainAliases(section, path.split(".")[1]!) : [],
+    ),
   );
-  const sleep = leaves("sleep", entriesOf(SleepConfigSchema), (path) => SLEEP_FLAGS_BY_KEY.get(path.slice("sleep.".length)) ?? []);
+  const sleep = leaves(
+    "sleep",
+    entriesOf(SleepConfigSchema),
+    (path) => SLEEP_FLAGS_BY_KEY.get(path.slice("sleep.".length)) ?? [],
+  );
   return [...train, ...sleep];
 }
 
@@ -74,7 +102,9 @@ export function findKeyDoc(name: string, docs: readonly KeyDoc[] = configKeyDocs
   const wanted = name.trim();
   const exact = docs.find((d) => d.path === wanted);
   if (exact) return exact;
-  const byAlias = docs.filter((d) => d.aliases.includes(wanted) || d.aliases.includes(`--${wanted.replace(/^--/, "")}`));
+  const byAlias = docs.filter(
+    (d) => d.aliases.includes(wanted) || d.aliases.includes(`--${wanted.replace(/^--/, "")}`),
+  );
   const trainFirst = byAlias.find((d) => !d.path.startsWith("sleep.")) ?? byAlias[0];
   if (trainFirst) return trainFirst;
   const byLeaf = docs.filter((d) => d.path.slice(d.path.indexOf(".") + 1) === wanted);
@@ -82,7 +112,10 @@ export function findKeyDoc(name: string, docs: readonly KeyDoc[] = configKeyDocs
   const candidates = docs.flatMap((d) => [d.path, ...d.aliases]);
   const guess = closest(wanted, candidates) ?? (byLeaf.length > 1 ? byLeaf[0]!.path : undefined);
   throw new UsageError(`unknown config key "${wanted}"${guess ? ` (did you mean "${guess}"?)` : ""}`, {
-    hint: byLeaf.length > 1 ? `"${wanted}" is in ${byLeaf.map((d) => d.path).join(" and ")}; name one` : "see `skillopt docs config-reference` for every key",
+    hint:
+      byLeaf.length > 1
+        ? `"${wanted}" is in ${byLeaf.map((d) => d.path).join(" and ")}; name one`
+        : "see `skillopt docs config-reference` for every key",
   });
 }
 
@@ -93,7 +126,8 @@ export function renderKeyText(doc: KeyDoc): string {
   lines.push(`  default:  ${doc.default ?? "(none)"}`);
   if (doc.analogy) lines.push(`  analogy:  ${doc.analogy}`);
   if (doc.aliases.length) lines.push(`  also:     ${doc.aliases.join(", ")}`);
-  if (doc.path.startsWith("sleep.")) lines.push(`  file:     ~/.skillopt-sleep/config.yaml (key ${doc.path.slice("sleep.".length)})`);
+  if (doc.path.startsWith("sleep."))
+    lines.push(`  file:     ~/.skillopt-sleep/config.yaml (key ${doc.path.slice("sleep.".length)})`);
   else lines.push(`  set with: --set ${doc.path}=VALUE, or under ${doc.path.split(".")[0]}: in a config file`);
   return `${lines.join("\n")}\n`;
 }
@@ -121,9 +155,18 @@ export function renderConfigReference(docs: readonly KeyDoc[] = configKeyDocs())
   ];
   for (const group of GROUPS) {
     const rows = docs.filter((d) => d.path.startsWith(`${group.name}.`));
-    out.push(`## ${group.name}`, "", group.intro, "", "| Key | Type | Default | Meaning | Analogy | Also |", "|---|---|---|---|---|---|");
+    out.push(
+      `## ${group.name}`,
+      "",
+      group.intro,
+      "",
+      "| Key | Type | Default | Meaning | Analogy | Also |",
+      "|---|---|---|---|---|---|",
+    );
     for (const d of rows) {
-      const type = d.allowed.length ? `${d.type === "enum" ? "one of" : `${d.type}:`} ${d.allowed.map(code).join(", ")}` : d.type;
+      const type = d.allowed.length
+        ? `${d.type === "enum" ? "one of" : `${d.type}:`} ${d.allowed.map(code).join(", ")}`
+        : d.type;
       out.push(
         `| ${code(d.path)} | ${cell(type)} | ${d.default === undefined ? "" : code(d.default)} | ${cell(d.meaning)} | ${cell(d.analogy)} | \
 ${d.aliases.map(code).join(", ")} |`,

@@ -14,7 +14,14 @@ interface WireMessage {
 function toMessages(raw: unknown): ChatMessage[] | undefined {
   if (!Array.isArray(raw)) return undefined;
   return raw.map((m: WireMessage) => {
-    const role = m.role === "system" || m.role === "developer" ? "system" : m.role === "assistant" ? "assistant" : m.role === "tool" ? "tool" : "user";
+    const role =
+      m.role === "system" || m.role === "developer"
+        ? "system"
+        : m.role === "assistant"
+          ? "assistant"
+          : m.role === "tool"
+            ? "tool"
+            : "user";
     const content =
       typeof m.content === "string"
         ? m.content
@@ -39,7 +46,12 @@ export async function handleSimRequest(req: Request, o: SimOptions): Promise<Res
   }
   if (req.method !== "POST" || !url.pathname.endsWith("/chat/completions")) {
     return json(
-      { error: { message: `not found: ${req.method} ${url.pathname} (the simulator serves POST /v1/chat/completions and GET /v1/models)`, type: "not_found" } },
+      {
+        error: {
+          message: `not found: ${req.method} ${url.pathname} (the simulator serves POST /v1/chat/completions and GET /v1/models)`,
+          type: "not_found",
+        },
+      },
       404,
     );
   }
@@ -50,7 +62,8 @@ export async function handleSimRequest(req: Request, o: SimOptions): Promise<Res
     return json({ error: { message: "request body is not JSON", type: "invalid_request_error" } }, 400);
   }
   const messages = toMessages(body.messages);
-  if (!messages?.length) return json({ error: { message: "messages must be a non-empty array", type: "invalid_request_error" } }, 400);
+  if (!messages?.length)
+    return json({ error: { message: "messages must be a non-empty array", type: "invalid_request_error" } }, 400);
   if (o.latencyMs > 0) await Bun.sleep(o.latencyMs);
   const text = simAnswer(messages, 0, o);
   const prompt = messages.reduce((n, m) => n + tokens(String(m.content)), 0);
@@ -59,8 +72,14 @@ export async function handleSimRequest(req: Request, o: SimOptions): Promise<Res
   const created = Math.floor(Date.now() / 1000);
   if (body.stream === true) {
     const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: SIM_MODEL, choices: [{ index: 0, delta, finish_reason: finish }],
-          ...extra })}\n\n`;
+      `data: ${JSON.stringify({
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model: SIM_MODEL,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        ...extra,
+      })}\n\n`;
     const sse =
       chunk({ role: "assistant", content: text }, null) +
       chunk({}, "stop") +
@@ -79,22 +98,31 @@ export async function handleSimRequest(req: Request, o: SimOptions): Promise<Res
 }
 
 export default defineCommand({
-  meta: { name: "serve", description: "Serve the simulator as an OpenAI-compatible endpoint (offline; not a real model)" },
+  meta: {
+    name: "serve",
+    description: "Serve the simulator as an OpenAI-compatible endpoint (offline; not a real model)",
+  },
   args: {
     ...globalArgs,
     port: { type: "string", description: "Port (0 = any free port)", default: "8765", valueHint: "N" },
     host: { type: "string", description: "Address to bind", default: "127.0.0.1", valueHint: "HOST" },
     seed: { type: "string", description: "Simulator seed (default: train.seed of --config, else 42)", valueHint: "N" },
-    config: { type: "string", description: "Take the seed, lapse/noise rates and latency from this config", valueHint: "NAME|FILE" },
+    config: {
+      type: "string",
+      description: "Take the seed, lapse/noise rates and latency from this config",
+      valueHint: "NAME|FILE",
+    },
     "latency-ms": {
       type: "string",
-      description: "Answer each request after this many milliseconds (default: model.sim_latency_ms of --config, else 0)",
+      description:
+        "Answer each request after this many milliseconds (default: model.sim_latency_ms of --config, else 0)",
       valueHint: "MS",
     },
   },
   async run({ args }) {
     const port = Number(args.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be an integer 0–65535 (got ${args.port})`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port must be an integer 0–65535 (got ${args.port})`);
     const o: SimOptions = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
     if (args.config) {
       const { config } = loadConfig({ config: String(args.config) });
@@ -113,11 +141,14 @@ export default defineCommand({
     }
     if (args["latency-ms"] !== undefined) {
       const ms = Number(args["latency-ms"]);
-      if (!(Number.isFinite(ms) && ms >= 0)) throw new UsageError(`--latency-ms must be a number of milliseconds ≥ 0 (got ${args["latency-ms"]})`);
+      if (!(Number.isFinite(ms) && ms >= 0))
+        throw new UsageError(`--latency-ms must be a number of milliseconds ≥ 0 (got ${args["latency-ms"]})`);
       o.latencyMs = ms;
     }
     const server = Bun.serve({ hostname: String(args.host), port, fetch: (req) => handleSimRequest(req, o) });
-    printResult(`SkillOpt simulator (offline, not a real model) listening on http://${server.hostname}:${server.port}/v1 seed=${o.seed}`);
+    printResult(
+      `SkillOpt simulator (offline, not a real model) listening on http://${server.hostname}:${server.port}/v1 seed=${o.seed}`,
+    );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once("SIGINT", stop);

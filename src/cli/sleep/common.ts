@@ -28,7 +28,14 @@ export const SESSION_STORE_FLAGS = [
 ] as const;
 
 /** The flags whose values are file or folder paths: made absolute against the working directory. */
-export const PATH_FLAGS: ReadonlySet<string> = new Set(["codex-path", "cursor-path", "pi-path", "opencode-path", ...SESSION_STORE_FLAGS, "state-dir"]);
+export const PATH_FLAGS: ReadonlySet<string> = new Set([
+  "codex-path",
+  "cursor-path",
+  "pi-path",
+  "opencode-path",
+  ...SESSION_STORE_FLAGS,
+  "state-dir",
+]);
 
 /** Flags every `sleep` subcommand accepts (spec §2.1). */
 export const sleepArgs = {
@@ -36,7 +43,11 @@ export const sleepArgs = {
   ...jsonArg,
   project: { type: "string", description: "Project under evolution (default: current directory)", valueHint: "PATH" },
   scope: { type: "string", description: "Which projects' sessions to read: invoked or all", valueHint: "invoked|all" },
-  backend: { type: "string", description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai", valueHint: "NAME" },
+  backend: {
+    type: "string",
+    description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai",
+    valueHint: "NAME",
+  },
   model: { type: "string", description: "Backend model", valueHint: "NAME" },
   "codex-path": { type: "string", description: "codex executable", valueHint: "PATH" },
   "cursor-path": { type: "string", description: "cursor-agent executable", valueHint: "PATH" },
@@ -47,7 +58,11 @@ export const sleepArgs = {
   "codex-home": { type: "string", description: "Codex home", valueHint: "PATH" },
   "cursor-home": { type: "string", description: "Cursor home", valueHint: "PATH" },
   "pi-home": { type: "string", description: "Pi home", valueHint: "PATH" },
-  source: { type: "string", description: "claude, codex, copilot, copilot_cli, cursor, devin, pi, opencode, auto or all", valueHint: "NAME" },
+  source: {
+    type: "string",
+    description: "claude, codex, copilot, copilot_cli, cursor, devin, pi, opencode, auto or all",
+    valueHint: "NAME",
+  },
   "vscode-workspace-storage": { type: "string", description: "VS Code workspaceStorage root", valueHint: "PATH" },
   "copilot-cli-session-store": { type: "string", description: "Copilot CLI session-store.db", valueHint: "PATH" },
   "opencode-db": { type: "string", description: "OpenCode database", valueHint: "PATH" },
@@ -55,7 +70,11 @@ export const sleepArgs = {
   "edit-budget": { type: "string", description: "Max edits per reflect call (0 allowed)", valueHint: "N" },
   "max-sessions": { type: "string", description: "Harvested-session cap", valueHint: "N" },
   "max-tasks": { type: "string", description: "Mined-task cap", valueHint: "N" },
-  "target-skill-path": { type: "string", description: "Skill to evolve (default: the managed skill)", valueHint: "PATH" },
+  "target-skill-path": {
+    type: "string",
+    description: "Skill to evolve (default: the managed skill)",
+    valueHint: "PATH",
+  },
   "memory-target": {
     type: "string",
     description: "Memory files below the project: auto (every one it uses) or a comma list such as CLAUDE.md,AGENTS.md",
@@ -63,7 +82,11 @@ export const sleepArgs = {
   },
   "skill-root": { type: "string", description: "Extra skill root (repeatable)", valueHint: "PATH" },
   "state-dir": { type: "string", description: "State directory (default ~/.skillopt-sleep)", valueHint: "PATH" },
-  "tasks-file": { type: "string", description: "Replay a reviewed tasks file instead of harvesting", valueHint: "PATH" },
+  "tasks-file": {
+    type: "string",
+    description: "Replay a reviewed tasks file instead of harvesting",
+    valueHint: "PATH",
+  },
   progress: { type: "boolean", description: "Show progress per phase on stderr" },
   "auto-adopt": { type: "boolean", description: "Adopt an accepted managed proposal automatically" },
   preferences: { type: "string", description: "Free-text prior for reflection", valueHint: "TEXT" },
@@ -119,7 +142,8 @@ function intFlag(flags: Flags, name: string): number | undefined {
   return Number(s);
 }
 
-const str = (flags: Flags, name: string) => (typeof flags[name] === "string" && flags[name] !== "" ? (flags[name] as string) : undefined);
+const str = (flags: Flags, name: string) =>
+  typeof flags[name] === "string" && flags[name] !== "" ? (flags[name] as string) : undefined;
 
 /** Config overrides from the common flags (only flags actually given). */
 function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = process.cwd()): Record<string, unknown> {
@@ -131,7 +155,8 @@ function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = proc
   }
   const scope = str(flags, "scope");
   if (scope) {
-    if (scope !== "invoked" && scope !== "all") throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`);
+    if (scope !== "invoked" && scope !== "all")
+      throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`);
     o.projects = scope;
   }
   for (const [flag, key] of STRING_FLAGS) {
@@ -165,7 +190,11 @@ interface SleepSetup {
 }
 
 /** Load the config with the command's flags and resolve every path once. */
-export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readonly<Record<string, string | undefined>> = processEnv()): SleepSetup {
+export function sleepSetup(
+  flags: Flags,
+  rawArgs: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = processEnv(),
+): SleepSetup {
   const overrides = overridesFromFlags(flags, rawArgs);
   // spec §9.3: SKILLOPT_SLEEP_WORKERS sizes the replay pool (env sits between the file and flags).
   const workers = env.SKILLOPT_SLEEP_WORKERS?.trim();
@@ -174,7 +203,8 @@ export function sleepSetup(flags: Flags, rawArgs: readonly string[], env: Readon
   const cfg = loaded.config;
   const project = resolveProject(cfg);
   const stateDir = resolveStateDir(cfg, env);
-  for (const t of cfg.memory_target) if (t.split(/[\\/]/).includes("..")) throw new ConfigError(`memory_target must stay inside the project: ${t}`);
+  for (const t of cfg.memory_target)
+    if (t.split(/[\\/]/).includes("..")) throw new ConfigError(`memory_target must stay inside the project: ${t}`);
   const memoryPaths = resolveMemoryPaths(cfg, project);
   return {
     loaded,
@@ -216,6 +246,9 @@ export function sourceLocations(cfg: SleepConfig) {
 
 /** The arguments of a command that acts on one staged night (diff, reject): the night, its project and state. */
 export const nightCommandArgs = helpShows(
-  { ...sleepArgs, night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false } },
+  {
+    ...sleepArgs,
+    night: { type: "positional", description: "Night folder name or path (default: the latest)", required: false },
+  },
   ["project", "state-dir", "claude-home", "night"],
 );

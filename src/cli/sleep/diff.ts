@@ -23,9 +23,14 @@ export default defineCommand({
     requireProject(setup);
     const dir = resolveNight(setup.project, nightArg(args.night));
     if (!dir)
-      return fail("no_staging", `no staged night${args.night ? ` named ${args.night}` : ""} in ${join(setup.project, ".skillopt-sleep", "staging")}`, 1, {
-        staging_dir: null,
-      });
+      return fail(
+        "no_staging",
+        `no staged night${args.night ? ` named ${args.night}` : ""} in ${join(setup.project, ".skillopt-sleep", "staging")}`,
+        1,
+        {
+          staging_dir: null,
+        },
+      );
     let files: ReturnType<typeof diffNight>;
     try {
       files = diffNight(dir, setup.stateDir);
@@ -43,7 +48,14 @@ export default defineCommand({
       return;
     }
     const color = output.color && Boolean(process.stdout.isTTY);
-    const cards = evidence.length ? ["", "Evidence for each staged edit:", "", ...renderCards(evidence, sanitizeLine)] : [];
-    printResult([files.map((f) => (color ? `${plainPatch({ ...f, patch: "" })}${colorizePatch(f)}` : plainPatch(f))).join("\n"), ...cards].join("\n"));
+    const cards = evidence.length
+      ? ["", "Evidence for each staged edit:", "", ...renderCards(evidence, sanitizeLine)]
+      : [];
+    printResult(
+      [
+        files.map((f) => (color ? `${plainPatch({ ...f, patch: "" })}${colorizePatch(f)}` : plainPatch(f))).join("\n"),
+        ...cards,
+      ].join("\n"),
+    );
   },
 });

@@ -30,7 +30,11 @@ export default defineCommand({
   args: helpShows(
     {
       ...sleepArgs,
-      output: { type: "string", description: "Write the tasks payload (skillopt_sleep.tasks.v1) to PATH", valueHint: "PATH" },
+      output: {
+        type: "string",
+        description: "Write the tasks payload (skillopt_sleep.tasks.v1) to PATH",
+        valueHint: "PATH",
+      },
       new: {
         type: "boolean",
         description: "Only what the next `sleep review` would read (not yet consumed, within its window)",
@@ -94,7 +98,8 @@ export default defineCommand({
     // spec §2.6: heuristic miner only, never the LLM miner.
     // spec §2.6: the target filter runs whenever target_skill_path is set (its path tokens alone
     // suffice); the ×3 candidate pool only when target_task_filter is on and the skill has content.
-    const targetText = cfg.target_skill_path && existsSync(setup.skillPath) ? readFileSync(setup.skillPath, "utf8") : "";
+    const targetText =
+      cfg.target_skill_path && existsSync(setup.skillPath) ? readFileSync(setup.skillPath, "utf8") : "";
     const target = cfg.target_skill_path ? { text: targetText, path: setup.skillPath } : undefined;
     const tasks = await mine(result.digests, {
       maxTasks: cfg.max_tasks_per_night,
@@ -140,7 +145,9 @@ function progressRenderer(enabled: boolean): { onEvent?: (e: HarvestProgress) =>
         lastDraw = now;
         const width = 24;
         const filled = Math.round((e.done / Math.max(1, e.total)) * width);
-        process.stderr.write(`\r[sleep] harvest ${e.source} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${e.done}/${e.total} ${mb(e.bytes)}`);
+        process.stderr.write(
+          `\r[sleep] harvest ${e.source} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${e.done}/${e.total} ${mb(e.bytes)}`,
+        );
         drawn = true;
       } else if (e.kind === "source_done") {
         const s = e.stats;

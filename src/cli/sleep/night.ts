@@ -31,7 +31,10 @@ import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
 
 /** What answers a night's calls when the backend is not a model client. */
-const WITHOUT_MODEL: Record<string, string> = { mock: "no model: rules only", handoff: "the calling agent answers the night's calls" };
+const WITHOUT_MODEL: Record<string, string> = {
+  mock: "no model: rules only",
+  handoff: "the calling agent answers the night's calls",
+};
 
 /** Sources a `transcript_source` value names. */
 export function sourcesOf(cfg: SleepConfig): SourceName[] {
@@ -43,7 +46,12 @@ export function sourcesOf(cfg: SleepConfig): SourceName[] {
 }
 
 /** The harvest port for a config: every selected source, incremental over the state database. */
-function harvestPortFor(cfg: SleepConfig, project: string, statePath: string, env: Readonly<Record<string, string | undefined>>): HarvestPort {
+function harvestPortFor(
+  cfg: SleepConfig,
+  project: string,
+  statePath: string,
+  env: Readonly<Record<string, string | undefined>>,
+): HarvestPort {
   return async ({ sinceMs, limit }) => {
     const store = openHarvestStore(statePath);
     const scope = cfg.projects === "all" ? "all" : cfg.projects === "invoked" ? "invoked" : cfg.projects;
@@ -72,24 +80,37 @@ function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
   const lines = [`[sleep] night ${out.night}: ${out.nSessions} sessions -> ${r.n_tasks} tasks`];
   const f = (x: number | null) => (x === null ? "—" : x.toFixed(3));
   // Nothing replayed is no score (not 0.000 -> 0.000).
-  const scores = r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${f(r.baseline_score)} -> ${f(r.candidate_score)}`;
+  const scores =
+    r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${f(r.baseline_score)} -> ${f(r.candidate_score)}`;
   lines.push(`[sleep] held-out ${scores} => ${r.gate_action} (accepted=${r.accepted})`);
   for (const e of r.edits) lines.push(`   + [${e.target}/${e.op}] ${sanitizeLine(e.content)}`);
   if (r.rejected_edits.length) {
-    lines.push(r.gate_action === "reject_unverified" ? "[sleep] not validated (kept as suggestions):" : "[sleep] rejected by gate:");
+    lines.push(
+      r.gate_action === "reject_unverified"
+        ? "[sleep] not validated (kept as suggestions):"
+        : "[sleep] rejected by gate:",
+    );
     for (const e of r.rejected_edits) lines.push(`   - [${e.target}/${e.op}] ${sanitizeLine(e.content)}`);
   }
   for (const n of r.notes) lines.push(`[sleep] note: ${sanitizeLine(n)}`);
   if (!dry && out.stagingDir) lines.push(`[sleep] staged: ${out.stagingDir}`);
   if (out.proposals.length)
-    lines.push(`[sleep] ${dry ? "would change" : "proposed changes to"}: ${out.proposals.map((p) => sanitizeLine(p.baseline.path)).join(", ")}`);
+    lines.push(
+      `[sleep] ${dry ? "would change" : "proposed changes to"}: ${out.proposals.map((p) => sanitizeLine(p.baseline.path)).join(", ")}`,
+    );
   if (out.skillProposals.length) {
-    lines.push(`[sleep] per-skill proposals: ${out.skillProposals.map((p) => JSON.stringify(sanitizeLine(p.name))).join(", ")}`);
-    lines.push("[sleep] adopt them with `skillopt sleep adopt --skill NAME` (repeatable) or `--all-skills`; the managed pair with `--legacy`");
+    lines.push(
+      `[sleep] per-skill proposals: ${out.skillProposals.map((p) => JSON.stringify(sanitizeLine(p.name))).join(", ")}`,
+    );
+    lines.push(
+      "[sleep] adopt them with `skillopt sleep adopt --skill NAME` (repeatable) or `--all-skills`; the managed pair with `--legacy`",
+    );
   }
   if (adopted.length) lines.push(`[sleep] auto-adopted: ${adopted.join(", ")}`);
-  else if (!dry && out.proposals.length) lines.push("[sleep] review with `skillopt sleep diff`, then run `skillopt sleep adopt` to apply it");
-  else if (!dry && out.stagingDir && !out.skillProposals.length) lines.push("[sleep] nothing to adopt: no proposal changed a file");
+  else if (!dry && out.proposals.length)
+    lines.push("[sleep] review with `skillopt sleep diff`, then run `skillopt sleep adopt` to apply it");
+  else if (!dry && out.stagingDir && !out.skillProposals.length)
+    lines.push("[sleep] nothing to adopt: no proposal changed a file");
   printResult(lines.join("\n"));
 }
 
@@ -112,7 +133,9 @@ function progressRenderer(tty: boolean) {
       }
       const width = 24;
       const fill = total ? Math.round((done / total) * width) : width;
-      process.stderr.write(`\r[sleep] ${phase.padEnd(22)} [${"#".repeat(fill)}${".".repeat(width - fill)}] ${done}/${total}`);
+      process.stderr.write(
+        `\r[sleep] ${phase.padEnd(22)} [${"#".repeat(fill)}${".".repeat(width - fill)}] ${done}/${total}`,
+      );
       open = true;
       if (done === total) clear();
     },
@@ -149,11 +172,17 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       configurePromptOverrides(env.SKILLOPT_SLEEP_PROMPTS_PATH || join(homeDir(), ".skillopt-sleep", "prompts.json"));
       const backend = await createSleepBackend(cfg, { project: setup.project, env, stateDir: setup.stateDir });
       if (!output.quiet && !output.json)
-        process.stderr.write(`[sleep] backend ${backend.describe ?? `${backend.name} (${WITHOUT_MODEL[backend.name] ?? "provider"})`}\n`);
+        process.stderr.write(
+          `[sleep] backend ${backend.describe ?? `${backend.name} (${WITHOUT_MODEL[backend.name] ?? "provider"})`}\n`,
+        );
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).
-      const pinned = backend.name === "handoff" ? join(handoffDir(setup.project, env), dry ? "tasks.dry-run.json" : "tasks.json") : "";
-      if (pinned && !seedTasks && existsSync(pinned)) seedTasks = loadTasksFile(pinned, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
+      const pinned =
+        backend.name === "handoff"
+          ? join(handoffDir(setup.project, env), dry ? "tasks.dry-run.json" : "tasks.json")
+          : "";
+      if (pinned && !seedTasks && existsSync(pinned))
+        seedTasks = loadTasksFile(pinned, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
       const store = openSleepStore(setup.statePath);
       const progress = cfg.progress && !output.quiet;
       const bar = progressRenderer(canDrawProgress());
@@ -190,7 +219,9 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         });
         if (pinned && !dry && out.stagingDir) {
           const dir = handoffDir(setup.project, env);
-          const done = existsSync(`${dir}.night${out.night}.done`) ? `${dir}.night${out.night}.done.${Date.now()}` : `${dir}.night${out.night}.done`;
+          const done = existsSync(`${dir}.night${out.night}.done`)
+            ? `${dir}.night${out.night}.done.${Date.now()}`
+            : `${dir}.night${out.night}.done`;
           try {
             renameSync(dir, done);
           } catch (err) {
@@ -228,13 +259,16 @@ export function nightCommand(name: string, description: string, dry: boolean): A
             proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path })),
             adopted,
             budget: r.budget,
-            ...(seedTasks ? { tasks_file: seedTasks.meta.tasks_file, tasks_reviewed: seedTasks.meta.reviewed === true } : {}),
+            ...(seedTasks
+              ? { tasks_file: seedTasks.meta.tasks_file, tasks_reviewed: seedTasks.meta.reviewed === true }
+              : {}),
           });
         } else printHuman(out, dry, adopted);
       } catch (err) {
         if (!(err instanceof PendingCallsError)) throw err;
         process.exitCode = 3;
-        if (output.json) printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
+        if (output.json)
+          printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
         else
           printResult(
             `[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named \

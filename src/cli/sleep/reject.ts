@@ -21,13 +21,20 @@ export default defineCommand({
       trustNight(dir, setup.stateDir);
     } catch (err) {
       if (!(err instanceof StagingError)) throw err;
-      return fail(String(err.data.kind ?? "invalid_staging"), `${err.message}; to discard it, delete the folder`, 1, { staging_dir: dir });
+      return fail(String(err.data.kind ?? "invalid_staging"), `${err.message}; to discard it, delete the folder`, 1, {
+        staging_dir: dir,
+      });
     }
-    if (hasReceipts(dir)) return fail("already_adopted", `${dir} was adopted; use \`skillopt sleep rollback\` to undo it`, 2, { staging_dir: dir });
+    if (hasReceipts(dir))
+      return fail("already_adopted", `${dir} was adopted; use \`skillopt sleep rollback\` to undo it`, 2, {
+        staging_dir: dir,
+      });
     const reportPath = join(dir, "report.json");
     let report: SleepReport | undefined;
     try {
-      report = readRegularFile(reportPath, { missingOk: true }) ? (readJsonFile(reportPath, "the report") as SleepReport) : undefined;
+      report = readRegularFile(reportPath, { missingOk: true })
+        ? (readJsonFile(reportPath, "the report") as SleepReport)
+        : undefined;
     } catch (err) {
       return fail("invalid_staging", errorMessage(err), 1, { staging_dir: dir });
     }
@@ -36,7 +43,10 @@ export default defineCommand({
     try {
       const night = store.nightByDir(dir);
       if (night) {
-        store.recordEdits(night.night, edits.map((edit) => ({ edit, status: "human_rejected" as const, reason: "rejected by the user" })));
+        store.recordEdits(
+          night.night,
+          edits.map((edit) => ({ edit, status: "human_rejected" as const, reason: "rejected by the user" })),
+        );
         store.finishNight({ ...night, status: "rejected" });
       }
     } finally {

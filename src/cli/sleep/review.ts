@@ -1,3 +1,7 @@
 import { nightCommand } from "./night.ts";
 
-export default nightCommand("review", "Run the nightly cycle: harvest, mine, replay, consolidate behind the gate, stage", false);
+export default nightCommand(
+  "review",
+  "Run the nightly cycle: harvest, mine, replay, consolidate behind the gate, stage",
+  false,
+);

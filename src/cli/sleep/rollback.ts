@@ -10,16 +10,25 @@ import { nightArg } from "./night.ts";
 
 export default defineCommand({
   meta: { name: "rollback", description: "Restore the files an adoption changed, from its backups and receipts" },
-  args: helpShows({
-    ...sleepArgs,
-    night: { type: "positional", description: "Night folder name or path (default: the newest adopted night)", required: false },
-    force: { type: "boolean", description: "Restore even if a file was edited after adoption" },
-  }, ["project", "state-dir", "claude-home", "night", "force"]),
+  args: helpShows(
+    {
+      ...sleepArgs,
+      night: {
+        type: "positional",
+        description: "Night folder name or path (default: the newest adopted night)",
+        required: false,
+      },
+      force: { type: "boolean", description: "Restore even if a file was edited after adoption" },
+    },
+    ["project", "state-dir", "claude-home", "night", "force"],
+  ),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     requireProject(setup);
     const name = nightArg(args.night);
-    const dir = name ? resolveNight(setup.project, name) : listNights(setup.project).find((d) => hasReceipts(d) || hasJournal(d));
+    const dir = name
+      ? resolveNight(setup.project, name)
+      : listNights(setup.project).find((d) => hasReceipts(d) || hasJournal(d));
     if (!dir) return fail("no_adoption", "nothing to roll back: no adopted night found", 1, { staging_dir: null });
     try {
       const r = rollbackNight(dir, { stateDir: setup.stateDir, force: args.force === true });

@@ -1,24 +1,52 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
 import { log, StagingError, UsageError } from "../../lib/index.ts";
-import { cronLine, readCrontab, type ScheduleSpec, scheduleEnv, scheduleWindows, updateCrontab, writeCrontab } from "../../sleep/index.ts";
+import {
+  cronLine,
+  readCrontab,
+  type ScheduleSpec,
+  scheduleEnv,
+  scheduleWindows,
+  updateCrontab,
+  writeCrontab,
+} from "../../sleep/index.ts";
 import { repeatedFlag } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { PATH_FLAGS, sleepArgs, sleepSetup } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
 
-const NOT_FORWARDED = new Set(["json", "quiet", "verbose", "debug", "color", "hour", "minute", "project", "scope", "backend", "skill-root", "progress"]);
+const NOT_FORWARDED = new Set([
+  "json",
+  "quiet",
+  "verbose",
+  "debug",
+  "color",
+  "hour",
+  "minute",
+  "project",
+  "scope",
+  "backend",
+  "skill-root",
+  "progress",
+]);
 const CWD_PATHS = new Set([...PATH_FLAGS, "tasks-file"]);
 
 /** The executable that runs us: the compiled binary, or `bun <abs>/src/main.ts` from source. */
 export function selfArgv(): string[] {
   const script = process.argv[1];
-  if (script && /\.(ts|js|mjs)$/.test(script) && !script.startsWith("/$bunfs") && !script.includes("~BUN")) return [process.execPath, resolve(script)];
+  if (script && /\.(ts|js|mjs)$/.test(script) && !script.startsWith("/$bunfs") && !script.includes("~BUN"))
+    return [process.execPath, resolve(script)];
   return [process.execPath];
 }
 
 /** The full argv of the scheduled run: every flag given to `schedule` is kept (§12.1 #22). */
-export function scheduledArgv(args: Record<string, unknown>, rawArgs: readonly string[], project: string, backend: string, cwd = process.cwd()): string[] {
+export function scheduledArgv(
+  args: Record<string, unknown>,
+  rawArgs: readonly string[],
+  project: string,
+  backend: string,
+  cwd = process.cwd(),
+): string[] {
   const argv = [
     ...selfArgv(),
     "sleep",
@@ -35,7 +63,8 @@ export function scheduledArgv(args: Record<string, unknown>, rawArgs: readonly s
     const v = args[name];
     if (def.type === "boolean") {
       if (v === true) argv.push(`--${name}`);
-    } else if (typeof v === "string" && v !== "") argv.push(`--${name}`, CWD_PATHS.has(name) && !v.startsWith("~") ? resolve(cwd, v) : v);
+    } else if (typeof v === "string" && v !== "")
+      argv.push(`--${name}`, CWD_PATHS.has(name) && !v.startsWith("~") ? resolve(cwd, v) : v);
   }
   for (const root of repeatedFlag(rawArgs, "skill-root")) argv.push("--skill-root", resolve(project, root));
   return argv;
@@ -48,7 +77,10 @@ function toInt(v: unknown, name: string, def: number): number {
 }
 
 export default defineCommand({
-  meta: { name: "schedule", description: "Run review nightly (crontab managed block; Task Scheduler on Windows); adoption stays manual" },
+  meta: {
+    name: "schedule",
+    description: "Run review nightly (crontab managed block; Task Scheduler on Windows); adoption stays manual",
+  },
   args: {
     ...sleepArgs,
     hour: { type: "string", description: "Hour (0-23, default 3)", valueHint: "H" },

@@ -19,7 +19,10 @@ import { output, printJson, printResult } from "../output.ts";
 import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 
 export default defineCommand({
-  meta: { name: "status", description: "Nights so far, the latest staged proposal and its report (recovers an interrupted adoption first)" },
+  meta: {
+    name: "status",
+    description: "Nights so far, the latest staged proposal and its report (recovers an interrupted adoption first)",
+  },
   args: helpShows({ ...sleepArgs }, ["project", "state-dir", "claude-home"]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
@@ -66,7 +69,9 @@ export default defineCommand({
       try {
         const m = trustNight(latest, setup.stateDir).manifest;
         staged = pendingSkills(latest, m);
-        pendingRows = (m.skills ?? []).filter((r) => staged.includes(r.skill_name)).map((r) => ({ name: r.skill_name, path: r.live_skill_path }));
+        pendingRows = (m.skills ?? [])
+          .filter((r) => staged.includes(r.skill_name))
+          .map((r) => ({ name: r.skill_name, path: r.live_skill_path }));
         adopted = (m.skills ?? []).map((s) => s.skill_name).filter((n) => !staged.includes(n));
         hasManaged = pendingLegacy(latest, m).length > 0 && !existsSync(join(latest, "rejected.json"));
         reportMd = readRegularFile(join(latest, "report.md"), { missingOk: true })?.toString("utf8") ?? "";
@@ -116,9 +121,11 @@ export default defineCommand({
     if (!latest) lines.push("no staged proposals yet.");
     else {
       lines.push(`latest: ${latest}`);
-      for (const r of pendingRows) lines.push(`pending skill '${sanitizeLine(r.name)}' -> '${sanitizeLine(r.path)}' (adopt --skill NAME)`);
+      for (const r of pendingRows)
+        lines.push(`pending skill '${sanitizeLine(r.name)}' -> '${sanitizeLine(r.path)}' (adopt --skill NAME)`);
       if (hasManaged) lines.push("a managed proposal is pending: `skillopt sleep diff`, then `skillopt sleep adopt`");
-      if (adopted.length) lines.push(`already adopted from this night: ${adopted.map((a) => `'${sanitizeLine(a)}'`).join(", ")}`);
+      if (adopted.length)
+        lines.push(`already adopted from this night: ${adopted.map((a) => `'${sanitizeLine(a)}'`).join(", ")}`);
       if (reportMd) lines.push("", ...reportMd.split("\n").map(sanitizeLine));
     }
     printResult(lines.join("\n"));

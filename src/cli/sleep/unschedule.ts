@@ -7,7 +7,10 @@ import { sleepArgs, sleepSetup } from "./common.ts";
 
 export default defineCommand({
   meta: { name: "unschedule", description: "Remove this project's nightly run (or every managed entry with --all)" },
-  args: helpShows({ ...sleepArgs, all: { type: "boolean", description: "Remove every SkillOpt-Sleep entry" } }, ["project", "all"]),
+  args: helpShows({ ...sleepArgs, all: { type: "boolean", description: "Remove every SkillOpt-Sleep entry" } }, [
+    "project",
+    "all",
+  ]),
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     if (process.platform === "win32") {
@@ -32,6 +35,9 @@ export default defineCommand({
       return;
     }
     if (output.json) printJson({ ok: true, scheduled: next.managed });
-    else printResult(["[sleep] Removed.", "currently scheduled:", ...next.managed.map((l) => `  ${l.slice(0, 140)}`)].join("\n"));
+    else
+      printResult(
+        ["[sleep] Removed.", "currently scheduled:", ...next.managed.map((l) => `  ${l.slice(0, 140)}`)].join("\n"),
+      );
   },
 });

@@ -235,13 +235,19 @@ fill="${cat.color}"><title>step ${c.x} · ${esc(cat.name)}: ${Math.round(v).toLo
   if (spec.line && spec.line.points.length > 0) {
     const lMax = Math.max(1e-9, ...spec.line.points.map((p) => p.y));
     const ly = (v: number) => M.t + ph - (v / lMax) * ph;
-    const d = spec.line.points.map((p, i) => `${i === 0 ? "M" : "L"}${sx(p.x).toFixed(1)},${ly(p.y).toFixed(1)}`).join("");
+    const d = spec.line.points
+      .map((p, i) => `${i === 0 ? "M" : "L"}${sx(p.x).toFixed(1)},${ly(p.y).toFixed(1)}`)
+      .join("");
     out.push(`<path d="${d}" fill="none" stroke="${spec.line.color}" stroke-width="2"/>`);
     for (let i = 0; i <= 2; i++) {
       const v = (lMax * i) / 2;
-      out.push(`<text class="tick" x="${W - M.r + 6}" y="${ly(v) + 4}" fill="${spec.line.color}">${esc(spec.line.format(v))}</text>`);
+      out.push(
+        `<text class="tick" x="${W - M.r + 6}" y="${ly(v) + 4}" fill="${spec.line.color}">${esc(spec.line.format(v))}</text>`,
+      );
     }
-    out.push(`<text class="axis" x="${W - M.r + 6}" y="${M.t + ph / 2 + 20}" fill="${spec.line.color}">${esc(spec.line.name)}</text>`);
+    out.push(
+      `<text class="axis" x="${W - M.r + 6}" y="${M.t + ph / 2 + 20}" fill="${spec.line.color}">${esc(spec.line.name)}</text>`,
+    );
   }
   out.push(
     `<text class="axis" x="${M.l + pw / 2}" y="${M.t + ph + 30}" text-anchor="middle">${esc(spec.xLabel)}</text>`,

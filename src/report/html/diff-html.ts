@@ -94,7 +94,10 @@ export function renderDiff(before: string, after: string, opts: { context?: numb
   const lines = toLines(before, after);
   if (!lines.some((l) => l.kind !== "ctx")) return `<p class="muted">No change.</p>`;
   const shown = withContext(lines, opts.context ?? 3);
-  const st = { added: lines.filter((l) => l.kind === "add").length, removed: lines.filter((l) => l.kind === "del").length };
+  const st = {
+    added: lines.filter((l) => l.kind === "add").length,
+    removed: lines.filter((l) => l.kind === "del").length,
+  };
   return `<div class="diffbox"><div class="diffstat"><span class="plus">+${st.added}</span> <span class="minus">−${st.removed}</span> \
 lines</div>${unified(shown)}${sideBySide(shown)}</div>`;
 }

@@ -30,7 +30,8 @@ export function normalizeEdit(v: unknown): EditView | null {
     text: rewrite
       ? summary || "(the whole skill, rewritten: see the diff)"
       : str(first(v, ["text", "content", "new_text", "content_preview", "replacement", "instruction"])),
-    rationale: str(first(v, ["rationale", "motivation", "reasoning", "why"])) || (rewrite ? "" : summary) || supportNote(v),
+    rationale:
+      str(first(v, ["rationale", "motivation", "reasoning", "why"])) || (rewrite ? "" : summary) || supportNote(v),
     status: normalizeStatus(status),
     error: str(first(v, ["error", "failure", "fail_reason", "reason"])),
   };
@@ -47,7 +48,11 @@ function payloadItems(patch: unknown): Rec[] {
 }
 
 function editKey(e: Rec): string {
-  return JSON.stringify([e.op ?? e.type ?? "", e.target ?? e.title ?? "", e.content ?? e.instruction ?? e.new_skill ?? ""]);
+  return JSON.stringify([
+    e.op ?? e.type ?? "",
+    e.target ?? e.title ?? "",
+    e.content ?? e.instruction ?? e.new_skill ?? "",
+  ]);
 }
 
 /** The patch-level reasoning of a step's merged and ranked patches, deduplicated. */
@@ -101,4 +106,3 @@ export function editsFromArtifacts(
   }
   return out;
 }
-

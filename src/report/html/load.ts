@@ -49,7 +49,8 @@ function parseHistory(text: string, warnings: string[]): unknown[] {
     try {
       out.push(JSON.parse(line));
     } catch {
-      if (i < lines.length - 1 || text.endsWith("\n")) warnings.push(`${RUN_FILES.history} line ${i + 1} is not valid JSON`);
+      if (i < lines.length - 1 || text.endsWith("\n"))
+        warnings.push(`${RUN_FILES.history} line ${i + 1} is not valid JSON`);
     }
   });
   return out;
@@ -185,14 +186,25 @@ function evaluationView(raw: unknown): RunView["evaluation"] {
   const fields: [string, string][] = [];
   const groups: { name: string; total: number | null; score: number | null }[] = [];
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-    const groupish = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x) && "total" in x;
-    if (typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).length > 0 && Object.values(v).every(groupish)) {
+    const groupish = (x: unknown): x is Record<string, unknown> =>
+      typeof x === "object" && x !== null && !Array.isArray(x) && "total" in x;
+    if (
+      typeof v === "object" &&
+      v !== null &&
+      !Array.isArray(v) &&
+      Object.values(v).length > 0 &&
+      Object.values(v).every(groupish)
+    ) {
       const entries = Object.entries(v as Record<string, Record<string, unknown>>).sort(([a], [b]) =>
         a === "overall" ? 1 : b === "overall" ? -1 : a.localeCompare(b),
       );
       for (const [name, g] of entries) {
         const score = g.hard_acc ?? g.score ?? g.hard;
-        groups.push({ name, total: typeof g.total === "number" ? g.total : null, score: typeof score === "number" ? score : null });
+        groups.push({
+          name,
+          total: typeof g.total === "number" ? g.total : null,
+          score: typeof score === "number" ? score : null,
+        });
       }
       continue;
     }
@@ -314,7 +326,12 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
       opts.status ??
       (waiting ? "running" : undefined) ??
       state?.status ??
-      runStatus({ meta: undefined, storeError, hasSummary: summaryRaw !== undefined || evalRaw !== undefined, failed: evalFailure !== null }),
+      runStatus({
+        meta: undefined,
+        storeError,
+        hasSummary: summaryRaw !== undefined || evalRaw !== undefined,
+        failed: evalFailure !== null,
+      }),
     benchmark: info.benchmark,
     optimizerModel: info.optimizer,
     targetModel: info.target,

@@ -81,7 +81,9 @@ export function normalizeStep(v: unknown, index: number): StepView | null {
   const calls = v.calls;
   const byStage = isRec(calls) ? calls.by_stage : first(v, ["tokens_by_stage", "tokens"]);
   const tokensByStage = stageMap(byStage, tokensOf);
-  const costByStage = stageMap(isRec(calls) ? calls.by_stage : first(v, ["cost_by_stage"]), (r) => firstNum(r, ["cost_usd", "cost"]));
+  const costByStage = stageMap(isRec(calls) ? calls.by_stage : first(v, ["cost_by_stage"]), (r) =>
+    firstNum(r, ["cost_usd", "cost"]),
+  );
   const editsRaw = first(v, ["edits", "edit_report", "edit_apply_report"]);
   const edits = Array.isArray(editsRaw) ? editsRaw.map(normalizeEdit).filter((e): e is EditView => e !== null) : [];
   const action = normalizeAction(outcome || rawAction);
@@ -89,18 +91,27 @@ export function normalizeStep(v: unknown, index: number): StepView | null {
   let earlyAt = isRec(early) ? `${str(early.k)}/${str(early.n ?? early.v)}` : str(early);
   const evaluated = num(v.selection_evaluated);
   const total = num(v.selection_total);
-  if (!earlyAt && action === "rejected_early" && evaluated !== null && total !== null) earlyAt = `${evaluated}/${total}`;
+  if (!earlyAt && action === "rejected_early" && evaluated !== null && total !== null)
+    earlyAt = `${evaluated}/${total}`;
   const tokens = tokensTotal(v.tokens) ?? firstNum(v, ["tokens_total", "total_tokens"]) ?? sum(tokensByStage);
   const applied = firstNum(v, ["edits_applied", "edit_apply_summary.applied", "n_applied"]);
   const summary = isRec(v.edit_apply_summary) ? v.edit_apply_summary : undefined;
   const failed =
-    (summary ? (num(summary.total) ?? 0) - (num(summary.applied) ?? 0) : null) ?? countOf(v.edits_failed) ?? num(v.n_failed);
+    (summary ? (num(summary.total) ?? 0) - (num(summary.applied) ?? 0) : null) ??
+    countOf(v.edits_failed) ??
+    num(v.n_failed);
   return {
     step: firstNum(v, ["step"]) ?? index + 1,
     epoch: firstNum(v, ["epoch"]) ?? 1,
     lr: firstNum(v, ["learning_rate", "lr", "edit_budget", "budget"]),
     rolloutScore: firstNum(v, ["rollout_score", "rollout.score", "rollout_hard", "train_score"]),
-    candidateScore: firstNum(v, ["candidate_score", "candidate_selection", "selection.candidate", "candidate_gate_score", "selection_hard"]),
+    candidateScore: firstNum(v, [
+      "candidate_score",
+      "candidate_selection",
+      "selection.candidate",
+      "candidate_gate_score",
+      "selection_hard",
+    ]),
     currentScore: firstNum(v, ["current_score", "current_selection", "selection.current"]),
     bestScore: firstNum(v, ["best_score", "best_selection"]),
     action,
@@ -134,7 +145,8 @@ function triple(v: unknown): { selection: number | null; test: number | null; st
 function testByType(v: unknown): SummaryView["testByType"] {
   if (!isRec(v)) return [];
   const types = new Set<string>();
-  for (const which of ["baseline", "best", "final"]) if (isRec(v[which])) for (const t of Object.keys(v[which] as Rec)) types.add(t);
+  for (const which of ["baseline", "best", "final"])
+    if (isRec(v[which])) for (const t of Object.keys(v[which] as Rec)) types.add(t);
   const acc = (which: string, t: string) => {
     const w = v[which];
     const g = isRec(w) ? w[t] : undefined;
@@ -150,7 +162,13 @@ function testByType(v: unknown): SummaryView["testByType"] {
   };
   return [...types]
     .sort((a, b) => (a === "overall" ? 1 : b === "overall" ? -1 : a.localeCompare(b)))
-    .map((t) => ({ type: t, total: total(t), baseline: acc("baseline", t), best: acc("best", t), final: acc("final", t) }));
+    .map((t) => ({
+      type: t,
+      total: total(t),
+      baseline: acc("baseline", t),
+      best: acc("best", t),
+      final: acc("final", t),
+    }));
 }
 
 /** summary.json (issue 4's shape, falling back to upstream's flat keys). */
@@ -193,7 +211,9 @@ export function normalizeSummary(v: unknown): SummaryView | null {
     steps: firstNum(v, ["steps", "total_steps"]) ?? 0,
     accepted: firstNum(v, ["accepted", "total_accepts"]) ?? 0,
     rejected: firstNum(v, ["rejected", "total_rejects"]) ?? 0,
-    calls: isRec(calls) ? (firstNum(calls, ["total"]) ?? 0) : (num(calls) ?? sum(Object.fromEntries(byStage.map((s) => [s.stage, s.calls])))),
+    calls: isRec(calls)
+      ? (firstNum(calls, ["total"]) ?? 0)
+      : (num(calls) ?? sum(Object.fromEntries(byStage.map((s) => [s.stage, s.calls])))),
     cachedCalls: isRec(calls) ? (firstNum(calls, ["cached"]) ?? 0) : 0,
     byStage,
     tokens: isRec(tokens) ? (tokensOf(tokens) ?? 0) : (num(tokens) ?? byStage.reduce((a, s) => a + s.tokens, 0)),

@@ -2,7 +2,7 @@ import { RUN_FILES } from "../../run/index.ts";
 import { renderDiff } from "./diff-html.ts";
 import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 import { renderCostChart, renderScoreChart, scoreLegend } from "./run-charts.ts";
-import type { RunView, StepView, SummaryView , GateView} from "./run-view.ts";
+import type { RunView, StepView, SummaryView, GateView } from "./run-view.ts";
 import { REPORT_CSS } from "./style.ts";
 
 function card(k: string, v: string, s = ""): string {
@@ -15,20 +15,32 @@ function badge(word: string): string {
 
 /** Run title, models and the simulator notice. */
 function renderHeader(run: RunView): string {
-  const models = [run.optimizerModel && `optimizer ${run.optimizerModel}`, run.targetModel && `target ${run.targetModel}`]
+  const models = [
+    run.optimizerModel && `optimizer ${run.optimizerModel}`,
+    run.targetModel && `target ${run.targetModel}`,
+  ]
     .filter(Boolean)
     .join(" · ");
   return `<header><h1>${esc(run.name)} ${badge(run.status)}</h1><p class="meta">${esc(
-    [run.benchmark && `benchmark ${run.benchmark}`, models, run.backend && `backend ${run.backend}`, run.startedAt && `started ${run.startedAt}`]
+    [
+      run.benchmark && `benchmark ${run.benchmark}`,
+      models,
+      run.backend && `backend ${run.backend}`,
+      run.startedAt && `started ${run.startedAt}`,
+    ]
       .filter(Boolean)
       .join(" · "),
   )}</p>${
     run.simulator
       ? `<div class="banner">Offline simulator: these scores come from SkillOpt's built-in <b>sim</b> backend, not from a real model.</div>`
       : ""
-  }${run.waiting ? `<div class="waiting"><b>running:</b> ${esc(run.waiting)}</div>` : ""}${run.status === "failed" ? `<div class="failed-reason">\
+  }${run.waiting ? `<div class="waiting"><b>running:</b> ${esc(run.waiting)}</div>` : ""}${
+    run.status === "failed"
+      ? `<div class="failed-reason">\
 <b>failed:</b> \
-${esc(run.failure ?? "stopped on an error")}</div>` : ""}${run.warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("")}</header>`;
+${esc(run.failure ?? "stopped on an error")}</div>`
+      : ""
+  }${run.warnings.map((w) => `<div class="warn">${esc(w)}</div>`).join("")}</header>`;
 }
 
 function totalsFromSteps(run: RunView): { calls: number; tokens: number; cost: number | null; seconds: number } {
@@ -55,7 +67,11 @@ function renderCards(run: RunView): string {
   const undecided = run.steps.filter((x) => x.action === "undecided").length;
   const last = run.steps[run.steps.length - 1];
   const cards = [
-    card("baseline", `sel ${fmtScore(s?.baseline.selection ?? run.baselineSelection)}`, `test ${fmtScore(s?.baseline.test)}`),
+    card(
+      "baseline",
+      `sel ${fmtScore(s?.baseline.selection ?? run.baselineSelection)}`,
+      `test ${fmtScore(s?.baseline.test)}`,
+    ),
     card(
       "best",
       `sel ${fmtScore(s?.best.selection ?? last?.bestScore)}`,
@@ -81,8 +97,12 @@ function renderCards(run: RunView): string {
         "noise floor",
         `${(nf.flipRate * 100).toFixed(1)} % flips`,
         `${nf.flips}/${nf.items} items re-sampled · smallest detectable gain ≈ ${(nf.detectableGain * 100).toFixed(1)} pts on ${nf.selectionItems} \
-items${nf.detectableGain > nf.minEffect ? ` (above the ${(nf.minEffect * 100).toFixed(1)}-pt minimum effect: the split is too small)` : ""}${s?.gateRule ? ` · \
-${esc(s.gateRule)} gate` : ""}`,
+items${nf.detectableGain > nf.minEffect ? ` (above the ${(nf.minEffect * 100).toFixed(1)}-pt minimum effect: the split is too small)` : ""}${
+          s?.gateRule
+            ? ` · \
+${esc(s.gateRule)} gate`
+            : ""
+        }`,
       ),
     );
   }
@@ -108,9 +128,17 @@ function boundarySection(run: RunView): string {
     .map(
       (b) =>
         `<tr id="epoch-${b.epoch}"><td class="n">${b.epoch}</td><td class="n">${b.step}</td><td>${esc(b.slowAction.replace(/_/g, " "))}</td><td \
-class="n">${fmtScore(b.slowScore)}</td><td>${esc(b.slowReasoning)}${b.slowContent ? `<details><summary>slow-update text</summary>\
-<pre>${esc(b.slowContent)}</pre></details>` : ""}</td><td>${esc(b.metaAction.replace(/_/g, " "))}${b.metaContent ? `<details><summary>meta skill</summary>\
-<pre>${esc(b.metaContent)}</pre></details>` : ""}</td></tr>`,
+class="n">${fmtScore(b.slowScore)}</td><td>${esc(b.slowReasoning)}${
+          b.slowContent
+            ? `<details><summary>slow-update text</summary>\
+<pre>${esc(b.slowContent)}</pre></details>`
+            : ""
+        }</td><td>${esc(b.metaAction.replace(/_/g, " "))}${
+          b.metaContent
+            ? `<details><summary>meta skill</summary>\
+<pre>${esc(b.metaContent)}</pre></details>`
+            : ""
+        }</td></tr>`,
     )
     .join("");
   return `<h2>Epoch boundaries</h2><table id="boundary-table"><thead><tr><th class="n">epoch</th><th class="n">after step</th><th>slow update</th><th \
@@ -148,8 +176,12 @@ items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}`;
 function stepRow(s: StepView): string {
   return `<tr data-step="${s.step}" data-action="${s.action}"><td><a href="#step-${s.step}">${s.step}</a></td><td class="n">${s.epoch}</td><td \
 class="n">${s.lr ?? "—"}</td><td class="n">${fmtScore(s.rolloutScore)}</td><td class="n">${fmtScore(s.candidateScore)}</td><td \
-class="n">${fmtScore(s.currentScore)}</td><td class="n gate">${s.gate ? esc(gateText(s.gate)) : "—"}</td><td>${badge(s.action)}${s.earlyAt ? ` <span \
-class="muted">at ${esc(s.earlyAt)}</span>` : ""}</td><td class="n">${s.editsApplied}</td><td class="n">${s.editsFailed}</td><td \
+class="n">${fmtScore(s.currentScore)}</td><td class="n gate">${s.gate ? esc(gateText(s.gate)) : "—"}</td><td>${badge(s.action)}${
+    s.earlyAt
+      ? ` <span \
+class="muted">at ${esc(s.earlyAt)}</span>`
+      : ""
+  }</td><td class="n">${s.editsApplied}</td><td class="n">${s.editsFailed}</td><td \
 class="n">${fmtInt(s.calls)}</td><td class="n">${fmtInt(s.tokens)}</td><td class="n">${fmtCost(s.costUsd)}</td><td class="n">${fmtSeconds(s.seconds)}</td>\
 </tr>`;
 }
@@ -170,7 +202,8 @@ function longText(text: string, limit = 600): string {
 }
 
 function editTable(s: StepView): string {
-  if (s.edits.length === 0) return `<p class="muted">No edit details recorded for this step (${s.editsApplied} applied, ${s.editsFailed} failed).</p>`;
+  if (s.edits.length === 0)
+    return `<p class="muted">No edit details recorded for this step (${s.editsApplied} applied, ${s.editsFailed} failed).</p>`;
   const rows = s.edits
     .map(
       (e) =>
@@ -202,8 +235,12 @@ function evaluationSection(run: RunView): string {
 </tr>`,
     )
     .join("");
-  return `<h2>Evaluation</h2>${groups ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th \
-class="n">score</th></tr></thead><tbody>${groups}</tbody></table>` : ""}${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
+  return `<h2>Evaluation</h2>${
+    groups
+      ? `<table id="eval-groups"><thead><tr><th>group</th><th class="n">items</th><th \
+class="n">score</th></tr></thead><tbody>${groups}</tbody></table>`
+      : ""
+  }${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
 }
 
 /** Everything about a run except the page shell: used by report.html and the dashboard. */
@@ -219,7 +256,9 @@ id="best-skill">${esc(best)}</pre>`;
     return [
       renderHeader(run),
       evaluationSection(run),
-      run.configYaml ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>` : "",
+      run.configYaml
+        ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>`
+        : "",
     ].join("\n");
   }
   return [
@@ -236,10 +275,14 @@ id="best-skill">${esc(best)}</pre>`;
     renderStepTable(run),
     boundarySection(run),
     `<h2>Edits and diffs per step</h2>`,
-    run.steps.length === 0 ? `<p class="muted">No step yet.</p>` : `<div id="step-details">${run.steps.map(stepDetails).join("")}</div>`,
+    run.steps.length === 0
+      ? `<p class="muted">No step yet.</p>`
+      : `<div id="step-details">${run.steps.map(stepDetails).join("")}</div>`,
     `<h2>Best skill</h2>`,
     bestSection,
-    run.configYaml ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>` : "",
+    run.configYaml
+      ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>`
+      : "",
   ].join("\n");
 }
 

@@ -1,4 +1,11 @@
-import { type ChartPoint, type ChartSeries, type HLine, renderLineChart, renderStackedBars, type VLine } from "./chart.ts";
+import {
+  type ChartPoint,
+  type ChartSeries,
+  type HLine,
+  renderLineChart,
+  renderStackedBars,
+  type VLine,
+} from "./chart.ts";
 import { fmtCost } from "./escape.ts";
 import type { RunView, StepAction, StepView } from "./run-view.ts";
 
@@ -18,7 +25,18 @@ const ACTION_MARKER: Record<StepAction, ChartPoint["marker"]> = {
   skipped: "square",
 };
 
-const STAGE_COLORS = ["#2563eb", "#f97316", "#06b6d4", "#db2777", "#16a34a", "#dc2626", "#7c3aed", "#ca8a04", "#0f766e", "#64748b"];
+const STAGE_COLORS = [
+  "#2563eb",
+  "#f97316",
+  "#06b6d4",
+  "#db2777",
+  "#16a34a",
+  "#dc2626",
+  "#7c3aed",
+  "#ca8a04",
+  "#0f766e",
+  "#64748b",
+];
 
 function epochBoundaries(steps: StepView[]): VLine[] {
   const out: VLine[] = [];
@@ -40,10 +58,14 @@ export function renderScoreChart(run: RunView, id = "score-chart"): string {
   const sum = run.summary;
   const baselineSel = sum?.baseline.selection ?? run.baselineSelection;
   const currentPts: ChartPoint[] = [];
-  if (baselineSel !== null) currentPts.push({ x: 0, y: baselineSel, title: `baseline selection ${baselineSel.toFixed(3)}` });
-  const slowAccepted = new Map(run.boundaries.filter((b) => b.slowScore !== null && b.slowAction.includes("accept")).map((b) => [b.step, b]));
+  if (baselineSel !== null)
+    currentPts.push({ x: 0, y: baselineSel, title: `baseline selection ${baselineSel.toFixed(3)}` });
+  const slowAccepted = new Map(
+    run.boundaries.filter((b) => b.slowScore !== null && b.slowAction.includes("accept")).map((b) => [b.step, b]),
+  );
   for (const s of steps) {
-    if (s.currentScore !== null) currentPts.push({ x: s.step, y: s.currentScore, title: `step ${s.step}: current ${s.currentScore.toFixed(3)}` });
+    if (s.currentScore !== null)
+      currentPts.push({ x: s.step, y: s.currentScore, title: `step ${s.step}: current ${s.currentScore.toFixed(3)}` });
     const b = slowAccepted.get(s.step);
     if (b && s.step < n) currentPts.push({ x: s.step + 0.5, y: b.slowScore as number });
   }
@@ -56,7 +78,11 @@ export function renderScoreChart(run: RunView, id = "score-chart"): string {
       width: 1.5,
       points: steps
         .filter((s) => s.rolloutScore !== null)
-        .map((s) => ({ x: s.step, y: s.rolloutScore as number, title: `step ${s.step}: rollout ${(s.rolloutScore as number).toFixed(3)}` })),
+        .map((s) => ({
+          x: s.step,
+          y: s.rolloutScore as number,
+          title: `step ${s.step}: rollout ${(s.rolloutScore as number).toFixed(3)}`,
+        })),
     },
     { id: "current", name: "current selection", color: "#111827", line: "step", markers: false, points: currentPts },
     {
@@ -94,12 +120,31 @@ ${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.
   });
   const hlines: HLine[] = [];
   if (sum?.baseline.test !== null && sum?.baseline.test !== undefined)
-    hlines.push({ id: "baseline-test", y: sum.baseline.test, label: `baseline test ${sum.baseline.test.toFixed(3)}`, color: "#6b7280" });
+    hlines.push({
+      id: "baseline-test",
+      y: sum.baseline.test,
+      label: `baseline test ${sum.baseline.test.toFixed(3)}`,
+      color: "#6b7280",
+    });
   if (sum?.best.test !== null && sum?.best.test !== undefined)
-    hlines.push({ id: "best-test", y: sum.best.test, label: `best test ${sum.best.test.toFixed(3)}`, color: "#16a34a", dash: "6 3" });
+    hlines.push({
+      id: "best-test",
+      y: sum.best.test,
+      label: `best test ${sum.best.test.toFixed(3)}`,
+      color: "#16a34a",
+      dash: "6 3",
+    });
   if (sum?.final.test !== null && sum?.final.test !== undefined && sum.final.test !== sum.best.test)
-    hlines.push({ id: "final-test", y: sum.final.test, label: `final test ${sum.final.test.toFixed(3)}`, color: "#7c3aed", dash: "2 3" });
-  const lrValues = steps.filter((s) => s.lr !== null).map((s) => ({ x: s.step, v: s.lr as number, title: `step ${s.step}: budget ${s.lr} edits` }));
+    hlines.push({
+      id: "final-test",
+      y: sum.final.test,
+      label: `final test ${sum.final.test.toFixed(3)}`,
+      color: "#7c3aed",
+      dash: "2 3",
+    });
+  const lrValues = steps
+    .filter((s) => s.lr !== null)
+    .map((s) => ({ x: s.step, v: s.lr as number, title: `step ${s.step}: budget ${s.lr} edits` }));
   return renderLineChart({
     id,
     xMin: baselineSel !== null ? 0 : 0.5,
@@ -151,8 +196,12 @@ export function renderCostChart(run: RunView, id = "cost-chart"): string {
     columns: run.steps.map((s) => ({ x: s.step, values: useStages ? s.tokensByStage : { tokens: s.tokens } })),
     ...(cum > 0 ? { line: { name: "cumulative cost", color: "#111827", points: costPts, format: fmtCost } } : {}),
   });
-  const legend = `<div class="legend">${categories.map((c) => `<span><i style="background:${c.color}"></i>${c.name}</span>`).join("")}${cum > 0 ? `<span><i \
-style="background:#111827"></i>cumulative cost</span>` : ""}</div>`;
+  const legend = `<div class="legend">${categories.map((c) => `<span><i style="background:${c.color}"></i>${c.name}</span>`).join("")}${
+    cum > 0
+      ? `<span><i \
+style="background:#111827"></i>cumulative cost</span>`
+      : ""
+  }</div>`;
   return chart + legend;
 }
 
@@ -170,7 +219,12 @@ export function renderCompareChart(runs: RunView[], id = "compare-chart"): strin
     for (const s of run.steps) {
       xMax = Math.max(xMax, s.step);
       if (s.currentScore !== null)
-        pts.push({ x: s.step, y: s.currentScore, title: `${run.name} step ${s.step}: ${s.currentScore.toFixed(3)}`, attrs: { "data-step": s.step } });
+        pts.push({
+          x: s.step,
+          y: s.currentScore,
+          title: `${run.name} step ${s.step}: ${s.currentScore.toFixed(3)}`,
+          attrs: { "data-step": s.step },
+        });
     }
     series.push({ id: `run-${i}`, name: run.name, color, line: "step", points: pts });
     series.push({
@@ -184,7 +238,11 @@ export function renderCompareChart(runs: RunView[], id = "compare-chart"): strin
     });
   });
   const chart = renderLineChart({ id, xMin: 0, xMax: xMax + 0.5, yLabel: "selection score", xLabel: "step", series });
-  const legend = `<div class="legend">${runs.map((r, i) => `<span><i style="background:${RUN_COLORS[i % RUN_COLORS.length]}">\
-</i>${r.name.replace(/[<>&"]/g, "")} (solid: current selection, dashed: rollout)</span>`).join("")}</div>`;
+  const legend = `<div class="legend">${runs
+    .map(
+      (r, i) => `<span><i style="background:${RUN_COLORS[i % RUN_COLORS.length]}">\
+</i>${r.name.replace(/[<>&"]/g, "")} (solid: current selection, dashed: rollout)</span>`,
+    )
+    .join("")}</div>`;
   return chart + legend;
 }

@@ -92,9 +92,22 @@ export interface SummaryView {
   selectionCallsSaved: number | null;
   /** The gate rule and the measured noise floor (docs/gate.md), when recorded. */
   gateRule: string;
-  noiseFloor: { items: number; flips: number; flipRate: number; detectableGain: number; selectionItems: number; minEffect: number } | null;
+  noiseFloor: {
+    items: number;
+    flips: number;
+    flipRate: number;
+    detectableGain: number;
+    selectionItems: number;
+    minEffect: number;
+  } | null;
   /** Test accuracy per task type for the baseline, best and final skills. */
-  testByType: { type: string; total: number | null; baseline: number | null; best: number | null; final: number | null }[];
+  testByType: {
+    type: string;
+    total: number | null;
+    baseline: number | null;
+    best: number | null;
+    final: number | null;
+  }[];
 }
 
 /** What happened at an epoch boundary: slow update and meta skill (spec §2.11-2.12). */
@@ -138,7 +151,10 @@ export interface RunView {
   finalSkill: string | null;
   configYaml: string;
   /** `skillopt eval`'s eval_summary.json, flattened for display, when the directory has one. */
-  evaluation: { fields: [string, string][]; groups: { name: string; total: number | null; score: number | null }[] } | null;
+  evaluation: {
+    fields: [string, string][];
+    groups: { name: string; total: number | null; score: number | null }[];
+  } | null;
   /** Problems met while reading the run (corrupt files); the rest still renders. */
   warnings: string[];
   /** The run store could not be read (corrupt or half-written); shown on the run's row. */

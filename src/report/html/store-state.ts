@@ -1,9 +1,24 @@
 import { existsSync } from "node:fs";
-import { boundaryRecords, evaluationRows, getRunMeta, openRunStore, skillTexts, stepArtifacts, stepRecords } from "../../store/index.ts";
+import {
+  boundaryRecords,
+  evaluationRows,
+  getRunMeta,
+  openRunStore,
+  skillTexts,
+  stepArtifacts,
+  stepRecords,
+} from "../../store/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeAction } from "./normalize.ts";
 import type { BoundaryRecord, StepRecord } from "../../engine/index.ts";
-import { parseAll, parseBoundaryRecord, parseStepRecord, type RunStatus, runPaths, runStatus } from "../../run/index.ts";
+import {
+  parseAll,
+  parseBoundaryRecord,
+  parseStepRecord,
+  type RunStatus,
+  runPaths,
+  runStatus,
+} from "../../run/index.ts";
 import type { EditView } from "./run-view.ts";
 
 /** Extra step data the run store holds beyond the step records: edit fates and candidate texts. */
@@ -57,7 +72,10 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
       const action = normalizeAction(r.outcome);
       const hash = r.candidate_hash;
       extras.set(step, {
-        edits: editsFromArtifacts({ merged: a.merged_patch, ranked: a.ranked_edits, report: a.edit_apply_report }, action),
+        edits: editsFromArtifacts(
+          { merged: a.merged_patch, ranked: a.ranked_edits, report: a.edit_apply_report },
+          action,
+        ),
         reasoning: reasoningFromArtifacts({ merged: a.merged_patch, ranked: a.ranked_edits }),
         candidate: hash ? (texts[hash] ?? null) : null,
       });

@@ -33,4 +33,3 @@ export function firstNum(rec: Rec, keys: readonly string[]): number | null {
 export function str(v: unknown): string {
   return typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
 }
-

@@ -1,11 +1,38 @@
-import { closeSync, constants, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import * as v from "valibot";
 import { StagingError, sha256 } from "../../lib/index.ts";
 import { legacyRows, type ManagedRow, type Manifest } from "../manifest.ts";
 import { canonicalMissing } from "../stage.ts";
-import { checkLivePath, checkStagingPath, type NightScope, readLive, removeGuarded, trustNight, untrusted, writeGuarded } from "./guard.ts";
-import { JOURNAL_FILE, type Journal, type JournalTarget, type Recovery, recoverJournal, type TargetHooks, writeJournal } from "./journal.ts";
+import {
+  checkLivePath,
+  checkStagingPath,
+  type NightScope,
+  readLive,
+  removeGuarded,
+  trustNight,
+  untrusted,
+  writeGuarded,
+} from "./guard.ts";
+import {
+  JOURNAL_FILE,
+  type Journal,
+  type JournalTarget,
+  type Recovery,
+  recoverJournal,
+  type TargetHooks,
+  writeJournal,
+} from "./journal.ts";
 import { lockAll, unlockAll } from "./locks.ts";
 import { kindOf, readJsonFile, readRegularFile } from "./read.ts";
 import { type SealKey, sealObject, sealProblem, unsealed } from "./seal.ts";
@@ -56,7 +83,10 @@ interface Planned {
 
 /** Refuse with the spec's guidance. */
 function refuse(msg: string): never {
-  throw new StagingError(msg, { data: { kind: "adoption_refused" }, hint: "discard this night (`skillopt sleep reject`) and rerun `skillopt sleep review`" });
+  throw new StagingError(msg, {
+    data: { kind: "adoption_refused" },
+    hint: "discard this night (`skillopt sleep reject`) and rerun `skillopt sleep review`",
+  });
 }
 
 const LegacyReceiptSchema = v.object({
@@ -75,9 +105,12 @@ const SkillReceiptSchema = v.object({
 });
 
 function damaged(path: string, why: string): never {
-  throw new StagingError(`${path} is damaged: ${why}; move it aside to adopt this night again, or restore its backups by hand`, {
-    data: { kind: "invalid_staging" },
-  });
+  throw new StagingError(
+    `${path} is damaged: ${why}; move it aside to adopt this night again, or restore its backups by hand`,
+    {
+      data: { kind: "invalid_staging" },
+    },
+  );
 }
 
 /**
@@ -103,19 +136,27 @@ export function readReceipts<T extends LegacyReceipt | SkillReceipt>(path: strin
       if (problem) untrusted(`${path}: receipt ${i + 1} was not written by this user's adoption: ${problem}`);
     }
     const parsed = v.safeParse(schema, unsealed(row));
-    if (!parsed.success) damaged(path, `receipt ${i + 1} at ${v.getDotPath(parsed.issues[0]!) ?? "(root)"}: ${parsed.issues[0]!.message}`);
+    if (!parsed.success)
+      damaged(path, `receipt ${i + 1} at ${v.getDotPath(parsed.issues[0]!) ?? "(root)"}: ${parsed.issues[0]!.message}`);
     return parsed.output as T;
   });
 }
 
 /** Receipt rows as written: each sealed with this user's key. */
-function sealRows(key: SealKey, dir: string, file: string, rows: ReadonlyArray<LegacyReceipt | SkillReceipt>): unknown[] {
+function sealRows(
+  key: SealKey,
+  dir: string,
+  file: string,
+  rows: ReadonlyArray<LegacyReceipt | SkillReceipt>,
+): unknown[] {
   return rows.map((r) => sealObject(key, `receipt:${file}`, dir, { ...r } as Record<string, unknown>));
 }
 
 /** Fan-out rows pending adoption (not yet in adopted_skills.json). */
 export function pendingSkills(stagingDir: string, m: Manifest, scope?: NightScope): string[] {
-  const done = new Set(readReceipts<SkillReceipt>(join(stagingDir, "adopted_skills.json"), scope).map((r) => r.skill_name));
+  const done = new Set(
+    readReceipts<SkillReceipt>(join(stagingDir, "adopted_skills.json"), scope).map((r) => r.skill_name),
+  );
   return (m.skills ?? []).map((s) => s.skill_name).filter((n) => !done.has(n));
 }
 
@@ -125,11 +166,20 @@ export function pendingLegacy(stagingDir: string, m: Manifest): ManagedRow[] {
   return legacyRows(m).filter((r) => !done.has(r.row.live_path));
 }
 
-function plan(stagingDir: string, m: Manifest, sel: Selection, scope?: NightScope): { planned: Planned[]; receiptFile: string } {
+function plan(
+  stagingDir: string,
+  m: Manifest,
+  sel: Selection,
+  scope?: NightScope,
+): { planned: Planned[]; receiptFile: string } {
   if (sel.mode === "legacy") {
-    const done = new Set(readReceipts<LegacyReceipt>(join(stagingDir, "adopted_legacy.json"), scope).map((r) => r.live_path));
+    const done = new Set(
+      readReceipts<LegacyReceipt>(join(stagingDir, "adopted_legacy.json"), scope).map((r) => r.live_path),
+    );
     const rows = legacyRows(m);
-    for (const r of rows) if (done.has(r.row.live_path)) refuse(`the ${r.which} proposal for ${r.row.live_path} of ${stagingDir} was already adopted`);
+    for (const r of rows)
+      if (done.has(r.row.live_path))
+        refuse(`the ${r.which} proposal for ${r.row.live_path} of ${stagingDir} was already adopted`);
     return {
       receiptFile: "adopted_legacy.json",
       planned: rows.map(({ key, which, row, backup }) => ({
@@ -141,18 +191,27 @@ function plan(stagingDir: string, m: Manifest, sel: Selection, scope?: NightScop
         baselineSha: row.live_sha256,
         backupRel: backup,
         allowCreateDirs: true,
-        receipt: (after, backup) => ({ target: which, live_path: row.live_path, sha256_before: row.live_sha256, sha256_after: after, backup_path: backup }),
+        receipt: (after, backup) => ({
+          target: which,
+          live_path: row.live_path,
+          sha256_before: row.live_sha256,
+          sha256_after: after,
+          backup_path: backup,
+        }),
       })),
     };
   }
   const rows = m.skills ?? [];
-  if (rows.length === 0) throw new StagingError(`${stagingDir} has no staged skills`, { data: { kind: "no_staged_skills" } });
+  if (rows.length === 0)
+    throw new StagingError(`${stagingDir} has no staged skills`, { data: { kind: "no_staged_skills" } });
   if (!m.skill_roots?.length) refuse("the manifest records no skill roots");
   const pending = new Set(pendingSkills(stagingDir, m, scope));
   const names = sel.names === "all" ? [...pending] : sel.names;
-  if (new Set(names).size !== names.length) throw new StagingError("a skill was selected twice", { data: { kind: "invalid_selection" } });
+  if (new Set(names).size !== names.length)
+    throw new StagingError("a skill was selected twice", { data: { kind: "invalid_selection" } });
   const unknown = names.filter((n) => !rows.some((r) => r.skill_name === n));
-  if (unknown.length) throw new StagingError(`no staged proposal for: ${unknown.join(", ")}`, { data: { kind: "adoption_refused" } });
+  if (unknown.length)
+    throw new StagingError(`no staged proposal for: ${unknown.join(", ")}`, { data: { kind: "adoption_refused" } });
   const again = names.filter((n) => !pending.has(n));
   if (again.length) refuse(`already adopted from this night: ${again.join(", ")}`);
   return {
@@ -186,9 +245,16 @@ function plan(stagingDir: string, m: Manifest, sel: Selection, scope?: NightScop
 function snapshot(
   scope: NightScope,
   p: Planned,
-): { proposal: Buffer; original: Buffer | null; mode: number | null; fileId: [number, number] | null; createDirs: string[] } {
+): {
+  proposal: Buffer;
+  original: Buffer | null;
+  mode: number | null;
+  fileId: [number, number] | null;
+  createDirs: string[];
+} {
   const stagingDir = scope.dir;
-  if (!/^proposed_[^/\\]+$/.test(p.proposedFile) || p.proposedFile.includes("..")) refuse(`unsafe proposal file name ${p.proposedFile}`);
+  if (!/^proposed_[^/\\]+$/.test(p.proposedFile) || p.proposedFile.includes(".."))
+    refuse(`unsafe proposal file name ${p.proposedFile}`);
   const staged = join(stagingDir, p.proposedFile);
   checkStagingPath(scope, staged);
   const proposal = readRegularFile(staged, { missingOk: true });
@@ -232,7 +298,11 @@ function writeBackup(scope: NightScope, path: string, data: Buffer, mode: number
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   checkStagingPath(scope, dirname(path), true);
   checkStagingPath(scope, path);
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), mode & 0o777);
+  const fd = openSync(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+    mode & 0o777,
+  );
   try {
     let off = 0;
     while (off < data.length) off += writeSync(fd, data, off, data.length - off);
@@ -262,7 +332,11 @@ export function readCreatedDirs(scope: NightScope): string[] {
  * and commit by deleting the journal. Any error before the commit rolls everything back. Every
  * write passes the night's path rule (guard.ts) at the moment it is made.
  */
-export function adoptNight(stagingDir: string, sel: Selection, opts: { stateDir: string; hooks?: AdoptHooks }): AdoptResult {
+export function adoptNight(
+  stagingDir: string,
+  sel: Selection,
+  opts: { stateDir: string; hooks?: AdoptHooks },
+): AdoptResult {
   const hooks = opts.hooks ?? {};
   trustNight(stagingDir, opts.stateDir);
   const rec: Recovery = recoverJournal(stagingDir, { stateDir: opts.stateDir });
@@ -279,13 +353,16 @@ export function adoptNight(stagingDir: string, sel: Selection, opts: { stateDir:
     const scope = trustNight(stagingDir, opts.stateDir);
     stagingDir = scope.dir;
     const samePaths = plan(stagingDir, scope.manifest, sel, scope).planned.map((p) => p.livePath);
-    if (samePaths.join("\n") !== planned.map((p) => p.livePath).join("\n")) refuse("the manifest changed while locking");
+    if (samePaths.join("\n") !== planned.map((p) => p.livePath).join("\n"))
+      refuse("the manifest changed while locking");
     const snaps = planned.map((p) => snapshot(scope, p));
     const receiptPath = join(stagingDir, receiptFile);
     checkStagingPath(scope, receiptPath);
     const prevReceipts = readRegularFile(receiptPath, { missingOk: true }) ?? null;
     const prevList = readReceipts<LegacyReceipt | SkillReceipt>(receiptPath, scope);
-    const newRows = planned.map((p, i) => p.receipt(p.proposedSha, snaps[i]!.original ? join(stagingDir, p.backupRel) : ""));
+    const newRows = planned.map((p, i) =>
+      p.receipt(p.proposedSha, snaps[i]!.original ? join(stagingDir, p.backupRel) : ""),
+    );
     const receiptText = `${JSON.stringify(sealRows(scope.key, stagingDir, receiptFile, [...prevList, ...newRows]), null, 2)}\n`;
     const journal: Journal = {
       version: 2,
@@ -336,16 +413,20 @@ export function adoptNight(stagingDir: string, sel: Selection, opts: { stateDir:
         }
         if (s.original) {
           writeBackup(scope, t.backup_path, s.original, s.mode ?? 0o644);
-          if (sha256(readRegularFile(t.backup_path)) !== p.baselineSha) throw new StagingError(`backup ${t.backup_path} does not verify`);
+          if (sha256(readRegularFile(t.backup_path)) !== p.baselineSha)
+            throw new StagingError(`backup ${t.backup_path} does not verify`);
         }
         if (liveNow(p.livePath) !== p.baselineSha) throw new StagingError(`${p.livePath} changed during adoption`);
         writeGuarded(() => checkLivePath(scope, p.livePath), p.livePath, s.proposal, s.mode ?? 0o644);
-        if (liveNow(p.livePath) !== p.proposedSha) throw new StagingError(`${p.livePath} does not verify after writing`);
+        if (liveNow(p.livePath) !== p.proposedSha)
+          throw new StagingError(`${p.livePath} does not verify after writing`);
         hooks.afterTarget?.(i, p.livePath);
       });
-      for (const p of planned) if (liveNow(p.livePath) !== p.proposedSha) throw new StagingError(`${p.livePath} changed during adoption`);
+      for (const p of planned)
+        if (liveNow(p.livePath) !== p.proposedSha) throw new StagingError(`${p.livePath} changed during adoption`);
       const nowReceipt = readRegularFile(receiptPath, { missingOk: true });
-      if ((nowReceipt ? sha256(nowReceipt) : "") !== journal.receipt.baseline_sha256) throw new StagingError(`${receiptPath} changed during adoption`);
+      if ((nowReceipt ? sha256(nowReceipt) : "") !== journal.receipt.baseline_sha256)
+        throw new StagingError(`${receiptPath} changed during adoption`);
       writeGuarded(() => checkStagingPath(scope, receiptPath), receiptPath, receiptText, 0o600);
     } catch (err) {
       recoverJournal(stagingDir, { stateDir: opts.stateDir, held: true });
@@ -360,7 +441,12 @@ export function adoptNight(stagingDir: string, sel: Selection, opts: { stateDir:
       const body = sealObject(scope.key, "created_dirs", stagingDir, { dirs: [...readCreatedDirs(scope), ...created] });
       writeGuarded(() => checkStagingPath(scope, side), side, `${JSON.stringify(body, null, 2)}\n`, 0o600);
     }
-    return { mode: sel.mode, updated_paths: planned.map((p) => p.livePath), receipts: newRows, recovered: rec.restored };
+    return {
+      mode: sel.mode,
+      updated_paths: planned.map((p) => p.livePath),
+      receipts: newRows,
+      recovered: rec.restored,
+    };
   } finally {
     unlockAll(locks);
   }

@@ -1,4 +1,16 @@
-import { closeSync, constants, fchmodSync, fsyncSync, lstatSync, openSync, readdirSync, realpathSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { processAlive, StagingError } from "../../lib/index.ts";
 import { legacyRows, type Manifest, parseManifest } from "../manifest.ts";
@@ -68,16 +80,22 @@ export function trustNight(dir: string, stateDir: string): NightScope {
   realDir(abs, "night folder");
   const real = realpathSync(abs);
   const projectReal = realpathSync(project);
-  if (real !== join(projectReal, ".skillopt-sleep", "staging", name)) untrusted(`${abs} resolves to ${real}, outside its project`);
+  if (real !== join(projectReal, ".skillopt-sleep", "staging", name))
+    untrusted(`${abs} resolves to ${real}, outside its project`);
   const key = sealKey(stateDir, { project: projectReal });
   const mpath = join(abs, "manifest.json");
   const data = readJsonFile(mpath, "the manifest");
   const problem = sealProblem(key, "manifest", abs, data);
-  if (problem || !key) untrusted(`${abs} was not staged by this user's review: manifest.json: ${problem ?? "unsealed"}; refusing to act on it`);
+  if (problem || !key)
+    untrusted(
+      `${abs} was not staged by this user's review: manifest.json: ${problem ?? "unsealed"}; refusing to act on it`,
+    );
   const manifest = parseManifest(mpath, data);
   const targets = new Map<string, LiveTarget>();
-  for (const r of legacyRows(manifest)) targets.set(r.row.live_path, { role: r.which, realpath: r.row.live_realpath, fanout: false });
-  for (const s of manifest.skills ?? []) targets.set(s.live_skill_path, { role: "skill", realpath: s.live_realpath, fanout: true });
+  for (const r of legacyRows(manifest))
+    targets.set(r.row.live_path, { role: r.which, realpath: r.row.live_realpath, fanout: false });
+  for (const s of manifest.skills ?? [])
+    targets.set(s.live_skill_path, { role: "skill", realpath: s.live_realpath, fanout: true });
   const skillRoots = (manifest.skill_roots ?? []).map((r) => canonicalMissing(r));
   return { dir: abs, real, project: projectReal, key, manifest, targets, skillRoots };
 }
@@ -94,15 +112,24 @@ export function trustNight(dir: string, stateDir: string): NightScope {
 export function checkLivePath(scope: NightScope, path: string): { exists: boolean; mode: number | null } {
   const t = scope.targets.get(path);
   if (!t) untrusted(`${path} is not a target of ${scope.dir}'s manifest; refusing to touch it`);
-  if (!isAbsolute(path) || path.split(/[\\/]/).includes("..") || /[\u0000-\u001f\u007f]/.test(path) || path.startsWith("~"))
+  if (
+    !isAbsolute(path) ||
+    path.split(/[\\/]/).includes("..") ||
+    /[\u0000-\u001f\u007f]/.test(path) ||
+    path.startsWith("~")
+  )
     untrusted(`unsafe target path ${JSON.stringify(path)}`);
   if (t.role === "skill" && basename(path) !== "SKILL.md") untrusted(`${path}: a skill target must be named SKILL.md`);
-  if (t.role === "memory" && !/\.(md|mdc)$/.test(path)) untrusted(`${path}: a memory target must be a .md or .mdc file`);
+  if (t.role === "memory" && !/\.(md|mdc)$/.test(path))
+    untrusted(`${path}: a memory target must be a .md or .mdc file`);
   const now = canonicalMissing(path);
-  if (now !== t.realpath) untrusted(`${path} now resolves to ${now}, not the pinned ${t.realpath} (a link was swapped in)`);
+  if (now !== t.realpath)
+    untrusted(`${path} now resolves to ${now}, not the pinned ${t.realpath} (a link was swapped in)`);
   if (t.role === "memory" && !inside(now, scope.project)) untrusted(`${path} is outside the project ${scope.project}`);
-  if (t.fanout && !scope.skillRoots.some((r) => inside(now, r) && now !== r)) untrusted(`${path} is outside the recorded skill roots`);
-  if (inside(now, join(scope.project, ".skillopt-sleep"))) untrusted(`${path} is inside the project's .skillopt-sleep/`);
+  if (t.fanout && !scope.skillRoots.some((r) => inside(now, r) && now !== r))
+    untrusted(`${path} is outside the recorded skill roots`);
+  if (inside(now, join(scope.project, ".skillopt-sleep")))
+    untrusted(`${path} is inside the project's .skillopt-sleep/`);
   if (inside(now, canonicalMissing(scope.key.stateDir))) untrusted(`${path} is inside the Sleep state directory`);
   let st: ReturnType<typeof lstatSync>;
   try {
@@ -130,7 +157,8 @@ export function checkStagingPath(scope: NightScope, path: string, dir = false): 
   } catch {
     return;
   }
-  if (dir ? !st.isDirectory() : !st.isFile()) untrusted(`${path} is ${kindOf(st)}, not ${dir ? "a directory" : "a regular file"}`);
+  if (dir ? !st.isDirectory() : !st.isFile())
+    untrusted(`${path} is ${kindOf(st)}, not ${dir ? "a directory" : "a regular file"}`);
   if (!dir && st.nlink !== 1) untrusted(`${path} has ${st.nlink} hard links`);
 }
 
@@ -150,8 +178,17 @@ export function tempWriterPid(name: string): number | undefined {
  */
 export function writeGuarded(check: () => void, path: string, data: Uint8Array | string, mode: number): void {
   check();
-  const tmp = join(dirname(path), `.${basename(path)}.skillopt-${process.pid}-${Math.floor(Math.random() * 0xffffffff).toString(16).padStart(8, "0")}.tmp`);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
+  const tmp = join(
+    dirname(path),
+    `.${basename(path)}.skillopt-${process.pid}-${Math.floor(Math.random() * 0xffffffff)
+      .toString(16)
+      .padStart(8, "0")}.tmp`,
+  );
+  const fd = openSync(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+    0o600,
+  );
   try {
     try {
       const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;

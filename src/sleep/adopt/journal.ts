@@ -1,4 +1,16 @@
-import { closeSync, constants, existsSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import * as v from "valibot";
 import { processAlive, StagingError, sha256 } from "../../lib/index.ts";
@@ -116,7 +128,10 @@ export function writeJournal(scope: NightScope, j: Journal | RollbackJournal, fi
   try {
     linkSync(tmp, path);
   } catch (err) {
-    throw new StagingError(`an adoption journal already exists in ${scope.dir}; run \`skillopt sleep status\` to recover it first`, { cause: err });
+    throw new StagingError(
+      `an adoption journal already exists in ${scope.dir}; run \`skillopt sleep status\` to recover it first`,
+      { cause: err },
+    );
   } finally {
     rmSync(tmp, { force: true });
   }
@@ -142,7 +157,9 @@ function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
   const data = readJsonFile(path, "the adoption journal");
   const problem = sealProblem(scope.key, "journal", scope.dir, data);
   if (problem)
-    untrusted(`${path} was not written by this user's adoption: ${problem}; refusing to recover from it (delete it if you did not adopt this night)`);
+    untrusted(
+      `${path} was not written by this user's adoption: ${problem}; refusing to recover from it (delete it if you did not adopt this night)`,
+    );
   const raw = unsealed(data) as { kind?: unknown };
   if (raw.kind === "rollback") {
     const r = v.safeParse(RollbackJournalSchema, raw);
@@ -175,7 +192,10 @@ export interface Recovery {
  * completed. Only a night sealed by this user (state directory `stateDir`) with a journal sealed
  * by this user is touched; every write passes the night's path rule at the moment it is made.
  */
-export function recoverJournal(stagingDir: string, opts: { stateDir: string; held?: boolean; force?: boolean }): Recovery {
+export function recoverJournal(
+  stagingDir: string,
+  opts: { stateDir: string; held?: boolean; force?: boolean },
+): Recovery {
   if (!present(join(stagingDir, JOURNAL_FILE))) return { recovered: false, restored: [], cleaned: [] };
   const scope = trustNight(stagingDir, opts.stateDir);
   if (opts.held) return recoverLocked(scope, opts.force === true);
@@ -185,7 +205,8 @@ export function recoverJournal(stagingDir: string, opts: { stateDir: string; hel
   try {
     lock = acquireLock(join(scope.dir, STAGING_LOCK), `recovery of ${scope.dir}`);
   } catch (err) {
-    if (err instanceof StagingError && /already in progress/.test(err.message)) return { recovered: false, restored: [], cleaned: [], inProgress: true };
+    if (err instanceof StagingError && /already in progress/.test(err.message))
+      return { recovered: false, restored: [], cleaned: [], inProgress: true };
     throw err;
   }
   try {
@@ -208,7 +229,11 @@ function cleanStagingTemps(scope: NightScope): string[] {
     for (const n of entries) {
       const p = join(dir, n);
       const st = lstatSync(p);
-      if (st.isDirectory() && (n === "backup" || (dir !== scope.dir && n === "skills") || dir.startsWith(join(scope.dir, "backup", "skills")))) walk(p);
+      if (
+        st.isDirectory() &&
+        (n === "backup" || (dir !== scope.dir && n === "skills") || dir.startsWith(join(scope.dir, "backup", "skills")))
+      )
+        walk(p);
       const pid = tempWriterPid(n);
       if (st.isFile() && pid !== undefined && !processAlive(pid)) {
         rmSync(p, { force: true });
@@ -237,7 +262,13 @@ function recoverLocked(scope: NightScope, force: boolean): Recovery {
     if (now === t.baseline_sha256) continue;
     if (now === t.proposed_sha256) {
       if (t.original_b64 === null) removeGuarded(() => checkLivePath(scope, t.live_path), t.live_path);
-      else writeGuarded(() => checkLivePath(scope, t.live_path), t.live_path, Buffer.from(t.original_b64, "base64"), t.original_mode ?? 0o644);
+      else
+        writeGuarded(
+          () => checkLivePath(scope, t.live_path),
+          t.live_path,
+          Buffer.from(t.original_b64, "base64"),
+          t.original_mode ?? 0o644,
+        );
       restored.push(t.live_path);
     } else conflicts.push(t.live_path);
   }
@@ -259,7 +290,8 @@ function recoverLocked(scope: NightScope, force: boolean): Recovery {
   for (const t of j.targets) {
     if (t.backup_path && t.original_b64 !== null && stagedSha(scope, t.backup_path) === t.baseline_sha256)
       removeGuarded(() => checkStagingPath(scope, t.backup_path), t.backup_path);
-    for (const d of t.created_dirs) if (!t.live_path.startsWith(d + sep)) untrusted(`${d} is not a parent of ${t.live_path}`);
+    for (const d of t.created_dirs)
+      if (!t.live_path.startsWith(d + sep)) untrusted(`${d} is not a parent of ${t.live_path}`);
     for (const [i, d] of [...t.created_dirs.entries()].reverse()) removeEmptyDir(d, t.created_dir_ids[i]);
   }
   removeGuarded(() => checkStagingPath(scope, join(scope.dir, JOURNAL_FILE)), join(scope.dir, JOURNAL_FILE));
@@ -291,17 +323,22 @@ export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: T
     const now = liveSha(scope, t.live_path);
     if (now === t.sha256_before) return;
     if (now !== t.sha256_after && !j.force) {
-      throw new StagingError(`${t.live_path} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`, {
-        data: { kind: "rollback_refused" },
-      });
+      throw new StagingError(
+        `${t.live_path} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`,
+        {
+          data: { kind: "rollback_refused" },
+        },
+      );
     }
     if (t.sha256_before === "") removeGuarded(() => checkLivePath(scope, t.live_path), t.live_path);
     else {
-      if (!resolve(t.backup_path).startsWith(join(scope.dir, "backup") + sep)) untrusted(`${t.backup_path} is not inside ${join(scope.dir, "backup")}`);
+      if (!resolve(t.backup_path).startsWith(join(scope.dir, "backup") + sep))
+        untrusted(`${t.backup_path} is not inside ${join(scope.dir, "backup")}`);
       checkStagingPath(scope, t.backup_path);
       const bytes = readRegularFile(t.backup_path, { missingOk: true });
       if (!bytes) throw new StagingError(`backup ${t.backup_path} of ${t.live_path} is missing`);
-      if (sha256(bytes) !== t.sha256_before) throw new StagingError(`backup ${t.backup_path} does not hold the original bytes of ${t.live_path}`);
+      if (sha256(bytes) !== t.sha256_before)
+        throw new StagingError(`backup ${t.backup_path} does not hold the original bytes of ${t.live_path}`);
       const mode = checkLivePath(scope, t.live_path).mode ?? 0o644;
       writeGuarded(() => checkLivePath(scope, t.live_path), t.live_path, bytes, mode);
     }
@@ -309,7 +346,8 @@ export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: T
     hooks.afterTarget?.(i, t.live_path);
   });
   for (const d of [...j.created_dirs].reverse()) {
-    if (!j.targets.some((t) => t.live_path.startsWith(d + sep))) untrusted(`${d} is not a parent of a target of ${scope.dir}`);
+    if (!j.targets.some((t) => t.live_path.startsWith(d + sep)))
+      untrusted(`${d} is not a parent of a target of ${scope.dir}`);
     removeEmptyDir(d);
   }
   for (const [i, r] of j.renames.entries()) {

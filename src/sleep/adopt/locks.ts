@@ -1,4 +1,15 @@
-import { chmodSync, closeSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { processAlive, StagingError, sha256, userStateDir } from "../../lib/index.ts";
 import { readRegularFile } from "./read.ts";
@@ -38,12 +49,14 @@ export function acquireLock(path: string, what: string): Lock {
         linkSync(tmp, path);
         return { path, token };
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new StagingError(`cannot create lock ${path}: ${String(err)}`);
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+          throw new StagingError(`cannot create lock ${path}: ${String(err)}`);
       }
       const seen = readLock(path);
       if (seen === undefined) continue;
       const pid = holderPidOf(seen.text);
-      if (pid !== undefined && processAlive(pid)) throw new StagingError(`${what} is already in progress (pid ${pid} holds ${path})`);
+      if (pid !== undefined && processAlive(pid))
+        throw new StagingError(`${what} is already in progress (pid ${pid} holds ${path})`);
       if (pid === undefined && Date.now() - seen.mtimeMs < UNREADABLE_LOCK_GRACE_MS) {
         throw new StagingError(`${what} is already in progress (${path} is held)`);
       }
@@ -89,7 +102,8 @@ function holderPidOf(text: string): number | undefined {
 /** Release a lock only if it is still ours. */
 export function releaseLock(lock: Lock): void {
   try {
-    if (readRegularFile(lock.path, { maxBytes: 4096 }).toString("utf8") === lock.token) rmSync(lock.path, { force: true });
+    if (readRegularFile(lock.path, { maxBytes: 4096 }).toString("utf8") === lock.token)
+      rmSync(lock.path, { force: true });
   } catch {
     // Already gone: nothing to release.
   }
@@ -105,13 +119,17 @@ export function lockRoot(base = userStateDir()): string {
   const root = join(base, "skillopt-sleep", "adopt-locks");
   if (!existsSync(root)) mkdirSync(root, { recursive: true, mode: 0o700 });
   const st = lstatSync(root);
-  if (!st.isDirectory() || st.isSymbolicLink()) throw new StagingError(`adoption lock directory ${root} must be a real directory, not a link or file`);
+  if (!st.isDirectory() || st.isSymbolicLink())
+    throw new StagingError(`adoption lock directory ${root} must be a real directory, not a link or file`);
   if (process.platform !== "win32") {
     if (typeof process.getuid === "function" && st.uid !== process.getuid()) {
-      throw new StagingError(`adoption lock directory ${root} is owned by another user (uid ${st.uid}); refusing to use it — remove it`);
+      throw new StagingError(
+        `adoption lock directory ${root} is owned by another user (uid ${st.uid}); refusing to use it — remove it`,
+      );
     }
     if ((st.mode & 0o777) !== 0o700) chmodSync(root, 0o700);
-    if ((lstatSync(root).mode & 0o777) !== 0o700) throw new StagingError(`adoption lock directory ${root} must have mode 0700`);
+    if ((lstatSync(root).mode & 0o777) !== 0o700)
+      throw new StagingError(`adoption lock directory ${root} must have mode 0700`);
   }
   return root;
 }

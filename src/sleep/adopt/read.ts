@@ -5,7 +5,13 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
 /** What a path is, in words, for a refusal. */
-export function kindOf(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+export function kindOf(st: {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+}): string {
   if (st.isSymbolicLink()) return "a symbolic link";
   if (st.isFIFO()) return "a FIFO";
   if (st.isSocket()) return "a socket";
@@ -21,27 +27,42 @@ export function kindOf(st: { isFile(): boolean; isDirectory(): boolean; isSymbol
  */
 export function readRegularFile(path: string, opts: { missingOk: true; maxBytes?: number }): Buffer | undefined;
 export function readRegularFile(path: string, opts?: { missingOk?: false; maxBytes?: number }): Buffer;
-export function readRegularFile(path: string, opts: { missingOk?: boolean; maxBytes?: number } = {}): Buffer | undefined {
+export function readRegularFile(
+  path: string,
+  opts: { missingOk?: boolean; maxBytes?: number } = {},
+): Buffer | undefined {
   const max = opts.maxBytes ?? 64 * 1024 * 1024;
   let pre: ReturnType<typeof lstatSync>;
   try {
     pre = lstatSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT" && opts.missingOk) return undefined;
-    throw new StagingError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { data: { kind: "unreadable" } });
+    throw new StagingError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      data: { kind: "unreadable" },
+    });
   }
-  if (!pre.isFile()) throw new StagingError(`${path} is ${kindOf(pre)}, not a regular file; refusing to read it`, { data: { kind: "unsafe_path" } });
+  if (!pre.isFile())
+    throw new StagingError(`${path} is ${kindOf(pre)}, not a regular file; refusing to read it`, {
+      data: { kind: "unsafe_path" },
+    });
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
   } catch (err) {
-    throw new StagingError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { data: { kind: "unreadable" } });
+    throw new StagingError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      data: { kind: "unreadable" },
+    });
   }
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.ino !== pre.ino || st.dev !== pre.dev)
-      throw new StagingError(`${path} was swapped while opening it; refusing to read it`, { data: { kind: "unsafe_path" } });
-    if (st.size > max) throw new StagingError(`${path} is ${st.size} bytes, more than the ${max} allowed`, { data: { kind: "unsafe_path" } });
+      throw new StagingError(`${path} was swapped while opening it; refusing to read it`, {
+        data: { kind: "unsafe_path" },
+      });
+    if (st.size > max)
+      throw new StagingError(`${path} is ${st.size} bytes, more than the ${max} allowed`, {
+        data: { kind: "unsafe_path" },
+      });
     const buf = Buffer.alloc(st.size);
     let off = 0;
     while (off < buf.length) {
@@ -61,8 +82,11 @@ export function readJsonFile(path: string, what: string): unknown {
   try {
     return JSON.parse(bytes.toString("utf8"));
   } catch (err) {
-    throw new StagingError(`${path}: ${what} is not valid JSON (${err instanceof Error ? err.message.split("\n")[0] : String(err)})`, {
-      data: { kind: "invalid_staging" },
-    });
+    throw new StagingError(
+      `${path}: ${what} is not valid JSON (${err instanceof Error ? err.message.split("\n")[0] : String(err)})`,
+      {
+        data: { kind: "invalid_staging" },
+      },
+    );
   }
 }

@@ -58,12 +58,21 @@ export function hasReceipts(dir: string): boolean {
  * renamed aside (`*.rolledback-<ms>`) so the night could be adopted again. The rollback is
  * journaled: killed at any point, the next status, adopt or rollback completes it.
  */
-export function rollbackNight(dir: string, opts: { stateDir: string; force?: boolean; now?: number; hooks?: TargetHooks }): RollbackResult {
+export function rollbackNight(
+  dir: string,
+  opts: { stateDir: string; force?: boolean; now?: number; hooks?: TargetHooks },
+): RollbackResult {
   trustNight(dir, opts.stateDir);
   const rec = recoverJournal(dir, { stateDir: opts.stateDir, force: opts.force });
   if (rec.inProgress) throw new StagingError(`an adoption or rollback of ${dir} is already in progress`);
   let scope = trustNight(dir, opts.stateDir);
-  const result: RollbackResult = { staging_dir: scope.dir, restored: [], removed: [], already: [], completed_interrupted: rec.kind === "rollback" };
+  const result: RollbackResult = {
+    staging_dir: scope.dir,
+    restored: [],
+    removed: [],
+    already: [],
+    completed_interrupted: rec.kind === "rollback",
+  };
   if (rec.kind === "rollback") result.restored.push(...rec.restored);
   let rows = receiptsOf(scope);
   if (rows.length === 0) {
@@ -87,25 +96,39 @@ export function rollbackNight(dir: string, opts: { stateDir: string; force?: boo
         continue;
       }
       if (now !== r.after && !opts.force) {
-        throw new StagingError(`${r.live} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`, {
-          data: { kind: "rollback_refused" },
-        });
+        throw new StagingError(
+          `${r.live} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`,
+          {
+            data: { kind: "rollback_refused" },
+          },
+        );
       }
       if (r.before !== "") {
         if (!r.backup) throw new StagingError(`backup (none) of ${r.live} is missing`);
         checkStagingPath(scope, r.backup);
         const bytes = readRegularFile(r.backup, { missingOk: true });
         if (!bytes) throw new StagingError(`backup ${r.backup} of ${r.live} is missing`);
-        if (sha256(bytes) !== r.before) throw new StagingError(`backup ${r.backup} does not hold the original bytes of ${r.live}`);
+        if (sha256(bytes) !== r.before)
+          throw new StagingError(`backup ${r.backup} does not hold the original bytes of ${r.live}`);
       }
       targets.push({ live_path: r.live, sha256_before: r.before, sha256_after: r.after, backup_path: r.backup });
     }
     const stamp = opts.now ?? Date.now();
     const renames = ["adopted_legacy.json", "adopted_skills.json", "backup"]
       .filter((f) => present(join(scope.dir, f)))
-      .map((f) => ({ from: join(scope.dir, f), to: join(scope.dir, `${f.replace(/\.json$/, "")}.rolledback-${stamp}${f.endsWith(".json") ? ".json" : ""}`) }));
+      .map((f) => ({
+        from: join(scope.dir, f),
+        to: join(scope.dir, `${f.replace(/\.json$/, "")}.rolledback-${stamp}${f.endsWith(".json") ? ".json" : ""}`),
+      }));
     for (const r of renames) if (existsSync(r.to)) throw new StagingError(`${r.to} already exists`);
-    const journal: RollbackJournal = { version: 2, kind: "rollback", force: opts.force === true, targets, created_dirs: readCreatedDirs(scope), renames };
+    const journal: RollbackJournal = {
+      version: 2,
+      kind: "rollback",
+      force: opts.force === true,
+      targets,
+      created_dirs: readCreatedDirs(scope),
+      renames,
+    };
     writeJournal(scope, journal, true);
     for (const p of completeRollback(scope, journal, opts.hooks)) {
       const t = targets.find((x) => x.live_path === p)!;
@@ -116,4 +139,3 @@ export function rollbackNight(dir: string, opts: { stateDir: string; force?: boo
     unlockAll(locks);
   }
 }
-

@@ -1,5 +1,16 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  realpathSync,
+  writeSync,
+} from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { StagingError } from "../../lib/index.ts";
 
@@ -28,9 +39,12 @@ function ownedPrivate(path: string, what: string, dir: boolean): void {
     throw new StagingError(`${what} ${path} must be a real ${dir ? "directory" : "file"}, not a link`);
   if (process.platform === "win32") return;
   const me = uid();
-  if (me !== undefined && st.uid !== me) throw new StagingError(`${what} ${path} is owned by another user (uid ${st.uid}); refusing to use it`);
+  if (me !== undefined && st.uid !== me)
+    throw new StagingError(`${what} ${path} is owned by another user (uid ${st.uid}); refusing to use it`);
   if (!dir && (st.mode & 0o077) !== 0)
-    throw new StagingError(`${what} ${path} is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); it must be 0600`);
+    throw new StagingError(
+      `${what} ${path} is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); it must be 0600`,
+    );
 }
 
 export function inside(child: string, parent: string): boolean {
@@ -46,7 +60,11 @@ export function inside(child: string, parent: string): boolean {
  */
 export function sealKey(stateDir: string, opts: { create?: boolean; project?: string } = {}): SealKey | undefined {
   const dir = resolve(stateDir);
-  if (opts.project && existsSync(opts.project) && inside(existsSync(dir) ? realpathSync(dir) : dir, realpathSync(opts.project))) {
+  if (
+    opts.project &&
+    existsSync(opts.project) &&
+    inside(existsSync(dir) ? realpathSync(dir) : dir, realpathSync(opts.project))
+  ) {
     throw new StagingError(
       `the Sleep state directory ${dir} is inside the project ${opts.project}; a repository could ship its key, so nights there are not trusted`,
     );
@@ -58,7 +76,11 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
     ownedPrivate(dir, "state directory", true);
     const key = randomBytes(32);
     try {
-      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
+      const fd = openSync(
+        file,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+        0o600,
+      );
       try {
         writeSync(fd, `${key.toString("hex")}\n`);
       } finally {
@@ -66,7 +88,8 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
       }
     } catch (err) {
       // A concurrent review created it first: use theirs.
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw new StagingError(`cannot create the night seal key ${file}: ${String(err)}`);
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
+        throw new StagingError(`cannot create the night seal key ${file}: ${String(err)}`);
     }
   }
   ownedPrivate(dir, "state directory", true);
@@ -82,7 +105,9 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
     closeSync(fd);
   }
   if (!/^[0-9a-f]{64}$/.test(text))
-    throw new StagingError(`night seal key ${file} is damaged; delete it (nights sealed with it can then no longer be adopted) and rerun review`);
+    throw new StagingError(
+      `night seal key ${file} is damaged; delete it (nights sealed with it can then no longer be adopted) and rerun review`,
+    );
   return { stateDir: dir, key: Buffer.from(text, "hex") };
 }
 
@@ -94,7 +119,12 @@ function mac(k: SealKey, role: string, night: string, body: unknown): string {
 }
 
 /** `obj` with a seal field binding it to this user, this night folder name and this role. */
-export function sealObject<T extends Record<string, unknown>>(k: SealKey, role: string, nightDir: string, obj: T): T & { seal: string } {
+export function sealObject<T extends Record<string, unknown>>(
+  k: SealKey,
+  role: string,
+  nightDir: string,
+  obj: T,
+): T & { seal: string } {
   const { [SEAL_FIELD]: _old, ...rest } = obj;
   return { ...(rest as T), [SEAL_FIELD]: mac(k, role, basename(nightDir), rest) };
 }
@@ -103,7 +133,8 @@ export function sealObject<T extends Record<string, unknown>>(k: SealKey, role: 
 export function sealProblem(k: SealKey | undefined, role: string, nightDir: string, obj: unknown): string | undefined {
   if (!obj || typeof obj !== "object" || Array.isArray(obj)) return "it is not a JSON object";
   const { [SEAL_FIELD]: got, ...rest } = obj as Record<string, unknown>;
-  if (typeof got !== "string" || !got.startsWith(PREFIX)) return "it carries no seal (staged by another user, shipped by a repository, or by an older version)";
+  if (typeof got !== "string" || !got.startsWith(PREFIX))
+    return "it carries no seal (staged by another user, shipped by a repository, or by an older version)";
   if (!k) return "this user has no night seal key yet (no night was staged with this state directory)";
   const want = Buffer.from(mac(k, role, basename(nightDir), rest));
   const have = Buffer.from(got);

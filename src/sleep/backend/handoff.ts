@@ -10,12 +10,25 @@ import type { SleepBackend } from "./types.ts";
 const PENDING_PREFIX = "[[SKILLOPT-SLEEP-PENDING:";
 
 /** Model calls are waiting for answers in the handoff directory (exit 3). */
-export class PendingCallsError extends SkilloptError<{ handoff_pending: number; prompts: string; answers_dir: string }> {
-  constructor(pending: number, readonly promptsPath: string, readonly answersDir: string) {
+export class PendingCallsError extends SkilloptError<{
+  handoff_pending: number;
+  prompts: string;
+  answers_dir: string;
+}> {
+  constructor(
+    pending: number,
+    readonly promptsPath: string,
+    readonly answersDir: string,
+  ) {
     // Its own code: waiting for answers is not a failed model call (`backend`, exit 1).
-    super("handoff_pending", `${pending} model call(s) are waiting for answers: read ${promptsPath}, write each answer file, then rerun the same command`, 3, {
-      data: { handoff_pending: pending, prompts: promptsPath, answers_dir: answersDir },
-    });
+    super(
+      "handoff_pending",
+      `${pending} model call(s) are waiting for answers: read ${promptsPath}, write each answer file, then rerun the same command`,
+      3,
+      {
+        data: { handoff_pending: pending, prompts: promptsPath, answers_dir: answersDir },
+      },
+    );
   }
   get pending(): number {
     return this.data.handoff_pending;
@@ -64,14 +77,24 @@ export function createHandoffBackend(
     if (pending.size === 0) return undefined;
     mkdirSync(answers, { recursive: true });
     const list = [...pending.values()];
-    writeJsonAtomic(join(dir, "pending.json"), { format: "skillopt_sleep.handoff.v1", answers_dir: answers, pending: list });
+    writeJsonAtomic(join(dir, "pending.json"), {
+      format: "skillopt_sleep.handoff.v1",
+      answers_dir: answers,
+      pending: list,
+    });
     const md = [
       "# SkillOpt-Sleep: model calls waiting for answers",
       "",
       "Answer each prompt below in a fresh, isolated context (no memory of the others).",
       "Write only the raw answer text to the answer file named after it, then rerun the same command.",
       "",
-      ...list.flatMap((p) => [`Answer file: ${p.answer_file}`, `----- BEGIN PROMPT ${p.id} -----`, p.prompt, `----- END PROMPT ${p.id} -----`, ""]),
+      ...list.flatMap((p) => [
+        `Answer file: ${p.answer_file}`,
+        `----- BEGIN PROMPT ${p.id} -----`,
+        p.prompt,
+        `----- END PROMPT ${p.id} -----`,
+        "",
+      ]),
     ].join("\n");
     const promptsPath = join(dir, "PROMPTS.md");
     writeFileAtomic(promptsPath, md);
@@ -87,7 +110,9 @@ export function createHandoffBackend(
     settle: stop,
     async attempt(task, skill, memory, _sampleId, tools) {
       const text = call(attemptPrompt(task, skill, memory, tools), 1024);
-      const called = tools.filter((t) => new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(text));
+      const called = tools.filter((t) =>
+        new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(text),
+      );
       return { text, toolsCalled: called, tokens: 0 };
     },
     async judge(task, response) {
@@ -96,7 +121,13 @@ export function createHandoffBackend(
       if (raw.startsWith(PENDING_PREFIX)) return { hard: 0, soft: 0, rationale: "pending", tokens: 0 };
       const verdict = extractJson(raw);
       const score = verdict && typeof verdict === "object" && "score" in verdict ? Number(verdict.score) : Number.NaN;
-      if (Number.isFinite(score)) return { hard: score >= 0.8 ? 1 : 0, soft: Math.min(1, Math.max(0, score)), rationale: `score ${score}`, tokens: 0 };
+      if (Number.isFinite(score))
+        return {
+          hard: score >= 0.8 ? 1 : 0,
+          soft: Math.min(1, Math.max(0, score)),
+          rationale: `score ${score}`,
+          tokens: 0,
+        };
       return { ...scoreExact(task.reference || task.intent, response), rationale: "judge-parse-failed", tokens: 0 };
     },
     async reflect(input) {
@@ -105,7 +136,10 @@ export function createHandoffBackend(
       if (raw.startsWith(PENDING_PREFIX)) stop();
       const arr = extractJson(raw, "array") ?? [];
       const edits = arr
-        .filter((x): x is Record<string, unknown> => typeof x === "object" && x !== null && typeof (x as Record<string, unknown>).content === "string")
+        .filter(
+          (x): x is Record<string, unknown> =>
+            typeof x === "object" && x !== null && typeof (x as Record<string, unknown>).content === "string",
+        )
         .slice(0, input.editBudget)
         .map((x) => {
           const op = String(x.op ?? "add").toLowerCase();
@@ -127,7 +161,9 @@ export function createHandoffBackend(
         .filter((x): x is Record<string, unknown> => typeof x === "object" && x !== null)
         .map((x) => ({
           intent: String(x.intent ?? ""),
-          checks: Array.isArray(x.checks) ? (x.checks as Array<{ op: string; arg: unknown }>).filter((c) => c && typeof c.op === "string") : [],
+          checks: Array.isArray(x.checks)
+            ? (x.checks as Array<{ op: string; arg: unknown }>).filter((c) => c && typeof c.op === "string")
+            : [],
           rubric: typeof x.rubric === "string" ? x.rubric : "",
           satisfied: typeof x.satisfied === "boolean" ? x.satisfied : undefined,
         }));

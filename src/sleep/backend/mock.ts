@@ -44,7 +44,10 @@ function ruleKeys(task: TaskRecord): string[] {
 /** Rule sentences a task needs that the documents do not contain yet. */
 function missingRules(task: TaskRecord, doc: string): string[] {
   const lower = doc.toLowerCase();
-  const needed = [...ruleKeys(task).map((k) => RULE_TEXT[k]!), ...(correctionRule(task) ? [correctionRule(task)!] : [])];
+  const needed = [
+    ...ruleKeys(task).map((k) => RULE_TEXT[k]!),
+    ...(correctionRule(task) ? [correctionRule(task)!] : []),
+  ];
   return needed.filter((r) => !lower.includes(r.toLowerCase()));
 }
 
@@ -92,7 +95,11 @@ export function createMockBackend(): SleepBackend {
     lastError: "",
     async attempt(task, skill, memory, _sampleId, tools) {
       const doc = `${skill}\n${memory}`;
-      return { text: mockAttempt(task, skill, memory), toolsCalled: tools.filter((t) => toolCalled(t, doc)), tokens: 0 };
+      return {
+        text: mockAttempt(task, skill, memory),
+        toolsCalled: tools.filter((t) => toolCalled(t, doc)),
+        tokens: 0,
+      };
     },
     async judge(task, response) {
       if (task.reference_kind === "rubric") {
@@ -100,7 +107,12 @@ export function createMockBackend(): SleepBackend {
         return { hard: soft >= 0.8 ? 1 : 0, soft, rationale: "rubric keyword overlap (mock)", tokens: 0 };
       }
       const ok = task.outcome === "success" ? 1 : 0;
-      return { hard: ok, soft: ok, rationale: ok ? "outcome-derived (mock)" : "outcome-derived (mock): the session did not end well", tokens: 0 };
+      return {
+        hard: ok,
+        soft: ok,
+        rationale: ok ? "outcome-derived (mock)" : "outcome-derived (mock): the session did not end well",
+        tokens: 0,
+      };
     },
     async reflect(input: ReflectInput) {
       const doc = `${input.skill}\n${input.memory}`;
@@ -110,7 +122,13 @@ export function createMockBackend(): SleepBackend {
         for (const rule of missingRules(task, doc)) {
           if (edits.length >= input.editBudget) break;
           if (rejected.has(norm(rule)) || edits.some((e) => e.content === rule)) continue;
-          edits.push({ target: input.target, op: "add", content: rule, anchor: "", rationale: `task ${task.id} needs this rule` });
+          edits.push({
+            target: input.target,
+            op: "add",
+            content: rule,
+            anchor: "",
+            rationale: `task ${task.id} needs this rule`,
+          });
         }
       }
       return { edits, raw: JSON.stringify(edits), tokens: 0 };

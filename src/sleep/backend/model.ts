@@ -6,10 +6,21 @@ import { BackendError, UnsupportedError, errorMessage, extractJson, redactText }
 import { createModelClient, describeRoles, sleepModelConfig } from "../../backends/index.ts";
 import type { SleepBackendName, SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
-import { attemptPrompt, contrastPrompt, judgePrompt, minerPrompt, reflectPrompt, toolShim, toolTaskPrompt } from "./prompts.ts";
+import {
+  attemptPrompt,
+  contrastPrompt,
+  judgePrompt,
+  minerPrompt,
+  reflectPrompt,
+  toolShim,
+  toolTaskPrompt,
+} from "./prompts.ts";
 import type { MinedCandidate, SleepBackend } from "./types.ts";
 
-const JudgeSchema = v.object({ score: v.pipe(v.number(), v.minValue(0), v.maxValue(1)), reason: v.optional(v.string(), "") });
+const JudgeSchema = v.object({
+  score: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
+  reason: v.optional(v.string(), ""),
+});
 const EditSchema = v.looseObject({
   op: v.optional(v.string(), "add"),
   content: v.string(),
@@ -34,7 +45,9 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
     modelKey: o.modelKey ?? `${o.name}::${o.model}`,
     remote: true,
     lastError: "",
-    ...(client.round && client.batching ? { round: client.round.bind(client), batching: client.batching.bind(client) } : {}),
+    ...(client.round && client.batching
+      ? { round: client.round.bind(client), batching: client.batching.bind(client) }
+      : {}),
     async attempt(task, skill, memory, sampleId, tools) {
       self.ledger?.check();
       const runner = tools.length ? client.taskRunner() : undefined;
@@ -67,7 +80,9 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
         });
         const tokens = r.usage.promptTokens + r.usage.completionTokens;
         self.ledger?.record("attempt", tokens, r.costUsd, r.cached);
-        const called = tools.filter((t) => new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(r.text));
+        const called = tools.filter((t) =>
+          new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(r.text),
+        );
         return { text: r.text, toolsCalled: called, tokens };
       } catch (err) {
         self.ledger?.release();
@@ -81,13 +96,23 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
       self.ledger?.check();
       const r = await client.chatJson(
         "optimizer",
-        { stage: "sleep_judge", messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }], maxTokens: 200, json: true },
+        {
+          stage: "sleep_judge",
+          messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }],
+          maxTokens: 200,
+          json: true,
+        },
         JudgeSchema,
       );
       const tokens = r.response ? r.response.usage.promptTokens + r.response.usage.completionTokens : 0;
       self.ledger?.record("judge", tokens, r.response?.costUsd ?? null, r.response?.cached ?? false);
       if (!r.ok) return { hard: 0, soft: 0, rationale: "judge-parse-failed", tokens };
-      return { hard: r.value.score >= 0.8 ? 1 : 0, soft: r.value.score, rationale: r.value.reason || `score ${r.value.score}`, tokens };
+      return {
+        hard: r.value.score >= 0.8 ? 1 : 0,
+        soft: r.value.score,
+        rationale: r.value.reason || `score ${r.value.score}`,
+        tokens,
+      };
     },
     async reflect(input) {
       if (input.failures.length === 0) return { edits: [], raw: "", tokens: 0 };
@@ -137,14 +162,24 @@ function modelSleepBackend(client: ModelClient, o: { name: string; model: string
       for (const item of extractJson(r.text, "array") ?? []) {
         const p = v.safeParse(EditSchema, item);
         if (p.success && p.output.content.trim())
-          edits.push({ target: input.target, op: "add", content: p.output.content.trim(), anchor: "", rationale: p.output.rationale.trim() });
+          edits.push({
+            target: input.target,
+            op: "add",
+            content: p.output.content.trim(),
+            anchor: "",
+            rationale: p.output.rationale.trim(),
+          });
         if (edits.length >= input.editBudget) break;
       }
       return { edits, raw: r.text, tokens };
     },
     async mine(input) {
       self.ledger?.check();
-      const r = await client.chat("optimizer", { stage: "sleep_mine", messages: [{ role: "user", content: minerPrompt(input) }], maxTokens: 800 });
+      const r = await client.chat("optimizer", {
+        stage: "sleep_mine",
+        messages: [{ role: "user", content: minerPrompt(input) }],
+        maxTokens: 800,
+      });
       self.ledger?.record("mine", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
       const arr = extractJson(r.text, "array") ?? [];
       const out: MinedCandidate[] = [];
@@ -180,7 +215,9 @@ export async function createModelSleepBackend(
   const target = cfg.target_backend || cfg.backend;
   const optimizer = cfg.optimizer_backend || cfg.backend;
   if (target === "mock" || target === "handoff" || optimizer === "mock" || optimizer === "handoff") {
-    throw new UnsupportedError("dual-role routing needs provider backends for both roles (mock and handoff cannot be mixed with a provider)");
+    throw new UnsupportedError(
+      "dual-role routing needs provider backends for both roles (mock and handoff cannot be mixed with a provider)",
+    );
   }
   // Sleep's own azure_openai request shape (fixed token budget, opt-in extra body), sleep.md §5.9.
   const extra: Record<string, unknown> = { sleep_requests: true };
@@ -199,10 +236,11 @@ export async function createModelSleepBackend(
   if (pi) extra.pi_exec_path = pi;
   const opencode = cfg.opencode_path || opts.env.SKILLOPT_SLEEP_OPENCODE_PATH;
   if (opencode) extra.opencode_exec_path = opencode;
-  const envModel = { claude: "SKILLOPT_SLEEP_CLAUDE_MODEL", codex: "SKILLOPT_SLEEP_CODEX_MODEL", copilot: "SKILLOPT_SLEEP_COPILOT_MODEL" } as Record<
-    string,
-    string
-  >;
+  const envModel = {
+    claude: "SKILLOPT_SLEEP_CLAUDE_MODEL",
+    codex: "SKILLOPT_SLEEP_CODEX_MODEL",
+    copilot: "SKILLOPT_SLEEP_COPILOT_MODEL",
+  } as Record<string, string>;
   const defaultModel = (b: string) => (envModel[b] ? opts.env[envModel[b]!] : undefined) ?? "";
   if (cfg.api_key_env) {
     const key = opts.env[cfg.api_key_env];
@@ -211,24 +249,42 @@ export async function createModelSleepBackend(
   }
   // A night is an evaluation nobody waits on: model.batch=eval sends its replays through a batch.
   if (cfg.batch) Object.assign(extra, { batch: "eval", batch_poll_seconds: cfg.batch_poll_seconds });
-  const t = sleepModelConfig(layerName(target), { model: cfg.target_model || cfg.model || defaultModel(target), extra });
-  const o = sleepModelConfig(layerName(optimizer), { model: cfg.optimizer_model || cfg.model || defaultModel(optimizer), extra });
-  const config = { model: { ...t.model, optimizer_backend: o.model.optimizer_backend, ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}) } };
+  const t = sleepModelConfig(layerName(target), {
+    model: cfg.target_model || cfg.model || defaultModel(target),
+    extra,
+  });
+  const o = sleepModelConfig(layerName(optimizer), {
+    model: cfg.optimizer_model || cfg.model || defaultModel(optimizer),
+    extra,
+  });
+  const config = {
+    model: {
+      ...t.model,
+      optimizer_backend: o.model.optimizer_backend,
+      ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}),
+    },
+  };
   // The call cache lives in the state dir, so a night writes nothing outside it and the project's staging folder.
   const client = await createModelClient(config, {
     env: opts.env,
     concurrency: { target: cfg.workers, optimizer: cfg.workers },
     ...(opts.stateDir ? { cacheDir: join(opts.stateDir, "cache") } : {}),
     // A money ceiling the night enforces itself: refuse to start when a role's cost is unknowable.
-    ...(cfg.max_cost_usd_per_night !== null && cfg.max_cost_usd_per_night !== undefined ? { requirePricesFor: "max_cost_usd_per_night" } : {}),
+    ...(cfg.max_cost_usd_per_night !== null && cfg.max_cost_usd_per_night !== undefined
+      ? { requirePricesFor: "max_cost_usd_per_night" }
+      : {}),
   });
   const model = cfg.target_model || cfg.model || defaultModel(target);
   const name = target === optimizer ? cfg.backend : `target=${target}/optimizer=${optimizer}`;
   // spec §6.11: `<backend>::<model>`, or `optimizer=<key>;target=<key>` under dual-role routing.
   const key = (b: string, m: string) => `${b}::${m}`;
   const dual = target !== optimizer || (cfg.optimizer_model && cfg.optimizer_model !== model);
-  const modelKey = dual ? `optimizer=${key(optimizer, cfg.optimizer_model || cfg.model)};target=${key(target, model)}` : key(cfg.backend, model);
-  const backend = Object.assign(modelSleepBackend(client, { name, model, modelKey }), { describe: describeRoles(client) });
+  const modelKey = dual
+    ? `optimizer=${key(optimizer, cfg.optimizer_model || cfg.model)};target=${key(target, model)}`
+    : key(cfg.backend, model);
+  const backend = Object.assign(modelSleepBackend(client, { name, model, modelKey }), {
+    describe: describeRoles(client),
+  });
   backend.close = () => client.close();
   return backend;
 }

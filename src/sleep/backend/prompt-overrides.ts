@@ -22,7 +22,8 @@ export function promptOverride(name: PromptName): string | undefined {
     const templates: Partial<Record<PromptName, string>> = {};
     try {
       const data = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-      for (const n of PROMPT_NAMES) if (typeof data[n] === "string" && (data[n] as string).trim()) templates[n] = data[n] as string;
+      for (const n of PROMPT_NAMES)
+        if (typeof data[n] === "string" && (data[n] as string).trim()) templates[n] = data[n] as string;
     } catch (err) {
       log.warn(`sleep: ignoring prompt overrides in ${path}: ${err instanceof Error ? err.message : String(err)}`);
     }

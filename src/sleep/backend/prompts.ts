@@ -12,12 +12,25 @@ export function attemptPrompt(task: TaskRecord, skill: string, memory: string, t
   if (task.system) {
     const skillSection = skill.trim() ? `## Skill\n${skill}\n\n` : "";
     const memorySection = memory.trim() ? `## Memory\n${memory}\n\n` : "";
-    const sys = task.system.includes("{skill_section}") ? task.system.replace("{skill_section}", skillSection) : `${skillSection}${task.system}`;
+    const sys = task.system.includes("{skill_section}")
+      ? task.system.replace("{skill_section}", skillSection)
+      : `${skillSection}${task.system}`;
     return `${head}${sys}${memorySection}\n${task.intent}${task.context_excerpt ? `\n\n${task.context_excerpt}` : ""}`;
   }
   const custom = promptOverride("attempt");
-  if (custom) return head + fillTemplate(custom, { SKILL: orNone(skill), MEMORY: orNone(memory), INTENT: task.intent, CONTEXT: task.context_excerpt });
-  const toolNote = tools.length ? `\nTools you may call (write TOOL_CALL: <name> on its own line to call one): ${tools.join(", ")}\n` : "";
+  if (custom)
+    return (
+      head +
+      fillTemplate(custom, {
+        SKILL: orNone(skill),
+        MEMORY: orNone(memory),
+        INTENT: task.intent,
+        CONTEXT: task.context_excerpt,
+      })
+    );
+  const toolNote = tools.length
+    ? `\nTools you may call (write TOOL_CALL: <name> on its own line to call one): ${tools.join(", ")}\n`
+    : "";
   return `${head}You are a coding agent answering one request from a developer. Follow the guidance below, including any format or length rules; \
 where the learned-preferences block sets an explicit limit, it overrides general advice. Reply with the final answer only.
 
@@ -79,13 +92,23 @@ export function reflectPrompt(input: ReflectInput, firm: boolean): string {
   for (const f of input.failures) {
     const why = f.result.judge_rationale;
     if (!why.startsWith("failed:")) continue;
-    for (const item of why.slice(7).split(",").map((s) => s.trim()).filter(Boolean)) counts.set(item, (counts.get(item) ?? 0) + 1);
+    for (const item of why
+      .slice(7)
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean))
+      counts.set(item, (counts.get(item) ?? 0) + 1);
   }
-  const criteria = [...counts.entries()].sort((a, b) => b[1] - a[1]).map(([item, n]) => `- ${requirement(item)} [${item}, failed ${n}x]`);
+  const criteria = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(([item, n]) => `- ${requirement(item)} [${item}, failed ${n}x]`);
   const guard = input.failures.find((f) => f.task.system)?.task.system ?? "";
   const failures = input.failures
     .slice(0, 8)
-    .map((f) => `- wanted: ${f.task.intent.slice(0, 160)}\n  got: ${f.result.response.slice(0, 160)}\n  why-wrong: ${f.result.fail_reason.slice(0, 160)}`);
+    .map(
+      (f) =>
+        `- wanted: ${f.task.intent.slice(0, 160)}\n  got: ${f.result.response.slice(0, 160)}\n  why-wrong: ${f.result.fail_reason.slice(0, 160)}`,
+    );
   const custom = promptOverride("reflect");
   if (custom) {
     const filled = fillTemplate(custom, {
@@ -97,7 +120,13 @@ export function reflectPrompt(input: ReflectInput, firm: boolean): string {
       PREFS: input.preferences,
       FAILURES: failures.join("\n"),
     });
-    return head + filled + (firm ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences." : "");
+    return (
+      head +
+      filled +
+      (firm
+        ? "\nYour previous reply was not a valid JSON array. Reply with the JSON array only: no prose, no code fences."
+        : "")
+    );
   }
   return `${head}An agent keeps failing the recurring tasks below. Propose at most ${input.editBudget} bounded edits to its ${input.target}. Each edit is one \
 short, general, reusable rule (never the answer to one task). If failing criteria are listed, the rules together must satisfy all of them. Be concrete: quote \
@@ -108,9 +137,17 @@ Return only a JSON array of objects {"op": "add"|"replace"|"delete", "content": 
 
 ## Current ${input.target}
 ${orNone(doc)}
-${guard ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay \
-consistent with this contract\n` : ""}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${input.preferences.trim() ? `\n## User \
-preferences (honour as priors)\n${input.preferences}\n` : ""}${rejectedSection(input.rejectedBefore)}
+${
+  guard
+    ? `\n## Output contract (must stay satisfied)\n${guard.slice(0, 900)}\n- keep the format and language\n- never ask the user\n- stay \
+consistent with this contract\n`
+    : ""
+}${criteria.length ? `\n## Failing criteria\n${criteria.join("\n")}\n` : ""}${
+  input.preferences.trim()
+    ? `\n## User \
+preferences (honour as priors)\n${input.preferences}\n`
+    : ""
+}${rejectedSection(input.rejectedBefore)}
 ## Recurring failures
 ${failures.join("\n")}`;
 }
@@ -154,16 +191,17 @@ Feedback signals: ${input.feedback.length ? input.feedback.slice(0, 6).join(", "
 }
 
 /** Prompt for contrastive reflection (spec §5.6): what the good attempts did that the bad ones did not. */
-export function contrastPrompt(sets: readonly ContrastSet[], input: Omit<ReflectInput, "failures" | "successes">): string {
+export function contrastPrompt(
+  sets: readonly ContrastSet[],
+  input: Omit<ReflectInput, "failures" | "successes">,
+): string {
   const doc = input.target === "skill" ? input.skill : input.memory;
-  const rows = sets
-    .slice(0, 6)
-    .map(
-      (s) =>
-        `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): \
+  const rows = sets.slice(0, 6).map(
+    (s) =>
+      `- task: ${s.task.intent.slice(0, 160)}\n  GOOD (score ${s.bestScore.toFixed(2)}, hard ${s.best.hard}, soft ${s.best.soft.toFixed(2)}): \
 ${s.best.response.slice(0, 200)}\n  BAD (score ${s.worstScore.toFixed(2)}, hard ${s.worst.hard}, soft ${s.worst.soft.toFixed(2)}): \
 ${s.worst.response.slice(0, 200)}\n  why bad: ${s.worst.fail_reason.slice(0, 100)}`,
-    );
+  );
   return `${head}Contrastive reflection. For each task below the same agent produced a GOOD and a BAD attempt. Identify what the good attempts did \
 and propose at most ${input.editBudget} short, general rules for its ${input.target} that make that behaviour reliable. Quote thresholds and formats \
 concretely. Never change the output format and never make the agent ask questions.

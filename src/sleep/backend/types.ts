@@ -68,14 +68,21 @@ export interface SleepBackend {
   judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number }>;
   reflect(input: ReflectInput): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
   /** Contrastive reflection over good/bad attempt pairs; undefined when not offered (then plain reflect runs). */
-  contrast?(sets: readonly ContrastSet[], input: Omit<ReflectInput, "failures" | "successes">): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
+  contrast?(
+    sets: readonly ContrastSet[],
+    input: Omit<ReflectInput, "failures" | "successes">,
+  ): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
   /** Throw when answers are still outstanding (handoff), so an unfinished night is never staged. */
   settle?(): void;
   /** Release provider resources (the call cache handle, child backends). */
   close?(): Promise<void>;
   /** Whether a phase's replays go through a provider batch (sleep.batch), and the round that collects them (the model layer's). */
   batching?(purpose: "eval" | "train"): boolean;
-  round?<T>(purpose: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>, signal?: AbortSignal): Promise<T>;
+  round?<T>(
+    purpose: "eval" | "train",
+    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T>;
   /** LLM mining of one session; undefined when the backend does not mine (mock). */
   mine?(input: MineInput): Promise<MinedCandidate[]>;
 }

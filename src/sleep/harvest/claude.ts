@@ -91,7 +91,13 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
     return;
   }
   // Injected caveats, sidechains and /compact summaries are not the user speaking.
-  if (rec.isMeta === true || rec.isSidechain === true || rec.isCompactSummary === true || rec.isVisibleInTranscriptOnly === true) return;
+  if (
+    rec.isMeta === true ||
+    rec.isSidechain === true ||
+    rec.isCompactSummary === true ||
+    rec.isVisibleInTranscriptOnly === true
+  )
+    return;
   const msg = obj(rec.message);
   if (!msg) return;
   const role = str(msg.role);
@@ -125,4 +131,3 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
   const text = blockText(msg.content);
   if (text) addFinal(d, text);
 }
-

@@ -29,7 +29,16 @@ const UUID_TAIL = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 
 // Payload keys holding tool arguments/outputs and encrypted reasoning: everything we read (type,
 // name, role, content, cwd, message) comes before them, and payload is the record's last key.
-const CODEX_BIG = new Set(["output", "arguments", "input", "encrypted_content", "aggregated_output", "formatted_output", "stdout", "stderr"]);
+const CODEX_BIG = new Set([
+  "output",
+  "arguments",
+  "input",
+  "encrypted_content",
+  "aggregated_output",
+  "formatted_output",
+  "stdout",
+  "stderr",
+]);
 const CODEX_STOP = (key: string, depth: number) => depth === 1 && CODEX_BIG.has(key);
 
 /** Codex rollouts: live `sessions/YYYY/MM/DD/*.jsonl` and flat `archived_sessions/*.jsonl`. */
@@ -150,7 +159,11 @@ function sanitizeCodexUser(text: string): string {
   if (t.startsWith("# AGENTS.md instructions") || t.includes("--- project-doc ---")) {
     const cut = Math.max(t.lastIndexOf("</environment_context>"), t.lastIndexOf("</INSTRUCTIONS>"));
     if (cut === -1) return "";
-    const rest = t.slice(cut).replace(/^<\/(?:environment_context|INSTRUCTIONS)>/, "").replace(/<[^>]+>/g, "").trim();
+    const rest = t
+      .slice(cut)
+      .replace(/^<\/(?:environment_context|INSTRUCTIONS)>/, "")
+      .replace(/<[^>]+>/g, "")
+      .trim();
     return rest;
   }
   return t;
@@ -160,7 +173,11 @@ function sanitizeCodexUser(text: string): string {
  * True when this message is the echo of one already recorded (same text, the other record kind,
  * still waiting); otherwise the message is new and waits for its own echo.
  */
-function isEcho(pending: Array<{ kind: "item" | "event"; text: string }>, kind: "item" | "event", text: string): boolean {
+function isEcho(
+  pending: Array<{ kind: "item" | "event"; text: string }>,
+  kind: "item" | "event",
+  text: string,
+): boolean {
   const i = pending.findIndex((p) => p.kind !== kind && p.text === text);
   if (i >= 0) {
     pending.splice(i, 1);
@@ -191,4 +208,3 @@ function assistantText(st: SessionState, raw: string, kind: "item" | "event"): v
   st.digest.n_assistant_turns++;
   addFinal(st.digest, text);
 }
-

@@ -6,7 +6,18 @@ import { arr, type JsonObject, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
 import { type AgentDb, openAgentDb, rowMark } from "./sqlite-source.ts";
-import { addFinal, addTool, addUnique, addUserText, cleanMeta, cleanText, emptyDigest, sanitizeToolName, toEpochMs, toIsoUtc } from "./text.ts";
+import {
+  addFinal,
+  addTool,
+  addUnique,
+  addUserText,
+  cleanMeta,
+  cleanText,
+  emptyDigest,
+  sanitizeToolName,
+  toEpochMs,
+  toIsoUtc,
+} from "./text.ts";
 
 /** `~/.copilot/session-store.db` on every OS (spec §3.6). */
 function copilotCliStore(ctx: ReaderContext): string {
@@ -42,7 +53,8 @@ function eventFiles(dir: string): Candidate[] {
     if (e.isSymbolicLink()) continue;
     let c: Candidate | undefined;
     if (e.isDirectory()) c = fileCandidate(join(dir, e.name, "events.jsonl"), e.name, "", `copilot-events:${e.name}`);
-    else if (e.isFile() && e.name.endsWith(".jsonl")) c = fileCandidate(join(dir, e.name), e.name.slice(0, -6), "", `copilot-events:${e.name.slice(0, -6)}`);
+    else if (e.isFile() && e.name.endsWith(".jsonl"))
+      c = fileCandidate(join(dir, e.name), e.name.slice(0, -6), "", `copilot-events:${e.name.slice(0, -6)}`);
     if (c) out.push(c);
   }
   return out;
@@ -74,7 +86,15 @@ export const copilotCliSource: SessionSource = {
     for (const r of rows) {
       if (typeof r.id !== "string" || !r.id || !r.cwd || withEvents.has(r.id)) continue;
       const updated = toEpochMs(r.updated_at) ?? toEpochMs(r.created_at) ?? 0;
-      out.push({ key: `${path}#${r.id}`, path, sessionId: r.id, mtimeMs: updated, size: r.n_turns, revision: updated, project: r.cwd });
+      out.push({
+        key: `${path}#${r.id}`,
+        path,
+        sessionId: r.id,
+        mtimeMs: updated,
+        size: r.n_turns,
+        revision: updated,
+        project: r.cwd,
+      });
     }
     return out;
   },
@@ -89,12 +109,15 @@ export const copilotCliSource: SessionSource = {
     }
     const db = open?.db.db;
     if (!db) throw new Error(`${c.path} is not open`);
-    const s = db.query("SELECT id, cwd, branch, created_at, updated_at FROM sessions WHERE id = ?").get(c.sessionId) as
-      | Omit<SessionRow, "n_turns">
-      | null;
+    const s = db
+      .query("SELECT id, cwd, branch, created_at, updated_at FROM sessions WHERE id = ?")
+      .get(c.sessionId) as Omit<SessionRow, "n_turns"> | null;
     const mark = rowMark(c);
     if (!s) return { state: null, mark, bytesRead: 0 };
-    const state: SessionState = { digest: emptyDigest("copilot_cli", c.sessionId, `${c.path}#${c.sessionId}`), own: false };
+    const state: SessionState = {
+      digest: emptyDigest("copilot_cli", c.sessionId, `${c.path}#${c.sessionId}`),
+      own: false,
+    };
     const d = state.digest;
     d.project = s.cwd ?? "";
     d.git_branch = cleanMeta(s.branch ?? "");

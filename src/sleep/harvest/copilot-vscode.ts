@@ -48,7 +48,10 @@ export function fileUriToPath(uri: string): string {
 /** The local folder a VS Code-family workspace storage entry belongs to ("" when none). */
 export function workspaceProject(dir: string): string {
   try {
-    const ws = JSON.parse(readFileSync(join(dir, "workspace.json"), "utf8")) as { folder?: unknown; workspace?: unknown };
+    const ws = JSON.parse(readFileSync(join(dir, "workspace.json"), "utf8")) as {
+      folder?: unknown;
+      workspace?: unknown;
+    };
     if (typeof ws.folder === "string") return fileUriToPath(ws.folder);
     if (typeof ws.workspace === "string") {
       const p = fileUriToPath(ws.workspace);
@@ -62,7 +65,15 @@ export function workspaceProject(dir: string): string {
 
 // Never read (spec §3.5): tool inputs/outputs, result details and metadata, rendered context,
 // variables. Of a request's `result` only `errorDetails` (the error the user was shown) is read.
-const VSCODE_DROP = new Set(["resultDetails", "toolSpecificData", "metadata", "timings", "variableData", "contentReferences", "codeCitations"]);
+const VSCODE_DROP = new Set([
+  "resultDetails",
+  "toolSpecificData",
+  "metadata",
+  "timings",
+  "variableData",
+  "contentReferences",
+  "codeCitations",
+]);
 function vscodeDrop(key: string): boolean {
   return VSCODE_DROP.has(key);
 }
@@ -158,7 +169,12 @@ function applyOp(doc: Doc, op: JsonObject): Doc {
   if (kind === 0) return obj(op.v) ? op.v : doc;
   if (doc === undefined) return doc;
   const path = arr(op.k);
-  if (!path || path.length === 0 || !path.every((p) => typeof p === "string" || (typeof p === "number" && Number.isInteger(p)))) return doc;
+  if (
+    !path ||
+    path.length === 0 ||
+    !path.every((p) => typeof p === "string" || (typeof p === "number" && Number.isInteger(p)))
+  )
+    return doc;
   const parent = walk(doc, path.slice(0, -1) as (string | number)[]);
   const last = path[path.length - 1] as string | number;
   if (parent === undefined) return doc;

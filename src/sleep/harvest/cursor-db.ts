@@ -65,7 +65,9 @@ function composerProjects(userDir: string): Map<string, string> {
     const db = openImmutable(join(root, e.name, "state.vscdb"));
     if (!db) continue;
     try {
-      const row = db.query("SELECT value FROM ItemTable WHERE key = 'composer.composerData'").get() as { value: unknown } | null;
+      const row = db.query("SELECT value FROM ItemTable WHERE key = 'composer.composerData'").get() as {
+        value: unknown;
+      } | null;
       const all = parse(row?.value)?.allComposers;
       for (const c of Array.isArray(all) ? all : []) {
         const id = (c as { composerId?: unknown }).composerId;
@@ -89,7 +91,10 @@ export function listCursorDb(ctx: ReaderContext): Candidate[] {
   if (!db) return [];
   let rows: { key: string; value: unknown }[];
   try {
-    rows = db.query("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%'").all() as { key: string; value: unknown }[];
+    rows = db.query("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%'").all() as {
+      key: string;
+      value: unknown;
+    }[];
   } catch (err) {
     log.withTag("harvest").warn(`cannot read ${path}: ${errorMessage(err)}`);
     db.close();
@@ -128,16 +133,22 @@ export function readCursorDb(c: Candidate, ctx: ReaderContext): ReadOutcome {
   const mark = rowMark(c);
   const db = open?.db;
   if (!db) throw new Error(`${c.path} is not open`);
-  const row = db.query("SELECT value FROM cursorDiskKV WHERE key = ?").get(`composerData:${c.sessionId}`) as { value: unknown } | null;
+  const row = db.query("SELECT value FROM cursorDiskKV WHERE key = ?").get(`composerData:${c.sessionId}`) as {
+    value: unknown;
+  } | null;
   const data = parse(row?.value);
   if (!data) return { state: null, mark, bytesRead: 0 };
-  const state: SessionState = { digest: { ...emptyDigest("cursor", c.sessionId, `${c.path}#${c.sessionId}`), project: c.project }, own: false };
+  const state: SessionState = {
+    digest: { ...emptyDigest("cursor", c.sessionId, `${c.path}#${c.sessionId}`), project: c.project },
+    own: false,
+  };
   const d = state.digest;
   d.started_at = toIsoUtc(data.createdAt);
   d.ended_at = toIsoUtc(data.lastUpdatedAt) || d.started_at;
   let bubbles: Record<string, unknown>[] = [];
   let bytes = 0;
-  if (Array.isArray(data.conversation) && data.conversation.length) bubbles = data.conversation as Record<string, unknown>[];
+  if (Array.isArray(data.conversation) && data.conversation.length)
+    bubbles = data.conversation as Record<string, unknown>[];
   else if (Array.isArray(data.fullConversationHeadersOnly)) {
     const get = db.query("SELECT value FROM cursorDiskKV WHERE key = ?");
     for (const h of data.fullConversationHeadersOnly as { bubbleId?: unknown }[]) {
@@ -159,7 +170,8 @@ export function readCursorDb(c: Candidate, ctx: ReaderContext): ReadOutcome {
         d.n_assistant_turns++;
         addFinal(d, text);
       } else if (typeof tool !== "string") d.n_assistant_turns++;
-      if ((b.toolFormerData as { status?: unknown } | undefined)?.status === "error") addUnique(d.feedback_signals, "neg:cursor_tool_error");
+      if ((b.toolFormerData as { status?: unknown } | undefined)?.status === "error")
+        addUnique(d.feedback_signals, "neg:cursor_tool_error");
     }
   }
   return { state: d.n_user_turns > 0 ? state : null, mark, bytesRead: bytes };

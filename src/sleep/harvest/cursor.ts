@@ -16,7 +16,9 @@ function cursorHome(ctx: ReaderContext): string {
 
 /** Cursor's workspace slug: the absolute path with every non-alphanumeric run turned into `-`. */
 export function cursorSlug(path: string): string {
-  return resolve(path).replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+  return resolve(path)
+    .replace(/[^A-Za-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
 }
 
 interface Workspace {
@@ -58,9 +60,17 @@ function selectWorkspaces(ctx: ReaderContext): Workspace[] {
   const all = names
     .map((n) => ({ dir: join(root, n), path: workspacePath(join(root, n)) }))
     .filter((w) => existsSync(join(w.dir, "agent-transcripts")));
-  const requested = ctx.scope === "all" ? [] : ctx.scope === "invoked" ? (ctx.invokedProject ? [ctx.invokedProject] : []) : [...ctx.scope];
+  const requested =
+    ctx.scope === "all"
+      ? []
+      : ctx.scope === "invoked"
+        ? ctx.invokedProject
+          ? [ctx.invokedProject]
+          : []
+        : [...ctx.scope];
   // Every workspace is labelled with its own path, never the ~/.cursor/projects/<slug> folder.
-  if (requested.length === 0) return all.map((w) => ({ ...w, path: w.path || slugToPath(basename(w.dir), ctx.platform) }));
+  if (requested.length === 0)
+    return all.map((w) => ({ ...w, path: w.path || slugToPath(basename(w.dir), ctx.platform) }));
   const out = new Map<string, Workspace>();
   for (const project of requested) for (const w of workspacesFor(project, all, root, ctx.platform)) out.set(w.dir, w);
   return [...out.values()];
@@ -123,7 +133,8 @@ export const cursorSource: SessionSource = {
         if (e.isFile() && e.name.endsWith(".jsonl")) pushFile(out, p, e.name.slice(0, -6), ws.path);
         else if (e.isDirectory()) {
           for (const f of safeDir(p)) {
-            if (f.isFile() && !f.isSymbolicLink() && f.name.endsWith(".jsonl")) pushFile(out, join(p, f.name), e.name, ws.path);
+            if (f.isFile() && !f.isSymbolicLink() && f.name.endsWith(".jsonl"))
+              pushFile(out, join(p, f.name), e.name, ws.path);
           }
         }
       }

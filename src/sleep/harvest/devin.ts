@@ -14,7 +14,9 @@ function devinTranscriptDirs(ctx: ReaderContext): string[] {
   const home = homeDir();
   const env = ctx.env;
   if (ctx.platform === "win32") {
-    return [env.LOCALAPPDATA, env.APPDATA].filter((b): b is string => !!b).map((b) => join(b, "devin", "cli", "transcripts"));
+    return [env.LOCALAPPDATA, env.APPDATA]
+      .filter((b): b is string => !!b)
+      .map((b) => join(b, "devin", "cli", "transcripts"));
   }
   if (ctx.platform === "darwin") return [join(home, "Library", "Application Support", "devin", "cli", "transcripts")];
   return [join(env.XDG_DATA_HOME || join(home, ".local", "share"), "devin", "cli", "transcripts")];
@@ -101,7 +103,11 @@ export const devinSource: SessionSource = {
     d.started_at = toIsoUtc(d.started_at);
     d.ended_at = toIsoUtc(d.ended_at);
     mark.high_water_ms = Math.max(toEpochMs(d.ended_at) ?? 0, c.mtimeMs);
-    return { state: d.n_user_turns > 0 ? state : null, mark: { ...mark, session_id: id, project: d.project }, bytesRead: buf.length };
+    return {
+      state: d.n_user_turns > 0 ? state : null,
+      mark: { ...mark, session_id: id, project: d.project },
+      bytesRead: buf.length,
+    };
   },
 };
 

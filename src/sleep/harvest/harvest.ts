@@ -16,7 +16,10 @@ const WRITE_BATCH = 256;
 function scopeKey(scope: Scope, invoked: string): string {
   if (scope === "all") return "*";
   if (scope === "invoked") return invoked ? resolve(invoked) : "*";
-  return [...scope].map((s) => resolve(s)).sort().join("\n");
+  return [...scope]
+    .map((s) => resolve(s))
+    .sort()
+    .join("\n");
 }
 
 /**
@@ -138,11 +141,17 @@ function closeLane(lane: Lane, opts: HarvestOptions): void {
   const state = opts.state;
   if (!state) return;
   if (lane.writes.length > 0) state.putFiles(lane.writes.splice(0));
-  if (lane.listed && lane.source.listsEverything && lane.candidates.length > 0) prune(state, lane.source, lane.files, lane.candidates);
+  if (lane.listed && lane.source.listsEverything && lane.candidates.length > 0)
+    prune(state, lane.source, lane.files, lane.candidates);
 }
 
 /** One candidate: skip it cheaply, serve it from the parse cache, or read what is new. */
-function visit(lane: Lane, c: Candidate, ctx: ReaderContext, opts: HarvestOptions): { digest: SessionDigest; delivery: Delivery } | undefined {
+function visit(
+  lane: Lane,
+  c: Candidate,
+  ctx: ReaderContext,
+  opts: HarvestOptions,
+): { digest: SessionDigest; delivery: Delivery } | undefined {
   const { source, stats, files, delivered, writes } = lane;
   const state = opts.state;
   const since = opts.sinceMs;
@@ -158,7 +167,12 @@ function visit(lane: Lane, c: Candidate, ctx: ReaderContext, opts: HarvestOption
     stats.filtered++;
     return undefined;
   }
-  if (unchanged && c.project === "" && prior.project && !projectMatches(prior.project, opts.scope, ctx.invokedProject)) {
+  if (
+    unchanged &&
+    c.project === "" &&
+    prior.project &&
+    !projectMatches(prior.project, opts.scope, ctx.invokedProject)
+  ) {
     stats.filtered++;
     return undefined;
   }
@@ -171,7 +185,14 @@ function visit(lane: Lane, c: Candidate, ctx: ReaderContext, opts: HarvestOption
     sessionState = state?.loadState(source.name, c.key) ?? null;
   } else {
     const priorState = prior && state ? state.loadState(source.name, c.key) : undefined;
-    ({ sessionState, mark } = readOne(source, c, prior && priorState ? { mark: prior, state: priorState } : undefined, ctx, stats, writes));
+    ({ sessionState, mark } = readOne(
+      source,
+      c,
+      prior && priorState ? { mark: prior, state: priorState } : undefined,
+      ctx,
+      stats,
+      writes,
+    ));
     // Flush the parse cache in batches so memory stays flat on a large history.
     if (state && writes.length >= WRITE_BATCH) state.putFiles(writes.splice(0));
   }
@@ -198,7 +219,12 @@ function visit(lane: Lane, c: Candidate, ctx: ReaderContext, opts: HarvestOption
  * just listed that it no longer has. Keys of other homes or databases (another --claude-home) and
  * id keys are kept, so switching back never re-delivers old sessions.
  */
-function prune(state: HarvestStateStore, source: SessionSource, files: Map<string, SessionFileMark>, candidates: Candidate[]): void {
+function prune(
+  state: HarvestStateStore,
+  source: SessionSource,
+  files: Map<string, SessionFileMark>,
+  candidates: Candidate[],
+): void {
   const live = new Set(candidates.map((c) => c.key));
   const dbs = new Set(candidates.filter((c) => c.key.startsWith(`${c.path}#`)).map((c) => `${c.path}#`));
   const gone = [...files.keys()].filter((k) => {

@@ -329,7 +329,10 @@ export function arr(v: JsonValue | undefined): JsonValue[] | undefined {
  * A plain copy of a parsed value that outlives the read buffer: RawStrings decoded, and keys the
  * reader never uses (`drop(key, parent)`) left out without decoding them.
  */
-export function materialize(v: JsonValue | undefined, drop?: (key: string, parent: JsonObject) => boolean): JsonValue | undefined {
+export function materialize(
+  v: JsonValue | undefined,
+  drop?: (key: string, parent: JsonObject) => boolean,
+): JsonValue | undefined {
   if (v instanceof RawString) return v.text();
   if (Array.isArray(v)) return v.map((x) => materialize(x, drop) ?? null);
   if (v !== null && typeof v === "object") {

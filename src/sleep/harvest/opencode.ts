@@ -67,8 +67,22 @@ export const opencodeSource: SessionSource = {
     const out: Candidate[] = [];
     for (const r of rows) {
       if (typeof r.id !== "string" || !r.id || typeof r.directory !== "string" || !isAbsolute(r.directory)) continue;
-      if (typeof r.time_updated !== "number" || r.time_updated <= 0 || typeof r.time_created !== "number" || r.time_created <= 0) continue;
-      out.push({ key: `${path}#${r.id}`, path, sessionId: r.id, mtimeMs: r.time_updated, size: r.n, revision: r.time_updated, project: r.directory });
+      if (
+        typeof r.time_updated !== "number" ||
+        r.time_updated <= 0 ||
+        typeof r.time_created !== "number" ||
+        r.time_created <= 0
+      )
+        continue;
+      out.push({
+        key: `${path}#${r.id}`,
+        path,
+        sessionId: r.id,
+        mtimeMs: r.time_updated,
+        size: r.n,
+        revision: r.time_updated,
+        project: r.directory,
+      });
     }
     return out;
   },
@@ -76,12 +90,22 @@ export const opencodeSource: SessionSource = {
     const db = open?.db.db;
     if (!db) throw new Error(`${c.path} is not open`);
     const mark = rowMark(c);
-    const hasMeta = (db.query("SELECT COUNT(*) AS n FROM pragma_table_info('session') WHERE name = 'metadata'").get() as { n: number }).n > 0;
+    const hasMeta =
+      (
+        db.query("SELECT COUNT(*) AS n FROM pragma_table_info('session') WHERE name = 'metadata'").get() as {
+          n: number;
+        }
+      ).n > 0;
     const s = db
-      .query(`SELECT id, directory, agent, time_created, time_updated${hasMeta ? ", metadata" : ""} FROM session WHERE id = ?`)
+      .query(
+        `SELECT id, directory, agent, time_created, time_updated${hasMeta ? ", metadata" : ""} FROM session WHERE id = ?`,
+      )
       .get(c.sessionId) as SessionRow | null;
     if (!s) return { state: null, mark, bytesRead: 0 };
-    const state: SessionState = { digest: emptyDigest("opencode", c.sessionId, `opencode://${c.sessionId}`), own: false };
+    const state: SessionState = {
+      digest: emptyDigest("opencode", c.sessionId, `opencode://${c.sessionId}`),
+      own: false,
+    };
     const d = state.digest;
     if (typeof s.agent === "string" && OWN_AGENT.test(s.agent)) state.own = true;
     d.project = String(s.directory);
@@ -128,7 +152,8 @@ export const opencodeSource: SessionSource = {
             if (p.type === "tool-invocation" && typeof inv?.toolName === "string") addTool(d, inv.toolName);
           }
           if (data.error) {
-            if (!d.feedback_signals.includes("neg:opencode_message_error")) d.feedback_signals.push("neg:opencode_message_error");
+            if (!d.feedback_signals.includes("neg:opencode_message_error"))
+              d.feedback_signals.push("neg:opencode_message_error");
           }
           if (text) addFinal(d, text);
         }

@@ -56,7 +56,8 @@ export function cleanMeta(text: string): string {
  * diagnostics, system reminders, background-task notifications. They are not the user's words and
  * would hide a leading correction ("no, …") behind them.
  */
-const INJECTED = /<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder|task-notification|user-prompt-submit-hook)\b[^>]*>[\s\S]*?<\/\1>/g;
+const INJECTED =
+  /<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder|task-notification|user-prompt-submit-hook)\b[^>]*>[\s\S]*?<\/\1>/g;
 
 /** The text with injected blocks removed (unchanged when there are none). */
 export function stripInjected(text: string): string {
@@ -67,10 +68,42 @@ export function stripInjected(text: string): string {
 
 /** Agent control commands: never a request, with or without arguments. */
 const CONTROL_COMMANDS = new Set([
-  "clear", "compact", "model", "exit", "quit", "help", "resume", "login", "logout", "cost", "config", "status",
-  "permissions", "theme", "vim", "usage", "context", "memory", "doctor", "upgrade", "mcp", "agents", "hooks",
-  "allowed-tools", "add-dir", "bug", "release-notes", "terminal-setup", "privacy-settings", "session", "new",
-  "undo", "rewind", "reset", "cwd", "feedback",
+  "clear",
+  "compact",
+  "model",
+  "exit",
+  "quit",
+  "help",
+  "resume",
+  "login",
+  "logout",
+  "cost",
+  "config",
+  "status",
+  "permissions",
+  "theme",
+  "vim",
+  "usage",
+  "context",
+  "memory",
+  "doctor",
+  "upgrade",
+  "mcp",
+  "agents",
+  "hooks",
+  "allowed-tools",
+  "add-dir",
+  "bug",
+  "release-notes",
+  "terminal-setup",
+  "privacy-settings",
+  "session",
+  "new",
+  "undo",
+  "rewind",
+  "reset",
+  "cwd",
+  "feedback",
 ]);
 
 /**
@@ -213,15 +246,64 @@ export function addUnique(list: string[], value: string): void {
 // Feedback lexicon (spec §3.2), matched on word boundaries with a short negation window, so
 // "correct" does not fire inside "incorrect" and "not great" is not praise (spec §12.1 item 8).
 const NEG_PHRASES = [
-  "still broken", "still not", "still wrong", "doesn't work", "does not work", "not working", "that's wrong",
-  "thats wrong", "incorrect", "wrong", "nope", "fix it", "didn't", "did not", "broken", "error again",
-  "still failing", "still fails", "not fixed", "revert", "undo", "still cannot", "still can't", "still doesn't",
-  "still does not", "still slow", "still laggy", "still the same",
+  "still broken",
+  "still not",
+  "still wrong",
+  "doesn't work",
+  "does not work",
+  "not working",
+  "that's wrong",
+  "thats wrong",
+  "incorrect",
+  "wrong",
+  "nope",
+  "fix it",
+  "didn't",
+  "did not",
+  "broken",
+  "error again",
+  "still failing",
+  "still fails",
+  "not fixed",
+  "revert",
+  "undo",
+  "still cannot",
+  "still can't",
+  "still doesn't",
+  "still does not",
+  "still slow",
+  "still laggy",
+  "still the same",
   // The obvious ones in other languages users write to their agents in (kept short and specific).
-  "falsch", "funktioniert nicht", "geht nicht", "ça ne marche pas", "ca ne marche pas", "c'est faux",
-  "ne fonctionne pas", "toujours pas", "no funciona", "está mal", "esta mal", "sigue sin funcionar", "incorrecto",
-  "não funciona", "nao funciona", "está errado", "errado", "non funziona", "sbagliato", "niet goed", "werkt niet",
-  "не работает", "неправильно", "不对", "错了", "不是这样", "还是不行", "違う", "動かない",
+  "falsch",
+  "funktioniert nicht",
+  "geht nicht",
+  "ça ne marche pas",
+  "ca ne marche pas",
+  "c'est faux",
+  "ne fonctionne pas",
+  "toujours pas",
+  "no funciona",
+  "está mal",
+  "esta mal",
+  "sigue sin funcionar",
+  "incorrecto",
+  "não funciona",
+  "nao funciona",
+  "está errado",
+  "errado",
+  "non funziona",
+  "sbagliato",
+  "niet goed",
+  "werkt niet",
+  "не работает",
+  "неправильно",
+  "不对",
+  "错了",
+  "不是这样",
+  "还是不行",
+  "違う",
+  "動かない",
 ];
 /** A message that only asks the agent to stop (English and the same languages). */
 const STOP_REQUEST =
@@ -229,8 +311,18 @@ const STOP_REQUEST =
 /** A leading "no," in the same languages ("nein,", "non,", "não,", "нет,", "不,"). */
 const LEADING_NO = /^\s*(?:no|nein|non|não|nao|nee|нет|不|いいえ)\s*[,.!，。！]/u;
 const POS_PHRASES = [
-  "thanks", "thank you", "perfect", "great", "works now", "fixed", "that works", "lgtm", "looks good", "nice",
-  "awesome", "correct",
+  "thanks",
+  "thank you",
+  "perfect",
+  "great",
+  "works now",
+  "fixed",
+  "that works",
+  "lgtm",
+  "looks good",
+  "nice",
+  "awesome",
+  "correct",
 ];
 const NEGATORS = /\b(?:not|no|never|isn't|isnt|wasn't|hardly)\s+(?:\w+\s+)?$/;
 
@@ -296,8 +388,15 @@ function matches(t: string, re: RegExp, negatable: boolean): boolean {
 
 // spec §3.2 headless-replay markers: our own prompt headings, plus the older upstream wording.
 const ENGINE_MARKERS = [
-  "## CURRENT SKILL", "## FAILED TASKS", "## SUCCESSFUL TASKS", "## OUTPUT FORMAT", "## TASK\n", "## SKILL\n",
-  "## Skill\n", "You are a strict grader", "You are an expert prompt optimizer",
+  "## CURRENT SKILL",
+  "## FAILED TASKS",
+  "## SUCCESSFUL TASKS",
+  "## OUTPUT FORMAT",
+  "## TASK\n",
+  "## SKILL\n",
+  "## Skill\n",
+  "You are a strict grader",
+  "You are an expert prompt optimizer",
 ];
 const AGENT_MARKERS = [
   "You are a Claude-Mem, a specialized observer",

@@ -63,7 +63,9 @@ export function clusterTasks(tasks: readonly TaskRecord[], threshold = 0.6): Tas
   const clusters: Array<{ task: TaskRecord; tokens: Set<string>; n: number; order: number }> = [];
   tasks.forEach((t, order) => {
     const tokens = contentTokens(t.intent);
-    const hit = clusters.find((c) => c.task.project === t.project && c.task.origin === t.origin && jaccard(c.tokens, tokens) >= threshold);
+    const hit = clusters.find(
+      (c) => c.task.project === t.project && c.task.origin === t.origin && jaccard(c.tokens, tokens) >= threshold,
+    );
     if (hit) {
       hit.task = mergeInto(hit.task, t);
       hit.n += 1;
@@ -73,7 +75,16 @@ export function clusterTasks(tasks: readonly TaskRecord[], threshold = 0.6): Tas
   return clusters
     .map((c) => ({
       ...c,
-      task: c.n > 1 ? { ...c.task, tags: [...c.task.tags.filter((x) => !x.startsWith("recurring:")), `recurring:${c.task.source_sessions.length}`] } : c.task,
+      task:
+        c.n > 1
+          ? {
+              ...c.task,
+              tags: [
+                ...c.task.tags.filter((x) => !x.startsWith("recurring:")),
+                `recurring:${c.task.source_sessions.length}`,
+              ],
+            }
+          : c.task,
     }))
     .sort((a, b) => b.task.source_sessions.length - a.task.source_sessions.length || a.order - b.order)
     .map((c) => c.task);

@@ -22,7 +22,20 @@ const NEGATIVE = [
   "you didn't",
   "you did not",
 ];
-const POSITIVE = ["thanks", "thank you", "perfect", "great", "works now", "fixed", "that works", "lgtm", "looks good", "nice", "awesome", "correct"];
+const POSITIVE = [
+  "thanks",
+  "thank you",
+  "perfect",
+  "great",
+  "works now",
+  "fixed",
+  "that works",
+  "lgtm",
+  "looks good",
+  "nice",
+  "awesome",
+  "correct",
+];
 const NEGATORS = /\b(?:not|no|never|isn't|is not|wasn't|hardly|n't)\s+(?:\w+\s+)?$/;
 
 function escapeRe(s: string): string {
@@ -72,7 +85,10 @@ export function detectFeedback(text: string): { neg: string[]; pos: string[] } {
 }
 
 /** Outcome of a session from its follow-up messages (spec §4.3, with word-boundary feedback). */
-export function sessionOutcome(followUps: readonly string[], nUserTurns: number): "success" | "fail" | "mixed" | "unknown" {
+export function sessionOutcome(
+  followUps: readonly string[],
+  nUserTurns: number,
+): "success" | "fail" | "mixed" | "unknown" {
   let neg = 0;
   let pos = 0;
   for (const f of followUps) {

@@ -50,7 +50,10 @@ export function heuristicTask(d: DigestLike): TaskRecord | undefined {
   if (intent.length < 8) return undefined;
   const followUps = prompts.slice(intentIndex + 1, intentIndex + 4);
   const context = followUps.length
-    ? truncate(["Follow-up constraints from the same session:", ...followUps.map((p) => `- ${truncate(p, 200)}`)].join("\n"), 600)
+    ? truncate(
+        ["Follow-up constraints from the same session:", ...followUps.map((p) => `- ${truncate(p, 200)}`)].join("\n"),
+        600,
+      )
     : "";
   const tags: string[] = [];
   if (d.tools_used.length) tags.push(`tools:${d.tools_used.slice(0, 4).join("+")}`);
@@ -74,7 +77,10 @@ export function heuristicTask(d: DigestLike): TaskRecord | undefined {
     skill_hint: sessionSkillHint(d),
   };
   if (!correction) return base;
-  const checks = [...correction.prefer.map((arg) => ({ op: "contains", arg })), ...correction.avoid.map((arg) => ({ op: "not_contains", arg }))];
+  const checks = [
+    ...correction.prefer.map((arg) => ({ op: "contains", arg })),
+    ...correction.avoid.map((arg) => ({ op: "not_contains", arg })),
+  ];
   return {
     ...base,
     // The follow-ups after the correction would give the answer away; keep only the ones before.

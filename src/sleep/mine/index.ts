@@ -27,7 +27,12 @@ function candidateToTask(c: MinedCandidate, d: DigestLike): TaskRecord | undefin
       return [{ op: ch.op, arg: ch.op === "regex" ? ch.arg : ch.arg.trim() }];
     }
     if (ch.op === "max_chars" || ch.op === "min_chars") {
-      const n = typeof ch.arg === "number" ? ch.arg : typeof ch.arg === "string" && /^\d+$/.test(ch.arg.trim()) ? Number(ch.arg) : Number.NaN;
+      const n =
+        typeof ch.arg === "number"
+          ? ch.arg
+          : typeof ch.arg === "string" && /^\d+$/.test(ch.arg.trim())
+            ? Number(ch.arg)
+            : Number.NaN;
       return Number.isInteger(n) && n >= 0 ? [{ op: ch.op, arg: n }] : [];
     }
     return ch.op === "no_refusal" ? [{ op: ch.op, arg: null }] : [];
@@ -94,11 +99,17 @@ export async function mine(digests: readonly DigestLike[], o: MineOptions): Prom
         .slice(0, 3)
         .map((c) => candidateToTask(c, d))
         .filter((t): t is TaskRecord => t !== undefined);
-      o.evidence?.log("mine", "miner_exchange", { session: d.session_id, candidates: cands.length, kept: kept.length, dropped: cands.length - kept.length });
+      o.evidence?.log("mine", "miner_exchange", {
+        session: d.session_id,
+        candidates: cands.length,
+        kept: kept.length,
+        dropped: cands.length - kept.length,
+      });
       tasks.push(...kept);
     }
   }
-  if (tasks.length === 0) tasks = heuristicMine(digests, o.target && o.widenForTarget !== false ? 3 * o.maxTasks : o.maxTasks);
+  if (tasks.length === 0)
+    tasks = heuristicMine(digests, o.target && o.widenForTarget !== false ? 3 * o.maxTasks : o.maxTasks);
   tasks = clusterTasks(dedupTasks(tasks));
   if (o.target) tasks = filterTasksForTarget(tasks, o.target.text, o.target.path);
   tasks = tasks.slice(0, o.maxTasks);

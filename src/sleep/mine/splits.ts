@@ -23,7 +23,8 @@ export function assignSplits(tasks: readonly TaskRecord[], val: number, test: nu
   const real = out.filter((t) => t.origin !== "dream");
   if (real.length < 2) return out;
   const key = (t: TaskRecord) => bucketHash(seed, t.id);
-  const smallest = (xs: TaskRecord[]) => xs.reduce((a, b) => (key(b) < key(a) || (key(b) === key(a) && b.id < a.id) ? b : a));
+  const smallest = (xs: TaskRecord[]) =>
+    xs.reduce((a, b) => (key(b) < key(a) || (key(b) === key(a) && b.id < a.id) ? b : a));
   if (!real.some((t) => t.split === "val")) {
     const trains = real.filter((t) => t.split === "train");
     if (trains.length) smallest(trains).split = "val";

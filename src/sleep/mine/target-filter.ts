@@ -35,10 +35,19 @@ export function filterTasksForTarget(tasks: readonly TaskRecord[], skillText: st
   // Only the skill's own name (its folder and file) counts: tokens of the rest of an absolute
   // path (/home/alice/test-projects/…) would match unrelated tasks. Upstream uses the whole path.
   const ownName = skillPath.split(/[\\/]/).filter(Boolean).slice(-2).join(" ");
-  const strong = new Set([...targetTokens(ownName), ...targetTokens((skillText.match(/^#{1,6}\s+.*$/gm) ?? []).join(" "))]);
+  const strong = new Set([
+    ...targetTokens(ownName),
+    ...targetTokens((skillText.match(/^#{1,6}\s+.*$/gm) ?? []).join(" ")),
+  ]);
   const freq = new Map<string, number>();
   for (const t of targetTokens(skillText)) freq.set(t, (freq.get(t) ?? 0) + 1);
-  const weak = new Set([...strong, ...[...freq.entries()].sort((a, b) => b[1] - a[1]).slice(0, 180).map(([t]) => t)]);
+  const weak = new Set([
+    ...strong,
+    ...[...freq.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 180)
+      .map(([t]) => t),
+  ]);
   for (const set of [strong, weak]) for (const k of [...set]) for (const e of EXPANSIONS[k] ?? []) set.add(e);
   const scored = tasks.map((t, i) => {
     const toks = new Set(targetTokens(`${t.intent} ${t.context_excerpt} ${t.tags.join(" ")}`));

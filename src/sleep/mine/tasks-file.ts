@@ -9,7 +9,12 @@ import { assignSplits } from "./splits.ts";
 export const TASKS_FORMAT = "skillopt_sleep.tasks.v1";
 
 /** Metadata of a tasks file: every top-level key but `tasks`, plus `tasks_file`. */
-type TasksMeta = Record<string, unknown> & { format: string; tasks_file: string; reviewed?: unknown; target_skill_path?: unknown };
+type TasksMeta = Record<string, unknown> & {
+  format: string;
+  tasks_file: string;
+  reviewed?: unknown;
+  target_skill_path?: unknown;
+};
 
 /** A loaded tasks file. */
 interface LoadedTasks {
@@ -59,7 +64,8 @@ export function loadTasksFile(path: string, opts: { holdoutFraction: number; see
     }
     tasks.push(t);
   });
-  if (errors.length) throw new DataError(`${abs}: unusable tasks file:\n  ${errors.join("\n  ")}`, { data: { errors } });
+  if (errors.length)
+    throw new DataError(`${abs}: unusable tasks file:\n  ${errors.join("\n  ")}`, { data: { errors } });
   const hasGate = tasks.some((t) => t.split === "val" || t.split === "test");
   const out = tasks.length >= 2 && !hasGate ? assignSplits(tasks, opts.holdoutFraction, 0, opts.seed) : tasks;
   return { tasks: out, meta, warnings };

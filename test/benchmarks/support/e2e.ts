@@ -17,7 +17,9 @@ const OPTIMIZER_REPLY = JSON.stringify({
 });
 
 /** A fake OpenAI server: requests for model "target-model" go to `target`, the optimizer gets a universal patch reply. */
-export async function scriptedServer(target: (req: FakeRequest) => string | { toolCalls: Array<{ name: string; arguments: string }> }) {
+export async function scriptedServer(
+  target: (req: FakeRequest) => string | { toolCalls: Array<{ name: string; arguments: string }> },
+) {
   return startFakeOpenAI({
     reply: (req) => {
       if (req.model === "target-model") return target(req);
@@ -33,11 +35,16 @@ export async function scriptedServer(target: (req: FakeRequest) => string | { to
 /** Flags that point both roles at the fake server through openai_compatible. */
 export function compatFlags(url: string): string[] {
   return [
-    "--set", "model.optimizer_backend=openai_compatible",
-    "--set", "model.target_backend=openai_compatible",
-    "--set", `model.openai_compatible_base_url=${url}`,
-    "--set", "model.optimizer=opt-model",
-    "--set", "model.target=target-model",
+    "--set",
+    "model.optimizer_backend=openai_compatible",
+    "--set",
+    "model.target_backend=openai_compatible",
+    "--set",
+    `model.openai_compatible_base_url=${url}`,
+    "--set",
+    "model.optimizer=opt-model",
+    "--set",
+    "model.target=target-model",
   ];
 }
 

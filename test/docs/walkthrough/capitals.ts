@@ -20,7 +20,8 @@ const loader: SplitLoader = {
   loadSplitItems: (dir) => firstJsonArray(dir).map((r, i) => toItem(r as Record<string, unknown>, `${dir} item ${i}`)),
 };
 
-const SYSTEM = "You answer geography questions.\n\n{skill}End your reply with the answer inside <answer></answer> tags.";
+const SYSTEM =
+  "You answer geography questions.\n\n{skill}End your reply with the answer inside <answer></answer> tags.";
 
 const capitals: Benchmark = {
   name: "capitals",
@@ -32,7 +33,9 @@ const capitals: Benchmark = {
     const out = await runQa(ctx, { system, user, maxTurns: 1 }, sampleIndex);
     const predicted = out.error ? "" : extractAnswer(out.text);
     const hard = normalizeSquad(predicted) === normalizeSquad(String(item.capital)) ? 1 : 0;
-    out.trajectory.push(evaluationEntry({ predicted_answer: predicted, gold_answer: item.capital, correct: hard === 1 }));
+    out.trajectory.push(
+      evaluationEntry({ predicted_answer: predicted, gold_answer: item.capital, correct: hard === 1 }),
+    );
     return {
       id: item.id,
       hard,
@@ -42,7 +45,11 @@ const capitals: Benchmark = {
       task_description: user,
       predicted_answer: predicted,
       response: out.text,
-      fail_reason: out.error ? `error: ${out.error}` : hard ? undefined : `predicted '${predicted}', expected '${String(item.capital)}'`,
+      fail_reason: out.error
+        ? `error: ${out.error}`
+        : hard
+          ? undefined
+          : `predicted '${predicted}', expected '${String(item.capital)}'`,
       agent_ok: !out.error,
       n_turns: out.nTurns,
     };

@@ -17,7 +17,14 @@ function setup() {
   const store = openHarvestStore(join(h.home, ".skillopt-sleep", "state.sqlite"));
   const state = harvestState(store);
   const run = async (extra: Partial<HarvestOptions> = {}) => {
-    const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations, state, ...extra });
+    const r = await harvest({
+      sources: SOURCE_NAMES,
+      scope: "all",
+      invokedProject: "",
+      locations: h.locations,
+      state,
+      ...extra,
+    });
     r.commit();
     return r;
   };
@@ -67,7 +74,12 @@ describe("incremental harvest", () => {
   test("a byte-order mark, CRLF line ends, blank and malformed lines do not stop a session", async () => {
     using s = setup();
     const path = join(s.h.locations.claudeHome, CLAUDE_FILE);
-    const lines = [claudeLine("first prompt about the cache layer").trimEnd(), "{not json", "", claudeLine("second prompt about eviction").trimEnd()];
+    const lines = [
+      claudeLine("first prompt about the cache layer").trimEnd(),
+      "{not json",
+      "",
+      claudeLine("second prompt about eviction").trimEnd(),
+    ];
     writeFileSync(path, `\ufeff${lines.join("\r\n")}\r\n`);
     const r = await s.run({ sources: ["claude"] });
     expect(r.digests[0]!.user_prompts).toEqual(["first prompt about the cache layer", "second prompt about eviction"]);
@@ -77,15 +89,37 @@ describe("incremental harvest", () => {
     using s = setup();
     await s.run();
     const L = s.h.locations;
-    const find = (root: string, pattern: string) => [...new Bun.Glob(pattern).scanSync({ cwd: root, absolute: true })][0]!;
+    const find = (root: string, pattern: string) =>
+      [...new Bun.Glob(pattern).scanSync({ cwd: root, absolute: true })][0]!;
     const add = (path: string, rec: unknown) => appendFileSync(path, `${JSON.stringify(rec)}\n`);
-    add(find(L.codexHome, "sessions/**/*.jsonl"), { timestamp: "2026-11-30T11:00:00Z", type: "event_msg", payload: { type: "user_message", message: "codex: also update the docs" } });
-    add(find(L.cursorHome, "projects/*/agent-transcripts/7c1d*/*.jsonl"), { role: "user", message: { content: [{ type: "text", text: "<user_query>\ncursor: also log retries\n</user_query>" }] } });
-    add(find(L.piHome, "agent/sessions/**/*6a7b8c9d*.jsonl"), { type: "message", id: "e9", parentId: "e8", timestamp: "2026-11-30T11:04:00.000Z", message: { role: "user", content: "pi: and the README" } });
+    add(find(L.codexHome, "sessions/**/*.jsonl"), {
+      timestamp: "2026-11-30T11:00:00Z",
+      type: "event_msg",
+      payload: { type: "user_message", message: "codex: also update the docs" },
+    });
+    add(find(L.cursorHome, "projects/*/agent-transcripts/7c1d*/*.jsonl"), {
+      role: "user",
+      message: { content: [{ type: "text", text: "<user_query>\ncursor: also log retries\n</user_query>" }] },
+    });
+    add(find(L.piHome, "agent/sessions/**/*6a7b8c9d*.jsonl"), {
+      type: "message",
+      id: "e9",
+      parentId: "e8",
+      timestamp: "2026-11-30T11:04:00.000Z",
+      message: { role: "user", content: "pi: and the README" },
+    });
     add(find(L.vscodeWorkspaceStorage, "a1b2c3d4e5f6/chatSessions/3f6c*.jsonl"), {
       kind: 2,
       k: ["requests"],
-      v: [{ requestId: "request_6", timestamp: 1764493600000, agent: { extensionId: "github.copilot-chat" }, message: { text: "copilot: now add a test" }, response: [{ value: "Added." }] }],
+      v: [
+        {
+          requestId: "request_6",
+          timestamp: 1764493600000,
+          agent: { extensionId: "github.copilot-chat" },
+          message: { text: "copilot: now add a test" },
+          response: [{ value: "Added." }],
+        },
+      ],
     });
     const r = await s.run();
     const last = Object.fromEntries(r.digests.map((d) => [d.source, d.user_prompts.at(-1)]));
@@ -115,10 +149,16 @@ describe("incremental harvest", () => {
     using s = setup();
     await s.run({ sources: ["claude"] });
     const path = join(s.h.locations.claudeHome, CLAUDE_FILE);
-    writeFileSync(path, claudeLine("A brand new first prompt about caching.") + claudeLine("and a second one about eviction"));
+    writeFileSync(
+      path,
+      claudeLine("A brand new first prompt about caching.") + claudeLine("and a second one about eviction"),
+    );
     touch(path, Date.now() + 5000);
     const r = await s.run({ sources: ["claude"] });
-    expect(r.digests[0]!.user_prompts).toEqual(["A brand new first prompt about caching.", "and a second one about eviction"]);
+    expect(r.digests[0]!.user_prompts).toEqual([
+      "A brand new first prompt about caching.",
+      "and a second one about eviction",
+    ]);
   });
 
   test("a file rewritten to the same length with other content is delivered again", async () => {
@@ -187,7 +227,9 @@ describe("incremental harvest", () => {
     const writer = new Database(s.h.locations.opencodeDb);
     writer.exec("PRAGMA journal_mode = WAL");
     writer.exec(`INSERT INTO message VALUES ('msg_07', 'ses_main', 1764504400000, 1764504400000, '{"role":"user"}')`);
-    writer.exec(`INSERT INTO part VALUES ('prt_10', 'msg_07', 'ses_main', 1764504400000, 1764504400000, '{"type":"text","text":"Now add a progress bar."}')`);
+    writer.exec(
+      `INSERT INTO part VALUES ('prt_10', 'msg_07', 'ses_main', 1764504400000, 1764504400000, '{"type":"text","text":"Now add a progress bar."}')`,
+    );
     writer.exec("UPDATE session SET time_updated = 1764504400000 WHERE id = 'ses_main'");
     const r = await s.run({ sources: ["opencode", "copilot_cli"] });
     expect(r.digests.map((d) => d.session_id)).toEqual(["ses_main"]);
@@ -195,7 +237,9 @@ describe("incremental harvest", () => {
     writer.exec("UPDATE session SET title = 'still writable' WHERE id = 'ses_main'");
     writer.close();
     const cli = new Database(s.h.locations.copilotCliSessionStore);
-    cli.exec("INSERT INTO turns (session_id, turn_index, user_message, assistant_response) VALUES ('c0p1l0t-0001', 4, 'One more: add a retry test.', 'Added.')");
+    cli.exec(
+      "INSERT INTO turns (session_id, turn_index, user_message, assistant_response) VALUES ('c0p1l0t-0001', 4, 'One more: add a retry test.', 'Added.')",
+    );
     cli.exec("UPDATE sessions SET updated_at = '2026-11-30 12:30:00' WHERE id = 'c0p1l0t-0001'");
     cli.close();
     const r2 = await s.run({ sources: ["opencode", "copilot_cli"] });
@@ -214,7 +258,10 @@ describe("incremental harvest", () => {
     db.close();
     const other = join(s.h.home, "other-claude");
     mkdirSync(join(other, "projects", "p"), { recursive: true });
-    writeFileSync(join(other, "projects", "p", "s1.jsonl"), claudeLine("a session in another claude home") + claudeLine("second"));
+    writeFileSync(
+      join(other, "projects", "p", "s1.jsonl"),
+      claudeLine("a session in another claude home") + claudeLine("second"),
+    );
     await s.run({ sources: ["claude", "copilot_cli"] });
     expect(count("claude")).toBe(1);
     expect(count("copilot_cli")).toBe(1);
@@ -225,11 +272,15 @@ describe("incremental harvest", () => {
   test("state rows are written to the state database under the harvest namespace", async () => {
     using s = setup();
     await s.run();
-    const ns = s.store.db.query("SELECT version FROM schema_versions WHERE namespace = 'harvest'").get() as { version: number };
+    const ns = s.store.db.query("SELECT version FROM schema_versions WHERE namespace = 'harvest'").get() as {
+      version: number;
+    };
     expect(ns.version).toBe(1);
     const n = s.store.db.query("SELECT COUNT(*) AS n FROM harvest_delivered").get() as { n: number };
     expect(n.n).toBe(9);
-    const states = s.store.db.query("SELECT state_json FROM harvest_files WHERE state_json IS NOT NULL").all() as { state_json: string }[];
+    const states = s.store.db.query("SELECT state_json FROM harvest_files WHERE state_json IS NOT NULL").all() as {
+      state_json: string;
+    }[];
     const blob = states.map((r) => r.state_json).join("\n");
     expect(blob).not.toContain("sk-proj-Abcdef");
     expect(blob).not.toContain("ghp_abcdef");

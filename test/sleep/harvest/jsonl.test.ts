@@ -18,8 +18,8 @@ function plain(v: JsonValue | undefined): unknown {
 describe("parseLine", () => {
   test("parses what JSON.parse parses, strings decoded on demand", () => {
     const docs = [
-      { a: 1, b: [true, false, null], c: { d: "e\"f\\g\n\u00e9\u{1F600}" }, n: -1.5e3 },
-      { long: "x".repeat(5000), esc: `${"q\\\"".repeat(300)}end`, empty: "", arr: [] as unknown[], obj: {} },
+      { a: 1, b: [true, false, null], c: { d: 'e"f\\g\n\u00e9\u{1F600}' }, n: -1.5e3 },
+      { long: "x".repeat(5000), esc: `${'q\\"'.repeat(300)}end`, empty: "", arr: [] as unknown[], obj: {} },
       ["top", "level", 3],
       "just a string",
     ];
@@ -30,7 +30,17 @@ describe("parseLine", () => {
   });
 
   test("rejects malformed input", () => {
-    for (const bad of ["{", '{"a":}', '{"a":1,}', '{"a" 1}', "[1 2]", '{"a":"unterminated}', '{"a":1} trailing', "tru", ""]) {
+    for (const bad of [
+      "{",
+      '{"a":}',
+      '{"a":1,}',
+      '{"a" 1}',
+      "[1 2]",
+      '{"a":"unterminated}',
+      '{"a":1} trailing',
+      "tru",
+      "",
+    ]) {
       expect(parse(bad)).toBeUndefined();
     }
   });
@@ -42,9 +52,15 @@ describe("parseLine", () => {
   });
 
   test("stopAt returns what was read before the key and never scans the rest", () => {
-    const v = parse('{"type":"user","message":{"role":"user"},"toolUseResult":{"stdout":"not even valid', (k, d) => d === 0 && k === "toolUseResult");
+    const v = parse(
+      '{"type":"user","message":{"role":"user"},"toolUseResult":{"stdout":"not even valid',
+      (k, d) => d === 0 && k === "toolUseResult",
+    );
     expect(plain(v)).toEqual({ type: "user", message: { role: "user" } });
-    const nested = parse('{"timestamp":"t","payload":{"type":"function_call_output","output":"xx', (k, d) => d === 1 && k === "output");
+    const nested = parse(
+      '{"timestamp":"t","payload":{"type":"function_call_output","output":"xx',
+      (k, d) => d === 1 && k === "output",
+    );
     expect(plain(nested)).toEqual({ timestamp: "t", payload: { type: "function_call_output" } });
   });
 });

@@ -32,17 +32,29 @@ describe("Codex: a repeated user message is its own turn, not an echo", () => {
     mkdirSync(dir, { recursive: true });
     const ts = (s: number) => `2026-11-30T10:00:${String(s).padStart(2, "0")}.000Z`;
     const user = (s: number, text: string) => [
-      { timestamp: ts(s), type: "response_item", payload: { type: "message", role: "user", content: [{ type: "input_text", text }] } },
+      {
+        timestamp: ts(s),
+        type: "response_item",
+        payload: { type: "message", role: "user", content: [{ type: "input_text", text }] },
+      },
       { timestamp: ts(s), type: "event_msg", payload: { type: "user_message", message: text, images: [] } },
     ];
     const agent = (s: number, text: string) => [
       { timestamp: ts(s), type: "event_msg", payload: { type: "agent_message", message: text } },
-      { timestamp: ts(s), type: "response_item", payload: { type: "message", role: "assistant", content: [{ type: "output_text", text }] } },
+      {
+        timestamp: ts(s),
+        type: "response_item",
+        payload: { type: "message", role: "assistant", content: [{ type: "output_text", text }] },
+      },
     ];
     writeFileSync(
       join(dir, `rollout-2026-11-30T10-00-00-${id}.jsonl`),
       jsonl([
-        { timestamp: ts(0), type: "session_meta", payload: { id, timestamp: ts(0), cwd: "/work/demo", originator: "codex_cli_rs", cli_version: "0.63.0" } },
+        {
+          timestamp: ts(0),
+          type: "session_meta",
+          payload: { id, timestamp: ts(0), cwd: "/work/demo", originator: "codex_cli_rs", cli_version: "0.63.0" },
+        },
         ...user(1, "Rename the export flag to --format"),
         ...agent(2, "Should I also update the docs? Reply yes or no."),
         ...user(3, "yes"),
@@ -82,18 +94,34 @@ describe("Claude Code: injected blocks are not the user's words", () => {
       jsonl([
         rec("a", "Add jittered retries to the uploader"),
         rec("ab", [
-          { type: "text", text: "<ide_opened_file>The user opened the file /work/demo/src/upload.ts in the IDE. This may or may not be related to the current task.</ide_opened_file>" },
+          {
+            type: "text",
+            text: "<ide_opened_file>The user opened the file /work/demo/src/upload.ts in the IDE. This may or may not be related to the current task.</ide_opened_file>",
+          },
           { type: "text", text: "no, keep the old backoff constant" },
         ]),
-        rec("abc", "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command \"bun test\" completed</summary>\n</task-notification>"),
+        rec(
+          "abc",
+          '<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command "bun test" completed</summary>\n</task-notification>',
+        ),
         rec("abcd", [
-          { type: "text", text: "<ide_selection>The user selected lines 3 to 9 from /work/demo/src/upload.ts:\nconst BACKOFF = 250;</ide_selection>" },
-          { type: "text", text: "why is this constant duplicated?\n<system-reminder>Todo list is empty.</system-reminder>" },
+          {
+            type: "text",
+            text: "<ide_selection>The user selected lines 3 to 9 from /work/demo/src/upload.ts:\nconst BACKOFF = 250;</ide_selection>",
+          },
+          {
+            type: "text",
+            text: "why is this constant duplicated?\n<system-reminder>Todo list is empty.</system-reminder>",
+          },
         ]),
       ]),
     );
     const [d] = await read("claude", { claudeHome: join(h.root, "claude") });
-    expect(d!.user_prompts).toEqual(["Add jittered retries to the uploader", "no, keep the old backoff constant", "why is this constant duplicated?"]);
+    expect(d!.user_prompts).toEqual([
+      "Add jittered retries to the uploader",
+      "no, keep the old backoff constant",
+      "why is this constant duplicated?",
+    ]);
     expect(d!.feedback_signals).toContain("neg:no,");
     expect(JSON.stringify(d)).not.toContain("ide_opened_file");
     expect(JSON.stringify(d)).not.toContain("task-notification");
@@ -106,9 +134,18 @@ describe("Claude Code: injected blocks are not the user's words", () => {
     writeFileSync(
       join(dir, "5b1e6c2a-0000-4d51-9d7e-000000000001.jsonl"),
       jsonl([
-        rec("a", "<command-message>build-feature is running…</command-message>\n<command-name>/build-feature</command-name>\n<command-args>mode: drain</command-args>"),
-        rec("ab", "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>"),
-        rec("abc", "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args>opus</command-args>"),
+        rec(
+          "a",
+          "<command-message>build-feature is running…</command-message>\n<command-name>/build-feature</command-name>\n<command-args>mode: drain</command-args>",
+        ),
+        rec(
+          "ab",
+          "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>",
+        ),
+        rec(
+          "abc",
+          "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args>opus</command-args>",
+        ),
         rec("abcd", "make the drain mode idempotent"),
       ]),
     );
@@ -118,7 +155,8 @@ describe("Claude Code: injected blocks are not the user's words", () => {
 
   test("Copilot CLI style typed commands: arguments kept, bare and control commands dropped", () => {
     const d = emptyDigest("copilot_cli", "s", "p");
-    for (const t of ["/build-feature mode: drain", "/clear", "/model gpt-5 now", "/review"]) addUserText(d, t, { own: false }, lex);
+    for (const t of ["/build-feature mode: drain", "/clear", "/model gpt-5 now", "/review"])
+      addUserText(d, t, { own: false }, lex);
     expect(d.user_prompts).toEqual(["/build-feature mode: drain"]);
   });
 });
@@ -134,7 +172,9 @@ describe("the prompt cap keeps corrections and their context", () => {
     expect(d.n_user_turns).toBe(120);
     expect(d.user_prompts.length).toBeLessThanOrEqual(MAX_PROMPTS + burst.length);
     for (const b of burst) expect(d.user_prompts).toContain(b);
-    expect(d.user_prompts.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, i) => `step ${i + 1}: carry on with the next file`));
+    expect(d.user_prompts.slice(0, 20)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `step ${i + 1}: carry on with the next file`),
+    );
     expect(d.user_prompts.at(-1)).toBe("step 120: carry on with the next file");
   });
 });
@@ -149,7 +189,14 @@ describe("signals beyond English corrections", () => {
     expect(detectFeedback("Please stop now!", lex)).toContain("neg:stop");
   });
   test("false positives stay out", () => {
-    for (const t of ["stop the dev server before building", "nonetheless, continue", "a falschirm is not a word", "the stop button", "no-op is fine here", "still use npm for now"]) {
+    for (const t of [
+      "stop the dev server before building",
+      "nonetheless, continue",
+      "a falschirm is not a word",
+      "the stop button",
+      "no-op is fine here",
+      "still use npm for now",
+    ]) {
       expect(detectFeedback(t, lex).filter((x) => x.startsWith("neg:"))).toEqual([]);
     }
   });
@@ -161,7 +208,10 @@ describe("signals beyond English corrections", () => {
     const req = (text: string, result: unknown) => ({
       requestId: `request_${text.length}`,
       message: { text, parts: [] },
-      agent: { extensionId: { value: "GitHub.copilot-chat", _lower: "github.copilot-chat" }, id: "github.copilot.editsAgent" },
+      agent: {
+        extensionId: { value: "GitHub.copilot-chat", _lower: "github.copilot-chat" },
+        id: "github.copilot.editsAgent",
+      },
       timestamp: 1764496800000,
       response: [{ value: "Working on it." }],
       result,
@@ -169,9 +219,28 @@ describe("signals beyond English corrections", () => {
     writeFileSync(
       join(ws, "chatSessions", "9d9d9d9d-0000-4000-8000-0000000000aa.jsonl"),
       jsonl([
-        { kind: 0, v: { version: 3, sessionId: "9d9d9d9d-0000-4000-8000-0000000000aa", creationDate: 1764496800000, requests: [req("add a healthcheck endpoint", {})] } },
-        { kind: 1, k: ["requests", 0, "result"], v: { errorDetails: { message: "Sorry, your request failed. Please try again." }, timings: { totalElapsed: 3 } } },
-        { kind: 2, k: ["requests"], v: [req("try again please", { errorDetails: { message: "Canceled", code: "canceled" } })] },
+        {
+          kind: 0,
+          v: {
+            version: 3,
+            sessionId: "9d9d9d9d-0000-4000-8000-0000000000aa",
+            creationDate: 1764496800000,
+            requests: [req("add a healthcheck endpoint", {})],
+          },
+        },
+        {
+          kind: 1,
+          k: ["requests", 0, "result"],
+          v: {
+            errorDetails: { message: "Sorry, your request failed. Please try again." },
+            timings: { totalElapsed: 3 },
+          },
+        },
+        {
+          kind: 2,
+          k: ["requests"],
+          v: [req("try again please", { errorDetails: { message: "Canceled", code: "canceled" } })],
+        },
       ]),
     );
     const [d] = await read("copilot", { vscodeWorkspaceStorage: join(h.root, "ws") });
@@ -197,11 +266,17 @@ describe("new readers", () => {
         requests: [
           {
             requestId: "request_1",
-            message: { text: "Explain why the cache test is flaky", parts: [{ kind: "text", text: "Explain why the cache test is flaky" }] },
+            message: {
+              text: "Explain why the cache test is flaky",
+              parts: [{ kind: "text", text: "Explain why the cache test is flaky" }],
+            },
             variableData: { variables: [] },
             response: [{ value: "The test depends on wall-clock time." }],
             result: { timings: { firstProgress: 900, totalElapsed: 2100 }, metadata: { modelMessageId: "x" } },
-            agent: { extensionId: { value: "GitHub.copilot-chat", _lower: "github.copilot-chat" }, id: "github.copilot.default" },
+            agent: {
+              extensionId: { value: "GitHub.copilot-chat", _lower: "github.copilot-chat" },
+              id: "github.copilot.default",
+            },
             timestamp: 1764496860000,
           },
         ],
@@ -224,7 +299,12 @@ describe("Cursor --scope all labels sessions by workspace", () => {
     mkdirSync(join(slugDir, "agent-transcripts"), { recursive: true });
     writeFileSync(
       join(slugDir, "agent-transcripts", "7c1d2e3f-0000-4bbb-8ccc-000000000001.jsonl"),
-      jsonl([{ role: "user", message: { content: [{ type: "text", text: "<user_query>\nadd a dark mode toggle\n</user_query>" }] } }]),
+      jsonl([
+        {
+          role: "user",
+          message: { content: [{ type: "text", text: "<user_query>\nadd a dark mode toggle\n</user_query>" }] },
+        },
+      ]),
     );
     expect(slugToPath(cursorSlug(workspace), "linux")).toBe(workspace);
     const [d] = await read("cursor", { cursorHome: join(h.root, "cursor") });
@@ -239,14 +319,35 @@ describe("Copilot CLI per-session event files", () => {
     const id = "51854430-83f7-4543-a9bf-ec76ead71f59";
     const dir = join(h.root, ".copilot", "session-state", id);
     mkdirSync(dir, { recursive: true });
-    const ev = (n: number, type: string, data: unknown) => ({ type, data, id: `e${n}`, timestamp: `2026-11-30T11:00:${String(n).padStart(2, "0")}.000Z`, parentId: n > 1 ? `e${n - 1}` : null });
+    const ev = (n: number, type: string, data: unknown) => ({
+      type,
+      data,
+      id: `e${n}`,
+      timestamp: `2026-11-30T11:00:${String(n).padStart(2, "0")}.000Z`,
+      parentId: n > 1 ? `e${n - 1}` : null,
+    });
     writeFileSync(
       join(dir, "events.jsonl"),
       jsonl([
-        ev(1, "session.start", { sessionId: id, version: 1, producer: "copilot-agent", copilotVersion: "0.0.407-1", startTime: "2026-11-30T11:00:01.000Z", context: { cwd: "/work/demo", gitRoot: "/work/demo", branch: "feat/drain" } }),
-        ev(2, "user.message", { content: "/build-feature mode: drain", transformedContent: "<current_datetime>…</current_datetime>\n/build-feature mode: drain", attachments: [] }),
+        ev(1, "session.start", {
+          sessionId: id,
+          version: 1,
+          producer: "copilot-agent",
+          copilotVersion: "0.0.407-1",
+          startTime: "2026-11-30T11:00:01.000Z",
+          context: { cwd: "/work/demo", gitRoot: "/work/demo", branch: "feat/drain" },
+        }),
+        ev(2, "user.message", {
+          content: "/build-feature mode: drain",
+          transformedContent: "<current_datetime>…</current_datetime>\n/build-feature mode: drain",
+          attachments: [],
+        }),
         ev(3, "assistant.turn_start", { turnId: "0" }),
-        ev(4, "assistant.message", { messageId: "m1", content: "", toolRequests: [{ toolCallId: "t1", name: "bash", arguments: { command: "bun test" } }] }),
+        ev(4, "assistant.message", {
+          messageId: "m1",
+          content: "",
+          toolRequests: [{ toolCallId: "t1", name: "bash", arguments: { command: "bun test" } }],
+        }),
         ev(5, "tool.execution_start", { toolCallId: "t1", toolName: "bash", arguments: { command: "bun test" } }),
         ev(6, "tool.execution_complete", { toolCallId: "t1", success: true, result: { content: "12 pass" } }),
         ev(7, "assistant.message", { messageId: "m2", content: "Drain mode is in place; 12 tests pass." }),
@@ -254,7 +355,12 @@ describe("Copilot CLI per-session event files", () => {
         ev(9, "abort", { reason: "user initiated" }),
       ]),
     );
-    const r = await harvest({ sources: ["copilot_cli"], scope: "all", invokedProject: "", locations: { copilotCliSessionStore: join(h.root, ".copilot", "session-store.db") } });
+    const r = await harvest({
+      sources: ["copilot_cli"],
+      scope: "all",
+      invokedProject: "",
+      locations: { copilotCliSessionStore: join(h.root, ".copilot", "session-store.db") },
+    });
     expect(r.digests).toHaveLength(1);
     const d = r.digests[0]!;
     expect(d.session_id).toBe(id);
@@ -284,27 +390,66 @@ describe("Cursor editor chat history (state.vscdb)", () => {
     };
     const cid = "0a1b2c3d-1111-4222-8333-444455556666";
     const bubble = (id: string, type: number, text: string, extra: Record<string, unknown> = {}) =>
-      ["cursorDiskKV", `bubbleId:${cid}:${id}`, JSON.stringify({ _v: 3, type, bubbleId: id, text, ...extra })] as [string, string, string];
+      ["cursorDiskKV", `bubbleId:${cid}:${id}`, JSON.stringify({ _v: 3, type, bubbleId: id, text, ...extra })] as [
+        string,
+        string,
+        string,
+      ];
     mk(join(user, "globalStorage", "state.vscdb"), [
       ["ItemTable", "cursorAuth/accessToken", "eyJhbGciOiJIUzI1NiJ9.SECRET-ACCESS-TOKEN.sig"],
       ["ItemTable", "cursorAuth/refreshToken", "SECRET-REFRESH-TOKEN"],
-      ["cursorDiskKV", `composerData:${cid}`, JSON.stringify({ _v: 10, composerId: cid, name: "Dark mode", createdAt: 1764500000000, lastUpdatedAt: 1764500600000, fullConversationHeadersOnly: [{ bubbleId: "b1", type: 1 }, { bubbleId: "b2", type: 2 }, { bubbleId: "b3", type: 1 }] })],
+      [
+        "cursorDiskKV",
+        `composerData:${cid}`,
+        JSON.stringify({
+          _v: 10,
+          composerId: cid,
+          name: "Dark mode",
+          createdAt: 1764500000000,
+          lastUpdatedAt: 1764500600000,
+          fullConversationHeadersOnly: [
+            { bubbleId: "b1", type: 1 },
+            { bubbleId: "b2", type: 2 },
+            { bubbleId: "b3", type: 1 },
+          ],
+        }),
+      ],
       bubble("b1", 1, "add a dark mode toggle to the settings page"),
-      bubble("b2", 2, "Added a toggle bound to the theme store.", { toolFormerData: { name: "edit_file", status: "completed" } }),
+      bubble("b2", 2, "Added a toggle bound to the theme store.", {
+        toolFormerData: { name: "edit_file", status: "completed" },
+      }),
       bubble("b3", 1, "nope, it must follow the system setting by default"),
-      ["cursorDiskKV", "composerData:empty-0000", JSON.stringify({ composerId: "empty-0000", createdAt: 1764400000000, fullConversationHeadersOnly: [] })],
+      [
+        "cursorDiskKV",
+        "composerData:empty-0000",
+        JSON.stringify({ composerId: "empty-0000", createdAt: 1764400000000, fullConversationHeadersOnly: [] }),
+      ],
     ]);
     const ws = join(user, "workspaceStorage", "5e6f7a8b9c");
-    mk(join(ws, "state.vscdb"), [["ItemTable", "composer.composerData", JSON.stringify({ allComposers: [{ composerId: cid, lastUpdatedAt: 1764500600000 }] })]]);
+    mk(join(ws, "state.vscdb"), [
+      [
+        "ItemTable",
+        "composer.composerData",
+        JSON.stringify({ allComposers: [{ composerId: cid, lastUpdatedAt: 1764500600000 }] }),
+      ],
+    ]);
     writeFileSync(join(ws, "workspace.json"), JSON.stringify({ folder: "file:///work/settings-app" }));
     const before = readFileSync(join(user, "globalStorage", "state.vscdb"));
-    const r = await harvest({ sources: ["cursor"], scope: "all", invokedProject: "", locations: { cursorHome: join(h.root, "nocursor"), cursorUserDir: join(h.root, "Cursor") } });
+    const r = await harvest({
+      sources: ["cursor"],
+      scope: "all",
+      invokedProject: "",
+      locations: { cursorHome: join(h.root, "nocursor"), cursorUserDir: join(h.root, "Cursor") },
+    });
     expect(r.stats[0]!.errors).toBe(0);
     expect(r.digests).toHaveLength(1);
     const d = r.digests[0]!;
     expect(d.session_id).toBe(cid);
     expect(d.project).toBe("/work/settings-app");
-    expect(d.user_prompts).toEqual(["add a dark mode toggle to the settings page", "nope, it must follow the system setting by default"]);
+    expect(d.user_prompts).toEqual([
+      "add a dark mode toggle to the settings page",
+      "nope, it must follow the system setting by default",
+    ]);
     expect(d.tools_used).toEqual(["edit_file"]);
     expect(d.feedback_signals).toContain("neg:nope");
     expect(d.started_at).toBe(new Date(1764500000000).toISOString());
@@ -312,7 +457,12 @@ describe("Cursor editor chat history (state.vscdb)", () => {
     expect(readFileSync(join(user, "globalStorage", "state.vscdb")).equals(before)).toBe(true);
     expect(readdirSync(join(user, "globalStorage")).sort()).toEqual(["state.vscdb"]);
     // Scoped to another project, the composer is not delivered.
-    const other = await harvest({ sources: ["cursor"], scope: ["/work/other"], invokedProject: "", locations: { cursorHome: join(h.root, "nocursor"), cursorUserDir: join(h.root, "Cursor") } });
+    const other = await harvest({
+      sources: ["cursor"],
+      scope: ["/work/other"],
+      invokedProject: "",
+      locations: { cursorHome: join(h.root, "nocursor"), cursorUserDir: join(h.root, "Cursor") },
+    });
     expect(other.digests).toHaveLength(0);
   });
 });

@@ -26,7 +26,12 @@ describe("every harvester's normalised output", () => {
 describe("filters", () => {
   test("sessions carrying the engine's sentinel are dropped by every source that has one", async () => {
     using h = fakeHome();
-    const r = await harvest({ sources: ["claude", "cursor", "opencode"], scope: "all", invokedProject: "", locations: h.locations });
+    const r = await harvest({
+      sources: ["claude", "cursor", "opencode"],
+      scope: "all",
+      invokedProject: "",
+      locations: h.locations,
+    });
     expect(r.stats.map((s) => [s.source, s.own_replays])).toEqual([
       ["claude", 1],
       ["cursor", 1],
@@ -46,11 +51,26 @@ describe("filters", () => {
 
   test("the invoked project scope keeps sessions in the project or below it, not in other projects", async () => {
     using h = fakeHome();
-    const r = await harvest({ sources: ["codex"], scope: "invoked", invokedProject: "/work/demo", locations: h.locations });
+    const r = await harvest({
+      sources: ["codex"],
+      scope: "invoked",
+      invokedProject: "/work/demo",
+      locations: h.locations,
+    });
     expect(r.digests.map((d) => d.project)).toEqual(["/work/demo"]);
-    const sub = await harvest({ sources: ["codex"], scope: "invoked", invokedProject: "/work", locations: h.locations });
+    const sub = await harvest({
+      sources: ["codex"],
+      scope: "invoked",
+      invokedProject: "/work",
+      locations: h.locations,
+    });
     expect(sub.digests.map((d) => d.project).sort()).toEqual(["/work/demo", "/work/other"]);
-    const deeper = await harvest({ sources: ["codex"], scope: "invoked", invokedProject: "/work/demo/src", locations: h.locations });
+    const deeper = await harvest({
+      sources: ["codex"],
+      scope: "invoked",
+      invokedProject: "/work/demo/src",
+      locations: h.locations,
+    });
     expect(deeper.digests).toEqual([]);
   });
 
@@ -59,9 +79,21 @@ describe("filters", () => {
     const piFile = [...new Bun.Glob("**/*6a7b8c9d*.jsonl").scanSync({ cwd: h.locations.piHome, absolute: true })][0]!;
     const later = new Date(Date.now() + 3_600_000);
     utimesSync(piFile, later, later);
-    const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations, limit: 1 });
+    const r = await harvest({
+      sources: SOURCE_NAMES,
+      scope: "all",
+      invokedProject: "",
+      locations: h.locations,
+      limit: 1,
+    });
     expect(r.digests.map((d) => d.source)).toEqual(["pi"]);
-    const two = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: h.locations, limit: 2 });
+    const two = await harvest({
+      sources: SOURCE_NAMES,
+      scope: "all",
+      invokedProject: "",
+      locations: h.locations,
+      limit: 2,
+    });
     expect(two.digests).toHaveLength(2);
     expect(two.digests[0]!.source).toBe("pi");
   });
@@ -85,20 +117,42 @@ describe("locations", () => {
 
   test("VS Code roots follow the OS: XDG_CONFIG_HOME on Linux, APPDATA on Windows, portable first", async () => {
     using h = fakeHome();
-    const linux = await harvest({ sources: ["copilot"], scope: "all", invokedProject: "", platform: "linux", env: { XDG_CONFIG_HOME: join(h.home, ".config") } });
+    const linux = await harvest({
+      sources: ["copilot"],
+      scope: "all",
+      invokedProject: "",
+      platform: "linux",
+      env: { XDG_CONFIG_HOME: join(h.home, ".config") },
+    });
     expect(linux.digests).toHaveLength(1);
     const appData = join(h.home, "AppData", "Roaming");
     mkdirSync(join(appData, "Code", "User"), { recursive: true });
     renameSync(h.locations.vscodeWorkspaceStorage, join(appData, "Code", "User", "workspaceStorage"));
-    const win = await harvest({ sources: ["copilot"], scope: "all", invokedProject: "", platform: "win32", env: { APPDATA: appData } });
+    const win = await harvest({
+      sources: ["copilot"],
+      scope: "all",
+      invokedProject: "",
+      platform: "win32",
+      env: { APPDATA: appData },
+    });
     expect(win.digests).toHaveLength(1);
   });
 
   test("OpenCode finds its database through OPENCODE_DB and treats :memory: as nothing to read", async () => {
     using h = fakeHome();
-    const r = await harvest({ sources: ["opencode"], scope: "all", invokedProject: "", env: { OPENCODE_DB: h.locations.opencodeDb } });
+    const r = await harvest({
+      sources: ["opencode"],
+      scope: "all",
+      invokedProject: "",
+      env: { OPENCODE_DB: h.locations.opencodeDb },
+    });
     expect(r.digests).toHaveLength(1);
-    const none = await harvest({ sources: ["opencode"], scope: "all", invokedProject: "", env: { OPENCODE_DB: ":memory:" } });
+    const none = await harvest({
+      sources: ["opencode"],
+      scope: "all",
+      invokedProject: "",
+      env: { OPENCODE_DB: ":memory:" },
+    });
     expect(none.digests).toEqual([]);
   });
 });
@@ -109,9 +163,12 @@ describe("read-only", () => {
     const files = Object.values(h.locations);
     const hashAll = () =>
       Object.fromEntries(
-        [...new Bun.Glob("**/*").scanSync({ cwd: h.home, dot: true, onlyFiles: true })]
-          .sort()
-          .map((f) => [f, createHash("sha256").update(readFileSync(join(h.home, f))).digest("hex")]),
+        [...new Bun.Glob("**/*").scanSync({ cwd: h.home, dot: true, onlyFiles: true })].sort().map((f) => [
+          f,
+          createHash("sha256")
+            .update(readFileSync(join(h.home, f)))
+            .digest("hex"),
+        ]),
       );
     const before = hashAll();
     expect(files.length).toBe(10);
@@ -126,7 +183,14 @@ describe("per-OS defaults", () => {
     const { vscodeStorageRoots } = await import("../../../src/sleep/harvest/copilot-vscode.ts");
     const { makeLexicon } = await import("../../../src/sleep/harvest/text.ts");
     const home = process.env.HOME!;
-    const ctx = (platform: NodeJS.Platform, env: Record<string, string>) => ({ locations: {}, env, platform, lex: makeLexicon({}), scope: "all" as const, invokedProject: "" });
+    const ctx = (platform: NodeJS.Platform, env: Record<string, string>) => ({
+      locations: {},
+      env,
+      platform,
+      lex: makeLexicon({}),
+      scope: "all" as const,
+      invokedProject: "",
+    });
     expect(vscodeStorageRoots(ctx("darwin", { VSCODE_PORTABLE: "/opt/vscode" }))).toEqual([
       "/opt/vscode/user-data/User/workspaceStorage",
       join(home, "Library", "Application Support", "Code", "User", "workspaceStorage"),
@@ -136,18 +200,29 @@ describe("per-OS defaults", () => {
       join(home, ".config", "Code", "User", "workspaceStorage"),
       join(home, ".config", "Code - Insiders", "User", "workspaceStorage"),
     ]);
-    expect(vscodeStorageRoots(ctx("win32", {}))[0]).toBe(join(home, "AppData", "Roaming", "Code", "User", "workspaceStorage"));
+    expect(vscodeStorageRoots(ctx("win32", {}))[0]).toBe(
+      join(home, "AppData", "Roaming", "Code", "User", "workspaceStorage"),
+    );
   });
 
   test("OpenCode data dir: XDG_DATA_HOME alone, else LOCALAPPDATA/APPDATA on Windows, then ~/.local/share", async () => {
     const { opencodeDbPath } = await import("../../../src/sleep/harvest/opencode.ts");
     const { makeLexicon } = await import("../../../src/sleep/harvest/text.ts");
     const home = process.env.HOME!;
-    const ctx = (platform: NodeJS.Platform, env: Record<string, string>) => ({ locations: {}, env, platform, lex: makeLexicon({}), scope: "all" as const, invokedProject: "" });
+    const ctx = (platform: NodeJS.Platform, env: Record<string, string>) => ({
+      locations: {},
+      env,
+      platform,
+      lex: makeLexicon({}),
+      scope: "all" as const,
+      invokedProject: "",
+    });
     expect(opencodeDbPath(ctx("linux", { XDG_DATA_HOME: "/x" }))).toBe("/x/opencode/opencode.db");
     expect(opencodeDbPath(ctx("win32", { LOCALAPPDATA: "/l", APPDATA: "/a" }))).toBe("/l/opencode/opencode.db");
     expect(opencodeDbPath(ctx("linux", {}))).toBe(join(home, ".local", "share", "opencode", "opencode.db"));
-    expect(opencodeDbPath(ctx("linux", { OPENCODE_DB: "custom.db", XDG_DATA_HOME: "/x" }))).toBe("/x/opencode/custom.db");
+    expect(opencodeDbPath(ctx("linux", { OPENCODE_DB: "custom.db", XDG_DATA_HOME: "/x" }))).toBe(
+      "/x/opencode/custom.db",
+    );
     expect(opencodeDbPath(ctx("linux", { OPENCODE_DB: ":memory:" }))).toBe("");
   });
 

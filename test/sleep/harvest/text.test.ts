@@ -4,7 +4,14 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { SLEEP_SENTINEL } from "../../../src/lib/index.ts";
 import { harvest, SOURCE_NAMES } from "../../../src/sleep/harvest/index.ts";
-import { detectFeedback, isMetaPrompt, makeLexicon, projectMatches, toEpochMs, toIsoUtc } from "../../../src/sleep/harvest/text.ts";
+import {
+  detectFeedback,
+  isMetaPrompt,
+  makeLexicon,
+  projectMatches,
+  toEpochMs,
+  toIsoUtc,
+} from "../../../src/sleep/harvest/text.ts";
 import { fakeHome } from "./support.ts";
 
 const lex = makeLexicon({});
@@ -24,7 +31,10 @@ describe("feedback detection", () => {
     expect(detectFeedback("options: yes, no, maybe", lex)).toEqual([]);
   });
   test("extra phrases come from the environment", () => {
-    const custom = makeLexicon({ SKILLOPT_SLEEP_NEG_FEEDBACK: "meh, not quite", SKILLOPT_SLEEP_POS_FEEDBACK: "ship it" });
+    const custom = makeLexicon({
+      SKILLOPT_SLEEP_NEG_FEEDBACK: "meh, not quite",
+      SKILLOPT_SLEEP_POS_FEEDBACK: "ship it",
+    });
     expect(detectFeedback("meh. ship it anyway", custom)).toEqual(["neg:meh", "pos:ship it"]);
   });
 });
@@ -50,12 +60,26 @@ describe("caps", () => {
 
 describe("meta prompts", () => {
   test("envelopes, short slash commands, stubs and command bodies are meta", () => {
-    for (const t of ["", "  ", "<system-reminder>x</system-reminder>", "/clear", "/model gpt-5 now", "[Pasted text #1 +20 lines]", "Caveat: local", "<command-name>/x</command-name> body", "# /review"]) {
+    for (const t of [
+      "",
+      "  ",
+      "<system-reminder>x</system-reminder>",
+      "/clear",
+      "/model gpt-5 now",
+      "[Pasted text #1 +20 lines]",
+      "Caveat: local",
+      "<command-name>/x</command-name> body",
+      "# /review",
+    ]) {
       expect(isMetaPrompt(t)).toBe(true);
     }
   });
   test("real requests are not", () => {
-    for (const t of ["fix the test", "/etc/hosts is wrong on this machine, please check why", "<b>bold</b> is not rendered in the preview"]) {
+    for (const t of [
+      "fix the test",
+      "/etc/hosts is wrong on this machine, please check why",
+      "<b>bold</b> is not rendered in the preview",
+    ]) {
       expect(isMetaPrompt(t)).toBe(false);
     }
   });
@@ -92,14 +116,26 @@ describe("sentinel", () => {
     using h = fakeHome();
     const prompt = `${SLEEP_SENTINEL}\nReplay this task with the current skill and answer in full detail for the judge.`;
     const L = h.locations;
-    const codexFile = join(L.codexHome, "archived_sessions", "rollout-2026-12-01T00-00-00-019adddd-0000-7000-8000-000000000001.jsonl");
+    const codexFile = join(
+      L.codexHome,
+      "archived_sessions",
+      "rollout-2026-12-01T00-00-00-019adddd-0000-7000-8000-000000000001.jsonl",
+    );
     writeFileSync(
       codexFile,
       [
-        { timestamp: "2026-12-01T00:00:00Z", type: "session_meta", payload: { id: "019adddd-0000-7000-8000-000000000001", cwd: "/work/demo" } },
+        {
+          timestamp: "2026-12-01T00:00:00Z",
+          type: "session_meta",
+          payload: { id: "019adddd-0000-7000-8000-000000000001", cwd: "/work/demo" },
+        },
         { timestamp: "2026-12-01T00:00:01Z", type: "event_msg", payload: { type: "user_message", message: prompt } },
         { timestamp: "2026-12-01T00:00:09Z", type: "event_msg", payload: { type: "agent_message", message: "ok" } },
-        { timestamp: "2026-12-01T00:00:10Z", type: "event_msg", payload: { type: "user_message", message: "second turn" } },
+        {
+          timestamp: "2026-12-01T00:00:10Z",
+          type: "event_msg",
+          payload: { type: "user_message", message: "second turn" },
+        },
       ]
         .map((r) => JSON.stringify(r))
         .join("\n") + "\n",
@@ -122,11 +158,24 @@ describe("sentinel", () => {
     );
     writeFileSync(
       join(L.devinTranscripts, "devin-own.json"),
-      JSON.stringify({ schema_version: "ATIF-v1.4", session_id: "devin-own", agent: { name: "devin-cli", extra: { cwd: "/work/demo" } }, steps: [{ step_id: 1, source: "user", message: prompt }, { step_id: 2, source: "agent", message: "ok" }, { step_id: 3, source: "user", message: "second turn" }] }),
+      JSON.stringify({
+        schema_version: "ATIF-v1.4",
+        session_id: "devin-own",
+        agent: { name: "devin-cli", extra: { cwd: "/work/demo" } },
+        steps: [
+          { step_id: 1, source: "user", message: prompt },
+          { step_id: 2, source: "agent", message: "ok" },
+          { step_id: 3, source: "user", message: "second turn" },
+        ],
+      }),
     );
     const db = new Database(L.copilotCliSessionStore);
-    db.exec("INSERT INTO sessions (id, cwd, created_at, updated_at) VALUES ('cli-own', '/work/demo', '2026-12-01 00:00:00', '2026-12-01 00:05:00')");
-    db.query("INSERT INTO turns (session_id, turn_index, user_message, assistant_response) VALUES ('cli-own', 0, ?, 'ok'), ('cli-own', 1, 'second turn', 'ok')").run(prompt);
+    db.exec(
+      "INSERT INTO sessions (id, cwd, created_at, updated_at) VALUES ('cli-own', '/work/demo', '2026-12-01 00:00:00', '2026-12-01 00:05:00')",
+    );
+    db.query(
+      "INSERT INTO turns (session_id, turn_index, user_message, assistant_response) VALUES ('cli-own', 0, ?, 'ok'), ('cli-own', 1, 'second turn', 'ok')",
+    ).run(prompt);
     db.close();
     const r = await harvest({ sources: SOURCE_NAMES, scope: "all", invokedProject: "", locations: L });
     expect(JSON.stringify(r.digests)).not.toContain("Replay this task");

@@ -10,7 +10,13 @@ export interface ScriptedSession {
 }
 
 const HARVEST_FIXTURES = join(REPO_ROOT, "fixtures", "sessions");
-const AGENT_DIRS: Record<string, string> = { claude: ".claude", codex: ".codex", cursor: ".cursor", pi: ".pi", copilot_cli: ".copilot" };
+const AGENT_DIRS: Record<string, string> = {
+  claude: ".claude",
+  codex: ".codex",
+  cursor: ".cursor",
+  pi: ".pi",
+  copilot_cli: ".copilot",
+};
 
 /** Write a session in Claude Code's on-disk JSONL format under `<home>/.claude/projects/<slug>/`. */
 export function writeClaudeSession(home: string, project: string, s: ScriptedSession, startMs: number): string {
@@ -24,10 +30,26 @@ export function writeClaudeSession(home: string, project: string, s: ScriptedSes
     t += step;
     return new Date(t).toISOString();
   };
-  const base = { isSidechain: false, userType: "external", cwd: project, sessionId: s.id, version: "2.0.14", gitBranch: "main" };
+  const base = {
+    isSidechain: false,
+    userType: "external",
+    cwd: project,
+    sessionId: s.id,
+    version: "2.0.14",
+    gitBranch: "main",
+  };
   for (const turn of s.turns) {
     const u = `${s.id}-u${n++}`;
-    lines.push(JSON.stringify({ parentUuid: parent, ...base, type: "user", message: { role: "user", content: turn.user }, uuid: u, timestamp: stamp(5000) }));
+    lines.push(
+      JSON.stringify({
+        parentUuid: parent,
+        ...base,
+        type: "user",
+        message: { role: "user", content: turn.user },
+        uuid: u,
+        timestamp: stamp(5000),
+      }),
+    );
     parent = u;
     if (turn.tool) {
       const a = `${s.id}-a${n++}`;
@@ -36,7 +58,13 @@ export function writeClaudeSession(home: string, project: string, s: ScriptedSes
           parentUuid: parent,
           ...base,
           type: "assistant",
-          message: { id: `msg_${a}`, type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "tool_use", id: `toolu_${a}`, name: "Bash", input: { command: turn.tool } }] },
+          message: {
+            id: `msg_${a}`,
+            type: "message",
+            role: "assistant",
+            model: "claude-sonnet-4-5",
+            content: [{ type: "tool_use", id: `toolu_${a}`, name: "Bash", input: { command: turn.tool } }],
+          },
           uuid: a,
           timestamp: stamp(3000),
         }),
@@ -49,7 +77,13 @@ export function writeClaudeSession(home: string, project: string, s: ScriptedSes
         parentUuid: parent,
         ...base,
         type: "assistant",
-        message: { id: `msg_${a}`, type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "text", text: turn.assistant }] },
+        message: {
+          id: `msg_${a}`,
+          type: "message",
+          role: "assistant",
+          model: "claude-sonnet-4-5",
+          content: [{ type: "text", text: turn.assistant }],
+        },
         uuid: a,
         timestamp: stamp(8000),
       }),
@@ -78,7 +112,11 @@ export function correctionSessions(): ScriptedSession[] {
     id: `c0ffee0${i}-1111-4222-8333-${String(100000000000 + i)}`,
     turns: [
       { user: task, assistant: "Done. I ran npm test and everything passes.", tool: "npm test" },
-      { user: "No, use `bun test` instead of `npm test` in this repo.", assistant: "Sorry, re-ran with bun test: all green.", tool: "bun test" },
+      {
+        user: "No, use `bun test` instead of `npm test` in this repo.",
+        assistant: "Sorry, re-ran with bun test: all green.",
+        tool: "bun test",
+      },
       { user: "thanks", assistant: "You're welcome." },
     ],
   }));
@@ -90,8 +128,22 @@ export const FAKE_SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
 /** Ordinary sessions with no checkable signal. */
 export function plainSessions(): ScriptedSession[] {
   return [
-    { id: "feed0001-2222-4333-8444-555566667777", turns: [{ user: `Explain what the event loop does in Bun compared to Node; my token is ${FAKE_SECRET}`, assistant: "Bun uses ..." }] },
-    { id: "feed0002-2222-4333-8444-555566667777", turns: [{ user: "Summarise the open TODOs in src/", assistant: "There are three." }, { user: "great, thanks", assistant: "Glad it helps." }] },
+    {
+      id: "feed0001-2222-4333-8444-555566667777",
+      turns: [
+        {
+          user: `Explain what the event loop does in Bun compared to Node; my token is ${FAKE_SECRET}`,
+          assistant: "Bun uses ...",
+        },
+      ],
+    },
+    {
+      id: "feed0002-2222-4333-8444-555566667777",
+      turns: [
+        { user: "Summarise the open TODOs in src/", assistant: "There are three." },
+        { user: "great, thanks", assistant: "Glad it helps." },
+      ],
+    },
   ];
 }
 
@@ -108,7 +160,10 @@ export function copyHarvestFixtures(home: string): string[] {
 }
 
 /** A fake home + project with every harvest fixture and the correction sessions. */
-export function buildFakeHome(root: string, opts: { project?: string; now?: number } = {}): { home: string; project: string } {
+export function buildFakeHome(
+  root: string,
+  opts: { project?: string; now?: number } = {},
+): { home: string; project: string } {
   const home = join(root, "home");
   const project = opts.project ?? join(root, "work", "app");
   mkdirSync(home, { recursive: true });
@@ -118,7 +173,10 @@ export function buildFakeHome(root: string, opts: { project?: string; now?: numb
   copyHarvestFixtures(home);
   const skillDir = join(home, ".claude", "skills", "skillopt-sleep-learned");
   mkdirSync(skillDir, { recursive: true });
-  writeFileSync(join(skillDir, "SKILL.md"), "---\nname: skillopt-sleep-learned\ndescription: my own notes\n---\n\n# Learned\n\nHand-written by the developer.\n");
+  writeFileSync(
+    join(skillDir, "SKILL.md"),
+    "---\nname: skillopt-sleep-learned\ndescription: my own notes\n---\n\n# Learned\n\nHand-written by the developer.\n",
+  );
   const now = opts.now ?? Date.now();
   const sessions = [...correctionSessions(), ...plainSessions()];
   for (const [i, s] of sessions.entries()) writeClaudeSession(home, project, s, now - 3_600_000 + i * 60_000);
@@ -145,5 +203,8 @@ export function hashTree(roots: readonly string[], skip: readonly string[] = [])
 /** Files whose hash changed, appeared or vanished between two hashTree snapshots. */
 export function changedFiles(before: Map<string, string>, after: Map<string, string>, base: string): string[] {
   const keys = new Set([...before.keys(), ...after.keys()]);
-  return [...keys].filter((k) => before.get(k) !== after.get(k)).map((k) => relative(base, k)).sort();
+  return [...keys]
+    .filter((k) => before.get(k) !== after.get(k))
+    .map((k) => relative(base, k))
+    .sort();
 }

@@ -32,4 +32,3 @@ export function stagedNight(root: string) {
   });
   return { project, skillPath, memoryPath, dir, stateDir };
 }
-

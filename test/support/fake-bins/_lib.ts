@@ -52,7 +52,8 @@ export function render(c: FakeControl, stdin: string, skillPaths: string[]): str
   const task = existsSync("task.md") ? (readFileSync("task.md", "utf8").split("\n")[0] ?? "") : "";
   const skill = skillPaths.some((p) => existsSync(p)) ? "skill-found" : "skill-missing";
   const sysFile = process.argv.indexOf("--append-system-prompt-file");
-  const system = sysFile > 0 && existsSync(process.argv[sysFile + 1] ?? "") ? readFileSync(process.argv[sysFile + 1]!, "utf8") : "";
+  const system =
+    sysFile > 0 && existsSync(process.argv[sysFile + 1] ?? "") ? readFileSync(process.argv[sysFile + 1]!, "utf8") : "";
   return (c.reply ?? "fake answer")
     .replaceAll("{task}", task)
     .replaceAll("{stdin}", stdin)
