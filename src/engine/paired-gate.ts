@@ -43,6 +43,16 @@ export function pruneItems(state: LoopState): void {
   for (const h of Object.keys(state.selItems)) if (!keep.has(h)) delete state.selItems[h];
 }
 
+/** The step action a paired verdict records: an accepted candidate above the best score is a new best. */
+export function pairedAction(
+  verdict: PairedResult["decision"]["verdict"],
+  estimate: number,
+  bestScore: number,
+): "accept_new_best" | "accept" | "reject" | "undecided" {
+  if (verdict === "accept") return estimate > bestScore ? "accept_new_best" : "accept";
+  return verdict === "reject" ? "reject" : "undecided";
+}
+
 /**
  * Decide a candidate against the current skill with the paired sequential test (docs/gate.md).
  * The current's per-item scores rolled out on the way are added to the state.

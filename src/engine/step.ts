@@ -1,8 +1,9 @@
 import { aggregate } from "./aggregate.ts";
+import type { EvaluationRow } from "./checkpoint.ts";
 import type { EditReportRow } from "./edits.ts";
 import { type ErroredItem, type Evaluator, isFailure, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import { decide, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
-import { type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
+import { type PairedOrder, pairedAction, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
@@ -76,17 +77,7 @@ interface StepOutcome {
   record: StepRecord;
   artifacts: StepArtifacts;
   newSkills: { hash: string; text: string; origin: string }[];
-  evaluations: {
-    kind: string;
-    hash: string;
-    split: string;
-    hard: number;
-    soft: number;
-    score: number | null;
-    evaluated: number;
-    total: number;
-    action?: string;
-  }[];
+  evaluations: EvaluationRow[];
 }
 
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -443,14 +434,7 @@ export async function runStep(
     const saved = p.out.total - p.out.launched;
     state.selectionSaved += saved;
     const partial = meanScores(p.out.results);
-    const verdictAction =
-      d.verdict === "accept"
-        ? p.estimate.score > state.best.score
-          ? "accept_new_best"
-          : "accept"
-        : d.verdict === "reject"
-          ? "reject"
-          : "undecided";
+    const verdictAction = pairedAction(d.verdict, p.estimate.score, state.best.score);
     evaluations.push({
       kind: "candidate",
       hash: cHash,

@@ -4,7 +4,7 @@ import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents, StageEvent } from "./events.ts";
 import { decide, gateScore, gateSettings, type ItemScores, itemScore, semanticDensity } from "./gate.ts";
-import { type PairedOrder, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
+import { type PairedOrder, pairedAction, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
 import { seededShuffle } from "./random.ts";
 import { detectableGain } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
@@ -339,14 +339,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           const p = await pairedGate(ev, gate, state, pairedOrder, cand, curr, `slow update epoch ${epoch} selection`);
           const d = p.decision;
           state.selectionSaved += p.out.total - p.out.launched;
-          const action =
-            d.verdict === "accept"
-              ? p.estimate.score > state.best.score
-                ? "accept_new_best"
-                : "accept"
-              : d.verdict === "reject"
-                ? "reject"
-                : "undecided";
+          const action = pairedAction(d.verdict, p.estimate.score, state.best.score);
           const partial = meanScores(p.out.results);
           evaluations.push({
             kind: "slow_update",
