@@ -1,43 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TASKS_FORMAT } from "../../src/sleep/mine/index.ts";
 import { runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
+import { RULE, ruleTasksFile as tasksFile } from "./support/rule-tasks.ts";
 
-const RULE = "Use `bun test` instead of `npm test`.";
 const MIN = 60_000;
-
-function tasksFile(dir: string): string {
-  const intents = [
-    "Add a unit test for slugify",
-    "Find the login regression",
-    "Refactor the config loader",
-    "Write retry policy tests",
-    "Upgrade yaml and check",
-    "Port the date parser",
-  ];
-  const tasks = intents.map((intent, i) => ({
-    id: `task_fix${i}`,
-    project: dir,
-    intent,
-    reference_kind: "rule",
-    judge: {
-      kind: "rule",
-      checks: [
-        { op: "contains", arg: "bun test" },
-        { op: "not_contains", arg: "npm test" },
-      ],
-    },
-    tags: ["correction"],
-    outcome: "fail",
-    split: i % 2 ? "val" : "train",
-  }));
-  const path = join(dir, "tasks.json");
-  writeFileSync(path, JSON.stringify({ format: TASKS_FORMAT, project: dir, reviewed: true, tasks }, null, 2));
-  return path;
-}
 
 describe("a Sleep night with sleep.batch", () => {
   test("replays each phase through one provider batch and decides as the live night does, at a lower cost", async () => {
