@@ -7,6 +7,24 @@ import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { RULE, ruleTasksFile as tasksFile } from "./support/rule-tasks.ts";
 
+/** `sleep review --backend openai --json` over a reviewed rule-tasks file. */
+function reviewJson(project: string, env: Record<string, string>) {
+  return runCli(
+    [
+      "sleep",
+      "review",
+      "--backend",
+      "openai",
+      "--project",
+      project,
+      "--tasks-file",
+      tasksFile(project, true),
+      "--json",
+    ],
+    { env },
+  );
+}
+
 async function setup(root: string, extraConfig: Record<string, unknown> = {}) {
   const server = await startFakeOpenAI({
     reply: (req) => {
@@ -37,20 +55,7 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path);
     await using _server = server;
-    const r = await runCli(
-      [
-        "sleep",
-        "review",
-        "--backend",
-        "openai",
-        "--project",
-        project,
-        "--tasks-file",
-        tasksFile(project, true),
-        "--json",
-      ],
-      { env },
-    );
+    const r = await reviewJson(project, env);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
@@ -121,20 +126,7 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     using tmp = tempDir();
     const { server, project, env } = await setup(tmp.path, { max_calls_per_night: 2 });
     await using _server = server;
-    const r = await runCli(
-      [
-        "sleep",
-        "review",
-        "--backend",
-        "openai",
-        "--project",
-        project,
-        "--tasks-file",
-        tasksFile(project, true),
-        "--json",
-      ],
-      { env },
-    );
+    const r = await reviewJson(project, env);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.accepted).toBe(false);

@@ -30,12 +30,6 @@ import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
 
-/** What answers a night's calls when the backend is not a model client. */
-const WITHOUT_MODEL: Record<string, string> = {
-  mock: "no model: rules only",
-  handoff: "the calling agent answers the night's calls",
-};
-
 /** Sources a `transcript_source` value names. */
 export function sourcesOf(cfg: SleepConfig): SourceName[] {
   const s = cfg.transcript_source;
@@ -171,10 +165,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           : setup.skillPath;
       configurePromptOverrides(env.SKILLOPT_SLEEP_PROMPTS_PATH || join(homeDir(), ".skillopt-sleep", "prompts.json"));
       const backend = await createSleepBackend(cfg, { project: setup.project, env, stateDir: setup.stateDir });
-      if (!output.quiet && !output.json)
-        process.stderr.write(
-          `[sleep] backend ${backend.describe ?? `${backend.name} (${WITHOUT_MODEL[backend.name] ?? "provider"})`}\n`,
-        );
+      if (!output.quiet && !output.json) process.stderr.write(`[sleep] backend ${backend.describe}\n`);
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).
       const pinned =

@@ -102,6 +102,7 @@ export function createHandoffBackend(
   }
   return {
     name: "handoff",
+    describe: "handoff (the calling agent answers the night's calls)",
     modelKey: "handoff::",
     remote: false,
     lastError: "",

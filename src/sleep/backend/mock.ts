@@ -90,6 +90,7 @@ const norm = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
 export function createMockBackend(): SleepBackend {
   return {
     name: "mock",
+    describe: "mock (no model: rules only)",
     modelKey: "mock::",
     remote: false,
     lastError: "",

@@ -39,9 +39,13 @@ const CandidateSchema = v.looseObject({
  * go to the target role, judging, reflection and mining to the optimizer; retries, the call cache and
  * cost accounting are the layer's. Every call is checked against and recorded in the night ledger.
  */
-function modelSleepBackend(client: ModelClient, o: { name: string; model: string; modelKey?: string }): SleepBackend {
+function modelSleepBackend(
+  client: ModelClient,
+  o: { name: string; model: string; modelKey?: string; describe: string },
+): SleepBackend {
   const self: SleepBackend = {
     name: o.name,
+    describe: o.describe,
     modelKey: o.modelKey ?? `${o.name}::${o.model}`,
     remote: true,
     lastError: "",
@@ -282,9 +286,7 @@ export async function createModelSleepBackend(
   const modelKey = dual
     ? `optimizer=${key(optimizer, cfg.optimizer_model || cfg.model)};target=${key(target, model)}`
     : key(cfg.backend, model);
-  const backend = Object.assign(modelSleepBackend(client, { name, model, modelKey }), {
-    describe: describeRoles(client),
-  });
+  const backend = modelSleepBackend(client, { name, model, modelKey, describe: describeRoles(client) });
   backend.close = () => client.close();
   return backend;
 }

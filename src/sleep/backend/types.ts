@@ -49,8 +49,8 @@ export interface MinedCandidate {
  */
 export interface SleepBackend {
   readonly name: string;
-  /** One line naming the backend and the model each role resolved to (printed when a night starts). */
-  readonly describe?: string;
+  /** One line naming the backend and what answers each role (printed when a night starts). */
+  readonly describe: string;
   /** `<backend>::<model>` (spec §6.11). */
   readonly modelKey: string;
   /** Makes provider calls (false for mock and handoff). */
