@@ -4,7 +4,7 @@ import { errorMessage, log, redactText, sha256, writeJsonAtomic } from "../lib/i
 import { readRegularFile } from "./adopt/read.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import { findCorrection } from "./mine/corrections.ts";
-import { detectFeedback } from "./mine/feedback.ts";
+import { feedbackOf } from "./mine/feedback.ts";
 
 /**
  * Lessons: recurring corrections and stated preferences, learned without a model.
@@ -152,7 +152,7 @@ export function instructionsOf(
   isFollowUp: boolean,
 ): Array<{ quote: string; kind: "correction" | "preference" }> {
   const out: Array<{ quote: string; kind: "correction" | "preference" }> = [];
-  const promptNeg = isFollowUp && detectFeedback(prompt).neg.length > 0;
+  const promptNeg = isFollowUp && feedbackOf(prompt).neg;
   for (const raw of prompt.split(/(?<=[.!?])\s+|\n+/)) {
     const s = raw.trim();
     if (s.length < 6 || s.length > MAX_QUOTE) continue;

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve, sep } from "node:path";
 import { redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
+import { detectFeedback, type FeedbackLexicon, feedbackLexicon } from "../feedback.ts";
 import type { Scope, SessionDigest, SourceName } from "./types.ts";
 
 /** Longest text kept per prompt/final (after redaction, so a secret is never cut in half first). */
@@ -243,95 +244,6 @@ export function addUnique(list: string[], value: string): void {
   if (list.length < MAX_LIST && !list.includes(value)) list.push(value);
 }
 
-// Feedback lexicon (spec §3.2), matched on word boundaries with a short negation window, so
-// "correct" does not fire inside "incorrect" and "not great" is not praise (spec §12.1 item 8).
-const NEG_PHRASES = [
-  "still broken",
-  "still not",
-  "still wrong",
-  "doesn't work",
-  "does not work",
-  "not working",
-  "that's wrong",
-  "thats wrong",
-  "incorrect",
-  "wrong",
-  "nope",
-  "fix it",
-  "didn't",
-  "did not",
-  "broken",
-  "error again",
-  "still failing",
-  "still fails",
-  "not fixed",
-  "revert",
-  "undo",
-  "still cannot",
-  "still can't",
-  "still doesn't",
-  "still does not",
-  "still slow",
-  "still laggy",
-  "still the same",
-  // The obvious ones in other languages users write to their agents in (kept short and specific).
-  "falsch",
-  "funktioniert nicht",
-  "geht nicht",
-  "ça ne marche pas",
-  "ca ne marche pas",
-  "c'est faux",
-  "ne fonctionne pas",
-  "toujours pas",
-  "no funciona",
-  "está mal",
-  "esta mal",
-  "sigue sin funcionar",
-  "incorrecto",
-  "não funciona",
-  "nao funciona",
-  "está errado",
-  "errado",
-  "non funziona",
-  "sbagliato",
-  "niet goed",
-  "werkt niet",
-  "не работает",
-  "неправильно",
-  "不对",
-  "错了",
-  "不是这样",
-  "还是不行",
-  "違う",
-  "動かない",
-];
-/** A message that only asks the agent to stop (English and the same languages). */
-const STOP_REQUEST =
-  /^\s*(?:please\s+)?(?:stop|halt|abort|cancel)(?:\s+(?:it|that|this|now|please|right now|everything))*\s*[.!]*\s*$|^\s*(?:arrête|arrete|stopp?e?|para|pare|basta|hör auf|halt stopp|停|停下|やめて|стоп|хватит)\s*[.!。！]*\s*$/iu;
-/** A leading "no," in the same languages ("nein,", "non,", "não,", "нет,", "不,"). */
-const LEADING_NO = /^\s*(?:no|nein|non|não|nao|nee|нет|不|いいえ)\s*[,.!，。！]/u;
-const POS_PHRASES = [
-  "thanks",
-  "thank you",
-  "perfect",
-  "great",
-  "works now",
-  "fixed",
-  "that works",
-  "lgtm",
-  "looks good",
-  "nice",
-  "awesome",
-  "correct",
-];
-const NEGATORS = /\b(?:not|no|never|isn't|isnt|wasn't|hardly)\s+(?:\w+\s+)?$/;
-
-function phraseRe(phrase: string): RegExp {
-  // Han/kana text has no spaces between words: such phrases match anywhere.
-  if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(phrase)) return new RegExp(escapeRe(phrase), "gu");
-  return new RegExp(`(?<![\\p{L}\\p{N}_'])${escapeRe(phrase)}(?![\\p{L}\\p{N}_'])`, "gu");
-}
-
 function commaList(raw: string | undefined, lower: boolean): string[] {
   return (raw ?? "")
     .split(",")
@@ -340,50 +252,19 @@ function commaList(raw: string | undefined, lower: boolean): string[] {
 }
 
 /** Feedback phrases and sub-agent markers, with the env extensions of spec §9.3. */
-export interface Lexicon {
-  neg: [string, RegExp][];
-  pos: [string, RegExp][];
-  /** Any phrase anywhere: one pass that rules out most texts before the per-phrase checks. */
-  any: RegExp;
+export interface Lexicon extends FeedbackLexicon {
   agentMarkers: string[];
 }
 
 /** Build the lexicon from SKILLOPT_SLEEP_NEG_FEEDBACK / _POS_FEEDBACK / _AGENT_MARKERS. */
 export function makeLexicon(env: Readonly<Record<string, string | undefined>>): Lexicon {
-  const neg = [...NEG_PHRASES, ...commaList(env.SKILLOPT_SLEEP_NEG_FEEDBACK, true)];
-  const pos = [...POS_PHRASES, ...commaList(env.SKILLOPT_SLEEP_POS_FEEDBACK, true)];
   return {
-    neg: neg.map((p) => [p, phraseRe(p)]),
-    pos: pos.map((p) => [p, phraseRe(p)]),
-    any: new RegExp([...neg, ...pos].map(escapeRe).join("|")),
+    ...feedbackLexicon(
+      commaList(env.SKILLOPT_SLEEP_NEG_FEEDBACK, true),
+      commaList(env.SKILLOPT_SLEEP_POS_FEEDBACK, true),
+    ),
     agentMarkers: [...AGENT_MARKERS, ...commaList(env.SKILLOPT_SLEEP_AGENT_MARKERS, false)],
   };
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-/** Lexical feedback tags of one user text: `neg:<phrase>` / `pos:<phrase>`; a leading "no," counts. */
-export function detectFeedback(text: string, lex: Lexicon): string[] {
-  const t = text.toLowerCase();
-  const out: string[] = [];
-  if (LEADING_NO.test(t)) out.push("neg:no,");
-  if (STOP_REQUEST.test(t)) out.push("neg:stop");
-  if (!lex.any.test(t)) return out;
-  const { neg, pos } = lex;
-  for (const [phrase, re] of neg) if (matches(t, re, false)) out.push(`neg:${phrase}`);
-  for (const [phrase, re] of pos) if (matches(t, re, true)) out.push(`pos:${phrase}`);
-  return out;
-}
-
-function matches(t: string, re: RegExp, negatable: boolean): boolean {
-  re.lastIndex = 0;
-  for (let m = re.exec(t); m; m = re.exec(t)) {
-    if (!negatable) return true;
-    if (!NEGATORS.test(t.slice(Math.max(0, m.index - 24), m.index))) return true;
-  }
-  return false;
 }
 
 // spec §3.2 headless-replay markers: our own prompt headings, plus the older upstream wording.

@@ -9,7 +9,7 @@ import { assignSplits } from "./splits.ts";
 import { filterTasksForTarget } from "./target-filter.ts";
 
 export { findCorrection } from "./corrections.ts";
-export { detectFeedback, sessionOutcome } from "./feedback.ts";
+export { feedbackOf, sessionOutcome } from "./feedback.ts";
 export { type DigestLike, heuristicTask } from "./heuristic.ts";
 export { assignSplits, ensureMinVal } from "./splits.ts";
 export { filterTasksForTarget } from "./target-filter.ts";

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { harvest, type SourceLocations } from "../../../src/sleep/harvest/index.ts";
 import { cursorSlug, slugToPath } from "../../../src/sleep/harvest/cursor.ts";
-import { addUserText, detectFeedback, emptyDigest, makeLexicon, MAX_PROMPTS } from "../../../src/sleep/harvest/text.ts";
+import { detectFeedback } from "../../../src/sleep/feedback.ts";
+import { addUserText, emptyDigest, makeLexicon, MAX_PROMPTS } from "../../../src/sleep/harvest/text.ts";
 
 // Regression tests for defects seen on real session files (issue 16 §1), each on a small fixture
 // written in the agent's real on-disk record shape.

@@ -4,14 +4,8 @@ import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { SLEEP_SENTINEL } from "../../../src/lib/index.ts";
 import { harvest, SOURCE_NAMES } from "../../../src/sleep/harvest/index.ts";
-import {
-  detectFeedback,
-  isMetaPrompt,
-  makeLexicon,
-  projectMatches,
-  toEpochMs,
-  toIsoUtc,
-} from "../../../src/sleep/harvest/text.ts";
+import { isMetaPrompt, makeLexicon, projectMatches, toEpochMs, toIsoUtc } from "../../../src/sleep/harvest/text.ts";
+import { detectFeedback } from "../../../src/sleep/feedback.ts";
 import { fakeHome } from "./support.ts";
 
 const lex = makeLexicon({});
