@@ -373,12 +373,13 @@ export class Batcher {
     const { maxCalls, maxCostUsd } = this.o;
     if (maxCalls !== undefined && this.o.paidCalls() > maxCalls) {
       throw new BudgetError(
-        "calls",
-        `call budget: a batch of ${entries.length} requests would pass model.max_calls=${maxCalls} (${this.o.paidCalls() - entries.length} made before it)`,
         {
-          hint: "nothing was submitted; raise model.max_calls, or lower the evaluation's size",
-          data: { max_calls: maxCalls, calls: this.o.paidCalls() },
+          limit: "calls",
+          spent: this.o.paidCalls(),
+          cap: maxCalls,
+          at: { kind: "batch", requests: entries.length, worstUsd: null },
         },
+        { hint: "nothing was submitted; raise model.max_calls, or lower the evaluation's size" },
       );
     }
     if (maxCostUsd === undefined) return;
@@ -391,13 +392,8 @@ export class Batcher {
     const spent = this.o.spent();
     if (spent + worst > maxCostUsd) {
       throw new BudgetError(
-        "cost",
-        `cost budget: a batch of ${entries.length} requests could cost up to $${worst.toFixed(4)} (every prompt at 3 bytes per token, every answer at \
-its token limit), and $${spent.toFixed(4)} of $${maxCostUsd} is spent`,
-        {
-          hint: "nothing was submitted; raise --max-cost / model.max_cost_usd, or lower the evaluation's size",
-          data: { max_cost_usd: maxCostUsd, cost_usd: spent, batch_worst_usd: worst },
-        },
+        { limit: "cost", spent, cap: maxCostUsd, at: { kind: "batch", requests: entries.length, worstUsd: worst } },
+        { hint: "nothing was submitted; raise --max-cost / model.max_cost_usd, or lower the evaluation's size" },
       );
     }
   }

@@ -13,6 +13,7 @@ import type {
 import {
   BackendError,
   BudgetError,
+  type BudgetFacts,
   errorMessage,
   InternalError,
   log,
@@ -130,12 +131,13 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   }
 
   /** Why the next step should not start (a budget cap is reached), or undefined. */
-  budgetExceeded(): string | undefined {
+  budgetExceeded(): BudgetFacts | undefined {
     const { maxCalls, maxCostUsd, ledger } = this.core;
+    const at = { kind: "step_boundary" } as const;
     if (maxCalls !== undefined && this.paidStarted >= maxCalls)
-      return `call budget reached (${this.paidStarted} of model.max_calls=${maxCalls})`;
+      return { limit: "calls", spent: this.paidStarted, cap: maxCalls, at };
     if (maxCostUsd !== undefined && ledger.spentUsd >= maxCostUsd)
-      return `cost budget reached ($${ledger.spentUsd.toFixed(4)} of $${maxCostUsd})`;
+      return { limit: "cost", spent: ledger.spentUsd, cap: maxCostUsd, at };
     return undefined;
   }
 
@@ -296,23 +298,18 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
 
   private checkBudget(stage: string): void {
     const { maxCalls, maxCostUsd, ledger } = this.core;
+    const at = { kind: "call", stage } as const;
     if (maxCalls !== undefined && this.paidStarted >= maxCalls) {
       throw new BudgetError(
-        "calls",
-        `call budget reached: ${this.paidStarted} of ${maxCalls} model calls made (before a ${stage} call)`,
-        {
-          hint: "the run stops at the next step boundary with its state saved; resume with a larger model.max_calls",
-          data: { max_calls: maxCalls, calls: this.paidStarted },
-        },
+        { limit: "calls", spent: this.paidStarted, cap: maxCalls, at },
+        { hint: "the run stops at the next step boundary with its state saved; resume with a larger model.max_calls" },
       );
     }
     if (maxCostUsd !== undefined && ledger.spentUsd >= maxCostUsd) {
       throw new BudgetError(
-        "cost",
-        `cost budget reached: $${ledger.spentUsd.toFixed(4)} of $${maxCostUsd} spent (before a ${stage} call)`,
+        { limit: "cost", spent: ledger.spentUsd, cap: maxCostUsd, at },
         {
           hint: "the run stops at the next step boundary with its state saved; resume with a larger --max-cost / model.max_cost_usd",
-          data: { max_cost_usd: maxCostUsd, cost_usd: ledger.spentUsd },
         },
       );
     }

@@ -204,8 +204,7 @@ export default defineCommand({
         `  [out] ${dir}`,
       ];
       // The first line always says which backend runs (the simulator named as such), also under --json.
-      if (output.json && !output.quiet) errWrite(`${startLines.join("\n")}\n`);
-      else events.emit({ type: "run_start", lines: startLines });
+      if (!output.quiet) errWrite(`${startLines.join("\n")}\n`);
       const onSigint = () => controller.abort(new UsageError("interrupted"));
       process.once("SIGINT", onSigint);
       process.once("SIGTERM", onSigint);

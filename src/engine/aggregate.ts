@@ -4,6 +4,8 @@ import { askOptimizer, type StageContext } from "./stage-context.ts";
 import { mapLimit } from "./pool.ts";
 
 type Item = Record<string, unknown>;
+/** Which trajectories a group of patches came from. */
+type Side = "failure" | "success";
 
 function items(p: Patch, key: string): Item[] {
   return Array.isArray(p[key]) ? (p[key] as Item[]) : [];
@@ -15,7 +17,7 @@ async function mergeCall(
   meta: string,
   group: Patch[],
   level: number,
-  side: string,
+  side: Side,
 ): Promise<Patch> {
   const key = payloadKey(sc.mode);
   const user = userMessage(
@@ -44,7 +46,7 @@ async function mergeCall(
     const merged = (value[key] as Item[]).map((it) => ({ ...it, merge_level: level }));
     return { ...value, [key]: full ? merged.slice(0, 1) : merged };
   }
-  sc.events.emit({ type: "warning", text: `merge level ${level} (${side}): falling back to concatenation` });
+  sc.events.emit({ type: "warning", code: "merge_fallback", side, level, patches: group.length });
   return {
     reasoning: "fallback concatenation",
     [key]: group.flatMap((p) => items(p, key).map((it) => ("merge_level" in it ? it : { ...it, merge_level: level }))),
@@ -65,7 +67,7 @@ async function hierarchical(
   skill: string,
   meta: string,
   patches: Patch[],
-  side: string,
+  side: Side,
 ): Promise<{ patch: Patch; calls: number }> {
   const key = payloadKey(sc.mode);
   if (!patches.length) return { patch: { reasoning: "no patches", [key]: [] }, calls: 0 };
@@ -147,6 +149,6 @@ them into exactly one complete skill.`
   if (value && Array.isArray(value[key]) && (value[key] as unknown[]).every((x) => x && typeof x === "object")) {
     return { patch: full ? { ...value, [key]: (value[key] as Item[]).slice(0, 1) } : value, calls: calls + 1 };
   }
-  sc.events.emit({ type: "warning", text: "final merge: falling back to failure items first, then success items" });
+  sc.events.emit({ type: "warning", code: "final_merge_fallback", failureItems: fi.length, successItems: si.length });
   return { patch: { reasoning: "fallback: failure first, then success", [key]: [...fi, ...si] }, calls: calls + 1 };
 }

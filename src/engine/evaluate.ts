@@ -276,7 +276,11 @@ export class Evaluator {
     if (stoppedAt === undefined && errIdx.length && done > 0) {
       this.events.emit({
         type: "warning",
-        text: `${label}: ${errIdx.length} of ${n} item(s) got no answer (${errors[errIdx[0]!]!.reason.slice(0, 160)}); asking them once more`,
+        code: "reask",
+        label,
+        errored: errIdx.length,
+        total: n,
+        reason: errors[errIdx[0]!]!.reason,
       });
       await pass(errIdx, `${label} (re-ask)`);
     }

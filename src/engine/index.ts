@@ -16,6 +16,7 @@ export {
   NO_EVENTS,
   type PlanEvent,
   type StageEvent,
+  type WarningEvent,
 } from "./events.ts";
 export {
   decide,

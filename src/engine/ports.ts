@@ -1,4 +1,5 @@
 import type { GenericSchema, InferOutput } from "valibot";
+import type { BudgetFacts } from "../lib/index.ts";
 
 /** Which side of training a model call serves. */
 export type Role = "optimizer" | "target";
@@ -288,5 +289,5 @@ export interface CallTotals {
 export interface CallAccounting {
   snapshot(): CallTotals;
   /** A reason to stop before the next step (a budget cap reached), or undefined. */
-  budgetExceeded(): string | undefined;
+  budgetExceeded(): BudgetFacts | undefined;
 }

@@ -1,5 +1,5 @@
 import type { GenericSchema, InferOutput } from "valibot";
-import { errorMessage, SkilloptError } from "../lib/index.ts";
+import { BackendError, type BackendErrorKind } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import type { GateSettings } from "./gate.ts";
 import type { PromptSet } from "./messages.ts";
@@ -20,7 +20,7 @@ export interface StageContext {
 }
 
 /** Kinds of backend failure that lose one optimizer call, not the run. */
-const CALL_LOCAL = new Set(["truncated", "protocol", "bad_request"]);
+const CALL_LOCAL = new Set<BackendErrorKind>(["truncated", "protocol", "bad_request"]);
 
 /**
  * One structured optimizer call. A malformed or unusable answer becomes `undefined` (the stage
@@ -54,15 +54,11 @@ export async function askOptimizer<S extends GenericSchema>(
       sc.signal ? { signal: sc.signal } : {},
     );
     if (res.ok) return res.value;
-    sc.events.emit({ type: "warning", text: `${stage}: unusable optimizer answer (${res.reason})` });
+    sc.events.emit({ type: "warning", code: "optimizer_unusable", stage, reason: res.reason });
     return undefined;
   } catch (err) {
-    if (
-      err instanceof SkilloptError &&
-      err.code === "backend" &&
-      CALL_LOCAL.has(String((err as { kind?: string }).kind))
-    ) {
-      sc.events.emit({ type: "warning", text: `${stage}: optimizer call failed (${errorMessage(err)})` });
+    if (err instanceof BackendError && CALL_LOCAL.has(err.kind)) {
+      sc.events.emit({ type: "warning", code: "optimizer_failed", stage, kind: err.kind, error: err.message });
       return undefined;
     }
     throw err;

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { DataError, SkilloptError } from "../lib/index.ts";
+import { BudgetError, type BudgetFacts, budgetMessage, DataError } from "../lib/index.ts";
 import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents, StageEvent } from "./events.ts";
@@ -210,9 +210,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     });
   }
 
-  const stop = (reason: string) => {
-    state.stopped = reason;
-    events.emit({ type: "warning", text: `stopping: ${reason} (resume later with --resume)` });
+  const stop = ({ limit, spent, cap, at }: BudgetFacts) => {
+    state.stopped = budgetMessage({ limit, spent, cap, at });
+    events.emit({ type: "warning", code: "budget_stop", limit, spent, cap, at });
   };
   let global = 0;
   outer: for (let epoch = 1; epoch <= cfg.train.num_epochs; epoch++) {
@@ -256,8 +256,8 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         );
       } catch (err) {
         scheduler.current = state.schedulerStep;
-        if (err instanceof SkilloptError && err.code === "budget") {
-          stop(err.message);
+        if (err instanceof BudgetError) {
+          stop(err.data);
           break outer;
         }
         throw err;

@@ -96,7 +96,7 @@ export class ConfigError extends SkilloptError<ConfigErrorData> {
   }
 }
 
-type BackendErrorKind =
+export type BackendErrorKind =
   | "auth"
   | "not_found"
   | "bad_request"
@@ -147,14 +147,42 @@ export class BackendError extends SkilloptError<BackendErrorData> {
   }
 }
 
-interface BudgetErrorData extends Record<string, unknown> {
+/** Where a budget cap was met: before the next step, before a paid call of a stage, or by a batch's worst case. */
+type BudgetAt =
+  | { kind: "step_boundary" }
+  | { kind: "call"; stage: string }
+  | { kind: "batch"; requests: number; worstUsd: number | null };
+
+/** A budget cap's facts: which cap, how much of it is spent (calls or dollars), the cap, and where it was met. */
+export interface BudgetFacts {
   limit: "cost" | "calls";
+  spent: number;
+  cap: number;
+  at: BudgetAt;
 }
+
+/** The words of a budget cap being met (the BudgetError's message, and a stopped run's reason). */
+export function budgetMessage(b: BudgetFacts): string {
+  const { at } = b;
+  if (b.limit === "calls") {
+    if (at.kind === "step_boundary") return `call budget reached (${b.spent} of model.max_calls=${b.cap})`;
+    if (at.kind === "call")
+      return `call budget reached: ${b.spent} of ${b.cap} model calls made (before a ${at.stage} call)`;
+    return `call budget: a batch of ${at.requests} requests would pass model.max_calls=${b.cap} (${b.spent - at.requests} made before it)`;
+  }
+  const spent = `$${b.spent.toFixed(4)}`;
+  if (at.kind === "step_boundary") return `cost budget reached (${spent} of $${b.cap})`;
+  if (at.kind === "call") return `cost budget reached: ${spent} of $${b.cap} spent (before a ${at.stage} call)`;
+  return `cost budget: a batch of ${at.requests} requests could cost up to $${(at.worstUsd ?? 0).toFixed(4)} (every prompt at 3 bytes per token, every \
+answer at its token limit), and ${spent} of $${b.cap} is spent`;
+}
+
+type BudgetErrorData = BudgetFacts & Record<string, unknown>;
 
 /** A budget cap (model.max_cost_usd, model.max_calls, --max-cost) was reached before a call (exit 1). */
 export class BudgetError extends SkilloptError<BudgetErrorData> {
-  constructor(limit: "cost" | "calls", message: string, opts: ErrorOptions = {}) {
-    super("budget", message, 1, { hint: opts.hint, cause: opts.cause, data: { ...opts.data, limit } });
+  constructor(facts: BudgetFacts, opts: Omit<ErrorOptions, "data"> = {}) {
+    super("budget", budgetMessage(facts), 1, { hint: opts.hint, cause: opts.cause, data: { ...facts } });
   }
   get limit(): "cost" | "calls" {
     return this.data.limit;

@@ -1,6 +1,6 @@
 import type { EngineEvent, EngineEvents, StepRecord } from "../engine/index.ts";
 import { createProgress } from "./progress.ts";
-import { noiseFloorAdvice, stageLines } from "./stage-text.ts";
+import { noiseFloorAdvice, stageLines, warningText } from "./stage-text.ts";
 
 interface ConsoleOptions {
   write: (s: string) => void;
@@ -32,12 +32,9 @@ export function createConsole(o: ConsoleOptions): EngineEvents {
   };
   return {
     emit(e: EngineEvent) {
-      if (e.type === "warning") return line(`  [warn] ${e.text}`);
+      if (e.type === "warning") return line(`  [warn] ${warningText(e)}`);
       if (o.quiet) return;
       switch (e.type) {
-        case "run_start":
-          for (const l of e.lines) line(l);
-          return;
         case "progress":
           progress.update(e.label, e.done, e.total);
           return;

@@ -1,4 +1,5 @@
-import type { DecisionEvent, GateDecision, PlanEvent, StageEvent } from "../engine/index.ts";
+import type { DecisionEvent, GateDecision, PlanEvent, StageEvent, WarningEvent } from "../engine/index.ts";
+import { budgetMessage } from "../lib/index.ts";
 
 const f4 = (x: number) => x.toFixed(4);
 const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
@@ -78,6 +79,24 @@ export function noiseFloorAdvice(e: Extract<StageEvent, { type: "noise_floor" }>
 ~${Math.round(e.detectable_gain * 100)} \
 points (evaluation.gate_min_effect is ${Math.round(e.min_effect * 1000) / 10}); a larger selection split (evaluation.sel_env_num / more val items) lets the \
 gate see smaller real gains`;
+}
+
+/** A warning event in words (the console prints it after `[warn]`; the dashboard shows the same text). */
+export function warningText(e: WarningEvent): string {
+  switch (e.code) {
+    case "merge_fallback":
+      return `merge level ${e.level} (${e.side}): falling back to concatenation`;
+    case "final_merge_fallback":
+      return "final merge: falling back to failure items first, then success items";
+    case "reask":
+      return `${e.label}: ${e.errored} of ${e.total} item(s) got no answer (${e.reason.slice(0, 160)}); asking them once more`;
+    case "optimizer_unusable":
+      return `${e.stage}: unusable optimizer answer (${e.reason})`;
+    case "optimizer_failed":
+      return `${e.stage}: optimizer call failed (${e.error})`;
+    case "budget_stop":
+      return `stopping: ${budgetMessage(e)} (resume later with --resume)`;
+  }
 }
 
 /** The console lines of a stage event; `run` lines (plan, baseline, resume) sit one level out from step lines. */

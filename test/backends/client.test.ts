@@ -143,11 +143,19 @@ describe("limits and accounting", () => {
     await using client = await compatClient(server.url, {}, { maxCalls: 2 });
     await client.chat("target", ask("1"));
     await client.chat("target", ask("2"));
-    expect(client.budgetExceeded()).toContain("call budget");
+    expect(client.budgetExceeded()).toEqual({ limit: "calls", spent: 2, cap: 2, at: { kind: "step_boundary" } });
     const err = await client.chat("target", ask("3")).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BudgetError);
     expect((err as BudgetError).exitCode).toBe(1);
     expect((err as BudgetError).code).toBe("budget");
+    // The typed facts are the error's data; its message is worded from them.
+    expect((err as BudgetError).data).toEqual({
+      limit: "calls",
+      spent: 2,
+      cap: 2,
+      at: { kind: "call", stage: "rollout" },
+    });
+    expect((err as BudgetError).message).toBe("call budget reached: 2 of 2 model calls made (before a rollout call)");
     expect(server.requests.length).toBe(2);
     // a cache hit costs nothing and is still served at the cap
     expect((await client.chat("target", ask("1"))).cached).toBe(true);

@@ -80,7 +80,7 @@ describe("--json errors keep their facts", () => {
 
   test("different errors never share a code: a run's cap, a night's ceiling, a pending handoff", () => {
     const codes = [
-      new BudgetError("cost", "cap"),
+      new BudgetError({ limit: "cost", spent: 1, cap: 1, at: { kind: "step_boundary" } }),
       new BudgetExhaustedError("tokens", "ceiling"),
       new PendingCallsError(2, "/p/prompts.jsonl", "/p/answers"),
       new BackendError("refused", "down"),

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { simAnswer } from "../../src/backends/sim/index.ts";
 import type { ChatMessage } from "../../src/engine/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
+import { consoleLines } from "../report/support.ts";
 import { quickConfig, trainOnSim } from "./support.ts";
 
 const SIM = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
@@ -27,7 +28,7 @@ describe("the engine through a real HTTP optimizer (fake OpenAI server)", () => 
   test("a merge answer that is not JSON falls back to concatenation and the step still evaluates a candidate", async () => {
     await using server = await startFakeOpenAI({ reply: (req) => asSim(req.messages) });
     server.match((req) => req.lastUserText.includes('"stage": "merge"'), "I merged them nicely, trust me.");
-    const { recorder } = await trainOnSim(optimizerOn(server.url));
+    const { recorder, events } = await trainOnSim(optimizerOn(server.url));
     const merged = recorder.checkpoints
       .filter((c) => c.kind === "step")
       .map((c) => c.artifacts?.merged_patch as { reasoning?: string } | undefined);
@@ -42,6 +43,59 @@ describe("the engine through a real HTTP optimizer (fake OpenAI server)", () => 
         r.messages.some((m) => String(m.content).includes('"stage": "merge"')),
     );
     expect(mergeAsks.length).toBeGreaterThanOrEqual(2);
+    // Each fallback is a typed warning (the unusable answer, then the concatenation), worded by the console.
+    const warnings = events.filter((e) => e.type === "warning");
+    const unusable = warnings.find((w) => w.code === "optimizer_unusable");
+    expect(unusable).toMatchObject({ type: "warning", code: "optimizer_unusable", stage: "merge" });
+    if (unusable?.code !== "optimizer_unusable") throw new Error("no optimizer_unusable warning");
+    expect(unusable.reason).toMatch(/^[a-z_]+: /);
+    const fallback = warnings.find((w) => w.code === "merge_fallback");
+    if (fallback?.code !== "merge_fallback") throw new Error("no merge_fallback warning");
+    expect(fallback.level).toBe(1);
+    expect(["failure", "success"]).toContain(fallback.side);
+    expect(fallback.patches).toBeGreaterThanOrEqual(2);
+    const lines = consoleLines(events, true);
+    expect(lines).toContain(`  [warn] merge: unusable optimizer answer (${unusable.reason})`);
+    expect(lines).toContain(`  [warn] merge level 1 (${fallback.side}): falling back to concatenation`);
+  });
+
+  test("a final merge answer that is not JSON puts failure items first, then success items, with one typed warning", async () => {
+    await using server = await startFakeOpenAI({ reply: (req) => asSim(req.messages) });
+    server.match((req) => req.lastUserText.includes('"stage": "merge_final"'), "Both groups look fine to me.");
+    const { recorder, events } = await trainOnSim(optimizerOn(server.url));
+    const finals = events.filter((e) => e.type === "warning" && e.code === "final_merge_fallback");
+    expect(finals.length).toBeGreaterThan(0);
+    const merged = recorder.checkpoints
+      .filter((c) => c.kind === "step")
+      .map((c) => c.artifacts?.merged_patch as { reasoning?: string } | undefined);
+    // One fallback patch per warning: the final merge's own, not a level merge's.
+    expect(merged.filter((m) => m?.reasoning === "fallback: failure first, then success").length).toBe(finals.length);
+    for (const w of finals) {
+      if (w.type !== "warning" || w.code !== "final_merge_fallback") continue;
+      expect(w.failureItems).toBeGreaterThan(0);
+      expect(w.successItems).toBeGreaterThan(0);
+    }
+    expect(consoleLines(events, true)).toContain(
+      "  [warn] final merge: falling back to failure items first, then success items",
+    );
+  });
+
+  test("an optimizer call refused with HTTP 400 loses that call only: a typed optimizer_failed warning", async () => {
+    await using server = await startFakeOpenAI({ reply: (req) => asSim(req.messages) });
+    server.match(
+      (req) => req.lastUserText.includes('"stage": "analyst"'),
+      { fault: "status", status: 400, message: "this prompt is not accepted" },
+      { times: 1 },
+    );
+    const { events } = await trainOnSim(optimizerOn(server.url));
+    const failed = events.filter((e) => e.type === "warning" && e.code === "optimizer_failed");
+    expect(failed).toHaveLength(1);
+    const w = failed[0]!;
+    if (w.type !== "warning" || w.code !== "optimizer_failed") throw new Error("unreachable");
+    expect(w.stage).toBe("analyst");
+    expect(w.kind).toBe("bad_request");
+    expect(w.error).toContain("this prompt is not accepted");
+    expect(consoleLines(events, true)).toContain(`  [warn] analyst: optimizer call failed (${w.error})`);
   });
 
   test("a transient 500 on an analyst call is retried and the run is unchanged", async () => {

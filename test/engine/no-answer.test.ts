@@ -1,6 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { Evaluator, gateSettings, NO_EVENTS } from "../../src/engine/index.ts";
-import type { Benchmark, BenchmarkContext, EngineEvent, RolloutResult, TaskItem } from "../../src/engine/index.ts";
+import type {
+  Benchmark,
+  BenchmarkContext,
+  EngineEvent,
+  RolloutResult,
+  TaskItem,
+  WarningEvent,
+} from "../../src/engine/index.ts";
+import { consoleLines } from "../report/support.ts";
 import { quickConfig } from "./support.ts";
 
 /**
@@ -48,9 +56,9 @@ const items = (ids: string[]): TaskItem[] => ids.map((id) => ({ id }));
 describe("the evaluator keeps 'no answer' apart from a score", () => {
   test("an item that got no answer is re-asked once; its answer then counts like any other", async () => {
     const bench = scripted({ a: "1", b: "x1", c: "0" });
-    const warnings: string[] = [];
+    const warnings: WarningEvent[] = [];
     const ev = new Evaluator(bench, CTX, 4, {
-      emit: (e: EngineEvent) => void (e.type === "warning" && warnings.push(e.text)),
+      emit: (e: EngineEvent) => void (e.type === "warning" && warnings.push(e)),
     });
     const out = await ev.run("skill", items(["a", "b", "c"]), "selection");
     expect(out.errored).toEqual([]);
@@ -62,7 +70,17 @@ describe("the evaluator keeps 'no answer' apart from a score", () => {
     expect(out.complete).toBe(true);
     expect(bench.asked.filter((id) => id === "b")).toHaveLength(2);
     expect(warnings).toEqual([
-      expect.stringContaining("1 of 3 item(s) got no answer (llm-call-failed: HTTP 503 (b)); asking them once more"),
+      {
+        type: "warning",
+        code: "reask",
+        label: "selection",
+        errored: 1,
+        total: 3,
+        reason: "llm-call-failed: HTTP 503 (b)",
+      },
+    ]);
+    expect(consoleLines(warnings)).toEqual([
+      "  [warn] selection: 1 of 3 item(s) got no answer (llm-call-failed: HTTP 503 (b)); asking them once more",
     ]);
   });
 

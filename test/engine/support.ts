@@ -68,7 +68,7 @@ export function simContext(config: TrainConfig, client: SkilloptModelClient): Be
 export async function trainOnSim(
   config: TrainConfig,
   recorder = new MemoryRecorder(),
-  opts: { cacheDir?: string } = {},
+  opts: { cacheDir?: string; onEvent?: (e: EngineEvent, client: SkilloptModelClient) => void } = {},
 ): Promise<Run> {
   const client = await createModelClient(config, opts.cacheDir ? { cacheDir: opts.cacheDir } : { noCache: true });
   const bench = (await getBenchmark(config.env.name))!;
@@ -85,7 +85,12 @@ export async function trainOnSim(
       prompts: PROMPTS,
       recorder,
       accounting: client,
-      events: { emit: (e) => events.push(e) },
+      events: {
+        emit: (e) => {
+          events.push(e);
+          opts.onEvent?.(e, client);
+        },
+      },
       clock: { now: () => 0 },
     });
     return { result, recorder, client, events };

@@ -1,18 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { EngineEvent, StepRecord } from "../../src/engine/index.ts";
-import { createConsole } from "../../src/report/index.ts";
+import type { StepRecord } from "../../src/engine/index.ts";
+import { consoleLines as render } from "./support.ts";
 import { quickConfig, trainOnSim } from "../engine/support.ts";
-
-/** The console text of a list of engine events (plain lines, as on a pipe). */
-function render(events: readonly EngineEvent[], quiet = false): string[] {
-  const out: string[] = [];
-  const sink = createConsole({ write: (s) => out.push(s), tty: false, quiet, intervalMs: 1e9 });
-  for (const e of events) sink.emit(e);
-  return out
-    .join("")
-    .split("\n")
-    .filter((l) => l !== "");
-}
 
 /** The decision wording each recorded action gets. */
 const DECISION: Record<string, RegExp> = {
