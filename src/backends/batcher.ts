@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { ChatRequest, Role } from "../engine/index.ts";
+import type { ChatRequest, Role, RoundPurpose, RoundTask } from "../engine/index.ts";
 import { BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, sha256 } from "../lib/index.ts";
 import { failedBatchAttempts, insertBatch, pendingBatchOf, type Store } from "../store/index.ts";
 import { type Chunk, split, worstCaseUsd } from "./batch-lines.ts";
@@ -9,9 +9,6 @@ import type { BatchApi, BatchInfo, BatchLineResult, ChatBackend, RawCompletion }
 
 /** Which calls of a role go through the provider's Batch API. */
 export type BatchMode = "off" | "eval" | "all";
-
-/** What a round of rollouts is for: an evaluation nothing waits on ("eval"), or the training loop ("train"). */
-export type RoundPurpose = "eval" | "train";
 
 /** A provider batch's progress, for the CLI's progress line and the run folder's status. */
 export interface BatchEvent {
@@ -97,11 +94,7 @@ export class Batcher {
   }
 
   /** Run `fn` as one round; `task` wraps each independent unit of it (a rollout). */
-  round<T>(
-    purpose: RoundPurpose,
-    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
-    signal?: AbortSignal,
-  ): Promise<T> {
+  round<T>(purpose: RoundPurpose, fn: (task: RoundTask) => Promise<T>, signal?: AbortSignal): Promise<T> {
     const tracked = this.batching(purpose);
     const task = async <R>(run: () => Promise<R>): Promise<R> => {
       if (!tracked) return run();

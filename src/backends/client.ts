@@ -7,6 +7,8 @@ import type {
   JsonResult,
   ModelClient,
   Role,
+  RoundPurpose,
+  RoundTask,
   TaskRunner,
   Usage,
 } from "../engine/index.ts";
@@ -23,7 +25,7 @@ import {
 } from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
 import { cacheKey, type StoredResponse } from "./call-cache.ts";
-import type { Batcher, RoundPurpose } from "./batcher.ts";
+import type { Batcher } from "./batcher.ts";
 import type { CallLedger } from "./ledger.ts";
 import { Limiter } from "./limiter.ts";
 import type { PriceTable } from "./pricing.ts";
@@ -212,11 +214,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   }
 
   /** Run one round of independent rollouts; with model.batch their calls are collected into one provider batch. */
-  round<T>(
-    purpose: RoundPurpose,
-    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
-    signal?: AbortSignal,
-  ): Promise<T> {
+  round<T>(purpose: RoundPurpose, fn: (task: RoundTask) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (!this.core.batcher) return fn((run) => run());
     return this.core.batcher.round(purpose, fn, signal);
   }

@@ -29,7 +29,7 @@ import { isExecHarness, type ResolvedRoles, resolveRoles } from "./roles.ts";
 import { type BackendConfig, type EnvLookup, NO_ENV, roleWorkers, Settings } from "./settings.ts";
 import type { ChatBackend } from "./types.ts";
 
-export type { BatchEvent, BatchMode, RoundPurpose } from "./batcher.ts";
+export type { BatchEvent, BatchMode } from "./batcher.ts";
 export type { CallEvent } from "./client.ts";
 export { cacheKey } from "./call-cache.ts";
 

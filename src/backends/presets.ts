@@ -12,36 +12,33 @@ function takesReasoningEffort(model: string): boolean {
   return /^(o\d|gpt-5|codex)/.test(bare);
 }
 
-function numberSetting(
+/**
+ * A number from the first layer that sets it (`fallback` when none does; a blank value or none/off
+ * → undefined, so the field is omitted). A value that is not a number, or fails `ok`, is a
+ * ConfigError naming the layer it came from.
+ */
+function numericSetting(
   settings: Settings,
   keys: string[],
   envs: string[],
   fallback: number | undefined,
+  ok: (n: number) => boolean,
+  expected: string,
 ): number | undefined {
   const found = settings.first(keys, envs);
   if (!found) return fallback;
   const n = numberOf(found.value);
-  if (n === undefined) return undefined;
-  if (Number.isNaN(n) || n <= 0)
-    throw new ConfigError(`${found.from}: expected a positive number, got ${JSON.stringify(found.value)}`);
+  if (n !== undefined && (Number.isNaN(n) || !ok(n)))
+    throw new ConfigError(`${found.from}: expected ${expected}, got ${JSON.stringify(found.value)}`);
   return n;
 }
 
-function temperatureSetting(
-  settings: Settings,
-  keys: string[],
-  envs: string[],
-  fallback: number | undefined,
-): number | undefined {
-  const found = settings.first(keys, envs);
-  if (!found) return fallback;
-  const n = numberOf(found.value);
-  if (n !== undefined && (Number.isNaN(n) || n < 0 || n > 2)) {
-    throw new ConfigError(
-      `${found.from}: expected a temperature from 0 to 2 (or none), got ${JSON.stringify(found.value)}`,
-    );
-  }
-  return n;
+function numberSetting(settings: Settings, keys: string[], envs: string[], fallback: number | undefined) {
+  return numericSetting(settings, keys, envs, fallback, (n) => n > 0, "a positive number");
+}
+
+function temperatureSetting(settings: Settings, keys: string[], envs: string[], fallback: number | undefined) {
+  return numericSetting(settings, keys, envs, fallback, (n) => n >= 0 && n <= 2, "a temperature from 0 to 2 (or none)");
 }
 
 /** Keys and env names of one per-role setting: role config, shared config, role env, shared env. */

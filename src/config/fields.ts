@@ -24,52 +24,25 @@ export function nullableBool(doc: string) {
   return v.optional(v.pipe(v.nullable(v.boolean("expected true, false or null")), v.description(doc)), null);
 }
 
+/** A whole number from `min` up, each failure worded `expect`. */
+function whole(min: 0 | 1, expect: string) {
+  return v.pipe(v.number(expect), v.safeInteger(expect), v.minValue(min, expect));
+}
+
 export function posInt(def: number, doc: string) {
-  return v.optional(
-    v.pipe(
-      v.number("expected a positive integer"),
-      v.safeInteger("expected a positive integer"),
-      v.minValue(1, "expected a positive integer"),
-      v.description(doc),
-    ),
-    def,
-  );
+  return v.optional(v.pipe(whole(1, "expected a positive integer"), v.description(doc)), def);
 }
 
 export function nonNegInt(def: number, doc: string) {
-  return v.optional(
-    v.pipe(
-      v.number("expected a non-negative integer"),
-      v.safeInteger("expected a non-negative integer"),
-      v.minValue(0, "expected a non-negative integer"),
-      v.description(doc),
-    ),
-    def,
-  );
+  return v.optional(v.pipe(whole(0, "expected a non-negative integer"), v.description(doc)), def);
 }
 
 export function nullableInt(doc: string) {
-  const expect = "expected a non-negative integer or null";
-  return v.optional(
-    v.pipe(v.nullable(v.pipe(v.number(expect), v.safeInteger(expect), v.minValue(0, expect))), v.description(doc)),
-    null,
-  );
+  return v.optional(v.pipe(v.nullable(whole(0, "expected a non-negative integer or null")), v.description(doc)), null);
 }
 
 export function nullablePosInt(doc: string) {
-  return v.optional(
-    v.pipe(
-      v.nullable(
-        v.pipe(
-          v.number("expected a positive integer or null"),
-          v.safeInteger("expected a positive integer or null"),
-          v.minValue(1, "expected a positive integer or null"),
-        ),
-      ),
-      v.description(doc),
-    ),
-    null,
-  );
+  return v.optional(v.pipe(v.nullable(whole(1, "expected a positive integer or null")), v.description(doc)), null);
 }
 
 export function num(def: number, doc: string, min?: number, max?: number) {

@@ -94,45 +94,32 @@ export function parseLegacy(flags: Readonly<Record<string, string | boolean>>): 
 
 type Kind = "string" | "number" | "boolean" | "null" | "array" | "object" | "other";
 
+/** The value kind of each leaf schema type (wrappers and unions are walked through; anything else is "other"). */
+const LEAF_KINDS = new Map<string, Kind>([
+  ["string", "string"],
+  ["picklist", "string"],
+  ["number", "number"],
+  ["boolean", "boolean"],
+  ["null", "null"],
+  ["array", "array"],
+  ["object", "object"],
+  ["strict_object", "object"],
+  ["loose_object", "object"],
+  ["record", "object"],
+]);
+
 function kindsOf(schema: v.GenericSchema | undefined): Set<Kind> {
   const out = new Set<Kind>();
   const visit = (s: unknown): void => {
     if (!s || typeof s !== "object") return;
-    const node = s as { type?: string; wrapped?: unknown; options?: unknown[]; pipe?: unknown[] };
-    switch (node.type) {
-      case "optional":
-      case "nullable":
-      case "nullish":
-        if (node.type !== "optional") out.add("null");
-        visit(node.wrapped);
-        return;
-      case "union":
-        for (const o of node.options ?? []) visit(o);
-        return;
-      case "string":
-      case "picklist":
-        out.add("string");
-        return;
-      case "number":
-        out.add("number");
-        return;
-      case "boolean":
-        out.add("boolean");
-        return;
-      case "null":
-        out.add("null");
-        return;
-      case "array":
-        out.add("array");
-        return;
-      case "object":
-      case "strict_object":
-      case "loose_object":
-      case "record":
-        out.add("object");
-        return;
-      default:
-        out.add("other");
+    const node = s as { type?: string; wrapped?: unknown; options?: unknown[] };
+    if (node.type === "optional" || node.type === "nullable" || node.type === "nullish") {
+      if (node.type !== "optional") out.add("null");
+      visit(node.wrapped);
+    } else if (node.type === "union") {
+      for (const o of node.options ?? []) visit(o);
+    } else {
+      out.add(LEAF_KINDS.get(node.type ?? "") ?? "other");
     }
   };
   visit(schema);

@@ -2,7 +2,7 @@ import { NoAnswerError, sha256 } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import { type GateSettings, type ItemScores, itemScore, passed } from "./gate.ts";
 import type { PairedSequentialTest } from "./sequential.ts";
-import type { Benchmark, BenchmarkContext, RolloutResult, TaskItem } from "./ports.ts";
+import type { Benchmark, BenchmarkContext, RolloutResult, RoundPurpose, RoundTask, TaskItem } from "./ports.ts";
 
 /** First 16 hex chars of the sha256 of the skill text (spec §2.1 step 14). */
 export function skillHash(skill: string): string {
@@ -157,15 +157,14 @@ export class Evaluator {
     early?: EarlyStop,
     batch?: { seed: number },
     sample = 0,
-    purpose: "eval" | "train" = "train",
+    purpose: RoundPurpose = "train",
   ): Promise<SetOutcome> {
     const model = this.evalCtx.model as BenchmarkContext["model"] | undefined;
     // With a provider batch every rollout of the round starts at once: their calls wait together.
     const workers = model?.batching?.(purpose) ? Math.max(1, items.length) : this.workers;
     const round = model?.round
       ? model.round.bind(model)
-      : <T>(_p: "eval" | "train", fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>) =>
-          fn((run) => run());
+      : <T>(_p: RoundPurpose, fn: (task: RoundTask) => Promise<T>) => fn((run) => run());
     return round(
       purpose,
       (task) => this.runRound(skill, items, label, early, batch, sample, task, workers),
@@ -180,7 +179,7 @@ export class Evaluator {
     early: EarlyStop | undefined,
     batch: { seed: number } | undefined,
     sample: number,
-    task: <R>(run: () => Promise<R>) => Promise<R>,
+    task: RoundTask,
     workers: number,
   ): Promise<SetOutcome> {
     const hash = skillHash(skill);

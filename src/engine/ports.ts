@@ -84,7 +84,28 @@ export type JsonResult<T> =
  * failures (bad key, unknown model, budget exhausted, retries exhausted); callers turn per-task
  * failures into scored results.
  */
-export interface ModelClient {
+/** What a round of independent work is for: an evaluation nothing waits on ("eval"), or the training loop ("train"). */
+export type RoundPurpose = "eval" | "train";
+
+/** One unit of a round (a rollout), wrapped so a batching implementation knows when it waits on a call. */
+export type RoundTask = <R>(run: () => Promise<R>) => Promise<R>;
+
+/** A model layer that may collect a round's calls into one provider batch (model.batch, sleep.batch). */
+export interface RoundBatching {
+  /**
+   * Optional: whether calls made in rounds of this purpose go through a provider batch: the
+   * evaluator then starts every rollout of a round at once.
+   */
+  batching?(purpose: RoundPurpose): boolean;
+  /**
+   * Optional: run one round of independent work. `task` wraps each unit (a rollout); an
+   * implementation that batches submits the round's calls together once every unit is waiting on
+   * one, and hands each its answer. Without batching it simply runs `fn`.
+   */
+  round?<T>(purpose: RoundPurpose, fn: (task: RoundTask) => Promise<T>, signal?: AbortSignal): Promise<T>;
+}
+
+export interface ModelClient extends RoundBatching {
   chat(role: Role, request: ChatRequest, opts?: { signal?: AbortSignal }): Promise<ChatResponse>;
   /**
    * Ask for JSON, extract it from the text (fenced block, outermost object, tolerant repair),
@@ -99,21 +120,6 @@ export interface ModelClient {
   ): Promise<JsonResult<InferOutput<S>>>;
   /** The exec harness for the target role, when the target is an agent CLI; else undefined. */
   taskRunner(): TaskRunner | undefined;
-  /**
-   * Optional: whether calls made in rounds of this purpose go through a provider batch
-   * (model.batch): the evaluator then starts every rollout of a round at once.
-   */
-  batching?(purpose: "eval" | "train"): boolean;
-  /**
-   * Optional: run one round of independent work. `task` wraps each unit (a rollout); an
-   * implementation that batches submits the round's calls together once every unit is waiting on
-   * one, and hands each its answer. Without batching it simply runs `fn`.
-   */
-  round?<T>(
-    purpose: "eval" | "train",
-    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
-    signal?: AbortSignal,
-  ): Promise<T>;
 }
 
 export interface TrajectoryStep {

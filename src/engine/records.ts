@@ -85,18 +85,16 @@ const FailedEditSchema = v.object({
   reason: v.optional(v.string()),
 });
 
+/** What the selection gate did with a candidate (a step's or an epoch boundary's). */
+const GATE_ACTIONS = ["reject_early", "reject", "undecided", "accept", "accept_new_best", "force_accept"] as const;
+
 /** What a step did with its candidate. */
 const STEP_ACTIONS = [
   "skip_no_patches",
   "skip_no_rewrite",
   "skip_no_change",
   "reject_format",
-  "reject_early",
-  "reject",
-  "undecided",
-  "accept",
-  "accept_new_best",
-  "force_accept",
+  ...GATE_ACTIONS,
 ] as const;
 export type StepAction = (typeof STEP_ACTIONS)[number];
 
@@ -201,12 +199,7 @@ const BoundaryActionSchema = v.picklist([
   "skip_first_epoch",
   "write_meta_skill",
   "no_content",
-  "reject_early",
-  "reject",
-  "undecided",
-  "accept",
-  "accept_new_best",
-  "force_accept",
+  ...GATE_ACTIONS,
 ]);
 
 const PairSide = v.object({ hard: num, soft: num, predicted_answer: v.string(), fail_reason: v.string() });

@@ -10,24 +10,42 @@ export type EngineConfig = Pick<TrainConfig, "model" | "train" | "gradient" | "o
 export type UpdateMode = "patch" | "rewrite_from_suggestions" | "full_rewrite_minibatch";
 export type LrControlMode = "fixed" | "autonomous" | "none";
 
-/** Update-mode aliases (spec §2.7.4); unknown → patch. */
-export function normalizeUpdateMode(mode: string): UpdateMode {
-  const m = mode.trim().toLowerCase();
-  if (["rewrite", "rewrite_from_suggestions", "suggestions", "rewrite_suggestions"].includes(m))
-    return "rewrite_from_suggestions";
-  if (["full_rewrite", "full_rewrite_minibatch", "minibatch_full_rewrite", "skill_rewrite_minibatch"].includes(m))
-    return "full_rewrite_minibatch";
-  return "patch";
+type Optimizer = EngineConfig["optimizer"];
+
+/** What each skill_update_mode spelling the config accepts means (spec §2.7.4). */
+const UPDATE_MODES: Record<Optimizer["skill_update_mode"], UpdateMode> = {
+  patch: "patch",
+  rewrite_from_suggestions: "rewrite_from_suggestions",
+  rewrite: "rewrite_from_suggestions",
+  suggestions: "rewrite_from_suggestions",
+  full_rewrite: "full_rewrite_minibatch",
+  full_rewrite_minibatch: "full_rewrite_minibatch",
+  minibatch_full_rewrite: "full_rewrite_minibatch",
+};
+
+/** What each lr_control_mode spelling the config accepts means (spec §2.1). */
+const LR_CONTROL_MODES: Record<Optimizer["lr_control_mode"], LrControlMode> = {
+  fixed: "fixed",
+  scheduler: "fixed",
+  schedule: "fixed",
+  autonomous: "autonomous",
+  auto: "autonomous",
+  llm: "autonomous",
+  model: "autonomous",
+  none: "none",
+  off: "none",
+  disabled: "none",
+  unlimited: "none",
+};
+
+/** The update mode a config spelling names. */
+export function normalizeUpdateMode(mode: Optimizer["skill_update_mode"]): UpdateMode {
+  return UPDATE_MODES[mode];
 }
 
-/** lr_control_mode aliases (spec §2.1); full-rewrite mode forces `none`. */
-export function normalizeLrControl(mode: string, update: UpdateMode): LrControlMode {
-  if (update === "full_rewrite_minibatch") return "none";
-  const m = mode.trim().toLowerCase();
-  if (["fixed", "manual", "scheduler", "scheduled", "schedule"].includes(m)) return "fixed";
-  if (["autonomous", "auto", "optimizer", "llm", "model"].includes(m)) return "autonomous";
-  if (["none", "off", "no_lr", "disabled", "unlimited"].includes(m)) return "none";
-  throw new ConfigError(`optimizer.lr_control_mode: unknown value "${mode}" (use fixed, autonomous or none)`);
+/** The lr control mode a config spelling names; full-rewrite mode forces `none`. */
+export function normalizeLrControl(mode: Optimizer["lr_control_mode"], update: UpdateMode): LrControlMode {
+  return update === "full_rewrite_minibatch" ? "none" : LR_CONTROL_MODES[mode];
 }
 
 /** Derived sizes of a run (spec §1.14). */

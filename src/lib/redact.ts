@@ -347,37 +347,29 @@ export function isSecretDictKey(key: string): boolean {
  * under secret-named keys replaced by `[REDACTED]`. Non-string scalars pass through.
  */
 export function redactSecrets<T>(value: T): T {
-  return redactSecretsInner(value, undefined) as T;
-}
-
-function redactSecretsInner(value: unknown, key: string | undefined): unknown {
-  if (typeof value === "string") {
-    if (key !== undefined && isSecretDictKey(key) && !value.startsWith(REDACTED_PREFIX)) return "[REDACTED]";
-    return redactText(value);
-  }
-  if (Array.isArray(value)) return value.map((v) => redactSecretsInner(v, undefined));
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactSecretsInner(v, k);
-    return out;
-  }
-  return value;
+  return mapStrings(value, undefined, (text, key) =>
+    key !== undefined && isSecretDictKey(key) && !text.startsWith(REDACTED_PREFIX) ? "[REDACTED]" : redactText(text),
+  ) as T;
 }
 
 /** Deep copy of a value with secret fields masked and secret-looking strings redacted. */
 export function redactValue<T>(value: T): T {
-  return redactInner(value, undefined) as T;
+  return mapStrings(value, undefined, (text, key) =>
+    key !== undefined && isSecretKey(key) && text !== "" ? maskSecret(text) : redactText(text),
+  ) as T;
 }
 
-function redactInner(value: unknown, key: string | undefined): unknown {
-  if (typeof value === "string") {
-    if (key !== undefined && isSecretKey(key) && value !== "") return maskSecret(value);
-    return redactText(value);
-  }
-  if (Array.isArray(value)) return value.map((v) => redactInner(v, undefined));
+/** Deep copy with every string replaced by `leaf(string, key it sits under)`; array items sit under no key. */
+function mapStrings(
+  value: unknown,
+  key: string | undefined,
+  leaf: (text: string, key: string | undefined) => string,
+): unknown {
+  if (typeof value === "string") return leaf(value, key);
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, undefined, leaf));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactInner(v, k);
+    for (const [k, v] of Object.entries(value)) out[k] = mapStrings(v, k, leaf);
     return out;
   }
   return value;

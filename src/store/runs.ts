@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
+import type { EvaluationRow } from "../engine/index.ts";
 import type { Migrations, Store } from "./db.ts";
 import { inTransaction, openStore, writing } from "./db.ts";
 
@@ -149,17 +150,7 @@ interface CheckpointRow {
   skills: { hash: string; text: string; origin: string }[];
   record?: Record<string, unknown> | undefined;
   artifacts?: Record<string, unknown> | undefined;
-  evaluations: {
-    kind: string;
-    hash: string;
-    split: string;
-    hard: number;
-    soft: number;
-    score: number | null;
-    evaluated: number;
-    total: number;
-    action?: string | undefined;
-  }[];
+  evaluations: readonly EvaluationRow[];
   /** Extra run_meta values written in the same transaction (status, summary, …). */
   meta?: Record<string, string | number>;
   /** The current and best skill after this checkpoint (the derived files are rebuilt from them). */

@@ -1,3 +1,4 @@
+import type { RoundBatching } from "../../engine/index.ts";
 import type { NightLedger } from "../budget.ts";
 import type { JudgeScore } from "../judges.ts";
 import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
@@ -46,8 +47,9 @@ export interface MinedCandidate {
  * rubric/none task (rule and exact references are scored locally, never here); `reflect` proposes
  * at most `editBudget` edits. Implementations never throw for a per-task failure: they return ""
  * and set `lastError`; they throw only for systemic failures (auth, budget, pending handoff calls).
+ * A backend on the model layer batches a phase's replays through it (sleep.batch, `RoundBatching`).
  */
-export interface SleepBackend {
+export interface SleepBackend extends RoundBatching {
   readonly name: string;
   /** One line naming the backend and what answers each role (printed when a night starts). */
   readonly describe: string;
@@ -76,13 +78,6 @@ export interface SleepBackend {
   settle?(): void;
   /** Release provider resources (the call cache handle, child backends). */
   close?(): Promise<void>;
-  /** Whether a phase's replays go through a provider batch (sleep.batch), and the round that collects them (the model layer's). */
-  batching?(purpose: "eval" | "train"): boolean;
-  round?<T>(
-    purpose: "eval" | "train",
-    fn: (task: <R>(run: () => Promise<R>) => Promise<R>) => Promise<T>,
-    signal?: AbortSignal,
-  ): Promise<T>;
   /** LLM mining of one session; undefined when the backend does not mine (mock). */
   mine?(input: MineInput): Promise<MinedCandidate[]>;
 }
