@@ -11,17 +11,41 @@ interface AtomicWriteOptions {
   durable?: boolean;
 }
 
-/** Write a file through a temp file in the same directory and rename it into place. */
-export function writeFileAtomic(path: string, data: string | Uint8Array, opts: AtomicWriteOptions = {}): void {
+/**
+ * Write a file through a temp file in the same directory and rename it into place. `data` may be
+ * an iterable of string parts (a large page rendered in pieces): each is written as it comes, so
+ * the whole text is never held at once.
+ */
+export function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array | Iterable<string>,
+  opts: AtomicWriteOptions = {},
+): void {
   mkdirSync(dirname(path), { recursive: true });
   counter += 1;
   const tmp = join(dirname(path), `.${process.pid}.${counter}.${Date.now()}.tmp`);
   try {
     const fd = openSync(tmp, "w", 0o644);
     try {
-      const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      const write = (bytes: Uint8Array) => {
+        let off = 0;
+        while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      };
+      const encoder = new TextEncoder();
+      if (typeof data === "string") write(encoder.encode(data));
+      else if (data instanceof Uint8Array) write(data);
+      else {
+        // Small parts are gathered into writes of about 64 KB.
+        let pending = "";
+        for (const part of data) {
+          pending += part;
+          if (pending.length >= 65_536) {
+            write(encoder.encode(pending));
+            pending = "";
+          }
+        }
+        write(encoder.encode(pending));
+      }
       if (opts.durable !== false) fsyncSync(fd);
     } finally {
       closeSync(fd);

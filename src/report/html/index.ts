@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { writeFileAtomic } from "../../lib/index.ts";
 import { type LoadOptions, loadRunView } from "./load.ts";
-import { renderReportHtml } from "./render.ts";
+import { renderReportParts } from "./render.ts";
 
 export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-charts.ts";
 export { renderDiff } from "./diff-html.ts";
@@ -15,12 +15,13 @@ export type * from "./run-view.ts";
 export { REPORT_CSS } from "./style.ts";
 
 /**
- * Render `<outDir>/report.html` from the run's store and files (atomically); returns its path.
- * Damaged run files become warnings in the report; it throws only when the file cannot be written.
+ * Render `<outDir>/report.html` from the run's store and files (atomically, written in parts as
+ * they are rendered); returns its path. Damaged run files become warnings in the report; it throws
+ * only when the file cannot be written.
  */
 export function writeRunReport(outDir: string, opts: LoadOptions = {}): string {
   const run = loadRunView(outDir, opts);
   const path = join(outDir, "report.html");
-  writeFileAtomic(path, renderReportHtml(run));
+  writeFileAtomic(path, renderReportParts(run));
   return path;
 }

@@ -186,14 +186,18 @@ class="n">${fmtInt(s.calls)}</td><td class="n">${fmtInt(s.tokens)}</td><td class
 </tr>`;
 }
 
-/** The table of every step's record. */
-function renderStepTable(run: RunView): string {
-  if (run.steps.length === 0) return `<p class="muted" id="step-table">No step recorded yet.</p>`;
-  return `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th \
+/** The table of every step's record, row by row. */
+function* stepTableParts(run: RunView): Generator<string> {
+  if (run.steps.length === 0) {
+    yield `<p class="muted" id="step-table">No step recorded yet.</p>`;
+    return;
+  }
+  yield `<div style="overflow:auto"><table id="step-table"><thead><tr><th>step</th><th class="n">epoch</th><th class="n">lr</th><th \
 class="n">rollout</th><th class="n">candidate</th><th class="n">current</th><th class="n" title="candidate − current per item, with the gate's \
 always-valid bounds; items used / split">Δ pts [bounds] n</th><th>action</th><th class="n">applied</th><th class="n">failed</th><th \
-class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>${run.steps.map(stepRow).join("")}</tbody>\
-</table></div>`;
+class="n">calls</th><th class="n">tokens</th><th class="n">cost</th><th class="n">time</th></tr></thead><tbody>`;
+  for (const s of run.steps) yield stepRow(s);
+  yield "</tbody></table></div>";
 }
 
 function longText(text: string, limit = 600): string {
@@ -243,8 +247,41 @@ class="n">score</th></tr></thead><tbody>${groups}</tbody></table>`
   }${fields ? `<table id="eval-fields"><tbody>${fields}</tbody></table>` : ""}`;
 }
 
-/** Everything about a run except the page shell: used by report.html and the dashboard. */
-export function renderRunBody(run: RunView): string {
+/** Sections joined by newlines; a section is a string, a function rendering it when reached, or a sequence of parts. */
+function* lines(sections: readonly (string | (() => string) | Iterable<string>)[]): Generator<string> {
+  let first = true;
+  for (const section of sections) {
+    if (!first) yield "\n";
+    first = false;
+    if (typeof section === "string") yield section;
+    else if (typeof section === "function") yield section();
+    else yield* section;
+  }
+}
+
+function configSection(run: RunView): string {
+  return run.configYaml
+    ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>`
+    : "";
+}
+
+function* stepDetailParts(run: RunView): Generator<string> {
+  if (run.steps.length === 0) {
+    yield `<p class="muted">No step yet.</p>`;
+    return;
+  }
+  yield `<div id="step-details">`;
+  for (const s of run.steps) yield stepDetails(s);
+  yield "</div>";
+}
+
+/**
+ * Everything about a run except the page shell, in parts (a long run's page is megabytes: it is
+ * written piece by piece, never held whole). Used by report.html and the dashboard.
+ */
+export function renderRunBodyParts(run: RunView): Generator<string> {
+  if (run.evaluation && run.steps.length === 0)
+    return lines([renderHeader(run), evaluationSection(run), configSection(run)]);
   const initial = run.initialSkill;
   const best = run.bestSkill ?? run.finalSkill;
   const bestSection =
@@ -252,54 +289,53 @@ export function renderRunBody(run: RunView): string {
       ? `<p class="muted">No best skill yet.</p>`
       : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>${RUN_FILES.bestSkill}</h3><pre \
 id="best-skill">${esc(best)}</pre>`;
-  if (run.evaluation && run.steps.length === 0) {
-    return [
-      renderHeader(run),
-      evaluationSection(run),
-      run.configYaml
-        ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>`
-        : "",
-    ].join("\n");
-  }
-  return [
+  return lines([
     renderHeader(run),
-    renderCards(run),
+    () => renderCards(run),
     `<h2>Scores</h2>`,
-    renderScoreChart(run),
+    () => renderScoreChart(run),
     scoreLegend(),
     testTable(run.summary),
     `<h2>Cost and tokens</h2>`,
-    renderCostChart(run),
+    () => renderCostChart(run),
     stageTable(run.summary),
     `<h2>Steps</h2>`,
-    renderStepTable(run),
+    stepTableParts(run),
     boundarySection(run),
     `<h2>Edits and diffs per step</h2>`,
-    run.steps.length === 0
-      ? `<p class="muted">No step yet.</p>`
-      : `<div id="step-details">${run.steps.map(stepDetails).join("")}</div>`,
+    stepDetailParts(run),
     `<h2>Best skill</h2>`,
     bestSection,
-    run.configYaml
-      ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>`
-      : "",
-  ].join("\n");
+    configSection(run),
+  ]);
+}
+
+/** Everything about a run except the page shell, as one string (the dashboard's run page). */
+export function renderRunBody(run: RunView): string {
+  return [...renderRunBodyParts(run)].join("");
 }
 
 /** The diff-mode switch (pure CSS: radio inputs before <main>). */
 const DIFF_MODE_SWITCH = `<input class="dm" type="radio" name="diffmode" id="dm-unified" checked><input class="dm" type="radio" name="diffmode" \
 id="dm-split"><div class="modes">diff: <label for="dm-unified">unified</label><label for="dm-split">side by side</label></div>`;
 
-/** A complete, self-contained report page: inline CSS and SVG, no script, no network. */
-export function renderReportHtml(run: RunView, opts: { generatedAt?: string } = {}): string {
+/** A complete, self-contained report page in parts: inline CSS and SVG, no script, no network. */
+export function* renderReportParts(run: RunView, opts: { generatedAt?: string } = {}): Generator<string> {
   const generated = opts.generatedAt ?? new Date().toISOString();
-  return `<!doctype html>
+  yield `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <link rel="icon" href="data:,"><title>SkillOpt report · ${esc(run.name)}</title><style>${REPORT_CSS}</style></head>
 <body>${DIFF_MODE_SWITCH}<main>
-${renderRunBody(run)}
+`;
+  yield* renderRunBodyParts(run);
+  yield `
 <p class="muted" style="margin-top:30px">Generated by SkillOpt at ${esc(generated)}.</p>
 </main></body></html>
 `;
+}
+
+/** A complete, self-contained report page as one string. */
+export function renderReportHtml(run: RunView, opts: { generatedAt?: string } = {}): string {
+  return [...renderReportParts(run, opts)].join("");
 }
