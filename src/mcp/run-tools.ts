@@ -1,7 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { compactTimestamp } from "../lib/index.ts";
-import { isRunDir, listRunRows, readRunRow } from "../run/index.ts";
+import { isRunDir, listRunRows, newRunFolder, readRunRow } from "../run/index.ts";
 import type { Child, CliOutcome, Children } from "./children.ts";
 import { lastLine, toolOutcome } from "./cli-call.ts";
 import { type Args, flagsOf } from "./fields.ts";
@@ -15,16 +14,6 @@ interface Launch {
 }
 
 const isDir = (p: string) => existsSync(p) && statSync(p).isDirectory();
-
-function slug(config: string): string {
-  const base =
-    config
-      .replace(/\.ya?ml$/, "")
-      .split(/[\\/]/)
-      .filter(Boolean)
-      .pop() ?? "run";
-  return base.replace(/[^\w.-]+/g, "_") || "run";
-}
 
 const CONFIG_FIELDS = {
   config: {
@@ -49,13 +38,6 @@ export function runTools(children: Children, cwd: string): Tool[] {
     throw new Error(
       `${run}: no such run folder (neither a path nor a name under ${outputs}; the runs tool lists them)`,
     );
-  }
-
-  function newOut(config: string): string {
-    const base = join(outputs, `${slug(config)}_${compactTimestamp()}`);
-    let out = base;
-    for (let i = 2; existsSync(out) || launches.has(out); i++) out = `${base}-${i}`;
-    return out;
   }
 
   return [
@@ -135,7 +117,9 @@ export function runTools(children: Children, cwd: string): Tool[] {
         out: { type: "string", description: "Output folder (default outputs/<config>_<timestamp>)" },
       },
       async call(args) {
-        const out = args.out ? resolve(cwd, String(args.out)) : newOut(String(args.config));
+        const out = args.out
+          ? resolve(cwd, String(args.out))
+          : newRunFolder(outputs, String(args.config), (p) => launches.has(p));
         if (launches.get(out)?.outcome === undefined && launches.has(out))
           return { ok: false, message: `${out}: a run this server started is still writing there` };
         const child = children.start(["train", ...flagsOf(args, ["config", "set"]), `--out=${out}`, "--json"]);

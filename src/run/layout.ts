@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { compactTimestamp } from "../lib/index.ts";
 
 /**
  * Every file name in a run folder. `state.sqlite` is the source of truth; everything else is
@@ -90,4 +92,31 @@ export type RunPaths = ReturnType<typeof runPaths>;
 export function skillVersionOf(name: string): number | null {
   const m = /^skill_v(\d+)\.md$/.exec(name);
   return m ? Number(m[1]) : null;
+}
+
+/**
+ * A fresh folder under `root` for a training started from `config`: `<name>_<timestamp>`, then
+ * `-2`, `-3` … while that path exists or `taken` claims it (a launch whose folder is not made yet).
+ * The name is the config's file name, or its folder's for a `default.yaml` (`searchqa/default.yaml`
+ * gives `searchqa_…`).
+ */
+export function newRunFolder(
+  root: string,
+  config: string,
+  taken: (path: string) => boolean = () => false,
+  now = new Date(),
+): string {
+  const base = join(root, `${configSlug(config)}_${compactTimestamp(now)}`);
+  let out = base;
+  for (let i = 2; existsSync(out) || taken(out); i++) out = `${base}-${i}`;
+  return out;
+}
+
+function configSlug(config: string): string {
+  const parts = config
+    .replace(/\.ya?ml$/, "")
+    .split(/[\\/]/)
+    .filter(Boolean);
+  const name = parts.at(-1) === "default" ? parts.at(-2) : parts.at(-1);
+  return name?.replace(/[^\w.-]+/g, "_") || "run";
 }

@@ -1,8 +1,8 @@
-import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Subprocess } from "bun";
-import { compactTimestamp, errorMessage, log, redactText } from "../lib/index.ts";
+import { errorMessage, log, redactText } from "../lib/index.ts";
 import { processEnv } from "../config/index.ts";
+import { newRunFolder } from "../run/index.ts";
 
 type LaunchStatus = "running" | "finished" | "failed" | "stopped";
 
@@ -28,16 +28,6 @@ interface Child {
 
 const MAX_LINES = 300;
 
-function slug(config: string): string {
-  const base =
-    config
-      .replace(/\.ya?ml$/, "")
-      .split(/[\\/]/)
-      .filter(Boolean)
-      .pop() ?? "run";
-  return (base === "default" ? (config.split(/[\\/]/).slice(-2, -1)[0] ?? "run") : base).replace(/[^\w.-]+/g, "_");
-}
-
 /** Training runs started from the dashboard, as child processes of `skillopt train`. */
 export class Launcher {
   private readonly children = new Map<string, Child>();
@@ -48,16 +38,10 @@ export class Launcher {
     private readonly opts: { root: string; command: string[]; cwd: string; env?: Record<string, string | undefined> },
   ) {}
 
-  private outDir(config: string): string {
-    const base = join(resolve(this.opts.root), `${slug(config)}_${compactTimestamp()}`);
-    let out = base;
-    for (let i = 2; existsSync(out) || [...this.children.values()].some((c) => c.info.out === out); i++)
-      out = `${base}-${i}`;
-    return out;
-  }
-
   launch(config: string, sets: string[]): LaunchInfo {
-    const out = this.outDir(config);
+    const out = newRunFolder(resolve(this.opts.root), config, (p) =>
+      [...this.children.values()].some((c) => c.info.out === p),
+    );
     // `--flag=value` forms: a value can never be read as a flag of its own.
     const argv = [
       ...this.opts.command,
