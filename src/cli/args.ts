@@ -25,6 +25,11 @@ export const jsonArg = {
   json: { type: "boolean", description: "Print machine-readable JSON on stdout" },
 } as const satisfies Record<string, ArgDef>;
 
+/** The model-call cache switch of the commands that call models (train, eval). */
+export const cacheArg = {
+  cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
+} as const satisfies Record<string, ArgDef>;
+
 /** Config selection and overrides shared by train, eval and config. */
 export const configArgs = {
   config: {

@@ -24,7 +24,7 @@ import {
   writeJsonAtomic,
 } from "../lib/index.ts";
 import { createConsole } from "../report/index.ts";
-import { configArgs, globalArgs, jsonArg } from "./args.ts";
+import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { collectLegacy, LEGACY_EVAL_FLAGS } from "./legacy.ts";
@@ -102,7 +102,7 @@ export default defineCommand({
       description: "Exit 1 when the hard score is below this (for CI)",
       valueHint: "SCORE",
     },
-    cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
+    ...cacheArg,
     baseline: {
       type: "string",
       description:

@@ -19,7 +19,7 @@ import { PROMPTS } from "../prompts/index.ts";
 import { createConsole, resultText } from "../report/index.ts";
 import { type ClaimedRun, claimForResume, claimNewRun, runPaths, runRecorder } from "../run/index.ts";
 import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/index.ts";
-import { configArgs, globalArgs, jsonArg } from "./args.ts";
+import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
@@ -59,7 +59,7 @@ export default defineCommand({
       description: "Stop cleanly once this many dollars are spent (model.max_cost_usd)",
       valueHint: "USD",
     },
-    cache: { type: "boolean", description: "Use the model-call cache (--no-cache turns it off)", default: true },
+    ...cacheArg,
     "dry-run": {
       type: "boolean",
       description: "Resolve, load the data and print the plan and predicted calls; call no model",

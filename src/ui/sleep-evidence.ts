@@ -40,27 +40,29 @@ export function editVerdict(e: EditRecord, r: SleepReport): EditVerdict {
       verdict: t.accepted ? "accept" : "reject",
       detail: `held-out score ${t.baseline_score.toFixed(3)} → ${t.candidate_score.toFixed(3)}`,
     };
-  const paired =
-    g.paired_verdict && g.paired_verdict !== g.verdict
-      ? `; the paired test on the same tasks: ${g.paired_verdict}`
-      : "";
-  return {
-    verdict: g.verdict,
-    detail: `${g.rule} rule, Δ ${pts(g.delta)} pts [${pts(g.ci[0])}, ${pts(g.ci[1])}], n=${g.n_used}/${g.n_total}${paired}`,
-  };
+  return measured(g, `${g.rule} rule, `, `${g.n_used}/${g.n_total}`);
 }
 
 /** The verdict of an evidence card. */
 export function cardVerdict(c: LessonCard): EditVerdict {
   if (c.verification === "unverified") return { verdict: "unverified", detail: "no replay was run" };
   const v = c.verification;
+  return measured(v, v.rule ? `${v.rule} rule, ` : "replay, ", String(v.n));
+}
+
+/** A measured verdict: Δ, its bounds and n, and the paired test's verdict on the same tasks where it differs. */
+function measured(
+  v: { verdict: EditVerdict["verdict"]; delta: number; ci: readonly number[]; paired_verdict?: string },
+  lead: string,
+  n: string,
+): EditVerdict {
   const paired =
     v.paired_verdict && v.paired_verdict !== v.verdict
       ? `; the paired test on the same tasks: ${v.paired_verdict}`
       : "";
   return {
     verdict: v.verdict,
-    detail: `${v.rule ? `${v.rule} rule, ` : "replay, "}Δ ${pts(v.delta)} pts [${pts(v.ci[0])}, ${pts(v.ci[1])}], n=${v.n}${paired}`,
+    detail: `${lead}Δ ${pts(v.delta)} pts [${pts(v.ci[0]!)}, ${pts(v.ci[1]!)}], n=${n}${paired}`,
   };
 }
 

@@ -34,15 +34,7 @@ export function attemptPrompt(task: TaskRecord, skill: string, memory: string, t
   return `${head}You are a coding agent answering one request from a developer. Follow the guidance below, including any format or length rules; \
 where the learned-preferences block sets an explicit limit, it overrides general advice. Reply with the final answer only.
 
-### Guidance: skill
-${orNone(skill)}
-
-### Guidance: project memory
-${orNone(memory)}
-
-### Request
-${task.intent}
-${task.context_excerpt ? `\n### Context\n${task.context_excerpt}\n` : ""}${toolNote}`;
+${guidanceAndRequest(task, skill, memory)}${toolNote}`;
 }
 
 /** Prompt for a rubric judge (spec §5.3). */
@@ -224,7 +216,12 @@ export function toolTaskPrompt(task: TaskRecord, skill: string, memory: string, 
   return `${head}Solve the request below following the guidance. These tools exist in this directory and must really be run (not just mentioned) \
 whenever the guidance says to use them or to search first: ${tools.map((t) => `\`sh tools/${t} "<query>"\``).join(", ")}. Reply with the final answer only.
 
-### Guidance: skill
+${guidanceAndRequest(task, skill, memory)}`;
+}
+
+/** How every replay prompt ends: the guidance (skill, project memory), then the request and its context. */
+function guidanceAndRequest(task: TaskRecord, skill: string, memory: string): string {
+  return `### Guidance: skill
 ${orNone(skill)}
 
 ### Guidance: project memory
