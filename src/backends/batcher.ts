@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ChatRequest, Role, RoundPurpose, RoundTask } from "../engine/index.ts";
-import { BackendError, BudgetError, ConfigError, errorMessage, log, NoAnswerError, sha256 } from "../lib/index.ts";
+import { BackendError, BudgetError, ConfigError, log, NoAnswerError, sha256 } from "../lib/index.ts";
 import { failedBatchAttempts, insertBatch, pendingBatchOf, type Store } from "../store/index.ts";
 import { type Chunk, split, worstCaseUsd } from "./batch-lines.ts";
 import { pollBatch } from "./batch-poll.ts";
+import { notify } from "./listener.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { BatchApi, BatchInfo, BatchLineResult, ChatBackend, RawCompletion } from "./types.ts";
 
@@ -416,12 +417,7 @@ export class Batcher {
   }
 
   private emit(e: BatchEvent): void {
-    if (!this.o.onEvent) return;
-    try {
-      this.o.onEvent(e);
-    } catch (err) {
-      log.withTag("model").debug(`batch listener failed: ${errorMessage(err)}`);
-    }
+    notify(this.o.onEvent, e, "batch");
   }
 }
 

@@ -26,29 +26,17 @@ import {
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
 import { cacheKey, type StoredResponse } from "./call-cache.ts";
 import type { Batcher } from "./batcher.ts";
-import type { CallLedger } from "./ledger.ts";
+import type { CallLedger, CallRecord } from "./ledger.ts";
 import { Limiter } from "./limiter.ts";
+import { notify } from "./listener.ts";
 import type { PriceTable } from "./pricing.ts";
 import { askJson } from "./structured.ts";
 import { defaultPolicy, OPTIMIZER_ATTEMPTS, ROLLOUT_ATTEMPTS, type RetryPolicy, withRetry } from "./retry.ts";
 import type { ChatBackend, RawCompletion } from "./types.ts";
 
-/** A streamed accounting event: one per logical call, plus one per retry. */
+/** A streamed accounting event: one per logical call (its ledger row without endpoint and key), plus one per retry. */
 export type CallEvent =
-  | {
-      type: "call";
-      role: Role;
-      stage: string;
-      backend: string;
-      model: string;
-      cached: boolean;
-      attempts: number;
-      status: "ok" | "truncated" | "error";
-      latencyMs: number;
-      usage: Usage;
-      costUsd: number | null;
-      error?: string;
-    }
+  | ({ type: "call" } & Omit<CallRecord, "endpoint" | "key">)
   | {
       type: "retry";
       role: Role;
@@ -88,6 +76,14 @@ interface ClientCore {
   now?: () => number;
   /** The Batch API path (model.batch), when some role uses it. */
   batcher?: Batcher | undefined;
+}
+
+/** One logical chat call as the client handles it: the role asking, its backend, the request and its cache key. */
+interface Call {
+  role: Role;
+  backend: ChatBackend;
+  req: ChatRequest & { model: string };
+  key: string;
 }
 
 const ZERO: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
@@ -172,13 +168,12 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
         const t = await this.limiter("target", endpoint).run(() => runner.runTask(skill, task, opts), opts.signal);
         const status = t.error ? "error" : "ok";
         const latencyMs = this.now() - started;
-        const model = binding.model ?? binding.name;
-        this.core.ledger.record({
+        this.account({
           role: "target",
           stage: "rollout",
           backend: binding.name,
           endpoint,
-          model,
+          model: binding.model ?? binding.name,
           key: null,
           cached: false,
           attempts: 1,
@@ -186,20 +181,6 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
           usage: t.usage,
           costUsd: t.costUsd,
           latencyMs,
-          ...(t.error ? { error: t.error } : {}),
-        });
-        this.emit({
-          type: "call",
-          role: "target",
-          stage: "rollout",
-          backend: binding.name,
-          model,
-          cached: false,
-          attempts: 1,
-          status,
-          latencyMs,
-          usage: t.usage,
-          costUsd: t.costUsd,
           ...(t.error ? { error: t.error } : {}),
         });
         return t;
@@ -236,10 +217,11 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     }
     const req = { ...request, model: request.model || backend.defaultModel };
     const key = cacheKey(backend, req);
+    const call: Call = { role, backend, req, key };
     const started = this.now();
     if (this.core.cache) {
       const hit = getCachedCall(this.core.cache, key);
-      if (hit !== undefined) return this.served(role, backend, req, key, JSON.parse(hit) as StoredResponse, started);
+      if (hit !== undefined) return this.served(call, JSON.parse(hit) as StoredResponse, started);
       const pending = this.inflight.get(key);
       if (pending) {
         const shared = await (this.core.batcher ? this.core.batcher.hold(pending) : pending).catch((err: unknown) => {
@@ -247,7 +229,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
           if (err instanceof SkilloptError || opts.signal?.aborted) throw err;
           return undefined;
         });
-        if (shared) return this.served(role, backend, req, key, shared, started);
+        if (shared) return this.served(call, shared, started);
         if (this.inflight.get(key) === pending) this.inflight.delete(key);
         return this.chat(role, request, opts);
       }
@@ -256,8 +238,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     this.paidStarted++;
     const p =
       this.core.cache && this.core.batcher?.wants(role, backend, req)
-        ? this.viaBatch(role, binding, backend, req, key, opts.signal)
-        : this.execute(role, binding, backend, req, key, opts.signal);
+        ? this.viaBatch(call, binding, opts.signal)
+        : this.execute(call, binding, opts.signal);
     if (!this.core.cache) return p;
     this.inflight.set(key, p);
     try {
@@ -314,18 +296,11 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   }
 
   /** A call through the provider's Batch API (same key, cache and ledger as a live call, priced at the batch rate). */
-  private async viaBatch(
-    role: Role,
-    binding: RoleBinding,
-    backend: ChatBackend,
-    req: ChatRequest & { model: string },
-    key: string,
-    signal: AbortSignal | undefined,
-  ): Promise<ChatResponse> {
+  private async viaBatch(call: Call, binding: RoleBinding, signal: AbortSignal | undefined): Promise<ChatResponse> {
     const started = this.now();
-    const out = await this.core.batcher!.ask(role, backend, req, key);
-    if (out === "live") return this.execute(role, binding, backend, req, key, signal);
-    return this.answered(role, backend, req, key, out, started, 1, true);
+    const out = await this.core.batcher!.ask(call.role, call.backend, call.req, call.key);
+    if (out === "live") return this.execute(call, binding, signal);
+    return this.answered(call, out, started, 1, true);
   }
 
   /** Cache a batch answer under its key when it is complete (the batcher calls this as it settles a batch). */
@@ -341,16 +316,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     putCachedCall(this.core.cache, { key, backend, endpoint, model, response: JSON.stringify(stored) });
   }
 
-  private answered(
-    role: Role,
-    backend: ChatBackend,
-    req: ChatRequest & { model: string },
-    key: string,
-    value: RawCompletion,
-    started: number,
-    attempts: number,
-    batch: boolean,
-  ): ChatResponse {
+  private answered(call: Call, value: RawCompletion, started: number, attempts: number, batch: boolean): ChatResponse {
+    const { backend, req } = call;
     const costUsd = this.price(req.model, value, batch);
     const response: ChatResponse = {
       text: value.text,
@@ -363,19 +330,13 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       cached: false,
       model: value.model || req.model,
     };
-    this.cacheBatchAnswer(key, backend.name, backend.endpoint, req.model, value);
-    this.record(role, backend, req, key, response, response.finishReason === "length" ? "truncated" : "ok");
+    this.cacheBatchAnswer(call.key, backend.name, backend.endpoint, req.model, value);
+    this.record(call, response, response.finishReason === "length" ? "truncated" : "ok");
     return response;
   }
 
-  private async execute(
-    role: Role,
-    binding: RoleBinding,
-    backend: ChatBackend,
-    req: ChatRequest & { model: string },
-    key: string,
-    signal: AbortSignal | undefined,
-  ): Promise<ChatResponse> {
+  private async execute(call: Call, binding: RoleBinding, signal: AbortSignal | undefined): Promise<ChatResponse> {
+    const { role, backend, req } = call;
     const started = this.now();
     const { attempts: perRole, ...overrides } = this.core.retry ?? {};
     const attempts = perRole?.[role] ?? (role === "target" ? ROLLOUT_ATTEMPTS : OPTIMIZER_ATTEMPTS);
@@ -408,7 +369,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
           },
         },
       );
-      return this.answered(role, backend, req, key, value, started, used, false);
+      return this.answered(call, value, started, used, false);
     } catch (err) {
       const failed: ChatResponse = {
         text: "",
@@ -421,7 +382,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
         cached: false,
         model: req.model,
       };
-      this.record(role, backend, req, key, failed, "error", redactText(errorMessage(err)));
+      this.record(call, failed, "error", redactText(errorMessage(err)));
       throw err;
     }
   }
@@ -443,14 +404,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     return cost;
   }
 
-  private served(
-    role: Role,
-    backend: ChatBackend,
-    req: ChatRequest & { model: string },
-    key: string,
-    stored: StoredResponse,
-    started: number,
-  ): ChatResponse {
+  private served(call: Call, stored: StoredResponse, started: number): ChatResponse {
     const response: ChatResponse = {
       text: stored.text,
       finishReason: stored.finishReason,
@@ -462,57 +416,37 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       cached: true,
       model: stored.model,
     };
-    this.record(role, backend, req, key, response, response.finishReason === "length" ? "truncated" : "ok");
+    this.record(call, response, response.finishReason === "length" ? "truncated" : "ok");
     return response;
   }
 
-  private record(
-    role: Role,
-    backend: ChatBackend,
-    req: ChatRequest & { model: string },
-    key: string,
-    res: ChatResponse,
-    status: "ok" | "truncated" | "error",
-    error?: string,
-  ): void {
-    this.core.ledger.record({
-      role,
-      stage: req.stage,
-      backend: backend.name,
-      endpoint: backend.endpoint,
-      model: req.model,
-      key,
+  private record(call: Call, res: ChatResponse, status: CallRecord["status"], error?: string): void {
+    this.account({
+      role: call.role,
+      stage: call.req.stage,
+      backend: call.backend.name,
+      endpoint: call.backend.endpoint,
+      model: call.req.model,
+      key: call.key,
       cached: res.cached,
       attempts: res.attempts,
       status,
       usage: res.usage,
       costUsd: res.costUsd,
       latencyMs: res.latencyMs,
-      ...(error ? { error } : {}),
-    });
-    this.emit({
-      type: "call",
-      role,
-      stage: req.stage,
-      backend: backend.name,
-      model: req.model,
-      cached: res.cached,
-      attempts: res.attempts,
-      status,
-      latencyMs: res.latencyMs,
-      usage: res.usage,
-      costUsd: res.costUsd,
       ...(error ? { error } : {}),
     });
   }
 
+  /** Write a call's ledger row and stream it to the listener (without endpoint and key). */
+  private account(row: CallRecord): void {
+    this.core.ledger.record(row);
+    const { endpoint: _endpoint, key: _key, ...event } = row;
+    this.emit({ type: "call", ...event });
+  }
+
   private emit(event: CallEvent): void {
-    if (!this.core.onCall) return;
-    try {
-      this.core.onCall(event);
-    } catch (err) {
-      log.withTag("model").debug(`onCall listener failed: ${errorMessage(err)}`);
-    }
+    notify(this.core.onCall, event, "onCall");
   }
 
   private now(): number {

@@ -31,7 +31,7 @@ interface LedgerSummary {
   dropped: Record<string, number>;
 }
 
-interface CallRecord {
+export interface CallRecord {
   role: Role;
   stage: string;
   backend: string;
