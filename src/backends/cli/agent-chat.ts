@@ -1,8 +1,8 @@
 import { BackendError } from "../../lib/index.ts";
-import { childEnv, runProcess } from "../exec/process.ts";
+import { childEnv } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend } from "../types.ts";
-import { cliFailure, flattenMessages, hasImages, jsonLines, scratchDir, ZERO_USAGE } from "./common.ts";
+import { cliChatCall, flattenMessages, hasImages, jsonLines, unmeteredAnswer } from "./common.ts";
 
 /**
  * Coding-agent CLIs used as chat models through their headless modes, for Sleep's `cursor`, `pi`
@@ -122,31 +122,16 @@ export function createAgentChat(o: AgentChatOptions): ChatBackend {
         throw new BackendError("bad_request", `${o.kind}: tools are not supported through the CLI`);
       const { system, prompt } = flattenMessages(request.messages);
       const text = system ? `${system}\n\n---\n\n${prompt}` : prompt;
-      const dir = scratchDir(`skillopt-${o.kind}-`);
-      try {
-        const model = request.model === `${o.kind}-default` ? o.model : request.model;
-        const result = await runProcess({
-          argv: argv(o, text, model),
-          cwd: dir.path,
-          env: childEnv(o.env, ENV[o.kind]),
-          timeoutMs,
-          ...(signal ? { signal } : {}),
-        });
-        if (result.aborted) throw signal?.reason ?? new BackendError("exec", `${o.kind}: aborted`);
-        if (result.timedOut || result.code !== 0) throw cliFailure(o.kind, result, timeoutMs);
-        const answer = agentAnswer(o.kind, result.stdout);
-        if (!answer) throw new BackendError("protocol", `${o.kind}: the CLI returned no answer`, { retryable: true });
-        return {
-          text: answer,
-          finishReason: "stop",
-          toolCalls: [],
-          usage: ZERO_USAGE,
-          model: request.model,
-          usageMissing: true,
-        };
-      } finally {
-        dir.remove();
-      }
+      const model = request.model === `${o.kind}-default` ? o.model : request.model;
+      return cliChatCall(
+        { name: o.kind, dirPrefix: `skillopt-${o.kind}-`, signal, timeoutMs },
+        () => ({ argv: argv(o, text, model), env: childEnv(o.env, ENV[o.kind]) }),
+        (stdout) => {
+          const answer = agentAnswer(o.kind, stdout);
+          if (!answer) throw new BackendError("protocol", `${o.kind}: the CLI returned no answer`, { retryable: true });
+          return unmeteredAnswer(answer, request.model);
+        },
+      );
     },
   };
 }

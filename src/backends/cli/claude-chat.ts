@@ -1,10 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BackendError } from "../../lib/index.ts";
-import { childEnv, runProcess } from "../exec/process.ts";
+import { childEnv } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
-import { cliFailure, flattenMessages, hasImages, jsonLines, num, scratchDir } from "./common.ts";
+import { cliChatCall, flattenMessages, hasImages, jsonLines, num } from "./common.ts";
 
 interface ClaudeChatOptions {
   bin: string;
@@ -14,6 +14,14 @@ interface ClaudeChatOptions {
   permissionMode: string;
   settingSources: string | undefined;
 }
+
+const CLAUDE_ENV = [
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_BASE_URL",
+  "CLAUDE_CONFIG_DIR",
+  "CLAUDE_CODE_USE_BEDROCK",
+  "CLAUDE_CODE_USE_VERTEX",
+];
 
 const EFFORTS = new Set(["low", "medium", "high", "xhigh", "max"]);
 
@@ -42,51 +50,36 @@ export function createClaudeChat(opts: ClaudeChatOptions): ChatBackend {
           "claude_chat: tool calling through the Claude CLI is not supported; use an API backend for tool-using stages",
         );
       }
-      const dir = scratchDir("skillopt-claude-");
-      try {
-        const { system, prompt } = flattenMessages(request.messages);
-        const argv = [
-          opts.bin,
-          "-p",
-          "--output-format",
-          "json",
-          "--permission-mode",
-          opts.permissionMode,
-          "--add-dir",
-          dir.path,
-          "--tools",
-          "",
-          "--strict-mcp-config",
-        ];
-        if (request.model) argv.push("--model", request.model);
-        if (opts.settingSources) argv.push("--setting-sources", opts.settingSources);
-        if (system) {
-          const file = join(dir.path, "system_prompt.txt");
-          writeFileSync(file, system);
-          argv.push("--append-system-prompt-file", file);
-        }
-        const effort = request.reasoningEffort?.toLowerCase();
-        if (effort && EFFORTS.has(effort)) argv.push("--effort", effort);
-        const result = await runProcess({
-          argv,
-          cwd: dir.path,
-          env: childEnv(opts.env, [
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_BASE_URL",
-            "CLAUDE_CONFIG_DIR",
-            "CLAUDE_CODE_USE_BEDROCK",
-            "CLAUDE_CODE_USE_VERTEX",
-          ]),
-          stdin: prompt,
-          timeoutMs,
-          ...(signal ? { signal } : {}),
-        });
-        if (result.aborted) throw signal?.reason ?? new BackendError("exec", "claude_chat: aborted");
-        if (result.timedOut || result.code !== 0) throw cliFailure("claude_chat", result, timeoutMs);
-        return parseClaudeResult(result.stdout, request.model);
-      } finally {
-        dir.remove();
-      }
+      const { system, prompt } = flattenMessages(request.messages);
+      return cliChatCall(
+        { name: "claude_chat", dirPrefix: "skillopt-claude-", signal, timeoutMs },
+        (dir) => {
+          const argv = [
+            opts.bin,
+            "-p",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            opts.permissionMode,
+            "--add-dir",
+            dir,
+            "--tools",
+            "",
+            "--strict-mcp-config",
+          ];
+          if (request.model) argv.push("--model", request.model);
+          if (opts.settingSources) argv.push("--setting-sources", opts.settingSources);
+          if (system) {
+            const file = join(dir, "system_prompt.txt");
+            writeFileSync(file, system);
+            argv.push("--append-system-prompt-file", file);
+          }
+          const effort = request.reasoningEffort?.toLowerCase();
+          if (effort && EFFORTS.has(effort)) argv.push("--effort", effort);
+          return { argv, env: childEnv(opts.env, CLAUDE_ENV), stdin: prompt };
+        },
+        (stdout) => parseClaudeResult(stdout, request.model),
+      );
     },
   };
 }

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BackendError, redactText } from "../../lib/index.ts";
-import { childEnv, runProcess, secretScrubber } from "../exec/process.ts";
+import { childEnv, secretScrubber } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend } from "../types.ts";
 import { parseCodexEvents } from "./codex-events.ts";
-import { cliFailure, flattenMessages, materializeImages, scratchDir } from "./common.ts";
+import { cliChatCall, flattenMessages, materializeImages } from "./common.ts";
 
 interface CodexChatOptions {
   bin: string;
@@ -46,68 +46,65 @@ export function createCodexChat(opts: CodexChatOptions): ChatBackend {
           "bad_request",
           "codex_exec chat: tool calling is not supported through the Codex CLI here",
         );
-      const dir = scratchDir("skillopt-codex-");
-      try {
-        const { system, prompt } = flattenMessages(request.messages);
-        const last = join(dir.path, "last_message.txt");
-        const argv = [
-          opts.bin,
-          "exec",
-          "--json",
-          "--ephemeral",
-          "-c",
-          'approval_policy="never"',
-          "--sandbox",
-          "read-only",
-          "--skip-git-repo-check",
-          "--cd",
-          dir.path,
-        ];
-        if (request.model) argv.push("--model", request.model);
-        argv.push("--output-last-message", last);
-        if (opts.profile) argv.push("--profile", opts.profile);
-        // Sent explicitly, so a user's ~/.codex/config.toml cannot turn web search or network on behind our back.
-        argv.push(
-          "-c",
-          `sandbox_workspace_write.network_access=${opts.networkAccess}`,
-          "-c",
-          `web_search="${opts.webSearch ? "live" : "disabled"}"`,
-        );
-        const effort = request.reasoningEffort ?? opts.reasoningEffort;
-        if (effort && effort !== "none") argv.push("-c", `model_reasoning_effort="${effort}"`);
-        for (const image of materializeImages(request.messages, dir.path, "codex_exec")) argv.push("--image", image);
-        argv.push("-");
-        const env = childEnv(opts.env, CODEX_ENV);
-        const result = await runProcess({
-          argv,
-          cwd: dir.path,
-          env,
-          stdin: system ? `${system}\n\n---\n\n${prompt}` : prompt,
-          timeoutMs,
-          ...(signal ? { signal } : {}),
-        });
-        if (result.aborted) throw signal?.reason ?? new BackendError("exec", "codex_exec: aborted");
-        const run = parseCodexEvents(result.stdout);
-        if (run.error) {
-          const msg = redactText(run.error).slice(0, 300);
+      const { system, prompt } = flattenMessages(request.messages);
+      const env = childEnv(opts.env, CODEX_ENV);
+      const lastMessage = (dir: string) => join(dir, "last_message.txt");
+      return cliChatCall(
+        { name: "codex_exec", dirPrefix: "skillopt-codex-", signal, timeoutMs },
+        (dir) => {
+          const argv = [
+            opts.bin,
+            "exec",
+            "--json",
+            "--ephemeral",
+            "-c",
+            'approval_policy="never"',
+            "--sandbox",
+            "read-only",
+            "--skip-git-repo-check",
+            "--cd",
+            dir,
+          ];
+          if (request.model) argv.push("--model", request.model);
+          argv.push("--output-last-message", lastMessage(dir));
+          if (opts.profile) argv.push("--profile", opts.profile);
+          // Sent explicitly, so a user's ~/.codex/config.toml cannot turn web search or network on behind our back.
+          argv.push(
+            "-c",
+            `sandbox_workspace_write.network_access=${opts.networkAccess}`,
+            "-c",
+            `web_search="${opts.webSearch ? "live" : "disabled"}"`,
+          );
+          const effort = request.reasoningEffort ?? opts.reasoningEffort;
+          if (effort && effort !== "none") argv.push("-c", `model_reasoning_effort="${effort}"`);
+          for (const image of materializeImages(request.messages, dir, "codex_exec")) argv.push("--image", image);
+          argv.push("-");
+          return { argv, env, stdin: system ? `${system}\n\n---\n\n${prompt}` : prompt };
+        },
+        (stdout, dir) => {
+          const run = parseCodexEvents(stdout);
+          const last = lastMessage(dir);
+          // codex has a shell even in the read-only sandbox: its reply never carries our credentials.
+          const text = secretScrubber(env)(existsSync(last) ? readFileSync(last, "utf8") : run.lastAgentMessage);
+          return {
+            text,
+            finishReason: "stop",
+            toolCalls: [],
+            usage: run.usage,
+            model: request.model,
+            ...(run.usageSeen ? {} : { usageMissing: true }),
+          };
+        },
+        // codex reports its own failures (auth among them) as events: they say more than the exit status.
+        (stdout) => {
+          const error = parseCodexEvents(stdout).error;
+          if (!error) return;
+          const msg = redactText(error).slice(0, 300);
           if (/401|unauthori[sz]ed|not logged in|token expired/i.test(msg))
             throw new BackendError("auth", `codex_exec: ${msg}`, { hint: "run `codex login`" });
           throw new BackendError("exec", `codex_exec: ${msg}`, { retryable: true });
-        }
-        if (result.timedOut || result.code !== 0) throw cliFailure("codex_exec", result, timeoutMs);
-        // codex has a shell even in the read-only sandbox: its reply never carries our credentials.
-        const text = secretScrubber(env)(existsSync(last) ? readFileSync(last, "utf8") : run.lastAgentMessage);
-        return {
-          text,
-          finishReason: "stop",
-          toolCalls: [],
-          usage: run.usage,
-          model: request.model,
-          ...(run.usageSeen ? {} : { usageMissing: true }),
-        };
-      } finally {
-        dir.remove();
-      }
+        },
+      );
     },
   };
 }

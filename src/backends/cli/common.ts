@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChatMessage, Usage } from "../../engine/index.ts";
 import { BackendError, redactText } from "../../lib/index.ts";
-import type { ProcessResult } from "../exec/process.ts";
+import { type ProcessResult, runProcess } from "../exec/process.ts";
+import type { RawCompletion } from "../types.ts";
 
 export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
 
@@ -35,6 +36,43 @@ export function flattenMessages(messages: ChatMessage[]): { system: string; prom
 export function scratchDir(prefix: string): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** What to spawn for one CLI chat call (the cwd, time limit and abort signal come from the call). */
+interface CliSpawn {
+  argv: string[];
+  env: Record<string, string>;
+  stdin?: string;
+}
+
+/**
+ * One CLI chat call in a fresh empty scratch directory (its cwd, removed afterwards). The caller's
+ * abort rethrows its reason; `reported` may raise an error the CLI printed, before the exit status
+ * is judged; a timeout or a non-zero exit is a classified BackendError (cliFailure); otherwise
+ * `answer` reads the reply from the output (and the directory, which still exists).
+ */
+export async function cliChatCall(
+  call: { name: string; dirPrefix: string; signal: AbortSignal | undefined; timeoutMs: number },
+  spawn: (dir: string) => CliSpawn,
+  answer: (stdout: string, dir: string) => RawCompletion,
+  reported?: (stdout: string) => void,
+): Promise<RawCompletion> {
+  const { name, signal, timeoutMs } = call;
+  const dir = scratchDir(call.dirPrefix);
+  try {
+    const result = await runProcess({ ...spawn(dir.path), cwd: dir.path, timeoutMs, ...(signal ? { signal } : {}) });
+    if (result.aborted) throw signal?.reason ?? new BackendError("exec", `${name}: aborted`);
+    reported?.(result.stdout);
+    if (result.timedOut || result.code !== 0) throw cliFailure(name, result, timeoutMs);
+    return answer(result.stdout, dir.path);
+  } finally {
+    dir.remove();
+  }
+}
+
+/** A CLI's reply when the CLI reports no usage (so its cost is unknown). */
+export function unmeteredAnswer(text: string, model: string): RawCompletion {
+  return { text, finishReason: "stop", toolCalls: [], usage: ZERO_USAGE, model, usageMissing: true };
 }
 
 /** Classify a failed CLI run as a BackendError (timeouts and crashes are transient; auth is not). */

@@ -1,8 +1,8 @@
 import { BackendError } from "../../lib/index.ts";
-import { childEnv, runProcess } from "../exec/process.ts";
+import { childEnv } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend } from "../types.ts";
-import { cliFailure, jsonLines, scratchDir, textOf, ZERO_USAGE } from "./common.ts";
+import { cliChatCall, jsonLines, textOf, unmeteredAnswer } from "./common.ts";
 
 /** Flags of a non-interactive Copilot CLI call that answers in one JSON document, with no colour, log or stream. */
 export const COPILOT_QUIET_JSON = [
@@ -55,44 +55,31 @@ export function createCopilotChat(opts: CopilotChatOptions): ChatBackend {
       if (request.tools?.length)
         throw new BackendError("bad_request", "copilot_chat: tools are not supported through the Copilot CLI");
       const prompt = system ? `${system}\n\n---\n\n${parts.join("\n\n")}` : parts.join("\n\n");
-      const dir = scratchDir("skillopt-copilot-");
-      try {
-        const argv = [
-          opts.bin,
-          "-p",
-          prompt,
-          ...COPILOT_QUIET_JSON,
-          "--disable-builtin-mcps",
-          "--no-custom-instructions",
-          "--available-tools=",
-        ];
-        const model = request.model === "copilot-default" ? opts.model : request.model;
-        if (model) argv.push("--model", model);
-        const result = await runProcess({
-          argv,
-          cwd: dir.path,
+      const model = request.model === "copilot-default" ? opts.model : request.model;
+      return cliChatCall(
+        { name: "copilot_chat", dirPrefix: "skillopt-copilot-", signal, timeoutMs },
+        () => ({
+          argv: [
+            opts.bin,
+            "-p",
+            prompt,
+            ...COPILOT_QUIET_JSON,
+            "--disable-builtin-mcps",
+            "--no-custom-instructions",
+            "--available-tools=",
+            ...(model ? ["--model", model] : []),
+          ],
           env: childEnv(opts.env, COPILOT_ENV, opts.home ? { COPILOT_HOME: opts.home } : {}),
-          timeoutMs,
-          ...(signal ? { signal } : {}),
-        });
-        if (result.aborted) throw signal?.reason ?? new BackendError("exec", "copilot_chat: aborted");
-        if (result.timedOut || result.code !== 0) throw cliFailure("copilot_chat", result, timeoutMs);
-        const text = copilotMessages(result.stdout).join("");
-        if (!text)
-          throw new BackendError("protocol", "copilot_chat: the CLI returned no assistant message", {
-            retryable: true,
-          });
-        return {
-          text,
-          finishReason: "stop",
-          toolCalls: [],
-          usage: ZERO_USAGE,
-          model: request.model,
-          usageMissing: true,
-        };
-      } finally {
-        dir.remove();
-      }
+        }),
+        (stdout) => {
+          const text = copilotMessages(stdout).join("");
+          if (!text)
+            throw new BackendError("protocol", "copilot_chat: the CLI returned no assistant message", {
+              retryable: true,
+            });
+          return unmeteredAnswer(text, request.model);
+        },
+      );
     },
   };
 }
