@@ -1,11 +1,6 @@
 import type { Role, TaskRunner } from "../engine/index.ts";
 import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
-import { createClaudeChat } from "./cli/claude-chat.ts";
-import { createCodexChat } from "./cli/codex-chat.ts";
-import { createAgentChat } from "./cli/agent-chat.ts";
-import { createCopilotChat } from "./cli/copilot-chat.ts";
-import { createHarness, type HarnessName } from "./exec/harness.ts";
-import { azureBackend, minimaxBackend, openaiCompatibleBackend, qwenBackend } from "./presets.ts";
+import type { HarnessName } from "./exec/harness.ts";
 import type { PriceTable } from "./pricing.ts";
 import type { BackendName } from "./roles.ts";
 import { numberOf, type Settings } from "./settings.ts";
@@ -77,6 +72,13 @@ function warnCliKeyOverHttp(name: BackendName, settings: Settings): void {
   }
 }
 
+/**
+ * Each backend family is imported when a role uses it, so a run loads only its own: the HTTP
+ * presets bring the openai SDK (about 240 modules), which a run on the simulator or an agent CLI
+ * never needs, and which is most of the start-up before the first request.
+ */
+const presets = () => import("./presets.ts");
+
 /** The chat backend of a role, or undefined for exec-only harnesses. */
 export async function buildChatBackend(
   name: BackendName,
@@ -89,15 +91,15 @@ export async function buildChatBackend(
     case "sim":
       return loadSim(role, config);
     case "openai_compatible":
-      return openaiCompatibleBackend(settings, role);
+      return (await presets()).openaiCompatibleBackend(settings, role);
     case "qwen_chat":
-      return qwenBackend(settings, role);
+      return (await presets()).qwenBackend(settings, role);
     case "minimax_chat":
-      return minimaxBackend(settings);
+      return (await presets()).minimaxBackend(settings);
     case "openai_chat":
-      return azureBackend(settings, role);
+      return (await presets()).azureBackend(settings, role);
     case "claude_chat":
-      return createClaudeChat({
+      return (await import("./cli/claude-chat.ts")).createClaudeChat({
         bin: bin(settings, [], ["CLAUDE_CLI_BIN"], settings.model("claude_code_exec_path") ?? "claude"),
         defaultModel: cliRoleModel("claude_chat", role, settings)!,
         // spec §7.5: 300 s; CLAUDE_CHAT_TIMEOUT (seconds) is ours, mirroring COPILOT_CHAT_TIMEOUT.
@@ -114,7 +116,7 @@ export async function buildChatBackend(
           `${timeout?.from ?? "model.copilot_chat_timeout"}: expected a positive integer number of seconds`,
         );
       }
-      return createCopilotChat({
+      return (await import("./cli/copilot-chat.ts")).createCopilotChat({
         bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
         model: settings.first([`copilot_chat_${role}_model`], [`COPILOT_CHAT_${role.toUpperCase()}_MODEL`])?.value,
         timeoutMs: seconds * 1000,
@@ -124,7 +126,7 @@ export async function buildChatBackend(
     }
     case "codex_exec":
       warnFullAuto(settings);
-      return createCodexChat({
+      return (await import("./cli/codex-chat.ts")).createCodexChat({
         bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
         defaultModel: cliRoleModel("codex_exec", role, settings)!,
         timeoutMs: execTimeoutMs(settings),
@@ -142,7 +144,7 @@ export async function buildChatBackend(
         pi_chat: ["pi_exec_path", "PI_EXEC_PATH", "pi"],
         opencode_chat: ["opencode_exec_path", "OPENCODE_EXEC_PATH", "opencode"],
       }[name] as [string, string, string];
-      return createAgentChat({
+      return (await import("./cli/agent-chat.ts")).createAgentChat({
         kind: name,
         bin: bin(settings, [exe[0]], [exe[1]], exe[2]),
         model:
@@ -195,7 +197,11 @@ function warnNoSdk(settings: Settings, key: string, env: string, what: string): 
 }
 
 /** The exec harness of the target, when the target backend runs whole tasks. */
-export function buildTaskRunner(name: BackendName, settings: Settings, prices: PriceTable): TaskRunner | undefined {
+export async function buildTaskRunner(
+  name: BackendName,
+  settings: Settings,
+  prices: PriceTable,
+): Promise<TaskRunner | undefined> {
   if (name !== "claude_code_exec" && name !== "codex_exec" && name !== "cursor_exec" && name !== "copilot_exec")
     return undefined;
   warnCliKeyOverHttp(name, settings);
@@ -208,6 +214,7 @@ export function buildTaskRunner(name: BackendName, settings: Settings, prices: P
     emptyRetries: retries !== undefined && retries >= 0 ? Math.floor(retries) : 1,
   };
   const model = cliRoleModel(harness, "target", settings);
+  const { createHarness } = await import("./exec/harness.ts");
   switch (harness) {
     case "claude_code_exec": {
       warnNoSdk(settings, "claude_code_exec_use_sdk", "CLAUDE_CODE_EXEC_USE_SDK", "Claude Agent SDK");

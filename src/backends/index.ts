@@ -153,7 +153,7 @@ export async function createModelClient(
       opts.backends?.[role] ?? (wanted.has(role) ? await buildChatBackend(name, role, settings, config) : undefined);
     const runner =
       role === "target" && wanted.has(role) && !opts.backends?.target
-        ? buildTaskRunner(name, settings, prices)
+        ? await buildTaskRunner(name, settings, prices)
         : undefined;
     bindings[role] = {
       chat,
