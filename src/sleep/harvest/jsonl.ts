@@ -57,6 +57,7 @@ const STOP = new Stop("stop");
 export function parseLine(buf: Buffer, start: number, end: number, stopAt?: StopAt): JsonValue | undefined {
   // A UTF-8 byte-order mark (Windows editors) before the first record.
   const from = buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf ? start + 3 : start;
+  if (REFERENCE) return referenceParse(buf, from, end);
   const s = new Scanner(buf, viewsOf(buf), from, end, stopAt);
   let root: JsonValue | undefined;
   try {
@@ -98,6 +99,48 @@ function viewsOf(buf: Buffer): Views {
 
 const KEYS = new Map<number, string>();
 
+/** Bytes of a string scanned in JavaScript before its end is looked for natively (closeOf). */
+const SCAN_BYTES_DEFAULT = 1024;
+let SCAN_BYTES = SCAN_BYTES_DEFAULT;
+let REFERENCE = false;
+
+/**
+ * Which way parseLine reads (for tests that compare them on the same input): "native" (the
+ * default; long strings' ends found natively past `scanBytes`), "scan" (every byte looked at in
+ * JavaScript), or "json" (the reference: JSON.parse of the whole line, every string decoded,
+ * no stop).
+ */
+export function setParsePath(path: "native" | "scan" | "json", scanBytes = SCAN_BYTES_DEFAULT): void {
+  SCAN_BYTES = path === "scan" ? Number.POSITIVE_INFINITY : Math.max(1, scanBytes);
+  REFERENCE = path === "json";
+}
+
+function referenceParse(buf: Buffer, start: number, end: number): JsonValue | undefined {
+  try {
+    return JSON.parse(buf.toString("utf8", start, end)) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
+const COMMA_QUOTE = Buffer.from(',"');
+/** The other bytes a string opener can follow (`,` is searched first, apart). */
+const OPENER_MARKS = [':"', '["', '{"', ' "', '\t"', '\r"', '\n"'].map((m) => Buffer.from(m));
+
+/** First index of `needle` in buf[from, to), or -1. */
+function indexIn(buf: Buffer, needle: Buffer, from: number, to: number): number {
+  if (to - from < needle.length) return -1;
+  const at = buf.subarray(from, to).indexOf(needle);
+  return at === -1 ? -1 : from + at;
+}
+
+/** True when the quote at q follows an even run of backslashes (possibly none): it is not escaped. */
+function evenRun(b: Uint8Array, q: number): boolean {
+  let k = q - 1;
+  while (b[k] === 92) k--;
+  return (q - 1 - k) % 2 === 0;
+}
+
 function sameAscii(b: Uint8Array, start: number, s: string): boolean {
   for (let k = 0; k < s.length; k++) if (b[start + k] !== s.charCodeAt(k)) return false;
   return true;
@@ -120,10 +163,9 @@ class Scanner {
   }
 
   /** Index of the next `"` in [i, end), or -1; scans a word at a time (SWAR "has byte" test). */
-  private nextQuote(i: number): number {
+  private nextQuote(i: number, end: number): number {
     const b = this.b;
     const off = this.off;
-    const end = this.end;
     let a = i + off;
     while ((a & 3) !== 0) {
       const j = a - off;
@@ -264,16 +306,48 @@ class Scanner {
       }
       i++;
     }
-    // Long strings: jump from quote to quote natively; a quote preceded by an odd run of
-    // backslashes is escaped.
+    // Longer strings: jump from quote to quote a word at a time; a quote preceded by an odd run of
+    // backslashes is escaped. Past SCAN_BYTES (tool outputs, file bodies) the end is found natively.
+    const scanEnd = Math.min(this.end, start + SCAN_BYTES);
     for (;;) {
-      const q = this.nextQuote(i);
-      if (q === -1) throw MALFORMED;
-      let k = q - 1;
-      while (b[k] === 92) k--;
-      if ((q - 1 - k) % 2 === 0) return this.finishString(start, q, true, decode);
+      const q = this.nextQuote(i, scanEnd);
+      if (q === -1) break;
+      if (evenRun(b, q)) return this.finishString(start, q, true, decode);
       i = q + 1;
     }
+    if (scanEnd === this.end) throw MALFORMED;
+    return this.finishString(start, this.closeOf(scanEnd - 1), true, decode);
+  }
+
+  /**
+   * The closing quote of a string known to have no closing quote before `from` (the opener is
+   * before it), found with native searches instead of a byte loop. In valid JSON every quote
+   * inside a string is escaped, so it follows a backslash; a string opener always follows one of
+   * `: , [ {` or whitespace. Hence the first quote after `from` that follows one of those bytes
+   * (an "opener mark", at `next`) lies at or after the closing quote, and between the closing
+   * quote and `next` there is no quote at all. So the closing quote is the last quote before
+   * `next` when that quote is unescaped, and `next` itself otherwise (a string that ends in one
+   * of those bytes, `"a,"`). With no opener mark left on the line, it is the line's last quote.
+   */
+  private closeOf(from: number): number {
+    const buf = this.buf;
+    const end = this.end;
+    // `,"` first: it usually follows the string closely, and bounds the other searches.
+    let next = indexIn(buf, COMMA_QUOTE, from, end);
+    const bound = next === -1 ? end : next;
+    for (const mark of OPENER_MARKS) {
+      const at = indexIn(buf, mark, from, bound);
+      if (at !== -1 && (next === -1 || at < next)) next = at;
+    }
+    if (next !== -1) {
+      const q = next + 1;
+      const last = buf.subarray(from, q).lastIndexOf(34);
+      if (last !== -1 && from + last > this.p && evenRun(this.b, from + last)) return from + last;
+      return q;
+    }
+    const last = buf.subarray(from, end).lastIndexOf(34);
+    if (last !== -1 && from + last > this.p && evenRun(this.b, from + last)) return from + last;
+    throw MALFORMED;
   }
 
   private finishString(start: number, close: number, maybeEscaped: boolean, decode: boolean): string | RawString {
