@@ -6,7 +6,7 @@ import { BackendError, redactText } from "../../lib/index.ts";
 import { type ProcessResult, runProcess } from "../exec/process.ts";
 import type { RawCompletion } from "../types.ts";
 
-export const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
+const ZERO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
 
 export function textOf(m: ChatMessage): string {
   return typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("\n");
@@ -33,7 +33,7 @@ export function flattenMessages(messages: ChatMessage[]): { system: string; prom
 }
 
 /** A fresh empty directory, removed by the returned function (errors ignored: best effort). */
-export function scratchDir(prefix: string): { path: string; remove: () => void } {
+function scratchDir(prefix: string): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
@@ -76,7 +76,7 @@ export function unmeteredAnswer(text: string, model: string): RawCompletion {
 }
 
 /** Classify a failed CLI run as a BackendError (timeouts and crashes are transient; auth is not). */
-export function cliFailure(name: string, result: ProcessResult, timeoutMs: number): BackendError {
+function cliFailure(name: string, result: ProcessResult, timeoutMs: number): BackendError {
   if (result.timedOut) {
     return new BackendError(
       "timeout",
