@@ -162,24 +162,3 @@ export function configInputOf(
     cwd: process.cwd(),
   };
 }
-
-/** Each role's price for the dry-run estimate: the run's prices (built-ins, the user pricing file, model.pricing); the simulator is free. */
-export function rolePrices(client: SkilloptModelClient) {
-  const prices = client.prices;
-  const price = (r: "optimizer" | "target") => {
-    const i = client.info[r];
-    if (i?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
-    return i?.model ? (prices.lookup(i.model) ?? null) : null;
-  };
-  return { optimizer: price("optimizer"), target: price("target") };
-}
-
-/** model.batch per role as the client resolved it, and each role's Batch API price, for the dry-run estimate. */
-export function roleBatch(client: SkilloptModelClient) {
-  const price = (r: "optimizer" | "target") => {
-    const i = client.info[r];
-    if (i?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
-    return i?.model ? (client.prices.batchLookup(i.model) ?? null) : null;
-  };
-  return { modes: client.batchModes, prices: { optimizer: price("optimizer"), target: price("target") } };
-}

@@ -1,32 +1,21 @@
 import { mkdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { stringify } from "yaml";
 import { createModelClient, type SkilloptModelClient } from "../backends/index.ts";
-import { deriveSizes, estimateRun, firstN, type Role, train } from "../engine/index.ts";
-import {
-  compactTimestamp,
-  errorMessage,
-  log,
-  NoAnswerError,
-  redactText,
-  redactValue,
-  UsageError,
-  writeFileAtomic,
-  writeJsonAtomic,
-} from "../lib/index.ts";
+import { firstN, type Role, train } from "../engine/index.ts";
+import { compactTimestamp, UsageError, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole, resultText } from "../report/index.ts";
 import { type ClaimedRun, claimForResume, claimNewRun, runPaths, runRecorder } from "../run/index.ts";
 import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/index.ts";
 import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
+import { batchProgress } from "./batch-progress.ts";
+import { COMMAND_META } from "./command-meta.ts";
 import { output, printJson, printResult } from "./output.ts";
-import { writeReportAfterRun } from "./run-report.ts";
-import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds, splitNeed, startingSkillNeed } from "./preflight.ts";
+import { writeReportAfterRun } from "./run-report.ts";
 import {
   accountingWithDrops,
-  backendLine,
   benchmarkContext,
   type ConfigInput,
   configInputOf,
@@ -35,12 +24,8 @@ import {
   loadFromInput,
   resolveBenchmark,
   resolveInitialSkill,
-  roleBatch,
-  rolePrices,
-  savedInput,
 } from "./run-setup.ts";
-import { batchProgress } from "./batch-progress.ts";
-import { COMMAND_META } from "./command-meta.ts";
+import { closeInOrder, printDryRun, recordFailure, recordRunStart, resumedInput, simNote } from "./train-run.ts";
 
 export default defineCommand({
   meta: COMMAND_META.train,
@@ -75,13 +60,7 @@ export default defineCommand({
     if (args.resume) {
       out = resolve(cwd, String(args.resume));
       run = claimForResume(out, String(args.resume));
-      const saved = JSON.parse(run.savedInput ?? "null") as ConfigInput;
-      input = {
-        ...saved,
-        set: [...saved.set, ...input.set],
-        cfgOptions: [...saved.cfgOptions, ...input.cfgOptions],
-        legacy: { ...saved.legacy, ...input.legacy },
-      };
+      input = resumedInput(run, input);
     }
     let store: Store | undefined = run?.store;
     let client: SkilloptModelClient | undefined;
@@ -146,63 +125,24 @@ export default defineCommand({
         ...cliNeeds(client, needed, loaded.environ),
       ]);
       if (args["dry-run"]) {
-        const estimate = estimateRun({
-          cfg: config,
-          splits,
-          initialSkill: init.text,
-          prices: rolePrices(client),
-          batch: roleBatch(client),
-        });
-        // What each role resolved to (a shipped placeholder model replaced per backend), before anything else.
-        const plan = {
-          dry_run: true,
-          config: loaded.file,
-          benchmark: bench.name,
-          backends: client.info,
-          initial_skill: init.source,
-          ...estimate,
-        };
-        if (!output.quiet) errWrite(`  ${backendLine(client)}\n`);
-        if (output.json) printJson(plan);
-        else printResult(stringify(plan).trimEnd());
+        printDryRun(loaded, bench, client, splits, init, errWrite);
         return;
       }
       const runStore = prepareStore();
-      const simNote =
-        client.info.optimizer?.backend === "sim" || client.info.target?.backend === "sim"
-          ? "sim (offline simulator)"
-          : "";
-      setRunMeta(runStore, {
-        input: JSON.stringify(redactValue(savedInput(input))),
-        config: JSON.stringify(redactValue(config)),
-        benchmark: bench.name,
-        pid: process.pid,
-        status: "running",
-        reason: "",
-        backend: simNote || `${client.info.optimizer?.backend}/${client.info.target?.backend}`,
-        total_steps: deriveSizes(config, splits.train.length).totalSteps,
-        ...(args.resume ? {} : { started_at: Date.now() }),
+      const startLines = recordRunStart(runStore, paths, {
+        input,
+        loaded,
+        bench,
+        client,
+        splits,
+        resumed: Boolean(args.resume),
+        init,
       });
-      const info = client.info;
-      const roles = (["optimizer", "target"] as const).map(
-        (r) =>
-          `${r}=${info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${info[r]?.backend ?? "?"} ${info[r]?.model ?? ""}`.trim()}`,
-      );
-      writeFileAtomic(
-        paths.config,
-        `# resolved from ${loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${stringify(redactValue(config))}`,
-      );
       const events = createConsole({
         write: errWrite,
         tty: Boolean(process.stderr.isTTY),
         quiet: output.quiet || output.json,
       });
-      const startLines = [
-        `  ${backendLine(client)}`,
-        `  [initial skill] ${init.source} (${init.text.length} chars)`,
-        ...(init.note ? [`  [note] ${init.note}`] : []),
-        `  [out] ${dir}`,
-      ];
       // The first line always says which backend runs (the simulator named as such), also under --json.
       if (!output.quiet) errWrite(`${startLines.join("\n")}\n`);
       const onSigint = () => controller.abort(new UsageError("interrupted"));
@@ -232,29 +172,12 @@ export default defineCommand({
           process.exitCode = 130;
           return;
         }
-        // Stopped on an error: failed (never "finished"), with the reason, resumable from the last commit.
-        const told = describeNoAnswer(err, client);
-        // Best effort: on a full disk these writes fail too, and must not replace the error that stopped the run.
-        try {
-          recorder.flush();
-          setRunMeta(runStore, { status: "failed", reason: redactText(failureReason(told)) });
-          writeReportAfterRun(dir);
-        } catch (cleanup) {
-          log.debug(`after the run failed, recording its state failed too: ${errorMessage(cleanup)}`);
-        }
-        if (told instanceof NoAnswerError) {
-          throw new NoAnswerError(told.message, {
-            cause: err,
-            data: told.data,
-            hint: `${whatToFix(told)}; nothing committed is lost — once it answers, continue with: skillopt train --resume ${shown(dir)}`,
-          });
-        }
-        throw told;
+        throw recordFailure(err, { recorder, store: runStore, dir, shown: shown(dir), client });
       } finally {
         process.removeListener("SIGINT", onSigint);
         process.removeListener("SIGTERM", onSigint);
       }
-      const summary = { ...result.summary, out: dir, backend: simNote || undefined };
+      const summary = { ...result.summary, out: dir, backend: simNote(client) || undefined };
       writeJsonAtomic(paths.summary, summary);
       const report = writeReportAfterRun(dir);
       if (output.json) printJson(summary);
@@ -263,18 +186,7 @@ export default defineCommand({
       failed = true;
       throw err;
     } finally {
-      // Closing and releasing write too (cache, ledger, owner row): on a full disk they fail as well,
-      // and must not replace the error that stopped the run.
-      for (const step of [() => client?.close(), () => (run ? run.release() : store?.close())]) {
-        try {
-          await step();
-        } catch (err) {
-          // After a failed run, a cleanup failure is only logged: the first error wins.
-          // biome-ignore lint/correctness/noUnsafeFinally: after a successful run a cleanup failure is the run's error
-          if (!failed) throw err;
-          log.debug(`cleanup after a failed run: ${errorMessage(err)}`);
-        }
-      }
+      await closeInOrder([() => client?.close(), () => (run ? run.release() : store?.close())], failed);
     }
   },
 });

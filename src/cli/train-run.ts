@@ -1,0 +1,178 @@
+import { stringify } from "yaml";
+import type { SkilloptModelClient } from "../backends/index.ts";
+import type { LoadedConfig, TrainConfig } from "../config/index.ts";
+import { type Benchmark, deriveSizes, estimateRun, type Splits } from "../engine/index.ts";
+import { errorMessage, log, NoAnswerError, redactText, redactValue, writeFileAtomic } from "../lib/index.ts";
+import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
+import { setRunMeta, type Store } from "../store/index.ts";
+import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
+import { output, printJson, printResult } from "./output.ts";
+import { writeReportAfterRun } from "./run-report.ts";
+import { backendLine, type ConfigInput, savedInput } from "./run-setup.ts";
+
+/*
+ * The parts of `skillopt train` around the engine call: the resumed input, the dry-run plan, what
+ * a run records when it starts and when it stops on an error, and closing what it opened.
+ */
+
+/** A resumed run's config input: the saved one, with this command line's overrides after it. */
+export function resumedInput(run: ClaimedRun, given: ConfigInput): ConfigInput {
+  const saved = JSON.parse(run.savedInput ?? "null") as ConfigInput;
+  return {
+    ...saved,
+    set: [...saved.set, ...given.set],
+    cfgOptions: [...saved.cfgOptions, ...given.cfgOptions],
+    legacy: { ...saved.legacy, ...given.legacy },
+  };
+}
+
+/** Each role's price for the dry-run estimate: the run's prices (built-ins, the user pricing file, model.pricing); the simulator is free. */
+function rolePrices(client: SkilloptModelClient) {
+  const price = (r: "optimizer" | "target") => {
+    const i = client.info[r];
+    if (i?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
+    return i?.model ? (client.prices.lookup(i.model) ?? null) : null;
+  };
+  return { optimizer: price("optimizer"), target: price("target") };
+}
+
+/** model.batch per role as the client resolved it, and each role's Batch API price, for the dry-run estimate. */
+function roleBatch(client: SkilloptModelClient) {
+  const price = (r: "optimizer" | "target") => {
+    const i = client.info[r];
+    if (i?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
+    return i?.model ? (client.prices.batchLookup(i.model) ?? null) : null;
+  };
+  return { modes: client.batchModes, prices: { optimizer: price("optimizer"), target: price("target") } };
+}
+
+/** `train --dry-run`: the plan and predicted calls, with what each role resolved to; no model is called. */
+export function printDryRun(
+  loaded: LoadedConfig,
+  bench: Benchmark,
+  client: SkilloptModelClient,
+  splits: Splits,
+  init: { text: string; source: string },
+  write: (s: string) => void,
+): void {
+  const estimate = estimateRun({
+    cfg: loaded.config,
+    splits,
+    initialSkill: init.text,
+    prices: rolePrices(client),
+    batch: roleBatch(client),
+  });
+  const plan = {
+    dry_run: true,
+    config: loaded.file,
+    benchmark: bench.name,
+    backends: client.info,
+    initial_skill: init.source,
+    ...estimate,
+  };
+  if (!output.quiet) write(`  ${backendLine(client)}\n`);
+  if (output.json) printJson(plan);
+  else printResult(stringify(plan).trimEnd());
+}
+
+/** "sim (offline simulator)" when a role runs on the simulator, else "". */
+export function simNote(client: SkilloptModelClient): string {
+  return client.info.optimizer?.backend === "sim" || client.info.target?.backend === "sim"
+    ? "sim (offline simulator)"
+    : "";
+}
+
+/**
+ * What a run records before its first step: the run's meta row (input without secrets, resolved
+ * config, status running) and the resolved config file. Returns the lines the console starts with.
+ */
+export function recordRunStart(
+  store: Store,
+  paths: RunPaths,
+  o: {
+    input: ConfigInput;
+    loaded: LoadedConfig;
+    bench: Benchmark;
+    client: SkilloptModelClient;
+    splits: Splits;
+    resumed: boolean;
+    init: { text: string; source: string; note?: string };
+  },
+): string[] {
+  const { config } = o.loaded;
+  const info = o.client.info;
+  setRunMeta(store, {
+    input: JSON.stringify(redactValue(savedInput(o.input))),
+    config: JSON.stringify(redactValue(config)),
+    benchmark: o.bench.name,
+    pid: process.pid,
+    status: "running",
+    reason: "",
+    backend: simNote(o.client) || `${info.optimizer?.backend}/${info.target?.backend}`,
+    total_steps: deriveSizes(config as TrainConfig, o.splits.train.length).totalSteps,
+    ...(o.resumed ? {} : { started_at: Date.now() }),
+  });
+  const roles = (["optimizer", "target"] as const).map(
+    (r) =>
+      `${r}=${info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${info[r]?.backend ?? "?"} ${info[r]?.model ?? ""}`.trim()}`,
+  );
+  writeFileAtomic(
+    paths.config,
+    `# resolved from ${o.loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${stringify(redactValue(config))}`,
+  );
+  return [
+    `  ${backendLine(o.client)}`,
+    `  [initial skill] ${o.init.source} (${o.init.text.length} chars)`,
+    ...(o.init.note ? [`  [note] ${o.init.note}`] : []),
+    `  [out] ${paths.dir}`,
+  ];
+}
+
+/**
+ * A run stopped on an error: failed (never "finished"), with the reason, resumable from the last
+ * commit. Returns the error to raise, with what to fix and how to resume.
+ */
+export function recordFailure(
+  err: unknown,
+  o: {
+    recorder: ReturnType<typeof runRecorder>;
+    store: Store;
+    dir: string;
+    shown: string;
+    client: SkilloptModelClient;
+  },
+): unknown {
+  const told = describeNoAnswer(err, o.client);
+  // Best effort: on a full disk these writes fail too, and must not replace the error that stopped the run.
+  try {
+    o.recorder.flush();
+    setRunMeta(o.store, { status: "failed", reason: redactText(failureReason(told)) });
+    writeReportAfterRun(o.dir);
+  } catch (cleanup) {
+    log.debug(`after the run failed, recording its state failed too: ${errorMessage(cleanup)}`);
+  }
+  if (!(told instanceof NoAnswerError)) return told;
+  return new NoAnswerError(told.message, {
+    cause: err,
+    data: told.data,
+    hint: `${whatToFix(told)}; nothing committed is lost — once it answers, continue with: skillopt train --resume ${o.shown}`,
+  });
+}
+
+/**
+ * Close what a run opened, in order. Closing writes too (cache, ledger, owner row): after a failed
+ * run a cleanup failure is only logged (the first error wins); after a successful one it is the
+ * run's error.
+ */
+export async function closeInOrder(steps: (() => unknown)[], failed: boolean): Promise<void> {
+  let first: unknown;
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      if (failed) log.debug(`cleanup after a failed run: ${errorMessage(err)}`);
+      else first ??= err;
+    }
+  }
+  if (first !== undefined) throw first;
+}
