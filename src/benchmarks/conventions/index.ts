@@ -1,4 +1,4 @@
-import type { Benchmark, BenchmarkContext, RolloutResult, Splits, TaskItem } from "../../engine/index.ts";
+import type { Benchmark, BenchmarkContext, Splits } from "../../engine/index.ts";
 import { DataError, errorMessage } from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { conventionsProducing, type TaskValue } from "./formats.ts";
@@ -43,12 +43,7 @@ async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
   return generateSplits(seed, sizes, drawHouseRules(seed));
 }
 
-async function rollout(
-  item: TaskItem,
-  skill: string,
-  ctx: BenchmarkContext,
-  sampleIndex: number,
-): Promise<RolloutResult> {
+const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex) => {
   const value = item.value as TaskValue;
   const expected = String(item.expected);
   const system = targetSystemPrompt(skill);
@@ -121,7 +116,7 @@ async function rollout(
       },
     ],
   };
-}
+};
 
 /** The `conventions` benchmark: seeded tasks whose answers follow hidden house conventions. */
 const conventionsBenchmark: Benchmark = {

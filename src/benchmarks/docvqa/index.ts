@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { Benchmark, ChatMessage, ContentPart, RolloutResult } from "../../engine/index.ts";
-import { skillSection } from "../shared/chat.ts";
+import { fillSkill } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList } from "../shared/formats.ts";
 import { evaluationEntry, failedResult, runQa } from "../shared/qa.ts";
@@ -42,7 +42,7 @@ const docVqaBenchmark: Benchmark = {
     };
     const userText = `## Question\n${question}\n\n${DOCVQA_USER_SUFFIX}`;
     const user: ContentPart[] = [{ type: "text", text: userText }, image];
-    const system = DOCVQA_SYSTEM.replace("{skill_section}", skillSection(skill));
+    const system = fillSkill(DOCVQA_SYSTEM, skill);
     const out = await runQa(
       ctx,
       {
@@ -62,7 +62,7 @@ const docVqaBenchmark: Benchmark = {
         id: item.id,
         skill,
         description: "How to answer questions about document images.",
-        instructions: `${DOCVQA_SYSTEM.replace("{skill_section}", "")}\n\nThe document image is attachments/${basename(imagePath)}; open it to answer.`,
+        instructions: `${fillSkill(DOCVQA_SYSTEM, "")}\n\nThe document image is attachments/${basename(imagePath)}; open it to answer.`,
         files: { [`attachments/${basename(imagePath)}`]: new Uint8Array(bytes) },
       },
     );

@@ -1,5 +1,5 @@
 import type { Benchmark, RolloutResult } from "../../engine/index.ts";
-import { skillSection } from "../shared/chat.ts";
+import { fillSkill } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList } from "../shared/formats.ts";
 import { evaluationEntry, runQa } from "../shared/qa.ts";
@@ -25,12 +25,12 @@ const liveMathBenchmark: Benchmark = {
     if (env.bool("use_theorem", false) && asString(item.theorem)) parts.push(`## Theorem\n${asString(item.theorem)}`);
     if (env.bool("use_sketch", false) && asString(item.sketch)) parts.push(`## Proof Sketch\n${asString(item.sketch)}`);
     const user = parts.join("\n\n");
-    const system = LIVEMATH_SYSTEM.replace("{skill_section}", skillSection(skill));
+    const system = fillSkill(LIVEMATH_SYSTEM, skill);
     const out = await runQa(ctx, { system, user, maxTurns: env.int("max_turns", 1) }, sampleIndex, {
       id: item.id,
       skill,
       description: "How to answer research-level multiple-choice math questions.",
-      instructions: LIVEMATH_SYSTEM.replace("{skill_section}", ""),
+      instructions: fillSkill(LIVEMATH_SYSTEM, ""),
     });
     const answer = out.error ? "" : extractAnswer(out.text);
     const picked = out.error ? { label: "", text: "" } : extractChoice(answer, choices);

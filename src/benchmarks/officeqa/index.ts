@@ -9,7 +9,7 @@ import type {
   TrajectoryEntry,
 } from "../../engine/index.ts";
 import { ConfigError, DataError, errorMessage, UnsupportedError } from "../../lib/index.ts";
-import { callTarget, isSystemic, skillSection } from "../shared/chat.ts";
+import { callTarget, isSystemic, fillSkill } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { environOf } from "../shared/environ.ts";
 import { asString, asStringList, tryJson } from "../shared/formats.ts";
@@ -102,10 +102,7 @@ const officeQaBenchmark: Benchmark = {
     const maxTurns = useLocal || mode === "custom" ? env.int("max_tool_turns", 12) : 1;
     const perTurn = env.int("max_queries_per_turn", 4);
     const { user, docs, oracleChars } = prepare(item, ctx);
-    const system = (useLocal || mode === "custom" ? OFFICEQA_SYSTEM : OFFICEQA_SYSTEM_NO_TOOLS).replace(
-      "{skill_section}",
-      skillSection(skill),
-    );
+    const system = fillSkill(useLocal || mode === "custom" ? OFFICEQA_SYSTEM : OFFICEQA_SYSTEM_NO_TOOLS, skill);
     const tools = useLocal ? LOCAL_TOOLS : mode === "custom" ? [SEARCH_TOOL] : [];
     const local = new DocumentTools(docs);
     const messages: ChatMessage[] = [
@@ -261,7 +258,7 @@ async function execRollout(item: TaskItem, skill: string, ctx: BenchmarkContext)
   task +=
     "\n\nThe documents are under docs/ in the working directory; the candidate files above are the likely sources.";
   const trajectory: TrajectoryEntry[] = [{ role: "user", content: task }];
-  const system = OFFICEQA_SYSTEM.replace("{skill_section}", "");
+  const system = fillSkill(OFFICEQA_SYSTEM, "");
   let text = "";
   let failure: string | undefined;
   let callFailed = false;

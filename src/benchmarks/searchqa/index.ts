@@ -1,5 +1,5 @@
 import type { Benchmark, RolloutResult } from "../../engine/index.ts";
-import { skillSection } from "../shared/chat.ts";
+import { fillSkill } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList } from "../shared/formats.ts";
 import { evaluationEntry, runQa } from "../shared/qa.ts";
@@ -17,13 +17,13 @@ const searchQaBenchmark: Benchmark = {
     const env = new EnvReader(ctx.env, "searchqa");
     const question = asString(item.question);
     const golds = asStringList(item.answers);
-    const system = SEARCHQA_SYSTEM.replace("{skill_section}", skillSection(skill));
+    const system = fillSkill(SEARCHQA_SYSTEM, skill);
     const user = `## Context\n${truncateContext(asString(item.context), CONTEXT_LIMIT)}\n\n## Question\n${question}`;
     const out = await runQa(ctx, { system, user, maxTurns: env.int("max_turns", 1) }, sampleIndex, {
       id: item.id,
       skill,
       description: "How to answer SearchQA questions from retrieved snippets.",
-      instructions: SEARCHQA_SYSTEM.replace("{skill_section}", ""),
+      instructions: fillSkill(SEARCHQA_SYSTEM, ""),
     });
     const predicted = out.error ? "" : extractAnswer(out.text);
     const { em, f1, subEm } = out.error ? { em: 0, f1: 0, subEm: 0 } : squadScores(predicted, golds);

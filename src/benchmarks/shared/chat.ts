@@ -8,6 +8,11 @@ export function skillSection(skill: string): string {
   return s ? `## Skill\n${s}\n\n` : "";
 }
 
+/** A target system prompt template with its `{skill_section}` filled; an empty skill leaves the section out. */
+export function fillSkill(template: string, skill: string): string {
+  return template.replace("{skill_section}", skillSection(skill));
+}
+
 type TargetCall = { ok: true; response: ChatResponse } | { ok: false; error: string; timedOut: boolean };
 
 /**

@@ -1,14 +1,7 @@
 import { join } from "node:path";
-import type {
-  Benchmark,
-  BenchmarkContext,
-  ChatMessage,
-  RolloutResult,
-  TaskItem,
-  TrajectoryEntry,
-} from "../../engine/index.ts";
+import type { Benchmark, BenchmarkContext, ChatMessage, TrajectoryEntry } from "../../engine/index.ts";
 import { errorMessage, UnsupportedError } from "../../lib/index.ts";
-import { callTarget, skillSection } from "../shared/chat.ts";
+import { callTarget, fillSkill } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString } from "../shared/formats.ts";
 import { resolveDataPath } from "../shared/paths.ts";
@@ -135,12 +128,7 @@ function settings(ctx: BenchmarkContext) {
   };
 }
 
-async function rollout(
-  item: TaskItem,
-  skill: string,
-  ctx: BenchmarkContext,
-  sampleIndex: number,
-): Promise<RolloutResult> {
+const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex) => {
   const s = settings(ctx);
   const instruction = asString(item.instruction);
   const position = asString(item.answer_position);
@@ -161,7 +149,7 @@ async function rollout(
     if (err instanceof Error && err.name === "UnsupportedError") throw err;
     return failedResult(item.id, `setup: ${errorMessage(err)}`, { ...base, phase: "setup", n_cases: cases.length });
   }
-  const system = (s.mode === "react" ? REACT_SYSTEM : CODEGEN_SYSTEM).replace("{skill_section}", skillSection(skill));
+  const system = fillSkill(s.mode === "react" ? REACT_SYSTEM : CODEGEN_SYSTEM, skill);
   const user = [
     `## Instruction\n${instruction}`,
     base.instruction_type ? `Instruction type: ${base.instruction_type}` : "",
@@ -277,7 +265,7 @@ async function rollout(
     predicted_answer: attempt.code,
     agent_ok: true,
   };
-}
+};
 
 /** SpreadsheetBench: the target writes Python that edits a workbook; it runs isolated and is checked cell by cell (engine.md §6.6). */
 const spreadsheetBenchmark: Benchmark = {

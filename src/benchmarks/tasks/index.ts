@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Benchmark, BenchmarkContext, RolloutResult } from "../../engine/index.ts";
 import { allowlistedEnv, ConfigError, DataError } from "../../lib/index.ts";
-import { skillSection } from "../shared/chat.ts";
+import { fillSkill } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { resolveDataPath } from "../shared/paths.ts";
 import { evaluationEntry, runQa } from "../shared/qa.ts";
@@ -127,12 +127,12 @@ ${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})`,
     const task = item as UserTask;
     const evaluator = evaluatorOf(ctx);
     const env = new EnvReader(ctx.env, "tasks");
-    const system = TASKS_SYSTEM.replace("{skill_section}", skillSection(skill));
+    const system = fillSkill(TASKS_SYSTEM, skill);
     const out = await runQa(ctx, { system, user: task.input, maxTurns: env.int("max_turns", 1) }, sampleIndex, {
       id: task.id,
       skill,
       description: "How to complete this user's tasks.",
-      instructions: TASKS_SYSTEM.replace("{skill_section}", ""),
+      instructions: fillSkill(TASKS_SYSTEM, ""),
     });
     const answer = out.error ? "" : (lastAnswerTag(out.text) ?? out.text.trim());
     let score: Score;
