@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { UsageError } from "../lib/index.ts";
+import { DataError, UsageError } from "../lib/index.ts";
 import { isRunDir, RUN_MARKERS } from "../run/index.ts";
 import { writeRunReport } from "../report/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
@@ -22,7 +22,13 @@ export default defineCommand({
       throw new UsageError(`${args.out}: not a run directory (none of ${RUN_MARKERS.join(", ")})`, {
         hint: "pass the directory `skillopt train` wrote (see `skillopt runs`)",
       });
-    const path = writeRunReport(dir);
+    const { path, errors } = writeRunReport(dir);
+    // The page is written (it shows the errors too), but a damaged record of our run is not a success.
+    if (errors.length > 0)
+      throw new DataError(`${dir}/${errors[0]}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ""}`, {
+        hint: `${path} was written; it lists every damaged record`,
+        data: { file: join(dir, errors[0]!.split(/[: ]/)[0]!), errors, report: path },
+      });
     if (output.json) return printJson({ report: path });
     printResult(path);
   },

@@ -1,10 +1,12 @@
 import { log } from "../lib/index.ts";
 import { writeRunReport } from "../report/index.ts";
 
-/** Write `<out>/report.html` after a run; a failure is a warning, never a failed run. */
+/** Write `<out>/report.html` after a run; a failure (or a damaged record) is a warning, never a failed run. */
 export function writeReportAfterRun(out: string): string | undefined {
   try {
-    return writeRunReport(out);
+    const { path, errors } = writeRunReport(out);
+    for (const e of errors) log.warn(`${out}/${e}`);
+    return path;
   } catch (err) {
     log.warn(
       `could not write ${out}/report.html: ${err instanceof Error ? err.message : String(err)} (run \`skillopt report ${out}\` to retry)`,

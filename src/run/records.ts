@@ -1,7 +1,11 @@
+import { existsSync } from "node:fs";
 import * as v from "valibot";
+import { readInputText } from "../lib/index.ts";
+import { runPaths } from "./layout.ts";
 
 export { STEP_RECORD_SCHEMA, SUMMARY_SCHEMA } from "../engine/index.ts";
 import {
+  SUMMARY_SCHEMA,
   type BoundaryRecord,
   BoundaryRecordSchema,
   recordIssue,
@@ -48,4 +52,23 @@ export function parseAll<T>(
     else issues.push(r.issue);
   });
   return out;
+}
+
+/**
+ * Whose run folder this is. Ours: it has a store, a step log, a resolved config or a batch marker,
+ * or a summary with our version tag (also an eval's folder). The reference implementation's: its
+ * step array (history.json), its flat config.json or an untagged summary.json, and none of ours.
+ * Our records are read through the schemas above; only the reference implementation's tolerantly.
+ */
+export function runFolderKind(dir: string): "ours" | "reference" {
+  const p = runPaths(dir);
+  if ([p.state, p.history, p.config, p.batchWait].some((f) => existsSync(f))) return "ours";
+  if (existsSync(p.upstreamHistory) || existsSync(p.upstreamConfig)) return "reference";
+  if (!existsSync(p.summary)) return "ours";
+  try {
+    const raw = JSON.parse(readInputText(p.summary, "")) as { schema?: unknown } | null;
+    return raw?.schema === SUMMARY_SCHEMA ? "ours" : "reference";
+  } catch {
+    return "reference";
+  }
 }

@@ -252,15 +252,29 @@ export function checkpointHeads(
   });
 }
 
-export function skillTexts(store: Store): Record<string, string> {
-  const rows = store.db.query("SELECT hash, text FROM skill_versions").all() as { hash: string; text: string }[];
+/** Skill texts by hash: all of them, or only those of `hashes` (a report reads a long run a page at a time). */
+export function skillTexts(store: Store, hashes?: readonly string[]): Record<string, string> {
+  const rows = (
+    hashes
+      ? store.db
+          .query(`SELECT hash, text FROM skill_versions WHERE hash IN (${hashes.map(() => "?").join(",")})`)
+          .all(...hashes)
+      : store.db.query("SELECT hash, text FROM skill_versions").all()
+  ) as { hash: string; text: string }[];
   return Object.fromEntries(rows.map((r) => [r.hash, r.text]));
 }
 
 /** Step records in step order (the content of the run folder's step log), unparsed: src/run checks them against their schema. */
 export function stepRecords(store: Store): unknown[] {
-  const rows = store.db.query("SELECT record_json FROM steps ORDER BY step").all() as { record_json: string }[];
-  return rows.map((r) => JSON.parse(r.record_json) as unknown);
+  return stepRecordPage(store, Number.NEGATIVE_INFINITY, -1).map((r) => r.record);
+}
+
+/** Up to `limit` step records after step `after` (all with limit -1), in step order, unparsed, with their step numbers. */
+export function stepRecordPage(store: Store, after: number, limit: number): { step: number; record: unknown }[] {
+  const rows = store.db
+    .query("SELECT step, record_json FROM steps WHERE step > ? ORDER BY step LIMIT ?")
+    .all(after, limit) as { step: number; record_json: string }[];
+  return rows.map((r) => ({ step: r.step, record: JSON.parse(r.record_json) as unknown }));
 }
 
 /** Epoch-boundary records in epoch order, unparsed. */
@@ -275,9 +289,17 @@ export function evaluationRows(store: Store): Record<string, unknown>[] {
     .all() as Record<string, unknown>[];
 }
 
-/** Step artifacts (merged/ranked patch, edit report, …) by step, for reports. */
-export function stepArtifacts(store: Store): Map<number, Record<string, unknown>> {
-  const rows = store.db.query("SELECT step, artifacts_json FROM steps ORDER BY step").all() as {
+/** Step artifacts (merged/ranked patch, edit report, …) by step, for reports: all steps', or only those of `steps`. */
+export function stepArtifacts(store: Store, steps?: readonly number[]): Map<number, Record<string, unknown>> {
+  const rows = (
+    steps
+      ? store.db
+          .query(
+            `SELECT step, artifacts_json FROM steps WHERE step IN (${steps.map(() => "?").join(",")}) ORDER BY step`,
+          )
+          .all(...steps)
+      : store.db.query("SELECT step, artifacts_json FROM steps ORDER BY step").all()
+  ) as {
     step: number;
     artifacts_json: string;
   }[];

@@ -27,7 +27,7 @@ type StatusOverride = (dir: string) => RunStatus | undefined;
 export function readRun(dir: string, override?: StatusOverride): { run: RunView; error: string | null } {
   const o = override?.(dir);
   const run = loadRunView(dir, o ? { status: o } : {});
-  return { run, error: run.storeError ?? run.warnings[0] ?? null };
+  return { run, error: run.storeError ?? run.errors[0] ?? run.warnings[0] ?? null };
 }
 
 /** The rows of every run under root, newest first (the run module's rows and status rule). */

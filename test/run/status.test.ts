@@ -117,7 +117,7 @@ describe("one status rule", () => {
     const fromApi = Object.fromEntries(apiRows.map((r) => [r.id, r.status]));
     const fromReport: Record<string, string> = {};
     for (const name of Object.keys(expected)) {
-      const html = readFileSync(writeRunReport(join(root, name)), "utf8");
+      const html = readFileSync(writeRunReport(join(root, name)).path, "utf8");
       fromReport[name] = /<h1>[^<]*<span class="badge b-([a-z_]+)"/.exec(html)?.[1] ?? "(none)";
     }
     expect(fromCli).toEqual(expected);

@@ -4,14 +4,12 @@ import { STEP_RECORD_SCHEMA, SUMMARY_SCHEMA, type StepRecord, type Summary } fro
 import { commitCheckpoint, openRunStore } from "../../src/store/index.ts";
 
 /**
- * A small run directory in the shape issue 4 specifies (history.jsonl, summary.json, skills/,
- * best_skill.md, config.resolved.yaml), for renderer tests that must not depend on the engine.
- * The browser tests use fixtures/runs/quickstart, produced by the real engine.
+ * A small run directory as our trainer writes one without a store (history.jsonl of schema-tagged
+ * step records, summary.json, skills/, steps/*, best_skill.md, config.resolved.yaml), for renderer
+ * tests that must not depend on the engine. The browser tests use fixtures/runs/quickstart,
+ * produced by the real engine.
  */
-export function writeSyntheticRun(
-  dir: string,
-  opts: { steps?: number; finished?: boolean } = {},
-): Record<string, unknown>[] {
+export function writeSyntheticRun(dir: string, opts: { steps?: number; finished?: boolean } = {}): StepRecord[] {
   const n = opts.steps ?? 6;
   mkdirSync(join(dir, "skills"), { recursive: true });
   let skill = "# House conventions\n\nAnswer briefly.\n";
@@ -20,7 +18,7 @@ export function writeSyntheticRun(
     join(dir, "config.resolved.yaml"),
     "model:\n  backend: sim\n  optimizer: sim-optimizer\n  target: sim-target\ntrain:\n  num_epochs: 2\nenv:\n  name: conventions\n",
   );
-  const records: Record<string, unknown>[] = [];
+  const records: StepRecord[] = [];
   let current = 0.2;
   let best = 0.2;
   for (let step = 1; step <= n; step++) {
@@ -34,66 +32,79 @@ export function writeSyntheticRun(
       skill = candidateSkill;
       writeFileSync(join(dir, "skills", `skill_v${String(step).padStart(4, "0")}.md`), skill);
     }
-    records.push({
-      epoch: step <= Math.ceil(n / 2) ? 1 : 2,
-      step,
-      learning_rate: Math.max(1, 5 - step),
-      rollout_score: 0.1 + step * 0.1,
-      candidate_score: candidate,
-      current_score: current,
-      best_score: best,
-      action: accepted ? "accepted" : early ? "rejected_early" : "rejected",
-      edits_applied: 2,
-      edits_failed: step === 2 ? 1 : 0,
-      edits: [
-        {
-          op: "add",
-          section: "Dates",
-          text: `Write dates as YYYY-MM-DD <${step}>`,
-          rationale: "expected answers use ISO dates",
-          status: "applied",
-        },
-        {
-          op: "replace",
-          section: "Numbers",
-          text: "Round to two decimals",
-          rationale: "rounding failures",
-          status: step === 2 ? "failed" : "applied",
-          error: step === 2 ? "anchor not found" : undefined,
-        },
-      ],
-      calls: 10 + step,
-      tokens: 1000 * step,
-      tokens_by_stage: { rollout: 600 * step, analyst: 300 * step, merge: 100 * step },
-      cost_usd: 0.001 * step,
-      seconds: 0.5 * step,
-    });
+    // The step's edits: the optimizer's merged and ranked patch and how each applied.
+    const stepDir = join(dir, "steps", `step_${String(step).padStart(4, "0")}`);
+    mkdirSync(stepDir, { recursive: true });
+    const edits = [
+      { op: "append", content: `Write dates as YYYY-MM-DD <${step}>`, rationale: "expected answers use ISO dates" },
+      { op: "replace", target: "Round", content: "Round to two decimals", rationale: "rounding failures" },
+    ];
+    writeFileSync(join(stepDir, "merged_patch.json"), JSON.stringify({ edits, reasoning: "dates and rounding" }));
+    writeFileSync(join(stepDir, "ranked_edits.json"), JSON.stringify({ edits }));
+    writeFileSync(
+      join(stepDir, "edit_apply_report.json"),
+      JSON.stringify(
+        edits.map((e, i) => ({
+          index: i + 1,
+          op: e.op,
+          target: e.target ?? "",
+          content_preview: e.content,
+          status: step === 2 && i === 1 ? "skipped_anchor_not_found" : "applied",
+          ...(step === 2 && i === 1 ? { reason: "anchor not found" } : {}),
+        })),
+      ),
+    );
+    if (!accepted) writeFileSync(join(stepDir, "candidate_skill.md"), candidateSkill);
+    const stage = (k: number) => ({ calls: k, cached: 0, prompt_tokens: 500 * step * k, completion_tokens: 0 });
+    records.push(
+      stepRecord({
+        epoch: step <= Math.ceil(n / 2) ? 1 : 2,
+        step,
+        learning_rate: Math.max(1, 5 - step),
+        rollout_hard: 0.1 + step * 0.1,
+        candidate_gate_score: candidate,
+        current_score: current,
+        best_score: best,
+        action: accepted ? "accept_new_best" : early ? "reject_early" : "reject",
+        outcome: accepted ? "accepted" : early ? "rejected_early" : "rejected",
+        ...(early ? { selection_evaluated: 3, selection_total: 8 } : {}),
+        edit_apply_summary: { total: 2, applied: step === 2 ? 1 : 2, skipped: step === 2 ? 1 : 0, errors: 0 },
+        edits_applied: step === 2 ? 1 : 2,
+        calls: { total: 10 + step, cached: 0, by_stage: { rollout: stage(6), analyst: stage(3), merge: stage(1) } },
+        tokens: { prompt: 5000 * step, completion: 0 },
+        cost_usd: 0.001 * step,
+        wall_time_s: 0.5 * step,
+      }),
+    );
   }
   writeFileSync(join(dir, "history.jsonl"), records.map((r) => JSON.stringify(r)).join("\n") + "\n");
   if (opts.finished !== false) {
     writeFileSync(join(dir, "best_skill.md"), skill);
     writeFileSync(
       join(dir, "summary.json"),
-      JSON.stringify({
-        baseline: { selection: 0.2, test: 0.18 },
-        best: { selection: best, test: best - 0.05, step: n },
-        final: { selection: current, test: current - 0.05 },
-        steps: n,
-        accepted: records.filter((r) => r.action === "accepted").length,
-        rejected: records.filter((r) => r.action !== "accepted").length,
-        calls: {
-          total: 100,
-          cached: 4,
-          by_stage: {
-            rollout: { calls: 60, tokens: 5000, cost_usd: 0.01 },
-            analyst: { calls: 40, tokens: 3000, cost_usd: 0.02 },
+      JSON.stringify(
+        summaryRecord({
+          baseline: { selection: 0.2, selection_hard: 0.2, test: 0.18, hash: "h0" },
+          best: { selection: best, selection_hard: best, test: best - 0.05, step: n, origin: `step_${n}`, hash: "hb" },
+          final: { selection: current, selection_hard: current, test: current - 0.05, origin: `step_${n}`, hash: "hf" },
+          steps: n,
+          total_steps: n,
+          accepted: records.filter((r) => r.outcome === "accepted").length,
+          rejected: records.filter((r) => r.outcome !== "accepted").length,
+          calls: {
+            total: 100,
+            cached: 4,
+            by_stage: {
+              rollout: { calls: 60, cached: 0, prompt_tokens: 5000, completion_tokens: 0, cost_usd: 0.01 },
+              analyst: { calls: 40, cached: 4, prompt_tokens: 3000, completion_tokens: 0, cost_usd: 0.02 },
+            },
           },
-        },
-        tokens: 8000,
-        cost_usd: 0.03,
-        wall_s: 4.2,
-        selection_calls_saved: 12,
-      }),
+          tokens: { prompt: 8000, completion: 0, total: 8000 },
+          cost_usd: 0.03,
+          wall_s: 4.2,
+          selection_calls_saved: 12,
+        }),
+      ),
     );
   }
   return records;

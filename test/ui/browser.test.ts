@@ -267,7 +267,7 @@ describe("report.html in a real browser", () => {
   test("opened as a file, the curves and diffs render with no console errors", async () => {
     using dir = tempDir("skillopt-report-");
     cpSync(join(root, "finished"), dir.path, { recursive: true });
-    const path = writeRunReport(dir.path);
+    const { path } = writeRunReport(dir.path);
     const page = await b.context.newPage();
     const errors: string[] = [];
     page.on("console", (m) => {

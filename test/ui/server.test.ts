@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { Guard, resolveInside } from "../../src/ui/security.ts";
-import { writeSyntheticRun } from "../run/support.ts";
+import { stepRecord, writeSyntheticRun } from "../run/support.ts";
 import { tempDir } from "../support/tmp.ts";
 import { rawRequest, signIn } from "./support.ts";
 
@@ -202,7 +202,7 @@ describe("live updates", () => {
     expect(first).toContain(": connected");
     appendFileSync(
       join(root, "runB", "history.jsonl"),
-      `${JSON.stringify({ step: 3, epoch: 1, action: "accepted", current_score: 0.9 })}\n`,
+      `${JSON.stringify(stepRecord({ step: 3, current_score: 0.9 }))}\n`,
     );
     let text = "";
     while (!text.includes("event: update")) text += new TextDecoder().decode((await reader.read()).value);

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { writeFileAtomic } from "../../lib/index.ts";
-import { type LoadOptions, loadRunView } from "./load.ts";
+import { type LoadOptions, openRunView } from "./load.ts";
 import { renderReportParts } from "./render.ts";
 
 export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-charts.ts";
@@ -16,12 +16,17 @@ export { REPORT_CSS } from "./style.ts";
 
 /**
  * Render `<outDir>/report.html` from the run's store and files (atomically, written in parts as
- * they are rendered); returns its path. Damaged run files become warnings in the report; it throws
- * only when the file cannot be written.
+ * they are rendered, with the steps' details read a page at a time); returns its path and the
+ * errors met in our run's records (each naming its file; the page shows them too). Damaged run
+ * files become errors or warnings in the report; it throws only when the file cannot be written.
  */
-export function writeRunReport(outDir: string, opts: LoadOptions = {}): string {
-  const run = loadRunView(outDir, opts);
-  const path = join(outDir, "report.html");
-  writeFileAtomic(path, renderReportParts(run));
-  return path;
+export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: string; errors: string[] } {
+  const open = openRunView(outDir, opts);
+  try {
+    const path = join(outDir, "report.html");
+    writeFileAtomic(path, renderReportParts(open.run, { details: open.details }));
+    return { path, errors: open.run.errors };
+  } finally {
+    open.close();
+  }
 }

@@ -4,21 +4,21 @@ import { parse as parseYaml } from "yaml";
 import { DataError, errorMessage, processAlive, readInputText, redactText } from "../../lib/index.ts";
 import {
   batchWaitText,
-  readBatchWait,
   parseStepRecord,
   parseSummary,
   RUN_FILES,
-  STEP_RECORD_SCHEMA,
-  SUMMARY_SCHEMA,
+  readBatchWait,
+  runFolderKind,
   runPaths,
   runStatus,
   STEP_FILES,
   skillVersionOf,
 } from "../../run/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
-import { normalizeBoundary, normalizeStep, normalizeSummary } from "./normalize.ts";
-import { type RunState, readRunState } from "./store-state.ts";
-import type { BoundaryView, EditView, RunView, StepAction, StepView } from "./run-view.ts";
+import { normalizeStep, normalizeSummary } from "./normalize.ts";
+import { type RunState, readRunState, type StepExtras } from "./store-state.ts";
+import type { EditView, RunView, StepAction, StepView, SummaryView } from "./run-view.ts";
+import { stepViewOf, summaryViewOf } from "./typed.ts";
 
 /** A run file's text, or null when it is missing or unreadable; a FIFO or device there is refused (never read). */
 function readText(path: string): string | null {
@@ -30,71 +30,104 @@ function readText(path: string): string | null {
   }
 }
 
-function readJson(path: string, warnings: string[]): unknown {
+/** A JSON file's value (undefined when missing); text that is not JSON is reported to `problems`. */
+function readJson(path: string, problems: string[]): unknown {
   const text = readText(path);
   if (text === null) return undefined;
   try {
     return JSON.parse(text);
   } catch (err) {
-    warnings.push(`${basename(path)} is not valid JSON (${errorMessage(err)})`);
+    problems.push(`${basename(path)} is not valid JSON (${errorMessage(err)})`);
     return undefined;
   }
 }
 
-/** Parse a step-record log (one JSON per line); a torn last line (a writer mid-append) is skipped quietly. */
-function parseHistory(text: string, warnings: string[]): unknown[] {
+/**
+ * Our step log (history.jsonl, written when a run has no store or its store cannot be read): each
+ * line through the step-record schema (untagged lines of the first format read as version 1). A
+ * torn last line (a writer mid-append) is skipped quietly; any other bad line is an error naming
+ * the file and line.
+ */
+function readStepLog(text: string, errors: string[]): StepView[] {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
-  const out: unknown[] = [];
+  const out: StepView[] = [];
   lines.forEach((line, i) => {
+    const where = `${RUN_FILES.history} line ${i + 1}`;
+    let raw: unknown;
     try {
-      out.push(JSON.parse(line));
+      raw = JSON.parse(line);
     } catch {
-      if (i < lines.length - 1 || text.endsWith("\n"))
-        warnings.push(`${RUN_FILES.history} line ${i + 1} is not valid JSON`);
+      if (i < lines.length - 1 || text.endsWith("\n")) errors.push(`${where} is not valid JSON`);
+      return;
     }
+    const r = parseStepRecord(raw, where);
+    if (r.ok) out.push(stepViewOf(r.value));
+    else errors.push(r.issue);
   });
   return out;
 }
 
-/** Whether a parsed record carries one of our version tags (else it is a foreign or hand-made record). */
-function ours(raw: unknown, tag: string): boolean {
-  return typeof raw === "object" && raw !== null && (raw as { schema?: unknown }).schema === tag;
-}
-
-/** history.jsonl records: ours (version-tagged) are checked against the schema, others read tolerantly. */
-function checkHistory(raws: unknown[], warnings: string[]): unknown[] {
-  return raws.flatMap((raw, i) => {
-    if (!ours(raw, STEP_RECORD_SCHEMA)) return [raw];
-    const r = parseStepRecord(raw, `${RUN_FILES.history} line ${i + 1}`);
-    if (r.ok) return [r.value];
-    warnings.push(r.issue);
-    return [];
+/** The reference implementation's step records: one JSON array in history.json, read tolerantly. */
+function readReferenceSteps(raw: unknown, warnings: string[]): StepView[] {
+  const out: StepView[] = [];
+  (Array.isArray(raw) ? raw : []).forEach((r, i) => {
+    const s = normalizeStep(r, i);
+    if (s) out.push(s);
+    else warnings.push(`${RUN_FILES.upstreamHistory} record ${i + 1} is not an object`);
   });
+  return out;
 }
 
-/** Upstream's run folders keep the step records as one JSON array in history.json. */
-function upstreamHistory(raw: unknown): unknown[] {
-  return Array.isArray(raw) ? raw : [];
+/** Our summary (summary.json, else the store's copy) through its schema; a mismatch is an error naming where. */
+function ourSummary(raw: unknown, where: string, errors: string[]): SummaryView | null {
+  if (raw === undefined) return null;
+  const r = parseSummary(raw, where);
+  if (r.ok) return summaryViewOf(r.value);
+  errors.push(r.issue);
+  return null;
 }
 
-/** Every `skills/skill_v<NNNN>.md` of a run, by version number. */
-function readSkillVersions(dir: string): Map<number, string> {
-  const out = new Map<number, string>();
-  const skillsDir = runPaths(dir).skills;
-  if (!existsSync(skillsDir)) return out;
-  for (const name of readdirSync(skillsDir)) {
-    const v = skillVersionOf(name);
-    if (v === null) continue;
-    const text = readText(join(skillsDir, name));
-    if (text !== null) out.set(v, text);
+/** The run's `skills/skill_vNNNN.md` files, each read when asked (a long run has hundreds). */
+class SkillVersions {
+  private readonly names = new Map<number, string>();
+  private readonly numbers: number[];
+  private readonly cache = new Map<number, string | null>();
+
+  constructor(private readonly skillsDir: string | null) {
+    if (skillsDir && existsSync(skillsDir))
+      for (const name of readdirSync(skillsDir)) {
+        const v = skillVersionOf(name);
+        if (v !== null) this.names.set(v, name);
+      }
+    this.numbers = [...this.names.keys()].sort((a, b) => a - b);
   }
-  return out;
-}
 
-function latestAtOrBefore(versions: Map<number, string>, step: number): string | null {
-  let best = -1;
-  for (const v of versions.keys()) if (v <= step && v > best) best = v;
-  return best >= 0 ? (versions.get(best) ?? null) : null;
+  /** The text of version `v`, or null when there is none or it cannot be read. */
+  get(v: number): string | null {
+    const name = this.names.get(v);
+    if (name === undefined || this.skillsDir === null) return null;
+    if (!this.cache.has(v)) {
+      // A few recent texts are kept: consecutive steps share their starting skill.
+      if (this.cache.size >= 8) this.cache.clear();
+      this.cache.set(v, readText(join(this.skillsDir, name)));
+    }
+    return this.cache.get(v) ?? null;
+  }
+
+  /** The latest readable version at or before `step`. */
+  atOrBefore(step: number): string | null {
+    for (let i = this.numbers.length - 1; i >= 0; i--) {
+      const v = this.numbers[i]!;
+      if (v > step) continue;
+      const text = this.get(v);
+      if (text !== null) return text;
+    }
+    return null;
+  }
+
+  latest(): string | null {
+    return this.atOrBefore(Number.POSITIVE_INFINITY);
+  }
 }
 
 function stepDir(dir: string, step: number): string {
@@ -230,32 +263,67 @@ function parseJsonText(text: string | undefined): unknown {
   }
 }
 
-/** Read a run directory's files into a RunView. Never throws for a damaged file: it becomes a warning. */
-export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
+/** A run opened for reading: its view with steps but without their details, and the reader of those details. */
+interface OpenRun {
+  run: RunView;
+  /** Copies of `steps` with their edits, the optimizer's reasoning, the skill they started from and their candidate. */
+  details(steps: readonly StepView[]): StepView[];
+  close(): void;
+}
+
+/**
+ * Open a run directory for reading. Our runs (src/run/records.ts's runFolderKind) are read through
+ * the record schemas: a record that does not match is an error naming its file. The reference
+ * implementation's folders are read tolerantly. Never throws for a damaged file: it becomes an
+ * error or a warning on the view. The per-step details are read by `details`, a few steps at a
+ * time, so a long run is never held whole; `close` releases the store.
+ */
+export function openRunView(dir: string, opts: LoadOptions = {}): OpenRun {
   const p = runPaths(dir);
+  const ours = runFolderKind(dir) === "ours";
   const warnings: string[] = [];
+  const errors: string[] = [];
   let state: RunState | null = null;
   let storeError: string | null = null;
-  try {
-    state = readRunState(dir, { light: opts.light === true });
-  } catch (err) {
-    storeError = errorMessage(err);
-    warnings.push(`${RUN_FILES.state}: ${storeError}`);
+  if (ours) {
+    try {
+      state = readRunState(dir, { light: opts.light === true });
+    } catch (err) {
+      storeError = errorMessage(err);
+      warnings.push(`${RUN_FILES.state}: ${storeError}`);
+    }
   }
-  // The store is the source of truth; the step-record log is read only for runs without one.
-  const historyText = state ? null : readText(p.history);
-  const records: unknown[] = state
-    ? state.records
-    : historyText !== null
-      ? checkHistory(parseHistory(historyText, warnings), warnings)
-      : upstreamHistory(readJson(p.upstreamHistory, warnings));
-  const versions = opts.light ? new Map<number, string>() : readSkillVersions(dir);
-  if (state) warnings.push(...state.issues);
-  const summaryRaw = readJson(p.summary, warnings) ?? parseJsonText(state?.meta.summary);
-  // Our runs' summaries are checked against their schema; foreign ones are read tolerantly.
-  const checked = state || ours(summaryRaw, SUMMARY_SCHEMA) ? parseSummary(summaryRaw, RUN_FILES.summary) : undefined;
-  if (summaryRaw !== undefined && checked && !checked.ok) warnings.push(checked.issue);
-  const summary = normalizeSummary(checked?.ok ? checked.value : summaryRaw);
+  try {
+    return assemble(dir, p, opts, { ours, state, storeError, warnings, errors });
+  } catch (err) {
+    state?.close();
+    throw err;
+  }
+}
+
+function assemble(
+  dir: string,
+  p: ReturnType<typeof runPaths>,
+  opts: LoadOptions,
+  read: { ours: boolean; state: RunState | null; storeError: string | null; warnings: string[]; errors: string[] },
+): OpenRun {
+  const { ours, state, storeError, warnings, errors } = read;
+  // The store is the source of truth; the step log is read only for runs without one.
+  let steps: StepView[];
+  if (state) steps = state.steps;
+  else if (ours) {
+    const text = readText(p.history);
+    steps = text === null ? [] : readStepLog(text, errors);
+  } else steps = readReferenceSteps(readJson(p.upstreamHistory, warnings), warnings);
+  steps.sort((a, b) => a.step - b.step);
+  if (state) errors.push(...state.issues);
+  const skills = new SkillVersions(opts.light ? null : p.skills);
+  // summary.json, else the store's copy; ours through the schema, the reference implementation's tolerantly.
+  const summaryFile = readJson(p.summary, ours ? errors : warnings);
+  const summaryRaw = summaryFile ?? parseJsonText(state?.meta.summary);
+  const summary = ours
+    ? ourSummary(summaryRaw, summaryFile === undefined ? `${RUN_FILES.state}: summary` : RUN_FILES.summary, errors)
+    : normalizeSummary(summaryRaw);
   const evalRaw = readJson(p.evalSummary, warnings);
   // An evaluation whose items got no answers failed (never finished), with the endpoint's error.
   const evalFailure =
@@ -266,7 +334,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const configYaml = redactText(readText(p.config) ?? "");
   // The store's JSON copy of the config is much cheaper to read than the YAML file.
   const info = state?.meta.config || !configYaml ? configFromMeta(state?.meta ?? {}) : configInfo(configYaml, warnings);
-  if (!state && !configYaml) Object.assign(info, upstreamConfig(readJson(p.upstreamConfig, warnings)));
+  if (!ours) Object.assign(info, upstreamConfig(readJson(p.upstreamConfig, warnings)));
   if (evalRaw && typeof evalRaw === "object") {
     const e = evalRaw as Record<string, unknown>;
     if (!info.benchmark && typeof e.benchmark === "string") info.benchmark = e.benchmark;
@@ -275,37 +343,6 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   // The store records the backend actually used ("sim (offline simulator)" for backend: auto).
   if (state?.meta.backend) info.backend = state.meta.backend;
   if (!info.benchmark && state?.meta.benchmark) info.benchmark = state.meta.benchmark;
-  const steps: StepView[] = [];
-  records.forEach((r, i) => {
-    const s = normalizeStep(r, i);
-    if (!s) {
-      warnings.push(`history record ${i + 1} is not an object`);
-      return;
-    }
-    const extra = state?.extras.get(s.step);
-    if (extra?.edits && extra.edits.length > 0) s.edits = extra.edits;
-    if (extra?.reasoning) s.reasoning = extra.reasoning;
-    if (opts.light) {
-      steps.push(s);
-      return;
-    }
-    if (s.edits.length === 0) {
-      s.edits = stepFileEdits(dir, s.step, s.action, warnings);
-      const d = stepDir(dir, s.step);
-      if (s.reasoning.length === 0 && existsSync(d))
-        s.reasoning = reasoningFromArtifacts({
-          merged: readJson(join(d, STEP_FILES.mergedPatch), warnings),
-          ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings),
-        });
-    }
-    s.skillBefore = latestAtOrBefore(versions, s.step - 1);
-    s.candidate =
-      extra?.candidate ??
-      readText(join(stepDir(dir, s.step), STEP_FILES.candidate)) ??
-      (s.action === "accepted" ? (versions.get(s.step) ?? null) : null);
-    steps.push(s);
-  });
-  steps.sort((a, b) => a.step - b.step);
   let startedAt = state?.startedAt ?? "";
   if (!startedAt) {
     try {
@@ -318,7 +355,7 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
   const wait = readBatchWait(dir);
   const waiting = wait && processAlive(wait.pid) ? batchWaitText(wait) : null;
   const simulator = /\bsim\b/.test(info.backend) || /^sim[-:]/.test(info.optimizer) || /^sim[-:]/.test(info.target);
-  return {
+  const run: RunView = {
     dir,
     name: basename(dir),
     waiting,
@@ -339,18 +376,54 @@ export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
     startedAt,
     simulator,
     steps,
-    boundaries: (state?.boundaries ?? []).map(normalizeBoundary).filter((b): b is BoundaryView => b !== null),
+    boundaries: state?.boundaries ?? [],
     plannedSteps: state?.plannedSteps ?? null,
     epochs: info.epochs,
     summary,
     baselineSelection: summary?.baseline.selection ?? state?.baselineSelection ?? null,
-    initialSkill: versions.get(0) ?? null,
+    initialSkill: skills.get(0),
     bestSkill: opts.light ? null : readText(p.bestSkill),
-    finalSkill: versions.size > 0 ? (versions.get(Math.max(...versions.keys())) ?? null) : null,
+    finalSkill: skills.latest(),
     configYaml,
     evaluation: evalRaw === undefined ? null : evaluationView(evalRaw),
+    errors,
     warnings,
     storeError,
     failure: state?.meta.reason || evalFailure,
   };
+  const details = (page: readonly StepView[]): StepView[] => {
+    const extras = state?.extras(page) ?? new Map<number, StepExtras>();
+    return page.map((light) => {
+      const s: StepView = { ...light };
+      const extra = extras.get(s.step);
+      if (extra && extra.edits.length > 0) s.edits = extra.edits;
+      if (extra) s.reasoning = extra.reasoning;
+      if (s.edits.length === 0) {
+        s.edits = stepFileEdits(dir, s.step, s.action, warnings);
+        const d = stepDir(dir, s.step);
+        if (s.reasoning.length === 0 && existsSync(d))
+          s.reasoning = reasoningFromArtifacts({
+            merged: readJson(join(d, STEP_FILES.mergedPatch), warnings),
+            ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings),
+          });
+      }
+      s.skillBefore = skills.atOrBefore(s.step - 1);
+      s.candidate =
+        extra?.candidate ??
+        readText(join(stepDir(dir, s.step), STEP_FILES.candidate)) ??
+        (s.action === "accepted" ? skills.get(s.step) : null);
+      return s;
+    });
+  };
+  return { run, details, close: () => state?.close() };
+}
+
+/** Read a run directory into a RunView, every step with its details (the dashboard's run page; tests). */
+export function loadRunView(dir: string, opts: LoadOptions = {}): RunView {
+  const open = openRunView(dir, opts);
+  try {
+    return opts.light ? open.run : { ...open.run, steps: open.details(open.run.steps) };
+  } finally {
+    open.close();
+  }
 }

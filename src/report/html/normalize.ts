@@ -1,5 +1,5 @@
 import { normalizeEdit } from "./edits.ts";
-import type { BoundaryView, EditView, GateView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
+import type { EditView, GateView, StageTotals, StepAction, StepView, SummaryView } from "./run-view.ts";
 import { first, firstNum, isRec, num, type Rec, str } from "./values.ts";
 
 /** Map any recorded action word onto the four the report distinguishes. */
@@ -232,22 +232,5 @@ export function normalizeSummary(v: unknown): SummaryView | null {
         }
       : null,
     testByType: testByType(v.test_by_type),
-  };
-}
-
-/** A boundary record of the run store as a BoundaryView. */
-export function normalizeBoundary(v: unknown): BoundaryView | null {
-  if (!isRec(v)) return null;
-  const slow = isRec(v.slow_update) ? v.slow_update : {};
-  const meta = isRec(v.meta_skill) ? v.meta_skill : {};
-  return {
-    epoch: num(v.epoch) ?? 0,
-    step: num(v.step) ?? 0,
-    slowAction: str(slow.action),
-    slowScore: firstNum(slow, ["selection_hard", "score"]),
-    slowReasoning: str(slow.reasoning),
-    slowContent: str(slow.slow_update_content),
-    metaAction: str(meta.action),
-    metaContent: str(meta.meta_skill_content),
   };
 }

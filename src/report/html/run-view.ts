@@ -155,7 +155,12 @@ export interface RunView {
     fields: [string, string][];
     groups: { name: string; total: number | null; score: number | null }[];
   } | null;
-  /** Problems met while reading the run (corrupt files); the rest still renders. */
+  /**
+   * Our run's records that do not match their schema (or are not JSON), each naming its file: the
+   * run's data is damaged. Shown as errors; the rest still renders.
+   */
+  errors: string[];
+  /** Problems met while reading the run (unreadable step files, a foreign folder's odd record); the rest still renders. */
   warnings: string[];
   /** The run store could not be read (corrupt or half-written); shown on the run's row. */
   storeError: string | null;
