@@ -1,6 +1,7 @@
+import type { EvaluationRow } from "./checkpoint.ts";
 import { type Evaluator, meanScores, type PairedOutcome, requireAnswers } from "./evaluate.ts";
 import { type GateSettings, gateScore, type ItemScores, itemScore } from "./gate.ts";
-import type { TaskItem } from "./ports.ts";
+import type { RolloutResult, TaskItem } from "./ports.ts";
 import { type GateDecision, PairedSequentialTest } from "./sequential.ts";
 import type { LoopState } from "./state.ts";
 
@@ -51,6 +52,36 @@ export function pairedAction(
 ): "accept_new_best" | "accept" | "reject" | "undecided" {
   if (verdict === "accept") return estimate > bestScore ? "accept_new_best" : "accept";
   return verdict === "reject" ? "reject" : "undecided";
+}
+
+/**
+ * The selection row of a candidate whose pass stopped before it had a full score (a paired verdict,
+ * or an early rejection): the means of the items answered, and no score.
+ */
+export function partialRow(
+  kind: "candidate" | "slow_update",
+  hash: string,
+  out: { results: readonly RolloutResult[]; evaluated: number; total: number },
+  action: string,
+): EvaluationRow {
+  const { hard, soft } = meanScores(out.results);
+  return { kind, hash, split: "val", hard, soft, score: null, evaluated: out.evaluated, total: out.total, action };
+}
+
+/** A candidate the paired gate accepted becomes the current skill (and the best, when `newBest`). */
+export function adoptAccepted(
+  state: LoopState,
+  hash: string,
+  origin: string,
+  p: PairedResult,
+  newBest: boolean,
+  step: number,
+): void {
+  const { hard, soft, score } = p.estimate;
+  state.current = { hash, hard, soft, score, origin };
+  state.selCache[hash] = { hard, soft };
+  rememberItems(state, hash, p.candidateItems);
+  if (newBest) state.best = { ...state.current, step };
 }
 
 /**

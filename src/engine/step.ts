@@ -3,7 +3,15 @@ import type { EvaluationRow } from "./checkpoint.ts";
 import type { EditReportRow } from "./edits.ts";
 import { type ErroredItem, type Evaluator, isFailure, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import { decide, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
-import { type PairedOrder, pairedAction, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
+import {
+  adoptAccepted,
+  type PairedOrder,
+  pairedAction,
+  pairedGate,
+  partialRow,
+  pruneItems,
+  rememberItems,
+} from "./paired-gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
@@ -433,19 +441,8 @@ export async function runStep(
     const d = p.decision;
     const saved = p.out.total - p.out.launched;
     state.selectionSaved += saved;
-    const partial = meanScores(p.out.results);
     const verdictAction = pairedAction(d.verdict, p.estimate.score, state.best.score);
-    evaluations.push({
-      kind: "candidate",
-      hash: cHash,
-      split: "val",
-      hard: partial.hard,
-      soft: partial.soft,
-      score: null,
-      evaluated: p.out.evaluated,
-      total: p.out.total,
-      action: verdictAction,
-    });
+    evaluations.push(partialRow("candidate", cHash, p.out, verdictAction));
     set({
       gate_metric: g.metric,
       gate: d,
@@ -460,10 +457,7 @@ export async function runStep(
     });
     emit({ type: "decision", step: step.global, action: verdictAction, rule: "paired", gate: d });
     if (d.verdict === "accept") {
-      state.current = { hash: cHash, hard: p.estimate.hard, soft: p.estimate.soft, score: p.estimate.score, origin };
-      state.selCache[cHash] = { hard: p.estimate.hard, soft: p.estimate.soft };
-      rememberItems(state, cHash, p.candidateItems);
-      if (verdictAction === "accept_new_best") state.best = { ...state.current, step: step.global };
+      adoptAccepted(state, cHash, origin, p, verdictAction === "accept_new_best", step.global);
       state.counts.accepted += 1;
       pruneItems(state);
       buffer(verdictAction, { failed_edits: failedEdits(report) });
@@ -508,19 +502,8 @@ export async function runStep(
     timing.evaluate_s = r1((clock.now() - t5) / 1000);
     set({ selection_evaluated: out.evaluated, selection_total: out.total });
     if (!out.complete) {
-      const partial = meanScores(out.results);
       state.selectionSaved += out.total - out.launched;
-      evaluations.push({
-        kind: "candidate",
-        hash: cHash,
-        split: "val",
-        hard: partial.hard,
-        soft: partial.soft,
-        score: null,
-        evaluated: out.evaluated,
-        total: out.total,
-        action: "reject_early",
-      });
+      evaluations.push(partialRow("candidate", cHash, out, "reject_early"));
       emit({
         type: "decision",
         step: step.global,

@@ -4,9 +4,17 @@ import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents, StageEvent } from "./events.ts";
 import { decide, gateScore, gateSettings, type ItemScores, itemScore, semanticDensity } from "./gate.ts";
-import { type PairedOrder, pairedAction, pairedGate, pruneItems, rememberItems } from "./paired-gate.ts";
+import {
+  adoptAccepted,
+  type PairedOrder,
+  pairedAction,
+  pairedGate,
+  partialRow,
+  pruneItems,
+  rememberItems,
+} from "./paired-gate.ts";
 import { seededShuffle } from "./random.ts";
-import { detectableGain } from "./sequential.ts";
+import { detectableGain, type GateDecision } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
 import { planEpoch } from "./plan.ts";
 import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RolloutResult, Splits, TaskItem } from "./ports.ts";
@@ -335,36 +343,12 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         skills.set(h, cand);
         newSkills.push({ hash: h, text: cand, origin: `slow_update_epoch_${tag}` });
         const gated = cfg.optimizer.slow_update_gate_with_selection && gate.useGate;
-        if (gated && gate.rule === "paired") {
-          const p = await pairedGate(ev, gate, state, pairedOrder, cand, curr, `slow update epoch ${epoch} selection`);
-          const d = p.decision;
-          state.selectionSaved += p.out.total - p.out.launched;
-          const action = pairedAction(d.verdict, p.estimate.score, state.best.score);
-          const partial = meanScores(p.out.results);
-          evaluations.push({
-            kind: "slow_update",
-            hash: h,
-            split: "val",
-            hard: partial.hard,
-            soft: partial.soft,
-            score: null,
-            evaluated: p.out.evaluated,
-            total: p.out.total,
-            action,
-          });
-          if (d.verdict === "accept") {
-            state.current = {
-              hash: h,
-              hard: p.estimate.hard,
-              soft: p.estimate.soft,
-              score: p.estimate.score,
-              origin: `slow_update_epoch_${tag}`,
-            };
-            state.selCache[h] = { hard: p.estimate.hard, soft: p.estimate.soft };
-            rememberItems(state, h, p.candidateItems);
-            if (action === "accept_new_best") state.best = { ...state.current, step: state.lastStep };
-          }
-          pruneItems(state);
+        // The record and event of the slow update's outcome: the paired verdict, or the selection scores.
+        const settle = (
+          action: BoundaryAction,
+          verdict: GateDecision | null,
+          selection: { hard: number; soft: number } | undefined,
+        ) => {
           record.slow_update = {
             action,
             prev_hard: prevHard,
@@ -372,16 +356,28 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             candidate_hash: h,
             slow_update_content: slow.content,
             reasoning: slow.reasoning,
-            gate: d,
+            ...(verdict ? { gate: verdict } : {}),
+            ...(selection ? { selection_hard: selection.hard, selection_soft: selection.soft } : {}),
           };
           emit({
             type: "slow_update_done",
             epoch,
             action,
-            gate: d,
+            gate: verdict,
             current: state.current.score,
             best: state.best.score,
           });
+        };
+        if (gated && gate.rule === "paired") {
+          const p = await pairedGate(ev, gate, state, pairedOrder, cand, curr, `slow update epoch ${epoch} selection`);
+          const d = p.decision;
+          state.selectionSaved += p.out.total - p.out.launched;
+          const action = pairedAction(d.verdict, p.estimate.score, state.best.score);
+          evaluations.push(partialRow("slow_update", h, p.out, action));
+          if (d.verdict === "accept")
+            adoptAccepted(state, h, `slow_update_epoch_${tag}`, p, action === "accept_new_best", state.lastStep);
+          pruneItems(state);
+          settle(action, d, undefined);
           state.boundaryEpoch = epoch;
           commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
           return;
@@ -404,16 +400,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           } else {
             early = true;
             state.selectionSaved += out.total - out.launched;
-            evaluations.push({
-              kind: "slow_update",
-              hash: h,
-              split: "val",
-              ...meanScores(out.results),
-              score: null,
-              evaluated: out.evaluated,
-              total: out.total,
-              action: "reject_early",
-            });
+            evaluations.push(partialRow("slow_update", h, out, "reject_early"));
           }
         }
         let action: BoundaryAction;
@@ -447,23 +434,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           }
           pruneItems(state);
         }
-        record.slow_update = {
-          action,
-          prev_hard: prevHard,
-          curr_hard: currHard,
-          candidate_hash: h,
-          slow_update_content: slow.content,
-          reasoning: slow.reasoning,
-          ...(scores ? { selection_hard: scores.hard, selection_soft: scores.soft } : {}),
-        };
-        emit({
-          type: "slow_update_done",
-          epoch,
-          action,
-          gate: null,
-          current: state.current.score,
-          best: state.best.score,
-        });
+        settle(action, null, scores);
       }
     }
     state.boundaryEpoch = epoch;

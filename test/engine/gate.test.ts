@@ -8,7 +8,7 @@ import {
   semanticDensity,
 } from "../../src/engine/index.ts";
 import { resultsScore } from "../../src/sleep/gate.ts";
-import { quickConfig, trainOnSim } from "./support.ts";
+import { quickConfig, type Run, trainOnSim } from "./support.ts";
 
 const ev = (over: Partial<EngineConfig["evaluation"]> = {}) =>
   gateSettings({
@@ -116,6 +116,38 @@ describe("epoch boundary", () => {
     for (const a of slow(forced)) expect(["force_accept", "no_content"]).toContain(a);
     const evals = forced.recorder.checkpoints.flatMap((c) => c.evaluations.filter((e) => e.kind === "slow_update"));
     expect(evals.every((e) => e.score !== null && e.evaluated === e.total)).toBe(true);
+  });
+
+  test("a slow update gated by the paired test records its verdict; one gated by the strict rule its selection scores", async () => {
+    const boundaries = (r: Run) =>
+      r.recorder.checkpoints.flatMap((c) => (c.kind === "boundary" && c.epoch >= 2 ? [c] : []));
+    const paired = await trainOnSim(
+      quickConfig(["optimizer.slow_update_gate_with_selection=true", "evaluation.gate_rule=paired"]),
+    );
+    const strict = await trainOnSim(
+      quickConfig(["optimizer.slow_update_gate_with_selection=true", "evaluation.gate_rule=strict"]),
+    );
+    const pairedDone = boundaries(paired).filter((c) => c.record.slow_update?.candidate_hash);
+    const strictDone = boundaries(strict).filter((c) => c.record.slow_update?.candidate_hash);
+    expect(pairedDone.length).toBeGreaterThan(0);
+    expect(strictDone.length).toBeGreaterThan(0);
+    for (const c of pairedDone) {
+      const su = c.record.slow_update!;
+      expect(["accept", "accept_new_best", "reject", "undecided"]).toContain(su.action);
+      expect(su.gate?.verdict).toBeDefined();
+      expect(su.selection_hard).toBeUndefined();
+      const row = c.evaluations.find((e) => e.kind === "slow_update")!;
+      expect(row).toMatchObject({ hash: su.candidate_hash, split: "val", score: null, action: su.action });
+      if (su.gate?.verdict === "accept") expect(c.state.current.hash).toBe(su.candidate_hash!);
+    }
+    for (const c of strictDone) {
+      const su = c.record.slow_update!;
+      expect(su.gate).toBeUndefined();
+      if (su.action !== "reject_early") expect(typeof su.selection_hard).toBe("number");
+    }
+    const done = (r: Run) => r.events.filter((e) => e.type === "slow_update_done");
+    expect(done(paired).every((e) => e.type === "slow_update_done" && e.gate !== null)).toBe(true);
+    expect(done(strict).every((e) => e.type === "slow_update_done" && e.gate === null)).toBe(true);
   });
 
   test("appendix consolidation runs when the notes exceed the threshold", async () => {
