@@ -371,7 +371,7 @@ export class Batcher {
           limit: "calls",
           spent: this.o.paidCalls(),
           cap: maxCalls,
-          at: { kind: "batch", requests: entries.length, worstUsd: null },
+          at: { kind: "batch", requests: entries.length, worst_usd: null },
         },
         { hint: "nothing was submitted; raise model.max_calls, or lower the evaluation's size" },
       );
@@ -386,7 +386,7 @@ export class Batcher {
     const spent = this.o.spent();
     if (spent + worst > maxCostUsd) {
       throw new BudgetError(
-        { limit: "cost", spent, cap: maxCostUsd, at: { kind: "batch", requests: entries.length, worstUsd: worst } },
+        { limit: "cost", spent, cap: maxCostUsd, at: { kind: "batch", requests: entries.length, worst_usd: worst } },
         { hint: "nothing was submitted; raise --max-cost / model.max_cost_usd, or lower the evaluation's size" },
       );
     }

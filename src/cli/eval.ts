@@ -24,6 +24,7 @@ import {
   writeJsonAtomic,
 } from "../lib/index.ts";
 import { createConsole } from "../report/index.ts";
+import { recordingWarnings } from "../run/index.ts";
 import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
@@ -202,9 +203,13 @@ export default defineCommand({
         process.stderr.write(
           `  ${backendLine(client)}\n  [eval] split=${split} items=${items.length} skill=${relative(cwd, skillPath)}\n`,
         );
-      const events = quiet
-        ? NO_EVENTS
-        : createConsole({ write: (s) => process.stderr.write(s), tty: Boolean(process.stderr.isTTY), quiet: false });
+      const events = recordingWarnings(
+        out,
+        quiet
+          ? NO_EVENTS
+          : createConsole({ write: (s) => process.stderr.write(s), tty: Boolean(process.stderr.isTTY), quiet: false }),
+        { fresh: true },
+      );
       const ev = new Evaluator(bench, ctx, config.env.workers ?? 16, events);
       if (compare) {
         const gate = gateSettings(config.evaluation);
@@ -280,7 +285,7 @@ export default defineCommand({
       };
       writeJsonAtomic(join(out, "eval_summary.json"), summary);
       const report = writeReportAfterRun(out);
-      if (output.json) printJson(summary);
+      if (output.json) printJson({ ...summary, warnings: events.given });
       else
         printResult(
           `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${

@@ -6,7 +6,14 @@ import { firstN, type Role, train } from "../engine/index.ts";
 import { compactTimestamp, UsageError, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole, resultText } from "../report/index.ts";
-import { type ClaimedRun, claimForResume, claimNewRun, runPaths, runRecorder } from "../run/index.ts";
+import {
+  type ClaimedRun,
+  claimForResume,
+  claimNewRun,
+  recordingWarnings,
+  runPaths,
+  runRecorder,
+} from "../run/index.ts";
 import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/index.ts";
 import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
 import { batchProgress } from "./batch-progress.ts";
@@ -138,11 +145,12 @@ export default defineCommand({
         resumed: Boolean(args.resume),
         init,
       });
-      const events = createConsole({
+      const screen = createConsole({
         write: errWrite,
         tty: Boolean(process.stderr.isTTY),
         quiet: output.quiet || output.json,
       });
+      const events = recordingWarnings(dir, screen);
       // The first line always says which backend runs (the simulator named as such), also under --json.
       if (!output.quiet) errWrite(`${startLines.join("\n")}\n`);
       const onSigint = () => controller.abort(new UsageError("interrupted"));
@@ -180,7 +188,7 @@ export default defineCommand({
       const summary = { ...result.summary, out: dir, backend: simNote(client) || undefined };
       writeJsonAtomic(paths.summary, summary);
       const report = writeReportAfterRun(dir);
-      if (output.json) printJson(summary);
+      if (output.json) printJson({ ...summary, warnings: events.given });
       else printResult(`${resultText(summary)}${report ? `\n  report:     ${report}` : ""}`);
     } catch (err) {
       failed = true;

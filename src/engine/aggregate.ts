@@ -149,6 +149,6 @@ them into exactly one complete skill.`
   if (value && Array.isArray(value[key]) && (value[key] as unknown[]).every((x) => x && typeof x === "object")) {
     return { patch: full ? { ...value, [key]: (value[key] as Item[]).slice(0, 1) } : value, calls: calls + 1 };
   }
-  sc.events.emit({ type: "warning", code: "final_merge_fallback", failureItems: fi.length, successItems: si.length });
+  sc.events.emit({ type: "warning", code: "final_merge_fallback", failure_items: fi.length, success_items: si.length });
   return { patch: { reasoning: "fallback: failure first, then success", [key]: [...fi, ...si] }, calls: calls + 1 };
 }

@@ -1,6 +1,5 @@
-import type { BackendErrorKind, BudgetFacts } from "../lib/index.ts";
 import type { GateDecision } from "./sequential.ts";
-import type { BoundaryAction, NoiseFloor, StepAction, StepRecord, Summary } from "./records.ts";
+import type { BoundaryAction, NoiseFloor, StepAction, StepRecord, Summary, Warning } from "./records.ts";
 
 type Metric = "hard" | "soft" | "mixed";
 
@@ -55,23 +54,8 @@ export type DecisionEvent = { type: "decision"; step: number; action: StepAction
     }
 );
 
-/**
- * A fault the run survives, or a stop; report/stage-text.ts words it (`warningText`).
- * - `merge_fallback`: a merge call at `level` of the `side` group gave no usable answer; its patches were concatenated.
- * - `final_merge_fallback`: the final merge gave no usable answer; failure items go first, then success items.
- * - `reask`: `errored` of `total` items of an evaluation (`label`) got no answer (`reason`: the first one's); asked once more.
- * - `optimizer_unusable`: an optimizer answer of `stage` could not be used (`reason`: why, from the model layer).
- * - `optimizer_failed`: an optimizer call of `stage` failed with a call-local backend error (`kind`, `error`).
- * - `budget_stop`: a budget cap was met; the run stops at its last committed step (resumable).
- */
-export type WarningEvent = { type: "warning" } & (
-  | { code: "merge_fallback"; side: "failure" | "success"; level: number; patches: number }
-  | { code: "final_merge_fallback"; failureItems: number; successItems: number }
-  | { code: "reask"; label: string; errored: number; total: number; reason: string }
-  | { code: "optimizer_unusable"; stage: string; reason: string }
-  | { code: "optimizer_failed"; stage: string; kind: BackendErrorKind; error: string }
-  | ({ code: "budget_stop" } & BudgetFacts)
-);
+/** A fault the run survives, or a stop (records.ts lists the codes); report/stage-text.ts words it (`warningText`). */
+export type WarningEvent = { type: "warning" } & Warning;
 
 /** The stages of a run as structured events; report/console.ts words them. */
 export type StageEvent =

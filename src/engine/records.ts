@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { BACKEND_ERROR_KINDS } from "../lib/index.ts";
 import type { EditReportRow } from "./edits.ts";
 import type { Patch } from "./schemas.ts";
 
@@ -11,6 +12,7 @@ import type { Patch } from "./schemas.ts";
 
 export const STEP_RECORD_SCHEMA = "skillopt.step/1";
 export const SUMMARY_SCHEMA = "skillopt.summary/1";
+export const WARNING_RECORD_SCHEMA = "skillopt.warning/1";
 
 const num = v.number();
 const optNum = v.optional(num);
@@ -300,6 +302,52 @@ export const SummarySchema = v.object({
   backend: v.optional(v.string()),
 });
 export type Summary = v.InferOutput<typeof SummarySchema>;
+
+/** Where a budget cap was met (lib's BudgetFacts, as a record). */
+const BudgetAtSchema = v.variant("kind", [
+  v.object({ kind: v.literal("step_boundary") }),
+  v.object({ kind: v.literal("call"), stage: v.string() }),
+  v.object({ kind: v.literal("batch"), requests: num, worst_usd: v.nullable(num) }),
+]);
+
+/**
+ * A fault the run survived, or its stop: one kind per `code`, with its facts. The engine emits
+ * them as `warning` events; report/stage-text.ts words them.
+ * - `merge_fallback`: a merge call at `level` of the `side` group gave no usable answer; its `patches` were concatenated.
+ * - `final_merge_fallback`: the final merge gave no usable answer; failure items go first, then success items.
+ * - `reask`: `errored` of `total` items of an evaluation (`label`) got no answer (`reason`: the first one's); asked once more.
+ * - `optimizer_unusable`: an optimizer answer of `stage` could not be used (`reason`: why, from the model layer).
+ * - `optimizer_failed`: an optimizer call of `stage` failed with a call-local backend error (`kind`, `error`).
+ * - `budget_stop`: a budget cap (`limit`: calls or dollars) was met, `spent` of `cap`, `at` a step boundary or before a
+ *   call; the run stops at its last committed step (resumable).
+ */
+const WarningSchema = v.variant("code", [
+  v.object({ code: v.literal("merge_fallback"), side: v.picklist(["failure", "success"]), level: num, patches: num }),
+  v.object({ code: v.literal("final_merge_fallback"), failure_items: num, success_items: num }),
+  v.object({ code: v.literal("reask"), label: v.string(), errored: num, total: num, reason: v.string() }),
+  v.object({ code: v.literal("optimizer_unusable"), stage: v.string(), reason: v.string() }),
+  v.object({
+    code: v.literal("optimizer_failed"),
+    stage: v.string(),
+    kind: v.picklist(BACKEND_ERROR_KINDS),
+    error: v.string(),
+  }),
+  v.object({
+    code: v.literal("budget_stop"),
+    limit: v.picklist(["cost", "calls"]),
+    spent: num,
+    cap: num,
+    at: BudgetAtSchema,
+  }),
+]);
+export type Warning = v.InferOutput<typeof WarningSchema>;
+
+/** One line of a run folder's warnings.jsonl: a warning with its version tag and when it was given (ISO time). */
+export const WarningRecordSchema = v.intersect([
+  v.object({ schema: v.literal(WARNING_RECORD_SCHEMA), time: v.string() }),
+  WarningSchema,
+]);
+export type WarningRecord = v.InferOutput<typeof WarningRecordSchema>;
 
 /** Intermediate products of a step, written beside its record (steps/step_NNNN/). */
 export type StepArtifacts = {

@@ -96,19 +96,22 @@ export class ConfigError extends SkilloptError<ConfigErrorData> {
   }
 }
 
-export type BackendErrorKind =
-  | "auth"
-  | "not_found"
-  | "bad_request"
-  | "rate_limit"
-  | "timeout"
-  | "refused"
-  | "dns"
-  | "reset"
-  | "http"
-  | "protocol"
-  | "exec"
-  | "truncated";
+/** Every kind of backend failure (a record's picklist reads them from here). */
+export const BACKEND_ERROR_KINDS = [
+  "auth",
+  "not_found",
+  "bad_request",
+  "rate_limit",
+  "timeout",
+  "refused",
+  "dns",
+  "reset",
+  "http",
+  "protocol",
+  "exec",
+  "truncated",
+] as const;
+export type BackendErrorKind = (typeof BACKEND_ERROR_KINDS)[number];
 
 interface BackendErrorData extends Record<string, unknown> {
   kind: BackendErrorKind;
@@ -151,7 +154,7 @@ export class BackendError extends SkilloptError<BackendErrorData> {
 type BudgetAt =
   | { kind: "step_boundary" }
   | { kind: "call"; stage: string }
-  | { kind: "batch"; requests: number; worstUsd: number | null };
+  | { kind: "batch"; requests: number; worst_usd: number | null };
 
 /** A budget cap's facts: which cap, how much of it is spent (calls or dollars), the cap, and where it was met. */
 export interface BudgetFacts {
@@ -173,7 +176,7 @@ export function budgetMessage(b: BudgetFacts): string {
   const spent = `$${b.spent.toFixed(4)}`;
   if (at.kind === "step_boundary") return `cost budget reached (${spent} of $${b.cap})`;
   if (at.kind === "call") return `cost budget reached: ${spent} of $${b.cap} spent (before a ${at.stage} call)`;
-  return `cost budget: a batch of ${at.requests} requests could cost up to $${(at.worstUsd ?? 0).toFixed(4)} (every prompt at 3 bytes per token, every \
+  return `cost budget: a batch of ${at.requests} requests could cost up to $${(at.worst_usd ?? 0).toFixed(4)} (every prompt at 3 bytes per token, every \
 answer at its token limit), and ${spent} of $${b.cap} is spent`;
 }
 

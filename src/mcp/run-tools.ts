@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { isRunDir, listRunRows, newRunFolder, readRunRow } from "../run/index.ts";
+import { isRunDir, listRunRows, newRunFolder, readRunRow, readRunWarnings } from "../run/index.ts";
 import type { Child, CliOutcome, Children } from "./children.ts";
 import { lastLine, toolOutcome } from "./cli-call.ts";
 import { type Args, flagsOf } from "./fields.ts";
@@ -61,7 +61,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
       name: "run_status",
       title: "Run status",
       description:
-        "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost. For a run started with the " +
+        "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost, and the warnings it " +
+        "recorded (typed: code and facts). For a run started with the " +
         "train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
       fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
       annotations: { readOnlyHint: true },
@@ -101,6 +102,8 @@ export function runTools(children: Children, cwd: string): Tool[] {
             total_steps: row?.total_steps ?? null,
             best: row?.best ?? null,
             row: row ?? null,
+            /** The faults the run survived and its stops (warnings.jsonl), as typed records. */
+            warnings: isRunDir(dir) ? readRunWarnings(dir).warnings : [],
             process: proc,
           },
         };

@@ -1,4 +1,4 @@
-import type { DecisionEvent, GateDecision, PlanEvent, StageEvent, WarningEvent } from "../engine/index.ts";
+import type { DecisionEvent, GateDecision, PlanEvent, StageEvent, Warning } from "../engine/index.ts";
 import { budgetMessage } from "../lib/index.ts";
 
 const f4 = (x: number) => x.toFixed(4);
@@ -81,8 +81,8 @@ points (evaluation.gate_min_effect is ${Math.round(e.min_effect * 1000) / 10}); 
 gate see smaller real gains`;
 }
 
-/** A warning event in words (the console prints it after `[warn]`; the dashboard shows the same text). */
-export function warningText(e: WarningEvent): string {
+/** A warning in words: the console prints it after `[warn]`; the dashboard lists a run's recorded warnings with it. */
+export function warningText(e: Warning): string {
   switch (e.code) {
     case "merge_fallback":
       return `merge level ${e.level} (${e.side}): falling back to concatenation`;

@@ -4,3 +4,4 @@ export * from "./recorder.ts";
 export * from "./status.ts";
 export * from "./records.ts";
 export * from "./batch-wait.ts";
+export * from "./warnings.ts";

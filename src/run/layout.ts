@@ -34,6 +34,8 @@ export const RUN_FILES = {
   work: "work",
   /** Present while the run waits on a provider batch (model.batch): which one, its status and counts. */
   batchWait: "batch_wait.json",
+  /** The faults the run survived and its stops, one typed warning record a line (appended by every invocation). */
+  warnings: "warnings.jsonl",
 } as const;
 
 /** The sqlite file name shared by run folders and Sleep's state folder. */
@@ -79,6 +81,7 @@ export function runPaths(dir: string) {
     steps: join(dir, RUN_FILES.steps),
     work: join(dir, RUN_FILES.work),
     batchWait: join(dir, RUN_FILES.batchWait),
+    warnings: join(dir, RUN_FILES.warnings),
     /** skills/skill_vNNNN.md */
     skillVersion: (step: number) => join(dir, RUN_FILES.skills, `skill_v${pad4(step)}.md`),
     /** steps/step_NNNN/ */

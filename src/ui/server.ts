@@ -1,12 +1,12 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import type { Server } from "bun";
-import { renderReportHtml, renderRunBody } from "../report/index.ts";
+import { renderReportHtml } from "../report/index.ts";
 import { errorMessage, log } from "../lib/index.ts";
 import { UI_CSS, UI_JS } from "./assets.ts";
 import { type LaunchRequest, listLaunchConfigs, validateLaunch } from "./launch-form.ts";
 import { Launcher, selfCommand } from "./launcher.ts";
-import { comparePage, errorPage, launchesHtml, launchPage, page, runPage, runsPage } from "./pages.ts";
+import { comparePage, errorPage, launchesHtml, launchPage, page, runBodyHtml, runPage, runsPage } from "./pages.ts";
 import { listRuns, readRun, runDirOf } from "./run-index.ts";
 import { BodyError, forbiddenSegment, MAX_BODY_BYTES, parseJsonBody } from "./request-body.ts";
 import { BASE_HEADERS, Guard, PAGE_CSP, resolveInside } from "./security.ts";
@@ -291,10 +291,7 @@ export function startUi(opts: UiOptions): UiServer {
       }
       if (rest === "/body") {
         const { run } = readRun(dir, status);
-        return html(
-          `<div id="run-body" data-run="${id.replace(/"/g, "&quot;")}" data-steps="${run.steps.length}" \
-data-status="${run.status}">${renderRunBody(run)}</div>`,
-        );
+        return html(runBodyHtml(run, id));
       }
       if (rest === "/report.html") {
         const res = html(renderReportHtml(readRun(dir, status).run));

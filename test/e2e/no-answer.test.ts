@@ -6,6 +6,7 @@ import { compatFlags, KEY_ENV } from "../benchmarks/support/e2e.ts";
 import { FIXTURES } from "../benchmarks/support/context.ts";
 import { runCli } from "../support/cli.ts";
 import { type FakeReply, type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
+import { readRunWarnings } from "../../src/run/index.ts";
 import { refusedUrl } from "../support/net.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -67,6 +68,45 @@ function committedSteps(out: string): number {
 }
 
 describe("a call that got no answer is never a score (CLI spawned)", () => {
+  test("eval where one item's first call is refused (HTTP 400): a typed reask warning in --json and warnings.jsonl, a [warn] line on the console", async () => {
+    using dir = tempDir();
+    const skill = join(dir.path, "skill.md");
+    writeFileSync(skill, "# Skill\n\nAnswer with the exact span.\n");
+    for (const json of [true, false]) {
+      await using server = await startFakeOpenAI({ reply: (req) => (isTarget(req) ? answer(req) : OPTIMIZER) });
+      server.match(isTarget, { fault: "status", status: 400, message: "this prompt is refused" }, { times: 1 });
+      const out = join(dir.path, json ? "eval-json" : "eval-text");
+      const r = await runCli(
+        [
+          "eval",
+          ...SEARCHQA,
+          ...compatFlags(server.url),
+          "--skill",
+          skill,
+          "--split",
+          "val",
+          "--out",
+          out,
+          ...(json ? ["--json"] : []),
+        ],
+        { env: KEY_ENV },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const { warnings, issues } = readRunWarnings(out);
+      expect(issues).toEqual([]);
+      expect(warnings).toHaveLength(1);
+      const w = warnings[0]!;
+      expect(w).toMatchObject({ schema: "skillopt.warning/1", code: "reask", label: "eval val", errored: 1, total: 2 });
+      if (w.code !== "reask") throw new Error("unreachable");
+      expect(w.reason).toContain("this prompt is refused");
+      if (json) expect(JSON.parse(r.stdout).warnings).toEqual(warnings);
+      else
+        expect(r.stderr.split("\n")).toContain(
+          `  [warn] eval val: 1 of 2 item(s) got no answer (${w.reason.slice(0, 160)}); asking them once more`,
+        );
+    }
+  });
+
   test("target endpoint refusing connections: train stops before any optimizer call, exit 1, one line; runs, report: failed with the reason", async () => {
     await using optimizer = await startFakeOpenAI({ reply: OPTIMIZER });
     const target = await refusedUrl();

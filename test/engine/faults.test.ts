@@ -72,8 +72,8 @@ describe("the engine through a real HTTP optimizer (fake OpenAI server)", () => 
     expect(merged.filter((m) => m?.reasoning === "fallback: failure first, then success").length).toBe(finals.length);
     for (const w of finals) {
       if (w.type !== "warning" || w.code !== "final_merge_fallback") continue;
-      expect(w.failureItems).toBeGreaterThan(0);
-      expect(w.successItems).toBeGreaterThan(0);
+      expect(w.failure_items).toBeGreaterThan(0);
+      expect(w.success_items).toBeGreaterThan(0);
     }
     expect(consoleLines(events, true)).toContain(
       "  [warn] final merge: falling back to failure items first, then success items",
