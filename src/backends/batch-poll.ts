@@ -50,7 +50,6 @@ export async function pollBatch(
         completed: info.completed,
         failed: info.failed,
         total: info.total,
-        text: `batch ${id}: ${info.status} (${info.completed}/${info.total} done${info.failed ? `, ${info.failed} failed` : ""})`,
       });
     }
     if (TERMINAL.has(info.status)) break;
@@ -90,7 +89,6 @@ export async function pollBatch(
     completed: items.length - failed,
     failed,
     total: items.length,
-    text: `batch ${id} ${info.status}: ${items.length - failed}/${items.length} answered${failed ? `, ${failed} without an answer` : ""}`,
   });
   return results;
 }

@@ -11,17 +11,20 @@ import type { BatchApi, BatchInfo, BatchLineResult, ChatBackend, RawCompletion }
 /** Which calls of a role go through the provider's Batch API. */
 export type BatchMode = "off" | "eval" | "all";
 
-/** A provider batch's progress, for the CLI's progress line and the run folder's status. */
-export interface BatchEvent {
-  type: "submitted" | "status" | "settled" | "resubmit" | "fallback" | "unsupported";
-  id: string;
-  status: string;
-  completed: number;
-  failed: number;
-  total: number;
-  /** A line for humans (what happened and what comes next). */
-  text: string;
-}
+/**
+ * A provider batch's progress, for the CLI's progress line and the run folder's status; the CLI
+ * words it (report's batchText). `submitted`, `status` and `settled` follow one batch (`id`);
+ * `resubmit`: a request of batch `id` got no answer (`reason`) and goes into the next batch;
+ * `fallback`: it got no answer a second time; `live`: a request is asked live after `submissions`
+ * batches gave it no answer (model.batch_fallback=live); `unsupported`: the endpoint has no Batch API,
+ * so `requests` are called live.
+ */
+export type BatchEvent =
+  | { type: "submitted"; id: string; status: string; total: number; model: string }
+  | { type: "status" | "settled"; id: string; status: string; completed: number; failed: number; total: number }
+  | { type: "resubmit" | "fallback"; id: string; key: string; reason: string }
+  | { type: "live"; submissions: number }
+  | { type: "unsupported"; backend: string; endpoint: string; requests: number };
 
 interface BatcherOptions {
   store: Store;
@@ -171,26 +174,19 @@ export class Batcher {
     base: Omit<Entry, "attempt" | "resolve" | "reject">,
     attempt: number,
   ): Promise<RawCompletion | "live"> {
-    if (attempt > 2) return this.giveUp(base.key, base.backend, `${attempt - 1} batch submissions`);
+    if (attempt > 2) return this.giveUp(base.key, base.backend, attempt - 1);
     return new Promise((resolve, reject) => {
       this.queue.push({ ...base, attempt, resolve, reject });
       this.schedule();
     });
   }
 
-  private giveUp(key: string, backend: ChatBackend, what: string): Promise<RawCompletion | "live"> {
+  private giveUp(key: string, backend: ChatBackend, submissions: number): Promise<RawCompletion | "live"> {
     if (this.o.fallback === "live") {
-      this.emit({
-        type: "fallback",
-        id: "",
-        status: "",
-        completed: 0,
-        failed: 0,
-        total: 1,
-        text: `a request got no answer from ${what}; asking it live (model.batch_fallback=live)`,
-      });
+      this.emit({ type: "live", submissions });
       return Promise.resolve("live");
     }
+    const what = `${submissions} batch submissions`;
     return Promise.reject(
       new NoAnswerError(
         `a request to ${backend.name} at ${backend.endpoint} got no answer from ${what} (request ${key.slice(0, 12)})`,
@@ -287,12 +283,9 @@ export class Batcher {
         if (this.o.onEvent)
           this.emit({
             type: "unsupported",
-            id: "",
-            status: "",
-            completed: 0,
-            failed: 0,
-            total: entries.length,
-            text: `${what}: calling it live instead (set model.batch_required=true to refuse)`,
+            backend: first.backend.name,
+            endpoint: first.backend.endpoint,
+            requests: entries.length,
           });
         else log.withTag("model").warn(`${what}: calling it live instead (set model.batch_required=true to refuse)`);
         for (const e of entries) e.resolve("live");
@@ -326,15 +319,7 @@ export class Batcher {
       },
       items.map((e) => ({ key: e.key, role: e.role, stage: e.stage, attempt: e.attempt })),
     );
-    this.emit({
-      type: "submitted",
-      id: b.id,
-      status: b.status,
-      completed: 0,
-      failed: 0,
-      total: items.length,
-      text: `submitted batch ${b.id} (${items.length} requests to ${first.model})`,
-    });
+    this.emit({ type: "submitted", id: b.id, status: b.status, total: items.length, model: first.model });
     let results: Map<string, BatchLineResult>;
     try {
       results = await this.watch(b.id, first.api);
@@ -348,15 +333,7 @@ export class Batcher {
       else {
         const reason = got && "error" in got ? got.error : "no answer";
         const again = e.attempt < 2;
-        this.emit({
-          type: again ? "resubmit" : "fallback",
-          id: b.id,
-          status: "",
-          completed: 0,
-          failed: 1,
-          total: 1,
-          text: `request ${e.key.slice(0, 12)} of batch ${b.id}: ${reason}${again ? "; resubmitting it once" : ""}`,
-        });
+        this.emit({ type: again ? "resubmit" : "fallback", id: b.id, key: e.key, reason });
         this.enqueue(e, e.attempt + 1).then(e.resolve, e.reject);
       }
     }

@@ -1,4 +1,5 @@
 import type { BatchEvent } from "../backends/index.ts";
+import { batchText } from "../report/index.ts";
 import { clearBatchWait, writeBatchWait } from "../run/index.ts";
 
 /**
@@ -10,17 +11,18 @@ export function batchProgress(
   runDir: string,
   o: { write: (s: string) => void; quiet: boolean },
 ): (e: BatchEvent) => void {
-  const pending = new Map<string, BatchEvent>();
+  const pending = new Map<string, { status: string; completed: number; total: number }>();
   const mark = () => {
-    const last = [...pending.values()].at(-1);
-    if (last)
-      writeBatchWait(runDir, { batch_id: last.id, status: last.status, completed: last.completed, total: last.total });
+    const last = [...pending.entries()].at(-1);
+    if (last) writeBatchWait(runDir, { batch_id: last[0], ...last[1] });
     else clearBatchWait(runDir);
   };
   return (e) => {
-    if (!o.quiet || e.type === "fallback" || e.type === "unsupported") o.write(`  [batch] ${e.text}\n`);
+    // Faults (a request given up on, an endpoint without a Batch API) are printed also under --quiet.
+    if (!o.quiet || e.type === "fallback" || e.type === "live" || e.type === "unsupported")
+      o.write(`  [batch] ${batchText(e)}\n`);
     if (e.type === "submitted" || e.type === "status") {
-      pending.set(e.id, e);
+      pending.set(e.id, { status: e.status, completed: e.type === "status" ? e.completed : 0, total: e.total });
       mark();
     } else if (e.type === "settled") {
       pending.delete(e.id);

@@ -13,5 +13,5 @@ export {
   type RunView,
 } from "./html/index.ts";
 export { resultText } from "./result-text.ts";
-export { warningText } from "./stage-text.ts";
+export { batchText, warningText } from "./stage-text.ts";
 export { skillCheckMarkdown, skillCheckText, type SkillCheck } from "./skill-check.ts";

@@ -1,4 +1,5 @@
 import type { DecisionEvent, GateDecision, PlanEvent, StageEvent, Warning } from "../engine/index.ts";
+import type { BatchEvent } from "../backends/index.ts";
 import { budgetMessage } from "../lib/index.ts";
 
 const f4 = (x: number) => x.toFixed(4);
@@ -96,6 +97,26 @@ export function warningText(e: Warning): string {
       return `${e.stage}: optimizer call failed (${e.error})`;
     case "budget_stop":
       return `stopping: ${budgetMessage(e)} (resume later with --resume)`;
+  }
+}
+
+/** A provider batch's progress in words (the CLI's `[batch]` lines). */
+export function batchText(e: BatchEvent): string {
+  switch (e.type) {
+    case "submitted":
+      return `submitted batch ${e.id} (${e.total} requests to ${e.model})`;
+    case "status":
+      return `batch ${e.id}: ${e.status} (${e.completed}/${e.total} done${e.failed ? `, ${e.failed} failed` : ""})`;
+    case "settled":
+      return `batch ${e.id} ${e.status}: ${e.completed}/${e.total} answered${e.failed ? `, ${e.failed} without an answer` : ""}`;
+    case "resubmit":
+    case "fallback":
+      return `request ${e.key.slice(0, 12)} of batch ${e.id}: ${e.reason}${e.type === "resubmit" ? "; resubmitting it once" : ""}`;
+    case "live":
+      return `a request got no answer from ${e.submissions} batch submissions; asking it live (model.batch_fallback=live)`;
+    case "unsupported":
+      return `${e.backend} at ${e.endpoint} has no Batch API (HTTP 404 on its files or batches route): calling it live instead \
+(set model.batch_required=true to refuse)`;
   }
 }
 

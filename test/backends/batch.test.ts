@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { type BatchEvent, builtinPrices, createModelClient, PriceTable } from "../../src/backends/index.ts";
+import { batchText } from "../../src/report/index.ts";
 import { BudgetError, ConfigError, NoAnswerError } from "../../src/lib/index.ts";
 import { batchItems, batchRows, openCallCache } from "../../src/store/index.ts";
 import { runCli } from "../support/cli.ts";
@@ -133,7 +134,7 @@ describe("model.batch through the model layer", () => {
     expect(server.requests.filter((r) => r.path.endsWith("/chat/completions"))).toHaveLength(0);
     expect(batchRows(openCallCache(cache.path))).toMatchObject([{ state: "settled", status: "completed", total: 5 }]);
     expect(events.map((e) => e.type)).toContain("submitted");
-    expect(events.filter((e) => e.type === "status").map((e) => e.status)).toContain("in_progress");
+    expect(events.flatMap((e) => (e.type === "status" ? [e.status] : []))).toContain("in_progress");
     const live = await clientAt(server.url, liveCache.path);
     const viaLive = await Promise.all(texts.map((t) => live.chat("target", ask(t))));
     expect(viaBatch.map((r) => r.text)).toEqual(viaLive.map((r) => r.text));
@@ -246,10 +247,25 @@ describe("model.batch through the model layer", () => {
     };
     await using server = await startFakeOpenAI(failing);
     using cache = tempDir("calls-");
-    const client = await clientAt(server.url, cache.path, { batch: "eval" });
+    const events: BatchEvent[] = [];
+    const client = await clientAt(server.url, cache.path, { batch: "eval" }, { onBatch: (e) => events.push(e) });
     const out = await evalRound(client, ["ok", "bad"]);
     expect(out.map((r) => r.text)).toEqual(["answer to ok", "answer to bad"]);
     expect(server.batch.batches.map((b) => b.lines.length)).toEqual([2, 1]);
+    // Typed events: the failed request is resubmitted once, given up on in the second batch, then asked live.
+    const faults = events.filter((e) => e.type === "resubmit" || e.type === "fallback" || e.type === "live");
+    expect(faults).toMatchObject([
+      { type: "resubmit", id: "batch_1", reason: expect.stringContaining("server error") },
+      { type: "fallback", id: "batch_2", reason: expect.stringContaining("server error") },
+      { type: "live", submissions: 2 },
+    ]);
+    const [resubmit, fallback] = faults as Extract<BatchEvent, { type: "resubmit" | "fallback" }>[];
+    expect(fallback!.key).toBe(resubmit!.key);
+    expect(faults.map(batchText)).toEqual([
+      `request ${resubmit!.key.slice(0, 12)} of batch batch_1: ${resubmit!.reason}; resubmitting it once`,
+      `request ${fallback!.key.slice(0, 12)} of batch batch_2: ${fallback!.reason}`,
+      "a request got no answer from 2 batch submissions; asking it live (model.batch_fallback=live)",
+    ]);
     expect(server.requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.lastUserText)).toEqual([
       "bad",
     ]);
@@ -281,7 +297,14 @@ describe("model.batch through the model layer", () => {
     const client = await clientAt(server.url, cache.path, { batch: "eval" }, { onBatch: (e) => events.push(e) });
     const out = await evalRound(client, ["a", "b"]);
     expect(out.map((r) => r.text)).toEqual(["answer to a", "answer to b"]);
-    expect(events.filter((e) => e.type === "unsupported")).toHaveLength(1);
+    const unsupported = events.filter((e) => e.type === "unsupported");
+    expect(unsupported).toEqual([
+      { type: "unsupported", backend: "openai_compatible", endpoint: expect.any(String), requests: 2 },
+    ]);
+    expect(batchText(unsupported[0]!)).toBe(
+      `openai_compatible at ${(unsupported[0] as { endpoint: string }).endpoint} has no Batch API (HTTP 404 on its files or batches route): \
+calling it live instead (set model.batch_required=true to refuse)`,
+    );
     await client.close();
     using cache2 = tempDir("calls-");
     const strict = await clientAt(server.url, cache2.path, { batch: "eval", batch_required: true });
