@@ -4,7 +4,7 @@ import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import type { SessionDigest } from "./types.ts";
-import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, stripInjected } from "./text.ts";
+import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, stripInjected, noteTime } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
 function claudeHome(ctx: ReaderContext): string {
@@ -63,10 +63,7 @@ const SEEN_PATHS = new WeakMap<SessionDigest, Set<string>>();
 function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: ReaderContext): void {
   // Raw here; readJsonlSession normalises both ends to UTC ISO once the file is read.
   const ts = str(rec.timestamp);
-  if (ts) {
-    if (!d.started_at) d.started_at = ts;
-    d.ended_at = ts;
-  }
+  noteTime(d, ts);
   if (!d.project) {
     const cwd = str(rec.cwd);
     if (cwd) d.project = cwd;

@@ -1,11 +1,10 @@
-import { readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
-import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
-import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, projectMatches } from "./text.ts";
+import { type Candidate, dirEntries, type ReaderContext, type SessionSource } from "./source.ts";
+import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, projectMatches, noteTime } from "./text.ts";
 
 interface CodexCarry {
   /**
@@ -77,13 +76,9 @@ export const codexSource: SessionSource = {
 };
 
 function listFlat(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
-      .map((e) => join(dir, e.name));
-  } catch {
-    return [];
-  }
+  return dirEntries(dir)
+    .filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
+    .map((e) => join(dir, e.name));
 }
 
 const TOOL_EVENTS: Record<string, string> = {
@@ -101,10 +96,7 @@ function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
   const p = obj(rec.payload);
   if (!p) return;
   const ts = str(p.timestamp) ?? str(rec.timestamp) ?? str(p.started_at) ?? str(p.completed_at);
-  if (ts) {
-    if (!d.started_at) d.started_at = ts;
-    d.ended_at = ts;
-  }
+  noteTime(d, ts);
   const cwd = str(p.cwd);
   if (cwd) {
     if (!d.project) d.project = cwd;

@@ -1,10 +1,9 @@
-import { readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
-import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
+import { type Candidate, dirEntries, type ReaderContext, type ReadOutcome, type SessionSource } from "./source.ts";
 import { type AgentDb, openAgentDb, rowMark } from "./sqlite-source.ts";
 import {
   addFinal,
@@ -17,6 +16,7 @@ import {
   sanitizeToolName,
   toEpochMs,
   toIsoUtc,
+  noteTime,
 } from "./text.ts";
 
 /** `~/.copilot/session-store.db` on every OS (spec §3.6). */
@@ -42,12 +42,7 @@ function copilotCliStateDir(ctx: ReaderContext): string {
 
 /** Event logs: `session-state/<id>/events.jsonl` (current) and `session-state/<id>.jsonl` (older). */
 function eventFiles(dir: string): Candidate[] {
-  let entries: import("node:fs").Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
+  const entries = dirEntries(dir);
   const out: Candidate[] = [];
   for (const e of entries) {
     if (e.isSymbolicLink()) continue;
@@ -156,10 +151,7 @@ export const copilotCliSource: SessionSource = {
 function onEvent(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
   const d = st.digest;
   const ts = str(rec.timestamp);
-  if (ts) {
-    if (!d.started_at) d.started_at = ts;
-    d.ended_at = ts;
-  }
+  noteTime(d, ts);
   const data = obj(rec.data);
   if (!data) return;
   const type = str(rec.type);

@@ -1,12 +1,22 @@
-import { lstatSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, type JsonValue, materialize, obj, parseLine, str } from "./jsonl.ts";
 import { readLines } from "./read-lines.ts";
 import { fileCandidate, fileRevision } from "./jsonl-source.ts";
-import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
-import { addTool, addUnique, addUserText, cleanText, emptyDigest, MAX_FINALS, toEpochMs, toIsoUtc } from "./text.ts";
+import { type Candidate, dirEntries, type ReaderContext, type ReadOutcome, type SessionSource } from "./source.ts";
+import {
+  addTool,
+  addUnique,
+  addUserText,
+  cleanText,
+  emptyDigest,
+  MAX_FINALS,
+  toEpochMs,
+  toIsoUtc,
+  noteTime,
+} from "./text.ts";
 
 /** VS Code `User/workspaceStorage` roots per OS (spec §3.5), portable install first. */
 export function vscodeStorageRoots(ctx: ReaderContext): string[] {
@@ -90,25 +100,13 @@ export const copilotVscodeSource: SessionSource = {
     const out: Candidate[] = [];
     const seen = new Set<string>();
     for (const root of vscodeStorageRoots(ctx)) {
-      let dirs: import("node:fs").Dirent[];
-      try {
-        dirs = readdirSync(root, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const e of dirs) {
+      for (const e of dirEntries(root)) {
         if (!e.isDirectory() || e.isSymbolicLink()) continue;
         const wsDir = join(root, e.name);
         const project = workspaceProject(wsDir);
         if (!project) continue;
         const chat = join(wsDir, "chatSessions");
-        let files: import("node:fs").Dirent[];
-        try {
-          files = readdirSync(chat, { withFileTypes: true });
-        } catch {
-          continue;
-        }
-        for (const f of files) {
+        for (const f of dirEntries(chat)) {
           const legacy = f.name.endsWith(".json");
           if (!f.isFile() || f.isSymbolicLink() || !(legacy || f.name.endsWith(".jsonl"))) continue;
           const p = join(chat, f.name);
@@ -250,10 +248,7 @@ function buildDigest(doc: JsonObject | undefined, c: Candidate, ctx: ReaderConte
       addUnique(d.feedback_signals, canceled ? "neg:user_interrupt" : "neg:copilot_error");
     }
     const ts = toIsoUtc(req.timestamp);
-    if (ts) {
-      if (!d.started_at) d.started_at = ts;
-      d.ended_at = ts;
-    }
+    noteTime(d, ts);
     const done = toIsoUtc(obj(req.modelState)?.completedAt);
     if (done) d.ended_at = done;
     const parts: string[] = [];

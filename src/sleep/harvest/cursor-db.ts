@@ -1,11 +1,11 @@
 import { constants, Database } from "bun:sqlite";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { errorMessage, homeDir, log } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
 import { workspaceProject } from "./copilot-vscode.ts";
 import { fileUri, rowMark } from "./sqlite-source.ts";
-import type { Candidate, ReaderContext, ReadOutcome } from "./source.ts";
+import { type Candidate, dirEntries, type ReaderContext, type ReadOutcome } from "./source.ts";
 import { addFinal, addTool, addUnique, addUserText, emptyDigest, toEpochMs, toIsoUtc } from "./text.ts";
 
 /**
@@ -52,13 +52,7 @@ function parse(value: unknown): Record<string, unknown> | undefined {
 function composerProjects(userDir: string): Map<string, string> {
   const out = new Map<string, string>();
   const root = join(userDir, "User", "workspaceStorage");
-  let dirs: import("node:fs").Dirent[];
-  try {
-    dirs = readdirSync(root, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of dirs) {
+  for (const e of dirEntries(root)) {
     if (!e.isDirectory() || e.isSymbolicLink()) continue;
     const project = workspaceProject(join(root, e.name));
     if (!project) continue;

@@ -6,7 +6,7 @@ import { arr, type JsonObject, obj, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
 import { blockText } from "./claude.ts";
 import { closeCursorDb, listCursorDb, readCursorDb } from "./cursor-db.ts";
-import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
+import { type Candidate, dirEntries, type ReaderContext, type SessionSource } from "./source.ts";
 import { addFinal, addTool, addUserText, emptyDigest, hasSentinel, isWithin, toIsoUtc } from "./text.ts";
 
 /** `~/.cursor` (spec §3.7). */
@@ -85,7 +85,7 @@ export function slugToPath(slug: string, platform: NodeJS.Platform, root = "/"):
   if (platform === "win32" || !slug) return "";
   const walk = (dir: string, rest: string, depth: number): string => {
     if (depth > 16) return "";
-    for (const e of safeDir(dir)) {
+    for (const e of dirEntries(dir)) {
       if (!e.isDirectory() || e.isSymbolicLink()) continue;
       const s = e.name.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
       if (!s) continue;
@@ -127,12 +127,12 @@ export const cursorSource: SessionSource = {
     const out: Candidate[] = listCursorDb(ctx);
     for (const ws of selectWorkspaces(ctx)) {
       const dir = join(ws.dir, "agent-transcripts");
-      for (const e of safeDir(dir)) {
+      for (const e of dirEntries(dir)) {
         if (e.isSymbolicLink()) continue;
         const p = join(dir, e.name);
         if (e.isFile() && e.name.endsWith(".jsonl")) pushFile(out, p, e.name.slice(0, -6), ws.path);
         else if (e.isDirectory()) {
-          for (const f of safeDir(p)) {
+          for (const f of dirEntries(p)) {
             if (f.isFile() && !f.isSymbolicLink() && f.name.endsWith(".jsonl"))
               pushFile(out, join(p, f.name), e.name, ws.path);
           }
@@ -157,14 +157,6 @@ export const cursorSource: SessionSource = {
     closeCursorDb();
   },
 };
-
-function safeDir(dir: string): import("node:fs").Dirent[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-}
 
 function pushFile(out: Candidate[], path: string, sessionId: string, project: string): void {
   const c = fileCandidate(path, sessionId, project);

@@ -5,8 +5,8 @@ import type { SessionState } from "../ports.ts";
 import { workspaceProject } from "./copilot-vscode.ts";
 import { fileCandidate, fileRevision } from "./jsonl-source.ts";
 import { arr, type JsonObject, obj, parseLine, str } from "./jsonl.ts";
-import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
-import { addFinal, addTool, addUnique, addUserText, emptyDigest, toEpochMs, toIsoUtc } from "./text.ts";
+import { type Candidate, dirEntries, type ReaderContext, type ReadOutcome, type SessionSource } from "./source.ts";
+import { addFinal, addTool, addUnique, addUserText, emptyDigest, toEpochMs, toIsoUtc, noteTime } from "./text.ts";
 
 /** Devin CLI transcripts (ATIF trajectories, one `*.json` per session) per OS. */
 function devinTranscriptDirs(ctx: ReaderContext): string[] {
@@ -34,14 +34,10 @@ function devinWorkspaces(ctx: ReaderContext): string[] {
         ? join(home, "Library", "Application Support", "Devin")
         : join(env.XDG_CONFIG_HOME || join(home, ".config"), "Devin"));
   const root = join(base, "User", "workspaceStorage");
-  try {
-    return readdirSync(root, { withFileTypes: true })
-      .filter((e) => e.isDirectory() && !e.isSymbolicLink())
-      .map((e) => workspaceProject(join(root, e.name)))
-      .filter(Boolean);
-  } catch {
-    return [];
-  }
+  return dirEntries(root)
+    .filter((e) => e.isDirectory() && !e.isSymbolicLink())
+    .map((e) => workspaceProject(join(root, e.name)))
+    .filter(Boolean);
 }
 
 /**
@@ -114,10 +110,7 @@ export const devinSource: SessionSource = {
 function onStep(step: JsonObject, st: SessionState, ctx: ReaderContext): void {
   const d = st.digest;
   const ts = str(step.timestamp);
-  if (ts) {
-    if (!d.started_at) d.started_at = ts;
-    d.ended_at = ts;
-  }
+  noteTime(d, ts);
   const source = str(step.source);
   const message = str(step.message) ?? "";
   if (source === "user") {

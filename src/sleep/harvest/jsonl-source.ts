@@ -1,9 +1,9 @@
-import { closeSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { SessionFileMark, SessionState } from "../ports.ts";
 import { type JsonObject, obj, parseLine, type StopAt } from "./jsonl.ts";
 import { readLines } from "./read-lines.ts";
-import type { Candidate, ReadOutcome } from "./source.ts";
+import { type Candidate, dirEntries, type ReadOutcome } from "./source.ts";
 import { toEpochMs, toIsoUtc } from "./text.ts";
 
 const HEAD_BYTES = 4096;
@@ -49,13 +49,7 @@ export function fileCandidate(
 
 /** Recursively list `*.jsonl` files below dir, skipping symlinks and directories `skip` rejects. */
 export function walkJsonl(dir: string, skip: (name: string, isDir: boolean) => boolean, out: string[] = []): string[] {
-  let entries: import("node:fs").Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
+  for (const e of dirEntries(dir)) {
     if (e.isSymbolicLink()) continue;
     if (skip(e.name, e.isDirectory())) continue;
     const p = join(dir, e.name);

@@ -1,3 +1,4 @@
+import { type Dirent, readdirSync } from "node:fs";
 import type { SessionState } from "../ports.ts";
 import type { SessionDigest } from "./types.ts";
 
@@ -9,4 +10,13 @@ export type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "../po
  */
 export function digestOf(state: SessionState): SessionDigest {
   return state.digest;
+}
+
+/** The entries of a folder; none when it is missing or cannot be read (a source's folders are optional). */
+export function dirEntries(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
 }

@@ -229,6 +229,13 @@ export function settleFinals(d: SessionDigest): void {
   if (d.assistant_finals.length > MAX_FINALS) d.assistant_finals.splice(0, d.assistant_finals.length - MAX_FINALS);
 }
 
+/** Widen a session's time span to a timestamp: the first one read is its start, the last its end. */
+export function noteTime(d: SessionDigest, ts: string | undefined): void {
+  if (!ts) return;
+  if (!d.started_at) d.started_at = ts;
+  d.ended_at = ts;
+}
+
 /** Tool names as spec §3.1: `[A-Za-z0-9_.:-]`, at most 80 chars. */
 export function sanitizeToolName(name: string): string {
   return name.replace(/[^A-Za-z0-9_.:-]/g, "").slice(0, 80);
