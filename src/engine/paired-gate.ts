@@ -22,6 +22,8 @@ interface PairedResult {
   estimate: { hard: number; soft: number; score: number };
   /** The candidate's per-item scores by selection index (null where not evaluated). */
   candidateItems: (ItemScores | null)[];
+  /** The action the verdict records: an accepted candidate above the best score is a new best. */
+  action: "accept_new_best" | "accept" | "reject" | "undecided";
 }
 
 /** Per-item scores of a skill by selection index, as the state keeps them. */
@@ -44,12 +46,11 @@ export function pruneItems(state: LoopState): void {
   for (const h of Object.keys(state.selItems)) if (!keep.has(h)) delete state.selItems[h];
 }
 
-/** The step action a paired verdict records: an accepted candidate above the best score is a new best. */
-export function pairedAction(
+function pairedAction(
   verdict: PairedResult["decision"]["verdict"],
   estimate: number,
   bestScore: number,
-): "accept_new_best" | "accept" | "reject" | "undecided" {
+): PairedResult["action"] {
   if (verdict === "accept") return estimate > bestScore ? "accept_new_best" : "accept";
   return verdict === "reject" ? "reject" : "undecided";
 }
@@ -68,20 +69,13 @@ export function partialRow(
   return { kind, hash, split: "val", hard, soft, score: null, evaluated: out.evaluated, total: out.total, action };
 }
 
-/** A candidate the paired gate accepted becomes the current skill (and the best, when `newBest`). */
-export function adoptAccepted(
-  state: LoopState,
-  hash: string,
-  origin: string,
-  p: PairedResult,
-  newBest: boolean,
-  step: number,
-): void {
+/** A candidate the paired gate accepted becomes the current skill (and the best, on a new best). */
+export function adoptAccepted(state: LoopState, hash: string, origin: string, p: PairedResult, step: number): void {
   const { hard, soft, score } = p.estimate;
   state.current = { hash, hard, soft, score, origin };
   state.selCache[hash] = { hard, soft };
   rememberItems(state, hash, p.candidateItems);
-  if (newBest) state.best = { ...state.current, step };
+  if (p.action === "accept_new_best") state.best = { ...state.current, step };
 }
 
 /**
@@ -144,5 +138,6 @@ export async function pairedGate(
     candidateItems = full.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
     estimate = { hard: sc.hard, soft: sc.soft, score: gateScore(g, sc.hard, sc.soft, candidate) };
   }
-  return { decision, out, estimate, candidateItems };
+  const action = pairedAction(decision.verdict, estimate.score, state.best.score);
+  return { decision, out, estimate, candidateItems, action };
 }

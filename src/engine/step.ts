@@ -3,15 +3,7 @@ import type { EvaluationRow } from "./checkpoint.ts";
 import type { EditReportRow } from "./edits.ts";
 import { type ErroredItem, type Evaluator, isFailure, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import { decide, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
-import {
-  adoptAccepted,
-  type PairedOrder,
-  pairedAction,
-  pairedGate,
-  partialRow,
-  pruneItems,
-  rememberItems,
-} from "./paired-gate.ts";
+import { adoptAccepted, type PairedOrder, pairedGate, partialRow, pruneItems, rememberItems } from "./paired-gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
@@ -441,7 +433,7 @@ export async function runStep(
     const d = p.decision;
     const saved = p.out.total - p.out.launched;
     state.selectionSaved += saved;
-    const verdictAction = pairedAction(d.verdict, p.estimate.score, state.best.score);
+    const verdictAction = p.action;
     evaluations.push(partialRow("candidate", cHash, p.out, verdictAction));
     set({
       gate_metric: g.metric,
@@ -457,7 +449,7 @@ export async function runStep(
     });
     emit({ type: "decision", step: step.global, action: verdictAction, rule: "paired", gate: d });
     if (d.verdict === "accept") {
-      adoptAccepted(state, cHash, origin, p, verdictAction === "accept_new_best", step.global);
+      adoptAccepted(state, cHash, origin, p, step.global);
       state.counts.accepted += 1;
       pruneItems(state);
       buffer(verdictAction, { failed_edits: failedEdits(report) });

@@ -4,15 +4,7 @@ import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents, StageEvent } from "./events.ts";
 import { decide, gateScore, gateSettings, type ItemScores, itemScore, semanticDensity } from "./gate.ts";
-import {
-  adoptAccepted,
-  type PairedOrder,
-  pairedAction,
-  pairedGate,
-  partialRow,
-  pruneItems,
-  rememberItems,
-} from "./paired-gate.ts";
+import { adoptAccepted, type PairedOrder, pairedGate, partialRow, pruneItems, rememberItems } from "./paired-gate.ts";
 import { seededShuffle } from "./random.ts";
 import { detectableGain, type GateDecision } from "./sequential.ts";
 import type { PromptSet } from "./messages.ts";
@@ -372,10 +364,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           const p = await pairedGate(ev, gate, state, pairedOrder, cand, curr, `slow update epoch ${epoch} selection`);
           const d = p.decision;
           state.selectionSaved += p.out.total - p.out.launched;
-          const action = pairedAction(d.verdict, p.estimate.score, state.best.score);
+          const action = p.action;
           evaluations.push(partialRow("slow_update", h, p.out, action));
-          if (d.verdict === "accept")
-            adoptAccepted(state, h, `slow_update_epoch_${tag}`, p, action === "accept_new_best", state.lastStep);
+          if (d.verdict === "accept") adoptAccepted(state, h, `slow_update_epoch_${tag}`, p, state.lastStep);
           pruneItems(state);
           settle(action, d, undefined);
           state.boundaryEpoch = epoch;
