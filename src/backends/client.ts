@@ -14,6 +14,7 @@ import type {
 } from "../engine/index.ts";
 import {
   BackendError,
+  type BackendErrorKind,
   BudgetError,
   type BudgetFacts,
   errorMessage,
@@ -45,6 +46,9 @@ export type CallEvent =
       model: string;
       attempt: number;
       delayMs: number;
+      /** The failure that is retried: its kind and HTTP status (null when it has none), and its message (redacted). */
+      kind: BackendErrorKind | null;
+      status: number | null;
       error: string;
     }
   | { type: "dropped"; role: Role; stage: string; reason: string };
@@ -364,6 +368,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
               model: req.model,
               attempt,
               delayMs,
+              kind: error instanceof BackendError ? error.kind : null,
+              status: error instanceof BackendError ? (error.status ?? null) : null,
               error: redactText(errorMessage(error)),
             });
           },

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { createModelClient } from "../../src/backends/index.ts";
+import { type CallEvent, createModelClient } from "../../src/backends/index.ts";
 import { BudgetError } from "../../src/lib/index.ts";
 import { ledgerRows, openStore, useCallTables } from "../../src/store/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
@@ -197,15 +197,13 @@ describe("limits and accounting", () => {
 
   test("onCall streams one event per call and per retry", async () => {
     await using server = await startFakeOpenAI();
-    server.enqueue({ fault: "status", status: 503 }, "done");
-    const events: string[] = [];
-    await using client = await compatClient(
-      server.url,
-      {},
-      { onCall: (e) => events.push(`${e.type}:${"stage" in e ? e.stage : ""}`) },
-    );
+    server.enqueue({ fault: "status", status: 503, retryAfterMs: 0 }, "done");
+    const events: CallEvent[] = [];
+    await using client = await compatClient(server.url, {}, { onCall: (e) => events.push(e) });
     await client.chat("optimizer", ask("e", { stage: "merge" }));
-    expect(events).toEqual(["retry:merge", "call:merge"]);
+    expect(events.map((e) => `${e.type}:${e.stage}`)).toEqual(["retry:merge", "call:merge"]);
+    // The retry's failure is typed: its kind and HTTP status, beside its (redacted) message.
+    expect(events[0]).toMatchObject({ type: "retry", role: "optimizer", attempt: 1, kind: "http", status: 503 });
   });
 });
 
