@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { mulberry32 } from "../../../src/lib/index.ts";
 import { harvest, type SessionDigest, SOURCE_NAMES } from "../../../src/sleep/harvest/index.ts";
-import { type JsonValue, parseLine, setParsePath } from "../../../src/sleep/harvest/jsonl.ts";
+import { type JsonValue, parseLine, setParsePath, str } from "../../../src/sleep/harvest/jsonl.ts";
 import { tempDir } from "../../support/tmp.ts";
 import { fakeHome } from "./support.ts";
 
@@ -176,6 +176,29 @@ describe("parseLine's native string ends equal JSON.parse", () => {
         expect(parse(text, stop)).toEqual(want);
       }
     }
+  });
+
+  test("short values decoded once and found again by their bytes stay exact (colliding slots, non-ASCII)", () => {
+    const r = mulberry32(99);
+    // Raw JSON text: the last two are escapes (\u00ff and an escaped backslash).
+    const alphabet = ["a", "b", "_", "-", "é", "😀", "Z", "0", "\\u00ff", "\\\\"];
+    const seen: string[] = [];
+    for (let i = 0; i < 4000; i++) {
+      const raw =
+        i % 3 === 0 && seen.length > 0
+          ? pick(r, seen)
+          : Array.from({ length: 1 + Math.floor(r() * 22) }, () => pick(r, alphabet)).join("");
+      seen.push(raw);
+      const b = Buffer.from(`{"t":"${raw}","u":["${raw}"]}`);
+      const want = JSON.parse(b.toString());
+      const got = parseLine(b, 0, b.length) as Record<string, JsonValue>;
+      expect(str(got.t)).toBe(want.t);
+      expect(JSON.parse(JSON.stringify(got.u))).toEqual(want.u);
+    }
+    // Bytes that are not UTF-8 decode as JSON.parse of the decoded text sees them.
+    const bad = Buffer.concat([Buffer.from('{"t":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}')]);
+    for (let i = 0; i < 3; i++)
+      expect(str((parseLine(bad, 0, bad.length) as Record<string, JsonValue>).t)).toBe("a\ufffd\ufffdb");
   });
 
   test("broken lines are still refused on the native path", () => {
