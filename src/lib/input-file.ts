@@ -1,8 +1,9 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs";
 import { DataError, SkilloptError } from "./errors.ts";
 
-/** What a non-regular file is, for one line ("a named pipe (FIFO)", "a directory", …). */
+/** What a path is, for one line ("a named pipe (FIFO)", "a directory", "a symbolic link" from lstat, …). */
 export function fileKind(st: Stats): string {
+  if (st.isSymbolicLink()) return "a symbolic link";
   if (st.isFile()) return "a regular file";
   if (st.isDirectory()) return "a directory";
   if (st.isFIFO()) return "a named pipe (FIFO)";

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { compactTimestamp, StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
-import { kindOf, readRegularFile } from "./adopt/read.ts";
+import { compactTimestamp, fileKind, StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { entryExists, readRegularFile } from "./adopt/read.ts";
 import { sealKey, sealObject } from "./adopt/seal.ts";
 import { type LegacyRow, MANIFEST_SCHEMA, type Manifest, type SkillRow } from "./manifest.ts";
 import { safeSkillName } from "./skills.ts";
@@ -34,7 +34,7 @@ export function readBaseline(path: string): Baseline {
     const st = statSync(path);
     if (!st.isFile())
       throw new StagingError(
-        `${path} is ${kindOf(st)}, not a regular file; SkillOpt-Sleep will not read or rewrite it`,
+        `${path} is ${fileKind(st)}, not a regular file; SkillOpt-Sleep will not read or rewrite it`,
       );
     bytes = readRegularFile(realpathSync(path));
   } catch (err) {
@@ -59,15 +59,6 @@ export function canonicalMissing(path: string): string {
   return join(canonicalMissing(parent), basename(abs));
 }
 
-function lstatExists(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `<project>/.skillopt-sleep/staging`, refusing symlinked or misplaced roots (spec §7.2). */
 function stagingRoot(project: string, create = false): string {
   const base = join(project, ".skillopt-sleep");
@@ -83,7 +74,7 @@ function stagingRoot(project: string, create = false): string {
   }
   // Staged evidence (prompts, transcripts excerpts, proposals) is never meant to be committed.
   const ignore = join(base, ".gitignore");
-  if (create && !existsSync(ignore) && !lstatExists(ignore)) writeFileAtomic(ignore, "*\n");
+  if (create && !existsSync(ignore) && !entryExists(ignore)) writeFileAtomic(ignore, "*\n");
   if (realpathSync(root) !== join(realpathSync(project), ".skillopt-sleep", "staging"))
     throw new StagingError(`${root} resolves outside the project`);
   return root;

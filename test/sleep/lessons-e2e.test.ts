@@ -192,7 +192,7 @@ describe("lessons on night one with no model", () => {
     const fifo = await run(["diff", "--json"]);
     expect(fifo.code).toBe(0);
     expect(JSON.parse(fifo.stdout).evidence).toEqual([]);
-    expect(fifo.stderr).toContain(`${join(night, "report.json")} is a FIFO`);
+    expect(fifo.stderr).toContain(`${join(night, "report.json")} is a named pipe (FIFO)`);
   });
 });
 

@@ -45,7 +45,9 @@ describe("night trust", () => {
     const n = stagedNight(tmp.path);
     rmSync(n.memoryPath);
     if (mkfifo(n.memoryPath))
-      expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(/is a FIFO, not a regular file/);
+      expect(() => openLiveFileForRead(n.dir, n.memoryPath, n.stateDir)).toThrow(
+        /is a named pipe \(FIFO\), not a regular file/,
+      );
     rmSync(n.memoryPath);
     writeFileSync(join(tmp.path, "secret.md"), "root only\n");
     symlinkSync(join(tmp.path, "secret.md"), n.memoryPath);
@@ -57,13 +59,13 @@ describe("night trust", () => {
   test("review's baseline read refuses a FIFO in place of a memory file instead of blocking", () => {
     using tmp = tempDir();
     const fifo = join(tmp.path, "CLAUDE.md");
-    if (mkfifo(fifo)) expect(() => readBaseline(fifo)).toThrow(/is a FIFO, not a regular file/);
+    if (mkfifo(fifo)) expect(() => readBaseline(fifo)).toThrow(/is a named pipe \(FIFO\), not a regular file/);
   });
 
   test("readRegularFile refuses FIFOs, directories and links at once", () => {
     using tmp = tempDir();
     const fifo = join(tmp.path, "f");
-    if (mkfifo(fifo)) expect(() => readRegularFile(fifo)).toThrow(/is a FIFO/);
+    if (mkfifo(fifo)) expect(() => readRegularFile(fifo)).toThrow(/is a named pipe \(FIFO\)/);
     mkdirSync(join(tmp.path, "d"));
     expect(() => readRegularFile(join(tmp.path, "d"))).toThrow(/is a directory/);
     writeFileSync(join(tmp.path, "x"), "x");

@@ -491,7 +491,7 @@ describe("a cloned repository's planted Sleep nights", () => {
     rmSync(live, { force: true });
     mkfifo(live);
     const fifo = await page();
-    expect(fifo).toContain(`${live} is a FIFO, not a regular file`);
+    expect(fifo).toContain(`${live} is a named pipe (FIFO), not a regular file`);
     expect(fifo).not.toContain("adopt-btn");
     rmSync(live);
     symlinkSync(join(tmp.path, "secret.md"), live);

@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import * as v from "valibot";
-import { StagingError, sha256 } from "../../lib/index.ts";
+import { fileKind, StagingError, sha256 } from "../../lib/index.ts";
 import { legacyRows, type ManagedRow, type Manifest } from "../manifest.ts";
 import { canonicalMissing } from "../stage.ts";
 import {
@@ -34,7 +34,7 @@ import {
   writeJournal,
 } from "./journal.ts";
 import { lockAll, unlockAll } from "./locks.ts";
-import { kindOf, readJsonFile, readRegularFile } from "./read.ts";
+import { readJsonFile, readRegularFile } from "./read.ts";
 import { type SealKey, sealObject, sealProblem, unsealed } from "./seal.ts";
 
 /** A legacy receipt row (spec §7.9 step 4). */
@@ -125,7 +125,7 @@ export function readReceipts<T extends LegacyReceipt | SkillReceipt>(path: strin
   } catch {
     return [];
   }
-  if (!st.isFile()) damaged(path, `it is ${kindOf(st)}`);
+  if (!st.isFile()) damaged(path, `it is ${fileKind(st)}`);
   if (scope) checkStagingPath(scope, path);
   const data = readJsonFile(path, "the receipt file");
   if (!Array.isArray(data)) damaged(path, "not a list of receipts");

@@ -12,10 +12,10 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { processAlive, StagingError } from "../../lib/index.ts";
+import { fileKind, processAlive, StagingError } from "../../lib/index.ts";
 import { legacyRows, type Manifest, parseManifest } from "../manifest.ts";
 import { canonicalMissing, NIGHT_NAME } from "../stage.ts";
-import { kindOf, readJsonFile, readRegularFile } from "./read.ts";
+import { readJsonFile, readRegularFile } from "./read.ts";
 import { inside, type SealKey, sealKey, sealProblem } from "./seal.ts";
 
 /** One live file a sealed manifest names. */
@@ -59,7 +59,7 @@ function realDir(p: string, what: string): void {
   } catch {
     untrusted(`${what} ${p} does not exist`);
   }
-  if (!st.isDirectory()) untrusted(`${what} ${p} is ${kindOf(st)}, not a real directory`);
+  if (!st.isDirectory()) untrusted(`${what} ${p} is ${fileKind(st)}, not a real directory`);
 }
 
 /**
@@ -137,7 +137,7 @@ export function checkLivePath(scope: NightScope, path: string): { exists: boolea
   } catch {
     return { exists: false, mode: null };
   }
-  if (!st.isFile()) untrusted(`${path} is ${kindOf(st)}, not a regular file`);
+  if (!st.isFile()) untrusted(`${path} is ${fileKind(st)}, not a regular file`);
   if (st.nlink !== 1) untrusted(`${path} has ${st.nlink} hard links; refusing to rewrite a shared file`);
   return { exists: true, mode: st.mode & 0o777 };
 }
@@ -158,7 +158,7 @@ export function checkStagingPath(scope: NightScope, path: string, dir = false): 
     return;
   }
   if (dir ? !st.isDirectory() : !st.isFile())
-    untrusted(`${path} is ${kindOf(st)}, not ${dir ? "a directory" : "a regular file"}`);
+    untrusted(`${path} is ${fileKind(st)}, not ${dir ? "a directory" : "a regular file"}`);
   if (!dir && st.nlink !== 1) untrusted(`${path} has ${st.nlink} hard links`);
 }
 

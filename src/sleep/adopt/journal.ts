@@ -27,23 +27,27 @@ import {
   writeGuarded,
 } from "./guard.ts";
 import { acquireLock, type Lock, releaseLock, STAGING_LOCK } from "./locks.ts";
-import { readJsonFile, readRegularFile } from "./read.ts";
+import { entryExists, readJsonFile, readRegularFile } from "./read.ts";
 import { sealObject, sealProblem, unsealed } from "./seal.ts";
 
 /** The write-ahead journal of an adoption or a rollback (spec §7.11, version 2 layout). */
 export const JOURNAL_FILE = ".adopt-transaction.json";
 
 const FileId = v.nullable(v.tuple([v.number(), v.number()]));
+/** A live file as it was before adoption: its bytes (null when absent), mode, identity and hash. */
+const ORIGINAL = {
+  original_b64: v.nullable(v.string()),
+  original_mode: v.nullable(v.number()),
+  original_file_id: FileId,
+  baseline_sha256: v.string(),
+};
 const JournalTargetSchema = v.object({
   key: v.string(),
   live_path: v.string(),
   expected_realpath: v.string(),
   expected_basename: v.string(),
   proposed_sha256: v.string(),
-  original_b64: v.nullable(v.string()),
-  original_mode: v.nullable(v.number()),
-  original_file_id: FileId,
-  baseline_sha256: v.string(),
+  ...ORIGINAL,
   backup_path: v.string(),
   created_dirs: v.array(v.string()),
   created_dir_ids: v.array(v.tuple([v.number(), v.number()])),
@@ -54,10 +58,7 @@ const JournalSchema = v.object({
   targets: v.array(JournalTargetSchema),
   receipt: v.object({
     path: v.string(),
-    original_b64: v.nullable(v.string()),
-    original_mode: v.nullable(v.number()),
-    original_file_id: FileId,
-    baseline_sha256: v.string(),
+    ...ORIGINAL,
     proposed_sha256: v.string(),
   }),
 });
@@ -137,22 +138,13 @@ export function writeJournal(scope: NightScope, j: Journal | RollbackJournal, fi
   }
 }
 
-function present(p: string): boolean {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The journal of a night, validated and verified to be sealed by this user, or undefined when
  * there is none. A journal this user did not write is refused (never acted upon).
  */
 function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
   const path = join(scope.dir, JOURNAL_FILE);
-  if (!present(path)) return undefined;
+  if (!entryExists(path)) return undefined;
   checkStagingPath(scope, path);
   const data = readJsonFile(path, "the adoption journal");
   const problem = sealProblem(scope.key, "journal", scope.dir, data);
@@ -196,7 +188,7 @@ export function recoverJournal(
   stagingDir: string,
   opts: { stateDir: string; held?: boolean; force?: boolean },
 ): Recovery {
-  if (!present(join(stagingDir, JOURNAL_FILE))) return { recovered: false, restored: [], cleaned: [] };
+  if (!entryExists(join(stagingDir, JOURNAL_FILE))) return { recovered: false, restored: [], cleaned: [] };
   const scope = trustNight(stagingDir, opts.stateDir);
   if (opts.held) return recoverLocked(scope, opts.force === true);
   // A journal is only abandoned if no live process holds the night's staging lock: recovering
@@ -354,7 +346,7 @@ export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: T
     for (const p of [r.from, r.to]) if (dirname(p) !== scope.dir) untrusted(`${p} is not directly inside ${scope.dir}`);
     checkStagingPath(scope, r.from, lstatIsDir(r.from));
     checkStagingPath(scope, r.to, lstatIsDir(r.to));
-    if (present(r.from) && !present(r.to)) renameSync(r.from, r.to);
+    if (entryExists(r.from) && !entryExists(r.to)) renameSync(r.from, r.to);
     hooks.afterRename?.(i);
   }
   removeGuarded(() => checkStagingPath(scope, join(scope.dir, JOURNAL_FILE)), join(scope.dir, JOURNAL_FILE));
@@ -371,5 +363,5 @@ function lstatIsDir(p: string): boolean {
 
 /** True when a night has a journal (an interrupted adoption or rollback). */
 export function hasJournal(stagingDir: string): boolean {
-  return present(join(stagingDir, JOURNAL_FILE)) || existsSync(join(stagingDir, JOURNAL_FILE));
+  return entryExists(join(stagingDir, JOURNAL_FILE)) || existsSync(join(stagingDir, JOURNAL_FILE));
 }

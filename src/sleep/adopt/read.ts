@@ -1,23 +1,17 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync } from "node:fs";
-import { StagingError } from "../../lib/index.ts";
+import { fileKind, StagingError } from "../../lib/index.ts";
 
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const NONBLOCK = constants.O_NONBLOCK ?? 0;
 
-/** What a path is, in words, for a refusal. */
-export function kindOf(st: {
-  isFile(): boolean;
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-  isFIFO(): boolean;
-  isSocket(): boolean;
-}): string {
-  if (st.isSymbolicLink()) return "a symbolic link";
-  if (st.isFIFO()) return "a FIFO";
-  if (st.isSocket()) return "a socket";
-  if (st.isDirectory()) return "a directory";
-  if (st.isFile()) return "a regular file";
-  return "a device";
+/** Something is at `p`, a dangling symbolic link included (lstat: the link itself, not its target). */
+export function entryExists(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -42,7 +36,7 @@ export function readRegularFile(
     });
   }
   if (!pre.isFile())
-    throw new StagingError(`${path} is ${kindOf(pre)}, not a regular file; refusing to read it`, {
+    throw new StagingError(`${path} is ${fileKind(pre)}, not a regular file; refusing to read it`, {
       data: { kind: "unsafe_path" },
     });
   let fd: number;

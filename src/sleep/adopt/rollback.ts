@@ -1,11 +1,11 @@
-import { existsSync, lstatSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { StagingError, sha256 } from "../../lib/index.ts";
 import { type LegacyReceipt, readCreatedDirs, readReceipts, type SkillReceipt } from "./adopt.ts";
 import { checkStagingPath, type NightScope, readLive, trustNight } from "./guard.ts";
 import { completeRollback, type RollbackJournal, recoverJournal, type TargetHooks, writeJournal } from "./journal.ts";
 import { lockAll, unlockAll } from "./locks.ts";
-import { readRegularFile } from "./read.ts";
+import { entryExists, readRegularFile } from "./read.ts";
 
 /** What a rollback did. */
 interface RollbackResult {
@@ -37,18 +37,9 @@ function receiptsOf(scope: NightScope): Row[] {
   return out;
 }
 
-const present = (p: string): boolean => {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** True when the night has receipts (something was adopted from it). */
 export function hasReceipts(dir: string): boolean {
-  return present(join(dir, "adopted_legacy.json")) || present(join(dir, "adopted_skills.json"));
+  return entryExists(join(dir, "adopted_legacy.json")) || entryExists(join(dir, "adopted_skills.json"));
 }
 
 /**
@@ -115,7 +106,7 @@ export function rollbackNight(
     }
     const stamp = opts.now ?? Date.now();
     const renames = ["adopted_legacy.json", "adopted_skills.json", "backup"]
-      .filter((f) => present(join(scope.dir, f)))
+      .filter((f) => entryExists(join(scope.dir, f)))
       .map((f) => ({
         from: join(scope.dir, f),
         to: join(scope.dir, `${f.replace(/\.json$/, "")}.rolledback-${stamp}${f.endsWith(".json") ? ".json" : ""}`),
