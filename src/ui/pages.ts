@@ -6,9 +6,8 @@ import {
   renderDiff,
   renderRunBody,
   type RunView,
-  warningText,
 } from "../report/index.ts";
-import { RUN_FILES, readRunWarnings } from "../run/index.ts";
+import { RUN_FILES } from "../run/index.ts";
 import { LAUNCH_FIELDS } from "./launch-form.ts";
 import type { LaunchInfo } from "./launcher.ts";
 import type { RunRow } from "./run-index.ts";
@@ -91,25 +90,9 @@ data-launch="${esc(l.id)}">Stop</button>`
   }</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
 }
 
-/** The warnings the run recorded (warnings.jsonl), in the console's words, newest last. */
-function warningsSection(dir: string): string {
-  const { warnings, issues } = readRunWarnings(dir);
-  if (!warnings.length && !issues.length) return "";
-  const items = [
-    ...warnings.map(
-      (w) => `<li data-code="${esc(w.code)}"><span class="muted">${esc(w.time.replace("T", " ").slice(0, 19))}</span> \
-${esc(warningText(w))}</li>`,
-    ),
-    ...issues.map((i) => `<li class="warn">${esc(i)}</li>`),
-  ];
-  return `<h2>Warnings</h2><ul id="run-warnings">${items.join("")}</ul>`;
-}
-
 /** The part of a run's page the live view re-renders when the run changes. */
 export function runBodyHtml(run: RunView, id: string): string {
-  return `<div id="run-body" data-run="${esc(id)}" data-steps="${run.steps.length}" data-status="${esc(run.status)}">${renderRunBody(run)}${warningsSection(
-    run.dir,
-  )}</div>`;
+  return `<div id="run-body" data-run="${esc(id)}" data-steps="${run.steps.length}" data-status="${esc(run.status)}">${renderRunBody(run)}</div>`;
 }
 
 export function runPage(run: RunView, id: string, launch?: LaunchInfo): string {

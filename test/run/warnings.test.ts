@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { WarningRecord } from "../../src/engine/index.ts";
 import { esc, warningText } from "../../src/report/index.ts";
@@ -47,7 +47,12 @@ describe("a run's warnings are typed records: --json, warnings.jsonl, the dashbo
     // The run folder keeps the same record.
     expect(readRunWarnings(out)).toEqual({ warnings: [w], issues: [] });
 
-    // The dashboard lists it with the console's words, on the page and in the live view's body.
+    // report.html lists it with the console's words.
+    const report = readFileSync(join(out, "report.html"), "utf8");
+    expect(report).toContain(`<ul id="run-warnings"><li data-code="budget_stop">`);
+    expect(report).toContain(esc(warningText(w)));
+
+    // The dashboard lists it the same way (the same rendering), on the page and in the live view's body.
     const ui = startUi({ root: join(tmp.path, "outputs"), port: 0, command: ["/bin/false"] });
     try {
       const auth = await signIn(ui);

@@ -8,6 +8,7 @@ import {
   parseSummary,
   RUN_FILES,
   readBatchWait,
+  readRunWarnings,
   runFolderKind,
   runPaths,
   runStatus,
@@ -354,6 +355,9 @@ function assemble(
   // A live process waiting on a provider batch: the run is running, and says on which batch.
   const wait = readBatchWait(dir);
   const waiting = wait && processAlive(wait.pid) ? batchWaitText(wait) : null;
+  // The run's warnings (ours only): a line that is not a warning record is damaged data.
+  const recorded = ours ? readRunWarnings(dir) : { warnings: [], issues: [] };
+  errors.push(...recorded.issues);
   const simulator = /\bsim\b/.test(info.backend) || /^sim[-:]/.test(info.optimizer) || /^sim[-:]/.test(info.target);
   const run: RunView = {
     dir,
@@ -388,6 +392,7 @@ function assemble(
     evaluation: evalRaw === undefined ? null : evaluationView(evalRaw),
     errors,
     warnings,
+    runWarnings: recorded.warnings,
     storeError,
     failure: state?.meta.reason || evalFailure,
   };

@@ -1,4 +1,5 @@
 import { RUN_FILES } from "../../run/index.ts";
+import { warningText } from "../stage-text.ts";
 import { renderDiff } from "./diff-html.ts";
 import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 import { renderCostChart, renderScoreChart, scoreLegend } from "./run-charts.ts";
@@ -261,6 +262,16 @@ function* lines(sections: readonly (string | (() => string) | Iterable<string>)[
   }
 }
 
+/** The faults the run survived and its stops (warnings.jsonl), in the console's words, oldest first. */
+function warningsSection(run: RunView): string {
+  if (!run.runWarnings.length) return "";
+  const items = run.runWarnings.map(
+    (w) =>
+      `<li data-code="${esc(w.code)}"><span class="muted">${esc(w.time.replace("T", " ").slice(0, 19))}</span> ${esc(warningText(w))}</li>`,
+  );
+  return `<h2>Warnings</h2><ul id="run-warnings">${items.join("")}</ul>`;
+}
+
 function configSection(run: RunView): string {
   return run.configYaml
     ? `<h2>Configuration</h2><details><summary>config.resolved.yaml</summary><pre>${esc(run.configYaml)}</pre></details>`
@@ -294,7 +305,7 @@ function* stepDetailParts(run: RunView, details: StepDetails | undefined, warnin
  */
 function renderRunBodyParts(run: RunView, details?: StepDetails): Generator<string> {
   if (run.evaluation && run.steps.length === 0)
-    return lines([renderHeader(run), evaluationSection(run), configSection(run)]);
+    return lines([renderHeader(run), warningsSection(run), evaluationSection(run), configSection(run)]);
   const initial = run.initialSkill;
   const best = run.bestSkill ?? run.finalSkill;
   const bestSection =
@@ -305,6 +316,7 @@ id="best-skill">${esc(best)}</pre>`;
   const warningsShown = run.warnings.length;
   return lines([
     renderHeader(run),
+    warningsSection(run),
     () => renderCards(run),
     `<h2>Scores</h2>`,
     () => renderScoreChart(run),

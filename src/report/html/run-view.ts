@@ -1,3 +1,4 @@
+import type { WarningRecord } from "../../engine/index.ts";
 /** The normalised view of one run that the HTML report and the dashboard render. */
 
 export type StepAction = "accepted" | "rejected" | "rejected_early" | "undecided" | "skipped";
@@ -162,6 +163,8 @@ export interface RunView {
   errors: string[];
   /** Problems met while reading the run (unreadable step files, a foreign folder's odd record); the rest still renders. */
   warnings: string[];
+  /** The faults the run survived and its stops (warnings.jsonl), typed; worded by report's warningText. */
+  runWarnings: WarningRecord[];
   /** The run store could not be read (corrupt or half-written); shown on the run's row. */
   storeError: string | null;
   /** Why the run failed or stopped (e.g. an endpoint that gave no answers), when known. */
