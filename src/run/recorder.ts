@@ -105,7 +105,6 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
   let failure: unknown;
   const collect = collectWhenGrown();
   const runJobs = () => {
-    scheduled = false;
     for (let job = pending.shift(); job; job = pending.shift()) job();
   };
   const flush = () => {
@@ -117,9 +116,12 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
     // in-process simulator): write them now, so pending work stays one checkpoint deep.
     if (pending.length) flush();
     pending.push(job);
+    // One turn is asked for at a time: a run that never yields (the in-process simulator) would
+    // otherwise queue one more callback per step until it ends.
     if (!scheduled) {
       scheduled = true;
       setImmediate(() => {
+        scheduled = false;
         try {
           runJobs();
         } catch (err) {

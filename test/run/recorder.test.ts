@@ -97,6 +97,30 @@ describe("the run recorder", () => {
     }
   }, 60_000);
 
+  test("a run that never yields keeps at most one deferred-write turn queued, not one per step", async () => {
+    using tmp = tempDir();
+    const real = globalThis.setImmediate;
+    let queued = 0;
+    let most = 0;
+    let asked = 0;
+    // Count the turns the recorder asks for and how many wait at once (the in-process simulator never yields).
+    globalThis.setImmediate = ((fn: (...a: unknown[]) => void, ...args: unknown[]) => {
+      asked++;
+      most = Math.max(most, ++queued);
+      return real(() => {
+        queued--;
+        fn(...args);
+      });
+    }) as typeof setImmediate;
+    try {
+      await trainInto(join(tmp.path, "run"));
+    } finally {
+      globalThis.setImmediate = real;
+    }
+    expect(asked).toBeGreaterThan(0);
+    expect(most).toBe(1);
+  }, 60_000);
+
   test("only the latest checkpoint keeps its loop state, so the store grows linearly with steps", async () => {
     using tmp = tempDir();
     const dir = join(tmp.path, "run");
