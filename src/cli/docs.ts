@@ -44,9 +44,11 @@ export default defineCommand({
         wanted,
         all.map((p) => p.topic),
       );
-      throw new UsageError(`unknown docs topic "${wanted}"${guess ? ` (did you mean "${guess}"?)` : ""}`, {
-        hint: "run `skillopt docs` to list the topics",
-      });
+      throw new UsageError(
+        `unknown docs topic "${wanted}"${guess ? ` (did you mean "${guess}"?)` : ""}`,
+        { flag: "topic", value: wanted, suggestion: guess, choices: all.map((p) => p.topic) },
+        { hint: "run `skillopt docs` to list the topics" },
+      );
     }
     if (output.json) return printJson({ topic: page.topic, file: page.file, title: page.title, text: page.text });
     printResult(page.text);

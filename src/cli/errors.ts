@@ -37,7 +37,7 @@ export function fromFsError(err: unknown): unknown {
         ? "choose a directory you can write to (--out), or fix its permissions"
         : undefined;
   const data = { path: fs.path, fs_code: fs.code, ...(fs.syscall ? { syscall: fs.syscall } : {}) };
-  return new SkilloptError("store", `${action} ${fs.path}: ${FS_ERRORS[fs.code]} (${fs.code})`, 1, {
+  return new SkilloptError("filesystem", `${action} ${fs.path}: ${FS_ERRORS[fs.code]} (${fs.code})`, 1, {
     cause: err,
     hint,
     data,

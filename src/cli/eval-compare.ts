@@ -42,10 +42,18 @@ export function compareFlags(args: Record<string, unknown>): {
 } {
   const format = String(args.format ?? "text");
   if (format !== "text" && format !== "markdown")
-    throw new UsageError(`--format ${format}: unknown format`, { hint: "use text or markdown (--json for JSON)" });
+    throw new UsageError(
+      `--format ${format}: unknown format`,
+      { flag: "format", value: format, choices: ["text", "markdown"] },
+      { hint: "use text or markdown (--json for JSON)" },
+    );
   const failOn = String(args["fail-on"] ?? "regression");
   if (!(FAIL_ON as readonly string[]).includes(failOn))
-    throw new UsageError(`--fail-on ${failOn}: unknown value`, { hint: "use regression (the default) or undecided" });
+    throw new UsageError(
+      `--fail-on ${failOn}: unknown value`,
+      { flag: "fail-on", value: failOn, choices: [...FAIL_ON] },
+      { hint: "use regression (the default) or undecided" },
+    );
   return { format, failOn: failOn as (typeof FAIL_ON)[number] };
 }
 

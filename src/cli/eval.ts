@@ -15,6 +15,7 @@ import {
 } from "../engine/index.ts";
 import { compareFlags, runComparison } from "./eval-compare.ts";
 import {
+  closest,
   compactTimestamp,
   NoAnswerError,
   readSkillFile,
@@ -57,9 +58,11 @@ const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
 function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
   const s = SPLITS[name.trim().toLowerCase()];
   if (!s)
-    throw new UsageError(`--split ${name}: unknown split`, {
-      hint: "use train, val (valid_seen), test (valid_unseen) or all",
-    });
+    throw new UsageError(
+      `--split ${name}: unknown split`,
+      { flag: "split", value: name, choices: Object.keys(SPLITS), suggestion: closest(name, Object.keys(SPLITS)) },
+      { hint: "use train, val (valid_seen), test (valid_unseen) or all" },
+    );
   return s;
 }
 
@@ -67,14 +70,23 @@ function canonicalSplit(name: string): "train" | "val" | "test" | "all" {
 function baselineOptions(args: Record<string, unknown>, cwd: string) {
   if (!args.baseline) {
     const stray = ["baseline-label", "title", "markdown", "noise-items"].find((k) => args[k] !== undefined);
-    if (stray) throw new UsageError(`--${stray} needs --baseline OLD_SKILL`);
+    if (stray)
+      throw new UsageError(`--${stray} needs --baseline OLD_SKILL`, {
+        flag: stray,
+        value: String(args[stray]),
+        expected: "--baseline OLD_SKILL given too",
+      });
     return undefined;
   }
   const path = resolve(cwd, String(args.baseline));
   const raw = args["noise-items"];
   const noiseItems = raw === undefined ? undefined : Number(raw);
   if (noiseItems !== undefined && !(Number.isInteger(noiseItems) && noiseItems >= 0))
-    throw new UsageError(`--noise-items must be a whole number ≥ 0 (got ${raw})`);
+    throw new UsageError(`--noise-items must be a whole number ≥ 0 (got ${raw})`, {
+      flag: "noise-items",
+      value: raw,
+      expected: "integer >= 0",
+    });
   return {
     baseline: { path, text: readSkillFile(path, "--baseline"), label: String(args["baseline-label"] ?? "baseline") },
     title: args.title === undefined ? undefined : String(args.title),
@@ -147,18 +159,24 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
-    if (!args.skill) throw new UsageError("--skill FILE is required");
+    if (!args.skill) throw new UsageError("--skill FILE is required", { flag: "skill", expected: "skill file" });
     const skillPath = resolve(cwd, String(args.skill));
     const skill = readSkillFile(skillPath, "--skill");
     const split = canonicalSplit(String(args.split ?? "all"));
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
     if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1))
-      throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`);
+      throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`, {
+        flag: "fail-under",
+        value: args["fail-under"],
+        expected: "number 0-1",
+      });
     const compare = baselineOptions(args, cwd);
     if (compare && failUnder !== undefined)
-      throw new UsageError("--fail-under and --baseline cannot be combined", {
-        hint: "--baseline fails on a confident regression (--fail-on undecided to fail on undecided too)",
-      });
+      throw new UsageError(
+        "--fail-under and --baseline cannot be combined",
+        { flag: "fail-under", value: failUnder, conflicts: ["fail-under", "baseline"] },
+        { hint: "--baseline fails on a confident regression (--fail-on undecided to fail on undecided too)" },
+      );
     const { out_root: outRoot, ...legacy } = collectLegacy(rawArgs, LEGACY_EVAL_FLAGS);
     const loaded = loadFromInput(configInputOf(args, rawArgs, legacy));
     const config = loaded.config;
@@ -193,7 +211,12 @@ export default defineCommand({
       const n = config.evaluation.test_env_num;
       const items: TaskItem[] =
         split === "all" ? [...splits.train, ...splits.val, ...splits.test] : firstN(splits[split], n);
-      if (!items.length) throw new UsageError(`split ${split} of ${bench.name} is empty`);
+      if (!items.length)
+        throw new UsageError(`split ${split} of ${bench.name} is empty`, {
+          flag: "split",
+          value: split,
+          expected: `a split of ${bench.name} that holds items`,
+        });
       await preflight([
         ...roleNeeds(client, roles, { optimizer: "the judge" }),
         ...cliNeeds(client, roles, loaded.environ),

@@ -21,7 +21,13 @@ import { output, printJson, printResult } from "./output.ts";
 function pinnedBin(flag: unknown): string[] {
   if (typeof flag === "string" && flag) {
     const p = resolve(flag);
-    if (!existsSync(p) || !statSync(p).isFile()) throw new UsageError(`--bin ${flag}: no such file`);
+    if (!existsSync(p) || !statSync(p).isFile())
+      throw new UsageError(`--bin ${flag}: no such file`, {
+        flag: "bin",
+        value: flag,
+        path: p,
+        expected: "existing file",
+      });
     return [p];
   }
   const self = selfCommand();
@@ -64,15 +70,23 @@ export default defineCommand({
     const name = String(args.agent);
     if (!(AGENTS as readonly string[]).includes(name)) {
       const guess = closest(name, [...AGENTS]);
-      throw new UsageError(`unknown agent "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}`, {
-        hint: `choose one of ${AGENTS.join(", ")}`,
-      });
+      throw new UsageError(
+        `unknown agent "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}`,
+        { flag: "agent", value: name, choices: [...AGENTS], suggestion: guess },
+        { hint: `choose one of ${AGENTS.join(", ")}` },
+      );
     }
     const agent = name as Agent;
-    if (args.user && args.project) throw new UsageError("use --project DIR or --user, not both");
+    if (args.user && args.project)
+      throw new UsageError("use --project DIR or --user, not both", { flag: "user", conflicts: ["project", "user"] });
     const root = args.user ? homeDir() : resolve(String(args.project ?? "."));
     if (!existsSync(root) || !statSync(root).isDirectory())
-      throw new UsageError(`--project ${args.project}: no such directory`);
+      throw new UsageError(`--project ${args.project}: no such directory`, {
+        flag: args.user ? "user" : "project",
+        value: args.project,
+        path: root,
+        expected: "existing directory",
+      });
     const dry = args["dry-run"] === true;
     if (args.remove) {
       const m = readManifest(agent, root);
@@ -95,7 +109,8 @@ export default defineCommand({
       hook: args.hook === true,
       env: processEnv(),
     };
-    if (args.hook && agent !== "claude") throw new UsageError("--hook is for claude only");
+    if (args.hook && agent !== "claude")
+      throw new UsageError("--hook is for claude only", { flag: "hook", expected: "agent claude", value: true });
     const plan = planInstall(agent, target);
     const manifest = dry ? null : install(agent, target, plan);
     const files = plan.map((p) => ({ path: p.path, action: p.action }));

@@ -17,11 +17,19 @@ export default defineCommand({
   },
   run({ args }) {
     const dir = resolve(String(args.out));
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${args.out}: no such directory`);
-    if (!isRunDir(dir))
-      throw new UsageError(`${args.out}: not a run directory (none of ${RUN_MARKERS.join(", ")})`, {
-        hint: "pass the directory `skillopt train` wrote (see `skillopt runs`)",
+    if (!existsSync(dir) || !statSync(dir).isDirectory())
+      throw new UsageError(`${args.out}: no such directory`, {
+        flag: "out",
+        value: args.out,
+        path: dir,
+        expected: "existing directory",
       });
+    if (!isRunDir(dir))
+      throw new UsageError(
+        `${args.out}: not a run directory (none of ${RUN_MARKERS.join(", ")})`,
+        { flag: "out", value: args.out, path: dir, expected: "run directory", choices: [...RUN_MARKERS] },
+        { hint: "pass the directory `skillopt train` wrote (see `skillopt runs`)" },
+      );
     const { path, errors } = writeRunReport(dir);
     // The page is written (it shows the errors too), but a damaged record of our run is not a success.
     if (errors.length > 0)

@@ -39,9 +39,11 @@ export function savedInput(input: ConfigInput): ConfigInput {
 /** Load the config from CLI inputs; --config is required. */
 export function loadFromInput(input: ConfigInput): LoadedConfig {
   if (!input.config)
-    throw new UsageError("--config is required (a bundled name such as quickstart, or a YAML file)", {
-      hint: "run `skillopt configs` to list bundled configs",
-    });
+    throw new UsageError(
+      "--config is required (a bundled name such as quickstart, or a YAML file)",
+      { flag: "config", expected: "bundled config name or YAML file" },
+      { hint: "run `skillopt configs` to list bundled configs" },
+    );
   return loadConfig({
     config: input.config,
     set: input.set,

@@ -35,6 +35,7 @@ async function resolveChain(argv: string[]): Promise<Resolved> {
       const guess = closest(token, Object.keys(subs));
       throw new UsageError(
         `unknown command "${token}" for "${names.join(" ")}"${guess ? ` (did you mean "${guess}"?)` : ""}`,
+        { command: [...names, token].join(" "), suggestion: guess, choices: Object.keys(subs) },
         { hint: `run \`${names.join(" ")} --help\` to see the commands` },
       );
     }
@@ -73,9 +74,11 @@ function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
       name,
       [...accepted].filter((n) => !n.startsWith("no-") && n.length > 1),
     );
-    throw new UsageError(`unknown flag --${name} for "${commandName}"${guess ? ` (did you mean --${guess}?)` : ""}`, {
-      hint: `run \`${commandName} --help\` to see its flags`,
-    });
+    throw new UsageError(
+      `unknown flag --${name} for "${commandName}"${guess ? ` (did you mean --${guess}?)` : ""}`,
+      { command: commandName, flag: name, suggestion: guess },
+      { hint: `run \`${commandName} --help\` to see its flags` },
+    );
   }
 }
 
@@ -91,7 +94,11 @@ export async function checkCommandLine(argv: string[]): Promise<string> {
   const subs = await resolveValue(leaf.subCommands);
   if (subs && Object.keys(subs).length > 0 && !leaf.run) {
     if (chain.length === 1 && rest.length === 0) return commandName;
-    throw new UsageError(`missing or unknown subcommand for "${commandName}"`);
+    throw new UsageError(`missing or unknown subcommand for "${commandName}"`, {
+      command: commandName,
+      expected: "subcommand",
+      choices: Object.keys(subs),
+    });
   }
   checkFlags(((await resolveValue(leaf.args)) ?? {}) as ArgsDef, rest, commandName);
   return commandName;
@@ -111,12 +118,13 @@ export async function runCli(argv: string[]): Promise<number> {
   setLogLevel(
     output.quiet || output.json ? "quiet" : output.debug || argv.includes("--verbose") ? "verbose" : "normal",
   );
+  let commandName = "skillopt";
   try {
     if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) argv = ["version"];
     const { chain, names, rest } = await resolveChain(argv);
     const leaf = chain[chain.length - 1]!;
     const parent = chain.length > 1 ? chain[chain.length - 2] : undefined;
-    const commandName = names.join(" ");
+    commandName = names.join(" ");
     if (rest.includes("--help") || rest.includes("-h")) {
       const args = await resolveValue(leaf.args);
       const keep = args ? HELP_ARGS.get(args) : undefined;
@@ -136,6 +144,13 @@ export async function runCli(argv: string[]): Promise<number> {
       process.stderr.write(`${usage}\n`);
       throw new UsageError(
         stray ? `unknown command "${stray}" for "${commandName}"` : `missing subcommand for "${commandName}"`,
+        stray
+          ? {
+              command: `${commandName} ${stray}`,
+              suggestion: closest(stray, Object.keys(subs)),
+              choices: Object.keys(subs),
+            }
+          : { command: commandName, expected: "subcommand", choices: Object.keys(subs) },
       );
     }
     const args = ((await resolveValue(leaf.args)) ?? {}) as ArgsDef;
@@ -145,7 +160,7 @@ export async function runCli(argv: string[]): Promise<number> {
     await runCommand(leaf, { rawArgs: rest });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {
-    const e = normalize(err);
+    const e = normalize(err, commandName);
     const code = exitCodeOf(e);
     if (output.json) printJson(errorJson(e));
     process.stderr.write(renderError(e, output.debug));
@@ -153,12 +168,25 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-/** citty's own argument errors are usage errors. */
-function normalize(err: unknown): unknown {
+/** citty's own argument errors are usage errors; every usage error names the command it happened in. */
+function normalize(err: unknown, commandName: string): unknown {
   const fs = fromFsError(err);
   if (fs !== err) return fs;
+  if (err instanceof UsageError) return err.inCommand(commandName);
   if (err instanceof Error && err.name === "CLIError") {
-    return new UsageError(err.message.replace(/\u001b\[[0-9;]*m/g, ""), { cause: err });
+    const message = err.message.replace(/\u001b\[[0-9;]*m/g, "");
+    return new UsageError(message, { command: commandName, ...cittyFacts(message) }, { cause: err });
   }
   return err;
+}
+
+/** The flag and the accepted values named in one of citty's argument errors. */
+function cittyFacts(message: string): { flag?: string; value?: string; expected?: string; choices?: string[] } {
+  const positional = /^Missing required positional argument: (\S+)/.exec(message);
+  if (positional) return { flag: positional[1]!.toLowerCase(), expected: "positional argument" };
+  const required = /^Missing required argument: --(\S+)/.exec(message);
+  if (required) return { flag: required[1]!, expected: "a value" };
+  const choice = /^Invalid value for argument: --(\S+) \((.*)\)\. Expected one of: (.*)\.$/.exec(message);
+  if (choice) return { flag: choice[1]!, value: choice[2]!, choices: choice[3]!.split(", ") };
+  return {};
 }

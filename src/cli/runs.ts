@@ -17,7 +17,13 @@ export default defineCommand({
   run({ args }) {
     const root = resolve(process.cwd(), String(args.dir ?? "outputs"));
     if (!existsSync(root)) {
-      if (args.dir) throw new UsageError(`${args.dir}: no such directory`);
+      if (args.dir)
+        throw new UsageError(`${args.dir}: no such directory`, {
+          flag: "dir",
+          value: args.dir,
+          path: root,
+          expected: "existing directory",
+        });
       if (output.json) printJson([]);
       else printResult("no runs (outputs/ does not exist yet; start one with `skillopt train --config quickstart`)");
       return;

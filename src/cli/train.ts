@@ -75,7 +75,11 @@ export default defineCommand({
     try {
       const maxCost = args["max-cost"] === undefined ? undefined : Number(args["max-cost"]);
       if (maxCost !== undefined && !(maxCost > 0))
-        throw new UsageError(`--max-cost must be a positive number of dollars (got ${args["max-cost"]})`);
+        throw new UsageError(`--max-cost must be a positive number of dollars (got ${args["max-cost"]})`, {
+          flag: "max-cost",
+          value: args["max-cost"],
+          expected: "positive number of dollars",
+        });
       const loaded = loadFromInput(input);
       const config = loaded.config;
       for (const w of loaded.warnings) errWrite(`  [warn] ${w}\n`);
@@ -153,7 +157,7 @@ export default defineCommand({
       const events = recordingWarnings(dir, screen);
       // The first line always says which backend runs (the simulator named as such), also under --json.
       if (!output.quiet) errWrite(`${startLines.join("\n")}\n`);
-      const onSigint = () => controller.abort(new UsageError("interrupted"));
+      const onSigint = () => controller.abort(new UsageError("interrupted", { command: "skillopt train" }));
       process.once("SIGINT", onSigint);
       process.once("SIGTERM", onSigint);
       const recorder = runRecorder(runStore, dir, new Map());

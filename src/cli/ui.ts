@@ -46,9 +46,18 @@ export default defineCommand({
   async run({ args }) {
     const port = Number(args.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
-      throw new UsageError(`--port ${args.port}: expected an integer 0-65535`);
+      throw new UsageError(`--port ${args.port}: expected an integer 0-65535`, {
+        flag: "port",
+        value: args.port,
+        expected: "integer 0-65535",
+      });
     const token = args.token === undefined ? undefined : String(args.token);
-    if (token !== undefined && token.length < 8) throw new UsageError("--token: use at least 8 characters");
+    if (token !== undefined && token.length < 8)
+      throw new UsageError("--token: use at least 8 characters", {
+        flag: "token",
+        value: token,
+        expected: "at least 8 characters",
+      });
     const root = resolve(String(args.root));
     if (!existsSync(root)) mkdirSync(root, { recursive: true });
     const host = String(args.host);
@@ -70,9 +79,11 @@ export default defineCommand({
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === "EADDRINUSE")
-        throw new UsageError(`--port ${port}: already in use`, {
-          hint: "pick another with --port, or 0 for any free port",
-        });
+        throw new UsageError(
+          `--port ${port}: already in use`,
+          { flag: "port", value: port, expected: "a free port (0 picks one)" },
+          { hint: "pick another with --port, or 0 for any free port" },
+        );
       throw err;
     }
     if (!isLoopbackHost(host))

@@ -43,9 +43,11 @@ function regularOrMissing(path: string): Buffer | null {
   const st = lstatSync(path, { throwIfNoEntry: false });
   if (!st) return null;
   if (!st.isFile())
-    throw new UsageError(`${path} exists and is not a regular file; skillopt integrate leaves it alone`, {
-      hint: "move it away, then rerun",
-    });
+    throw new UsageError(
+      `${path} exists and is not a regular file; skillopt integrate leaves it alone`,
+      { path, expected: "regular file or nothing" },
+      { hint: "move it away, then rerun" },
+    );
   return readFileSync(path);
 }
 
@@ -59,25 +61,30 @@ function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null)
     } catch {
       throw new UsageError(
         `${c.path} is not plain JSON (comments or a syntax error); skillopt integrate edits only files it can parse`,
-        {
-          hint: `add the "${first.name}" entry under "${first.key}" by hand`,
-        },
+        { path: c.path, expected: "plain JSON" },
+        { hint: `add the "${first.name}" entry under "${first.key}" by hand` },
       );
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
-      throw new UsageError(`${c.path}: expected a JSON object at the top level`);
+      throw new UsageError(`${c.path}: expected a JSON object at the top level`, {
+        path: c.path,
+        expected: "JSON object",
+      });
     doc = parsed as Record<string, unknown>;
   }
   for (const e of c.entries) {
     const section = doc[e.key] ?? {};
     if (typeof section !== "object" || section === null || Array.isArray(section))
-      throw new UsageError(`${c.path}: "${e.key}" is not an object`);
+      throw new UsageError(`${c.path}: "${e.key}" is not an object`, {
+        path: c.path,
+        key: e.key,
+        expected: "JSON object",
+      });
     if (e.name in section)
       throw new UsageError(
         `${c.path} already has a "${e.name}" entry under "${e.key}" that skillopt integrate did not write`,
-        {
-          hint: "remove that entry, then rerun",
-        },
+        { path: c.path, key: `${e.key}.${e.name}`, expected: "no such entry" },
+        { hint: "remove that entry, then rerun" },
       );
     doc = { ...doc, [e.key]: { ...section, [e.name]: e.value } };
   }
@@ -92,18 +99,22 @@ export function planInstall(agent: Agent, t: Target): Planned[] {
     const mode = previous ? statSync(c.path).mode & 0o777 : null;
     if (c.kind === "file") {
       if (previous)
-        throw new UsageError(`${c.path} exists and was not written by skillopt integrate`, {
-          hint: "move it away (or run --remove if an earlier install wrote it), then rerun",
-        });
+        throw new UsageError(
+          `${c.path} exists and was not written by skillopt integrate`,
+          { path: c.path, expected: "no file" },
+          { hint: "move it away (or run --remove if an earlier install wrote it), then rerun" },
+        );
       return { path: c.path, action: "create", bytes: c.content, previous, mode };
     }
     if (c.kind === "json")
       return { path: c.path, action: previous ? "edit" : "create", bytes: jsonEdit(c, previous), previous, mode };
     const text = previous?.toString("utf8") ?? "";
     if (text.includes(SNIPPET_START))
-      throw new UsageError(`${c.path} already holds a skillopt snippet that this install did not record`, {
-        hint: "delete the lines between the skillopt markers, then rerun",
-      });
+      throw new UsageError(
+        `${c.path} already holds a skillopt snippet that this install did not record`,
+        { path: c.path, expected: "no skillopt snippet" },
+        { hint: "delete the lines between the skillopt markers, then rerun" },
+      );
     const block = `${SNIPPET_START}\n${c.text}\n${SNIPPET_END}\n`;
     const bytes = text ? `${text}${text.endsWith("\n") ? "" : "\n"}\n${block}` : block;
     return { path: c.path, action: previous ? "edit" : "create", bytes, previous, mode };
@@ -125,9 +136,11 @@ function missingDirs(paths: readonly string[], root: string): string[] {
 function refuseInstalled(agent: Agent, root: string): void {
   const mpath = manifestPath(agent, root);
   if (existsSync(mpath))
-    throw new UsageError(`skillopt integrate ${agent} is already installed in ${root} (manifest ${mpath})`, {
-      hint: `run \`skillopt integrate ${agent} --remove\` with the same --project/--user first`,
-    });
+    throw new UsageError(
+      `skillopt integrate ${agent} is already installed in ${root} (manifest ${mpath})`,
+      { flag: "agent", value: agent, path: mpath, expected: "not installed here" },
+      { hint: `run \`skillopt integrate ${agent} --remove\` with the same --project/--user first` },
+    );
 }
 
 export function install(agent: Agent, t: Target, plan: readonly Planned[]): string {
@@ -195,10 +208,18 @@ function removeDirs(dirs: readonly string[]): void {
 export function readManifest(agent: Agent, root: string): Manifest {
   const mpath = manifestPath(agent, root);
   if (!existsSync(mpath))
-    throw new UsageError(`skillopt integrate ${agent} is not installed in ${root} (no manifest ${mpath})`);
+    throw new UsageError(`skillopt integrate ${agent} is not installed in ${root} (no manifest ${mpath})`, {
+      flag: "remove",
+      value: agent,
+      path: mpath,
+      expected: "an install to remove",
+    });
   const parsed = v.safeParse(ManifestSchema, JSON.parse(readFileSync(mpath, "utf8")));
   if (!parsed.success)
-    throw new UsageError(`${mpath}: not an install manifest (${v.summarize(parsed.issues).split("\n")[0]})`);
+    throw new UsageError(`${mpath}: not an install manifest (${v.summarize(parsed.issues).split("\n")[0]})`, {
+      path: mpath,
+      expected: "install manifest",
+    });
   return parsed.output;
 }
 
@@ -209,6 +230,7 @@ export function planRemove(m: Manifest): Array<{ path: string; action: "delete" 
     if (!now || sha256(now) !== f.sha256)
       throw new UsageError(
         `${f.path} ${now ? "changed" : "is gone"} since skillopt integrate wrote it; --remove restores only files it can match`,
+        { flag: "remove", path: f.path, expected: "the bytes skillopt integrate wrote" },
         {
           hint:
             f.action === "edited"

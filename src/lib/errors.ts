@@ -1,9 +1,12 @@
+import { isSecretKey } from "./redact.ts";
+
 /** Stable error codes. Every expected failure carries one. */
 type ErrorCode =
   | "usage"
   | "config"
   | "backend"
   | "store"
+  | "filesystem"
   | "staging"
   | "handoff_pending"
   | "budget"
@@ -45,10 +48,57 @@ function defined<T extends Record<string, unknown>>(obj: T): T {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as T;
 }
 
-/** Wrong flags, arguments or command names (exit 2). */
-export class UsageError extends SkilloptError {
-  constructor(message: string, opts: ErrorOptions = {}) {
-    super("usage", message, 2, opts);
+/** The typed facts of a usage error: which command, which flag, what would do. */
+interface UsageFields {
+  /** The command as typed, e.g. "skillopt train" (the CLI boundary fills it when the thrower does not know it). */
+  command?: string;
+  /** The flag at fault without its dashes ("max-cost"), or the positional argument's name ("agent"). */
+  flag?: string;
+  /** What would be accepted, in a few machine-friendly words ("integer 0-65535"). */
+  expected?: string;
+  /** The accepted values, when they are a short list. */
+  choices?: string[];
+  /** The closest accepted name (the "did you mean"). */
+  suggestion?: string;
+  /** The file or directory the error is about. */
+  path?: string;
+  /** The key inside that file at fault (dot path). */
+  key?: string;
+  /** Flags that cannot be given together. */
+  conflicts?: string[];
+  /** The live process that holds what the command wanted (a run being written). */
+  pid?: number;
+}
+
+/** A usage error's `data`: its facts, and what was given ("[REDACTED]" when the flag can carry a secret). */
+export interface UsageErrorData extends UsageFields, Record<string, unknown> {
+  value?: string | number | boolean;
+}
+
+/** What a thrower knows: at least the flag (or argument) at fault, the command, or the file in the way. */
+type UsageFacts = UsageFields & { value?: unknown } & ({ flag: string } | { command: string } | { path: string });
+
+/** Primitive values stay as they are; anything else becomes its text. A secret-bearing flag's value is never kept. */
+function usageValue(flag: string | undefined, value: unknown): UsageErrorData["value"] {
+  if (value === undefined || value === null) return undefined;
+  if (flag !== undefined && isSecretKey(flag)) return "[REDACTED]";
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") return value;
+  return String(value);
+}
+
+/** Wrong flags, arguments or command names (exit 2). The facts live in `data` (see UsageErrorData). */
+export class UsageError extends SkilloptError<UsageErrorData> {
+  constructor(message: string, facts: UsageFacts, opts: Omit<ErrorOptions, "data"> = {}) {
+    const data = defined<UsageErrorData>({ ...facts, value: usageValue(facts.flag, facts.value) });
+    super("usage", message, 2, { hint: opts.hint, cause: opts.cause, data });
+  }
+  get flag(): string | undefined {
+    return this.data.flag;
+  }
+  /** Name the command the error happened in, unless the thrower already did (the CLI boundary calls this). */
+  inCommand(command: string): this {
+    if (this.data.command === undefined) Object.assign(this.data, { command });
+    return this;
   }
 }
 

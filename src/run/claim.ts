@@ -38,9 +38,11 @@ function held(store: Store): ClaimedRun {
 export function claimForResume(dir: string, shown: string): ClaimedRun {
   const p = runPaths(dir);
   if (!existsSync(p.state))
-    throw new UsageError(`--resume ${shown}: no run there (no state.sqlite)`, {
-      hint: "pass the output directory of an earlier `skillopt train`",
-    });
+    throw new UsageError(
+      `--resume ${shown}: no run there (no state.sqlite)`,
+      { flag: "resume", value: shown, path: p.state, expected: "run directory" },
+      { hint: "pass the output directory of an earlier `skillopt train`" },
+    );
   // Read-only first: a store that holds no started run (an empty file included) is refused without
   // being opened for writing, so a refused --resume never creates tables in (rewrites) the file.
   const state = runStoreState(p.state);
@@ -48,14 +50,17 @@ export function claimForResume(dir: string, shown: string): ClaimedRun {
   if (state === "foreign")
     throw new UsageError(
       `--resume ${shown}: ${p.state} is an SQLite file but not a skillopt run store; it is left as it is`,
+      { flag: "resume", value: shown, path: p.state, expected: "run directory" },
     );
   const store = openRunStore(p.state);
   const claim = claimRun(store, process.pid, processAlive);
   if (!claim.ok) {
     store.close();
-    throw new UsageError(`--resume ${shown}: the run is still in progress (pid ${claim.holder})`, {
-      hint: "wait for it to finish, or stop it first",
-    });
+    throw new UsageError(
+      `--resume ${shown}: the run is still in progress (pid ${claim.holder})`,
+      { flag: "resume", value: shown, path: dir, pid: claim.holder, expected: "a run no live process holds" },
+      { hint: "wait for it to finish, or stop it first" },
+    );
   }
   const run = held(store);
   run.savedInput = getRunMeta(store).input;
@@ -67,9 +72,11 @@ export function claimForResume(dir: string, shown: string): ClaimedRun {
 }
 
 function notStarted(shown: string): UsageError {
-  return new UsageError(`--resume ${shown}: the run was stopped before it started, so there is nothing to resume`, {
-    hint: `start it again with the same command and --out ${shown}`,
-  });
+  return new UsageError(
+    `--resume ${shown}: the run was stopped before it started, so there is nothing to resume`,
+    { flag: "resume", value: shown, expected: "a started run" },
+    { hint: `start it again with the same command and --out ${shown}` },
+  );
 }
 
 /**
@@ -81,18 +88,22 @@ export function claimNewRun(dir: string, shown: string): ClaimedRun {
   const p = runPaths(dir);
   // Read-only first, so pointing --out at another tool's sqlite file never migrates or changes it.
   if (existsSync(p.state) && holdsStartedRun(p.state)) {
-    throw new UsageError(`${shown} already holds a run`, {
-      hint: `continue it with --resume ${shown}, or choose another --out`,
-    });
+    throw new UsageError(
+      `${shown} already holds a run`,
+      { flag: "out", value: shown, path: dir, expected: "a directory without a started run" },
+      { hint: `continue it with --resume ${shown}, or choose another --out` },
+    );
   }
   mkdirSync(dir, { recursive: true });
   const store = openRunStore(p.state);
   const claim = claimRun(store, process.pid, processAlive);
   if (!claim.ok) {
     store.close();
-    throw new UsageError(`${shown}: another skillopt train (pid ${claim.holder}) is writing this run`, {
-      hint: "choose another --out",
-    });
+    throw new UsageError(
+      `${shown}: another skillopt train (pid ${claim.holder}) is writing this run`,
+      { flag: "out", value: shown, path: dir, pid: claim.holder, expected: "a directory no live process writes" },
+      { hint: "choose another --out" },
+    );
   }
   return held(store);
 }

@@ -61,9 +61,17 @@ export function scheduleEnv(env: Readonly<Record<string, string | undefined>>): 
 
 function checkSpec(s: ScheduleSpec): void {
   if (!Number.isInteger(s.hour) || s.hour < 0 || s.hour > 23)
-    throw new UsageError(`--hour must be an integer 0..23, got ${s.hour}`);
+    throw new UsageError(`--hour must be an integer 0..23, got ${s.hour}`, {
+      flag: "hour",
+      value: s.hour,
+      expected: "integer 0-23",
+    });
   if (!Number.isInteger(s.minute) || s.minute < 0 || s.minute > 59)
-    throw new UsageError(`--minute must be an integer 0..59, got ${s.minute}`);
+    throw new UsageError(`--minute must be an integer 0..59, got ${s.minute}`, {
+      flag: "minute",
+      value: s.minute,
+      expected: "integer 0-59",
+    });
   for (const w of [s.project, ...s.argv]) {
     if (w === "" || /[\u0000-\u001f\u007f]/.test(w))
       throw new StagingError(`Refusing unsafe scheduler configuration: ${JSON.stringify(w)}`);

@@ -10,7 +10,7 @@ import {
   rowsFromPath,
   writeDocVqaImages,
 } from "../../benchmarks/index.ts";
-import { log, UsageError } from "../../lib/index.ts";
+import { closest, log, UsageError } from "../../lib/index.ts";
 import { globalArgs, jsonArg } from "../args.ts";
 import { output, printJson, printResult } from "../output.ts";
 
@@ -63,14 +63,25 @@ export default defineCommand({
     if (bench === "alfworld") {
       throw new UsageError(
         "alfworld needs no materialization: use its manifest directory as env.split_dir and set ALFWORLD_DATA",
+        { flag: "benchmark", value: bench, choices: Object.keys(MATERIALIZERS) },
       );
     }
     if (!MATERIALIZERS[bench])
       throw new UsageError(
         `unknown benchmark "${bench}" for materialize (known: ${Object.keys(MATERIALIZERS).join(", ")})`,
+        {
+          flag: "benchmark",
+          value: bench,
+          choices: Object.keys(MATERIALIZERS),
+          suggestion: closest(bench, Object.keys(MATERIALIZERS)),
+        },
       );
     if (!args.from === !args.hf)
-      throw new UsageError("give exactly one of --from FILE|DIR or --hf DATASET[:CONFIG[:SPLIT,…]]");
+      throw new UsageError("give exactly one of --from FILE|DIR or --hf DATASET[:CONFIG[:SPLIT,…]]", {
+        flag: args.from ? "from" : "hf",
+        conflicts: ["from", "hf"],
+        expected: "exactly one of --from or --hf",
+      });
     const manifest = readManifest(resolve(String(args.manifest)));
     let rows: Record<string, unknown>[];
     let source: string;
@@ -81,7 +92,12 @@ export default defineCommand({
       const [dataset, config, splitList] = String(args.hf).split(":");
       const meta = manifest.meta;
       const ds = dataset || String(meta.source_repo ?? "");
-      if (!ds) throw new UsageError("--hf: name the dataset, e.g. --hf lucadiliello/searchqa");
+      if (!ds)
+        throw new UsageError("--hf: name the dataset, e.g. --hf lucadiliello/searchqa", {
+          flag: "hf",
+          value: String(args.hf),
+          expected: "DATASET[:CONFIG[:SPLIT,…]]",
+        });
       const cfg = config || String(meta.source_config ?? "default");
       const splits = (splitList || String(meta.source_split ?? "train")).split(",").filter(Boolean);
       rows = [];

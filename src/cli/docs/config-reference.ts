@@ -111,12 +111,22 @@ export function findKeyDoc(name: string, docs: readonly KeyDoc[] = configKeyDocs
   if (byLeaf.length === 1) return byLeaf[0]!;
   const candidates = docs.flatMap((d) => [d.path, ...d.aliases]);
   const guess = closest(wanted, candidates) ?? (byLeaf.length > 1 ? byLeaf[0]!.path : undefined);
-  throw new UsageError(`unknown config key "${wanted}"${guess ? ` (did you mean "${guess}"?)` : ""}`, {
-    hint:
-      byLeaf.length > 1
-        ? `"${wanted}" is in ${byLeaf.map((d) => d.path).join(" and ")}; name one`
-        : "see `skillopt docs config-reference` for every key",
-  });
+  throw new UsageError(
+    `unknown config key "${wanted}"${guess ? ` (did you mean "${guess}"?)` : ""}`,
+    {
+      flag: "explain",
+      value: wanted,
+      expected: "config key",
+      suggestion: guess,
+      ...(byLeaf.length > 1 ? { choices: byLeaf.map((d) => d.path) } : {}),
+    },
+    {
+      hint:
+        byLeaf.length > 1
+          ? `"${wanted}" is in ${byLeaf.map((d) => d.path).join(" and ")}; name one`
+          : "see `skillopt docs config-reference` for every key",
+    },
+  );
 }
 
 /** One key as plain text for the terminal: the same facts as its row in docs/config-reference.md. */

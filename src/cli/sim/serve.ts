@@ -122,7 +122,11 @@ export default defineCommand({
   async run({ args }) {
     const port = Number(args.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
-      throw new UsageError(`--port must be an integer 0–65535 (got ${args.port})`);
+      throw new UsageError(`--port must be an integer 0–65535 (got ${args.port})`, {
+        flag: "port",
+        value: args.port,
+        expected: "integer 0-65535",
+      });
     const o: SimOptions = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
     if (args.config) {
       const { config } = loadConfig({ config: String(args.config) });
@@ -136,13 +140,22 @@ export default defineCommand({
     }
     if (args.seed !== undefined) {
       const seed = Number(args.seed);
-      if (!Number.isInteger(seed)) throw new UsageError(`--seed must be an integer (got ${args.seed})`);
+      if (!Number.isInteger(seed))
+        throw new UsageError(`--seed must be an integer (got ${args.seed})`, {
+          flag: "seed",
+          value: args.seed,
+          expected: "integer",
+        });
       o.seed = seed;
     }
     if (args["latency-ms"] !== undefined) {
       const ms = Number(args["latency-ms"]);
       if (!(Number.isFinite(ms) && ms >= 0))
-        throw new UsageError(`--latency-ms must be a number of milliseconds ≥ 0 (got ${args["latency-ms"]})`);
+        throw new UsageError(`--latency-ms must be a number of milliseconds ≥ 0 (got ${args["latency-ms"]})`, {
+          flag: "latency-ms",
+          value: args["latency-ms"],
+          expected: "number of milliseconds >= 0",
+        });
       o.latencyMs = ms;
     }
     const server = Bun.serve({ hostname: String(args.host), port, fetch: (req) => handleSimRequest(req, o) });

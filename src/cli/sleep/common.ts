@@ -138,7 +138,12 @@ function intFlag(flags: Flags, name: string): number | undefined {
   const raw = flags[name];
   if (raw === undefined || raw === "") return undefined;
   const s = String(raw).trim();
-  if (!/^\d+$/.test(s)) throw new UsageError(`--${name} expects a non-negative integer, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(s))
+    throw new UsageError(`--${name} expects a non-negative integer, got ${JSON.stringify(raw)}`, {
+      flag: name,
+      value: raw,
+      expected: "non-negative integer",
+    });
   return Number(s);
 }
 
@@ -156,7 +161,11 @@ function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = proc
   const scope = str(flags, "scope");
   if (scope) {
     if (scope !== "invoked" && scope !== "all")
-      throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`);
+      throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`, {
+        flag: "scope",
+        value: scope,
+        choices: ["invoked", "all"],
+      });
     o.projects = scope;
   }
   for (const [flag, key] of STRING_FLAGS) {
@@ -225,7 +234,13 @@ export function requireProject(setup: SleepSetup): void {
   } catch {
     ok = false;
   }
-  if (!ok) throw new UsageError(`--project ${setup.project}: no such directory`);
+  if (!ok)
+    throw new UsageError(`--project ${setup.project}: no such directory`, {
+      flag: "project",
+      value: setup.project,
+      path: setup.project,
+      expected: "existing directory",
+    });
 }
 
 /** Where each harvest source lives, from the config (empty = the source's per-OS default). */

@@ -277,6 +277,11 @@ above it (in ${err.answersDir}), then rerun the same command`,
 /** Refuse a NIGHT positional that is not a night name or path. */
 export function nightArg(value: unknown): string | undefined {
   if (value === undefined || value === "") return undefined;
-  if (typeof value !== "string") throw new UsageError("NIGHT must be a staging folder name or path");
+  if (typeof value !== "string")
+    throw new UsageError("NIGHT must be a staging folder name or path", {
+      flag: "night",
+      value,
+      expected: "staging folder name or path",
+    });
   return value;
 }

@@ -72,7 +72,12 @@ export function scheduledArgv(
 
 function toInt(v: unknown, name: string, def: number): number {
   if (v === undefined || v === "") return def;
-  if (!/^\d+$/.test(String(v))) throw new UsageError(`--${name} expects an integer, got ${JSON.stringify(v)}`);
+  if (!/^\d+$/.test(String(v)))
+    throw new UsageError(`--${name} expects an integer, got ${JSON.stringify(v)}`, {
+      flag: name,
+      value: v,
+      expected: "non-negative integer",
+    });
   return Number(v);
 }
 
