@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { errorMessage, log, UnsupportedError } from "../../lib/index.ts";
+import { LineReader } from "../shared/lines.ts";
 import { BRIDGE_PY } from "./bridge-py.ts";
 
 const INSTALL_HINT =
@@ -24,8 +25,7 @@ export type BridgeReply = v.InferOutput<typeof ReplySchema>;
 export class AlfworldBridge {
   private readonly proc: ReturnType<typeof Bun.spawn>;
   private readonly dir: string;
-  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
-  private buffer = "";
+  private readonly lines: LineReader;
   private stderr = "";
 
   private constructor(python: string, env: Record<string, string>) {
@@ -44,7 +44,7 @@ export class AlfworldBridge {
       rmSync(this.dir, { recursive: true, force: true });
       throw new UnsupportedError(`${INSTALL_HINT} (cannot start ${python}: ${(err as Error).message})`);
     }
-    this.reader = (this.proc.stdout as ReadableStream<Uint8Array>).getReader();
+    this.lines = new LineReader((this.proc.stdout as ReadableStream<Uint8Array>).getReader());
     void new Response(this.proc.stderr as ReadableStream).text().then((t) => {
       this.stderr = t;
     });
@@ -55,29 +55,13 @@ export class AlfworldBridge {
     return new AlfworldBridge(python, env);
   }
 
+  /** The next line that is not blank, or undefined once the bridge has exited. */
   private async readLine(timeoutMs: number): Promise<string | undefined> {
     const deadline = Date.now() + timeoutMs;
-    const decoder = new TextDecoder();
+    const late = `ALFWorld bridge did not answer within ${Math.round(timeoutMs / 1000)}s`;
     for (;;) {
-      const nl = this.buffer.indexOf("\n");
-      if (nl >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        if (line.trim()) return line;
-        continue;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`ALFWorld bridge did not answer within ${Math.round(timeoutMs / 1000)}s`);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const chunk = await Promise.race([
-        this.reader.read(),
-        new Promise<"timeout">((r) => {
-          timer = setTimeout(() => r("timeout"), left);
-        }),
-      ]).finally(() => clearTimeout(timer));
-      if (chunk === "timeout") continue;
-      if (chunk.done) return undefined;
-      this.buffer += decoder.decode(chunk.value, { stream: true });
+      const line = await this.lines.next(deadline, late);
+      if (line === undefined || line.trim()) return line;
     }
   }
 

@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { log, UnsupportedError } from "../../lib/index.ts";
+import { LineReader } from "../shared/lines.ts";
 import { HELPER_PY, runnerScript, stripPathAssignments } from "./helper-py.ts";
 
 const PASSTHROUGH = ["LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONHASHSEED", "SYSTEMROOT", "WINDIR"];
@@ -172,9 +173,8 @@ export async function executeCode(
  */
 class HelperProcess {
   private readonly proc: ReturnType<typeof Bun.spawn>;
-  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly lines: LineReader;
   private readonly dir: string;
-  private buffer = "";
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(python: string) {
@@ -188,23 +188,8 @@ class HelperProcess {
       stderr: "ignore",
     });
     this.proc.unref();
-    this.reader = (this.proc.stdout as ReadableStream<Uint8Array>).getReader();
+    this.lines = new LineReader((this.proc.stdout as ReadableStream<Uint8Array>).getReader());
     void this.proc.exited.then(() => rmSync(this.dir, { recursive: true, force: true }));
-  }
-
-  private async line(): Promise<string | undefined> {
-    const decoder = new TextDecoder();
-    for (;;) {
-      const nl = this.buffer.indexOf("\n");
-      if (nl >= 0) {
-        const l = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        return l;
-      }
-      const chunk = await this.reader.read();
-      if (chunk.done) return undefined;
-      this.buffer += decoder.decode(chunk.value, { stream: true });
-    }
   }
 
   get alive(): boolean {
@@ -217,7 +202,7 @@ class HelperProcess {
       const stdin = this.proc.stdin as import("bun").FileSink;
       stdin.write(`${JSON.stringify({ cmd, args })}\n`);
       await stdin.flush();
-      const l = await this.line();
+      const l = await this.lines.next();
       if (l === undefined) throw new Error(`spreadsheet helper exited (code ${this.proc.exitCode})`);
       const reply = JSON.parse(l) as { ok: boolean; out?: string; error?: string };
       if (!reply.ok) throw new Error(`spreadsheet helper ${cmd} failed: ${reply.error}`);
