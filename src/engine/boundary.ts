@@ -1,3 +1,4 @@
+import type { InferOutput } from "valibot";
 import { type Evaluator, requireAnswers } from "./evaluate.ts";
 import { trajectoryJson, userMessage, skillSection } from "./messages.ts";
 import type { RolloutResult, TaskItem } from "./ports.ts";
@@ -156,56 +157,82 @@ ${p.curr.hard ? "PASS" : "FAIL"} (${p.curr.soft.toFixed(2)}) "${p.curr.predicted
   return lines.join("\n");
 }
 
-/** The slow-update call: guidance for the protected region (spec §2.11 step 7). */
-export async function slowUpdateCall(
+/** What the two epoch-boundary calls differ in; the rest of their prompt is the same. */
+interface BoundaryCall<S extends typeof SlowUpdateSchema | typeof MetaSkillSchema> {
+  stage: "slow_update" | "meta_skill";
+  /** Titles of the previous and the current epoch's skill sections. */
+  skillTitles: readonly [string, string];
+  /** What this call wrote last time, which the optimizer reflects on (`key` names it in the JSON block). */
+  earlier: { title: string; key: string; text: string; reflect: string; none: string };
+  schema: S;
+  content: (value: InferOutput<S>) => string;
+}
+
+/** Ask the optimizer one epoch-boundary call over the longitudinal pairs; undefined when it wrote nothing. */
+async function boundaryCall<S extends typeof SlowUpdateSchema | typeof MetaSkillSchema>(
   sc: StageContext,
+  call: BoundaryCall<S>,
   prev: string,
   curr: string,
   pairs: Pair[],
 ): Promise<{ content: string; reasoning: string } | undefined> {
-  const existing = regionContent(curr, SLOW_START, SLOW_END);
+  const { stage, earlier } = call;
   const user = userMessage(
     [
-      skillSection(prev, "Previous Epoch's Skill"),
-      skillSection(curr, "Current Epoch's Skill"),
-      {
-        title: "Previous Slow Update Guidance",
-        body: existing
-          ? `${existing}\n\nReflect on whether this guidance helped, using the evidence below.`
-          : "(no previous guidance: this is the first slow update)",
-      },
+      skillSection(prev, call.skillTitles[0]),
+      skillSection(curr, call.skillTitles[1]),
+      { title: earlier.title, body: earlier.text ? `${earlier.text}\n\n${earlier.reflect}` : earlier.none },
       { title: "Longitudinal Comparison", body: comparisonText(pairs) },
     ],
-    { stage: "slow_update", existing_guidance: existing, counts: counts(pairs), pairs },
+    { stage, [earlier.key]: earlier.text, counts: counts(pairs), pairs },
   );
-  const value = await askOptimizer(sc, "slow_update", sc.prompts.slow_update, user, SlowUpdateSchema);
-  const content = value?.slow_update_content.trim() ?? "";
+  const value = await askOptimizer(sc, stage, sc.prompts[stage], user, call.schema);
+  const content = value ? call.content(value).trim() : "";
   return content ? { content, reasoning: String(value?.reasoning ?? "") } : undefined;
 }
 
-/** The meta-skill call: optimizer-facing memory for the next epoch (spec §2.12). */
-export async function metaSkillCall(
-  sc: StageContext,
-  prev: string,
-  curr: string,
-  prevMeta: string,
-  pairs: Pair[],
-): Promise<{ content: string; reasoning: string } | undefined> {
-  const user = userMessage(
-    [
-      skillSection(prev, "Previous Epoch Last-Step Skill"),
-      skillSection(curr, "Current Epoch Last-Step Skill"),
-      {
-        title: "Previous Optimizer Meta Skill",
-        body: prevMeta
-          ? `${prevMeta}\n\nReflect on whether this memory improved the quality of the edits.`
-          : "(first update: there is no previous memory)",
+/** The slow-update call: guidance for the protected region (spec §2.11 step 7). */
+export function slowUpdateCall(sc: StageContext, prev: string, curr: string, pairs: Pair[]) {
+  return boundaryCall(
+    sc,
+    {
+      stage: "slow_update",
+      skillTitles: ["Previous Epoch's Skill", "Current Epoch's Skill"],
+      earlier: {
+        title: "Previous Slow Update Guidance",
+        key: "existing_guidance",
+        text: regionContent(curr, SLOW_START, SLOW_END),
+        reflect: "Reflect on whether this guidance helped, using the evidence below.",
+        none: "(no previous guidance: this is the first slow update)",
       },
-      { title: "Longitudinal Comparison", body: comparisonText(pairs) },
-    ],
-    { stage: "meta_skill", previous_meta_skill: prevMeta, counts: counts(pairs), pairs },
+      schema: SlowUpdateSchema,
+      content: (value) => value.slow_update_content,
+    },
+    prev,
+    curr,
+    pairs,
   );
-  const value = await askOptimizer(sc, "meta_skill", sc.prompts.meta_skill, user, MetaSkillSchema);
-  const content = value?.meta_skill_content.trim() ?? "";
-  return content ? { content, reasoning: String(value?.reasoning ?? "") } : undefined;
+}
+
+/** The meta-skill call: optimizer-facing memory for the next epoch (spec §2.12). */
+export function metaSkillCall(sc: StageContext, prev: string, curr: string, prevMeta: string, pairs: Pair[]) {
+  return boundaryCall(
+    sc,
+    {
+      stage: "meta_skill",
+      skillTitles: ["Previous Epoch Last-Step Skill", "Current Epoch Last-Step Skill"],
+      earlier: {
+        title: "Previous Optimizer Meta Skill",
+        key: "previous_meta_skill",
+        text: prevMeta,
+        reflect: "Reflect on whether this memory improved the quality of the edits.",
+        none: "(first update: there is no previous memory)",
+      },
+      schema: MetaSkillSchema,
+      content: (value) => value.meta_skill_content,
+    },
+    prev,
+    curr,
+    pairs,
+  );
 }
