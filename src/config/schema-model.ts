@@ -17,15 +17,27 @@ function backendName(def: string, doc: string, known: (s: string) => boolean, na
 const AZURE_SCOPE = "https://cognitiveservices.azure.com/.default";
 const AZURE_VERSION = "2024-12-01-preview";
 
-function prefixed<P extends string, T extends Record<string, unknown>>(
-  prefix: P,
-  entries: T,
-): { [K in keyof T & string as `${P}${K}`]: T[K] } {
-  return Object.fromEntries(Object.entries(entries).map(([k, val]) => [`${prefix}${k}`, val])) as never;
+function prefixed(prefix: string, entries: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(entries).map(([k, val]) => [`${prefix}${k}`, val]));
 }
 
-function azureRole<P extends string>(prefix: P, who: string) {
-  return prefixed(prefix, {
+/**
+ * A family of per-role keys, three times: for both roles (no prefix), then `optimizer_…` and
+ * `target_…`. `entries` words each copy's docs for its role (`who`; `envPrefix` is "", "OPTIMIZER_"
+ * or "TARGET_").
+ */
+function perRole<T extends Record<string, unknown>>(
+  entries: (who: string, envPrefix: string) => T,
+): { [K in keyof T & string as K | `optimizer_${K}` | `target_${K}`]: T[K] } {
+  return {
+    ...prefixed("", entries("both roles", "")),
+    ...prefixed("optimizer_", entries("the optimizer", "OPTIMIZER_")),
+    ...prefixed("target_", entries("the target", "TARGET_")),
+  } as never;
+}
+
+function azureKeys(who: string) {
+  return {
     azure_openai_endpoint: str("", `Azure OpenAI endpoint for ${who} (or base URL in openai_compatible auth mode)`),
     azure_openai_api_version: str(AZURE_VERSION, `Azure OpenAI API version for ${who}`),
     azure_openai_api_key: str("", `Azure OpenAI key for ${who}; prefer AZURE_OPENAI_API_KEY in the environment`),
@@ -35,11 +47,11 @@ function azureRole<P extends string>(prefix: P, who: string) {
     ),
     azure_openai_ad_scope: str(AZURE_SCOPE, `AAD token scope for ${who}`),
     azure_openai_managed_identity_client_id: str("", `user-assigned managed identity client id for ${who}`),
-  });
+  };
 }
 
-function qwenRole<P extends string>(prefix: P, who: string) {
-  return prefixed(prefix, {
+function qwenKeys(who: string) {
+  return {
     qwen_chat_base_url: str(
       "",
       `Qwen (vLLM/SGLang) base URL for ${who}; empty → QWEN_CHAT_BASE_URL → http://localhost:8000/v1`,
@@ -56,14 +68,14 @@ function qwenRole<P extends string>(prefix: P, who: string) {
       "",
     ),
     qwen_chat_thinking_mode: str("", `server_default | enabled | disabled for ${who}; empty = unset`),
-  });
+  };
 }
 
-function compatRole<P extends string>(prefix: P, who: string) {
-  return prefixed(prefix, {
+function compatKeys(who: string, envPrefix: string) {
+  return {
     openai_compatible_base_url: str(
       "",
-      `OpenAI-compatible base URL for ${who}; empty → ${prefix.toUpperCase()}OPENAI_COMPATIBLE_BASE_URL → https://api.openai.com/v1`,
+      `OpenAI-compatible base URL for ${who}; empty → ${envPrefix}OPENAI_COMPATIBLE_BASE_URL → https://api.openai.com/v1`,
     ),
     openai_compatible_api_key: str("", `OpenAI-compatible key for ${who}; prefer the environment variable`),
     openai_compatible_model: str("", `model name override for ${who} on the OpenAI-compatible backend`),
@@ -71,7 +83,7 @@ function compatRole<P extends string>(prefix: P, who: string) {
     openai_compatible_max_tokens: nullablePosInt(`max_tokens cap for ${who}; null → 8000 (upstream default)`),
     openai_compatible_timeout_seconds: nullableNum(`per-call timeout (s) for ${who}; null → 300`),
     openai_compatible_stream: bool(false, `stream responses (SSE) for ${who}`),
-  });
+  };
 }
 
 const PricingSchema = v.record(
@@ -157,12 +169,8 @@ export const ModelSchema = v.strictObject({
   azure_endpoint: str("", "Legacy alias of azure_openai_endpoint"),
   azure_api_version: str("", "Legacy alias of azure_openai_api_version"),
   azure_api_key: str("", "Legacy alias of azure_openai_api_key"),
-  ...azureRole("", "both roles"),
-  ...azureRole("optimizer_", "the optimizer"),
-  ...azureRole("target_", "the target"),
-  ...qwenRole("", "both roles"),
-  ...qwenRole("optimizer_", "the optimizer"),
-  ...qwenRole("target_", "the target"),
+  ...perRole(azureKeys),
+  ...perRole(qwenKeys),
   minimax_region: str("", "global_en (→ https://api.minimax.io/v1) or cn_zh (→ https://api.minimaxi.com/v1)"),
   minimax_base_url: str("", "Explicit MiniMax base URL (wins over region)"),
   minimax_api_key: str("", "MiniMax key; prefer MINIMAX_API_KEY"),
@@ -180,9 +188,7 @@ export const ModelSchema = v.strictObject({
   target_minimax_base_url: str("", "Accepted for upstream compatibility; unused"),
   optimizer_minimax_api_key: str("", "Accepted for upstream compatibility; unused"),
   target_minimax_api_key: str("", "Accepted for upstream compatibility; unused"),
-  ...compatRole("", "both roles"),
-  ...compatRole("optimizer_", "the optimizer"),
-  ...compatRole("target_", "the target"),
+  ...perRole(compatKeys),
   max_cost_usd: nullableNum("Stop cleanly at the next step boundary once this many dollars are spent (null = no cap)"),
   max_calls: nullablePosInt("Stop cleanly at the next step boundary after this many paid model calls (null = no cap)"),
   pricing: v.optional(
