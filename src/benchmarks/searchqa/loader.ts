@@ -1,7 +1,7 @@
 import type { TaskItem } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
 import { asString, asStringList } from "../shared/formats.ts";
-import { firstJsonArray, readRawRecords, type SplitLoader } from "../shared/splits.ts";
+import { recordLoader } from "../shared/splits.ts";
 
 /** A SearchQA record (materialised split or raw dataset row) → item `{id, question, context, answers}`. */
 export function normalizeSearchQa(raw: Record<string, unknown>, where: string): TaskItem {
@@ -15,13 +15,7 @@ export function normalizeSearchQa(raw: Record<string, unknown>, where: string): 
   return { ...raw, id, question, context, answers };
 }
 
-export const searchQaLoader: SplitLoader = {
-  label: "SearchQA",
-  name: "searchqa",
-  loadSplitItems: (dir) =>
-    firstJsonArray(dir).map((r, i) => normalizeSearchQa(r as Record<string, unknown>, `${dir} item ${i}`)),
-  loadRawItems: (path) => readRawRecords(path).map((r, i) => normalizeSearchQa(r, `${path} item ${i}`)),
-};
+export const searchQaLoader = recordLoader("SearchQA", "searchqa", normalizeSearchQa);
 
 /** Keep whole `[DOC]` passages while the total stays within `limit`; hard-cut a first passage that is too long. */
 export function truncateContext(context: string, limit: number): string {

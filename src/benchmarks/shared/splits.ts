@@ -25,6 +25,24 @@ export interface SplitLoader {
   loadRawItems?(path: string): TaskItem[];
 }
 
+/**
+ * A loader of JSON records, one item each: a split directory's first `*.json` array, or a raw data
+ * file's records; `normalize` turns one record into an item (`where` names it in errors).
+ */
+export function recordLoader(
+  label: string,
+  name: string,
+  normalize: (record: Record<string, unknown>, where: string) => TaskItem,
+): SplitLoader {
+  return {
+    label,
+    name,
+    loadSplitItems: (dir) =>
+      firstJsonArray(dir).map((r, i) => normalize(r as Record<string, unknown>, `${dir} item ${i}`)),
+    loadRawItems: (path) => readRawRecords(path).map((r, i) => normalize(r, `${path} item ${i}`)),
+  };
+}
+
 /** Default `load_split_items`: the first `*.json` in sorted order, which must hold a JSON array. */
 export function firstJsonArray(dir: string): unknown[] {
   const file = firstFile(dir, ".json");

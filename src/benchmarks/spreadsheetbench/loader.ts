@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { TaskItem } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
 import { asString } from "../shared/formats.ts";
-import { firstJsonArray, readRawRecords, type SplitLoader } from "../shared/splits.ts";
+import { recordLoader } from "../shared/splits.ts";
 
 /** A SpreadsheetBench task record → normalised item (engine.md §6.6). */
 export function normalizeSpreadsheet(raw: Record<string, unknown>, where: string): TaskItem {
@@ -33,13 +33,7 @@ export function normalizeSpreadsheet(raw: Record<string, unknown>, where: string
   };
 }
 
-export const spreadsheetLoader: SplitLoader = {
-  label: "SpreadsheetBench",
-  name: "spreadsheetbench",
-  loadSplitItems: (dir) =>
-    firstJsonArray(dir).map((r, i) => normalizeSpreadsheet(r as Record<string, unknown>, `${dir} item ${i}`)),
-  loadRawItems: (path) => readRawRecords(path).map((r, i) => normalizeSpreadsheet(r, `${path} item ${i}`)),
-};
+export const spreadsheetLoader = recordLoader("SpreadsheetBench", "spreadsheetbench", normalizeSpreadsheet);
 
 export interface TestCase {
   no: string;
