@@ -263,33 +263,26 @@ export class NoAnswerError extends SkilloptError<NoAnswerErrorData> {
   }
 }
 
-/** The run store could not be opened, migrated or written (exit 1). */
-export class StoreError extends SkilloptError {
-  constructor(message: string, opts: ErrorOptions = {}) {
-    super("store", message, 1, opts);
-  }
+/** An error kind with nothing but a message and a hint: its code and exit code are fixed. */
+function plainError(code: ErrorCode, exitCode: number) {
+  return class extends SkilloptError {
+    constructor(message: string, opts: ErrorOptions = {}) {
+      super(code, message, exitCode, opts);
+    }
+  };
 }
+
+/** The run store could not be opened, migrated or written (exit 1). */
+export class StoreError extends plainError("store", 1) {}
 
 /** Sleep staging or adoption refused or failed (exit 1). */
-export class StagingError extends SkilloptError {
-  constructor(message: string, opts: ErrorOptions = {}) {
-    super("staging", message, 1, opts);
-  }
-}
+export class StagingError extends plainError("staging", 1) {}
 
 /** Input data (task files, splits, session files) that cannot be used (exit 2). */
-export class DataError extends SkilloptError {
-  constructor(message: string, opts: ErrorOptions = {}) {
-    super("data", message, 2, opts);
-  }
-}
+export class DataError extends plainError("data", 2) {}
 
 /** A feature that cannot run on this machine or is not built (exit 1). */
-export class UnsupportedError extends SkilloptError {
-  constructor(message: string, opts: ErrorOptions = {}) {
-    super("unsupported", message, 1, opts);
-  }
-}
+export class UnsupportedError extends plainError("unsupported", 1) {}
 
 /** A bug: an invariant that should never break. */
 export class InternalError extends SkilloptError {
