@@ -200,6 +200,51 @@ describe("openai_chat (Azure OpenAI)", () => {
     await client.close();
   });
 
+  test("an image part keeps its detail on both wires: image_url for chat completions, input_image for the Responses API", async () => {
+    await using server = await startFakeOpenAI({ reply: { text: "seen" } });
+    const PNG = "data:image/png;base64,iVBORw0KGgo=";
+    const look = (detail?: "low") => ({
+      stage: "rollout",
+      messages: [
+        {
+          role: "user" as const,
+          content: [
+            { type: "text" as const, text: "what is this" },
+            { type: "image" as const, url: PNG, ...(detail ? { detail } : {}) },
+          ],
+        },
+      ],
+    });
+    for (const target of ["gpt-4o", "gpt-5-codex"]) {
+      const client = await createModelClient(
+        azureConfig(server.origin, { azure_openai_auth_mode: "api_key", azure_openai_api_key: "k-000111222", target }),
+        { noCache: true },
+      );
+      await client.chat("target", look("low"));
+      await client.chat("target", look());
+      await client.close();
+    }
+    const [chatLow, chatPlain, respLow, respPlain] = server.requests.map((r) => r.body as Record<string, unknown>);
+    const chatParts = (b: Record<string, unknown>) => (b.messages as { content: unknown }[])[0]!.content;
+    expect(chatParts(chatLow!)).toEqual([
+      { type: "text", text: "what is this" },
+      { type: "image_url", image_url: { url: PNG, detail: "low" } },
+    ]);
+    expect(chatParts(chatPlain!)).toEqual([
+      { type: "text", text: "what is this" },
+      { type: "image_url", image_url: { url: PNG } },
+    ]);
+    const respParts = (b: Record<string, unknown>) => (b.input as { content: unknown }[])[0]!.content;
+    expect(respParts(respLow!)).toEqual([
+      { type: "input_text", text: "what is this" },
+      { type: "input_image", image_url: PNG, detail: "low" },
+    ]);
+    expect(respParts(respPlain!)).toEqual([
+      { type: "input_text", text: "what is this" },
+      { type: "input_image", image_url: PNG, detail: "auto" },
+    ]);
+  });
+
   test("concurrent token requests share one fetch", async () => {
     let fetches = 0;
     const provider = cachedTokenProvider(async () => {
