@@ -71,7 +71,7 @@ interface UsageFields {
 }
 
 /** A usage error's `data`: its facts, and what was given ("[REDACTED]" when the flag can carry a secret). */
-export interface UsageErrorData extends UsageFields, Record<string, unknown> {
+interface UsageErrorData extends UsageFields, Record<string, unknown> {
   value?: string | number | boolean;
 }
 
