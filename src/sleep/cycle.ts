@@ -2,6 +2,8 @@ import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
 import { log } from "../lib/index.ts";
+import { nightEventText } from "../report/index.ts";
+import type { NightEvent } from "./night-events.ts";
 import type { SleepBackend } from "./backend/types.ts";
 import { BudgetExhaustedError, NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
@@ -36,9 +38,6 @@ export type HarvestPort = (req: {
   limit: number;
 }) => Promise<{ digests: DigestLike[]; commit(): void; close?(): void }>;
 
-/** Phase lines for `--progress`. */
-type PhaseListener = (phase: string, detail: string) => void;
-
 /** Everything one night needs. */
 interface NightInput {
   config: SleepConfig;
@@ -58,7 +57,8 @@ interface NightInput {
   /** Reviewed tasks to replay instead of harvesting. */
   seedTasks?: TaskRecord[];
   now?: () => number;
-  onPhase?: PhaseListener;
+  /** The night's typed events (phases, warnings); without a listener a warning goes to the log. */
+  onEvent?: (e: NightEvent) => void;
   /** Called with the mined (or seeded) tasks before replay, e.g. to pin them for handoff rounds. */
   /** Replay progress per phase (done of total). */
   onProgress?: (phase: string, done: number, total: number) => void;
@@ -72,13 +72,12 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   const { config: cfg, store, backend, project } = input;
   const now = input.now ?? Date.now;
   const startedMs = now();
-  const phase = input.onPhase ?? (() => {});
+  const emit =
+    input.onEvent ?? ((e: NightEvent) => e.type === "model_changed" && log.warn(nightEventText(e).join(": ")));
   const previousKey = store.lastModelKey();
   const modelChanged = previousKey !== undefined && previousKey !== backend.modelKey;
-  if (modelChanged)
-    log.warn(
-      `sleep: the model changed (${previousKey} -> ${backend.modelKey}); rules learned for one model may not transfer`,
-    );
+  if (previousKey !== undefined && modelChanged)
+    emit({ type: "model_changed", previous: previousKey, current: backend.modelKey });
   const night = input.dry ? store.peekNight() : store.beginNight(project, startedMs, backend.modelKey);
   const stagingDir = input.dry ? "" : reserveNight(project, new Date(startedMs));
   const evidencePath = input.dry
@@ -107,14 +106,14 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     edit_budget: cfg.edit_budget,
     gate_mode: cfg.gate_mode,
   });
-  phase("night", `night ${night} · project ${project} · backend ${backend.name}`);
+  emit({ type: "night", night, project, backend: backend.name });
   let closeHarvest: (() => void) | undefined;
   try {
     const skillBase = readBaseline(input.skillPath);
     const memoryBase = readBaseline(input.memoryPath);
     const extraBases = (input.extraMemoryPaths ?? []).filter((p) => p !== input.memoryPath).map((p) => readBaseline(p));
     const extraMemory: Proposal[] = [];
-    phase("skill", `live skill ${input.skillPath}${skillBase.exists ? "" : " (absent)"}`);
+    emit({ type: "skill", path: input.skillPath, exists: skillBase.exists });
     const skillText = skillBase.text.trim() ? skillBase.text : skillScaffold(cfg.managed_skill_name);
 
     let nSessions = 0;
@@ -125,7 +124,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     let commitHarvest = () => {};
     if (input.seedTasks) {
       tasks = input.seedTasks;
-      phase("tasks", `${tasks.length} tasks from the tasks file`);
+      emit({ type: "tasks_file", tasks: tasks.length });
     } else {
       const limit = cfg.max_sessions_per_night ?? 3 * cfg.max_tasks_per_night;
       const last = store.lastHarvestMs(project);
@@ -135,7 +134,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         cfg.lookback_hours > 0
           ? Math.min(last ?? Number.POSITIVE_INFINITY, startedMs - cfg.lookback_hours * 3_600_000)
           : undefined;
-      phase("harvest", `harvest start (source ${String(cfg.transcript_source)}, max ${limit} sessions)`);
+      emit({ type: "harvest_start", source: String(cfg.transcript_source), maxSessions: limit });
       const h = await input.harvest({ sinceMs, limit });
       nSessions = h.digests.length;
       commitHarvest = h.commit;
@@ -154,9 +153,9 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
           first_prompts: d.user_prompts.slice(0, 6).map((p) => p.slice(0, 200)),
           feedback: d.feedback_signals,
         });
-      phase("harvest", `harvest done: ${nSessions} sessions`);
+      emit({ type: "harvest_done", sessions: nSessions });
       const useLlm = backend.remote && cfg.llm_mine;
-      phase("mine", `mine start (max ${cfg.max_tasks_per_night} tasks${useLlm ? ", LLM miner" : ", heuristic miner"})`);
+      emit({ type: "mine_start", maxTasks: cfg.max_tasks_per_night, llm: Boolean(useLlm) });
       const target =
         cfg.target_task_filter && cfg.target_skill_path && skillBase.text.trim()
           ? { text: skillBase.text, path: input.skillPath }
@@ -171,7 +170,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         evidence,
         target,
       });
-      phase("mine", `mine done: ${tasks.length} tasks`);
+      emit({ type: "mine_done", tasks: tasks.length });
     }
     input.onTasks?.(tasks, nSessions);
     for (const t of tasks)
@@ -204,7 +203,7 @@ against their own intent)`,
     const ctx = { backend, ledger, evidence, workers: cfg.workers, onProgress: input.onProgress };
     let result: ConsolidateResult | undefined;
     if (replayable.length > 0) {
-      phase("consolidate", `consolidate start (${replayable.length} tasks)`);
+      emit({ type: "consolidate_start", tasks: replayable.length });
       const rejectedBefore = store.rejectedEditTexts(project, 50);
       result = await consolidate(ctx, {
         ...consolidateOptions(cfg, memoryBase.text, rejectedBefore),
@@ -212,11 +211,14 @@ against their own intent)`,
         skill: skillText,
       });
       result.notes.unshift(...notes);
-      phase(
-        "consolidate",
-        `consolidate done: ${result.gateAction} (accepted=${result.accepted}, ${result.applied.length} accepted, ${result.rejected.length} rejected, \
-${result.unmatched.length} unmatched edits)`,
-      );
+      emit({
+        type: "consolidate_done",
+        gateAction: result.gateAction,
+        accepted: result.accepted,
+        applied: result.applied.length,
+        rejected: result.rejected.length,
+        unmatched: result.unmatched.length,
+      });
       const test = tasks.filter((t) => t.split === "test" && t.reference_kind !== "none");
       if (test.length) {
         // Only a night ceiling skips the held-out score; any other failure stops the night, as in the
@@ -237,7 +239,7 @@ ${result.unmatched.length} unmatched edits)`,
     let fan: Awaited<ReturnType<typeof fanOut>> = { rows: [], proposals: [], notes: [] };
     const fanoutOn = cfg.multi_skill_fanout ?? cfg.multi_skill_report;
     if (result && fanoutOn && cfg.evolve_skill) {
-      phase("fanout", "per-skill consolidation");
+      emit({ type: "fanout_start" });
       fan = await fanOut(
         ctx,
         replayable,
@@ -249,7 +251,7 @@ ${result.unmatched.length} unmatched edits)`,
         },
       );
       result.notes.push(...fan.notes);
-      phase("fanout", `${fan.rows.length} skill group(s), ${fan.proposals.length} accepted`);
+      emit({ type: "fanout_done", groups: fan.rows.length, accepted: fan.proposals.length });
     }
     backend.settle?.();
     let lessons: LessonPlan | undefined;
@@ -263,7 +265,7 @@ ${result.unmatched.length} unmatched edits)`,
       });
       lessons.memory = withRuleHead(memoryNow, lessons.memory, input.memoryPath);
       if (backend.remote && lessons.cards.length) {
-        phase("lessons", `replay-verifying ${lessons.cards.length} lesson edit(s)`);
+        emit({ type: "lessons_verify", edits: lessons.cards.length });
         const v = await verifyLessons(ctx, lessons.cards, {
           skill: result?.accepted ? result.newSkill : skillText,
           baseMemory: memoryNow,
@@ -293,7 +295,7 @@ ${result.unmatched.length} unmatched edits)`,
           sessions: c.sources.map((x) => x.session_id),
           verification: c.verification,
         });
-      phase("lessons", `${lessons.cards.length} lesson edit(s) proposed`);
+      emit({ type: "lessons_done", edits: lessons.cards.length });
     }
     const outcome = (status: "completed" | "no_tasks"): NightOutcome => {
       const r: ConsolidateResult =
@@ -381,7 +383,7 @@ the evidence with \`skillopt sleep diff\``,
 
     if (result) persistNight(store, night, tasks, result, ledger);
     if (staged) {
-      phase("stage", `staging ${stagingDir}`);
+      emit({ type: "stage", dir: stagingDir });
       publishNight(stagingDir, {
         stateDir: input.stateDir,
         skillPath: input.skillPath,

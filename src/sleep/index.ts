@@ -28,6 +28,7 @@ export {
   type SleepConfig,
 } from "./config.ts";
 export { runNight, type HarvestPort, type NightOutcome } from "./cycle.ts";
+export type { NightEvent } from "./night-events.ts";
 export { colorizePatch, diffNight, plainPatch } from "./diff.ts";
 export {
   SOURCE_NAMES,

@@ -56,6 +56,20 @@ describe("sleep state (state.sqlite)", () => {
     store.close();
     const r = await runCli(["sleep", "dry-run", "--backend", "mock", "--project", project], { env });
     expect(r.code).toBe(0);
-    expect(r.stderr).toContain("the model changed (claude::sonnet -> mock::)");
+    expect(r.stderr).toContain(
+      "sleep: the model changed (claude::sonnet -> mock::); rules learned for one model may not transfer",
+    );
+    expect(r.stderr).not.toContain("[sleep] night:");
+    // With --progress the night's typed events become one line each, in phase order, worded by the CLI.
+    const p = await runCli(["sleep", "dry-run", "--backend", "mock", "--project", project, "--progress"], { env });
+    expect(p.code).toBe(0);
+    const phases = p.stderr
+      .split("\n")
+      .flatMap((l) => /^\[sleep\] ([a-z]+): /.exec(l)?.[1] ?? [])
+      .filter((ph, i, all) => ph !== all[i - 1]);
+    expect(phases.slice(0, 4)).toEqual(["night", "skill", "harvest", "mine"]);
+    expect(p.stderr).toMatch(/^\[sleep\] night: night \d+ · project .+ · backend mock$/m);
+    expect(p.stderr).toMatch(/^\[sleep\] harvest: harvest done: \d+ sessions$/m);
+    expect(p.stderr).toMatch(/^\[sleep\] mine: mine done: \d+ tasks$/m);
   });
 });

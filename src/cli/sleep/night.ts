@@ -29,6 +29,7 @@ import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
+import { nightEventText } from "../../report/index.ts";
 
 /** Sources a `transcript_source` value names. */
 export function sourcesOf(cfg: SleepConfig): SourceName[] {
@@ -205,7 +206,12 @@ export function nightCommand(name: string, description: string, dry: boolean): A
                     }),
                   )
               : undefined,
-          onPhase: progress ? (phase, detail) => bar.line(`[sleep] ${phase}: ${sanitizeLine(detail)}`) : undefined,
+          onEvent: (e) => {
+            const [phase, detail] = nightEventText(e);
+            // A warning is shown always (through the log); the phases only with --progress.
+            if (e.type === "model_changed") log.warn(`${phase}: ${detail}`);
+            else if (progress) bar.line(`[sleep] ${phase}: ${sanitizeLine(detail)}`);
+          },
           onProgress: progress ? (phase, done, total) => bar.update(phase, done, total) : undefined,
         });
         if (pinned && !dry && out.stagingDir) {
