@@ -25,7 +25,8 @@ function statSig(path: string): string {
 
 /**
  * Change detection for live run pages. A run with a store is watched through its own sqlite
- * connection: PRAGMA data_version moves exactly when another connection commits a step. A
+ * connection: PRAGMA data_version moves exactly when another connection commits a step; its
+ * warnings.jsonl, appended between commits, is stat'ed too. A
  * directory event (the WAL growing, an atomic rename) triggers the check at once, and a slow timer
  * asks the store again (never the files) in case the event was missed. A directory without a
  * store (upstream-style files only) is watched by directory events alone.
@@ -53,8 +54,9 @@ export class RunWatchHub {
         w.db = null;
       }
     }
-    // With a store, its commits are the only signal; the files are never stat'ed on a timer.
-    if (w.db) return `db:${dv}`;
+    // With a store, its commits are the signal, plus the warnings the run appends between commits
+    // (one stat); the derived files are never stat'ed on a timer.
+    if (w.db) return `db:${dv}|${statSig(runPaths(dir).warnings)}`;
     return [statSig(runPaths(dir).history), statSig(runPaths(dir).summary)].join("|");
   }
 

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { NO_EVENTS } from "../../src/engine/index.ts";
+import { warningText } from "../../src/report/index.ts";
 import { normalizeAction, writeRunReport } from "../../src/report/html/index.ts";
+import { recordingWarnings } from "../../src/run/index.ts";
 import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { commitSyntheticStep, writeSyntheticRun } from "../run/support.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
@@ -127,6 +130,25 @@ describe("dashboard in a real browser", () => {
     expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
     expect(await page.locator("#step-table tbody tr").count()).toBe(4);
     await b.screenshot(page, "ui-live-run");
+  });
+
+  test("a warning the run records shows on its page without reloading, in the console's words", async () => {
+    const dir = join(root, "live");
+    const page = b.page;
+    await page.goto(`${ui.url}/runs/live`);
+    await page.waitForSelector("#step-table");
+    await page.evaluate(() => {
+      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+    });
+    expect(await page.locator("#run-warnings").count()).toBe(0);
+    // The sink the trainer's events go through (train's recordingWarnings), given one typed warning.
+    const warning = { type: "warning", code: "merge_fallback", side: "success", level: 2, patches: 4 } as const;
+    recordingWarnings(dir, NO_EVENTS).emit(warning);
+    await page.waitForSelector('#run-warnings li[data-code="merge_fallback"]', { timeout: 45_000 });
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    const text = await page.locator('#run-warnings li[data-code="merge_fallback"]').textContent();
+    expect(text?.endsWith(` ${warningText(warning)}`)).toBe(true);
+    expect(warningText(warning)).toBe("merge level 2 (success): falling back to concatenation");
   });
 
   test("the runs list follows a running run without reloading", async () => {
