@@ -286,6 +286,13 @@ describe("model.batch through the model layer", () => {
     const err = await evalRound(client, ["a", "b", "c"]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BudgetError);
     expect((err as BudgetError).message).toMatch(/a batch of 3 requests could cost up to \$/);
+    // The cap's facts are typed: dollars spent of the cap, met by the batch's worst case.
+    expect((err as BudgetError).data).toMatchObject({
+      limit: "cost",
+      spent: 0,
+      cap: 0.0001,
+      at: { kind: "batch", requests: 3, worst_usd: expect.any(Number) },
+    });
     expect(server.batch.uploads).toBe(0);
     await client.close();
   });
