@@ -7,6 +7,7 @@ import {
   type GateSettings,
   noAnswerError,
   type TaskItem,
+  type WarningRecord,
 } from "../engine/index.ts";
 import { NoAnswerError, redactText, UsageError, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { type SkillCheck, skillCheckMarkdown, skillCheckText } from "../report/index.ts";
@@ -33,6 +34,8 @@ interface CompareOptions {
   /** Baseline items re-sampled to measure the flip rate (the noise floor). */
   noiseItems: number;
   cwd: string;
+  /** The warnings this evaluation recorded so far (read when the result is printed). */
+  warnings: readonly WarningRecord[];
 }
 
 /** `--format` and `--fail-on` as typed values; a bad value is a usage error naming the flag. */
@@ -134,7 +137,7 @@ export async function runComparison(o: CompareOptions): Promise<void> {
   writeJsonAtomic(join(o.out, "skill_check.json"), { ...check, status: "finished" });
   writeFileAtomic(join(o.out, "skill_check.md"), md);
   if (o.markdownFile) writeFileAtomic(resolve(o.cwd, o.markdownFile), md);
-  if (output.json) printJson({ ...check, status: "finished", out: o.out });
+  if (output.json) printJson({ ...check, status: "finished", out: o.out, warnings: o.warnings });
   else if (o.format === "markdown") printResult(md);
   else printResult(`${skillCheckText(check)}\nSaved to: ${o.out}`);
   if (failed) process.exitCode = 1;

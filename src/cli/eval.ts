@@ -254,6 +254,7 @@ export default defineCommand({
           failOn: compare.failOn,
           noiseItems,
           cwd,
+          warnings: events.given,
         });
         return;
       }

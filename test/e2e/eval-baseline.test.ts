@@ -26,6 +26,7 @@ const NEUTRAL = `${OLD}\nKeep answers short.\n`;
 
 interface Check {
   verdict: string;
+  warnings: unknown[];
   failed: boolean;
   n_items: number;
   decision: { verdict: string; reason: string; delta: number; ci: [number, number]; n_used: number; n_total: number };
@@ -82,6 +83,8 @@ describe("skillopt eval --baseline (the pull-request check)", () => {
       reason: "below_min_effect",
     });
     expect(c.decision.ci[1]).toBeLessThan(0);
+    // The simulator answered every call: the JSON names no warning (the typed list is there, empty).
+    expect(c.warnings).toEqual([]);
     expect(c.candidate.hard).toBeLessThan(c.baseline.hard);
     // Every regressed task is of a family whose rule was removed, and it passed before.
     const families = new Set(c.flips.regressed.map((f) => f.task_type));
