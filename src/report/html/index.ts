@@ -1,7 +1,8 @@
 import { join } from "node:path";
-import { writeFileAtomic } from "../../lib/index.ts";
+import { collectWhenGrown, writeFileAtomic } from "../../lib/index.ts";
 import { type LoadOptions, openRunView } from "./load.ts";
 import { renderReportParts } from "./render.ts";
+import type { StepView } from "./run-view.ts";
 
 export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-charts.ts";
 export { renderDiff } from "./diff-html.ts";
@@ -24,7 +25,13 @@ export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: 
   const open = openRunView(outDir, opts);
   try {
     const path = join(outDir, "report.html");
-    writeFileAtomic(path, renderReportParts(open.run, { details: open.details }));
+    // Each page of steps leaves garbage behind (parsed artifacts, rendered diffs): collected as it grows.
+    const collect = collectWhenGrown(8 * 2 ** 20);
+    const details = (steps: readonly StepView[]) => {
+      collect();
+      return open.details(steps);
+    };
+    writeFileAtomic(path, renderReportParts(open.run, { details }));
     return { path, errors: open.run.errors };
   } finally {
     open.close();
