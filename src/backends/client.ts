@@ -17,6 +17,7 @@ import {
   type BackendErrorKind,
   BudgetError,
   type BudgetFacts,
+  endpointHost,
   errorMessage,
   InternalError,
   log,
@@ -215,9 +216,11 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     if (!backend) {
       if (!binding.built)
         throw new InternalError(`the ${role} role was not set up for this command (createModelClient roles option)`);
-      throw new UnsupportedError(`the ${role} backend ${binding.name} runs whole tasks and is not a chat model`, {
-        hint: "benchmarks route exec targets through taskRunner(); judges need a chat backend",
-      });
+      throw new UnsupportedError(
+        `the ${role} backend ${binding.name} runs whole tasks and is not a chat model`,
+        { feature: "chat", backend: binding.name, role, needs: "a chat backend" },
+        { hint: "benchmarks route exec targets through taskRunner(); judges need a chat backend" },
+      );
     }
     const req = { ...request, model: request.model || backend.defaultModel };
     const key = cacheKey(backend, req);
@@ -389,6 +392,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
         model: req.model,
       };
       this.record(call, failed, "error", redactText(errorMessage(err)));
+      if (err instanceof BackendError)
+        err.at({ backend: backend.name, host: endpointHost(backend.endpoint), role, model: req.model });
       throw err;
     }
   }

@@ -320,9 +320,10 @@ async function loadSim(role: Role, config: unknown): Promise<ChatBackend> {
   try {
     mod = await import("./sim/index.ts");
   } catch (err) {
-    throw new UnsupportedError("sim backend not available", { cause: err });
+    throw new UnsupportedError("sim backend not available", { feature: "sim backend", role }, { cause: err });
   }
-  if (typeof mod.createSimBackend !== "function") throw new UnsupportedError("sim backend not available");
+  if (typeof mod.createSimBackend !== "function")
+    throw new UnsupportedError("sim backend not available", { feature: "sim backend", role });
   const sim = await mod.createSimBackend(role, config as Parameters<typeof mod.createSimBackend>[1]);
   if (sim.cacheSalt !== undefined) return sim;
   // Simulated answers depend on the seed and the sim knobs of the config, not only on the request:

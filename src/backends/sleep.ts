@@ -15,9 +15,13 @@ export function sleepModelConfig(
   const named = sleepBackend(backend);
   const layer = named ? SLEEP_BACKENDS[named] : roleBackend(backend);
   if (!layer) {
-    throw new UnsupportedError(`sleep backend ${JSON.stringify(backend)} is not available through the model layer`, {
-      hint: "use claude, codex, copilot, cursor, pi, opencode, azure_openai, openai_compatible, or --backend mock / handoff",
-    });
+    throw new UnsupportedError(
+      `sleep backend ${JSON.stringify(backend)} is not available through the model layer`,
+      { feature: "sleep backend", backend },
+      {
+        hint: "use claude, codex, copilot, cursor, pi, opencode, azure_openai, openai_compatible, or --backend mock / handoff",
+      },
+    );
   }
   const model: Record<string, unknown> = {
     ...o.extra,

@@ -88,7 +88,9 @@ export function errorJson(err: unknown): ErrorJson {
     return { error: out };
   }
   const message = redactText(err instanceof Error ? err.message : String(err));
-  return { error: { code: "internal", exit_code: 1, message, data: {} } };
+  // An unexpected throw: the one fact known is what kind of value it was.
+  const data = { name: err instanceof Error ? err.name : typeof err };
+  return { error: { code: "internal", exit_code: 1, message, data } };
 }
 
 /** Exit code of a thrown value. */

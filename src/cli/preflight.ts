@@ -91,9 +91,11 @@ export function cliNeeds(
           hint: "install it, put it on PATH, or name its path in the backend's *_path setting (e.g. model.claude_code_exec_path)",
         });
       }
-      return new UnsupportedError(`${p.reason} (${who})`, {
-        hint: "check that the CLI is installed and works from this shell",
-      });
+      return new UnsupportedError(
+        `${p.reason} (${who})`,
+        { feature: `agent CLI ${bin}`, backend, role: rs.join(","), needs: "a working CLI" },
+        { hint: "check that the CLI is installed and works from this shell" },
+      );
     },
   }));
 }

@@ -168,7 +168,17 @@ interface BackendErrorData extends Record<string, unknown> {
   status?: number;
   retryable: boolean;
   retryAfterMs?: number;
+  /** The backend the call went to (openai, azure, claude, …). */
+  backend?: string;
+  /** The endpoint's host ("api.openai.com", "127.0.0.1:8080"); an agent CLI's endpoint is "exec:NAME". */
+  host?: string;
+  /** The role whose call failed (target, optimizer). */
+  role?: string;
+  model?: string;
 }
+
+/** Where a failed call went. */
+type BackendWhere = Pick<BackendErrorData, "backend" | "host" | "role" | "model">;
 
 /** A model call that failed; `retryable` tells the retry policy what to do. Never carries a key. */
 export class BackendError extends SkilloptError<BackendErrorData> {
@@ -197,6 +207,22 @@ export class BackendError extends SkilloptError<BackendErrorData> {
   }
   get retryAfterMs(): number | undefined {
     return this.data.retryAfterMs;
+  }
+  /** Name where the call went, keeping what the thrower already named (the model client calls this). */
+  at(where: BackendWhere): this {
+    for (const [k, v] of Object.entries(where)) if (v !== undefined && this.data[k] === undefined) this.data[k] = v;
+    return this;
+  }
+}
+
+/** The host of an endpoint URL, without credentials or path; a non-URL endpoint ("exec:claude") as it is. */
+export function endpointHost(endpoint: string): string | undefined {
+  if (!endpoint) return undefined;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint)) return endpoint;
+  try {
+    return new URL(endpoint).host || undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -272,8 +298,35 @@ function plainError(code: ErrorCode, exitCode: number) {
   };
 }
 
+/** An error kind whose typed facts are required: its code and exit code are fixed. */
+function factsError<D extends Record<string, unknown>>(code: ErrorCode, exitCode: number) {
+  return class extends SkilloptError<D> {
+    constructor(message: string, facts: D, opts: Omit<ErrorOptions, "data"> = {}) {
+      super(code, message, exitCode, { hint: opts.hint, cause: opts.cause, data: defined({ ...facts }) });
+    }
+  };
+}
+
+interface StoreErrorData extends Record<string, unknown> {
+  /** The SQLite file. */
+  path: string;
+  /** What went wrong with it. */
+  problem: "open" | "write" | "unusable" | "corrupt" | "newer_version";
+  /** SQLite's or the OS's error code (SQLITE_FULL, SQLITE_NOTADB, …), when there is one. */
+  sqlite_code?: string;
+  /** The file's schema version and the newest this build understands (problem newer_version). */
+  version?: number;
+  supported?: number;
+}
+
 /** The run store could not be opened, migrated or written (exit 1). */
-export class StoreError extends plainError("store", 1) {}
+export class StoreError extends factsError<StoreErrorData>("store", 1) {}
+
+/** The `code` of a thrown SQLite or system error, when it has one. */
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code !== "" ? code : undefined;
+}
 
 /** Sleep staging or adoption refused or failed (exit 1). */
 export class StagingError extends plainError("staging", 1) {}
@@ -281,8 +334,20 @@ export class StagingError extends plainError("staging", 1) {}
 /** Input data (task files, splits, session files) that cannot be used (exit 2). */
 export class DataError extends plainError("data", 2) {}
 
+interface UnsupportedErrorData extends Record<string, unknown> {
+  /** What cannot run, in a word or two: a benchmark, a backend, a mode ("alfworld", "sim backend"). */
+  feature: string;
+  /** What it would need: a program, a module or a setting ("python3 with openpyxl", "env.mode=single"). */
+  needs?: string;
+  /** The config key whose value asks for it (dot path), and that value. */
+  key?: string;
+  value?: string;
+  backend?: string;
+  role?: string;
+}
+
 /** A feature that cannot run on this machine or is not built (exit 1). */
-export class UnsupportedError extends plainError("unsupported", 1) {}
+export class UnsupportedError extends factsError<UnsupportedErrorData>("unsupported", 1) {}
 
 /** A bug: an invariant that should never break. */
 export class InternalError extends SkilloptError {

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { StoreError, errorMessage } from "../lib/index.ts";
+import { StoreError, errorCode, errorMessage } from "../lib/index.ts";
 
 /** An ordered list of SQL scripts; index i migrates user_version i → i+1. Never edit a shipped entry. */
 export type Migrations = readonly string[];
@@ -50,10 +50,14 @@ function storeWriteError(store: Pick<Store, "path">, err: unknown): unknown {
   if (!isStoreWriteFailure(err)) return err;
   const code = String((err as { code: string }).code);
   const base = Object.keys(WRITE_FAILURES).find((c) => code === c || code.startsWith(`${c}_`))!;
-  return new StoreError(`cannot write ${store.path}: ${WRITE_FAILURES[base]} (${code})`, {
-    cause: err,
-    hint: base === "SQLITE_FULL" ? "free some space and rerun with --resume; committed steps are kept" : undefined,
-  });
+  return new StoreError(
+    `cannot write ${store.path}: ${WRITE_FAILURES[base]} (${code})`,
+    { path: store.path, problem: "write", sqlite_code: code },
+    {
+      cause: err,
+      hint: base === "SQLITE_FULL" ? "free some space and rerun with --resume; committed steps are kept" : undefined,
+    },
+  );
 }
 
 /** Run a write against the store, turning a disk failure into storeWriteError. */
@@ -74,10 +78,11 @@ export function openStore(path: string, opts: OpenOptions): Store {
   try {
     db = opts.readonly ? new Database(path, { readonly: true }) : new Database(path, { create: true, readwrite: true });
   } catch (err) {
-    throw new StoreError(`cannot open ${path}: ${errorMessage(err)}`, {
-      cause: err,
-      hint: "check that the directory exists and is writable",
-    });
+    throw new StoreError(
+      `cannot open ${path}: ${errorMessage(err)}`,
+      { path, problem: "open", sqlite_code: errorCode(err) },
+      { cause: err, hint: "check that the directory exists and is writable" },
+    );
   }
   const busyMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 10_000));
   try {
@@ -99,10 +104,11 @@ export function openStore(path: string, opts: OpenOptions): Store {
     db.close();
     if (err instanceof StoreError) throw err;
     if (isStoreWriteFailure(err)) throw storeWriteError({ path }, err);
-    throw new StoreError(`cannot use ${path}: ${errorMessage(err)}`, {
-      cause: err,
-      hint: "the file may be corrupt or not a SkillOpt database; move it aside and rerun",
-    });
+    throw new StoreError(
+      `cannot use ${path}: ${errorMessage(err)}`,
+      { path, problem: "unusable", sqlite_code: errorCode(err) },
+      { cause: err, hint: "the file may be corrupt or not a SkillOpt database; move it aside and rerun" },
+    );
   }
   return { db, path, close: () => db.close() };
 }
@@ -128,16 +134,18 @@ function assertIntact(db: Database, path: string): void {
     const row = db.query("PRAGMA quick_check").get() as Record<string, string> | null;
     result = row ? String(Object.values(row)[0]) : "no result";
   } catch (err) {
-    throw new StoreError(`${path} is not a valid SQLite database (${errorMessage(err)})`, {
-      cause: err,
-      hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun",
-    });
+    throw new StoreError(
+      `${path} is not a valid SQLite database (${errorMessage(err)})`,
+      { path, problem: "corrupt", sqlite_code: errorCode(err) },
+      { cause: err, hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun" },
+    );
   }
   if (result !== "ok") {
     const problems = result.split("\n").filter((l) => l.trim() && !l.startsWith("***"));
     const first = problems[0] ?? result;
     throw new StoreError(
       `${path} failed its integrity check (${problems.length} problem${problems.length === 1 ? "" : "s"}; first: ${first.trim()})`,
+      { path, problem: "corrupt" },
       {
         hint: "the file is corrupt; move it aside (it is not rebuilt automatically) and rerun",
       },
@@ -181,9 +189,8 @@ function migrate(db: Database, path: string, migrations: Migrations, slot: Versi
   if (current > migrations.length) {
     throw new StoreError(
       `${path} has ${slot.label} ${current}, newer than this skillopt understands (${migrations.length})`,
-      {
-        hint: "upgrade skillopt to open this file",
-      },
+      { path, problem: "newer_version", version: current, supported: migrations.length },
+      { hint: "upgrade skillopt to open this file" },
     );
   }
   for (let v = current; v < migrations.length; v++) {

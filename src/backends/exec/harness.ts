@@ -99,6 +99,7 @@ function invocation(s: HarnessSettings, wd: string, task: AgentTask, retry: bool
       if (edits && sandbox === "disabled")
         throw new UnsupportedError(
           "file edits with the Cursor sandbox disabled are refused; set model.cursor_exec_sandbox: enabled",
+          { feature: "file edits without sandbox", key: "model.cursor_exec_sandbox", value: sandbox, needs: "enabled" },
         );
       const argv = [s.bin, "-p", "--output-format", "stream-json", "--trust", "--workspace", wd, "--sandbox", sandbox];
       argv.push(...(edits ? ["--force"] : ["--mode", "ask"]));

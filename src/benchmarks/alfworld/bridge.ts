@@ -42,7 +42,12 @@ export class AlfworldBridge {
       });
     } catch (err) {
       rmSync(this.dir, { recursive: true, force: true });
-      throw new UnsupportedError(`${INSTALL_HINT} (cannot start ${python}: ${(err as Error).message})`);
+      throw new UnsupportedError(`${INSTALL_HINT} (cannot start ${python}: ${(err as Error).message})`, {
+        feature: "alfworld",
+        needs: "python with alfworld",
+        key: "env.alfworld_python",
+        value: python,
+      });
     }
     this.lines = new LineReader((this.proc.stdout as ReadableStream<Uint8Array>).getReader());
     void new Response(this.proc.stderr as ReadableStream).text().then((t) => {
@@ -78,7 +83,8 @@ export class AlfworldBridge {
     if (line === undefined) {
       await this.proc.exited;
       const tail = this.stderr.trim().split("\n").slice(-2).join(" | ");
-      if (/No module named|cannot import/i.test(this.stderr)) throw new UnsupportedError(INSTALL_HINT);
+      if (/No module named|cannot import/i.test(this.stderr))
+        throw new UnsupportedError(INSTALL_HINT, { feature: "alfworld", needs: "python with alfworld" });
       throw new Error(`ALFWorld bridge exited (code ${this.proc.exitCode})${tail ? `: ${tail}` : ""}`);
     }
     let parsed: unknown;
@@ -88,7 +94,11 @@ export class AlfworldBridge {
       throw new Error(`ALFWorld bridge sent a line that is not JSON: ${line.slice(0, 200)}`);
     }
     const reply = v.parse(ReplySchema, parsed);
-    if (reply.missing) throw new UnsupportedError(`${INSTALL_HINT} (${reply.error ?? "import failed"})`);
+    if (reply.missing)
+      throw new UnsupportedError(`${INSTALL_HINT} (${reply.error ?? "import failed"})`, {
+        feature: "alfworld",
+        needs: "python with alfworld",
+      });
     if (reply.error) throw new Error(`ALFWorld: ${reply.error}`);
     return reply;
   }

@@ -74,11 +74,17 @@ const officeQaBenchmark: Benchmark = {
     const env = new EnvReader(ctx.env, "officeqa");
     const mode = modeOf(env);
     if (mode !== "offline" && ctx.model.taskRunner()) {
-      throw new UnsupportedError("OfficeQA on an exec target (agent CLI) supports env.search_mode offline only");
+      throw new UnsupportedError("OfficeQA on an exec target (agent CLI) supports env.search_mode offline only", {
+        feature: "officeqa on an exec target",
+        key: "env.search_mode",
+        value: mode,
+        needs: "offline",
+      });
     }
     if (mode === "azure") {
       throw new UnsupportedError(
         "env.search_mode azure (Azure web_search tool) is not supported; use offline (local documents) or custom (a search endpoint)",
+        { feature: "officeqa azure search", key: "env.search_mode", value: mode, needs: "offline or custom" },
       );
     }
     if (mode === "custom" && !env.str("search_api_url", ""))

@@ -144,6 +144,7 @@ export function refuseExecTarget(ctx: BenchmarkContext, bench: string): void {
   if (ctx.model.taskRunner()) {
     throw new UnsupportedError(
       `${bench} cannot run on an exec target (agent CLI) yet; use a chat target backend such as openai_compatible`,
+      { feature: `${bench} on an exec target`, role: "target", needs: "a chat target backend" },
     );
   }
 }

@@ -70,6 +70,12 @@ async function probe(configured: string): Promise<Interpreter> {
         ? `SpreadsheetBench: env.python ${configured} cannot import openpyxl; install it for that interpreter (pip install openpyxl)`
         : "SpreadsheetBench needs Python 3 with openpyxl: install it (Debian/Ubuntu: apt-get install python3-openpyxl; elsewhere: pip install " +
             "openpyxl) or set env.python",
+      {
+        feature: "spreadsheetbench",
+        needs: "python3 with openpyxl",
+        key: "env.python",
+        value: configured || undefined,
+      },
     );
   }
   let isolate: string[] = [];

@@ -276,6 +276,7 @@ const spreadsheetBenchmark: Benchmark = {
     if (mode !== "single" && ctx.model.taskRunner()) {
       throw new UnsupportedError(
         `SpreadsheetBench on an exec target (agent CLI) supports env.mode single only (got ${mode}); set --set env.mode=single`,
+        { feature: "spreadsheetbench on an exec target", key: "env.mode", value: mode, needs: "single" },
       );
     }
     return loadConfiguredSplits(ctx, spreadsheetLoader);

@@ -221,6 +221,7 @@ export async function createModelSleepBackend(
   if (target === "mock" || target === "handoff" || optimizer === "mock" || optimizer === "handoff") {
     throw new UnsupportedError(
       "dual-role routing needs provider backends for both roles (mock and handoff cannot be mixed with a provider)",
+      { feature: "dual-role routing", needs: "provider backends for both roles", backend: `${target}+${optimizer}` },
     );
   }
   // Sleep's own azure_openai request shape (fixed token budget, opt-in extra body), sleep.md §5.9.
@@ -248,7 +249,13 @@ export async function createModelSleepBackend(
   const defaultModel = (b: string) => (envModel[b] ? opts.env[envModel[b]!] : undefined) ?? "";
   if (cfg.api_key_env) {
     const key = opts.env[cfg.api_key_env];
-    if (!key) throw new UnsupportedError(`api_key_env names ${cfg.api_key_env}, which is not set in the environment`);
+    if (!key)
+      throw new UnsupportedError(`api_key_env names ${cfg.api_key_env}, which is not set in the environment`, {
+        feature: "api key",
+        needs: `${cfg.api_key_env} set in the environment`,
+        key: "sleep.api_key_env",
+        value: cfg.api_key_env,
+      });
     extra.openai_compatible_api_key = key;
   }
   // A night is an evaluation nobody waits on: model.batch=eval sends its replays through a batch.
