@@ -60,18 +60,17 @@ interface Scan {
 }
 
 let scan: Scan | undefined | null;
+let compiled: WebAssembly.Module | undefined | null;
 
 function instance(): Scan | null {
   if (scan !== undefined) return scan;
   try {
-    if (!WebAssembly.validate(MODULE)) {
-      scan = null;
-      return scan;
-    }
-    const inst = new WebAssembly.Instance(new WebAssembly.Module(MODULE));
-    const ex = inst.exports as unknown as Scan;
+    // Compiled once per process (it throws where WebAssembly SIMD is missing); each instance has its own memory.
+    compiled ??= new WebAssembly.Module(MODULE);
+    const ex = new WebAssembly.Instance(compiled).exports as unknown as Scan;
     scan = { close: ex.close, mem: ex.mem };
   } catch {
+    compiled = null;
     scan = null;
   }
   return scan;
@@ -100,9 +99,12 @@ export function scanBuffer(size: number, previous?: Buffer, keep = 0): Buffer {
   return Buffer.from(s.mem.buffer, 0, size);
 }
 
-/** Drop the scanner's memory (it cannot shrink): the next scanBuffer starts a fresh, small one. */
+/**
+ * Drop the scanner's memory once a long line grew it past 8 MiB (a memory cannot shrink): the next
+ * scanBuffer starts a fresh, small one.
+ */
 export function releaseScanMemory(): void {
-  if (scan && scan.mem.buffer.byteLength > 32 * PAGE) scan = undefined;
+  if (scan && scan.mem.buffer.byteLength > 128 * PAGE) scan = undefined;
 }
 
 /** True when buf lies in the scanner's memory (closeQuote can search it). */
