@@ -2,13 +2,11 @@ import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { SessionFileMark, SessionState } from "../ports.ts";
 import { type JsonObject, obj, parseLine, type StopAt } from "./jsonl.ts";
-import { readLines } from "./read-lines.ts";
+import { HEAD_BYTES, readLines } from "./read-lines.ts";
 import { type Candidate, dirEntries, type ReadOutcome } from "./source.ts";
 import { toEpochMs, toIsoUtc } from "./text.ts";
 
-const HEAD_BYTES = 4096;
-
-/** Hash of the first min(4096, upTo) bytes of a file. */
+/** Hash of the first min(HEAD_BYTES, upTo) bytes of a file. */
 function headHash(path: string, upTo: number): string {
   const n = Math.min(HEAD_BYTES, upTo);
   if (n <= 0) return "";
@@ -26,8 +24,11 @@ function headHash(path: string, upTo: number): string {
  * Revision of a file session: changes when bytes are consumed or the file is rewritten (the head
  * hash changes), even to the same length.
  */
-export function fileRevision(path: string, consumed: number): { revision: number; head_hash: string } {
-  const head_hash = headHash(path, consumed);
+export function fileRevision(path: string, consumed: number, head?: Buffer): { revision: number; head_hash: string } {
+  // The head the line reader just read is the file's head: no second read.
+  const n = Math.min(HEAD_BYTES, consumed);
+  const head_hash =
+    head && head.length >= n ? (n <= 0 ? "" : Bun.hash(head.subarray(0, n)).toString(16)) : headHash(path, consumed);
   return { revision: Bun.hash.crc32(`${head_hash}:${consumed}`), head_hash };
 }
 
@@ -80,7 +81,7 @@ export function readJsonlSession(
   state ??= fresh();
   const st = state;
   st.digest.raw_path = c.path;
-  const { consumed, bytesRead } = readLines(c.path, from, c.size, (buf, s, e, last) => {
+  const { consumed, bytesRead, head } = readLines(c.path, from, c.size, (buf, s, e, last) => {
     // An unterminated last line must parse whole: a writer may be half-way through it.
     const rec = obj(parseLine(buf, s, e, last ? undefined : stopAt));
     if (!rec) return false;
@@ -96,7 +97,7 @@ export function readJsonlSession(
       session_id: st.digest.session_id,
       project: st.digest.project,
       high_water_ms: Math.max(ended ?? 0, c.mtimeMs),
-      ...fileRevision(c.path, consumed),
+      ...fileRevision(c.path, consumed, head),
       offset: consumed,
       size: c.size,
       mtime_ms: c.mtimeMs,

@@ -38,7 +38,7 @@ export const piSource: SessionSource = {
   read(c, _prior, ctx): ReadOutcome {
     const records: JsonObject[] = [];
     let bad = false;
-    const { consumed, bytesRead } = readLines(c.path, 0, c.size, (buf, s, e, last) => {
+    const { consumed, bytesRead, head } = readLines(c.path, 0, c.size, (buf, s, e, last) => {
       if (bad) return false;
       let blank = true;
       for (let i = s; i < e; i++) {
@@ -62,7 +62,7 @@ export const piSource: SessionSource = {
       session_id: c.sessionId,
       project: "",
       high_water_ms: c.mtimeMs,
-      ...fileRevision(c.path, consumed),
+      ...fileRevision(c.path, consumed, head),
       offset: consumed,
       size: c.size,
       mtime_ms: c.mtimeMs,

@@ -7,10 +7,15 @@ const CHUNK = 1024 * 1024;
 // Over the quote scanner's memory, so the parser can find long strings' ends 16 bytes at a time.
 let shared = scanBuffer(CHUNK * 2);
 
+/** Bytes of a file's head that identify it (a rewrite changes them; an append does not). */
+export const HEAD_BYTES = 4096;
+
 interface ReadResult {
   /** Offset just past the last line consumed (a trailing partial line is left for next time). */
   consumed: number;
   bytesRead: number;
+  /** A read from offset 0: a copy of the file's first HEAD_BYTES bytes (fewer in a shorter file). */
+  head?: Buffer;
 }
 
 /**
@@ -30,6 +35,7 @@ export function readLines(
   let consumed = from;
   let bytesRead = 0;
   let skipping = false;
+  let head: Buffer | undefined;
   try {
     while (pos < size) {
       if (filled === shared.length) {
@@ -44,6 +50,7 @@ export function readLines(
       const want = Math.min(shared.length - filled, size - pos);
       const n = readSync(fd, shared, filled, want, pos);
       if (n <= 0) break;
+      if (pos === 0) head = Buffer.from(shared.subarray(filled, filled + Math.min(n, HEAD_BYTES)));
       bytesRead += n;
       const base = pos - filled;
       pos += n;
@@ -64,7 +71,7 @@ export function readLines(
   } finally {
     closeSync(fd);
   }
-  return { consumed, bytesRead };
+  return { consumed, bytesRead, head };
 }
 
 function trimCr(buf: Buffer, start: number, end: number): number {
