@@ -8,7 +8,7 @@ import { gateSettings } from "../../src/engine/gate.ts";
 import { setSlowUpdate } from "../../src/engine/skill-doc.ts";
 import type { StageContext } from "../../src/engine/stage-context.ts";
 import { PROMPTS } from "../../src/prompts/index.ts";
-import { quickConfig } from "./support.ts";
+import { quickConfig, trainOnSim } from "./support.ts";
 
 test("the slow-update and meta-skill calls each ask with their own titles, earlier text and answer field", async () => {
   const cfg = quickConfig();
@@ -75,5 +75,27 @@ test("the slow-update and meta-skill calls each ask with their own titles, earli
     expect(firstMeta?.content).toBe(meta?.content);
   } finally {
     await client.close();
+  }
+});
+
+test("longitudinal pairs join both skills' answers by item: one pair per item, categorised by the two hard scores", async () => {
+  for (const policy of ["mixed", "changed"]) {
+    const cfg = quickConfig([`optimizer.longitudinal_pair_policy=${policy}`]);
+    const { recorder } = await trainOnSim(cfg);
+    const boundaries = recorder.checkpoints.flatMap((c) => (c.kind === "boundary" && c.record.pairs ? [c] : []));
+    expect(boundaries.length).toBeGreaterThan(0);
+    if (policy === "mixed") expect(boundaries.some((b) => b.record.pairs!.length > 0)).toBe(true);
+    for (const b of boundaries) {
+      const pairs = b.record.pairs!;
+      expect(pairs.length).toBeLessThanOrEqual(cfg.optimizer.slow_update_samples);
+      expect(new Set(pairs.map((p) => p.id)).size).toBe(pairs.length);
+      for (const p of pairs) {
+        const was = p.prev.hard > 0;
+        const is = p.curr.hard > 0;
+        const expected = was ? (is ? "stable_success" : "regressed") : is ? "improved" : "persistent_fail";
+        expect(p.category).toBe(expected);
+        if (policy === "changed") expect(["improved", "regressed"]).toContain(p.category);
+      }
+    }
   }
 });
