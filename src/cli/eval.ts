@@ -24,7 +24,7 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from "../lib/index.ts";
-import { createConsole } from "../report/index.ts";
+import { createConsole, formatViolationText } from "../report/index.ts";
 import { recordingWarnings } from "../run/index.ts";
 import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
 import { output, printJson, printResult } from "./output.ts";
@@ -184,7 +184,9 @@ export default defineCommand({
     const bench = await resolveBenchmark(loaded);
     const problem = formatViolation(skill, skill, config.optimizer.max_skill_tokens);
     if (problem)
-      process.stderr.write(`  [warn] --skill ${args.skill}: ${problem} (training would reject this skill)\n`);
+      process.stderr.write(
+        `  [warn] --skill ${args.skill}: ${formatViolationText(problem)} (training would reject this skill)\n`,
+      );
     const outArg = args.out ?? outRoot;
     const out = resolve(
       cwd,

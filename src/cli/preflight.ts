@@ -2,6 +2,7 @@ import { probeCli, type SkilloptModelClient } from "../backends/index.ts";
 import type { Benchmark, Role, TaskItem } from "../engine/index.ts";
 import { formatViolation } from "../engine/index.ts";
 import { ConfigError, DataError, type SkilloptError, UnsupportedError } from "../lib/index.ts";
+import { formatViolationText } from "../report/index.ts";
 
 /**
  * One thing a run needs, checked at start-up before the first paid call: a problem knowable at
@@ -39,7 +40,7 @@ export function startingSkillNeed(text: string, source: string, maxTokens: numbe
     check() {
       const problem = formatViolation(text, text, maxTokens);
       if (!problem) return undefined;
-      return new ConfigError(`starting skill ${source}: ${problem}`, {
+      return new ConfigError(`starting skill ${source}: ${formatViolationText(problem)}`, {
         hint:
           "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / " +
           "optimizer.max_skill_tokens) and start again",

@@ -1,5 +1,13 @@
 import type { GateDecision } from "./sequential.ts";
-import type { BoundaryAction, NoiseFloor, StepAction, StepRecord, Summary, Warning } from "./records.ts";
+import type {
+  BoundaryAction,
+  FormatViolation,
+  NoiseFloor,
+  StepAction,
+  StepRecord,
+  Summary,
+  Warning,
+} from "./records.ts";
 
 type Metric = "hard" | "soft" | "mixed";
 
@@ -37,7 +45,7 @@ export interface PlanEvent {
  * longer beat the current skill; `strict`: the strict gate compared means (or the gate is off).
  */
 export type DecisionEvent = { type: "decision"; step: number; action: StepAction } & (
-  | { rule: "format"; violation: string }
+  | { rule: "format"; violation: FormatViolation }
   | { rule: "paired"; gate: GateDecision }
   | { rule: "early"; evaluated: number; total: number; current: number }
   | {

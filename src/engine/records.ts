@@ -18,6 +18,20 @@ const num = v.number();
 const optNum = v.optional(num);
 const counts = v.record(v.string(), num);
 
+/**
+ * Why a candidate breaks the skill format (engine/skill-format.ts decides; report words it): the
+ * SKILL.md frontmatter is missing or unclosed, has no `name` or `description`, the description is
+ * longer than `max` characters, or the body is about `tokens` tokens, over optimizer.max_skill_tokens (`max`).
+ */
+const FormatViolationSchema = v.variant("kind", [
+  v.object({ kind: v.literal("frontmatter_missing") }),
+  v.object({ kind: v.literal("no_name") }),
+  v.object({ kind: v.literal("no_description") }),
+  v.object({ kind: v.literal("description_too_long"), chars: num, max: num }),
+  v.object({ kind: v.literal("too_many_tokens"), tokens: num, max: num }),
+]);
+export type FormatViolation = v.InferOutput<typeof FormatViolationSchema>;
+
 /** The paired gate's (or the strict gate's paired view of its) decision on one candidate. */
 export const GateDecisionSchema = v.object({
   rule: v.picklist(["strict", "paired"]),
@@ -152,7 +166,8 @@ export const StepRecordSchema = v.object({
   n_appendix_notes_consolidated: optNum,
   candidate_hash: v.optional(v.string()),
   candidate_skill_len: optNum,
-  format_violation: v.optional(v.string()),
+  /** Why the candidate broke the skill format (runs before the typed form recorded it in words). */
+  format_violation: v.optional(v.union([FormatViolationSchema, v.string()])),
   // ⑥ evaluate and gate
   gate_metric: v.optional(v.picklist(["hard", "soft", "mixed"])),
   gate: v.optional(GateDecisionSchema),

@@ -1,4 +1,8 @@
+import type { FormatViolation } from "./records.ts";
 import { frontmatterSpan, stripRegions } from "./skill-doc.ts";
+
+/** The longest SKILL.md frontmatter description the format allows. */
+const MAX_DESCRIPTION = 1024;
 
 /** Rough token count (≈ 4 characters per token), used for `optimizer.max_skill_tokens`. */
 function estimateTokens(text: string): number {
@@ -34,22 +38,26 @@ export function parseFrontmatter(skill: string): Record<string, string> | undefi
 /**
  * Why a candidate breaks the skill format, or undefined when it is fine: a SKILL.md frontmatter
  * must stay present and valid (`name`, `description` ≤ 1024 chars), and the body must fit in
- * `maxTokens` when set. Checked before any rollout is spent on the candidate.
+ * `maxTokens` when set. Checked before any rollout is spent on the candidate; report words it.
  */
-export function formatViolation(candidate: string, original: string, maxTokens: number | null): string | undefined {
+export function formatViolation(
+  candidate: string,
+  original: string,
+  maxTokens: number | null,
+): FormatViolation | undefined {
   if (frontmatterSpan(original)) {
     const fm = parseFrontmatter(candidate);
-    if (!fm) return "the YAML frontmatter of the skill is missing or no longer closed";
-    if (!fm.name) return "the frontmatter has no `name`";
-    if (!fm.description) return "the frontmatter has no `description`";
-    if (fm.description.length > 1024)
-      return `the frontmatter description is ${fm.description.length} characters (max 1024)`;
+    if (!fm) return { kind: "frontmatter_missing" };
+    if (!fm.name) return { kind: "no_name" };
+    if (!fm.description) return { kind: "no_description" };
+    if (fm.description.length > MAX_DESCRIPTION)
+      return { kind: "description_too_long", chars: fm.description.length, max: MAX_DESCRIPTION };
   }
   if (maxTokens && maxTokens > 0) {
     const span = frontmatterSpan(candidate);
     const body = stripRegions(span ? candidate.slice(span.end) : candidate);
     const n = estimateTokens(body);
-    if (n > maxTokens) return `the skill body is about ${n} tokens, over optimizer.max_skill_tokens=${maxTokens}`;
+    if (n > maxTokens) return { kind: "too_many_tokens", tokens: n, max: maxTokens };
   }
   return undefined;
 }

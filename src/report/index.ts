@@ -13,6 +13,6 @@ export {
   type RunView,
 } from "./html/index.ts";
 export { resultText } from "./result-text.ts";
-export { batchText, warningText } from "./stage-text.ts";
+export { batchText, formatViolationText, warningText } from "./stage-text.ts";
 export { nightEventText } from "./night-text.ts";
 export { skillCheckMarkdown, skillCheckText, type SkillCheck } from "./skill-check.ts";

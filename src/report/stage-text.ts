@@ -1,4 +1,4 @@
-import type { DecisionEvent, GateDecision, PlanEvent, StageEvent, Warning } from "../engine/index.ts";
+import type { DecisionEvent, FormatViolation, GateDecision, PlanEvent, StageEvent, Warning } from "../engine/index.ts";
 import type { BatchEvent } from "../backends/index.ts";
 import { budgetMessage } from "../lib/index.ts";
 
@@ -40,10 +40,27 @@ confidence=${g.confidence} min_effect=${g.minEffect}`
   ];
 }
 
+/** Why a skill breaks the format, in words (a record from before the typed form holds its words already). */
+export function formatViolationText(v: FormatViolation | string): string {
+  if (typeof v === "string") return v;
+  switch (v.kind) {
+    case "frontmatter_missing":
+      return "the YAML frontmatter of the skill is missing or no longer closed";
+    case "no_name":
+      return "the frontmatter has no `name`";
+    case "no_description":
+      return "the frontmatter has no `description`";
+    case "description_too_long":
+      return `the frontmatter description is ${v.chars} characters (max ${v.max})`;
+    case "too_many_tokens":
+      return `the skill body is about ${v.tokens} tokens, over optimizer.max_skill_tokens=${v.max}`;
+  }
+}
+
 function decisionText(e: DecisionEvent): string {
   switch (e.rule) {
     case "format":
-      return `[6/6 EVALUATE] REJECT (format) ${e.violation}`;
+      return `[6/6 EVALUATE] REJECT (format) ${formatViolationText(e.violation)}`;
     case "paired":
       return `[6/6 EVALUATE] ${decisionLine(e.gate)}`;
     case "early":

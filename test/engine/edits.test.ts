@@ -11,6 +11,7 @@ import {
   SLOW_START,
   setSlowUpdate,
 } from "../../src/engine/index.ts";
+import { formatViolationText } from "../../src/report/index.ts";
 
 const SKILL = `---
 name: house-style
@@ -116,12 +117,32 @@ describe("protected regions and format checks", () => {
   test("frontmatter is parsed and a candidate that breaks it is rejected before any rollout", () => {
     expect(parseFrontmatter(SKILL)).toEqual({ name: "house-style", description: "How to answer." });
     expect(formatViolation(SKILL, SKILL, null)).toBeUndefined();
-    expect(formatViolation(SKILL.replace("name: house-style\n", ""), SKILL, null)).toContain("no `name`");
-    expect(formatViolation(SKILL.replace("How to answer.", "x".repeat(1025)), SKILL, null)).toContain(
-      "1025 characters",
+    // Typed reasons, worded by the report (the console's REJECT (format) line, the eval and preflight messages).
+    const cases = [
+      [SKILL.replace("name: house-style\n", ""), null, { kind: "no_name" }, "the frontmatter has no `name`"],
+      [
+        SKILL.replace("How to answer.", "x".repeat(1025)),
+        null,
+        { kind: "description_too_long", chars: 1025, max: 1024 },
+        "the frontmatter description is 1025 characters (max 1024)",
+      ],
+      [
+        SKILL.replace(/^---\n/, ""),
+        null,
+        { kind: "frontmatter_missing" },
+        "the YAML frontmatter of the skill is missing or no longer closed",
+      ],
+    ] as const;
+    for (const [candidate, max, kind, words] of cases) {
+      const v = formatViolation(candidate, SKILL, max);
+      expect(v).toEqual(kind);
+      expect(formatViolationText(v!)).toBe(words);
+    }
+    const long = formatViolation(SKILL, SKILL, 5);
+    expect(long).toMatchObject({ kind: "too_many_tokens", max: 5 });
+    expect(formatViolationText(long!)).toMatch(
+      /^the skill body is about \d+ tokens, over optimizer\.max_skill_tokens=5$/,
     );
-    expect(formatViolation(SKILL.replace(/^---\n/, ""), SKILL, null)).toContain("missing");
-    expect(formatViolation(SKILL, SKILL, 5)).toContain("max_skill_tokens=5");
   });
 });
 

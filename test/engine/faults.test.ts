@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { simAnswer } from "../../src/backends/sim/index.ts";
-import type { ChatMessage } from "../../src/engine/index.ts";
+import { getBenchmark } from "../../src/benchmarks/index.ts";
+import { type ChatMessage, formatViolation } from "../../src/engine/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { consoleLines } from "../report/support.ts";
 import { quickConfig, trainOnSim } from "./support.ts";
@@ -115,5 +116,30 @@ describe("the engine through a real HTTP optimizer (fake OpenAI server)", () => 
   test("an optimizer that rejects the key stops the run with an auth error instead of skipping every step", async () => {
     await using server = await startFakeOpenAI({ reply: { fault: "status", status: 401, message: "bad key" } });
     await expect(trainOnSim(optimizerOn(server.url))).rejects.toMatchObject({ code: "backend", kind: "auth" });
+  });
+});
+
+describe("a candidate that breaks the skill format (sim backend)", () => {
+  test("is rejected with a typed violation in its decision event and record, worded by the console", async () => {
+    const bench = (await getBenchmark("conventions"))!;
+    // The initial skill's body size, from the check itself (any positive cap below it reports it).
+    const initial = formatViolation(bench.initialSkill, bench.initialSkill, 1);
+    if (initial?.kind !== "too_many_tokens") throw new Error("the initial skill has a body");
+    const run = await trainOnSim(quickConfig(["train.num_epochs=1", `optimizer.max_skill_tokens=${initial.tokens}`]));
+    const rejected = run.recorder.records().filter((r) => r.action === "reject_format");
+    expect(rejected.length).toBeGreaterThan(0);
+    const decisions = run.events.filter((e) => e.type === "decision" && e.rule === "format");
+    expect(decisions).toHaveLength(rejected.length);
+    const lines = consoleLines(run.events);
+    for (const [i, r] of rejected.entries()) {
+      const v = r.format_violation;
+      if (typeof v !== "object" || v.kind !== "too_many_tokens") throw new Error(`untyped violation: ${String(v)}`);
+      expect(v.max).toBe(initial.tokens);
+      expect(v.tokens).toBeGreaterThan(initial.tokens);
+      expect(decisions[i]).toMatchObject({ step: r.step, action: "reject_format", violation: v });
+      expect(lines).toContain(
+        `    [6/6 EVALUATE] REJECT (format) the skill body is about ${v.tokens} tokens, over optimizer.max_skill_tokens=${initial.tokens}`,
+      );
+    }
   });
 });
