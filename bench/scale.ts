@@ -3,9 +3,13 @@
  * How the cost of a run grows with the work: the quickstart through the CLI on the in-process
  * simulator (0 ms per call, call cache on, the real recorder) with train items ×1, ×4, ×16, ×64
  * (12 → 768 steps). Prints time per step, bytes written per step (pages the process dirtied, from
- * /usr/bin/time), the store's size and peak RSS, each beside the ×1 figure.
+ * /usr/bin/time), the store's size and peak RSS, each beside the ×1 figure, and the peak RSS of
+ * `skillopt report` run alone on the same folder (rendering report.html in parts).
  *
- *   bun bench/scale.ts [--max 64]
+ *   bun bench/scale.ts [--max 64] [--no-jit]
+ *
+ * --no-jit runs the product with JavaScriptCore's JIT off (BUN_JSC_useJIT=0; slower): the peak
+ * RSS without the machine code and its metadata that a long run's hot functions accumulate.
  */
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +20,8 @@ import { machineLine } from "./lib/machine.ts";
 const argv = process.argv.slice(2);
 const i = argv.indexOf("--max");
 const max = i >= 0 ? Number(argv[i + 1]) : 64;
+const noJit = argv.includes("--no-jit");
+const jitEnv: Record<string, string> = noJit ? { BUN_JSC_useJIT: "0" } : {};
 const BASE_TRAIN = 32; // quickstart's env.train_items
 
 interface Row {
@@ -26,6 +32,7 @@ interface Row {
   bytesPerStep: number | null;
   storeMb: number;
   rssMb: number | null;
+  reportRssMb: number | null;
 }
 
 const rows: Row[] = [];
@@ -46,11 +53,14 @@ try {
         "--set",
         `env.train_items=${BASE_TRAIN * factor}`,
       ],
-      { SKILLOPT_CACHE_DIR: join(root, `cache-${factor}`) },
+      { SKILLOPT_CACHE_DIR: join(root, `cache-${factor}`), ...jitEnv },
     );
     if (r.code !== 0) throw new Error(`×${factor}: skillopt train exited ${r.code}: ${r.stderr.slice(-1500)}`);
     const steps = Number((JSON.parse(r.stdout) as { steps: number }).steps);
     const store = statSync(join(out, "state.sqlite")).size;
+    const report = await runMeasured(["report", out], jitEnv);
+    if (report.code !== 0)
+      throw new Error(`×${factor}: skillopt report exited ${report.code}: ${report.stderr.slice(-1500)}`);
     rows.push({
       factor,
       steps,
@@ -59,6 +69,7 @@ try {
       bytesPerStep: r.bytesWritten === null ? null : r.bytesWritten / steps,
       storeMb: store / 2 ** 20,
       rssMb: r.peakRssKb === null ? null : r.peakRssKb / 1024,
+      reportRssMb: report.peakRssKb === null ? null : report.peakRssKb / 1024,
     });
     process.stderr.write(`  ×${factor} done (${steps} steps, ${r.wallS.toFixed(1)} s)\n`);
   }
@@ -72,10 +83,10 @@ const lines = [
   "quickstart through the CLI, in-process simulator (0 ms per call), call cache on, train items ×1 … ×" +
     rows.at(-1)!.factor,
   machineLine(),
-  `runner: ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}`,
+  `runner: ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}${noJit ? ", JIT off (BUN_JSC_useJIT=0)" : ""}`,
   "aims: time/step, bytes written/step and peak RSS each within 1.25× of ×1; store size linear in steps",
   "",
-  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB",
+  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB   report alone MB",
   ...rows.map((r) =>
     [
       `×${r.factor}`.padEnd(6),
@@ -87,6 +98,7 @@ const lines = [
       ),
       `${r.storeMb.toFixed(2)} (${(r.storeMb / r.steps).toFixed(3)})`.padStart(22),
       `${r.rssMb === null ? "—" : r.rssMb.toFixed(0)}${rel(r.rssMb, base.rssMb)}`.padStart(15),
+      `${r.reportRssMb === null ? "—" : r.reportRssMb.toFixed(0)}${rel(r.reportRssMb, base.reportRssMb)}`.padStart(15),
     ].join("  "),
   ),
 ];
