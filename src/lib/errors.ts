@@ -289,10 +289,10 @@ export class NoAnswerError extends SkilloptError<NoAnswerErrorData> {
   }
 }
 
-/** An error kind with nothing but a message and a hint: its code and exit code are fixed. */
-function plainError(code: ErrorCode, exitCode: number) {
-  return class extends SkilloptError {
-    constructor(message: string, opts: ErrorOptions = {}) {
+/** An error kind with a message, a hint and optional facts of type D: its code and exit code are fixed. */
+function plainError<D extends Record<string, unknown> = Record<string, unknown>>(code: ErrorCode, exitCode: number) {
+  return class extends SkilloptError<D> {
+    constructor(message: string, opts: ErrorOptions & { data?: D } = {}) {
       super(code, message, exitCode, opts);
     }
   };
@@ -331,8 +331,20 @@ export function errorCode(err: unknown): string | undefined {
 /** Sleep staging or adoption refused or failed (exit 1). */
 export class StagingError extends plainError("staging", 1) {}
 
+/** The facts of a data error, where the thrower knows them. */
+interface DataErrorData extends Record<string, unknown> {
+  /** The file (or folder) at fault. */
+  path?: string;
+  /** 1-based line in it. */
+  line?: number;
+  /** The flag or config key that named the file ("--skill", "env.data_path"). */
+  input?: string;
+  /** What is wrong, as a word: not_found, permission, not_regular_file, too_large, unreadable, invalid_json, … */
+  problem?: string;
+}
+
 /** Input data (task files, splits, session files) that cannot be used (exit 2). */
-export class DataError extends plainError("data", 2) {}
+export class DataError extends plainError<DataErrorData>("data", 2) {}
 
 interface UnsupportedErrorData extends Record<string, unknown> {
   /** What cannot run, in a word or two: a benchmark, a backend, a mode ("alfworld", "sim backend"). */

@@ -13,8 +13,16 @@ export function fileKind(st: Stats): string {
   return "not a regular file";
 }
 
-type MakeError = (message: string, cause?: unknown) => SkilloptError;
-const dataError: MakeError = (message, cause) => new DataError(message, cause === undefined ? {} : { cause });
+/** What is wrong with an input file, for the error's data. */
+interface InputFacts {
+  path: string;
+  /** The flag or key that named it, when the caller gave one. */
+  input?: string;
+  problem: "not_found" | "permission" | "not_regular_file" | "too_large" | "unreadable";
+}
+
+type MakeError = (message: string, cause: unknown, facts: InputFacts) => SkilloptError;
+const dataError: MakeError = (message, cause, facts) => new DataError(message, { cause, data: { ...facts } });
 
 /**
  * Read a file a user named (a flag, a config key, a file a command is pointed at) without ever
@@ -30,29 +38,34 @@ export function readInputFile(
   opts: { maxBytes?: number; what?: string } = {},
 ): Buffer {
   const prefix = label ? `${label} ${path}` : path;
+  const facts = (problem: InputFacts["problem"]): InputFacts => ({ path, ...(label ? { input: label } : {}), problem });
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") throw make(`${prefix}: file not found`, err);
-    if (code === "EACCES" || code === "EPERM") throw make(`${prefix}: permission denied`, err);
-    if (code === "EISDIR") throw make(`${prefix}: is a directory, expected a regular file`, err);
-    throw make(`${prefix}: cannot read (${code ?? String(err)})`, err);
+    if (code === "ENOENT") throw make(`${prefix}: file not found`, err, facts("not_found"));
+    if (code === "EACCES" || code === "EPERM") throw make(`${prefix}: permission denied`, err, facts("permission"));
+    if (code === "EISDIR")
+      throw make(`${prefix}: is a directory, expected a regular file`, err, facts("not_regular_file"));
+    throw make(`${prefix}: cannot read (${code ?? String(err)})`, err, facts("unreadable"));
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile()) throw make(`${prefix}: is ${fileKind(st)}, expected a regular file`);
+    if (!st.isFile())
+      throw make(`${prefix}: is ${fileKind(st)}, expected a regular file`, undefined, facts("not_regular_file"));
     if (opts.maxBytes !== undefined && st.size > opts.maxBytes) {
       throw make(
         `${prefix}: ${(st.size / 1e6).toFixed(1)} MB is too large for ${opts.what ?? "this file"} (limit ${opts.maxBytes / 1_048_576} MiB)`,
+        undefined,
+        facts("too_large"),
       );
     }
     return readFileSync(fd);
   } catch (err) {
     if (err instanceof SkilloptError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    throw make(`${prefix}: cannot read (${code ?? String(err)})`, err);
+    throw make(`${prefix}: cannot read (${code ?? String(err)})`, err, facts("unreadable"));
   } finally {
     closeSync(fd);
   }

@@ -13,10 +13,14 @@ export function readSkillFile(path: string, label: string): string {
   // Never hangs on a FIFO or device; directories and oversized files are refused before reading.
   const bytes = readInputFile(path, label, undefined, { maxBytes: MAX_SKILL_BYTES, what: "a skill document" });
   if (bytes.includes(0))
-    throw new DataError(`${label} ${path}: contains NUL bytes; expected a UTF-8 Markdown text file`);
+    throw new DataError(`${label} ${path}: contains NUL bytes; expected a UTF-8 Markdown text file`, {
+      data: { path, input: label, problem: "not_text" },
+    });
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(bytes).replace(/^\uFEFF/, "");
   } catch {
-    throw new DataError(`${label} ${path}: is not valid UTF-8; expected a UTF-8 Markdown text file`);
+    throw new DataError(`${label} ${path}: is not valid UTF-8; expected a UTF-8 Markdown text file`, {
+      data: { path, input: label, problem: "not_utf8" },
+    });
   }
 }

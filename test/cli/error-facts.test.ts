@@ -95,6 +95,38 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
     });
   });
 
+  test("bad input data: the file, the flag or key that named it, and the problem (exit 2)", async () => {
+    using dir = tempDir();
+    writeFileSync(join(dir.path, "skill.md"), "# Skill\n");
+    const skill = await runCli(["eval", "--skill", "missing.md", "--json"], { cwd: dir.path });
+    expect(skill.code).toBe(2);
+    expect(errorDoc(skill.stdout)).toMatchObject({
+      code: "data",
+      data: { path: join(dir.path, "missing.md"), input: "--skill", problem: "not_found" },
+    });
+    // A missing env.data_path of the tasks benchmark is bad input (exit 2), not a file-system failure.
+    const tasks = await runCli(
+      [
+        "eval",
+        "--skill",
+        "skill.md",
+        "--config",
+        "tasks",
+        "--set",
+        "model.backend=sim",
+        "--set",
+        "env.data_path=missing.jsonl",
+        "--json",
+      ],
+      { cwd: dir.path },
+    );
+    expect(tasks.code).toBe(2);
+    expect(errorDoc(tasks.stdout)).toMatchObject({
+      code: "data",
+      data: { path: join(dir.path, "missing.jsonl"), input: "env.data_path", problem: "not_found" },
+    });
+  });
+
   test("a file-system failure has its own code, not the store's", async () => {
     using dir = tempDir();
     const file = join(dir.path, "a-file");

@@ -2,7 +2,7 @@ import { DataError, readInputText } from "../../lib/index.ts";
 
 /** Read a data file as text, or throw DataError naming it (a FIFO or device is refused, never read). */
 export function readText(path: string): string {
-  return readInputText(path, "", (message, cause) => new DataError(message, cause === undefined ? {} : { cause }));
+  return readInputText(path, "");
 }
 
 /** Parse a JSON file, or throw DataError with the file and the parser's message. */
@@ -11,7 +11,10 @@ export function readJson(path: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new DataError(`${path}: invalid JSON (${(err as Error).message})`, { cause: err });
+    throw new DataError(`${path}: invalid JSON (${(err as Error).message})`, {
+      cause: err,
+      data: { path, problem: "invalid_json" },
+    });
   }
 }
 
@@ -25,7 +28,10 @@ export function readJsonl(path: string): Array<{ line: number; value: unknown }>
       try {
         out.push({ line: i + 1, value: JSON.parse(raw) });
       } catch (err) {
-        throw new DataError(`${path}:${i + 1}: invalid JSON (${(err as Error).message})`, { cause: err });
+        throw new DataError(`${path}:${i + 1}: invalid JSON (${(err as Error).message})`, {
+          cause: err,
+          data: { path, line: i + 1, problem: "invalid_json" },
+        });
       }
     });
   return out;

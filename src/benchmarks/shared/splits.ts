@@ -46,9 +46,13 @@ export function recordLoader(
 /** Default `load_split_items`: the first `*.json` in sorted order, which must hold a JSON array. */
 export function firstJsonArray(dir: string): unknown[] {
   const file = firstFile(dir, ".json");
-  if (!file) throw new DataError(`${dir}: no *.json file in this split directory`);
+  if (!file)
+    throw new DataError(`${dir}: no *.json file in this split directory`, {
+      data: { path: dir, problem: "no_json_file" },
+    });
   const data = readJson(file);
-  if (!Array.isArray(data)) throw new DataError(`${file}: expected a JSON array of items`);
+  if (!Array.isArray(data))
+    throw new DataError(`${file}: expected a JSON array of items`, { data: { path: file, problem: "not_an_array" } });
   return data;
 }
 
@@ -66,7 +70,9 @@ export function readRawRecords(path: string): Record<string, unknown>[] {
   if (file.toLowerCase().endsWith(".jsonl")) {
     return readJsonl(file).map(({ line, value }) => {
       if (!value || typeof value !== "object" || Array.isArray(value)) {
-        throw new DataError(`${file}:${line}: expected a JSON object`);
+        throw new DataError(`${file}:${line}: expected a JSON object`, {
+          data: { path: file, line, problem: "not_an_object" },
+        });
       }
       return value as Record<string, unknown>;
     });
@@ -90,7 +96,10 @@ export function readRawRecords(path: string): Record<string, unknown>[] {
 
 /** `data_path` as one file: the file itself, or the single JSON/JSONL file of a directory. */
 export function singleDataFile(path: string): string {
-  if (!existsSync(path)) throw new DataError(`env.data_path ${path} does not exist`);
+  if (!existsSync(path))
+    throw new DataError(`env.data_path ${path} does not exist`, {
+      data: { path, input: "env.data_path", problem: "not_found" },
+    });
   if (!statSync(path).isDirectory()) return path;
   if (SPLIT_NAMES.every((s) => existsSync(join(path, s)))) {
     throw new ConfigError(
@@ -99,7 +108,9 @@ export function singleDataFile(path: string): string {
   }
   const files = readdirSync(path).filter((f) => /\.jsonl?$/i.test(f));
   if (files.length !== 1) {
-    throw new DataError(`env.data_path ${path}: expected exactly one .json or .jsonl file, found ${files.length}`);
+    throw new DataError(`env.data_path ${path}: expected exactly one .json or .jsonl file, found ${files.length}`, {
+      data: { path, input: "env.data_path", problem: "not_one_data_file" },
+    });
   }
   return join(path, files[0]!);
 }
@@ -164,12 +175,19 @@ function fromSplitDir(ctx: BenchmarkContext, env: EnvReader, loader: SplitLoader
   if (!raw) throw new ConfigError(`env.split_dir is empty but env.split_mode is split_dir (${loader.name})`);
   const root = resolveDataPath(ctx, raw);
   const hint = `materialize it with \`skillopt data materialize ${loader.name} --manifest <manifest dir> --from <raw data>\` (see docs/benchmarks.md)`;
-  if (!existsSync(root)) throw new DataError(`env.split_dir ${root} does not exist`, { hint });
+  if (!existsSync(root))
+    throw new DataError(`env.split_dir ${root} does not exist`, {
+      hint,
+      data: { path: root, input: "env.split_dir", problem: "not_found" },
+    });
   const splits: Splits = { train: [], val: [], test: [] };
   for (const name of SPLIT_NAMES) {
     const dir = join(root, name);
     if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-      throw new DataError(`env.split_dir ${root}: missing ${name}/ (expected train/ val/ test/)`, { hint });
+      throw new DataError(`env.split_dir ${root}: missing ${name}/ (expected train/ val/ test/)`, {
+        hint,
+        data: { path: dir, input: "env.split_dir", problem: "missing_split" },
+      });
     }
     splits[name] = loader.loadSplitItems(dir);
   }
@@ -185,7 +203,10 @@ function fromRatio(ctx: BenchmarkContext, env: EnvReader, loader: SplitLoader): 
   const path = resolveDataPath(ctx, raw);
   const read = loader.loadRawItems ?? ((p: string) => readRawRecords(p) as TaskItem[]);
   const items = read(path);
-  if (items.length === 0) throw new DataError(`env.data_path ${path}: no items`);
+  if (items.length === 0)
+    throw new DataError(`env.data_path ${path}: no items`, {
+      data: { path, input: "env.data_path", problem: "empty" },
+    });
   const ratio = env.str("split_ratio", "2:1:7");
   const seed = env.int("split_seed", 42);
   const splits = ratioSplit(items, ratio, seed);

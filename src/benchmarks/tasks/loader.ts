@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import { extname } from "node:path";
 import type { TaskItem } from "../../engine/index.ts";
 import { DataError } from "../../lib/index.ts";
@@ -34,7 +33,9 @@ export function detectFormat(path: string): Exclude<DataFormat, "auto"> {
       try {
         if (isSkillCreatorEvals(JSON.parse(text))) return "skill_creator";
       } catch (err) {
-        throw new DataError(`${path}: invalid JSON (${(err as Error).message})`);
+        throw new DataError(`${path}: invalid JSON (${(err as Error).message})`, {
+          data: { path, input: "env.data_path", problem: "invalid_json" },
+        });
       }
     }
   }
@@ -51,7 +52,9 @@ export function readTaskSource(path: string, format: DataFormat): UserTask[] {
     try {
       data = JSON.parse(text);
     } catch (err) {
-      throw new DataError(`${path}: invalid JSON (${(err as Error).message})`);
+      throw new DataError(`${path}: invalid JSON (${(err as Error).message})`, {
+        data: { path, input: "env.data_path", problem: "invalid_json" },
+      });
     }
     return importSkillCreator(path, data);
   }
@@ -147,6 +150,6 @@ export function tasksLoaderFor(format: DataFormat): SplitLoader {
       if (!file) throw new DataError(`${dir}: no .jsonl or .json tasks file in this split directory`);
       return parseTasksFile(file);
     },
-    loadRawItems: (path) => readTaskSource(statSync(path).isDirectory() ? singleDataFile(path) : path, format),
+    loadRawItems: (path) => readTaskSource(singleDataFile(path), format),
   };
 }
