@@ -1,4 +1,5 @@
 import type { GateDecision } from "./sequential.ts";
+import type { EngineConfig, LrControlMode, UpdateMode } from "./settings.ts";
 import type {
   BoundaryAction,
   FormatViolation,
@@ -20,11 +21,11 @@ export interface PlanEvent {
   batchSize: number;
   trainSize: number;
   totalSteps: number;
-  lrScheduler: string;
+  lrScheduler: EngineConfig["optimizer"]["lr_scheduler"];
   editBudget: number;
   minEditBudget: number;
-  updateMode: string;
-  lrControl: string;
+  updateMode: UpdateMode;
+  lrControl: LrControlMode;
   gate: {
     metric: Metric;
     mixedWeight: number;
@@ -91,7 +92,14 @@ export type StageEvent =
   | { type: "reflect_done"; step: number; failurePatches: number; successPatches: number }
   | { type: "skip"; step: number; reason: "no_patches" | "no_rewrite" | "no_change" }
   | { type: "aggregate_start"; step: number; failure: number; success: number; workers: number }
-  | { type: "aggregate_level"; side: string; level: number; patches: number; groups: number; batchSize: number }
+  | {
+      type: "aggregate_level";
+      side: "failure" | "success";
+      level: number;
+      patches: number;
+      groups: number;
+      batchSize: number;
+    }
   | { type: "aggregate_done"; step: number; merged: number; unit: "edits" | "items" }
   | {
       type: "select";
@@ -100,7 +108,7 @@ export type StageEvent =
       selected: number;
       unit: "edits" | "suggestions" | "candidates";
       budget: number | null;
-      lrControl: string;
+      lrControl: LrControlMode;
     }
   | { type: "update"; step: number; before: number; after: number; applied: number | null; total: number | null }
   | {
