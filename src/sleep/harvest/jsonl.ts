@@ -1,5 +1,3 @@
-import { closeQuote, inScanMemory } from "./quote-scan.ts";
-
 /**
  * A JSON string not decoded yet: long strings (tool outputs, file bodies) are located but only
  * decoded if a reader asks for them, which is what lets harvest skip what the miner never uses.
@@ -130,19 +128,16 @@ const KEYS = new Map<number, string>();
 const SCAN_BYTES_DEFAULT = 1024;
 let SCAN_BYTES = SCAN_BYTES_DEFAULT;
 let REFERENCE = false;
-let WASM_SCAN = true;
 
 /**
- * Which way parseLine reads (for tests that compare them on the same input): "simd" (the default:
- * long strings' ends found 16 bytes at a time in the line reader's buffer, natively past
- * `scanBytes` elsewhere), "native" (natively past `scanBytes` everywhere), "scan" (every byte
- * looked at in JavaScript), or "json" (the reference: JSON.parse of the whole line, every string
- * decoded, no stop).
+ * Which way parseLine reads (for tests that compare them on the same input): "native" (the
+ * default; long strings' ends found natively past `scanBytes`), "scan" (every byte looked at in
+ * JavaScript), or "json" (the reference: JSON.parse of the whole line, every string decoded,
+ * no stop).
  */
-export function setParsePath(path: "simd" | "native" | "scan" | "json", scanBytes = SCAN_BYTES_DEFAULT): void {
+export function setParsePath(path: "native" | "scan" | "json", scanBytes = SCAN_BYTES_DEFAULT): void {
   SCAN_BYTES = path === "scan" ? Number.POSITIVE_INFINITY : Math.max(1, scanBytes);
   REFERENCE = path === "json";
-  WASM_SCAN = path === "simd";
 }
 
 function referenceParse(buf: Buffer, start: number, end: number): JsonValue | undefined {
@@ -190,9 +185,7 @@ class Scanner {
     this.b = views.u8;
     this.w32 = views.w32;
     this.off = views.off;
-    this.wasm = WASM_SCAN && inScanMemory(buf);
   }
-  private readonly wasm: boolean;
 
   /** Index of the next `"` in [i, end), or -1; scans a word at a time (SWAR "has byte" test). */
   private nextQuote(i: number, end: number): number {
@@ -338,13 +331,7 @@ class Scanner {
       }
       i++;
     }
-    // Longer strings in the line reader's buffer: 16 bytes at a time (quote-scan.ts).
-    if (this.wasm) {
-      const q = closeQuote(this.buf, i, this.end);
-      if (q === -1 || q === undefined) throw MALFORMED;
-      return this.finishString(start, q, true, decode);
-    }
-    // Elsewhere: jump from quote to quote a word at a time; a quote preceded by an odd run of
+    // Longer strings: jump from quote to quote a word at a time; a quote preceded by an odd run of
     // backslashes is escaped. Past SCAN_BYTES (tool outputs, file bodies) the end is found natively.
     const scanEnd = Math.min(this.end, start + SCAN_BYTES);
     for (;;) {

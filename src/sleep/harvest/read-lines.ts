@@ -1,11 +1,9 @@
 import { closeSync, openSync, readSync } from "node:fs";
-import { releaseScanMemory, scanBuffer } from "./quote-scan.ts";
 
 /** Lines longer than this are skipped unparsed (bounded memory whatever the file). */
 const MAX_LINE_BYTES = 64 * 1024 * 1024;
 const CHUNK = 1024 * 1024;
-// Over the quote scanner's memory, so the parser can find long strings' ends 16 bytes at a time.
-let shared = scanBuffer(CHUNK * 2);
+let shared = Buffer.allocUnsafe(CHUNK * 2);
 
 /** Bytes of a file's head that identify it (a rewrite changes them; an append does not). */
 export const HEAD_BYTES = 4096;
@@ -44,7 +42,9 @@ export function readLines(
           skipping = true;
           filled = 0;
         } else {
-          shared = scanBuffer(Math.min(MAX_LINE_BYTES, shared.length * 2), shared, filled);
+          const bigger = Buffer.allocUnsafe(Math.min(MAX_LINE_BYTES, shared.length * 2));
+          shared.copy(bigger, 0, 0, filled);
+          shared = bigger;
         }
       }
       const want = Math.min(shared.length - filled, size - pos);
@@ -80,8 +80,5 @@ function trimCr(buf: Buffer, start: number, end: number): number {
 
 /** Release the shared read buffer if one line made it grow (keeps RSS low between runs). */
 export function shrinkReadBuffer(): void {
-  if (shared.length > CHUNK * 2) {
-    releaseScanMemory();
-    shared = scanBuffer(CHUNK * 2);
-  }
+  if (shared.length > CHUNK * 2) shared = Buffer.allocUnsafe(CHUNK * 2);
 }

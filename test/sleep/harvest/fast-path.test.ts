@@ -11,11 +11,10 @@ import { join } from "node:path";
 import { mulberry32 } from "../../../src/lib/index.ts";
 import { harvest, type SessionDigest, SOURCE_NAMES } from "../../../src/sleep/harvest/index.ts";
 import { type JsonValue, parseLine, setParsePath, str } from "../../../src/sleep/harvest/jsonl.ts";
-import { closeQuote, inScanMemory, scanBuffer } from "../../../src/sleep/harvest/quote-scan.ts";
 import { tempDir } from "../../support/tmp.ts";
 import { fakeHome } from "./support.ts";
 
-afterEach(() => setParsePath("simd"));
+afterEach(() => setParsePath("native"));
 
 type Rand = () => number;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
@@ -108,12 +107,9 @@ function spaced(r: Rand, v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** Parse as the harvest does; `inScan` puts the text in the line reader's kind of buffer (SIMD path). */
-function parse(text: string, stop?: (k: string, d: number) => boolean, inScan = false): unknown {
-  const bytes = Buffer.from(text);
-  const b = inScan ? scanBuffer(Math.max(bytes.length, 1)) : bytes;
-  if (inScan) bytes.copy(b, 0);
-  const v = parseLine(b, 0, bytes.length, stop);
+function parse(text: string, stop?: (k: string, d: number) => boolean): unknown {
+  const b = Buffer.from(text);
+  const v = parseLine(b, 0, b.length, stop);
   return v === undefined ? undefined : JSON.parse(JSON.stringify(v as JsonValue));
 }
 
@@ -159,8 +155,6 @@ describe("parseLine's native string ends equal JSON.parse", () => {
         }
         setParsePath("scan");
         expect(parse(text)).toEqual(want);
-        setParsePath("simd");
-        expect(parse(text, undefined, true)).toEqual(want);
       }
     }
     // The native path was exercised, not just short strings.
@@ -181,8 +175,6 @@ describe("parseLine's native string ends equal JSON.parse", () => {
         setParsePath("native", scanBytes);
         expect(parse(text, stop)).toEqual(want);
       }
-      setParsePath("simd");
-      expect(parse(text, stop, true)).toEqual(want);
     }
   });
 
@@ -209,35 +201,6 @@ describe("parseLine's native string ends equal JSON.parse", () => {
       expect(str((parseLine(bad, 0, bad.length) as Record<string, JsonValue>).t)).toBe("a\ufffd\ufffdb");
   });
 
-  test("the SIMD scan finds the quote the byte loop finds, in every position of a 16-byte block", () => {
-    const b = scanBuffer(4096);
-    // Bun's WebAssembly has SIMD on the platforms it ships for; without it the readers use the native path.
-    expect(inScanMemory(b)).toBe(true);
-    const r = mulberry32(3);
-    // Quotes, backslash runs and multi-byte UTF-8 at random: the first quote after an even run wins.
-    const alphabet = [34, 92, 92, 97, 10, 0xc3, 0xa9, 0xf0];
-    const byteLoop = (i: number, end: number) => {
-      for (let q = i; q < end; q++) {
-        if (b[q] !== 34) continue;
-        let k = q - 1;
-        while (b[k] === 92) k--;
-        if ((q - 1 - k) % 2 === 0) return q;
-      }
-      return -1;
-    };
-    for (let t = 0; t < 5000; t++) {
-      const start = 1 + Math.floor(r() * 40);
-      const len = Math.floor(r() * 120);
-      b[start - 1] = 34;
-      for (let k = start; k < start + len; k++) b[k] = pick(r, alphabet);
-      const want = byteLoop(start, start + len);
-      expect(closeQuote(b, start, start + len)).toBe(want);
-      // A view that does not start at the memory's first byte.
-      const view = b.subarray(start - 1);
-      expect(closeQuote(view, 1, 1 + len)).toBe(want === -1 ? -1 : want - start + 1);
-    }
-  });
-
   test("broken lines are still refused on the native path", () => {
     setParsePath("native", 1);
     const long = "y".repeat(3000);
@@ -249,9 +212,6 @@ describe("parseLine's native string ends equal JSON.parse", () => {
       `{"a":"${long}","b":"${long}`,
     ]) {
       expect(parse(bad)).toBeUndefined();
-      setParsePath("simd");
-      expect(parse(bad, undefined, true)).toBeUndefined();
-      setParsePath("native", 1);
     }
   });
 });
