@@ -132,6 +132,8 @@ export function detectFeedback(text: string, lex: FeedbackLexicon, negation: Neg
   const outcome = negation === "outcome";
   const negSpans: Array<[number, number]> = [];
   for (const [phrase, re] of lex.neg) {
+    // The regular expression needs the phrase itself: most texts hold few of them.
+    if (!t.includes(phrase)) continue;
     let found = false;
     for (const m of t.matchAll(re)) {
       if (outcome && !phrase.startsWith("still") && NEGATED_COMPLAINT.test(before(t, m.index))) continue;
@@ -142,6 +144,7 @@ export function detectFeedback(text: string, lex: FeedbackLexicon, negation: Neg
   }
   const negatedPraise: string[] = [];
   for (const [phrase, re] of lex.pos) {
+    if (!t.includes(phrase)) continue;
     let praised = false;
     let negated = false;
     for (const m of t.matchAll(re)) {
