@@ -32,10 +32,19 @@ export function toolOutcome(command: string, out: CliOutcome): ToolOutcome {
   const err = asObject(doc?.error);
   if (err && typeof err.message === "string") {
     const hint = typeof err.hint === "string" ? err.hint : undefined;
+    // The error's typed facts (flag, path, key, backend kind …) travel as they are.
+    const facts = asObject(err.data);
     return {
       ok: false,
       message: err.message,
-      data: { command, exit_code: out.code, code: err.code ?? null, message: err.message, ...(hint ? { hint } : {}) },
+      data: {
+        command,
+        exit_code: out.code,
+        code: err.code ?? null,
+        message: err.message,
+        ...(hint ? { hint } : {}),
+        ...(facts && Object.keys(facts).length ? { facts } : {}),
+      },
     };
   }
   if (doc && doc.ok === false) {

@@ -57,9 +57,14 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     expect(await invalid("no_such_tool", {})).toContain("unknown tool: no_such_tool");
 
     // What the CLI refuses comes back as a tool error carrying the CLI's own line.
-    expect(
-      errorOf(await client.callTool({ name: "eval", arguments: { config: "quickstart", skill: "missing.md" } })),
-    ).toBe(`--skill ${join(dir.path, "missing.md")}: file not found`);
+    const missing = await client.callTool({ name: "eval", arguments: { config: "quickstart", skill: "missing.md" } });
+    expect(errorOf(missing)).toBe(`--skill ${join(dir.path, "missing.md")}: file not found`);
+    // The CLI's typed facts reach the client beside the message.
+    expect(missing.structuredContent).toMatchObject({
+      code: "data",
+      exit_code: 2,
+      facts: { path: join(dir.path, "missing.md"), input: "--skill", problem: "not_found" },
+    });
     expect(
       errorOf(await client.callTool({ name: "eval", arguments: { config: "no-such-config", skill: "missing.md" } })),
     ).toContain("missing.md");

@@ -102,7 +102,8 @@ export function renderCliReference(docs: readonly CommandDoc[]): string {
     "Every command, its flags, their types and defaults, as `--help` shows them. Every command also takes",
     "the global flags `--debug` (stack traces and debug logs), `--quiet`, `--verbose` and `--no-color`;",
     "commands whose output is data take `--json`. Exit codes: 0 success, 1 failure, 2 bad usage or",
-    "configuration (`sleep review` keeps its own table: see [sleep.md](sleep.md)).",
+    "configuration (`sleep review` keeps its own table: see [sleep.md](sleep.md)). Under `--json` a failure",
+    "is a JSON document on stdout too: see [Errors under --json](#errors-under---json).",
     "",
   ];
   for (const d of docs.filter((c) => c.flags.length || c.subcommands.length)) {
@@ -151,5 +152,39 @@ ${d.legacyFlags.map((f) => `\`--${f}\``).join(", ")}.`,
       );
     }
   }
+  out.push(...ERRORS_SECTION);
   return `${out.join("\n").trimEnd()}\n`;
 }
+
+/** The shape of a failure under --json: one document, its typed facts in `data`. */
+const ERRORS_SECTION = [
+  "## Errors under --json",
+  "",
+  "A command that fails under `--json` still writes its one-line message to stderr, and prints on stdout:",
+  "",
+  "```",
+  '{ "error": { "code": "usage", "exit_code": 2, "message": "…", "hint": "…", "data": { … } } }',
+  "```",
+  "",
+  "`message` and `hint` are for people; `data` holds the facts, and is what scripts should read. Each `code`",
+  "is one kind of error with one exit code, and its `data` has these fields (a field is left out when the",
+  "error does not know it):",
+  "",
+  "| code | exit | data |",
+  "|---|---|---|",
+  "| `usage` | 2 | `command` (as typed, e.g. `skillopt train`), `flag` (without dashes, or the positional's name), `value` (`[REDACTED]` for a flag that can carry a secret), `expected`, `choices`, `suggestion` (did you mean), `path`, `key`, `conflicts`, `pid` |",
+  "| `config` | 2 | `file`, `line`, `column`, `key` (dot path), `issues` (`path`, `message` each) |",
+  "| `data` | 2 | `path`, `line`, `input` (the flag or key that named the file), `problem` (`not_found`, `permission`, `not_regular_file`, `too_large`, `invalid_json`, …) |",
+  "| `backend` | 1 | `kind` (`auth`, `not_found`, `rate_limit`, `timeout`, `refused`, `http`, …), `status`, `retryable`, `retryAfterMs`, `backend`, `host`, `role`, `model` |",
+  "| `no_answer` | 1 | `role`, `stage`, `errored`, `total`, `reason` |",
+  "| `budget` | 1 | `limit` (`cost` or `calls`), `spent`, `cap`, `at` (where the cap was met) |",
+  "| `store` | 1 | `path`, `problem` (`open`, `write`, `unusable`, `corrupt`, `newer_version`), `sqlite_code`, `version`, `supported` |",
+  "| `filesystem` | 1 | `path`, `fs_code` (`ENOSPC`, `EACCES`, …), `syscall` |",
+  "| `unsupported` | 1 | `feature`, `needs`, `key`, `value`, `backend`, `role` |",
+  "| `staging` | 1 | `kind` where known (Sleep adoption and rollback refusals) |",
+  "| `handoff_pending` | 3 | `handoff_pending` (calls waiting), `prompts`, `answers_dir` |",
+  "| `night_budget` | 0 | `limit` (the night's ceiling that stopped it) |",
+  "| `internal` | 1 | `name` (a bug: please report it) |",
+  "",
+  "Strings inside `data` are redacted like every other output.",
+];
