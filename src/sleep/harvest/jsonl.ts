@@ -353,6 +353,8 @@ class Scanner {
    * quote and `next` there is no quote at all. So the closing quote is the last quote before
    * `next` when that quote is unescaped, and `next` itself otherwise (a string that ends in one
    * of those bytes, `"a,"`). With no opener mark left on the line, it is the line's last quote.
+   * (A line that is not JSON, with a bare quote inside a long string, can read differently from
+   * the byte loop, which rejects it at that quote; only a corrupted write leaves such a line.)
    */
   private closeOf(from: number): number {
     const buf = this.buf;
