@@ -328,8 +328,27 @@ export function errorCode(err: unknown): string | undefined {
   return typeof code === "string" && code !== "" ? code : undefined;
 }
 
+/** The facts of a Sleep staging error, where the thrower knows them. */
+interface StagingErrorData extends Record<string, unknown> {
+  /** What was refused, as the Sleep commands' `--json` failure names it. */
+  kind?:
+    | "adoption_refused"
+    | "invalid_selection"
+    | "invalid_staging"
+    | "no_staged_skills"
+    | "nothing_to_rollback"
+    | "rollback_refused"
+    | "unreadable"
+    | "unsafe_path"
+    | "untrusted_night";
+  /** The file or folder at fault (a live file, a staged file, a lock, a night folder). */
+  path?: string;
+  /** The live process holding it (a lock). */
+  pid?: number;
+}
+
 /** Sleep staging or adoption refused or failed (exit 1). */
-export class StagingError extends plainError("staging", 1) {}
+export class StagingError extends plainError<StagingErrorData>("staging", 1) {}
 
 /** The facts of a data error, where the thrower knows them. */
 interface DataErrorData extends Record<string, unknown> {

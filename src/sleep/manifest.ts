@@ -55,12 +55,15 @@ export function parseManifest(path: string, data: unknown): Manifest {
   if (data && typeof data === "object" && !("schema" in data) && !("schema_version" in data)) {
     throw new StagingError(
       `${path}: a v1 manifest (no schema) is not adoptable by this version; discard and rerun this night`,
+      { data: { path } },
     );
   }
   const parsed = v.safeParse(ManifestSchema, data);
   if (!parsed.success) {
     const i = parsed.issues[0]!;
-    throw new StagingError(`${path}: invalid manifest at ${v.getDotPath(i) ?? "(root)"}: ${i.message}`);
+    throw new StagingError(`${path}: invalid manifest at ${v.getDotPath(i) ?? "(root)"}: ${i.message}`, {
+      data: { path },
+    });
   }
   return parsed.output;
 }

@@ -35,17 +35,20 @@ export function readBaseline(path: string): Baseline {
     if (!st.isFile())
       throw new StagingError(
         `${path} is ${fileKind(st)}, not a regular file; SkillOpt-Sleep will not read or rewrite it`,
+        { data: { path } },
       );
     bytes = readRegularFile(realpathSync(path));
   } catch (err) {
     if (err instanceof StagingError) throw err;
-    throw new StagingError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new StagingError(`cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`, {
+      data: { path },
+    });
   }
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    throw new StagingError(`${path} is not valid UTF-8; SkillOpt-Sleep will not rewrite it`);
+    throw new StagingError(`${path} is not valid UTF-8; SkillOpt-Sleep will not rewrite it`, { data: { path } });
   }
   return { path, exists: true, text, sha256: sha256(bytes), realpath: realpathSync(path) };
 }
@@ -70,13 +73,13 @@ function stagingRoot(project: string, create = false): string {
     }
     const st = lstatSync(p);
     if (st.isSymbolicLink() || !st.isDirectory())
-      throw new StagingError(`${p} must be a real directory (not a link or file)`);
+      throw new StagingError(`${p} must be a real directory (not a link or file)`, { data: { path: p } });
   }
   // Staged evidence (prompts, transcripts excerpts, proposals) is never meant to be committed.
   const ignore = join(base, ".gitignore");
   if (create && !existsSync(ignore) && !entryExists(ignore)) writeFileAtomic(ignore, "*\n");
   if (realpathSync(root) !== join(realpathSync(project), ".skillopt-sleep", "staging"))
-    throw new StagingError(`${root} resolves outside the project`);
+    throw new StagingError(`${root} resolves outside the project`, { data: { path: root } });
   return root;
 }
 
@@ -91,10 +94,10 @@ export function reserveNight(project: string, now = new Date()): string {
       return dir;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-        throw new StagingError(`cannot create ${dir}: ${String(err)}`);
+        throw new StagingError(`cannot create ${dir}: ${String(err)}`, { data: { path: dir } });
     }
   }
-  throw new StagingError(`cannot reserve a night folder under ${root}`);
+  throw new StagingError(`cannot reserve a night folder under ${root}`, { data: { path: root } });
 }
 
 /** A proposal to publish, with the baseline it was derived from. */
@@ -106,11 +109,11 @@ export interface Proposal {
 
 function checkLivePath(p: string, which: "skill" | "memory"): void {
   if (!isAbsolute(p) || p.split(/[\\/]/).includes("..") || /[\u0000-\u001f]/.test(p) || p.startsWith("~"))
-    throw new StagingError(`unsafe ${which} target path: ${JSON.stringify(p)}`);
+    throw new StagingError(`unsafe ${which} target path: ${JSON.stringify(p)}`, { data: { path: p } });
   if (which === "skill" && basename(p) !== "SKILL.md")
-    throw new StagingError(`skill target must be named SKILL.md: ${p}`);
+    throw new StagingError(`skill target must be named SKILL.md: ${p}`, { data: { path: p } });
   if (which === "memory" && !/\.(md|mdc)$/.test(p))
-    throw new StagingError(`memory target must be a .md or .mdc file: ${p}`);
+    throw new StagingError(`memory target must be a .md or .mdc file: ${p}`, { data: { path: p } });
 }
 
 /** proposal file name for a target: proposed_SKILL.md, proposed_CLAUDE.md, proposed_AGENTS.md, … */
@@ -147,17 +150,19 @@ export function publishNight(
     if (!safeSkillName(sp.name)) throw new StagingError(`unsafe skill name ${JSON.stringify(sp.name)}`);
     checkLivePath(live, "skill");
     if (fold(basename(dirname(live))) !== fold(sp.name))
-      throw new StagingError(`${live} is not the SKILL.md of a skill named ${sp.name}`);
+      throw new StagingError(`${live} is not the SKILL.md of a skill named ${sp.name}`, { data: { path: live } });
     for (const key of [`n:${fold(sp.name)}`, `p:${fold(sp.baseline.realpath)}`]) {
       if (seen.has(key)) throw new StagingError(`two staged skills collide on ${key.slice(2)}`);
       seen.add(key);
     }
     if (managedTarget && fold(managedTarget) === fold(sp.baseline.realpath))
-      throw new StagingError(`${live} is already the managed skill target`);
+      throw new StagingError(`${live} is already the managed skill target`, { data: { path: live } });
     if (!sp.text.trim()) throw new StagingError(`refusing to stage an empty proposal for skill ${sp.name}`);
     const now = readBaseline(live);
     if (now.realpath !== sp.baseline.realpath || now.sha256 !== sp.baseline.sha256)
-      throw new StagingError(`${live} changed during consolidation; discard and rerun this night`);
+      throw new StagingError(`${live} changed during consolidation; discard and rerun this night`, {
+        data: { path: live },
+      });
     const file = `proposed_SKILL.${sp.name}.md`;
     files.push([file, sp.text]);
     skillRows.push({
@@ -177,11 +182,14 @@ export function publishNight(
       throw new StagingError("refusing to stage an empty skill proposal");
     const now = readBaseline(p.baseline.path);
     if (now.realpath !== p.baseline.realpath || now.sha256 !== p.baseline.sha256) {
-      throw new StagingError(`${p.baseline.path} changed during consolidation; discard and rerun this night`);
+      throw new StagingError(`${p.baseline.path} changed during consolidation; discard and rerun this night`, {
+        data: { path: p.baseline.path },
+      });
     }
     // One staged file per live file: two proposals for one file (or one realpath) would race at adoption.
     for (const key of [`p:${p.baseline.path}`, `r:${fold(p.baseline.realpath)}`]) {
-      if (targets.has(key)) throw new StagingError(`two proposals target ${p.baseline.path}`);
+      if (targets.has(key))
+        throw new StagingError(`two proposals target ${p.baseline.path}`, { data: { path: p.baseline.path } });
       targets.add(key);
     }
     let file = proposalFileName(p.which, p.baseline.path);
@@ -233,6 +241,7 @@ export function publishNight(
   } catch (err) {
     for (const name of written) rmSync(join(dir, name), { force: true });
     throw new StagingError(`cannot publish ${dir}: ${err instanceof Error ? err.message : String(err)}`, {
+      data: { path: dir },
       cause: err,
     });
   }

@@ -17,6 +17,13 @@ import { output, printJson, printResult } from "../output.ts";
 import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 
 /** Print a failure document (spec §2.5) and set the exit code. */
+/** A staging error's facts beside a Sleep failure: the file at fault, a lock holder's pid (its kind is the failure's name). */
+export function stagingFacts(err: unknown): Record<string, unknown> {
+  if (!(err instanceof StagingError)) return {};
+  const { kind: _kind, ...facts } = err.data;
+  return facts;
+}
+
 export function fail(kind: string, message: string, code: number, extra: Record<string, unknown> = {}): void {
   process.exitCode = code;
   if (output.json) printJson({ ok: false, error: kind, message: sanitizeLine(message), ...extra });
@@ -85,7 +92,10 @@ export default defineCommand({
     } catch (err) {
       const kind =
         err instanceof StagingError && err.data.kind === "untrusted_night" ? "untrusted_night" : "invalid_staging";
-      return fail(kind, err instanceof Error ? err.message : String(err), 1, { staging_dir: dir });
+      return fail(kind, err instanceof Error ? err.message : String(err), 1, {
+        staging_dir: dir,
+        ...stagingFacts(err),
+      });
     }
     try {
       const r = adoptNight(dir, selection, { stateDir: setup.stateDir });
@@ -134,9 +144,7 @@ export default defineCommand({
           shown,
           err.message,
           shown === "adoption_failed" || shown === "untrusted_night" || shown === "invalid_staging" ? 1 : 2,
-          {
-            staging_dir: dir,
-          },
+          { staging_dir: dir, ...stagingFacts(err) },
         );
       }
       if (err instanceof SkilloptError) throw err;

@@ -11,7 +11,7 @@ import {
   sanitizeLine,
 } from "../../sleep/index.ts";
 import { output, printJson, printResult } from "../output.ts";
-import { fail } from "./adopt.ts";
+import { fail, stagingFacts } from "./adopt.ts";
 import { requireProject, nightCommandArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
 
@@ -36,7 +36,10 @@ export default defineCommand({
       files = diffNight(dir, setup.stateDir);
     } catch (err) {
       if (!(err instanceof StagingError)) throw err;
-      return fail(String(err.data.kind ?? "invalid_staging"), err.message, 1, { staging_dir: dir });
+      return fail(String(err.data.kind ?? "invalid_staging"), err.message, 1, {
+        staging_dir: dir,
+        ...stagingFacts(err),
+      });
     }
     const evidence = nightEvidence(dir);
     if (output.json) {

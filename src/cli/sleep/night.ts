@@ -222,7 +222,9 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           try {
             renameSync(dir, done);
           } catch (err) {
-            throw new StagingError(`cannot archive the handoff round data ${dir}: ${String(err)}`);
+            throw new StagingError(`cannot archive the handoff round data ${dir}: ${String(err)}`, {
+              data: { path: dir },
+            });
           }
           process.stderr.write(`[sleep] archived round data -> ${done}\n`);
         }

@@ -5,7 +5,7 @@ import { hasReceipts, readJsonFile, readRegularFile, resolveNight, trustNight } 
 import type { SleepReport } from "../../sleep/index.ts";
 import { openSleepStore } from "../../store/index.ts";
 import { output, printJson, printResult } from "../output.ts";
-import { fail } from "./adopt.ts";
+import { fail, stagingFacts } from "./adopt.ts";
 import { nightCommandArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
 
@@ -23,6 +23,7 @@ export default defineCommand({
       if (!(err instanceof StagingError)) throw err;
       return fail(String(err.data.kind ?? "invalid_staging"), `${err.message}; to discard it, delete the folder`, 1, {
         staging_dir: dir,
+        ...stagingFacts(err),
       });
     }
     if (hasReceipts(dir))
@@ -36,7 +37,7 @@ export default defineCommand({
         ? (readJsonFile(reportPath, "the report") as SleepReport)
         : undefined;
     } catch (err) {
-      return fail("invalid_staging", errorMessage(err), 1, { staging_dir: dir });
+      return fail("invalid_staging", errorMessage(err), 1, { staging_dir: dir, ...stagingFacts(err) });
     }
     const edits = Array.isArray(report?.edits) ? report.edits : [];
     const store = openSleepStore(setup.statePath);

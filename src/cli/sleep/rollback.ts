@@ -4,7 +4,7 @@ import { StagingError } from "../../lib/index.ts";
 import { hasJournal, hasReceipts, listNights, resolveNight, rollbackNight } from "../../sleep/index.ts";
 import { openSleepStore } from "../../store/index.ts";
 import { output, printJson, printResult } from "../output.ts";
-import { fail } from "./adopt.ts";
+import { fail, stagingFacts } from "./adopt.ts";
 import { requireProject, sleepArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
 
@@ -51,7 +51,7 @@ export default defineCommand({
     } catch (err) {
       if (!(err instanceof StagingError)) throw err;
       const kind = String(err.data.kind ?? "rollback_failed");
-      return fail(kind, err.message, kind === "rollback_refused" ? 2 : 1, { staging_dir: dir });
+      return fail(kind, err.message, kind === "rollback_refused" ? 2 : 1, { staging_dir: dir, ...stagingFacts(err) });
     }
   },
 });

@@ -108,7 +108,7 @@ function damaged(path: string, why: string): never {
   throw new StagingError(
     `${path} is damaged: ${why}; move it aside to adopt this night again, or restore its backups by hand`,
     {
-      data: { kind: "invalid_staging" },
+      data: { path, kind: "invalid_staging" },
     },
   );
 }
@@ -203,7 +203,9 @@ function plan(
   }
   const rows = m.skills ?? [];
   if (rows.length === 0)
-    throw new StagingError(`${stagingDir} has no staged skills`, { data: { kind: "no_staged_skills" } });
+    throw new StagingError(`${stagingDir} has no staged skills`, {
+      data: { path: stagingDir, kind: "no_staged_skills" },
+    });
   if (!m.skill_roots?.length) refuse("the manifest records no skill roots");
   const pending = new Set(pendingSkills(stagingDir, m, scope));
   const names = sel.names === "all" ? [...pending] : sel.names;
@@ -340,7 +342,10 @@ export function adoptNight(
   const hooks = opts.hooks ?? {};
   trustNight(stagingDir, opts.stateDir);
   const rec: Recovery = recoverJournal(stagingDir, { stateDir: opts.stateDir });
-  if (rec.inProgress) throw new StagingError(`an adoption or rollback of ${stagingDir} is already in progress`);
+  if (rec.inProgress)
+    throw new StagingError(`an adoption or rollback of ${stagingDir} is already in progress`, {
+      data: { path: stagingDir },
+    });
   const scope0 = trustNight(stagingDir, opts.stateDir);
   const { planned, receiptFile } = plan(scope0.dir, scope0.manifest, sel, scope0);
   if (planned.length === 0) return { mode: sel.mode, updated_paths: [], receipts: [], recovered: rec.restored };
@@ -414,19 +419,21 @@ export function adoptNight(
         if (s.original) {
           writeBackup(scope, t.backup_path, s.original, s.mode ?? 0o644);
           if (sha256(readRegularFile(t.backup_path)) !== p.baselineSha)
-            throw new StagingError(`backup ${t.backup_path} does not verify`);
+            throw new StagingError(`backup ${t.backup_path} does not verify`, { data: { path: t.backup_path } });
         }
-        if (liveNow(p.livePath) !== p.baselineSha) throw new StagingError(`${p.livePath} changed during adoption`);
+        if (liveNow(p.livePath) !== p.baselineSha)
+          throw new StagingError(`${p.livePath} changed during adoption`, { data: { path: p.livePath } });
         writeGuarded(() => checkLivePath(scope, p.livePath), p.livePath, s.proposal, s.mode ?? 0o644);
         if (liveNow(p.livePath) !== p.proposedSha)
-          throw new StagingError(`${p.livePath} does not verify after writing`);
+          throw new StagingError(`${p.livePath} does not verify after writing`, { data: { path: p.livePath } });
         hooks.afterTarget?.(i, p.livePath);
       });
       for (const p of planned)
-        if (liveNow(p.livePath) !== p.proposedSha) throw new StagingError(`${p.livePath} changed during adoption`);
+        if (liveNow(p.livePath) !== p.proposedSha)
+          throw new StagingError(`${p.livePath} changed during adoption`, { data: { path: p.livePath } });
       const nowReceipt = readRegularFile(receiptPath, { missingOk: true });
       if ((nowReceipt ? sha256(nowReceipt) : "") !== journal.receipt.baseline_sha256)
-        throw new StagingError(`${receiptPath} changed during adoption`);
+        throw new StagingError(`${receiptPath} changed during adoption`, { data: { path: receiptPath } });
       writeGuarded(() => checkStagingPath(scope, receiptPath), receiptPath, receiptText, 0o600);
     } catch (err) {
       recoverJournal(stagingDir, { stateDir: opts.stateDir, held: true });

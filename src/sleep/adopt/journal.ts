@@ -119,7 +119,7 @@ export function writeJournal(scope: NightScope, j: Journal | RollbackJournal, fi
   try {
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
   } catch (err) {
-    throw new StagingError(`cannot write ${tmp}: ${String(err)}`);
+    throw new StagingError(`cannot write ${tmp}: ${String(err)}`, { data: { path: tmp } });
   }
   try {
     writeSync(fd, text);
@@ -131,7 +131,7 @@ export function writeJournal(scope: NightScope, j: Journal | RollbackJournal, fi
   } catch (err) {
     throw new StagingError(
       `an adoption journal already exists in ${scope.dir}; run \`skillopt sleep status\` to recover it first`,
-      { cause: err },
+      { data: { path }, cause: err },
     );
   } finally {
     rmSync(tmp, { force: true });
@@ -155,14 +155,18 @@ function readJournal(scope: NightScope): Journal | RollbackJournal | undefined {
   const raw = unsealed(data) as { kind?: unknown };
   if (raw.kind === "rollback") {
     const r = v.safeParse(RollbackJournalSchema, raw);
-    if (!r.success) throw new StagingError(`${path} is not a valid rollback journal; resolve it by hand`);
+    if (!r.success)
+      throw new StagingError(`${path} is not a valid rollback journal; resolve it by hand`, { data: { path } });
     return r.output;
   }
   const parsed = v.safeParse(JournalSchema, raw);
-  if (!parsed.success) throw new StagingError(`${path} is not a valid adoption journal; resolve it by hand`);
+  if (!parsed.success)
+    throw new StagingError(`${path} is not a valid adoption journal; resolve it by hand`, { data: { path } });
   for (const t of parsed.output.targets) {
     if (t.original_b64 !== null && sha256(Buffer.from(t.original_b64, "base64")) !== t.baseline_sha256)
-      throw new StagingError(`${path}: journal bytes of ${t.live_path} do not match its baseline hash`);
+      throw new StagingError(`${path}: journal bytes of ${t.live_path} do not match its baseline hash`, {
+        data: { path },
+      });
   }
   return parsed.output;
 }
@@ -277,6 +281,7 @@ function recoverLocked(scope: NightScope, force: boolean): Recovery {
   if (conflicts.length) {
     throw new StagingError(
       `cannot recover the interrupted adoption in ${scope.dir}: changed since: ${conflicts.join(", ")}; the journal and backups are kept for manual resolution`,
+      { data: { path: scope.dir } },
     );
   }
   for (const t of j.targets) {
@@ -318,7 +323,7 @@ export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: T
       throw new StagingError(
         `${t.live_path} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`,
         {
-          data: { kind: "rollback_refused" },
+          data: { path: t.live_path, kind: "rollback_refused" },
         },
       );
     }
@@ -328,9 +333,14 @@ export function completeRollback(scope: NightScope, j: RollbackJournal, hooks: T
         untrusted(`${t.backup_path} is not inside ${join(scope.dir, "backup")}`);
       checkStagingPath(scope, t.backup_path);
       const bytes = readRegularFile(t.backup_path, { missingOk: true });
-      if (!bytes) throw new StagingError(`backup ${t.backup_path} of ${t.live_path} is missing`);
+      if (!bytes)
+        throw new StagingError(`backup ${t.backup_path} of ${t.live_path} is missing`, {
+          data: { path: t.backup_path },
+        });
       if (sha256(bytes) !== t.sha256_before)
-        throw new StagingError(`backup ${t.backup_path} does not hold the original bytes of ${t.live_path}`);
+        throw new StagingError(`backup ${t.backup_path} does not hold the original bytes of ${t.live_path}`, {
+          data: { path: t.backup_path },
+        });
       const mode = checkLivePath(scope, t.live_path).mode ?? 0o644;
       writeGuarded(() => checkLivePath(scope, t.live_path), t.live_path, bytes, mode);
     }

@@ -50,15 +50,15 @@ export function acquireLock(path: string, what: string): Lock {
         return { path, token };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-          throw new StagingError(`cannot create lock ${path}: ${String(err)}`);
+          throw new StagingError(`cannot create lock ${path}: ${String(err)}`, { data: { path } });
       }
       const seen = readLock(path);
       if (seen === undefined) continue;
       const pid = holderPidOf(seen.text);
       if (pid !== undefined && processAlive(pid))
-        throw new StagingError(`${what} is already in progress (pid ${pid} holds ${path})`);
+        throw new StagingError(`${what} is already in progress (pid ${pid} holds ${path})`, { data: { path, pid } });
       if (pid === undefined && Date.now() - seen.mtimeMs < UNREADABLE_LOCK_GRACE_MS) {
-        throw new StagingError(`${what} is already in progress (${path} is held)`);
+        throw new StagingError(`${what} is already in progress (${path} is held)`, { data: { path } });
       }
       const aside = `${path}.stale.${process.pid}`;
       try {
@@ -74,11 +74,13 @@ export function acquireLock(path: string, what: string): Lock {
           // A third process took the path meanwhile; it holds the lock now.
         }
         rmSync(aside, { force: true });
-        throw new StagingError(`${what} is already in progress (${path} is held)`);
+        throw new StagingError(`${what} is already in progress (${path} is held)`, { data: { path } });
       }
       rmSync(aside, { force: true });
     }
-    throw new StagingError(`${what}: cannot take ${path}; if no adoption is running, remove it by hand`);
+    throw new StagingError(`${what}: cannot take ${path}; if no adoption is running, remove it by hand`, {
+      data: { path },
+    });
   } finally {
     rmSync(tmp, { force: true });
   }
@@ -120,16 +122,19 @@ export function lockRoot(base = userStateDir()): string {
   if (!existsSync(root)) mkdirSync(root, { recursive: true, mode: 0o700 });
   const st = lstatSync(root);
   if (!st.isDirectory() || st.isSymbolicLink())
-    throw new StagingError(`adoption lock directory ${root} must be a real directory, not a link or file`);
+    throw new StagingError(`adoption lock directory ${root} must be a real directory, not a link or file`, {
+      data: { path: root },
+    });
   if (process.platform !== "win32") {
     if (typeof process.getuid === "function" && st.uid !== process.getuid()) {
       throw new StagingError(
         `adoption lock directory ${root} is owned by another user (uid ${st.uid}); refusing to use it — remove it`,
+        { data: { path: root } },
       );
     }
     if ((st.mode & 0o777) !== 0o700) chmodSync(root, 0o700);
     if ((lstatSync(root).mode & 0o777) !== 0o700)
-      throw new StagingError(`adoption lock directory ${root} must have mode 0700`);
+      throw new StagingError(`adoption lock directory ${root} must have mode 0700`, { data: { path: root } });
   }
   return root;
 }

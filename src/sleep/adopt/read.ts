@@ -32,30 +32,30 @@ export function readRegularFile(
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT" && opts.missingOk) return undefined;
     throw new StagingError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      data: { kind: "unreadable" },
+      data: { path, kind: "unreadable" },
     });
   }
   if (!pre.isFile())
     throw new StagingError(`${path} is ${fileKind(pre)}, not a regular file; refusing to read it`, {
-      data: { kind: "unsafe_path" },
+      data: { path, kind: "unsafe_path" },
     });
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | NOFOLLOW | NONBLOCK);
   } catch (err) {
     throw new StagingError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      data: { kind: "unreadable" },
+      data: { path, kind: "unreadable" },
     });
   }
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.ino !== pre.ino || st.dev !== pre.dev)
       throw new StagingError(`${path} was swapped while opening it; refusing to read it`, {
-        data: { kind: "unsafe_path" },
+        data: { path, kind: "unsafe_path" },
       });
     if (st.size > max)
       throw new StagingError(`${path} is ${st.size} bytes, more than the ${max} allowed`, {
-        data: { kind: "unsafe_path" },
+        data: { path, kind: "unsafe_path" },
       });
     const buf = Buffer.alloc(st.size);
     let off = 0;
@@ -79,7 +79,7 @@ export function readJsonFile(path: string, what: string): unknown {
     throw new StagingError(
       `${path}: ${what} is not valid JSON (${err instanceof Error ? err.message.split("\n")[0] : String(err)})`,
       {
-        data: { kind: "invalid_staging" },
+        data: { path, kind: "invalid_staging" },
       },
     );
   }

@@ -55,7 +55,8 @@ export function rollbackNight(
 ): RollbackResult {
   trustNight(dir, opts.stateDir);
   const rec = recoverJournal(dir, { stateDir: opts.stateDir, force: opts.force });
-  if (rec.inProgress) throw new StagingError(`an adoption or rollback of ${dir} is already in progress`);
+  if (rec.inProgress)
+    throw new StagingError(`an adoption or rollback of ${dir} is already in progress`, { data: { path: dir } });
   let scope = trustNight(dir, opts.stateDir);
   const result: RollbackResult = {
     staging_dir: scope.dir,
@@ -68,7 +69,7 @@ export function rollbackNight(
   let rows = receiptsOf(scope);
   if (rows.length === 0) {
     if (rec.kind === "rollback") return result;
-    throw new StagingError(`nothing was adopted from ${dir}`, { data: { kind: "nothing_to_rollback" } });
+    throw new StagingError(`nothing was adopted from ${dir}`, { data: { path: dir, kind: "nothing_to_rollback" } });
   }
   const locks = lockAll(
     scope.dir,
@@ -90,17 +91,19 @@ export function rollbackNight(
         throw new StagingError(
           `${r.live} changed since it was adopted; refusing to overwrite it (use --force to restore anyway)`,
           {
-            data: { kind: "rollback_refused" },
+            data: { path: r.live, kind: "rollback_refused" },
           },
         );
       }
       if (r.before !== "") {
-        if (!r.backup) throw new StagingError(`backup (none) of ${r.live} is missing`);
+        if (!r.backup) throw new StagingError(`backup (none) of ${r.live} is missing`, { data: { path: r.live } });
         checkStagingPath(scope, r.backup);
         const bytes = readRegularFile(r.backup, { missingOk: true });
-        if (!bytes) throw new StagingError(`backup ${r.backup} of ${r.live} is missing`);
+        if (!bytes) throw new StagingError(`backup ${r.backup} of ${r.live} is missing`, { data: { path: r.backup } });
         if (sha256(bytes) !== r.before)
-          throw new StagingError(`backup ${r.backup} does not hold the original bytes of ${r.live}`);
+          throw new StagingError(`backup ${r.backup} does not hold the original bytes of ${r.live}`, {
+            data: { path: r.backup },
+          });
       }
       targets.push({ live_path: r.live, sha256_before: r.before, sha256_after: r.after, backup_path: r.backup });
     }
@@ -111,7 +114,8 @@ export function rollbackNight(
         from: join(scope.dir, f),
         to: join(scope.dir, `${f.replace(/\.json$/, "")}.rolledback-${stamp}${f.endsWith(".json") ? ".json" : ""}`),
       }));
-    for (const r of renames) if (existsSync(r.to)) throw new StagingError(`${r.to} already exists`);
+    for (const r of renames)
+      if (existsSync(r.to)) throw new StagingError(`${r.to} already exists`, { data: { path: r.to } });
     const journal: RollbackJournal = {
       version: 2,
       kind: "rollback",

@@ -36,14 +36,19 @@ const uid = (): number | undefined => (typeof process.getuid === "function" ? pr
 function ownedPrivate(path: string, what: string, dir: boolean): void {
   const st = lstatSync(path);
   if (st.isSymbolicLink() || (dir ? !st.isDirectory() : !st.isFile()))
-    throw new StagingError(`${what} ${path} must be a real ${dir ? "directory" : "file"}, not a link`);
+    throw new StagingError(`${what} ${path} must be a real ${dir ? "directory" : "file"}, not a link`, {
+      data: { path },
+    });
   if (process.platform === "win32") return;
   const me = uid();
   if (me !== undefined && st.uid !== me)
-    throw new StagingError(`${what} ${path} is owned by another user (uid ${st.uid}); refusing to use it`);
+    throw new StagingError(`${what} ${path} is owned by another user (uid ${st.uid}); refusing to use it`, {
+      data: { path },
+    });
   if (!dir && (st.mode & 0o077) !== 0)
     throw new StagingError(
       `${what} ${path} is readable or writable by others (mode ${(st.mode & 0o777).toString(8)}); it must be 0600`,
+      { data: { path } },
     );
 }
 
@@ -67,6 +72,7 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
   ) {
     throw new StagingError(
       `the Sleep state directory ${dir} is inside the project ${opts.project}; a repository could ship its key, so nights there are not trusted`,
+      { data: { path: dir } },
     );
   }
   const file = join(dir, SEAL_KEY_FILE);
@@ -89,7 +95,7 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
     } catch (err) {
       // A concurrent review created it first: use theirs.
       if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-        throw new StagingError(`cannot create the night seal key ${file}: ${String(err)}`);
+        throw new StagingError(`cannot create the night seal key ${file}: ${String(err)}`, { data: { path: file } });
     }
   }
   ownedPrivate(dir, "state directory", true);
@@ -97,7 +103,8 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
   const fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
   let text: string;
   try {
-    if (!fstatSync(fd).isFile()) throw new StagingError(`night seal key ${file} is not a regular file`);
+    if (!fstatSync(fd).isFile())
+      throw new StagingError(`night seal key ${file} is not a regular file`, { data: { path: file } });
     const buf = Buffer.alloc(256);
     const n = readSync(fd, buf, 0, buf.length, 0);
     text = buf.subarray(0, n).toString("utf8").trim();
@@ -107,6 +114,7 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
   if (!/^[0-9a-f]{64}$/.test(text))
     throw new StagingError(
       `night seal key ${file} is damaged; delete it (nights sealed with it can then no longer be adopted) and rerun review`,
+      { data: { path: file } },
     );
   return { stateDir: dir, key: Buffer.from(text, "hex") };
 }
