@@ -127,6 +127,21 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
     });
   });
 
+  test("a Sleep refusal names the file at fault beside its kind", async () => {
+    using dir = tempDir();
+    const night = join(dir.path, ".skillopt-sleep", "staging", "20260101-000000");
+    mkdirSync(join(night, "manifest.json"), { recursive: true });
+    const r = await runCli(["sleep", "diff", night, "--json"], { cwd: dir.path });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({
+      ok: false,
+      error: "unsafe_path",
+      message: expect.stringContaining("is a directory, not a regular file"),
+      staging_dir: night,
+      path: join(night, "manifest.json"),
+    });
+  });
+
   test("a file-system failure has its own code, not the store's", async () => {
     using dir = tempDir();
     const file = join(dir.path, "a-file");
