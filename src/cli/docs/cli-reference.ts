@@ -187,6 +187,6 @@ const ERRORS_SECTION = [
   "| `internal` | 1 | `name` (a bug: please report it) |",
   "",
   "Strings inside `data` are redacted like every other output. `sleep adopt`, `diff`, `reject` and `rollback`",
-  "print their own failure document instead, `{ \"ok\": false, \"error\": KIND, \"message\", \"staging_dir\", … }`, with",
+  'print their own failure document instead, `{ "ok": false, "error": KIND, "message", "staging_dir", … }`, with',
   "the same `path` and `pid` facts beside it.",
 ];
