@@ -172,10 +172,14 @@ const ERRORS_SECTION = [
   "",
   "| code | exit | data |",
   "|---|---|---|",
-  "| `usage` | 2 | `command` (as typed, e.g. `skillopt train`), `flag` (without dashes, or the positional's name), `value` (`[REDACTED]` for a flag that can carry a secret), `expected`, `choices`, `suggestion` (did you mean), `path`, `key`, `conflicts`, `pid` |",
+  "| `usage` | 2 | `command` (as typed, e.g. `skillopt train`), `flag` (without dashes, or the positional's name), " +
+    "`value` (`[REDACTED]` for a flag that can carry a secret), `expected`, `choices`, `suggestion` (did you mean), " +
+    "`path`, `key`, `conflicts`, `pid` |",
   "| `config` | 2 | `file`, `line`, `column`, `key` (dot path), `issues` (`path`, `message` each) |",
-  "| `data` | 2 | `path`, `line`, `input` (the flag or key that named the file), `problem` (`not_found`, `permission`, `not_regular_file`, `too_large`, `invalid_json`, …) |",
-  "| `backend` | 1 | `kind` (`auth`, `not_found`, `rate_limit`, `timeout`, `refused`, `http`, …), `status`, `retryable`, `retryAfterMs`, `backend`, `host`, `role`, `model` |",
+  "| `data` | 2 | `path`, `line`, `input` (the flag or key that named the file), " +
+    "`problem` (`not_found`, `permission`, `not_regular_file`, `too_large`, `invalid_json`, …) |",
+  "| `backend` | 1 | `kind` (`auth`, `not_found`, `rate_limit`, `timeout`, `refused`, `http`, …), `status`, " +
+    "`retryable`, `retryAfterMs`, `backend`, `host`, `role`, `model` |",
   "| `no_answer` | 1 | `role`, `stage`, `errored`, `total`, `reason` |",
   "| `budget` | 1 | `limit` (`cost` or `calls`), `spent`, `cap`, `at` (where the cap was met) |",
   "| `store` | 1 | `path`, `problem` (`open`, `write`, `unusable`, `corrupt`, `newer_version`), `sqlite_code`, `version`, `supported` |",
