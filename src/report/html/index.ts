@@ -22,11 +22,11 @@ export { REPORT_CSS } from "./style.ts";
  * files become errors or warnings in the report; it throws only when the file cannot be written.
  */
 export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: string; errors: string[] } {
-  const open = openRunView(outDir, opts);
+  // Each page of steps leaves garbage behind (parsed records and artifacts, rendered diffs): collected as it grows.
+  const collect = collectWhenGrown(4 * 2 ** 20);
+  const open = openRunView(outDir, { ...opts, onPage: collect });
   try {
     const path = join(outDir, "report.html");
-    // Each page of steps leaves garbage behind (parsed artifacts, rendered diffs): collected as it grows.
-    const collect = collectWhenGrown(8 * 2 ** 20);
     const details = (steps: readonly StepView[]) => {
       collect();
       return open.details(steps);

@@ -253,6 +253,8 @@ export interface LoadOptions {
   status?: RunView["status"];
   /** Only what a runs-list row needs: no skill texts, edits or diffs' inputs. */
   light?: boolean;
+  /** Called after each page of step records is read (a report writer collects garbage there). */
+  onPage?: () => void;
 }
 
 function parseJsonText(text: string | undefined): unknown {
@@ -288,7 +290,7 @@ export function openRunView(dir: string, opts: LoadOptions = {}): OpenRun {
   let storeError: string | null = null;
   if (ours) {
     try {
-      state = readRunState(dir, { light: opts.light === true });
+      state = readRunState(dir, { light: opts.light === true, ...(opts.onPage ? { onPage: opts.onPage } : {}) });
     } catch (err) {
       storeError = errorMessage(err);
       warnings.push(`${RUN_FILES.state}: ${storeError}`);

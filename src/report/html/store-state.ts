@@ -60,7 +60,11 @@ function startedAtOf(raw: string | undefined): string | undefined {
 }
 
 /** Every step record of the store, a page at a time, as views; a record that does not match its schema is an issue. */
-function readSteps(store: Store, issues: string[]): { steps: StepView[]; hashes: Map<number, string> } {
+function readSteps(
+  store: Store,
+  issues: string[],
+  onPage: () => void,
+): { steps: StepView[]; hashes: Map<number, string> } {
   const steps: StepView[] = [];
   const hashes = new Map<number, string>();
   let after = Number.NEGATIVE_INFINITY;
@@ -75,6 +79,7 @@ function readSteps(store: Store, issues: string[]): { steps: StepView[]; hashes:
       steps.push(stepViewOf(r.value));
       if (r.value.candidate_hash) hashes.set(r.value.step, r.value.candidate_hash);
     }
+    onPage();
     if (page.length < PAGE) return { steps, hashes };
     after = page[page.length - 1]!.step;
   }
@@ -85,7 +90,7 @@ function readSteps(store: Store, issues: string[]): { steps: StepView[]; hashes:
  * when there is none; throws StoreError when the file is corrupt or half-created, which callers
  * show as the run's error. The per-step details are read later, a few steps at a time (`extras`).
  */
-export function readRunState(dir: string, opts: { light?: boolean } = {}): RunState | null {
+export function readRunState(dir: string, opts: { light?: boolean; onPage?: () => void } = {}): RunState | null {
   const path = runPaths(dir).state;
   if (!existsSync(path)) return null;
   const store = openRunStore(path, { readonly: true });
@@ -93,7 +98,7 @@ export function readRunState(dir: string, opts: { light?: boolean } = {}): RunSt
   try {
     const meta = getRunMeta(store);
     const issues: string[] = [];
-    const { steps, hashes } = readSteps(store, issues);
+    const { steps, hashes } = readSteps(store, issues, opts.onPage ?? (() => {}));
     const total = Number(meta.total_steps);
     const status = runStatus({ meta, hasSummary: Boolean(meta.summary) || existsSync(runPaths(dir).summary) });
     const startedAt = startedAtOf(meta.started_at);
