@@ -47,7 +47,10 @@ const loader: SplitLoader = {
     }),
   loadRawItems: (path) => {
     const data = readJson(path);
-    if (!Array.isArray(data)) throw new DataError(`${path}: expected a JSON array of {"id", "gamefile"}`);
+    if (!Array.isArray(data))
+      throw new DataError(`${path}: expected a JSON array of {"id", "gamefile"}`, {
+        data: { path, problem: "not_an_array" },
+      });
     return data as TaskItem[];
   },
 };

@@ -53,7 +53,9 @@ function loadDir(dir: string): TaskItem[] {
   if (csv) return readCsv(csv).map((r, i) => normalizeDocVqa(r, dir, `${csv} row ${i + 2}`));
   const json = firstFile(dir, ".json");
   if (json) return readRawRecords(json).map((r, i) => normalizeDocVqa(r, dir, `${json} item ${i}`));
-  throw new DataError(`${dir}: no *.csv (or *.json) file in this DocVQA split directory`);
+  throw new DataError(`${dir}: no *.csv (or *.json) file in this DocVQA split directory`, {
+    data: { path: dir, problem: "no_data_file" },
+  });
 }
 
 export const docVqaLoader: SplitLoader = {

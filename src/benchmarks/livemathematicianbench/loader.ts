@@ -78,7 +78,10 @@ function normalizeLiveMath(raw: Record<string, unknown>, month = "", sourcePath 
 
 /** Every `qa_*_final.json` under a file or directory (recursive), sorted by path. */
 function monthlyFiles(path: string): string[] {
-  if (!existsSync(path)) throw new DataError(`env.data_path ${path} does not exist`);
+  if (!existsSync(path))
+    throw new DataError(`env.data_path ${path} does not exist`, {
+      data: { path, input: "env.data_path", problem: "not_found" },
+    });
   if (!statSync(path).isDirectory()) return [path];
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -89,7 +92,10 @@ function monthlyFiles(path: string): string[] {
     }
   };
   walk(path);
-  if (out.length === 0) throw new DataError(`env.data_path ${path}: no qa_*_final.json files found`);
+  if (out.length === 0)
+    throw new DataError(`env.data_path ${path}: no qa_*_final.json files found`, {
+      data: { path, input: "env.data_path", problem: "no_data_file" },
+    });
   return out;
 }
 

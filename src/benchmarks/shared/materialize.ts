@@ -115,12 +115,16 @@ export const MATERIALIZERS: Record<string, Materializer> = {
 
 /** Raw rows of a JSON array / `{"data": […]}` / JSONL / CSV file, or of every such file in a directory. */
 function readRawRows(path: string): Record<string, unknown>[] {
-  if (!existsSync(path)) throw new DataError(`--from ${path} does not exist`);
+  if (!existsSync(path))
+    throw new DataError(`--from ${path} does not exist`, { data: { path, input: "--from", problem: "not_found" } });
   if (statSync(path).isDirectory()) {
     const files = readdirSync(path)
       .filter((f) => /\.(jsonl?|csv)$/i.test(f))
       .sort();
-    if (files.length === 0) throw new DataError(`--from ${path}: no .json, .jsonl or .csv files`);
+    if (files.length === 0)
+      throw new DataError(`--from ${path}: no .json, .jsonl or .csv files`, {
+        data: { path, input: "--from", problem: "no_data_file" },
+      });
     return files.flatMap((f) => readRawRows(join(path, f)));
   }
   const lower = path.toLowerCase();
@@ -130,7 +134,9 @@ function readRawRows(path: string): Record<string, unknown>[] {
   if (Array.isArray(data)) return data as Record<string, unknown>[];
   if (data && typeof data === "object" && Array.isArray((data as { data?: unknown }).data))
     return (data as { data: Record<string, unknown>[] }).data;
-  throw new DataError(`${path}: expected a JSON array, {"data": [...]}, JSON lines or CSV`);
+  throw new DataError(`${path}: expected a JSON array, {"data": [...]}, JSON lines or CSV`, {
+    data: { path, input: "--from", problem: "unknown_shape" },
+  });
 }
 
 interface Manifest {
@@ -144,14 +150,21 @@ export function readManifest(dir: string): Manifest {
   if (!existsSync(metaPath))
     throw new DataError(
       `--manifest ${dir}: no split_manifest.json (expected an upstream manifest directory such as data/searchqa_id_split)`,
+      { data: { path: metaPath, input: "--manifest", problem: "not_found" } },
     );
   const meta = readJson(metaPath) as Record<string, unknown>;
   const splits = {} as Manifest["splits"];
   for (const s of SPLIT_NAMES) {
     const p = join(dir, s, "items.json");
-    if (!existsSync(p)) throw new DataError(`--manifest ${dir}: missing ${s}/items.json`);
+    if (!existsSync(p))
+      throw new DataError(`--manifest ${dir}: missing ${s}/items.json`, {
+        data: { path: p, input: "--manifest", problem: "not_found" },
+      });
     const items = readJson(p);
-    if (!Array.isArray(items)) throw new DataError(`${p}: expected a JSON array`);
+    if (!Array.isArray(items))
+      throw new DataError(`${p}: expected a JSON array`, {
+        data: { path: p, input: "--manifest", problem: "not_an_array" },
+      });
     splits[s] = items as Record<string, unknown>[];
   }
   return { meta, splits };

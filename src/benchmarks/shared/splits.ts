@@ -87,9 +87,15 @@ export function readRawRecords(path: string): Record<string, unknown>[] {
             v && typeof v === "object" && !Array.isArray(v) ? { id: k, ...(v as object) } : v,
           )
         : undefined;
-  if (!list) throw new DataError(`${file}: expected a JSON array, {"data": [...]}, or an object of items`);
+  if (!list)
+    throw new DataError(`${file}: expected a JSON array, {"data": [...]}, or an object of items`, {
+      data: { path: file, problem: "unknown_shape" },
+    });
   return list.map((r, i) => {
-    if (!r || typeof r !== "object" || Array.isArray(r)) throw new DataError(`${file}: item ${i} is not a JSON object`);
+    if (!r || typeof r !== "object" || Array.isArray(r))
+      throw new DataError(`${file}: item ${i} is not a JSON object`, {
+        data: { path: file, problem: "not_an_object" },
+      });
     return r as Record<string, unknown>;
   });
 }

@@ -79,9 +79,12 @@ export function parseTasksFile(path: string): UserTask[] {
     try {
       data = JSON.parse(text);
     } catch (err) {
-      throw new DataError(`${path}: invalid JSON (${(err as Error).message})`);
+      throw new DataError(`${path}: invalid JSON (${(err as Error).message})`, {
+        data: { path, problem: "invalid_json" },
+      });
     }
-    if (!Array.isArray(data)) throw new DataError(`${path}: expected a JSON array of tasks`);
+    if (!Array.isArray(data))
+      throw new DataError(`${path}: expected a JSON array of tasks`, { data: { path, problem: "not_an_array" } });
     data.forEach((value, i) => {
       records.push({ line: i + 1, value });
     });
@@ -136,7 +139,8 @@ export function parseTasksFile(path: string): UserTask[] {
       data: { problems },
     });
   }
-  if (tasks.length === 0) throw new DataError(`${path}: no tasks (expected one JSON object a line)`);
+  if (tasks.length === 0)
+    throw new DataError(`${path}: no tasks (expected one JSON object a line)`, { data: { path, problem: "empty" } });
   return tasks;
 }
 
@@ -147,7 +151,10 @@ export function tasksLoaderFor(format: DataFormat): SplitLoader {
     name: "tasks",
     loadSplitItems: (dir) => {
       const file = firstFile(dir, ".jsonl") ?? firstFile(dir, ".json");
-      if (!file) throw new DataError(`${dir}: no .jsonl or .json tasks file in this split directory`);
+      if (!file)
+        throw new DataError(`${dir}: no .jsonl or .json tasks file in this split directory`, {
+          data: { path: dir, problem: "no_data_file" },
+        });
       return parseTasksFile(file);
     },
     loadRawItems: (path) => readTaskSource(singleDataFile(path), format),

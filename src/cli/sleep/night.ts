@@ -155,6 +155,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         if (cfg.backend !== "mock" && seedTasks.meta.reviewed !== true) {
           throw new DataError(
             `${seedTasks.meta.tasks_file}: not reviewed; set "reviewed": true after checking it before replaying it with backend ${cfg.backend}`,
+            { data: { path: seedTasks.meta.tasks_file, input: "--tasks-file", problem: "not_reviewed" } },
           );
         }
       }

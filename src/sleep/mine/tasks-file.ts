@@ -31,7 +31,9 @@ export function loadTasksFile(path: string, opts: { holdoutFraction: number; see
     data = JSON.parse(readInputText(abs, "tasks file"));
   } catch (err) {
     if (err instanceof DataError) throw err;
-    throw new DataError(`${abs}: cannot read tasks file: ${err instanceof Error ? err.message : String(err)}`);
+    throw new DataError(`${abs}: cannot read tasks file: ${err instanceof Error ? err.message : String(err)}`, {
+      data: { path: abs, problem: "unreadable" },
+    });
   }
   let rawTasks: unknown;
   let meta: TasksMeta;
@@ -43,9 +45,17 @@ export function loadTasksFile(path: string, opts: { holdoutFraction: number; see
     rawTasks = tasks;
     meta = { format: String(rest.format ?? TASKS_FORMAT), ...rest, tasks_file: abs };
     if (rest.format !== undefined && rest.format !== TASKS_FORMAT)
-      throw new DataError(`${abs}: format is ${JSON.stringify(rest.format)}, expected ${TASKS_FORMAT}`);
-  } else throw new DataError(`${abs}: expected an object with "tasks" or an array of tasks`);
-  if (!Array.isArray(rawTasks)) throw new DataError(`${abs}: "tasks" must be a list`);
+      throw new DataError(`${abs}: format is ${JSON.stringify(rest.format)}, expected ${TASKS_FORMAT}`, {
+        data: { path: abs, problem: "wrong_format" },
+      });
+  } else
+    throw new DataError(`${abs}: expected an object with "tasks" or an array of tasks`, {
+      data: { path: abs, problem: "unknown_shape" },
+    });
+  if (!Array.isArray(rawTasks))
+    throw new DataError(`${abs}: "tasks" must be a list`, {
+      data: { path: abs, problem: "unknown_shape" },
+    });
   const errors: string[] = [];
   const warnings: string[] = [];
   const tasks: TaskRecord[] = [];
