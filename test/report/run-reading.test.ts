@@ -83,6 +83,16 @@ describe("our runs are read through the record schemas", () => {
     expect(r.stderr).toContain(`${dir.path}/history.jsonl line 2 does not match its schema at calls.total`);
     expect(r.stderr).not.toContain("    at ");
     expect(readFileSync(join(dir.path, "report.html"), "utf8")).toContain("history.jsonl line 2");
+    // --json carries the facts: the file, every damaged record, the page written.
+    const j = await runCli(["report", dir.path, "--json"]);
+    expect(j.code).toBe(2);
+    const err = (JSON.parse(j.stdout) as { error: { code: string; data: Record<string, unknown> } }).error;
+    expect(err.code).toBe("data");
+    expect(err.data).toEqual({
+      file: join(dir.path, "history.jsonl"),
+      errors: view.errors,
+      report: join(dir.path, "report.html"),
+    });
   });
 
   test("a line of the step log that is not JSON (not a torn last line) is an error too", () => {
