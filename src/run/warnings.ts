@@ -7,7 +7,7 @@ import {
   type WarningRecord,
   WarningRecordSchema,
 } from "../engine/index.ts";
-import { errorMessage, log, readInputText } from "../lib/index.ts";
+import { errorMessage, log, readInputText, redactValue } from "../lib/index.ts";
 import { runPaths } from "./layout.ts";
 
 /** Append one warning to the run folder's warnings.jsonl, with its version tag and the time it was given. */
@@ -38,22 +38,17 @@ export function recordingWarnings(
   return {
     given,
     emit(e) {
-      if (e.type === "warning") {
-        const { type, ...warning } = e;
-        void type;
-        const record: WarningRecord = {
-          schema: WARNING_RECORD_SCHEMA,
-          time: new Date(now()).toISOString(),
-          ...warning,
-        };
-        given.push(record);
-        try {
-          appendRunWarning(dir, record);
-        } catch (err) {
-          log.debug(`cannot record a warning in ${runPaths(dir).warnings}: ${errorMessage(err)}`);
-        }
+      if (e.type !== "warning") return next.emit(e);
+      // An error's words may quote a key or a URL with credentials: masked before the file, the JSON and the console.
+      const { type, ...warning } = redactValue(e);
+      const record: WarningRecord = { schema: WARNING_RECORD_SCHEMA, time: new Date(now()).toISOString(), ...warning };
+      given.push(record);
+      try {
+        appendRunWarning(dir, record);
+      } catch (err) {
+        log.debug(`cannot record a warning in ${runPaths(dir).warnings}: ${errorMessage(err)}`);
       }
-      next.emit(e);
+      next.emit({ type, ...warning });
     },
   };
 }

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { WarningRecord } from "../../src/engine/index.ts";
-import { esc, warningText } from "../../src/report/index.ts";
-import { readRunWarnings } from "../../src/run/index.ts";
+import { createConsole, esc, warningText } from "../../src/report/index.ts";
+import { readRunWarnings, recordingWarnings } from "../../src/run/index.ts";
 import { startUi } from "../../src/ui/index.ts";
 import { connectMcp, dataOf } from "../mcp/support.ts";
 import { runCli } from "../support/cli.ts";
@@ -69,6 +69,27 @@ describe("a run's warnings are typed records: --json, warnings.jsonl, the dashbo
     await using mcp = await connectMcp(tmp.path);
     const st = dataOf(await mcp.client.callTool({ name: "run_status", arguments: { run: "capped" } }));
     expect(st.warnings).toEqual([w]);
+  });
+
+  test("a secret quoted in a warning's error is masked in warnings.jsonl, the JSON list and the console line", () => {
+    using tmp = tempDir("skillopt-warn-");
+    const secret = "sk-abcdefghijklmnopqrstuvwx1234";
+    const out: string[] = [];
+    const sink = recordingWarnings(tmp.path, createConsole({ write: (s) => out.push(s), tty: false, quiet: true }));
+    sink.emit({
+      type: "warning",
+      code: "optimizer_failed",
+      stage: "analyst",
+      kind: "bad_request",
+      error: `HTTP 400: invalid key ${secret}`,
+    });
+    const file = readFileSync(join(tmp.path, "warnings.jsonl"), "utf8");
+    for (const text of [file, JSON.stringify(sink.given), out.join("")]) {
+      expect(text).not.toContain(secret);
+      expect(text).toContain("HTTP 400: invalid key");
+    }
+    expect(readRunWarnings(tmp.path).warnings).toEqual([...sink.given]);
+    expect(out.join("")).toStartWith("  [warn] analyst: optimizer call failed (HTTP 400: invalid key ");
   });
 
   test("a damaged line of warnings.jsonl is named, and the others still read", () => {
