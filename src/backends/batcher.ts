@@ -274,6 +274,7 @@ export class Batcher {
         if (this.o.required) {
           fail(
             new ConfigError(`model.batch_required: ${what}`, {
+              key: "model.batch_required",
               hint: "use an endpoint with a Batch API (OpenAI, Azure OpenAI with a GlobalBatch deployment), or set model.batch_required=false to call it live",
             }),
           );

@@ -24,11 +24,12 @@ export function checkEndpointUrl(url: string, from: string): void {
     parsed = new URL(url);
   } catch {
     throw new ConfigError(`${from}: ${JSON.stringify(sanitizeEndpoint(url))} is not a valid URL`, {
+      key: from,
       hint: "write the full base URL, e.g. https://api.openai.com/v1 or http://[::1]:8000/v1",
     });
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new ConfigError(`${from}: ${JSON.stringify(sanitizeEndpoint(url))} is not an http(s) URL`);
+    throw new ConfigError(`${from}: ${JSON.stringify(sanitizeEndpoint(url))} is not an http(s) URL`, { key: from });
   }
 }
 

@@ -50,7 +50,9 @@ function positiveSeconds(settings: Settings, keys: string[], envs: string[]): nu
   if (!found) return undefined;
   const n = numberOf(found.value);
   if (n === undefined || Number.isNaN(n) || n <= 0)
-    throw new ConfigError(`${found.from}: expected a positive number of seconds, got ${JSON.stringify(found.value)}`);
+    throw new ConfigError(`${found.from}: expected a positive number of seconds, got ${JSON.stringify(found.value)}`, {
+      key: found.from,
+    });
   return n;
 }
 
@@ -114,6 +116,7 @@ export async function buildChatBackend(
       if (seconds === undefined || Number.isNaN(seconds) || seconds <= 0 || !Number.isInteger(seconds)) {
         throw new ConfigError(
           `${timeout?.from ?? "model.copilot_chat_timeout"}: expected a positive integer number of seconds`,
+          { key: timeout?.from ?? "model.copilot_chat_timeout" },
         );
       }
       return (await import("./cli/copilot-chat.ts")).createCopilotChat({
@@ -258,6 +261,7 @@ export async function buildTaskRunner(
       if (!["read-only", "workspace-write", "danger-full-access"].includes(sandbox)) {
         throw new ConfigError(
           `model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`,
+          { key: "model.codex_exec_sandbox" },
         );
       }
       return createHarness(
@@ -282,6 +286,7 @@ export async function buildTaskRunner(
       if (sandbox !== "enabled" && sandbox !== "disabled")
         throw new ConfigError(
           `model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`,
+          { key: "model.cursor_exec_sandbox" },
         );
       return createHarness(
         {

@@ -310,9 +310,7 @@ function refuseUncosted(
   if (NO_USAGE.has(info.backend)) {
     throw new ConfigError(
       `${capName}: the ${role} backend ${info.backend} reports no token usage, so a money cap cannot be enforced on it`,
-      {
-        hint: "cap the number of calls instead (model.max_calls), or use another backend for that role",
-      },
+      { key: capName, hint: "cap the number of calls instead (model.max_calls), or use another backend for that role" },
     );
   }
   if (info.model && prices.lookup(info.model)) return;

@@ -29,7 +29,9 @@ function numericSetting(
   if (!found) return fallback;
   const n = numberOf(found.value);
   if (n !== undefined && (Number.isNaN(n) || !ok(n)))
-    throw new ConfigError(`${found.from}: expected ${expected}, got ${JSON.stringify(found.value)}`);
+    throw new ConfigError(`${found.from}: expected ${expected}, got ${JSON.stringify(found.value)}`, {
+      key: found.from,
+    });
   return n;
 }
 
@@ -140,6 +142,7 @@ function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
     fromMode = THINKING_SPELLINGS[mode.value.toLowerCase().replaceAll("-", "_")];
     if (!fromMode) {
       throw new ConfigError(`${mode.from}: unknown Qwen thinking mode ${JSON.stringify(mode.value)}`, {
+        key: mode.from,
         hint: "use enabled (or true), disabled (or false), or server_default (or auto, unset)",
       });
     }
@@ -148,15 +151,15 @@ function qwenThinkingMode(settings: Settings, role: Role): ThinkingMode {
   if (legacy) {
     const b = legacy.value.toLowerCase();
     if (!["true", "false", "1", "0", "yes", "no", "on", "off"].includes(b))
-      throw new ConfigError(`${legacy.from}: expected true or false, got ${JSON.stringify(legacy.value)}`);
+      throw new ConfigError(`${legacy.from}: expected true or false, got ${JSON.stringify(legacy.value)}`, {
+        key: legacy.from,
+      });
     fromLegacy = ["true", "1", "yes", "on"].includes(b) ? "enabled" : "server_default";
   }
   if (fromMode && fromLegacy && fromMode !== fromLegacy) {
     throw new ConfigError(
       `${mode!.from} (${fromMode}) conflicts with the legacy ${legacy!.from} (${legacy!.value}) for the ${role}`,
-      {
-        hint: "keep only qwen_chat_thinking_mode",
-      },
+      { key: legacy!.from, hint: "keep only qwen_chat_thinking_mode" },
     );
   }
   const resolved = fromMode ?? fromLegacy ?? "server_default";
@@ -229,9 +232,7 @@ export function minimaxBackend(settings: Settings): ChatBackend {
     if (!url)
       throw new ConfigError(
         `${region?.from ?? "model.minimax_region"}: unknown MiniMax region ${JSON.stringify(region?.value)}`,
-        {
-          hint: "use global_en or cn_zh",
-        },
+        { key: region?.from ?? "model.minimax_region", hint: "use global_en or cn_zh" },
       );
   }
   const model =
@@ -281,6 +282,7 @@ function sleepCompatShape(settings: Settings): {
   if (!Number.isInteger(max) || max <= 0) {
     throw new ConfigError(
       `SKILLOPT_SLEEP_COMPAT_MAX_TOKENS: expected a positive whole number of tokens, got ${JSON.stringify(rawMax)}`,
+      { key: "SKILLOPT_SLEEP_COMPAT_MAX_TOKENS" },
     );
   }
   const rawBody = settings.envVar("SKILLOPT_SLEEP_CHAT_EXTRA_BODY");
@@ -290,16 +292,21 @@ function sleepCompatShape(settings: Settings): {
     body = JSON.parse(rawBody);
   } catch (err) {
     throw new ConfigError(`SKILLOPT_SLEEP_CHAT_EXTRA_BODY: not valid JSON (${errorMessage(err)})`, {
+      key: "SKILLOPT_SLEEP_CHAT_EXTRA_BODY",
       hint: 'give a JSON object of extra request fields, e.g. {"thinking": {"type": "enabled"}}, or unset it',
     });
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new ConfigError("SKILLOPT_SLEEP_CHAT_EXTRA_BODY: expected a JSON object of extra request fields", {
+      key: "SKILLOPT_SLEEP_CHAT_EXTRA_BODY",
       hint: 'e.g. {"thinking": {"type": "enabled"}}',
     });
   }
   const reserved = Object.keys(body).filter((k) => k === "model" || k === "messages" || k === "__proto__");
-  if (reserved.length) throw new ConfigError(`SKILLOPT_SLEEP_CHAT_EXTRA_BODY: may not set ${reserved.join(", ")}`);
+  if (reserved.length)
+    throw new ConfigError(`SKILLOPT_SLEEP_CHAT_EXTRA_BODY: may not set ${reserved.join(", ")}`, {
+      key: "SKILLOPT_SLEEP_CHAT_EXTRA_BODY",
+    });
   return { maxTokensField: "max_tokens", fixedMaxTokens: max, extraBody: body as Record<string, unknown> };
 }
 
@@ -355,6 +362,7 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
     throw new ConfigError(
       `model.${role}_azure_openai_endpoint: no Azure OpenAI endpoint configured for the ${role} (backend openai_chat)`,
       {
+        key: `model.${role}_azure_openai_endpoint`,
         hint: "set model.azure_openai_endpoint or AZURE_OPENAI_ENDPOINT, or choose another backend (e.g. --set model.backend=auto)",
       },
     );
@@ -398,6 +406,7 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   if (mode === "api_key" || mode === "key") {
     if (!key) {
       throw new ConfigError(`model.${role}_azure_openai_api_key: auth mode api_key needs a key for the ${role}`, {
+        key: `model.${role}_azure_openai_api_key`,
         hint: "set AZURE_OPENAI_API_KEY (or model.azure_openai_api_key)",
       });
     }
@@ -421,6 +430,7 @@ export function azureBackend(settings: Settings, role: Role): ChatBackend {
   throw new ConfigError(
     `${modeRaw?.from ?? "model.azure_openai_auth_mode"}: unknown auth mode ${JSON.stringify(modeRaw?.value)}`,
     {
+      key: modeRaw?.from ?? "model.azure_openai_auth_mode",
       hint: "use api_key, azure_cli, managed_identity or openai_compatible",
     },
   );

@@ -252,7 +252,8 @@ export function loadUserPricing(env: EnvLookup): { prices: Record<string, Price>
   const where = userPricingPath(env);
   if (!where) return { prices: {} };
   if (!existsSync(where.path)) {
-    if (where.explicit) throw new ConfigError(`SKILLOPT_PRICING_FILE: ${where.path}: file not found`);
+    if (where.explicit)
+      throw new ConfigError(`SKILLOPT_PRICING_FILE: ${where.path}: file not found`, { key: "SKILLOPT_PRICING_FILE" });
     return { prices: {} };
   }
   let data: unknown;

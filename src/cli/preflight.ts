@@ -61,9 +61,14 @@ export function roleNeeds(
       const i = client.info[role];
       const used = why[role] ? ` (${why[role]})` : "";
       if (!i)
-        return new ConfigError(`the ${role} role${used} is not set up`, { hint: `set model.${role} and its backend` });
+        return new ConfigError(`the ${role} role${used} is not set up`, {
+          key: `model.${role}`,
+          hint: `set model.${role} and its backend`,
+        });
       if (!i.cli && i.backend !== "sim" && !i.model)
-        return new ConfigError(`model.${role} is empty: name the model the ${role} role${used} calls on ${i.backend}`);
+        return new ConfigError(`model.${role} is empty: name the model the ${role} role${used} calls on ${i.backend}`, {
+          key: `model.${role}`,
+        });
       return undefined;
     },
   }));

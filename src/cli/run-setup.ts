@@ -58,11 +58,14 @@ export function loadFromInput(input: ConfigInput): LoadedConfig {
 export async function resolveBenchmark(loaded: LoadedConfig): Promise<Benchmark> {
   const name = loaded.config.env.name;
   if (!name)
-    throw new ConfigError(`env.name is empty in ${loaded.file}: name a benchmark (${benchmarkNames().join(", ")})`);
+    throw new ConfigError(`env.name is empty in ${loaded.file}: name a benchmark (${benchmarkNames().join(", ")})`, {
+      key: "env.name",
+    });
   const bench = await getBenchmark(name);
   if (!bench)
     throw new ConfigError(
       `${loaded.where("env.name")}: env.name: unknown benchmark "${name}"; available: ${benchmarkNames().join(", ")}`,
+      { key: "env.name" },
     );
   return bench;
 }
@@ -88,6 +91,7 @@ export function resolveInitialSkill(
     };
   }
   throw new ConfigError(`${loaded.where("env.skill_init")}: env.skill_init: file not found: ${p}`, {
+    key: "env.skill_init",
     hint: 'fix the path, or set env.skill_init to "" to start from the benchmark\'s initial skill',
   });
 }

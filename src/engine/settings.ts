@@ -59,18 +59,30 @@ export interface RunPlanSizes {
 /** Validate the loop sizes against the loaded train split. */
 export function deriveSizes(cfg: EngineConfig, loadedTrain: number): RunPlanSizes {
   const { batch_size, accumulation, train_size, num_epochs } = cfg.train;
-  if (!(batch_size > 0)) throw new ConfigError(`train.batch_size must be a positive integer (got ${batch_size})`);
-  if (!(accumulation > 0)) throw new ConfigError(`train.accumulation must be a positive integer (got ${accumulation})`);
+  if (!(batch_size > 0))
+    throw new ConfigError(`train.batch_size must be a positive integer (got ${batch_size})`, {
+      key: "train.batch_size",
+    });
+  if (!(accumulation > 0))
+    throw new ConfigError(`train.accumulation must be a positive integer (got ${accumulation})`, {
+      key: "train.accumulation",
+    });
   if (cfg.gradient.merge_batch_size < 2)
-    throw new ConfigError(`gradient.merge_batch_size must be at least 2 (got ${cfg.gradient.merge_batch_size})`);
+    throw new ConfigError(`gradient.merge_batch_size must be at least 2 (got ${cfg.gradient.merge_batch_size})`, {
+      key: "gradient.merge_batch_size",
+    });
   if (train_size > 0 && loadedTrain > 0 && train_size !== loadedTrain) {
     throw new ConfigError(`train.train_size=${train_size} but the train split has ${loadedTrain} items`, {
+      key: "train.train_size",
       hint: "set train.train_size=0 to use the split's size",
     });
   }
   const trainSize = loadedTrain || train_size;
   if (trainSize <= 0)
-    throw new ConfigError("the train split is empty and train.train_size is 0", { hint: "check env.* data settings" });
+    throw new ConfigError("the train split is empty and train.train_size is 0", {
+      key: "train.train_size",
+      hint: "check env.* data settings",
+    });
   const stepsPerEpoch = Math.ceil(trainSize / (batch_size * accumulation));
   return {
     trainSize,

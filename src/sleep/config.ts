@@ -436,7 +436,8 @@ export function splitFractions(loaded: LoadedSleepConfig): { val: number; test: 
       ? config.holdout_fraction
       : 0.34;
   const test = config.test_fraction;
-  if (val + test >= 1) throw new ConfigError(`val_fraction + test_fraction must be < 1 (got ${val} + ${test})`);
+  if (val + test >= 1)
+    throw new ConfigError(`val_fraction + test_fraction must be < 1 (got ${val} + ${test})`, { key: "val_fraction" });
   return { val, test };
 }
 

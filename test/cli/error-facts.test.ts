@@ -48,6 +48,27 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
     expect(r.stdout).not.toContain("test-key-0123456789");
   });
 
+  test("a setting checked after loading (not by the schema) still names its key", async () => {
+    using dir = tempDir();
+    const r = await runCli(
+      [
+        "train",
+        "--config",
+        "quickstart",
+        "--set",
+        "model.backend=openai_compatible",
+        "--set",
+        "model.openai_compatible_base_url=ftp://example.com/v1",
+        "--json",
+      ],
+      { cwd: dir.path },
+    );
+    expect(r.code).toBe(2);
+    const e = errorDoc(r.stdout);
+    expect(e.code).toBe("config");
+    expect(e.data).toMatchObject({ key: "model.openai_compatible_base_url" });
+  });
+
   test("a corrupt run store: its path, the problem and SQLite's code", async () => {
     using dir = tempDir();
     mkdirSync(join(dir.path, "run"));

@@ -84,6 +84,7 @@ async function episode(
   if (!isAbsolute(rel) && !root)
     throw new ConfigError(
       "ALFWorld: ALFWORLD_DATA is not set; point it at the directory that alfworld-download filled (it holds json_2.1.1/)",
+      { key: "ALFWORLD_DATA" },
     );
   const gamefile = isAbsolute(rel) ? rel : join(root, rel);
   const taskType = asString(item.task_type) || taskTypeOf(rel);

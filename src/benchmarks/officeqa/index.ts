@@ -88,7 +88,7 @@ const officeQaBenchmark: Benchmark = {
       );
     }
     if (mode === "custom" && !env.str("search_api_url", ""))
-      throw new ConfigError("env.search_api_url is empty but env.search_mode is custom");
+      throw new ConfigError("env.search_api_url is empty but env.search_mode is custom", { key: "env.search_api_url" });
     const splits = loadConfiguredSplits(ctx, officeQaLoader);
     if (mode === "offline" && documentRoots(ctx).length === 0) {
       throw new DataError(

@@ -8,7 +8,9 @@ export class EnvReader {
   ) {}
 
   private fail(key: string, expected: string, got: unknown): never {
-    throw new ConfigError(`env.${key}: expected ${expected} for ${this.bench}, got ${JSON.stringify(got)}`);
+    throw new ConfigError(`env.${key}: expected ${expected} for ${this.bench}, got ${JSON.stringify(got)}`, {
+      key: `env.${key}`,
+    });
   }
 
   raw(key: string): unknown {

@@ -110,6 +110,7 @@ export function singleDataFile(path: string): string {
   if (SPLIT_NAMES.every((s) => existsSync(join(path, s)))) {
     throw new ConfigError(
       `env.data_path ${path} is a split directory (it has train/ val/ test/); set env.split_mode: split_dir and env.split_dir instead`,
+      { key: "env.split_mode" },
     );
   }
   const files = readdirSync(path).filter((f) => /\.jsonl?$/i.test(f));
@@ -142,7 +143,9 @@ export function apportion(total: number, weights: readonly number[]): number[] {
 function parseRatio(ratio: string): [number, number, number] {
   const parts = ratio.split(":").map((p) => Number(p.trim()));
   if (parts.length !== 3 || parts.some((p) => !Number.isInteger(p) || p <= 0)) {
-    throw new ConfigError(`env.split_ratio: expected three positive integers like "2:1:7", got "${ratio}"`);
+    throw new ConfigError(`env.split_ratio: expected three positive integers like "2:1:7", got "${ratio}"`, {
+      key: "env.split_ratio",
+    });
   }
   return parts as [number, number, number];
 }
@@ -178,7 +181,10 @@ export function loadConfiguredSplits(ctx: BenchmarkContext, loader: SplitLoader)
 
 function fromSplitDir(ctx: BenchmarkContext, env: EnvReader, loader: SplitLoader): Splits {
   const raw = env.str("split_dir", "");
-  if (!raw) throw new ConfigError(`env.split_dir is empty but env.split_mode is split_dir (${loader.name})`);
+  if (!raw)
+    throw new ConfigError(`env.split_dir is empty but env.split_mode is split_dir (${loader.name})`, {
+      key: "env.split_dir",
+    });
   const root = resolveDataPath(ctx, raw);
   const hint = `materialize it with \`skillopt data materialize ${loader.name} --manifest <manifest dir> --from <raw data>\` (see docs/benchmarks.md)`;
   if (!existsSync(root))
@@ -205,6 +211,7 @@ function fromRatio(ctx: BenchmarkContext, env: EnvReader, loader: SplitLoader): 
   if (!raw)
     throw new ConfigError(
       `env.data_path is empty but env.split_mode is ratio (${loader.name}); set env.data_path or use split_dir`,
+      { key: "env.data_path" },
     );
   const path = resolveDataPath(ctx, raw);
   const read = loader.loadRawItems ?? ((p: string) => readRawRecords(p) as TaskItem[]);

@@ -134,7 +134,10 @@ export function splitCommand(cmd: string): string[] {
       has = false;
     } else cur += ch;
   }
-  if (quote) throw new ConfigError(`env.evaluator_command: unterminated quote in ${JSON.stringify(cmd)}`);
+  if (quote)
+    throw new ConfigError(`env.evaluator_command: unterminated quote in ${JSON.stringify(cmd)}`, {
+      key: "env.evaluator_command",
+    });
   if (has || cur) out.push(cur);
   return out;
 }
@@ -185,7 +188,10 @@ export async function scoreCommand(
       signal: opts.signal,
     });
   } catch (err) {
-    throw new ConfigError(`env.evaluator_command: cannot start ${JSON.stringify(argv[0])} (${(err as Error).message})`);
+    throw new ConfigError(
+      `env.evaluator_command: cannot start ${JSON.stringify(argv[0])} (${(err as Error).message})`,
+      { key: "env.evaluator_command" },
+    );
   }
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout as ReadableStream).text(),

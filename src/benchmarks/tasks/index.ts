@@ -64,6 +64,7 @@ function commandArgv(ctx: BenchmarkContext): string[] {
   if (argv.length === 0) {
     throw new ConfigError(
       'env.evaluator_command is empty but env.evaluator is "command"; set it to the scorer to run, e.g. "python3 score.py"',
+      { key: "env.evaluator_command" },
     );
   }
   return argv;
@@ -86,6 +87,7 @@ function rubricOf(ctx: BenchmarkContext): string {
   if (!raw.trim())
     throw new ConfigError(
       'env.judge_rubric is empty but env.evaluator is "judge"; write the grading rubric there (text, or a path to a file)',
+      { key: "env.judge_rubric" },
     );
   if (raw.length < 4096 && !raw.includes("\n")) {
     const p = resolveDataPath(ctx, raw);

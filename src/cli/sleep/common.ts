@@ -213,7 +213,8 @@ export function sleepSetup(
   const project = resolveProject(cfg);
   const stateDir = resolveStateDir(cfg, env);
   for (const t of cfg.memory_target)
-    if (t.split(/[\\/]/).includes("..")) throw new ConfigError(`memory_target must stay inside the project: ${t}`);
+    if (t.split(/[\\/]/).includes(".."))
+      throw new ConfigError(`memory_target must stay inside the project: ${t}`, { key: "memory_target" });
   const memoryPaths = resolveMemoryPaths(cfg, project);
   return {
     loaded,
