@@ -97,7 +97,11 @@ export class UsageError extends SkilloptError<UsageErrorData> {
   }
   /** Name the command the error happened in, unless the thrower already did (the CLI boundary calls this). */
   inCommand(command: string): this {
-    if (this.data.command === undefined) Object.assign(this.data, { command });
+    if (this.data.command !== undefined) return this;
+    // The command leads, as when the thrower names it.
+    const facts = { ...this.data };
+    for (const k of Object.keys(facts)) delete this.data[k];
+    Object.assign(this.data, { command }, facts);
     return this;
   }
 }

@@ -201,6 +201,7 @@ describe("usage error facts", () => {
     const own = new UsageError("x", { command: "skillopt sleep run", flag: "scope" }).inCommand("skillopt sleep");
     expect(own.data.command).toBe("skillopt sleep run");
     const filled = new UsageError("x", { flag: "port", value: 1 }).inCommand("skillopt ui");
-    expect(filled.data).toEqual({ flag: "port", value: 1, command: "skillopt ui" });
+    expect(filled.data).toEqual({ command: "skillopt ui", flag: "port", value: 1 });
+    expect(Object.keys(filled.data)[0]).toBe("command");
   });
 });

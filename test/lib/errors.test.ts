@@ -44,6 +44,39 @@ function literalKeys(expr: ts.Expression): string[] | undefined {
   );
 }
 
+/** Where an error kind fixes its code and exit code: `super("code", message, exit)`, `new SkilloptError("code", …, exit)` or `plainError("code", exit)`. */
+function codeSites(file: string): Array<{ at: string; code: string; exit: string }> {
+  const text = readFileSync(file, "utf8");
+  if (!/SkilloptError|plainError|factsError/.test(text)) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: Array<{ at: string; code: string; exit: string }> = [];
+  const visit = (node: ts.Node): void => {
+    const args = ts.isCallExpression(node) || ts.isNewExpression(node) ? (node.arguments ?? []) : [];
+    const callee = ts.isCallExpression(node) || ts.isNewExpression(node) ? node.expression.getText() : "";
+    const exitAt =
+      callee === "super" || callee === "SkilloptError" ? 2 : /^(plainError|factsError)/.test(callee) ? 1 : -1;
+    const code = args[0];
+    if (exitAt >= 0 && code && ts.isStringLiteral(code) && args[exitAt]) {
+      const { line } = source.getLineAndCharacterOfPosition(node.getStart());
+      found.push({ at: `${relative(REPO_ROOT, file)}:${line + 1}`, code: code.text, exit: args[exitAt]!.getText() });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe("error codes", () => {
+  test("each code is one kind of error, raised in one place with one exit code", () => {
+    const sites = files(SRC).flatMap(codeSites);
+    const byCode = new Map<string, string[]>();
+    for (const s of sites) byCode.set(s.code, [...(byCode.get(s.code) ?? []), `${s.at} (exit ${s.exit})`]);
+    expect(byCode.size).toBeGreaterThanOrEqual(12);
+    for (const s of sites) expect(s.exit).toMatch(/^\d+$/);
+    expect([...byCode].filter(([, at]) => at.length > 1)).toEqual([]);
+  });
+});
+
 describe("every usage error carries its facts", () => {
   const all = files(SRC)
     .filter((f) => !f.endsWith(join("lib", "errors.ts")))
