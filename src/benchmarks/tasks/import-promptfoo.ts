@@ -30,7 +30,10 @@ const isObj = (x: unknown): x is Obj => Boolean(x) && typeof x === "object" && !
 /** Read a `file://` reference relative to the config's folder (text only). */
 function fileRef(base: string, ref: string, where: string): string {
   const p = resolve(base, ref.slice("file://".length));
-  if (!existsSync(p) || !statSync(p).isFile()) throw new DataError(`${where}: ${ref} does not exist (looked for ${p})`);
+  if (!existsSync(p) || !statSync(p).isFile())
+    throw new DataError(`${where}: ${ref} does not exist (looked for ${p})`, {
+      data: { path: p, problem: "not_found" },
+    });
   return p;
 }
 
@@ -56,6 +59,7 @@ function prompts(path: string, doc: Obj): { id: string; text: string }[] {
   if (raw === undefined)
     throw new DataError(
       `${path}: no "prompts": point env.data_path at the promptfoo config that names the prompts the tests run with`,
+      { data: { path } },
     );
   const items = Array.isArray(raw) ? raw : [raw];
   return items.map((p, i) => {
@@ -76,20 +80,22 @@ function prompts(path: string, doc: Obj): { id: string; text: string }[] {
 function tests(path: string, doc: Obj | unknown[]): { where: string; test: Obj }[] {
   const base = dirname(path);
   const raw = Array.isArray(doc) ? doc : doc.tests;
-  if (raw === undefined) throw new DataError(`${path}: no "tests"`);
+  if (raw === undefined) throw new DataError(`${path}: no "tests"`, { data: { path } });
   const refs = typeof raw === "string" ? [raw] : Array.isArray(raw) ? raw : undefined;
-  if (!refs) throw new DataError(`${path}: "tests" must be a list of tests or file:// references`);
+  if (!refs) throw new DataError(`${path}: "tests" must be a list of tests or file:// references`, { data: { path } });
   return refs.flatMap((t, i) => {
     if (typeof t === "string") {
       if (!t.startsWith("file://"))
-        throw new DataError(`${path}: tests[${i}]: ${t} is not a test or a file:// reference`);
+        throw new DataError(`${path}: tests[${i}]: ${t} is not a test or a file:// reference`, { data: { path } });
       const file = fileRef(base, t, `${path}: tests[${i}]`);
       if (!/\.ya?ml$/i.test(file))
         throw new DataError(
           `${path}: tests[${i}]: ${t}: only YAML test files can be mapped (not CSV, JSON or generated tests)`,
+          { data: { path } },
         );
       const inner = parse(readText(file)) as unknown;
-      if (!Array.isArray(inner)) throw new DataError(`${file}: expected a YAML list of tests`);
+      if (!Array.isArray(inner))
+        throw new DataError(`${file}: expected a YAML list of tests`, { data: { path: file } });
       return inner.map((x, j) => ({ where: `${file}: [${j}]`, test: x as Obj }));
     }
     return [{ where: `${path}: tests[${i}]`, test: t as Obj }];
@@ -142,13 +148,18 @@ export function importPromptfoo(path: string): UserTask[] {
     doc = parse(readText(path));
   } catch (err) {
     if (err instanceof DataError) throw err;
-    throw new DataError(`${path}: invalid YAML (${(err as Error).message.split("\n")[0]})`);
+    throw new DataError(`${path}: invalid YAML (${(err as Error).message.split("\n")[0]})`, {
+      data: { path, problem: "invalid_yaml" },
+    });
   }
-  if (!isObj(doc)) throw new DataError(`${path}: expected a promptfoo config (a mapping with "prompts" and "tests")`);
+  if (!isObj(doc))
+    throw new DataError(`${path}: expected a promptfoo config (a mapping with "prompts" and "tests")`, {
+      data: { path },
+    });
   const ps = prompts(path, doc);
   const defaults = isObj(doc.defaultTest) ? doc.defaultTest : {};
   for (const k of ["threshold", "options", "provider"])
-    if (k in defaults) throw new DataError(`${path}: defaultTest option "${k}" cannot be mapped`);
+    if (k in defaults) throw new DataError(`${path}: defaultTest option "${k}" cannot be mapped`, { data: { path } });
   const defaultVars = isObj(defaults.vars) ? defaults.vars : {};
   const defaultAsserts = Array.isArray(defaults.assert) ? defaults.assert : [];
   const out: UserTask[] = [];
@@ -184,6 +195,6 @@ export function importPromptfoo(path: string): UserTask[] {
       } as UserTask);
     }
   });
-  if (!out.length) throw new DataError(`${path}: no tests`);
+  if (!out.length) throw new DataError(`${path}: no tests`, { data: { path, problem: "empty" } });
   return out;
 }

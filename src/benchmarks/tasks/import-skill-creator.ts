@@ -43,7 +43,9 @@ export function isSkillCreatorEvals(data: unknown): boolean {
  */
 export function importSkillCreator(path: string, data: unknown): UserTask[] {
   if (!isSkillCreatorEvals(data))
-    throw new DataError(`${path}: expected skill-creator's evals.json shape {"skill_name", "evals": [...]}`);
+    throw new DataError(`${path}: expected skill-creator's evals.json shape {"skill_name", "evals": [...]}`, {
+      data: { path },
+    });
   const doc = data as { skill_name?: unknown; evals: unknown[] };
   const skillRoot = basename(dirname(path)) === "evals" ? dirname(dirname(path)) : dirname(path);
   const seen = new Set<string>();
@@ -110,7 +112,9 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
 function attach(where: string, root: string, file: string): string {
   const p = resolve(root, file);
   if (!existsSync(p) || !statSync(p).isFile())
-    throw new DataError(`${where}: file ${file} does not exist (looked for ${p})`);
+    throw new DataError(`${where}: file ${file} does not exist (looked for ${p})`, {
+      data: { path: p, problem: "not_found" },
+    });
   if (!TEXT_FILES.has(extname(p).toLowerCase()))
     throw new DataError(
       `${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`,
