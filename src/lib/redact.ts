@@ -45,9 +45,29 @@ const CRED_NAME = `(?:(?:[A-Za-z0-9]+[_-])*${CRED_NOUN}|${CRED_COMPACT})`;
 
 const REDACTED_PREFIX = "[REDACTED";
 
+// What the rules that look for a credential-like name need (each rule says which it uses).
+/** Every CRED_NAME, and rule 11's nouns, contain one of these words. */
+const CRED_WORD = /key|token|passw|secret/i;
+/** Rule 1: a CRED_NAME, `pwd` or `accountkey`. */
+const CRED_WORD_OR_PWD = /key|token|passw|secret|pwd/i;
+/**
+ * Rule 15 keeps every match unless a word of the name ends in a STRONG_NOUN, ends in `key` or is
+ * `auth` (credentialAssignment); each of those words contains one of these.
+ */
+const NAMED_CREDENTIAL = /pass|pwd|secret|token|cred|key|auth/i;
+
 interface Rule {
   re: RegExp;
   replace: (match: string, ...groups: string[]) => string;
+  /**
+   * What every text the rule can change contains (a literal, or a pattern without captures): a
+   * text without it is left as it is, so the rule's own expression is not run on it. Each one is
+   * a necessary condition of a match (or, for rules whose replacement may keep the match, of a
+   * change); see the rule.
+   */
+  need: string | RegExp;
+  /** Runs the rule instead of `text.replace(re, replace)`. */
+  apply?: (text: string) => string;
 }
 
 function marker(label: string): Rule["replace"] {
@@ -66,10 +86,37 @@ function keepName(label: string): Rule["replace"] {
   return (match, name, sep, value) => (value?.startsWith(REDACTED_PREFIX) ? match : `${name}${sep}${label}`);
 }
 
+const ASSIGNMENT_RE = new RegExp(
+  String.raw`(["']?)((?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`,
+  "g",
+);
+
+/**
+ * Rule 15 over a text. A match it keeps (the name is no credential: `note: PGPASSWORD=…`) is
+ * searched again from its value, which may itself be an assignment to a credential.
+ */
+function assignments(text: string): string {
+  const re = ASSIGNMENT_RE;
+  re.lastIndex = 0;
+  let out = "";
+  let last = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    const [match, q = "", name = "", sep = "", value = ""] = m;
+    const replaced = credentialAssignment(match, q, name, sep, value);
+    if (replaced !== match) {
+      out += text.slice(last, m.index) + replaced;
+      last = m.index + match.length;
+      re.lastIndex = last;
+    } else re.lastIndex = m.index + match.length - value.length;
+  }
+  return out + text.slice(last);
+}
+
 const RULES: Rule[] = [
   // 1. JSON / dict-literal assignment with a quoted credential-like key; quote style kept.
   {
     re: new RegExp(String.raw`(["'])((?:${CRED_NAME}|pwd|accountkey))\1(\s*:\s*)(${VALUE})`, "gi"),
+    need: CRED_WORD_OR_PWD,
     replace: (match, q, name, sep, value) => {
       if (!value || value.startsWith(REDACTED_PREFIX) || value.slice(1).startsWith(REDACTED_PREFIX)) return match;
       if (/^(?:true|false|null)$/i.test(value)) return match;
@@ -78,73 +125,121 @@ const RULES: Rule[] = [
     },
   },
   // 2–7. Well-known token shapes.
-  { re: new RegExp(`${NOT_BEFORE}sk-[A-Za-z0-9_-]{10,}`, "g"), replace: marker("[REDACTED_OPENAI_KEY]") },
-  { re: /\bAKIA[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
-  { re: new RegExp(`${NOT_BEFORE}gh[pousr]_[A-Za-z0-9]{20,}`, "g"), replace: marker("[REDACTED_GITHUB_TOKEN]") },
-  { re: new RegExp(`${NOT_BEFORE}xox[baprs]-[A-Za-z0-9-]{10,}`, "g"), replace: marker("[REDACTED_SLACK_TOKEN]") },
-  { re: new RegExp(`${NOT_BEFORE}AIza[0-9A-Za-z_-]{20,}`, "g"), replace: marker("[REDACTED_GOOGLE_KEY]") },
+  { need: "sk-", re: new RegExp(`${NOT_BEFORE}sk-[A-Za-z0-9_-]{10,}`, "g"), replace: marker("[REDACTED_OPENAI_KEY]") },
+  { need: "AKIA", re: /\bAKIA[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
+  {
+    need: /gh[pousr]_/,
+    re: new RegExp(`${NOT_BEFORE}gh[pousr]_[A-Za-z0-9]{20,}`, "g"),
+    replace: marker("[REDACTED_GITHUB_TOKEN]"),
+  },
+  {
+    need: "xox",
+    re: new RegExp(`${NOT_BEFORE}xox[baprs]-[A-Za-z0-9-]{10,}`, "g"),
+    replace: marker("[REDACTED_SLACK_TOKEN]"),
+  },
+  {
+    need: "AIza",
+    re: new RegExp(`${NOT_BEFORE}AIza[0-9A-Za-z_-]{20,}`, "g"),
+    replace: marker("[REDACTED_GOOGLE_KEY]"),
+  },
   {
     re: new RegExp(String.raw`${NOT_BEFORE}eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "g"),
+    need: "eyJ",
     replace: marker("[REDACTED_JWT]"),
   },
   // Documented provider token prefixes (each checked against the provider's published format).
   {
     re: new RegExp(`${NOT_BEFORE}[sr]k_(?:live|test)_[A-Za-z0-9]{10,}`, "g"),
+    need: /k_(?:live|test)_/,
     replace: marker("[REDACTED_STRIPE_KEY]"),
   },
-  { re: new RegExp(`${NOT_BEFORE}whsec_[A-Za-z0-9+/=]{20,}`, "g"), replace: marker("[REDACTED_STRIPE_KEY]") },
+  {
+    need: "whsec_",
+    re: new RegExp(`${NOT_BEFORE}whsec_[A-Za-z0-9+/=]{20,}`, "g"),
+    replace: marker("[REDACTED_STRIPE_KEY]"),
+  },
   {
     re: new RegExp(`${NOT_BEFORE}gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-[A-Za-z0-9_.-]{20,}`, "g"),
+    need: /gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-/,
     replace: marker("[REDACTED_GITLAB_TOKEN]"),
   },
-  { re: new RegExp(`${NOT_BEFORE}npm_[A-Za-z0-9]{36,}`, "g"), replace: marker("[REDACTED_NPM_TOKEN]") },
-  { re: new RegExp(`${NOT_BEFORE}github_pat_[A-Za-z0-9_]{22,}`, "g"), replace: marker("[REDACTED_GITHUB_TOKEN]") },
-  { re: new RegExp(`${NOT_BEFORE}xapp-[0-9]-[A-Za-z0-9-]{10,}`, "g"), replace: marker("[REDACTED_SLACK_TOKEN]") },
+  { need: "npm_", re: new RegExp(`${NOT_BEFORE}npm_[A-Za-z0-9]{36,}`, "g"), replace: marker("[REDACTED_NPM_TOKEN]") },
+  {
+    need: "github_pat_",
+    re: new RegExp(`${NOT_BEFORE}github_pat_[A-Za-z0-9_]{22,}`, "g"),
+    replace: marker("[REDACTED_GITHUB_TOKEN]"),
+  },
+  {
+    need: "xapp-",
+    re: new RegExp(`${NOT_BEFORE}xapp-[0-9]-[A-Za-z0-9-]{10,}`, "g"),
+    replace: marker("[REDACTED_SLACK_TOKEN]"),
+  },
   {
     re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/]{20,}/g,
+    need: "https://hooks.slack.com/",
     replace: marker("[REDACTED_SLACK_WEBHOOK]"),
   },
-  { re: /\b(?:ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
-  { re: new RegExp(`${NOT_BEFORE}hf_[A-Za-z0-9]{30,}`, "g"), replace: marker("[REDACTED_HF_TOKEN]") },
+  {
+    need: /A(?:SIA|GPA|IDA|ROA|IPA|NPA|NVA|3T)/,
+    re: /\b(?:ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b/g,
+    replace: marker("[REDACTED_AWS_KEY]"),
+  },
+  { need: "hf_", re: new RegExp(`${NOT_BEFORE}hf_[A-Za-z0-9]{30,}`, "g"), replace: marker("[REDACTED_HF_TOKEN]") },
   {
     re: new RegExp(String.raw`${NOT_BEFORE}SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, "g"),
+    need: "SG.",
     replace: marker("[REDACTED_SENDGRID_KEY]"),
   },
-  { re: new RegExp(`${NOT_BEFORE}do[por]_v1_[a-f0-9]{64}`, "g"), replace: marker("[REDACTED_DIGITALOCEAN_TOKEN]") },
+  {
+    need: "_v1_",
+    re: new RegExp(`${NOT_BEFORE}do[por]_v1_[a-f0-9]{64}`, "g"),
+    replace: marker("[REDACTED_DIGITALOCEAN_TOKEN]"),
+  },
   {
     re: new RegExp(`${NOT_BEFORE}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}`, "g"),
+    need: "pypi-AgEIcHlwaS5vcmc",
     replace: marker("[REDACTED_PYPI_TOKEN]"),
   },
   {
     re: new RegExp(`${NOT_BEFORE}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, "g"),
+    need: /shp(?:at|ss|ca|pa)_/,
     replace: marker("[REDACTED_SHOPIFY_TOKEN]"),
   },
   {
     re: new RegExp(`${NOT_BEFORE}(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{32,}`, "g"),
+    need: /(?:gsk|r8|xai|pplx)[_-]/,
     replace: marker("[REDACTED_API_KEY]"),
   },
-  { re: new RegExp(`${NOT_BEFORE}sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}`, "g"), replace: marker("[REDACTED_SQUARE_TOKEN]") },
-  { re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
+  {
+    need: /sq0(?:atp|csp)-/,
+    re: new RegExp(`${NOT_BEFORE}sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}`, "g"),
+    replace: marker("[REDACTED_SQUARE_TOKEN]"),
+  },
+  { need: "AGE-SECRET-KEY-1", re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
   // Credentials in a URL's authority (postgres://user:pass@host, https://user:token@host): user kept.
   {
     re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@'"]*):([^\s/?#'"]+)@(?=[^\s@]*)/gi,
+    need: "://",
     replace: (match, scheme, user, pass) => (pass.startsWith(REDACTED_PREFIX) ? match : `${scheme}${user}:[REDACTED]@`),
   },
   // curl / wget basic auth on the command line: `curl -u user:pass`, `--user user:pass`, `--proxy-user`.
   {
     re: /(\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?)(["']?)([^\s:"']*):([^\s"']+)/g,
+    need: /curl|wget|http/,
     replace: (match, head, q, user, pass) =>
       pass.startsWith(REDACTED_PREFIX) ? match : `${head}${q}${user}:[REDACTED]`,
   },
   // 8. HTTP Authorization header values.
   {
     re: new RegExp(String.raw`(authorization\s*:\s*(?:bearer|basic))(\s+)(${VALUE})`, "gi"),
+    need: /authorization/i,
     replace: keepName("[REDACTED]"),
   },
-  { re: /(\bBearer)(\s+)([A-Za-z0-9._~+/=-]{20,})/g, replace: keepName("[REDACTED]") },
+  { need: "Bearer", re: /(\bBearer)(\s+)([A-Za-z0-9._~+/=-]{20,})/g, replace: keepName("[REDACTED]") },
   // 9. Connection-string passwords; bare upper-case PWD= is the working directory unless after `;`.
   {
     re: new RegExp(String.raw`(?<![A-Za-z0-9_-])((?:password|pwd))(\s*=\s*)(${VALUE})`, "gi"),
+    need: /password|pwd/i,
     replace: (match, name, sep, value, offset, input) => {
       if (value?.startsWith(REDACTED_PREFIX)) return match;
       const at = Number(offset);
@@ -156,11 +251,13 @@ const RULES: Rule[] = [
   {
     // Starts only at the beginning of a name (not after `_`/`-`), so a long a_b_c… run is scanned once.
     re: new RegExp(String.raw`((?<![A-Za-z0-9_-])${CRED_NAME})([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`, "gi"),
+    need: CRED_WORD,
     replace: (match, name, sep, value) => (plainValue(value) ? match : keepName("[REDACTED]")(match, name, sep, value)),
   },
   // 11. Whitespace form `token <value>` when the value looks like a credential, not prose.
   {
     re: new RegExp(String.raw`(${NOT_BEFORE}(?:api[_-]?key|token|password|secret))([ \t]+)([^\s"';&,)\]}]{6,})`, "gi"),
+    need: CRED_WORD,
     replace: (match, name, sep, value) => {
       if (!value || value.startsWith(REDACTED_PREFIX)) return match;
       const credential = /[0-9_./+=:@-]/.test(value) || /^[A-Za-z]{16,}$/.test(value);
@@ -170,29 +267,42 @@ const RULES: Rule[] = [
   // 12. PEM private keys (an unterminated block is redacted to the end).
   {
     re: /-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*$)/g,
+    need: "-----BEGIN",
     replace: marker("[REDACTED_PRIVATE_KEY]"),
   },
   // 13–14. Azure SAS signatures and storage account keys.
-  { re: /\bsig=[A-Za-z0-9%+/]{10,}={0,2}/g, replace: marker("sig=[REDACTED_SAS_SIG]") },
+  { need: "sig=", re: /\bsig=[A-Za-z0-9%+/]{10,}={0,2}/g, replace: marker("sig=[REDACTED_SAS_SIG]") },
   {
     re: new RegExp(String.raw`(AccountKey)(\s*=\s*)(${VALUE})`, "gi"),
+    need: /accountkey/i,
     replace: keepName("[REDACTED_STORAGE_KEY]"),
   },
   // 15. Assignment to any name that says PASS / SECRET / TOKEN / KEY / CREDENTIAL (env style, `export`,
   // YAML `name: value`, JSON `"name": "value"`, `NAME => value`). Runs last so the specific markers above win. See credentialAssignment for which
   // names and values count.
   {
-    re: new RegExp(
-      String.raw`(["']?)((?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`,
-      "g",
-    ),
+    re: ASSIGNMENT_RE,
+    need: NAMED_CREDENTIAL,
     replace: (match, q, name, sep, value) => credentialAssignment(match, q, name, sep, value),
+    apply: assignments,
   },
 ];
 
-// Cheap pre-check: a string with none of these substrings cannot match any rule.
-const TRIGGER =
-  /sk-|akia|gh[pousr]_|xox|aiza|eyj|bearer|basic|pass|pwd|key|token|secret|private|sig=|[:=]|_v1_|-u\b|--user|sk_|rk_|whsec_|npm_|github_pat_|hf_|shp|gsk_|r8_|xai-|pplx-|sq0|pypi-|sg\.|glpat|xapp-|a(?:sia|gpa|ida|roa|ipa|npa|nva|3t)|age-secret/i;
+// Cheap pre-check: a text in which no rule's `need` occurs is left as it is (case-insensitive
+// here, which only widens it). Each need is tested again, on the text as the earlier rules left
+// it, before its rule runs.
+const TRIGGER = new RegExp(
+  RULES.map((r) => (typeof r.need === "string" ? r.need.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : r.need.source)).join(
+    "|",
+  ),
+  "i",
+);
+
+/** Off: every rule runs on every text (tests compare both ways). */
+let PREFILTER = true;
+export function setRedactPrefilter(on: boolean): void {
+  PREFILTER = on;
+}
 
 // Words that end in a credential noun but are not credentials (`monkey`, `bypass`, `hotkey`, …).
 const NOT_CREDENTIAL_WORDS = new Set([
@@ -309,9 +419,14 @@ function maskKnown(text: string): string {
 export function redactText(text: string): string {
   if (text.length === 0) return text;
   const known = KNOWN_SECRETS.size > 0 ? maskKnown(text) : text;
-  if (!TRIGGER.test(known)) return known;
+  if (PREFILTER && !TRIGGER.test(known)) return known;
   let out = known;
   for (const rule of RULES) {
+    if (PREFILTER && !(typeof rule.need === "string" ? out.includes(rule.need) : rule.need.test(out))) continue;
+    if (rule.apply) {
+      out = rule.apply(out);
+      continue;
+    }
     rule.re.lastIndex = 0;
     out = out.replace(rule.re, rule.replace as (substring: string, ...args: unknown[]) => string);
   }
