@@ -108,6 +108,21 @@ export function acceptedFlags(args: ArgsDef): Set<string> {
   return names;
 }
 
+/** Flag names (with their aliases and spellings) that take a value: the token after them is that value. */
+export function valuedFlags(args: ArgsDef): Set<string> {
+  const names = new Set<string>();
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type !== "string" && def.type !== "enum") continue;
+    const alias = "alias" in def ? def.alias : undefined;
+    for (const n of [name, ...(Array.isArray(alias) ? alias : alias ? [alias] : [])]) {
+      names.add(n);
+      names.add(kebab(n));
+      names.add(camel(n));
+    }
+  }
+  return names;
+}
+
 function kebab(s: string): string {
   return s
     .replace(/([a-z0-9])([A-Z])/g, "$1-$2")

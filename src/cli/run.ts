@@ -1,5 +1,5 @@
 import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
-import { acceptedFlags, HELP_ARGS } from "./args.ts";
+import { acceptedFlags, HELP_ARGS, valuedFlags } from "./args.ts";
 import type { AnyCommand as CommandDef } from "./command-def.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
@@ -83,6 +83,44 @@ function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
 }
 
 /**
+ * Refuse a positional argument the command does not take (it would be ignored silently: `sleep adopt
+ * NIGHT` would adopt the latest night). A flag that takes a value consumes the token after it.
+ */
+function checkPositionals(args: ArgsDef, rest: string[], commandName: string): void {
+  const valued = valuedFlags(args);
+  for (const f of EXTRA_FLAGS[commandName] ?? []) {
+    valued.add(f);
+    valued.add(f.replace(/_/g, "-"));
+  }
+  const names = Object.entries(args)
+    .filter(([, d]) => d.type === "positional")
+    .map(([n]) => n);
+  let seen = 0;
+  for (let i = 0; i < rest.length; i++) {
+    const token = rest[i]!;
+    if (token === "--") break;
+    if (token.startsWith("-") && token !== "-" && !/^-\d/.test(token)) {
+      if (!token.includes("=") && valued.has(token.replace(/^--?/, ""))) i++;
+      continue;
+    }
+    if (++seen <= names.length) continue;
+    const takes = names.length
+      ? `it takes ${names.map((n) => n.toUpperCase()).join(" ")}`
+      : "it takes no positional argument";
+    throw new UsageError(
+      `unexpected argument "${token}" for "${commandName}" (${takes})`,
+      {
+        command: commandName,
+        flag: token,
+        value: token,
+        expected: names.length ? names.join(" ") : "no positional argument",
+      },
+      { hint: `run \`${commandName} --help\` to see its arguments and flags` },
+    );
+  }
+}
+
+/**
  * Check a command line against the command tree without running it: the command exists and every
  * flag is one it accepts. Returns the command's name; throws the UsageError the CLI would print.
  */
@@ -100,7 +138,9 @@ export async function checkCommandLine(argv: string[]): Promise<string> {
       choices: Object.keys(subs),
     });
   }
-  checkFlags(((await resolveValue(leaf.args)) ?? {}) as ArgsDef, rest, commandName);
+  const leafArgs = ((await resolveValue(leaf.args)) ?? {}) as ArgsDef;
+  checkFlags(leafArgs, rest, commandName);
+  checkPositionals(leafArgs, rest, commandName);
   return commandName;
 }
 
@@ -155,6 +195,7 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     const args = ((await resolveValue(leaf.args)) ?? {}) as ArgsDef;
     checkFlags(args, rest, commandName);
+    checkPositionals(args, rest, commandName);
     const meta = (await resolveValue(leaf.meta)) as CommandMeta | undefined;
     log.debug(`running ${commandName} (${meta?.description ?? ""})`);
     await runCommand(leaf, { rawArgs: rest });

@@ -143,6 +143,19 @@ const CASES: Case[] = [
     data: { command: "skillopt integrate", conflicts: ["project", "user"] },
   },
   {
+    // A positional the command does not take is refused, not ignored (adopt takes --staging DIR).
+    args: ["sleep", "adopt", "20260101-000000"],
+    code: 2,
+    line: 'error: unexpected argument "20260101-000000" for "skillopt sleep adopt" (it takes no positional argument)',
+    data: { command: "skillopt sleep adopt", value: "20260101-000000", expected: "no positional argument" },
+  },
+  {
+    args: ["integrate", "claude", "codex"],
+    code: 2,
+    line: 'error: unexpected argument "codex" for "skillopt integrate" (it takes AGENT)',
+    data: { command: "skillopt integrate", value: "codex", expected: "agent" },
+  },
+  {
     args: ["mcp", "--stdio"],
     code: 2,
     line: 'error: unknown flag --stdio for "skillopt mcp"',
