@@ -61,7 +61,10 @@ function splitPath(key: string): string[] {
 export function parseCfgOptions(items: readonly string[]): Override[] {
   return items.map((item) => {
     const eq = item.indexOf("=");
-    if (eq <= 0) throw new ConfigError(`--cfg-options ${item}: expected key=value`);
+    if (eq <= 0)
+      throw new ConfigError(`--cfg-options ${item}: expected key=value`, {
+        data: { flag: "cfg-options", value: item },
+      });
     const key = item.slice(0, eq);
     assertSafeKeyPath(key.split("."), "--cfg-options");
     const value = castUpstream(item.slice(eq + 1));
@@ -74,7 +77,8 @@ export function parseCfgOptions(items: readonly string[]): Override[] {
 export function parseSets(items: readonly string[]): Override[] {
   return items.map((item) => {
     const eq = item.indexOf("=");
-    if (eq <= 0) throw new ConfigError(`--set ${item}: expected section.key=value`);
+    if (eq <= 0)
+      throw new ConfigError(`--set ${item}: expected section.key=value`, { data: { flag: "set", value: item } });
     const key = item.slice(0, eq);
     assertSafeKeyPath(key.split("."), "--set");
     const path = key.includes(".") ? splitPath(key) : (structuredPathOf(key) ?? [key]);

@@ -32,7 +32,10 @@ export function resolveConfigArg(arg: string, cwd: string): ConfigSource {
   if (existsSync(asPath) && statSync(asPath).isDirectory()) {
     const inner = join(asPath, "default.yaml");
     if (existsSync(inner)) return { kind: "file", path: inner, display: join(arg, "default.yaml") };
-    throw new ConfigError(`--config ${arg}: is a directory without default.yaml`);
+    throw new ConfigError(`--config ${arg}: is a directory without default.yaml`, {
+      file: arg,
+      data: { flag: "config" },
+    });
   }
   const looksLikePath = /[\\/]/.test(arg) || /\.ya?ml$/.test(arg);
   if (looksLikePath) throw new ConfigError(`--config ${arg}: file not found`, { file: arg });
@@ -42,7 +45,10 @@ export function resolveConfigArg(arg: string, cwd: string): ConfigSource {
   );
   throw new ConfigError(
     `--config ${arg}: no such file or bundled config${guess ? ` (did you mean "${guess}"?)` : ""}`,
-    { hint: "run `skillopt configs` to list the bundled configs" },
+    {
+      hint: "run `skillopt configs` to list the bundled configs",
+      data: { flag: "config", value: arg, ...(guess ? { suggestion: guess } : {}) },
+    },
   );
 }
 

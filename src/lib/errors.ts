@@ -118,6 +118,10 @@ interface ConfigErrorData extends Record<string, unknown> {
   /** Dot path of the offending key, when there is one. */
   key?: string;
   issues: ConfigIssue[];
+  /** The command-line flag that carried the bad input (set, cfg-options, config), what it was given, and a did-you-mean. */
+  flag?: string;
+  value?: string;
+  suggestion?: string;
 }
 
 /** A configuration file or override that cannot be used (exit 2). */

@@ -69,6 +69,19 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
     expect(e.data).toMatchObject({ key: "model.openai_compatible_base_url" });
   });
 
+  test("a mistyped --config and a malformed --set name their flag, value and suggestion", async () => {
+    using dir = tempDir();
+    const named = await runCli(["config", "--config", "quickstrat", "--json"], { cwd: dir.path });
+    expect(named.code).toBe(2);
+    expect(errorDoc(named.stdout)).toMatchObject({
+      code: "config",
+      data: { flag: "config", value: "quickstrat", suggestion: "quickstart" },
+    });
+    const set = await runCli(["config", "--config", "quickstart", "--set", "nokey", "--json"], { cwd: dir.path });
+    expect(set.code).toBe(2);
+    expect(errorDoc(set.stdout).data).toMatchObject({ flag: "set", value: "nokey" });
+  });
+
   test("a corrupt run store: its path, the problem and SQLite's code", async () => {
     using dir = tempDir();
     mkdirSync(join(dir.path, "run"));

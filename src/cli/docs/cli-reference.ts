@@ -175,7 +175,8 @@ const ERRORS_SECTION = [
   "| `usage` | 2 | `command` (as typed, e.g. `skillopt train`), `flag` (without dashes, or the positional's name), " +
     "`value` (`[REDACTED]` for a flag that can carry a secret), `expected`, `choices`, `suggestion` (did you mean), " +
     "`path`, `key`, `conflicts`, `pid` |",
-  "| `config` | 2 | `file`, `line`, `column`, `key` (dot path), `issues` (`path`, `message` each) |",
+  "| `config` | 2 | `file`, `line`, `column`, `key` (dot path), `issues` (`path`, `message` each); for a bad " +
+    "`--config`/`--set`/`--cfg-options`: `flag`, `value`, `suggestion` |",
   "| `data` | 2 | `path`, `line`, `input` (the flag or key that named the file), " +
     "`problem` (`not_found`, `permission`, `not_regular_file`, `too_large`, `invalid_json`, …) |",
   "| `backend` | 1 | `kind` (`auth`, `not_found`, `rate_limit`, `timeout`, `refused`, `http`, …), `status`, " +
