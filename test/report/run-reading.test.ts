@@ -95,6 +95,23 @@ describe("our runs are read through the record schemas", () => {
     });
   });
 
+  test("our run's store that cannot be read is an error of the run, and `skillopt report` fails naming it", async () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 2 });
+    writeFileSync(join(dir.path, "state.sqlite"), "not a database at all, but long enough to be opened".repeat(40));
+    const view = loadRunView(dir.path);
+    expect(view.errors).toHaveLength(1);
+    expect(view.errors[0]).toMatch(/^state\.sqlite /);
+    // The page still shows what the step log holds.
+    expect(view.steps.map((s) => s.step)).toEqual([1, 2]);
+    const r = await runCli(["report", dir.path, "--json"]);
+    expect(r.code).toBe(2);
+    const err = (JSON.parse(r.stdout) as { error: { code: string; data: Record<string, unknown> } }).error;
+    expect(err.code).toBe("data");
+    expect(err.data.file).toBe(join(dir.path, "state.sqlite"));
+    expect(readFileSync(join(dir.path, "report.html"), "utf8")).toContain("state.sqlite");
+  });
+
   test("a line of the step log that is not JSON (not a torn last line) is an error too", () => {
     using dir = tempDir();
     const records = writeSyntheticRun(dir.path, { steps: 2 });

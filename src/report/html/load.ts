@@ -292,8 +292,11 @@ export function openRunView(dir: string, opts: LoadOptions = {}): OpenRun {
     try {
       state = readRunState(dir, { light: opts.light === true, ...(opts.onPage ? { onPage: opts.onPage } : {}) });
     } catch (err) {
+      // The store is our run's source of truth: a store that cannot be read is an error of the run
+      // (the page still shows what history.jsonl holds), not a warning.
       storeError = errorMessage(err);
-      warnings.push(`${RUN_FILES.state}: ${storeError}`);
+      const said = storeError.startsWith(`${p.state} `) ? storeError.slice(p.state.length) : `: ${storeError}`;
+      errors.push(`${RUN_FILES.state}${said}`);
     }
   }
   try {
