@@ -44,6 +44,7 @@ export function startingSkillNeed(text: string, source: string, maxTokens: numbe
         hint:
           "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / " +
           "optimizer.max_skill_tokens) and start again",
+        file: source,
       });
     },
   };
@@ -95,6 +96,7 @@ export function cliNeeds(
       if (p.missing) {
         return new ConfigError(`${p.reason} (${who})`, {
           hint: "install it, put it on PATH, or name its path in the backend's *_path setting (e.g. model.claude_code_exec_path)",
+          data: { program: bin, backend },
         });
       }
       return new UnsupportedError(
@@ -115,6 +117,7 @@ export function splitNeed(bench: Benchmark, name: string, items: readonly TaskIt
         ? undefined
         : new DataError(`the ${name} split of ${bench.name} is empty`, {
             hint: "check env.split_dir / the task file and env.limit",
+            data: { split: name, problem: "empty_split" },
           }),
   };
 }

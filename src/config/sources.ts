@@ -56,7 +56,7 @@ export function resolveConfigArg(arg: string, cwd: string): ConfigSource {
 export function readSource(src: ConfigSource): string {
   if (src.kind === "bundled") {
     const text = BUNDLED_CONFIGS[src.id];
-    if (text === undefined) throw new ConfigError(`${src.display}: bundled config missing`);
+    if (text === undefined) throw new ConfigError(`${src.display}: bundled config missing`, { file: src.display });
     return text;
   }
   return readInputText(

@@ -58,7 +58,11 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const gate = gateSettings(cfg.evaluation);
   const sizes = deriveSizes(cfg, deps.splits.train.length);
   const selection = firstN(deps.splits.val, cfg.evaluation.sel_env_num);
-  if (!selection.length) throw new DataError(`the selection split (val) of ${bench.name} is empty`);
+  if (!selection.length) {
+    throw new DataError(`the selection split (val) of ${bench.name} is empty`, {
+      data: { split: "val", problem: "empty_split" },
+    });
+  }
   const sc: StageContext = {
     cfg,
     mode,
@@ -122,9 +126,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   if (stored && !stored.success) {
     throw new DataError(
       `the run store holds a loop state this version cannot read (${recordIssue("loop state", stored.issues)})`,
-      {
-        hint: "start a new run with a different --out",
-      },
+      { hint: "start a new run with a different --out", data: { field: "loop_state", problem: "unreadable_state" } },
     );
   }
   const elapsedBefore = stored?.output.elapsedS ?? 0;

@@ -122,6 +122,9 @@ interface ConfigErrorData extends Record<string, unknown> {
   flag?: string;
   value?: string;
   suggestion?: string;
+  /** A program the config asks for that is not installed (an agent CLI), and the backend that runs it. */
+  program?: string;
+  backend?: string;
 }
 
 /** A configuration file or override that cannot be used (exit 2). */
@@ -353,6 +356,13 @@ interface StagingErrorData extends Record<string, unknown> {
   path?: string;
   /** The live process holding it (a lock). */
   pid?: number;
+  /** What went wrong, as a word, where `kind` does not say it: empty_proposal, name_collision, scheduler_failed, unsafe_config. */
+  problem?: string;
+  /** The skill a proposal is for. */
+  skill?: string;
+  /** The program that failed (crontab, schtasks) and its exit code. */
+  program?: string;
+  exit_code?: number;
 }
 
 /** Sleep staging or adoption refused or failed (exit 1). */
@@ -366,9 +376,21 @@ interface DataErrorData extends Record<string, unknown> {
   line?: number;
   /** The flag or config key that named the file ("--skill", "env.data_path"). */
   input?: string;
-  /** What is wrong, as a word: not_found, permission, not_regular_file, too_large, unreadable, invalid_json, … */
+  /** The item at fault inside the file: its id, or its 0-based index when it has no id. */
+  item?: string | number;
+  /** The item's field that is missing or wrong ("question", "id", "expectations"). */
+  field?: string;
+  /** The split (train, val, test) the item or the emptiness is in. */
+  split?: string;
+  /**
+   * What is wrong, as a word: not_found, permission, not_regular_file, too_large, unreadable, invalid_json,
+   * missing_field, invalid_field, duplicate_id, not_object, empty_split, unmappable, outside_workspace, …
+   */
   problem?: string;
 }
+
+/** Where in a data file an item sits, as a loader knows it (spread into a DataError's data). */
+export type DataAt = Pick<DataErrorData, "path" | "line" | "item">;
 
 /** Input data (task files, splits, session files) that cannot be used (exit 2). */
 export class DataError extends plainError<DataErrorData>("data", 2) {}

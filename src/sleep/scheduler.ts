@@ -74,7 +74,9 @@ function checkSpec(s: ScheduleSpec): void {
     });
   for (const w of [s.project, ...s.argv]) {
     if (w === "" || /[\u0000-\u001f\u007f]/.test(w))
-      throw new StagingError(`Refusing unsafe scheduler configuration: ${JSON.stringify(w)}`);
+      throw new StagingError(`Refusing unsafe scheduler configuration: ${JSON.stringify(w)}`, {
+        data: { problem: "unsafe_config" },
+      });
   }
 }
 
@@ -158,7 +160,11 @@ export function readCrontab(): string | undefined {
 /** Install crontab text via `crontab -`. */
 export function writeCrontab(text: string): void {
   const r = run(["crontab", "-"], text);
-  if (r.code !== 0) throw new StagingError(`crontab - failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  if (r.code !== 0) {
+    throw new StagingError(`crontab - failed: ${r.stderr.trim() || `exit ${r.code}`}`, {
+      data: { program: "crontab", exit_code: r.code, problem: "scheduler_failed" },
+    });
+  }
 }
 
 /** Windows: the Task Scheduler task name of a project. */
@@ -197,7 +203,9 @@ export function scheduleWindows(s: ScheduleSpec): string {
     "/f",
   ]);
   if (r.code !== 0)
-    throw new StagingError(`schtasks /create failed: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`);
+    throw new StagingError(`schtasks /create failed: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`, {
+      data: { program: "schtasks", exit_code: r.code, problem: "scheduler_failed" },
+    });
   return taskName(s.project);
 }
 

@@ -147,17 +147,26 @@ export function publishNight(
   const managedTarget = o.proposals.find((p) => p.which === "skill")?.baseline.realpath;
   for (const sp of o.skills ?? []) {
     const live = sp.baseline.path;
-    if (!safeSkillName(sp.name)) throw new StagingError(`unsafe skill name ${JSON.stringify(sp.name)}`);
+    if (!safeSkillName(sp.name))
+      throw new StagingError(`unsafe skill name ${JSON.stringify(sp.name)}`, {
+        data: { kind: "unsafe_path", skill: sp.name, problem: "unsafe_name" },
+      });
     checkLivePath(live, "skill");
     if (fold(basename(dirname(live))) !== fold(sp.name))
       throw new StagingError(`${live} is not the SKILL.md of a skill named ${sp.name}`, { data: { path: live } });
     for (const key of [`n:${fold(sp.name)}`, `p:${fold(sp.baseline.realpath)}`]) {
-      if (seen.has(key)) throw new StagingError(`two staged skills collide on ${key.slice(2)}`);
+      if (seen.has(key)) {
+        const data = { skill: sp.name, path: live, problem: "name_collision" };
+        throw new StagingError(`two staged skills collide on ${key.slice(2)}`, { data });
+      }
       seen.add(key);
     }
     if (managedTarget && fold(managedTarget) === fold(sp.baseline.realpath))
       throw new StagingError(`${live} is already the managed skill target`, { data: { path: live } });
-    if (!sp.text.trim()) throw new StagingError(`refusing to stage an empty proposal for skill ${sp.name}`);
+    if (!sp.text.trim()) {
+      const data = { skill: sp.name, path: live, problem: "empty_proposal" };
+      throw new StagingError(`refusing to stage an empty proposal for skill ${sp.name}`, { data });
+    }
     const now = readBaseline(live);
     if (now.realpath !== sp.baseline.realpath || now.sha256 !== sp.baseline.sha256)
       throw new StagingError(`${live} changed during consolidation; discard and rerun this night`, {
@@ -179,7 +188,9 @@ export function publishNight(
   for (const p of o.proposals) {
     checkLivePath(p.baseline.path, p.which);
     if (p.which === "skill" && p.text.trim() === "")
-      throw new StagingError("refusing to stage an empty skill proposal");
+      throw new StagingError("refusing to stage an empty skill proposal", {
+        data: { path: p.baseline.path, problem: "empty_proposal" },
+      });
     const now = readBaseline(p.baseline.path);
     if (now.realpath !== p.baseline.realpath || now.sha256 !== p.baseline.sha256) {
       throw new StagingError(`${p.baseline.path} changed during consolidation; discard and rerun this night`, {

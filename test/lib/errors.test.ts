@@ -19,14 +19,14 @@ interface Site {
   facts: ts.Expression | undefined;
 }
 
-/** Every `new UsageError(…)` in a file, parsed (not grepped), with its second argument. */
-function sites(file: string): Site[] {
+/** Every `new <kind>(…)` in a file, parsed (not grepped), with its second argument. */
+function sites(file: string, kind = "UsageError"): Site[] {
   const text = readFileSync(file, "utf8");
-  if (!text.includes("UsageError")) return [];
+  if (!text.includes(kind)) return [];
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: Site[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === "UsageError") {
+    if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === kind) {
       const { line } = source.getLineAndCharacterOfPosition(node.getStart());
       found.push({ at: `${relative(REPO_ROOT, file)}:${line + 1}`, facts: node.arguments?.[1] });
     }
@@ -80,7 +80,7 @@ describe("error codes", () => {
 describe("every usage error carries its facts", () => {
   const all = files(SRC)
     .filter((f) => !f.endsWith(join("lib", "errors.ts")))
-    .flatMap(sites);
+    .flatMap((f) => sites(f));
 
   test("the sites are found (the parse sees them)", () => {
     expect(all.length).toBeGreaterThanOrEqual(60);
@@ -102,5 +102,55 @@ describe("every usage error carries its facts", () => {
       }
     }
     expect(bad).toEqual([]);
+  });
+});
+
+/**
+ * What each error kind's options must name so that `--json` carries facts: a data or staging error
+ * its `data` (a non-empty object), a config error its file, key, issues or data.
+ */
+const FACT_OPTIONS: Record<string, { keys: string[]; least: number }> = {
+  DataError: { keys: ["data"], least: 100 },
+  StagingError: { keys: ["data"], least: 70 },
+  ConfigError: { keys: ["file", "key", "issues", "data"], least: 75 },
+};
+
+/** Why an options argument names no facts, or undefined when it does. */
+function missingFacts(opts: ts.Expression | undefined, keys: string[]): string | undefined {
+  if (!opts) return "no options argument";
+  if (!ts.isObjectLiteralExpression(opts)) return "options are not an object literal";
+  for (const p of opts.properties) {
+    const name = p.name && (ts.isIdentifier(p.name) || ts.isStringLiteral(p.name)) ? p.name.text : "";
+    if (!keys.includes(name)) continue;
+    const value = ts.isPropertyAssignment(p) ? p.initializer : undefined;
+    if (value && ts.isObjectLiteralExpression(value) && value.properties.length === 0) return `empty ${name}`;
+    return undefined;
+  }
+  return `options name none of ${keys.join(", ")}`;
+}
+
+describe("every data, staging and config error carries its facts", () => {
+  const src = files(SRC).filter((f) => !f.endsWith(join("lib", "errors.ts")));
+  for (const [kind, { keys, least }] of Object.entries(FACT_OPTIONS)) {
+    test(`each \`new ${kind}(\` passes ${keys.join(", ")}`, () => {
+      const all = src.flatMap((f) => sites(f, kind));
+      expect(all.length).toBeGreaterThanOrEqual(least);
+      const bad = all.flatMap((s) => {
+        const why = missingFacts(s.facts, keys);
+        return why ? [`${s.at}: ${why}`] : [];
+      });
+      expect(bad).toEqual([]);
+    });
+  }
+
+  test("the check catches a site without facts", () => {
+    const parse = (code: string) =>
+      (ts.createSourceFile("x.ts", code, ts.ScriptTarget.Latest, true).statements[0] as ts.ExpressionStatement)
+        .expression as ts.NewExpression;
+    expect(missingFacts(parse('new DataError("x")').arguments?.[1], ["data"])).toBe("no options argument");
+    expect(missingFacts(parse('new DataError("x", { hint: "h" })').arguments?.[1], ["data"])).toContain("none of");
+    expect(missingFacts(parse('new DataError("x", { data: {} })').arguments?.[1], ["data"])).toBe("empty data");
+    expect(missingFacts(parse('new DataError("x", opts)').arguments?.[1], ["data"])).toContain("not an object literal");
+    expect(missingFacts(parse('new DataError("x", { data: { path } })').arguments?.[1], ["data"])).toBeUndefined();
   });
 });

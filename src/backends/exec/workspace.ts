@@ -51,7 +51,9 @@ function put(root: string, rel: string, content: string | Uint8Array): void {
 function safeRelative(rel: string, taskId: string): string {
   const n = normalize(rel);
   if (isAbsolute(n) || n === ".." || n.startsWith(`..${sep}`))
-    throw new DataError(`task ${taskId}: file path ${JSON.stringify(rel)} leaves the workspace`);
+    throw new DataError(`task ${taskId}: file path ${JSON.stringify(rel)} leaves the workspace`, {
+      data: { path: rel, item: taskId, field: "files", problem: "outside_workspace" },
+    });
   return n;
 }
 

@@ -42,7 +42,10 @@ const loader: SplitLoader = {
       const o = r as Record<string, unknown>;
       const id = asString(o.id);
       const gamefile = asString(o.gamefile);
-      if (!id || !gamefile) throw new DataError(`${dir} item ${i}: expected {"id", "gamefile", "task_type"}`);
+      if (!id || !gamefile) {
+        const data = { path: dir, item: i, field: id ? "gamefile" : "id", problem: "missing_field" };
+        throw new DataError(`${dir} item ${i}: expected {"id", "gamefile", "task_type"}`, { data });
+      }
       return { ...o, id, gamefile, task_type: asString(o.task_type) || taskTypeOf(gamefile) };
     }),
   loadRawItems: (path) => {

@@ -12,7 +12,9 @@ function size(env: Record<string, unknown>, key: string, fallback: number): numb
   if (v === undefined || v === null || v === "") return fallback;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > 100_000) {
-    throw new DataError(`env.${key} must be a positive integer (got ${JSON.stringify(v)})`);
+    throw new DataError(`env.${key} must be a positive integer (got ${JSON.stringify(v)})`, {
+      data: { input: `env.${key}`, problem: "invalid_value" },
+    });
   }
   return n;
 }
@@ -34,7 +36,9 @@ function extractAnswer(text: string): string {
 async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
   const seed = Number(ctx.env.split_seed ?? 42);
   if (!Number.isInteger(seed))
-    throw new DataError(`env.split_seed must be an integer (got ${JSON.stringify(ctx.env.split_seed)})`);
+    throw new DataError(`env.split_seed must be an integer (got ${JSON.stringify(ctx.env.split_seed)})`, {
+      data: { input: "env.split_seed", problem: "invalid_value" },
+    });
   const sizes = {
     train: size(ctx.env, "train_items", DEFAULT_SIZES.train),
     val: size(ctx.env, "val_items", DEFAULT_SIZES.val),

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { TaskItem } from "../../engine/index.ts";
-import { DataError } from "../../lib/index.ts";
+import { type DataAt, DataError } from "../../lib/index.ts";
 import { asString, parseAnswerList, readCsv } from "../shared/formats.ts";
 import { firstFile, readRawRecords, type SplitLoader } from "../shared/splits.ts";
 
@@ -17,9 +17,12 @@ function resolveImage(p: string, dir: string): string {
 }
 
 /** A DocVQA CSV row (or JSON record) → normalised item (engine.md §6.2). */
-export function normalizeDocVqa(row: Record<string, unknown>, dir: string, where: string): TaskItem {
+export function normalizeDocVqa(row: Record<string, unknown>, dir: string, where: string, at: DataAt = {}): TaskItem {
   const id = asString(row.questionId ?? row.id);
-  if (!id) throw new DataError(`${where}: row has no questionId/id`);
+  if (!id)
+    throw new DataError(`${where}: row has no questionId/id`, {
+      data: { ...at, field: "questionId", problem: "missing_field" },
+    });
   let question = asString(row.question);
   let embedded = "";
   const m = /\s*document_path:\s*(\S.*)$/.exec(question);
@@ -29,8 +32,10 @@ export function normalizeDocVqa(row: Record<string, unknown>, dir: string, where
   }
   const rawAnswer = row.answers ?? row.answer ?? row.ground_truth;
   const answers = Array.isArray(rawAnswer) ? rawAnswer.map(String) : parseAnswerList(asString(rawAnswer));
-  if (!question) throw new DataError(`${where}: item ${id} has no question`);
-  if (answers.length === 0) throw new DataError(`${where}: item ${id} has no answer`);
+  const item = { ...at, item: id, problem: "missing_field" };
+  if (!question) throw new DataError(`${where}: item ${id} has no question`, { data: { ...item, field: "question" } });
+  if (answers.length === 0)
+    throw new DataError(`${where}: item ${id} has no answer`, { data: { ...item, field: "answers" } });
   const image = resolveImage(asString(row.image_path) || embedded, dir);
   const taskType = asString(row.topic ?? row.category) || "docvqa";
   return {
@@ -50,9 +55,13 @@ export function normalizeDocVqa(row: Record<string, unknown>, dir: string, where
 
 function loadDir(dir: string): TaskItem[] {
   const csv = firstFile(dir, ".csv");
-  if (csv) return readCsv(csv).map((r, i) => normalizeDocVqa(r, dir, `${csv} row ${i + 2}`));
+  if (csv)
+    return readCsv(csv).map((r, i) =>
+      normalizeDocVqa(r, dir, `${csv} row ${i + 2}`, { path: csv, line: i + 2, item: i }),
+    );
   const json = firstFile(dir, ".json");
-  if (json) return readRawRecords(json).map((r, i) => normalizeDocVqa(r, dir, `${json} item ${i}`));
+  if (json)
+    return readRawRecords(json).map((r, i) => normalizeDocVqa(r, dir, `${json} item ${i}`, { path: json, item: i }));
   throw new DataError(`${dir}: no *.csv (or *.json) file in this DocVQA split directory`, {
     data: { path: dir, problem: "no_data_file" },
   });
@@ -64,8 +73,12 @@ export const docVqaLoader: SplitLoader = {
   loadSplitItems: loadDir,
   loadRawItems: (path) => {
     if (path.toLowerCase().endsWith(".csv"))
-      return readCsv(path).map((r, i) => normalizeDocVqa(r, dirname(path), `${path} row ${i + 2}`));
-    return readRawRecords(path).map((r, i) => normalizeDocVqa(r, dirname(path), `${path} item ${i}`));
+      return readCsv(path).map((r, i) =>
+        normalizeDocVqa(r, dirname(path), `${path} row ${i + 2}`, { path, line: i + 2, item: i }),
+      );
+    return readRawRecords(path).map((r, i) =>
+      normalizeDocVqa(r, dirname(path), `${path} item ${i}`, { path, item: i }),
+    );
   },
 };
 

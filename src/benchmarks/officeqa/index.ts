@@ -95,6 +95,7 @@ const officeQaBenchmark: Benchmark = {
         "OfficeQA: no document directory found (env.data_dirs, $OFFICEQA_DOCS_DIR, data/officeqa_docs_official)",
         {
           hint: "point env.data_dirs at the directory holding the treasury_bulletin_*.txt files",
+          data: { input: "env.data_dirs", problem: "not_found" },
         },
       );
     }

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { BenchmarkContext, TaskItem } from "../../engine/index.ts";
-import { DataError, homeDir } from "../../lib/index.ts";
+import { type DataAt, DataError, homeDir } from "../../lib/index.ts";
 import { EnvReader } from "../shared/env.ts";
 import { environOf } from "../shared/environ.ts";
 import { asString, readCsv, tryJson } from "../shared/formats.ts";
@@ -41,13 +41,18 @@ function parseSourceFiles(raw: unknown): string[] {
 }
 
 /** An OfficeQA row → normalised item (engine.md §6.4). */
-export function normalizeOfficeQa(row: Record<string, unknown>, where: string): TaskItem {
+export function normalizeOfficeQa(row: Record<string, unknown>, where: string, at: DataAt = {}): TaskItem {
   const id = asString(row.uid ?? row.id);
-  if (!id) throw new DataError(`${where}: row has no uid/id`);
+  if (!id)
+    throw new DataError(`${where}: row has no uid/id`, { data: { ...at, field: "uid", problem: "missing_field" } });
   const question = asString(row.question);
   const truth = asString(row.ground_truth ?? row.answer);
-  if (!question) throw new DataError(`${where}: item ${id} has no question`);
-  if (!truth) throw new DataError(`${where}: item ${id} has no ground_truth/answer`);
+  const item = { ...at, item: id, problem: "missing_field" };
+  if (!question) throw new DataError(`${where}: item ${id} has no question`, { data: { ...item, field: "question" } });
+  if (!truth)
+    throw new DataError(`${where}: item ${id} has no ground_truth/answer`, {
+      data: { ...item, field: "ground_truth" },
+    });
   const taskType = asString(row.category ?? row.difficulty) || "officeqa";
   return {
     ...row,
@@ -66,8 +71,11 @@ export function normalizeOfficeQa(row: Record<string, unknown>, where: string): 
 
 function loadDir(dir: string): TaskItem[] {
   const csv = firstFile(dir, ".csv");
-  if (csv) return readCsv(csv).map((r, i) => normalizeOfficeQa(r, `${csv} row ${i + 2}`));
-  return firstJsonArray(dir).map((r, i) => normalizeOfficeQa(r as Record<string, unknown>, `${dir} item ${i}`));
+  if (csv)
+    return readCsv(csv).map((r, i) => normalizeOfficeQa(r, `${csv} row ${i + 2}`, { path: csv, line: i + 2, item: i }));
+  return firstJsonArray(dir).map((r, i) =>
+    normalizeOfficeQa(r as Record<string, unknown>, `${dir} item ${i}`, { path: dir, item: i }),
+  );
 }
 
 export const officeQaLoader: SplitLoader = {
@@ -76,8 +84,8 @@ export const officeQaLoader: SplitLoader = {
   loadSplitItems: loadDir,
   loadRawItems: (path) =>
     path.toLowerCase().endsWith(".csv")
-      ? readCsv(path).map((r, i) => normalizeOfficeQa(r, `${path} row ${i + 2}`))
-      : readRawRecords(path).map((r, i) => normalizeOfficeQa(r, `${path} item ${i}`)),
+      ? readCsv(path).map((r, i) => normalizeOfficeQa(r, `${path} row ${i + 2}`, { path, line: i + 2, item: i }))
+      : readRawRecords(path).map((r, i) => normalizeOfficeQa(r, `${path} item ${i}`, { path, item: i })),
 };
 
 /**

@@ -57,6 +57,7 @@ async function getJson(url: string, retries: number, backoffMs: number): Promise
       if (res.status === 401 || res.status === 403) {
         throw new DataError(
           `${new URL(url).host}: ${last} (the dataset is gated or private); download the file yourself and pass it with --from`,
+          { data: { path: url, problem: "forbidden" } },
         );
       }
       if (!RETRYABLE.has(res.status)) break;
@@ -65,7 +66,9 @@ async function getJson(url: string, retries: number, backoffMs: number): Promise
       last = errorMessage(err);
     }
   }
-  throw new DataError(`cannot fetch rows from ${new URL(url).host}: ${last}`);
+  throw new DataError(`cannot fetch rows from ${new URL(url).host}: ${last}`, {
+    data: { path: url, problem: "unreachable" },
+  });
 }
 
 /**

@@ -192,12 +192,16 @@ export function materialize(
   if (!m)
     throw new DataError(
       `cannot materialize "${benchmark}" (known: ${Object.keys(MATERIALIZERS).join(", ")}; alfworld's manifest is used directly as its split_dir)`,
+      { data: { input: "benchmark", problem: "unknown_benchmark" } },
     );
   const byKey = new Map<string, Record<string, unknown>>();
   for (const row of rows) {
     const k = m.key(row);
     if (!k) continue;
-    if (byKey.has(k)) throw new DataError(`${opts.source}: duplicate source row for id "${k}"`);
+    if (byKey.has(k)) {
+      const data = { path: opts.source, item: k, field: "id", problem: "duplicate_id" };
+      throw new DataError(`${opts.source}: duplicate source row for id "${k}"`, { data });
+    }
     byKey.set(k, row);
   }
   const seen = new Map<string, SplitName>();
@@ -207,7 +211,10 @@ export function materialize(
     for (const entry of manifest.splits[s]) {
       const id = asString(entry.id);
       const prev = seen.get(id);
-      if (prev) throw new DataError(`manifest: id "${id}" is in both ${prev} and ${s}`);
+      if (prev) {
+        const data = { input: "--manifest", split: s, item: id, field: "id", problem: "duplicate_id" };
+        throw new DataError(`manifest: id "${id}" is in both ${prev} and ${s}`, { data });
+      }
       seen.set(id, s);
       const row = byKey.get(id);
       if (!row) {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { BenchmarkContext, Splits, TaskItem } from "../../engine/index.ts";
-import { ConfigError, DataError, log, writeJsonAtomic } from "../../lib/index.ts";
+import { ConfigError, type DataAt, DataError, log, writeJsonAtomic } from "../../lib/index.ts";
 import { EnvReader } from "./env.ts";
 import { readJson, readJsonl } from "./formats.ts";
 import { resolveDataPath } from "./paths.ts";
@@ -32,14 +32,16 @@ export interface SplitLoader {
 export function recordLoader(
   label: string,
   name: string,
-  normalize: (record: Record<string, unknown>, where: string) => TaskItem,
+  normalize: (record: Record<string, unknown>, where: string, at: DataAt) => TaskItem,
 ): SplitLoader {
   return {
     label,
     name,
     loadSplitItems: (dir) =>
-      firstJsonArray(dir).map((r, i) => normalize(r as Record<string, unknown>, `${dir} item ${i}`)),
-    loadRawItems: (path) => readRawRecords(path).map((r, i) => normalize(r, `${path} item ${i}`)),
+      firstJsonArray(dir).map((r, i) =>
+        normalize(r as Record<string, unknown>, `${dir} item ${i}`, { path: dir, item: i }),
+      ),
+    loadRawItems: (path) => readRawRecords(path).map((r, i) => normalize(r, `${path} item ${i}`, { path, item: i })),
   };
 }
 
@@ -240,10 +242,16 @@ function fromRatio(ctx: BenchmarkContext, env: EnvReader, loader: SplitLoader): 
 function assertUniqueIds(splits: Splits, label: string): void {
   const seen = new Map<string, string>();
   for (const name of SPLIT_NAMES) {
-    for (const item of splits[name]) {
-      if (typeof item.id !== "string" || !item.id) throw new DataError(`[${label}] an item in ${name} has no id`);
+    for (const [i, item] of splits[name].entries()) {
+      if (typeof item.id !== "string" || !item.id) {
+        const data = { split: name, item: i, field: "id", problem: "missing_field" };
+        throw new DataError(`[${label}] an item in ${name} has no id`, { data });
+      }
       const prev = seen.get(item.id);
-      if (prev) throw new DataError(`[${label}] duplicate item id "${item.id}" (in ${prev} and ${name})`);
+      if (prev) {
+        const data = { split: name, item: item.id, field: "id", problem: "duplicate_id" };
+        throw new DataError(`[${label}] duplicate item id "${item.id}" (in ${prev} and ${name})`, { data });
+      }
       seen.set(item.id, name);
     }
   }

@@ -1,16 +1,19 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskItem } from "../../engine/index.ts";
-import { DataError } from "../../lib/index.ts";
+import { type DataAt, DataError } from "../../lib/index.ts";
 import { asString } from "../shared/formats.ts";
 import { recordLoader } from "../shared/splits.ts";
 
 /** A SpreadsheetBench task record → normalised item (engine.md §6.6). */
-export function normalizeSpreadsheet(raw: Record<string, unknown>, where: string): TaskItem {
+export function normalizeSpreadsheet(raw: Record<string, unknown>, where: string, at: DataAt = {}): TaskItem {
   const id = asString(raw.id);
-  if (!id) throw new DataError(`${where}: task has no id`);
+  if (!id) throw new DataError(`${where}: task has no id`, { data: { ...at, field: "id", problem: "missing_field" } });
   const instruction = asString(raw.instruction);
-  if (!instruction) throw new DataError(`${where}: task ${id} has no instruction`);
+  if (!instruction)
+    throw new DataError(`${where}: task ${id} has no instruction`, {
+      data: { ...at, item: id, field: "instruction", problem: "missing_field" },
+    });
   let position = asString(raw.answer_position);
   const sheet = asString(raw.answer_sheet);
   if (position && !position.includes("!") && sheet) {

@@ -27,7 +27,14 @@ function references(ref: unknown): string[] {
 function needReference(task: UserTask, evaluator: string): string[] {
   const refs = references(task.reference);
   if (refs.length === 0) {
-    throw new ConfigError(`tasks file line ${task.line} (id ${task.id}): evaluator "${evaluator}" needs a "reference"`);
+    throw new ConfigError(
+      `tasks file line ${task.line} (id ${task.id}): evaluator "${evaluator}" needs a "reference"`,
+      {
+        line: task.line,
+        key: "reference",
+        data: { item: task.id, evaluator },
+      },
+    );
   }
   return refs;
 }
@@ -66,7 +73,9 @@ export async function scoreRegex(answer: string, refs: string[], where: string, 
     try {
       re = compilePattern(r);
     } catch (err) {
-      throw new ConfigError(`${where}: invalid regular expression ${JSON.stringify(r)} (${(err as Error).message})`);
+      throw new ConfigError(`${where}: invalid regular expression ${JSON.stringify(r)} (${(err as Error).message})`, {
+        key: "reference",
+      });
     }
     try {
       ok = await boundedRegexTest(re, answer, timeoutMs);

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { parse } from "yaml";
-import { DataError } from "../../lib/index.ts";
+import { type DataAt, DataError } from "../../lib/index.ts";
 import { readText } from "../shared/formats.ts";
 import type { CheckKind, TaskCheck } from "./checks.ts";
 import type { UserTask } from "./loader.ts";
@@ -38,16 +38,21 @@ function fileRef(base: string, ref: string, where: string): string {
 }
 
 /** Put vars into a template: `{{ name }}` only (Nunjucks filters, tags and expressions are refused). */
-function render(template: string, vars: Obj, where: string): string {
+function render(template: string, vars: Obj, where: string, at: DataAt): string {
   if (/\{%|\{#/.test(template))
-    throw new DataError(`${where}: Nunjucks tags ({% … %}) cannot be mapped; only {{ var }} placeholders are`);
+    throw new DataError(`${where}: Nunjucks tags ({% … %}) cannot be mapped; only {{ var }} placeholders are`, {
+      data: { ...at, problem: "unmappable" },
+    });
   return template.replace(/\{\{\s*([^}]*?)\s*\}\}/g, (_m, name: string) => {
     if (!/^[A-Za-z_][\w]*$/.test(name))
       throw new DataError(
         `${where}: the placeholder {{ ${name} }} uses a filter or an expression; only {{ var }} placeholders can be mapped`,
+        { data: { ...at, field: name, problem: "unmappable" } },
       );
     if (!(name in vars))
-      throw new DataError(`${where}: the prompt uses {{ ${name} }}, which this test's vars do not set`);
+      throw new DataError(`${where}: the prompt uses {{ ${name} }}, which this test's vars do not set`, {
+        data: { ...at, field: `vars.${name}`, problem: "missing_field" },
+      });
     const v = vars[name];
     return typeof v === "string" ? v : JSON.stringify(v);
   });
@@ -64,20 +69,24 @@ function prompts(path: string, doc: Obj): { id: string; text: string }[] {
   const items = Array.isArray(raw) ? raw : [raw];
   return items.map((p, i) => {
     const where = `${path}: prompts[${i}]`;
+    const at: DataAt = { path, item: i };
     const text = typeof p === "string" ? p : isObj(p) && typeof p.raw === "string" ? p.raw : undefined;
     if (text === undefined)
-      throw new DataError(`${where}: expected a prompt string, a file:// text file or {raw: "…"}`);
+      throw new DataError(`${where}: expected a prompt string, a file:// text file or {raw: "…"}`, {
+        data: { ...at, field: "prompts", problem: "invalid_field" },
+      });
     if (!text.startsWith("file://")) return { id: `p${i + 1}`, text };
     const file = fileRef(base, text, where);
     if (!TEXT_PROMPT.has(extname(file).toLowerCase()))
       throw new DataError(
         `${where}: ${text} is not a text prompt (chat JSON, JavaScript and Python prompts cannot be mapped)`,
+        { data: { ...at, field: "prompts", problem: "unmappable" } },
       );
     return { id: `p${i + 1}`, text: readText(file) };
   });
 }
 
-function tests(path: string, doc: Obj | unknown[]): { where: string; test: Obj }[] {
+function tests(path: string, doc: Obj | unknown[]): { where: string; at: DataAt; test: Obj }[] {
   const base = dirname(path);
   const raw = Array.isArray(doc) ? doc : doc.tests;
   if (raw === undefined) throw new DataError(`${path}: no "tests"`, { data: { path } });
@@ -96,42 +105,42 @@ function tests(path: string, doc: Obj | unknown[]): { where: string; test: Obj }
       const inner = parse(readText(file)) as unknown;
       if (!Array.isArray(inner))
         throw new DataError(`${file}: expected a YAML list of tests`, { data: { path: file } });
-      return inner.map((x, j) => ({ where: `${file}: [${j}]`, test: x as Obj }));
+      return inner.map((x, j) => ({ where: `${file}: [${j}]`, at: { path: file, item: j }, test: x as Obj }));
     }
-    return [{ where: `${path}: tests[${i}]`, test: t as Obj }];
+    return [{ where: `${path}: tests[${i}]`, at: { path, item: i }, test: t as Obj }];
   });
 }
 
-function check(a: unknown, where: string, vars: Obj): TaskCheck {
+function check(a: unknown, where: string, vars: Obj, at: DataAt): TaskCheck {
+  const bad = (message: string, problem: string) =>
+    new DataError(`${where}: ${message}`, { data: { ...at, field: "assert", problem } });
   if (!isObj(a) || typeof a.type !== "string")
-    throw new DataError(`${where}: expected an assert like {type: contains, value: "…"}`);
+    throw bad('expected an assert like {type: contains, value: "…"}', "not_object");
   const negate = a.type.startsWith("not-");
   const type = negate ? a.type.slice(4) : a.type;
   const kind = MAPPED[type];
   if (!kind || (negate && kind === "judge"))
-    throw new DataError(
-      `${where}: assert type "${a.type}" cannot be mapped (supported: ${SUPPORTED}, each also as not-…)`,
-    );
+    throw bad(`assert type "${a.type}" cannot be mapped (supported: ${SUPPORTED}, each also as not-…)`, "unmappable");
   for (const k of ["transform", "threshold", "provider", "metric", "options"])
-    if (k in a) throw new DataError(`${where}: assert option "${k}" cannot be mapped`);
+    if (k in a) throw bad(`assert option "${k}" cannot be mapped`, "unmappable");
   const weight = a.weight === undefined ? undefined : Number(a.weight);
-  if (weight !== undefined && !(weight >= 0)) throw new DataError(`${where}: weight must be a number ≥ 0`);
+  if (weight !== undefined && !(weight >= 0)) throw bad("weight must be a number ≥ 0", "invalid_field");
   const needsValue = kind !== "is-json" && kind !== "contains-json";
   if (needsValue && (a.value === undefined || a.value === null))
-    throw new DataError(`${where}: assert ${a.type} needs a "value"`);
+    throw bad(`assert ${a.type} needs a "value"`, "missing_field");
   if ((kind === "is-json" || kind === "contains-json") && a.value !== undefined)
-    throw new DataError(`${where}: a JSON-schema value on ${a.type} cannot be mapped`);
+    throw bad(`a JSON-schema value on ${a.type} cannot be mapped`, "unmappable");
   if (typeof a.value === "string" && a.value.startsWith("file://"))
-    throw new DataError(`${where}: a file:// assert value (code or a file) cannot be mapped`);
+    throw bad("a file:// assert value (code or a file) cannot be mapped", "unmappable");
   const value =
     typeof a.value === "string"
-      ? render(a.value, vars, where)
+      ? render(a.value, vars, where, at)
       : Array.isArray(a.value)
-        ? a.value.map((v) => (typeof v === "string" ? render(v, vars, where) : String(v)))
+        ? a.value.map((v) => (typeof v === "string" ? render(v, vars, where, at) : String(v)))
         : a.value;
   if (kind === "judge") return { kind, rubric: String(value), where, ...(weight === undefined ? {} : { weight }) };
   if (kind !== "equals" && typeof value !== "string" && !Array.isArray(value))
-    throw new DataError(`${where}: assert ${a.type} needs a text value`);
+    throw bad(`assert ${a.type} needs a text value`, "invalid_field");
   return { kind, value, where, ...(negate ? { negate } : {}), ...(weight === undefined ? {} : { weight }) };
 }
 
@@ -163,26 +172,37 @@ export function importPromptfoo(path: string): UserTask[] {
   const defaultVars = isObj(defaults.vars) ? defaults.vars : {};
   const defaultAsserts = Array.isArray(defaults.assert) ? defaults.assert : [];
   const out: UserTask[] = [];
-  tests(path, doc).forEach(({ where, test }, i) => {
-    if (!isObj(test)) throw new DataError(`${where}: expected a test with "vars" and "assert"`);
+  tests(path, doc).forEach(({ where, at, test }, i) => {
+    if (!isObj(test))
+      throw new DataError(`${where}: expected a test with "vars" and "assert"`, {
+        data: { ...at, problem: "not_object" },
+      });
     for (const k of ["threshold", "options", "provider"])
-      if (k in test) throw new DataError(`${where}: test option "${k}" cannot be mapped`);
+      if (k in test)
+        throw new DataError(`${where}: test option "${k}" cannot be mapped`, {
+          data: { ...at, field: k, problem: "unmappable" },
+        });
     const vars: Obj = { ...defaultVars, ...(isObj(test.vars) ? test.vars : {}) };
     for (const [k, v] of Object.entries(vars)) {
       if (Array.isArray(v))
-        throw new DataError(`${where}: var "${k}" is a list (a test matrix); write one test per value`);
+        throw new DataError(`${where}: var "${k}" is a list (a test matrix); write one test per value`, {
+          data: { ...at, field: `vars.${k}`, problem: "unmappable" },
+        });
       if (typeof v === "string" && v.startsWith("file://"))
         vars[k] = readText(fileRef(dirname(path), v, `${where}: vars.${k}`));
     }
     const asserts = [...defaultAsserts, ...(Array.isArray(test.assert) ? test.assert : [])];
-    if (!asserts.length) throw new DataError(`${where}: no "assert": nothing to score the answer by`);
-    const checks = asserts.map((a, j) => check(a, `${where}.assert[${j}]`, vars));
+    if (!asserts.length)
+      throw new DataError(`${where}: no "assert": nothing to score the answer by`, {
+        data: { ...at, field: "assert", problem: "missing_field" },
+      });
+    const checks = asserts.map((a, j) => check(a, `${where}.assert[${j}]`, vars, at));
     const equals = checks.find((c) => c.kind === "equals" && !c.negate && typeof c.value === "string");
     for (const p of ps) {
       const id = ps.length > 1 ? `test-${i + 1}-${p.id}` : `test-${i + 1}`;
       out.push({
         id,
-        input: render(p.text, vars, `${where} with prompts[${Number(p.id.slice(1)) - 1}]`),
+        input: render(p.text, vars, `${where} with prompts[${Number(p.id.slice(1)) - 1}]`, at),
         ...(equals ? { reference: equals.value } : {}),
         metadata: {
           source: "promptfoo",

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
-import { DataError } from "../../lib/index.ts";
+import { type DataAt, DataError } from "../../lib/index.ts";
 import type { TaskCheck } from "./checks.ts";
 import type { UserTask } from "./loader.ts";
 
@@ -51,39 +51,58 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
   const seen = new Set<string>();
   return doc.evals.map((raw, i) => {
     const where = `${path}: evals[${i}]`;
+    const at: DataAt = { path, item: i };
     if (!raw || typeof raw !== "object" || Array.isArray(raw))
-      throw new DataError(`${where}: expected an object with "prompt" and "expectations"`);
+      throw new DataError(`${where}: expected an object with "prompt" and "expectations"`, {
+        data: { ...at, problem: "not_object" },
+      });
     const e = raw as Record<string, unknown>;
     if ("should_trigger" in e)
       throw new DataError(
         `${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; it cannot be mapped to a task`,
+        { data: { ...at, field: "should_trigger", problem: "unmappable" } },
       );
     if (typeof e.prompt !== "string" || !e.prompt.trim())
-      throw new DataError(`${where}: missing "prompt" (a non-empty string)`);
+      throw new DataError(`${where}: missing "prompt" (a non-empty string)`, {
+        data: { ...at, field: "prompt", problem: "missing_field" },
+      });
     const id =
       e.id === undefined
         ? `eval-${i + 1}`
         : typeof e.id === "number" || typeof e.id === "string"
           ? String(e.id)
           : undefined;
-    if (id === undefined) throw new DataError(`${where}: "id" must be a number or a string`);
-    if (seen.has(id)) throw new DataError(`${where}: duplicate id ${JSON.stringify(id)}`);
+    if (id === undefined)
+      throw new DataError(`${where}: "id" must be a number or a string`, {
+        data: { ...at, field: "id", problem: "invalid_field" },
+      });
+    if (seen.has(id))
+      throw new DataError(`${where}: duplicate id ${JSON.stringify(id)}`, {
+        data: { path, item: id, field: "id", problem: "duplicate_id" },
+      });
+    at.item = id;
     seen.add(id);
     const expectations = e.expectations ?? e.assertions;
     if (
       expectations !== undefined &&
       !(Array.isArray(expectations) && expectations.every((x) => typeof x === "string"))
     ) {
-      throw new DataError(`${where}: "expectations" must be a list of statements (strings)`);
+      throw new DataError(`${where}: "expectations" must be a list of statements (strings)`, {
+        data: { ...at, field: "expectations", problem: "invalid_field" },
+      });
     }
     const stated = (expectations as string[] | undefined)?.filter((s) => s.trim()) ?? [];
     const expected = typeof e.expected_output === "string" ? e.expected_output.trim() : "";
     if (!stated.length && !expected)
-      throw new DataError(`${where}: no "expectations" and no "expected_output": nothing to grade the answer by`);
+      throw new DataError(`${where}: no "expectations" and no "expected_output": nothing to grade the answer by`, {
+        data: { ...at, field: "expectations", problem: "missing_field" },
+      });
     const files = e.files === undefined ? [] : e.files;
     if (!Array.isArray(files) || !files.every((f) => typeof f === "string"))
-      throw new DataError(`${where}: "files" must be a list of paths`);
-    const attached = (files as string[]).map((f) => attach(where, skillRoot, f));
+      throw new DataError(`${where}: "files" must be a list of paths`, {
+        data: { ...at, field: "files", problem: "invalid_field" },
+      });
+    const attached = (files as string[]).map((f) => attach(where, skillRoot, f, at));
     const rubric = [
       stated.length
         ? `Every one of these statements must hold for the answer to pass:\n${stated.map((s) => `- ${s}`).join("\n")}`
@@ -109,18 +128,24 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
   });
 }
 
-function attach(where: string, root: string, file: string): string {
+function attach(where: string, root: string, file: string, at: DataAt): string {
   const p = resolve(root, file);
   if (!existsSync(p) || !statSync(p).isFile())
     throw new DataError(`${where}: file ${file} does not exist (looked for ${p})`, {
-      data: { path: p, problem: "not_found" },
+      data: { path: p, item: at.item, field: "files", problem: "not_found" },
     });
   if (!TEXT_FILES.has(extname(p).toLowerCase()))
     throw new DataError(
       `${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`,
+      { data: { path: p, item: at.item, field: "files", problem: "not_text" } },
     );
   const bytes = readFileSync(p);
   if (bytes.length > MAX_FILE_BYTES)
-    throw new DataError(`${where}: file ${file} is ${bytes.length} bytes; at most ${MAX_FILE_BYTES} fit into a prompt`);
+    throw new DataError(
+      `${where}: file ${file} is ${bytes.length} bytes; at most ${MAX_FILE_BYTES} fit into a prompt`,
+      {
+        data: { path: p, item: at.item, field: "files", problem: "too_large" },
+      },
+    );
   return `File ${join(file)}:\n\`\`\`\n${bytes.toString("utf8")}\n\`\`\``;
 }

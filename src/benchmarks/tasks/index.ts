@@ -120,6 +120,7 @@ const tasksBenchmark: Benchmark = {
         throw new DataError(
           `tasks file line ${lines[0]}: missing "reference", which env.evaluator "${evaluator}" needs (${missing.length} task(s) lack one: lines \
 ${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})`,
+          { data: { line: lines[0], field: "reference", problem: "missing_field", input: "env.evaluator" } },
         );
       }
     }

@@ -77,6 +77,9 @@ export function regexTimeoutError(where: string, pattern: string, answer: string
   return new DataError(
     `${where}: regex reference ${JSON.stringify(pattern)} ${err.message} on a ${answer.length}-character answer (catastrophic backtracking); the run \
 stops rather than score it`,
-    { hint: "simplify the pattern (no nested quantifiers such as (a+)+), then resume the run" },
+    {
+      hint: "simplify the pattern (no nested quantifiers such as (a+)+), then resume the run",
+      data: { field: "reference", problem: "regex_timeout" },
+    },
   );
 }

@@ -176,9 +176,11 @@ const ERRORS_SECTION = [
     "`value` (`[REDACTED]` for a flag that can carry a secret), `expected`, `choices`, `suggestion` (did you mean), " +
     "`path`, `key`, `conflicts`, `pid` |",
   "| `config` | 2 | `file`, `line`, `column`, `key` (dot path), `issues` (`path`, `message` each); for a bad " +
-    "`--config`/`--set`/`--cfg-options`: `flag`, `value`, `suggestion` |",
-  "| `data` | 2 | `path`, `line`, `input` (the flag or key that named the file), " +
-    "`problem` (`not_found`, `permission`, `not_regular_file`, `too_large`, `invalid_json`, …) |",
+    "`--config`/`--set`/`--cfg-options`: `flag`, `value`, `suggestion`; an agent CLI that is not installed: `program`, `backend` |",
+  "| `data` | 2 | `path`, `line`, `input` (the flag or key that named the file), `item` (the item's id, or its 0-based " +
+    "index when it has none), `field` (the item's field at fault), `split`, `problem` (`not_found`, `permission`, " +
+    "`not_regular_file`, `too_large`, `invalid_json`, `missing_field`, `invalid_field`, `duplicate_id`, `not_object`, " +
+    "`empty_split`, `unmappable`, `outside_workspace`, …) |",
   "| `backend` | 1 | `kind` (`auth`, `not_found`, `rate_limit`, `timeout`, `refused`, `http`, …), `status`, " +
     "`retryable`, `retryAfterMs`, `backend`, `host`, `role`, `model` |",
   "| `no_answer` | 1 | `role`, `stage`, `errored`, `total`, `reason` |",
@@ -186,7 +188,8 @@ const ERRORS_SECTION = [
   "| `store` | 1 | `path`, `problem` (`open`, `write`, `unusable`, `corrupt`, `newer_version`), `sqlite_code`, `version`, `supported` |",
   "| `filesystem` | 1 | `path`, `fs_code` (`ENOSPC`, `EACCES`, …), `syscall` |",
   "| `unsupported` | 1 | `feature`, `needs`, `key`, `value`, `backend`, `role` |",
-  "| `staging` | 1 | `kind` (Sleep adoption and rollback refusals), `path` (the file or folder at fault), `pid` (a lock's holder) |",
+  "| `staging` | 1 | `kind` (Sleep adoption and rollback refusals), `path` (the file or folder at fault), `pid` (a lock's holder), " +
+    "`problem` (`empty_proposal`, `name_collision`, `scheduler_failed`, …), `skill`, `program`, `exit_code` |",
   "| `handoff_pending` | 3 | `handoff_pending` (calls waiting), `prompts`, `answers_dir` |",
   "| `night_budget` | 0 | `limit` (the night's ceiling that stopped it) |",
   "| `internal` | 1 | `name` (a bug: please report it) |",

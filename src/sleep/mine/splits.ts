@@ -11,7 +11,12 @@ function bucketHash(seed: number, id: string): bigint {
  */
 export function assignSplits(tasks: readonly TaskRecord[], val: number, test: number, seed: number): TaskRecord[] {
   if (val < 0 || val > 1 || test < 0 || test > 1 || val + test >= 1) {
-    throw new DataError(`invalid split fractions: val_fraction=${val}, test_fraction=${test} (each in [0,1], sum < 1)`);
+    throw new DataError(
+      `invalid split fractions: val_fraction=${val}, test_fraction=${test} (each in [0,1], sum < 1)`,
+      {
+        data: { input: "val_fraction", problem: "invalid_fractions" },
+      },
+    );
   }
   const valCut = BigInt(Math.round(val * 100));
   const testCut = valCut + BigInt(Math.round(test * 100));
