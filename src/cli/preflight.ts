@@ -108,8 +108,8 @@ export function cliNeeds(
   }));
 }
 
-/** A split the command needs has items. */
-export function splitNeed(bench: Benchmark, name: string, items: readonly TaskItem[]): Need {
+/** A split the command needs has items; `split` is the split they come from, when `name` says more ("selection (val)"). */
+export function splitNeed(bench: Benchmark, name: string, items: readonly TaskItem[], split = name): Need {
   return {
     what: `${name} split`,
     check: () =>
@@ -117,7 +117,7 @@ export function splitNeed(bench: Benchmark, name: string, items: readonly TaskIt
         ? undefined
         : new DataError(`the ${name} split of ${bench.name} is empty`, {
             hint: "check env.split_dir / the task file and env.limit",
-            data: { split: name, problem: "empty_split" },
+            data: { split, problem: "empty_split" },
           }),
   };
 }

@@ -132,7 +132,7 @@ export default defineCommand({
       await preflight([
         ...roleNeeds(client, needed),
         splitNeed(bench, "train", splits.train),
-        splitNeed(bench, "selection (val)", firstN(splits.val, config.evaluation.sel_env_num)),
+        splitNeed(bench, "selection (val)", firstN(splits.val, config.evaluation.sel_env_num), "val"),
         ...cliNeeds(client, needed, loaded.environ),
       ]);
       if (args["dry-run"]) {

@@ -304,7 +304,7 @@ export class NoAnswerError extends SkilloptError<NoAnswerErrorData> {
 function plainError<D extends Record<string, unknown> = Record<string, unknown>>(code: ErrorCode, exitCode: number) {
   return class extends SkilloptError<D> {
     constructor(message: string, opts: ErrorOptions & { data?: D } = {}) {
-      super(code, message, exitCode, opts);
+      super(code, message, exitCode, { ...opts, data: opts.data && defined({ ...opts.data }) });
     }
   };
 }
@@ -382,6 +382,8 @@ interface DataErrorData extends Record<string, unknown> {
   field?: string;
   /** The split (train, val, test) the item or the emptiness is in. */
   split?: string;
+  /** Every problem found in the file ("line 3: …"), when it is checked as a whole; the other fields are the first's. */
+  problems?: string[];
   /**
    * What is wrong, as a word: not_found, permission, not_regular_file, too_large, unreadable, invalid_json,
    * missing_field, invalid_field, duplicate_id, not_object, empty_split, unmappable, outside_workspace, …

@@ -161,6 +161,117 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
     });
   });
 
+  test("an item inside a data file: the file, the item (id or index), the field and the problem", async () => {
+    using dir = tempDir();
+    writeFileSync(join(dir.path, "skill.md"), "# Skill\n");
+    const write = (name: string, text: string) => writeFileSync(join(dir.path, name), text);
+    const evalOn = (config: string, data: string, ...set: string[]) =>
+      runCli(
+        [
+          "eval",
+          "--skill",
+          "skill.md",
+          "--config",
+          config,
+          "--set",
+          "model.backend=sim",
+          "--set",
+          `env.data_path=${data}`,
+        ]
+          .concat(set.flatMap((s) => ["--set", s]))
+          .concat("--json"),
+        { cwd: dir.path },
+      );
+    const facts = async (r: Promise<{ code: number; stdout: string }>) => {
+      const done = await r;
+      expect(done.code).toBe(2);
+      const e = errorDoc(done.stdout);
+      expect(e.code).toBe("data");
+      return e;
+    };
+
+    // A benchmark's raw file: the second record has no id, so the item is its 0-based index.
+    write(
+      "items.json",
+      JSON.stringify([
+        { id: "a", question: "q?", answers: ["x"] },
+        { question: "q2", answers: ["y"] },
+      ]),
+    );
+    const noId = await facts(evalOn("searchqa", "items.json", "env.split_mode=ratio"));
+    expect(noId.message).toBe(`${join(dir.path, "items.json")} item 1: item has no "id" (or "key")`);
+    expect(noId.data).toEqual({ path: join(dir.path, "items.json"), item: 1, field: "id", problem: "missing_field" });
+
+    // A tasks file: the line, and the id that is used twice.
+    write("dup.jsonl", '{"id":"a","input":"x"}\n{"id":"b","input":"y"}\n{"id":"b","input":"z"}\n');
+    const dup = await facts(evalOn("tasks", "dup.jsonl"));
+    expect(dup.data).toMatchObject({
+      path: join(dir.path, "dup.jsonl"),
+      line: 3,
+      item: "b",
+      field: "id",
+      problem: "duplicate_id",
+    });
+
+    // A field env.evaluator needs is missing: the first task without it.
+    write("noref.jsonl", '{"id":"q1","input":"x"}\n');
+    const noRef = await facts(evalOn("tasks", "noref.jsonl", "env.evaluator=exact"));
+    expect(noRef.data).toEqual({
+      path: join(dir.path, "noref.jsonl"),
+      line: 1,
+      item: "q1",
+      field: "reference",
+      problem: "missing_field",
+      input: "env.evaluator",
+    });
+
+    // skill-creator's evals.json: an eval with an id but no prompt.
+    const evals = {
+      skill_name: "s",
+      evals: [
+        { id: 1, prompt: "p", expectations: ["e"] },
+        { id: 2, expectations: ["e"] },
+      ],
+    };
+    write("evals.json", JSON.stringify(evals));
+    const noPrompt = await facts(evalOn("tasks", "evals.json"));
+    expect(noPrompt.message).toBe(`${join(dir.path, "evals.json")}: evals[1]: missing "prompt" (a non-empty string)`);
+    expect(noPrompt.data).toEqual({
+      path: join(dir.path, "evals.json"),
+      item: "2",
+      field: "prompt",
+      problem: "missing_field",
+    });
+
+    // promptfoo: the second test's assert runs code, which cannot be mapped.
+    write(
+      "pf.yaml",
+      'prompts: ["Q: {{q}}"]\ntests:\n  - vars: {q: one}\n    assert: [{type: contains, value: a}]\n' +
+        '  - vars: {q: two}\n    assert: [{type: javascript, value: "1"}]\n',
+    );
+    const code = await facts(evalOn("tasks", "pf.yaml"));
+    expect(code.data).toEqual({ path: join(dir.path, "pf.yaml"), item: 1, field: "assert", problem: "unmappable" });
+  });
+
+  test("train on a tasks file too small for a selection split: the split and the problem", async () => {
+    using dir = tempDir();
+    writeFileSync(join(dir.path, "one.jsonl"), '{"id":"a","input":"x","reference":"y"}\n');
+    const r = await runCli(
+      ["train", "--config", "tasks", "--set", "model.backend=sim", "--set", "env.data_path=one.jsonl"].concat([
+        "--out",
+        join(dir.path, "run"),
+        "--json",
+      ]),
+      { cwd: dir.path },
+    );
+    expect(r.code).toBe(2);
+    expect(errorDoc(r.stdout)).toMatchObject({
+      code: "data",
+      message: "the selection (val) split of tasks is empty",
+      data: { split: "val", problem: "empty_split" },
+    });
+  });
+
   test("a Sleep refusal names the file at fault beside its kind", async () => {
     using dir = tempDir();
     const night = join(dir.path, ".skillopt-sleep", "staging", "20260101-000000");

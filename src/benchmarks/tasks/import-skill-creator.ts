@@ -57,6 +57,7 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
         data: { ...at, problem: "not_object" },
       });
     const e = raw as Record<string, unknown>;
+    if (typeof e.id === "number" || typeof e.id === "string") at.item = String(e.id);
     if ("should_trigger" in e)
       throw new DataError(
         `${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; it cannot be mapped to a task`,
@@ -78,9 +79,8 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
       });
     if (seen.has(id))
       throw new DataError(`${where}: duplicate id ${JSON.stringify(id)}`, {
-        data: { path, item: id, field: "id", problem: "duplicate_id" },
+        data: { ...at, field: "id", problem: "duplicate_id" },
       });
-    at.item = id;
     seen.add(id);
     const expectations = e.expectations ?? e.assertions;
     if (

@@ -117,10 +117,22 @@ const tasksBenchmark: Benchmark = {
       const missing = plain.filter((t) => (t as UserTask).reference === undefined);
       if (missing.length > 0) {
         const lines = missing.map((t) => (t as UserTask).line).sort((a, b) => a - b);
+        const dataPath = typeof ctx.env.data_path === "string" ? ctx.env.data_path : "";
+        const ratioMode = (ctx.env.split_mode ?? "ratio") === "ratio";
         throw new DataError(
           `tasks file line ${lines[0]}: missing "reference", which env.evaluator "${evaluator}" needs (${missing.length} task(s) lack one: lines \
 ${lines.slice(0, 10).join(", ")}${lines.length > 10 ? ", …" : ""})`,
-          { data: { line: lines[0], field: "reference", problem: "missing_field", input: "env.evaluator" } },
+          {
+            data: {
+              // The tasks file, when the splits come from one (ratio mode, not env.split_dir).
+              path: ratioMode && dataPath ? resolveDataPath(ctx, dataPath) : undefined,
+              line: lines[0],
+              item: missing.find((t) => (t as UserTask).line === lines[0])?.id,
+              field: "reference",
+              problem: "missing_field",
+              input: "env.evaluator",
+            },
+          },
         );
       }
     }

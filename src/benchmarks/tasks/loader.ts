@@ -71,6 +71,13 @@ const MAX_LISTED = 5;
 export function parseTasksFile(path: string): UserTask[] {
   const text = readText(path);
   const problems: string[] = [];
+  // The first problem's facts, for `--json` (the message names the first problem too).
+  let first: { line?: number; item?: string | number; field?: string; problem: string } | undefined;
+  let isArray = false;
+  const fail = (line: number, text: string, facts: { item?: string | number; field?: string; problem: string }) => {
+    problems.push(`line ${line}: ${text}`);
+    first ??= isArray ? { ...facts, item: facts.item ?? line - 1 } : { line, ...facts };
+  };
   const tasks: UserTask[] = [];
   const seen = new Map<string, number>();
   const records: Array<{ line: number; value: unknown; error?: string }> = [];
@@ -85,6 +92,7 @@ export function parseTasksFile(path: string): UserTask[] {
     }
     if (!Array.isArray(data))
       throw new DataError(`${path}: expected a JSON array of tasks`, { data: { path, problem: "not_an_array" } });
+    isArray = true;
     data.forEach((value, i) => {
       records.push({ line: i + 1, value });
     });
@@ -100,33 +108,34 @@ export function parseTasksFile(path: string): UserTask[] {
   }
   for (const { line, value, error } of records) {
     if (error) {
-      problems.push(`line ${line}: ${error}`);
+      fail(line, error, { problem: "invalid_json" });
       continue;
     }
     if (!value || typeof value !== "object" || Array.isArray(value)) {
-      problems.push(`line ${line}: expected a JSON object like {"id": "…", "input": "…", "reference": "…"}`);
+      fail(line, 'expected a JSON object like {"id": "…", "input": "…", "reference": "…"}', { problem: "not_object" });
       continue;
     }
     const r = value as Record<string, unknown>;
+    const item = typeof r.id === "string" || typeof r.id === "number" ? String(r.id) : undefined;
     if (typeof r.input !== "string" || !r.input.trim()) {
-      problems.push(`line ${line}: missing "input" (a non-empty string)`);
+      fail(line, 'missing "input" (a non-empty string)', { item, field: "input", problem: "missing_field" });
       continue;
     }
     if (r.id !== undefined && typeof r.id !== "string" && typeof r.id !== "number") {
-      problems.push(`line ${line}: "id" must be a string or a number`);
+      fail(line, '"id" must be a string or a number', { field: "id", problem: "invalid_field" });
       continue;
     }
     if (
       r.metadata !== undefined &&
       (typeof r.metadata !== "object" || r.metadata === null || Array.isArray(r.metadata))
     ) {
-      problems.push(`line ${line}: "metadata" must be an object`);
+      fail(line, '"metadata" must be an object', { item, field: "metadata", problem: "invalid_field" });
       continue;
     }
     const id = r.id === undefined ? `line-${line}` : String(r.id);
     const prev = seen.get(id);
     if (prev !== undefined) {
-      problems.push(`line ${line}: duplicate id "${id}" (first on line ${prev})`);
+      fail(line, `duplicate id "${id}" (first on line ${prev})`, { item: id, field: "id", problem: "duplicate_id" });
       continue;
     }
     seen.set(id, line);
@@ -136,7 +145,7 @@ export function parseTasksFile(path: string): UserTask[] {
     const more = problems.length > MAX_LISTED ? `; and ${problems.length - MAX_LISTED} more` : "";
     throw new DataError(`${path}:${problems[0]!.replace(/^line (\d+): /, "$1: ")}`, {
       hint: problems.length > 1 ? `all problems: ${problems.slice(0, MAX_LISTED).join("; ")}${more}` : undefined,
-      data: { problems },
+      data: { path, ...first, problems },
     });
   }
   if (tasks.length === 0)

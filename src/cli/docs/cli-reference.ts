@@ -178,7 +178,7 @@ const ERRORS_SECTION = [
   "| `config` | 2 | `file`, `line`, `column`, `key` (dot path), `issues` (`path`, `message` each); for a bad " +
     "`--config`/`--set`/`--cfg-options`: `flag`, `value`, `suggestion`; an agent CLI that is not installed: `program`, `backend` |",
   "| `data` | 2 | `path`, `line`, `input` (the flag or key that named the file), `item` (the item's id, or its 0-based " +
-    "index when it has none), `field` (the item's field at fault), `split`, `problem` (`not_found`, `permission`, " +
+    "index when it has none), `field` (the item's field at fault), `split`, `problems` (every one in a tasks file), `problem` (`not_found`, `permission`, " +
     "`not_regular_file`, `too_large`, `invalid_json`, `missing_field`, `invalid_field`, `duplicate_id`, `not_object`, " +
     "`empty_split`, `unmappable`, `outside_workspace`, …) |",
   "| `backend` | 1 | `kind` (`auth`, `not_found`, `rate_limit`, `timeout`, `refused`, `http`, …), `status`, " +
