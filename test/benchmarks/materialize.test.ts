@@ -36,6 +36,34 @@ describe("skillopt data materialize", () => {
     expect(cfg.code).toBe(0);
   });
 
+  test("a raw row that cannot be an item: --json names the raw file, the id and the field", async () => {
+    using dir = tempDir();
+    manifest(dir.path, { train: ["k1", "k2"], val: [], test: [] });
+    const raw = join(dir.path, "raw.json");
+    writeFileSync(raw, JSON.stringify([row("k1"), { ...row("k2"), question: "" }]));
+    const out = join(dir.path, "out");
+    const r = await runCli([
+      "data",
+      "materialize",
+      "searchqa",
+      "--manifest",
+      dir.path,
+      "--from",
+      raw,
+      "--out",
+      out,
+      "--json",
+    ]);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error).toEqual({
+      code: "data",
+      exit_code: 2,
+      message: 'raw row: item k2 has no "question"',
+      data: { path: raw, item: "k2", field: "question", problem: "missing_field" },
+    });
+    expect(existsSync(out)).toBe(false);
+  });
+
   test("ids missing from the raw data are reported and nothing is written (unless --allow-missing)", async () => {
     using dir = tempDir();
     manifest(dir.path, { train: ["k1", "gone"], val: ["k3"], test: [] });

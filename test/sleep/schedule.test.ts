@@ -148,6 +148,30 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--hour must be an integer 0..23");
   });
+
+  test("a crontab that refuses the new table: exit 1, its words, and with --json the program and its exit code", async () => {
+    using tmp = tempDir();
+    const bin = join(tmp.path, "bin");
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, "crontab"),
+      '#!/bin/sh\nif [ "$1" = "-l" ]; then echo "no crontab for user" >&2; exit 1; fi\necho "table is locked" >&2\nexit 3\n',
+    );
+    chmodSync(join(bin, "crontab"), 0o755);
+    const project = join(tmp.path, "proj");
+    mkdirSync(project);
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    const text = await runCli(["sleep", "schedule", "--project", project], { env });
+    expect(text.code).toBe(1);
+    expect(text.stderr).toContain("[sleep] crontab - failed: table is locked");
+    const json = await runCli(["sleep", "schedule", "--project", project, "--json"], { env });
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).error).toMatchObject({
+      code: "staging",
+      message: "crontab - failed: table is locked",
+      data: { program: "crontab", exit_code: 3, problem: "scheduler_failed" },
+    });
+  });
 });
 
 describe("sleep subcommand help", () => {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskItem } from "../../engine/index.ts";
-import { DataError, writeFileAtomic, writeJsonAtomic } from "../../lib/index.ts";
+import { type DataAt, DataError, writeFileAtomic, writeJsonAtomic } from "../../lib/index.ts";
 import { normalizeDocVqa } from "../docvqa/loader.ts";
 import { readMonthlyItems } from "../livemathematicianbench/loader.ts";
 import { normalizeOfficeQa } from "../officeqa/loader.ts";
@@ -15,8 +15,8 @@ interface Materializer {
   defaultOut: string;
   /** The manifest id a raw row answers to. */
   key(row: Record<string, unknown>): string;
-  /** The item written for a manifest entry and its raw row. */
-  build(entry: Record<string, unknown>, row: Record<string, unknown>): TaskItem;
+  /** The item written for a manifest entry and its raw row (`at` names the raw file and the id in errors). */
+  build(entry: Record<string, unknown>, row: Record<string, unknown>, at: DataAt): TaskItem;
   format: "json" | "csv";
   csvColumns?: string[];
   /** Rows of a raw path, when the benchmark's source is not one flat file. */
@@ -40,8 +40,8 @@ export const MATERIALIZERS: Record<string, Materializer> = {
   searchqa: {
     defaultOut: "data/searchqa_split",
     key: (r) => asString(r.key ?? r.id),
-    build: (_e, r) => {
-      const item = normalizeSearchQa(r, "raw row");
+    build: (_e, r, at) => {
+      const item = normalizeSearchQa(r, "raw row", at);
       return { id: item.id, question: item.question, context: item.context, answers: item.answers };
     },
     format: "json",
@@ -56,11 +56,12 @@ export const MATERIALIZERS: Record<string, Materializer> = {
   docvqa: {
     defaultOut: "data/docvqa/splits",
     key: (r) => asString(r.questionId ?? r.id),
-    build: (e, r) => {
+    build: (e, r, at) => {
       const item = normalizeDocVqa(
         { ...r, image_path: asString(e.image_path) || asString(r.image_path) },
         ".",
         "raw row",
+        at,
       );
       return {
         id: item.id,
@@ -81,7 +82,7 @@ export const MATERIALIZERS: Record<string, Materializer> = {
   officeqa: {
     defaultOut: "data/officeqa_split",
     key: (r) => asString(r.uid ?? r.id),
-    build: (e, r) => {
+    build: (e, r, at) => {
       const item = normalizeOfficeQa(
         {
           ...r,
@@ -90,6 +91,7 @@ export const MATERIALIZERS: Record<string, Materializer> = {
           source_docs: r.source_docs ?? e.source_docs,
         },
         "raw row",
+        at,
       );
       return {
         id: item.id,
@@ -108,7 +110,7 @@ export const MATERIALIZERS: Record<string, Materializer> = {
   spreadsheetbench: {
     defaultOut: "data/spreadsheetbench_split",
     key: (r) => asString(r.id),
-    build: (e, r) => normalizeSpreadsheet({ ...e, ...r }, "raw row"),
+    build: (e, r, at) => normalizeSpreadsheet({ ...e, ...r }, "raw row", at),
     format: "json",
   },
 };
@@ -221,7 +223,7 @@ export function materialize(
         missing[s].push(id);
         continue;
       }
-      built[s].push(m.build(entry, row));
+      built[s].push(m.build(entry, row, { path: opts.source, item: id }));
     }
   }
   const nMissing = SPLIT_NAMES.reduce((a, s) => a + missing[s].length, 0);
