@@ -300,11 +300,11 @@ export class NoAnswerError extends SkilloptError<NoAnswerErrorData> {
   }
 }
 
-/** An error kind with a message, a hint and optional facts of type D: its code and exit code are fixed. */
-function plainError<D extends Record<string, unknown> = Record<string, unknown>>(code: ErrorCode, exitCode: number) {
+/** An error kind with a message, a hint and its facts of type D (required: `--json` prints them): code and exit code are fixed. */
+function plainError<D extends Record<string, unknown>>(code: ErrorCode, exitCode: number) {
   return class extends SkilloptError<D> {
-    constructor(message: string, opts: ErrorOptions & { data?: D } = {}) {
-      super(code, message, exitCode, { ...opts, data: opts.data && defined({ ...opts.data }) });
+    constructor(message: string, opts: ErrorOptions & { data: D }) {
+      super(code, message, exitCode, { ...opts, data: defined({ ...opts.data }) });
     }
   };
 }

@@ -6,10 +6,13 @@ import { firstJsonArray, loadConfiguredSplits, type SplitLoader } from "../../..
 import { extractAnswer, normalizeSquad } from "../../../src/benchmarks/shared/text.ts";
 
 /** One record of a split file → a task item; a bad record names its file and index. */
-function toItem(raw: Record<string, unknown>, where: string): TaskItem {
+function toItem(raw: Record<string, unknown>, path: string, index: number): TaskItem {
   const { id, country, capital } = raw;
   if (typeof id !== "string" || typeof country !== "string" || typeof capital !== "string") {
-    throw new DataError(`${where}: expected {"id", "country", "capital"} strings`);
+    throw new DataError(`${path} item ${index}: expected {"id", "country", "capital"} strings`, {
+      // The facts `--json` prints: the file, the item (its id, or its index without one), what is wrong.
+      data: { path, item: typeof id === "string" && id ? id : index, problem: "missing_field" },
+    });
   }
   return { id, country, capital };
 }
@@ -17,7 +20,7 @@ function toItem(raw: Record<string, unknown>, where: string): TaskItem {
 const loader: SplitLoader = {
   label: "Capitals",
   name: "capitals",
-  loadSplitItems: (dir) => firstJsonArray(dir).map((r, i) => toItem(r as Record<string, unknown>, `${dir} item ${i}`)),
+  loadSplitItems: (dir) => firstJsonArray(dir).map((r, i) => toItem(r as Record<string, unknown>, dir, i)),
 };
 
 const SYSTEM =
