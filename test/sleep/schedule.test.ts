@@ -149,7 +149,7 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
     expect(r.stderr).toContain("--hour must be an integer 0..23");
   });
 
-  test("a crontab that refuses the new table: exit 1, its words, and with --json the program and its exit code", async () => {
+  test("a crontab that refuses the new table: exit 1, its words, and with --json the program and its exit code (schedule, unschedule)", async () => {
     using tmp = tempDir();
     const bin = join(tmp.path, "bin");
     mkdirSync(bin);
@@ -170,6 +170,13 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
       code: "staging",
       message: "crontab - failed: table is locked",
       data: { program: "crontab", exit_code: 3, problem: "scheduler_failed" },
+    });
+    const removed = await runCli(["sleep", "unschedule", "--project", project, "--json"], { env });
+    expect(removed.code).toBe(1);
+    expect(JSON.parse(removed.stdout).error.data).toEqual({
+      program: "crontab",
+      exit_code: 3,
+      problem: "scheduler_failed",
     });
   });
 });

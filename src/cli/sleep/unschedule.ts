@@ -29,7 +29,8 @@ export default defineCommand({
     try {
       writeCrontab(next.text);
     } catch (err) {
-      if (!(err instanceof StagingError)) throw err;
+      // With --json the CLI boundary prints the error with its facts (program, exit code).
+      if (!(err instanceof StagingError) || output.json) throw err;
       process.exitCode = 1;
       process.stderr.write(`[sleep] ${err.message}\n`);
       return;
