@@ -42,6 +42,8 @@ export type RunCheckpoint = CheckpointContent & {
  * texts of every stored skill, or undefined for a fresh run.
  */
 export interface RunRecorder {
+  /** The file the checkpoints are kept in (state.sqlite), for errors that name it. */
+  readonly path?: string;
   resume(): { state: unknown; skills: Record<string, string> } | undefined;
   /**
    * Persist a checkpoint. The engine keeps changing `checkpoint.state` after this returns, so a

@@ -126,7 +126,10 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   if (stored && !stored.success) {
     throw new DataError(
       `the run store holds a loop state this version cannot read (${recordIssue("loop state", stored.issues)})`,
-      { hint: "start a new run with a different --out", data: { field: "loop_state", problem: "unreadable_state" } },
+      {
+        hint: "start a new run with a different --out",
+        data: { path: recorder.path, field: "loop_state", problem: "unreadable_state" },
+      },
     );
   }
   const elapsedBefore = stored?.output.elapsedS ?? 0;

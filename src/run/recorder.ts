@@ -132,6 +132,7 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
     }
   };
   return {
+    path: p.state,
     resume() {
       const last = lastCheckpoint(store);
       if (!last) {

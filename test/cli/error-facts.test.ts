@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -269,6 +270,31 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
       code: "data",
       message: "the selection (val) split of tasks is empty",
       data: { split: "val", problem: "empty_split" },
+    });
+  });
+
+  test("a run store whose loop state this version cannot read: the store file, the field and the problem", async () => {
+    using dir = tempDir();
+    const run = join(dir.path, "run");
+    const trained = await runCli(
+      ["train", "--config", "quickstart", "--set", "model.backend=sim", "--out", run, "--json"],
+      {
+        cwd: dir.path,
+      },
+    );
+    expect(trained.code).toBe(0);
+    const db = new Database(join(run, "state.sqlite"));
+    try {
+      db.run("UPDATE checkpoints SET state_json = ? WHERE seq = (SELECT max(seq) FROM checkpoints)", ['{"bogus":1}']);
+    } finally {
+      db.close();
+    }
+    const r = await runCli(["train", "--resume", run, "--json"], { cwd: dir.path });
+    expect(r.code).toBe(2);
+    expect(errorDoc(r.stdout)).toMatchObject({
+      code: "data",
+      message: expect.stringContaining("the run store holds a loop state this version cannot read"),
+      data: { path: join(run, "state.sqlite"), field: "loop_state", problem: "unreadable_state" },
     });
   });
 
