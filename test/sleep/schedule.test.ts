@@ -179,6 +179,26 @@ describe.skipIf(process.platform === "win32")("sleep schedule / unschedule (cron
       problem: "scheduler_failed",
     });
   });
+
+  test("no crontab on PATH: with --json one error document (unsupported, feature crontab), the line to add as its hint", async () => {
+    using tmp = tempDir();
+    const empty = join(tmp.path, "empty");
+    const project = join(tmp.path, "proj");
+    mkdirSync(empty);
+    mkdirSync(project);
+    const env = { PATH: empty };
+    const r = await runCli(["sleep", "schedule", "--project", project, "--json"], { env });
+    expect(r.code).toBe(1);
+    const e = JSON.parse(r.stdout).error;
+    expect(e).toMatchObject({ code: "unsupported", data: { feature: "crontab", needs: "crontab on PATH" } });
+    expect(e.hint).toContain(`sleep review --project ${project}`);
+    const text = await runCli(["sleep", "schedule", "--project", project], { env });
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(`sleep review --project ${project}`);
+    const removed = await runCli(["sleep", "unschedule", "--project", project, "--json"], { env });
+    expect(removed.code).toBe(1);
+    expect(JSON.parse(removed.stdout).error.data).toEqual({ feature: "crontab", needs: "crontab on PATH" });
+  });
 });
 
 describe("sleep subcommand help", () => {

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
-import { log, StagingError, UsageError } from "../../lib/index.ts";
+import { log, StagingError, UnsupportedError, UsageError } from "../../lib/index.ts";
 import {
   cronLine,
   readCrontab,
@@ -112,6 +112,16 @@ export default defineCommand({
     const line = cronLine(spec);
     const current = readCrontab();
     if (current === undefined) {
+      // With --json, one error document (the line to add by hand is its hint), not a bare line.
+      if (output.json) {
+        throw new UnsupportedError(
+          "crontab is not available",
+          { feature: "crontab", needs: "crontab on PATH" },
+          {
+            hint: `add this line to your scheduler by hand: ${line}`,
+          },
+        );
+      }
       process.exitCode = 1;
       log.error("crontab is not available; add this line to your scheduler by hand:");
       printResult(line);

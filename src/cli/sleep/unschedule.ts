@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { helpShows } from "../args.ts";
-import { StagingError } from "../../lib/index.ts";
+import { StagingError, UnsupportedError } from "../../lib/index.ts";
 import { readCrontab, unscheduleWindows, updateCrontab, writeCrontab } from "../../sleep/index.ts";
 import { output, printJson, printResult } from "../output.ts";
 import { sleepArgs, sleepSetup } from "./common.ts";
@@ -21,6 +21,8 @@ export default defineCommand({
     }
     const current = readCrontab();
     if (current === undefined) {
+      if (output.json)
+        throw new UnsupportedError("crontab is not available", { feature: "crontab", needs: "crontab on PATH" });
       process.exitCode = 1;
       process.stderr.write("[sleep] crontab is not available\n");
       return;
