@@ -3,7 +3,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import tasks from "../../src/benchmarks/tasks/index.ts";
 import { scoreRegex } from "../../src/benchmarks/tasks/evaluators.ts";
-import { DataError } from "../../src/lib/index.ts";
+import { ConfigError, DataError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { benchContext, FIXTURES } from "./support/context.ts";
@@ -60,8 +60,10 @@ describe("command evaluator environment (issue 12)", () => {
 describe("regex evaluator time bound (issue 12)", () => {
   test("a backtracking reference is an evaluation error naming the task and pattern, not a 0; the next answer is scored", async () => {
     const answer = `${"a".repeat(40)}b`;
-    const err = await scoreRegex(answer, ["^(a+)+$"], "tasks file line 3 (id t3)", 300).catch((e: unknown) => e);
+    const at = { line: 3, item: "t3" };
+    const err = await scoreRegex(answer, ["^(a+)+$"], "tasks file line 3 (id t3)", 300, at).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DataError);
+    expect((err as DataError).data).toEqual({ line: 3, item: "t3", field: "reference", problem: "regex_timeout" });
     expect((err as DataError).message).toBe(
       'tasks file line 3 (id t3): regex reference "^(a+)+$" did not finish within 0.3 s on a 41-character answer (catastrophic backtracking); the run stops rather than score it',
     );
@@ -75,5 +77,11 @@ describe("regex evaluator time bound (issue 12)", () => {
     await expect(scoreRegex("x", ["(unclosed"], "tasks file line 1 (id a)")).rejects.toThrow(
       "tasks file line 1 (id a): invalid regular expression",
     );
+    const err = await scoreRegex("x", ["(unclosed"], "tasks file line 1 (id a)", undefined, {
+      line: 1,
+      item: "a",
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).data).toEqual({ item: "a", line: 1, key: "reference", issues: [] });
   });
 });

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { BenchmarkContext } from "../../engine/index.ts";
-import { canonicalJson, ConfigError, errorMessage, extractJson } from "../../lib/index.ts";
+import { canonicalJson, ConfigError, type DataAt, errorMessage, extractJson } from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-guard.ts";
 import { tryJson } from "../shared/formats.ts";
@@ -65,8 +65,15 @@ export function compilePattern(p: string): RegExp {
 /**
  * regex: the answer matches any reference pattern. Each match runs with a time bound (regex-guard.ts):
  * a pattern that backtracks for longer is an evaluation error (DataError, the run stops), never a 0.
+ * `at` (the task's line and id) goes into the errors' facts.
  */
-export async function scoreRegex(answer: string, refs: string[], where: string, timeoutMs?: number): Promise<Score> {
+export async function scoreRegex(
+  answer: string,
+  refs: string[],
+  where: string,
+  timeoutMs?: number,
+  at: DataAt = {},
+): Promise<Score> {
   let ok = false;
   for (const r of refs) {
     let re: RegExp;
@@ -75,12 +82,14 @@ export async function scoreRegex(answer: string, refs: string[], where: string, 
     } catch (err) {
       throw new ConfigError(`${where}: invalid regular expression ${JSON.stringify(r)} (${(err as Error).message})`, {
         key: "reference",
+        line: at.line,
+        data: { item: at.item },
       });
     }
     try {
       ok = await boundedRegexTest(re, answer, timeoutMs);
     } catch (err) {
-      if (err instanceof RegexTimeoutError) throw regexTimeoutError(where, r, answer, err);
+      if (err instanceof RegexTimeoutError) throw regexTimeoutError(where, r, answer, err, at);
       throw err;
     }
     if (ok) break;
@@ -290,7 +299,7 @@ export async function scoreLocal(
     case "contains":
       return scoreContains(answer, needReference(task, evaluator));
     case "regex":
-      return scoreRegex(answer, needReference(task, evaluator), where);
+      return scoreRegex(answer, needReference(task, evaluator), where, undefined, { line: task.line, item: task.id });
     case "f1":
       return scoreF1(answer, needReference(task, evaluator));
     case "json_match":

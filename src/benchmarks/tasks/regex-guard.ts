@@ -1,4 +1,4 @@
-import { DataError } from "../../lib/index.ts";
+import { type DataAt, DataError } from "../../lib/index.ts";
 
 /**
  * Regex evaluation with a time bound. JavaScript regexes backtrack: a reference such as `^(a+)+$`
@@ -73,13 +73,19 @@ export function boundedRegexTest(re: RegExp, text: string, timeoutMs = REGEX_TIM
 }
 
 /** The DataError of a timed-out evaluation: names the task, the pattern and the answer length. */
-export function regexTimeoutError(where: string, pattern: string, answer: string, err: RegexTimeoutError): DataError {
+export function regexTimeoutError(
+  where: string,
+  pattern: string,
+  answer: string,
+  err: RegexTimeoutError,
+  at: DataAt = {},
+): DataError {
   return new DataError(
     `${where}: regex reference ${JSON.stringify(pattern)} ${err.message} on a ${answer.length}-character answer (catastrophic backtracking); the run \
 stops rather than score it`,
     {
       hint: "simplify the pattern (no nested quantifiers such as (a+)+), then resume the run",
-      data: { field: "reference", problem: "regex_timeout" },
+      data: { ...at, field: "reference", problem: "regex_timeout" },
     },
   );
 }
