@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { productCommand, runMeasured } from "./lib/cli.ts";
 import { machineLine } from "./lib/machine.ts";
+import { mulberry32 } from "../src/lib/index.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -28,18 +29,6 @@ function parseSize(s: string): number {
   if (!m) throw new Error(`--size: expected e.g. 1G, 256M or a byte count, got ${s}`);
   const mult = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2]!.toLowerCase() as "" | "k" | "m" | "g"];
   return Math.round(Number(m[1]) * mult);
-}
-
-/** Small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS =
@@ -79,7 +68,7 @@ interface Gen {
 }
 
 function generate(home: string, target: number, seed: number): Gen {
-  const rand = rng(seed);
+  const rand = mulberry32(seed);
   const pool = textPool(rand, 8 * 1024 * 1024);
   const slice = (size: number) => {
     const start = Math.floor(rand() * Math.max(1, pool.length - size));
@@ -442,7 +431,7 @@ async function main(): Promise<void> {
     );
 
     // Append a realistic turn (prompt, answer, a 20–80 kB tool output) to 1 % (--append-pct) of the sessions.
-    const rand = rng(seed + 1);
+    const rand = mulberry32(seed + 1);
     const pct = Number(flag("append-pct") ?? 1);
     const step = Math.max(1, Math.round(gen.files.length / Math.max(1, Math.round((gen.files.length * pct) / 100))));
     let appended = 0;

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stableHistory } from "./lib/history.ts";
+import { mulberry32 } from "../src/lib/index.ts";
 
 const REPO = join(import.meta.dir, "..");
 const flag = (name: string, def: number) => {
@@ -20,17 +21,6 @@ const flag = (name: string, def: number) => {
 const TRIALS = flag("trials", 20);
 const SEED = flag("seed", 7);
 const LATENCY = flag("latency-ms", 3);
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** First path at which two JSON values differ, for the failure report. */
 function firstDifference(a: unknown, b: unknown, path = ""): string | undefined {
@@ -124,7 +114,7 @@ async function main(): Promise<void> {
   const refDecisions = decisions(refOut).join(",");
   console.log(`reference: ${(ref.ms / 1000).toFixed(1)} s, ${decisions(refOut).length} steps`);
 
-  const rand = rng(SEED);
+  const rand = mulberry32(SEED);
   let identical = 0;
   let killedTrials = 0;
   let totalRepaid = 0;

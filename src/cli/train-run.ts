@@ -26,24 +26,18 @@ export function resumedInput(run: ClaimedRun, given: ConfigInput): ConfigInput {
   };
 }
 
-/** Each role's price for the dry-run estimate: the run's prices (built-ins, the user pricing file, model.pricing); the simulator is free. */
-function rolePrices(client: SkilloptModelClient) {
+/**
+ * Each role's price for the dry-run estimate, from the run's prices (built-ins, the user pricing
+ * file, model.pricing): live or Batch API; the simulator is free.
+ */
+function rolePrices(client: SkilloptModelClient, batch: boolean) {
   const price = (r: "optimizer" | "target") => {
     const i = client.info[r];
     if (i?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
-    return i?.model ? (client.prices.lookup(i.model) ?? null) : null;
+    if (!i?.model) return null;
+    return (batch ? client.prices.batchLookup(i.model) : client.prices.lookup(i.model)) ?? null;
   };
   return { optimizer: price("optimizer"), target: price("target") };
-}
-
-/** model.batch per role as the client resolved it, and each role's Batch API price, for the dry-run estimate. */
-function roleBatch(client: SkilloptModelClient) {
-  const price = (r: "optimizer" | "target") => {
-    const i = client.info[r];
-    if (i?.backend === "sim") return { input_per_mtok: 0, output_per_mtok: 0 };
-    return i?.model ? (client.prices.batchLookup(i.model) ?? null) : null;
-  };
-  return { modes: client.batchModes, prices: { optimizer: price("optimizer"), target: price("target") } };
 }
 
 /** `train --dry-run`: the plan and predicted calls, with what each role resolved to; no model is called. */
@@ -59,8 +53,8 @@ export function printDryRun(
     cfg: loaded.config,
     splits,
     initialSkill: init.text,
-    prices: rolePrices(client),
-    batch: roleBatch(client),
+    prices: rolePrices(client, false),
+    batch: { modes: client.batchModes, prices: rolePrices(client, true) },
   });
   const plan = {
     dry_run: true,
