@@ -55,11 +55,15 @@ function gitCommit(): string {
 }
 
 const bytecodeUsed = new Map<Target, boolean>();
+const SRC = join(import.meta.dir, "src");
+/** The harvest's read worker (src/sleep/harvest/read-pool.ts starts it), below src/. */
+const READ_WORKER = "sleep/harvest/read-worker.ts";
 
 async function buildOne(target: Target, outDir: string, version: string, commit: string): Promise<string> {
   const outfile = join(outDir, outfileName(target));
   const common = {
-    entrypoints: [join(import.meta.dir, "src", "main.ts")],
+    // The harvest's read worker is a module of its own, loaded by URL from the embedded files.
+    entrypoints: [join(SRC, "main.ts"), join(SRC, READ_WORKER)],
     // Identifiers stay unminified so --debug stacks name real classes and functions (a few hundred KB).
     minify: { whitespace: true, syntax: true, identifiers: false },
     sourcemap: "inline" as const,
@@ -67,6 +71,9 @@ async function buildOne(target: Target, outDir: string, version: string, commit:
       SKILLOPT_VERSION: JSON.stringify(version),
       SKILLOPT_COMMIT: JSON.stringify(commit),
       SKILLOPT_TARGET: JSON.stringify(target),
+      // Embedded files keep their paths below src/ (the entry points' common folder), and the
+      // bundled code's own URL is that folder's: the worker is found at this path from there.
+      SKILLOPT_READ_WORKER: JSON.stringify(`./${READ_WORKER}`),
     },
   };
   const compile = {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostTarget, outfileName, parseTargets, sha256sums, TARGETS } from "../build.ts";
 import { bundledConfigNames } from "../src/config/index.ts";
@@ -111,6 +111,34 @@ describe("the compiled binary", () => {
     });
     expect((replies.find((r) => r.id === 2)!.result.tools as unknown[]).length).toBeGreaterThan(5);
     expect(replies.find((r) => r.id === 3)?.result).toMatchObject({ structuredContent: { runs: [] } });
+    // The harvest's read worker is embedded and starts: the same payload with a worker as without.
+    cpSync(join(REPO_ROOT, "fixtures", "sessions", "claude"), join(alone, ".claude"), { recursive: true });
+    const harvestWith = (threads: string) =>
+      Bun.spawnSync(
+        [
+          bin,
+          "sleep",
+          "harvest",
+          "--json",
+          "--source",
+          "claude",
+          "--scope",
+          "all",
+          "--harvest-threads",
+          threads,
+          "--state-dir",
+          join(alone, `state-${threads}`),
+        ],
+        { cwd: alone, env: { ...env, SKILLOPT_LOG_LEVEL: "debug" }, stdout: "pipe", stderr: "pipe" },
+      );
+    const pooled = harvestWith("1");
+    const inline = harvestWith("0");
+    expect(new TextDecoder().decode(pooled.stderr)).toContain("on 1 workers");
+    expect(new TextDecoder().decode(pooled.stderr)).not.toContain("read worker");
+    expect(pooled.exitCode).toBe(0);
+    const payload = JSON.parse(new TextDecoder().decode(pooled.stdout)) as { n_sessions: number };
+    expect(payload.n_sessions).toBeGreaterThan(0);
+    expect(payload).toEqual(JSON.parse(new TextDecoder().decode(inline.stdout)));
     // Agent integrations pin this binary by its absolute path.
     const integrate = run(["integrate", "devin", "--project", alone, "--dry-run", "--json"]);
     expect(JSON.parse(new TextDecoder().decode(integrate.stdout)).bin).toEqual([bin]);

@@ -112,4 +112,9 @@ export interface SessionSource {
   ): ReadOutcome;
   /** Release handles (databases) after a harvest. */
   close?(): void;
+  /**
+   * read() depends only on the candidate's file, the prior state and the context (no handle kept
+   * between reads), so it may run on a read worker (sleep/harvest/read-pool.ts).
+   */
+  readonly offThread?: boolean;
 }

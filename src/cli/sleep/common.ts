@@ -69,6 +69,11 @@ export const sleepArgs = {
   "lookback-hours": { type: "string", description: "First-night window in hours (0 = full history)", valueHint: "N" },
   "edit-budget": { type: "string", description: "Max edits per reflect call (0 allowed)", valueHint: "N" },
   "max-sessions": { type: "string", description: "Harvested-session cap", valueHint: "N" },
+  "harvest-threads": {
+    type: "string",
+    description: "Worker threads reading session files (default: by the work and the cores; 0 = none)",
+    valueHint: "N",
+  },
   "max-tasks": { type: "string", description: "Mined-task cap", valueHint: "N" },
   "target-skill-path": {
     type: "string",
@@ -120,6 +125,7 @@ const INT_FLAGS: ReadonlyArray<readonly [string, string]> = [
   ["edit-budget", "edit_budget"],
   ["max-sessions", "max_sessions_per_night"],
   ["max-tasks", "max_tasks_per_night"],
+  ["harvest-threads", "harvest_threads"],
 ];
 
 /** Sleep config key each flag sets (`--project` and `--scope` also set `projects`). */

@@ -48,6 +48,7 @@ export default defineCommand({
       "lookback-hours",
       "max-sessions",
       "max-tasks",
+      "harvest-threads",
       "state-dir",
       "progress",
       "output",
@@ -85,6 +86,7 @@ export default defineCommand({
         state: harvestState(store),
         onProgress: progress.onEvent,
         locations: sourceLocations(cfg),
+        readThreads: cfg.harvest_threads ?? "auto",
       };
       // spec §3.2: auto = Codex, and Claude only when Codex has nothing.
       const auto = cfg.transcript_source === "auto";

@@ -58,6 +58,7 @@ function harvestPortFor(
       env,
       state: harvestState(store),
       locations: sourceLocations(cfg),
+      readThreads: cfg.harvest_threads ?? "auto",
     } as const;
     const sources = sourcesOf(cfg);
     let r = await harvest({ ...opts, sources: cfg.transcript_source === "auto" ? ["codex"] : sources });

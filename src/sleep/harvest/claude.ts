@@ -40,6 +40,7 @@ export const claudeSource: SessionSource = {
   name: "claude",
   filters: { headless: true, agent: true },
   listsEverything: true,
+  offThread: true,
   list(ctx) {
     const files = walkJsonl(join(claudeHome(ctx), "projects"), (name, isDir) =>
       isDir ? name === "subagents" : name.startsWith("agent-"),

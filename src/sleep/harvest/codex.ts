@@ -45,6 +45,7 @@ export const codexSource: SessionSource = {
   name: "codex",
   filters: { headless: false, agent: false },
   listsEverything: true,
+  offThread: true,
   list(ctx) {
     const home = codexHome(ctx);
     const live = walkJsonl(join(home, "sessions"), () => false);

@@ -4,6 +4,7 @@ import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./options.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
+import { ReadPool, type ReadReply, type ReadRequest, readThreads } from "./read-pool.ts";
 import { SOURCES } from "./sources.ts";
 import { type Candidate, digestOf, type ReaderContext, type SessionSource } from "./source.ts";
 import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches, settleFinals } from "./text.ts";
@@ -27,7 +28,20 @@ function scopeKey(scope: Scope, invoked: string): string {
  * scope, newest first across all sources, up to the limit (spec §3, §12.1 items 1–2). Sources
  * that are absent yield nothing.
  */
-export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
+export function harvest(opts: HarvestOptions): Promise<HarvestResult> {
+  // One harvest at a time per process: the database sources keep their open handle in module
+  // state between reads, and a harvest now waits on its read workers between sessions.
+  const run = running.then(() => harvestNow(opts));
+  running = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  return run;
+}
+
+let running: Promise<unknown> = Promise.resolve();
+
+async function harvestNow(opts: HarvestOptions): Promise<HarvestResult> {
   const env = opts.env ?? {};
   const ctx: ReaderContext = {
     locations: opts.locations ?? {},
@@ -42,17 +56,23 @@ export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
   const digests: SessionDigest[] = [];
   const deliveries: Delivery[] = [];
   const lanes: Lane[] = [];
+  let reads: Reads | undefined;
   try {
     for (const name of [...new Set(opts.sources)]) lanes.push(openLane(SOURCES[name], ctx, opts, key));
     const queue = lanes.flatMap((lane) => lane.candidates.map((c) => ({ lane, c })));
     queue.sort((a, b) => b.c.mtimeMs - a.c.mtimeMs || (a.c.key < b.c.key ? -1 : 1));
+    // What each candidate needs is known from the marks alone, before anything is read.
+    const plan: Planned[] = queue.map(({ lane, c }) => ({ lane, c, step: decide(lane, c, ctx, opts) }));
+    reads = new Reads(plan, ctx, opts, Number.isFinite(limit));
     let done = 0;
     let bytes = 0;
-    for (const { lane, c } of queue) {
+    for (let i = 0; i < plan.length; i++) {
+      const item = plan[i]!;
+      const { lane } = item;
       if (digests.length >= limit || opts.signal?.aborted) break;
       done++;
       const before = lane.stats.bytes_read;
-      const got = visit(lane, c, ctx, opts);
+      const got = visit(item, ctx, opts, await reads.take(i));
       bytes += lane.stats.bytes_read - before;
       if (before !== lane.stats.bytes_read || got) {
         opts.onProgress?.({ kind: "session", source: lane.source.name, done, total: queue.length, bytes });
@@ -63,6 +83,7 @@ export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
       lane.stats.sessions++;
     }
   } finally {
+    reads?.close();
     for (const lane of lanes) closeLane(lane, opts);
     shrinkReadBuffer();
   }
@@ -71,6 +92,7 @@ export async function harvest(opts: HarvestOptions): Promise<HarvestResult> {
   return {
     digests,
     stats: lanes.map((l) => l.stats),
+    readWorkers: reads?.workers ?? 0,
     commit() {
       if (committed || !opts.state || deliveries.length === 0) return;
       opts.state.putDelivered(key, deliveries);
@@ -145,27 +167,35 @@ function closeLane(lane: Lane, opts: HarvestOptions): void {
     prune(state, lane.source, lane.files, lane.candidates);
 }
 
-/** One candidate: skip it cheaply, serve it from the parse cache, or read what is new. */
-function visit(
-  lane: Lane,
-  c: Candidate,
-  ctx: ReaderContext,
-  opts: HarvestOptions,
-): { digest: SessionDigest; delivery: Delivery } | undefined {
-  const { source, stats, files, delivered, writes } = lane;
-  const state = opts.state;
+/** What a candidate needs, decided from its marks before anything is read. */
+type Step =
+  /** A second file of a session already seen: nothing, not even counted. */
+  | { kind: "duplicate" }
+  /** Unchanged and already delivered to this scope. */
+  | { kind: "delivered" }
+  /** Outside the time window or the scope, known without reading. */
+  | { kind: "filtered" }
+  /** Unchanged: its state comes from the parse cache. */
+  | { kind: "cached"; prior: SessionFileMark }
+  /** New or changed: read (from the prior offset when the file only grew). */
+  | { kind: "read"; prior: SessionFileMark | undefined };
+
+interface Planned {
+  lane: Lane;
+  c: Candidate;
+  step: Step;
+}
+
+function decide(lane: Lane, c: Candidate, ctx: ReaderContext, opts: HarvestOptions): Step {
+  const { files, delivered } = lane;
   const since = opts.sinceMs;
-  if (lane.seenIds.has(c.sessionId)) return undefined;
+  if (lane.seenIds.has(c.sessionId)) return { kind: "duplicate" };
   lane.seenIds.add(c.sessionId);
   const prior = files.get(c.key);
   const unchanged = prior !== undefined && prior.size === c.size && prior.mtime_ms === c.mtimeMs && prior.revision >= 0;
-  if (unchanged && delivered.get(c.key) === prior.revision) {
-    stats.unchanged++;
-    return undefined;
-  }
+  if (unchanged && delivered.get(c.key) === prior.revision) return { kind: "delivered" };
   if (since !== undefined && (prior ? Math.max(prior.high_water_ms, c.mtimeMs) : c.mtimeMs) < since) {
-    stats.filtered++;
-    return undefined;
+    return { kind: "filtered" };
   }
   if (
     unchanged &&
@@ -173,26 +203,132 @@ function visit(
     prior.project &&
     !projectMatches(prior.project, opts.scope, ctx.invokedProject)
   ) {
+    return { kind: "filtered" };
+  }
+  return unchanged ? { kind: "cached", prior } : { kind: "read", prior };
+}
+
+/** The read of a planned candidate: its request and, once taken, its reply. */
+function readRequest(item: Planned, state: HarvestStateStore | undefined): ReadRequest {
+  const prior = item.step.kind === "read" ? item.step.prior : undefined;
+  const priorState = prior && state ? state.loadState(item.lane.source.name, item.c.key) : undefined;
+  return {
+    source: item.lane.source.name,
+    c: item.c,
+    prior: prior && priorState ? { mark: prior, state: priorState } : undefined,
+  };
+}
+
+/** The same read on this thread, its error kept as the reply (as a worker replies). */
+function readHere(req: ReadRequest, ctx: ReaderContext): ReadReply {
+  try {
+    const outcome = SOURCES[req.source].read(req.c, req.prior, ctx);
+    // Before the digest is kept or mined: only the finals it keeps are redacted, once.
+    if (outcome.state) settleFinals(outcome.state.digest);
+    return { outcome };
+  } catch (err) {
+    return { error: errorMessage(err) };
+  }
+}
+
+/**
+ * The reads of a harvest: on the read pool for `offThread` sources when there is enough to read
+ * (submitted in the harvest's order, a bounded window ahead when a limit may stop it early), on
+ * this thread otherwise.
+ */
+class Reads {
+  private readonly pool: ReadPool | undefined;
+  /** Workers started (0 = every read on this thread). */
+  readonly workers: number = 0;
+  private readonly jobs = new Map<number, number>();
+  private submitted = 0;
+  private readonly offThread: number[];
+
+  constructor(
+    private readonly plan: Planned[],
+    private readonly ctx: ReaderContext,
+    private readonly opts: HarvestOptions,
+    private readonly limited: boolean,
+  ) {
+    this.offThread = [];
+    let bytes = 0;
+    plan.forEach((item, i) => {
+      if (item.step.kind !== "read" || !item.lane.source.offThread) return;
+      this.offThread.push(i);
+      bytes += Math.max(0, item.c.size - (item.step.prior?.offset ?? 0));
+    });
+    const threads = readThreads(opts.readThreads ?? "auto", bytes, this.offThread.length);
+    if (threads === 0) return;
+    this.workers = threads;
+    const { lex: _lex, ...workerCtx } = ctx;
+    this.pool = new ReadPool(
+      threads,
+      workerCtx,
+      (req) => readHere(req, ctx),
+      (reason) => hlog.debug(`${reason}; reading on the main thread`),
+    );
+    hlog.debug(`reading ${this.offThread.length} sessions (${(bytes / 2 ** 20).toFixed(0)} MiB) on ${threads} workers`);
+  }
+
+  /** The reply for plan[i] (undefined when it needs no read). */
+  async take(i: number): Promise<ReadReply | undefined> {
+    const item = this.plan[i]!;
+    if (item.step.kind !== "read") return undefined;
+    const pool = this.pool;
+    if (!pool || !item.lane.source.offThread) return readHere(readRequest(item, this.opts.state), this.ctx);
+    this.fill(i);
+    const id = this.jobs.get(i)!;
+    this.jobs.delete(i);
+    return pool.result(id);
+  }
+
+  close(): void {
+    this.pool?.close();
+  }
+
+  /** Submit off-thread reads up to a window past plan[i] (all of them when nothing can stop early). */
+  private fill(i: number): void {
+    const window = this.limited ? READ_AHEAD : Number.POSITIVE_INFINITY;
+    while (this.submitted < this.offThread.length) {
+      const at = this.offThread[this.submitted]!;
+      if (at > i && at - i > window) break;
+      this.jobs.set(at, this.pool!.submit(readRequest(this.plan[at]!, this.opts.state)));
+      this.submitted++;
+    }
+  }
+}
+
+/** Candidates read ahead of the one being consumed when a limit may end the harvest early. */
+const READ_AHEAD = 32;
+
+/** One candidate: skip it cheaply, serve it from the parse cache, or take what was read. */
+function visit(
+  { lane, c, step }: Planned,
+  ctx: ReaderContext,
+  opts: HarvestOptions,
+  reply: ReadReply | undefined,
+): { digest: SessionDigest; delivery: Delivery } | undefined {
+  const { source, stats, delivered, writes } = lane;
+  const state = opts.state;
+  const since = opts.sinceMs;
+  if (step.kind === "duplicate") return undefined;
+  if (step.kind === "delivered") {
+    stats.unchanged++;
+    return undefined;
+  }
+  if (step.kind === "filtered") {
     stats.filtered++;
     return undefined;
   }
   let sessionState: SessionState | null;
   let mark: SessionFileMark;
-  if (unchanged) {
+  if (step.kind === "cached") {
     stats.unchanged++;
-    mark = prior;
+    mark = step.prior;
     // No state means the file was not a session (rejected, no messages): nothing to re-read.
     sessionState = state?.loadState(source.name, c.key) ?? null;
   } else {
-    const priorState = prior && state ? state.loadState(source.name, c.key) : undefined;
-    ({ sessionState, mark } = readOne(
-      source,
-      c,
-      prior && priorState ? { mark: prior, state: priorState } : undefined,
-      ctx,
-      stats,
-      writes,
-    ));
+    ({ sessionState, mark } = taken(source, c, reply!, stats, writes));
     // Flush the parse cache in batches so memory stays flat on a large history.
     if (state && writes.length >= WRITE_BATCH) state.putFiles(writes.splice(0));
   }
@@ -236,40 +372,37 @@ function prune(
   if (gone.length > 0) state.deleteFiles(source.name, gone);
 }
 
-function readOne(
+/** Account for a read's reply: its mark and state go to the parse cache, an error is counted and said. */
+function taken(
   source: SessionSource,
   c: Candidate,
-  prior: { mark: SessionFileMark; state: SessionState } | undefined,
-  ctx: ReaderContext,
+  reply: ReadReply,
   stats: SourceStats,
   writes: { mark: SessionFileMark; state: SessionState | null }[],
 ): { sessionState: SessionState | null; mark: SessionFileMark } {
-  try {
-    const r = source.read(c, prior, ctx);
-    // Before the digest is kept or mined: only the finals it keeps are redacted, once.
-    if (r.state) settleFinals(r.state.digest);
+  if ("outcome" in reply) {
+    const r = reply.outcome;
     stats.bytes_read += r.bytesRead;
     const mark: SessionFileMark = { source: source.name, key: c.key, ...r.mark };
     writes.push({ mark, state: r.state });
     return { sessionState: r.state, mark };
-  } catch (err) {
-    stats.errors++;
-    hlog.warn(`${source.name}: cannot read ${c.path}: ${errorMessage(err)}`);
-    // Not remembered: a transient error (file vanished, DB busy) is retried next run.
-    const mark: SessionFileMark = {
-      source: source.name,
-      key: c.key,
-      session_id: c.sessionId,
-      project: c.project,
-      high_water_ms: c.mtimeMs,
-      revision: -1,
-      offset: 0,
-      size: c.size,
-      mtime_ms: c.mtimeMs,
-      head_hash: "",
-    };
-    return { sessionState: null, mark };
   }
+  stats.errors++;
+  hlog.warn(`${source.name}: cannot read ${c.path}: ${reply.error}`);
+  // Not remembered: a transient error (file vanished, DB busy) is retried next run.
+  const mark: SessionFileMark = {
+    source: source.name,
+    key: c.key,
+    session_id: c.sessionId,
+    project: c.project,
+    high_water_ms: c.mtimeMs,
+    revision: -1,
+    offset: 0,
+    size: c.size,
+    mtime_ms: c.mtimeMs,
+    head_hash: "",
+  };
+  return { sessionState: null, mark };
 }
 
 type Verdict = "keep" | "own" | "empty" | "scope" | "headless" | "agent";

@@ -27,5 +27,10 @@ export interface HarvestOptions {
   env?: Readonly<Record<string, string | undefined>>;
   platform?: NodeJS.Platform;
   onProgress?: (event: HarvestProgress) => void;
+  /**
+   * Worker threads reading session files besides the main thread: "auto" (the default) starts
+   * some only when there are tens of megabytes to read and more than one core; 0 never does.
+   */
+  readThreads?: number | "auto";
   signal?: AbortSignal;
 }

@@ -30,6 +30,7 @@ export const piSource: SessionSource = {
   name: "pi",
   filters: { headless: true, agent: false },
   listsEverything: true,
+  offThread: true,
   list(ctx) {
     return walkJsonl(join(piHome(ctx), "agent", "sessions"), () => false)
       .map((f) => fileCandidate(f))

@@ -89,6 +89,8 @@ export type HarvestProgress =
 export interface HarvestResult {
   digests: SessionDigest[];
   stats: SourceStats[];
+  /** Worker threads that read session files beside the main thread (0 = none started). */
+  readWorkers: number;
   /**
    * Persist the per-session high-water marks of everything returned (and of everything found
    * unchanged or filtered), so the next incremental harvest reads only what is new. Call it once
