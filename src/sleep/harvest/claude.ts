@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
-import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
+import { arr, type JsonObject, type JsonValue, obj, recordShape, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import type { SessionDigest } from "./types.ts";
@@ -30,8 +30,24 @@ export function blockText(content: JsonValue | undefined, textTypes: readonly st
   return parts.join("\n");
 }
 
-// toolUseResult repeats the tool output in structured form after everything we read; never scan it.
-const CLAUDE_STOP = (key: string, depth: number) => depth === 0 && key === "toolUseResult";
+/**
+ * Everything onRecord reads of a record; the parser builds nothing else. toolUseResult repeats the
+ * tool output in structured form after everything we read: the record ends there, unscanned.
+ */
+const CLAUDE_SHAPE = recordShape({
+  timestamp: true,
+  cwd: true,
+  gitBranch: true,
+  type: true,
+  snapshot: { trackedFileBackups: "keys" },
+  files: "keys",
+  isMeta: true,
+  isSidechain: true,
+  isCompactSummary: true,
+  isVisibleInTranscriptOnly: true,
+  message: { role: true, content: { type: true, text: true, name: true, input: { skill: true } } },
+  toolUseResult: "stop",
+});
 
 const INTERRUPTED = /^\[Request interrupted by user[^\]]*\]$/;
 
@@ -53,7 +69,7 @@ export const claudeSource: SessionSource = {
       prior,
       () => ({ digest: emptyDigest("claude", c.sessionId, c.path), own: false }),
       (rec, st) => onRecord(rec, st.digest, st, ctx),
-      CLAUDE_STOP,
+      CLAUDE_SHAPE,
     );
   },
 };

@@ -1,7 +1,7 @@
 import { basename, join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
-import { arr, type JsonObject, type JsonValue, obj, str } from "./jsonl.ts";
+import { arr, type JsonObject, type JsonValue, obj, recordShape, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import { type Candidate, dirEntries, type ReaderContext, type SessionSource } from "./source.ts";
 import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, projectMatches, noteTime } from "./text.ts";
@@ -26,19 +26,35 @@ function codexHome(ctx: ReaderContext): string {
 
 const UUID_TAIL = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
-// Payload keys holding tool arguments/outputs and encrypted reasoning: everything we read (type,
-// name, role, content, cwd, message) comes before them, and payload is the record's last key.
-const CODEX_BIG = new Set([
-  "output",
-  "arguments",
-  "input",
-  "encrypted_content",
-  "aggregated_output",
-  "formatted_output",
-  "stdout",
-  "stderr",
-]);
-const CODEX_STOP = (key: string, depth: number) => depth === 1 && CODEX_BIG.has(key);
+/**
+ * Everything onRecord reads of a record; the parser builds nothing else. The payload keys holding
+ * tool arguments/outputs and encrypted reasoning end the record: everything we read comes before
+ * them, and payload is the record's last key.
+ */
+const CODEX_SHAPE = recordShape({
+  type: true,
+  timestamp: true,
+  payload: {
+    type: true,
+    timestamp: true,
+    started_at: true,
+    completed_at: true,
+    cwd: true,
+    git: { branch: true },
+    message: true,
+    role: true,
+    content: { text: true, content: true },
+    name: true,
+    output: "stop",
+    arguments: "stop",
+    input: "stop",
+    encrypted_content: "stop",
+    aggregated_output: "stop",
+    formatted_output: "stop",
+    stdout: "stop",
+    stderr: "stop",
+  },
+});
 
 /** Codex rollouts: live `sessions/YYYY/MM/DD/*.jsonl` and flat `archived_sessions/*.jsonl`. */
 export const codexSource: SessionSource = {
@@ -71,7 +87,7 @@ export const codexSource: SessionSource = {
         carry: { pendingUser: [], lastAssistant: "", pendingAssistant: [], projectPinned: false } satisfies CodexCarry,
       }),
       (rec, st) => onRecord(rec, st, ctx),
-      CODEX_STOP,
+      CODEX_SHAPE,
     );
   },
 };

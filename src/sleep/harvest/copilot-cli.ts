@@ -1,7 +1,7 @@
 import { dirname, join, resolve } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
-import { arr, type JsonObject, obj, str } from "./jsonl.ts";
+import { arr, type JsonObject, obj, recordShape, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
 import { type Candidate, dirEntries, type ReaderContext, type ReadOutcome, type SessionSource } from "./source.ts";
 import { type AgentDb, openAgentDb, rowMark } from "./sqlite-source.ts";
@@ -100,6 +100,7 @@ export const copilotCliSource: SessionSource = {
         prior,
         () => ({ digest: emptyDigest("copilot_cli", c.sessionId, c.path), own: false }),
         (rec, st) => onEvent(rec, st, ctx),
+        EVENT_SHAPE,
       );
     }
     const db = open?.db.db;
@@ -146,6 +147,19 @@ export const copilotCliSource: SessionSource = {
     open = undefined;
   },
 };
+
+/** Everything onEvent reads of an event; the parser builds nothing else (tool results are skipped). */
+const EVENT_SHAPE = recordShape({
+  timestamp: true,
+  type: true,
+  data: {
+    context: { cwd: true, branch: true },
+    cwd: true,
+    content: true,
+    toolRequests: { name: true },
+    toolName: true,
+  },
+});
 
 /** One Copilot CLI event (`{type, data, id, timestamp, parentId}`). */
 function onEvent(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
-import { arr, type JsonObject, obj, str } from "./jsonl.ts";
+import { arr, type JsonObject, obj, recordShape, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession } from "./jsonl-source.ts";
 import { blockText } from "./claude.ts";
 import { closeCursorDb, listCursorDb, readCursorDb } from "./cursor-db.ts";
@@ -148,6 +148,7 @@ export const cursorSource: SessionSource = {
       prior,
       () => ({ digest: { ...emptyDigest("cursor", c.sessionId, c.path), project: c.project }, own: false }),
       (rec, st) => onRecord(rec, st, ctx),
+      CURSOR_SHAPE,
     );
     // Cursor records carry no timestamps: the file's mtime is the session's end.
     if (r.state) r.state.digest.ended_at = toIsoUtc(c.mtimeMs);
@@ -162,6 +163,14 @@ function pushFile(out: Candidate[], path: string, sessionId: string, project: st
   const c = fileCandidate(path, sessionId, project);
   if (c) out.push(c);
 }
+
+/** Everything onRecord reads of a transcript line; the parser builds nothing else. */
+const CURSOR_SHAPE = recordShape({
+  type: true,
+  status: true,
+  role: true,
+  message: { role: true, content: { type: true, text: true, name: true } },
+});
 
 const USER_QUERY = /<user_query>([\s\S]*?)<\/user_query>\s*$/;
 

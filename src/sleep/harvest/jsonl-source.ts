@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { SessionFileMark, SessionState } from "../ports.ts";
-import { type JsonObject, obj, parseLine, type StopAt } from "./jsonl.ts";
+import { type JsonObject, obj, parseLine, type Shape } from "./jsonl.ts";
 import { HEAD_BYTES, readLines } from "./read-lines.ts";
 import { type Candidate, dirEntries, type ReadOutcome } from "./source.ts";
 import { toEpochMs, toIsoUtc } from "./text.ts";
@@ -62,15 +62,16 @@ export function walkJsonl(dir: string, skip: (name: string, isDir: boolean) => b
 
 /**
  * Read a JSONL session incrementally: continue from the prior offset and state when the file
- * only grew (same head), else from the start. `onRecord` sees each JSON object line; the
- * objects' long strings are only valid during the call.
+ * only grew (same head), else from the start. `onRecord` sees each JSON object line, built as far
+ * as `shape` declares (everything the reader reads); the objects' long strings are only valid
+ * during the call.
  */
 export function readJsonlSession(
   c: Candidate,
   prior: { mark: SessionFileMark; state: SessionState } | undefined,
   fresh: () => SessionState,
   onRecord: (rec: JsonObject, state: SessionState) => void,
-  stopAt?: StopAt,
+  shape?: Shape,
 ): ReadOutcome {
   let from = 0;
   let state: SessionState | undefined;
@@ -82,8 +83,9 @@ export function readJsonlSession(
   const st = state;
   st.digest.raw_path = c.path;
   const { consumed, bytesRead, head } = readLines(c.path, from, c.size, (buf, s, e, last) => {
-    // An unterminated last line must parse whole: a writer may be half-way through it.
-    const rec = obj(parseLine(buf, s, e, last ? undefined : stopAt));
+    // An unterminated last line is checked whole first: a writer may be half-way through it.
+    if (last && parseLine(buf, s, e) === undefined) return false;
+    const rec = obj(parseLine(buf, s, e, shape));
     if (!rec) return false;
     onRecord(rec, st);
     return true;

@@ -1,6 +1,6 @@
 /**
- * The harvest's fast path (long strings' ends found with native searches, records cut short by
- * `stopAt`) must read exactly what JSON.parse reads. Random documents with adversarial strings
+ * The harvest's fast path (long strings' ends found with native searches, records built only as far
+ * as the reader's shape declares) must read exactly what JSON.parse reads. Random documents with adversarial strings
  * (quotes, backslash runs, escaped newlines, unicode, JSON-looking text, keys named like the
  * readers' inside nested objects) are parsed both ways, and whole Claude/Codex histories built from
  * them are harvested both ways.
@@ -10,7 +10,15 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { mulberry32 } from "../../../src/lib/index.ts";
 import { harvest, type SessionDigest, SOURCE_NAMES } from "../../../src/sleep/harvest/index.ts";
-import { type JsonValue, parseLine, setParsePath, str } from "../../../src/sleep/harvest/jsonl.ts";
+import { takeAuditMisses } from "../../../src/sleep/harvest/json-audit.ts";
+import {
+  type JsonValue,
+  parseLine,
+  recordShape,
+  type ShapeSpec,
+  setParsePath,
+  str,
+} from "../../../src/sleep/harvest/jsonl.ts";
 import { tempDir } from "../../support/tmp.ts";
 import { fakeHome } from "./support.ts";
 
@@ -107,36 +115,54 @@ function spaced(r: Rand, v: unknown): string {
   return JSON.stringify(v);
 }
 
-function parse(text: string, stop?: (k: string, d: number) => boolean): unknown {
+function parse(text: string, spec?: ShapeSpec): unknown {
   const b = Buffer.from(text);
-  const v = parseLine(b, 0, b.length, stop);
+  const v = parseLine(b, 0, b.length, spec && recordShape(spec));
   return v === undefined ? undefined : JSON.parse(JSON.stringify(v as JsonValue));
 }
 
-/** What parseLine with `stop` keeps, computed from JSON.parse: members in order up to the stop key. */
-function cut(v: unknown, stop: (k: string, d: number) => boolean, depth: number): [unknown, boolean] {
+const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === "object" && !Array.isArray(x);
+
+/**
+ * What parseLine with a shape keeps, computed from JSON.parse: the declared members, in order, up
+ * to the first stop member.
+ */
+function project(v: unknown, spec: ShapeSpec): [unknown, boolean] {
   if (Array.isArray(v)) {
     const out: unknown[] = [];
     for (const x of v) {
-      const [c, stopped] = cut(x, stop, depth + 1);
+      const [c, stopped] = project(x, spec);
       if (stopped) return [out, true];
       out.push(c);
     }
     return [out, false];
   }
-  if (v !== null && typeof v === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
-      if (stop(k, depth)) return [out, true];
-      const isObject = x !== null && typeof x === "object" && !Array.isArray(x);
-      const [c, stopped] = cut(x, stop, depth + 1);
+  if (!isObject(v)) return [v, false];
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    const m = Object.hasOwn(spec, k) ? spec[k] : undefined;
+    if (m === undefined) continue;
+    if (m === "stop") return [out, true];
+    if (m === true) out[k] = x;
+    else if (m === "keys") out[k] = isObject(x) ? Object.fromEntries(Object.keys(x).map((key) => [key, null])) : x;
+    else {
+      const [c, stopped] = project(x, m);
       // An object member is attached before it is read; an array only once complete.
-      if (isObject || !stopped) out[k] = c;
+      if (isObject(x) || !stopped) out[k] = c;
       if (stopped) return [out, true];
     }
-    return [out, false];
   }
-  return [v, false];
+  return [out, false];
+}
+
+function randomSpec(r: Rand, depth: number): ShapeSpec {
+  const spec: Record<string, ShapeSpec[string]> = {};
+  for (let i = 0; i < 1 + Math.floor(r() * 5); i++) {
+    const k = r();
+    spec[pick(r, KEYS)] =
+      k < 0.4 ? true : k < 0.5 ? "keys" : k < 0.6 ? "stop" : depth > 2 ? true : randomSpec(r, depth + 1);
+  }
+  return spec;
 }
 
 describe("parseLine's native string ends equal JSON.parse", () => {
@@ -161,21 +187,24 @@ describe("parseLine's native string ends equal JSON.parse", () => {
     expect(longStrings).toBeGreaterThan(100);
   });
 
-  test("records cut short by stopAt keep exactly the members before the stop key", () => {
+  test("records read through a shape keep exactly its members, up to a stop member", () => {
     const r = mulberry32(7);
-    for (let i = 0; i < 150; i++) {
+    let skipped = 0;
+    for (let i = 0; i < 300; i++) {
       const doc: Record<string, unknown> = {};
       for (let k = 0; k < 2 + Math.floor(r() * 6); k++) doc[pick(r, KEYS)] = advValue(r, 1);
-      const stopKey = pick(r, KEYS);
-      const stopDepth = Math.floor(r() * 3);
-      const stop = (k: string, d: number) => d === stopDepth && k === stopKey;
-      const text = JSON.stringify(doc);
-      const [want] = cut(JSON.parse(text), stop, 0);
-      for (const scanBytes of [1, 64]) {
-        setParsePath("native", scanBytes);
-        expect(parse(text, stop)).toEqual(want);
+      const spec = randomSpec(r, 0);
+      for (const text of [JSON.stringify(doc), spaced(r, doc)]) {
+        const [want] = project(JSON.parse(text), spec);
+        if (JSON.stringify(want).length < text.length / 2) skipped++;
+        for (const scanBytes of [1, 7, 64, 1024]) {
+          setParsePath("native", scanBytes);
+          expect(parse(text, spec)).toEqual(want);
+        }
       }
     }
+    // Most of many records was skipped, not just a few keys.
+    expect(skipped).toBeGreaterThan(200);
   });
 
   test("short values decoded once and found again by their bytes stay exact (colliding slots, non-ASCII)", () => {
@@ -337,7 +366,7 @@ function codexSession(r: Rand, id: string, turns: number): string {
 }
 
 async function harvestWith(
-  path: "native" | "scan" | "json",
+  path: "native" | "scan" | "json" | "audit",
   scanBytes: number | undefined,
   sources: (typeof SOURCE_NAMES)[number][],
   locations: Record<string, string>,
@@ -355,6 +384,10 @@ describe("harvested digests are the same on the fast path and the JSON.parse pat
     for (const scanBytes of [1, 64, undefined]) {
       expect(await harvestWith("native", scanBytes, [...SOURCE_NAMES], h.locations)).toEqual(want);
     }
+    // Every member a reader reads is in its shape: with whole records, no undeclared read.
+    takeAuditMisses();
+    expect(await harvestWith("audit", undefined, [...SOURCE_NAMES], h.locations)).toEqual(want);
+    expect(takeAuditMisses()).toEqual([]);
   });
 
   test("random Claude Code and Codex histories with adversarial tool outputs", async () => {
@@ -388,5 +421,32 @@ describe("harvested digests are the same on the fast path and the JSON.parse pat
       expect(await harvestWith("native", scanBytes, ["claude", "codex"], locations)).toEqual(want);
     }
     expect(await harvestWith("scan", undefined, ["claude", "codex"], locations)).toEqual(want);
+    takeAuditMisses();
+    expect(await harvestWith("audit", undefined, ["claude", "codex"], locations)).toEqual(want);
+    expect(takeAuditMisses()).toEqual([]);
+  });
+
+  test("the audit path reports a read its shape does not declare, and what the reader got", () => {
+    const b = Buffer.from(
+      JSON.stringify({ type: "user", cwd: "/w", message: { role: "user", content: [{ type: "text", text: "hi" }] } }),
+    );
+    const spec: ShapeSpec = { type: true, message: { content: { type: true } }, toolUseResult: "stop" };
+    setParsePath("audit");
+    takeAuditMisses();
+    const rec = parseLine(b, 0, b.length, recordShape(spec)) as Record<string, JsonValue>;
+    expect(str(rec.type)).toBe("user");
+    expect(str(rec.cwd)).toBe("/w");
+    const msg = rec.message as Record<string, JsonValue>;
+    expect(str(msg.role)).toBe("user");
+    const block = (msg.content as JsonValue[])[0] as Record<string, JsonValue>;
+    expect(str(block.type)).toBe("text");
+    expect(str(block.text)).toBe("hi");
+    expect("toolUseResult" in rec).toBe(false);
+    expect(takeAuditMisses()).toEqual(["cwd", "message.content[].text", "message.role", "toolUseResult"]);
+    setParsePath("native");
+    // The same reads on the fast path: the undeclared members are simply not there.
+    const fast = parseLine(b, 0, b.length, recordShape(spec)) as Record<string, JsonValue>;
+    expect(fast.cwd).toBeUndefined();
+    expect((fast.message as Record<string, JsonValue>).role).toBeUndefined();
   });
 });

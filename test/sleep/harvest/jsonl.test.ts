@@ -1,13 +1,20 @@
 import { describe, expect, test } from "bun:test";
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type JsonValue, parseLine, RawString, str } from "../../../src/sleep/harvest/jsonl.ts";
+import {
+  type JsonValue,
+  parseLine,
+  RawString,
+  recordShape,
+  type ShapeSpec,
+  str,
+} from "../../../src/sleep/harvest/jsonl.ts";
 import { readLines } from "../../../src/sleep/harvest/read-lines.ts";
 import { tempDir } from "../../support/tmp.ts";
 
-function parse(text: string, stop?: (k: string, d: number) => boolean): JsonValue | undefined {
+function parse(text: string, spec?: ShapeSpec): JsonValue | undefined {
   const b = Buffer.from(text);
-  return parseLine(b, 0, b.length, stop);
+  return parseLine(b, 0, b.length, spec && recordShape(spec));
 }
 
 /** Decode every RawString so values compare as plain JSON. */
@@ -51,17 +58,44 @@ describe("parseLine", () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
-  test("stopAt returns what was read before the key and never scans the rest", () => {
-    const v = parse(
-      '{"type":"user","message":{"role":"user"},"toolUseResult":{"stdout":"not even valid',
-      (k, d) => d === 0 && k === "toolUseResult",
-    );
+  test("a stop member returns what was read before it and never scans the rest", () => {
+    const v = parse('{"type":"user","message":{"role":"user"},"toolUseResult":{"stdout":"not even valid', {
+      type: true,
+      message: true,
+      toolUseResult: "stop",
+    });
     expect(plain(v)).toEqual({ type: "user", message: { role: "user" } });
-    const nested = parse(
-      '{"timestamp":"t","payload":{"type":"function_call_output","output":"xx',
-      (k, d) => d === 1 && k === "output",
-    );
+    const nested = parse('{"timestamp":"t","payload":{"type":"function_call_output","output":"xx', {
+      timestamp: true,
+      payload: { type: true, output: "stop" },
+    });
     expect(plain(nested)).toEqual({ timestamp: "t", payload: { type: "function_call_output" } });
+  });
+
+  test("a shape builds only its members; the rest is skipped but still checked as JSON", () => {
+    const line = JSON.stringify({
+      uuid: "9f80c83a-0000-4000-8000-00000000005a",
+      type: "assistant",
+      big: { deep: [1, 2, { x: "y".repeat(3000) }], s: 'q\\"' },
+      snapshot: { trackedFileBackups: { "src/a.ts": { version: 2 }, "src/b.ts": null }, other: 1 },
+      message: { role: "assistant", content: [{ type: "text", text: "hi", extra: 1 }, "plain", [{ type: "x" }]] },
+      n: -1.5e3,
+    });
+    const spec: ShapeSpec = {
+      type: true,
+      snapshot: { trackedFileBackups: "keys" },
+      message: { role: true, content: { type: true, text: true } },
+    };
+    expect(plain(parse(line, spec))).toEqual({
+      type: "assistant",
+      snapshot: { trackedFileBackups: { "src/a.ts": null, "src/b.ts": null } },
+      message: { role: "assistant", content: [{ type: "text", text: "hi" }, "plain", [{ type: "x" }]] },
+    });
+    // An escaped key still names its member, as JSON.parse reads it.
+    expect(plain(parse('{"t\\u0079pe":"x","other":1}', { type: true }))).toEqual({ type: "x" });
+    for (const bad of ['{"a":{"b":[1,}]},"type":"x"}', '{"a":tru,"type":"x"}', '{"a":"unterminated,"type":1']) {
+      expect(parse(bad, { type: true })).toBeUndefined();
+    }
   });
 });
 

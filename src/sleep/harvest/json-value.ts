@@ -1,0 +1,58 @@
+/**
+ * A JSON string not decoded yet: long strings (tool outputs, file bodies) are located but only
+ * decoded if a reader asks for them, which is what lets harvest skip what the miner never uses.
+ */
+export class RawString {
+  constructor(
+    private readonly buf: Buffer,
+    /** First byte after the opening quote. */
+    readonly start: number,
+    /** Index of the closing quote. */
+    readonly end: number,
+    /** false = known to hold no escape; true = may hold one (checked when decoding). */
+    private readonly mayEscape: boolean,
+  ) {}
+  get byteLength(): number {
+    return this.end - this.start;
+  }
+  toJSON(): string {
+    return this.text();
+  }
+  text(): string {
+    if (!this.mayEscape && this.end - this.start <= TOKEN_MAX) return token(this.buf, this.start, this.end);
+    if (!this.mayEscape || this.buf.subarray(this.start, this.end).indexOf(92) === -1) {
+      return this.buf.toString("utf8", this.start, this.end);
+    }
+    return JSON.parse(this.buf.toString("utf8", this.start - 1, this.end + 1)) as string;
+  }
+}
+
+/**
+ * Short escape-free values (record types, roles, tool names) repeat on every line: each is decoded
+ * once and then found again by its bytes.
+ */
+const TOKEN_MAX = 22;
+const TOKEN_SLOTS = 1024;
+const TOKENS: (string | undefined)[] = new Array(TOKEN_SLOTS).fill(undefined);
+
+export function token(buf: Buffer, start: number, end: number): string {
+  const len = end - start;
+  if (len === 0) return "";
+  if (len > TOKEN_MAX) return buf.toString("utf8", start, end);
+  const slot = (len * 0x9e5 + buf[start]! * 0x3b + buf[start + (len >> 1)]! * 7 + buf[end - 1]!) & (TOKEN_SLOTS - 1);
+  const hit = TOKENS[slot];
+  if (hit !== undefined && hit.length === len) {
+    let k = 0;
+    while (k < len && buf[start + k] === hit.charCodeAt(k)) k++;
+    if (k === len) return hit;
+  }
+  const s = buf.toString("utf8", start, end);
+  // Only ASCII is kept (a string's length then equals its byte count, which the check above needs).
+  if (s.length === len) TOKENS[slot] = s;
+  return s;
+}
+
+export type JsonValue = null | boolean | number | string | RawString | JsonValue[] | JsonObject;
+export interface JsonObject {
+  [key: string]: JsonValue | undefined;
+}
