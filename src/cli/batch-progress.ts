@@ -2,6 +2,11 @@ import type { BatchEvent } from "../backends/index.ts";
 import { batchText } from "../report/index.ts";
 import { clearBatchWait, writeBatchWait } from "../run/index.ts";
 
+/** Whether a batch event is printed: faults (a request given up on, no Batch API) also under --quiet. */
+export function batchShown(e: BatchEvent, quiet: boolean): boolean {
+  return !quiet || e.type === "fallback" || e.type === "live" || e.type === "unsupported";
+}
+
 /**
  * The CLI's view of provider batches: one line per change (submitted, provider status and counts,
  * settled, fallbacks; a plain line each, also off a TTY) and the run folder's batch_wait.json, so
@@ -18,9 +23,7 @@ export function batchProgress(
     else clearBatchWait(runDir);
   };
   return (e) => {
-    // Faults (a request given up on, an endpoint without a Batch API) are printed also under --quiet.
-    if (!o.quiet || e.type === "fallback" || e.type === "live" || e.type === "unsupported")
-      o.write(`  [batch] ${batchText(e)}\n`);
+    if (batchShown(e, o.quiet)) o.write(`  [batch] ${batchText(e)}\n`);
     if (e.type === "submitted" || e.type === "status") {
       pending.set(e.id, { status: e.status, completed: e.type === "status" ? e.completed : 0, total: e.total });
       mark();

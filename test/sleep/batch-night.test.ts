@@ -45,7 +45,7 @@ describe("a Sleep night with sleep.batch", () => {
         { env },
       );
       expect(r.code).toBe(0);
-      return JSON.parse(r.stdout);
+      return { ...JSON.parse(r.stdout), stderr: r.stderr };
     };
     const live = await night("live", false);
     const liveRequests = server.requests.length;
@@ -60,6 +60,10 @@ describe("a Sleep night with sleep.batch", () => {
       edits: live.edits.map((e: { content: string }) => e.content),
     });
     expect(server.batch.batches.length).toBeGreaterThan(0);
+    // The batches' progress is shown as train shows it; a live night has none.
+    expect(batched.stderr).toMatch(/\[sleep\] \[batch\] submitted batch \S+ \(\d+ requests to gpt-4o-mini\)/);
+    expect(batched.stderr).toMatch(/\[sleep\] \[batch\] batch \S+ completed: (\d+)\/\1 answered/);
+    expect(live.stderr).not.toContain("[batch]");
     // Only the reflection (an optimizer call the night waits on) went live; every replay went through a batch.
     const liveDuringBatchNight = server.requests.slice(liveRequests);
     expect(liveDuringBatchNight.every((q) => q.lastUserText.includes("Propose at most"))).toBe(true);

@@ -25,11 +25,12 @@ import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { DataError, homeDir, log, StagingError, UsageError } from "../../lib/index.ts";
 import { harvestState, openHarvestStore, openSleepStore } from "../../store/index.ts";
+import { batchShown } from "../batch-progress.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
-import { nightEventText } from "../../report/index.ts";
+import { batchText, nightEventText } from "../../report/index.ts";
 
 /** Sources a `transcript_source` value names. */
 export function sourcesOf(cfg: SleepConfig): SourceName[] {
@@ -167,7 +168,15 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           ? resolveSkillPath({ ...cfg, target_skill_path: fileTarget }, setup.project)
           : setup.skillPath;
       configurePromptOverrides(env.SKILLOPT_SLEEP_PROMPTS_PATH || join(homeDir(), ".skillopt-sleep", "prompts.json"));
-      const backend = await createSleepBackend(cfg, { project: setup.project, env, stateDir: setup.stateDir });
+      const backend = await createSleepBackend(cfg, {
+        project: setup.project,
+        env,
+        stateDir: setup.stateDir,
+        // sleep.batch: a batch can take hours; its progress is shown as train shows it (faults even under --quiet).
+        onBatch: (e) => {
+          if (batchShown(e, output.quiet)) process.stderr.write(`[sleep] [batch] ${batchText(e)}\n`);
+        },
+      });
       if (!output.quiet && !output.json) process.stderr.write(`[sleep] backend ${backend.describe}\n`);
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).

@@ -15,7 +15,7 @@ import {
   toolShim,
   toolTaskPrompt,
 } from "./prompts.ts";
-import type { MinedCandidate, SleepBackend } from "./types.ts";
+import type { MinedCandidate, SleepBackend, SleepBackendOptions } from "./types.ts";
 
 const JudgeSchema = v.object({
   score: v.pipe(v.number(), v.minValue(0), v.maxValue(1)),
@@ -212,10 +212,7 @@ function layerName(b: SleepBackendName): string {
  * Build a provider-backed Sleep backend as a configuration of the shared model layer (claude and
  * copilot CLIs, codex, the cursor / pi / opencode CLIs headless, Azure / OpenAI-compatible APIs).
  */
-export async function createModelSleepBackend(
-  cfg: SleepConfig,
-  opts: { project: string; env: Readonly<Record<string, string | undefined>>; stateDir?: string },
-): Promise<SleepBackend> {
+export async function createModelSleepBackend(cfg: SleepConfig, opts: SleepBackendOptions): Promise<SleepBackend> {
   const target = cfg.target_backend || cfg.backend;
   const optimizer = cfg.optimizer_backend || cfg.backend;
   if (target === "mock" || target === "handoff" || optimizer === "mock" || optimizer === "handoff") {
@@ -279,6 +276,7 @@ export async function createModelSleepBackend(
   const client = await createModelClient(config, {
     env: opts.env,
     concurrency: { target: cfg.workers, optimizer: cfg.workers },
+    ...(opts.onBatch ? { onBatch: opts.onBatch } : {}),
     ...(opts.stateDir ? { cacheDir: join(opts.stateDir, "cache") } : {}),
     // A money ceiling the night enforces itself: refuse to start when a role's cost is unknowable.
     ...(cfg.max_cost_usd_per_night !== null && cfg.max_cost_usd_per_night !== undefined

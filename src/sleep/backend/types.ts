@@ -1,7 +1,17 @@
+import type { BatchEvent } from "../../backends/index.ts";
 import type { RoundBatching } from "../../engine/index.ts";
 import type { NightLedger } from "../budget.ts";
 import type { JudgeScore } from "../judges.ts";
 import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
+
+/** What building a Sleep backend takes. */
+export interface SleepBackendOptions {
+  project: string;
+  env: Readonly<Record<string, string | undefined>>;
+  stateDir?: string;
+  /** Progress of provider batches (sleep.batch): submitted, status, settled, fallbacks. */
+  onBatch?: (event: BatchEvent) => void;
+}
 
 /** What reflection sees (spec §6.2). */
 export interface ReflectInput {
