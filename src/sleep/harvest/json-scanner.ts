@@ -293,8 +293,11 @@ export class Scanner {
       if (c === 34) {
         const len = i - start;
         this.p = i + 1;
-        const slot = node.byHash.get((h * 31 + len) | 0);
-        return slot !== undefined && slot.name.length === len && sameAscii(b, start, slot.name) ? slot : undefined;
+        h = (h * 31 + len) | 0;
+        const slot = node.table[h & node.mask];
+        return slot !== undefined && slot.hash === h && slot.name.length === len && sameAscii(b, start, slot.name)
+          ? slot
+          : undefined;
       }
       if (c === 92 || c > 127) break;
       h = (h * 31 + c) | 0;
@@ -356,6 +359,12 @@ export class Scanner {
     const b = this.b;
     const scanEnd = Math.min(this.end, start + Math.min(SKIP_SCAN, SCAN_BYTES));
     let i = start;
+    const byteEnd = Math.min(scanEnd, start + 64);
+    while (i < byteEnd) {
+      const c = b[i]!;
+      if (c === 34) return i;
+      i += c === 92 ? 2 : 1;
+    }
     for (;;) {
       const q = this.nextQuote(i, scanEnd);
       if (q === -1) break;

@@ -19,13 +19,20 @@ export const STOP_HERE = 3;
 
 export interface Slot {
   readonly name: string;
+  /** The key is plain ASCII (matched by its bytes, by `hash`); otherwise only found by name. */
+  readonly plain: boolean;
+  readonly hash: number;
   readonly kind: number;
   readonly child: ShapeNode | undefined;
 }
 
-/** A compiled ShapeSpec: members found by the hash the scanner computes over a key's bytes. */
+/**
+ * A compiled ShapeSpec: members found by the hash the scanner computes over a key's bytes, in a
+ * table where no two declared keys share a slot (`hash & mask`).
+ */
 export interface ShapeNode {
-  readonly byHash: Map<number, Slot>;
+  readonly table: (Slot | undefined)[];
+  readonly mask: number;
   readonly byName: Map<string, Slot>;
 }
 
@@ -50,25 +57,31 @@ function keyHash(name: string): number {
 function compile(spec: ShapeSpec, done: Map<ShapeSpec, ShapeNode>): ShapeNode {
   const seen = done.get(spec);
   if (seen) return seen;
-  const node: ShapeNode = { byHash: new Map(), byName: new Map() };
+  const byName = new Map<string, Slot>();
+  const node: ShapeNode = { table: [], mask: 0, byName };
   done.set(spec, node);
   for (const [name, m] of Object.entries(spec)) {
-    const slot: Slot =
-      m === true
-        ? { name, kind: WHOLE, child: undefined }
-        : m === "keys"
-          ? { name, kind: KEYS_ONLY, child: undefined }
-          : m === "stop"
-            ? { name, kind: STOP_HERE, child: undefined }
-            : { name, kind: NESTED, child: compile(m, done) };
-    node.byName.set(name, slot);
-    // Keys written as plain ASCII are matched by their bytes; any other key (and any key written
+    // Keys declared as plain ASCII are matched by their bytes; any other key (and any key written
     // with an escape) is decoded and found by name.
-    if (!/^[\x20-\x7e]*$/.test(name) || name.includes('"') || name.includes("\\")) continue;
-    const h = keyHash(name);
-    const clash = node.byHash.get(h);
-    if (clash) throw new Error(`shape keys ${clash.name} and ${name} share a hash`);
-    node.byHash.set(h, slot);
+    const plain = /^[\x20-\x7e]*$/.test(name) && !name.includes('"') && !name.includes("\\");
+    const child = typeof m === "object" ? compile(m, done) : undefined;
+    const kind = m === true ? WHOLE : m === "keys" ? KEYS_ONLY : m === "stop" ? STOP_HERE : NESTED;
+    byName.set(name, { name, plain, hash: keyHash(name), kind, child });
   }
-  return node;
+  const hashed = [...byName.values()].filter((s) => s.plain);
+  for (let size = 16; size <= 1 << 16; size *= 2) {
+    const table = tableOf(hashed, size);
+    if (table) return Object.assign(node, { table, mask: size - 1 });
+  }
+  throw new Error(`shape keys ${hashed.map((s) => s.name).join(", ")} share hashes`);
+}
+
+/** The slots by `hash & (size - 1)`, or undefined when two of them would share an entry. */
+function tableOf(slots: Slot[], size: number): (Slot | undefined)[] | undefined {
+  const table: (Slot | undefined)[] = new Array(size).fill(undefined);
+  for (const s of slots) {
+    if (table[s.hash & (size - 1)]) return undefined;
+    table[s.hash & (size - 1)] = s;
+  }
+  return table;
 }
