@@ -28,8 +28,9 @@ const UUID_TAIL = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 
 /**
  * Everything onRecord reads of a record; the parser builds nothing else. The payload keys holding
- * tool arguments/outputs and encrypted reasoning end the record: everything we read comes before
- * them, and payload is the record's last key.
+ * tool arguments/outputs, reasoning text (agent_reasoning's `text`, the reasoning item's encrypted
+ * content) and token counts (`info`, `rate_limits`) end the record: each is its payload's last
+ * member or comes after everything we read, and payload is the record's last key.
  */
 const CODEX_SHAPE = recordShape({
   type: true,
@@ -53,6 +54,9 @@ const CODEX_SHAPE = recordShape({
     formatted_output: "stop",
     stdout: "stop",
     stderr: "stop",
+    text: "stop",
+    info: "stop",
+    rate_limits: "stop",
   },
 });
 
