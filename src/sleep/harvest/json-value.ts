@@ -31,7 +31,7 @@ export class RawString {
  * Short escape-free values (record types, roles, tool names) repeat on every line: each is decoded
  * once and then found again by its bytes.
  */
-const TOKEN_MAX = 22;
+const TOKEN_MAX = 64;
 const TOKEN_SLOTS = 1024;
 const TOKENS: (string | undefined)[] = new Array(TOKEN_SLOTS).fill(undefined);
 

@@ -212,22 +212,30 @@ describe("parseLine's native string ends equal JSON.parse", () => {
     // Raw JSON text: the last two are escapes (\u00ff and an escaped backslash).
     const alphabet = ["a", "b", "_", "-", "é", "😀", "Z", "0", "\\u00ff", "\\\\"];
     const seen: string[] = [];
+    const declared = recordShape({ t: true, u: true });
     for (let i = 0; i < 4000; i++) {
       const raw =
         i % 3 === 0 && seen.length > 0
           ? pick(r, seen)
-          : Array.from({ length: 1 + Math.floor(r() * 22) }, () => pick(r, alphabet)).join("");
+          : Array.from({ length: 1 + Math.floor(r() * 40) }, () => pick(r, alphabet)).join("");
       seen.push(raw);
       const b = Buffer.from(`{"t":"${raw}","u":["${raw}"]}`);
       const want = JSON.parse(b.toString());
       const got = parseLine(b, 0, b.length) as Record<string, JsonValue>;
       expect(str(got.t)).toBe(want.t);
       expect(JSON.parse(JSON.stringify(got.u))).toEqual(want.u);
+      // A declared value is decoded as it is read, through the same cache.
+      const shaped = parseLine(b, 0, b.length, declared) as Record<string, JsonValue>;
+      expect(str(shaped.t)).toBe(want.t);
+      expect(JSON.parse(JSON.stringify(shaped.u))).toEqual(want.u);
     }
     // Bytes that are not UTF-8 decode as JSON.parse of the decoded text sees them.
     const bad = Buffer.concat([Buffer.from('{"t":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}')]);
-    for (let i = 0; i < 3; i++)
+    for (let i = 0; i < 3; i++) {
       expect(str((parseLine(bad, 0, bad.length) as Record<string, JsonValue>).t)).toBe("a\ufffd\ufffdb");
+      const shaped = parseLine(bad, 0, bad.length, declared) as Record<string, JsonValue>;
+      expect(str(shaped.t)).toBe("a\ufffd\ufffdb");
+    }
   });
 
   test("broken lines are still refused on the native path", () => {
