@@ -11,23 +11,30 @@ function claudeHome(ctx: ReaderContext): string {
   return ctx.locations.claudeHome || join(homeDir(), ".claude");
 }
 
+const TEXT_BLOCKS: readonly string[] = ["text"];
+
 /** Text of a message's content: a string, or the `\n`-joined `text` blocks. */
-export function blockText(content: JsonValue | undefined, textTypes: readonly string[] = ["text"]): string {
+export function blockText(content: JsonValue | undefined, textTypes: readonly string[] = TEXT_BLOCKS): string {
   const s = str(content);
   if (s !== undefined) return s;
   const blocks = arr(content);
   if (!blocks) return "";
-  const parts: string[] = [];
+  // Most messages hold one text block: it is returned as it is, with no list to join.
+  let first = "";
+  let parts: string[] | undefined;
   for (const b of blocks) {
     const o = obj(b);
     if (!o) continue;
     const t = str(o.type);
     if (t && textTypes.includes(t)) {
       const text = str(o.text);
-      if (text) parts.push(text);
+      if (!text) continue;
+      if (!first) first = text;
+      else if (parts) parts.push(text);
+      else parts = [first, text];
     }
   }
-  return parts.join("\n");
+  return parts ? parts.join("\n") : first;
 }
 
 /**

@@ -156,18 +156,25 @@ function toolEvent(d: SessionState["digest"], type: string, name: string | undef
 function contentText(content: JsonValue | undefined): string {
   const s = str(content);
   if (s !== undefined) return s;
-  const parts: string[] = [];
-  for (const item of arr(content) ?? []) {
+  const items = arr(content);
+  if (!items) return "";
+  // Most messages hold one text item: it is returned as it is, with no list to join.
+  let first = "";
+  let parts: string[] | undefined;
+  for (const item of items) {
     const o = obj(item);
     const t = str(o?.text) ?? (o ? contentText(o.content) : str(item));
-    if (t) parts.push(t);
+    if (!t) continue;
+    if (!first) first = t;
+    else if (parts) parts.push(t);
+    else parts = [first, t];
   }
-  return parts.join("\n");
+  return parts ? parts.join("\n") : first;
 }
 
 /** spec §3.4 sanitisation of injected context (environment, AGENTS.md instruction blocks). */
 function sanitizeCodexUser(text: string): string {
-  const t = text.replaceAll("\u0000", "").trim();
+  const t = (text.includes("\u0000") ? text.replaceAll("\u0000", "") : text).trim();
   if (t.startsWith("<codex_internal_context") || t.startsWith("<environment_context")) return "";
   if (t.startsWith("# AGENTS.md instructions") || t.includes("--- project-doc ---")) {
     const cut = Math.max(t.lastIndexOf("</environment_context>"), t.lastIndexOf("</INSTRUCTIONS>"));
@@ -191,10 +198,12 @@ function isEcho(
   kind: "item" | "event",
   text: string,
 ): boolean {
-  const i = pending.findIndex((p) => p.kind !== kind && p.text === text);
-  if (i >= 0) {
-    pending.splice(i, 1);
-    return true;
+  for (let i = 0; i < pending.length; i++) {
+    const p = pending[i]!;
+    if (p.kind !== kind && p.text === text) {
+      pending.splice(i, 1);
+      return true;
+    }
   }
   pending.push({ kind, text });
   // Echoes follow their message closely; a bounded window keeps old files from growing this.

@@ -43,7 +43,7 @@ export function cleanText(text: string): string {
   // Redact before the final clip (a clipped secret may no longer match), but bound the work on a
   // multi-megabyte paste: nothing past the pre-clip can reach the kept prefix.
   const bounded = text.length > PRE_CLIP ? text.slice(0, PRE_CLIP) : text;
-  const t = redactText(bounded.replaceAll("\u0000", "")).trim();
+  const t = redactText(bounded.includes("\u0000") ? bounded.replaceAll("\u0000", "") : bounded).trim();
   return t.length > MAX_TEXT_CHARS ? `${t.slice(0, MAX_TEXT_CHARS)}…` : t;
 }
 
@@ -112,12 +112,16 @@ const CONTROL_COMMANDS = new Set([
  * as the command line the user typed (`/x a`), or undefined when the text is not one.
  */
 function slashCommandText(text: string): string | undefined {
-  const head = text.slice(0, 400);
-  if (!head.includes("<command-name>")) return undefined;
+  if (!startsWithin(text, "<command-name>", 400)) return undefined;
   const name = /<command-name>\s*([^<]*?)\s*<\/command-name>/.exec(text)?.[1] ?? "";
   const args = /<command-args>([\s\S]*?)<\/command-args>/.exec(text)?.[1]?.trim() ?? "";
   if (!name) return undefined;
   return args ? `${name.startsWith("/") ? name : `/${name}`} ${args}` : "";
+}
+
+/** True when `part` lies whole within the first `n` characters of `text` (text.slice(0, n).includes(part), without the copy). */
+function startsWithin(text: string, part: string, n: number): boolean {
+  return n >= part.length && text.lastIndexOf(part, n - part.length) !== -1;
 }
 
 /** spec §3.2 meta-prompt filter (envelopes, bare or control slash commands, pasted/caveat stubs, command bodies). */
@@ -135,8 +139,7 @@ export function isMetaPrompt(raw: string): boolean {
     }
   }
   if (t.startsWith("[Pasted text") || t.startsWith("Caveat:")) return true;
-  const head = t.slice(0, 200);
-  if (head.includes("<command-message>") || head.includes("<command-name>")) return true;
+  if (startsWithin(t, "<command-message>", 200) || startsWithin(t, "<command-name>", 200)) return true;
   return t.startsWith("# /");
 }
 
@@ -213,11 +216,21 @@ const RAW_FINALS = new WeakMap<SessionDigest, string[]>();
 /** Record one assistant text (finals keep the last MAX_FINALS); settleFinals cleans them into the digest. */
 export function addFinal(d: SessionDigest, raw: string): void {
   // A text that cleans to nothing (blank, NULs) never takes a place among the last ones.
-  if (!raw.replaceAll("\u0000", "").trim()) return;
-  const pending = RAW_FINALS.get(d) ?? [];
-  RAW_FINALS.set(d, pending);
+  if (isBlank(raw)) return;
+  let pending = RAW_FINALS.get(d);
+  if (!pending) {
+    pending = [];
+    RAW_FINALS.set(d, pending);
+  } else if (pending.length === MAX_FINALS) pending.shift();
   pending.push(raw.length > PRE_CLIP ? raw.slice(0, PRE_CLIP) : raw);
-  if (pending.length > MAX_FINALS) pending.splice(0, pending.length - MAX_FINALS);
+}
+
+/** True when a text holds nothing but NULs and white space (so it cleans to ""). */
+function isBlank(raw: string): boolean {
+  // Most texts start with a visible ASCII character: no need to copy them to know.
+  const c = raw.charCodeAt(0);
+  if (c > 32 && c < 127) return false;
+  return !raw.replaceAll("\u0000", "").trim();
 }
 
 /** Clean the assistant texts added since the last call into `assistant_finals` (the last MAX_FINALS). */

@@ -185,3 +185,43 @@ describe("sentinel", () => {
     });
   });
 });
+
+describe("cheap checks read as the copies they replace", () => {
+  test("a command marker counts only when it lies whole within the head (as slice(0, n).includes did)", () => {
+    for (let at = 170; at <= 215; at++) {
+      for (const marker of ["<command-message>", "<command-name>"]) {
+        const text = `${"a".repeat(at)}${marker}x`;
+        expect({ at, marker, meta: isMetaPrompt(text) }).toEqual({
+          at,
+          marker,
+          meta: text.trim().slice(0, 200).includes(marker),
+        });
+      }
+    }
+  });
+  test("a slash-command envelope is read only when its name tag starts within the first 400 characters", async () => {
+    const { addUserText, emptyDigest } = await import("../../../src/sleep/harvest/text.ts");
+    for (const at of [385, 386, 387]) {
+      const d = emptyDigest("claude", "s", "p");
+      const text = `${"b".repeat(at)}<command-name>/fix</command-name><command-args>the flaky test</command-args>`;
+      addUserText(d, text, { own: false }, lex);
+      // Read as a command, the envelope becomes "/fix the flaky test"; past the head it is plain text.
+      expect({ at, prompts: d.user_prompts }).toEqual({
+        at,
+        prompts: at <= 386 ? ["/fix the flaky test"] : [text],
+      });
+    }
+  });
+  test("an assistant text of NULs and white space never takes the place of a final", async () => {
+    const { addFinal, emptyDigest, settleFinals } = await import("../../../src/sleep/harvest/text.ts");
+    const d = emptyDigest("claude", "s", "p");
+    for (let i = 1; i <= 6; i++) addFinal(d, `final ${i}`);
+    for (const blank of ["", " ", "\u0000", " \u0000\n", "\u00a0", "\u3000\ufeff", "\u2028\t"]) addFinal(d, blank);
+    settleFinals(d);
+    expect(d.assistant_finals).toEqual(["final 2", "final 3", "final 4", "final 5", "final 6"]);
+    addFinal(d, "\u00a0kept\u0000");
+    addFinal(d, "\u0000");
+    settleFinals(d);
+    expect(d.assistant_finals).toEqual(["final 3", "final 4", "final 5", "final 6", "kept"]);
+  });
+});
