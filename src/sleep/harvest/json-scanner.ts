@@ -1,3 +1,4 @@
+import { noFTL } from "bun:jsc";
 import { NESTED, type ShapeNode, type Slot, STOP_HERE, WHOLE } from "./json-shape.ts";
 import { type JsonObject, type JsonValue, RawString, token } from "./json-value.ts";
 
@@ -19,6 +20,8 @@ function setViews(buf: Buffer): void {
   w32 = new Uint32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2);
   off = buf.byteOffset;
 }
+
+noFTL(setViews);
 
 const KEYS = new Map<number, string>();
 /** Declared strings up to this many bytes, escape-free, are decoded as they are read. */
