@@ -4,7 +4,9 @@
  * simulator (0 ms per call, call cache on, the real recorder) with train items ×1, ×4, ×16, ×64
  * (12 → 768 steps). Prints time per step, bytes written per step (pages the process dirtied, from
  * /usr/bin/time), the store's size and peak RSS, each beside the ×1 figure, and the peak RSS of
- * `skillopt report` run alone on the same folder (rendering report.html in parts).
+ * `skillopt report` run alone on the same folder (rendering report.html in parts). The peak RSS is
+ * also given until the run writes summary.json (its steps and final evaluation; polled from /proc
+ * every 25 ms), before it renders report.html and closes: where in the run the peak is.
  *
  *   bun bench/scale.ts [--max 64] [--no-jit]
  *
@@ -32,6 +34,8 @@ interface Row {
   bytesPerStep: number | null;
   storeMb: number;
   rssMb: number | null;
+  /** Peak RSS through the steps and the final evaluation (until summary.json is written). */
+  rssRunMb: number | null;
   reportRssMb: number | null;
 }
 
@@ -54,6 +58,7 @@ try {
         `env.train_items=${BASE_TRAIN * factor}`,
       ],
       { SKILLOPT_CACHE_DIR: join(root, `cache-${factor}`), ...jitEnv },
+      { phaseFile: join(out, "summary.json") },
     );
     if (r.code !== 0) throw new Error(`×${factor}: skillopt train exited ${r.code}: ${r.stderr.slice(-1500)}`);
     const steps = Number((JSON.parse(r.stdout) as { steps: number }).steps);
@@ -69,6 +74,7 @@ try {
       bytesPerStep: r.bytesWritten === null ? null : r.bytesWritten / steps,
       storeMb: store / 2 ** 20,
       rssMb: r.peakRssKb === null ? null : r.peakRssKb / 1024,
+      rssRunMb: r.peakRssBeforeKb === null ? null : r.peakRssBeforeKb / 1024,
       reportRssMb: report.peakRssKb === null ? null : report.peakRssKb / 1024,
     });
     process.stderr.write(`  ×${factor} done (${steps} steps, ${r.wallS.toFixed(1)} s)\n`);
@@ -86,7 +92,9 @@ const lines = [
   `runner: ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}${noJit ? ", JIT off (BUN_JSC_useJIT=0)" : ""}`,
   "aims: time/step, bytes written/step and peak RSS each within 1.25× of ×1; store size linear in steps",
   "",
-  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB   report alone MB",
+  "peak RSS MB: the whole run (its steps and final evaluation until summary.json; the rest is report.html and closing)",
+  "",
+  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB (steps+eval)   report alone MB",
   ...rows.map((r) =>
     [
       `×${r.factor}`.padEnd(6),
@@ -97,7 +105,9 @@ const lines = [
         19,
       ),
       `${r.storeMb.toFixed(2)} (${(r.storeMb / r.steps).toFixed(3)})`.padStart(22),
-      `${r.rssMb === null ? "—" : r.rssMb.toFixed(0)}${rel(r.rssMb, base.rssMb)}`.padStart(15),
+      `${r.rssMb === null ? "—" : r.rssMb.toFixed(0)}${rel(r.rssMb, base.rssMb)} (${r.rssRunMb === null ? "—" : r.rssRunMb.toFixed(0)})`.padStart(
+        26,
+      ),
       `${r.reportRssMb === null ? "—" : r.reportRssMb.toFixed(0)}${rel(r.reportRssMb, base.reportRssMb)}`.padStart(15),
     ].join("  "),
   ),

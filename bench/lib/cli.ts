@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const REPO = join(import.meta.dir, "..", "..");
@@ -20,13 +21,42 @@ export interface Measured {
   peakRssKb: number | null;
   bytesWritten: number | null;
   cpuS: number | null;
+  /** Peak RSS (KB) of the product until `phaseFile` appeared (polled from /proc; null when not asked or unknown). */
+  peakRssBeforeKb: number | null;
+}
+
+/** The product's process: the child of /usr/bin/time when it wraps the command, else the spawned process. */
+function productPid(pid: number, wrapped: boolean): number | undefined {
+  if (!wrapped) return pid;
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/)[0];
+    return first ? Number(first) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** VmHWM (KB) of a live process on Linux, else undefined. */
+function highWaterKb(pid: number): number | undefined {
+  try {
+    const m = /^VmHWM:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * Run the CLI as a user would, under /usr/bin/time for its peak RSS, CPU time and bytes written
- * (when /usr/bin/time exists).
+ * (when /usr/bin/time exists). With `phaseFile`, the process's high-water RSS is also polled
+ * (every 25 ms, from /proc) until that file appears: the peak of the run's first phase (e.g. a
+ * training run until it writes summary.json, just before report.html).
  */
-export async function runMeasured(args: string[], env: Record<string, string> = {}): Promise<Measured> {
+export async function runMeasured(
+  args: string[],
+  env: Record<string, string> = {},
+  opts: { phaseFile?: string } = {},
+): Promise<Measured> {
   const timeBin = (await Bun.file("/usr/bin/time").exists()) ? ["/usr/bin/time", "-f", "@@time %M %O %U %S"] : [];
   const cmd = [...timeBin, ...productCommand(), ...args];
   const spawnedAt = Date.now();
@@ -36,6 +66,19 @@ export async function runMeasured(args: string[], env: Record<string, string> = 
     env: { ...process.env, NO_COLOR: "1", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  let before: number | undefined;
+  const phaseFile = opts.phaseFile;
+  const poll = phaseFile
+    ? setInterval(() => {
+        if (existsSync(phaseFile)) {
+          clearInterval(poll);
+          return;
+        }
+        const pid = child.pid === undefined ? undefined : productPid(child.pid, timeBin.length > 0);
+        const hwm = pid === undefined ? undefined : highWaterKb(pid);
+        if (hwm !== undefined) before = hwm;
+      }, 25)
+    : undefined;
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => {
@@ -45,6 +88,7 @@ export async function runMeasured(args: string[], env: Record<string, string> = 
     stderr += d;
   });
   const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? 1)));
+  clearInterval(poll);
   const wallS = (performance.now() - t0) / 1000;
   const m = /@@time (\d+) (\d+) ([\d.]+) ([\d.]+)/.exec(stderr);
   return {
@@ -56,6 +100,7 @@ export async function runMeasured(args: string[], env: Record<string, string> = 
     peakRssKb: m ? Number(m[1]) : null,
     bytesWritten: m ? Number(m[2]) * 512 : null,
     cpuS: m ? Number(m[3]) + Number(m[4]) : null,
+    peakRssBeforeKb: before ?? null,
   };
 }
 
