@@ -1,15 +1,6 @@
 import { noFTL } from "bun:jsc";
 import { auditRecord } from "./json-audit.ts";
-import {
-  evenRun,
-  MALFORMED,
-  Malformed,
-  SCAN_BYTES_DEFAULT,
-  Scanner,
-  sameAscii,
-  setScanBytes,
-  Stop,
-} from "./json-scanner.ts";
+import { evenRun, MALFORMED, Malformed, SCAN_BYTES_DEFAULT, Scanner, sameAscii, setScanBytes } from "./json-scanner.ts";
 import { recordShape, type Shape, type ShapeSpec } from "./json-shape.ts";
 import { type JsonObject, type JsonValue, RawString, token } from "./json-value.ts";
 
@@ -41,17 +32,21 @@ function parseWith(buf: Buffer, from: number, end: number, shape: Shape | undefi
   let root: JsonValue | undefined;
   try {
     s.ws();
+    // A record cut short by a stop member is what was read before it (a top-level array: nothing).
     if (s.b[s.p] === 123) {
       const o: JsonObject = Object.create(null);
       root = o;
       if (shape) s.fillShaped(o, shape.root);
       else s.fillObject(o);
-    } else root = shape ? s.shaped(shape.root) : s.value();
+      if (s.stopped) return o;
+    } else {
+      root = shape ? s.shaped(shape.root) : s.value();
+      if (s.stopped) return undefined;
+    }
     s.ws();
     if (s.p !== end) throw MALFORMED;
     return root;
   } catch (err) {
-    if (err instanceof Stop) return root;
     if (err instanceof Malformed) return undefined;
     throw err;
   }
