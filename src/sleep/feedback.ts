@@ -3,6 +3,8 @@
 // with a short negation window, so "correct" does not fire inside "incorrect" and "not great" is
 // not praise (spec §3.2, §12.1 item 8).
 
+import { noFTL } from "bun:jsc";
+
 const NEG_PHRASES = [
   "still broken",
   "still not",
@@ -197,7 +199,7 @@ export function detectFeedback(text: string, lex: FeedbackLexicon, negation: Neg
     let praised = false;
     let negated = false;
     for (const [at] of occurrences(t, phrase)) {
-      if (negSpans.some(([a, b]) => at >= a && at < b)) continue;
+      if (inside(negSpans, at)) continue;
       if (NEGATORS.test(before(t, at))) negated = true;
       else praised = true;
     }
@@ -205,6 +207,11 @@ export function detectFeedback(text: string, lex: FeedbackLexicon, negation: Neg
     if (negated && outcome) negatedPraise.push(`neg:not ${phrase.text}`);
   }
   return negatedPraise.length > 0 ? [...out, ...negatedPraise] : out;
+}
+
+function inside(spans: readonly [number, number][], at: number): boolean {
+  for (const [a, b] of spans) if (at >= a && at < b) return true;
+  return false;
 }
 
 /** The 24 characters before a match: the window a negator is looked for in. */
@@ -276,3 +283,6 @@ function isAsciiWordChar(c: number): boolean {
 function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+// Run on every harvested prompt for a fraction of a second per process: not worth an FTL compile.
+for (const f of [detectFeedback, phrasesIn, occurrences]) noFTL(f as () => void);

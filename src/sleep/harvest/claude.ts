@@ -105,7 +105,11 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
     // Every snapshot repeats the session's tracked files: each path is cleaned once per session.
     const seen = SEEN_PATHS.get(d) ?? new Set<string>();
     SEEN_PATHS.set(d, seen);
-    for (const k of Object.keys(snap).slice(0, 20)) {
+    // An index loop: iterating a slice of Object.keys made the compiled reader bail out and be
+    // compiled again (the key arrays come in several internal kinds).
+    const keys = Object.keys(snap);
+    for (let i = 0; i < keys.length && i < 20; i++) {
+      const k = keys[i]!;
       if (seen.has(k)) continue;
       seen.add(k);
       addUnique(d.files_touched, cleanMeta(k));

@@ -235,4 +235,4 @@ function assistantText(st: SessionState, raw: string, kind: "item" | "event"): v
 // The per-record reader stays out of the FTL tier, like the parser (jsonl.ts): it inlines the
 // text helpers, and compiling it with FTL took ~140 ms of CPU in half the runs of a 0.4 s harvest
 // of the 256 MB bench corpus, for no measurable gain in the time it ran.
-for (const f of [onRecord, contentText]) noFTL(f as () => void);
+for (const f of [onRecord, contentText, isEcho, userText, assistantText, sanitizeCodexUser]) noFTL(f as () => void);

@@ -1,3 +1,4 @@
+import { noFTL } from "bun:jsc";
 import { isAbsolute, resolve, sep } from "node:path";
 import { redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
 import { detectFeedback, type FeedbackLexicon, feedbackLexicon } from "../feedback.ts";
@@ -163,14 +164,19 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   const corrections = keepWithinCap(d.user_prompts, lex);
   const tags = detectFeedback(text, lex);
   d.user_prompts.push(text);
-  corrections.push(tags.some((t) => t.startsWith("neg:")));
+  corrections.push(hasComplaint(tags));
   for (const tag of tags) addUnique(d.feedback_signals, tag);
   return true;
 }
 
 /** True when a prompt carries a negative signal (a correction). */
 function isCorrection(text: string, lex: Lexicon): boolean {
-  return detectFeedback(text, lex).some((t) => t.startsWith("neg:"));
+  return hasComplaint(detectFeedback(text, lex));
+}
+
+function hasComplaint(tags: readonly string[]): boolean {
+  for (const t of tags) if (t.startsWith("neg:")) return true;
+  return false;
 }
 
 /**
@@ -185,7 +191,7 @@ function keepWithinCap(prompts: string[], lex: Lexicon): boolean[] {
   let drop = head;
   if (prompts.length < MAX_PROMPTS_HARD) {
     for (let i = head; i < prompts.length; i++) {
-      if (corr[i] || corr[i + 1]) continue;
+      if (corr[i] || (i + 1 < corr.length && corr[i + 1])) continue;
       drop = i;
       break;
     }
@@ -366,4 +372,19 @@ export function toEpochMs(value: unknown): number | undefined {
 export function toIsoUtc(value: unknown): string {
   const ms = toEpochMs(value);
   return ms === undefined ? "" : new Date(ms).toISOString();
+}
+
+// The per-record text helpers stay out of the FTL tier, like the readers that call them: a harvest
+// is a fresh process that runs them for a fraction of a second, too short to repay an FTL compile.
+for (const f of [
+  addUserText,
+  addFinal,
+  settleFinals,
+  cleanText,
+  stripInjected,
+  noteTime,
+  keepWithinCap,
+  hasComplaint,
+]) {
+  noFTL(f as () => void);
 }
