@@ -2,6 +2,13 @@ import type { ShapeSpec } from "./json-shape.ts";
 import type { JsonValue } from "./json-value.ts";
 
 const misses = new Set<string>();
+/** Each audited record's whole value and shape, for materialize (see auditedRecord). */
+const AUDITED = new WeakMap<object, { whole: JsonValue; spec: ShapeSpec }>();
+
+/** The whole value and shape behind an audited record (undefined for anything else). */
+export function auditedRecord(v: unknown): { whole: JsonValue; spec: ShapeSpec } | undefined {
+  return v !== null && typeof v === "object" ? AUDITED.get(v) : undefined;
+}
 
 /** The reads of undeclared members seen since the last call (paths like `message.content[].name`). */
 export function takeAuditMisses(): string[] {
@@ -16,7 +23,10 @@ export function takeAuditMisses(): string[] {
  * the reader carries on. Tests run every reader this way to prove its shape is complete.
  */
 export function auditRecord(v: JsonValue | undefined, shape: ShapeSpec): JsonValue | undefined {
-  return watch(v, shape, "");
+  const watched = watch(v, shape, "");
+  if (v !== undefined && watched !== null && typeof watched === "object")
+    AUDITED.set(watched, { whole: v, spec: shape });
+  return watched;
 }
 
 function watch(v: JsonValue | undefined, shape: ShapeSpec | "keys", path: string): JsonValue | undefined {

@@ -361,15 +361,37 @@ export class Scanner {
     if (c === 116) this.literal("true", true);
     else if (c === 102) this.literal("false", false);
     else if (c === 110) this.literal("null", null);
-    else {
-      const from = this.p;
-      while (this.p < this.end) {
-        const d = b[this.p]!;
-        if ((d >= 48 && d <= 57) || d === 45 || d === 43 || d === 46 || d === 101 || d === 69) this.p++;
-        else break;
-      }
-      if (this.p === from) throw MALFORMED;
+    else this.skipNumber();
+  }
+
+  /** Step over a number as JSON writes one: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+  private skipNumber(): void {
+    const b = this.b;
+    const end = this.end;
+    let i = this.p;
+    if (i < end && b[i] === 45) i++;
+    if (i < end && b[i] === 48) i++;
+    else if (i < end && b[i]! >= 49 && b[i]! <= 57) i = this.digits(i + 1);
+    else throw MALFORMED;
+    if (i < end && b[i] === 46) {
+      const from = i + 1;
+      i = this.digits(from);
+      if (i === from) throw MALFORMED;
     }
+    if (i < end && (b[i] === 101 || b[i] === 69)) {
+      i++;
+      if (i < end && (b[i] === 43 || b[i] === 45)) i++;
+      const from = i;
+      i = this.digits(from);
+      if (i === from) throw MALFORMED;
+    }
+    this.p = i;
+  }
+
+  private digits(i: number): number {
+    const b = this.b;
+    while (i < this.end && b[i]! >= 48 && b[i]! <= 57) i++;
+    return i;
   }
 
   /** The closing quote of the string whose first byte is at `start`. */

@@ -1,5 +1,5 @@
 import { noFTL } from "bun:jsc";
-import { auditRecord } from "./json-audit.ts";
+import { auditedRecord, auditRecord } from "./json-audit.ts";
 import { evenRun, MALFORMED, Malformed, SCAN_BYTES_DEFAULT, Scanner, sameAscii, setScanBytes } from "./json-scanner.ts";
 import { recordShape, type Shape, type ShapeSpec } from "./json-shape.ts";
 import { type JsonObject, type JsonValue, RawString, token } from "./json-value.ts";
@@ -91,12 +91,15 @@ export function arr(v: JsonValue | undefined): JsonValue[] | undefined {
 
 /**
  * A plain copy of a parsed value that outlives the read buffer: RawStrings decoded, and keys the
- * reader never uses (`drop(key, parent)`) left out without decoding them.
+ * reader never uses (`drop(key, parent)`) left out without decoding them. The copy of an audited
+ * record is audited in turn (the reader reads the copy).
  */
 export function materialize(
   v: JsonValue | undefined,
   drop?: (key: string, parent: JsonObject) => boolean,
 ): JsonValue | undefined {
+  const audited = auditedRecord(v);
+  if (audited) return auditRecord(materialize(audited.whole, drop), audited.spec);
   if (v instanceof RawString) return v.text();
   if (Array.isArray(v)) return v.map((x) => materialize(x, drop) ?? null);
   if (v !== null && typeof v === "object") {

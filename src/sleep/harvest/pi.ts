@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
 import type { SessionState } from "../ports.ts";
-import { arr, type JsonObject, materialize, obj, parseLine, str } from "./jsonl.ts";
+import { arr, type JsonObject, materialize, obj, parseLine, recordShape, str } from "./jsonl.ts";
 import { readLines } from "./read-lines.ts";
 import { fileCandidate, fileRevision, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, ReadOutcome, SessionSource } from "./source.ts";
@@ -50,7 +50,7 @@ export const piSource: SessionSource = {
         }
       }
       if (blank) return true;
-      const rec = obj(parseLine(buf, s, e));
+      const rec = obj(parseLine(buf, s, e, PI_SHAPE));
       if (!rec) {
         // A half-written last line is the writer still at work: wait for it, reject nothing.
         if (!last) bad = true;
@@ -85,10 +85,23 @@ export const piSource: SessionSource = {
   },
 };
 
-// Never read: reasoning, tool arguments, tool results' content and provider details.
-const PI_DROP = new Set(["thinking", "thinkingSignature", "arguments", "details", "usage"]);
+/**
+ * Everything build() reads of an entry (the header's fields included); the parser builds nothing
+ * else, so reasoning, tool arguments and provider details are skipped unread.
+ */
+const PI_SHAPE = recordShape({
+  type: true,
+  id: true,
+  parentId: true,
+  version: true,
+  cwd: true,
+  timestamp: true,
+  message: { role: true, toolName: true, content: { type: true, text: true, name: true } },
+});
+
+// A tool result's content is never read either, which only its role tells.
 function piDrop(key: string, parent: JsonObject): boolean {
-  return PI_DROP.has(key) || (key === "content" && str(parent.role) === "toolResult");
+  return key === "content" && str(parent.role) === "toolResult";
 }
 
 /** Decode what we may need later (the read buffer is reused after each line), nothing else. */

@@ -96,6 +96,18 @@ describe("parseLine", () => {
     for (const bad of ['{"a":{"b":[1,}]},"type":"x"}', '{"a":tru,"type":"x"}', '{"a":"unterminated,"type":1']) {
       expect(parse(bad, { type: true })).toBeUndefined();
     }
+    // A skipped number is held to JSON's grammar, as JSON.parse holds it.
+    const numbers = ["0", "-0", "12", "3.25", "-1.5e-7", "1E+5", "0.0e0", "01", "+1", ".5", "1.", "-", "1e", "1e+"];
+    for (const n of numbers) {
+      const line = `{"n":${n},"type":"x"}`;
+      let valid = true;
+      try {
+        JSON.parse(line);
+      } catch {
+        valid = false;
+      }
+      expect([n, parse(line, { type: true }) !== undefined]).toEqual([n, valid]);
+    }
   });
 });
 
