@@ -56,6 +56,21 @@ const CRED_WORD_OR_PWD = /key|token|passw|secret|pwd/i;
  */
 const NAMED_CREDENTIAL = /pass|pwd|secret|token|cred|key|auth/i;
 
+// Where a change of the rules that match a name before a separator can start: the need with what
+// must follow it in the rule's own pattern, so prose that only mentions a key, a token or a
+// password ("rotate the auth token") is not searched by the rule's longer pattern.
+/**
+ * Rule 1: a quoted CRED_NAME, `pwd` or `accountkey` before `:`. Every CRED_NAME ends in `key`,
+ * `token`, `password`, `passwd` or `secret` (CRED_NOUN, CRED_COMPACT).
+ */
+const QUOTED_CRED_KEY = /(?:key|token|passw(?:or)?d|secret|pwd)["']\s*:/i;
+/** Rule 10: a CRED_NAME right before `=`, `:`, `=>` or `:=` (blanks between). */
+const CRED_ASSIGNED = /(?:key|token|passw(?:or)?d|secret)[ \t]*[:=]/i;
+/** Rule 11: one of its nouns, blanks, then at least six characters of a value. */
+const CRED_SPACED_VALUE = /(?:key|token|password|secret)[ \t]+[^\s"';&,)\]}]{6}/i;
+/** Rule 15: a NAMED_CREDENTIAL word, the rest of the name, its closing quote and blanks, then the separator. */
+const NAMED_CREDENTIAL_ASSIGNED = /(?:pass|pwd|secret|token|cred|key|auth)[\w.-]*["']?[ \t]*[:=]/i;
+
 interface Rule {
   re: RegExp;
   replace: (match: string, ...groups: string[]) => string;
@@ -66,6 +81,11 @@ interface Rule {
    * change); see the rule.
    */
   need: string | RegExp;
+  /**
+   * Also necessary, tested only once `need` was found: the need with what must follow it (a
+   * capture-free pattern). Not part of the shared pre-check, which stays a list of short words.
+   */
+  near?: RegExp;
   /** Runs the rule instead of `text.replace(re, replace)`. */
   apply?: (text: string) => string;
 }
@@ -117,6 +137,7 @@ const RULES: Rule[] = [
   {
     re: new RegExp(String.raw`(["'])((?:${CRED_NAME}|pwd|accountkey))\1(\s*:\s*)(${VALUE})`, "gi"),
     need: CRED_WORD_OR_PWD,
+    near: QUOTED_CRED_KEY,
     replace: (match, q, name, sep, value) => {
       if (!value || value.startsWith(REDACTED_PREFIX) || value.slice(1).startsWith(REDACTED_PREFIX)) return match;
       if (/^(?:true|false|null)$/i.test(value)) return match;
@@ -220,12 +241,14 @@ const RULES: Rule[] = [
   {
     re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@'"]*):([^\s/?#'"]+)@(?=[^\s@]*)/gi,
     need: "://",
+    near: /:\/\/[^\s:/?#@'"]*:[^\s/?#'"]+@/,
     replace: (match, scheme, user, pass) => (pass.startsWith(REDACTED_PREFIX) ? match : `${scheme}${user}:[REDACTED]@`),
   },
   // curl / wget basic auth on the command line: `curl -u user:pass`, `--user user:pass`, `--proxy-user`.
   {
     re: /(\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?)(["']?)([^\s:"']*):([^\s"']+)/g,
     need: /curl|wget|http/,
+    near: /\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)/,
     replace: (match, head, q, user, pass) =>
       pass.startsWith(REDACTED_PREFIX) ? match : `${head}${q}${user}:[REDACTED]`,
   },
@@ -233,6 +256,7 @@ const RULES: Rule[] = [
   {
     re: new RegExp(String.raw`(authorization\s*:\s*(?:bearer|basic))(\s+)(${VALUE})`, "gi"),
     need: /authorization/i,
+    near: /authorization\s*:\s*(?:bearer|basic)\s/i,
     replace: keepName("[REDACTED]"),
   },
   { need: "Bearer", re: /(\bBearer)(\s+)([A-Za-z0-9._~+/=-]{20,})/g, replace: keepName("[REDACTED]") },
@@ -240,6 +264,7 @@ const RULES: Rule[] = [
   {
     re: new RegExp(String.raw`(?<![A-Za-z0-9_-])((?:password|pwd))(\s*=\s*)(${VALUE})`, "gi"),
     need: /password|pwd/i,
+    near: /(?:password|pwd)\s*=/i,
     replace: (match, name, sep, value, offset, input) => {
       if (value?.startsWith(REDACTED_PREFIX)) return match;
       const at = Number(offset);
@@ -252,12 +277,14 @@ const RULES: Rule[] = [
     // Starts only at the beginning of a name (not after `_`/`-`), so a long a_b_c… run is scanned once.
     re: new RegExp(String.raw`((?<![A-Za-z0-9_-])${CRED_NAME})([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`, "gi"),
     need: CRED_WORD,
+    near: CRED_ASSIGNED,
     replace: (match, name, sep, value) => (plainValue(value) ? match : keepName("[REDACTED]")(match, name, sep, value)),
   },
   // 11. Whitespace form `token <value>` when the value looks like a credential, not prose.
   {
     re: new RegExp(String.raw`(${NOT_BEFORE}(?:api[_-]?key|token|password|secret))([ \t]+)([^\s"';&,)\]}]{6,})`, "gi"),
     need: CRED_WORD,
+    near: CRED_SPACED_VALUE,
     replace: (match, name, sep, value) => {
       if (!value || value.startsWith(REDACTED_PREFIX)) return match;
       const credential = /[0-9_./+=:@-]/.test(value) || /^[A-Za-z]{16,}$/.test(value);
@@ -275,6 +302,7 @@ const RULES: Rule[] = [
   {
     re: new RegExp(String.raw`(AccountKey)(\s*=\s*)(${VALUE})`, "gi"),
     need: /accountkey/i,
+    near: /accountkey\s*=/i,
     replace: keepName("[REDACTED_STORAGE_KEY]"),
   },
   // 15. Assignment to any name that says PASS / SECRET / TOKEN / KEY / CREDENTIAL (env style, `export`,
@@ -283,6 +311,7 @@ const RULES: Rule[] = [
   {
     re: ASSIGNMENT_RE,
     need: NAMED_CREDENTIAL,
+    near: NAMED_CREDENTIAL_ASSIGNED,
     replace: (match, q, name, sep, value) => credentialAssignment(match, q, name, sep, value),
     apply: assignments,
   },
@@ -291,12 +320,30 @@ const RULES: Rule[] = [
 // Cheap pre-check: a text in which no rule's `need` occurs is left as it is (case-insensitive
 // here, which only widens it). Each need is tested again, on the text as the earlier rules left
 // it, before its rule runs.
-const TRIGGER = new RegExp(
-  RULES.map((r) => (typeof r.need === "string" ? r.need.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : r.need.source)).join(
-    "|",
-  ),
-  "i",
-);
+const TRIGGER = new RegExp(RULES.map(needSource).join("|"), "i");
+
+function needSource(rule: Rule): string {
+  return typeof rule.need === "string" ? rule.need.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : rule.need.source;
+}
+
+function caseSensitiveNeed(rule: Rule): boolean {
+  return typeof rule.need === "string" || !rule.need.flags.includes("i");
+}
+
+/**
+ * Runs of consecutive rules whose needs are exact-case (the token shapes): one pattern of all their
+ * needs says, on the text as the rules before the run left it, whether any of them can fire. When
+ * none can, none changes the text, so the whole run is passed over without testing each need.
+ */
+const RUNS: { from: number; to: number; any: RegExp }[] = [];
+for (let i = 0; i < RULES.length; ) {
+  let j = i;
+  while (j < RULES.length && caseSensitiveNeed(RULES[j]!) && !RULES[j]!.near) j++;
+  if (j - i >= 2) {
+    RUNS.push({ from: i, to: j, any: new RegExp(RULES.slice(i, j).map(needSource).join("|")) });
+    i = j;
+  } else i++;
+}
 
 /** Off: every rule runs on every text (tests compare both ways). */
 let PREFILTER = true;
@@ -421,8 +468,18 @@ export function redactText(text: string): string {
   const known = KNOWN_SECRETS.size > 0 ? maskKnown(text) : text;
   if (PREFILTER && !TRIGGER.test(known)) return known;
   let out = known;
-  for (const rule of RULES) {
+  let run = 0;
+  for (let i = 0; i < RULES.length; i++) {
+    const rule = RULES[i]!;
+    if (PREFILTER && RUNS[run]?.from === i) {
+      const { to, any } = RUNS[run++]!;
+      if (!any.test(out)) {
+        i = to - 1;
+        continue;
+      }
+    }
     if (PREFILTER && !(typeof rule.need === "string" ? out.includes(rule.need) : rule.need.test(out))) continue;
+    if (PREFILTER && rule.near && !rule.near.test(out)) continue;
     if (rule.apply) {
       out = rule.apply(out);
       continue;

@@ -128,6 +128,61 @@ describe("redaction pre-filter", () => {
     expect(changed).toBeLessThan(4000);
   });
 
+  test("a name, quote, blanks, separator and value in every arrangement redact the same both ways", () => {
+    // The rules that match a name before a separator also check, before their own pattern, that the
+    // separator follows the name's last word (`near`); this walks the arrangements around that edge.
+    const names = ["api_key", "API-KEY", "token", "db.password", "passwd", "secret", "clientSecret", "MY_SERVICE_KEY"];
+    names.push(
+      "dbPass",
+      "pwd",
+      "PWD",
+      "AccountKey",
+      "credentials",
+      "auth",
+      "x_auth_token",
+      "authorization",
+      "sort_key",
+    );
+    const quotes = ["", '"', "'"];
+    const blanks = ["", " ", "\t", "  ", "\n", " \n "];
+    const seps = [":", "=", "=>", ":=", " ", "", ";", ": bearer ", ": basic "];
+    const values = [
+      "abc123def456",
+      '"quoted value 1"',
+      "'q1x2y3z4'",
+      "{braced}",
+      "$VAR",
+      "true",
+      "short",
+      "dXNlcjpwYXNz",
+    ];
+    values.push("https://u:p4ssw0rd@host.example/x", "abcdefghijklmnopqrstuvwxyz0123", "-u admin:Pa55word");
+    const before = [
+      "",
+      "curl -u ",
+      "note: ",
+      "x ",
+      "export ",
+      "postgres://app:",
+      "wget http://h/ --user ",
+      "a=",
+      "Server=db;",
+    ];
+    const r = mulberry32(7);
+    const one = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
+    let changed = 0;
+    for (let i = 0; i < 4000; i++) {
+      const q = one(quotes);
+      let text = `${one(before)}${q}${caseVariant(r, one(names))}${r() < 0.8 ? q : one(quotes)}${one(blanks)}${one(seps)}`;
+      text += `${one(blanks)}${one(values)}${r() < 0.3 ? ` ${one(names)} ${one(values)}` : ""}`;
+      const [fast, all] = bothWays(text);
+      expect({ text, out: fast }).toEqual({ text, out: all });
+      if (fast !== text) changed++;
+    }
+    expect(changed).toBeGreaterThan(1000);
+    expect(changed).toBeLessThan(4000);
+  });
+
   test("texts without any rule's literal pass through untouched, even full of ':' and '='", () => {
     for (const text of ["a: b = c", "No, that's still wrong: fix it", "x=1 y=2 z:3", "time: 12:30"]) {
       const [fast, all] = bothWays(text);
