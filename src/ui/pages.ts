@@ -4,8 +4,9 @@ import {
   fmtScore,
   renderCompareChart,
   renderDiff,
-  renderRunBody,
+  renderRunBodyParts,
   type RunView,
+  type StepDetails,
 } from "../report/index.ts";
 import { RUN_FILES } from "../run/index.ts";
 import { LAUNCH_FIELDS } from "./launch-form.ts";
@@ -19,6 +20,22 @@ type Tab = "runs" | "compare" | "launch" | "sleep";
  * authenticated by the HttpOnly session cookie, which no script can read.
  */
 export function page(opts: { title: string; tab: Tab; body: string; pageId: string }): string {
+  return `${pageHead(opts)}${opts.body}${PAGE_TAIL}`;
+}
+
+/** The page shell around a body given in parts (a long run's page is written as it is rendered). */
+export function* pageParts(
+  opts: { title: string; tab: Tab; pageId: string },
+  body: Iterable<string>,
+): Generator<string> {
+  yield pageHead(opts);
+  yield* body;
+  yield PAGE_TAIL;
+}
+
+const PAGE_TAIL = "</main></body></html>";
+
+function pageHead(opts: { title: string; tab: Tab; pageId: string }): string {
   const nav = (["runs", "compare", "launch", "sleep"] as const)
     .map(
       (t) =>
@@ -32,7 +49,7 @@ export function page(opts: { title: string; tab: Tab; body: string; pageId: stri
 name="diffmode" id="dm-split">
 <nav class="top"><b>SkillOpt</b>${nav}<span class="modes-inline">diff: <label for="dm-unified">unified</label> <label for="dm-split">side by \
 side</label></span></nav>
-<main>${opts.body}</main></body></html>`;
+<main>`;
 }
 
 function rowHtml(r: RunRow): string {
@@ -90,17 +107,25 @@ data-launch="${esc(l.id)}">Stop</button>`
   }</p><pre class="log" id="launch-log">${esc(l.log.slice(-15).join("\n"))}</pre></div>`;
 }
 
-/** The part of a run's page the live view re-renders when the run changes. */
-export function runBodyHtml(run: RunView, id: string): string {
-  return `<div id="run-body" data-run="${esc(id)}" data-steps="${run.steps.length}" data-status="${esc(run.status)}">${renderRunBody(run)}</div>`;
+/**
+ * The part of a run's page the live view re-renders when the run changes, in parts: with
+ * `details`, each page of steps has its details read when its part is reached (a long run's body
+ * is megabytes, never held whole); without, the view's steps carry them already.
+ */
+export function* runBodyParts(run: RunView, id: string, details?: StepDetails): Generator<string> {
+  yield `<div id="run-body" data-run="${esc(id)}" data-steps="${run.steps.length}" data-status="${esc(run.status)}">`;
+  yield* renderRunBodyParts(run, details);
+  yield "</div>";
 }
 
-export function runPage(run: RunView, id: string, launch?: LaunchInfo): string {
+/** A run's page (inside the shell), in parts: see runBodyParts. */
+export function* runPageParts(run: RunView, id: string, launch?: LaunchInfo, details?: StepDetails): Generator<string> {
   const eid = encodeURIComponent(id);
-  return `${launch ? launchPanel(launch) : ""}<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/${RUN_FILES.report}">${RUN_FILES.report}</a> · <a \
+  yield `${launch ? launchPanel(launch) : ""}<p class="meta"><a href="/">← runs</a> · <a href="/runs/${eid}/${RUN_FILES.report}">${RUN_FILES.report}</a> · <a \
 href="/runs/${eid}/files/${RUN_FILES.bestSkill}">${RUN_FILES.bestSkill}</a> · <a href="/runs/${eid}/files/${RUN_FILES.history}">${RUN_FILES.history}</a> · \
 <span id="live" class="live">${run.status === "running" ? "live" : ""}</span></p>
-${runBodyHtml(run, id)}`;
+`;
+  yield* runBodyParts(run, id, details);
 }
 
 function runOptions(rows: RunRow[], selected: string | undefined): string {

@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { relative } from "node:path";
-import { loadRunView, type RunView } from "../report/index.ts";
+import { loadRunView, openRunForParts, type RunForParts, type RunView } from "../report/index.ts";
 import { findRuns, isRunDir, type RunRow as RunFolderRow, type RunStatus, readRunRow } from "../run/index.ts";
 import { resolveInside } from "./security.ts";
 
@@ -28,6 +28,12 @@ export function readRun(dir: string, override?: StatusOverride): { run: RunView;
   const o = override?.(dir);
   const run = loadRunView(dir, o ? { status: o } : {});
   return { run, error: run.storeError ?? run.errors[0] ?? run.warnings[0] ?? null };
+}
+
+/** Open a run to render its page in parts (the steps' details read a page at a time); close it when done. */
+export function openRun(dir: string, override?: StatusOverride): RunForParts {
+  const o = override?.(dir);
+  return openRunForParts(dir, o ? { status: o } : {});
 }
 
 /** The rows of every run under root, newest first (the run module's rows and status rule). */

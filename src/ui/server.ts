@@ -1,13 +1,23 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import type { Server } from "bun";
-import { renderReportHtml } from "../report/index.ts";
+import { renderReportParts } from "../report/index.ts";
 import { errorMessage, log } from "../lib/index.ts";
 import { UI_CSS, UI_JS } from "./assets.ts";
 import { type LaunchRequest, listLaunchConfigs, validateLaunch } from "./launch-form.ts";
 import { Launcher, selfCommand } from "./launcher.ts";
-import { comparePage, errorPage, launchesHtml, launchPage, page, runBodyHtml, runPage, runsPage } from "./pages.ts";
-import { listRuns, readRun, runDirOf } from "./run-index.ts";
+import {
+  comparePage,
+  errorPage,
+  launchesHtml,
+  launchPage,
+  page,
+  pageParts,
+  runBodyParts,
+  runPageParts,
+  runsPage,
+} from "./pages.ts";
+import { listRuns, openRun, readRun, runDirOf } from "./run-index.ts";
 import { BodyError, forbiddenSegment, MAX_BODY_BYTES, parseJsonBody } from "./request-body.ts";
 import { BASE_HEADERS, Guard, PAGE_CSP, resolveInside } from "./security.ts";
 import { createSleepPanel, type SleepPanel, type SleepVerb, sleepAction, sleepPage } from "./sleep-panel.ts";
@@ -65,6 +75,50 @@ function html(body: string, status = 200): Response {
   return new Response(body, {
     status,
     headers: headers({ "content-type": "text/html; charset=utf-8", "content-security-policy": PAGE_CSP }),
+  });
+}
+
+/**
+ * An HTML page sent as it is rendered (about 64 KB at a time): a long run's page is megabytes and
+ * its steps' details are read a page at a time, so it is never held whole. `close` runs when the
+ * page is done, fails or the client goes away.
+ */
+function htmlParts(parts: Iterable<string>, close: () => void, csp = PAGE_CSP): Response {
+  const it = parts[Symbol.iterator]();
+  const encoder = new TextEncoder();
+  let open = true;
+  const done = () => {
+    if (!open) return;
+    open = false;
+    close();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      try {
+        let chunk = "";
+        while (chunk.length < 65_536) {
+          const next = it.next();
+          if (next.done) {
+            if (chunk) controller.enqueue(encoder.encode(chunk));
+            controller.close();
+            done();
+            return;
+          }
+          chunk += next.value;
+        }
+        controller.enqueue(encoder.encode(chunk));
+      } catch (err) {
+        done();
+        log.withTag("ui").error(`rendering a page failed: ${errorMessage(err)}`);
+        controller.error(err);
+      }
+    },
+    cancel() {
+      done();
+    },
+  });
+  return new Response(body, {
+    headers: headers({ "content-type": "text/html; charset=utf-8", "content-security-policy": csp }),
   });
 }
 
@@ -286,17 +340,26 @@ export function startUi(opts: UiOptions): UiServer {
       const rest = rm[2] ?? "";
       const dir = runOf(id);
       if (rest === "" || rest === "/") {
-        const { run } = readRun(dir, status);
-        return html(page({ title: run.name, tab: "runs", pageId: "run", body: runPage(run, id, launcher.byDir(dir)) }));
+        const o = openRun(dir, status);
+        return htmlParts(
+          pageParts(
+            { title: o.run.name, tab: "runs", pageId: "run" },
+            runPageParts(o.run, id, launcher.byDir(dir), o.details),
+          ),
+          o.close,
+        );
       }
       if (rest === "/body") {
-        const { run } = readRun(dir, status);
-        return html(runBodyHtml(run, id));
+        const o = openRun(dir, status);
+        return htmlParts(runBodyParts(o.run, id, o.details), o.close);
       }
       if (rest === "/report.html") {
-        const res = html(renderReportHtml(readRun(dir, status).run));
-        res.headers.set("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-        return res;
+        const o = openRun(dir, status);
+        return htmlParts(
+          renderReportParts(o.run, { details: o.details }),
+          o.close,
+          "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+        );
       }
       if (rest === "/events")
         return stream((send) => hub.subscribe(dir, (version) => send("update", { version })), req);

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { collectWhenGrown, writeFileAtomic } from "../../lib/index.ts";
 import { type LoadOptions, openRunView } from "./load.ts";
-import { renderReportParts } from "./render.ts";
-import type { StepView } from "./run-view.ts";
+import { renderReportParts, type StepDetails } from "./render.ts";
+import type { RunView, StepView } from "./run-view.ts";
 
 export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-charts.ts";
 export { renderDiff } from "./diff-html.ts";
@@ -11,9 +11,36 @@ export { type LoadOptions, loadRunView } from "./load.ts";
 export { type RunState, readRunState } from "./store-state.ts";
 export { editsFromArtifacts, normalizeEdit } from "./edits.ts";
 export { normalizeAction, normalizeStep, normalizeSummary } from "./normalize.ts";
-export { renderReportHtml, renderRunBody } from "./render.ts";
+export { renderReportHtml, renderReportParts, renderRunBodyParts, type StepDetails } from "./render.ts";
 export type * from "./run-view.ts";
 export { REPORT_CSS } from "./style.ts";
+
+/** A run opened to be rendered in parts: its view (steps without their details), their reader, and close. */
+export interface RunForParts {
+  run: RunView;
+  /** The details of a few steps (a page of the step list), read when their part is rendered. */
+  details: StepDetails;
+  close(): void;
+}
+
+/**
+ * Open a run to render it in parts (report.html, the dashboard's run page): the step records are
+ * read 64 at a time and the steps' details when their part is reached, so a long run is never
+ * held whole. Each page leaves garbage behind (parsed records and artifacts, rendered diffs): it is
+ * collected whenever the process has grown by 4 MB. `close` releases the run's store.
+ */
+export function openRunForParts(outDir: string, opts: LoadOptions = {}): RunForParts {
+  const collect = collectWhenGrown(4 * 2 ** 20);
+  const open = openRunView(outDir, { ...opts, onPage: collect });
+  return {
+    run: open.run,
+    details: (steps: readonly StepView[]) => {
+      collect();
+      return open.details(steps);
+    },
+    close: () => open.close(),
+  };
+}
 
 /**
  * Render `<outDir>/report.html` from the run's store and files (atomically, written in parts as
@@ -22,16 +49,10 @@ export { REPORT_CSS } from "./style.ts";
  * files become errors or warnings in the report; it throws only when the file cannot be written.
  */
 export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: string; errors: string[] } {
-  // Each page of steps leaves garbage behind (parsed records and artifacts, rendered diffs): collected as it grows.
-  const collect = collectWhenGrown(4 * 2 ** 20);
-  const open = openRunView(outDir, { ...opts, onPage: collect });
+  const open = openRunForParts(outDir, opts);
   try {
     const path = join(outDir, "report.html");
-    const details = (steps: readonly StepView[]) => {
-      collect();
-      return open.details(steps);
-    };
-    writeFileAtomic(path, renderReportParts(open.run, { details }));
+    writeFileAtomic(path, renderReportParts(open.run, { details: open.details }));
     return { path, errors: open.run.errors };
   } finally {
     open.close();

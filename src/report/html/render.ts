@@ -279,7 +279,7 @@ function configSection(run: RunView): string {
 }
 
 /** Reads the per-step details (edits, diffs' inputs) of a few steps at a time, for a view whose steps lack them. */
-type StepDetails = (steps: readonly StepView[]) => StepView[];
+export type StepDetails = (steps: readonly StepView[]) => StepView[];
 
 /** Steps whose details are read at once when the page is written in parts. */
 const DETAIL_PAGE = 32;
@@ -303,7 +303,7 @@ function* stepDetailParts(run: RunView, details: StepDetails | undefined, warnin
  * Everything about a run except the page shell, in parts (a long run's page is megabytes: it is
  * written piece by piece, never held whole). Used by report.html and the dashboard.
  */
-function renderRunBodyParts(run: RunView, details?: StepDetails): Generator<string> {
+export function renderRunBodyParts(run: RunView, details?: StepDetails): Generator<string> {
   if (run.evaluation && run.steps.length === 0)
     return lines([renderHeader(run), warningsSection(run), evaluationSection(run), configSection(run)]);
   const initial = run.initialSkill;
@@ -334,11 +334,6 @@ id="best-skill">${esc(best)}</pre>`;
     bestSection,
     configSection(run),
   ]);
-}
-
-/** Everything about a run except the page shell, as one string (the dashboard's run page). */
-export function renderRunBody(run: RunView): string {
-  return [...renderRunBodyParts(run)].join("");
 }
 
 /** The diff-mode switch (pure CSS: radio inputs before <main>). */
