@@ -127,6 +127,11 @@ function startsWithin(text: string, part: string, n: number): boolean {
 
 /** spec §3.2 meta-prompt filter (envelopes, bare or control slash commands, pasted/caveat stubs, command bodies). */
 export function isMetaPrompt(raw: string): boolean {
+  return metaPrompt(raw, true);
+}
+
+/** isMetaPrompt; `mayHoldTag` false says the text has no `<` (so no command marker to look for). */
+function metaPrompt(raw: string, mayHoldTag: boolean): boolean {
   const t = raw.trim();
   if (!t) return true;
   if (t.startsWith("<") && t.endsWith(">")) return true;
@@ -140,7 +145,7 @@ export function isMetaPrompt(raw: string): boolean {
     }
   }
   if (t.startsWith("[Pasted text") || t.startsWith("Caveat:")) return true;
-  if (startsWithin(t, "<command-message>", 200) || startsWithin(t, "<command-name>", 200)) return true;
+  if (mayHoldTag && (startsWithin(t, "<command-message>", 200) || startsWithin(t, "<command-name>", 200))) return true;
   return t.startsWith("# /");
 }
 
@@ -154,10 +159,13 @@ export function hasSentinel(raw: string): boolean {
  * its feedback. Returns false when the message was a meta prompt.
  */
 export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean }, lex: Lexicon): boolean {
-  if (hasSentinel(raw)) flags.own = true;
-  const command = slashCommandText(raw);
-  const spoken = command !== undefined ? command : stripInjected(raw);
-  if (isMetaPrompt(spoken)) return false;
+  // The sentinel, a command envelope and injected blocks all start with `<`: most prompts hold
+  // none, and one search says so for all three.
+  const tagged = raw.includes("<");
+  if (tagged && hasSentinel(raw)) flags.own = true;
+  const command = tagged ? slashCommandText(raw) : undefined;
+  const spoken = command !== undefined ? command : tagged ? stripInjected(raw) : raw;
+  if (metaPrompt(spoken, tagged || command !== undefined)) return false;
   const text = cleanText(spoken);
   if (!text) return false;
   d.n_user_turns++;
