@@ -3,6 +3,7 @@ import { isAbsolute, resolve } from "node:path";
 import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./options.ts";
+import { releaseParser } from "./jsonl.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
 import { ReadPool, type ReadReply, type ReadRequest, readThreads } from "./read-pool.ts";
 import { SOURCES } from "./sources.ts";
@@ -86,6 +87,7 @@ async function harvestNow(opts: HarvestOptions): Promise<HarvestResult> {
     reads?.close();
     for (const lane of lanes) closeLane(lane, opts);
     shrinkReadBuffer();
+    releaseParser();
   }
   for (const lane of lanes) opts.onProgress?.({ kind: "source_done", stats: lane.stats });
   let committed = false;

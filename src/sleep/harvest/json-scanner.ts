@@ -21,6 +21,16 @@ function setViews(buf: Buffer): void {
 
 noFTL(setViews);
 
+/** Drop the views of the last buffer read, so a read buffer grown for one huge line can be freed. */
+export function releaseViews(s: Scanner): void {
+  lastBuf = undefined;
+  u8 = new Uint8Array(0);
+  w32 = new Uint32Array(0);
+  off = 0;
+  s.buf = Buffer.alloc(0);
+  s.b = u8;
+}
+
 const KEYS = new Map<number, string>();
 /** Declared strings up to this many bytes, escape-free, are decoded as they are read. */
 const WANTED_EAGER = 64;

@@ -1,6 +1,15 @@
 import { noFTL } from "bun:jsc";
 import { auditedRecord, auditRecord } from "./json-audit.ts";
-import { evenRun, MALFORMED, Malformed, SCAN_BYTES_DEFAULT, Scanner, sameAscii, setScanBytes } from "./json-scanner.ts";
+import {
+  evenRun,
+  MALFORMED,
+  Malformed,
+  releaseViews,
+  SCAN_BYTES_DEFAULT,
+  Scanner,
+  sameAscii,
+  setScanBytes,
+} from "./json-scanner.ts";
 import { recordShape, type Shape, type ShapeSpec } from "./json-shape.ts";
 import { type JsonObject, type JsonValue, RawString, token } from "./json-value.ts";
 
@@ -15,6 +24,11 @@ let PATH: "native" | "json" | "audit" = "native";
  * only the members it declares are built (see Shape); the rest of the record is checked as JSON
  * but never decoded, and a record cut short by a `"stop"` member is returned as read so far.
  */
+/** Forget the last buffer parsed (the harvest's end: a buffer grown for one huge line can be freed). */
+export function releaseParser(): void {
+  releaseViews(scanner);
+}
+
 export function parseLine(buf: Buffer, start: number, end: number, shape?: Shape): JsonValue | undefined {
   // A UTF-8 byte-order mark (Windows editors) before the first record.
   const from = buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf ? start + 3 : start;

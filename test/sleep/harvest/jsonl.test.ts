@@ -6,10 +6,11 @@ import {
   parseLine,
   RawString,
   recordShape,
+  releaseParser,
   type ShapeSpec,
   str,
 } from "../../../src/sleep/harvest/jsonl.ts";
-import { readLines } from "../../../src/sleep/harvest/read-lines.ts";
+import { readLines, shrinkReadBuffer } from "../../../src/sleep/harvest/read-lines.ts";
 import { tempDir } from "../../support/tmp.ts";
 
 function parse(text: string, spec?: ShapeSpec): JsonValue | undefined {
@@ -142,5 +143,25 @@ describe("readLines", () => {
     });
     expect(got).toEqual([{ b: 2 }]);
     expect(second.bytesRead).toBe(Bun.file(path).size - 8);
+  });
+
+  test("after a harvest, the buffer grown for a huge line is not held by the reader or the parser", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "huge.jsonl");
+    writeFileSync(path, `${JSON.stringify({ t: "y".repeat(5 * 1024 * 1024) })}\n`);
+    let grown: WeakRef<ArrayBuffer> | undefined;
+    (() => {
+      readLines(path, 0, Bun.file(path).size, (buf, s, e) => {
+        grown = new WeakRef(buf.buffer as ArrayBuffer);
+        return parseLine(buf, s, e) !== undefined;
+      });
+    })();
+    expect(grown?.deref()?.byteLength).toBeGreaterThan(5 * 1024 * 1024);
+    shrinkReadBuffer();
+    releaseParser();
+    Bun.gc(true);
+    expect(grown?.deref()).toBeUndefined();
+    // Parsing still works after the release.
+    expect(plain(parseLine(Buffer.from('{"a":[1,"b"]}'), 0, 13))).toEqual({ a: [1, "b"] });
   });
 });
