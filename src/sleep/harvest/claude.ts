@@ -75,7 +75,12 @@ export const claudeSource: SessionSource = {
     return readJsonlSession(
       c,
       prior,
-      () => ({ digest: emptyDigest("claude", c.sessionId, c.path), own: false }),
+      () => {
+        const digest = emptyDigest("claude", c.sessionId, c.path);
+        // Made with the digest, so the reader's compiled code never meets a missing set.
+        SEEN_PATHS.set(digest, new Set());
+        return { digest, own: false };
+      },
       (rec, st) => onRecord(rec, st.digest, st, ctx),
       CLAUDE_SHAPE,
     );
@@ -103,8 +108,11 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
     const snap = obj(obj(rec.snapshot)?.trackedFileBackups) ?? obj(rec.files);
     if (!snap) return;
     // Every snapshot repeats the session's tracked files: each path is cleaned once per session.
-    const seen = SEEN_PATHS.get(d) ?? new Set<string>();
-    SEEN_PATHS.set(d, seen);
+    let seen = SEEN_PATHS.get(d);
+    if (!seen) {
+      seen = new Set<string>();
+      SEEN_PATHS.set(d, seen);
+    }
     // An index loop: iterating a slice of Object.keys made the compiled reader bail out and be
     // compiled again (the key arrays come in several internal kinds).
     const keys = Object.keys(snap);

@@ -20,7 +20,7 @@ const MAX_LIST = 50;
 
 /** A fresh, empty digest. */
 export function emptyDigest(source: SourceName, sessionId: string, rawPath: string): SessionDigest {
-  return {
+  const d: SessionDigest = {
     session_id: sessionId,
     source,
     project: "",
@@ -37,6 +37,11 @@ export function emptyDigest(source: SourceName, sessionId: string, rawPath: stri
     n_assistant_turns: 0,
     raw_path: rawPath,
   };
+  // Its working lists exist from the start, so the compiled readers never meet a missing one (a
+  // value of a type they did not expect makes them bail out and be compiled again).
+  CORRECTIONS.set(d.user_prompts, []);
+  RAW_FINALS.set(d, []);
+  return d;
 }
 
 /** Redact, remove NULs, trim, clip: the one treatment every harvested text gets. */
