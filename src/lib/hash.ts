@@ -5,6 +5,28 @@ export function sha256(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
+/**
+ * Hex sha256 of the concatenation of `parts`, without building it (a simulator request key joins
+ * a whole prompt). The same digest as `sha256(parts.join(""))`: where a part ending in a high
+ * surrogate meets one starting with a low surrogate (a pair split across parts), they are joined.
+ */
+export function sha256Parts(parts: readonly string[]): string {
+  const h = createHash("sha256");
+  let carry = "";
+  for (const part of parts) {
+    let p = carry ? carry + part : part;
+    carry = "";
+    const last = p.charCodeAt(p.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      carry = p.slice(-1);
+      p = p.slice(0, -1);
+    }
+    if (p) h.update(p);
+  }
+  if (carry) h.update(carry);
+  return h.digest("hex");
+}
+
 /** JSON with object keys sorted recursively, so equal values hash equally. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));

@@ -5,7 +5,7 @@
  * the edge cases of JSON.stringify, on seeded random values, and against a pinned digest.
  */
 import { describe, expect, test } from "bun:test";
-import { canonicalJson, hashJson, mulberry32, sha256 } from "../../src/lib/index.ts";
+import { canonicalJson, hashJson, mulberry32, sha256, sha256Parts } from "../../src/lib/index.ts";
 
 const reference = (v: unknown) => sha256(canonicalJson(v));
 
@@ -129,6 +129,32 @@ describe("hashJson", () => {
     for (let i = 0; i < 400; i++) {
       const v = { messages: [value(0), { role: "user", content: text(Math.floor(rnd() * 20_000)) }], extra: value(0) };
       expect(hashJson(v)).toBe(reference(v));
+    }
+  });
+});
+
+describe("sha256Parts", () => {
+  test("is the digest of the joined parts, surrogate pairs split across parts included", () => {
+    const rnd = mulberry32(3);
+    const units = ["a", "\u0000", "—", "😀", "\ud83d", "\ude00", "\n", "é"];
+    const part = () => {
+      let s = "";
+      const n = Math.floor(rnd() * (rnd() < 0.2 ? 5000 : 6));
+      while (s.length < n) s += units[Math.floor(rnd() * units.length)];
+      return s;
+    };
+    const fixed = [
+      ["x\ud83d", "\ude00y"],
+      ["\ud83d"],
+      ["", "\ud83d", "", "\ude00"],
+      ["a\ud83d", "b"],
+      [],
+      ["\ude00", "\ud83d"],
+    ];
+    for (const parts of fixed) expect(sha256Parts(parts)).toBe(sha256(parts.join("")));
+    for (let i = 0; i < 500; i++) {
+      const parts = Array.from({ length: Math.floor(rnd() * 5) }, part);
+      expect(sha256Parts(parts)).toBe(sha256(parts.join("")));
     }
   });
 });

@@ -1,7 +1,7 @@
 import { family, lastJsonBlock, parseTaskValue, rulesInSkill } from "./conventions.ts";
 import type { TrainConfig } from "../../config/index.ts";
 import type { ChatMessage, ChatRequest, Role } from "../../engine/index.ts";
-import { sha256 } from "../../lib/index.ts";
+import { sha256Parts } from "../../lib/index.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
 import { simAnalyst, type SimKnobs } from "./analyst.ts";
 import { makeDraw } from "./draw.ts";
@@ -50,7 +50,8 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
     .join("\n");
   const user = text([...messages].reverse().find((m) => m.role === "user")?.content ?? "");
   const block = lastJsonBlock(user);
-  const reqKey = sha256(`${system}\u0000${user}\u0000${sampleIndex}`).slice(0, 16);
+  // Hashed in parts: an optimizer prompt is up to a few hundred thousand characters, not copied again here.
+  const reqKey = sha256Parts([system, "\u0000", user, `\u0000${sampleIndex}`]).slice(0, 16);
   const draw = makeDraw(o.seed);
   const k: SimKnobs = { draw, noise: o.noiseRate };
   const data = (block && typeof block === "object" ? block : {}) as Record<string, unknown>;
