@@ -141,7 +141,7 @@ export const SleepConfigSchema = v.strictObject({
   max_tasks_per_night: int(40, 0, "mined-task cap"),
   max_sessions_per_night: nullableInt("harvested-session cap (null = 3 × max_tasks_per_night)"),
   harvest_threads: nullableInt(
-    "worker threads reading session files beside the main one (null = auto: by the bytes to read and the cores; 0 = none)",
+    "worker threads reading session files beside the main one (null = auto: past 512 MB to read, by the cores; 0 = none)",
   ),
   max_tokens_per_night: nullableInt("token ceiling per night, enforced from the ledger (null = none)"),
   max_calls_per_night: nullableInt("model-call ceiling per night (null = none)"),

@@ -64,6 +64,8 @@ export default defineCommand({
     const store = openHarvestStore(setup.statePath);
     const progress = progressRenderer(cfg.progress && !output.quiet);
     let result: HarvestResult;
+    /** The harvest's own cost (reading and digesting the sessions; not start-up or mining). */
+    let timing: { seconds: number; cpu_seconds: number; read_workers: number };
     try {
       let sinceMs: number | undefined;
       if (args.new) {
@@ -91,8 +93,16 @@ export default defineCommand({
       // spec §3.2: auto = Codex, and Claude only when Codex has nothing.
       const auto = cfg.transcript_source === "auto";
       const sources: SourceName[] = auto ? ["codex"] : sourcesOf(cfg);
+      const started = performance.now();
+      const cpu = process.cpuUsage();
       result = await harvest({ ...opts, sources });
       if (auto && result.digests.length === 0) result = await harvest({ ...opts, sources: ["claude"] });
+      const used = process.cpuUsage(cpu);
+      timing = {
+        seconds: round3((performance.now() - started) / 1000),
+        cpu_seconds: round3((used.user + used.system) / 1e6),
+        read_workers: result.readWorkers,
+      };
     } finally {
       progress.done();
       store.close();
@@ -120,7 +130,7 @@ export default defineCommand({
     });
     const written = args.output ? writeTasksFile(args.output, payload) : undefined;
     if (output.json) {
-      printJson({ ...payload, ...(written ? { output: written } : {}), harvest: result.stats });
+      printJson({ ...payload, ...(written ? { output: written } : {}), harvest: result.stats, harvest_timing: timing });
       return;
     }
     const lines = [`${result.digests.length} sessions -> ${tasks.length} tasks`];
@@ -166,3 +176,5 @@ read${s.errors ? `, ${s.errors} unreadable` : ""})\n`,
     },
   };
 }
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;

@@ -29,7 +29,7 @@ export interface HarvestOptions {
   onProgress?: (event: HarvestProgress) => void;
   /**
    * Worker threads reading session files besides the main thread: "auto" (the default) starts
-   * some only when there are tens of megabytes to read and more than one core; 0 never does.
+   * some only when there is over half a gigabyte to read and more than one core; 0 never does.
    */
   readThreads?: number | "auto";
   signal?: AbortSignal;

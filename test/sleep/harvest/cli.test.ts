@@ -47,6 +47,7 @@ describe("skillopt sleep harvest", () => {
       tasks: { intent: string }[];
       output: string;
       harvest: { source: string }[];
+      harvest_timing: { seconds: number; cpu_seconds: number; read_workers: number };
     };
     expect(payload.format).toBe("skillopt_sleep.tasks.v1");
     expect(payload.reviewed).toBe(false);
@@ -63,8 +64,12 @@ describe("skillopt sleep harvest", () => {
       "opencode",
       "pi",
     ]);
+    // The harvest's own cost: a small history reads on the main thread alone.
+    expect(payload.harvest_timing.read_workers).toBe(0);
+    expect(payload.harvest_timing.seconds).toBeGreaterThan(0);
+    expect(payload.harvest_timing.cpu_seconds).toBeGreaterThan(0);
     const file = JSON.parse(readFileSync(out, "utf8")) as Record<string, unknown>;
-    const { output: _o, harvest: _h, ...rest } = payload;
+    const { output: _o, harvest: _h, harvest_timing: _t, ...rest } = payload;
     expect(file).toEqual(rest);
     expect(r.stdout).not.toMatch(/sk-proj|ghp_[a-z]|AKIAIOSFODNN7EXAMPLE|local-secret|pg-secret/);
     // Read-only: only the state dir changed under the fake home.

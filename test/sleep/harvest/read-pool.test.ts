@@ -181,12 +181,13 @@ describe("reading sessions on worker threads", () => {
     }
   });
 
-  test("auto starts workers only for tens of megabytes and never more than the other cores", () => {
+  test("auto starts workers only past half a gigabyte and never more than the other cores", () => {
     expect(readThreads("auto", 1024 * 1024, 40)).toBe(0);
+    expect(readThreads("auto", 300 * 1024 * 1024, 400)).toBe(0);
     expect(readThreads(0, 512 * 1024 * 1024, 40)).toBe(0);
     expect(readThreads(3, 10, 2)).toBe(2);
     expect(readThreads(2, 10, 0)).toBe(0);
-    const big = readThreads("auto", 512 * 1024 * 1024, 400);
+    const big = readThreads("auto", 2048 * 1024 * 1024, 400);
     expect(big).toBeLessThanOrEqual(Math.max(0, require("node:os").availableParallelism() - 1));
     expect(big).toBeLessThanOrEqual(4);
   });
