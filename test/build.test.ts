@@ -136,9 +136,16 @@ describe("the compiled binary", () => {
     expect(new TextDecoder().decode(pooled.stderr)).toContain("on 1 workers");
     expect(new TextDecoder().decode(pooled.stderr)).not.toContain("read worker");
     expect(pooled.exitCode).toBe(0);
-    const payload = JSON.parse(new TextDecoder().decode(pooled.stdout)) as { n_sessions: number };
+    type Harvested = { n_sessions: number; harvest_timing: { read_workers: number } };
+    const { harvest_timing: pooledTiming, ...payload } = JSON.parse(
+      new TextDecoder().decode(pooled.stdout),
+    ) as Harvested;
+    const { harvest_timing: inlineTiming, ...inlinePayload } = JSON.parse(
+      new TextDecoder().decode(inline.stdout),
+    ) as Harvested;
+    expect([pooledTiming.read_workers, inlineTiming.read_workers]).toEqual([1, 0]);
     expect(payload.n_sessions).toBeGreaterThan(0);
-    expect(payload).toEqual(JSON.parse(new TextDecoder().decode(inline.stdout)));
+    expect(payload).toEqual(inlinePayload);
     // Agent integrations pin this binary by its absolute path.
     const integrate = run(["integrate", "devin", "--project", alone, "--dry-run", "--json"]);
     expect(JSON.parse(new TextDecoder().decode(integrate.stdout)).bin).toEqual([bin]);
