@@ -23,8 +23,8 @@ function readWorkerUrl(): URL {
  * Below this many bytes to read, a worker costs about what it saves. Measured on 2 cores with
  * `bun bench/harvest.ts` (a worker costs ≈ 40 ms to start and ≈ 100 ms of CPU to warm up its
  * compiled code, and two threads share the memory bandwidth the end-of-string searches need):
- * 256 MB took the same wall time with one worker as without (+40 % CPU); 1 GB took 0.74 s
- * instead of 0.93 s.
+ * 256 MB took the same wall time with one worker as without (+40 % CPU); 1 GB took 0–20 % less
+ * wall time over rounds of runs (0.74 s instead of 0.93 s at best) for 25–45 % more CPU.
  */
 const AUTO_MIN_BYTES = 512 * 1024 * 1024;
 /** Bytes to read per worker. */
