@@ -31,6 +31,8 @@ interface Row {
   steps: number;
   wallS: number;
   perStepMs: number;
+  /** Model tokens (prompt + completion, every stage, the simulator's count) per step. */
+  tokensPerStep: number;
   bytesPerStep: number | null;
   storeMb: number;
   rssMb: number | null;
@@ -61,7 +63,8 @@ try {
       { phaseFile: join(out, "summary.json") },
     );
     if (r.code !== 0) throw new Error(`×${factor}: skillopt train exited ${r.code}: ${r.stderr.slice(-1500)}`);
-    const steps = Number((JSON.parse(r.stdout) as { steps: number }).steps);
+    const summary = JSON.parse(r.stdout) as { steps: number; tokens: { total: number } };
+    const steps = Number(summary.steps);
     const store = statSync(join(out, "state.sqlite")).size;
     const report = await runMeasured(["report", out], jitEnv);
     if (report.code !== 0)
@@ -71,6 +74,7 @@ try {
       steps,
       wallS: r.wallS,
       perStepMs: (r.wallS * 1000) / steps,
+      tokensPerStep: summary.tokens.total / steps,
       bytesPerStep: r.bytesWritten === null ? null : r.bytesWritten / steps,
       storeMb: store / 2 ** 20,
       rssMb: r.peakRssKb === null ? null : r.peakRssKb / 1024,
@@ -94,7 +98,9 @@ const lines = [
   "",
   "peak RSS MB: the whole run (its steps and final evaluation until summary.json; the rest is report.html and closing)",
   "",
-  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB (steps+eval)   report alone MB",
+  "tokens/step: what a step costs in model tokens (not an aim here: the epoch's step buffer goes into every analyst prompt, spec §2.9)",
+  "",
+  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB (steps+eval)   report alone MB   tokens/step",
   ...rows.map((r) =>
     [
       `×${r.factor}`.padEnd(6),
@@ -109,6 +115,7 @@ const lines = [
         26,
       ),
       `${r.reportRssMb === null ? "—" : r.reportRssMb.toFixed(0)}${rel(r.reportRssMb, base.reportRssMb)}`.padStart(15),
+      `${(r.tokensPerStep / 1000).toFixed(1)}k${rel(r.tokensPerStep, base.tokensPerStep)}`.padStart(15),
     ].join("  "),
   ),
 ];
