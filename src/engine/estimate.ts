@@ -25,6 +25,15 @@ interface EstimateInput {
   };
 }
 
+/** Optimizer stages whose prompt holds the epoch's step buffer (spec §2.9; not merge or ranking). */
+const BUFFER_STAGES = new Set(["analyst", "lr_autonomous", "rewrite"]);
+/**
+ * Prompt tokens one step-buffer entry adds to such a call, as text and as data. Measured on the
+ * quickstart on the simulator: an analyst call grew from about 2 000 prompt tokens at 4 steps per
+ * epoch to 31 000 at 256, about 225 per entry of the epoch so far.
+ */
+const STEP_BUFFER_ENTRY_TOKENS = 225;
+
 // Target stages that `model.batch: eval` sends through a batch (evaluations nothing waits on).
 const EVAL_STAGES = new Set(["final_test"]);
 
@@ -44,34 +53,41 @@ export function estimateRun({ cfg, splits, initialSkill, prices, batch }: Estima
   const plan = planCalls(cfg, sizes, splits.train.length, sel, test, mode, lr);
   // Rough token sizes per call (the real figures come from the ledger after the run).
   const skillTok = Math.ceil((initialSkill.length / 4) * 1.5);
+  // The analysts', autonomous learning rate's and rewrite's prompts carry the epoch's step buffer
+  // (spec §2.9): at step k of an epoch, k entries. Over an epoch that is (steps − 1) / 2 on average,
+  // so the cost of these calls grows with the epoch's length.
+  const bufferEntries = Math.max(0, (sizes.stepsPerEpoch - 1) / 2);
+  const bufferTokens = Math.round(bufferEntries * STEP_BUFFER_ENTRY_TOKENS);
+  const optimizerPrompt = skillTok + cfg.gradient.minibatch_size * 600;
   const tokens = {
     target: { prompt: skillTok + 300, completion: Math.min(200, cfg.env.max_completion_tokens) },
-    optimizer: { prompt: skillTok + cfg.gradient.minibatch_size * 600, completion: 1500 },
+    optimizer: { prompt: optimizerPrompt, completion: 1500 },
   };
-  const estimate = (r: "optimizer" | "target", calls: number) => {
+  /** Prompt tokens of one call of a stage: the role's assumed size, plus the step buffer where it goes. */
+  const promptOf = (r: "optimizer" | "target", stage: string) =>
+    tokens[r].prompt + (r === "optimizer" && BUFFER_STAGES.has(stage) ? bufferTokens : 0);
+  const stageCost = (r: "optimizer" | "target", stage: string, p: RolePrice) =>
+    (promptOf(r, stage) * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6;
+  const estimate = (r: "optimizer" | "target") => {
     const p = prices[r];
     if (!p) return null;
-    return (
-      Math.round(
-        calls * ((tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6) * 1e4,
-      ) / 1e4
-    );
+    let cost = 0;
+    for (const [stage, n] of Object.entries(plan[r])) cost += n * stageCost(r, stage, p);
+    return Math.round(cost * 1e4) / 1e4;
   };
-  const costT = estimate("target", sum(plan.target));
-  const costO = estimate("optimizer", sum(plan.optimizer));
-  const perCall = (r: "optimizer" | "target", p: RolePrice | null) =>
-    p ? (tokens[r].prompt * p.input_per_mtok + tokens[r].completion * p.output_per_mtok) / 1e6 : null;
+  const costT = estimate("target");
+  const costO = estimate("optimizer");
   const batched = (r: "optimizer" | "target") => {
     if (!batch) return null;
     const mode = batch.modes[r];
-    const live = perCall(r, prices[r]);
-    const cheap = perCall(r, batch.prices[r]);
+    const live = prices[r];
+    const cheap = batch.prices[r];
     if (live === null || cheap === null) return null;
     let cost = 0;
     let calls = 0;
     for (const [stage, n] of Object.entries(plan[r])) {
       const viaBatch = mode === "all" || (mode === "eval" && r === "target" && EVAL_STAGES.has(stage));
-      cost += n * (viaBatch ? cheap : live);
+      cost += n * stageCost(r, stage, viaBatch ? cheap : live);
       if (viaBatch) calls += n;
     }
     return { cost: Math.round(cost * 1e4) / 1e4, calls };
@@ -125,10 +141,17 @@ is as fast as live`,
       optimizer: costO,
       total: costT === null || costO === null ? null : Math.round((costT + costO) * 1e4) / 1e4,
       assumes_tokens_per_call: tokens,
+      assumes_step_buffer: {
+        stages: [...BUFFER_STAGES],
+        mean_entries: bufferEntries,
+        tokens_per_entry: STEP_BUFFER_ENTRY_TOKENS,
+        extra_prompt_tokens_per_call: bufferTokens,
+      },
       ...(batchEstimate ? { with_batch: batchEstimate } : {}),
     },
     note:
       "Calls are upper bounds: the selection cache and early rejection lower target calls; optimizer counts assume both failures and successes " +
-      "in every batch. The cost is a rough estimate from assumed tokens per call (null where a price is unknown); the run reports the real cost.",
+      "in every batch. The cost is a rough estimate from assumed tokens per call, the analysts' growing with the epoch's step buffer " +
+      "(null where a price is unknown); the run reports the real cost.",
   };
 }

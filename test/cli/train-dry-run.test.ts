@@ -58,4 +58,41 @@ describe("train --dry-run prices with model.pricing", () => {
     expect(priced.prices_per_mtok.optimizer).toMatchObject({ input_per_mtok: 0.5, output_per_mtok: 1 });
     expect(priced.estimated_cost_usd.total).toBeGreaterThan(0);
   });
+
+  test("the optimizer's prompt tokens grow with the epoch's step buffer, and the estimate follows them", async () => {
+    using dir = tempDir();
+    type Estimate = {
+      predicted_calls: { optimizer: Record<string, number> };
+      estimated_cost_usd: {
+        assumes_tokens_per_call: { optimizer: { prompt: number } };
+        assumes_step_buffer: { stages: string[]; extra_prompt_tokens_per_call: number };
+      };
+    };
+    type Summary = { steps: number; calls: { by_stage: Record<string, { prompt_tokens: number }> } };
+    const sizes = [32, 512]; // 4 and 64 steps per epoch
+    for (const items of sizes) {
+      const args = ["--config", "quickstart", "--set", "model.backend=sim", "--set", `env.train_items=${items}`];
+      const plan = (await dryRun(args)) as unknown as Estimate;
+      const run = await runCli(["train", ...args, "--out", join(dir.path, `x${items}`), "--json"], {
+        env: { SKILLOPT_CACHE_DIR: join(dir.path, `cache-${items}`) },
+      });
+      expect(run.code).toBe(0);
+      const summary = JSON.parse(run.stdout) as Summary;
+      const actual = Object.entries(summary.calls.by_stage)
+        .filter(([stage]) => stage !== "rollout")
+        .reduce((n, [, s]) => n + s.prompt_tokens, 0);
+      const { assumes_tokens_per_call: per, assumes_step_buffer: buffer } = plan.estimated_cost_usd;
+      const estimated = Object.entries(plan.predicted_calls.optimizer)
+        .filter(([stage]) => stage !== "total")
+        .reduce(
+          (n, [stage, calls]) =>
+            n +
+            calls * (per.optimizer.prompt + (buffer.stages.includes(stage) ? buffer.extra_prompt_tokens_per_call : 0)),
+          0,
+        );
+      // Calls are upper bounds, so the estimate may be high, never low; and not wildly high either.
+      expect(estimated).toBeGreaterThanOrEqual(actual);
+      expect(estimated).toBeLessThan(3 * actual);
+    }
+  }, 120_000);
 });
