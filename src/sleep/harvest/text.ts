@@ -155,6 +155,9 @@ function metaPrompt(raw: string, mayHoldTag: boolean): boolean {
 }
 
 /** True when a text carries the engine's own sentinel (the session is one of our calls). */
+/** The sentinel is a tag today; should it ever change, a text without `<` is still searched for it. */
+const SENTINEL_IS_TAG = SLEEP_SENTINEL.includes("<");
+
 export function hasSentinel(raw: string): boolean {
   return raw.includes(SLEEP_SENTINEL);
 }
@@ -167,7 +170,7 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   // The sentinel, a command envelope and injected blocks all start with `<`: most prompts hold
   // none, and one search says so for all three.
   const tagged = raw.includes("<");
-  if (tagged && hasSentinel(raw)) flags.own = true;
+  if ((tagged || !SENTINEL_IS_TAG) && hasSentinel(raw)) flags.own = true;
   const command = tagged ? slashCommandText(raw) : undefined;
   const spoken = command !== undefined ? command : tagged ? stripInjected(raw) : raw;
   if (metaPrompt(spoken, tagged || command !== undefined)) return false;
