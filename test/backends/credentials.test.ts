@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createModelClient } from "../../src/backends/index.ts";
 import { ConfigError } from "../../src/lib/index.ts";
-import { runCli } from "../support/cli.ts";
+import { endpointSets, runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { fakeBinEnv } from "../support/fake-bins/index.ts";
@@ -179,21 +179,11 @@ describe("through the CLI, with a capture server recording headers", () => {
       runCli(["train", "--config", "quickstart", "--dry-run", "--json", ...extra], {
         env: { OPENAI_COMPATIBLE_API_KEY: "sk-test-plain-http-0000", ...env },
       });
-    const remote = await dry([
-      "--set",
-      "model.backend=openai_compatible",
-      "--set",
-      "model.openai_compatible_base_url=http://10.20.30.40:8000/v1",
-    ]);
+    const remote = await dry([...endpointSets("http://10.20.30.40:8000/v1")]);
     expect(remote.code).toBe(0);
     expect(remote.stderr).toContain("is sent over plain http to 10.20.30.40:8000, which is not loopback");
     expect(remote.stderr).not.toContain("sk-test-plain-http-0000");
-    const loopback = await dry([
-      "--set",
-      "model.backend=openai_compatible",
-      "--set",
-      "model.openai_compatible_base_url=http://127.0.0.1:8000/v1",
-    ]);
+    const loopback = await dry([...endpointSets("http://127.0.0.1:8000/v1")]);
     expect(loopback.code).toBe(0);
     expect(loopback.stderr).not.toContain("plain http");
     const azureKey = await dry(["--set", "model.backend=azure_openai"], {

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { builtinPrices, createModelClient } from "../../src/backends/index.ts";
 import { ConfigError } from "../../src/lib/index.ts";
-import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { endpointSets, REPO_ROOT, runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { fakeBinEnv } from "../support/fake-bins/index.ts";
@@ -132,10 +132,7 @@ describe("train --max-cost with an unpriced model", () => {
       "train",
       "--config",
       "quickstart",
-      "--set",
-      "model.backend=openai_compatible",
-      "--set",
-      `model.openai_compatible_base_url=${server.url}`,
+      ...endpointSets(server.url),
       "--set",
       "model.target=local-7b",
       "--max-cost",

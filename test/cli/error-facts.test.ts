@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { errorJson } from "../../src/cli/errors.ts";
-import { runCli } from "../support/cli.ts";
+import { endpointSets, runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -20,18 +20,7 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
     await using server = await startFakeOpenAI({ reply: { fault: "status", status: 401, message: "bad key" } });
     using dir = tempDir();
     const r = await runCli(
-      [
-        "train",
-        "--config",
-        "quickstart",
-        "--set",
-        "model.backend=openai_compatible",
-        "--set",
-        `model.openai_compatible_base_url=${server.url}`,
-        "--out",
-        join(dir.path, "run"),
-        "--json",
-      ],
+      ["train", "--config", "quickstart", ...endpointSets(server.url), "--out", join(dir.path, "run"), "--json"],
       { env: { OPENAI_COMPATIBLE_API_KEY: "test-key-0123456789" }, cwd: dir.path },
     );
     expect(r.code).toBe(1);
@@ -51,19 +40,9 @@ describe("--json errors other than usage errors carry their facts (real CLI)", (
 
   test("a setting checked after loading (not by the schema) still names its key", async () => {
     using dir = tempDir();
-    const r = await runCli(
-      [
-        "train",
-        "--config",
-        "quickstart",
-        "--set",
-        "model.backend=openai_compatible",
-        "--set",
-        "model.openai_compatible_base_url=ftp://example.com/v1",
-        "--json",
-      ],
-      { cwd: dir.path },
-    );
+    const r = await runCli(["train", "--config", "quickstart", ...endpointSets("ftp://example.com/v1"), "--json"], {
+      cwd: dir.path,
+    });
     expect(r.code).toBe(2);
     const e = errorDoc(r.stdout);
     expect(e.code).toBe("config");

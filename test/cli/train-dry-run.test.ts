@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { endpointSets, REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
 interface Plan {
@@ -10,12 +10,7 @@ interface Plan {
 }
 
 // A real endpoint setting (never called: --dry-run calls no model).
-const ENDPOINT = [
-  "--set",
-  "model.backend=openai_compatible",
-  "--set",
-  "model.openai_compatible_base_url=http://127.0.0.1:9/v1",
-];
+const ENDPOINT = endpointSets("http://127.0.0.1:9/v1");
 
 async function dryRun(args: string[]): Promise<Plan> {
   const r = await runCli(["train", "--dry-run", "--json", ...args]);

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { endpointSets, REPO_ROOT, runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { simReply } from "../support/sim-fake.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -23,10 +23,7 @@ function evalArgs(url: string, skill: string, out: string, extra: string[] = [])
     "--out",
     out,
     "--json",
-    "--set",
-    "model.backend=openai_compatible",
-    "--set",
-    `model.openai_compatible_base_url=${url}`,
+    ...endpointSets(url),
     "--set",
     "model.target=gpt-4o-mini",
     "--set",

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { endpointSets, REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
 function history(dir: string): Record<string, unknown>[] {
@@ -247,19 +247,7 @@ describe("skillopt train --config quickstart (sim)", () => {
       const b = join(dir.path, "http");
       expect((await runCli(["train", "--config", "quickstart", "--out", a, "--quiet", "--no-cache"])).code).toBe(0);
       const r = await runCli(
-        [
-          "train",
-          "--config",
-          "quickstart",
-          "--out",
-          b,
-          "--json",
-          "--no-cache",
-          "--set",
-          "model.backend=openai_compatible",
-          "--set",
-          `model.openai_compatible_base_url=${url}`,
-        ],
+        ["train", "--config", "quickstart", "--out", b, "--json", "--no-cache", ...endpointSets(url!)],
         {
           env: { OPENAI_COMPATIBLE_API_KEY: "sim-local" },
         },

@@ -2,6 +2,11 @@ import { join } from "node:path";
 
 export const REPO_ROOT = join(import.meta.dir, "..", "..");
 
+/** The `--set` flags that point a run at an OpenAI-compatible endpoint (a fake server, or one never called). */
+export function endpointSets(url: string): string[] {
+  return ["--set", "model.backend=openai_compatible", "--set", `model.openai_compatible_base_url=${url}`];
+}
+
 export interface CliResult {
   code: number;
   stdout: string;
