@@ -5,10 +5,10 @@ import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.
 import type { HarvestOptions } from "./options.ts";
 import { releaseParser } from "./jsonl.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
-import { ReadPool, type ReadReply, type ReadRequest, readThreads } from "./read-pool.ts";
+import { ReadPool, type ReadReply, type ReadRequest, readSession, readThreads } from "./read-pool.ts";
 import { SOURCES } from "./sources.ts";
 import { type Candidate, digestOf, type ReaderContext, type SessionSource } from "./source.ts";
-import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches, settleFinals } from "./text.ts";
+import { isAgentSession, isHeadlessReplay, makeLexicon, projectMatches } from "./text.ts";
 import type { HarvestResult, Scope, SessionDigest, SourceName, SourceStats } from "./types.ts";
 
 const hlog = log.withTag("harvest");
@@ -221,18 +221,6 @@ function readRequest(item: Planned, state: HarvestStateStore | undefined): ReadR
   };
 }
 
-/** The same read on this thread, its error kept as the reply (as a worker replies). */
-function readHere(req: ReadRequest, ctx: ReaderContext): ReadReply {
-  try {
-    const outcome = SOURCES[req.source].read(req.c, req.prior, ctx);
-    // Before the digest is kept or mined: only the finals it keeps are redacted, once.
-    if (outcome.state) settleFinals(outcome.state.digest);
-    return { outcome };
-  } catch (err) {
-    return { error: errorMessage(err) };
-  }
-}
-
 /**
  * The reads of a harvest: on the read pool for `offThread` sources when there is enough to read
  * (submitted in the harvest's order, a bounded window ahead when a limit may stop it early), on
@@ -266,7 +254,7 @@ class Reads {
     this.pool = new ReadPool(
       threads,
       workerCtx,
-      (req) => readHere(req, ctx),
+      (req) => readSession(req, ctx),
       (reason) => hlog.debug(`${reason}; reading on the main thread`),
     );
     hlog.debug(`reading ${this.offThread.length} sessions (${(bytes / 2 ** 20).toFixed(0)} MiB) on ${threads} workers`);
@@ -277,7 +265,7 @@ class Reads {
     const item = this.plan[i]!;
     if (item.step.kind !== "read") return undefined;
     const pool = this.pool;
-    if (!pool || !item.lane.source.offThread) return readHere(readRequest(item, this.opts.state), this.ctx);
+    if (!pool || !item.lane.source.offThread) return readSession(readRequest(item, this.opts.state), this.ctx);
     this.fill(i);
     const id = this.jobs.get(i)!;
     this.jobs.delete(i);

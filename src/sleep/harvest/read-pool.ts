@@ -1,6 +1,9 @@
 import { availableParallelism } from "node:os";
 import type { ReaderContext, ReadOutcome, SessionFileMark, SessionState } from "../ports.ts";
+import { errorMessage } from "../../lib/index.ts";
+import { SOURCES } from "./sources.ts";
 import type { Candidate } from "./source.ts";
+import { settleFinals } from "./text.ts";
 import type { SourceName } from "./types.ts";
 
 declare const SKILLOPT_READ_WORKER: string | undefined;
@@ -53,6 +56,21 @@ export interface ReadRequest {
 
 /** A read's answer, from a worker or the main thread: an outcome, or the reader's error message. */
 export type ReadReply = { outcome: ReadOutcome } | { error: string };
+
+/**
+ * One read, on whichever thread runs it (the main thread and the workers alike): the reader's
+ * outcome with its assistant texts settled (only the finals it keeps are redacted, once, before
+ * the digest is kept or mined), or the reader's error as the reply.
+ */
+export function readSession(req: ReadRequest, ctx: ReaderContext): ReadReply {
+  try {
+    const outcome = SOURCES[req.source].read(req.c, req.prior, ctx);
+    if (outcome.state) settleFinals(outcome.state.digest);
+    return { outcome };
+  } catch (err) {
+    return { error: errorMessage(err) };
+  }
+}
 
 /** Messages to the worker. */
 export type ToWorker = { kind: "init"; ctx: WorkerContext } | ({ kind: "read"; id: number } & ReadRequest);
