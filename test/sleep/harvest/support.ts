@@ -18,12 +18,13 @@ export function buildDb(agent: "copilot_cli" | "opencode", path: string, wal = f
 
 export const CURSOR_MTIME = new Date("2026-11-30T12:30:00.000Z");
 
-function pinMtimes(dir: string, at: Date): void {
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) pinMtimes(p, at);
-    else utimesSync(p, at, at);
+/** Give a file, or every file below a folder, the same modification time. */
+export function pinMtimes(path: string, at: Date): void {
+  if (!statSync(path).isDirectory()) {
+    utimesSync(path, at, at);
+    return;
   }
+  for (const name of readdirSync(path)) pinMtimes(join(path, name), at);
 }
 
 export interface FakeHome {

@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, wri
 import { join, relative } from "node:path";
 import { sha256 } from "../../../src/lib/index.ts";
 import { REPO_ROOT } from "../../support/cli.ts";
+import { pinMtimes } from "../harvest/support.ts";
 
 /** One scripted Claude Code session: user turns, each followed by an assistant reply. */
 export interface ScriptedSession {
@@ -147,13 +148,20 @@ export function plainSessions(): ScriptedSession[] {
   ];
 }
 
-/** Copy every harvest fixture source (fixtures/sessions/<agent>) into the home, as each agent lays it out. */
+/**
+ * Copy every harvest fixture source (fixtures/sessions/<agent>) into the home, as each agent lays
+ * it out. Every copied file gets the same modification time: the harvest orders sessions by it,
+ * and copy times a millisecond apart would otherwise change that order (and the night's tasks)
+ * from run to run.
+ */
 export function copyHarvestFixtures(home: string): string[] {
   const copied: string[] = [];
   if (!existsSync(HARVEST_FIXTURES)) return copied;
+  const at = new Date();
   for (const agent of readdirSync(HARVEST_FIXTURES)) {
     const target = AGENT_DIRS[agent] ?? `.${agent}`;
     cpSync(join(HARVEST_FIXTURES, agent), join(home, target), { recursive: true });
+    pinMtimes(join(home, target), at);
     copied.push(agent);
   }
   return copied;
