@@ -71,6 +71,8 @@ export const LoopStateSchema = v.object({
   }),
   /** Selection rollouts not run thanks to early rejection. */
   selectionSaved: num,
+  /** Hashes of candidates the strict gate rejected early (a full evaluation would have cached their scores). */
+  earlyRejected: v.optional(v.array(v.string())),
   /** Items that got no answer per stage (rollout, test, slow_update) over the run; never scored. Runs stored before they were counted have none. */
   errored: v.optional(v.record(v.string(), num), {}),
   /** hash → per-item (hard, soft) selection scores by selection index (paired gate and gate records). */

@@ -494,7 +494,12 @@ export async function runStep(
     timing.evaluate_s = r1((clock.now() - t5) / 1000);
     set({ selection_evaluated: out.evaluated, selection_total: out.total });
     if (!out.complete) {
-      state.selectionSaved += out.total - out.launched;
+      // Against full evaluation: a candidate rejected early before would have been scored then and
+      // found in selCache now, so full evaluation runs nothing for it and all it runs here is extra.
+      const repeat = state.earlyRejected?.includes(cHash) ?? false;
+      const saved = repeat ? -out.launched : out.total - out.launched;
+      if (!repeat) state.earlyRejected = [...(state.earlyRejected ?? []), cHash];
+      state.selectionSaved += saved;
       evaluations.push(partialRow("candidate", cHash, out, "reject_early"));
       emit({
         type: "decision",
@@ -511,7 +516,7 @@ export async function runStep(
         selection_soft: null,
         candidate_gate_score: null,
         current_score_before: state.current.score,
-        selection_calls_saved: out.total - out.launched,
+        selection_calls_saved: saved,
         gate: pairedRecord(g, byIndex(out.results), curItems, "strict", "reject", "cannot_reach"),
       });
       rejectEntry("reject");
