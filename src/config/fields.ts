@@ -41,8 +41,8 @@ export function nullableInt(doc: string) {
   return v.optional(v.pipe(v.nullable(whole(0, "expected a non-negative integer or null")), v.description(doc)), null);
 }
 
-export function nullablePosInt(doc: string) {
-  return v.optional(v.pipe(v.nullable(whole(1, "expected a positive integer or null")), v.description(doc)), null);
+export function nullablePosInt(doc: string, def: number | null = null) {
+  return v.optional(v.pipe(v.nullable(whole(1, "expected a positive integer or null")), v.description(doc)), def);
 }
 
 export function num(def: number, doc: string, min?: number, max?: number) {

@@ -106,6 +106,11 @@ const OptimizerSchema = v.strictObject({
     0,
     "Consolidate the appendix when it has more notes than this (0 = off)",
   ),
+  step_buffer_window: nullablePosInt(
+    "Earlier steps of the epoch shown in full to the analysts, learning rate and rewrite; older ones are summarised in a bounded " +
+      "section (null = all in full, as the reference; it never has more than 10 steps per epoch). DL: truncated backpropagation through time",
+    16,
+  ),
   max_skill_tokens: nullablePosInt(
     "Reject candidates whose body exceeds this many tokens (null = no limit). DL: a hard cap on model size",
   ),

@@ -28,11 +28,14 @@ interface EstimateInput {
 /** Optimizer stages whose prompt holds the epoch's step buffer (spec §2.9; not merge or ranking). */
 const BUFFER_STAGES = new Set(["analyst", "lr_autonomous", "rewrite"]);
 /**
- * Prompt tokens one step-buffer entry adds to such a call, as text and as data. Measured on the
- * quickstart on the simulator: an analyst call grew from about 2 000 prompt tokens at 4 steps per
- * epoch to 31 000 at 256, about 225 per entry of the epoch so far.
+ * Prompt tokens one step-buffer entry shown in full adds to such a call, and the summary of the
+ * older entries once an epoch outgrows `optimizer.step_buffer_window`. Measured on the quickstart
+ * on the simulator: an analyst call grew by about 80 tokens per entry shown (1 550 prompt tokens at
+ * 4 steps per epoch, 11 600 at 256 with every entry in full), and the summary added about 750
+ * (3 600 at 256 steps per epoch with a window of 16). Real models' rejected edits are longer.
  */
-const STEP_BUFFER_ENTRY_TOKENS = 225;
+const STEP_BUFFER_ENTRY_TOKENS = 100;
+const STEP_BUFFER_SUMMARY_TOKENS = 1000;
 
 // Target stages that `model.batch: eval` sends through a batch (evaluations nothing waits on).
 const EVAL_STAGES = new Set(["final_test"]);
@@ -54,10 +57,13 @@ export function estimateRun({ cfg, splits, initialSkill, prices, batch }: Estima
   // Rough token sizes per call (the real figures come from the ledger after the run).
   const skillTok = Math.ceil((initialSkill.length / 4) * 1.5);
   // The analysts', autonomous learning rate's and rewrite's prompts carry the epoch's step buffer
-  // (spec §2.9): at step k of an epoch, k entries. Over an epoch that is (steps − 1) / 2 on average,
-  // so the cost of these calls grows with the epoch's length.
-  const bufferEntries = Math.max(0, (sizes.stepsPerEpoch - 1) / 2);
-  const bufferTokens = Math.round(bufferEntries * STEP_BUFFER_ENTRY_TOKENS);
+  // (spec §2.9): at step k of an epoch, k entries, of which at most the window in full and the
+  // rest as one summary. Averaged over the epoch's steps.
+  const buffer = stepBufferShare(sizes.stepsPerEpoch, cfg.optimizer.step_buffer_window);
+  const bufferEntries = buffer.entries;
+  const bufferTokens = Math.round(
+    buffer.entries * STEP_BUFFER_ENTRY_TOKENS + buffer.summarised * STEP_BUFFER_SUMMARY_TOKENS,
+  );
   const optimizerPrompt = skillTok + cfg.gradient.minibatch_size * 600;
   const tokens = {
     target: { prompt: skillTok + 300, completion: Math.min(200, cfg.env.max_completion_tokens) },
@@ -145,6 +151,9 @@ is as fast as live`,
         stages: [...BUFFER_STAGES],
         mean_entries: bufferEntries,
         tokens_per_entry: STEP_BUFFER_ENTRY_TOKENS,
+        window: cfg.optimizer.step_buffer_window,
+        share_with_summary: buffer.summarised,
+        tokens_per_summary: STEP_BUFFER_SUMMARY_TOKENS,
         extra_prompt_tokens_per_call: bufferTokens,
       },
       ...(batchEstimate ? { with_batch: batchEstimate } : {}),
@@ -154,4 +163,20 @@ is as fast as live`,
       "in every batch. The cost is a rough estimate from assumed tokens per call, the analysts' growing with the epoch's step buffer " +
       "(null where a price is unknown); the run reports the real cost.",
   };
+}
+
+/**
+ * Over the steps of an epoch, the mean number of step-buffer entries shown in full and the share
+ * of steps whose prompt also holds the summary of older ones (step k sees k earlier entries).
+ */
+function stepBufferShare(stepsPerEpoch: number, window: number | null): { entries: number; summarised: number } {
+  const n = Math.max(0, Math.floor(stepsPerEpoch));
+  if (!n) return { entries: 0, summarised: 0 };
+  let entries = 0;
+  let summarised = 0;
+  for (let k = 0; k < n; k++) {
+    entries += window === null ? k : Math.min(k, window);
+    if (window !== null && k > window) summarised += 1;
+  }
+  return { entries: entries / n, summarised: summarised / n };
 }

@@ -25,7 +25,6 @@ interface ReflectInput {
   /** The accumulation batch, when a step has more than one. */
   batch: number | null;
   stepBuffer: string;
-  stepBufferData: unknown[];
   meta: string;
 }
 
@@ -148,7 +147,6 @@ async function analyst(
       budget: mode === "full_rewrite_minibatch" ? null : L,
       skill_aware: wantNotes,
       has_meta_skill: Boolean(input.meta.trim()),
-      previous_steps: input.stepBufferData,
       trajectories,
     },
   );

@@ -151,7 +151,7 @@ export async function runStep(
   const artifacts: StepArtifacts = {};
   const evaluations: StepOutcome["evaluations"] = [];
   const newSkills: StepOutcome["newSkills"] = [];
-  const bufferText = renderStepBuffer(state.stepBuffer);
+  const bufferText = renderStepBuffer(state.stepBuffer, sc.cfg.optimizer.step_buffer_window);
 
   // ① rollout: every accumulation batch in the same round.
   const acc = step.batches.length;
@@ -199,7 +199,6 @@ export async function runStep(
         step: step.global,
         batch: acc > 1 ? b.index : null,
         stepBuffer: bufferText,
-        stepBufferData: state.stepBuffer,
         meta,
       }),
     ),

@@ -64,12 +64,30 @@ describe("train --dry-run prices with model.pricing", () => {
       };
     };
     type Summary = { steps: number; calls: { by_stage: Record<string, { prompt_tokens: number }> } };
-    const sizes = [32, 512]; // 4 and 64 steps per epoch
-    for (const items of sizes) {
-      const args = ["--config", "quickstart", "--set", "model.backend=sim", "--set", `env.train_items=${items}`];
+    // 4 and 64 steps per epoch with the default window of 16 entries in full, and 64 with every
+    // entry in full (the reference's prompts).
+    const cases = [
+      { items: 32, window: "16" },
+      { items: 512, window: "16" },
+      { items: 512, window: "null" },
+    ];
+    const extra: Record<string, number> = {};
+    for (const { items, window } of cases) {
+      const name = `x${items}-w${window}`;
+      const args = [
+        "--config",
+        "quickstart",
+        "--set",
+        "model.backend=sim",
+        "--set",
+        `env.train_items=${items}`,
+        "--set",
+        `optimizer.step_buffer_window=${window}`,
+      ];
       const plan = (await dryRun(args)) as unknown as Estimate;
-      const run = await runCli(["train", ...args, "--out", join(dir.path, `x${items}`), "--json"], {
-        env: { SKILLOPT_CACHE_DIR: join(dir.path, `cache-${items}`) },
+      extra[name] = plan.estimated_cost_usd.assumes_step_buffer.extra_prompt_tokens_per_call;
+      const run = await runCli(["train", ...args, "--out", join(dir.path, name), "--json"], {
+        env: { SKILLOPT_CACHE_DIR: join(dir.path, `cache-${name}`) },
       });
       expect(run.code).toBe(0);
       const summary = JSON.parse(run.stdout) as Summary;
@@ -89,5 +107,8 @@ describe("train --dry-run prices with model.pricing", () => {
       expect(estimated).toBeGreaterThanOrEqual(actual);
       expect(estimated).toBeLessThan(3 * actual);
     }
+    // The window bounds what a long epoch adds to each call; without it the buffer keeps growing.
+    expect(extra["x512-w16"]!).toBeGreaterThan(extra["x32-w16"]!);
+    expect(extra["x512-wnull"]!).toBeGreaterThan(extra["x512-w16"]!);
   }, 120_000);
 });
