@@ -58,12 +58,14 @@ const bytecodeUsed = new Map<Target, boolean>();
 const SRC = join(import.meta.dir, "src");
 /** The harvest's read worker (src/sleep/harvest/read-pool.ts starts it), below src/. */
 const READ_WORKER = "sleep/harvest/read-worker.ts";
+/** The harvest's prefetch thread (src/sleep/harvest/prefetch.ts starts it), below src/. */
+const PREFETCH_WORKER = "sleep/harvest/prefetch-worker.ts";
 
 async function buildOne(target: Target, outDir: string, version: string, commit: string): Promise<string> {
   const outfile = join(outDir, outfileName(target));
   const common = {
-    // The harvest's read worker is a module of its own, loaded by URL from the embedded files.
-    entrypoints: [join(SRC, "main.ts"), join(SRC, READ_WORKER)],
+    // The harvest's worker threads are modules of their own, loaded by URL from the embedded files.
+    entrypoints: [join(SRC, "main.ts"), join(SRC, READ_WORKER), join(SRC, PREFETCH_WORKER)],
     // Identifiers stay unminified so --debug stacks name real classes and functions (a few hundred KB).
     minify: { whitespace: true, syntax: true, identifiers: false },
     sourcemap: "inline" as const,
@@ -74,6 +76,7 @@ async function buildOne(target: Target, outDir: string, version: string, commit:
       // Embedded files keep their paths below src/ (the entry points' common folder), and the
       // bundled code's own URL is that folder's: the worker is found at this path from there.
       SKILLOPT_READ_WORKER: JSON.stringify(`./${READ_WORKER}`),
+      SKILLOPT_PREFETCH_WORKER: JSON.stringify(`./${PREFETCH_WORKER}`),
     },
   };
   const compile = {

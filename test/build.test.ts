@@ -113,7 +113,7 @@ describe("the compiled binary", () => {
     expect(replies.find((r) => r.id === 3)?.result).toMatchObject({ structuredContent: { runs: [] } });
     // The harvest's read worker is embedded and starts: the same payload with a worker as without.
     cpSync(join(REPO_ROOT, "fixtures", "sessions", "claude"), join(alone, ".claude"), { recursive: true });
-    const harvestWith = (threads: string) =>
+    const harvestWith = (flags: string[], state: string) =>
       Bun.spawnSync(
         [
           bin,
@@ -124,28 +124,54 @@ describe("the compiled binary", () => {
           "claude",
           "--scope",
           "all",
-          "--harvest-threads",
-          threads,
+          ...flags,
           "--state-dir",
-          join(alone, `state-${threads}`),
+          join(alone, state),
         ],
         { cwd: alone, env: { ...env, SKILLOPT_LOG_LEVEL: "debug" }, stdout: "pipe", stderr: "pipe" },
       );
-    const pooled = harvestWith("1");
-    const inline = harvestWith("0");
-    expect(new TextDecoder().decode(pooled.stderr)).toContain("on 1 workers");
-    expect(new TextDecoder().decode(pooled.stderr)).not.toContain("read worker");
-    expect(pooled.exitCode).toBe(0);
-    type Harvested = { n_sessions: number; harvest_timing: { read_workers: number } };
-    const { harvest_timing: pooledTiming, ...payload } = JSON.parse(
-      new TextDecoder().decode(pooled.stdout),
-    ) as Harvested;
-    const { harvest_timing: inlineTiming, ...inlinePayload } = JSON.parse(
-      new TextDecoder().decode(inline.stdout),
-    ) as Harvested;
-    expect([pooledTiming.read_workers, inlineTiming.read_workers]).toEqual([1, 0]);
-    expect(payload.n_sessions).toBeGreaterThan(0);
-    expect(payload).toEqual(inlinePayload);
+    type Harvested = { n_sessions: number; harvest_timing: { read_workers: number; prefetch: boolean } };
+    const payloadOf = (r: ReturnType<typeof harvestWith>) => {
+      expect(r.exitCode).toBe(0);
+      const { harvest_timing, ...payload } = JSON.parse(new TextDecoder().decode(r.stdout)) as Harvested;
+      return { timing: harvest_timing, payload, log: new TextDecoder().decode(r.stderr) };
+    };
+    const pooled = payloadOf(harvestWith(["--harvest-threads", "1"], "state-1"));
+    const inline = payloadOf(harvestWith(["--harvest-threads", "0"], "state-0"));
+    expect(pooled.log).toContain("on 1 workers");
+    expect(pooled.log).not.toContain("read worker");
+    expect([pooled.timing.read_workers, inline.timing.read_workers]).toEqual([1, 0]);
+    expect(pooled.payload.n_sessions).toBeGreaterThan(0);
+    expect(pooled.payload).toEqual(inline.payload);
+    // The prefetch thread is embedded and starts (auto: past 16 MB to read with a core to spare):
+    // a session with tool outputs longer than its slots gives the same payload read ahead as not.
+    const big = join(alone, ".claude", "projects", "-work-big");
+    mkdirSync(big, { recursive: true });
+    const turns = Array.from({ length: 10 }, (_, i) => [
+      { type: "user", cwd: "/work/big", message: { role: "user", content: `step ${i}: the export is still wrong` } },
+      {
+        type: "user",
+        cwd: "/work/big",
+        message: {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: `t${i}`, content: 'out "q" '.repeat(220_000 + i * 20_000) }],
+        },
+      },
+    ]).flat();
+    writeFileSync(
+      join(big, "b16b16b1-0000-4000-8000-000000000001.jsonl"),
+      turns
+        .map((t, i) => `${JSON.stringify({ ...t, timestamp: new Date(Date.UTC(2026, 10, 30, 9, i)).toISOString() })}\n`)
+        .join(""),
+    );
+    const ahead = payloadOf(harvestWith(["--harvest-prefetch", "on"], "state-ahead"));
+    const alone1 = payloadOf(harvestWith(["--harvest-prefetch", "off"], "state-alone"));
+    expect(ahead.log).toContain("ahead on a prefetch thread");
+    expect(ahead.log).not.toContain("prefetch thread could not start");
+    expect(ahead.log).not.toContain("prefetch thread failed");
+    expect([ahead.timing.prefetch, alone1.timing.prefetch]).toEqual([true, false]);
+    expect(ahead.payload.n_sessions).toBe(inline.payload.n_sessions + 1);
+    expect(ahead.payload).toEqual(alone1.payload);
     // Agent integrations pin this binary by its absolute path.
     const integrate = run(["integrate", "devin", "--project", alone, "--dry-run", "--json"]);
     expect(JSON.parse(new TextDecoder().decode(integrate.stdout)).bin).toEqual([bin]);

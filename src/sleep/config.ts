@@ -141,7 +141,16 @@ export const SleepConfigSchema = v.strictObject({
   max_tasks_per_night: int(40, 0, "mined-task cap"),
   max_sessions_per_night: nullableInt("harvested-session cap (null = 3 × max_tasks_per_night)"),
   harvest_threads: nullableInt(
-    "worker threads reading session files beside the main one (null = auto: past 512 MB to read, by the cores; 0 = none)",
+    "worker threads reading session files beside the main one (null = auto: past 512 MB to read, by the cores; 0 = none, and no prefetch thread under auto)",
+  ),
+  harvest_prefetch: v.optional(
+    v.pipe(
+      v.nullable(v.boolean()),
+      v.description(
+        "a thread reading session files ahead of the main one when no worker does (null = auto: past 16 MB to read with a core to spare)",
+      ),
+    ),
+    null,
   ),
   max_tokens_per_night: nullableInt("token ceiling per night, enforced from the ledger (null = none)"),
   max_calls_per_night: nullableInt("model-call ceiling per night (null = none)"),

@@ -74,6 +74,11 @@ export const sleepArgs = {
     description: "Worker threads reading session files (default: by the work and the cores; 0 = none)",
     valueHint: "N",
   },
+  "harvest-prefetch": {
+    type: "string",
+    description: "A thread reading session files ahead: on, off or auto (default: by the work, the cores and the load)",
+    valueHint: "on|off|auto",
+  },
   "max-tasks": { type: "string", description: "Mined-task cap", valueHint: "N" },
   "target-skill-path": {
     type: "string",
@@ -138,6 +143,7 @@ export const SLEEP_FLAG_KEYS: Readonly<Record<string, string>> = Object.fromEntr
   ["progress", "progress"],
   ["auto-adopt", "auto_adopt"],
   ["skill-root", "skill_roots"],
+  ["harvest-prefetch", "harvest_prefetch"],
 ]);
 
 function intFlag(flags: Flags, name: string): number | undefined {
@@ -183,6 +189,16 @@ function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = proc
   for (const [flag, key] of INT_FLAGS) {
     const n = intFlag(flags, flag);
     if (n !== undefined) o[key] = n;
+  }
+  const prefetch = str(flags, "harvest-prefetch");
+  if (prefetch !== undefined) {
+    if (prefetch !== "on" && prefetch !== "off" && prefetch !== "auto")
+      throw new UsageError(`--harvest-prefetch expects on, off or auto, got ${JSON.stringify(prefetch)}`, {
+        flag: "harvest-prefetch",
+        value: prefetch,
+        choices: ["on", "off", "auto"],
+      });
+    o.harvest_prefetch = prefetch === "auto" ? null : prefetch === "on";
   }
   if (flags["opencode-tool-replay"] === true) o.opencode_tool_replay = true;
   if (flags.progress === true) o.progress = true;

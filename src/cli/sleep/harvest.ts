@@ -49,6 +49,7 @@ export default defineCommand({
       "max-sessions",
       "max-tasks",
       "harvest-threads",
+      "harvest-prefetch",
       "state-dir",
       "progress",
       "output",
@@ -65,7 +66,7 @@ export default defineCommand({
     const progress = progressRenderer(cfg.progress && !output.quiet);
     let result: HarvestResult;
     /** The harvest's own cost (reading and digesting the sessions; not start-up or mining). */
-    let timing: { seconds: number; cpu_seconds: number; read_workers: number };
+    let timing: { seconds: number; cpu_seconds: number; read_workers: number; prefetch: boolean };
     try {
       let sinceMs: number | undefined;
       if (args.new) {
@@ -89,6 +90,7 @@ export default defineCommand({
         onProgress: progress.onEvent,
         locations: sourceLocations(cfg),
         readThreads: cfg.harvest_threads ?? "auto",
+        prefetch: cfg.harvest_prefetch ?? "auto",
       };
       // spec §3.2: auto = Codex, and Claude only when Codex has nothing.
       const auto = cfg.transcript_source === "auto";
@@ -102,6 +104,7 @@ export default defineCommand({
         seconds: round3((performance.now() - started) / 1000),
         cpu_seconds: round3((used.user + used.system) / 1e6),
         read_workers: result.readWorkers,
+        prefetch: result.prefetch,
       };
     } finally {
       progress.done();

@@ -60,6 +60,7 @@ function harvestPortFor(
       state: harvestState(store),
       locations: sourceLocations(cfg),
       readThreads: cfg.harvest_threads ?? "auto",
+      prefetch: cfg.harvest_prefetch ?? "auto",
     } as const;
     const sources = sourcesOf(cfg);
     let r = await harvest({ ...opts, sources: cfg.transcript_source === "auto" ? ["codex"] : sources });

@@ -4,6 +4,7 @@ import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./options.ts";
 import { releaseParser } from "./jsonl.ts";
+import { startPrefetch, stopPrefetch, wantPrefetch } from "./prefetch.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
 import { ReadPool, type ReadReply, type ReadRequest, readSession, readThreads } from "./read-pool.ts";
 import { SOURCES } from "./sources.ts";
@@ -84,7 +85,7 @@ async function harvestNow(opts: HarvestOptions): Promise<HarvestResult> {
       lane.stats.sessions++;
     }
   } finally {
-    reads?.close();
+    await reads?.close();
     for (const lane of lanes) closeLane(lane, opts);
     shrinkReadBuffer();
     releaseParser();
@@ -95,6 +96,7 @@ async function harvestNow(opts: HarvestOptions): Promise<HarvestResult> {
     digests,
     stats: lanes.map((l) => l.stats),
     readWorkers: reads?.workers ?? 0,
+    prefetch: reads?.prefetching ?? false,
     commit() {
       if (committed || !opts.state || deliveries.length === 0) return;
       opts.state.putDelivered(key, deliveries);
@@ -224,12 +226,15 @@ function readRequest(item: Planned, state: HarvestStateStore | undefined): ReadR
 /**
  * The reads of a harvest: on the read pool for `offThread` sources when there is enough to read
  * (submitted in the harvest's order, a bounded window ahead when a limit may stop it early), on
- * this thread otherwise.
+ * this thread otherwise, with their files read ahead by the prefetch thread when that pays. The
+ * two do not combine: read workers read their own files, in parallel with this thread's reads.
  */
 class Reads {
   private readonly pool: ReadPool | undefined;
   /** Workers started (0 = every read on this thread). */
   readonly workers: number = 0;
+  /** Whether the prefetch thread was started. */
+  readonly prefetching: boolean = false;
   private readonly jobs = new Map<number, number>();
   private submitted = 0;
   private readonly offThread: number[];
@@ -248,7 +253,10 @@ class Reads {
       bytes += Math.max(0, item.c.size - (item.step.prior?.offset ?? 0));
     });
     const threads = readThreads(opts.readThreads ?? "auto", bytes, this.offThread.length);
-    if (threads === 0) return;
+    if (threads === 0) {
+      this.prefetching = this.startPrefetch(bytes);
+      return;
+    }
     this.workers = threads;
     const { lex: _lex, ...workerCtx } = ctx;
     this.pool = new ReadPool(
@@ -272,8 +280,31 @@ class Reads {
     return pool.result(id);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.pool?.close();
+    if (!this.prefetching) return;
+    const why = await stopPrefetch();
+    if (why) hlog.debug(`${why}; its files were read on the main thread`);
+  }
+
+  /**
+   * Read the off-thread sources' files ahead, from their prior offset when only their end is new
+   * (a read that turns out otherwise is made here). Auto: past some megabytes on two cores or
+   * more, unless read workers were turned off (`readThreads: 0`).
+   */
+  private startPrefetch(bytes: number): boolean {
+    const asked = this.opts.prefetch ?? "auto";
+    const mode = asked === "auto" && this.opts.readThreads === 0 ? false : asked;
+    if (!wantPrefetch(mode, bytes)) return false;
+    const files = this.offThread.flatMap((i) => {
+      const { c, step } = this.plan[i]!;
+      const prior = step.kind === "read" ? step.prior : undefined;
+      const from = prior && prior.offset <= c.size ? prior.offset : 0;
+      return from < c.size ? [{ path: c.path, from, size: c.size }] : [];
+    });
+    startPrefetch(files, { onBroken: (reason) => hlog.debug(reason), waitForThread: mode === true });
+    hlog.debug(`reading ${files.length} files (${(bytes / 2 ** 20).toFixed(0)} MiB) ahead on a prefetch thread`);
+    return true;
   }
 
   /** Submit off-thread reads up to a window past plan[i] (all of them when nothing can stop early). */

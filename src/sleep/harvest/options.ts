@@ -32,5 +32,12 @@ export interface HarvestOptions {
    * some only when there is over half a gigabyte to read and more than one core; 0 never does.
    */
   readThreads?: number | "auto";
+  /**
+   * A thread that only reads files ahead while this one parses them (no read workers then):
+   * "auto" (the default) past 16 MB to read on more than one core, unless readThreads is 0;
+   * true whenever there is something to read, every read through it (the main thread waits for
+   * it to start); false never.
+   */
+  prefetch?: boolean | "auto";
   signal?: AbortSignal;
 }

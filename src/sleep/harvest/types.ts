@@ -91,6 +91,8 @@ export interface HarvestResult {
   stats: SourceStats[];
   /** Worker threads that read session files beside the main thread (0 = none started). */
   readWorkers: number;
+  /** Whether a prefetch thread read files ahead for the main thread. */
+  prefetch: boolean;
   /**
    * Persist the per-session high-water marks of everything returned (and of everything found
    * unchanged or filtered), so the next incremental harvest reads only what is new. Call it once

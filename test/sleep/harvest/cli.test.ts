@@ -195,4 +195,23 @@ describe("skillopt sleep harvest", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("transcript_source");
   });
+
+  test("--harvest-prefetch takes on, off or auto; anything else is a usage error naming the flag", async () => {
+    using h = fakeHome();
+    const bad = await runCli(["sleep", "harvest", "--harvest-prefetch", "maybe"], {
+      env: { HOME: h.home },
+      cwd: h.home,
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--harvest-prefetch expects on, off or auto");
+    const on = await runCli(
+      ["sleep", "harvest", "--json", "--source", "claude", "--scope", "all", "--harvest-prefetch", "on"],
+      {
+        env: { HOME: h.home },
+        cwd: h.home,
+      },
+    );
+    expect(on.code).toBe(0);
+    expect(JSON.parse(on.stdout).harvest_timing.prefetch).toBe(true);
+  });
 });

@@ -1,79 +1,16 @@
-import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { appendFileSync, copyFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type HarvestOptions, harvest, SOURCE_NAMES } from "../../../src/sleep/harvest/index.ts";
 import { ReadPool, type ReadReply, type ReadRequest, readThreads } from "../../../src/sleep/harvest/read-pool.ts";
 import { makeLexicon } from "../../../src/sleep/harvest/text.ts";
 import { SOURCES } from "../../../src/sleep/harvest/sources.ts";
-import { harvestState, openHarvestStore } from "../../../src/store/index.ts";
 import { tempDir } from "../../support/tmp.ts";
-import { type FakeHome, fakeHome } from "./support.ts";
+import { COPIES, fakeHome, harvestRows as rows, harvestRun as run, widen } from "./support.ts";
 
 /**
  * Reading on worker threads must be only a faster way to the same harvest: the same digests in
  * the same order, the same counters, the same parse-cache rows, whatever the number of workers.
  */
-
-const COPIES = 12;
-
-/** Copies of the Claude, Codex and Pi fixture sessions under new ids and distinct mtimes: dozens of reads. */
-function widen(h: FakeHome): void {
-  const at = Date.UTC(2026, 10, 1);
-  const claudeDir = join(h.locations.claudeHome, "projects", "-work-demo");
-  const codexDir = join(h.locations.codexHome, "sessions", "2026", "11", "30");
-  const piDir = join(h.locations.piHome, "agent", "sessions", "--work-demo--");
-  const sources = [
-    ...readdirSync(claudeDir)
-      .filter((f) => f.endsWith(".jsonl") && !f.startsWith("agent-"))
-      .map((f) => ({ dir: claudeDir, f })),
-    ...readdirSync(codexDir).map((f) => ({ dir: codexDir, f })),
-    ...readdirSync(piDir).map((f) => ({ dir: piDir, f })),
-  ];
-  let n = 0;
-  for (let k = 0; k < COPIES; k++) {
-    for (const { dir, f } of sources) {
-      const id = `c0ffee${String(k).padStart(2, "0")}-0000-4000-8000-${String(n++).padStart(12, "0")}`;
-      const name = f.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, id);
-      const to = join(dir, name === f ? `${id}.jsonl` : name);
-      copyFileSync(join(dir, f), to);
-      utimesSync(to, new Date(at + n * 60_000), new Date(at + n * 60_000));
-    }
-  }
-}
-
-/** Every row of the harvest tables in a stable order (without the clock time of each delivery). */
-function rows(statePath: string): unknown[] {
-  const db = new Database(statePath, { readonly: true });
-  try {
-    return [
-      ...db.query("SELECT * FROM harvest_files ORDER BY source, key").all(),
-      ...db
-        .query("SELECT scope, source, key, revision, high_water_ms FROM harvest_delivered ORDER BY scope, source, key")
-        .all(),
-    ];
-  } finally {
-    db.close();
-  }
-}
-
-async function run(h: FakeHome, statePath: string, extra: Partial<HarvestOptions>) {
-  const store = openHarvestStore(statePath);
-  try {
-    const r = await harvest({
-      sources: SOURCE_NAMES,
-      scope: "all",
-      invokedProject: "",
-      locations: h.locations,
-      state: harvestState(store),
-      ...extra,
-    });
-    r.commit();
-    return { digests: r.digests, stats: r.stats };
-  } finally {
-    store.close();
-  }
-}
 
 describe("reading sessions on worker threads", () => {
   test("0, 1 and 3 workers give the same digests, counters and parse cache, first run and after appends", async () => {

@@ -1,8 +1,19 @@
 import { Database } from "bun:sqlite";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SourceLocations } from "../../../src/sleep/harvest/index.ts";
+import { type HarvestOptions, harvest, SOURCE_NAMES, type SourceLocations } from "../../../src/sleep/harvest/index.ts";
+import { harvestState, openHarvestStore } from "../../../src/store/index.ts";
 
 export const FIXTURES = join(import.meta.dir, "..", "..", "..", "fixtures", "sessions");
 
@@ -65,4 +76,66 @@ export function fakeHome(): FakeHome {
 /** Digest paths made relative to the fake home, for whole-object comparison. */
 export function relPaths<T extends { raw_path: string }>(digests: T[], home: string): T[] {
   return digests.map((d) => ({ ...d, raw_path: d.raw_path.replace(home, "~") }));
+}
+
+/** Copies of each Claude, Codex and Pi fixture session that widen() makes. */
+export const COPIES = 12;
+
+/** Copies of the Claude, Codex and Pi fixture sessions under new ids and distinct mtimes: dozens of reads. */
+export function widen(h: FakeHome): void {
+  const at = Date.UTC(2026, 10, 1);
+  const claudeDir = join(h.locations.claudeHome, "projects", "-work-demo");
+  const codexDir = join(h.locations.codexHome, "sessions", "2026", "11", "30");
+  const piDir = join(h.locations.piHome, "agent", "sessions", "--work-demo--");
+  const sources = [
+    ...readdirSync(claudeDir)
+      .filter((f) => f.endsWith(".jsonl") && !f.startsWith("agent-"))
+      .map((f) => ({ dir: claudeDir, f })),
+    ...readdirSync(codexDir).map((f) => ({ dir: codexDir, f })),
+    ...readdirSync(piDir).map((f) => ({ dir: piDir, f })),
+  ];
+  let n = 0;
+  for (let k = 0; k < COPIES; k++) {
+    for (const { dir, f } of sources) {
+      const id = `c0ffee${String(k).padStart(2, "0")}-0000-4000-8000-${String(n++).padStart(12, "0")}`;
+      const name = f.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/, id);
+      const to = join(dir, name === f ? `${id}.jsonl` : name);
+      copyFileSync(join(dir, f), to);
+      utimesSync(to, new Date(at + n * 60_000), new Date(at + n * 60_000));
+    }
+  }
+}
+
+/** Every row of the harvest tables in a stable order (without the clock time of each delivery). */
+export function harvestRows(statePath: string): unknown[] {
+  const db = new Database(statePath, { readonly: true });
+  try {
+    return [
+      ...db.query("SELECT * FROM harvest_files ORDER BY source, key").all(),
+      ...db
+        .query("SELECT scope, source, key, revision, high_water_ms FROM harvest_delivered ORDER BY scope, source, key")
+        .all(),
+    ];
+  } finally {
+    db.close();
+  }
+}
+
+/** One committed harvest of every source of a fake home into the store at statePath. */
+export async function harvestRun(h: FakeHome, statePath: string, extra: Partial<HarvestOptions>) {
+  const store = openHarvestStore(statePath);
+  try {
+    const r = await harvest({
+      sources: SOURCE_NAMES,
+      scope: "all",
+      invokedProject: "",
+      locations: h.locations,
+      state: harvestState(store),
+      ...extra,
+    });
+    r.commit();
+    return { digests: r.digests, stats: r.stats };
+  } finally {
+    store.close();
+  }
 }

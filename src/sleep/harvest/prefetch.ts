@@ -1,0 +1,297 @@
+import { availableParallelism, loadavg } from "node:os";
+import {
+  BEAT,
+  CONSUMED,
+  DONE,
+  ERROR_LENGTH,
+  F_END,
+  F_ERROR,
+  F_SHORT,
+  FAILED,
+  H_FLAGS,
+  H_GOT,
+  H_LEN,
+  H_POS,
+  H_READ,
+  headerAt,
+  IDLE,
+  type PrefetchInit,
+  PRODUCED,
+  type RingViews,
+  ringBytes,
+  ringViews,
+  SKIP_TO,
+  STATE,
+  STOP,
+} from "./prefetch-ring.ts";
+
+declare const SKILLOPT_PREFETCH_WORKER: string | undefined;
+
+/** The prefetch thread's module: beside this file in a checkout; where build.ts put it in the binary. */
+function prefetchWorkerUrl(): URL {
+  if (typeof SKILLOPT_PREFETCH_WORKER === "string") return new URL(SKILLOPT_PREFETCH_WORKER, import.meta.url);
+  return new URL("./prefetch-worker.ts", import.meta.url);
+}
+
+/**
+ * Reading ahead on a second thread. Copying a file from the page cache into a read buffer is a
+ * good part of a first harvest's main-thread time and used to alternate with parsing. A prefetch
+ * thread takes the harvest's reads in order and reads them into a ring of shared slots while the
+ * main thread parses the slots already read, in place. It parses nothing, so it starts in a few
+ * milliseconds and warms up no parser.
+ *
+ * Its reads are exactly the main thread's: bytes [from, size) of each file as discovered, so an
+ * append made since is not read. A read the main thread asks for that is not the next planned one
+ * (another offset, a source reading otherwise) is read on the main thread; so is every read
+ * while the thread has not started, and the rest of every read once it failed or stopped moving
+ * (the debug log says so). A file error meets the main thread's own read of the same bytes,
+ * which fails as it always did.
+ */
+
+/** Below this many bytes to read, starting the thread costs about what it saves. */
+const AUTO_MIN_BYTES = 16 * 1024 * 1024;
+const SLOTS = 8;
+/** Every line up to this long is parsed where it was read (longer ones are carried across slots). */
+const SLOT_BYTES = 2 * 1024 * 1024;
+/** A prefetch thread that neither publishes nor reads for this long is given up on. */
+const STALL_MS = 2000;
+/** How long a forced prefetch (HarvestOptions.prefetch = true) waits for its thread to start. */
+const START_WAIT_MS = 5000;
+
+export interface PrefetchRead {
+  path: string;
+  from: number;
+  size: number;
+}
+
+/**
+ * Whether to read ahead: true for any reads, false never, `auto` past AUTO_MIN_BYTES to read with
+ * a core to spare. The thread's reads cost CPU time (the copy from the page cache moves to it):
+ * they shorten the harvest only on a core that would otherwise idle. On a busy machine (the
+ * last minute's load average leaves no core free) the other processes get that core, and our
+ * threads share one slice of the machine (Linux's autogroup): the extra thread then made the
+ * harvest slower, not faster.
+ */
+export function wantPrefetch(
+  mode: boolean | "auto",
+  bytesToRead: number,
+  cores = availableParallelism(),
+  load = loadavg()[0] ?? 0,
+): boolean {
+  if (bytesToRead <= 0) return false;
+  if (mode !== "auto") return mode;
+  return bytesToRead >= AUTO_MIN_BYTES && cores >= 2 && load <= cores - 1;
+}
+
+/** A published slot, read by the main thread. */
+interface Slot {
+  buf: Buffer;
+  /** File offset of buf[0]. */
+  pos: number;
+  len: number;
+  got: number;
+  end: boolean;
+  short: boolean;
+  error: boolean;
+}
+
+export interface PrefetchOptions {
+  slots?: number;
+  slotBytes?: number;
+  /** The thread's module (tests pass one that fails). */
+  workerUrl?: URL;
+  /** Said once when the main thread stops using the thread (debug log in the harvest). */
+  onBroken?: (reason: string) => void;
+  /**
+   * Every read through the thread (a forced prefetch): wait for it to start (up to
+   * START_WAIT_MS) and for each slot. Otherwise the main thread reads on by itself whenever the
+   * next slot is not there yet (the thread not started, or behind: on a busy machine it may not
+   * get a core), and the thread skips what the main thread took.
+   */
+  waitForThread?: boolean;
+}
+
+export class Prefetch {
+  private readonly ring: RingViews;
+  private readonly worker: Worker;
+  private readonly slotCount: number;
+  private readonly index = new Map<string, number>();
+  private readonly reads: PrefetchRead[];
+  private taken = 0;
+  private next = 0;
+  private broken: string | undefined;
+  private startError = "";
+  private startWaitMs: number;
+  /** Reads served from the ring, and on the main thread. */
+  readonly counts = { ahead: 0, here: 0 };
+
+  constructor(
+    reads: PrefetchRead[],
+    private readonly opts: PrefetchOptions = {},
+  ) {
+    this.reads = reads;
+    this.startWaitMs = opts.waitForThread ? START_WAIT_MS : 0;
+    this.slotCount = opts.slots ?? SLOTS;
+    const slotBytes = opts.slotBytes ?? SLOT_BYTES;
+    const sab = new SharedArrayBuffer(ringBytes(this.slotCount, slotBytes));
+    this.ring = ringViews(sab, this.slotCount, slotBytes);
+    const ranges = new Float64Array(reads.length * 2);
+    reads.forEach((r, i) => {
+      ranges[2 * i] = r.from;
+      ranges[2 * i + 1] = r.size;
+      if (!this.index.has(r.path)) this.index.set(r.path, i);
+    });
+    this.worker = new Worker(opts.workerUrl ?? prefetchWorkerUrl());
+    this.worker.onerror = (e: ErrorEvent) => {
+      this.startError ||= e.message || "unknown error";
+    };
+    const init: PrefetchInit = { sab, slots: this.slotCount, slotBytes, paths: reads.map((r) => r.path), ranges };
+    this.worker.postMessage(init);
+  }
+
+  /** The planned read for these bytes (marks the reads before it as passed), or -1. */
+  claim(path: string, from: number, size: number): number {
+    if (this.broken) return -1;
+    const i = this.index.get(path);
+    if (i === undefined || i < this.next) return -1;
+    this.next = i + 1;
+    const r = this.reads[i]!;
+    if (r.from !== from || r.size !== size) {
+      this.counts.here++;
+      this.skipTo(i + 1);
+      return -1;
+    }
+    this.skipTo(i);
+    return i;
+  }
+
+  /**
+   * The next slot of read i, waiting for it while the thread is reading; undefined when the main
+   * thread must read on itself (the thread has not started, has failed or stopped, or skipped it).
+   */
+  slot(i: number, first: boolean): Slot | undefined {
+    const { control, headers, slots } = this.ring;
+    for (;;) {
+      const state = Atomics.load(control, STATE);
+      const produced = Atomics.load(control, PRODUCED);
+      if (this.taken < produced) {
+        const k = this.taken % this.slotCount;
+        const h = headerAt(k);
+        const read = headers[h + H_READ]!;
+        if (read < i) {
+          this.release();
+          continue;
+        }
+        if (read > i) return this.here(i, first);
+        const flags = headers[h + H_FLAGS]!;
+        if (first) this.counts.ahead++;
+        return {
+          buf: slots[k]!,
+          pos: headers[h + H_POS]!,
+          len: headers[h + H_LEN]!,
+          got: headers[h + H_GOT]!,
+          end: (flags & F_END) !== 0,
+          short: (flags & F_SHORT) !== 0,
+          error: (flags & F_ERROR) !== 0,
+        };
+      }
+      if (this.broken) return this.here(i, first);
+      if (state === FAILED) {
+        const n = Atomics.load(control, ERROR_LENGTH);
+        const why = new TextDecoder().decode(this.ring.errorText.slice(0, n));
+        this.stop(`the prefetch thread failed: ${why}`);
+        return this.here(i, first);
+      }
+      if (state === IDLE && this.startWaitMs > 0) {
+        Atomics.wait(control, STATE, IDLE, this.startWaitMs);
+        this.startWaitMs = 0;
+        continue;
+      }
+      if (state === IDLE || state === DONE || !this.opts.waitForThread) return this.here(i, first);
+      const beat = Atomics.load(control, BEAT);
+      const woke = Atomics.wait(control, PRODUCED, produced, STALL_MS);
+      if (
+        woke === "timed-out" &&
+        Atomics.load(control, BEAT) === beat &&
+        Atomics.load(control, PRODUCED) === produced
+      ) {
+        this.stop(`the prefetch thread stopped moving for ${STALL_MS / 1000} s`);
+        return this.here(i, first);
+      }
+    }
+  }
+
+  /** Give the slot last returned by slot() back to the thread. */
+  release(): void {
+    this.taken++;
+    const { control } = this.ring;
+    Atomics.store(control, CONSUMED, this.taken);
+    // Woken only when it has nothing left here: a wake-up may take the waker's core for a while.
+    if (this.taken === Atomics.load(control, PRODUCED)) Atomics.notify(control, CONSUMED);
+  }
+
+  /**
+   * Stop the thread; why the main thread read alone, if it did, for the debug log. A thread that
+   * never started is waited for a little (at most STALL_MS), to tell one that cannot start (its
+   * module fails to load) from one that started late.
+   */
+  async close(): Promise<string | undefined> {
+    this.stop(undefined);
+    try {
+      if (this.broken) return undefined; // said when it happened
+      if (this.counts.ahead > 0 || this.counts.here === 0) return undefined;
+      const { control } = this.ring;
+      const until = performance.now() + STALL_MS;
+      while (!this.startError && Atomics.load(control, STATE) === IDLE && performance.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      if (this.startError) return `the prefetch thread could not start: ${this.startError}`;
+      return "the prefetch thread did not start before the harvest's reads were done";
+    } finally {
+      this.worker.terminate();
+    }
+  }
+
+  /** The main thread reads (the rest of) read i: the thread need not. */
+  private here(i: number, first: boolean): undefined {
+    if (first) this.counts.here++;
+    this.skipTo(i + 1);
+    return undefined;
+  }
+
+  private skipTo(i: number): void {
+    const { control } = this.ring;
+    if (Atomics.load(control, SKIP_TO) < i) Atomics.store(control, SKIP_TO, i);
+  }
+
+  private stop(reason: string | undefined): void {
+    if (reason && !this.broken) {
+      this.broken = reason;
+      this.opts.onBroken?.(`${reason}; reading on the main thread`);
+    }
+    const { control } = this.ring;
+    Atomics.store(control, STOP, 1);
+    Atomics.notify(control, CONSUMED);
+  }
+}
+
+/** The prefetch of the harvest running in this thread, if any (read-lines.ts reads from it). */
+let active: Prefetch | undefined;
+
+export function activePrefetch(): Prefetch | undefined {
+  return active;
+}
+
+/** Start reading ahead (one prefetch at a time: the harvest runs one at a time per process). */
+export function startPrefetch(reads: PrefetchRead[], opts?: PrefetchOptions): Prefetch {
+  if (active) throw new Error("a prefetch is already running in this thread");
+  active = new Prefetch(reads, opts);
+  return active;
+}
+
+/** Stop reading ahead; why the main thread read alone, if it did. */
+export function stopPrefetch(): Promise<string | undefined> {
+  const p = active;
+  active = undefined;
+  return p ? p.close() : Promise.resolve(undefined);
+}
