@@ -34,6 +34,32 @@ const StepBufferEntrySchema = v.object({
 });
 export type StepBufferEntry = v.InferOutput<typeof StepBufferEntrySchema>;
 
+/** An edit listed in the summary of older steps: the step it was last seen in, and its line. */
+const SummaryEditSchema = v.object({ step: num, text: v.string() });
+
+/**
+ * The epoch's steps older than `optimizer.step_buffer_window`, folded one by one into a summary
+ * whose size does not depend on how many there are (spec §2.9 keeps them all; see step-buffer.ts).
+ */
+const StepBufferSummarySchema = v.object({
+  first: num,
+  last: num,
+  steps: num,
+  /** action → steps, in first-seen order. */
+  actions: v.record(v.string(), num),
+  n_fail: num,
+  n_total: num,
+  /** Failure patterns in first-seen order, at most a fixed number; `rarer` counts those let go. */
+  patterns: v.array(v.object({ pattern: v.string(), count: num, steps: num })),
+  rarer: num,
+  /** Rejected / unapplied edits, newest first, each listed once; `*_more` counts those let go. */
+  rejected: v.array(SummaryEditSchema),
+  rejected_more: num,
+  failed: v.array(SummaryEditSchema),
+  failed_more: num,
+});
+export type StepBufferSummary = v.InferOutput<typeof StepBufferSummarySchema>;
+
 /** One item's (hard, soft) scores. */
 const ItemScoresSchema = v.pipe(v.tuple([num, num]), v.readonly());
 
@@ -54,7 +80,10 @@ export const LoopStateSchema = v.object({
   baseline: SkillRefSchema,
   schedulerStep: num,
   bufferEpoch: num,
+  /** The epoch's last steps in full (at most optimizer.step_buffer_window of them). */
   stepBuffer: v.array(StepBufferEntrySchema),
+  /** The epoch's older steps, summarised (absent while they all fit the window). */
+  stepBufferOlder: v.optional(StepBufferSummarySchema),
   /** hash → selection scores of every fully evaluated skill. */
   selCache: v.record(v.string(), v.object({ hard: num, soft: num })),
   /** epoch → meta-skill memory written at the end of that epoch. */

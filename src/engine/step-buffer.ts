@@ -1,7 +1,7 @@
 import type { EditReportRow } from "./edits.ts";
 import { isFailure } from "./evaluate.ts";
 import type { RolloutResult } from "./ports.ts";
-import type { FailurePattern, StepBufferEntry } from "./state.ts";
+import type { FailurePattern, StepBufferEntry, StepBufferSummary } from "./state.ts";
 
 export type { StepBufferEntry };
 
@@ -41,29 +41,105 @@ export function failedEdits(report: readonly EditReportRow[]): StepBufferEntry["
   return out.map((r) => ({ op: r.op, target: r.target, status: r.status, ...(r.reason ? { reason: r.reason } : {}) }));
 }
 
-/** Failure patterns and edits listed for the summarised older steps (newest first past the cap). */
+/** What the summary of older steps lists: patterns, rejected and unapplied edits. */
 const SUMMARY_PATTERNS = 10;
 const SUMMARY_REJECTED = 24;
 const SUMMARY_FAILED = 12;
+/** Distinct failure patterns the summary keeps counting (reasons can be free text). */
+const KEPT_PATTERNS = 64;
+
+/** The epoch's buffer as the loop state keeps it: the last steps in full, the older ones folded. */
+export interface StepBufferState {
+  stepBuffer: StepBufferEntry[];
+  stepBufferOlder?: StepBufferSummary | undefined;
+}
+
+/**
+ * Append a step's entry; with a window, fold the entries past it into the summary. The reference
+ * keeps every entry of the epoch (spec §2.9), so a prompt late in a long epoch, the loop state and
+ * every checkpoint grow with the epoch's length; folded, they stop growing. With no more entries
+ * than the window (every upstream configuration: at most 10 steps per epoch) nothing is folded.
+ */
+export function pushStepBuffer(state: StepBufferState, entry: StepBufferEntry, window: number | null): void {
+  state.stepBuffer.push(entry);
+  if (window === null) return;
+  while (state.stepBuffer.length > window)
+    state.stepBufferOlder = foldEntry(state.stepBufferOlder, state.stepBuffer.shift()!);
+}
+
+/** The summary with one more (newer) entry folded in. */
+function foldEntry(prev: StepBufferSummary | undefined, e: StepBufferEntry): StepBufferSummary {
+  const s: StepBufferSummary = prev ?? {
+    first: e.step,
+    last: e.step,
+    steps: 0,
+    actions: {},
+    n_fail: 0,
+    n_total: 0,
+    patterns: [],
+    rarer: 0,
+    rejected: [],
+    rejected_more: 0,
+    failed: [],
+    failed_more: 0,
+  };
+  s.last = e.step;
+  s.steps += 1;
+  s.actions[e.action] = (s.actions[e.action] ?? 0) + 1;
+  s.n_fail += e.n_fail;
+  s.n_total += e.n_total;
+  for (const p of e.failure_patterns) {
+    const known = s.patterns.find((q) => q.pattern === p.pattern);
+    if (known) {
+      known.count += p.count;
+      known.steps += 1;
+      continue;
+    }
+    if (s.patterns.length >= KEPT_PATTERNS) {
+      // Let the least frequent go (the earliest on a tie) to make room.
+      let low = 0;
+      for (let i = 1; i < s.patterns.length; i++) if (s.patterns[i]!.count < s.patterns[low]!.count) low = i;
+      s.patterns.splice(low, 1);
+      s.rarer += 1;
+    }
+    s.patterns.push({ pattern: p.pattern, count: p.count, steps: 1 });
+  }
+  s.rejected_more += addRecent(s.rejected, e.step, (e.rejected_edits ?? []).map(rejectedLine), SUMMARY_REJECTED);
+  s.failed_more += addRecent(s.failed, e.step, (e.failed_edits ?? []).map(failedLine), SUMMARY_FAILED);
+  return s;
+}
+
+/**
+ * Put a step's edits at the front of a newest-first list, each edit listed once (at its latest
+ * step), and cut the list to `cap`; returns how many edits the cut let go.
+ */
+function addRecent(
+  list: { step: number; text: string }[],
+  step: number,
+  texts: readonly string[],
+  cap: number,
+): number {
+  const mine = [...new Set(texts)];
+  for (const text of mine) {
+    const at = list.findIndex((x) => x.text === text);
+    if (at >= 0) list.splice(at, 1);
+  }
+  list.unshift(...mine.map((text) => ({ step, text })));
+  return list.length > cap ? list.splice(cap).length : 0;
+}
 
 /**
  * Render the buffer for analyst / LR / rewrite prompts; empty buffer → "" (section omitted).
- *
- * The reference shows every earlier step of the epoch in full (spec §2.9), so a call late in a long
- * epoch carries hundreds of entries: its tokens, and the run's cost, grow with the square of the
- * epoch's length. With `window` set, the last `window` entries are shown in full and the earlier
- * ones as one bounded summary (what they did, the most frequent failure patterns, the most recent
- * rejected and unapplied edits), so the section stops growing. With no more entries than `window`
- * (every upstream configuration: at most 10 steps per epoch) the text is the reference's.
+ * The older steps, when there are any, come first as one summary of bounded size.
  */
-export function renderStepBuffer(entries: readonly StepBufferEntry[], window: number | null = null): string {
-  if (!entries.length) return "";
+export function renderStepBuffer(buffer: StepBufferState): string {
+  const { stepBuffer: entries, stepBufferOlder: older } = buffer;
+  if (!entries.length && !older) return "";
   const lines = [
     "Summary of the previous steps in this epoch. Avoid repeating edits that were rejected or did not apply, and prioritise patterns that are still unsolved.",
   ];
-  const cut = window === null ? 0 : Math.max(0, entries.length - window);
-  if (cut > 0) summariseOlder(entries.slice(0, cut), lines);
-  for (const e of entries.slice(cut)) {
+  if (older) renderSummary(older, lines);
+  for (const e of entries) {
     lines.push("", `### Step ${e.step} — ${e.action.toUpperCase()} (${e.n_fail}/${e.n_total} failed)`);
     for (const p of e.failure_patterns) lines.push(`- "${p.pattern}" (×${p.count}, tasks: ${p.task_ids.join(", ")})`);
     if (e.rejected_edits?.length) {
@@ -86,65 +162,46 @@ export function renderStepBuffer(entries: readonly StepBufferEntry[], window: nu
   return lines.join("\n");
 }
 
-/** The older entries as one summary whose size does not depend on how many there are. */
-function summariseOlder(older: readonly StepBufferEntry[], lines: string[]): void {
-  const first = older[0]!.step;
-  const last = older[older.length - 1]!.step;
-  const actions = new Map<string, number>();
-  const patterns = new Map<string, { count: number; steps: number }>();
-  let fail = 0;
-  let total = 0;
-  for (const e of older) {
-    actions.set(e.action, (actions.get(e.action) ?? 0) + 1);
-    fail += e.n_fail;
-    total += e.n_total;
-    for (const p of e.failure_patterns) {
-      const g = patterns.get(p.pattern) ?? { count: 0, steps: 0 };
-      g.count += p.count;
-      g.steps += 1;
-      patterns.set(p.pattern, g);
-    }
-  }
-  const did = [...actions].map(([a, n]) => `${n} ${a.toUpperCase()}`).join(", ");
-  const span = first === last ? `Step ${first}` : `Steps ${first}–${last}`;
-  lines.push("", `### ${span}, summarised (${steps(older.length)}: ${did}; ${fail}/${total} failed)`);
+function renderSummary(s: StepBufferSummary, lines: string[]): void {
+  const did = Object.entries(s.actions)
+    .map(([a, n]) => `${n} ${a.toUpperCase()}`)
+    .join(", ");
+  const span = s.first === s.last ? `Step ${s.first}` : `Steps ${s.first}–${s.last}`;
+  lines.push("", `### ${span}, summarised (${steps(s.steps)}: ${did}; ${s.n_fail}/${s.n_total} failed)`);
   // Most frequent first; ties keep first-seen order (Array.prototype.sort is stable).
-  const top = [...patterns].sort((a, b) => b[1].count - a[1].count);
-  for (const [p, g] of top.slice(0, SUMMARY_PATTERNS)) lines.push(`- "${p}" (×${g.count} in ${steps(g.steps)})`);
-  if (top.length > SUMMARY_PATTERNS) lines.push(`- … and ${top.length - SUMMARY_PATTERNS} rarer patterns`);
-  const newestFirst = [...older].reverse();
-  listRecent(
+  const top = [...s.patterns].sort((a, b) => b.count - a.count);
+  for (const p of top.slice(0, SUMMARY_PATTERNS)) lines.push(`- "${p.pattern}" (×${p.count} in ${steps(p.steps)})`);
+  const rarer = Math.max(0, top.length - SUMMARY_PATTERNS) + s.rarer;
+  if (rarer) lines.push(`- … and ${rarer} rarer patterns`);
+  listEdits(
     lines,
     "Edits rejected in those steps, most recent first:",
-    newestFirst.flatMap((e) => (e.rejected_edits ?? []).map((r) => `step ${e.step}: ${rejectedLine(r)}`)),
-    SUMMARY_REJECTED,
+    s.rejected,
+    s.rejected_more,
     "earlier rejected edits",
   );
-  listRecent(
+  listEdits(
     lines,
     "Edits that did not apply as written in those steps, most recent first:",
-    newestFirst.flatMap((e) => (e.failed_edits ?? []).map((f) => `step ${e.step}: ${failedLine(f)}`)),
-    SUMMARY_FAILED,
+    s.failed,
+    s.failed_more,
     "earlier edits that did not apply",
   );
 }
 
-/** Up to `cap` lines, numbered, the same edit repeated in several steps listed once (its latest). */
-function listRecent(lines: string[], title: string, items: readonly string[], cap: number, rest: string): void {
-  const seen = new Set<string>();
-  const unique: string[] = [];
-  for (const item of items) {
-    const edit = item.slice(item.indexOf(": ") + 2);
-    if (seen.has(edit)) continue;
-    seen.add(edit);
-    unique.push(item);
-  }
-  if (!unique.length) return;
+function listEdits(
+  lines: string[],
+  title: string,
+  list: readonly { step: number; text: string }[],
+  more: number,
+  rest: string,
+): void {
+  if (!list.length) return;
   lines.push(title);
-  unique.slice(0, cap).forEach((item, i) => {
-    lines.push(`${i + 1}. ${item}`);
+  list.forEach((x, i) => {
+    lines.push(`${i + 1}. step ${x.step}: ${x.text}`);
   });
-  if (unique.length > cap) lines.push(`… and ${unique.length - cap} ${rest}`);
+  if (more) lines.push(`… and ${more} ${rest}`);
 }
 
 const steps = (n: number) => (n === 1 ? "1 step" : `${n} steps`);

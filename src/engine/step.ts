@@ -18,6 +18,7 @@ import {
   describeRejected,
   failedEdits,
   failurePatterns,
+  pushStepBuffer,
   renderStepBuffer,
   type StepBufferEntry,
 } from "./step-buffer.ts";
@@ -151,7 +152,7 @@ export async function runStep(
   const artifacts: StepArtifacts = {};
   const evaluations: StepOutcome["evaluations"] = [];
   const newSkills: StepOutcome["newSkills"] = [];
-  const bufferText = renderStepBuffer(state.stepBuffer, sc.cfg.optimizer.step_buffer_window);
+  const bufferText = renderStepBuffer(state);
 
   // ① rollout: every accumulation batch in the same round.
   const acc = step.batches.length;
@@ -252,14 +253,15 @@ export async function runStep(
   };
 
   const buffer = (action: string, extra: Partial<StepBufferEntry> = {}) => {
-    state.stepBuffer.push({
+    const entry = {
       step: step.global,
       action,
       n_total: Math.max(all.length, 1),
       n_fail: all.filter(isFailure).length,
       failure_patterns: failurePatterns(all),
       ...extra,
-    });
+    };
+    pushStepBuffer(state, entry, sc.cfg.optimizer.step_buffer_window);
   };
 
   if (!failure.length && !success.length && !notes.length) {

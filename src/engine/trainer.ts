@@ -232,6 +232,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     if (state.bufferEpoch !== epoch) {
       state.bufferEpoch = epoch;
       state.stepBuffer = [];
+      state.stepBufferOlder = undefined;
     }
     const meta = cfg.optimizer.use_meta_skill ? (state.meta[String(epoch - 1)] ?? "") : "";
     if (meta) emit({ type: "meta_loaded", epoch: epoch - 1, chars: meta.length });

@@ -110,9 +110,16 @@ describe("early rejection at the gate", () => {
 
 describe("resume", () => {
   const crashStep = 1 + Math.floor(Math.random() * 11);
-  for (const before of [false, true]) {
-    test(`a crash ${before ? "inside" : "after"} step ${crashStep} resumes to the identical result`, async () => {
-      const config = quickConfig();
+  // Default, and a step-buffer window of 2 (4 steps per epoch), so the checkpoints hold folded older steps.
+  for (const [before, window] of [
+    [false, null],
+    [true, null],
+    [false, 2],
+    [true, 2],
+  ] as const) {
+    const named = window ? ` with step_buffer_window=${window}` : "";
+    test(`a crash ${before ? "inside" : "after"} step ${crashStep} resumes to the identical result${named}`, async () => {
+      const config = quickConfig(window ? [`optimizer.step_buffer_window=${window}`] : []);
       const ref = await trainOnSim(config);
       const rec = new MemoryRecorder();
       rec.crashAtStep = crashStep;
