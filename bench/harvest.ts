@@ -9,9 +9,10 @@
  * Raw read and first harvest (auto read workers, and the main thread alone) are each run --runs
  * times (best kept) and printed side by side. The product, `skillopt sleep harvest --json`
  * (SKILLOPT_BIN or `bun src/main.ts`), is run --runs times too: its JSON gives the harvest phase's
- * own wall and CPU time, set against the raw read, beside the end-to-end figures.
+ * own wall and CPU time, set against the raw read, beside the end-to-end figures. --prefetch on|off
+ * sets the prefetch thread for both (default auto: by the bytes, the cores and the load).
  *
- *   bun bench/harvest.ts [--size 1G|256M|<bytes>] [--runs 3] [--append-pct 1] [--dir PARENT] [--keep] [--seed N]
+ *   bun bench/harvest.ts [--size 1G|256M|<bytes>] [--runs 3] [--prefetch auto|on|off] [--append-pct 1] [--dir PARENT] [--keep] [--seed N]
  */
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -25,6 +26,9 @@ const flag = (name: string) => {
   const i = args.indexOf(`--${name}`);
   return i === -1 ? undefined : args[i + 1];
 };
+
+const PREFETCH = flag("prefetch") ?? "auto";
+if (!["auto", "on", "off"].includes(PREFETCH)) throw new Error(`--prefetch: expected auto, on or off, got ${PREFETCH}`);
 
 function parseSize(s: string): number {
   const m = /^(\d+(?:\.\d+)?)\s*([kmg]?)i?b?$/i.exec(s.trim());
@@ -354,7 +358,9 @@ function runRaw(files: string[], root: string): { ms: number; cpu_ms: number; by
 
 function runChild(home: string, statePath: string, threads = "auto"): ChildResult & { process_ms: number } {
   const t = performance.now();
-  const p = Bun.spawnSync([process.execPath, import.meta.path, "--child", home, statePath, threads], {
+  // No other thread at all for the main-thread-only run.
+  const prefetch = threads === "0" ? "off" : PREFETCH;
+  const p = Bun.spawnSync([process.execPath, import.meta.path, "--child", home, statePath, threads, prefetch], {
     stderr: "inherit",
   });
   const process_ms = performance.now() - t;
@@ -426,7 +432,7 @@ async function main(): Promise<void> {
       console.log(row("  main thread only", firstMb, single.ms, single.cpu_ms, `${single.max_rss_mb.toFixed(0)} MB`));
     console.log(
       `first harvest / raw read: ${(first.ms / raw.ms).toFixed(1)}× wall, ${(first.cpu_ms / Math.max(1, raw.cpu_ms)).toFixed(1)}× CPU   (aim ≤ 2×); ` +
-        `read workers: ${first.workers}, prefetch thread: ${first.prefetch ? "yes" : "no"} (auto on ${availableParallelism()} cores)` +
+        `read workers: ${first.workers}, prefetch thread: ${first.prefetch ? "yes" : "no"} (auto on ${availableParallelism()} cores; in ${firsts.filter((f) => f.prefetch).length} of ${runs} runs)` +
         (single !== first ? `; main thread only: ${(single.ms / raw.ms).toFixed(1)}× wall` : ""),
     );
     console.log(
@@ -453,6 +459,8 @@ async function main(): Promise<void> {
           "all",
           "--max-sessions",
           "0",
+          "--harvest-prefetch",
+          PREFETCH,
           "--state-dir",
           join(root, `cli-state-${i}`),
         ],
@@ -467,7 +475,7 @@ async function main(): Promise<void> {
     const startup = await runMeasured(["version"]);
     const runner = productCommand().length > 1 ? "bun src/main.ts" : "the binary";
     console.log(
-      `product: \`skillopt sleep harvest --json --source all\` (${runner}), best of ${runs}: harvest phase ${phase.seconds.toFixed(3)} s wall, ${phase.cpu_seconds.toFixed(3)} s CPU, ${phase.read_workers} read workers, prefetch thread ${phase.prefetch ? "yes" : "no"} = ${(phase.seconds / (raw.ms / 1000)).toFixed(1)}× the raw read; end to end (start-up + harvest + mining + output) ${cli.run.wallS.toFixed(2)} s wall, ${cli.run.cpuS?.toFixed(2) ?? "?"} s CPU, peak RSS ${cli.run.peakRssKb ? (cli.run.peakRssKb / 1024).toFixed(0) : "?"} MB; \`version\` alone ${startup.wallS.toFixed(2)} s wall`,
+      `product: \`skillopt sleep harvest --json --source all\` (${runner}), best of ${runs}: harvest phase ${phase.seconds.toFixed(3)} s wall, ${phase.cpu_seconds.toFixed(3)} s CPU, ${phase.read_workers} read workers, prefetch thread ${phase.prefetch ? "yes" : "no"} (in ${clis.filter((c) => c.out.harvest_timing.prefetch).length} of ${runs} runs) = ${(phase.seconds / (raw.ms / 1000)).toFixed(1)}× the raw read; end to end (start-up + harvest + mining + output) ${cli.run.wallS.toFixed(2)} s wall, ${cli.run.cpuS?.toFixed(2) ?? "?"} s CPU, peak RSS ${cli.run.peakRssKb ? (cli.run.peakRssKb / 1024).toFixed(0) : "?"} MB; \`version\` alone ${startup.wallS.toFixed(2)} s wall`,
     );
     const second = runChild(home, statePath);
     console.log(

@@ -4,7 +4,7 @@ import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./options.ts";
 import { releaseParser } from "./jsonl.ts";
-import { startPrefetch, stopPrefetch, wantPrefetch } from "./prefetch.ts";
+import { activePrefetch, startPrefetch, stopPrefetch, wantPrefetch } from "./prefetch.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
 import { ReadPool, type ReadReply, type ReadRequest, readSession, readThreads } from "./read-pool.ts";
 import { SOURCES } from "./sources.ts";
@@ -283,8 +283,13 @@ class Reads {
   async close(): Promise<void> {
     this.pool?.close();
     if (!this.prefetching) return;
+    const counts = activePrefetch()?.counts;
     const why = await stopPrefetch();
     if (why) hlog.debug(`${why}; its files were read on the main thread`);
+    else if (counts)
+      hlog.debug(
+        `prefetch: ${counts.ahead} reads began in the ring (${counts.handedBack} finished on the main thread), ${counts.here} on the main thread`,
+      );
   }
 
   /**

@@ -67,10 +67,11 @@ export interface PrefetchRead {
 /**
  * Whether to read ahead: true for any reads, false never, `auto` past AUTO_MIN_BYTES to read with
  * a core to spare. The thread's reads cost CPU time (the copy from the page cache moves to it):
- * they shorten the harvest only on a core that would otherwise idle. On a busy machine (the
- * last minute's load average leaves no core free) the other processes get that core, and our
- * threads share one slice of the machine (Linux's autogroup): the extra thread then made the
- * harvest slower, not faster.
+ * they shorten the harvest only on a core that would otherwise idle. On a busy machine the other
+ * processes get that core, and our threads share one slice of the machine (Linux's autogroup):
+ * the extra thread then made the harvest slower, not faster. Measured on 2 cores, the thread's
+ * effect on the wall time against the last minute's load average: −10 ms at 1.1, none at 1.6–1.8,
+ * +50–80 ms from 1.9 to 3.5. Hence auto wants the load at most cores − 0.5.
  */
 export function wantPrefetch(
   mode: boolean | "auto",
@@ -80,7 +81,7 @@ export function wantPrefetch(
 ): boolean {
   if (bytesToRead <= 0) return false;
   if (mode !== "auto") return mode;
-  return bytesToRead >= AUTO_MIN_BYTES && cores >= 2 && load <= cores - 1;
+  return bytesToRead >= AUTO_MIN_BYTES && cores >= 2 && load <= cores - 0.5;
 }
 
 /** A published slot, read by the main thread. */
@@ -122,8 +123,8 @@ export class Prefetch {
   private broken: string | undefined;
   private startError = "";
   private startWaitMs: number;
-  /** Reads served from the ring, and on the main thread. */
-  readonly counts = { ahead: 0, here: 0 };
+  /** Reads begun from the ring, reads made on the main thread, and reads begun from the ring and finished there. */
+  readonly counts = { ahead: 0, here: 0, handedBack: 0 };
 
   constructor(
     reads: PrefetchRead[],
@@ -255,6 +256,7 @@ export class Prefetch {
   /** The main thread reads (the rest of) read i: the thread need not. */
   private here(i: number, first: boolean): undefined {
     if (first) this.counts.here++;
+    else this.counts.handedBack++;
     this.skipTo(i + 1);
     return undefined;
   }
