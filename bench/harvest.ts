@@ -10,9 +10,11 @@
  * times (best kept) and printed side by side. The product, `skillopt sleep harvest --json`
  * (SKILLOPT_BIN or `bun src/main.ts`), is run --runs times too: its JSON gives the harvest phase's
  * own wall and CPU time, set against the raw read, beside the end-to-end figures. --prefetch on|off
- * sets the prefetch thread for both (default auto: by the bytes, the cores and the load).
+ * sets the prefetch thread for both (default auto: by the bytes, the cores and the load). --cold
+ * (Linux, GNU dd) drops the corpus files from the page cache before each raw read and each first
+ * harvest, as after a reboot or on a history larger than the cache (only this corpus's files).
  *
- *   bun bench/harvest.ts [--size 1G|256M|<bytes>] [--runs 3] [--prefetch auto|on|off] [--append-pct 1] [--dir PARENT] [--keep] [--seed N]
+ *   bun bench/harvest.ts [--size 1G|256M|<bytes>] [--runs 3] [--prefetch auto|on|off] [--cold] [--append-pct 1] [--dir PARENT] [--keep] [--seed N]
  */
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
@@ -28,6 +30,19 @@ const flag = (name: string) => {
 };
 
 const PREFETCH = flag("prefetch") ?? "auto";
+const COLD = args.includes("--cold");
+/** The corpus's file list (written once by main), for dropping its pages with --cold. */
+let fileList = "";
+
+/** --cold: drop the corpus files' pages from the page cache (a no-op otherwise). */
+function dropCache(): void {
+  if (!COLD) return;
+  const p = Bun.spawnSync(
+    ["xargs", "-a", fileList, "-d", "\n", "-I{}", "dd", "if={}", "iflag=nocache", "count=0", "status=none"],
+    { stderr: "inherit" },
+  );
+  if (p.exitCode !== 0) throw new Error("--cold: dropping the corpus from the page cache failed (needs GNU dd)");
+}
 if (!["auto", "on", "off"].includes(PREFETCH)) throw new Error(`--prefetch: expected auto, on or off, got ${PREFETCH}`);
 
 function parseSize(s: string): number {
@@ -348,15 +363,20 @@ function rawChild(list: string): void {
   process.stdout.write(JSON.stringify({ ms: performance.now() - t, cpu_ms: (cpu.user + cpu.system) / 1000, bytes }));
 }
 
-function runRaw(files: string[], root: string): { ms: number; cpu_ms: number; bytes: number } {
-  const list = join(root, "files.txt");
-  writeFileSync(list, files.join("\n"));
-  const p = Bun.spawnSync([process.execPath, import.meta.path, "--raw", list], { stderr: "inherit" });
+function runRaw(): { ms: number; cpu_ms: number; bytes: number } {
+  dropCache();
+  const p = Bun.spawnSync([process.execPath, import.meta.path, "--raw", fileList], { stderr: "inherit" });
   if (p.exitCode !== 0) throw new Error(`raw read child failed (exit ${p.exitCode})`);
   return JSON.parse(p.stdout.toString());
 }
 
-function runChild(home: string, statePath: string, threads = "auto"): ChildResult & { process_ms: number } {
+function runChild(
+  home: string,
+  statePath: string,
+  threads = "auto",
+  cold = false,
+): ChildResult & { process_ms: number } {
+  if (cold) dropCache();
   const t = performance.now();
   // No other thread at all for the main-thread-only run.
   const prefetch = threads === "0" ? "off" : PREFETCH;
@@ -403,9 +423,13 @@ async function main(): Promise<void> {
     // Best of --runs (default 3) for both, each in a fresh process with a fresh state database:
     // on a shared machine the best run is the one least disturbed by the other processes.
     const runs = Math.max(1, Number(flag("runs") ?? 3));
-    const raws = Array.from({ length: runs }, () => runRaw(gen.files, root));
+    fileList = join(root, "files.txt");
+    writeFileSync(fileList, gen.files.join("\n"));
+    // Pages just written are dirty and cannot be dropped until written back.
+    if (COLD) Bun.spawnSync(["sync"]);
+    const raws = Array.from({ length: runs }, () => runRaw());
     const firsts = Array.from({ length: runs }, (_, i) =>
-      runChild(home, i === runs - 1 ? statePath : join(root, `state-${i}`, "state.sqlite")),
+      runChild(home, i === runs - 1 ? statePath : join(root, `state-${i}`, "state.sqlite"), "auto", true),
     );
     const best = <T extends { ms: number }>(xs: T[]) => xs.reduce((a, b) => (b.ms < a.ms ? b : a));
     const raw = best(raws);
@@ -415,13 +439,17 @@ async function main(): Promise<void> {
     const single =
       first.workers === 0 && !first.prefetch
         ? first
-        : best(Array.from({ length: runs }, (_, i) => runChild(home, join(root, `single-${i}`, "state.sqlite"), "0")));
+        : best(
+            Array.from({ length: runs }, (_, i) =>
+              runChild(home, join(root, `single-${i}`, "state.sqlite"), "0", true),
+            ),
+          );
     const rawMb = raw.bytes / 1e6;
     const firstMb = first.bytes_read / 1e6;
     const row = (name: string, mbs: number, ms: number, cpuMs: number, rss: string) =>
       `${name.padEnd(18)} ${mbs.toFixed(0).padStart(5)} ${(ms / 1000).toFixed(3).padStart(7)} ${(cpuMs / 1000).toFixed(3).padStart(7)} ${(mbs / (ms / 1000)).toFixed(0).padStart(8)} ${(mbs / (cpuMs / 1000)).toFixed(0).padStart(8)} ${rss.padStart(9)}`;
     console.log(
-      `best of ${runs} runs each, page cache warm; harvest = the harvest() call \`skillopt sleep harvest\` makes`,
+      `best of ${runs} runs each, page cache ${COLD ? "cold (the corpus dropped before each run)" : "warm"}; harvest = the harvest() call \`skillopt sleep harvest\` makes`,
     );
     console.log(
       `${"".padEnd(18)} ${"MB".padStart(5)} ${"wall s".padStart(7)} ${"CPU s".padStart(7)} ${"MB/s wall".padStart(8)} ${"MB/s CPU".padStart(8)} ${"peak RSS".padStart(9)}`,
@@ -448,6 +476,7 @@ async function main(): Promise<void> {
     }
     const clis: { run: Awaited<ReturnType<typeof runMeasured>>; out: CliHarvest }[] = [];
     for (let i = 0; i < runs; i++) {
+      dropCache();
       const run = await runMeasured(
         [
           "sleep",

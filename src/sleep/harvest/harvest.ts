@@ -307,7 +307,13 @@ class Reads {
       const from = prior && prior.offset <= c.size ? prior.offset : 0;
       return from < c.size ? [{ path: c.path, from, size: c.size }] : [];
     });
-    startPrefetch(files, { onBroken: (reason) => hlog.debug(reason), waitForThread: mode === true });
+    try {
+      startPrefetch(files, { onBroken: (reason) => hlog.debug(reason), waitForThread: mode === true });
+    } catch (err) {
+      // No thread (a runtime without workers, no memory for the ring): every read on this one.
+      hlog.debug(`no prefetch thread: ${errorMessage(err)}; reading on the main thread`);
+      return false;
+    }
     hlog.debug(`reading ${files.length} files (${(bytes / 2 ** 20).toFixed(0)} MiB) ahead on a prefetch thread`);
     return true;
   }
