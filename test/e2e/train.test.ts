@@ -180,6 +180,9 @@ describe("skillopt train --config quickstart (sim)", () => {
     using dir = tempDir();
     const ref = join(dir.path, "ref");
     const cut = join(dir.path, "cut");
+    // A step-buffer window of 2 (quickstart has 4 steps per epoch): the store's loop state then
+    // holds older steps folded into their summary, which the resumed run must carry on from.
+    const window = ["--set", "optimizer.step_buffer_window=2"];
     expect(
       (
         await runCli([
@@ -191,6 +194,7 @@ describe("skillopt train --config quickstart (sim)", () => {
           "--quiet",
           "--set",
           `model.cache_dir=${join(dir.path, "ref-cache")}`,
+          ...window,
         ])
       ).code,
     ).toBe(0);
@@ -207,6 +211,7 @@ describe("skillopt train --config quickstart (sim)", () => {
       `model.cache_dir=${cache}`,
       "--set",
       "model.sim_latency_ms=15",
+      ...window,
     ]);
     const hist = join(cut, "history.jsonl");
     while (!(existsSync(hist) && readFileSync(hist, "utf8").split("\n").filter(Boolean).length >= k)) {
