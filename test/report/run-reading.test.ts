@@ -112,7 +112,7 @@ describe("our runs are read through the record schemas", () => {
     expect(readFileSync(join(dir.path, "report.html"), "utf8")).toContain("state.sqlite");
   });
 
-  test("a line of the step log that is not JSON (not a torn last line) is an error too", () => {
+  test("a line of the step log that is not JSON (not a torn last line) is an error too, and `report` names the file", async () => {
     using dir = tempDir();
     const records = writeSyntheticRun(dir.path, { steps: 2 });
     writeFileSync(
@@ -120,6 +120,10 @@ describe("our runs are read through the record schemas", () => {
       `${JSON.stringify(records[0])}\n{"step": 2, "epo\n${JSON.stringify(stepRecord({ step: 3 }))}\n`,
     );
     expect(loadRunView(dir.path).errors).toEqual(["history.jsonl line 2 is not valid JSON"]);
+    const r = await runCli(["report", dir.path, "--json"]);
+    expect(r.code).toBe(2);
+    const err = (JSON.parse(r.stdout) as { error: { data: Record<string, unknown> } }).error;
+    expect(err.data.file).toBe(join(dir.path, "history.jsonl"));
   });
 
   test("a damaged step record in the store is an error naming state.sqlite and the step", () => {
