@@ -115,6 +115,10 @@ export interface PrefetchOptions {
    * get a core), and the thread skips what the main thread took.
    */
   waitForThread?: boolean;
+  /** How long a forced prefetch waits for the thread to start (default START_WAIT_MS). */
+  startWaitMs?: number;
+  /** How long the thread may neither publish nor read before it is given up on (default STALL_MS). */
+  stallMs?: number;
 }
 
 export class Prefetch {
@@ -128,6 +132,7 @@ export class Prefetch {
   private broken: string | undefined;
   private startError = "";
   private startWaitMs: number;
+  private readonly stallMs: number;
   /** Reads begun from the ring, reads made on the main thread, and reads begun from the ring and finished there. */
   readonly counts = { ahead: 0, here: 0, handedBack: 0 };
 
@@ -136,7 +141,8 @@ export class Prefetch {
     private readonly opts: PrefetchOptions = {},
   ) {
     this.reads = reads;
-    this.startWaitMs = opts.waitForThread ? START_WAIT_MS : 0;
+    this.startWaitMs = opts.waitForThread ? (opts.startWaitMs ?? START_WAIT_MS) : 0;
+    this.stallMs = opts.stallMs ?? STALL_MS;
     this.slotCount = opts.slots ?? SLOTS;
     const slotBytes = opts.slotBytes ?? SLOT_BYTES;
     const sab = new SharedArrayBuffer(ringBytes(this.slotCount, slotBytes));
@@ -215,13 +221,13 @@ export class Prefetch {
       }
       if (state === IDLE || state === DONE || !this.opts.waitForThread) return this.here(i, first);
       const beat = Atomics.load(control, BEAT);
-      const woke = Atomics.wait(control, PRODUCED, produced, STALL_MS);
+      const woke = Atomics.wait(control, PRODUCED, produced, this.stallMs);
       if (
         woke === "timed-out" &&
         Atomics.load(control, BEAT) === beat &&
         Atomics.load(control, PRODUCED) === produced
       ) {
-        this.stop(`the prefetch thread stopped moving for ${STALL_MS / 1000} s`);
+        this.stop(`the prefetch thread stopped moving for ${this.stallMs / 1000} s`);
         return this.here(i, first);
       }
     }
@@ -238,7 +244,7 @@ export class Prefetch {
 
   /**
    * Stop the thread; why the main thread read alone, if it did, for the debug log. A thread that
-   * never started is waited for a little (at most STALL_MS), to tell one that cannot start (its
+   * never started is waited for a little (at most the stall time), to tell one that cannot start (its
    * module fails to load) from one that started late.
    */
   async close(): Promise<string | undefined> {
@@ -247,7 +253,7 @@ export class Prefetch {
       if (this.broken) return undefined; // said when it happened
       if (this.counts.ahead > 0 || this.counts.here === 0) return undefined;
       const { control } = this.ring;
-      const until = performance.now() + STALL_MS;
+      const until = performance.now() + this.stallMs;
       while (!this.startError && Atomics.load(control, STATE) === IDLE && performance.now() < until) {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }

@@ -31,6 +31,12 @@ import { COPIES, fakeHome, harvestRows, harvestRun, widen } from "./support.ts";
  * whatever becomes of the thread.
  */
 
+/**
+ * Every read through the thread, with waits long enough that only a thread that really stopped
+ * is given up on (the equalities hold either way; the counts of reads taken from the ring need it).
+ */
+const FORCED = { waitForThread: true, startWaitMs: 60_000, stallMs: 60_000 } as const;
+
 const PREFETCH_RING = resolve(import.meta.dir, "../../../src/sleep/harvest/prefetch-ring.ts");
 
 interface Seen {
@@ -108,7 +114,7 @@ describe("reading ahead on the prefetch thread", () => {
     const { direct, ahead, prefetch, said, closed } = await bothWays(reads, {
       slots: 3,
       slotBytes: slot,
-      waitForThread: true,
+      ...FORCED,
     });
     expect((direct[0] as Seen).lines.length).toBeGreaterThan(40);
     expect((direct[6] as Seen).lines.at(-1)).toStartWith("last ");
@@ -137,7 +143,7 @@ describe("reading ahead on the prefetch thread", () => {
     const { direct, ahead, prefetch } = await bothWays(reads, {
       slots: 4,
       slotBytes: 1024 * 1024,
-      waitForThread: true,
+      ...FORCED,
     });
     expect((direct[1] as Seen).lines).toEqual(['{"a":1}', '{"b":2}']);
     expect((direct[2] as Seen).lines).toHaveLength(2);
@@ -162,7 +168,7 @@ describe("reading ahead on the prefetch thread", () => {
     };
     const { direct, ahead } = await bothWays(
       [shrunk, grown, gone, kept],
-      { slots: 2, slotBytes: 128, waitForThread: true },
+      { slots: 2, slotBytes: 128, ...FORCED },
       change,
     );
     expect((direct[0] as Seen).bytesRead).toBe(Math.floor(shrunk.size / 2));
@@ -175,7 +181,7 @@ describe("reading ahead on the prefetch thread", () => {
     using dir = tempDir("prefetch-");
     const files = [0, 1, 2, 3, 4].map((k) => write(join(dir.path, `f${k}.jsonl`), mixed(k, 64)));
     const planned = files.map((f, k) => (k === 1 ? { ...f, from: 10 } : f));
-    const prefetch = startPrefetch(planned, { slots: 2, slotBytes: 64, waitForThread: true });
+    const prefetch = startPrefetch(planned, { slots: 2, slotBytes: 64, ...FORCED });
     let asked: unknown[];
     try {
       // f1 is asked from 0 (planned from 10), f2 and f3 are never asked for.
@@ -192,7 +198,11 @@ describe("reading ahead on the prefetch thread", () => {
     const reads = [0, 1, 2].map((k) => write(join(dir.path, `f${k}.jsonl`), mixed(k, 64)));
     const broken = join(dir.path, "broken-prefetch.ts");
     writeFileSync(broken, 'throw new Error("no prefetch here");\n');
-    const { direct, ahead, prefetch, closed } = await bothWays(reads, { workerUrl: new URL(`file://${broken}`) });
+    const { direct, ahead, prefetch, closed } = await bothWays(reads, {
+      workerUrl: new URL(`file://${broken}`),
+      // Long enough for its load error to arrive, however busy the machine: it ends the wait.
+      stallMs: 60_000,
+    });
     expect(ahead).toEqual(direct);
     expect(prefetch.counts).toMatchObject({ ahead: 0, here: 3 });
     expect(closed).toContain("could not start");
@@ -215,7 +225,7 @@ self.onmessage = (e) => runPrefetch(e.data, { openSync, closeSync, readSync: fai
     const { direct, ahead, prefetch, said } = await bothWays(reads, {
       slots: 2,
       slotBytes: 64,
-      waitForThread: true,
+      ...FORCED,
       workerUrl: new URL(`file://${failing}`),
     });
     expect(ahead).toEqual(direct);
@@ -232,13 +242,14 @@ self.onmessage = (e) => runPrefetch(e.data, { openSync, closeSync, readSync: fai
       silent,
       "self.onmessage = (e) => { const c = new Int32Array(e.data.sab, 0, 8); Atomics.store(c, 3, 1); Atomics.notify(c, 3); };\n",
     );
+    // It never publishes a slot, whatever the wait: a short one keeps the test short.
     const { direct, ahead, said } = await bothWays(reads, {
-      waitForThread: true,
+      ...FORCED,
+      stallMs: 300,
       workerUrl: new URL(`file://${silent}`),
     });
     expect(ahead).toEqual(direct);
-    expect(said).toHaveLength(1);
-    expect(said[0]).toContain("stopped moving");
+    expect(said).toEqual(["the prefetch thread stopped moving for 0.3 s; reading on the main thread"]);
   });
 
   test("auto reads ahead only past some megabytes with a core to spare", () => {
