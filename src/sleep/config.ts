@@ -147,7 +147,7 @@ export const SleepConfigSchema = v.strictObject({
     v.pipe(
       v.nullable(v.boolean()),
       v.description(
-        "a thread reading session files ahead of the main one when no worker does (null = auto: past 16 MB to read with a core to spare)",
+        "a thread reading session files ahead when no worker does (null = auto: past 16 MB, a core to spare or files not cached)",
       ),
     ),
     null,

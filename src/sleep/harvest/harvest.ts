@@ -4,7 +4,7 @@ import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./options.ts";
 import { releaseParser } from "./jsonl.ts";
-import { activePrefetch, startPrefetch, stopPrefetch, wantPrefetch } from "./prefetch.ts";
+import { activePrefetch, looksCold, startPrefetch, stopPrefetch, wantPrefetch } from "./prefetch.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
 import { ReadPool, type ReadReply, type ReadRequest, readSession, readThreads } from "./read-pool.ts";
 import { SOURCES } from "./sources.ts";
@@ -295,18 +295,20 @@ class Reads {
   /**
    * Read the off-thread sources' files ahead, from their prior offset when only their end is new
    * (a read that turns out otherwise is made here). Auto: past some megabytes on two cores or
-   * more, unless read workers were turned off (`readThreads: 0`).
+   * more, with a core to spare or files not in the page cache, unless read workers were turned
+   * off (`readThreads: 0`).
    */
   private startPrefetch(bytes: number): boolean {
     const asked = this.opts.prefetch ?? "auto";
     const mode = asked === "auto" && this.opts.readThreads === 0 ? false : asked;
-    if (!wantPrefetch(mode, bytes)) return false;
+    if (mode === false || bytes <= 0) return false;
     const files = this.offThread.flatMap((i) => {
       const { c, step } = this.plan[i]!;
       const prior = step.kind === "read" ? step.prior : undefined;
       const from = prior && prior.offset <= c.size ? prior.offset : 0;
       return from < c.size ? [{ path: c.path, from, size: c.size }] : [];
     });
+    if (!wantPrefetch(mode, bytes, undefined, undefined, () => looksCold(files))) return false;
     try {
       startPrefetch(files, { onBroken: (reason) => hlog.debug(reason), waitForThread: mode === true });
     } catch (err) {

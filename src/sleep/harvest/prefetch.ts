@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import {
   BEAT,
@@ -70,23 +71,61 @@ export interface PrefetchRead {
 }
 
 /**
- * Whether to read ahead: true for any reads, false never, `auto` past AUTO_MIN_BYTES to read with
- * a core to spare. The thread's reads cost CPU time (the copy from the page cache moves to it):
- * they shorten the harvest only on a core that would otherwise idle. On a busy machine the other
- * processes get that core, and our threads share one slice of the machine (Linux's autogroup):
- * the extra thread then made the harvest slower, not faster. Measured on 2 cores, the thread's
- * effect on the wall time against the last minute's load average: −10 ms at 1.1, none at 1.6–1.8,
- * +50–80 ms from 1.9 to 3.5. Hence auto wants the load at most cores − 0.5.
+ * Whether to read ahead: true for any reads, false never, `auto` past AUTO_MIN_BYTES to read on
+ * two cores or more, with a core to spare or with files not in the page cache. With the files in
+ * the cache, the thread's reads are copies that cost CPU time (moved off the main thread): they
+ * shorten the harvest only on a core that would otherwise idle. On a busy machine the other
+ * processes get that core, and our threads share one slice of the machine (Linux's autogroup): the
+ * extra thread then made the harvest slower. Measured on 2 cores, its effect on the wall time
+ * against the last minute's load average: −10 ms at 1.1, none at 1.6–1.8, +50–80 ms from 1.9 to
+ * 3.5. Hence a core to spare: a load of at most cores − 0.5. Files read from the disk are another
+ * matter: the thread waits for the disk while the main thread parses (256 MB not in the cache:
+ * 0.57 → 0.42 s), so `cold` (looksCold, asked only on a busy machine) also lets it start.
  */
 export function wantPrefetch(
   mode: boolean | "auto",
   bytesToRead: number,
   cores = availableParallelism(),
   load = loadavg()[0] ?? 0,
+  cold: () => boolean = () => false,
 ): boolean {
   if (bytesToRead <= 0) return false;
   if (mode !== "auto") return mode;
-  return bytesToRead >= AUTO_MIN_BYTES && cores >= 2 && load <= cores - 0.5;
+  return bytesToRead >= AUTO_MIN_BYTES && cores >= 2 && (load <= cores - 0.5 || cold());
+}
+
+/** Bytes read from each file looksCold samples. */
+const PROBE_BYTES = 64 * 1024;
+/**
+ * A sample read slower than this came from the disk: 64 KB took 15–30 µs from the page cache and
+ * 190–1650 µs from this machine's virtual disk.
+ */
+const COLD_READ_US = 100;
+
+/**
+ * Whether the files to read look absent from the page cache: even the fastest of three sample
+ * reads (the first, middle and last planned reads' first 64 KB) was slower than COLD_READ_US.
+ * Fewer than three reads say nothing (the first read of a process is slow for other reasons).
+ */
+export function looksCold(reads: readonly PrefetchRead[]): boolean {
+  if (reads.length < 3) return false;
+  const buf = Buffer.allocUnsafe(PROBE_BYTES);
+  let fastest = Number.POSITIVE_INFINITY;
+  for (const r of [reads[0]!, reads[reads.length >> 1]!, reads[reads.length - 1]!]) {
+    const started = performance.now();
+    try {
+      const fd = openSync(r.path, "r");
+      try {
+        readSync(fd, buf, 0, Math.min(PROBE_BYTES, r.size - r.from), r.from);
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      return false;
+    }
+    fastest = Math.min(fastest, performance.now() - started);
+  }
+  return fastest * 1000 > COLD_READ_US;
 }
 
 /** A published slot, read by the main thread. */

@@ -15,6 +15,7 @@ import {
   type PrefetchOptions,
   type PrefetchRead,
   activePrefetch,
+  looksCold,
   startPrefetch,
   stopPrefetch,
   wantPrefetch,
@@ -260,9 +261,25 @@ self.onmessage = (e) => runPrefetch(e.data, { openSync, closeSync, readSync: fai
     expect(wantPrefetch("auto", 256 * MB, 2, 1.5)).toBe(true);
     expect(wantPrefetch("auto", 256 * MB, 2, 1.6)).toBe(false);
     expect(wantPrefetch("auto", 256 * MB, 1, 0)).toBe(false);
+    // On a busy machine, only files that look absent from the page cache; asked only then.
+    const asked = () => {
+      throw new Error("not asked with a core to spare");
+    };
+    expect(wantPrefetch("auto", 256 * MB, 2, 0.5, asked)).toBe(true);
+    expect(wantPrefetch("auto", 256 * MB, 2, 3, () => true)).toBe(true);
+    expect(wantPrefetch("auto", 256 * MB, 2, 3, () => false)).toBe(false);
+    expect(wantPrefetch("auto", MB, 2, 3, () => true)).toBe(false);
     expect(wantPrefetch(true, 10, 1, 9)).toBe(true);
     expect(wantPrefetch(false, 1024 * MB, 8, 0)).toBe(false);
   });
+});
+
+test("the page-cache probe says nothing about fewer than three reads or about files that vanished", () => {
+  using dir = tempDir("prefetch-");
+  const reads = [0, 1, 2].map((k) => write(join(dir.path, `f${k}.jsonl`), mixed(k, 64)));
+  expect(looksCold(reads.slice(0, 2))).toBe(false);
+  rmSync(reads[1]!.path);
+  expect(looksCold(reads)).toBe(false);
 });
 
 describe("a harvest read ahead", () => {
