@@ -108,7 +108,8 @@ const OptimizerSchema = v.strictObject({
   ),
   step_buffer_window: nullablePosInt(
     "Earlier steps of the epoch shown in full to the analysts, learning rate and rewrite; older ones are summarised in a bounded " +
-      "section (null = all in full, as the reference; it never has more than 10 steps per epoch). DL: truncated backpropagation through time",
+      "section (null = all in full, as the reference does; upstream's configurations never have more than 10 steps per epoch). " +
+      "DL: truncated backpropagation through time",
     16,
   ),
   max_skill_tokens: nullablePosInt(
