@@ -3,6 +3,22 @@ import { dirname, join } from "node:path";
 
 let counter = 0;
 
+/**
+ * Small string parts (a page rendered in pieces) gathered into chunks of about `size` characters,
+ * for writes and network sends of a useful size; the last chunk may be shorter, none is empty.
+ */
+export function* gatherParts(parts: Iterable<string>, size = 65_536): Generator<string> {
+  let pending = "";
+  for (const part of parts) {
+    pending += part;
+    if (pending.length >= size) {
+      yield pending;
+      pending = "";
+    }
+  }
+  if (pending) yield pending;
+}
+
 interface AtomicWriteOptions {
   /**
    * fsync the data before the rename (default true). Files derived from a store that is itself
@@ -35,16 +51,7 @@ export function writeFileAtomic(
       if (typeof data === "string") write(encoder.encode(data));
       else if (data instanceof Uint8Array) write(data);
       else {
-        // Small parts are gathered into writes of about 64 KB.
-        let pending = "";
-        for (const part of data) {
-          pending += part;
-          if (pending.length >= 65_536) {
-            write(encoder.encode(pending));
-            pending = "";
-          }
-        }
-        write(encoder.encode(pending));
+        for (const chunk of gatherParts(data)) write(encoder.encode(chunk));
       }
       if (opts.durable !== false) fsyncSync(fd);
     } finally {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import type { Server } from "bun";
 import { renderReportParts } from "../report/index.ts";
-import { errorMessage, log } from "../lib/index.ts";
+import { errorMessage, gatherParts, log } from "../lib/index.ts";
 import { UI_CSS, UI_JS } from "./assets.ts";
 import { type LaunchRequest, listLaunchConfigs, validateLaunch } from "./launch-form.ts";
 import { Launcher, selfCommand } from "./launcher.ts";
@@ -84,7 +84,7 @@ function html(body: string, status = 200): Response {
  * page is done, fails or the client goes away.
  */
 function htmlParts(parts: Iterable<string>, close: () => void, csp = PAGE_CSP): Response {
-  const it = parts[Symbol.iterator]();
+  const it = gatherParts(parts);
   const encoder = new TextEncoder();
   let open = true;
   const done = () => {
@@ -95,18 +95,11 @@ function htmlParts(parts: Iterable<string>, close: () => void, csp = PAGE_CSP): 
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       try {
-        let chunk = "";
-        while (chunk.length < 65_536) {
-          const next = it.next();
-          if (next.done) {
-            if (chunk) controller.enqueue(encoder.encode(chunk));
-            controller.close();
-            done();
-            return;
-          }
-          chunk += next.value;
-        }
-        controller.enqueue(encoder.encode(chunk));
+        const next = it.next();
+        if (next.done) {
+          controller.close();
+          done();
+        } else controller.enqueue(encoder.encode(next.value));
       } catch (err) {
         done();
         log.withTag("ui").error(`rendering a page failed: ${errorMessage(err)}`);

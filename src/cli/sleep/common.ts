@@ -162,6 +162,18 @@ function intFlag(flags: Flags, name: string): number | undefined {
 const str = (flags: Flags, name: string) =>
   typeof flags[name] === "string" && flags[name] !== "" ? (flags[name] as string) : undefined;
 
+/** A flag that takes one of a few words: its value, or a usage error naming them. */
+function choiceFlag<T extends string>(flags: Flags, name: string, choices: readonly T[]): T | undefined {
+  const v = str(flags, name);
+  if (v === undefined || (choices as readonly string[]).includes(v)) return v as T | undefined;
+  const words = `${choices.slice(0, -1).join(", ")} or ${choices[choices.length - 1]}`;
+  throw new UsageError(`--${name} expects ${words}, got ${JSON.stringify(v)}`, {
+    flag: name,
+    value: v,
+    choices: [...choices],
+  });
+}
+
 /** Config overrides from the common flags (only flags actually given). */
 function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = process.cwd()): Record<string, unknown> {
   const o: Record<string, unknown> = {};
@@ -170,16 +182,8 @@ function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = proc
     o.invoked_project = resolve(cwd, project);
     o.projects = "invoked";
   }
-  const scope = str(flags, "scope");
-  if (scope) {
-    if (scope !== "invoked" && scope !== "all")
-      throw new UsageError(`--scope expects invoked or all, got ${JSON.stringify(scope)}`, {
-        flag: "scope",
-        value: scope,
-        choices: ["invoked", "all"],
-      });
-    o.projects = scope;
-  }
+  const scope = choiceFlag(flags, "scope", ["invoked", "all"]);
+  if (scope) o.projects = scope;
   for (const [flag, key] of STRING_FLAGS) {
     const v = str(flags, flag);
     if (v === undefined) continue;
@@ -190,16 +194,8 @@ function overridesFromFlags(flags: Flags, rawArgs: readonly string[], cwd = proc
     const n = intFlag(flags, flag);
     if (n !== undefined) o[key] = n;
   }
-  const prefetch = str(flags, "harvest-prefetch");
-  if (prefetch !== undefined) {
-    if (prefetch !== "on" && prefetch !== "off" && prefetch !== "auto")
-      throw new UsageError(`--harvest-prefetch expects on, off or auto, got ${JSON.stringify(prefetch)}`, {
-        flag: "harvest-prefetch",
-        value: prefetch,
-        choices: ["on", "off", "auto"],
-      });
-    o.harvest_prefetch = prefetch === "auto" ? null : prefetch === "on";
-  }
+  const prefetch = choiceFlag(flags, "harvest-prefetch", ["on", "off", "auto"]);
+  if (prefetch) o.harvest_prefetch = prefetch === "auto" ? null : prefetch === "on";
   if (flags["opencode-tool-replay"] === true) o.opencode_tool_replay = true;
   if (flags.progress === true) o.progress = true;
   if (flags["auto-adopt"] === true) o.auto_adopt = true;

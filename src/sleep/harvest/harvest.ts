@@ -4,7 +4,7 @@ import { errorMessage, log } from "../../lib/index.ts";
 import type { HarvestStateStore, SessionFileMark, SessionState } from "../ports.ts";
 import type { HarvestOptions } from "./options.ts";
 import { releaseParser } from "./jsonl.ts";
-import { activePrefetch, looksCold, startPrefetch, stopPrefetch, wantPrefetch } from "./prefetch.ts";
+import { looksCold, type Prefetch, startPrefetch, stopPrefetch, wantPrefetch } from "./prefetch.ts";
 import { shrinkReadBuffer } from "./read-lines.ts";
 import { ReadPool, type ReadReply, type ReadRequest, readSession, readThreads } from "./read-pool.ts";
 import { SOURCES } from "./sources.ts";
@@ -233,8 +233,8 @@ class Reads {
   private readonly pool: ReadPool | undefined;
   /** Workers started (0 = every read on this thread). */
   readonly workers: number = 0;
-  /** Whether the prefetch thread was started. */
-  readonly prefetching: boolean = false;
+  /** The prefetch thread, when it was started. */
+  private readonly prefetch: Prefetch | undefined;
   private readonly jobs = new Map<number, number>();
   private submitted = 0;
   private readonly offThread: number[];
@@ -254,7 +254,7 @@ class Reads {
     });
     const threads = readThreads(opts.readThreads ?? "auto", bytes, this.offThread.length);
     if (threads === 0) {
-      this.prefetching = this.startPrefetch(bytes);
+      this.prefetch = this.startPrefetch(bytes);
       return;
     }
     this.workers = threads;
@@ -280,13 +280,18 @@ class Reads {
     return pool.result(id);
   }
 
+  /** Whether the prefetch thread was started. */
+  get prefetching(): boolean {
+    return this.prefetch !== undefined;
+  }
+
   async close(): Promise<void> {
     this.pool?.close();
-    if (!this.prefetching) return;
-    const counts = activePrefetch()?.counts;
+    if (!this.prefetch) return;
+    const { counts } = this.prefetch;
     const why = await stopPrefetch();
     if (why) hlog.debug(`${why}; its files were read on the main thread`);
-    else if (counts)
+    else
       hlog.debug(
         `prefetch: ${counts.ahead} reads began in the ring (${counts.handedBack} finished on the main thread), ${counts.here} on the main thread`,
       );
@@ -298,26 +303,26 @@ class Reads {
    * more, with a core to spare or files not in the page cache, unless read workers were turned
    * off (`readThreads: 0`).
    */
-  private startPrefetch(bytes: number): boolean {
+  private startPrefetch(bytes: number): Prefetch | undefined {
     const asked = this.opts.prefetch ?? "auto";
     const mode = asked === "auto" && this.opts.readThreads === 0 ? false : asked;
-    if (mode === false || bytes <= 0) return false;
+    if (mode === false || bytes <= 0) return undefined;
     const files = this.offThread.flatMap((i) => {
       const { c, step } = this.plan[i]!;
       const prior = step.kind === "read" ? step.prior : undefined;
       const from = prior && prior.offset <= c.size ? prior.offset : 0;
       return from < c.size ? [{ path: c.path, from, size: c.size }] : [];
     });
-    if (!wantPrefetch(mode, bytes, undefined, undefined, () => looksCold(files))) return false;
+    if (!wantPrefetch(mode, bytes, undefined, undefined, () => looksCold(files))) return undefined;
     try {
-      startPrefetch(files, { onBroken: (reason) => hlog.debug(reason), waitForThread: mode === true });
+      const prefetch = startPrefetch(files, { onBroken: (reason) => hlog.debug(reason), waitForThread: mode === true });
+      hlog.debug(`reading ${files.length} files (${(bytes / 2 ** 20).toFixed(0)} MiB) ahead on a prefetch thread`);
+      return prefetch;
     } catch (err) {
       // No thread (a runtime without workers, no memory for the ring): every read on this one.
       hlog.debug(`no prefetch thread: ${errorMessage(err)}; reading on the main thread`);
-      return false;
+      return undefined;
     }
-    hlog.debug(`reading ${files.length} files (${(bytes / 2 ** 20).toFixed(0)} MiB) ahead on a prefetch thread`);
-    return true;
   }
 
   /** Submit off-thread reads up to a window past plan[i] (all of them when nothing can stop early). */
