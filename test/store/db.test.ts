@@ -17,6 +17,8 @@ describe("store", () => {
     expect(schemaVersion(store)).toBe(2);
     const mode = store.db.query("PRAGMA journal_mode").get() as { journal_mode: string };
     expect(mode.journal_mode).toBe("wal");
+    // A bounded page cache (256 KiB, not SQLite's 2 MB): a long run's peak memory stays flat.
+    expect(store.db.query("PRAGMA cache_size").get()).toEqual({ cache_size: -256 });
     store.close();
   });
 
