@@ -33,6 +33,9 @@ interface Row {
   steps: number;
   wallS: number;
   perStepMs: number;
+  /** CPU time (user + system) per step, and the kernel's share of it. */
+  cpuPerStepMs: number | null;
+  sysShare: number | null;
   /** Model tokens (prompt + completion, every stage, the simulator's count) per step. */
   tokensPerStep: number;
   bytesPerStep: number | null;
@@ -76,6 +79,8 @@ try {
       steps,
       wallS: r.wallS,
       perStepMs: (r.wallS * 1000) / steps,
+      cpuPerStepMs: r.cpuS === null ? null : (r.cpuS * 1000) / steps,
+      sysShare: r.cpuS === null || r.sysS === null || r.cpuS === 0 ? null : r.sysS / r.cpuS,
       tokensPerStep: summary.tokens.total / steps,
       bytesPerStep: r.bytesWritten === null ? null : r.bytesWritten / steps,
       storeMb: store / 2 ** 20,
@@ -100,15 +105,21 @@ const lines = [
   "",
   "peak RSS MB: the whole run (its steps and final evaluation until summary.json; the rest is report.html and closing)",
   "",
+  "CPU ms/step: user + system time per step, with the kernel's share: on a file system that has just deleted many files\n" +
+    "(ext4 skips recently freed inodes when it allocates one) creating each step's files can cost as much as the run's own work",
+  "",
   "tokens/step: what a step costs in model tokens (not an aim here; the analysts see at most optimizer.step_buffer_window earlier steps in full, spec §2.9)",
   "",
-  "scale  steps  wall s   ms/step          KB written/step     store MB (MB/step)     peak RSS MB (steps+eval)   report alone MB   tokens/step",
+  "scale  steps  wall s   ms/step          CPU ms/step (kernel)   KB written/step     store MB (MB/step)     peak RSS MB (steps+eval)   report alone MB   tokens/step",
   ...rows.map((r) =>
     [
       `×${r.factor}`.padEnd(6),
       String(r.steps).padStart(5),
       r.wallS.toFixed(1).padStart(7),
       `${r.perStepMs.toFixed(0)}${rel(r.perStepMs, base.perStepMs)}`.padStart(15),
+      `${r.cpuPerStepMs === null ? "—" : r.cpuPerStepMs.toFixed(0)} (${r.sysShare === null ? "—" : `${(r.sysShare * 100).toFixed(0)} %`})`.padStart(
+        21,
+      ),
       `${r.bytesPerStep === null ? "—" : (r.bytesPerStep / 1024).toFixed(0)}${rel(r.bytesPerStep, base.bytesPerStep)}`.padStart(
         19,
       ),

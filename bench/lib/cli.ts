@@ -21,6 +21,8 @@ export interface Measured {
   peakRssKb: number | null;
   bytesWritten: number | null;
   cpuS: number | null;
+  /** Of cpuS, the seconds spent in the kernel (system time). */
+  sysS: number | null;
   /** Peak RSS (KB) of the product until `phaseFile` appeared (polled from /proc; null when not asked or unknown). */
   peakRssBeforeKb: number | null;
 }
@@ -100,6 +102,7 @@ export async function runMeasured(
     peakRssKb: m ? Number(m[1]) : null,
     bytesWritten: m ? Number(m[2]) * 512 : null,
     cpuS: m ? Number(m[3]) + Number(m[4]) : null,
+    sysS: m ? Number(m[4]) : null,
     peakRssBeforeKb: before ?? null,
   };
 }
