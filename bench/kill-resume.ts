@@ -1,13 +1,15 @@
 #!/usr/bin/env bun
 /**
  * Kill the quickstart with SIGKILL at seeded random moments, resume it with --resume, and compare
- * the result with an uninterrupted run: best_skill.md, history.jsonl (minus timings and call
- * counters, which legitimately differ) and every gate decision. Re-paid calls are keys paid twice
- * in the run's call ledger (a completed call must be served from the cache after a resume).
- * Run: bun bench/kill-resume.ts [--trials 20] [--seed 7] [--latency-ms 3]
+ * the result with an uninterrupted run: history.jsonl (minus timings and call counters, which
+ * legitimately differ), every gate decision, and every other derived file byte for byte
+ * (best_skill.md, skills/, steps/). Re-paid calls are keys paid twice in the run's call ledger (a
+ * completed call must be served from the cache after a resume). `--set key=value` (repeatable) is
+ * passed to every run, e.g. `--set optimizer.step_buffer_window=2` to resume from folded state.
+ * Run: bun bench/kill-resume.ts [--trials 20] [--seed 7] [--latency-ms 3] [--set key=value]...
  */
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stableHistory } from "./lib/history.ts";
@@ -21,6 +23,32 @@ const flag = (name: string, def: number) => {
 const TRIALS = flag("trials", 20);
 const SEED = flag("seed", 7);
 const LATENCY = flag("latency-ms", 3);
+const SETS = process.argv.flatMap((a, i) =>
+  a === "--set" && process.argv[i + 1] ? ["--set", process.argv[i + 1]!] : [],
+);
+
+/** The run folder's derived files compared byte for byte: best_skill.md, skills/ and steps/. */
+function derivedFiles(out: string): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (rel: string) => {
+    const abs = join(out, rel);
+    if (!existsSync(abs)) return;
+    if (statSync(abs).isDirectory()) for (const name of readdirSync(abs).sort()) walk(join(rel, name));
+    else files.set(rel, readFileSync(abs, "utf8"));
+  };
+  for (const rel of ["best_skill.md", "skills", "steps"]) walk(rel);
+  return files;
+}
+
+/** The first derived file that is missing, extra or different, or undefined when all match. */
+function derivedDifference(ref: Map<string, string>, got: Map<string, string>): string | undefined {
+  for (const [rel, text] of ref) {
+    if (!got.has(rel)) return `${rel} is missing`;
+    if (got.get(rel) !== text) return `${rel} differs`;
+  }
+  for (const rel of got.keys()) if (!ref.has(rel)) return `${rel} is extra`;
+  return undefined;
+}
 
 /** First path at which two JSON values differ, for the failure report. */
 function firstDifference(a: unknown, b: unknown, path = ""): string | undefined {
@@ -105,14 +133,24 @@ function phaseOf(stderr: string): string {
 
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "skillopt-kill-resume-"));
-  const base = ["--config", "quickstart", "--set", "model.backend=sim", "--set", `model.sim_latency_ms=${LATENCY}`];
+  const base = [
+    "--config",
+    "quickstart",
+    "--set",
+    "model.backend=sim",
+    "--set",
+    `model.sim_latency_ms=${LATENCY}`,
+    ...SETS,
+  ];
   const refOut = join(root, "ref");
   const ref = await train([...base, "--out", refOut], { SKILLOPT_CACHE_DIR: join(root, "cache-ref") });
   if (ref.code !== 0) throw new Error(`reference run failed (exit ${ref.code}):\n${ref.stderr}`);
-  const refSkill = readFileSync(join(refOut, "best_skill.md"), "utf8");
+  const refDerived = derivedFiles(refOut);
   const refHistory = JSON.stringify(stableHistory(refOut));
   const refDecisions = decisions(refOut).join(",");
-  console.log(`reference: ${(ref.ms / 1000).toFixed(1)} s, ${decisions(refOut).length} steps`);
+  console.log(
+    `reference: ${(ref.ms / 1000).toFixed(1)} s, ${decisions(refOut).length} steps, ${refDerived.size} derived files${SETS.length ? ` (${SETS.filter((a) => a !== "--set").join(", ")})` : ""}`,
+  );
 
   const rand = mulberry32(SEED);
   let identical = 0;
@@ -142,9 +180,10 @@ async function main(): Promise<void> {
         resumed = await train([...base, "--out", out], env);
       resumes++;
     }
+    const derivedDiff = resumed.code === 0 ? derivedDifference(refDerived, derivedFiles(out)) : undefined;
     const same =
       resumed.code === 0 &&
-      readFileSync(join(out, "best_skill.md"), "utf8") === refSkill &&
+      derivedDiff === undefined &&
       JSON.stringify(stableHistory(out)) === refHistory &&
       decisions(out).join(",") === refDecisions;
     const extra = existsSync(join(out, "state.sqlite")) ? repaid(out) : 0;
@@ -153,7 +192,7 @@ async function main(): Promise<void> {
     else {
       const why = resumed.code
         ? `resume exit ${resumed.code}: ${resumed.stderr.trim().split("\n").pop()}`
-        : (firstDifference(JSON.parse(refHistory), stableHistory(out)) ?? "best_skill.md differs");
+        : (firstDifference(JSON.parse(refHistory), stableHistory(out)) ?? derivedDiff ?? "gate decisions differ");
       failures.push(
         `trial ${i + 1}: killed at ${at} ms (${first.killed ? phaseOf(first.stderr) : "not killed"}): ${why}`,
       );
@@ -172,7 +211,9 @@ async function main(): Promise<void> {
       .map(([p, n]) => `${p} ${n}`)
       .join(", ")}`,
   );
-  console.log(`identical results:      ${identical}/${TRIALS}`);
+  console.log(
+    `identical results:      ${identical}/${TRIALS} (history, gate decisions, best_skill.md, skills/, steps/)`,
+  );
   console.log(`re-paid completed calls: ${totalRepaid}`);
 }
 

@@ -1,7 +1,43 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 
 let counter = 0;
+
+/** writeFileAtomic's temp files: `.<pid>.<n>.<ms>.tmp` beside the file they become. */
+const TEMP_NAME = /^\.(\d+)\.\d+\.\d+\.tmp$/;
+
+/** Whether a process with this id runs (a signal-0 probe; EPERM: it does, as another user). */
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Remove the temp files writeFileAtomic left in `dir` because its process died between creating
+ * one and renaming it into place (kill -9, power loss). Only files of processes that no longer run
+ * are removed. Returns how many were.
+ */
+export function removeOrphanTemps(dir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = TEMP_NAME.exec(name);
+    if (!m || processAlive(Number(m[1]))) continue;
+    rmSync(join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
+}
 
 /**
  * Small string parts (a page rendered in pieces) gathered into chunks of about `size` characters,

@@ -1,6 +1,7 @@
-import { appendFileSync, rmSync } from "node:fs";
+import { appendFileSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import type { RunCheckpoint, RunRecorder, StepArtifacts } from "../engine/index.ts";
-import { collectWhenGrown, readInputText, writeFileAtomic } from "../lib/index.ts";
+import { collectWhenGrown, readInputText, removeOrphanTemps, writeFileAtomic } from "../lib/index.ts";
 import {
   checkpointHeads,
   commitCheckpoint,
@@ -54,13 +55,14 @@ const historyLine = (record: unknown) => `${JSON.stringify(record)}\n`;
 
 /**
  * Rebuild every derived file of a run folder from its store: history.jsonl, skills/, steps/ and
- * best_skill.md. Files that already match are left alone; returns how many were (re)written.
- * A crash may lose a derived file's tail (they are written without fsync, after the store's
+ * best_skill.md. Files that already match are left alone; returns how many were (re)written or
+ * removed (the temp files of a write the crash cut short). A crash may lose a derived file's tail (they are written without fsync, after the store's
  * commit), never the store's committed step: this puts the folder back as an uninterrupted run
  * would have left it.
  */
 export function repairRunFolder(store: Store, dir: string): number {
   const p = runPaths(dir);
+  const orphans = removeRunTemps(p);
   const texts = skillTexts(store);
   const records = stepRecords(store);
   // What the folder should hold, in commit order (a later checkpoint of the same step wins, as in the run).
@@ -83,9 +85,22 @@ export function repairRunFolder(store: Store, dir: string): number {
     const cand = r.candidate_hash === undefined ? undefined : texts[r.candidate_hash];
     for (const [path, text] of stepFiles(p, step, artifacts.get(step) ?? {}, cand)) want.set(path, text);
   }
-  let written = 0;
+  let written = orphans;
   for (const [path, text] of want) written += Number(ensure(path, text));
   return written;
+}
+
+/** The temp files a killed run left in its folder, skills/ and steps/step_*: removed; how many. */
+function removeRunTemps(p: RunPaths): number {
+  let removed = removeOrphanTemps(p.dir) + removeOrphanTemps(p.skills);
+  let steps: string[] = [];
+  try {
+    steps = readdirSync(p.steps).filter((name) => name.startsWith("step_"));
+  } catch {
+    // no steps/ yet
+  }
+  for (const name of steps) removed += removeOrphanTemps(join(p.steps, name));
+  return removed;
 }
 
 /**
@@ -138,6 +153,7 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
       if (!last) {
         // A folder taken over from a run stopped before its first checkpoint: nothing derived yet.
         rmSync(p.history, { force: true });
+        removeRunTemps(p);
         return undefined;
       }
       const texts = skillTexts(store);

@@ -9,6 +9,7 @@ import { PROMPTS } from "../../src/prompts/index.ts";
 import { repairRunFolder, runRecorder } from "../../src/run/index.ts";
 import { openRunStore } from "../../src/store/index.ts";
 import { quickConfig, simContext } from "../engine/support.ts";
+import { killedWrite } from "../support/killed-write.ts";
 import { tempDir } from "../support/tmp.ts";
 
 /** Every derived file of a run folder, by relative path. */
@@ -87,6 +88,15 @@ describe("the run recorder", () => {
     const store = openRunStore(join(dir, "state.sqlite"));
     try {
       expect(repairRunFolder(store, dir)).toBe(0);
+      // Writes a kill -9 cut short: their temp files stay beside what they were replacing.
+      const orphans = [
+        join("steps", "step_0002", killedWrite(join(dir, "steps", "step_0002", "merged_patch.json"))),
+        join("skills", killedWrite(join(dir, "skills", "skill_v0003.md"))),
+        killedWrite(join(dir, "best_skill.md")),
+      ];
+      for (const rel of orphans) expect(existsSync(join(dir, rel))).toBe(true);
+      expect(repairRunFolder(store, dir)).toBe(orphans.length);
+      for (const rel of orphans) expect(existsSync(join(dir, rel))).toBe(false);
       truncateSync(join(dir, "history.jsonl"), 100);
       rmSync(join(dir, "steps"), { recursive: true });
       unlinkSync(join(dir, "skills", readdirSync(join(dir, "skills"))[2]!));
