@@ -1,21 +1,11 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { processAlive } from "./process.ts";
 
 let counter = 0;
 
 /** writeFileAtomic's temp files: `.<pid>.<n>.<ms>.tmp` beside the file they become. */
 const TEMP_NAME = /^\.(\d+)\.\d+\.\d+\.tmp$/;
-
-/** Whether a process with this id runs (a signal-0 probe; EPERM: it does, as another user). */
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * Remove the temp files writeFileAtomic left in `dir` because its process died between creating
@@ -32,7 +22,7 @@ export function removeOrphanTemps(dir: string): number {
   let removed = 0;
   for (const name of names) {
     const m = TEMP_NAME.exec(name);
-    if (!m || processAlive(Number(m[1]))) continue;
+    if (!m || processAlive(Number(m[1]))) continue; // a live writer: this process or another
     rmSync(join(dir, name), { force: true });
     removed++;
   }
