@@ -86,8 +86,8 @@ export function holdsStartedRun(path: string): boolean {
 
 /**
  * What a run store file holds, read-only (never creates tables or rewrites the file): "started" (a run
- * with its saved input), "empty" (a zero-byte file, or a run store stopped before it started),
- * "foreign" (an SQLite database without our run tables), "unreadable" (not a database, locked, …).
+ * with its saved input), "empty" (a zero-byte file, a database without any schema yet, or a run store
+ * stopped before it started), "foreign" (an SQLite database with tables, none of them ours), "unreadable" (not a database, locked, …).
  */
 export function runStoreState(path: string): "started" | "empty" | "foreign" | "unreadable" {
   if (existsSync(path) && statSync(path).isFile() && statSync(path).size === 0) return "empty";
@@ -95,7 +95,12 @@ export function runStoreState(path: string): "started" | "empty" | "foreign" | "
   try {
     db = new Database(path, { readonly: true });
     const table = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_meta'").get();
-    if (table === null) return "foreign";
+    if (table === null) {
+      // No schema at all: a store whose run was killed while creating it (after the switch to WAL,
+      // before its tables were committed) holds nothing, like a zero-byte file.
+      const objects = db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
+      return objects.n === 0 ? "empty" : "foreign";
+    }
     return db.query("SELECT value FROM run_meta WHERE key = 'input'").get() !== null ? "started" : "empty";
   } catch {
     return "unreadable";
