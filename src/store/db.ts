@@ -179,18 +179,26 @@ function userVersionSlot(db: Database): VersionSlot {
 }
 
 function namespaceSlot(db: Database, namespace: string): VersionSlot {
-  db.exec("CREATE TABLE IF NOT EXISTS schema_versions (namespace TEXT PRIMARY KEY, version INTEGER NOT NULL)");
+  const exists = () =>
+    db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_versions'").get() !== null;
   return {
     label: `${namespace} schema version`,
     get: () =>
-      (db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as { version: number } | null)
-        ?.version ?? 0,
-    set: (v) =>
-      db
-        .query(
-          "INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version",
-        )
-        .run(namespace, v),
+      exists()
+        ? ((
+            db.query("SELECT version FROM schema_versions WHERE namespace = ?").get(namespace) as {
+              version: number;
+            } | null
+          )?.version ?? 0)
+        : 0,
+    // Created in the first migration's own transaction: a process killed while creating a store
+    // leaves it with every table of that step or none, never this table alone.
+    set: (v) => {
+      db.exec("CREATE TABLE IF NOT EXISTS schema_versions (namespace TEXT PRIMARY KEY, version INTEGER NOT NULL)");
+      db.query(
+        "INSERT INTO schema_versions (namespace, version) VALUES (?, ?) ON CONFLICT(namespace) DO UPDATE SET version = excluded.version",
+      ).run(namespace, v);
+    },
   };
 }
 

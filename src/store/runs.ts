@@ -96,10 +96,17 @@ export function runStoreState(path: string): "started" | "empty" | "foreign" | "
     db = new Database(path, { readonly: true });
     const table = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_meta'").get();
     if (table === null) {
-      // No schema at all: a store whose run was killed while creating it (after the switch to WAL,
-      // before its tables were committed) holds nothing, like a zero-byte file.
-      const objects = db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
-      return objects.n === 0 ? "empty" : "foreign";
+      // No schema yet: a store whose run was killed while creating it (after the switch to WAL,
+      // before its tables were committed) holds nothing, like a zero-byte file. Before 2026-12-03
+      // such a store could also hold an empty schema_versions table, created ahead of the tables.
+      const others = db.query("SELECT count(*) AS n FROM sqlite_master WHERE tbl_name != 'schema_versions'").get() as {
+        n: number;
+      };
+      if (others.n > 0) return "foreign";
+      const versions = db.query("SELECT name FROM sqlite_master WHERE name = 'schema_versions'").get();
+      if (versions === null) return "empty";
+      const rows = db.query("SELECT count(*) AS n FROM schema_versions").get() as { n: number };
+      return rows.n === 0 ? "empty" : "foreign";
     }
     return db.query("SELECT value FROM run_meta WHERE key = 'input'").get() !== null ? "started" : "empty";
   } catch {

@@ -18,25 +18,35 @@ describe("--resume refusals never rewrite state.sqlite", () => {
     expect(statSync(state).size).toBe(0);
   });
 
-  test("a store killed while it was created (WAL set, no tables yet): nothing to resume, and the same command starts over", async () => {
-    using dir = tempDir();
-    const run = join(dir.path, "run");
-    mkdirSync(run);
-    const state = join(run, "state.sqlite");
-    // What a train killed between opening its new store and committing the store's tables leaves.
-    const db = new Database(state, { create: true });
-    db.run("PRAGMA journal_mode = WAL");
-    db.close();
-    const before = readFileSync(state);
-    const r = await runCli(["train", "--resume", run], { cwd: dir.path });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain("the run was stopped before it started, so there is nothing to resume");
-    expect(readFileSync(state).equals(before)).toBe(true);
-    const again = await runCli(["train", "--config", "quickstart", "--out", run, "--quiet"], { cwd: dir.path });
-    expect(again.stderr).toBe("");
-    expect(again.code).toBe(0);
-    expect(readFileSync(join(run, "best_skill.md"), "utf8").length).toBeGreaterThan(0);
-  }, 60_000);
+  // What a train killed between opening its new store and committing the store's tables leaves:
+  // the switch to WAL only, or (before 2026-12-03) also an empty schema_versions table.
+  for (const [what, setup] of [
+    ["WAL set, no tables yet", (_db: Database) => {}],
+    [
+      "an empty schema_versions table only",
+      (db: Database) => db.run("CREATE TABLE schema_versions (namespace TEXT PRIMARY KEY, version INTEGER NOT NULL)"),
+    ],
+  ] as const) {
+    test(`a store killed while it was created (${what}): nothing to resume, and the same command starts over`, async () => {
+      using dir = tempDir();
+      const run = join(dir.path, "run");
+      mkdirSync(run);
+      const state = join(run, "state.sqlite");
+      const db = new Database(state, { create: true });
+      db.run("PRAGMA journal_mode = WAL");
+      setup(db);
+      db.close();
+      const before = readFileSync(state);
+      const r = await runCli(["train", "--resume", run], { cwd: dir.path });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("the run was stopped before it started, so there is nothing to resume");
+      expect(readFileSync(state).equals(before)).toBe(true);
+      const again = await runCli(["train", "--config", "quickstart", "--out", run, "--quiet"], { cwd: dir.path });
+      expect(again.stderr).toBe("");
+      expect(again.code).toBe(0);
+      expect(readFileSync(join(run, "best_skill.md"), "utf8").length).toBeGreaterThan(0);
+    }, 60_000);
+  }
 
   test("another tool's SQLite file", async () => {
     using dir = tempDir();

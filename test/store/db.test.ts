@@ -1,3 +1,4 @@
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,6 +32,22 @@ describe("store", () => {
     const second = openStore(path, { migrations: MIGRATIONS });
     expect(second.db.query("SELECT name, score FROM items").all()).toEqual([{ name: "a", score: null }]);
     second.close();
+  });
+
+  test("a namespaced store whose first migration fails keeps no table at all, not even schema_versions", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "s.sqlite");
+    expect(() =>
+      openStore(path, { migrations: ["CREATE TABLE a (x); SELECT * FROM missing"], namespace: "ns" }),
+    ).toThrow();
+    const db = new Database(path, { readonly: true });
+    expect(db.query("SELECT name FROM sqlite_master").all()).toEqual([]);
+    db.close();
+    const store = openStore(path, { migrations: MIGRATIONS, namespace: "ns" });
+    expect(store.db.query("SELECT namespace, version FROM schema_versions").all()).toEqual([
+      { namespace: "ns", version: 2 },
+    ]);
+    store.close();
   });
 
   test("a file from a newer version is refused", () => {
