@@ -2,9 +2,10 @@
 /**
  * How the cost of a run grows with the work: the quickstart through the CLI on the in-process
  * simulator (0 ms per call, call cache on, the real recorder) with train items ×1, ×4, ×16, ×64
- * (12 → 768 steps). Prints time per step, bytes written per step (pages the process dirtied, from
- * /usr/bin/time), the store's size and peak RSS, each beside the ×1 figure, and the peak RSS of
- * `skillopt report` run alone on the same folder (rendering report.html in parts). The peak RSS is
+ * (12 → 768 steps). Prints time per step, CPU time per step with the kernel's share, bytes written
+ * per step (pages the process dirtied, from /usr/bin/time), the store's size and peak RSS, each
+ * beside the ×1 figure, and the peak RSS of `skillopt report` run alone on the same folder
+ * (rendering report.html in parts). The peak RSS is
  * also given until the run writes summary.json (its steps and final evaluation; polled from /proc
  * every 25 ms), before it renders report.html and closes: where in the run the peak is.
  *

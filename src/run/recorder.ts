@@ -56,9 +56,9 @@ const historyLine = (record: unknown) => `${JSON.stringify(record)}\n`;
 /**
  * Rebuild every derived file of a run folder from its store: history.jsonl, skills/, steps/ and
  * best_skill.md. Files that already match are left alone; returns how many were (re)written or
- * removed (the temp files of a write the crash cut short). A crash may lose a derived file's tail (they are written without fsync, after the store's
- * commit), never the store's committed step: this puts the folder back as an uninterrupted run
- * would have left it.
+ * removed (the temp files of writes a crash cut short). A crash may lose a derived file's tail
+ * (they are written without fsync, after the store's commit), never the store's committed step:
+ * this puts the folder back as an uninterrupted run would have left it.
  */
 export function repairRunFolder(store: Store, dir: string): number {
   const p = runPaths(dir);

@@ -86,8 +86,9 @@ export function holdsStartedRun(path: string): boolean {
 
 /**
  * What a run store file holds, read-only (never creates tables or rewrites the file): "started" (a run
- * with its saved input), "empty" (a zero-byte file, a database without any schema yet, or a run store
- * stopped before it started), "foreign" (an SQLite database with tables, none of them ours), "unreadable" (not a database, locked, …).
+ * with its saved input), "empty" (a zero-byte file, a database without a schema yet, or a run store
+ * stopped before it started), "foreign" (an SQLite database whose tables are not ours),
+ * "unreadable" (not a database, locked, …).
  */
 export function runStoreState(path: string): "started" | "empty" | "foreign" | "unreadable" {
   if (existsSync(path) && statSync(path).isFile() && statSync(path).size === 0) return "empty";
@@ -97,8 +98,8 @@ export function runStoreState(path: string): "started" | "empty" | "foreign" | "
     const table = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run_meta'").get();
     if (table === null) {
       // No schema yet: a store whose run was killed while creating it (after the switch to WAL,
-      // before its tables were committed) holds nothing, like a zero-byte file. Before 2026-12-03
-      // such a store could also hold an empty schema_versions table, created ahead of the tables.
+      // before its tables were committed) holds nothing, like a zero-byte file. One that earlier
+      // versions left may also hold an empty schema_versions (they created it ahead of the tables).
       const others = db.query("SELECT count(*) AS n FROM sqlite_master WHERE tbl_name != 'schema_versions'").get() as {
         n: number;
       };
