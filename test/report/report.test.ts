@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   editsFromArtifacts,
@@ -11,6 +11,7 @@ import {
   writeRunReport,
 } from "../../src/report/html/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { killedWrite } from "../support/killed-write.ts";
 import { tempDir } from "../support/tmp.ts";
 import { commitSyntheticStep, writeSyntheticRun } from "../run/support.ts";
 
@@ -446,6 +447,16 @@ describe("skillopt report", () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe(join(dir.path, "report.html"));
     expect(existsSync(join(dir.path, "report.html"))).toBe(true);
+  });
+
+  test("removes the temp file a killed report left in the run directory", async () => {
+    using dir = tempDir();
+    writeSyntheticRun(dir.path, { steps: 2 });
+    const orphan = killedWrite(join(dir.path, "report.html"));
+    const r = await runCli(["report", dir.path]);
+    expect(r.code).toBe(0);
+    expect(existsSync(join(dir.path, orphan))).toBe(false);
+    expect(readdirSync(dir.path).filter((n) => n.endsWith(".tmp"))).toEqual([]);
   });
 
   test("a directory that is not a run exits 2 with one line", async () => {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { collectWhenGrown, writeFileAtomic } from "../../lib/index.ts";
+import { collectWhenGrown, removeOrphanTemps, writeFileAtomic } from "../../lib/index.ts";
 import { type LoadOptions, openRunView } from "./load.ts";
 import { renderReportParts, type StepDetails } from "./render.ts";
 import type { RunView, StepView } from "./run-view.ts";
@@ -52,6 +52,8 @@ export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: 
   const open = openRunForParts(outDir, opts);
   try {
     const path = join(outDir, "report.html");
+    // A report (or a run's last step) killed while writing left its temp file, as large as the page.
+    removeOrphanTemps(outDir);
     writeFileAtomic(path, renderReportParts(open.run, { details: open.details }));
     return { path, errors: open.run.errors };
   } finally {
