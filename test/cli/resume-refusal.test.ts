@@ -19,7 +19,7 @@ describe("--resume refusals never rewrite state.sqlite", () => {
   });
 
   // What a train killed between opening its new store and committing the store's tables leaves:
-  // the switch to WAL only, or (before 2026-12-03) also an empty schema_versions table.
+  // the switch to WAL only, or, from earlier versions, also an empty schema_versions table.
   for (const [what, setup] of [
     ["WAL set, no tables yet", (_db: Database) => {}],
     [
