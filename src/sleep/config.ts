@@ -16,6 +16,8 @@ import { assertSafeKeyPath, closest, ConfigError, homeDir, nullProtoRecord } fro
 const str = (def: string, doc: string) => v.optional(v.pipe(v.string("expected a string"), v.description(doc)), def);
 const bool = (def: boolean, doc: string) =>
   v.optional(v.pipe(v.boolean("expected true or false"), v.description(doc)), def);
+const nullableBool = (doc: string) =>
+  v.optional(v.pipe(v.nullable(v.boolean("expected true, false or null")), v.description(doc)), null);
 const int = (def: number, min: number, doc: string) =>
   v.optional(
     v.pipe(
@@ -143,14 +145,8 @@ export const SleepConfigSchema = v.strictObject({
   harvest_threads: nullableInt(
     "worker threads reading session files beside the main one (null = auto: past 512 MB to read, by the cores; 0 = none, and no prefetch thread under auto)",
   ),
-  harvest_prefetch: v.optional(
-    v.pipe(
-      v.nullable(v.boolean()),
-      v.description(
-        "a thread reading session files ahead when no worker does (null = auto: past 16 MB, a core to spare or files not cached)",
-      ),
-    ),
-    null,
+  harvest_prefetch: nullableBool(
+    "a thread reading session files ahead when no worker does (null = auto: past 16 MB, a core to spare or files not cached)",
   ),
   max_tokens_per_night: nullableInt("token ceiling per night, enforced from the ledger (null = none)"),
   max_calls_per_night: nullableInt("model-call ceiling per night (null = none)"),
@@ -259,13 +255,7 @@ export const SleepConfigSchema = v.strictObject({
   progress: bool(false, "progress on stderr"),
   evidence_log: bool(true, "write evidence.jsonl"),
   evidence_max_chars: int(4000, 200, "per-field cap of evidence strings"),
-  multi_skill_fanout: v.optional(
-    v.pipe(
-      v.nullable(v.boolean()),
-      v.description("route edits to the installed skill each task used (null = multi_skill_report)"),
-    ),
-    null,
-  ),
+  multi_skill_fanout: nullableBool("route edits to the installed skill each task used (null = multi_skill_report)"),
   multi_skill_report: bool(false, "legacy alias of multi_skill_fanout"),
   auto_adopt: bool(false, "adopt an accepted managed proposal automatically"),
   managed_skill_name: str("skillopt-sleep-learned", "managed skill dir name"),

@@ -132,13 +132,16 @@ function carry(buf: Buffer, start: number, end: number, at: Progress, final: boo
     at.filled = 0;
     return;
   }
-  if (need > shared.length) {
-    const bigger = Buffer.allocUnsafe(Math.min(MAX_LINE_BYTES, Math.max(need, shared.length * 2)));
-    shared.copy(bigger, 0, 0, at.filled);
-    shared = bigger;
-  }
+  if (need > shared.length) growShared(need, at.filled);
   buf.copy(shared, at.filled, start, end);
   at.filled = need;
+}
+
+/** Grow the shared buffer to at least `need` bytes (doubling, up to MAX_LINE_BYTES), keeping its first `filled`. */
+function growShared(need: number, filled: number): void {
+  const bigger = Buffer.allocUnsafe(Math.min(MAX_LINE_BYTES, Math.max(need, shared.length * 2)));
+  shared.copy(bigger, 0, 0, filled);
+  shared = bigger;
 }
 
 /** Read path[at.pos, size) on this thread, into the shared buffer after the carried partial line. */
@@ -151,11 +154,7 @@ function readHere(path: string, size: number, onLine: OnLine, at: Progress): voi
           // An over-long line: drop what we have and discard up to its newline.
           at.skipping = true;
           at.filled = 0;
-        } else {
-          const bigger = Buffer.allocUnsafe(Math.min(MAX_LINE_BYTES, shared.length * 2));
-          shared.copy(bigger, 0, 0, at.filled);
-          shared = bigger;
-        }
+        } else growShared(0, at.filled);
       }
       const filled = at.filled;
       const want = Math.min(shared.length - filled, size - at.pos);
