@@ -1,7 +1,7 @@
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
-import { log } from "../lib/index.ts";
+import { log, processAlive } from "../lib/index.ts";
 import { nightEventText } from "../report/index.ts";
 import type { NightEvent } from "./night-events.ts";
 import type { SleepBackend } from "./backend/types.ts";
@@ -28,7 +28,7 @@ import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
 import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
 import { buildReport, renderReportMd } from "./report.ts";
-import { type Proposal, publishNight, readBaseline, reserveNight } from "./stage.ts";
+import { isStaged, type Proposal, publishNight, readBaseline, removeUnstaged, reserveNight } from "./stage.ts";
 import type { SleepStore } from "./store-port.ts";
 import type { ConsolidateResult, TaskRecord } from "./types.ts";
 
@@ -67,6 +67,34 @@ interface NightInput {
 
 export type { NightOutcome };
 
+/**
+ * Settle the nights a killed process left 'running' (kill -9, a crash, a power cut). One that
+ * staged nothing is forgotten: its rows go, so its number is given to the next night and the
+ * nights a lesson waited are not counted one too many; its half-written folder goes too (§12.1
+ * #18, as for a night that failed). One that had staged its proposal stays, marked interrupted.
+ */
+function settleDeadNights(store: SleepStore): void {
+  for (const dead of store.deadNights(processAlive)) {
+    if (dead.staging_dir && isStaged(dead.staging_dir)) {
+      store.interruptNight(dead.night);
+      continue;
+    }
+    store.abandonNight(dead.night);
+    removeUnstaged(dead.project, dead.staging_dir);
+    log.debug(`night ${dead.night} was killed before it staged anything: forgotten`);
+  }
+}
+
+/** Allocate the night; its reserved folder is removed again if that fails. */
+function beginNight(store: SleepStore, project: string, startedMs: number, modelKey: string, dir: string): number {
+  try {
+    return store.beginNight(project, startedMs, modelKey, dir);
+  } catch (err) {
+    removeUnstaged(project, dir);
+    throw err;
+  }
+}
+
 /** Run one night: harvest → mine → replay → consolidate behind the gate → stage (spec §6.8). */
 export async function runNight(input: NightInput): Promise<NightOutcome> {
   const { config: cfg, store, backend, project } = input;
@@ -78,8 +106,9 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   const modelChanged = previousKey !== undefined && previousKey !== backend.modelKey;
   if (previousKey !== undefined && modelChanged)
     emit({ type: "model_changed", previous: previousKey, current: backend.modelKey });
-  const night = input.dry ? store.peekNight() : store.beginNight(project, startedMs, backend.modelKey);
+  if (!input.dry) settleDeadNights(store);
   const stagingDir = input.dry ? "" : reserveNight(project, new Date(startedMs));
+  const night = input.dry ? store.peekNight() : beginNight(store, project, startedMs, backend.modelKey, stagingDir);
   const evidencePath = input.dry
     ? join(input.stateDir, "evidence", `dryrun-${night}-${startedMs}.jsonl`)
     : join(stagingDir, "evidence.jsonl");
@@ -421,8 +450,7 @@ the evidence with \`skillopt sleep diff\``,
   } catch (err) {
     if (!input.dry) {
       // An aborted night leaves no half-written folder behind (§12.1 #18).
-      if (stagingDir && !existsSync(join(stagingDir, "manifest.json")))
-        rmSync(stagingDir, { recursive: true, force: true });
+      removeUnstaged(project, stagingDir);
       if (err instanceof PendingCallsError) store.abandonNight(night);
       else
         store.finishNight({

@@ -83,6 +83,21 @@ function stagingRoot(project: string, create = false): string {
   return root;
 }
 
+/** Whether a night folder holds a staged night (its manifest, written last, is there). */
+export function isStaged(dir: string): boolean {
+  return existsSync(join(dir, "manifest.json"));
+}
+
+/**
+ * Remove a night folder that never staged anything (a night that failed, or was killed): only a
+ * real folder with a night's name directly in the project's staging folder, and never a staged one.
+ */
+export function removeUnstaged(project: string, dir: string): void {
+  if (!dir || !NIGHT_NAME.test(basename(dir)) || resolve(dirname(dir)) !== resolve(stagingRoot(project))) return;
+  if (!entryExists(dir) || !lstatSync(dir).isDirectory() || isStaged(dir)) return;
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /** Reserve a new night folder atomically (mkdir, then -2, -3, … on collision). */
 export function reserveNight(project: string, now = new Date()): string {
   const root = stagingRoot(project, true);

@@ -5,7 +5,8 @@ import type { EditRecord, GateTrial, TaskRecord } from "./types.ts";
 export interface NightRow {
   night: number;
   project: string;
-  status: "running" | "completed" | "no_tasks" | "failed" | "rejected";
+  /** "interrupted": its process was killed after it staged a proposal (found so by a later night). */
+  status: "running" | "completed" | "no_tasks" | "failed" | "rejected" | "interrupted";
   started_ms: number;
   ended_ms: number | null;
   staging_dir: string;
@@ -39,8 +40,16 @@ export interface AdoptionRow {
 export interface SleepStore {
   /** Number the next night would get, without allocating it (dry-run). */
   peekNight(): number;
-  beginNight(project: string, startedMs: number, modelKey: string): number;
-  /** Forget a night that never ran to the end (a handoff round waiting for answers). */
+  /** Allocate the next night, run by this process, with the staging folder reserved for it. */
+  beginNight(project: string, startedMs: number, modelKey: string, stagingDir: string): number;
+  /**
+   * Nights still 'running' whose process is gone (`alive` says no): killed mid-night. Nights of
+   * this process, and of versions that did not record the process, are never returned.
+   */
+  deadNights(alive: (pid: number) => boolean): NightRow[];
+  /** Mark a dead night that had staged its proposal (it stays in the history, its folder adoptable). */
+  interruptNight(night: number): void;
+  /** Forget a night that never ran to the end (a handoff round waiting for answers, a killed night). */
   abandonNight(night: number): void;
   finishNight(row: Omit<NightRow, "started_ms" | "model_key" | "project">): void;
   getNight(night: number): NightRow | undefined;

@@ -88,15 +88,22 @@ const SLEEP_MIGRATIONS: Migrations = [
      receipts_json TEXT NOT NULL,
      rolled_back_ms INTEGER
    );`,
+  // The process running a night, so a night left 'running' by a killed process can be told from a live one.
+  "ALTER TABLE sleep_nights ADD COLUMN owner_pid INTEGER",
 ];
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
 
 interface RawNight extends Omit<NightRow, "accepted"> {
   accepted: number;
+  owner_pid: number | null;
 }
 
-const toNight = (r: RawNight | null): NightRow | undefined => (r ? { ...r, accepted: r.accepted === 1 } : undefined);
+const toNight = (r: RawNight | null): NightRow | undefined => {
+  if (!r) return undefined;
+  const { owner_pid: _, ...row } = r;
+  return { ...row, accepted: r.accepted === 1 };
+};
 
 /** Open the Sleep state database and return the SleepStore over it. */
 export function openSleepStore(path: string): SleepStore & { store: Store; close(): void } {
@@ -114,14 +121,27 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
     close: () => store.close(),
     peekNight: () =>
       ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
-    beginNight: (project, startedMs, modelKey) =>
+    beginNight: (project, startedMs, modelKey, stagingDir) =>
       tx(() =>
         Number(
           db
-            .query("INSERT INTO sleep_nights (project, status, started_ms, model_key) VALUES (?, 'running', ?, ?)")
-            .run(project, startedMs, modelKey).lastInsertRowid,
+            .query(
+              "INSERT INTO sleep_nights (project, status, started_ms, model_key, staging_dir, owner_pid) VALUES (?, 'running', ?, ?, ?, ?)",
+            )
+            .run(project, startedMs, modelKey, stagingDir, process.pid).lastInsertRowid,
         ),
       ),
+    deadNights: (alive) =>
+      (
+        db
+          .query("SELECT * FROM sleep_nights WHERE status = 'running' AND owner_pid IS NOT NULL ORDER BY night")
+          .all() as RawNight[]
+      )
+        .filter((r) => r.owner_pid !== process.pid && !alive(r.owner_pid!))
+        .map((r) => toNight(r)!),
+    interruptNight: (night) => {
+      db.query("UPDATE sleep_nights SET status = 'interrupted' WHERE night = ? AND status = 'running'").run(night);
+    },
     abandonNight: (night) =>
       tx(() => {
         for (const t of ["sleep_tasks", "sleep_edits", "sleep_gate_trials", "sleep_ledger"])

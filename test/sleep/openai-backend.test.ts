@@ -1,28 +1,27 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { SLEEP_SENTINEL } from "../../src/lib/index.ts";
-import { runCli } from "../support/cli.ts";
+import { runCli, spawnCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { RULE, ruleTasksFile as tasksFile } from "./support/rule-tasks.ts";
 
-/** `sleep review --backend openai --json` over a reviewed rule-tasks file. */
+/** `sleep <verb> --backend openai --json` over a reviewed rule-tasks file. */
+const nightArgs = (project: string, verb = "review") => [
+  "sleep",
+  verb,
+  "--backend",
+  "openai",
+  "--project",
+  project,
+  "--tasks-file",
+  tasksFile(project, true),
+  "--json",
+];
+
 function reviewJson(project: string, env: Record<string, string>) {
-  return runCli(
-    [
-      "sleep",
-      "review",
-      "--backend",
-      "openai",
-      "--project",
-      project,
-      "--tasks-file",
-      tasksFile(project, true),
-      "--json",
-    ],
-    { env },
-  );
+  return runCli(nightArgs(project), { env });
 }
 
 async function setup(root: string, extraConfig: Record<string, unknown> = {}) {
@@ -133,6 +132,48 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     expect(out.budget.calls).toBe(2);
     expect(out.notes.join(" ")).toContain("call budget of 2 per night reached");
     expect(server.requests).toHaveLength(2);
+  });
+
+  test("a night killed mid-run (kill -9) is forgotten by the next one: same number, no folder left, history of one", async () => {
+    using tmp = tempDir();
+    const { server, project, env } = await setup(tmp.path);
+    await using _server = server;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The killed night's first call never gets its answer: the night has begun and is mid-replay.
+    server.match(
+      () => true,
+      async () => {
+        await held;
+        return "too late";
+      },
+      { times: 1 },
+    );
+    const killed = spawnCli(nightArgs(project), { env });
+    await server.waitFor(1);
+    const staging = join(project, ".skillopt-sleep", "staging");
+    const nights = () => readdirSync(staging).filter((n) => !n.startsWith("."));
+    expect(nights()).toHaveLength(1);
+    killed.kill("SIGKILL");
+    await killed.exited;
+    release();
+
+    const r = await reviewJson(project, env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ night: 1, accepted: true });
+    // The killed night's half-written folder is gone; the staged night's is the only one.
+    expect(nights()).toEqual([basename(out.staging_dir)]);
+    const status = await runCli(["sleep", "status", "--project", project, "--json"], { env });
+    expect(status.code).toBe(0);
+    const st = JSON.parse(status.stdout);
+    expect(st.night).toBe(1);
+    expect(st.history_tail.map((h: { night: number; status: string }) => [h.night, h.status])).toEqual([
+      [1, "completed"],
+    ]);
   });
 
   test("cursor, pi and opencode run their CLIs headless (fake CLIs in their real output formats), isolated", async () => {
@@ -270,20 +311,7 @@ describe("prompt overrides", () => {
       join(home, ".skillopt-sleep", "prompts.json"),
       JSON.stringify({ attempt: "CUSTOM ATTEMPT\nSkill: __SKILL__\nDo: __INTENT__", bogus: "ignored" }),
     );
-    const r = await runCli(
-      [
-        "sleep",
-        "dry-run",
-        "--backend",
-        "openai",
-        "--project",
-        project,
-        "--tasks-file",
-        tasksFile(project, true),
-        "--json",
-      ],
-      { env },
-    );
+    const r = await runCli(nightArgs(project, "dry-run"), { env });
     expect(r.code).toBe(0);
     const attempts = server.requests.filter((q) => q.lastUserText.includes("CUSTOM ATTEMPT"));
     expect(attempts.length).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openSleepStore } from "../../src/store/sleep.ts";
 import { runCli } from "../support/cli.ts";
@@ -43,6 +44,62 @@ describe("sleep state (state.sqlite)", () => {
       expect(store.archivedTasks(a.project, 100).length).toBeGreaterThan(0);
     } finally {
       store.close();
+    }
+  });
+
+  test("nights left running: a dead process's is settled (forgotten, or kept as interrupted if it staged); a live one's is left alone", async () => {
+    using tmp = tempDir();
+    const { home, project } = buildFakeHome(tmp.path);
+    const stateDir = join(home, ".skillopt-sleep");
+    mkdirSync(stateDir, { recursive: true });
+    const staging = join(project, ".skillopt-sleep", "staging");
+    const folder = (name: string, manifest: boolean) => {
+      const dir = join(staging, name);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "evidence.jsonl"), "{}\n");
+      if (manifest) writeFileSync(join(dir, "manifest.json"), "{}\n");
+      return dir;
+    };
+    const gone = Bun.spawn(["true"]);
+    await gone.exited;
+    const live = Bun.spawn(["sleep", "60"]);
+    try {
+      const store = openSleepStore(join(stateDir, "state.sqlite"));
+      const begin = (name: string, manifest: boolean, pid: number) => {
+        const n = store.beginNight(project, Date.now(), "mock::", folder(name, manifest));
+        store.store.db.query("UPDATE sleep_nights SET owner_pid = ? WHERE night = ?").run(pid, n);
+        return n;
+      };
+      expect([
+        begin("20261201-000000", true, gone.pid),
+        begin("20261201-000001", false, live.pid),
+        begin("20261201-000002", false, gone.pid),
+      ]).toEqual([1, 2, 3]);
+      expect(store.deadNights((pid) => pid === live.pid).map((n) => n.night)).toEqual([1, 3]);
+      store.close();
+
+      const r = await runCli(["sleep", "review", "--backend", "mock", "--project", project, "--json"], {
+        env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir },
+        cwd: project,
+      });
+      expect(r.code).toBe(0);
+      // Night 3 died before staging anything: its number is given again, its folder removed.
+      expect(JSON.parse(r.stdout).night).toBe(3);
+      expect(existsSync(join(staging, "20261201-000002"))).toBe(false);
+      expect(existsSync(join(staging, "20261201-000000", "manifest.json"))).toBe(true);
+      expect(existsSync(join(staging, "20261201-000001"))).toBe(true);
+      const after = openSleepStore(join(stateDir, "state.sqlite"));
+      try {
+        expect(after.history(10).map((h) => [h.night, h.status])).toEqual([
+          [1, "interrupted"],
+          [3, "completed"],
+        ]);
+        expect(after.getNight(2)?.status).toBe("running");
+      } finally {
+        after.close();
+      }
+    } finally {
+      live.kill();
     }
   });
 
