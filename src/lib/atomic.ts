@@ -1,4 +1,15 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { processAlive } from "./process.ts";
 
@@ -27,6 +38,39 @@ export function removeOrphanTemps(dir: string): number {
     removed++;
   }
   return removed;
+}
+
+/**
+ * Create `path` holding `data` only if it does not exist yet, all at once: the bytes are written
+ * and synced to a temp file (mode `mode`), which is then hard-linked to `path`. A process killed
+ * at any moment leaves either no file or the whole one (never an empty or short file), and of two
+ * processes creating it at once exactly one succeeds. Returns false when `path` already existed.
+ */
+export function createExclusive(path: string, data: string, mode: number): boolean {
+  counter += 1;
+  const tmp = join(dirname(path), `.${process.pid}.${counter}.${Date.now()}.tmp`);
+  const fd = openSync(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+    mode,
+  );
+  try {
+    try {
+      const bytes = new TextEncoder().encode(data);
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(tmp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
 }
 
 /**

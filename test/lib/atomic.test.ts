@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { removeOrphanTemps, writeFileAtomic } from "../../src/lib/index.ts";
+import { createExclusive, removeOrphanTemps, writeFileAtomic } from "../../src/lib/index.ts";
 import { killedWrite } from "../support/killed-write.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -30,5 +30,31 @@ describe("atomic writes", () => {
     expect(existsSync(join(dir.path, orphan))).toBe(false);
     expect(readdirSync(dir.path).sort()).toEqual([live, ".notes.tmp", "report.html"].sort());
     expect(removeOrphanTemps(join(dir.path, "missing"))).toBe(0);
+  });
+
+  test("createExclusive makes the file whole with its mode, once: an existing file is kept and no temp file is left", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "key");
+    expect(createExclusive(path, "first\n", 0o600)).toBe(true);
+    expect(readFileSync(path, "utf8")).toBe("first\n");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(createExclusive(path, "second\n", 0o600)).toBe(false);
+    expect(readFileSync(path, "utf8")).toBe("first\n");
+    expect(readdirSync(dir.path)).toEqual(["key"]);
+  });
+
+  test("of processes creating the same file at once, exactly one does, and the file is its whole content", async () => {
+    using dir = tempDir();
+    const path = join(dir.path, "key");
+    const lib = join(import.meta.dir, "..", "..", "src", "lib", "atomic.ts");
+    const script = `const { createExclusive } = await import(${JSON.stringify(lib)});
+      console.log(createExclusive(${JSON.stringify(path)}, "x".repeat(200000) + process.pid, 0o600) ? "created" : "exists");`;
+    const kids = Array.from({ length: 6 }, () => Bun.spawn([process.execPath, "-e", script], { stdout: "pipe" }));
+    const outs = await Promise.all(kids.map((k) => new Response(k.stdout).text()));
+    const winners = kids.filter((_, i) => outs[i]!.trim() === "created");
+    expect(winners).toHaveLength(1);
+    expect(outs.filter((o) => o.trim() === "exists")).toHaveLength(5);
+    expect(readFileSync(path, "utf8")).toBe("x".repeat(200000) + winners[0]!.pid);
+    expect(readdirSync(dir.path)).toEqual(["key"]);
   });
 });

@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openLiveFileForRead, readRegularFile, trustNight } from "../../src/sleep/index.ts";
+import { sealKey } from "../../src/sleep/adopt/seal.ts";
 import { readBaseline } from "../../src/sleep/stage.ts";
 import { tempDir } from "../support/tmp.ts";
 import { MEM_BEFORE, stagedNight } from "./support/staged-night.ts";
@@ -38,6 +39,24 @@ describe("night trust", () => {
     // Another user's state directory (another key) does not verify it either.
     const other = stagedNight(join(tmp.path, "b"));
     expect(() => trustNight(other.dir, join(tmp.path, "someone-else"))).toThrow(/no night seal key yet/);
+  });
+
+  test("the seal key: an empty file (a review killed while creating it) is replaced; a damaged one is refused", () => {
+    using tmp = tempDir();
+    const stateDir = join(tmp.path, "state");
+    mkdirSync(stateDir, { mode: 0o700 });
+    const key = join(stateDir, "night-seal.key");
+    writeFileSync(key, "", { mode: 0o600 });
+    // Nothing was ever sealed with an empty key: it counts as none, and creating one replaces it.
+    expect(sealKey(stateDir)).toBeUndefined();
+    const made = sealKey(stateDir, { create: true })!;
+    expect(made.key).toHaveLength(32);
+    expect(readFileSync(key, "utf8")).toBe(`${made.key.toString("hex")}\n`);
+    expect(statSync(key).mode & 0o777).toBe(0o600);
+    expect(sealKey(stateDir, { create: true })!.key.equals(made.key)).toBe(true);
+    writeFileSync(key, "0123abc\n", { mode: 0o600 });
+    expect(() => sealKey(stateDir, { create: true })).toThrow(/night seal key .* is damaged; delete it/);
+    expect(readFileSync(key, "utf8")).toBe("0123abc\n");
   });
 
   test("a live path swapped for a FIFO or a symlink is refused without blocking", () => {

@@ -9,10 +9,10 @@ import {
   openSync,
   readSync,
   realpathSync,
-  writeSync,
+  rmSync,
 } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { StagingError } from "../../lib/index.ts";
+import { createExclusive, removeOrphanTemps, StagingError } from "../../lib/index.ts";
 
 /**
  * Seals bind a staged night to the user who staged it. Everything under a project's
@@ -76,27 +76,11 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
     );
   }
   const file = join(dir, SEAL_KEY_FILE);
-  if (!existsSync(file)) {
+  if (!existsSync(file) || emptyKeyFile(file)) {
     if (!opts.create) return undefined;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     ownedPrivate(dir, "state directory", true);
-    const key = randomBytes(32);
-    try {
-      const fd = openSync(
-        file,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
-        0o600,
-      );
-      try {
-        writeSync(fd, `${key.toString("hex")}\n`);
-      } finally {
-        closeSync(fd);
-      }
-    } catch (err) {
-      // A concurrent review created it first: use theirs.
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST")
-        throw new StagingError(`cannot create the night seal key ${file}: ${String(err)}`, { data: { path: file } });
-    }
+    createKey(dir, file);
   }
   ownedPrivate(dir, "state directory", true);
   ownedPrivate(file, "night seal key", false);
@@ -117,6 +101,26 @@ export function sealKey(stateDir: string, opts: { create?: boolean; project?: st
       { data: { path: file } },
     );
   return { stateDir: dir, key: Buffer.from(text, "hex") };
+}
+
+/**
+ * An empty key file: what a review killed while creating the key left before keys were written
+ * whole (createExclusive). No night can have been sealed with it, so it is replaced.
+ */
+function emptyKeyFile(file: string): boolean {
+  const st = lstatSync(file);
+  return st.isFile() && st.size === 0;
+}
+
+/** Create the key file whole, mode 0600; a concurrent review that created it first wins (its key is used). */
+function createKey(dir: string, file: string): void {
+  removeOrphanTemps(dir);
+  try {
+    if (existsSync(file) && emptyKeyFile(file)) rmSync(file);
+    createExclusive(file, `${randomBytes(32).toString("hex")}\n`, 0o600);
+  } catch (err) {
+    throw new StagingError(`cannot create the night seal key ${file}: ${String(err)}`, { data: { path: file } });
+  }
 }
 
 function mac(k: SealKey, role: string, night: string, body: unknown): string {
