@@ -28,7 +28,15 @@ import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
 import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
 import { buildReport, renderReportMd } from "./report.ts";
-import { isStaged, type Proposal, publishNight, readBaseline, removeUnstaged, reserveNight } from "./stage.ts";
+import {
+  isStaged,
+  type Proposal,
+  publishNight,
+  readBaseline,
+  removeStagingTemps,
+  removeUnstaged,
+  reserveNight,
+} from "./stage.ts";
 import type { SleepStore } from "./store-port.ts";
 import type { ConsolidateResult, TaskRecord } from "./types.ts";
 
@@ -72,25 +80,28 @@ export type { NightOutcome };
  * staged nothing is forgotten: its rows go, so its number is given to the next night and the
  * nights a lesson waited are not counted one too many; its half-written folder goes too (§12.1
  * #18, as for a night that failed). One that had staged its proposal stays, marked interrupted.
+ * The temp files killed writes left in the staging folders go too.
  */
-function settleDeadNights(store: SleepStore): void {
+function settleDeadNights(store: SleepStore, project: string): void {
   for (const dead of store.deadNights(processAlive)) {
     if (dead.staging_dir && isStaged(dead.staging_dir)) {
       store.interruptNight(dead.night);
+      removeStagingTemps(dead.project, dead.staging_dir);
       continue;
     }
     store.abandonNight(dead.night);
     removeUnstaged(dead.project, dead.staging_dir);
     log.debug(`night ${dead.night} was killed before it staged anything: forgotten`);
   }
+  removeStagingTemps(project);
 }
 
-/** Allocate the night; its reserved folder is removed again if that fails. */
-function beginNight(store: SleepStore, project: string, startedMs: number, modelKey: string, dir: string): number {
+/** The night's staging folder, recorded in its row before it is created; the night is forgotten if that fails. */
+function reserveFor(store: SleepStore, night: number, project: string, startedMs: number): string {
   try {
-    return store.beginNight(project, startedMs, modelKey, dir);
+    return reserveNight(project, new Date(startedMs), (dir) => store.setNightDir(night, dir));
   } catch (err) {
-    removeUnstaged(project, dir);
+    store.abandonNight(night);
     throw err;
   }
 }
@@ -106,9 +117,9 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   const modelChanged = previousKey !== undefined && previousKey !== backend.modelKey;
   if (previousKey !== undefined && modelChanged)
     emit({ type: "model_changed", previous: previousKey, current: backend.modelKey });
-  if (!input.dry) settleDeadNights(store);
-  const stagingDir = input.dry ? "" : reserveNight(project, new Date(startedMs));
-  const night = input.dry ? store.peekNight() : beginNight(store, project, startedMs, backend.modelKey, stagingDir);
+  if (!input.dry) settleDeadNights(store, project);
+  const night = input.dry ? store.peekNight() : store.beginNight(project, startedMs, backend.modelKey);
+  const stagingDir = input.dry ? "" : reserveFor(store, night, project, startedMs);
   const evidencePath = input.dry
     ? join(input.stateDir, "evidence", `dryrun-${night}-${startedMs}.jsonl`)
     : join(stagingDir, "evidence.jsonl");

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { errorMessage, log, redactText, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { dirname, join } from "node:path";
+import { errorMessage, log, redactText, removeOrphanTemps, sha256, writeJsonAtomic } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import { findCorrection } from "./mine/corrections.ts";
@@ -316,7 +316,10 @@ function bookPath(stateDir: string, project: string): string {
 }
 
 export function saveBook(stateDir: string, book: LessonBook): void {
-  writeJsonAtomic(bookPath(stateDir, book.project), book);
+  const path = bookPath(stateDir, book.project);
+  // A night killed while saving its book left the temp file beside it.
+  removeOrphanTemps(dirname(path));
+  writeJsonAtomic(path, book);
 }
 
 /** What the lesson pass proposes for one night. */

@@ -1,6 +1,14 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import { compactTimestamp, fileKind, StagingError, sha256, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import {
+  compactTimestamp,
+  fileKind,
+  removeOrphanTemps,
+  StagingError,
+  sha256,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../lib/index.ts";
 import { entryExists, readRegularFile } from "./adopt/read.ts";
 import { sealKey, sealObject } from "./adopt/seal.ts";
 import { type LegacyRow, MANIFEST_SCHEMA, type Manifest, type SkillRow } from "./manifest.ts";
@@ -98,12 +106,26 @@ export function removeUnstaged(project: string, dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Reserve a new night folder atomically (mkdir, then -2, -3, … on collision). */
-export function reserveNight(project: string, now = new Date()): string {
+/**
+ * Remove the temp files a killed night's writes left in the project's staging folder (`.latest`)
+ * and in `nightDir` (a night killed after staging: a file written after its manifest).
+ */
+export function removeStagingTemps(project: string, nightDir?: string): void {
+  removeOrphanTemps(stagingRoot(project));
+  if (nightDir && resolve(dirname(nightDir)) === resolve(stagingRoot(project))) removeOrphanTemps(nightDir);
+}
+
+/**
+ * Reserve a new night folder atomically (mkdir, then -2, -3, … on collision). `claim` is told each
+ * name before it is created, so whoever records it (the night's row) knows the folder before it exists.
+ */
+export function reserveNight(project: string, now = new Date(), claim: (dir: string) => void = () => {}): string {
   const root = stagingRoot(project, true);
   const base = compactTimestamp(now);
   for (let n = 1; n < 1000; n++) {
     const dir = join(root, n === 1 ? base : `${base}-${n}`);
+    if (entryExists(dir)) continue;
+    claim(dir);
     try {
       mkdirSync(dir, { mode: 0o700 });
       return dir;

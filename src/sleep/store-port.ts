@@ -40,11 +40,14 @@ export interface AdoptionRow {
 export interface SleepStore {
   /** Number the next night would get, without allocating it (dry-run). */
   peekNight(): number;
-  /** Allocate the next night, run by this process, with the staging folder reserved for it. */
-  beginNight(project: string, startedMs: number, modelKey: string, stagingDir: string): number;
+  /** Allocate the next night, run by this process. */
+  beginNight(project: string, startedMs: number, modelKey: string): number;
+  /** Record the folder a running night is about to create (before it exists, so a kill never leaves it unknown). */
+  setNightDir(night: number, dir: string): void;
   /**
    * Nights still 'running' whose process is gone (`alive` says no): killed mid-night. Nights of
-   * this process, and of versions that did not record the process, are never returned.
+   * this process, and of versions that did not record the process, are never returned. A folder
+   * another night also names is not returned as theirs (staging_dir "").
    */
   deadNights(alive: (pid: number) => boolean): NightRow[];
   /** Mark a dead night that had staged its proposal (it stays in the history, its folder adoptable). */

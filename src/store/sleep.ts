@@ -121,24 +121,31 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
     close: () => store.close(),
     peekNight: () =>
       ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
-    beginNight: (project, startedMs, modelKey, stagingDir) =>
+    beginNight: (project, startedMs, modelKey) =>
       tx(() =>
         Number(
           db
             .query(
-              "INSERT INTO sleep_nights (project, status, started_ms, model_key, staging_dir, owner_pid) VALUES (?, 'running', ?, ?, ?, ?)",
+              "INSERT INTO sleep_nights (project, status, started_ms, model_key, owner_pid) VALUES (?, 'running', ?, ?, ?)",
             )
-            .run(project, startedMs, modelKey, stagingDir, process.pid).lastInsertRowid,
+            .run(project, startedMs, modelKey, process.pid).lastInsertRowid,
         ),
       ),
+    setNightDir: (night, dir) => {
+      db.query("UPDATE sleep_nights SET staging_dir = ? WHERE night = ?").run(dir, night);
+    },
     deadNights: (alive) =>
       (
         db
-          .query("SELECT * FROM sleep_nights WHERE status = 'running' AND owner_pid IS NOT NULL ORDER BY night")
-          .all() as RawNight[]
+          .query(
+            // A folder another night also names is not the dead night's (it claimed a name taken meanwhile).
+            `SELECT n.*, EXISTS (SELECT 1 FROM sleep_nights o WHERE o.staging_dir = n.staging_dir AND o.night != n.night)
+               AS shared FROM sleep_nights n WHERE n.status = 'running' AND n.owner_pid IS NOT NULL ORDER BY n.night`,
+          )
+          .all() as (RawNight & { shared: number })[]
       )
         .filter((r) => r.owner_pid !== process.pid && !alive(r.owner_pid!))
-        .map((r) => toNight(r)!),
+        .map(({ shared, ...r }) => toNight({ ...r, staging_dir: shared ? "" : r.staging_dir })!),
     interruptNight: (night) => {
       db.query("UPDATE sleep_nights SET status = 'interrupted' WHERE night = ? AND status = 'running'").run(night);
     },

@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { reserveNight } from "../../src/sleep/stage.ts";
 import { openSleepStore } from "../../src/store/sleep.ts";
 import { runCli } from "../support/cli.ts";
+import { killedWrite } from "../support/killed-write.ts";
 import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome } from "./support/fake-home.ts";
 
@@ -66,7 +68,8 @@ describe("sleep state (state.sqlite)", () => {
     try {
       const store = openSleepStore(join(stateDir, "state.sqlite"));
       const begin = (name: string, manifest: boolean, pid: number) => {
-        const n = store.beginNight(project, Date.now(), "mock::", folder(name, manifest));
+        const n = store.beginNight(project, Date.now(), "mock::");
+        store.setNightDir(n, folder(name, manifest));
         store.store.db.query("UPDATE sleep_nights SET owner_pid = ? WHERE night = ?").run(pid, n);
         return n;
       };
@@ -74,8 +77,20 @@ describe("sleep state (state.sqlite)", () => {
         begin("20261201-000000", true, gone.pid),
         begin("20261201-000001", false, live.pid),
         begin("20261201-000002", false, gone.pid),
-      ]).toEqual([1, 2, 3]);
-      expect(store.deadNights((pid) => pid === live.pid).map((n) => n.night)).toEqual([1, 3]);
+        // Killed right after claiming a name the live night had just taken: that folder is not its own.
+        begin("20261201-000001", false, gone.pid),
+      ]).toEqual([1, 2, 3, 4]);
+      // Writes killed half-way: the staging folder's `.latest`, a staged night's file, the lesson book.
+      const orphans = [
+        join(staging, killedWrite(join(staging, ".latest"))),
+        join(staging, "20261201-000000", killedWrite(join(staging, "20261201-000000", "diagnostics.json"))),
+        join(stateDir, "lessons", killedWrite(join(stateDir, "lessons", "book.json"))),
+      ];
+      expect(store.deadNights((pid) => pid === live.pid).map((n) => [n.night, basename(n.staging_dir)])).toEqual([
+        [1, "20261201-000000"],
+        [3, "20261201-000002"],
+        [4, ""],
+      ]);
       store.close();
 
       const r = await runCli(["sleep", "review", "--backend", "mock", "--project", project, "--json"], {
@@ -83,11 +98,13 @@ describe("sleep state (state.sqlite)", () => {
         cwd: project,
       });
       expect(r.code).toBe(0);
-      // Night 3 died before staging anything: its number is given again, its folder removed.
+      // Nights 3 and 4 died before staging anything: forgotten, so 3 is given again; 3's folder is
+      // removed, the live night's folder that 4 had named is not.
       expect(JSON.parse(r.stdout).night).toBe(3);
       expect(existsSync(join(staging, "20261201-000002"))).toBe(false);
       expect(existsSync(join(staging, "20261201-000000", "manifest.json"))).toBe(true);
       expect(existsSync(join(staging, "20261201-000001"))).toBe(true);
+      expect(orphans.filter((f) => existsSync(f))).toEqual([]);
       const after = openSleepStore(join(stateDir, "state.sqlite"));
       try {
         expect(after.history(10).map((h) => [h.night, h.status])).toEqual([
@@ -101,6 +118,22 @@ describe("sleep state (state.sqlite)", () => {
     } finally {
       live.kill();
     }
+  });
+
+  test("a night's folder is named to its row before it exists, so a kill never leaves a folder no row knows", () => {
+    using tmp = tempDir();
+    const project = join(tmp.path, "proj");
+    mkdirSync(project);
+    const at = new Date(Date.UTC(2026, 11, 3, 12, 0, 0));
+    const claims: [string, boolean][] = [];
+    const first = reserveNight(project, at, (dir) => claims.push([dir, existsSync(dir)]));
+    // Taken: the next reservation claims the next free name only.
+    const second = reserveNight(project, at, (dir) => claims.push([dir, existsSync(dir)]));
+    expect(claims).toEqual([
+      [first, false],
+      [second, false],
+    ]);
+    expect(second).toBe(`${first}-2`);
   });
 
   test("a changed backend/model prints the model-change advisory on stderr", async () => {
