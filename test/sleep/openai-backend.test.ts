@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { SLEEP_SENTINEL } from "../../src/lib/index.ts";
 import { runCli, spawnCli } from "../support/cli.ts";
@@ -24,8 +25,9 @@ function reviewJson(project: string, env: Record<string, string>) {
   return runCli(nightArgs(project), { env });
 }
 
-async function setup(root: string, extraConfig: Record<string, unknown> = {}) {
+async function setup(root: string, extraConfig: Record<string, unknown> = {}, latencyMs = 0) {
   const server = await startFakeOpenAI({
+    latencyMs,
     reply: (req) => {
       if (req.lastUserText.includes("Propose at most"))
         return JSON.stringify([{ op: "add", content: RULE, rationale: "the user corrected this" }]);
@@ -174,6 +176,47 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     expect(st.history_tail.map((h: { night: number; status: string }) => [h.night, h.status])).toEqual([
       [1, "completed"],
     ]);
+  });
+
+  test("a killed night's answered calls come from the cache when it runs again: none is paid twice", async () => {
+    using tmp = tempDir();
+    const ref = await setup(join(tmp.path, "ref"), {}, 20);
+    await using _ref = ref.server;
+    expect((await reviewJson(ref.project, ref.env)).code).toBe(0);
+    const total = ref.server.requests.length;
+    const s = await setup(join(tmp.path, "killed"), {}, 20);
+    await using _s = s.server;
+    const cache = join(s.env.SKILLOPT_SLEEP_STATE_DIR, "cache", "calls.sqlite");
+    const stored = () => {
+      if (!existsSync(cache)) return 0;
+      const db = new Database(cache, { readonly: true });
+      try {
+        db.exec("PRAGMA busy_timeout = 10000");
+        if (!db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_cache'").get()) return 0;
+        return (db.query("SELECT COUNT(*) AS n FROM call_cache").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const killed = spawnCli(nightArgs(s.project), { env: s.env });
+    let exited = false;
+    void killed.exited.then(() => {
+      exited = true;
+    });
+    // Killed once some answers are recorded, while others are in flight.
+    while (!exited && stored() < Math.min(4, total - 1)) await Bun.sleep(2);
+    const killedMidNight = !exited;
+    killed.kill("SIGKILL");
+    await killed.exited;
+    const kept = stored();
+    const before = s.server.requests.length;
+    const r = await reviewJson(s.project, s.env);
+    expect(r.code).toBe(0);
+    // (A night that outran the polling finished before the kill: the review again is night 2, asking nothing.)
+    expect(JSON.parse(r.stdout).night).toBe(killedMidNight ? 1 : 2);
+    // Only what the killed night had not recorded is asked again (an answer in flight at the kill is lost).
+    expect(s.server.requests.length - before).toBe(total - kept);
+    expect(kept).toBeGreaterThan(0);
   });
 
   test("cursor, pi and opencode run their CLIs headless (fake CLIs in their real output formats), isolated", async () => {
