@@ -136,47 +136,59 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     expect(server.requests).toHaveLength(2);
   });
 
-  test("a night killed mid-run (kill -9) is forgotten by the next one: same number, no folder left, history of one", async () => {
-    using tmp = tempDir();
-    const { server, project, env } = await setup(tmp.path);
-    await using _server = server;
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    // The killed night's first call never gets its answer: the night has begun and is mid-replay.
-    server.match(
-      () => true,
-      async () => {
-        await held;
-        return "too late";
-      },
-      { times: 1 },
-    );
-    const killed = spawnCli(nightArgs(project), { env });
-    await server.waitFor(1);
-    const staging = join(project, ".skillopt-sleep", "staging");
-    const nights = () => readdirSync(staging).filter((n) => !n.startsWith("."));
-    expect(nights()).toHaveLength(1);
-    killed.kill("SIGKILL");
-    await killed.exited;
-    release();
+  test.each([
+    ["killed (kill -9)", "SIGKILL"],
+    ["stopped with Ctrl-C", "SIGINT"],
+  ] as const)(
+    "a night %s mid-run is forgotten by the next one: same number, no folder left, history of one",
+    async (_, signal) => {
+      using tmp = tempDir();
+      const { server, project, env } = await setup(tmp.path);
+      await using _server = server;
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // The killed night's first call never gets its answer: the night has begun and is mid-replay.
+      server.match(
+        () => true,
+        async () => {
+          await held;
+          return "too late";
+        },
+        { times: 1 },
+      );
+      const killed = spawnCli(nightArgs(project), { env });
+      await server.waitFor(1);
+      const staging = join(project, ".skillopt-sleep", "staging");
+      const nights = () => readdirSync(staging).filter((n) => !n.startsWith("."));
+      expect(nights()).toHaveLength(1);
+      killed.kill(signal);
+      if (signal === "SIGINT") {
+        // Ctrl-C: one line saying what happens to the night, and the shell's code for an interrupt.
+        expect(await killed.exited).toBe(130);
+        expect(await new Response(killed.stderr).text()).toContain(
+          "[sleep] interrupted: the next review settles this night (a proposal it had staged stays adoptable)",
+        );
+      } else await killed.exited;
+      release();
 
-    const r = await reviewJson(project, env);
-    expect(r.stderr).toBe("");
-    expect(r.code).toBe(0);
-    const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ night: 1, accepted: true });
-    // The killed night's half-written folder is gone; the staged night's is the only one.
-    expect(nights()).toEqual([basename(out.staging_dir)]);
-    const status = await runCli(["sleep", "status", "--project", project, "--json"], { env });
-    expect(status.code).toBe(0);
-    const st = JSON.parse(status.stdout);
-    expect(st.night).toBe(1);
-    expect(st.history_tail.map((h: { night: number; status: string }) => [h.night, h.status])).toEqual([
-      [1, "completed"],
-    ]);
-  });
+      const r = await reviewJson(project, env);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out).toMatchObject({ night: 1, accepted: true });
+      // The killed night's half-written folder is gone; the staged night's is the only one.
+      expect(nights()).toEqual([basename(out.staging_dir)]);
+      const status = await runCli(["sleep", "status", "--project", project, "--json"], { env });
+      expect(status.code).toBe(0);
+      const st = JSON.parse(status.stdout);
+      expect(st.night).toBe(1);
+      expect(st.history_tail.map((h: { night: number; status: string }) => [h.night, h.status])).toEqual([
+        [1, "completed"],
+      ]);
+    },
+  );
 
   test("a killed night's answered calls come from the cache when it runs again: none is paid twice", async () => {
     using tmp = tempDir();

@@ -190,6 +190,20 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       const store = openSleepStore(setup.statePath);
       const progress = cfg.progress && !output.quiet;
       const bar = progressRenderer(canDrawProgress());
+      // Ctrl-C (or a stop from the dashboard) ends the night where it is: the next review settles
+      // it (forgets it, or keeps it as interrupted when its proposal was staged), as after a kill.
+      const onStop = (signal: NodeJS.Signals) => {
+        bar.end();
+        process.stderr.write(
+          `[sleep] interrupted: the next review settles this night (a proposal it had staged stays adoptable)\n`,
+        );
+        // The signal again, without this handler: the process ends as the signal ends it.
+        process.removeListener("SIGINT", onStop);
+        process.removeListener("SIGTERM", onStop);
+        process.kill(process.pid, signal);
+      };
+      process.once("SIGINT", onStop);
+      process.once("SIGTERM", onStop);
       try {
         const out = await runNight({
           config: cfg,
@@ -286,6 +300,8 @@ export function nightCommand(name: string, description: string, dry: boolean): A
 above it (in ${err.answersDir}), then rerun the same command`,
           );
       } finally {
+        process.removeListener("SIGINT", onStop);
+        process.removeListener("SIGTERM", onStop);
         bar.end();
         store.close();
         await backend.close?.();
