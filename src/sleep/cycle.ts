@@ -37,7 +37,7 @@ import {
   removeUnstaged,
   reserveNight,
 } from "./stage.ts";
-import type { SleepStore } from "./store-port.ts";
+import type { NightRow, SleepStore } from "./store-port.ts";
 import type { ConsolidateResult, TaskRecord } from "./types.ts";
 
 /** Harvest as the cycle sees it: digests with new content, and a commit of the high-water marks. */
@@ -75,6 +75,9 @@ interface NightInput {
 
 export type { NightOutcome };
 
+/** Whether a night left 'running' by a killed process had staged its proposal (it is then kept). */
+const stagedBeforeDeath = (dead: NightRow) => Boolean(dead.staging_dir) && isStaged(dead.staging_dir);
+
 /**
  * Settle the nights a killed process left 'running' (kill -9, a crash, a power cut). One that
  * staged nothing is forgotten: its rows go, so its number is given to the next night and the
@@ -84,7 +87,7 @@ export type { NightOutcome };
  */
 function settleDeadNights(store: SleepStore, project: string): void {
   for (const dead of store.deadNights(processAlive)) {
-    if (dead.staging_dir && isStaged(dead.staging_dir)) {
+    if (stagedBeforeDeath(dead)) {
       store.interruptNight(dead.night);
       removeStagingTemps(dead.project, dead.staging_dir);
       continue;
@@ -94,6 +97,14 @@ function settleDeadNights(store: SleepStore, project: string): void {
     log.debug(`night ${dead.night} was killed before it staged anything: forgotten`);
   }
   removeStagingTemps(project);
+}
+
+/** The dead nights the next real night will forget (a dry-run settles nothing, but numbers as if it had). */
+function forgettable(store: SleepStore): number[] {
+  return store
+    .deadNights(processAlive)
+    .filter((d) => !stagedBeforeDeath(d))
+    .map((d) => d.night);
 }
 
 /** The night's staging folder, recorded in its row before it is created; the night is forgotten if that fails. */
@@ -118,7 +129,9 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   if (previousKey !== undefined && modelChanged)
     emit({ type: "model_changed", previous: previousKey, current: backend.modelKey });
   if (!input.dry) settleDeadNights(store, project);
-  const night = input.dry ? store.peekNight() : store.beginNight(project, startedMs, backend.modelKey);
+  const night = input.dry
+    ? store.peekNight(forgettable(store))
+    : store.beginNight(project, startedMs, backend.modelKey);
   const stagingDir = input.dry ? "" : reserveFor(store, night, project, startedMs);
   const evidencePath = input.dry
     ? join(input.stateDir, "evidence", `dryrun-${night}-${startedMs}.jsonl`)

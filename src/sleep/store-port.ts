@@ -38,8 +38,8 @@ export interface AdoptionRow {
  * share one (§12.1 #27). Every method commits before it returns.
  */
 export interface SleepStore {
-  /** Number the next night would get, without allocating it (dry-run). */
-  peekNight(): number;
+  /** Number the next night would get, without allocating it (dry-run), once the nights `forgotten` are. */
+  peekNight(forgotten?: readonly number[]): number;
   /** Allocate the next night, run by this process. */
   beginNight(project: string, startedMs: number, modelKey: string): number;
   /** Record the folder a running night is about to create (before it exists, so a kill never leaves it unknown). */

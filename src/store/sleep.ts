@@ -119,8 +119,17 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
   return {
     store,
     close: () => store.close(),
-    peekNight: () =>
-      ((db.query("SELECT COALESCE(MAX(night), 0) AS n FROM sleep_nights").get() as { n: number }).n ?? 0) + 1,
+    peekNight: (forgotten = []) =>
+      Math.max(
+        0,
+        ...(
+          db.query("SELECT night FROM sleep_nights ORDER BY night DESC LIMIT ?").all(forgotten.length + 1) as {
+            night: number;
+          }[]
+        )
+          .map((r) => r.night)
+          .filter((n) => !forgotten.includes(n)),
+      ) + 1,
     beginNight: (project, startedMs, modelKey) =>
       tx(() =>
         Number(

@@ -93,10 +93,17 @@ describe("sleep state (state.sqlite)", () => {
       ]);
       store.close();
 
-      const r = await runCli(["sleep", "review", "--backend", "mock", "--project", project, "--json"], {
-        env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir },
-        cwd: project,
-      });
+      const night = (verb: string) =>
+        runCli(["sleep", verb, "--backend", "mock", "--project", project, "--json"], {
+          env: { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir },
+          cwd: project,
+        });
+      // A dry-run settles nothing but names the number the real night will get.
+      const dry = await night("dry-run");
+      expect(dry.code).toBe(0);
+      expect(JSON.parse(dry.stdout).night).toBe(3);
+      expect(existsSync(join(staging, "20261201-000002"))).toBe(true);
+      const r = await night("review");
       expect(r.code).toBe(0);
       // Nights 3 and 4 died before staging anything: forgotten, so 3 is given again; 3's folder is
       // removed, the live night's folder that 4 had named is not.
