@@ -46,8 +46,9 @@ export interface SleepStore {
   setNightDir(night: number, dir: string): void;
   /**
    * Nights still 'running' whose process is gone (`alive` says no): killed mid-night. Nights of
-   * this process, and of versions that did not record the process, are never returned. A folder
-   * another night also names is not returned as theirs (staging_dir "").
+   * this process, of another host (a state directory shared between machines), and of versions
+   * that did not record the process are never returned. A folder another night also names is not
+   * returned as theirs (staging_dir "").
    */
   deadNights(alive: (pid: number) => boolean): NightRow[];
   /** Mark a dead night that had staged its proposal (it stays in the history, its folder adoptable). */

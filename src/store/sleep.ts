@@ -8,6 +8,7 @@ import type {
   SleepStore,
   TaskRecord,
 } from "../sleep/index.ts";
+import { hostname } from "node:os";
 import { sha256 } from "../lib/index.ts";
 import { type Migrations, openStore, type Store } from "./db.ts";
 
@@ -88,8 +89,9 @@ const SLEEP_MIGRATIONS: Migrations = [
      receipts_json TEXT NOT NULL,
      rolled_back_ms INTEGER
    );`,
-  // The process running a night, so a night left 'running' by a killed process can be told from a live one.
-  "ALTER TABLE sleep_nights ADD COLUMN owner_pid INTEGER",
+  // The process running a night (its pid on its host), so a night left 'running' by a killed process
+  // can be told from a live one; a state directory shared between machines sees the others' as alive.
+  "ALTER TABLE sleep_nights ADD COLUMN owner_pid INTEGER; ALTER TABLE sleep_nights ADD COLUMN owner_host TEXT",
 ];
 
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
@@ -97,11 +99,12 @@ const norm = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
 interface RawNight extends Omit<NightRow, "accepted"> {
   accepted: number;
   owner_pid: number | null;
+  owner_host: string | null;
 }
 
 const toNight = (r: RawNight | null): NightRow | undefined => {
   if (!r) return undefined;
-  const { owner_pid: _, ...row } = r;
+  const { owner_pid: _pid, owner_host: _host, ...row } = r;
   return { ...row, accepted: r.accepted === 1 };
 };
 
@@ -135,9 +138,9 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
         Number(
           db
             .query(
-              "INSERT INTO sleep_nights (project, status, started_ms, model_key, owner_pid) VALUES (?, 'running', ?, ?, ?)",
+              "INSERT INTO sleep_nights (project, status, started_ms, model_key, owner_pid, owner_host) VALUES (?, 'running', ?, ?, ?, ?)",
             )
-            .run(project, startedMs, modelKey, process.pid).lastInsertRowid,
+            .run(project, startedMs, modelKey, process.pid, hostname()).lastInsertRowid,
         ),
       ),
     setNightDir: (night, dir) => {
@@ -149,9 +152,10 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
           .query(
             // A folder another night also names is not the dead night's (it claimed a name taken meanwhile).
             `SELECT n.*, EXISTS (SELECT 1 FROM sleep_nights o WHERE o.staging_dir = n.staging_dir AND o.night != n.night)
-               AS shared FROM sleep_nights n WHERE n.status = 'running' AND n.owner_pid IS NOT NULL ORDER BY n.night`,
+               AS shared FROM sleep_nights n WHERE n.status = 'running' AND n.owner_pid IS NOT NULL AND n.owner_host = ?
+             ORDER BY n.night`,
           )
-          .all() as (RawNight & { shared: number })[]
+          .all(hostname()) as (RawNight & { shared: number })[]
       )
         .filter((r) => r.owner_pid !== process.pid && !alive(r.owner_pid!))
         .map(({ shared, ...r }) => toNight({ ...r, staging_dir: shared ? "" : r.staging_dir })!),

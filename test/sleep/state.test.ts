@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { basename, join } from "node:path";
 import { reserveNight } from "../../src/sleep/stage.ts";
 import { openSleepStore } from "../../src/store/sleep.ts";
@@ -67,10 +68,10 @@ describe("sleep state (state.sqlite)", () => {
     const live = Bun.spawn(["sleep", "60"]);
     try {
       const store = openSleepStore(join(stateDir, "state.sqlite"));
-      const begin = (name: string, manifest: boolean, pid: number) => {
+      const begin = (name: string, manifest: boolean, pid: number, host = hostname()) => {
         const n = store.beginNight(project, Date.now(), "mock::");
         store.setNightDir(n, folder(name, manifest));
-        store.store.db.query("UPDATE sleep_nights SET owner_pid = ? WHERE night = ?").run(pid, n);
+        store.store.db.query("UPDATE sleep_nights SET owner_pid = ?, owner_host = ? WHERE night = ?").run(pid, host, n);
         return n;
       };
       expect([
@@ -79,7 +80,9 @@ describe("sleep state (state.sqlite)", () => {
         begin("20261201-000002", false, gone.pid),
         // Killed right after claiming a name the live night had just taken: that folder is not its own.
         begin("20261201-000001", false, gone.pid),
-      ]).toEqual([1, 2, 3, 4]);
+        // Another machine's night (a state directory shared between hosts): its pid means nothing here.
+        begin("20261201-000003", false, gone.pid, "another-host"),
+      ]).toEqual([1, 2, 3, 4, 5]);
       // Writes killed half-way: the staging folder's `.latest`, a staged night's file, the lesson book.
       const orphans = [
         join(staging, killedWrite(join(staging, ".latest"))),
@@ -101,24 +104,25 @@ describe("sleep state (state.sqlite)", () => {
       // A dry-run settles nothing but names the number the real night will get.
       const dry = await night("dry-run");
       expect(dry.code).toBe(0);
-      expect(JSON.parse(dry.stdout).night).toBe(3);
+      expect(JSON.parse(dry.stdout).night).toBe(6);
       expect(existsSync(join(staging, "20261201-000002"))).toBe(true);
       const r = await night("review");
       expect(r.code).toBe(0);
-      // Nights 3 and 4 died before staging anything: forgotten, so 3 is given again; 3's folder is
-      // removed, the live night's folder that 4 had named is not.
-      expect(JSON.parse(r.stdout).night).toBe(3);
+      // Nights 3 and 4 died before staging anything: forgotten; 3's folder is removed, the live
+      // night's folder that 4 had named is not. (Without night 5, number 3 would be given again.)
+      expect(JSON.parse(r.stdout).night).toBe(6);
       expect(existsSync(join(staging, "20261201-000002"))).toBe(false);
       expect(existsSync(join(staging, "20261201-000000", "manifest.json"))).toBe(true);
       expect(existsSync(join(staging, "20261201-000001"))).toBe(true);
+      expect(existsSync(join(staging, "20261201-000003"))).toBe(true);
       expect(orphans.filter((f) => existsSync(f))).toEqual([]);
       const after = openSleepStore(join(stateDir, "state.sqlite"));
       try {
         expect(after.history(10).map((h) => [h.night, h.status])).toEqual([
           [1, "interrupted"],
-          [3, "completed"],
+          [6, "completed"],
         ]);
-        expect(after.getNight(2)?.status).toBe("running");
+        expect([after.getNight(2)?.status, after.getNight(5)?.status]).toEqual(["running", "running"]);
       } finally {
         after.close();
       }
