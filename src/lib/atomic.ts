@@ -15,8 +15,20 @@ import { processAlive } from "./process.ts";
 
 let counter = 0;
 
-/** writeFileAtomic's temp files: `.<pid>.<n>.<ms>.tmp` beside the file they become. */
+/** The temp files of atomic writes: `.<pid>.<n>.<ms>.tmp` beside the file they become. */
 const TEMP_NAME = /^\.(\d+)\.\d+\.\d+\.tmp$/;
+
+/** A fresh temp file name beside `path` (TEMP_NAME's form, so removeOrphanTemps knows it). */
+function tempBeside(path: string): string {
+  counter += 1;
+  return join(dirname(path), `.${process.pid}.${counter}.${Date.now()}.tmp`);
+}
+
+/** Write all of `bytes` to `fd` (writeSync may write fewer). */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+}
 
 /**
  * Remove the temp files writeFileAtomic left in `dir` because its process died between creating
@@ -47,8 +59,7 @@ export function removeOrphanTemps(dir: string): number {
  * processes creating it at once exactly one succeeds. Returns false when `path` already existed.
  */
 export function createExclusive(path: string, data: string, mode: number): boolean {
-  counter += 1;
-  const tmp = join(dirname(path), `.${process.pid}.${counter}.${Date.now()}.tmp`);
+  const tmp = tempBeside(path);
   const fd = openSync(
     tmp,
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
@@ -56,9 +67,7 @@ export function createExclusive(path: string, data: string, mode: number): boole
   );
   try {
     try {
-      const bytes = new TextEncoder().encode(data);
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      writeAll(fd, new TextEncoder().encode(data));
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -108,15 +117,11 @@ export function writeFileAtomic(
   opts: AtomicWriteOptions = {},
 ): void {
   mkdirSync(dirname(path), { recursive: true });
-  counter += 1;
-  const tmp = join(dirname(path), `.${process.pid}.${counter}.${Date.now()}.tmp`);
+  const tmp = tempBeside(path);
   try {
     const fd = openSync(tmp, "w", 0o644);
     try {
-      const write = (bytes: Uint8Array) => {
-        let off = 0;
-        while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      };
+      const write = (bytes: Uint8Array) => writeAll(fd, bytes);
       const encoder = new TextEncoder();
       if (typeof data === "string") write(encoder.encode(data));
       else if (data instanceof Uint8Array) write(data);

@@ -101,7 +101,7 @@ export function isStaged(dir: string): boolean {
  * real folder with a night's name directly in the project's staging folder, and never a staged one.
  */
 export function removeUnstaged(project: string, dir: string): void {
-  if (!dir || !NIGHT_NAME.test(basename(dir)) || resolve(dirname(dir)) !== resolve(stagingRoot(project))) return;
+  if (!dir || !NIGHT_NAME.test(basename(dir)) || !inStaging(project, dir)) return;
   if (!entryExists(dir) || !lstatSync(dir).isDirectory() || isStaged(dir)) return;
   rmSync(dir, { recursive: true, force: true });
 }
@@ -112,7 +112,12 @@ export function removeUnstaged(project: string, dir: string): void {
  */
 export function removeStagingTemps(project: string, nightDir?: string): void {
   removeOrphanTemps(stagingRoot(project));
-  if (nightDir && resolve(dirname(nightDir)) === resolve(stagingRoot(project))) removeOrphanTemps(nightDir);
+  if (nightDir && inStaging(project, nightDir)) removeOrphanTemps(nightDir);
+}
+
+/** Whether `dir` sits directly in the project's staging folder. */
+function inStaging(project: string, dir: string): boolean {
+  return resolve(dirname(dir)) === resolve(stagingRoot(project));
 }
 
 /**
