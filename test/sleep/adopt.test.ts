@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { adoptNight } from "../../src/sleep/adopt/adopt.ts";
 import { JOURNAL_FILE, recoverJournal } from "../../src/sleep/adopt/journal.ts";
 import { acquireLock, releaseLock } from "../../src/sleep/adopt/locks.ts";
 import { rollbackNight } from "../../src/sleep/adopt/rollback.ts";
+import { publishNight, readBaseline, reserveNight } from "../../src/sleep/stage.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { MEM_AFTER, MEM_BEFORE, SKILL_AFTER, SKILL_BEFORE, stagedNight } from "./support/staged-night.ts";
@@ -147,5 +148,40 @@ describe("adoption", () => {
     expect(() => acquireLock(path, "test")).toThrow(/already in progress/);
     releaseLock(lock);
     expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe("adopt that creates the managed skill's folders (issue 27 #9)", () => {
+  test("exits 0, reports the folders it created, and rollback removes the file and the folders", async () => {
+    using tmp = tempDir();
+    const project = join(tmp.path, "project");
+    const home = join(tmp.path, "home");
+    mkdirSync(project, { recursive: true });
+    // The user has no ~/.claude/skills/learned/ yet: adoption creates `skills` and `learned`.
+    mkdirSync(join(home, ".claude"), { recursive: true });
+    const skillPath = join(home, ".claude", "skills", "learned", "SKILL.md");
+    const dir = reserveNight(project);
+    publishNight(dir, {
+      stateDir: process.env.SKILLOPT_SLEEP_STATE_DIR!,
+      skillPath,
+      memoryPath: join(project, "AGENTS.md"),
+      accepted: true,
+      proposals: [{ which: "skill", text: SKILL_AFTER, baseline: readBaseline(skillPath) }],
+      reportJson: {},
+      reportMd: "# report\n",
+    });
+    const env = { env: { HOME: home } };
+    const r = await runCli(["sleep", "adopt", "--project", project, "--json"], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ ok: true, updated_paths: [skillPath] });
+    expect(out.created_dirs).toEqual([join(home, ".claude", "skills"), join(home, ".claude", "skills", "learned")]);
+    expect(readFileSync(skillPath, "utf8")).toBe(SKILL_AFTER);
+    const back = await runCli(["sleep", "rollback", "--project", project, "--json"], env);
+    expect(back.code).toBe(0);
+    expect(JSON.parse(back.stdout).removed).toEqual([skillPath]);
+    expect(existsSync(join(home, ".claude", "skills"))).toBe(false);
+    expect(existsSync(join(home, ".claude"))).toBe(true);
   });
 });

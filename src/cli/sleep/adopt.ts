@@ -115,6 +115,7 @@ export default defineCommand({
           adopted_skills: r.receipts,
           updated_paths: r.updated_paths,
           recovered: r.recovered,
+          created_dirs: r.created_dirs,
         });
         return;
       }
@@ -125,7 +126,11 @@ export default defineCommand({
           "skill_name" in x ? `  -> ${sanitizeLine(x.skill_name)}: ${x.live_skill_path}` : `  -> ${x.live_path}`,
         );
         printResult(
-          [`[sleep] adopted from ${dir}`, ...targets, "[sleep] undo with `skillopt sleep rollback`"].join("\n"),
+          [
+            `[sleep] adopted from ${dir}`,
+            ...targets,
+            ...r.created_dirs.map((d) => `  created folder ${d}`),
+            "[sleep] undo with `skillopt sleep rollback`"].join("\n"),
         );
       }
     } catch (err) {

@@ -64,6 +64,8 @@ interface AdoptResult {
   updated_paths: string[];
   receipts: Array<LegacyReceipt | SkillReceipt>;
   recovered: string[];
+  /** Folders this adoption created for its targets (a rollback removes them again when empty). */
+  created_dirs: string[];
 }
 
 /** Test seam: called after each target is written (a crash test kills the process here). */
@@ -348,7 +350,8 @@ export function adoptNight(
     });
   const scope0 = trustNight(stagingDir, opts.stateDir);
   const { planned, receiptFile } = plan(scope0.dir, scope0.manifest, sel, scope0);
-  if (planned.length === 0) return { mode: sel.mode, updated_paths: [], receipts: [], recovered: rec.restored };
+  if (planned.length === 0)
+    return { mode: sel.mode, updated_paths: [], receipts: [], recovered: rec.restored, created_dirs: [] };
   const locks = lockAll(
     scope0.dir,
     planned.map((p) => p.livePath),
@@ -445,6 +448,10 @@ export function adoptNight(
     if (created.length) {
       // Receipts keep upstream's schema; created directories go to a sealed sidecar.
       const side = join(stagingDir, CREATED_DIRS_FILE);
+      // A night whose targets were all new files has no backup folder yet.
+      checkStagingPath(scope, dirname(side), true);
+      mkdirSync(dirname(side), { recursive: true, mode: 0o700 });
+      checkStagingPath(scope, dirname(side), true);
       const body = sealObject(scope.key, "created_dirs", stagingDir, { dirs: [...readCreatedDirs(scope), ...created] });
       writeGuarded(() => checkStagingPath(scope, side), side, `${JSON.stringify(body, null, 2)}\n`, 0o600);
     }
@@ -453,6 +460,7 @@ export function adoptNight(
       updated_paths: planned.map((p) => p.livePath),
       receipts: newRows,
       recovered: rec.restored,
+      created_dirs: created,
     };
   } finally {
     unlockAll(locks);
