@@ -130,7 +130,8 @@ export default defineCommand({
             `[sleep] adopted from ${dir}`,
             ...targets,
             ...r.created_dirs.map((d) => `  created folder ${d}`),
-            "[sleep] undo with `skillopt sleep rollback`"].join("\n"),
+            "[sleep] undo with `skillopt sleep rollback`",
+          ].join("\n"),
         );
       }
     } catch (err) {
