@@ -1,6 +1,7 @@
 import {
   closeSync,
   constants,
+  fchmodSync,
   fsyncSync,
   linkSync,
   mkdirSync,
@@ -104,6 +105,12 @@ interface AtomicWriteOptions {
    * durable skip it: a crash may lose their latest version, never tear it, and they are rebuilt.
    */
   durable?: boolean;
+  /**
+   * Permission bits of the file (default 0644 less the umask). Given, they are set exactly on the
+   * temp file before it becomes visible, and the folders created for it get 0700: private data
+   * (0600) is never readable by others, not even for a moment.
+   */
+  mode?: number;
 }
 
 /**
@@ -116,11 +123,12 @@ export function writeFileAtomic(
   data: string | Uint8Array | Iterable<string>,
   opts: AtomicWriteOptions = {},
 ): void {
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), opts.mode === undefined ? { recursive: true } : { recursive: true, mode: 0o700 });
   const tmp = tempBeside(path);
   try {
-    const fd = openSync(tmp, "w", 0o644);
+    const fd = openSync(tmp, "w", opts.mode ?? 0o644);
     try {
+      if (opts.mode !== undefined && process.platform !== "win32") fchmodSync(fd, opts.mode & 0o777);
       const write = (bytes: Uint8Array) => writeAll(fd, bytes);
       const encoder = new TextEncoder();
       if (typeof data === "string") write(encoder.encode(data));

@@ -344,6 +344,7 @@ interface StagingErrorData extends Record<string, unknown> {
   /** What was refused, as the Sleep commands' `--json` failure names it. */
   kind?:
     | "adoption_refused"
+    | "invalid_handoff_answer"
     | "invalid_selection"
     | "invalid_staging"
     | "no_staged_skills"
@@ -351,6 +352,7 @@ interface StagingErrorData extends Record<string, unknown> {
     | "rollback_refused"
     | "unreadable"
     | "unsafe_path"
+    | "untrusted_handoff"
     | "untrusted_night";
   /** The file or folder at fault (a live file, a staged file, a lock, a night folder). */
   path?: string;

@@ -27,7 +27,7 @@ import {
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
 import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
-import { buildReport, renderReportMd } from "./report.ts";
+import { buildReport, renderReportMd, type TasksSource } from "./report.ts";
 import {
   isStaged,
   type Proposal,
@@ -64,6 +64,11 @@ interface NightInput {
   skillRoots?: string[];
   /** Reviewed tasks to replay instead of harvesting. */
   seedTasks?: TaskRecord[];
+  /**
+   * Where the tasks came from, recorded in the report: mined from the sessions (default without
+   * seed tasks), a --tasks-file (default with them), or the sealed pin of a handoff round.
+   */
+  tasksSource?: TasksSource;
   now?: () => number;
   /** The night's typed events (phases, warnings); without a listener a warning goes to the log. */
   onEvent?: (e: NightEvent) => void;
@@ -368,6 +373,7 @@ against their own intent)`,
         replay_mode: cfg.replay_mode,
         n_sessions: nSessions,
         n_tasks: tasks.length,
+        tasks_source: input.tasksSource ?? (input.seedTasks ? "tasks_file" : "mined"),
         n_replayed: replayable.length,
         tokens_used: ledger.tokens,
         gate_no_regression: cfg.gate_no_regression,

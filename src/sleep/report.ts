@@ -17,6 +17,9 @@ same tasks: ${g.paired_verdict})`
   }`;
 }
 
+/** Where a night's tasks came from: mined from the sessions, a --tasks-file, or a handoff round's sealed pin. */
+export type TasksSource = "mined" | "tasks_file" | "handoff_pin";
+
 /** `report.json` (spec §7.6), with our additive `backend`, `replay_mode` and `budget`. */
 export interface SleepReport {
   night: number;
@@ -27,6 +30,8 @@ export interface SleepReport {
   replay_mode: string;
   n_sessions: number;
   n_tasks: number;
+  /** Where the tasks came from (additive). */
+  tasks_source: TasksSource;
   n_replayed: number;
   baseline_score: number | null;
   candidate_score: number | null;
@@ -96,6 +101,12 @@ const cell = escapeMarkdownCell;
 const prose = escapeMarkdownProse;
 const score = (x: number | null) => (x === null || !Number.isFinite(x) ? "—" : x.toFixed(3));
 
+const TASKS_SOURCE_TEXT: Record<TasksSource, string> = {
+  mined: "the sessions",
+  tasks_file: "a tasks file",
+  handoff_pin: "this handoff round's sealed pin",
+};
+
 /** `report.md` (spec §7.5). */
 export function renderReportMd(r: SleepReport, gateOn: boolean): string {
   const lines: string[] = [
@@ -104,7 +115,7 @@ export function renderReportMd(r: SleepReport, gateOn: boolean): string {
     `- project: ${prose(r.project)}`,
     `- backend: ${prose(r.backend)} (replay: ${prose(r.replay_mode)})`,
     `- sessions harvested: ${r.n_sessions}`,
-    `- tasks mined: ${r.n_tasks} (replayed: ${r.n_replayed})`,
+    `- tasks mined: ${r.n_tasks} (replayed: ${r.n_replayed}; from: ${TASKS_SOURCE_TEXT[r.tasks_source] ?? "the sessions"})`,
     // Nothing replayed is no score (not 0.000 → 0.000).
     `- held-out: ${r.n_replayed === 0 ? "not scored (nothing was replayed)" : `${score(r.baseline_score)} -> ${score(r.candidate_score)}`}`,
     `- gate: **${r.gate_action}** (accepted=${r.accepted})`,

@@ -3,7 +3,8 @@ import {
   adoptNight,
   configurePromptOverrides,
   createSleepBackend,
-  handoffDir,
+  type HandoffBackend,
+  handoffPin,
   harvest,
   type HarvestPort,
   loadTasksFile,
@@ -19,7 +20,7 @@ import {
   type SourceName,
   splitFractions,
   tasksPayload,
-  writeTasksFile,
+  writeHandoffPin,
 } from "../../sleep/index.ts";
 import { existsSync, renameSync } from "node:fs";
 import { join } from "node:path";
@@ -179,14 +180,16 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         },
       });
       if (!output.quiet && !output.json) process.stderr.write(`[sleep] backend ${backend.describe}\n`);
-      // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3).
+      // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3), and only
+      // tasks this review pinned in this round (sealed to it): never a pin a repository shipped.
       // A dry-run pins separately, so its tasks never leak into the next real night (§12.1 #18).
-      const pinned =
-        backend.name === "handoff"
-          ? join(handoffDir(setup.project, env), dry ? "tasks.dry-run.json" : "tasks.json")
-          : "";
-      if (pinned && !seedTasks && existsSync(pinned))
+      const round = backend.name === "handoff" ? (backend as HandoffBackend).handoffRound : undefined;
+      let tasksSource: "mined" | "tasks_file" | "handoff_pin" = seedTasks ? "tasks_file" : "mined";
+      const pinned = round ? handoffPin(round, dry) : undefined;
+      if (pinned && !seedTasks) {
         seedTasks = loadTasksFile(pinned, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
+        tasksSource = "handoff_pin";
+      }
       const store = openSleepStore(setup.statePath);
       const progress = cfg.progress && !output.quiet;
       const bar = progressRenderer(canDrawProgress());
@@ -219,11 +222,13 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           split,
           skillRoots: skillRoots(setup.project, resolveClaudeHome(cfg), cfg.skill_roots),
           seedTasks: seedTasks?.tasks,
+          tasksSource,
           onTasks:
-            pinned && !existsSync(pinned)
+            round && !pinned
               ? (tasks, n) =>
-                  writeTasksFile(
-                    pinned,
+                  writeHandoffPin(
+                    round,
+                    dry,
                     tasksPayload(tasks, {
                       project: setup.project,
                       transcript_source: String(cfg.transcript_source),
@@ -240,8 +245,8 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           },
           onProgress: progress ? (phase, done, total) => bar.update(phase, done, total) : undefined,
         });
-        if (pinned && !dry && out.stagingDir) {
-          const dir = handoffDir(setup.project, env);
+        if (round && !dry && out.stagingDir) {
+          const dir = round.dir;
           const done = existsSync(`${dir}.night${out.night}.done`)
             ? `${dir}.night${out.night}.done.${Date.now()}`
             : `${dir}.night${out.night}.done`;
@@ -270,6 +275,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
             baseline: r.baseline_score,
             candidate: r.candidate_score,
             n_tasks: r.n_tasks,
+            tasks_source: r.tasks_source,
             n_sessions: out.nSessions,
             n_accepted_edits: r.edits.length,
             n_rejected_edits: r.rejected_edits.length,

@@ -130,6 +130,14 @@ function mac(k: SealKey, role: string, night: string, body: unknown): string {
   return PREFIX + h.digest("hex");
 }
 
+/**
+ * A keyed tag of `text` for `role` and `bound` (hex): a name only this user's key can compute, e.g.
+ * the answer file of a handoff prompt, which a repository therefore cannot precompute.
+ */
+export function sealTag(k: SealKey, role: string, bound: string, text: string): string {
+  return mac(k, role, bound, text).slice(PREFIX.length);
+}
+
 /** `obj` with a seal field binding it to this user, this night folder name and this role. */
 export function sealObject<T extends Record<string, unknown>>(
   k: SealKey,

@@ -1,11 +1,23 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { extractJson, redactText, SkilloptError, sha256, writeFileAtomic, writeJsonAtomic } from "../../lib/index.ts";
+import { randomBytes } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import {
+  createExclusive,
+  extractJson,
+  fileKind,
+  redactText,
+  SkilloptError,
+  StagingError,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../../lib/index.ts";
+import { entryExists, readJsonFile, readRegularFile } from "../adopt/read.ts";
+import { type SealKey, sealKey, sealObject, sealProblem, sealTag } from "../adopt/seal.ts";
 import type { SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
 import { scoreExact } from "../judges.ts";
 import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
-import type { SleepBackend } from "./types.ts";
+import type { SleepBackend, SleepBackendOptions } from "./types.ts";
 
 const PENDING_PREFIX = "[[SKILLOPT-SLEEP-PENDING:";
 
@@ -44,20 +56,175 @@ interface Pending {
 
 /** Handoff directory: $SKILLOPT_SLEEP_HANDOFF_DIR, else `<project>/.skillopt-sleep/handoff` (inside our own folder). */
 export function handoffDir(project: string, env: Readonly<Record<string, string | undefined>>): string {
-  return env.SKILLOPT_SLEEP_HANDOFF_DIR || join(project, ".skillopt-sleep", "handoff");
+  return resolve(env.SKILLOPT_SLEEP_HANDOFF_DIR || join(project, ".skillopt-sleep", "handoff"));
+}
+
+/** The sealed record a review writes into the handoff directory it creates. */
+const ROUND_FILE = "round.json";
+const ROUND_FORMAT = "skillopt_sleep.handoff_round.v1";
+/** Largest answer file read (a model answer, not a data set). */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** A handoff round: the directory this user's review created, its id, and the key its files are sealed with. */
+export interface HandoffRound {
+  dir: string;
+  id: string;
+  key: SealKey;
+}
+
+const me = (): number | undefined => (typeof process.getuid === "function" ? process.getuid() : undefined);
+
+function untrustedHandoff(message: string, path: string): never {
+  throw new StagingError(message, { data: { path, kind: "untrusted_handoff" } });
+}
+
+/** A real directory of this user that no one else can write into (or refused with one line). */
+function privateDir(path: string, what: string): void {
+  const st = lstatSync(path);
+  if (!st.isDirectory())
+    untrustedHandoff(`${what} ${path} is ${fileKind(st)}, not a real directory; refusing to use it`, path);
+  if (process.platform === "win32") return;
+  const uid = me();
+  if (uid !== undefined && st.uid !== uid)
+    untrustedHandoff(`${what} ${path} is owned by another user (uid ${st.uid}); refusing to use it`, path);
+  if ((st.mode & 0o022) !== 0)
+    untrustedHandoff(
+      `${what} ${path} is writable by others (mode ${(st.mode & 0o777).toString(8)}); refusing to use it`,
+      path,
+    );
 }
 
 /**
+ * Open the handoff round of this project, creating it when there is none. The directory is made by
+ * the review itself (mode 0700) with a `round.json` sealed by this user's key (the key nights are
+ * sealed with); an existing directory is used only when it is a real directory of this user holding
+ * such a seal for that very directory. A link, a directory another user can write into, or one a
+ * repository shipped (no seal, or a seal that does not verify) is refused with one line: nothing is
+ * read from it and nothing written into it.
+ */
+export function openHandoffRound(
+  project: string,
+  env: Readonly<Record<string, string | undefined>>,
+  stateDir: string,
+): HandoffRound {
+  const dir = handoffDir(project, env);
+  const key = sealKey(stateDir, { create: true, project })!;
+  const ownFolder = !env.SKILLOPT_SLEEP_HANDOFF_DIR;
+  const parent = dirname(dir);
+  if (ownFolder) {
+    // `<project>/.skillopt-sleep` is ours too: a link there would move the round elsewhere.
+    if (!entryExists(parent)) mkdirSync(parent, { recursive: true, mode: 0o700 });
+    const st = lstatSync(parent);
+    if (st.isSymbolicLink() || !st.isDirectory())
+      untrustedHandoff(
+        `${parent} is ${fileKind(st)}, not a real directory; refusing to use it for the handoff round`,
+        parent,
+      );
+  } else mkdirSync(parent, { recursive: true, mode: 0o700 });
+  const refuse = (why: string): never =>
+    untrustedHandoff(
+      `the handoff directory ${dir} was not created by this user's review (${why}); a cloned repository may have shipped it. Move it aside or delete it, then rerun to start a new round`,
+      dir,
+    );
+  let created = false;
+  if (!entryExists(dir)) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+      created = true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  const st = lstatSync(dir);
+  if (st.isSymbolicLink()) refuse("it is a symbolic link");
+  privateDir(dir, "handoff directory");
+  if (ownFolder && realpathSync(dir) !== join(realpathSync(project), ".skillopt-sleep", "handoff"))
+    refuse("it resolves outside the project's .skillopt-sleep folder");
+  const roundPath = join(dir, ROUND_FILE);
+  const body = { format: ROUND_FORMAT, dir, dev: st.dev, ino: st.ino };
+  if (created) {
+    const id = randomBytes(16).toString("hex");
+    const sealed = sealObject(key, "handoff-round", dir, { ...body, round: id, created_at: new Date().toISOString() });
+    if (createExclusive(roundPath, `${JSON.stringify(sealed, null, 2)}\n`, 0o600)) return { dir, id, key };
+  }
+  if (!entryExists(roundPath)) refuse(`it has no sealed ${ROUND_FILE}`);
+  const data = readJsonFile(roundPath, "the handoff round record");
+  const problem = sealProblem(key, "handoff-round", dir, data);
+  if (problem) refuse(`${ROUND_FILE}: ${problem}`);
+  const rec = data as Record<string, unknown>;
+  if (rec.format !== ROUND_FORMAT || rec.dir !== dir || rec.dev !== st.dev || rec.ino !== st.ino)
+    refuse(`${ROUND_FILE} was sealed for another directory`);
+  if (typeof rec.round !== "string" || !/^[0-9a-f]{32}$/.test(rec.round)) refuse(`${ROUND_FILE} has no round id`);
+  return { dir, id: rec.round as string, key };
+}
+
+/** Where the tasks of a handoff round are pinned (a dry-run pins apart, so they never reach a real night). */
+function pinPath(round: HandoffRound, dry: boolean): string {
+  return join(round.dir, dry ? "tasks.dry-run.json" : "tasks.json");
+}
+
+/** Pin a round's tasks, sealed to the round. */
+export function writeHandoffPin(round: HandoffRound, dry: boolean, payload: Record<string, unknown>): string {
+  const path = pinPath(round, dry);
+  writeJsonAtomic(path, sealObject(round.key, "handoff-tasks", round.id, payload), { mode: 0o600 });
+  return path;
+}
+
+/**
+ * The pinned tasks file of a round when there is one (undefined otherwise). A pin that does not carry
+ * this round's seal (placed there by anyone but this review) is refused, never replayed.
+ */
+export function handoffPin(round: HandoffRound, dry: boolean): string | undefined {
+  const path = pinPath(round, dry);
+  if (!entryExists(path)) return undefined;
+  const problem = sealProblem(round.key, "handoff-tasks", round.id, readJsonFile(path, "the pinned handoff tasks"));
+  if (problem)
+    untrustedHandoff(
+      `${path}: the pinned tasks were not written by this round (${problem}); refusing to replay them. Delete the handoff directory ${round.dir} to start a new round`,
+      path,
+    );
+  return path;
+}
+
+/**
+ * The answer an agent wrote for a pending call: regular files only (a link, a FIFO, a device or a
+ * directory is refused with one line, never opened for a blocking read), at most 4 MiB.
+ */
+function readAnswer(file: string): string | undefined {
+  if (!entryExists(file)) return undefined;
+  try {
+    return readRegularFile(file, { maxBytes: MAX_ANSWER_BYTES }).toString("utf8").trim();
+  } catch (err) {
+    if (err instanceof StagingError)
+      throw new StagingError(`handoff answer ${err.message}; write each answer as a plain file`, {
+        data: { path: file, kind: "invalid_handoff_answer" },
+      });
+    throw err;
+  }
+}
+
+/** The handoff backend, with the round it answers from. */
+export type HandoffBackend = SleepBackend & {
+  flush(): PendingCallsError | undefined;
+  dir: string;
+  handoffRound: HandoffRound;
+};
+
+/**
  * The handoff backend (spec §2.3): no process, no network. Each prompt's answer is read from
- * `answers/<sha256(prompt)[:16]>.md`; an unanswered prompt is recorded and a pending marker is
+ * `answers/<id>.md`, where the id is a tag of the prompt keyed with this user's seal key and bound
+ * to the round (upstream uses sha256(prompt)[:16], which a repository that ships the tasks and
+ * memory file can compute in advance); an unanswered prompt is recorded and a pending marker is
  * returned so independent calls of one phase batch together; a prompt built from a pending
  * marker stops the night (PendingCallsError) before garbage propagates.
  */
-export function createHandoffBackend(
-  _cfg: SleepConfig,
-  opts: { project: string; env: Readonly<Record<string, string | undefined>> },
-): SleepBackend & { flush(): PendingCallsError | undefined; dir: string } {
-  const dir = handoffDir(opts.project, opts.env);
+export function createHandoffBackend(_cfg: SleepConfig, opts: SleepBackendOptions): HandoffBackend {
+  if (!opts.stateDir)
+    throw new StagingError("the handoff backend needs the Sleep state directory (its key seals the round)", {
+      data: { kind: "untrusted_handoff" },
+    });
+  const round = openHandoffRound(opts.project, opts.env, opts.stateDir);
+  const dir = round.dir;
   const answers = join(dir, "answers");
   const pending = new Map<string, Pending>();
   const stop = () => {
@@ -67,21 +234,22 @@ export function createHandoffBackend(
   const call = (prompt: string, maxTokens: number): string => {
     if (prompt.includes(PENDING_PREFIX)) stop();
     if (prompt.includes("was not a valid JSON array") && pending.size > 0) stop();
-    const id = sha256(prompt).slice(0, 16);
+    const id = sealTag(round.key, "handoff-answer", round.id, prompt).slice(0, 32);
     const file = join(answers, `${id}.md`);
-    if (existsSync(file)) return readFileSync(file, "utf8").trim();
+    const answer = readAnswer(file);
+    if (answer !== undefined) return answer;
     pending.set(id, { id, answer_file: file, max_tokens: maxTokens, prompt: redactText(prompt) });
     return `${PENDING_PREFIX}${id}]]`;
   };
   function flush(): PendingCallsError | undefined {
     if (pending.size === 0) return undefined;
-    mkdirSync(answers, { recursive: true });
+    if (!existsSync(answers)) mkdirSync(answers, { mode: 0o700 });
     const list = [...pending.values()];
-    writeJsonAtomic(join(dir, "pending.json"), {
-      format: "skillopt_sleep.handoff.v1",
-      answers_dir: answers,
-      pending: list,
-    });
+    writeJsonAtomic(
+      join(dir, "pending.json"),
+      { format: "skillopt_sleep.handoff.v1", answers_dir: answers, pending: list },
+      { mode: 0o600 },
+    );
     const md = [
       "# SkillOpt-Sleep: model calls waiting for answers",
       "",
@@ -97,7 +265,7 @@ export function createHandoffBackend(
       ]),
     ].join("\n");
     const promptsPath = join(dir, "PROMPTS.md");
-    writeFileAtomic(promptsPath, md);
+    writeFileAtomic(promptsPath, md, { mode: 0o600 });
     return new PendingCallsError(list.length, promptsPath, answers);
   }
   return {
@@ -107,6 +275,7 @@ export function createHandoffBackend(
     remote: false,
     lastError: "",
     dir,
+    handoffRound: round,
     flush,
     settle: stop,
     async attempt(task, skill, memory, _sampleId, tools) {
