@@ -202,7 +202,10 @@ export async function createModelClient(
       ? config.model.cache_dir
       : skilloptCacheDir());
   const modes = batchModes(config, bindings, opts.noCache === true);
-  const cache = opts.noCache ? undefined : openCallCache(cacheDir);
+  // SkillOpt's own cache folders are tightened to 0700; a model.cache_dir the user named is only created so.
+  const ownCacheDir =
+    opts.cacheDir !== undefined || !(typeof config.model.cache_dir === "string" && config.model.cache_dir.trim());
+  const cache = opts.noCache ? undefined : openCallCache(cacheDir, { tightenDir: ownCacheDir });
   const ledger = new CallLedger(opts.ledgerStore, opts.runId ?? "default");
   let self: LayeredModelClient | undefined;
   const batcher =

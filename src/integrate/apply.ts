@@ -1,7 +1,7 @@
-import { chmodSync, existsSync, lstatSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import * as v from "valibot";
-import { sha256, UsageError, userStateDir, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import { sha256, tightenPrivate, UsageError, userStateDir, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { type Agent, type Change, changesFor, type Target } from "./agents.ts";
 import { SNIPPET_END, SNIPPET_START } from "./texts.ts";
 
@@ -37,6 +37,17 @@ type Manifest = v.InferOutput<typeof ManifestSchema>;
 /** Where the install manifest of an agent in a folder lives (outside that folder, so --remove can leave it untouched). */
 function manifestPath(agent: Agent, root: string): string {
   return join(userStateDir(), "skillopt", "integrations", `${agent}-${sha256(root).slice(0, 16)}.json`);
+}
+
+/**
+ * Write a manifest privately: it keeps the previous bytes of edited configs (tokens included), so
+ * it is 0600 in a 0700 folder; manifests an older version left readable by others are tightened.
+ */
+function writeManifest(mpath: string, manifest: Manifest): void {
+  const dir = dirname(mpath);
+  tightenPrivate(dir);
+  if (existsSync(dir)) for (const name of readdirSync(dir)) tightenPrivate(join(dir, name));
+  writeJsonAtomic(mpath, manifest, { mode: 0o600 });
 }
 
 function regularOrMissing(path: string): Buffer | null {
@@ -173,7 +184,7 @@ export function install(agent: Agent, t: Target, plan: readonly Planned[]): stri
       })),
       dirs,
     };
-    writeJsonAtomic(mpath, manifest);
+    writeManifest(mpath, manifest);
   } catch (err) {
     for (const p of done.reverse()) restore(p.path, p.previous, p.mode);
     removeDirs(dirs);

@@ -1,4 +1,5 @@
 export * from "./atomic.ts";
+export * from "./private.ts";
 export * from "./errors.ts";
 export * from "./hash.ts";
 export * from "./hosts.ts";

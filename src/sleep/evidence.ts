@@ -31,7 +31,7 @@ export class Evidence {
     this.redact = opts.redact ?? true;
     if (path) {
       try {
-        mkdirSync(dirname(path), { recursive: true });
+        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       } catch (err) {
         log.debug(`evidence: cannot create ${dirname(path)}: ${String(err)}`);
       }

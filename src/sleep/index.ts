@@ -64,3 +64,4 @@ export { skillRoots } from "./skills.ts";
 export { latestStaging, listNights, resolveNight } from "./stage.ts";
 export type { AdoptionRow, EditStatus, NightRow, SleepStore } from "./store-port.ts";
 export type { EditRecord, GateTrial, TaskRecord } from "./types.ts";
+export { tightenStateDir } from "./private-state.ts";

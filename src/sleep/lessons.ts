@@ -319,7 +319,8 @@ export function saveBook(stateDir: string, book: LessonBook): void {
   const path = bookPath(stateDir, book.project);
   // A night killed while saving its book left the temp file beside it.
   removeOrphanTemps(dirname(path));
-  writeJsonAtomic(path, book);
+  // Lessons quote the user's sessions: private, as the rest of the state directory.
+  writeJsonAtomic(path, book, { mode: 0o600 });
 }
 
 /** What the lesson pass proposes for one night. */

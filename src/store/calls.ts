@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
@@ -79,15 +80,22 @@ const CALLS_MIGRATIONS: Migrations = [
 /** File name of the model-call cache inside the cache directory. */
 const CALL_CACHE_FILE = "calls.sqlite";
 
-/** Open (creating) the call cache database in `dir`. */
-export function openCallCache(dir: string): Store {
+/**
+ * Open (creating) the call cache database in `dir`. It holds every prompt and answer, so it is
+ * private (0600, a new folder 0700); `tightenDir` also takes others' access off an existing
+ * folder, for SkillOpt's own cache folders (not a folder the user named in model.cache_dir).
+ */
+export function openCallCache(dir: string, opts: { tightenDir?: boolean } = {}): Store {
   // The cache grows with every call a user ever made; a full quick_check would read all of it at
   // every start. A file that is not a database still fails at once (reading its schema).
-  return openStore(join(dir, CALL_CACHE_FILE), {
+  const store = openStore(join(dir, CALL_CACHE_FILE), {
     migrations: CALLS_MIGRATIONS,
     namespace: CALLS_NAMESPACE,
     checkIntegrity: false,
+    private: true,
   });
+  if (opts.tightenDir) tightenPrivate(dir);
+  return store;
 }
 
 /** Add the call tables to an already open store (e.g. a run's store, for its ledger). */

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import { StoreError, errorCode, errorMessage } from "../lib/index.ts";
+import { StoreError, errorCode, errorMessage, tightenPrivate } from "../lib/index.ts";
 
 /** An ordered list of SQL scripts; index i migrates user_version i → i+1. Never edit a shipped entry. */
 export type Migrations = readonly string[];
@@ -19,6 +19,12 @@ interface OpenOptions {
   /** Run `PRAGMA quick_check` when opening an existing file. */
   checkIntegrity?: boolean;
   readonly?: boolean;
+  /**
+   * The file holds private data (session excerpts, prompts and answers): it is created 0600 in a
+   * folder created 0700, and an existing file and its -wal/-shm are tightened to 0600 (SQLite
+   * gives -wal/-shm the database file's mode).
+   */
+  private?: boolean;
 }
 
 /**
@@ -82,9 +88,11 @@ export function writing<T>(store: Pick<Store, "path">, fn: () => T): T {
 export function openStore(path: string, opts: OpenOptions): Store {
   const isMemory = path === ":memory:";
   const existed = isMemory ? false : existsSync(path);
-  if (!isMemory && !opts.readonly) mkdirSync(dirname(path), { recursive: true });
+  if (!isMemory && !opts.readonly)
+    mkdirSync(dirname(path), opts.private ? { recursive: true, mode: 0o700 } : { recursive: true });
   let db: Database;
   try {
+    if (opts.private && !existed && !isMemory && !opts.readonly) createPrivate(path);
     db = opts.readonly ? new Database(path, { readonly: true }) : new Database(path, { create: true, readwrite: true });
   } catch (err) {
     throw new StoreError(
@@ -120,7 +128,20 @@ export function openStore(path: string, opts: OpenOptions): Store {
       { cause: err, hint: "the file may be corrupt or not a SkillOpt database; move it aside and rerun" },
     );
   }
+  if (opts.private && !isMemory && !opts.readonly)
+    for (const p of [path, `${path}-wal`, `${path}-shm`]) tightenPrivate(p);
   return { db, path, close: () => db.close() };
+}
+
+/** An empty file (SQLite opens it as an empty database) created with mode 0600; one already there is kept. */
+function createPrivate(path: string): void {
+  try {
+    closeSync(
+      openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600),
+    );
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
 }
 
 /** Run `fn`, retrying with a short backoff while SQLite reports the file busy, up to `budgetMs`. */

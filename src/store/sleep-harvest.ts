@@ -31,7 +31,7 @@ const HARVEST_MIGRATIONS: Migrations = [
 
 /** Open the Sleep state database with the harvest tables migrated. */
 export function openHarvestStore(path: string): Store {
-  return openStore(path, { migrations: HARVEST_MIGRATIONS, namespace: "harvest" });
+  return openStore(path, { migrations: HARVEST_MIGRATIONS, namespace: "harvest", private: true });
 }
 
 // Light shape check of a cached state: its digest must still look like a digest.

@@ -110,7 +110,7 @@ const toNight = (r: RawNight | null): NightRow | undefined => {
 
 /** Open the Sleep state database and return the SleepStore over it. */
 export function openSleepStore(path: string): SleepStore & { store: Store; close(): void } {
-  const store = openStore(path, { namespace: "sleep", migrations: SLEEP_MIGRATIONS });
+  const store = openStore(path, { namespace: "sleep", migrations: SLEEP_MIGRATIONS, private: true });
   const db = store.db;
   const tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
   const meta = (key: string) =>

@@ -1,11 +1,56 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createExclusive, removeOrphanTemps, writeFileAtomic } from "../../src/lib/index.ts";
+import {
+  createExclusive,
+  makePrivateDir,
+  removeOrphanTemps,
+  tightenPrivate,
+  writeFileAtomic,
+} from "../../src/lib/index.ts";
 import { killedWrite } from "../support/killed-write.ts";
 import { tempDir } from "../support/tmp.ts";
 
 describe("atomic writes", () => {
+  test("mode: the file gets exactly those bits (whatever the umask), replacing a looser file; new folders are 0700", () => {
+    using dir = tempDir();
+    const path = join(dir.path, "private", "book.json");
+    const old = process.umask(0);
+    try {
+      writeFileAtomic(path, "{}\n", { mode: 0o600 });
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(statSync(join(dir.path, "private")).mode & 0o777).toBe(0o700);
+      writeFileSync(path, "{}\n", { mode: 0o644 });
+      chmodSync(path, 0o644);
+      writeFileAtomic(path, "[]\n", { mode: 0o600 });
+      expect(statSync(path).mode & 0o777).toBe(0o600);
+      expect(readFileSync(path, "utf8")).toBe("[]\n");
+    } finally {
+      process.umask(old);
+    }
+  });
+
+  test("tightenPrivate takes others' bits off this user's files and folders, never through a link", () => {
+    using dir = tempDir();
+    const folder = join(dir.path, "state");
+    makePrivateDir(folder);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    chmodSync(folder, 0o755);
+    makePrivateDir(folder);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    const file = join(folder, "state.sqlite");
+    writeFileSync(file, "x");
+    chmodSync(file, 0o644);
+    const outside = join(dir.path, "shared.txt");
+    writeFileSync(outside, "x");
+    chmodSync(outside, 0o644);
+    symlinkSync(outside, join(folder, "link"));
+    expect(tightenPrivate(file)).toBe(true);
+    expect(tightenPrivate(join(folder, "link"))).toBe(false);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(outside).mode & 0o777).toBe(0o644);
+  });
+
   test("a finished write leaves the file and no temp file", () => {
     using dir = tempDir();
     const path = join(dir.path, "a", "b.txt");

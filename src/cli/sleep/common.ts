@@ -12,6 +12,7 @@ import {
   resolveSkillPath,
   resolveStateDir,
   type SleepConfig,
+  tightenStateDir,
 } from "../../sleep/index.ts";
 import { globalArgs, helpShows, jsonArg, repeatedFlag } from "../args.ts";
 import { processEnv } from "../../config/index.ts";
@@ -234,6 +235,8 @@ export function sleepSetup(
     if (t.split(/[\\/]/).includes(".."))
       throw new ConfigError(`memory_target must stay inside the project: ${t}`, { key: "memory_target" });
   const memoryPaths = resolveMemoryPaths(cfg, project);
+  // Private on first use: a state directory made before (umask 022) is tightened to 0700/0600.
+  tightenStateDir(stateDir);
   return {
     loaded,
     project,
