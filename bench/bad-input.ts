@@ -3,7 +3,7 @@
  * Feed the CLI a generated corpus of broken inputs and classify what it does with each:
  * a clean exit (1 or 2, one message line, no stack trace), a crash (anything else), a hang
  * (killed after the timeout), and collateral writes (files outside the intended output changed).
- * Run: bun bench/bad-input.ts [--only config,tasks,sleep,skill,out,nights,input] [--verbose]
+ * Run: bun bench/bad-input.ts [--only config,tasks,sleep,skill,out,nights,input,handoff] [--verbose]
  */
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -17,7 +17,7 @@ const TIMEOUT_MS = 30_000;
 
 async function loadCaseGroups(): Promise<Record<string, (ctx: CaseContext) => BadCase[]>> {
   const groups: Record<string, (ctx: CaseContext) => BadCase[]> = { config: configCases };
-  for (const name of ["tasks", "sleep", "skill", "out", "nights", "input"]) {
+  for (const name of ["tasks", "sleep", "skill", "out", "nights", "input", "handoff"]) {
     const file = join(import.meta.dir, "bad-input", `${name}-cases.ts`);
     if (existsSync(file)) groups[name] = ((await import(file)) as { cases: (ctx: CaseContext) => BadCase[] }).cases;
   }
