@@ -71,9 +71,26 @@ describe("sleep review --backend handoff", () => {
     expect(rounds).toBeGreaterThan(0);
     expect(last!.code).toBe(0);
     const out = JSON.parse(last!.stdout);
-    expect(out).toMatchObject({ night: 1, accepted: true, gate_action: "accept_new_best" });
+    expect(out).toMatchObject({ night: 1, accepted: true, gate_action: "accept_new_best", tasks_source: "tasks_file" });
     expect(readFileSync(join(out.staging_dir, "proposed_SKILL.md"), "utf8")).toContain(RULE);
     expect(existsSync(handoff)).toBe(false);
     expect(existsSync(`${handoff}.night1.done`)).toBe(true);
+  });
+});
+
+describe("a handoff night that found no task", () => {
+  test("pins nothing, so the next night harvests the sessions again instead of replaying an empty pin", async () => {
+    using tmp = tempDir();
+    const project = join(tmp.path, "proj");
+    const home = join(tmp.path, "home");
+    mkdirSync(project, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep") };
+    const r = await runCli(["sleep", "review", "--backend", "handoff", "--project", project, "--json"], { env });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ n_tasks: 0, tasks_source: "mined", staging_dir: null });
+    const handoff = join(project, ".skillopt-sleep", "handoff");
+    expect(existsSync(join(handoff, "round.json"))).toBe(true);
+    expect(existsSync(join(handoff, "tasks.json"))).toBe(false);
   });
 });

@@ -223,9 +223,11 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           skillRoots: skillRoots(setup.project, resolveClaudeHome(cfg), cfg.skill_roots),
           seedTasks: seedTasks?.tasks,
           tasksSource,
+          // A night that found no task pins nothing: the next one harvests again (spec §2.3).
           onTasks:
             round && !pinned
-              ? (tasks, n) =>
+              ? (tasks, n) => {
+                  if (tasks.length === 0) return;
                   writeHandoffPin(
                     round,
                     dry,
@@ -235,7 +237,8 @@ export function nightCommand(name: string, description: string, dry: boolean): A
                       n_sessions: n,
                       target_skill_path: skillPath,
                     }),
-                  )
+                  );
+                }
               : undefined,
           onEvent: (e) => {
             const [phase, detail] = nightEventText(e);
