@@ -227,7 +227,7 @@ describe("answer files that are not regular files", () => {
 });
 
 describe("the night records where its tasks came from", () => {
-  test("tasks_source is tasks_file for --tasks-file and handoff_pin for a later round's sealed pin", async () => {
+  test("tasks_source is handoff_pin for a later round's sealed pin; a copy of the finished round is refused", async () => {
     using tmp = tempDir();
     const project = join(tmp.path, "repo");
     mkdirSync(project, { recursive: true });
@@ -242,5 +242,11 @@ describe("the night records where its tasks came from", () => {
     expect(out.tasks_source).toBe("handoff_pin");
     const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8"));
     expect(report.tasks_source).toBe("handoff_pin");
+    // A copy of that finished round (its seal is genuine) is a folder this review did not create.
+    const base = join(project, ".skillopt-sleep");
+    cpSync(join(base, "handoff.night1.done"), join(base, "handoff"), { recursive: true });
+    const copied = await review(project, [], env);
+    expect(copied.code).toBe(1);
+    expect(copied.stderr).toContain("round.json was sealed for another directory");
   });
 });

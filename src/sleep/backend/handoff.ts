@@ -141,7 +141,8 @@ export function openHandoffRound(
   if (ownFolder && realpathSync(dir) !== join(realpathSync(project), ".skillopt-sleep", "handoff"))
     refuse("it resolves outside the project's .skillopt-sleep folder");
   const roundPath = join(dir, ROUND_FILE);
-  const body = { format: ROUND_FORMAT, dir, dev: st.dev, ino: st.ino };
+  // Bound to the folder itself: its real path (the same round however the project is reached) and inode.
+  const body = { format: ROUND_FORMAT, dir: realpathSync(dir), dev: st.dev, ino: st.ino };
   if (created) {
     const id = randomBytes(16).toString("hex");
     const sealed = sealObject(key, "handoff-round", dir, { ...body, round: id, created_at: new Date().toISOString() });
@@ -152,7 +153,7 @@ export function openHandoffRound(
   const problem = sealProblem(key, "handoff-round", dir, data);
   if (problem) refuse(`${ROUND_FILE}: ${problem}`);
   const rec = data as Record<string, unknown>;
-  if (rec.format !== ROUND_FORMAT || rec.dir !== dir || rec.dev !== st.dev || rec.ino !== st.ino)
+  if (rec.format !== ROUND_FORMAT || rec.dir !== body.dir || rec.dev !== st.dev || rec.ino !== st.ino)
     refuse(`${ROUND_FILE} was sealed for another directory`);
   if (typeof rec.round !== "string" || !/^[0-9a-f]{32}$/.test(rec.round)) refuse(`${ROUND_FILE} has no round id`);
   return { dir, id: rec.round as string, key };
