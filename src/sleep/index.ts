@@ -9,14 +9,7 @@ export { adoptNight, pendingLegacy, pendingSkills, type Selection } from "./adop
 export { hasJournal, recoverJournal } from "./adopt/journal.ts";
 export { readJsonFile } from "./adopt/read.ts";
 export { hasReceipts, rollbackNight } from "./adopt/rollback.ts";
-export {
-  type HandoffBackend,
-  handoffDir,
-  handoffPin,
-  openHandoffRound,
-  PendingCallsError,
-  writeHandoffPin,
-} from "./backend/handoff.ts";
+export { type HandoffBackend, handoffPin, PendingCallsError, writeHandoffPin } from "./backend/handoff.ts";
 export { createSleepBackend } from "./backend/index.ts";
 export { configurePromptOverrides } from "./backend/prompt-overrides.ts";
 export type { LedgerEntry } from "./budget.ts";

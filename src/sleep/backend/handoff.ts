@@ -55,7 +55,7 @@ interface Pending {
 }
 
 /** Handoff directory: $SKILLOPT_SLEEP_HANDOFF_DIR, else `<project>/.skillopt-sleep/handoff` (inside our own folder). */
-export function handoffDir(project: string, env: Readonly<Record<string, string | undefined>>): string {
+function handoffDir(project: string, env: Readonly<Record<string, string | undefined>>): string {
   return resolve(env.SKILLOPT_SLEEP_HANDOFF_DIR || join(project, ".skillopt-sleep", "handoff"));
 }
 
@@ -66,7 +66,7 @@ const ROUND_FORMAT = "skillopt_sleep.handoff_round.v1";
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 /** A handoff round: the directory this user's review created, its id, and the key its files are sealed with. */
-export interface HandoffRound {
+interface HandoffRound {
   dir: string;
   id: string;
   key: SealKey;
@@ -102,7 +102,7 @@ function privateDir(path: string, what: string): void {
  * repository shipped (no seal, or a seal that does not verify) is refused with one line: nothing is
  * read from it and nothing written into it.
  */
-export function openHandoffRound(
+function openHandoffRound(
   project: string,
   env: Readonly<Record<string, string | undefined>>,
   stateDir: string,
@@ -123,7 +123,8 @@ export function openHandoffRound(
   } else mkdirSync(parent, { recursive: true, mode: 0o700 });
   const refuse = (why: string): never =>
     untrustedHandoff(
-      `the handoff directory ${dir} was not created by this user's review (${why}); a cloned repository may have shipped it. Move it aside or delete it, then rerun to start a new round`,
+      `the handoff directory ${dir} was not created by this user's review (${why}); a cloned repository may have \
+shipped it. Move it aside or delete it, then rerun to start a new round`,
       dir,
     );
   let created = false;
@@ -181,7 +182,8 @@ export function handoffPin(round: HandoffRound, dry: boolean): string | undefine
   const problem = sealProblem(round.key, "handoff-tasks", round.id, readJsonFile(path, "the pinned handoff tasks"));
   if (problem)
     untrustedHandoff(
-      `${path}: the pinned tasks were not written by this round (${problem}); refusing to replay them. Delete the handoff directory ${round.dir} to start a new round`,
+      `${path}: the pinned tasks were not written by this round (${problem}); refusing to replay them. \
+Delete the handoff directory ${round.dir} to start a new round`,
       path,
     );
   return path;
