@@ -8,8 +8,16 @@ const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
 /** A gate decision in one line: verdict, Δ with its bounds, items used, flips, and why. */
 function decisionLine(d: GateDecision): string {
   const why: Record<GateDecision["reason"], string> = {
-    better: d.rule === "paired" ? "better at the configured confidence" : "mean above the current's",
-    not_better: "mean not above the current's",
+    better:
+      d.rule === "paired"
+        ? "better at the configured confidence"
+        : d.rule === "posterior"
+          ? `posterior probability of a gain ${Math.round((d.prob_gain ?? 0) * 100)} %, more items won than lost`
+          : "mean above the current's",
+    not_better:
+      d.rule === "posterior"
+        ? `posterior probability of a gain ${Math.round((d.prob_gain ?? 0) * 100)} %, not enough items won`
+        : "mean not above the current's",
     below_min_effect: `the gain is below the minimum effect (${(d.min_effect * 100).toFixed(1)} pts)`,
     cannot_reach: `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
     futile:
@@ -18,7 +26,9 @@ function decisionLine(d: GateDecision): string {
     end_of_split: "the selection split ran out before the evidence decided",
   };
   return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips \
-+${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}`;
++${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}${
+    d.low_evidence ? " [low evidence: the paired test would not accept on these items]" : ""
+  }`;
 }
 
 function planLines(e: PlanEvent): string[] {
@@ -31,7 +41,7 @@ lr_control_mode=${e.lrControl}`,
     `[gate] metric=${g.metric}${g.metric === "mixed" ? ` mixed_weight=${g.mixedWeight}` : ""}${
       g.useGate ? "" : " (DISABLED → validation runs, " + "candidates force-accepted)"
     } early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${
-      g.rule === "paired"
+      g.rule !== "strict"
         ? ` \
 confidence=${g.confidence} min_effect=${g.minEffect}`
         : ""
@@ -154,6 +164,12 @@ export function stageLines(e: StageEvent): { level: "run" | "step"; lines: strin
       return run(
         `[noise floor] ${e.flips}/${e.items} items flip between two samples of the initial skill (flip rate ${(e.flip_rate * 100).toFixed(1)} %); smallest \
 detectable gain on ${e.selection_items} selection items ≈ ${(e.detectable_gain * 100).toFixed(1)} points`,
+      );
+    case "gate_rule":
+      return run(
+        e.configured === "auto"
+          ? `[gate rule] auto → ${e.rule}: ${e.why}`
+          : `[gate rule] ${e.rule} (configured evaluation.gate_rule)`,
       );
     case "meta_loaded":
       return step(`[meta skill] loaded from epoch ${e.epoch} (${e.chars} chars)`);
