@@ -218,7 +218,7 @@ export function makeGate(rule: GateRule, s: SequentialSettings): Gate {
  * edit and saves rollouts; on a smaller or noisier one it can accept too little (docs/gate.md,
  * end to end), and the posterior rule decides.
  */
-export const AUTO_PAIRED_MAX_DETECTABLE = 0.1;
+export const AUTO_PAIRED_MAX_DETECTABLE = 0.12;
 
 /** What `auto` chose and why, in words for the run's first lines. */
 export interface RuleChoice {

@@ -15,7 +15,8 @@
  * starts each decision a little optimistic; one whose proposals mostly hurt, a little sceptical).
  *
  *  - accept: every item is read, P(Δ > 0) ≥ threshold, and the candidate won more items than it
- *    lost (the prior alone never accepts anything);
+ *    lost (the prior alone never accepts anything); or, on a split of at most DOMINANCE_MAX_ITEMS
+ *    items, clear dominance: at least one item won and none lost (reason `dominates`);
  *  - reject: the mean cannot become positive even if every remaining item favoured the candidate
  *    (cannot_reach); or, once EARLY_ITEMS are in, P(Δ > 0) < EARLY_REJECT (futile); or the
  *    no-regression veto; or, at the end, P(Δ > 0) < ½ (not_better);
@@ -46,19 +47,21 @@ export interface PosteriorSettings {
   threshold: number;
 }
 
-export const POSTERIOR_DEFAULTS: PosteriorSettings = { threshold: Number(process.env.TUNE_Q ?? 0.8) };
-/** Prior standard deviation of a candidate's gain: most edits move a skill by a few to ~15 points. */
-export const PRIOR_SD = Number(process.env.TUNE_SD ?? 0.1);
+export const POSTERIOR_DEFAULTS: PosteriorSettings = { threshold: 0.7 };
+/** Prior standard deviation of a candidate's gain: most edits move a skill by a few to ~20 points. */
+export const PRIOR_SD = 0.15;
 /** Pseudo-items of prior variance pooled into the per-item variance. */
 const PRIOR_ITEMS = 4;
 /** Floor of the prior per-item variance (a flip rate of 0 measured on a handful of items proves little). */
 const MIN_NOISE_VAR = 0.05;
 /** Pseudo-candidates of zero gain the learned prior mean is shrunk with. */
-const HISTORY_PSEUDO = Number(process.env.TUNE_HP ?? 4);
+const HISTORY_PSEUDO = 4;
 /** Items before the futility stop may end a decision. */
 const EARLY_ITEMS = 20;
 /** Futility: stop to reject when the chance of a gain falls below this. */
-const EARLY_REJECT = Number(process.env.TUNE_ER ?? 0.02);
+const EARLY_REJECT = 0.02;
+/** Splits this small accept on clear dominance: at least one item won and none lost (marked low evidence). */
+export const DOMINANCE_MAX_ITEMS = 10;
 
 /**
  * The prior of the next decision from the run's history of observed gains (candidates decided so
@@ -139,6 +142,8 @@ export class PosteriorTest implements ItemTest {
     const { p } = probabilityOfGain(this.d, this.prior);
     if (k >= this.n) {
       if (p >= this.ps.threshold && this.won() > this.lost()) return { verdict: "accept", reason: "better" };
+      if (this.n <= DOMINANCE_MAX_ITEMS && this.won() > 0 && this.lost() === 0)
+        return { verdict: "accept", reason: "dominates" };
       return p < 0.5 || this.won() <= this.lost()
         ? { verdict: "reject", reason: "not_better" }
         : { verdict: "undecided", reason: "end_of_split" };

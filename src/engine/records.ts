@@ -38,6 +38,7 @@ export const GateDecisionSchema = v.object({
   verdict: v.picklist(["accept", "reject", "undecided"]),
   reason: v.picklist([
     "better",
+    "dominates",
     "not_better",
     "below_min_effect",
     "cannot_reach",

@@ -14,6 +14,7 @@ function decisionLine(d: GateDecision): string {
         : d.rule === "posterior"
           ? `posterior probability of a gain ${Math.round((d.prob_gain ?? 0) * 100)} %, more items won than lost`
           : "mean above the current's",
+    dominates: `clear dominance on a small split: ${d.flips.gained} item(s) won, none lost`,
     not_better:
       d.rule === "posterior"
         ? `posterior probability of a gain ${Math.round((d.prob_gain ?? 0) * 100)} %, not enough items won`
