@@ -283,7 +283,18 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       let outcome: Awaited<ReturnType<typeof runStep>>;
       try {
         outcome = await runStep(
-          { sc, ev, skills, selection, scheduler, accounting, clock, totalSteps: sizes.totalSteps, pairedOrder, decider },
+          {
+            sc,
+            ev,
+            skills,
+            selection,
+            scheduler,
+            accounting,
+            clock,
+            totalSteps: sizes.totalSteps,
+            pairedOrder,
+            decider,
+          },
           work,
           {
             global,

@@ -20,14 +20,17 @@ function decisionLine(d: GateDecision): string {
         ? `posterior probability of a gain ${Math.round((d.prob_gain ?? 0) * 100)} %, not enough items won`
         : "mean not above the current's",
     below_min_effect: `the gain is below the minimum effect (${(d.min_effect * 100).toFixed(1)} pts)`,
-    cannot_reach: `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
+    cannot_reach:
+      d.rule === "posterior"
+        ? "cannot get above the current skill even if every remaining item favoured it"
+        : `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
     futile:
       "stopped for futility: even an optimistic gain would leave little chance to show it by the end of the split (not shown better; not shown worse either)",
     regressions: "too many previously-passing items fail (no-regression veto)",
     end_of_split: "the selection split ran out before the evidence decided",
   };
   return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips \
-+${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}${
++${d.flips.gained}/−${d.flips.lost} (${d.rule === "posterior" ? `posterior; bounds at ${Math.round(d.confidence * 100)}%` : `${d.rule}, ${Math.round(d.confidence * 100)}%`}) — ${why[d.reason]}${
     d.low_evidence ? " [low evidence: the paired test would not accept on these items]" : ""
   }`;
 }
@@ -207,7 +210,7 @@ success=${e.successes}→${e.successGroups} groups  (M=${e.minibatch}, L=${e.lr}
       );
     case "evaluate_start":
       return step(
-        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (paired sequential gate)" : ""}${
+        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (decided item by item against the current skill)" : ""}${
           e.cacheHit
             ? ` | cache hit ${e.cacheHit.hash}: \
 hard=${f4(e.cacheHit.hard)}`

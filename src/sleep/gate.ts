@@ -103,8 +103,7 @@ export function sleepDecision(
   const out = makeGate(chosen, s).onItems(diffs, regressed, {}, margin);
   // Under strict, say what the paired test makes of the same evidence: on a handful of held-out
   // tasks it is usually "undecided", which is the honest reading of a small gain.
-  const paired =
-    chosen === "strict" ? { paired_verdict: makeGate("paired", s).onItems(diffs, regressed).verdict } : {};
+  const paired = chosen === "strict" ? { paired_verdict: makeGate("paired", s).onItems(diffs, regressed).verdict } : {};
   return { ...out, ...paired, n_total: deltas.length };
 }
 

@@ -107,7 +107,9 @@ describe("end to end on the simulator with the bundled default (gate_rule: auto)
     expect(said).toBeGreaterThan(kinds.indexOf("noise_floor"));
     expect(said).toBeLessThan(kinds.indexOf("step_start"));
     const e = r.events[said]!;
-    expect(stageLines(e as never).lines[0]).toMatch(/^\[gate rule\] auto → posterior: 20 selection items and a \d+ % flip rate/);
+    expect(stageLines(e as never).lines[0]).toMatch(
+      /^\[gate rule\] auto → posterior: 20 selection items and a \d+ % flip rate/,
+    );
   });
 
   test("4 selection items: helpful step candidates are accepted (not only the epoch boundary's slow update)", async () => {

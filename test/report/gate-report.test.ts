@@ -8,7 +8,18 @@ describe("report.html shows every gate decision with its interval", () => {
   test("a paired run: Δ with bounds and items used per step, the verdict in words, the noise floor", async () => {
     using dir = tempDir();
     const out = join(dir.path, "run");
-    const r = await runCli(["train", "--config", "quickstart", "--out", out, "--quiet", "--set", "train.num_epochs=1"]);
+    const r = await runCli([
+      "train",
+      "--config",
+      "quickstart",
+      "--out",
+      out,
+      "--quiet",
+      "--set",
+      "train.num_epochs=1",
+      "--set",
+      "evaluation.gate_rule=paired",
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const html = readFileSync(join(out, "report.html"), "utf8");
     const history = readFileSync(join(out, "history.jsonl"), "utf8")

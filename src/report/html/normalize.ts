@@ -70,6 +70,7 @@ function normalizeGate(v: unknown): GateView | null {
     nTotal: num(v.n_total),
     gained: num(flips.gained),
     lost: num(flips.lost),
+    ...(v.low_evidence === true ? { lowEvidence: true } : {}),
   };
 }
 

@@ -173,7 +173,9 @@ function gateSummary(g: GateView): string {
   const conf = g.confidence === null ? "" : ` ${Math.round(g.confidence * 100)} %`;
   const flips = g.gained === null || g.lost === null ? "" : `, items +${g.gained}/−${g.lost}`;
   return `${g.rule} gate: ${g.verdict} — Δ ${pts(g.delta)} pts,${conf} bounds [${pts(g.lo)}, ${pts(g.hi)}] on ${g.nUsed ?? "?"}/${g.nTotal ?? "?"} \
-items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}`;
+items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}${
+    g.lowEvidence ? " · low evidence: the paired test would not accept on these items" : ""
+  }`;
 }
 
 function stepRow(s: StepView): string {

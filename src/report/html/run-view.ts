@@ -16,6 +16,8 @@ export interface GateView {
   nTotal: number | null;
   gained: number | null;
   lost: number | null;
+  /** An accept the paired test would not have made on the same items (the posterior or strict rule). */
+  lowEvidence?: boolean;
 }
 
 export type EditStatus = "applied" | "failed" | "clipped" | "rejected" | "proposed";

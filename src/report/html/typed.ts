@@ -38,6 +38,7 @@ function gateView(g: NonNullable<StepRecord["gate"]>): GateView {
     nTotal: g.n_total,
     gained: g.flips.gained,
     lost: g.flips.lost,
+    ...(g.low_evidence ? { lowEvidence: true } : {}),
   };
 }
 
