@@ -107,7 +107,7 @@ export function compareSkills(
   const rule: RuleChoice =
     g.configured === "auto"
       ? chooseRule(pairs.length, noise.compared ? flipRate : undefined, confidence)
-      : { rule: g.configured, why: "configured" };
+      : { rule: g.rule, why: "configured" };
   const posterior = rule.rule === "posterior" ? makeGate("posterior", s).onItems(diffs, broke) : undefined;
   const verdict: CompareVerdict =
     vetoed || (pairs.length > 0 && all.ci[1] < 0)

@@ -2,9 +2,13 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/index.ts";
-import { chooseRule, makeGate } from "../../src/engine/gate.ts";
+import { compareSkills } from "../../src/engine/compare.ts";
+import { chooseRule, gateSettings, makeGate } from "../../src/engine/gate.ts";
+import type { RolloutResult } from "../../src/engine/ports.ts";
 import { PosteriorTest, posteriorPrior, probabilityOfGain } from "../../src/engine/posterior.ts";
+import { skillCheckText } from "../../src/report/skill-check.ts";
 import { stageLines } from "../../src/report/stage-text.ts";
+import { sleepDecision } from "../../src/sleep/gate.ts";
 import { tempDir } from "../support/tmp.ts";
 import { trainOnSim } from "./support.ts";
 
@@ -132,5 +136,66 @@ describe("end to end on the simulator with the bundled default (gate_rule: auto)
     const file = join(dir.path, "reference.yaml");
     writeFileSync(file, "train:\n  num_epochs: 1\nenv:\n  name: conventions\n");
     expect(loadConfig({ config: file }).config.evaluation.gate_rule).toBe("strict");
+  });
+});
+
+describe("the same rule through the same module: Sleep and eval --baseline", () => {
+  const delta = (id: string, b: number, c: number) => ({
+    task_id: id,
+    tags: [],
+    baseline_score: b,
+    candidate_score: c,
+    status: c > b ? ("improved" as const) : c < b ? ("regressed" as const) : ("unchanged" as const),
+    scores_are_finite: true,
+  });
+
+  test("Sleep under auto decides 4 held-out tasks with the posterior rule and marks the accept low evidence", () => {
+    const tasks = [delta("a", 0, 1), delta("b", 1, 1), delta("c", 0, 1), delta("d", 0.5, 0.5)];
+    const auto = sleepDecision(tasks, "auto");
+    expect(auto.rule).toBe("posterior");
+    expect(auto.verdict).toBe("accept");
+    expect(auto.low_evidence).toBe(true);
+    // The paired test on the same tasks cannot accept; strict accepts and says so.
+    expect(sleepDecision(tasks, "paired").verdict).not.toBe("accept");
+    expect(sleepDecision(tasks, "strict").paired_verdict).not.toBe("accept");
+  });
+
+  test("eval --baseline under auto: a small clear win reads improved on low evidence; a loss never fails the check on weak evidence", () => {
+    const ev = {
+      gate_metric: "hard",
+      gate_mixed_weight: 0.5,
+      semantic_density_weight: 0,
+      use_semantic_density: false,
+      gate_confidence: 0.95,
+      gate_min_effect: 0.02,
+      gate_max_regressions: null,
+      noise_floor_items: 32,
+    };
+    const results = (hards: number[]): RolloutResult[] =>
+      hards.map((h, i) => ({ id: `t${i}`, hard: h, soft: h, trajectory: [], predicted_answer: String(h) }));
+    const base = results([0, 0, 1, 1, 0, 1, 1, 0]);
+    const cand = results([1, 1, 1, 1, 0, 1, 1, 0]);
+    const none = { compared: 0, flips: 0 };
+    const auto = compareSkills(gateSettings({ ...ev, gate_rule: "auto" } as never), base, cand, none);
+    expect(auto.rule.rule).toBe("posterior");
+    expect(auto.verdict).toBe("improved");
+    expect(auto.decision.low_evidence).toBe(true);
+    const check = {
+      ...auto,
+      title: "t",
+      fail_on: "regression" as const,
+      failed: false,
+      cost_usd: 0,
+      calls: { total: 16, cached: 0 },
+    } as never;
+    expect(skillCheckText(check)).toContain("on low evidence: the interval still includes no change");
+    // The same items under paired: undecided (the bounds include 0).
+    expect(compareSkills(gateSettings({ ...ev, gate_rule: "paired" } as never), base, cand, none).verdict).toBe(
+      "undecided",
+    );
+    // Swapped, the candidate lost two tasks: not a proven regression, so not "regressed".
+    expect(compareSkills(gateSettings({ ...ev, gate_rule: "auto" } as never), cand, base, none).verdict).toBe(
+      "undecided",
+    );
   });
 });
