@@ -103,12 +103,20 @@ function renderCards(run: RunView): string {
 items${nf.detectableGain > nf.minEffect ? ` (above the ${(nf.minEffect * 100).toFixed(1)}-pt minimum effect: the split is too small)` : ""}${
           s?.gateRule
             ? ` · \
-${esc(s.gateRule)} gate`
+${esc(s.gateRule)} gate${s.gateWhy ? ` (auto: ${esc(s.gateWhy)})` : ""}`
             : ""
         }`,
       ),
     );
   }
+  if (s?.lowEvidenceAccepts)
+    cards.push(
+      card(
+        "low-evidence accepts",
+        fmtInt(s.lowEvidenceAccepts),
+        "accepted steps the paired test would not have accepted on the same items (summary.json: accepted_evidence)",
+      ),
+    );
   return `<div class="cards" id="cards">${cards.join("")}</div>`;
 }
 

@@ -95,6 +95,9 @@ export interface SummaryView {
   selectionCallsSaved: number | null;
   /** The gate rule and the measured noise floor (docs/gate.md), when recorded. */
   gateRule: string;
+  /** Why `auto` chose the rule, and how many accepts stood on low evidence (runs that record them). */
+  gateWhy?: string;
+  lowEvidenceAccepts?: number;
   noiseFloor: {
     items: number;
     flips: number;

@@ -121,6 +121,8 @@ export function summaryViewOf(s: Summary): SummaryView {
     wallSeconds: s.wall_s,
     selectionCallsSaved: s.selection_calls_saved,
     gateRule: s.gate_rule,
+    ...(s.gate_choice?.configured === "auto" ? { gateWhy: s.gate_choice.why } : {}),
+    ...(s.accepted_evidence ? { lowEvidenceAccepts: s.accepted_evidence.filter((e) => e.low_evidence).length } : {}),
     noiseFloor: nf
       ? {
           items: nf.items,
