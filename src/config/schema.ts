@@ -137,10 +137,11 @@ const EvaluationSchema = v.strictObject({
   eval_test: bool(true, "Run the final validation, promotion and test evaluation"),
   early_reject: bool(true, "Stop a candidate's selection rollouts once it can no longer beat the current score"),
   gate_rule: pick(
-    ["strict", "paired"],
+    ["strict", "paired", "posterior", "auto"],
     "strict",
     "strict: candidate mean above current mean (the reference rule); paired: sequential test on per-item differences with accept / reject / " +
-      "undecided (docs/gate.md)",
+      "undecided; posterior: posterior probability of a gain with a prior from the run's history; auto: paired or posterior by the " +
+      "selection split's size and noise floor (docs/gate.md)",
   ),
   gate_confidence: num(0.95, "Paired gate: confidence of each decision (1 − false-accept risk)", 0.5, 0.999),
   gate_min_effect: num(

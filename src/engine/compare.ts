@@ -1,4 +1,13 @@
-import { type GateSettings, decideOnItems, type ItemScores, itemScore, passed } from "./gate.ts";
+import {
+  chooseRule,
+  type GateSettings,
+  decideOnItems,
+  type ItemScores,
+  itemScore,
+  makeGate,
+  passed,
+  type RuleChoice,
+} from "./gate.ts";
 import type { RolloutResult } from "./ports.ts";
 import { detectableGain, type GateDecision } from "./sequential.ts";
 
@@ -11,6 +20,12 @@ import { detectableGain, type GateDecision } from "./sequential.ts";
  * 0; regressed: the upper bound is below 0, or the no-regression veto (evaluation.
  * gate_max_regressions) is exceeded; otherwise undecided. What the sequential test itself would
  * have said on the same items is kept as `paired_verdict`.
+ *
+ * The run's gate rule words the verdict (the same module and choice as training: `auto` picks by
+ * the number of tasks and the measured flip rate). Under the posterior rule a candidate the rule
+ * accepts reads as improved even when the always-valid lower bound is not above 0; the decision
+ * is then marked `low_evidence`. Regressed stays what the bounds (or the veto) show under every
+ * rule: a check never fails on weak evidence.
  */
 type CompareVerdict = "improved" | "regressed" | "undecided";
 
@@ -34,6 +49,8 @@ export interface SkillComparison {
   candidate: { hard: number; soft: number };
   /** Tasks the candidate scores lower (regressed) and higher (improved) than the baseline, largest change first. */
   flips: { regressed: FlipRow[]; improved: FlipRow[] };
+  /** The rule that worded the verdict and why (`auto`: chosen from the tasks and the flip rate). */
+  rule: RuleChoice;
   /** What size of change this run could detect (the noise floor's function, sequential.ts). */
   power: { detectable_gain: number; flip_rate: number; noise_items: number; noise_flips: number; confidence: number };
 }
@@ -85,15 +102,24 @@ export function compareSkills(
   const broke = pairs.map((p) => passed(scores(p.b)) && !passed(scores(p.c)));
   const all = decideOnItems(diffs, broke, "strict", s);
   const vetoed = s.maxRegressions !== null && broke.filter(Boolean).length > s.maxRegressions;
+  const confidence = 1 - g.sequential.alpha;
+  const flipRate = noise.compared ? noise.flips / noise.compared : 0;
+  const rule: RuleChoice =
+    g.configured === "auto"
+      ? chooseRule(pairs.length, noise.compared ? flipRate : undefined, confidence)
+      : { rule: g.rule, why: "configured" };
+  const posterior = rule.rule === "posterior" ? makeGate("posterior", s).onItems(diffs, broke) : undefined;
   const verdict: CompareVerdict =
     vetoed || (pairs.length > 0 && all.ci[1] < 0)
       ? "regressed"
-      : pairs.length > 0 && all.ci[0] > 0
+      : pairs.length > 0 && (all.ci[0] > 0 || posterior?.verdict === "accept")
         ? "improved"
         : "undecided";
   const decision: GateDecision = {
     ...all,
-    rule: "paired",
+    ...(posterior ? { prob_gain: posterior.prob_gain } : {}),
+    ...(verdict === "improved" ? { low_evidence: !(all.ci[0] > 0) } : {}),
+    rule: posterior ? "posterior" : "paired",
     verdict: verdict === "improved" ? "accept" : verdict === "regressed" ? "reject" : "undecided",
     reason:
       verdict === "improved"
@@ -121,11 +147,10 @@ export function compareSkills(
       soft: r6(rs.reduce((a, r) => a + scores(r)[1], 0) / rs.length),
     };
   };
-  const confidence = 1 - g.sequential.alpha;
-  const flipRate = noise.compared ? noise.flips / noise.compared : 0;
   return {
     verdict,
     decision,
+    rule,
     metric: g.metric,
     n_items: pairs.length,
     baseline: mean(pairs.map((p) => p.b)),

@@ -1,7 +1,6 @@
 import { NoAnswerError, sha256 } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
-import { type GateSettings, type ItemScores, itemScore, passed } from "./gate.ts";
-import type { PairedSequentialTest } from "./sequential.ts";
+import { type GateSettings, type ItemScores, type ItemTest, itemScore, passed } from "./gate.ts";
 import type { Benchmark, BenchmarkContext, RolloutResult, RoundPurpose, RoundTask, TaskItem } from "./ports.ts";
 
 /** First 16 hex chars of the sha256 of the skill text (spec §2.1 step 14). */
@@ -372,7 +371,7 @@ export class Evaluator {
     current: string;
     items: readonly TaskItem[];
     known: readonly (ItemScores | null)[];
-    test: PairedSequentialTest;
+    test: ItemTest;
     gate: GateSettings;
     label: string;
   }): Promise<PairedOutcome> {

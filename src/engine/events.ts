@@ -31,7 +31,8 @@ export interface PlanEvent {
     mixedWeight: number;
     useGate: boolean;
     earlyReject: boolean;
-    rule: "strict" | "paired";
+    /** The configured rule; `auto` is resolved after the noise floor (the gate_rule event). */
+    rule: "strict" | "paired" | "posterior" | "auto";
     confidence: number;
     minEffect: number;
     maxRegressions: number | null;
@@ -42,7 +43,7 @@ export interface PlanEvent {
 
 /**
  * What a step's evaluation decided. `format`: the candidate broke the skill format; `paired`: the
- * paired sequential gate's verdict; `early`: the strict gate stopped once the candidate could no
+ * verdict of a gate that reads items one by one (the paired test or the posterior rule: `gate.rule`); `early`: the strict gate stopped once the candidate could no
  * longer beat the current skill; `strict`: the strict gate compared means (or the gate is off).
  */
 export type DecisionEvent = { type: "decision"; step: number; action: StepAction } & (
@@ -73,6 +74,8 @@ export type StageEvent =
   | { type: "baseline_start"; items: number }
   | { type: "baseline_done"; hard: number; soft: number; metric: Metric; score: number }
   | ({ type: "noise_floor" } & NoiseFloor)
+  /** The rule that decides this run, and why (said once, before the first step). */
+  | { type: "gate_rule"; rule: "strict" | "paired" | "posterior"; configured: string; why: string }
   | { type: "meta_loaded"; epoch: number; chars: number }
   | { type: "rollout_start"; step: number; items: number; batch: number; batchSeed: number }
   | { type: "rollout_done"; step: number; hard: number; soft: number }

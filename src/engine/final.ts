@@ -113,7 +113,10 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     benchmark: f.benchmark,
     gate_metric: f.gate.metric,
     gate_rule: f.gate.useGate ? f.gate.rule : "off",
-    ...(f.gate.rule === "paired"
+    ...(f.gate.useGate && state.gateRule
+      ? { gate_choice: { configured: state.gateRule.configured, why: state.gateRule.why } }
+      : {}),
+    ...(f.gate.rule !== "strict"
       ? { gate_confidence: 1 - f.gate.sequential.alpha, gate_min_effect: f.gate.sequential.minEffect }
       : {}),
     ...(f.gate.sequential.maxRegressions === null ? {} : { gate_max_regressions: f.gate.sequential.maxRegressions }),
@@ -146,6 +149,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     rejected_early: state.counts.rejected_early,
     skipped: state.counts.skipped,
     undecided: state.counts.undecided ?? 0,
+    accepted_evidence: state.acceptedEvidence ?? [],
     calls: { total: totals.calls, cached: totals.cached, ...(dropped ? { dropped } : {}), by_stage: totals.by_stage },
     tokens: {
       prompt: totals.prompt_tokens,

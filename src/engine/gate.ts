@@ -1,4 +1,5 @@
-import { type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
+import { PosteriorTest, posteriorPrior } from "./posterior.ts";
+import { detectableGain, type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
 import type { EngineConfig } from "./settings.ts";
 import { stripRegions } from "./skill-doc.ts";
 
@@ -29,8 +30,14 @@ export interface GateSettings extends GateMetric {
   densityWeight: number;
   leadingWords: Set<string>;
   earlyReject: boolean;
-  /** strict: the reference rule (mean above current); paired: the sequential test (sequential.ts). */
-  rule: "strict" | "paired";
+  /**
+   * The rule deciding this run: strict (the reference rule: mean above current), paired (the
+   * sequential test, sequential.ts) or posterior (posterior.ts). Under `auto` it is strict until
+   * the trainer has measured the noise floor and chosen (chooseRule).
+   */
+  rule: GateRule;
+  /** The configured rule (`auto` picks one of the others from the split size and the noise floor). */
+  configured: GateRule | "auto";
   sequential: SequentialSettings;
   /** Initial-skill items re-sampled to measure the flip rate (0 = off). */
   noiseFloorItems: number;
@@ -45,7 +52,8 @@ export function gateSettings(ev: EngineConfig["evaluation"]): GateSettings {
     densityWeight: ev.use_semantic_density ? ev.semantic_density_weight : 0,
     leadingWords: new Set(list.length ? list : DEFAULT_LEADING_WORDS),
     earlyReject: ev.early_reject,
-    rule: ev.gate_rule,
+    rule: ev.gate_rule === "auto" ? "strict" : ev.gate_rule,
+    configured: ev.gate_rule,
     sequential: {
       alpha: 1 - ev.gate_confidence,
       minEffect: ev.gate_min_effect,
@@ -70,7 +78,7 @@ export function pairedRecord(
   g: GateSettings,
   cand: readonly (ItemScores | null)[],
   cur: readonly (ItemScores | null)[],
-  rule: "strict" | "paired",
+  rule: GateRule,
   verdict: GateDecision["verdict"],
   reason?: GateDecision["reason"],
 ): GateDecision {
@@ -80,12 +88,17 @@ export function pairedRecord(
     if (c && u) t.observe(itemScore(g, c[0], c[1]) - itemScore(g, u[0], u[1]));
   });
   const r = t.result();
-  return {
+  return withEvidence({
     ...r,
     rule,
     verdict,
     reason: reason ?? (verdict === "accept" ? "better" : verdict === "reject" ? "not_better" : "end_of_split"),
-  };
+  });
+}
+
+/** Mark an accept whose always-valid lower bound is not above 0 as low evidence (every rule's record). */
+export function withEvidence(d: GateDecision): GateDecision {
+  return d.verdict === "accept" ? { ...d, low_evidence: !(d.ci[0] > 0) } : d;
 }
 /** Share of leading words among the skill's tokens, protected regions excluded (spec §2.8). */
 export function semanticDensity(skill: string, words: Set<string>): number {
@@ -126,27 +139,120 @@ export function decide(
   return { action: "reject", newBest: false };
 }
 
+/** The gate rules a run can be decided by. */
+export type GateRule = "strict" | "paired" | "posterior";
+
 /**
- * A decision over fully scored per-item differences (candidate − incumbent, each in [−1, 1]), as
- * SkillOpt-Sleep's gate makes it: `paired` runs the sequential test over the items in order and
- * stops at its verdict; `strict` accepts when the mean difference is above `margin` and records
- * the same evidence (Δ, bounds, flips) so both read alike in reports.
+ * A decision read item by item (the paired and posterior rules): the evaluator pushes each item's
+ * difference in the gate's order and stops rolling out once a verdict is in.
+ */
+export interface ItemTest {
+  push(diff: number, regression?: boolean): GateDecision["verdict"] | undefined;
+  observe(diff: number): void;
+  result(): GateDecision;
+  readonly used: number;
+}
+
+/** What a gate knows about the run when it decides: the noise floor and the history of decisions. */
+export interface GateEvidence {
+  /** The current skill's flip rate between two samples (undefined when not measured). */
+  flipRate?: number;
+  /** Observed mean differences of the candidates decided so far in this run, oldest first. */
+  history?: readonly number[];
+}
+
+/**
+ * One gate, chosen once from the configuration (and, under `auto`, the split and noise floor):
+ * the step's gate, the epoch boundary's slow update, Sleep's held-out replays and `eval
+ * --baseline` all decide through it.
+ */
+export interface Gate {
+  readonly rule: GateRule;
+  /** strict decides on the full pass's means (with its early rejection); the others item by item. */
+  readonly itemwise: boolean;
+  /** A decision over n items read in order; maxGain(i) is the most item i can still add. */
+  test(n: number, ev: GateEvidence, maxGain?: (i: number) => number): ItemTest;
+  /**
+   * A decision over fully scored differences (candidate − incumbent, each in [−1, 1]), as Sleep
+   * makes it: the rule reads the items in order and stops at its verdict; strict accepts when the
+   * mean difference is above `margin`. Every rule records the same evidence (Δ, bounds, flips).
+   */
+  onItems(diffs: readonly number[], regressed: readonly boolean[], ev?: GateEvidence, margin?: number): GateDecision;
+}
+
+/** The gate of a rule with the given test settings. */
+export function makeGate(rule: GateRule, s: SequentialSettings): Gate {
+  const test = (n: number, ev: GateEvidence, maxGain?: (i: number) => number): ItemTest =>
+    rule === "posterior"
+      ? new PosteriorTest(n, s, posteriorPrior(ev.history ?? [], ev.flipRate), undefined, maxGain)
+      : new PairedSequentialTest(n, s, maxGain);
+  return {
+    rule,
+    itemwise: rule !== "strict",
+    test,
+    onItems(diffs, regressed, ev = {}, margin = 0) {
+      const clip = (d: number) => Math.max(-1, Math.min(1, d));
+      if (rule === "strict") {
+        const t = new PairedSequentialTest(Math.max(1, diffs.length), s);
+        for (const d of diffs) t.observe(clip(d));
+        const r = t.result();
+        const better = diffs.length > 0 && r.delta > margin;
+        return withEvidence({
+          ...r,
+          rule: "strict",
+          verdict: better ? "accept" : "reject",
+          reason: better ? "better" : "not_better",
+        });
+      }
+      const t = test(Math.max(1, diffs.length), ev);
+      for (let i = 0; i < diffs.length; i++) if (t.push(clip(diffs[i]!), regressed[i] === true)) break;
+      const r = t.result();
+      return diffs.length ? withEvidence(r) : { ...r, verdict: "undecided", reason: "end_of_split" };
+    },
+  };
+}
+
+/**
+ * Largest detectable gain (80 % power, the noise floor's figure) at which `auto` trusts the paired
+ * test: on a split that can see a gain this small the always-valid test keeps almost every good
+ * edit and saves rollouts; on a smaller or noisier one it can accept too little (docs/gate.md,
+ * end to end), and the posterior rule decides.
+ */
+export const AUTO_PAIRED_MAX_DETECTABLE = 0.12;
+
+/** What `auto` chose and why, in words for the run's first lines. */
+export interface RuleChoice {
+  rule: GateRule;
+  why: string;
+}
+
+/** The rule `auto` picks for a split of n items at the measured flip rate (undefined: not measured). */
+export function chooseRule(n: number, flipRate: number | undefined, confidence: number): RuleChoice {
+  const mde = detectableGain(n, flipRate ?? 0, confidence);
+  const pts = (x: number) => `${Math.round(x * 100)} points`;
+  const noise = flipRate === undefined ? "no noise floor measured" : `a ${Math.round(flipRate * 100)} % flip rate`;
+  if (mde <= AUTO_PAIRED_MAX_DETECTABLE)
+    return {
+      rule: "paired",
+      why: `${n} selection items and ${noise}: the paired test can detect a gain of ~${pts(mde)}, so it decides (and stops early on clear losers)`,
+    };
+  return {
+    rule: "posterior",
+    why: `${n} selection items and ${noise}: the paired test could only detect a gain of ~${pts(mde)} (above ${pts(AUTO_PAIRED_MAX_DETECTABLE)}), so the posterior rule decides; its accepts the paired test would not make are marked low evidence`,
+  };
+}
+
+/**
+ * A decision over fully scored per-item differences with the named rule (Sleep's held-out
+ * replays): makeGate(rule, s).onItems.
  */
 export function decideOnItems(
   diffs: readonly number[],
   regressed: readonly boolean[],
-  rule: "strict" | "paired",
+  rule: GateRule,
   s: SequentialSettings,
   margin = 0,
+  ev: GateEvidence = {},
 ): GateDecision {
-  const t = new PairedSequentialTest(Math.max(1, diffs.length), s);
-  if (rule === "paired") {
-    for (let i = 0; i < diffs.length; i++)
-      if (t.push(Math.max(-1, Math.min(1, diffs[i]!)), regressed[i] === true)) break;
-    return diffs.length ? t.result() : { ...t.result(), verdict: "undecided", reason: "end_of_split" };
-  }
-  for (const d of diffs) t.observe(Math.max(-1, Math.min(1, d)));
-  const r = t.result();
-  const better = diffs.length > 0 && r.delta > margin;
-  return { ...r, rule: "strict", verdict: better ? "accept" : "reject", reason: better ? "better" : "not_better" };
+  return makeGate(rule, s).onItems(diffs, regressed, ev, margin);
 }

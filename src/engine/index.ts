@@ -19,9 +19,14 @@ export {
   type WarningEvent,
 } from "./events.ts";
 export {
+  chooseRule,
   decide,
   decideOnItems,
+  type Gate,
   type GateMetric,
+  type GateRule,
+  makeGate,
+  type RuleChoice,
   gateScore,
   gateSettings,
   type GateSettings,

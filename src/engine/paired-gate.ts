@@ -1,8 +1,8 @@
 import type { EvaluationRow } from "./checkpoint.ts";
 import { type Evaluator, meanScores, type PairedOutcome, requireAnswers } from "./evaluate.ts";
-import { type GateSettings, gateScore, type ItemScores, itemScore } from "./gate.ts";
+import { type Gate, type GateSettings, gateScore, type ItemScores, itemScore, withEvidence } from "./gate.ts";
 import type { RolloutResult, TaskItem } from "./ports.ts";
-import { type GateDecision, PairedSequentialTest } from "./sequential.ts";
+import type { GateDecision } from "./sequential.ts";
 import type { LoopState } from "./state.ts";
 
 /** The selection items in the paired gate's order (a seeded permutation of selection indices). */
@@ -69,8 +69,30 @@ export function partialRow(
   return { kind, hash, split: "val", hard, soft, score: null, evaluated: out.evaluated, total: out.total, action };
 }
 
+/** Keep the evidence behind an accepted candidate for the summary (Δ, bounds, n, items won/lost). */
+export function noteAccepted(state: LoopState, step: number, origin: string, d: GateDecision): void {
+  const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+  state.acceptedEvidence = [
+    ...(state.acceptedEvidence ?? []),
+    {
+      step,
+      origin,
+      rule: d.rule,
+      delta: r4(d.delta),
+      ci: [r4(d.ci[0]), r4(d.ci[1])],
+      n_used: d.n_used,
+      n_total: d.n_total,
+      won: d.flips.gained,
+      lost: d.flips.lost,
+      low_evidence: !(d.ci[0] > 0),
+      ...(d.prob_gain === undefined ? {} : { prob_gain: d.prob_gain }),
+    },
+  ];
+}
+
 /** A candidate the paired gate accepted becomes the current skill (and the best, on a new best). */
 export function adoptAccepted(state: LoopState, hash: string, origin: string, p: PairedResult, step: number): void {
+  noteAccepted(state, step, origin, p.decision);
   const { hard, soft, score } = p.estimate;
   state.current = { hash, hard, soft, score, origin };
   state.selCache[hash] = { hard, soft };
@@ -79,12 +101,14 @@ export function adoptAccepted(state: LoopState, hash: string, origin: string, p:
 }
 
 /**
- * Decide a candidate against the current skill with the paired sequential test (docs/gate.md).
- * The current's per-item scores rolled out on the way are added to the state.
+ * Decide a candidate against the current skill item by item with the run's gate (the paired
+ * sequential test or the posterior rule, docs/gate.md). The current's per-item scores rolled out
+ * on the way are added to the state.
  */
 export async function pairedGate(
   ev: Evaluator,
   g: GateSettings,
+  gate: Gate,
   state: LoopState,
   po: PairedOrder,
   candidate: string,
@@ -94,7 +118,7 @@ export async function pairedGate(
   const n = po.order.length;
   const knownSel = knownItems(state, state.current.hash);
   const known = po.order.map((i) => knownSel[i] ?? null);
-  const test = new PairedSequentialTest(n, g.sequential, (k) =>
+  const test = gate.test(n, { flipRate: state.noiseFloor?.flip_rate, history: state.gateHistory ?? [] }, (k) =>
     known[k] ? 1 - itemScore(g, known[k]![0], known[k]![1]) : 1,
   );
   const items = po.order.map((i) => po.selection[i]!);
@@ -107,7 +131,7 @@ export async function pairedGate(
     return bySel;
   };
   rememberItems(state, state.current.hash, back(out.currentFresh));
-  const decision = test.result();
+  const decision = withEvidence(test.result());
   let dh = 0;
   let ds = 0;
   let used = 0;

@@ -34,10 +34,11 @@ export type FormatViolation = v.InferOutput<typeof FormatViolationSchema>;
 
 /** The paired gate's (or the strict gate's paired view of its) decision on one candidate. */
 export const GateDecisionSchema = v.object({
-  rule: v.picklist(["strict", "paired"]),
+  rule: v.picklist(["strict", "paired", "posterior"]),
   verdict: v.picklist(["accept", "reject", "undecided"]),
   reason: v.picklist([
     "better",
+    "dominates",
     "not_better",
     "below_min_effect",
     "cannot_reach",
@@ -57,6 +58,11 @@ export const GateDecisionSchema = v.object({
   flips: v.object({ gained: num, lost: num }),
   /** Under the strict rule: what the paired test says on the same evidence. */
   paired_verdict: v.optional(v.picklist(["accept", "reject", "undecided"])),
+  /** Posterior rule: the posterior probability of a gain, and the prior mean it started from. */
+  prob_gain: v.optional(num),
+  prior_mean: v.optional(num),
+  /** An accept whose always-valid lower bound is not above 0: the paired test would not have made it. */
+  low_evidence: v.optional(v.boolean()),
 });
 
 const StageCallsSchema = v.object({
@@ -253,6 +259,22 @@ export const BoundaryRecordSchema = v.object({
 });
 export type BoundaryRecord = v.InferOutput<typeof BoundaryRecordSchema>;
 
+/** The evidence behind one accepted candidate (a step's, or an epoch boundary's gated slow update). */
+export const AcceptedEvidenceSchema = v.object({
+  step: num,
+  origin: v.string(),
+  rule: v.string(),
+  delta: num,
+  ci: v.tuple([num, num]),
+  n_used: num,
+  n_total: num,
+  won: num,
+  lost: num,
+  low_evidence: v.boolean(),
+  prob_gain: v.optional(num),
+});
+export type AcceptedEvidence = v.InferOutput<typeof AcceptedEvidenceSchema>;
+
 /** The flip rate of the initial skill between two samples (the noise floor, docs/gate.md). */
 export const NoiseFloorSchema = v.object({
   items: num,
@@ -281,7 +303,9 @@ export const SummarySchema = v.object({
   stopped_reason: v.optional(v.string()),
   benchmark: v.string(),
   gate_metric: v.picklist(["hard", "soft", "mixed"]),
-  gate_rule: v.optional(v.picklist(["strict", "paired", "off"]), "strict"),
+  gate_rule: v.optional(v.picklist(["strict", "paired", "posterior", "off"]), "strict"),
+  /** How the rule was chosen: the configured rule (`auto` picks one) and why, in words. */
+  gate_choice: v.optional(v.object({ configured: v.string(), why: v.string() })),
   gate_confidence: optNum,
   gate_min_effect: optNum,
   gate_max_regressions: optNum,
@@ -303,6 +327,8 @@ export const SummarySchema = v.object({
   rejected_early: num,
   skipped: num,
   undecided: v.optional(num, 0),
+  /** The evidence behind each accepted candidate, in order (low_evidence: the paired test would not have accepted). */
+  accepted_evidence: v.optional(v.array(AcceptedEvidenceSchema)),
   calls: CallsSchema,
   tokens: v.object({ prompt: num, completion: num, total: num }),
   cost_usd: v.nullable(num),

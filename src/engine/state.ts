@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { NoiseFloorSchema } from "./records.ts";
+import { AcceptedEvidenceSchema, NoiseFloorSchema } from "./records.ts";
 
 const num = v.number();
 
@@ -107,6 +107,14 @@ export const LoopStateSchema = v.object({
   /** hash → per-item (hard, soft) selection scores by selection index (paired gate and gate records). */
   selItems: v.optional(v.record(v.string(), v.array(v.nullable(ItemScoresSchema)))),
   noiseFloor: v.optional(NoiseFloorSchema),
+  /** The rule deciding the run, chosen once after the noise floor (`auto` says why). */
+  gateRule: v.optional(
+    v.object({ rule: v.picklist(["strict", "paired", "posterior"]), configured: v.string(), why: v.string() }),
+  ),
+  /** Observed mean differences of the step candidates decided so far (the posterior rule's prior). */
+  gateHistory: v.optional(v.array(num)),
+  /** The evidence behind each accepted candidate (summary.json's accepted_evidence). */
+  acceptedEvidence: v.optional(v.array(AcceptedEvidenceSchema)),
   /** Why this invocation stopped early (budget); cleared on resume. */
   stopped: v.optional(v.string()),
   /** Wall seconds of the run over all its invocations, at the last commit. */

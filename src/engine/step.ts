@@ -2,8 +2,16 @@ import { aggregate } from "./aggregate.ts";
 import type { EvaluationRow } from "./checkpoint.ts";
 import type { EditReportRow } from "./edits.ts";
 import { type ErroredItem, type Evaluator, isFailure, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
-import { decide, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
-import { adoptAccepted, type PairedOrder, pairedGate, partialRow, pruneItems, rememberItems } from "./paired-gate.ts";
+import { decide, type Gate, gateScore, type ItemScores, pairedRecord, semanticDensity } from "./gate.ts";
+import {
+  adoptAccepted,
+  noteAccepted,
+  type PairedOrder,
+  pairedGate,
+  partialRow,
+  pruneItems,
+  rememberItems,
+} from "./paired-gate.ts";
 import type { CallAccounting, CallTotals, Clock, TaskItem } from "./ports.ts";
 import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
@@ -64,6 +72,8 @@ interface StepEnv {
   accounting: CallAccounting;
   clock: Clock;
   totalSteps: number;
+  /** The gate chosen for the run (the epoch boundary's slow update decides through the same one). */
+  decider: Gate;
   /** The paired gate's item order over the selection split. */
   pairedOrder: PairedOrder;
 }
@@ -426,12 +436,23 @@ export async function runStep(
   const t5 = clock.now();
   const g = sc.gate;
   const origin = `step_${String(step.global).padStart(4, "0")}`;
-  if (g.useGate && g.rule === "paired") {
+  if (g.useGate && env.decider.itemwise) {
     emit({ type: "evaluate_start", step: step.global, items: env.selection.length, paired: true, cacheHit: null });
     const before = state.current;
-    const p = await pairedGate(ev, g, state, env.pairedOrder, candidate, current, `selection step ${step.global}`);
+    const p = await pairedGate(
+      ev,
+      g,
+      env.decider,
+      state,
+      env.pairedOrder,
+      candidate,
+      current,
+      `selection step ${step.global}`,
+    );
     timing.evaluate_s = r1((clock.now() - t5) / 1000);
     const d = p.decision;
+    // The run's history of observed gains (the posterior rule's prior for the next decision).
+    state.gateHistory = [...(state.gateHistory ?? []), r6(d.delta)];
     const saved = p.out.total - p.out.launched;
     state.selectionSaved += saved;
     const verdictAction = p.action;
@@ -581,6 +602,7 @@ export async function runStep(
     pruneItems(state);
     return finish("reject", "rejected");
   }
+  if (d.action !== "force_accept") noteAccepted(state, step.global, origin, record);
   state.current = { hash: cHash, hard, soft, score, origin };
   if (d.newBest) state.best = { ...state.current, step: step.global };
   state.counts.accepted += 1;

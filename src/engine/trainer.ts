@@ -3,7 +3,17 @@ import { BudgetError, type BudgetFacts, budgetMessage, DataError } from "../lib/
 import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents, StageEvent } from "./events.ts";
-import { decide, gateScore, gateSettings, type ItemScores, itemScore, semanticDensity } from "./gate.ts";
+import {
+  chooseRule,
+  decide,
+  type Gate,
+  gateScore,
+  gateSettings,
+  type ItemScores,
+  itemScore,
+  makeGate,
+  semanticDensity,
+} from "./gate.ts";
 import { adoptAccepted, type PairedOrder, pairedGate, partialRow, pruneItems, rememberItems } from "./paired-gate.ts";
 import { seededShuffle } from "./random.ts";
 import { detectableGain, type GateDecision } from "./sequential.ts";
@@ -112,7 +122,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       mixedWeight: gate.mixedWeight,
       useGate: gate.useGate,
       earlyReject: gate.earlyReject,
-      rule: gate.rule,
+      rule: gate.configured,
       confidence: 1 - gate.sequential.alpha,
       minEffect: gate.sequential.minEffect,
       maxRegressions: gate.sequential.maxRegressions,
@@ -204,6 +214,18 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       newSkills.push({ hash: h, text: initial, origin: "initial_skill+appendix" });
     }
     state.noiseFloor = await noiseFloor(deps.initialSkill, out.results);
+    // The rule is chosen once, here: `auto` reads the split size and the noise floor just measured.
+    state.gateRule =
+      gate.configured === "auto"
+        ? {
+            ...chooseRule(
+              selection.length,
+              gate.useGate && gate.noiseFloorItems > 0 ? state.noiseFloor?.flip_rate : undefined,
+              1 - gate.sequential.alpha,
+            ),
+            configured: "auto",
+          }
+        : { rule: gate.configured, configured: gate.configured, why: "configured" };
     commit({
       kind: "baseline",
       step: 0,
@@ -214,6 +236,17 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       ],
     });
   }
+
+  // A run stored before the choice existed was decided by its configured rule (strict under auto).
+  gate.rule = state.gateRule?.rule ?? gate.rule;
+  const decider: Gate = makeGate(gate.rule, gate.sequential);
+  if (gate.useGate)
+    emit({
+      type: "gate_rule",
+      rule: gate.rule,
+      configured: gate.configured,
+      why: state.gateRule?.why ?? "configured",
+    });
 
   const stop = ({ limit, spent, cap, at }: BudgetFacts) => {
     state.stopped = budgetMessage({ limit, spent, cap, at });
@@ -250,7 +283,18 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       let outcome: Awaited<ReturnType<typeof runStep>>;
       try {
         outcome = await runStep(
-          { sc, ev, skills, selection, scheduler, accounting, clock, totalSteps: sizes.totalSteps, pairedOrder },
+          {
+            sc,
+            ev,
+            skills,
+            selection,
+            scheduler,
+            accounting,
+            clock,
+            totalSteps: sizes.totalSteps,
+            pairedOrder,
+            decider,
+          },
           work,
           {
             global,
@@ -366,8 +410,17 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
             best: state.best.score,
           });
         };
-        if (gated && gate.rule === "paired") {
-          const p = await pairedGate(ev, gate, state, pairedOrder, cand, curr, `slow update epoch ${epoch} selection`);
+        if (gated && decider.itemwise) {
+          const p = await pairedGate(
+            ev,
+            gate,
+            decider,
+            state,
+            pairedOrder,
+            cand,
+            curr,
+            `slow update epoch ${epoch} selection`,
+          );
           const d = p.decision;
           state.selectionSaved += p.out.total - p.out.launched;
           const action = p.action;

@@ -42,7 +42,12 @@ function verdictSentence(c: SkillCheck): string {
   const d = c.decision;
   const conf = Math.round(d.confidence * 100);
   const base = `Δ ${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] (the gate's ${conf} % always-valid interval over ${d.n_used} paired tasks)`;
-  if (c.verdict === "improved") return `${base}: the candidate is better at ${conf} % confidence.`;
+  if (c.verdict === "improved")
+    return d.low_evidence
+      ? `${base}: the ${d.rule} rule (${c.rule.why}) finds the candidate likely better (posterior probability of a gain ${Math.round(
+          (d.prob_gain ?? 0) * 100,
+        )} %), on low evidence: the interval still includes no change.`
+      : `${base}: the candidate is better at ${conf} % confidence.`;
   if (c.verdict === "regressed") {
     return d.reason === "regressions"
       ? `${base}: more previously-passing tasks fail than evaluation.gate_max_regressions allows.`

@@ -8,17 +8,31 @@ const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
 /** A gate decision in one line: verdict, Δ with its bounds, items used, flips, and why. */
 function decisionLine(d: GateDecision): string {
   const why: Record<GateDecision["reason"], string> = {
-    better: d.rule === "paired" ? "better at the configured confidence" : "mean above the current's",
-    not_better: "mean not above the current's",
+    better:
+      d.rule === "paired"
+        ? "better at the configured confidence"
+        : d.rule === "posterior"
+          ? `posterior probability of a gain ${Math.round((d.prob_gain ?? 0) * 100)} %, more items won than lost`
+          : "mean above the current's",
+    dominates: `clear dominance on a small split: ${d.flips.gained} item(s) won, none lost`,
+    not_better:
+      d.rule === "posterior"
+        ? `posterior probability of a gain ${Math.round((d.prob_gain ?? 0) * 100)} %, not enough items won`
+        : "mean not above the current's",
     below_min_effect: `the gain is below the minimum effect (${(d.min_effect * 100).toFixed(1)} pts)`,
-    cannot_reach: `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
+    cannot_reach:
+      d.rule === "posterior"
+        ? "cannot get above the current skill even if every remaining item favoured it"
+        : `cannot reach the minimum effect (${(d.min_effect * 100).toFixed(1)} pts) even if every remaining item favoured it`,
     futile:
       "stopped for futility: even an optimistic gain would leave little chance to show it by the end of the split (not shown better; not shown worse either)",
     regressions: "too many previously-passing items fail (no-regression veto)",
     end_of_split: "the selection split ran out before the evidence decided",
   };
   return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips \
-+${d.flips.gained}/−${d.flips.lost} (${d.rule}, ${Math.round(d.confidence * 100)}%) — ${why[d.reason]}`;
++${d.flips.gained}/−${d.flips.lost} (${d.rule === "posterior" ? `posterior; bounds at ${Math.round(d.confidence * 100)}%` : `${d.rule}, ${Math.round(d.confidence * 100)}%`}) — ${why[d.reason]}${
+    d.low_evidence ? " [low evidence: the paired test would not accept on these items]" : ""
+  }`;
 }
 
 function planLines(e: PlanEvent): string[] {
@@ -31,7 +45,7 @@ lr_control_mode=${e.lrControl}`,
     `[gate] metric=${g.metric}${g.metric === "mixed" ? ` mixed_weight=${g.mixedWeight}` : ""}${
       g.useGate ? "" : " (DISABLED → validation runs, " + "candidates force-accepted)"
     } early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${
-      g.rule === "paired"
+      g.rule !== "strict"
         ? ` \
 confidence=${g.confidence} min_effect=${g.minEffect}`
         : ""
@@ -155,6 +169,12 @@ export function stageLines(e: StageEvent): { level: "run" | "step"; lines: strin
         `[noise floor] ${e.flips}/${e.items} items flip between two samples of the initial skill (flip rate ${(e.flip_rate * 100).toFixed(1)} %); smallest \
 detectable gain on ${e.selection_items} selection items ≈ ${(e.detectable_gain * 100).toFixed(1)} points`,
       );
+    case "gate_rule":
+      return run(
+        e.configured === "auto"
+          ? `[gate rule] auto → ${e.rule}: ${e.why}`
+          : `[gate rule] ${e.rule} (configured evaluation.gate_rule)`,
+      );
     case "meta_loaded":
       return step(`[meta skill] loaded from epoch ${e.epoch} (${e.chars} chars)`);
     case "rollout_start":
@@ -190,7 +210,7 @@ success=${e.successes}→${e.successGroups} groups  (M=${e.minibatch}, L=${e.lr}
       );
     case "evaluate_start":
       return step(
-        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (paired sequential gate)" : ""}${
+        `[6/6 EVALUATE] selection items=${e.items}${e.paired ? " (decided item by item against the current skill)" : ""}${
           e.cacheHit
             ? ` | cache hit ${e.cacheHit.hash}: \
 hard=${f4(e.cacheHit.hard)}`

@@ -197,9 +197,10 @@ export const SleepConfigSchema = v.strictObject({
   ),
   gate_rule: v.optional(
     v.pipe(
-      v.picklist(["strict", "paired"], "expected strict or paired"),
+      v.picklist(["strict", "paired", "posterior", "auto"], "expected strict, paired, posterior or auto"),
       v.description(
-        "strict: candidate mean above the incumbent's; paired: sequential test on per-task differences (docs/gate.md)",
+        "strict: candidate mean above the incumbent's; paired: sequential test on per-task differences; posterior: posterior probability " +
+          "of a gain; auto: paired or posterior by the number of held-out tasks (docs/gate.md)",
       ),
     ),
     "strict",

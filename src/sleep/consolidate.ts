@@ -1,5 +1,5 @@
 import { redactText } from "../lib/index.ts";
-import { type GateMetric, itemScore } from "../engine/index.ts";
+import { type GateMetric, type GateRule, itemScore } from "../engine/index.ts";
 import { BudgetExhaustedError } from "./budget.ts";
 import type { ContrastSet } from "./backend/types.ts";
 import { gateEdits, type Incumbent, resultsScore, SLEEP_SEQUENTIAL, sleepDecision, taskDeltas } from "./gate.ts";
@@ -19,8 +19,8 @@ export interface ConsolidateOptions {
   granularity: "edit" | "batch";
   /** Required improvement over the incumbent (noise guard, §12.1 #12); default 0. */
   margin?: number;
-  /** Gate rule (docs/gate.md): strict (default for Sleep) or paired. */
-  rule?: "strict" | "paired";
+  /** Gate rule (docs/gate.md): strict (default for Sleep), paired, posterior or auto. */
+  rule?: GateRule | "auto";
   confidence?: number;
   evolveSkill: boolean;
   evolveMemory: boolean;
@@ -234,9 +234,13 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
   const final = resultsScore(finalResults, o.metric);
   const deltas = taskDeltas(val, baseResults, finalResults, o.metric);
   const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
-  const rule = o.rule ?? "strict";
-  const gate = sleepDecision(deltas, rule, { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) }, o.margin ?? 0);
-  const better = final > baseline + (o.margin ?? 0) && (rule === "strict" || gate.verdict === "accept");
+  const gate = sleepDecision(
+    deltas,
+    o.rule ?? "strict",
+    { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) },
+    o.margin ?? 0,
+  );
+  const better = final > baseline + (o.margin ?? 0) && (gate.rule === "strict" || gate.verdict === "accept");
   let accepted = better && !blocked;
   trials.push({
     target: "final",

@@ -1,8 +1,10 @@
 import {
-  decideOnItems,
+  chooseRule,
   type GateDecision,
   type GateMetric,
+  type GateRule,
   itemScore,
+  makeGate,
   type SequentialSettings,
 } from "../engine/index.ts";
 import { applyEdits } from "./learned-block.ts";
@@ -70,8 +72,11 @@ interface SearchOpts {
   evaluate: Evaluate;
   /** Required improvement over the incumbent (strictly more than this). */
   margin?: number;
-  /** strict: mean above the incumbent's (plus margin); paired: the engine's sequential test (docs/gate.md). */
-  rule?: "strict" | "paired";
+  /**
+   * strict: mean above the incumbent's (plus margin); paired: the engine's sequential test;
+   * posterior: the engine's posterior rule; auto: chosen by the number of held-out tasks (docs/gate.md).
+   */
+  rule?: GateRule | "auto";
   sequential?: SequentialSettings;
 }
 
@@ -79,23 +84,26 @@ interface SearchOpts {
 export const SLEEP_SEQUENTIAL: SequentialSettings = { alpha: 0.05, minEffect: 0, maxRegressions: null };
 
 /**
- * The gate decision on per-task deltas with the engine's gate module: the candidate's and the
- * incumbent's per-task scores paired in task order (a task without a finite score on both sides
- * is left out: no answer is never a zero).
+ * The gate decision on per-task deltas with the engine's gate module (makeGate, the training
+ * loop's rules): the candidate's and the incumbent's per-task scores paired in task order (a task
+ * without a finite score on both sides is left out: no answer is never a zero). `auto` chooses
+ * the rule the way a training run does, from the number of scored tasks (chooseRule; Sleep
+ * measures no flip rate). The decision's `rule` names the rule that decided.
  */
 export function sleepDecision(
   deltas: readonly TaskDelta[],
-  rule: "strict" | "paired",
+  rule: GateRule | "auto",
   s: SequentialSettings = SLEEP_SEQUENTIAL,
   margin = 0,
 ): GateDecision {
   const scored = deltas.filter((d) => d.scores_are_finite && d.baseline_score !== null && d.candidate_score !== null);
   const diffs = scored.map((d) => d.candidate_score! - d.baseline_score!);
   const regressed = scored.map((d) => d.baseline_score! >= 1 - 1e-9 && d.candidate_score! < 1 - 1e-9);
-  const out = decideOnItems(diffs, regressed, rule, s, margin);
+  const chosen = rule === "auto" ? chooseRule(scored.length, undefined, 1 - s.alpha).rule : rule;
+  const out = makeGate(chosen, s).onItems(diffs, regressed, {}, margin);
   // Under strict, say what the paired test makes of the same evidence: on a handful of held-out
   // tasks it is usually "undecided", which is the honest reading of a small gain.
-  const paired = rule === "strict" ? { paired_verdict: decideOnItems(diffs, regressed, "paired", s).verdict } : {};
+  const paired = chosen === "strict" ? { paired_verdict: makeGate("paired", s).onItems(diffs, regressed).verdict } : {};
   return { ...out, ...paired, n_total: deltas.length };
 }
 
@@ -119,12 +127,11 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
     const score = resultsScore(results, o.metric);
     const deltas = taskDeltas(o.valTasks, base.results, results, o.metric);
     const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
-    const rule = o.rule ?? "strict";
-    const gate = sleepDecision(deltas, rule, o.sequential, o.margin ?? 0);
+    const gate = sleepDecision(deltas, o.rule ?? "strict", o.sequential, o.margin ?? 0);
     const better =
-      rule === "paired"
-        ? gate.verdict === "accept" && score > base.score + (o.margin ?? 0)
-        : score > base.score + (o.margin ?? 0);
+      gate.rule === "strict"
+        ? score > base.score + (o.margin ?? 0)
+        : gate.verdict === "accept" && score > base.score + (o.margin ?? 0);
     const improved = better && !blocked;
     trials.push({
       target: o.target,

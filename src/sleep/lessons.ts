@@ -95,7 +95,7 @@ export interface LessonCard {
         n: number;
         regressions: string[];
         /** The gate rule that decided (gated consolidation edits). */
-        rule?: "strict" | "paired";
+        rule?: "strict" | "paired" | "posterior";
         /** Under the strict rule: what the paired test said on the same tasks. */
         paired_verdict?: "accept" | "reject" | "undecided";
       };

@@ -83,6 +83,10 @@ describe("train --dry-run prices with model.pricing", () => {
         `env.train_items=${items}`,
         "--set",
         `optimizer.step_buffer_window=${window}`,
+        // The rule that decides changes how much the optimizer is asked (a skill learned early
+        // leaves later steps little to propose); this test is about the step buffer's tokens.
+        "--set",
+        "evaluation.gate_rule=paired",
       ];
       const plan = (await dryRun(args)) as unknown as Estimate;
       extra[name] = plan.estimated_cost_usd.assumes_step_buffer.extra_prompt_tokens_per_call;

@@ -37,7 +37,14 @@ function cachedCalls(cacheDir: string): number {
 
 // One rollout at a time: where the sequential test stops is then also where paying stops, so an
 // uninterrupted run and a killed-and-resumed one pay exactly the same calls.
-const SETTINGS = ["--set", "env.workers=1", "--set", "gradient.analyst_workers=1"];
+const SETTINGS = [
+  "--set",
+  "env.workers=1",
+  "--set",
+  "gradient.analyst_workers=1",
+  "--set",
+  "evaluation.gate_rule=paired",
+];
 
 describe("paired gate: kill -9 in the middle of a sequential decision", () => {
   test("resume gives the same verdict, and no completed call is paid again", async () => {
@@ -95,7 +102,7 @@ describe("paired gate: kill -9 in the middle of a sequential decision", () => {
     // Read the console until step k's paired decision has begun, then let a few of its calls complete.
     let text = "";
     const reader = proc.stderr.getReader();
-    const marker = new RegExp(`\\[STEP ${k}/\\d+\\][\\s\\S]*\\(paired sequential gate\\)`);
+    const marker = new RegExp(`\\[STEP ${k}/\\d+\\][\\s\\S]*\\(decided item by item against the current skill\\)`);
     while (!marker.test(text)) {
       const { value, done } = await reader.read();
       if (done) break;

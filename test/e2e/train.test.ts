@@ -47,8 +47,12 @@ describe("skillopt train --config quickstart (sim)", () => {
     expect(s.baseline.selection).toBeLessThanOrEqual(0.3);
     expect(s.best.selection).toBeGreaterThanOrEqual(0.8);
     expect(s.rejected).toBeGreaterThanOrEqual(1);
-    // The bundled configs gate with the paired sequential test: every decision says how sure it is.
-    expect(s.gate_rule).toBe("paired");
+    // The bundled configs choose the rule (auto): 24 selection items are too few for the paired
+    // test to accept a typical gain, so the posterior rule decides, and the summary says why.
+    expect(s.gate_rule).toBe("posterior");
+    expect(s.gate_choice.configured).toBe("auto");
+    expect(s.gate_choice.why).toContain("24 selection items");
+    expect(s.accepted_evidence.length).toBe(s.accepted);
     expect(s.noise_floor).toMatchObject({ items: 24, selection_items: 24 });
     expect(Object.keys(s.calls.by_stage)).toEqual(expect.arrayContaining(["analyst", "merge", "rollout"]));
     for (const f of [

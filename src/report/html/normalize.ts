@@ -70,6 +70,7 @@ function normalizeGate(v: unknown): GateView | null {
     nTotal: num(v.n_total),
     gained: num(flips.gained),
     lost: num(flips.lost),
+    ...(v.low_evidence === true ? { lowEvidence: true } : {}),
   };
 }
 
@@ -221,6 +222,10 @@ export function normalizeSummary(v: unknown): SummaryView | null {
     wallSeconds: firstNum(v, ["wall_s", "total_wall_time_s", "wall_time_s"]),
     selectionCallsSaved: firstNum(v, ["selection_calls_saved"]),
     gateRule: str(v.gate_rule),
+    ...(isRec(v.gate_choice) && v.gate_choice.configured === "auto" ? { gateWhy: str(v.gate_choice.why) } : {}),
+    ...(Array.isArray(v.accepted_evidence)
+      ? { lowEvidenceAccepts: v.accepted_evidence.filter((e) => isRec(e) && e.low_evidence === true).length }
+      : {}),
     noiseFloor: isRec(v.noise_floor)
       ? {
           items: num(v.noise_floor.items) ?? 0,

@@ -103,12 +103,20 @@ function renderCards(run: RunView): string {
 items${nf.detectableGain > nf.minEffect ? ` (above the ${(nf.minEffect * 100).toFixed(1)}-pt minimum effect: the split is too small)` : ""}${
           s?.gateRule
             ? ` · \
-${esc(s.gateRule)} gate`
+${esc(s.gateRule)} gate${s.gateWhy ? ` (auto: ${esc(s.gateWhy)})` : ""}`
             : ""
         }`,
       ),
     );
   }
+  if (s?.lowEvidenceAccepts)
+    cards.push(
+      card(
+        "low-evidence accepts",
+        fmtInt(s.lowEvidenceAccepts),
+        "accepted steps the paired test would not have accepted on the same items (summary.json: accepted_evidence)",
+      ),
+    );
   return `<div class="cards" id="cards">${cards.join("")}</div>`;
 }
 
@@ -173,7 +181,9 @@ function gateSummary(g: GateView): string {
   const conf = g.confidence === null ? "" : ` ${Math.round(g.confidence * 100)} %`;
   const flips = g.gained === null || g.lost === null ? "" : `, items +${g.gained}/−${g.lost}`;
   return `${g.rule} gate: ${g.verdict} — Δ ${pts(g.delta)} pts,${conf} bounds [${pts(g.lo)}, ${pts(g.hi)}] on ${g.nUsed ?? "?"}/${g.nTotal ?? "?"} \
-items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}`;
+items${flips}${g.reason ? ` (${g.reason.replace(/_/g, " ")})` : ""}${
+    g.lowEvidence ? " · low evidence: the paired test would not accept on these items" : ""
+  }`;
 }
 
 function stepRow(s: StepView): string {

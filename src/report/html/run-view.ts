@@ -16,6 +16,8 @@ export interface GateView {
   nTotal: number | null;
   gained: number | null;
   lost: number | null;
+  /** An accept the paired test would not have made on the same items (the posterior or strict rule). */
+  lowEvidence?: boolean;
 }
 
 export type EditStatus = "applied" | "failed" | "clipped" | "rejected" | "proposed";
@@ -93,6 +95,9 @@ export interface SummaryView {
   selectionCallsSaved: number | null;
   /** The gate rule and the measured noise floor (docs/gate.md), when recorded. */
   gateRule: string;
+  /** Why `auto` chose the rule, and how many accepts stood on low evidence (runs that record them). */
+  gateWhy?: string;
+  lowEvidenceAccepts?: number;
   noiseFloor: {
     items: number;
     flips: number;

@@ -38,6 +38,7 @@ function gateView(g: NonNullable<StepRecord["gate"]>): GateView {
     nTotal: g.n_total,
     gained: g.flips.gained,
     lost: g.flips.lost,
+    ...(g.low_evidence ? { lowEvidence: true } : {}),
   };
 }
 
@@ -120,6 +121,8 @@ export function summaryViewOf(s: Summary): SummaryView {
     wallSeconds: s.wall_s,
     selectionCallsSaved: s.selection_calls_saved,
     gateRule: s.gate_rule,
+    ...(s.gate_choice?.configured === "auto" ? { gateWhy: s.gate_choice.why } : {}),
+    ...(s.accepted_evidence ? { lowEvidenceAccepts: s.accepted_evidence.filter((e) => e.low_evidence).length } : {}),
     noiseFloor: nf
       ? {
           items: nf.items,
