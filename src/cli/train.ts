@@ -198,7 +198,8 @@ export default defineCommand({
       failed = true;
       throw err;
     } finally {
-      await closeInOrder([() => client?.close(), () => (run ? run.release() : store?.close())], failed);
+      // A run refused before it started leaves nothing behind (releaseOrDiscard); a started one keeps its folder.
+      await closeInOrder([() => client?.close(), () => (run ? run.releaseOrDiscard() : store?.close())], failed);
     }
   },
 });
