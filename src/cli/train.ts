@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { createModelClient, type SkilloptModelClient } from "../backends/index.ts";
+import { costUnknownWarnings, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
 import { firstN, type Role, train } from "../engine/index.ts";
 import { compactTimestamp, UsageError, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
@@ -157,6 +157,8 @@ export default defineCommand({
       const events = recordingWarnings(dir, screen);
       // The first line always says which backend runs (the simulator named as such), also under --json.
       if (!output.quiet) errWrite(`${startLines.join("\n")}\n`);
+      // A model without a price runs (no cap asked for one), but says so now rather than at the end.
+      for (const w of costUnknownWarnings(client)) errWrite(`  [warn] ${w}\n`);
       const onSigint = () => controller.abort(new UsageError("interrupted", { command: "skillopt train" }));
       process.once("SIGINT", onSigint);
       process.once("SIGTERM", onSigint);
