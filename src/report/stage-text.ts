@@ -200,7 +200,9 @@ hard=${f4(e.cacheHit.hard)}`
     case "decision":
       return step(decisionText(e));
     case "slow_update_placeholder":
-      return step(`[SLOW UPDATE epoch ${e.epoch}] injected empty placeholder`);
+      return step(
+        `[SLOW UPDATE epoch ${e.epoch}] nothing to compare yet: the skill gets an empty slow-update section for later epochs to fill`,
+      );
     case "slow_update_start":
       return step(`SLOW UPDATE — Epoch ${e.epoch} (comparing epoch ${e.epoch - 1} vs ${e.epoch})`);
     case "slow_update_pairs":
