@@ -11,6 +11,7 @@ import {
   claimForResume,
   claimNewRun,
   recordingWarnings,
+  rememberRunRoot,
   runPaths,
   runRecorder,
 } from "../run/index.ts";
@@ -140,6 +141,7 @@ export default defineCommand({
         return;
       }
       const runStore = prepareStore();
+      if (!args.resume) rememberRunRoot(dir);
       const startLines = recordRunStart(runStore, paths, {
         input,
         loaded,

@@ -241,7 +241,7 @@ export function readManifest(agent: Agent, root: string): Manifest {
 }
 
 /** What --remove does to one file, and why when it is not a plain delete or restore. */
-export interface RemoveStep {
+interface RemoveStep {
   path: string;
   /** delete/restore: the install's own bytes; edit: our entries or snippet taken out of a file changed since; leave: untouched. */
   action: "delete" | "restore" | "edit" | "leave";

@@ -95,7 +95,8 @@ export function noiseFloorAdvice(e: Extract<StageEvent, { type: "noise_floor" }>
   if (e.detectable_gain <= e.min_effect) return undefined;
   return `at n=${e.selection_items} and a ${Math.round(e.flip_rate * 100)} % flip rate, the smallest detectable gain is \
 ~${Math.round(e.detectable_gain * 100)} \
-points (evaluation.gate_min_effect is ${e.min_effect}, ${(e.min_effect * 100).toFixed(1)} pts); a larger selection split (evaluation.sel_env_num / more val items) lets the \
+points (evaluation.gate_min_effect is ${e.min_effect}, ${(e.min_effect * 100).toFixed(1)} pts); a larger selection split \
+(evaluation.sel_env_num / more val items) lets the \
 gate see smaller real gains`;
 }
 

@@ -78,17 +78,19 @@ run-failure">${esc(r.reason)}</div>`
   return `<tr data-run="${esc(r.id)}"${r.error ? ' class="has-error"' : ""}>${cells.join("")}</tr>`;
 }
 
-export function runsPage(rows: RunRow[], root: string): string {
+export function runsPage(rows: RunRow[], root: string, looked: readonly string[] = [root]): string {
   const heads = ["", "run", "status", "benchmark", "models", "best", "steps", "cost", "started"]
     .map((h, i) => (i === 0 ? "<th></th>" : `<th data-sort="${i}" class="${i >= 5 && i <= 7 ? "n" : ""}">${h}</th>`))
     .join("");
   const table =
     rows.length === 0
-      ? `<p class="muted" id="no-runs">No runs under <code>${esc(root)}</code> yet. Start one from <a href="/launch">Launch</a> or with \
-<code>skillopt train --config quickstart</code>.</p>`
+      ? `<div class="muted" id="no-runs"><p>No runs under <code>${esc(root)}</code> yet. Start one from <a href="/launch">Launch</a> or with \
+<code>skillopt train --config quickstart</code>.</p><p>Looked in ${looked.map((d) => `<code>${esc(d)}</code>`).join(", ")}. Runs written \
+elsewhere (<code>--out DIR/run</code>) are shown by <code>skillopt ui --root DIR</code>.</p></div>`
       : `<table class="sortable" id="runs"><thead><tr>${heads}</tr></thead><tbody>${rows.map(rowHtml).join("")}</tbody></table>
 <p><button id="compare-btn" type="button">Compare the two selected runs</button></p>`;
-  return `<h1>Runs</h1><p class="meta">Under <code>${esc(root)}</code> · click a column to sort</p>${table}`;
+  return `<h1>Runs</h1><p class="meta">Under <code>${esc(root)}</code> (another folder: <code>skillopt ui --root DIR</code>) · click a column \
+to sort</p>${table}`;
 }
 
 const STAGES = ["rollout", "reflect", "aggregate", "select", "update", "evaluate", "slow update", "meta skill", "test"];
