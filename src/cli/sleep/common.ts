@@ -298,7 +298,8 @@ export function whereSessions(
   const each = sources.map((s) => (places[s] ? `${s} (${tilde(places[s]())})` : `${s} (its default location)`));
   const scope =
     cfg.projects === "all" ? "every project" : `sessions of ${tilde(project)} only (--scope all for every project)`;
-  return `looked for ${each.join(", ")}, ${scope}; point it elsewhere with --source, --claude-home or --codex-home (\`skillopt docs sleep\` lists every source)`;
+  return `looked for ${each.join(", ")}, ${scope}; point it elsewhere with --source, --claude-home or --codex-home \
+(\`skillopt docs sleep\` lists every source)`;
 }
 
 /** The arguments of a command that acts on one staged night (diff, reject): the night, its project and state. */
