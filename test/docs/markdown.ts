@@ -208,7 +208,8 @@ export function skilloptArgs(argv: readonly string[]): string[] | undefined {
  * Output quoted in a page, marked `<!-- doc-test: output -->` on the line before it: a plain fenced
  * block (each non-empty line is quoted output), or a paragraph or list (each inline code span in
  * it is quoted output). It quotes the output (stdout and stderr) of the page's last runnable ```sh
- * block above it. In a quote, `…` stands for any text within the line.
+ * block above it. In a quote, `…` stands for any text within the line, and a run of spaces for any
+ * (a table's column widths depend on the other rows).
  */
 export interface OutputExcerpt {
   file: string;
@@ -255,9 +256,12 @@ export function outputExcerpts(file: string, text = readDoc(file)): OutputExcerp
   return out;
 }
 
-/** What differs between two runs of one command: how long it took. */
+/** What differs between two runs of one command: how long it took, and how wide a table's columns are. */
 function steady(s: string): string {
-  return s.replace(/wall [\d.]+s/g, "wall Ns").trimEnd();
+  return s
+    .replace(/wall [\d.]+s/g, "wall Ns")
+    .replace(/[ \t]+/g, " ")
+    .trim();
 }
 
 /** Whether one output line holds the quote (`…` matching any text, pieces in order). */
