@@ -69,9 +69,15 @@ run-failure">${esc(r.reason)}</div>`
         : ""
     }${r.waiting ? `<div class="run-waiting">${esc(r.waiting)}</div>` : ""}</td>`,
     `<td data-v="${esc(r.benchmark)}">${esc(r.benchmark)}</td>`,
-    `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
+    // A simulator run called no model: the config's model names would be a lie here.
+    r.simulator
+      ? `<td data-v="sim">sim <span class="muted">(offline simulator)</span></td>`
+      : `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
     `<td class="n" data-v="${r.best ?? -1}">${fmtScore(r.best)}</td>`,
-    `<td class="n" data-v="${r.steps}">${r.steps}${r.total_steps ? `/${r.total_steps}` : ""}</td>`,
+    // An evaluation has no training steps: "—", as `skillopt runs` prints.
+    r.kind === "eval"
+      ? `<td class="n" data-v="-1">—</td>`
+      : `<td class="n" data-v="${r.steps}">${r.steps}${r.total_steps ? `/${r.total_steps}` : ""}</td>`,
     `<td class="n" data-v="${r.cost_usd ?? -1}">${fmtCost(r.cost_usd)}</td>`,
     `<td data-v="${esc(r.started_at ?? "")}">${esc((r.started_at ?? "").replace("T", " ").replace(/\.\d+Z$/, "Z"))}</td>`,
   ];
