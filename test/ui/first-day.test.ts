@@ -160,6 +160,10 @@ describe.skipIf(noBrowser)("a new user's runs in the dashboard and the report", 
     const ticks = (await boxes(sim, "svg#score-chart text.tick[text-anchor='end']")).map((t) => Number(t.text));
     const yOf = (v: number) =>
       grid[0]! + ((v - ticks[0]!) / (ticks[ticks.length - 1]! - ticks[0]!)) * (grid[grid.length - 1]! - grid[0]!);
+    // Its header names the simulator, not the config's model names.
+    const meta = await sim.locator("header p.meta").textContent();
+    expect(meta).toContain("backend sim (offline simulator)");
+    expect(meta).not.toContain("gpt-");
     const partial = await boxes(sim, "svg#score-chart .pt.partial");
     expect(partial.some((p) => p.title.includes("rejected after 1/24 items"))).toBe(true);
     for (const p of partial) {

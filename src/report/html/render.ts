@@ -16,12 +16,12 @@ function badge(word: string): string {
 
 /** Run title, models and the simulator notice. */
 function renderHeader(run: RunView): string {
-  const models = [
-    run.optimizerModel && `optimizer ${run.optimizerModel}`,
-    run.targetModel && `target ${run.targetModel}`,
-  ]
-    .filter(Boolean)
-    .join(" · ");
+  // A simulator run called no model: the config's model names are not what answered.
+  const models = run.simulator
+    ? ""
+    : [run.optimizerModel && `optimizer ${run.optimizerModel}`, run.targetModel && `target ${run.targetModel}`]
+        .filter(Boolean)
+        .join(" · ");
   return `<header><h1>${esc(run.name)} ${badge(run.status)}</h1><p class="meta">${esc(
     [
       run.benchmark && `benchmark ${run.benchmark}`,
