@@ -63,5 +63,23 @@ describe("the console tells the truth", () => {
     expect(r.stdout).toContain("cost unknown");
     // The priced optimizer model gets no such line.
     expect(r.stderr).not.toContain("no price is known for the optimizer model");
+    // `eval` says the same before it scores.
+    const ev = await runCli(
+      [
+        "eval",
+        "--config",
+        "quickstart",
+        "--skill",
+        join(dir.path, "run", "best_skill.md"),
+        "--out",
+        join(dir.path, "eval"),
+        ...endpointSets(server.url),
+        "--set",
+        "model.target=gpt-5.4-mnii",
+      ],
+      { cwd: dir.path },
+    );
+    expect(ev.code).toBe(0);
+    expect(ev.stderr).toContain('[warn] no price is known for the target model "gpt-5.4-mnii" (openai_compatible)');
   });
 });
