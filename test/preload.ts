@@ -1,7 +1,8 @@
-import { setDefaultTimeout } from "bun:test";
+import { afterAll, setDefaultTimeout } from "bun:test";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { skippedSummary } from "./support/prereqs.ts";
 
 // Every test process gets its own home, XDG dirs and state dirs, and no provider keys, before
 // any src/ module reads the environment.
@@ -31,3 +32,10 @@ for (const k of Object.keys(process.env)) if (KEY_VARS.test(k)) delete process.e
 // setDefaultTimeout to the first test file only, and ignores bunfig's [test] timeout. This call
 // still covers a bare `bun test` of a single file.
 setDefaultTimeout(60_000);
+
+// A machine without Chromium or openpyxl skips the tests that need them (test/support/prereqs.ts);
+// the run ends saying which and how to install what is missing. In a preload, afterAll runs once
+// after every file.
+afterAll(() => {
+  for (const line of skippedSummary()) process.stderr.write(`\n${line}\n`);
+});

@@ -17,7 +17,7 @@
  * before a paid call once a cap is reached. A cache hit is never blocked by a cap and costs 0.
  */
 import type { Role } from "../engine/index.ts";
-import { ConfigError, log, skilloptCacheDir } from "../lib/index.ts";
+import { closest, ConfigError, log, skilloptCacheDir } from "../lib/index.ts";
 import { openCallCache, type Store } from "../store/index.ts";
 import { type BatchEvent, Batcher, type BatchMode } from "./batcher.ts";
 import { type CallEvent, LayeredModelClient, type RoleBinding } from "./client.ts";
@@ -296,6 +296,34 @@ function batchModes(
 const REPORTS_OWN_COST = new Set(["claude_chat", "claude_code_exec"]);
 // Backends that report no token usage at all: a money cap can never be enforced on them.
 const NO_USAGE = new Set(["copilot_chat", "copilot_exec", "cursor_chat", "pi_chat", "opencode_chat"]);
+
+/**
+ * Roles whose calls will have no known cost, in words for a start-up warning: a run without a money
+ * cap still runs, but a mistyped model name would otherwise only show as "cost unknown" at the end.
+ */
+export function costUnknownWarnings(client: Pick<SkilloptModelClient, "info" | "prices">): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const role of ["optimizer", "target"] as const) {
+    const info = client.info[role];
+    if (!info || info.backend === "sim" || REPORTS_OWN_COST.has(info.backend)) continue;
+    const key = `${info.backend}/${info.model}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    if (NO_USAGE.has(info.backend)) {
+      out.push(`the ${role} backend ${info.backend} reports no token usage: this run's cost will read "unknown"`);
+      continue;
+    }
+    if (!info.model || client.prices.lookup(info.model)) continue;
+    const guess = closest(info.model, client.prices.names());
+    out.push(
+      `no price is known for the ${role} model ${JSON.stringify(info.model)} (${info.backend})${guess ? ` (did you mean "${guess}"?)` : ""}: \
+this run's cost will read "unknown"; give its price with --set model.pricing.${info.model}.input_per_mtok=… and output_per_mtok=…, or check the \
+model name`,
+    );
+  }
+  return out;
+}
 
 /**
  * A money cap is only a cap when every call it must count has a known cost: refuse to start

@@ -150,6 +150,11 @@ export class PriceTable {
       for (const [model, price] of Object.entries(layer)) this.prices.set(model.toLowerCase(), price);
   }
 
+  /** Every model with a price (lower case). */
+  names(): string[] {
+    return [...this.prices.keys()];
+  }
+
   /** Price of a model: exact name, then without a provider prefix or a date/version suffix. */
   lookup(model: string): Price | undefined {
     for (const name of candidates(model)) {

@@ -1,6 +1,6 @@
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { createModelClient } from "../backends/index.ts";
+import { costUnknownWarnings, createModelClient } from "../backends/index.ts";
 import {
   byTaskType,
   Evaluator,
@@ -228,6 +228,8 @@ export default defineCommand({
         process.stderr.write(
           `  ${backendLine(client)}\n  [eval] split=${split} items=${items.length} skill=${relative(cwd, skillPath)}\n`,
         );
+      // A model without a price (a mistyped name) is named now, not only as "cost unknown" at the end.
+      for (const w of costUnknownWarnings(client)) process.stderr.write(`  [warn] ${w}\n`);
       const events = recordingWarnings(
         out,
         quiet

@@ -54,7 +54,13 @@ export default defineCommand({
     },
     remove: {
       type: "boolean",
-      description: "Undo the install: delete what it created, restore what it edited, byte for byte",
+      description:
+        "Undo the install: delete what it created, restore what it edited; from JSON settings or Markdown changed since, take out only its own entries",
+    },
+    force: {
+      type: "boolean",
+      description:
+        "With --remove: forget the install even when a file changed in a way it cannot undo, leaving that file as it is",
     },
     hook: {
       type: "boolean",
@@ -88,14 +94,22 @@ export default defineCommand({
         expected: "existing directory",
       });
     const dry = args["dry-run"] === true;
+    if (args.force && !args.remove)
+      throw new UsageError("--force goes with --remove", { flag: "force", expected: "--remove", value: true });
     if (args.remove) {
       const m = readManifest(agent, root);
-      const steps = planRemove(m);
-      if (!dry) remove(agent, m);
-      if (output.json) return printJson({ agent, root, dry_run: dry, removed: steps });
+      const steps = planRemove(m, { force: args.force === true });
+      if (!dry) remove(agent, m, steps);
+      if (output.json)
+        return printJson({
+          agent,
+          root,
+          dry_run: dry,
+          removed: steps.map((s) => ({ path: s.path, action: s.action, ...(s.note ? { note: s.note } : {}) })),
+        });
       return printResult(
         [
-          ...steps.map((s) => `${dry ? "would " : ""}${s.action} ${s.path}`),
+          ...steps.map((s) => `${dry ? "would " : ""}${s.action} ${s.path}${s.note ? `: ${s.note}` : ""}`),
           dry ? "" : `removed skillopt integrate ${agent} from ${root}`,
         ]
           .filter(Boolean)

@@ -1,4 +1,5 @@
 import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
+import { tidyUsage } from "./help.ts";
 import { acceptedFlags, HELP_ARGS, valuedFlags } from "./args.ts";
 import type { AnyCommand as CommandDef } from "./command-def.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
@@ -144,11 +145,6 @@ export async function checkCommandLine(argv: string[]): Promise<string> {
   return commandName;
 }
 
-function plain(text: string): string {
-  if (process.stdout.isTTY && output.color) return text;
-  return text.replace(/\u001b\[[0-9;]*m/g, "");
-}
-
 /** Parse argv, run the command, render any error. Returns the exit code; never calls process.exit. */
 export async function runCli(argv: string[]): Promise<number> {
   output.debug = argv.includes("--debug");
@@ -170,12 +166,12 @@ export async function runCli(argv: string[]): Promise<number> {
       const keep = args ? HELP_ARGS.get(args) : undefined;
       const shown =
         keep && args ? { ...leaf, args: Object.fromEntries(Object.entries(args).filter(([k]) => keep.has(k))) } : leaf;
-      process.stdout.write(`${plain(await renderUsage(shown, parent))}\n`);
+      process.stdout.write(`${tidyUsage(await renderUsage(shown, parent))}\n`);
       return 0;
     }
     const subs = await resolveValue(leaf.subCommands);
     if (subs && Object.keys(subs).length > 0 && !leaf.run) {
-      const usage = plain(await renderUsage(leaf, parent));
+      const usage = tidyUsage(await renderUsage(leaf, parent));
       if (chain.length === 1 && rest.length === 0) {
         process.stdout.write(`${usage}\n`);
         return 0;

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { createModelClient, type SkilloptModelClient } from "../backends/index.ts";
+import { costUnknownWarnings, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
 import { firstN, type Role, train } from "../engine/index.ts";
 import { compactTimestamp, UsageError, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
@@ -11,6 +11,7 @@ import {
   claimForResume,
   claimNewRun,
   recordingWarnings,
+  rememberRunRoot,
   runPaths,
   runRecorder,
 } from "../run/index.ts";
@@ -140,6 +141,7 @@ export default defineCommand({
         return;
       }
       const runStore = prepareStore();
+      if (!args.resume) rememberRunRoot(dir);
       const startLines = recordRunStart(runStore, paths, {
         input,
         loaded,
@@ -157,6 +159,8 @@ export default defineCommand({
       const events = recordingWarnings(dir, screen);
       // The first line always says which backend runs (the simulator named as such), also under --json.
       if (!output.quiet) errWrite(`${startLines.join("\n")}\n`);
+      // A model without a price runs (no cap asked for one), but says so now rather than at the end.
+      for (const w of costUnknownWarnings(client)) errWrite(`  [warn] ${w}\n`);
       const onSigint = () => controller.abort(new UsageError("interrupted", { command: "skillopt train" }));
       process.once("SIGINT", onSigint);
       process.once("SIGTERM", onSigint);
@@ -198,7 +202,8 @@ export default defineCommand({
       failed = true;
       throw err;
     } finally {
-      await closeInOrder([() => client?.close(), () => (run ? run.release() : store?.close())], failed);
+      // A run refused before it started leaves nothing behind (releaseOrDiscard); a started one keeps its folder.
+      await closeInOrder([() => client?.close(), () => (run ? run.releaseOrDiscard() : store?.close())], failed);
     }
   },
 });

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand } from "citty";
 import { log, UsageError } from "../lib/index.ts";
+import { defaultRunsRoot, shownPath } from "../run/index.ts";
 import { ALLOW_FLAG, isLoopbackHost, startUi } from "../ui/index.ts";
 import { globalArgs } from "./args.ts";
 import { printResult } from "./output.ts";
@@ -13,8 +14,8 @@ export default defineCommand({
     ...globalArgs,
     root: {
       type: "string",
-      description: "Directory whose runs are shown (and where launched runs go)",
-      default: "outputs",
+      description:
+        "Directory whose runs are shown (and where launched runs go); default outputs/, or the folder of your last run when outputs/ holds none",
       valueHint: "DIR",
     },
     host: {
@@ -58,7 +59,8 @@ export default defineCommand({
         value: token,
         expected: "at least 8 characters",
       });
-    const root = resolve(String(args.root));
+    const found = args.root === undefined ? defaultRunsRoot() : undefined;
+    const root = found ? found.root : resolve(String(args.root));
     if (!existsSync(root)) mkdirSync(root, { recursive: true });
     const host = String(args.host);
     const allowCommands = Boolean(args["allow-commands"]);
@@ -75,6 +77,7 @@ export default defineCommand({
         },
         ...(token ? { token } : {}),
         ...(args.project ? { sleepProject: resolve(String(args.project)) } : {}),
+        ...(found ? { looked: found.looked } : {}),
       });
     } catch (err) {
       const code = (err as { code?: string }).code;
@@ -93,7 +96,11 @@ export default defineCommand({
         "--token: a fixed token can be read by other local users from the process list, and works more than once",
       );
     if (allowCommands) log.warn(`${ALLOW_FLAG}: launches from this dashboard may run any program as you`);
-    log.info(`dashboard for runs under ${root}; Ctrl-C to stop`);
+    log.info(
+      `dashboard for runs under ${root}${
+        found?.source === "last" ? ` (where your last run went; ${shownPath(found.looked[0]!)} holds none)` : ""
+      }; another folder: --root DIR; Ctrl-C to stop`,
+    );
     printResult(ui.tokenUrl);
     await new Promise<void>((done) => {
       const stop = () => {

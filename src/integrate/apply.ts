@@ -9,6 +9,9 @@ import { SNIPPET_END, SNIPPET_START } from "./texts.ts";
 interface Planned {
   path: string;
   action: "create" | "edit";
+  kind: Change["kind"];
+  /** For a JSON file: the entries this install adds (`doc[key][name]`). */
+  entries?: Array<{ key: string; name: string }>;
   bytes: string;
   previous: Buffer | null;
   mode: number | null;
@@ -28,6 +31,10 @@ const ManifestSchema = v.object({
       sha256: v.string(),
       previous_base64: v.nullable(v.string()),
       previous_mode: v.nullable(v.number()),
+      // What kind of change it was and, for JSON, which entries were ours: --remove takes out just
+      // those from a file the agent or the user edited since. Absent in older manifests.
+      kind: v.optional(v.picklist(["file", "json", "snippet"])),
+      entries: v.optional(v.array(v.object({ key: v.string(), name: v.string() }))),
     }),
   ),
   dirs: v.array(v.string()),
@@ -115,10 +122,18 @@ export function planInstall(agent: Agent, t: Target): Planned[] {
           { path: c.path, expected: "no file" },
           { hint: "move it away (or run --remove if an earlier install wrote it), then rerun" },
         );
-      return { path: c.path, action: "create", bytes: c.content, previous, mode };
+      return { path: c.path, action: "create", kind: c.kind, bytes: c.content, previous, mode };
     }
     if (c.kind === "json")
-      return { path: c.path, action: previous ? "edit" : "create", bytes: jsonEdit(c, previous), previous, mode };
+      return {
+        path: c.path,
+        action: previous ? "edit" : "create",
+        kind: c.kind,
+        entries: c.entries.map((e) => ({ key: e.key, name: e.name })),
+        bytes: jsonEdit(c, previous),
+        previous,
+        mode,
+      };
     const text = previous?.toString("utf8") ?? "";
     if (text.includes(SNIPPET_START))
       throw new UsageError(
@@ -128,7 +143,7 @@ export function planInstall(agent: Agent, t: Target): Planned[] {
       );
     const block = `${SNIPPET_START}\n${c.text}\n${SNIPPET_END}\n`;
     const bytes = text ? `${text}${text.endsWith("\n") ? "" : "\n"}\n${block}` : block;
-    return { path: c.path, action: previous ? "edit" : "create", bytes, previous, mode };
+    return { path: c.path, action: previous ? "edit" : "create", kind: c.kind, bytes, previous, mode };
   });
 }
 
@@ -181,6 +196,8 @@ export function install(agent: Agent, t: Target, plan: readonly Planned[]): stri
         sha256: sha256(p.bytes),
         previous_base64: p.previous ? p.previous.toString("base64") : null,
         previous_mode: p.mode,
+        kind: p.kind,
+        ...(p.entries ? { entries: p.entries } : {}),
       })),
       dirs,
     };
@@ -234,33 +251,138 @@ export function readManifest(agent: Agent, root: string): Manifest {
   return parsed.output;
 }
 
-/** What --remove does to each file: delete what the install created, restore what it edited. */
-export function planRemove(m: Manifest): Array<{ path: string; action: "delete" | "restore" }> {
-  for (const f of m.files) {
-    const now = regularOrMissing(f.path);
-    if (!now || sha256(now) !== f.sha256)
-      throw new UsageError(
-        `${f.path} ${now ? "changed" : "is gone"} since skillopt integrate wrote it; --remove restores only files it can match`,
-        { flag: "remove", path: f.path, expected: "the bytes skillopt integrate wrote" },
-        {
-          hint:
-            f.action === "edited"
-              ? "undo your change to it (or remove the skillopt entry by hand), then rerun"
-              : "put it back or delete the manifest by hand",
-        },
-      );
-  }
-  return m.files.map((f) => ({
-    path: f.path,
-    action: f.action === "edited" && f.previous_base64 !== null ? "restore" : "delete",
-  }));
+/** What --remove does to one file, and why when it is not a plain delete or restore. */
+interface RemoveStep {
+  path: string;
+  /** delete/restore: the install's own bytes; edit: our entries or snippet taken out of a file changed since; leave: untouched. */
+  action: "delete" | "restore" | "edit" | "leave";
+  /** The bytes an edit writes. */
+  bytes?: string;
+  /** What stayed, or why the file is left. */
+  note?: string;
 }
 
-/** Undo an install byte for byte: created files and folders go, edited files get their previous bytes back. */
-export function remove(agent: Agent, m: Manifest): void {
-  planRemove(m);
-  for (const f of [...m.files].reverse())
-    restore(f.path, f.previous_base64 === null ? null : Buffer.from(f.previous_base64, "base64"), f.previous_mode);
+type ManifestFile = Manifest["files"][number];
+
+function previousOf(f: ManifestFile): Buffer | null {
+  return f.previous_base64 === null ? null : Buffer.from(f.previous_base64, "base64");
+}
+
+function plainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/**
+ * A JSON file changed since the install (an agent's "always allow", the user's own servers): take
+ * out only our entries, by key. What remains is written back, or the previous bytes restored when
+ * nothing else changed, or the file deleted when the install created it and nothing else is in it.
+ */
+function removeJsonEntries(f: ManifestFile, now: Buffer): RemoveStep | string {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(now.toString("utf8"));
+  } catch {
+    return "it is no longer plain JSON";
+  }
+  if (!plainObject(doc)) return "it is no longer a JSON object";
+  const previous = previousOf(f);
+  let before: Record<string, unknown> = {};
+  if (previous) {
+    try {
+      const parsed: unknown = JSON.parse(previous.toString("utf8"));
+      if (plainObject(parsed)) before = parsed;
+    } catch {
+      // The install refuses files it cannot parse, so this does not happen; treat as empty.
+    }
+  }
+  const rest: Record<string, unknown> = { ...doc };
+  const taken: string[] = [];
+  for (const e of f.entries ?? []) {
+    const section = rest[e.key];
+    if (!plainObject(section) || !(e.name in section)) continue;
+    const { [e.name]: _ours, ...others } = section;
+    taken.push(`${e.key}.${e.name}`);
+    if (Object.keys(others).length === 0 && !(e.key in before)) delete rest[e.key];
+    else rest[e.key] = others;
+  }
+  const gone = taken.length ? `took out ${taken.join(", ")}` : "the skillopt entries were already gone";
+  if (previous && Bun.deepEquals(rest, before)) return { path: f.path, action: "restore", note: gone };
+  if (!previous && Object.keys(rest).length === 0) return { path: f.path, action: "delete", note: gone };
+  const left = Object.keys(rest).filter((k) => !Bun.deepEquals(rest[k], before[k]));
+  return {
+    path: f.path,
+    action: "edit",
+    bytes: `${JSON.stringify(rest, null, 2)}\n`,
+    note: `${gone}; left ${left.length ? left.join(", ") : "the rest"} as it is now (not written by skillopt)`,
+  };
+}
+
+/** A Markdown file changed since the install: take out the block between our markers, keep the rest. */
+function removeSnippet(f: ManifestFile, now: Buffer): RemoveStep | string {
+  const text = now.toString("utf8");
+  const start = text.indexOf(SNIPPET_START);
+  const end = text.indexOf(SNIPPET_END, start);
+  const previous = previousOf(f);
+  let rest = text;
+  let gone = "the skillopt block was already gone";
+  if (start >= 0) {
+    if (end < 0 || text.indexOf(SNIPPET_START, start + 1) >= 0) return "its skillopt markers are no longer one pair";
+    let cut = end + SNIPPET_END.length;
+    if (text[cut] === "\n") cut++;
+    // The install put one blank line before the block in a file that had text.
+    let from = start;
+    if (from >= 2 && text.slice(from - 2, from) === "\n\n") from--;
+    rest = text.slice(0, from) + text.slice(cut);
+    gone = "took out the skillopt block";
+  }
+  if (previous && rest === previous.toString("utf8")) return { path: f.path, action: "restore", note: gone };
+  if (!previous && rest.trim() === "") return { path: f.path, action: "delete", note: gone };
+  return { path: f.path, action: "edit", bytes: rest, note: `${gone}; left the rest as it is now` };
+}
+
+/**
+ * What --remove does to each file: delete what the install created and restore what it edited when
+ * the bytes are still the install's; from a JSON or Markdown file changed since, take out only our
+ * entries or our block. Any other change is refused, or with `force` left as it is.
+ */
+export function planRemove(m: Manifest, opts: { force?: boolean } = {}): RemoveStep[] {
+  return m.files.map((f): RemoveStep => {
+    const now = regularOrMissing(f.path);
+    if (!now) return { path: f.path, action: "leave", note: "already gone" };
+    if (sha256(now) === f.sha256)
+      return { path: f.path, action: f.action === "edited" && f.previous_base64 !== null ? "restore" : "delete" };
+    const step =
+      f.kind === "json" && f.entries
+        ? removeJsonEntries(f, now)
+        : f.kind === "snippet"
+          ? removeSnippet(f, now)
+          : "skillopt integrate cannot tell its own part from the change";
+    if (typeof step !== "string") return step;
+    if (opts.force)
+      return { path: f.path, action: "leave", note: `changed since the install (${step}); left as it is` };
+    throw new UsageError(
+      `${f.path} changed since skillopt integrate wrote it and ${step}; --remove changed nothing`,
+      { flag: "remove", path: f.path, expected: "the bytes skillopt integrate wrote" },
+      {
+        hint: "undo that change, or rerun with --remove --force to remove the rest and forget the install, leaving this file as it is",
+      },
+    );
+  });
+}
+
+/** Carry out a planned removal: files in reverse install order, then the folders it made, then the manifest. */
+export function remove(agent: Agent, m: Manifest, steps: readonly RemoveStep[]): void {
+  const byPath = new Map(m.files.map((f) => [f.path, f]));
+  for (const s of [...steps].reverse()) {
+    const f = byPath.get(s.path)!;
+    if (s.action === "delete") rmSync(s.path, { force: true });
+    else if (s.action === "restore") restore(s.path, previousOf(f), f.previous_mode);
+    else if (s.action === "edit") {
+      const mode = statSync(s.path).mode & 0o777;
+      writeFileAtomic(s.path, s.bytes ?? "");
+      chmodSync(s.path, mode);
+    }
+  }
   removeDirs(m.dirs);
   rmSync(manifestPath(agent, m.root), { force: true });
 }

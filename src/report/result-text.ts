@@ -10,7 +10,8 @@ export function resultText(s: Summary): string {
     `${s.status === "finished" ? "Training finished" : `Training stopped (${s.stopped_reason})`}${s.backend ? ` — ${s.backend}` : ""}`,
     `  selection: baseline ${pct(s.baseline.selection)} → best ${pct(s.best.selection)} (step ${s.best.step}) · final ${pct(s.final.selection)}`,
     `  test:      baseline ${pct(s.baseline.test)} → best ${pct(s.best.test)} · final ${pct(s.final.test)}`,
-    `  steps ${s.steps}/${s.total_steps}: accepted ${s.accepted}, rejected ${s.rejected} (early ${s.rejected_early}), skipped ${s.skipped}`,
+    `  steps ${s.steps}/${s.total_steps}: accepted ${s.accepted}, rejected ${s.rejected} (early ${s.rejected_early}), \
+undecided ${s.undecided ?? 0}, skipped ${s.skipped}`,
     `  calls ${s.calls.total} (cached ${s.calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost \
 ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_s}s`,
     `  best skill: ${join(String(s.out), RUN_FILES.bestSkill)}`,

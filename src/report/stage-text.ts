@@ -47,7 +47,7 @@ lr_control_mode=${e.lrControl}`,
     } early_reject=${g.useGate && g.earlyReject ? "on" : "off"} rule=${g.rule}${
       g.rule !== "strict"
         ? ` \
-confidence=${g.confidence} min_effect=${g.minEffect}`
+confidence=${g.confidence} min_effect=${g.minEffect} (${(g.minEffect * 100).toFixed(1)} pts)`
         : ""
     }${g.maxRegressions === null ? "" : ` max_regressions=${g.maxRegressions}`}`,
     `[slow update] acceptance=${e.slowUpdateGated ? "gated (selection-set validation)" : "force-accept (then re-validated)"}`,
@@ -109,7 +109,8 @@ export function noiseFloorAdvice(e: Extract<StageEvent, { type: "noise_floor" }>
   if (e.detectable_gain <= e.min_effect) return undefined;
   return `at n=${e.selection_items} and a ${Math.round(e.flip_rate * 100)} % flip rate, the smallest detectable gain is \
 ~${Math.round(e.detectable_gain * 100)} \
-points (evaluation.gate_min_effect is ${Math.round(e.min_effect * 1000) / 10}); a larger selection split (evaluation.sel_env_num / more val items) lets the \
+points (evaluation.gate_min_effect is ${e.min_effect}, ${(e.min_effect * 100).toFixed(1)} pts); a larger selection split \
+(evaluation.sel_env_num / more val items) lets the \
 gate see smaller real gains`;
 }
 
@@ -220,7 +221,9 @@ hard=${f4(e.cacheHit.hard)}`
     case "decision":
       return step(decisionText(e));
     case "slow_update_placeholder":
-      return step(`[SLOW UPDATE epoch ${e.epoch}] injected empty placeholder`);
+      return step(
+        `[SLOW UPDATE epoch ${e.epoch}] nothing to compare yet: the skill gets an empty slow-update section for later epochs to fill`,
+      );
     case "slow_update_start":
       return step(`SLOW UPDATE — Epoch ${e.epoch} (comparing epoch ${e.epoch - 1} vs ${e.epoch})`);
     case "slow_update_pairs":

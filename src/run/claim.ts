@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmdirSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { processAlive, UsageError } from "../lib/index.ts";
 import {
   claimRun,
@@ -17,17 +18,54 @@ export interface ClaimedRun {
   /** The saved config input of the run (JSON), when resuming one that started. */
   savedInput: string | undefined;
   release(): void;
+  /**
+   * Release the claim and, when the run never started (refused before its first record: a bad
+   * endpoint, a cap it cannot enforce) and nothing was paid for, remove what claiming it created:
+   * the store and the folders made for it. Nothing of a run that never started remains to be
+   * listed as interrupted. A no-op past the start, and for a resumed run.
+   */
+  releaseOrDiscard(): void;
 }
 
-function held(store: Store): ClaimedRun {
+function held(store: Store, created?: { state: string; dirs: string[] }): ClaimedRun {
+  const release = () => {
+    releaseRun(store, process.pid);
+    store.close();
+  };
   return {
     store,
     savedInput: undefined,
-    release() {
-      releaseRun(store, process.pid);
-      store.close();
+    release,
+    releaseOrDiscard() {
+      const unstarted = created !== undefined && !getRunMeta(store).input && !paidCalls(store);
+      release();
+      if (!unstarted) return;
+      for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(created.state + suffix, { force: true });
+      for (const d of [...created.dirs].reverse()) {
+        try {
+          rmdirSync(d);
+        } catch {
+          // Not empty (something else was put there) or already gone: it stays.
+        }
+      }
     },
   };
+}
+
+/** Whether any model call was recorded in the store (a run that paid for something keeps its record). */
+function paidCalls(store: Store): boolean {
+  try {
+    return store.db.query("SELECT 1 FROM call_ledger LIMIT 1").get() !== null;
+  } catch {
+    return false; // no ledger table: nothing was called
+  }
+}
+
+/** The folders `mkdirSync(dir, { recursive: true })` is about to create, outermost first. */
+function missingDirs(dir: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; !existsSync(d) && d !== dirname(d); d = dirname(d)) out.unshift(d);
+  return out;
 }
 
 /**
@@ -94,6 +132,8 @@ export function claimNewRun(dir: string, shown: string): ClaimedRun {
       { hint: `continue it with --resume ${shown}, or choose another --out` },
     );
   }
+  const created = { state: p.state, dirs: missingDirs(dir) };
+  const stateExisted = existsSync(p.state);
   mkdirSync(dir, { recursive: true });
   const store = openRunStore(p.state);
   const claim = claimRun(store, process.pid, processAlive);
@@ -105,5 +145,6 @@ export function claimNewRun(dir: string, shown: string): ClaimedRun {
       { hint: "choose another --out" },
     );
   }
-  return held(store);
+  // A store that was there before (an earlier run stopped before it started) is not ours to delete.
+  return held(store, stateExisted ? undefined : created);
 }

@@ -5,3 +5,4 @@ export * from "./status.ts";
 export * from "./records.ts";
 export * from "./batch-wait.ts";
 export * from "./warnings.ts";
+export * from "./roots.ts";

@@ -255,8 +255,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
       );
     if (checkable.length < tasks.length)
       notes.push(
-        `${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (set replay_uncheckable: true to judge them \
-against their own intent)`,
+        `${tasks.length - checkable.length} task(s) without a checkable reference were not replayed (to judge them against their own intent, set \
+replay_uncheckable: true in the Sleep config file, ~/.skillopt-sleep/config.yaml; there is no flag for it)`,
       );
     const ctx = { backend, ledger, evidence, workers: cfg.workers, onProgress: input.onProgress };
     let result: ConsolidateResult | undefined;

@@ -69,26 +69,34 @@ run-failure">${esc(r.reason)}</div>`
         : ""
     }${r.waiting ? `<div class="run-waiting">${esc(r.waiting)}</div>` : ""}</td>`,
     `<td data-v="${esc(r.benchmark)}">${esc(r.benchmark)}</td>`,
-    `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
+    // A simulator run called no model: the config's model names would be a lie here.
+    r.simulator
+      ? `<td data-v="sim">sim <span class="muted">(offline simulator)</span></td>`
+      : `<td data-v="${esc(`${r.optimizer} ${r.target}`)}">${esc(r.optimizer)}${r.target && r.target !== r.optimizer ? ` / ${esc(r.target)}` : ""}</td>`,
     `<td class="n" data-v="${r.best ?? -1}">${fmtScore(r.best)}</td>`,
-    `<td class="n" data-v="${r.steps}">${r.steps}${r.total_steps ? `/${r.total_steps}` : ""}</td>`,
+    // An evaluation has no training steps: "—", as `skillopt runs` prints.
+    r.kind === "eval"
+      ? `<td class="n" data-v="-1">—</td>`
+      : `<td class="n" data-v="${r.steps}">${r.steps}${r.total_steps ? `/${r.total_steps}` : ""}</td>`,
     `<td class="n" data-v="${r.cost_usd ?? -1}">${fmtCost(r.cost_usd)}</td>`,
     `<td data-v="${esc(r.started_at ?? "")}">${esc((r.started_at ?? "").replace("T", " ").replace(/\.\d+Z$/, "Z"))}</td>`,
   ];
   return `<tr data-run="${esc(r.id)}"${r.error ? ' class="has-error"' : ""}>${cells.join("")}</tr>`;
 }
 
-export function runsPage(rows: RunRow[], root: string): string {
+export function runsPage(rows: RunRow[], root: string, looked: readonly string[] = [root]): string {
   const heads = ["", "run", "status", "benchmark", "models", "best", "steps", "cost", "started"]
     .map((h, i) => (i === 0 ? "<th></th>" : `<th data-sort="${i}" class="${i >= 5 && i <= 7 ? "n" : ""}">${h}</th>`))
     .join("");
   const table =
     rows.length === 0
-      ? `<p class="muted" id="no-runs">No runs under <code>${esc(root)}</code> yet. Start one from <a href="/launch">Launch</a> or with \
-<code>skillopt train --config quickstart</code>.</p>`
+      ? `<div class="muted" id="no-runs"><p>No runs under <code>${esc(root)}</code> yet. Start one from <a href="/launch">Launch</a> or with \
+<code>skillopt train --config quickstart</code>.</p><p>Looked in ${looked.map((d) => `<code>${esc(d)}</code>`).join(", ")}. Runs written \
+elsewhere (<code>--out DIR/run</code>) are shown by <code>skillopt ui --root DIR</code>.</p></div>`
       : `<table class="sortable" id="runs"><thead><tr>${heads}</tr></thead><tbody>${rows.map(rowHtml).join("")}</tbody></table>
 <p><button id="compare-btn" type="button">Compare the two selected runs</button></p>`;
-  return `<h1>Runs</h1><p class="meta">Under <code>${esc(root)}</code> · click a column to sort</p>${table}`;
+  return `<h1>Runs</h1><p class="meta">Under <code>${esc(root)}</code> (another folder: <code>skillopt ui --root DIR</code>) · click a column \
+to sort</p>${table}`;
 }
 
 const STAGES = ["rollout", "reflect", "aggregate", "select", "update", "evaluate", "slow update", "meta skill", "test"];

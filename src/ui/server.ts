@@ -43,6 +43,8 @@ interface UiOptions {
   env?: Record<string, string | undefined>;
   /** Project whose Sleep nights the panel shows first (default: cwd). */
   sleepProject?: string;
+  /** Every folder `skillopt ui` looked in for runs (no --root given), for the empty page to name. */
+  looked?: string[];
   /** Replace the Sleep panel (tests); `null` turns it off. */
   sleep?: SleepPanel | null;
 }
@@ -278,7 +280,9 @@ export function startUi(opts: UiOptions): UiServer {
     if (method === "GET" && path === "/assets/style.css")
       return new Response(UI_CSS, { headers: headers({ "content-type": "text/css; charset=utf-8" }) });
     if (method === "GET" && path === "/")
-      return html(page({ title: "Runs", tab: "runs", pageId: "runs", body: runsPage(listRuns(root, status), root) }));
+      return html(
+        page({ title: "Runs", tab: "runs", pageId: "runs", body: runsPage(listRuns(root, status), root, opts.looked) }),
+      );
     if (method === "GET" && path === "/api/runs") return json(listRuns(root, status));
     if (method === "GET" && path === "/compare") {
       const rows = listRuns(root, status);

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { FIXTURES } from "./support/context.ts";
 
@@ -52,7 +53,9 @@ describe("e2e: SearchQA on an exec target (fake Claude Code CLI)", () => {
   });
 });
 
-describe("e2e: SpreadsheetBench single mode on an exec target (fake Claude Code CLI)", () => {
+const noPython = await missing("openpyxl", import.meta.path);
+
+describe.skipIf(noPython)("e2e: SpreadsheetBench single mode on an exec target (fake Claude Code CLI)", () => {
   test("the agent's final script is executed in our isolated runner and scored; multi mode is refused", async () => {
     using home = tempDir("home-");
     await makeWorkbooks(home.path);

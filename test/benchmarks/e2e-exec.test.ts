@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { compatFlags, evalJson, KEY_ENV, scriptedServer, trainJson } from "./support/e2e.ts";
+import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
 
@@ -22,7 +23,9 @@ function sheetCode(instruction: string): string {
   return `\`\`\`python\nimport openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']\nfor r in range(2, ws.max_row + 1):\n    ${body}\nwb.save(OUTPUT_PATH)\n\`\`\``;
 }
 
-describe("e2e: SpreadsheetBench through openai_compatible (real Python)", () => {
+const noPython = await missing("openpyxl", import.meta.path);
+
+describe.skipIf(noPython)("e2e: SpreadsheetBench through openai_compatible (real Python)", () => {
   test("eval and a 1-epoch train score generated code cell by cell", async () => {
     await using server = await scriptedServer((req) => sheetCode(req.lastUserText));
     using dir = tempDir();

@@ -7,6 +7,7 @@ import { materialize, readManifest } from "../../src/benchmarks/shared/materiali
 import spreadsheet from "../../src/benchmarks/spreadsheetbench/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
+import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { benchContext, FIXTURES } from "./support/context.ts";
 
@@ -75,7 +76,9 @@ describe("OfficeQA custom search mode", () => {
   });
 });
 
-describe("SpreadsheetBench react mode", () => {
+const noPython = await missing("openpyxl", import.meta.path);
+
+describe.skipIf(noPython)("SpreadsheetBench react mode", () => {
   test("the agent writes solution.py, runs it through the python-only bash tool, and the script is scored", async () => {
     await using server = await startFakeOpenAI();
     const code =

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { compareWorkbooks, runCase } from "../../src/benchmarks/spreadsheetbench/evaluate.ts";
 import { executeCode, interpreter } from "../../src/benchmarks/spreadsheetbench/executor.ts";
 import { discoverCases } from "../../src/benchmarks/spreadsheetbench/loader.ts";
+import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
 
 const SUM_OK = `import openpyxl
@@ -16,20 +17,24 @@ for r in range(2, ws.max_row + 1):
 wb.save(OUTPUT_PATH)
 `;
 
+const noPython = await missing("openpyxl", import.meta.path);
 let root = "";
 let python = "";
 beforeAll(async () => {
+  if (noPython) return;
   root = mkdtempSync(join(tmpdir(), "skillopt-sheets-"));
   python = await makeWorkbooks(root);
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+});
 const dir = {
   get path() {
     return root;
   },
 };
 
-describe("SpreadsheetBench executor (real Python)", () => {
+describe.skipIf(noPython)("SpreadsheetBench executor (real Python)", () => {
   test("discovers the three test-case layouts", async () => {
     const sp = (id: string) => join(dir.path, "spreadsheet", id);
     expect(discoverCases(sp("sum-columns"), "sum-columns").map((c) => c.no)).toEqual(["1", "2"]);

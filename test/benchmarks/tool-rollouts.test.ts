@@ -8,6 +8,7 @@ import spreadsheet from "../../src/benchmarks/spreadsheetbench/index.ts";
 import { UnsupportedError } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
+import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { benchContext, FIXTURES } from "./support/context.ts";
 
@@ -180,7 +181,9 @@ const GOOD_SUM =
   "```python\nimport openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(row=r, column=3).value = ws.cell(row=r, column=1).value + ws.cell(row=r, column=2).value\nwb.save(OUTPUT_PATH)\n```";
 const BAD_SUM = GOOD_SUM.replace("+ ws.cell(row=r, column=2)", "* ws.cell(row=r, column=2)");
 
-describe("SpreadsheetBench rollout", () => {
+const noPython = await missing("openpyxl", import.meta.path);
+
+describe.skipIf(noPython)("SpreadsheetBench rollout", () => {
   test("multi mode in training: wrong cells are fed back without the expected values, then the fix passes all cases", async () => {
     await using server = await startFakeOpenAI();
     server.enqueue("```python\nraise RuntimeError('oops')\n```", BAD_SUM, GOOD_SUM);

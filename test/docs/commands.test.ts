@@ -4,14 +4,23 @@ import { join } from "node:path";
 import { checkCommandLine } from "../../src/cli/run.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { docFiles, type ShellBlock, shellBlocks, shellCommands, skilloptArgs } from "./markdown.ts";
+import {
+  docFiles,
+  missingQuotes,
+  outputExcerpts,
+  type ShellBlock,
+  shellBlocks,
+  shellCommands,
+  skilloptArgs,
+} from "./markdown.ts";
 
 /**
  * Every ```sh block of README.md and docs/ is tested (markers: see ShellBlock in markdown.ts).
  * Runnable blocks run page by page, in order, in one scratch directory per page with its own HOME,
  * XDG and state dirs, `skillopt` on PATH (this checkout, or SKILLOPT_BIN) and `npx skillopt` read
  * as `skillopt`. Pages share one `skillopt sim serve`: a block's own `skillopt sim serve … &` line
- * is dropped and its address 127.0.0.1:8765 pointed at the shared server.
+ * is dropped and its address 127.0.0.1:8765 pointed at the shared server. Output a page quotes
+ * (`<!-- doc-test: output -->`, see OutputExcerpt) is compared with what its block printed.
  */
 const BLOCKS: ShellBlock[] = docFiles().flatMap((f) => shellBlocks(f));
 const DOC_SIM_ADDRESS = "127.0.0.1:8765";
@@ -84,13 +93,16 @@ async function runPage(file: string, blocks: ShellBlock[], address: string): Pro
     NO_COLOR: "1",
   });
   // One shell for the whole page, as a reader's terminal: a variable exported in one block is
-  // still set in the next. Each block is sourced; status lines say which block ended how.
+  // still set in the next. Each block is sourced, its output (stdout and stderr) kept in its own
+  // file; status lines say which block ended how.
   const status = join(dir.path, "status");
+  const outputOf = (i: number) => join(dir.path, `out-${i}`);
   const master = blocks.flatMap((block, i) => {
     writeFileSync(join(dir.path, `block-${i}.sh`), scriptOf(block, address));
+    const source = `{ . "${dir.path}/block-${i}.sh"; } > "${outputOf(i)}" 2>&1`;
     return block.exit === 0
-      ? [`set -e`, `. "${dir.path}/block-${i}.sh"`, `set +e`, `echo "${i} 0" >> "${status}"`]
-      : [`set +e`, `. "${dir.path}/block-${i}.sh"`, `echo "${i} $?" >> "${status}"`];
+      ? [`set -e`, source, `set +e`, `echo "${i} 0" >> "${status}"`]
+      : [`set +e`, source, `echo "${i} $?" >> "${status}"`];
   });
   writeFileSync(join(dir.path, "page.sh"), `${master.join("\n")}\n`);
   const proc = Bun.spawn(["sh", join(dir.path, "page.sh")], {
@@ -112,23 +124,34 @@ async function runPage(file: string, blocks: ShellBlock[], address: string): Pro
       .filter(Boolean)
       .map((l) => l.split(" ").map(Number) as [number, number]),
   );
+  const printed = async (i: number) =>
+    (await Bun.file(outputOf(i)).exists()) ? await Bun.file(outputOf(i)).text() : "";
   const failures: string[] = [];
   for (const [i, block] of blocks.entries()) {
     const rc = ended.get(i);
     if (rc === block.exit) continue;
-    const tail = `${out}${err}`.trim().split("\n").slice(-12).join("\n    ");
+    const tail = `${await printed(i)}${out}${err}`.trim().split("\n").slice(-12).join("\n    ");
     failures.push(
       `${file}:${block.line}: ${rc === undefined ? `the page's shell stopped here (exit ${code})` : `exit ${rc}`}, expected ${block.exit}\n    ${tail}`,
     );
     break;
   }
+  if (failures.length) return failures;
+  for (const x of outputExcerpts(file)) {
+    const i = blocks.findIndex((b) => b.line === x.blockLine);
+    failures.push(...missingQuotes(x, await printed(i)));
+  }
   return failures;
 }
 
 describe("shell blocks in the docs", () => {
-  test("the docs have shell blocks, runnable and parse-only", () => {
+  test("the docs have shell blocks, runnable and parse-only, and quote their output", () => {
     expect(BLOCKS.filter((b) => b.mode === "run").length).toBeGreaterThanOrEqual(5);
     expect(BLOCKS.filter((b) => b.mode === "parse-only").length).toBeGreaterThan(0);
+    // getting-started quotes the quickstart's output and the capped run's, and every quote is checked.
+    const quoted = outputExcerpts("docs/getting-started.md");
+    expect(quoted.length).toBeGreaterThanOrEqual(3);
+    expect(quoted.every((x) => x.quotes.length > 0)).toBe(true);
   });
 
   test("every skillopt command line names a command that exists, with flags it accepts", async () => {

@@ -203,3 +203,91 @@ export function skilloptArgs(argv: readonly string[]): string[] | undefined {
   if (words[0] === "bun" && words[1] === "src/main.ts") return words.slice(2);
   return undefined;
 }
+
+/**
+ * Output quoted in a page, marked `<!-- doc-test: output -->` on the line before it: a plain fenced
+ * block (each non-empty line is quoted output), or a paragraph or list (each inline code span in
+ * it is quoted output). It quotes the output (stdout and stderr) of the page's last runnable ```sh
+ * block above it. In a quote, `…` stands for any text within the line, and a run of spaces for any
+ * (a table's column widths depend on the other rows).
+ */
+export interface OutputExcerpt {
+  file: string;
+  /** 1-based line of the marker. */
+  line: number;
+  /** 1-based line of the opening fence of the ```sh block whose output it quotes. */
+  blockLine: number;
+  /** A fenced quote's lines must appear in this order; a paragraph's spans each somewhere. */
+  ordered: boolean;
+  quotes: string[];
+}
+
+const OUTPUT_MARKER = /^\s*<!--\s*doc-test:\s*output\s*-->\s*$/;
+
+export function outputExcerpts(file: string, text = readDoc(file)): OutputExcerpt[] {
+  const runLines = shellBlocks(file, text)
+    .filter((b) => b.mode === "run")
+    .map((b) => b.line);
+  const lines = text.split("\n");
+  const out: OutputExcerpt[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!OUTPUT_MARKER.test(lines[i]!)) continue;
+    const blockLine = runLines.filter((l) => l < i + 1).pop();
+    if (blockLine === undefined)
+      throw new Error(`${file}:${i + 1}: an output quote with no runnable sh block above it`);
+    let j = i + 1;
+    while (j < lines.length && lines[j]!.trim() === "") j++;
+    const fence = /^(`{3,})\s*(text)?\s*$/.exec(lines[j] ?? "");
+    if (fence) {
+      const end = lines.findIndex((l, k) => k > j && l.trim() === fence[1]);
+      const body = lines.slice(j + 1, end < 0 ? lines.length : end);
+      out.push({ file, line: i + 1, blockLine, ordered: true, quotes: body.filter((l) => l.trim() !== "") });
+      continue;
+    }
+    let k = j;
+    while (k < lines.length && lines[k]!.trim() !== "") k++;
+    // A span may wrap onto the next line of a list item: read the paragraph as one line.
+    const paragraph = lines
+      .slice(j, k)
+      .map((l) => l.trim())
+      .join(" ");
+    out.push({ file, line: i + 1, blockLine, ordered: false, quotes: codeSpans(paragraph) });
+  }
+  return out;
+}
+
+/** What differs between two runs of one command: how long it took, and how wide a table's columns are. */
+function steady(s: string): string {
+  return s
+    .replace(/wall [\d.]+s/g, "wall Ns")
+    .replace(/[ \t]+/g, " ")
+    .trim();
+}
+
+/** Whether one output line holds the quote (`…` matching any text, pieces in order). */
+function lineHolds(line: string, quote: string): boolean {
+  let at = 0;
+  for (const piece of steady(quote.trim())
+    .split("…")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const found = steady(line).indexOf(piece, at);
+    if (found < 0) return false;
+    at = found + piece.length;
+  }
+  return true;
+}
+
+/** The quotes of an excerpt the output does not hold, each as a line for a failure message. */
+export function missingQuotes(x: OutputExcerpt, output: string): string[] {
+  const lines = output.split("\n");
+  const missing: string[] = [];
+  let from = 0;
+  for (const q of x.quotes) {
+    const idx = lines.findIndex((l, n) => n >= (x.ordered ? from : 0) && lineHolds(l, q));
+    if (idx < 0)
+      missing.push(`${x.file}:${x.line}: the output of the block at line ${x.blockLine} has no line with "${q}"`);
+    else if (x.ordered) from = idx + 1;
+  }
+  return missing;
+}

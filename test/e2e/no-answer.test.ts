@@ -144,7 +144,7 @@ describe("a call that got no answer is never a score (CLI spawned)", () => {
     ]);
     const table = await runCli(["runs", dir.path]);
     expect(table.stdout).toMatch(
-      /\tfailed \(target \(openai_compatible, model target-model, endpoint [^)]+\) gave no answer for 2 of 2 items/,
+      /\n {4}failed: target \(openai_compatible, model target-model, endpoint [^)]+\) gave no answer for 2 of 2 items/,
     );
 
     const html = readFileSync(join(out, "report.html"), "utf8");

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claimRun, getRunMeta, openRunStore, releaseRun } from "../../src/store/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
@@ -102,5 +102,38 @@ describe("one process per run directory", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("already holds a run");
     expect(readFileSync(foreign)).toEqual(before);
+  });
+
+  test("a run refused at start (a malformed endpoint, a cap on an unpriced model) leaves no folder, and `runs` lists nothing", async () => {
+    using dir = tempDir();
+    const bad = [
+      ["--set", "model.backend=openai_compatible", "--set", "model.openai_compatible_base_url=localhost:8000"],
+      [
+        "--set",
+        "model.backend=openai_compatible",
+        "--set",
+        "model.openai_compatible_base_url=http://127.0.0.1:9/v1",
+        "--set",
+        "model.openai_compatible_model=my-modle",
+        "--max-cost",
+        "1",
+      ],
+    ];
+    for (const [i, flags] of bad.entries()) {
+      const out = join(dir.path, "outputs", `refused-${i}`);
+      const r = await runCli(["train", "--config", "quickstart", ...flags, "--out", out], { cwd: dir.path });
+      expect(r.code).toBe(2);
+      expect(existsSync(out)).toBe(false);
+    }
+    // The parent folder it would have made for the run goes too.
+    expect(existsSync(join(dir.path, "outputs"))).toBe(false);
+    // An --out folder that was already there stays, empty as it was.
+    const mine = join(dir.path, "mine");
+    mkdirSync(mine);
+    const r = await runCli(["train", "--config", "quickstart", ...bad[0]!, "--out", mine], { cwd: dir.path });
+    expect(r.code).toBe(2);
+    expect(readdirSync(mine)).toEqual([]);
+    const runs = await runCli(["runs"], { cwd: dir.path });
+    expect(runs.stdout).not.toContain("interrupted");
   });
 });

@@ -12,6 +12,7 @@ import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { compatFlags, evalJson } from "../benchmarks/support/e2e.ts";
 import { makeWorkbooks } from "../benchmarks/support/spreadsheet.ts";
+import { missing } from "../support/prereqs.ts";
 import { benchContext, FIXTURES } from "../benchmarks/support/context.ts";
 import { MemoryRecorder, quickConfig } from "./support.ts";
 
@@ -81,6 +82,8 @@ describe("the engine tells the benchmark which phase a rollout serves", () => {
   });
 });
 
+const noPython = await missing("openpyxl", import.meta.path);
+
 describe("consequences in the benchmarks", () => {
   test("LiveMath: each training batch shuffles the choices with its own seed, evaluations with the run seed", async () => {
     await using server = await startFakeOpenAI({ reply: "<answer>A</answer>" });
@@ -117,49 +120,55 @@ describe("consequences in the benchmarks", () => {
     "```python\nimport openpyxl\nwb = openpyxl.load_workbook(INPUT_PATH)\nws = wb['Sheet1']\nfor r in range(2, ws.max_row + 1):\n    ws.cell(row=r, column=3).value = ws.cell(row=r, column=1).value * ws.cell(row=r, column=2).value\nwb.save(OUTPUT_PATH)\n```";
   const GOLD_FEEDBACK = /checked cells are right/;
 
-  test("SpreadsheetBench: gold-verified feedback in a training rollout, none in `skillopt eval --split train`", async () => {
-    using dir = tempDir();
-    await makeWorkbooks(dir.path);
-    const env = {
-      split_dir: join(FIXTURES, "spreadsheetbench", "split"),
-      data_root: dir.path,
-      mode: "multi",
-      max_turns: 3,
-      exec_timeout: 120,
-    };
-    // Training: the engine's batch rollout of the same train item gets the wrong cells fed back.
-    {
-      await using server = await startFakeOpenAI({ reply: BAD_SUM });
-      await using ctx = await benchContext(server.url, env, dir.path);
-      const splits = await spreadsheet.loadSplits(ctx);
-      const item = splits.train.find((i) => i.id === "sum-columns")!;
-      const out = await new Evaluator(spreadsheet, ctx, 1, NO_EVENTS).run("", [item], "train", undefined, { seed: 1 });
-      expect(out.results[0]!.hard).toBe(0);
-      expect(server.requests.some((r) => GOLD_FEEDBACK.test(r.lastUserText))).toBe(true);
-    }
-    // Eval on the train split: the first successful execution is final, no gold is consulted.
-    await using server = await startFakeOpenAI({ reply: (req) => (req.model === "target-model" ? BAD_SUM : "{}") });
-    const skill = join(dir.path, "s.md");
-    writeFileSync(skill, "# Skill\n");
-    const flags = [
-      "--config",
-      "spreadsheetbench",
-      ...Object.entries(env).flatMap(([k, v]) => ["--set", `env.${k}=${v}`]),
-      ...compatFlags(server.url),
-    ];
-    const res = await evalJson([
-      ...flags,
-      "--skill",
-      skill,
-      "--split",
-      "train",
-      "--out",
-      join(dir.path, "eval"),
-      "--no-cache",
-    ]);
-    expect(res.n_items).toBe(2);
-    const targetAsks = server.requests.filter((r) => r.model === "target-model");
-    expect(targetAsks.length).toBeGreaterThanOrEqual(2);
-    expect(targetAsks.some((r) => GOLD_FEEDBACK.test(r.lastUserText))).toBe(false);
-  }, 60_000);
+  test.skipIf(noPython)(
+    "SpreadsheetBench: gold-verified feedback in a training rollout, none in `skillopt eval --split train`",
+    async () => {
+      using dir = tempDir();
+      await makeWorkbooks(dir.path);
+      const env = {
+        split_dir: join(FIXTURES, "spreadsheetbench", "split"),
+        data_root: dir.path,
+        mode: "multi",
+        max_turns: 3,
+        exec_timeout: 120,
+      };
+      // Training: the engine's batch rollout of the same train item gets the wrong cells fed back.
+      {
+        await using server = await startFakeOpenAI({ reply: BAD_SUM });
+        await using ctx = await benchContext(server.url, env, dir.path);
+        const splits = await spreadsheet.loadSplits(ctx);
+        const item = splits.train.find((i) => i.id === "sum-columns")!;
+        const out = await new Evaluator(spreadsheet, ctx, 1, NO_EVENTS).run("", [item], "train", undefined, {
+          seed: 1,
+        });
+        expect(out.results[0]!.hard).toBe(0);
+        expect(server.requests.some((r) => GOLD_FEEDBACK.test(r.lastUserText))).toBe(true);
+      }
+      // Eval on the train split: the first successful execution is final, no gold is consulted.
+      await using server = await startFakeOpenAI({ reply: (req) => (req.model === "target-model" ? BAD_SUM : "{}") });
+      const skill = join(dir.path, "s.md");
+      writeFileSync(skill, "# Skill\n");
+      const flags = [
+        "--config",
+        "spreadsheetbench",
+        ...Object.entries(env).flatMap(([k, v]) => ["--set", `env.${k}=${v}`]),
+        ...compatFlags(server.url),
+      ];
+      const res = await evalJson([
+        ...flags,
+        "--skill",
+        skill,
+        "--split",
+        "train",
+        "--out",
+        join(dir.path, "eval"),
+        "--no-cache",
+      ]);
+      expect(res.n_items).toBe(2);
+      const targetAsks = server.requests.filter((r) => r.model === "target-model");
+      expect(targetAsks.length).toBeGreaterThanOrEqual(2);
+      expect(targetAsks.some((r) => GOLD_FEEDBACK.test(r.lastUserText))).toBe(false);
+    },
+    60_000,
+  );
 });

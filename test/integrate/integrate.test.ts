@@ -282,16 +282,87 @@ describe("skillopt integrate", () => {
     expect(dup.stderr).toContain('already has a "skillopt" entry under "mcpServers"');
 
     await integrate(["copilot", "--project", p], env);
-    const mcpJson = join(p, ".vscode", "mcp.json");
-    writeFileSync(mcpJson, readFileSync(mcpJson, "utf8").replace('"other"', '"renamed"'));
+    const instructions = join(p, ".github", "copilot-instructions.md");
+    // A change it cannot tell from its own part: the user rewrote the skillopt block itself.
+    writeFileSync(instructions, readFileSync(instructions, "utf8").replace("<!-- skillopt:end -->", ""));
+    const changed = tree(p);
     const rm = await runCli(["integrate", "copilot", "--project", p, "--remove"], { env });
     expect(rm.code).toBe(2);
-    expect(rm.stderr).toContain(`${mcpJson} changed since skillopt integrate wrote it`);
-    expect(existsSync(join(p, ".github", "copilot-instructions.md"))).toBe(true);
-    expect(readFileSync(join(p, ".github", "copilot-instructions.md"), "utf8")).toContain("<!-- skillopt:start");
+    expect(rm.stderr).toContain(`${instructions} changed since skillopt integrate wrote it`);
+    expect(rm.stderr).toContain("--remove --force");
+    expect(tree(p)).toEqual(changed);
+    // --force removes the rest and forgets the install, leaving that file as it is and saying so.
+    const forced = await runCli(["integrate", "copilot", "--project", p, "--remove", "--force"], { env });
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain(`leave ${instructions}: changed since the install`);
+    expect(readFileSync(instructions, "utf8")).toContain("<!-- skillopt:start");
+    expect(JSON.parse(readFileSync(join(p, ".vscode", "mcp.json"), "utf8")).servers.skillopt).toBeUndefined();
+    const reinstall = await runCli(["integrate", "copilot", "--project", p], { env });
+    expect(reinstall.stderr).not.toContain("already installed");
 
     const bad = await runCli(["integrate", "claud", "--project", p], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown agent "claud" (did you mean "claude"?)');
+  });
+
+  test("--remove after the agent and the user edited its JSON settings and Markdown: only skillopt's entries go, and it says what was left", async () => {
+    using tmp = tempDir("integrate-edited-");
+    const p = existingProject(tmp.path);
+    const fake = fakeSkillopt(tmp.path);
+    const env = { PATH: `${fake.dir}:${process.env.PATH}` };
+    const before = tree(p);
+    await integrate(["claude", "--project", p], env);
+    await integrate(["codex", "--project", p], env);
+    // Claude Code's "always allow" rewrites settings.local.json itself; the user adds a rule to AGENTS.md.
+    const settings = join(p, ".claude", "settings.local.json");
+    const doc = JSON.parse(readFileSync(settings, "utf8"));
+    doc.permissions.allow.push("Bash(git status:*)");
+    doc.enabledPlugins["other@market"] = true;
+    writeFileSync(settings, JSON.stringify(doc));
+    const agentsMd = join(p, "AGENTS.md");
+    writeFileSync(agentsMd, `${readFileSync(agentsMd, "utf8")}\nNever push on Fridays.\n`);
+
+    const dry = await runCli(["integrate", "claude", "--project", p, "--remove", "--dry-run"], { env });
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(
+      `would edit ${settings}: took out extraKnownMarketplaces.skillopt, enabledPlugins.skillopt@skillopt; left permissions, enabledPlugins as it is now (not written by skillopt)`,
+    );
+    const r = await runCli(["integrate", "claude", "--project", p, "--remove"], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`edit ${settings}: took out extraKnownMarketplaces.skillopt`);
+    expect(JSON.parse(readFileSync(settings, "utf8"))).toEqual({
+      permissions: { allow: ["Bash(npm test:*)", "Bash(git status:*)"] },
+      enabledPlugins: { "other@market": true },
+    });
+    expect(existsSync(join(p, ".claude", "skillopt-plugin"))).toBe(false);
+
+    const codex = await runCli(["integrate", "codex", "--project", p, "--remove"], { env });
+    expect(codex.code).toBe(0);
+    expect(codex.stdout).toContain(`edit ${agentsMd}: took out the skillopt block; left the rest as it is now`);
+    expect(readFileSync(agentsMd, "utf8")).toBe(
+      "# House rules\n\nRun the linter before committing.\n\nNever push on Fridays.\n",
+    );
+    expect(statSync(agentsMd).mode & 0o777).toBe(0o600);
+
+    // Following the old hint, removing the skillopt keys by hand: --remove then restores the previous bytes.
+    await integrate(["claude", "--project", p], env);
+    const handEdited = JSON.parse(readFileSync(settings, "utf8"));
+    delete handEdited.extraKnownMarketplaces;
+    delete handEdited.enabledPlugins["skillopt@skillopt"];
+    writeFileSync(settings, JSON.stringify(handEdited, null, 2));
+    const byHand = await runCli(["integrate", "claude", "--project", p, "--remove"], { env });
+    expect(byHand.code).toBe(0);
+    expect(byHand.stdout).toContain(`restore ${settings}: the skillopt entries were already gone`);
+    const again = await runCli(["integrate", "claude", "--project", p], { env });
+    expect(again.code).toBe(0);
+    await integrate(["claude", "--project", p, "--remove"], env);
+    expect(Object.keys(tree(p)).sort()).toEqual(Object.keys(before).sort());
+  });
+
+  test("--force goes with --remove only", async () => {
+    using tmp = tempDir("integrate-force-");
+    const r = await runCli(["integrate", "codex", "--project", tmp.path, "--force"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--force goes with --remove");
   });
 });

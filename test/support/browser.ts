@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { REPO_ROOT } from "./cli.ts";
+import { CHROMIUM_PATH } from "./prereqs.ts";
 
-export const CHROMIUM_PATH = process.env.SKILLOPT_CHROMIUM ?? "/usr/bin/chromium";
+export { CHROMIUM_PATH };
 
 /** Where browser tests put screenshots for review (gitignored). */
 export const TEST_OUTPUT = join(REPO_ROOT, "test-output");
@@ -30,8 +31,10 @@ export interface TestBrowser {
 }
 
 /**
- * Launch Debian's Chromium through playwright-core with a fresh profile. Browser tests never skip:
- * when Chromium is missing this throws with the command that installs it.
+ * Launch Debian's Chromium through playwright-core with a fresh profile. A browser test file asks
+ * `missing("chromium", import.meta.path)` first (test/support/prereqs.ts): skipped, and named at the
+ * end of the run, on a machine without Chromium; a failure under CI. Launching anyway throws with the
+ * command that installs it.
  */
 export async function launchBrowser(): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM_PATH)) {

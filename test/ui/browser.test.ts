@@ -9,12 +9,15 @@ import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { commitSyntheticStep, writeSyntheticRun } from "../run/support.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { REPO_ROOT } from "../support/cli.ts";
+import { missing } from "../support/prereqs.ts";
 import { tempDir } from "../support/tmp.ts";
 import { signIn } from "./support.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
 setDefaultTimeout(120_000);
+
+const noBrowser = await missing("chromium", import.meta.path);
 
 const tmp = tempDir("skillopt-browser-");
 const root = join(tmp.path, "outputs");
@@ -30,6 +33,7 @@ function history(dir: string): Record<string, unknown>[] {
 }
 
 beforeAll(async () => {
+  if (noBrowser) return;
   mkdirSync(root, { recursive: true });
   cpSync(join(REPO_ROOT, "fixtures", "runs", "quickstart"), join(root, "finished"), { recursive: true });
   writeSyntheticRun(join(root, "other"), { steps: 5 });
@@ -57,7 +61,7 @@ function expectedActions(dir: string): string[] {
   return history(dir).map((r) => normalizeAction(String(r.outcome ?? r.action)));
 }
 
-describe("dashboard in a real browser", () => {
+describe.skipIf(noBrowser)("dashboard in a real browser", () => {
   test("a finished run: one chart point per step, and the accepted markers match history", async () => {
     const page = b.page;
     await page.goto(`${ui.url}/`);
@@ -285,7 +289,7 @@ describe("dashboard in a real browser", () => {
   });
 });
 
-describe("report.html in a real browser", () => {
+describe.skipIf(noBrowser)("report.html in a real browser", () => {
   test("opened as a file, the curves and diffs render with no console errors", async () => {
     using dir = tempDir("skillopt-report-");
     cpSync(join(root, "finished"), dir.path, { recursive: true });

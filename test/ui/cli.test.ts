@@ -1,4 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { startUi } from "../../src/ui/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
@@ -110,4 +111,74 @@ describe("launch and stop", () => {
       await ui.stop();
     }
   });
+
+  test("without --root it finds the runs the user made elsewhere (`--out runs/…`), says where it looked, and so does `skillopt runs`", async () => {
+    using dir = tempDir("skillopt-ui-find-");
+    const state = join(dir.path, "state");
+    const project = join(dir.path, "project");
+    mkdirSync(project);
+    const env = { XDG_STATE_HOME: state, SKILLOPT_CACHE_DIR: join(dir.path, "cache") };
+    // Nothing yet: the empty page names where it looked and how to point it elsewhere.
+    const none = await runCli(["runs"], { cwd: project, env });
+    expect(none.stdout).toContain("no runs (looked in outputs; start one with `skillopt train --config quickstart`)");
+    const empty = await openUi(project, env);
+    expect(empty.page).toContain(`Looked in <code>${join(project, "outputs")}</code>`);
+    expect(empty.page).toContain("<code>skillopt ui --root DIR</code>");
+    expect(await empty.stop()).toContain(
+      `dashboard for runs under ${join(project, "outputs")}; another folder: --root DIR`,
+    );
+
+    // getting-started's run goes to runs/quickstart, not outputs/.
+    const train = await runCli(["train", "--config", "quickstart", "--out", "runs/quickstart", "--quiet"], {
+      cwd: project,
+      env,
+    });
+    expect(train.code).toBe(0);
+    const ui = await openUi(project, env);
+    expect(ui.runs.map((r) => r.dir)).toEqual([join(project, "runs", "quickstart")]);
+    expect(await ui.stop()).toContain(
+      `dashboard for runs under ${join(project, "runs")} (where your last run went; outputs holds none); another folder: --root DIR`,
+    );
+    const runs = await runCli(["runs"], { cwd: project, env });
+    expect(runs.stderr).toContain("runs under runs (where your last run went; outputs holds none)");
+    // A readable table: aligned columns, no tabs, one backend named once, short lines.
+    const lines = runs.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^RUN +BENCHMARK +STATUS +STEPS +BEST +COST +BACKEND$/);
+    expect(lines[1]).toMatch(
+      /^runs\/quickstart +conventions +finished +12\/12 +1\.000 +\$0\.0000 +sim \(offline simulator\)$/,
+    );
+    expect(lines[1]!.indexOf("conventions")).toBe(lines[0]!.indexOf("BENCHMARK"));
+    expect(runs.stdout).not.toContain("\t");
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(100);
+  });
 });
+
+/** `skillopt ui --port 0` without --root in `cwd`: its start-up log, the runs page and its runs. */
+async function openUi(cwd: string, extra: Record<string, string>) {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "SKILLOPT_LOG_LEVEL") env[k] = v;
+  const proc = Bun.spawn([process.execPath, join(REPO_ROOT, "src", "main.ts"), "ui", "--port", "0"], {
+    cwd,
+    env: { ...env, ...extra, NO_COLOR: "1" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = proc.stdout.getReader();
+  let out = "";
+  while (!out.includes("\n")) out += new TextDecoder().decode((await reader.read()).value);
+  const url = out.trim();
+  const base = url.replace(/\/\?token=.*/, "");
+  const cookie = (await fetch(url, { redirect: "manual" })).headers.get("set-cookie")!.split(";")[0]!;
+  const page = await (await fetch(`${base}/`, { headers: { cookie } })).text();
+  const runs = (await (await fetch(`${base}/api/runs`, { headers: { cookie } })).json()) as { dir: string }[];
+  return {
+    page,
+    runs,
+    /** Stop it; its log (stderr). */
+    async stop(): Promise<string> {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      return new Response(proc.stderr).text();
+    },
+  };
+}

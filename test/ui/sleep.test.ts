@@ -5,12 +5,15 @@ import { startUi, type UiServer } from "../../src/ui/index.ts";
 import { buildFakeHome, plainSessions, writeClaudeSession } from "../sleep/support/fake-home.ts";
 import { launchBrowser, type TestBrowser } from "../support/browser.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { missing } from "../support/prereqs.ts";
 import { tempDir } from "../support/tmp.ts";
 import { signIn } from "./support.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.
 setDefaultTimeout(120_000);
+
+const noBrowser = await missing("chromium", import.meta.path);
 
 const tmp = tempDir("skillopt-ui-sleep-");
 const servers: UiServer[] = [];
@@ -104,6 +107,7 @@ let nothingSetup: Setup;
 let lessonSetup: Setup;
 
 beforeAll(async () => {
+  if (noBrowser) return;
   [b, adoptSetup, rejectSetup, nothingSetup, lessonSetup] = await Promise.all([
     launchBrowser(),
     setup("adopt"),
@@ -119,7 +123,7 @@ afterAll(async () => {
   tmp[Symbol.dispose]();
 });
 
-describe("Sleep panel", () => {
+describe.skipIf(noBrowser)("Sleep panel", () => {
   test("Adopt asks first, showing the diff and each edit's evidence; Cancel changes nothing; confirming adopts through the CLI; Rollback restores every byte", async () => {
     const { ui, home, night } = adoptSetup;
     const page = b.page;

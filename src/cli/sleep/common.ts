@@ -1,7 +1,7 @@
 import type { ArgDef } from "citty";
 import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError, UsageError } from "../../lib/index.ts";
+import { ConfigError, homeDir, UsageError } from "../../lib/index.ts";
 import { STATE_DB } from "../../run/index.ts";
 import {
   expandUserPath,
@@ -279,6 +279,30 @@ export function sourceLocations(cfg: SleepConfig) {
     devinUserDir: cfg.devin_user_dir ? expandUserPath(cfg.devin_user_dir) : undefined,
     cursorUserDir: cfg.cursor_user_dir ? expandUserPath(cfg.cursor_user_dir) : undefined,
   };
+}
+
+/**
+ * Where a harvest looked for sessions, in words for a night that found none: each source with the
+ * folder it reads (the common ones), the project filter, and how to point it elsewhere.
+ */
+export function whereSessions(
+  cfg: SleepConfig,
+  sources: readonly string[],
+  project: string,
+  env: Readonly<Record<string, string | undefined>> = processEnv(),
+): string {
+  const home = homeDir();
+  const tilde = (p: string) => (p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p);
+  const places: Record<string, () => string> = {
+    claude: () => join(cfg.claude_home || join(home, ".claude"), "projects"),
+    codex: () => join(cfg.codex_home || env.CODEX_HOME || join(home, ".codex"), "sessions"),
+    pi: () => join(cfg.pi_home || join(home, ".pi"), "agent", "sessions"),
+  };
+  const each = sources.map((s) => (places[s] ? `${s} (${tilde(places[s]())})` : `${s} (its default location)`));
+  const scope =
+    cfg.projects === "all" ? "every project" : `sessions of ${tilde(project)} only (--scope all for every project)`;
+  return `looked for ${each.join(", ")}, ${scope}; point it elsewhere with --source, --claude-home or --codex-home \
+(\`skillopt docs sleep\` lists every source)`;
 }
 
 /** The arguments of a command that acts on one staged night (diff, reject): the night, its project and state. */

@@ -16,7 +16,7 @@ import {
 } from "../../sleep/index.ts";
 import { harvestState, openHarvestStore, openSleepStore } from "../../store/index.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
-import { SESSION_STORE_FLAGS, sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
+import { SESSION_STORE_FLAGS, sleepArgs, sleepSetup, sourceLocations, whereSessions } from "./common.ts";
 import { sourcesOf } from "./night.ts";
 import { processEnv } from "../../config/index.ts";
 
@@ -137,6 +137,7 @@ export default defineCommand({
       return;
     }
     const lines = [`${result.digests.length} sessions -> ${tasks.length} tasks`];
+    if (result.digests.length === 0) lines.push(whereSessions(cfg, sourcesOf(cfg), setup.project));
     if (written) lines.push(`wrote reviewed-task draft: ${written}`);
     for (const t of tasks) lines.push(`  [${t.split}/${t.outcome}] ${sanitizeLine(t.intent).slice(0, 90)}`);
     printResult(lines.join("\n"));

@@ -29,7 +29,7 @@ import { harvestState, openHarvestStore, openSleepStore } from "../../store/inde
 import { batchShown } from "../batch-progress.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
-import { sleepArgs, sleepSetup, sourceLocations } from "./common.ts";
+import { sleepArgs, sleepSetup, sourceLocations, whereSessions } from "./common.ts";
 import { processEnv } from "../../config/index.ts";
 import { batchText, nightEventText } from "../../report/index.ts";
 
@@ -74,9 +74,10 @@ function harvestPortFor(
   };
 }
 
-function printHuman(out: NightOutcome, dry: boolean, adopted: string[]): void {
+function printHuman(out: NightOutcome, dry: boolean, adopted: string[], where: () => string): void {
   const r = out.report;
   const lines = [`[sleep] night ${out.night}: ${out.nSessions} sessions -> ${r.n_tasks} tasks`];
+  if (out.nSessions === 0) lines.push(`[sleep] ${where()}`);
   const f = (x: number | null) => (x === null ? "—" : x.toFixed(3));
   // Nothing replayed is no score (not 0.000 -> 0.000).
   const scores =
@@ -297,7 +298,8 @@ export function nightCommand(name: string, description: string, dry: boolean): A
               ? { tasks_file: seedTasks.meta.tasks_file, tasks_reviewed: seedTasks.meta.reviewed === true }
               : {}),
           });
-        } else printHuman(out, dry, adopted);
+        } else
+          printHuman(out, dry, adopted, () => whereSessions(cfg, seedTasks ? [] : sourcesOf(cfg), setup.project, env));
       } catch (err) {
         if (!(err instanceof PendingCallsError)) throw err;
         process.exitCode = 3;

@@ -66,6 +66,46 @@ function fmt(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(2);
 }
 
+/**
+ * Axis ticks a reader can read: a step of 1, 2, 2.5 or 5 times a power of ten, at most `intervals`
+ * of them up to a top at or above `max` (so 10k, not 11k; 0.025, not $0.03).
+ */
+function niceTicks(max: number, intervals = 4): number[] {
+  if (!(max > 0)) return [0, 1];
+  const raw = max / intervals;
+  const pow = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * pow).find((s) => s * intervals >= max * (1 - 1e-9))!;
+  const n = Math.ceil(max / step - 1e-9);
+  return Array.from({ length: n + 1 }, (_, i) => Number((i * step).toPrecision(12)));
+}
+
+/** Decimals that show every tick of a nice scale exactly (0.025 needs 3). */
+function tickDecimals(ticks: readonly number[]): number {
+  let d = 0;
+  for (const t of ticks) while (d < 6 && Math.abs(Number(t.toFixed(d)) - t) > 1e-12) d++;
+  return d;
+}
+
+/** A count on an axis: 2,500 as 2.5k, 10,000 as 10k (never rounded past what the tick is). */
+function fmtCount(v: number): string {
+  if (v < 1000) return String(Math.round(v));
+  const k = v / 1000;
+  return `${Number.isInteger(k) ? k : Number(k.toFixed(2))}k`;
+}
+
+/** The y of each label beside the plot, pushed apart so that none overlaps the next (`gap` pixels). */
+function spreadLabels(ys: readonly number[], gap = 13): number[] {
+  const order = ys.map((y, i) => ({ y, i })).sort((a, b) => a.y - b.y);
+  const out = [...ys];
+  let prev = Number.NEGATIVE_INFINITY;
+  for (const o of order) {
+    const y = Math.max(o.y, prev + gap);
+    out[o.i] = y;
+    prev = y;
+  }
+  return out;
+}
+
 function attrs(a: Record<string, string | number> | undefined): string {
   if (!a) return "";
   return Object.entries(a)
@@ -136,11 +176,14 @@ xmlns="http://www.w3.org/2000/svg">`,
 y="${M.t + PLOT_H - 5}">${esc(v.label)}</text>`,
     );
   }
-  for (const h of spec.hlines ?? []) {
+  // Two test lines at (nearly) the same score: their labels are pushed apart, never drawn on each other.
+  const hlines = spec.hlines ?? [];
+  const labelYs = spreadLabels(hlines.map((h) => sy(h.y) + 4));
+  for (const [i, h] of hlines.entries()) {
     const y = sy(h.y);
     out.push(
       `<g class="hline" data-hline="${esc(h.id)}"><line x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}" stroke="${h.color}" \
-stroke-dasharray="${h.dash ?? "4 3"}"/><text x="${W - M.r + 6}" y="${y + 4}" fill="${h.color}">${esc(h.label)}</text></g>`,
+stroke-dasharray="${h.dash ?? "4 3"}"/><text x="${W - M.r + 6}" y="${labelYs[i]!.toFixed(1)}" fill="${h.color}">${esc(h.label)}</text></g>`,
     );
   }
   for (const s of spec.series) {
@@ -188,7 +231,13 @@ interface StackedBarSpec {
   /** One column per x: value per category id. */
   columns: { x: number; values: Record<string, number> }[];
   /** Optional cumulative line on a right axis (cost). */
-  line?: { name: string; color: string; points: { x: number; y: number }[]; format: (v: number) => string };
+  /** `format(v, decimals)`: a tick's words, with the decimals that show the scale's steps exactly. */
+  line?: {
+    name: string;
+    color: string;
+    points: { x: number; y: number }[];
+    format: (v: number, decimals: number) => string;
+  };
 }
 
 /** Stacked bars per step (tokens by stage), with an optional cumulative line on a right axis. */
@@ -201,18 +250,18 @@ export function renderStackedBars(spec: StackedBarSpec): string {
   const xMax = Math.max(...xs, 1) + 0.5;
   const sx = (x: number) => M.l + ((x - xMin) / (xMax - xMin)) * pw;
   const totals = spec.columns.map((c) => Object.values(c.values).reduce((a, b) => a + b, 0));
-  const yMax = Math.max(1, ...totals);
+  const yTicks = niceTicks(Math.max(1, ...totals));
+  const yMax = yTicks[yTicks.length - 1]!;
   const sy = (v: number) => M.t + ph - (v / yMax) * ph;
   const bw = Math.max(2, Math.min(36, (pw / Math.max(1, xMax - xMin)) * 0.7));
   const out: string[] = [
     `<svg class="chart" id="${esc(spec.id)}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(spec.yLabel)}" \
 xmlns="http://www.w3.org/2000/svg">`,
   ];
-  for (let i = 0; i <= 4; i++) {
-    const v = (yMax * i) / 4;
+  for (const v of yTicks) {
     out.push(
       `<line class="grid" x1="${M.l}" x2="${W - M.r}" y1="${sy(v)}" y2="${sy(v)}"/><text class="tick" x="${M.l - 6}" y="${sy(v) + 4}" \
-text-anchor="end">${v >= 1000 ? `${(v / 1000).toFixed(v >= 10000 ? 0 : 1)}k` : Math.round(v)}</text>`,
+text-anchor="end">${fmtCount(v)}</text>`,
     );
   }
   for (const c of spec.columns) {
@@ -233,16 +282,17 @@ fill="${cat.color}"><title>step ${c.x} · ${esc(cat.name)}: ${Math.round(v).toLo
     out.push(`<text class="tick" x="${sx(c.x)}" y="${M.t + ph + 16}" text-anchor="middle">${c.x}</text>`);
   }
   if (spec.line && spec.line.points.length > 0) {
-    const lMax = Math.max(1e-9, ...spec.line.points.map((p) => p.y));
+    const lTicks = niceTicks(Math.max(1e-9, ...spec.line.points.map((p) => p.y)), 2);
+    const lMax = lTicks[lTicks.length - 1]!;
+    const decimals = tickDecimals(lTicks);
     const ly = (v: number) => M.t + ph - (v / lMax) * ph;
     const d = spec.line.points
       .map((p, i) => `${i === 0 ? "M" : "L"}${sx(p.x).toFixed(1)},${ly(p.y).toFixed(1)}`)
       .join("");
     out.push(`<path d="${d}" fill="none" stroke="${spec.line.color}" stroke-width="2"/>`);
-    for (let i = 0; i <= 2; i++) {
-      const v = (lMax * i) / 2;
+    for (const v of lTicks) {
       out.push(
-        `<text class="tick" x="${W - M.r + 6}" y="${ly(v) + 4}" fill="${spec.line.color}">${esc(spec.line.format(v))}</text>`,
+        `<text class="tick" x="${W - M.r + 6}" y="${ly(v) + 4}" fill="${spec.line.color}">${esc(spec.line.format(v, decimals))}</text>`,
       );
     }
     out.push(

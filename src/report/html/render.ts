@@ -16,12 +16,12 @@ function badge(word: string): string {
 
 /** Run title, models and the simulator notice. */
 function renderHeader(run: RunView): string {
-  const models = [
-    run.optimizerModel && `optimizer ${run.optimizerModel}`,
-    run.targetModel && `target ${run.targetModel}`,
-  ]
-    .filter(Boolean)
-    .join(" · ");
+  // A simulator run called no model: the config's model names are not what answered.
+  const models = run.simulator
+    ? ""
+    : [run.optimizerModel && `optimizer ${run.optimizerModel}`, run.targetModel && `target ${run.targetModel}`]
+        .filter(Boolean)
+        .join(" · ");
   return `<header><h1>${esc(run.name)} ${badge(run.status)}</h1><p class="meta">${esc(
     [
       run.benchmark && `benchmark ${run.benchmark}`,
@@ -275,10 +275,19 @@ function* lines(sections: readonly (string | (() => string) | Iterable<string>)[
 /** The faults the run survived and its stops (warnings.jsonl), in the console's words, oldest first. */
 function warningsSection(run: RunView): string {
   if (!run.runWarnings.length) return "";
-  const items = run.runWarnings.map(
-    (w) =>
-      `<li data-code="${esc(w.code)}"><span class="muted">${esc(w.time.replace("T", " ").slice(0, 19))}</span> ${esc(warningText(w))}</li>`,
-  );
+  // A stop the run was resumed from is history once the run went on: said so, not "stopping: …".
+  const resumedPast = (w: RunView["runWarnings"][number], i: number) =>
+    w.code === "budget_stop" &&
+    (run.status !== "stopped" || run.runWarnings.slice(i + 1).some((x) => x.code === "budget_stop"));
+  const items = run.runWarnings.map((w, i) => {
+    const text = resumedPast(w, i)
+      ? warningText(w).replace(
+          /^stopping: (.*?)(?: \(resume later with --resume\))?$/,
+          "an earlier attempt stopped ($1); the run was resumed",
+        )
+      : warningText(w);
+    return `<li data-code="${esc(w.code)}"><span class="muted">${esc(w.time.replace("T", " ").slice(0, 19))}</span> ${esc(text)}</li>`;
+  });
   return `<h2>Warnings</h2><ul id="run-warnings">${items.join("")}</ul>`;
 }
 

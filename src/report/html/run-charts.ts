@@ -6,7 +6,6 @@ import {
   renderStackedBars,
   type VLine,
 } from "./chart.ts";
-import { fmtCost } from "./escape.ts";
 import type { RunView, StepAction, StepView } from "./run-view.ts";
 
 const ACTION_COLOR: Record<StepAction, string> = {
@@ -47,8 +46,24 @@ function epochBoundaries(steps: StepView[]): VLine[] {
   return out;
 }
 
+/** Whether a rejected candidate was stopped before the whole selection split: its score is a partial mean. */
+function partlyScored(s: StepView): boolean {
+  if (s.action !== "rejected" && s.action !== "rejected_early") return false;
+  return s.earlyAt !== "" || (s.gate?.nUsed != null && s.gate.nTotal != null && s.gate.nUsed < s.gate.nTotal);
+}
+
+/**
+ * Where a step's decision marker goes: the candidate's selection score; a candidate rejected after a
+ * few items has no such score (the mean of one item is 0 or 1), so its marker sits on the current
+ * line rather than at 0 like a crash; a step with no score at all draws no marker.
+ */
 function decisionY(s: StepView): number {
-  return s.candidateScore ?? s.currentScore ?? 0;
+  if (partlyScored(s)) return s.currentScore ?? Number.NaN;
+  return s.candidateScore ?? s.currentScore ?? Number.NaN;
+}
+
+function usedItems(s: StepView): string {
+  return s.earlyAt || (s.gate?.nUsed != null && s.gate.nTotal != null ? `${s.gate.nUsed}/${s.gate.nTotal}` : "");
 }
 
 /** The score chart: rollout, current and candidate selection scores, decisions, lr budget, epochs, test lines. */
@@ -97,7 +112,11 @@ export function renderScoreChart(run: RunView, id = "score-chart"): string {
         color: ACTION_COLOR[s.action],
         href: `#step-${s.step}`,
         attrs: { "data-step": s.step, "data-action": s.action },
-        title: `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")}${s.earlyAt ? ` at ${s.earlyAt}` : ""}; candidate \
+        ...(partlyScored(s) ? { cls: "partial" } : {}),
+        title: partlyScored(s)
+          ? `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")} after ${usedItems(s)} items (no full selection score; \
+drawn on the current line), current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`
+          : `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")}${s.earlyAt ? ` at ${s.earlyAt}` : ""}; candidate \
 ${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`,
       })),
     },
@@ -194,7 +213,16 @@ export function renderCostChart(run: RunView, id = "cost-chart"): string {
     yLabel: "tokens",
     categories,
     columns: run.steps.map((s) => ({ x: s.step, values: useStages ? s.tokensByStage : { tokens: s.tokens } })),
-    ...(cum > 0 ? { line: { name: "cumulative cost", color: "#111827", points: costPts, format: fmtCost } } : {}),
+    ...(cum > 0
+      ? {
+          line: {
+            name: "cumulative cost",
+            color: "#111827",
+            points: costPts,
+            format: (v: number, d: number) => `$${v.toFixed(Math.max(2, d))}`,
+          },
+        }
+      : {}),
   });
   const legend = `<div class="legend">${categories.map((c) => `<span><i style="background:${c.color}"></i>${c.name}</span>`).join("")}${
     cum > 0
