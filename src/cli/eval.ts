@@ -308,6 +308,7 @@ export default defineCommand({
         by_type: byType,
         errored: 0,
         ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: hard >= failUnder }),
+        ...(bench.splitMetrics ? { metrics: bench.splitMetrics(res.results) } : {}),
       };
       writeJsonAtomic(join(out, "eval_summary.json"), summary);
       const report = writeReportAfterRun(out);
@@ -316,7 +317,7 @@ export default defineCommand({
         printResult(
           `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${
             sim ? ", sim (offline " + "simulator)" : ""
-          })\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
+          })${metricsLine(summary.metrics)}\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
         );
       if (failUnder !== undefined && hard < failUnder) {
         process.stderr.write(
@@ -329,3 +330,13 @@ export default defineCommand({
     }
   },
 });
+
+/** The benchmark's own figures over the split (trigger precision/recall/F1), one line, or "". */
+function metricsLine(m: Record<string, number | null> | undefined): string {
+  if (!m) return "";
+  const f = (v: number | null | undefined) =>
+    v === null || v === undefined ? "n/a" : Number.isInteger(v) ? String(v) : v.toFixed(4);
+  return `\n${Object.entries(m)
+    .map(([k, v]) => `${k}=${f(v)}`)
+    .join(" ")}`;
+}

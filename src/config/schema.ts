@@ -262,6 +262,11 @@ export const EnvSchema = v.strictObject({
     ),
     [],
   ),
+  distractors: nullablePosInt("Trigger benchmark: distractor skills shown beside the trained one (default 20)"),
+  distractors_dir: str(
+    "",
+    "Trigger benchmark: a folder of distractor skills (*/SKILL.md or *.md with name and description); empty = the bundled set",
+  ),
   sim_lapse_rate: nullableNum("Simulator: probability that the target ignores the skill"),
   sim_noise_rate: nullableNum("Simulator: probability that the optimizer proposes a wrong or vague rule"),
   sim_temperature: nullableNum(

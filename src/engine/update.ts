@@ -108,7 +108,10 @@ function withinScope(
   if (part === undefined || scope.read(skill) === undefined)
     return {
       candidate: undefined,
-      changeSummary: [...changeSummary, `refused: the rewrite has no ${scope.label}, the only part this benchmark may train`],
+      changeSummary: [
+        ...changeSummary,
+        `refused: the rewrite has no ${scope.label}, the only part this benchmark may train`,
+      ],
     };
   const kept = scope.write(skill, part);
   return {
@@ -116,6 +119,9 @@ function withinScope(
     changeSummary:
       kept === rewritten
         ? changeSummary
-        : [...changeSummary, `refused: changes outside ${scope.label} were dropped (this benchmark trains only that part)`],
+        : [
+            ...changeSummary,
+            `refused: changes outside ${scope.label} were dropped (this benchmark trains only that part)`,
+          ],
   };
 }
