@@ -1,5 +1,4 @@
 import type { EditScope } from "./ports.ts";
-import type { FormatViolation } from "./records.ts";
 import { firstRegionStart, insideSpans, protectedSpans, stripMarkers } from "./skill-doc.ts";
 
 /** One edit on the skill document (spec §1.4). */
@@ -292,7 +291,11 @@ const OUTSIDE: Match = { start: 0, end: 0, fuzzy: false, outside: true };
  * Whether `candidate` changes more than `scope` allows relative to `current`: it must equal the
  * current skill with only the editable part replaced. Undefined when it does not.
  */
-export function scopeViolation(candidate: string, current: string, scope: EditScope): FormatViolation | undefined {
+export function scopeViolation(
+  candidate: string,
+  current: string,
+  scope: EditScope,
+): { kind: "out_of_scope"; scope: string } | undefined {
   const part = scope.read(candidate);
   if (part !== undefined && scope.read(current) !== undefined && scope.write(current, part) === candidate)
     return undefined;

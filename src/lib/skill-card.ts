@@ -7,7 +7,7 @@ import { parse } from "yaml";
  */
 
 /** Where a SKILL.md's front matter ends (just past its closing `---` line), or undefined when it has none. */
-export function frontmatterEnd(skill: string): number | undefined {
+function frontmatterEnd(skill: string): number | undefined {
   if (!skill.startsWith("---\n") && !skill.startsWith("---\r\n")) return undefined;
   const close = /\r?\n---[ \t]*(\r?\n|$)/g;
   close.lastIndex = 3;
@@ -54,7 +54,7 @@ const STOP = new Set(
 );
 
 /** A crude stem, so "receipts", "reimbursed" and "reimbursement" meet their base word. */
-export function stem(word: string): string {
+function stem(word: string): string {
   let w = word.toLowerCase();
   for (const suf of ["ments", "ment", "ings", "ing", "ied", "ies", "ed", "es", "s"]) {
     if (w.endsWith(suf) && w.length - suf.length >= 4) {

@@ -26,7 +26,7 @@ interface Card {
 const VETO = /^\s*(?:not for|do not use|don't use|never use|not to be used)\b[:\s]*/i;
 
 /** A description's terms: what it is for, and the words that veto it. */
-export function descriptionTerms(description: string): { use: Set<string>; veto: Set<string> } {
+function descriptionTerms(description: string): { use: Set<string>; veto: Set<string> } {
   const use = new Set<string>();
   const veto = new Set<string>();
   for (const sentence of description.split(/[.!?;]+/)) {
@@ -40,7 +40,7 @@ export function descriptionTerms(description: string): { use: Set<string>; veto:
 }
 
 /** How many of the query's words a description covers (0 when one of its vetoed words occurs). */
-export function cover(query: Set<string>, description: string): number {
+function cover(query: Set<string>, description: string): number {
   const t = descriptionTerms(description);
   if ([...t.veto].some((s) => query.has(s))) return 0;
   return [...query].filter((s) => t.use.has(s)).length;

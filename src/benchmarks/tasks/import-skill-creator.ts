@@ -60,7 +60,8 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
     if (typeof e.id === "number" || typeof e.id === "string") at.item = String(e.id);
     if ("should_trigger" in e)
       throw new DataError(
-        `${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; train it with the trigger benchmark (--config trigger --set env.data_path=${path})`,
+        `${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; ` +
+          `train it with the trigger benchmark (--config trigger --set env.data_path=${path})`,
         { data: { ...at, field: "should_trigger", problem: "unmappable" } },
       );
     if (typeof e.prompt !== "string" || !e.prompt.trim())
@@ -151,7 +152,7 @@ function attach(where: string, root: string, file: string, at: DataAt): string {
 }
 
 /** One trigger task: a user query and whether the trained skill should load for it. */
-export interface TriggerTask {
+interface TriggerTask {
   [field: string]: unknown;
   id: string;
   query: string;

@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { DataError } from "../../lib/index.ts";
-import { skillCard } from "./scope.ts";
+import { DataError, skillCard } from "../../lib/index.ts";
 
 /** An installed skill as an agent sees it before loading any: its name and description. */
 export interface SkillCard {
@@ -18,7 +17,8 @@ export const BUNDLED_DISTRACTORS: readonly SkillCard[] = [
   {
     name: "xlsx-analysis",
     description:
-      "Analyse Excel and CSV workbooks: build pivot tables, charts and formulas, clean columns, and summarise a spreadsheet's data. Use for any spreadsheet analysis or formula question.",
+      "Analyse Excel and CSV workbooks: build pivot tables, charts and formulas, clean columns, and summarise a spreadsheet's data. " +
+      "Use for any spreadsheet analysis or formula question.",
   },
   {
     name: "invoice-billing",

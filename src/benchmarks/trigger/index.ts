@@ -1,6 +1,6 @@
 import { extname } from "node:path";
 import type { Benchmark, BenchmarkContext, RolloutResult, Splits } from "../../engine/index.ts";
-import { ConfigError } from "../../lib/index.ts";
+import { ConfigError, skillCard } from "../../lib/index.ts";
 import { EnvReader } from "../shared/env.ts";
 import { readJson } from "../shared/formats.ts";
 import { resolveDataPath } from "../shared/paths.ts";
@@ -16,13 +16,13 @@ import { extractAnswer } from "../shared/text.ts";
 import { importTriggerEvals } from "../tasks/import-skill-creator.ts";
 import { BUNDLED_DISTRACTORS, readDistractorDir, type SkillCard } from "./distractors.ts";
 import { triggerMetrics } from "./metrics.ts";
-import { DESCRIPTION_SCOPE, skillCard } from "./scope.ts";
+import { DESCRIPTION_SCOPE } from "./scope.ts";
 import { generateTriggerSplits, INITIAL_SKILL } from "./world.ts";
 
 const DEFAULT_SIZES = { train: 60, val: 40, test: 80 };
 
 /** The structured task block at the end of every trigger prompt (the simulator reads it too). */
-export const TRIGGER_TASK = "skill_trigger";
+const TRIGGER_TASK = "skill_trigger";
 
 const SYSTEM = `You are a coding agent. Before you answer a user's request you decide which of your installed skills to load: a skill's \
 full instructions are read only when its description says it is for this kind of request. Load only the skills the request needs; \
@@ -78,7 +78,7 @@ function shuffled<T>(xs: readonly T[], label: string): T[] {
 }
 
 /** The skill names a reply loads: the answer's comma/line-separated names, "none" → no skill. */
-export function loadedNames(reply: string): string[] {
+function loadedNames(reply: string): string[] {
   const answer = extractAnswer(reply).trim();
   if (!answer || /^none\.?$/i.test(answer)) return [];
   return answer
@@ -90,6 +90,11 @@ export function loadedNames(reply: string): string[] {
         .toLowerCase(),
     )
     .filter((s) => s && s !== "none");
+}
+
+function alsoLoaded(names: readonly string[], trained: string): string {
+  const others = names.filter((n) => n !== trained);
+  return others.length ? ` (also loaded: ${others.join(", ")})` : "";
 }
 
 const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex): Promise<RolloutResult> => {
@@ -107,7 +112,8 @@ const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex): Pro
     `${item.id}/${ctx.seed}`,
   );
   const block = { task: TRIGGER_TASK, query, skills };
-  const user = `## Installed skills\n\n${skills.map((s) => `- ${s.name}: ${s.description}`).join("\n")}\n\n## Request\n\n${query}\n\n\`\`\`json\n${JSON.stringify(block)}\n\`\`\`\n`;
+  const listing = skills.map((s) => `- ${s.name}: ${s.description}`).join("\n");
+  const user = `## Installed skills\n\n${listing}\n\n## Request\n\n${query}\n\n\`\`\`json\n${JSON.stringify(block)}\n\`\`\`\n`;
   const out = await runQa(ctx, { system: SYSTEM, user, maxTurns: 1 }, sampleIndex);
   const base = {
     id: item.id,
@@ -157,7 +163,7 @@ const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex): Pro
       : {
           fail_reason: expected
             ? `missed trigger: ${card.name} should load for this request but was not chosen (its description does not cover it)`
-            : `false trigger: ${card.name} loaded for a request it is not for${names.length > 1 ? ` (also loaded: ${names.filter((n) => n !== name).join(", ")})` : ""}`,
+            : `false trigger: ${card.name} loaded for a request it is not for${alsoLoaded(names, name)}`,
         }),
   };
 };

@@ -1,7 +1,7 @@
 import type { RolloutResult } from "../../engine/index.ts";
 
 /** Precision, recall and F1 of loading the trained skill over a split, with the counts behind them. */
-export interface TriggerMetrics {
+interface TriggerMetrics {
   [k: string]: number | null;
   n: number;
   tp: number;

@@ -1,8 +1,6 @@
 import type { EditScope } from "../../engine/index.ts";
 import { frontmatterData, skillCard } from "../../lib/index.ts";
 
-export { contentWords, skillCard, stem, stems } from "../../lib/index.ts";
-
 /** A description as one YAML scalar: plain when that reads back the same, else double-quoted. */
 function yamlScalar(text: string): string {
   const plain = /^[A-Za-z0-9(][^\n]*$/.test(text) && !/:\s|\s#|[:]$/.test(text);

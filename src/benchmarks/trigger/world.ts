@@ -108,7 +108,7 @@ const FAR: readonly string[] = [
   "document the /v2/orders endpoint in OpenAPI",
 ];
 
-export const TRAINED_NAME = "expense-reports";
+const TRAINED_NAME = "expense-reports";
 
 /** The vague starting skill of the generated world (its description covers the topic poorly). */
 export const INITIAL_SKILL = `---
@@ -153,7 +153,7 @@ function nearMiss(rng: Rng): { query: string; skill: string } {
 }
 
 /** Sizes of the generated splits. */
-export interface WorldSizes {
+interface WorldSizes {
   train: number;
   val: number;
   test: number;
