@@ -19,7 +19,7 @@ import { triggerMetrics } from "./metrics.ts";
 import { DESCRIPTION_SCOPE } from "./scope.ts";
 import { generateTriggerSplits, INITIAL_SKILL } from "./world.ts";
 
-const DEFAULT_SIZES = { train: 60, val: 40, test: 80 };
+const DEFAULT_SIZES = { train: 90, val: 150, test: 150 };
 
 /** The structured task block at the end of every trigger prompt (the simulator reads it too). */
 const TRIGGER_TASK = "skill_trigger";

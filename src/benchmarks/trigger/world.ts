@@ -161,7 +161,8 @@ interface WorldSizes {
 
 /**
  * Seeded splits of the generated world: about 45% positives, 35% near misses, 20% far misses in
- * each split; a query text never appears in two splits.
+ * each split. Positive and near-miss query texts never repeat; the few far-miss requests recur
+ * across splits (a far miss is easy whatever its text).
  */
 export function generateTriggerSplits(seed: number, sizes: WorldSizes): Splits {
   const rng = mulberry32(seedOfLabel(`trigger-world/${seed}`));
