@@ -70,6 +70,30 @@ export async function resolveBenchmark(loaded: LoadedConfig): Promise<Benchmark>
   return bench;
 }
 
+/**
+ * A benchmark that trains only part of the skill (Benchmark.editScope) refuses settings that
+ * write elsewhere (the slow update, the skill-aware appendix), and a starting skill without that
+ * part, before anything runs.
+ */
+export function checkEditScope(loaded: LoadedConfig, bench: Benchmark, init: { text: string; source: string }): void {
+  const scope = bench.editScope;
+  if (!scope) return;
+  for (const key of ["use_slow_update", "use_skill_aware_reflection"] as const) {
+    if (loaded.config.optimizer[key])
+      throw new ConfigError(
+        `${loaded.where(`optimizer.${key}`)}: optimizer.${key} writes outside ${scope.label}, the only part ${bench.name} trains; set it to false`,
+        { key: `optimizer.${key}` },
+      );
+  }
+  if (scope.read(init.text) === undefined)
+    throw new ConfigError(
+      `${init.source}: ${bench.name} trains ${scope.label}, and this skill has none (env.skill_init)`,
+      {
+        key: "env.skill_init",
+      },
+    );
+}
+
 const UPSTREAM_SKILL = /(^|\/)skillopt\/envs\/([^/]+)\/skills\/initial\.md$/;
 
 /** The initial skill: env.skill_init, or the benchmark's embedded one (spec §1.1; missing file = exit 2). */

@@ -31,6 +31,7 @@ import {
   loadFromInput,
   resolveBenchmark,
   resolveInitialSkill,
+  checkEditScope,
 } from "./run-setup.ts";
 import { closeInOrder, printDryRun, recordFailure, recordRunStart, resumedInput, simNote } from "./train-run.ts";
 
@@ -85,6 +86,7 @@ export default defineCommand({
       for (const w of loaded.warnings) errWrite(`  [warn] ${w}\n`);
       const bench = await resolveBenchmark(loaded);
       const init = resolveInitialSkill(loaded, bench, input.cwd);
+      checkEditScope(loaded, bench, init);
       // A fresh run checks its starting skill before anything is written or paid for (a resumed
       // run continues from skills already measured).
       if (!args.resume) await preflight([startingSkillNeed(init.text, init.source, config.optimizer.max_skill_tokens)]);

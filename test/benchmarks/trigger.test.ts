@@ -145,6 +145,37 @@ describe("only the description is trained", () => {
   });
 });
 
+describe("settings that would write outside the description", () => {
+  test("the slow update, the skill-aware appendix and a skill without a description stop train with one line, exit 2, nothing written", async () => {
+    using dir = tempDir();
+    const noFm = join(dir.path, "plain.md");
+    await Bun.write(noFm, "# Plain skill\n");
+    const cases: Array<[string, RegExp]> = [
+      ["optimizer.use_slow_update=true", /optimizer\.use_slow_update writes outside the description/],
+      ["optimizer.use_skill_aware_reflection=true", /optimizer\.use_skill_aware_reflection writes outside/],
+      [`env.skill_init=${noFm}`, /plain\.md: trigger trains the description .* has none \(env\.skill_init\)/],
+    ];
+    for (const [set, line] of cases) {
+      const out = join(dir.path, set.split("=")[0]!);
+      const r = await runCli([
+        "train",
+        "--config",
+        "trigger",
+        "--set",
+        "model.backend=sim",
+        "--set",
+        set,
+        "--out",
+        out,
+      ]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(line);
+      expect(r.stderr.trim().split("\n").length).toBe(1);
+      expect(await Bun.file(join(out, "state.sqlite")).exists()).toBe(false);
+    }
+  });
+});
+
 describe("the simulated target and world", () => {
   test("loads a skill whose description covers the query's words, and not when a 'Not for' word occurs", () => {
     const skills = [
