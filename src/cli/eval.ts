@@ -1,3 +1,4 @@
+import { isSkillFolder } from "./skill-folder.ts";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
@@ -160,7 +161,9 @@ export default defineCommand({
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
     if (!args.skill) throw new UsageError("--skill FILE is required", { flag: "skill", expected: "skill file" });
-    const skillPath = resolve(cwd, String(args.skill));
+    const given = resolve(cwd, String(args.skill));
+    // A skill folder is scored by its SKILL.md.
+    const skillPath = isSkillFolder(given) ? join(given, "SKILL.md") : given;
     const skill = readSkillFile(skillPath, "--skill");
     const split = canonicalSplit(String(args.split ?? "all"));
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);

@@ -1,5 +1,6 @@
+import { isSkillFolder, readFolderSkill, readSkillFolder, type SkillFolder } from "./skill-folder.ts";
 import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { describeRoles, type SkilloptModelClient } from "../backends/index.ts";
 import { benchmarkNames, getBenchmark } from "../benchmarks/index.ts";
 import { type LoadedConfig, loadConfig, type TrainConfig } from "../config/index.ts";
@@ -101,11 +102,18 @@ export function resolveInitialSkill(
   loaded: LoadedConfig,
   bench: Benchmark,
   cwd: string,
-): { text: string; source: string; note?: string } {
+): { text: string; source: string; note?: string; folder?: SkillFolder } {
   const p = loaded.config.env.skill_init;
   if (!p) return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)` };
   const candidates = isAbsolute(p) ? [p] : [resolve(cwd, p), resolve(loaded.dir, p)];
   const found = candidates.find((c) => existsSync(c));
+  // A skill folder (SKILL.md and its files): SKILL.md is trained, the rest is carried to best_skill/.
+  if (found && isSkillFolder(found))
+    return {
+      text: readFolderSkill(found, "env.skill_init"),
+      source: join(found, "SKILL.md"),
+      folder: readSkillFolder(found, "env.skill_init"),
+    };
   if (found) return { text: readSkillFile(found, "env.skill_init"), source: found };
   if (UPSTREAM_SKILL.test(p.replaceAll("\\", "/"))) {
     return {

@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { writeBestSkillFolder } from "./skill-folder.ts";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient, type SkilloptModelClient } from "../backends/index.ts";
@@ -191,11 +192,23 @@ export default defineCommand({
         process.removeListener("SIGINT", onSigint);
         process.removeListener("SIGTERM", onSigint);
       }
-      const summary = { ...result.summary, out: dir, backend: simNote(client) || undefined };
+      // A skill folder comes back as best_skill/: its files byte for byte, SKILL.md the best skill.
+      const folder = init.folder
+        ? writeBestSkillFolder(dir, init.folder, init.text, readFileSync(paths.bestSkill, "utf8"))
+        : undefined;
+      const summary = {
+        ...result.summary,
+        out: dir,
+        backend: simNote(client) || undefined,
+        ...(folder ? { best_skill_dir: folder } : {}),
+      };
       writeJsonAtomic(paths.summary, summary);
       const report = writeReportAfterRun(dir);
       if (output.json) printJson({ ...summary, warnings: events.given });
-      else printResult(`${resultText(summary)}${report ? `\n  report:     ${report}` : ""}`);
+      else
+        printResult(
+          `${resultText(summary)}${folder ? `\n  best skill folder: ${folder}` : ""}${report ? `\n  report:     ${report}` : ""}`,
+        );
     } catch (err) {
       failed = true;
       throw err;

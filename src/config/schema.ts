@@ -161,7 +161,10 @@ const EvaluationSchema = v.strictObject({
 /** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */
 export const EnvSchema = v.strictObject({
   name: str("", "Benchmark name (see docs/benchmarks.md)"),
-  skill_init: str("", "Initial skill file. DL: weight initialisation (a pretrained checkpoint)"),
+  skill_init: str(
+    "",
+    "Initial skill: a file, or a skill folder (its SKILL.md is trained, its other files come back in best_skill/). DL: weight initialisation",
+  ),
   split_mode: pick(
     ["ratio", "split_dir"],
     "ratio",
