@@ -61,11 +61,22 @@ describe("trigger rollouts against a real HTTP server", () => {
     // The optimizer reads the query and the verdict, not the 21-skill list again.
     expect(JSON.stringify(hit.trajectory)).not.toContain("xlsx-analysis:");
     expect(JSON.stringify(miss.trajectory)).toContain("should_load: yes");
+    // Without a tag, a bare list of installed names (or "none") is a decision; prose is none.
+    server.enqueue("incident-postmortem");
+    const bare = await bench.rollout(item("f", true), SKILL, ctx, 0);
+    server.enqueue("None.");
+    const bareNone = await bench.rollout(item("g", false), SKILL, ctx, 0);
+    server.enqueue("### Example createServer(s)");
+    const prose = await bench.rollout(item("h", false), SKILL, ctx, 0);
+    expect([bare.trigger_loaded, bare.hard, bareNone.trigger_loaded, bareNone.hard]).toEqual([true, 1, false, 1]);
+    expect(prose.agent_ok).toBe(false);
+    expect(prose.trigger_loaded).toBeUndefined();
+    expect(prose.fail_reason).toStartWith("no decision: the reply has no <answer> tag");
     expect(failed.hard).toBe(0);
     expect(failed.trigger_loaded).toBeUndefined();
     expect(failed.fail_reason).toStartWith("error:");
 
-    const m = triggerMetrics([hit, miss, falseHit, reject, failed] as RolloutResult[]);
+    const m = triggerMetrics([hit, miss, falseHit, reject, failed, prose] as RolloutResult[]);
     expect(m).toEqual({ n: 4, tp: 1, fp: 1, fn: 1, tn: 1, precision: 0.5, recall: 0.5, f1: 0.5, accuracy: 0.5 });
     expect(bench.splitMetrics?.([hit, reject])).toMatchObject({ tp: 1, tn: 1, f1: 1 });
   });

@@ -12,7 +12,7 @@ import {
   singleDataFile,
   type SplitLoader,
 } from "../shared/splits.ts";
-import { extractAnswer } from "../shared/text.ts";
+import { lastAnswerTag } from "../shared/text.ts";
 import { importTriggerEvals } from "../tasks/import-skill-creator.ts";
 import { BUNDLED_DISTRACTORS, readDistractorDir, type SkillCard } from "./distractors.ts";
 import { triggerMetrics } from "./metrics.ts";
@@ -77,11 +77,16 @@ function shuffled<T>(xs: readonly T[], label: string): T[] {
   return a;
 }
 
-/** The skill names a reply loads: the answer's comma/line-separated names, "none" → no skill. */
-function loadedNames(reply: string): string[] {
-  const answer = extractAnswer(reply).trim();
-  if (!answer || /^none\.?$/i.test(answer)) return [];
-  return answer
+/**
+ * The skill names a reply loads: its `<answer>` tag's comma/line-separated names ("none" → no
+ * skill), or, without a tag, a reply that is nothing but installed names or "none". Anything else
+ * is no decision (undefined): a reply that never says what to load is not read as "none".
+ */
+function loadedNames(reply: string, installed: ReadonlySet<string>): string[] | undefined {
+  const tagged = lastAnswerTag(reply);
+  const answer = (tagged ?? reply).trim();
+  if (/^none\.?$/i.test(answer) || (tagged !== undefined && !answer)) return [];
+  const names = answer
     .split(/[,\n;]+/)
     .map((s) =>
       s
@@ -90,6 +95,8 @@ function loadedNames(reply: string): string[] {
         .toLowerCase(),
     )
     .filter((s) => s && s !== "none");
+  if (tagged === undefined && (!names.length || names.some((n) => !installed.has(n)))) return undefined;
+  return names;
 }
 
 function alsoLoaded(names: readonly string[], trained: string): string {
@@ -137,7 +144,18 @@ const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex): Pro
       n_turns: out.nTurns,
     };
   const name = card.name.toLowerCase();
-  const names = loadedNames(out.text);
+  const names = loadedNames(out.text, new Set(skills.map((s) => s.name.toLowerCase())));
+  if (names === undefined)
+    return {
+      ...base,
+      hard: 0,
+      soft: 0,
+      trajectory,
+      response: out.text,
+      fail_reason: "no decision: the reply has no <answer> tag and is not a list of installed skill names or none",
+      agent_ok: false,
+      n_turns: out.nTurns,
+    };
   const loaded = names.includes(name);
   const hard = loaded === expected ? 1 : 0;
   trajectory.push(
