@@ -156,6 +156,34 @@ describe("only the description is trained", () => {
   });
 });
 
+describe("whole-document rewrites under the description scope", () => {
+  test("a rewrite keeps only its description: the simulator's body rewrite is dropped and the step says why", async () => {
+    using dir = tempDir();
+    const out = join(dir.path, "run");
+    const r = await runCli(
+      [
+        "train",
+        "--config",
+        "trigger",
+        "--set",
+        "model.backend=sim",
+        "--set",
+        "optimizer.skill_update_mode=rewrite_from_suggestions",
+        "--set",
+        "train.num_epochs=1",
+        "--out",
+        out,
+      ],
+      { env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") } },
+    );
+    expect({ code: r.code, stderr: r.code ? r.stderr : "" }).toEqual({ code: 0, stderr: "" });
+    expect(readFileSync(join(out, "best_skill.md"), "utf8")).toBe(INITIAL_SKILL);
+    expect(readFileSync(join(out, "history.jsonl"), "utf8")).toContain(
+      "refused: changes outside the description in the SKILL.md front matter were dropped",
+    );
+  }, 60_000);
+});
+
 describe("settings that would write outside the description", () => {
   test("the slow update, the skill-aware appendix and a skill without a description stop train with one line, exit 2, nothing written", async () => {
     using dir = tempDir();
