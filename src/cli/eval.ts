@@ -1,4 +1,3 @@
-import { isSkillFolder } from "./skill-folder.ts";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { createModelClient } from "../backends/index.ts";
@@ -43,6 +42,7 @@ import {
 import { describeNoAnswer, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
 import { COMMAND_META } from "./command-meta.ts";
+import { isSkillFolder } from "./skill-folder.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",

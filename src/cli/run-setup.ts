@@ -1,4 +1,3 @@
-import { isSkillFolder, readFolderSkill, readSkillFolder, type SkillFolder } from "./skill-folder.ts";
 import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { describeRoles, type SkilloptModelClient } from "../backends/index.ts";
@@ -8,6 +7,7 @@ import type { Benchmark, BenchmarkContext, CallAccounting, EngineConfig, Splits 
 import { ConfigError, isSecretKey, readSkillFile, UsageError } from "../lib/index.ts";
 import { multiValueFlag, repeatedFlag } from "./args.ts";
 import { collectLegacy } from "./legacy.ts";
+import { isSkillFolder, readFolderSkill, readSkillFolder, type SkillFolder } from "./skill-folder.ts";
 
 /*
  * What train, eval and config share: the config input from the command line, loading it, and

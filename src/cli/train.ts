@@ -1,4 +1,3 @@
-import { writeBestSkillFolder } from "./skill-folder.ts";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
@@ -35,6 +34,7 @@ import {
   checkEditScope,
 } from "./run-setup.ts";
 import { closeInOrder, printDryRun, recordFailure, recordRunStart, resumedInput, simNote } from "./train-run.ts";
+import { writeBestSkillFolder } from "./skill-folder.ts";
 
 export default defineCommand({
   meta: COMMAND_META.train,
