@@ -150,6 +150,19 @@ describe("only the description is trained", () => {
       scope: "the description in the SKILL.md front matter",
     });
     expect(scopeViolation("no front matter\n", folded, DESCRIPTION_SCOPE)?.kind).toBe("out_of_scope");
+    // Whatever the optimizer writes reads back the same, and the front matter stays valid.
+    for (const text of [
+      'Use for: "quoted" words # not a comment',
+      "- starts like a list item",
+      "ends with a colon:",
+      "'single' and \\backslash\\ and ü",
+      "[brackets] {braces} & *stars*",
+    ]) {
+      const w = DESCRIPTION_SCOPE.write(folded, text);
+      expect(DESCRIPTION_SCOPE.read(w)).toBe(text);
+      expect(skillCard(w).name).toBe("x");
+      expect(w.endsWith("license: MIT\n---\nbody\n")).toBe(true);
+    }
     const none = applyScopedEdits("plain\n", [{ op: "append", content: "x" }], DESCRIPTION_SCOPE);
     expect(none.report[0]!.status).toBe("skipped_out_of_scope");
     expect(none.skill).toBe("plain\n");
