@@ -108,12 +108,18 @@ export async function runMeasured(
 }
 
 /** Start `skillopt sim serve` on a free port; resolves with its /v1 URL. */
-export async function startSimServe(latencyMs: number): Promise<{ url: string; stop: () => Promise<void> }> {
-  const proc = Bun.spawn([...productCommand(), "sim", "serve", "--port", "0", "--latency-ms", String(latencyMs)], {
-    cwd: REPO,
-    stdout: "pipe",
-    stderr: "inherit",
-  });
+export async function startSimServe(
+  latencyMs: number,
+  extra: readonly string[] = [],
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const proc = Bun.spawn(
+    [...productCommand(), "sim", "serve", "--port", "0", "--latency-ms", String(latencyMs), ...extra],
+    {
+      cwd: REPO,
+      stdout: "pipe",
+      stderr: "inherit",
+    },
+  );
   const reader = proc.stdout.getReader();
   let banner = "";
   while (!banner.includes("\n")) {

@@ -15,6 +15,7 @@ export const BENCHMARKS: Record<string, Loader> = {
   spreadsheetbench: async () => (await import("./spreadsheetbench/index.ts")).default,
   alfworld: async () => (await import("./alfworld/index.ts")).default,
   tasks: async () => (await import("./tasks/index.ts")).default,
+  trigger: async () => (await import("./trigger/index.ts")).default,
 };
 
 /** Names of every registered benchmark, sorted. */

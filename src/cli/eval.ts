@@ -42,6 +42,7 @@ import {
 import { describeNoAnswer, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
 import { COMMAND_META } from "./command-meta.ts";
+import { isSkillFolder } from "./skill-folder.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",
@@ -160,7 +161,9 @@ export default defineCommand({
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
     if (!args.skill) throw new UsageError("--skill FILE is required", { flag: "skill", expected: "skill file" });
-    const skillPath = resolve(cwd, String(args.skill));
+    const given = resolve(cwd, String(args.skill));
+    // A skill folder is scored by its SKILL.md.
+    const skillPath = isSkillFolder(given) ? join(given, "SKILL.md") : given;
     const skill = readSkillFile(skillPath, "--skill");
     const split = canonicalSplit(String(args.split ?? "all"));
     const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
@@ -310,6 +313,7 @@ export default defineCommand({
         by_type: byType,
         errored: 0,
         ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: hard >= failUnder }),
+        ...(bench.splitMetrics ? { metrics: bench.splitMetrics(res.results) } : {}),
       };
       writeJsonAtomic(join(out, "eval_summary.json"), summary);
       const report = writeReportAfterRun(out);
@@ -318,7 +322,7 @@ export default defineCommand({
         printResult(
           `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${
             sim ? ", sim (offline " + "simulator)" : ""
-          })\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
+          })${metricsLine(summary.metrics)}\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
         );
       if (failUnder !== undefined && hard < failUnder) {
         process.stderr.write(
@@ -331,3 +335,13 @@ export default defineCommand({
     }
   },
 });
+
+/** The benchmark's own figures over the split (trigger precision/recall/F1), one line, or "". */
+function metricsLine(m: Record<string, number | null> | undefined): string {
+  if (!m) return "";
+  const f = (v: number | null | undefined) =>
+    v === null || v === undefined ? "n/a" : Number.isInteger(v) ? String(v) : v.toFixed(4);
+  return `\n${Object.entries(m)
+    .map(([k, v]) => `${k}=${f(v)}`)
+    .join(" ")}`;
+}

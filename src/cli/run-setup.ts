@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import { describeRoles, type SkilloptModelClient } from "../backends/index.ts";
 import { benchmarkNames, getBenchmark } from "../benchmarks/index.ts";
 import { type LoadedConfig, loadConfig, type TrainConfig } from "../config/index.ts";
@@ -7,6 +7,7 @@ import type { Benchmark, BenchmarkContext, CallAccounting, EngineConfig, Splits 
 import { ConfigError, isSecretKey, readSkillFile, UsageError } from "../lib/index.ts";
 import { multiValueFlag, repeatedFlag } from "./args.ts";
 import { collectLegacy } from "./legacy.ts";
+import { isSkillFolder, readFolderSkill, readSkillFolder, type SkillFolder } from "./skill-folder.ts";
 
 /*
  * What train, eval and config share: the config input from the command line, loading it, and
@@ -70,6 +71,30 @@ export async function resolveBenchmark(loaded: LoadedConfig): Promise<Benchmark>
   return bench;
 }
 
+/**
+ * A benchmark that trains only part of the skill (Benchmark.editScope) refuses settings that
+ * write elsewhere (the slow update, the skill-aware appendix), and a starting skill without that
+ * part, before anything runs.
+ */
+export function checkEditScope(loaded: LoadedConfig, bench: Benchmark, init: { text: string; source: string }): void {
+  const scope = bench.editScope;
+  if (!scope) return;
+  for (const key of ["use_slow_update", "use_skill_aware_reflection"] as const) {
+    if (loaded.config.optimizer[key])
+      throw new ConfigError(
+        `${loaded.where(`optimizer.${key}`)}: optimizer.${key} writes outside ${scope.label}, the only part ${bench.name} trains; set it to false`,
+        { key: `optimizer.${key}` },
+      );
+  }
+  if (scope.read(init.text) === undefined)
+    throw new ConfigError(
+      `${init.source}: ${bench.name} trains ${scope.label}, and this skill has none (env.skill_init)`,
+      {
+        key: "env.skill_init",
+      },
+    );
+}
+
 const UPSTREAM_SKILL = /(^|\/)skillopt\/envs\/([^/]+)\/skills\/initial\.md$/;
 
 /** The initial skill: env.skill_init, or the benchmark's embedded one (spec §1.1; missing file = exit 2). */
@@ -77,11 +102,18 @@ export function resolveInitialSkill(
   loaded: LoadedConfig,
   bench: Benchmark,
   cwd: string,
-): { text: string; source: string; note?: string } {
+): { text: string; source: string; note?: string; folder?: SkillFolder } {
   const p = loaded.config.env.skill_init;
   if (!p) return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)` };
   const candidates = isAbsolute(p) ? [p] : [resolve(cwd, p), resolve(loaded.dir, p)];
   const found = candidates.find((c) => existsSync(c));
+  // A skill folder (SKILL.md and its files): SKILL.md is trained, the rest is carried to best_skill/.
+  if (found && isSkillFolder(found))
+    return {
+      text: readFolderSkill(found, "env.skill_init"),
+      source: join(found, "SKILL.md"),
+      folder: readSkillFolder(found, "env.skill_init"),
+    };
   if (found) return { text: readSkillFile(found, "env.skill_init"), source: found };
   if (UPSTREAM_SKILL.test(p.replaceAll("\\", "/"))) {
     return {

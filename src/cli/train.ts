@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { costUnknownWarnings, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
@@ -32,8 +32,10 @@ import {
   loadFromInput,
   resolveBenchmark,
   resolveInitialSkill,
+  checkEditScope,
 } from "./run-setup.ts";
 import { closeInOrder, printDryRun, recordFailure, recordRunStart, resumedInput, simNote } from "./train-run.ts";
+import { writeBestSkillFolder } from "./skill-folder.ts";
 
 export default defineCommand({
   meta: COMMAND_META.train,
@@ -86,6 +88,7 @@ export default defineCommand({
       for (const w of loaded.warnings) errWrite(`  [warn] ${w}\n`);
       const bench = await resolveBenchmark(loaded);
       const init = resolveInitialSkill(loaded, bench, input.cwd);
+      checkEditScope(loaded, bench, init);
       // A fresh run checks its starting skill before anything is written or paid for (a resumed
       // run continues from skills already measured).
       if (!args.resume) await preflight([startingSkillNeed(init.text, init.source, config.optimizer.max_skill_tokens)]);
@@ -193,11 +196,23 @@ export default defineCommand({
         process.removeListener("SIGINT", onSigint);
         process.removeListener("SIGTERM", onSigint);
       }
-      const summary = { ...result.summary, out: dir, backend: simNote(client) || undefined };
+      // A skill folder comes back as best_skill/: its files byte for byte, SKILL.md the best skill.
+      const folder = init.folder
+        ? writeBestSkillFolder(dir, init.folder, init.text, readFileSync(paths.bestSkill, "utf8"))
+        : undefined;
+      const summary = {
+        ...result.summary,
+        out: dir,
+        backend: simNote(client) || undefined,
+        ...(folder ? { best_skill_dir: folder } : {}),
+      };
       writeJsonAtomic(paths.summary, summary);
       const report = writeReportAfterRun(dir);
       if (output.json) printJson({ ...summary, warnings: events.given });
-      else printResult(`${resultText(summary)}${report ? `\n  report:     ${report}` : ""}`);
+      else
+        printResult(
+          `${resultText(summary)}${folder ? `\n  best skill folder: ${folder}` : ""}${report ? `\n  report:     ${report}` : ""}`,
+        );
     } catch (err) {
       failed = true;
       throw err;

@@ -9,6 +9,7 @@ import officeqaConfig from "../../configs/officeqa/default.yaml" with { type: "t
 import spreadsheetbenchConfig from "../../configs/spreadsheetbench/default.yaml" with { type: "text" };
 import alfworldConfig from "../../configs/alfworld/default.yaml" with { type: "text" };
 import tasksConfig from "../../configs/tasks/default.yaml" with { type: "text" };
+import triggerConfig from "../../configs/trigger/default.yaml" with { type: "text" };
 
 /**
  * Configs embedded in the binary, by their path under configs/. Add a line when you add a file
@@ -25,5 +26,6 @@ export const BUNDLED_CONFIGS: Readonly<Record<string, string>> = {
   "spreadsheetbench/default.yaml": spreadsheetbenchConfig,
   "alfworld/default.yaml": alfworldConfig,
   "tasks/default.yaml": tasksConfig,
+  "trigger/default.yaml": triggerConfig,
   "quickstart/default.yaml": quickstart,
 };

@@ -162,7 +162,10 @@ const EvaluationSchema = v.strictObject({
 /** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */
 export const EnvSchema = v.strictObject({
   name: str("", "Benchmark name (see docs/benchmarks.md)"),
-  skill_init: str("", "Initial skill file. DL: weight initialisation (a pretrained checkpoint)"),
+  skill_init: str(
+    "",
+    "Initial skill: a file, or a skill folder (its SKILL.md is trained, its other files come back in best_skill/). DL: weight initialisation",
+  ),
   split_mode: pick(
     ["ratio", "split_dir"],
     "ratio",
@@ -262,6 +265,11 @@ export const EnvSchema = v.strictObject({
       ),
     ),
     [],
+  ),
+  distractors: nullablePosInt("Trigger benchmark: distractor skills shown beside the trained one (default 20)"),
+  distractors_dir: str(
+    "",
+    "Trigger benchmark: a folder of distractor skills (*/SKILL.md or *.md with name and description); empty = the bundled set",
   ),
   sim_lapse_rate: nullableNum("Simulator: probability that the target ignores the skill"),
   sim_noise_rate: nullableNum("Simulator: probability that the optimizer proposes a wrong or vague rule"),

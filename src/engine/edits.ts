@@ -1,3 +1,4 @@
+import type { EditScope } from "./ports.ts";
 import { firstRegionStart, insideSpans, protectedSpans, stripMarkers } from "./skill-doc.ts";
 
 /** One edit on the skill document (spec §1.4). */
@@ -32,6 +33,8 @@ interface Match {
   start: number;
   end: number;
   fuzzy: boolean;
+  /** Found in the skill but outside the part a scoped benchmark may edit (applyScopedEdits). */
+  outside?: boolean;
 }
 
 /** The form two passages are compared in when exact text does not match: case and whitespace ignored. */
@@ -246,6 +249,57 @@ export function applyEdits(
 ): { skill: string; report: EditReportRow[]; summary: ApplySummary } {
   const r = applyWith(TEXT, skill, edits);
   return { skill: r.doc, report: r.report, summary: r.summary };
+}
+
+/**
+ * Apply edits to the only part of the skill a benchmark may train (Benchmark.editScope): every op
+ * works on that part's text; an edit anchored anywhere else in the skill is refused with a reason
+ * (`skipped_out_of_scope`). A skill without the part gets every edit refused.
+ */
+export function applyScopedEdits(
+  skill: string,
+  edits: readonly Edit[],
+  scope: EditScope,
+): { skill: string; report: EditReportRow[]; summary: ApplySummary } {
+  const part = scope.read(skill);
+  const refusal = `this benchmark trains only ${scope.label}; the target lies outside it`;
+  const unit: EditUnit<string, Match> = {
+    ...TEXT,
+    locate: (doc, target) => findAnchor(doc, target) ?? (findAnchor(skill, target) ? OUTSIDE : undefined),
+    refuse: (doc, match) => (match.outside ? refusal : TEXT.refuse?.(doc, match)),
+  };
+  if (part === undefined) {
+    const reason = `the skill has no ${scope.label} to edit`;
+    const report = edits.map((e, i) => ({
+      index: i + 1,
+      op: String(e.op ?? ""),
+      target: String(e.target ?? "").slice(0, 200),
+      content_preview: String(e.content ?? "").slice(0, 200),
+      status: "skipped_out_of_scope",
+      reason,
+    }));
+    return { skill, report, summary: { total: edits.length, applied: 0, skipped: edits.length, errors: 0 } };
+  }
+  const r = applyWith(unit, part, edits);
+  for (const row of r.report) if (row.reason === refusal) row.status = "skipped_out_of_scope";
+  return { skill: r.doc === part ? skill : scope.write(skill, r.doc), report: r.report, summary: r.summary };
+}
+
+const OUTSIDE: Match = { start: 0, end: 0, fuzzy: false, outside: true };
+
+/**
+ * Whether `candidate` changes more than `scope` allows relative to `current`: it must equal the
+ * current skill with only the editable part replaced. Undefined when it does not.
+ */
+export function scopeViolation(
+  candidate: string,
+  current: string,
+  scope: EditScope,
+): { kind: "out_of_scope"; scope: string } | undefined {
+  const part = scope.read(candidate);
+  if (part !== undefined && scope.read(current) !== undefined && scope.write(current, part) === candidate)
+    return undefined;
+  return { kind: "out_of_scope", scope: scope.label };
 }
 
 /** Apply add/delete/replace edits to a list of rules (Sleep's learned block), reporting what happened to each. */

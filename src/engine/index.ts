@@ -1,4 +1,12 @@
-export { applyEdits, applyRuleEdits, type ApplySummary, type Edit, type EditReportRow } from "./edits.ts";
+export {
+  applyEdits,
+  applyRuleEdits,
+  applyScopedEdits,
+  scopeViolation,
+  type ApplySummary,
+  type Edit,
+  type EditReportRow,
+} from "./edits.ts";
 export {
   type ErroredItem,
   Evaluator,

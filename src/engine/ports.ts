@@ -267,6 +267,24 @@ export interface Benchmark {
   rolesNeeded?(env: Record<string, unknown>): Role[];
   /** Optional custom rendering of a result for the optimizer; default renders the trajectory. */
   formatForOptimizer?(result: RolloutResult): string;
+  /**
+   * Optional: the only part of the skill this benchmark's tasks may train (trigger tasks train the
+   * front matter's `description`). Edits outside it are refused with a reason, and a candidate that
+   * changes anything else is rejected before it is evaluated. Absent → the whole skill.
+   */
+  editScope?: EditScope;
+  /** Optional figures over a split's results (trigger precision/recall/F1), printed by `eval`. */
+  splitMetrics?(results: readonly RolloutResult[]): Record<string, number | null>;
+}
+
+/** The editable part of a skill, for a benchmark that trains only that part (Benchmark.editScope). */
+export interface EditScope {
+  /** What may change, in words for prompts and refusal reasons ("the description in the SKILL.md front matter"). */
+  label: string;
+  /** The editable text of `skill`, or undefined when the skill has none. */
+  read(skill: string): string | undefined;
+  /** `skill` with its editable text replaced by `text` (normalised as the part requires). */
+  write(skill: string, text: string): string;
 }
 
 /** Totals of the model calls made so far (from the model layer's ledger). */

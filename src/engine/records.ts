@@ -29,6 +29,8 @@ const FormatViolationSchema = v.variant("kind", [
   v.object({ kind: v.literal("no_description") }),
   v.object({ kind: v.literal("description_too_long"), chars: num, max: num }),
   v.object({ kind: v.literal("too_many_tokens"), tokens: num, max: num }),
+  /** The candidate changes a part the benchmark may not train (Benchmark.editScope); `scope` names the part. */
+  v.object({ kind: v.literal("out_of_scope"), scope: v.string() }),
 ]);
 export type FormatViolation = v.InferOutput<typeof FormatViolationSchema>;
 

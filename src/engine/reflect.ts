@@ -127,6 +127,12 @@ async function analyst(
   const user = userMessage(
     [
       skillSection(input.skill),
+      sc.bench.editScope
+        ? {
+            title: "What May Change",
+            body: `These tasks train only ${sc.bench.editScope.label}. Target your edits at that text; an edit anywhere else is refused.`,
+          }
+        : undefined,
       mode === "full_rewrite_minibatch"
         ? {
             title: "Update Format",

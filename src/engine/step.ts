@@ -17,6 +17,7 @@ import { normalisePatches, type RawPatch, reflect } from "./reflect.ts";
 import type { LrScheduler } from "./schedule.ts";
 import { payloadKey, type Patch } from "./schemas.ts";
 import { autonomousLr, rankAndSelect } from "./select.ts";
+import { scopeViolation } from "./edits.ts";
 import { formatViolation } from "./skill-format.ts";
 import { appendixNotes, mergeAppendix, setAppendix } from "./skill-doc.ts";
 import { consolidateAppendix } from "./appendix.ts";
@@ -423,7 +424,9 @@ export async function runStep(
       failed_edits: failedEdits(report),
     });
 
-  const violation = formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens);
+  const violation =
+    formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens) ??
+    (sc.bench.editScope ? scopeViolation(candidate, current, sc.bench.editScope) : undefined);
   if (violation) {
     emit({ type: "decision", step: step.global, action: "reject_format", rule: "format", violation });
     rec.format_violation = violation;

@@ -1,4 +1,4 @@
-import { applyEdits, type ApplySummary, type Edit, type EditReportRow } from "./edits.ts";
+import { applyEdits, applyScopedEdits, type ApplySummary, type Edit, type EditReportRow } from "./edits.ts";
 import { skillSection, userMessage } from "./messages.ts";
 import { type Patch, payloadKey, RewriteSchema } from "./schemas.ts";
 import {
@@ -56,15 +56,16 @@ export async function update(
 ): Promise<UpdateOutcome> {
   const key = payloadKey(sc.mode);
   const list = (ranked[key] as Record<string, unknown>[] | undefined) ?? [];
+  const scope = sc.bench.editScope;
   if (sc.mode === "patch") {
-    const r = applyEdits(skill, list as Edit[]);
+    const r = scope ? applyScopedEdits(skill, list as Edit[], scope) : applyEdits(skill, list as Edit[]);
     return { candidate: r.skill, report: r.report, summary: r.summary, calls: 0 };
   }
   if (sc.mode === "full_rewrite_minibatch") {
     const first = list.find((c) => typeof c.new_skill === "string" && c.new_skill.trim());
     if (!first) return { candidate: undefined, calls: 0 };
     const summary = Array.isArray(first.change_summary) ? first.change_summary.map(String) : [];
-    return { candidate: restoreRegions(skill, String(first.new_skill)), changeSummary: summary, calls: 0 };
+    return { ...withinScope(sc, skill, restoreRegions(skill, String(first.new_skill)), summary), calls: 0 };
   }
   if (!list.length) return { candidate: undefined, calls: 0 };
   const user = userMessage(
@@ -88,5 +89,39 @@ export async function update(
     ...(effort ? { reasoningEffort: effort } : {}),
   });
   if (!value) return { candidate: undefined, calls: 1 };
-  return { candidate: restoreRegions(skill, value.new_skill), changeSummary: value.change_summary ?? [], calls: 1 };
+  return { ...withinScope(sc, skill, restoreRegions(skill, value.new_skill), value.change_summary ?? []), calls: 1 };
+}
+
+/**
+ * A whole-document rewrite under a benchmark's edit scope: only the rewrite's editable part is
+ * kept (put into the current skill); what it changed elsewhere is dropped, and the summary says so.
+ */
+function withinScope(
+  sc: StageContext,
+  skill: string,
+  rewritten: string,
+  changeSummary: string[],
+): { candidate: string | undefined; changeSummary: string[] } {
+  const scope = sc.bench.editScope;
+  if (!scope) return { candidate: rewritten, changeSummary };
+  const part = scope.read(rewritten);
+  if (part === undefined || scope.read(skill) === undefined)
+    return {
+      candidate: undefined,
+      changeSummary: [
+        ...changeSummary,
+        `refused: the rewrite has no ${scope.label}, the only part this benchmark may train`,
+      ],
+    };
+  const kept = scope.write(skill, part);
+  return {
+    candidate: kept,
+    changeSummary:
+      kept === rewritten
+        ? changeSummary
+        : [
+            ...changeSummary,
+            `refused: changes outside ${scope.label} were dropped (this benchmark trains only that part)`,
+          ],
+  };
 }

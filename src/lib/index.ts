@@ -17,3 +17,4 @@ export * from "./input-file.ts";
 export * from "./model-json.ts";
 export * from "./memory.ts";
 export * from "./mulberry32.ts";
+export * from "./skill-card.ts";

@@ -68,6 +68,8 @@ export function formatViolationText(v: FormatViolation | string): string {
       return `the frontmatter description is ${v.chars} characters (max ${v.max})`;
     case "too_many_tokens":
       return `the skill body is about ${v.tokens} tokens, over optimizer.max_skill_tokens=${v.max}`;
+    case "out_of_scope":
+      return `the candidate changes text outside ${v.scope}, the only part this benchmark may train`;
   }
 }
 

@@ -7,6 +7,7 @@ import { simAnalyst, type SimKnobs } from "./analyst.ts";
 import { makeDraw } from "./draw.ts";
 import { simJudge } from "./judge.ts";
 import { sampleAnswer } from "./stochastic.ts";
+import { simTriggerAnalyst, simTriggerReply, triggerEvidence } from "./trigger.ts";
 import { simAppendix, simLr, simMerge, simMetaSkill, simRanking, simRewrite, simSlowUpdate } from "./stages.ts";
 
 /** The model name the simulator reports, so no output can mistake it for a real model. */
@@ -57,8 +58,11 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
   const data = (block && typeof block === "object" ? block : {}) as Record<string, unknown>;
   const json = (v: unknown) => `\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\``;
   switch (data.stage) {
-    case "analyst":
+    case "analyst": {
+      const trig = triggerEvidence(Array.isArray(data.trajectories) ? data.trajectories : []);
+      if (trig) return json(simTriggerAnalyst(k, user, data as never, trig, reqKey));
       return json(simAnalyst(k, user, data as never, reqKey));
+    }
     case "merge":
     case "merge_final":
       return json(simMerge(data));
@@ -77,9 +81,10 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
     default:
       break;
   }
+  if (data.task === "skill_trigger") return simTriggerReply(data, draw, o.lapseRate, reqKey);
   const value = parseTaskValue(block);
   if (!value)
-    return "The SkillOpt simulator only answers conventions tasks and SkillOpt optimizer prompts; it cannot answer this request.";
+    return "The SkillOpt simulator only answers conventions tasks, trigger tasks and SkillOpt optimizer prompts; it cannot answer this request.";
   if (o.temperature && o.temperature > 0)
     return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`));
   const lapse = draw(`lapse/${reqKey}`) < o.lapseRate;

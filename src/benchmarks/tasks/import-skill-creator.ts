@@ -60,7 +60,8 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
     if (typeof e.id === "number" || typeof e.id === "string") at.item = String(e.id);
     if ("should_trigger" in e)
       throw new DataError(
-        `${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; it cannot be mapped to a task`,
+        `${where}: a trigger eval (should_trigger) tests the skill's description, not its answers; ` +
+          `train it with the trigger benchmark (--config trigger --set env.data_path=${path})`,
         { data: { ...at, field: "should_trigger", problem: "unmappable" } },
       );
     if (typeof e.prompt !== "string" || !e.prompt.trim())
@@ -148,4 +149,60 @@ function attach(where: string, root: string, file: string, at: DataAt): string {
       },
     );
   return `File ${join(file)}:\n\`\`\`\n${bytes.toString("utf8")}\n\`\`\``;
+}
+
+/** One trigger task: a user query and whether the trained skill should load for it. */
+interface TriggerTask {
+  [field: string]: unknown;
+  id: string;
+  query: string;
+  should_trigger: boolean;
+}
+
+/**
+ * skill-creator's trigger evals: the eval set its description optimizer reads (a JSON list of
+ * `{"query", "should_trigger"}`), or an evals.json whose `evals` carry `should_trigger` (with
+ * `prompt` or `query`). Every entry must have a non-empty query and a boolean should_trigger;
+ * a problem names the file and the entry. Ids are the entry's `id` or `trigger-<n>`.
+ */
+export function importTriggerEvals(path: string, data: unknown): TriggerTask[] {
+  const list = Array.isArray(data)
+    ? data
+    : isSkillCreatorEvals(data)
+      ? (data as { evals: unknown[] }).evals
+      : undefined;
+  if (!list)
+    throw new DataError(
+      `${path}: expected skill-creator's trigger eval set (a list of {"query", "should_trigger"}) or an evals.json with should_trigger evals`,
+      { data: { path, problem: "invalid_shape" } },
+    );
+  const where = (i: number) => (Array.isArray(data) ? `${path}: [${i}]` : `${path}: evals[${i}]`);
+  const seen = new Set<string>();
+  return list.map((raw, i) => {
+    const at: DataAt = { path, item: i };
+    if (!raw || typeof raw !== "object" || Array.isArray(raw))
+      throw new DataError(`${where(i)}: expected an object with "query" and "should_trigger"`, {
+        data: { ...at, problem: "not_object" },
+      });
+    const e = raw as Record<string, unknown>;
+    const query = typeof e.query === "string" ? e.query : typeof e.prompt === "string" ? e.prompt : undefined;
+    if (!query?.trim())
+      throw new DataError(`${where(i)}: missing "query" (a non-empty string)`, {
+        data: { ...at, field: "query", problem: "missing_field" },
+      });
+    if (typeof e.should_trigger !== "boolean")
+      throw new DataError(
+        `${where(i)}: "should_trigger" must be true or false${"should_trigger" in e ? "" : " (missing: this is not a trigger eval)"}`,
+        {
+          data: { ...at, field: "should_trigger", problem: "should_trigger" in e ? "invalid_field" : "missing_field" },
+        },
+      );
+    const id = typeof e.id === "number" || (typeof e.id === "string" && e.id) ? String(e.id) : `trigger-${i + 1}`;
+    if (seen.has(id))
+      throw new DataError(`${where(i)}: duplicate id ${JSON.stringify(id)}`, {
+        data: { ...at, field: "id", problem: "duplicate_id" },
+      });
+    seen.add(id);
+    return { id, query: query.trim(), should_trigger: e.should_trigger };
+  });
 }

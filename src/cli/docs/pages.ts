@@ -13,6 +13,7 @@ import readme from "../../../docs/README.md" with { type: "text" };
 import reliability from "../../../docs/reliability.md" with { type: "text" };
 import sleep from "../../../docs/sleep.md" with { type: "text" };
 import tasks from "../../../docs/tasks.md" with { type: "text" };
+import trigger from "../../../docs/trigger.md" with { type: "text" };
 import trustModel from "../../../docs/trust-model.md" with { type: "text" };
 
 /**
@@ -35,6 +36,7 @@ export const DOCS_PAGES: Readonly<Record<string, string>> = {
   "reliability.md": reliability,
   "sleep.md": sleep,
   "tasks.md": tasks,
+  "trigger.md": trigger,
   "trust-model.md": trustModel,
 };
 

@@ -1,0 +1,82 @@
+import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { join, relative } from "node:path";
+import { DataError, readSkillFile, writeFileAtomic } from "../lib/index.ts";
+
+/** At most this many files, and this many bytes in all, in a skill folder (SKILL.md and what it points to). */
+const MAX_FILES = 500;
+const MAX_BYTES = 16 * 1024 * 1024;
+
+/** A skill as agents install it: a folder holding SKILL.md and the files it refers to. */
+export interface SkillFolder {
+  dir: string;
+  /** Paths relative to `dir`, sorted, `/`-separated; regular files only. */
+  files: string[];
+}
+
+/** Whether `path` is a skill folder (a directory with a SKILL.md file). */
+export function isSkillFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory() && existsSync(join(path, "SKILL.md"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every file of a skill folder. A symbolic link, a device or a FIFO is refused by name (a folder
+ * copied into a run must be plain files), and so is a folder over the file or size limits.
+ */
+export function readSkillFolder(dir: string, label: string): SkillFolder {
+  const files: string[] = [];
+  let bytes = 0;
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      const st = lstatSync(p);
+      if (st.isDirectory()) walk(p);
+      else if (st.isFile()) {
+        files.push(relative(dir, p).split("\\").join("/"));
+        bytes += st.size;
+      } else
+        throw new DataError(
+          `${label} ${dir}: ${relative(dir, p)} is not a regular file (a link, device or FIFO); a skill folder holds plain files`,
+          {
+            data: { path: p, input: label, problem: "not_regular_file" },
+          },
+        );
+      if (files.length > MAX_FILES || bytes > MAX_BYTES)
+        throw new DataError(
+          `${label} ${dir}: more than ${MAX_FILES} files or ${MAX_BYTES / 1024 / 1024} MB; is this a skill folder?`,
+          {
+            data: { path: dir, input: label, problem: "too_large" },
+          },
+        );
+    }
+  };
+  walk(dir);
+  return { dir, files };
+}
+
+/** The SKILL.md text of a skill folder (checked like any skill file). */
+export function readFolderSkill(dir: string, label: string): string {
+  return readSkillFile(join(dir, "SKILL.md"), label);
+}
+
+/**
+ * Write `best_skill/` beside a run's best_skill.md: every file of the source folder byte for byte,
+ * and SKILL.md as the best skill, or as its original bytes when the best skill is the initial one
+ * (a run that accepted nothing gives back the folder it was given, byte-exact). The folder is
+ * built beside and renamed into place, so a reader never sees half of it.
+ */
+export function writeBestSkillFolder(runDir: string, folder: SkillFolder, initial: string, best: string): string {
+  const out = join(runDir, "best_skill");
+  const tmp = join(runDir, `.best_skill.tmp-${process.pid}`);
+  rmSync(tmp, { recursive: true, force: true });
+  for (const f of folder.files) {
+    const bytes = f === "SKILL.md" && best !== initial ? best : readFileSync(join(folder.dir, f));
+    writeFileAtomic(join(tmp, f), bytes, { durable: false });
+  }
+  rmSync(out, { recursive: true, force: true });
+  renameSync(tmp, out);
+  return out;
+}

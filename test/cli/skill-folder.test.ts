@@ -1,0 +1,132 @@
+import { describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const POSTMORTEM = join(REPO_ROOT, "fixtures", "benchmarks", "trigger", "incident-postmortem");
+
+/** Every file under `dir` (relative path → bytes). */
+function tree(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.set(relative(dir, p), readFileSync(p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** A skill folder: the fixture's SKILL.md with a BOM and CRLF line ends, a reference, a script and a binary file. */
+function folder(root: string): string {
+  const dir = join(root, "incident-postmortem");
+  cpSync(POSTMORTEM, dir, { recursive: true });
+  const skill = readFileSync(join(POSTMORTEM, "SKILL.md"), "utf8").replaceAll("\n", "\r\n");
+  writeFileSync(join(dir, "SKILL.md"), `\uFEFF${skill}`);
+  mkdirSync(join(dir, "references"));
+  writeFileSync(join(dir, "references", "severity.md"), "# Severity\r\n\r\nSEV1: customer-facing outage.\r\n");
+  mkdirSync(join(dir, "scripts"));
+  writeFileSync(join(dir, "scripts", "timeline.sh"), "#!/bin/sh\ngrep -h 'INC-' \"$@\" | sort\n");
+  writeFileSync(join(dir, "scripts", "logo.bin"), new Uint8Array([0, 255, 1, 254, 10, 13, 0]));
+  return dir;
+}
+
+const EVALS = (dir: string) => `env.data_path=${join(dir, "evals", "trigger_evals.json")}`;
+
+describe("a skill folder as env.skill_init", () => {
+  test("comes back as best_skill/ byte for byte when nothing is accepted", async () => {
+    using tmp = tempDir();
+    const dir = folder(tmp.path);
+    const out = join(tmp.path, "run");
+    const r = await runCli(
+      [
+        "train",
+        "--config",
+        "trigger",
+        "--set",
+        "model.backend=sim",
+        "--set",
+        EVALS(dir),
+        "--set",
+        `env.skill_init=${dir}`,
+        // No gain can reach a minimum effect of 100 points: every candidate is rejected.
+        "--set",
+        "evaluation.gate_min_effect=1",
+        "--out",
+        out,
+        "--json",
+      ],
+      { env: { SKILLOPT_CACHE_DIR: join(tmp.path, "cache") } },
+    );
+    expect({ code: r.code, stderr: r.code ? r.stderr : "" }).toEqual({ code: 0, stderr: "" });
+    const s = JSON.parse(r.stdout) as { accepted: number; best_skill_dir: string };
+    expect(s.accepted).toBe(0);
+    expect(s.best_skill_dir).toBe(join(out, "best_skill"));
+    expect(tree(join(out, "best_skill"))).toEqual(tree(dir));
+  }, 60_000);
+
+  test("an accepted description changes SKILL.md only; eval scores the folder by its SKILL.md", async () => {
+    using tmp = tempDir();
+    const dir = folder(tmp.path);
+    const out = join(tmp.path, "run");
+    const env = { env: { SKILLOPT_CACHE_DIR: join(tmp.path, "cache") } };
+    const sets = ["--config", "trigger", "--set", "model.backend=sim", "--set", EVALS(dir)];
+    const r = await runCli(
+      [
+        "train",
+        ...sets,
+        "--set",
+        `env.skill_init=${dir}`,
+        "--set",
+        "evaluation.gate_rule=strict",
+        "--set",
+        "train.batch_size=8",
+        "--set",
+        "train.num_epochs=4",
+        "--set",
+        "train.seed=3",
+        "--out",
+        out,
+      ],
+      env,
+    );
+    expect({ code: r.code, stderr: r.code ? r.stderr.slice(-500) : "" }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout).toContain(`best skill folder: ${join(out, "best_skill")}`);
+    const before = tree(dir);
+    const after = tree(join(out, "best_skill"));
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [f, bytes] of before) if (f !== "SKILL.md") expect(after.get(f)).toEqual(bytes);
+    const trained = after.get("SKILL.md")!.toString("utf8");
+    expect(trained).not.toBe(before.get("SKILL.md")!.toString("utf8"));
+    expect(trained).toBe(readFileSync(join(out, "best_skill.md"), "utf8"));
+    const ev = await runCli(["eval", ...sets, "--skill", join(out, "best_skill"), "--out", join(tmp.path, "ev")], env);
+    expect(ev.code).toBe(0);
+    expect(ev.stdout).toMatch(/f1=/);
+  }, 60_000);
+
+  test("a link inside the folder is refused by name before anything runs", async () => {
+    using tmp = tempDir();
+    const dir = folder(tmp.path);
+    symlinkSync("/etc/hostname", join(dir, "references", "host.md"));
+    const out = join(tmp.path, "run");
+    const r = await runCli([
+      "train",
+      "--config",
+      "trigger",
+      "--set",
+      "model.backend=sim",
+      "--set",
+      EVALS(dir),
+      "--set",
+      `env.skill_init=${dir}`,
+      "--out",
+      out,
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("references/host.md is not a regular file");
+    expect(await Bun.file(join(out, "state.sqlite")).exists()).toBe(false);
+  });
+});
