@@ -107,8 +107,10 @@ export const LoopStateSchema = v.object({
   /** hash → per-item (hard, soft) selection scores by selection index (paired gate and gate records). */
   selItems: v.optional(v.record(v.string(), v.array(v.nullable(ItemScoresSchema)))),
   noiseFloor: v.optional(NoiseFloorSchema),
-  /** Why this invocation stopped early (budget); cleared on resume. */
+  /** Why this invocation stopped early (budget or a stop condition); cleared on resume. */
   stopped: v.optional(v.string()),
+  /** Which stop condition (train.max_wall_seconds, train.patience, train.target_score) stopped it; absent for a budget stop. */
+  stopCondition: v.optional(v.picklist(["wall_time", "patience", "target_score"])),
   /** Wall seconds of the run over all its invocations, at the last commit. */
   elapsedS: v.optional(num),
 });
