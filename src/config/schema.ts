@@ -38,6 +38,25 @@ const TrainSchema = v.strictObject({
     ),
     42,
   ),
+  max_wall_seconds: nullableNum(
+    "Stop at the next step boundary once the run has taken this many seconds of wall time, summed over resumes (null = no limit). Resumable",
+  ),
+  patience: nullablePosInt(
+    "Stop once this many steps in a row found no better skill on selection (null = never). DL: early-stopping patience",
+  ),
+  target_score: v.optional(
+    v.pipe(
+      v.nullable(
+        v.pipe(
+          v.number("expected a number from 0 to 1 or null"),
+          v.minValue(0, "expected a number from 0 to 1 or null"),
+          v.maxValue(1, "expected a number from 0 to 1 or null"),
+        ),
+      ),
+      v.description("Stop once the best skill's selection score reaches this (null = never)"),
+    ),
+    null,
+  ),
 });
 
 /** `gradient:` — reflection (engine.md §2.3). */

@@ -65,7 +65,8 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     final: null,
   };
   const evaluations: EvaluationRow[] = [];
-  if (!state.stopped) {
+  // A budget stop skips the test pass (it would spend past the cap); a stop condition does not.
+  if (!state.stopped || state.stopCondition) {
     const items = f.testItems;
     if (items.length) {
       const which = { baseline: state.baseline.hash, best: state.best.hash, final: state.current.hash };

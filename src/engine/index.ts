@@ -62,5 +62,6 @@ export * from "./skill-doc.ts";
 export type { LoopState } from "./state.ts";
 export { byTaskType } from "./final.ts";
 export { firstN, train, type TrainResult } from "./trainer.ts";
+export { stopConditionMet } from "./stops.ts";
 export { estimateRun } from "./estimate.ts";
 export * from "./records.ts";

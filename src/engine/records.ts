@@ -363,6 +363,8 @@ const BudgetAtSchema = v.variant("kind", [
  * - `optimizer_failed`: an optimizer call of `stage` failed with a call-local backend error (`kind`, `error`).
  * - `budget_stop`: a budget cap (`limit`: calls or dollars) was met, `spent` of `cap`, `at` a step boundary or before a
  *   call; the run stops at its last committed step (resumable).
+ * - `stop_condition`: a stop condition of `train:` (`key`, set to `limit`) was met with `value`; the steps end at the
+ *   last committed one and the test pass still runs (resumable with a larger limit).
  */
 const WarningSchema = v.variant("code", [
   v.object({ code: v.literal("merge_fallback"), side: v.picklist(["failure", "success"]), level: num, patches: num }),
@@ -381,6 +383,13 @@ const WarningSchema = v.variant("code", [
     spent: num,
     cap: num,
     at: BudgetAtSchema,
+  }),
+  v.object({
+    code: v.literal("stop_condition"),
+    condition: v.picklist(["wall_time", "patience", "target_score"]),
+    key: v.string(),
+    limit: num,
+    value: num,
   }),
 ]);
 export type Warning = v.InferOutput<typeof WarningSchema>;

@@ -115,8 +115,10 @@ export const LoopStateSchema = v.object({
   gateHistory: v.optional(v.array(num)),
   /** The evidence behind each accepted candidate (summary.json's accepted_evidence). */
   acceptedEvidence: v.optional(v.array(AcceptedEvidenceSchema)),
-  /** Why this invocation stopped early (budget); cleared on resume. */
+  /** Why this invocation stopped early (budget or a stop condition); cleared on resume. */
   stopped: v.optional(v.string()),
+  /** Which stop condition (train.max_wall_seconds, train.patience, train.target_score) stopped it; absent for a budget stop. */
+  stopCondition: v.optional(v.picklist(["wall_time", "patience", "target_score"])),
   /** Wall seconds of the run over all its invocations, at the last commit. */
   elapsedS: v.optional(num),
 });

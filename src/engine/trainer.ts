@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { BudgetError, type BudgetFacts, budgetMessage, DataError } from "../lib/index.ts";
+import { BudgetError, type BudgetFacts, budgetMessage, DataError, stopMessage } from "../lib/index.ts";
 import { comparePairs, metaSkillCall, slowUpdateCall } from "./boundary.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents, StageEvent } from "./events.ts";
@@ -27,6 +27,7 @@ import type { StageContext } from "./stage-context.ts";
 import { type LoopState, LoopStateSchema } from "./state.ts";
 import { type BoundaryAction, type BoundaryRecord, recordIssue, type Summary } from "./records.ts";
 import { runStep } from "./step.ts";
+import { stopConditionMet } from "./stops.ts";
 import type { CheckpointContent, EvaluationRow, RunRecorder } from "./checkpoint.ts";
 import { finalEvaluation } from "./final.ts";
 
@@ -162,6 +163,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     state = stored.output;
     // A budget stop ends one invocation, not the run: a resume with a higher cap continues.
     delete state.stopped;
+    delete state.stopCondition;
     for (const [h, t] of Object.entries(resumed.skills)) skills.set(h, t);
     scheduler.current = state.schedulerStep;
     emit({
@@ -252,6 +254,16 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     state.stopped = budgetMessage({ limit, spent, cap, at });
     events.emit({ type: "warning", code: "budget_stop", limit, spent, cap, at });
   };
+  const elapsed = () => elapsedBefore + (clock.now() - startedAt) / 1000;
+  /** A stop condition of train: met at this step boundary: the loop ends here, the test pass still runs. */
+  const conditionStop = (): boolean => {
+    const met = stopConditionMet(cfg.train, state, elapsed());
+    if (!met) return false;
+    state.stopped = stopMessage(met);
+    state.stopCondition = met.condition;
+    events.emit({ type: "warning", code: "stop_condition", ...met });
+    return true;
+  };
   let global = 0;
   outer: for (let epoch = 1; epoch <= cfg.train.num_epochs; epoch++) {
     const firstStep = (epoch - 1) * sizes.stepsPerEpoch + 1;
@@ -278,6 +290,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
         stop(why);
         break outer;
       }
+      if (conditionStop()) break outer;
       events.emit({ type: "step_start", step: global, total: sizes.totalSteps, epoch, stepInEpoch: k });
       const work = structuredClone(state);
       let outcome: Awaited<ReturnType<typeof runStep>>;
@@ -330,6 +343,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       stop(why);
       break;
     }
+    if (conditionStop()) break;
     await epochBoundary(epoch);
   }
 
@@ -546,7 +560,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     selectionItems: selection.length,
     accounting,
     events,
-    wallSeconds: () => elapsedBefore + (clock.now() - startedAt) / 1000,
+    wallSeconds: elapsed,
     commit,
   });
   return { summary, state, bestSkill: skills.get(state.best.hash)!, currentSkill: skills.get(state.current.hash)! };

@@ -267,6 +267,28 @@ export function budgetMessage(b: BudgetFacts): string {
 answer at its token limit), and ${spent} of $${b.cap} is spent`;
 }
 
+/** A stop condition of `train:` that was met (beside the call and money caps): what, its key and limit, the measured value. */
+export interface StopFacts {
+  condition: "wall_time" | "patience" | "target_score";
+  /** The config key that set it, for messages: `train.patience`. */
+  key: string;
+  limit: number;
+  /** Seconds so far, steps since the best skill last improved, or the best selection score. */
+  value: number;
+}
+
+/** The words of a stop condition being met (a stopped run's reason, the console's warning). */
+export function stopMessage(s: StopFacts): string {
+  switch (s.condition) {
+    case "target_score":
+      return `target selection score reached (best ${s.value.toFixed(4)} ≥ ${s.key}=${s.limit})`;
+    case "patience":
+      return `no better skill on selection for ${s.value} step${s.value === 1 ? "" : "s"} (${s.key}=${s.limit})`;
+    case "wall_time":
+      return `wall-time limit reached (${Math.round(s.value)} s of ${s.key}=${s.limit})`;
+  }
+}
+
 type BudgetErrorData = BudgetFacts & Record<string, unknown>;
 
 /** A budget cap (model.max_cost_usd, model.max_calls, --max-cost) was reached before a call (exit 1). */

@@ -1,6 +1,6 @@
 import type { DecisionEvent, FormatViolation, GateDecision, PlanEvent, StageEvent, Warning } from "../engine/index.ts";
 import type { BatchEvent } from "../backends/index.ts";
-import { budgetMessage } from "../lib/index.ts";
+import { budgetMessage, stopMessage } from "../lib/index.ts";
 
 const f4 = (x: number) => x.toFixed(4);
 const pts = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
@@ -131,6 +131,8 @@ export function warningText(e: Warning): string {
       return `${e.stage}: optimizer call failed (${e.error})`;
     case "budget_stop":
       return `stopping: ${budgetMessage(e)} (resume later with --resume)`;
+    case "stop_condition":
+      return `stopping: ${stopMessage(e)}; testing the best skill (resume with a larger ${e.key} to go on)`;
   }
 }
 

@@ -68,7 +68,12 @@ export function simContext(config: TrainConfig, client: SkilloptModelClient): Be
 export async function trainOnSim(
   config: TrainConfig,
   recorder = new MemoryRecorder(),
-  opts: { cacheDir?: string; onEvent?: (e: EngineEvent, client: SkilloptModelClient) => void } = {},
+  opts: {
+    cacheDir?: string;
+    onEvent?: (e: EngineEvent, client: SkilloptModelClient) => void;
+    /** The engine's clock in ms (default: always 0). */
+    now?: () => number;
+  } = {},
 ): Promise<Run> {
   const client = await createModelClient(config, opts.cacheDir ? { cacheDir: opts.cacheDir } : { noCache: true });
   const bench = (await getBenchmark(config.env.name))!;
@@ -91,7 +96,7 @@ export async function trainOnSim(
           opts.onEvent?.(e, client);
         },
       },
-      clock: { now: () => 0 },
+      clock: { now: opts.now ?? (() => 0) },
     });
     return { result, recorder, client, events };
   } finally {

@@ -4,6 +4,7 @@ import benchmarks from "../../../docs/benchmarks.md" with { type: "text" };
 import cliReference from "../../../docs/cli-reference.md" with { type: "text" };
 import concepts from "../../../docs/concepts.md" with { type: "text" };
 import configReference from "../../../docs/config-reference.md" with { type: "text" };
+import contributing from "../../../docs/contributing.md" with { type: "text" };
 import dashboard from "../../../docs/dashboard.md" with { type: "text" };
 import differences from "../../../docs/differences.md" with { type: "text" };
 import gate from "../../../docs/gate.md" with { type: "text" };
@@ -27,6 +28,7 @@ export const DOCS_PAGES: Readonly<Record<string, string>> = {
   "cli-reference.md": cliReference,
   "concepts.md": concepts,
   "config-reference.md": configReference,
+  "contributing.md": contributing,
   "dashboard.md": dashboard,
   "differences.md": differences,
   "gate.md": gate,
