@@ -13,7 +13,7 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/index.ts";
-import { BackendError, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
+import { BackendError, contextFacts, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
 import { createBatchApi } from "./openai-batch.ts";
@@ -374,6 +374,19 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
         hint: "check the model/deployment name and the base URL (it usually ends in /v1)",
       });
     }
+    if ((status === 400 || status === 413 || status === 422) && isContextOverflow(err)) {
+      const body = (err.error ?? {}) as { n_prompt_tokens?: unknown; n_ctx?: unknown };
+      const facts = contextFacts(detail);
+      const data = {
+        ...facts,
+        ...(typeof body.n_prompt_tokens === "number" ? { prompt_tokens: body.n_prompt_tokens } : {}),
+        ...(typeof body.n_ctx === "number" ? { context_tokens: body.n_ctx } : {}),
+      };
+      return new BackendError("context_length", `${where}: HTTP ${status}, the prompt does not fit the model's context: ${detail}`, {
+        ...base,
+        data,
+      });
+    }
     if (status === 400 || status === 422) {
       return new BackendError("bad_request", `${where}: HTTP ${status}, the request was refused: ${detail}`, base);
     }
@@ -401,6 +414,18 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
     retryable: true,
     cause: err,
   });
+}
+
+/**
+ * A refusal because the prompt is longer than the model's window: OpenAI and vLLM say
+ * `context_length_exceeded` / "maximum context length", llama.cpp `exceed_context_size_error`.
+ */
+function isContextOverflow(err: APIError): boolean {
+  const e = (err.error ?? {}) as { code?: unknown; type?: unknown };
+  if (e.code === "context_length_exceeded" || e.type === "exceed_context_size_error") return true;
+  return /maximum context length|context[_ ]length[_ ]exceeded|exceeds the available context size|context window/i.test(
+    serverMessage(err),
+  );
 }
 
 function serverMessage(err: APIError): string {

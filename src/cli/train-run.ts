@@ -2,7 +2,7 @@ import { stringify } from "yaml";
 import type { SkilloptModelClient } from "../backends/index.ts";
 import type { LoadedConfig, TrainConfig } from "../config/index.ts";
 import { type Benchmark, deriveSizes, estimateRun, type Splits } from "../engine/index.ts";
-import { errorMessage, log, NoAnswerError, redactText, redactValue, writeFileAtomic } from "../lib/index.ts";
+import { errorMessage, log, ModelUnfitError, NoAnswerError, redactText, redactValue, writeFileAtomic } from "../lib/index.ts";
 import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
 import { setRunMeta, type Store } from "../store/index.ts";
 import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
@@ -144,6 +144,14 @@ export function recordFailure(
     writeReportAfterRun(o.dir);
   } catch (cleanup) {
     log.debug(`after the run failed, recording its state failed too: ${errorMessage(cleanup)}`);
+  }
+  if (told instanceof ModelUnfitError) {
+    const flag = told.data.role === "optimizer" ? "model.optimizer_backend" : "model.target_backend";
+    return new ModelUnfitError(told.message, {
+      cause: err,
+      data: told.data,
+      hint: `${told.hint ?? "use another model"}; nothing committed is lost — once the model is changed, continue with: skillopt train --resume ${o.shown} --set ${flag}=…`,
+    });
   }
   if (!(told instanceof NoAnswerError)) return told;
   return new NoAnswerError(told.message, {
