@@ -13,7 +13,14 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/index.ts";
-import { BackendError, contextFacts, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
+import {
+  BackendError,
+  contextFacts,
+  errorMessage,
+  redactText,
+  registerSecret,
+  warnKeyOverPlainHttp,
+} from "../lib/index.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
 import { createBatchApi } from "./openai-batch.ts";
@@ -382,10 +389,14 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
         ...(typeof body.n_prompt_tokens === "number" ? { prompt_tokens: body.n_prompt_tokens } : {}),
         ...(typeof body.n_ctx === "number" ? { context_tokens: body.n_ctx } : {}),
       };
-      return new BackendError("context_length", `${where}: HTTP ${status}, the prompt does not fit the model's context: ${detail}`, {
-        ...base,
-        data,
-      });
+      return new BackendError(
+        "context_length",
+        `${where}: HTTP ${status}, the prompt does not fit the model's context: ${detail}`,
+        {
+          ...base,
+          data,
+        },
+      );
     }
     if (status === 400 || status === 422) {
       return new BackendError("bad_request", `${where}: HTTP ${status}, the request was refused: ${detail}`, base);

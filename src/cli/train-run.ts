@@ -2,7 +2,15 @@ import { stringify } from "yaml";
 import type { SkilloptModelClient } from "../backends/index.ts";
 import type { LoadedConfig, TrainConfig } from "../config/index.ts";
 import { type Benchmark, deriveSizes, estimateRun, type Splits } from "../engine/index.ts";
-import { errorMessage, log, ModelUnfitError, NoAnswerError, redactText, redactValue, writeFileAtomic } from "../lib/index.ts";
+import {
+  errorMessage,
+  log,
+  ModelUnfitError,
+  NoAnswerError,
+  redactText,
+  redactValue,
+  writeFileAtomic,
+} from "../lib/index.ts";
 import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
 import { setRunMeta, type Store } from "../store/index.ts";
 import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
@@ -150,7 +158,9 @@ export function recordFailure(
     return new ModelUnfitError(told.message, {
       cause: err,
       data: told.data,
-      hint: `${told.hint ?? "use another model"}; nothing committed is lost — once the model is changed, continue with: skillopt train --resume ${o.shown} --set ${flag}=…`,
+      hint:
+        `${told.hint ?? "use another model"}; nothing committed is lost — once the model is changed, continue with: ` +
+        `skillopt train --resume ${o.shown} --set ${flag}=…`,
     });
   }
   if (!(told instanceof NoAnswerError)) return told;

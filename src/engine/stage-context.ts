@@ -22,17 +22,17 @@ export interface StageContext {
 }
 
 /** One stage's optimizer calls in a step: how many, how many gave nothing usable, and the last unusable one. */
-export interface StageTally {
+interface StageTally {
   calls: number;
   unusable: number;
   reason?: string;
   sample?: string;
 }
 
-export type AnswerTally = Map<string, StageTally>;
+type AnswerTally = Map<string, StageTally>;
 
 /** What the model said, as one short redacted line (for an error that quotes it). */
-export function answerSample(text: string | undefined): string | undefined {
+function answerSample(text: string | undefined): string | undefined {
   const line = redactText(text ?? "")
     .replace(/\s+/g, " ")
     .trim();
@@ -107,12 +107,16 @@ export async function askOptimizer<S extends GenericSchema>(
 }
 
 /** What to change when the optimizer's model cannot do the job (the error's hint). */
-export const OPTIMIZER_FIX =
+const OPTIMIZER_FIX =
   "use a stronger optimizer model (model.optimizer_backend / model.optimizer), give answers more room " +
   "(model.optimizer_openai_compatible_max_tokens) or send smaller prompts (a smaller train.batch_size or gradient.minibatch_size)";
 
 /** A prompt the optimizer's model refused as longer than its context: no later call of the stage can fit either. */
-export function contextTooSmall(stage: string, err: BackendError, role: "optimizer" | "target" = "optimizer"): ModelUnfitError {
+function contextTooSmall(
+  stage: string,
+  err: BackendError,
+  role: "optimizer" | "target" = "optimizer",
+): ModelUnfitError {
   const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
   const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
   const size =
@@ -135,7 +139,7 @@ export function contextTooSmall(stage: string, err: BackendError, role: "optimiz
 }
 
 /** Consecutive steps after which a stage whose every optimizer answer was unusable stops the run. */
-export const UNUSABLE_STEPS = 2;
+const UNUSABLE_STEPS = 2;
 
 /**
  * Counts, per stage, the consecutive steps in which every optimizer call of the stage gave nothing

@@ -339,7 +339,8 @@ export class ModelUnfitError extends SkilloptError<ModelUnfitErrorData> {
  * n_prompt_tokens / n_ctx fields are passed in by the backend).
  */
 export function contextFacts(text: string): { prompt_tokens?: number; context_tokens?: number } {
-  const limit = /maximum context length is (\d+)|context (?:size|window|length)(?: is| of)? (\d+)|n_ctx\D{0,4}(\d+)/i.exec(text);
+  const limit =
+    /maximum context length is (\d+)|context (?:size|window|length)(?: is| of)? (\d+)|n_ctx\D{0,4}(\d+)/i.exec(text);
   const prompt = /(?:resulted in|requested|prompt (?:has|is|of)|n_prompt_tokens\D{0,4})\s*(\d+)/i.exec(text);
   const n = (m: RegExpExecArray | null) => {
     const x = m?.slice(1).find((g) => g !== undefined);
