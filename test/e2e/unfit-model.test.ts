@@ -5,24 +5,8 @@ import { join } from "node:path";
 import { compatFlags, KEY_ENV } from "../benchmarks/support/e2e.ts";
 import { runCli } from "../support/cli.ts";
 import { type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
+import { SMALL_QUICKSTART } from "../support/real-llm.ts";
 import { tempDir } from "../support/tmp.ts";
-
-/** The quickstart, small: 2 steps of 4 items, 4 selection and 4 test items, 1 epoch. */
-export const SMALL_QUICKSTART = [
-  "--config",
-  "quickstart",
-  "--set",
-  "train.num_epochs=1",
-  "--set",
-  "train.batch_size=4",
-  "--set",
-  "env.train_items=8",
-  "--set",
-  "env.val_items=4",
-  "--set",
-  "env.test_items=4",
-  "--no-cache",
-];
 
 const isTarget = (req: FakeRequest) => req.model === "target-model";
 
