@@ -16,6 +16,7 @@ import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/index.
 import {
   BackendError,
   contextFacts,
+  log,
   errorMessage,
   redactText,
   registerSecret,
@@ -58,7 +59,15 @@ interface SdkChatOptions {
   responsesApi?: boolean;
   /** Where the URL comes from (config key or variable), for the error of an unparsable one. */
   urlFrom?: string;
+  /** Send a request's responseSchema as response_format json_schema (model.structured_outputs). */
+  structured?: boolean;
 }
+
+/**
+ * Endpoints (sanitized URL and model) that refused response_format: later requests leave it out.
+ * Kept for the process, so a run warns once per endpoint and pays for at most one refused call.
+ */
+const refusesResponseFormat = new Set<string>();
 
 /** Build a ChatBackend over the official SDK (maxRetries 0: src/backends/retry.ts owns retries). */
 export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
@@ -105,12 +114,70 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     keyHint: opts.keyHint,
     secret: opts.apiKey,
   });
+  const completeOnce = async (
+    request: ChatRequest & { model: string },
+    { signal, timeoutMs, withSchema }: { signal?: AbortSignal | undefined; timeoutMs: number; withSchema: boolean },
+  ): Promise<RawCompletion> => {
+    const body = buildBody(opts, request, withSchema);
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
+    const ctx: ErrorContext = {
+      name: opts.name,
+      endpoint,
+      model: request.model,
+      timeoutMs,
+      keyHint: opts.keyHint,
+      secret: opts.apiKey,
+    };
+    try {
+      if (opts.responsesApi && usesResponsesApi(request.model)) {
+        const requested = request.maxTokens ?? opts.maxTokensCap;
+        const maxTokens =
+          requested === undefined || opts.maxTokensCap === undefined
+            ? requested
+            : Math.min(requested, opts.maxTokensCap);
+        return await completeWithResponses(client, request, {
+          signal: combined,
+          timeoutMs,
+          maxTokens,
+          where: describe(ctx),
+        });
+      }
+      if (opts.stream) {
+        const stream = await client.chat.completions.create(
+          { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & {
+            stream: true;
+          },
+          { signal: combined, timeout: timeoutMs + 1_000 },
+        );
+        return await collectStream(stream, request.model, ctx);
+      }
+      const res = await client.chat.completions.create(
+        { ...body, stream: false } as ChatCompletionCreateParams & { stream: false },
+        {
+          signal: combined,
+          timeout: timeoutMs + 1_000,
+        },
+      );
+      const parsed = completionOf(res, request.model);
+      if (!parsed)
+        throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
+      return parsed;
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      throw classify(err, ctx, timeout.signal.aborted);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     name: opts.name,
     endpoint,
     defaultModel: opts.defaultModel,
     timeoutMs: opts.timeoutMs,
     cacheSalt: salt,
+    ...(opts.structured ? { structuredOutputs: true } : {}),
     batch: createBatchApi({
       client,
       url: opts.kind === "azure" ? "/chat/completions" : "/v1/chat/completions",
@@ -120,57 +187,26 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
       fail: (err, model) => classify(err, errorContext(model), false),
     }),
     async complete(request, { signal, timeoutMs }) {
-      const body = buildBody(opts, request);
-      const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), timeoutMs);
-      const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
-      const ctx: ErrorContext = {
-        name: opts.name,
-        endpoint,
-        model: request.model,
-        timeoutMs,
-        keyHint: opts.keyHint,
-        secret: opts.apiKey,
-      };
+      const refusalKey = `${endpoint}|${request.model}`;
+      const withSchema = Boolean(opts.structured && request.responseSchema && !refusesResponseFormat.has(refusalKey));
       try {
-        if (opts.responsesApi && usesResponsesApi(request.model)) {
-          const requested = request.maxTokens ?? opts.maxTokensCap;
-          const maxTokens =
-            requested === undefined || opts.maxTokensCap === undefined
-              ? requested
-              : Math.min(requested, opts.maxTokensCap);
-          return await completeWithResponses(client, request, {
-            signal: combined,
-            timeoutMs,
-            maxTokens,
-            where: describe(ctx),
-          });
-        }
-        if (opts.stream) {
-          const stream = await client.chat.completions.create(
-            { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & {
-              stream: true;
-            },
-            { signal: combined, timeout: timeoutMs + 1_000 },
-          );
-          return await collectStream(stream, request.model, ctx);
-        }
-        const res = await client.chat.completions.create(
-          { ...body, stream: false } as ChatCompletionCreateParams & { stream: false },
-          {
-            signal: combined,
-            timeout: timeoutMs + 1_000,
-          },
-        );
-        const parsed = completionOf(res, request.model);
-        if (!parsed)
-          throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
-        return parsed;
+        return await completeOnce(request, { signal, timeoutMs, withSchema });
       } catch (err) {
-        if (signal?.aborted) throw signal.reason ?? err;
-        throw classify(err, ctx, timeout.signal.aborted);
-      } finally {
-        clearTimeout(timer);
+        // A server that does not take response_format answers 400 (or 422): ask once more without it.
+        // If that succeeds, the endpoint is remembered as refusing it, and said once.
+        if (!withSchema || !(err instanceof BackendError) || err.kind !== "bad_request") throw err;
+        const plain = await completeOnce(request, { signal, timeoutMs, withSchema: false });
+        if (!refusesResponseFormat.has(refusalKey)) {
+          refusesResponseFormat.add(refusalKey);
+          log
+            .withTag("model")
+            .warn(
+              `${opts.name} at ${endpoint} (model ${request.model}) refused structured output (response_format json_schema: ` +
+                `${err.message.replace(/^.*?the request was refused: /, "").slice(0, 160)}); asking it without a schema from now on ` +
+                "(answers are still validated; model.structured_outputs=false stops sending it)",
+            );
+        }
+        return plain;
       }
     },
   };
@@ -192,8 +228,17 @@ function completionOf(res: OpenAI.ChatCompletion, requested: string): RawComplet
   };
 }
 
-function buildBody(opts: SdkChatOptions, request: ChatRequest & { model: string }): Record<string, unknown> {
+function buildBody(
+  opts: SdkChatOptions,
+  request: ChatRequest & { model: string },
+  withSchema = Boolean(opts.structured && request.responseSchema),
+): Record<string, unknown> {
   const body: Record<string, unknown> = { model: request.model, messages: request.messages.map(toWire) };
+  if (withSchema && request.responseSchema && !request.tools?.length)
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: request.responseSchema.name, schema: request.responseSchema.schema, strict: false },
+    };
   const temperature = request.temperature ?? opts.temperature;
   if (temperature !== undefined) body.temperature = temperature;
   const requested = opts.fixedMaxTokens ?? request.maxTokens ?? opts.maxTokensCap;

@@ -71,6 +71,12 @@ function roleModel(
   );
 }
 
+/** model.structured_outputs (default on): send response schemas to servers that take them. */
+function structuredOutputs(settings: Settings): boolean {
+  const v = settings.config.model.structured_outputs;
+  return !(v === false || ["false", "0", "no", "off"].includes(String(v ?? "").toLowerCase()));
+}
+
 /** openai_compatible for one role (spec §7.4). */
 export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBackend {
   const get = (suffix: string) => {
@@ -108,6 +114,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
     sendReasoningEffort: takesReasoningEffort,
     stream,
     keyHint: key ? key.from : `${l("api_key").envs[1]} or model.openai_compatible_api_key`,
+    structured: structuredOutputs(settings),
   });
 }
 
@@ -213,6 +220,7 @@ export function qwenBackend(settings: Settings, role: Role): ChatBackend {
       : { extraBody: { chat_template_kwargs: { enable_thinking: mode === "enabled" } } }),
     stream: false,
     keyHint: key ? key.from : "QWEN_CHAT_API_KEY",
+    structured: structuredOutputs(settings),
   });
 }
 

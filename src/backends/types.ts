@@ -35,6 +35,8 @@ export interface ChatBackend {
    * thinking mode, …) as a stable string; part of the cache key. Never a secret.
    */
   readonly cacheSalt?: string;
+  /** Sends a request's responseSchema as a structured-output constraint (model.structured_outputs). */
+  readonly structuredOutputs?: boolean;
   complete(
     request: ChatRequest & { model: string },
     opts: { signal?: AbortSignal; timeoutMs: number },

@@ -68,7 +68,12 @@ export async function askOptimizer<S extends GenericSchema>(
   system: string,
   user: string,
   schema: S,
-  opts: { maxTokens?: number; reasoningEffort?: string } = {},
+  opts: {
+    maxTokens?: number;
+    reasoningEffort?: string;
+    /** Why a valid answer still cannot be used (it proposes nothing at all), or undefined when it can. */
+    empty?: (value: InferOutput<S>) => string | undefined;
+  } = {},
 ): Promise<InferOutput<S> | undefined> {
   const effort = opts.reasoningEffort ?? sc.cfg.model.reasoning_effort;
   try {
@@ -88,9 +93,15 @@ export async function askOptimizer<S extends GenericSchema>(
       schema,
       sc.signal ? { signal: sc.signal } : {},
     );
-    if (res.ok) {
+    const empty = res.ok ? opts.empty?.(res.value) : undefined;
+    if (res.ok && !empty) {
       count(sc, stage);
       return res.value;
+    }
+    if (res.ok) {
+      count(sc, stage, { reason: empty!, text: res.response.text });
+      sc.events.emit({ type: "warning", code: "optimizer_unusable", stage, reason: empty! });
+      return undefined;
     }
     count(sc, stage, { reason: res.reason, text: res.response?.text });
     sc.events.emit({ type: "warning", code: "optimizer_unusable", stage, reason: res.reason });

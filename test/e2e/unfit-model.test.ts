@@ -62,6 +62,18 @@ describe("a run whose optimizer cannot do the job stops and says so (CLI spawned
     expect(history(out).map((h) => h.step)).toEqual([1, 2]);
   }, 120_000);
 
+  test("an empty object for every analyst answer (what a schema-constrained small model can produce) stops the same way", async () => {
+    await using server = await startFakeOpenAI({ reply: (req) => (isTarget(req) ? "TODO fix it later" : "{}") });
+    using dir = tempDir();
+    const out = join(dir.path, "run");
+    const r = await runCli(["train", ...SMALL_QUICKSTART, ...compatFlags(server.url), "--out", out], { env: KEY_ENV });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(
+      'gave no usable analyst answer in 2 consecutive steps (1 of 1 calls in the last; empty: neither a patch nor appendix notes); it answered: "{}"',
+    );
+    expect(runMeta(out, "status")).toBe("failed");
+  }, 120_000);
+
   test("a prompt refused as longer than the context (vLLM's 400): exit 1 at the first analyst call, naming prompt size against the limit; nothing retried", async () => {
     await using server = await startFakeOpenAI({
       reply: (req) =>
