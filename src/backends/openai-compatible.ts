@@ -22,6 +22,7 @@ import {
   registerSecret,
   warnKeyOverPlainHttp,
 } from "../lib/index.ts";
+import { type ContextWindow, probeContextWindow } from "./context-window.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
 import { createBatchApi } from "./openai-batch.ts";
@@ -106,6 +107,7 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     api: opts.kind,
   });
 
+  const windows = new Map<string, Promise<ContextWindow | undefined>>();
   const errorContext = (model: string): ErrorContext => ({
     name: opts.name,
     endpoint,
@@ -178,6 +180,17 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     timeoutMs: opts.timeoutMs,
     cacheSalt: salt,
     ...(opts.structured ? { structuredOutputs: true } : {}),
+    ...(opts.kind === "openai"
+      ? {
+          contextWindow: (model: string) => {
+            const known = windows.get(model);
+            if (known) return known;
+            const asked = probeContextWindow(opts.url, model, opts.apiKey);
+            windows.set(model, asked);
+            return asked;
+          },
+        }
+      : {}),
     batch: createBatchApi({
       client,
       url: opts.kind === "azure" ? "/chat/completions" : "/v1/chat/completions",

@@ -12,7 +12,7 @@ function endpointHost(endpoint: string | undefined): string | undefined {
 }
 
 /** "target (openai_compatible, model m, endpoint host:port)": which role, backend, model and host failed to answer. */
-function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): string {
+export function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): string {
   const i = client.info[role];
   if (!i) return role;
   const host = endpointHost(i.endpoint);

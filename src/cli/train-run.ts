@@ -13,6 +13,7 @@ import {
 } from "../lib/index.ts";
 import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
 import { setRunMeta, type Store } from "../store/index.ts";
+import type { ContextFit } from "./context-fit.ts";
 import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
@@ -56,6 +57,7 @@ export function printDryRun(
   splits: Splits,
   init: { text: string; source: string },
   write: (s: string) => void,
+  context: ContextFit[] = [],
 ): void {
   const estimate = estimateRun({
     cfg: loaded.config,
@@ -70,6 +72,7 @@ export function printDryRun(
     benchmark: bench.name,
     backends: client.info,
     initial_skill: init.source,
+    ...(context.length ? { context_windows: context } : {}),
     ...estimate,
   };
   if (!output.quiet) write(`  ${backendLine(client)}\n`);
