@@ -1,4 +1,5 @@
 import type { Role } from "../engine/index.ts";
+import { backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
 import { ConfigError, errorMessage, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
 import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";
@@ -77,6 +78,12 @@ function structuredOutputs(settings: Settings): boolean {
   return !(v === false || ["false", "0", "no", "off"].includes(String(v ?? "").toLowerCase()));
 }
 
+/** The default base URL of a local server named by model.backend (ollama, llamacpp, vllm, lmstudio). */
+function localServerUrl(settings: Settings): string | undefined {
+  const label = backendLabel(settings.model("backend"));
+  return label ? LOCAL_SERVER_URLS[label] : undefined;
+}
+
 /** openai_compatible for one role (spec §7.4). */
 export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBackend {
   const get = (suffix: string) => {
@@ -103,7 +110,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
   return createSdkChatBackend({
     name: "openai_compatible",
     kind: "openai",
-    url: base?.value ?? "https://api.openai.com/v1",
+    url: base?.value ?? localServerUrl(settings) ?? "https://api.openai.com/v1",
     ...(base ? { urlFrom: base.from } : {}),
     ...(key ? { apiKey: key.value } : {}),
     defaultModel: model,

@@ -107,7 +107,7 @@ export const ModelSchema = v.strictObject({
   backend: backendName(
     "azure_openai",
     "High-level backend label mapped onto both roles (§7.2): azure_openai, openai_compatible, claude_chat, codex_exec, claude_code_exec, " +
-      "qwen_chat, minimax_chat, copilot_chat, sim, auto, …",
+      "qwen_chat, minimax_chat, copilot_chat, sim, auto, or a local server: ollama, llamacpp, vllm, lmstudio (openai_compatible at its default port), …",
     (s) => backendLabel(s) !== undefined,
     LABEL_NAMES,
   ),

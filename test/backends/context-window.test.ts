@@ -146,3 +146,74 @@ describe("context windows known before the first call (train --dry-run, CLI spaw
     expect(JSON.parse(r.stdout).context_windows).toBeUndefined();
   });
 });
+
+describe("model.backend presets for local servers (train --dry-run, CLI spawned)", () => {
+  const PRESETS = [
+    [
+      "ollama",
+      "http://127.0.0.1:11434/v1",
+      "POST /api/show",
+      ollamaShow('num_ctx 300\nstop "<|eot_id|>"', 131072),
+      "Ollama /api/show",
+    ],
+    ["llamacpp", "http://127.0.0.1:8080/v1", "GET /props", llamaProps(300), "llama.cpp /props n_ctx"],
+    ["vllm", "http://127.0.0.1:8000/v1", "GET /v1/models", vllmModels(300), "vLLM /v1/models max_model_len"],
+    [
+      "lmstudio",
+      "http://127.0.0.1:1234/v1",
+      "GET /api/v0/models/opt-model",
+      lmStudioModel(32768, 300),
+      "LM Studio /api/v0/models",
+    ],
+  ] as const;
+
+  for (const [label, url, route, handler, source] of PRESETS) {
+    test(`${label}: openai_compatible on both roles at ${url} by default; pointed at a fake of it, its context is read from ${route}`, async () => {
+      const models = ["--set", "model.optimizer=opt-model", "--set", "model.target=opt-model"];
+      const plain = await runCli([
+        "train",
+        "--config",
+        "quickstart",
+        "--dry-run",
+        "--json",
+        "--set",
+        `model.backend=${label}`,
+        ...models,
+      ]);
+      expect(plain.code, plain.stderr).toBe(0);
+      const backends = JSON.parse(plain.stdout).backends;
+      expect(backends.optimizer).toMatchObject({ backend: "openai_compatible", endpoint: url, model: "opt-model" });
+      expect(backends.target).toMatchObject({ backend: "openai_compatible", endpoint: url });
+
+      await using server = await startFakeOpenAI({ reply: "unused", routes: { [route]: handler } });
+      const r = await runCli(
+        ["train", "--config", "quickstart", "--dry-run", "--set", `model.backend=${label}`, ...models],
+        {
+          env: { OPENAI_COMPATIBLE_BASE_URL: server.url },
+        },
+      );
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`against a context of 300, as its server reports through ${source}`);
+      expect(server.requests).toHaveLength(0);
+    });
+  }
+
+  test("the servers' usual spellings are accepted (llama.cpp, lm-studio)", async () => {
+    for (const [written, url] of [
+      ["llama.cpp", "http://127.0.0.1:8080/v1"],
+      ["lm-studio", "http://127.0.0.1:1234/v1"],
+    ]) {
+      const r = await runCli([
+        "train",
+        "--config",
+        "quickstart",
+        "--dry-run",
+        "--json",
+        "--set",
+        `model.backend=${written}`,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).backends.optimizer.endpoint).toBe(url);
+    }
+  });
+});
