@@ -108,6 +108,8 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
   });
 
   const windows = new Map<string, Promise<ContextWindow | undefined>>();
+  // Context windows the server told (read before the first call): a reply's budget never asks past it.
+  const knownWindow = new Map<string, number>();
   const errorContext = (model: string): ErrorContext => ({
     name: opts.name,
     endpoint,
@@ -121,6 +123,7 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     { signal, timeoutMs, withSchema }: { signal?: AbortSignal | undefined; timeoutMs: number; withSchema: boolean },
   ): Promise<RawCompletion> => {
     const body = buildBody(opts, request, withSchema);
+    fitReplyBudget(body, opts.maxTokensField, knownWindow.get(request.model), request.messages);
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
@@ -187,6 +190,9 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
             if (known) return known;
             const asked = probeContextWindow(opts.url, model, opts.apiKey);
             windows.set(model, asked);
+            void asked.then((w) => {
+              if (w) knownWindow.set(model, w.tokens);
+            });
             return asked;
           },
         }
@@ -271,6 +277,25 @@ function buildBody(
   }
   if (opts.extraBody) Object.assign(body, opts.extraBody);
   return body;
+}
+
+/**
+ * A server that counts prompt plus max_tokens against its window (vLLM) refuses a request whose
+ * reply budget does not fit, however short the reply would be: with the window known, the budget
+ * is lowered to what is left after the prompt (counted generously, at 3 characters a token). A
+ * prompt that leaves less than 256 tokens is sent as it is, for the server to refuse by its own count.
+ */
+function fitReplyBudget(
+  body: Record<string, unknown>,
+  field: SdkChatOptions["maxTokensField"],
+  window: number | undefined,
+  messages: readonly ChatMessage[],
+): void {
+  const asked = body[field];
+  if (window === undefined || typeof asked !== "number") return;
+  const chars = messages.reduce((n, m) => n + flatten(m).length, 0);
+  const left = window - Math.ceil(chars / 3) - 16;
+  if (left >= 256 && left < asked) body[field] = left;
 }
 
 function toWire(m: ChatMessage): ChatCompletionMessageParam {

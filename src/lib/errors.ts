@@ -341,7 +341,10 @@ export class ModelUnfitError extends SkilloptError<ModelUnfitErrorData> {
 export function contextFacts(text: string): { prompt_tokens?: number; context_tokens?: number } {
   const limit =
     /maximum context length is (\d+)|context (?:size|window|length)(?: is| of)? (\d+)|n_ctx\D{0,4}(\d+)/i.exec(text);
-  const prompt = /(?:resulted in|requested|prompt (?:has|is|of)|n_prompt_tokens\D{0,4})\s*(\d+)/i.exec(text);
+  // vLLM: "you requested 8500 tokens (500 in the messages, 8000 in the completion)": the prompt is the messages.
+  const prompt =
+    /(\d+) in the messages/i.exec(text) ??
+    /(?:resulted in|requested|prompt (?:has|is|of)|n_prompt_tokens\D{0,4})\s*(\d+)/i.exec(text);
   const n = (m: RegExpExecArray | null) => {
     const x = m?.slice(1).find((g) => g !== undefined);
     return x === undefined ? undefined : Number(x);

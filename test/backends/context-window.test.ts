@@ -1,7 +1,14 @@
-import { describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { compatFlags, KEY_ENV } from "../benchmarks/support/e2e.ts";
 import { runCli } from "../support/cli.ts";
-import { startFakeOpenAI } from "../support/fake-openai.ts";
+import { type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
+import { SMALL_QUICKSTART } from "../support/real-llm.ts";
+import { tempDir } from "../support/tmp.ts";
+
+const scratch = tempDir();
+afterAll(() => scratch[Symbol.dispose]());
+const dir = () => scratch.path;
 
 /*
  * Local servers tell their model's context on their own endpoints. Each fake below answers in the
@@ -216,4 +223,55 @@ describe("model.backend presets for local servers (train --dry-run, CLI spawned)
       expect(JSON.parse(r.stdout).backends.optimizer.endpoint).toBe(url);
     }
   });
+});
+
+describe("a reply budget that fits the known window (train, CLI spawned)", () => {
+  test("vLLM counts prompt plus max_tokens against max_model_len: with 4096 known, no request asks past it and the run finishes", async () => {
+    const REPLY = JSON.stringify({
+      patch: { reasoning: "r", edits: [{ op: "append", content: "- Write dates as YYYY-MM-DD." }] },
+      edits: [{ op: "append", content: "- Write dates as YYYY-MM-DD." }],
+      selected_indices: [0],
+    });
+    const promptTokens = (req: FakeRequest) =>
+      Math.ceil(req.messages.reduce((n, m) => n + String(m.content).length, 0) / 4);
+    await using server = await startFakeOpenAI({
+      routes: { "GET /v1/models": vllmModels(4096) },
+      reply: (req) => {
+        const asked = Number(req.body.max_tokens ?? 0);
+        const prompt = promptTokens(req);
+        if (prompt + asked > 4096)
+          return {
+            fault: "status",
+            status: 400,
+            type: "BadRequestError",
+            message: `This model's maximum context length is 4096 tokens. However, you requested ${prompt + asked} tokens (${prompt} in the messages, ${asked} in the completion). Please reduce the length of the messages or completion.`,
+          };
+        return req.model === "target-model" ? "2024-01-05" : REPLY;
+      },
+    });
+    const r = await runCli(["train", ...SMALL_QUICKSTART, ...compatFlags(server.url), "--out", join(dir(), "run")], {
+      env: KEY_ENV,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.requests.every((q) => promptTokens(q) + Number(q.body.max_tokens) <= 4096)).toBe(true);
+  }, 60_000);
+
+  test("a vLLM refusal names the prompt's own size (the messages), not prompt plus reply budget", async () => {
+    await using server = await startFakeOpenAI({
+      reply: (req) =>
+        req.model === "target-model"
+          ? "2024-01-05"
+          : {
+              fault: "status",
+              status: 400,
+              message:
+                "This model's maximum context length is 1024 tokens. However, you requested 9100 tokens (1100 in the messages, 8000 in the completion). Please reduce the length of the messages or completion.",
+            },
+    });
+    const r = await runCli(["train", ...SMALL_QUICKSTART, ...compatFlags(server.url), "--out", join(dir(), "run2")], {
+      env: KEY_ENV,
+    });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain("cannot hold the analyst prompt (1100 tokens against a context of 1024)");
+  }, 60_000);
 });
