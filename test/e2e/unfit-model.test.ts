@@ -95,7 +95,7 @@ describe("a run whose optimizer cannot do the job stops and says so (CLI spawned
     const errors = r.stderr.split("\n").filter((l) => l.startsWith("error: "));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(
-      /^error: optimizer \(openai_compatible, model opt-model, endpoint [^)]+\) cannot hold the analyst prompt \(3100 tokens against a context of 256\)$/,
+      /^error: optimizer \(openai_compatible, model opt-model, endpoint [^)]+\) cannot hold the analyst prompt \(2700 tokens against a context of 256\)$/,
     );
     expect(server.requests.filter((q) => !isTarget(q))).toHaveLength(1);
     expect(runMeta(out, "status")).toBe("failed");
