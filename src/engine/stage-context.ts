@@ -149,6 +149,13 @@ function contextTooSmall(
   });
 }
 
+/**
+ * Stages whose unusable answers leave a step nothing to try: the analysts' patches and the
+ * rewrite. The others fall back (merge to concatenation, ranking to the merged order, the
+ * autonomous learning rate to the schedule), so the run can still learn without them.
+ */
+const WITHOUT_FALLBACK = new Set(["analyst", "rewrite"]);
+
 /** Consecutive steps after which a stage whose every optimizer answer was unusable stops the run. */
 const UNUSABLE_STEPS = 2;
 
@@ -163,7 +170,7 @@ export class UnusableWatch {
   /** After a step: the error to stop with once a stage reached the limit, else undefined. */
   afterStep(tally: AnswerTally): ModelUnfitError | undefined {
     for (const [stage, t] of tally) {
-      if (!t.calls) continue;
+      if (!t.calls || !WITHOUT_FALLBACK.has(stage)) continue;
       const n = t.unusable === t.calls ? (this.streak.get(stage) ?? 0) + 1 : 0;
       this.streak.set(stage, n);
       if (n < this.limit) continue;
