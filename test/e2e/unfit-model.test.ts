@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { compatFlags, KEY_ENV } from "../benchmarks/support/e2e.ts";
-import { runCli } from "../support/cli.ts";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
 import { SMALL_QUICKSTART } from "../support/real-llm.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -122,4 +122,47 @@ describe("a run whose optimizer cannot do the job stops and says so (CLI spawned
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain("cannot hold the analyst prompt (2890 tokens against a context of 512)");
   }, 120_000);
+});
+
+describe("a judge evaluator whose model cannot hold the prompt (CLI spawned, fake server)", () => {
+  test("train on a tasks file with env.evaluator=judge: exit 1 at the baseline, naming the judge prompt against the context", async () => {
+    await using server = await startFakeOpenAI({
+      reply: (req) =>
+        isTarget(req)
+          ? "<answer>144</answer>"
+          : {
+              fault: "status",
+              status: 400,
+              type: "exceed_context_size_error",
+              message: "the request exceeds the available context size, try increasing it",
+              fields: { n_prompt_tokens: 700, n_ctx: 512 },
+            },
+    });
+    using dir = tempDir();
+    const out = join(dir.path, "run");
+    const r = await runCli(
+      [
+        "train",
+        "--config",
+        "tasks",
+        "--set",
+        `env.data_path=${join(REPO_ROOT, "fixtures", "benchmarks", "tasks", "my_tasks.jsonl")}`,
+        "--set",
+        "env.evaluator=judge",
+        "--set",
+        "env.judge_rubric=The answer must be correct.",
+        ...compatFlags(server.url),
+        "--out",
+        out,
+      ],
+      { env: KEY_ENV },
+    );
+    expect(r.code, r.stderr).toBe(1);
+    const errors = r.stderr.split("\n").filter((l) => l.startsWith("error: "));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(
+      /^error: optimizer \(openai_compatible, model opt-model, endpoint [^)]+\) cannot hold the judge prompt \(700 tokens against a context of 512\)$/,
+    );
+    expect(runMeta(out, "status")).toBe("failed");
+  }, 60_000);
 });
