@@ -38,8 +38,12 @@ function expectEndedAsAUserShouldSee(r: { code: number; stdout: string; stderr: 
     expect(errors).toEqual([]);
     expect(r.stdout).toContain("Training finished");
     expect(runMeta(out, "status")).toBe("finished");
+    // Real scores: numbers measured on the selection split, every step of the plan done.
     const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
-    expect(summary.steps_done ?? summary.total_steps).toBeGreaterThan(0);
+    expect(summary.status).toBe("finished");
+    expect(summary.steps).toBe(summary.total_steps);
+    expect(typeof summary.baseline.selection).toBe("number");
+    expect(typeof summary.best.selection).toBe("number");
     return "finished";
   }
   expect(r.code, r.stderr).toBe(1);
@@ -73,6 +77,8 @@ describe.skipIf(missing !== undefined)("the real model of ../shared/real-llm (sp
         expect(resumed.code, resumed.stderr).toBe(0);
         expect(resumed.stdout).toContain("Training finished");
         expect(runMeta(out, "status")).toBe("finished");
+        const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8"));
+        expect(summary.steps).toBe(summary.total_steps);
       }
     },
     2 * RUN_TIMEOUT_MS,
