@@ -138,7 +138,11 @@ function contextTooSmall(
         : "the server refused it as longer than the model's context";
   return new ModelUnfitError(`cannot hold the ${stage} prompt (${size})`, {
     cause: err,
-    hint: role === "optimizer" ? OPTIMIZER_FIX : "use a target model with a larger context window",
+    hint:
+      role === "optimizer"
+        ? "use an optimizer model with a larger context (model.optimizer_backend / model.optimizer, or the server's context setting), " +
+          "or send smaller prompts (a smaller gradient.minibatch_size or train.batch_size)"
+        : "use a target model with a larger context window",
     data: {
       role,
       stage,
