@@ -27,6 +27,8 @@ export function cacheKey(backend: ChatBackend, req: ChatRequest & { model: strin
     reasoningEffort: req.reasoningEffort,
     tools: req.tools,
     json: req.json ?? false,
+    // Only present when the backend sends it: a constrained answer is a different answer.
+    ...(req.responseSchema ? { responseSchema: req.responseSchema } : {}),
     sampleIndex: req.sampleIndex ?? 0,
   });
 }

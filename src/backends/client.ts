@@ -32,6 +32,7 @@ import type { CallLedger, CallRecord } from "./ledger.ts";
 import { Limiter } from "./limiter.ts";
 import { notify } from "./listener.ts";
 import type { PriceTable } from "./pricing.ts";
+import { toJsonSchema } from "./json-schema.ts";
 import { askJson } from "./structured.ts";
 import { defaultPolicy, OPTIMIZER_ATTEMPTS, ROLLOUT_ATTEMPTS, type RetryPolicy, withRetry } from "./retry.ts";
 import type { ChatBackend, RawCompletion } from "./types.ts";
@@ -262,9 +263,13 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     schema: S,
     opts: { signal?: AbortSignal } = {},
   ): Promise<JsonResult<v.InferOutput<S>>> {
+    // The schema travels only to a backend that sends it, so it keys the cache only where it changes the answer.
+    const structured = this.core.roles[role].chat?.structuredOutputs === true;
     return askJson(
       (req) => this.chat(role, req, opts),
-      request,
+      structured
+        ? { ...request, responseSchema: { name: schemaName(request.stage), schema: toJsonSchema(schema) } }
+        : request,
       schema,
       (reason, response, detail) => this.dropJson(role, request.stage, reason, response, detail),
     );
@@ -463,4 +468,9 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   private now(): number {
     return (this.core.now ?? performance.now.bind(performance))();
   }
+}
+
+/** A structured output's name: the stage, as the letters, digits, _ and - OpenAI accepts (at most 64). */
+function schemaName(stage: string): string {
+  return (stage.replace(/[^A-Za-z0-9_-]+/g, "_") || "answer").slice(0, 64);
 }

@@ -28,10 +28,12 @@ import type { RetryPolicy } from "./retry.ts";
 import { isExecHarness, type ResolvedRoles, resolveRoles } from "./roles.ts";
 import { type BackendConfig, type EnvLookup, NO_ENV, roleWorkers, Settings } from "./settings.ts";
 import type { ChatBackend } from "./types.ts";
+import type { ContextWindow } from "./context-window.ts";
 
 export type { BatchEvent, BatchMode } from "./batcher.ts";
 export type { CallEvent } from "./client.ts";
 export { cacheKey } from "./call-cache.ts";
+export type { ContextWindow } from "./context-window.ts";
 
 export { probeCli } from "./exec/probe.ts";
 
@@ -107,6 +109,8 @@ export interface SkilloptModelClient extends LayeredModelClient {
   readonly info: Record<Role, RoleInfo | undefined>;
   /** model.batch per role as resolved (off for a role whose backend has no Batch API). */
   readonly batchModes: Record<Role, BatchMode>;
+  /** The role's model's context window where its server tells it (never a paid call), else undefined. */
+  contextWindow(role: Role): Promise<ContextWindow | undefined>;
   close(): Promise<void>;
 }
 
@@ -243,6 +247,13 @@ export async function createModelClient(
     prices: { value: prices },
     info: { value: info },
     batchModes: { value: modes },
+    contextWindow: {
+      value: async (role: Role) => {
+        const chat = bindings[role].chat;
+        const model = info[role]?.model;
+        return chat?.contextWindow && model ? chat.contextWindow(model) : undefined;
+      },
+    },
     close: {
       value: async () => {
         batcher?.close();

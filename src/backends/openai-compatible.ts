@@ -13,7 +13,16 @@ import type {
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../engine/index.ts";
-import { BackendError, errorMessage, redactText, registerSecret, warnKeyOverPlainHttp } from "../lib/index.ts";
+import {
+  BackendError,
+  contextFacts,
+  log,
+  errorMessage,
+  redactText,
+  registerSecret,
+  warnKeyOverPlainHttp,
+} from "../lib/index.ts";
+import { type ContextWindow, probeContextWindow } from "./context-window.ts";
 import { checkEndpointUrl, sanitizeEndpoint } from "./endpoint.ts";
 import { completeWithResponses, usesResponsesApi } from "./responses-api.ts";
 import { createBatchApi } from "./openai-batch.ts";
@@ -51,7 +60,15 @@ interface SdkChatOptions {
   responsesApi?: boolean;
   /** Where the URL comes from (config key or variable), for the error of an unparsable one. */
   urlFrom?: string;
+  /** Send a request's responseSchema as response_format json_schema (model.structured_outputs). */
+  structured?: boolean;
 }
+
+/**
+ * Endpoints (sanitized URL and model) that refused response_format: later requests leave it out.
+ * Kept for the process, so a run warns once per endpoint and pays for at most one refused call.
+ */
+const refusesResponseFormat = new Set<string>();
 
 /** Build a ChatBackend over the official SDK (maxRetries 0: src/backends/retry.ts owns retries). */
 export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
@@ -90,6 +107,9 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     api: opts.kind,
   });
 
+  const windows = new Map<string, Promise<ContextWindow | undefined>>();
+  // Context windows the server told (read before the first call): a reply's budget never asks past it.
+  const knownWindow = new Map<string, number>();
   const errorContext = (model: string): ErrorContext => ({
     name: opts.name,
     endpoint,
@@ -98,12 +118,85 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     keyHint: opts.keyHint,
     secret: opts.apiKey,
   });
+  const completeOnce = async (
+    request: ChatRequest & { model: string },
+    { signal, timeoutMs, withSchema }: { signal?: AbortSignal | undefined; timeoutMs: number; withSchema: boolean },
+  ): Promise<RawCompletion> => {
+    const body = buildBody(opts, request, withSchema);
+    fitReplyBudget(body, opts.maxTokensField, knownWindow.get(request.model), request.messages);
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
+    const ctx: ErrorContext = {
+      name: opts.name,
+      endpoint,
+      model: request.model,
+      timeoutMs,
+      keyHint: opts.keyHint,
+      secret: opts.apiKey,
+    };
+    try {
+      if (opts.responsesApi && usesResponsesApi(request.model)) {
+        const requested = request.maxTokens ?? opts.maxTokensCap;
+        const maxTokens =
+          requested === undefined || opts.maxTokensCap === undefined
+            ? requested
+            : Math.min(requested, opts.maxTokensCap);
+        return await completeWithResponses(client, request, {
+          signal: combined,
+          timeoutMs,
+          maxTokens,
+          where: describe(ctx),
+        });
+      }
+      if (opts.stream) {
+        const stream = await client.chat.completions.create(
+          { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & {
+            stream: true;
+          },
+          { signal: combined, timeout: timeoutMs + 1_000 },
+        );
+        return await collectStream(stream, request.model, ctx);
+      }
+      const res = await client.chat.completions.create(
+        { ...body, stream: false } as ChatCompletionCreateParams & { stream: false },
+        {
+          signal: combined,
+          timeout: timeoutMs + 1_000,
+        },
+      );
+      const parsed = completionOf(res, request.model);
+      if (!parsed)
+        throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
+      return parsed;
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason ?? err;
+      throw classify(err, ctx, timeout.signal.aborted);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     name: opts.name,
     endpoint,
     defaultModel: opts.defaultModel,
     timeoutMs: opts.timeoutMs,
     cacheSalt: salt,
+    ...(opts.structured ? { structuredOutputs: true } : {}),
+    ...(opts.kind === "openai"
+      ? {
+          contextWindow: (model: string) => {
+            const known = windows.get(model);
+            if (known) return known;
+            const asked = probeContextWindow(opts.url, model, opts.apiKey);
+            windows.set(model, asked);
+            void asked.then((w) => {
+              if (w) knownWindow.set(model, w.tokens);
+            });
+            return asked;
+          },
+        }
+      : {}),
     batch: createBatchApi({
       client,
       url: opts.kind === "azure" ? "/chat/completions" : "/v1/chat/completions",
@@ -113,57 +206,26 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
       fail: (err, model) => classify(err, errorContext(model), false),
     }),
     async complete(request, { signal, timeoutMs }) {
-      const body = buildBody(opts, request);
-      const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), timeoutMs);
-      const combined = signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal;
-      const ctx: ErrorContext = {
-        name: opts.name,
-        endpoint,
-        model: request.model,
-        timeoutMs,
-        keyHint: opts.keyHint,
-        secret: opts.apiKey,
-      };
+      const refusalKey = `${endpoint}|${request.model}`;
+      const withSchema = Boolean(opts.structured && request.responseSchema && !refusesResponseFormat.has(refusalKey));
       try {
-        if (opts.responsesApi && usesResponsesApi(request.model)) {
-          const requested = request.maxTokens ?? opts.maxTokensCap;
-          const maxTokens =
-            requested === undefined || opts.maxTokensCap === undefined
-              ? requested
-              : Math.min(requested, opts.maxTokensCap);
-          return await completeWithResponses(client, request, {
-            signal: combined,
-            timeoutMs,
-            maxTokens,
-            where: describe(ctx),
-          });
-        }
-        if (opts.stream) {
-          const stream = await client.chat.completions.create(
-            { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParams & {
-              stream: true;
-            },
-            { signal: combined, timeout: timeoutMs + 1_000 },
-          );
-          return await collectStream(stream, request.model, ctx);
-        }
-        const res = await client.chat.completions.create(
-          { ...body, stream: false } as ChatCompletionCreateParams & { stream: false },
-          {
-            signal: combined,
-            timeout: timeoutMs + 1_000,
-          },
-        );
-        const parsed = completionOf(res, request.model);
-        if (!parsed)
-          throw new BackendError("protocol", `${describe(ctx)}: the response has no choices`, { retryable: true });
-        return parsed;
+        return await completeOnce(request, { signal, timeoutMs, withSchema });
       } catch (err) {
-        if (signal?.aborted) throw signal.reason ?? err;
-        throw classify(err, ctx, timeout.signal.aborted);
-      } finally {
-        clearTimeout(timer);
+        // A server that does not take response_format answers 400 (or 422): ask once more without it.
+        // If that succeeds, the endpoint is remembered as refusing it, and said once.
+        if (!withSchema || !(err instanceof BackendError) || err.kind !== "bad_request") throw err;
+        const plain = await completeOnce(request, { signal, timeoutMs, withSchema: false });
+        if (!refusesResponseFormat.has(refusalKey)) {
+          refusesResponseFormat.add(refusalKey);
+          log
+            .withTag("model")
+            .warn(
+              `${opts.name} at ${endpoint} (model ${request.model}) refused structured output (response_format json_schema: ` +
+                `${err.message.replace(/^.*?the request was refused: /, "").slice(0, 160)}); asking it without a schema from now on ` +
+                "(answers are still validated; model.structured_outputs=false stops sending it)",
+            );
+        }
+        return plain;
       }
     },
   };
@@ -185,8 +247,17 @@ function completionOf(res: OpenAI.ChatCompletion, requested: string): RawComplet
   };
 }
 
-function buildBody(opts: SdkChatOptions, request: ChatRequest & { model: string }): Record<string, unknown> {
+function buildBody(
+  opts: SdkChatOptions,
+  request: ChatRequest & { model: string },
+  withSchema = Boolean(opts.structured && request.responseSchema),
+): Record<string, unknown> {
   const body: Record<string, unknown> = { model: request.model, messages: request.messages.map(toWire) };
+  if (withSchema && request.responseSchema && !request.tools?.length)
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: request.responseSchema.name, schema: request.responseSchema.schema, strict: false },
+    };
   const temperature = request.temperature ?? opts.temperature;
   if (temperature !== undefined) body.temperature = temperature;
   const requested = opts.fixedMaxTokens ?? request.maxTokens ?? opts.maxTokensCap;
@@ -206,6 +277,25 @@ function buildBody(opts: SdkChatOptions, request: ChatRequest & { model: string 
   }
   if (opts.extraBody) Object.assign(body, opts.extraBody);
   return body;
+}
+
+/**
+ * A server that counts prompt plus max_tokens against its window (vLLM) refuses a request whose
+ * reply budget does not fit, however short the reply would be: with the window known, the budget
+ * is lowered to what is left after the prompt (counted generously, at 3 characters a token). A
+ * prompt that leaves less than 256 tokens is sent as it is, for the server to refuse by its own count.
+ */
+function fitReplyBudget(
+  body: Record<string, unknown>,
+  field: SdkChatOptions["maxTokensField"],
+  window: number | undefined,
+  messages: readonly ChatMessage[],
+): void {
+  const asked = body[field];
+  if (window === undefined || typeof asked !== "number") return;
+  const chars = messages.reduce((n, m) => n + flatten(m).length, 0);
+  const left = window - Math.ceil(chars / 3) - 16;
+  if (left >= 256 && left < asked) body[field] = left;
 }
 
 function toWire(m: ChatMessage): ChatCompletionMessageParam {
@@ -374,6 +464,23 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
         hint: "check the model/deployment name and the base URL (it usually ends in /v1)",
       });
     }
+    if ((status === 400 || status === 413 || status === 422) && isContextOverflow(err)) {
+      const body = (err.error ?? {}) as { n_prompt_tokens?: unknown; n_ctx?: unknown };
+      const facts = contextFacts(detail);
+      const data = {
+        ...facts,
+        ...(typeof body.n_prompt_tokens === "number" ? { prompt_tokens: body.n_prompt_tokens } : {}),
+        ...(typeof body.n_ctx === "number" ? { context_tokens: body.n_ctx } : {}),
+      };
+      return new BackendError(
+        "context_length",
+        `${where}: HTTP ${status}, the prompt does not fit the model's context: ${detail}`,
+        {
+          ...base,
+          data,
+        },
+      );
+    }
     if (status === 400 || status === 422) {
       return new BackendError("bad_request", `${where}: HTTP ${status}, the request was refused: ${detail}`, base);
     }
@@ -401,6 +508,18 @@ function classify(err: unknown, ctx: ErrorContext, timedOut: boolean): BackendEr
     retryable: true,
     cause: err,
   });
+}
+
+/**
+ * A refusal because the prompt is longer than the model's window: OpenAI and vLLM say
+ * `context_length_exceeded` / "maximum context length", llama.cpp `exceed_context_size_error`.
+ */
+function isContextOverflow(err: APIError): boolean {
+  const e = (err.error ?? {}) as { code?: unknown; type?: unknown };
+  if (e.code === "context_length_exceeded" || e.type === "exceed_context_size_error") return true;
+  return /maximum context length|context[_ ]length[_ ]exceeded|exceeds the available context size|context window/i.test(
+    serverMessage(err),
+  );
 }
 
 function serverMessage(err: APIError): string {

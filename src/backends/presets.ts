@@ -1,4 +1,5 @@
 import type { Role } from "../engine/index.ts";
+import { backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
 import { ConfigError, errorMessage, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
 import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";
@@ -71,6 +72,18 @@ function roleModel(
   );
 }
 
+/** model.structured_outputs (default on): send response schemas to servers that take them. */
+function structuredOutputs(settings: Settings): boolean {
+  const v = settings.config.model.structured_outputs;
+  return !(v === false || ["false", "0", "no", "off"].includes(String(v ?? "").toLowerCase()));
+}
+
+/** The default base URL of a local server named by model.backend (ollama, llamacpp, vllm, lmstudio). */
+function localServerUrl(settings: Settings): string | undefined {
+  const label = backendLabel(settings.model("backend"));
+  return label ? LOCAL_SERVER_URLS[label] : undefined;
+}
+
 /** openai_compatible for one role (spec §7.4). */
 export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBackend {
   const get = (suffix: string) => {
@@ -97,7 +110,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
   return createSdkChatBackend({
     name: "openai_compatible",
     kind: "openai",
-    url: base?.value ?? "https://api.openai.com/v1",
+    url: base?.value ?? localServerUrl(settings) ?? "https://api.openai.com/v1",
     ...(base ? { urlFrom: base.from } : {}),
     ...(key ? { apiKey: key.value } : {}),
     defaultModel: model,
@@ -108,6 +121,7 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
     sendReasoningEffort: takesReasoningEffort,
     stream,
     keyHint: key ? key.from : `${l("api_key").envs[1]} or model.openai_compatible_api_key`,
+    structured: structuredOutputs(settings),
   });
 }
 
@@ -213,6 +227,7 @@ export function qwenBackend(settings: Settings, role: Role): ChatBackend {
       : { extraBody: { chat_template_kwargs: { enable_thinking: mode === "enabled" } } }),
     stream: false,
     keyHint: key ? key.from : "QWEN_CHAT_API_KEY",
+    structured: structuredOutputs(settings),
   });
 }
 

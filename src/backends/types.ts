@@ -1,3 +1,4 @@
+import type { ContextWindow } from "./context-window.ts";
 import type { ChatRequest, ToolCall, Usage } from "../engine/index.ts";
 
 /** What one provider returned for one attempt, before retries, caching and accounting. */
@@ -35,6 +36,10 @@ export interface ChatBackend {
    * thinking mode, …) as a stable string; part of the cache key. Never a secret.
    */
   readonly cacheSalt?: string;
+  /** The model's context window as the server tells it (local OpenAI-compatible servers), asked before any paid call. */
+  contextWindow?(model: string): Promise<ContextWindow | undefined>;
+  /** Sends a request's responseSchema as a structured-output constraint (model.structured_outputs). */
+  readonly structuredOutputs?: boolean;
   complete(
     request: ChatRequest & { model: string },
     opts: { signal?: AbortSignal; timeoutMs: number },

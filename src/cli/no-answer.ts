@@ -1,5 +1,5 @@
 import type { SkilloptModelClient } from "../backends/index.ts";
-import { NoAnswerError, SkilloptError } from "../lib/index.ts";
+import { ModelUnfitError, NoAnswerError, SkilloptError } from "../lib/index.ts";
 
 /** Host (and port) of an endpoint URL; never its path, query or credentials. */
 function endpointHost(endpoint: string | undefined): string | undefined {
@@ -12,7 +12,7 @@ function endpointHost(endpoint: string | undefined): string | undefined {
 }
 
 /** "target (openai_compatible, model m, endpoint host:port)": which role, backend, model and host failed to answer. */
-function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): string {
+export function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): string {
   const i = client.info[role];
   if (!i) return role;
   const host = endpointHost(i.endpoint);
@@ -25,6 +25,14 @@ function roleLabel(client: SkilloptModelClient, role: "optimizer" | "target"): s
  * and the last error. Other errors pass through unchanged.
  */
 export function describeNoAnswer(err: unknown, client: SkilloptModelClient): unknown {
+  if (err instanceof ModelUnfitError) {
+    // The role's backend, model and endpoint lead: the one line says whose model cannot do the job.
+    return new ModelUnfitError(`${roleLabel(client, err.data.role)} ${err.message}`, {
+      cause: err,
+      ...(err.hint ? { hint: err.hint } : {}),
+      data: { ...err.data, ...(client.info[err.data.role]?.model ? { model: client.info[err.data.role]!.model } : {}) },
+    });
+  }
   if (!(err instanceof NoAnswerError)) return err;
   // Endpoints appear by host only (a URL's path can name a deployment or carry a token).
   const message = err.message.replace(/\bhttps?:\/\/([^/\s?#]+)[^\s)]*/g, "$1");

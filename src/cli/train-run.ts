@@ -2,9 +2,18 @@ import { stringify } from "yaml";
 import type { SkilloptModelClient } from "../backends/index.ts";
 import type { LoadedConfig, TrainConfig } from "../config/index.ts";
 import { type Benchmark, deriveSizes, estimateRun, type Splits } from "../engine/index.ts";
-import { errorMessage, log, NoAnswerError, redactText, redactValue, writeFileAtomic } from "../lib/index.ts";
+import {
+  errorMessage,
+  log,
+  ModelUnfitError,
+  NoAnswerError,
+  redactText,
+  redactValue,
+  writeFileAtomic,
+} from "../lib/index.ts";
 import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
 import { setRunMeta, type Store } from "../store/index.ts";
+import type { ContextFit } from "./context-fit.ts";
 import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
@@ -48,6 +57,7 @@ export function printDryRun(
   splits: Splits,
   init: { text: string; source: string },
   write: (s: string) => void,
+  context: ContextFit[] = [],
 ): void {
   const estimate = estimateRun({
     cfg: loaded.config,
@@ -62,6 +72,7 @@ export function printDryRun(
     benchmark: bench.name,
     backends: client.info,
     initial_skill: init.source,
+    ...(context.length ? { context_windows: context } : {}),
     ...estimate,
   };
   if (!output.quiet) write(`  ${backendLine(client)}\n`);
@@ -144,6 +155,16 @@ export function recordFailure(
     writeReportAfterRun(o.dir);
   } catch (cleanup) {
     log.debug(`after the run failed, recording its state failed too: ${errorMessage(cleanup)}`);
+  }
+  if (told instanceof ModelUnfitError) {
+    const flag = told.data.role === "optimizer" ? "model.optimizer_backend" : "model.target_backend";
+    return new ModelUnfitError(told.message, {
+      cause: err,
+      data: told.data,
+      hint:
+        `${told.hint ?? "use another model"}; nothing committed is lost — once the model is changed, continue with: ` +
+        `skillopt train --resume ${o.shown} --set ${flag}=…`,
+    });
   }
   if (!(told instanceof NoAnswerError)) return told;
   return new NoAnswerError(told.message, {

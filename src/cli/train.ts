@@ -19,6 +19,7 @@ import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/in
 import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
 import { batchProgress } from "./batch-progress.ts";
 import { COMMAND_META } from "./command-meta.ts";
+import { checkContextFits } from "./context-fit.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { cliNeeds, preflight, roleNeeds, splitNeed, startingSkillNeed } from "./preflight.ts";
 import { writeReportAfterRun } from "./run-report.ts";
@@ -139,8 +140,10 @@ export default defineCommand({
         splitNeed(bench, "selection (val)", firstN(splits.val, config.evaluation.sel_env_num), "val"),
         ...cliNeeds(client, needed, loaded.environ),
       ]);
+      // Where a local server tells its model's context, a plan whose prompts cannot fit stops here, before any call.
+      const context = await checkContextFits(client, config, init.text);
       if (args["dry-run"]) {
-        printDryRun(loaded, bench, client, splits, init, errWrite);
+        printDryRun(loaded, bench, client, splits, init, errWrite, context);
         return;
       }
       const runStore = prepareStore();

@@ -53,6 +53,10 @@ export const BACKEND_LABELS = {
   pi_chat: ["pi_chat", "pi_chat"],
   opencode_chat: ["opencode_chat", "opencode_chat"],
   sim: ["sim", "sim"],
+  ollama: ["openai_compatible", "openai_compatible"],
+  llamacpp: ["openai_compatible", "openai_compatible"],
+  vllm: ["openai_compatible", "openai_compatible"],
+  lmstudio: ["openai_compatible", "openai_compatible"],
   auto: null,
 } as const satisfies Record<string, readonly [RoleBackend, RoleBackend] | null>;
 type BackendLabel = keyof typeof BACKEND_LABELS;
@@ -75,6 +79,23 @@ const LABEL_ALIASES: Record<string, BackendLabel> = {
   openai_compatible_chat: "openai_compatible",
   "openai-compatible": "openai_compatible",
   compat: "openai_compatible",
+  "llama.cpp": "llamacpp",
+  llama_cpp: "llamacpp",
+  "llama-cpp": "llamacpp",
+  "llama-server": "llamacpp",
+  lm_studio: "lmstudio",
+  "lm-studio": "lmstudio",
+};
+
+/**
+ * Local servers as `model.backend` labels: openai_compatible on both roles, with the server's
+ * default base URL when none is configured (a configured one wins).
+ */
+export const LOCAL_SERVER_URLS: Readonly<Record<string, string>> = {
+  ollama: "http://127.0.0.1:11434/v1",
+  llamacpp: "http://127.0.0.1:8080/v1",
+  vllm: "http://127.0.0.1:8000/v1",
+  lmstudio: "http://127.0.0.1:1234/v1",
 };
 
 /** Sleep backends and the role backend each one runs on (null: no model call). */

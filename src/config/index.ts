@@ -3,6 +3,7 @@ export {
   backendLabel,
   EXEC_ONLY,
   LABEL_NAMES,
+  LOCAL_SERVER_URLS,
   ROLE_BACKENDS,
   type RoleBackend,
   roleBackend,

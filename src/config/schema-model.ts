@@ -107,7 +107,7 @@ export const ModelSchema = v.strictObject({
   backend: backendName(
     "azure_openai",
     "High-level backend label mapped onto both roles (§7.2): azure_openai, openai_compatible, claude_chat, codex_exec, claude_code_exec, " +
-      "qwen_chat, minimax_chat, copilot_chat, sim, auto, …",
+      "qwen_chat, minimax_chat, copilot_chat, sim, auto, or a local server: ollama, llamacpp, vllm, lmstudio (openai_compatible at its default port), …",
     (s) => backendLabel(s) !== undefined,
     LABEL_NAMES,
   ),
@@ -189,6 +189,11 @@ export const ModelSchema = v.strictObject({
   optimizer_minimax_api_key: str("", "Accepted for upstream compatibility; unused"),
   target_minimax_api_key: str("", "Accepted for upstream compatibility; unused"),
   ...perRole(compatKeys),
+  structured_outputs: bool(
+    true,
+    "Send the optimizer's JSON schema as response_format (json_schema) to OpenAI-compatible servers; " +
+      "one that refuses it is asked without it (once per endpoint)",
+  ),
   max_cost_usd: nullableNum("Stop cleanly at the next step boundary once this many dollars are spent (null = no cap)"),
   max_calls: nullablePosInt("Stop cleanly at the next step boundary after this many paid model calls (null = no cap)"),
   pricing: v.optional(

@@ -42,6 +42,11 @@ export interface ChatRequest {
   /** The caller expects a JSON object in the reply. */
   json?: boolean;
   /**
+   * The JSON Schema the reply must follow, sent as a structured-output constraint by backends that
+   * support one (response_format json_schema); others ignore it. The reply is validated either way.
+   */
+  responseSchema?: { name: string; schema: Record<string, unknown> };
+  /**
    * Distinguishes independent samples of the same prompt: calls that differ only in
    * sampleIndex are different calls (k repeated rollouts cost k calls); equal requests are one call.
    */

@@ -159,6 +159,13 @@ async function analyst(
   const full = mode === "full_rewrite_minibatch";
   const value = await askOptimizer(sc, "analyst", system, user, analystSchema(mode), {
     maxTokens: full ? 64000 : 16384,
+    // A schema-constrained small model can answer `{}`: valid, and as useless as prose.
+    empty: (v) =>
+      v.patch !== undefined && v.patch !== null
+        ? undefined
+        : wantNotes && parseNotes(v.appendix_notes).length
+          ? undefined
+          : "empty: neither a patch nor appendix notes",
   });
   if (!value) return undefined;
   const notes = wantNotes ? parseNotes(value.appendix_notes) : [];

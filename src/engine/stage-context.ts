@@ -1,5 +1,5 @@
 import type { GenericSchema, InferOutput } from "valibot";
-import { BackendError, type BackendErrorKind } from "../lib/index.ts";
+import { BackendError, type BackendErrorKind, ModelUnfitError, redactText } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import type { GateSettings } from "./gate.ts";
 import type { PromptSet } from "./messages.ts";
@@ -17,6 +17,41 @@ export interface StageContext {
   events: EngineEvents;
   gate: GateSettings;
   signal?: AbortSignal | undefined;
+  /** What each stage's optimizer calls gave during the current step (the trainer reads it after the step). */
+  tally?: AnswerTally;
+}
+
+/** One stage's optimizer calls in a step: how many, how many gave nothing usable, and the last unusable one. */
+interface StageTally {
+  calls: number;
+  unusable: number;
+  reason?: string;
+  sample?: string;
+}
+
+type AnswerTally = Map<string, StageTally>;
+
+/** What the model said, as one short redacted line (for an error that quotes it). */
+function answerSample(text: string | undefined): string | undefined {
+  const line = redactText(text ?? "")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (!line) return undefined;
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
+}
+
+function count(sc: StageContext, stage: string, unusable?: { reason: string; text?: string | undefined }): void {
+  if (!sc.tally) return;
+  const t = sc.tally.get(stage) ?? { calls: 0, unusable: 0 };
+  t.calls += 1;
+  if (unusable) {
+    t.unusable += 1;
+    t.reason = unusable.reason;
+    const sample = answerSample(unusable.text);
+    if (sample) t.sample = sample;
+    else delete t.sample;
+  }
+  sc.tally.set(stage, t);
 }
 
 /** Kinds of backend failure that lose one optimizer call, not the run. */
@@ -33,7 +68,12 @@ export async function askOptimizer<S extends GenericSchema>(
   system: string,
   user: string,
   schema: S,
-  opts: { maxTokens?: number; reasoningEffort?: string } = {},
+  opts: {
+    maxTokens?: number;
+    reasoningEffort?: string;
+    /** Why a valid answer still cannot be used (it proposes nothing at all), or undefined when it can. */
+    empty?: (value: InferOutput<S>) => string | undefined;
+  } = {},
 ): Promise<InferOutput<S> | undefined> {
   const effort = opts.reasoningEffort ?? sc.cfg.model.reasoning_effort;
   try {
@@ -53,14 +93,107 @@ export async function askOptimizer<S extends GenericSchema>(
       schema,
       sc.signal ? { signal: sc.signal } : {},
     );
-    if (res.ok) return res.value;
+    const empty = res.ok ? opts.empty?.(res.value) : undefined;
+    if (res.ok && !empty) {
+      count(sc, stage);
+      return res.value;
+    }
+    if (res.ok) {
+      count(sc, stage, { reason: empty!, text: res.response.text });
+      sc.events.emit({ type: "warning", code: "optimizer_unusable", stage, reason: empty! });
+      return undefined;
+    }
+    count(sc, stage, { reason: res.reason, text: res.response?.text });
     sc.events.emit({ type: "warning", code: "optimizer_unusable", stage, reason: res.reason });
     return undefined;
   } catch (err) {
+    if (err instanceof BackendError && err.kind === "context_length") throw contextTooSmall(stage, err);
     if (err instanceof BackendError && CALL_LOCAL.has(err.kind)) {
+      count(sc, stage, { reason: `${err.kind}: ${err.message}` });
       sc.events.emit({ type: "warning", code: "optimizer_failed", stage, kind: err.kind, error: err.message });
       return undefined;
     }
     throw err;
+  }
+}
+
+/** What to change when the optimizer's model cannot do the job (the error's hint). */
+const OPTIMIZER_FIX =
+  "use a stronger optimizer model (model.optimizer_backend / model.optimizer), give answers more room " +
+  "(model.optimizer_openai_compatible_max_tokens) or send smaller prompts (a smaller train.batch_size or gradient.minibatch_size)";
+
+/** A prompt the optimizer's model refused as longer than its context: no later call of the stage can fit either. */
+function contextTooSmall(
+  stage: string,
+  err: BackendError,
+  role: "optimizer" | "target" = "optimizer",
+): ModelUnfitError {
+  const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
+  const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
+  const size =
+    prompt !== undefined && limit !== undefined
+      ? `${prompt} tokens against a context of ${limit}`
+      : limit !== undefined
+        ? `its context is ${limit} tokens`
+        : "the server refused it as longer than the model's context";
+  return new ModelUnfitError(`cannot hold the ${stage} prompt (${size})`, {
+    cause: err,
+    hint:
+      role === "optimizer"
+        ? "use an optimizer model with a larger context (model.optimizer_backend / model.optimizer, or the server's context setting), " +
+          "or send smaller prompts (a smaller gradient.minibatch_size or train.batch_size)"
+        : "use a target model with a larger context window",
+    data: {
+      role,
+      stage,
+      cause: "context_length",
+      ...(prompt !== undefined ? { prompt_tokens: prompt } : {}),
+      ...(limit !== undefined ? { context_tokens: limit } : {}),
+    },
+  });
+}
+
+/**
+ * Stages whose unusable answers leave a step nothing to try: the analysts' patches and the
+ * rewrite. The others fall back (merge to concatenation, ranking to the merged order, the
+ * autonomous learning rate to the schedule), so the run can still learn without them.
+ */
+const WITHOUT_FALLBACK = new Set(["analyst", "rewrite"]);
+
+/** Consecutive steps after which a stage whose every optimizer answer was unusable stops the run. */
+const UNUSABLE_STEPS = 2;
+
+/**
+ * Counts, per stage, the consecutive steps in which every optimizer call of the stage gave nothing
+ * usable (a stage not called in a step leaves its count as it was; one usable answer resets it).
+ */
+export class UnusableWatch {
+  private readonly streak = new Map<string, number>();
+  constructor(private readonly limit = UNUSABLE_STEPS) {}
+
+  /** After a step: the error to stop with once a stage reached the limit, else undefined. */
+  afterStep(tally: AnswerTally): ModelUnfitError | undefined {
+    for (const [stage, t] of tally) {
+      if (!t.calls || !WITHOUT_FALLBACK.has(stage)) continue;
+      const n = t.unusable === t.calls ? (this.streak.get(stage) ?? 0) + 1 : 0;
+      this.streak.set(stage, n);
+      if (n < this.limit) continue;
+      const said = t.sample ? `; it answered: "${t.sample}"` : "";
+      return new ModelUnfitError(
+        `gave no usable ${stage} answer in ${n} consecutive steps (${t.calls} of ${t.calls} calls in the last; ${t.reason ?? "unusable"})${said}`,
+        {
+          hint: OPTIMIZER_FIX,
+          data: {
+            role: "optimizer",
+            stage,
+            cause: "unusable_answers",
+            steps: n,
+            ...(t.reason ? { reason: t.reason } : {}),
+            ...(t.sample ? { sample: t.sample } : {}),
+          },
+        },
+      );
+    }
+    return undefined;
   }
 }

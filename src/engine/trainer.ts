@@ -23,7 +23,7 @@ import type { Benchmark, BenchmarkContext, CallAccounting, Clock, RolloutResult,
 import { LrScheduler } from "./schedule.ts";
 import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
 import { ensureSlowUpdatePlaceholder, setAppendix, setSlowUpdate } from "./skill-doc.ts";
-import type { StageContext } from "./stage-context.ts";
+import { type StageContext, UnusableWatch } from "./stage-context.ts";
 import { type LoopState, LoopStateSchema } from "./state.ts";
 import { type BoundaryAction, type BoundaryRecord, recordIssue, type Summary } from "./records.ts";
 import { runStep } from "./step.ts";
@@ -254,6 +254,8 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     state.stopped = budgetMessage({ limit, spent, cap, at });
     events.emit({ type: "warning", code: "budget_stop", limit, spent, cap, at });
   };
+  // A model that cannot do the optimizer's job stops the run, loudly, before another step is paid for.
+  const unusable = new UnusableWatch();
   const elapsed = () => elapsedBefore + (clock.now() - startedAt) / 1000;
   /** A stop condition of train: met at this step boundary: the loop ends here, the test pass still runs. */
   const conditionStop = (): boolean => {
@@ -293,6 +295,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       if (conditionStop()) break outer;
       events.emit({ type: "step_start", step: global, total: sizes.totalSteps, epoch, stepInEpoch: k });
       const work = structuredClone(state);
+      sc.tally = new Map();
       let outcome: Awaited<ReturnType<typeof runStep>>;
       try {
         outcome = await runStep(
@@ -324,6 +327,13 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
           break outer;
         }
         throw err;
+      }
+      // The step whose answers were all unusable is not committed: a resume with another model redoes it.
+      const unfit = unusable.afterStep(sc.tally);
+      sc.tally = undefined;
+      if (unfit) {
+        scheduler.current = state.schedulerStep;
+        throw unfit;
       }
       state = work;
       state.lastStep = global;

@@ -14,6 +14,7 @@ type ErrorCode =
   | "data"
   | "unsupported"
   | "no_answer"
+  | "model_unfit"
   | "internal";
 
 interface ErrorOptions {
@@ -171,6 +172,7 @@ export const BACKEND_ERROR_KINDS = [
   "protocol",
   "exec",
   "truncated",
+  "context_length",
 ] as const;
 export type BackendErrorKind = (typeof BACKEND_ERROR_KINDS)[number];
 
@@ -320,6 +322,56 @@ export class NoAnswerError extends SkilloptError<NoAnswerErrorData> {
   constructor(message: string, opts: ErrorOptions & { data: NoAnswerErrorData }) {
     super("no_answer", message, 1, opts);
   }
+}
+
+interface ModelUnfitErrorData extends Record<string, unknown> {
+  /** The role whose model cannot do the job: the optimizer (analyst, merge, …, a judge) or the target. */
+  role: "optimizer" | "target";
+  /** The stage whose calls failed (analyst, merge, judge, sleep replay, …). */
+  stage: string;
+  /** unusable_answers: every answer of the stage was unusable, step after step; context_length: a prompt does not fit. */
+  cause: "unusable_answers" | "context_length";
+  /** The model as the caller knows it, when it does (the CLI names the role's backend, model and endpoint). */
+  model?: string;
+  /** How many consecutive steps (or calls) had only unusable answers. */
+  steps?: number;
+  /** Why the last answer was unusable (invalid_json: …, truncated: …). */
+  reason?: string;
+  /** A short, redacted sample of what the model last answered. */
+  sample?: string;
+  /** The prompt's size and the model's context window, in tokens, when known. */
+  prompt_tokens?: number;
+  context_tokens?: number;
+}
+
+/**
+ * A model cannot do its role's job: its answers never parse, or its context window cannot hold the
+ * prompts (exit 1). The run stops at its last committed step; once the role's model is changed,
+ * `--resume` continues from there.
+ */
+export class ModelUnfitError extends SkilloptError<ModelUnfitErrorData> {
+  constructor(message: string, opts: ErrorOptions & { data: ModelUnfitErrorData }) {
+    super("model_unfit", message, 1, { ...opts, data: defined({ ...opts.data }) });
+  }
+}
+
+/**
+ * The prompt size and context window a context-length refusal states, where its text gives them
+ * (vLLM and OpenAI: "maximum context length is N tokens … resulted in M tokens"; llama.cpp's
+ * n_prompt_tokens / n_ctx fields are passed in by the backend).
+ */
+export function contextFacts(text: string): { prompt_tokens?: number; context_tokens?: number } {
+  const limit =
+    /maximum context length is (\d+)|context (?:size|window|length)(?: is| of)? (\d+)|n_ctx\D{0,4}(\d+)/i.exec(text);
+  // vLLM: "you requested 8500 tokens (500 in the messages, 8000 in the completion)": the prompt is the messages.
+  const prompt =
+    /(\d+) in the messages/i.exec(text) ??
+    /(?:resulted in|requested|prompt (?:has|is|of)|n_prompt_tokens\D{0,4})\s*(\d+)/i.exec(text);
+  const n = (m: RegExpExecArray | null) => {
+    const x = m?.slice(1).find((g) => g !== undefined);
+    return x === undefined ? undefined : Number(x);
+  };
+  return defined({ prompt_tokens: n(prompt), context_tokens: n(limit) });
 }
 
 /** An error kind with a message, a hint and its facts of type D (required: `--json` prints them): code and exit code are fixed. */

@@ -8,7 +8,9 @@ import { runCli } from "../support/cli.ts";
 
 describe.skipIf(process.platform === "win32")("sleep through an agent CLI (fake `claude` on PATH)", () => {
   test("every replay is a real claude process fed the sentinel-tagged prompt on stdin", async () => {
-    using fake = fakeBinEnv({ reply: "I ran npm test." });
+    // The one reply serves replays (it fails the rule) and reflection (an empty list of edits: a usable
+    // answer proposing nothing; prose there would stop the night as an unusable optimizer).
+    using fake = fakeBinEnv({ reply: "I ran npm test. []" });
     const project = join(fake.home, "proj");
     mkdirSync(project, { recursive: true });
     const tasks = Array.from({ length: 4 }, (_, i) => ({

@@ -44,7 +44,15 @@ export interface FakeUsage {
 
 export type FakeFault =
   | { fault: "rate_limit"; retryAfterMs?: number; retryAfterSeconds?: number }
-  | { fault: "status"; status: number; message?: string; type?: string; retryAfterMs?: number }
+  | {
+      fault: "status";
+      status: number;
+      message?: string;
+      type?: string;
+      retryAfterMs?: number;
+      /** More fields of the error object (a `code`, llama.cpp's n_prompt_tokens / n_ctx). */
+      fields?: Record<string, unknown>;
+    }
   | { fault: "hang" }
   | { fault: "cut"; afterChunks?: number }
   | { fault: "reset" }
@@ -308,7 +316,13 @@ export async function startFakeOpenAI(opts: FakeServerOptions = {}): Promise<Fak
           const headers: Record<string, string> = {};
           if (reply.retryAfterMs !== undefined) headers["retry-after-ms"] = String(reply.retryAfterMs);
           return Response.json(
-            { error: { message: reply.message ?? `fake error ${reply.status}`, type: reply.type ?? "fake_error" } },
+            {
+              error: {
+                message: reply.message ?? `fake error ${reply.status}`,
+                type: reply.type ?? "fake_error",
+                ...reply.fields,
+              },
+            },
             { status: reply.status, headers },
           );
         }

@@ -25,7 +25,8 @@ export function isSystemic(err: unknown, signal: AbortSignal | undefined): boole
   // A failed write of our own records (ledger, cache, run store: disk full) is never a task's failure.
   // A configuration refused mid-run (model.batch_required) and a request a batch could not answer
   // under model.batch_fallback=stop stop the run too.
-  if (err instanceof SkilloptError) return ["budget", "internal", "store", "config", "no_answer"].includes(err.code);
+  if (err instanceof SkilloptError)
+    return ["budget", "internal", "store", "config", "no_answer", "model_unfit"].includes(err.code);
   const code = (err as { code?: unknown } | null)?.code;
   if (
     typeof code === "string" &&

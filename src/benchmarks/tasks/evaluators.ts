@@ -1,6 +1,14 @@
 import * as v from "valibot";
 import type { BenchmarkContext } from "../../engine/index.ts";
-import { canonicalJson, ConfigError, type DataAt, errorMessage, extractJson } from "../../lib/index.ts";
+import {
+  BackendError,
+  canonicalJson,
+  ConfigError,
+  type DataAt,
+  errorMessage,
+  extractJson,
+  ModelUnfitError,
+} from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-guard.ts";
 import { tryJson } from "../shared/formats.ts";
@@ -275,6 +283,8 @@ export async function scoreJudge(
     );
   } catch (err) {
     if (isSystemic(err, ctx.signal)) throw err;
+    // No later judge prompt fits either (each holds the rubric, the task and an answer): stop, with the sizes.
+    if (err instanceof BackendError && err.kind === "context_length") throw judgeTooSmall(err);
     const error = `judge-call-failed: ${errorMessage(err)}`;
     return { hard: 0, soft: 0, reason: error, error };
   }
@@ -284,6 +294,27 @@ export async function scoreJudge(
   }
   const { pass, score, reason } = result.value;
   return { hard: pass ? 1 : 0, soft: score, reason: reason || undefined };
+}
+
+/** The judge's model refused a prompt as longer than its context. */
+function judgeTooSmall(err: BackendError): ModelUnfitError {
+  const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
+  const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
+  const size =
+    prompt !== undefined && limit !== undefined
+      ? `${prompt} tokens against a context of ${limit}`
+      : "longer than its context";
+  return new ModelUnfitError(`cannot hold the judge prompt (${size})`, {
+    cause: err,
+    hint: "judge with a model that has a larger context (the judge runs on the optimizer role: model.optimizer_backend / model.optimizer)",
+    data: {
+      role: "optimizer",
+      stage: "judge",
+      cause: "context_length",
+      ...(prompt !== undefined ? { prompt_tokens: prompt } : {}),
+      ...(limit !== undefined ? { context_tokens: limit } : {}),
+    },
+  });
 }
 
 /** Score an answer with a non-LLM, non-process evaluator. */

@@ -2,7 +2,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
 import type { ModelClient } from "../../engine/index.ts";
-import { BackendError, UnsupportedError, errorMessage, extractJson, redactText } from "../../lib/index.ts";
+import {
+  BackendError,
+  endpointHost,
+  ModelUnfitError,
+  UnsupportedError,
+  errorMessage,
+  extractJson,
+  redactText,
+} from "../../lib/index.ts";
 import { createModelClient, describeRoles, sleepModelConfig } from "../../backends/index.ts";
 import type { SleepBackendName, SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
@@ -34,6 +42,75 @@ const CandidateSchema = v.looseObject({
   satisfied: v.optional(v.boolean()),
 });
 
+/** Consecutive unusable answers of one stage (a judge verdict, a reflection after its firmer re-ask) that stop a night. */
+const UNUSABLE_CALLS = 2;
+
+const FIX = {
+  optimizer:
+    "use a stronger optimizer model (sleep config optimizer_model / optimizer_backend, or another --backend); the night staged nothing",
+  target:
+    "use a target model with a larger context window (sleep config target_model / target_backend); the night staged nothing",
+} as const;
+
+/** What the model said, as one short redacted line. */
+function sample(text: string): string | undefined {
+  const line = redactText(text).replace(/\s+/g, " ").trim();
+  if (!line) return undefined;
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
+}
+
+/**
+ * What stops a night whose model cannot do the job: a prompt refused as longer than the model's
+ * context, or a stage whose answers never parse, call after call.
+ */
+function unfitWatch(label: (role: "optimizer" | "target") => string) {
+  const streak = new Map<string, number>();
+  return {
+    /** A context-length refusal as the night's error; any other failure passes through. */
+    context(err: unknown, role: "optimizer" | "target", stage: string): unknown {
+      if (!(err instanceof BackendError) || err.kind !== "context_length") return err;
+      const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
+      const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
+      const size =
+        prompt !== undefined && limit !== undefined
+          ? `${prompt} tokens against a context of ${limit}`
+          : "longer than its context";
+      return new ModelUnfitError(`${label(role)} cannot hold the ${stage} prompt (${size})`, {
+        cause: err,
+        hint: FIX[role],
+        data: {
+          role,
+          stage,
+          cause: "context_length",
+          ...(prompt !== undefined ? { prompt_tokens: prompt } : {}),
+          ...(limit !== undefined ? { context_tokens: limit } : {}),
+        },
+      });
+    },
+    /** Count one answer of a stage; the error to stop with once UNUSABLE_CALLS in a row were unusable. */
+    answered(stage: string, usable: boolean, why: string, text: string): ModelUnfitError | undefined {
+      const n = usable ? 0 : (streak.get(stage) ?? 0) + 1;
+      streak.set(stage, n);
+      if (n < UNUSABLE_CALLS) return undefined;
+      const said = sample(text);
+      return new ModelUnfitError(
+        `${label("optimizer")} gave no usable ${stage} answer in ${n} consecutive calls (${why})${said ? `; it answered: "${said}"` : ""}`,
+        {
+          hint: FIX.optimizer,
+          data: {
+            role: "optimizer",
+            stage,
+            cause: "unusable_answers",
+            steps: n,
+            reason: why,
+            ...(said ? { sample: said } : {}),
+          },
+        },
+      );
+    },
+  };
+}
+
 /**
  * A Sleep backend over the shared model layer (spec §5.9 expressed as configurations of it): attempts
  * go to the target role, judging, reflection and mining to the optimizer; retries, the call cache and
@@ -41,8 +118,15 @@ const CandidateSchema = v.looseObject({
  */
 function modelSleepBackend(
   client: ModelClient,
-  o: { name: string; model: string; modelKey?: string; describe: string },
+  o: {
+    name: string;
+    model: string;
+    modelKey?: string;
+    describe: string;
+    label: (role: "optimizer" | "target") => string;
+  },
 ): SleepBackend {
+  const watch = unfitWatch(o.label);
   const self: SleepBackend = {
     name: o.name,
     describe: o.describe,
@@ -91,6 +175,8 @@ function modelSleepBackend(
       } catch (err) {
         self.ledger?.release();
         if (err instanceof BackendError && (err.kind === "auth" || err.kind === "not_found")) throw err;
+        if (err instanceof BackendError && err.kind === "context_length")
+          throw watch.context(err, "target", "sleep_attempt");
         if (!(err instanceof BackendError)) throw err;
         self.lastError = redactText(errorMessage(err));
         return { text: "", toolsCalled: [], tokens: 0 };
@@ -98,18 +184,25 @@ function modelSleepBackend(
     },
     async judge(task, response) {
       self.ledger?.check();
-      const r = await client.chatJson(
-        "optimizer",
-        {
-          stage: "sleep_judge",
-          messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }],
-          maxTokens: 200,
-          json: true,
-        },
-        JudgeSchema,
-      );
+      let r: Awaited<ReturnType<typeof client.chatJson<typeof JudgeSchema>>>;
+      try {
+        r = await client.chatJson(
+          "optimizer",
+          {
+            stage: "sleep_judge",
+            messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }],
+            maxTokens: 200,
+            json: true,
+          },
+          JudgeSchema,
+        );
+      } catch (err) {
+        throw watch.context(err, "optimizer", "sleep_judge");
+      }
       const tokens = r.response ? r.response.usage.promptTokens + r.response.usage.completionTokens : 0;
       self.ledger?.record("judge", tokens, r.response?.costUsd ?? null, r.response?.cached ?? false);
+      const unfit = watch.answered("sleep_judge", r.ok, r.ok ? "" : r.reason, r.response?.text ?? "");
+      if (unfit) throw unfit;
       if (!r.ok) return { hard: 0, soft: 0, rationale: "judge-parse-failed", tokens };
       return {
         hard: r.value.score >= 0.8 ? 1 : 0,
@@ -124,15 +217,21 @@ function modelSleepBackend(
       let tokens = 0;
       for (const firm of [false, true]) {
         self.ledger?.check();
-        const r = await client.chat("optimizer", {
-          stage: "sleep_reflect",
-          messages: [{ role: "user", content: reflectPrompt(input, firm) }],
-          maxTokens: 1024,
-        });
+        const r = await client
+          .chat("optimizer", {
+            stage: "sleep_reflect",
+            messages: [{ role: "user", content: reflectPrompt(input, firm) }],
+            maxTokens: 1024,
+          })
+          .catch((err: unknown) => {
+            throw watch.context(err, "optimizer", "sleep_reflect");
+          });
         tokens += r.usage.promptTokens + r.usage.completionTokens;
         self.ledger?.record("reflect", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
         raw = r.text;
         const arr = extractJson(raw, "array");
+        const unfit = watch.answered("sleep_reflect", arr !== undefined, "no JSON array of edits in the reply", raw);
+        if (unfit) throw unfit;
         if (!arr || arr.length === 0) continue;
         const edits: EditRecord[] = [];
         for (const item of arr) {
@@ -155,11 +254,15 @@ function modelSleepBackend(
     async contrast(sets, input) {
       if (sets.length === 0) return { edits: [], raw: "", tokens: 0 };
       self.ledger?.check();
-      const r = await client.chat("optimizer", {
-        stage: "sleep_contrast",
-        messages: [{ role: "user", content: contrastPrompt(sets, input) }],
-        maxTokens: 1024,
-      });
+      const r = await client
+        .chat("optimizer", {
+          stage: "sleep_contrast",
+          messages: [{ role: "user", content: contrastPrompt(sets, input) }],
+          maxTokens: 1024,
+        })
+        .catch((err: unknown) => {
+          throw watch.context(err, "optimizer", "sleep_contrast");
+        });
       const tokens = r.usage.promptTokens + r.usage.completionTokens;
       self.ledger?.record("contrast", tokens, r.costUsd, r.cached);
       const edits: EditRecord[] = [];
@@ -179,11 +282,15 @@ function modelSleepBackend(
     },
     async mine(input) {
       self.ledger?.check();
-      const r = await client.chat("optimizer", {
-        stage: "sleep_mine",
-        messages: [{ role: "user", content: minerPrompt(input) }],
-        maxTokens: 800,
-      });
+      const r = await client
+        .chat("optimizer", {
+          stage: "sleep_mine",
+          messages: [{ role: "user", content: minerPrompt(input) }],
+          maxTokens: 800,
+        })
+        .catch((err: unknown) => {
+          throw watch.context(err, "optimizer", "sleep_mine");
+        });
       self.ledger?.record("mine", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
       const arr = extractJson(r.text, "array") ?? [];
       const out: MinedCandidate[] = [];
@@ -291,7 +398,12 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: SleepBacke
   const modelKey = dual
     ? `optimizer=${key(optimizer, cfg.optimizer_model || cfg.model)};target=${key(target, model)}`
     : key(cfg.backend, model);
-  const backend = modelSleepBackend(client, { name, model, modelKey, describe: describeRoles(client) });
+  const label = (role: "optimizer" | "target") => {
+    const i = client.info[role];
+    const host = i?.endpoint ? endpointHost(i.endpoint) : undefined;
+    return `${role} (${[i?.backend, i?.model ? `model ${i.model}` : undefined, host ? `endpoint ${host}` : undefined].filter(Boolean).join(", ")})`;
+  };
+  const backend = modelSleepBackend(client, { name, model, modelKey, describe: describeRoles(client), label });
   backend.close = () => client.close();
   return backend;
 }
