@@ -46,7 +46,10 @@ describe("the compiled binary", () => {
     // overwrite SHA256SUMS with its own targets only). Its bytes stand in for that binary.
     const other = outfileName(TARGETS.find((t) => outfileName(t) !== name)!);
     writeFileSync(join(out.path, other), "an earlier run's binary\n");
-    writeFileSync(join(out.path, "SHA256SUMS"), sha256sums([{ name: other, bytes: readFileSync(join(out.path, other)) }]));
+    writeFileSync(
+      join(out.path, "SHA256SUMS"),
+      sha256sums([{ name: other, bytes: readFileSync(join(out.path, other)) }]),
+    );
     const built = Bun.spawnSync([process.execPath, join(REPO_ROOT, "build.ts"), "--single", `--outdir=${out.path}`], {
       cwd: REPO_ROOT,
       stdout: "pipe",
@@ -55,7 +58,12 @@ describe("the compiled binary", () => {
     expect(new TextDecoder().decode(built.stderr)).toBe("");
     expect(built.exitCode).toBe(0);
     const sums = readFileSync(join(out.path, "SHA256SUMS"), "utf8");
-    expect(sums.trim().split("\n").map((l) => l.split("  ")[1])).toEqual([name, other].sort());
+    expect(
+      sums
+        .trim()
+        .split("\n")
+        .map((l) => l.split("  ")[1]),
+    ).toEqual([name, other].sort());
     const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: out.path, stdout: "pipe", stderr: "pipe" });
     expect(new TextDecoder().decode(check.stdout)).toContain(`${name}: OK`);
     expect(check.exitCode).toBe(0);
