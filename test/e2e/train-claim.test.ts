@@ -115,7 +115,8 @@ describe("one process per run directory", () => {
     const slow = ["--set", "model.sim_latency_ms=100", "--out", out, "--quiet"];
     const parent = Bun.spawn(["sh", "-c", '"$@" >/dev/null 2>&1 & echo $!; exec sleep 120', "sh", ...train, ...slow], {
       cwd: REPO_ROOT,
-      env: { ...process.env, NO_COLOR: "1" },
+      // A cache of its own: cached calls skip the simulated latency, and the run must be going when killed.
+      env: { ...process.env, NO_COLOR: "1", SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
       stdout: "pipe",
       stderr: "ignore",
     });
@@ -152,7 +153,9 @@ describe("one process per run directory", () => {
       const stateOf = () => /\)\s+(\S)/.exec(readFileSync(`/proc/${pid}/stat`, "latin1"))?.[1];
       for (let i = 0; i < 600 && stateOf() !== "Z"; i++) await Bun.sleep(50);
       expect(stateOf()).toBe("Z");
-      const r = await runCli(["train", "--resume", out, "--quiet"]);
+      const r = await runCli(["train", "--resume", out, "--quiet"], {
+        env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
+      });
       expect(r.stderr).not.toContain("still in progress");
       expect(r.code).toBe(0);
       expect(stateOf()).toBe("Z"); // still unreaped: the resume ran beside the corpse
