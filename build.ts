@@ -79,6 +79,9 @@ async function buildOne(target: Target, outDir: string, version: string, commit:
     entrypoints: [join(SRC, "main.ts"), join(SRC, READ_WORKER), join(SRC, PREFETCH_WORKER)],
     // Identifiers stay unminified so --debug stacks name real classes and functions (a few hundred KB).
     minify: { whitespace: true, syntax: true, identifiers: false },
+    // Each command's modules in chunks of their own, loaded when it runs: without splitting, every
+    // start loads the whole program's code (2.4 MB), and `version` took 19 ms instead of 11.
+    splitting: true,
     sourcemap: "inline" as const,
     define: {
       SKILLOPT_VERSION: JSON.stringify(version),

@@ -4,7 +4,7 @@ import { defineCommand } from "citty";
 import { UsageError } from "../lib/index.ts";
 import { listRunRows } from "../run/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
-import { output, printJson, printResult } from "./output.ts";
+import { output, printJson, printResult, stdoutIsTTY } from "./output.ts";
 import { COMMAND_META } from "./command-meta.ts";
 
 export default defineCommand({
@@ -33,7 +33,7 @@ export default defineCommand({
     if (!rows.length) return printResult(`no runs under ${relative(process.cwd(), root) || root}`);
     const f = (x: number | null, d = 3) => (x === null ? "—" : x.toFixed(d));
     // A failed run is red on a colour terminal, and always carries its reason.
-    const red = process.stdout.isTTY && output.color ? (t: string) => `\u001b[31m${t}\u001b[0m` : (t: string) => t;
+    const red = stdoutIsTTY() && output.color ? (t: string) => `\u001b[31m${t}\u001b[0m` : (t: string) => t;
     const lines = rows.map((r) =>
       [
         relative(process.cwd(), r.dir) || r.dir,
