@@ -3,6 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import type { EvaluationRow } from "../engine/index.ts";
 import type { Migrations, Store } from "./db.ts";
 import { inTransaction, openStore, writing } from "./db.ts";
+import { flushPending } from "./journal.ts";
 
 /**
  * Run state of one training run, in the run folder's store (src/run/layout.ts; namespace "runs"; the model layer's call
@@ -173,6 +174,9 @@ interface CheckpointRow {
 
 /** Write one checkpoint atomically. */
 export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now()): number {
+  // The step's call rows (ledger, and the answers when the cache is this store) go in first, in
+  // one transaction, so a checkpoint never names calls its store does not hold.
+  flushPending(store);
   return writing(store, () => {
     const db = store.db;
     return inTransaction(store, () => {
