@@ -144,6 +144,30 @@ export function flushPending(store: Store): void {
   if (j.fd !== undefined) writing(store, () => ftruncateSync(j.fd!, 0));
 }
 
+/**
+ * Apply the pending rows inside the caller's open transaction (a checkpoint's: one commit for the
+ * step's rows and its state). Returns what to call once that transaction has committed: it empties
+ * the side file. A transaction that rolls back leaves the rows pending.
+ */
+export function applyPendingInTransaction(store: Store): () => void {
+  const j = journals.get(store);
+  if (!j || (j.rows.length === 0 && j.hits.size === 0)) return () => {};
+  const { rows, hits } = j;
+  applyRows(store, rows);
+  const q = store.db.query("UPDATE call_cache SET hits = hits + ? WHERE key = ?");
+  for (const [key, n] of hits) q.run(n, key);
+  return () => {
+    // Rows appended since (none: the caller holds the thread) stay pending.
+    j.rows = j.rows.slice(rows.length);
+    for (const key of hits.keys()) j.hits.delete(key);
+    const answers = answersByFile.get(store.path);
+    for (const key of j.answers) answers?.delete(key);
+    j.answers = [];
+    j.bytes = 0;
+    if (j.fd !== undefined && j.rows.length === 0) writing(store, () => ftruncateSync(j.fd!, 0));
+  };
+}
+
 /** Apply the pending rows and remove the side file (before the store closes). */
 export function closePending(store: Store): void {
   const j = journals.get(store);

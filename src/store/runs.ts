@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import type { EvaluationRow } from "../engine/index.ts";
 import type { Migrations, Store } from "./db.ts";
 import { inTransaction, openStore, writing } from "./db.ts";
-import { flushPending } from "./journal.ts";
+import { applyPendingInTransaction } from "./journal.ts";
 
 /**
  * Run state of one training run, in the run folder's store (src/run/layout.ts; namespace "runs"; the model layer's call
@@ -174,12 +174,13 @@ interface CheckpointRow {
 
 /** Write one checkpoint atomically. */
 export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now()): number {
-  // The step's call rows (ledger, and the answers when the cache is this store) go in first, in
-  // one transaction, so a checkpoint never names calls its store does not hold.
-  flushPending(store);
-  return writing(store, () => {
+  // The step's call rows (ledger, and the answers when the cache is this store) go in with it, in
+  // its one transaction, so a checkpoint never names calls its store does not hold.
+  let applied = () => {};
+  const seq = writing(store, () => {
     const db = store.db;
     return inTransaction(store, () => {
+      applied = applyPendingInTransaction(store);
       // The previous loop state is superseded by this one: keep only the latest (linear growth).
       db.query("UPDATE checkpoints SET state_json = '' WHERE seq = (SELECT max(seq) FROM checkpoints)").run();
       const seq = Number(
@@ -235,6 +236,8 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
       return seq;
     });
   });
+  applied();
+  return seq;
 }
 
 /** The last committed loop state, or undefined. */
