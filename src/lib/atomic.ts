@@ -104,6 +104,8 @@ interface AtomicWriteOptions {
    * durable skip it: a crash may lose their latest version, never tear it, and they are rebuilt.
    */
   durable?: boolean;
+  /** The caller has just created the file's folder (several files of one folder in one pass). */
+  folderExists?: boolean;
 }
 
 /**
@@ -116,7 +118,7 @@ export function writeFileAtomic(
   data: string | Uint8Array | Iterable<string>,
   opts: AtomicWriteOptions = {},
 ): void {
-  mkdirSync(dirname(path), { recursive: true });
+  if (!opts.folderExists) mkdirSync(dirname(path), { recursive: true });
   const tmp = tempBeside(path);
   try {
     const fd = openSync(tmp, "w", 0o644);

@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { RunCheckpoint, RunRecorder, StepArtifacts } from "../engine/index.ts";
 import { collectWhenGrown, readInputText, removeOrphanTemps, writeFileAtomic } from "../lib/index.ts";
@@ -192,7 +192,10 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
         if (best !== undefined) derived(p.bestSkill, best);
         if (record) {
           appendFileSync(p.history, historyLine(record));
-          for (const [path, text] of stepFiles(p, cp.step, artifacts, candidate)) derived(path, text);
+          // The step's files in one pass: its folder made once, then each file written and renamed.
+          const files = stepFiles(p, cp.step, artifacts, candidate);
+          if (files.length) mkdirSync(p.stepDir(cp.step), { recursive: true });
+          for (const [path, text] of files) writeFileAtomic(path, text, { durable: false, folderExists: true });
         }
       });
       if (cp.kind === "final") flush();
