@@ -88,6 +88,9 @@ export function openCallCache(dir: string): Store {
     migrations: CALLS_MIGRATIONS,
     namespace: CALLS_NAMESPACE,
     checkIntegrity: false,
+    // 1 KiB pages: a batch of answers lands on as many leaves of the key index as it has answers
+    // (the keys are hashes), and the WAL gets each touched page in full.
+    pageSize: 1024,
   });
   replayPending(store);
   return store;

@@ -21,7 +21,7 @@ export type PendingRow =
   | { t: "ledger"; row: Record<string, string | number | null> };
 
 /** Pending rows are applied once this many are waiting, or this many bytes of them. */
-const FLUSH_ROWS = 256;
+const FLUSH_ROWS = 1024;
 const FLUSH_BYTES = 4 * 2 ** 20;
 
 interface Journal {
