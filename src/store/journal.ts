@@ -16,7 +16,7 @@ import { inTransaction, type Store, writing } from "./db.ts";
  * Opening the store applies what a dead process left in its side file (INSERT OR IGNORE for
  * answers; a ledger row already in the table is not added twice), then removes the file.
  */
-export type PendingRow =
+type PendingRow =
   | { t: "cache"; key: string; backend: string; endpoint: string; model: string; response: string; at: number }
   | { t: "ledger"; row: Record<string, string | number | null> };
 
@@ -169,7 +169,7 @@ export function applyPendingInTransaction(store: Store): () => void {
 }
 
 /** Apply the pending rows and remove the side file (before the store closes). */
-export function closePending(store: Store): void {
+function closePending(store: Store): void {
   const j = journals.get(store);
   if (!j) return;
   let applied = false;
