@@ -20,7 +20,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { productCommand, runMeasured } from "./lib/cli.ts";
-import { machineLine } from "./lib/machine.ts";
+import { LoadSampler, machineLine } from "./lib/machine.ts";
 import { mulberry32 } from "../src/lib/index.ts";
 
 const args = process.argv.slice(2);
@@ -363,7 +363,48 @@ function rawChild(list: string): void {
   process.stdout.write(JSON.stringify({ ms: performance.now() - t, cpu_ms: (cpu.user + cpu.system) / 1000, bytes }));
 }
 
+/**
+ * A bare parse loop over the same files: read each, JSON.parse every line, nothing else (issue 31).
+ * With `small`, only lines under 64 KB are parsed and the larger ones (the huge tool outputs, which
+ * the harvest's readers step over without decoding) are only found: what a reader of these
+ * histories has to do at least, and the harvest's fair floor.
+ */
+function parseChild(list: string, small: boolean): void {
+  const { readFileSync } = require("node:fs") as typeof import("node:fs");
+  const files = readFileSync(list, "utf8").split("\n").filter(Boolean);
+  const t = performance.now();
+  const cpu0 = process.cpuUsage();
+  let bytes = 0;
+  let records = 0;
+  for (const f of files) {
+    const text = readFileSync(f, "utf8");
+    bytes += Buffer.byteLength(text);
+    for (const line of text.split("\n")) {
+      if (!line || (small && line.length >= 64 * 1024)) continue;
+      JSON.parse(line);
+      records++;
+    }
+  }
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(
+    JSON.stringify({ ms: performance.now() - t, cpu_ms: (cpu.user + cpu.system) / 1000, bytes, records }),
+  );
+}
+
+function runParse(small = false): { ms: number; cpu_ms: number; bytes: number } {
+  dropCache();
+  const p = Bun.spawnSync([process.execPath, import.meta.path, small ? "--parse-small" : "--parse", fileList], {
+    stderr: "inherit",
+  });
+  if (p.exitCode !== 0) throw new Error(`parse loop child failed (exit ${p.exitCode})`);
+  return JSON.parse(p.stdout.toString());
+}
+
+/** The machine's load during the measurements (sampled before each), printed beside each figure. */
+const load = new LoadSampler();
+
 function runRaw(): { ms: number; cpu_ms: number; bytes: number } {
+  load.sample();
   dropCache();
   const p = Bun.spawnSync([process.execPath, import.meta.path, "--raw", fileList], { stderr: "inherit" });
   if (p.exitCode !== 0) throw new Error(`raw read child failed (exit ${p.exitCode})`);
@@ -377,6 +418,7 @@ function runChild(
   cold = false,
 ): ChildResult & { process_ms: number } {
   if (cold) dropCache();
+  load.sample();
   const t = performance.now();
   // No other thread at all for the main-thread-only run.
   const prefetch = threads === "0" ? "off" : PREFETCH;
@@ -418,7 +460,7 @@ async function main(): Promise<void> {
     );
     console.log(machineLine());
     console.log(
-      "aims: first harvest ≤ 2× a raw read of the same corpus; repeat night with nothing new < 0.2 s of work after start-up",
+      "aims: first harvest ≤ 2× a raw read of the same corpus, measured too against a bare parse loop (read + JSON.parse of every line) and in MB per CPU-second; repeat night with nothing new < 0.2 s of work after start-up",
     );
     // Best of --runs (default 3) for both, each in a fresh process with a fresh state database:
     // on a shared machine the best run is the one least disturbed by the other processes.
@@ -428,11 +470,21 @@ async function main(): Promise<void> {
     // Pages just written are dirty and cannot be dropped until written back.
     if (COLD) Bun.spawnSync(["sync"]);
     const raws = Array.from({ length: runs }, () => runRaw());
+    const parses = Array.from({ length: runs }, () => {
+      load.sample();
+      return runParse(true);
+    });
+    const fullParses = Array.from({ length: runs }, () => {
+      load.sample();
+      return runParse(false);
+    });
     const firsts = Array.from({ length: runs }, (_, i) =>
       runChild(home, i === runs - 1 ? statePath : join(root, `state-${i}`, "state.sqlite"), "auto", true),
     );
     const best = <T extends { ms: number }>(xs: T[]) => xs.reduce((a, b) => (b.ms < a.ms ? b : a));
     const raw = best(raws);
+    const parse = best(parses);
+    const fullParse = best(fullParses);
     const first = best(firsts);
     // The same harvest with no other thread (a one-core machine, or --harvest-threads 0): run
     // apart only when auto started read workers or the prefetch thread; otherwise it is the run above.
@@ -447,7 +499,7 @@ async function main(): Promise<void> {
     const rawMb = raw.bytes / 1e6;
     const firstMb = first.bytes_read / 1e6;
     const row = (name: string, mbs: number, ms: number, cpuMs: number, rss: string) =>
-      `${name.padEnd(18)} ${mbs.toFixed(0).padStart(5)} ${(ms / 1000).toFixed(3).padStart(7)} ${(cpuMs / 1000).toFixed(3).padStart(7)} ${(mbs / (ms / 1000)).toFixed(0).padStart(8)} ${(mbs / (cpuMs / 1000)).toFixed(0).padStart(8)} ${rss.padStart(9)}`;
+      `${name.padEnd(18)} ${mbs.toFixed(0).padStart(5)} ${(ms / 1000).toFixed(3).padStart(7)} ${(cpuMs / 1000).toFixed(3).padStart(7)} ${(mbs / (ms / 1000)).toFixed(0).padStart(8)} ${(mbs / (cpuMs / 1000)).toFixed(0).padStart(8)} ${rss.padStart(9)}   ${load.text()}`;
     console.log(
       `best of ${runs} runs each, page cache ${COLD ? "cold (the corpus dropped before each run)" : "warm"}; harvest = the harvest() call \`skillopt sleep harvest\` makes`,
     );
@@ -455,6 +507,8 @@ async function main(): Promise<void> {
       `${"".padEnd(18)} ${"MB".padStart(5)} ${"wall s".padStart(7)} ${"CPU s".padStart(7)} ${"MB/s wall".padStart(8)} ${"MB/s CPU".padStart(8)} ${"peak RSS".padStart(9)}`,
     );
     console.log(row("raw read", rawMb, raw.ms, raw.cpu_ms, ""));
+    console.log(row("parse lines <64KB", parse.bytes / 1e6, parse.ms, parse.cpu_ms, ""));
+    console.log(row("parse every line", fullParse.bytes / 1e6, fullParse.ms, fullParse.cpu_ms, ""));
     console.log(row(`first harvest`, firstMb, first.ms, first.cpu_ms, `${first.max_rss_mb.toFixed(0)} MB`));
     if (single !== first)
       console.log(row("  main thread only", firstMb, single.ms, single.cpu_ms, `${single.max_rss_mb.toFixed(0)} MB`));
@@ -462,6 +516,11 @@ async function main(): Promise<void> {
       `first harvest / raw read: ${(first.ms / raw.ms).toFixed(1)}× wall, ${(first.cpu_ms / Math.max(1, raw.cpu_ms)).toFixed(1)}× CPU   (aim ≤ 2×); ` +
         `read workers: ${first.workers}, prefetch thread: ${first.prefetch ? "yes" : "no"} (auto on ${availableParallelism()} cores; in ${firsts.filter((f) => f.prefetch).length} of ${runs} runs)` +
         (single !== first ? `; main thread only: ${(single.ms / raw.ms).toFixed(1)}× wall` : ""),
+    );
+    console.log(
+      `first harvest / bare parse loop (read + JSON.parse of each line under 64 KB): ${(first.ms / parse.ms).toFixed(2)}× wall, ${(first.cpu_ms / Math.max(1, parse.cpu_ms)).toFixed(2)}× CPU (of every line: ${(first.ms / fullParse.ms).toFixed(2)}× wall)` +
+        (single !== first ? `; main thread only ${(single.ms / parse.ms).toFixed(2)}× wall` : "") +
+        `; MB per CPU-second: harvest ${(firstMb / (first.cpu_ms / 1000)).toFixed(0)}, parse loop ${(parse.bytes / 1e6 / (parse.cpu_ms / 1000)).toFixed(0)}   [${load.text()}]`,
     );
     console.log(
       `main thread's own CPU: first harvest ${(first.main_cpu_ms / 1000).toFixed(3)} s` +
@@ -504,11 +563,11 @@ async function main(): Promise<void> {
     const startup = await runMeasured(["version"]);
     const runner = productCommand().length > 1 ? "bun src/main.ts" : "the binary";
     console.log(
-      `product: \`skillopt sleep harvest --json --source all\` (${runner}), best of ${runs}: harvest phase ${phase.seconds.toFixed(3)} s wall, ${phase.cpu_seconds.toFixed(3)} s CPU, ${phase.read_workers} read workers, prefetch thread ${phase.prefetch ? "yes" : "no"} (in ${clis.filter((c) => c.out.harvest_timing.prefetch).length} of ${runs} runs) = ${(phase.seconds / (raw.ms / 1000)).toFixed(1)}× the raw read; end to end (start-up + harvest + mining + output) ${cli.run.wallS.toFixed(2)} s wall, ${cli.run.cpuS?.toFixed(2) ?? "?"} s CPU, peak RSS ${cli.run.peakRssKb ? (cli.run.peakRssKb / 1024).toFixed(0) : "?"} MB; \`version\` alone ${startup.wallS.toFixed(2)} s wall`,
+      `product: \`skillopt sleep harvest --json --source all\` (${runner}), best of ${runs}: harvest phase ${phase.seconds.toFixed(3)} s wall, ${phase.cpu_seconds.toFixed(3)} s CPU, ${phase.read_workers} read workers, prefetch thread ${phase.prefetch ? "yes" : "no"} (in ${clis.filter((c) => c.out.harvest_timing.prefetch).length} of ${runs} runs) = ${(phase.seconds / (raw.ms / 1000)).toFixed(1)}× the raw read; end to end (start-up + harvest + mining + output) ${cli.run.wallS.toFixed(2)} s wall, ${cli.run.cpuS?.toFixed(2) ?? "?"} s CPU, peak RSS ${cli.run.peakRssKb ? (cli.run.peakRssKb / 1024).toFixed(0) : "?"} MB; \`version\` alone ${startup.wallS.toFixed(2)} s wall; harvest phase / bare parse loop ${(phase.seconds / (parse.ms / 1000)).toFixed(2)}× wall   [${load.text()}]`,
     );
     const second = runChild(home, statePath);
     console.log(
-      `second harvest: ${second.sessions} new sessions, ${second.bytes_read} bytes read, ${second.unchanged} unchanged, ${(second.ms / 1000).toFixed(3)} s (${(second.process_ms / 1000).toFixed(3)} s with process start), peak RSS ${second.max_rss_mb.toFixed(0)} MB`,
+      `second harvest: ${second.sessions} new sessions, ${second.bytes_read} bytes read, ${second.unchanged} unchanged, ${(second.ms / 1000).toFixed(3)} s (${(second.process_ms / 1000).toFixed(3)} s with process start), peak RSS ${second.max_rss_mb.toFixed(0)} MB   [${load.text()}]`,
     );
 
     // Append a realistic turn (prompt, answer, a 20–80 kB tool output) to 1 % (--append-pct) of the sessions.
@@ -561,7 +620,7 @@ async function main(): Promise<void> {
     }
     const third = runChild(home, statePath);
     console.log(
-      `appended run:   ${nAppended} sessions got ${(appended / 1e6).toFixed(2)} MB; harvest read ${(third.bytes_read / 1e6).toFixed(2)} MB, returned ${third.sessions} sessions in ${(third.ms / 1000).toFixed(3)} s, peak RSS ${third.max_rss_mb.toFixed(0)} MB`,
+      `appended run:   ${nAppended} sessions got ${(appended / 1e6).toFixed(2)} MB; harvest read ${(third.bytes_read / 1e6).toFixed(2)} MB, returned ${third.sessions} sessions in ${(third.ms / 1000).toFixed(3)} s, peak RSS ${third.max_rss_mb.toFixed(0)} MB   [${load.text()}]`,
     );
     const stateMb = statSync(statePath).size / 1e6;
     console.log(`state database: ${stateMb.toFixed(1)} MB`);
@@ -575,6 +634,11 @@ async function main(): Promise<void> {
         first_mb_per_cpu_s: Math.round(first.bytes_read / 1e6 / (first.cpu_ms / 1000)),
         first_peak_rss_mb: Math.round(first.max_rss_mb),
         raw_s: +(raw.ms / 1000).toFixed(3),
+        parse_loop_s: +(parse.ms / 1000).toFixed(3),
+        parse_loop_cpu_s: +(parse.cpu_ms / 1000).toFixed(3),
+        first_over_parse_wall: +(first.ms / parse.ms).toFixed(2),
+        first_over_parse_cpu: +(first.cpu_ms / Math.max(1, parse.cpu_ms)).toFixed(2),
+        load: load.text(),
         raw_cpu_s: +(raw.cpu_ms / 1000).toFixed(3),
         first_over_raw_wall: +(first.ms / raw.ms).toFixed(2),
         first_over_raw_cpu: +(first.cpu_ms / Math.max(1, raw.cpu_ms)).toFixed(2),
@@ -608,4 +672,6 @@ async function main(): Promise<void> {
 
 if (args[0] === "--child") await child(args[1]!, args[2]!, args[3] ?? "auto", args[4] ?? "auto");
 else if (args[0] === "--raw") rawChild(args[1]!);
+else if (args[0] === "--parse") parseChild(args[1]!, false);
+else if (args[0] === "--parse-small") parseChild(args[1]!, true);
 else await main();

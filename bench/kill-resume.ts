@@ -3,8 +3,9 @@
  * Kill the quickstart with SIGKILL at seeded random moments, resume it with --resume, and compare
  * the result with an uninterrupted run: history.jsonl (minus timings and call counters, which
  * legitimately differ), every gate decision, and every other derived file byte for byte
- * (best_skill.md, skills/, steps/). Re-paid calls are keys paid twice in the run's call ledger (a
- * completed call must be served from the cache after a resume). `--set key=value` (repeatable) is
+ * (best_skill.md, skills/, steps/). Re-paid calls are keys paid twice in the run's call ledger, and
+ * calls paid after the kill whose answer was on disk when it happened (in the cache's table or its
+ * side file): a completed call must be served from the cache after a resume. `--set key=value` (repeatable) is
  * passed to every run, e.g. `--set optimizer.step_buffer_window=2` to resume from folded state.
  * Run: bun bench/kill-resume.ts [--trials 20] [--seed 7] [--latency-ms 3] [--set key=value]...
  */
@@ -81,6 +82,51 @@ function repaid(out: string): number {
       )
       .get() as { extra: number };
     return row.extra;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Keys of the answers a call cache holds on disk: its table's rows and those still in the side
+ * files of the processes that wrote it (src/store/journal.ts), as a kill -9 leaves them.
+ */
+function answerKeysOnDisk(cacheDir: string): Set<string> {
+  const keys = new Set<string>();
+  const file = join(cacheDir, "calls.sqlite");
+  if (existsSync(file)) {
+    const db = new Database(file, { readonly: true });
+    try {
+      if (db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_cache'").get())
+        for (const r of db.query("SELECT key FROM call_cache").all() as { key: string }[]) keys.add(r.key);
+    } finally {
+      db.close();
+    }
+  }
+  for (const name of existsSync(cacheDir) ? readdirSync(cacheDir) : []) {
+    if (!name.startsWith("calls.sqlite.pending-")) continue;
+    for (const line of readFileSync(join(cacheDir, name), "utf8").split("\n")) {
+      try {
+        const row = JSON.parse(line) as { t?: string; key?: string };
+        if (row.t === "cache" && row.key) keys.add(row.key);
+      } catch {
+        // an empty or torn line
+      }
+    }
+  }
+  return keys;
+}
+
+/** Calls paid after `since` (ms epoch) whose answer was already on disk: a completed call paid again. */
+function paidAgain(out: string, since: number, onDisk: Set<string>): number {
+  if (onDisk.size === 0) return 0;
+  const db = new Database(join(out, "state.sqlite"), { readonly: true });
+  try {
+    if (!db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_ledger'").get()) return 0;
+    const rows = db
+      .query("SELECT cache_key FROM call_ledger WHERE cached = 0 AND cache_key IS NOT NULL AND at > ?")
+      .all(since) as { cache_key: string }[];
+    return rows.filter((r) => onDisk.has(r.cache_key)).length;
   } finally {
     db.close();
   }
@@ -163,6 +209,9 @@ async function main(): Promise<void> {
     const env = { SKILLOPT_CACHE_DIR: join(root, `cache-${i}`) };
     const at = Math.round((0.03 + 0.9 * rand()) * ref.ms);
     const first = await train([...base, "--out", out], env, at);
+    // What the killed run left on disk: a resume must serve every one of these from the cache.
+    const keptAt = Date.now();
+    const kept = first.killed ? answerKeysOnDisk(env.SKILLOPT_CACHE_DIR) : new Set<string>();
     if (first.killed) {
       killedTrials++;
       const p = phaseOf(first.stderr);
@@ -186,7 +235,7 @@ async function main(): Promise<void> {
       derivedDiff === undefined &&
       JSON.stringify(stableHistory(out)) === refHistory &&
       decisions(out).join(",") === refDecisions;
-    const extra = existsSync(join(out, "state.sqlite")) ? repaid(out) : 0;
+    const extra = existsSync(join(out, "state.sqlite")) ? repaid(out) + paidAgain(out, keptAt, kept) : 0;
     totalRepaid += extra;
     if (same) identical++;
     else {

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runMeasured, startSimServe } from "./lib/cli.ts";
-import { machineLine } from "./lib/machine.ts";
+import { LoadSampler, machineLine } from "./lib/machine.ts";
 import { planBound } from "./lib/plan-bound.ts";
 
 export interface TrainBenchOptions {
@@ -147,7 +147,13 @@ if (import.meta.main) {
     serialized: argv.includes("--serialized"),
     config: opt("config", "conventions"),
   };
+  const load = new LoadSampler();
+  load.sample();
+  const timer = setInterval(() => load.sample(), 1000);
   const r = await runTrainBench(o);
+  clearInterval(timer);
+  load.sample();
+  const at = `   [${load.text()}]`;
   const s = r.summary as {
     baseline: { selection: number };
     best: { selection: number };
@@ -157,10 +163,10 @@ if (import.meta.main) {
     `skillopt train --config ${o.config} through the CLI → skillopt sim serve over HTTP, ${o.latencyMs} ms per call, ${o.epochs} epochs, early rejection ${o.early ? "on" : "off"}, call cache on (cold)${o.serialized ? ", SERIALIZED (one call at a time)" : ""}`,
     machineLine(),
     `runner: ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}`,
-    `wall time              ${r.wallS.toFixed(2)} s`,
-    `plan's bound           ${r.boundS.toFixed(2)} s = ${r.rounds} dependent rounds × ${o.latencyMs} ms (baseline ${r.parts.baseline}, steps ${r.parts.steps}, boundaries ${r.parts.boundaries}, final ${r.parts.final}; workers target=${r.workers.target} optimizer=${r.workers.optimizer})`,
-    `wall / bound           ${r.ratio.toFixed(3)}   (aim ≤ 1.15)`,
-    `start → first request  ${r.firstRequestS === null ? "—" : `${r.firstRequestS.toFixed(2)} s`}   (aim ≤ 0.3 s)`,
+    `wall time              ${r.wallS.toFixed(2)} s${at}`,
+    `plan's bound           ${r.boundS.toFixed(2)} s = ${r.rounds} dependent rounds × ${o.latencyMs} ms (baseline ${r.parts.baseline}, noise floor ${r.parts.noiseFloor}, steps ${r.parts.steps}, boundaries ${r.parts.boundaries}, final ${r.parts.final}; workers target=${r.workers.target} optimizer=${r.workers.optimizer})`,
+    `wall / bound           ${r.ratio.toFixed(3)}   (aim ≤ 1.15)${at}`,
+    `start → first request  ${r.firstRequestS === null ? "—" : `${r.firstRequestS.toFixed(2)} s`}   (aim ≤ 0.3 s)${at}`,
     `calls                  ${r.calls} (${r.cached} from the cache), ${s.selection_calls_saved ?? 0} selection calls saved by early rejection`,
     `scores                 baseline ${s.baseline.selection} → best ${s.best.selection} (selection)`,
   ];

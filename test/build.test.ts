@@ -41,6 +41,15 @@ describe("build helpers", () => {
 describe("the compiled binary", () => {
   test("runs alone in an empty directory", async () => {
     using out = tempDir("build-");
+    const name = outfileName(parseTargets(["--single"], hostTarget())[0]!);
+    // What an earlier build.ts run for another target left in the folder (issue 31: each run used to
+    // overwrite SHA256SUMS with its own targets only). Its bytes stand in for that binary.
+    const other = outfileName(TARGETS.find((t) => outfileName(t) !== name)!);
+    writeFileSync(join(out.path, other), "an earlier run's binary\n");
+    writeFileSync(
+      join(out.path, "SHA256SUMS"),
+      sha256sums([{ name: other, bytes: readFileSync(join(out.path, other)) }]),
+    );
     const built = Bun.spawnSync([process.execPath, join(REPO_ROOT, "build.ts"), "--single", `--outdir=${out.path}`], {
       cwd: REPO_ROOT,
       stdout: "pipe",
@@ -48,8 +57,18 @@ describe("the compiled binary", () => {
     });
     expect(new TextDecoder().decode(built.stderr)).toBe("");
     expect(built.exitCode).toBe(0);
-    const name = outfileName(parseTargets(["--single"], hostTarget())[0]!);
-    expect(readFileSync(join(out.path, "SHA256SUMS"), "utf8")).toContain(name);
+    const sums = readFileSync(join(out.path, "SHA256SUMS"), "utf8");
+    expect(
+      sums
+        .trim()
+        .split("\n")
+        .map((l) => l.split("  ")[1]),
+    ).toEqual([name, other].sort());
+    const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: out.path, stdout: "pipe", stderr: "pipe" });
+    expect(new TextDecoder().decode(check.stdout)).toContain(`${name}: OK`);
+    expect(check.exitCode).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(out.path, "manifest.json"), "utf8")) as { targets: string[] };
+    expect(manifest.targets).toEqual([name, other].sort());
     const alone = join(out.path, "alone");
     mkdirSync(alone);
     const bin = join(alone, name);

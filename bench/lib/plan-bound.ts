@@ -12,7 +12,7 @@ export interface PlanBound {
   /** Dependent rounds: each needs at least one call latency, whatever the scheduling. */
   rounds: number;
   /** Per part of the run. */
-  parts: { baseline: number; steps: number; boundaries: number; final: number };
+  parts: { baseline: number; noiseFloor: number; steps: number; boundaries: number; final: number };
 }
 
 const ceilDiv = (a: number, b: number) => (a > 0 ? Math.ceil(a / b) : 0);
@@ -36,9 +36,12 @@ function mergeLevels(p: number, w: number): number[] {
  * (all independent), each merge level (failure and success trees side by side, then their final
  * merge), each single dependent optimizer call (LR decision, ranking, rewrite, consolidation), and
  * the candidate's selection items (as many as were evaluated before the decision). Per epoch
- * boundary: the paired rollouts of both skills, then slow update and meta skill side by side, then
- * the slow candidate's selection. The baseline and the final test evaluations (every distinct skill
- * at once) frame it.
+ * boundary: the paired rollouts of both skills that were paid (a rollout served from the cache, or
+ * shared with the other skill's identical request, waits for no model: counted from the ledger's
+ * paid rollouts between the boundary and the checkpoint before it), then slow update and meta skill
+ * side by side, then the slow candidate's selection. The baseline, the noise floor (the initial
+ * skill re-sampled on the first selection items, after the baseline) and the final test
+ * evaluations (every distinct skill at once) frame it.
  */
 export function planBound(runDir: string, shape: PlanShape): PlanBound {
   const db = new Database(join(runDir, "state.sqlite"), { readonly: true });
@@ -59,8 +62,30 @@ export function planBound(runDir: string, shape: PlanShape): PlanBound {
     const w = Math.max(2, shape.mergeBatch);
     const evalRounds = (kind: string, step: number) =>
       evals.filter((e) => e.kind === kind && e.step === step).reduce((n, e) => n + ceilDiv(e.evaluated, Wt), 0);
-    const parts = { baseline: 0, steps: 0, boundaries: 0, final: 0 };
+    const parts = { baseline: 0, noiseFloor: 0, steps: 0, boundaries: 0, final: 0 };
     parts.baseline = evals.filter((e) => e.kind === "baseline").reduce((n, e) => n + ceilDiv(e.evaluated, Wt), 0);
+    // The noise floor's items, as the latest loop state records them (it runs once, after the baseline).
+    const last = db.query("SELECT state_json FROM checkpoints ORDER BY seq DESC LIMIT 1").get() as {
+      state_json: string;
+    } | null;
+    const floor = last?.state_json
+      ? (JSON.parse(last.state_json) as { noiseFloor?: { items?: number } }).noiseFloor
+      : undefined;
+    parts.noiseFloor = ceilDiv(Number(floor?.items ?? 0), Wt);
+    // Paid rollouts per boundary: between the checkpoint before it and its own.
+    const cps = db.query("SELECT kind, step, created_at FROM checkpoints ORDER BY seq").all() as {
+      kind: string;
+      step: number;
+      created_at: number;
+    }[];
+    const paidRollouts = db.query(
+      "SELECT COUNT(*) AS n FROM call_ledger WHERE stage = 'rollout' AND cached = 0 AND status = 'ok' AND at > ? AND at <= ?",
+    );
+    const boundaryWindow = (step: number): number | undefined => {
+      const i = cps.findIndex((c) => c.kind === "boundary" && c.step === step);
+      if (i <= 0) return undefined;
+      return (paidRollouts.get(cps[i - 1]!.created_at, cps[i]!.created_at) as { n: number }).n;
+    };
     for (const r of records) {
       const byStage = ((r.calls as { by_stage?: Record<string, { calls?: number; cached?: number }> } | undefined)
         ?.by_stage ?? {}) as Record<string, { calls?: number; cached?: number }>;
@@ -81,13 +106,20 @@ export function planBound(runDir: string, shape: PlanShape): PlanBound {
     for (const b of boundaries) {
       const pairs = Array.isArray(b.pairs) ? b.pairs.length : 0;
       if (!pairs) continue;
-      parts.boundaries += ceilDiv(2 * pairs, Wt) + 1 + evalRounds("slow_update", Number(b.step));
+      const slowSelection = evals
+        .filter((e) => e.kind === "slow_update" && e.step === Number(b.step))
+        .reduce((n, e) => n + e.evaluated, 0);
+      // Paired rollouts that waited for the model: the window's paid rollouts less the slow
+      // candidate's selection items; at most both skills' samples.
+      const paid = boundaryWindow(Number(b.step));
+      const pairedPaid = paid === undefined ? 2 * pairs : Math.min(2 * pairs, Math.max(0, paid - slowSelection));
+      parts.boundaries += ceilDiv(pairedPaid, Wt) + 1 + evalRounds("slow_update", Number(b.step));
     }
     parts.final = ceilDiv(
       evals.filter((e) => e.kind === "test").reduce((n, e) => n + e.evaluated, 0),
       Wt,
     );
-    return { rounds: parts.baseline + parts.steps + parts.boundaries + parts.final, parts };
+    return { rounds: parts.baseline + parts.noiseFloor + parts.steps + parts.boundaries + parts.final, parts };
   } finally {
     db.close();
   }

@@ -6,7 +6,7 @@ import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
 import { rootCommand } from "./commands.ts";
 import { errorJson, exitCodeOf, fromFsError, renderError } from "./errors.ts";
-import { output, printJson } from "./output.ts";
+import { output, printJson, stdoutIsTTY, writeStdout } from "./output.ts";
 
 interface Resolved {
   chain: CommandDef[];
@@ -166,14 +166,14 @@ export async function runCli(argv: string[]): Promise<number> {
       const keep = args ? HELP_ARGS.get(args) : undefined;
       const shown =
         keep && args ? { ...leaf, args: Object.fromEntries(Object.entries(args).filter(([k]) => keep.has(k))) } : leaf;
-      process.stdout.write(`${tidyUsage(await renderUsage(shown, parent))}\n`);
+      writeStdout(`${tidyUsage(await renderUsage(shown, parent))}\n`);
       return 0;
     }
     const subs = await resolveValue(leaf.subCommands);
     if (subs && Object.keys(subs).length > 0 && !leaf.run) {
       const usage = tidyUsage(await renderUsage(leaf, parent));
       if (chain.length === 1 && rest.length === 0) {
-        process.stdout.write(`${usage}\n`);
+        writeStdout(`${usage}\n`);
         return 0;
       }
       const stray = rest.find((t) => !t.startsWith("-"));

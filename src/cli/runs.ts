@@ -4,7 +4,7 @@ import { defineCommand } from "citty";
 import { UsageError } from "../lib/index.ts";
 import { defaultRunsRoot, listRunRows, shownPath } from "../run/index.ts";
 import { globalArgs, jsonArg } from "./args.ts";
-import { output, printJson, printResult } from "./output.ts";
+import { output, printJson, printResult, stdoutIsTTY } from "./output.ts";
 import { COMMAND_META } from "./command-meta.ts";
 
 export default defineCommand({
@@ -46,7 +46,7 @@ export default defineCommand({
     if (!rows.length) return printResult(`no runs under ${shownPath(root)}`);
     const f = (x: number | null, d = 3) => (x === null ? "—" : x.toFixed(d));
     // A failed run is red on a colour terminal, and always carries its reason.
-    const red = process.stdout.isTTY && output.color ? (t: string) => `\u001b[31m${t}\u001b[0m` : (t: string) => t;
+    const red = stdoutIsTTY() && output.color ? (t: string) => `\u001b[31m${t}\u001b[0m` : (t: string) => t;
     // Aligned columns; a status's reason (and a row's error) on its own indented line under the row,
     // so no line runs to hundreds of characters.
     const head = ["RUN", "BENCHMARK", "STATUS", "STEPS", "BEST", "COST", "BACKEND"];

@@ -111,6 +111,8 @@ interface AtomicWriteOptions {
    * (0600) is never readable by others, not even for a moment.
    */
   mode?: number;
+  /** The caller has just created the file's folder (several files of one folder in one pass). */
+  folderExists?: boolean;
 }
 
 /**
@@ -123,7 +125,8 @@ export function writeFileAtomic(
   data: string | Uint8Array | Iterable<string>,
   opts: AtomicWriteOptions = {},
 ): void {
-  mkdirSync(dirname(path), opts.mode === undefined ? { recursive: true } : { recursive: true, mode: 0o700 });
+  if (!opts.folderExists)
+    mkdirSync(dirname(path), opts.mode === undefined ? { recursive: true } : { recursive: true, mode: 0o700 });
   const tmp = tempBeside(path);
   try {
     const fd = openSync(tmp, "w", opts.mode ?? 0o644);

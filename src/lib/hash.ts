@@ -1,4 +1,12 @@
-import { createHash, type Hash } from "node:crypto";
+import type { Hash } from "node:crypto";
+
+/**
+ * node:crypto is loaded on the first hash, not with this module: instantiating it costs about 2 ms,
+ * a fifth of a `version` or `--help` run of the binary, which hashes nothing.
+ */
+function createHash(algorithm: "sha256"): Hash {
+  return (require("node:crypto") as typeof import("node:crypto")).createHash(algorithm);
+}
 
 /** Hex sha256 of a string or bytes. */
 export function sha256(data: string | Uint8Array): string {

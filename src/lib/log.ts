@@ -29,7 +29,7 @@ let root: ConsolaInstance | undefined;
  */
 function realRoot(): ConsolaInstance {
   if (!root) {
-    const tty = Boolean(process.stderr.isTTY) && !process.env.NO_COLOR;
+    const tty = Boolean(process.stderr.isTTY) && colorAllowed();
     const { createConsola } = require("consola") as typeof import("consola");
     root = createConsola({
       level,
@@ -40,6 +40,14 @@ function realRoot(): ConsolaInstance {
     });
   }
   return root;
+}
+
+/**
+ * Whether colour is allowed at all (NO_COLOR unset). Read here, beside the log level, so the CLI's
+ * output settings need no config module: `version` and `--help` load none of it.
+ */
+export function colorAllowed(): boolean {
+  return !process.env.NO_COLOR;
 }
 
 const noop = () => {};

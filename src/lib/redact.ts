@@ -106,17 +106,21 @@ function keepName(label: string): Rule["replace"] {
   return (match, name, sep, value) => (value?.startsWith(REDACTED_PREFIX) ? match : `${name}${sep}${label}`);
 }
 
-const ASSIGNMENT_RE = new RegExp(
-  String.raw`(["']?)((?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`,
-  "g",
-);
+let assignmentRe: RegExp | undefined;
+function ASSIGNMENT_RE(): RegExp {
+  assignmentRe ??= new RegExp(
+    String.raw`(["']?)((?<![A-Za-z0-9_.-])[A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`,
+    "g",
+  );
+  return assignmentRe;
+}
 
 /**
  * Rule 15 over a text. A match it keeps (the name is no credential: `note: PGPASSWORD=…`) is
  * searched again from its value, which may itself be an assignment to a credential.
  */
 function assignments(text: string): string {
-  const re = ASSIGNMENT_RE;
+  const re = ASSIGNMENT_RE();
   re.lastIndex = 0;
   let out = "";
   let last = 0;
@@ -132,195 +136,226 @@ function assignments(text: string): string {
   return out + text.slice(last);
 }
 
-const RULES: Rule[] = [
-  // 1. JSON / dict-literal assignment with a quoted credential-like key; quote style kept.
-  {
-    re: new RegExp(String.raw`(["'])((?:${CRED_NAME}|pwd|accountkey))\1(\s*:\s*)(${VALUE})`, "gi"),
-    need: CRED_WORD_OR_PWD,
-    near: QUOTED_CRED_KEY,
-    replace: (match, q, name, sep, value) => {
-      if (!value || value.startsWith(REDACTED_PREFIX) || value.slice(1).startsWith(REDACTED_PREFIX)) return match;
-      if (/^(?:true|false|null)$/i.test(value)) return match;
-      const quote = value[0] === "'" ? "'" : '"';
-      return `${q}${name}${q}${sep}${quote}[REDACTED]${quote}`;
+/**
+ * The rules, their pre-check and their runs are built on the first text redacted, not when the
+ * module loads: the CLI imports this module for every command, and `version` or `--help` redact
+ * nothing (building them is about a millisecond of a 10 ms start).
+ */
+interface RuleSet {
+  rules: Rule[];
+  trigger: RegExp;
+  runs: { from: number; to: number; any: RegExp }[];
+}
+let ruleSetCache: RuleSet | undefined;
+function ruleSet(): RuleSet {
+  if (ruleSetCache) return ruleSetCache;
+  const rules = buildRules();
+  ruleSetCache = { rules, trigger: triggerOf(rules), runs: runsOf(rules) };
+  return ruleSetCache;
+}
+
+function buildRules(): Rule[] {
+  return [
+    // 1. JSON / dict-literal assignment with a quoted credential-like key; quote style kept.
+    {
+      re: new RegExp(String.raw`(["'])((?:${CRED_NAME}|pwd|accountkey))\1(\s*:\s*)(${VALUE})`, "gi"),
+      need: CRED_WORD_OR_PWD,
+      near: QUOTED_CRED_KEY,
+      replace: (match, q, name, sep, value) => {
+        if (!value || value.startsWith(REDACTED_PREFIX) || value.slice(1).startsWith(REDACTED_PREFIX)) return match;
+        if (/^(?:true|false|null)$/i.test(value)) return match;
+        const quote = value[0] === "'" ? "'" : '"';
+        return `${q}${name}${q}${sep}${quote}[REDACTED]${quote}`;
+      },
     },
-  },
-  // 2–7. Well-known token shapes.
-  { need: "sk-", re: new RegExp(`${NOT_BEFORE}sk-[A-Za-z0-9_-]{10,}`, "g"), replace: marker("[REDACTED_OPENAI_KEY]") },
-  { need: "AKIA", re: /\bAKIA[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
-  {
-    need: /gh[pousr]_/,
-    re: new RegExp(`${NOT_BEFORE}gh[pousr]_[A-Za-z0-9]{20,}`, "g"),
-    replace: marker("[REDACTED_GITHUB_TOKEN]"),
-  },
-  {
-    need: "xox",
-    re: new RegExp(`${NOT_BEFORE}xox[baprs]-[A-Za-z0-9-]{10,}`, "g"),
-    replace: marker("[REDACTED_SLACK_TOKEN]"),
-  },
-  {
-    need: "AIza",
-    re: new RegExp(`${NOT_BEFORE}AIza[0-9A-Za-z_-]{20,}`, "g"),
-    replace: marker("[REDACTED_GOOGLE_KEY]"),
-  },
-  {
-    re: new RegExp(String.raw`${NOT_BEFORE}eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "g"),
-    need: "eyJ",
-    replace: marker("[REDACTED_JWT]"),
-  },
-  // Documented provider token prefixes (each checked against the provider's published format).
-  {
-    re: new RegExp(`${NOT_BEFORE}[sr]k_(?:live|test)_[A-Za-z0-9]{10,}`, "g"),
-    need: /k_(?:live|test)_/,
-    replace: marker("[REDACTED_STRIPE_KEY]"),
-  },
-  {
-    need: "whsec_",
-    re: new RegExp(`${NOT_BEFORE}whsec_[A-Za-z0-9+/=]{20,}`, "g"),
-    replace: marker("[REDACTED_STRIPE_KEY]"),
-  },
-  {
-    re: new RegExp(`${NOT_BEFORE}gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-[A-Za-z0-9_.-]{20,}`, "g"),
-    need: /gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-/,
-    replace: marker("[REDACTED_GITLAB_TOKEN]"),
-  },
-  { need: "npm_", re: new RegExp(`${NOT_BEFORE}npm_[A-Za-z0-9]{36,}`, "g"), replace: marker("[REDACTED_NPM_TOKEN]") },
-  {
-    need: "github_pat_",
-    re: new RegExp(`${NOT_BEFORE}github_pat_[A-Za-z0-9_]{22,}`, "g"),
-    replace: marker("[REDACTED_GITHUB_TOKEN]"),
-  },
-  {
-    need: "xapp-",
-    re: new RegExp(`${NOT_BEFORE}xapp-[0-9]-[A-Za-z0-9-]{10,}`, "g"),
-    replace: marker("[REDACTED_SLACK_TOKEN]"),
-  },
-  {
-    re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/]{20,}/g,
-    need: "https://hooks.slack.com/",
-    replace: marker("[REDACTED_SLACK_WEBHOOK]"),
-  },
-  {
-    need: /A(?:SIA|GPA|IDA|ROA|IPA|NPA|NVA|3T)/,
-    re: /\b(?:ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b/g,
-    replace: marker("[REDACTED_AWS_KEY]"),
-  },
-  { need: "hf_", re: new RegExp(`${NOT_BEFORE}hf_[A-Za-z0-9]{30,}`, "g"), replace: marker("[REDACTED_HF_TOKEN]") },
-  {
-    re: new RegExp(String.raw`${NOT_BEFORE}SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, "g"),
-    need: "SG.",
-    replace: marker("[REDACTED_SENDGRID_KEY]"),
-  },
-  {
-    need: "_v1_",
-    re: new RegExp(`${NOT_BEFORE}do[por]_v1_[a-f0-9]{64}`, "g"),
-    replace: marker("[REDACTED_DIGITALOCEAN_TOKEN]"),
-  },
-  {
-    re: new RegExp(`${NOT_BEFORE}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}`, "g"),
-    need: "pypi-AgEIcHlwaS5vcmc",
-    replace: marker("[REDACTED_PYPI_TOKEN]"),
-  },
-  {
-    re: new RegExp(`${NOT_BEFORE}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, "g"),
-    need: /shp(?:at|ss|ca|pa)_/,
-    replace: marker("[REDACTED_SHOPIFY_TOKEN]"),
-  },
-  {
-    re: new RegExp(`${NOT_BEFORE}(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{32,}`, "g"),
-    need: /(?:gsk|r8|xai|pplx)[_-]/,
-    replace: marker("[REDACTED_API_KEY]"),
-  },
-  {
-    need: /sq0(?:atp|csp)-/,
-    re: new RegExp(`${NOT_BEFORE}sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}`, "g"),
-    replace: marker("[REDACTED_SQUARE_TOKEN]"),
-  },
-  { need: "AGE-SECRET-KEY-1", re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
-  // Credentials in a URL's authority (postgres://user:pass@host, https://user:token@host): user kept.
-  {
-    re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@'"]*):([^\s/?#'"]+)@(?=[^\s@]*)/gi,
-    need: "://",
-    near: /:\/\/[^\s:/?#@'"]*:[^\s/?#'"]+@/,
-    replace: (match, scheme, user, pass) => (pass.startsWith(REDACTED_PREFIX) ? match : `${scheme}${user}:[REDACTED]@`),
-  },
-  // curl / wget basic auth on the command line: `curl -u user:pass`, `--user user:pass`, `--proxy-user`.
-  {
-    re: /(\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?)(["']?)([^\s:"']*):([^\s"']+)/g,
-    need: /curl|wget|http/,
-    near: /\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)/,
-    replace: (match, head, q, user, pass) =>
-      pass.startsWith(REDACTED_PREFIX) ? match : `${head}${q}${user}:[REDACTED]`,
-  },
-  // 8. HTTP Authorization header values.
-  {
-    re: new RegExp(String.raw`(authorization\s*:\s*(?:bearer|basic))(\s+)(${VALUE})`, "gi"),
-    need: /authorization/i,
-    near: /authorization\s*:\s*(?:bearer|basic)\s/i,
-    replace: keepName("[REDACTED]"),
-  },
-  { need: "Bearer", re: /(\bBearer)(\s+)([A-Za-z0-9._~+/=-]{20,})/g, replace: keepName("[REDACTED]") },
-  // 9. Connection-string passwords; bare upper-case PWD= is the working directory unless after `;`.
-  {
-    re: new RegExp(String.raw`(?<![A-Za-z0-9_-])((?:password|pwd))(\s*=\s*)(${VALUE})`, "gi"),
-    need: /password|pwd/i,
-    near: /(?:password|pwd)\s*=/i,
-    replace: (match, name, sep, value, offset, input) => {
-      if (value?.startsWith(REDACTED_PREFIX)) return match;
-      const at = Number(offset);
-      if (name === "PWD" && String(input)[at - 1] !== ";") return match;
-      return `${name}${sep}[REDACTED_DB_PASS]`;
+    // 2–7. Well-known token shapes.
+    {
+      need: "sk-",
+      re: new RegExp(`${NOT_BEFORE}sk-[A-Za-z0-9_-]{10,}`, "g"),
+      replace: marker("[REDACTED_OPENAI_KEY]"),
     },
-  },
-  // 10. Generic assignment to a credential-like identifier.
-  {
-    // Starts only at the beginning of a name (not after `_`/`-`), so a long a_b_c… run is scanned once.
-    re: new RegExp(String.raw`((?<![A-Za-z0-9_-])${CRED_NAME})([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`, "gi"),
-    need: CRED_WORD,
-    near: CRED_ASSIGNED,
-    replace: (match, name, sep, value) => (plainValue(value) ? match : keepName("[REDACTED]")(match, name, sep, value)),
-  },
-  // 11. Whitespace form `token <value>` when the value looks like a credential, not prose.
-  {
-    re: new RegExp(String.raw`(${NOT_BEFORE}(?:api[_-]?key|token|password|secret))([ \t]+)([^\s"';&,)\]}]{6,})`, "gi"),
-    need: CRED_WORD,
-    near: CRED_SPACED_VALUE,
-    replace: (match, name, sep, value) => {
-      if (!value || value.startsWith(REDACTED_PREFIX)) return match;
-      const credential = /[0-9_./+=:@-]/.test(value) || /^[A-Za-z]{16,}$/.test(value);
-      return credential ? `${name}${sep}[REDACTED]` : match;
+    { need: "AKIA", re: /\bAKIA[0-9A-Z]{16}\b/g, replace: marker("[REDACTED_AWS_KEY]") },
+    {
+      need: /gh[pousr]_/,
+      re: new RegExp(`${NOT_BEFORE}gh[pousr]_[A-Za-z0-9]{20,}`, "g"),
+      replace: marker("[REDACTED_GITHUB_TOKEN]"),
     },
-  },
-  // 12. PEM private keys (an unterminated block is redacted to the end).
-  {
-    re: /-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*$)/g,
-    need: "-----BEGIN",
-    replace: marker("[REDACTED_PRIVATE_KEY]"),
-  },
-  // 13–14. Azure SAS signatures and storage account keys.
-  { need: "sig=", re: /\bsig=[A-Za-z0-9%+/]{10,}={0,2}/g, replace: marker("sig=[REDACTED_SAS_SIG]") },
-  {
-    re: new RegExp(String.raw`(AccountKey)(\s*=\s*)(${VALUE})`, "gi"),
-    need: /accountkey/i,
-    near: /accountkey\s*=/i,
-    replace: keepName("[REDACTED_STORAGE_KEY]"),
-  },
-  // 15. Assignment to any name that says PASS / SECRET / TOKEN / KEY / CREDENTIAL (env style, `export`,
-  // YAML `name: value`, JSON `"name": "value"`, `NAME => value`). Runs last so the specific markers above win. See credentialAssignment for which
-  // names and values count.
-  {
-    re: ASSIGNMENT_RE,
-    need: NAMED_CREDENTIAL,
-    near: NAMED_CREDENTIAL_ASSIGNED,
-    replace: (match, q, name, sep, value) => credentialAssignment(match, q, name, sep, value),
-    apply: assignments,
-  },
-];
+    {
+      need: "xox",
+      re: new RegExp(`${NOT_BEFORE}xox[baprs]-[A-Za-z0-9-]{10,}`, "g"),
+      replace: marker("[REDACTED_SLACK_TOKEN]"),
+    },
+    {
+      need: "AIza",
+      re: new RegExp(`${NOT_BEFORE}AIza[0-9A-Za-z_-]{20,}`, "g"),
+      replace: marker("[REDACTED_GOOGLE_KEY]"),
+    },
+    {
+      re: new RegExp(String.raw`${NOT_BEFORE}eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, "g"),
+      need: "eyJ",
+      replace: marker("[REDACTED_JWT]"),
+    },
+    // Documented provider token prefixes (each checked against the provider's published format).
+    {
+      re: new RegExp(`${NOT_BEFORE}[sr]k_(?:live|test)_[A-Za-z0-9]{10,}`, "g"),
+      need: /k_(?:live|test)_/,
+      replace: marker("[REDACTED_STRIPE_KEY]"),
+    },
+    {
+      need: "whsec_",
+      re: new RegExp(`${NOT_BEFORE}whsec_[A-Za-z0-9+/=]{20,}`, "g"),
+      replace: marker("[REDACTED_STRIPE_KEY]"),
+    },
+    {
+      re: new RegExp(`${NOT_BEFORE}gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-[A-Za-z0-9_.-]{20,}`, "g"),
+      need: /gl(?:pat|dt|rt|ptt|cbt|oas|imt|soat|ffct|ft|agent)-/,
+      replace: marker("[REDACTED_GITLAB_TOKEN]"),
+    },
+    { need: "npm_", re: new RegExp(`${NOT_BEFORE}npm_[A-Za-z0-9]{36,}`, "g"), replace: marker("[REDACTED_NPM_TOKEN]") },
+    {
+      need: "github_pat_",
+      re: new RegExp(`${NOT_BEFORE}github_pat_[A-Za-z0-9_]{22,}`, "g"),
+      replace: marker("[REDACTED_GITHUB_TOKEN]"),
+    },
+    {
+      need: "xapp-",
+      re: new RegExp(`${NOT_BEFORE}xapp-[0-9]-[A-Za-z0-9-]{10,}`, "g"),
+      replace: marker("[REDACTED_SLACK_TOKEN]"),
+    },
+    {
+      re: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/[A-Za-z0-9_/]{20,}/g,
+      need: "https://hooks.slack.com/",
+      replace: marker("[REDACTED_SLACK_WEBHOOK]"),
+    },
+    {
+      need: /A(?:SIA|GPA|IDA|ROA|IPA|NPA|NVA|3T)/,
+      re: /\b(?:ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b/g,
+      replace: marker("[REDACTED_AWS_KEY]"),
+    },
+    { need: "hf_", re: new RegExp(`${NOT_BEFORE}hf_[A-Za-z0-9]{30,}`, "g"), replace: marker("[REDACTED_HF_TOKEN]") },
+    {
+      re: new RegExp(String.raw`${NOT_BEFORE}SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`, "g"),
+      need: "SG.",
+      replace: marker("[REDACTED_SENDGRID_KEY]"),
+    },
+    {
+      need: "_v1_",
+      re: new RegExp(`${NOT_BEFORE}do[por]_v1_[a-f0-9]{64}`, "g"),
+      replace: marker("[REDACTED_DIGITALOCEAN_TOKEN]"),
+    },
+    {
+      re: new RegExp(`${NOT_BEFORE}pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}`, "g"),
+      need: "pypi-AgEIcHlwaS5vcmc",
+      replace: marker("[REDACTED_PYPI_TOKEN]"),
+    },
+    {
+      re: new RegExp(`${NOT_BEFORE}shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, "g"),
+      need: /shp(?:at|ss|ca|pa)_/,
+      replace: marker("[REDACTED_SHOPIFY_TOKEN]"),
+    },
+    {
+      re: new RegExp(`${NOT_BEFORE}(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{32,}`, "g"),
+      need: /(?:gsk|r8|xai|pplx)[_-]/,
+      replace: marker("[REDACTED_API_KEY]"),
+    },
+    {
+      need: /sq0(?:atp|csp)-/,
+      re: new RegExp(`${NOT_BEFORE}sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}`, "g"),
+      replace: marker("[REDACTED_SQUARE_TOKEN]"),
+    },
+    { need: "AGE-SECRET-KEY-1", re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
+    // Credentials in a URL's authority (postgres://user:pass@host, https://user:token@host): user kept.
+    {
+      re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@'"]*):([^\s/?#'"]+)@(?=[^\s@]*)/gi,
+      need: "://",
+      near: /:\/\/[^\s:/?#@'"]*:[^\s/?#'"]+@/,
+      replace: (match, scheme, user, pass) =>
+        pass.startsWith(REDACTED_PREFIX) ? match : `${scheme}${user}:[REDACTED]@`,
+    },
+    // curl / wget basic auth on the command line: `curl -u user:pass`, `--user user:pass`, `--proxy-user`.
+    {
+      re: /(\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)(?:[ \t]+|=)?)(["']?)([^\s:"']*):([^\s"']+)/g,
+      need: /curl|wget|http/,
+      near: /\b(?:curl|wget|http)\b[^\n]*?\s(?:-u|-U|--user|--proxy-user)/,
+      replace: (match, head, q, user, pass) =>
+        pass.startsWith(REDACTED_PREFIX) ? match : `${head}${q}${user}:[REDACTED]`,
+    },
+    // 8. HTTP Authorization header values.
+    {
+      re: new RegExp(String.raw`(authorization\s*:\s*(?:bearer|basic))(\s+)(${VALUE})`, "gi"),
+      need: /authorization/i,
+      near: /authorization\s*:\s*(?:bearer|basic)\s/i,
+      replace: keepName("[REDACTED]"),
+    },
+    { need: "Bearer", re: /(\bBearer)(\s+)([A-Za-z0-9._~+/=-]{20,})/g, replace: keepName("[REDACTED]") },
+    // 9. Connection-string passwords; bare upper-case PWD= is the working directory unless after `;`.
+    {
+      re: new RegExp(String.raw`(?<![A-Za-z0-9_-])((?:password|pwd))(\s*=\s*)(${VALUE})`, "gi"),
+      need: /password|pwd/i,
+      near: /(?:password|pwd)\s*=/i,
+      replace: (match, name, sep, value, offset, input) => {
+        if (value?.startsWith(REDACTED_PREFIX)) return match;
+        const at = Number(offset);
+        if (name === "PWD" && String(input)[at - 1] !== ";") return match;
+        return `${name}${sep}[REDACTED_DB_PASS]`;
+      },
+    },
+    // 10. Generic assignment to a credential-like identifier.
+    {
+      // Starts only at the beginning of a name (not after `_`/`-`), so a long a_b_c… run is scanned once.
+      re: new RegExp(String.raw`((?<![A-Za-z0-9_-])${CRED_NAME})([ \t]*(?:=>|:=|[:=])[ \t]*)(${VALUE})`, "gi"),
+      need: CRED_WORD,
+      near: CRED_ASSIGNED,
+      replace: (match, name, sep, value) =>
+        plainValue(value) ? match : keepName("[REDACTED]")(match, name, sep, value),
+    },
+    // 11. Whitespace form `token <value>` when the value looks like a credential, not prose.
+    {
+      re: new RegExp(
+        String.raw`(${NOT_BEFORE}(?:api[_-]?key|token|password|secret))([ \t]+)([^\s"';&,)\]}]{6,})`,
+        "gi",
+      ),
+      need: CRED_WORD,
+      near: CRED_SPACED_VALUE,
+      replace: (match, name, sep, value) => {
+        if (!value || value.startsWith(REDACTED_PREFIX)) return match;
+        const credential = /[0-9_./+=:@-]/.test(value) || /^[A-Za-z]{16,}$/.test(value);
+        return credential ? `${name}${sep}[REDACTED]` : match;
+      },
+    },
+    // 12. PEM private keys (an unterminated block is redacted to the end).
+    {
+      re: /-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*$)/g,
+      need: "-----BEGIN",
+      replace: marker("[REDACTED_PRIVATE_KEY]"),
+    },
+    // 13–14. Azure SAS signatures and storage account keys.
+    { need: "sig=", re: /\bsig=[A-Za-z0-9%+/]{10,}={0,2}/g, replace: marker("sig=[REDACTED_SAS_SIG]") },
+    {
+      re: new RegExp(String.raw`(AccountKey)(\s*=\s*)(${VALUE})`, "gi"),
+      need: /accountkey/i,
+      near: /accountkey\s*=/i,
+      replace: keepName("[REDACTED_STORAGE_KEY]"),
+    },
+    // 15. Assignment to any name that says PASS / SECRET / TOKEN / KEY / CREDENTIAL (env style, `export`,
+    // YAML `name: value`, JSON `"name": "value"`, `NAME => value`). Runs last so the specific markers above win. See credentialAssignment for which
+    // names and values count.
+    {
+      re: ASSIGNMENT_RE(),
+      need: NAMED_CREDENTIAL,
+      near: NAMED_CREDENTIAL_ASSIGNED,
+      replace: (match, q, name, sep, value) => credentialAssignment(match, q, name, sep, value),
+      apply: assignments,
+    },
+  ];
+}
 
 // Cheap pre-check: a text in which no rule's `need` occurs is left as it is (case-insensitive
 // here, which only widens it). Each need is tested again, on the text as the earlier rules left
 // it, before its rule runs.
-const TRIGGER = new RegExp(RULES.map(needSource).join("|"), "i");
+function triggerOf(rules: Rule[]): RegExp {
+  return new RegExp(rules.map(needSource).join("|"), "i");
+}
 
 function needSource(rule: Rule): string {
   return typeof rule.need === "string" ? rule.need.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : rule.need.source;
@@ -335,14 +370,17 @@ function caseSensitiveNeed(rule: Rule): boolean {
  * needs says, on the text as the rules before the run left it, whether any of them can fire. When
  * none can, none changes the text, so the whole run is passed over without testing each need.
  */
-const RUNS: { from: number; to: number; any: RegExp }[] = [];
-for (let i = 0; i < RULES.length; ) {
-  let j = i;
-  while (j < RULES.length && caseSensitiveNeed(RULES[j]!) && !RULES[j]!.near) j++;
-  if (j - i >= 2) {
-    RUNS.push({ from: i, to: j, any: new RegExp(RULES.slice(i, j).map(needSource).join("|")) });
-    i = j;
-  } else i++;
+function runsOf(rules: Rule[]): RuleSet["runs"] {
+  const runs: RuleSet["runs"] = [];
+  for (let i = 0; i < rules.length; ) {
+    let j = i;
+    while (j < rules.length && caseSensitiveNeed(rules[j]!) && !rules[j]!.near) j++;
+    if (j - i >= 2) {
+      runs.push({ from: i, to: j, any: new RegExp(rules.slice(i, j).map(needSource).join("|")) });
+      i = j;
+    } else i++;
+  }
+  return runs;
 }
 
 /** Off: every rule runs on every text (tests compare both ways). */
@@ -466,6 +504,7 @@ function maskKnown(text: string): string {
 export function redactText(text: string): string {
   if (text.length === 0) return text;
   const known = KNOWN_SECRETS.size > 0 ? maskKnown(text) : text;
+  const { rules: RULES, trigger: TRIGGER, runs: RUNS } = ruleSet();
   if (PREFILTER && !TRIGGER.test(known)) return known;
   let out = known;
   let run = 0;

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
+import { appendPending, countHit, flushPending, pendingAnswer, replayPending } from "./journal.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
 const CALLS_NAMESPACE = "calls";
@@ -93,14 +94,19 @@ export function openCallCache(dir: string, opts: { tightenDir?: boolean } = {}):
     namespace: CALLS_NAMESPACE,
     checkIntegrity: false,
     private: true,
+    // 1 KiB pages: a batch of answers lands on as many leaves of the key index as it has answers
+    // (the keys are hashes), and the WAL gets each touched page in full.
+    pageSize: 1024,
   });
   if (opts.tightenDir) tightenPrivate(dir);
+  replayPending(store);
   return store;
 }
 
 /** Add the call tables to an already open store (e.g. a run's store, for its ledger). */
 export function useCallTables(store: Store): void {
   migrateStore(store, CALLS_NAMESPACE, CALLS_MIGRATIONS);
+  replayPending(store);
 }
 
 interface CacheEntry {
@@ -114,20 +120,27 @@ interface CacheEntry {
 
 /** The stored response for a key, or undefined; counts the hit. */
 export function getCachedCall(store: Store, key: string): string | undefined {
-  const row = store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null;
+  const pending = pendingAnswer(store, key);
+  const row =
+    pending === undefined
+      ? (store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null)
+      : { response: pending };
   if (!row) return undefined;
-  writing(store, () => store.db.query("UPDATE call_cache SET hits = hits + 1 WHERE key = ?").run(key));
+  countHit(store, key);
   return row.response;
 }
 
 /** Store a complete, successful response (first writer wins: a key's answer never changes). */
 export function putCachedCall(store: Store, entry: CacheEntry, now = Date.now()): void {
-  writing(store, () => {
-    store.db
-      .query(
-        "INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run(entry.key, entry.backend, entry.endpoint, entry.model, entry.response, now);
+  // On disk at once (the side file), in the table with the next batch: see journal.ts.
+  appendPending(store, {
+    t: "cache",
+    key: entry.key,
+    backend: entry.backend,
+    endpoint: entry.endpoint,
+    model: entry.model,
+    response: entry.response,
+    at: now,
   });
 }
 
@@ -154,34 +167,8 @@ export interface LedgerRow {
 }
 
 export function insertLedgerRow(store: Store, row: LedgerRow): void {
-  writing(store, () => {
-    store.db
-      .query(
-        `INSERT INTO call_ledger (run_id, at, role, stage, backend, endpoint, model, cache_key, cached, attempts, status,
-           prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_usd, latency_ms, error)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        row.run_id,
-        row.at,
-        row.role,
-        row.stage,
-        row.backend,
-        row.endpoint,
-        row.model,
-        row.cache_key,
-        row.cached ? 1 : 0,
-        row.attempts,
-        row.status,
-        row.prompt_tokens,
-        row.completion_tokens,
-        row.cached_tokens,
-        row.reasoning_tokens,
-        row.cost_usd,
-        row.latency_ms,
-        row.error,
-      );
-  });
+  // On disk at once (the side file), in the table with the next batch: see journal.ts.
+  appendPending(store, { t: "ledger", row: { ...row, cached: row.cached ? 1 : 0 } });
 }
 
 /** Every ledger row of a run, oldest first. */
@@ -203,6 +190,7 @@ export function dropRows(store: Store, runId: string): { stage: string; reason: 
 }
 
 export function ledgerRows(store: Store, runId: string): LedgerRow[] {
+  flushPending(store);
   const rows = store.db.query("SELECT * FROM call_ledger WHERE run_id = ? ORDER BY id").all(runId) as Array<
     Record<string, unknown>
   >;

@@ -18,6 +18,8 @@ interface OpenOptions {
   busyTimeoutMs?: number;
   /** Run `PRAGMA quick_check` when opening an existing file. */
   checkIntegrity?: boolean;
+  /** Page size of a file this open creates (an existing file keeps its own). */
+  pageSize?: number;
   readonly?: boolean;
   /**
    * The file holds private data (session excerpts, prompts and answers): it is created 0600 in a
@@ -104,6 +106,7 @@ export function openStore(path: string, opts: OpenOptions): Store {
   const busyMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 10_000));
   try {
     db.exec(`PRAGMA busy_timeout = ${busyMs}`);
+    if (!existed && opts.pageSize && !opts.readonly) db.exec(`PRAGMA page_size = ${opts.pageSize}`);
     if (existed && opts.checkIntegrity !== false) whileBusy(busyMs, () => assertIntact(db, path));
     db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
     if (!opts.readonly) {

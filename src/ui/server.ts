@@ -2,9 +2,9 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import type { Server } from "bun";
 import { renderReportParts } from "../report/index.ts";
-import { errorMessage, gatherParts, log } from "../lib/index.ts";
+import { closest, errorMessage, gatherParts, log } from "../lib/index.ts";
 import { UI_CSS, UI_JS } from "./assets.ts";
-import { type LaunchRequest, listLaunchConfigs, validateLaunch } from "./launch-form.ts";
+import { LAUNCH_FIELDS, type LaunchRequest, listLaunchConfigs, validateLaunch } from "./launch-form.ts";
 import { Launcher, selfCommand } from "./launcher.ts";
 import {
   comparePage,
@@ -207,7 +207,30 @@ function decode(segment: string): string {
   }
 }
 
+const LAUNCH_KEYS = ["config", "values", "extra"];
+const LAUNCH_VALUE_KEYS = LAUNCH_FIELDS.map((f) => f.name);
+
+/**
+ * A launch names only fields the form has: one it does not know would be ignored silently (a
+ * misspelt field launching with the config's value), so it is refused by name, as the CLI refuses
+ * an unknown key. Free-form overrides go in `extra` (`section.key=value` lines).
+ */
+function refuseUnknownLaunchFields(body: Record<string, unknown>): void {
+  const unknown = (name: string, known: string[], where: string): HttpError => {
+    const guess = closest(name, known);
+    return new HttpError(
+      400,
+      `unknown field "${where}${name}"${guess ? ` (did you mean "${where}${guess}"?)` : ""}; expected one of: ${known.map((k) => `${where}${k}`).join(", ")}`,
+    );
+  };
+  for (const k of Object.keys(body)) if (!LAUNCH_KEYS.includes(k)) throw unknown(k, LAUNCH_KEYS, "");
+  if (typeof body.values === "object" && body.values !== null)
+    for (const k of Object.keys(body.values))
+      if (!LAUNCH_VALUE_KEYS.includes(k)) throw unknown(k, LAUNCH_VALUE_KEYS, "values.");
+}
+
 function launchRequest(body: Record<string, unknown>): LaunchRequest {
+  refuseUnknownLaunchFields(body);
   const values: Record<string, string> = Object.create(null) as Record<string, string>;
   if (typeof body.values === "object" && body.values !== null)
     for (const [k, v] of Object.entries(body.values as Record<string, unknown>)) {

@@ -198,4 +198,54 @@ describe("a model the user chose is passed unchanged", () => {
     // Whether eval exits 1 on errored items is §1's contract; here: the refusal is not hidden.
     expect(`${r.stdout}${r.stderr}`).toContain("gpt-5.5");
   }, 60_000);
+
+  // Issue 31: a wrong default id would fail every Claude run at its first call, which the --version
+  // preflight cannot see. When the CLI answers that it does not know the model, the run stops with
+  // the CLI's own words (exit 1), each call made once: nothing is retried or scored.
+  test("a model the Claude CLI does not know stops train and eval with the CLI's message", async () => {
+    for (const [backend, command] of [
+      ["claude", "train"],
+      ["claude_code_exec", "eval"],
+    ] as const) {
+      using bins = fakeBinEnv({ models: ["claude-opus-5-5"], reply: "<answer>x</answer>" });
+      using dir = tempDir();
+      const skill = join(dir.path, "s.md");
+      writeFileSync(skill, "# Skill\n");
+      const args =
+        command === "train"
+          ? ["train", "--config", "quickstart", "--backend", backend, ...small, "--out", join(dir.path, "run")]
+          : [
+              "eval",
+              "--config",
+              "searchqa",
+              "--set",
+              `env.split_dir=${join(FIXTURES, "searchqa")}`,
+              "--backend",
+              backend,
+              "--skill",
+              skill,
+              "--split",
+              "test",
+              "--out",
+              join(dir.path, "e"),
+            ];
+      const r = await runCli(
+        [...args, "--set", "model.optimizer=claude-sonnet-9-9", "--set", "model.target=claude-sonnet-9-9"],
+        {
+          env: { ...bins.vars, ...AZURE },
+        },
+      );
+      const said = "There's an issue with the selected model (claude-sonnet-9-9). It may not exist";
+      expect({ backend, code: r.code, said: r.stderr.includes(said) }).toEqual({ backend, code: 1, said: true });
+      expect(r.stderr).not.toContain("Traceback");
+      const calls = bins.calls().filter((c) => c.name === "claude");
+      expect(calls.length).toBeGreaterThan(0);
+      // No chat call was retried: every prompt went to the CLI once (before: five times each).
+      if (backend === "claude") expect(new Set(calls.map((c) => c.stdin)).size).toBe(calls.length);
+      const line = r.stderr.split("\n").find((l) => l.startsWith("error: "));
+      expect(line).toStartWith(
+        `error: ${backend === "claude" ? "claude_chat" : backend}: the CLI does not know the model: ${said}`,
+      );
+    }
+  }, 120_000);
 });

@@ -1,8 +1,8 @@
-import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { storedAnswers } from "../support/call-cache.ts";
 import { tempDir } from "../support/tmp.ts";
 
 function history(dir: string): Record<string, unknown>[] {
@@ -23,16 +23,7 @@ function comparable(dir: string): unknown[] {
 }
 
 function cachedCalls(cacheDir: string): number {
-  const file = join(cacheDir, "calls.sqlite");
-  if (!existsSync(file)) return 0;
-  const db = new Database(file, { readonly: true });
-  try {
-    return (db.query("SELECT count(*) AS n FROM call_cache").get() as { n: number }).n;
-  } catch {
-    return 0;
-  } finally {
-    db.close();
-  }
+  return storedAnswers(join(cacheDir, "calls.sqlite"));
 }
 
 // One rollout at a time: where the sequential test stops is then also where paying stops, so an

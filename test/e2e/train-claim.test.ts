@@ -136,4 +136,66 @@ describe("one process per run directory", () => {
     const runs = await runCli(["runs"], { cwd: dir.path });
     expect(runs.stdout).not.toContain("interrupted");
   });
+
+  // Issue 31: `--resume` a moment after a kill -9 was refused as "still in progress (pid …)": the
+  // killed process was a zombie its parent had not reaped yet, and a zombie still answers signal 0.
+  // Here the parent never reaps it (a shell that execs into sleep), so the zombie stays for the test.
+  test("--resume right after a kill -9 is not refused by the killed owner, a zombie", async () => {
+    if (process.platform !== "linux") return;
+    using dir = tempDir();
+    const out = join(dir.path, "run");
+    const train = [process.execPath, join(REPO_ROOT, "src", "main.ts"), "train", ...QUICK];
+    const slow = ["--set", "model.sim_latency_ms=100", "--out", out, "--quiet"];
+    const parent = Bun.spawn(["sh", "-c", '"$@" >/dev/null 2>&1 & echo $!; exec sleep 120', "sh", ...train, ...slow], {
+      cwd: REPO_ROOT,
+      // A cache of its own: cached calls skip the simulated latency, and the run must be going when killed.
+      env: { ...process.env, NO_COLOR: "1", SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    try {
+      const reader = parent.stdout.getReader();
+      let line = "";
+      while (!line.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        line += new TextDecoder().decode(value);
+      }
+      const pid = Number(line.trim());
+      expect(pid).toBeGreaterThan(0);
+      // Wait until the run has started and the child holds it (its input saved, its pid the owner).
+      const state = join(out, "state.sqlite");
+      const owner = (): string | undefined => {
+        if (!existsSync(state)) return undefined;
+        try {
+          const db = new Database(state, { readonly: true });
+          try {
+            const rows = db.query("SELECT key, value FROM run_meta").all() as { key: string; value: string }[];
+            const meta = Object.fromEntries(rows.map((r) => [r.key, r.value]));
+            return meta.input ? meta.owner_pid : undefined;
+          } finally {
+            db.close();
+          }
+        } catch {
+          return undefined; // not created yet
+        }
+      };
+      for (let i = 0; i < 1200 && owner() !== String(pid); i++) await Bun.sleep(50);
+      expect(owner()).toBe(String(pid));
+      process.kill(pid, "SIGKILL");
+      const stateOf = () => /\)\s+(\S)/.exec(readFileSync(`/proc/${pid}/stat`, "latin1"))?.[1];
+      for (let i = 0; i < 600 && stateOf() !== "Z"; i++) await Bun.sleep(50);
+      expect(stateOf()).toBe("Z");
+      const r = await runCli(["train", "--resume", out, "--quiet"], {
+        env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
+      });
+      expect(r.stderr).not.toContain("still in progress");
+      expect(r.code).toBe(0);
+      expect(stateOf()).toBe("Z"); // still unreaped: the resume ran beside the corpse
+      expect(readFileSync(join(out, "best_skill.md"), "utf8").length).toBeGreaterThan(0);
+    } finally {
+      parent.kill("SIGKILL");
+      await parent.exited;
+    }
+  }, 180_000);
 });

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { SLEEP_SENTINEL } from "../../src/lib/index.ts";
 import { runCli, spawnCli } from "../support/cli.ts";
+import { storedAnswers } from "../support/call-cache.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { RULE, ruleTasksFile as tasksFile } from "./support/rule-tasks.ts";
@@ -199,17 +199,7 @@ describe("sleep review through the shared model layer (OpenAI-compatible fake se
     const s = await setup(join(tmp.path, "killed"), {}, 20);
     await using _s = s.server;
     const cache = join(s.env.SKILLOPT_SLEEP_STATE_DIR, "cache", "calls.sqlite");
-    const stored = () => {
-      if (!existsSync(cache)) return 0;
-      const db = new Database(cache, { readonly: true });
-      try {
-        db.exec("PRAGMA busy_timeout = 10000");
-        if (!db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_cache'").get()) return 0;
-        return (db.query("SELECT COUNT(*) AS n FROM call_cache").get() as { n: number }).n;
-      } finally {
-        db.close();
-      }
-    };
+    const stored = () => storedAnswers(cache);
     const killed = spawnCli(nightArgs(s.project), { env: s.env });
     let exited = false;
     void killed.exited.then(() => {

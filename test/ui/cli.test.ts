@@ -41,6 +41,24 @@ describe("skillopt ui", () => {
     );
     const cookie = first.headers.get("set-cookie")!.split(";")[0]!;
     expect(await (await fetch(`${base}/api/runs`, { headers: { cookie } })).json()).toEqual([]);
+    // A launch naming a field the form does not have is refused by name, not launched with it ignored.
+    const launch = (body: unknown) =>
+      fetch(`${base}/api/launch`, {
+        method: "POST",
+        headers: { cookie, origin: base, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const stray = await launch({ config: "quickstart", values: {}, extra: "", confg: "x" });
+    expect(stray.status).toBe(400);
+    expect(((await stray.json()) as { error: string }).error).toStartWith(
+      'unknown field "confg" (did you mean "config"?)',
+    );
+    const value = await launch({ config: "quickstart", values: { "train.num_epoch": "2" }, extra: "" });
+    expect(value.status).toBe(400);
+    expect(((await value.json()) as { error: string }).error).toStartWith(
+      'unknown field "values.train.num_epoch" (did you mean "values.train.num_epochs"?)',
+    );
+    expect(await (await fetch(`${base}/api/launches`, { headers: { cookie } })).json()).toEqual([]);
     // The printed URL worked once; the terminal shows the next one.
     expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
     while (out.split("\n").filter((l) => l.startsWith("http")).length < 2)

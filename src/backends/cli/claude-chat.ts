@@ -4,7 +4,15 @@ import { BackendError } from "../../lib/index.ts";
 import { childEnv } from "../exec/process.ts";
 import type { EnvLookup } from "../settings.ts";
 import type { ChatBackend, RawCompletion } from "../types.ts";
-import { cliChatCall, flattenMessages, hasImages, jsonLines, num } from "./common.ts";
+import {
+  cliChatCall,
+  flattenMessages,
+  hasImages,
+  jsonLines,
+  num,
+  unknownModelError,
+  unknownModelLine,
+} from "./common.ts";
 
 interface ClaudeChatOptions {
   bin: string;
@@ -104,6 +112,8 @@ function parseClaudeResult(stdout: string, model: string): RawCompletion {
       throw new BackendError("auth", `claude_chat: ${msg}`, {
         hint: "run `claude` once and log in, or set ANTHROPIC_API_KEY",
       });
+    const unknown = unknownModelLine(msg);
+    if (unknown) throw unknownModelError("claude_chat", unknown);
     throw new BackendError("exec", `claude_chat: the CLI reported an error: ${msg.slice(0, 300)}`, { retryable: true });
   }
   const usage = (result.usage ?? {}) as Record<string, unknown>;

@@ -75,6 +75,40 @@ export function unmeteredAnswer(text: string, model: string): RawCompletion {
   return { text, finishReason: "stop", toolCalls: [], usage: ZERO_USAGE, model, usageMissing: true };
 }
 
+/**
+ * The line in which an agent CLI says it does not know (or cannot serve) the model it was given:
+ * Claude Code's "There's an issue with the selected model (…). It may not exist or you may not have
+ * access to it.", the API's not_found_error about a model, "the model … does not exist", "unknown /
+ * unsupported / invalid model", "model … not found". Such an answer is final: every later call with
+ * that model gets it too, so it stops the run with the CLI's own words instead of being retried.
+ */
+export function unknownModelLine(text: string): string | undefined {
+  const said =
+    /issue with the selected model|model\b.{0,80}\b(may not exist|does not exist|not (?:found|available|supported))|(?:unknown|unsupported|invalid) model|not_found_error.{0,40}model/i;
+  for (const raw of text.split("\n")) {
+    let line = raw.trim();
+    if (!said.test(line)) continue;
+    // A JSON result event (claude -p --output-format json): its `result` is the CLI's sentence.
+    if (line.startsWith("{")) {
+      try {
+        const v = JSON.parse(line) as { result?: unknown };
+        if (typeof v.result === "string" && said.test(v.result)) line = v.result.trim();
+      } catch {
+        // not JSON after all: keep the line
+      }
+    }
+    return line.slice(0, 400);
+  }
+  return undefined;
+}
+
+/** The BackendError for a model the CLI says it does not know: not retried, stops what depends on it. */
+export function unknownModelError(name: string, line: string): BackendError {
+  return new BackendError("not_found", `${name}: the CLI does not know the model: ${line}`, {
+    hint: "check the model name in the config (model.optimizer / model.target)",
+  });
+}
+
 /** Classify a failed CLI run as a BackendError (timeouts and crashes are transient; auth is not). */
 function cliFailure(name: string, result: ProcessResult, timeoutMs: number): BackendError {
   if (result.timedOut) {
@@ -92,11 +126,8 @@ function cliFailure(name: string, result: ProcessResult, timeoutMs: number): Bac
       hint: `log in with the ${name} CLI first`,
     });
   }
-  if (/unsupported model|model .*not (found|available)|unknown model|invalid model/i.test(tail)) {
-    return new BackendError("not_found", `${name}: model not available: ${tail}`, {
-      hint: "check the model name in the config",
-    });
-  }
+  const unknown = unknownModelLine(redactText(`${result.stdout}\n${result.stderr}`));
+  if (unknown) return unknownModelError(name, unknown);
   return new BackendError("exec", `${name}: exited with code ${result.code}: ${tail}`, { retryable: true });
 }
 

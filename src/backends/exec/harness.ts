@@ -1,7 +1,7 @@
 import type { AgentTask, TaskRunner, Trajectory, TrajectoryStep, Usage } from "../../engine/index.ts";
 import { errorMessage, redactText, UnsupportedError } from "../../lib/index.ts";
 import { parseCodexEvents } from "../cli/codex-events.ts";
-import { jsonLines, num } from "../cli/common.ts";
+import { jsonLines, num, unknownModelError, unknownModelLine } from "../cli/common.ts";
 import { COPILOT_QUIET_JSON, copilotMessages } from "../cli/copilot-chat.ts";
 import type { PriceTable } from "../pricing.ts";
 import type { EnvLookup } from "../settings.ts";
@@ -253,6 +253,9 @@ export function createHarness(s: HarnessSettings, prices: PriceTable): TaskRunne
       let last: Trajectory | undefined;
       for (let attempt = 0; attempt <= s.emptyRetries; attempt++) {
         last = await runOnce(s, prices, skill, task, attempt > 0, opts);
+        // A model the CLI does not know fails every task alike: stop with its words, not one error per task.
+        const unknown = last.error ? unknownModelLine(last.error.replace(`${s.name}: `, "")) : undefined;
+        if (unknown) throw unknownModelError(s.name, unknown);
         if (last.error || last.timedOut || last.finalAnswer.trim() !== "") return last;
       }
       return { ...last!, error: last!.error ?? "the agent returned an empty answer" };

@@ -10,7 +10,7 @@ import {
   resolveNight,
   sanitizeLine,
 } from "../../sleep/index.ts";
-import { output, printJson, printResult } from "../output.ts";
+import { output, printJson, printResult, stdoutIsTTY } from "../output.ts";
 import { fail, stagingFacts } from "./adopt.ts";
 import { requireProject, nightCommandArgs, sleepSetup } from "./common.ts";
 import { nightArg } from "./night.ts";
@@ -50,7 +50,7 @@ export default defineCommand({
       printResult(`[sleep] ${dir}: no proposal (nothing would change)`);
       return;
     }
-    const color = output.color && Boolean(process.stdout.isTTY);
+    const color = output.color && stdoutIsTTY();
     const cards = evidence.length
       ? ["", "Evidence for each staged edit:", "", ...renderCards(evidence, sanitizeLine)]
       : [];

@@ -84,6 +84,17 @@ export function refuseUnknownModel(c: FakeControl, name: string): void {
   if (i < 0) return;
   const model = process.argv[i + 1] ?? "";
   if (c.models.includes(model)) return;
+  if (name === "claude") {
+    // Claude Code's own words (2.x), as a result event in the JSON formats, and exit 1.
+    const said = `There's an issue with the selected model (${model}). It may not exist or you may not have access to it. Run --model to pick a different model.`;
+    const format = arg("--output-format") ?? "text";
+    if (format === "text") process.stderr.write(`${said}\n`);
+    else
+      process.stdout.write(
+        `${JSON.stringify({ type: "result", subtype: "success", is_error: true, duration_ms: 3, num_turns: 1, result: said, session_id: "s-1", total_cost_usd: 0 })}\n`,
+      );
+    process.exit(1);
+  }
   process.stderr.write(`${name}: model not found: ${model} (available: ${c.models.join(", ")})\n`);
   process.exit(1);
 }

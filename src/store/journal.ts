@@ -1,0 +1,277 @@
+import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { errorCode, log, processAlive, StoreError } from "../lib/index.ts";
+import { inTransaction, type Store, writing } from "./db.ts";
+
+/**
+ * The rows of model calls (call-cache answers and ledger rows) on their way into a store.
+ *
+ * A model call is the cost, and a completed call must never be paid again after a kill -9: its
+ * answer has to be on disk before anything uses it. Committing it to SQLite alone, one autocommit
+ * per row, wrote about 26 KB per call (every page a row touches, its indexes and the counter of
+ * AUTOINCREMENT, into the WAL and again into the file). Instead each row is appended to this
+ * process's side file with one write(2) (the kernel has it: a killed process loses nothing it
+ * wrote) and the rows go into the database together, in one transaction: at each checkpoint of a
+ * run (in the checkpoint's own transaction), when enough are pending, and when the store closes.
+ * Opening the store applies what a dead process left in its side file (INSERT OR IGNORE for
+ * answers; a ledger row already in the table is not added twice), then removes the file.
+ */
+type PendingRow =
+  | { t: "cache"; key: string; backend: string; endpoint: string; model: string; response: string; at: number }
+  | { t: "ledger"; row: Record<string, string | number | null> };
+
+/** Pending rows are applied once this many are waiting, or this many bytes of them. */
+const FLUSH_ROWS = 1024;
+const FLUSH_BYTES = 4 * 2 ** 20;
+
+interface Journal {
+  file: string;
+  fd: number | undefined;
+  rows: PendingRow[];
+  bytes: number;
+  /** Keys of the cache answers this journal holds (in `answersByFile` until applied). */
+  answers: string[];
+  /** Cache hits to count at the next apply. */
+  hits: Map<string, number>;
+}
+
+const journals = new WeakMap<Store, Journal>();
+/**
+ * Cache answers not yet in their table, by database file then key: every store of this process on
+ * that file sees them (two runs in one process, an MCP server's tools), so none pays for a call
+ * another already has. Another process sees them once they are applied.
+ */
+const answersByFile = new Map<string, Map<string, string>>();
+/** Side files of this process's open stores: never replayed by another store of the same file. */
+const liveFiles = new Set<string>();
+let serial = 0;
+
+function sideFilePrefix(store: Store): string {
+  return `${basename(store.path)}.pending-`;
+}
+
+function journalOf(store: Store): Journal {
+  let j = journals.get(store);
+  if (!j) {
+    const file = join(dirname(store.path), `${sideFilePrefix(store)}${process.pid}-${++serial}`);
+    j = { file, fd: undefined, rows: [], bytes: 0, answers: [], hits: new Map() };
+    journals.set(store, j);
+    liveFiles.add(file);
+    // Closing the store applies what is pending first and removes the side file.
+    const close = store.close;
+    store.close = () => {
+      try {
+        closePending(store);
+      } finally {
+        close();
+      }
+    };
+  }
+  return j;
+}
+
+/** Append a row: on disk (this process's side file) now, in the database at the next apply. */
+export function appendPending(store: Store, row: PendingRow): void {
+  if (store.path === ":memory:") {
+    writing(store, () => applyRows(store, [row]));
+    return;
+  }
+  const j = journalOf(store);
+  const line = `${JSON.stringify(row)}\n`;
+  try {
+    j.fd ??= openSync(j.file, "a", 0o600);
+    const bytes = Buffer.from(line);
+    for (let done = 0; done < bytes.length; ) done += writeSync(j.fd, bytes, done, bytes.length - done);
+  } catch (err) {
+    // A full disk stops the run naming the file, as a failed SQLite write does (never a score).
+    const code = errorCode(err) ?? "";
+    const what = code === "ENOSPC" || code === "EDQUOT" ? "no space left on device" : (errorCode(err) ?? String(err));
+    throw new StoreError(
+      `cannot write ${j.file}: ${what} (${code || "error"})`,
+      { path: j.file, problem: "write" },
+      {
+        cause: err,
+        hint: code === "ENOSPC" ? "free some space and rerun with --resume; committed steps are kept" : undefined,
+      },
+    );
+  }
+  j.rows.push(row);
+  j.bytes += line.length;
+  if (row.t === "cache") {
+    const answers = answersByFile.get(store.path) ?? new Map<string, string>();
+    answersByFile.set(store.path, answers);
+    answers.set(row.key, row.response);
+    j.answers.push(row.key);
+  }
+  if (j.rows.length >= FLUSH_ROWS || j.bytes >= FLUSH_BYTES) flushPending(store);
+}
+
+/** A cache answer appended but not yet applied, by key. */
+export function pendingAnswer(store: Store, key: string): string | undefined {
+  return answersByFile.get(store.path)?.get(key);
+}
+
+/** Count a cache hit (applied with the pending rows; a lost count costs nothing). */
+export function countHit(store: Store, key: string): void {
+  const j = journalOf(store);
+  j.hits.set(key, (j.hits.get(key) ?? 0) + 1);
+}
+
+/**
+ * Apply the pending rows in one transaction, then empty the side file. A kill between the commit
+ * and the truncation leaves rows that are already in the database: the replay skips them.
+ */
+export function flushPending(store: Store): void {
+  const j = journals.get(store);
+  if (!j || (j.rows.length === 0 && j.hits.size === 0)) return;
+  const rows = j.rows;
+  const hits = j.hits;
+  const apply = () => {
+    applyRows(store, rows);
+    const q = store.db.query("UPDATE call_cache SET hits = hits + ? WHERE key = ?");
+    for (const [key, n] of hits) q.run(n, key);
+  };
+  // Inside a caller's transaction the side file would be emptied before that commit: wait for later.
+  if (store.db.inTransaction) return;
+  writing(store, () => inTransaction(store, apply));
+  const answers = answersByFile.get(store.path);
+  for (const key of j.answers) answers?.delete(key);
+  if (answers?.size === 0) answersByFile.delete(store.path);
+  j.rows = [];
+  j.bytes = 0;
+  j.answers = [];
+  j.hits = new Map();
+  if (j.fd !== undefined) writing(store, () => ftruncateSync(j.fd!, 0));
+}
+
+/**
+ * Apply the pending rows inside the caller's open transaction (a checkpoint's: one commit for the
+ * step's rows and its state). Returns what to call once that transaction has committed: it empties
+ * the side file. A transaction that rolls back leaves the rows pending.
+ */
+export function applyPendingInTransaction(store: Store): () => void {
+  const j = journals.get(store);
+  if (!j || (j.rows.length === 0 && j.hits.size === 0)) return () => {};
+  const { rows, hits } = j;
+  applyRows(store, rows);
+  const q = store.db.query("UPDATE call_cache SET hits = hits + ? WHERE key = ?");
+  for (const [key, n] of hits) q.run(n, key);
+  return () => {
+    // Rows appended since (none: the caller holds the thread) stay pending.
+    j.rows = j.rows.slice(rows.length);
+    for (const key of hits.keys()) j.hits.delete(key);
+    const answers = answersByFile.get(store.path);
+    for (const key of j.answers) answers?.delete(key);
+    j.answers = [];
+    j.bytes = 0;
+    if (j.fd !== undefined && j.rows.length === 0) writing(store, () => ftruncateSync(j.fd!, 0));
+  };
+}
+
+/** Apply the pending rows and remove the side file (before the store closes). */
+function closePending(store: Store): void {
+  const j = journals.get(store);
+  if (!j) return;
+  let applied = false;
+  try {
+    flushPending(store);
+    applied = true;
+  } catch (err) {
+    // The rows stay in the side file (they are on disk): the next open of this store applies them.
+    // The failure that stopped the run was already raised by the write that met it.
+    log.debug(`${j.file}: pending call rows kept for the next open: ${String(err)}`);
+  } finally {
+    if (j.fd !== undefined) closeSync(j.fd);
+    j.fd = undefined;
+    if (applied) rmSync(j.file, { force: true });
+    liveFiles.delete(j.file);
+    journals.delete(store);
+  }
+}
+
+const LEDGER_COLUMNS = [
+  "run_id",
+  "at",
+  "role",
+  "stage",
+  "backend",
+  "endpoint",
+  "model",
+  "cache_key",
+  "cached",
+  "attempts",
+  "status",
+  "prompt_tokens",
+  "completion_tokens",
+  "cached_tokens",
+  "reasoning_tokens",
+  "cost_usd",
+  "latency_ms",
+  "error",
+] as const;
+
+function applyRows(store: Store, rows: readonly PendingRow[], replay = false): void {
+  const cache = store.db.query(
+    "INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  const ledger = store.db.query(
+    `INSERT INTO call_ledger (${LEDGER_COLUMNS.join(", ")}) VALUES (${LEDGER_COLUMNS.map(() => "?").join(", ")})`,
+  );
+  // A replayed row may already be in the table (killed after the commit, before the truncation).
+  const seen = replay
+    ? store.db.query(
+        "SELECT 1 FROM call_ledger WHERE run_id = ? AND stage = ? AND at = ? AND role = ? AND cache_key IS ? AND latency_ms = ? AND attempts = ?",
+      )
+    : undefined;
+  for (const r of rows) {
+    if (r.t === "cache") cache.run(r.key, r.backend, r.endpoint, r.model, r.response, r.at);
+    else {
+      const v = LEDGER_COLUMNS.map((c) => r.row[c] ?? null);
+      const col = (c: (typeof LEDGER_COLUMNS)[number]) => r.row[c] ?? null;
+      const key = [
+        col("run_id"),
+        col("stage"),
+        col("at"),
+        col("role"),
+        col("cache_key"),
+        col("latency_ms"),
+        col("attempts"),
+      ];
+      if (seen?.get(...key)) continue;
+      ledger.run(...v);
+    }
+  }
+}
+
+/**
+ * Apply and remove the side files that processes no longer running left beside `store` (a kill
+ * -9 before their rows were applied). A torn last line (killed mid-write) is not a row.
+ */
+export function replayPending(store: Store): void {
+  if (store.path === ":memory:") return;
+  const dir = dirname(store.path);
+  const prefix = sideFilePrefix(store);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.startsWith(prefix));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const file = join(dir, name);
+    const pid = Number(name.slice(prefix.length).split("-")[0]);
+    if (liveFiles.has(file) || (pid !== process.pid && processAlive(pid)) || !existsSync(file)) continue;
+    const rows: PendingRow[] = [];
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+      if (!line) continue;
+      try {
+        rows.push(JSON.parse(line) as PendingRow);
+      } catch {
+        // the line a kill cut short: its call never completed from the store's view
+      }
+    }
+    writing(store, () => inTransaction(store, () => applyRows(store, rows, true)));
+    rmSync(file, { force: true });
+    if (rows.length) log.debug(`applied ${rows.length} pending call rows left by process ${pid} (${file})`);
+  }
+}
