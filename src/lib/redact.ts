@@ -459,6 +459,21 @@ function maskKnown(text: string): string {
 }
 
 /**
+ * Mask every secret value this process knows (registerSecret, registerSecretsOf) wherever it appears,
+ * and nothing else: for text that must keep its shape (a task's prompt, a run file), where pattern
+ * redaction could change what is measured. A value this process holds never leaves it in a prompt.
+ */
+export function maskKnownSecrets(text: string): string {
+  return KNOWN_SECRETS.size > 0 && text.length > 0 ? maskKnown(text) : text;
+}
+
+/** Deep copy with maskKnownSecrets applied to every string (the value itself when none is known). */
+export function maskKnownSecretsIn<T>(value: T): T {
+  if (KNOWN_SECRETS.size === 0) return value;
+  return mapStrings(value, undefined, (text) => maskKnown(text)) as T;
+}
+
+/**
  * Replace secrets in free text with `[REDACTED…]` markers (spec §1.6, rules 1–14 in order, then the provider prefixes, URL and command-line
  * credentials and the wider assignment rule 15 of issue 12).
  * Idempotent: already-redacted values are left alone.
