@@ -1,4 +1,4 @@
-import { dirname, extname, resolve } from "node:path";
+import { dirname, extname } from "node:path";
 import { parse } from "yaml";
 import { type DataAt, DataError } from "../../lib/index.ts";
 import { readText } from "../shared/formats.ts";
