@@ -56,7 +56,7 @@ export const configArgs = {
 } as const satisfies Record<string, ArgDef>;
 
 /** Flags that take several values: every token after them up to the next `--` flag (`--cfg-options a=1 b=2`). */
-export const MULTI_VALUE_FLAGS: ReadonlySet<string> = new Set(["cfg-options"]);
+const MULTI_VALUE_FLAGS: ReadonlySet<string> = new Set(["cfg-options"]);
 
 /**
  * The one reading of a command line: each token is a flag, the value of the flag before it, or a
@@ -161,11 +161,6 @@ export function acceptedFlags(args: ArgsDef): Set<string> {
     }
   }
   return names;
-}
-
-/** Flag names (with their aliases and spellings) that take a value: the token after them is that value. */
-export function valuedFlags(args: ArgsDef): Set<string> {
-  return new Set(valuedNames(args).keys());
 }
 
 /** Each spelling of a flag that takes a value, with the long name it stands for. */

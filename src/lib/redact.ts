@@ -459,15 +459,10 @@ function maskKnown(text: string): string {
 }
 
 /**
- * Mask every secret value this process knows (registerSecret, registerSecretsOf) wherever it appears,
- * and nothing else: for text that must keep its shape (a task's prompt, a run file), where pattern
- * redaction could change what is measured. A value this process holds never leaves it in a prompt.
+ * Deep copy with every secret value this process knows (registerSecret, registerSecretsOf) masked
+ * in every string, and nothing else changed: for text that must keep its shape (a task's prompt, a
+ * run file), where pattern redaction could change what is measured. The value itself when none is known.
  */
-export function maskKnownSecrets(text: string): string {
-  return KNOWN_SECRETS.size > 0 && text.length > 0 ? maskKnown(text) : text;
-}
-
-/** Deep copy with maskKnownSecrets applied to every string (the value itself when none is known). */
 export function maskKnownSecretsIn<T>(value: T): T {
   if (KNOWN_SECRETS.size === 0) return value;
   return mapStrings(value, undefined, (text) => maskKnown(text)) as T;

@@ -191,7 +191,13 @@ describe("skillopt integrate", () => {
     const plugin = join(p, ".claude", "skillopt-plugin", "skillopt");
     // What Claude Code does with a command file: substitute $ARGUMENTS, run each !`…` line with bash in the project.
     const run = async (file: string, args: string) => {
-      const body = splitFrontmatter(readFileSync(join(plugin, "commands", file), "utf8"))!.body;
+      const { body, data } = splitFrontmatter(readFileSync(join(plugin, "commands", file), "utf8"))!;
+      // A hostile model (a prompt injection in what it read) must not start a pre-approved shell
+      // line with arguments of its choosing: only the user may invoke the command.
+      expect({ file, "disable-model-invocation": data["disable-model-invocation"] }).toEqual({
+        file,
+        "disable-model-invocation": true,
+      });
       const lines = [...body.matchAll(/^!`(.+)`$/gm)].map((m) => m[1]!.replaceAll("$ARGUMENTS", args));
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) {
