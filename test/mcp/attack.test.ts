@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { MAX_FRAME } from "../../src/mcp/server.ts";
+import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { connectMcp, dataOf, errorOf } from "./support.ts";
 
@@ -130,5 +132,56 @@ describe("attacker: a hostile MCP client cannot use train and eval to run progra
     expect(hints.sleep_status).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(hints.sleep_adopt).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(hints.runs).toMatchObject({ readOnlyHint: true });
+  });
+});
+
+describe("attacker: a hostile MCP client sends one enormous line", () => {
+  test("a 64 MiB frame is skipped with one error, memory stays bounded, the next request is answered", async () => {
+    using tmp = tempDir("mcp-frame-");
+    const bin = process.env.SKILLOPT_BIN;
+    const proc = Bun.spawn(bin ? [bin, "mcp"] : [process.execPath, join(REPO_ROOT, "src", "main.ts"), "mcp"], {
+      cwd: tmp.path,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    const reader = proc.stdout.getReader();
+    const decoder = new TextDecoder();
+    let got = "";
+    const nextLine = async (): Promise<Record<string, unknown>> => {
+      for (;;) {
+        const nl = got.indexOf("\n");
+        if (nl >= 0) {
+          const line = got.slice(0, nl);
+          got = got.slice(nl + 1);
+          return JSON.parse(line) as Record<string, unknown>;
+        }
+        const { done, value } = await reader.read();
+        if (done) throw new Error("the server closed its output");
+        got += decoder.decode(value, { stream: true });
+      }
+    };
+    try {
+      // 64 MiB of one JSON string, written in 1 MiB pieces, then its newline and a ping.
+      const piece = "a".repeat(1_048_576);
+      proc.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"');
+      for (let i = 0; i < 64; i++) {
+        proc.stdin.write(piece);
+        await proc.stdin.flush();
+      }
+      proc.stdin.write('"}}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+      await proc.stdin.flush();
+      const first = await nextLine();
+      expect(first).toMatchObject({ id: null, error: { code: -32600 } });
+      expect(String((first.error as { message: string }).message)).toContain(`at most ${MAX_FRAME / 1_048_576} MiB`);
+      expect(await nextLine()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
+      // The peak resident size of the server: the frame was never held whole.
+      const status = await Bun.file(`/proc/${proc.pid}/status`).text();
+      const peakKb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+      expect(peakKb).toBeLessThan(300 * 1024);
+    } finally {
+      proc.stdin.end();
+      await proc.exited;
+    }
   });
 });
