@@ -115,7 +115,9 @@ download_binary() {
 
 bin="${SKILLOPT_BIN:-}"
 if [ -z "$bin" ]; then download_binary
-else [ -x "$bin" ] || die "SKILLOPT_BIN=$bin is not an executable file"
+else
+  [ -x "$bin" ] || die "SKILLOPT_BIN=$bin is not an executable file"
+  bin="$(absolute "$bin")" # the checks run in another folder
 fi
 
 git rev-parse --verify --quiet "$SKILLOPT_BASE_REF^{commit}" >/dev/null ||
