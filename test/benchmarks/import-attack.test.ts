@@ -160,3 +160,36 @@ describe("attacker: a task that quotes a secret this process holds", () => {
     expect(results).not.toContain("tok-0123456789abcdef");
   });
 });
+
+describe("attacker: a dataset row names /proc/self/environ as its document image", () => {
+  test("DocVQA refuses the row with one line before any call", async () => {
+    using dir = tempDir();
+    const r = clonedRepo(dir.path);
+    for (const split of ["train", "val", "test"]) {
+      mkdirSync(join(r.repo, "data", split), { recursive: true });
+      writeFileSync(
+        join(r.repo, "data", split, "items.csv"),
+        `questionId,question,answer,image_path,topic,docId\n1${split.length},What is the total?,42,/proc/self/environ,form,1\n`,
+      );
+    }
+    const res = await runCli(
+      [
+        "eval",
+        "--config",
+        "docvqa",
+        "--set",
+        "model.backend=sim",
+        "--set",
+        "env.split_dir=data",
+        "--skill",
+        "skill.md",
+        "--out",
+        r.out,
+      ],
+      { cwd: r.repo, env: { OPENAI_COMPATIBLE_API_KEY: KEY } },
+    );
+    expect(res.stderr).toMatch(/image_path \/proc\/self\/environ is a system file/);
+    expect(res.code).toBe(2);
+    nothingLeaked(r, res.stderr);
+  });
+});

@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { DataError, readInputFile } from "../../lib/index.ts";
+import { isWithin as inside, systemFile } from "../shared/paths.ts";
 
 /**
  * The folder an imported file's references must stay in, given the folder that holds the file: the
@@ -23,14 +24,6 @@ function realDir(dir: string): string {
     return dir;
   }
 }
-
-/** System folders whose "files" are views of a process or a device, never a task's data. */
-const SYSTEM_DIRS = ["/proc", "/sys", "/dev"];
-
-const inside = (root: string, p: string) => {
-  const rel = relative(root, p);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
-};
 
 /**
  * Read a file an imported config refers to (a promptfoo `file://`, a skill-creator `files:` entry),
@@ -59,7 +52,7 @@ export function readImportRef(
     new DataError(`${where}: ${shown} ${why}; an imported file may only name files inside ${root}`, {
       data: { path: asked, problem: "outside_project" },
     });
-  if (SYSTEM_DIRS.some((d) => inside(d, real))) throw refuse(`is a system file (${real})`);
+  if (systemFile(real)) throw refuse(`is a system file (${real})`);
   if (!inside(root, real))
     throw refuse(real === asked ? "is outside the project" : `resolves outside the project (to ${real})`);
   const bytes = readInputFile(real, `${where}: ${shown}:`);
