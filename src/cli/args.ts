@@ -61,7 +61,8 @@ const MULTI_VALUE_FLAGS: ReadonlySet<string> = new Set(["cfg-options"]);
 /**
  * The one reading of a command line: each token is a flag, the value of the flag before it, or a
  * positional argument, decided from the command's own flag definitions (`extraValued` adds flags a
- * command accepts beyond them, upstream's per-key flags). Returns the same line with every value
+ * command accepts beyond them, upstream's per-key flags; `boolValued`, those of them that take
+ * true/false and mean true alone). Returns the same line with every value
  * glued to its flag (`--config x` → `--config=x`, an alias → its long name, `--cfg-options a=1 b=2`
  * → one `--cfg-options=…` per value), so no later reader can take a value for a flag of its own
  * (`--skill '--set=env.name=x'` is a path, never an override). Tokens after `--` are kept as they are.
@@ -70,6 +71,7 @@ export function canonicalArgv(
   args: ArgsDef,
   rawArgs: readonly string[],
   extraValued: readonly string[] = [],
+  boolValued: ReadonlySet<string> = new Set(),
 ): string[] {
   const valued = valuedNames(args);
   for (const f of extraValued) {
@@ -102,6 +104,12 @@ export function canonicalArgv(
       while (i + 1 < rawArgs.length && !rawArgs[i + 1]!.startsWith("--")) values.push(rawArgs[++i]!);
       if (values.length === 0) throw new UsageError(`--${long} needs at least one k=v after it`, { flag: long });
       for (const v of values) out.push(`--${long}=${v}`);
+      continue;
+    }
+    // Upstream's boolean flags take true/false, which never starts with `-`: alone (or before a
+    // flag) they mean true, and the flag after them stays a flag.
+    if (boolValued.has(long) && (i + 1 >= rawArgs.length || rawArgs[i + 1]!.startsWith("-"))) {
+      out.push(`--${long}=true`);
       continue;
     }
     if (i + 1 >= rawArgs.length) {

@@ -2,7 +2,7 @@ import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
 import { acceptedFlags, canonicalArgv, HELP_ARGS } from "./args.ts";
 import type { AnyCommand as CommandDef } from "./command-def.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
-import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
+import { LEGACY_BOOL_FLAGS, LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
 import { rootCommand } from "./commands.ts";
 import { errorJson, exitCodeOf, fromFsError, renderError } from "./errors.ts";
 import { output, printJson } from "./output.ts";
@@ -115,7 +115,7 @@ function checkPositionals(args: ArgsDef, rest: string[], commandName: string): v
 /** The command line as every reader after this sees it: values glued to their flags (canonicalArgv). */
 function canonicalRest(args: ArgsDef, rest: string[], commandName: string): string[] {
   try {
-    return canonicalArgv(args, rest, EXTRA_FLAGS[commandName] ?? []);
+    return canonicalArgv(args, rest, EXTRA_FLAGS[commandName] ?? [], LEGACY_BOOL_FLAGS);
   } catch (err) {
     throw err instanceof UsageError ? err.inCommand(commandName) : err;
   }

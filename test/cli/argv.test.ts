@@ -115,6 +115,12 @@ describe("a flag's value is never read as another flag", () => {
     expect(r.code).toBe(2);
   });
 
+  test("an upstream boolean flag alone does not swallow the flag after it (--use_gate --dry-run stays a dry run)", async () => {
+    const r = await runCli(["train", "--config", "quickstart", "--use_gate", "--dry-run", "--json"], { cwd });
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { dry_run: boolean }).dry_run).toBe(true);
+  });
+
   test("canonicalArgv glues each value to its flag, and aliases to their long name", () => {
     const args = {
       skill: { type: "string" },
@@ -137,5 +143,10 @@ describe("a flag's value is never read as another flag", () => {
       "y",
     ]);
     expect(() => canonicalArgv(args, ["--cfg-options"])).toThrow(UsageError);
+    // Upstream's boolean flags: a value when one follows, true alone or before another flag.
+    const bools = new Set(["use_gate"]);
+    expect(canonicalArgv(args, ["--use_gate", "--debug"], ["use_gate"], bools)).toEqual(["--use_gate=true", "--debug"]);
+    expect(canonicalArgv(args, ["--use-gate", "false"], ["use_gate"], bools)).toEqual(["--use_gate=false"]);
+    expect(canonicalArgv(args, ["--use_gate"], ["use_gate"], bools)).toEqual(["--use_gate=true"]);
   });
 });
