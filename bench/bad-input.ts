@@ -3,7 +3,7 @@
  * Feed the CLI a generated corpus of broken inputs and classify what it does with each:
  * a clean exit (1 or 2, one message line, no stack trace), a crash (anything else), a hang
  * (killed after the timeout), and collateral writes (files outside the intended output changed).
- * Run: bun bench/bad-input.ts [--only config,tasks,sleep,skill,out,nights,input,handoff] [--verbose]
+ * Run: bun bench/bad-input.ts [--only config,tasks,sleep,skill,out,nights,input,handoff,hostile] [--verbose]
  */
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -17,7 +17,7 @@ const TIMEOUT_MS = 30_000;
 
 async function loadCaseGroups(): Promise<Record<string, (ctx: CaseContext) => BadCase[]>> {
   const groups: Record<string, (ctx: CaseContext) => BadCase[]> = { config: configCases };
-  for (const name of ["tasks", "sleep", "skill", "out", "nights", "input", "handoff"]) {
+  for (const name of ["tasks", "sleep", "skill", "out", "nights", "input", "handoff", "hostile"]) {
     const file = join(import.meta.dir, "bad-input", `${name}-cases.ts`);
     if (existsSync(file)) groups[name] = ((await import(file)) as { cases: (ctx: CaseContext) => BadCase[] }).cases;
   }
@@ -83,6 +83,7 @@ async function main(): Promise<void> {
   }
   const tally: Record<Verdict, number> = { clean: 0, unclear: 0, crash: 0, hang: 0, "ok-exit-0": 0 };
   let collateral = 0;
+  let leaks = 0;
   const problems: string[] = [];
   for (const c of all) {
     const outDir = c.outDir;
@@ -123,13 +124,15 @@ async function main(): Promise<void> {
     let verdict = c.expectSuccess && code === 0 ? "clean" : classify(code, stderr, timedOut);
     if (verdict === "clean" && c.mustSay && !stderr.includes(c.mustSay)) verdict = "unclear";
     tally[verdict]++;
+    const leaked = c.mustNotSay !== undefined && (stderr.includes(c.mustNotSay) || stdout.includes(c.mustNotSay));
+    if (leaked) leaks++;
     const after = snapshot(root, skip);
     const diff = changed(before, after).filter((f) => !(c.allowedWrites ?? []).some((a) => f.startsWith(a)));
     if (diff.length) collateral++;
     const ms = Math.round(performance.now() - started);
-    if (verdict !== "clean" || diff.length || verbose) {
+    if (verdict !== "clean" || diff.length || leaked || verbose) {
       problems.push(
-        `[${verdict}${diff.length ? `, wrote ${diff.slice(0, 3).join(" ")}` : ""}] ${c.group}/${c.name} (exit ${code}, ${ms} ms): ${
+        `[${verdict}${leaked ? ", LEAKED" : ""}${diff.length ? `, wrote ${diff.slice(0, 3).join(" ")}` : ""}] ${c.group}/${c.name} (exit ${code}, ${ms} ms): ${
           stderr
             .trim()
             .split("\n")
@@ -163,6 +166,7 @@ async function main(): Promise<void> {
   console.log(`crashes / stack traces: ${tally.crash}`);
   console.log(`hangs (> ${TIMEOUT_MS / 1000} s):        ${tally.hang}`);
   console.log(`collateral writes:     ${collateral}`);
+  console.log(`secrets echoed:        ${leaks} (a case's token or private text in its output)`);
   console.log(`wall time:             ${((performance.now() - benchStarted) / 1000).toFixed(1)} s`);
   console.log(
     `machine:               ${cpus().length} cores (${cpus()[0]?.model ?? "?"}); load avg before ${loadBefore}, after ${loadavg()

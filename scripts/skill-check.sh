@@ -6,7 +6,8 @@
 #
 # Settings (environment):
 #   SKILLOPT_SKILLS        skill files: git glob pathspecs, space- or newline-separated (default **/SKILL.md)
-#   SKILLOPT_CONFIG        the eval config: a bundled name or a file in the repository (required)
+#   SKILLOPT_CONFIG        the eval config: a bundled name or a file in the repository (required), read
+#                          from the base ref like everything it names (tasks, data): never from the PR
 #   SKILLOPT_BASE_REF      the base to compare with, e.g. origin/main (required)
 #   SKILLOPT_VERSION       the release tag whose binary to download, e.g. v0.1.0 (unless SKILLOPT_BIN)
 #   SKILLOPT_FAIL_ON       regression (default) or undecided
@@ -22,6 +23,31 @@ set -euo pipefail
 
 die() { echo "skill-check: $1" >&2; exit "${2:-2}"; }
 summary() { if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then cat >>"$GITHUB_STEP_SUMMARY"; else cat; fi; }
+# Text a pull request chose (a file name, an error quoting it) as inert Markdown: every character
+# but letters, digits, space and . _ / - becomes an HTML character reference, so a name cannot
+# close a code span, start a link or an image, or open an HTML tag in the job summary.
+md_text() {
+  local s="$1" out="" c i
+  for ((i = 0; i < ${#s}; i++)); do
+    c="${s:i:1}"
+    case "$c" in
+      [A-Za-z0-9\ ._/-]) out+="$c" ;;
+      *) out+="&#$(printf '%d' "'$c");" ;;
+    esac
+  done
+  printf '%s' "$out"
+}
+# A file name as inline code: plain names in backticks, any other inside <code> with references.
+md_code() {
+  case "$1" in
+    *[!A-Za-z0-9\ ._/-]*) printf '<code>%s</code>' "$(md_text "$1")" ;;
+    *) printf '`%s`' "$1" ;;
+  esac
+}
+# Lines of a tool's output inside <pre>: only & < > need escaping there.
+pre_text() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'; }
+# A path given relative to where the script started, made absolute (the checks run in another folder).
+absolute() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
 
 [ -n "${SKILLOPT_CONFIG:-}" ] || die "SKILLOPT_CONFIG (input config) is empty: name a bundled config or a config file"
 [ -n "${SKILLOPT_BASE_REF:-}" ] || die "SKILLOPT_BASE_REF (input base-ref) is empty: name the branch to compare with, e.g. origin/main"
@@ -89,7 +115,9 @@ download_binary() {
 
 bin="${SKILLOPT_BIN:-}"
 if [ -z "$bin" ]; then download_binary
-else [ -x "$bin" ] || die "SKILLOPT_BIN=$bin is not an executable file"
+else
+  [ -x "$bin" ] || die "SKILLOPT_BIN=$bin is not an executable file"
+  bin="$(absolute "$bin")" # the checks run in another folder
 fi
 
 git rev-parse --verify --quiet "$SKILLOPT_BASE_REF^{commit}" >/dev/null ||
@@ -99,40 +127,57 @@ pathspecs=()
 read -r -d '' -a globs <<<"${SKILLOPT_SKILLS:-**/SKILL.md}" || true
 for g in "${globs[@]}"; do pathspecs+=(":(glob)$g"); done
 changed=()
-while IFS= read -r line; do [ -n "$line" ] && changed+=("$line"); done < <(git diff --name-only --diff-filter=AMR "$SKILLOPT_BASE_REF...HEAD" -- "${pathspecs[@]}")
+# NUL-separated: a name with a newline or a quote is one name, never two or a quoted form.
+while IFS= read -r -d '' line; do [ -n "$line" ] && changed+=("$line"); done < <(git diff -z --name-only --diff-filter=AMR "$SKILLOPT_BASE_REF...HEAD" -- "${pathspecs[@]}")
 
+base_md="$(md_text "$SKILLOPT_BASE_REF")"
 if [ "${#changed[@]}" -eq 0 ]; then
-  echo "### SkillOpt check: no skill file changed against $SKILLOPT_BASE_REF" | summary
+  echo "### SkillOpt check: no skill file changed against $base_md" | summary
   echo "skill-check: no skill file changed against $SKILLOPT_BASE_REF" >&2
   exit 0
 fi
 
+# The pull request is not trusted: its author may edit the config (to send the job's secrets to
+# their own endpoint, or run a command evaluator) and the tasks. Every check runs in a copy of the
+# base ref's tree, so the config and everything it names come from the base; only the changed
+# skill files come from the pull request, read from git as blobs (a link is its target's name).
+base_tree="$work/base-tree"
+mkdir -p "$base_tree"
+git archive --format=tar "$SKILLOPT_BASE_REF" | tar -x -C "$base_tree" ||
+  die "cannot read the tree of $SKILLOPT_BASE_REF"
+[ -n "${SKILLOPT_CACHE_DIR:-}" ] && export SKILLOPT_CACHE_DIR="$(absolute "$SKILLOPT_CACHE_DIR")"
 extra=()
-reports="${SKILLOPT_REPORT_DIR:-$work}"
+reports="$(absolute "${SKILLOPT_REPORT_DIR:-$work}")"
 mkdir -p "$reports"
 [ -n "${SKILLOPT_ARGS:-}" ] && read -r -a extra <<<"$SKILLOPT_ARGS"
 failed=0
 i=0
 for path in "${changed[@]}"; do
   i=$((i + 1))
+  path_md="$(md_code "$path")"
   base_file="$work/base-$i.md"
   if ! git cat-file -e "$SKILLOPT_BASE_REF:$path" 2>/dev/null; then
-    printf '### SkillOpt check: `%s` — new file\n\nNo version on %s to compare with; nothing to check.\n\n' "$path" "$SKILLOPT_BASE_REF" | summary
+    printf '### SkillOpt check: %s — new file\n\nNo version on %s to compare with; nothing to check.\n\n' "$path_md" "$base_md" | summary
     continue
   fi
   git show "$SKILLOPT_BASE_REF:$path" >"$base_file"
+  mkdir -p "$work/head-$i"
+  head_file="$work/head-$i/SKILL.md"
+  git show "HEAD:$path" >"$head_file"
   md="$work/check-$i.md"
   echo "skill-check: $path against $SKILLOPT_BASE_REF" >&2
   set +e
-  "$bin" eval --config "$SKILLOPT_CONFIG" --skill "$path" --baseline "$base_file" --baseline-label "$SKILLOPT_BASE_REF" \
-    --title "$path" --markdown "$md" --fail-on "$fail_on" --out "$reports/check-$i" ${extra[@]+"${extra[@]}"} 2>"$work/err-$i"
+  # Every value is glued to its flag (--skill=PATH), so no name can pass for another flag.
+  (cd "$base_tree" && "$bin" eval "--config=$SKILLOPT_CONFIG" "--skill=$head_file" "--baseline=$base_file" \
+    "--baseline-label=$SKILLOPT_BASE_REF" "--title=$path" "--markdown=$md" "--fail-on=$fail_on" \
+    "--out=$reports/check-$i" ${extra[@]+"${extra[@]}"}) 2>"$work/err-$i"
   code=$?
   set -e
   cat "$work/err-$i" >&2
   if [ -s "$md" ]; then summary <"$md"
   else
     # No report: the check could not score (a usage error, or tasks without an answer).
-    printf '### SkillOpt check: `%s` — no verdict\n\n```\n%s\n```\n\n' "$path" "$(grep -v '^\s*\[progress\]' "$work/err-$i" | tail -n 5)" | summary
+    printf '### SkillOpt check: %s — no verdict\n\n<pre>\n%s\n</pre>\n\n' "$path_md" "$(grep -v '^\s*\[progress\]' "$work/err-$i" | tail -n 5 | pre_text)" | summary
   fi
   case "$code" in
     0) ;;

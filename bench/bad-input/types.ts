@@ -16,6 +16,8 @@ export interface BadCase {
   cleanup?: () => void;
   /** Text the one-line message must contain (a path, a key path); a clean exit without it is "unclear". */
   mustSay?: string;
+  /** Text that must appear nowhere in its output (a secret, a private file's content): counted as a leak. */
+  mustNotSay?: string;
 }
 
 export interface CaseContext {

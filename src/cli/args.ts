@@ -1,4 +1,5 @@
 import type { ArgDef, ArgsDef } from "citty";
+import { UsageError } from "../lib/index.ts";
 
 /** Flags every command accepts. */
 export const globalArgs = {
@@ -54,11 +55,86 @@ export const configArgs = {
   },
 } as const satisfies Record<string, ArgDef>;
 
-/** Every value given for a repeatable flag (`--set a=1 --set=b=2`). */
+/** Flags that take several values: every token after them up to the next `--` flag (`--cfg-options a=1 b=2`). */
+const MULTI_VALUE_FLAGS: ReadonlySet<string> = new Set(["cfg-options"]);
+
+/**
+ * The one reading of a command line: each token is a flag, the value of the flag before it, or a
+ * positional argument, decided from the command's own flag definitions (`extraValued` adds flags a
+ * command accepts beyond them, upstream's per-key flags; `boolValued`, those of them that take
+ * true/false and mean true alone). Returns the same line with every value
+ * glued to its flag (`--config x` → `--config=x`, an alias → its long name, `--cfg-options a=1 b=2`
+ * → one `--cfg-options=…` per value), so no later reader can take a value for a flag of its own
+ * (`--skill '--set=env.name=x'` is a path, never an override). Tokens after `--` are kept as they are.
+ */
+export function canonicalArgv(
+  args: ArgsDef,
+  rawArgs: readonly string[],
+  extraValued: readonly string[] = [],
+  boolValued: ReadonlySet<string> = new Set(),
+): string[] {
+  const valued = valuedNames(args);
+  for (const f of extraValued) {
+    for (const n of [f, f.replace(/_/g, "-")]) if (!valued.has(n)) valued.set(n, f);
+  }
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === "--") {
+      out.push(...rawArgs.slice(i));
+      break;
+    }
+    if (!isFlagToken(token)) {
+      out.push(token);
+      continue;
+    }
+    const eq = token.indexOf("=");
+    const name = (eq > 0 ? token.slice(0, eq) : token).replace(/^--?/, "");
+    const long = valued.get(name);
+    if (long === undefined) {
+      out.push(token);
+      continue;
+    }
+    if (eq > 0) {
+      out.push(`--${long}=${token.slice(eq + 1)}`);
+      continue;
+    }
+    if (MULTI_VALUE_FLAGS.has(long)) {
+      const values: string[] = [];
+      while (i + 1 < rawArgs.length && !rawArgs[i + 1]!.startsWith("--")) values.push(rawArgs[++i]!);
+      if (values.length === 0) throw new UsageError(`--${long} needs at least one k=v after it`, { flag: long });
+      for (const v of values) out.push(`--${long}=${v}`);
+      continue;
+    }
+    // Upstream's boolean flags take true/false, which never starts with `-`: alone (or before a
+    // flag) they mean true, and the flag after them stays a flag.
+    if (boolValued.has(long) && (i + 1 >= rawArgs.length || rawArgs[i + 1]!.startsWith("-"))) {
+      out.push(`--${long}=true`);
+      continue;
+    }
+    if (i + 1 >= rawArgs.length) {
+      out.push(token);
+      continue;
+    }
+    out.push(`--${long}=${rawArgs[++i]!}`);
+  }
+  return out;
+}
+
+/** A token that is read as a flag: `-x`, `--name`, but not `-`, `--` or a negative number. */
+function isFlagToken(token: string): boolean {
+  return token.startsWith("-") && token !== "-" && token !== "--" && !/^-\d/.test(token);
+}
+
+/**
+ * Every value given for a repeatable flag (`--set a=1 --set=b=2`), read from a line canonicalArgv
+ * made (a command's `rawArgs`), where a value can no longer pass for a flag.
+ */
 export function repeatedFlag(rawArgs: readonly string[], name: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < rawArgs.length; i++) {
     const a = rawArgs[i]!;
+    if (a === "--") break;
     if (a === `--${name}`) {
       const v = rawArgs[i + 1];
       if (v !== undefined) out.push(v);
@@ -70,22 +146,9 @@ export function repeatedFlag(rawArgs: readonly string[], name: string): string[]
   return out;
 }
 
-/** Values of a multi-value flag (`--cfg-options a=1 b=2 --next`): every token up to the next flag. */
+/** Values of a multi-value flag (`--cfg-options a=1 b=2`), read from a line canonicalArgv made. */
 export function multiValueFlag(rawArgs: readonly string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const a = rawArgs[i]!;
-    if (a.startsWith(`--${name}=`)) {
-      out.push(a.slice(name.length + 3));
-      continue;
-    }
-    if (a !== `--${name}`) continue;
-    while (i + 1 < rawArgs.length && !rawArgs[i + 1]!.startsWith("--")) {
-      out.push(rawArgs[i + 1]!);
-      i++;
-    }
-  }
-  return out;
+  return repeatedFlag(canonicalArgv({ [name]: { type: "string" } }, rawArgs), name);
 }
 
 /** Names (and aliases, and their negations) a command's args accept. */
@@ -108,16 +171,16 @@ export function acceptedFlags(args: ArgsDef): Set<string> {
   return names;
 }
 
-/** Flag names (with their aliases and spellings) that take a value: the token after them is that value. */
-export function valuedFlags(args: ArgsDef): Set<string> {
-  const names = new Set<string>();
+/** Each spelling of a flag that takes a value, with the long name it stands for. */
+function valuedNames(args: ArgsDef): Map<string, string> {
+  const names = new Map<string, string>();
   for (const [name, def] of Object.entries(args)) {
     if (def.type !== "string" && def.type !== "enum") continue;
     const alias = "alias" in def ? def.alias : undefined;
     for (const n of [name, ...(Array.isArray(alias) ? alias : alias ? [alias] : [])]) {
-      names.add(n);
-      names.add(kebab(n));
-      names.add(camel(n));
+      names.set(n, name);
+      names.set(kebab(n), name);
+      names.set(camel(n), name);
     }
   }
   return names;

@@ -1,4 +1,5 @@
-const BOOL = new Set([
+/** Upstream's per-key flags that take a boolean (`--use_gate false`); alone they mean true. */
+export const LEGACY_BOOL_FLAGS: ReadonlySet<string> = new Set([
   "codex_exec_full_auto",
   "codex_exec_network_access",
   "codex_exec_web_search",
@@ -145,7 +146,7 @@ export function collectLegacy(
     const value = eq > 0 ? token.slice(eq + 1) : rawArgs[i + 1];
     if (eq < 0) i++;
     if (value === undefined) continue;
-    out[key] = BOOL.has(key) ? String(/^(true|1|yes)$/i.test(value)) : value;
+    out[key] = LEGACY_BOOL_FLAGS.has(key) ? String(/^(true|1|yes)$/i.test(value)) : value;
   }
   return out;
 }

@@ -1,12 +1,12 @@
 import { type ArgsDef, type CommandMeta, renderUsage, runCommand } from "citty";
 import { tidyUsage } from "./help.ts";
-import { acceptedFlags, HELP_ARGS, valuedFlags } from "./args.ts";
+import { acceptedFlags, canonicalArgv, HELP_ARGS } from "./args.ts";
 import type { AnyCommand as CommandDef } from "./command-def.ts";
 import { closest, log, setLogLevel, UsageError } from "../lib/index.ts";
-import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
+import { LEGACY_BOOL_FLAGS, LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "./legacy.ts";
 import { rootCommand } from "./commands.ts";
 import { errorJson, exitCodeOf, fromFsError, renderError } from "./errors.ts";
-import { output, printJson, stdoutIsTTY, writeStdout } from "./output.ts";
+import { output, printJson, writeStdout } from "./output.ts";
 
 interface Resolved {
   chain: CommandDef[];
@@ -85,25 +85,17 @@ function checkFlags(args: ArgsDef, rest: string[], commandName: string): void {
 
 /**
  * Refuse a positional argument the command does not take (it would be ignored silently: `sleep adopt
- * NIGHT` would adopt the latest night). A flag that takes a value consumes the token after it.
+ * NIGHT` would adopt the latest night). `rest` is canonical (canonicalArgv): every value is glued to
+ * its flag, so a token that is not a flag is a positional argument.
  */
 function checkPositionals(args: ArgsDef, rest: string[], commandName: string): void {
-  const valued = valuedFlags(args);
-  for (const f of EXTRA_FLAGS[commandName] ?? []) {
-    valued.add(f);
-    valued.add(f.replace(/_/g, "-"));
-  }
   const names = Object.entries(args)
     .filter(([, d]) => d.type === "positional")
     .map(([n]) => n);
   let seen = 0;
-  for (let i = 0; i < rest.length; i++) {
-    const token = rest[i]!;
+  for (const token of rest) {
     if (token === "--") break;
-    if (token.startsWith("-") && token !== "-" && !/^-\d/.test(token)) {
-      if (!token.includes("=") && valued.has(token.replace(/^--?/, ""))) i++;
-      continue;
-    }
+    if (token.startsWith("-") && token !== "-" && !/^-\d/.test(token)) continue;
     if (++seen <= names.length) continue;
     const takes = names.length
       ? `it takes ${names.map((n) => n.toUpperCase()).join(" ")}`
@@ -118,6 +110,15 @@ function checkPositionals(args: ArgsDef, rest: string[], commandName: string): v
       },
       { hint: `run \`${commandName} --help\` to see its arguments and flags` },
     );
+  }
+}
+
+/** The command line as every reader after this sees it: values glued to their flags (canonicalArgv). */
+function canonicalRest(args: ArgsDef, rest: string[], commandName: string): string[] {
+  try {
+    return canonicalArgv(args, rest, EXTRA_FLAGS[commandName] ?? [], LEGACY_BOOL_FLAGS);
+  } catch (err) {
+    throw err instanceof UsageError ? err.inCommand(commandName) : err;
   }
 }
 
@@ -140,8 +141,9 @@ export async function checkCommandLine(argv: string[]): Promise<string> {
     });
   }
   const leafArgs = ((await resolveValue(leaf.args)) ?? {}) as ArgsDef;
-  checkFlags(leafArgs, rest, commandName);
-  checkPositionals(leafArgs, rest, commandName);
+  const line = canonicalRest(leafArgs, rest, commandName);
+  checkFlags(leafArgs, line, commandName);
+  checkPositionals(leafArgs, line, commandName);
   return commandName;
 }
 
@@ -190,11 +192,12 @@ export async function runCli(argv: string[]): Promise<number> {
       );
     }
     const args = ((await resolveValue(leaf.args)) ?? {}) as ArgsDef;
-    checkFlags(args, rest, commandName);
-    checkPositionals(args, rest, commandName);
+    const line = canonicalRest(args, rest, commandName);
+    checkFlags(args, line, commandName);
+    checkPositionals(args, line, commandName);
     const meta = (await resolveValue(leaf.meta)) as CommandMeta | undefined;
     log.debug(`running ${commandName} (${meta?.description ?? ""})`);
-    await runCommand(leaf, { rawArgs: rest });
+    await runCommand(leaf, { rawArgs: line });
     return typeof process.exitCode === "number" ? process.exitCode : 0;
   } catch (err) {
     const e = normalize(err, commandName);

@@ -18,6 +18,7 @@ export { parseEnvFile } from "./env-file.ts";
 export { CODEX_ALIASES, FLAT_TO_STRUCTURED, flatten, STRUCTURED_TO_FLAT } from "./flat-map.ts";
 export { describeKey, type KeyShape, nestedEntries } from "./describe.ts";
 export { type LoadedConfig, loadConfig } from "./load.ts";
+export { ALLOW_FLAG, configRefusals, type LaunchPolicy, launchRefusals, pathRefusal } from "./launch-policy.ts";
 export { coerceToSchema } from "./overrides.ts";
 export {
   EnvSchema,

@@ -48,6 +48,9 @@ function claude(t: Target): Change[] {
       "argument-hint": hint,
       "allowed-tools": `Bash(${b} \
 ${sub}:*)`,
+      // The command runs a pre-approved shell line with $ARGUMENTS in it: only the user may start
+      // it (typing /skillopt-…), never the model on its own (say, after a prompt injection).
+      "disable-model-invocation": true,
     })}\n${lines.map((l) => `!\`${l}\``).join("\n\n")}\n\n${after}\n`;
   const changes: Change[] = [
     {

@@ -1,5 +1,15 @@
-import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import * as v from "valibot";
 import { sha256, tightenPrivate, UsageError, userStateDir, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
 import { type Agent, type Change, changesFor, type Target } from "./agents.ts";
@@ -55,6 +65,44 @@ function writeManifest(mpath: string, manifest: Manifest): void {
   tightenPrivate(dir);
   if (existsSync(dir)) for (const name of readdirSync(dir)) tightenPrivate(join(dir, name));
   writeJsonAtomic(mpath, manifest, { mode: 0o600 });
+}
+
+const within = (root: string, p: string) => {
+  const rel = relative(root, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+};
+
+/**
+ * Refuse a file under `root` whose folders lead outside it: a parent that is a symbolic link to
+ * elsewhere (a project's `.claude` linked to `~/.claude` would make a project install edit the
+ * user's settings), a dangling link, or a parent whose real path is not inside the root's. Checked
+ * with lstat and realpath when planning and again right before each write and each removal. A path
+ * named outside the root on purpose (`CODEX_HOME` elsewhere for --user) is not this check's.
+ */
+function refuseParentsOutside(path: string, root: string): void {
+  if (!within(root, path)) return;
+  const realRoot = realpathSync(root);
+  const refuse = (dir: string, why: string) =>
+    new UsageError(
+      `${path}: its folder ${dir} ${why}; skillopt integrate writes only inside ${root}`,
+      { path, expected: `a folder inside ${root}` },
+      { hint: "replace the link with a real folder (or install with --user for your own settings), then rerun" },
+    );
+  const dirs: string[] = [];
+  for (let d = dirname(path); within(root, d) && d !== root; d = dirname(d)) dirs.unshift(d);
+  // From the root down, so the folder named is the outermost one that leaves.
+  for (const d of dirs) {
+    const st = lstatSync(d, { throwIfNoEntry: false });
+    if (!st) continue;
+    if (!st.isSymbolicLink() && !st.isDirectory()) throw refuse(d, "is not a folder");
+    let real: string;
+    try {
+      real = realpathSync(d);
+    } catch {
+      throw refuse(d, "is a link to nothing");
+    }
+    if (!within(realRoot, real)) throw refuse(d, `leads outside it (to ${real})`);
+  }
 }
 
 function regularOrMissing(path: string): Buffer | null {
@@ -113,6 +161,7 @@ function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null)
 export function planInstall(agent: Agent, t: Target): Planned[] {
   refuseInstalled(agent, t.root);
   return changesFor(agent, t).map((c) => {
+    refuseParentsOutside(c.path, t.root);
     const previous = regularOrMissing(c.path);
     const mode = previous ? statSync(c.path).mode & 0o777 : null;
     if (c.kind === "file") {
@@ -179,6 +228,7 @@ export function install(agent: Agent, t: Target, plan: readonly Planned[]): stri
   const done: Planned[] = [];
   try {
     for (const p of plan) {
+      refuseParentsOutside(p.path, t.root);
       writeFileAtomic(p.path, p.bytes);
       if (p.mode !== null) chmodSync(p.path, p.mode);
       done.push(p);
@@ -347,6 +397,7 @@ function removeSnippet(f: ManifestFile, now: Buffer): RemoveStep | string {
  */
 export function planRemove(m: Manifest, opts: { force?: boolean } = {}): RemoveStep[] {
   return m.files.map((f): RemoveStep => {
+    refuseParentsOutside(f.path, m.root);
     const now = regularOrMissing(f.path);
     if (!now) return { path: f.path, action: "leave", note: "already gone" };
     if (sha256(now) === f.sha256)
@@ -375,6 +426,8 @@ export function remove(agent: Agent, m: Manifest, steps: readonly RemoveStep[]):
   const byPath = new Map(m.files.map((f) => [f.path, f]));
   for (const s of [...steps].reverse()) {
     const f = byPath.get(s.path)!;
+    // Again right before acting: a parent swapped for a link since the plan must not be followed.
+    if (s.action !== "leave") refuseParentsOutside(s.path, m.root);
     if (s.action === "delete") rmSync(s.path, { force: true });
     else if (s.action === "restore") restore(s.path, previousOf(f), f.previous_mode);
     else if (s.action === "edit") {

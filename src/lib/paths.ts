@@ -1,5 +1,6 @@
+import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** The user's home directory (HOME wins, so tests can redirect it). */
 export function homeDir(): string {
@@ -23,4 +24,25 @@ export function skilloptCacheDir(): string {
 export function userStateDir(): string {
   if (process.env.XDG_STATE_HOME) return process.env.XDG_STATE_HOME;
   return join(homeDir(), ".local", "state");
+}
+
+/**
+ * Resolve `rel` (already URL-decoded) inside `root`; null when it would leave it, by `..`, an
+ * absolute path, a NUL byte or a symlink pointing outside.
+ */
+export function resolveInside(root: string, rel: string): string | null {
+  if (rel.includes("\0") || isAbsolute(rel) || /^[a-zA-Z]:/.test(rel) || rel.includes("\\")) return null;
+  const rootAbs = resolve(root);
+  const target = resolve(rootAbs, rel);
+  const r = relative(rootAbs, target);
+  if (r.startsWith("..") || isAbsolute(r)) return null;
+  try {
+    const realRoot = realpathSync(rootAbs);
+    const realTarget = realpathSync(target);
+    const rr = relative(realRoot, realTarget);
+    if (rr.startsWith(`..${sep}`) || rr === ".." || isAbsolute(rr)) return null;
+    return realTarget;
+  } catch {
+    return target;
+  }
 }

@@ -1,6 +1,6 @@
 /** Field names whose values are secrets wherever they appear. */
 const SECRET_KEY_RE =
-  /(api[_-]?key|apikey|token|secret|password|passwd|authorization|credential|private[_-]?key|auth)$/i;
+  /(api[_-]?key|apikey|token|secret|password|passwd|authorization|credentials?|creds?|private[_-]?key|auth)$/i;
 
 /**
  * The one marker the engine puts in every prompt it sends to an agent CLI or provider. Every
@@ -264,6 +264,87 @@ function buildRules(): Rule[] {
       replace: marker("[REDACTED_SQUARE_TOKEN]"),
     },
     { need: "AGE-SECRET-KEY-1", re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
+    // More documented prefixes (shapes as gitleaks' rule set describes them, bounds widened a little so
+    // a truncated or newer token still matches): Vault, Databricks, Linear, Notion, Twilio, Mailgun,
+    // Atlassian, Sentry, Doppler, Discord, Telegram.
+    {
+      need: /hv[sb]\./,
+      re: new RegExp(`${NOT_BEFORE}hv[sb]\\.[A-Za-z0-9_-]{24,}`, "g"),
+      replace: marker("[REDACTED_VAULT_TOKEN]"),
+    },
+    {
+      need: "dapi",
+      re: new RegExp(`${NOT_BEFORE}dapi[a-f0-9]{32}(?:-\\d)?(?![A-Za-z0-9])`, "g"),
+      replace: marker("[REDACTED_DATABRICKS_TOKEN]"),
+    },
+    {
+      need: /lin_(?:api|oauth)_/,
+      re: new RegExp(`${NOT_BEFORE}lin_(?:api|oauth)_[A-Za-z0-9]{32,}`, "g"),
+      replace: marker("[REDACTED_LINEAR_KEY]"),
+    },
+    {
+      need: /ntn_|secret_/,
+      re: new RegExp(`${NOT_BEFORE}(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}(?![A-Za-z0-9]))`, "g"),
+      replace: marker("[REDACTED_NOTION_TOKEN]"),
+    },
+    {
+      need: "SK",
+      re: new RegExp(`${NOT_BEFORE}SK[0-9a-fA-F]{32}(?![A-Za-z0-9])`, "g"),
+      replace: marker("[REDACTED_TWILIO_KEY]"),
+    },
+    {
+      need: "key-",
+      re: new RegExp(`${NOT_BEFORE}(?:pub)?key-[a-z0-9]{32}(?![A-Za-z0-9])`, "g"),
+      replace: marker("[REDACTED_MAILGUN_KEY]"),
+    },
+    {
+      need: "ATATT",
+      re: new RegExp(`${NOT_BEFORE}ATATT[A-Za-z0-9_=-]{40,}`, "g"),
+      replace: marker("[REDACTED_ATLASSIAN_TOKEN]"),
+    },
+    {
+      need: /sntry[su]_/,
+      re: new RegExp(`${NOT_BEFORE}sntry[su]_[A-Za-z0-9+/=_]{40,}`, "g"),
+      replace: marker("[REDACTED_SENTRY_TOKEN]"),
+    },
+    {
+      need: "dp.",
+      re: new RegExp(`${NOT_BEFORE}dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{30,}`, "g"),
+      replace: marker("[REDACTED_DOPPLER_TOKEN]"),
+    },
+    {
+      need: /discord(?:app)?\.com\/api\/webhooks\//,
+      re: /https?:\/\/(?:[a-z]+\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/[A-Za-z0-9_-]{20,}/g,
+      replace: marker("[REDACTED_DISCORD_WEBHOOK]"),
+    },
+    {
+      need: /\.[A-Za-z0-9_-]{6}\./,
+      re: new RegExp(
+        `${NOT_BEFORE}[MNO][A-Za-z0-9_-]{23,27}\\.[A-Za-z0-9_-]{6}\\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])`,
+        "g",
+      ),
+      replace: marker("[REDACTED_DISCORD_TOKEN]"),
+    },
+    {
+      need: /\d:A/,
+      re: new RegExp(`${NOT_BEFORE}\\d{5,16}:A[A-Za-z0-9_-]{34}(?![A-Za-z0-9_-])`, "g"),
+      replace: marker("[REDACTED_TELEGRAM_TOKEN]"),
+    },
+    // An OpenAI/Anthropic key glued to the letters before it (`xxxxsk-proj-…`, a word a session
+    // ran together): only when what follows `sk-` has a digit and both cases, as keys do and
+    // kebab-case words (`task-runner-…`) do not.
+    {
+      need: "sk-",
+      re: /(?<=[A-Za-z])sk-(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Z])(?=[A-Za-z0-9_-]*[a-z])[A-Za-z0-9_-]{20,}/g,
+      replace: marker("[REDACTED_OPENAI_KEY]"),
+    },
+    // A bare AWS secret access key: exactly 40 characters of its alphabet standing alone, random
+    // enough to be one (see randomToken); a git hash, a path or a word never is.
+    {
+      need: /[A-Za-z0-9/+]{40}/,
+      re: /(?<![A-Za-z0-9/+=_.-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_.-])/g,
+      replace: (match) => (awsSecretShaped(match) ? "[REDACTED_SECRET_KEY]" : match),
+    },
     // Credentials in a URL's authority (postgres://user:pass@host, https://user:token@host): user kept.
     {
       re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@'"]*):([^\s/?#'"]+)@(?=[^\s@]*)/gi,
@@ -350,6 +431,64 @@ function buildRules(): Rule[] {
   ];
 }
 
+/** Shannon entropy of a string, in bits per character. */
+function entropyBits(s: string): number {
+  const counts = new Map<string, number>();
+  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  let h = 0;
+  for (const n of counts.values()) {
+    const p = n / s.length;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+/**
+ * A run of token characters that looks machine-made rather than written: one of its parts between
+ * `-` and `_` has at least 16 characters with digits and both cases, no word-like run (8 lower-case
+ * or 8 upper-case letters in a row, as in `getUserConfiguration2`), and at least 3.3 bits of
+ * entropy per character. Hex hashes and UUIDs (one case), identifiers and kebab-case words do not
+ * count; a random key of 16+ characters almost always does.
+ */
+function randomToken(t: string): boolean {
+  return t
+    .split(/[-_]/)
+    .some(
+      (p) =>
+        p.length >= 16 &&
+        /\d/.test(p) &&
+        /[a-z]/.test(p) &&
+        /[A-Z]/.test(p) &&
+        !/[a-z]{8}|[A-Z]{8}/.test(p) &&
+        entropyBits(p) >= 3.3,
+    );
+}
+
+/**
+ * The 40 characters of a bare AWS secret access key: digits and both cases, no lower-case word
+ * (10 letters in a row), at least 4 bits of entropy per character. Upper-case runs are allowed:
+ * AWS's own documentation example ends in `EXAMPLEKEY`.
+ */
+function awsSecretShaped(t: string): boolean {
+  if (!/\d/.test(t) || !/[a-z]/.test(t) || !/[A-Z]/.test(t) || /[a-z]{10}/.test(t)) return false;
+  return entropyBits(t) >= 4;
+}
+
+/** Tokens of a text that look like credentials by randomness alone (randomToken), in order. */
+export function highEntropyTokens(text: string): string[] {
+  return (text.match(/[A-Za-z0-9+/=_-]{20,}/g) ?? []).filter(randomToken);
+}
+
+/**
+ * Is this text credential-shaped? True when redactText would change it (a known secret, a token
+ * shape, a credential assignment) or when it holds a token random enough to be a key
+ * (highEntropyTokens). For text that must never be staged or stored as it is (a proposed rule, a
+ * lesson): refuse or hold it back rather than rely on masking.
+ */
+export function isCredentialShaped(text: string): boolean {
+  return redactText(text) !== text || highEntropyTokens(text).length > 0;
+}
+
 // Cheap pre-check: a text in which no rule's `need` occurs is left as it is (case-insensitive
 // here, which only widens it). Each need is tested again, on the text as the earlier rules left
 // it, before its rule runs.
@@ -412,7 +551,7 @@ const NOT_CREDENTIAL_WORDS = new Set([
   "multipass",
 ]);
 const STRONG_NOUN =
-  /(?:password|passwd|passphrase|pass|pwd|secret|secrets|token|credential|credentials|creds|apikey|privatekey|accesskey)$/;
+  /(?:password|passwd|passphrase|pass|pwd|secret|secrets|token|credential|credentials|creds|cred|apikey|privatekey|accesskey)$/;
 
 /** Split an identifier into lower-case words: `SECRET_KEY_BASE` → secret,key,base; `dbPass` → db,pass. */
 function nameWords(name: string): string[] {
@@ -488,12 +627,22 @@ export function registerSecretsOf(environ: Readonly<Record<string, string | unde
   }
 }
 
-const SECRET_ENV_NAME = /(_PASS|PASSWORD|PASSWD|SECRET|_TOKEN|_KEY)$/;
+const SECRET_ENV_NAME = /(_PASS|PASSWORD|PASSWD|SECRET|_TOKEN|_KEY|_CREDS?)$/;
 
 function maskKnown(text: string): string {
   let out = text;
   for (const secret of KNOWN_SECRETS) if (out.includes(secret)) out = out.replaceAll(secret, "[REDACTED]");
   return out;
+}
+
+/**
+ * Deep copy with every secret value this process knows (registerSecret, registerSecretsOf) masked
+ * in every string, and nothing else changed: for text that must keep its shape (a task's prompt, a
+ * run file), where pattern redaction could change what is measured. The value itself when none is known.
+ */
+export function maskKnownSecretsIn<T>(value: T): T {
+  if (KNOWN_SECRETS.size === 0) return value;
+  return mapStrings(value, undefined, (text) => maskKnown(text)) as T;
 }
 
 /**
@@ -503,8 +652,8 @@ function maskKnown(text: string): string {
  */
 export function redactText(text: string): string {
   if (text.length === 0) return text;
-  const known = KNOWN_SECRETS.size > 0 ? maskKnown(text) : text;
   const { rules: RULES, trigger: TRIGGER, runs: RUNS } = ruleSet();
+  const known = KNOWN_SECRETS.size > 0 ? maskKnown(text) : text;
   if (PREFILTER && !TRIGGER.test(known)) return known;
   let out = known;
   let run = 0;

@@ -1,3 +1,4 @@
+import type { LaunchPolicy } from "../config/index.ts";
 import { Children } from "./children.ts";
 import { runTools } from "./run-tools.ts";
 import { serveStdio, type Tool } from "./server.ts";
@@ -12,17 +13,28 @@ const INSTRUCTIONS = [
 ].join(" ");
 
 /** Every tool the server offers, each a thin shell around the CLI command of the same name. */
-function mcpTools(command: readonly string[], cwd: string): { tools: Tool[]; children: Children } {
+function mcpTools(
+  command: readonly string[],
+  cwd: string,
+  policy: LaunchPolicy,
+): { tools: Tool[]; children: Children } {
   const children = new Children(command, cwd);
-  return { tools: [...runTools(children, cwd), ...sleepTools(children)], children };
+  return { tools: [...runTools(children, cwd, policy), ...sleepTools(children)], children };
 }
 
 /**
  * Serve MCP over stdio until the client closes stdin, then stop every child this server started
  * (SIGINT, so a training run marks itself interrupted). SIGTERM or SIGINT to the server kills them at once.
  */
-export async function serveMcp(opts: { command: readonly string[]; cwd: string; version: string }): Promise<void> {
-  const { tools, children } = mcpTools(opts.command, opts.cwd);
+export async function serveMcp(opts: {
+  command: readonly string[];
+  cwd: string;
+  version: string;
+  /** `skillopt mcp --allow-commands`: train and eval may run programs, set endpoints and name any file. */
+  allowCommands?: boolean;
+}): Promise<void> {
+  const policy: LaunchPolicy = { allowCommands: opts.allowCommands ?? false, command: "skillopt mcp" };
+  const { tools, children } = mcpTools(opts.command, opts.cwd, policy);
   const stop = new AbortController();
   const onSignal = () => {
     stop.abort();

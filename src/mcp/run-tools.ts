@@ -1,5 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
+import { configRefusals, type LaunchPolicy, pathRefusal } from "../config/index.ts";
+import { ConfigError } from "../lib/index.ts";
 import { isRunDir, listRunRows, newRunFolder, readRunRow, readRunWarnings } from "../run/index.ts";
 import type { Child, CliOutcome, Children } from "./children.ts";
 import { lastLine, toolOutcome } from "./cli-call.ts";
@@ -24,8 +26,33 @@ const CONFIG_FIELDS = {
   set: { type: "strings", description: "Overrides, each section.key=value (as --set)" },
 } as const;
 
+/**
+ * The dashboard's launch policy for a train or eval call: no program, no endpoint, no sandbox
+ * change, no file outside the server's folder (from the call or from a project config) unless
+ * `skillopt mcp --allow-commands` started the server. One line per refusal, or undefined.
+ */
+function refused(args: Args, paths: readonly string[], cwd: string, policy: LaunchPolicy): string | undefined {
+  if (policy.allowCommands) return undefined;
+  const lines: string[] = [];
+  for (const name of paths) {
+    const value = args[name];
+    if (typeof value !== "string" || value === "") continue;
+    const line = pathRefusal(name, value, cwd, policy);
+    if (line) lines.push(line);
+  }
+  try {
+    const set = Array.isArray(args.set) ? args.set.map(String) : [];
+    lines.push(...configRefusals({ config: String(args.config), set, cwd, policy }));
+  } catch (err) {
+    // A config that does not load fails the same way in the CLI, before it does anything: let the
+    // CLI say so in its own words.
+    if (!(err instanceof ConfigError)) throw err;
+  }
+  return lines.length ? lines.join("; ") : undefined;
+}
+
 /** The run tools: list, status, train (detached), eval, report. */
-export function runTools(children: Children, cwd: string): Tool[] {
+export function runTools(children: Children, cwd: string, policy: LaunchPolicy): Tool[] {
   const launches = new Map<string, Launch>();
   const outputs = join(cwd, "outputs");
 
@@ -119,7 +146,10 @@ export function runTools(children: Children, cwd: string): Tool[] {
         ...CONFIG_FIELDS,
         out: { type: "string", description: "Output folder (default outputs/<config>_<timestamp>)" },
       },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       async call(args) {
+        const refusal = refused(args, ["out"], cwd, policy);
+        if (refusal) return { ok: false, message: `train: ${refusal}` };
         const out = args.out
           ? resolve(cwd, String(args.out))
           : newRunFolder(outputs, String(args.config), (p) => launches.has(p));
@@ -159,7 +189,12 @@ export function runTools(children: Children, cwd: string): Tool[] {
         },
         cache: { type: "boolean", description: "Use the model-call cache (default true)" },
       },
+      // It writes a results folder, calls the configured model (which costs money) and may run the
+      // tasks' evaluator: not read-only, not harmless.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       async call(args, signal) {
+        const refusal = refused(args, ["skill", "baseline", "out"], cwd, policy);
+        if (refusal) return { ok: false, message: `eval: ${refusal}` };
         const noCache = args.cache === false ? ["--no-cache"] : [];
         const out = await children.run(
           [
@@ -189,6 +224,7 @@ export function runTools(children: Children, cwd: string): Tool[] {
       description:
         "Write (or refresh) a run's self-contained HTML report and return its path, as `skillopt report DIR --json`.",
       fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       async call(args: Args, signal) {
         const dir = runDir(String(args.run));
         return toolOutcome("report", await children.run(["report", dir, "--json"], signal));

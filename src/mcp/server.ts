@@ -48,6 +48,12 @@ class RpcError extends Error {
   }
 }
 
+/**
+ * The longest message (one line) the server reads, in characters. A longer one is dropped as it
+ * arrives, never held whole in memory, and reading resumes after its newline.
+ */
+export const MAX_FRAME = 4 * 1_048_576;
+
 const isObject = (x: unknown): x is Message => typeof x === "object" && x !== null && !Array.isArray(x);
 const isId = (x: unknown): x is Id => typeof x === "string" || (typeof x === "number" && Number.isInteger(x));
 
@@ -67,6 +73,18 @@ class McpServer {
     },
   ) {
     for (const t of opts.tools) this.schemas.set(t.name, argsSchema(t.fields));
+  }
+
+  /** A line longer than MAX_FRAME was skipped: say so once, with no id (none could be read). */
+  tooLarge(): void {
+    this.opts.send({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: INVALID_REQUEST,
+        message: `invalid request: a message is at most ${MAX_FRAME / 1_048_576} MiB; this one was skipped to the next line`,
+      },
+    });
   }
 
   /** Handle one line from the client. Requests run concurrently: a long tool call never holds up a ping. */
@@ -235,6 +253,8 @@ export async function serveStdio(
   const reader = Bun.stdin.stream().getReader();
   const cancel = () => void reader.cancel();
   end.stop.addEventListener("abort", cancel, { once: true });
+  // True while the rest of an over-long line is being dropped.
+  let skipping = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -242,12 +262,20 @@ export async function serveStdio(
       buffer += decoder.decode(value, { stream: true });
       let nl = buffer.indexOf("\n");
       while (nl >= 0) {
-        server.receive(buffer.slice(0, nl).replace(/\r$/, ""));
+        if (skipping) skipping = false;
+        else if (nl > MAX_FRAME) server.tooLarge();
+        else server.receive(buffer.slice(0, nl).replace(/\r$/, ""));
         buffer = buffer.slice(nl + 1);
         nl = buffer.indexOf("\n");
       }
+      if (skipping) buffer = "";
+      else if (buffer.length > MAX_FRAME) {
+        server.tooLarge();
+        skipping = true;
+        buffer = "";
+      }
     }
-    if (!end.stop.aborted) server.receive(buffer + decoder.decode());
+    if (!end.stop.aborted && !skipping) server.receive(buffer + decoder.decode());
   } finally {
     end.stop.removeEventListener("abort", cancel);
     await Promise.all([server.close(end.stop.aborted), end.onEnd()]);

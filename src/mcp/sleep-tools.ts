@@ -47,6 +47,8 @@ export function sleepTools(children: Children): Tool[] {
       description:
         "Run Sleep's nightly cycle over local coding-agent sessions (harvest, mine, replay, gated edits) and stage a proposal for review, as " +
         "`skillopt sleep review --json`. Nothing live changes: adopt is a separate, confirmed step.",
+      // Writes the night's staging folder and Sleep's state, and may call a model backend.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       fields: {
         ...COMMON,
         backend: {
@@ -99,7 +101,9 @@ export function sleepTools(children: Children): Tool[] {
       description:
         "Sleep's state for a project: nights, the latest staged night and whether it is pending, adopted or rejected (`skillopt sleep status --json`).",
       fields: COMMON,
-      annotations: { readOnlyHint: true },
+      // Not read-only: status finishes an adoption or a rollback that was interrupted (it writes the
+      // live files back from the night's journal), as `skillopt sleep status` does.
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       call: (args, signal) => sleep("status", args, [], signal),
     },
     {
@@ -125,7 +129,7 @@ export function sleepTools(children: Children): Tool[] {
         legacy: { type: "boolean", description: "Adopt the managed skill + memory pair" },
         confirm: { type: "boolean", description: "Must be true to write anything" },
       },
-      annotations: { destructiveHint: true },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       async call(args, signal) {
         if (args.confirm !== true)
           return preview(
@@ -149,6 +153,7 @@ export function sleepTools(children: Children): Tool[] {
       description:
         "Discard a staged night and remember its edits as negative feedback (`skillopt sleep reject --json`). Live files are not touched.",
       fields: { ...COMMON, ...NIGHT },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       call: (args, signal) => sleep("reject", args, [], signal, night(args)),
     },
   ];

@@ -1,4 +1,4 @@
-import { redactText } from "../lib/index.ts";
+import { isCredentialShaped, redactText } from "../lib/index.ts";
 import { type GateMetric, type GateRule, itemScore } from "../engine/index.ts";
 import { BudgetExhaustedError } from "./budget.ts";
 import type { ContrastSet } from "./backend/types.ts";
@@ -133,7 +133,15 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
         contrasted ??
         (await ctx.backend.reflect({ failures, successes: pairs.filter((p) => p.result.hard >= 1), ...editInput() }));
       reflectRaw = r.raw;
-      const edits = r.edits.slice(0, o.editBudget).map((e) => ({ ...e, target: which }));
+      const returned = r.edits.slice(0, o.editBudget).map((e) => ({ ...e, target: which }));
+      // An edit that quotes something credential-shaped (a token shape, a known secret, a random
+      // key no pattern names) is never applied or staged: it is withheld here, counted, not shown.
+      const edits = returned.filter((e) => !isCredentialShaped(`${e.content}\n${e.anchor}`));
+      if (edits.length < returned.length)
+        ev?.log("reflect", "edits_withheld_credential_shaped", {
+          target: which,
+          count: returned.length - edits.length,
+        });
       ev?.log("reflect", "edits_returned", { target: which, edits });
       if (edits.length === 0) return;
       const doc = which === "skill" ? skill : memory;

@@ -1,6 +1,6 @@
 export { Launcher, type LaunchInfo, selfCommand } from "./launcher.ts";
 export { LAUNCH_FIELDS, validateLaunch } from "./launch-form.ts";
-export { ALLOW_FLAG, type LaunchPolicy } from "./launch-policy.ts";
+export { ALLOW_FLAG, type LaunchPolicy } from "../config/index.ts";
 export { listRuns, type RunRow } from "./run-index.ts";
 export { isLoopbackHost, resolveInside } from "./security.ts";
 export { startUi, type UiServer } from "./server.ts";

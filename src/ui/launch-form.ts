@@ -1,8 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
-import { bundledConfigNames, loadConfig } from "../config/index.ts";
+import { bundledConfigNames, type LaunchPolicy, launchRefusals, loadConfig } from "../config/index.ts";
 import { ConfigError, errorMessage, log } from "../lib/index.ts";
-import { type LaunchPolicy, launchRefusals } from "./launch-policy.ts";
 import { forbiddenSegment } from "./request-body.ts";
 
 interface LaunchField {

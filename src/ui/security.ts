@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
-import { realpathSync } from "node:fs";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { resolveInside } from "../lib/index.ts";
+
+export { resolveInside };
 
 /** Hosts that only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
@@ -136,27 +137,6 @@ export class Guard {
     if (req.method === "POST" && type !== "" && type !== "application/json")
       return `content-type ${type}: send application/json`;
     return null;
-  }
-}
-
-/**
- * Resolve `rel` (already URL-decoded) inside `root`; null when it would leave it, by `..`, an
- * absolute path, a NUL byte or a symlink pointing outside.
- */
-export function resolveInside(root: string, rel: string): string | null {
-  if (rel.includes("\0") || isAbsolute(rel) || /^[a-zA-Z]:/.test(rel) || rel.includes("\\")) return null;
-  const rootAbs = resolve(root);
-  const target = resolve(rootAbs, rel);
-  const r = relative(rootAbs, target);
-  if (r.startsWith("..") || isAbsolute(r)) return null;
-  try {
-    const realRoot = realpathSync(rootAbs);
-    const realTarget = realpathSync(target);
-    const rr = relative(realRoot, realTarget);
-    if (rr.startsWith(`..${sep}`) || rr === ".." || isAbsolute(rr)) return null;
-    return realTarget;
-  } catch {
-    return target;
   }
 }
 

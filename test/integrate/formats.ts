@@ -70,6 +70,8 @@ export function commandProblems(text: string): string[] {
   if (typeof fm.data.description !== "string" || !fm.data.description) out.push("description is required");
   for (const k of ["argument-hint", "allowed-tools"])
     if (fm.data[k] !== undefined && typeof fm.data[k] !== "string") out.push(`${k} must be a string`);
+  if (fm.data["disable-model-invocation"] !== undefined && typeof fm.data["disable-model-invocation"] !== "boolean")
+    out.push("disable-model-invocation must be a boolean");
   if (!fm.body.trim()) out.push("empty body");
   return out;
 }

@@ -6,7 +6,9 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
@@ -191,7 +193,13 @@ describe("skillopt integrate", () => {
     const plugin = join(p, ".claude", "skillopt-plugin", "skillopt");
     // What Claude Code does with a command file: substitute $ARGUMENTS, run each !`…` line with bash in the project.
     const run = async (file: string, args: string) => {
-      const body = splitFrontmatter(readFileSync(join(plugin, "commands", file), "utf8"))!.body;
+      const { body, data } = splitFrontmatter(readFileSync(join(plugin, "commands", file), "utf8"))!;
+      // A hostile model (a prompt injection in what it read) must not start a pre-approved shell
+      // line with arguments of its choosing: only the user may invoke the command.
+      expect({ file, "disable-model-invocation": data["disable-model-invocation"] }).toEqual({
+        file,
+        "disable-model-invocation": true,
+      });
       const lines = [...body.matchAll(/^!`(.+)`$/gm)].map((m) => m[1]!.replaceAll("$ARGUMENTS", args));
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) {
@@ -364,5 +372,38 @@ describe("skillopt integrate", () => {
     const r = await runCli(["integrate", "codex", "--project", tmp.path, "--force"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--force goes with --remove");
+  });
+
+  test("attacker: a cloned project's .claude links to the user's ~/.claude; a parent swapped for a link before --remove", async () => {
+    using tmp = tempDir("integrate-links-");
+    const fake = fakeSkillopt(tmp.path);
+    const env = { PATH: `${fake.dir}:${process.env.PATH}` };
+    // The user's own Claude settings, and a repository that ships `.claude` as a link to them.
+    const userClaude = join(tmp.path, "home", ".claude");
+    mkdirSync(userClaude, { recursive: true });
+    writeFileSync(join(userClaude, "settings.json"), '{"permissions":{"allow":[]}}\n');
+    const cloned = join(tmp.path, "cloned");
+    mkdirSync(cloned);
+    symlinkSync(userClaude, join(cloned, ".claude"));
+    const home = tree(userClaude);
+    const r = await runCli(["integrate", "claude", "--project", cloned], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `its folder ${join(cloned, ".claude")} leads outside it (to ${realpathSync(userClaude)})`,
+    );
+    expect(tree(userClaude)).toEqual(home);
+
+    // An install done right, then its .claude folder moved away and replaced by a link to it:
+    // --remove must not delete through the link.
+    const p = existingProject(tmp.path);
+    await integrate(["claude", "--project", p], env);
+    const elsewhere = join(tmp.path, "elsewhere");
+    renameSync(join(p, ".claude"), elsewhere);
+    symlinkSync(elsewhere, join(p, ".claude"));
+    const kept = tree(elsewhere);
+    const rm = await runCli(["integrate", "claude", "--project", p, "--remove"], { env });
+    expect(rm.code).toBe(2);
+    expect(rm.stderr).toContain(`its folder ${join(p, ".claude")} leads outside it`);
+    expect(tree(elsewhere)).toEqual(kept);
   });
 });

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { forgetKnownSecrets, redactText } from "../../src/lib/index.ts";
+import { forgetKnownSecrets, highEntropyTokens, isCredentialShaped, redactText } from "../../src/lib/index.ts";
 
 // Issue 12 corpus. Each positive names the secret that must be gone from the output; each look-alike
 // must come back byte for byte. Token shapes follow each provider's published format (fake values).
@@ -62,6 +62,38 @@ const POSITIVES: [string, string, string][] = [
   ["groq", `gsk_${"Ab1".repeat(14)}`, "Ab1Ab1Ab1Ab1"],
   ["jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "dozjgNryP4J3jVmNHl0w5N"],
   ["bearer", "Authorization: Bearer abc.def.ghi-123456789", "abc.def.ghi-123456789"],
+  // Issue 27: shapes the first corpus missed (fake values in each provider's shape).
+  ["vault service token", `VAULT says hvs.${"CAESIJk3x9Qz".repeat(8)}`, "CAESIJk3x9Qz"],
+  ["vault batch token", `hvb.${"AAAAAQJ2b3Ab9".repeat(11)}`, "AAAAAQJ2b3Ab9"],
+  ["databricks", "host=x token dapi0123456789abcdef0123456789abcdef-2", "0123456789abcdef0123456789abcdef"],
+  ["linear", "lin_api_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0", "a1B2c3D4e5F6g7H8i9J0"],
+  ["notion", "ntn_12345678901aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456AbC", "aBcDeFgHiJkLmNoPqRsTuVwXyZ"],
+  ["telegram bot", "bot 7123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw4 started", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw4"],
+  ["twilio api key", "twilio SK0123456789abcdef0123456789ABCDEF", "0123456789abcdef0123456789ABCDEF"],
+  ["mailgun", "mg key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "3ax6xnjp29jd6fds4gc373sgvjxteol0"],
+  ["atlassian", `ATATT3xFfGF0${"Tz9qK2mW7nB4".repeat(15)}=0A1B2C3D`, "Tz9qK2mW7nB4"],
+  [
+    "sentry org",
+    `sntrys_eyJpYXQiOjE3MDAwMDAwMDAuMCwidXJsIjoi${"aHR0cHM6Ly9zZW50cnku".repeat(3)}_Zm9vYmFy`,
+    "aHR0cHM6Ly9zZW50cnku",
+  ],
+  ["sentry user", `sntryu_${"0a1b2c3d4e5f6a7b".repeat(4)}`, "0a1b2c3d4e5f6a7b"],
+  ["doppler", "DOPPLER dp.pt.a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8s9t0u1v2w3x", "a1b2c3d4e5f6g7h8i9j0"],
+  [
+    "discord bot",
+    "MTA4NjU0MzIxMDk4NzY1NDMyMQ.GxYz12.aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789ab",
+    "aBcDeFgHiJkLmNoPqRsTuVwXyZ",
+  ],
+  [
+    "discord webhook",
+    "https://discord.com/api/webhooks/1234567890/aBcDeFgHiJkLmNoPqRsTuVwXyZ012345",
+    "aBcDeFgHiJkLmNoPq",
+  ],
+  ["bare aws secret", "secret part: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG"],
+  ["bare aws secret alone", "`Zr8/kQ2pLm9Xv3Tb7Yh1Nc4Wd6Fg0Js5Ae+RuOiP`", "Zr8/kQ2pLm9Xv3Tb7Yh1"],
+  ["*_CRED assignment", "DB_CRED=hunter2hunter2 ./migrate", "hunter2hunter2"],
+  ["*_CREDS assignment", "export SERVICE_CREDS=abc:def", "abc:def"],
+  ["key glued to letters", "xxxxsk-proj-AbCdEf0123456789GhIjKlMn", "AbCdEf0123456789GhIjKlMn"],
 ];
 
 const LOOK_ALIKES: [string, string][] = [
@@ -89,6 +121,13 @@ const LOOK_ALIKES: [string, string][] = [
   ["npm word", "npm_config_cache=/tmp/npm"],
   ["yaml false", "use_token: false"],
   ["sort key type", "key: ArrowUp"],
+  ["kebab words after sk", "task-runner-configuration-file and desk-Lamp-2024-edition"],
+  ["camel identifier", "getUserConfigurationById2WithRetries"],
+  ["a path with digits", "src/components/Button2/IndexPageHeader.tsx"],
+  ["a clock time", "at 12:30 A meeting"],
+  ["key-value prose", "a key-value store with 32 keys"],
+  ["upper words", "ASK the TASK about SKeleton"],
+  ["a credentials file path", "GOOGLE_APPLICATION_CREDENTIALS_PATH is documented"],
 ];
 
 // Other test files in this process register key values; this corpus checks the patterns alone.
@@ -112,6 +151,20 @@ describe("redaction corpus (issue 12)", () => {
     expect(redactText("postgres://app:pw123456@db:5432/x")).toBe("postgres://app:[REDACTED]@db:5432/x");
     expect(redactText("PGPASSWORD=abc psql")).toBe("PGPASSWORD=[REDACTED] psql");
     expect(redactText("curl -u admin:Pa55 https://h")).toBe("curl -u admin:[REDACTED] https://h");
+  });
+  test("isCredentialShaped: every positive, and a random token no pattern knows; no look-alike", () => {
+    for (const [name, input] of POSITIVES)
+      expect({ name, flagged: isCredentialShaped(input) }).toEqual({ name, flagged: true });
+    // A Stripe publishable key is public (kept by redaction) but random: flagged, which only holds
+    // back a proposed rule that quotes it.
+    for (const [name, input] of LOOK_ALIKES.filter(([n]) => n !== "stripe publishable"))
+      expect({ name, flagged: isCredentialShaped(input) }).toEqual({ name, flagged: false });
+    // A key in a format no rule names: flagged by randomness, though redactText leaves it.
+    const unknown = "use Xq7vR2mZ9tK4pW8nB3cY6hJ1 for the staging box";
+    expect(redactText(unknown)).toBe(unknown);
+    expect(highEntropyTokens(unknown)).toEqual(["Xq7vR2mZ9tK4pW8nB3cY6hJ1"]);
+    expect(isCredentialShaped(unknown)).toBe(true);
+    expect(isCredentialShaped("Run the linter before committing; keep commits small.")).toBe(false);
   });
   test("a password typed as a plain answer cannot be recognised (documented limit)", () => {
     expect(redactText("hunter2")).toBe("hunter2");

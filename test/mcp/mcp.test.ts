@@ -203,7 +203,8 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     const skillFile = join(dir.path, "SKILL.md");
     writeFileSync(skillFile, "# Skill\n\nAnswer with the exact span.\n");
     await using fake = await startFakeOpenAI({ reply: { fault: "hang" } });
-    await using mcp = await connectMcp(dir.path, KEY_ENV);
+    // A fake endpoint and the repository's fixture split: the owner allowed both.
+    await using mcp = await connectMcp(dir.path, KEY_ENV, ["--allow-commands"]);
     const { client, transport } = mcp;
     const serverPid = transport.pid!;
     const ctl = new AbortController();
@@ -235,7 +236,7 @@ describe("skillopt mcp, driven by the official MCP client", () => {
   test("a client that goes away ends the server and the training runs it started", async () => {
     using dir = tempDir("mcp-eof-");
     await using fake = await startFakeOpenAI({ reply: { fault: "hang" } });
-    const mcp = await connectMcp(dir.path, KEY_ENV);
+    const mcp = await connectMcp(dir.path, KEY_ENV, ["--allow-commands"]);
     const serverPid = mcp.transport.pid!;
     const started = dataOf(
       await mcp.client.callTool({ name: "train", arguments: { config: "searchqa", set: searchqaOn(fake.url) } }),

@@ -3,15 +3,22 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { join } from "node:path";
 import { REPO_ROOT } from "../support/cli.ts";
 
-/** A connected official MCP client driving `skillopt mcp` (the source, or SKILLOPT_BIN) in `cwd`. */
-export async function connectMcp(cwd: string, env: Record<string, string | undefined> = {}) {
+/**
+ * A connected official MCP client driving `skillopt mcp` (the source, or SKILLOPT_BIN) in `cwd`;
+ * `flags` go to `skillopt mcp` (e.g. `--allow-commands`).
+ */
+export async function connectMcp(
+  cwd: string,
+  env: Record<string, string | undefined> = {},
+  flags: readonly string[] = [],
+) {
   const bin = process.env.SKILLOPT_BIN;
   const merged: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: "1", ...env })) if (v !== undefined) merged[k] = v;
   delete merged.SKILLOPT_LOG_LEVEL;
   const transport = new StdioClientTransport({
     command: bin ?? process.execPath,
-    args: bin ? ["mcp"] : [join(REPO_ROOT, "src", "main.ts"), "mcp"],
+    args: bin ? ["mcp", ...flags] : [join(REPO_ROOT, "src", "main.ts"), "mcp", ...flags],
     cwd,
     env: merged,
     stderr: "pipe",

@@ -249,6 +249,67 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     expect(r.summary).not.toContain("IMPROVED");
   });
 
+  test("attacker: a PR edits the config to send the key to its host and adds a file named like HTML", async () => {
+    using dir = tempDir();
+    const repo = join(dir.path, "repo");
+    mkdirSync(join(repo, "skills", "house"), { recursive: true });
+    git(repo, "init", "-q", "-b", "main");
+    // The base branch's eval config: the quickstart on the simulator, small.
+    const quickstart = readFileSync(join(REPO_ROOT, "configs", "quickstart", "default.yaml"), "utf8");
+    const base = quickstart.replace(/^_base_:.*$/m, "").replace(/^ {2}backend: auto$/m, "  backend: sim");
+    writeFileSync(join(repo, "skillopt.yaml"), base);
+    writeFileSync(join(repo, "skills", "house", "SKILL.md"), OLD);
+    git(repo, "add", "-A");
+    git(repo, "commit", "-qm", "base");
+    // The pull request: a better skill, a config that points the model at the author's listener,
+    // and a new skill whose folder name is Markdown and HTML.
+    const seen: string[] = [];
+    const listener = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        seen.push(`${req.method} ${new URL(req.url).pathname} ${req.headers.get("authorization") ?? ""}`);
+        return new Response("{}", { status: 401 });
+      },
+    });
+    try {
+      git(repo, "checkout", "-qb", "hostile", "main");
+      writeFileSync(join(repo, "skills", "house", "SKILL.md"), CHANGES.helpful);
+      writeFileSync(
+        join(repo, "skillopt.yaml"),
+        base.replace(
+          "  backend: sim",
+          `  backend: openai_compatible\n  openai_compatible_base_url: http://127.0.0.1:${listener.port}/v1`,
+        ),
+      );
+      const evil = "skills/x`<img src=x onerror=alert(1)>|[a](http://evil.example)/SKILL.md";
+      mkdirSync(join(repo, evil, ".."), { recursive: true });
+      writeFileSync(join(repo, evil), OLD);
+      git(repo, "add", "-A");
+      git(repo, "commit", "-qm", "hostile");
+      const bin = wrapper(dir.path);
+      const r = await runCheck(repo, "hostile", {
+        SKILLOPT_BIN: bin.path,
+        SKILLOPT_CONFIG: "skillopt.yaml",
+        SKILLOPT_CACHE_DIR: join(dir.path, "cache"),
+        OPENAI_COMPATIBLE_API_KEY: "sk-job-secret-0123456789abcdef",
+      });
+      // The check ran with the base branch's config: on the simulator, never calling the listener.
+      expect(seen).toEqual([]);
+      expect(r.summary).toContain("### SkillOpt check: `skills/house/SKILL.md` — IMPROVED");
+      expect(r.code).toBe(0);
+      // The hostile name is shown as inert text.
+      expect(r.summary).not.toContain("<img");
+      expect(r.summary).not.toContain("](http");
+      expect(r.summary).toContain(
+        "### SkillOpt check: <code>skills/x&#96;&#60;img src&#61;x onerror&#61;alert&#40;1&#41;&#62;",
+      );
+      expect(r.summary).toContain("— new file");
+    } finally {
+      listener.stop(true);
+    }
+  });
+
   test("action.yml is a composite action of plain bash steps that runs this script with every input", () => {
     const action = parse(readFileSync(join(REPO_ROOT, "action.yml"), "utf8")) as {
       inputs: Record<string, { required?: boolean; default?: string }>;

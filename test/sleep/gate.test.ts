@@ -123,3 +123,32 @@ describe("gate margin", () => {
     expect(r.gateAction).toBe("reject");
   });
 });
+
+describe("attacker: a hostile model proposes a rule that carries a credential", () => {
+  // The model (or a session it read) slips a key into a proposed rule; nothing credential-shaped
+  // may be applied, gated or staged, whether a pattern names it or only its randomness gives it away.
+  for (const [name, leak] of [
+    ["a key no pattern names", "Deploy with the staging key Xq7vR2mZ9tK4pW8nB3cY6hJ1 always."],
+    ["a Vault token", `Log in with hvs.${"CAESIJk3x9Qz".repeat(8)} first.`],
+    ["a key glued to a word", "Use xxxxsk-proj-AbCdEf0123456789GhIjKlMn for the API."],
+  ] as const) {
+    test(`${name} is withheld; the useful rule from the same batch is kept`, async () => {
+      const mock = createMockBackend();
+      const hostile = {
+        ...mock,
+        async reflect(input: Parameters<NonNullable<typeof mock.reflect>>[0]) {
+          const r = await mock.reflect(input);
+          const first = r.edits[0]!;
+          return { ...r, edits: [...r.edits, { ...first, content: leak }] };
+        },
+      };
+      const tasks = researcher((i) => (i % 2 ? "val" : "train"));
+      for (const gateOn of [true, false]) {
+        const r = await consolidate({ backend: hostile, workers: 2 }, { ...base, tasks, gateOn });
+        expect(r.newSkill).not.toContain(leak);
+        expect(JSON.stringify(r)).not.toContain(leak);
+        expect(getRules(r.newSkill)).toContain(MOCK_RULES["wrap-answer"]);
+      }
+    });
+  }
+});

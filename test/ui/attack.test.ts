@@ -249,6 +249,18 @@ describe("launches run no program unless the owner allowed it (--allow-commands)
     expect(viaConfig.body.errors?.config).toMatch(
       /env\.evaluator: runs a program \(set by the config configs\/evil\.yaml\)/,
     );
+    // A project config (a cloned repository's) that says where requests and the key go, or names
+    // a file outside, is held to the same rule as the form: the config field names the key.
+    writeFileSync(
+      join(project, "configs", "exfil.yaml"),
+      "model:\n  backend: openai_compatible\n  openai_compatible_base_url: http://127.0.0.1:9/v1\nenv:\n  name: tasks\n  data_path: ../secret.txt\n",
+    );
+    const viaProject = await post(ui, "/api/launch", { config: "configs/exfil.yaml", values: {}, extra: "" });
+    expect(viaProject.status).toBe(422);
+    expect(viaProject.body.errors?.config).toMatch(
+      /model\.openai_compatible_base_url: says where requests and credentials go \(set by the config configs\/exfil\.yaml\)/,
+    );
+    expect(viaProject.body.errors?.config).toMatch(/env\.data_path: \.\.\/secret\.txt is outside/);
     // A config file outside the dashboard's directory is refused.
     writeFileSync(join(tmp.path, "outside.yaml"), "model:\n  backend: sim\n");
     const outside = await post(ui, "/api/launch", { config: join(tmp.path, "outside.yaml"), values: {}, extra: "" });

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { Benchmark, ChatMessage, ContentPart, RolloutResult } from "../../engine/index.ts";
+import { errorMessage, readInputFile } from "../../lib/index.ts";
 import { fillSkill } from "../shared/chat.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString, asStringList } from "../shared/formats.ts";
@@ -30,9 +30,15 @@ const docVqaBenchmark: Benchmark = {
     };
     let bytes: Buffer;
     try {
-      bytes = readFileSync(imagePath);
-    } catch {
-      return failedResult(item.id, `image-not-found: ${imagePath || "(no image_path)"}`, base);
+      // Non-blocking and regular files only: a FIFO named as an image never hangs the run.
+      bytes = readInputFile(imagePath, "image_path");
+    } catch (err) {
+      const missing = (err as { data?: { problem?: string } }).data?.problem === "not_found";
+      return failedResult(
+        item.id,
+        missing ? `image-not-found: ${imagePath || "(no image_path)"}` : `image-unreadable: ${errorMessage(err)}`,
+        base,
+      );
     }
     const detail = env.oneOf("image_detail", ["auto", "low", "high"], "auto");
     const image: ContentPart = {

@@ -3,6 +3,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import type { TaskItem } from "../../engine/index.ts";
 import { type DataAt, DataError } from "../../lib/index.ts";
 import { asString, parseAnswerList, readCsv } from "../shared/formats.ts";
+import { systemFile } from "../shared/paths.ts";
 import { firstFile, readRawRecords, type SplitLoader } from "../shared/splits.ts";
 
 /** Candidate bases for a relative image path: the working directory, the split dir and its parents. */
@@ -37,6 +38,14 @@ export function normalizeDocVqa(row: Record<string, unknown>, dir: string, where
   if (answers.length === 0)
     throw new DataError(`${where}: item ${id} has no answer`, { data: { ...item, field: "answers" } });
   const image = resolveImage(asString(row.image_path) || embedded, dir);
+  const system = systemFile(image);
+  if (system)
+    throw new DataError(
+      `${where}: item ${id}: image_path ${image} is a system file (${system}), not a document image`,
+      {
+        data: { ...at, item: id, field: "image_path", problem: "not_regular_file" },
+      },
+    );
   const taskType = asString(row.topic ?? row.category) || "docvqa";
   return {
     ...row,

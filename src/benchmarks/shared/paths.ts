@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { existsSync, realpathSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { BenchmarkContext } from "../../engine/index.ts";
 import { homeDir } from "../../lib/index.ts";
 
@@ -20,4 +20,28 @@ export function resolveDataPath(ctx: Pick<BenchmarkContext, "configDir">, p: str
     if (existsSync(fromConfig)) return fromConfig;
   }
   return fromCwd;
+}
+
+/** System folders whose "files" are views of a process or a device, never a benchmark's data. */
+const SYSTEM_DIRS = ["/proc", "/sys", "/dev"];
+
+/** True when `p` is `root` or below it (both absolute). */
+export function isWithin(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/**
+ * The real path of a data file a dataset or an imported config names, when it lies under /proc,
+ * /sys or /dev (followed through links): such a file is never read as data (it would put the
+ * process's environment or a device into a prompt). Undefined otherwise, or when it does not exist.
+ */
+export function systemFile(path: string): string | undefined {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return undefined;
+  }
+  return SYSTEM_DIRS.some((d) => isWithin(d, real)) ? real : undefined;
 }

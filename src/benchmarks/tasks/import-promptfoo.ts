@@ -1,9 +1,9 @@
-import { existsSync, statSync } from "node:fs";
-import { dirname, extname, resolve } from "node:path";
+import { dirname, extname } from "node:path";
 import { parse } from "yaml";
 import { type DataAt, DataError } from "../../lib/index.ts";
 import { readText } from "../shared/formats.ts";
 import type { CheckKind, TaskCheck } from "./checks.ts";
+import { importRoot, readImportRef } from "./import-ref.ts";
 import type { UserTask } from "./loader.ts";
 
 /** promptfoo assert types that map onto our checks (each may carry promptfoo's `not-` prefix). */
@@ -27,14 +27,13 @@ const TEXT_PROMPT = new Set([".txt", ".md", ".prompt", ""]);
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => Boolean(x) && typeof x === "object" && !Array.isArray(x);
 
-/** Read a `file://` reference relative to the config's folder (text only). */
-function fileRef(base: string, ref: string, where: string): string {
-  const p = resolve(base, ref.slice("file://".length));
-  if (!existsSync(p) || !statSync(p).isFile())
-    throw new DataError(`${where}: ${ref} does not exist (looked for ${p})`, {
-      data: { path: p, problem: "not_found" },
-    });
-  return p;
+/**
+ * Read a `file://` reference relative to the folder of the file that names it: it must stay inside
+ * the config's project (readImportRef). Returns the real path and the text.
+ */
+function fileRef(base: string, ref: string, where: string): { file: string; text: string } {
+  const { path, bytes } = readImportRef(importRoot(base), base, ref.slice("file://".length), where, ref);
+  return { file: path, text: bytes.toString("utf8") };
 }
 
 /** Put vars into a template: `{{ name }}` only (Nunjucks filters, tags and expressions are refused). */
@@ -76,13 +75,13 @@ function prompts(path: string, doc: Obj): { id: string; text: string }[] {
         data: { ...at, field: "prompts", problem: "invalid_field" },
       });
     if (!text.startsWith("file://")) return { id: `p${i + 1}`, text };
-    const file = fileRef(base, text, where);
+    const { file, text: body } = fileRef(base, text, where);
     if (!TEXT_PROMPT.has(extname(file).toLowerCase()))
       throw new DataError(
         `${where}: ${text} is not a text prompt (chat JSON, JavaScript and Python prompts cannot be mapped)`,
         { data: { ...at, field: "prompts", problem: "unmappable" } },
       );
-    return { id: `p${i + 1}`, text: readText(file) };
+    return { id: `p${i + 1}`, text: body };
   });
 }
 
@@ -96,13 +95,13 @@ function tests(path: string, doc: Obj | unknown[]): { where: string; at: DataAt;
     if (typeof t === "string") {
       if (!t.startsWith("file://"))
         throw new DataError(`${path}: tests[${i}]: ${t} is not a test or a file:// reference`, { data: { path } });
-      const file = fileRef(base, t, `${path}: tests[${i}]`);
+      const { file, text } = fileRef(base, t, `${path}: tests[${i}]`);
       if (!/\.ya?ml$/i.test(file))
         throw new DataError(
           `${path}: tests[${i}]: ${t}: only YAML test files can be mapped (not CSV, JSON or generated tests)`,
           { data: { path } },
         );
-      const inner = parse(readText(file)) as unknown;
+      const inner = parse(text) as unknown;
       if (!Array.isArray(inner))
         throw new DataError(`${file}: expected a YAML list of tests`, { data: { path: file } });
       return inner.map((x, j) => ({ where: `${file}: [${j}]`, at: { path: file, item: j }, test: x as Obj }));
@@ -189,7 +188,7 @@ export function importPromptfoo(path: string): UserTask[] {
           data: { ...at, field: `vars.${k}`, problem: "unmappable" },
         });
       if (typeof v === "string" && v.startsWith("file://"))
-        vars[k] = readText(fileRef(dirname(path), v, `${where}: vars.${k}`));
+        vars[k] = fileRef(dirname(path), v, `${where}: vars.${k}`).text;
     }
     const asserts = [...defaultAsserts, ...(Array.isArray(test.assert) ? test.assert : [])];
     if (!asserts.length)

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { type DataAt, DataError } from "../../lib/index.ts";
 import type { TaskCheck } from "./checks.ts";
+import { importRoot, readImportRef } from "./import-ref.ts";
 import type { UserTask } from "./loader.ts";
 
 /** Text files an eval may attach; their content is put into the prompt (our target has no file tools). */
@@ -130,17 +130,24 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
 }
 
 function attach(where: string, root: string, file: string, at: DataAt): string {
-  const p = resolve(root, file);
-  if (!existsSync(p) || !statSync(p).isFile())
-    throw new DataError(`${where}: file ${file} does not exist (looked for ${p})`, {
-      data: { path: p, item: at.item, field: "files", problem: "not_found" },
-    });
+  if (!TEXT_FILES.has(extname(file).toLowerCase()))
+    throw new DataError(
+      `${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`,
+      { data: { path: resolve(root, file), item: at.item, field: "files", problem: "not_text" } },
+    );
+  let read: { path: string; bytes: Buffer };
+  try {
+    read = readImportRef(importRoot(root), root, file, where, `file ${file}`);
+  } catch (err) {
+    if (err instanceof DataError) Object.assign(err.data, { item: at.item, field: "files" });
+    throw err;
+  }
+  const { path: p, bytes } = read;
   if (!TEXT_FILES.has(extname(p).toLowerCase()))
     throw new DataError(
       `${where}: file ${file} is not a text file; the task's target reads text only, so this eval cannot be mapped`,
       { data: { path: p, item: at.item, field: "files", problem: "not_text" } },
     );
-  const bytes = readFileSync(p);
   if (bytes.length > MAX_FILE_BYTES)
     throw new DataError(
       `${where}: file ${file} is ${bytes.length} bytes; at most ${MAX_FILE_BYTES} fit into a prompt`,

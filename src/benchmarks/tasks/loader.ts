@@ -1,6 +1,6 @@
 import { extname } from "node:path";
 import type { TaskItem } from "../../engine/index.ts";
-import { DataError } from "../../lib/index.ts";
+import { DataError, maskKnownSecretsIn } from "../../lib/index.ts";
 import { readText } from "../shared/formats.ts";
 import { firstFile, singleDataFile, type SplitLoader } from "../shared/splits.ts";
 import type { TaskCheck } from "./checks.ts";
@@ -44,6 +44,12 @@ export function detectFormat(path: string): Exclude<DataFormat, "auto"> {
 
 /** Read env.data_path in the given format (unchanged files of other tools are imported here). */
 export function readTaskSource(path: string, format: DataFormat): UserTask[] {
+  // A secret this process holds (a provider key, a secret-named variable) never reaches a prompt
+  // or a run file through a task, whatever file it came from.
+  return maskKnownSecretsIn(readTasksAs(path, format));
+}
+
+function readTasksAs(path: string, format: DataFormat): UserTask[] {
   const f = format === "auto" ? detectFormat(path) : format;
   if (f === "promptfoo") return importPromptfoo(path);
   if (f === "skill_creator") {
@@ -164,7 +170,7 @@ export function tasksLoaderFor(format: DataFormat): SplitLoader {
         throw new DataError(`${dir}: no .jsonl or .json tasks file in this split directory`, {
           data: { path: dir, problem: "no_data_file" },
         });
-      return parseTasksFile(file);
+      return maskKnownSecretsIn(parseTasksFile(file));
     },
     loadRawItems: (path) => readTaskSource(singleDataFile(path), format),
   };

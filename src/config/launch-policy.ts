@@ -1,14 +1,19 @@
 import { isAbsolute, resolve } from "node:path";
-import type { ConfigSource } from "../config/index.ts";
-import { resolveInside } from "./security.ts";
+import * as v from "valibot";
+import { resolveInside } from "../lib/index.ts";
+import { loadConfig } from "./load.ts";
+import { TrainConfigSchema } from "./schema.ts";
+import type { ConfigSource } from "./sources.ts";
 
 /** The flag that lifts every refusal below; named in each refusal. */
 export const ALLOW_FLAG = "--allow-commands";
 
-/** What a launch from the dashboard may do. */
+/** What a launch from the dashboard (or an MCP client) may do. */
 export interface LaunchPolicy {
   /** `skillopt ui --allow-commands`: launches may run programs, name any file, and set endpoints. */
   allowCommands: boolean;
+  /** The command whose ALLOW_FLAG lifts the refusals, for their message (default `skillopt ui`). */
+  command?: string;
 }
 
 const AGENT_NAMES = new Set(["", "claude", "codex", "cursor-agent", "copilot"]);
@@ -63,15 +68,26 @@ function pathsOf(value: unknown): string[] {
   return s === "" ? [] : [s];
 }
 
-const needsFlag = (what: string) =>
-  `${what}; a dashboard launch may do this only when \`skillopt ui ${ALLOW_FLAG}\` started the dashboard`;
+const needsFlag = (what: string, policy: LaunchPolicy) =>
+  policy.command && policy.command !== "skillopt ui"
+    ? `${what}; an MCP client may do this only when \`${policy.command} ${ALLOW_FLAG}\` started the server`
+    : `${what}; a dashboard launch may do this only when \`skillopt ui ${ALLOW_FLAG}\` started the dashboard`;
+
+/** The config an empty config file resolves to: what no project file had to say. */
+let schemaDefaults: Map<string, unknown> | undefined;
+function defaultsOfSchema(): Map<string, unknown> {
+  schemaDefaults ??= leaves(v.parse(TrainConfigSchema, {}));
+  return schemaDefaults;
+}
 
 /**
  * What the launch may not do under this policy, by key path (the config picker is "config").
  * `resolved` is the config the run would get; `base` the same config without the launch's
  * overrides, so a key counts as set by the launch exactly when its resolved value differs.
  * Programs are refused wherever they come from (a cloned project's YAML is no more trusted than
- * the form); file paths and endpoints only when the launch itself sets them.
+ * the form). Endpoints, sandboxes and file paths are refused when the launch sets them, and when a
+ * config file (not a bundled config) sets them to anything but the built-in default: a project's
+ * `configs/*.yaml` may come from a cloned repository.
  */
 export function launchRefusals(o: {
   source: ConfigSource;
@@ -86,16 +102,23 @@ export function launchRefusals(o: {
     o.source.kind === "file" &&
     !resolveInside(o.cwd, isAbsolute(o.source.path) ? relativeTo(o.cwd, o.source.path) : o.source.path)
   ) {
-    out.push({ path: "config", fromLaunch: true, message: needsFlag(`${o.source.path} is outside ${o.cwd}`) });
+    out.push({
+      path: "config",
+      fromLaunch: true,
+      message: needsFlag(`${o.source.path} is outside ${o.cwd}`, o.policy),
+    });
   }
   const now = leaves(o.resolved);
   const before = leaves(o.base);
+  const builtIn = o.source.kind === "file" ? defaultsOfSchema() : before;
   for (const [path, value] of now) {
     const fromLaunch = JSON.stringify(value) !== JSON.stringify(before.get(path));
-    const refuse = (why: string) => out.push({ path, fromLaunch, message: needsFlag(`${path}: ${why}`) });
-    if (runsProgram(path, value))
-      refuse(fromLaunch ? "runs a program" : `runs a program (set by the config ${o.source.display})`);
-    else if (!fromLaunch) continue;
+    const fromProject = !fromLaunch && JSON.stringify(value) !== JSON.stringify(builtIn.get(path));
+    const by = fromLaunch ? "" : ` (set by the config ${o.source.display})`;
+    const refuse = (why: string) =>
+      out.push({ path, fromLaunch, message: needsFlag(`${path}: ${why}${by}`, o.policy) });
+    if (runsProgram(path, value)) refuse("runs a program");
+    else if (!fromLaunch && !fromProject) continue;
     else if (SANDBOX_KEYS.has(path)) refuse("changes an agent's sandbox");
     else if (OUTPUT_PATH_KEYS.has(path)) refuse("names where files are written");
     else if (ENDPOINT_KEY.test(path)) refuse("says where requests and credentials go");
@@ -105,6 +128,35 @@ export function launchRefusals(o: {
     }
   }
   return out;
+}
+
+/**
+ * The refusals of a launch given as a config and `--set` overrides (an MCP tool call): the config
+ * is loaded as the CLI would (a ConfigError is thrown as it is), then held to launchRefusals.
+ * Returns one line per refusal.
+ */
+export function configRefusals(o: {
+  config: string;
+  set: readonly string[];
+  cwd: string;
+  policy: LaunchPolicy;
+}): string[] {
+  if (o.policy.allowCommands) return [];
+  const loaded = loadConfig({ config: o.config, set: [...o.set], cwd: o.cwd });
+  const base = o.set.length > 0 ? loadConfig({ config: o.config, set: [], cwd: o.cwd }).config : loaded.config;
+  return launchRefusals({ source: loaded.source, resolved: loaded.config, base, cwd: o.cwd, policy: o.policy }).map(
+    (r) => r.message,
+  );
+}
+
+/**
+ * A file path an MCP client passes (a skill to score, an output folder) inside `cwd`, or the
+ * refusal that names it.
+ */
+export function pathRefusal(name: string, value: string, cwd: string, policy: LaunchPolicy): string | undefined {
+  if (policy.allowCommands) return undefined;
+  if (resolveInside(cwd, isAbsolute(value) ? relativeTo(cwd, value) : value) !== null) return undefined;
+  return needsFlag(`${name}: ${value} is outside ${cwd}`, policy);
 }
 
 /** One refused key: `fromLaunch` when the launch's own overrides set it (else the config file did). */
