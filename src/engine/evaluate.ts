@@ -1,6 +1,7 @@
 import { NoAnswerError, sha256 } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
-import { type GateSettings, type ItemScores, type ItemTest, itemScore, passed } from "./gate.ts";
+import { type GateSettings, type ItemScores, itemScore, passed } from "./gate.ts";
+import type { ItemTest } from "./sequential.ts";
 import type { Benchmark, BenchmarkContext, RolloutResult, RoundPurpose, RoundTask, TaskItem } from "./ports.ts";
 
 /** First 16 hex chars of the sha256 of the skill text (spec §2.1 step 14). */

@@ -43,8 +43,9 @@ export interface PlanEvent {
 
 /**
  * What a step's evaluation decided. `format`: the candidate broke the skill format; `paired`: the
- * verdict of a gate that reads items one by one (the paired test or the posterior rule: `gate.rule`); `early`: the strict gate stopped once the candidate could no
- * longer beat the current skill; `strict`: the strict gate compared means (or the gate is off).
+ * verdict of a gate that reads items one by one (the paired test or the posterior rule:
+ * `gate.rule`); `early`: the strict gate stopped once the candidate could no longer beat the
+ * current skill; `strict`: the strict gate compared means (or the gate is off).
  */
 export type DecisionEvent = { type: "decision"; step: number; action: StepAction } & (
   | { rule: "format"; violation: FormatViolation }

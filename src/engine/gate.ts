@@ -1,5 +1,11 @@
 import { PosteriorTest, posteriorPrior } from "./posterior.ts";
-import { detectableGain, type GateDecision, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
+import {
+  detectableGain,
+  type GateDecision,
+  type ItemTest,
+  PairedSequentialTest,
+  type SequentialSettings,
+} from "./sequential.ts";
 import type { EngineConfig } from "./settings.ts";
 import { stripRegions } from "./skill-doc.ts";
 
@@ -142,19 +148,8 @@ export function decide(
 /** The gate rules a run can be decided by. */
 export type GateRule = "strict" | "paired" | "posterior";
 
-/**
- * A decision read item by item (the paired and posterior rules): the evaluator pushes each item's
- * difference in the gate's order and stops rolling out once a verdict is in.
- */
-export interface ItemTest {
-  push(diff: number, regression?: boolean): GateDecision["verdict"] | undefined;
-  observe(diff: number): void;
-  result(): GateDecision;
-  readonly used: number;
-}
-
 /** What a gate knows about the run when it decides: the noise floor and the history of decisions. */
-export interface GateEvidence {
+interface GateEvidence {
   /** The current skill's flip rate between two samples (undefined when not measured). */
   flipRate?: number;
   /** Observed mean differences of the candidates decided so far in this run, oldest first. */
@@ -218,7 +213,7 @@ export function makeGate(rule: GateRule, s: SequentialSettings): Gate {
  * edit and saves rollouts; on a smaller or noisier one it can accept too little (docs/gate.md,
  * end to end), and the posterior rule decides.
  */
-export const AUTO_PAIRED_MAX_DETECTABLE = 0.12;
+const AUTO_PAIRED_MAX_DETECTABLE = 0.12;
 
 /** What `auto` chose and why, in words for the run's first lines. */
 export interface RuleChoice {
@@ -238,7 +233,10 @@ export function chooseRule(n: number, flipRate: number | undefined, confidence: 
     };
   return {
     rule: "posterior",
-    why: `${n} selection items and ${noise}: the paired test could only detect a gain of ~${pts(mde)} (above ${pts(AUTO_PAIRED_MAX_DETECTABLE)}), so the posterior rule decides; its accepts the paired test would not make are marked low evidence`,
+    why:
+      `${n} selection items and ${noise}: the paired test could only detect a gain of ~${pts(mde)} ` +
+      `(above ${pts(AUTO_PAIRED_MAX_DETECTABLE)}), so the posterior rule decides; ` +
+      "its accepts the paired test would not make are marked low evidence",
   };
 }
 

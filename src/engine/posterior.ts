@@ -28,11 +28,16 @@
  * the same items is marked `low_evidence`.
  */
 
-import type { ItemTest } from "./gate.ts";
-import { type GateDecision, normalCdf, PairedSequentialTest, type SequentialSettings } from "./sequential.ts";
+import {
+  type GateDecision,
+  type ItemTest,
+  normalCdf,
+  PairedSequentialTest,
+  type SequentialSettings,
+} from "./sequential.ts";
 
 /** The prior on a candidate's gain and the noise it is measured in. */
-export interface PosteriorPrior {
+interface PosteriorPrior {
   /** Prior mean gain μ₀ (score units). */
   mean: number;
   /** Prior standard deviation τ of a candidate's gain. */
@@ -42,14 +47,14 @@ export interface PosteriorPrior {
 }
 
 /** Settings of the posterior rule. */
-export interface PosteriorSettings {
+interface PosteriorSettings {
   /** Accept at this posterior probability of a gain (or above). */
   threshold: number;
 }
 
-export const POSTERIOR_DEFAULTS: PosteriorSettings = { threshold: 0.7 };
+const POSTERIOR_DEFAULTS: PosteriorSettings = { threshold: 0.7 };
 /** Prior standard deviation of a candidate's gain: most edits move a skill by a few to ~20 points. */
-export const PRIOR_SD = 0.15;
+const PRIOR_SD = 0.15;
 /** Pseudo-items of prior variance pooled into the per-item variance. */
 const PRIOR_ITEMS = 4;
 /** Floor of the prior per-item variance (a flip rate of 0 measured on a handful of items proves little). */
@@ -61,7 +66,7 @@ const EARLY_ITEMS = 20;
 /** Futility: stop to reject when the chance of a gain falls below this. */
 const EARLY_REJECT = 0.02;
 /** Splits this small accept on clear dominance: at least one item won and none lost (marked low evidence). */
-export const DOMINANCE_MAX_ITEMS = 10;
+const DOMINANCE_MAX_ITEMS = 10;
 
 /**
  * The prior of the next decision from the run's history of observed gains (candidates decided so

@@ -335,3 +335,14 @@ export function minimumWins(confidence: number, n: number): number {
   for (let k = 1; k <= n; k++) if (t.push(1) === "accept") return k;
   return n + 1;
 }
+
+/**
+ * A decision read item by item (the paired and posterior rules): the evaluator pushes each item's
+ * difference in the gate's order and stops rolling out once a verdict is in.
+ */
+export interface ItemTest {
+  push(diff: number, regression?: boolean): GateDecision["verdict"] | undefined;
+  observe(diff: number): void;
+  result(): GateDecision;
+  readonly used: number;
+}

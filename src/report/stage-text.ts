@@ -29,8 +29,10 @@ function decisionLine(d: GateDecision): string {
     regressions: "too many previously-passing items fail (no-regression veto)",
     end_of_split: "the selection split ran out before the evidence decided",
   };
+  const pct = Math.round(d.confidence * 100);
+  const rule = d.rule === "posterior" ? `posterior; bounds at ${pct}%` : `${d.rule}, ${pct}%`;
   return `${d.verdict.toUpperCase()} Δ=${pts(d.delta)} pts [${pts(d.ci[0])}, ${pts(d.ci[1])}] n=${d.n_used}/${d.n_total} flips \
-+${d.flips.gained}/−${d.flips.lost} (${d.rule === "posterior" ? `posterior; bounds at ${Math.round(d.confidence * 100)}%` : `${d.rule}, ${Math.round(d.confidence * 100)}%`}) — ${why[d.reason]}${
++${d.flips.gained}/−${d.flips.lost} (${rule}) — ${why[d.reason]}${
     d.low_evidence ? " [low evidence: the paired test would not accept on these items]" : ""
   }`;
 }

@@ -9,10 +9,11 @@ import { tempDir } from "../support/tmp.ts";
 describe("the console tells the truth", () => {
   test("the step counts add up to the steps run, and the gate's minimum effect reads the same everywhere", async () => {
     using dir = tempDir();
-    const r = await runCli(["train", "--config", "quickstart", "--out", join(dir.path, "run")], {
-      cwd: dir.path,
-      env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
-    });
+    // The paired rule: its verdicts word the minimum effect, and on this split some end undecided.
+    const r = await runCli(
+      ["train", "--config", "quickstart", "--set", "evaluation.gate_rule=paired", "--out", join(dir.path, "run")],
+      { cwd: dir.path, env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") } },
+    );
     expect(r.code).toBe(0);
     const m = /steps (\d+)\/\d+: accepted (\d+), rejected (\d+) \(early \d+\), undecided (\d+), skipped (\d+)/.exec(
       r.stdout,

@@ -60,7 +60,7 @@ describe("first-day noise", () => {
   test("the README names the Node version and, before the rest, what the tests need beyond npm install", () => {
     const readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
     const intro = readme.slice(0, readme.indexOf("## "));
-    expect(intro).toContain("Node.js 22 or newer");
+    expect(intro).toContain("Node.js 20 or newer");
     expect(intro).toContain("sudo apt-get install -y chromium");
     expect(intro).toContain("python3-openpyxl");
     const openai = JSON.parse(readFileSync(join(REPO_ROOT, "node_modules", "openai", "package.json"), "utf8"));
