@@ -275,7 +275,6 @@ export const AcceptedEvidenceSchema = v.object({
   low_evidence: v.boolean(),
   prob_gain: v.optional(num),
 });
-type AcceptedEvidence = v.InferOutput<typeof AcceptedEvidenceSchema>;
 
 /** The flip rate of the initial skill between two samples (the noise floor, docs/gate.md). */
 export const NoiseFloorSchema = v.object({
