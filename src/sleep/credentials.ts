@@ -12,6 +12,8 @@ import { redactText } from "../lib/index.ts";
 /** A credential noun followed by what it is ("password is X", "token: X", "pw for the db = X"). */
 const NAMED_VALUE =
   /\b(pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\b((?:\s+(?:for|of|on|to|in)\s+(?:the\s+)?[\w.@/-]+(?:\s+[\w.@/-]+)?)?\s*(?:is|are|was|=|:|->|=>|should be|will be)\s*)[`"']?([^\s`"',;]+)[`"']?/gi;
+/** Every NAMED_VALUE and LOGIN_PAIR match holds one of these (a cheap pre-check). */
+const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|auth/i;
 /** "log in with user / pass", "login: admin:hunter22". */
 const LOGIN_PAIR =
   /\b(log ?in|sign ?in|login|credentials?|creds|auth)\b([^.\n]{0,30}?\s)([\w.@-]{2,40})\s*[/:]\s*([^\s/`"',;]{5,})/gi;
@@ -68,13 +70,18 @@ export function holdsCredential(text: string): boolean {
 /** The text with the shared redaction applied and every credential-shaped value above replaced by `[REDACTED]`. */
 export function maskCredentials(text: string): string {
   let out = redactText(text);
-  out = out.replace(NAMED_VALUE, (all, noun: string, mid: string, value: string) =>
-    secretValue(value) && !value.startsWith("[REDACTED") ? `${noun}${mid}[REDACTED]` : all,
-  );
-  out = out.replace(LOGIN_PAIR, (all, word: string, mid: string, user: string, value: string) =>
-    secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${mid}${user} / [REDACTED]` : all,
-  );
-  out = out.replace(URL_CREDENTIAL, (_all, head: string, _pw: string, at: string) => `${head}[REDACTED]${at}`);
+  if (!out) return out;
+  const named = NOUN_HINT.test(out);
+  if (named)
+    out = out.replace(NAMED_VALUE, (all, noun: string, mid: string, value: string) =>
+      secretValue(value) && !value.startsWith("[REDACTED") ? `${noun}${mid}[REDACTED]` : all,
+    );
+  if (named)
+    out = out.replace(LOGIN_PAIR, (all, word: string, mid: string, user: string, value: string) =>
+      secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${mid}${user} / [REDACTED]` : all,
+    );
+  if (out.includes("://"))
+    out = out.replace(URL_CREDENTIAL, (_all, head: string, _pw: string, at: string) => `${head}[REDACTED]${at}`);
   out = out.replace(TOKEN_RUN, (run) => (randomRun(run) ? "[REDACTED]" : run));
   return out;
 }

@@ -26,6 +26,8 @@ import {
 } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
+import { maskCredentials } from "./credentials.ts";
+import { guardEvidenceFile, guardProposals, guardReport } from "./secret-guard.ts";
 import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
 import { buildReport, renderReportMd } from "./report.ts";
 import {
@@ -77,6 +79,19 @@ export type { NightOutcome };
 
 /** Whether a night left 'running' by a killed process had staged its proposal (it is then kept). */
 const stagedBeforeDeath = (dead: NightRow) => Boolean(dead.staging_dir) && isStaged(dead.staging_dir);
+
+/** A task with its texts masked of credential-shaped values (ids and checks untouched). */
+function maskTask(t: TaskRecord): TaskRecord {
+  const m = (s: string) => (s ? maskCredentials(s) : s);
+  return {
+    ...t,
+    intent: m(t.intent) || t.intent,
+    context_excerpt: m(t.context_excerpt),
+    system: m(t.system),
+    attempted_solution: m(t.attempted_solution),
+    reference: m(t.reference),
+  };
+}
 
 /**
  * Settle the nights a killed process left 'running' (kill -9, a crash, a power cut). One that
@@ -175,6 +190,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     let book: LessonBook | undefined;
     const sessionDates = new Map<string, { source: string; at: string }>();
     let commitHarvest = () => {};
+    const secretNotes: string[] = [];
     if (input.seedTasks) {
       tasks = input.seedTasks;
       emit({ type: "tasks_file", tasks: tasks.length });
@@ -196,7 +212,11 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         sessionDates.set(d.session_id, { source: d.source ?? "", at: d.ended_at || d.started_at || "" });
       if (cfg.learn_lessons && cfg.evolve_memory) {
         book = loadBook(input.stateDir, project);
-        observe(book, h.digests, night);
+        const seen = observe(book, h.digests, night);
+        if (seen.credentialSentences)
+          secretNotes.push(
+            `secret guard: ${seen.credentialSentences} sentence(s) holding something credential-shaped were kept out of lessons`,
+          );
       }
       for (const d of h.digests)
         evidence.log("harvest", "session", {
@@ -223,6 +243,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         evidence,
         target,
       });
+      // Credentials said in prose leave the tasks before they are replayed, archived or reported.
+      tasks = tasks.map(maskTask);
       emit({ type: "mine_done", tasks: tasks.length });
     }
     input.onTasks?.(tasks, nSessions);
@@ -430,8 +452,18 @@ the evidence with \`skillopt sleep diff\``,
         modelChanged,
       };
     };
+    // The last scan: nothing credential-shaped is staged, reported or left in the evidence log.
+    if (lessons) secretNotes.push(...guardProposals([], [], lessons.cards));
+    const out0 = outcome(tasks.length > 0 || (lessons?.cards.length ?? 0) > 0 ? "completed" : "no_tasks");
+    secretNotes.push(...guardProposals(out0.proposals, out0.skillProposals, lessons?.cards ?? []));
+    const guarded = guardReport(out0.report);
+    if (guarded.masked) secretNotes.push("secret guard: credential-shaped text was masked in the report");
+    const evidenceMasked = out0.evidencePath ? guardEvidenceFile(out0.evidencePath) : 0;
+    if (evidenceMasked) secretNotes.push(`secret guard: ${evidenceMasked} evidence line(s) were masked`);
+    const out = { ...out0, report: guarded.report };
+    out.report.notes.push(...secretNotes);
+    if (out.report.lessons && lessons) out.report.lessons = lessons.cards;
     const staged = tasks.length > 0 || (lessons?.cards.length ?? 0) > 0;
-    const out = outcome(staged ? "completed" : "no_tasks");
     if (input.dry) return out;
 
     if (result) persistNight(store, night, tasks, result, ledger);
@@ -454,7 +486,8 @@ the evidence with \`skillopt sleep diff\``,
       // Nothing to stage (no task, no lesson): no folder is left for `sleep diff` to ignore; the state store records the night.
       rmSync(stagingDir, { recursive: true, force: true });
     }
-    if (book) saveBook(input.stateDir, book);
+    if (book && saveBook(input.stateDir, book, night).masked)
+      log.warn("sleep: secret guard: credential-shaped text was masked in the lesson store before it was written");
     commitHarvest();
     store.setLastHarvestMs(project, startedMs);
     store.setLastModelKey(backend.modelKey);

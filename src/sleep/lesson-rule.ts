@@ -68,7 +68,7 @@ export function lessonTokens(text: string): Set<string> {
   for (let raw of text.toLowerCase().replaceAll("’", "'").match(WORD) ?? []) {
     raw = raw.replaceAll("`", "");
     if (raw.endsWith("'s")) raw = raw.slice(0, -2);
-    if (!raw || FILLER.has(raw) || raw.includes("'")) continue;
+    if (!raw || FILLER.has(raw) || raw.includes("'") || raw.startsWith("redacted")) continue;
     if (/^\d+$/.test(raw)) continue;
     if (/^[\p{L}]+$/u.test(raw)) {
       if (raw.length < 2) continue;

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { errorMessage, log, redactText, removeOrphanTemps, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { errorMessage, log, redactText, removeOrphanTemps, sha256, writeFileAtomic } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import { holdsCredential, maskCredentials } from "./credentials.ts";
@@ -363,8 +363,12 @@ export function loadBook(stateDir: string, project: string): LessonBook {
   const path = bookPath(stateDir, project);
   if (existsSync(path)) {
     try {
-      const b = JSON.parse(readRegularFile(path).toString("utf8")) as LessonBook;
-      if (b.version === 1 && Array.isArray(b.observations) && Array.isArray(b.lessons)) return b;
+      const text = readRegularFile(path).toString("utf8");
+      const b = JSON.parse(text) as LessonBook;
+      if (b.version === 1 && Array.isArray(b.observations) && Array.isArray(b.lessons)) {
+        LOADED.set(b, text);
+        return b;
+      }
       log.warn(`sleep: ${path} is not a lesson book; starting a new one`);
     } catch (err) {
       log.warn(`sleep: cannot read ${path} (${String(err)}); starting a new lesson book`);
@@ -377,11 +381,38 @@ function bookPath(stateDir: string, project: string): string {
   return join(stateDir, "lessons", `${sha256(project).slice(0, 16)}.json`);
 }
 
-export function saveBook(stateDir: string, book: LessonBook): void {
+/** The text each loaded book was read from (an unchanged book is not written again). */
+const LOADED = new WeakMap<LessonBook, string>();
+
+/**
+ * Write the book when it changed. The lesson store is scanned like a staged file: the texts of
+ * tonight's observations and every lesson's rule are masked when something credential-shaped is
+ * left in them (earlier nights' observations were scanned on their own night); returns whether
+ * something was.
+ */
+export function saveBook(stateDir: string, book: LessonBook, night?: number): { written: boolean; masked: boolean } {
   const path = bookPath(stateDir, book.project);
+  let masked = false;
+  const scrub = (t: string | undefined) => {
+    if (!t) return t;
+    const m = maskCredentials(t);
+    if (m !== t) masked = true;
+    return m;
+  };
+  for (const o of book.observations) {
+    if (night !== undefined && o.night !== night) continue;
+    o.quote = scrub(o.quote)!;
+    o.context = scrub(o.context);
+    o.norm = scrub(o.norm);
+  }
+  for (const l of book.lessons) l.rule = scrub(l.rule)!;
+  const text = `${JSON.stringify(book, null, 2)}\n`;
+  if (LOADED.get(book) === text) return { written: false, masked };
   // A night killed while saving its book left the temp file beside it.
   removeOrphanTemps(dirname(path));
-  writeJsonAtomic(path, book);
+  writeFileAtomic(path, text);
+  LOADED.set(book, text);
+  return { written: true, masked };
 }
 
 /** What the lesson pass proposes for one night. */

@@ -1,8 +1,13 @@
 import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { holdsCredential, maskCredentials } from "../../src/sleep/credentials.ts";
 import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
 import { instructionsOf, lessonTokens, polarityOf, opposite } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+import { hashTree, writeClaudeSession } from "./support/fake-home.ts";
 
 // Our own sentences, in the shapes people correct an agent with: the same wish said in different
 // words in different sessions, embedded in longer turns, next to task requests that mention tools.
@@ -184,5 +189,58 @@ describe("a night with nothing new", () => {
     const noop = planLessons(b, 2, setLearned("", []), { target: "t", retireAfterNights: 0 });
     expect(noop.cards).toEqual([]);
     expect(b.observations.map((o) => o.cluster)).toEqual(ids);
+  });
+});
+
+describe("a password sentence is never staged (review, end to end)", () => {
+  test("said in two sessions beside a recurring rule: the rule is staged; the password is in no staged file, report, evidence or lesson store", async () => {
+    using tmp = tempDir("sleep-secret-sentence-");
+    const home = join(tmp.path, "home");
+    const project = join(tmp.path, "work", "app");
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, "CLAUDE.md"), "# App\n");
+    const pw = "For the local postgres the password is pgL0cal-2024, use that.";
+    const start = Date.parse("2026-11-24T09:00:00Z");
+    const sessions = [
+      ["Set up the local database for the orders service", pw, "use uv, not pip"],
+      ["Seed the orders table", `again, ${pw}`, "Don't pip install anything; dependencies are managed by uv."],
+    ];
+    sessions.forEach((prompts, i) => {
+      const turns = prompts.map((user) => ({ user, assistant: "Done." }));
+      writeClaudeSession(
+        home,
+        project,
+        { id: `7e551000-aaaa-4bbb-8ccc-00000000000${i}`, turns },
+        start + i * 86_400_000,
+      );
+    });
+    const stateDir = join(home, ".skillopt-sleep");
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir };
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "mock",
+        "--source",
+        "claude",
+        "--lookback-hours",
+        "0",
+        "--project",
+        project,
+        "--json",
+      ],
+      { env, cwd: project },
+    );
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8"));
+    expect(report.lessons).toHaveLength(1);
+    expect(report.lessons[0].rule.toLowerCase()).toContain("uv");
+    expect(report.notes.join("\n")).toContain("secret guard: 2 sentence(s) holding something credential-shaped");
+    const files = [...hashTree([join(project, ".skillopt-sleep"), stateDir]).keys()];
+    expect(files.some((f) => f.endsWith("evidence.jsonl"))).toBe(true);
+    for (const f of files) expect([f, readFileSync(f).includes("pgL0cal-2024")]).toEqual([f, false]);
+    expect(r.stdout + r.stderr).not.toContain("pgL0cal-2024");
   });
 });

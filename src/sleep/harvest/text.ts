@@ -1,6 +1,7 @@
 import { noFTL } from "bun:jsc";
 import { isAbsolute, resolve, sep } from "node:path";
 import { redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
+import { maskCredentials } from "../credentials.ts";
 import { detectFeedback, type FeedbackLexicon, feedbackLexicon } from "../feedback.ts";
 import type { Scope, SessionDigest, SourceName } from "./types.ts";
 
@@ -49,7 +50,8 @@ export function cleanText(text: string): string {
   // Redact before the final clip (a clipped secret may no longer match), but bound the work on a
   // multi-megabyte paste: nothing past the pre-clip can reach the kept prefix.
   const bounded = text.length > PRE_CLIP ? text.slice(0, PRE_CLIP) : text;
-  const t = redactText(bounded.includes("\u0000") ? bounded.replaceAll("\u0000", "") : bounded).trim();
+  // The shared redaction, and credentials said in prose ("the password is …"): never kept, never stored.
+  const t = maskCredentials(bounded.includes("\u0000") ? bounded.replaceAll("\u0000", "") : bounded).trim();
   return t.length > MAX_TEXT_CHARS ? `${t.slice(0, MAX_TEXT_CHARS)}…` : t;
 }
 
