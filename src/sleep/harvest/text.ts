@@ -71,9 +71,15 @@ const INJECTED =
 /** The text with injected blocks removed (unchanged when there are none). */
 export function stripInjected(text: string): string {
   if (!text.includes("<")) return text;
-  const out = text.replace(INJECTED, "");
-  return out === text ? text : out.trim();
+  let out = text.replace(INJECTED, "");
+  if (out === text) return text;
+  // Claude Code follows a background task's notification with its own pointer to the output file.
+  if (text.includes("<task-notification")) out = out.replace(TASK_OUTPUT_POINTER, "");
+  return out.trim();
 }
+
+/** The line Claude Code appends after a `<task-notification>`: not the user speaking. */
+const TASK_OUTPUT_POINTER = /^[ \t]*Read the output file to retrieve the result:[^\n]*$/gm;
 
 /** Agent control commands: never a request, with or without arguments. */
 const CONTROL_COMMANDS = new Set([
