@@ -11,7 +11,7 @@ import { redactText } from "../lib/index.ts";
 
 /** A credential noun followed by what it is ("password is X", "token: X", "pw for the db = X"). */
 const NAMED_VALUE =
-  /\b(pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\b((?:\s+(?:for|of|on|to|in)\s+(?:the\s+)?[\w.@/-]+(?:\s+[\w.@/-]+)?)?\s*(?:is|are|was|=|:|->|=>|should be|will be)\s*)[`"']?([^\s`"',;]+)[`"']?/gi;
+  /\b(pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\b((?:\s+(?!is\b|are\b|was\b)[\w.@/-]+){0,4}?\s*(?:is|are|was|=|:|->|=>|should be|will be)\s*)[`"']?([^\s`"',;]+)[`"']?/gi;
 /** Every NAMED_VALUE and LOGIN_PAIR match holds one of these (a cheap pre-check). */
 const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|auth/i;
 /** "log in with user / pass", "login: admin:hunter22". */

@@ -35,6 +35,12 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
   { topic: "formatter", members: [["black"], ["ruff"], ["prettier"], ["biome"], ["autopep8"], ["yapf"]] },
   { topic: "naming", members: [["camelcase"], ["snake_case"], ["kebab-case"], ["pascalcase"]] },
   { topic: "exports", members: [["named"], ["default"]], needs: ["export"] },
+  { topic: "linter", members: [["eslint"], ["oxlint"], ["flake8"], ["pylint"], ["golangci-lint"]] },
+  { topic: "semicolons", members: [["semicolon"], ["no-semi"]] },
+  { topic: "modules", members: [["esm"], ["commonjs"], ["cjs"], ["require"]] },
+  { topic: "logging", members: [["console.log"], ["console.error"], ["logger"], ["pino"], ["winston"], ["consola"]] },
+  { topic: "http client", members: [["axios"], ["fetch"], ["got"], ["ky"], ["requests"], ["httpx"]] },
+  { topic: "dates", members: [["moment"], ["date-fns"], ["dayjs"], ["luxon"]] },
 ];
 
 /** Sentences about this PR / ticket / number / now: a task request, not a standing rule. */
@@ -43,6 +49,9 @@ const TASK_DEICTIC =
 /** A sentence that starts with a task verb is a request ("Refactor the logger to use consola") unless it also corrects. */
 const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
+/** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
+const REFERS_BACK =
+  /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead)\b/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
 const NEGATION =
   /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w/i;
@@ -213,6 +222,41 @@ export function topicOfRule(p: Polarity): string | undefined {
   return undefined;
 }
 
+/**
+ * The key terms of the agent's action right before a turn: a command's first two words
+ * (`npm install`, `npx prettier`, `git commit`), or the first words of an edit's added line
+ * (`export default function`). Two corrections said right after the same wrong action are likely
+ * the same correction, whatever their words.
+ */
+export function actionTerms(agentBefore: string | undefined): string[] {
+  if (!agentBefore) return [];
+  const tool = agentBefore.split(" · ", 1)[0]!;
+  if (tool.startsWith("$ ")) {
+    const words = tool
+      .slice(2)
+      .trim()
+      .split(/\s+/)
+      .filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w) && w !== "sudo");
+    return words
+      .slice(0, 2)
+      .map((w) => w.toLowerCase().replace(/^['"]|['"]$/g, ""))
+      .filter((w) => w && !w.startsWith("-") && !w.includes("/"));
+  }
+  const edit = /^edit (\S+?): (.*)$/.exec(tool);
+  if (edit) return [...lessonTokens(edit[2]!)].slice(0, 3);
+  return [];
+}
+
+/** The topics a polarity prefers or avoids a member of. */
+export function topicsOf(p: Polarity): Set<string> {
+  const out = new Set<string>();
+  for (const t of [...p.prefer, ...p.avoid]) {
+    const topic = topicOfLoose(t);
+    if (topic) out.add(topic);
+  }
+  return out;
+}
+
 /** One instruction found in a prompt. */
 export interface Instruction {
   quote: string;
@@ -269,9 +313,10 @@ export function instructionsOf(
     const bare = followUp && shortTurn && words <= 6 && [...toks].some((t) => topicOfLoose(t) !== undefined);
     // The opening request states the task; only an explicit standing form there is a rule.
     if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
-    const task = TASK_START.test(body) && !negation && !again;
+    const refersBack = followUp && REFERS_BACK.test(body);
+    const task = TASK_START.test(body) && !negation && !again && !refersBack;
     if (task && !leadIn) continue;
-    if (!(leadIn || negation || again || polite || preference || contradicts || bare)) continue;
+    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack)) continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
     const named = [...toks].some(toolLike);
     if (
@@ -281,11 +326,12 @@ export function instructionsOf(
       !again &&
       !contradicts &&
       !bare &&
+      !(refersBack && named) &&
       !(negation && named) &&
       !IMPERATIVE_LIKE.test(body)
     )
       continue;
-    const correction = followUp && (leadIn || negation || again || contradicts);
+    const correction = followUp && (leadIn || negation || again || contradicts || refersBack);
     out.push({ quote: body, kind: correction ? "correction" : "preference" });
   }
   return out;
@@ -306,12 +352,18 @@ export const UNIFORM: Weights = { weight: (t) => (toolLike(t) ? 2 : 1), distinct
 
 /** Weights from document frequencies over `n` prompts. */
 export function idfWeights(df: Readonly<Record<string, number>>, n: number): Weights {
+  // `topic:` and `act:` terms weigh as the words they stand for; a topic term is never rare by itself.
   const N = Math.max(1, n);
   // A small history says little about rarity: below 50 prompts every term counts as if among 50.
   const M = Math.max(50, N);
   return {
-    weight: (t) => Math.log(1 + M / Math.max(1, df[t] ?? 1)) * (toolLike(t) ? 2 : 1),
-    distinctive: (t) => (df[t] ?? 1) <= Math.max(3, 0.08 * N),
+    weight: (t) => {
+      if (t.startsWith("topic:")) return 1;
+      const bare = t.startsWith("act:") ? t.slice(4) : t;
+      return Math.log(1 + M / Math.max(1, df[bare] ?? 1)) * (toolLike(bare) ? 2 : 1);
+    },
+    distinctive: (t) =>
+      !t.startsWith("topic:") && (df[t.startsWith("act:") ? t.slice(4) : t] ?? 1) <= Math.max(3, 0.08 * N),
   };
 }
 

@@ -5,12 +5,14 @@ import { readRegularFile } from "./adopt/read.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import { holdsCredential, maskCredentials } from "./credentials.ts";
 import {
+  actionTerms,
   idfWeights,
   instructionsOf,
   lessonTokens,
   opposite,
   type Polarity,
   polarityOf,
+  topicsOf,
   sameInstruction,
   UNIFORM,
   type Weights,
@@ -48,6 +50,8 @@ interface Observation {
   context?: string;
   /** The model's normalised form of the rule ("Use pnpm, not npm"), when a model read the session. */
   norm?: string;
+  /** Key terms of the agent's action right before it (`npm install`), when the harvest kept it. */
+  act?: string[];
   /** The cluster it joined (assigned once; only new observations are clustered on a later night). */
   cluster?: number;
 }
@@ -189,8 +193,16 @@ export function observe(
     } else {
       d.user_prompts.forEach((p, i) => {
         const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
-        for (const ins of instructionsOf(p, i > 0, { agentBefore: d.agent_before?.[i], skipped }))
-          fresh.push({ ...base, quote: maskCredentials(ins.quote), kind: ins.kind, context });
+        const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
+        const act = actionTerms(agentBefore);
+        for (const ins of instructionsOf(p, i > 0, { agentBefore, skipped }))
+          fresh.push({
+            ...base,
+            quote: maskCredentials(ins.quote),
+            kind: ins.kind,
+            context,
+            ...(act.length ? { act } : {}),
+          });
       });
     }
     const old = book.observations.filter((o) => o.session_id === d.session_id);
@@ -223,6 +235,18 @@ interface Cluster {
 /** The text an observation is clustered on: the model's normalised form, else the user's words. */
 const clusterText = (o: Observation) => o.norm || o.quote;
 
+/**
+ * The terms an observation is clustered on: its words, its topics (so that two sayings about one
+ * topic meet in the index), and the agent's action it followed (`act:npm`, `act:install`): the
+ * corrected action joins sayings that share few words.
+ */
+function clusterTokens(o: Observation): Set<string> {
+  const t = lessonTokens(clusterText(o));
+  for (const topic of topicsOf(polarityOf(clusterText(o)))) t.add(`topic:${topic}`);
+  for (const a of o.act ?? []) t.add(`act:${a}`);
+  return t;
+}
+
 /** The rarity weights of a book. */
 export function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
@@ -237,7 +261,7 @@ export function bookWeights(book: LessonBook): Weights {
 function assignClusters(book: LessonBook, w: Weights): void {
   const obs = book.observations;
   if (!obs.some((o) => o.cluster === undefined)) return;
-  const toks = obs.map((o) => lessonTokens(clusterText(o)));
+  const toks = obs.map(clusterTokens);
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -265,7 +289,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
         seen.add(j);
-        if (sameInstruction(toks[i]!, toks[j]!, w) && !opposite(polOf(i), polOf(j))) joined.add(obs[j]!.cluster!);
+        if (opposite(polOf(i), polOf(j))) continue;
+        // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
+        // prettier" / "formatting = biome"), say the same thing.
+        const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
+        if (sameTopic || sameInstruction(toks[i]!, toks[j]!, w)) joined.add(obs[j]!.cluster!);
       }
     }
     const ids = [...joined].sort((a, b) => a - b);
@@ -289,7 +317,7 @@ function clustersOf(book: LessonBook, night: number, all = false): Cluster[] {
     if (!touched.has(o.cluster!)) continue;
     const c = by.get(o.cluster!) ?? { members: [], tokens: [] };
     c.members.push(o);
-    c.tokens.push(lessonTokens(clusterText(o)));
+    c.tokens.push(clusterTokens(o));
     by.set(o.cluster!, c);
   }
   return [...by.values()];

@@ -29,6 +29,7 @@ export function emptyDigest(source: SourceName, sessionId: string, rawPath: stri
     started_at: "",
     ended_at: "",
     user_prompts: [],
+    agent_before: [],
     assistant_finals: [],
     tools_used: [],
     skills_used: [],
@@ -185,9 +186,10 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   const text = cleanText(spoken);
   if (!text) return false;
   d.n_user_turns++;
-  const corrections = keepWithinCap(d.user_prompts, lex);
+  const corrections = keepWithinCap(d, lex);
   const tags = detectFeedback(text, lex);
   d.user_prompts.push(text);
+  d.agent_before.push(takeAgentAction(d));
   corrections.push(hasComplaint(tags));
   for (const tag of tags) addUnique(d.feedback_signals, tag);
   return true;
@@ -208,7 +210,8 @@ function hasComplaint(tags: readonly string[]): boolean {
  * that is neither a correction nor the context right before one goes. A burst of corrections in
  * the middle of a long session therefore survives; past MAX_PROMPTS_HARD the oldest middle goes.
  */
-function keepWithinCap(prompts: string[], lex: Lexicon): boolean[] {
+function keepWithinCap(d: SessionDigest, lex: Lexicon): boolean[] {
+  const prompts = d.user_prompts;
   const corr = correctionFlags(prompts, lex);
   if (prompts.length < MAX_PROMPTS) return corr;
   const head = MAX_PROMPTS / 2;
@@ -221,6 +224,7 @@ function keepWithinCap(prompts: string[], lex: Lexicon): boolean[] {
     }
   }
   prompts.splice(drop, 1);
+  if (d.agent_before.length > drop) d.agent_before.splice(drop, 1);
   corr.splice(drop, 1);
   return corr;
 }
@@ -235,6 +239,29 @@ function correctionFlags(prompts: string[], lex: Lexicon): boolean[] {
     CORRECTIONS.set(prompts, flags);
   }
   return flags;
+}
+
+/** The agent's last command or edit and its last words since the user's last prompt (in memory only). */
+const LAST_ACTION = new WeakMap<SessionDigest, { tool: string; text: string }>();
+const ACTION_CHARS = 300;
+
+/** Record what the agent just did: a tool call (`$ npm install x`, `edit src/a.ts: …`) or its words. */
+export function noteAgentAction(d: SessionDigest, kind: "tool" | "text", raw: string): void {
+  if (!raw) return;
+  const clip = raw.length > 2 * ACTION_CHARS ? raw.slice(0, 2 * ACTION_CHARS) : raw;
+  const a = LAST_ACTION.get(d) ?? { tool: "", text: "" };
+  if (kind === "tool") a.tool = clip;
+  else a.text = clip;
+  LAST_ACTION.set(d, a);
+}
+
+/** What the agent did before the prompt being added ("" when nothing), cleaned; the slate is wiped. */
+function takeAgentAction(d: SessionDigest): string {
+  const a = LAST_ACTION.get(d);
+  if (!a) return "";
+  LAST_ACTION.delete(d);
+  const joined = a.tool && a.text ? `${a.tool} · ${a.text}` : a.tool || a.text;
+  return cleanText(joined.length > ACTION_CHARS ? joined.slice(0, ACTION_CHARS) : joined);
 }
 
 /**
