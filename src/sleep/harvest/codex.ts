@@ -59,7 +59,7 @@ const CODEX_SHAPE = recordShape({
     name: true,
     output: "stop",
     arguments: true,
-    input: "stop",
+    input: true,
     encrypted_content: "stop",
     aggregated_output: "stop",
     formatted_output: "stop",
