@@ -131,7 +131,7 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
       JSON.stringify({
         transcript_source: ["claude", "codex"],
         learn_lessons: lessons,
-        ...(url ? { azure_endpoint: url, api_key_env: "SLEEP_FAKE_KEY", model: "sim" } : { llm_mine: false }),
+        ...(url ? { azure_endpoint: url, api_key_env: "SLEEP_FAKE_KEY", model: "sim-model" } : { llm_mine: false }),
       }),
     );
   cfg(true);
@@ -246,7 +246,29 @@ process.stdout.write(
     )} · bun ${Bun.version} · runner ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}\n`,
 );
 for (const mode of MODE === "both" ? (["mock", "model"] as const) : [MODE as "mock" | "model"]) {
-  const server = mode === "model" ? await startFakeOpenAI({ reply: simReply() }) : undefined;
+  const sim = simReply();
+  const server =
+    mode === "model"
+      ? await startFakeOpenAI({
+          // The night's lesson requests (rules, standing or one-off) are answered by the simulator; the
+          // replay's agent follows whatever rules its memory carries, and the judge checks the lesson's
+          // words are among them.
+          reply: (req) => {
+            const t = req.lastUserText;
+            if (t.includes('"stage":"sleep_rules"') || t.includes('"stage":"sleep_standing"')) return sim(req);
+            if (t.includes("Grade a response against a rubric")) {
+              const rubric = t.slice(t.indexOf("Rubric:"), t.indexOf("Response:"));
+              const response = t.slice(t.indexOf("Response:"));
+              const m = /instruction from the user: "([^"]+)"/.exec(rubric);
+              const ok = m !== null && response.toLowerCase().includes(m[1]!.toLowerCase());
+              return JSON.stringify({ score: ok ? 1 : 0, reason: ok ? "follows it" : "does not" });
+            }
+            if (t.includes("Propose at most") || t.includes("JSON array")) return "[]";
+            const rules = t.split("\n").filter((l) => l.startsWith("- "));
+            return rules.length ? `Done, following: ${rules.join(" ")}` : "Done.";
+          },
+        })
+      : undefined;
   const all: SeedResult[] = [];
   for (const seed of SEEDS) {
     const r = await runSeed(seed, mode, server?.url);

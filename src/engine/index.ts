@@ -51,3 +51,4 @@ export { byTaskType } from "./final.ts";
 export { firstN, train, type TrainResult } from "./trainer.ts";
 export { estimateRun } from "./estimate.ts";
 export * from "./records.ts";
+export { mapLimit } from "./pool.ts";

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
 import { log, processAlive } from "../lib/index.ts";
+import { mapLimit } from "../engine/index.ts";
 import { nightEventText } from "../report/index.ts";
 import type { NightEvent } from "./night-events.ts";
 import type { SleepBackend } from "./backend/types.ts";
@@ -12,13 +13,14 @@ import { fanOut } from "./fanout.ts";
 import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { getRules, skillScaffold } from "./learned-block.ts";
-import { verifyLessons } from "./lesson-verify.ts";
+import { checkStanding, verifyLessons } from "./lesson-verify.ts";
 import {
   applyLessonCards,
   editCards,
   type LessonBook,
   type LessonPlan,
   loadBook,
+  type ModelRules,
   observe,
   planLessons,
   saveBook,
@@ -79,6 +81,41 @@ export type { NightOutcome };
 
 /** Whether a night left 'running' by a killed process had staged its proposal (it is then kept). */
 const stagedBeforeDeath = (dead: NightRow) => Boolean(dead.staging_dir) && isStaged(dead.staging_dir);
+
+/**
+ * A model's reading of each session's standing rules (sessions with a follow-up turn only; the
+ * opening request alone holds none). Transport and answer failures stop the night like any other
+ * model call; a night ceiling leaves the remaining sessions to the rule-based reading, with a note.
+ */
+async function readRules(
+  backend: SleepBackend,
+  digests: readonly DigestLike[],
+  workers: number,
+  notes: string[],
+): Promise<Map<string, ModelRules>> {
+  const out = new Map<string, ModelRules>();
+  const withFollowUps = (digests as ReadonlyArray<DigestLike & { agent_before?: string[] }>).filter(
+    (d) => d.user_prompts.length > 1,
+  );
+  let capped = 0;
+  await mapLimit(withFollowUps, Math.max(1, workers), async (d) => {
+    try {
+      const rules = await backend.rules!({
+        sessionId: d.session_id,
+        turns: d.user_prompts.map((user, i) => ({ user, agent: d.agent_before?.[i] ?? "" })),
+      });
+      out.set(d.session_id, { session_id: d.session_id, rules });
+    } catch (err) {
+      if (!(err instanceof BudgetExhaustedError)) throw err;
+      capped++;
+    }
+  });
+  if (capped)
+    notes.push(
+      `budget: ${capped} session(s) were read for lessons by rule, not by the model (the night's ceiling was reached)`,
+    );
+  return out;
+}
 
 /** A task with its texts masked of credential-shaped values (ids and checks untouched). */
 function maskTask(t: TaskRecord): TaskRecord {
@@ -212,7 +249,10 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         sessionDates.set(d.session_id, { source: d.source ?? "", at: d.ended_at || d.started_at || "" });
       if (cfg.learn_lessons && cfg.evolve_memory) {
         book = loadBook(input.stateDir, project);
-        const seen = observe(book, h.digests, night);
+        // With a model (or handoff), the model reads each new session's standing rules; mock reads them by rule.
+        const modelRules =
+          backend.rules && cfg.llm_mine ? await readRules(backend, h.digests, cfg.workers, secretNotes) : undefined;
+        const seen = observe(book, h.digests, night, modelRules);
         if (seen.credentialSentences)
           secretNotes.push(
             `secret guard: ${seen.credentialSentences} sentence(s) holding something credential-shaped were kept out of lessons`,
@@ -339,6 +379,17 @@ against their own intent)`,
         covered,
       });
       lessons.memory = withRuleHead(memoryNow, lessons.memory, input.memoryPath);
+      // With a model: standing rule or one-off? asked before anything is replayed.
+      if (backend.standing && cfg.llm_mine && lessons.cards.length) {
+        const st = await checkStanding(backend, lessons.cards, {
+          baseMemory: memoryNow,
+          proposedMemory: lessons.memory,
+        });
+        lessons.memory = withRuleHead(memoryNow, st.memory, input.memoryPath);
+        lessons.notes.push(...st.notes);
+        // Handoff: the questions just written are waiting for answers; nothing is staged before them.
+        backend.settle?.();
+      }
       if (backend.remote && lessons.cards.length) {
         emit({ type: "lessons_verify", edits: lessons.cards.length });
         const v = await verifyLessons(ctx, lessons.cards, {

@@ -4,7 +4,8 @@ import { extractJson, redactText, SkilloptError, sha256, writeFileAtomic, writeJ
 import type { SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
 import { scoreExact } from "../judges.ts";
-import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
+import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt, rulesPrompt, standingPrompt } from "./prompts.ts";
+import { parseRules, parseStanding } from "./rules.ts";
 import type { SleepBackend } from "./types.ts";
 
 const PENDING_PREFIX = "[[SKILLOPT-SLEEP-PENDING:";
@@ -154,6 +155,15 @@ export function createHandoffBackend(
         })
         .filter((e) => e.content);
       return { edits, raw, tokens: 0 };
+    },
+    // The same rules and standing-rule requests a model gets, written to the handoff file.
+    async rules(input) {
+      const raw = call(rulesPrompt(input), 800);
+      return raw.startsWith(PENDING_PREFIX) ? [] : parseRules(raw);
+    },
+    async standing(rule, quotes) {
+      const raw = call(standingPrompt(rule, quotes), 200);
+      return raw.startsWith(PENDING_PREFIX) ? undefined : parseStanding(raw);
     },
     async mine(input) {
       const raw = call(minerPrompt(input), 800);

@@ -3,6 +3,7 @@ import type { RoundBatching } from "../../engine/index.ts";
 import type { NightLedger } from "../budget.ts";
 import type { JudgeScore } from "../judges.ts";
 import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
+import type { RulesInput } from "./prompts.ts";
 
 /** What building a Sleep backend takes. */
 export interface SleepBackendOptions {
@@ -90,4 +91,8 @@ export interface SleepBackend extends RoundBatching {
   close?(): Promise<void>;
   /** LLM mining of one session; undefined when the backend does not mine (mock). */
   mine?(input: MineInput): Promise<MinedCandidate[]>;
+  /** A session's standing rules, normalised, each with the user's words; undefined when the backend reads none (mock). */
+  rules?(input: RulesInput): Promise<Array<{ rule: string; quote: string }>>;
+  /** Whether a recurring rule is a standing rule (true) or a one-off request (false); undefined when unanswered. */
+  standing?(rule: string, quotes: readonly string[]): Promise<boolean | undefined>;
 }
