@@ -49,9 +49,14 @@ const TASK_DEICTIC =
 /** A sentence that starts with a task verb is a request ("Refactor the logger to use consola") unless it also corrects. */
 const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
+/** A trailing "then keep going" / "after that continue where you were" clause: not part of the rule. */
+const CONTINUE_TAIL =
+  /,?\s*(?:and\s+)?(?:then|after that|afterwards)\s+(?:keep going|carry on|continue|proceed|resume|rerun|re-run|run)\b.*$/i;
+/** A polite question asking for a convention: an instruction in question form. */
+const POLITE_ASK = /^(?:can|could|would) you\b.*\b(?:our|we|always|the usual|like the others|like the rest)\b/i;
 /** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
 const REFERS_BACK =
-  /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead)\b/i;
+  /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b)\b/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
 const NEGATION =
   /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w/i;
@@ -59,7 +64,7 @@ const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
 const PREFERENCE =
-  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow the|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
 const IMPERATIVE_RULE =
   /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
 
@@ -280,7 +285,12 @@ export function instructionsOf(
 ): Instruction[] {
   const out: Instruction[] = [];
   const before = o.agentBefore ? lessonTokens(o.agentBefore) : undefined;
-  const sentences = prompt.split(/(?<=[.!?])\s+|\n+/);
+  const tool = o.agentBefore?.split(" · ", 1)[0] ?? "";
+  const beforeTool = /^(?:\$ |edit )/.test(tool) ? lessonTokens(tool.replace(/^(?:\$ |edit )/, "")) : undefined;
+  // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going").
+  const sentences = prompt
+    .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)/i)
+    .map((x) => x.replace(CONTINUE_TAIL, "").replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""));
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
   for (const raw of sentences) {
     const s = raw.trim();
@@ -290,7 +300,8 @@ export function instructionsOf(
       if (o.skipped) o.skipped.credential++;
       continue;
     }
-    if (s.endsWith("?") || TASK_DEICTIC.test(s)) continue;
+    // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
+    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
     const body = s.replace(LEAD_IN, "").trim();
     const toks = lessonTokens(body);
@@ -302,19 +313,32 @@ export function instructionsOf(
     const preference = PREFERENCE.test(body) || IMPERATIVE_RULE.test(body);
     // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
     const pol = before ? polarityOf(body) : undefined;
+    // It names another member of the topic the agent just used ("the scripts folder is a uv project"
+    // after `pip install`), or avoids what it used.
     const contradicts =
       before !== undefined &&
       pol !== undefined &&
       ([...pol.avoid].some((a) => before.has(a)) ||
-        [...pol.prefer].some((p) => {
+        [...toks].some((p) => {
           const topic = topicOfLoose(p);
-          return !before.has(p) && [...before].some((b) => b !== p && topicOfLoose(b) === topic);
+          return (
+            topic !== undefined &&
+            !pol.avoid.has(p) &&
+            !before.has(p) &&
+            [...before].some((b) => b !== p && topicOfLoose(b) === topic && !toks.has(b))
+          );
         }));
-    const bare = followUp && shortTurn && words <= 6 && [...toks].some((t) => topicOfLoose(t) !== undefined);
+    // It names something the agent's command or edit just used ("'refund-changes' won't pass").
+    const echoes = beforeTool !== undefined && [...toks].some((t) => beforeTool.has(t));
+    const bare =
+      followUp &&
+      shortTurn &&
+      words <= 6 &&
+      [...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t)));
     // The opening request states the task; only an explicit standing form there is a rule.
     if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
-    const refersBack = followUp && REFERS_BACK.test(body);
-    const task = TASK_START.test(body) && !negation && !again && !refersBack;
+    const refersBack = followUp && (REFERS_BACK.test(body) || (echoes && negation));
+    const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts;
     if (task && !leadIn) continue;
     if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack)) continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
@@ -326,7 +350,7 @@ export function instructionsOf(
       !again &&
       !contradicts &&
       !bare &&
-      !(refersBack && named) &&
+      !refersBack &&
       !(negation && named) &&
       !IMPERATIVE_LIKE.test(body)
     )
