@@ -131,7 +131,18 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
       JSON.stringify({
         transcript_source: ["claude", "codex"],
         learn_lessons: lessons,
-        ...(url ? { azure_endpoint: url, api_key_env: "SLEEP_FAKE_KEY", model: "sim-model" } : { llm_mine: false }),
+        // Model path: the lessons path alone (task mining and consolidation off, which replay
+        // unrelated tasks and cost minutes per night on the simulator); lessons are still read by
+        // the model, asked "standing or one-off?" and replay-verified.
+        ...(url
+          ? {
+              azure_endpoint: url,
+              api_key_env: "SLEEP_FAKE_KEY",
+              model: "sim-model",
+              max_tasks_per_night: 0,
+              max_sessions_per_night: 200,
+            }
+          : { llm_mine: false }),
       }),
     );
   cfg(true);
@@ -213,9 +224,10 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
   cfg(false);
   res.noopHarvestOnlyS = review().s;
   truth.corrections.forEach((c, i) => {
-    const second = [...new Set(c.sayings.map((s) => nightOfDay.get(s.timestamp.slice(0, 10))!))].sort(
-      (a, b) => a - b,
-    )[1];
+    // The night that read a saying is the night its session's first day was revealed.
+    const nightOf = (sid: string) =>
+      nightOfDay.get(truth.sessions.find((x) => x.sessionId === sid)?.startedAt.slice(0, 10) ?? "") ?? 0;
+    const second = [...new Set(c.sayings.map((s) => nightOf(s.sessionId)))].sort((a, b) => a - b)[1];
     const at = proposedAt.get(i);
     if (second !== undefined && at !== undefined && at <= second + 3) res.recurringHit++;
     else

@@ -49,6 +49,12 @@ const TASK_DEICTIC =
 /** A sentence that starts with a task verb is a request ("Refactor the logger to use consola") unless it also corrects. */
 const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
+/** A standing marker: the sentence is about every future task, even when it starts like a request. */
+const STANDING =
+  /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;
+/** Words of a complaint about what a sentence names. */
+const COMPLAINT =
+  /\b(?:break|breaks|broke|broken|wreck|wrecks|wrecked|fail|fails|failed|wrong|mess(?:es|ed)?|bad|hate|useless|ugly|slow|why)\b/i;
 /** A trailing "then keep going" / "after that continue where you were" clause: not part of the rule. */
 const CONTINUE_TAIL =
   /,?\s*(?:and\s+)?(?:then|after that|afterwards)\s+(?:keep going|carry on|continue|proceed|resume|rerun|re-run|run)\b.*$/i;
@@ -56,7 +62,7 @@ const CONTINUE_TAIL =
 const POLITE_ASK = /^(?:can|could|would) you\b.*\b(?:our|we|always|the usual|like the others|like the rest)\b/i;
 /** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
 const REFERS_BACK =
-  /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b)\b/i;
+  /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b|^(?:please\s+)?(?:swap|replace|rip out|strip|get rid of) (?:those|that|these|this|it|them|the)\b)\b/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
 const NEGATION =
   /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w/i;
@@ -190,10 +196,13 @@ export function polarityOf(text: string): Polarity {
   // the one left after its rivals are avoided, or the sentence is short; "again, npm i breaks the
   // lockfile" names npm without preferring it.
   const short = toks.size <= 3;
+  // A sentence naming one member and no complaint about it prefers it ("double quotes from now on");
+  // "again, npm i wrecks the lockfile" names npm without preferring it.
+  const complaint = AGAIN.test(text) || COMPLAINT.test(text);
   for (const [topic, members] of byTopic) {
     const rivalAvoided = [...avoid].some((a) => topicOfLoose(a) === topic);
     const chosen = members.filter((m) => explicit.has(m));
-    if (!chosen.length && members.length === 1 && (rivalAvoided || short)) chosen.push(members[0]!);
+    if (!chosen.length && members.length === 1 && (rivalAvoided || short || !complaint)) chosen.push(members[0]!);
     for (const m of chosen) prefer.add(m);
   }
   for (const a of avoid) prefer.delete(a);
@@ -309,7 +318,7 @@ export function instructionsOf(
     const words = body.split(/\s+/).length;
     const negation = NEGATION.test(body) || findCorrection([body]) !== undefined;
     const again = AGAIN.test(body);
-    const polite = POLITE_SHORT.test(body) && words <= 8;
+    const polite = POLITE_SHORT.test(body) && words <= 12;
     const preference = PREFERENCE.test(body) || IMPERATIVE_RULE.test(body);
     // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
     const pol = before ? polarityOf(body) : undefined;
@@ -338,7 +347,8 @@ export function instructionsOf(
     // The opening request states the task; only an explicit standing form there is a rule.
     if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack = followUp && (REFERS_BACK.test(body) || (echoes && negation));
-    const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts;
+    const standingMark = STANDING.test(body);
+    const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
     if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack)) continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
