@@ -227,7 +227,9 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     // The night that read a saying is the night its session's first day was revealed.
     const nightOf = (sid: string) =>
       nightOfDay.get(truth.sessions.find((x) => x.sessionId === sid)?.startedAt.slice(0, 10) ?? "") ?? 0;
-    const second = [...new Set(c.sayings.map((s) => nightOf(s.sessionId)))].sort((a, b) => a - b)[1];
+    const nights = [...new Set(c.sayings.map((s) => nightOf(s.sessionId)))].sort((a, b) => a - b);
+    // Two sessions of one day are read by one night: that night is the second saying's.
+    const second = nights[1] ?? nights[0];
     const at = proposedAt.get(i);
     if (second !== undefined && at !== undefined && at <= second + 3) res.recurringHit++;
     else

@@ -52,6 +52,9 @@ const TASK_START =
 /** A standing marker: the sentence is about every future task, even when it starts like a request. */
 const STANDING =
   /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;
+/** A line of code rather than a sentence. */
+const CODE_LIKE =
+  /;\s*$|=>|[{}]|^\s*(?:return|const|let|var|import|export|def|function|class|if|for|while)\b[^.]*[;(=]|\w\(.*\)\s*[;.]?$/;
 /** Words of a complaint about what a sentence names. */
 const COMPLAINT =
   /\b(?:break|breaks|broke|broken|wreck|wrecks|wrecked|fail|fails|failed|wrong|mess(?:es|ed)?|bad|hate|useless|ugly|slow|why)\b/i;
@@ -70,7 +73,7 @@ const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
 const PREFERENCE =
-  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
 const IMPERATIVE_RULE =
   /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
 
@@ -297,7 +300,9 @@ export function instructionsOf(
   const tool = o.agentBefore?.split(" · ", 1)[0] ?? "";
   const beforeTool = /^(?:\$ |edit )/.test(tool) ? lessonTokens(tool.replace(/^(?:\$ |edit )/, "")) : undefined;
   // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going").
-  const sentences = prompt
+  // Pasted code, fenced blocks and stack traces are not the user's words.
+  const spoken = prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replace(/^\s+at .*$/gm, "");
+  const sentences = spoken
     .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)/i)
     .map((x) => x.replace(CONTINUE_TAIL, "").replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""));
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
@@ -314,7 +319,7 @@ export function instructionsOf(
     const leadIn = LEAD_IN.test(s);
     const body = s.replace(LEAD_IN, "").trim();
     const toks = lessonTokens(body);
-    if (toks.size === 0) continue;
+    if (toks.size === 0 || CODE_LIKE.test(body)) continue;
     const words = body.split(/\s+/).length;
     const negation = NEGATION.test(body) || findCorrection([body]) !== undefined;
     const again = AGAIN.test(body);
@@ -361,6 +366,7 @@ export function instructionsOf(
       !contradicts &&
       !bare &&
       !refersBack &&
+      !(echoes && followUp && !task) &&
       !(negation && named) &&
       !IMPERATIVE_LIKE.test(body)
     )
