@@ -74,21 +74,17 @@ interface SeedResult {
   overlap: { meanPairwise: number; pairs: number };
 }
 
-function run(
+/** Run the product (asynchronously: the loopback model server lives in this process and must keep answering). */
+async function run(
   cmd: string[],
   env: Record<string, string>,
   cwd: string,
-): { code: number; out: string; err: string; s: number } {
+): Promise<{ code: number; out: string; err: string; s: number }> {
   const t = performance.now();
-  const r = Bun.spawnSync([...productCommand(), ...cmd], { env, cwd });
-  return {
-    code: r.exitCode ?? -1,
-    out: r.stdout.toString(),
-    err: r.stderr.toString(),
-    s: (performance.now() - t) / 1000,
-  };
+  const p = Bun.spawn([...productCommand(), ...cmd], { env, cwd, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, out, err, s: (performance.now() - t) / 1000 };
 }
-
 const lower = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
 /** A card is about a saying when one of its quotes is (part of) that saying, or the saying of it. */
 const cardSays = (c: Card, text: string) => {
@@ -157,8 +153,8 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
   }))
     if (v !== undefined) env[k] = v;
   const backend = mode === "mock" ? "mock" : "openai";
-  const review = () =>
-    run(
+  const review = async () =>
+    await run(
       ["sleep", "review", "--backend", backend, "--lookback-hours", "0", "--project", project, "--json"],
       env,
       project,
@@ -188,7 +184,7 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     nightOfDay.set(dayStr, n + 1);
     for (const s of truth.sessions.filter((x) => x.startedAt.slice(0, 10) === dayStr))
       cpSync(join(hold, relative(home, s.path)), s.path);
-    const r = review();
+    const r = await review();
     if (n === 0) res.firstNightS = r.s;
     printed += r.out + r.err;
     if (r.code !== 0) {
@@ -213,16 +209,16 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
       if (flipped && truth.flip.old.sayings.some((s) => cardSays(k, s.text))) flipOldAfter = true;
     }
     if (out.proposals.length === 0) continue;
-    const a = run(["sleep", "adopt", "--staging", out.staging_dir, "--project", project, "--json"], env, project);
+    const a = await run(["sleep", "adopt", "--staging", out.staging_dir, "--project", project, "--json"], env, project);
     printed += a.out + a.err;
     if (a.code !== 0)
       res.failures.push(`night ${n + 1}: adopt exit ${a.code}: ${(a.err || a.out).trim().slice(0, 200)}`);
   }
   // The no-op night, then the same with lessons off: what lessons cost beyond the harvest.
-  const noop = review();
+  const noop = await review();
   res.noopNightS = noop.s;
   cfg(false);
-  res.noopHarvestOnlyS = review().s;
+  res.noopHarvestOnlyS = (await review()).s;
   truth.corrections.forEach((c, i) => {
     // The night that read a saying is the night its session's first day was revealed.
     const nightOf = (sid: string) =>
