@@ -284,7 +284,7 @@ for (const mode of MODE === "both" ? (["mock", "model"] as const) : [MODE as "mo
     const r = await runSeed(seed, mode, server?.url);
     all.push(r);
     process.stdout.write(
-      `  [${mode}] seed ${seed}: overlap ${r.overlap.meanPairwise.toFixed(3)} (${r.overlap.pairs} pairs) · recurring ${r.recurringHit}/${r.recurring} · one-offs ${r.oneOffsProposed.length} · flip ${r.flipHandled ? "handled" : "NOT handled"} (${r.flipNote}) · secrets ${r.secretsStaged} · first ${r.firstNightS.toFixed(2)} s · no-op ${r.noopNightS.toFixed(2)} s (lessons off ${r.noopHarvestOnlyS.toFixed(2)} s)${r.missed.length ? `\n      missed: ${r.missed.join("; ")}` : ""}${r.failures.length ? `\n      failures: ${r.failures.slice(0, 3).join("; ")}` : ""}\n`,
+      `  [${mode}] seed ${seed}: overlap ${r.overlap.meanPairwise.toFixed(3)} (${r.overlap.pairs} pairs) · recurring ${r.recurringHit}/${r.recurring} · one-offs ${r.oneOffsProposed.length}${r.oneOffsProposed.length ? ` (${[...new Set(r.oneOffsProposed)].join(", ")})` : ""} · flip ${r.flipHandled ? "handled" : "NOT handled"} (${r.flipNote}) · secrets ${r.secretsStaged} · first ${r.firstNightS.toFixed(2)} s · no-op ${r.noopNightS.toFixed(2)} s (lessons off ${r.noopHarvestOnlyS.toFixed(2)} s)${r.missed.length ? `\n      missed: ${r.missed.join("; ")}` : ""}${r.failures.length ? `\n      failures: ${r.failures.slice(0, 3).join("; ")}` : ""}\n`,
     );
   }
   await server?.[Symbol.asyncDispose]();

@@ -10,13 +10,15 @@
  */
 
 const DEICTIC =
-  /#\d+|\b(?:pr|mr|pull request|ticket|issue)\s*#?\d+|\b[A-Z]{2,}-\d+\b|\bfor now\b|\bthis time\b|\bjust this once\b|\btoday\b|\btonight\b|\bright now\b|\btemporar/i;
+  /\b[0-9a-f]{7,40}\b|\b\d+\.\d+|#\d+|\b(?:pr|mr|pull request|ticket|issue)\s*#?\d+|\b[A-Z]{2,}-\d+\b|\bfor now\b|\bthis time\b|\bjust this once\b|\btoday\b|\btonight\b|\bright now\b|\btemporar/i;
 const CREDENTIAL =
   /\b(?:password|passwd|pwd|secret|token|api[ _-]?key|credential)s?\b|:\/\/[^\s/@]+:[^\s@]+@|\[REDACTED|\b(?=[A-Za-z0-9_-]{20,}\b)(?=\S*\d)(?=\S*[A-Za-z])\S+/i;
 const CUE =
   /\b(?:not|never|no|don'?t|do not|\w+n't|only|please|pls|always|instead|again|from now on|prefer|we use|we're|stop|avoid|rather)\b/i;
+const CHATTER =
+  /^(?:thx|thanks|thank you|ok(?:ay)?|otherwise good|looks good|lgtm|commit it|try again|go on|continue|carry on|after that|and then|tests pass|nice|great|perfect|no idea)\b/i;
 const TASK_START =
-  /^(?:(?:please|pls|can you|could you)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|look|check|write|explain|show|find|investigate|debug)\b/i;
+  /^(?:(?:please|pls|can you|could you)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|look|check|write|explain|show|find|investigate|debug|revert|pin|bump|deploy|merge)\b/i;
 
 function actionHead(agent: string): string {
   const tool = agent.split(" · ", 1)[0] ?? "";
@@ -38,7 +40,13 @@ export function simRules(data: { turns?: unknown }): Array<{ rule: string; quote
       const s = raw.trim();
       if (s.length < 4 || s.length > 240 || s.endsWith("?") || DEICTIC.test(s) || CREDENTIAL.test(s)) continue;
       const cue = CUE.test(s);
-      if (!cue && !(head && short)) continue;
+      const words = s.split(/\s+/).length;
+      if (words < 2 || CHATTER.test(s)) continue;
+      // With no cue, a short turn right after an action is a rule only when it names a tool or what the action used.
+      const named =
+        /[./_@]|\b[a-z]+-[a-z]+\b/.test(s) ||
+        (head !== "" && head.split(" ").some((w) => w.length > 2 && s.toLowerCase().includes(w.toLowerCase())));
+      if (!cue && !(head && short && named)) continue;
       if (TASK_START.test(s) && !cue) continue;
       const body = s.replace(/^(?:no|nope|hm+|ok(?:ay)?)[,.!]?\s+/i, "");
       const rule = `${body.charAt(0).toUpperCase()}${body.slice(1).replace(/[.!]+$/, "")}${head ? ` (not: ${head})` : ""}.`;
