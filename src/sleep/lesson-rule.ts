@@ -119,7 +119,7 @@ function stemWord(w: string): string {
 }
 
 /** A tool, package, command, path or identifier term: a topic member, or a word with a digit, dot, slash or underscore. */
-export function toolLike(term: string): boolean {
+function toolLike(term: string): boolean {
   return topicOfLoose(term) !== undefined || /[\d./_]/.test(term) || /^[#@]/.test(term);
 }
 
@@ -230,15 +230,6 @@ function topicOfLoose(term: string): string | undefined {
   return TOPICS.find((t) => t.members.some((m) => m.includes(term)))?.topic;
 }
 
-/** The topic a rule is about (the first topic member it prefers), if any. */
-export function topicOfRule(p: Polarity): string | undefined {
-  for (const t of p.prefer) {
-    const topic = topicOfLoose(t);
-    if (topic) return topic;
-  }
-  return undefined;
-}
-
 /**
  * The key terms of the agent's action right before a turn: a command's first two words
  * (`npm install`, `npx prettier`, `git commit`), or the first words of an edit's added line
@@ -275,13 +266,13 @@ export function topicsOf(p: Polarity): Set<string> {
 }
 
 /** One instruction found in a prompt. */
-export interface Instruction {
+interface Instruction {
   quote: string;
   kind: "correction" | "preference";
 }
 
 /** Why sentences of a prompt were not taken as rules (counts), for the night's notes. */
-export interface SkipCounts {
+interface SkipCounts {
   credential: number;
 }
 

@@ -248,7 +248,7 @@ function clusterTokens(o: Observation): Set<string> {
 }
 
 /** The rarity weights of a book. */
-export function bookWeights(book: LessonBook): Weights {
+function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
 }
 

@@ -1,7 +1,7 @@
 import { SLEEP_SENTINEL } from "../../lib/index.ts";
 import type { TaskRecord } from "../types.ts";
 import { fillTemplate, promptOverride } from "./prompt-overrides.ts";
-import type { ContrastSet, MineInput, ReflectInput } from "./types.ts";
+import type { ContrastSet, MineInput, ReflectInput, RulesInput } from "./types.ts";
 
 // Every outbound prompt starts with the sentinel so no harvester ever mines our own calls (§12.1 #28).
 const head = `${SLEEP_SENTINEL}\n\n`;
@@ -230,12 +230,6 @@ ${orNone(memory)}
 ### Request
 ${task.intent}
 ${task.context_excerpt ? `\n### Context\n${task.context_excerpt}\n` : ""}`;
-}
-
-/** One session's turns as the rules reader sees them: what the agent did, then what the user said. */
-export interface RulesInput {
-  sessionId: string;
-  turns: ReadonlyArray<{ agent: string; user: string }>;
 }
 
 /**

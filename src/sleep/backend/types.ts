@@ -3,7 +3,6 @@ import type { RoundBatching } from "../../engine/index.ts";
 import type { NightLedger } from "../budget.ts";
 import type { JudgeScore } from "../judges.ts";
 import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
-import type { RulesInput } from "./prompts.ts";
 
 /** What building a Sleep backend takes. */
 export interface SleepBackendOptions {
@@ -43,6 +42,12 @@ export interface MineInput {
   prompts: readonly string[];
   finalAnswer: string;
   feedback: readonly string[];
+}
+
+/** One session's turns as the rules reader sees them: what the agent did, then what the user said. */
+export interface RulesInput {
+  sessionId: string;
+  turns: ReadonlyArray<{ agent: string; user: string }>;
 }
 
 /** Raw task candidate returned by an LLM miner. */
