@@ -178,32 +178,40 @@ export function observe(
       for (const t of lessonTokens(p)) df[t] = (df[t] ?? 0) + 1;
     });
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
-    const byModel = modelRules?.get(d.session_id);
-    if (byModel) {
-      for (const r of byModel.rules) {
-        if (holdsCredential(r.rule) || holdsCredential(r.quote)) {
-          skipped.credential++;
-          continue;
-        }
-        const quote = maskCredentials(r.quote.slice(0, 240));
-        const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
-        const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
-        fresh.push({ ...base, quote, kind: "correction", norm: maskCredentials(r.rule.slice(0, 240)), context });
+    // The rule-based reading, then the model's rules: the model's normalised form replaces the
+    // user's words where both found the same saying, and what only the model found is added.
+    d.user_prompts.forEach((p, i) => {
+      const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
+      const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
+      const act = actionTerms(agentBefore);
+      for (const ins of instructionsOf(p, i > 0, { agentBefore, skipped }))
+        fresh.push({
+          ...base,
+          quote: maskCredentials(ins.quote),
+          kind: ins.kind,
+          context,
+          ...(act.length ? { act } : {}),
+        });
+    });
+    for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
+      if (holdsCredential(r.rule) || holdsCredential(r.quote)) {
+        skipped.credential++;
+        continue;
       }
-    } else {
-      d.user_prompts.forEach((p, i) => {
-        const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
-        const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
-        const act = actionTerms(agentBefore);
-        for (const ins of instructionsOf(p, i > 0, { agentBefore, skipped }))
-          fresh.push({
-            ...base,
-            quote: maskCredentials(ins.quote),
-            kind: ins.kind,
-            context,
-            ...(act.length ? { act } : {}),
-          });
-      });
+      const norm = maskCredentials(r.rule.slice(0, 240));
+      const quote = maskCredentials(r.quote.slice(0, 240));
+      const q = quote.toLowerCase();
+      const same = fresh.find(
+        (f) => !f.norm && (f.quote.toLowerCase().includes(q) || q.includes(f.quote.toLowerCase())),
+      );
+      if (same) {
+        same.norm = norm;
+        continue;
+      }
+      const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
+      const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
+      const act = actionTerms(i > 0 ? d.agent_before?.[i] : undefined);
+      fresh.push({ ...base, quote, kind: "correction", norm, context, ...(act.length ? { act } : {}) });
     }
     const old = book.observations.filter((o) => o.session_id === d.session_id);
     // Keep the night an observation was first read (support is counted from then), and its cluster.
