@@ -174,9 +174,7 @@ export function observe(
       at: d.ended_at || d.started_at || "",
       night,
     };
-    d.user_prompts.forEach((p, i) => {
-      for (const t of lessonTokens(p)) df[t] = (df[t] ?? 0) + 1;
-    });
+    for (const p of d.user_prompts) for (const t of lessonTokens(p)) df[t] = (df[t] ?? 0) + 1;
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
     // The rule-based reading, then the model's rules: the model's normalised form replaces the
     // user's words where both found the same saying, and what only the model found is added.
@@ -493,7 +491,11 @@ export function planLessons(
   assignClusters(book, w);
   const recurring = clustersOf(book, night).filter((c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c));
   // Two recurring clusters that say opposite things: the one said last is the user's current wish.
-  const lastSaid = (c: Cluster) => c.members.reduce((m, x) => (x.at > m ? x.at : m), "");
+  const lastSaid = (c: Cluster) =>
+    c.members
+      .map((x) => x.at)
+      .sort()
+      .at(-1) ?? "";
   const pols = recurring.map(clusterPolarity);
   const clusters = recurring.filter(
     (c, i) => !recurring.some((d, j) => j !== i && opposite(pols[i]!, pols[j]!) && lastSaid(d) > lastSaid(c)),
