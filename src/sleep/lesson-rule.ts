@@ -226,8 +226,11 @@ export function opposite(a: Polarity, b: Polarity): boolean {
   return false;
 }
 
+/** Each topic member's topic. */
+const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
+
 function topicOfLoose(term: string): string | undefined {
-  return TOPICS.find((t) => t.members.some((m) => m.includes(term)))?.topic;
+  return MEMBER_TOPIC.get(term);
 }
 
 /**
@@ -387,11 +390,16 @@ export function idfWeights(df: Readonly<Record<string, number>>, n: number): Wei
   const N = Math.max(1, n);
   // A small history says little about rarity: below 50 prompts every term counts as if among 50.
   const M = Math.max(50, N);
+  const memo = new Map<string, number>();
   return {
     weight: (t) => {
-      if (t.startsWith("topic:")) return 1;
-      const bare = t.startsWith("act:") ? t.slice(4) : t;
-      return Math.log(1 + M / Math.max(1, df[bare] ?? 1)) * (toolLike(bare) ? 2 : 1);
+      let x = memo.get(t);
+      if (x === undefined) {
+        const bare = t.startsWith("act:") ? t.slice(4) : t;
+        x = t.startsWith("topic:") ? 1 : Math.log(1 + M / Math.max(1, df[bare] ?? 1)) * (toolLike(bare) ? 2 : 1);
+        memo.set(t, x);
+      }
+      return x;
     },
     distinctive: (t) =>
       !t.startsWith("topic:") && (df[t.startsWith("act:") ? t.slice(4) : t] ?? 1) <= Math.max(3, 0.08 * N),

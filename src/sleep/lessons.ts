@@ -238,6 +238,18 @@ interface Cluster {
   tokens: Set<string>[];
 }
 
+/** Polarity of a text, memoised for one process (a night reads the same sayings many times). */
+const POLARITY = new Map<string, Polarity>();
+function polarityOfText(text: string): Polarity {
+  let p = POLARITY.get(text);
+  if (!p) {
+    if (POLARITY.size > 20_000) POLARITY.clear();
+    p = polarityOf(text);
+    POLARITY.set(text, p);
+  }
+  return p;
+}
+
 /** The text an observation is clustered on: the model's normalised form, else the user's words. */
 const clusterText = (o: Observation) => o.norm || o.quote;
 
@@ -248,7 +260,7 @@ const clusterText = (o: Observation) => o.norm || o.quote;
  */
 function clusterTokens(o: Observation): Set<string> {
   const t = lessonTokens(clusterText(o));
-  for (const topic of topicsOf(polarityOf(clusterText(o)))) t.add(`topic:${topic}`);
+  for (const topic of topicsOf(polarityOfText(clusterText(o)))) t.add(`topic:${topic}`);
   for (const a of o.act ?? []) t.add(`act:${a}`);
   return t;
 }
@@ -272,7 +284,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const polOf = (i: number) => {
     let p = pol.get(i);
     if (!p) {
-      p = polarityOf(clusterText(obs[i]!));
+      p = polarityOfText(clusterText(obs[i]!));
       pol.set(i, p);
     }
     return p;
@@ -353,12 +365,13 @@ function representative(c: Cluster, w: Weights): string {
   }
   let best = 0;
   let bestScore = -1;
+  // In a large cluster the latest 40 sayings choose (the choice is quadratic in them).
+  const from = Math.max(0, c.members.length - 40);
   c.members.forEach((m, i) => {
+    if (i < from) return;
     let s = 0;
-    c.tokens.forEach((t, j) => {
-      if (i !== j && sameInstruction(c.tokens[i]!, t, w)) s++;
-    });
-    const p = polarityOf(m.quote);
+    for (let j = from; j < c.tokens.length; j++) if (i !== j && sameInstruction(c.tokens[i]!, c.tokens[j]!, w)) s++;
+    const p = polarityOfText(m.quote);
     if (p.prefer.size && p.avoid.size) s += 0.5;
     // A saying that names what to do reads better as a rule than "amend that".
     s += 0.1 * Math.min(5, c.tokens[i]!.size - (m.act?.length ?? 0));
@@ -377,7 +390,7 @@ function clusterPolarity(c: { members: readonly Observation[] }): Polarity {
   const prefer = new Set<string>();
   const avoid = new Set<string>();
   for (const m of c.members) {
-    const p = polarityOf(clusterText(m));
+    const p = polarityOfText(clusterText(m));
     for (const x of p.prefer) prefer.add(x);
     for (const x of p.avoid) avoid.add(x);
   }
@@ -387,7 +400,7 @@ function clusterPolarity(c: { members: readonly Observation[] }): Polarity {
 
 /** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest"; "use tabs" then "we switched to spaces"). */
 function contradicts(rule: string, c: Cluster): boolean {
-  return opposite(polarityOf(rule), clusterPolarity(c));
+  return opposite(polarityOfText(rule), clusterPolarity(c));
 }
 
 function lessonId(rule: string): string {
@@ -508,7 +521,7 @@ export function planLessons(
     const known = book.lessons.find(
       (l) =>
         !claimed.has(l) &&
-        !opposite(polarityOf(l.rule), cpol) &&
+        !opposite(polarityOfText(l.rule), cpol) &&
         (l.id === lessonId(rule) ||
           sameInstruction(lessonTokens(l.rule), ruleToks, w) ||
           c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t, w))),
