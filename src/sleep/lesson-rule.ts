@@ -49,6 +49,9 @@ const TASK_DEICTIC =
 /** A sentence that starts with a task verb is a request ("Refactor the logger to use consola") unless it also corrects. */
 const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
+/** "X is history / gone / banned": X is avoided. */
+const GONE =
+  /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
 /** A standing marker: the sentence is about every future task, even when it starts like a request. */
 const STANDING =
   /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;
@@ -100,7 +103,7 @@ export function lessonTokens(text: string): Set<string> {
       continue;
     }
     out.add(raw);
-    if (/^[\p{L}]+(?:-[\p{L}]+)+$/u.test(raw))
+    if (/^[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+$/u.test(raw))
       for (const part of raw.split("-")) if (part.length >= 3 && !FILLER.has(part)) out.add(part);
   }
   return out;
@@ -189,6 +192,8 @@ export function polarityOf(text: string): Polarity {
       if (t) explicit.add(t);
     }
   }
+  // "tabs are history", "npm is banned": what is declared gone is avoided.
+  for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
   // Topic members named and not avoided: one is the preferred one; among several, the explicit ones.
   const byTopic = new Map<string, string[]>();
   for (const t of toks) {
@@ -315,7 +320,8 @@ export function instructionsOf(
     const toks = lessonTokens(body);
     if (toks.size === 0 || CODE_LIKE.test(body)) continue;
     const words = body.split(/\s+/).length;
-    const negation = NEGATION.test(body) || findCorrection([body]) !== undefined;
+    const negation =
+      NEGATION.test(body) || findCorrection([body]) !== undefined || new RegExp(GONE.source).test(body.toLowerCase());
     const again = AGAIN.test(body);
     const polite = POLITE_SHORT.test(body) && words <= 12;
     const preference = PREFERENCE.test(body) || IMPERATIVE_RULE.test(body);

@@ -129,6 +129,9 @@ describe("clustering paraphrases", () => {
 describe("flips by topic", () => {
   test("'use tabs' adopted, then 'we switched to spaces now' said twice in other words proposes a replacement", () => {
     expect(opposite(polarityOf("Use tabs"), polarityOf("we switched to spaces now"))).toBe(true);
+    expect(opposite(polarityOf("indent with tabs please"), polarityOf("tabs are history, 4-space indent now"))).toBe(
+      true,
+    );
     expect(
       opposite(polarityOf("we use pnpm here, not npm"), polarityOf("again, npm i breaks the lockfile, use pnpm")),
     ).toBe(false);
