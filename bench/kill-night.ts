@@ -9,6 +9,8 @@
  *
  *   bun bench/kill-night.ts [--trials 40] [--seed 7]
  *
+ * It also prints what the same review costs run again with nothing new (the no-op night).
+ *
  * Each kill lands a seeded random time after the night's folder appears (the night has begun), up
  * to 1.2× the length of an uninterrupted night measured first, so every moment of the night is
  * hit whatever the machine's speed.
@@ -127,6 +129,11 @@ try {
   if (timing.code !== 0 || expected === undefined)
     throw new Error(`the uninterrupted review did not stage a proposal (exit ${timing.code})`);
   const nightMs = timing.nightMs;
+  // The same review again with nothing new: what a no-op night costs, whole process included.
+  const noopBegan = performance.now();
+  const noop = review(ref);
+  const noopMs = performance.now() - noopBegan;
+  if (noop.code !== 0) throw new Error(`the no-op review failed (exit ${noop.code}): ${noop.stderr.trim()}`);
   const rand = mulberry32(SEED);
   const failures: string[] = [];
   let killedMidNight = 0;
@@ -157,6 +164,7 @@ try {
   console.log(machineLine());
   console.log(`runner: ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}`);
   console.log(`an uninterrupted night: ${nightMs.toFixed(0)} ms from its folder to exit`);
+  console.log(`the same review again with nothing new (a no-op night): ${noopMs.toFixed(0)} ms from spawn to exit`);
   console.log(
     `${TRIALS - failures.length}/${TRIALS} trials as an uninterrupted review (${killedMidNight} killed mid-night, leaving it running)`,
   );

@@ -1,281 +1,275 @@
 #!/usr/bin/env bun
 /**
- * Sleep over 30 nights: a generated home (Claude Code + Codex sessions) with planted recurring
- * corrections, preferences that later change, one-off remarks that must not become rules, and
- * planted secrets. Each night new sessions are written, `skillopt sleep review` runs incrementally
- * and a cooperative user adopts whatever was staged. Two modes: the mock backend (no model: lessons
- * are unverified) and a simulated model over a local OpenAI-compatible server (lessons are
- * replay-verified). Prints, never asserts:
- *   - recurring corrections proposed within 3 nights of their second occurrence (aim ≥ 90 %)
- *   - one-off remarks proposed (aim 0)
- *   - changed preferences whose old lesson is proposed for replacement within 7 nights (aim 100 %)
- *   - unreviewed deletions: rules that left a memory/skill file without an evidence card (0)
- *   - leaked secrets in anything written or printed (0)
- *   - time per night
+ * Sleep night by night on realistic homes: Claude Code 2.x and Codex sessions in their real
+ * on-disk formats, written by bench/lib/realistic-homes.ts (written blind: by someone who had not
+ * read the code, rule 3). Each home holds 3–4 recurring corrections said in 2–4 sessions in
+ * different words (right after the agent did the wrong thing, often inside a longer turn), one-off
+ * requests that look like rules (some repeated verbatim), one preference that flips, and secrets
+ * inside instruction sentences.
  *
- *   bun bench/sleep-nights.ts [--nights 30] [--mode mock|model|both] [--keep]
+ * The sessions are revealed one day at a time; each day `skillopt sleep review` runs (the product,
+ * as a user runs it) and a cooperative user adopts whatever was staged. Then one more review runs
+ * with nothing new (the no-op night), and the same no-op night with lessons off (what the harvest
+ * and the rest of the night cost without them). Prints, never asserts:
+ *   - the corpus's own overlap statistic (mean pairwise content-word Jaccard between two sayings of
+ *     one correction), so the bench cannot silently become easy
+ *   - recurring corrections proposed within 3 nights of their second saying (aims: ≥ 80 % mock,
+ *     ≥ 95 % with a model)
+ *   - one-offs proposed (0), flips handled (100 %), secrets staged or written anywhere (0)
+ *   - time per night: the first night, the no-op night, and the no-op night beyond the harvest
+ *     (aim ≤ 0.1 s)
+ *
+ *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--mode mock|model|both] [--keep]
+ *
+ * The model path runs on the offline simulator (`sim`, not a real model) behind a loopback
+ * OpenAI-compatible server: the night's own requests (rule extraction, "standing rule or one-off?",
+ * replay, judge) are answered by the simulator.
  */
 import { cpus, loadavg, tmpdir } from "node:os";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { getRules } from "../src/sleep/learned-block.ts";
-import { runCli } from "../test/support/cli.ts";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { simReply } from "../test/support/sim-fake.ts";
 import { startFakeOpenAI } from "../test/support/fake-openai.ts";
+import { productCommand } from "./lib/cli.ts";
+import { contentWordJaccardStats, type HomeTruth, writeRealisticHome } from "./lib/realistic-homes.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
   const i = args.indexOf(`--${name}`);
   return i === -1 ? undefined : args[i + 1];
 };
-const NIGHTS = Number(flag("nights") ?? 30);
+const SEEDS = (flag("seeds") ?? "1,2,3,4,5").split(",").map(Number);
 const MODE = flag("mode") ?? "both";
 const KEEP = args.includes("--keep");
 
-interface Planted {
-  key: string;
-  variants: string[];
-  nights: number[];
-}
-
-/** Recurring corrections: paraphrased, each said on several nights. */
-const RECURRING: Planted[] = [
-  {
-    key: "bun test",
-    variants: [
-      "no, run the tests with bun test, never jest",
-      "No. Run tests with bun test and never jest.",
-      "again: bun test, never jest",
-    ],
-    nights: [1, 3, 8, 14],
-  },
-  {
-    key: "snake_case",
-    variants: [
-      "no, name database columns in snake_case, never camelCase",
-      "Database columns are snake_case, never camelCase.",
-      "no, database columns use snake_case, never camelCase",
-    ],
-    nights: [2, 5, 11],
-  },
-  {
-    key: "conventional commit",
-    variants: [
-      "no, write commit messages in conventional commit style",
-      "Please write commit messages in conventional commit style.",
-      "no, commit messages follow conventional commit style",
-    ],
-    nights: [4, 6, 19],
-  },
-  {
-    key: "pnpm",
-    variants: [
-      "no, always run installs with pnpm in this repo, never npm",
-      "Always run installs with pnpm here, never npm.",
-      "no, installs go through pnpm in this repo, never npm",
-    ],
-    nights: [6, 9, 12, 24],
-  },
-  {
-    key: "early return",
-    variants: [
-      "no, prefer early returns over nested ifs",
-      "Please prefer early returns over nested ifs.",
-      "no, always prefer early returns over nested ifs",
-    ],
-    nights: [10, 13],
-  },
-  {
-    key: "logger module",
-    variants: [
-      "no, always log through the logger module, never console.log",
-      "Always log through the logger module, never console.log.",
-      "no, log through the logger module and never console.log",
-    ],
-    nights: [15, 17, 26],
-  },
-];
-/** Preferences that change: the old one is said (and adopted), later the opposite recurs. */
-const CHANGING: Array<{ old: Planted; now: Planted }> = [
-  {
-    old: {
-      key: "use tabs",
-      variants: ["no, use tabs, not spaces", "No, use tabs, not spaces please."],
-      nights: [2, 4, 7],
-    },
-    now: { key: "use spaces", variants: ["no, use spaces, not tabs", "Use spaces, not tabs."], nights: [16, 18, 21] },
-  },
-  {
-    old: {
-      key: "use double quotes",
-      variants: ["no, use double quotes, not single quotes", "No, use double quotes, not single quotes!"],
-      nights: [3, 6, 9],
-    },
-    now: {
-      key: "use single quotes",
-      variants: ["no, use single quotes, not double quotes", "Use single quotes, not double quotes."],
-      nights: [20, 22, 25],
-    },
-  },
-];
-/** Said once: must never become a rule. */
-const ONE_OFFS = Array.from({ length: 12 }, (_, i) => ({
-  key: `widget-${i + 1}`,
-  text: [
-    "always bump the version of widget-%d before the demo",
-    "please use the staging bucket for widget-%d uploads",
-    "never rename widget-%d until Friday",
-    "don't touch the widget-%d exporter today",
-  ][i % 4]!.replace("%d", String(i + 1)),
-  night: 2 + ((i * 7) % (NIGHTS - 2)),
-}));
-const SECRETS = [
-  "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8",
-  "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-  "AKIAQWERTYUIOPASDFGH",
-];
-const TASKS = [
-  "Add a unit test for the slugify helper",
-  "Fix the flaky websocket reconnect spec",
-  "Refactor the config loader",
-  "Add pagination to the users endpoint",
-  "Port the date parser to Temporal",
-  "Write the CSV exporter edge-case tests",
-  "Rename the cache module and update importers",
-  "Add a migration for the orders table",
-];
-
-function claudeSession(home: string, project: string, id: string, startMs: number, prompts: string[]): void {
-  const dir = join(home, ".claude", "projects", project.replace(/[^A-Za-z0-9]/g, "-"));
-  mkdirSync(dir, { recursive: true });
-  let t = startMs;
-  let parent: string | null = null;
-  const base = {
-    isSidechain: false,
-    userType: "external",
-    cwd: project,
-    sessionId: id,
-    version: "2.0.14",
-    gitBranch: "main",
-  };
-  const lines: string[] = [];
-  prompts.forEach((p, i) => {
-    const u = `${id}-u${i}`;
-    t += 5000;
-    lines.push(
-      JSON.stringify({
-        parentUuid: parent,
-        ...base,
-        type: "user",
-        message: { role: "user", content: p },
-        uuid: u,
-        timestamp: new Date(t).toISOString(),
-      }),
-    );
-    const a = `${id}-a${i}`;
-    t += 8000;
-    lines.push(
-      JSON.stringify({
-        parentUuid: u,
-        ...base,
-        type: "assistant",
-        message: {
-          id: `msg_${a}`,
-          type: "message",
-          role: "assistant",
-          model: "claude-sonnet-4-5",
-          content: [{ type: "text", text: "Done." }],
-        },
-        uuid: a,
-        timestamp: new Date(t).toISOString(),
-      }),
-    );
-    parent = a;
-  });
-  writeFileSync(join(dir, `${id}.jsonl`), `${lines.join("\n")}\n`);
-}
-
-function codexSession(home: string, project: string, id: string, startMs: number, prompts: string[]): void {
-  const d = new Date(startMs);
-  const dir = join(
-    home,
-    ".codex",
-    "sessions",
-    String(d.getUTCFullYear()),
-    String(d.getUTCMonth() + 1).padStart(2, "0"),
-    String(d.getUTCDate()).padStart(2, "0"),
-  );
-  mkdirSync(dir, { recursive: true });
-  let t = startMs;
-  const ts = () => {
-    t += 4000;
-    return new Date(t).toISOString();
-  };
-  const rows: unknown[] = [
-    {
-      timestamp: ts(),
-      type: "session_meta",
-      payload: { id, timestamp: ts(), cwd: project, originator: "codex_cli_rs", cli_version: "0.63.0" },
-    },
-  ];
-  for (const p of prompts) {
-    rows.push({
-      timestamp: ts(),
-      type: "response_item",
-      payload: { type: "message", role: "user", content: [{ type: "input_text", text: p }] },
-    });
-    rows.push({ timestamp: ts(), type: "event_msg", payload: { type: "user_message", message: p, images: [] } });
-    rows.push({ timestamp: ts(), type: "event_msg", payload: { type: "agent_message", message: "Done." } });
-  }
-  writeFileSync(
-    join(dir, `rollout-${d.toISOString().slice(0, 19).replaceAll(":", "-")}-${id}.jsonl`),
-    `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`,
-  );
-}
-
-interface NightCard {
+interface Card {
   op: string;
   rule: string;
   previous_rule?: string;
+  sources: Array<{ quote: string }>;
 }
 
-interface ModeResult {
-  mode: string;
+interface SeedResult {
+  recurring: number;
   recurringHit: number;
   missed: string[];
-  recurringTotal: number;
   oneOffsProposed: string[];
-  changedHit: number;
-  changedTotal: number;
-  unreviewedDeletions: number;
-  leaks: number;
-  nightMs: number[];
+  flipHandled: boolean;
+  flipNote: string;
+  secretsStaged: number;
+  firstNightS: number;
+  noopNightS: number;
+  noopHarvestOnlyS: number;
   failures: string[];
-  verdicts: Record<string, number>;
+  overlap: { meanPairwise: number; pairs: number };
 }
 
-function hex(n: number): string {
-  return n.toString(16).padStart(12, "0");
+/** Run the product (asynchronously: the loopback model server lives in this process and must keep answering). */
+async function run(
+  cmd: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number; out: string; err: string; s: number }> {
+  const t = performance.now();
+  const p = Bun.spawn([...productCommand(), ...cmd], { env, cwd, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, out, err, s: (performance.now() - t) / 1000 };
+}
+const lower = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
+/** A card is about a saying when one of its quotes is (part of) that saying, or the saying of it. */
+const cardSays = (c: Card, text: string) => {
+  const t = lower(text);
+  return c.sources.some((s) => {
+    const q = lower(s.quote);
+    return q.length >= 4 && (t.includes(q) || q.includes(t));
+  });
+};
+
+function walk(dir: string, out: string[] = []): string[] {
+  if (!existsSync(dir)) return out;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, out);
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
 }
 
-async function runMode(mode: "mock" | "model"): Promise<ModeResult> {
-  const root = mkdtempSync(join(process.env.SKILLOPT_BENCH_DIR ?? tmpdir(), `sleep-nights-${mode}-`));
+async function runSeed(seed: number, mode: "mock" | "model", url: string | undefined): Promise<SeedResult> {
+  const root = mkdtempSync(join(process.env.SKILLOPT_BENCH_DIR ?? tmpdir(), `sleep-nights-${mode}-${seed}-`));
   const home = join(root, "home");
-  const project = join(root, "work", "app");
+  const project = join(root, "work", "orders-api");
   mkdirSync(project, { recursive: true });
-  mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
-  writeFileSync(join(project, "CLAUDE.md"), "# App\n\nHand-written notes: keep them.\n");
+  writeFileSync(join(project, "CLAUDE.md"), "# orders-api\n\nHand-written notes: keep them.\n");
+  const truth: HomeTruth = writeRealisticHome({ seed, home, project });
+  // Hide every session; each night reveals the sessions of one more day.
+  const hold = join(root, "hold");
+  for (const s of truth.sessions) {
+    const to = join(hold, relative(home, s.path));
+    mkdirSync(dirname(to), { recursive: true });
+    renameSync(s.path, to);
+  }
+  const stateDir = join(home, ".skillopt-sleep");
+  mkdirSync(stateDir, { recursive: true });
+  const cfg = (lessons: boolean) =>
+    writeFileSync(
+      join(stateDir, "config.json"),
+      JSON.stringify({
+        transcript_source: ["claude", "codex"],
+        learn_lessons: lessons,
+        // Model path: the lessons path alone (task mining and consolidation off, which replay
+        // unrelated tasks and cost minutes per night on the simulator); lessons are still read by
+        // the model, asked "standing or one-off?" and replay-verified.
+        ...(url
+          ? {
+              azure_endpoint: url,
+              api_key_env: "SLEEP_FAKE_KEY",
+              model: "sim-model",
+              max_tasks_per_night: 0,
+              max_sessions_per_night: 200,
+            }
+          : { llm_mine: false }),
+      }),
+    );
+  cfg(true);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({
+    ...process.env,
+    HOME: home,
+    SKILLOPT_SLEEP_STATE_DIR: stateDir,
+    SKILLOPT_CACHE_DIR: join(root, "cache"),
+    SLEEP_FAKE_KEY: "sk-fake-bench-not-a-secret-1234",
+    NO_COLOR: "1",
+  }))
+    if (v !== undefined) env[k] = v;
+  const backend = mode === "mock" ? "mock" : "openai";
+  const review = async () =>
+    await run(
+      ["sleep", "review", "--backend", backend, "--lookback-hours", "0", "--project", project, "--json"],
+      env,
+      project,
+    );
+  const days = [...new Set(truth.sessions.map((s) => s.startedAt.slice(0, 10)))].sort();
+  const res: SeedResult = {
+    recurring: truth.corrections.length,
+    recurringHit: 0,
+    missed: [],
+    oneOffsProposed: [],
+    flipHandled: false,
+    flipNote: "",
+    secretsStaged: 0,
+    firstNightS: 0,
+    noopNightS: 0,
+    noopHarvestOnlyS: 0,
+    failures: [],
+    overlap: contentWordJaccardStats(truth),
+  };
+  const proposedAt = new Map<number, number>();
+  let printed = "";
+  let flipNew = -1;
+  let flipOldAfter = false;
+  const nightOfDay = new Map<string, number>();
+  for (let n = 0; n < days.length; n++) {
+    const dayStr = days[n]!;
+    nightOfDay.set(dayStr, n + 1);
+    for (const s of truth.sessions.filter((x) => x.startedAt.slice(0, 10) === dayStr))
+      cpSync(join(hold, relative(home, s.path)), s.path);
+    const r = await review();
+    if (n === 0) res.firstNightS = r.s;
+    printed += r.out + r.err;
+    if (r.code !== 0) {
+      res.failures.push(`night ${n + 1}: exit ${r.code}: ${r.err.trim().split("\n").at(-1)}`);
+      continue;
+    }
+    const out = JSON.parse(r.out) as { staging_dir: string | null; proposals: unknown[] };
+    if (!out.staging_dir) continue;
+    const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8")) as { lessons?: Card[] };
+    const cards = report.lessons ?? [];
+    truth.corrections.forEach((c, i) => {
+      if (!proposedAt.has(i) && cards.some((k) => k.op !== "retire" && c.sayings.some((s) => cardSays(k, s.text))))
+        proposedAt.set(i, n + 1);
+    });
+    for (const o of truth.oneOffs)
+      if (cards.some((k) => k.op !== "retire" && o.occurrences.some((s) => cardSays(k, s.text))))
+        res.oneOffsProposed.push(o.id);
+    const flipped = truth.flip.flippedAt.slice(0, 10) <= dayStr;
+    for (const k of cards) {
+      if (k.op === "retire") continue;
+      if (truth.flip.new.sayings.some((s) => cardSays(k, s.text)) && flipNew < 0) flipNew = n + 1;
+      if (flipped && truth.flip.old.sayings.some((s) => cardSays(k, s.text))) flipOldAfter = true;
+    }
+    if (out.proposals.length === 0) continue;
+    const a = await run(["sleep", "adopt", "--staging", out.staging_dir, "--project", project, "--json"], env, project);
+    printed += a.out + a.err;
+    if (a.code !== 0)
+      res.failures.push(`night ${n + 1}: adopt exit ${a.code}: ${(a.err || a.out).trim().slice(0, 200)}`);
+  }
+  // The no-op night, then the same with lessons off: what lessons cost beyond the harvest.
+  const noop = await review();
+  res.noopNightS = noop.s;
+  cfg(false);
+  res.noopHarvestOnlyS = (await review()).s;
+  truth.corrections.forEach((c, i) => {
+    // The night that read a saying is the night its session's first day was revealed.
+    const nightOf = (sid: string) =>
+      nightOfDay.get(truth.sessions.find((x) => x.sessionId === sid)?.startedAt.slice(0, 10) ?? "") ?? 0;
+    const nights = [...new Set(c.sayings.map((s) => nightOf(s.sessionId)))].sort((a, b) => a - b);
+    // Two sessions of one day are read by one night: that night is the second saying's.
+    const second = nights[1] ?? nights[0];
+    const at = proposedAt.get(i);
+    if (second !== undefined && at !== undefined && at <= second + 3) res.recurringHit++;
+    else
+      res.missed.push(
+        `${c.topic} (2nd saying night ${second}, proposed ${at === undefined ? "never" : `night ${at}`})`,
+      );
+  });
+  // A flip is handled when the new preference is proposed and the old one is not proposed again after it.
+  res.flipHandled = flipNew > 0 && !flipOldAfter;
+  res.flipNote = `${truth.flip.topic}: new ${flipNew > 0 ? `proposed night ${flipNew}` : "never proposed"}${flipOldAfter ? ", old proposed after the flip" : ""}`;
+  const written = [...walk(join(project, ".skillopt-sleep")), ...walk(stateDir), join(project, "CLAUDE.md")];
+  for (const v of truth.secretValues) {
+    if (printed.includes(v)) res.secretsStaged++;
+    for (const f of written) if (existsSync(f) && readFileSync(f).includes(v)) res.secretsStaged++;
+  }
+  if (KEEP) process.stderr.write(`kept ${root}\n`);
+  else rmSync(root, { recursive: true, force: true });
+  return res;
+}
+
+const pct = (a: number, b: number) => (b === 0 ? "—" : `${((100 * a) / b).toFixed(0)} %`);
+
+process.stdout.write(
+  `sleep-nights: seeds ${SEEDS.join(",")} · ${cpus().length} cores · load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(
+      " ",
+    )} · bun ${Bun.version} · runner ${process.env.SKILLOPT_BIN ? `binary ${process.env.SKILLOPT_BIN}` : "bun src/main.ts"}\n`,
+);
+for (const mode of MODE === "both" ? (["mock", "model"] as const) : [MODE as "mock" | "model"]) {
+  const sim = simReply();
   const server =
     mode === "model"
       ? await startFakeOpenAI({
-          // A simulated agent that follows whatever standing instructions its memory carries, and a
-          // judge that checks the lesson's key phrase.
+          // The night's lesson requests (rules, standing or one-off) are answered by the simulator; the
+          // replay's agent follows whatever rules its memory carries, and the judge checks the lesson's
+          // words are among them.
           reply: (req) => {
             const t = req.lastUserText;
+            if (t.includes('"stage":"sleep_rules"') || t.includes('"stage":"sleep_standing"')) return sim(req);
             if (t.includes("Grade a response against a rubric")) {
               const rubric = t.slice(t.indexOf("Rubric:"), t.indexOf("Response:"));
               const response = t.slice(t.indexOf("Response:"));
               const m = /instruction from the user: "([^"]+)"/.exec(rubric);
-              // The simulated agent states the rules it follows; the judge checks this one is among them.
               const ok = m !== null && response.toLowerCase().includes(m[1]!.toLowerCase());
               return JSON.stringify({ score: ok ? 1 : 0, reason: ok ? "follows it" : "does not" });
             }
@@ -285,177 +279,31 @@ async function runMode(mode: "mock" | "model"): Promise<ModeResult> {
           },
         })
       : undefined;
-  const cfg: Record<string, unknown> = { llm_mine: false, transcript_source: ["claude", "codex"] };
-  if (server) Object.assign(cfg, { azure_endpoint: server.url, api_key_env: "SLEEP_FAKE_KEY", model: "sim-model" });
-  writeFileSync(join(home, ".skillopt-sleep", "config.json"), JSON.stringify(cfg));
-  const env = {
-    HOME: home,
-    SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
-    SLEEP_FAKE_KEY: "sk-fake-bench-not-a-secret-1234",
-    SKILLOPT_CACHE_DIR: join(root, "cache"),
-  };
-  const backend = mode === "mock" ? "mock" : "openai";
-  const day = 86_400_000;
-  const t0 = Date.now() - (NIGHTS + 1) * day;
-  const proposedAt = new Map<string, number>();
-  const replacedAt = new Map<string, number>();
-  const res: ModeResult = {
-    mode,
-    missed: [],
-    recurringHit: 0,
-    recurringTotal: RECURRING.length,
-    oneOffsProposed: [],
-    changedHit: 0,
-    changedTotal: CHANGING.length,
-    unreviewedDeletions: 0,
-    leaks: 0,
-    nightMs: [],
-    failures: [],
-    verdicts: {},
-  };
-  let outputs = "";
-  let sid = 0;
-  for (let night = 1; night <= NIGHTS; night++) {
-    // Tonight's sessions (3): tasks, planted instructions and one-offs, a secret now and then.
-    const said: string[] = [];
-    for (const p of [...RECURRING, ...CHANGING.flatMap((c) => [c.old, c.now])]) {
-      const k = p.nights.indexOf(night);
-      if (k >= 0) said.push(p.variants[k % p.variants.length]!);
-    }
-    for (const o of ONE_OFFS) if (o.night === night) said.push(o.text);
-    for (let s = 0; s < 3; s++) {
-      const prompts = [
-        `${TASKS[(night * 3 + s) % TASKS.length]!}${s === 0 && night % 4 === 0 ? ` (token ${SECRETS[night % SECRETS.length]})` : ""}`,
-      ];
-      for (let i = s; i < said.length; i += 3) prompts.push(said[i]!);
-      const id = `b0000000-0000-4000-8000-${hex(++sid)}`;
-      const start = t0 + night * day + s * 3_600_000;
-      if (sid % 2) claudeSession(home, project, id, start, prompts);
-      else codexSession(home, project, id, start, prompts);
-    }
-    const began = performance.now();
-    const r = await runCli(
-      ["sleep", "review", "--backend", backend, "--lookback-hours", "0", "--project", project, "--json"],
-      { env, cwd: project },
+  const all: SeedResult[] = [];
+  for (const seed of SEEDS) {
+    const r = await runSeed(seed, mode, server?.url);
+    all.push(r);
+    process.stdout.write(
+      `  [${mode}] seed ${seed}: overlap ${r.overlap.meanPairwise.toFixed(3)} (${r.overlap.pairs} pairs) · recurring ${r.recurringHit}/${r.recurring} · one-offs ${r.oneOffsProposed.length}${r.oneOffsProposed.length ? ` (${[...new Set(r.oneOffsProposed)].join(", ")})` : ""} · flip ${r.flipHandled ? "handled" : "NOT handled"} (${r.flipNote}) · secrets ${r.secretsStaged} · first ${r.firstNightS.toFixed(2)} s · no-op ${r.noopNightS.toFixed(2)} s (lessons off ${r.noopHarvestOnlyS.toFixed(2)} s)${r.missed.length ? `\n      missed: ${r.missed.join("; ")}` : ""}${r.failures.length ? `\n      failures: ${r.failures.slice(0, 3).join("; ")}` : ""}\n`,
     );
-    res.nightMs.push(performance.now() - began);
-    outputs += r.stdout + r.stderr;
-    if (r.code !== 0) {
-      res.failures.push(`night ${night}: exit ${r.code}: ${r.stderr.trim().split("\n")[0]}`);
-      continue;
-    }
-    const out = JSON.parse(r.stdout) as {
-      staging_dir: string | null;
-      proposals: unknown[];
-      edits: Array<{ content: string }>;
-    };
-    if (!out.staging_dir) continue;
-    const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8")) as {
-      lessons?: NightCard[] & Array<{ verification: unknown }>;
-    };
-    const cards = report.lessons ?? [];
-    for (const c of report.lessons ?? []) {
-      const v = typeof c.verification === "string" ? c.verification : (c.verification as { verdict: string }).verdict;
-      res.verdicts[v] = (res.verdicts[v] ?? 0) + 1;
-    }
-    const texts = [...cards.map((c) => c.rule), ...out.edits.map((e) => e.content)].map((t) => t.toLowerCase());
-    for (const p of [...RECURRING, ...CHANGING.flatMap((c) => [c.old, c.now])])
-      if (!proposedAt.has(p.key) && texts.some((t) => t.includes(p.key))) proposedAt.set(p.key, night);
-    for (const o of ONE_OFFS) if (texts.some((t) => t.includes(o.key))) res.oneOffsProposed.push(o.key);
-    for (const c of CHANGING) {
-      if (
-        !replacedAt.has(c.now.key) &&
-        cards.some(
-          (k) =>
-            k.op === "replace" &&
-            k.rule.toLowerCase().includes(c.now.key) &&
-            (k.previous_rule ?? "").toLowerCase().includes(c.old.key),
-        )
-      )
-        replacedAt.set(c.now.key, night);
-    }
-    if (out.proposals.length === 0) continue;
-    // The user adopts. Every rule that leaves a file must have a card saying so.
-    const manifest = JSON.parse(readFileSync(join(out.staging_dir, "manifest.json"), "utf8")) as {
-      legacy?: Record<string, { live_path: string; proposed_file: string }>;
-    };
-    for (const row of Object.values(manifest.legacy ?? {})) {
-      const before = existsSync(row.live_path) ? getRules(readFileSync(row.live_path, "utf8")) : [];
-      const after = new Set(getRules(readFileSync(join(out.staging_dir, row.proposed_file), "utf8")));
-      for (const gone of before.filter((x) => !after.has(x)))
-        if (!cards.some((c) => c.op !== "add" && c.previous_rule === gone)) res.unreviewedDeletions++;
-    }
-    const a = await runCli(["sleep", "adopt", "--staging", out.staging_dir, "--project", project, "--json"], {
-      env,
-      cwd: project,
-    });
-    outputs += a.stdout + a.stderr;
-    if (a.code !== 0)
-      res.failures.push(
-        `night ${night}: adopt exit ${a.code}: ${(a.stderr.trim() || a.stdout.trim()).replace(/\s+/g, " ").slice(0, 300)}`,
-      );
-  }
-  for (const p of RECURRING) {
-    const second = p.nights[1]!;
-    const at = proposedAt.get(p.key);
-    if (at !== undefined && at >= second && at <= second + 3) res.recurringHit++;
-    else res.missed.push(`${p.key} (2nd on night ${second}, proposed ${at === undefined ? "never" : `night ${at}`})`);
-  }
-  for (const c of CHANGING) {
-    const at = replacedAt.get(c.now.key);
-    if (at !== undefined && at <= c.now.nights[1]! + 7) res.changedHit++;
-  }
-  const written: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile()) written.push(p);
-    }
-  };
-  for (const d of [join(project, ".skillopt-sleep"), join(home, ".skillopt-sleep"), project])
-    if (existsSync(d)) walk(d);
-  for (const s of SECRETS) {
-    if (outputs.includes(s)) res.leaks++;
-    for (const f of written) if (readFileSync(f).includes(s)) res.leaks++;
   }
   await server?.[Symbol.asyncDispose]();
-  if (KEEP) process.stderr.write(`kept ${root}\n`);
-  else rmSync(root, { recursive: true, force: true });
-  return res;
-}
-
-function pct(a: number, b: number): string {
-  return b === 0 ? "—" : `${((100 * a) / b).toFixed(0)} %`;
-}
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : 0;
-};
-
-process.stdout.write(
-  `sleep-nights: ${NIGHTS} nights · ${cpus().length} cores · load ${loadavg()
-    .map((x) => x.toFixed(2))
-    .join(" ")} · bun ${Bun.version}\n`,
-);
-for (const mode of MODE === "both" ? (["mock", "model"] as const) : [MODE as "mock" | "model"]) {
-  const r = await runMode(mode);
-  const mean = r.nightMs.reduce((a, b) => a + b, 0) / Math.max(1, r.nightMs.length);
+  const sum = (f: (r: SeedResult) => number) => all.reduce((a, r) => a + f(r), 0);
+  const mean = (f: (r: SeedResult) => number) => sum(f) / Math.max(1, all.length);
+  const pairs = sum((r) => r.overlap.pairs);
   process.stdout.write(
     [
-      `\n[${mode === "mock" ? "mock backend (no model: lessons unverified)" : "simulated model (lessons replay-verified)"}]`,
-      `  recurring corrections proposed within 3 nights of their 2nd occurrence: ${r.recurringHit}/${r.recurringTotal} (${pct(r.recurringHit, r.recurringTotal)})`,
-      ...(r.missed.length ? [`    missed: ${r.missed.join("; ")}`] : []),
-      `  one-off remarks proposed:                                            ${r.oneOffsProposed.length}${r.oneOffsProposed.length ? ` (${[...new Set(r.oneOffsProposed)].join(", ")})` : ""}`,
-      `  changed preferences proposed for replacement within 7 nights:        ${r.changedHit}/${r.changedTotal} (${pct(r.changedHit, r.changedTotal)})`,
-      `  unreviewed deletions:                                                ${r.unreviewedDeletions}`,
-      `  leaked secrets:                                                      ${r.leaks}`,
-      `  lesson verdicts:                                                     ${JSON.stringify(r.verdicts)}`,
-      `  time per night (review): mean ${(mean / 1000).toFixed(2)} s · p50 ${(quantile(r.nightMs, 0.5) / 1000).toFixed(2)} s · max ${(Math.max(...r.nightMs) / 1000).toFixed(2)} s`,
-      ...(r.failures.length
-        ? [`  failures: ${r.failures.length}`, ...r.failures.slice(0, 5).map((f) => `    ${f}`)]
-        : []),
+      `\n[${mode === "mock" ? "mock backend (no model: lessons unverified)" : "model path on the offline simulator (sim, not a real model)"}]`,
+      `  corpus overlap (mean pairwise content-word Jaccard of two sayings of one correction): ${(sum((r) => r.overlap.meanPairwise * r.overlap.pairs) / Math.max(1, pairs)).toFixed(3)} over ${pairs} pairs`,
+      `  recurring corrections proposed within 3 nights of their 2nd saying: ${sum((r) => r.recurringHit)}/${sum((r) => r.recurring)} (${pct(
+        sum((r) => r.recurringHit),
+        sum((r) => r.recurring),
+      )}; aim ${mode === "mock" ? "≥ 80 %" : "≥ 95 %"})`,
+      `  one-offs proposed:   ${sum((r) => r.oneOffsProposed.length)} (aim 0)`,
+      `  flips handled:       ${sum((r) => (r.flipHandled ? 1 : 0))}/${all.length} (aim 100 %)`,
+      `  secrets staged or written anywhere: ${sum((r) => r.secretsStaged)} (aim 0)`,
+      `  time per night: first ${mean((r) => r.firstNightS).toFixed(2)} s · no-op ${mean((r) => r.noopNightS).toFixed(2)} s · no-op with lessons off ${mean((r) => r.noopHarvestOnlyS).toFixed(2)} s → lessons beyond the rest ${(mean((r) => r.noopNightS) - mean((r) => r.noopHarvestOnlyS)).toFixed(3)} s (aim ≤ 0.1 s)`,
+      `  failures: ${sum((r) => r.failures.length)}`,
     ].join("\n") + "\n",
   );
 }

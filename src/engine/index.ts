@@ -65,3 +65,4 @@ export { firstN, train, type TrainResult } from "./trainer.ts";
 export { stopConditionMet } from "./stops.ts";
 export { estimateRun } from "./estimate.ts";
 export * from "./records.ts";
+export { mapLimit } from "./pool.ts";

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
 import { log, processAlive } from "../lib/index.ts";
+import { mapLimit } from "../engine/index.ts";
 import { nightEventText } from "../report/index.ts";
 import type { NightEvent } from "./night-events.ts";
 import type { SleepBackend } from "./backend/types.ts";
@@ -12,13 +13,14 @@ import { fanOut } from "./fanout.ts";
 import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import { Evidence, localIso } from "./evidence.ts";
 import { getRules, skillScaffold } from "./learned-block.ts";
-import { verifyLessons } from "./lesson-verify.ts";
+import { checkStanding, verifyLessons } from "./lesson-verify.ts";
 import {
   applyLessonCards,
   editCards,
   type LessonBook,
   type LessonPlan,
   loadBook,
+  type ModelRules,
   observe,
   planLessons,
   saveBook,
@@ -26,6 +28,8 @@ import {
 } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
+import { maskCredentials } from "./credentials.ts";
+import { guardEvidenceFile, guardProposals, guardReport } from "./secret-guard.ts";
 import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
 import { buildReport, renderReportMd, type TasksSource } from "./report.ts";
 import {
@@ -82,6 +86,54 @@ export type { NightOutcome };
 
 /** Whether a night left 'running' by a killed process had staged its proposal (it is then kept). */
 const stagedBeforeDeath = (dead: NightRow) => Boolean(dead.staging_dir) && isStaged(dead.staging_dir);
+
+/**
+ * A model's reading of each session's standing rules (sessions with a follow-up turn only; the
+ * opening request alone holds none). Transport and answer failures stop the night like any other
+ * model call; a night ceiling leaves the remaining sessions to the rule-based reading, with a note.
+ */
+async function readRules(
+  backend: SleepBackend,
+  digests: readonly DigestLike[],
+  workers: number,
+  notes: string[],
+): Promise<Map<string, ModelRules>> {
+  const out = new Map<string, ModelRules>();
+  const withFollowUps = (digests as ReadonlyArray<DigestLike & { agent_before?: string[] }>).filter(
+    (d) => d.user_prompts.length > 1,
+  );
+  let capped = 0;
+  await mapLimit(withFollowUps, Math.max(1, workers), async (d) => {
+    try {
+      const rules = await backend.rules!({
+        sessionId: d.session_id,
+        turns: d.user_prompts.map((user, i) => ({ user, agent: d.agent_before?.[i] ?? "" })),
+      });
+      out.set(d.session_id, { session_id: d.session_id, rules });
+    } catch (err) {
+      if (!(err instanceof BudgetExhaustedError)) throw err;
+      capped++;
+    }
+  });
+  if (capped)
+    notes.push(
+      `budget: ${capped} session(s) were read for lessons by rule, not by the model (the night's ceiling was reached)`,
+    );
+  return out;
+}
+
+/** A task with its texts masked of credential-shaped values (ids and checks untouched). */
+function maskTask(t: TaskRecord): TaskRecord {
+  const m = (s: string) => (s ? maskCredentials(s) : s);
+  return {
+    ...t,
+    intent: m(t.intent) || t.intent,
+    context_excerpt: m(t.context_excerpt),
+    system: m(t.system),
+    attempted_solution: m(t.attempted_solution),
+    reference: m(t.reference),
+  };
+}
 
 /**
  * Settle the nights a killed process left 'running' (kill -9, a crash, a power cut). One that
@@ -180,6 +232,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
     let book: LessonBook | undefined;
     const sessionDates = new Map<string, { source: string; at: string }>();
     let commitHarvest = () => {};
+    const secretNotes: string[] = [];
     if (input.seedTasks) {
       tasks = input.seedTasks;
       emit({ type: "tasks_file", tasks: tasks.length });
@@ -201,7 +254,14 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         sessionDates.set(d.session_id, { source: d.source ?? "", at: d.ended_at || d.started_at || "" });
       if (cfg.learn_lessons && cfg.evolve_memory) {
         book = loadBook(input.stateDir, project);
-        observe(book, h.digests, night);
+        // With a model (or handoff), the model reads each new session's standing rules; mock reads them by rule.
+        const modelRules =
+          backend.rules && cfg.llm_mine ? await readRules(backend, h.digests, cfg.workers, secretNotes) : undefined;
+        const seen = observe(book, h.digests, night, modelRules);
+        if (seen.credentialSentences)
+          secretNotes.push(
+            `secret guard: ${seen.credentialSentences} sentence(s) holding something credential-shaped were kept out of lessons`,
+          );
       }
       for (const d of h.digests)
         evidence.log("harvest", "session", {
@@ -228,6 +288,8 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
         evidence,
         target,
       });
+      // Credentials said in prose leave the tasks before they are replayed, archived or reported.
+      tasks = tasks.map(maskTask);
       emit({ type: "mine_done", tasks: tasks.length });
     }
     input.onTasks?.(tasks, nSessions);
@@ -322,6 +384,17 @@ replay_uncheckable: true in the Sleep config file, ~/.skillopt-sleep/config.yaml
         covered,
       });
       lessons.memory = withRuleHead(memoryNow, lessons.memory, input.memoryPath);
+      // With a model: standing rule or one-off? asked before anything is replayed.
+      if (backend.standing && cfg.llm_mine && lessons.cards.length) {
+        const st = await checkStanding(backend, lessons.cards, {
+          baseMemory: memoryNow,
+          proposedMemory: lessons.memory,
+        });
+        lessons.memory = withRuleHead(memoryNow, st.memory, input.memoryPath);
+        lessons.notes.push(...st.notes);
+        // Handoff: the questions just written are waiting for answers; nothing is staged before them.
+        backend.settle?.();
+      }
       if (backend.remote && lessons.cards.length) {
         emit({ type: "lessons_verify", edits: lessons.cards.length });
         const v = await verifyLessons(ctx, lessons.cards, {
@@ -436,8 +509,18 @@ the evidence with \`skillopt sleep diff\``,
         modelChanged,
       };
     };
+    // The last scan: nothing credential-shaped is staged, reported or left in the evidence log.
+    if (lessons) secretNotes.push(...guardProposals([], [], lessons.cards));
+    const out0 = outcome(tasks.length > 0 || (lessons?.cards.length ?? 0) > 0 ? "completed" : "no_tasks");
+    secretNotes.push(...guardProposals(out0.proposals, out0.skillProposals, lessons?.cards ?? []));
+    const guarded = guardReport(out0.report);
+    if (guarded.masked) secretNotes.push("secret guard: credential-shaped text was masked in the report");
+    const evidenceMasked = out0.evidencePath ? guardEvidenceFile(out0.evidencePath) : 0;
+    if (evidenceMasked) secretNotes.push(`secret guard: ${evidenceMasked} evidence line(s) were masked`);
+    const out = { ...out0, report: guarded.report };
+    out.report.notes.push(...secretNotes);
+    if (out.report.lessons && lessons) out.report.lessons = lessons.cards;
     const staged = tasks.length > 0 || (lessons?.cards.length ?? 0) > 0;
-    const out = outcome(staged ? "completed" : "no_tasks");
     if (input.dry) return out;
 
     if (result) persistNight(store, night, tasks, result, ledger);
@@ -460,7 +543,8 @@ the evidence with \`skillopt sleep diff\``,
       // Nothing to stage (no task, no lesson): no folder is left for `sleep diff` to ignore; the state store records the night.
       rmSync(stagingDir, { recursive: true, force: true });
     }
-    if (book) saveBook(input.stateDir, book);
+    if (book && saveBook(input.stateDir, book, night).masked)
+      log.warn("sleep: secret guard: credential-shaped text was masked in the lesson store before it was written");
     commitHarvest();
     store.setLastHarvestMs(project, startedMs);
     store.setLastModelKey(backend.modelKey);

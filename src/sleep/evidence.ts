@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { log, redactSecrets } from "../lib/index.ts";
+import { maskCredentialsDeep } from "./credentials.ts";
 
 function localIso(d = new Date()): string {
   const p = (n: number, w = 2) => String(n).padStart(w, "0");
@@ -40,7 +41,8 @@ export class Evidence {
 
   log(stage: string, event: string, data: Record<string, unknown> = {}): void {
     this.seq += 1;
-    const body = this.redact ? redactSecrets(data) : data;
+    // Beside the shared patterns, credentials said in prose ("the password is …") are masked too.
+    const body = this.redact ? maskCredentialsDeep(redactSecrets(data)) : data;
     const row = {
       ts: localIso(),
       stage,

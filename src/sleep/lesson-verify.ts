@@ -4,6 +4,7 @@ import { decideOnItems } from "../engine/index.ts";
 import { SLEEP_SEQUENTIAL } from "./gate.ts";
 import { type LessonCard, lessonTask } from "./lessons.ts";
 import { type ReplayContext, replayBatch } from "./replay.ts";
+import type { SleepBackend } from "./backend/types.ts";
 
 /**
  * Replay-verify tonight's lesson edits with a model: each lesson is replayed on the requests it was
@@ -65,14 +66,48 @@ export async function verifyLessons(
       notes.push(`budget exhausted: lesson left unverified: ${card.rule}`);
     }
   }
-  if (drop.size === 0) return { memory: o.proposedMemory, notes };
-  // Rebuild the proposal without the rejected lessons (a rejected replacement keeps the old rule).
-  let rules = getRules(o.proposedMemory);
+  return { memory: withoutCards(cards, drop, o.baseMemory, o.proposedMemory), notes };
+}
+
+/**
+ * Ask the model, before any replay, whether each recurring rule is a standing rule or a one-off
+ * request (issue 29 §3); a one-off leaves the proposal, with a note. Unanswered stays in.
+ */
+export async function checkStanding(
+  backend: Pick<SleepBackend, "standing">,
+  cards: LessonCard[],
+  o: { baseMemory: string; proposedMemory: string },
+): Promise<{ memory: string; notes: string[] }> {
+  const notes: string[] = [];
+  const drop = new Set<LessonCard>();
+  for (const card of cards) {
+    if (card.op === "retire" || !backend.standing) continue;
+    const standing = await backend.standing(
+      card.rule,
+      card.sources.map((s) => s.quote),
+    );
+    if (standing === false) {
+      drop.add(card);
+      notes.push(`lesson left out: the model read it as a one-off request, not a standing rule: ${card.rule}`);
+    }
+  }
+  return { memory: withoutCards(cards, drop, o.baseMemory, o.proposedMemory), notes };
+}
+
+/** The proposal without the dropped cards (a dropped replacement keeps the old rule); "" when no card is left. */
+function withoutCards(
+  cards: LessonCard[],
+  drop: ReadonlySet<LessonCard>,
+  baseMemory: string,
+  proposedMemory: string,
+): string {
+  if (drop.size === 0) return proposedMemory;
+  let rules = getRules(proposedMemory);
   for (const c of drop)
     rules =
       c.op === "replace" && c.previous_rule
         ? rules.map((r) => (r === c.rule ? c.previous_rule! : r))
         : rules.filter((r) => r !== c.rule);
   for (const c of drop) cards.splice(cards.indexOf(c), 1);
-  return { memory: cards.length ? setLearned(o.baseMemory, rules) : "", notes };
+  return cards.length ? setLearned(baseMemory, rules) : "";
 }

@@ -1,10 +1,22 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { errorMessage, log, redactText, removeOrphanTemps, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { errorMessage, log, redactText, removeOrphanTemps, sha256, writeFileAtomic } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { getRules, setLearned } from "./learned-block.ts";
-import { findCorrection } from "./mine/corrections.ts";
-import { feedbackOf } from "./mine/feedback.ts";
+import { holdsCredential, maskCredentials } from "./credentials.ts";
+import {
+  actionTerms,
+  idfWeights,
+  instructionsOf,
+  lessonTokens,
+  opposite,
+  type Polarity,
+  polarityOf,
+  topicsOf,
+  sameInstruction,
+  UNIFORM,
+  type Weights,
+} from "./lesson-rule.ts";
 
 /**
  * Lessons: recurring corrections and stated preferences, learned without a model.
@@ -36,6 +48,12 @@ interface Observation {
   night: number;
   /** The user's request just before it (what was being corrected), redacted; "" when none. */
   context?: string;
+  /** The model's normalised form of the rule ("Use pnpm, not npm"), when a model read the session. */
+  norm?: string;
+  /** Key terms of the agent's action right before it (`npm install`), when the harvest kept it. */
+  act?: string[];
+  /** The cluster it joined (assigned once; only new observations are clustered on a later night). */
+  cluster?: number;
 }
 
 /** What is remembered about one lesson across nights. */
@@ -58,6 +76,12 @@ export interface LessonBook {
   project: string;
   observations: Observation[];
   lessons: LessonRecord[];
+  /** In how many of this project's prompts each term occurs (the rarity weights of clustering). */
+  df?: Record<string, number>;
+  /** Prompts counted in `df`. */
+  n_prompts?: number;
+  /** The next cluster number. */
+  next_cluster?: number;
 }
 
 /** One source session of an evidence card. */
@@ -105,69 +129,10 @@ export interface LessonCard {
 
 /** Observations kept per project (oldest dropped first). */
 const MAX_OBSERVATIONS = 2000;
-const MAX_QUOTE = 240;
+/** Terms whose prompt counts are kept per project (the rarest go first past it). */
+const MAX_DF_TERMS = 20_000;
 
-const PREFERENCE =
-  /\b(?:always|never|don't|do not|dont|please use|prefer|instead of|rather than|stop using|avoid|must|make sure to|we use|use)\b|^\s*please\s+\w+/i;
-const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that)\s*[,.!:;-]+\s*/i;
-// Content-free and polarity words: two instructions differing only in these still say the same thing.
-const FILLER = new Set(
-  (
-    "the and for with that this from into onto please can you could would should will just also then than them they what when where which while " +
-    "have has had been being are was were its our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some " +
-    "more most make sure get got let lets use using how why always never don't dont instead rather prefer avoid must stop again still nope okay " +
-    "ok like there here it's i'm"
-  ).split(" "),
-);
-
-/** Content words of an instruction (plural "s" folded). */
-export function lessonTokens(text: string): Set<string> {
-  const out = new Set<string>();
-  // Identifiers stay whole ("widget-1", "console.log", "snake_case"): they are what tells two rules apart.
-  for (const raw of text.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_./-]*[\p{L}\p{N}_]|[\p{L}\p{N}_]/gu) ?? []) {
-    if (raw.length < 2 || FILLER.has(raw) || /^\d+$/.test(raw)) continue;
-    out.add(raw.length > 3 && raw.endsWith("s") && !raw.endsWith("ss") ? raw.slice(0, -1) : raw);
-  }
-  return out;
-}
-
-const isIdent = (t: string) => /\d/.test(t) && /[\p{L}]/u.test(t);
-
-/** Same instruction in meaning (rule 2). */
-export function sameInstruction(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  if (a.size === 0 || b.size === 0) return false;
-  // Rules about different named things ("widget-1" vs "widget-5") are different rules.
-  const ia = [...a].filter(isIdent);
-  const ib = [...b].filter(isIdent);
-  if (ia.length && ib.length && !ia.some((t) => b.has(t))) return false;
-  let shared = 0;
-  for (const t of a) if (b.has(t)) shared++;
-  const jac = shared / (a.size + b.size - shared);
-  return jac >= 0.5 || (shared >= 3 && shared / Math.min(a.size, b.size) >= 0.75);
-}
-
-/** The instructions of one prompt (rule 1). */
-export function instructionsOf(
-  prompt: string,
-  isFollowUp: boolean,
-): Array<{ quote: string; kind: "correction" | "preference" }> {
-  const out: Array<{ quote: string; kind: "correction" | "preference" }> = [];
-  const promptNeg = isFollowUp && feedbackOf(prompt).neg;
-  for (const raw of prompt.split(/(?<=[.!?])\s+|\n+/)) {
-    const s = raw.trim();
-    if (s.length < 6 || s.length > MAX_QUOTE) continue;
-    // A complaint with no instruction in it ("still laggy, that's wrong") is not a rule; a
-    // correction that says what to do ("no, keep …", "use X instead of Y") or a preference is.
-    const leadIn = LEAD_IN.test(s);
-    const correction = findCorrection([s]) !== undefined || leadIn;
-    const preference = PREFERENCE.test(s);
-    if (!correction && !preference) continue;
-    const quote = s.replace(LEAD_IN, "").trim();
-    if (lessonTokens(quote).size < 2) continue;
-    out.push({ quote: redactText(quote), kind: correction || promptNeg ? "correction" : "preference" });
-  }
-  return out;
-}
+export { instructionsOf, lessonTokens, sameInstruction } from "./lesson-rule.ts";
 
 /** The digest fields lessons read. */
 interface LessonDigest {
@@ -176,33 +141,96 @@ interface LessonDigest {
   started_at?: string;
   ended_at?: string;
   user_prompts: readonly string[];
+  /** What the agent did or said right before each prompt (index for index), when the harvest kept it. */
+  agent_before?: readonly string[];
 }
 
-/** Add tonight's sessions to the book (a session re-read after new turns replaces its old observations). */
-export function observe(book: LessonBook, digests: readonly LessonDigest[], night: number): void {
+/** A session's standing rules as a model read them (normalised form and the user's own words). */
+export interface ModelRules {
+  session_id: string;
+  rules: Array<{ rule: string; quote: string }>;
+}
+
+/**
+ * Add tonight's sessions to the book (a session re-read after new turns replaces its old
+ * observations). With `modelRules` for a session, its observations are the model's rules (each
+ * with the user's quote) instead of the rule-based reading. Returns how many sentences were kept
+ * out because they held a credential.
+ */
+export function observe(
+  book: LessonBook,
+  digests: readonly LessonDigest[],
+  night: number,
+  modelRules?: ReadonlyMap<string, ModelRules>,
+): { credentialSentences: number } {
+  const skipped = { credential: 0 };
+  book.df ??= {};
+  const df = book.df;
   for (const d of digests) {
     const fresh: Observation[] = [];
+    const base = {
+      session_id: d.session_id,
+      source: d.source ?? "",
+      at: d.ended_at || d.started_at || "",
+      night,
+    };
+    for (const p of d.user_prompts) for (const t of lessonTokens(p)) df[t] = (df[t] ?? 0) + 1;
+    book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
+    // The rule-based reading, then the model's rules: the model's normalised form replaces the
+    // user's words where both found the same saying, and what only the model found is added.
     d.user_prompts.forEach((p, i) => {
-      const context = redactText((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
-      for (const ins of instructionsOf(p, i > 0)) {
+      const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
+      const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
+      const act = actionTerms(agentBefore);
+      for (const ins of instructionsOf(p, i > 0, { agentBefore, skipped }))
         fresh.push({
-          session_id: d.session_id,
-          source: d.source ?? "",
-          at: d.ended_at || d.started_at || "",
-          quote: ins.quote,
+          ...base,
+          quote: maskCredentials(ins.quote),
           kind: ins.kind,
-          night,
           context,
+          ...(act.length ? { act } : {}),
         });
-      }
     });
+    for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
+      if (holdsCredential(r.rule) || holdsCredential(r.quote)) {
+        skipped.credential++;
+        continue;
+      }
+      const norm = maskCredentials(r.rule.slice(0, 240));
+      const quote = maskCredentials(r.quote.slice(0, 240));
+      const q = quote.toLowerCase();
+      const same = fresh.find(
+        (f) => !f.norm && (f.quote.toLowerCase().includes(q) || q.includes(f.quote.toLowerCase())),
+      );
+      if (same) {
+        same.norm = norm;
+        continue;
+      }
+      const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
+      const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
+      const act = actionTerms(i > 0 ? d.agent_before?.[i] : undefined);
+      fresh.push({ ...base, quote, kind: "correction", norm, context, ...(act.length ? { act } : {}) });
+    }
     const old = book.observations.filter((o) => o.session_id === d.session_id);
-    // Keep the night an observation was first read (support is counted from then).
-    for (const f of fresh) f.night = old.find((o) => o.quote === f.quote)?.night ?? night;
-    book.observations = book.observations.filter((o) => o.session_id !== d.session_id).concat(fresh);
+    // Keep the night an observation was first read (support is counted from then), and its cluster.
+    for (const f of fresh) {
+      const was = old.find((o) => o.quote === f.quote && o.norm === f.norm);
+      if (was) {
+        f.night = was.night;
+        if (was.cluster !== undefined) f.cluster = was.cluster;
+      }
+    }
+    if (old.length) book.observations = book.observations.filter((o) => o.session_id !== d.session_id);
+    book.observations.push(...fresh);
   }
   if (book.observations.length > MAX_OBSERVATIONS)
     book.observations.splice(0, book.observations.length - MAX_OBSERVATIONS);
+  const terms = Object.keys(df);
+  if (terms.length > MAX_DF_TERMS) {
+    terms.sort((a, b) => df[a]! - df[b]!);
+    for (const t of terms.slice(0, terms.length - MAX_DF_TERMS)) delete df[t];
+  }
+  return { credentialSentences: skipped.credential };
 }
 
 interface Cluster {
@@ -210,32 +238,106 @@ interface Cluster {
   tokens: Set<string>[];
 }
 
-/** Single-link clusters of the book's observations. */
-function clusterObservations(obs: readonly Observation[]): Cluster[] {
-  const toks = obs.map((o) => lessonTokens(o.quote));
-  const pol = obs.map((o) => polarity([o]));
-  const opposite = (i: number, j: number) =>
-    [...pol[i]!.prefer].some((p) => pol[j]!.avoid.has(p)) || [...pol[i]!.avoid].some((a) => pol[j]!.prefer.has(a));
-  const parent = obs.map((_, i) => i);
-  const find = (i: number): number => {
-    let r = i;
-    while (parent[r] !== r) r = parent[r]!;
-    parent[i] = r;
-    return r;
-  };
-  for (let i = 0; i < obs.length; i++) {
-    // "use jest, not vitest" is the same words as "use vitest, not jest", and its opposite.
-    for (let j = i + 1; j < obs.length; j++)
-      if (sameInstruction(toks[i]!, toks[j]!) && !opposite(i, j)) parent[find(i)] = find(j);
+/** Polarity of a text, memoised for one process (a night reads the same sayings many times). */
+const POLARITY = new Map<string, Polarity>();
+function polarityOfText(text: string): Polarity {
+  let p = POLARITY.get(text);
+  if (!p) {
+    if (POLARITY.size > 20_000) POLARITY.clear();
+    p = polarityOf(text);
+    POLARITY.set(text, p);
   }
+  return p;
+}
+
+/** The text an observation is clustered on: the model's normalised form, else the user's words. */
+const clusterText = (o: Observation) => o.norm || o.quote;
+
+/**
+ * The terms an observation is clustered on: its words, its topics (so that two sayings about one
+ * topic meet in the index), and the agent's action it followed (`act:npm`, `act:install`): the
+ * corrected action joins sayings that share few words.
+ */
+function clusterTokens(o: Observation): Set<string> {
+  const t = lessonTokens(clusterText(o));
+  for (const topic of topicsOf(polarityOfText(clusterText(o)))) t.add(`topic:${topic}`);
+  for (const a of o.act ?? []) t.add(`act:${a}`);
+  return t;
+}
+
+/** The rarity weights of a book. */
+function bookWeights(book: LessonBook): Weights {
+  return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
+}
+
+/**
+ * Give every observation that has none a cluster: an index from each term to the observations
+ * holding it finds the candidates, so only new observations are compared, and only with those that
+ * share a term. An observation joins every cluster it says the same as (single link, never across
+ * opposite polarities); clusters it bridges merge. Nothing to do when nothing is new.
+ */
+function assignClusters(book: LessonBook, w: Weights): void {
+  const obs = book.observations;
+  if (!obs.some((o) => o.cluster === undefined)) return;
+  const toks = obs.map(clusterTokens);
+  const pol = new Map<number, Polarity>();
+  const polOf = (i: number) => {
+    let p = pol.get(i);
+    if (!p) {
+      p = polarityOfText(clusterText(obs[i]!));
+      pol.set(i, p);
+    }
+    return p;
+  };
+  const index = new Map<string, number[]>();
+  const addToIndex = (i: number) => {
+    for (const t of toks[i]!) {
+      const l = index.get(t);
+      if (l) l.push(i);
+      else index.set(t, [i]);
+    }
+  };
+  for (let i = 0; i < obs.length; i++) if (obs[i]!.cluster !== undefined) addToIndex(i);
+  let next = book.next_cluster ?? 1 + Math.max(0, ...obs.map((o) => o.cluster ?? 0));
+  for (let i = 0; i < obs.length; i++) {
+    if (obs[i]!.cluster !== undefined) continue;
+    const seen = new Set<number>();
+    const joined = new Set<number>();
+    for (const t of toks[i]!) {
+      for (const j of index.get(t) ?? []) {
+        if (seen.has(j)) continue;
+        seen.add(j);
+        if (opposite(polOf(i), polOf(j))) continue;
+        // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
+        // prettier" / "formatting = biome"), say the same thing.
+        const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
+        if (sameTopic || sameInstruction(toks[i]!, toks[j]!, w)) joined.add(obs[j]!.cluster!);
+      }
+    }
+    const ids = [...joined].sort((a, b) => a - b);
+    const id = ids[0] ?? next++;
+    obs[i]!.cluster = id;
+    if (ids.length > 1) {
+      const merge = new Set(ids.slice(1));
+      for (const o of obs) if (o.cluster !== undefined && merge.has(o.cluster)) o.cluster = id;
+    }
+    addToIndex(i);
+  }
+  book.next_cluster = next;
+}
+
+/** The book's clusters that tonight's observations touched (all of them with `all`). */
+function clustersOf(book: LessonBook, night: number, all = false): Cluster[] {
+  const touched = new Set<number>();
+  for (const o of book.observations) if (all || o.night === night) touched.add(o.cluster!);
   const by = new Map<number, Cluster>();
-  obs.forEach((o, i) => {
-    const r = find(i);
-    const c = by.get(r) ?? { members: [], tokens: [] };
+  for (const o of book.observations) {
+    if (!touched.has(o.cluster!)) continue;
+    const c = by.get(o.cluster!) ?? { members: [], tokens: [] };
     c.members.push(o);
-    c.tokens.push(toks[i]!);
-    by.set(r, c);
-  });
+    c.tokens.push(clusterTokens(o));
+    by.set(o.cluster!, c);
+  }
   return [...by.values()];
 }
 
@@ -249,15 +351,31 @@ function isRecurring(c: Cluster): boolean {
   );
 }
 
-/** The member closest to all others, shortest on ties (rule 4). */
-function representative(c: Cluster): string {
+/**
+ * The rule text (rule 4): the model's normalised form when a model read the sayings (the most
+ * common one), else the member closest to all others in the user's own words, preferring a member
+ * that says both what to do and what not to, shortest on ties.
+ */
+function representative(c: Cluster, w: Weights): string {
+  const norms = c.members.map((m) => m.norm).filter((n): n is string => Boolean(n));
+  if (norms.length) {
+    const count = new Map<string, number>();
+    for (const n of norms) count.set(n, (count.get(n) ?? 0) + 1);
+    return [...count.entries()].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length)[0]![0];
+  }
   let best = 0;
   let bestScore = -1;
+  // In a large cluster the latest 40 sayings choose (the choice is quadratic in them).
+  const from = Math.max(0, c.members.length - 40);
   c.members.forEach((m, i) => {
+    if (i < from) return;
     let s = 0;
-    c.tokens.forEach((t, j) => {
-      if (i !== j && sameInstruction(c.tokens[i]!, t)) s++;
-    });
+    for (let j = from; j < c.tokens.length; j++) if (i !== j && sameInstruction(c.tokens[i]!, c.tokens[j]!, w)) s++;
+    const p = polarityOfText(m.quote);
+    if (p.prefer.size && p.avoid.size) s += 0.5;
+    // A saying that names what to do reads better as a rule than "amend that".
+    s += 0.1 * Math.min(5, c.tokens[i]!.size - (m.act?.length ?? 0));
+    if (m.quote.length > 160) s -= 0.5;
     if (s > bestScore || (s === bestScore && m.quote.length < c.members[best]!.quote.length)) {
       best = i;
       bestScore = s;
@@ -267,29 +385,22 @@ function representative(c: Cluster): string {
   return q.charAt(0).toUpperCase() + q.slice(1);
 }
 
-/** Prefer/avoid terms of a cluster's "use X, not Y" members. */
-function polarity(c: { members: readonly Observation[] } | readonly { quote: string }[]): {
-  prefer: Set<string>;
-  avoid: Set<string>;
-} {
+/** What a cluster prefers and avoids: the polarity its members agree on. */
+function clusterPolarity(c: { members: readonly Observation[] }): Polarity {
   const prefer = new Set<string>();
   const avoid = new Set<string>();
-  const members: readonly { quote: string }[] = "members" in c ? c.members : c;
-  for (const m of members) {
-    const k = findCorrection([m.quote]);
-    for (const p of k?.prefer ?? []) prefer.add(p.toLowerCase());
-    for (const a of k?.avoid ?? []) avoid.add(a.toLowerCase());
+  for (const m of c.members) {
+    const p = polarityOfText(clusterText(m));
+    for (const x of p.prefer) prefer.add(x);
+    for (const x of p.avoid) avoid.add(x);
   }
+  for (const x of avoid) prefer.delete(x);
   return { prefer, avoid };
 }
 
-/** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest" vs "use vitest, not jest"). */
+/** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest"; "use tabs" then "we switched to spaces"). */
 function contradicts(rule: string, c: Cluster): boolean {
-  const old = polarity([{ quote: rule }]);
-  const now = polarity(c);
-  for (const p of now.prefer) if (old.avoid.has(p)) return true;
-  for (const a of now.avoid) if (old.prefer.has(a)) return true;
-  return false;
+  return opposite(polarityOfText(rule), clusterPolarity(c));
 }
 
 function lessonId(rule: string): string {
@@ -301,8 +412,12 @@ export function loadBook(stateDir: string, project: string): LessonBook {
   const path = bookPath(stateDir, project);
   if (existsSync(path)) {
     try {
-      const b = JSON.parse(readRegularFile(path).toString("utf8")) as LessonBook;
-      if (b.version === 1 && Array.isArray(b.observations) && Array.isArray(b.lessons)) return b;
+      const text = readRegularFile(path).toString("utf8");
+      const b = JSON.parse(text) as LessonBook;
+      if (b.version === 1 && Array.isArray(b.observations) && Array.isArray(b.lessons)) {
+        LOADED.set(b, text);
+        return b;
+      }
       log.warn(`sleep: ${path} is not a lesson book; starting a new one`);
     } catch (err) {
       log.warn(`sleep: cannot read ${path} (${String(err)}); starting a new lesson book`);
@@ -315,12 +430,39 @@ function bookPath(stateDir: string, project: string): string {
   return join(stateDir, "lessons", `${sha256(project).slice(0, 16)}.json`);
 }
 
-export function saveBook(stateDir: string, book: LessonBook): void {
+/** The text each loaded book was read from (an unchanged book is not written again). */
+const LOADED = new WeakMap<LessonBook, string>();
+
+/**
+ * Write the book when it changed. The lesson store is scanned like a staged file: the texts of
+ * tonight's observations and every lesson's rule are masked when something credential-shaped is
+ * left in them (earlier nights' observations were scanned on their own night); returns whether
+ * something was.
+ */
+export function saveBook(stateDir: string, book: LessonBook, night?: number): { written: boolean; masked: boolean } {
   const path = bookPath(stateDir, book.project);
+  let masked = false;
+  const scrub = (t: string | undefined) => {
+    if (!t) return t;
+    const m = maskCredentials(t);
+    if (m !== t) masked = true;
+    return m;
+  };
+  for (const o of book.observations) {
+    if (night !== undefined && o.night !== night) continue;
+    o.quote = scrub(o.quote)!;
+    o.context = scrub(o.context);
+    o.norm = scrub(o.norm);
+  }
+  for (const l of book.lessons) l.rule = scrub(l.rule)!;
+  const text = `${JSON.stringify(book, null, 2)}\n`;
+  if (LOADED.get(book) === text) return { written: false, masked };
   // A night killed while saving its book left the temp file beside it.
   removeOrphanTemps(dirname(path));
   // Lessons quote the user's sessions: private, as the rest of the state directory.
-  writeJsonAtomic(path, book, { mode: 0o600 });
+  writeFileAtomic(path, text, { mode: 0o600 });
+  LOADED.set(book, text);
+  return { written: true, masked };
 }
 
 /** What the lesson pass proposes for one night. */
@@ -357,19 +499,33 @@ export function planLessons(
     if (l.adopted_night && !liveNorm.has(norm(l.rule)) && !l.superseded_by)
       l.superseded_by = "removed from the live file by the user";
   }
-  const clusters = clusterObservations(book.observations).filter(
-    (c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c),
+  const w = bookWeights(book);
+  // Only new observations are clustered (against the index of the old ones), and only the
+  // clusters tonight's observations touched are read: a night with nothing new does no clustering.
+  assignClusters(book, w);
+  const recurring = clustersOf(book, night).filter((c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c));
+  // Two recurring clusters that say opposite things: the one said last is the user's current wish.
+  const lastSaid = (c: Cluster) =>
+    c.members
+      .map((x) => x.at)
+      .sort()
+      .at(-1) ?? "";
+  const pols = recurring.map(clusterPolarity);
+  const clusters = recurring.filter(
+    (c, i) => !recurring.some((d, j) => j !== i && opposite(pols[i]!, pols[j]!) && lastSaid(d) > lastSaid(c)),
   );
   const claimed = new Set<LessonRecord>();
   for (const c of clusters) {
-    const rule = representative(c);
+    const rule = representative(c, w);
     const ruleToks = lessonTokens(rule);
+    const cpol = clusterPolarity(c);
     const known = book.lessons.find(
       (l) =>
         !claimed.has(l) &&
+        !opposite(polarityOfText(l.rule), cpol) &&
         (l.id === lessonId(rule) ||
-          sameInstruction(lessonTokens(l.rule), ruleToks) ||
-          c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t))),
+          sameInstruction(lessonTokens(l.rule), ruleToks, w) ||
+          c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t, w))),
     );
     const sessions = new Set(c.members.map((m) => m.session_id));
     const times = c.members
@@ -428,9 +584,9 @@ export function planLessons(
       rules = rules.map((r) => (norm(r) === norm(opposed.rule) ? rule : r));
       cards.push(card("replace", rule, opposed.rule, `contradicts the adopted lesson "${opposed.rule}"`));
     } else {
-      if (rules.some((r) => norm(r) === norm(rule) || sameInstruction(lessonTokens(r), ruleToks))) continue;
+      if (rules.some((r) => norm(r) === norm(rule) || sameInstruction(lessonTokens(r), ruleToks, w))) continue;
       // Already a rule of the skill (live, or tonight's accepted proposal): not learned twice.
-      if (covered.some((t) => sameInstruction(t, ruleToks))) continue;
+      if (covered.some((t) => sameInstruction(t, ruleToks, w))) continue;
       rules.push(rule);
       cards.push(card("add", rule));
     }

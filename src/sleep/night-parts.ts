@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { log, redactText, redactSecrets, sha256, writeJsonAtomic } from "../lib/index.ts";
 import type { NightLedger } from "./budget.ts";
+import { maskCredentialsDeep } from "./credentials.ts";
 import type { SleepConfig } from "./config.ts";
 import type { ConsolidateOptions } from "./consolidate.ts";
 import { finite, type SleepReport } from "./report.ts";
@@ -80,27 +81,33 @@ export function writeDiagnostics(dir: string, cfg: SleepConfig, out: NightOutcom
     writeJsonAtomic(
       join(dir, "diagnostics.json"),
       finite(
-        redactSecrets({
-          night: out.night,
-          backend: cfg.backend,
-          opencode_tool_replay: cfg.opencode_tool_replay,
-          gate_mode: cfg.gate_mode,
-          gate_no_regression: cfg.gate_no_regression,
-          n_tasks: out.tasks.length,
-          baseline_score: out.report.baseline_score,
-          candidate_score: out.report.candidate_score,
-          accepted: out.report.accepted,
-          gate_action: out.report.gate_action,
-          holdout_leaked: out.report.holdout_leaked,
-          n_applied_edits: out.report.edits.length,
-          n_rejected_edits: out.report.rejected_edits.length,
-          n_unmatched_edits: out.report.unmatched_edits.length,
-          call_error: redactText(r?.callError ?? ""),
-          reflect_raw_head: redactText(r?.reflectRaw ?? "").slice(0, 1200),
-          holdout_detail: r?.holdoutDetail ?? [],
-          gate_trials: out.report.gate_trials,
-          proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path, sha256: sha256(p.text) })),
-        }),
+        maskCredentialsDeep(
+          redactSecrets({
+            night: out.night,
+            backend: cfg.backend,
+            opencode_tool_replay: cfg.opencode_tool_replay,
+            gate_mode: cfg.gate_mode,
+            gate_no_regression: cfg.gate_no_regression,
+            n_tasks: out.tasks.length,
+            baseline_score: out.report.baseline_score,
+            candidate_score: out.report.candidate_score,
+            accepted: out.report.accepted,
+            gate_action: out.report.gate_action,
+            holdout_leaked: out.report.holdout_leaked,
+            n_applied_edits: out.report.edits.length,
+            n_rejected_edits: out.report.rejected_edits.length,
+            n_unmatched_edits: out.report.unmatched_edits.length,
+            call_error: redactText(r?.callError ?? ""),
+            reflect_raw_head: redactText(r?.reflectRaw ?? "").slice(0, 1200),
+            holdout_detail: r?.holdoutDetail ?? [],
+            gate_trials: out.report.gate_trials,
+            proposals: out.proposals.map((p) => ({
+              which: p.which,
+              live_path: p.baseline.path,
+              sha256: sha256(p.text),
+            })),
+          }),
+        ),
       ),
     );
   } catch (err) {

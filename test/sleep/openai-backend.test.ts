@@ -340,7 +340,13 @@ describe("LLM mining over harvested sessions", () => {
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ accepted: true, gate_action: "accept_new_best" });
     expect(out.n_tasks).toBeGreaterThanOrEqual(9);
-    expect(out.budget.stages.map((s: { stage: string }) => s.stage).sort()).toEqual(["attempt", "mine", "reflect"]);
+    // With a model the night also reads each session's standing rules for lessons (issue 29): its own ledger stage.
+    expect(out.budget.stages.map((s: { stage: string }) => s.stage).sort()).toEqual([
+      "attempt",
+      "mine",
+      "reflect",
+      "rules",
+    ]);
     const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8"));
     expect(report.n_replayed).toBe(out.n_tasks);
     expect(server.misses).toEqual([]);

@@ -6,6 +6,7 @@ import type { ChatBackend, RawCompletion } from "../types.ts";
 import { simAnalyst, type SimKnobs } from "./analyst.ts";
 import { makeDraw } from "./draw.ts";
 import { simJudge } from "./judge.ts";
+import { simRules, simStanding } from "./lessons.ts";
 import { sampleAnswer } from "./stochastic.ts";
 import { simTriggerAnalyst, simTriggerReply, triggerEvidence } from "./trigger.ts";
 import { simAppendix, simLr, simMerge, simMetaSkill, simRanking, simRewrite, simSlowUpdate } from "./stages.ts";
@@ -78,6 +79,10 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
       return json(simMetaSkill(data));
     case "appendix_consolidate":
       return json(simAppendix(data));
+    case "sleep_rules":
+      return json(simRules(data));
+    case "sleep_standing":
+      return json(simStanding(data));
     default:
       break;
   }

@@ -16,7 +16,8 @@ import { type SealKey, sealKey, sealObject, sealProblem, sealTag } from "../adop
 import type { SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
 import { scoreExact } from "../judges.ts";
-import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt } from "./prompts.ts";
+import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt, rulesPrompt, standingPrompt } from "./prompts.ts";
+import { parseRules, parseStanding } from "./rules.ts";
 import type { SleepBackend, SleepBackendOptions } from "./types.ts";
 
 const PENDING_PREFIX = "[[SKILLOPT-SLEEP-PENDING:";
@@ -326,6 +327,15 @@ export function createHandoffBackend(_cfg: SleepConfig, opts: SleepBackendOption
         })
         .filter((e) => e.content);
       return { edits, raw, tokens: 0 };
+    },
+    // The same rules and standing-rule requests a model gets, written to the handoff file.
+    async rules(input) {
+      const raw = call(rulesPrompt(input), 800);
+      return raw.startsWith(PENDING_PREFIX) ? [] : parseRules(raw);
+    },
+    async standing(rule, quotes) {
+      const raw = call(standingPrompt(rule, quotes), 200);
+      return raw.startsWith(PENDING_PREFIX) ? undefined : parseStanding(raw);
     },
     async mine(input) {
       const raw = call(minerPrompt(input), 800);

@@ -20,9 +20,12 @@ import {
   judgePrompt,
   minerPrompt,
   reflectPrompt,
+  rulesPrompt,
+  standingPrompt,
   toolShim,
   toolTaskPrompt,
 } from "./prompts.ts";
+import { parseRules, parseStanding } from "./rules.ts";
 import type { MinedCandidate, SleepBackend, SleepBackendOptions } from "./types.ts";
 
 const JudgeSchema = v.object({
@@ -279,6 +282,26 @@ function modelSleepBackend(
         if (edits.length >= input.editBudget) break;
       }
       return { edits, raw: r.text, tokens };
+    },
+    async rules(input) {
+      self.ledger?.check();
+      const r = await client.chat("optimizer", {
+        stage: "sleep_rules",
+        messages: [{ role: "user", content: rulesPrompt(input) }],
+        maxTokens: 800,
+      });
+      self.ledger?.record("rules", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+      return parseRules(r.text);
+    },
+    async standing(rule, quotes) {
+      self.ledger?.check();
+      const r = await client.chat("optimizer", {
+        stage: "sleep_standing",
+        messages: [{ role: "user", content: standingPrompt(rule, quotes) }],
+        maxTokens: 200,
+      });
+      self.ledger?.record("standing", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+      return parseStanding(r.text);
     },
     async mine(input) {
       self.ledger?.check();

@@ -1,7 +1,7 @@
 import { SLEEP_SENTINEL } from "../../lib/index.ts";
 import type { TaskRecord } from "../types.ts";
 import { fillTemplate, promptOverride } from "./prompt-overrides.ts";
-import type { ContrastSet, MineInput, ReflectInput } from "./types.ts";
+import type { ContrastSet, MineInput, ReflectInput, RulesInput } from "./types.ts";
 
 // Every outbound prompt starts with the sentinel so no harvester ever mines our own calls (§12.1 #28).
 const head = `${SLEEP_SENTINEL}\n\n`;
@@ -230,4 +230,33 @@ ${orNone(memory)}
 ### Request
 ${task.intent}
 ${task.context_excerpt ? `\n### Context\n${task.context_excerpt}\n` : ""}`;
+}
+
+/**
+ * Ask a model for a session's standing rules (issue 29 §3): what the user wants done every time,
+ * normalised, each with the user's own words; never task requests or secrets. The request is also
+ * a JSON block, so the offline simulator can answer it.
+ */
+export function rulesPrompt(input: RulesInput): string {
+  const turns = input.turns.slice(0, 40).map((t) => ({ agent: t.agent.slice(0, 300), user: t.user.slice(0, 600) }));
+  return `${head}Read this coding-agent session and list the user's STANDING RULES: instructions about how to work in this project that should \
+hold in every future session (tools, commands, conventions, style), typically a correction right after the agent did something else. Do not list \
+task requests (what to build or fix now), anything about one PR, ticket, issue number or "for now / this time / today", and never anything \
+holding a password, token, key or connection string.
+For each rule return {"rule": a short imperative normalised form such as "Use pnpm, not npm.", "quote": the user's exact words it came from}.
+Return only a JSON array ([] when there is none).
+
+\`\`\`json
+${JSON.stringify({ stage: "sleep_rules", session: input.sessionId, turns })}
+\`\`\``;
+}
+
+/** Ask whether a recurring rule is a standing rule or a one-off request (before it is replayed). */
+export function standingPrompt(rule: string, quotes: readonly string[]): string {
+  return `${head}A user said the following in several coding-agent sessions. Is it a STANDING RULE for all future work in the project, or a \
+ONE-OFF request about a particular task, PR, ticket or moment? Answer only a JSON object {"standing": true|false, "reason": "..."}.
+
+\`\`\`json
+${JSON.stringify({ stage: "sleep_standing", rule, quotes: quotes.slice(0, 8) })}
+\`\`\``;
 }

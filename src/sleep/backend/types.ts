@@ -44,6 +44,12 @@ export interface MineInput {
   feedback: readonly string[];
 }
 
+/** One session's turns as the rules reader sees them: what the agent did, then what the user said. */
+export interface RulesInput {
+  sessionId: string;
+  turns: ReadonlyArray<{ agent: string; user: string }>;
+}
+
 /** Raw task candidate returned by an LLM miner. */
 export interface MinedCandidate {
   intent: string;
@@ -90,4 +96,8 @@ export interface SleepBackend extends RoundBatching {
   close?(): Promise<void>;
   /** LLM mining of one session; undefined when the backend does not mine (mock). */
   mine?(input: MineInput): Promise<MinedCandidate[]>;
+  /** A session's standing rules, normalised, each with the user's words; undefined when the backend reads none (mock). */
+  rules?(input: RulesInput): Promise<Array<{ rule: string; quote: string }>>;
+  /** Whether a recurring rule is a standing rule (true) or a one-off request (false); undefined when unanswered. */
+  standing?(rule: string, quotes: readonly string[]): Promise<boolean | undefined>;
 }

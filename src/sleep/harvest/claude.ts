@@ -5,7 +5,17 @@ import { arr, type JsonObject, type JsonValue, obj, recordShape, str } from "./j
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import type { SessionDigest } from "./types.ts";
-import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, stripInjected, noteTime } from "./text.ts";
+import {
+  addFinal,
+  addTool,
+  addUnique,
+  addUserText,
+  cleanMeta,
+  emptyDigest,
+  noteAgentAction,
+  noteTime,
+  stripInjected,
+} from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
 function claudeHome(ctx: ReaderContext): string {
@@ -53,7 +63,15 @@ const CLAUDE_SHAPE = recordShape({
   isSidechain: true,
   isCompactSummary: true,
   isVisibleInTranscriptOnly: true,
-  message: { role: true, content: { type: true, text: true, name: true, input: { skill: true } } },
+  message: {
+    role: true,
+    content: {
+      type: true,
+      text: true,
+      name: true,
+      input: { skill: true, command: true, file_path: true, new_string: true },
+    },
+  },
   toolUseResult: "stop",
 });
 
@@ -156,6 +174,12 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
       const name = str(o.name);
       if (!name) continue;
       addTool(d, name);
+      const input = obj(o.input);
+      const command = str(input?.command);
+      const file = str(input?.file_path);
+      // What the agent did, as evidence of what a correction right after it corrects.
+      if (command) noteAgentAction(d, "tool", `$ ${command}`);
+      else if (file) noteAgentAction(d, "tool", `edit ${file}: ${(str(input?.new_string) ?? "").split("\n", 1)[0]}`);
       if (name === "Skill") {
         const skill = str(obj(o.input)?.skill)?.trim();
         if (skill) addUnique(d.skills_used, skill);
@@ -163,7 +187,10 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
     }
   }
   const text = blockText(msg.content);
-  if (text) addFinal(d, text);
+  if (text) {
+    addFinal(d, text);
+    noteAgentAction(d, "text", text);
+  }
 }
 
 // The per-record reader stays out of the FTL tier, like the parser (jsonl.ts): it inlines the

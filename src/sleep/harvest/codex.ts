@@ -5,7 +5,17 @@ import type { SessionState } from "../ports.ts";
 import { arr, type JsonObject, type JsonValue, obj, recordShape, str } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import { type Candidate, dirEntries, type ReaderContext, type SessionSource } from "./source.ts";
-import { addFinal, addTool, addUnique, addUserText, cleanMeta, emptyDigest, projectMatches, noteTime } from "./text.ts";
+import {
+  addFinal,
+  addTool,
+  addUnique,
+  addUserText,
+  cleanMeta,
+  emptyDigest,
+  noteAgentAction,
+  noteTime,
+  projectMatches,
+} from "./text.ts";
 
 interface CodexCarry {
   /**
@@ -48,8 +58,8 @@ const CODEX_SHAPE = recordShape({
     content: { text: true, content: true },
     name: true,
     output: "stop",
-    arguments: "stop",
-    input: "stop",
+    arguments: true,
+    input: true,
     encrypted_content: "stop",
     aggregated_output: "stop",
     formatted_output: "stop",
@@ -142,7 +152,29 @@ function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
     const role = str(p.role);
     if (role === "user") userText(st, contentText(p.content), ctx, "item");
     else if (role === "assistant") assistantText(st, contentText(p.content), "item");
-  } else if (!NOT_TOOLS.has(type)) toolEvent(d, type, str(p.name));
+  } else if (!NOT_TOOLS.has(type)) {
+    toolEvent(d, type, str(p.name));
+    if (type === "function_call" || type === "custom_tool_call")
+      noteCodexCall(d, str(p.arguments) ?? str(p.input) ?? "");
+  }
+}
+
+/** The command of a Codex shell call (`{"command":["bash","-lc","npm i x"]}`) or the patch's first file, as the agent's action. */
+function noteCodexCall(d: SessionState["digest"], args: string): void {
+  if (!args) return;
+  let command: unknown;
+  try {
+    command = (JSON.parse(args) as { command?: unknown }).command;
+  } catch {
+    command = args;
+  }
+  const parts = Array.isArray(command) ? command.filter((x): x is string => typeof x === "string") : [];
+  const line = parts.length ? (parts.at(-1) ?? "") : typeof command === "string" ? command : "";
+  const patch = /^\*\*\* (?:Update|Add) File: (.+)$/m.exec(line);
+  if (patch) {
+    const added = /^\+(?!\+\+)(.*)$/m.exec(line)?.[1] ?? "";
+    noteAgentAction(d, "tool", `edit ${patch[1]}: ${added}`);
+  } else if (line) noteAgentAction(d, "tool", `$ ${line}`);
 }
 
 function toolEvent(d: SessionState["digest"], type: string, name: string | undefined): void {
@@ -230,9 +262,11 @@ function assistantText(st: SessionState, raw: string, kind: "item" | "event"): v
   carry.lastAssistant = text;
   st.digest.n_assistant_turns++;
   addFinal(st.digest, text);
+  noteAgentAction(st.digest, "text", text);
 }
 
 // The per-record reader stays out of the FTL tier, like the parser (jsonl.ts): it inlines the
 // text helpers, and compiling it with FTL took ~140 ms of CPU in half the runs of a 0.4 s harvest
 // of the 256 MB bench corpus, for no measurable gain in the time it ran.
-for (const f of [onRecord, contentText, isEcho, userText, assistantText, sanitizeCodexUser]) noFTL(f as () => void);
+for (const f of [onRecord, contentText, isEcho, userText, assistantText, sanitizeCodexUser, noteCodexCall])
+  noFTL(f as () => void);

@@ -193,6 +193,10 @@ interface Planned {
 function decide(lane: Lane, c: Candidate, ctx: ReaderContext, opts: HarvestOptions): Step {
   const { files, delivered } = lane;
   const since = opts.sinceMs;
+  // A candidate whose listing already names a project outside the scope is filtered before its id
+  // is claimed: a Copilot chat whose id also exists in another VS Code workspace must not hide the
+  // in-project copy.
+  if (c.project !== "" && !projectMatches(c.project, opts.scope, ctx.invokedProject)) return { kind: "filtered" };
   if (lane.seenIds.has(c.sessionId)) return { kind: "duplicate" };
   lane.seenIds.add(c.sessionId);
   const prior = files.get(c.key);

@@ -1,6 +1,7 @@
 import { noFTL } from "bun:jsc";
 import { isAbsolute, resolve, sep } from "node:path";
 import { redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
+import { maskCredentials } from "../credentials.ts";
 import { detectFeedback, type FeedbackLexicon, feedbackLexicon } from "../feedback.ts";
 import type { Scope, SessionDigest, SourceName } from "./types.ts";
 
@@ -28,6 +29,7 @@ export function emptyDigest(source: SourceName, sessionId: string, rawPath: stri
     started_at: "",
     ended_at: "",
     user_prompts: [],
+    agent_before: [],
     assistant_finals: [],
     tools_used: [],
     skills_used: [],
@@ -49,7 +51,8 @@ export function cleanText(text: string): string {
   // Redact before the final clip (a clipped secret may no longer match), but bound the work on a
   // multi-megabyte paste: nothing past the pre-clip can reach the kept prefix.
   const bounded = text.length > PRE_CLIP ? text.slice(0, PRE_CLIP) : text;
-  const t = redactText(bounded.includes("\u0000") ? bounded.replaceAll("\u0000", "") : bounded).trim();
+  // The shared redaction, and credentials said in prose ("the password is …"): never kept, never stored.
+  const t = maskCredentials(bounded.includes("\u0000") ? bounded.replaceAll("\u0000", "") : bounded).trim();
   return t.length > MAX_TEXT_CHARS ? `${t.slice(0, MAX_TEXT_CHARS)}…` : t;
 }
 
@@ -69,9 +72,15 @@ const INJECTED =
 /** The text with injected blocks removed (unchanged when there are none). */
 export function stripInjected(text: string): string {
   if (!text.includes("<")) return text;
-  const out = text.replace(INJECTED, "");
-  return out === text ? text : out.trim();
+  let out = text.replace(INJECTED, "");
+  if (out === text) return text;
+  // Claude Code follows a background task's notification with its own pointer to the output file.
+  if (text.includes("<task-notification")) out = out.replace(TASK_OUTPUT_POINTER, "");
+  return out.trim();
 }
+
+/** The line Claude Code appends after a `<task-notification>`: not the user speaking. */
+const TASK_OUTPUT_POINTER = /^[ \t]*Read the output file to retrieve the result:[^\n]*$/gm;
 
 /** Agent control commands: never a request, with or without arguments. */
 const CONTROL_COMMANDS = new Set([
@@ -177,9 +186,10 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   const text = cleanText(spoken);
   if (!text) return false;
   d.n_user_turns++;
-  const corrections = keepWithinCap(d.user_prompts, lex);
+  const corrections = keepWithinCap(d, lex);
   const tags = detectFeedback(text, lex);
   d.user_prompts.push(text);
+  d.agent_before.push(takeAgentAction(d));
   corrections.push(hasComplaint(tags));
   for (const tag of tags) addUnique(d.feedback_signals, tag);
   return true;
@@ -200,7 +210,8 @@ function hasComplaint(tags: readonly string[]): boolean {
  * that is neither a correction nor the context right before one goes. A burst of corrections in
  * the middle of a long session therefore survives; past MAX_PROMPTS_HARD the oldest middle goes.
  */
-function keepWithinCap(prompts: string[], lex: Lexicon): boolean[] {
+function keepWithinCap(d: SessionDigest, lex: Lexicon): boolean[] {
+  const prompts = d.user_prompts;
   const corr = correctionFlags(prompts, lex);
   if (prompts.length < MAX_PROMPTS) return corr;
   const head = MAX_PROMPTS / 2;
@@ -213,6 +224,7 @@ function keepWithinCap(prompts: string[], lex: Lexicon): boolean[] {
     }
   }
   prompts.splice(drop, 1);
+  if (d.agent_before.length > drop) d.agent_before.splice(drop, 1);
   corr.splice(drop, 1);
   return corr;
 }
@@ -227,6 +239,29 @@ function correctionFlags(prompts: string[], lex: Lexicon): boolean[] {
     CORRECTIONS.set(prompts, flags);
   }
   return flags;
+}
+
+/** The agent's last command or edit and its last words since the user's last prompt (in memory only). */
+const LAST_ACTION = new WeakMap<SessionDigest, { tool: string; text: string }>();
+const ACTION_CHARS = 300;
+
+/** Record what the agent just did: a tool call (`$ npm install x`, `edit src/a.ts: …`) or its words. */
+export function noteAgentAction(d: SessionDigest, kind: "tool" | "text", raw: string): void {
+  if (!raw) return;
+  const clip = raw.length > 2 * ACTION_CHARS ? raw.slice(0, 2 * ACTION_CHARS) : raw;
+  const a = LAST_ACTION.get(d) ?? { tool: "", text: "" };
+  if (kind === "tool") a.tool = clip;
+  else a.text = clip;
+  LAST_ACTION.set(d, a);
+}
+
+/** What the agent did before the prompt being added ("" when nothing), cleaned; the slate is wiped. */
+function takeAgentAction(d: SessionDigest): string {
+  const a = LAST_ACTION.get(d);
+  if (!a) return "";
+  LAST_ACTION.delete(d);
+  const joined = a.tool && a.text ? `${a.tool} · ${a.text}` : a.tool || a.text;
+  return cleanText(joined.length > ACTION_CHARS ? joined.slice(0, ACTION_CHARS) : joined);
 }
 
 /**

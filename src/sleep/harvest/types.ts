@@ -24,6 +24,12 @@ export const SessionDigestSchema = v.object({
   ended_at: v.optional(v.string(), ""),
   /** Substantive user messages in order (meta prompts removed), redacted. */
   user_prompts: StringList,
+  /**
+   * What the agent did right before each kept prompt, index for index with user_prompts (its last
+   * command or edit, and its last words; "" when nothing), redacted and short. Only the sources
+   * that record tool calls in their sessions fill it (Claude Code, Codex).
+   */
+  agent_before: StringList,
   /** Non-empty assistant texts; only the last 5 are kept; redacted. */
   assistant_finals: StringList,
   tools_used: StringList,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { harvest, type SourceLocations } from "../../../src/sleep/harvest/index.ts";
@@ -465,5 +465,88 @@ describe("Cursor editor chat history (state.vscdb)", () => {
       locations: { cursorHome: join(h.root, "nocursor"), cursorUserDir: join(h.root, "Cursor") },
     });
     expect(other.digests).toHaveLength(0);
+  });
+});
+
+describe("issue 29: two harvest defects seen on real files", () => {
+  test("Claude Code: the 'Read the output file …' line after a task notification is not a prompt", async () => {
+    using h = tmpHome();
+    const dir = join(h.root, "claude", "projects", "-work-demo");
+    mkdirSync(dir, { recursive: true });
+    const sid = "5b1e6c2a-0000-4d51-9d7e-000000000029";
+    const rec = (n: number, content: string) => ({
+      parentUuid: null,
+      isSidechain: false,
+      userType: "external",
+      cwd: "/work/demo",
+      sessionId: sid,
+      version: "2.1.3",
+      gitBranch: "main",
+      type: "user",
+      message: { role: "user", content },
+      uuid: `u${n}`,
+      timestamp: `2026-11-30T09:00:0${n}.000Z`,
+    });
+    writeFileSync(
+      join(dir, `${sid}.jsonl`),
+      jsonl([
+        rec(1, "Run the integration suite in the background and fix what fails"),
+        rec(
+          2,
+          '<task-notification>\n<task-id>bg7</task-id>\n<status>completed</status>\n<summary>Background command "make it" completed (exit code 0)</summary>\n</task-notification>\nRead the output file to retrieve the result: /tmp/claude/-work-demo/tasks/bg7.output',
+        ),
+        rec(3, "now the flaky one too"),
+      ]),
+    );
+    const [d] = await read("claude", { claudeHome: join(h.root, "claude") });
+    expect(d!.user_prompts).toEqual([
+      "Run the integration suite in the background and fix what fails",
+      "now the flaky one too",
+    ]);
+  });
+
+  test("Copilot Chat: a chat whose id also exists in another VS Code workspace is still read from the project's workspace", async () => {
+    using h = tmpHome();
+    const id = "9d9d9d9d-0000-4000-8000-0000000000bb";
+    const chat = (folder: string, text: string) => {
+      const ws = join(h.root, "ws", folder.replace(/\W/g, ""));
+      mkdirSync(join(ws, "chatSessions"), { recursive: true });
+      writeFileSync(join(ws, "workspace.json"), JSON.stringify({ folder: `file://${folder}` }));
+      const file = join(ws, "chatSessions", `${id}.jsonl`);
+      writeFileSync(
+        file,
+        jsonl([
+          {
+            kind: 0,
+            v: {
+              version: 3,
+              sessionId: id,
+              creationDate: 1764496800000,
+              // Two requests minutes apart: a single instant exchange would be taken for a headless replay.
+              requests: [text, "and add it to the readme"].map((t, i) => ({
+                requestId: `request_${i}`,
+                message: { text: t, parts: [] },
+                agent: { extensionId: { value: "GitHub.copilot-chat", _lower: "github.copilot-chat" }, id: "x" },
+                timestamp: 1764496800000 + i * 300_000,
+                response: [{ value: "On it." }],
+                result: {},
+              })),
+            },
+          },
+        ]),
+      );
+      return file;
+    };
+    chat("/work/demo", "add a healthcheck endpoint");
+    const other = chat("/aaa/other", "a question asked in the other workspace");
+    // The other workspace's copy is the newer file, so it is met first.
+    utimesSync(other, new Date(), new Date(Date.now() + 60_000));
+    const r = await harvest({
+      sources: ["copilot"],
+      scope: "invoked",
+      invokedProject: "/work/demo",
+      locations: { vscodeWorkspaceStorage: join(h.root, "ws") },
+    });
+    expect(r.digests.map((d) => d.user_prompts)).toEqual([["add a healthcheck endpoint", "and add it to the readme"]]);
   });
 });

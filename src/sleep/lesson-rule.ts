@@ -1,0 +1,446 @@
+import { holdsCredential } from "./credentials.ts";
+import { findCorrection } from "./mine/corrections.ts";
+
+/**
+ * How a sentence of a user turn is read as a standing rule, and when two rules say the same thing
+ * (docs/sleep.md, "Lessons"). No trigger word list decides alone: the sentence's shape (a short
+ * follow-up turn, "again", "X please", "X only", "no X", a bare preference, "use X, not Y"), where
+ * it sits (a session's opening request is a task), what it is about (this PR, #41, "for now" are
+ * tasks) and the agent's own action right before it (`npm install` before "pnpm please") decide.
+ */
+
+const MAX_QUOTE = 240;
+
+/** Function words, politeness and polarity: they never tell two rules apart. */
+const FILLER = new Set(
+  (
+    "the and for with that this from into onto please pls plz can you could would should will just also then than them they what when where which while " +
+    "have has had been being are was were its our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some " +
+    "more most sure get got let lets use using used how why always never instead rather prefer avoid must stop again still nope okay " +
+    "ok like there here now it i he she him her his one ones thing things stuff anything everything something nothing other others forgot forget " +
+    "remember need needs want wants run running thanks thank yeah yep hey hi guys per via every each time already actually really maybe " +
+    "probably may might shall too very well good way ways only even though about because after before same kind sort lot bit mean said say told tell " +
+    "don't doesn't didn't won't can't isn't aren't wasn't weren't that's there's let's what's it's i'm i'd i've we're we've you're they're " +
+    "dont doesnt didnt wont cant isnt arent wasnt thats theres whats im ive youre"
+  ).split(" "),
+);
+
+/** Competing choices of one topic: preferring one member after another is a flip, whatever the wording. */
+const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = [
+  { topic: "indentation", members: [["tab"], ["space"]] },
+  { topic: "quotes", members: [["single"], ["double"]], needs: ["quote"] },
+  { topic: "js package manager", members: [["npm"], ["pnpm"], ["yarn"]] },
+  { topic: "python packages", members: [["pip"], ["uv"], ["poetry"], ["pipenv"], ["conda"]] },
+  { topic: "test runner", members: [["jest"], ["vitest"], ["mocha"], ["pytest"], ["unittest"]] },
+  { topic: "formatter", members: [["black"], ["ruff"], ["prettier"], ["biome"], ["autopep8"], ["yapf"]] },
+  { topic: "naming", members: [["camelcase"], ["snake_case"], ["kebab-case"], ["pascalcase"]] },
+  { topic: "exports", members: [["named"], ["default"]], needs: ["export"] },
+  { topic: "linter", members: [["eslint"], ["oxlint"], ["flake8"], ["pylint"], ["golangci-lint"]] },
+  { topic: "semicolons", members: [["semicolon"], ["no-semi"]] },
+  { topic: "modules", members: [["esm"], ["commonjs"], ["cjs"], ["require"]] },
+  { topic: "logging", members: [["console.log"], ["console.error"], ["logger"], ["pino"], ["winston"], ["consola"]] },
+  { topic: "http client", members: [["axios"], ["fetch"], ["got"], ["ky"], ["requests"], ["httpx"]] },
+  { topic: "dates", members: [["moment"], ["date-fns"], ["dayjs"], ["luxon"]] },
+];
+
+/** Sentences about this PR / ticket / number / now: a task request, not a standing rule. */
+const TASK_DEICTIC =
+  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|\b[A-Z]{2,}-\d+\b|\bfor now\b|\bthis time\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\bthis (?:pr|ticket|issue)\b)/i;
+/** A sentence that starts with a task verb is a request ("Refactor the logger to use consola") unless it also corrects. */
+const TASK_START =
+  /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
+/** "X is history / gone / banned": X is avoided. */
+const GONE =
+  /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
+/** A standing marker: the sentence is about every future task, even when it starts like a request. */
+const STANDING =
+  /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;
+/** A line of code rather than a sentence. */
+const CODE_LIKE =
+  /;\s*$|=>|[{}]|^\s*(?:return|const|let|var|import|export|def|function|class|if|for|while)\b[^.]*[;(=]|\w\(.*\)\s*[;.]?$/;
+/** Words of a complaint about what a sentence names. */
+const COMPLAINT =
+  /\b(?:break|breaks|broke|broken|wreck|wrecks|wrecked|fail|fails|failed|wrong|mess(?:es|ed)?|bad|hate|useless|ugly|slow|why)\b/i;
+/** A trailing "then keep going" / "after that continue where you were" clause: not part of the rule. */
+const CONTINUE_TAIL =
+  /,?\s*(?:and\s+)?(?:then|after that|afterwards)\s+(?:keep going|carry on|continue|proceed|resume|rerun|re-run|run)\b.*$/i;
+/** A polite question asking for a convention: an instruction in question form. */
+const POLITE_ASK = /^(?:can|could|would) you\b.*\b(?:our|we|always|the usual|like the others|like the rest)\b/i;
+/** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
+const REFERS_BACK =
+  /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b|^(?:please\s+)?(?:swap|replace|rip out|strip|get rid of) (?:those|that|these|this|it|them|the)\b)\b/i;
+const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
+const NEGATION =
+  /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w/i;
+const AGAIN =
+  /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
+const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
+const PREFERENCE =
+  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+const IMPERATIVE_RULE =
+  /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
+
+/** One content word, identifier, path or number reference of a sentence. */
+const WORD = /[#@]?[\p{L}\p{N}_`](?:[\p{L}\p{N}_'’./:`-]*[\p{L}\p{N}_`])?/gu;
+
+/**
+ * Content terms of a text: lower-case; apostrophes kept inside a word ("don't" is not "don"); stop
+ * words, politeness and polarity words removed; a plain word's plural folded ("exports" → "export")
+ * but a file name, path or identifier kept whole ("api.ts", `snake_case`, "#41"); a hyphenated
+ * word also gives its parts ("table-driven" → "table", "driven").
+ */
+export function lessonTokens(text: string): Set<string> {
+  const out = new Set<string>();
+  for (let raw of text.toLowerCase().replaceAll("’", "'").match(WORD) ?? []) {
+    raw = raw.replaceAll("`", "");
+    if (raw.endsWith("'s")) raw = raw.slice(0, -2);
+    if (!raw || FILLER.has(raw) || raw.includes("'") || raw.startsWith("redacted")) continue;
+    if (/^\d+$/.test(raw)) continue;
+    if (/^[\p{L}]+$/u.test(raw)) {
+      if (raw.length < 2) continue;
+      const stem = stemWord(raw);
+      if (!FILLER.has(stem)) out.add(stem);
+      continue;
+    }
+    out.add(raw);
+    if (/^[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+$/u.test(raw))
+      for (const part of raw.split("-")) if (part.length >= 3 && !FILLER.has(part)) out.add(part);
+  }
+  return out;
+}
+
+/** A light stem of a plain word: plural, -ation, -ing, -ed ("indentation" → "indent", "formatting" → "format"). */
+function stemWord(w: string): string {
+  let t = w;
+  if (t.length > 6 && t.endsWith("ation")) t = t.slice(0, -5);
+  else if (t.length > 5 && t.endsWith("ing")) t = t.slice(0, -3);
+  else if (t.length > 6 && t.endsWith("ed")) t = t.slice(0, -2);
+  else if (t.length > 3 && t.endsWith("s") && !/(?:ss|us|is)$/.test(t)) t = t.slice(0, -1);
+  // A doubled final consonant left by -ing / -ed ("formatt", "wrapp") is one.
+  if (t !== w && /([b-df-hj-np-tv-z])\1$/.test(t)) t = t.slice(0, -1);
+  return t;
+}
+
+/** A tool, package, command, path or identifier term: a topic member, or a word with a digit, dot, slash or underscore. */
+function toolLike(term: string): boolean {
+  return topicOfLoose(term) !== undefined || /[\d./_]/.test(term) || /^[#@]/.test(term);
+}
+
+/** What a rule prefers and what it avoids (terms), and the topic members it prefers. */
+export interface Polarity {
+  prefer: Set<string>;
+  avoid: Set<string>;
+}
+
+const EXPLICIT_BEFORE = new Set(["use", "using", "with", "prefer", "to", "via", "through"]);
+const EXPLICIT_AFTER = new Set(["please", "pls", "plz", "only", "instead"]);
+const NEGATORS = new Set(["not", "no", "never", "don't", "dont", "avoid", "without", "instead", "stop"]);
+const SKIP_AFTER_NEG = new Set([
+  "use",
+  "using",
+  "run",
+  "running",
+  "the",
+  "a",
+  "an",
+  "any",
+  "to",
+  "with",
+  "of",
+  "add",
+  "install",
+]);
+
+function topicOf(term: string, toks: ReadonlySet<string>): string | undefined {
+  for (const t of TOPICS)
+    if (t.members.some((m) => m.includes(term)) && (!t.needs || t.needs.some((n) => toks.has(n)))) return t.topic;
+  return undefined;
+}
+
+/** The polarity of one sentence: "use X, not Y", "no X", "X please", and topic members it names. */
+export function polarityOf(text: string): Polarity {
+  const prefer = new Set<string>();
+  const avoid = new Set<string>();
+  const k = findCorrection([text]);
+  for (const p of k?.prefer ?? []) for (const t of lessonTokens(p)) prefer.add(t);
+  for (const a of k?.avoid ?? []) for (const t of lessonTokens(a)) avoid.add(t);
+  // Word by word, clause by clause: the first content term after a negator is avoided.
+  const words = text
+    .toLowerCase()
+    .replaceAll("’", "'")
+    .split(/([,.;:!?()]|\bbut\b)/)
+    .flatMap((clause) => [clause.split(/\s+/).filter(Boolean), ["|"]]);
+  const flat = words.flat();
+  const toks = lessonTokens(text);
+  const explicit = new Set<string>();
+  for (let i = 0; i < flat.length; i++) {
+    const w = flat[i]!;
+    if (NEGATORS.has(w) || (w === "rather" && flat[i + 1] === "than") || (w === "do" && flat[i + 1] === "not")) {
+      for (let j = i + 1; j < flat.length && flat[j] !== "|"; j++) {
+        const t = [...lessonTokens(flat[j]!)][0];
+        if (!t || SKIP_AFTER_NEG.has(flat[j]!) || t === "than") continue;
+        avoid.add(t);
+        break;
+      }
+    }
+    if (EXPLICIT_BEFORE.has(w)) {
+      const t = [...lessonTokens(flat[i + 1] ?? "")][0];
+      if (t) explicit.add(t);
+    }
+    if (EXPLICIT_AFTER.has(w) && i > 0) {
+      const t = [...lessonTokens(flat[i - 1] ?? "")][0];
+      if (t) explicit.add(t);
+    }
+  }
+  // "tabs are history", "npm is banned": what is declared gone is avoided.
+  for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
+  // Topic members named and not avoided: one is the preferred one; among several, the explicit ones.
+  const byTopic = new Map<string, string[]>();
+  for (const t of toks) {
+    const topic = topicOf(t, toks);
+    if (topic && !avoid.has(t)) byTopic.set(topic, [...(byTopic.get(topic) ?? []), t]);
+  }
+  // A member is preferred when said so ("use X", "X please", "X only", "switch to X"), or when it is
+  // the one left after its rivals are avoided, or the sentence is short; "again, npm i breaks the
+  // lockfile" names npm without preferring it.
+  const short = toks.size <= 3;
+  // A sentence naming one member and no complaint about it prefers it ("double quotes from now on");
+  // "again, npm i wrecks the lockfile" names npm without preferring it.
+  const complaint = AGAIN.test(text) || COMPLAINT.test(text);
+  for (const [topic, members] of byTopic) {
+    const rivalAvoided = [...avoid].some((a) => topicOfLoose(a) === topic);
+    const chosen = members.filter((m) => explicit.has(m));
+    if (!chosen.length && members.length === 1 && (rivalAvoided || short || !complaint)) chosen.push(members[0]!);
+    for (const m of chosen) prefer.add(m);
+  }
+  for (const a of avoid) prefer.delete(a);
+  return { prefer, avoid };
+}
+
+/** Whether two polarities say opposite things: one prefers what the other avoids, or another member of one topic. */
+export function opposite(a: Polarity, b: Polarity): boolean {
+  for (const p of a.prefer) if (b.avoid.has(p)) return true;
+  for (const p of b.prefer) if (a.avoid.has(p)) return true;
+  for (const p of a.prefer) {
+    const topic = topicOf(p, a.prefer) ?? topicOfLoose(p);
+    if (!topic) continue;
+    for (const q of b.prefer)
+      if (q !== p && (topicOf(q, b.prefer) ?? topicOfLoose(q)) === topic && !b.prefer.has(p) && !a.prefer.has(q))
+        return true;
+  }
+  return false;
+}
+
+/** Each topic member's topic. */
+const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
+
+function topicOfLoose(term: string): string | undefined {
+  return MEMBER_TOPIC.get(term);
+}
+
+/**
+ * The key terms of the agent's action right before a turn: a command's first two words
+ * (`npm install`, `npx prettier`, `git commit`), or the first words of an edit's added line
+ * (`export default function`). Two corrections said right after the same wrong action are likely
+ * the same correction, whatever their words.
+ */
+export function actionTerms(agentBefore: string | undefined): string[] {
+  if (!agentBefore) return [];
+  const tool = agentBefore.split(" · ", 1)[0]!;
+  if (tool.startsWith("$ ")) {
+    const words = tool
+      .slice(2)
+      .trim()
+      .split(/\s+/)
+      .filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w) && w !== "sudo");
+    return words
+      .slice(0, 2)
+      .map((w) => w.toLowerCase().replace(/^['"]|['"]$/g, ""))
+      .filter((w) => w && !w.startsWith("-") && !w.includes("/"));
+  }
+  const edit = /^edit (\S+?): (.*)$/.exec(tool);
+  if (edit) return [...lessonTokens(edit[2]!)].slice(0, 3);
+  return [];
+}
+
+/** The topics a polarity prefers or avoids a member of. */
+export function topicsOf(p: Polarity): Set<string> {
+  const out = new Set<string>();
+  for (const t of [...p.prefer, ...p.avoid]) {
+    const topic = topicOfLoose(t);
+    if (topic) out.add(topic);
+  }
+  return out;
+}
+
+/** One instruction found in a prompt. */
+interface Instruction {
+  quote: string;
+  kind: "correction" | "preference";
+}
+
+/** Why sentences of a prompt were not taken as rules (counts), for the night's notes. */
+interface SkipCounts {
+  credential: number;
+}
+
+/**
+ * The instructions of one prompt. `followUp`: the prompt is not the session's opening request.
+ * `agentBefore`: what the agent did or said right before this turn (its last command or reply),
+ * when the harvest kept it.
+ */
+export function instructionsOf(
+  prompt: string,
+  followUp: boolean,
+  o: { agentBefore?: string; skipped?: SkipCounts } = {},
+): Instruction[] {
+  const out: Instruction[] = [];
+  const before = o.agentBefore ? lessonTokens(o.agentBefore) : undefined;
+  const tool = o.agentBefore?.split(" · ", 1)[0] ?? "";
+  const beforeTool = /^(?:\$ |edit )/.test(tool) ? lessonTokens(tool.replace(/^(?:\$ |edit )/, "")) : undefined;
+  // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going").
+  // Pasted code, fenced blocks and stack traces are not the user's words.
+  const spoken = prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replace(/^\s+at .*$/gm, "");
+  const sentences = spoken
+    .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)/i)
+    .map((x) => x.replace(CONTINUE_TAIL, "").replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""));
+  const shortTurn = prompt.trim().split(/\s+/).length <= 25;
+  for (const raw of sentences) {
+    const s = raw.trim();
+    if (s.length < 4 || s.length > MAX_QUOTE) continue;
+    // A sentence holding a credential never becomes a rule, whatever else it says.
+    if (holdsCredential(s)) {
+      if (o.skipped) o.skipped.credential++;
+      continue;
+    }
+    // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
+    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s)) continue;
+    const leadIn = LEAD_IN.test(s);
+    const body = s.replace(LEAD_IN, "").trim();
+    const toks = lessonTokens(body);
+    if (toks.size === 0 || CODE_LIKE.test(body)) continue;
+    const words = body.split(/\s+/).length;
+    const negation =
+      NEGATION.test(body) || findCorrection([body]) !== undefined || new RegExp(GONE.source).test(body.toLowerCase());
+    const again = AGAIN.test(body);
+    const polite = POLITE_SHORT.test(body) && words <= 12;
+    const preference = PREFERENCE.test(body) || IMPERATIVE_RULE.test(body);
+    // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
+    const pol = before ? polarityOf(body) : undefined;
+    // It names another member of the topic the agent just used ("the scripts folder is a uv project"
+    // after `pip install`), or avoids what it used.
+    const contradicts =
+      before !== undefined &&
+      pol !== undefined &&
+      ([...pol.avoid].some((a) => before.has(a)) ||
+        [...toks].some((p) => {
+          const topic = topicOfLoose(p);
+          return (
+            topic !== undefined &&
+            !pol.avoid.has(p) &&
+            !before.has(p) &&
+            [...before].some((b) => b !== p && topicOfLoose(b) === topic && !toks.has(b))
+          );
+        }));
+    // It names something the agent's command or edit just used ("'refund-changes' won't pass").
+    const echoes = beforeTool !== undefined && [...toks].some((t) => beforeTool.has(t));
+    const bare =
+      followUp &&
+      shortTurn &&
+      words <= 6 &&
+      [...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t)));
+    // The opening request states the task; only an explicit standing form there is a rule.
+    if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
+    const refersBack = followUp && (REFERS_BACK.test(body) || (echoes && negation));
+    const standingMark = STANDING.test(body);
+    const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
+    if (task && !leadIn) continue;
+    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack)) continue;
+    // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
+    const named = [...toks].some(toolLike);
+    if (
+      !leadIn &&
+      !preference &&
+      !polite &&
+      !again &&
+      !contradicts &&
+      !bare &&
+      !refersBack &&
+      !(echoes && followUp && !task) &&
+      !(negation && named) &&
+      !IMPERATIVE_LIKE.test(body)
+    )
+      continue;
+    const correction = followUp && (leadIn || negation || again || contradicts || refersBack);
+    out.push({ quote: body, kind: correction ? "correction" : "preference" });
+  }
+  return out;
+}
+
+/** A negated sentence that still says what to do ("don't pip install anything", "no default exports"). */
+const IMPERATIVE_LIKE =
+  /^(?:no\s+\w|don'?t\s+\w|do not\s+\w|never\s+\w|stop\s+\w|avoid\s+\w|not\s+\w)|\b(?:instead of|rather than)\b|,\s*not\s+\w|\bnot\s+[\w`.-]+\s*$|\buse\b|\bwith\b/i;
+
+/** Term weights: how rare a term is across this user's prompts (inverse document frequency). */
+export interface Weights {
+  weight(term: string): number;
+  /** A term rare enough to tell rules apart (a tool, package, command, path or identifier). */
+  distinctive(term: string): boolean;
+}
+
+export const UNIFORM: Weights = { weight: (t) => (toolLike(t) ? 2 : 1), distinctive: () => true };
+
+/** Weights from document frequencies over `n` prompts. */
+export function idfWeights(df: Readonly<Record<string, number>>, n: number): Weights {
+  // `topic:` and `act:` terms weigh as the words they stand for; a topic term is never rare by itself.
+  const N = Math.max(1, n);
+  // A small history says little about rarity: below 50 prompts every term counts as if among 50.
+  const M = Math.max(50, N);
+  const memo = new Map<string, number>();
+  return {
+    weight: (t) => {
+      let x = memo.get(t);
+      if (x === undefined) {
+        const bare = t.startsWith("act:") ? t.slice(4) : t;
+        x = t.startsWith("topic:") ? 1 : Math.log(1 + M / Math.max(1, df[bare] ?? 1)) * (toolLike(bare) ? 2 : 1);
+        memo.set(t, x);
+      }
+      return x;
+    },
+    distinctive: (t) =>
+      !t.startsWith("topic:") && (df[t.startsWith("act:") ? t.slice(4) : t] ?? 1) <= Math.max(3, 0.08 * N),
+  };
+}
+
+const isIdent = (t: string) => /\d/.test(t) && /[\p{L}]/u.test(t);
+
+/**
+ * Whether two instructions say the same thing: the shared terms, weighted by rarity, cover most of
+ * the shorter one (a short rule contained in a longer one matches) and include a distinctive term;
+ * never when they name different identifiers.
+ */
+export function sameInstruction(a: ReadonlySet<string>, b: ReadonlySet<string>, w: Weights = UNIFORM): boolean {
+  if (a.size === 0 || b.size === 0) return false;
+  const ia = [...a].filter(isIdent);
+  const ib = [...b].filter(isIdent);
+  if (ia.length && ib.length && !ia.some((t) => b.has(t))) return false;
+  let wa = 0;
+  let wb = 0;
+  let ws = 0;
+  let shared = 0;
+  let rare = false;
+  for (const t of a) wa += w.weight(t);
+  for (const t of b) {
+    const x = w.weight(t);
+    wb += x;
+    if (a.has(t)) {
+      ws += x;
+      shared++;
+      if (w.distinctive(t)) rare = true;
+    }
+  }
+  if (shared === 0) return false;
+  const union = wa + wb - ws;
+  if (ws / union >= 0.5) return true;
+  return rare && ws / Math.min(wa, wb) >= 0.6;
+}

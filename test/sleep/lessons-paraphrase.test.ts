@@ -1,0 +1,249 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { holdsCredential, maskCredentials } from "../../src/sleep/credentials.ts";
+import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
+import { instructionsOf, lessonTokens, polarityOf, opposite } from "../../src/sleep/lesson-rule.ts";
+import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+import { runCli } from "../support/cli.ts";
+import { tempDir } from "../support/tmp.ts";
+import { hashTree, writeClaudeSession } from "./support/fake-home.ts";
+
+// Our own sentences, in the shapes people correct an agent with: the same wish said in different
+// words in different sessions, embedded in longer turns, next to task requests that mention tools.
+const SAYINGS = {
+  pnpm: [
+    "hm, we're a pnpm shop, so no npm commands in this repo.",
+    "pnpm please",
+    "again, running npm i wrecks pnpm-lock.yaml. use pnpm add for new packages",
+  ],
+  uv: [
+    "use uv, not pip",
+    "Don't pip install anything; dependencies are managed by uv.",
+    "Looks fine. Add it through uv add and sync, pip isn't how we do things here.",
+  ],
+  exports: [
+    "Named exports only.",
+    "no default exports pls",
+    "switch that to a named export like the rest of the codebase",
+  ],
+  lint: ["you forgot make lint again", "always finish with make lint before telling me it's done"],
+  ruff: ["format with ruff, not black", "black is not our formatter, ruff format is."],
+  tables: [
+    "use a table test like the others",
+    "please follow the table-driven pattern with t.Run subtests",
+    "Tests in this package are table-driven; rewrite it that way.",
+  ],
+};
+const TASKS = [
+  "Refactor the logger to use consola",
+  "review PR #41 and leave comments",
+  "use the staging DB for now",
+  "Please use the new retry helper in fetchUser for this change",
+  "Add a --dry-run flag to the deploy script, it should use the same config loader",
+];
+
+const book = (): LessonBook => ({ version: 1, project: "/p", observations: [], lessons: [] });
+let n = 0;
+const session = (day: number, prompts: string[], agent?: string[]) => ({
+  session_id: `s${++n}`,
+  source: "claude",
+  ended_at: `2026-11-${String(day).padStart(2, "0")}T10:00:00.000Z`,
+  user_prompts: prompts,
+  ...(agent ? { agent_before: agent } : {}),
+});
+const openers = [
+  "Implement the CSV export",
+  "Fix the flaky upload test",
+  "Wire the billing webhook",
+  "Speed up the build",
+];
+
+describe("context detection", () => {
+  test("short follow-ups, 'again', 'X please', 'X only', 'no X' and bare preferences are rules", () => {
+    for (const s of [
+      "pnpm please",
+      "Named exports only.",
+      "no default exports pls",
+      "you forgot make lint again",
+      "format with ruff, not black",
+      "use uv, not pip",
+    ])
+      expect(instructionsOf(s, true).length).toBe(1);
+  });
+  test("opening requests and sentences about this PR, a number or 'for now' are task requests", () => {
+    for (const t of TASKS) expect(instructionsOf(t, true)).toEqual([]);
+    expect(instructionsOf("use pnpm, not npm", false)).toEqual([]);
+    expect(instructionsOf("Always use pnpm, never npm.", false)).toHaveLength(1);
+  });
+  test("a bare term right after the agent used its rival is a correction, and the agent's action is the evidence", () => {
+    expect(instructionsOf("yarn", true)).toEqual([{ quote: "yarn", kind: "preference" }]);
+    expect(instructionsOf("yarn", true, { agentBefore: "I ran `npm install lodash`." })[0]?.kind).toBe("correction");
+  });
+  test("the tokenizer keeps apostrophes, file names and #refs, drops 'it' and 'pls'", () => {
+    const t = lessonTokens("Don't touch it in api.ts for #41 pls, it's fine");
+    expect([...t]).toEqual(["touch", "api.ts", "#41", "fine"]);
+    expect(lessonTokens("exports tests")).toEqual(new Set(["export", "test"]));
+  });
+});
+
+describe("clustering paraphrases", () => {
+  test("each recurring wish said in different words in different sessions becomes one lesson; task requests never do", () => {
+    const b = book();
+    const digests = Object.values(SAYINGS).flatMap((sayings, k) =>
+      sayings.map((s, i) => session(1 + i * 3 + k, [openers[(i + k) % openers.length]!, `ok. ${s}`])),
+    );
+    digests.push(...TASKS.map((t, i) => session(20 + i, [openers[i % openers.length]!, t])));
+    observe(b, digests, 1);
+    const plan = planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
+    const rules = plan.cards.map((c) => c.rule.toLowerCase());
+    expect(plan.cards.every((c) => c.op === "add")).toBe(true);
+    const found = Object.keys(SAYINGS).filter((k) =>
+      plan.cards.some(
+        (c) =>
+          c.rule.toLowerCase().includes(k.slice(0, 4)) ||
+          c.sources.some((s) => s.quote.toLowerCase().includes(k.slice(0, 4))),
+      ),
+    );
+    expect(found.length).toBe(Object.keys(SAYINGS).length);
+    expect(plan.cards.length).toBe(Object.keys(SAYINGS).length);
+    for (const r of rules)
+      for (const t of ["consola", "#41", "staging db", "retry helper", "dry-run"]) expect(r).not.toContain(t);
+  });
+  test("a one-off said once never becomes a lesson, even next to recurring ones", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(1, ["Fix the parser", "use uv, not pip", "always log the request id in the payment handler"]),
+        session(2, ["Add a cache", "Don't pip install anything; dependencies are managed by uv."]),
+      ],
+      1,
+    );
+    const plan = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
+    expect(plan.cards).toHaveLength(1);
+    expect(plan.cards[0]!.rule.toLowerCase()).toContain("uv");
+  });
+});
+
+describe("flips by topic", () => {
+  test("'use tabs' adopted, then 'we switched to spaces now' said twice in other words proposes a replacement", () => {
+    expect(opposite(polarityOf("Use tabs"), polarityOf("we switched to spaces now"))).toBe(true);
+    expect(opposite(polarityOf("indent with tabs please"), polarityOf("tabs are history, 4-space indent now"))).toBe(
+      true,
+    );
+    expect(
+      opposite(polarityOf("we use pnpm here, not npm"), polarityOf("again, npm i breaks the lockfile, use pnpm")),
+    ).toBe(false);
+    const b = book();
+    observe(
+      b,
+      [
+        session(1, ["Fix the lint job", "Use tabs for indentation."]),
+        session(2, ["Add the endpoint", "indent with tabs please"]),
+      ],
+      1,
+    );
+    const first = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
+    expect(first.cards.map((c) => c.op)).toEqual(["add"]);
+    const adopted = first.memory;
+    observe(
+      b,
+      [
+        session(10, ["Rename the module", "we switched to spaces now"]),
+        session(11, ["Port the script", "two spaces for indentation from now on, no more tab characters"]),
+      ],
+      2,
+    );
+    const second = planLessons(b, 2, adopted, { target: "t", retireAfterNights: 0 });
+    expect(second.cards).toHaveLength(1);
+    expect(second.cards[0]).toMatchObject({ op: "replace", previous_rule: getRules(adopted)[0] });
+    expect(second.cards[0]!.rule.toLowerCase()).toContain("space");
+  });
+});
+
+describe("secrets", () => {
+  const PASSWORD = "For the local postgres the password is pgL0cal-2024, use that.";
+  test("a sentence holding a credential is never a rule, even said twice; its value never reaches the book", () => {
+    expect(holdsCredential(PASSWORD)).toBe(true);
+    expect(holdsCredential("the password is stored in the vault, never in code")).toBe(false);
+    expect(holdsCredential("connect with postgres://app:s3cretPw@localhost/app")).toBe(true);
+    expect(maskCredentials(PASSWORD)).not.toContain("pgL0cal-2024");
+    const b = book();
+    const r = observe(
+      b,
+      [session(1, ["Set up the db", PASSWORD]), session(2, ["Seed the db", `again: ${PASSWORD}`])],
+      1,
+    );
+    expect(r.credentialSentences).toBe(2);
+    const plan = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
+    expect(plan.cards).toEqual([]);
+    expect(JSON.stringify(b)).not.toContain("pgL0cal-2024");
+  });
+});
+
+describe("a night with nothing new", () => {
+  test("clusters only new observations; an unchanged book does no clustering", () => {
+    const b = book();
+    observe(b, [session(1, ["x", "use uv, not pip"]), session(2, ["y", "no pip, uv only"])], 1);
+    expect(planLessons(b, 1, "", { target: "t", retireAfterNights: 0 }).cards).toHaveLength(1);
+    const ids = b.observations.map((o) => o.cluster);
+    expect(ids.every((i) => i !== undefined)).toBe(true);
+    const noop = planLessons(b, 2, setLearned("", []), { target: "t", retireAfterNights: 0 });
+    expect(noop.cards).toEqual([]);
+    expect(b.observations.map((o) => o.cluster)).toEqual(ids);
+  });
+});
+
+describe("a password sentence is never staged (review, end to end)", () => {
+  test("said in two sessions beside a recurring rule: the rule is staged; the password is in no staged file, report, evidence or lesson store", async () => {
+    using tmp = tempDir("sleep-secret-sentence-");
+    const home = join(tmp.path, "home");
+    const project = join(tmp.path, "work", "app");
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, "CLAUDE.md"), "# App\n");
+    const pw = "For the local postgres the password is pgL0cal-2024, use that.";
+    const start = Date.parse("2026-11-24T09:00:00Z");
+    const sessions = [
+      ["Set up the local database for the orders service", pw, "use uv, not pip"],
+      ["Seed the orders table", `again, ${pw}`, "Don't pip install anything; dependencies are managed by uv."],
+    ];
+    sessions.forEach((prompts, i) => {
+      const turns = prompts.map((user) => ({ user, assistant: "Done." }));
+      writeClaudeSession(
+        home,
+        project,
+        { id: `7e551000-aaaa-4bbb-8ccc-00000000000${i}`, turns },
+        start + i * 86_400_000,
+      );
+    });
+    const stateDir = join(home, ".skillopt-sleep");
+    const env = { HOME: home, SKILLOPT_SLEEP_STATE_DIR: stateDir };
+    const r = await runCli(
+      [
+        "sleep",
+        "review",
+        "--backend",
+        "mock",
+        "--source",
+        "claude",
+        "--lookback-hours",
+        "0",
+        "--project",
+        project,
+        "--json",
+      ],
+      { env, cwd: project },
+    );
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8"));
+    expect(report.lessons).toHaveLength(1);
+    expect(report.lessons[0].rule.toLowerCase()).toContain("uv");
+    expect(report.notes.join("\n")).toContain("secret guard: 2 sentence(s) holding something credential-shaped");
+    const files = [...hashTree([join(project, ".skillopt-sleep"), stateDir]).keys()];
+    expect(files.some((f) => f.endsWith("evidence.jsonl"))).toBe(true);
+    for (const f of files) expect([f, readFileSync(f).includes("pgL0cal-2024")]).toEqual([f, false]);
+    expect(r.stdout + r.stderr).not.toContain("pgL0cal-2024");
+  });
+});
