@@ -52,7 +52,9 @@ describe("a skill folder as env.skill_init", () => {
         EVALS(dir),
         "--set",
         `env.skill_init=${dir}`,
-        // No gain can reach a minimum effect of 100 points: every candidate is rejected.
+        // Under the paired rule no gain can reach a minimum effect of 100 points: every candidate is rejected.
+        "--set",
+        "evaluation.gate_rule=paired",
         "--set",
         "evaluation.gate_min_effect=1",
         "--out",

@@ -73,7 +73,7 @@ describe("the local-model walk-through of docs/backends.md", () => {
       context_tokens: 8192,
       source: "llama.cpp /props n_ctx",
     });
-    expect(stdout).toMatch(/runs\/local\tconventions\tfinished\t/);
+    expect(stdout).toMatch(/runs\/local\s+conventions\s+finished\s/);
     const optimizerCalls = server.requests.filter((q) => q.body.response_format);
     expect(optimizerCalls.length).toBeGreaterThan(0);
     expect(server.requests.every((q) => q.model === "qwen2.5-7b-instruct")).toBe(true);
