@@ -5,7 +5,7 @@
  * those; `--single` builds the host only. No network beyond Bun fetching cross runtimes from npm.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "windows-x64"] as const;
@@ -110,7 +110,18 @@ async function buildOne(target: Target, outDir: string, version: string, commit:
   if (!result.success) {
     throw new Error(`build for ${target} failed:\n${result.logs.map((l) => String(l)).join("\n")}`);
   }
+  removeStrayMaps(outDir, outfileName(target));
   return outfile;
+}
+
+/**
+ * With code splitting, Bun writes a source map per chunk beside the executable although the maps
+ * are embedded in it: a release folder holds the binaries, SHA256SUMS and manifest.json only.
+ */
+function removeStrayMaps(outDir: string, binary: string): void {
+  const stray = /^(?:chunk-[a-z0-9]+\.js|[a-z-]+-worker\.js)\.map$/;
+  for (const name of readdirSync(outDir))
+    if (stray.test(name) || name === `${binary}.map`) rmSync(join(outDir, name), { force: true });
 }
 
 async function main(): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostTarget, outfileName, parseTargets, sha256sums, TARGETS } from "../build.ts";
 import { bundledConfigNames } from "../src/config/index.ts";
@@ -69,6 +69,8 @@ describe("the compiled binary", () => {
     expect(check.exitCode).toBe(0);
     const manifest = JSON.parse(readFileSync(join(out.path, "manifest.json"), "utf8")) as { targets: string[] };
     expect(manifest.targets).toEqual([name, other].sort());
+    // The release folder holds the binaries and their two lists, not the chunks' source maps.
+    expect(readdirSync(out.path).sort()).toEqual(["SHA256SUMS", "manifest.json", name, other].sort());
     const alone = join(out.path, "alone");
     mkdirSync(alone);
     const bin = join(alone, name);
