@@ -16,14 +16,14 @@ const ALLOWED: Record<string, { runtime: string[] | "*"; typeOnly: string[] }> =
   prompts: { runtime: [], typeOnly: [] },
   config: { runtime: ["lib"], typeOnly: [] },
   engine: { runtime: ["lib", "prompts"], typeOnly: ["config"] },
-  store: { runtime: ["lib"], typeOnly: ["engine", "sleep", "config", "backends"] },
-  backends: { runtime: ["lib", "store", "config"], typeOnly: ["engine", "sleep"] },
+  store: { runtime: ["lib"], typeOnly: ["engine"] },
+  backends: { runtime: ["lib", "store", "config"], typeOnly: ["engine"] },
   benchmarks: { runtime: ["lib", "prompts"], typeOnly: ["engine", "config", "backends"] },
   run: { runtime: ["lib", "store", "engine"], typeOnly: ["config"] },
   report: { runtime: ["lib", "store", "run"], typeOnly: ["engine", "sleep", "config", "backends"] },
   mcp: { runtime: ["lib", "run", "config"], typeOnly: [] },
   integrate: { runtime: ["lib"], typeOnly: [] },
-  sleep: { runtime: ["lib", "engine", "benchmarks", "store", "backends", "config", "prompts", "report"], typeOnly: [] },
+  sleep: { runtime: ["lib", "engine", "benchmarks", "backends", "config", "prompts"], typeOnly: ["store"] },
 };
 
 function files(dir: string): string[] {
@@ -61,6 +61,27 @@ function importsOf(file: string): Edge[] {
   return edges;
 }
 
+/** Every cycle of a folder-level import graph, each named `a → b → … → a` (one per circle, from its smallest node). */
+function folderCycles(graph: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const found = new Set<string>();
+  const path: string[] = [];
+  const visit = (node: string) => {
+    path.push(node);
+    for (const next of [...(graph.get(node) ?? [])].sort()) {
+      const at = path.indexOf(next);
+      if (at >= 0) {
+        const circle = path.slice(at);
+        const start = circle.indexOf([...circle].sort()[0]!);
+        const turned = [...circle.slice(start), ...circle.slice(0, start)];
+        found.add([...turned, turned[0]].join(" → "));
+      } else visit(next);
+    }
+    path.pop();
+  };
+  for (const node of [...graph.keys()].sort()) visit(node);
+  return [...found].sort();
+}
+
 describe("architecture", () => {
   test("modules import only what the dependency rule allows", () => {
     const violations: string[] = [];
@@ -78,6 +99,24 @@ describe("architecture", () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  test("no import cycle between folders, type-only imports included", () => {
+    const graph = new Map<string, Set<string>>();
+    for (const file of files(SRC))
+      for (const e of importsOf(file))
+        if (e.from !== e.to) graph.set(e.from, (graph.get(e.from) ?? new Set()).add(e.to));
+    expect(folderCycles(graph)).toEqual([]);
+  });
+
+  test("the folder-cycle finder names a cycle, type-only edges included", () => {
+    const graph = new Map([
+      ["a", new Set(["b"])],
+      ["b", new Set(["c"])],
+      ["c", new Set(["a", "d"])],
+      ["d", new Set<string>()],
+    ]);
+    expect(folderCycles(graph)).toEqual(["a → b → c → a"]);
   });
 
   test("nothing in src/ writes to the console directly", () => {

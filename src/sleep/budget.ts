@@ -1,4 +1,5 @@
 import { SkilloptError } from "../lib/index.ts";
+import type { LedgerEntry } from "./store-port.ts";
 
 /** Ceilings of one night (null = none). */
 interface NightLimits {
@@ -17,15 +18,6 @@ export class BudgetExhaustedError extends SkilloptError<{ limit: keyof NightLimi
   get limit(): keyof NightLimits {
     return this.data.limit;
   }
-}
-
-/** One row of the per-night ledger. */
-export interface LedgerEntry {
-  stage: string;
-  calls: number;
-  tokens: number;
-  cost_usd: number;
-  cached: number;
 }
 
 /** Per-night accounting of model calls, checked before every call (spec §9.4, §12.2 budgets). */

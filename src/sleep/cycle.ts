@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
 import { log, processAlive } from "../lib/index.ts";
 import { mapLimit } from "../engine/index.ts";
-import { nightEventText } from "../report/index.ts";
 import type { NightEvent } from "./night-events.ts";
 import type { SleepBackend } from "./backend/types.ts";
 import { BudgetExhaustedError, NightLedger } from "./budget.ts";
@@ -74,8 +73,11 @@ interface NightInput {
    */
   tasksSource?: TasksSource;
   now?: () => number;
-  /** The night's typed events (phases, warnings); without a listener a warning goes to the log. */
-  onEvent?: (e: NightEvent) => void;
+  /**
+   * The night's typed events (phases, warnings). The caller words them (cli/ through report/'s
+   * nightEventText), so sleep/ holds no wording and does not import report/.
+   */
+  onEvent: (e: NightEvent) => void;
   /** Called with the mined (or seeded) tasks before replay, e.g. to pin them for handoff rounds. */
   /** Replay progress per phase (done of total). */
   onProgress?: (phase: string, done: number, total: number) => void;
@@ -179,8 +181,7 @@ export async function runNight(input: NightInput): Promise<NightOutcome> {
   const { config: cfg, store, backend, project } = input;
   const now = input.now ?? Date.now;
   const startedMs = now();
-  const emit =
-    input.onEvent ?? ((e: NightEvent) => e.type === "model_changed" && log.warn(nightEventText(e).join(": ")));
+  const emit = input.onEvent;
   const previousKey = store.lastModelKey();
   const modelChanged = previousKey !== undefined && previousKey !== backend.modelKey;
   if (previousKey !== undefined && modelChanged)

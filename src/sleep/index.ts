@@ -12,7 +12,6 @@ export { hasReceipts, rollbackNight } from "./adopt/rollback.ts";
 export { type HandoffBackend, handoffPin, PendingCallsError, writeHandoffPin } from "./backend/handoff.ts";
 export { createSleepBackend } from "./backend/index.ts";
 export { configurePromptOverrides } from "./backend/prompt-overrides.ts";
-export type { LedgerEntry } from "./budget.ts";
 export {
   SleepConfigSchema,
   expandUserPath,
@@ -41,7 +40,7 @@ export {
 export { nightEvidence, renderCards, type LessonCard } from "./lessons.ts";
 export { ManifestSchema, legacyRows, type Manifest } from "./manifest.ts";
 export { loadTasksFile, mine, tasksPayload, writeTasksFile } from "./mine/index.ts";
-export type { HarvestStateStore, SessionFileMark, SessionState } from "./ports.ts";
+export type { SessionState } from "./ports.ts";
 export { sanitizeLine, type SleepReport } from "./report.ts";
 export {
   cronLine,
@@ -55,6 +54,5 @@ export {
 } from "./scheduler.ts";
 export { skillRoots } from "./skills.ts";
 export { latestStaging, listNights, resolveNight } from "./stage.ts";
-export type { AdoptionRow, EditStatus, NightRow, SleepStore } from "./store-port.ts";
 export type { EditRecord, GateTrial, TaskRecord } from "./types.ts";
 export { tightenStateDir } from "./private-state.ts";

@@ -1,29 +1,9 @@
+import type { HarvestStateStore as HarvestState, SessionFileMark as FileMark } from "../store/index.ts";
 import type { Lexicon } from "./harvest/text.ts";
 import type { Scope, SessionDigest, SourceLocations, SourceName } from "./harvest/types.ts";
 
-/**
- * What the harvester remembers about one session between runs, whoever consumed it. JSONL
- * sources track the bytes already parsed (`offset`) so the next run reads only appended bytes;
- * database sources track the session's update time.
- */
-export interface SessionFileMark {
-  source: SourceName;
-  /** File path (JSONL sources) or `<db>#<id>` (SQLite sources). */
-  key: string;
-  session_id: string;
-  /** Absolute project of the session ("" if unknown): scope checks without loading the state. */
-  project: string;
-  /** Newest activity seen in the session, UTC epoch ms. */
-  high_water_ms: number;
-  /** Changes whenever the session has new content (bytes consumed, or DB update time). */
-  revision: number;
-  /** Bytes of the file consumed up to the end of the last complete line (0 for DB sources). */
-  offset: number;
-  size: number;
-  mtime_ms: number;
-  /** Hash of the first min(4096, offset) bytes, to tell an append from a rewrite. */
-  head_hash: string;
-}
+/** What the harvester remembers about one session between runs (a row of the harvest state). */
+export type SessionFileMark = FileMark<SourceName>;
 
 /** Parser state of one session: the redacted digest so far plus source-specific carry-over. */
 export interface SessionState {
@@ -34,28 +14,8 @@ export interface SessionState {
   carry?: unknown;
 }
 
-/**
- * Incremental harvest state (implemented over the Sleep state database by src/store/sleep-harvest.ts).
- * Two layers: the parse cache (`*Files`, shared by every consumer) and the delivery marks (what a
- * given scope — one project, or "all" — has already been handed). Writes are atomic.
- */
-export interface HarvestStateStore {
-  /** Every file mark of one source, keyed by `key`. */
-  loadFiles(source: SourceName): Map<string, SessionFileMark>;
-  /** Parser state of one session, undefined when unknown or unreadable. */
-  loadState(source: SourceName, key: string): SessionState | undefined;
-  /** Insert or replace marks and their states in one transaction. */
-  putFiles(rows: readonly { mark: SessionFileMark; state: SessionState | null }[]): void;
-  /** Forget sessions that no longer exist (their files and delivery marks). */
-  deleteFiles(source: SourceName, keys: readonly string[]): void;
-  /** Revisions already delivered to `scopeKey`, keyed by `key`. */
-  loadDelivered(scopeKey: string, source: SourceName): Map<string, number>;
-  /** Record deliveries in one transaction. */
-  putDelivered(
-    scopeKey: string,
-    rows: readonly { source: SourceName; key: string; revision: number; high_water_ms: number }[],
-  ): void;
-}
+/** The harvest state over the Sleep state database (src/store/sleep-harvest.ts), in Sleep's types. */
+export type HarvestStateStore = HarvestState<SourceName, SessionState>;
 
 /** One session the source can see, found cheaply (a stat or one index row). */
 export interface Candidate {

@@ -1,5 +1,5 @@
 import { escapeMarkdownCell, escapeMarkdownProse, redactSecrets, sanitizeLine as sanitize } from "../lib/index.ts";
-import type { LedgerEntry } from "./budget.ts";
+import type { LedgerEntry } from "./store-port.ts";
 import { type LessonCard, renderCards } from "./lessons.ts";
 import type { GateDecision } from "../engine/index.ts";
 import type { ConsolidateResult, EditRecord, GateTrial } from "./types.ts";

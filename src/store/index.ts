@@ -11,4 +11,9 @@ export * from "./calls.ts";
 export * from "./sleep-harvest.ts";
 export * from "./runs.ts";
 export * from "./batches.ts";
-export { openSleepStore } from "./sleep.ts";
+export {
+  openSleepStore,
+  type LedgerEntry,
+  type NightRow,
+  type SleepStore,
+} from "./sleep.ts";

@@ -1,6 +1,58 @@
 import * as v from "valibot";
-import type { HarvestStateStore, SessionFileMark, SessionState } from "../sleep/index.ts";
 import { inTransaction, type Migrations, openStore, type Store } from "./db.ts";
+
+/*
+ * The harvest tables' shapes are declared here and sleep/ names them with its own source names
+ * and parser state (sleep/ports.ts): store/ sits below sleep/ and names nothing of it.
+ */
+
+/**
+ * What the harvester remembers about one session between runs, whoever consumed it (one row of
+ * harvest_files). JSONL sources track the bytes already parsed (`offset`) so the next run reads
+ * only appended bytes; database sources track the session's update time.
+ */
+export interface SessionFileMark<Source extends string = string> {
+  source: Source;
+  /** File path (JSONL sources) or `<db>#<id>` (SQLite sources). */
+  key: string;
+  session_id: string;
+  /** Absolute project of the session ("" if unknown): scope checks without loading the state. */
+  project: string;
+  /** Newest activity seen in the session, UTC epoch ms. */
+  high_water_ms: number;
+  /** Changes whenever the session has new content (bytes consumed, or DB update time). */
+  revision: number;
+  /** Bytes of the file consumed up to the end of the last complete line (0 for DB sources). */
+  offset: number;
+  size: number;
+  mtime_ms: number;
+  /** Hash of the first min(4096, offset) bytes, to tell an append from a rewrite. */
+  head_hash: string;
+}
+
+/**
+ * Incremental harvest state over the Sleep state database; `Source` the source names, `State` a
+ * session's parser state (kept as JSON). Two layers: the parse cache (`*Files`, shared by every
+ * consumer) and the delivery marks (what a given scope — one project, or "all" — has already been
+ * handed). Writes are atomic.
+ */
+export interface HarvestStateStore<Source extends string = string, State = unknown> {
+  /** Every file mark of one source, keyed by `key`. */
+  loadFiles(source: Source): Map<string, SessionFileMark<Source>>;
+  /** Parser state of one session, undefined when unknown or unreadable. */
+  loadState(source: Source, key: string): State | undefined;
+  /** Insert or replace marks and their states in one transaction. */
+  putFiles(rows: readonly { mark: SessionFileMark<Source>; state: State | null }[]): void;
+  /** Forget sessions that no longer exist (their files and delivery marks). */
+  deleteFiles(source: Source, keys: readonly string[]): void;
+  /** Revisions already delivered to `scopeKey`, keyed by `key`. */
+  loadDelivered(scopeKey: string, source: Source): Map<string, number>;
+  /** Record deliveries in one transaction. */
+  putDelivered(
+    scopeKey: string,
+    rows: readonly { source: Source; key: string; revision: number; high_water_ms: number }[],
+  ): void;
+}
 
 /** Harvest tables of the Sleep state database (in `<state_dir>`, namespace "harvest"). */
 const HARVEST_MIGRATIONS: Migrations = [
@@ -41,8 +93,11 @@ const CachedStateSchema = v.object({
   carry: v.optional(v.unknown()),
 });
 
-/** The HarvestStateStore port over an open store. */
-export function harvestState(store: Store, now: () => number = Date.now): HarvestStateStore {
+/** The HarvestStateStore over an open store (`Source`, `State`: Sleep's source names and parser state). */
+export function harvestState<Source extends string = string, State = unknown>(
+  store: Store,
+  now: () => number = Date.now,
+): HarvestStateStore<Source, State> {
   const db = store.db;
   const selFiles = db.query(
     "SELECT source, key, session_id, project, high_water_ms, revision, offset, size, mtime_ms, head_hash FROM harvest_files WHERE source = ?",
@@ -65,8 +120,8 @@ export function harvestState(store: Store, now: () => number = Date.now): Harves
   );
   return {
     loadFiles(source) {
-      const out = new Map<string, SessionFileMark>();
-      for (const row of selFiles.all(source) as SessionFileMark[]) out.set(row.key, row);
+      const out = new Map<string, SessionFileMark<Source>>();
+      for (const row of selFiles.all(source) as SessionFileMark<Source>[]) out.set(row.key, row);
       return out;
     },
     loadState(source, key) {
@@ -75,7 +130,7 @@ export function harvestState(store: Store, now: () => number = Date.now): Harves
       try {
         const parsed = v.safeParse(CachedStateSchema, JSON.parse(row.state_json));
         if (!parsed.success) return undefined;
-        return parsed.output as unknown as SessionState;
+        return parsed.output as unknown as State;
       } catch {
         return undefined;
       }

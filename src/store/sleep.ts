@@ -1,16 +1,124 @@
-import type {
-  AdoptionRow,
-  EditRecord,
-  EditStatus,
-  GateTrial,
-  LedgerEntry,
-  NightRow,
-  SleepStore,
-  TaskRecord,
-} from "../sleep/index.ts";
 import { hostname } from "node:os";
 import { sha256 } from "../lib/index.ts";
 import { type Migrations, openStore, type Store } from "./db.ts";
+
+/*
+ * The shapes of Sleep's tables are declared here, beside the tables, and sleep/ imports them
+ * (sleep/store-port.ts): store/ sits below backends/ and sleep/, so it names nothing of theirs. A
+ * task or a gate trial is kept whole as JSON; the store reads only the columns it indexes.
+ */
+
+/** One row of the nights table. */
+export interface NightRow {
+  night: number;
+  project: string;
+  /** "interrupted": its process was killed after it staged a proposal (found so by a later night). */
+  status: "running" | "completed" | "no_tasks" | "failed" | "rejected" | "interrupted";
+  started_ms: number;
+  ended_ms: number | null;
+  staging_dir: string;
+  accepted: boolean;
+  gate_action: string;
+  baseline: number | null;
+  candidate: number | null;
+  n_tasks: number;
+  n_sessions: number;
+  model_key: string;
+}
+
+/** Why an edit was recorded. */
+type EditStatus = "accepted" | "rejected" | "unmatched" | "human_rejected";
+
+/** An adoption recorded for status, rollback and history. */
+interface AdoptionRow {
+  id: number;
+  night_dir: string;
+  mode: "legacy" | "skills";
+  adopted_ms: number;
+  receipts_json: string;
+  rolled_back_ms: number | null;
+}
+
+/** One row of the per-night ledger. */
+export interface LedgerEntry {
+  stage: string;
+  calls: number;
+  tokens: number;
+  cost_usd: number;
+  cached: number;
+}
+
+/** What the store reads of a task it archives (the task itself is kept whole, as JSON). */
+interface ArchivedTask {
+  id: string;
+  project: string;
+  split: string;
+  origin: string;
+}
+
+/** The columns of a recorded edit (Sleep's EditRecord). */
+interface StoredEdit {
+  target: string;
+  op: string;
+  content: string;
+  anchor: string;
+  rationale: string;
+}
+
+/** What the store reads of a gate trial (the trial itself is kept whole, as JSON). */
+interface StoredTrial {
+  target: string;
+  baseline_score: number;
+  candidate_score: number;
+  accepted: boolean;
+}
+
+/**
+ * Sleep's persistent state over the sqlite file in `<state_dir>`; `Task` is the archived task's
+ * type (Sleep's TaskRecord). `beginNight` allocates the night number inside a write transaction,
+ * so two concurrent runs never share one (§12.1 #27). Every method commits before it returns.
+ */
+export interface SleepStore<Task extends ArchivedTask = ArchivedTask> {
+  /** Number the next night would get, without allocating it (dry-run), once the nights `forgotten` are. */
+  peekNight(forgotten?: readonly number[]): number;
+  /** Allocate the next night, run by this process. */
+  beginNight(project: string, startedMs: number, modelKey: string): number;
+  /** Record the folder a running night is about to create (before it exists, so a kill never leaves it unknown). */
+  setNightDir(night: number, dir: string): void;
+  /**
+   * Nights still 'running' whose process is gone (`alive` says no): killed mid-night. Nights of
+   * this process, of another host (a state directory shared between machines), and of versions
+   * that did not record the process are never returned. A folder another night also names is not
+   * returned as theirs (staging_dir "").
+   */
+  deadNights(alive: (pid: number) => boolean): NightRow[];
+  /** Mark a dead night that had staged its proposal (it stays in the history, its folder adoptable). */
+  interruptNight(night: number): void;
+  /** Forget a night that never ran to the end (a handoff round waiting for answers, a killed night). */
+  abandonNight(night: number): void;
+  finishNight(row: Omit<NightRow, "started_ms" | "model_key" | "project">): void;
+  getNight(night: number): NightRow | undefined;
+  nightByDir(dir: string): NightRow | undefined;
+  history(limit: number): NightRow[];
+  nightsCount(): number;
+  /** Start time (UTC ms) of the project's last completed harvest; undefined before the first. */
+  lastHarvestMs(project: string): number | undefined;
+  setLastHarvestMs(project: string, ms: number): void;
+  lastModelKey(): string | undefined;
+  setLastModelKey(key: string): void;
+  archiveTasks(night: number, tasks: readonly Task[]): void;
+  /** Archived real tasks of a project, newest first. */
+  archivedTasks(project: string, limit: number): Task[];
+  recordEdits(night: number, edits: ReadonlyArray<{ edit: StoredEdit; status: EditStatus; reason: string }>): void;
+  /** Edit texts rejected by the gate or by a human, for the optimizer to avoid (newest first). */
+  rejectedEditTexts(project: string, limit: number): string[];
+  recordGateTrials(night: number, trials: readonly StoredTrial[]): void;
+  recordLedger(night: number, entries: readonly LedgerEntry[]): void;
+  ledger(night: number): LedgerEntry[];
+  recordAdoption(nightDir: string, mode: "legacy" | "skills", receiptsJson: string, atMs: number): number;
+  adoptions(nightDir?: string): AdoptionRow[];
+  markRolledBack(id: number, atMs: number): void;
+}
 
 /** Sleep's tables in `<state_dir>`'s database (namespace "sleep"; harvest keeps its own list). */
 const SLEEP_MIGRATIONS: Migrations = [
@@ -108,8 +216,10 @@ const toNight = (r: RawNight | null): NightRow | undefined => {
   return { ...row, accepted: r.accepted === 1 };
 };
 
-/** Open the Sleep state database and return the SleepStore over it. */
-export function openSleepStore(path: string): SleepStore & { store: Store; close(): void } {
+/** Open the Sleep state database and return the SleepStore over it (`Task`: the archived tasks' type). */
+export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
+  path: string,
+): SleepStore<Task> & { store: Store; close(): void } {
   const store = openStore(path, { namespace: "sleep", migrations: SLEEP_MIGRATIONS, private: true });
   const db = store.db;
   const tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
@@ -221,7 +331,7 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
     setLastModelKey: (key) => {
       setMeta("last_model_key", key);
     },
-    archiveTasks: (night, tasks: readonly TaskRecord[]) =>
+    archiveTasks: (night, tasks) =>
       tx(() => {
         const q = db.query(
           "INSERT OR REPLACE INTO sleep_tasks (night, task_id, project, split, json) VALUES (?, ?, ?, ?, ?)",
@@ -233,8 +343,8 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
         db
           .query("SELECT json FROM sleep_tasks WHERE project = ? ORDER BY night DESC LIMIT ?")
           .all(project, limit) as Array<{ json: string }>
-      ).map((r) => JSON.parse(r.json) as TaskRecord),
-    recordEdits: (night, edits: ReadonlyArray<{ edit: EditRecord; status: EditStatus; reason: string }>) =>
+      ).map((r) => JSON.parse(r.json) as Task),
+    recordEdits: (night, edits) =>
       tx(() => {
         const project =
           (db.query("SELECT project FROM sleep_nights WHERE night = ?").get(night) as { project: string } | null)
@@ -260,7 +370,7 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
           content: string;
         }>
       ).map((r) => r.content),
-    recordGateTrials: (night, trials: readonly GateTrial[]) =>
+    recordGateTrials: (night, trials) =>
       tx(() => {
         const q = db.query(
           "INSERT INTO sleep_gate_trials (night, target, baseline_score, candidate_score, accepted, json) VALUES (?, ?, ?, ?, ?, ?)",
@@ -268,7 +378,7 @@ export function openSleepStore(path: string): SleepStore & { store: Store; close
         for (const t of trials)
           q.run(night, t.target, t.baseline_score, t.candidate_score, t.accepted ? 1 : 0, JSON.stringify(t));
       }),
-    recordLedger: (night, entries: readonly LedgerEntry[]) =>
+    recordLedger: (night, entries) =>
       tx(() => {
         const q = db.query(
           "INSERT OR REPLACE INTO sleep_ledger (night, stage, calls, tokens, cost_usd, cached) VALUES (?, ?, ?, ?, ?, ?)",

@@ -14,11 +14,13 @@ import {
   resolveSkillPath,
   runNight,
   sanitizeLine,
+  type SessionState,
   skillRoots,
   type SleepConfig,
   SOURCE_NAMES,
   type SourceName,
   splitFractions,
+  type TaskRecord,
   tasksPayload,
   writeHandoffPin,
 } from "../../sleep/index.ts";
@@ -58,7 +60,7 @@ function harvestPortFor(
       limit,
       sinceMs,
       env,
-      state: harvestState(store),
+      state: harvestState<SourceName, SessionState>(store),
       locations: sourceLocations(cfg),
       readThreads: cfg.harvest_threads ?? "auto",
       prefetch: cfg.harvest_prefetch ?? "auto",
@@ -191,7 +193,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         seedTasks = loadTasksFile(pinned, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
         tasksSource = "handoff_pin";
       }
-      const store = openSleepStore(setup.statePath);
+      const store = openSleepStore<TaskRecord>(setup.statePath);
       const progress = cfg.progress && !output.quiet;
       const bar = progressRenderer(canDrawProgress());
       // Ctrl-C (or a stop from the dashboard) ends the night where it is: the next review settles

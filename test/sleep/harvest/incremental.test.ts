@@ -15,7 +15,7 @@ function claudeLine(text: string, ts = "2026-11-30T10:00:00.000Z"): string {
 function setup() {
   const h = fakeHome();
   const store = openHarvestStore(join(h.home, ".skillopt-sleep", "state.sqlite"));
-  const state = harvestState(store);
+  const state: HarvestOptions["state"] = harvestState(store);
   const run = async (extra: Partial<HarvestOptions> = {}) => {
     const r = await harvest({
       sources: SOURCE_NAMES,
@@ -174,7 +174,7 @@ describe("incremental harvest", () => {
 
   test("nothing is marked delivered until commit, and each scope has its own delivery marks", async () => {
     using s = setup();
-    const state = harvestState(s.store);
+    const state: HarvestOptions["state"] = harvestState(s.store);
     const base = { sources: ["codex"] as const, locations: s.h.locations, state };
     const a = await harvest({ ...base, scope: "invoked", invokedProject: "/work/demo" });
     expect(a.digests).toHaveLength(1);
