@@ -22,9 +22,10 @@ export function cases(ctx: CaseContext): BadCase[] {
   train("out-is-a-file", asFile);
   train("out-under-a-file", join(asFile, "run"));
   // A full disk at different moments: before the store exists (48k), while the store migrates or the
-  // baseline is recorded (160k, 400k), and mid-run while steps are committed (1m, 2m). Each must end
-  // with one line naming the file, never an internal error and never a score.
-  for (const size of ["48k", "160k", "400k", "1m", "2m"]) {
+  // baseline is recorded (160k), and mid-run while steps are committed (400k, 520k, 640k: a whole
+  // quickstart run now fits in about 760k). Each must end with one line naming the file, never an
+  // internal error and never a score.
+  for (const size of ["48k", "160k", "400k", "520k", "640k"]) {
     const full = join(ctx.work, `fullfs-${size}`);
     mkdirSync(full, { recursive: true });
     const mounted =

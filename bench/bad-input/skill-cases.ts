@@ -41,7 +41,10 @@ export function cases(ctx: CaseContext): BadCase[] {
     file("latin1.md", new Uint8Array([0x23, 0x20, 0x53, 0x6b, 0x69, 0x6c, 0x6c, 0x0a, 0xe9, 0xe8, 0xff, 0x0a])),
   );
   add("missing", join(dir, "absent.md"));
-  add("directory", dir);
+  // A folder is a skill package when it holds SKILL.md (issue 34); one without it is still refused.
+  const noSkillMd = join(dir, "no-skill-md");
+  mkdirSync(noSkillMd, { recursive: true });
+  add("directory", noSkillMd);
   // Readable but off-format skills are still scored (with a warning naming the problem).
   add("broken-frontmatter", file("SKILL.md", "---\nname: [unclosed\ndescription: x\n---\n# Body\n"), true);
   add(
