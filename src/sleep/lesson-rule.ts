@@ -38,7 +38,11 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
   { topic: "linter", members: [["eslint"], ["oxlint"], ["flake8"], ["pylint"], ["golangci-lint"]] },
   { topic: "semicolons", members: [["semicolon"], ["no-semi"]] },
   { topic: "modules", members: [["esm"], ["commonjs"], ["cjs"], ["require"]] },
-  { topic: "logging", members: [["console.log"], ["console.error"], ["logger"], ["pino"], ["winston"], ["consola"]] },
+  // Printing to the console or stdout against a logger: the loggers are one choice here.
+  {
+    topic: "logging",
+    members: [["console.log", "console", "print", "stdout"], ["console.error"], ["logger", "pino", "winston", "consola"]],
+  },
   { topic: "http client", members: [["axios"], ["fetch"], ["got"], ["ky"], ["requests"], ["httpx"]] },
   { topic: "dates", members: [["moment"], ["date-fns"], ["dayjs"], ["luxon"]] },
 ];
@@ -52,6 +56,9 @@ const TASK_START =
 /** "X is history / gone / banned": X is avoided. */
 const GONE =
   /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
+/** "swap / replace X for / with Y", "rip out / get rid of X": X is avoided, Y preferred. */
+const SWAP =
+  /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*([^,.;]+?)(?:\s+(?:for|with)\s+([^,.;]+?))?(?=$|[,.;]|\s+(?:before|after|when|and|then)\b)/g;
 /** "X is back", "put the X back": X is preferred again. */
 const BACK =
   /([\w.@/;-]+)\s+(?:is|are)\s+back\b|\b(?:put|bring|add)\s+(?:the\s+|those\s+|them\s+)?([\w.@/;-]+)\s+back\b/g;
@@ -240,6 +247,14 @@ export function polarityOf(text: string): Polarity {
   }
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
+  // "swap those console calls for the logger", "rip out the prints": what is swapped or removed is
+  // avoided, what it is swapped for is preferred.
+  for (const m of text.toLowerCase().matchAll(SWAP)) {
+    const gone = [...lessonTokens(m[1]!)];
+    const member = gone.find((t) => topicOfLoose(t) !== undefined);
+    if (member ?? gone[0]) avoid.add((member ?? gone[0])!);
+    if (m[2]) for (const t of lessonTokens(m[2])) if (!avoid.has(t)) explicit.add(t);
+  }
   // "semicolons are back", "put the ; back": what is brought back is preferred.
   for (const m of text.toLowerCase().matchAll(BACK))
     for (const t of lessonTokens(m[1] ?? m[2]!)) if (!avoid.has(t)) explicit.add(t);

@@ -265,6 +265,9 @@ function clusterTokens(o: Observation): Set<string> {
   return t;
 }
 
+/** An observation's cluster terms without its topics and the agent's action: its words alone. */
+const wordsOf = (t: ReadonlySet<string>) => new Set([...t].filter((x) => !x.startsWith("act:") && !x.startsWith("topic:")));
+
 /** The rarity weights of a book. */
 function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
@@ -311,7 +314,14 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
         // prettier" / "formatting = biome"), say the same thing.
         const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
-        if (sameTopic || sameInstruction(toks[i]!, toks[j]!, w)) joined.add(obs[j]!.cluster!);
+        // The agent's action is more evidence, never less: two sayings whose words match join
+        // even when they followed different actions.
+        if (
+          sameTopic ||
+          sameInstruction(toks[i]!, toks[j]!, w) ||
+          sameInstruction(wordsOf(toks[i]!), wordsOf(toks[j]!), w)
+        )
+          joined.add(obs[j]!.cluster!);
       }
     }
     const ids = [...joined].sort((a, b) => a - b);
