@@ -237,7 +237,8 @@ export function polarityOf(text: string): Polarity {
       }
     }
     if (EXPLICIT_BEFORE.has(w)) {
-      const t = [...lessonTokens(flat[i + 1] ?? "")][0];
+      const next = /^(?:the|a|an|our)$/.test(flat[i + 1] ?? "") ? flat[i + 2] : flat[i + 1];
+      const t = [...lessonTokens(next ?? "")][0];
       if (t) explicit.add(t);
     }
     if (EXPLICIT_AFTER.has(w) && i > 0) {
@@ -277,7 +278,12 @@ export function polarityOf(text: string): Polarity {
     if (!chosen.length && members.length === 1 && (rivalAvoided || short || !complaint)) chosen.push(members[0]!);
     for (const m of chosen) prefer.add(m);
   }
-  for (const a of avoid) prefer.delete(a);
+  // What is avoided is not preferred, nor another word for the same choice ("print" / "stdout").
+  for (const a of avoid) {
+    prefer.delete(a);
+    const group = MEMBER_GROUP.get(a);
+    if (group) for (const p of [...prefer]) if (MEMBER_GROUP.get(p) === group) prefer.delete(p);
+  }
   return { prefer, avoid };
 }
 
@@ -294,6 +300,9 @@ export function opposite(a: Polarity, b: Polarity): boolean {
   }
   return false;
 }
+
+/** Each topic member's choice (the words that name one choice share it). */
+const MEMBER_GROUP = new Map(TOPICS.flatMap((t) => t.members.flatMap((m) => m.map((w) => [w, m] as const))));
 
 /** Each topic member's topic. */
 const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
