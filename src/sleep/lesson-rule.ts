@@ -41,7 +41,11 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
   // Printing to the console or stdout against a logger: the loggers are one choice here.
   {
     topic: "logging",
-    members: [["console.log", "console", "print", "stdout"], ["console.error"], ["logger", "pino", "winston", "consola"]],
+    members: [
+      ["console.log", "console", "print", "stdout"],
+      ["console.error"],
+      ["logger", "pino", "winston", "consola"],
+    ],
   },
   { topic: "http client", members: [["axios"], ["fetch"], ["got"], ["ky"], ["requests"], ["httpx"]] },
   { topic: "dates", members: [["moment"], ["date-fns"], ["dayjs"], ["luxon"]] },
@@ -74,7 +78,8 @@ const CLAIM_DENIED = /\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b
  * A layout order of code elements ("builtins first, then the rest", "types above values"): a
  * convention, not a step of a task, when it does not start like a task.
  */
-const ORDER_RULE = /^[^,]*\b[\w@/:-]+s?\s+first\s*,\s*then\b|\b\w+s\s+(?:above|below|ahead of)\s+(?:ours|theirs|\w+s)\b/i;
+const ORDER_RULE =
+  /^[^,]*\b[\w@/:-]+s?\s+first\s*,\s*then\b|\b\w+s\s+(?:above|below|ahead of)\s+(?:ours|theirs|\w+s)\b/i;
 /** A standing marker: the sentence is about every future task, even when it starts like a request. */
 const STANDING =
   /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;

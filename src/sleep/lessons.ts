@@ -266,7 +266,8 @@ function clusterTokens(o: Observation): Set<string> {
 }
 
 /** An observation's cluster terms without its topics and the agent's action: its words alone. */
-const wordsOf = (t: ReadonlySet<string>) => new Set([...t].filter((x) => !x.startsWith("act:") && !x.startsWith("topic:")));
+const wordsOf = (t: ReadonlySet<string>) =>
+  new Set([...t].filter((x) => !x.startsWith("act:") && !x.startsWith("topic:")));
 
 /** The rarity weights of a book. */
 function bookWeights(book: LessonBook): Weights {
