@@ -269,6 +269,25 @@ function clusterTokens(o: Observation): Set<string> {
 const wordsOf = (t: ReadonlySet<string>) =>
   new Set([...t].filter((x) => !x.startsWith("act:") && !x.startsWith("topic:")));
 
+/**
+ * Two sayings right after the same agent action (the same command, the same edited line) that
+ * share a rare word correct the same thing, however else they are worded ("sort the imports" /
+ * "one blank line between import groups", both after the same import edit).
+ */
+function sameActionSameWord(
+  a: Observation,
+  b: Observation,
+  ta: ReadonlySet<string>,
+  tb: ReadonlySet<string>,
+  w: Weights,
+): boolean {
+  const aa = a.act ?? [];
+  const ab = b.act ?? [];
+  if (!aa.length || aa.length !== ab.length || !aa.every((x) => ab.includes(x))) return false;
+  for (const t of wordsOf(ta)) if (tb.has(t) && w.distinctive(t)) return true;
+  return false;
+}
+
 /** The rarity weights of a book. */
 function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
@@ -320,7 +339,8 @@ function assignClusters(book: LessonBook, w: Weights): void {
         if (
           sameTopic ||
           sameInstruction(toks[i]!, toks[j]!, w) ||
-          sameInstruction(wordsOf(toks[i]!), wordsOf(toks[j]!), w)
+          sameInstruction(wordsOf(toks[i]!), wordsOf(toks[j]!), w) ||
+          sameActionSameWord(obs[i]!, obs[j]!, toks[i]!, toks[j]!, w)
         )
           joined.add(obs[j]!.cluster!);
       }
