@@ -100,3 +100,29 @@ describe("clustering", () => {
     expect(plan.cards).toHaveLength(1);
   });
 });
+
+describe("the corrected action", () => {
+  const sayings = ["keep the import lines sorted alphabetically", "externals above ours in every import block"];
+  const plan = (acts: [string, string]) => {
+    const b = book();
+    const pad = ["Add the invoices page", "Speed up the list view", "Port the mailer", "Tidy the webhook module"];
+    observe(
+      b,
+      [
+        session(3, ["Add the refund route", sayings[0]!], ["", acts[0]]),
+        session(8, ["Wire the billing webhook", sayings[1]!], ["", acts[1]]),
+        // Other prompts of the same user, so that "import" is rare among them but not unique.
+        ...pad.map((p, i) => session(10 + i, [p, i ? "rerun the suite" : "import the helper from lib and rerun"])),
+      ],
+      1,
+    );
+    return planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 }).cards;
+  };
+  test("two sayings after the same edit that share a rare word are one lesson", () => {
+    const edit = 'edit src/routes/refund.ts: import { findOrder } from "../store"';
+    expect(plan([edit, edit])).toHaveLength(1);
+  });
+  test("the same two sayings after different actions share too little to be one", () => {
+    expect(plan(['edit src/routes/refund.ts: import { findOrder } from "../store"', "$ pnpm test"])).toHaveLength(0);
+  });
+});
