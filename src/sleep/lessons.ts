@@ -274,17 +274,14 @@ const wordsOf = (t: ReadonlySet<string>) =>
  * share a rare word correct the same thing, however else they are worded ("sort the imports" /
  * "one blank line between import groups", both after the same import edit).
  */
-function sameActionSameWord(
-  a: Observation,
-  b: Observation,
-  ta: ReadonlySet<string>,
-  tb: ReadonlySet<string>,
-  w: Weights,
-): boolean {
+function sameActionSameWord(a: Observation, b: Observation, w: Weights): boolean {
   const aa = a.act ?? [];
   const ab = b.act ?? [];
   if (!aa.length || aa.length !== ab.length || !aa.every((x) => ab.includes(x))) return false;
-  for (const t of wordsOf(ta)) if (tb.has(t) && w.distinctive(t)) return true;
+  // The shared word is in the user's own words, not only in a model's normalised form (which may
+  // restate the action: "… (not: git status)").
+  const qb = lessonTokens(b.quote);
+  for (const t of lessonTokens(a.quote)) if (qb.has(t) && w.distinctive(t)) return true;
   return false;
 }
 
@@ -340,7 +337,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           sameTopic ||
           sameInstruction(toks[i]!, toks[j]!, w) ||
           sameInstruction(wordsOf(toks[i]!), wordsOf(toks[j]!), w) ||
-          sameActionSameWord(obs[i]!, obs[j]!, toks[i]!, toks[j]!, w)
+          sameActionSameWord(obs[i]!, obs[j]!, w)
         )
           joined.add(obs[j]!.cluster!);
       }
