@@ -73,13 +73,15 @@ const BACK =
 const DONE_GATE =
   /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b/i;
 /** The user contradicting what the agent claimed ("you said it was done but the build is red"). */
-const CLAIM_DENIED = /\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:but|yet|and)\b/i;
+const CLAIM_DENIED =
+  /\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:(?:but|yet)\b|and\b[^.;]*\b(?:red|broken|fail\w*|errors?|crash\w*)\b)/i;
 /**
- * A layout order of code elements ("builtins first, then the rest", "types above values"): a
- * convention, not a step of a task, when it does not start like a task.
+ * A layout order of kinds of code elements, named bare and plural ("builtins first, then the rest",
+ * "types above values"): a convention. "the migration first, then the seed script" orders one
+ * task's steps and is not one.
  */
 const ORDER_RULE =
-  /^[^,]*\b[\w@/:-]+s?\s+first\s*,\s*then\b|\b\w+s\s+(?:above|below|ahead of)\s+(?:ours|theirs|\w+s)\b/i;
+  /^(?!(?:the|this|that|these|those|my|your)\b)[\w@/:-]+s\s+first\s*,\s*then\b|\b\w+s\s+(?:above|below|ahead of)\s+(?:ours|theirs|\w+s)\b/i;
 /** A standing marker: the sentence is about every future task, even when it starts like a request. */
 const STANDING =
   /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;

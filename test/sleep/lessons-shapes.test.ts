@@ -30,11 +30,15 @@ describe("shapes of a standing rule", () => {
   });
   test("denying what the agent claimed is a correction", () => {
     expect(instructionsOf("you claimed it was finished and the build is broken", true)[0]?.kind).toBe("correction");
+    expect(instructionsOf("you said it works but the page is still blank", true)[0]?.kind).toBe("correction");
+    // Recalling what the agent said is not denying it.
+    expect(instructionsOf("you said you'd add the endpoint and then you stopped", true)).toEqual([]);
   });
   test("a layout order of code elements is a rule; steps of a task are not", () => {
     expect(instructionsOf("constants first, then helpers, then the exported functions", true)).toHaveLength(1);
     expect(instructionsOf("keep hooks above components in every file", true)).toHaveLength(1);
     expect(instructionsOf("Fix the date parsing first, then the CSV export", true)).toEqual([]);
+    expect(instructionsOf("the migration first, then the seed script", true)).toEqual([]);
   });
 });
 
