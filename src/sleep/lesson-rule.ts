@@ -63,6 +63,9 @@ const GONE =
 /** "swap / replace X for / with Y", "rip out / get rid of X": X is avoided, Y preferred. */
 const SWAP =
   /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*([^,.;]+?)(?:\s+(?:for|with)\s+([^,.;]+?))?(?=$|[,.;]|\s+(?:before|after|when|and|then)\b)/g;
+/** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing. */
+const NO_IDIOM =
+  /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need|thanks|stress|pressure)\b/i;
 /** "X is back", "put the X back": X is preferred again. */
 const BACK =
   /([\w.@/;-]+)\s+(?:is|are)\s+back\b|\b(?:put|bring|add)\s+(?:the\s+|those\s+|them\s+)?([\w.@/;-]+)\s+back\b/g;
@@ -106,7 +109,7 @@ const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
 const PREFERENCE =
-  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|migrated to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
 const IMPERATIVE_RULE =
   /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
 
@@ -395,6 +398,8 @@ export function instructionsOf(
     }
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
     if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s)) continue;
+    // "no idea why", "no worries": an idiom, not "no X".
+    if (NO_IDIOM.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
     const body = s.replace(LEAD_IN, "").trim();
     const toks = lessonTokens(body);
