@@ -54,6 +54,12 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
 /** Sentences about this PR / ticket / number / now: a task request, not a standing rule. */
 const TASK_DEICTIC =
   /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\bthis (?:pr|ticket|issue)\b)/i;
+/**
+ * Naming the one thing at hand ("call it search_v3", "name this `retry_budget`"): a task about that
+ * artefact, not a convention (a naming style, "name things in snake_case", is not an identifier).
+ */
+const NAMES_ONE =
+  /\b(?:call|name)\s+(?:it|this|that|the (?:flag|branch|file|function|table|column|env var|variable|option))\s+[`'"]?(?!snake_case\b|kebab-case\b)[a-z][\w-]*(?:_|\d)[\w-]*/i;
 /** A sentence that starts with a task verb is a request ("Refactor the logger to use consola") unless it also corrects. */
 const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
@@ -397,7 +403,8 @@ export function instructionsOf(
       continue;
     }
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
-    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s)) continue;
+    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s) || NAMES_ONE.test(s))
+      continue;
     // "no idea why", "no worries": an idiom, not "no X".
     if (NO_IDIOM.test(s)) continue;
     const leadIn = LEAD_IN.test(s);

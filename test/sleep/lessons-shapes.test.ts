@@ -27,6 +27,11 @@ describe("shapes of a standing rule", () => {
     expect(instructionsOf("no worries, take the slower route", true)).toEqual([]);
     expect(instructionsOf("no lodash, we have our own helpers", true)).toHaveLength(1);
   });
+  test("naming the one thing at hand is a task; a naming style is a rule", () => {
+    expect(instructionsOf("wrap that in a toggle, call it search_v3", true)).toEqual([]);
+    expect(instructionsOf("put it in a new env var, name it `retry_budget`", true)).toEqual([]);
+    expect(instructionsOf("always name things in snake_case", true)).toHaveLength(1);
+  });
   test("a check made the condition of calling work done is a rule", () => {
     expect(instructionsOf("don't call a task complete until the type check passes", true)).toHaveLength(1);
     expect(instructionsOf("before saying you're done, run the test suite", true)).toHaveLength(1);
