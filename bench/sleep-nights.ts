@@ -19,7 +19,7 @@
  *   - time per night: the first night, the no-op night, and the no-op night beyond the harvest
  *     (aim ≤ 0.1 s)
  *
- *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--mode mock|model|both] [--keep]
+ *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--mode mock|model|both] [--keep] [--verbose]
  *
  * The model path runs on the offline simulator (`sim`, not a real model) behind a loopback
  * OpenAI-compatible server: the night's own requests (rule extraction, "standing rule or one-off?",
@@ -51,6 +51,8 @@ const flag = (name: string) => {
 const SEEDS = (flag("seeds") ?? "1,2,3,4,5").split(",").map(Number);
 const MODE = flag("mode") ?? "both";
 const KEEP = args.includes("--keep");
+/** `--verbose`: print the sayings of every missed correction and of a flip not handled. */
+const VERBOSE = args.includes("--verbose");
 
 interface Card {
   op: string;
@@ -230,12 +232,16 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     if (second !== undefined && at !== undefined && at <= second + 3) res.recurringHit++;
     else
       res.missed.push(
-        `${c.topic} (2nd saying night ${second}, proposed ${at === undefined ? "never" : `night ${at}`})`,
+        `${c.topic} (2nd saying night ${second}, proposed ${at === undefined ? "never" : `night ${at}`})${
+          VERBOSE ? `\n        ${c.sayings.map((s) => JSON.stringify(s.text)).join("\n        ")}` : ""
+        }`,
       );
   });
   // A flip is handled when the new preference is proposed and the old one is not proposed again after it.
   res.flipHandled = flipNew > 0 && !flipOldAfter;
   res.flipNote = `${truth.flip.topic}: new ${flipNew > 0 ? `proposed night ${flipNew}` : "never proposed"}${flipOldAfter ? ", old proposed after the flip" : ""}`;
+  if (VERBOSE && !res.flipHandled)
+    res.flipNote += `\n        old: ${truth.flip.old.sayings.map((s) => JSON.stringify(s.text)).join(" | ")}\n        new: ${truth.flip.new.sayings.map((s) => JSON.stringify(s.text)).join(" | ")}`;
   const written = [...walk(join(project, ".skillopt-sleep")), ...walk(stateDir), join(project, "CLAUDE.md")];
   for (const v of truth.secretValues) {
     if (printed.includes(v)) res.secretsStaged++;

@@ -17,7 +17,7 @@ const FILLER = new Set(
     "the and for with that this from into onto please pls plz can you could would should will just also then than them they what when where which while " +
     "have has had been being are was were its our your my me we us a an to of in on at by or is be do does did not no yes so if as all any some " +
     "more most sure get got let lets use using used how why always never instead rather prefer avoid must stop again still nope okay " +
-    "ok like there here now it i he she him her his one ones thing things stuff anything everything something nothing other others forgot forget " +
+    "ok but until like there here now it i he she him her his one ones thing things stuff anything everything something nothing other others forgot forget " +
     "remember need needs want wants run running thanks thank yeah yep hey hi guys per via every each time already actually really maybe " +
     "probably may might shall too very well good way ways only even though about because after before same kind sort lot bit mean said say told tell " +
     "don't doesn't didn't won't can't isn't aren't wasn't weren't that's there's let's what's it's i'm i'd i've we're we've you're they're " +
@@ -38,20 +38,59 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
   { topic: "linter", members: [["eslint"], ["oxlint"], ["flake8"], ["pylint"], ["golangci-lint"]] },
   { topic: "semicolons", members: [["semicolon"], ["no-semi"]] },
   { topic: "modules", members: [["esm"], ["commonjs"], ["cjs"], ["require"]] },
-  { topic: "logging", members: [["console.log"], ["console.error"], ["logger"], ["pino"], ["winston"], ["consola"]] },
+  // Printing to the console or stdout against a logger: the loggers are one choice here.
+  {
+    topic: "logging",
+    members: [
+      ["console.log", "console", "print", "stdout"],
+      ["console.error"],
+      ["logger", "pino", "winston", "consola"],
+    ],
+  },
   { topic: "http client", members: [["axios"], ["fetch"], ["got"], ["ky"], ["requests"], ["httpx"]] },
   { topic: "dates", members: [["moment"], ["date-fns"], ["dayjs"], ["luxon"]] },
 ];
 
 /** Sentences about this PR / ticket / number / now: a task request, not a standing rule. */
 const TASK_DEICTIC =
-  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|\b[A-Z]{2,}-\d+\b|\bfor now\b|\bthis time\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\bthis (?:pr|ticket|issue)\b)/i;
+  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\bthis (?:pr|ticket|issue)\b)/i;
+/**
+ * Naming the one thing at hand ("call it search_v3", "name this `retry_budget`"): a task about that
+ * artefact, not a convention (a naming style, "name things in snake_case", is not an identifier).
+ */
+const NAMES_ONE =
+  /\b(?:call|name)\s+(?:it|this|that|the (?:flag|branch|file|function|table|column|env var|variable|option))\s+[`'"]?(?!snake_case\b|kebab-case\b)[a-z][\w-]*(?:_|\d)[\w-]*/i;
 /** A sentence that starts with a task verb is a request ("Refactor the logger to use consola") unless it also corrects. */
 const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
 /** "X is history / gone / banned": X is avoided. */
 const GONE =
   /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
+/** "swap / replace X for / with Y", "rip out / get rid of X": X is avoided, Y preferred. */
+const SWAP =
+  /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*([^,.;]+?)(?:\s+(?:for|with)\s+([^,.;]+?))?(?=$|[,.;]|\s+(?:before|after|when|and|then)\b)/g;
+/** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing. */
+const NO_IDIOM =
+  /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need|thanks|stress|pressure)\b/i;
+/** "X is back", "put the X back": X is preferred again. */
+const BACK =
+  /([\w.@/;-]+)\s+(?:is|are)\s+back\b|\b(?:put|bring|add)\s+(?:the\s+|those\s+|them\s+)?([\w.@/;-]+)\s+back\b/g;
+/**
+ * A check made a condition of calling work finished ("before you say it's done, run the tests",
+ * "nothing is complete until the build passes"): a standing rule about every task.
+ */
+const DONE_GATE =
+  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b/i;
+/** The user contradicting what the agent claimed ("you said it was done but the build is red"). */
+const CLAIM_DENIED =
+  /\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:(?:but|yet)\b|and\b[^.;]*\b(?:red|broken|fail\w*|errors?|crash\w*)\b)/i;
+/**
+ * A layout order of kinds of code elements, named bare and plural ("builtins first, then the rest",
+ * "types above values"): a convention. "the migration first, then the seed script" orders one
+ * task's steps and is not one.
+ */
+const ORDER_RULE =
+  /^(?!(?:the|this|that|these|those|my|your)\b)[\w@/:-]+s\s+first\s*,\s*then\b|\b\w+s\s+(?:above|below|ahead of)\s+(?:ours|theirs|\w+s)\b/i;
 /** A standing marker: the sentence is about every future task, even when it starts like a request. */
 const STANDING =
   /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;
@@ -76,7 +115,7 @@ const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
 const PREFERENCE =
-  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|migrated to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
 const IMPERATIVE_RULE =
   /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
 
@@ -91,7 +130,11 @@ const WORD = /[#@]?[\p{L}\p{N}_`](?:[\p{L}\p{N}_'’./:`-]*[\p{L}\p{N}_`])?/gu;
  */
 export function lessonTokens(text: string): Set<string> {
   const out = new Set<string>();
-  for (let raw of text.toLowerCase().replaceAll("’", "'").match(WORD) ?? []) {
+  const prose = text
+    .toLowerCase()
+    .replaceAll("’", "'")
+    .replace(/(^|\s)(?:the\s+)?;(?=\s|$)/g, "$1 semicolon ");
+  for (let raw of prose.match(WORD) ?? []) {
     raw = raw.replaceAll("`", "");
     if (raw.endsWith("'s")) raw = raw.slice(0, -2);
     if (!raw || FILLER.has(raw) || raw.includes("'") || raw.startsWith("redacted")) continue;
@@ -99,7 +142,8 @@ export function lessonTokens(text: string): Set<string> {
     if (/^[\p{L}]+$/u.test(raw)) {
       if (raw.length < 2) continue;
       const stem = stemWord(raw);
-      if (!FILLER.has(stem)) out.add(stem);
+      const word = SAME_WORD.get(stem) ?? stem;
+      if (!FILLER.has(word)) out.add(word);
       continue;
     }
     out.add(raw);
@@ -109,15 +153,32 @@ export function lessonTokens(text: string): Set<string> {
   return out;
 }
 
+/**
+ * Words people use for one thing, read as one term: a short form ("semis" for semicolons), the tool
+ * noun for its verb ("linter", "linting" → "lint"), and the ways of saying work is finished
+ * ("finished", "complete", "done").
+ */
+const SAME_WORD = new Map<string, string>([
+  ["semi", "semicolon"],
+  ["semis", "semicolon"],
+  ["linter", "lint"],
+  ["formatter", "format"],
+  ["finish", "done"],
+  ["finished", "done"],
+  ["complete", "done"],
+  ["complet", "done"],
+]);
+
 /** A light stem of a plain word: plural, -ation, -ing, -ed ("indentation" → "indent", "formatting" → "format"). */
 function stemWord(w: string): string {
   let t = w;
   if (t.length > 6 && t.endsWith("ation")) t = t.slice(0, -5);
   else if (t.length > 5 && t.endsWith("ing")) t = t.slice(0, -3);
   else if (t.length > 6 && t.endsWith("ed")) t = t.slice(0, -2);
+  else if (t.length > 5 && /(?:ch|sh|x|ss)es$/.test(t)) t = t.slice(0, -2);
   else if (t.length > 3 && t.endsWith("s") && !/(?:ss|us|is)$/.test(t)) t = t.slice(0, -1);
   // A doubled final consonant left by -ing / -ed ("formatt", "wrapp") is one.
-  if (t !== w && /([b-df-hj-np-tv-z])\1$/.test(t)) t = t.slice(0, -1);
+  if (t !== w && /([b-df-hj-kmnp-rtv-y])\1$/.test(t)) t = t.slice(0, -1);
   return t;
 }
 
@@ -176,6 +237,14 @@ export function polarityOf(text: string): Polarity {
   for (let i = 0; i < flat.length; i++) {
     const w = flat[i]!;
     if (NEGATORS.has(w) || (w === "rather" && flat[i + 1] === "than") || (w === "do" && flat[i + 1] === "not")) {
+      // A topic member later in the clause is what is avoided ("without trailing semis").
+      let member: string | undefined;
+      for (let j = i + 1; j < flat.length && flat[j] !== "|" && !member; j++)
+        member = [...lessonTokens(flat[j]!)].find((t) => topicOfLoose(t) !== undefined);
+      if (member) {
+        avoid.add(member);
+        continue;
+      }
       for (let j = i + 1; j < flat.length && flat[j] !== "|"; j++) {
         const t = [...lessonTokens(flat[j]!)][0];
         if (!t || SKIP_AFTER_NEG.has(flat[j]!) || t === "than") continue;
@@ -184,7 +253,8 @@ export function polarityOf(text: string): Polarity {
       }
     }
     if (EXPLICIT_BEFORE.has(w)) {
-      const t = [...lessonTokens(flat[i + 1] ?? "")][0];
+      const next = /^(?:the|a|an|our)$/.test(flat[i + 1] ?? "") ? flat[i + 2] : flat[i + 1];
+      const t = [...lessonTokens(next ?? "")][0];
       if (t) explicit.add(t);
     }
     if (EXPLICIT_AFTER.has(w) && i > 0) {
@@ -194,6 +264,17 @@ export function polarityOf(text: string): Polarity {
   }
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
+  // "swap those console calls for the logger", "rip out the prints": what is swapped or removed is
+  // avoided, what it is swapped for is preferred.
+  for (const m of text.toLowerCase().matchAll(SWAP)) {
+    const gone = [...lessonTokens(m[1]!)];
+    const member = gone.find((t) => topicOfLoose(t) !== undefined);
+    if (member ?? gone[0]) avoid.add((member ?? gone[0])!);
+    if (m[2]) for (const t of lessonTokens(m[2])) if (!avoid.has(t)) explicit.add(t);
+  }
+  // "semicolons are back", "put the ; back": what is brought back is preferred.
+  for (const m of text.toLowerCase().matchAll(BACK))
+    for (const t of lessonTokens(m[1] ?? m[2]!)) if (!avoid.has(t)) explicit.add(t);
   // Topic members named and not avoided: one is the preferred one; among several, the explicit ones.
   const byTopic = new Map<string, string[]>();
   for (const t of toks) {
@@ -213,7 +294,12 @@ export function polarityOf(text: string): Polarity {
     if (!chosen.length && members.length === 1 && (rivalAvoided || short || !complaint)) chosen.push(members[0]!);
     for (const m of chosen) prefer.add(m);
   }
-  for (const a of avoid) prefer.delete(a);
+  // What is avoided is not preferred, nor another word for the same choice ("print" / "stdout").
+  for (const a of avoid) {
+    prefer.delete(a);
+    const group = MEMBER_GROUP.get(a);
+    if (group) for (const p of [...prefer]) if (MEMBER_GROUP.get(p) === group) prefer.delete(p);
+  }
   return { prefer, avoid };
 }
 
@@ -230,6 +316,9 @@ export function opposite(a: Polarity, b: Polarity): boolean {
   }
   return false;
 }
+
+/** Each topic member's choice (the words that name one choice share it). */
+const MEMBER_GROUP = new Map(TOPICS.flatMap((t) => t.members.flatMap((m) => m.map((w) => [w, m] as const))));
 
 /** Each topic member's topic. */
 const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
@@ -314,7 +403,10 @@ export function instructionsOf(
       continue;
     }
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
-    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s)) continue;
+    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s) || NAMES_ONE.test(s))
+      continue;
+    // "no idea why", "no worries": an idiom, not "no X".
+    if (NO_IDIOM.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
     const body = s.replace(LEAD_IN, "").trim();
     const toks = lessonTokens(body);
@@ -324,7 +416,8 @@ export function instructionsOf(
       NEGATION.test(body) || findCorrection([body]) !== undefined || new RegExp(GONE.source).test(body.toLowerCase());
     const again = AGAIN.test(body);
     const polite = POLITE_SHORT.test(body) && words <= 12;
-    const preference = PREFERENCE.test(body) || IMPERATIVE_RULE.test(body);
+    const preference =
+      PREFERENCE.test(body) || IMPERATIVE_RULE.test(body) || DONE_GATE.test(body) || ORDER_RULE.test(body);
     // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
     const pol = before ? polarityOf(body) : undefined;
     // It names another member of the topic the agent just used ("the scripts folder is a uv project"
@@ -351,8 +444,8 @@ export function instructionsOf(
       [...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t)));
     // The opening request states the task; only an explicit standing form there is a rule.
     if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
-    const refersBack = followUp && (REFERS_BACK.test(body) || (echoes && negation));
-    const standingMark = STANDING.test(body);
+    const refersBack = followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || (echoes && negation));
+    const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
     if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack)) continue;

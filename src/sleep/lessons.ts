@@ -265,6 +265,26 @@ function clusterTokens(o: Observation): Set<string> {
   return t;
 }
 
+/** An observation's cluster terms without its topics and the agent's action: its words alone. */
+const wordsOf = (t: ReadonlySet<string>) =>
+  new Set([...t].filter((x) => !x.startsWith("act:") && !x.startsWith("topic:")));
+
+/**
+ * Two sayings right after the same agent action (the same command, the same edited line) that
+ * share a rare word correct the same thing, however else they are worded ("sort the imports" /
+ * "one blank line between import groups", both after the same import edit).
+ */
+function sameActionSameWord(a: Observation, b: Observation, w: Weights): boolean {
+  const aa = a.act ?? [];
+  const ab = b.act ?? [];
+  if (!aa.length || aa.length !== ab.length || !aa.every((x) => ab.includes(x))) return false;
+  // The shared word is in the user's own words, not only in a model's normalised form (which may
+  // restate the action: "… (not: git status)").
+  const qb = lessonTokens(b.quote);
+  for (const t of lessonTokens(a.quote)) if (qb.has(t) && w.distinctive(t)) return true;
+  return false;
+}
+
 /** The rarity weights of a book. */
 function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
@@ -311,7 +331,15 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
         // prettier" / "formatting = biome"), say the same thing.
         const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
-        if (sameTopic || sameInstruction(toks[i]!, toks[j]!, w)) joined.add(obs[j]!.cluster!);
+        // The agent's action is more evidence, never less: two sayings whose words match join
+        // even when they followed different actions.
+        if (
+          sameTopic ||
+          sameInstruction(toks[i]!, toks[j]!, w) ||
+          sameInstruction(wordsOf(toks[i]!), wordsOf(toks[j]!), w) ||
+          sameActionSameWord(obs[i]!, obs[j]!, w)
+        )
+          joined.add(obs[j]!.cluster!);
       }
     }
     const ids = [...joined].sort((a, b) => a - b);
