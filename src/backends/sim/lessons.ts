@@ -48,7 +48,7 @@ export function simRules(data: { turns?: unknown }): Array<{ rule: string; quote
         (head !== "" && head.split(" ").some((w) => w.length > 2 && s.toLowerCase().includes(w.toLowerCase())));
       if (!cue && !(head && short && named)) continue;
       if (TASK_START.test(s) && !cue) continue;
-      const body = s.replace(/^(?:no|nope|hm+|ok(?:ay)?)[,.!]?\s+/i, "");
+      const body = s.replace(/^(?:(?:no|nope)[,.!]|(?:hm+|ok(?:ay)?)[,.!]?)\s+/i, "");
       const rule = `${body.charAt(0).toUpperCase()}${body.slice(1).replace(/[.!]+$/, "")}${head ? ` (not: ${head})` : ""}.`;
       out.push({ rule, quote: s });
     }
