@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { DataError } from "./errors.ts";
 import { readInputFile } from "./input-file.ts";
 
@@ -11,7 +12,18 @@ export const MAX_SKILL_BYTES = 1_048_576;
  */
 export function readSkillFile(path: string, label: string): string {
   // Never hangs on a FIFO or device; directories and oversized files are refused before reading.
-  const bytes = readInputFile(path, label, undefined, { maxBytes: MAX_SKILL_BYTES, what: "a skill document" });
+  let bytes: Uint8Array;
+  try {
+    bytes = readInputFile(path, label, undefined, { maxBytes: MAX_SKILL_BYTES, what: "a skill document" });
+  } catch (err) {
+    // A folder is a skill when it holds SKILL.md (its caller reads that); say so for one that does not.
+    if (err instanceof DataError && statSync(path, { throwIfNoEntry: false })?.isDirectory())
+      throw new DataError(
+        `${label} ${path}: is a directory without a SKILL.md; expected a Markdown file or a skill folder holding SKILL.md`,
+        { data: { path, input: label, problem: "not_regular_file" }, cause: err },
+      );
+    throw err;
+  }
   if (bytes.includes(0))
     throw new DataError(`${label} ${path}: contains NUL bytes; expected a UTF-8 Markdown text file`, {
       data: { path, input: label, problem: "not_text" },

@@ -109,6 +109,17 @@ describe("a skill folder as env.skill_init", () => {
     expect(ev.stdout).toMatch(/f1=/);
   }, 60_000);
 
+  test("a folder without a SKILL.md is refused in one line that says what a skill folder holds (exit 2)", async () => {
+    using tmp = tempDir();
+    const empty = join(tmp.path, "not-a-skill");
+    mkdirSync(empty);
+    const r = await runCli(["eval", "--config", "quickstart", "--skill", empty]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(
+      `error: --skill ${empty}: is a directory without a SKILL.md; expected a Markdown file or a skill folder holding SKILL.md`,
+    );
+  });
+
   test("a link inside the folder is refused by name before anything runs", async () => {
     using tmp = tempDir();
     const dir = folder(tmp.path);
