@@ -5,6 +5,7 @@ import type { EngineEvents } from "./events.ts";
 import type { GateSettings } from "./gate.ts";
 import type { CallAccounting, RolloutResult, TaskItem } from "./ports.ts";
 import { SUMMARY_SCHEMA, type Summary } from "./records.ts";
+import { estimateTokens } from "./skill-format.ts";
 import type { LoopState } from "./state.ts";
 import { droppedByStage } from "./step.ts";
 
@@ -170,6 +171,13 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
       final: test.final?.by_type ?? null,
     },
     test_soft: { baseline: r6(test.baseline?.soft), best: r6(test.best?.soft), final: r6(test.final?.soft) },
+    // What a user pays on every task the skill is loaded into: its size (the same ≈4 chars/token
+    // estimate as optimizer.max_skill_tokens, over the whole document as written to best_skill.md).
+    skill_tokens: {
+      baseline: estimateTokens(f.skills.get(state.baseline.hash) ?? ""),
+      best: estimateTokens(f.skills.get(state.best.hash) ?? ""),
+      final: estimateTokens(f.skills.get(state.current.hash) ?? ""),
+    },
   };
   if (!state.stopped) state.finished = true;
   f.commit({ kind: "final", step: state.lastStep, epoch: f.epochs, skills: [], record: summary, evaluations });

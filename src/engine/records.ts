@@ -340,6 +340,8 @@ export const SummarySchema = v.object({
   selection_items: num,
   test_by_type: triple(byType),
   test_soft: triple(score),
+  /** The deployed cost: each skill's size in estimated tokens (skill-format.ts's estimateTokens of the whole document). */
+  skill_tokens: v.optional(triple(num)),
   out: v.optional(v.string()),
   backend: v.optional(v.string()),
 });

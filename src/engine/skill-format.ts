@@ -4,8 +4,11 @@ import { frontmatterSpan, stripRegions } from "./skill-doc.ts";
 /** The longest SKILL.md frontmatter description the format allows. */
 const MAX_DESCRIPTION = 1024;
 
-/** Rough token count (≈ 4 characters per token), used for `optimizer.max_skill_tokens`. */
-function estimateTokens(text: string): number {
+/**
+ * Rough token count (≈ 4 characters per token, `ceil(length / 4)` in UTF-16 code units), used for
+ * `optimizer.max_skill_tokens` and for the deployed skill's size in summary.json (`skill_tokens`).
+ */
+export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 

@@ -14,6 +14,12 @@ export function resultText(s: Summary): string {
 undecided ${s.undecided ?? 0}, skipped ${s.skipped}`,
     `  calls ${s.calls.total} (cached ${s.calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost \
 ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_s}s`,
+    ...(s.skill_tokens
+      ? [
+          `  deployed skill: ${s.skill_tokens.best.toLocaleString("en-US")} tokens (baseline ${s.skill_tokens.baseline.toLocaleString("en-US")}, \
+final ${s.skill_tokens.final.toLocaleString("en-US")})`,
+        ]
+      : []),
     `  best skill: ${join(String(s.out), RUN_FILES.bestSkill)}`,
   ];
   return lines.join("\n");

@@ -66,6 +66,23 @@ describe("skillopt train --config quickstart (sim)", () => {
       expect(existsSync(join(out, f))).toBe(true);
     }
     expect(JSON.parse(readFileSync(join(out, "summary.json"), "utf8")).best).toEqual(s.best);
+    // The deployed cost: each skill's size by the documented estimate (≈4 chars/token, skill-format.ts).
+    const tokensOf = (f: string) => Math.ceil(readFileSync(join(out, f), "utf8").length / 4);
+    const best = tokensOf("best_skill.md");
+    expect(s.skill_tokens).toEqual({
+      baseline: tokensOf("skills/skill_v0000.md"),
+      best,
+      final: s.final.hash === s.best.hash ? best : expect.any(Number),
+    });
+    expect(s.skill_tokens.best).toBeGreaterThan(s.skill_tokens.baseline);
+    // The report shows the same figures in its summary cards.
+    const html = readFileSync(join(out, "report.html"), "utf8");
+    expect(html).toContain(
+      `<div class="k">deployed skill</div><div class="v">${best.toLocaleString("en-US")} tokens</div>`,
+    );
+    expect(html).toContain(
+      `baseline ${s.skill_tokens.baseline.toLocaleString("en-US")} · final ${s.skill_tokens.final.toLocaleString("en-US")}`,
+    );
     const h = history(out);
     expect(h).toHaveLength(12);
     for (const step of h.filter((x) =>

@@ -221,6 +221,16 @@ export function normalizeSummary(v: unknown): SummaryView | null {
     costUsd: firstNum(v, ["cost_usd", "cost"]),
     wallSeconds: firstNum(v, ["wall_s", "total_wall_time_s", "wall_time_s"]),
     selectionCallsSaved: firstNum(v, ["selection_calls_saved"]),
+    ...(isRec(v.skill_tokens) &&
+    [v.skill_tokens.baseline, v.skill_tokens.best, v.skill_tokens.final].every((x) => num(x) !== null)
+      ? {
+          skillTokens: {
+            baseline: num(v.skill_tokens.baseline)!,
+            best: num(v.skill_tokens.best)!,
+            final: num(v.skill_tokens.final)!,
+          },
+        }
+      : {}),
     gateRule: str(v.gate_rule),
     ...(isRec(v.gate_choice) && v.gate_choice.configured === "auto" ? { gateWhy: str(v.gate_choice.why) } : {}),
     ...(Array.isArray(v.accepted_evidence)

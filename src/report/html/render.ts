@@ -91,6 +91,14 @@ function renderCards(run: RunView): string {
     card("cost", fmtCost(s?.costUsd ?? t.cost)),
     card("wall time", fmtSeconds(s?.wallSeconds ?? t.seconds)),
   ];
+  if (s?.skillTokens)
+    cards.push(
+      card(
+        "deployed skill",
+        `${fmtInt(s.skillTokens.best)} tokens`,
+        `best · baseline ${fmtInt(s.skillTokens.baseline)} · final ${fmtInt(s.skillTokens.final)} (≈4 chars/token, paid on every task)`,
+      ),
+    );
   if (s?.selectionCallsSaved !== null && s?.selectionCallsSaved !== undefined)
     cards.push(card("selection calls saved", fmtInt(s.selectionCallsSaved), "by early rejection"));
   const nf = s?.noiseFloor;

@@ -93,6 +93,8 @@ export interface SummaryView {
   costUsd: number | null;
   wallSeconds: number | null;
   selectionCallsSaved: number | null;
+  /** The deployed cost: each skill's size in estimated tokens (summary.json's skill_tokens), when recorded. */
+  skillTokens?: { baseline: number; best: number; final: number };
   /** The gate rule and the measured noise floor (docs/gate.md), when recorded. */
   gateRule: string;
   /** Why `auto` chose the rule, and how many accepts stood on low evidence (runs that record them). */

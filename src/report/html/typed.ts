@@ -120,6 +120,7 @@ export function summaryViewOf(s: Summary): SummaryView {
     costUsd: s.cost_usd,
     wallSeconds: s.wall_s,
     selectionCallsSaved: s.selection_calls_saved,
+    ...(s.skill_tokens ? { skillTokens: s.skill_tokens } : {}),
     gateRule: s.gate_rule,
     ...(s.gate_choice?.configured === "auto" ? { gateWhy: s.gate_choice.why } : {}),
     ...(s.accepted_evidence ? { lowEvidenceAccepts: s.accepted_evidence.filter((e) => e.low_evidence).length } : {}),
