@@ -276,6 +276,9 @@ describe("upstream run folders", () => {
       accepted: 1,
       rejected: 1,
     });
+    // A summary without skill sizes (upstream's, or ours before skill_tokens) shows no deployed-cost card.
+    expect(view.summary?.skillTokens).toBeUndefined();
+    expect(renderReportHtml(view)).not.toContain("deployed skill");
   });
 });
 
