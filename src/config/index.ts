@@ -1,6 +1,8 @@
 export {
   BACKEND_LABELS,
+  BACKENDS,
   backendLabel,
+  backendUsage,
   EXEC_ONLY,
   LABEL_NAMES,
   LOCAL_SERVER_URLS,
@@ -11,6 +13,7 @@ export {
   type SleepBackendName,
   SLEEP_NAMES,
   sleepBackend,
+  TASK_RUNNERS,
   unknownBackend,
 } from "./backend-names.ts";
 export { BUNDLED_CONFIGS } from "./bundled.ts";
