@@ -1,4 +1,4 @@
-import { TASK_RUNNERS } from "../config/index.ts";
+import { runsTasks } from "../config/index.ts";
 import type { Role, TaskRunner } from "../engine/index.ts";
 import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
 import type { HarnessName } from "./exec/harness.ts";
@@ -295,9 +295,9 @@ export async function buildTaskRunner(
   settings: Settings,
   prices: PriceTable,
 ): Promise<TaskRunner | undefined> {
-  if (!TASK_RUNNERS.includes(name)) return undefined;
+  if (!runsTasks(name)) return undefined;
   warnCliKeyOverHttp(name, settings);
-  const harness = name as HarnessName;
+  const harness: HarnessName = name;
   const retries = numberOf(settings.envVar("EXEC_EMPTY_RESPONSE_RETRIES"));
   const common = {
     name: harness,

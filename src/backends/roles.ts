@@ -7,7 +7,7 @@ import {
   ROLE_BACKENDS,
   type RoleBackend,
   roleBackend,
-  TASK_RUNNERS,
+  runsTasks,
   unknownBackend,
 } from "../config/index.ts";
 import { ConfigError } from "../lib/index.ts";
@@ -34,7 +34,7 @@ export interface ResolvedRoles {
 
 /** True when the name is a harness that runs whole tasks (never a chat model). */
 export function isExecHarness(name: BackendName): boolean {
-  return TASK_RUNNERS.includes(name);
+  return runsTasks(name);
 }
 
 /**

@@ -50,13 +50,22 @@ export const BACKENDS = {
 export type RoleBackend = keyof typeof BACKENDS;
 export const ROLE_BACKENDS = Object.keys(BACKENDS) as readonly RoleBackend[];
 
+/** The role backends that run whole tasks as the target, as a type (from the declarations). */
+export type TaskRunnerName = {
+  [K in RoleBackend]: (typeof BACKENDS)[K]["runs"] extends "chat" ? never : K;
+}[RoleBackend];
+
 const backendsWhere = (ok: (d: BackendDecl) => boolean): readonly RoleBackend[] =>
   ROLE_BACKENDS.filter((b) => ok(BACKENDS[b]));
 
 /** Role backends that run whole tasks and are never a chat model: the target only. */
 export const EXEC_ONLY: readonly RoleBackend[] = backendsWhere((d) => d.runs === "tasks");
 /** Role backends that run whole tasks as the target (the exec-only ones and codex_exec). */
-export const TASK_RUNNERS: readonly RoleBackend[] = backendsWhere((d) => d.runs !== "chat");
+export const TASK_RUNNERS = backendsWhere((d) => d.runs !== "chat") as readonly TaskRunnerName[];
+/** True when the name is a backend that runs whole tasks as the target. */
+export function runsTasks(name: string): name is TaskRunnerName {
+  return (TASK_RUNNERS as readonly string[]).includes(name);
+}
 /** What a role backend reports of a call's cost, or undefined for a name that is not a role backend. */
 export function backendUsage(name: string): BackendUsage | undefined {
   return Object.hasOwn(BACKENDS, name) ? BACKENDS[name as RoleBackend].usage : undefined;

@@ -9,11 +9,13 @@ export {
   ROLE_BACKENDS,
   type RoleBackend,
   roleBackend,
+  runsTasks,
   SLEEP_BACKENDS,
   type SleepBackendName,
   SLEEP_NAMES,
   sleepBackend,
   TASK_RUNNERS,
+  type TaskRunnerName,
   unknownBackend,
 } from "./backend-names.ts";
 export { BUNDLED_CONFIGS } from "./bundled.ts";

@@ -5,6 +5,7 @@ import {
   backendUsage,
   EXEC_ONLY,
   ROLE_BACKENDS,
+  runsTasks,
   SLEEP_BACKENDS,
   TASK_RUNNERS,
 } from "../../src/config/index.ts";
@@ -14,6 +15,8 @@ describe("backends are declared once (src/config/backend-names.ts BACKENDS)", ()
     expect([...ROLE_BACKENDS]).toEqual(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[]);
     expect([...EXEC_ONLY]).toEqual(["claude_code_exec", "cursor_exec", "copilot_exec"]);
     expect([...TASK_RUNNERS]).toEqual(["codex_exec", "claude_code_exec", "cursor_exec", "copilot_exec"]);
+    expect(ROLE_BACKENDS.filter(runsTasks)).toEqual([...TASK_RUNNERS]);
+    expect(runsTasks("codex")).toBe(false);
   });
 
   test("usage flags: which backends report no usage, which report their own cost", () => {
