@@ -1,3 +1,4 @@
+import { runsTasks } from "../config/index.ts";
 import type { Role, TaskRunner } from "../engine/index.ts";
 import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
 import type { HarnessName } from "./exec/harness.ts";
@@ -81,6 +82,83 @@ function warnCliKeyOverHttp(name: BackendName, settings: Settings): void {
  */
 const presets = () => import("./presets.ts");
 
+/** Builds the chat backend of a role on one backend, or undefined for an exec-only harness. */
+type ChatBuild = (role: Role, settings: Settings, config: unknown) => Promise<ChatBackend | undefined>;
+
+/** An agent CLI answering as a chat model: its executable's config key, env var and default name. */
+function agentChat(kind: "cursor_chat" | "pi_chat" | "opencode_chat", exe: [string, string, string]): ChatBuild {
+  return async (role, settings) =>
+    (await import("./cli/agent-chat.ts")).createAgentChat({
+      kind,
+      bin: bin(settings, [exe[0]], [exe[1]], exe[2]),
+      model:
+        settings.first([`${kind}_${role}_model`], [`${kind.toUpperCase()}_${role.toUpperCase()}_MODEL`])?.value ??
+        settings.model(role),
+      timeoutMs: execTimeoutMs(settings),
+      env: settings.env,
+    });
+}
+
+const execOnly: ChatBuild = async () => undefined;
+
+/**
+ * The chat build function of every backend declared in `src/config/backend-names.ts` (BACKENDS),
+ * under the same name; a test checks that the two sets are the same.
+ */
+export const CHAT_BUILDERS: Readonly<Record<BackendName, ChatBuild>> = {
+  openai_chat: async (role, settings) => (await presets()).azureBackend(settings, role),
+  openai_compatible: async (role, settings) => (await presets()).openaiCompatibleBackend(settings, role),
+  qwen_chat: async (role, settings) => (await presets()).qwenBackend(settings, role),
+  minimax_chat: async (_role, settings) => (await presets()).minimaxBackend(settings),
+  claude_chat: async (role, settings) =>
+    (await import("./cli/claude-chat.ts")).createClaudeChat({
+      bin: bin(settings, [], ["CLAUDE_CLI_BIN"], settings.model("claude_code_exec_path") ?? "claude"),
+      defaultModel: cliRoleModel("claude_chat", role, settings)!,
+      // spec §7.5: 300 s; CLAUDE_CHAT_TIMEOUT (seconds) is ours, mirroring COPILOT_CHAT_TIMEOUT.
+      timeoutMs: (positiveSeconds(settings, [], ["CLAUDE_CHAT_TIMEOUT"]) ?? 300) * 1000,
+      env: settings.env,
+      permissionMode: settings.envVar("CLAUDE_PERMISSION_MODE") ?? "dontAsk",
+      settingSources: settings.envVar("CLAUDE_SETTING_SOURCES") ?? "user,project",
+    }),
+  copilot_chat: async (role, settings) => {
+    const timeout = settings.first(["copilot_chat_timeout"], ["COPILOT_CHAT_TIMEOUT"]);
+    const seconds = timeout ? numberOf(timeout.value) : 600;
+    if (seconds === undefined || Number.isNaN(seconds) || seconds <= 0 || !Number.isInteger(seconds)) {
+      throw new ConfigError(
+        `${timeout?.from ?? "model.copilot_chat_timeout"}: expected a positive integer number of seconds`,
+        { key: timeout?.from ?? "model.copilot_chat_timeout" },
+      );
+    }
+    return (await import("./cli/copilot-chat.ts")).createCopilotChat({
+      bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
+      model: settings.first([`copilot_chat_${role}_model`], [`COPILOT_CHAT_${role.toUpperCase()}_MODEL`])?.value,
+      timeoutMs: seconds * 1000,
+      env: settings.env,
+      home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value,
+    });
+  },
+  codex_exec: async (role, settings) => {
+    warnFullAuto(settings);
+    return (await import("./cli/codex-chat.ts")).createCodexChat({
+      bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
+      defaultModel: cliRoleModel("codex_exec", role, settings)!,
+      timeoutMs: execTimeoutMs(settings),
+      env: settings.env,
+      profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
+      reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
+      networkAccess: codexFlag(settings, "codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS") === "true",
+      webSearch: codexFlag(settings, "codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH") === "true",
+    });
+  },
+  claude_code_exec: execOnly,
+  cursor_exec: execOnly,
+  copilot_exec: execOnly,
+  cursor_chat: agentChat("cursor_chat", ["cursor_exec_path", "CURSOR_EXEC_PATH", "cursor-agent"]),
+  pi_chat: agentChat("pi_chat", ["pi_exec_path", "PI_EXEC_PATH", "pi"]),
+  opencode_chat: agentChat("opencode_chat", ["opencode_exec_path", "OPENCODE_EXEC_PATH", "opencode"]),
+  sim: (role, _settings, config) => loadSim(role, config),
+};
+
 /** The chat backend of a role, or undefined for exec-only harnesses. */
 export async function buildChatBackend(
   name: BackendName,
@@ -89,79 +167,7 @@ export async function buildChatBackend(
   config: unknown,
 ): Promise<ChatBackend | undefined> {
   warnCliKeyOverHttp(name, settings);
-  switch (name) {
-    case "sim":
-      return loadSim(role, config);
-    case "openai_compatible":
-      return (await presets()).openaiCompatibleBackend(settings, role);
-    case "qwen_chat":
-      return (await presets()).qwenBackend(settings, role);
-    case "minimax_chat":
-      return (await presets()).minimaxBackend(settings);
-    case "openai_chat":
-      return (await presets()).azureBackend(settings, role);
-    case "claude_chat":
-      return (await import("./cli/claude-chat.ts")).createClaudeChat({
-        bin: bin(settings, [], ["CLAUDE_CLI_BIN"], settings.model("claude_code_exec_path") ?? "claude"),
-        defaultModel: cliRoleModel("claude_chat", role, settings)!,
-        // spec §7.5: 300 s; CLAUDE_CHAT_TIMEOUT (seconds) is ours, mirroring COPILOT_CHAT_TIMEOUT.
-        timeoutMs: (positiveSeconds(settings, [], ["CLAUDE_CHAT_TIMEOUT"]) ?? 300) * 1000,
-        env: settings.env,
-        permissionMode: settings.envVar("CLAUDE_PERMISSION_MODE") ?? "dontAsk",
-        settingSources: settings.envVar("CLAUDE_SETTING_SOURCES") ?? "user,project",
-      });
-    case "copilot_chat": {
-      const timeout = settings.first(["copilot_chat_timeout"], ["COPILOT_CHAT_TIMEOUT"]);
-      const seconds = timeout ? numberOf(timeout.value) : 600;
-      if (seconds === undefined || Number.isNaN(seconds) || seconds <= 0 || !Number.isInteger(seconds)) {
-        throw new ConfigError(
-          `${timeout?.from ?? "model.copilot_chat_timeout"}: expected a positive integer number of seconds`,
-          { key: timeout?.from ?? "model.copilot_chat_timeout" },
-        );
-      }
-      return (await import("./cli/copilot-chat.ts")).createCopilotChat({
-        bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
-        model: settings.first([`copilot_chat_${role}_model`], [`COPILOT_CHAT_${role.toUpperCase()}_MODEL`])?.value,
-        timeoutMs: seconds * 1000,
-        env: settings.env,
-        home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value,
-      });
-    }
-    case "codex_exec":
-      warnFullAuto(settings);
-      return (await import("./cli/codex-chat.ts")).createCodexChat({
-        bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
-        defaultModel: cliRoleModel("codex_exec", role, settings)!,
-        timeoutMs: execTimeoutMs(settings),
-        env: settings.env,
-        profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
-        reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
-        networkAccess: codexFlag(settings, "codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS") === "true",
-        webSearch: codexFlag(settings, "codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH") === "true",
-      });
-    case "cursor_chat":
-    case "pi_chat":
-    case "opencode_chat": {
-      const exe = {
-        cursor_chat: ["cursor_exec_path", "CURSOR_EXEC_PATH", "cursor-agent"],
-        pi_chat: ["pi_exec_path", "PI_EXEC_PATH", "pi"],
-        opencode_chat: ["opencode_exec_path", "OPENCODE_EXEC_PATH", "opencode"],
-      }[name] as [string, string, string];
-      return (await import("./cli/agent-chat.ts")).createAgentChat({
-        kind: name,
-        bin: bin(settings, [exe[0]], [exe[1]], exe[2]),
-        model:
-          settings.first([`${name}_${role}_model`], [`${name.toUpperCase()}_${role.toUpperCase()}_MODEL`])?.value ??
-          settings.model(role),
-        timeoutMs: execTimeoutMs(settings),
-        env: settings.env,
-      });
-    }
-    case "claude_code_exec":
-    case "cursor_exec":
-    case "copilot_exec":
-      return undefined;
-  }
+  return CHAT_BUILDERS[name](role, settings, config);
 }
 
 /** A codex boolean switch: the config key when set (true/false), else the env var; default false. */
@@ -199,14 +205,97 @@ function warnNoSdk(settings: Settings, key: string, env: string, what: string): 
     log.withTag("model").warn(`model.${key}: the ${what} is not available in this build; using the CLI`);
 }
 
+/** The harness-specific part of a target's task runner: its executable and knobs (sandbox, effort, profile, …). */
+type TaskBuild = (settings: Settings) => { bin: string; options: Record<string, string | undefined> };
+
+/**
+ * The task-runner build function of every backend declared to run whole tasks in
+ * `src/config/backend-names.ts` (TASK_RUNNERS), under the same name; a test checks the two sets are the same.
+ */
+export const TASK_BUILDERS: Readonly<Record<HarnessName, TaskBuild>> = {
+  claude_code_exec: (settings) => {
+    warnNoSdk(settings, "claude_code_exec_use_sdk", "CLAUDE_CODE_EXEC_USE_SDK", "Claude Agent SDK");
+    // An explicitly empty effort means "omit" (the base config's default is medium).
+    const effortRaw =
+      settings.modelRaw("claude_code_exec_effort") === ""
+        ? "none"
+        : (settings.first(["claude_code_exec_effort"], ["CLAUDE_CODE_EXEC_EFFORT"])?.value ?? "medium").toLowerCase();
+    const effort =
+      effortRaw === "xhigh"
+        ? "max"
+        : ["low", "medium", "high", "max"].includes(effortRaw)
+          ? effortRaw
+          : effortRaw === "none" || effortRaw === "off"
+            ? undefined
+            : "medium";
+    const thinking = numberOf(
+      settings.first(["claude_code_exec_max_thinking_tokens"], ["CLAUDE_CODE_EXEC_MAX_THINKING_TOKENS"])?.value ??
+        "16384",
+    );
+    return {
+      bin: bin(settings, ["claude_code_exec_path"], ["CLAUDE_CODE_EXEC_PATH"], "claude"),
+      options: {
+        effort,
+        maxThinkingTokens: thinking && thinking > 0 ? String(Math.floor(thinking)) : undefined,
+        profile: settings.first(["claude_code_exec_profile"], ["CLAUDE_CODE_EXEC_PROFILE"])?.value,
+      },
+    };
+  },
+  codex_exec: (settings) => {
+    warnNoSdk(settings, "codex_exec_use_sdk", "CODEX_EXEC_USE_SDK", "Codex SDK");
+    warnFullAuto(settings);
+    const sandbox =
+      settings.first(["codex_exec_sandbox"], ["CODEX_EXEC_SANDBOX", "CODEX_SANDBOX_MODE", "CODEX_SANDBOX"])?.value ??
+      "workspace-write";
+    if (!["read-only", "workspace-write", "danger-full-access"].includes(sandbox)) {
+      throw new ConfigError(
+        `model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`,
+        { key: "model.codex_exec_sandbox" },
+      );
+    }
+    return {
+      bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
+      options: {
+        sandbox,
+        profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
+        reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
+        approvalPolicy: settings.first(["codex_exec_approval_policy"], ["CODEX_EXEC_APPROVAL_POLICY"])?.value,
+        networkAccess: codexFlag(settings, "codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS"),
+        webSearch: codexFlag(settings, "codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH"),
+      },
+    };
+  },
+  cursor_exec: (settings) => {
+    const sandbox = settings.first(["cursor_exec_sandbox"], ["CURSOR_EXEC_SANDBOX"])?.value ?? "enabled";
+    if (sandbox !== "enabled" && sandbox !== "disabled")
+      throw new ConfigError(`model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`, {
+        key: "model.cursor_exec_sandbox",
+      });
+    return { bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"), options: { sandbox } };
+  },
+  copilot_exec: (settings) => {
+    const allow = settings.modelRaw("copilot_exec_allow_all_tools");
+    const allowAll =
+      typeof allow === "boolean"
+        ? allow
+        : ["1", "true", "yes", "on"].includes(settings.envVar("COPILOT_EXEC_ALLOW_ALL_TOOLS")?.toLowerCase() ?? "");
+    return {
+      bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
+      options: {
+        allowAllTools: String(allowAll),
+        home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value,
+      },
+    };
+  },
+};
+
 /** The exec harness of the target, when the target backend runs whole tasks. */
 export async function buildTaskRunner(
   name: BackendName,
   settings: Settings,
   prices: PriceTable,
 ): Promise<TaskRunner | undefined> {
-  if (name !== "claude_code_exec" && name !== "codex_exec" && name !== "cursor_exec" && name !== "copilot_exec")
-    return undefined;
+  if (!runsTasks(name)) return undefined;
   warnCliKeyOverHttp(name, settings);
   const harness: HarnessName = name;
   const retries = numberOf(settings.envVar("EXEC_EMPTY_RESPONSE_RETRIES"));
@@ -218,106 +307,7 @@ export async function buildTaskRunner(
   };
   const model = cliRoleModel(harness, "target", settings);
   const { createHarness } = await import("./exec/harness.ts");
-  switch (harness) {
-    case "claude_code_exec": {
-      warnNoSdk(settings, "claude_code_exec_use_sdk", "CLAUDE_CODE_EXEC_USE_SDK", "Claude Agent SDK");
-      // An explicitly empty effort means "omit" (the base config's default is medium).
-      const effortRaw =
-        settings.modelRaw("claude_code_exec_effort") === ""
-          ? "none"
-          : (settings.first(["claude_code_exec_effort"], ["CLAUDE_CODE_EXEC_EFFORT"])?.value ?? "medium").toLowerCase();
-      const effort =
-        effortRaw === "xhigh"
-          ? "max"
-          : ["low", "medium", "high", "max"].includes(effortRaw)
-            ? effortRaw
-            : effortRaw === "none" || effortRaw === "off"
-              ? undefined
-              : "medium";
-      const thinking = numberOf(
-        settings.first(["claude_code_exec_max_thinking_tokens"], ["CLAUDE_CODE_EXEC_MAX_THINKING_TOKENS"])?.value ??
-          "16384",
-      );
-      return createHarness(
-        {
-          ...common,
-          bin: bin(settings, ["claude_code_exec_path"], ["CLAUDE_CODE_EXEC_PATH"], "claude"),
-          model,
-          options: {
-            effort,
-            maxThinkingTokens: thinking && thinking > 0 ? String(Math.floor(thinking)) : undefined,
-            profile: settings.first(["claude_code_exec_profile"], ["CLAUDE_CODE_EXEC_PROFILE"])?.value,
-          },
-        },
-        prices,
-      );
-    }
-    case "codex_exec": {
-      warnNoSdk(settings, "codex_exec_use_sdk", "CODEX_EXEC_USE_SDK", "Codex SDK");
-      warnFullAuto(settings);
-      const sandbox =
-        settings.first(["codex_exec_sandbox"], ["CODEX_EXEC_SANDBOX", "CODEX_SANDBOX_MODE", "CODEX_SANDBOX"])?.value ??
-        "workspace-write";
-      if (!["read-only", "workspace-write", "danger-full-access"].includes(sandbox)) {
-        throw new ConfigError(
-          `model.codex_exec_sandbox: expected read-only, workspace-write or danger-full-access, got ${JSON.stringify(sandbox)}`,
-          { key: "model.codex_exec_sandbox" },
-        );
-      }
-      return createHarness(
-        {
-          ...common,
-          bin: bin(settings, ["codex_exec_path"], ["CODEX_EXEC_PATH", "CODEX_CLI_BIN", "CODEX_PATH"], "codex"),
-          model,
-          options: {
-            sandbox,
-            profile: settings.first(["codex_exec_profile"], ["CODEX_EXEC_PROFILE", "CODEX_PROFILE"])?.value,
-            reasoningEffort: settings.first(["codex_exec_reasoning_effort"], ["CODEX_EXEC_REASONING_EFFORT"])?.value,
-            approvalPolicy: settings.first(["codex_exec_approval_policy"], ["CODEX_EXEC_APPROVAL_POLICY"])?.value,
-            networkAccess: codexFlag(settings, "codex_exec_network_access", "CODEX_EXEC_NETWORK_ACCESS"),
-            webSearch: codexFlag(settings, "codex_exec_web_search", "CODEX_EXEC_WEB_SEARCH"),
-          },
-        },
-        prices,
-      );
-    }
-    case "cursor_exec": {
-      const sandbox = settings.first(["cursor_exec_sandbox"], ["CURSOR_EXEC_SANDBOX"])?.value ?? "enabled";
-      if (sandbox !== "enabled" && sandbox !== "disabled")
-        throw new ConfigError(
-          `model.cursor_exec_sandbox: expected enabled or disabled, got ${JSON.stringify(sandbox)}`,
-          { key: "model.cursor_exec_sandbox" },
-        );
-      return createHarness(
-        {
-          ...common,
-          bin: bin(settings, ["cursor_exec_path"], ["CURSOR_EXEC_PATH"], "cursor-agent"),
-          model,
-          options: { sandbox },
-        },
-        prices,
-      );
-    }
-    case "copilot_exec": {
-      const allow = settings.modelRaw("copilot_exec_allow_all_tools");
-      const allowAll =
-        typeof allow === "boolean"
-          ? allow
-          : ["1", "true", "yes", "on"].includes(settings.envVar("COPILOT_EXEC_ALLOW_ALL_TOOLS")?.toLowerCase() ?? "");
-      return createHarness(
-        {
-          ...common,
-          bin: bin(settings, ["copilot_exec_path"], ["COPILOT_EXEC_PATH"], "copilot"),
-          model,
-          options: {
-            allowAllTools: String(allowAll),
-            home: settings.first(["copilot_exec_home"], ["COPILOT_EXEC_HOME"])?.value,
-          },
-        },
-        prices,
-      );
-    }
-  }
+  return createHarness({ ...common, model, ...TASK_BUILDERS[harness](settings) }, prices);
 }
 
 async function loadSim(role: Role, config: unknown): Promise<ChatBackend> {

@@ -16,6 +16,7 @@
  * failure of a call (auth/not_found/bad_request fail fast, others after the retries); BudgetError
  * before a paid call once a cap is reached. A cache hit is never blocked by a cap and costs 0.
  */
+import { backendUsage } from "../config/index.ts";
 import type { Role } from "../engine/index.ts";
 import { closest, ConfigError, log, skilloptCacheDir } from "../lib/index.ts";
 import { openCallCache, type Store } from "../store/index.ts";
@@ -303,10 +304,8 @@ function batchModes(
   return modes;
 }
 
-// Backends whose CLI reports the dollar cost of each call itself (claude's total_cost_usd).
-const REPORTS_OWN_COST = new Set(["claude_chat", "claude_code_exec"]);
-// Backends that report no token usage at all: a money cap can never be enforced on them.
-const NO_USAGE = new Set(["copilot_chat", "copilot_exec", "cursor_chat", "pi_chat", "opencode_chat"]);
+/** True when a backend's calls need no price: free (sim) or costed by the backend itself (claude). */
+const needsNoPrice = (backend: string) => ["free", "own_cost"].includes(backendUsage(backend) ?? "");
 
 /**
  * Roles whose calls will have no known cost, in words for a start-up warning: a run without a money
@@ -317,11 +316,11 @@ export function costUnknownWarnings(client: Pick<SkilloptModelClient, "info" | "
   const seen = new Set<string>();
   for (const role of ["optimizer", "target"] as const) {
     const info = client.info[role];
-    if (!info || info.backend === "sim" || REPORTS_OWN_COST.has(info.backend)) continue;
+    if (!info || needsNoPrice(info.backend)) continue;
     const key = `${info.backend}/${info.model}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    if (NO_USAGE.has(info.backend)) {
+    if (backendUsage(info.backend) === "none") {
       out.push(`the ${role} backend ${info.backend} reports no token usage: this run's cost will read "unknown"`);
       continue;
     }
@@ -348,8 +347,8 @@ function refuseUncosted(
   pricingFile: string | undefined,
   fileOnly: boolean,
 ): void {
-  if (info.backend === "sim" || REPORTS_OWN_COST.has(info.backend)) return;
-  if (NO_USAGE.has(info.backend)) {
+  if (needsNoPrice(info.backend)) return;
+  if (backendUsage(info.backend) === "none") {
     throw new ConfigError(
       `${capName}: the ${role} backend ${info.backend} reports no token usage, so a money cap cannot be enforced on it`,
       { key: capName, hint: "cap the number of calls instead (model.max_calls), or use another backend for that role" },

@@ -7,6 +7,7 @@ import {
   ROLE_BACKENDS,
   type RoleBackend,
   roleBackend,
+  runsTasks,
   unknownBackend,
 } from "../config/index.ts";
 import { ConfigError } from "../lib/index.ts";
@@ -33,7 +34,7 @@ export interface ResolvedRoles {
 
 /** True when the name is a harness that runs whole tasks (never a chat model). */
 export function isExecHarness(name: BackendName): boolean {
-  return EXEC_ONLY.includes(name) || name === "codex_exec";
+  return runsTasks(name);
 }
 
 /**

@@ -9,27 +9,67 @@ import { closest } from "../lib/index.ts";
  * runs whole tasks); in a night it is the Cursor CLI answering as a chat model.
  */
 
+/** What a role backend runs: chat calls, whole tasks (the target only), or both (codex_exec). */
+type BackendRuns = "chat" | "tasks" | "chat+tasks";
+
+/**
+ * What a backend reports of a call's cost: token usage that the price table turns into money
+ * (`tokens`), its own dollar cost per call (`own_cost`, claude's total_cost_usd), nothing at all
+ * (`none`: a money cap can never be enforced on it), or nothing because it costs nothing (`free`, sim).
+ */
+type BackendUsage = "tokens" | "own_cost" | "none" | "free";
+
+/** The declaration of one role backend: every list about backends below is derived from these. */
+interface BackendDecl {
+  readonly runs: BackendRuns;
+  readonly usage: BackendUsage;
+}
+
+/**
+ * Every role backend, declared once. Its build function lives in `src/backends/factory.ts` under
+ * the same name (a test checks that both sets are the same). The order is the order of suggestions.
+ */
+export const BACKENDS = {
+  openai_chat: { runs: "chat", usage: "tokens" },
+  openai_compatible: { runs: "chat", usage: "tokens" },
+  qwen_chat: { runs: "chat", usage: "tokens" },
+  minimax_chat: { runs: "chat", usage: "tokens" },
+  claude_chat: { runs: "chat", usage: "own_cost" },
+  copilot_chat: { runs: "chat", usage: "none" },
+  codex_exec: { runs: "chat+tasks", usage: "tokens" },
+  claude_code_exec: { runs: "tasks", usage: "own_cost" },
+  cursor_exec: { runs: "tasks", usage: "tokens" },
+  copilot_exec: { runs: "tasks", usage: "none" },
+  cursor_chat: { runs: "chat", usage: "none" },
+  pi_chat: { runs: "chat", usage: "none" },
+  opencode_chat: { runs: "chat", usage: "none" },
+  sim: { runs: "chat", usage: "free" },
+} as const satisfies Record<string, BackendDecl>;
+
 /** What one role of the model layer can run on. */
-export const ROLE_BACKENDS = [
-  "openai_chat",
-  "openai_compatible",
-  "qwen_chat",
-  "minimax_chat",
-  "claude_chat",
-  "copilot_chat",
-  "codex_exec",
-  "claude_code_exec",
-  "cursor_exec",
-  "copilot_exec",
-  "cursor_chat",
-  "pi_chat",
-  "opencode_chat",
-  "sim",
-] as const;
-export type RoleBackend = (typeof ROLE_BACKENDS)[number];
+export type RoleBackend = keyof typeof BACKENDS;
+export const ROLE_BACKENDS = Object.keys(BACKENDS) as readonly RoleBackend[];
+
+/** The role backends that run whole tasks as the target, as a type (from the declarations). */
+export type TaskRunnerName = {
+  [K in RoleBackend]: (typeof BACKENDS)[K]["runs"] extends "chat" ? never : K;
+}[RoleBackend];
+
+const backendsWhere = (ok: (d: BackendDecl) => boolean): readonly RoleBackend[] =>
+  ROLE_BACKENDS.filter((b) => ok(BACKENDS[b]));
 
 /** Role backends that run whole tasks and are never a chat model: the target only. */
-export const EXEC_ONLY: readonly RoleBackend[] = ["claude_code_exec", "cursor_exec", "copilot_exec"];
+export const EXEC_ONLY: readonly RoleBackend[] = backendsWhere((d) => d.runs === "tasks");
+/** Role backends that run whole tasks as the target (the exec-only ones and codex_exec). */
+export const TASK_RUNNERS = backendsWhere((d) => d.runs !== "chat") as readonly TaskRunnerName[];
+/** True when the name is a backend that runs whole tasks as the target. */
+export function runsTasks(name: string): name is TaskRunnerName {
+  return (TASK_RUNNERS as readonly string[]).includes(name);
+}
+/** What a role backend reports of a call's cost, or undefined for a name that is not a role backend. */
+export function backendUsage(name: string): BackendUsage | undefined {
+  return Object.hasOwn(BACKENDS, name) ? BACKENDS[name as RoleBackend].usage : undefined;
+}
 
 /**
  * `model.backend` labels and the role backends each one means, [optimizer, target] (spec §7.2, plus

@@ -1,16 +1,21 @@
 export {
   BACKEND_LABELS,
+  BACKENDS,
   backendLabel,
+  backendUsage,
   EXEC_ONLY,
   LABEL_NAMES,
   LOCAL_SERVER_URLS,
   ROLE_BACKENDS,
   type RoleBackend,
   roleBackend,
+  runsTasks,
   SLEEP_BACKENDS,
   type SleepBackendName,
   SLEEP_NAMES,
   sleepBackend,
+  TASK_RUNNERS,
+  type TaskRunnerName,
   unknownBackend,
 } from "./backend-names.ts";
 export { BUNDLED_CONFIGS } from "./bundled.ts";

@@ -1,4 +1,5 @@
 import type { AgentTask, TaskRunner, Trajectory, TrajectoryStep, Usage } from "../../engine/index.ts";
+import type { TaskRunnerName } from "../../config/index.ts";
 import { errorMessage, redactText, UnsupportedError } from "../../lib/index.ts";
 import { parseCodexEvents } from "../cli/codex-events.ts";
 import { jsonLines, num, unknownModelError, unknownModelLine } from "../cli/common.ts";
@@ -8,7 +9,8 @@ import type { EnvLookup } from "../settings.ts";
 import { childEnv, runProcess, secretScrubber } from "./process.ts";
 import { prepareWorkspace, wrapPrompt } from "./workspace.ts";
 
-export type HarnessName = "claude_code_exec" | "codex_exec" | "cursor_exec" | "copilot_exec";
+/** The backends declared to run whole tasks (src/config/backend-names.ts). */
+export type HarnessName = TaskRunnerName;
 
 interface HarnessSettings {
   name: HarnessName;
