@@ -6,12 +6,26 @@ const pct = (x: number | null) => (x === null ? "—" : x.toFixed(3));
 
 /** The human result of a training run: the three scores, counts, calls and cost. */
 export function resultText(s: Summary): string {
+  // A run whose best skill is still the initial one learned nothing: it says so, never a plain "finished".
+  const unchanged = s.best.hash === s.baseline.hash;
+  const head =
+    s.status === "finished"
+      ? unchanged
+        ? "Training finished without improvement"
+        : "Training finished"
+      : `Training stopped (${s.stopped_reason})`;
   const lines = [
-    `${s.status === "finished" ? "Training finished" : `Training stopped (${s.stopped_reason})`}${s.backend ? ` — ${s.backend}` : ""}`,
+    `${head}${s.backend ? ` — ${s.backend}` : ""}`,
     `  selection: baseline ${pct(s.baseline.selection)} → best ${pct(s.best.selection)} (step ${s.best.step}) · final ${pct(s.final.selection)}`,
     `  test:      baseline ${pct(s.baseline.test)} → best ${pct(s.best.test)} · final ${pct(s.final.test)}`,
     `  steps ${s.steps}/${s.total_steps}: accepted ${s.accepted}, rejected ${s.rejected} (early ${s.rejected_early}), \
 undecided ${s.undecided ?? 0}, skipped ${s.skipped}`,
+    ...(unchanged
+      ? [
+          "  nothing learned: no candidate beat the initial skill on selection, so best_skill.md is the initial skill \
+(each step's verdict is in history.jsonl and the report; docs/gate.md says what the gate needs)",
+        ]
+      : []),
     `  calls ${s.calls.total} (cached ${s.calls.cached}), selection rollouts saved by early rejection ${s.selection_calls_saved}, cost \
 ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_s}s`,
     ...(s.skill_tokens

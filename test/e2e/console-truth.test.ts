@@ -38,6 +38,27 @@ describe("the console tells the truth", () => {
     expect(new Set(reasons)).toEqual(new Set([points]));
   });
 
+  test("a run whose best skill is still the initial one says it learned nothing, never a plain 'finished'", async () => {
+    using dir = tempDir();
+    // Under the paired rule no gain reaches a minimum effect of 100 points, and no slow update runs.
+    const sets = ["evaluation.gate_rule=paired", "evaluation.gate_min_effect=1", "optimizer.use_slow_update=false"];
+    const r = await runCli(
+      ["train", "--config", "quickstart", ...sets.flatMap((s) => ["--set", s]), "--out", join(dir.path, "run")],
+      { cwd: dir.path, env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") } },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toStartWith("Training finished without improvement — ");
+    expect(r.stdout).toContain("  nothing learned: no candidate beat the initial skill on selection");
+    expect(r.stdout).toContain("accepted 0,");
+    // A run that improved keeps the plain heading and no such line.
+    const ok = await runCli(["train", "--config", "quickstart", "--out", join(dir.path, "ok")], {
+      cwd: dir.path,
+      env: { SKILLOPT_CACHE_DIR: join(dir.path, "cache") },
+    });
+    expect(ok.stdout).toStartWith("Training finished — ");
+    expect(ok.stdout).not.toContain("nothing learned");
+  });
+
   test("a mistyped, unpriced model name is named at start, before the first step, with the likely intended name", async () => {
     using dir = tempDir();
     await using server = await startFakeOpenAI({ reply: simReply() });
