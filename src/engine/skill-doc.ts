@@ -1,3 +1,4 @@
+import { frontmatterEnd } from "../lib/index.ts";
 export const SLOW_START = "<!-- SLOW_UPDATE_START -->";
 export const SLOW_END = "<!-- SLOW_UPDATE_END -->";
 export const APPENDIX_START = "<!-- APPENDIX_START -->";
@@ -11,11 +12,8 @@ interface Span {
 
 /** Where the YAML frontmatter of a SKILL.md lies (from the opening `---` to after the closing one). */
 export function frontmatterSpan(skill: string): Span | undefined {
-  if (!skill.startsWith("---\n") && !skill.startsWith("---\r\n")) return undefined;
-  const close = /\r?\n---[ \t]*(\r?\n|$)/g;
-  close.lastIndex = 3;
-  const m = close.exec(skill);
-  return m ? { start: 0, end: m.index + m[0].length } : undefined;
+  const end = frontmatterEnd(skill);
+  return end === undefined ? undefined : { start: 0, end };
 }
 
 /** Spans of the protected regions (slow update, appendix) and the frontmatter. */

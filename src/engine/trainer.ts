@@ -144,8 +144,10 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     );
   }
   const elapsedBefore = stored?.output.elapsedS ?? 0;
+  /** Wall seconds of the run over all its invocations. */
+  const elapsed = () => elapsedBefore + (clock.now() - startedAt) / 1000;
   const commit = (cp: CheckpointContent) => {
-    state.elapsedS = Math.round((elapsedBefore + (clock.now() - startedAt) / 1000) * 10) / 10;
+    state.elapsedS = Math.round(elapsed() * 10) / 10;
     // The recorder serializes (or copies) what it keeps before commit returns: no clone here.
     recorder.commit({ ...cp, state });
     // What a later step can still use stays in memory; everything else is in the store.
@@ -256,7 +258,6 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   };
   // A model that cannot do the optimizer's job stops the run, loudly, before another step is paid for.
   const unusable = new UnusableWatch();
-  const elapsed = () => elapsedBefore + (clock.now() - startedAt) / 1000;
   /** A stop condition of train: met at this step boundary: the loop ends here, the test pass still runs. */
   const conditionStop = (): boolean => {
     const met = stopConditionMet(cfg.train, state, elapsed());

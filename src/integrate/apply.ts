@@ -9,9 +9,17 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { dirname, join, relative } from "node:path";
 import * as v from "valibot";
-import { sha256, tightenPrivate, UsageError, userStateDir, writeFileAtomic, writeJsonAtomic } from "../lib/index.ts";
+import {
+  isWithin,
+  sha256,
+  tightenPrivate,
+  UsageError,
+  userStateDir,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from "../lib/index.ts";
 import { type Agent, type Change, changesFor, type Target } from "./agents.ts";
 import { SNIPPET_END, SNIPPET_START } from "./texts.ts";
 
@@ -67,11 +75,6 @@ function writeManifest(mpath: string, manifest: Manifest): void {
   writeJsonAtomic(mpath, manifest, { mode: 0o600 });
 }
 
-const within = (root: string, p: string) => {
-  const rel = relative(root, p);
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-};
-
 /**
  * Refuse a file under `root` whose folders lead outside it: a parent that is a symbolic link to
  * elsewhere (a project's `.claude` linked to `~/.claude` would make a project install edit the
@@ -80,7 +83,7 @@ const within = (root: string, p: string) => {
  * named outside the root on purpose (`CODEX_HOME` elsewhere for --user) is not this check's.
  */
 function refuseParentsOutside(path: string, root: string): void {
-  if (!within(root, path)) return;
+  if (!isWithin(root, path)) return;
   const realRoot = realpathSync(root);
   const refuse = (dir: string, why: string) =>
     new UsageError(
@@ -89,7 +92,7 @@ function refuseParentsOutside(path: string, root: string): void {
       { hint: "replace the link with a real folder (or install with --user for your own settings), then rerun" },
     );
   const dirs: string[] = [];
-  for (let d = dirname(path); within(root, d) && d !== root; d = dirname(d)) dirs.unshift(d);
+  for (let d = dirname(path); isWithin(root, d) && d !== root; d = dirname(d)) dirs.unshift(d);
   // From the root down, so the folder named is the outermost one that leaves.
   for (const d of dirs) {
     const st = lstatSync(d, { throwIfNoEntry: false });
@@ -101,7 +104,7 @@ function refuseParentsOutside(path: string, root: string): void {
     } catch {
       throw refuse(d, "is a link to nothing");
     }
-    if (!within(realRoot, real)) throw refuse(d, `leads outside it (to ${real})`);
+    if (!isWithin(realRoot, real)) throw refuse(d, `leads outside it (to ${real})`);
   }
 }
 

@@ -26,6 +26,12 @@ export function userStateDir(): string {
   return join(homeDir(), ".local", "state");
 }
 
+/** True when `p` is `root` or below it, by path (both absolute; links are the caller's to resolve). */
+export function isWithin(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
 /**
  * Resolve `rel` (already URL-decoded) inside `root`; null when it would leave it, by `..`, an
  * absolute path, a NUL byte or a symlink pointing outside.

@@ -432,7 +432,7 @@ function buildRules(): Rule[] {
 }
 
 /** Shannon entropy of a string, in bits per character. */
-function entropyBits(s: string): number {
+export function entropyBits(s: string): number {
   const counts = new Map<string, number>();
   for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
   let h = 0;

@@ -7,7 +7,7 @@ import { parse } from "yaml";
  */
 
 /** Where a SKILL.md's front matter ends (just past its closing `---` line), or undefined when it has none. */
-function frontmatterEnd(skill: string): number | undefined {
+export function frontmatterEnd(skill: string): number | undefined {
   if (!skill.startsWith("---\n") && !skill.startsWith("---\r\n")) return undefined;
   const close = /\r?\n---[ \t]*(\r?\n|$)/g;
   close.lastIndex = 3;

@@ -1,4 +1,4 @@
-import { redactText } from "../lib/index.ts";
+import { entropyBits, redactText } from "../lib/index.ts";
 
 /**
  * Credentials said in prose, which the shared redaction patterns (src/lib/redact.ts) do not
@@ -28,17 +28,6 @@ const HEX = /^[0-9a-f]+$/i;
 const PROSE_VALUE =
   /^(?:stored|kept|set|in|on|the|a|an|not|missing|wrong|required|needed|empty|blank|expired|invalid|correct|changed|rotated|there|here|fine|ok|okay|in\w*|being|also|still|now|from|at|under|via|managed|handled|read|loaded|saved|generated|provided|given|same|different|per|env|environment|vault|\$\w+|\[REDACTED\w*\]?)$/i;
 
-function entropy(s: string): number {
-  const counts = new Map<string, number>();
-  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
-  let h = 0;
-  for (const n of counts.values()) {
-    const p = n / s.length;
-    h -= p * Math.log2(p);
-  }
-  return h;
-}
-
 /** A value that reads as a secret: not prose, not a placeholder. */
 function secretValue(v: string): boolean {
   const t = v.replace(/[.!?)]+$/, "");
@@ -51,8 +40,8 @@ function secretValue(v: string): boolean {
 function randomRun(s: string): boolean {
   if (UUID.test(s)) return false;
   const classes = [/[a-z]/, /[A-Z]/, /\d/].filter((r) => r.test(s)).length;
-  if (HEX.test(s)) return s.length >= 32 && entropy(s) >= 3.5;
-  return classes >= 2 && /\d/.test(s) && entropy(s) >= 3.8;
+  if (HEX.test(s)) return s.length >= 32 && entropyBits(s) >= 3.5;
+  return classes >= 2 && /\d/.test(s) && entropyBits(s) >= 3.8;
 }
 
 /** Whether a text holds something credential-shaped (a redaction marker counts: it held one). */

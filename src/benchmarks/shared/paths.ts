@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import type { BenchmarkContext } from "../../engine/index.ts";
-import { homeDir } from "../../lib/index.ts";
+import { homeDir, isWithin } from "../../lib/index.ts";
 
 /**
  * Resolve a data path from the config. Upstream resolves relative paths against the project
@@ -24,12 +24,6 @@ export function resolveDataPath(ctx: Pick<BenchmarkContext, "configDir">, p: str
 
 /** System folders whose "files" are views of a process or a device, never a benchmark's data. */
 const SYSTEM_DIRS = ["/proc", "/sys", "/dev"];
-
-/** True when `p` is `root` or below it (both absolute). */
-export function isWithin(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
 
 /**
  * The real path of a data file a dataset or an imported config names, when it lies under /proc,

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { DataError, readInputFile } from "../../lib/index.ts";
-import { isWithin as inside, systemFile } from "../shared/paths.ts";
+import { DataError, isWithin as inside, readInputFile } from "../../lib/index.ts";
+import { systemFile } from "../shared/paths.ts";
 
 /**
  * The folder an imported file's references must stay in, given the folder that holds the file: the
