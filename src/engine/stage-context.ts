@@ -1,5 +1,5 @@
 import type { GenericSchema, InferOutput } from "valibot";
-import { BackendError, type BackendErrorKind, ModelUnfitError, redactText } from "../lib/index.ts";
+import { BackendError, type BackendErrorKind, contextTooSmall, ModelUnfitError, redactText } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import type { GateSettings } from "./gate.ts";
 import type { PromptSet } from "./messages.ts";
@@ -107,7 +107,8 @@ export async function askOptimizer<S extends GenericSchema>(
     sc.events.emit({ type: "warning", code: "optimizer_unusable", stage, reason: res.reason });
     return undefined;
   } catch (err) {
-    if (err instanceof BackendError && err.kind === "context_length") throw contextTooSmall(stage, err);
+    if (err instanceof BackendError && err.kind === "context_length")
+      throw contextTooSmall(err, { role: "optimizer", stage, hint: CONTEXT_FIX });
     if (err instanceof BackendError && CALL_LOCAL.has(err.kind)) {
       count(sc, stage, { reason: `${err.kind}: ${err.message}` });
       sc.events.emit({ type: "warning", code: "optimizer_failed", stage, kind: err.kind, error: err.message });
@@ -122,36 +123,10 @@ const OPTIMIZER_FIX =
   "use a stronger optimizer model (model.optimizer_backend / model.optimizer), give answers more room " +
   "(model.optimizer_openai_compatible_max_tokens) or send smaller prompts (a smaller train.batch_size or gradient.minibatch_size)";
 
-/** A prompt the optimizer's model refused as longer than its context: no later call of the stage can fit either. */
-function contextTooSmall(
-  stage: string,
-  err: BackendError,
-  role: "optimizer" | "target" = "optimizer",
-): ModelUnfitError {
-  const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
-  const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
-  const size =
-    prompt !== undefined && limit !== undefined
-      ? `${prompt} tokens against a context of ${limit}`
-      : limit !== undefined
-        ? `its context is ${limit} tokens`
-        : "the server refused it as longer than the model's context";
-  return new ModelUnfitError(`cannot hold the ${stage} prompt (${size})`, {
-    cause: err,
-    hint:
-      role === "optimizer"
-        ? "use an optimizer model with a larger context (model.optimizer_backend / model.optimizer, or the server's context setting), " +
-          "or send smaller prompts (a smaller gradient.minibatch_size or train.batch_size)"
-        : "use a target model with a larger context window",
-    data: {
-      role,
-      stage,
-      cause: "context_length",
-      ...(prompt !== undefined ? { prompt_tokens: prompt } : {}),
-      ...(limit !== undefined ? { context_tokens: limit } : {}),
-    },
-  });
-}
+/** What to change when the optimizer's model cannot hold a prompt (the error's hint). */
+const CONTEXT_FIX =
+  "use an optimizer model with a larger context (model.optimizer_backend / model.optimizer, or the server's context setting), " +
+  "or send smaller prompts (a smaller gradient.minibatch_size or train.batch_size)";
 
 /**
  * Stages whose unusable answers leave a step nothing to try: the analysts' patches and the

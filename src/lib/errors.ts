@@ -356,6 +356,36 @@ export class ModelUnfitError extends SkilloptError<ModelUnfitErrorData> {
 }
 
 /**
+ * A prompt a model refused as longer than its context, as the error that stops what depends on it:
+ * no later call of the stage can fit either. `who` names the model at the head of the message
+ * (the engine's runner adds it itself); `hint` says what to change for this role.
+ */
+export function contextTooSmall(
+  err: BackendError,
+  o: { role: "optimizer" | "target"; stage: string; hint: string; who?: string },
+): ModelUnfitError {
+  const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
+  const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
+  const size =
+    prompt !== undefined && limit !== undefined
+      ? `${prompt} tokens against a context of ${limit}`
+      : limit !== undefined
+        ? `its context is ${limit} tokens`
+        : "the server refused it as longer than the model's context";
+  return new ModelUnfitError(`${o.who ? `${o.who} ` : ""}cannot hold the ${o.stage} prompt (${size})`, {
+    cause: err,
+    hint: o.hint,
+    data: {
+      role: o.role,
+      stage: o.stage,
+      cause: "context_length",
+      ...(prompt !== undefined ? { prompt_tokens: prompt } : {}),
+      ...(limit !== undefined ? { context_tokens: limit } : {}),
+    },
+  });
+}
+
+/**
  * The prompt size and context window a context-length refusal states, where its text gives them
  * (vLLM and OpenAI: "maximum context length is N tokens … resulted in M tokens"; llama.cpp's
  * n_prompt_tokens / n_ctx fields are passed in by the backend).

@@ -2,12 +2,13 @@ import * as v from "valibot";
 import type { BenchmarkContext } from "../../engine/index.ts";
 import {
   BackendError,
+  contextTooSmall,
   canonicalJson,
   ConfigError,
   type DataAt,
   errorMessage,
   extractJson,
-  ModelUnfitError,
+  type ModelUnfitError,
 } from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { boundedRegexTest, RegexTimeoutError, regexTimeoutError } from "./regex-guard.ts";
@@ -298,22 +299,10 @@ export async function scoreJudge(
 
 /** The judge's model refused a prompt as longer than its context. */
 function judgeTooSmall(err: BackendError): ModelUnfitError {
-  const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
-  const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
-  const size =
-    prompt !== undefined && limit !== undefined
-      ? `${prompt} tokens against a context of ${limit}`
-      : "longer than its context";
-  return new ModelUnfitError(`cannot hold the judge prompt (${size})`, {
-    cause: err,
+  return contextTooSmall(err, {
+    role: "optimizer",
+    stage: "judge",
     hint: "judge with a model that has a larger context (the judge runs on the optimizer role: model.optimizer_backend / model.optimizer)",
-    data: {
-      role: "optimizer",
-      stage: "judge",
-      cause: "context_length",
-      ...(prompt !== undefined ? { prompt_tokens: prompt } : {}),
-      ...(limit !== undefined ? { context_tokens: limit } : {}),
-    },
   });
 }
 

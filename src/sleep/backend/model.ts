@@ -4,6 +4,7 @@ import * as v from "valibot";
 import type { ModelClient } from "../../engine/index.ts";
 import {
   BackendError,
+  contextTooSmall,
   endpointHost,
   ModelUnfitError,
   UnsupportedError,
@@ -72,23 +73,7 @@ function unfitWatch(label: (role: "optimizer" | "target") => string) {
     /** A context-length refusal as the night's error; any other failure passes through. */
     context(err: unknown, role: "optimizer" | "target", stage: string): unknown {
       if (!(err instanceof BackendError) || err.kind !== "context_length") return err;
-      const prompt = typeof err.data.prompt_tokens === "number" ? err.data.prompt_tokens : undefined;
-      const limit = typeof err.data.context_tokens === "number" ? err.data.context_tokens : undefined;
-      const size =
-        prompt !== undefined && limit !== undefined
-          ? `${prompt} tokens against a context of ${limit}`
-          : "longer than its context";
-      return new ModelUnfitError(`${label(role)} cannot hold the ${stage} prompt (${size})`, {
-        cause: err,
-        hint: FIX[role],
-        data: {
-          role,
-          stage,
-          cause: "context_length",
-          ...(prompt !== undefined ? { prompt_tokens: prompt } : {}),
-          ...(limit !== undefined ? { context_tokens: limit } : {}),
-        },
-      });
+      return contextTooSmall(err, { role, stage, hint: FIX[role], who: label(role) });
     },
     /** Count one answer of a stage; the error to stop with once UNUSABLE_CALLS in a row were unusable. */
     answered(stage: string, usable: boolean, why: string, text: string): ModelUnfitError | undefined {
