@@ -1,5 +1,5 @@
 import type { GenericSchema, InferOutput } from "valibot";
-import { BackendError, type BackendErrorKind, contextTooSmall, ModelUnfitError, redactText } from "../lib/index.ts";
+import { answerSample, BackendError, type BackendErrorKind, contextTooSmall, ModelUnfitError } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import type { GateSettings } from "./gate.ts";
 import type { PromptSet } from "./messages.ts";
@@ -30,15 +30,6 @@ interface StageTally {
 }
 
 type AnswerTally = Map<string, StageTally>;
-
-/** What the model said, as one short redacted line (for an error that quotes it). */
-function answerSample(text: string | undefined): string | undefined {
-  const line = redactText(text ?? "")
-    .replace(/\s+/g, " ")
-    .trim();
-  if (!line) return undefined;
-  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
-}
 
 function count(sc: StageContext, stage: string, unusable?: { reason: string; text?: string | undefined }): void {
   if (!sc.tally) return;

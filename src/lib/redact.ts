@@ -744,6 +744,13 @@ export function sanitizeLine(text: string): string {
   return redactText(text).replace(ANSI_RE, "").replace(CONTROL_RE, " ").replace(/\s+/g, " ").trim();
 }
 
+/** What a model said, as one short safe line for an error that quotes it (undefined when it said nothing). */
+export function answerSample(text: string | undefined, max = 80): string | undefined {
+  const line = sanitizeLine(text ?? "");
+  if (!line) return undefined;
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
 /** sanitizeLine plus HTML escapes for a Markdown table cell (spec §1.7). */
 export function escapeMarkdownCell(text: string): string {
   return sanitizeLine(text).replace(/[&<>|`]/g, (c) => CELL_ESCAPES[c]!);

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import type { ModelClient } from "../../engine/index.ts";
 import {
+  answerSample,
   BackendError,
   contextTooSmall,
   endpointHost,
@@ -56,13 +57,6 @@ const FIX = {
     "use a target model with a larger context window (sleep config target_model / target_backend); the night staged nothing",
 } as const;
 
-/** What the model said, as one short redacted line. */
-function sample(text: string): string | undefined {
-  const line = redactText(text).replace(/\s+/g, " ").trim();
-  if (!line) return undefined;
-  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
-}
-
 /**
  * What stops a night whose model cannot do the job: a prompt refused as longer than the model's
  * context, or a stage whose answers never parse, call after call.
@@ -80,7 +74,7 @@ function unfitWatch(label: (role: "optimizer" | "target") => string) {
       const n = usable ? 0 : (streak.get(stage) ?? 0) + 1;
       streak.set(stage, n);
       if (n < UNUSABLE_CALLS) return undefined;
-      const said = sample(text);
+      const said = answerSample(text);
       return new ModelUnfitError(
         `${label("optimizer")} gave no usable ${stage} answer in ${n} consecutive calls (${why})${said ? `; it answered: "${said}"` : ""}`,
         {
