@@ -18,10 +18,26 @@ const LEVELS: Record<string, number> = {
   verbose: Number.POSITIVE_INFINITY,
 };
 
-const envName = process.env.SKILLOPT_LOG_LEVEL;
-const envLevel = envName && envName in LEVELS ? LEVELS[envName] : undefined;
+function levelOfEnv(): number | undefined {
+  const name = process.env.SKILLOPT_LOG_LEVEL;
+  return name && name in LEVELS ? LEVELS[name] : undefined;
+}
+
+let envLevel = levelOfEnv();
 let level = envLevel ?? LEVELS.info!;
 let root: ConsolaInstance | undefined;
+
+/**
+ * Start the logger afresh from the environment as it is now: the level from SKILLOPT_LOG_LEVEL and
+ * a new consola writing to `process.stderr` on its next line. The CLI never needs it (its process
+ * starts with a fresh logger); a caller that runs the command tree several times inside one process
+ * (test/support/cli.ts) calls it before and after each run.
+ */
+export function resetLog(): void {
+  envLevel = levelOfEnv();
+  level = envLevel ?? LEVELS.info!;
+  root = undefined;
+}
 
 /**
  * consola is loaded on the first line that is actually written: importing it costs a large part
