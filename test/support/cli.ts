@@ -147,6 +147,8 @@ async function runOnce(args: string[], opts: CliOptions): Promise<CliResult> {
     return { code, stdout: out.join(""), stderr: err.join("") };
   } finally {
     clearTimeout(timer);
+    // Before the streams go back: a repeat line consola still holds is this run's output.
+    resetLog();
     restoreStdout();
     restoreStderr();
     for (const k of Object.keys(process.env)) if (!(k in saved.env)) delete process.env[k];
