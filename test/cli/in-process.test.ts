@@ -76,4 +76,28 @@ describe.skipIf(Boolean(process.env.SKILLOPT_BIN))("runCli in the test process",
     expect(inB.stderr).toContain(join(b.path, "skill.md"));
     expect(existsSync(join(b.path, "cache"))).toBe(false);
   });
+
+  // Own timeout: a bun process of its own, which the watchdog kills after a second of being blocked.
+  test("a run that blocks the thread ends the test process with one line naming it, instead of a suite that never ends", async () => {
+    using dir = tempDir("in-process-");
+    const script = join(dir.path, "blocked.ts");
+    writeFileSync(
+      script,
+      `import { watched } from ${JSON.stringify(join(import.meta.dir, "..", "support", "watchdog.ts"))};
+       await watched("skillopt sleep diff", async () => {
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30_000);
+       });
+       process.stdout.write("returned");`,
+    );
+    const child = Bun.spawn([process.execPath, script], {
+      env: { ...process.env, SKILLOPT_TEST_BLOCKED_S: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+    await child.exited;
+    expect(child.signalCode).toBe("SIGKILL");
+    expect(stdout).toBe("");
+    expect(stderr).toContain("in-process run `skillopt sleep diff` blocked the test process for");
+  }, 30_000);
 });

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { watched } from "./watchdog.ts";
 
 export const REPO_ROOT = join(import.meta.dir, "..", "..");
 
@@ -96,7 +97,8 @@ type Write = typeof process.stdout.write;
  * argv; stdout and stderr captured and neither a terminal; a fresh logger and output mode; exit code
  * 0 unless the command sets one. Afterwards every piece of process-global state is put back: the
  * environment, cwd, argv, exitCode, the stream writers, the logger, the output mode, and any
- * process listener (SIGINT, SIGTERM, …) the command left behind.
+ * process listener (SIGINT, SIGTERM, …) the command left behind. A run that blocks the thread (a
+ * synchronous call that never returns) ends the test process with a line naming it (watchdog.ts).
  */
 export function runInProcess(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const run = turn.then(() => runOnce(args, opts));
@@ -143,7 +145,7 @@ async function runOnce(args: string[], opts: CliOptions): Promise<CliResult> {
         limit,
       );
     });
-    const code = await Promise.race([runCommandTree([...args]), timeout]);
+    const code = await Promise.race([watched(`skillopt ${args.join(" ")}`, () => runCommandTree([...args])), timeout]);
     return { code, stdout: out.join(""), stderr: err.join("") };
   } finally {
     clearTimeout(timer);
