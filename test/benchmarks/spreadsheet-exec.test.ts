@@ -24,7 +24,8 @@ beforeAll(async () => {
   if (noPython) return;
   root = mkdtempSync(join(tmpdir(), "skillopt-sheets-"));
   python = await makeWorkbooks(root);
-});
+  // Own timeout: Python starts and writes the workbooks.
+}, 30_000);
 afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
 });

@@ -50,7 +50,8 @@ beforeAll(async () => {
     while (!(await reader.read()).done) {}
   })();
   sim = { proc, address: /listening on http:\/\/([\d.]+:\d+)/.exec(seen)![1]! };
-});
+  // Own timeout: \`skillopt sim serve\` starts as a process of its own.
+}, 30_000);
 
 afterAll(async () => {
   sim?.proc.kill();
