@@ -124,8 +124,8 @@ async function runOnce(args: string[], opts: CliOptions): Promise<CliResult> {
       (s) => new Map(s.eventNames().map((e) => [e, s.listeners(e)])),
     ),
   };
-  const out: string[] = [];
-  const err: string[] = [];
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
   const restoreStdout = capture(process.stdout, out);
   const restoreStderr = capture(process.stderr, err);
   const env = runEnv(opts);
@@ -146,7 +146,8 @@ async function runOnce(args: string[], opts: CliOptions): Promise<CliResult> {
       );
     });
     const code = await Promise.race([watched(`skillopt ${args.join(" ")}`, () => runCommandTree([...args])), timeout]);
-    return { code, stdout: out.join(""), stderr: err.join("") };
+    // Decoded whole, as a pipe's reader would: a character split across two writes stays one.
+    return { code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") };
   } finally {
     clearTimeout(timer);
     // Before the streams go back: a repeat line consola still holds is this run's output.
@@ -175,11 +176,12 @@ async function runOnce(args: string[], opts: CliOptions): Promise<CliResult> {
 }
 
 /** Send a stream's writes to `into` and make it no terminal, until the returned function puts it back. */
-function capture(stream: NodeJS.WriteStream, into: string[]): () => void {
+function capture(stream: NodeJS.WriteStream, into: Buffer[]): () => void {
   const write = Object.getOwnPropertyDescriptor(stream, "write");
   const tty = Object.getOwnPropertyDescriptor(stream, "isTTY");
   stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    into.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"));
+    const encoding = typeof rest[0] === "string" ? (rest[0] as BufferEncoding) : "utf8";
+    into.push(typeof chunk === "string" ? Buffer.from(chunk, encoding) : Buffer.from(chunk));
     const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
     done?.();
     return true;
