@@ -387,3 +387,42 @@ describe("import circles", () => {
     });
   }
 });
+
+// ── The suite: who starts the CLI as a process (issue 32) ───────────────────────────────────────
+
+const TEST_DIR = join(REPO_ROOT, "test");
+
+/**
+ * Test files outside test/e2e/ that start the CLI as a process, each with the reason it must.
+ * Everything else calls test/support/cli.ts's runCli, which runs the command tree in the test
+ * process; a test that needs a process of its own (a signal, kill -9, a second live pid) goes to
+ * test/e2e/ or is named here.
+ */
+const SPAWNS_OUTSIDE_E2E: Record<string, string> = {
+  "test/cli/in-process.test.ts": "checks the in-process runner against a process of the same command",
+  "test/mcp/support.ts": "connectMcp: the MCP server speaks over its stdin and stdout",
+  "test/run/warnings.test.ts": "the MCP server's run_status is read through a real server (connectMcp)",
+  "test/scripts/skill-check.test.ts": "the GitHub Action's script runs skillopt as a command, as CI does",
+  "test/sleep/openai-backend.test.ts": "a night stopped by SIGINT, SIGTERM and kill -9 mid-flight",
+  "test/ui/attack.test.ts": "another user (setpriv) against a running `skillopt ui`",
+  "test/ui/browser.test.ts": "the dashboard's Launcher starts each run as a process of its own",
+  "test/ui/sleep.test.ts": "the dashboard runs Sleep's adopt and reject as processes of their own",
+};
+
+/** What starting the CLI as a process looks like in a test file. */
+const SPAWNS_CLI = /\bspawnCli\(|\brunCliProcess\(|"src", "main\.ts"|\bconnectMcp\(/;
+
+describe("the test suite", () => {
+  test("outside test/e2e/, only the files named in SPAWNS_OUTSIDE_E2E start the CLI as a process", () => {
+    const spawning = files(TEST_DIR)
+      .map((f) => relative(REPO_ROOT, f))
+      .filter((f) => !f.startsWith("test/e2e/") && !f.startsWith("test/support/") && f !== "test/architecture.test.ts")
+      .filter((f) => SPAWNS_CLI.test(codeOf(join(REPO_ROOT, f))));
+    expect(spawning.sort()).toEqual(Object.keys(SPAWNS_OUTSIDE_E2E).sort());
+  });
+
+  test("no suite-wide timeout: package.json's test script sets none", () => {
+    const scripts = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")).scripts as Record<string, string>;
+    expect(scripts.test).not.toContain("--timeout");
+  });
+});

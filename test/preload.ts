@@ -1,4 +1,4 @@
-import { afterAll, setDefaultTimeout } from "bun:test";
+import { afterAll } from "bun:test";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,10 +28,8 @@ const KEY_VARS =
   /(_API_KEY|_TOKEN|_SECRET|_BASE_URL|_ENDPOINT|_AUTH_MODE)$|^(OPENAI|AZURE_OPENAI|ANTHROPIC|QWEN|MINIMAX|OPTIMIZER|TARGET|CODEX|CLAUDE|CURSOR|COPILOT)_/;
 for (const k of Object.keys(process.env)) if (KEY_VARS.test(k)) delete process.env[k];
 
-// The per-test budget is `bun test --timeout 60000` in package.json: Bun applies a preload's
-// setDefaultTimeout to the first test file only, and ignores bunfig's [test] timeout. This call
-// still covers a bare `bun test` of a single file.
-setDefaultTimeout(60_000);
+// No suite-wide timeout: every test has Bun's default 5 s, and a test that needs longer says so
+// beside it, with the reason (Bun applies a preload's setDefaultTimeout to the first file only).
 
 // A machine without Chromium or openpyxl skips the tests that need them (test/support/prereqs.ts);
 // the run ends saying which and how to install what is missing. In a preload, afterAll runs once

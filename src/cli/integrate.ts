@@ -32,7 +32,8 @@ function pinnedBin(flag: unknown): string[] {
   }
   const self = selfCommand();
   if (self.length === 1) return self;
-  const onPath = Bun.which("skillopt");
+  // PATH passed explicitly: Bun.which alone searches the PATH the process started with.
+  const onPath = Bun.which("skillopt", { PATH: processEnv().PATH ?? "" });
   return onPath ? [realpathSync(onPath)] : self;
 }
 

@@ -1,12 +1,19 @@
 import { writeSync } from "node:fs";
 import { colorAllowed } from "../lib/index.ts";
 
-/** Process-wide output mode, set once from the global flags before a command runs. */
+/**
+ * Process-wide output mode, set once from the global flags before a command runs. `fd1` is true
+ * when the CLI owns its process (main.ts): stdout is written to file descriptor 1 and asked whether
+ * it is a terminal. A caller that runs the command tree inside its own process (the tests'
+ * test/support/cli.ts) sets it false for one run: stdout then goes through `process.stdout`, where
+ * that caller captures it.
+ */
 export const output = {
   json: false,
   quiet: false,
   debug: false,
   color: colorAllowed(),
+  fd1: true,
 };
 
 /**
@@ -21,7 +28,7 @@ let closed = false;
 
 export function writeStdout(text: string): void {
   if (closed) return;
-  if (viaStream) {
+  if (viaStream || !output.fd1) {
     process.stdout.write(text);
     return;
   }
@@ -46,6 +53,7 @@ export function writeStdout(text: string): void {
  * node:tty is loaded only when asked (about 2.5 ms, which `version` does not need).
  */
 export function stdoutIsTTY(): boolean {
+  if (!output.fd1) return Boolean(process.stdout.isTTY);
   return (require("node:tty") as typeof import("node:tty")).isatty(1);
 }
 

@@ -38,7 +38,10 @@ function endedOnLinux(pid: number): boolean {
 
 /** How to start skillopt again from inside itself: the compiled binary, or bun + the entry file. */
 export function selfCommand(): string[] {
-  const main = Bun.main;
+  // process.argv[1] is Bun.main in every real start (bun + the entry file, a symlink to it, the
+  // compiled binary's /$bunfs path); unlike Bun.main, a caller running the CLI in its own process
+  // (test/support/cli.ts) can set it to the entry the command tree would have been started from.
+  const main = process.argv[1] ?? Bun.main;
   if (/\.[cm]?[jt]s$/.test(main) && !main.startsWith("/$bunfs") && !/^[A-Z]:[\\/]~BUN/.test(main))
     return [process.execPath, main];
   return [process.execPath];

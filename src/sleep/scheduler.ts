@@ -1,5 +1,6 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { processEnv } from "../config/index.ts";
 import { sha256, StagingError, UsageError, writeFileAtomic } from "../lib/index.ts";
 
 /** Managed-block delimiters of the user crontab (spec §10.1; kept for compatibility). */
@@ -137,7 +138,10 @@ export function updateCrontab(
 
 function run(argv: string[], stdin?: string): { code: number; stdout: string; stderr: string } {
   try {
+    // The environment passed explicitly: without it Bun gives the child (and searches for crontab
+    // on) the environment the process started with, not process.env as it is now.
     const p = Bun.spawnSync(argv, {
+      env: processEnv(),
       stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
       stdout: "pipe",
       stderr: "pipe",

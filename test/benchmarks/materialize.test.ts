@@ -90,6 +90,7 @@ describe("skillopt data materialize", () => {
     expect(ok.stdout).toContain("1 manifest id(s) not found");
   });
 
+  // Own timeout: the failed page is retried after its backoff (about 1 s idle).
   test("--hf pages through a datasets-server endpoint and retries a failed page", async () => {
     const all = Array.from({ length: 250 }, (_, i) => row(`h${i}`));
     let failOnce = true;
@@ -135,7 +136,7 @@ describe("skillopt data materialize", () => {
     expect(r.stdout).toContain("(train=2 val=1 test=1) from 250 raw rows");
     expect(seen[0]).toBe("?dataset=lucadiliello%2Fsearchqa&config=default&split=train&offset=0&length=100");
     expect(seen.filter((s) => s.includes("offset=100"))).toHaveLength(2);
-  });
+  }, 30_000);
 
   test("DocVQA --hf: rows become the split CSV and each row's image is downloaded to the manifest's image_path", async () => {
     const png = Buffer.from(

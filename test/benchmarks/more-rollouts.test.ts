@@ -12,6 +12,7 @@ import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { benchContext, FIXTURES } from "./support/context.ts";
 
 describe("OfficeQA custom search mode", () => {
+  // Own timeout: the 503 is retried after its backoff (about 1 s idle).
   test("the search tool POSTs each query with the token from the named variable, retrying a 503", async () => {
     const posts: Array<{ body: unknown; auth: string | null }> = [];
     let failed = false;
@@ -60,7 +61,7 @@ describe("OfficeQA custom search mode", () => {
       (t) => t.function.name,
     );
     expect(tools).toEqual(["search"]);
-  });
+  }, 30_000);
 
   test("azure search mode is refused with one line", async () => {
     await using server = await startFakeOpenAI();

@@ -24,7 +24,8 @@ beforeAll(async () => {
   if (noPython) return;
   root = mkdtempSync(join(tmpdir(), "skillopt-sheets-"));
   python = await makeWorkbooks(root);
-});
+  // Own timeout: Python starts and writes the workbooks.
+}, 30_000);
 afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
@@ -101,6 +102,7 @@ wb.save(OUTPUT_PATH)
     expect(r.ok).toBe(true);
   });
 
+  // Own timeout: three Python runs, one of which runs into its 1 s timeout.
   test("errors, a missing output and a timeout are reported, not thrown", async () => {
     const [tc] = discoverCases(join(dir.path, "spreadsheet", "sum-columns"), "sum-columns");
     const out = join(dir.path, "x.xlsx");
@@ -111,7 +113,7 @@ wb.save(OUTPUT_PATH)
     expect(nothing.error).toStartWith("output-not-found");
     const slow = await executeCode("import time\ntime.sleep(30)", tc!.input, out, { python, timeoutS: 1 });
     expect(slow).toMatchObject({ ok: false, timedOut: true });
-  });
+  }, 30_000);
 
   test("generated code has no network: a loopback server is unreachable from it", async () => {
     const [tc] = discoverCases(join(dir.path, "spreadsheet", "sum-columns"), "sum-columns");

@@ -2,7 +2,9 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../support/cli.ts";
+// As processes (runCliProcess): a run on the real model can take minutes, and at its timeout the
+// process is killed; a run inside the test process could not be stopped.
+import { runCliProcess as runCli } from "../support/cli.ts";
 import { realLlmMissing, startRealLlm, TINY_QUICKSTART } from "../support/real-llm.ts";
 import { tempDir } from "../support/tmp.ts";
 import { TASKS_FORMAT } from "../../src/sleep/mine/index.ts";

@@ -3,7 +3,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claimRun, getRunMeta, openRunStore, releaseRun } from "../../src/store/index.ts";
-import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { REPO_ROOT, runCli, runCliProcess } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
 const QUICK = ["--config", "quickstart", "--set", "model.backend=sim", "--set", "train.num_epochs=1"];
@@ -66,7 +66,8 @@ describe("one process per run directory", () => {
     expect(first.code).toBe(0);
     const store = openRunStore(join(out, "state.sqlite"));
     expect(claimRun(store, process.pid, () => true)).toEqual({ ok: true });
-    const r = await runCli(["train", "--resume", out]);
+    // A process of its own: in this one, the holder's pid would be the run's own.
+    const r = await runCliProcess(["train", "--resume", out]);
     releaseRun(store, process.pid);
     store.close();
     expect(r.code).toBe(2);

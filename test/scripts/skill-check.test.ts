@@ -139,6 +139,7 @@ function release(asset: Uint8Array, sums: string) {
 }
 
 describe("scripts/skill-check.sh (the action's step, run locally)", () => {
+  // Own timeout: the action's script runs three checks, each training and evaluating through skillopt processes (under a second idle, about two with both cores busy).
   test("harmful fails with the regressed tasks, neutral passes undecided, helpful passes with the gain", async () => {
     using dir = tempDir();
     const repo = repoWithChanges(dir.path);
@@ -166,7 +167,7 @@ describe("scripts/skill-check.sh (the action's step, run locally)", () => {
     });
     expect(helpful.summary).toContain("— IMPROVED");
     expect(helpful.summary).toMatch(/\*\*Verdict: improved\.\*\* Δ \+\d+\.\d pts \[\+\d+\.\d, /);
-  });
+  }, 60_000);
 
   test("downloads the pinned release binary, verifies its SHA-256 and runs it", async () => {
     using dir = tempDir();

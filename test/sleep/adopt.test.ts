@@ -53,6 +53,7 @@ describe("adoption", () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, error: "adoption_refused", staging_dir: n.dir });
   });
 
+  // Own timeout: it waits on a second process (support/slow-adopt.ts) that holds the adoption, about 1.5 s idle.
   test("status and a second adopt leave a running adoption alone (no recovery under a live holder)", async () => {
     using tmp = tempDir();
     const n = stagedNight(tmp.path);
@@ -77,7 +78,7 @@ describe("adoption", () => {
     expect(readFileSync(n.skillPath, "utf8")).toBe(SKILL_AFTER);
     expect(readFileSync(n.memoryPath, "utf8")).toBe(MEM_AFTER);
     expect(existsSync(join(n.dir, JOURNAL_FILE))).toBe(false);
-  });
+  }, 30_000);
 
   test("a crash in the middle of adoption is recovered by the next status, and adopt then succeeds", async () => {
     using tmp = tempDir();

@@ -10,6 +10,7 @@ import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome } from "./support/fake-home.ts";
 
 describe("sleep state (state.sqlite)", () => {
+  // Own timeout: it starts eight bun processes per round (half a second idle, about two with both cores busy).
   test("processes opening a fresh state database at the same time all migrate it without error", async () => {
     using tmp = tempDir();
     for (let round = 0; round < 4; round++) {
@@ -23,7 +24,7 @@ describe("sleep state (state.sqlite)", () => {
       const codes = await Promise.all(kids.map((k) => k.exited));
       expect(codes).toEqual(codes.map(() => 0));
     }
-  });
+  }, 30_000);
 
   test("concurrent reviews of two projects on one state dir get distinct night numbers", async () => {
     using tmp = tempDir();

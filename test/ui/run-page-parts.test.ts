@@ -42,7 +42,8 @@ beforeAll(async () => {
   writeSyntheticRun(join(root, "logonly"), { steps: 70 });
   ui = startUi({ root, port: 0, command: ["/bin/false"] });
   auth = await signIn(ui);
-});
+  // Own timeout: a 96-step training run (about 1 s idle, 2 s with both cores busy).
+}, 60_000);
 
 afterAll(async () => {
   await ui.stop();

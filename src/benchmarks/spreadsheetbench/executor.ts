@@ -28,9 +28,11 @@ async function run(
   argv: string[],
   opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal },
 ) {
+  // The environment is always passed: Bun's default is the one the process started with, not
+  // process.env as it is now (the same in the CLI's own process; not where tests run the CLI).
   const proc = Bun.spawn(argv, {
     cwd: opts.cwd,
-    env: opts.env,
+    env: opts.env ?? process.env,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -51,7 +53,7 @@ async function probe(configured: string): Promise<Interpreter> {
   const paths = [
     ...new Set(
       candidates
-        .map((c) => (c.includes("/") ? c : Bun.which(c)))
+        .map((c) => (c.includes("/") ? c : Bun.which(c, { PATH: process.env.PATH ?? "" })))
         .filter((p): p is string => Boolean(p && existsSync(p))),
     ),
   ];
@@ -79,7 +81,7 @@ async function probe(configured: string): Promise<Interpreter> {
     );
   }
   let isolate: string[] = [];
-  const unshare = Bun.which("unshare");
+  const unshare = Bun.which("unshare", { PATH: process.env.PATH ?? "" });
   if (unshare) {
     const r = await run(
       [

@@ -126,6 +126,7 @@ describe("reading ahead on the prefetch thread", () => {
     expect(closed).toBeUndefined();
   });
 
+  // Own timeout: it writes and reads lines of 64 MiB and more (about 1 s idle).
   test("a line longer than the read buffer grows it the same way, and a huge line is skipped the same way", async () => {
     using dir = tempDir("prefetch-");
     const reads = [write(join(dir.path, "big.jsonl"), `{"a":1}\n{"big":"${"b".repeat(3 * 1024 * 1024)}"}\n{"b":2}\n`)];
@@ -152,7 +153,7 @@ describe("reading ahead on the prefetch thread", () => {
     expect(ahead).toEqual(direct);
     expect(prefetch.counts.ahead).toBe(3);
     for (const r of reads) rmSync(r.path);
-  });
+  }, 30_000);
 
   test("files that shrink, grow or vanish after discovery read as they do on the main thread", async () => {
     using dir = tempDir("prefetch-");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { MAX_FRAME } from "../../src/mcp/server.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { connectMcp, dataOf, errorOf } from "./support.ts";
+import { connectMcp, dataOf, errorOf } from "../mcp/support.ts";
 
 // A hostile MCP client (a prompt-injected agent) calls `train` and `eval` on a server the owner
 // started in their project, with their provider key in its environment.

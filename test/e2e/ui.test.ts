@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startUi } from "../../src/ui/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
-import { signIn } from "./support.ts";
+import { signIn } from "../ui/support.ts";
 
 // These tests start real processes (training runs, the CLI) and a browser; bun's default is 5 s
 // (bunfig.toml's [test] timeout is not a bun setting). Each still finishes in a few seconds.

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { REPO_ROOT } from "../support/cli.ts";
 import { type FakeRequest, startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
-import { readDoc, shellBlocks } from "./markdown.ts";
+import { readDoc, shellBlocks } from "../docs/markdown.ts";
 
 /** The walk-through block of docs/backends.md's local-model section. */
 function walkthrough(): string {

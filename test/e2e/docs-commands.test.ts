@@ -12,7 +12,7 @@ import {
   shellBlocks,
   shellCommands,
   skilloptArgs,
-} from "./markdown.ts";
+} from "../docs/markdown.ts";
 
 /**
  * Every ```sh block of README.md and docs/ is tested (markers: see ShellBlock in markdown.ts).
@@ -50,7 +50,8 @@ beforeAll(async () => {
     while (!(await reader.read()).done) {}
   })();
   sim = { proc, address: /listening on http:\/\/([\d.]+:\d+)/.exec(seen)![1]! };
-});
+  // Own timeout: \`skillopt sim serve\` starts as a process of its own.
+}, 30_000);
 
 afterAll(async () => {
   sim?.proc.kill();
@@ -175,6 +176,7 @@ describe("shell blocks in the docs", () => {
     expect(checked).toBeGreaterThan(10);
   });
 
+  // Own timeout: every page's blocks run through a shell, each skillopt line a process of its own (about 5 s idle, two to three times that with both cores busy).
   test("every runnable block runs, page by page, against the simulator and the shared sim serve", async () => {
     const pages = [...new Set(BLOCKS.filter((b) => b.mode === "run").map((b) => b.file))];
     const queue = [...pages];
@@ -192,5 +194,5 @@ describe("shell blocks in the docs", () => {
     };
     await Promise.all(Array.from({ length: PAGE_CONCURRENCY }, worker));
     expect(failures).toEqual([]);
-  });
+  }, 120_000);
 });

@@ -6,7 +6,7 @@ import { processAlive } from "../../src/lib/index.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome, changedFiles, hashTree } from "../sleep/support/fake-home.ts";
-import { childrenOf, connectMcp, dataOf, errorOf, KEY_ENV, searchqaOn, until } from "./support.ts";
+import { childrenOf, connectMcp, dataOf, errorOf, KEY_ENV, searchqaOn, until } from "../mcp/support.ts";
 
 const TOOLS = [
   "eval",
@@ -94,6 +94,7 @@ describe("skillopt mcp, driven by the official MCP client", () => {
     expect(hashTree([dir.path]).size).toBe(0);
   });
 
+  // Own timeout: a whole training run, an eval, a report and a Sleep night, each a child process of the MCP server (about 2 s idle).
   test("train → run_status → eval → report, then Sleep review → status → diff → adopt (confirmed) → reject, against the simulator and a fake home", async () => {
     using tmp = tempDir("mcp-flow-");
     const { home, project } = buildFakeHome(tmp.path);
@@ -196,7 +197,7 @@ describe("skillopt mcp, driven by the official MCP client", () => {
       "[sleep] already_adopted:",
     );
     expect(existsSync(join(night, "rejected.json"))).toBe(false);
-  });
+  }, 60_000);
 
   test("a cancelled eval stops its process while the server keeps answering", async () => {
     using dir = tempDir("mcp-cancel-");
