@@ -170,8 +170,10 @@ export async function openLoop(deps: TrainDeps): Promise<Loop> {
     });
   } else await startFresh(loop);
 
-  // The rule is chosen once (startFresh); a run stored before the choice existed was decided by its configured rule (strict under auto).
-  loop.gate = makeGate(loop.state.gateRule?.rule ?? gate.rule, gate.sequential);
+  // The rule is chosen once (startFresh); a run stored before the choice existed was decided by
+  // its configured rule (strict under auto).
+  const configured = gate.configured === "auto" ? "strict" : gate.configured;
+  loop.gate = makeGate(loop.state.gateRule?.rule ?? configured, gate.sequential);
   if (gate.useGate)
     events.emit({
       type: "gate_rule",
