@@ -38,7 +38,7 @@ const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 export async function gateStage(
   s: StepScope,
-  updated: Required<Pick<Updated, "candidate">> & Updated,
+  updated: Extract<Updated, { kind: "candidate" }>,
   selected: Selected,
 ): Promise<Gated> {
   const { env, state, step } = s;
