@@ -191,7 +191,7 @@ interface CheckpointRow {
 type Packed = string | Uint8Array<ArrayBuffer>;
 
 function packJson(value: unknown): Uint8Array {
-  return Bun.deflateSync(Buffer.from(JSON.stringify(value)));
+  return Bun.deflateSync(Buffer.from(JSON.stringify(value)), { level: 1 });
 }
 
 function unpackJson(stored: Packed): unknown {
