@@ -73,6 +73,8 @@ const READ_WORKER = "sleep/harvest/read-worker.ts";
 const PREFETCH_WORKER = "sleep/harvest/prefetch-worker.ts";
 
 async function buildOne(target: Target, outDir: string, version: string, commit: string): Promise<string> {
+  // The root --help, rendered by citty now, is printed by the binary without loading citty (cli/quick.ts).
+  const { rootHelp } = await import("./src/cli/run.ts");
   const outfile = join(outDir, outfileName(target));
   const common = {
     // The harvest's worker threads are modules of their own, loaded by URL from the embedded files.
@@ -87,6 +89,7 @@ async function buildOne(target: Target, outDir: string, version: string, commit:
       SKILLOPT_VERSION: JSON.stringify(version),
       SKILLOPT_COMMIT: JSON.stringify(commit),
       SKILLOPT_TARGET: JSON.stringify(target),
+      SKILLOPT_ROOT_HELP: JSON.stringify(await rootHelp(version)),
       // Embedded files keep their paths below src/ (the entry points' common folder), and the
       // bundled code's own URL is that folder's: the worker is found at this path from there.
       SKILLOPT_READ_WORKER: JSON.stringify(`./${READ_WORKER}`),

@@ -83,6 +83,13 @@ describe("the compiled binary", () => {
     const help = run(["--help"]);
     expect(help.exitCode).toBe(0);
     expect(new TextDecoder().decode(help.stdout)).toContain("train");
+    // `--help`, no arguments and `version` are answered before citty loads (cli/quick.ts); with one
+    // more global flag the same command goes through citty: the texts are the same.
+    expect(new TextDecoder().decode(run([]).stdout)).toBe(new TextDecoder().decode(help.stdout));
+    expect(new TextDecoder().decode(help.stdout)).toBe(new TextDecoder().decode(run(["--no-color", "--help"]).stdout));
+    const line = new TextDecoder().decode(run(["version"]).stdout);
+    expect(line).toMatch(/^skillopt \S+ \(commit /);
+    expect(line).toBe(new TextDecoder().decode(run(["--no-color", "version"]).stdout));
     const configs = run(["configs"]);
     expect(configs.exitCode).toBe(0);
     expect(new TextDecoder().decode(configs.stderr)).toBe("");

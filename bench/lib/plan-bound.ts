@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
+import { lastCheckpoint, openRunStore } from "../../src/store/index.ts";
 
 /** How many calls of each role may run at once, and the merge width, as the configuration plans them. */
 export interface PlanShape {
@@ -65,12 +66,16 @@ export function planBound(runDir: string, shape: PlanShape): PlanBound {
     const parts = { baseline: 0, noiseFloor: 0, steps: 0, boundaries: 0, final: 0 };
     parts.baseline = evals.filter((e) => e.kind === "baseline").reduce((n, e) => n + ceilDiv(e.evaluated, Wt), 0);
     // The noise floor's items, as the latest loop state records them (it runs once, after the baseline).
-    const last = db.query("SELECT state_json FROM checkpoints ORDER BY seq DESC LIMIT 1").get() as {
-      state_json: string;
-    } | null;
-    const floor = last?.state_json
-      ? (JSON.parse(last.state_json) as { noiseFloor?: { items?: number } }).noiseFloor
-      : undefined;
+    // Read through the store (it keeps the loop state deflated).
+    const store = openRunStore(join(runDir, "state.sqlite"), { readonly: true });
+    const last = (() => {
+      try {
+        return lastCheckpoint(store);
+      } finally {
+        store.close();
+      }
+    })();
+    const floor = (last?.state as { noiseFloor?: { items?: number } } | undefined)?.noiseFloor;
     parts.noiseFloor = ceilDiv(Number(floor?.items ?? 0), Wt);
     // Paid rollouts per boundary: between the checkpoint before it and its own.
     const cps = db.query("SELECT kind, step, created_at FROM checkpoints ORDER BY seq").all() as {

@@ -147,6 +147,11 @@ export async function checkCommandLine(argv: string[]): Promise<string> {
   return commandName;
 }
 
+/** The root command's --help text as a build of `version` prints it (build.ts embeds it for cli/quick.ts). */
+export async function rootHelp(version: string): Promise<string> {
+  return tidyUsage(await renderUsage({ ...rootCommand, meta: { ...(rootCommand.meta as CommandMeta), version } }));
+}
+
 /** Parse argv, run the command, render any error. Returns the exit code; never calls process.exit. */
 export async function runCli(argv: string[]): Promise<number> {
   output.debug = argv.includes("--debug");

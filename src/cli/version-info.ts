@@ -9,3 +9,8 @@ export const VERSION = {
   target: typeof SKILLOPT_TARGET === "string" ? SKILLOPT_TARGET : `${process.platform}-${process.arch} (source)`,
   bun: Bun.version,
 };
+
+/** The line `skillopt version` prints. */
+export function versionLine(): string {
+  return `skillopt ${VERSION.version} (commit ${VERSION.commit}, ${VERSION.target}, bun ${VERSION.bun})`;
+}

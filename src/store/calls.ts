@@ -76,6 +76,11 @@ const CALLS_MIGRATIONS: Migrations = [
      PRIMARY KEY (batch_id, key)
    );
    CREATE INDEX call_batch_items_key ON call_batch_items(key, state);`,
+  // The ledger's index by run and time instead of run and stage: a step's rows (every stage) then
+  // land on the index's last page, where by stage they touched one page per stage at each commit
+  // (6.5 of a ×16 step's 26 pages written). A replayed row is still found by run and time.
+  `DROP INDEX call_ledger_run;
+   CREATE INDEX call_ledger_run_at ON call_ledger(run_id, at);`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */

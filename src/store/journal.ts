@@ -21,7 +21,7 @@ type PendingRow =
   | { t: "ledger"; row: Record<string, string | number | null> };
 
 /** Pending rows are applied once this many are waiting, or this many bytes of them. */
-const FLUSH_ROWS = 1024;
+const FLUSH_ROWS = 4096;
 const FLUSH_BYTES = 4 * 2 ** 20;
 
 interface Journal {
@@ -77,7 +77,7 @@ export function appendPending(store: Store, row: PendingRow): void {
     return;
   }
   const j = journalOf(store);
-  const line = `${JSON.stringify(row)}\n`;
+  const line = `${JSON.stringify(lineOf(row))}\n`;
   try {
     j.fd ??= openSync(j.file, "a", 0o600);
     const bytes = Buffer.from(line);
@@ -210,6 +210,25 @@ const LEDGER_COLUMNS = [
   "error",
 ] as const;
 
+/**
+ * A row as its side-file line: an array of values in column order, without the names (a ledger row
+ * as an object was twice as long). Lines written by earlier versions, objects, still read.
+ */
+function lineOf(row: PendingRow): unknown[] {
+  if (row.t === "cache") return ["c", row.key, row.backend, row.endpoint, row.model, row.response, row.at];
+  return ["l", ...LEDGER_COLUMNS.map((c) => row.row[c] ?? null)];
+}
+
+function rowOf(line: unknown): PendingRow {
+  if (!Array.isArray(line)) return line as PendingRow;
+  const [t, ...v] = line as [string, ...(string | number | null)[]];
+  if (t === "c") {
+    const [key, backend, endpoint, model, response, at] = v as [string, string, string, string, string, number];
+    return { t: "cache", key, backend, endpoint, model, response, at };
+  }
+  return { t: "ledger", row: Object.fromEntries(LEDGER_COLUMNS.map((c, i) => [c, v[i] ?? null])) };
+}
+
 function applyRows(store: Store, rows: readonly PendingRow[], replay = false): void {
   const cache = store.db.query(
     "INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -265,7 +284,7 @@ export function replayPending(store: Store): void {
     for (const line of readFileSync(file, "utf8").split("\n")) {
       if (!line) continue;
       try {
-        rows.push(JSON.parse(line) as PendingRow);
+        rows.push(rowOf(JSON.parse(line)));
       } catch {
         // the line a kill cut short: its call never completed from the store's view
       }

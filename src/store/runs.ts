@@ -17,10 +17,11 @@ import { applyPendingInTransaction } from "./journal.ts";
  * - `checkpoints(seq, kind, step, epoch, state_json, created_at, current_hash, best_hash)`: one row
  *   per commit (baseline, step, boundary, final); only the last row keeps its `state_json` (the loop
  *   state a resume continues from; earlier rows are emptied when the next one is written, so the
- *   store grows linearly), every row keeps the current and best skill hashes.
+ *   store grows linearly), every row keeps the current and best skill hashes. The state is stored
+ *   deflated (packJson below); stores written before hold its JSON text.
  * - `steps(step, epoch, action, outcome, record_json, artifacts_json, created_at)`: the history
  *   record of every committed step (the same object as its line in the run folder's step log) and its artifacts
- *   (raw patches, merged/ranked patch, edit report, LR decision).
+ *   (raw patches, merged/ranked patch, edit report, LR decision; deflated like the loop state).
  * - `boundaries(epoch, record_json, created_at)`: epoch-boundary results (slow update, meta skill).
  * - `skill_versions(hash, text, origin, step, created_at)`: every skill text seen (initial,
  *   candidates, slow-update results), by the 16-hex content hash.
@@ -181,6 +182,22 @@ interface CheckpointRow {
   bestHash?: string | undefined;
 }
 
+/**
+ * A checkpoint's loop state and a step's artifacts are stored deflated (a fifth to a quarter of
+ * their JSON: the loop state of a ×16 quickstart step is 12 KB of text, written at every step),
+ * since each page a checkpoint touches is written to the WAL and again to the file. Stores written
+ * before hold the JSON text, which reads the same.
+ */
+type Packed = string | Uint8Array<ArrayBuffer>;
+
+function packJson(value: unknown): Uint8Array {
+  return Bun.deflateSync(Buffer.from(JSON.stringify(value)), { level: 1 });
+}
+
+function unpackJson(stored: Packed): unknown {
+  return JSON.parse(typeof stored === "string" ? stored : Buffer.from(Bun.inflateSync(stored)).toString("utf8"));
+}
+
 /** Write one checkpoint atomically. */
 export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now()): number {
   // The step's call rows (ledger, and the answers when the cache is this store) go in with it, in
@@ -198,15 +215,9 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
             .query(
               "INSERT INTO checkpoints (kind, step, epoch, state_json, created_at, current_hash, best_hash) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
             )
-            .get(
-              cp.kind,
-              cp.step,
-              cp.epoch,
-              JSON.stringify(cp.state),
-              now,
-              cp.currentHash ?? null,
-              cp.bestHash ?? null,
-            ) as { seq: number }
+            .get(cp.kind, cp.step, cp.epoch, packJson(cp.state), now, cp.currentHash ?? null, cp.bestHash ?? null) as {
+            seq: number;
+          }
         ).seq,
       );
       const sk = db.query(
@@ -222,7 +233,7 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
           String(cp.record.action ?? ""),
           String(cp.record.outcome ?? ""),
           JSON.stringify(cp.record),
-          JSON.stringify(cp.artifacts ?? {}),
+          packJson(cp.artifacts ?? {}),
           now,
         );
       }
@@ -254,9 +265,9 @@ export function lastCheckpoint(store: Store): { kind: string; step: number; stat
   const row = store.db.query("SELECT kind, step, state_json FROM checkpoints ORDER BY seq DESC LIMIT 1").get() as {
     kind: string;
     step: number;
-    state_json: string;
+    state_json: Packed;
   } | null;
-  return row ? { kind: row.kind, step: row.step, state: JSON.parse(row.state_json) } : undefined;
+  return row ? { kind: row.kind, step: row.step, state: unpackJson(row.state_json) } : undefined;
 }
 
 /** Every checkpoint's kind, step and skill hashes in commit order (what the derived files are rebuilt from). */
@@ -270,13 +281,13 @@ export function checkpointHeads(
     step: number;
     current_hash: string | null;
     best_hash: string | null;
-    state_json: string;
+    state_json: Packed;
   }[];
   return rows.map((r) => {
-    if (r.current_hash !== null || !r.state_json)
+    if (r.current_hash !== null || r.state_json.length === 0)
       return { kind: r.kind, step: r.step, current: r.current_hash, best: r.best_hash };
     // A store written before the hash columns: every row still holds its full state.
-    const st = JSON.parse(r.state_json) as { current?: { hash?: string }; best?: { hash?: string } };
+    const st = unpackJson(r.state_json) as { current?: { hash?: string }; best?: { hash?: string } };
     return { kind: r.kind, step: r.step, current: st.current?.hash ?? null, best: st.best?.hash ?? null };
   });
 }
@@ -330,7 +341,7 @@ export function stepArtifacts(store: Store, steps?: readonly number[]): Map<numb
       : store.db.query("SELECT step, artifacts_json FROM steps ORDER BY step").all()
   ) as {
     step: number;
-    artifacts_json: string;
+    artifacts_json: Packed;
   }[];
-  return new Map(rows.map((r) => [r.step, JSON.parse(r.artifacts_json) as Record<string, unknown>]));
+  return new Map(rows.map((r) => [r.step, unpackJson(r.artifacts_json) as Record<string, unknown>]));
 }

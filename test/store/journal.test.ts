@@ -74,7 +74,8 @@ describe("pending call rows", () => {
     insertLedgerRow(run, ROW);
     expect(ledgerRows(run, "r")).toHaveLength(1); // applied
     run.close();
-    // What a process killed between its batch's commit and the emptying of its side file leaves.
+    // What a process killed between its batch's commit and the emptying of its side file leaves,
+    // in the lines of earlier versions (objects; rows are now arrays of values, read the same).
     const dead = 2 ** 22 + 12_345; // above the kernel's pid limit: no live process
     writeFileSync(
       `${state}.pending-${dead}-1`,

@@ -141,6 +141,15 @@ width="12" height="12" fill="transparent"/>${title}</g>`;
 
 /** A self-contained SVG line chart (no script needed to display it). */
 export function renderLineChart(spec: LineChartSpec): string {
+  return [...lineChartParts(spec)].join("");
+}
+
+/**
+ * The line chart in parts, as its elements are made: a long run's chart is megabytes of markers
+ * (2.4 MB at 3 072 steps), which a report writes as they come instead of holding them all.
+ */
+export function* lineChartParts(spec: LineChartSpec): Generator<string> {
+  const out: string[] = [];
   const yMin = spec.yMin ?? 0;
   const yMax = spec.yMax ?? 1;
   const stripH = spec.strip ? STRIP_H : 0;
@@ -149,7 +158,6 @@ export function renderLineChart(spec: LineChartSpec): string {
   const span = spec.xMax - spec.xMin || 1;
   const sx = (x: number) => M.l + ((x - spec.xMin) / span) * pw;
   const sy = (y: number) => M.t + PLOT_H - ((y - yMin) / (yMax - yMin || 1)) * PLOT_H;
-  const out: string[] = [];
   out.push(
     `<svg class="chart" id="${esc(spec.id)}" viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="${esc(spec.yLabel)} by ${esc(spec.xLabel)}" \
 xmlns="http://www.w3.org/2000/svg">`,
@@ -203,7 +211,11 @@ stroke-dasharray="${h.dash ?? "4 3"}"/><text x="${W - M.r + 6}" y="${labelYs[i]!
 stroke-width="${s.width ?? 2}"${line === "dashed" ? ' stroke-dasharray="6 4"' : ""}/>`,
       );
     }
-    if (s.markers !== false) for (const p of pts) out.push(marker(p, sx(p.x), sy(p.y), s.color, s.id));
+    if (s.markers !== false)
+      for (const p of pts) {
+        out.push(marker(p, sx(p.x), sy(p.y), s.color, s.id));
+        if (out.length >= CHUNK) yield out.splice(0).join("");
+      }
   }
   if (spec.strip) {
     const top = M.t + PLOT_H + M.b;
@@ -217,11 +229,15 @@ stroke-width="${s.width ?? 2}"${line === "dashed" ? ' stroke-dasharray="6 4"' : 
 width="${bw.toFixed(1)}" height="${h.toFixed(1)}" fill="${spec.strip.color}"/><text class="tick" x="${sx(b.x).toFixed(1)}" \
 y="${(top + STRIP_H - h - 2).toFixed(1)}" text-anchor="middle">${fmt(b.v)}</text>${b.title ? `<title>${esc(b.title)}</title>` : ""}</g>`,
       );
+      if (out.length >= CHUNK) yield out.splice(0).join("");
     }
   }
   out.push("</svg>");
-  return out.join("");
+  yield out.join("");
 }
+
+/** Elements per part of a chart made in parts. */
+const CHUNK = 256;
 
 interface StackedBarSpec {
   id: string;
@@ -240,8 +256,11 @@ interface StackedBarSpec {
   };
 }
 
-/** Stacked bars per step (tokens by stage), with an optional cumulative line on a right axis. */
-export function renderStackedBars(spec: StackedBarSpec): string {
+/**
+ * Stacked bars per step (tokens by stage), with an optional cumulative line on a right axis, in
+ * parts as their columns are made (see lineChartParts).
+ */
+export function* stackedBarParts(spec: StackedBarSpec): Generator<string> {
   const H = M.t + 200 + M.b;
   const ph = 200;
   const pw = W - M.l - M.r;
@@ -280,6 +299,7 @@ fill="${cat.color}"><title>step ${c.x} · ${esc(cat.name)}: ${Math.round(v).toLo
     }
     out.push("</g>");
     out.push(`<text class="tick" x="${sx(c.x)}" y="${M.t + ph + 16}" text-anchor="middle">${c.x}</text>`);
+    if (out.length >= CHUNK) yield out.splice(0).join("");
   }
   if (spec.line && spec.line.points.length > 0) {
     const lTicks = niceTicks(Math.max(1e-9, ...spec.line.points.map((p) => p.y)), 2);
@@ -304,5 +324,5 @@ fill="${cat.color}"><title>step ${c.x} · ${esc(cat.name)}: ${Math.round(v).toLo
     `<text class="axis" transform="translate(12,${M.t + ph / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}</text>`,
     "</svg>",
   );
-  return out.join("");
+  yield out.join("");
 }

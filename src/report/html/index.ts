@@ -4,7 +4,7 @@ import { type LoadOptions, openRunView } from "./load.ts";
 import { renderReportParts, type StepDetails } from "./render.ts";
 import type { RunView, StepView } from "./run-view.ts";
 
-export { renderCompareChart, renderCostChart, renderScoreChart } from "./run-charts.ts";
+export { renderCompareChart } from "./run-charts.ts";
 export { renderDiff } from "./diff-html.ts";
 export { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 export { type LoadOptions, loadRunView } from "./load.ts";

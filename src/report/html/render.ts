@@ -2,7 +2,7 @@ import { RUN_FILES } from "../../run/index.ts";
 import { warningText } from "../stage-text.ts";
 import { renderDiff } from "./diff-html.ts";
 import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
-import { renderCostChart, renderScoreChart, scoreLegend } from "./run-charts.ts";
+import { costChartParts, scoreChartParts, scoreLegend } from "./run-charts.ts";
 import type { GateView, RunView, StepView, SummaryView } from "./run-view.ts";
 import { REPORT_CSS } from "./style.ts";
 
@@ -346,11 +346,11 @@ id="best-skill">${esc(best)}</pre>`;
     warningsSection(run),
     () => renderCards(run),
     `<h2>Scores</h2>`,
-    () => renderScoreChart(run),
+    scoreChartParts(run),
     scoreLegend(),
     testTable(run.summary),
     `<h2>Cost and tokens</h2>`,
-    () => renderCostChart(run),
+    costChartParts(run),
     stageTable(run.summary),
     `<h2>Steps</h2>`,
     stepTableParts(run),

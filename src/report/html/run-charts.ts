@@ -2,8 +2,9 @@ import {
   type ChartPoint,
   type ChartSeries,
   type HLine,
+  lineChartParts,
   renderLineChart,
-  renderStackedBars,
+  stackedBarParts,
   type VLine,
 } from "./chart.ts";
 import type { RunView, StepAction, StepView } from "./run-view.ts";
@@ -66,8 +67,11 @@ function usedItems(s: StepView): string {
   return s.earlyAt || (s.gate?.nUsed != null && s.gate.nTotal != null ? `${s.gate.nUsed}/${s.gate.nTotal}` : "");
 }
 
-/** The score chart: rollout, current and candidate selection scores, decisions, lr budget, epochs, test lines. */
-export function renderScoreChart(run: RunView, id = "score-chart"): string {
+/**
+ * The score chart: rollout, current and candidate selection scores, decisions, lr budget, epochs,
+ * test lines; in parts (a report writes a long run's chart as it is made: lineChartParts).
+ */
+export function* scoreChartParts(run: RunView, id = "score-chart"): Generator<string> {
   const steps = run.steps;
   const n = steps.length === 0 ? 1 : Math.max(...steps.map((s) => s.step));
   const sum = run.summary;
@@ -164,7 +168,7 @@ ${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.
   const lrValues = steps
     .filter((s) => s.lr !== null)
     .map((s) => ({ x: s.step, v: s.lr as number, title: `step ${s.step}: budget ${s.lr} edits` }));
-  return renderLineChart({
+  yield* lineChartParts({
     id,
     xMin: baselineSel !== null ? 0 : 0.5,
     xMax: n + 0.5,
@@ -192,8 +196,8 @@ export function scoreLegend(): string {
   ].join("")}</div>`;
 }
 
-/** Tokens per step stacked by stage, with the cumulative cost on the right axis. */
-export function renderCostChart(run: RunView, id = "cost-chart"): string {
+/** Tokens per step stacked by stage, with the cumulative cost on the right axis, and its legend; in parts (see scoreChartParts). */
+export function* costChartParts(run: RunView, id = "cost-chart"): Generator<string> {
   const stages = new Set<string>();
   for (const s of run.steps) for (const k of Object.keys(s.tokensByStage)) stages.add(k);
   const useStages = stages.size > 0;
@@ -207,7 +211,7 @@ export function renderCostChart(run: RunView, id = "cost-chart"): string {
     cum += s.costUsd;
     costPts.push({ x: s.step, y: cum });
   }
-  const chart = renderStackedBars({
+  yield* stackedBarParts({
     id,
     xLabel: "step",
     yLabel: "tokens",
@@ -230,7 +234,7 @@ export function renderCostChart(run: RunView, id = "cost-chart"): string {
 style="background:#111827"></i>cumulative cost</span>`
       : ""
   }</div>`;
-  return chart + legend;
+  yield legend;
 }
 
 const RUN_COLORS = ["#2563eb", "#dc2626", "#16a34a", "#7c3aed"];
