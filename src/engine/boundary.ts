@@ -1,10 +1,16 @@
 import type { InferOutput } from "valibot";
-import { type Evaluator, requireAnswers } from "./evaluate.ts";
+import type { CheckpointContent, EvaluationRow } from "./checkpoint.ts";
+import { type Evaluator, requireAnswers, skillHash } from "./evaluate.ts";
+import { judge } from "./gate-pass.ts";
+import type { Loop } from "./loop.ts";
+import { adoptAccepted, partialRow, pruneItems, rememberItems } from "./paired-gate.ts";
+import type { BoundaryAction, BoundaryRecord } from "./records.ts";
+import type { GateDecision } from "./sequential.ts";
 import { trajectoryJson, userMessage, skillSection } from "./messages.ts";
 import type { RolloutResult, TaskItem } from "./ports.ts";
 import { seededShuffle } from "./random.ts";
 import { MetaSkillSchema, SlowUpdateSchema } from "./schemas.ts";
-import { regionContent, SLOW_END, SLOW_START } from "./skill-doc.ts";
+import { ensureSlowUpdatePlaceholder, regionContent, SLOW_END, SLOW_START, setSlowUpdate } from "./skill-doc.ts";
 import { askOptimizer, type StageContext } from "./stage-context.ts";
 
 const PAIR_ENTRY_CHARS = 2000;
@@ -76,7 +82,7 @@ function answeredPairs(
  * Longitudinal comparison (spec §2.11 steps 2–5): the previous and current skill on the same
  * training sample, both rolled out in the same round; `changed` tops up from the rest of train.
  */
-export async function comparePairs(
+async function comparePairs(
   sc: StageContext,
   ev: Evaluator,
   prev: string,
@@ -235,4 +241,157 @@ export function metaSkillCall(sc: StageContext, prev: string, curr: string, prev
     curr,
     pairs,
   );
+}
+
+/**
+ * The epoch boundary (spec §2.11–2.12): after the first epoch the slow-update placeholder; after
+ * later ones the previous and current epoch's skills compared on a training sample, then the
+ * slow-update and meta-skill calls together. The slow-update candidate is decided by the run's
+ * Gate like a step's (gate-pass.ts), or only measured and kept when it is not gated.
+ */
+export async function epochBoundary(loop: Loop, epoch: number): Promise<void> {
+  const { cfg } = loop.deps;
+  const { sc, skills } = loop;
+  const state = loop.state;
+  const record: BoundaryRecord = { epoch, step: state.lastStep };
+  const evaluations: EvaluationRow[] = [];
+  const newSkills: CheckpointContent["skills"] = [];
+  const curr = skills.get(state.current.hash)!;
+  const close = () => {
+    state.boundaryEpoch = epoch;
+    loop.commit({ kind: "boundary", step: state.lastStep, epoch, skills: newSkills, record, evaluations });
+  };
+  if (epoch === 1 || !(cfg.optimizer.use_slow_update || cfg.optimizer.use_meta_skill)) {
+    if (cfg.optimizer.use_slow_update) {
+      const placed = placeholder(loop, curr, epoch);
+      if (placed) newSkills.push(placed);
+      sc.events.emit({ type: "slow_update_placeholder", epoch });
+      record.slow_update = { action: "inject_placeholder", epoch };
+    }
+    if (cfg.optimizer.use_meta_skill) record.meta_skill = { action: "skip_first_epoch", epoch };
+    return close();
+  }
+  const prev = skills.get(state.epochStart[String(epoch)] ?? state.current.hash)!;
+  sc.events.emit({ type: "slow_update_start", epoch });
+  const { pairs, prevHard, currHard } = await comparePairs(sc, loop.ev, prev, curr, loop.deps.splits.train, epoch);
+  sc.events.emit({ type: "slow_update_pairs", epoch, prevHard, currHard, pairs: pairs.length });
+  const prevMeta = state.meta[String(epoch - 1)] ?? "";
+  const [slow, meta] = await Promise.all([
+    cfg.optimizer.use_slow_update ? slowUpdateCall(sc, prev, curr, pairs) : Promise.resolve(undefined),
+    cfg.optimizer.use_meta_skill ? metaSkillCall(sc, prev, curr, prevMeta, pairs) : Promise.resolve(undefined),
+  ]);
+  record.pairs = pairs.map((p) => ({ id: p.id, category: p.category, prev: p.prev, curr: p.curr }));
+  if (cfg.optimizer.use_meta_skill) {
+    if (meta) state.meta[String(epoch)] = meta.content;
+    record.meta_skill = meta
+      ? { action: "write_meta_skill", meta_skill_content: meta.content, reasoning: meta.reasoning }
+      : { action: "no_content" };
+    sc.events.emit({ type: "meta_skill", epoch, chars: meta ? meta.content.length : null });
+  }
+  if (cfg.optimizer.use_slow_update) {
+    if (!slow) record.slow_update = { action: "no_content", prev_hard: prevHard, curr_hard: currHard };
+    else {
+      const cand = setSlowUpdate(curr, slow.content);
+      const h = skillHash(cand);
+      skills.set(h, cand);
+      const origin = `slow_update_epoch_${String(epoch).padStart(2, "0")}`;
+      newSkills.push({ hash: h, text: cand, origin });
+      const kept = await gateSlowUpdate(loop, { cand, h, curr, origin, epoch }, evaluations);
+      record.slow_update = {
+        action: kept.action,
+        prev_hard: prevHard,
+        curr_hard: currHard,
+        candidate_hash: h,
+        slow_update_content: slow.content,
+        reasoning: slow.reasoning,
+        ...(kept.verdict ? { gate: kept.verdict } : {}),
+        ...(kept.selection ? { selection_hard: kept.selection.hard, selection_soft: kept.selection.soft } : {}),
+      };
+      sc.events.emit({
+        type: "slow_update_done",
+        epoch,
+        action: kept.action,
+        gate: kept.verdict,
+        current: state.current.score,
+        best: state.best.score,
+      });
+    }
+  }
+  close();
+}
+
+/** After the first epoch: the empty slow-update marker pair joins the current skill (its score carries over). */
+function placeholder(loop: Loop, curr: string, epoch: number): CheckpointContent["skills"][number] | undefined {
+  const state = loop.state;
+  const next = ensureSlowUpdatePlaceholder(curr);
+  const h = skillHash(next);
+  if (h === state.current.hash) return undefined;
+  // An empty marker pair changes no instruction; the measured score carries over.
+  loop.skills.set(h, next);
+  state.selCache[h] = { hard: state.current.hard, soft: state.current.soft };
+  if (state.selItems?.[state.current.hash]) rememberItems(state, h, state.selItems[state.current.hash]!);
+  state.current = {
+    ...state.current,
+    hash: h,
+    origin: `slow_update_placeholder_epoch_${String(epoch).padStart(2, "0")}`,
+  };
+  pruneItems(state);
+  return { hash: h, text: next, origin: state.current.origin };
+}
+
+/**
+ * The slow-update candidate on the selection split, through the run's Gate when
+ * optimizer.slow_update_gate_with_selection (and the gate) is on; otherwise measured and kept.
+ */
+async function gateSlowUpdate(
+  loop: Loop,
+  c: { cand: string; h: string; curr: string; origin: string; epoch: number },
+  evaluations: EvaluationRow[],
+): Promise<{ action: BoundaryAction; verdict: GateDecision | null; selection?: { hard: number; soft: number } }> {
+  const state = loop.state;
+  const settings = loop.sc.gate;
+  const j = await judge(
+    loop.gate,
+    { ev: loop.ev, settings, state, order: loop.pairedOrder },
+    {
+      candidate: c.cand,
+      hash: c.h,
+      current: c.curr,
+      label: `slow update epoch ${c.epoch} selection`,
+      answers: `slow-update selection pass of epoch ${c.epoch}`,
+      enforce: loop.deps.cfg.optimizer.slow_update_gate_with_selection && settings.useGate,
+    },
+  );
+  if (j.kind === "items") {
+    const p = j.paired;
+    state.selectionSaved += p.out.total - p.out.launched;
+    evaluations.push(partialRow("slow_update", c.h, p.out, p.action));
+    if (p.decision.verdict === "accept") adoptAccepted(state, c.h, c.origin, p, state.lastStep);
+    pruneItems(state);
+    return { action: p.action, verdict: p.decision };
+  }
+  if (j.kind === "early") {
+    state.selectionSaved += j.out.total - j.out.launched;
+    evaluations.push(partialRow("slow_update", c.h, j.out, "reject_early"));
+    return { action: "reject_early", verdict: null };
+  }
+  const { hard, soft, score, decision: d } = j;
+  const n = loop.selection.length;
+  evaluations.push({
+    kind: "slow_update",
+    hash: c.h,
+    split: "val",
+    hard,
+    soft,
+    score,
+    evaluated: n,
+    total: n,
+    action: d.action,
+  });
+  if (d.action !== "reject") {
+    state.current = { hash: c.h, hard, soft, score, origin: c.origin };
+    if (d.newBest) state.best = { ...state.current, step: state.lastStep };
+  }
+  pruneItems(state);
+  return { action: d.action, verdict: null, selection: { hard, soft } };
 }

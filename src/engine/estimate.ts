@@ -1,7 +1,7 @@
 import { planCalls } from "./plan.ts";
 import type { Splits } from "./ports.ts";
 import { deriveSizes, type EngineConfig, normalizeLrControl, normalizeUpdateMode } from "./settings.ts";
-import { firstN } from "./trainer.ts";
+import { firstN } from "./loop.ts";
 
 /** Dollars per million tokens of one role's model, or null when its price is unknown. */
 interface RolePrice {

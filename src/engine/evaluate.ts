@@ -103,7 +103,7 @@ interface EarlyStop {
   bonus: number;
 }
 
-interface SetOutcome {
+export interface SetOutcome {
   /** Answered items' results (scores), in item order; errored items are not here. */
   results: RolloutResult[];
   /** Items that got no answer, after one re-ask (never averaged into a score). */

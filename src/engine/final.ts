@@ -2,7 +2,7 @@ import type { CheckpointContent, EvaluationRow } from "./checkpoint.ts";
 import type { Evaluator } from "./evaluate.ts";
 import { meanScores, requireAnswers } from "./evaluate.ts";
 import type { EngineEvents } from "./events.ts";
-import type { GateSettings } from "./gate.ts";
+import type { Gate, GateSettings } from "./gate.ts";
 import type { CallAccounting, RolloutResult, TaskItem } from "./ports.ts";
 import { SUMMARY_SCHEMA, type Summary } from "./records.ts";
 import { estimateTokens } from "./skill-format.ts";
@@ -15,6 +15,8 @@ interface FinalInput {
   skills: ReadonlyMap<string, string>;
   ev: Evaluator;
   gate: GateSettings;
+  /** The run's gate (its rule decided the run). */
+  rule: Gate;
   benchmark: string;
   /** The test items the three skills are scored on; none: no test pass. */
   testItems: readonly TaskItem[];
@@ -114,11 +116,11 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
     ...(state.stopped ? { stopped_reason: state.stopped } : {}),
     benchmark: f.benchmark,
     gate_metric: f.gate.metric,
-    gate_rule: f.gate.useGate ? f.gate.rule : "off",
+    gate_rule: f.gate.useGate ? f.rule.rule : "off",
     ...(f.gate.useGate && state.gateRule
       ? { gate_choice: { configured: state.gateRule.configured, why: state.gateRule.why } }
       : {}),
-    ...(f.gate.rule !== "strict"
+    ...(f.rule.itemwise
       ? { gate_confidence: 1 - f.gate.sequential.alpha, gate_min_effect: f.gate.sequential.minEffect }
       : {}),
     ...(f.gate.sequential.maxRegressions === null ? {} : { gate_max_regressions: f.gate.sequential.maxRegressions }),

@@ -130,7 +130,7 @@ export function gateScore(g: GateSettings, hard: number, soft: number, skill: st
   return g.densityWeight ? base + g.densityWeight * semanticDensity(skill, g.leadingWords) : base;
 }
 
-type GateAction = "accept_new_best" | "accept" | "reject" | "force_accept";
+export type GateAction = "accept_new_best" | "accept" | "reject" | "force_accept";
 
 /** The gate decision: strict improvement over the current score; ties reject (spec §2.8). */
 export function decide(
@@ -158,13 +158,19 @@ interface GateEvidence {
 
 /**
  * One gate, chosen once from the configuration (and, under `auto`, the split and noise floor):
- * the step's gate, the epoch boundary's slow update, Sleep's held-out replays and `eval
- * --baseline` all decide through it.
+ * the step's gate stage and the epoch boundary's slow update (gate-pass.ts), Sleep's held-out
+ * replays and `eval --baseline` all decide through it. The rules are its implementations
+ * (strict, paired, posterior below); makeGate is the one place a rule name picks one.
  */
 export interface Gate {
   readonly rule: GateRule;
   /** strict decides on the full pass's means (with its early rejection); the others item by item. */
   readonly itemwise: boolean;
+  /**
+   * The rule may accept where the always-valid bound is not above 0 (a decision rule, not a test:
+   * its accepts are marked low evidence); `eval --baseline` then counts its accept as improved.
+   */
+  readonly beyondBounds: boolean;
   /** A decision over n items read in order; maxGain(i) is the most item i can still add. */
   test(n: number, ev: GateEvidence, maxGain?: (i: number) => number): ItemTest;
   /**
@@ -175,36 +181,72 @@ export interface Gate {
   onItems(diffs: readonly number[], regressed: readonly boolean[], ev?: GateEvidence, margin?: number): GateDecision;
 }
 
-/** The gate of a rule with the given test settings. */
-export function makeGate(rule: GateRule, s: SequentialSettings): Gate {
-  const test = (n: number, ev: GateEvidence, maxGain?: (i: number) => number): ItemTest =>
-    rule === "posterior"
-      ? new PosteriorTest(n, s, posteriorPrior(ev.history ?? [], ev.flipRate), undefined, maxGain)
-      : new PairedSequentialTest(n, s, maxGain);
+const clip = (d: number) => Math.max(-1, Math.min(1, d));
+
+/** The item-by-item rules read fully scored differences in order and stop at their verdict. */
+function readInOrder(t: ItemTest, diffs: readonly number[], regressed: readonly boolean[]): GateDecision {
+  for (let i = 0; i < diffs.length; i++) if (t.push(clip(diffs[i]!), regressed[i] === true)) break;
+  const r = t.result();
+  return diffs.length ? withEvidence(r) : { ...r, verdict: "undecided", reason: "end_of_split" };
+}
+
+/** strict, the reference rule: the candidate's mean over the whole split above the current's. */
+function strictRule(s: SequentialSettings): Gate {
   return {
-    rule,
-    itemwise: rule !== "strict",
-    test,
-    onItems(diffs, regressed, ev = {}, margin = 0) {
-      const clip = (d: number) => Math.max(-1, Math.min(1, d));
-      if (rule === "strict") {
-        const t = new PairedSequentialTest(Math.max(1, diffs.length), s);
-        for (const d of diffs) t.observe(clip(d));
-        const r = t.result();
-        const better = diffs.length > 0 && r.delta > margin;
-        return withEvidence({
-          ...r,
-          rule: "strict",
-          verdict: better ? "accept" : "reject",
-          reason: better ? "better" : "not_better",
-        });
-      }
-      const t = test(Math.max(1, diffs.length), ev);
-      for (let i = 0; i < diffs.length; i++) if (t.push(clip(diffs[i]!), regressed[i] === true)) break;
+    rule: "strict",
+    itemwise: false,
+    beyondBounds: false,
+    test: (n, _ev, maxGain) => new PairedSequentialTest(n, s, maxGain),
+    onItems(diffs, _regressed, _ev, margin = 0) {
+      const t = new PairedSequentialTest(Math.max(1, diffs.length), s);
+      for (const d of diffs) t.observe(clip(d));
       const r = t.result();
-      return diffs.length ? withEvidence(r) : { ...r, verdict: "undecided", reason: "end_of_split" };
+      const better = diffs.length > 0 && r.delta > margin;
+      return withEvidence({
+        ...r,
+        rule: "strict",
+        verdict: better ? "accept" : "reject",
+        reason: better ? "better" : "not_better",
+      });
     },
   };
+}
+
+/** paired: the always-valid paired sequential test (sequential.ts). */
+function pairedRule(s: SequentialSettings): Gate {
+  const test = (n: number, _ev: GateEvidence, maxGain?: (i: number) => number) =>
+    new PairedSequentialTest(n, s, maxGain);
+  return {
+    rule: "paired",
+    itemwise: true,
+    beyondBounds: false,
+    test,
+    onItems: (diffs, regressed, ev = {}) => readInOrder(test(Math.max(1, diffs.length), ev), diffs, regressed),
+  };
+}
+
+/** posterior: the posterior probability of a gain, its prior learned from the run (posterior.ts). */
+function posteriorRule(s: SequentialSettings): Gate {
+  const test = (n: number, ev: GateEvidence, maxGain?: (i: number) => number) =>
+    new PosteriorTest(n, s, posteriorPrior(ev.history ?? [], ev.flipRate), undefined, maxGain);
+  return {
+    rule: "posterior",
+    itemwise: true,
+    beyondBounds: true,
+    test,
+    onItems: (diffs, regressed, ev = {}) => readInOrder(test(Math.max(1, diffs.length), ev), diffs, regressed),
+  };
+}
+
+const RULES: Record<GateRule, (s: SequentialSettings) => Gate> = {
+  strict: strictRule,
+  paired: pairedRule,
+  posterior: posteriorRule,
+};
+
+/** The gate of a rule with the given test settings. */
+export function makeGate(rule: GateRule, s: SequentialSettings): Gate {
+  return RULES[rule](s);
 }
 
 /**
@@ -238,6 +280,16 @@ export function chooseRule(n: number, flipRate: number | undefined, confidence: 
       `(above ${pts(AUTO_PAIRED_MAX_DETECTABLE)}), so the posterior rule decides; ` +
       "its accepts the paired test would not make are marked low evidence",
   };
+}
+
+/**
+ * The rule of a run or check with n selection items: the configured one, or under `auto` the
+ * one chooseRule picks from n and the measured flip rate (undefined: not measured).
+ */
+export function ruleFor(g: GateSettings, n: number, flipRate: number | undefined): RuleChoice {
+  return g.configured === "auto"
+    ? chooseRule(n, flipRate, 1 - g.sequential.alpha)
+    : { rule: g.configured, why: "configured" };
 }
 
 /**

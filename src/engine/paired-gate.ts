@@ -12,7 +12,7 @@ export interface PairedOrder {
   order: readonly number[];
 }
 
-interface PairedResult {
+export interface PairedResult {
   decision: GateDecision;
   out: PairedOutcome;
   /**

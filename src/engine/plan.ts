@@ -2,7 +2,7 @@ import type { TaskItem } from "./ports.ts";
 import { seededShuffle } from "./random.ts";
 import type { EngineConfig, LrControlMode, RunPlanSizes, UpdateMode } from "./settings.ts";
 import { budgetAt } from "./schedule.ts";
-import type { BatchSpec } from "./step.ts";
+import type { BatchSpec } from "./stages.ts";
 
 /**
  * The batches of one epoch (spec §2.2): train shuffled with seed + epoch·1000, cut into chunks of
