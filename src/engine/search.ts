@@ -1,6 +1,8 @@
 import { seedOfLabel, mulberry32 } from "../lib/index.ts";
 import { type GateMetric, type ItemScores, itemScore } from "./gate.ts";
 import type { EngineConfig } from "./settings.ts";
+import type { Summary } from "./records.ts";
+import { estimateTokens } from "./skill-format.ts";
 import type { LoopState, PoolEntry, PoolState } from "./state.ts";
 
 /**
@@ -207,4 +209,64 @@ export function admit(
     dropped.push(victim.hash);
   }
   return dropped;
+}
+
+const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+
+/**
+ * summary.json's `search`: the cost frontier with the chosen (best) skill marked, and under `pool`
+ * the pool with the items each member is best on. A single-candidate run's frontier is drawn from
+ * its baseline, best and final skills.
+ */
+export function searchSummary(
+  state: LoopState,
+  skills: ReadonlyMap<string, string>,
+  mode: "single" | "pool",
+  o: Objective,
+  m: GateMetric,
+): NonNullable<Summary["search"]> {
+  const pool: PoolState = state.pool ?? {
+    entries: [state.baseline, state.best, state.current]
+      .filter((e, i, xs) => xs.findIndex((x) => x.hash === e.hash) === i)
+      .map((e) => ({ ...e, step: 0, parents: [], tokens: estimateTokens(skills.get(e.hash) ?? ""), status: "member" as const })),
+    lineage: {},
+    merged: [],
+    log: [],
+  };
+  const chosen = state.best.hash;
+  const frontier = tokenFrontier(pool);
+  if (!frontier.some((e) => e.hash === chosen)) {
+    const c = pool.entries.find((e) => e.hash === chosen);
+    if (c) frontier.push(c);
+  }
+  const out: NonNullable<Summary["search"]> = {
+    mode,
+    objective: o.kind,
+    token_weight: o.tokenWeight,
+    chosen,
+    frontier: frontier.map((e) => ({
+      hash: e.hash,
+      origin: e.origin,
+      score: r4(e.score),
+      skill_tokens: e.tokens,
+      objective: r4(objectiveValue(o, e.score, e.tokens)),
+      chosen: e.hash === chosen,
+    })),
+  };
+  if (state.pool) {
+    const wins = itemFrontier(state, m);
+    out.pool = state.pool.entries.map((e) => ({
+      hash: e.hash,
+      origin: e.origin,
+      step: e.step,
+      status: e.status,
+      parents: e.parents,
+      score: r4(e.score),
+      skill_tokens: e.tokens,
+      items_best: wins.get(e.hash) ?? 0,
+    }));
+    const merges = state.pool.log.filter((l) => l.kind === "merge" && l.hash);
+    out.merges = { tried: merges.length, accepted: merges.filter((l) => l.verdict === "accept").length };
+  }
+  return out;
 }

@@ -60,6 +60,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     events: deps.events,
     wallSeconds: loop.elapsed,
     commit: loop.commit,
+    search: { mode: cfg.optimizer.search, objective: objectiveOf(cfg.evaluation) },
   });
   const { state, skills } = loop;
   return { summary, state, bestSkill: skills.get(state.best.hash)!, currentSkill: skills.get(state.current.hash)! };
