@@ -150,14 +150,16 @@ export function mergePair(
   return { a: best.a, b: best.b, ancestor: best.ancestor };
 }
 
-/** The member best on the objective (ties: the higher score, then the earlier). */
+/** The member best on the objective (ties: the higher score, then the fewer tokens, then the earlier). */
 export function poolBest(pool: PoolState, o: Objective): PoolEntry {
   let best: PoolEntry | undefined;
   for (const e of members(pool)) {
     if (!best) best = e;
     else {
       const d = objectiveValue(o, e.score, e.tokens) - objectiveValue(o, best.score, best.tokens);
-      if (d > 1e-12 || (Math.abs(d) <= 1e-12 && e.score > best.score + 1e-12)) best = e;
+      const tie = Math.abs(d) <= 1e-12;
+      const ds = e.score - best.score;
+      if (d > 1e-12 || (tie && ds > 1e-12) || (tie && Math.abs(ds) <= 1e-12 && e.tokens < best.tokens)) best = e;
     }
   }
   return best!;
@@ -238,6 +240,7 @@ export function searchSummary(
   if (!frontier.some((e) => e.hash === chosen)) {
     const c = pool.entries.find((e) => e.hash === chosen);
     if (c) frontier.push(c);
+    frontier.sort((a, b) => a.tokens - b.tokens || b.score - a.score);
   }
   const out: NonNullable<Summary["search"]> = {
     mode,
