@@ -137,7 +137,10 @@ const OptimizerSchema = v.strictObject({
     "single: one current skill, each step improves it (the reference); pool: a bounded pool of gated candidates, each step improves a " +
       "parent sampled from the per-item Pareto frontier (docs/search.md). DL: one hill-climber vs a population",
   ),
-  pool_size: posInt(8, "search: pool — the most candidates the pool keeps (the baseline and the objective's best always stay)"),
+  pool_size: posInt(
+    8,
+    "search: pool — the most candidates the pool keeps (the baseline and the objective's best always stay)",
+  ),
   merge: bool(
     true,
     "search: pool — after a step, merge two frontier candidates that win different selection items (a line-level three-way merge, " +
@@ -190,7 +193,11 @@ const EvaluationSchema = v.strictObject({
     "Which skill is best: score (the selection score) or weighted (score − token_weight × deployed tokens per task ÷ 1000; the skill's " +
       "tokens are paid on every task it is loaded into). Decides best_skill.md under search: pool; the frontier is reported either way",
   ),
-  token_weight: num(0.02, "objective: weighted — selection-score points given up per 1000 deployed tokens (0.02 = 2 points)", 0),
+  token_weight: num(
+    0.02,
+    "objective: weighted — selection-score points given up per 1000 deployed tokens (0.02 = 2 points)",
+    0,
+  ),
   noise_floor_items: nonNegInt(
     32,
     "Re-sample the initial skill on this many selection items to measure the flip rate (0 = off). DL: measuring seed variance before comparing runs",

@@ -7,7 +7,11 @@ import { applyPatch, structuredPatch } from "diff";
  * lines — is left out, so `a`'s wording wins a conflict; `a` should be the parent that scores
  * higher. Returns the merged text and how many of b's hunks it took and left out.
  */
-export function mergeSkills(ancestor: string, a: string, b: string): { text: string; taken: number; conflicts: number } {
+export function mergeSkills(
+  ancestor: string,
+  a: string,
+  b: string,
+): { text: string; taken: number; conflicts: number } {
   const patch = structuredPatch("skill", "skill", ancestor, b, "", "", { context: 1 });
   let text = a;
   let taken = 0;

@@ -55,7 +55,9 @@ export async function beforePoolStep(env: PoolEnv, state: LoopState, step: numbe
   const u = pool.entries.find((e) => e.status === "undecided");
   if (u) await redecide(env, state, u, step, work);
   const frontier = itemFrontier(state, env.gate);
-  const parent = pool.entries.find((e) => e.hash === pickParent(frontier, env.cfg.train.seed, step)) ?? poolBest(pool, env.objective);
+  const parent =
+    pool.entries.find((e) => e.hash === pickParent(frontier, env.cfg.train.seed, step)) ??
+    poolBest(pool, env.objective);
   state.current = ref(parent);
   return work;
 }
@@ -77,7 +79,13 @@ export async function afterPoolStep(
     const verdict = accepted ? "accept" : outcome.action;
     pool.log.push({ step, kind: "step", parents: [parent.hash], hash: h, verdict });
     if (accepted)
-      put(env, state, { ...state.current, step, parents: [parent.hash], tokens: estimateTokens(text), status: "member" });
+      put(env, state, {
+        ...state.current,
+        step,
+        parents: [parent.hash],
+        tokens: estimateTokens(text),
+        status: "member",
+      });
     else if (outcome.action === "undecided") {
       const est = state.selCache[h] ?? { hard: parent.hard, soft: parent.soft };
       put(env, state, {
@@ -163,7 +171,17 @@ async function gateAgainst(
         rememberItems(state, h, p.candidateItems);
       } else if (verdict === "undecided") state.selCache[h] = { hard: p.estimate.hard, soft: p.estimate.soft };
       const { hard, soft } = meanScores(p.out.results);
-      work.evaluations.push({ kind: "pool", hash: h, split: "val", hard, soft, score: null, evaluated: p.out.evaluated, total: p.out.total, action: verdict });
+      work.evaluations.push({
+        kind: "pool",
+        hash: h,
+        split: "val",
+        hard,
+        soft,
+        score: null,
+        evaluated: p.out.evaluated,
+        total: p.out.total,
+        action: verdict,
+      });
       return { verdict, ...p.estimate };
     }
     const out = await env.ev.run(text, env.pairedOrder.selection, label);
@@ -171,10 +189,24 @@ async function gateAgainst(
     const { hard, soft } = meanScores(out.results);
     const score = gateScore(env.gate, hard, soft, text);
     state.selCache[h] = { hard, soft };
-    rememberItems(state, h, out.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const));
+    rememberItems(
+      state,
+      h,
+      out.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const),
+    );
     const d = decide(env.gate, score, parent.score, state.best.score);
     const verdict = d.action === "reject" ? "reject" : "accept";
-    work.evaluations.push({ kind: "pool", hash: h, split: "val", hard, soft, score, evaluated: out.total, total: out.total, action: verdict });
+    work.evaluations.push({
+      kind: "pool",
+      hash: h,
+      split: "val",
+      hard,
+      soft,
+      score,
+      evaluated: out.total,
+      total: out.total,
+      action: verdict,
+    });
     return { verdict, hard, soft, score };
   } finally {
     state.current = saved;
@@ -215,10 +247,23 @@ async function redecide(env: PoolEnv, state: LoopState, u: PoolEntry, step: numb
       regressed.push(passed(ps[i]) && !passed(cs[i]));
     }
   }
-  const d = env.decider.onItems(diffs, regressed, { flipRate: state.noiseFloor?.flip_rate, history: state.gateHistory ?? [] });
+  const d = env.decider.onItems(diffs, regressed, {
+    flipRate: state.noiseFloor?.flip_rate,
+    history: state.gateHistory ?? [],
+  });
   const mean = (j: 0 | 1) => first.reduce((a, x) => a + x[j], 0) / Math.max(1, first.length);
   const [hard, soft] = [mean(0), mean(1)];
-  work.evaluations.push({ kind: "pool", hash: u.hash, split: "val", hard, soft, score: null, evaluated: diffs.length, total: diffs.length, action: d.verdict });
+  work.evaluations.push({
+    kind: "pool",
+    hash: u.hash,
+    split: "val",
+    hard,
+    soft,
+    score: null,
+    evaluated: diffs.length,
+    total: diffs.length,
+    action: d.verdict,
+  });
   if (d.verdict === "reject") return drop("reject");
   if (d.verdict === "undecided" && k >= MAX_EXTRA_SAMPLES) return drop("undecided_dropped");
   if (d.verdict === "undecided") {

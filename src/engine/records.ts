@@ -353,7 +353,14 @@ export const SummarySchema = v.object({
       token_weight: num,
       chosen: v.string(),
       frontier: v.array(
-        v.object({ hash: v.string(), origin: v.string(), score: num, skill_tokens: num, objective: num, chosen: v.boolean() }),
+        v.object({
+          hash: v.string(),
+          origin: v.string(),
+          score: num,
+          skill_tokens: num,
+          objective: num,
+          chosen: v.boolean(),
+        }),
       ),
       pool: v.optional(
         v.array(
@@ -371,6 +378,18 @@ export const SummarySchema = v.object({
         ),
       ),
       merges: v.optional(v.object({ tried: num, accepted: num })),
+      /** Every pool decision in order: a step's candidate, a merge, the re-decision of an undecided entry. */
+      decisions: v.optional(
+        v.array(
+          v.object({
+            step: num,
+            kind: v.string(),
+            parents: v.array(v.string()),
+            hash: v.optional(v.string()),
+            verdict: v.string(),
+          }),
+        ),
+      ),
     }),
   ),
   out: v.optional(v.string()),

@@ -42,7 +42,9 @@ export function itemFrontier(state: Pick<LoopState, "pool" | "selItems">, m: Gat
   const out = new Map<string, number>();
   if (!pool) return out;
   const ms = members(pool);
-  const rows = ms.map((e) => (state.selItems?.[e.hash] ?? []).map((x: ItemScores | null) => (x ? itemScore(m, x[0], x[1]) : null)));
+  const rows = ms.map((e) =>
+    (state.selItems?.[e.hash] ?? []).map((x: ItemScores | null) => (x ? itemScore(m, x[0], x[1]) : null)),
+  );
   const n = Math.max(0, ...rows.map((r) => r.length));
   const wins = ms.map(() => 0);
   for (let i = 0; i < n; i++) {
@@ -68,7 +70,7 @@ export function itemFrontier(state: Pick<LoopState, "pool" | "selItems">, m: Gat
     if (n > 0 && wins[k] === 0) return;
     if (ms.some((_, j) => j !== k && dominates(j, k))) return;
     // Identical per-item results: the earlier member stands for both.
-    if (ms.some((o, j) => j < k && rows[j]!.length === rows[k]!.length && rows[j]!.every((x, i) => x === rows[k]![i])))
+    if (ms.some((_, j) => j < k && rows[j]!.length === rows[k]!.length && rows[j]!.every((x, i) => x === rows[k]![i])))
       return;
     out.set(e.hash, wins[k]!);
   });
@@ -98,7 +100,7 @@ function ancestry(pool: PoolState, hash: string): string[] {
 }
 
 /** The nearest common ancestor of two candidates that is still in the pool (the baseline always is). */
-export function commonAncestor(pool: PoolState, a: string, b: string): string | undefined {
+function commonAncestor(pool: PoolState, a: string, b: string): string | undefined {
   const bs = new Set(ancestry(pool, b));
   const inPool = new Set(pool.entries.map((e) => e.hash));
   return ancestry(pool, a).find((h) => bs.has(h) && inPool.has(h));
@@ -140,8 +142,7 @@ export function mergePair(
       if (gain < 1 || (best && gain <= best.gain)) continue;
       const ancestor = commonAncestor(pool, x.hash, y.hash);
       if (!ancestor) continue;
-      const [a, b] =
-        objectiveValue(o, x.score, x.tokens) >= objectiveValue(o, y.score, y.tokens) ? [x, y] : [y, x];
+      const [a, b] = objectiveValue(o, x.score, x.tokens) >= objectiveValue(o, y.score, y.tokens) ? [x, y] : [y, x];
       best = { a, b, ancestor, gain };
     }
   }
@@ -230,7 +231,13 @@ export function searchSummary(
   const pool: PoolState = state.pool ?? {
     entries: [state.baseline, state.best, state.current]
       .filter((e, i, xs) => xs.findIndex((x) => x.hash === e.hash) === i)
-      .map((e) => ({ ...e, step: 0, parents: [], tokens: estimateTokens(skills.get(e.hash) ?? ""), status: "member" as const })),
+      .map((e) => ({
+        ...e,
+        step: 0,
+        parents: [],
+        tokens: estimateTokens(skills.get(e.hash) ?? ""),
+        status: "member" as const,
+      })),
     lineage: {},
     merged: [],
     log: [],
@@ -270,6 +277,7 @@ export function searchSummary(
     }));
     const merges = state.pool.log.filter((l) => l.kind === "merge" && l.hash);
     out.merges = { tried: merges.length, accepted: merges.filter((l) => l.verdict === "accept").length };
+    out.decisions = state.pool.log;
   }
   return out;
 }

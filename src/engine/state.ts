@@ -91,7 +91,6 @@ const PoolEventSchema = v.object({
   hash: v.optional(v.string()),
   verdict: v.string(),
 });
-export type PoolEvent = v.InferOutput<typeof PoolEventSchema>;
 
 const PoolStateSchema = v.object({
   entries: v.array(PoolEntrySchema),

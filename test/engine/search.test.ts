@@ -20,7 +20,10 @@ function entry(hash: string, s: number, parents: string[] = [], extra: Partial<P
 }
 
 /** A state whose pool holds the given entries with per-item hard scores (1 = passed). */
-function stateWith(entries: PoolEntry[], items: Record<string, number[]>): Pick<LoopState, "pool" | "selItems" | "baseline"> {
+function stateWith(
+  entries: PoolEntry[],
+  items: Record<string, number[]>,
+): Pick<LoopState, "pool" | "selItems" | "baseline"> {
   const lineage: Record<string, string> = {};
   for (const e of entries) if (e.parents[0]) lineage[e.hash] = e.parents[0];
   return {
@@ -32,12 +35,15 @@ function stateWith(entries: PoolEntry[], items: Record<string, number[]>): Pick<
 
 describe("the per-item Pareto frontier", () => {
   // base passes item 0; a passes 0–2; b passes 0, 3, 4; c passes 0, 1 (a dominates it).
-  const st = stateWith([entry("base", 0.2), entry("a", 0.6, ["base"]), entry("b", 0.6, ["base"]), entry("c", 0.4, ["base"])], {
-    base: [1, 0, 0, 0, 0],
-    a: [1, 1, 1, 0, 0],
-    b: [1, 0, 0, 1, 1],
-    c: [1, 1, 0, 0, 0],
-  });
+  const st = stateWith(
+    [entry("base", 0.2), entry("a", 0.6, ["base"]), entry("b", 0.6, ["base"]), entry("c", 0.4, ["base"])],
+    {
+      base: [1, 0, 0, 0, 0],
+      a: [1, 1, 1, 0, 0],
+      b: [1, 0, 0, 1, 1],
+      c: [1, 1, 0, 0, 0],
+    },
+  );
 
   test("keeps a candidate best on some item and drops the dominated ones", () => {
     const f = itemFrontier(st, HARD);
@@ -118,7 +124,9 @@ describe("merging two skills", () => {
     const a = "# Skill\n\n## Conventions\n\n- **Dates:** ISO dates.\n- be careful\n";
     const b = "# Skill\n\n## Conventions\n\n- be careful\n- **Numbers:** two decimals.\n";
     const m = mergeSkills(base, a, b);
-    expect(m.text).toBe("# Skill\n\n## Conventions\n\n- **Dates:** ISO dates.\n- be careful\n- **Numbers:** two decimals.\n");
+    expect(m.text).toBe(
+      "# Skill\n\n## Conventions\n\n- **Dates:** ISO dates.\n- be careful\n- **Numbers:** two decimals.\n",
+    );
     expect(m).toMatchObject({ taken: 1, conflicts: 0 });
   });
   test("on a conflict the first parent's wording stays", () => {

@@ -8,7 +8,7 @@ import type { SearchView } from "./run-view.ts";
  * when there is one.
  */
 export function renderFrontier(search: SearchView | undefined): string {
-  if (!search || !search.frontier.length) return "";
+  if (!search?.frontier.length) return "";
   const points = [
     ...search.frontier.map((p) => ({ ...p, on: true })),
     ...(search.pool ?? [])
@@ -67,7 +67,9 @@ class="n">tokens</th><th class="n">items best on</th><th>parents</th></tr></thea
             `<tr><td>${esc(p.origin)}</td><td class="n">${p.step}</td><td>${esc(p.status)}</td><td class="n">${fmtScore(p.score)}</td><td \
 class="n">${fmtInt(p.tokens)}</td><td class="n">${p.itemsBest}</td><td class="muted">${esc(p.parents.map((h) => h.slice(0, 8)).join(" + "))}</td></tr>`,
         )
-        .join("")}</tbody></table>${search.merges ? `<p class="muted">merges tried ${search.merges.tried}, accepted ${search.merges.accepted}</p>` : ""}`
+        .join(
+          "",
+        )}</tbody></table>${search.merges ? `<p class="muted">merges tried ${search.merges.tried}, accepted ${search.merges.accepted}</p>` : ""}`
     : "";
   return `<h2>Score and deployed cost</h2><p class="muted">search: ${esc(search.mode)} · ${esc(objective)} · the line joins the skills no other \
 beats on both score and tokens; the ring marks best_skill.md</p>${svg}${table}${pool}`;
