@@ -322,6 +322,13 @@ export const EnvSchema = v.strictObject({
     "Simulator: stochastic target temperature (0/null = off); answers are draws with exactly known success probability",
   ),
   conventions_families: nullablePosInt("Conventions benchmark: number of convention families drawn"),
+  conventions_shape: pick(
+    ["standard", "conflict"],
+    "standard",
+    "Conventions benchmark: standard (one house rule per family) or conflict (a second office, about a third of the items, keeps the " +
+      "agent's default convention in three families whose house rule differs: a rule that helps the head office's items hurts the " +
+      "second office's; docs/search.md)",
+  ),
   train_items: nullablePosInt("Generated benchmarks: train items"),
   val_items: nullablePosInt("Generated benchmarks: val items"),
   test_items: nullablePosInt("Generated benchmarks: test items"),
