@@ -171,8 +171,12 @@ out(`${machineLine()}, bun ${Bun.version}`);
 out(
   `search bench: conventions on the stochastic simulator (env.sim_temperature=${temperature}), ${seeds} seeds per cell, 200 test items, call budget ${budget} per run (model.max_calls; the step in flight finishes)`,
 );
-out("test = true test accuracy of best_skill.md (exact probabilities); ceiling = best true test of any skill the run wrote;");
-out("test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried");
+out(
+  "test = true test accuracy of best_skill.md (exact probabilities); ceiling = best true test of any skill the run wrote;",
+);
+out(
+  "test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried",
+);
 const rows: Row[] = [];
 const t0 = performance.now();
 for (const shape of shapes) {
@@ -189,9 +193,29 @@ for (const shape of shapes) {
       rows.push(...cell);
       const f = cell.filter((r) => r.frontier !== null).map((r) => r.frontier!);
       const merged = cell.filter((r) => r.merges !== null).map((r) => r.merges!.split("/").map(Number));
-      out(
-        `  ${arm.padEnd(21)} ${(100 * mean(cell.map((r) => r.test))).toFixed(1).padStart(5)} ± ${(100 * ci95(cell.map((r) => r.test))).toFixed(1).padStart(4)}   ${(100 * mean(cell.map((r) => r.bestTest))).toFixed(1).padStart(5)}   ${mean(cell.map((r) => r.tokens)).toFixed(0).padStart(5)}   ${mean(cell.map((r) => (100 * r.test * 1000) / r.tokens)).toFixed(0).padStart(7)}   ${mean(cell.map((r) => r.calls)).toFixed(0).padStart(5)}  ${mean(cell.map((r) => r.steps)).toFixed(1).padStart(5)}  ${f.length ? mean(f).toFixed(1).padStart(8) : "       –"}  ${merged.length ? `${mean(merged.map((m) => m[0]!)).toFixed(1)}/${mean(merged.map((m) => m[1]!)).toFixed(1)}` : "–"}`,
-      );
+      const pct = (xs: number[]) => (100 * mean(xs)).toFixed(1).padStart(5);
+      const cols = [
+        arm.padEnd(21),
+        `${pct(cell.map((r) => r.test))} ± ${(100 * ci95(cell.map((r) => r.test))).toFixed(1).padStart(4)}`,
+        ` ${pct(cell.map((r) => r.bestTest))}`,
+        mean(cell.map((r) => r.tokens))
+          .toFixed(0)
+          .padStart(6),
+        mean(cell.map((r) => (100 * r.test * 1000) / r.tokens))
+          .toFixed(0)
+          .padStart(9),
+        mean(cell.map((r) => r.calls))
+          .toFixed(0)
+          .padStart(6),
+        mean(cell.map((r) => r.steps))
+          .toFixed(1)
+          .padStart(5),
+        f.length ? mean(f).toFixed(1).padStart(8) : "       –",
+        merged.length
+          ? `${mean(merged.map((m) => m[0]!)).toFixed(1)}/${mean(merged.map((m) => m[1]!)).toFixed(1)}`
+          : "–",
+      ];
+      out(`  ${cols.join("  ")}`);
     }
     out(`  (${load.text()})`);
   }

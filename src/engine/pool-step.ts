@@ -110,11 +110,41 @@ function put(env: PoolEnv, state: LoopState, e: PoolEntry): void {
   admit(state, e, env.cfg.optimizer.pool_size, env.gate, env.objective);
 }
 
-/** The pool's best on the objective becomes the current skill, and the best (with the step it became so). */
+/**
+ * The pool's best on the objective becomes the current skill and the best (with the step it became
+ * so) once it beats the best so far under the run's rule, on the selection items both have scored
+ * (no new rollout: members have full per-item scores). Taking the plain maximum of many noisy
+ * means would favour the luckiest candidate; the strict rule compares means, as a single run does.
+ */
 function settle(env: PoolEnv, state: LoopState, step: number): void {
-  const b = poolBest(state.pool!, env.objective);
+  const pool = state.pool!;
+  const top = poolBest(pool, env.objective);
+  const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
+  const b =
+    held && top.hash !== held.hash && env.gate.useGate && env.decider.itemwise && !beats(env, state, top, held)
+      ? held
+      : top;
   state.current = ref(b);
   if (state.best.hash !== b.hash) state.best = { ...ref(b), step };
+}
+
+/** Does `a` beat `b` under the run's rule, on their per-item objective differences (the price of a's extra tokens taken off each)? */
+function beats(env: PoolEnv, state: LoopState, a: PoolEntry, b: PoolEntry): boolean {
+  const xa = state.selItems?.[a.hash] ?? [];
+  const xb = state.selItems?.[b.hash] ?? [];
+  const o = env.objective;
+  const price = o.kind === "weighted" ? (o.tokenWeight * (a.tokens - b.tokens)) / 1000 : 0;
+  const diffs: number[] = [];
+  const regressed: boolean[] = [];
+  for (const i of env.pairedOrder.order) {
+    const p = xa[i];
+    const q = xb[i];
+    if (!p || !q) continue;
+    diffs.push(itemScore(env.gate, p[0], p[1]) - itemScore(env.gate, q[0], q[1]) - price);
+    regressed.push(passed(q) && !passed(p));
+  }
+  const ev = { flipRate: state.noiseFloor?.flip_rate, history: state.gateHistory ?? [] };
+  return diffs.length > 0 && env.decider.onItems(diffs, regressed, ev).verdict === "accept";
 }
 
 async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: PoolWork): Promise<void> {

@@ -182,10 +182,10 @@ export function tokenFrontier(pool: PoolState): PoolEntry[] {
 /**
  * Admit an entry (or update the one with its hash) and keep the pool within `size`: first the
  * oldest undecided entries go, then the members off the per-item frontier lowest on the objective,
- * then frontier members lowest on the objective. The baseline and the objective's best always stay.
+ * then frontier members lowest on the objective. The baseline, the run's best and the objective's best always stay.
  */
 export function admit(
-  state: Pick<LoopState, "pool" | "selItems" | "baseline">,
+  state: Pick<LoopState, "pool" | "selItems" | "baseline" | "best">,
   entry: PoolEntry,
   size: number,
   m: GateMetric,
@@ -198,7 +198,7 @@ export function admit(
   if (entry.parents[0] && entry.hash !== entry.parents[0]) pool.lineage[entry.hash] ??= entry.parents[0];
   const dropped: string[] = [];
   while (pool.entries.length > Math.max(2, size)) {
-    const keep = new Set([state.baseline.hash, poolBest(pool, o).hash]);
+    const keep = new Set([state.baseline.hash, state.best.hash, poolBest(pool, o).hash]);
     const frontier = itemFrontier(state, m);
     const value = (e: PoolEntry) => objectiveValue(o, e.score, e.tokens);
     const candidates = pool.entries.filter((e) => !keep.has(e.hash));
