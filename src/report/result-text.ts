@@ -34,6 +34,11 @@ ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_
 final ${s.skill_tokens.final.toLocaleString("en-US")})`,
         ]
       : []),
+    ...(s.search?.pool
+      ? [
+          `  pool: ${s.search.pool.filter((p) => p.status === "member").length} members, ${s.search.pool.filter((p) => p.items_best > 0).length} on the per-item frontier, merges ${s.search.merges?.accepted ?? 0}/${s.search.merges?.tried ?? 0} accepted; best on ${s.search.objective}`,
+        ]
+      : []),
     `  best skill: ${join(String(s.out), RUN_FILES.bestSkill)}`,
   ];
   return lines.join("\n");

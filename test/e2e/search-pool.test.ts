@@ -33,6 +33,8 @@ describe("search: pool through the CLI", () => {
     const s0 = summary(ref);
     expect(s0.search.mode).toBe("pool");
     expect(s0.search.merges.tried).toBeGreaterThan(0);
+    const members = s0.search.pool.filter((p: { status: string }) => p.status === "member").length;
+    expect(`${r0.stdout}${r0.stderr}`).toContain(`pool: ${members} members, `);
     // The step whose commit holds the first merge: the run is killed inside it.
     const k = Number(
       s0.search.decisions.find((d: { kind: string; hash?: string }) => d.kind === "merge" && d.hash).step,
