@@ -1,7 +1,8 @@
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
-import { costUnknownWarnings, createModelClient } from "../backends/index.ts";
+import { costUnknownWarnings, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
 import {
+  type Benchmark,
   byTaskType,
   Evaluator,
   firstN,
@@ -160,26 +161,7 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     const cwd = process.cwd();
-    if (!args.skill) throw new UsageError("--skill FILE is required", { flag: "skill", expected: "skill file" });
-    const given = resolve(cwd, String(args.skill));
-    // A skill folder is scored by its SKILL.md.
-    const skillPath = isSkillFolder(given) ? join(given, "SKILL.md") : given;
-    const skill = readSkillFile(skillPath, "--skill");
-    const split = canonicalSplit(String(args.split ?? "all"));
-    const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
-    if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1))
-      throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`, {
-        flag: "fail-under",
-        value: args["fail-under"],
-        expected: "number 0-1",
-      });
-    const compare = baselineOptions(args, cwd);
-    if (compare && failUnder !== undefined)
-      throw new UsageError(
-        "--fail-under and --baseline cannot be combined",
-        { flag: "fail-under", value: failUnder, conflicts: ["fail-under", "baseline"] },
-        { hint: "--baseline fails on a confident regression (--fail-on undecided to fail on undecided too)" },
-      );
+    const { skillPath, skill, split, failUnder, compare } = evalOptions(args, cwd);
     const { out_root: outRoot, ...legacy } = collectLegacy(rawArgs, LEGACY_EVAL_FLAGS);
     const loaded = loadFromInput(configInputOf(args, rawArgs, legacy));
     const config = loaded.config;
@@ -265,76 +247,121 @@ export default defineCommand({
         });
         return;
       }
-      const res = await ev.run(skill, items, `eval ${split}`, undefined, undefined, 0, "eval");
-      const totals = client.snapshot();
-      const sim = client.info.target?.backend === "sim";
-      const rows = [...res.results, ...res.errored.map((e) => ({ id: e.id, error: e.reason, role: e.role }))];
-      writeFileAtomic(join(out, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
-      const common = {
-        skill: skillPath,
-        split,
-        n_items: items.length,
-        benchmark: bench.name,
-        backend: sim ? "sim (offline simulator)" : client.info.target?.backend,
-        calls: { total: totals.calls, cached: totals.cached },
-        cost_usd: totals.cost_usd,
-      };
-      if (res.errored.length) {
-        // Items without an answer make no score: the evaluation failed, and says where.
-        const err = describeNoAnswer(noAnswerError(res, `evaluation of split ${split}`), client) as NoAnswerError;
-        writeJsonAtomic(join(out, "eval_summary.json"), {
-          ...common,
-          status: "failed",
-          error: redactText(err.message),
-          hard: null,
-          soft: null,
-          answered: res.results.length,
-          errored: res.errored.length,
-          ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: false }),
-        });
-        writeReportAfterRun(out);
-        if (failUnder !== undefined)
-          process.stderr.write(
-            `  [fail-under] not checked: ${res.errored.length} of ${items.length} items got no answer, so there is no score to compare with ${failUnder}\n`,
-          );
-        throw new NoAnswerError(err.message, {
-          cause: err,
-          data: err.data,
-          hint: `nothing was scored; ${whatToFix(err)}, then rerun (partial results: ${join(out, "results.jsonl")})`,
-        });
-      }
-      const { hard, soft } = meanScores(res.results);
-      const byType = byTaskType(res.results);
-      const summary = {
-        ...common,
-        status: "finished",
-        hard: Math.round(hard * 1e6) / 1e6,
-        soft: Math.round(soft * 1e6) / 1e6,
-        by_type: byType,
-        errored: 0,
-        ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: hard >= failUnder }),
-        ...(bench.splitMetrics ? { metrics: bench.splitMetrics(res.results) } : {}),
-      };
-      writeJsonAtomic(join(out, "eval_summary.json"), summary);
-      const report = writeReportAfterRun(out);
-      if (output.json) printJson({ ...summary, warnings: events.given });
-      else
-        printResult(
-          `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${
-            sim ? ", sim (offline " + "simulator)" : ""
-          })${metricsLine(summary.metrics)}\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
-        );
-      if (failUnder !== undefined && hard < failUnder) {
-        process.stderr.write(
-          `  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}: all ${items.length} items were answered, and the answers scored below the threshold\n`,
-        );
-        process.exitCode = 1;
-      }
+      await scoreSkill({ ev, client, bench, skill, skillPath, items, split, out, failUnder, warnings: events.given });
     } finally {
       await client.close();
     }
   },
 });
+
+/** The flags of eval, read and checked before anything is loaded. */
+function evalOptions(args: Record<string, unknown>, cwd: string) {
+  if (!args.skill) throw new UsageError("--skill FILE is required", { flag: "skill", expected: "skill file" });
+  const given = resolve(cwd, String(args.skill));
+  // A skill folder is scored by its SKILL.md.
+  const skillPath = isSkillFolder(given) ? join(given, "SKILL.md") : given;
+  const skill = readSkillFile(skillPath, "--skill");
+  const split = canonicalSplit(String(args.split ?? "all"));
+  const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
+  if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1))
+    throw new UsageError(`--fail-under must be a score between 0 and 1 (got ${args["fail-under"]})`, {
+      flag: "fail-under",
+      value: args["fail-under"],
+      expected: "number 0-1",
+    });
+  const compare = baselineOptions(args, cwd);
+  if (compare && failUnder !== undefined)
+    throw new UsageError(
+      "--fail-under and --baseline cannot be combined",
+      { flag: "fail-under", value: failUnder, conflicts: ["fail-under", "baseline"] },
+      { hint: "--baseline fails on a confident regression (--fail-on undecided to fail on undecided too)" },
+    );
+  return { skillPath, skill, split, failUnder, compare };
+}
+
+/**
+ * One skill scored on the split: results.jsonl and eval_summary.json written, the result
+ * printed; items without an answer fail the evaluation (no score), --fail-under checks the hard score.
+ */
+async function scoreSkill(p: {
+  ev: Evaluator;
+  client: SkilloptModelClient;
+  bench: Benchmark;
+  skill: string;
+  skillPath: string;
+  items: TaskItem[];
+  split: string;
+  out: string;
+  failUnder: number | undefined;
+  warnings: readonly unknown[];
+}): Promise<void> {
+  const { ev, client, bench, skill, skillPath, items, split, out, failUnder } = p;
+  const res = await ev.run(skill, items, `eval ${split}`, undefined, undefined, 0, "eval");
+  const totals = client.snapshot();
+  const sim = client.info.target?.backend === "sim";
+  const rows = [...res.results, ...res.errored.map((e) => ({ id: e.id, error: e.reason, role: e.role }))];
+  writeFileAtomic(join(out, "results.jsonl"), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  const common = {
+    skill: skillPath,
+    split,
+    n_items: items.length,
+    benchmark: bench.name,
+    backend: sim ? "sim (offline simulator)" : client.info.target?.backend,
+    calls: { total: totals.calls, cached: totals.cached },
+    cost_usd: totals.cost_usd,
+  };
+  if (res.errored.length) {
+    // Items without an answer make no score: the evaluation failed, and says where.
+    const err = describeNoAnswer(noAnswerError(res, `evaluation of split ${split}`), client) as NoAnswerError;
+    writeJsonAtomic(join(out, "eval_summary.json"), {
+      ...common,
+      status: "failed",
+      error: redactText(err.message),
+      hard: null,
+      soft: null,
+      answered: res.results.length,
+      errored: res.errored.length,
+      ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: false }),
+    });
+    writeReportAfterRun(out);
+    if (failUnder !== undefined)
+      process.stderr.write(
+        `  [fail-under] not checked: ${res.errored.length} of ${items.length} items got no answer, so there is no score to compare with ${failUnder}\n`,
+      );
+    throw new NoAnswerError(err.message, {
+      cause: err,
+      data: err.data,
+      hint: `nothing was scored; ${whatToFix(err)}, then rerun (partial results: ${join(out, "results.jsonl")})`,
+    });
+  }
+  const { hard, soft } = meanScores(res.results);
+  const byType = byTaskType(res.results);
+  const summary = {
+    ...common,
+    status: "finished",
+    hard: Math.round(hard * 1e6) / 1e6,
+    soft: Math.round(soft * 1e6) / 1e6,
+    by_type: byType,
+    errored: 0,
+    ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: hard >= failUnder }),
+    ...(bench.splitMetrics ? { metrics: bench.splitMetrics(res.results) } : {}),
+  };
+  writeJsonAtomic(join(out, "eval_summary.json"), summary);
+  const report = writeReportAfterRun(out);
+  if (output.json) printJson({ ...summary, warnings: p.warnings });
+  else
+    printResult(
+      `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${
+        sim ? ", sim (offline " + "simulator)" : ""
+      })${metricsLine(summary.metrics)}\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
+    );
+  if (failUnder !== undefined && hard < failUnder) {
+    process.stderr.write(
+      `  [fail-under] hard=${hard.toFixed(4)} is below ${failUnder}: all ${items.length} items were answered, and the answers scored below the threshold\n`,
+    );
+    process.exitCode = 1;
+  }
+}
 
 /** The benchmark's own figures over the split (trigger precision/recall/F1), one line, or "". */
 function metricsLine(m: Record<string, number | null> | undefined): string {

@@ -1,7 +1,8 @@
+import { readFileSync } from "node:fs";
 import { stringify } from "yaml";
 import type { SkilloptModelClient } from "../backends/index.ts";
 import type { LoadedConfig, TrainConfig } from "../config/index.ts";
-import { type Benchmark, deriveSizes, estimateRun, type Splits } from "../engine/index.ts";
+import { type Benchmark, deriveSizes, estimateRun, type Splits, type TrainResult, train } from "../engine/index.ts";
 import {
   errorMessage,
   log,
@@ -9,8 +10,11 @@ import {
   NoAnswerError,
   redactText,
   redactValue,
+  UsageError,
   writeFileAtomic,
+  writeJsonAtomic,
 } from "../lib/index.ts";
+import { resultText } from "../report/index.ts";
 import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
 import { setRunMeta, type Store } from "../store/index.ts";
 import type { ContextFit } from "./context-fit.ts";
@@ -18,10 +22,12 @@ import { describeNoAnswer, failureReason, whatToFix } from "./no-answer.ts";
 import { output, printJson, printResult } from "./output.ts";
 import { writeReportAfterRun } from "./run-report.ts";
 import { backendLine, type ConfigInput, savedInput } from "./run-setup.ts";
+import { type SkillFolder, writeBestSkillFolder } from "./skill-folder.ts";
 
 /*
  * The parts of `skillopt train` around the engine call: the resumed input, the dry-run plan, what
- * a run records when it starts and when it stops on an error, and closing what it opened.
+ * a run records when it starts, the engine call under SIGINT/SIGTERM, what a run records when it
+ * stops on an error and writes when it ends, and closing what it opened.
  */
 
 /** A resumed run's config input: the saved one, with this command line's overrides after it. */
@@ -81,7 +87,7 @@ export function printDryRun(
 }
 
 /** "sim (offline simulator)" when a role runs on the simulator, else "". */
-export function simNote(client: SkilloptModelClient): string {
+function simNote(client: SkilloptModelClient): string {
   return client.info.optimizer?.backend === "sim" || client.info.target?.backend === "sim"
     ? "sim (offline simulator)"
     : "";
@@ -137,7 +143,7 @@ export function recordRunStart(
  * A run stopped on an error: failed (never "finished"), with the reason, resumable from the last
  * commit. Returns the error to raise, with what to fix and how to resume.
  */
-export function recordFailure(
+function recordFailure(
   err: unknown,
   o: {
     recorder: ReturnType<typeof runRecorder>;
@@ -172,6 +178,70 @@ export function recordFailure(
     data: told.data,
     hint: `${whatToFix(told)}; nothing committed is lost — once it answers, continue with: skillopt train --resume ${o.shown}`,
   });
+}
+
+/**
+ * The engine's run under SIGINT and SIGTERM: an interrupt flushes what was recorded and leaves
+ * the run resumable (exit 130, undefined returned); any other error is recorded (recordFailure)
+ * and raised.
+ */
+export async function trainInterruptibly(
+  deps: Parameters<typeof train>[0],
+  controller: AbortController,
+  run: Parameters<typeof recordFailure>[1],
+  write: (s: string) => void,
+): Promise<TrainResult | undefined> {
+  const onSigint = () => controller.abort(new UsageError("interrupted", { command: "skillopt train" }));
+  process.once("SIGINT", onSigint);
+  process.once("SIGTERM", onSigint);
+  try {
+    return await train(deps);
+  } catch (err) {
+    if (controller.signal.aborted) {
+      run.recorder.flush();
+      setRunMeta(run.store, { status: "interrupted" });
+      write(`  interrupted — the run is resumable: skillopt train --resume ${run.shown}\n`);
+      process.exitCode = 130;
+      return undefined;
+    }
+    throw recordFailure(err, run);
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+    process.removeListener("SIGTERM", onSigint);
+  }
+}
+
+/**
+ * A finished (or stopped) run's outputs: the best skill folder when it started from a folder
+ * (its files byte for byte, SKILL.md the best skill), summary.json, the report, and the result printed.
+ */
+export function finishRun(
+  result: TrainResult,
+  o: {
+    dir: string;
+    paths: RunPaths;
+    folder: SkillFolder | undefined;
+    initial: string;
+    client: SkilloptModelClient;
+    warnings: readonly unknown[];
+  },
+): void {
+  const folder = o.folder
+    ? writeBestSkillFolder(o.dir, o.folder, o.initial, readFileSync(o.paths.bestSkill, "utf8"))
+    : undefined;
+  const summary = {
+    ...result.summary,
+    out: o.dir,
+    backend: simNote(o.client) || undefined,
+    ...(folder ? { best_skill_dir: folder } : {}),
+  };
+  writeJsonAtomic(o.paths.summary, summary);
+  const report = writeReportAfterRun(o.dir);
+  if (output.json) printJson({ ...summary, warnings: o.warnings });
+  else
+    printResult(
+      `${resultText(summary)}${folder ? `\n  best skill folder: ${folder}` : ""}${report ? `\n  report:     ${report}` : ""}`,
+    );
 }
 
 /**

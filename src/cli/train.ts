@@ -1,11 +1,11 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { costUnknownWarnings, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
-import { firstN, type Role, train } from "../engine/index.ts";
-import { compactTimestamp, UsageError, writeJsonAtomic } from "../lib/index.ts";
+import { firstN, type Role } from "../engine/index.ts";
+import { compactTimestamp, UsageError } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
-import { createConsole, resultText } from "../report/index.ts";
+import { createConsole } from "../report/index.ts";
 import {
   type ClaimedRun,
   claimForResume,
@@ -15,14 +15,13 @@ import {
   runPaths,
   runRecorder,
 } from "../run/index.ts";
-import { openRunStore, setRunMeta, type Store, useCallTables } from "../store/index.ts";
+import { openRunStore, type Store, useCallTables } from "../store/index.ts";
 import { cacheArg, configArgs, globalArgs, jsonArg } from "./args.ts";
 import { batchProgress } from "./batch-progress.ts";
 import { COMMAND_META } from "./command-meta.ts";
 import { checkContextFits } from "./context-fit.ts";
-import { output, printJson, printResult } from "./output.ts";
+import { output } from "./output.ts";
 import { cliNeeds, preflight, roleNeeds, splitNeed, startingSkillNeed } from "./preflight.ts";
-import { writeReportAfterRun } from "./run-report.ts";
 import {
   accountingWithDrops,
   benchmarkContext,
@@ -35,8 +34,19 @@ import {
   resolveInitialSkill,
   checkEditScope,
 } from "./run-setup.ts";
-import { closeInOrder, printDryRun, recordFailure, recordRunStart, resumedInput, simNote } from "./train-run.ts";
-import { writeBestSkillFolder } from "./skill-folder.ts";
+import { closeInOrder, finishRun, printDryRun, recordRunStart, resumedInput, trainInterruptibly } from "./train-run.ts";
+
+/** --max-cost in dollars (undefined: not given); anything but a positive number is a usage error. */
+function maxCostOf(given: unknown): number | undefined {
+  const maxCost = given === undefined ? undefined : Number(given);
+  if (maxCost !== undefined && !(maxCost > 0))
+    throw new UsageError(`--max-cost must be a positive number of dollars (got ${given})`, {
+      flag: "max-cost",
+      value: given,
+      expected: "positive number of dollars",
+    });
+  return maxCost;
+}
 
 export default defineCommand({
   meta: COMMAND_META.train,
@@ -77,13 +87,7 @@ export default defineCommand({
     let client: SkilloptModelClient | undefined;
     let failed = false;
     try {
-      const maxCost = args["max-cost"] === undefined ? undefined : Number(args["max-cost"]);
-      if (maxCost !== undefined && !(maxCost > 0))
-        throw new UsageError(`--max-cost must be a positive number of dollars (got ${args["max-cost"]})`, {
-          flag: "max-cost",
-          value: args["max-cost"],
-          expected: "positive number of dollars",
-        });
+      const maxCost = maxCostOf(args["max-cost"]);
       const loaded = loadFromInput(input);
       const config = loaded.config;
       for (const w of loaded.warnings) errWrite(`  [warn] ${w}\n`);
@@ -167,55 +171,24 @@ export default defineCommand({
       if (!output.quiet) errWrite(`${startLines.join("\n")}\n`);
       // A model without a price runs (no cap asked for one), but says so now rather than at the end.
       for (const w of costUnknownWarnings(client)) errWrite(`  [warn] ${w}\n`);
-      const onSigint = () => controller.abort(new UsageError("interrupted", { command: "skillopt train" }));
-      process.once("SIGINT", onSigint);
-      process.once("SIGTERM", onSigint);
       const recorder = runRecorder(runStore, dir, new Map());
-      let result: Awaited<ReturnType<typeof train>>;
-      try {
-        result = await train({
-          cfg: engineConfig(config, client),
-          bench,
-          ctx,
-          splits,
-          initialSkill: init.text,
-          prompts: PROMPTS,
-          recorder,
-          accounting: accountingWithDrops(client),
-          events,
-          clock: { now: () => Date.now() },
-          signal: controller.signal,
-        });
-      } catch (err) {
-        if (controller.signal.aborted) {
-          recorder.flush();
-          setRunMeta(runStore, { status: "interrupted" });
-          errWrite(`  interrupted — the run is resumable: skillopt train --resume ${shown(dir)}\n`);
-          process.exitCode = 130;
-          return;
-        }
-        throw recordFailure(err, { recorder, store: runStore, dir, shown: shown(dir), client });
-      } finally {
-        process.removeListener("SIGINT", onSigint);
-        process.removeListener("SIGTERM", onSigint);
-      }
-      // A skill folder comes back as best_skill/: its files byte for byte, SKILL.md the best skill.
-      const folder = init.folder
-        ? writeBestSkillFolder(dir, init.folder, init.text, readFileSync(paths.bestSkill, "utf8"))
-        : undefined;
-      const summary = {
-        ...result.summary,
-        out: dir,
-        backend: simNote(client) || undefined,
-        ...(folder ? { best_skill_dir: folder } : {}),
+      const deps = {
+        cfg: engineConfig(config, client),
+        bench,
+        ctx,
+        splits,
+        initialSkill: init.text,
+        prompts: PROMPTS,
+        recorder,
+        accounting: accountingWithDrops(client),
+        events,
+        clock: { now: () => Date.now() },
+        signal: controller.signal,
       };
-      writeJsonAtomic(paths.summary, summary);
-      const report = writeReportAfterRun(dir);
-      if (output.json) printJson({ ...summary, warnings: events.given });
-      else
-        printResult(
-          `${resultText(summary)}${folder ? `\n  best skill folder: ${folder}` : ""}${report ? `\n  report:     ${report}` : ""}`,
-        );
+      const facts = { recorder, store: runStore, dir, shown: shown(dir), client };
+      const result = await trainInterruptibly(deps, controller, facts, errWrite);
+      if (result)
+        finishRun(result, { dir, paths, folder: init.folder, initial: init.text, client, warnings: events.given });
     } catch (err) {
       failed = true;
       throw err;

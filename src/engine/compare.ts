@@ -1,5 +1,4 @@
 import {
-  chooseRule,
   type GateSettings,
   decideOnItems,
   type ItemScores,
@@ -7,6 +6,7 @@ import {
   makeGate,
   passed,
   type RuleChoice,
+  ruleFor,
 } from "./gate.ts";
 import type { RolloutResult } from "./ports.ts";
 import { detectableGain, type GateDecision } from "./sequential.ts";
@@ -104,22 +104,21 @@ export function compareSkills(
   const vetoed = s.maxRegressions !== null && broke.filter(Boolean).length > s.maxRegressions;
   const confidence = 1 - g.sequential.alpha;
   const flipRate = noise.compared ? noise.flips / noise.compared : 0;
-  const rule: RuleChoice =
-    g.configured === "auto"
-      ? chooseRule(pairs.length, noise.compared ? flipRate : undefined, confidence)
-      : { rule: g.rule, why: "configured" };
-  const posterior = rule.rule === "posterior" ? makeGate("posterior", s).onItems(diffs, broke) : undefined;
+  const rule = ruleFor(g, pairs.length, noise.compared ? flipRate : undefined);
+  const gate = makeGate(rule.rule, s);
+  // A rule that may accept beyond the always-valid bound (posterior) words an improvement on its own accept.
+  const own = gate.beyondBounds ? gate.onItems(diffs, broke) : undefined;
   const verdict: CompareVerdict =
     vetoed || (pairs.length > 0 && all.ci[1] < 0)
       ? "regressed"
-      : pairs.length > 0 && (all.ci[0] > 0 || posterior?.verdict === "accept")
+      : pairs.length > 0 && (all.ci[0] > 0 || own?.verdict === "accept")
         ? "improved"
         : "undecided";
   const decision: GateDecision = {
     ...all,
-    ...(posterior ? { prob_gain: posterior.prob_gain } : {}),
+    ...(own ? { prob_gain: own.prob_gain } : {}),
     ...(verdict === "improved" ? { low_evidence: !(all.ci[0] > 0) } : {}),
-    rule: posterior ? "posterior" : "paired",
+    rule: own ? gate.rule : "paired",
     verdict: verdict === "improved" ? "accept" : verdict === "regressed" ? "reject" : "undecided",
     reason:
       verdict === "improved"

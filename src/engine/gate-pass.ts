@@ -38,7 +38,7 @@ interface PassInput {
 }
 
 /** How a selection pass ended. */
-type Judgement =
+export type Judgement =
   /** An item-by-item rule decided (it may have stopped before the end of the split). */
   | { kind: "items"; paired: PairedResult }
   /** The strict pass stopped once the candidate could no longer beat the current score. */

@@ -37,12 +37,10 @@ export interface GateSettings extends GateMetric {
   leadingWords: Set<string>;
   earlyReject: boolean;
   /**
-   * The rule deciding this run: strict (the reference rule: mean above current), paired (the
-   * sequential test, sequential.ts) or posterior (posterior.ts). Under `auto` it is strict until
-   * the trainer has measured the noise floor and chosen (chooseRule).
+   * The configured rule: strict (the reference rule: mean above current), paired (the sequential
+   * test, sequential.ts), posterior (posterior.ts), or `auto`, which picks one of them from the
+   * split size and the noise floor (ruleFor). The run's Gate holds the rule that decides.
    */
-  rule: GateRule;
-  /** The configured rule (`auto` picks one of the others from the split size and the noise floor). */
   configured: GateRule | "auto";
   sequential: SequentialSettings;
   /** Initial-skill items re-sampled to measure the flip rate (0 = off). */
@@ -58,7 +56,6 @@ export function gateSettings(ev: EngineConfig["evaluation"]): GateSettings {
     densityWeight: ev.use_semantic_density ? ev.semantic_density_weight : 0,
     leadingWords: new Set(list.length ? list : DEFAULT_LEADING_WORDS),
     earlyReject: ev.early_reject,
-    rule: ev.gate_rule === "auto" ? "strict" : ev.gate_rule,
     configured: ev.gate_rule,
     sequential: {
       alpha: 1 - ev.gate_confidence,

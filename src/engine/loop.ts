@@ -2,9 +2,9 @@ import * as v from "valibot";
 import { DataError } from "../lib/index.ts";
 import type { CheckpointContent, RunRecorder } from "./checkpoint.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
-import type { EngineEvents } from "./events.ts";
+import type { EngineEvents, PlanEvent } from "./events.ts";
 import { countFlips } from "./compare.ts";
-import { gateScore, gateSettings, makeGate, ruleFor } from "./gate.ts";
+import { type GateSettings, gateScore, gateSettings, makeGate, ruleFor } from "./gate.ts";
 import { itemScoresOf } from "./gate-pass.ts";
 import type { PromptSet } from "./messages.ts";
 import { type PairedOrder, rememberItems } from "./paired-gate.ts";
@@ -16,9 +16,11 @@ import { detectableGain } from "./sequential.ts";
 import {
   deriveSizes,
   type EngineConfig,
+  type LrControlMode,
   normalizeLrControl,
   normalizeUpdateMode,
   type RunPlanSizes,
+  type UpdateMode,
 } from "./settings.ts";
 import { setAppendix } from "./skill-doc.ts";
 import type { StageContext } from "./stage-context.ts";
@@ -104,31 +106,7 @@ export async function openLoop(deps: TrainDeps): Promise<Loop> {
     cfg.optimizer.min_learning_rate,
     sizes.totalSteps,
   );
-  events.emit({
-    type: "plan",
-    epochs: cfg.train.num_epochs,
-    stepsPerEpoch: sizes.stepsPerEpoch,
-    accumulation: cfg.train.accumulation,
-    batchSize: cfg.train.batch_size,
-    trainSize: sizes.trainSize,
-    totalSteps: sizes.totalSteps,
-    lrScheduler: cfg.optimizer.lr_scheduler,
-    editBudget: cfg.optimizer.learning_rate,
-    minEditBudget: cfg.optimizer.min_learning_rate,
-    updateMode: mode,
-    lrControl,
-    gate: {
-      metric: gate.metric,
-      mixedWeight: gate.mixedWeight,
-      useGate: gate.useGate,
-      earlyReject: gate.earlyReject,
-      rule: gate.configured,
-      confidence: 1 - gate.sequential.alpha,
-      minEffect: gate.sequential.minEffect,
-      maxRegressions: gate.sequential.maxRegressions,
-    },
-    slowUpdateGated: cfg.optimizer.slow_update_gate_with_selection,
-  });
+  events.emit(planEvent(cfg, sizes, gate, mode, lrControl));
 
   const resumed = recorder.resume();
   const stored = resumed ? v.safeParse(LoopStateSchema, resumed.state) : undefined;
@@ -193,8 +171,10 @@ export async function openLoop(deps: TrainDeps): Promise<Loop> {
     });
   } else await startFresh(loop);
 
-  // The rule is chosen once (startFresh); a run stored before the choice existed was decided by its configured rule (strict under auto).
-  loop.gate = makeGate(loop.state.gateRule?.rule ?? gate.rule, gate.sequential);
+  // The rule is chosen once (startFresh); a run stored before the choice existed was decided by
+  // its configured rule (strict under auto).
+  const configured = gate.configured === "auto" ? "strict" : gate.configured;
+  loop.gate = makeGate(loop.state.gateRule?.rule ?? configured, gate.sequential);
   if (gate.useGate)
     events.emit({
       type: "gate_rule",
@@ -203,6 +183,41 @@ export async function openLoop(deps: TrainDeps): Promise<Loop> {
       why: loop.state.gateRule?.why ?? "configured",
     });
   return loop;
+}
+
+/** The run's plan, the first event of every invocation. */
+function planEvent(
+  cfg: EngineConfig,
+  sizes: RunPlanSizes,
+  gate: GateSettings,
+  mode: UpdateMode,
+  lrControl: LrControlMode,
+): PlanEvent {
+  return {
+    type: "plan",
+    epochs: cfg.train.num_epochs,
+    stepsPerEpoch: sizes.stepsPerEpoch,
+    accumulation: cfg.train.accumulation,
+    batchSize: cfg.train.batch_size,
+    trainSize: sizes.trainSize,
+    totalSteps: sizes.totalSteps,
+    lrScheduler: cfg.optimizer.lr_scheduler,
+    editBudget: cfg.optimizer.learning_rate,
+    minEditBudget: cfg.optimizer.min_learning_rate,
+    updateMode: mode,
+    lrControl,
+    gate: {
+      metric: gate.metric,
+      mixedWeight: gate.mixedWeight,
+      useGate: gate.useGate,
+      earlyReject: gate.earlyReject,
+      rule: gate.configured,
+      confidence: 1 - gate.sequential.alpha,
+      minEffect: gate.sequential.minEffect,
+      maxRegressions: gate.sequential.maxRegressions,
+    },
+    slowUpdateGated: cfg.optimizer.slow_update_gate_with_selection,
+  };
 }
 
 /** A fresh run: the initial skill's selection pass (the canary), the noise floor and the gate rule. */

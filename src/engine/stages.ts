@@ -341,16 +341,17 @@ async function withNotes(
  * ⑤ update: the selected items applied (or the rewrite), the execution-lapse notes joined to the
  * candidate; a candidate that changes nothing ends the step here.
  */
-export interface Updated {
-  /** The candidate, registered as the run's skill of its hash; undefined when the step ended. */
-  candidate?: { text: string; hash: string; origin: string };
-  /** How the step ended when there is no candidate to gate. */
-  end?: StepEnd;
+export type Updated = {
   /** What became of each edit (patch mode; undefined when the update mode reports none). */
   report?: EditReportRow[];
   record: UpdateRecord;
   seconds: number;
-}
+} & (
+  | /** A new candidate, registered as the run's skill of its hash, for the gate. */
+  { kind: "candidate"; candidate: { text: string; hash: string; origin: string } }
+  /** No candidate to gate: how the step ended. */
+  | { kind: "end"; end: StepEnd }
+);
 
 export async function updateStage(s: StepScope, reflected: Reflected, selected: Selected): Promise<Updated> {
   const { sc, clock } = s.env;
@@ -373,7 +374,7 @@ export async function updateStage(s: StepScope, reflected: Reflected, selected: 
   if (up.candidate === undefined && !reflected.notes.length) {
     emit({ type: "skip", step: step.global, reason: "no_rewrite" });
     const end: StepEnd = { action: "skip_no_rewrite", outcome: "skipped", count: "skipped" };
-    return { end, report, record: edited, seconds: took };
+    return { kind: "end", end, report, record: edited, seconds: took };
   }
   const noted = await withNotes(sc, up.candidate ?? current, reflected.notes);
   const candidate = noted.skill;
@@ -400,9 +401,9 @@ export async function updateStage(s: StepScope, reflected: Reflected, selected: 
       count: "skipped",
       buffer: { action: "skip_no_change", failed_edits: failedEdits(report ?? []) },
     };
-    return { end, report, record, seconds: took };
+    return { kind: "end", end, report, record, seconds: took };
   }
   s.env.skills.set(hash, candidate);
   const origin = `candidate_step_${String(step.global).padStart(4, "0")}`;
-  return { candidate: { text: candidate, hash, origin }, report, record, seconds: took };
+  return { kind: "candidate", candidate: { text: candidate, hash, origin }, report, record, seconds: took };
 }

@@ -113,8 +113,8 @@ export async function runStep(
   const merged = await aggregateStage(s, reflected);
   const selected = await selectStage(s, rolled, merged);
   const updated = await updateStage(s, reflected, selected);
-  if (!updated.candidate) return done({ rolled, reflected, merged, selected, updated }, updated.end!);
-  const gated = await gateStage(s, { ...updated, candidate: updated.candidate }, selected);
+  if (updated.kind === "end") return done({ rolled, reflected, merged, selected, updated }, updated.end);
+  const gated = await gateStage(s, updated, selected);
   return done({ rolled, reflected, merged, selected, updated, gated }, gated.end);
 }
 
@@ -187,6 +187,6 @@ function finish(s: StepScope, p: StepParts, end: StepEnd, t0: number, before: Ca
     ...(selected ? { ranked_edits: selected.ranked } : {}),
     ...(updated?.report ? { edit_apply_report: updated.report } : {}),
   };
-  const newSkills = updated?.candidate ? [updated.candidate] : [];
+  const newSkills = updated?.kind === "candidate" ? [updated.candidate] : [];
   return { record, artifacts, newSkills, evaluations: gated?.evaluations ?? [] };
 }

@@ -12,6 +12,7 @@ const ev = {
   gate_min_effect: 0.02,
   gate_max_regressions: null,
   noise_floor_items: 32,
+  gate_rule: "strict",
 };
 const g = (extra: Record<string, unknown> = {}) => gateSettings({ ...ev, ...extra } as never);
 const results = (hards: number[], answer = "a"): RolloutResult[] =>

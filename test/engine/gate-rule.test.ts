@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/index.ts";
 import { compareSkills } from "../../src/engine/compare.ts";
-import { chooseRule, gateSettings, makeGate } from "../../src/engine/gate.ts";
+import { chooseRule, gateSettings, makeGate, ruleFor } from "../../src/engine/gate.ts";
 import type { RolloutResult } from "../../src/engine/ports.ts";
 import { PosteriorTest, posteriorPrior, probabilityOfGain } from "../../src/engine/posterior.ts";
 import { skillCheckText } from "../../src/report/skill-check.ts";
@@ -26,6 +26,35 @@ describe("gate rule auto: chosen from the split size and the noise floor", () =>
     const why = chooseRule(20, 0.1, 0.95).why;
     expect(why).toContain("20 selection items");
     expect(why).toContain("10 % flip rate");
+  });
+});
+
+describe("one Gate, one implementation per rule", () => {
+  const settings = (gate_rule: string) =>
+    gateSettings({
+      ...loadConfig({ config: "quickstart", set: ["model.backend=sim"] }).config.evaluation,
+      gate_rule,
+    } as never);
+
+  test("ruleFor: a configured rule stands; auto chooses as chooseRule does, for training and eval --baseline alike", () => {
+    expect(ruleFor(settings("paired"), 4, 0)).toEqual({ rule: "paired", why: "configured" });
+    expect(ruleFor(settings("strict"), 400, 0.3)).toEqual({ rule: "strict", why: "configured" });
+    expect(ruleFor(settings("auto"), 400, 0.3)).toEqual(chooseRule(400, 0.3, 0.95));
+    expect(ruleFor(settings("auto"), 4, undefined)).toEqual(chooseRule(4, undefined, 0.95));
+  });
+
+  test("each rule's Gate says how it decides: strict on means, the others item by item; only posterior accepts beyond the bounds", () => {
+    const shape = (rule: "strict" | "paired" | "posterior") => {
+      const g = makeGate(rule, S);
+      return [g.rule, g.itemwise, g.beyondBounds];
+    };
+    expect(shape("strict")).toEqual(["strict", false, false]);
+    expect(shape("paired")).toEqual(["paired", true, false]);
+    expect(shape("posterior")).toEqual(["posterior", true, true]);
+    // strict reads every difference and compares the mean; the item-by-item rules stop at their verdict.
+    const losers = Array(60).fill(-1);
+    expect(makeGate("strict", S).onItems(losers, []).n_used).toBe(60);
+    expect(makeGate("paired", S).onItems(losers, []).n_used).toBeLessThan(60);
   });
 });
 
