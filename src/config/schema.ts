@@ -131,6 +131,21 @@ const OptimizerSchema = v.strictObject({
       "DL: truncated backpropagation through time",
     16,
   ),
+  search: pick(
+    ["single", "pool"],
+    "single",
+    "single: one current skill, each step improves it (the reference); pool: a bounded pool of gated candidates, each step improves a " +
+      "parent sampled from the per-item Pareto frontier (docs/search.md). DL: one hill-climber vs a population",
+  ),
+  pool_size: posInt(
+    8,
+    "search: pool — the most candidates the pool keeps (the baseline and the objective's best always stay)",
+  ),
+  merge: bool(
+    true,
+    "search: pool — after a step, merge two frontier candidates that win different selection items (a line-level three-way merge, " +
+      "no model call), gated like any candidate",
+  ),
   max_skill_tokens: nullablePosInt(
     "Reject candidates whose body exceeds this many tokens (null = no limit). DL: a hard cap on model size",
   ),
@@ -171,6 +186,17 @@ const EvaluationSchema = v.strictObject({
   ),
   gate_max_regressions: nullableInt(
     "No-regression veto: reject a candidate that fails more than this many items the current passes (null = off)",
+  ),
+  objective: pick(
+    ["score", "weighted"],
+    "score",
+    "Which skill is best: score (the selection score) or weighted (score − token_weight × deployed tokens per task ÷ 1000; the skill's " +
+      "tokens are paid on every task it is loaded into). Decides best_skill.md under search: pool; the frontier is reported either way",
+  ),
+  token_weight: num(
+    0.02,
+    "objective: weighted — selection-score points given up per 1000 deployed tokens (0.02 = 2 points)",
+    0,
   ),
   noise_floor_items: nonNegInt(
     32,
@@ -296,6 +322,13 @@ export const EnvSchema = v.strictObject({
     "Simulator: stochastic target temperature (0/null = off); answers are draws with exactly known success probability",
   ),
   conventions_families: nullablePosInt("Conventions benchmark: number of convention families drawn"),
+  conventions_shape: pick(
+    ["standard", "conflict"],
+    "standard",
+    "Conventions benchmark: standard (one house rule per family) or conflict (a second office, about a third of the items, keeps the " +
+      "agent's default convention in three families whose house rule differs: a rule that helps the head office's items hurts the " +
+      "second office's; docs/search.md)",
+  ),
   train_items: nullablePosInt("Generated benchmarks: train items"),
   val_items: nullablePosInt("Generated benchmarks: val items"),
   test_items: nullablePosInt("Generated benchmarks: test items"),

@@ -1,3 +1,4 @@
+import { type Objective, searchSummary } from "./search.ts";
 import type { CheckpointContent, EvaluationRow } from "./checkpoint.ts";
 import type { Evaluator } from "./evaluate.ts";
 import { meanScores, requireAnswers } from "./evaluate.ts";
@@ -28,6 +29,8 @@ interface FinalInput {
   /** Wall seconds of the run over all its invocations, now. */
   wallSeconds(): number;
   commit(cp: CheckpointContent): void;
+  /** optimizer.search and the objective (summary.json's `search`). */
+  search: { mode: "single" | "pool"; objective: Objective };
 }
 
 /** Per task type: {total, hard_acc} plus `overall` (spec §2.13). */
@@ -180,6 +183,7 @@ export async function finalEvaluation(f: FinalInput): Promise<Summary> {
       best: estimateTokens(f.skills.get(state.best.hash) ?? ""),
       final: estimateTokens(f.skills.get(state.current.hash) ?? ""),
     },
+    search: searchSummary(state, f.skills, f.search.mode, f.search.objective, f.gate),
   };
   if (!state.stopped) state.finished = true;
   f.commit({ kind: "final", step: state.lastStep, epoch: f.epochs, skills: [], record: summary, evaluations });

@@ -148,6 +148,7 @@ export async function openLoop(deps: TrainDeps): Promise<Loop> {
         state.best.hash,
         state.baseline.hash,
         ...Object.values(state.epochStart),
+        ...(state.pool?.entries.map((e) => e.hash) ?? []),
       ]);
       ev.retain(live);
       for (const h of skills.keys()) if (!live.has(h)) skills.delete(h);

@@ -43,6 +43,8 @@ export function rememberItems(state: LoopState, hash: string, byIndex: readonly 
 export function pruneItems(state: LoopState): void {
   if (!state.selItems) return;
   const keep = new Set([state.current.hash, state.best.hash, state.baseline.hash]);
+  // The pool's candidates keep theirs: the per-item frontier and later re-decisions read them.
+  for (const e of state.pool?.entries ?? []) keep.add(e.hash);
   for (const h of Object.keys(state.selItems)) if (!keep.has(h)) delete state.selItems[h];
 }
 

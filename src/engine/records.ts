@@ -342,6 +342,56 @@ export const SummarySchema = v.object({
   test_soft: triple(score),
   /** The deployed cost: each skill's size in estimated tokens (skill-format.ts's estimateTokens of the whole document). */
   skill_tokens: v.optional(triple(num)),
+  /**
+   * The search (optimizer.search) and the objective that chose the best skill: the cost frontier
+   * (selection score vs deployed skill tokens, the chosen skill marked) and, under `pool`, the pool.
+   */
+  search: v.optional(
+    v.object({
+      mode: v.picklist(["single", "pool"]),
+      objective: v.picklist(["score", "weighted"]),
+      token_weight: num,
+      chosen: v.string(),
+      frontier: v.array(
+        v.object({
+          hash: v.string(),
+          origin: v.string(),
+          score: num,
+          skill_tokens: num,
+          objective: num,
+          chosen: v.boolean(),
+        }),
+      ),
+      pool: v.optional(
+        v.array(
+          v.object({
+            hash: v.string(),
+            origin: v.string(),
+            step: num,
+            status: v.string(),
+            parents: v.array(v.string()),
+            score: num,
+            skill_tokens: num,
+            /** Selection items it is best on (0 when off the per-item frontier). */
+            items_best: num,
+          }),
+        ),
+      ),
+      merges: v.optional(v.object({ tried: num, accepted: num })),
+      /** Every pool decision in order: a step's candidate, a merge, the re-decision of an undecided entry. */
+      decisions: v.optional(
+        v.array(
+          v.object({
+            step: num,
+            kind: v.string(),
+            parents: v.array(v.string()),
+            hash: v.optional(v.string()),
+            verdict: v.string(),
+          }),
+        ),
+      ),
+    }),
+  ),
   out: v.optional(v.string()),
   backend: v.optional(v.string()),
 });

@@ -63,6 +63,45 @@ export type StepBufferSummary = v.InferOutput<typeof StepBufferSummarySchema>;
 /** One item's (hard, soft) scores. */
 const ItemScoresSchema = v.pipe(v.tuple([num, num]), v.readonly());
 
+/** A candidate in the pool (optimizer.search: pool); its per-item selection scores are in `selItems`. */
+const PoolEntrySchema = v.object({
+  hash: v.string(),
+  origin: v.string(),
+  /** The step that admitted it (0 = the baseline). */
+  step: num,
+  /** The skill it was proposed from; a merge has two. */
+  parents: v.array(v.string()),
+  hard: num,
+  soft: num,
+  score: num,
+  /** Its deployed size in estimated tokens (skill-format.ts's estimateTokens). */
+  tokens: num,
+  /** member: admitted by the gate; undecided: the gate could not settle it yet (never a parent or the best). */
+  status: v.picklist(["member", "undecided"]),
+  /** Extra answer samples an undecided entry's re-decisions have added. */
+  samples: v.optional(num),
+});
+export type PoolEntry = v.InferOutput<typeof PoolEntrySchema>;
+
+/** One decision about the pool: a step's candidate, a merge or the re-decision of an undecided entry. */
+const PoolEventSchema = v.object({
+  step: num,
+  kind: v.picklist(["step", "merge", "redecide"]),
+  parents: v.array(v.string()),
+  hash: v.optional(v.string()),
+  verdict: v.string(),
+});
+
+const PoolStateSchema = v.object({
+  entries: v.array(PoolEntrySchema),
+  /** hash → the skill it was proposed from, for every candidate ever admitted (merges find a common ancestor here). */
+  lineage: v.record(v.string(), v.string()),
+  /** Pairs whose merge was tried ("a+b", sorted), so none is paid twice. */
+  merged: v.array(v.string()),
+  log: v.array(PoolEventSchema),
+});
+export type PoolState = v.InferOutput<typeof PoolStateSchema>;
+
 /**
  * Everything the loop needs to continue exactly where it stopped. It is committed with every
  * checkpoint, so a resumed run makes the same decisions as an uninterrupted one (spec §10.4).
@@ -119,6 +158,8 @@ export const LoopStateSchema = v.object({
   stopped: v.optional(v.string()),
   /** Which stop condition (train.max_wall_seconds, train.patience, train.target_score) stopped it; absent for a budget stop. */
   stopCondition: v.optional(v.picklist(["wall_time", "patience", "target_score"])),
+  /** The candidate pool (optimizer.search: pool); absent on single-candidate runs. */
+  pool: v.optional(PoolStateSchema),
   /** Wall seconds of the run over all its invocations, at the last commit. */
   elapsedS: v.optional(num),
 });

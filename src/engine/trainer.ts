@@ -3,6 +3,8 @@ import { epochBoundary } from "./boundary.ts";
 import { finalEvaluation } from "./final.ts";
 import { firstN, type Loop, openLoop, type TrainDeps } from "./loop.ts";
 import { planEpoch } from "./plan.ts";
+import { afterPoolStep, beforePoolStep, type PoolEnv, startPool } from "./pool-step.ts";
+import { objectiveOf } from "./search.ts";
 import type { Summary } from "./records.ts";
 import { UnusableWatch } from "./stage-context.ts";
 import type { LoopState } from "./state.ts";
@@ -25,6 +27,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   const { cfg } = deps;
   const loop = await openLoop(deps);
   const { sizes } = loop;
+  if (cfg.optimizer.search === "pool") startPool(loop.state, loop.skills);
   // A model that cannot do the optimizer's job stops the run, loudly, before another step is paid for.
   const unusable = new UnusableWatch();
   outer: for (let epoch = 1; epoch <= cfg.train.num_epochs; epoch++) {
@@ -57,6 +60,7 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
     events: deps.events,
     wallSeconds: loop.elapsed,
     commit: loop.commit,
+    search: { mode: cfg.optimizer.search, objective: objectiveOf(cfg.evaluation) },
   });
   const { state, skills } = loop;
   return { summary, state, bestSkill: skills.get(state.best.hash)!, currentSkill: skills.get(state.current.hash)! };
@@ -123,7 +127,30 @@ async function commitStep(
   sc.tally = new Map();
   let outcome: Awaited<ReturnType<typeof runStep>>;
   try {
+    // optimizer.search: pool — the step improves a parent drawn from the pool's frontier, and its gated candidate joins the pool.
+    const pool: PoolEnv | undefined = work.pool ? poolEnv(loop) : undefined;
+    const before = pool ? await beforePoolStep(pool, work, step.global) : undefined;
+    const parent = work.pool?.entries.find((e) => e.hash === work.current.hash);
     outcome = await runStep(loop, work, step, meta);
+    if (pool && parent) {
+      const after = await afterPoolStep(pool, work, step.global, parent, {
+        action: outcome.record.action,
+        candidate: outcome.record.candidate_hash,
+      });
+      // The record names the skills as the pool left them (its best on the objective is current and best).
+      Object.assign(outcome.record, {
+        current_score: work.current.score,
+        best_score: work.best.score,
+        best_step: work.best.step,
+        current_origin: work.current.origin,
+        best_origin: work.best.origin,
+        current_hash: work.current.hash,
+      });
+      for (const w of [before!, after]) {
+        outcome.newSkills.push(...w.newSkills);
+        outcome.evaluations.push(...w.evaluations);
+      }
+    }
   } catch (err) {
     scheduler.current = loop.state.schedulerStep;
     if (err instanceof BudgetError) {
@@ -151,4 +178,18 @@ async function commitStep(
   });
   events.emit({ type: "step_done", step: step.global, total: sizes.totalSteps, record: outcome.record });
   return true;
+}
+
+/** What the pool's hooks read of the loop. */
+function poolEnv(loop: Loop): PoolEnv {
+  const cfg = loop.deps.cfg;
+  return {
+    cfg,
+    ev: loop.ev,
+    gate: loop.sc.gate,
+    decider: loop.gate,
+    objective: objectiveOf(cfg.evaluation),
+    pairedOrder: loop.pairedOrder,
+    skills: loop.skills,
+  };
 }

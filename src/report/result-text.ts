@@ -34,7 +34,17 @@ ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_
 final ${s.skill_tokens.final.toLocaleString("en-US")})`,
         ]
       : []),
+    ...(s.search?.pool ? [poolLine(s.search)] : []),
     `  best skill: ${join(String(s.out), RUN_FILES.bestSkill)}`,
   ];
   return lines.join("\n");
+}
+
+/** The pool's closing line: members, how many are on the per-item frontier, merges, the objective. */
+function poolLine(search: NonNullable<Summary["search"]>): string {
+  const pool = search.pool ?? [];
+  const members = pool.filter((p) => p.status === "member").length;
+  const frontier = pool.filter((p) => p.items_best > 0).length;
+  const merges = `${search.merges?.accepted ?? 0}/${search.merges?.tried ?? 0}`;
+  return `  pool: ${members} members, ${frontier} on the per-item frontier, merges ${merges} accepted; best on ${search.objective}`;
 }

@@ -48,6 +48,26 @@ export function drawHouseRules(seed: number): HouseRules {
   return out;
 }
 
+/** The conflict shape: which families a second office answers with the agent's default convention. */
+interface ConflictShape {
+  /** Families whose second-office items expect the default (TYPICAL) convention. */
+  families: FamilyId[];
+  /** Share of items that come from the second office. */
+  share: number;
+}
+
+/**
+ * The conflict shape of a seed: three families whose house rule is not the default, drawn with
+ * their own seed; about a third of the items come from a second office that keeps the default
+ * convention there. No skill is right on both offices' items of those families: stating the
+ * house rule helps two thirds of them and costs the other third (and the rule's tokens).
+ */
+export function drawConflict(seed: number, rules: HouseRules): ConflictShape {
+  const rng = seededRandom(`conventions/conflict/${seed}`);
+  const differing = FAMILY_IDS.filter((f) => rules[f] !== TYPICAL[f]);
+  return { families: shuffle(rng, differing).slice(0, 3), share: 0.35 };
+}
+
 const WORDS = [
   "order",
   "total",
@@ -187,6 +207,7 @@ export function generateSplits(
   seed: number,
   sizes: SplitSizes,
   rules: HouseRules,
+  conflict?: ConflictShape,
 ): Record<keyof SplitSizes, TaskItem[]> {
   const out = { train: [] as TaskItem[], val: [] as TaskItem[], test: [] as TaskItem[] };
   // No task appears twice, within or across splits (a test item must not be a train item).
@@ -202,13 +223,16 @@ export function generateSplits(
         question = pick(rng, QUESTIONS[fid]);
       }
       seen.add(JSON.stringify([question, value]));
+      // The conflict shape only: a draw per item says which office asks (the standard shape's stream is unchanged).
+      const second = conflict ? rng() < conflict.share && conflict.families.includes(fid) : false;
       out[split].push({
-        id: `${split}-${String(i).padStart(3, "0")}-${fid}`,
+        id: `${split}-${String(i).padStart(3, "0")}-${fid}${second ? "-b" : ""}`,
         family: fid,
-        question,
+        question: conflict ? `${second ? "For the Lisbon office" : "For the head office"}: ${question}` : question,
         value,
-        expected: render(rules[fid], value),
+        expected: render(second ? TYPICAL[fid] : rules[fid], value),
         family_title: FAMILY_TITLES[fid],
+        ...(conflict ? { office: second ? "lisbon" : "head" } : {}),
       });
     });
   }

@@ -2,7 +2,7 @@ import type { Benchmark, BenchmarkContext, Splits } from "../../engine/index.ts"
 import { DataError, errorMessage } from "../../lib/index.ts";
 import { isSystemic } from "../shared/chat.ts";
 import { conventionsProducing, type TaskValue } from "./formats.ts";
-import { drawHouseRules, generateSplits, taskPrompt } from "./generator.ts";
+import { drawConflict, drawHouseRules, generateSplits, taskPrompt } from "./generator.ts";
 import INITIAL_SKILL from "./initial-skill.md" with { type: "text" };
 
 const DEFAULT_SIZES = { train: 48, val: 32, test: 64 };
@@ -44,7 +44,13 @@ async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
     val: size(ctx.env, "val_items", DEFAULT_SIZES.val),
     test: size(ctx.env, "test_items", DEFAULT_SIZES.test),
   };
-  return generateSplits(seed, sizes, drawHouseRules(seed));
+  const rules = drawHouseRules(seed);
+  const shape = ctx.env.conventions_shape ?? "standard";
+  if (shape !== "standard" && shape !== "conflict")
+    throw new DataError(`env.conventions_shape must be standard or conflict (got ${JSON.stringify(shape)})`, {
+      data: { input: "env.conventions_shape", problem: "invalid_value" },
+    });
+  return generateSplits(seed, sizes, rules, shape === "conflict" ? drawConflict(seed, rules) : undefined);
 }
 
 const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex) => {

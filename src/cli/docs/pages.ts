@@ -12,6 +12,7 @@ import gettingStarted from "../../../docs/getting-started.md" with { type: "text
 import integrations from "../../../docs/integrations.md" with { type: "text" };
 import readme from "../../../docs/README.md" with { type: "text" };
 import reliability from "../../../docs/reliability.md" with { type: "text" };
+import search from "../../../docs/search.md" with { type: "text" };
 import sleep from "../../../docs/sleep.md" with { type: "text" };
 import tasks from "../../../docs/tasks.md" with { type: "text" };
 import trigger from "../../../docs/trigger.md" with { type: "text" };
@@ -36,6 +37,7 @@ export const DOCS_PAGES: Readonly<Record<string, string>> = {
   "integrations.md": integrations,
   "README.md": readme,
   "reliability.md": reliability,
+  "search.md": search,
   "sleep.md": sleep,
   "tasks.md": tasks,
   "trigger.md": trigger,

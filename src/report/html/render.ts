@@ -1,6 +1,7 @@
 import { RUN_FILES } from "../../run/index.ts";
 import { warningText } from "../stage-text.ts";
 import { renderDiff } from "./diff-html.ts";
+import { renderFrontier } from "./frontier.ts";
 import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 import { costChartParts, scoreChartParts, scoreLegend } from "./run-charts.ts";
 import type { GateView, RunView, StepView, SummaryView } from "./run-view.ts";
@@ -349,6 +350,7 @@ id="best-skill">${esc(best)}</pre>`;
     scoreChartParts(run),
     scoreLegend(),
     testTable(run.summary),
+    renderFrontier(run.summary?.search),
     `<h2>Cost and tokens</h2>`,
     costChartParts(run),
     stageTable(run.summary),

@@ -79,6 +79,25 @@ export interface StageTotals {
   costUsd: number | null;
 }
 
+/** summary.json's `search`: the cost frontier (the chosen skill marked) and the pool under search: pool. */
+export interface SearchView {
+  mode: string;
+  objective: string;
+  tokenWeight: number;
+  frontier: { hash: string; origin: string; score: number; tokens: number; objective: number; chosen: boolean }[];
+  pool?: {
+    hash: string;
+    origin: string;
+    step: number;
+    status: string;
+    parents: string[];
+    score: number;
+    tokens: number;
+    itemsBest: number;
+  }[];
+  merges?: { tried: number; accepted: number };
+}
+
 export interface SummaryView {
   baseline: ScoreTriple;
   best: ScoreTriple;
@@ -95,6 +114,7 @@ export interface SummaryView {
   selectionCallsSaved: number | null;
   /** The deployed cost: each skill's size in estimated tokens (summary.json's skill_tokens), when recorded. */
   skillTokens?: { baseline: number; best: number; final: number };
+  search?: SearchView;
   /** The gate rule and the measured noise floor (docs/gate.md), when recorded. */
   gateRule: string;
   /** Why `auto` chose the rule, and how many accepts stood on low evidence (runs that record them). */

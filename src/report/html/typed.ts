@@ -121,6 +121,26 @@ export function summaryViewOf(s: Summary): SummaryView {
     wallSeconds: s.wall_s,
     selectionCallsSaved: s.selection_calls_saved,
     ...(s.skill_tokens ? { skillTokens: s.skill_tokens } : {}),
+    ...(s.search
+      ? {
+          search: {
+            mode: s.search.mode,
+            objective: s.search.objective,
+            tokenWeight: s.search.token_weight,
+            frontier: s.search.frontier.map(({ skill_tokens, ...p }) => ({ ...p, tokens: skill_tokens })),
+            ...(s.search.pool
+              ? {
+                  pool: s.search.pool.map(({ skill_tokens, items_best, ...p }) => ({
+                    ...p,
+                    tokens: skill_tokens,
+                    itemsBest: items_best,
+                  })),
+                }
+              : {}),
+            ...(s.search.merges ? { merges: s.search.merges } : {}),
+          },
+        }
+      : {}),
     gateRule: s.gate_rule,
     ...(s.gate_choice?.configured === "auto" ? { gateWhy: s.gate_choice.why } : {}),
     ...(s.accepted_evidence ? { lowEvidenceAccepts: s.accepted_evidence.filter((e) => e.low_evidence).length } : {}),

@@ -1,0 +1,308 @@
+import type { CheckpointContent, EvaluationRow } from "./checkpoint.ts";
+import { type Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
+import { decide, type Gate, type GateSettings, gateScore, type ItemScores, itemScore, passed } from "./gate.ts";
+import { mergeSkills } from "./merge.ts";
+import { type PairedOrder, pairedGate, rememberItems } from "./paired-gate.ts";
+import { admit, itemFrontier, mergePair, type Objective, pickParent, poolBest } from "./search.ts";
+import type { EngineConfig } from "./settings.ts";
+import { estimateTokens } from "./skill-format.ts";
+import type { LoopState, PoolEntry } from "./state.ts";
+
+/**
+ * The training loop's hooks for optimizer.search: pool (the pool itself is search.ts). Before a
+ * step: re-decide the oldest undecided entry on a fresh answer sample, then make a frontier member
+ * the step's current skill. After it: the gated candidate joins the pool (accepted as a member,
+ * undecided as undecided), one merge of two frontier members that win different items is gated
+ * against the better of them, and the pool's best on the objective becomes the current and best skill.
+ */
+export interface PoolEnv {
+  cfg: EngineConfig;
+  ev: Evaluator;
+  gate: GateSettings;
+  decider: Gate;
+  objective: Objective;
+  pairedOrder: PairedOrder;
+  skills: Map<string, string>;
+}
+
+/** What a pool hook adds to the step's checkpoint. */
+interface PoolWork {
+  newSkills: CheckpointContent["skills"];
+  evaluations: EvaluationRow[];
+}
+
+/** Undecided entries get at most this many extra answer samples before they leave the pool. */
+const MAX_EXTRA_SAMPLES = 2;
+
+const ref = (e: PoolEntry) => ({ hash: e.hash, hard: e.hard, soft: e.soft, score: e.score, origin: e.origin });
+
+/** Start the pool with the run's current skill (after the baseline, or on a resume of a run stored without one). */
+export function startPool(state: LoopState, skills: ReadonlyMap<string, string>): void {
+  if (state.pool) return;
+  const c = state.current;
+  state.pool = {
+    entries: [{ ...c, step: 0, parents: [], tokens: estimateTokens(skills.get(c.hash) ?? ""), status: "member" }],
+    lineage: {},
+    merged: [],
+    log: [],
+  };
+}
+
+/** Before a step: re-decide an undecided entry, then make the sampled frontier parent the current skill. */
+export async function beforePoolStep(env: PoolEnv, state: LoopState, step: number): Promise<PoolWork> {
+  const work: PoolWork = { newSkills: [], evaluations: [] };
+  const pool = state.pool!;
+  const u = pool.entries.find((e) => e.status === "undecided");
+  if (u) await redecide(env, state, u, step, work);
+  const frontier = itemFrontier(state, env.gate);
+  const parent =
+    pool.entries.find((e) => e.hash === pickParent(frontier, env.cfg.train.seed, step)) ??
+    poolBest(pool, env.objective);
+  state.current = ref(parent);
+  return work;
+}
+
+/** After a step: admit its candidate by the gate's verdict, try one merge, and set current and best from the pool. */
+export async function afterPoolStep(
+  env: PoolEnv,
+  state: LoopState,
+  step: number,
+  parent: PoolEntry,
+  outcome: { action: string; candidate?: string | null },
+): Promise<PoolWork> {
+  const work: PoolWork = { newSkills: [], evaluations: [] };
+  const pool = state.pool!;
+  const h = outcome.candidate ?? undefined;
+  const text = h ? env.skills.get(h) : undefined;
+  const accepted = state.current.hash !== parent.hash;
+  if (h && text !== undefined) {
+    const verdict = accepted ? "accept" : outcome.action;
+    pool.log.push({ step, kind: "step", parents: [parent.hash], hash: h, verdict });
+    if (accepted)
+      put(env, state, {
+        ...state.current,
+        step,
+        parents: [parent.hash],
+        tokens: estimateTokens(text),
+        status: "member",
+      });
+    else if (outcome.action === "undecided") {
+      const est = state.selCache[h] ?? { hard: parent.hard, soft: parent.soft };
+      put(env, state, {
+        hash: h,
+        origin: `step_${String(step).padStart(4, "0")}`,
+        hard: est.hard,
+        soft: est.soft,
+        score: gateScore(env.gate, est.hard, est.soft, text),
+        step,
+        parents: [parent.hash],
+        tokens: estimateTokens(text),
+        status: "undecided",
+      });
+    }
+  }
+  if (env.cfg.optimizer.merge) await tryMerge(env, state, step, work);
+  settle(env, state, step);
+  return work;
+}
+
+function put(env: PoolEnv, state: LoopState, e: PoolEntry): void {
+  admit(state, e, env.cfg.optimizer.pool_size, env.gate, env.objective);
+}
+
+/**
+ * The pool's best on the objective becomes the current skill and the best (with the step it became
+ * so) once it beats the best so far under the run's rule, on the selection items both have scored
+ * (no new rollout: members have full per-item scores). Taking the plain maximum of many noisy
+ * means would favour the luckiest candidate; the strict rule compares means, as a single run does.
+ */
+function settle(env: PoolEnv, state: LoopState, step: number): void {
+  const pool = state.pool!;
+  const top = poolBest(pool, env.objective);
+  const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
+  const b =
+    held && top.hash !== held.hash && env.gate.useGate && env.decider.itemwise && !beats(env, state, top, held)
+      ? held
+      : top;
+  state.current = ref(b);
+  if (state.best.hash !== b.hash) state.best = { ...ref(b), step };
+}
+
+/** Does `a` beat `b` under the run's rule, on their per-item objective differences (the price of a's extra tokens taken off each)? */
+function beats(env: PoolEnv, state: LoopState, a: PoolEntry, b: PoolEntry): boolean {
+  const xa = state.selItems?.[a.hash] ?? [];
+  const xb = state.selItems?.[b.hash] ?? [];
+  const o = env.objective;
+  const price = o.kind === "weighted" ? (o.tokenWeight * (a.tokens - b.tokens)) / 1000 : 0;
+  const diffs: number[] = [];
+  const regressed: boolean[] = [];
+  for (const i of env.pairedOrder.order) {
+    const p = xa[i];
+    const q = xb[i];
+    if (!p || !q) continue;
+    diffs.push(itemScore(env.gate, p[0], p[1]) - itemScore(env.gate, q[0], q[1]) - price);
+    regressed.push(passed(q) && !passed(p));
+  }
+  const ev = { flipRate: state.noiseFloor?.flip_rate, history: state.gateHistory ?? [] };
+  return diffs.length > 0 && env.decider.onItems(diffs, regressed, ev).verdict === "accept";
+}
+
+async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: PoolWork): Promise<void> {
+  const pair = mergePair(state, env.gate, env.objective);
+  if (!pair) return;
+  const [anc, a, b] = [pair.ancestor, pair.a.hash, pair.b.hash].map((h) => env.skills.get(h));
+  if (anc === undefined || a === undefined || b === undefined) return;
+  const merged = mergeSkills(anc, a, b);
+  const h = skillHash(merged.text);
+  if (!merged.taken || h === pair.a.hash || h === pair.b.hash || state.pool!.entries.some((e) => e.hash === h)) {
+    state.pool!.log.push({ step, kind: "merge", parents: [pair.a.hash, pair.b.hash], verdict: "nothing_to_merge" });
+    return;
+  }
+  env.skills.set(h, merged.text);
+  const origin = `merge_step_${String(step).padStart(4, "0")}`;
+  work.newSkills.push({ hash: h, text: merged.text, origin });
+  const g = await gateAgainst(env, state, pair.a, merged.text, `merge step ${step} selection`, work);
+  state.pool!.log.push({ step, kind: "merge", parents: [pair.a.hash, pair.b.hash], hash: h, verdict: g.verdict });
+  if (g.verdict === "reject") return;
+  state.pool!.lineage[h] ??= pair.a.hash;
+  put(env, state, {
+    hash: h,
+    origin,
+    hard: g.hard,
+    soft: g.soft,
+    score: g.score,
+    step,
+    parents: [pair.a.hash, pair.b.hash],
+    tokens: estimateTokens(merged.text),
+    status: g.verdict === "accept" ? "member" : "undecided",
+  });
+}
+
+/** Gate a candidate against a pool member with the run's rule (the paired test, or the strict mean comparison). */
+async function gateAgainst(
+  env: PoolEnv,
+  state: LoopState,
+  parent: PoolEntry,
+  text: string,
+  label: string,
+  work: PoolWork,
+): Promise<{ verdict: "accept" | "reject" | "undecided"; hard: number; soft: number; score: number }> {
+  const h = skillHash(text);
+  const parentText = env.skills.get(parent.hash)!;
+  const saved = state.current;
+  state.current = ref(parent);
+  try {
+    if (env.gate.useGate && env.decider.itemwise) {
+      const p = await pairedGate(env.ev, env.gate, env.decider, state, env.pairedOrder, text, parentText, label);
+      state.selectionSaved += p.out.total - p.out.launched;
+      const verdict = p.decision.verdict;
+      if (verdict === "accept") {
+        state.selCache[h] = { hard: p.estimate.hard, soft: p.estimate.soft };
+        rememberItems(state, h, p.candidateItems);
+      } else if (verdict === "undecided") state.selCache[h] = { hard: p.estimate.hard, soft: p.estimate.soft };
+      const { hard, soft } = meanScores(p.out.results);
+      work.evaluations.push({
+        kind: "pool",
+        hash: h,
+        split: "val",
+        hard,
+        soft,
+        score: null,
+        evaluated: p.out.evaluated,
+        total: p.out.total,
+        action: verdict,
+      });
+      return { verdict, ...p.estimate };
+    }
+    const out = await env.ev.run(text, env.pairedOrder.selection, label);
+    requireAnswers(out, `selection pass of ${label}`, { strict: true });
+    const { hard, soft } = meanScores(out.results);
+    const score = gateScore(env.gate, hard, soft, text);
+    state.selCache[h] = { hard, soft };
+    rememberItems(
+      state,
+      h,
+      out.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const),
+    );
+    const d = decide(env.gate, score, parent.score, state.best.score);
+    const verdict = d.action === "reject" ? "reject" : "accept";
+    work.evaluations.push({
+      kind: "pool",
+      hash: h,
+      split: "val",
+      hard,
+      soft,
+      score,
+      evaluated: out.total,
+      total: out.total,
+      action: verdict,
+    });
+    return { verdict, hard, soft, score };
+  } finally {
+    state.current = saved;
+  }
+}
+
+/**
+ * An undecided entry's evidence grows by one more answer sample of it and its parent on every
+ * selection item; the run's rule decides on all samples' paired differences together. Still
+ * undecided after MAX_EXTRA_SAMPLES, or with its parent gone from the pool, it leaves the pool.
+ */
+async function redecide(env: PoolEnv, state: LoopState, u: PoolEntry, step: number, work: PoolWork): Promise<void> {
+  const pool = state.pool!;
+  const parent = pool.entries.find((e) => e.hash === u.parents[0] && e.status === "member");
+  const text = env.skills.get(u.hash);
+  const parentText = parent ? env.skills.get(parent.hash) : undefined;
+  const drop = (verdict: string) => {
+    pool.entries = pool.entries.filter((e) => e !== u);
+    pool.log.push({ step, kind: "redecide", parents: u.parents, hash: u.hash, verdict });
+  };
+  if (!parent || text === undefined || parentText === undefined) return drop("parent_gone");
+  const k = (u.samples ?? 0) + 1;
+  const sel = env.pairedOrder.selection;
+  const diffs: number[] = [];
+  const regressed: boolean[] = [];
+  let first: ItemScores[] = [];
+  for (let s = 0; s <= k; s++) {
+    const c = await env.ev.run(text, sel, `pool re-decision step ${step} sample ${s}`, undefined, undefined, s);
+    const p = await env.ev.run(parentText, sel, `pool re-decision step ${step} sample ${s}`, undefined, undefined, s);
+    requireAnswers(c, `pool re-decision of ${u.origin}`, { strict: true });
+    requireAnswers(p, `pool re-decision of ${u.origin}`, { strict: true });
+    const cs = c.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
+    const ps = p.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
+    if (s === 0) first = cs;
+    for (const i of env.pairedOrder.order) {
+      if (!cs[i] || !ps[i]) continue;
+      diffs.push(itemScore(env.gate, cs[i][0], cs[i][1]) - itemScore(env.gate, ps[i][0], ps[i][1]));
+      regressed.push(passed(ps[i]) && !passed(cs[i]));
+    }
+  }
+  const d = env.decider.onItems(diffs, regressed, {
+    flipRate: state.noiseFloor?.flip_rate,
+    history: state.gateHistory ?? [],
+  });
+  const mean = (j: 0 | 1) => first.reduce((a, x) => a + x[j], 0) / Math.max(1, first.length);
+  const [hard, soft] = [mean(0), mean(1)];
+  work.evaluations.push({
+    kind: "pool",
+    hash: u.hash,
+    split: "val",
+    hard,
+    soft,
+    score: null,
+    evaluated: diffs.length,
+    total: diffs.length,
+    action: d.verdict,
+  });
+  if (d.verdict === "reject") return drop("reject");
+  if (d.verdict === "undecided" && k >= MAX_EXTRA_SAMPLES) return drop("undecided_dropped");
+  if (d.verdict === "undecided") {
+    u.samples = k;
+    pool.log.push({ step, kind: "redecide", parents: u.parents, hash: u.hash, verdict: "undecided" });
+    return;
+  }
+  state.selCache[u.hash] = { hard, soft };
+  rememberItems(state, u.hash, first);
+  Object.assign(u, { hard, soft, score: gateScore(env.gate, hard, soft, text), status: "member", samples: k });
+  pool.log.push({ step, kind: "redecide", parents: u.parents, hash: u.hash, verdict: "accept" });
+}

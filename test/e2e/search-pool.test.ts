@@ -1,0 +1,101 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT, runCli } from "../support/cli.ts";
+import { storedAnswers } from "../support/call-cache.ts";
+import { tempDir } from "../support/tmp.ts";
+
+/** history.jsonl without what legitimately differs between two runs (timings and call accounting). */
+function comparable(dir: string): Record<string, unknown>[] {
+  const p = join(dir, "history.jsonl");
+  if (!existsSync(p)) return [];
+  return readFileSync(p, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => {
+      const { timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved, ...rest } = JSON.parse(l);
+      void [timing, wall_time_s, calls, tokens, cost_usd, selection_calls_saved];
+      return rest as Record<string, unknown>;
+    });
+}
+
+const summary = (dir: string) => JSON.parse(readFileSync(join(dir, "summary.json"), "utf8"));
+
+const POOL = ["--config", "quickstart", "--set", "train.num_epochs=2", "--set", "optimizer.search=pool"];
+
+describe("search: pool through the CLI", () => {
+  test("kill -9 inside a step that merges, then --resume: the same pool decisions, frontier and best skill", async () => {
+    using dir = tempDir();
+    const ref = join(dir.path, "ref");
+    const cut = join(dir.path, "cut");
+    const r0 = await runCli(["train", ...POOL, "--out", ref, "--quiet"]);
+    expect(r0.code, r0.stderr).toBe(0);
+    const s0 = summary(ref);
+    expect(s0.search.mode).toBe("pool");
+    expect(s0.search.merges.tried).toBeGreaterThan(0);
+    const members = s0.search.pool.filter((p: { status: string }) => p.status === "member").length;
+    expect(`${r0.stdout}${r0.stderr}`).toContain(`pool: ${members} members, `);
+    // The step whose commit holds the first merge: the run is killed inside it.
+    const k = Number(
+      s0.search.decisions.find((d: { kind: string; hash?: string }) => d.kind === "merge" && d.hash).step,
+    );
+    expect(k).toBeGreaterThan(1);
+
+    const cache = join(dir.path, "cache");
+    const proc = Bun.spawn(
+      [
+        process.execPath,
+        join(REPO_ROOT, "src", "main.ts"),
+        "train",
+        ...POOL,
+        "--out",
+        cut,
+        "--set",
+        `model.cache_dir=${cache}`,
+        "--set",
+        "model.sim_latency_ms=10",
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: Object.fromEntries(
+          Object.entries({ ...process.env, NO_COLOR: "1" }).filter(
+            ([key, v]) => v !== undefined && key !== "SKILLOPT_LOG_LEVEL",
+          ),
+        ) as Record<string, string>,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    let text = "";
+    const reader = proc.stderr.getReader();
+    const marker = new RegExp(`\\[STEP ${k}/\\d+\\]`);
+    while (!marker.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    expect(marker.test(text)).toBe(true);
+    const start = storedAnswers(join(cache, "calls.sqlite"));
+    while (storedAnswers(join(cache, "calls.sqlite")) < start + 4 && proc.exitCode === null) await Bun.sleep(5);
+    proc.kill(9);
+    await proc.exited;
+    expect(comparable(cut).some((h) => h.step === k)).toBe(false);
+
+    const r = await runCli(["train", "--resume", cut, "--quiet"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(comparable(cut)).toEqual(comparable(ref));
+    const s1 = summary(cut);
+    expect(s1.search).toEqual(s0.search);
+    expect(readFileSync(join(cut, "best_skill.md"), "utf8")).toBe(readFileSync(join(ref, "best_skill.md"), "utf8"));
+
+    // The report draws the frontier with the chosen skill ringed, and lists the pool.
+    const html = readFileSync(join(cut, "report.html"), "utf8");
+    expect(html).toContain('id="frontier-chart"');
+    expect(html).toContain(`id="frontier-chosen" data-hash="${s1.search.chosen}"`);
+    for (const f of s1.search.frontier) expect(html).toContain(`data-hash="${f.hash}"`);
+    expect(html).toContain('id="pool-table"');
+    expect(
+      s1.search.frontier.filter((f: { chosen: boolean }) => f.chosen).map((f: { hash: string }) => f.hash),
+    ).toEqual([s1.best.hash]);
+  }, 120_000);
+});
