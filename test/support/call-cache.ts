@@ -33,8 +33,11 @@ export function storedAnswers(file: string): number {
     }
     for (const line of text.split("\n")) {
       try {
-        const row = JSON.parse(line) as { t?: string; key?: string };
-        if (row.t === "cache" && row.key) keys.add(row.key);
+        // A line is an array ["c", key, …] for an answer (src/store/journal.ts); earlier versions wrote {t: "cache", key}.
+        const row = JSON.parse(line) as unknown;
+        if (Array.isArray(row) && row[0] === "c" && typeof row[1] === "string") keys.add(row[1]);
+        const obj = row as { t?: string; key?: string } | null;
+        if (obj && !Array.isArray(obj) && obj.t === "cache" && obj.key) keys.add(obj.key);
       } catch {
         // empty or torn line
       }
