@@ -3,6 +3,7 @@ import type { EngineEvents } from "./events.ts";
 import { type GateSettings, type ItemScores, itemScore, passed } from "./gate.ts";
 import type { ItemTest } from "./sequential.ts";
 import type { Benchmark, BenchmarkContext, RolloutResult, RoundPurpose, RoundTask, TaskItem } from "./ports.ts";
+import { targetView } from "./package.ts";
 
 /** First 16 hex chars of the sha256 of the skill text (spec §2.1 step 14). */
 export function skillHash(skill: string): string {
@@ -237,7 +238,7 @@ export class Evaluator {
           let pending = this.cache.get(key);
           if (pending) this.rolloutsReused += 1;
           else {
-            pending = task(() => this.bench.rollout(item, skill, ctx, sample));
+            pending = task(() => this.bench.rollout(item, targetView(skill), ctx, sample));
             this.rolloutsRun += 1;
             this.cache.set(key, pending);
             // A failed rollout (a systemic error) must not poison later attempts.
@@ -351,7 +352,7 @@ export class Evaluator {
     let pending = this.cache.get(key);
     if (pending) this.rolloutsReused += 1;
     else {
-      pending = this.bench.rollout(item, skill, ctx, sample);
+      pending = this.bench.rollout(item, targetView(skill), ctx, sample);
       this.rolloutsRun += 1;
       this.cache.set(key, pending);
       // A failed rollout (a systemic error) must not poison later attempts.

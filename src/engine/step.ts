@@ -18,6 +18,7 @@ import type { LrScheduler } from "./schedule.ts";
 import { payloadKey, type Patch } from "./schemas.ts";
 import { autonomousLr, rankAndSelect } from "./select.ts";
 import { scopeViolation } from "./edits.ts";
+import { packageLimits } from "./package.ts";
 import { formatViolation } from "./skill-format.ts";
 import { appendixNotes, mergeAppendix, setAppendix } from "./skill-doc.ts";
 import { consolidateAppendix } from "./appendix.ts";
@@ -425,7 +426,7 @@ export async function runStep(
     });
 
   const violation =
-    formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens) ??
+    formatViolation(candidate, current, sc.cfg.optimizer.max_skill_tokens, packageLimits(sc.cfg.optimizer)) ??
     (sc.bench.editScope ? scopeViolation(candidate, current, sc.bench.editScope) : undefined);
   if (violation) {
     emit({ type: "decision", step: step.global, action: "reject_format", rule: "format", violation });
