@@ -3,7 +3,6 @@ import { conventionOfLine, FAMILIES, type FamilyId } from "./conventions.ts";
 const SLOW_START = "<!-- SLOW_UPDATE_START -->";
 const APPENDIX_START = "<!-- APPENDIX_START -->";
 const FILE_OPEN = "<!-- SKILLOPT_FILE ";
-const FILE_CLOSE = "<!-- SKILLOPT_FILE_END -->";
 
 /** One file of a quoted skill package (the engine's package text): its path, its lines, whether it is carried fixed. */
 interface QuotedFile {
