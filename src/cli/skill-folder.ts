@@ -1,7 +1,14 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
-import { type PackageFile, packPackage, unpackPackage } from "../engine/index.ts";
-import { DataError, isWithin, readSkillFile, writeFileAtomic } from "../lib/index.ts";
+import {
+  DataError,
+  isWithin,
+  type PackageFile,
+  packPackage,
+  readSkillFile,
+  unpackPackage,
+  writeFileAtomic,
+} from "../lib/index.ts";
 
 /** At most this many files, and this many bytes in all, in a skill folder (SKILL.md and what it points to). */
 const MAX_FILES = 500;

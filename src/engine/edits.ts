@@ -1,4 +1,5 @@
-import { badFilePath, fileSpans, fileText, isFixedFile, setFileText, unpackPackage } from "./package.ts";
+import { unpackPackage } from "../lib/index.ts";
+import { badFilePath, fileSpans, fileText, isFixedFile, setFileText } from "./package.ts";
 import type { EditScope } from "./ports.ts";
 import { firstRegionStart, insideSpans, protectedSpans, stripMarkers } from "./skill-doc.ts";
 

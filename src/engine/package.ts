@@ -1,3 +1,5 @@
+import { type PackageSection, packageSections, packPackage, sectionText, unpackPackage } from "../lib/index.ts";
+
 /**
  * A skill package in one text: SKILL.md, then each text file of the skill folder between markers.
  * The engine trains, checkpoints, gates and resumes this text like any skill; the CLI packs a folder
@@ -13,83 +15,19 @@
  * name, and a candidate that changes it is refused (optimizer.skill_files=carry).
  */
 
-const OPEN = "<!-- SKILLOPT_FILE ";
-const CLOSE = "<!-- SKILLOPT_FILE_END -->";
-const FIXED = " (fixed)";
-
-export interface PackageFile {
-  path: string;
-  text: string;
-  fixed: boolean;
-}
-
-interface Section extends PackageFile {
-  /** From the newline before the opening marker to after the newline that follows the closing one. */
-  start: number;
-  end: number;
-  /** Where the file's text lies. */
-  textStart: number;
-  textEnd: number;
-}
-
-/** Every file section of a package, in order. A section whose closing marker is missing runs to the end. */
-function sections(pkg: string): Section[] {
-  const out: Section[] = [];
-  let from = 0;
-  for (;;) {
-    const i = pkg.indexOf(`\n${OPEN}`, from);
-    if (i < 0) return out;
-    const headEnd = pkg.indexOf(" -->\n", i + 1 + OPEN.length);
-    if (headEnd < 0) return out;
-    let path = pkg.slice(i + 1 + OPEN.length, headEnd);
-    const fixed = path.endsWith(FIXED);
-    if (fixed) path = path.slice(0, -FIXED.length);
-    const textStart = headEnd + 5;
-    const close = pkg.indexOf(`\n${CLOSE}`, textStart);
-    const textEnd = close < 0 ? pkg.length : close;
-    let end = close < 0 ? pkg.length : close + 1 + CLOSE.length;
-    if (pkg[end] === "\n") end += 1;
-    out.push({ path, text: pkg.slice(textStart, textEnd), fixed, start: i, end, textStart, textEnd });
-    from = end > i ? end - 1 : i + 1;
-  }
-}
-
-/** One file's section, as packed. */
-function sectionText(f: PackageFile): string {
-  return `\n${OPEN}${f.path}${f.fixed ? FIXED : ""} -->\n${f.text}\n${CLOSE}\n`;
-}
-
-/** Pack SKILL.md and the folder's text files into one package text (SKILL.md alone when there are none). */
-export function packPackage(skillMd: string, files: readonly PackageFile[]): string {
-  return skillMd + files.map(sectionText).join("");
-}
-
-/** SKILL.md of a package (everything outside the file sections) and its files. */
-export function unpackPackage(pkg: string): { skillMd: string; files: PackageFile[] } {
-  const secs = sections(pkg);
-  let skillMd = "";
-  let at = 0;
-  for (const s of secs) {
-    skillMd += pkg.slice(at, s.start);
-    at = s.end;
-  }
-  skillMd += pkg.slice(at);
-  return { skillMd, files: secs.map(({ path, text, fixed }) => ({ path, text, fixed })) };
-}
-
 /** Whether a skill text is a package with at least one file. */
 export function hasFiles(pkg: string): boolean {
-  return sections(pkg).length > 0;
+  return packageSections(pkg).length > 0;
 }
 
 /** Where the file sections lie (protected from SKILL.md edits), and where the first one starts (-1 = none). */
 export function fileSpans(pkg: string): { start: number; end: number }[] {
-  return sections(pkg).map((s) => ({ start: s.start, end: s.end }));
+  return packageSections(pkg).map((s) => ({ start: s.start, end: s.end }));
 }
 
 /** Apply `fn` to SKILL.md of a package and put the files back after it (for the slow update and the appendix). */
 export function onSkillMd(pkg: string, fn: (skillMd: string) => string): string {
-  const secs = sections(pkg);
+  const secs = packageSections(pkg);
   if (!secs.length) return fn(pkg);
   const { skillMd, files } = unpackPackage(pkg);
   return packPackage(fn(skillMd), files);
@@ -97,17 +35,17 @@ export function onSkillMd(pkg: string, fn: (skillMd: string) => string): string 
 
 /** The text of one file of a package, or undefined when the package has no such file. */
 export function fileText(pkg: string, path: string): string | undefined {
-  return sections(pkg).find((s) => s.path === path)?.text;
+  return packageSections(pkg).find((s) => s.path === path)?.text;
 }
 
 /** Whether a package file is packed fixed (carried, not trained). */
 export function isFixedFile(pkg: string, path: string): boolean {
-  return sections(pkg).some((s) => s.path === path && s.fixed);
+  return packageSections(pkg).some((s) => s.path === path && s.fixed);
 }
 
 /** The package with one file's text replaced, or the file added at the end when it is new. */
 export function setFileText(pkg: string, path: string, text: string): string {
-  const s = sections(pkg).find((x) => x.path === path);
+  const s = packageSections(pkg).find((x) => x.path === path);
   if (!s) return pkg + sectionText({ path, text, fixed: false });
   return pkg.slice(0, s.textStart) + text + pkg.slice(s.textEnd);
 }
@@ -132,10 +70,10 @@ export function badFilePath(path: string): string | undefined {
  * them. Files nothing points to stay unread. A skill without files is returned unchanged.
  */
 export function targetView(pkg: string): string {
-  const secs = sections(pkg);
+  const secs = packageSections(pkg);
   if (!secs.length) return pkg;
   const { skillMd } = unpackPackage(pkg);
-  const read: Section[] = [];
+  const read: PackageSection[] = [];
   let seen = skillMd;
   for (let grew = true; grew; ) {
     grew = false;
@@ -156,7 +94,7 @@ export function targetView(pkg: string): string {
  * replaced by a note (it cannot be edited, and its text is not the optimizer's to see).
  */
 export function optimizerView(pkg: string): string {
-  const secs = sections(pkg).filter((s) => s.fixed);
+  const secs = packageSections(pkg).filter((s) => s.fixed);
   let out = pkg;
   for (const s of [...secs].reverse())
     out = `${out.slice(0, s.textStart)}(not shown: this file is carried unchanged)${out.slice(s.textEnd)}`;
@@ -201,8 +139,8 @@ export function packageViolation(
   | { kind: "package_too_large"; tokens: number; max: number }
   | { kind: "bad_file"; file: string; reason: string }
   | undefined {
-  const cand = sections(candidate);
-  const cur = new Map(sections(current).map((s) => [s.path, s]));
+  const cand = packageSections(candidate);
+  const cur = new Map(packageSections(current).map((s) => [s.path, s]));
   for (const s of cand) {
     const before = cur.get(s.path);
     if (before?.fixed && (before.text !== s.text || !s.fixed))

@@ -1,5 +1,6 @@
 import type { FormatViolation } from "./records.ts";
-import { type PackageLimits, packageViolation, unpackPackage } from "./package.ts";
+import { unpackPackage } from "../lib/index.ts";
+import { type PackageLimits, packageViolation } from "./package.ts";
 import { frontmatterSpan, stripRegions } from "./skill-doc.ts";
 
 /** The longest SKILL.md frontmatter description the format allows. */

@@ -104,6 +104,30 @@ describe("a skill package trains as a whole (rules partly in reference files)", 
       expect(s.test_by_type.best[f]!.hard_acc).toBe(1);
     }
 
+    // report.html's diff of the initial and the best skill has one part per file of the package.
+    const html = readFileSync(join(ref, "report.html"), "utf8");
+    const initialToBest = html.slice(html.indexOf("<h3>Initial → best</h3>"));
+    const parts = [...initialToBest.matchAll(/<h4 class="pkg-file">([^<]+)<\/h4>/g)].map((m) => m[1]);
+    expect(parts.slice(0, 3)).toEqual(["SKILL.md", "references/formats.md", "references/lists.md"]);
+    const formatsPart = initialToBest.slice(
+      initialToBest.indexOf('"pkg-file">references/formats.md'),
+      initialToBest.indexOf('"pkg-file">references/lists.md'),
+    );
+    const changed = after
+      .get("references/formats.md")!
+      .toString("utf8")
+      .split("\n")
+      .find((l) => !before.get("references/formats.md")!.toString("utf8").includes(l))!;
+    expect(formatsPart).toContain('class="add"');
+    expect(formatsPart).toContain(
+      changed
+        .replace(/&/g, "&amp;")
+        .replace(/</g, "&lt;")
+        .replace(/>/g, "&gt;")
+        .replace(/"/g, "&quot;")
+        .replace(/'/g, "&#39;"),
+    );
+
     // The same run killed at a random step and resumed.
     const cut = join(tmp.path, "cut");
     const k = 2 + Math.floor(Math.random() * 8);
