@@ -75,7 +75,11 @@ function trainedSkill(given: string, agent: Agent, user: boolean, root: string) 
         expected: "claude, codex, copilot or cursor",
       },
     );
-  const files = folder.files.map((f) => ({ path: f, bytes: new Uint8Array(readFileSync(join(from, f))) }));
+  const files = folder.files.map((f) => ({
+    path: f,
+    bytes: new Uint8Array(readFileSync(join(from, f))),
+    mode: statSync(join(from, f)).mode & 0o777,
+  }));
   return { name, from, dest, files };
 }
 

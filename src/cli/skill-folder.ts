@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import {
   DataError,
@@ -116,8 +116,11 @@ export function writeBestSkillFolder(runDir: string, folder: SkillFolder, initia
     const a = after.files.find((f) => f.path === path)?.text;
     return a === undefined || a === b ? undefined : a;
   };
-  for (const f of folder.files)
+  for (const f of folder.files) {
     writeFileAtomic(join(tmp, f), changed(f) ?? readFileSync(join(folder.dir, f)), { durable: false });
+    // A script keeps its mode (an executable stays executable).
+    chmodSync(join(tmp, f), statSync(join(folder.dir, f)).mode & 0o777);
+  }
   for (const f of after.files)
     if (!folder.files.includes(f.path) && isWithin(tmp, join(tmp, f.path)))
       writeFileAtomic(join(tmp, f.path), f.text, { durable: false });

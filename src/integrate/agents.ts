@@ -3,7 +3,7 @@ import { frontmatter, instructionsSnippet, SKILL_DESCRIPTION, shellBin, skillBod
 
 /** One file an integration writes: a new file, an entry merged into a JSON file, or a marked snippet. */
 export type Change =
-  | { path: string; kind: "file"; content: string | Uint8Array }
+  | { path: string; kind: "file"; content: string | Uint8Array; mode?: number }
   | { path: string; kind: "json"; entries: JsonEntry[] }
   | { path: string; kind: "snippet"; text: string };
 
@@ -230,7 +230,7 @@ export function changesFor(agent: Agent, t: Target): Change[] {
 /** A skill folder to install: its name (the folder's name at the destination) and its files, relative path → bytes. */
 interface SkillToInstall {
   name: string;
-  files: { path: string; bytes: Uint8Array }[];
+  files: { path: string; bytes: Uint8Array; mode: number }[];
 }
 
 /**
@@ -256,7 +256,12 @@ export function skillDir(agent: Agent, t: Target, name: string): string | undefi
 
 /** The files installing a trained skill folder writes for an agent: every file of the folder, byte for byte. */
 export function skillChanges(dir: string, skill: SkillToInstall): Change[] {
-  return skill.files.map((f) => ({ path: join(dir, ...f.path.split("/")), kind: "file", content: f.bytes }));
+  return skill.files.map((f) => ({
+    path: join(dir, ...f.path.split("/")),
+    kind: "file",
+    content: f.bytes,
+    mode: f.mode,
+  }));
 }
 
 /** What to do after installing, in one or two lines. */

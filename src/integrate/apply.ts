@@ -186,7 +186,8 @@ export function planInstall(
           { path: c.path, expected: "no file" },
           { hint: "move it away (or run --remove if an earlier install wrote it), then rerun" },
         );
-      return { path: c.path, action: "create", kind: c.kind, bytes: c.content, previous, mode };
+      // A created file has no previous mode; a skill's script brings its own (an executable stays one).
+      return { path: c.path, action: "create", kind: c.kind, bytes: c.content, previous, mode: c.mode ?? null };
     }
     if (c.kind === "json")
       return {

@@ -29,7 +29,7 @@ function folder(root: string): string {
   mkdirSync(join(dir, "references"));
   writeFileSync(join(dir, "references", "severity.md"), "# Severity\r\n\r\nSEV1: customer-facing outage.\r\n");
   mkdirSync(join(dir, "scripts"));
-  writeFileSync(join(dir, "scripts", "timeline.sh"), "#!/bin/sh\ngrep -h 'INC-' \"$@\" | sort\n");
+  writeFileSync(join(dir, "scripts", "timeline.sh"), "#!/bin/sh\ngrep -h 'INC-' \"$@\" | sort\n", { mode: 0o755 });
   writeFileSync(join(dir, "scripts", "logo.bin"), new Uint8Array([0, 255, 1, 254, 10, 13, 0]));
   return dir;
 }
@@ -68,6 +68,7 @@ describe("a skill folder as env.skill_init", () => {
     expect(s.accepted).toBe(0);
     expect(s.best_skill_dir).toBe(join(out, "best_skill"));
     expect(tree(join(out, "best_skill"))).toEqual(tree(dir));
+    expect(statSync(join(out, "best_skill", "scripts", "timeline.sh")).mode & 0o777).toBe(0o755);
   }, 60_000);
 
   test("an accepted description changes SKILL.md only; eval scores the folder by its SKILL.md", async () => {

@@ -25,7 +25,7 @@ function runFolder(root: string): string {
   const run = join(root, "run");
   const skill = writePackageWorld(join(run, "best_skill"), 7);
   mkdirSync(join(skill, "scripts"));
-  writeFileSync(join(skill, "scripts", "check.sh"), "#!/bin/sh\necho ok\n");
+  writeFileSync(join(skill, "scripts", "check.sh"), "#!/bin/sh\necho ok\n", { mode: 0o755 });
   writeFileSync(join(skill, "scripts", "table.bin"), new Uint8Array([0, 1, 2, 255]));
   return run;
 }
@@ -61,6 +61,7 @@ describe("skillopt integrate AGENT --skill: a trained folder placed where the ag
         expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
         expect((JSON.parse(r.stdout) as { skill: string }).skill).toBe("house-style");
         expect(tree(dest)).toEqual(source);
+        expect(statSync(join(dest, "scripts", "check.sh")).mode & 0o777).toBe(0o755);
         expect(skillProblems(readFileSync(join(dest, "SKILL.md"), "utf8"), "house-style")).toEqual([]);
 
         const again = await runCli(["integrate", agent, "--skill", run, ...where], { env });
