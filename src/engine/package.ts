@@ -1,4 +1,4 @@
-import { type PackageSection, packageSections, packPackage, sectionText, unpackPackage } from "../lib/index.ts";
+import { packageSections, packPackage, sectionText, unpackPackage } from "../lib/index.ts";
 
 /**
  * A skill package in one text: SKILL.md, then each text file of the skill folder between markers.
@@ -62,31 +62,6 @@ export function badFilePath(path: string): string | undefined {
   if (path === "SKILL.md") return "SKILL.md is the default file; leave `file` out to edit it";
   if (/[\u0000-\u001f<>]/.test(path) || path.length > 200) return "control characters, '<', '>' or over 200 characters";
   return undefined;
-}
-
-/**
- * What the target reads of a package: SKILL.md, then each file it points to (its path named in
- * SKILL.md or in a file already read), as an agent that follows the body's pointers would read
- * them. Files nothing points to stay unread. A skill without files is returned unchanged.
- */
-export function targetView(pkg: string): string {
-  const secs = packageSections(pkg);
-  if (!secs.length) return pkg;
-  const { skillMd } = unpackPackage(pkg);
-  const read: PackageSection[] = [];
-  let seen = skillMd;
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const s of secs)
-      if (!read.includes(s) && seen.includes(s.path)) {
-        read.push(s);
-        seen += `\n${s.text}`;
-        grew = true;
-      }
-  }
-  if (!read.length) return skillMd;
-  const parts = read.map((s) => `<file path="${s.path}">\n${s.text.trimEnd()}\n</file>`);
-  return `${skillMd.trimEnd()}\n\nFiles of this skill that it points to, as read when needed:\n\n${parts.join("\n\n")}\n`;
 }
 
 /**

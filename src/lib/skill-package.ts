@@ -18,7 +18,7 @@ export interface PackageFile {
   fixed: boolean;
 }
 
-export interface PackageSection extends PackageFile {
+interface PackageSection extends PackageFile {
   /** From the newline before the opening marker to after the newline that follows the closing one. */
   start: number;
   end: number;
@@ -70,4 +70,29 @@ export function unpackPackage(pkg: string): { skillMd: string; files: PackageFil
   }
   skillMd += pkg.slice(at);
   return { skillMd, files: secs.map(({ path, text, fixed }) => ({ path, text, fixed })) };
+}
+
+/**
+ * What the target reads of a package: SKILL.md, then each file it points to (its path named in
+ * SKILL.md or in a file already read), as an agent that follows the body's pointers would read
+ * them. Files nothing points to stay unread. A skill without files is returned unchanged.
+ */
+export function targetView(pkg: string): string {
+  const secs = packageSections(pkg);
+  if (!secs.length) return pkg;
+  const { skillMd } = unpackPackage(pkg);
+  const read: PackageSection[] = [];
+  let seen = skillMd;
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const s of secs)
+      if (!read.includes(s) && seen.includes(s.path)) {
+        read.push(s);
+        seen += `\n${s.text}`;
+        grew = true;
+      }
+  }
+  if (!read.length) return skillMd;
+  const parts = read.map((s) => `<file path="${s.path}">\n${s.text.trimEnd()}\n</file>`);
+  return `${skillMd.trimEnd()}\n\nFiles of this skill that it points to, as read when needed:\n\n${parts.join("\n\n")}\n`;
 }

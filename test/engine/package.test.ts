@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { applyEdits, applyScopedEdits, formatViolation, setAppendix, targetView } from "../../src/engine/index.ts";
-import { packPackage, unpackPackage } from "../../src/lib/index.ts";
+import { applyEdits, applyScopedEdits, formatViolation, setAppendix } from "../../src/engine/index.ts";
+import { packPackage, targetView, unpackPackage } from "../../src/lib/index.ts";
 import { DESCRIPTION_SCOPE } from "../../src/benchmarks/trigger/scope.ts";
 import { formatViolationText } from "../../src/report/index.ts";
 
