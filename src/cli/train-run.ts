@@ -9,6 +9,7 @@ import {
   NoAnswerError,
   redactText,
   redactValue,
+  unpackPackage,
   writeFileAtomic,
 } from "../lib/index.ts";
 import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
@@ -25,6 +26,14 @@ import { backendLine, type ConfigInput, savedInput } from "./run-setup.ts";
  */
 
 /** A resumed run's config input: the saved one, with this command line's overrides after it. */
+/** How many files beside SKILL.md a skill package trains or carries (empty for a single file). */
+function packageNote(text: string, mode: "train" | "carry"): string {
+  const n = unpackPackage(text).files.length;
+  return n
+    ? `; a package of SKILL.md and ${n} text file${n === 1 ? "" : "s"}, ${mode === "train" ? "trained" : "carried unchanged"}`
+    : "";
+}
+
 export function resumedInput(run: ClaimedRun, given: ConfigInput): ConfigInput {
   const saved = JSON.parse(run.savedInput ?? "null") as ConfigInput;
   return {
@@ -127,7 +136,7 @@ export function recordRunStart(
   );
   return [
     `  ${backendLine(o.client)}`,
-    `  [initial skill] ${o.init.source} (${o.init.text.length} chars)`,
+    `  [initial skill] ${o.init.source} (${o.init.text.length} chars${packageNote(o.init.text, config.optimizer.skill_files)})`,
     ...(o.init.note ? [`  [note] ${o.init.note}`] : []),
     `  [out] ${paths.dir}`,
   ];
