@@ -121,6 +121,7 @@ export function writeBestSkillFolder(runDir: string, folder: SkillFolder, initia
     // A script keeps its mode (an executable stays executable).
     chmodSync(join(tmp, f), statSync(join(folder.dir, f)).mode & 0o777);
   }
+  if (!folder.files.includes("SKILL.md")) writeFileAtomic(join(tmp, "SKILL.md"), after.skillMd, { durable: false });
   for (const f of after.files)
     if (!folder.files.includes(f.path) && isWithin(tmp, join(tmp, f.path)))
       writeFileAtomic(join(tmp, f.path), f.text, { durable: false });

@@ -3,7 +3,7 @@ import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { costUnknownWarnings, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
 import { firstN, packageLimits, type Role, train } from "../engine/index.ts";
-import { compactTimestamp, UsageError, writeJsonAtomic } from "../lib/index.ts";
+import { compactTimestamp, unpackPackage, UsageError, writeJsonAtomic } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole, resultText } from "../report/index.ts";
 import {
@@ -202,10 +202,13 @@ export default defineCommand({
         process.removeListener("SIGINT", onSigint);
         process.removeListener("SIGTERM", onSigint);
       }
-      // A skill folder comes back as best_skill/: its files byte for byte, SKILL.md the best skill.
-      const folder = init.folder
-        ? writeBestSkillFolder(dir, init.folder, init.text, readFileSync(paths.bestSkill, "utf8"))
-        : undefined;
+      // A skill folder comes back as best_skill/: its files byte for byte, SKILL.md the best skill;
+      // so does a single file to which training added files (the skill became a folder).
+      const best = readFileSync(paths.bestSkill, "utf8");
+      const folder =
+        init.folder || unpackPackage(best).files.length
+          ? writeBestSkillFolder(dir, init.folder ?? { dir, files: [] }, init.text, best)
+          : undefined;
       const summary = {
         ...result.summary,
         out: dir,

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { writeBestSkillFolder } from "../../src/cli/skill-folder.ts";
+import { packPackage } from "../../src/lib/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -147,5 +149,20 @@ describe("a skill folder as env.skill_init", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("references/host.md is not a regular file");
     expect(await Bun.file(join(out, "state.sqlite")).exists()).toBe(false);
+  });
+
+  test("a single file to which training added files comes back as a folder; a path leaving the folder is never written", () => {
+    using tmp = tempDir();
+    const skill = "---\nname: x\ndescription: y\n---\n# X\n";
+    const best = packPackage(`${skill}See references/new.md.\n`, [
+      { path: "references/new.md", text: "- a rule\n", fixed: false },
+      { path: "../escape.md", text: "no\n", fixed: false },
+    ]);
+    const out = writeBestSkillFolder(tmp.path, { dir: tmp.path, files: [] }, skill, best);
+    expect(Object.fromEntries([...tree(out)].map(([k, v]) => [k, v.toString("utf8")]))).toEqual({
+      "SKILL.md": `${skill}See references/new.md.\n`,
+      "references/new.md": "- a rule\n",
+    });
+    expect(readdirSync(tmp.path).sort()).toEqual(["best_skill"]);
   });
 });
