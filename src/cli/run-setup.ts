@@ -107,12 +107,13 @@ export function resolveInitialSkill(
   if (!p) return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)` };
   const candidates = isAbsolute(p) ? [p] : [resolve(cwd, p), resolve(loaded.dir, p)];
   const found = candidates.find((c) => existsSync(c));
-  // A skill folder (SKILL.md and its files): SKILL.md is trained, the rest is carried to best_skill/.
+  // A skill folder (SKILL.md and its files) trains as a package (docs/packages.md); a benchmark that
+  // trains one part of SKILL.md (the trigger's description) carries the other files unchanged.
   if (found && isSkillFolder(found)) {
     const folder = readSkillFolder(found, "env.skill_init");
     const skillMd = readFolderSkill(found, "env.skill_init");
     return {
-      text: packFolder(folder, skillMd, loaded.config.optimizer.skill_files),
+      text: packFolder(folder, skillMd, bench.editScope ? "carry" : loaded.config.optimizer.skill_files),
       source: join(found, "SKILL.md"),
       folder,
     };

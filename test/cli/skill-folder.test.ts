@@ -106,11 +106,12 @@ describe("a skill folder as env.skill_init", () => {
     for (const [f, bytes] of before) if (f !== "SKILL.md") expect(after.get(f)).toEqual(bytes);
     const trained = after.get("SKILL.md")!.toString("utf8");
     expect(trained).not.toBe(before.get("SKILL.md")!.toString("utf8"));
-    // best_skill.md holds the whole package in one text: the trained SKILL.md, then each text file between markers.
+    // best_skill.md holds the whole package in one text: the trained SKILL.md, then each text file between
+    // markers (carried fixed: trigger training trains only the description).
     const packed = readFileSync(join(out, "best_skill.md"), "utf8");
     expect(packed.startsWith(trained)).toBe(true);
     expect(packed.slice(trained.length)).toBe(
-      "\n<!-- SKILLOPT_FILE references/severity.md -->\n# Severity\r\n\r\nSEV1: customer-facing outage.\r\n\n<!-- SKILLOPT_FILE_END -->\n",
+      "\n<!-- SKILLOPT_FILE references/severity.md (fixed) -->\n# Severity\r\n\r\nSEV1: customer-facing outage.\r\n\n<!-- SKILLOPT_FILE_END -->\n",
     );
     const ev = await runCli(["eval", ...sets, "--skill", join(out, "best_skill"), "--out", join(tmp.path, "ev")], env);
     expect(ev.code).toBe(0);
