@@ -4,7 +4,7 @@ import { targetView, unpackPackage } from "../../lib/index.ts";
 const READ_SKILL_FILE = "read_skill_file";
 
 /** How a tool-using rollout shows a skill package: SKILL.md, the names of its files, and a tool that reads one. */
-interface SkillFileAccess {
+export interface SkillFileAccess {
   /** The skill text for the system prompt. */
   skill: string;
   /** The read-file tool, when the package has files to read and the rollout uses tools; else none. */
