@@ -401,7 +401,8 @@ const TEST_DIR = join(REPO_ROOT, "test");
  */
 const SPAWNS_OUTSIDE_E2E: Record<string, string> = {
   "test/cli/in-process.test.ts": "checks the in-process runner against a process of the same command",
-  "test/cli/quick.test.ts": "the start-up fast path lives in src/main.ts, before the command tree the in-process runner calls",
+  "test/cli/quick.test.ts":
+    "the start-up fast path lives in src/main.ts, before the command tree the in-process runner calls",
   "test/mcp/support.ts": "connectMcp: the MCP server speaks over its stdin and stdout",
   "test/run/warnings.test.ts": "the MCP server's run_status is read through a real server (connectMcp)",
   "test/scripts/skill-check.test.ts": "the GitHub Action's script runs skillopt as a command, as CI does",

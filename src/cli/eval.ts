@@ -7,6 +7,7 @@ import {
   Evaluator,
   firstN,
   formatViolation,
+  packageLimits,
   gateSettings,
   meanScores,
   NO_EVENTS,
@@ -43,7 +44,7 @@ import {
 import { describeNoAnswer, whatToFix } from "./no-answer.ts";
 import { cliNeeds, preflight, roleNeeds } from "./preflight.ts";
 import { COMMAND_META } from "./command-meta.ts";
-import { isSkillFolder } from "./skill-folder.ts";
+import { isSkillFolder, packFolder, readSkillFolder } from "./skill-folder.ts";
 
 const SPLITS: Record<string, "train" | "val" | "test" | "all"> = {
   train: "train",
@@ -167,7 +168,7 @@ export default defineCommand({
     const config = loaded.config;
     for (const w of loaded.warnings) process.stderr.write(`  [warn] ${w}\n`);
     const bench = await resolveBenchmark(loaded);
-    const problem = formatViolation(skill, skill, config.optimizer.max_skill_tokens);
+    const problem = formatViolation(skill, skill, config.optimizer.max_skill_tokens, packageLimits(config.optimizer));
     if (problem)
       process.stderr.write(
         `  [warn] --skill ${args.skill}: ${formatViolationText(problem)} (training would reject this skill)\n`,
@@ -260,7 +261,9 @@ function evalOptions(args: Record<string, unknown>, cwd: string) {
   const given = resolve(cwd, String(args.skill));
   // A skill folder is scored by its SKILL.md.
   const skillPath = isSkillFolder(given) ? join(given, "SKILL.md") : given;
-  const skill = readSkillFile(skillPath, "--skill");
+  const skill = isSkillFolder(given)
+    ? packFolder(readSkillFolder(given, "--skill"), readSkillFile(skillPath, "--skill"), "train")
+    : readSkillFile(skillPath, "--skill");
   const split = canonicalSplit(String(args.split ?? "all"));
   const failUnder = args["fail-under"] === undefined ? undefined : Number(args["fail-under"]);
   if (failUnder !== undefined && !(failUnder >= 0 && failUnder <= 1))

@@ -1,6 +1,6 @@
 import { probeCli, type SkilloptModelClient } from "../backends/index.ts";
 import type { Benchmark, Role, TaskItem } from "../engine/index.ts";
-import { formatViolation } from "../engine/index.ts";
+import { formatViolation, type PackageLimits } from "../engine/index.ts";
 import { ConfigError, DataError, type SkilloptError, UnsupportedError } from "../lib/index.ts";
 import { formatViolationText } from "../report/index.ts";
 
@@ -34,16 +34,21 @@ export async function preflight(needs: readonly Need[]): Promise<void> {
  * frontmatter with name and a description of at most 1024 characters, optimizer.max_skill_tokens):
  * otherwise every step would be paid for and then rejected on format.
  */
-export function startingSkillNeed(text: string, source: string, maxTokens: number | null): Need {
+export function startingSkillNeed(
+  text: string,
+  source: string,
+  maxTokens: number | null,
+  limits?: PackageLimits,
+): Need {
   return {
     what: "starting skill format",
     check() {
-      const problem = formatViolation(text, text, maxTokens);
+      const problem = formatViolation(text, text, maxTokens, limits);
       if (!problem) return undefined;
       return new ConfigError(`starting skill ${source}: ${formatViolationText(problem)}`, {
         hint:
           "training checks every candidate with the same rules and would reject them all; fix the skill file (or env.skill_init / " +
-          "optimizer.max_skill_tokens) and start again",
+          "optimizer.max_skill_tokens, optimizer.max_file_tokens, optimizer.max_package_tokens) and start again",
         file: source,
       });
     },

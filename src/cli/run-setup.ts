@@ -7,7 +7,7 @@ import type { Benchmark, BenchmarkContext, CallAccounting, EngineConfig, Splits 
 import { ConfigError, isSecretKey, readSkillFile, UsageError } from "../lib/index.ts";
 import { multiValueFlag, repeatedFlag } from "./args.ts";
 import { collectLegacy } from "./legacy.ts";
-import { isSkillFolder, readFolderSkill, readSkillFolder, type SkillFolder } from "./skill-folder.ts";
+import { isSkillFolder, packFolder, readFolderSkill, readSkillFolder, type SkillFolder } from "./skill-folder.ts";
 
 /*
  * What train, eval and config share: the config input from the command line, loading it, and
@@ -107,13 +107,17 @@ export function resolveInitialSkill(
   if (!p) return { text: bench.initialSkill, source: `${bench.name} (embedded initial skill)` };
   const candidates = isAbsolute(p) ? [p] : [resolve(cwd, p), resolve(loaded.dir, p)];
   const found = candidates.find((c) => existsSync(c));
-  // A skill folder (SKILL.md and its files): SKILL.md is trained, the rest is carried to best_skill/.
-  if (found && isSkillFolder(found))
+  // A skill folder (SKILL.md and its files) trains as a package (docs/packages.md); a benchmark that
+  // trains one part of SKILL.md (the trigger's description) carries the other files unchanged.
+  if (found && isSkillFolder(found)) {
+    const folder = readSkillFolder(found, "env.skill_init");
+    const skillMd = readFolderSkill(found, "env.skill_init");
     return {
-      text: readFolderSkill(found, "env.skill_init"),
+      text: packFolder(folder, skillMd, bench.editScope ? "carry" : loaded.config.optimizer.skill_files),
       source: join(found, "SKILL.md"),
-      folder: readSkillFolder(found, "env.skill_init"),
+      folder,
     };
+  }
   if (found) return { text: readSkillFile(found, "env.skill_init"), source: found };
   if (UPSTREAM_SKILL.test(p.replaceAll("\\", "/"))) {
     return {

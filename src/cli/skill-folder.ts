@@ -1,6 +1,14 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { DataError, readSkillFile, writeFileAtomic } from "../lib/index.ts";
+import {
+  DataError,
+  isWithin,
+  type PackageFile,
+  packPackage,
+  readSkillFile,
+  unpackPackage,
+  writeFileAtomic,
+} from "../lib/index.ts";
 
 /** At most this many files, and this many bytes in all, in a skill folder (SKILL.md and what it points to). */
 const MAX_FILES = 500;
@@ -62,20 +70,61 @@ export function readFolderSkill(dir: string, label: string): string {
   return readSkillFile(join(dir, "SKILL.md"), label);
 }
 
+/** A package file's text: a Markdown or text file in valid UTF-8 without NUL bytes, else undefined (carried as bytes). */
+function textOf(bytes: Uint8Array): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The files of a folder that go into the package text: Markdown and text files beside SKILL.md, in UTF-8. */
+function packedFiles(folder: SkillFolder, fixed: boolean): PackageFile[] {
+  return folder.files.flatMap((path) => {
+    if (path === "SKILL.md" || !/\.(md|txt)$/i.test(path)) return [];
+    const text = textOf(readFileSync(join(folder.dir, path)));
+    return text === undefined ? [] : [{ path, text, fixed }];
+  });
+}
+
 /**
- * Write `best_skill/` beside a run's best_skill.md: every file of the source folder byte for byte,
- * and SKILL.md as the best skill, or as its original bytes when the best skill is the initial one
- * (a run that accepted nothing gives back the folder it was given, byte-exact). The folder is
- * built beside and renamed into place, so a reader never sees half of it.
+ * A skill folder as the text the engine trains: SKILL.md, then its Markdown and text files
+ * (trainable, or fixed with optimizer.skill_files=carry). Scripts, binaries and other files are
+ * not in it; best_skill/ carries them byte for byte.
+ */
+export function packFolder(folder: SkillFolder, skillMd: string, mode: "train" | "carry"): string {
+  return packPackage(skillMd, packedFiles(folder, mode === "carry"));
+}
+
+/**
+ * Write `best_skill/` beside a run's best_skill.md: every file of the source folder, each the
+ * best package's version when training changed it and its original bytes when not (a run that
+ * accepted nothing gives back the folder it was given, byte-exact), and every file the run added.
+ * The folder is built beside and renamed into place, so a reader never sees half of it.
  */
 export function writeBestSkillFolder(runDir: string, folder: SkillFolder, initial: string, best: string): string {
   const out = join(runDir, "best_skill");
   const tmp = join(runDir, `.best_skill.tmp-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
+  const before = unpackPackage(initial);
+  const after = unpackPackage(best);
+  const changed = (path: string) => {
+    if (path === "SKILL.md") return before.skillMd === after.skillMd ? undefined : after.skillMd;
+    const b = before.files.find((f) => f.path === path)?.text;
+    const a = after.files.find((f) => f.path === path)?.text;
+    return a === undefined || a === b ? undefined : a;
+  };
   for (const f of folder.files) {
-    const bytes = f === "SKILL.md" && best !== initial ? best : readFileSync(join(folder.dir, f));
-    writeFileAtomic(join(tmp, f), bytes, { durable: false });
+    writeFileAtomic(join(tmp, f), changed(f) ?? readFileSync(join(folder.dir, f)), { durable: false });
+    // A script keeps its mode (an executable stays executable).
+    chmodSync(join(tmp, f), statSync(join(folder.dir, f)).mode & 0o777);
   }
+  if (!folder.files.includes("SKILL.md")) writeFileAtomic(join(tmp, "SKILL.md"), after.skillMd, { durable: false });
+  for (const f of after.files)
+    if (!folder.files.includes(f.path) && isWithin(tmp, join(tmp, f.path)))
+      writeFileAtomic(join(tmp, f.path), f.text, { durable: false });
   rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
   return out;

@@ -11,6 +11,7 @@ import {
   redactText,
   redactValue,
   UsageError,
+  unpackPackage,
   writeFileAtomic,
   writeJsonAtomic,
 } from "../lib/index.ts";
@@ -29,6 +30,14 @@ import { type SkillFolder, writeBestSkillFolder } from "./skill-folder.ts";
  * a run records when it starts, the engine call under SIGINT/SIGTERM, what a run records when it
  * stops on an error and writes when it ends, and closing what it opened.
  */
+
+/** How many files beside SKILL.md a skill package trains or carries (empty for a single file). */
+function packageNote(text: string, mode: "train" | "carry"): string {
+  const n = unpackPackage(text).files.length;
+  return n
+    ? `; a package of SKILL.md and ${n} text file${n === 1 ? "" : "s"}, ${mode === "train" ? "trained" : "carried unchanged"}`
+    : "";
+}
 
 /** A resumed run's config input: the saved one, with this command line's overrides after it. */
 export function resumedInput(run: ClaimedRun, given: ConfigInput): ConfigInput {
@@ -133,7 +142,7 @@ export function recordRunStart(
   );
   return [
     `  ${backendLine(o.client)}`,
-    `  [initial skill] ${o.init.source} (${o.init.text.length} chars)`,
+    `  [initial skill] ${o.init.source} (${o.init.text.length} chars${packageNote(o.init.text, config.optimizer.skill_files)})`,
     ...(o.init.note ? [`  [note] ${o.init.note}`] : []),
     `  [out] ${paths.dir}`,
   ];
@@ -226,9 +235,13 @@ export function finishRun(
     warnings: readonly unknown[];
   },
 ): void {
-  const folder = o.folder
-    ? writeBestSkillFolder(o.dir, o.folder, o.initial, readFileSync(o.paths.bestSkill, "utf8"))
-    : undefined;
+  // A skill folder comes back as best_skill/: its files byte for byte, SKILL.md the best skill;
+  // so does a single file to which training added files (the skill became a folder).
+  const best = readFileSync(o.paths.bestSkill, "utf8");
+  const folder =
+    o.folder || unpackPackage(best).files.length
+      ? writeBestSkillFolder(o.dir, o.folder ?? { dir: o.dir, files: [] }, o.initial, best)
+      : undefined;
   const summary = {
     ...result.summary,
     out: o.dir,

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { costUnknownWarnings, createModelClient, type SkilloptModelClient } from "../backends/index.ts";
-import { firstN, type Role } from "../engine/index.ts";
+import { firstN, packageLimits, type Role } from "../engine/index.ts";
 import { compactTimestamp, UsageError } from "../lib/index.ts";
 import { PROMPTS } from "../prompts/index.ts";
 import { createConsole } from "../report/index.ts";
@@ -96,7 +96,10 @@ export default defineCommand({
       checkEditScope(loaded, bench, init);
       // A fresh run checks its starting skill before anything is written or paid for (a resumed
       // run continues from skills already measured).
-      if (!args.resume) await preflight([startingSkillNeed(init.text, init.source, config.optimizer.max_skill_tokens)]);
+      if (!args.resume)
+        await preflight([
+          startingSkillNeed(init.text, init.source, config.optimizer.max_skill_tokens, packageLimits(config.optimizer)),
+        ]);
       const dir =
         out ??
         resolve(

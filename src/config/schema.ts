@@ -149,6 +149,20 @@ const OptimizerSchema = v.strictObject({
   max_skill_tokens: nullablePosInt(
     "Reject candidates whose body exceeds this many tokens (null = no limit). DL: a hard cap on model size",
   ),
+  skill_files: pick(
+    ["train", "carry"],
+    "train",
+    "A skill folder's Markdown and text files beside SKILL.md: train = the optimizer may edit them and propose new ones; carry = they " +
+      "reach the target unchanged and the optimizer edits SKILL.md only (docs/packages.md)",
+  ),
+  max_file_tokens: nullablePosInt(
+    "Reject candidates with a package file (other than SKILL.md) over this many tokens (null = no limit)",
+    8000,
+  ),
+  max_package_tokens: nullablePosInt(
+    "Reject candidates whose whole skill package (SKILL.md and its text files) exceeds this many tokens (null = no limit)",
+    40000,
+  ),
 });
 
 /** `evaluation:` — the gate and final evaluation (engine.md §2.8, §5). */

@@ -1,9 +1,12 @@
+import { unpackPackage } from "../lib/index.ts";
+import { badFilePath, fileSpans, fileText, isFixedFile, setFileText } from "./package.ts";
 import type { EditScope } from "./ports.ts";
 import { firstRegionStart, insideSpans, protectedSpans, stripMarkers } from "./skill-doc.ts";
 
-/** One edit on the skill document (spec §1.4). */
+/** One edit on the skill document (spec §1.4); `file` names a package file other than SKILL.md. */
 export interface Edit {
   op: string;
+  file?: string | null | undefined;
   target?: string | undefined;
   content?: string | undefined;
   support_count?: number | undefined;
@@ -15,6 +18,8 @@ export interface Edit {
 export interface EditReportRow {
   index: number;
   op: string;
+  /** The package file the edit names, when not SKILL.md. */
+  file?: string;
   target: string;
   content_preview: string;
   status: string;
@@ -128,13 +133,7 @@ function applyWith<D, M>(
     }
     report.push(row);
   });
-  const summary: ApplySummary = {
-    total: report.length,
-    applied: report.filter((r) => r.status.startsWith("applied")).length,
-    skipped: report.filter((r) => r.status.startsWith("skipped")).length,
-    errors: report.filter((r) => r.status === "error").length,
-  };
-  return { doc, report, summary };
+  return { doc, report, summary: tally(report) };
 }
 
 function appendText(skill: string, content: string): { text: string; beforeRegion: boolean } {
@@ -166,10 +165,16 @@ function cut(op: "replace" | "delete"): Op<string, Match> {
 const TEXT: EditUnit<string, Match> = {
   clean: (content) => stripMarkers(content).trim(),
   locate: findAnchor,
-  refuse: (doc, match) =>
-    insideSpans(protectedSpans(doc), match.start)
+  refuse: (doc, match) => {
+    const file = fileSpans(doc).find((s) => match.start >= s.start && match.start < s.end);
+    if (file) {
+      const path = unpackPackage(doc.slice(file.start, file.end)).files[0]?.path ?? "another file";
+      return `the target lies in ${path}, another file of the package: name it in the edit's "file"`;
+    }
+    return insideSpans(protectedSpans(doc), match.start)
       ? "the target lies inside a protected region (frontmatter, slow-update or appendix block), which step edits may not change"
-      : undefined,
+      : undefined;
+  },
   ops: {
     append: (doc, content) => {
       if (!content) return empty("append");
@@ -242,13 +247,84 @@ const RULES: EditUnit<readonly string[], Set<number>> = {
   },
 };
 
-/** Apply edits in order to the evolving skill text, reporting what happened to each (spec §2.7.1). */
+/** The package file an edit names, or undefined for SKILL.md (no `file`, or `file: SKILL.md`). */
+function fileOf(e: Edit): string | undefined {
+  const f = typeof e.file === "string" ? e.file.trim() : "";
+  return f && f !== "SKILL.md" ? f : undefined;
+}
+
+function tally(report: EditReportRow[]): ApplySummary {
+  return {
+    total: report.length,
+    applied: report.filter((r) => r.status.startsWith("applied")).length,
+    skipped: report.filter((r) => r.status.startsWith("skipped")).length,
+    errors: report.filter((r) => r.status === "error").length,
+  };
+}
+
+/**
+ * One edit on a file of a package: applied to that file's text. A new path is created by an
+ * `append` or `insert_after` when it is a valid name for a package file; fixed files refuse edits.
+ */
+function applyFileEdit(pkg: string, e: Edit, path: string, index: number): { pkg: string; row: EditReportRow } {
+  const skip = (status: string, reason: string) => {
+    const row: EditReportRow = {
+      index,
+      op: String(e.op ?? ""),
+      file: path.slice(0, 200),
+      target: String(e.target ?? "").slice(0, 200),
+      content_preview: String(e.content ?? "").slice(0, 200),
+      status,
+      reason,
+    };
+    return { pkg, row };
+  };
+  const current = fileText(pkg, path);
+  if (current !== undefined && isFixedFile(pkg, path))
+    return skip(
+      "skipped_fixed_file",
+      `${path} is carried unchanged (optimizer.skill_files=carry); edit SKILL.md instead`,
+    );
+  if (current === undefined) {
+    const bad = badFilePath(path);
+    if (bad) return skip("skipped_bad_file", `"${path}" cannot be a file of the package: ${bad}`);
+    if (e.op !== "append" && e.op !== "insert_after")
+      return skip("skipped_file_not_found", `the package has no ${path}; create a new file with append`);
+  }
+  const r = applyWith(TEXT, current ?? "", [e]);
+  const row = { ...r.report[0]!, index, file: path };
+  if (current === undefined && row.status.startsWith("applied")) row.status = "applied_new_file";
+  const text = current === undefined ? `${r.doc.trim()}\n` : r.doc;
+  return { pkg: r.doc === (current ?? "") ? pkg : setFileText(pkg, path, text), row };
+}
+
+/**
+ * Apply edits in order to the evolving skill text, reporting what happened to each (spec §2.7.1).
+ * An edit naming a `file` of a skill package applies to that file; the rest apply to SKILL.md.
+ */
 export function applyEdits(
   skill: string,
   edits: readonly Edit[],
 ): { skill: string; report: EditReportRow[]; summary: ApplySummary } {
-  const r = applyWith(TEXT, skill, edits);
-  return { skill: r.doc, report: r.report, summary: r.summary };
+  if (!edits.some(fileOf)) {
+    const r = applyWith(TEXT, skill, edits);
+    return { skill: r.doc, report: r.report, summary: r.summary };
+  }
+  let doc = skill;
+  const report: EditReportRow[] = [];
+  edits.forEach((e, i) => {
+    const path = fileOf(e);
+    if (path) {
+      const r = applyFileEdit(doc, e, path, i + 1);
+      doc = r.pkg;
+      report.push(r.row);
+    } else {
+      const r = applyWith(TEXT, doc, [e]);
+      doc = r.doc;
+      report.push({ ...r.report[0]!, index: i + 1 });
+    }
+  });
+  return { skill: doc, report, summary: tally(report) };
 }
 
 /**
@@ -280,11 +356,21 @@ export function applyScopedEdits(
     }));
     return { skill, report, summary: { total: edits.length, applied: 0, skipped: edits.length, errors: 0 } };
   }
-  const r = applyWith(unit, part, edits);
-  for (const row of r.report) if (row.reason === refusal) row.status = "skipped_out_of_scope";
+  // An edit naming another file of a package is out of scope whatever it says.
+  const r = applyWith(
+    unit,
+    part,
+    edits.map((e) => (fileOf(e) ? { ...e, op: FILE_EDIT } : e)),
+  );
+  r.report.forEach((row, i) => {
+    const file = fileOf(edits[i]!);
+    if (file) Object.assign(row, { op: String(edits[i]!.op ?? ""), file, reason: refusal });
+    if (row.reason === refusal) row.status = "skipped_out_of_scope";
+  });
   return { skill: r.doc === part ? skill : scope.write(skill, r.doc), report: r.report, summary: r.summary };
 }
 
+const FILE_EDIT = "\u0000file";
 const OUTSIDE: Match = { start: 0, end: 0, fuzzy: false, outside: true };
 
 /**

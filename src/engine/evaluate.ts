@@ -1,8 +1,13 @@
-import { NoAnswerError, sha256 } from "../lib/index.ts";
+import { NoAnswerError, sha256, targetView } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import { type GateSettings, type ItemScores, itemScore, passed } from "./gate.ts";
 import type { ItemTest } from "./sequential.ts";
 import type { Benchmark, BenchmarkContext, RolloutResult, RoundPurpose, RoundTask, TaskItem } from "./ports.ts";
+
+/** The skill a rollout gets: a package as the target reads it, or whole to a benchmark that offers a read-file tool. */
+function shownTo(bench: Benchmark, skill: string): string {
+  return bench.readsSkillFiles ? skill : targetView(skill);
+}
 
 /** First 16 hex chars of the sha256 of the skill text (spec §2.1 step 14). */
 export function skillHash(skill: string): string {
@@ -237,7 +242,7 @@ export class Evaluator {
           let pending = this.cache.get(key);
           if (pending) this.rolloutsReused += 1;
           else {
-            pending = task(() => this.bench.rollout(item, skill, ctx, sample));
+            pending = task(() => this.bench.rollout(item, shownTo(this.bench, skill), ctx, sample));
             this.rolloutsRun += 1;
             this.cache.set(key, pending);
             // A failed rollout (a systemic error) must not poison later attempts.
@@ -351,7 +356,7 @@ export class Evaluator {
     let pending = this.cache.get(key);
     if (pending) this.rolloutsReused += 1;
     else {
-      pending = this.bench.rollout(item, skill, ctx, sample);
+      pending = this.bench.rollout(item, shownTo(this.bench, skill), ctx, sample);
       this.rolloutsRun += 1;
       this.cache.set(key, pending);
       // A failed rollout (a systemic error) must not poison later attempts.

@@ -5,6 +5,7 @@ import { type ItemScores, pairedRecord } from "./gate.ts";
 import { itemScoresOf, type Judgement, judge } from "./gate-pass.ts";
 import { adoptAccepted, noteAccepted, type PairedResult, partialRow, pruneItems } from "./paired-gate.ts";
 import type { StepRecord } from "./records.ts";
+import { packageLimits } from "./package.ts";
 import { formatViolation } from "./skill-format.ts";
 import { seconds, type StepEnd, type StepScope, type Updated, type Selected } from "./stages.ts";
 import { describeRejected, failedEdits } from "./step-buffer.ts";
@@ -58,7 +59,7 @@ export async function gateStage(
         };
 
   const violation =
-    formatViolation(candidate, s.current, sc.cfg.optimizer.max_skill_tokens) ??
+    formatViolation(candidate, s.current, sc.cfg.optimizer.max_skill_tokens, packageLimits(sc.cfg.optimizer)) ??
     (sc.bench.editScope ? scopeViolation(candidate, s.current, sc.bench.editScope) : undefined);
   if (violation) {
     sc.events.emit({ type: "decision", step: step.global, action: "reject_format", rule: "format", violation });

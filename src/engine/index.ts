@@ -58,6 +58,7 @@ export {
   type UpdateMode,
 } from "./settings.ts";
 export { formatViolation, parseFrontmatter } from "./skill-format.ts";
+export { type PackageLimits, packageLimits } from "./package.ts";
 export * from "./skill-doc.ts";
 export type { LoopState } from "./state.ts";
 export { byTaskType } from "./final.ts";

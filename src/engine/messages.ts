@@ -1,4 +1,5 @@
 import type { Benchmark, RolloutResult, TrajectoryEntry } from "./ports.ts";
+import { hasFiles, optimizerView } from "./package.ts";
 
 /** Names of the prompt files the engine uses (src/prompts/<name>.md). */
 const PROMPT_NAMES = [
@@ -46,8 +47,15 @@ export function userMessage(sections: readonly (Section | undefined | false)[], 
 
 /** The current skill, delimited so its own headings cannot be confused with the message's. */
 export function skillSection(skill: string, title = "Current Skill"): Section {
-  return { title, body: `<current_skill>\n${skill.trimEnd()}\n</current_skill>` };
+  const body = `<current_skill>\n${optimizerView(skill).trimEnd()}\n</current_skill>`;
+  return { title, body: hasFiles(skill) ? `${PACKAGE_NOTE}\n\n${body}` : body };
 }
+
+/** What the optimizer is told about a skill package (a skill with files beside SKILL.md). */
+const PACKAGE_NOTE = `This skill is a folder: SKILL.md first, then each other file between \`<!-- SKILLOPT_FILE path -->\` and \
+\`<!-- SKILLOPT_FILE_END -->\`. The agent reads SKILL.md, and a file only when SKILL.md (or a file it reads) names the file's path. \
+An edit to a file other than SKILL.md gives its path in "file" (targets are quoted from that file); an append with a new "file" path \
+under references/ creates the file. Leave "file" out to edit SKILL.md. A file marked (fixed) cannot be edited. Never write the markers.`;
 
 /** Meta-skill memory block (spec §2.3 item 4). */
 export function metaSection(meta: string): Section | undefined {

@@ -266,6 +266,12 @@ export interface Benchmark {
   loadSplits(ctx: BenchmarkContext): Promise<Splits>;
   rollout(item: TaskItem, skill: string, ctx: BenchmarkContext, sampleIndex: number): Promise<RolloutResult>;
   /**
+   * Optional: the rollout gets a skill package's whole text and lets the target read its files
+   * with a tool (benchmarks/shared/skill-files.ts). Otherwise it gets what the target reads:
+   * SKILL.md with the files it points to inlined (docs/packages.md).
+   */
+  readsSkillFiles?: boolean;
+  /**
    * Model roles a rollout calls besides the target, for this env section (a judge evaluator runs on
    * the optimizer role), so `eval` sets them up and start-up checks them. Default: none.
    */

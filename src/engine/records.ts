@@ -31,6 +31,11 @@ const FormatViolationSchema = v.variant("kind", [
   v.object({ kind: v.literal("too_many_tokens"), tokens: num, max: num }),
   /** The candidate changes a part the benchmark may not train (Benchmark.editScope); `scope` names the part. */
   v.object({ kind: v.literal("out_of_scope"), scope: v.string() }),
+  /** A file of a skill package over optimizer.max_file_tokens, the package over optimizer.max_package_tokens. */
+  v.object({ kind: v.literal("file_too_large"), file: v.string(), tokens: num, max: num }),
+  v.object({ kind: v.literal("package_too_large"), tokens: num, max: num }),
+  /** A package file that may not be so: a bad new path, a carried file changed, a file dropped. */
+  v.object({ kind: v.literal("bad_file"), file: v.string(), reason: v.string() }),
 ]);
 export type FormatViolation = v.InferOutput<typeof FormatViolationSchema>;
 

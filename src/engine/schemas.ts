@@ -21,6 +21,8 @@ const EditSchema = v.looseObject({
   ),
   target: optStr,
   content: optStr,
+  /** A skill package's file the edit changes (absent = SKILL.md). */
+  file: optStr,
   support_count: optAny,
   source_type: optStr,
 });

@@ -1,9 +1,17 @@
 import { frontmatterEnd } from "../lib/index.ts";
+import { fileSpans, onSkillMd } from "./package.ts";
 export const SLOW_START = "<!-- SLOW_UPDATE_START -->";
 export const SLOW_END = "<!-- SLOW_UPDATE_END -->";
 export const APPENDIX_START = "<!-- APPENDIX_START -->";
 export const APPENDIX_END = "<!-- APPENDIX_END -->";
-const MARKERS = [SLOW_START, SLOW_END, APPENDIX_START, APPENDIX_END];
+const MARKERS = [
+  SLOW_START,
+  SLOW_END,
+  APPENDIX_START,
+  APPENDIX_END,
+  "<!-- SKILLOPT_FILE_END -->",
+  "<!-- SKILLOPT_FILE ",
+];
 
 interface Span {
   start: number;
@@ -16,9 +24,9 @@ export function frontmatterSpan(skill: string): Span | undefined {
   return end === undefined ? undefined : { start: 0, end };
 }
 
-/** Spans of the protected regions (slow update, appendix) and the frontmatter. */
+/** Spans of the protected regions (slow update, appendix), the frontmatter and a package's other files. */
 export function protectedSpans(skill: string): Span[] {
-  const out: Span[] = [];
+  const out: Span[] = fileSpans(skill);
   const fm = frontmatterSpan(skill);
   if (fm) out.push(fm);
   for (const [s, e] of [
@@ -42,9 +50,10 @@ function inside(spans: Span[], pos: number): boolean {
   return spans.some((s) => pos >= s.start && pos < s.end);
 }
 
-/** Index of the earliest protected region marker (slow update or appendix), or -1. */
+/** Index of the earliest protected region marker (slow update, appendix, a package's first file), or -1. */
 export function firstRegionStart(skill: string): number {
-  const idx = [SLOW_START, APPENDIX_START].map((m) => skill.indexOf(m)).filter((i) => i >= 0);
+  const files = fileSpans(skill).map((s) => s.start);
+  const idx = [...[SLOW_START, APPENDIX_START].map((m) => skill.indexOf(m)), ...files].filter((i) => i >= 0);
   return idx.length ? Math.min(...idx) : -1;
 }
 
@@ -74,7 +83,11 @@ function removeRegions(skill: string, start: string, end: string): string {
  * Replace the slow-update region with `content` (one region, placed before the appendix so both
  * protected blocks stay at the tail in a fixed order; spec §10.12).
  */
-export function setSlowUpdate(skill: string, content: string): string {
+export function setSlowUpdate(pkg: string, content: string): string {
+  return onSkillMd(pkg, (skill) => setSlowUpdateIn(skill, content));
+}
+
+function setSlowUpdateIn(skill: string, content: string): string {
   const body = removeRegions(skill, SLOW_START, SLOW_END).trimEnd();
   const block = `${SLOW_START}\n${content.trim() ? `${content.trim()}\n` : ""}${SLOW_END}`;
   const a = body.indexOf(APPENDIX_START);
@@ -118,7 +131,11 @@ export function mergeAppendix(skill: string, notes: string[]): { skill: string; 
 }
 
 /** Rebuild the appendix region with exactly these notes, at the very end. */
-export function setAppendix(skill: string, notes: string[]): string {
+export function setAppendix(pkg: string, notes: string[]): string {
+  return onSkillMd(pkg, (skill) => setAppendixIn(skill, notes));
+}
+
+function setAppendixIn(skill: string, notes: string[]): string {
   const base = removeRegions(skill, APPENDIX_START, APPENDIX_END).trimEnd();
   const lines = [APPENDIX_START, "## Execution Notes Appendix", ...notes.map((n) => `- ${n}`), APPENDIX_END];
   return `${base}\n\n${lines.join("\n")}\n`;

@@ -1,4 +1,6 @@
 import type { FormatViolation } from "./records.ts";
+import { unpackPackage } from "../lib/index.ts";
+import { type PackageLimits, packageViolation } from "./package.ts";
 import { frontmatterSpan, stripRegions } from "./skill-doc.ts";
 
 /** The longest SKILL.md frontmatter description the format allows. */
@@ -41,13 +43,22 @@ export function parseFrontmatter(skill: string): Record<string, string> | undefi
 /**
  * Why a candidate breaks the skill format, or undefined when it is fine: a SKILL.md frontmatter
  * must stay present and valid (`name`, `description` ≤ 1024 chars), and the body must fit in
- * `maxTokens` when set. Checked before any rollout is spent on the candidate; report words it.
+ * `maxTokens` when set. A skill package's files are held to `limits` and may not be dropped (and
+ * carried ones not changed). Checked before any rollout is spent on the candidate; report words it.
  */
 export function formatViolation(
   candidate: string,
   original: string,
   maxTokens: number | null,
+  limits?: PackageLimits,
 ): FormatViolation | undefined {
+  const files = packageViolation(
+    candidate,
+    original,
+    limits ?? { maxFileTokens: null, maxPackageTokens: null },
+    estimateTokens,
+  );
+  if (files) return files;
   if (frontmatterSpan(original)) {
     const fm = parseFrontmatter(candidate);
     if (!fm) return { kind: "frontmatter_missing" };
@@ -57,8 +68,9 @@ export function formatViolation(
       return { kind: "description_too_long", chars: fm.description.length, max: MAX_DESCRIPTION };
   }
   if (maxTokens && maxTokens > 0) {
-    const span = frontmatterSpan(candidate);
-    const body = stripRegions(span ? candidate.slice(span.end) : candidate);
+    const skillMd = unpackPackage(candidate).skillMd;
+    const span = frontmatterSpan(skillMd);
+    const body = stripRegions(span ? skillMd.slice(span.end) : skillMd);
     const n = estimateTokens(body);
     if (n > maxTokens) return { kind: "too_many_tokens", tokens: n, max: maxTokens };
   }

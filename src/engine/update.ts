@@ -1,5 +1,6 @@
 import { applyEdits, applyScopedEdits, type ApplySummary, type Edit, type EditReportRow } from "./edits.ts";
 import { skillSection, userMessage } from "./messages.ts";
+import { restoreFiles } from "./package.ts";
 import { type Patch, payloadKey, RewriteSchema } from "./schemas.ts";
 import {
   APPENDIX_END,
@@ -26,7 +27,7 @@ interface UpdateOutcome {
  * regions back verbatim (spec §10.12: upstream only asked for it in the prompt).
  */
 function restoreRegions(current: string, rewritten: string): string {
-  let out = rewritten.trimEnd() + "\n";
+  let out = restoreFiles(current, rewritten.trimEnd() + "\n");
   if (current.includes(SLOW_START) || rewritten.includes(SLOW_START)) {
     out = current.includes(SLOW_START)
       ? setSlowUpdate(out, regionContent(current, SLOW_START, SLOW_END))

@@ -3,7 +3,7 @@ import { frontmatter, instructionsSnippet, SKILL_DESCRIPTION, shellBin, skillBod
 
 /** One file an integration writes: a new file, an entry merged into a JSON file, or a marked snippet. */
 export type Change =
-  | { path: string; kind: "file"; content: string }
+  | { path: string; kind: "file"; content: string | Uint8Array; mode?: number }
   | { path: string; kind: "json"; entries: JsonEntry[] }
   | { path: string; kind: "snippet"; text: string };
 
@@ -225,6 +225,43 @@ function devin(t: Target): Change[] {
 /** The files an agent's integration writes. */
 export function changesFor(agent: Agent, t: Target): Change[] {
   return { claude, codex, cursor, copilot, devin }[agent](t);
+}
+
+/** A skill folder to install: its name (the folder's name at the destination) and its files, relative path → bytes. */
+interface SkillToInstall {
+  name: string;
+  files: { path: string; bytes: Uint8Array; mode: number }[];
+}
+
+/**
+ * Where each agent reads Agent Skills (a folder per skill holding SKILL.md and its files): Claude
+ * Code .claude/skills, Codex .agents/skills, Copilot .github/skills in a repository and
+ * ~/.copilot/skills for the user, Cursor .cursor/skills; the same folders under the home folder
+ * for --user. Devin documents no skills folder.
+ */
+export function skillDir(agent: Agent, t: Target, name: string): string | undefined {
+  switch (agent) {
+    case "claude":
+      return join(t.root, ".claude", "skills", name);
+    case "codex":
+      return join(t.root, ".agents", "skills", name);
+    case "copilot":
+      return t.user ? join(t.root, ".copilot", "skills", name) : join(t.root, ".github", "skills", name);
+    case "cursor":
+      return join(t.root, ".cursor", "skills", name);
+    case "devin":
+      return undefined;
+  }
+}
+
+/** The files installing a trained skill folder writes for an agent: every file of the folder, byte for byte. */
+export function skillChanges(dir: string, skill: SkillToInstall): Change[] {
+  return skill.files.map((f) => ({
+    path: join(dir, ...f.path.split("/")),
+    kind: "file",
+    content: f.bytes,
+    mode: f.mode,
+  }));
 }
 
 /** What to do after installing, in one or two lines. */

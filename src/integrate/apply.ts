@@ -30,7 +30,7 @@ interface Planned {
   kind: Change["kind"];
   /** For a JSON file: the entries this install adds (`doc[key][name]`). */
   entries?: Array<{ key: string; name: string }>;
-  bytes: string;
+  bytes: string | Uint8Array;
   previous: Buffer | null;
   mode: number | null;
 }
@@ -59,9 +59,16 @@ const ManifestSchema = v.object({
 });
 type Manifest = v.InferOutput<typeof ManifestSchema>;
 
+/**
+ * What an install is, for its manifest and messages: an agent (`claude`), or a trained skill
+ * placed for an agent (`claude --skill NAME`), each with its own manifest.
+ */
+export type InstallId = Agent | `${Agent} --skill ${string}`;
+
 /** Where the install manifest of an agent in a folder lives (outside that folder, so --remove can leave it untouched). */
-function manifestPath(agent: Agent, root: string): string {
-  return join(userStateDir(), "skillopt", "integrations", `${agent}-${sha256(root).slice(0, 16)}.json`);
+function manifestPath(id: InstallId, root: string): string {
+  const name = id.replace(/[^A-Za-z0-9_.-]+/g, "-");
+  return join(userStateDir(), "skillopt", "integrations", `${name}-${sha256(root).slice(0, 16)}.json`);
 }
 
 /**
@@ -161,9 +168,14 @@ function jsonEdit(c: Extract<Change, { kind: "json" }>, previous: Buffer | null)
 }
 
 /** The writes an install would make, refusing anything it would overwrite that it did not write. */
-export function planInstall(agent: Agent, t: Target): Planned[] {
-  refuseInstalled(agent, t.root);
-  return changesFor(agent, t).map((c) => {
+export function planInstall(
+  agent: Agent,
+  t: Target,
+  changes: readonly Change[] = changesFor(agent, t),
+  id: InstallId = agent,
+): Planned[] {
+  refuseInstalled(id, t.root);
+  return changes.map((c) => {
     refuseParentsOutside(c.path, t.root);
     const previous = regularOrMissing(c.path);
     const mode = previous ? statSync(c.path).mode & 0o777 : null;
@@ -174,7 +186,8 @@ export function planInstall(agent: Agent, t: Target): Planned[] {
           { path: c.path, expected: "no file" },
           { hint: "move it away (or run --remove if an earlier install wrote it), then rerun" },
         );
-      return { path: c.path, action: "create", kind: c.kind, bytes: c.content, previous, mode };
+      // A created file has no previous mode; a skill's script brings its own (an executable stays one).
+      return { path: c.path, action: "create", kind: c.kind, bytes: c.content, previous, mode: c.mode ?? null };
     }
     if (c.kind === "json")
       return {
@@ -211,19 +224,19 @@ function missingDirs(paths: readonly string[], root: string): string[] {
 }
 
 /** Write the planned files and the manifest; a failure part-way undoes what was written. */
-function refuseInstalled(agent: Agent, root: string): void {
-  const mpath = manifestPath(agent, root);
+function refuseInstalled(id: InstallId, root: string): void {
+  const mpath = manifestPath(id, root);
   if (existsSync(mpath))
     throw new UsageError(
-      `skillopt integrate ${agent} is already installed in ${root} (manifest ${mpath})`,
-      { flag: "agent", value: agent, path: mpath, expected: "not installed here" },
-      { hint: `run \`skillopt integrate ${agent} --remove\` with the same --project/--user first` },
+      `skillopt integrate ${id} is already installed in ${root} (manifest ${mpath})`,
+      { flag: "agent", value: id, path: mpath, expected: "not installed here" },
+      { hint: `run \`skillopt integrate ${id} --remove\` with the same --project/--user first` },
     );
 }
 
-export function install(agent: Agent, t: Target, plan: readonly Planned[]): string {
-  refuseInstalled(agent, t.root);
-  const mpath = manifestPath(agent, t.root);
+export function install(agent: Agent, t: Target, plan: readonly Planned[], id: InstallId = agent): string {
+  refuseInstalled(id, t.root);
+  const mpath = manifestPath(id, t.root);
   const dirs = missingDirs(
     plan.map((p) => p.path),
     t.root,
@@ -286,12 +299,12 @@ function removeDirs(dirs: readonly string[]): void {
 }
 
 /** The install manifest of an agent in a folder (a usage error when there is none). */
-export function readManifest(agent: Agent, root: string): Manifest {
-  const mpath = manifestPath(agent, root);
+export function readManifest(id: InstallId, root: string): Manifest {
+  const mpath = manifestPath(id, root);
   if (!existsSync(mpath))
-    throw new UsageError(`skillopt integrate ${agent} is not installed in ${root} (no manifest ${mpath})`, {
+    throw new UsageError(`skillopt integrate ${id} is not installed in ${root} (no manifest ${mpath})`, {
       flag: "remove",
-      value: agent,
+      value: id,
       path: mpath,
       expected: "an install to remove",
     });
@@ -425,7 +438,7 @@ export function planRemove(m: Manifest, opts: { force?: boolean } = {}): RemoveS
 }
 
 /** Carry out a planned removal: files in reverse install order, then the folders it made, then the manifest. */
-export function remove(agent: Agent, m: Manifest, steps: readonly RemoveStep[]): void {
+export function remove(id: InstallId, m: Manifest, steps: readonly RemoveStep[]): void {
   const byPath = new Map(m.files.map((f) => [f.path, f]));
   for (const s of [...steps].reverse()) {
     const f = byPath.get(s.path)!;
@@ -440,5 +453,5 @@ export function remove(agent: Agent, m: Manifest, steps: readonly RemoveStep[]):
     }
   }
   removeDirs(m.dirs);
-  rmSync(manifestPath(agent, m.root), { force: true });
+  rmSync(manifestPath(id, m.root), { force: true });
 }

@@ -8,6 +8,7 @@ export * from "./paths.ts";
 export * from "./redact.ts";
 export * from "./suggest.ts";
 export * from "./skill-file.ts";
+export * from "./skill-package.ts";
 export * from "./abortable-sleep.ts";
 export * from "./safe-keys.ts";
 export * from "./child-env.ts";

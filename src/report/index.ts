@@ -8,6 +8,7 @@ export {
   openRunForParts,
   renderCompareChart,
   renderDiff,
+  renderSkillDiff,
   renderReportHtml,
   renderReportParts,
   renderRunBodyParts,

@@ -72,6 +72,12 @@ export function formatViolationText(v: FormatViolation | string): string {
       return `the skill body is about ${v.tokens} tokens, over optimizer.max_skill_tokens=${v.max}`;
     case "out_of_scope":
       return `the candidate changes text outside ${v.scope}, the only part this benchmark may train`;
+    case "file_too_large":
+      return `${v.file} is about ${v.tokens} tokens, over optimizer.max_file_tokens=${v.max}`;
+    case "package_too_large":
+      return `the skill package is about ${v.tokens} tokens in all, over optimizer.max_package_tokens=${v.max}`;
+    case "bad_file":
+      return `${v.file}: ${v.reason}`;
   }
 }
 

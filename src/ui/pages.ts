@@ -4,6 +4,7 @@ import {
   fmtScore,
   renderCompareChart,
   renderDiff,
+  renderSkillDiff,
   renderRunBodyParts,
   type RunView,
   type StepDetails,
@@ -157,7 +158,7 @@ class="n">${fmtCost(r.summary?.costUsd ?? null)}</td></tr>`;
 <table id="compare-table"><thead><tr><th>run</th><th class="n">baseline sel</th><th class="n">best sel</th><th class="n">best test</th><th \
 class="n">steps</th><th class="n">accepted</th><th class="n">cost</th></tr></thead><tbody>${line(a)}${line(b)}</tbody></table>
 <h2>Selection curves</h2>${renderCompareChart([a, b])}
-<h2>Best skills: ${esc(a.name)} → ${esc(b.name)}</h2><div id="compare-diff">${renderDiff(bestA, bestB)}</div>
+<h2>Best skills: ${esc(a.name)} → ${esc(b.name)}</h2><div id="compare-diff">${renderSkillDiff(bestA, bestB)}</div>
 <h2>Configuration differences</h2><details id="compare-config"${a.configYaml !== b.configYaml ? " open" : ""}><summary>config.resolved.yaml: ${esc(a.name)} → \
 ${esc(b.name)}</summary>${renderDiff(a.configYaml, b.configYaml, { context: 1 })}</details>`;
 }

@@ -59,6 +59,7 @@ describe("importing skill-creator evals.json", () => {
         { evals: [{ id: 1, prompt: "p", expectations: ["x"], files: ["report.pdf"] }] },
         `${file}: evals[0]: file report.pdf is not a text file`,
       ],
+      [{ evals: [{ id: 2, prompt: "q", should_trigger: true }] }, `${file}: evals[0]: a trigger eval (should_trigger)`],
       [
         {
           evals: [
@@ -66,7 +67,8 @@ describe("importing skill-creator evals.json", () => {
             { id: 2, prompt: "q", should_trigger: true },
           ],
         },
-        `${file}: evals[1]: a trigger eval (should_trigger)`,
+        `${file}: holds graded evals (evals[0] has "expectations") and trigger evals (evals[1] has "should_trigger"); ` +
+          "training the body and the trigger in one run is not built",
       ],
       [{ evals: [{ id: 7, prompt: "p" }] }, `${file}: evals[0]: no "expectations" and no "expected_output"`],
       [

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { simLoads } from "../../src/backends/sim/trigger.ts";
 import { getBenchmark } from "../../src/benchmarks/index.ts";
-import { importTriggerEvals } from "../../src/benchmarks/tasks/import-skill-creator.ts";
+import { importSkillCreator, importTriggerEvals } from "../../src/benchmarks/tasks/import-skill-creator.ts";
 import { BUNDLED_DISTRACTORS, readDistractorDir } from "../../src/benchmarks/trigger/distractors.ts";
 import { triggerMetrics } from "../../src/benchmarks/trigger/metrics.ts";
 import { DESCRIPTION_SCOPE } from "../../src/benchmarks/trigger/scope.ts";
@@ -280,6 +280,20 @@ describe("skill-creator trigger evals", () => {
       }
       return "";
     };
+    // Graded and trigger evals in one file ask for body and trigger training in one run: not built, refused by name.
+    const mixed = {
+      skill_name: "s",
+      evals: [
+        { prompt: "p", expectations: ["e"] },
+        { prompt: "q", should_trigger: true },
+      ],
+    };
+    const both =
+      't.json: holds graded evals (evals[0] has "expectations") and trigger evals (evals[1] has "should_trigger"); ' +
+      "training the body and the trigger in one run is not built: split the file, train the body with --config tasks, " +
+      "then the description with --config trigger and env.skill_init set to that run's best_skill/ (docs/packages.md)";
+    expect(refusal(mixed)).toBe(both);
+    expect(() => importSkillCreator("t.json", mixed)).toThrow(both);
     expect(refusal([{ query: "q", should_trigger: "yes" }])).toBe(
       't.json: [0]: "should_trigger" must be true or false',
     );

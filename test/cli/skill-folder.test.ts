@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { writeBestSkillFolder } from "../../src/cli/skill-folder.ts";
+import { packPackage } from "../../src/lib/index.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -29,7 +31,7 @@ function folder(root: string): string {
   mkdirSync(join(dir, "references"));
   writeFileSync(join(dir, "references", "severity.md"), "# Severity\r\n\r\nSEV1: customer-facing outage.\r\n");
   mkdirSync(join(dir, "scripts"));
-  writeFileSync(join(dir, "scripts", "timeline.sh"), "#!/bin/sh\ngrep -h 'INC-' \"$@\" | sort\n");
+  writeFileSync(join(dir, "scripts", "timeline.sh"), "#!/bin/sh\ngrep -h 'INC-' \"$@\" | sort\n", { mode: 0o755 });
   writeFileSync(join(dir, "scripts", "logo.bin"), new Uint8Array([0, 255, 1, 254, 10, 13, 0]));
   return dir;
 }
@@ -68,6 +70,7 @@ describe("a skill folder as env.skill_init", () => {
     expect(s.accepted).toBe(0);
     expect(s.best_skill_dir).toBe(join(out, "best_skill"));
     expect(tree(join(out, "best_skill"))).toEqual(tree(dir));
+    expect(statSync(join(out, "best_skill", "scripts", "timeline.sh")).mode & 0o777).toBe(0o755);
   }, 60_000);
 
   test("an accepted description changes SKILL.md only; eval scores the folder by its SKILL.md", async () => {
@@ -103,7 +106,13 @@ describe("a skill folder as env.skill_init", () => {
     for (const [f, bytes] of before) if (f !== "SKILL.md") expect(after.get(f)).toEqual(bytes);
     const trained = after.get("SKILL.md")!.toString("utf8");
     expect(trained).not.toBe(before.get("SKILL.md")!.toString("utf8"));
-    expect(trained).toBe(readFileSync(join(out, "best_skill.md"), "utf8"));
+    // best_skill.md holds the whole package in one text: the trained SKILL.md, then each text file between
+    // markers (carried fixed: trigger training trains only the description).
+    const packed = readFileSync(join(out, "best_skill.md"), "utf8");
+    expect(packed.startsWith(trained)).toBe(true);
+    expect(packed.slice(trained.length)).toBe(
+      "\n<!-- SKILLOPT_FILE references/severity.md (fixed) -->\n# Severity\r\n\r\nSEV1: customer-facing outage.\r\n\n<!-- SKILLOPT_FILE_END -->\n",
+    );
     const ev = await runCli(["eval", ...sets, "--skill", join(out, "best_skill"), "--out", join(tmp.path, "ev")], env);
     expect(ev.code).toBe(0);
     expect(ev.stdout).toMatch(/f1=/);
@@ -141,5 +150,20 @@ describe("a skill folder as env.skill_init", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("references/host.md is not a regular file");
     expect(await Bun.file(join(out, "state.sqlite")).exists()).toBe(false);
+  });
+
+  test("a single file to which training added files comes back as a folder; a path leaving the folder is never written", () => {
+    using tmp = tempDir();
+    const skill = "---\nname: x\ndescription: y\n---\n# X\n";
+    const best = packPackage(`${skill}See references/new.md.\n`, [
+      { path: "references/new.md", text: "- a rule\n", fixed: false },
+      { path: "../escape.md", text: "no\n", fixed: false },
+    ]);
+    const out = writeBestSkillFolder(tmp.path, { dir: tmp.path, files: [] }, skill, best);
+    expect(Object.fromEntries([...tree(out)].map(([k, v]) => [k, v.toString("utf8")]))).toEqual({
+      "SKILL.md": `${skill}See references/new.md.\n`,
+      "references/new.md": "- a rule\n",
+    });
+    expect(readdirSync(tmp.path).sort()).toEqual(["best_skill"]);
   });
 });

@@ -1,7 +1,7 @@
 import { type Convention, conventionOfLine, family, type FamilyId } from "./conventions.ts";
 import { pickBy } from "./draw.ts";
 import { byFamily, type Evidence, majorityHouse, readTrajectory } from "./infer.ts";
-import { quotedSkill, ruleLine, setRule } from "./skill-text.ts";
+import { effectiveRule, packageParts, pointedFiles, quotedSkill, ruleLine, setRule } from "./skill-text.ts";
 
 export interface SimKnobs {
   draw: (label: string) => number;
@@ -36,7 +36,38 @@ export function propose(
   return { line: ruleText(fid, pickBy(k.draw(`${label}/phr`), house.statements)), kind: "right" };
 }
 
-function editFor(k: SimKnobs, skill: string, fid: FamilyId, line: string, label: string): Record<string, unknown> {
+/**
+ * In a skill package: a file nothing points to that already states the house rule for the family
+ * (the agent never reads it), so the fix is a pointer in SKILL.md rather than a second copy.
+ */
+function unreadFileWith(skill: string, fid: FamilyId, house: Convention): string | undefined {
+  const read = pointedFiles(skill);
+  return packageParts(skill).files.find(
+    (f) =>
+      !f.fixed &&
+      !read.some((r) => r.path === f.path) &&
+      f.text.split("\n").some((l) => conventionOfLine(l)?.id === house.id && conventionOfLine(l)?.family === fid),
+  )?.path;
+}
+
+function editFor(
+  k: SimKnobs,
+  skill: string,
+  fid: FamilyId,
+  line: string,
+  label: string,
+  house?: Convention,
+): Record<string, unknown> {
+  // A package: the rule the agent follows may sit in a file SKILL.md points to; fix it there.
+  const eff = effectiveRule(skill, fid);
+  if (eff?.file) return { op: "replace", file: eff.file, target: eff.line, content: line };
+  const unread = house && !eff ? unreadFileWith(skill, fid, house) : undefined;
+  if (unread) {
+    const pointer = `- For the house formats of dates, numbers and the rest, read ${unread}.`;
+    return /^##\s+Conventions\s*$/im.test(skill)
+      ? { op: "insert_after", target: "## Conventions", content: pointer }
+      : { op: "append", content: pointer };
+  }
   const existing = ruleLine(skill, fid);
   if (existing) return { op: "replace", target: existing, content: line };
   if (k.draw(`${label}/stale`) < 0.12) return { op: "insert_after", target: "## Formatting rules", content: line };
@@ -60,12 +91,12 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
   const L = data.budget ?? 99;
   const noise = data.has_meta_skill ? k.noise * 0.6 : k.noise;
   const groups = [...byFamily(ev)].map(([fid, es]) => ({ fid, es, house: majorityHouse(es) }));
-  const proposals: { fid: FamilyId; line: string; count: number }[] = [];
+  const proposals: { fid: FamilyId; line: string; count: number; house: Convention }[] = [];
   const notes: string[] = [];
   const summary: Record<string, unknown>[] = [];
   for (const g of groups) {
     if (!g.house) continue;
-    const stated = ruleLine(skill, g.fid);
+    const stated = effectiveRule(skill, g.fid)?.line;
     const statedConv = stated ? conventionOfLine(stated) : undefined;
     if (data.side === "failure") {
       const fails = g.es.filter((e) => !e.passed);
@@ -86,24 +117,30 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
         count: fails.length,
         description: `answers used the wrong ${g.fid} convention; the expected answers follow ${g.house.id}`,
       });
-      proposals.push({ fid: g.fid, count: fails.length, ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}`, noise) });
+      proposals.push({
+        fid: g.fid,
+        count: fails.length,
+        house: g.house,
+        ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}`, noise),
+      });
     } else if (!stated && g.es.some((e) => e.passed)) {
       // A success that relied on a default: state the convention explicitly.
       proposals.push({
         fid: g.fid,
         count: g.es.length,
+        house: g.house,
         ...propose(k, g.fid, g.house, `${reqKey}/${g.fid}/succ`, noise),
       });
     } else if (statedConv?.id === g.house.id && k.draw(`${reqKey}/${g.fid}/rephrase`) < 0.5) {
       // Over-editing, as real optimizers do: "clarify" a rule that already works. At the noise
       // rate the rewording is wrong or vague and breaks the rule; the gate has to catch it.
       const p = propose(k, g.fid, g.house, `${reqKey}/${g.fid}/rephrase`, noise);
-      if (p.line.trim() !== stated!.trim()) proposals.push({ fid: g.fid, count: 1, ...p });
+      if (p.line.trim() !== stated!.trim()) proposals.push({ fid: g.fid, count: 1, house: g.house, ...p });
     }
   }
   proposals.sort((a, b) => b.count - a.count);
   const chosen = proposals.slice(0, data.side === "success" ? Math.min(L, 2) : L);
-  const edits = chosen.map((p) => editFor(k, skill, p.fid, p.line, `${reqKey}/${p.fid}`));
+  const edits = chosen.map((p) => editFor(k, skill, p.fid, p.line, `${reqKey}/${p.fid}`, p.house));
   const reasoning = chosen.length
     ? `Stated ${chosen.length} house convention(s) the trajectories point to.`
     : "No convention to add from these trajectories.";

@@ -2,6 +2,57 @@ import { conventionOfLine, FAMILIES, type FamilyId } from "./conventions.ts";
 
 const SLOW_START = "<!-- SLOW_UPDATE_START -->";
 const APPENDIX_START = "<!-- APPENDIX_START -->";
+const FILE_OPEN = "<!-- SKILLOPT_FILE ";
+
+/** One file of a quoted skill package (the engine's package text): its path, its lines, whether it is carried fixed. */
+interface QuotedFile {
+  path: string;
+  text: string;
+  fixed: boolean;
+}
+
+/** A quoted skill package: SKILL.md's text and the files after it (none for a plain skill). */
+export function packageParts(skill: string): { body: string; files: QuotedFile[] } {
+  const at = skill.indexOf(`\n${FILE_OPEN}`);
+  if (at < 0) return { body: skill, files: [] };
+  const files: QuotedFile[] = [];
+  const re = /\n<!-- SKILLOPT_FILE (.+?) -->\n([\s\S]*?)\n<!-- SKILLOPT_FILE_END -->/g;
+  for (const m of skill.slice(at).matchAll(re)) {
+    const fixed = m[1]!.endsWith(" (fixed)");
+    files.push({ path: fixed ? m[1]!.slice(0, -8) : m[1]!, text: m[2]!, fixed });
+  }
+  return { body: skill.slice(0, at), files };
+}
+
+/** The files the agent reads: those SKILL.md names, and those a file it read names, in reading order. */
+export function pointedFiles(skill: string): QuotedFile[] {
+  const { body, files } = packageParts(skill);
+  const read: QuotedFile[] = [];
+  let seen = body;
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const f of files)
+      if (!read.includes(f) && seen.includes(f.path)) {
+        read.push(f);
+        seen += `\n${f.text}`;
+        grew = true;
+      }
+  }
+  return read;
+}
+
+/**
+ * Where the rule the agent follows for a family is stated: the last rule it reads, SKILL.md first
+ * and then the files it points to (a file read later overrides the body). Undefined when none.
+ */
+export function effectiveRule(skill: string, fid: FamilyId): { line: string; file?: string } | undefined {
+  let found: { line: string; file?: string } | undefined;
+  const body = ruleLine(skill, fid);
+  if (body) found = { line: body };
+  for (const f of pointedFiles(skill))
+    for (const l of f.text.split("\n")) if (conventionOfLine(l)?.family === fid) found = { line: l, file: f.path };
+  return found;
+}
 
 /** The skill quoted in an optimizer prompt (between <current_skill> tags), or "". */
 export function quotedSkill(text: string, nth = 0): string {
@@ -16,7 +67,7 @@ export function quotedSkill(text: string, nth = 0): string {
 
 /** Index of the line where protected regions begin (lines at or after it are not body). */
 function bodyEnd(lines: string[]): number {
-  const i = lines.findIndex((l) => l.includes(SLOW_START) || l.includes(APPENDIX_START));
+  const i = lines.findIndex((l) => l.includes(SLOW_START) || l.includes(APPENDIX_START) || l.startsWith(FILE_OPEN));
   return i < 0 ? lines.length : i;
 }
 

@@ -89,6 +89,8 @@ export function simRanking(data: Record<string, unknown>): Record<string, unknow
       s:
         (Number(it.support_count ?? 1) || 1) +
         (conventionOfLine(itemText(it)) ? 50 : 0) +
+        // A pointer to a file of the package that already holds the rules reaches several at once.
+        (/\bread \S+\.(md|txt)\b/.test(itemText(it)) ? 60 : 0) +
         (it.source_type === "success" ? 0 : 20),
     }))
     .sort((a, b) => b.s - a.s || a.i - b.i)

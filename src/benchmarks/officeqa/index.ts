@@ -16,6 +16,7 @@ import { asString, asStringList, tryJson } from "../shared/formats.ts";
 import { evaluationEntry } from "../shared/qa.ts";
 import { loadConfiguredSplits } from "../shared/splits.ts";
 import { firstAnswerTag, lastNonEmptyLine } from "../shared/text.ts";
+import { skillFileAccess } from "../shared/skill-files.ts";
 import { documentRoots, listDocuments, officeQaLoader } from "./loader.ts";
 import { oraclePages } from "./oracle.ts";
 import { OFFICEQA_INITIAL_SKILL, OFFICEQA_NUDGE, OFFICEQA_SYSTEM, OFFICEQA_SYSTEM_NO_TOOLS } from "./prompts.ts";
@@ -69,6 +70,7 @@ function parseArgs(text: string): Record<string, unknown> {
 /** OfficeQA: a multi-turn tool loop over local Treasury bulletins (engine.md §6.4). */
 const officeQaBenchmark: Benchmark = {
   name: "officeqa",
+  readsSkillFiles: true,
   initialSkill: OFFICEQA_INITIAL_SKILL,
   async loadSplits(ctx) {
     const env = new EnvReader(ctx.env, "officeqa");
@@ -102,15 +104,17 @@ const officeQaBenchmark: Benchmark = {
     return splits;
   },
   async rollout(item, skill, ctx, sampleIndex): Promise<RolloutResult> {
-    if (ctx.model.taskRunner()) return execRollout(item, skill, ctx);
+    if (ctx.model.taskRunner()) return execRollout(item, skillFileAccess(skill, false).skill, ctx);
     const env = new EnvReader(ctx.env, "officeqa");
     const mode = modeOf(env);
     const useLocal = mode === "offline" && env.bool("use_local_tools", true);
     const maxTurns = useLocal || mode === "custom" ? env.int("max_tool_turns", 12) : 1;
     const perTurn = env.int("max_queries_per_turn", 4);
     const { user, docs, oracleChars } = prepare(item, ctx);
-    const system = fillSkill(useLocal || mode === "custom" ? OFFICEQA_SYSTEM : OFFICEQA_SYSTEM_NO_TOOLS, skill);
-    const tools = useLocal ? LOCAL_TOOLS : mode === "custom" ? [SEARCH_TOOL] : [];
+    // A skill package's files are read with a tool in the tool loops, inlined when there are no tools.
+    const files = skillFileAccess(skill, useLocal || mode === "custom");
+    const system = fillSkill(useLocal || mode === "custom" ? OFFICEQA_SYSTEM : OFFICEQA_SYSTEM_NO_TOOLS, files.skill);
+    const tools = [...(useLocal ? LOCAL_TOOLS : mode === "custom" ? [SEARCH_TOOL] : []), ...files.tools];
     const local = new DocumentTools(docs);
     const messages: ChatMessage[] = [
       { role: "system", content: system },
@@ -139,7 +143,9 @@ const officeQaBenchmark: Benchmark = {
         for (const [i, tc] of r.toolCalls.entries()) {
           const args = parseArgs(tc.arguments);
           let obs: string;
+          const fileObs = files.run(tc.name, args);
           if (i >= perTurn) obs = `skipped: at most ${perTurn} tool calls per turn`;
+          else if (fileObs !== undefined) obs = fileObs;
           else if (tc.name === "search" && mode === "custom") {
             const queries = asStringList(args.queries ?? args.query).slice(0, perTurn);
             // spec §3.5: the search token lives in the environment variable that env.search_auth_env names

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { Benchmark, BenchmarkContext, ChatMessage, TrajectoryEntry } from "../../engine/index.ts";
 import { errorMessage, UnsupportedError } from "../../lib/index.ts";
 import { callTarget, fillSkill } from "../shared/chat.ts";
+import { type SkillFileAccess, skillFileAccess } from "../shared/skill-files.ts";
 import { EnvReader } from "../shared/env.ts";
 import { asString } from "../shared/formats.ts";
 import { resolveDataPath } from "../shared/paths.ts";
@@ -39,6 +40,8 @@ export interface AgentInput {
   sheet: string;
   /** Results by (code, case): the final evaluation reuses cases the agent phase already ran. */
   cache: Map<string, CaseResult>;
+  /** The skill package's read-file tool (react mode), or none. */
+  skillFiles: SkillFileAccess;
 }
 
 const previews = new Map<string, Promise<string>>();
@@ -149,7 +152,10 @@ const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex) => {
     if (err instanceof Error && err.name === "UnsupportedError") throw err;
     return failedResult(item.id, `setup: ${errorMessage(err)}`, { ...base, phase: "setup", n_cases: cases.length });
   }
-  const system = fillSkill(s.mode === "react" ? REACT_SYSTEM : CODEGEN_SYSTEM, skill);
+  // A skill package's files: a read-file tool in the react loop, inlined everywhere else.
+  const exec = ctx.model.taskRunner() !== undefined;
+  const skillFiles = skillFileAccess(skill, s.mode === "react" && !exec);
+  const system = fillSkill(s.mode === "react" ? REACT_SYSTEM : CODEGEN_SYSTEM, skillFiles.skill);
   const user = [
     `## Instruction\n${instruction}`,
     base.instruction_type ? `Instruction type: ${base.instruction_type}` : "",
@@ -176,9 +182,10 @@ const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex) => {
     position,
     sheet,
     cache: new Map(),
+    skillFiles,
   };
-  const attempt = ctx.model.taskRunner()
-    ? await execAgent(input, skill, item.id)
+  const attempt = exec
+    ? await execAgent(input, skillFiles.skill, item.id)
     : s.mode === "react"
       ? await reactAgent(input)
       : await codegenAgent(input, s.mode === "multi");
@@ -270,6 +277,7 @@ const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex) => {
 /** SpreadsheetBench: the target writes Python that edits a workbook; it runs isolated and is checked cell by cell (engine.md §6.6). */
 const spreadsheetBenchmark: Benchmark = {
   name: "spreadsheetbench",
+  readsSkillFiles: true,
   initialSkill: SPREADSHEET_INITIAL_SKILL,
   loadSplits: async (ctx) => {
     const { mode } = settings(ctx);

@@ -43,7 +43,7 @@ export async function reactAgent(a: AgentInput): Promise<Attempt> {
     if (left < 10) return { code: files.get("solution.py") ?? lastScript, nTurns: turn, trajectory, timedOut: true };
     const call = await callTarget(a.ctx, messages, {
       sampleIndex: a.sampleIndex,
-      tools: TOOLS,
+      tools: [...TOOLS, ...a.skillFiles.tools],
       timeoutS: Math.min(120, left),
     });
     if (!call.ok)
@@ -62,7 +62,9 @@ export async function reactAgent(a: AgentInput): Promise<Attempt> {
     for (const tc of r.toolCalls) {
       const args = (tryJson(tc.arguments) ?? {}) as Record<string, unknown>;
       let obs: string;
-      if (tc.name === "write_file") {
+      const fileObs = a.skillFiles.run(tc.name, args);
+      if (fileObs !== undefined) obs = fileObs;
+      else if (tc.name === "write_file") {
         const path = normalize(String(args.path ?? "")).replace(/^(\.\.(\/|$))+/, "");
         if (!path || path.startsWith("/")) obs = "error: path must be relative to the workspace";
         else {

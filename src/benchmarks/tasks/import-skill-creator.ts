@@ -47,6 +47,7 @@ export function importSkillCreator(path: string, data: unknown): UserTask[] {
       data: { path },
     });
   const doc = data as { skill_name?: unknown; evals: unknown[] };
+  refuseMixed(path, doc.evals);
   const skillRoot = basename(dirname(path)) === "evals" ? dirname(dirname(path)) : dirname(path);
   const seen = new Set<string>();
   return doc.evals.map((raw, i) => {
@@ -158,6 +159,25 @@ function attach(where: string, root: string, file: string, at: DataAt): string {
   return `File ${join(file)}:\n\`\`\`\n${bytes.toString("utf8")}\n\`\`\``;
 }
 
+/**
+ * A file that holds both graded evals (`expectations`) and trigger evals (`should_trigger`) asks
+ * for the body and the description trained in one run, which is not built: refused by name, with
+ * the two runs that do it instead.
+ */
+function refuseMixed(path: string, list: readonly unknown[], entry = (i: number) => `evals[${i}]`): void {
+  const has = (key: string) =>
+    list.findIndex((e) => Boolean(e) && typeof e === "object" && !Array.isArray(e) && key in (e as object));
+  const graded = has("expectations");
+  const trigger = has("should_trigger");
+  if (graded < 0 || trigger < 0) return;
+  throw new DataError(
+    `${path}: holds graded evals (${entry(graded)} has "expectations") and trigger evals (${entry(trigger)} has "should_trigger"); ` +
+      "training the body and the trigger in one run is not built: split the file, train the body with --config tasks, " +
+      "then the description with --config trigger and env.skill_init set to that run's best_skill/ (docs/packages.md)",
+    { data: { path, problem: "mixed_objectives" } },
+  );
+}
+
 /** One trigger task: a user query and whether the trained skill should load for it. */
 interface TriggerTask {
   [field: string]: unknown;
@@ -184,6 +204,7 @@ export function importTriggerEvals(path: string, data: unknown): TriggerTask[] {
       { data: { path, problem: "invalid_shape" } },
     );
   const where = (i: number) => (Array.isArray(data) ? `${path}: [${i}]` : `${path}: evals[${i}]`);
+  refuseMixed(path, list, (i) => (Array.isArray(data) ? `[${i}]` : `evals[${i}]`));
   const seen = new Set<string>();
   return list.map((raw, i) => {
     const at: DataAt = { path, item: i };

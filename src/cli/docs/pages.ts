@@ -10,6 +10,7 @@ import differences from "../../../docs/differences.md" with { type: "text" };
 import gate from "../../../docs/gate.md" with { type: "text" };
 import gettingStarted from "../../../docs/getting-started.md" with { type: "text" };
 import integrations from "../../../docs/integrations.md" with { type: "text" };
+import packages from "../../../docs/packages.md" with { type: "text" };
 import readme from "../../../docs/README.md" with { type: "text" };
 import reliability from "../../../docs/reliability.md" with { type: "text" };
 import search from "../../../docs/search.md" with { type: "text" };
@@ -35,6 +36,7 @@ export const DOCS_PAGES: Readonly<Record<string, string>> = {
   "gate.md": gate,
   "getting-started.md": gettingStarted,
   "integrations.md": integrations,
+  "packages.md": packages,
   "README.md": readme,
   "reliability.md": reliability,
   "search.md": search,

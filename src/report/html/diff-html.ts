@@ -1,4 +1,5 @@
 import { diffLines } from "diff";
+import { unpackPackage } from "../../lib/index.ts";
 import { esc } from "./escape.ts";
 
 interface Line {
@@ -100,4 +101,24 @@ export function renderDiff(before: string, after: string, opts: { context?: numb
   };
   return `<div class="diffbox"><div class="diffstat"><span class="plus">+${st.added}</span> <span class="minus">−${st.removed}</span> \
 lines</div>${unified(shown)}${sideBySide(shown)}</div>`;
+}
+
+/**
+ * The diff of two skills; for a skill package (a folder trained as one text), one diff per file:
+ * SKILL.md, then every file either side holds, each under its path, so no file's change is hidden.
+ */
+export function renderSkillDiff(before: string, after: string): string {
+  const b = unpackPackage(before);
+  const a = unpackPackage(after);
+  if (!b.files.length && !a.files.length) return renderDiff(before, after);
+  const paths = [...new Set([...b.files.map((f) => f.path), ...a.files.map((f) => f.path)])];
+  const textOf = (files: typeof a.files, p: string) => files.find((f) => f.path === p)?.text;
+  const parts = [`<h4 class="pkg-file">SKILL.md</h4>${renderDiff(b.skillMd, a.skillMd)}`];
+  for (const p of paths) {
+    const was = textOf(b.files, p);
+    const now = textOf(a.files, p);
+    const note = was === undefined ? " (new file)" : now === undefined ? " (removed)" : "";
+    parts.push(`<h4 class="pkg-file">${esc(p)}${note}</h4>${renderDiff(was ?? "", now ?? "")}`);
+  }
+  return `<div class="pkg-diff">${parts.join("")}</div>`;
 }

@@ -5,7 +5,7 @@ import { renderReportParts, type StepDetails } from "./render.ts";
 import type { RunView, StepView } from "./run-view.ts";
 
 export { renderCompareChart } from "./run-charts.ts";
-export { renderDiff } from "./diff-html.ts";
+export { renderDiff, renderSkillDiff } from "./diff-html.ts";
 export { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 export { type LoadOptions, loadRunView } from "./load.ts";
 export { type RunState, readRunState } from "./store-state.ts";

@@ -1,6 +1,6 @@
 import { RUN_FILES } from "../../run/index.ts";
 import { warningText } from "../stage-text.ts";
-import { renderDiff } from "./diff-html.ts";
+import { renderSkillDiff } from "./diff-html.ts";
 import { renderFrontier } from "./frontier.ts";
 import { esc, fmtCost, fmtInt, fmtScore, fmtSeconds } from "./escape.ts";
 import { costChartParts, scoreChartParts, scoreLegend } from "./run-charts.ts";
@@ -243,7 +243,7 @@ function editTable(s: StepView): string {
 function stepDetails(s: StepView): string {
   const diff =
     s.skillBefore !== null && s.candidate !== null
-      ? `<h3>Skill diff (${s.action === "accepted" ? "before → after" : "current → rejected candidate"})</h3>${renderDiff(s.skillBefore, s.candidate)}`
+      ? `<h3>Skill diff (${s.action === "accepted" ? "before → after" : "current → rejected candidate"})</h3>${renderSkillDiff(s.skillBefore, s.candidate)}`
       : `<p class="muted">The candidate text of this step was not kept.</p>`;
   return `<details class="step" id="step-${s.step}" data-step="${s.step}"><summary>Step ${s.step} · epoch ${s.epoch} · ${badge(s.action)} · \
 ${s.gate ? esc(gateSummary(s.gate)) : `candidate ${fmtScore(s.candidateScore)} vs current ${fmtScore(s.currentScore)}`}</summary>\
@@ -339,7 +339,7 @@ export function renderRunBodyParts(run: RunView, details?: StepDetails): Generat
   const bestSection =
     best === null
       ? `<p class="muted">No best skill yet.</p>`
-      : `${initial !== null ? `<h3>Initial → best</h3>${renderDiff(initial, best)}` : ""}<h3>${RUN_FILES.bestSkill}</h3><pre \
+      : `${initial !== null ? `<h3>Initial → best</h3>${renderSkillDiff(initial, best)}` : ""}<h3>${RUN_FILES.bestSkill}</h3><pre \
 id="best-skill">${esc(best)}</pre>`;
   const warningsShown = run.warnings.length;
   return lines([
