@@ -19,7 +19,7 @@
  *   - time per night: the first night, the no-op night, and the no-op night beyond the harvest
  *     (aim ≤ 0.1 s)
  *
- *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--mode mock|model|both] [--keep] [--verbose]
+ *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--corpus a|b] [--mode mock|model|both] [--keep] [--verbose]
  *
  * The model path runs on the offline simulator (`sim`, not a real model) behind a loopback
  * OpenAI-compatible server: the night's own requests (rule extraction, "standing rule or one-off?",
@@ -41,7 +41,9 @@ import { dirname, join, relative } from "node:path";
 import { simReply } from "../test/support/sim-fake.ts";
 import { startFakeOpenAI } from "../test/support/fake-openai.ts";
 import { productCommand } from "./lib/cli.ts";
-import { contentWordJaccardStats, type HomeTruth, writeRealisticHome } from "./lib/realistic-homes.ts";
+import * as corpusA from "./lib/realistic-homes.ts";
+import type { HomeTruth } from "./lib/realistic-homes.ts";
+import * as corpusB from "./lib/realistic-homes-b.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -53,6 +55,15 @@ const MODE = flag("mode") ?? "both";
 const KEEP = args.includes("--keep");
 /** `--verbose`: print the sayings of every missed correction and of a flip not handled. */
 const VERBOSE = args.includes("--verbose");
+/**
+ * `--corpus a|b`: which blind generator writes the homes. `a` (bench/lib/realistic-homes.ts) is a
+ * TypeScript orders service, the corpus the miner was developed against; `b`
+ * (bench/lib/realistic-homes-b.ts) is a second world by another blind author (Go, Python, Terraform;
+ * none of a's topics), kept as a held-out check that the miner was not fitted to a's sentences.
+ */
+const CORPUS = flag("corpus") ?? "a";
+if (CORPUS !== "a" && CORPUS !== "b") throw new Error(`--corpus must be a or b (got ${CORPUS})`);
+const { contentWordJaccardStats, writeRealisticHome } = (CORPUS === "a" ? corpusA : corpusB) as typeof corpusA;
 
 interface Card {
   op: string;
@@ -255,7 +266,7 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
 const pct = (a: number, b: number) => (b === 0 ? "—" : `${((100 * a) / b).toFixed(0)} %`);
 
 process.stdout.write(
-  `sleep-nights: seeds ${SEEDS.join(",")} · ${cpus().length} cores · load ${loadavg()
+  `sleep-nights: corpus ${CORPUS} · seeds ${SEEDS.join(",")} · ${cpus().length} cores · load ${loadavg()
     .map((x) => x.toFixed(2))
     .join(
       " ",
