@@ -4,7 +4,7 @@ import { BudgetExhaustedError } from "./budget.ts";
 import type { ContrastSet } from "./backend/types.ts";
 import { gateEdits, type Incumbent, resultsScore, SLEEP_SEQUENTIAL, sleepDecision, taskDeltas } from "./gate.ts";
 import { applyEdits } from "./learned-block.ts";
-import { type ReplayContext, replayBatch, replayOne } from "./replay.ts";
+import { type ReplayContext, replayBatch, replayOne, requireAnswered } from "./replay.ts";
 import type { ConsolidateResult, EditRecord, GateAction, GateTrial, ReplayResult, TaskRecord } from "./types.ts";
 
 /** Inputs of one consolidation (spec §6.3). */
@@ -46,6 +46,7 @@ async function contrastSets(
   const samples: ReplayResult[][] = first.map((r) => [r]);
   for (let s = 1; s < k; s++) {
     const more = await Promise.all(train.map((t) => replayOne(ctx, t, skill, memory, `${phase}:rollout`, s)));
+    requireAnswered(more, `${phase}:rollout`);
     for (const [i, r] of more.entries()) samples[i]!.push(r);
   }
   const score = (r: ReplayResult) => itemScore(metric, r.hard, r.soft);

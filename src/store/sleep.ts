@@ -100,7 +100,8 @@ export interface SleepStore<Task extends ArchivedTask = ArchivedTask> {
   getNight(night: number): NightRow | undefined;
   nightByDir(dir: string): NightRow | undefined;
   history(limit: number): NightRow[];
-  nightsCount(): number;
+  /** Nights that ended (completed, nothing to do, rejected, interrupted), and those that failed (nothing staged). */
+  nightsCount(): { finished: number; failed: number };
   /** Start time (UTC ms) of the project's last completed harvest; undefined before the first. */
   lastHarvestMs(project: string): number | undefined;
   setLastHarvestMs(project: string, ms: number): void;
@@ -310,12 +311,15 @@ export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
       )
         .map((r) => toNight(r)!)
         .reverse(),
-    nightsCount: () =>
-      (
-        db.query("SELECT COUNT(*) AS n FROM sleep_nights WHERE status != 'running' AND status != 'failed'").get() as {
-          n: number;
-        }
-      ).n,
+    nightsCount: () => {
+      const row = db
+        .query(
+          "SELECT COUNT(CASE WHEN status NOT IN ('running', 'failed') THEN 1 END) AS finished, " +
+            "COUNT(CASE WHEN status = 'failed' THEN 1 END) AS failed FROM sleep_nights",
+        )
+        .get() as { finished: number; failed: number };
+      return { finished: row.finished, failed: row.failed };
+    },
     lastHarvestMs: (project) =>
       (
         db.query("SELECT started_ms FROM sleep_last_harvest WHERE project = ?").get(project) as {

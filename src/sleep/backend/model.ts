@@ -47,6 +47,9 @@ const CandidateSchema = v.looseObject({
   satisfied: v.optional(v.boolean()),
 });
 
+/** An attempt that got no answer (its `error` says why). */
+const NO_ANSWER = { text: "", toolsCalled: [] as string[], tokens: 0 };
+
 /** Consecutive unusable answers of one stage (a judge verdict, a reflection after its firmer re-ask) that stop a night. */
 const UNUSABLE_CALLS = 2;
 
@@ -137,9 +140,14 @@ function modelSleepBackend(
         );
         const tokens = traj.usage.promptTokens + traj.usage.completionTokens;
         self.ledger?.record("attempt_tools", tokens, traj.costUsd, false);
-        if (traj.error) self.lastError = redactText(traj.error);
         const ran = new Set(log.split("\n").map((l) => l.trim().toLowerCase()));
-        return { text: traj.finalAnswer, toolsCalled: tools.filter((t) => ran.has(t.toLowerCase())), tokens };
+        const toolsCalled = tools.filter((t) => ran.has(t.toLowerCase()));
+        if (!traj.error) return { text: traj.finalAnswer, toolsCalled, tokens };
+        self.lastError = redactText(traj.error);
+        // An agent run that failed and said nothing got no answer: an error, never a wrong answer.
+        return traj.finalAnswer
+          ? { text: traj.finalAnswer, toolsCalled, tokens }
+          : { ...NO_ANSWER, error: self.lastError };
       }
       try {
         const r = await client.chat("target", {
@@ -160,8 +168,9 @@ function modelSleepBackend(
         if (err instanceof BackendError && err.kind === "context_length")
           throw watch.context(err, "target", "sleep_attempt");
         if (!(err instanceof BackendError)) throw err;
+        // A transport failure or a 5xx after the layer's retries: no answer, never scored as a wrong one.
         self.lastError = redactText(errorMessage(err));
-        return { text: "", toolsCalled: [], tokens: 0 };
+        return { ...NO_ANSWER, error: self.lastError };
       }
     },
     async judge(task, response) {
@@ -185,7 +194,15 @@ function modelSleepBackend(
       self.ledger?.record("judge", tokens, r.response?.costUsd ?? null, r.response?.cached ?? false);
       const unfit = watch.answered("sleep_judge", r.ok, r.ok ? "" : r.reason, r.response?.text ?? "");
       if (unfit) throw unfit;
-      if (!r.ok) return { hard: 0, soft: 0, rationale: "judge-parse-failed", tokens };
+      // A verdict that does not parse is no verdict: the replay errs, it does not score 0.
+      if (!r.ok)
+        return {
+          hard: 0,
+          soft: 0,
+          rationale: "judge-parse-failed",
+          tokens,
+          error: `judge verdict did not parse (${r.reason})`,
+        };
       return {
         hard: r.value.score >= 0.8 ? 1 : 0,
         soft: r.value.score,
