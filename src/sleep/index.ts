@@ -40,7 +40,7 @@ export {
 export { nightEvidence, renderCards, type LessonCard } from "./lessons.ts";
 export { ManifestSchema, legacyRows, type Manifest } from "./manifest.ts";
 export { loadTasksFile, mine, tasksPayload, writeTasksFile } from "./mine/index.ts";
-export type { SessionState } from "./ports.ts";
+export type { ConnectModels, SessionState } from "./ports.ts";
 export { sanitizeLine, type SleepReport } from "./report.ts";
 export {
   cronLine,

@@ -32,6 +32,7 @@ import { batchShown } from "../batch-progress.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations, whereSessions } from "./common.ts";
+import { connectModels } from "./models.ts";
 import { processEnv } from "../../config/index.ts";
 import { batchText, nightEventText } from "../../report/index.ts";
 
@@ -178,9 +179,9 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         env,
         stateDir: setup.stateDir,
         // sleep.batch: a batch can take hours; its progress is shown as train shows it (faults even under --quiet).
-        onBatch: (e) => {
+        connect: connectModels((e) => {
           if (batchShown(e, output.quiet)) process.stderr.write(`[sleep] [batch] ${batchText(e)}\n`);
-        },
+        }),
       });
       if (!output.quiet && !output.json) process.stderr.write(`[sleep] backend ${backend.describe}\n`);
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3), and only

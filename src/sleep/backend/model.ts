@@ -8,13 +8,13 @@ import {
   contextTooSmall,
   endpointHost,
   ModelUnfitError,
+  InternalError,
   UnsupportedError,
   errorMessage,
   extractJson,
   redactText,
 } from "../../lib/index.ts";
-import { createModelClient, describeRoles, sleepModelConfig } from "../../backends/index.ts";
-import type { SleepBackendName, SleepConfig } from "../config.ts";
+import type { SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
 import {
   attemptPrompt,
@@ -329,14 +329,20 @@ function modelSleepBackend(
   return self;
 }
 
-/** The layer's backend name for a Sleep backend (spec §5.9). */
-function layerName(b: SleepBackendName): string {
-  return b === "openai" ? "openai_compatible" : b;
+/** The model a role uses when the config names none: the backend's SKILLOPT_SLEEP_*_MODEL variable, else the backend's own default. */
+function defaultModel(b: string, env: SleepBackendOptions["env"]): string {
+  const envModel: Record<string, string> = {
+    claude: "SKILLOPT_SLEEP_CLAUDE_MODEL",
+    codex: "SKILLOPT_SLEEP_CODEX_MODEL",
+    copilot: "SKILLOPT_SLEEP_COPILOT_MODEL",
+  };
+  return (envModel[b] ? env[envModel[b]!] : undefined) ?? "";
 }
 
 /**
  * Build a provider-backed Sleep backend as a configuration of the shared model layer (claude and
  * copilot CLIs, codex, the cursor / pi / opencode CLIs headless, Azure / OpenAI-compatible APIs).
+ * The client comes through the `connect` port the CLI passes in (Sleep imports no backend).
  */
 export async function createModelSleepBackend(cfg: SleepConfig, opts: SleepBackendOptions): Promise<SleepBackend> {
   const target = cfg.target_backend || cfg.backend;
@@ -347,69 +353,16 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: SleepBacke
       { feature: "dual-role routing", needs: "provider backends for both roles", backend: `${target}+${optimizer}` },
     );
   }
-  // Sleep's own azure_openai request shape (fixed token budget, opt-in extra body), sleep.md §5.9.
-  const extra: Record<string, unknown> = { sleep_requests: true };
-  if (cfg.azure_endpoint) {
-    extra.openai_compatible_base_url = cfg.azure_endpoint;
-    extra.azure_openai_endpoint = cfg.azure_endpoint;
-  }
-  // Executables (spec §2.1 / §9.3): the flag or config key, then the SKILLOPT_SLEEP_* variable.
-  const codex = cfg.codex_path || opts.env.SKILLOPT_SLEEP_CODEX_PATH;
-  if (codex) extra.codex_exec_path = codex;
-  const copilot = opts.env.SKILLOPT_SLEEP_COPILOT_PATH;
-  if (copilot) extra.copilot_exec_path = copilot;
-  const cursor = cfg.cursor_path || opts.env.SKILLOPT_SLEEP_CURSOR_PATH;
-  if (cursor) extra.cursor_exec_path = cursor;
-  const pi = cfg.pi_path || opts.env.SKILLOPT_SLEEP_PI_PATH;
-  if (pi) extra.pi_exec_path = pi;
-  const opencode = cfg.opencode_path || opts.env.SKILLOPT_SLEEP_OPENCODE_PATH;
-  if (opencode) extra.opencode_exec_path = opencode;
-  const envModel = {
-    claude: "SKILLOPT_SLEEP_CLAUDE_MODEL",
-    codex: "SKILLOPT_SLEEP_CODEX_MODEL",
-    copilot: "SKILLOPT_SLEEP_COPILOT_MODEL",
-  } as Record<string, string>;
-  const defaultModel = (b: string) => (envModel[b] ? opts.env[envModel[b]!] : undefined) ?? "";
-  if (cfg.api_key_env) {
-    const key = opts.env[cfg.api_key_env];
-    if (!key)
-      throw new UnsupportedError(`api_key_env names ${cfg.api_key_env}, which is not set in the environment`, {
-        feature: "api key",
-        needs: `${cfg.api_key_env} set in the environment`,
-        key: "sleep.api_key_env",
-        value: cfg.api_key_env,
-      });
-    extra.openai_compatible_api_key = key;
-  }
-  // A night is an evaluation nobody waits on: model.batch=eval sends its replays through a batch.
-  if (cfg.batch) Object.assign(extra, { batch: "eval", batch_poll_seconds: cfg.batch_poll_seconds });
-  const t = sleepModelConfig(layerName(target), {
-    model: cfg.target_model || cfg.model || defaultModel(target),
-    extra,
-  });
-  const o = sleepModelConfig(layerName(optimizer), {
-    model: cfg.optimizer_model || cfg.model || defaultModel(optimizer),
-    extra,
-  });
-  const config = {
-    model: {
-      ...t.model,
-      optimizer_backend: o.model.optimizer_backend,
-      ...(o.model.optimizer ? { optimizer: o.model.optimizer } : {}),
+  if (!opts.connect) throw new InternalError(`sleep backend ${cfg.backend} was built without the model layer's port`);
+  const { client, describe } = await opts.connect(
+    {
+      target: { backend: target, model: cfg.target_model || cfg.model || defaultModel(target, opts.env) },
+      optimizer: { backend: optimizer, model: cfg.optimizer_model || cfg.model || defaultModel(optimizer, opts.env) },
     },
-  };
-  // The call cache lives in the state dir, so a night writes nothing outside it and the project's staging folder.
-  const client = await createModelClient(config, {
-    env: opts.env,
-    concurrency: { target: cfg.workers, optimizer: cfg.workers },
-    ...(opts.onBatch ? { onBatch: opts.onBatch } : {}),
-    ...(opts.stateDir ? { cacheDir: join(opts.stateDir, "cache") } : {}),
-    // A money ceiling the night enforces itself: refuse to start when a role's cost is unknowable.
-    ...(cfg.max_cost_usd_per_night !== null && cfg.max_cost_usd_per_night !== undefined
-      ? { requirePricesFor: "max_cost_usd_per_night" }
-      : {}),
-  });
-  const model = cfg.target_model || cfg.model || defaultModel(target);
+    cfg,
+    { env: opts.env, ...(opts.stateDir ? { stateDir: opts.stateDir } : {}) },
+  );
+  const model = cfg.target_model || cfg.model || defaultModel(target, opts.env);
   const name = target === optimizer ? cfg.backend : `target=${target}/optimizer=${optimizer}`;
   // spec §6.11: `<backend>::<model>`, or `optimizer=<key>;target=<key>` under dual-role routing.
   const key = (b: string, m: string) => `${b}::${m}`;
@@ -422,7 +375,7 @@ export async function createModelSleepBackend(cfg: SleepConfig, opts: SleepBacke
     const host = i?.endpoint ? endpointHost(i.endpoint) : undefined;
     return `${role} (${[i?.backend, i?.model ? `model ${i.model}` : undefined, host ? `endpoint ${host}` : undefined].filter(Boolean).join(", ")})`;
   };
-  const backend = modelSleepBackend(client, { name, model, modelKey, describe: describeRoles(client), label });
+  const backend = modelSleepBackend(client, { name, model, modelKey, describe, label });
   backend.close = () => client.close();
   return backend;
 }

@@ -1,6 +1,6 @@
-import type { BatchEvent } from "../../backends/index.ts";
 import type { RoundBatching } from "../../engine/index.ts";
 import type { NightLedger } from "../budget.ts";
+import type { ConnectModels } from "../ports.ts";
 import type { JudgeScore } from "../judges.ts";
 import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
 
@@ -9,8 +9,8 @@ export interface SleepBackendOptions {
   project: string;
   env: Readonly<Record<string, string | undefined>>;
   stateDir?: string;
-  /** Progress of provider batches (sleep.batch): submitted, status, settled, fallbacks. */
-  onBatch?: (event: BatchEvent) => void;
+  /** The model layer for a provider backend, built by the CLI (mock and handoff need none). */
+  connect?: ConnectModels;
 }
 
 /** What reflection sees (spec §6.2). */
