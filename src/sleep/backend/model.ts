@@ -96,6 +96,245 @@ function unfitWatch(label: (role: "optimizer" | "target") => string) {
   };
 }
 
+/** What a model backend's calls share: the client, the backend (its ledger and last error), the unfit watch. */
+interface Parts {
+  client: ModelClient;
+  self: SleepBackend;
+  watch: ReturnType<typeof unfitWatch>;
+}
+
+/** One attempt on the target role (tools through the agent runner when the task needs them); no answer is `error`, never a wrong answer. */
+function attemptCall({ client, self, watch }: Parts): SleepBackend["attempt"] {
+  return async (task, skill, memory, sampleId, tools) => {
+    self.ledger?.check();
+    const runner = tools.length ? client.taskRunner() : undefined;
+    if (runner) {
+      // Honest tool detection: the agent runs real shim scripts that log their own name.
+      let log = "";
+      const files = Object.fromEntries(tools.map((t) => [`tools/${t}`, toolShim(t)]));
+      const traj = await runner.runTask(
+        `${skill}\n\n${memory}`,
+        { id: task.id, prompt: toolTaskPrompt(task, skill, memory, tools), files, allowEdits: true },
+        {
+          inspect: async (ws) => {
+            const f = join(ws, "_tool_calls.log");
+            log = existsSync(f) ? readFileSync(f, "utf8") : "";
+          },
+        },
+      );
+      const tokens = traj.usage.promptTokens + traj.usage.completionTokens;
+      self.ledger?.record("attempt_tools", tokens, traj.costUsd, false);
+      const ran = new Set(log.split("\n").map((l) => l.trim().toLowerCase()));
+      const toolsCalled = tools.filter((t) => ran.has(t.toLowerCase()));
+      if (!traj.error) return { text: traj.finalAnswer, toolsCalled, tokens };
+      self.lastError = redactText(traj.error);
+      // An agent run that failed and said nothing got no answer: an error, never a wrong answer.
+      return traj.finalAnswer
+        ? { text: traj.finalAnswer, toolsCalled, tokens }
+        : { ...NO_ANSWER, error: self.lastError };
+    }
+    try {
+      const r = await client.chat("target", {
+        stage: "sleep_attempt",
+        messages: [{ role: "user", content: attemptPrompt(task, skill, memory, tools) }],
+        maxTokens: 1024,
+        sampleIndex: sampleId,
+      });
+      const tokens = r.usage.promptTokens + r.usage.completionTokens;
+      self.ledger?.record("attempt", tokens, r.costUsd, r.cached);
+      const called = tools.filter((t) =>
+        new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(r.text),
+      );
+      return { text: r.text, toolsCalled: called, tokens };
+    } catch (err) {
+      self.ledger?.release();
+      if (err instanceof BackendError && (err.kind === "auth" || err.kind === "not_found")) throw err;
+      if (err instanceof BackendError && err.kind === "context_length")
+        throw watch.context(err, "target", "sleep_attempt");
+      if (!(err instanceof BackendError)) throw err;
+      // A transport failure or a 5xx after the layer's retries: no answer, never scored as a wrong one.
+      self.lastError = redactText(errorMessage(err));
+      return { ...NO_ANSWER, error: self.lastError };
+    }
+  };
+}
+
+/** A rubric verdict from the optimizer; one that does not parse is `error` (two in a row stop the night as unfit). */
+function judgeCall({ client, self, watch }: Parts): SleepBackend["judge"] {
+  return async (task, response) => {
+    self.ledger?.check();
+    let r: Awaited<ReturnType<typeof client.chatJson<typeof JudgeSchema>>>;
+    try {
+      r = await client.chatJson(
+        "optimizer",
+        {
+          stage: "sleep_judge",
+          messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }],
+          maxTokens: 200,
+          json: true,
+        },
+        JudgeSchema,
+      );
+    } catch (err) {
+      throw watch.context(err, "optimizer", "sleep_judge");
+    }
+    const tokens = r.response ? r.response.usage.promptTokens + r.response.usage.completionTokens : 0;
+    self.ledger?.record("judge", tokens, r.response?.costUsd ?? null, r.response?.cached ?? false);
+    const unfit = watch.answered("sleep_judge", r.ok, r.ok ? "" : r.reason, r.response?.text ?? "");
+    if (unfit) throw unfit;
+    // A verdict that does not parse is no verdict: the replay errs, it does not score 0.
+    if (!r.ok)
+      return {
+        hard: 0,
+        soft: 0,
+        rationale: "judge-parse-failed",
+        tokens,
+        error: `judge verdict did not parse (${r.reason})`,
+      };
+    return {
+      hard: r.value.score >= 0.8 ? 1 : 0,
+      soft: r.value.score,
+      rationale: r.value.reason || `score ${r.value.score}`,
+      tokens,
+    };
+  };
+}
+
+/** Edits from the failures, asked once and once more firmly; two unusable answers in a row stop the night. */
+function reflectCall({ client, self, watch }: Parts): SleepBackend["reflect"] {
+  return async (input) => {
+    if (input.failures.length === 0) return { edits: [], raw: "", tokens: 0 };
+    let raw = "";
+    let tokens = 0;
+    for (const firm of [false, true]) {
+      self.ledger?.check();
+      const r = await client
+        .chat("optimizer", {
+          stage: "sleep_reflect",
+          messages: [{ role: "user", content: reflectPrompt(input, firm) }],
+          maxTokens: 1024,
+        })
+        .catch((err: unknown) => {
+          throw watch.context(err, "optimizer", "sleep_reflect");
+        });
+      tokens += r.usage.promptTokens + r.usage.completionTokens;
+      self.ledger?.record("reflect", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+      raw = r.text;
+      const arr = extractJson(raw, "array");
+      const unfit = watch.answered("sleep_reflect", arr !== undefined, "no JSON array of edits in the reply", raw);
+      if (unfit) throw unfit;
+      if (!arr || arr.length === 0) continue;
+      const edits: EditRecord[] = [];
+      for (const item of arr) {
+        const p = v.safeParse(EditSchema, item);
+        if (!p.success || !p.output.content.trim()) continue;
+        const op = p.output.op.toLowerCase();
+        edits.push({
+          target: input.target,
+          op: op === "delete" || op === "replace" ? op : "add",
+          content: p.output.content.trim(),
+          anchor: p.output.anchor.trim(),
+          rationale: p.output.rationale.trim(),
+        });
+        if (edits.length >= input.editBudget) break;
+      }
+      return { edits, raw, tokens };
+    }
+    return { edits: [], raw, tokens };
+  };
+}
+
+/** Edits from good-versus-bad attempt pairs (contrastive reflection, spec §5.6). */
+function contrastCall({ client, self, watch }: Parts): SleepBackend["contrast"] {
+  return async (sets, input) => {
+    if (sets.length === 0) return { edits: [], raw: "", tokens: 0 };
+    self.ledger?.check();
+    const r = await client
+      .chat("optimizer", {
+        stage: "sleep_contrast",
+        messages: [{ role: "user", content: contrastPrompt(sets, input) }],
+        maxTokens: 1024,
+      })
+      .catch((err: unknown) => {
+        throw watch.context(err, "optimizer", "sleep_contrast");
+      });
+    const tokens = r.usage.promptTokens + r.usage.completionTokens;
+    self.ledger?.record("contrast", tokens, r.costUsd, r.cached);
+    const edits: EditRecord[] = [];
+    for (const item of extractJson(r.text, "array") ?? []) {
+      const p = v.safeParse(EditSchema, item);
+      if (p.success && p.output.content.trim())
+        edits.push({
+          target: input.target,
+          op: "add",
+          content: p.output.content.trim(),
+          anchor: "",
+          rationale: p.output.rationale.trim(),
+        });
+      if (edits.length >= input.editBudget) break;
+    }
+    return { edits, raw: r.text, tokens };
+  };
+}
+
+/** A session's standing rules, read by the optimizer. */
+function rulesCall({ client, self }: Parts): SleepBackend["rules"] {
+  return async (input) => {
+    self.ledger?.check();
+    const r = await client.chat("optimizer", {
+      stage: "sleep_rules",
+      messages: [{ role: "user", content: rulesPrompt(input) }],
+      maxTokens: 800,
+    });
+    self.ledger?.record("rules", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+    return parseRules(r.text);
+  };
+}
+
+/** Whether a recurring rule is standing or a one-off, by the optimizer. */
+function standingCall({ client, self }: Parts): SleepBackend["standing"] {
+  return async (rule, quotes) => {
+    self.ledger?.check();
+    const r = await client.chat("optimizer", {
+      stage: "sleep_standing",
+      messages: [{ role: "user", content: standingPrompt(rule, quotes) }],
+      maxTokens: 200,
+    });
+    self.ledger?.record("standing", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+    return parseStanding(r.text);
+  };
+}
+
+/** Task candidates from one session, by the optimizer. */
+function mineCall({ client, self, watch }: Parts): SleepBackend["mine"] {
+  return async (input) => {
+    self.ledger?.check();
+    const r = await client
+      .chat("optimizer", {
+        stage: "sleep_mine",
+        messages: [{ role: "user", content: minerPrompt(input) }],
+        maxTokens: 800,
+      })
+      .catch((err: unknown) => {
+        throw watch.context(err, "optimizer", "sleep_mine");
+      });
+    self.ledger?.record("mine", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+    const arr = extractJson(r.text, "array") ?? [];
+    const out: MinedCandidate[] = [];
+    for (const item of arr) {
+      const p = v.safeParse(CandidateSchema, item);
+      if (p.success)
+        out.push({
+          intent: p.output.intent,
+          checks: p.output.checks.map((c) => ({ op: c.op, arg: c.arg })),
+          rubric: p.output.rubric,
+          satisfied: p.output.satisfied,
+        });
+    }
+    return out;
+  };
+}
+
 /**
  * A Sleep backend over the shared model layer (spec §5.9 expressed as configurations of it): attempts
  * go to the target role, judging, reflection and mining to the optimizer; retries, the call cache and
@@ -111,8 +350,8 @@ function modelSleepBackend(
     label: (role: "optimizer" | "target") => string;
   },
 ): SleepBackend {
-  const watch = unfitWatch(o.label);
-  const self: SleepBackend = {
+  // The calls are bound to the backend they charge (its ledger, its last error): built first, then given them.
+  const self = {
     name: o.name,
     describe: o.describe,
     modelKey: o.modelKey ?? `${o.name}::${o.model}`,
@@ -121,211 +360,17 @@ function modelSleepBackend(
     ...(client.round && client.batching
       ? { round: client.round.bind(client), batching: client.batching.bind(client) }
       : {}),
-    async attempt(task, skill, memory, sampleId, tools) {
-      self.ledger?.check();
-      const runner = tools.length ? client.taskRunner() : undefined;
-      if (runner) {
-        // Honest tool detection: the agent runs real shim scripts that log their own name.
-        let log = "";
-        const files = Object.fromEntries(tools.map((t) => [`tools/${t}`, toolShim(t)]));
-        const traj = await runner.runTask(
-          `${skill}\n\n${memory}`,
-          { id: task.id, prompt: toolTaskPrompt(task, skill, memory, tools), files, allowEdits: true },
-          {
-            inspect: async (ws) => {
-              const f = join(ws, "_tool_calls.log");
-              log = existsSync(f) ? readFileSync(f, "utf8") : "";
-            },
-          },
-        );
-        const tokens = traj.usage.promptTokens + traj.usage.completionTokens;
-        self.ledger?.record("attempt_tools", tokens, traj.costUsd, false);
-        const ran = new Set(log.split("\n").map((l) => l.trim().toLowerCase()));
-        const toolsCalled = tools.filter((t) => ran.has(t.toLowerCase()));
-        if (!traj.error) return { text: traj.finalAnswer, toolsCalled, tokens };
-        self.lastError = redactText(traj.error);
-        // An agent run that failed and said nothing got no answer: an error, never a wrong answer.
-        return traj.finalAnswer
-          ? { text: traj.finalAnswer, toolsCalled, tokens }
-          : { ...NO_ANSWER, error: self.lastError };
-      }
-      try {
-        const r = await client.chat("target", {
-          stage: "sleep_attempt",
-          messages: [{ role: "user", content: attemptPrompt(task, skill, memory, tools) }],
-          maxTokens: 1024,
-          sampleIndex: sampleId,
-        });
-        const tokens = r.usage.promptTokens + r.usage.completionTokens;
-        self.ledger?.record("attempt", tokens, r.costUsd, r.cached);
-        const called = tools.filter((t) =>
-          new RegExp(`\\bTOOL_CALL:\\s*${t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`, "i").test(r.text),
-        );
-        return { text: r.text, toolsCalled: called, tokens };
-      } catch (err) {
-        self.ledger?.release();
-        if (err instanceof BackendError && (err.kind === "auth" || err.kind === "not_found")) throw err;
-        if (err instanceof BackendError && err.kind === "context_length")
-          throw watch.context(err, "target", "sleep_attempt");
-        if (!(err instanceof BackendError)) throw err;
-        // A transport failure or a 5xx after the layer's retries: no answer, never scored as a wrong one.
-        self.lastError = redactText(errorMessage(err));
-        return { ...NO_ANSWER, error: self.lastError };
-      }
-    },
-    async judge(task, response) {
-      self.ledger?.check();
-      let r: Awaited<ReturnType<typeof client.chatJson<typeof JudgeSchema>>>;
-      try {
-        r = await client.chatJson(
-          "optimizer",
-          {
-            stage: "sleep_judge",
-            messages: [{ role: "user", content: judgePrompt(task.reference || task.intent, response) }],
-            maxTokens: 200,
-            json: true,
-          },
-          JudgeSchema,
-        );
-      } catch (err) {
-        throw watch.context(err, "optimizer", "sleep_judge");
-      }
-      const tokens = r.response ? r.response.usage.promptTokens + r.response.usage.completionTokens : 0;
-      self.ledger?.record("judge", tokens, r.response?.costUsd ?? null, r.response?.cached ?? false);
-      const unfit = watch.answered("sleep_judge", r.ok, r.ok ? "" : r.reason, r.response?.text ?? "");
-      if (unfit) throw unfit;
-      // A verdict that does not parse is no verdict: the replay errs, it does not score 0.
-      if (!r.ok)
-        return {
-          hard: 0,
-          soft: 0,
-          rationale: "judge-parse-failed",
-          tokens,
-          error: `judge verdict did not parse (${r.reason})`,
-        };
-      return {
-        hard: r.value.score >= 0.8 ? 1 : 0,
-        soft: r.value.score,
-        rationale: r.value.reason || `score ${r.value.score}`,
-        tokens,
-      };
-    },
-    async reflect(input) {
-      if (input.failures.length === 0) return { edits: [], raw: "", tokens: 0 };
-      let raw = "";
-      let tokens = 0;
-      for (const firm of [false, true]) {
-        self.ledger?.check();
-        const r = await client
-          .chat("optimizer", {
-            stage: "sleep_reflect",
-            messages: [{ role: "user", content: reflectPrompt(input, firm) }],
-            maxTokens: 1024,
-          })
-          .catch((err: unknown) => {
-            throw watch.context(err, "optimizer", "sleep_reflect");
-          });
-        tokens += r.usage.promptTokens + r.usage.completionTokens;
-        self.ledger?.record("reflect", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
-        raw = r.text;
-        const arr = extractJson(raw, "array");
-        const unfit = watch.answered("sleep_reflect", arr !== undefined, "no JSON array of edits in the reply", raw);
-        if (unfit) throw unfit;
-        if (!arr || arr.length === 0) continue;
-        const edits: EditRecord[] = [];
-        for (const item of arr) {
-          const p = v.safeParse(EditSchema, item);
-          if (!p.success || !p.output.content.trim()) continue;
-          const op = p.output.op.toLowerCase();
-          edits.push({
-            target: input.target,
-            op: op === "delete" || op === "replace" ? op : "add",
-            content: p.output.content.trim(),
-            anchor: p.output.anchor.trim(),
-            rationale: p.output.rationale.trim(),
-          });
-          if (edits.length >= input.editBudget) break;
-        }
-        return { edits, raw, tokens };
-      }
-      return { edits: [], raw, tokens };
-    },
-    async contrast(sets, input) {
-      if (sets.length === 0) return { edits: [], raw: "", tokens: 0 };
-      self.ledger?.check();
-      const r = await client
-        .chat("optimizer", {
-          stage: "sleep_contrast",
-          messages: [{ role: "user", content: contrastPrompt(sets, input) }],
-          maxTokens: 1024,
-        })
-        .catch((err: unknown) => {
-          throw watch.context(err, "optimizer", "sleep_contrast");
-        });
-      const tokens = r.usage.promptTokens + r.usage.completionTokens;
-      self.ledger?.record("contrast", tokens, r.costUsd, r.cached);
-      const edits: EditRecord[] = [];
-      for (const item of extractJson(r.text, "array") ?? []) {
-        const p = v.safeParse(EditSchema, item);
-        if (p.success && p.output.content.trim())
-          edits.push({
-            target: input.target,
-            op: "add",
-            content: p.output.content.trim(),
-            anchor: "",
-            rationale: p.output.rationale.trim(),
-          });
-        if (edits.length >= input.editBudget) break;
-      }
-      return { edits, raw: r.text, tokens };
-    },
-    async rules(input) {
-      self.ledger?.check();
-      const r = await client.chat("optimizer", {
-        stage: "sleep_rules",
-        messages: [{ role: "user", content: rulesPrompt(input) }],
-        maxTokens: 800,
-      });
-      self.ledger?.record("rules", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
-      return parseRules(r.text);
-    },
-    async standing(rule, quotes) {
-      self.ledger?.check();
-      const r = await client.chat("optimizer", {
-        stage: "sleep_standing",
-        messages: [{ role: "user", content: standingPrompt(rule, quotes) }],
-        maxTokens: 200,
-      });
-      self.ledger?.record("standing", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
-      return parseStanding(r.text);
-    },
-    async mine(input) {
-      self.ledger?.check();
-      const r = await client
-        .chat("optimizer", {
-          stage: "sleep_mine",
-          messages: [{ role: "user", content: minerPrompt(input) }],
-          maxTokens: 800,
-        })
-        .catch((err: unknown) => {
-          throw watch.context(err, "optimizer", "sleep_mine");
-        });
-      self.ledger?.record("mine", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
-      const arr = extractJson(r.text, "array") ?? [];
-      const out: MinedCandidate[] = [];
-      for (const item of arr) {
-        const p = v.safeParse(CandidateSchema, item);
-        if (p.success)
-          out.push({
-            intent: p.output.intent,
-            checks: p.output.checks.map((c) => ({ op: c.op, arg: c.arg })),
-            rubric: p.output.rubric,
-            satisfied: p.output.satisfied,
-          });
-      }
-      return out;
-    },
-  };
+  } as SleepBackend;
+  const parts: Parts = { client, self, watch: unfitWatch(o.label) };
+  Object.assign(self, {
+    attempt: attemptCall(parts),
+    judge: judgeCall(parts),
+    reflect: reflectCall(parts),
+    contrast: contrastCall(parts),
+    rules: rulesCall(parts),
+    standing: standingCall(parts),
+    mine: mineCall(parts),
+  });
   return self;
 }
 
