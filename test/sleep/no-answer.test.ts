@@ -110,7 +110,8 @@ describe("a Sleep replay that got no answer is an error, never a score", () => {
     expect(s.server.requests.filter(isReflect)).toHaveLength(0);
     expect(s.staged()).toEqual([]);
     expect(JSON.parse((await s.status(true)).stdout).failed_nights).toBe(1);
-  });
+    // Slow on purpose: a hang-up carries no Retry-After, so the layer's 4 retries back off with full jitter (at most 7.5 s in all).
+  }, 30_000);
 
   test("the first judge verdict that does not parse is no verdict: exit 1 with the judge's reason, not a 0", async () => {
     using tmp = tempDir();
