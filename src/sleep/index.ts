@@ -13,7 +13,6 @@ export { type HandoffBackend, handoffPin, PendingCallsError, writeHandoffPin } f
 export { createSleepBackend } from "./backend/index.ts";
 export { configurePromptOverrides } from "./backend/prompt-overrides.ts";
 export {
-  SleepConfigSchema,
   expandUserPath,
   loadSleepConfig,
   resolveClaudeHome,
@@ -22,9 +21,11 @@ export {
   resolveSkillPath,
   resolveStateDir,
   sessionLimit,
+  sleepConfigSchema,
   splitFractions,
   type LoadedSleepConfig,
   type SleepConfig,
+  type SleepConfigLayer,
 } from "./config.ts";
 export { runNight, type HarvestPort, type NightOutcome } from "./cycle.ts";
 export type { NightEvent } from "./night-events.ts";
