@@ -46,7 +46,7 @@ async function contrastSets(
   const samples: ReplayResult[][] = first.map((r) => [r]);
   for (let s = 1; s < k; s++) {
     const more = await Promise.all(train.map((t) => replayOne(ctx, t, skill, memory, `${phase}:rollout`, s)));
-    requireAnswered(more, `${phase}:rollout`);
+    requireAnswered(more, `${phase}:rollout`, ctx.backend);
     for (const [i, r] of more.entries()) samples[i]!.push(r);
   }
   const score = (r: ReplayResult) => itemScore(metric, r.hard, r.soft);

@@ -85,15 +85,16 @@ async function scoreReply(
  * gate, a reflection, a lesson's verdict, the held-out score) is not decided on a missing answer:
  * the phase throws, naming how many got none and the last reason, and the night ends failed.
  */
-export function requireAnswered(results: readonly ReplayResult[], phase: string): void {
+export function requireAnswered(results: readonly ReplayResult[], phase: string, backend: SleepBackend): void {
   const errored = results.filter((r) => r.error !== undefined);
   if (!errored.length) return;
   const last = errored[errored.length - 1]!;
   const reason = last.error!.length > 300 ? `${last.error!.slice(0, 300)}…` : last.error!;
   const role = last.error_role ?? "target";
-  const who = role === "optimizer" ? "the judge (optimizer)" : "the target";
+  const who = backend.label?.(role) ?? role;
+  const what = role === "optimizer" ? "judge verdict" : "answer";
   throw new NoAnswerError(
-    `${who} gave no answer for ${errored.length} of ${results.length} replay(s) of the ${phase} phase, so nothing was decided on \
+    `${who} gave no ${what} for ${errored.length} of ${results.length} replay(s) of the ${phase} phase, so nothing was decided on \
 them; last error: ${reason}`,
     {
       hint: "check the endpoint, model name and key of that role (sleep config target_* / optimizer_*); the night staged nothing",
@@ -155,7 +156,7 @@ async function replayPool(
   );
   const rejected = settled.find((r) => r.status === "rejected");
   if (rejected) throw (rejected as PromiseRejectedResult).reason;
-  requireAnswered(out, phase);
+  requireAnswered(out, phase, ctx.backend);
   return out;
 }
 

@@ -50,6 +50,9 @@ async function setup(root: string, special: (req: FakeRequest) => string | FakeR
   return { server, project, review, status, staged };
 }
 
+/** A role as the night's errors name it: its backend, model and endpoint. */
+const role = (r: string, url: string) => `${r} (openai_compatible, model fake-model, endpoint ${new URL(url).host})`;
+
 /** One error line, no stack. */
 function errorLines(stderr: string): string[] {
   expect(stderr).not.toMatch(/^\s+at /m);
@@ -70,7 +73,7 @@ describe("a Sleep replay that got no answer is an error, never a score", () => {
     const errors = errorLines(r.stderr);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toStartWith(
-      "error: the target gave no answer for 1 of 3 replay(s) of the baseline_val phase, so nothing was decided on them; last error: ",
+      `error: ${role("target", s.server.url)} gave no answer for 1 of 3 replay(s) of the baseline_val phase, so nothing was decided on them; last error: `,
     );
     expect(errors[0]).toContain("503");
     // Retried by the model layer before it counted as no answer; no reflection was asked on a missing answer.
@@ -106,7 +109,9 @@ describe("a Sleep replay that got no answer is an error, never a score", () => {
     expect(r.code, r.stderr).toBe(1);
     const errors = errorLines(r.stderr);
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toStartWith("error: the target gave no answer for 1 of 3 replay(s) of the train phase");
+    expect(errors[0]).toStartWith(
+      `error: ${role("target", s.server.url)} gave no answer for 1 of 3 replay(s) of the train phase`,
+    );
     expect(s.server.requests.filter(isReflect)).toHaveLength(0);
     expect(s.staged()).toEqual([]);
     expect(JSON.parse((await s.status(true)).stdout).failed_nights).toBe(1);
@@ -127,7 +132,8 @@ describe("a Sleep replay that got no answer is an error, never a score", () => {
     const errors = errorLines(r.stderr);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toStartWith(
-      "error: the judge (optimizer) gave no answer for 1 of 3 replay(s) of the baseline_val phase, so nothing was decided on them; last error: judge verdict did not parse",
+      `error: ${role("optimizer", s.server.url)} gave no judge verdict for 1 of 3 replay(s) of the baseline_val phase, so nothing was decided on them; \
+last error: judge verdict did not parse`,
     );
     // One verdict asked (and re-asked by the layer): no second judge call was needed to stop.
     expect(s.server.requests.filter(isJudge)).toHaveLength(1);

@@ -357,6 +357,7 @@ function modelSleepBackend(
     modelKey: o.modelKey ?? `${o.name}::${o.model}`,
     remote: true,
     lastError: "",
+    label: o.label,
     ...(client.round && client.batching
       ? { round: client.round.bind(client), batching: client.batching.bind(client) }
       : {}),

@@ -83,6 +83,8 @@ export interface SleepBackend extends RoundBatching {
   readonly modelKey: string;
   /** Makes provider calls (false for mock and handoff). */
   readonly remote: boolean;
+  /** A role as errors name it: its backend, model and endpoint (a provider backend's; others have none). */
+  label?(role: "optimizer" | "target"): string;
   lastError: string;
   /** The night's ledger; set by the cycle, checked before and charged after every provider call. */
   ledger?: NightLedger;
