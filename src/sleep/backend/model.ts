@@ -96,10 +96,10 @@ function unfitWatch(label: (role: "optimizer" | "target") => string) {
   };
 }
 
-/** What a model backend's calls share: the client, the backend (its ledger and last error), the unfit watch. */
+/** What a model backend's calls share: the client, the backend's ledger and last error, the unfit watch. */
 interface Parts {
   client: ModelClient;
-  self: SleepBackend;
+  self: Pick<SleepBackend, "ledger" | "lastError">;
   watch: ReturnType<typeof unfitWatch>;
 }
 
@@ -350,20 +350,30 @@ function modelSleepBackend(
     label: (role: "optimizer" | "target") => string;
   },
 ): SleepBackend {
-  // The calls are bound to the backend they charge (its ledger, its last error): built first, then given them.
-  const self = {
+  // The calls charge the night's ledger the cycle gives the backend, and leave their last error on it.
+  const state: Parts["self"] = { lastError: "" };
+  const parts: Parts = { client, self: state, watch: unfitWatch(o.label) };
+  return {
     name: o.name,
     describe: o.describe,
     modelKey: o.modelKey ?? `${o.name}::${o.model}`,
     remote: true,
-    lastError: "",
+    get lastError() {
+      return state.lastError;
+    },
+    set lastError(e: string) {
+      state.lastError = e;
+    },
+    get ledger() {
+      return state.ledger;
+    },
+    set ledger(l) {
+      state.ledger = l;
+    },
     label: o.label,
     ...(client.round && client.batching
       ? { round: client.round.bind(client), batching: client.batching.bind(client) }
       : {}),
-  } as SleepBackend;
-  const parts: Parts = { client, self, watch: unfitWatch(o.label) };
-  Object.assign(self, {
     attempt: attemptCall(parts),
     judge: judgeCall(parts),
     reflect: reflectCall(parts),
@@ -371,8 +381,7 @@ function modelSleepBackend(
     rules: rulesCall(parts),
     standing: standingCall(parts),
     mine: mineCall(parts),
-  });
-  return self;
+  };
 }
 
 /** The model a role uses when the config names none: the backend's SKILLOPT_SLEEP_*_MODEL variable, else the backend's own default. */
