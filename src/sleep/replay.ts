@@ -97,7 +97,9 @@ export function requireAnswered(results: readonly ReplayResult[], phase: string,
     `${who} gave no ${what} for ${errored.length} of ${results.length} replay(s) of the ${phase} phase, so nothing was decided on \
 them; last error: ${reason}`,
     {
-      hint: "check the endpoint, model name and key of that role (sleep config target_* / optimizer_*); the night staged nothing",
+      hint: backend.remote
+        ? "check the endpoint, model name and key of that role (sleep config target_* / optimizer_*); the night staged nothing"
+        : "rewrite the answer file named above and run the same command again; the night staged nothing",
       data: { role, stage: `sleep_${phase}`, errored: errored.length, total: results.length, reason },
     },
   );
