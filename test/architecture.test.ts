@@ -23,7 +23,7 @@ const ALLOWED: Record<string, { runtime: string[] | "*"; typeOnly: string[] }> =
   report: { runtime: ["lib", "store", "run"], typeOnly: ["engine", "sleep", "config", "backends"] },
   mcp: { runtime: ["lib", "run", "config"], typeOnly: [] },
   integrate: { runtime: ["lib"], typeOnly: [] },
-  sleep: { runtime: ["lib", "engine", "benchmarks", "backends", "config", "prompts"], typeOnly: ["store"] },
+  sleep: { runtime: ["lib", "engine", "benchmarks", "prompts"], typeOnly: ["store", "backends", "config"] },
 };
 
 function files(dir: string): string[] {

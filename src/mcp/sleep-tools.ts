@@ -18,15 +18,75 @@ const NIGHT = {
 
 type Night = { which: string; live_path: string; added: number; removed: number };
 
+/** Runs `skillopt sleep <sub> --json` with the tool's arguments as flags; `progress` turns its phase lines into notifications. */
+type SleepRun = (
+  sub: string,
+  args: Args,
+  names: readonly string[],
+  signal: AbortSignal,
+  extra?: string[],
+  progress?: (message: string) => void,
+) => Promise<ToolOutcome>;
+
+/** `sleep_review`: one night, staged for review. */
+function reviewTool(sleep: SleepRun): Tool {
+  return {
+    name: "sleep_review",
+    title: "Sleep review",
+    description:
+      "Run Sleep's nightly cycle over local coding-agent sessions (harvest, mine, replay, gated edits) and stage a proposal for review, as " +
+      "`skillopt sleep review --json`. Nothing live changes: adopt is a separate, confirmed step.",
+    // Writes the night's staging folder and Sleep's state, and may call a model backend.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    fields: {
+      ...COMMON,
+      backend: {
+        type: "string",
+        description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai",
+      },
+      model: { type: "string", description: "Backend model" },
+      source: {
+        type: "string",
+        description: "Sessions to read: claude, codex, copilot, copilot_cli, cursor, devin, pi, opencode, auto or all",
+      },
+      scope: { type: "string", description: "invoked (this project) or all" },
+      lookback_hours: { type: "integer", description: "First-night window in hours (0 = full history)" },
+      max_sessions: { type: "integer", description: "Harvested-session cap" },
+      max_tasks: { type: "integer", description: "Mined-task cap" },
+      edit_budget: { type: "integer", description: "Max edits per reflect call" },
+      tasks_file: { type: "string", description: "Replay a reviewed tasks file instead of harvesting" },
+      target_skill_path: { type: "string", description: "Skill to evolve (default: the managed skill)" },
+      memory_target: {
+        type: "string",
+        description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc",
+      },
+    },
+    call: (args, signal, progress) =>
+      sleep(
+        "review",
+        args,
+        [
+          "backend",
+          "model",
+          "source",
+          "scope",
+          "lookback_hours",
+          "max_sessions",
+          "max_tasks",
+          "edit_budget",
+          "tasks_file",
+          "target_skill_path",
+          "memory_target",
+        ],
+        signal,
+        [],
+        progress,
+      ),
+  };
+}
+
 export function sleepTools(children: Children): Tool[] {
-  const sleep = async (
-    sub: string,
-    args: Args,
-    names: readonly string[],
-    signal: AbortSignal,
-    extra: string[] = [],
-    progress?: (message: string) => void,
-  ): Promise<ToolOutcome> => {
+  const sleep: SleepRun = async (sub, args, names, signal, extra = [], progress) => {
     // With a progress listener, the review's per-phase lines (stderr, one per phase and replay stage) become notifications.
     const argv = [
       "sleep",
@@ -41,60 +101,7 @@ export function sleepTools(children: Children): Tool[] {
   const night = (args: Args) => (typeof args.night === "string" ? [args.night] : []);
 
   return [
-    {
-      name: "sleep_review",
-      title: "Sleep review",
-      description:
-        "Run Sleep's nightly cycle over local coding-agent sessions (harvest, mine, replay, gated edits) and stage a proposal for review, as " +
-        "`skillopt sleep review --json`. Nothing live changes: adopt is a separate, confirmed step.",
-      // Writes the night's staging folder and Sleep's state, and may call a model backend.
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      fields: {
-        ...COMMON,
-        backend: {
-          type: "string",
-          description: "mock, handoff, claude, codex, copilot, cursor, pi, opencode, azure_openai, openai",
-        },
-        model: { type: "string", description: "Backend model" },
-        source: {
-          type: "string",
-          description:
-            "Sessions to read: claude, codex, copilot, copilot_cli, cursor, devin, pi, opencode, auto or all",
-        },
-        scope: { type: "string", description: "invoked (this project) or all" },
-        lookback_hours: { type: "integer", description: "First-night window in hours (0 = full history)" },
-        max_sessions: { type: "integer", description: "Harvested-session cap" },
-        max_tasks: { type: "integer", description: "Mined-task cap" },
-        edit_budget: { type: "integer", description: "Max edits per reflect call" },
-        tasks_file: { type: "string", description: "Replay a reviewed tasks file instead of harvesting" },
-        target_skill_path: { type: "string", description: "Skill to evolve (default: the managed skill)" },
-        memory_target: {
-          type: "string",
-          description: "Memory file below the project: CLAUDE.md, AGENTS.md, .cursor/rules/<name>.mdc",
-        },
-      },
-      call: (args, signal, progress) =>
-        sleep(
-          "review",
-          args,
-          [
-            "backend",
-            "model",
-            "source",
-            "scope",
-            "lookback_hours",
-            "max_sessions",
-            "max_tasks",
-            "edit_budget",
-            "tasks_file",
-            "target_skill_path",
-            "memory_target",
-          ],
-          signal,
-          [],
-          progress,
-        ),
-    },
+    reviewTool(sleep),
     {
       name: "sleep_status",
       title: "Sleep status",

@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
-import {
-  type Position,
+import type {
+  Position,
   readConfigFile,
   SLEEP_BACKENDS,
-  type SleepBackendName,
+  SleepBackendName,
   SLEEP_NAMES,
   sleepBackend,
   unknownBackend,
@@ -54,38 +54,52 @@ const nullableNum = (doc: string) =>
     null,
   );
 
-/** Backend names accepted by `--backend` / `backend` (the one backend-name table, config/backend-names.ts; aliases of spec §5.9 folded). */
-const SLEEP_BACKEND_NAMES = Object.keys(SLEEP_BACKENDS) as SleepBackendName[];
 export type { SleepBackendName };
 
-const Backend = v.optional(
-  v.pipe(
-    v.string("expected a backend name"),
-    v.check(
-      (s) => sleepBackend(s) !== undefined,
-      (issue) =>
-        `${unknownBackend(issue.input, SLEEP_NAMES)} (expected one of ${SLEEP_BACKEND_NAMES.join(", ")} or an alias)`,
+/**
+ * What the Sleep config takes from the config layer at run time: the one backend-name table
+ * (config/backend-names.ts; aliases of spec §5.9 folded) and the config-file reader. Sleep imports
+ * config/ for its types only; the callers (cli/, ui/) pass the layer in.
+ */
+export interface SleepConfigLayer {
+  readConfigFile: typeof readConfigFile;
+  validationError: typeof validationError;
+  SLEEP_BACKENDS: typeof SLEEP_BACKENDS;
+  SLEEP_NAMES: typeof SLEEP_NAMES;
+  sleepBackend: typeof sleepBackend;
+  unknownBackend: typeof unknownBackend;
+}
+
+/** The `backend` keys: names accepted by `--backend` / `backend`, folded to the canonical name. */
+function backendFields(layer: SleepConfigLayer) {
+  const { sleepBackend, unknownBackend, SLEEP_NAMES } = layer;
+  const names = Object.keys(layer.SLEEP_BACKENDS) as SleepBackendName[];
+  const Backend = v.optional(
+    v.pipe(
+      v.string("expected a backend name"),
+      v.check(
+        (s) => sleepBackend(s) !== undefined,
+        (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected one of ${names.join(", ")} or an alias)`,
+      ),
+      v.transform((s) => sleepBackend(s)!),
+      v.description(`model backend for mining, replay and reflection: ${names.join(", ")} (mock makes no model call)`),
     ),
-    v.transform((s) => sleepBackend(s)!),
-    v.description(
-      `model backend for mining, replay and reflection: ${SLEEP_BACKEND_NAMES.join(", ")} (mock makes no model call)`,
+    "mock",
+  );
+  const OptBackend = v.optional(
+    v.pipe(
+      v.string("expected a backend name"),
+      v.check(
+        (s) => s === "" || sleepBackend(s) !== undefined,
+        (issue) => `${unknownBackend(issue.input, SLEEP_NAMES)} (expected "" or one of ${names.join(", ")})`,
+      ),
+      v.transform((s): SleepBackendName | "" => (s === "" ? "" : sleepBackend(s)!)),
+      v.description('backend of one role when it differs from `backend` ("" = same)'),
     ),
-  ),
-  "mock",
-);
-const OptBackend = v.optional(
-  v.pipe(
-    v.string("expected a backend name"),
-    v.check(
-      (s) => s === "" || sleepBackend(s) !== undefined,
-      (issue) =>
-        `${unknownBackend(issue.input, SLEEP_NAMES)} (expected "" or one of ${SLEEP_BACKEND_NAMES.join(", ")})`,
-    ),
-    v.transform((s): SleepBackendName | "" => (s === "" ? "" : sleepBackend(s)!)),
-    v.description('backend of one role when it differs from `backend` ("" = same)'),
-  ),
-  "",
-);
+    "",
+  );
+  return { Backend, OptBackend };
+}
 
 const SOURCES = [
   "claude",
@@ -100,8 +114,8 @@ const SOURCES = [
   "all",
 ] as const;
 
-/** `~/.skillopt-sleep/config.{json,yaml,yml}` (spec §9.1) plus our additive keys. */
-export const SleepConfigSchema = v.strictObject({
+/** The keys before the backend group (spec §9.1 plus our additive keys). */
+const HEAD = {
   claude_home: str("", "Claude Code home (default ~/.claude); also relocates the state dir"),
   codex_home: str("", "Codex home (default $CODEX_HOME or ~/.codex)"),
   pi_home: str("", "Pi home, parent of agent/sessions (default ~/.pi)"),
@@ -156,12 +170,10 @@ export const SleepConfigSchema = v.strictObject({
   val_fraction: frac(0.34, "share of real tasks in the gate slice. DL: validation split"),
   test_fraction: frac(0, "share of real tasks in the write-only test slice"),
   min_val_tasks: int(2, 1, "fewer held-out tasks than this ⇒ reject_unverified"),
-  backend: Backend,
-  model: str("", "backend model / deployment"),
-  optimizer_backend: OptBackend,
-  optimizer_model: str("", "optimizer model (dual-role routing)"),
-  target_backend: OptBackend,
-  target_model: str("", "target model (dual-role routing)"),
+};
+
+/** The keys after the backend group. */
+const TAIL = {
   azure_endpoint: str("", "endpoint for Azure / OpenAI-compatible backends"),
   api_key_env: str("", "environment variable holding the API key of an OpenAI-compatible backend"),
   gate_mode: v.optional(
@@ -284,9 +296,24 @@ export const SleepConfigSchema = v.strictObject({
     ),
     15,
   ),
-});
+};
 
-export type SleepConfig = v.InferOutput<typeof SleepConfigSchema>;
+/** `~/.skillopt-sleep/config.{json,yaml,yml}` (spec §9.1) plus our additive keys, with the layer's backend names. */
+export function sleepConfigSchema(layer: SleepConfigLayer) {
+  const { Backend, OptBackend } = backendFields(layer);
+  return v.strictObject({
+    ...HEAD,
+    backend: Backend,
+    model: str("", "backend model / deployment"),
+    optimizer_backend: OptBackend,
+    optimizer_model: str("", "optimizer model (dual-role routing)"),
+    target_backend: OptBackend,
+    target_model: str("", "target model (dual-role routing)"),
+    ...TAIL,
+  });
+}
+
+export type SleepConfig = v.InferOutput<ReturnType<typeof sleepConfigSchema>>;
 
 /** Where the user config file was found. */
 export interface LoadedSleepConfig {
@@ -308,11 +335,13 @@ function findSleepConfigFile(home = homeDir()): string {
 
 /** Read the user config file (if any), apply overrides, validate once; errors name file:line:col like the engine's config. */
 export function loadSleepConfig(
+  layer: SleepConfigLayer,
   overrides: Record<string, unknown> = {},
   opts: { file?: string; home?: string } = {},
 ): LoadedSleepConfig {
+  const SleepConfigSchema = sleepConfigSchema(layer);
   const file = opts.file ?? findSleepConfigFile(opts.home);
-  const source = file ? readConfigFile(file, "a mapping of Sleep settings") : undefined;
+  const source = file ? layer.readConfigFile(file, "a mapping of Sleep settings") : undefined;
   const fromFile = source?.data ?? {};
   const at = (key: string) => source?.positions.get(key);
   for (const key of Object.keys(fromFile)) {
@@ -340,7 +369,7 @@ export function loadSleepConfig(
     const fromFlag = (path: string) => overrides[path.split(".")[0]!] !== undefined;
     const first = v.getDotPath(parsed.issues[0]) ?? "";
     const fallback = file && !fromFlag(first) ? `${file} (or a flag)` : "flags";
-    throw validationError(
+    throw layer.validationError(
       parsed.issues,
       (path) =>
         file && !fromFlag(path) && Object.hasOwn(fromFile, path.split(".")[0]!)

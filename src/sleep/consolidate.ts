@@ -4,7 +4,7 @@ import { BudgetExhaustedError } from "./budget.ts";
 import type { ContrastSet } from "./backend/types.ts";
 import { gateEdits, type Incumbent, resultsScore, SLEEP_SEQUENTIAL, sleepDecision, taskDeltas } from "./gate.ts";
 import { applyEdits } from "./learned-block.ts";
-import { type ReplayContext, replayBatch, replayOne } from "./replay.ts";
+import { type ReplayContext, replayBatch, replayOne, requireAnswered } from "./replay.ts";
 import type { ConsolidateResult, EditRecord, GateAction, GateTrial, ReplayResult, TaskRecord } from "./types.ts";
 
 /** Inputs of one consolidation (spec §6.3). */
@@ -46,6 +46,7 @@ async function contrastSets(
   const samples: ReplayResult[][] = first.map((r) => [r]);
   for (let s = 1; s < k; s++) {
     const more = await Promise.all(train.map((t) => replayOne(ctx, t, skill, memory, `${phase}:rollout`, s)));
+    requireAnswered(more, `${phase}:rollout`, ctx.backend);
     for (const [i, r] of more.entries()) samples[i]!.push(r);
   }
   const score = (r: ReplayResult) => itemScore(metric, r.hard, r.soft);
@@ -80,167 +81,200 @@ function splitForGate(tasks: readonly TaskRecord[]): { train: TaskRecord[]; val:
   return { train, val, leaked };
 }
 
-/** Reflect → gate → (memory) reflect → gate → final decision, stopping cleanly on a budget ceiling. */
-export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Promise<ConsolidateResult> {
-  const { train, val, leaked } = splitForGate(o.tasks);
-  const notes: string[] = [];
-  const trials: GateTrial[] = [];
-  const applied: EditRecord[] = [];
-  const rejected: EditRecord[] = [];
-  const unmatched: EditRecord[] = [];
-  let skill = o.skill;
-  let memory = o.memory;
-  let reflectRaw = "";
-  let baseline = 0;
-  let baseResults: ReplayResult[] = [];
-  let current: Incumbent = { doc: "", score: 0, results: [] };
-  let budgetHit: BudgetExhaustedError | undefined;
+/** What consolidation has learned so far: the documents, the incumbent on val, and every edit's fate. */
+interface Learned {
+  skill: string;
+  memory: string;
+  current: Incumbent;
+  trials: GateTrial[];
+  applied: EditRecord[];
+  rejected: EditRecord[];
+  unmatched: EditRecord[];
+  reflectRaw: string;
+  reflected: boolean;
+}
+
+type Split = ReturnType<typeof splitForGate>;
+
+/**
+ * Reflect: the edits the optimizer proposes for one document from tonight's train replays
+ * (contrastive when k > 1 samples disagree); credential-shaped edits are withheld, counted, not shown.
+ */
+async function proposeEdits(
+  ctx: ReplayContext,
+  o: ConsolidateOptions,
+  st: Learned,
+  train: readonly TaskRecord[],
+  which: "skill" | "memory",
+  phase: string,
+): Promise<{ edits: EditRecord[]; raw: string; reflected: boolean } | undefined> {
+  const { skill, memory } = st;
+  const trainResults = await replayBatch(ctx, train, skill, memory, phase);
+  const pairs = train.map((task, i) => ({ task, result: trainResults[i]! }));
+  const failures = pairs.filter((p) => p.result.hard < 1);
+  const k = o.rolloutsK ?? 1;
+  // What both the contrast and the reflection are told: the document, the budget and what was turned down.
+  const editInput = () => ({
+    skill,
+    memory,
+    editBudget: o.editBudget,
+    target: which,
+    rejectedBefore: [...o.rejectedBefore, ...st.rejected.map((e) => e.content)],
+    preferences: o.preferences,
+  });
   let reflected = false;
-  const ev = ctx.evidence;
-  try {
-    if (o.gateOn && val.length > 0) {
-      baseResults = await replayBatch(ctx, val, skill, memory, "baseline_val");
-      baseline = resultsScore(baseResults, o.metric);
-      ev?.log("gate", "baseline", { n_val: val.length, score: baseline });
-    }
-    current = { doc: "", score: baseline, results: baseResults };
-    const step = async (which: "skill" | "memory", phase: string) => {
-      const trainResults = await replayBatch(ctx, train, skill, memory, phase);
-      const pairs = train.map((task, i) => ({ task, result: trainResults[i]! }));
-      const failures = pairs.filter((p) => p.result.hard < 1);
-      const k = o.rolloutsK ?? 1;
-      // What both the contrast and the reflection are told: the document, the budget and what was turned down.
-      const editInput = () => ({
-        skill,
-        memory,
-        editBudget: o.editBudget,
-        target: which,
-        rejectedBefore: [...o.rejectedBefore, ...rejected.map((e) => e.content)],
-        preferences: o.preferences,
-      });
-      let contrasted: { edits: EditRecord[]; raw: string } | undefined;
-      if (k > 1 && ctx.backend.contrast) {
-        const sets = await contrastSets(ctx, train, trainResults, skill, memory, k, o.metric, phase);
-        if (sets.length) {
-          reflected = true;
-          contrasted = await ctx.backend.contrast(sets, editInput());
-          if (contrasted.edits.length === 0) contrasted = undefined;
-        }
-      }
-      if (failures.length === 0 && !contrasted) return;
+  let contrasted: { edits: EditRecord[]; raw: string } | undefined;
+  if (k > 1 && ctx.backend.contrast) {
+    const sets = await contrastSets(ctx, train, trainResults, skill, memory, k, o.metric, phase);
+    if (sets.length) {
       reflected = true;
-      const r =
-        contrasted ??
-        (await ctx.backend.reflect({ failures, successes: pairs.filter((p) => p.result.hard >= 1), ...editInput() }));
-      reflectRaw = r.raw;
-      const returned = r.edits.slice(0, o.editBudget).map((e) => ({ ...e, target: which }));
-      // An edit that quotes something credential-shaped (a token shape, a known secret, a random
-      // key no pattern names) is never applied or staged: it is withheld here, counted, not shown.
-      const edits = returned.filter((e) => !isCredentialShaped(`${e.content}\n${e.anchor}`));
-      if (edits.length < returned.length)
-        ev?.log("reflect", "edits_withheld_credential_shaped", {
-          target: which,
-          count: returned.length - edits.length,
-        });
-      ev?.log("reflect", "edits_returned", { target: which, edits });
-      if (edits.length === 0) return;
-      const doc = which === "skill" ? skill : memory;
-      if (!o.gateOn) {
-        const g = applyEdits(doc, edits);
-        unmatched.push(...g.unmatched);
-        applied.push(...g.applied);
-        if (which === "skill") skill = g.doc;
-        else memory = g.doc;
-        return;
-      }
-      const evaluate = (trialDoc: string, label: string) =>
-        replayBatch(ctx, val, which === "skill" ? trialDoc : skill, which === "memory" ? trialDoc : memory, label);
-      const out = await gateEdits({ ...current, doc }, edits, {
-        target: which,
-        valTasks: val,
-        metric: o.metric,
-        noRegression: o.noRegression,
-        granularity: o.granularity,
-        evaluate,
-        margin: o.margin,
-        rule: o.rule ?? "strict",
-        sequential: { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) },
-      });
-      trials.push(...out.trials);
-      unmatched.push(...out.unmatched);
-      applied.push(...out.accepted);
-      rejected.push(...out.rejected);
-      for (const t of out.trials) ev?.log("gate", "trial", { ...t });
-      if (out.unmatched.length) ev?.log("reflect", "edits_unmatched", { target: which, edits: out.unmatched });
-      current = { ...out.incumbent, doc: "" };
-      if (which === "skill") skill = out.incumbent.doc;
-      else memory = out.incumbent.doc;
-    };
-    if (o.evolveSkill) await step("skill", "train");
-    if (o.evolveMemory) await step("memory", o.evolveSkill ? "train_post_skill" : "train");
-  } catch (err) {
-    if (!(err instanceof BudgetExhaustedError)) throw err;
-    budgetHit = err;
-    notes.push(`stopped early: ${err.message}; only edits the gate had verified are kept`);
+      contrasted = await ctx.backend.contrast(sets, editInput());
+      if (contrasted.edits.length === 0) contrasted = undefined;
+    }
   }
+  if (failures.length === 0 && !contrasted) return reflected ? { edits: [], raw: st.reflectRaw, reflected } : undefined;
+  const r =
+    contrasted ??
+    (await ctx.backend.reflect({ failures, successes: pairs.filter((p) => p.result.hard >= 1), ...editInput() }));
+  const returned = r.edits.slice(0, o.editBudget).map((e) => ({ ...e, target: which }));
+  const edits = returned.filter((e) => !isCredentialShaped(`${e.content}\n${e.anchor}`));
+  if (edits.length < returned.length)
+    ctx.evidence?.log("reflect", "edits_withheld_credential_shaped", {
+      target: which,
+      count: returned.length - edits.length,
+    });
+  ctx.evidence?.log("reflect", "edits_returned", { target: which, edits });
+  return { edits, raw: r.raw, reflected: true };
+}
 
-  const result = (action: GateAction, accepted: boolean, candidate: number): ConsolidateResult => {
-    if (!accepted) for (const e of applied) if (!rejected.includes(e)) rejected.push(e);
-    const detail = baseResults.map((r, i) => ({
-      id: r.id,
-      reference_kind: val[i]?.reference_kind ?? "none",
-      hard: r.hard,
-      soft: r.soft,
-      response_len: r.response.length,
-      response_head: redactText(r.response).slice(0, 200),
-      why: redactText(r.judge_rationale).slice(0, 200),
-    }));
-    const noEditsReason =
-      applied.length + rejected.length + unmatched.length > 0
-        ? ""
-        : budgetHit
-          ? "budget exhausted before any edit was proposed"
-          : train.length === 0
-            ? "no tasks to learn from"
-            : !reflected
-              ? "every replayed task already succeeds"
-              : "the optimizer proposed no edits";
-    return {
-      newSkill: accepted ? skill : o.skill,
-      newMemory: accepted ? memory : o.memory,
-      accepted,
-      gateAction: action,
-      baseline,
-      candidate,
-      applied: accepted ? applied : [],
-      rejected,
-      unmatched,
-      gateTrials: trials,
-      holdoutDetail: detail,
-      holdoutLeaked: leaked,
-      reflectRaw,
-      callError: redactText(ctx.backend.lastError),
-      notes,
-      noEditsReason,
-      nVal: val.length,
-      nTrain: train.length,
-    };
+/** Gate: apply one document's edits (greedily with the gate off), or keep those that beat the incumbent on val. */
+async function gateDocument(
+  ctx: ReplayContext,
+  o: ConsolidateOptions,
+  st: Learned,
+  val: readonly TaskRecord[],
+  which: "skill" | "memory",
+  edits: readonly EditRecord[],
+): Promise<void> {
+  const doc = which === "skill" ? st.skill : st.memory;
+  const set = (next: string) => {
+    if (which === "skill") st.skill = next;
+    else st.memory = next;
   };
+  if (!o.gateOn) {
+    const g = applyEdits(doc, edits);
+    st.unmatched.push(...g.unmatched);
+    st.applied.push(...g.applied);
+    set(g.doc);
+    return;
+  }
+  const { skill, memory } = st;
+  const evaluate = (trialDoc: string, label: string) =>
+    replayBatch(ctx, val, which === "skill" ? trialDoc : skill, which === "memory" ? trialDoc : memory, label);
+  const out = await gateEdits({ ...st.current, doc }, edits, {
+    target: which,
+    valTasks: val,
+    metric: o.metric,
+    noRegression: o.noRegression,
+    granularity: o.granularity,
+    evaluate,
+    margin: o.margin,
+    rule: o.rule ?? "strict",
+    sequential: { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) },
+  });
+  st.trials.push(...out.trials);
+  st.unmatched.push(...out.unmatched);
+  st.applied.push(...out.accepted);
+  st.rejected.push(...out.rejected);
+  for (const t of out.trials) ctx.evidence?.log("gate", "trial", { ...t });
+  if (out.unmatched.length) ctx.evidence?.log("reflect", "edits_unmatched", { target: which, edits: out.unmatched });
+  st.current = { ...out.incumbent, doc: "" };
+  set(out.incumbent.doc);
+}
 
-  if (!o.gateOn) return result(applied.length ? "greedy_applied" : "greedy_noop", applied.length > 0, 0);
-  if (applied.length === 0) return result(budgetHit ? "budget_exhausted" : "reject", false, baseline);
+/** The consolidation's result from what was learned and the final verdict. */
+function consolidateResult(
+  ctx: ReplayContext,
+  o: ConsolidateOptions,
+  st: Learned,
+  split: Split,
+  v: {
+    action: GateAction;
+    accepted: boolean;
+    baseline: number;
+    candidate: number;
+    baseResults: readonly ReplayResult[];
+  },
+  notes: string[],
+  budgetHit: boolean,
+): ConsolidateResult {
+  const { applied, rejected, unmatched } = st;
+  const { train, val } = split;
+  if (!v.accepted) for (const e of applied) if (!rejected.includes(e)) rejected.push(e);
+  const detail = v.baseResults.map((r, i) => ({
+    id: r.id,
+    reference_kind: val[i]?.reference_kind ?? "none",
+    hard: r.hard,
+    soft: r.soft,
+    response_len: r.response.length,
+    response_head: redactText(r.response).slice(0, 200),
+    why: redactText(r.judge_rationale).slice(0, 200),
+  }));
+  const noEditsReason =
+    applied.length + rejected.length + unmatched.length > 0
+      ? ""
+      : budgetHit
+        ? "budget exhausted before any edit was proposed"
+        : train.length === 0
+          ? "no tasks to learn from"
+          : !st.reflected
+            ? "every replayed task already succeeds"
+            : "the optimizer proposed no edits";
+  return {
+    newSkill: v.accepted ? st.skill : o.skill,
+    newMemory: v.accepted ? st.memory : o.memory,
+    accepted: v.accepted,
+    gateAction: v.action,
+    baseline: v.baseline,
+    candidate: v.candidate,
+    applied: v.accepted ? applied : [],
+    rejected,
+    unmatched,
+    gateTrials: st.trials,
+    holdoutDetail: detail,
+    holdoutLeaked: split.leaked,
+    reflectRaw: st.reflectRaw,
+    callError: redactText(ctx.backend.lastError),
+    notes,
+    noEditsReason,
+    nVal: val.length,
+    nTrain: train.length,
+  };
+}
 
-  let finalResults = current.results;
+/** The final decision: re-score the learned documents on val and compare them with the baseline, task by task. */
+async function finalDecision(
+  ctx: ReplayContext,
+  o: ConsolidateOptions,
+  st: Learned,
+  split: Split,
+  base: { score: number; results: readonly ReplayResult[] },
+  notes: string[],
+  budgetHit: boolean,
+): Promise<{ action: GateAction; accepted: boolean; candidate: number }> {
+  const { val, leaked } = split;
+  let finalResults = st.current.results;
   if (!budgetHit) {
     try {
-      finalResults = await replayBatch(ctx, val, skill, memory, "final_val");
+      finalResults = await replayBatch(ctx, val, st.skill, st.memory, "final_val");
     } catch (err) {
       if (!(err instanceof BudgetExhaustedError)) throw err;
       notes.push("final re-score skipped: budget exhausted (the last gate trial's score is reported)");
     }
   }
+  const baseline = base.score;
   const final = resultsScore(finalResults, o.metric);
-  const deltas = taskDeltas(val, baseResults, finalResults, o.metric);
+  const deltas = taskDeltas(val, [...base.results], finalResults, o.metric);
   const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
   const gate = sleepDecision(
     deltas,
@@ -250,7 +284,7 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
   );
   const better = final > baseline + (o.margin ?? 0) && (gate.rule === "strict" || gate.verdict === "accept");
   let accepted = better && !blocked;
-  trials.push({
+  st.trials.push({
     target: "final",
     baseline_score: baseline,
     candidate_score: final,
@@ -269,7 +303,7 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
     accepted = false;
     notes.push(`not validated: only ${val.length} held-out task(s), fewer than min_val_tasks=${o.minVal}`);
   }
-  ev?.log("gate", "decision", {
+  ctx.evidence?.log("gate", "decision", {
     action,
     accepted,
     baseline,
@@ -277,5 +311,54 @@ export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Pr
     formula:
       o.metric.metric === "mixed" ? `(1-${o.metric.mixedWeight})·hard + ${o.metric.mixedWeight}·soft` : o.metric.metric,
   });
-  return result(action, accepted, final);
+  return { action, accepted, candidate: final };
+}
+
+/** Reflect → gate → (memory) reflect → gate → final decision, stopping cleanly on a budget ceiling. */
+export async function consolidate(ctx: ReplayContext, o: ConsolidateOptions): Promise<ConsolidateResult> {
+  const split = splitForGate(o.tasks);
+  const { train, val } = split;
+  const notes: string[] = [];
+  const st: Learned = {
+    skill: o.skill,
+    memory: o.memory,
+    current: { doc: "", score: 0, results: [] },
+    trials: [],
+    applied: [],
+    rejected: [],
+    unmatched: [],
+    reflectRaw: "",
+    reflected: false,
+  };
+  let baseline = 0;
+  let baseResults: ReplayResult[] = [];
+  let budgetHit = false;
+  try {
+    if (o.gateOn && val.length > 0) {
+      baseResults = await replayBatch(ctx, val, st.skill, st.memory, "baseline_val");
+      baseline = resultsScore(baseResults, o.metric);
+      ctx.evidence?.log("gate", "baseline", { n_val: val.length, score: baseline });
+    }
+    st.current = { doc: "", score: baseline, results: baseResults };
+    const targets: Array<["skill" | "memory", string]> = [];
+    if (o.evolveSkill) targets.push(["skill", "train"]);
+    if (o.evolveMemory) targets.push(["memory", o.evolveSkill ? "train_post_skill" : "train"]);
+    for (const [which, phase] of targets) {
+      const proposed = await proposeEdits(ctx, o, st, train, which, phase);
+      if (!proposed) continue;
+      st.reflected ||= proposed.reflected;
+      st.reflectRaw = proposed.raw;
+      if (proposed.edits.length) await gateDocument(ctx, o, st, val, which, proposed.edits);
+    }
+  } catch (err) {
+    if (!(err instanceof BudgetExhaustedError)) throw err;
+    budgetHit = true;
+    notes.push(`stopped early: ${err.message}; only edits the gate had verified are kept`);
+  }
+  const verdict = (action: GateAction, accepted: boolean, candidate: number) =>
+    consolidateResult(ctx, o, st, split, { action, accepted, baseline, candidate, baseResults }, notes, budgetHit);
+  if (!o.gateOn) return verdict(st.applied.length ? "greedy_applied" : "greedy_noop", st.applied.length > 0, 0);
+  if (st.applied.length === 0) return verdict(budgetHit ? "budget_exhausted" : "reject", false, baseline);
+  const final = await finalDecision(ctx, o, st, split, { score: baseline, results: baseResults }, notes, budgetHit);
+  return verdict(final.action, final.accepted, final.candidate);
 }

@@ -13,7 +13,6 @@ export { type HandoffBackend, handoffPin, PendingCallsError, writeHandoffPin } f
 export { createSleepBackend } from "./backend/index.ts";
 export { configurePromptOverrides } from "./backend/prompt-overrides.ts";
 export {
-  SleepConfigSchema,
   expandUserPath,
   loadSleepConfig,
   resolveClaudeHome,
@@ -22,9 +21,11 @@ export {
   resolveSkillPath,
   resolveStateDir,
   sessionLimit,
+  sleepConfigSchema,
   splitFractions,
   type LoadedSleepConfig,
   type SleepConfig,
+  type SleepConfigLayer,
 } from "./config.ts";
 export { runNight, type HarvestPort, type NightOutcome } from "./cycle.ts";
 export type { NightEvent } from "./night-events.ts";
@@ -40,7 +41,7 @@ export {
 export { nightEvidence, renderCards, type LessonCard } from "./lessons.ts";
 export { ManifestSchema, legacyRows, type Manifest } from "./manifest.ts";
 export { loadTasksFile, mine, tasksPayload, writeTasksFile } from "./mine/index.ts";
-export type { SessionState } from "./ports.ts";
+export type { ConnectModels, SessionState } from "./ports.ts";
 export { sanitizeLine, type SleepReport } from "./report.ts";
 export {
   cronLine,

@@ -1,4 +1,6 @@
+import type { SkilloptModelClient } from "../backends/index.ts";
 import type { HarvestStateStore as HarvestState, SessionFileMark as FileMark } from "../store/index.ts";
+import type { SleepBackendName, SleepConfig } from "./config.ts";
 import type { Lexicon } from "./harvest/text.ts";
 import type { Scope, SessionDigest, SourceLocations, SourceName } from "./harvest/types.ts";
 
@@ -78,3 +80,20 @@ export interface SessionSource {
    */
   readonly offThread?: boolean;
 }
+
+/** The backend and model one role of a night resolved to (spec §5.9). */
+interface SleepRole {
+  backend: SleepBackendName;
+  model: string;
+}
+
+/**
+ * The model layer as a night sees it. Sleep imports no backend at run time: the CLI builds the
+ * client for both roles from the Sleep config (src/cli/sleep/models.ts) and passes this port in.
+ * `describe` names what answers each role (the night's first line).
+ */
+export type ConnectModels = (
+  roles: { target: SleepRole; optimizer: SleepRole },
+  cfg: SleepConfig,
+  opts: { env: Readonly<Record<string, string | undefined>>; stateDir?: string },
+) => Promise<{ client: SkilloptModelClient; describe: string }>;

@@ -1,3 +1,4 @@
+import { NoAnswerError } from "../lib/index.ts";
 import type { SleepBackend } from "./backend/types.ts";
 import type { NightLedger } from "./budget.ts";
 import type { Evidence } from "./evidence.ts";
@@ -30,30 +31,24 @@ export async function replayOne(
   const attempt = await ctx.backend.attempt(task, skill, memory, sampleId, tools);
   const latency = Math.round(performance.now() - t0);
   const response = attempt.text;
-  let score: { hard: number; soft: number; rationale: string };
-  let judgeTokens = 0;
-  if (task.reference_kind === "rule") score = scoreRuleJudge(task.judge, response, attempt.toolsCalled);
-  else if (task.reference_kind === "exact" || task.reference_kind === "answer")
-    score = scoreExact(task.reference, response);
-  else {
-    const j = await ctx.backend.judge(task, response);
-    score = j;
-    judgeTokens = j.tokens;
-  }
+  const scored = attempt.error === undefined ? await scoreReply(ctx, task, response, attempt.toolsCalled) : undefined;
+  const score = scored ?? { hard: 0, soft: 0, rationale: "", tokens: 0 };
+  const error = attempt.error ?? scored?.error;
   const tokens =
-    attempt.tokens + judgeTokens ||
+    attempt.tokens + score.tokens ||
     Math.floor((skill.length + memory.length + task.intent.length + response.length) / 4);
   const result: ReplayResult = {
     id: task.id,
     hard: score.hard,
     soft: score.soft,
     response,
-    fail_reason: score.hard >= 1 ? "" : score.rationale || ctx.backend.lastError || "below threshold",
+    fail_reason: error ?? (score.hard >= 1 ? "" : score.rationale || ctx.backend.lastError || "below threshold"),
     task_type: task.tags[0] ?? "task",
     judge_rationale: score.rationale,
     tools_called: attempt.toolsCalled,
     tokens,
     latency_ms: latency,
+    ...(error === undefined ? {} : { error, error_role: attempt.error === undefined ? "optimizer" : "target" }),
   };
   ctx.evidence?.log("replay", "result", {
     phase,
@@ -62,8 +57,7 @@ export async function replayOne(
     origin: task.origin,
     kind: task.reference_kind,
     sample_id: sampleId,
-    hard: result.hard,
-    soft: result.soft,
+    ...(error === undefined ? { hard: result.hard, soft: result.soft } : { error }),
     why: result.judge_rationale,
     response_head: response.slice(0, 400),
     tools_called: result.tools_called,
@@ -71,6 +65,44 @@ export async function replayOne(
     latency_ms: latency,
   });
   return result;
+}
+
+/** Score a reply: rule and exact references locally, the rest by the judge (whose `error` says it gave no verdict). */
+async function scoreReply(
+  ctx: ReplayContext,
+  task: TaskRecord,
+  response: string,
+  toolsCalled: readonly string[],
+): Promise<{ hard: number; soft: number; rationale: string; tokens: number; error?: string }> {
+  if (task.reference_kind === "rule") return { ...scoreRuleJudge(task.judge, response, [...toolsCalled]), tokens: 0 };
+  if (task.reference_kind === "exact" || task.reference_kind === "answer")
+    return { ...scoreExact(task.reference, response), tokens: 0 };
+  return ctx.backend.judge(task, response);
+}
+
+/**
+ * Rule 4: a replay that got no answer is never a score. Whatever a phase's replays decide (the
+ * gate, a reflection, a lesson's verdict, the held-out score) is not decided on a missing answer:
+ * the phase throws, naming how many got none and the last reason, and the night ends failed.
+ */
+export function requireAnswered(results: readonly ReplayResult[], phase: string, backend: SleepBackend): void {
+  const errored = results.filter((r) => r.error !== undefined);
+  if (!errored.length) return;
+  const last = errored[errored.length - 1]!;
+  const reason = last.error!.length > 300 ? `${last.error!.slice(0, 300)}…` : last.error!;
+  const role = last.error_role ?? "target";
+  const who = backend.label?.(role) ?? role;
+  const what = role === "optimizer" ? "judge verdict" : "answer";
+  throw new NoAnswerError(
+    `${who} gave no ${what} for ${errored.length} of ${results.length} replay(s) of the ${phase} phase, so nothing was decided on \
+them; last error: ${reason}`,
+    {
+      hint: backend.remote
+        ? "check the endpoint, model name and key of that role (sleep config target_* / optimizer_*); the night staged nothing"
+        : "rewrite the answer file named above and run the same command again; the night staged nothing",
+      data: { role, stage: `sleep_${phase}`, errored: errored.length, total: results.length, reason },
+    },
+  );
 }
 
 /**
@@ -126,6 +158,7 @@ async function replayPool(
   );
   const rejected = settled.find((r) => r.status === "rejected");
   if (rejected) throw (rejected as PromiseRejectedResult).reason;
+  requireAnswered(out, phase, ctx.backend);
   return out;
 }
 

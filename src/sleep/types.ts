@@ -56,6 +56,10 @@ export interface ReplayResult {
   tools_called: string[];
   tokens: number;
   latency_ms: number;
+  /** Why the replay got no answer (the attempt or the judge's verdict): it is then no score, and stops what depends on it. */
+  error?: string;
+  /** Which role gave no answer: the target (the attempt) or the optimizer (the judge). */
+  error_role?: "target" | "optimizer";
 }
 
 /** Per-task change between two replays of the val split (spec §6.5). */

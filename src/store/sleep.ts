@@ -100,7 +100,8 @@ export interface SleepStore<Task extends ArchivedTask = ArchivedTask> {
   getNight(night: number): NightRow | undefined;
   nightByDir(dir: string): NightRow | undefined;
   history(limit: number): NightRow[];
-  nightsCount(): number;
+  /** Nights that ended (completed, nothing to do, rejected, interrupted), and those that failed (nothing staged). */
+  nightsCount(): { finished: number; failed: number };
   /** Start time (UTC ms) of the project's last completed harvest; undefined before the first. */
   lastHarvestMs(project: string): number | undefined;
   setLastHarvestMs(project: string, ms: number): void;
@@ -216,22 +217,29 @@ const toNight = (r: RawNight | null): NightRow | undefined => {
   return { ...row, accepted: r.accepted === 1 };
 };
 
-/** Open the Sleep state database and return the SleepStore over it (`Task`: the archived tasks' type). */
-export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
-  path: string,
-): SleepStore<Task> & { store: Store; close(): void } {
-  const store = openStore(path, { namespace: "sleep", migrations: SLEEP_MIGRATIONS, private: true });
-  const db = store.db;
-  const tx = <T>(fn: () => T): T => db.transaction(fn).immediate();
-  const meta = (key: string) =>
-    (db.query("SELECT value FROM sleep_meta WHERE key = ?").get(key) as { value: string } | null)?.value;
-  const setMeta = (key: string, value: string) =>
-    db
-      .query("INSERT INTO sleep_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-      .run(key, value);
+type Db = Store["db"];
+/** Run `fn` in an immediate transaction. */
+type Tx = <T>(fn: () => T) => T;
+
+/** The nights: numbering, liveness, outcome and history. */
+function nightRows(
+  db: Db,
+  tx: Tx,
+): Pick<
+  SleepStore,
+  | "peekNight"
+  | "beginNight"
+  | "setNightDir"
+  | "deadNights"
+  | "interruptNight"
+  | "abandonNight"
+  | "finishNight"
+  | "getNight"
+  | "nightByDir"
+  | "history"
+  | "nightsCount"
+> {
   return {
-    store,
-    close: () => store.close(),
     peekNight: (forgotten = []) =>
       Math.max(
         0,
@@ -262,8 +270,8 @@ export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
           .query(
             // A folder another night also names is not the dead night's (it claimed a name taken meanwhile).
             `SELECT n.*, EXISTS (SELECT 1 FROM sleep_nights o WHERE o.staging_dir = n.staging_dir AND o.night != n.night)
-               AS shared FROM sleep_nights n WHERE n.status = 'running' AND n.owner_pid IS NOT NULL AND n.owner_host = ?
-             ORDER BY n.night`,
+             AS shared FROM sleep_nights n WHERE n.status = 'running' AND n.owner_pid IS NOT NULL AND n.owner_host = ?
+           ORDER BY n.night`,
           )
           .all(hostname()) as (RawNight & { shared: number })[]
       )
@@ -310,12 +318,29 @@ export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
       )
         .map((r) => toNight(r)!)
         .reverse(),
-    nightsCount: () =>
-      (
-        db.query("SELECT COUNT(*) AS n FROM sleep_nights WHERE status != 'running' AND status != 'failed'").get() as {
-          n: number;
-        }
-      ).n,
+    nightsCount: () => {
+      const row = db
+        .query(
+          "SELECT COUNT(CASE WHEN status NOT IN ('running', 'failed') THEN 1 END) AS finished, " +
+            "COUNT(CASE WHEN status = 'failed' THEN 1 END) AS failed FROM sleep_nights",
+        )
+        .get() as { finished: number; failed: number };
+      return { finished: row.finished, failed: row.failed };
+    },
+  };
+}
+
+/** What the next night starts from: the last harvest, the last model key. */
+function stateRows(
+  db: Db,
+): Pick<SleepStore, "lastHarvestMs" | "setLastHarvestMs" | "lastModelKey" | "setLastModelKey"> {
+  const meta = (key: string) =>
+    (db.query("SELECT value FROM sleep_meta WHERE key = ?").get(key) as { value: string } | null)?.value;
+  const setMeta = (key: string, value: string) =>
+    db
+      .query("INSERT INTO sleep_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+      .run(key, value);
+  return {
     lastHarvestMs: (project) =>
       (
         db.query("SELECT started_ms FROM sleep_last_harvest WHERE project = ?").get(project) as {
@@ -331,6 +356,24 @@ export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
     setLastModelKey: (key) => {
       setMeta("last_model_key", key);
     },
+  };
+}
+
+/** What a night recorded: its tasks, edit verdicts, gate trials and ledger. */
+function recordRows<Task extends ArchivedTask>(
+  db: Db,
+  tx: Tx,
+): Pick<
+  SleepStore<Task>,
+  | "archiveTasks"
+  | "archivedTasks"
+  | "recordEdits"
+  | "rejectedEditTexts"
+  | "recordGateTrials"
+  | "recordLedger"
+  | "ledger"
+> {
+  return {
     archiveTasks: (night, tasks) =>
       tx(() => {
         const q = db.query(
@@ -389,6 +432,12 @@ export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
       db
         .query("SELECT stage, calls, tokens, cost_usd, cached FROM sleep_ledger WHERE night = ? ORDER BY stage")
         .all(night) as LedgerEntry[],
+  };
+}
+
+/** Adoptions and their rollbacks. */
+function adoptionRows(db: Db): Pick<SleepStore, "recordAdoption" | "adoptions" | "markRolledBack"> {
+  return {
     recordAdoption: (nightDir, mode, receiptsJson, atMs) =>
       Number(
         db
@@ -402,5 +451,22 @@ export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
     markRolledBack: (id, atMs) => {
       db.query("UPDATE sleep_adoptions SET rolled_back_ms = ? WHERE id = ?").run(atMs, id);
     },
+  };
+}
+
+/** Open the Sleep state database and return the SleepStore over it (`Task`: the archived tasks' type). */
+export function openSleepStore<Task extends ArchivedTask = ArchivedTask>(
+  path: string,
+): SleepStore<Task> & { store: Store; close(): void } {
+  const store = openStore(path, { namespace: "sleep", migrations: SLEEP_MIGRATIONS, private: true });
+  const db = store.db;
+  const tx: Tx = (fn) => db.transaction(fn).immediate();
+  return {
+    store,
+    close: () => store.close(),
+    ...nightRows(db, tx),
+    ...stateRows(db),
+    ...recordRows<Task>(db, tx),
+    ...adoptionRows(db),
   };
 }

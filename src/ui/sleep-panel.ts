@@ -1,9 +1,27 @@
 import { basename, resolve } from "node:path";
 import { errorMessage, homeDir, log } from "../lib/index.ts";
 import { esc } from "../report/index.ts";
-import { listNights, loadSleepConfig, resolveStateDir } from "../sleep/index.ts";
+import { listNights, loadSleepConfig, resolveStateDir, type SleepConfigLayer } from "../sleep/index.ts";
 import { nightHtml } from "./sleep-night.ts";
-import { processEnv } from "../config/index.ts";
+import {
+  processEnv,
+  readConfigFile,
+  SLEEP_BACKENDS,
+  SLEEP_NAMES,
+  sleepBackend,
+  unknownBackend,
+  validationError,
+} from "../config/index.ts";
+
+/** The config layer the Sleep config is read with (Sleep imports config/ for types only; the CLI has its own). */
+const SLEEP_CONFIG_LAYER: SleepConfigLayer = {
+  readConfigFile,
+  validationError,
+  SLEEP_BACKENDS,
+  SLEEP_NAMES,
+  sleepBackend,
+  unknownBackend,
+};
 
 /** The Sleep actions the dashboard offers, each run through the CLI's own command. */
 export type SleepVerb = "adopt" | "reject" | "rollback";
@@ -34,7 +52,7 @@ export function createSleepPanel(opts: {
     const env = { ...processEnv(), ...opts.env };
     const home = env.HOME || homeDir();
     try {
-      return resolveStateDir(loadSleepConfig({}, { home }).config, env, home);
+      return resolveStateDir(loadSleepConfig(SLEEP_CONFIG_LAYER, {}, { home }).config, env, home);
     } catch (err) {
       return new Error(`cannot resolve the Sleep state directory: ${errorMessage(err)}`);
     }

@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveRoles, Settings, sleepModelConfig } from "../../src/backends/index.ts";
 import { BACKEND_LABELS, backendLabel, roleBackend, SLEEP_BACKENDS, sleepBackend } from "../../src/config/index.ts";
+import { sleepConfigLayer } from "../../src/cli/sleep/config-layer.ts";
 import { loadSleepConfig } from "../../src/sleep/config.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -73,8 +74,8 @@ describe("the one backend-name table", () => {
       else expect(sleepModelConfig(name).model.target_backend).toBe(layer);
     }
     expect(sleepModelConfig("cursor").model.target_backend).toBe("cursor_chat");
-    expect(loadSleepConfig({ backend: "cursor_cli" }, { file: "" }).config.backend).toBe("cursor");
-    expect(() => loadSleepConfig({ backend: "claud" }, { file: "" })).toThrow(
+    expect(loadSleepConfig(sleepConfigLayer, { backend: "cursor_cli" }, { file: "" }).config.backend).toBe("cursor");
+    expect(() => loadSleepConfig(sleepConfigLayer, { backend: "claud" }, { file: "" })).toThrow(
       'backend: unknown backend "claud", did you mean "claude"? (expected one of mock, handoff,',
     );
   });

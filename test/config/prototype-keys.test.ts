@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config/index.ts";
 import { ConfigError } from "../../src/lib/index.ts";
+import { sleepConfigLayer } from "../../src/cli/sleep/config-layer.ts";
 import { loadSleepConfig } from "../../src/sleep/config.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -123,7 +124,7 @@ describe("reserved key names in config paths", () => {
       using dir = tempDir();
       const file = join(dir.path, name);
       writeFileSync(file, text);
-      const err = configError(() => loadSleepConfig({}, { file }));
+      const err = configError(() => loadSleepConfig(sleepConfigLayer, {}, { file }));
       expect(err.message).toStartWith(`${file}:${at}: `);
       expect(err.message).toContain("is not allowed as a key");
     });

@@ -5,7 +5,8 @@ import { nestedEntries, SECTION_SCHEMAS, SECTIONS } from "../../src/config/index
 import { commandDocs } from "../../src/cli/docs/cli-reference.ts";
 import { configKeyDocs, findKeyDoc, renderKeyText } from "../../src/cli/docs/config-reference.ts";
 import { generatedPages } from "../../src/cli/docs/generated.ts";
-import { SleepConfigSchema } from "../../src/sleep/config.ts";
+import { sleepConfigLayer } from "../../src/cli/sleep/config-layer.ts";
+import { sleepConfigSchema } from "../../src/sleep/config.ts";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 
 describe("generated reference pages", () => {
@@ -26,7 +27,7 @@ describe("generated reference pages", () => {
       });
     const expected = [
       ...SECTIONS.flatMap((s) => leafPaths(s, SECTION_SCHEMAS[s].entries)),
-      ...leafPaths("sleep", SleepConfigSchema.entries),
+      ...leafPaths("sleep", sleepConfigSchema(sleepConfigLayer).entries),
     ];
     expect(paths).toEqual(expected);
     expect(paths.length).toBeGreaterThan(250);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sleepConfigLayer } from "../../src/cli/sleep/config-layer.ts";
 import { loadSleepConfig } from "../../src/sleep/config.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -62,7 +63,7 @@ describe("a bad Sleep config file is one line naming file:line:col and the key",
   test("a value a flag set is blamed on the flags, not the file", () => {
     using tmp = tempDir("sleep-config-");
     const { file } = sleepHome(tmp.path, "config.yaml", "edit_budget: 2\n");
-    expect(() => loadSleepConfig({ backend: "claud" }, { file })).toThrow(/^flags: backend: /);
-    expect(loadSleepConfig({}, { file }).config.edit_budget).toBe(2);
+    expect(() => loadSleepConfig(sleepConfigLayer, { backend: "claud" }, { file })).toThrow(/^flags: backend: /);
+    expect(loadSleepConfig(sleepConfigLayer, {}, { file }).config.edit_budget).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { sleepConfigLayer } from "../../src/cli/sleep/config-layer.ts";
 import { loadSleepConfig, resolveStateDir } from "../../src/sleep/config.ts";
 import { checkPasses, scoreExact, scoreRuleJudge } from "../../src/sleep/judges.ts";
 import { applyEdits, getRules, LEARNED_END, LEARNED_START, setLearned } from "../../src/sleep/learned-block.ts";
@@ -64,17 +65,19 @@ describe("config", () => {
     using tmp = tempDir();
     mkdirSync(join(tmp.path, ".skillopt-sleep"));
     writeFileSync(join(tmp.path, ".skillopt-sleep", "config.json"), JSON.stringify({ edit_budgett: 3 }));
-    expect(() => loadSleepConfig({}, { home: tmp.path })).toThrow(/edit_budgett/);
+    expect(() => loadSleepConfig(sleepConfigLayer, {}, { home: tmp.path })).toThrow(/edit_budgett/);
   });
   test("an unknown backend is an error instead of a silent mock (§12.1 #23); aliases normalise", () => {
-    expect(() => loadSleepConfig({ backend: "claud" }, { file: "" })).toThrow(/backend/);
-    expect(loadSleepConfig({ backend: "claude_code" }, { file: "" }).config.backend).toBe("claude");
-    expect(loadSleepConfig({ edit_budget: 0 }, { file: "" }).config.edit_budget).toBe(0);
+    expect(() => loadSleepConfig(sleepConfigLayer, { backend: "claud" }, { file: "" })).toThrow(/backend/);
+    expect(loadSleepConfig(sleepConfigLayer, { backend: "claude_code" }, { file: "" }).config.backend).toBe("claude");
+    expect(loadSleepConfig(sleepConfigLayer, { edit_budget: 0 }, { file: "" }).config.edit_budget).toBe(0);
   });
   test("the state dir follows a non-default claude_home", () => {
-    const cfg = loadSleepConfig({ claude_home: "/tmp/h/.claude" }, { file: "" }).config;
+    const cfg = loadSleepConfig(sleepConfigLayer, { claude_home: "/tmp/h/.claude" }, { file: "" }).config;
     expect(resolveStateDir(cfg, {}, "/home/u")).toBe("/tmp/h/.skillopt-sleep");
-    expect(resolveStateDir(loadSleepConfig({}, { file: "" }).config, {}, "/home/u")).toBe("/home/u/.skillopt-sleep");
+    expect(resolveStateDir(loadSleepConfig(sleepConfigLayer, {}, { file: "" }).config, {}, "/home/u")).toBe(
+      "/home/u/.skillopt-sleep",
+    );
   });
 });
 

@@ -9,7 +9,8 @@ import {
   STRUCTURED_TO_FLAT,
 } from "../../config/index.ts";
 import { closest, UsageError } from "../../lib/index.ts";
-import { SleepConfigSchema } from "../../sleep/index.ts";
+import { sleepConfigSchema } from "../../sleep/index.ts";
+import { sleepConfigLayer } from "../sleep/config-layer.ts";
 import { LEGACY_EVAL_FLAGS, LEGACY_TRAIN_FLAGS } from "../legacy.ts";
 import { SLEEP_FLAG_KEYS } from "../sleep/common.ts";
 
@@ -91,7 +92,7 @@ export function configKeyDocs(): KeyDoc[] {
   );
   const sleep = leaves(
     "sleep",
-    entriesOf(SleepConfigSchema),
+    entriesOf(sleepConfigSchema(sleepConfigLayer)),
     (path) => SLEEP_FLAGS_BY_KEY.get(path.slice("sleep.".length)) ?? [],
   );
   return [...train, ...sleep];

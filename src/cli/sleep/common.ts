@@ -16,6 +16,7 @@ import {
 } from "../../sleep/index.ts";
 import { globalArgs, helpShows, jsonArg, repeatedFlag } from "../args.ts";
 import { processEnv } from "../../config/index.ts";
+import { sleepConfigLayer } from "./config-layer.ts";
 
 /** The flags that say where each agent keeps its sessions. */
 export const SESSION_STORE_FLAGS = [
@@ -227,7 +228,7 @@ export function sleepSetup(
   // spec §9.3: SKILLOPT_SLEEP_WORKERS sizes the replay pool (env sits between the file and flags).
   const workers = env.SKILLOPT_SLEEP_WORKERS?.trim();
   if (workers && /^\d+$/.test(workers) && Number(workers) > 0) overrides.workers = Number(workers);
-  const loaded = loadSleepConfig(overrides);
+  const loaded = loadSleepConfig(sleepConfigLayer, overrides);
   const cfg = loaded.config;
   const project = resolveProject(cfg);
   const stateDir = resolveStateDir(cfg, env);

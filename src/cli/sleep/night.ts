@@ -32,6 +32,7 @@ import { batchShown } from "../batch-progress.ts";
 import { canDrawProgress, output, printJson, printResult } from "../output.ts";
 import type { AnyCommand } from "../command-def.ts";
 import { sleepArgs, sleepSetup, sourceLocations, whereSessions } from "./common.ts";
+import { connectModels } from "./models.ts";
 import { processEnv } from "../../config/index.ts";
 import { batchText, nightEventText } from "../../report/index.ts";
 
@@ -145,6 +146,102 @@ function progressRenderer(tty: boolean) {
   };
 }
 
+/** A --tasks-file, refused unless reviewed when a model will replay it (exit 2). */
+function reviewedTasksFile(path: string, cfg: SleepConfig): ReturnType<typeof loadTasksFile> {
+  const seedTasks = loadTasksFile(path, { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
+  for (const w of seedTasks.warnings) log.warn(`[sleep] warning: ${w}`);
+  if (cfg.backend !== "mock" && seedTasks.meta.reviewed !== true) {
+    throw new DataError(
+      `${seedTasks.meta.tasks_file}: not reviewed; set "reviewed": true after checking it before replaying it with backend ${cfg.backend}`,
+      { data: { path: seedTasks.meta.tasks_file, input: "--tasks-file", problem: "not_reviewed" } },
+    );
+  }
+  return seedTasks;
+}
+
+/**
+ * Ctrl-C (or a stop from the dashboard) ends the night where it is: the next review settles it
+ * (forgets it, or keeps it as interrupted when its proposal was staged), as after a kill. Returns
+ * the function that removes the handlers.
+ */
+function stopOnSignal(bar: { end(): void }): () => void {
+  const onStop = (signal: NodeJS.Signals) => {
+    bar.end();
+    process.stderr.write(
+      `[sleep] interrupted: the next review settles this night (a proposal it had staged stays adoptable)\n`,
+    );
+    // The signal again, without this handler: the process ends as the signal ends it.
+    unlisten();
+    process.kill(process.pid, signal);
+  };
+  const unlisten = () => {
+    process.removeListener("SIGINT", onStop);
+    process.removeListener("SIGTERM", onStop);
+  };
+  process.once("SIGINT", onStop);
+  process.once("SIGTERM", onStop);
+  return unlisten;
+}
+
+/** Archive a handoff round's data once its night is staged. */
+function archiveRound(dir: string, night: number): void {
+  const done = existsSync(`${dir}.night${night}.done`)
+    ? `${dir}.night${night}.done.${Date.now()}`
+    : `${dir}.night${night}.done`;
+  try {
+    renameSync(dir, done);
+  } catch (err) {
+    throw new StagingError(`cannot archive the handoff round data ${dir}: ${String(err)}`, { data: { path: dir } });
+  }
+  process.stderr.write(`[sleep] archived round data -> ${done}\n`);
+}
+
+/** A night's `--json` answer. */
+function nightJson(
+  out: NightOutcome,
+  dry: boolean,
+  adopted: string[],
+  seedMeta: ReturnType<typeof loadTasksFile>["meta"] | undefined,
+): Record<string, unknown> {
+  const r = out.report;
+  return {
+    night: out.night,
+    accepted: r.accepted,
+    gate_action: r.gate_action,
+    no_edits_reason: r.no_edits_reason,
+    baseline: r.baseline_score,
+    candidate: r.candidate_score,
+    n_tasks: r.n_tasks,
+    tasks_source: r.tasks_source,
+    n_sessions: out.nSessions,
+    n_accepted_edits: r.edits.length,
+    n_rejected_edits: r.rejected_edits.length,
+    edits: r.edits,
+    rejected_edits: r.rejected_edits,
+    gate_no_regression: r.gate_no_regression,
+    gate_trials: r.gate_trials,
+    skill_groups: r.skill_groups,
+    notes: r.notes,
+    staging_dir: dry ? null : out.stagingDir || null,
+    staged_skills: out.skillProposals.map((p) => p.name),
+    proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path })),
+    adopted,
+    budget: r.budget,
+    ...(seedMeta ? { tasks_file: seedMeta.tasks_file, tasks_reviewed: seedMeta.reviewed === true } : {}),
+  };
+}
+
+/** A handoff night waiting on answers (exit 3): where the prompts are and where the answers go. */
+function printPending(err: PendingCallsError): void {
+  process.exitCode = 3;
+  if (output.json) printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
+  else
+    printResult(
+      `[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named \
+above it (in ${err.answersDir}), then rerun the same command`,
+    );
+}
+
 /** `review` / `run` / `dry-run`: one night of the cycle. */
 export function nightCommand(name: string, description: string, dry: boolean): AnyCommand {
   return defineCommand({
@@ -155,17 +252,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       const setup = sleepSetup(args, rawArgs, env);
       const cfg = setup.loaded.config;
       const split = splitFractions(setup.loaded);
-      let seedTasks: ReturnType<typeof loadTasksFile> | undefined;
-      if (args["tasks-file"]) {
-        seedTasks = loadTasksFile(args["tasks-file"], { holdoutFraction: cfg.holdout_fraction, seed: cfg.seed });
-        for (const w of seedTasks.warnings) log.warn(`[sleep] warning: ${w}`);
-        if (cfg.backend !== "mock" && seedTasks.meta.reviewed !== true) {
-          throw new DataError(
-            `${seedTasks.meta.tasks_file}: not reviewed; set "reviewed": true after checking it before replaying it with backend ${cfg.backend}`,
-            { data: { path: seedTasks.meta.tasks_file, input: "--tasks-file", problem: "not_reviewed" } },
-          );
-        }
-      }
+      let seedTasks = args["tasks-file"] ? reviewedTasksFile(args["tasks-file"], cfg) : undefined;
       // spec §2.1: a tasks file's own target skill applies unless --target-skill-path is given.
       const fileTarget = seedTasks?.meta.target_skill_path;
       const skillPath =
@@ -178,9 +265,9 @@ export function nightCommand(name: string, description: string, dry: boolean): A
         env,
         stateDir: setup.stateDir,
         // sleep.batch: a batch can take hours; its progress is shown as train shows it (faults even under --quiet).
-        onBatch: (e) => {
+        connect: connectModels((e) => {
           if (batchShown(e, output.quiet)) process.stderr.write(`[sleep] [batch] ${batchText(e)}\n`);
-        },
+        }),
       });
       if (!output.quiet && !output.json) process.stderr.write(`[sleep] backend ${backend.describe}\n`);
       // Handoff rounds replay the same pinned tasks until every answer is in (spec §2.3), and only
@@ -196,20 +283,7 @@ export function nightCommand(name: string, description: string, dry: boolean): A
       const store = openSleepStore<TaskRecord>(setup.statePath);
       const progress = cfg.progress && !output.quiet;
       const bar = progressRenderer(canDrawProgress());
-      // Ctrl-C (or a stop from the dashboard) ends the night where it is: the next review settles
-      // it (forgets it, or keeps it as interrupted when its proposal was staged), as after a kill.
-      const onStop = (signal: NodeJS.Signals) => {
-        bar.end();
-        process.stderr.write(
-          `[sleep] interrupted: the next review settles this night (a proposal it had staged stays adoptable)\n`,
-        );
-        // The signal again, without this handler: the process ends as the signal ends it.
-        process.removeListener("SIGINT", onStop);
-        process.removeListener("SIGTERM", onStop);
-        process.kill(process.pid, signal);
-      };
-      process.once("SIGINT", onStop);
-      process.once("SIGTERM", onStop);
+      const unlisten = stopOnSignal(bar);
       try {
         const out = await runNight({
           config: cfg,
@@ -231,16 +305,12 @@ export function nightCommand(name: string, description: string, dry: boolean): A
             round && !pinned
               ? (tasks, n) => {
                   if (tasks.length === 0) return;
-                  writeHandoffPin(
-                    round,
-                    dry,
-                    tasksPayload(tasks, {
-                      project: setup.project,
-                      transcript_source: String(cfg.transcript_source),
-                      n_sessions: n,
-                      target_skill_path: skillPath,
-                    }),
-                  );
+                  const meta = {
+                    project: setup.project,
+                    transcript_source: String(cfg.transcript_source),
+                    n_sessions: n,
+                  };
+                  writeHandoffPin(round, dry, tasksPayload(tasks, { ...meta, target_skill_path: skillPath }));
                 }
               : undefined,
           onEvent: (e) => {
@@ -251,70 +321,21 @@ export function nightCommand(name: string, description: string, dry: boolean): A
           },
           onProgress: progress ? (phase, done, total) => bar.update(phase, done, total) : undefined,
         });
-        if (round && !dry && out.stagingDir) {
-          const dir = round.dir;
-          const done = existsSync(`${dir}.night${out.night}.done`)
-            ? `${dir}.night${out.night}.done.${Date.now()}`
-            : `${dir}.night${out.night}.done`;
-          try {
-            renameSync(dir, done);
-          } catch (err) {
-            throw new StagingError(`cannot archive the handoff round data ${dir}: ${String(err)}`, {
-              data: { path: dir },
-            });
-          }
-          process.stderr.write(`[sleep] archived round data -> ${done}\n`);
-        }
+        if (round && !dry && out.stagingDir) archiveRound(round.dir, out.night);
         let adopted: string[] = [];
         if (!dry && cfg.auto_adopt && out.report.accepted && out.proposals.length && out.stagingDir) {
           const a = adoptNight(out.stagingDir, { mode: "legacy" }, { stateDir: setup.stateDir });
           store.recordAdoption(out.stagingDir, "legacy", JSON.stringify(a.receipts), Date.now());
           adopted = a.updated_paths;
         }
-        if (output.json) {
-          const r = out.report;
-          printJson({
-            night: out.night,
-            accepted: r.accepted,
-            gate_action: r.gate_action,
-            no_edits_reason: r.no_edits_reason,
-            baseline: r.baseline_score,
-            candidate: r.candidate_score,
-            n_tasks: r.n_tasks,
-            tasks_source: r.tasks_source,
-            n_sessions: out.nSessions,
-            n_accepted_edits: r.edits.length,
-            n_rejected_edits: r.rejected_edits.length,
-            edits: r.edits,
-            rejected_edits: r.rejected_edits,
-            gate_no_regression: r.gate_no_regression,
-            gate_trials: r.gate_trials,
-            skill_groups: r.skill_groups,
-            notes: r.notes,
-            staging_dir: dry ? null : out.stagingDir || null,
-            staged_skills: out.skillProposals.map((p) => p.name),
-            proposals: out.proposals.map((p) => ({ which: p.which, live_path: p.baseline.path })),
-            adopted,
-            budget: r.budget,
-            ...(seedTasks
-              ? { tasks_file: seedTasks.meta.tasks_file, tasks_reviewed: seedTasks.meta.reviewed === true }
-              : {}),
-          });
-        } else
+        if (output.json) printJson(nightJson(out, dry, adopted, seedTasks?.meta));
+        else
           printHuman(out, dry, adopted, () => whereSessions(cfg, seedTasks ? [] : sourcesOf(cfg), setup.project, env));
       } catch (err) {
         if (!(err instanceof PendingCallsError)) throw err;
-        process.exitCode = 3;
-        if (output.json)
-          printJson({ handoff_pending: err.pending, prompts: err.promptsPath, answers_dir: err.answersDir });
-        else
-          printResult(
-            `[sleep] ${err.pending} model call(s) pending: answer the prompts in ${err.promptsPath}\n[sleep] write each answer to the file named \
-above it (in ${err.answersDir}), then rerun the same command`,
-          );
+        printPending(err);
       } finally {
-        process.removeListener("SIGINT", onStop);
-        process.removeListener("SIGTERM", onStop);
+        unlisten();
         bar.end();
         store.close();
         await backend.close?.();

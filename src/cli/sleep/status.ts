@@ -56,7 +56,8 @@ export default defineCommand({
     }
     const store = existsSync(setup.statePath) ? openSleepStore(setup.statePath) : undefined;
     const history = store?.history(5) ?? [];
-    const nights = store?.nightsCount() ?? 0;
+    const { finished: nights, failed } = store?.nightsCount() ?? { finished: 0, failed: 0 };
+    const lastFailed = history.findLast((h) => h.status === "failed")?.night;
     store?.close();
     const pointed = latestStaging(setup.project);
     const latest = pointed && trusted.includes(pointed) ? pointed : trusted[0];
@@ -83,6 +84,7 @@ export default defineCommand({
     if (output.json) {
       printJson({
         night: nights,
+        failed_nights: failed,
         state_path: setup.statePath,
         project: setup.project,
         history_tail: history.map((h) => ({
@@ -108,6 +110,14 @@ export default defineCommand({
       return;
     }
     const lines = [`nights so far: ${nights}`, `project: ${setup.project}`];
+    // A night that failed staged nothing; it is counted apart, so a run of failures is not silent.
+    if (failed)
+      lines.splice(
+        1,
+        0,
+        `failed nights: ${failed}${lastFailed ? ` (the latest: night ${lastFailed})` : ""}; ` +
+          "nothing was staged from them (`skillopt sleep review` prints why)",
+      );
     for (const r of recovered) lines.push(`recovered an interrupted adoption in ${r} (live files restored)`);
     for (const r of completed) lines.push(`completed an interrupted rollback in ${r}`);
     if (cleaned.length) lines.push(`removed ${cleaned.length} temp file(s) left by interrupted writes`);

@@ -15,7 +15,6 @@ import { entryExists, readJsonFile, readRegularFile } from "../adopt/read.ts";
 import { type SealKey, sealKey, sealObject, sealProblem, sealTag } from "../adopt/seal.ts";
 import type { SleepConfig } from "../config.ts";
 import type { EditRecord } from "../types.ts";
-import { scoreExact } from "../judges.ts";
 import { attemptPrompt, judgePrompt, minerPrompt, reflectPrompt, rulesPrompt, standingPrompt } from "./prompts.ts";
 import { parseRules, parseStanding } from "./rules.ts";
 import type { SleepBackend, SleepBackendOptions } from "./types.ts";
@@ -235,10 +234,11 @@ export function createHandoffBackend(_cfg: SleepConfig, opts: SleepBackendOption
     const err = flush();
     if (err) throw err;
   };
+  const idOf = (prompt: string) => sealTag(round.key, "handoff-answer", round.id, prompt).slice(0, 32);
   const call = (prompt: string, maxTokens: number): string => {
     if (prompt.includes(PENDING_PREFIX)) stop();
     if (prompt.includes("was not a valid JSON array") && pending.size > 0) stop();
-    const id = sealTag(round.key, "handoff-answer", round.id, prompt).slice(0, 32);
+    const id = idOf(prompt);
     const file = join(answers, `${id}.md`);
     const answer = readAnswer(file);
     if (answer !== undefined) return answer;
@@ -291,7 +291,8 @@ export function createHandoffBackend(_cfg: SleepConfig, opts: SleepBackendOption
     },
     async judge(task, response) {
       if (response.startsWith(PENDING_PREFIX)) stop();
-      const raw = call(judgePrompt(task.reference || task.intent, response), 200);
+      const prompt = judgePrompt(task.reference || task.intent, response);
+      const raw = call(prompt, 200);
       if (raw.startsWith(PENDING_PREFIX)) return { hard: 0, soft: 0, rationale: "pending", tokens: 0 };
       const verdict = extractJson(raw);
       const score = verdict && typeof verdict === "object" && "score" in verdict ? Number(verdict.score) : Number.NaN;
@@ -302,7 +303,15 @@ export function createHandoffBackend(_cfg: SleepConfig, opts: SleepBackendOption
           rationale: `score ${score}`,
           tokens: 0,
         };
-      return { ...scoreExact(task.reference || task.intent, response), rationale: "judge-parse-failed", tokens: 0 };
+      // An answer with no verdict is no verdict: the replay errs (never an exact-match score in its place).
+      const file = join(answers, `${idOf(prompt)}.md`);
+      return {
+        hard: 0,
+        soft: 0,
+        rationale: "judge-parse-failed",
+        tokens: 0,
+        error: `judge verdict did not parse: ${file} holds no {"score": <0..1>} object`,
+      };
     },
     async reflect(input) {
       if (input.failures.length === 0) return { edits: [], raw: "", tokens: 0 };

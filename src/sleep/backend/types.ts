@@ -1,6 +1,6 @@
-import type { BatchEvent } from "../../backends/index.ts";
 import type { RoundBatching } from "../../engine/index.ts";
 import type { NightLedger } from "../budget.ts";
+import type { ConnectModels } from "../ports.ts";
 import type { JudgeScore } from "../judges.ts";
 import type { EditRecord, ReplayResult, TaskRecord } from "../types.ts";
 
@@ -9,8 +9,8 @@ export interface SleepBackendOptions {
   project: string;
   env: Readonly<Record<string, string | undefined>>;
   stateDir?: string;
-  /** Progress of provider batches (sleep.batch): submitted, status, settled, fallbacks. */
-  onBatch?: (event: BatchEvent) => void;
+  /** The model layer for a provider backend, built by the CLI (mock and handoff need none). */
+  connect?: ConnectModels;
 }
 
 /** What reflection sees (spec §6.2). */
@@ -58,11 +58,21 @@ export interface MinedCandidate {
   satisfied: boolean | undefined;
 }
 
+/** One attempt's answer; `error` (with the reason) when it got none: a transport failure, a 5xx after retries, a crashed agent. */
+interface Attempt {
+  text: string;
+  toolsCalled: string[];
+  tokens: number;
+  error?: string;
+}
+
 /**
  * A Sleep backend (spec §5.1). `attempt` answers one task under a skill + memory; `judge` scores a
  * rubric/none task (rule and exact references are scored locally, never here); `reflect` proposes
- * at most `editBudget` edits. Implementations never throw for a per-task failure: they return ""
- * and set `lastError`; they throw only for systemic failures (auth, budget, pending handoff calls).
+ * at most `editBudget` edits. Implementations never throw for a per-task failure: they return no
+ * text with `error` (and set `lastError`), and a judge whose verdict does not parse returns `error`;
+ * the replay is then an error, never a score. They throw only for systemic failures (auth, budget,
+ * pending handoff calls).
  * A backend on the model layer batches a phase's replays through it (sleep.batch, `RoundBatching`).
  */
 export interface SleepBackend extends RoundBatching {
@@ -73,6 +83,8 @@ export interface SleepBackend extends RoundBatching {
   readonly modelKey: string;
   /** Makes provider calls (false for mock and handoff). */
   readonly remote: boolean;
+  /** A role as errors name it: its backend, model and endpoint (a provider backend's; others have none). */
+  label?(role: "optimizer" | "target"): string;
   lastError: string;
   /** The night's ledger; set by the cycle, checked before and charged after every provider call. */
   ledger?: NightLedger;
@@ -82,8 +94,8 @@ export interface SleepBackend extends RoundBatching {
     memory: string,
     sampleId: number,
     tools: readonly string[],
-  ): Promise<{ text: string; toolsCalled: string[]; tokens: number }>;
-  judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number }>;
+  ): Promise<Attempt>;
+  judge(task: TaskRecord, response: string): Promise<JudgeScore & { tokens: number; error?: string }>;
   reflect(input: ReflectInput): Promise<{ edits: EditRecord[]; raw: string; tokens: number }>;
   /** Contrastive reflection over good/bad attempt pairs; undefined when not offered (then plain reflect runs). */
   contrast?(
