@@ -1,6 +1,5 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { processEnv } from "../config/index.ts";
 import { sha256, StagingError, UsageError, writeFileAtomic } from "../lib/index.ts";
 
 /** Managed-block delimiters of the user crontab (spec §10.1; kept for compatibility). */
@@ -136,12 +135,15 @@ export function updateCrontab(
   return { text: renderCrontab(outside, kept), managed: kept };
 }
 
-function run(argv: string[], stdin?: string): { code: number; stdout: string; stderr: string } {
+/** The environment the scheduler's programs run with: the caller's current one (Sleep reads no process.env). */
+type Env = Record<string, string | undefined>;
+
+function run(argv: string[], env: Env, stdin?: string): { code: number; stdout: string; stderr: string } {
   try {
     // The environment passed explicitly: without it Bun gives the child (and searches for crontab
     // on) the environment the process started with, not process.env as it is now.
     const p = Bun.spawnSync(argv, {
-      env: processEnv(),
+      env,
       stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
       stdout: "pipe",
       stderr: "pipe",
@@ -154,16 +156,16 @@ function run(argv: string[], stdin?: string): { code: number; stdout: string; st
 }
 
 /** Read the user crontab ("" when there is none). Undefined when `crontab` is unavailable. */
-export function readCrontab(): string | undefined {
-  const r = run(["crontab", "-l"]);
+export function readCrontab(env: Env): string | undefined {
+  const r = run(["crontab", "-l"], env);
   if (r.code === 127) return undefined;
   if (r.code !== 0) return /no crontab/i.test(r.stderr) || r.stdout === "" ? "" : undefined;
   return r.stdout;
 }
 
 /** Install crontab text via `crontab -`. */
-export function writeCrontab(text: string): void {
-  const r = run(["crontab", "-"], text);
+export function writeCrontab(text: string, env: Env): void {
+  const r = run(["crontab", "-"], env, text);
   if (r.code !== 0) {
     throw new StagingError(`crontab - failed: ${r.stderr.trim() || `exit ${r.code}`}`, {
       data: { program: "crontab", exit_code: r.code, problem: "scheduler_failed" },
@@ -177,7 +179,7 @@ function taskName(project: string): string {
 }
 
 /** Windows: write `<project>/.skillopt-sleep/run.ps1` and register a daily task (spec §10.1). */
-export function scheduleWindows(s: ScheduleSpec): string {
+export function scheduleWindows(s: ScheduleSpec, env: Env): string {
   checkSpec(s);
   const dir = join(s.project, ".skillopt-sleep");
   mkdirSync(dir, { recursive: true });
@@ -193,19 +195,22 @@ export function scheduleWindows(s: ScheduleSpec): string {
     ].join("\r\n"),
   );
   const hhmm = `${String(s.hour).padStart(2, "0")}:${String(s.minute).padStart(2, "0")}`;
-  const r = run([
-    "schtasks",
-    "/create",
-    "/tn",
-    taskName(s.project),
-    "/tr",
-    `powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "${ps1}"`,
-    "/sc",
-    "daily",
-    "/st",
-    hhmm,
-    "/f",
-  ]);
+  const r = run(
+    [
+      "schtasks",
+      "/create",
+      "/tn",
+      taskName(s.project),
+      "/tr",
+      `powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -File "${ps1}"`,
+      "/sc",
+      "daily",
+      "/st",
+      hhmm,
+      "/f",
+    ],
+    env,
+  );
   if (r.code !== 0)
     throw new StagingError(`schtasks /create failed: ${r.stderr.trim() || r.stdout.trim() || `exit ${r.code}`}`, {
       data: { program: "schtasks", exit_code: r.code, problem: "scheduler_failed" },
@@ -214,13 +219,13 @@ export function scheduleWindows(s: ScheduleSpec): string {
 }
 
 /** Windows: delete this project's task (or every SkillOpt-Sleep task) and its helper script. */
-export function unscheduleWindows(project: string, all: boolean): string[] {
+export function unscheduleWindows(project: string, all: boolean, env: Env): string[] {
   let names = [taskName(project)];
   if (all) {
-    const q = run(["schtasks", "/query", "/fo", "csv", "/nh"]);
+    const q = run(["schtasks", "/query", "/fo", "csv", "/nh"], env);
     names = [...new Set([...q.stdout.matchAll(/"\\?(SkillOpt-Sleep-[0-9a-f]{20})"/g)].map((m) => m[1]!))];
   }
-  for (const n of names) run(["schtasks", "/delete", "/tn", n, "/f"]);
+  for (const n of names) run(["schtasks", "/delete", "/tn", n, "/f"], env);
   rmSync(join(project, ".skillopt-sleep", "run.ps1"), { force: true });
   return names;
 }

@@ -101,7 +101,7 @@ export default defineCommand({
       env: scheduleEnv(processEnv()),
     };
     if (process.platform === "win32") {
-      const name = scheduleWindows(spec);
+      const name = scheduleWindows(spec, processEnv());
       if (output.json) printJson({ ok: true, task: name, argv: spec.argv });
       else
         printResult(
@@ -110,7 +110,7 @@ export default defineCommand({
       return;
     }
     const line = cronLine(spec);
-    const current = readCrontab();
+    const current = readCrontab(processEnv());
     if (current === undefined) {
       // With --json, one error document (the line to add by hand is its hint), not a bare line.
       if (output.json) {
@@ -129,7 +129,7 @@ export default defineCommand({
     }
     const next = updateCrontab(current, setup.project, line);
     try {
-      writeCrontab(next.text);
+      writeCrontab(next.text, processEnv());
     } catch (err) {
       // With --json the CLI boundary prints the error with its facts (program, exit code).
       if (err instanceof StagingError && !output.json) {

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { helpShows } from "../args.ts";
+import { processEnv } from "../../config/index.ts";
 import { StagingError, UnsupportedError } from "../../lib/index.ts";
 import { readCrontab, unscheduleWindows, updateCrontab, writeCrontab } from "../../sleep/index.ts";
 import { output, printJson, printResult } from "../output.ts";
@@ -14,12 +15,12 @@ export default defineCommand({
   async run({ args, rawArgs }) {
     const setup = sleepSetup(args, rawArgs);
     if (process.platform === "win32") {
-      const names = unscheduleWindows(setup.project, args.all === true);
+      const names = unscheduleWindows(setup.project, args.all === true, processEnv());
       if (output.json) printJson({ ok: true, removed: names });
       else printResult(`[sleep] Removed. (${names.join(", ")})`);
       return;
     }
-    const current = readCrontab();
+    const current = readCrontab(processEnv());
     if (current === undefined) {
       if (output.json)
         throw new UnsupportedError("crontab is not available", { feature: "crontab", needs: "crontab on PATH" });
@@ -29,7 +30,7 @@ export default defineCommand({
     }
     const next = updateCrontab(current, setup.project, undefined, args.all === true);
     try {
-      writeCrontab(next.text);
+      writeCrontab(next.text, processEnv());
     } catch (err) {
       // With --json the CLI boundary prints the error with its facts (program, exit code).
       if (!(err instanceof StagingError) || output.json) throw err;
