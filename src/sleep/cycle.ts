@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { PendingCallsError } from "./backend/handoff.ts";
-import { log, processAlive } from "../lib/index.ts";
+import { log, maskCredentials, processAlive } from "../lib/index.ts";
 import { mapLimit } from "../engine/index.ts";
 import type { NightEvent } from "./night-events.ts";
 import type { SleepBackend } from "./backend/types.ts";
@@ -27,7 +27,6 @@ import {
 } from "./lessons.ts";
 import { type DigestLike, ensureMinVal, mine } from "./mine/index.ts";
 import { replayBatch } from "./replay.ts";
-import { maskCredentials } from "./credentials.ts";
 import { guardEvidenceFile, guardProposals, guardReport } from "./secret-guard.ts";
 import { consolidateOptions, emptyResult, type NightOutcome, persistNight, writeDiagnostics } from "./night-parts.ts";
 import { buildReport, renderReportMd, type TasksSource } from "./report.ts";

@@ -1,4 +1,4 @@
-import { holdsCredential } from "./credentials.ts";
+import { isCredentialShaped } from "../lib/index.ts";
 import { findCorrection } from "./mine/corrections.ts";
 
 /**
@@ -398,7 +398,7 @@ export function instructionsOf(
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
     // A sentence holding a credential never becomes a rule, whatever else it says.
-    if (holdsCredential(s)) {
+    if (isCredentialShaped(s)) {
       if (o.skipped) o.skipped.credential++;
       continue;
     }

@@ -1,9 +1,17 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { errorMessage, log, redactText, removeOrphanTemps, sha256, writeFileAtomic } from "../lib/index.ts";
+import {
+  errorMessage,
+  isCredentialShaped,
+  log,
+  maskCredentials,
+  redactText,
+  removeOrphanTemps,
+  sha256,
+  writeFileAtomic,
+} from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { getRules, setLearned } from "./learned-block.ts";
-import { holdsCredential, maskCredentials } from "./credentials.ts";
 import {
   actionTerms,
   idfWeights,
@@ -192,7 +200,7 @@ export function observe(
         });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
-      if (holdsCredential(r.rule) || holdsCredential(r.quote)) {
+      if (isCredentialShaped(r.rule) || isCredentialShaped(r.quote)) {
         skipped.credential++;
         continue;
       }
