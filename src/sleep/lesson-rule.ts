@@ -1,4 +1,5 @@
 import { isCredentialShaped } from "../lib/index.ts";
+import { familiesOf } from "./lesson-family.ts";
 import { findCorrection } from "./mine/corrections.ts";
 
 /**
@@ -149,6 +150,13 @@ export function lessonTokens(text: string): Set<string> {
     out.add(raw);
     if (/^[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+$/u.test(raw))
       for (const part of raw.split("-")) if (part.length >= 3 && !FILLER.has(part)) out.add(part);
+  }
+  // A bare scheme prefix ("node: prefix on builtins") is a term of its own.
+  for (const m of prose.matchAll(/(?<![\w:/])([a-z][a-z0-9+.-]*):(?=\s|$)/g)) if (m[1] === "node") out.add("node:");
+  // "no any", "never `this`": the object of a bare prohibition is a term even when it is a common word.
+  if (out.size === 0) {
+    const bare = /^\s*(?:no|never|avoid|not)\s+`?([\p{L}][\p{L}\p{N}_-]*)`?\s*[.!]*\s*$/u.exec(prose);
+    if (bare) out.add(bare[1]!);
   }
   return out;
 }
@@ -441,7 +449,8 @@ export function instructionsOf(
       followUp &&
       shortTurn &&
       words <= 6 &&
-      [...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t)));
+      ([...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t))) ||
+        familiesOf(body).size > 0);
     // The opening request states the task; only an explicit standing form there is a rule.
     if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack = followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || (echoes && negation));

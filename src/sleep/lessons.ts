@@ -11,6 +11,7 @@ import {
   writeFileAtomic,
 } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
+import { familiesOf } from "./lesson-family.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionTerms,
@@ -293,6 +294,21 @@ function sameActionSameWord(a: Observation, b: Observation, w: Weights): boolean
   return false;
 }
 
+/**
+ * Two sayings about one family of practice (lesson-family.ts) that agree on more: right after the
+ * same agent action ("exceptions belong at the edge" / "wrap it in err(…)", both after a `throw`
+ * edit), or each about that one family and nothing else ("no any" / "don't silence the compiler
+ * with ts-ignore").
+ */
+function sameFamily(a: Observation, b: Observation, fa: ReadonlySet<string>, fb: ReadonlySet<string>): boolean {
+  const shared = [...fa].filter((f) => fb.has(f));
+  if (!shared.length) return false;
+  const aa = a.act ?? [];
+  const ab = b.act ?? [];
+  if (aa.length && aa.length === ab.length && aa.every((x) => ab.includes(x))) return true;
+  return fa.size === 1 && fb.size === 1;
+}
+
 /** The rarity weights of a book. */
 function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
@@ -317,9 +333,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
     return p;
   };
+  const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
   const index = new Map<string, number[]>();
+  // The index keys: an observation's terms and its families (two sayings of one family may share no word).
+  const keys = (i: number) => [...toks[i]!, ...[...fams[i]!].map((f) => `family:${f}`)];
   const addToIndex = (i: number) => {
-    for (const t of toks[i]!) {
+    for (const t of keys(i)) {
       const l = index.get(t);
       if (l) l.push(i);
       else index.set(t, [i]);
@@ -331,7 +350,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (obs[i]!.cluster !== undefined) continue;
     const seen = new Set<number>();
     const joined = new Set<number>();
-    for (const t of toks[i]!) {
+    for (const t of keys(i)) {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
         seen.add(j);
@@ -341,11 +360,16 @@ function assignClusters(book: LessonBook, w: Weights): void {
         const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
         // The agent's action is more evidence, never less: two sayings whose words match join
         // even when they followed different actions.
+        // The action alone never joins: the words must share a term too ("Amend that" and "we
+        // migrated to vitest", both after `git commit`, are two things).
+        const wi = wordsOf(toks[i]!);
+        const wj = wordsOf(toks[j]!);
+        const sharesWord = [...wi].some((t) => wj.has(t));
         if (
           sameTopic ||
-          sameInstruction(toks[i]!, toks[j]!, w) ||
-          sameInstruction(wordsOf(toks[i]!), wordsOf(toks[j]!), w) ||
-          sameActionSameWord(obs[i]!, obs[j]!, w)
+          (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
+          sameActionSameWord(obs[i]!, obs[j]!, w) ||
+          sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
         )
           joined.add(obs[j]!.cluster!);
       }
