@@ -32,7 +32,18 @@ const FAMILIES: ReadonlyArray<readonly [string, RegExp]> = [
     "test style",
     /\btable[- ]driven\b|\btable tests?\b|\bt\.run\b|\bsubtests?\b|\bparametri[sz]ed?\b|\b(?:test|it)\.each\b|\bfixtures?\b|\bsnapshots?\b/,
   ],
-  ["commits", /\bconventional commits?\b|\bcommit (?:messages?|format|style|prefix(?:es)?)\b|\bsigned-off-by\b/],
+  [
+    "commits",
+    /\bconventional commits?\b|\bcommit (?:messages?|format|style|prefix(?:es)?|subjects?)\b|\bsigned-off-by\b|\bamend\b|\b(?:feat|fix|chore|refactor)(?:\([\w-]*\))?:/,
+  ],
+  [
+    "test layout",
+    /\bco-?locat\w*|\b__tests__\b|\btests? (?:folders?|directory|dirs?)\b|\b(?:alongside|next to|beside) (?:the |its )?(?:source|code|module|file|[\w-]+\.\w+)\b/,
+  ],
+  [
+    "import order",
+    /\bimports? (?:order|ordering|block|groups?|grouping|clusters?|sort\w*)\b|\b(?:sort|order|group)\w* (?:the |my |our |your )?imports?\b/,
+  ],
   ["branches", /\bbranch(?:es)? names?\b|\bbranch naming\b|\bnam\w* (?:for|of) branches\b/],
 ];
 
@@ -41,6 +52,9 @@ export function familiesOf(text: string, act?: readonly string[]): Set<string> {
   const t = text.toLowerCase();
   const out = new Set<string>();
   for (const [name, re] of FAMILIES) if (re.test(t)) out.add(name);
+  // An order said right after an import edit ("builtins first, then deps") is about import order.
+  if (act?.includes("import") && /\bfirst\b[^.;]*\bthen\b|\b(?:above|below|ahead of|after|before)\s+(?:ours|theirs|the \w+|\w+s)\b/.test(t))
+    out.add("import order");
   // "Lint will complain about that default" right after `export default function`: the sentence
   // echoes the action, so it is also about what the action did.
   if (act?.length && act.some((a) => a.length >= 3 && new RegExp(`\\b${a.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(t))) {

@@ -445,6 +445,13 @@ export function instructionsOf(
         }));
     // It names something the agent's command or edit just used ("'refund-changes' won't pass").
     const echoes = beforeTool !== undefined && [...toks].some((t) => beforeTool.has(t));
+    // It states another practice of the family the agent's command or edit belongs to ("Services
+    // hand back a Result" right after a `throw new` edit): the action is the evidence.
+    const otherPractice =
+      followUp &&
+      beforeTool !== undefined &&
+      [...familiesOf(body)].some((f) => familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")).has(f)) &&
+      [...toks].some((t) => !beforeTool.has(t) && familiesOf(t).size > 0);
     const bare =
       followUp &&
       shortTurn &&
@@ -457,7 +464,8 @@ export function instructionsOf(
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
-    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack)) continue;
+    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack || otherPractice))
+      continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
     const named = [...toks].some(toolLike);
     if (
@@ -469,6 +477,7 @@ export function instructionsOf(
       !bare &&
       !refersBack &&
       !(echoes && followUp && !task) &&
+      !otherPractice &&
       !(negation && named) &&
       !IMPERATIVE_LIKE.test(body)
     )
