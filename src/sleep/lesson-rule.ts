@@ -397,7 +397,7 @@ export function instructionsOf(
   const beforeTool = /^(?:\$ |edit )/.test(tool) ? lessonTokens(tool.replace(/^(?:\$ |edit )/, "")) : undefined;
   // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going").
   // Pasted code, fenced blocks and stack traces are not the user's words.
-  const spoken = prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replace(/^\s+at .*$/gm, "");
+  const spoken = spokenText(prompt);
   const sentences = spoken
     .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)/i)
     .map((x) => x.replace(CONTINUE_TAIL, "").replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""));
@@ -486,6 +486,24 @@ export function instructionsOf(
     out.push({ quote: body, kind: correction ? "correction" : "preference" });
   }
   return out;
+}
+
+/** A prompt without pasted code, fenced blocks and stack traces: the user's own words. */
+function spokenText(prompt: string): string {
+  return prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replace(/^\s+at .*$/gm, "");
+}
+
+/**
+ * Whether a model's rule, quoting `quote` from `prompts`, cannot be a standing rule whatever the
+ * model said: the quote is not in the user's own words (pasted code, a stack trace, output), is a
+ * line of code, or is a task about one PR, ticket, number, moment or named artefact (the same
+ * reading the rule-based path applies to every sentence).
+ */
+export function notARule(quote: string, prompts: readonly string[]): boolean {
+  const q = quote.trim().replace(/[.!]+$/, "");
+  if (q.length < 4 || CODE_LIKE.test(q) || TASK_DEICTIC.test(q) || NAMES_ONE.test(q)) return true;
+  const head = q.slice(0, 40).toLowerCase();
+  return !prompts.some((p) => spokenText(p).toLowerCase().includes(head));
 }
 
 /** A negated sentence that still says what to do ("don't pip install anything", "no default exports"). */

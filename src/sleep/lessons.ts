@@ -18,6 +18,7 @@ import {
   idfWeights,
   instructionsOf,
   lessonTokens,
+  notARule,
   opposite,
   type Polarity,
   polarityOf,
@@ -205,6 +206,7 @@ export function observe(
         skipped.credential++;
         continue;
       }
+      if (notARule(r.quote, d.user_prompts)) continue;
       const norm = maskCredentials(r.rule.slice(0, 240));
       const quote = maskCredentials(r.quote.slice(0, 240));
       const q = quote.toLowerCase();
@@ -259,8 +261,24 @@ function polarityOfText(text: string): Polarity {
   return p;
 }
 
-/** The text an observation is clustered on: the model's normalised form, else the user's words. */
-const clusterText = (o: Observation) => o.norm || o.quote;
+/**
+ * The text an observation is clustered on: the model's normalised form, else the user's words. A
+ * trailing parenthesis of the normalised form that restates the agent's action ("… (not: npm
+ * install)") is left out: the action is evidence of its own (`act`), and its words ("import",
+ * "await") would join the rule to every other correction of the same kind of edit.
+ */
+function clusterText(o: Observation): string {
+  if (!o.norm) return o.quote;
+  const act = o.act ?? [];
+  const text = o.norm.replace(/[\s.]+$/, "");
+  if (!act.length || !text.endsWith(")")) return o.norm;
+  // The leftmost " (" whose tail restates the action (the tail may hold parentheses of its own).
+  for (let i = text.indexOf(" ("); i > 0; i = text.indexOf(" (", i + 1)) {
+    const tail = lessonTokens(text.slice(i));
+    if (act.some((a) => tail.has(a))) return text.slice(0, i);
+  }
+  return o.norm;
+}
 
 /**
  * The terms an observation is clustered on: its words, its topics (so that two sayings about one
