@@ -431,11 +431,12 @@ function isRecurring(c: Cluster): boolean {
 
 /**
  * The rule text (rule 4): the model's normalised form when a model read the sayings (the most
- * common one), else the member closest to all others in the user's own words, preferring a member
+ * common one, without a trailing restatement of the agent's action), else the member closest to all others in the user's own words, preferring a member
  * that says both what to do and what not to, shortest on ties.
  */
 function representative(c: Cluster, w: Weights): string {
-  const norms = c.members.map((m) => m.norm).filter((n): n is string => Boolean(n));
+  // Without a restatement of one session's action ("… (not: export const config)"): the rule is for every session.
+  const norms = c.members.filter((m) => m.norm).map(clusterText);
   if (norms.length) {
     const count = new Map<string, number>();
     for (const n of norms) count.set(n, (count.get(n) ?? 0) + 1);
