@@ -447,17 +447,17 @@ export function instructionsOf(
     const echoes = beforeTool !== undefined && [...toks].some((t) => beforeTool.has(t));
     // It states another practice of the family the agent's command or edit belongs to ("Services
     // hand back a Result" right after a `throw new` edit): the action is the evidence.
-    const otherPractice =
-      followUp &&
+    const sameFamilyAsAction =
       beforeTool !== undefined &&
-      [...familiesOf(body)].some((f) => familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")).has(f)) &&
-      [...toks].some((t) => !beforeTool.has(t) && familiesOf(t).size > 0);
+      [...familiesOf(body)].some((f) => familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")).has(f));
+    const otherPractice =
+      followUp && sameFamilyAsAction && [...toks].some((t) => !beforeTool.has(t) && familiesOf(t).size > 0);
     const bare =
       followUp &&
       shortTurn &&
       words <= 6 &&
       ([...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t))) ||
-        familiesOf(body).size > 0);
+        sameFamilyAsAction);
     // The opening request states the task; only an explicit standing form there is a rule.
     if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack = followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || (echoes && negation));
