@@ -53,11 +53,17 @@ export function familiesOf(text: string, act?: readonly string[]): Set<string> {
   const out = new Set<string>();
   for (const [name, re] of FAMILIES) if (re.test(t)) out.add(name);
   // An order said right after an import edit ("builtins first, then deps") is about import order.
-  if (act?.includes("import") && /\bfirst\b[^.;]*\bthen\b|\b(?:above|below|ahead of|after|before)\s+(?:ours|theirs|the \w+|\w+s)\b/.test(t))
+  if (
+    act?.includes("import") &&
+    /\bfirst\b[^.;]*\bthen\b|\b(?:above|below|ahead of|after|before)\s+(?:ours|theirs|the \w+|\w+s)\b/.test(t)
+  )
     out.add("import order");
   // "Lint will complain about that default" right after `export default function`: the sentence
   // echoes the action, so it is also about what the action did.
-  if (act?.length && act.some((a) => a.length >= 3 && new RegExp(`\\b${a.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(t))) {
+  if (
+    act?.length &&
+    act.some((a) => a.length >= 3 && new RegExp(`\\b${a.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(t))
+  ) {
     const a = act.join(" ");
     for (const [name, re] of FAMILIES) if (re.test(a)) out.add(name);
   }

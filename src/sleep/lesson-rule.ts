@@ -447,11 +447,15 @@ export function instructionsOf(
     const echoes = beforeTool !== undefined && [...toks].some((t) => beforeTool.has(t));
     // It states another practice of the family the agent's command or edit belongs to ("Services
     // hand back a Result" right after a `throw new` edit): the action is the evidence.
-    const sameFamilyAsAction =
-      beforeTool !== undefined &&
-      [...familiesOf(body)].some((f) => familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")).has(f));
-    const otherPractice =
-      followUp && sameFamilyAsAction && [...toks].some((t) => !beforeTool.has(t) && familiesOf(t).size > 0);
+    const actionFamilies = beforeTool ? familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")) : new Set<string>();
+    const sameFamilyAsAction = [...familiesOf(body)].some((f) => actionFamilies.has(f));
+    // The family is in the sentence's own words, not only in the words it repeats from the action.
+    const ownWords = body
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((x) => ![...lessonTokens(x)].some((t) => beforeTool?.has(t)))
+      .join(" ");
+    const otherPractice = followUp && [...familiesOf(ownWords)].some((f) => actionFamilies.has(f));
     const bare =
       followUp &&
       shortTurn &&
@@ -482,7 +486,7 @@ export function instructionsOf(
       !IMPERATIVE_LIKE.test(body)
     )
       continue;
-    const correction = followUp && (leadIn || negation || again || contradicts || refersBack);
+    const correction = followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice);
     out.push({ quote: body, kind: correction ? "correction" : "preference" });
   }
   return out;

@@ -184,7 +184,8 @@ export function observe(
       at: d.ended_at || d.started_at || "",
       night,
     };
-    for (const p of d.user_prompts) for (const t of lessonTokens(p)) df[t] = (df[t] ?? 0) + 1;
+    // Counted on the masked text: a credential is never a term of the lesson store.
+    for (const p of d.user_prompts) for (const t of lessonTokens(maskCredentials(p))) df[t] = (df[t] ?? 0) + 1;
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
     // The rule-based reading, then the model's rules: the model's normalised form replaces the
     // user's words where both found the same saying, and what only the model found is added.

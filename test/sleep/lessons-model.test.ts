@@ -84,7 +84,10 @@ describe("the simulator reads standing rules as a model would state them", () =>
             { rule: "Review PR #41 and leave comments.", quote: "review PR #41 and leave comments" },
             { rule: "Pin typescript to 5.4.5.", quote: "pin typescript to 5.4.5" },
             // Words that are not the user's (a stack line the model took for a rule) are never a rule.
-            { rule: "At computeTotals (src/lib/totals.ts:18:23).", quote: "at computeTotals (src/lib/totals.ts:18:23)" },
+            {
+              rule: "At computeTotals (src/lib/totals.ts:18:23).",
+              quote: "at computeTotals (src/lib/totals.ts:18:23)",
+            },
           ],
         },
       ]),
