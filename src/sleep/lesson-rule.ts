@@ -152,7 +152,7 @@ export function lessonTokens(text: string): Set<string> {
       for (const part of raw.split("-")) if (part.length >= 3 && !FILLER.has(part)) out.add(part);
   }
   // A bare scheme prefix ("node: prefix on builtins") is a term of its own.
-  for (const m of prose.matchAll(/(?<![\w:/])([a-z][a-z0-9+.-]*):(?=\s|$)/g)) if (m[1] === "node") out.add("node:");
+  if (/(?<![\w:/])node:(?=\s|$)/.test(prose)) out.add("node:");
   // "no any", "never `this`": the object of a bare prohibition is a term even when it is a common word.
   if (out.size === 0) {
     const bare = /^\s*(?:no|never|avoid|not)\s+`?([\p{L}][\p{L}\p{N}_-]*)`?\s*[.!]*\s*$/u.exec(prose);
@@ -450,12 +450,14 @@ export function instructionsOf(
     const actionFamilies = beforeTool ? familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")) : new Set<string>();
     const sameFamilyAsAction = [...familiesOf(body)].some((f) => actionFamilies.has(f));
     // The family is in the sentence's own words, not only in the words it repeats from the action.
-    const ownWords = body
-      .toLowerCase()
-      .split(/\s+/)
-      .filter((x) => ![...lessonTokens(x)].some((t) => beforeTool?.has(t)))
-      .join(" ");
-    const otherPractice = followUp && [...familiesOf(ownWords)].some((f) => actionFamilies.has(f));
+    const ownWords = () =>
+      body
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((x) => ![...lessonTokens(x)].some((t) => beforeTool?.has(t)))
+        .join(" ");
+    const otherPractice =
+      followUp && sameFamilyAsAction && [...familiesOf(ownWords())].some((f) => actionFamilies.has(f));
     const bare =
       followUp &&
       shortTurn &&

@@ -31,18 +31,20 @@ import {
 /**
  * Lessons: recurring corrections and stated preferences, learned without a model.
  *
- * Rule (documented in docs/sleep.md):
- * 1. An *instruction* is one sentence of a user prompt that either carries a correction (negative
- *    feedback, "no, …", "use X instead of Y") or states a preference ("always …", "never …",
- *    "don't …", "please use …", "prefer …", "… instead of …"). Sentences over 240 characters are
- *    not rules.
- * 2. Two instructions say the same thing when their content words (lower-cased, stop words and
- *    polarity words removed, plural "s" folded) have a Jaccard overlap ≥ 0.5, or share ≥ 3 words
- *    with an overlap coefficient ≥ 0.75. Instructions are clustered single-link.
+ * Rule (documented in docs/sleep.md, "Lessons"):
+ * 1. An *instruction* is one sentence of a user prompt read as a standing rule by its shape and its
+ *    context: the agent's action right before it, the family of practice it names, where it sits
+ *    in the session (lesson-rule.ts, instructionsOf). Task requests, questions and anything
+ *    credential-shaped are not rules. A model's rules, when a model read the session, pass the
+ *    same reading (notARule).
+ * 2. Two instructions say the same thing when their rarity-weighted terms match (sharing a word),
+ *    they follow the same agent action and share a rare word, they name one topic of competing
+ *    choices without contradicting each other, or they are about one family of practice and agree
+ *    on more (the same action, or nothing else named). Clustered single-link, incrementally.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
  *    One-off remarks never become lessons.
- * 4. The rule is the member closest to all others, in the user's own words (a leading "no,"
- *    removed). With no model the proposal is marked **unverified**: nothing was replayed.
+ * 4. The rule is the model's normalised form, else the member closest to all others, in the user's
+ *    own words (a leading "no," removed). With no model the proposal is marked **unverified**.
  */
 
 /** One instruction seen in one session. */
@@ -378,9 +380,9 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // prettier" / "formatting = biome"), say the same thing.
         const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
         // The agent's action is more evidence, never less: two sayings whose words match join
-        // even when they followed different actions.
-        // The action alone never joins: the words must share a term too ("Amend that" and "we
-        // migrated to vitest", both after `git commit`, are two things).
+        // even when they followed different actions. It is never all the evidence: the words must
+        // share a term too ("Amend that" and "we migrated to vitest", both after `git commit`, are
+        // two things), or a family of practice must agree (sameFamily).
         const wi = wordsOf(toks[i]!);
         const wj = wordsOf(toks[j]!);
         const sharesWord = [...wi].some((t) => wj.has(t));
@@ -432,8 +434,9 @@ function isRecurring(c: Cluster): boolean {
 
 /**
  * The rule text (rule 4): the model's normalised form when a model read the sayings (the most
- * common one, without a trailing restatement of the agent's action), else the member closest to all others in the user's own words, preferring a member
- * that says both what to do and what not to, shortest on ties.
+ * common one, without a trailing restatement of the agent's action), else the member closest to
+ * all others in the user's own words, preferring a member that says both what to do and what not
+ * to, shortest on ties.
  */
 function representative(c: Cluster, w: Weights): string {
   // Without a restatement of one session's action ("… (not: export const config)"): the rule is for every session.
