@@ -502,12 +502,22 @@ function spokenText(prompt: string): string {
 /**
  * Whether a model's rule, quoting `quote` from `prompts`, cannot be a standing rule whatever the
  * model said: the quote is not in the user's own words (pasted code, a stack trace, output), is a
- * line of code, or is a task about one PR, ticket, number, moment or named artefact (the same
- * reading the rule-based path applies to every sentence).
+ * line of code, is a task request that corrects nothing, or is about one PR, ticket, number,
+ * moment or named artefact (the same reading the rule-based path applies to every sentence).
  */
 export function notARule(quote: string, prompts: readonly string[]): boolean {
   const q = quote.trim().replace(/[.!]+$/, "");
   if (q.length < 4 || CODE_LIKE.test(q) || TASK_DEICTIC.test(q) || NAMES_ONE.test(q)) return true;
+  // A task request ("rebase onto main and sort out the conflict"), unless it also corrects or says "always".
+  const body = q.replace(LEAD_IN, "");
+  if (
+    TASK_START.test(body) &&
+    !NEGATION.test(body) &&
+    !AGAIN.test(body) &&
+    !STANDING.test(body) &&
+    !REFERS_BACK.test(body)
+  )
+    return true;
   const head = q.slice(0, 40).toLowerCase();
   return !prompts.some((p) => spokenText(p).toLowerCase().includes(head));
 }
