@@ -6,6 +6,7 @@ export * from "./hosts.ts";
 export * from "./log.ts";
 export * from "./paths.ts";
 export * from "./redact.ts";
+export * from "./credentials.ts";
 export * from "./suggest.ts";
 export * from "./skill-file.ts";
 export * from "./skill-package.ts";

@@ -432,7 +432,7 @@ function buildRules(): Rule[] {
 }
 
 /** Shannon entropy of a string, in bits per character. */
-export function entropyBits(s: string): number {
+function entropyBits(s: string): number {
   const counts = new Map<string, number>();
   for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
   let h = 0;
@@ -445,23 +445,18 @@ export function entropyBits(s: string): number {
 
 /**
  * A run of token characters that looks machine-made rather than written: one of its parts between
- * `-` and `_` has at least 16 characters with digits and both cases, no word-like run (8 lower-case
- * or 8 upper-case letters in a row, as in `getUserConfiguration2`), and at least 3.3 bits of
- * entropy per character. Hex hashes and UUIDs (one case), identifiers and kebab-case words do not
- * count; a random key of 16+ characters almost always does.
+ * `-` and `_` has digits and letters, no word-like run (8 lower-case or 8 upper-case letters in a
+ * row, as in `getUserConfiguration2`), and is either 16+ characters in both cases with at least 3.3
+ * bits of entropy per character, or 20+ characters in one case (not hex) with at least 3.8. Hex
+ * hashes and UUIDs, identifiers and kebab-case words do not count; a random key almost always does.
+ * The one randomness test of the code base: lib/credentials.ts's reading of prose uses it too.
  */
 function randomToken(t: string): boolean {
-  return t
-    .split(/[-_]/)
-    .some(
-      (p) =>
-        p.length >= 16 &&
-        /\d/.test(p) &&
-        /[a-z]/.test(p) &&
-        /[A-Z]/.test(p) &&
-        !/[a-z]{8}|[A-Z]{8}/.test(p) &&
-        entropyBits(p) >= 3.3,
-    );
+  return t.split(/[-_]/).some((p) => {
+    if (p.length < 16 || !/\d/.test(p) || !/[A-Za-z]/.test(p) || /[a-z]{8}|[A-Z]{8}/.test(p)) return false;
+    if (/[a-z]/.test(p) && /[A-Z]/.test(p)) return entropyBits(p) >= 3.3;
+    return p.length >= 20 && !/^[0-9a-f]+$/i.test(p) && entropyBits(p) >= 3.8;
+  });
 }
 
 /**
@@ -477,16 +472,6 @@ function awsSecretShaped(t: string): boolean {
 /** Tokens of a text that look like credentials by randomness alone (randomToken), in order. */
 export function highEntropyTokens(text: string): string[] {
   return (text.match(/[A-Za-z0-9+/=_-]{20,}/g) ?? []).filter(randomToken);
-}
-
-/**
- * Is this text credential-shaped? True when redactText would change it (a known secret, a token
- * shape, a credential assignment) or when it holds a token random enough to be a key
- * (highEntropyTokens). For text that must never be staged or stored as it is (a proposed rule, a
- * lesson): refuse or hold it back rather than rely on masking.
- */
-export function isCredentialShaped(text: string): boolean {
-  return redactText(text) !== text || highEntropyTokens(text).length > 0;
 }
 
 // Cheap pre-check: a text in which no rule's `need` occurs is left as it is (case-insensitive

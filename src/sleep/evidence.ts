@@ -1,7 +1,6 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { log, redactSecrets } from "../lib/index.ts";
-import { maskCredentialsDeep } from "./credentials.ts";
+import { log, maskCredentialsDeep, redactSecrets } from "../lib/index.ts";
 
 function localIso(d = new Date()): string {
   const p = (n: number, w = 2) => String(n).padStart(w, "0");

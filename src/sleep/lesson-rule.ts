@@ -1,4 +1,5 @@
-import { holdsCredential } from "./credentials.ts";
+import { isCredentialShaped } from "../lib/index.ts";
+import { familiesOf } from "./lesson-family.ts";
 import { findCorrection } from "./mine/corrections.ts";
 
 /**
@@ -149,6 +150,13 @@ export function lessonTokens(text: string): Set<string> {
     out.add(raw);
     if (/^[\p{L}\p{N}]+(?:-[\p{L}\p{N}]+)+$/u.test(raw))
       for (const part of raw.split("-")) if (part.length >= 3 && !FILLER.has(part)) out.add(part);
+  }
+  // A bare scheme prefix ("node: prefix on builtins") is a term of its own.
+  if (/(?<![\w:/])node:(?=\s|$)/.test(prose)) out.add("node:");
+  // "no any", "never `this`": the object of a bare prohibition is a term even when it is a common word.
+  if (out.size === 0) {
+    const bare = /^\s*(?:no|never|avoid|not)\s+`?([\p{L}][\p{L}\p{N}_-]*)`?\s*[.!]*\s*$/u.exec(prose);
+    if (bare) out.add(bare[1]!);
   }
   return out;
 }
@@ -389,7 +397,7 @@ export function instructionsOf(
   const beforeTool = /^(?:\$ |edit )/.test(tool) ? lessonTokens(tool.replace(/^(?:\$ |edit )/, "")) : undefined;
   // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going").
   // Pasted code, fenced blocks and stack traces are not the user's words.
-  const spoken = prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replace(/^\s+at .*$/gm, "");
+  const spoken = spokenText(prompt);
   const sentences = spoken
     .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)/i)
     .map((x) => x.replace(CONTINUE_TAIL, "").replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""));
@@ -398,7 +406,7 @@ export function instructionsOf(
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
     // A sentence holding a credential never becomes a rule, whatever else it says.
-    if (holdsCredential(s)) {
+    if (isCredentialShaped(s)) {
       if (o.skipped) o.skipped.credential++;
       continue;
     }
@@ -437,18 +445,33 @@ export function instructionsOf(
         }));
     // It names something the agent's command or edit just used ("'refund-changes' won't pass").
     const echoes = beforeTool !== undefined && [...toks].some((t) => beforeTool.has(t));
+    // It states another practice of the family the agent's command or edit belongs to ("Services
+    // hand back a Result" right after a `throw new` edit): the action is the evidence.
+    const actionFamilies = beforeTool ? familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")) : new Set<string>();
+    const sameFamilyAsAction = [...familiesOf(body)].some((f) => actionFamilies.has(f));
+    // The family is in the sentence's own words, not only in the words it repeats from the action.
+    const ownWords = () =>
+      body
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((x) => ![...lessonTokens(x)].some((t) => beforeTool?.has(t)))
+        .join(" ");
+    const otherPractice =
+      followUp && sameFamilyAsAction && [...familiesOf(ownWords())].some((f) => actionFamilies.has(f));
     const bare =
       followUp &&
       shortTurn &&
       words <= 6 &&
-      [...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t)));
+      ([...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t))) ||
+        sameFamilyAsAction);
     // The opening request states the task; only an explicit standing form there is a rule.
     if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack = followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || (echoes && negation));
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
-    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack)) continue;
+    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack || otherPractice))
+      continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
     const named = [...toks].some(toolLike);
     if (
@@ -460,14 +483,43 @@ export function instructionsOf(
       !bare &&
       !refersBack &&
       !(echoes && followUp && !task) &&
+      !otherPractice &&
       !(negation && named) &&
       !IMPERATIVE_LIKE.test(body)
     )
       continue;
-    const correction = followUp && (leadIn || negation || again || contradicts || refersBack);
+    const correction = followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice);
     out.push({ quote: body, kind: correction ? "correction" : "preference" });
   }
   return out;
+}
+
+/** A prompt without pasted code, fenced blocks and stack traces: the user's own words. */
+function spokenText(prompt: string): string {
+  return prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replace(/^\s+at .*$/gm, "");
+}
+
+/**
+ * Whether a model's rule, quoting `quote` from `prompts`, cannot be a standing rule whatever the
+ * model said: the quote is not in the user's own words (pasted code, a stack trace, output), is a
+ * line of code, is a task request that corrects nothing, or is about one PR, ticket, number,
+ * moment or named artefact (the same reading the rule-based path applies to every sentence).
+ */
+export function notARule(quote: string, prompts: readonly string[]): boolean {
+  const q = quote.trim().replace(/[.!]+$/, "");
+  if (q.length < 4 || CODE_LIKE.test(q) || TASK_DEICTIC.test(q) || NAMES_ONE.test(q)) return true;
+  // A task request ("rebase onto main and sort out the conflict"), unless it also corrects or says "always".
+  const body = q.replace(LEAD_IN, "");
+  if (
+    TASK_START.test(body) &&
+    !NEGATION.test(body) &&
+    !AGAIN.test(body) &&
+    !STANDING.test(body) &&
+    !REFERS_BACK.test(body)
+  )
+    return true;
+  const head = q.slice(0, 40).toLowerCase();
+  return !prompts.some((p) => spokenText(p).toLowerCase().includes(head));
 }
 
 /** A negated sentence that still says what to do ("don't pip install anything", "no default exports"). */

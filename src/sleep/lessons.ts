@@ -1,14 +1,24 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { errorMessage, log, redactText, removeOrphanTemps, sha256, writeFileAtomic } from "../lib/index.ts";
+import {
+  errorMessage,
+  isCredentialShaped,
+  log,
+  maskCredentials,
+  redactText,
+  removeOrphanTemps,
+  sha256,
+  writeFileAtomic,
+} from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
+import { familiesOf } from "./lesson-family.ts";
 import { getRules, setLearned } from "./learned-block.ts";
-import { holdsCredential, maskCredentials } from "./credentials.ts";
 import {
   actionTerms,
   idfWeights,
   instructionsOf,
   lessonTokens,
+  notARule,
   opposite,
   type Polarity,
   polarityOf,
@@ -21,18 +31,20 @@ import {
 /**
  * Lessons: recurring corrections and stated preferences, learned without a model.
  *
- * Rule (documented in docs/sleep.md):
- * 1. An *instruction* is one sentence of a user prompt that either carries a correction (negative
- *    feedback, "no, …", "use X instead of Y") or states a preference ("always …", "never …",
- *    "don't …", "please use …", "prefer …", "… instead of …"). Sentences over 240 characters are
- *    not rules.
- * 2. Two instructions say the same thing when their content words (lower-cased, stop words and
- *    polarity words removed, plural "s" folded) have a Jaccard overlap ≥ 0.5, or share ≥ 3 words
- *    with an overlap coefficient ≥ 0.75. Instructions are clustered single-link.
+ * Rule (documented in docs/sleep.md, "Lessons"):
+ * 1. An *instruction* is one sentence of a user prompt read as a standing rule by its shape and its
+ *    context: the agent's action right before it, the family of practice it names, where it sits
+ *    in the session (lesson-rule.ts, instructionsOf). Task requests, questions and anything
+ *    credential-shaped are not rules. A model's rules, when a model read the session, pass the
+ *    same reading (notARule).
+ * 2. Two instructions say the same thing when their rarity-weighted terms match (sharing a word),
+ *    they follow the same agent action and share a rare word, they name one topic of competing
+ *    choices without contradicting each other, or they are about one family of practice and agree
+ *    on more (the same action, or nothing else named). Clustered single-link, incrementally.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
  *    One-off remarks never become lessons.
- * 4. The rule is the member closest to all others, in the user's own words (a leading "no,"
- *    removed). With no model the proposal is marked **unverified**: nothing was replayed.
+ * 4. The rule is the model's normalised form, else the member closest to all others, in the user's
+ *    own words (a leading "no," removed). With no model the proposal is marked **unverified**.
  */
 
 /** One instruction seen in one session. */
@@ -174,7 +186,8 @@ export function observe(
       at: d.ended_at || d.started_at || "",
       night,
     };
-    for (const p of d.user_prompts) for (const t of lessonTokens(p)) df[t] = (df[t] ?? 0) + 1;
+    // Counted on the masked text: a credential is never a term of the lesson store.
+    for (const p of d.user_prompts) for (const t of lessonTokens(maskCredentials(p))) df[t] = (df[t] ?? 0) + 1;
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
     // The rule-based reading, then the model's rules: the model's normalised form replaces the
     // user's words where both found the same saying, and what only the model found is added.
@@ -192,10 +205,11 @@ export function observe(
         });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
-      if (holdsCredential(r.rule) || holdsCredential(r.quote)) {
+      if (isCredentialShaped(r.rule) || isCredentialShaped(r.quote)) {
         skipped.credential++;
         continue;
       }
+      if (notARule(r.quote, d.user_prompts)) continue;
       const norm = maskCredentials(r.rule.slice(0, 240));
       const quote = maskCredentials(r.quote.slice(0, 240));
       const q = quote.toLowerCase();
@@ -250,8 +264,24 @@ function polarityOfText(text: string): Polarity {
   return p;
 }
 
-/** The text an observation is clustered on: the model's normalised form, else the user's words. */
-const clusterText = (o: Observation) => o.norm || o.quote;
+/**
+ * The text an observation is clustered on: the model's normalised form, else the user's words. A
+ * trailing parenthesis of the normalised form that restates the agent's action ("… (not: npm
+ * install)") is left out: the action is evidence of its own (`act`), and its words ("import",
+ * "await") would join the rule to every other correction of the same kind of edit.
+ */
+function clusterText(o: Observation): string {
+  if (!o.norm) return o.quote;
+  const act = o.act ?? [];
+  const text = o.norm.replace(/[\s.]+$/, "");
+  if (!act.length || !text.endsWith(")")) return o.norm;
+  // The leftmost " (" whose tail restates the action (the tail may hold parentheses of its own).
+  for (let i = text.indexOf(" ("); i > 0; i = text.indexOf(" (", i + 1)) {
+    const tail = lessonTokens(text.slice(i));
+    if (act.some((a) => tail.has(a))) return text.slice(0, i);
+  }
+  return o.norm;
+}
 
 /**
  * The terms an observation is clustered on: its words, its topics (so that two sayings about one
@@ -285,6 +315,21 @@ function sameActionSameWord(a: Observation, b: Observation, w: Weights): boolean
   return false;
 }
 
+/**
+ * Two sayings about one family of practice (lesson-family.ts) that agree on more: right after the
+ * same agent action ("exceptions belong at the edge" / "wrap it in err(…)", both after a `throw`
+ * edit), or each about that one family and nothing else ("no any" / "don't silence the compiler
+ * with ts-ignore").
+ */
+function sameFamily(a: Observation, b: Observation, fa: ReadonlySet<string>, fb: ReadonlySet<string>): boolean {
+  const shared = [...fa].filter((f) => fb.has(f));
+  if (!shared.length) return false;
+  const aa = a.act ?? [];
+  const ab = b.act ?? [];
+  if (aa.length && aa.length === ab.length && aa.every((x) => ab.includes(x))) return true;
+  return fa.size === 1 && fb.size === 1;
+}
+
 /** The rarity weights of a book. */
 function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
@@ -309,9 +354,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
     return p;
   };
+  const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
   const index = new Map<string, number[]>();
+  // The index keys: an observation's terms and its families (two sayings of one family may share no word).
+  const keys = (i: number) => [...toks[i]!, ...[...fams[i]!].map((f) => `family:${f}`)];
   const addToIndex = (i: number) => {
-    for (const t of toks[i]!) {
+    for (const t of keys(i)) {
       const l = index.get(t);
       if (l) l.push(i);
       else index.set(t, [i]);
@@ -323,7 +371,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (obs[i]!.cluster !== undefined) continue;
     const seen = new Set<number>();
     const joined = new Set<number>();
-    for (const t of toks[i]!) {
+    for (const t of keys(i)) {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
         seen.add(j);
@@ -332,12 +380,17 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // prettier" / "formatting = biome"), say the same thing.
         const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
         // The agent's action is more evidence, never less: two sayings whose words match join
-        // even when they followed different actions.
+        // even when they followed different actions. It is never all the evidence: the words must
+        // share a term too ("Amend that" and "we migrated to vitest", both after `git commit`, are
+        // two things), or a family of practice must agree (sameFamily).
+        const wi = wordsOf(toks[i]!);
+        const wj = wordsOf(toks[j]!);
+        const sharesWord = [...wi].some((t) => wj.has(t));
         if (
           sameTopic ||
-          sameInstruction(toks[i]!, toks[j]!, w) ||
-          sameInstruction(wordsOf(toks[i]!), wordsOf(toks[j]!), w) ||
-          sameActionSameWord(obs[i]!, obs[j]!, w)
+          (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
+          sameActionSameWord(obs[i]!, obs[j]!, w) ||
+          sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
         )
           joined.add(obs[j]!.cluster!);
       }
@@ -381,11 +434,13 @@ function isRecurring(c: Cluster): boolean {
 
 /**
  * The rule text (rule 4): the model's normalised form when a model read the sayings (the most
- * common one), else the member closest to all others in the user's own words, preferring a member
- * that says both what to do and what not to, shortest on ties.
+ * common one, without a trailing restatement of the agent's action), else the member closest to
+ * all others in the user's own words, preferring a member that says both what to do and what not
+ * to, shortest on ties.
  */
 function representative(c: Cluster, w: Weights): string {
-  const norms = c.members.map((m) => m.norm).filter((n): n is string => Boolean(n));
+  // Without a restatement of one session's action ("… (not: export const config)"): the rule is for every session.
+  const norms = c.members.filter((m) => m.norm).map(clusterText);
   if (norms.length) {
     const count = new Map<string, number>();
     for (const n of norms) count.set(n, (count.get(n) ?? 0) + 1);

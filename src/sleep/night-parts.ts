@@ -1,7 +1,6 @@
 import { join } from "node:path";
-import { log, redactText, redactSecrets, sha256, writeJsonAtomic } from "../lib/index.ts";
+import { log, maskCredentialsDeep, redactText, redactSecrets, sha256, writeJsonAtomic } from "../lib/index.ts";
 import type { NightLedger } from "./budget.ts";
-import { maskCredentialsDeep } from "./credentials.ts";
 import type { SleepConfig } from "./config.ts";
 import type { ConsolidateOptions } from "./consolidate.ts";
 import { finite, type SleepReport } from "./report.ts";

@@ -3,7 +3,7 @@ import type { SleepBackend } from "./backend/types.ts";
 import { BudgetExhaustedError, type NightLedger } from "./budget.ts";
 import type { SleepConfig } from "./config.ts";
 import { consolidate } from "./consolidate.ts";
-import { maskCredentials } from "./credentials.ts";
+import { maskCredentials } from "../lib/index.ts";
 import { dreamAugment, persistentVal, recallTasks } from "./dream.ts";
 import type { Evidence } from "./evidence.ts";
 import { fanOut } from "./fanout.ts";

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { writeFileAtomic } from "../lib/index.ts";
-import { holdsCredential, maskCredentials, maskCredentialsDeep } from "./credentials.ts";
+import { isCredentialShaped, maskCredentials, maskCredentialsDeep, writeFileAtomic } from "../lib/index.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import type { LessonCard } from "./lessons.ts";
 import type { Proposal, SkillProposal } from "./stage.ts";
@@ -26,7 +25,7 @@ export function guardProposals(proposals: Proposal[], skills: SkillProposal[], c
   const badRules = new Set<string>();
   for (let i = cards.length - 1; i >= 0; i--) {
     const c = cards[i]!;
-    if (c.op !== "retire" && holdsCredential(c.rule)) {
+    if (c.op !== "retire" && isCredentialShaped(c.rule)) {
       badRules.add(c.rule.replace(/\s+/g, " ").trim());
       cards.splice(i, 1);
     }
@@ -37,9 +36,9 @@ export function guardProposals(proposals: Proposal[], skills: SkillProposal[], c
     const p = proposals[i]!;
     let text = p.text;
     const rules = getRules(text);
-    const kept = rules.filter((r) => !badRules.has(r) && !holdsCredential(r));
+    const kept = rules.filter((r) => !badRules.has(r) && !isCredentialShaped(r));
     if (kept.length !== rules.length) text = setLearned(text, kept);
-    if (addedLines(text, p.baseline.text).some(holdsCredential) || text === p.baseline.text) {
+    if (addedLines(text, p.baseline.text).some(isCredentialShaped) || text === p.baseline.text) {
       if (text !== p.baseline.text)
         notes.push(`secret guard: refused to stage ${p.baseline.path}: the proposal adds something credential-shaped`);
       proposals.splice(i, 1);
@@ -49,7 +48,7 @@ export function guardProposals(proposals: Proposal[], skills: SkillProposal[], c
   }
   for (let i = skills.length - 1; i >= 0; i--) {
     const s = skills[i]!;
-    if (addedLines(s.text, s.baseline.text).some(holdsCredential)) {
+    if (addedLines(s.text, s.baseline.text).some(isCredentialShaped)) {
       notes.push(`secret guard: refused to stage the skill ${s.name}: the proposal adds something credential-shaped`);
       skills.splice(i, 1);
     }
@@ -70,7 +69,7 @@ export function guardEvidenceFile(path: string): number {
   const lines = readFileSync(path, "utf8").split("\n");
   let changed = 0;
   const out = lines.map((l) => {
-    if (!l || !holdsCredential(l)) return l;
+    if (!l || !isCredentialShaped(l)) return l;
     const m = maskCredentials(l);
     if (m !== l) changed++;
     return m;

@@ -1,5 +1,11 @@
 import { beforeEach, describe, expect, test } from "bun:test";
-import { forgetKnownSecrets, highEntropyTokens, isCredentialShaped, redactText } from "../../src/lib/index.ts";
+import {
+  forgetKnownSecrets,
+  highEntropyTokens,
+  isCredentialShaped,
+  maskCredentials,
+  redactText,
+} from "../../src/lib/index.ts";
 
 // Issue 12 corpus. Each positive names the secret that must be gone from the output; each look-alike
 // must come back byte for byte. Token shapes follow each provider's published format (fake values).
@@ -165,6 +171,26 @@ describe("redaction corpus (issue 12)", () => {
     expect(highEntropyTokens(unknown)).toEqual(["Xq7vR2mZ9tK4pW8nB3cY6hJ1"]);
     expect(isCredentialShaped(unknown)).toBe(true);
     expect(isCredentialShaped("Run the linter before committing; keep commits small.")).toBe(false);
+  });
+  test("isCredentialShaped also reads credentials said in prose, and one randomness test for both", () => {
+    // Sentences written for this test: a password named in a sentence, a login pair, a DSN, a
+    // one-case random key; and their look-alikes that are prose, a git hash, an identifier.
+    for (const [s, secret] of [
+      ["for the staging box the pw is Qa-77-tulip, just use it", "Qa-77-tulip"],
+      ["log in with ops / Wint3rIsHere when the portal asks", "Wint3rIsHere"],
+      ["point it at mysql://svc:n0tS0secret@db.internal/app", "n0tS0secret"],
+      ["the deploy key is kq3v9x2m7p4t8w1r6y5z0b3n", "kq3v9x2m7p4t8w1r6y5z0b3n"],
+    ] as const) {
+      expect({ s, flagged: isCredentialShaped(s) }).toEqual({ s, flagged: true });
+      expect(maskCredentials(s)).not.toContain(secret);
+    }
+    for (const s of [
+      "the password is kept in the team vault, never in code",
+      "cherry-pick 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f01 onto main",
+      "rename parseUserConfiguration2 to parseConfig",
+      "tokens expire after an hour",
+    ])
+      expect({ s, flagged: isCredentialShaped(s) }).toEqual({ s, flagged: false });
   });
   test("a password typed as a plain answer cannot be recognised (documented limit)", () => {
     expect(redactText("hunter2")).toBe("hunter2");

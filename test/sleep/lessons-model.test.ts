@@ -22,6 +22,7 @@ const sessions = [
       { agent: "", user: "Add a currency formatter to the invoices module" },
       { agent: "$ npm install date-fns · Installed date-fns.", user: "hm, we're a pnpm shop. redo that with pnpm add" },
       { agent: "$ pnpm add date-fns", user: "review PR #41 and leave comments" },
+      { agent: "$ gh pr view 41", user: "pin typescript to 5.4.5" },
     ],
   },
   {
@@ -31,6 +32,7 @@ const sessions = [
       { agent: "", user: "Speed up the CSV export" },
       { agent: "$ npm install fast-csv · Added fast-csv.", user: "pnpm please" },
       { agent: "$ pnpm add fast-csv", user: "review PR #41 and leave comments" },
+      { agent: "$ gh pr view 41", user: "pin typescript to 5.4.5" },
     ],
   },
 ];
@@ -77,8 +79,15 @@ describe("the simulator reads standing rules as a model would state them", () =>
           session_id: s.id,
           rules: [
             ...simRules({ turns: s.turns }),
-            // A model that mistakes a repeated task request for a rule: the standing question catches it.
+            // A model that mistakes repeated task requests for rules: one about a PR is never a rule
+            // (the product's own reading), a version pin is caught by the standing question.
             { rule: "Review PR #41 and leave comments.", quote: "review PR #41 and leave comments" },
+            { rule: "Pin typescript to 5.4.5.", quote: "pin typescript to 5.4.5" },
+            // Words that are not the user's (a stack line the model took for a rule) are never a rule.
+            {
+              rule: "At computeTotals (src/lib/totals.ts:18:23).",
+              quote: "at computeTotals (src/lib/totals.ts:18:23)",
+            },
           ],
         },
       ]),
@@ -87,8 +96,11 @@ describe("the simulator reads standing rules as a model would state them", () =>
     const plan = planLessons(book, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
     const rules = plan.cards.map((c) => c.rule);
     expect(rules).toHaveLength(2);
-    expect(rules).toContain("Review PR #41 and leave comments.");
-    expect(rules.some((r) => r.toLowerCase().includes("pnpm") && r.includes("(not: npm install)"))).toBe(true);
+    expect(rules).toContain("Pin typescript to 5.4.5.");
+    expect(rules.join()).not.toContain("PR #41");
+    expect(rules.join()).not.toContain("computeTotals");
+    // The rule is for every session: without the restatement of one session's action.
+    expect(rules.some((r) => r.toLowerCase().includes("pnpm") && !r.includes("(not:"))).toBe(true);
     const asked: string[] = [];
     const st = await checkStanding(
       {
@@ -104,7 +116,7 @@ describe("the simulator reads standing rules as a model would state them", () =>
     expect(plan.cards).toHaveLength(1);
     expect(plan.cards[0]!.rule.toLowerCase()).toContain("pnpm");
     expect(st.memory).toContain(plan.cards[0]!.rule);
-    expect(st.memory).not.toContain("PR #41");
+    expect(st.memory).not.toContain("5.4.5");
     expect(st.notes.join()).toContain("one-off");
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { holdsCredential, maskCredentials } from "../../src/sleep/credentials.ts";
+import { isCredentialShaped, maskCredentials } from "../../src/lib/index.ts";
 import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
 import { instructionsOf, lessonTokens, polarityOf, opposite } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
@@ -165,9 +165,9 @@ describe("flips by topic", () => {
 describe("secrets", () => {
   const PASSWORD = "For the local postgres the password is pgL0cal-2024, use that.";
   test("a sentence holding a credential is never a rule, even said twice; its value never reaches the book", () => {
-    expect(holdsCredential(PASSWORD)).toBe(true);
-    expect(holdsCredential("the password is stored in the vault, never in code")).toBe(false);
-    expect(holdsCredential("connect with postgres://app:s3cretPw@localhost/app")).toBe(true);
+    expect(isCredentialShaped(PASSWORD)).toBe(true);
+    expect(isCredentialShaped("the password is stored in the vault, never in code")).toBe(false);
+    expect(isCredentialShaped("connect with postgres://app:s3cretPw@localhost/app")).toBe(true);
     expect(maskCredentials(PASSWORD)).not.toContain("pgL0cal-2024");
     const b = book();
     const r = observe(

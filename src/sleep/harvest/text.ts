@@ -1,7 +1,6 @@
 import { noFTL } from "bun:jsc";
 import { isAbsolute, resolve, sep } from "node:path";
-import { redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
-import { maskCredentials } from "../credentials.ts";
+import { maskCredentials, redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
 import { detectFeedback, type FeedbackLexicon, feedbackLexicon } from "../feedback.ts";
 import type { Scope, SessionDigest, SourceName } from "./types.ts";
 

@@ -1,12 +1,13 @@
-import { entropyBits, redactText } from "../lib/index.ts";
+import { highEntropyTokens, redactText } from "./redact.ts";
 
 /**
- * Credentials said in prose, which the shared redaction patterns (src/lib/redact.ts) do not
- * recognise by shape: "the password is pgL0cal-2024", "log in with admin / hunter2-x", a
- * connection string with its password, a long random token on its own. A local check on purpose:
- * redact.ts's tables are the shared module's; this adds the sentence-level reading Sleep needs so
- * that such a sentence never becomes a rule and never reaches a staged file, the report, the
- * evidence log or the lesson store.
+ * The one place that decides what is credential-shaped (issue 29 §5): redaction's shapes
+ * (redact.ts: known secrets, token formats, credential assignments), its one randomness test
+ * (highEntropyTokens), and credentials said in prose, which no token shape recognises: "the
+ * password is pgL0cal-2024", "log in with admin / hunter2-x", a connection string with its
+ * password. Text that must never be stored or staged as it is (a proposed rule, a lesson, a
+ * consolidation edit) is checked with isCredentialShaped; text that is kept (a quote, a report) is
+ * masked with maskCredentials.
  */
 
 /** A credential noun followed by what it is ("password is X", "token: X", "pw for the db = X"). */
@@ -19,14 +20,12 @@ const LOGIN_PAIR =
   /\b(log ?in|sign ?in|login|credentials?|creds|auth)\b([^.\n]{0,30}?\s)([\w.@-]{2,40})\s*[/:]\s*([^\s/`"',;]{5,})/gi;
 /** user:password@host in any URL-like connection string. */
 const URL_CREDENTIAL = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)([^\s@/]+)(@)/gi;
-/** A long run that reads as random (mixed classes, high entropy): a token, a key. */
-const TOKEN_RUN = /(?<![\w/.-])[A-Za-z0-9_+=-]{20,}(?![\w/.-])/g;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const HEX = /^[0-9a-f]+$/i;
+/** The runs highEntropyTokens reads (replaced one by one when masking). */
+const TOKEN_RUN = /[A-Za-z0-9+/=_-]{20,}/g;
 
 /** Values after a credential noun that are words, not secrets ("the password is stored in vault"). */
 const PROSE_VALUE =
-  /^(?:stored|kept|set|in|on|the|a|an|not|missing|wrong|required|needed|empty|blank|expired|invalid|correct|changed|rotated|there|here|fine|ok|okay|in\w*|being|also|still|now|from|at|under|via|managed|handled|read|loaded|saved|generated|provided|given|same|different|per|env|environment|vault|\$\w+|\[REDACTED\w*\]?)$/i;
+  /^(?:stored|kept|set|in|on|the|a|an|not|missing|wrong|required|needed|empty|blank|expired|invalid|correct|changed|rotated|there|here|fine|ok|okay|in\w*|being|also|still|now|from|at|under|via|managed|handled|read|loaded|saved|generated|provided|given|same|different|per|env|environment|vault|\$\{?\w+\}?|\[REDACTED\w*\]?)$/i;
 
 /** A value that reads as a secret: not prose, not a placeholder. */
 function secretValue(v: string): boolean {
@@ -36,43 +35,39 @@ function secretValue(v: string): boolean {
   return /\d/.test(t) || /[^A-Za-z]/.test(t) || (/[a-z]/.test(t) && /[A-Z]/.test(t) && t.length >= 6) || t.length >= 14;
 }
 
-/** A token-shaped run that looks random (not a UUID, not a path, not a word in camelCase). */
-function randomRun(s: string): boolean {
-  if (UUID.test(s)) return false;
-  const classes = [/[a-z]/, /[A-Z]/, /\d/].filter((r) => r.test(s)).length;
-  if (HEX.test(s)) return s.length >= 32 && entropyBits(s) >= 3.5;
-  return classes >= 2 && /\d/.test(s) && entropyBits(s) >= 3.8;
-}
-
-/** Whether a text holds something credential-shaped (a redaction marker counts: it held one). */
-export function holdsCredential(text: string): boolean {
+/**
+ * Is this text credential-shaped? True when redactText would change it (a known secret, a token
+ * shape, a credential assignment), when it holds a token random enough to be a key
+ * (highEntropyTokens), or when it says a credential in prose (a named value, a login pair, a
+ * connection string with its password). A redaction marker counts: the text held one. For text
+ * that must never be staged or stored as it is: refuse or hold it back rather than rely on masking.
+ */
+export function isCredentialShaped(text: string): boolean {
   if (text.includes("[REDACTED")) return true;
-  if (redactText(text) !== text) return true;
-  for (const m of text.matchAll(NAMED_VALUE)) if (secretValue(m[3]!)) return true;
-  for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) return true;
+  if (redactText(text) !== text || highEntropyTokens(text).length > 0) return true;
+  if (NOUN_HINT.test(text)) {
+    for (const m of text.matchAll(NAMED_VALUE)) if (secretValue(m[3]!)) return true;
+    for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) return true;
+  }
   URL_CREDENTIAL.lastIndex = 0;
-  if (URL_CREDENTIAL.test(text)) return true;
-  for (const m of text.matchAll(TOKEN_RUN)) if (randomRun(m[0])) return true;
-  return false;
+  return URL_CREDENTIAL.test(text);
 }
 
-/** The text with the shared redaction applied and every credential-shaped value above replaced by `[REDACTED]`. */
+/** The text with redaction applied and every credential-shaped value above replaced by `[REDACTED]`. */
 export function maskCredentials(text: string): string {
   let out = redactText(text);
   if (!out) return out;
-  const named = NOUN_HINT.test(out);
-  if (named)
+  if (NOUN_HINT.test(out)) {
     out = out.replace(NAMED_VALUE, (all, noun: string, mid: string, value: string) =>
       secretValue(value) && !value.startsWith("[REDACTED") ? `${noun}${mid}[REDACTED]` : all,
     );
-  if (named)
     out = out.replace(LOGIN_PAIR, (all, word: string, mid: string, user: string, value: string) =>
       secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${mid}${user} / [REDACTED]` : all,
     );
+  }
   if (out.includes("://"))
     out = out.replace(URL_CREDENTIAL, (_all, head: string, _pw: string, at: string) => `${head}[REDACTED]${at}`);
-  out = out.replace(TOKEN_RUN, (run) => (randomRun(run) ? "[REDACTED]" : run));
-  return out;
+  return out.replace(TOKEN_RUN, (run) => (highEntropyTokens(run).length ? "[REDACTED]" : run));
 }
 
 /** Deep copy with every string through maskCredentials. */

@@ -1,0 +1,71 @@
+/**
+ * Families of developer-tool practice (issue 29 §2): a small lexicon, written from general
+ * knowledge of JavaScript, TypeScript, Python and Go tooling (not from any benchmark's sentences),
+ * of the words people use for one concern: linting, formatting, type-check escape hatches, error
+ * handling, promise style, Node's built-in modules, module exports, test style, commit and branch
+ * conventions. Two sayings about one concern share few words ("no try/catch soup" / "failures
+ * travel as values"); the family is what they share. A family never decides polarity or a flip
+ * (lesson-rule.ts's topics do); it only lets two sayings meet when more evidence agrees (see
+ * lessons.ts, assignClusters).
+ */
+const FAMILIES: ReadonlyArray<readonly [string, RegExp]> = [
+  [
+    "lint",
+    /\blint(?:s|er|ers|ing|ed)?\b|\b(?:eslint|biome check|oxlint|flake8|pylint|clippy|golangci-lint|stylelint|rubocop|shellcheck)\b/,
+  ],
+  ["format", /\bformat(?:ter|ting|ted)?\b|\b(?:prettier|gofmt|rustfmt|clang-format|ruff format|dprint)\b/],
+  [
+    "type escape",
+    /\bts-(?:ignore|expect-error|nocheck)\b|\bas any\b|:\s*any\b|^(?:no|never|avoid|stop using)\s+`?any`?\b|`any`|\bany[- ]types?\b|\btype:\s*ignore\b|\bnoqa\b|\bnon-null assertions?\b|\btype assertions?\b/,
+  ],
+  [
+    "error handling",
+    /\btry\s*\/\s*catch\b|\btry-catch\b|\bexceptions?\b|\bthrow(?:s|ing|n)?\b|\bresult(?: types?)?\b|\berr\(|\bok\(|\.ok\b|\b(?:errors?|failures?)\b[^.;]*\bas values\b/,
+  ],
+  ["promise style", /\.then\b|\bthens\b|\bthen\(\)|\bpromise chains?\b|\bcallbacks?\b|\bawaits?\b|\basync\b/],
+  [
+    "node builtins",
+    /\bnode:(?:\w+)?|\bbuilt-?ins?\b|\bcore modules?\b|\bstandard library modules?\b|\b(?:fs|crypto|child_process|zlib|readline)\b/,
+  ],
+  ["exports", /\bexports?\b|\bexported\b|\bexporting\b/],
+  [
+    "test style",
+    /\btable[- ]driven\b|\btable tests?\b|\bt\.run\b|\bsubtests?\b|\bparametri[sz]ed?\b|\b(?:test|it)\.each\b|\bfixtures?\b|\bsnapshots?\b/,
+  ],
+  [
+    "commits",
+    /\bconventional commits?\b|\bcommit (?:messages?|format|style|prefix(?:es)?|subjects?)\b|\bsigned-off-by\b|\bamend\b|\b(?:feat|fix|chore|refactor)(?:\([\w-]*\))?:/,
+  ],
+  [
+    "test layout",
+    /\bco-?locat\w*|\b__tests__\b|\btests? (?:folders?|directory|dirs?)\b|\b(?:alongside|next to|beside) (?:the |its )?(?:source|code|module|file|[\w-]+\.\w+)\b/,
+  ],
+  [
+    "import order",
+    /\bimports? (?:order|ordering|block|groups?|grouping|clusters?|sort\w*)\b|\b(?:sort|order|group)\w* (?:the |my |our |your )?imports?\b/,
+  ],
+  ["branches", /\bbranch(?:es)? names?\b|\bbranch naming\b|\bnam\w* (?:for|of) branches\b/],
+];
+
+/** The families a text names (lower-cased); with `act` (the agent's action before it) that the text echoes, the action's too. */
+export function familiesOf(text: string, act?: readonly string[]): Set<string> {
+  const t = text.toLowerCase();
+  const out = new Set<string>();
+  for (const [name, re] of FAMILIES) if (re.test(t)) out.add(name);
+  // An order said right after an import edit ("builtins first, then deps") is about import order.
+  if (
+    act?.includes("import") &&
+    /\bfirst\b[^.;]*\bthen\b|\b(?:above|below|ahead of|after|before)\s+(?:ours|theirs|the \w+|\w+s)\b/.test(t)
+  )
+    out.add("import order");
+  // "Lint will complain about that default" right after `export default function`: the sentence
+  // echoes the action, so it is also about what the action did.
+  if (
+    act?.length &&
+    act.some((a) => a.length >= 3 && new RegExp(`\\b${a.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\b`).test(t))
+  ) {
+    const a = act.join(" ");
+    for (const [name, re] of FAMILIES) if (re.test(a)) out.add(name);
+  }
+  return out;
+}
