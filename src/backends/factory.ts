@@ -1,4 +1,4 @@
-import { runsTasks } from "../config/index.ts";
+import { type BackendDef, BACKENDS, runsTasks } from "../config/index.ts";
 import type { Role, TaskRunner } from "../engine/index.ts";
 import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
 import type { HarnessName } from "./exec/harness.ts";
@@ -101,11 +101,16 @@ function agentChat(kind: "cursor_chat" | "pi_chat" | "opencode_chat", exe: [stri
 
 const execOnly: ChatBuild = async () => undefined;
 
+/** The backends whose definition gives an OpenAI-compatible endpoint: built from it, with no entry below. */
+type EndpointDefined = {
+  [K in BackendName]: (typeof BACKENDS)[K] extends { openai: unknown } ? K : never;
+}[BackendName];
+
 /**
- * The chat build function of every backend declared in `src/config/backend-names.ts` (BACKENDS),
- * under the same name; a test checks that the two sets are the same.
+ * The chat build function of every other backend defined in `src/config/backends/` (BACKENDS),
+ * under the same name; a test checks that the sets are complete.
  */
-export const CHAT_BUILDERS: Readonly<Record<BackendName, ChatBuild>> = {
+export const CHAT_BUILDERS: Readonly<Record<Exclude<BackendName, EndpointDefined>, ChatBuild>> = {
   openai_chat: async (role, settings) => (await presets()).azureBackend(settings, role),
   openai_compatible: async (role, settings) => (await presets()).openaiCompatibleBackend(settings, role),
   qwen_chat: async (role, settings) => (await presets()).qwenBackend(settings, role),
@@ -167,7 +172,9 @@ export async function buildChatBackend(
   config: unknown,
 ): Promise<ChatBackend | undefined> {
   warnCliKeyOverHttp(name, settings);
-  return CHAT_BUILDERS[name](role, settings, config);
+  const def: BackendDef = BACKENDS[name];
+  if (def.openai) return (await presets()).definedEndpointBackend(def, settings, role);
+  return CHAT_BUILDERS[name as Exclude<BackendName, EndpointDefined>](role, settings, config);
 }
 
 /** A codex boolean switch: the config key when set (true/false), else the env var; default false. */

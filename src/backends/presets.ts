@@ -1,5 +1,5 @@
 import type { Role } from "../engine/index.ts";
-import { backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
+import { type BackendDef, backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
 import { ConfigError, errorMessage, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
 import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";
@@ -121,6 +121,31 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
     sendReasoningEffort: takesReasoningEffort,
     stream,
     keyHint: key ? key.from : `${l("api_key").envs[1]} or model.openai_compatible_api_key`,
+    structured: structuredOutputs(settings),
+  });
+}
+
+/**
+ * A backend whose definition (src/config/backends/) gives its OpenAI-compatible endpoint: the
+ * client of one role. The model is the endpoint's, else the role's chosen one, else the definition's default.
+ */
+export function definedEndpointBackend(def: BackendDef, settings: Settings, role: Role): ChatBackend {
+  const e = def.openai!(settings, role);
+  return createSdkChatBackend({
+    name: def.name,
+    kind: "openai",
+    url: e.url,
+    urlFrom: e.urlFrom ?? `${def.name} base URL`,
+    ...(e.apiKey ? { apiKey: e.apiKey } : {}),
+    defaultModel: e.model ?? settings.chosenModel(role) ?? def.defaultModel ?? settings.model(role) ?? "",
+    timeoutMs: e.timeoutMs ?? 300_000,
+    maxTokensCap: e.maxTokensCap ?? 8000,
+    maxTokensField: e.maxTokensField ?? "max_tokens",
+    temperature: e.temperature,
+    sendReasoningEffort: () => false,
+    ...(e.extraBody ? { extraBody: e.extraBody } : {}),
+    stream: false,
+    keyHint: e.keyHint,
     structured: structuredOutputs(settings),
   });
 }

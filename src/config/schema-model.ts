@@ -1,5 +1,12 @@
 import * as v from "valibot";
-import { backendLabel, LABEL_NAMES, ROLE_NAMES, roleBackend, unknownBackend } from "./backend-names.ts";
+import {
+  backendLabel,
+  DEFINED_SETTINGS,
+  LABEL_NAMES,
+  ROLE_NAMES,
+  roleBackend,
+  unknownBackend,
+} from "./backend-names.ts";
 import { bool, nonNegInt, nullableBool, nullableNum, nullablePosInt, posInt, str, strOrNum } from "./fields.ts";
 
 /** A backend name checked against the one table (config/backend-names.ts), with a did-you-mean. */
@@ -248,4 +255,7 @@ export const ModelSchema = v.strictObject({
     15,
   ),
   max_concurrency: nullablePosInt("Upper bound on concurrent calls per endpoint (null → the worker keys decide)"),
+  // The keys each backend definition declares (src/config/backends/); read by name through Settings,
+  // so they are left out of the static type.
+  ...(DEFINED_SETTINGS as Record<never, never>),
 });
