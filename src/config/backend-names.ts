@@ -30,6 +30,13 @@ export const DEFINED_SETTINGS: Readonly<Record<string, v.GenericSchema>> = Objec
   {},
   ...defined.map((d) => d.settings ?? {}),
 );
+type SettingsOf = {
+  [K in RoleBackend]: (typeof BACKENDS)[K] extends { settings: infer S } ? S : never;
+};
+/** The `model.*` keys one backend's definition declares, typed, for the schema to place where they read best. */
+export function settingsOf<N extends RoleBackend>(name: N): SettingsOf[N] {
+  return (BACKENDS[name] as BackendDef).settings as SettingsOf[N];
+}
 /** The built-in prices the definitions give, for the price table. */
 export const DEFINED_PRICES = Object.assign({}, ...defined.map((d) => d.prices ?? {})) as NonNullable<
   BackendDef["prices"]

@@ -1,4 +1,13 @@
+import { str } from "../fields.ts";
 import { defineBackend } from "./define.ts";
 
 /** The Cursor agent CLI running whole tasks as the target. */
-export const cursorExec = defineBackend({ name: "cursor_exec", runs: "tasks", usage: "tokens" });
+export const cursorExec = defineBackend({
+  name: "cursor_exec",
+  runs: "tasks",
+  usage: "tokens",
+  settings: {
+    cursor_exec_path: str("", "Cursor agent binary; empty → CURSOR_EXEC_PATH → cursor-agent"),
+    cursor_exec_sandbox: str("", "enabled (default) or disabled"),
+  },
+});
