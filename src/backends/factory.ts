@@ -13,31 +13,18 @@ export function execTimeoutMs(settings: Settings): number {
   return typeof t === "number" && t > 0 ? t * 1000 : 120_000;
 }
 
-/** The current Claude model, for Claude backends whose role model is unset or a shipped placeholder. */
-const CLAUDE_DEFAULT_MODEL = "claude-sonnet-5-5";
-
-/**
- * The model an agent-CLI backend gets when the role's model is unset or a shipped placeholder
- * (spec §4.1 sentinel defaults; the Claude one moved to a current model). `undefined` passes no
- * `--model`, so the CLI uses its own default. openai_chat, openai_compatible, qwen_chat and
- * minimax_chat resolve their models in presets.ts, copilot_chat from its own keys.
- */
-const CLI_DEFAULT_MODELS: Partial<Record<BackendName, string | undefined>> = {
-  claude_chat: CLAUDE_DEFAULT_MODEL,
-  claude_code_exec: CLAUDE_DEFAULT_MODEL,
-  cursor_exec: "composer-2.5",
-  copilot_exec: undefined,
-};
-
 /**
  * The model a role sends on an agent-CLI backend: the model the user chose, else the backend's own
- * default. codex_exec serves OpenAI model names, so it keeps a shipped placeholder (as upstream).
+ * default (its definition's defaultModel; spec §4.1 sentinel defaults, the Claude one moved to a
+ * current model). codex_exec serves OpenAI model names, so it keeps a shipped placeholder (as upstream).
  */
 export function cliRoleModel(name: BackendName, role: Role, settings: Settings): string | undefined {
   const chosen = settings.chosenModel(role);
   if (chosen !== undefined) return chosen;
   if (name === "codex_exec") return settings.placeholderModel(role) ?? "gpt-4o";
-  if (name in CLI_DEFAULT_MODELS) return CLI_DEFAULT_MODELS[name];
+  // Its definition's default (src/config/backends/): null passes no --model, so the CLI uses its own.
+  const fallback = (BACKENDS[name] as BackendDef).defaultModel;
+  if (fallback !== undefined) return fallback ?? undefined;
   return settings.model(role);
 }
 

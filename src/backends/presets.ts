@@ -1,5 +1,5 @@
 import type { Role } from "../engine/index.ts";
-import { type BackendDef, backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
+import { type BackendDef, BACKENDS, backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
 import { ConfigError, errorMessage, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
 import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";
@@ -151,7 +151,7 @@ export function definedEndpointBackend(def: BackendDef, settings: Settings, role
 }
 
 /** qwen_chat's documented default model (spec §7.5), used when the role's model is a shipped placeholder. */
-const QWEN_DEFAULT_MODEL = "Qwen/Qwen3.5-4B";
+const QWEN_DEFAULT_MODEL = BACKENDS.qwen_chat.defaultModel;
 
 type ThinkingMode = "server_default" | "enabled" | "disabled";
 // The reference's accepted spellings (case-insensitive, '-' = '_'); anything else is a typo and an error.

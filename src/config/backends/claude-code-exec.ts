@@ -7,6 +7,7 @@ export const claudeCodeExec = defineBackend({
   name: "claude_code_exec",
   runs: "tasks",
   usage: "own_cost",
+  defaultModel: "claude-sonnet-5-5",
   settings: {
     claude_code_exec_path: str("claude", "Claude Code binary for the exec harness"),
     claude_code_exec_profile: str("", "Claude Code profile name"),

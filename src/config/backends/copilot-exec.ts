@@ -6,6 +6,7 @@ export const copilotExec = defineBackend({
   name: "copilot_exec",
   runs: "tasks",
   usage: "none",
+  defaultModel: null,
   settings: {
     copilot_exec_path: str("", "Copilot CLI binary; empty → COPILOT_EXEC_PATH → copilot"),
     copilot_exec_home: str("", "COPILOT_HOME for child processes"),

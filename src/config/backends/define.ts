@@ -66,8 +66,8 @@ export interface BackendDef {
   readonly label?: { readonly aliases?: readonly string[] };
   /** Its `model.*` keys: each with its default and description (valibot, as in src/config/fields.ts). */
   readonly settings?: Readonly<Record<string, v.GenericSchema>>;
-  /** The model a role gets when nobody chose one. */
-  readonly defaultModel?: string;
+  /** The model a role gets when nobody chose one (null: none is passed, an agent CLI then uses its own). */
+  readonly defaultModel?: string | null;
   /** Built-in prices of the models it serves. */
   readonly prices?: Readonly<Record<string, SourcedPrice>>;
   /**

@@ -28,6 +28,7 @@ export const qwenChat = defineBackend({
   name: "qwen_chat",
   runs: "chat",
   usage: "tokens",
+  defaultModel: "Qwen/Qwen3.5-4B",
   settings: {
     ...perRole(qwenKeys),
   },
