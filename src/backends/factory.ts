@@ -1,4 +1,4 @@
-import { runsTasks } from "../config/index.ts";
+import { type BackendDef, BACKENDS, runsTasks } from "../config/index.ts";
 import type { Role, TaskRunner } from "../engine/index.ts";
 import { ConfigError, hashJson, log, UnsupportedError, warnKeyOverPlainHttp } from "../lib/index.ts";
 import type { HarnessName } from "./exec/harness.ts";
@@ -13,31 +13,18 @@ export function execTimeoutMs(settings: Settings): number {
   return typeof t === "number" && t > 0 ? t * 1000 : 120_000;
 }
 
-/** The current Claude model, for Claude backends whose role model is unset or a shipped placeholder. */
-const CLAUDE_DEFAULT_MODEL = "claude-sonnet-5-5";
-
-/**
- * The model an agent-CLI backend gets when the role's model is unset or a shipped placeholder
- * (spec §4.1 sentinel defaults; the Claude one moved to a current model). `undefined` passes no
- * `--model`, so the CLI uses its own default. openai_chat, openai_compatible, qwen_chat and
- * minimax_chat resolve their models in presets.ts, copilot_chat from its own keys.
- */
-const CLI_DEFAULT_MODELS: Partial<Record<BackendName, string | undefined>> = {
-  claude_chat: CLAUDE_DEFAULT_MODEL,
-  claude_code_exec: CLAUDE_DEFAULT_MODEL,
-  cursor_exec: "composer-2.5",
-  copilot_exec: undefined,
-};
-
 /**
  * The model a role sends on an agent-CLI backend: the model the user chose, else the backend's own
- * default. codex_exec serves OpenAI model names, so it keeps a shipped placeholder (as upstream).
+ * default (its definition's defaultModel; spec §4.1 sentinel defaults, the Claude one moved to a
+ * current model). codex_exec serves OpenAI model names, so it keeps a shipped placeholder (as upstream).
  */
 export function cliRoleModel(name: BackendName, role: Role, settings: Settings): string | undefined {
   const chosen = settings.chosenModel(role);
   if (chosen !== undefined) return chosen;
   if (name === "codex_exec") return settings.placeholderModel(role) ?? "gpt-4o";
-  if (name in CLI_DEFAULT_MODELS) return CLI_DEFAULT_MODELS[name];
+  // Its definition's default (src/config/backends/): null passes no --model, so the CLI uses its own.
+  const fallback = (BACKENDS[name] as BackendDef).defaultModel;
+  if (fallback !== undefined) return fallback ?? undefined;
   return settings.model(role);
 }
 
@@ -101,11 +88,16 @@ function agentChat(kind: "cursor_chat" | "pi_chat" | "opencode_chat", exe: [stri
 
 const execOnly: ChatBuild = async () => undefined;
 
+/** The backends whose definition gives an OpenAI-compatible endpoint: built from it, with no entry below. */
+type EndpointDefined = {
+  [K in BackendName]: (typeof BACKENDS)[K] extends { openai: unknown } ? K : never;
+}[BackendName];
+
 /**
- * The chat build function of every backend declared in `src/config/backend-names.ts` (BACKENDS),
- * under the same name; a test checks that the two sets are the same.
+ * The chat build function of every other backend defined in `src/config/backends/` (BACKENDS),
+ * under the same name; a test checks that the sets are complete.
  */
-export const CHAT_BUILDERS: Readonly<Record<BackendName, ChatBuild>> = {
+export const CHAT_BUILDERS: Readonly<Record<Exclude<BackendName, EndpointDefined>, ChatBuild>> = {
   openai_chat: async (role, settings) => (await presets()).azureBackend(settings, role),
   openai_compatible: async (role, settings) => (await presets()).openaiCompatibleBackend(settings, role),
   qwen_chat: async (role, settings) => (await presets()).qwenBackend(settings, role),
@@ -167,7 +159,9 @@ export async function buildChatBackend(
   config: unknown,
 ): Promise<ChatBackend | undefined> {
   warnCliKeyOverHttp(name, settings);
-  return CHAT_BUILDERS[name](role, settings, config);
+  const def: BackendDef = BACKENDS[name];
+  if (def.openai) return (await presets()).definedEndpointBackend(def, settings, role);
+  return CHAT_BUILDERS[name as Exclude<BackendName, EndpointDefined>](role, settings, config);
 }
 
 /** A codex boolean switch: the config key when set (true/false), else the env var; default false. */

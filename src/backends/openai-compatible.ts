@@ -70,12 +70,8 @@ interface SdkChatOptions {
  */
 const refusesResponseFormat = new Set<string>();
 
-/** Build a ChatBackend over the official SDK (maxRetries 0: src/backends/retry.ts owns retries). */
-export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
-  checkEndpointUrl(opts.url, opts.urlFrom ?? `${opts.name} base URL`);
-  registerSecret(opts.apiKey);
-  if (opts.apiKey && opts.apiKey !== "dummy")
-    warnKeyOverPlainHttp(opts.url, `the ${opts.name} API key (${opts.keyHint ?? "configured key"})`);
+/** The SDK client of one endpoint: no SDK retries or logging (ours wrap every call), Azure or plain OpenAI. */
+function sdkClient(opts: SdkChatOptions): OpenAI {
   const common = {
     timeout: opts.timeoutMs + 1_000,
     maxRetries: 0,
@@ -86,17 +82,25 @@ export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
     logLevel: "off" as const,
     defaultHeaders: { "User-Agent": "SkillOpt", ...opts.headers },
   };
-  const client =
-    opts.kind === "azure"
-      ? new AzureOpenAI({
-          ...common,
-          baseURL: `${opts.url.replace(/\/+$/, "")}/openai`,
-          apiVersion: opts.apiVersion ?? "2024-12-01-preview",
-          ...(opts.tokenProvider
-            ? { azureADTokenProvider: opts.tokenProvider, apiKey: "" }
-            : { apiKey: opts.apiKey ?? "" }),
-        })
-      : new OpenAI({ ...common, baseURL: opts.url, apiKey: opts.apiKey || "dummy" });
+  return opts.kind === "azure"
+    ? new AzureOpenAI({
+        ...common,
+        baseURL: `${opts.url.replace(/\/+$/, "")}/openai`,
+        apiVersion: opts.apiVersion ?? "2024-12-01-preview",
+        ...(opts.tokenProvider
+          ? { azureADTokenProvider: opts.tokenProvider, apiKey: "" }
+          : { apiKey: opts.apiKey ?? "" }),
+      })
+    : new OpenAI({ ...common, baseURL: opts.url, apiKey: opts.apiKey || "dummy" });
+}
+
+/** Build a ChatBackend over the official SDK (maxRetries 0: src/backends/retry.ts owns retries). */
+export function createSdkChatBackend(opts: SdkChatOptions): ChatBackend {
+  checkEndpointUrl(opts.url, opts.urlFrom ?? `${opts.name} base URL`);
+  registerSecret(opts.apiKey);
+  if (opts.apiKey && opts.apiKey !== "dummy")
+    warnKeyOverPlainHttp(opts.url, `the ${opts.name} API key (${opts.keyHint ?? "configured key"})`);
+  const client = sdkClient(opts);
   const endpoint = sanitizeEndpoint(opts.url);
   const salt = JSON.stringify({
     cap: opts.maxTokensCap ?? null,

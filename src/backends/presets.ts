@@ -1,5 +1,5 @@
 import type { Role } from "../engine/index.ts";
-import { backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
+import { type BackendDef, BACKENDS, backendLabel, LOCAL_SERVER_URLS } from "../config/index.ts";
 import { ConfigError, errorMessage, isLoopbackHost, log } from "../lib/index.ts";
 import { azureCliTokenProvider, managedIdentityTokenProvider } from "./azure-auth.ts";
 import { AZURE_AD_HOST_SUFFIXES, isAzureOpenAiUrl, sanitizeEndpoint } from "./endpoint.ts";
@@ -125,8 +125,33 @@ export function openaiCompatibleBackend(settings: Settings, role: Role): ChatBac
   });
 }
 
+/**
+ * A backend whose definition (src/config/backends/) gives its OpenAI-compatible endpoint: the
+ * client of one role. The model is the endpoint's, else the role's chosen one, else the definition's default.
+ */
+export function definedEndpointBackend(def: BackendDef, settings: Settings, role: Role): ChatBackend {
+  const e = def.openai!(settings, role);
+  return createSdkChatBackend({
+    name: def.name,
+    kind: "openai",
+    url: e.url,
+    urlFrom: e.urlFrom ?? `${def.name} base URL`,
+    ...(e.apiKey ? { apiKey: e.apiKey } : {}),
+    defaultModel: e.model ?? settings.chosenModel(role) ?? def.defaultModel ?? settings.model(role) ?? "",
+    timeoutMs: e.timeoutMs ?? 300_000,
+    maxTokensCap: e.maxTokensCap ?? 8000,
+    maxTokensField: e.maxTokensField ?? "max_tokens",
+    temperature: e.temperature,
+    sendReasoningEffort: () => false,
+    ...(e.extraBody ? { extraBody: e.extraBody } : {}),
+    stream: false,
+    keyHint: e.keyHint,
+    structured: structuredOutputs(settings),
+  });
+}
+
 /** qwen_chat's documented default model (spec §7.5), used when the role's model is a shipped placeholder. */
-const QWEN_DEFAULT_MODEL = "Qwen/Qwen3.5-4B";
+const QWEN_DEFAULT_MODEL = BACKENDS.qwen_chat.defaultModel;
 
 type ThinkingMode = "server_default" | "enabled" | "disabled";
 // The reference's accepted spellings (case-insensitive, '-' = '_'); anything else is a typo and an error.

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { Usage } from "../engine/index.ts";
+import { DEFINED_PRICES } from "../config/index.ts";
 import { ConfigError, errorMessage } from "../lib/index.ts";
 import type { EnvLookup } from "./settings.ts";
 
@@ -119,7 +120,8 @@ const BUILTIN_LIVE: Record<string, Sourced> = {
 };
 
 const BUILTIN: Record<string, Sourced> = Object.fromEntries(
-  Object.entries(BUILTIN_LIVE).map(([m, p]) => [
+  // The backend definitions' own prices (src/config/backends/) come after the table: theirs win.
+  Object.entries({ ...BUILTIN_LIVE, ...DEFINED_PRICES }).map(([m, p]) => [
     m,
     /^(gpt-|o\d)/.test(m)
       ? {

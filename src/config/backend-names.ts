@@ -1,4 +1,7 @@
 import { closest } from "../lib/index.ts";
+import { DEFINITIONS } from "./backends/index.ts";
+import type * as v from "valibot";
+import type { BackendDef, BackendUsage } from "./backends/define.ts";
 
 /*
  * The one table of backend names. A training run names a label (`model.backend`, spec §7.2) that
@@ -9,42 +12,35 @@ import { closest } from "../lib/index.ts";
  * runs whole tasks); in a night it is the Cursor CLI answering as a chat model.
  */
 
-/** What a role backend runs: chat calls, whole tasks (the target only), or both (codex_exec). */
-type BackendRuns = "chat" | "tasks" | "chat+tasks";
+type Definition = (typeof DEFINITIONS)[number];
 
 /**
- * What a backend reports of a call's cost: token usage that the price table turns into money
- * (`tokens`), its own dollar cost per call (`own_cost`, claude's total_cost_usd), nothing at all
- * (`none`: a money cap can never be enforced on it), or nothing because it costs nothing (`free`, sim).
+ * Every role backend by name, each its definition (src/config/backends/, one file per backend):
+ * every list about backends below is derived from these. Its build function is the definition's
+ * `openai` endpoint, or the one under the same name in `src/backends/factory.ts` (a test checks
+ * both sets). The order is the order of suggestions.
  */
-type BackendUsage = "tokens" | "own_cost" | "none" | "free";
+export const BACKENDS = Object.fromEntries(DEFINITIONS.map((d) => [d.name, d])) as unknown as {
+  readonly [D in Definition as D["name"]]: D;
+};
 
-/** The declaration of one role backend: every list about backends below is derived from these. */
-interface BackendDecl {
-  readonly runs: BackendRuns;
-  readonly usage: BackendUsage;
+const defined = DEFINITIONS as readonly BackendDef[];
+/** The `model.*` keys the definitions declare, for the config schema (a key declared twice is a mistake the test finds). */
+export const DEFINED_SETTINGS: Readonly<Record<string, v.GenericSchema>> = Object.assign(
+  {},
+  ...defined.map((d) => d.settings ?? {}),
+);
+type SettingsOf = {
+  [K in RoleBackend]: (typeof BACKENDS)[K] extends { settings: infer S } ? S : never;
+};
+/** The `model.*` keys one backend's definition declares, typed, for the schema to place where they read best. */
+export function settingsOf<N extends RoleBackend>(name: N): SettingsOf[N] {
+  return (BACKENDS[name] as BackendDef).settings as SettingsOf[N];
 }
-
-/**
- * Every role backend, declared once. Its build function lives in `src/backends/factory.ts` under
- * the same name (a test checks that both sets are the same). The order is the order of suggestions.
- */
-export const BACKENDS = {
-  openai_chat: { runs: "chat", usage: "tokens" },
-  openai_compatible: { runs: "chat", usage: "tokens" },
-  qwen_chat: { runs: "chat", usage: "tokens" },
-  minimax_chat: { runs: "chat", usage: "tokens" },
-  claude_chat: { runs: "chat", usage: "own_cost" },
-  copilot_chat: { runs: "chat", usage: "none" },
-  codex_exec: { runs: "chat+tasks", usage: "tokens" },
-  claude_code_exec: { runs: "tasks", usage: "own_cost" },
-  cursor_exec: { runs: "tasks", usage: "tokens" },
-  copilot_exec: { runs: "tasks", usage: "none" },
-  cursor_chat: { runs: "chat", usage: "none" },
-  pi_chat: { runs: "chat", usage: "none" },
-  opencode_chat: { runs: "chat", usage: "none" },
-  sim: { runs: "chat", usage: "free" },
-} as const satisfies Record<string, BackendDecl>;
+/** The built-in prices the definitions give, for the price table. */
+export const DEFINED_PRICES = Object.assign({}, ...defined.map((d) => d.prices ?? {})) as NonNullable<
+  BackendDef["prices"]
+>;
 
 /** What one role of the model layer can run on. */
 export type RoleBackend = keyof typeof BACKENDS;
@@ -55,7 +51,7 @@ export type TaskRunnerName = {
   [K in RoleBackend]: (typeof BACKENDS)[K]["runs"] extends "chat" ? never : K;
 }[RoleBackend];
 
-const backendsWhere = (ok: (d: BackendDecl) => boolean): readonly RoleBackend[] =>
+const backendsWhere = (ok: (d: BackendDef) => boolean): readonly RoleBackend[] =>
   ROLE_BACKENDS.filter((b) => ok(BACKENDS[b]));
 
 /** Role backends that run whole tasks and are never a chat model: the target only. */
@@ -76,7 +72,7 @@ export function backendUsage(name: string): BackendUsage | undefined {
  * sim and auto; `auto` is resolved when the run starts: an OpenAI-compatible endpoint if one is
  * configured, else the simulator).
  */
-export const BACKEND_LABELS = {
+const BUILTIN_LABELS = {
   azure_openai: ["openai_chat", "openai_chat"],
   openai_chat: ["openai_chat", "openai_chat"],
   claude_chat: ["claude_chat", "claude_chat"],
@@ -99,7 +95,14 @@ export const BACKEND_LABELS = {
   lmstudio: ["openai_compatible", "openai_compatible"],
   auto: null,
 } as const satisfies Record<string, readonly [RoleBackend, RoleBackend] | null>;
-type BackendLabel = keyof typeof BACKEND_LABELS;
+
+const labelled = defined.filter((d) => d.label);
+/** The labels, with every definition that is its own label (both roles on it). */
+export const BACKEND_LABELS: Readonly<Record<string, readonly [RoleBackend, RoleBackend] | null>> = {
+  ...BUILTIN_LABELS,
+  ...Object.fromEntries(labelled.map((d) => [d.name, [d.name, d.name]])),
+};
+type BackendLabel = string;
 
 /** Other names for labels (spec §7.1); the empty name is the default, azure_openai. */
 const LABEL_ALIASES: Record<string, BackendLabel> = {
@@ -125,6 +128,7 @@ const LABEL_ALIASES: Record<string, BackendLabel> = {
   "llama-server": "llamacpp",
   lm_studio: "lmstudio",
   "lm-studio": "lmstudio",
+  ...Object.fromEntries(labelled.flatMap((d) => (d.label?.aliases ?? []).map((a) => [a, d.name]))),
 };
 
 /**

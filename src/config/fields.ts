@@ -107,3 +107,22 @@ export function strList(def: string[], doc: string) {
     def,
   );
 }
+
+function prefixed(prefix: string, entries: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(entries).map(([k, val]) => [`${prefix}${k}`, val]));
+}
+
+/**
+ * A family of per-role keys, three times: for both roles (no prefix), then `optimizer_…` and
+ * `target_…`. `entries` words each copy's docs for its role (`who`; `envPrefix` is "", "OPTIMIZER_"
+ * or "TARGET_").
+ */
+export function perRole<T extends Record<string, unknown>>(
+  entries: (who: string, envPrefix: string) => T,
+): { [K in keyof T & string as K | `optimizer_${K}` | `target_${K}`]: T[K] } {
+  return {
+    ...prefixed("", entries("both roles", "")),
+    ...prefixed("optimizer_", entries("the optimizer", "OPTIMIZER_")),
+    ...prefixed("target_", entries("the target", "TARGET_")),
+  } as never;
+}

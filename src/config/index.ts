@@ -2,11 +2,13 @@ export {
   BACKEND_LABELS,
   BACKENDS,
   backendLabel,
+  DEFINED_PRICES,
   backendUsage,
   EXEC_ONLY,
   LABEL_NAMES,
   LOCAL_SERVER_URLS,
   ROLE_BACKENDS,
+  ROLE_NAMES,
   type RoleBackend,
   roleBackend,
   runsTasks,
@@ -18,6 +20,7 @@ export {
   type TaskRunnerName,
   unknownBackend,
 } from "./backend-names.ts";
+export { type BackendDef, defineBackend } from "./backends/define.ts";
 export { BUNDLED_CONFIGS } from "./bundled.ts";
 export { parseEnvFile } from "./env-file.ts";
 export { CODEX_ALIASES, FLAT_TO_STRUCTURED, flatten, STRUCTURED_TO_FLAT } from "./flat-map.ts";

@@ -11,6 +11,14 @@ import {
   str,
   strList,
 } from "./fields.ts";
+import { ALFWORLD_KEYS, ALFWORLD_PYTHON_KEYS } from "../benchmarks/alfworld/env-keys.ts";
+import { DOCVQA_KEYS } from "../benchmarks/docvqa/env-keys.ts";
+import { LMB_KEYS } from "../benchmarks/livemathematicianbench/env-keys.ts";
+import { OFFICEQA_KEYS } from "../benchmarks/officeqa/env-keys.ts";
+import { SPREADSHEETBENCH_KEYS } from "../benchmarks/spreadsheetbench/env-keys.ts";
+import { TASKS_KEYS } from "../benchmarks/tasks/env-keys.ts";
+import { TRIGGER_KEYS } from "../benchmarks/trigger/env-keys.ts";
+import { CONVENTIONS_KEYS } from "../benchmarks/conventions/env-keys.ts";
 import { ModelSchema } from "./schema-model.ts";
 
 export { ModelSchema } from "./schema-model.ts";
@@ -218,7 +226,7 @@ const EvaluationSchema = v.strictObject({
   ),
 });
 
-/** `env:` — the benchmark and its data. Benchmark-specific keys of every built-in benchmark are declared here. */
+/** `env:` — the benchmark and its data; each built-in benchmark's own keys come from its env-keys.ts (src/benchmarks/<name>/). */
 export const EnvSchema = v.strictObject({
   name: str("", "Benchmark name (see docs/benchmarks.md)"),
   skill_init: str(
@@ -256,93 +264,24 @@ export const EnvSchema = v.strictObject({
   workers: nullablePosInt("Concurrent rollouts (null → the benchmark's default)"),
   max_completion_tokens: posInt(16384, "Output cap per target call"),
   max_turns: nullablePosInt("Max target turns per task"),
-  max_steps: nullablePosInt("ALFWorld: max environment steps per episode"),
-  max_api_workers: nullablePosInt("ALFWorld: concurrent model calls"),
-  image_detail: pick(["auto", "low", "high"], "auto", "DocVQA: image detail sent with image parts"),
-  shuffle_choices: bool(true, "LiveMathematicianBench: shuffle choices (seeded)"),
-  use_theorem: bool(false, "LiveMathematicianBench: include the theorem"),
-  use_sketch: bool(false, "LiveMathematicianBench: include the proof sketch"),
-  data_dirs: v.optional(
-    v.pipe(
-      v.union([v.array(v.string()), v.string()], "expected a list of directories"),
-      v.description("OfficeQA: directories with the source documents"),
-    ),
-    [],
-  ),
-  docs_dirs: v.optional(
-    v.pipe(
-      v.union([v.array(v.string()), v.string()], "expected a list of directories"),
-      v.description("OfficeQA: directories the local document tools search"),
-    ),
-    [],
-  ),
-  max_tool_turns: nullablePosInt("OfficeQA: max tool turns"),
-  search_mode: str("offline", "OfficeQA: offline (local tools), custom, azure"),
-  max_queries_per_turn: posInt(4, "OfficeQA: search queries per turn"),
-  search_api_url: str("", "OfficeQA: remote search endpoint"),
-  search_auth_env: str("OFFICEQA_CUSTOM_SEARCH_AUTH", "OfficeQA: environment variable holding the search token"),
-  search_provider: str("duckduckgo", "OfficeQA: remote search provider"),
-  search_max_num_results: posInt(4, "OfficeQA: results per query"),
-  search_timeout_seconds: num(20, "OfficeQA: search timeout (s)", 0),
-  use_local_tools: bool(true, "OfficeQA: expose the local document tools"),
-  numeric_tolerance: num(
-    0,
-    "OfficeQA: relative tolerance when the answer and the gold are single numbers (0 = equal values)",
-    0,
-  ),
-  data_root: str("", "SpreadsheetBench: root of the workbook files"),
-  mode: str("", "SpreadsheetBench: single, multi or react"),
+  ...ALFWORLD_KEYS,
+  ...DOCVQA_KEYS,
+  ...LMB_KEYS,
+  ...OFFICEQA_KEYS,
+  ...SPREADSHEETBENCH_KEYS,
   python: str("", "Python interpreter for code-executing benchmarks; empty → python3 on PATH"),
-  alfworld_python: str("", "ALFWorld: Python interpreter with alfworld installed"),
+  ...ALFWORLD_PYTHON_KEYS,
   judge_model: str("", "Judge model (user tasks with evaluator: judge)"),
   judge_max_completion_tokens: nullablePosInt("Judge output cap"),
   judge_retries: nullablePosInt("Accepted for upstream compatibility"),
-  judge_rubric: str("", "Rubric for the LLM judge (user tasks)"),
-  evaluator: str("exact", "User tasks: exact, contains, regex, f1, json_match, command, judge"),
-  data_format: pick(
-    ["auto", "tasks", "skill_creator", "promptfoo"],
-    "auto",
-    "User tasks: the format of data_path. auto: .yaml/.yml is a promptfoo config, a .json with an evals list is skill-creator's evals.json, " +
-      "anything else our tasks JSONL",
-  ),
-  evaluator_command: v.optional(
-    v.pipe(
-      v.union([v.string(), v.array(v.string())], "expected a command string or argv list"),
-      v.description("Command evaluator: the scorer to run, as a string or an argv list (docs/tasks.md)"),
-    ),
-    "",
-  ),
-  evaluator_pass_env: v.optional(
-    v.pipe(
-      v.array(
-        v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected variable names")),
-        "expected a list of variable names",
-      ),
-      v.description(
-        "Command evaluator: variables passed to the scorer on top of the base allowlist (PATH, HOME, LANG, TMPDIR, …); provider keys are never " +
-          "passed unless named here",
-      ),
-    ),
-    [],
-  ),
-  distractors: nullablePosInt("Trigger benchmark: distractor skills shown beside the trained one (default 20)"),
-  distractors_dir: str(
-    "",
-    "Trigger benchmark: a folder of distractor skills (*/SKILL.md or *.md with name and description); empty = the bundled set",
-  ),
+  ...TASKS_KEYS,
+  ...TRIGGER_KEYS,
   sim_lapse_rate: nullableNum("Simulator: probability that the target ignores the skill"),
   sim_noise_rate: nullableNum("Simulator: probability that the optimizer proposes a wrong or vague rule"),
   sim_temperature: nullableNum(
     "Simulator: stochastic target temperature (0/null = off); answers are draws with exactly known success probability",
   ),
-  conventions_families: nullablePosInt("Conventions benchmark: number of convention families drawn"),
-  conventions_shape: pick(
-    ["standard", "conflict"],
-    "standard",
-    "Conventions benchmark: standard (one house rule per family) or conflict (a second office, about a third of the items, keeps the " +
-      "agent's default convention in three families whose house rule differs: a rule that helps the head office's items hurts the " +
-      "second office's; docs/search.md)",
-  ),
+  ...CONVENTIONS_KEYS,
   train_items: nullablePosInt("Generated benchmarks: train items"),
   val_items: nullablePosInt("Generated benchmarks: val items"),
   test_items: nullablePosInt("Generated benchmarks: test items"),

@@ -154,7 +154,12 @@ function ruleSet(): RuleSet {
   return ruleSetCache;
 }
 
+/** The rules in the order they run: each later rule sees what the earlier ones left. */
 function buildRules(): Rule[] {
+  return [...quotedKeyRules(), ...tokenShapeRules(), ...moreTokenShapeRules(), ...contextRules()];
+}
+
+function quotedKeyRules(): Rule[] {
   return [
     // 1. JSON / dict-literal assignment with a quoted credential-like key; quote style kept.
     {
@@ -168,6 +173,11 @@ function buildRules(): Rule[] {
         return `${q}${name}${q}${sep}${quote}[REDACTED]${quote}`;
       },
     },
+  ];
+}
+
+function tokenShapeRules(): Rule[] {
+  return [
     // 2–7. Well-known token shapes.
     {
       need: "sk-",
@@ -264,6 +274,11 @@ function buildRules(): Rule[] {
       replace: marker("[REDACTED_SQUARE_TOKEN]"),
     },
     { need: "AGE-SECRET-KEY-1", re: /\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b/g, replace: marker("[REDACTED_AGE_KEY]") },
+  ];
+}
+
+function moreTokenShapeRules(): Rule[] {
+  return [
     // More documented prefixes (shapes as gitleaks' rule set describes them, bounds widened a little so
     // a truncated or newer token still matches): Vault, Databricks, Linear, Notion, Twilio, Mailgun,
     // Atlassian, Sentry, Doppler, Discord, Telegram.
@@ -345,6 +360,12 @@ function buildRules(): Rule[] {
       re: /(?<![A-Za-z0-9/+=_.-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_.-])/g,
       replace: (match) => (awsSecretShaped(match) ? "[REDACTED_SECRET_KEY]" : match),
     },
+  ];
+}
+
+/** Credentials recognised by where they stand (a URL, a header, an assignment), not by their shape. */
+function contextRules(): Rule[] {
+  return [
     // Credentials in a URL's authority (postgres://user:pass@host, https://user:token@host): user kept.
     {
       re: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/?#@'"]*):([^\s/?#'"]+)@(?=[^\s@]*)/gi,

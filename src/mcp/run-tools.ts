@@ -51,6 +51,131 @@ function refused(args: Args, paths: readonly string[], cwd: string, policy: Laun
   return lines.length ? lines.join("; ") : undefined;
 }
 
+/** What the run tools share: the CLI children, the folder and policy, the runs this server started. */
+interface RunToolsCtx {
+  children: Children;
+  cwd: string;
+  policy: LaunchPolicy;
+  launches: Map<string, Launch>;
+  runDir: (run: string) => string;
+}
+
+/** run_status: a run's row, warnings, and the process of a run this server started. */
+function runStatusTool(ctx: RunToolsCtx): Tool {
+  const { launches, runDir } = ctx;
+  return {
+    name: "run_status",
+    title: "Run status",
+    description:
+      "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost, and the warnings it " +
+      "recorded (typed: code and facts). For a run started with the " +
+      "train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
+    fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
+    annotations: { readOnlyHint: true },
+    async call(args) {
+      const dir = runDir(String(args.run));
+      const launch = launches.get(dir);
+      const row = isRunDir(dir) ? readRunRow(dir) : undefined;
+      const proc = launch
+        ? {
+            pid: launch.child.proc.pid,
+            alive: launch.outcome === undefined,
+            exit_code: launch.outcome?.code ?? null,
+            error:
+              launch.outcome && launch.outcome.code !== 0
+                ? ((toolOutcome("train", launch.outcome) as { message?: string }).message ??
+                  lastLine(launch.outcome.stderr) ??
+                  null)
+                : null,
+          }
+        : null;
+      // While the child that writes the folder is alive, a store not yet readable means it is starting.
+      const status =
+        proc?.alive && (!row || row.status === "unknown")
+          ? "starting"
+          : row && row.status !== "unknown"
+            ? row.status
+            : proc?.error
+              ? "failed"
+              : (row?.status ?? "unknown");
+      return {
+        ok: true,
+        data: {
+          dir,
+          run_id: basename(dir),
+          status,
+          steps: row?.steps ?? 0,
+          total_steps: row?.total_steps ?? null,
+          best: row?.best ?? null,
+          row: row ?? null,
+          /** The faults the run survived and its stops (warnings.jsonl), as typed records. */
+          warnings: isRunDir(dir) ? readRunWarnings(dir).warnings : [],
+          process: proc,
+        },
+      };
+    },
+  };
+}
+
+/** eval: `skillopt eval --json` in a child, awaited (cancelling the call stops it). */
+function evalTool(ctx: RunToolsCtx): Tool {
+  const { children, cwd, policy } = ctx;
+  return {
+    name: "eval",
+    title: "Score a skill",
+    description:
+      "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results " +
+      "were saved); with baseline, the pull-request check (verdict, flips, Δ and its interval). Waits for the evaluation to end; cancel the " +
+      "call to stop it.",
+    fields: {
+      ...CONFIG_FIELDS,
+      skill: { type: "string", required: true, description: "Skill file to score (e.g. a run's best_skill.md)" },
+      split: { type: "string", description: "train | val | test | all (default all)" },
+      out: { type: "string", description: "Output folder (default outputs/eval_<env>_<timestamp>)" },
+      fail_under: { type: "number", description: "Report passed=false when the hard score is below this" },
+      baseline: {
+        type: "string",
+        description:
+          "Compare with this (older) skill on the same items and samples: flips both ways, Δ with its interval, verdict improved/regressed/undecided",
+      },
+      baseline_label: { type: "string", description: "With baseline: what to call it in the report (e.g. main)" },
+      fail_on: {
+        type: "string",
+        description: "With baseline: regression (default) or undecided; sets failed=true in the result",
+      },
+      cache: { type: "boolean", description: "Use the model-call cache (default true)" },
+    },
+    // It writes a results folder, calls the configured model (which costs money) and may run the
+    // tasks' evaluator: not read-only, not harmless.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    async call(args, signal) {
+      const refusal = refused(args, ["skill", "baseline", "out"], cwd, policy);
+      if (refusal) return { ok: false, message: `eval: ${refusal}` };
+      const noCache = args.cache === false ? ["--no-cache"] : [];
+      const out = await children.run(
+        [
+          "eval",
+          ...flagsOf(args, [
+            "config",
+            "set",
+            "skill",
+            "split",
+            "out",
+            "fail_under",
+            "baseline",
+            "baseline_label",
+            "fail_on",
+          ]),
+          ...noCache,
+          "--json",
+        ],
+        signal,
+      );
+      return toolOutcome("eval", out);
+    },
+  };
+}
+
 /** The run tools: list, status, train (detached), eval, report. */
 export function runTools(children: Children, cwd: string, policy: LaunchPolicy): Tool[] {
   const launches = new Map<string, Launch>();
@@ -67,6 +192,7 @@ export function runTools(children: Children, cwd: string, policy: LaunchPolicy):
     );
   }
 
+  const ctx: RunToolsCtx = { children, cwd, policy, launches, runDir };
   return [
     {
       name: "runs",
@@ -84,58 +210,7 @@ export function runTools(children: Children, cwd: string, policy: LaunchPolicy):
         return { ok: true, data: { runs: listRunRows(root) } };
       },
     },
-    {
-      name: "run_status",
-      title: "Run status",
-      description:
-        "Status of one run: running/finished/failed/interrupted…, steps done of total, best selection score, cost, and the warnings it " +
-        "recorded (typed: code and facts). For a run started with the " +
-        "train tool, also whether its process is alive and its error line if it failed. Call it to follow a training run.",
-      fields: { run: { type: "string", required: true, description: "Run folder path, or its name under outputs/" } },
-      annotations: { readOnlyHint: true },
-      async call(args) {
-        const dir = runDir(String(args.run));
-        const launch = launches.get(dir);
-        const row = isRunDir(dir) ? readRunRow(dir) : undefined;
-        const proc = launch
-          ? {
-              pid: launch.child.proc.pid,
-              alive: launch.outcome === undefined,
-              exit_code: launch.outcome?.code ?? null,
-              error:
-                launch.outcome && launch.outcome.code !== 0
-                  ? ((toolOutcome("train", launch.outcome) as { message?: string }).message ??
-                    lastLine(launch.outcome.stderr) ??
-                    null)
-                  : null,
-            }
-          : null;
-        // While the child that writes the folder is alive, a store not yet readable means it is starting.
-        const status =
-          proc?.alive && (!row || row.status === "unknown")
-            ? "starting"
-            : row && row.status !== "unknown"
-              ? row.status
-              : proc?.error
-                ? "failed"
-                : (row?.status ?? "unknown");
-        return {
-          ok: true,
-          data: {
-            dir,
-            run_id: basename(dir),
-            status,
-            steps: row?.steps ?? 0,
-            total_steps: row?.total_steps ?? null,
-            best: row?.best ?? null,
-            row: row ?? null,
-            /** The faults the run survived and its stops (warnings.jsonl), as typed records. */
-            warnings: isRunDir(dir) ? readRunWarnings(dir).warnings : [],
-            process: proc,
-          },
-        };
-      },
-    },
+    runStatusTool(ctx),
     {
       name: "train",
       title: "Start a training run",
@@ -164,60 +239,7 @@ export function runTools(children: Children, cwd: string, policy: LaunchPolicy):
         return { ok: true, data: { run_id: basename(out), out, pid: child.proc.pid, status: "started" } };
       },
     },
-    {
-      name: "eval",
-      title: "Score a skill",
-      description:
-        "Score a skill file on a benchmark split, as `skillopt eval --json`: returns the summary (hard and soft scores, items, cost, where results " +
-        "were saved); with baseline, the pull-request check (verdict, flips, Δ and its interval). Waits for the evaluation to end; cancel the " +
-        "call to stop it.",
-      fields: {
-        ...CONFIG_FIELDS,
-        skill: { type: "string", required: true, description: "Skill file to score (e.g. a run's best_skill.md)" },
-        split: { type: "string", description: "train | val | test | all (default all)" },
-        out: { type: "string", description: "Output folder (default outputs/eval_<env>_<timestamp>)" },
-        fail_under: { type: "number", description: "Report passed=false when the hard score is below this" },
-        baseline: {
-          type: "string",
-          description:
-            "Compare with this (older) skill on the same items and samples: flips both ways, Δ with its interval, verdict improved/regressed/undecided",
-        },
-        baseline_label: { type: "string", description: "With baseline: what to call it in the report (e.g. main)" },
-        fail_on: {
-          type: "string",
-          description: "With baseline: regression (default) or undecided; sets failed=true in the result",
-        },
-        cache: { type: "boolean", description: "Use the model-call cache (default true)" },
-      },
-      // It writes a results folder, calls the configured model (which costs money) and may run the
-      // tasks' evaluator: not read-only, not harmless.
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-      async call(args, signal) {
-        const refusal = refused(args, ["skill", "baseline", "out"], cwd, policy);
-        if (refusal) return { ok: false, message: `eval: ${refusal}` };
-        const noCache = args.cache === false ? ["--no-cache"] : [];
-        const out = await children.run(
-          [
-            "eval",
-            ...flagsOf(args, [
-              "config",
-              "set",
-              "skill",
-              "split",
-              "out",
-              "fail_under",
-              "baseline",
-              "baseline_label",
-              "fail_on",
-            ]),
-            ...noCache,
-            "--json",
-          ],
-          signal,
-        );
-        return toolOutcome("eval", out);
-      },
-    },
+    evalTool(ctx),
     {
       name: "report",
       title: "Report location",

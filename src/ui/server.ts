@@ -250,6 +250,140 @@ function plain(text: string, status: number): Response {
   return new Response(`${text}\n`, { status, headers: headers({ "content-type": "text/plain; charset=utf-8" }) });
 }
 
+/** What the dashboard's routes share: the run root, the launcher, the guard, the live streams. */
+interface RouteCtx {
+  root: string;
+  cwd: string;
+  looked: string[] | undefined;
+  guard: Guard;
+  launcher: Launcher;
+  sleep: SleepPanel | undefined;
+  hub: RunWatchHub;
+  policy: { allowCommands: boolean };
+  stream: (onOpen: Parameters<typeof sse>[0], req: Request) => Response;
+  status: (dir: string) => "running" | undefined;
+  runOf: (rawId: string) => string;
+}
+
+async function route(ctx: RouteCtx, req: Request, url: URL): Promise<Response> {
+  const { guard, root, status, runOf, cwd, launcher, policy, stream, sleep } = ctx;
+  const path = url.pathname;
+  const method = req.method;
+  if (method !== "GET" && method !== "HEAD") {
+    const refusal = guard.mutationRefusal(req);
+    if (refusal) return json({ error: `forbidden: ${refusal}` }, 403);
+  }
+  if (method === "GET" && path === "/assets/app.js")
+    return new Response(UI_JS, { headers: headers({ "content-type": "text/javascript; charset=utf-8" }) });
+  if (method === "GET" && path === "/assets/style.css")
+    return new Response(UI_CSS, { headers: headers({ "content-type": "text/css; charset=utf-8" }) });
+  if (method === "GET" && path === "/")
+    return html(
+      page({ title: "Runs", tab: "runs", pageId: "runs", body: runsPage(listRuns(root, status), root, ctx.looked) }),
+    );
+  if (method === "GET" && path === "/api/runs") return json(listRuns(root, status));
+  if (method === "GET" && path === "/compare") {
+    const rows = listRuns(root, status);
+    const a = url.searchParams.get("a") ?? undefined;
+    const b = url.searchParams.get("b") ?? undefined;
+    const ra = a ? readRun(runOf(a), status).run : null;
+    const rb = b ? readRun(runOf(b), status).run : null;
+    return html(page({ title: "Compare", tab: "compare", pageId: "compare", body: comparePage(rows, ra, rb, a, b) }));
+  }
+  if (method === "GET" && path === "/launch")
+    return html(
+      page({
+        title: "Launch",
+        tab: "launch",
+        pageId: "launch",
+        body: launchPage(listLaunchConfigs(cwd), launcher.list(), cwd),
+      }),
+    );
+  if (method === "GET" && path === "/launches") return html(launchesHtml(launcher.list()));
+  if (method === "GET" && path === "/api/launches") return json(launcher.list());
+  if (method === "POST" && path === "/api/validate")
+    return json(validateLaunch(launchRequest(await readBody(req)), cwd, policy));
+  if (method === "POST" && path === "/api/launch") {
+    const lr = launchRequest(await readBody(req));
+    const v = validateLaunch(lr, cwd, policy);
+    if (!v.ok) return json({ ok: false, errors: v.errors }, 422);
+    const info = launcher.launch(lr.config.trim(), v.sets);
+    return json({ ok: true, launch: info });
+  }
+  const lm = /^\/api\/launches\/([^/]+)\/(stop|events)$/.exec(path);
+  if (lm) {
+    const id = decode(lm[1]!);
+    const info = launcher.get(id);
+    if (!info) throw new HttpError(404, `no launch ${id}`);
+    if (lm[2] === "stop" && method === "POST") return json({ ok: launcher.stop(id), launch: launcher.get(id) });
+    if (lm[2] === "events" && method === "GET")
+      return stream((send) => {
+        send("change", { status: info.status });
+        return launcher.subscribe(id, (i, line) => send("change", { status: i.status, line: line ?? null }));
+      }, req);
+  }
+  if (method === "GET" && path === "/sleep")
+    return html(page({ title: "Sleep", tab: "sleep", pageId: "sleep", body: await sleepPage(sleep, url) }));
+  const sm = /^\/api\/sleep\/(adopt|reject|rollback)$/.exec(path);
+  if (sm && method === "POST") {
+    const r = await sleepAction(sleep, sm[1] as SleepVerb, await readBody(req));
+    return json(r.body, r.status);
+  }
+  const rm = /^\/runs\/([^/]+)(\/.*)?$/.exec(path);
+  if (rm && method === "GET") {
+    const r = runRoute(ctx, req, decode(rm[1]!), rm[2] ?? "");
+    if (r) return r;
+  }
+  throw new HttpError(404, `not found: ${path}`);
+}
+
+/** The pages and files of one run (`/runs/<id>/…`), or undefined for a path it does not serve. */
+function runRoute(ctx: RouteCtx, req: Request, id: string, rest: string): Response | undefined {
+  const { status, launcher, stream, hub, runOf } = ctx;
+  const dir = runOf(id);
+  if (rest === "" || rest === "/") {
+    const o = openRun(dir, status);
+    return htmlParts(
+      pageParts(
+        { title: o.run.name, tab: "runs", pageId: "run" },
+        runPageParts(o.run, id, launcher.byDir(dir), o.details),
+      ),
+      o.close,
+    );
+  }
+  if (rest === "/body") {
+    const o = openRun(dir, status);
+    return htmlParts(runBodyParts(o.run, id, o.details), o.close);
+  }
+  if (rest === "/report.html") {
+    const o = openRun(dir, status);
+    return htmlParts(
+      renderReportParts(o.run, { details: o.details }),
+      o.close,
+      "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+    );
+  }
+  if (rest === "/events") return stream((send) => hub.subscribe(dir, (version) => send("update", { version })), req);
+  if (rest.startsWith("/files/")) return serveFile(dir, rest.slice("/files/".length));
+  return undefined;
+}
+
+function serveFile(dir: string, encoded: string): Response {
+  const rel = decode(encoded);
+  const file = resolveInside(dir, rel);
+  if (!file) throw new HttpError(403, "path leaves the run directory");
+  if (!existsSync(file) || !statSync(file).isFile()) throw new HttpError(404, `no file ${rel}`);
+  if (/state\.sqlite/.test(file)) throw new HttpError(403, "the run store is not served");
+  const type = TEXT_TYPES[extname(file).toLowerCase()] ?? "application/octet-stream";
+  return new Response(readFileSync(file), {
+    headers: headers({
+      "content-type": type,
+      "content-security-policy": "sandbox; default-src 'none'",
+      "content-disposition": type.startsWith("application/octet") ? "attachment" : "inline",
+    }),
+  });
+}
+
 /** Start the dashboard. Binds 127.0.0.1 unless told otherwise; port 0 picks a free port. */
 export function startUi(opts: UiOptions): UiServer {
   const root = resolve(opts.root);
@@ -291,118 +425,7 @@ export function startUi(opts: UiOptions): UiServer {
     return dir;
   };
 
-  async function route(req: Request, url: URL): Promise<Response> {
-    const path = url.pathname;
-    const method = req.method;
-    if (method !== "GET" && method !== "HEAD") {
-      const refusal = guard.mutationRefusal(req);
-      if (refusal) return json({ error: `forbidden: ${refusal}` }, 403);
-    }
-    if (method === "GET" && path === "/assets/app.js")
-      return new Response(UI_JS, { headers: headers({ "content-type": "text/javascript; charset=utf-8" }) });
-    if (method === "GET" && path === "/assets/style.css")
-      return new Response(UI_CSS, { headers: headers({ "content-type": "text/css; charset=utf-8" }) });
-    if (method === "GET" && path === "/")
-      return html(
-        page({ title: "Runs", tab: "runs", pageId: "runs", body: runsPage(listRuns(root, status), root, opts.looked) }),
-      );
-    if (method === "GET" && path === "/api/runs") return json(listRuns(root, status));
-    if (method === "GET" && path === "/compare") {
-      const rows = listRuns(root, status);
-      const a = url.searchParams.get("a") ?? undefined;
-      const b = url.searchParams.get("b") ?? undefined;
-      const ra = a ? readRun(runOf(a), status).run : null;
-      const rb = b ? readRun(runOf(b), status).run : null;
-      return html(page({ title: "Compare", tab: "compare", pageId: "compare", body: comparePage(rows, ra, rb, a, b) }));
-    }
-    if (method === "GET" && path === "/launch")
-      return html(
-        page({
-          title: "Launch",
-          tab: "launch",
-          pageId: "launch",
-          body: launchPage(listLaunchConfigs(cwd), launcher.list(), cwd),
-        }),
-      );
-    if (method === "GET" && path === "/launches") return html(launchesHtml(launcher.list()));
-    if (method === "GET" && path === "/api/launches") return json(launcher.list());
-    if (method === "POST" && path === "/api/validate")
-      return json(validateLaunch(launchRequest(await readBody(req)), cwd, policy));
-    if (method === "POST" && path === "/api/launch") {
-      const lr = launchRequest(await readBody(req));
-      const v = validateLaunch(lr, cwd, policy);
-      if (!v.ok) return json({ ok: false, errors: v.errors }, 422);
-      const info = launcher.launch(lr.config.trim(), v.sets);
-      return json({ ok: true, launch: info });
-    }
-    const lm = /^\/api\/launches\/([^/]+)\/(stop|events)$/.exec(path);
-    if (lm) {
-      const id = decode(lm[1]!);
-      const info = launcher.get(id);
-      if (!info) throw new HttpError(404, `no launch ${id}`);
-      if (lm[2] === "stop" && method === "POST") return json({ ok: launcher.stop(id), launch: launcher.get(id) });
-      if (lm[2] === "events" && method === "GET")
-        return stream((send) => {
-          send("change", { status: info.status });
-          return launcher.subscribe(id, (i, line) => send("change", { status: i.status, line: line ?? null }));
-        }, req);
-    }
-    if (method === "GET" && path === "/sleep")
-      return html(page({ title: "Sleep", tab: "sleep", pageId: "sleep", body: await sleepPage(sleep, url) }));
-    const sm = /^\/api\/sleep\/(adopt|reject|rollback)$/.exec(path);
-    if (sm && method === "POST") {
-      const r = await sleepAction(sleep, sm[1] as SleepVerb, await readBody(req));
-      return json(r.body, r.status);
-    }
-    const rm = /^\/runs\/([^/]+)(\/.*)?$/.exec(path);
-    if (rm && method === "GET") {
-      const id = decode(rm[1]!);
-      const rest = rm[2] ?? "";
-      const dir = runOf(id);
-      if (rest === "" || rest === "/") {
-        const o = openRun(dir, status);
-        return htmlParts(
-          pageParts(
-            { title: o.run.name, tab: "runs", pageId: "run" },
-            runPageParts(o.run, id, launcher.byDir(dir), o.details),
-          ),
-          o.close,
-        );
-      }
-      if (rest === "/body") {
-        const o = openRun(dir, status);
-        return htmlParts(runBodyParts(o.run, id, o.details), o.close);
-      }
-      if (rest === "/report.html") {
-        const o = openRun(dir, status);
-        return htmlParts(
-          renderReportParts(o.run, { details: o.details }),
-          o.close,
-          "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
-        );
-      }
-      if (rest === "/events")
-        return stream((send) => hub.subscribe(dir, (version) => send("update", { version })), req);
-      if (rest.startsWith("/files/")) return serveFile(dir, rest.slice("/files/".length));
-    }
-    throw new HttpError(404, `not found: ${path}`);
-  }
-
-  function serveFile(dir: string, encoded: string): Response {
-    const rel = decode(encoded);
-    const file = resolveInside(dir, rel);
-    if (!file) throw new HttpError(403, "path leaves the run directory");
-    if (!existsSync(file) || !statSync(file).isFile()) throw new HttpError(404, `no file ${rel}`);
-    if (/state\.sqlite/.test(file)) throw new HttpError(403, "the run store is not served");
-    const type = TEXT_TYPES[extname(file).toLowerCase()] ?? "application/octet-stream";
-    return new Response(readFileSync(file), {
-      headers: headers({
-        "content-type": type,
-        "content-security-policy": "sandbox; default-src 'none'",
-        "content-disposition": type.startsWith("application/octet") ? "attachment" : "inline",
-      }),
-    });
-  }
+  const ctx: RouteCtx = { root, cwd, looked: opts.looked, guard, launcher, sleep, hub, policy, stream, status, runOf };
 
   async function handle(req: Request): Promise<Response> {
     let url: URL;
@@ -428,7 +451,7 @@ export function startUi(opts: UiOptions): UiServer {
     if (!guard.hasSession(req))
       return plain("this dashboard needs you signed in: open the URL `skillopt ui` printed in its terminal", 401);
     try {
-      return await route(req, url);
+      return await route(ctx, req, url);
     } catch (err) {
       const status = err instanceof HttpError ? err.status : 500;
       if (status === 500) log.withTag("ui").error(`${req.method} ${url.pathname}: ${errorMessage(err)}`);

@@ -10,7 +10,7 @@ import {
   TASK_RUNNERS,
 } from "../../src/config/index.ts";
 
-describe("backends are declared once (src/config/backend-names.ts BACKENDS)", () => {
+describe("backends are declared once (src/config/backends/, one definition per backend)", () => {
   test("the role backends, the exec-only and task-running lists are derived from the declarations", () => {
     expect([...ROLE_BACKENDS]).toEqual(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[]);
     expect([...EXEC_ONLY]).toEqual(["claude_code_exec", "cursor_exec", "copilot_exec"]);

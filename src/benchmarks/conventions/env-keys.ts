@@ -1,0 +1,17 @@
+import { nullablePosInt, pick } from "../../config/fields.ts";
+
+/**
+ * The `env:` keys of the conventions benchmark: declared here, beside the benchmark, and assembled into the config
+ * schema's env section (src/config/schema.ts). This file is part of the config layer: it imports
+ * nothing but valibot and the field builders (test/architecture.test.ts).
+ */
+export const CONVENTIONS_KEYS = {
+  conventions_families: nullablePosInt("Conventions benchmark: number of convention families drawn"),
+  conventions_shape: pick(
+    ["standard", "conflict"],
+    "standard",
+    "Conventions benchmark: standard (one house rule per family) or conflict (a second office, about a third of the items, keeps the " +
+      "agent's default convention in three families whose house rule differs: a rule that helps the head office's items hurts the " +
+      "second office's; docs/search.md)",
+  ),
+};
