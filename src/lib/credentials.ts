@@ -10,9 +10,12 @@ import { highEntropyTokens, redactText } from "./redact.ts";
  * masked with maskCredentials.
  */
 
-/** A credential noun followed by what it is ("password is X", "token: X", "pw for the db = X"). */
+/**
+ * A credential noun followed by what it is ("password is X", "token: X", "pw for the db = X",
+ * "datadog key for local runs: X", "DD_API_KEY is X": a bare "key", and an identifier ending in one).
+ */
 const NAMED_VALUE =
-  /\b(pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\b((?:\s+(?!is\b|are\b|was\b)[\w.@/-]+){0,4}?\s*(?:is|are|was|=|:|->|=>|should be|will be)\s*)[`"']?([^\s`"',;]+)[`"']?/gi;
+  /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|key|credentials?|creds))\b((?:\s+(?!is\b|are\b|was\b)[\w.@/-]+){0,4}?\s*(?:is|are|was|=|:|->|=>|should be|will be)[ \t]*)[`"']?([^\s`"',;]+)[`"']?/gi;
 /** Every NAMED_VALUE and LOGIN_PAIR match holds one of these (a cheap pre-check). */
 const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|auth/i;
 /** "log in with user / pass", "login: admin:hunter22". */
@@ -26,6 +29,17 @@ const TOKEN_RUN = /[A-Za-z0-9+/=_-]{20,}/g;
 /** Values after a credential noun that are words, not secrets ("the password is stored in vault"). */
 const PROSE_VALUE =
   /^(?:stored|kept|set|in|on|the|a|an|not|missing|wrong|required|needed|empty|blank|expired|invalid|correct|changed|rotated|there|here|fine|ok|okay|in\w*|being|also|still|now|from|at|under|via|managed|handled|read|loaded|saved|generated|provided|given|same|different|per|env|environment|vault|\$\{?\w+\}?|\[REDACTED\w*\]?)$/i;
+
+/** A bare "key" (sort_key, cache key) names code as often as a secret: its value must look random. */
+const BARE_KEY = /key$/i;
+const NAMED_KEY = /(?:api|access)[ _-]?key$/i;
+const RANDOM_VALUE = /^(?=[^\s]*\d)(?=[^\s]*[a-z])[A-Za-z0-9+/=_.-]{16,}$/i;
+
+/** The value after a credential noun reads as a secret. */
+function namedSecret(noun: string, v: string): boolean {
+  if (BARE_KEY.test(noun) && !NAMED_KEY.test(noun)) return RANDOM_VALUE.test(v.replace(/[.!?)]+$/, ""));
+  return secretValue(v);
+}
 
 /** A value that reads as a secret: not prose, not a placeholder. */
 function secretValue(v: string): boolean {
@@ -46,7 +60,7 @@ export function isCredentialShaped(text: string): boolean {
   if (text.includes("[REDACTED")) return true;
   if (redactText(text) !== text || highEntropyTokens(text).length > 0) return true;
   if (NOUN_HINT.test(text)) {
-    for (const m of text.matchAll(NAMED_VALUE)) if (secretValue(m[3]!)) return true;
+    for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) return true;
     for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) return true;
   }
   URL_CREDENTIAL.lastIndex = 0;
@@ -59,7 +73,7 @@ export function maskCredentials(text: string): string {
   if (!out) return out;
   if (NOUN_HINT.test(out)) {
     out = out.replace(NAMED_VALUE, (all, noun: string, mid: string, value: string) =>
-      secretValue(value) && !value.startsWith("[REDACTED") ? `${noun}${mid}[REDACTED]` : all,
+      namedSecret(noun, value) && !value.startsWith("[REDACTED") ? `${noun}${mid}[REDACTED]` : all,
     );
     out = out.replace(LOGIN_PAIR, (all, word: string, mid: string, user: string, value: string) =>
       secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${mid}${user} / [REDACTED]` : all,

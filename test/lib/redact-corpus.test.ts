@@ -180,6 +180,12 @@ describe("redaction corpus (issue 12)", () => {
       ["log in with ops / Wint3rIsHere when the portal asks", "Wint3rIsHere"],
       ["point it at mysql://svc:n0tS0secret@db.internal/app", "n0tS0secret"],
       ["the deploy key is kq3v9x2m7p4t8w1r6y5z0b3n", "kq3v9x2m7p4t8w1r6y5z0b3n"],
+      // A bare hex key (no vendor prefix) named by "key" or by an identifier ending in KEY.
+      [
+        "metrics key for local runs: 4be1c07d9a3f58e2b6d0c19a7f3e5d21, put it in .env",
+        "4be1c07d9a3f58e2b6d0c19a7f3e5d21",
+      ],
+      ["fyi MON_API_KEY is 0f9c2b7e81d4a6c35e90b8d1f27a4c6e so the agent can ship", "0f9c2b7e81d4a6c35e90b8d1f27a4c6e"],
     ] as const) {
       expect({ s, flagged: isCredentialShaped(s) }).toEqual({ s, flagged: true });
       expect(maskCredentials(s)).not.toContain(secret);
@@ -189,6 +195,8 @@ describe("redaction corpus (issue 12)", () => {
       "cherry-pick 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f01 onto main",
       "rename parseUserConfiguration2 to parseConfig",
       "tokens expire after an hour",
+      "the key takeaway is: small commits",
+      "cache key for the item is its id",
     ])
       expect({ s, flagged: isCredentialShaped(s) }).toEqual({ s, flagged: false });
   });
