@@ -473,6 +473,8 @@ function entropyBits(s: string): number {
  * The one randomness test of the code base: lib/credentials.ts's reading of prose uses it too.
  */
 function randomToken(t: string): boolean {
+  // An absolute path ("/tmp/skillopt-test-0yyTy3/work") is random only if one of its names is.
+  if (t.startsWith("/")) return t.split("/").some((name) => name.length >= 16 && randomToken(name));
   return t.split(/[-_]/).some((p) => {
     if (p.length < 16 || !/\d/.test(p) || !/[A-Za-z]/.test(p) || /[a-z]{8}|[A-Z]{8}/.test(p)) return false;
     if (/[a-z]/.test(p) && /[A-Z]/.test(p)) return entropyBits(p) >= 3.3;

@@ -195,6 +195,7 @@ describe("redaction corpus (issue 12)", () => {
       "cherry-pick 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f01 onto main",
       "rename parseUserConfiguration2 to parseConfig",
       "tokens expire after an hour",
+      "staged into /tmp/skillopt-test-0yyTy3/skillopt-ui-sleep-AogN32/adopt/home/.claude/skills",
       "the key takeaway is: small commits",
       "cache key for the item is its id",
     ])
