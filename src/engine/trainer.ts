@@ -43,9 +43,9 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
       if (!(await commitStep(loop, step, meta, unusable))) break outer;
     }
     if (mustStop(loop)) break;
-    await epochBoundary(loop, epoch);
+    if (!(await boundaryOrStop(loop, epoch))) break;
   }
-  const summary = await finalEvaluation({
+  const summary = await finalOrStop(loop, {
     state: loop.state,
     skills: loop.skills,
     ev: loop.ev,
@@ -64,6 +64,38 @@ export async function train(deps: TrainDeps): Promise<TrainResult> {
   });
   const { state, skills } = loop;
   return { summary, state, bestSkill: skills.get(state.best.hash)!, currentSkill: skills.get(state.current.hash)! };
+}
+
+/**
+ * The epoch boundary; a budget cap met inside it (its rollouts, the gated slow update) stops the
+ * run as at a step boundary: nothing of the boundary is kept, and a resume with a higher cap redoes it.
+ */
+async function boundaryOrStop(loop: Loop, epoch: number): Promise<boolean> {
+  const saved = structuredClone(loop.state);
+  try {
+    await epochBoundary(loop, epoch);
+    return true;
+  } catch (err) {
+    if (!(err instanceof BudgetError)) throw err;
+    loop.state = saved;
+    budgetStop(loop, err.data);
+    return false;
+  }
+}
+
+/**
+ * The final evaluation; a budget cap met inside its test pass stops the run as a budget stop does
+ * (the test pass is skipped, the run resumable), rather than failing a run whose steps all committed.
+ */
+async function finalOrStop(loop: Loop, input: Parameters<typeof finalEvaluation>[0]): Promise<Summary> {
+  try {
+    return await finalEvaluation(input);
+  } catch (err) {
+    if (!(err instanceof BudgetError)) throw err;
+    budgetStop(loop, err.data);
+    loop.state.stopCondition = undefined;
+    return finalEvaluation({ ...input, state: loop.state });
+  }
 }
 
 /** An epoch's start: its first skill noted, the step buffer emptied, the previous epoch's meta skill read. */

@@ -57,4 +57,33 @@ describe("a budget cap stops the run with a typed budget_stop warning (sim backe
     expect(run.result.summary.stopped_reason).toBe(reason);
     expect(consoleLines(run.events, true)).toEqual([`  [warn] stopping: ${reason} (resume later with --resume)`]);
   });
+  /** Paid calls made when an event of `type` (in `epoch`, when given) is emitted, in a run without a cap. */
+  async function paidAt(type: "slow_update_start" | "test_start", epoch?: number): Promise<number> {
+    let paid = -1;
+    await trainOnSim(quickConfig(), undefined, {
+      onEvent: (e, client) => {
+        const snap = client.snapshot();
+        if (paid < 0 && e.type === type && (epoch === undefined || ("epoch" in e && e.epoch === epoch)))
+          paid = snap.calls - snap.cached;
+      },
+    });
+    return paid;
+  }
+
+  for (const [where, type, epoch] of [
+    ["inside an epoch boundary's rollouts", "slow_update_start", 2],
+    ["inside the final test pass", "test_start", undefined],
+  ] as const)
+    test(`met ${where}: a budget stop like any other, not an error; the test pass is skipped`, async () => {
+      const before = await paidAt(type, epoch);
+      expect(before).toBeGreaterThan(0);
+      const cap = before + 1;
+      const run = await trainOnSim(quickConfig([`model.max_calls=${cap}`]));
+      const stops = run.events.filter((e) => e.type === "warning" && e.code === "budget_stop");
+      expect(stops).toHaveLength(1);
+      expect(run.result.summary.stopped_reason).toContain(`${cap} of ${cap} model calls made`);
+      // The test pass is skipped, as after any budget stop.
+      expect(run.events.some((e) => e.type === "test_start")).toBe(type === "test_start");
+      expect(run.result.summary.best.test).toBeNull();
+    });
 });
