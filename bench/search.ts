@@ -135,8 +135,8 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
       merges: s.search?.merges ? `${s.search.merges.accepted}/${s.search.merges.tried}` : null,
     };
   } catch (err) {
-    // The cap met inside an epoch boundary's gated slow update ends train() with the BudgetError
-    // (an engine behaviour this bench does not change): the run's result is its last commit.
+    // Until bafb23b a cap met inside an epoch boundary ended train() with a BudgetError; it is a
+    // budget stop now. Kept as a guard: should one escape, the run's result is its last commit.
     if (!(err instanceof BudgetError) || !last) throw err;
     const best = texts.get(last.state.best.hash)!;
     const pool = last.state.pool;
