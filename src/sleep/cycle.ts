@@ -235,9 +235,9 @@ function guardRecord(o: Opened, p: NightParts): NightOutcome {
   );
   secretNotes.push(...guardProposals(out0.proposals, out0.skillProposals, lessons?.cards ?? []));
   const guarded = guardReport(out0.report);
-  if (guarded.masked) secretNotes.push("secret guard: credential-shaped text was masked in the report");
+  if (guarded.masked) secretNotes.push("secret-guard: credential-shaped text was masked in the report");
   const evidenceMasked = out0.evidencePath ? guardEvidenceFile(out0.evidencePath) : 0;
-  if (evidenceMasked) secretNotes.push(`secret guard: ${evidenceMasked} evidence line(s) were masked`);
+  if (evidenceMasked) secretNotes.push(`secret-guard: ${evidenceMasked} evidence line(s) were masked`);
   const out = { ...out0, report: guarded.report };
   out.report.notes.push(...secretNotes);
   if (out.report.lessons && lessons) out.report.lessons = lessons.cards;
@@ -272,7 +272,7 @@ function stageNight(o: Opened, p: NightParts, out: NightOutcome): NightOutcome {
     rmSync(stagingDir, { recursive: true, force: true });
   }
   if (p.mined.book && saveBook(input.stateDir, p.mined.book, ctx.night).masked)
-    log.warn("sleep: secret guard: credential-shaped text was masked in the lesson store before it was written");
+    log.warn("sleep: secret-guard: credential-shaped text was masked in the lesson store before it was written");
   p.mined.commit();
   store.setLastHarvestMs(project, ctx.startedMs);
   store.setLastModelKey(input.backend.modelKey);

@@ -198,7 +198,7 @@ async function harvestStage(ctx: NightContext, limit: number) {
     const seen = observe(book, h.digests, ctx.night, modelRules);
     if (seen.credentialSentences)
       secretNotes.push(
-        `secret guard: ${seen.credentialSentences} sentence(s) holding something credential-shaped were kept out of lessons`,
+        `secret-guard: ${seen.credentialSentences} sentence(s) holding something credential-shaped were kept out of lessons`,
       );
   }
   for (const d of h.digests)

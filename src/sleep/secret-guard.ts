@@ -31,7 +31,7 @@ export function guardProposals(proposals: Proposal[], skills: SkillProposal[], c
     }
   }
   if (badRules.size)
-    notes.push(`secret guard: ${badRules.size} lesson(s) holding something credential-shaped were not staged`);
+    notes.push(`secret-guard: ${badRules.size} lesson(s) holding something credential-shaped were not staged`);
   for (let i = proposals.length - 1; i >= 0; i--) {
     const p = proposals[i]!;
     let text = p.text;
@@ -40,7 +40,7 @@ export function guardProposals(proposals: Proposal[], skills: SkillProposal[], c
     if (kept.length !== rules.length) text = setLearned(text, kept);
     if (addedLines(text, p.baseline.text).some(isCredentialShaped) || text === p.baseline.text) {
       if (text !== p.baseline.text)
-        notes.push(`secret guard: refused to stage ${p.baseline.path}: the proposal adds something credential-shaped`);
+        notes.push(`secret-guard: refused to stage ${p.baseline.path}: the proposal adds something credential-shaped`);
       proposals.splice(i, 1);
       continue;
     }
@@ -49,7 +49,7 @@ export function guardProposals(proposals: Proposal[], skills: SkillProposal[], c
   for (let i = skills.length - 1; i >= 0; i--) {
     const s = skills[i]!;
     if (addedLines(s.text, s.baseline.text).some(isCredentialShaped)) {
-      notes.push(`secret guard: refused to stage the skill ${s.name}: the proposal adds something credential-shaped`);
+      notes.push(`secret-guard: refused to stage the skill ${s.name}: the proposal adds something credential-shaped`);
       skills.splice(i, 1);
     }
   }

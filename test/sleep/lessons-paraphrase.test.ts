@@ -240,7 +240,7 @@ describe("a password sentence is never staged (review, end to end)", () => {
     const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8"));
     expect(report.lessons).toHaveLength(1);
     expect(report.lessons[0].rule.toLowerCase()).toContain("uv");
-    expect(report.notes.join("\n")).toContain("secret guard: 2 sentence(s) holding something credential-shaped");
+    expect(report.notes.join("\n")).toContain("secret-guard: 2 sentence(s) holding something credential-shaped");
     const files = [...hashTree([join(project, ".skillopt-sleep"), stateDir]).keys()];
     expect(files.some((f) => f.endsWith("evidence.jsonl"))).toBe(true);
     for (const f of files) expect([f, readFileSync(f).includes("pgL0cal-2024")]).toEqual([f, false]);
