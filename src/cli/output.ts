@@ -42,10 +42,21 @@ export function writeStdout(text: string): void {
       closed = true;
       return;
     }
-    if (code !== "EAGAIN") throw err;
+    if (code !== "EAGAIN") throw namedStdout(err);
     viaStream = true;
     process.stdout.write(bytes.subarray(done));
   }
+}
+
+/**
+ * A failed write to stdout (a full disk behind `> file`, an I/O error) names "standard output" as
+ * its path, so the CLI reports it as the file-system failure it is (cli/errors.ts fromFsError),
+ * not as an internal error.
+ */
+function namedStdout(err: unknown): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (err instanceof Error && typeof e.code === "string" && typeof e.path !== "string") e.path = "standard output";
+  return err;
 }
 
 /**

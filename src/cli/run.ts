@@ -207,9 +207,18 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (err) {
     const e = normalize(err, commandName);
     const code = exitCodeOf(e);
-    if (output.json) printJson(errorJson(e));
+    if (output.json) printErrorJson(e);
     process.stderr.write(renderError(e, output.debug));
     return code;
+  }
+}
+
+/** The `--json` error document; a stdout that cannot take it (the failure being reported) leaves stderr's line alone. */
+function printErrorJson(err: unknown): void {
+  try {
+    printJson(errorJson(err));
+  } catch {
+    // stderr still says what happened
   }
 }
 

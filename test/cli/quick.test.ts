@@ -34,4 +34,18 @@ describe("the start-up fast path (src/main.ts)", () => {
     expect(quick.stderr.trim().split("\n")[0]).toContain("ENOSPC");
     expect(quick.stderr).not.toContain("    at ");
   });
+
+  test("a full disk behind stdout is a file-system failure naming standard output, with or without --json", () => {
+    for (const args of [
+      ["config", "--config", "quickstart"],
+      ["--json", "config", "--config", "quickstart"],
+    ]) {
+      const r = run(args, Bun.file("/dev/full"));
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr).toBe(
+        "error: cannot write standard output: no space left on device (ENOSPC)\n" +
+          "  hint: free some space (or choose another --out) and rerun; completed work is kept\n",
+      );
+    }
+  });
 });
