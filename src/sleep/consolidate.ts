@@ -282,7 +282,7 @@ async function finalDecision(
     { ...SLEEP_SEQUENTIAL, alpha: 1 - (o.confidence ?? 0.95) },
     o.margin ?? 0,
   );
-  const better = final > baseline + (o.margin ?? 0) && (gate.rule === "strict" || gate.verdict === "accept");
+  const better = gate.verdict === "accept" && final > baseline + (o.margin ?? 0);
   let accepted = better && !blocked;
   st.trials.push({
     target: "final",

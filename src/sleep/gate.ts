@@ -128,10 +128,9 @@ export async function gateEdits(inc: Incumbent, edits: readonly EditRecord[], o:
     const deltas = taskDeltas(o.valTasks, base.results, results, o.metric);
     const blocked = o.noRegression && deltas.some((d) => d.status === "regressed");
     const gate = sleepDecision(deltas, o.rule ?? "strict", o.sequential, o.margin ?? 0);
-    const better =
-      gate.rule === "strict"
-        ? score > base.score + (o.margin ?? 0)
-        : gate.verdict === "accept" && score > base.score + (o.margin ?? 0);
+    // The Gate decides for every rule (strict's accept is its mean difference above the margin);
+    // the score check keeps an accept from lowering the incumbent's mean.
+    const better = gate.verdict === "accept" && score > base.score + (o.margin ?? 0);
     const improved = better && !blocked;
     trials.push({
       target: o.target,
