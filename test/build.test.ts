@@ -1,10 +1,15 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hostTarget, outfileName, parseTargets, sha256sums, TARGETS } from "../build.ts";
 import { bundledConfigNames } from "../src/config/index.ts";
 import { REPO_ROOT } from "./support/cli.ts";
 import { tempDir } from "./support/tmp.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 describe("build helpers", () => {
   test("no --target builds every platform", () => {

@@ -1,5 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { runTrainBench } from "../../bench/train.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 // No timing assertion: a serialized run cannot be faster than its calls' latencies one after
 // another (each call waits `latency` at the simulator), whatever the load on the machine.

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
@@ -7,6 +7,11 @@ import { compatFlags, evalJson, KEY_ENV, scriptedServer, trainJson } from "./sup
 import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 const CODE: Record<string, string> = {
   "sum of columns A and B":

@@ -1,10 +1,15 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { compatFlags, KEY_ENV, RULE, scriptedServer, trainJson } from "./support/e2e.ts";
 import { FIXTURES, UPSTREAM_CONFIGS } from "./support/context.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 const TASKS = join(FIXTURES, "tasks", "my_tasks.jsonl");
 const ANSWERS: Record<string, string> = {

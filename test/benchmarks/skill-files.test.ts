@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import officeqa from "../../src/benchmarks/officeqa/index.ts";
 import spreadsheet from "../../src/benchmarks/spreadsheetbench/index.ts";
@@ -9,6 +9,11 @@ import { missing } from "../support/prereqs.ts";
 import { tempDir } from "../support/tmp.ts";
 import { benchContext, FIXTURES } from "./support/context.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 const SKILL_MD = `---
 name: treasury-answers

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { simLoads } from "../../src/backends/sim/trigger.ts";
@@ -15,6 +15,11 @@ import { runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { benchContext, FIXTURES } from "./support/context.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 const POSTMORTEM = join(FIXTURES, "trigger", "incident-postmortem");
 const EVAL_SET = join(POSTMORTEM, "evals", "trigger_evals.json");

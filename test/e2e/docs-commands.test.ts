@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkCommandLine } from "../../src/cli/run.ts";
@@ -13,6 +13,11 @@ import {
   shellCommands,
   skilloptArgs,
 } from "../docs/markdown.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 /**
  * Every ```sh block of README.md and docs/ is tested (markers: see ShellBlock in markdown.ts).

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -7,6 +7,11 @@ import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome, changedFiles, hashTree } from "../sleep/support/fake-home.ts";
 import { childrenOf, connectMcp, dataOf, errorOf, KEY_ENV, searchqaOn, until } from "../mcp/support.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 const TOOLS = [
   "eval",

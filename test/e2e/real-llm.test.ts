@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 // As processes (runCliProcess): a run on the real model can take minutes, and at its timeout the
@@ -8,6 +8,11 @@ import { runCliProcess as runCli } from "../support/cli.ts";
 import { realLlmMissing, startRealLlm, TINY_QUICKSTART } from "../support/real-llm.ts";
 import { tempDir } from "../support/tmp.ts";
 import { TASKS_FORMAT } from "../../src/sleep/mine/index.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 /*
  * The product against a real (small, bad) model: how a run ends whatever the model says, never

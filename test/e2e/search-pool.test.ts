@@ -1,9 +1,14 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { storedAnswers } from "../support/call-cache.ts";
 import { tempDir } from "../support/tmp.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 /** history.jsonl without what legitimately differs between two runs (timings and call accounting). */
 function comparable(dir: string): Record<string, unknown>[] {

@@ -1,10 +1,15 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { claimRun, getRunMeta, openRunStore, releaseRun } from "../../src/store/index.ts";
 import { REPO_ROOT, runCli, runCliProcess } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 const QUICK = ["--config", "quickstart", "--set", "model.backend=sim", "--set", "train.num_epochs=1"];
 

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createModelClient } from "../../src/backends/index.ts";
@@ -15,6 +15,11 @@ import { makeWorkbooks } from "../benchmarks/support/spreadsheet.ts";
 import { missing } from "../support/prereqs.ts";
 import { benchContext, FIXTURES } from "../benchmarks/support/context.ts";
 import { MemoryRecorder, quickConfig } from "./support.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 interface Seen {
   id: string;

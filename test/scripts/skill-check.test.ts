@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -6,6 +6,11 @@ import { sha256sums } from "../../build.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { refusedUrl } from "../support/net.ts";
 import { tempDir } from "../support/tmp.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 // The quickstart's house conventions (seed 42) as the simulator reads them: removing stated rules
 // is a real regression on those families' tasks, stating two more is a real gain.

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { adoptNight } from "../../src/sleep/adopt/adopt.ts";
@@ -9,6 +9,11 @@ import { publishNight, readBaseline, reserveNight } from "../../src/sleep/stage.
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { MEM_AFTER, MEM_BEFORE, SKILL_AFTER, SKILL_BEFORE, stagedNight } from "./support/staged-night.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 describe("adoption", () => {
   test("applies the pinned proposals with backups and receipts, and rollback restores the original bytes", () => {

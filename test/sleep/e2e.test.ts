@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MOCK_RULES } from "../../src/sleep/backend/index.ts";
@@ -6,6 +6,11 @@ import { LEARNED_START } from "../../src/sleep/learned-block.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome, changedFiles, FAKE_SECRET, hashTree } from "./support/fake-home.ts";
+
+// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
+// once, so on a loaded two-core machine a test can take several times its idle time (one took
+// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
+setDefaultTimeout(60_000);
 
 describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
   test("review stages a proposal; diff shows it; adopt applies it with backup and receipt; rollback restores every byte", async () => {
