@@ -203,6 +203,8 @@ export interface Polarity {
 
 const EXPLICIT_BEFORE = new Set(["use", "using", "with", "prefer", "to", "via", "through"]);
 const EXPLICIT_AFTER = new Set(["please", "pls", "plz", "only", "instead"]);
+/** The markers of a term said to be wanted outright ("use X", "prefer X"). */
+const STATED_BEFORE = new Set(["use", "using", "prefer"]);
 const NEGATORS = new Set(["not", "no", "never", "don't", "dont", "avoid", "without", "instead", "stop"]);
 const SKIP_AFTER_NEG = new Set([
   "use",
@@ -242,6 +244,9 @@ export function polarityOf(text: string): Polarity {
   const flat = words.flat();
   const toks = lessonTokens(text);
   const explicit = new Set<string>();
+  // Terms said to be wanted in so many words ("use wildcard imports", "tmp_path please"), whether or
+  // not the lexicon knows them: what the user's own contrast says is preferred.
+  const stated = new Set<string>();
   for (let i = 0; i < flat.length; i++) {
     const w = flat[i]!;
     if (NEGATORS.has(w) || (w === "rather" && flat[i + 1] === "than") || (w === "do" && flat[i + 1] === "not")) {
@@ -264,10 +269,12 @@ export function polarityOf(text: string): Polarity {
       const next = /^(?:the|a|an|our)$/.test(flat[i + 1] ?? "") ? flat[i + 2] : flat[i + 1];
       const t = [...lessonTokens(next ?? "")][0];
       if (t) explicit.add(t);
+      if (t && STATED_BEFORE.has(w)) stated.add(t);
     }
     if (EXPLICIT_AFTER.has(w) && i > 0) {
       const t = [...lessonTokens(flat[i - 1] ?? "")][0];
       if (t) explicit.add(t);
+      if (t && (w !== "instead" || flat[i + 1] === "of")) stated.add(t);
     }
   }
   // "tabs are history", "npm is banned": what is declared gone is avoided.
@@ -302,6 +309,12 @@ export function polarityOf(text: string): Polarity {
     if (!chosen.length && members.length === 1 && (rivalAvoided || short || !complaint)) chosen.push(members[0]!);
     for (const m of chosen) prefer.add(m);
   }
+  // "X, not Y": X is the one wanted.
+  for (const m of text.toLowerCase().matchAll(/([\w.@/`-]+)\s*,\s*not\s+\S/g)) {
+    const t = [...lessonTokens(m[1]!)][0];
+    if (t) stated.add(t);
+  }
+  for (const t of stated) if (topicOfLoose(t) === undefined) prefer.add(t);
   // What is avoided is not preferred, nor another word for the same choice ("print" / "stdout").
   for (const a of avoid) {
     prefer.delete(a);
@@ -588,4 +601,65 @@ export function sameInstruction(a: ReadonlySet<string>, b: ReadonlySet<string>, 
   const union = wa + wb - ws;
   if (ws / union >= 0.5) return true;
   return rare && ws / Math.min(wa, wb) >= 0.6;
+}
+
+/**
+ * The precise action a turn followed, as a key that comes back when the agent repeats a mistake in
+ * another session: a command's first words with each path cut to its last name (`$ go test
+ * ./internal/ingest/...` → `run:go test ingest`), or the file an edit touched (`edit:ci.yml`).
+ * undefined when the agent only spoke.
+ */
+export function actionKey(agentBefore: string | undefined): string | undefined {
+  if (!agentBefore) return undefined;
+  const tool = agentBefore.split(" · ", 1)[0]!;
+  const edit = /^edit (\S+?):/.exec(tool);
+  if (edit) return `edit:${lastName(edit[1]!)}`;
+  if (!tool.startsWith("$ ")) return undefined;
+  const words = tool
+    .slice(2)
+    .split(/\s*(?:\|\||&&|[|;])\s*/, 1)[0]!
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w && !/^[A-Z_][A-Z0-9_]*=/.test(w) && w !== "sudo")
+    .slice(0, 4)
+    .map((w) => (w.includes("/") ? lastName(w) : w.toLowerCase().replace(/^['"]|['"]$/g, "")))
+    .filter(Boolean);
+  return words.length >= 2 ? `run:${words.join(" ")}` : undefined;
+}
+
+/** A path's last name, without a trailing `/...` or slash (`./internal/ingest/...` → `ingest`). */
+function lastName(path: string): string {
+  const parts = path.replace(/(?:\/\.\.\.|\/)+$/, "").split("/");
+  return (parts.at(-1) ?? "").toLowerCase();
+}
+
+/** A turn that only acknowledges or moves on. */
+const CHATTER =
+  /^(?:(?:thx|thanks|thank you|ty|ok(?:ay)?|cool|nice|great|perfect|lgtm|looks good|looks fine|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine)\b[\s.!,]*)+$/i;
+
+/** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
+const REACTION_WORDS = 20;
+
+/**
+ * A short follow-up turn right after an agent command or edit that names no rule in words the
+ * reading above accepts ("again.", "-race", "did you run that with the detector?"): the turn,
+ * whitespace collapsed, else undefined. Alone it is no lesson; it is evidence for one when the
+ * agent's same action drew a stated rule in another session (lessons.ts, actionKey).
+ */
+export function reactionOf(prompt: string, agentBefore: string | undefined): string | undefined {
+  if (actionKey(agentBefore) === undefined) return undefined;
+  const text = spokenText(prompt).replace(/\s+/g, " ").trim();
+  if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
+  if (isCredentialShaped(text) || TASK_DEICTIC.test(text) || NAMES_ONE.test(text) || CHATTER.test(text))
+    return undefined;
+  if (NO_IDIOM.test(text)) return undefined;
+  // It pushes back on what the agent did ("again.", "that's not it", "you didn't run …"), or is a
+  // bare term or two ("-race", "tmp_path fixture"); a short remark or request after a common edit
+  // ("can you also update the README", "why did that get slower") is not a correction.
+  const words = text.split(" ").length;
+  const pushesBack =
+    NEGATION.test(text) || AGAIN.test(text) || LEAD_IN.test(text) || REFERS_BACK.test(text) || CLAIM_DENIED.test(text);
+  if (!pushesBack && words > 4) return undefined;
+  if (TASK_START.test(text) && !pushesBack) return undefined;
+  return text;
 }

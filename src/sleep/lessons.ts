@@ -14,6 +14,7 @@ import { readRegularFile } from "./adopt/read.ts";
 import { familiesOf } from "./lesson-family.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import {
+  actionKey,
   actionTerms,
   idfWeights,
   instructionsOf,
@@ -22,6 +23,7 @@ import {
   opposite,
   type Polarity,
   polarityOf,
+  reactionOf,
   topicsOf,
   sameInstruction,
   UNIFORM,
@@ -55,7 +57,12 @@ interface Observation {
   at: string;
   /** The sentence, redacted. */
   quote: string;
-  kind: "correction" | "preference";
+  /**
+   * `reaction`: a short turn right after an agent command or edit that states no rule in its words
+   * ("again.", "-race"); never a lesson alone, it joins the sayings that followed the same action
+   * in other sessions (`key`).
+   */
+  kind: "correction" | "preference" | "reaction";
   /** The night that first read it. */
   night: number;
   /** The user's request just before it (what was being corrected), redacted; "" when none. */
@@ -64,6 +71,8 @@ interface Observation {
   norm?: string;
   /** Key terms of the agent's action right before it (`npm install`), when the harvest kept it. */
   act?: string[];
+  /** The precise action right before it (`run:go test ingest`, `edit:ci.yml`; lesson-rule.ts actionKey). */
+  key?: string;
   /** The cluster it joined (assigned once; only new observations are clustered on a later night). */
   cluster?: number;
 }
@@ -195,13 +204,26 @@ export function observe(
       const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
       const act = actionTerms(agentBefore);
-      for (const ins of instructionsOf(p, i > 0, { agentBefore, skipped }))
+      const key = actionKey(agentBefore);
+      const found = instructionsOf(p, i > 0, { agentBefore, skipped });
+      for (const ins of found)
         fresh.push({
           ...base,
           quote: maskCredentials(ins.quote),
           kind: ins.kind,
           context,
           ...(act.length ? { act } : {}),
+          ...(key ? { key } : {}),
+        });
+      const reaction = i > 0 && found.length === 0 ? reactionOf(p, agentBefore) : undefined;
+      if (reaction)
+        fresh.push({
+          ...base,
+          quote: maskCredentials(reaction),
+          kind: "reaction",
+          context,
+          ...(act.length ? { act } : {}),
+          key,
         });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
@@ -218,6 +240,8 @@ export function observe(
       );
       if (same) {
         same.norm = norm;
+        // A model read a rule in it: no longer a bare reaction.
+        if (same.kind === "reaction") same.kind = "correction";
         continue;
       }
       const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
@@ -330,6 +354,11 @@ function sameFamily(a: Observation, b: Observation, fa: ReadonlySet<string>, fb:
   return fa.size === 1 && fb.size === 1;
 }
 
+/** Two sayings in different sessions right after the same precise agent action (actionKey). */
+function sameAction(a: Observation, b: Observation): boolean {
+  return a.key !== undefined && a.key === b.key && a.session_id !== b.session_id;
+}
+
 /** The rarity weights of a book. */
 function bookWeights(book: LessonBook): Weights {
   return book.df && book.n_prompts ? idfWeights(book.df, book.n_prompts) : UNIFORM;
@@ -357,7 +386,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
-  const keys = (i: number) => [...toks[i]!, ...[...fams[i]!].map((f) => `family:${f}`)];
+  // A reaction ("again.") is found only through the action it followed.
+  const keys = (i: number) => {
+    const o = obs[i]!;
+    const action = o.key ? [`key:${o.key}`] : [];
+    return o.kind === "reaction" ? action : [...toks[i]!, ...[...fams[i]!].map((f) => `family:${f}`), ...action];
+  };
   const addToIndex = (i: number) => {
     for (const t of keys(i)) {
       const l = index.get(t);
@@ -366,16 +400,32 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
   };
   for (let i = 0; i < obs.length; i++) if (obs[i]!.cluster !== undefined) addToIndex(i);
+  // The clusters holding a stated rule (not reactions alone).
+  const stated = new Set(obs.filter((o) => o.cluster !== undefined && o.kind !== "reaction").map((o) => o.cluster!));
   let next = book.next_cluster ?? 1 + Math.max(0, ...obs.map((o) => o.cluster ?? 0));
   for (let i = 0; i < obs.length; i++) {
     if (obs[i]!.cluster !== undefined) continue;
     const seen = new Set<number>();
     const joined = new Set<number>();
+    let latest: { cluster: number; at: string } | undefined;
     for (const t of keys(i)) {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
         seen.add(j);
         if (opposite(polOf(i), polOf(j))) continue;
+        // The agent repeated one action in two sessions and the user objected both times: a short
+        // reaction that states no rule ("again.") is the same correction as what was said after
+        // that action elsewhere. A reaction joins on that alone, one cluster only (it never bridges
+        // two rules): the one said last, the user's current wish. A stated rule gathers the
+        // reactions that are still alone, never a cluster through one (old and new sides of a flip
+        // may follow the same action).
+        if (obs[i]!.kind === "reaction" || obs[j]!.kind === "reaction") {
+          if (!sameAction(obs[i]!, obs[j]!)) continue;
+          if (obs[i]!.kind === "reaction") {
+            if (!latest || obs[j]!.at >= latest.at) latest = { cluster: obs[j]!.cluster!, at: obs[j]!.at };
+          } else if (!stated.has(obs[j]!.cluster!)) joined.add(obs[j]!.cluster!);
+          continue;
+        }
         // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
         // prettier" / "formatting = biome"), say the same thing.
         const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
@@ -395,9 +445,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
           joined.add(obs[j]!.cluster!);
       }
     }
+    if (latest) joined.add(latest.cluster);
     const ids = [...joined].sort((a, b) => a - b);
     const id = ids[0] ?? next++;
     obs[i]!.cluster = id;
+    if (obs[i]!.kind !== "reaction" || ids.some((x) => stated.has(x))) stated.add(id);
     if (ids.length > 1) {
       const merge = new Set(ids.slice(1));
       for (const o of obs) if (o.cluster !== undefined && merge.has(o.cluster)) o.cluster = id;
@@ -451,7 +503,7 @@ function representative(c: Cluster, w: Weights): string {
   // In a large cluster the latest 40 sayings choose (the choice is quadratic in them).
   const from = Math.max(0, c.members.length - 40);
   c.members.forEach((m, i) => {
-    if (i < from) return;
+    if (i < from || m.kind === "reaction") return;
     let s = 0;
     for (let j = from; j < c.tokens.length; j++) if (i !== j && sameInstruction(c.tokens[i]!, c.tokens[j]!, w)) s++;
     const p = polarityOfText(m.quote);
@@ -586,7 +638,10 @@ export function planLessons(
   // Only new observations are clustered (against the index of the old ones), and only the
   // clusters tonight's observations touched are read: a night with nothing new does no clustering.
   assignClusters(book, w);
-  const recurring = clustersOf(book, night).filter((c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c));
+  // A cluster of reactions alone states no rule: at least one member says what to do.
+  const recurring = clustersOf(book, night).filter(
+    (c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c) && c.members.some((m) => m.kind !== "reaction"),
+  );
   // Two recurring clusters that say opposite things: the one said last is the user's current wish.
   const lastSaid = (c: Cluster) =>
     c.members
