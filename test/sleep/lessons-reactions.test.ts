@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { actionKey, reactionOf } from "../../src/sleep/lesson-rule.ts";
+import { actionKey, instructionsOf, reactionOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 
 // Our own sessions: the agent, with no memory between sessions, makes the same move again and the
@@ -35,6 +35,13 @@ describe("reactions: a short push-back right after the agent's repeated action",
     expect(reactionOf("why is the jar twice as big as last week", MAVEN)).toBeUndefined();
     expect(reactionOf("again!!", "Done, the build is green.")).toBeUndefined();
     expect(reactionOf("skip the tests for now, the db is down", MAVEN)).toBeUndefined();
+  });
+
+  test("a sentence naming a dated snapshot is about that moment: neither a rule nor a reaction", () => {
+    const said = "read from the 2025-04 dump, not the live replica";
+    expect(instructionsOf(said, true, { agentBefore: MAVEN })).toEqual([]);
+    expect(reactionOf(said, MAVEN)).toBeUndefined();
+    expect(instructionsOf("read from the dump, not the live replica", true).length).toBe(1);
   });
 
   test("sayings with no word in common join through the action they followed, in other sessions", () => {
