@@ -476,6 +476,14 @@ function clustersOf(book: LessonBook, night: number, all = false): Cluster[] {
 
 const day = (iso: string) => iso.slice(0, 10);
 
+/**
+ * A cluster that is a lesson: enough sayings, recurring, and at least one member that says what to
+ * do (a cluster of reactions alone states no rule).
+ */
+function isLesson(c: Cluster, minRecurrence: number): boolean {
+  return c.members.length >= minRecurrence && isRecurring(c) && c.members.some((m) => m.kind !== "reaction");
+}
+
 /** A cluster said in ≥ 2 sessions or on ≥ 2 days (rule 3). */
 function isRecurring(c: Cluster): boolean {
   return (
@@ -638,10 +646,7 @@ export function planLessons(
   // Only new observations are clustered (against the index of the old ones), and only the
   // clusters tonight's observations touched are read: a night with nothing new does no clustering.
   assignClusters(book, w);
-  // A cluster of reactions alone states no rule: at least one member says what to do.
-  const recurring = clustersOf(book, night).filter(
-    (c) => c.members.length >= (o.minRecurrence ?? 2) && isRecurring(c) && c.members.some((m) => m.kind !== "reaction"),
-  );
+  const recurring = clustersOf(book, night).filter((c) => isLesson(c, o.minRecurrence ?? 2));
   // Two recurring clusters that say opposite things: the one said last is the user's current wish.
   const lastSaid = (c: Cluster) =>
     c.members
