@@ -85,7 +85,8 @@ interface TraceRow {
   candidate?: number;
   best: number;
   calls: Record<string, number>;
-  pool?: { origin: string; status: string; sel: number; test: number; tokens: number }[];
+  /** Per member: its recorded selection score, its exact expected score on the selection items, its true test score. */
+  pool?: { origin: string; status: string; sel: number; selTrue: number; test: number; tokens: number }[];
   events?: { kind: string; verdict: string; test?: number }[];
   frontier?: number;
 }
@@ -124,6 +125,19 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
     }
     return v;
   };
+  const knownSel = new Map<string, number>();
+  const selTruth = (skill: string) => {
+    let v = knownSel.get(skill);
+    if (v === undefined) {
+      v =
+        splits.val.reduce(
+          (a, it) => a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed),
+          0,
+        ) / splits.val.length;
+      knownSel.set(skill, v);
+    }
+    return v;
+  };
   const texts = new Map<string, string>();
   let last: RunCheckpoint | undefined;
   const trace: TraceRow[] = [];
@@ -155,6 +169,7 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
           origin: e.origin,
           status: e.status,
           sel: e.score,
+          selTrue: selTruth(texts.get(e.hash) ?? ""),
           test: t(e.hash)!,
           tokens: e.tokens,
         })),

