@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { gateSettings, makeGate } from "../../src/engine/gate.ts";
 import { mergeSkills } from "../../src/engine/merge.ts";
+import { afterPoolStep } from "../../src/engine/pool-step.ts";
 import {
   admit,
   itemFrontier,
@@ -99,6 +101,47 @@ describe("the per-item Pareto frontier", () => {
   });
 });
 
+describe("the pool decides the best", () => {
+  test("a candidate the step's gate called a new best is not the best unless it beats the best so far under the run's rule", async () => {
+    const cfg = quickConfig(["optimizer.search=pool", "optimizer.merge=false", "evaluation.gate_rule=paired"]);
+    const gate = gateSettings(cfg.evaluation);
+    const n = 12;
+    const row = (wins: number) => Array.from({ length: n }, (_, i) => (i < wins ? 1 : 0));
+    // a: the best so far (8 of 12); p: the step's parent; x: its candidate, accepted by the step's
+    // gate at 9 of 12 (above a's mean), but not significantly better than a on the same items.
+    const entries = [entry("a", 8 / n), entry("p", 6 / n, ["a"])];
+    const base = stateWith(entries, { a: row(8), p: row(6), x: row(9) });
+    const state = {
+      ...base,
+      selCache: {},
+      current: { hash: "x", hard: 9 / n, soft: 9 / n, score: 9 / n, origin: "step_0003" },
+      best: { hash: "x", hard: 9 / n, soft: 9 / n, score: 9 / n, origin: "step_0003", step: 3 },
+    } as unknown as LoopState;
+    const env = {
+      cfg,
+      ev: undefined as never,
+      gate,
+      decider: makeGate("paired", gate.sequential),
+      objective: score,
+      pairedOrder: { selection: [], order: Array.from({ length: n }, (_, i) => i) },
+      skills: new Map([
+        ["a", "A"],
+        ["p", "P"],
+        ["x", "X"],
+      ]),
+    };
+    await afterPoolStep(env, state, 3, entries[1]!, {
+      action: "accept_new_best",
+      candidate: "x",
+      bestBefore: { hash: "a", step: 1 },
+    });
+    // x joined the pool from its parent, and the best is still a: one item more is no proof.
+    expect(state.pool!.entries.find((e) => e.hash === "x")).toMatchObject({ status: "member", parents: ["p"] });
+    expect(state.best.hash).toBe("a");
+    expect(state.current.hash).toBe("a");
+  });
+});
+
 describe("the objective", () => {
   test("weighted gives up token_weight per 1000 tokens; the cost frontier drops what is longer and no better", () => {
     expect(objectiveValue(score, 0.8, 2000)).toBe(0.8);
@@ -167,6 +210,17 @@ describe("search: pool on the simulator", () => {
     expect(top.score - best.score).toBeLessThan(0.05);
     expect(top.step).toBeGreaterThanOrEqual(best.step);
     expect(r.result.bestSkill).toBe(r.recorder.skills[state.best.hash]!);
+    // The best moves only to the pool's top on the objective (a step's gate alone does not crown its candidate).
+    let prevBest = r.recorder.checkpoints[0]!.state.best.hash;
+    let moves = 0;
+    for (const cp of r.recorder.checkpoints.filter((c) => c.kind === "step")) {
+      if (cp.state.best.hash !== prevBest) {
+        moves += 1;
+        expect(cp.state.best.hash).toBe(poolBest(cp.state.pool!, score).hash);
+      }
+      prevBest = cp.state.best.hash;
+    }
+    expect(moves).toBeGreaterThan(0);
     expect(summary.search?.mode).toBe("pool");
     expect(summary.search?.chosen).toBe(state.best.hash);
     expect(summary.search?.pool?.length).toBe(pool.entries.length);
