@@ -160,10 +160,15 @@ function settle(env: PoolEnv, state: LoopState, step: number): void {
   const pool = state.pool!;
   const top = poolBest(pool, env.objective);
   const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
-  const b =
-    held && top.hash !== held.hash && env.gate.useGate && env.decider.itemwise && !beats(env, state, top, held)
-      ? held
-      : top;
+  let b = top;
+  if (held && top.hash !== held.hash && env.gate.useGate && env.decider.itemwise) {
+    // Under `weighted` the price of tokens is known, not measured: a shorter skill ahead on the
+    // objective takes over unless the longer one proves (under the run's rule) it is worth its
+    // tokens; a longer one must prove it is better. Under `score`, the challenger must prove it.
+    const cheaper = env.objective.kind === "weighted" && top.tokens < held.tokens;
+    const keep = cheaper ? beats(env, state, held, top) : !beats(env, state, top, held);
+    if (keep) b = held;
+  }
   state.current = ref(b);
   if (state.best.hash !== b.hash) state.best = { ...ref(b), step };
 }

@@ -142,6 +142,60 @@ describe("the pool decides the best", () => {
   });
 });
 
+describe("the weighted objective picks the best", () => {
+  /** A pool whose best so far is `a` (400 tokens) and whose step just admitted `x` (100 tokens), as good on selection on other items. */
+  async function settleWith(objective: "score" | "weighted") {
+    const cfg = quickConfig([
+      "optimizer.search=pool",
+      "optimizer.merge=false",
+      "evaluation.gate_rule=paired",
+      `evaluation.objective=${objective}`,
+      "evaluation.token_weight=0.1",
+    ]);
+    const gate = gateSettings(cfg.evaluation);
+    const n = 12;
+    const a = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
+    const x = Array.from({ length: n }, (_, i) => (i >= 1 && i < 9 ? 1 : 0));
+    const entries = [entry("a", 8 / n, [], { tokens: 400 })];
+    const base = stateWith(entries, { a, x });
+    const state = {
+      ...base,
+      selCache: {},
+      current: { hash: "x", hard: 8 / n, soft: 8 / n, score: 8 / n, origin: "step_0002" },
+      best: { ...base.best, hash: "a", score: 8 / n, step: 1 },
+    } as unknown as LoopState;
+    const env = {
+      cfg,
+      ev: undefined as never,
+      gate,
+      decider: makeGate("paired", gate.sequential),
+      objective: { kind: objective, tokenWeight: 0.1 },
+      pairedOrder: { selection: [], order: Array.from({ length: n }, (_, i) => i) },
+      skills: new Map([
+        ["a", "A ".repeat(800)],
+        ["x", "X ".repeat(200)],
+      ]),
+    };
+    await afterPoolStep(env, state, 2, entries[0]!, {
+      action: "accept",
+      candidate: "x",
+      bestBefore: { hash: "a", step: 1 },
+    });
+    return state;
+  }
+
+  test("weighted: a shorter member ahead on the objective replaces a longer best that does not prove its tokens' worth", async () => {
+    const state = await settleWith("weighted");
+    expect(state.pool!.entries.find((e) => e.hash === "x")?.tokens).toBeLessThan(200);
+    expect(state.best.hash).toBe("x");
+  });
+
+  test("score: the same member must prove it is better, and does not", async () => {
+    const state = await settleWith("score");
+    expect(state.best.hash).toBe("a");
+  });
+});
+
 describe("the objective", () => {
   test("weighted gives up token_weight per 1000 tokens; the cost frontier drops what is longer and no better", () => {
     expect(objectiveValue(score, 0.8, 2000)).toBe(0.8);
