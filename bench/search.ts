@@ -13,8 +13,15 @@
 // tokens, test points per 1000 skill tokens, calls actually paid, the pool's per-item frontier
 // size at the end, and merges tried/accepted. Prints, does not assert.
 //
+// Each shape first prints what it allows: the true test score of the skill stating every house rule
+// and of an oracle giving each item its family's best rule (docs/search.md). --trace FILE writes,
+// per run and checkpoint, the parent's, candidate's and best's true test scores, calls by stage and
+// every pool member's recorded and exact selection scores (the diagnosis in docs/search.md is read
+// from it); --set key=value (repeatable) is passed to every arm (ablations).
+//
 //   bun bench/search.ts [--seeds 10] [--sizes 12,40] [--budget 600] [--temperature 0.6] [--shapes standard,conflict]
 //                       [--arms single,pool,pool+merge,pool+merge+weighted] [--token-weight 0.1] [--json FILE]
+//                       [--trace FILE] [--set key=value]...
 import { writeFileSync } from "node:fs";
 import { createModelClient } from "../src/backends/index.ts";
 import { family, type TaskValue } from "../src/backends/sim/conventions.ts";
