@@ -300,7 +300,10 @@ out(
   "test = true test accuracy of best_skill.md (exact probabilities); ceiling = best true test of any skill the run wrote;",
 );
 out(
-  "test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried",
+  "test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried;",
+);
+out(
+  "Δ single = the arm's test minus single's on the same seed (mean ± 95 % interval over seeds; needs the single arm first)",
 );
 const rows: Row[] = [];
 const t0 = performance.now();
@@ -313,7 +316,10 @@ for (const shape of shapes) {
   for (const size of sizes) {
     const load = new LoadSampler();
     out(`\n${shape}, ${size} selection items`);
-    out("  arm                    test            ceiling  tokens  test/ktok  calls  steps  frontier  merges");
+    out(
+      "  arm                    test            Δ single     ceiling  tokens  test/ktok  calls  steps  frontier  merges",
+    );
+    const singleOf = new Map<number, number>();
     for (const arm of arms) {
       const cell: Row[] = [];
       for (let seed = 1; seed <= seeds; seed++) {
@@ -321,12 +327,19 @@ for (const shape of shapes) {
         cell.push(await runOne(shape, size, arm, seed));
       }
       rows.push(...cell);
+      if (arm === "single") for (const r of cell) singleOf.set(r.seed, r.test);
+      const paired = cell.filter((r) => singleOf.has(r.seed)).map((r) => r.test - singleOf.get(r.seed)!);
+      const delta =
+        arm !== "single" && paired.length
+          ? `${(100 * mean(paired) >= 0 ? "+" : "") + (100 * mean(paired)).toFixed(1)} ± ${(100 * ci95(paired)).toFixed(1)}`
+          : "–";
       const f = cell.filter((r) => r.frontier !== null).map((r) => r.frontier!);
       const merged = cell.filter((r) => r.merges !== null).map((r) => r.merges!.split("/").map(Number));
       const pct = (xs: number[]) => (100 * mean(xs)).toFixed(1).padStart(5);
       const cols = [
         arm.padEnd(21),
         `${pct(cell.map((r) => r.test))} ± ${(100 * ci95(cell.map((r) => r.test))).toFixed(1).padStart(4)}`,
+        delta.padEnd(11),
         ` ${pct(cell.map((r) => r.bestTest))}`,
         mean(cell.map((r) => r.tokens))
           .toFixed(0)
