@@ -13,11 +13,19 @@
 // tokens, test points per 1000 skill tokens, calls actually paid, the pool's per-item frontier
 // size at the end, and merges tried/accepted. Prints, does not assert.
 //
+// Each shape first prints what it allows: the true test score of the skill stating every house rule
+// and of an oracle giving each item its family's best rule (docs/search.md). --trace FILE writes,
+// per run and checkpoint, the parent's, candidate's and best's true test scores, calls by stage and
+// every pool member's recorded and exact selection scores (the diagnosis in docs/search.md is read
+// from it); --set key=value (repeatable) is passed to every arm (ablations).
+//
 //   bun bench/search.ts [--seeds 10] [--sizes 12,40] [--budget 600] [--temperature 0.6] [--shapes standard,conflict]
 //                       [--arms single,pool,pool+merge,pool+merge+weighted] [--token-weight 0.1] [--json FILE]
+//                       [--trace FILE] [--set key=value]...
 import { writeFileSync } from "node:fs";
 import { createModelClient } from "../src/backends/index.ts";
-import type { TaskValue } from "../src/backends/sim/conventions.ts";
+import { family, type TaskValue } from "../src/backends/sim/conventions.ts";
+import { drawHouseRules } from "../src/benchmarks/conventions/generator.ts";
 import { successProbability } from "../src/backends/sim/stochastic.ts";
 import { getBenchmark } from "../src/benchmarks/index.ts";
 import { loadConfig } from "../src/config/index.ts";
@@ -41,6 +49,9 @@ const temperature = Number(opt("temperature", "0.6"));
 const shapes = opt("shapes", "standard,conflict").split(",");
 const arms = opt("arms", "single,pool,pool+merge,pool+merge+weighted").split(",");
 const jsonOut = opt("json", "");
+const traceOut = opt("trace", "");
+// Extra config overrides for every arm (diagnosis runs), e.g. --set optimizer.use_slow_update=false
+const extraSets = argv.flatMap((a, i) => (a === "--set" && argv[i + 1] ? [argv[i + 1]!] : []));
 const tokenWeight = opt("token-weight", "0.1");
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
@@ -68,6 +79,23 @@ interface Row {
   steps: number;
   frontier: number | null;
   merges: string | null;
+  /** --trace: per committed checkpoint, what the run did and the truth of the skills involved. */
+  trace?: TraceRow[];
+}
+
+interface TraceRow {
+  kind: string;
+  step: number;
+  action?: string;
+  /** True test score of the step's parent (pool) or current skill (single), of its candidate, and of the run's best after it. */
+  parent?: number;
+  candidate?: number;
+  best: number;
+  calls: Record<string, number>;
+  /** Per member: its recorded selection score, its exact expected score on the selection items, its true test score. */
+  pool?: { origin: string; status: string; sel: number; selTrue: number; test: number; tokens: number }[];
+  events?: { kind: string; verdict: string; test?: number }[];
+  frontier?: number;
 }
 
 async function runOne(shape: string, size: number, arm: string, seed: number): Promise<Row> {
@@ -84,24 +112,80 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
       "train.num_epochs=40",
       `model.max_calls=${budget}`,
       ...ARM_SETS[arm]!,
+      ...extraSets,
     ],
   });
   const client = await createModelClient(config, { noCache: true });
   const bench = (await getBenchmark("conventions"))!;
   const ctx = simContext(config, client);
   const splits = await bench.loadSplits(ctx);
-  const truth = (skill: string) =>
-    splits.test.reduce(
-      (a, it) => a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed),
-      0,
-    ) / splits.test.length;
+  const known = new Map<string, number>();
+  const truth = (skill: string) => {
+    let v = known.get(skill);
+    if (v === undefined) {
+      v =
+        splits.test.reduce(
+          (a, it) => a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed),
+          0,
+        ) / splits.test.length;
+      known.set(skill, v);
+    }
+    return v;
+  };
+  const knownSel = new Map<string, number>();
+  const selTruth = (skill: string) => {
+    let v = knownSel.get(skill);
+    if (v === undefined) {
+      v =
+        splits.val.reduce(
+          (a, it) => a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed),
+          0,
+        ) / splits.val.length;
+      knownSel.set(skill, v);
+    }
+    return v;
+  };
   const texts = new Map<string, string>();
   let last: RunCheckpoint | undefined;
+  const trace: TraceRow[] = [];
+  let prevCalls: Record<string, number> = {};
+  let prevCurrent = "";
   const recorder: RunRecorder = {
     resume: () => undefined,
     commit: (cp: RunCheckpoint) => {
       for (const k of cp.skills) texts.set(k.hash, k.text);
       last = cp;
+      if (!traceOut) return;
+      const now: Record<string, number> = {};
+      for (const [k, v] of Object.entries(client.snapshot().by_stage)) now[k] = v.calls - (prevCalls[k] ?? 0);
+      prevCalls = Object.fromEntries(Object.entries(client.snapshot().by_stage).map(([k, v]) => [k, v.calls]));
+      const st = cp.state;
+      const t = (h: string | undefined) => (h && texts.has(h) ? truth(texts.get(h)!) : undefined);
+      const rec = (cp as { record?: { action?: string; candidate_hash?: string } }).record;
+      const pool = st.pool;
+      const stepLog = pool?.log.find((l) => l.step === st.lastStep && l.kind === "step");
+      trace.push({
+        kind: cp.kind,
+        step: st.lastStep,
+        action: rec?.action,
+        parent: t(stepLog?.parents[0] ?? prevCurrent),
+        candidate: t(rec?.candidate_hash),
+        best: t(st.best.hash)!,
+        calls: now,
+        pool: pool?.entries.map((e) => ({
+          origin: e.origin,
+          status: e.status,
+          sel: e.score,
+          selTrue: selTruth(texts.get(e.hash) ?? ""),
+          test: t(e.hash)!,
+          tokens: e.tokens,
+        })),
+        events: pool?.log
+          .filter((l) => l.step === st.lastStep)
+          .map((l) => ({ kind: l.kind, verdict: l.verdict, test: t(l.hash) })),
+        frontier: pool ? itemFrontier(st, { metric: "hard", mixedWeight: 0 }).size : undefined,
+      });
+      prevCurrent = st.current.hash;
     },
   };
   // The bestTest ceiling: the best true test score of any skill the run wrote.
@@ -133,6 +217,7 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
       steps: s.steps,
       frontier: s.search?.pool ? s.search.pool.filter((p) => p.items_best > 0).length : null,
       merges: s.search?.merges ? `${s.search.merges.accepted}/${s.search.merges.tried}` : null,
+      ...(traceOut ? { trace } : {}),
     };
   } catch (err) {
     // Until bafb23b a cap met inside an epoch boundary ended train() with a BudgetError; it is a
@@ -160,6 +245,46 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
   }
 }
 
+/**
+ * What the shape allows, on a seed's 200 test items: the skill that states every house rule (the
+ * best the simulated target can do: it reads one rule per family), and an oracle that states, for
+ * each item, whichever rule of its family answers it best (what a target that followed "for the
+ * Lisbon office, …" could reach). Both exact, from the simulator's probabilities.
+ */
+async function oracle(shape: string, seed: number): Promise<{ house: number; routed: number }> {
+  const { config } = loadConfig({
+    config: "conventions",
+    set: [
+      "model.backend=sim",
+      `env.split_seed=${seed}`,
+      `env.sim_temperature=${temperature}`,
+      "env.test_items=200",
+      `env.conventions_shape=${shape}`,
+    ],
+  });
+  const client = await createModelClient(config, { noCache: true });
+  try {
+    const bench = (await getBenchmark("conventions"))!;
+    const splits = await bench.loadSplits(simContext(config, client));
+    const rules = drawHouseRules(seed);
+    const line = (fid: TaskValue["kind"], id: string) =>
+      `- **${family(fid).title}:** ${family(fid).conventions.find((c) => c.id === id)!.statements[0]}`;
+    const house = (Object.keys(rules) as TaskValue["kind"][]).map((f) => line(f, rules[f])).join("\n");
+    const p = (skill: string, it: (typeof splits.test)[number]) =>
+      successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed);
+    let h = 0;
+    let r = 0;
+    for (const it of splits.test) {
+      const v = it.value as TaskValue;
+      h += p(house, it);
+      r += Math.max(...family(v.kind).conventions.map((c) => p(line(v.kind, c.id), it)));
+    }
+    return { house: h / splits.test.length, routed: r / splits.test.length };
+  } finally {
+    await client.close();
+  }
+}
+
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const ci95 = (xs: readonly number[]) => {
   if (xs.length < 2) return 0;
@@ -175,15 +300,26 @@ out(
   "test = true test accuracy of best_skill.md (exact probabilities); ceiling = best true test of any skill the run wrote;",
 );
 out(
-  "test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried",
+  "test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried;",
+);
+out(
+  "Δ single = the arm's test minus single's on the same seed (mean ± 95 % interval over seeds; needs the single arm first)",
 );
 const rows: Row[] = [];
 const t0 = performance.now();
 for (const shape of shapes) {
+  const o: { house: number; routed: number }[] = [];
+  for (let seed = 1; seed <= seeds; seed++) o.push(await oracle(shape, seed));
+  out(
+    `\n${shape}: the skill stating every house rule scores ${(100 * mean(o.map((x) => x.house))).toFixed(1)} on test; an oracle routing each item to its best rule ${(100 * mean(o.map((x) => x.routed))).toFixed(1)}`,
+  );
   for (const size of sizes) {
     const load = new LoadSampler();
     out(`\n${shape}, ${size} selection items`);
-    out("  arm                    test            ceiling  tokens  test/ktok  calls  steps  frontier  merges");
+    out(
+      "  arm                    test            Δ single     ceiling  tokens  test/ktok  calls  steps  frontier  merges",
+    );
+    const singleOf = new Map<number, number>();
     for (const arm of arms) {
       const cell: Row[] = [];
       for (let seed = 1; seed <= seeds; seed++) {
@@ -191,12 +327,19 @@ for (const shape of shapes) {
         cell.push(await runOne(shape, size, arm, seed));
       }
       rows.push(...cell);
+      if (arm === "single") for (const r of cell) singleOf.set(r.seed, r.test);
+      const paired = cell.filter((r) => singleOf.has(r.seed)).map((r) => r.test - singleOf.get(r.seed)!);
+      const delta =
+        arm !== "single" && paired.length
+          ? `${(100 * mean(paired) >= 0 ? "+" : "") + (100 * mean(paired)).toFixed(1)} ± ${(100 * ci95(paired)).toFixed(1)}`
+          : "–";
       const f = cell.filter((r) => r.frontier !== null).map((r) => r.frontier!);
       const merged = cell.filter((r) => r.merges !== null).map((r) => r.merges!.split("/").map(Number));
       const pct = (xs: number[]) => (100 * mean(xs)).toFixed(1).padStart(5);
       const cols = [
         arm.padEnd(21),
         `${pct(cell.map((r) => r.test))} ± ${(100 * ci95(cell.map((r) => r.test))).toFixed(1).padStart(4)}`,
+        delta.padEnd(11),
         ` ${pct(cell.map((r) => r.bestTest))}`,
         mean(cell.map((r) => r.tokens))
           .toFixed(0)
@@ -221,4 +364,5 @@ for (const shape of shapes) {
   }
 }
 out(`\n${rows.length} runs in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+if (traceOut) writeFileSync(traceOut, `${JSON.stringify(rows)}\n`);
 if (jsonOut) writeFileSync(jsonOut, `${JSON.stringify({ temperature, seeds, sizes, budget, rows }, null, 1)}\n`);

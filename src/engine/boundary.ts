@@ -4,6 +4,7 @@ import { type Evaluator, requireAnswers, skillHash } from "./evaluate.ts";
 import { judge } from "./gate-pass.ts";
 import type { Loop } from "./loop.ts";
 import { adoptAccepted, partialRow, pruneItems, rememberItems } from "./paired-gate.ts";
+import { admitSlowUpdate } from "./pool-step.ts";
 import type { BoundaryAction, BoundaryRecord } from "./records.ts";
 import type { GateDecision } from "./sequential.ts";
 import { trajectoryJson, userMessage, skillSection } from "./messages.ts";
@@ -296,7 +297,10 @@ export async function epochBoundary(loop: Loop, epoch: number): Promise<void> {
       skills.set(h, cand);
       const origin = `slow_update_epoch_${String(epoch).padStart(2, "0")}`;
       newSkills.push({ hash: h, text: cand, origin });
+      const base = state.current.hash;
       const kept = await gateSlowUpdate(loop, { cand, h, curr, origin, epoch }, evaluations);
+      // optimizer.search: pool — a kept slow update joins the pool (the next step's parent is drawn from it).
+      admitSlowUpdate(cfg, sc.gate, state, { base, hash: h, text: cand, origin });
       record.slow_update = {
         action: kept.action,
         prev_hard: prevHard,

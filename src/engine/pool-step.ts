@@ -3,7 +3,7 @@ import { type Evaluator, meanScores, requireAnswers, skillHash } from "./evaluat
 import { decide, type Gate, type GateSettings, gateScore, type ItemScores, itemScore, passed } from "./gate.ts";
 import { mergeSkills } from "./merge.ts";
 import { type PairedOrder, pairedGate, rememberItems } from "./paired-gate.ts";
-import { admit, itemFrontier, mergePair, type Objective, pickParent, poolBest } from "./search.ts";
+import { admit, itemFrontier, mergePair, type Objective, objectiveOf, pickParent, poolBest } from "./search.ts";
 import type { EngineConfig } from "./settings.ts";
 import { estimateTokens } from "./skill-format.ts";
 import type { LoopState, PoolEntry } from "./state.ts";
@@ -48,6 +48,40 @@ export function startPool(state: LoopState, skills: ReadonlyMap<string, string>)
   };
 }
 
+/**
+ * At an epoch boundary: the slow update built on the current skill (the pool's best) joins the
+ * pool once the boundary kept it, exactly when a single run would make it its current skill: under
+ * optimizer.slow_update_gate_with_selection through the run's gate against that skill, otherwise
+ * measured on the whole selection split and kept (the reference's rule, and a single run's).
+ * Its per-item scores are a fresh sample, so it also gives the pool a member whose selection score
+ * was not picked by a gate; without it a pool spent a boundary's calls and threw its result away.
+ */
+export function admitSlowUpdate(
+  cfg: EngineConfig,
+  gate: GateSettings,
+  state: LoopState,
+  u: { base: string; hash: string; text: string; origin: string },
+): void {
+  const pool = state.pool;
+  if (!pool) return;
+  const kept = state.current.hash === u.hash && u.hash !== u.base;
+  pool.log.push({
+    step: state.lastStep,
+    kind: "slow_update",
+    parents: [u.base],
+    hash: u.hash,
+    verdict: kept ? "accept" : "reject",
+  });
+  if (!kept) return;
+  admit(
+    state,
+    { ...state.current, step: state.lastStep, parents: [u.base], tokens: estimateTokens(u.text), status: "member" },
+    cfg.optimizer.pool_size,
+    gate,
+    objectiveOf(cfg.evaluation),
+  );
+}
+
 /** Before a step: re-decide an undecided entry, then make the sampled frontier parent the current skill. */
 export async function beforePoolStep(env: PoolEnv, state: LoopState, step: number): Promise<PoolWork> {
   const work: PoolWork = { newSkills: [], evaluations: [] };
@@ -68,7 +102,7 @@ export async function afterPoolStep(
   state: LoopState,
   step: number,
   parent: PoolEntry,
-  outcome: { action: string; candidate?: string | null },
+  outcome: { action: string; candidate?: string | null; bestBefore?: { hash: string; step: number } },
 ): Promise<PoolWork> {
   const work: PoolWork = { newSkills: [], evaluations: [] };
   const pool = state.pool!;
@@ -78,15 +112,16 @@ export async function afterPoolStep(
   if (h && text !== undefined) {
     const verdict = accepted ? "accept" : outcome.action;
     pool.log.push({ step, kind: "step", parents: [parent.hash], hash: h, verdict });
-    if (accepted)
-      put(env, state, {
+    if (accepted) {
+      const e: PoolEntry = {
         ...state.current,
         step,
         parents: [parent.hash],
         tokens: estimateTokens(text),
         status: "member",
-      });
-    else if (outcome.action === "undecided") {
+      };
+      put(env, state, e);
+    } else if (outcome.action === "undecided") {
       const est = state.selCache[h] ?? { hard: parent.hard, soft: parent.soft };
       put(env, state, {
         hash: h,
@@ -100,6 +135,11 @@ export async function afterPoolStep(
         status: "undecided",
       });
     }
+  }
+  // The step's gate made an accepted candidate above the best's score the best; the pool decides that (settle).
+  if (outcome.bestBefore && state.best.hash !== outcome.bestBefore.hash) {
+    const held = pool.entries.find((e) => e.hash === outcome.bestBefore!.hash && e.status === "member");
+    if (held) state.best = { ...ref(held), step: outcome.bestBefore.step };
   }
   if (env.cfg.optimizer.merge) await tryMerge(env, state, step, work);
   settle(env, state, step);
@@ -120,10 +160,15 @@ function settle(env: PoolEnv, state: LoopState, step: number): void {
   const pool = state.pool!;
   const top = poolBest(pool, env.objective);
   const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
-  const b =
-    held && top.hash !== held.hash && env.gate.useGate && env.decider.itemwise && !beats(env, state, top, held)
-      ? held
-      : top;
+  let b = top;
+  if (held && top.hash !== held.hash && env.gate.useGate && env.decider.itemwise) {
+    // Under `weighted` the price of tokens is known, not measured: a shorter skill ahead on the
+    // objective takes over unless the longer one proves (under the run's rule) it is worth its
+    // tokens; a longer one must prove it is better. Under `score`, the challenger must prove it.
+    const cheaper = env.objective.kind === "weighted" && top.tokens < held.tokens;
+    const keep = cheaper ? beats(env, state, held, top) : !beats(env, state, top, held);
+    if (keep) b = held;
+  }
   state.current = ref(b);
   if (state.best.hash !== b.hash) state.best = { ...ref(b), step };
 }
@@ -165,7 +210,7 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
   state.pool!.log.push({ step, kind: "merge", parents: [pair.a.hash, pair.b.hash], hash: h, verdict: g.verdict });
   if (g.verdict === "reject") return;
   state.pool!.lineage[h] ??= pair.a.hash;
-  put(env, state, {
+  const e: PoolEntry = {
     hash: h,
     origin,
     hard: g.hard,
@@ -175,7 +220,8 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
     parents: [pair.a.hash, pair.b.hash],
     tokens: estimateTokens(merged.text),
     status: g.verdict === "accept" ? "member" : "undecided",
-  });
+  };
+  put(env, state, e);
 }
 
 /** Gate a candidate against a pool member with the run's rule (the paired test, or the strict mean comparison). */

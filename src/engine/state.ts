@@ -86,7 +86,7 @@ export type PoolEntry = v.InferOutput<typeof PoolEntrySchema>;
 /** One decision about the pool: a step's candidate, a merge or the re-decision of an undecided entry. */
 const PoolEventSchema = v.object({
   step: num,
-  kind: v.picklist(["step", "merge", "redecide"]),
+  kind: v.picklist(["step", "merge", "redecide", "slow_update"]),
   parents: v.array(v.string()),
   hash: v.optional(v.string()),
   verdict: v.string(),

@@ -163,11 +163,13 @@ async function commitStep(
     const pool: PoolEnv | undefined = work.pool ? poolEnv(loop) : undefined;
     const before = pool ? await beforePoolStep(pool, work, step.global) : undefined;
     const parent = work.pool?.entries.find((e) => e.hash === work.current.hash);
+    const bestBefore = { hash: work.best.hash, step: work.best.step };
     outcome = await runStep(loop, work, step, meta);
     if (pool && parent) {
       const after = await afterPoolStep(pool, work, step.global, parent, {
         action: outcome.record.action,
         candidate: outcome.record.candidate_hash,
+        bestBefore,
       });
       // The record names the skills as the pool left them (its best on the objective is current and best).
       Object.assign(outcome.record, {

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { gateSettings, makeGate } from "../../src/engine/gate.ts";
 import { mergeSkills } from "../../src/engine/merge.ts";
+import { afterPoolStep } from "../../src/engine/pool-step.ts";
 import {
   admit,
   itemFrontier,
@@ -99,6 +101,101 @@ describe("the per-item Pareto frontier", () => {
   });
 });
 
+describe("the pool decides the best", () => {
+  test("a candidate the step's gate called a new best is not the best unless it beats the best so far under the run's rule", async () => {
+    const cfg = quickConfig(["optimizer.search=pool", "optimizer.merge=false", "evaluation.gate_rule=paired"]);
+    const gate = gateSettings(cfg.evaluation);
+    const n = 12;
+    const row = (wins: number) => Array.from({ length: n }, (_, i) => (i < wins ? 1 : 0));
+    // a: the best so far (8 of 12); p: the step's parent; x: its candidate, accepted by the step's
+    // gate at 9 of 12 (above a's mean), but not significantly better than a on the same items.
+    const entries = [entry("a", 8 / n), entry("p", 6 / n, ["a"])];
+    const base = stateWith(entries, { a: row(8), p: row(6), x: row(9) });
+    const state = {
+      ...base,
+      selCache: {},
+      current: { hash: "x", hard: 9 / n, soft: 9 / n, score: 9 / n, origin: "step_0003" },
+      best: { hash: "x", hard: 9 / n, soft: 9 / n, score: 9 / n, origin: "step_0003", step: 3 },
+    } as unknown as LoopState;
+    const env = {
+      cfg,
+      ev: undefined as never,
+      gate,
+      decider: makeGate("paired", gate.sequential),
+      objective: score,
+      pairedOrder: { selection: [], order: Array.from({ length: n }, (_, i) => i) },
+      skills: new Map([
+        ["a", "A"],
+        ["p", "P"],
+        ["x", "X"],
+      ]),
+    };
+    await afterPoolStep(env, state, 3, entries[1]!, {
+      action: "accept_new_best",
+      candidate: "x",
+      bestBefore: { hash: "a", step: 1 },
+    });
+    // x joined the pool from its parent, and the best is still a: one item more is no proof.
+    expect(state.pool!.entries.find((e) => e.hash === "x")).toMatchObject({ status: "member", parents: ["p"] });
+    expect(state.best.hash).toBe("a");
+    expect(state.current.hash).toBe("a");
+  });
+});
+
+describe("the weighted objective picks the best", () => {
+  /** A pool whose best so far is `a` (400 tokens) and whose step just admitted `x` (100 tokens), as good on selection on other items. */
+  async function settleWith(objective: "score" | "weighted") {
+    const cfg = quickConfig([
+      "optimizer.search=pool",
+      "optimizer.merge=false",
+      "evaluation.gate_rule=paired",
+      `evaluation.objective=${objective}`,
+      "evaluation.token_weight=0.1",
+    ]);
+    const gate = gateSettings(cfg.evaluation);
+    const n = 12;
+    const a = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
+    const x = Array.from({ length: n }, (_, i) => (i >= 1 && i < 9 ? 1 : 0));
+    const entries = [entry("a", 8 / n, [], { tokens: 400 })];
+    const base = stateWith(entries, { a, x });
+    const state = {
+      ...base,
+      selCache: {},
+      current: { hash: "x", hard: 8 / n, soft: 8 / n, score: 8 / n, origin: "step_0002" },
+      best: { ...base.best, hash: "a", score: 8 / n, step: 1 },
+    } as unknown as LoopState;
+    const env = {
+      cfg,
+      ev: undefined as never,
+      gate,
+      decider: makeGate("paired", gate.sequential),
+      objective: { kind: objective, tokenWeight: 0.1 },
+      pairedOrder: { selection: [], order: Array.from({ length: n }, (_, i) => i) },
+      skills: new Map([
+        ["a", "A ".repeat(800)],
+        ["x", "X ".repeat(200)],
+      ]),
+    };
+    await afterPoolStep(env, state, 2, entries[0]!, {
+      action: "accept",
+      candidate: "x",
+      bestBefore: { hash: "a", step: 1 },
+    });
+    return state;
+  }
+
+  test("weighted: a shorter member ahead on the objective replaces a longer best that does not prove its tokens' worth", async () => {
+    const state = await settleWith("weighted");
+    expect(state.pool!.entries.find((e) => e.hash === "x")?.tokens).toBeLessThan(200);
+    expect(state.best.hash).toBe("x");
+  });
+
+  test("score: the same member must prove it is better, and does not", async () => {
+    const state = await settleWith("score");
+    expect(state.best.hash).toBe("a");
+  });
+});
+
 describe("the objective", () => {
   test("weighted gives up token_weight per 1000 tokens; the cost frontier drops what is longer and no better", () => {
     expect(objectiveValue(score, 0.8, 2000)).toBe(0.8);
@@ -167,6 +264,17 @@ describe("search: pool on the simulator", () => {
     expect(top.score - best.score).toBeLessThan(0.05);
     expect(top.step).toBeGreaterThanOrEqual(best.step);
     expect(r.result.bestSkill).toBe(r.recorder.skills[state.best.hash]!);
+    // The best moves only to the pool's top on the objective (a step's gate alone does not crown its candidate).
+    let prevBest = r.recorder.checkpoints[0]!.state.best.hash;
+    let moves = 0;
+    for (const cp of r.recorder.checkpoints.filter((c) => c.kind === "step")) {
+      if (cp.state.best.hash !== prevBest) {
+        moves += 1;
+        expect(cp.state.best.hash).toBe(poolBest(cp.state.pool!, score).hash);
+      }
+      prevBest = cp.state.best.hash;
+    }
+    expect(moves).toBeGreaterThan(0);
     expect(summary.search?.mode).toBe("pool");
     expect(summary.search?.chosen).toBe(state.best.hash);
     expect(summary.search?.pool?.length).toBe(pool.entries.length);
@@ -179,6 +287,32 @@ describe("search: pool on the simulator", () => {
     // The merged skill keeps the first parent's lines and takes at least one line only the second had.
     for (const x of lines(a!)) expect(lines(m!).has(x)).toBe(true);
     expect([...lines(b!)].some((x) => !lines(a!).has(x) && lines(m!).has(x))).toBe(true);
+  });
+
+  test("a kept slow update joins the pool as a member proposed from the skill it was built on", async () => {
+    const r = await trainOnSim(quickConfig(["train.num_epochs=2", "optimizer.search=pool", "train.seed=7"]));
+    const { state } = r.result;
+    const pool = state.pool!;
+    const su = pool.log.filter((l) => l.kind === "slow_update");
+    expect(su.length).toBeGreaterThan(0);
+    const kept = su.find((l) => l.verdict === "accept")!;
+    expect(kept).toBeDefined();
+    // The boundary's record names the same candidate, and the boundary's commit holds it in the pool.
+    const cp = r.recorder.checkpoints.find(
+      (c) =>
+        c.kind === "boundary" &&
+        (c.record as { slow_update?: { candidate_hash?: string } }).slow_update?.candidate_hash === kept.hash,
+    )!;
+    expect(cp).toBeDefined();
+    const e = cp.state.pool!.entries.find((x) => x.hash === kept.hash)!;
+    expect(e).toMatchObject({
+      status: "member",
+      parents: kept.parents,
+      origin: expect.stringMatching(/^slow_update_epoch_/),
+    });
+    expect(r.recorder.skills[kept.parents[0]!]).toBeDefined();
+    // Its per-item scores are known, so it competes on the frontier and can be drawn as a parent.
+    expect(cp.state.selItems?.[kept.hash!]?.filter((x) => x !== null).length).toBeGreaterThan(0);
   });
 
   test("an undecided candidate stays in the pool and is decided on more answer samples", async () => {
