@@ -12,10 +12,11 @@ import { highEntropyTokens, redactText } from "./redact.ts";
 
 /**
  * A credential noun followed by what it is ("password is X", "token: X", "pw for the db = X",
- * "datadog key for local runs: X", "DD_API_KEY is X": a bare "key", and an identifier ending in one).
+ * "datadog key for local runs: X", "DD_API_KEY is X": a bare "key", and an identifier ending in one;
+ * up to six words between: "the password for the local fareline db is X").
  */
 const NAMED_VALUE =
-  /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|key|credentials?|creds))\b((?:\s+(?!is\b|are\b|was\b)[\w.@/-]+){0,4}?\s*(?:is|are|was|=|:|->|=>|should be|will be)[ \t]*)[`"']?([^\s`"',;]+)[`"']?/gi;
+  /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|key|credentials?|creds))\b((?:\s+(?!is\b|are\b|was\b)[\w.@/-]+){0,6}?\s*(?:is|are|was|=|:|->|=>|should be|will be)[ \t]*)[`"']?([^\s`"',;]+)[`"']?/gi;
 /** Every NAMED_VALUE and LOGIN_PAIR match holds one of these (a cheap pre-check). */
 const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|auth/i;
 /** "log in with user / pass", "login: admin:hunter22". */

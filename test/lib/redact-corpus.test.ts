@@ -186,6 +186,8 @@ describe("redaction corpus (issue 12)", () => {
         "4be1c07d9a3f58e2b6d0c19a7f3e5d21",
       ],
       ["fyi MON_API_KEY is 0f9c2b7e81d4a6c35e90b8d1f27a4c6e so the agent can ship", "0f9c2b7e81d4a6c35e90b8d1f27a4c6e"],
+      // Six words between the noun and its value (a third blind corpus's shape, reworded).
+      ["the password for the shared ledger dev box is ldg-41kz!e9, type it when asked", "ldg-41kz!e9"],
     ] as const) {
       expect({ s, flagged: isCredentialShaped(s) }).toEqual({ s, flagged: true });
       expect(maskCredentials(s)).not.toContain(secret);
@@ -198,6 +200,7 @@ describe("redaction corpus (issue 12)", () => {
       "staged into /tmp/skillopt-test-0yyTy3/skillopt-ui-sleep-AogN32/adopt/home/.claude/skills",
       "the key takeaway is: small commits",
       "cache key for the item is its id",
+      "the password field on the settings page of the app is hidden",
     ])
       expect({ s, flagged: isCredentialShaped(s) }).toEqual({ s, flagged: false });
   });
