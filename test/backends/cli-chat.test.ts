@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { createModelClient } from "../../src/backends/index.ts";
 import type { BackendError } from "../../src/lib/index.ts";
-import { alive, fakeBinEnv } from "../support/fake-bins/index.ts";
+import { dies, fakeBinEnv } from "../support/fake-bins/index.ts";
 
 const cfg = (model: Record<string, unknown>, execTimeout = 30) => ({
   model: { optimizer: "claude-sonnet-4-5", target: "claude-sonnet-4-5", ...model },
@@ -67,8 +67,8 @@ describe("claude_chat (claude -p, JSON output)", () => {
     expect(res).toMatchObject({ text: "second try", attempts: 2 });
     expect(performance.now() - t0).toBeLessThan(5000);
     const hung = bins.calls().find((c) => c.grandchild !== undefined)!;
-    expect(alive(hung.pid)).toBe(false);
-    expect(alive(hung.grandchild!)).toBe(false);
+    expect(await dies(hung.pid)).toBe(true);
+    expect(await dies(hung.grandchild!)).toBe(true);
     await client.close();
   });
 });

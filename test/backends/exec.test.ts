@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createModelClient } from "../../src/backends/index.ts";
 import type { TaskRunner } from "../../src/engine/ports.ts";
 import { UnsupportedError } from "../../src/lib/index.ts";
-import { alive, fakeBinEnv } from "../support/fake-bins/index.ts";
+import { dies, fakeBinEnv } from "../support/fake-bins/index.ts";
 
 const execCfg = (backend: string, execTimeout = 30, model: Record<string, unknown> = {}) => ({
   model: {
@@ -108,8 +108,8 @@ describe("exec harnesses (target role)", () => {
     expect(t.timedOut).toBe(true);
     expect(t.error).toContain("timed out");
     const hung = bins.calls()[0]!;
-    expect(alive(hung.pid)).toBe(false);
-    expect(alive(hung.grandchild!)).toBe(false);
+    expect(await dies(hung.pid)).toBe(true);
+    expect(await dies(hung.grandchild!)).toBe(true);
     expect(existsSync(hung.cwd)).toBe(false);
   });
 

@@ -49,6 +49,20 @@ export function fakeBinEnv(control: FakeControl = {}, extra: Record<string, stri
   };
 }
 
+/**
+ * Whether a process killed with SIGKILL is gone once the kernel has torn it down: the signal is
+ * sent when the harness returns, its delivery is the kernel's, so wait for the death itself (a
+ * bounded wait on the event, not a fixed delay). True when it died.
+ */
+export async function dies(pid: number, withinMs = 10_000): Promise<boolean> {
+  const end = Date.now() + withinMs;
+  while (alive(pid)) {
+    if (Date.now() > end) return false;
+    await Bun.sleep(10);
+  }
+  return true;
+}
+
 /** A process that still runs (zombies, which a container's init may never reap, count as dead). */
 export function alive(pid: number): boolean {
   try {
