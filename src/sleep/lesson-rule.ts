@@ -223,7 +223,24 @@ const SKIP_AFTER_NEG = new Set([
 function topicOf(term: string, toks: ReadonlySet<string>): string | undefined {
   for (const t of TOPICS)
     if (t.members.some((m) => m.includes(term)) && (!t.needs || t.needs.some((n) => toks.has(n)))) return t.topic;
-  return undefined;
+  return MEMBER_TOPIC.has(term) ? undefined : LEARNED.get(term);
+}
+
+/**
+ * Topics learned from this user's own history (lesson-learned.ts): each learned term's topic. Set
+ * by lessons.ts from the book before a night reads or clusters sayings; a term of the lexicon
+ * keeps its lexicon topic.
+ */
+let LEARNED: ReadonlyMap<string, string> = new Map();
+let LEARNED_KEY = "";
+
+/** Use these learned topics from now on; true when they changed (memoised polarities are stale then). */
+export function setLearnedTopics(topics: ReadonlyMap<string, string>): boolean {
+  const key = [...topics].map(([t, g]) => `${t}=${g}`).join(",");
+  if (key === LEARNED_KEY) return false;
+  LEARNED = topics;
+  LEARNED_KEY = key;
+  return true;
 }
 
 /** The polarity of one sentence: "use X, not Y", "no X", "X please", and topic members it names. */
@@ -332,7 +349,7 @@ const MEMBER_GROUP = new Map(TOPICS.flatMap((t) => t.members.flatMap((m) => m.ma
 const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
 
 function topicOfLoose(term: string): string | undefined {
-  return MEMBER_TOPIC.get(term);
+  return MEMBER_TOPIC.get(term) ?? LEARNED.get(term);
 }
 
 /**
@@ -389,7 +406,7 @@ interface SkipCounts {
 export function instructionsOf(
   prompt: string,
   followUp: boolean,
-  o: { agentBefore?: string; skipped?: SkipCounts } = {},
+  o: { agentBefore?: string; agentAfter?: string; skipped?: SkipCounts } = {},
 ): Instruction[] {
   const out: Instruction[] = [];
   const before = o.agentBefore ? lessonTokens(o.agentBefore) : undefined;
@@ -402,6 +419,12 @@ export function instructionsOf(
     .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)/i)
     .map((x) => x.replace(CONTINUE_TAIL, "").replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""));
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
+  // The terms of the agent's action right after this turn that its action before did not have:
+  // what the agent changed in answer to it (lesson-learned.ts, correctedAction).
+  const afterTool = o.agentAfter?.split(" · ", 1)[0] ?? "";
+  const changed = /^(?:\$ |edit )/.test(afterTool)
+    ? [...lessonTokens(afterTool.replace(/^\$ |^edit \S+?: /, ""))].filter((t) => !beforeTool?.has(t))
+    : [];
   for (const raw of sentences) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
@@ -458,6 +481,10 @@ export function instructionsOf(
         .join(" ");
     const otherPractice =
       followUp && sameFamilyAsAction && [...familiesOf(ownWords())].some((f) => actionFamilies.has(f));
+    // A short follow-up that names what the agent then changed ("tmp_path fixture", then an edit
+    // using tmp_path where the one before did not): the agent took it as a correction.
+    const followed =
+      followUp && shortTurn && words <= 12 && before !== undefined && changed.some((t) => toks.has(t) && toolLike(t));
     const bare =
       followUp &&
       shortTurn &&
@@ -470,7 +497,9 @@ export function instructionsOf(
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
-    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack || otherPractice))
+    if (
+      !(leadIn || negation || again || polite || preference || contradicts || bare || refersBack || otherPractice || followed)
+    )
       continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
     const named = [...toks].some(toolLike);
@@ -481,6 +510,7 @@ export function instructionsOf(
       !again &&
       !contradicts &&
       !bare &&
+      !followed &&
       !refersBack &&
       !(echoes && followUp && !task) &&
       !otherPractice &&
@@ -488,7 +518,8 @@ export function instructionsOf(
       !IMPERATIVE_LIKE.test(body)
     )
       continue;
-    const correction = followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice);
+    const correction =
+      followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice || followed);
     out.push({ quote: body, kind: correction ? "correction" : "preference" });
   }
   return out;

@@ -12,6 +12,7 @@ import {
 } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { familiesOf } from "./lesson-family.ts";
+import { actionPair, contrastPairs, correctedAction, type LearnedPairs, learnedTopics } from "./lesson-learned.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionTerms,
@@ -24,6 +25,7 @@ import {
   polarityOf,
   topicsOf,
   sameInstruction,
+  setLearnedTopics,
   UNIFORM,
   type Weights,
 } from "./lesson-rule.ts";
@@ -64,6 +66,11 @@ interface Observation {
   norm?: string;
   /** Key terms of the agent's action right before it (`npm install`), when the harvest kept it. */
   act?: string[];
+  /**
+   * Terms of the agent's action right after it that the action before it lacked (`-race`,
+   * `pnpm`, `dir:internal/x`): what the agent changed in answer, evidence of what was corrected.
+   */
+  fix?: string[];
   /** The cluster it joined (assigned once; only new observations are clustered on a later night). */
   cluster?: number;
 }
@@ -94,6 +101,36 @@ export interface LessonBook {
   n_prompts?: number;
   /** The next cluster number. */
   next_cluster?: number;
+  /** Rival terms learned from this user's turns and the agent's corrected commands ("pnpm|npm" → times seen). */
+  learned?: LearnedPairs;
+}
+
+/** Read and cluster with the topics this book has learned (lesson-learned.ts). */
+function useLearned(book: LessonBook): void {
+  if (setLearnedTopics(learnedTopics(book.learned ?? {}))) POLARITY.clear();
+}
+
+/** Learn rival pairs from tonight's sessions: contrast forms in the turns, and the agent's changed commands. */
+function learnPairs(book: LessonBook, digests: readonly LessonDigest[]): void {
+  const df = book.df ?? {};
+  const learned = (book.learned ??= {});
+  const add = (pair: [string, string] | undefined) => {
+    if (!pair) return;
+    const k = `${pair[0]}|${pair[1]}`;
+    learned[k] = (learned[k] ?? 0) + 1;
+  };
+  for (const d of digests)
+    d.user_prompts.forEach((raw, i) => {
+      const p = maskCredentials(raw);
+      for (const pair of contrastPairs(p, df)) add(pair);
+      if (i > 0) add(actionPair(p, d.agent_before?.[i], d.agent_before?.[i + 1]));
+    });
+  // The book keeps the most seen pairs.
+  const keys = Object.keys(learned);
+  if (keys.length > MAX_LEARNED) {
+    keys.sort((a, b) => learned[a]! - learned[b]!);
+    for (const k of keys.slice(0, keys.length - MAX_LEARNED)) delete learned[k];
+  }
 }
 
 /** One source session of an evidence card. */
@@ -143,6 +180,8 @@ export interface LessonCard {
 const MAX_OBSERVATIONS = 2000;
 /** Terms whose prompt counts are kept per project (the rarest go first past it). */
 const MAX_DF_TERMS = 20_000;
+/** Learned rival pairs kept per project. */
+const MAX_LEARNED = 2_000;
 
 export { instructionsOf, lessonTokens, sameInstruction } from "./lesson-rule.ts";
 
@@ -178,6 +217,14 @@ export function observe(
   const skipped = { credential: 0 };
   book.df ??= {};
   const df = book.df;
+  // Counted on the masked text: a credential is never a term of the lesson store.
+  for (const d of digests) {
+    for (const p of d.user_prompts) for (const t of lessonTokens(maskCredentials(p))) df[t] = (df[t] ?? 0) + 1;
+    book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
+  }
+  // What tonight's sessions teach about rival choices reads tonight's sayings already.
+  learnPairs(book, digests);
+  useLearned(book);
   for (const d of digests) {
     const fresh: Observation[] = [];
     const base = {
@@ -186,22 +233,22 @@ export function observe(
       at: d.ended_at || d.started_at || "",
       night,
     };
-    // Counted on the masked text: a credential is never a term of the lesson store.
-    for (const p of d.user_prompts) for (const t of lessonTokens(maskCredentials(p))) df[t] = (df[t] ?? 0) + 1;
-    book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
     // The rule-based reading, then the model's rules: the model's normalised form replaces the
     // user's words where both found the same saying, and what only the model found is added.
     d.user_prompts.forEach((p, i) => {
       const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
+      const agentAfter = i > 0 ? d.agent_before?.[i + 1] : undefined;
       const act = actionTerms(agentBefore);
-      for (const ins of instructionsOf(p, i > 0, { agentBefore, skipped }))
+      const fix = i > 0 ? correctedAction(agentBefore, agentAfter) : [];
+      for (const ins of instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped }))
         fresh.push({
           ...base,
           quote: maskCredentials(ins.quote),
           kind: ins.kind,
           context,
           ...(act.length ? { act } : {}),
+          ...(fix.length ? { fix } : {}),
         });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
@@ -223,7 +270,16 @@ export function observe(
       const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
       const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
       const act = actionTerms(i > 0 ? d.agent_before?.[i] : undefined);
-      fresh.push({ ...base, quote, kind: "correction", norm, context, ...(act.length ? { act } : {}) });
+      const fix = i > 0 ? correctedAction(d.agent_before?.[i], d.agent_before?.[i + 1]) : [];
+      fresh.push({
+        ...base,
+        quote,
+        kind: "correction",
+        norm,
+        context,
+        ...(act.length ? { act } : {}),
+        ...(fix.length ? { fix } : {}),
+      });
     }
     const old = book.observations.filter((o) => o.session_id === d.session_id);
     // Keep the night an observation was first read (support is counted from then), and its cluster.
@@ -344,7 +400,17 @@ function bookWeights(book: LessonBook): Weights {
 function assignClusters(book: LessonBook, w: Weights): void {
   const obs = book.observations;
   if (!obs.some((o) => o.cluster === undefined)) return;
+  useLearned(book);
   const toks = obs.map(clusterTokens);
+  // A corrected action's term is evidence when few sayings share it (`-race`, not `go` or `test`).
+  const fixCount = new Map<string, number>();
+  for (const o of obs) for (const f of o.fix ?? []) fixCount.set(f, (fixCount.get(f) ?? 0) + 1);
+  const withFix = obs.filter((o) => o.fix?.length).length;
+  const rareFix = (f: string) => (fixCount.get(f) ?? 0) <= Math.max(4, 0.06 * withFix);
+  const sameFix = (a: Observation, b: Observation) =>
+    a.kind === "correction" &&
+    b.kind === "correction" &&
+    (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -357,7 +423,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
-  const keys = (i: number) => [...toks[i]!, ...[...fams[i]!].map((f) => `family:${f}`)];
+  const keys = (i: number) => [
+    ...toks[i]!,
+    ...[...fams[i]!].map((f) => `family:${f}`),
+    ...(obs[i]!.fix ?? []).filter(rareFix).map((f) => `fix:${f}`),
+  ];
   const addToIndex = (i: number) => {
     for (const t of keys(i)) {
       const l = index.get(t);
@@ -390,6 +460,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           sameTopic ||
           (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
           sameActionSameWord(obs[i]!, obs[j]!, w) ||
+          sameFix(obs[i]!, obs[j]!) ||
           sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
         )
           joined.add(obs[j]!.cluster!);
@@ -570,6 +641,7 @@ export function planLessons(
   memory: string,
   o: { target: string; retireAfterNights: number; minRecurrence?: number; covered?: readonly string[] },
 ): LessonPlan {
+  useLearned(book);
   const covered = (o.covered ?? []).map(lessonTokens);
   const live = getRules(memory);
   const liveNorm = new Set(live.map(norm));
