@@ -27,7 +27,10 @@ const X_THEN_Y = new RegExp(
   "i",
 );
 /** "not Y — X" / "no Y, X" at a clause's start (Y avoided, X preferred). */
-const Y_THEN_X = new RegExp(String.raw`^(?:not|no|never)\s+(${TERM}(?:\s+${TERM}){0,2})\s*(?:[,—–]|--| - )\s*(.+)$`, "i");
+const Y_THEN_X = new RegExp(
+  String.raw`^(?:not|no|never)\s+(${TERM}(?:\s+${TERM}){0,2})\s*(?:[,—–]|--| - )\s*(.+)$`,
+  "i",
+);
 /** "switched from Y to X", "moved from Y to X", "Y → X". */
 const FROM_TO = new RegExp(
   String.raw`\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went|go|port(?:ed)?|chang(?:e|ed))\s+(?:\w+\s+)?from\s+(${TERM}(?:\s+${TERM}){0,1})\s+to\s+(${TERM}(?:\s+${TERM}){0,2})`,

@@ -498,7 +498,18 @@ export function instructionsOf(
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
     if (
-      !(leadIn || negation || again || polite || preference || contradicts || bare || refersBack || otherPractice || followed)
+      !(
+        leadIn ||
+        negation ||
+        again ||
+        polite ||
+        preference ||
+        contradicts ||
+        bare ||
+        refersBack ||
+        otherPractice ||
+        followed
+      )
     )
       continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.

@@ -113,7 +113,8 @@ function useLearned(book: LessonBook): void {
 /** Learn rival pairs from tonight's sessions: contrast forms in the turns, and the agent's changed commands. */
 function learnPairs(book: LessonBook, digests: readonly LessonDigest[]): void {
   const df = book.df ?? {};
-  const learned = (book.learned ??= {});
+  book.learned ??= {};
+  const learned = book.learned;
   const add = (pair: [string, string] | undefined) => {
     if (!pair) return;
     const k = `${pair[0]}|${pair[1]}`;
@@ -408,9 +409,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const withFix = obs.filter((o) => o.fix?.length).length;
   const rareFix = (f: string) => (fixCount.get(f) ?? 0) <= Math.max(4, 0.06 * withFix);
   const sameFix = (a: Observation, b: Observation) =>
-    a.kind === "correction" &&
-    b.kind === "correction" &&
-    (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
+    a.kind === "correction" && b.kind === "correction" && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
