@@ -6,8 +6,9 @@
  *     "X over Y", "not Y — X", "no Y, X", "switch(ed) / moved / migrated from Y to X", "Y → X";
  *   - the agent's own action before and after a short turn that names one of them: a command
  *     whose tool changed (`npm install` before "pnpm please", `pnpm add` after it).
- * Each side of a contrast is the rarest content term of a few words next to the marker (rarity
- * from this user's prompts), so "we use pnpm here, not npm" pairs pnpm with npm, not "here".
+ * Each side of a contrast is the one or two content terms nearest the marker, leaving out words
+ * too common in this user's prompts to name a choice, so "we use pnpm here, not npm" pairs pnpm
+ * with npm, not "here".
  * Pairs are kept in the lesson book (`learned`), so what one night learned reads the next night's
  * sayings; a topic is a connected group of paired terms, never more than MAX_GROUP terms (a pair
  * that would grow a group past it is not joined: a noisy pair cannot glue everything together).
@@ -41,29 +42,53 @@ const ARROW = new RegExp(String.raw`(${TERM})\s*(?:→|->|=>)\s*(${TERM})`, "i")
 /** Terms that never name a choice: too common to be one side of a rivalry. */
 const NOT_A_SIDE = /^(?:\d.*|.{1,1}|code|file|files|test|tests|thing|way|time|one|new|old|default)$/;
 
-/** The rarest content term among `words` (fewest prompts holding it), or undefined. */
-function rarest(words: string, df: Readonly<Record<string, number>>): string | undefined {
-  let best: string | undefined;
-  let bestDf = Number.POSITIVE_INFINITY;
-  for (const t of lessonTokens(words)) {
-    if (NOT_A_SIDE.test(t)) continue;
-    const n = df[t] ?? 0;
-    if (n < bestDf) {
-      best = t;
-      bestDf = n;
+/** Words next to a contrast marker that never name one side of it. */
+const SIDE_STOP = new Set(
+  "through across everywhere anywhere here there just plain simply directly manually by hand for in on at from of with".split(
+    " ",
+  ),
+);
+
+/**
+ * The terms naming one side of a contrast: the content terms nearest the marker (at most `most`),
+ * without words too common in this user's prompts to name a choice (in over a tenth of them, once
+ * there are 50). `near` is "end" when the side ends at the marker, "start" when it starts there.
+ */
+function sideTerms(
+  words: string,
+  near: "start" | "end",
+  df: Readonly<Record<string, number>>,
+  n: number,
+  most: number,
+): string[] {
+  const ws = words.trim().split(/\s+/);
+  if (near === "end") ws.reverse();
+  const out: string[] = [];
+  for (const w of ws.slice(0, SIDE)) {
+    if (SIDE_STOP.has(w.toLowerCase())) continue;
+    for (const t of lessonTokens(w)) {
+      if (NOT_A_SIDE.test(t) || SIDE_STOP.has(t) || out.includes(t)) continue;
+      if (n >= 50 && (df[t] ?? 0) > 0.1 * n) continue;
+      out.push(t);
     }
+    if (out.length >= most) break;
   }
-  return best;
+  return out.slice(0, most);
 }
 
-const lastWords = (s: string, n: number) => s.trim().split(/\s+/).slice(-n).join(" ");
-const firstWords = (s: string, n: number) => s.trim().split(/\s+/).slice(0, n).join(" ");
-
 /** The (preferred, avoided) term pairs a user's turn states by contrast. */
-export function contrastPairs(prompt: string, df: Readonly<Record<string, number>>): Array<[string, string]> {
+export function contrastPairs(
+  prompt: string,
+  df: Readonly<Record<string, number>>,
+  nPrompts = 0,
+): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  const add = (x: string | undefined, y: string | undefined) => {
-    if (x && y && x !== y) out.push([x, y]);
+  const add = (x: string, near: "start" | "end", y: string, nearY: "start" | "end") => {
+    // What is preferred is usually the word right at the marker ("pnpm, not npm"); what is avoided
+    // may be a short phrase ("raw kubectl", "tempfile.mkdtemp + cleanup").
+    const xs = sideTerms(x, near, df, nPrompts, 1);
+    const ys = sideTerms(y, nearY, df, nPrompts, 2);
+    for (const a of xs) for (const b of ys) if (a !== b && !ys.includes(a) && !xs.includes(b)) out.push([a, b]);
   };
   const text = prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replaceAll("’", "'");
   for (const raw of text.split(CLAUSE)) {
@@ -71,21 +96,21 @@ export function contrastPairs(prompt: string, df: Readonly<Record<string, number
     if (!s || s.length > 400) continue;
     const ft = FROM_TO.exec(s);
     if (ft) {
-      add(rarest(ft[2]!, df), rarest(ft[1]!, df));
+      add(ft[2]!, "start", ft[1]!, "end");
       continue;
     }
     const ar = ARROW.exec(s);
     if (ar) {
-      add(rarest(ar[2]!, df), rarest(ar[1]!, df));
+      add(ar[2]!, "start", ar[1]!, "end");
       continue;
     }
     const yx = Y_THEN_X.exec(s);
     if (yx) {
-      add(rarest(firstWords(yx[2]!, SIDE), df), rarest(yx[1]!, df));
+      add(yx[2]!, "start", yx[1]!, "end");
       continue;
     }
     const xy = X_THEN_Y.exec(s);
-    if (xy) add(rarest(lastWords(xy[1]!, SIDE), df), rarest(xy[2]!, df));
+    if (xy) add(xy[1]!, "end", xy[2]!, "start");
   }
   return out;
 }

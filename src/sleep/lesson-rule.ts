@@ -484,7 +484,11 @@ export function instructionsOf(
     // A short follow-up that names what the agent then changed ("tmp_path fixture", then an edit
     // using tmp_path where the one before did not): the agent took it as a correction.
     const followed =
-      followUp && shortTurn && words <= 12 && before !== undefined && changed.some((t) => toks.has(t) && toolLike(t));
+      followUp &&
+      shortTurn &&
+      words <= 12 &&
+      before !== undefined &&
+      changed.some((t) => toks.has(t) && (toolLike(t) || new RegExp(`(?:^|\\s)--?${t}\\b`).test(afterTool)));
     const bare =
       followUp &&
       shortTurn &&

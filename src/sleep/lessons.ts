@@ -123,7 +123,7 @@ function learnPairs(book: LessonBook, digests: readonly LessonDigest[]): void {
   for (const d of digests)
     d.user_prompts.forEach((raw, i) => {
       const p = maskCredentials(raw);
-      for (const pair of contrastPairs(p, df)) add(pair);
+      for (const pair of contrastPairs(p, df, book.n_prompts ?? 0)) add(pair);
       if (i > 0) add(actionPair(p, d.agent_before?.[i], d.agent_before?.[i + 1]));
     });
   // The book keeps the most seen pairs.
