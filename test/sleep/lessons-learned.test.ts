@@ -200,14 +200,14 @@ describe("end to end: a pair learned from the sessions, through sleep review", (
         { user: "no more kubectl apply by hand", assistant: "Right.", tool: "helmfile sync" },
       ],
     ];
-    sessions.forEach((turns, i) =>
+    sessions.forEach((turns, i) => {
       writeClaudeSession(
         home,
         project,
         { id: `1ea2ed00-aaaa-4bbb-8ccc-00000000000${i}`, turns },
         start + i * 86_400_000,
-      ),
-    );
+      );
+    });
     const stateDir = join(home, ".skillopt-sleep");
     const r = await runCli(
       [
