@@ -377,6 +377,25 @@ export function actionTerms(agentBefore: string | undefined): string[] {
   return [];
 }
 
+/**
+ * Whether the agent's action after a turn redoes the one before it: the same command run again
+ * (`go test ./...` then `go test -race ./...`), the same file edited again or written again under
+ * another folder (`src/a.test.ts` then `test/a.test.ts`), or a command whose
+ * tool changed to one the turn names (`npm install` then `pnpm add` after "pnpm please"). Only a
+ * redo says what the turn corrected; a different action after it is the agent doing a new task.
+ */
+export function isRedo(prompt: string, before: string | undefined, after: string | undefined): boolean {
+  const b = before?.split(" · ", 1)[0] ?? "";
+  const a = after?.split(" · ", 1)[0] ?? "";
+  const cmd = (t: string) => (t.startsWith("$ ") ? (t.slice(2).trim().split(/\s+/)[0] ?? "").toLowerCase() : "");
+  const path = (t: string) => /^edit (\S+?):/.exec(t)?.[1];
+  if (cmd(a) && cmd(b)) return cmd(a) === cmd(b) || lessonTokens(prompt).has(cmd(a));
+  const pa = path(a);
+  const pb = path(b);
+  // The same file, or a file of the same name written somewhere else (moved to where it belongs).
+  return pa !== undefined && pb !== undefined && pa.split("/").pop() === pb.split("/").pop();
+}
+
 /** The topics a polarity prefers or avoids a member of. */
 export function topicsOf(p: Polarity): Set<string> {
   const out = new Set<string>();
@@ -422,9 +441,10 @@ export function instructionsOf(
   // The terms of the agent's action right after this turn that its action before did not have:
   // what the agent changed in answer to it (lesson-learned.ts, correctedAction).
   const afterTool = o.agentAfter?.split(" · ", 1)[0] ?? "";
-  const changed = /^(?:\$ |edit )/.test(afterTool)
-    ? [...lessonTokens(afterTool.replace(/^\$ |^edit \S+?: /, ""))].filter((t) => !beforeTool?.has(t))
-    : [];
+  const changed =
+    /^(?:\$ |edit )/.test(afterTool) && isRedo(prompt, o.agentBefore, o.agentAfter)
+      ? [...lessonTokens(afterTool.replace(/^\$ |^edit \S+?: /, ""))].filter((t) => !beforeTool?.has(t))
+      : [];
   for (const raw of sentences) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;

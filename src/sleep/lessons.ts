@@ -241,7 +241,7 @@ export function observe(
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
       const agentAfter = i > 0 ? d.agent_before?.[i + 1] : undefined;
       const act = actionTerms(agentBefore);
-      const fix = i > 0 ? correctedAction(agentBefore, agentAfter) : [];
+      const fix = i > 0 ? correctedAction(p, agentBefore, agentAfter) : [];
       for (const ins of instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped }))
         fresh.push({
           ...base,
@@ -271,7 +271,7 @@ export function observe(
       const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
       const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
       const act = actionTerms(i > 0 ? d.agent_before?.[i] : undefined);
-      const fix = i > 0 ? correctedAction(d.agent_before?.[i], d.agent_before?.[i + 1]) : [];
+      const fix = i > 0 ? correctedAction(d.user_prompts[i]!, d.agent_before?.[i], d.agent_before?.[i + 1]) : [];
       fresh.push({
         ...base,
         quote,
