@@ -13,7 +13,7 @@
  * sayings; a topic is a connected group of paired terms, never more than MAX_GROUP terms (a pair
  * that would grow a group past it is not joined: a noisy pair cannot glue everything together).
  */
-import { isRedo, lessonTokens } from "./lesson-rule.ts";
+import { lessonTokens } from "./lesson-rule.ts";
 
 /** The most terms one learned topic holds. */
 const MAX_GROUP = 8;
@@ -157,11 +157,11 @@ export function actionPair(
 /**
  * The terms of the agent's action right after a turn that the action before it did not have: what
  * the correction changed (`-race` added to `go test`, `pnpm add` instead of `npm install`, the
- * words of the line an edit of the same file now writes). Empty when there is no action after it,
- * when it is not a redo of the action before it (lesson-rule.ts, isRedo), or nothing changed.
+ * words of the line an edit now writes, the folder it writes in). Empty when there is no action
+ * after it, or nothing changed. It joins two corrections (lessons.ts); it never makes a sentence a
+ * correction by itself (that needs a redo: lesson-rule.ts, isRedo).
  */
-export function correctedAction(prompt: string, before: string | undefined, after: string | undefined): string[] {
-  if (!isRedo(prompt, before, after)) return [];
+export function correctedAction(before: string | undefined, after: string | undefined): string[] {
   const termsOf = (action: string | undefined): string[] => {
     const tool = action?.split(" · ", 1)[0] ?? "";
     if (tool.startsWith("$ "))

@@ -110,8 +110,15 @@ function useLearned(book: LessonBook): void {
   if (setLearnedTopics(learnedTopics(book.learned ?? {}))) POLARITY.clear();
 }
 
-/** Learn rival pairs from tonight's sessions: contrast forms in the turns, and the agent's changed commands. */
-function learnPairs(book: LessonBook, digests: readonly LessonDigest[]): void {
+/**
+ * Learn rival pairs from tonight's sessions: contrast forms in the turns (and in a model's
+ * normalised rules), and the agent's changed commands.
+ */
+function learnPairs(
+  book: LessonBook,
+  digests: readonly LessonDigest[],
+  modelRules?: ReadonlyMap<string, ModelRules>,
+): void {
   const df = book.df ?? {};
   book.learned ??= {};
   const learned = book.learned;
@@ -126,6 +133,10 @@ function learnPairs(book: LessonBook, digests: readonly LessonDigest[]): void {
       for (const pair of contrastPairs(p, df, book.n_prompts ?? 0)) add(pair);
       if (i > 0) add(actionPair(p, d.agent_before?.[i], d.agent_before?.[i + 1]));
     });
+  // A model's normalised rule ("Use pnpm, not npm.") states its contrast plainly.
+  for (const d of digests)
+    for (const r of modelRules?.get(d.session_id)?.rules ?? [])
+      if (!isCredentialShaped(r.rule)) for (const pair of contrastPairs(r.rule, df, book.n_prompts ?? 0)) add(pair);
   // The book keeps the most seen pairs.
   const keys = Object.keys(learned);
   if (keys.length > MAX_LEARNED) {
@@ -224,7 +235,7 @@ export function observe(
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
   }
   // What tonight's sessions teach about rival choices reads tonight's sayings already.
-  learnPairs(book, digests);
+  learnPairs(book, digests, modelRules);
   useLearned(book);
   for (const d of digests) {
     const fresh: Observation[] = [];
@@ -241,7 +252,7 @@ export function observe(
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
       const agentAfter = i > 0 ? d.agent_before?.[i + 1] : undefined;
       const act = actionTerms(agentBefore);
-      const fix = i > 0 ? correctedAction(p, agentBefore, agentAfter) : [];
+      const fix = i > 0 ? correctedAction(agentBefore, agentAfter) : [];
       for (const ins of instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped }))
         fresh.push({
           ...base,
@@ -271,7 +282,7 @@ export function observe(
       const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
       const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
       const act = actionTerms(i > 0 ? d.agent_before?.[i] : undefined);
-      const fix = i > 0 ? correctedAction(d.user_prompts[i]!, d.agent_before?.[i], d.agent_before?.[i + 1]) : [];
+      const fix = i > 0 ? correctedAction(d.agent_before?.[i], d.agent_before?.[i + 1]) : [];
       fresh.push({
         ...base,
         quote,

@@ -41,12 +41,15 @@ describe("pairs learned from the user's own words and the agent's commands", () 
       "bazel",
     ]);
     expect(actionPair("looks good, thanks", "$ bazel build //svc:all", "$ bazelisk build //svc:all")).toBeUndefined();
-    expect(correctedAction("race", "$ go test ./...", "$ go test -race ./...")).toEqual(["-race"]);
-    expect(correctedAction("race", "$ go test ./...", undefined)).toEqual([]);
-    // Not a redo: the agent went on to another thing.
-    expect(correctedAction("pin the base image", "$ go test ./...", "edit Dockerfile: FROM node:20-alpine")).toEqual(
-      [],
-    );
+    expect(correctedAction("$ go test ./...", "$ go test -race ./...")).toEqual(["-race"]);
+    expect(correctedAction("$ go test ./...", undefined)).toEqual([]);
+    // Not a redo (the agent went on to another thing): the turn is not made a correction by it.
+    expect(
+      instructionsOf("pin the base image to node:20-alpine", true, {
+        agentBefore: "$ go test ./...",
+        agentAfter: "edit Dockerfile: FROM node:20-alpine",
+      }),
+    ).toEqual([]);
   });
   test("a noisy pair never glues everything into one topic", () => {
     const pairs: Record<string, number> = {};
