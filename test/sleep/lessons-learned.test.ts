@@ -44,12 +44,14 @@ describe("pairs learned from the user's own words and the agent's commands", () 
     expect(correctedAction("$ go test ./...", "$ go test -race ./...")).toEqual(["-race"]);
     expect(correctedAction("$ go test ./...", undefined)).toEqual([]);
     // Not a redo (the agent went on to another thing): the turn is not made a correction by it.
+    const alone = instructionsOf("pin the base image to node:20-alpine", true, { agentBefore: "$ go test ./..." });
     expect(
       instructionsOf("pin the base image to node:20-alpine", true, {
         agentBefore: "$ go test ./...",
         agentAfter: "edit Dockerfile: FROM node:20-alpine",
       }),
-    ).toEqual([]);
+    ).toEqual(alone);
+    expect(alone.some((i) => i.kind === "correction")).toBe(false);
   });
   test("a noisy pair never glues everything into one topic", () => {
     const pairs: Record<string, number> = {};
