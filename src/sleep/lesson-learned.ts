@@ -178,6 +178,11 @@ export function correctedAction(before: string | undefined, after: string | unde
     const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
     return [...(dir ? [`dir:${dir}`] : []), ...[...lessonTokens(edit[2]!)].slice(0, 4)];
   };
+  // An edit says what was corrected only when it rewrites the file edited before (or one of that
+  // name elsewhere); an edit of another file is the agent at work on the task.
+  const editOf = (action: string | undefined) => /^edit (\S+?):/.exec(action?.split(" · ", 1)[0] ?? "")?.[1];
+  const ea = editOf(after);
+  if (ea !== undefined && ea.split("/").pop() !== editOf(before)?.split("/").pop()) return [];
   const a = termsOf(after);
   if (!a.length) return [];
   const b = new Set(termsOf(before));

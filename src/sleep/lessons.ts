@@ -418,7 +418,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const fixCount = new Map<string, number>();
   for (const o of obs) for (const f of o.fix ?? []) fixCount.set(f, (fixCount.get(f) ?? 0) + 1);
   const withFix = obs.filter((o) => o.fix?.length).length;
-  const rareFix = (f: string) => (fixCount.get(f) ?? 0) <= Math.max(4, 0.06 * withFix);
+  const rareFix = (f: string) => (fixCount.get(f) ?? 0) <= Math.max(3, 0.05 * withFix);
   const sameFix = (a: Observation, b: Observation) =>
     a.kind === "correction" && b.kind === "correction" && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const pol = new Map<number, Polarity>();
