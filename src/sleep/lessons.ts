@@ -414,11 +414,13 @@ function assignClusters(book: LessonBook, w: Weights): void {
   if (!obs.some((o) => o.cluster === undefined)) return;
   useLearned(book);
   const toks = obs.map(clusterTokens);
-  // A corrected action's term is evidence when few sayings share it (`-race`, not `go` or `test`).
+  // A corrected action's term is evidence when few sayings share it.
   const fixCount = new Map<string, number>();
   for (const o of obs) for (const f of o.fix ?? []) fixCount.set(f, (fixCount.get(f) ?? 0) + 1);
   const withFix = obs.filter((o) => o.fix?.length).length;
-  const rareFix = (f: string) => (fixCount.get(f) ?? 0) <= Math.max(3, 0.05 * withFix);
+  // A plain word (`pnpm`, `test`, `format`) is what the agent runs for anything; a flag, a path or
+  // a folder (`-race`, `--indent-style=space`, `dir:test/unit`) is what it changed.
+  const rareFix = (f: string) => /[^\p{L}]/u.test(f) && (fixCount.get(f) ?? 0) <= Math.max(3, 0.05 * withFix);
   const sameFix = (a: Observation, b: Observation) =>
     a.kind === "correction" && b.kind === "correction" && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const pol = new Map<number, Polarity>();
