@@ -34,7 +34,8 @@ const Y_THEN_X = new RegExp(
 );
 /** "switched from Y to X", "moved from Y to X", "Y → X". */
 const FROM_TO = new RegExp(
-  String.raw`\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went|go|port(?:ed)?|chang(?:e|ed))\s+(?:\w+\s+)?from\s+(${TERM}(?:\s+${TERM}){0,1})\s+to\s+(${TERM}(?:\s+${TERM}){0,2})`,
+  String.raw`\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went|go|port(?:ed)?|chang(?:e|ed))\s+(?:\w+\s+)?` +
+    String.raw`from\s+(${TERM}(?:\s+${TERM}){0,1})\s+to\s+(${TERM}(?:\s+${TERM}){0,2})`,
   "i",
 );
 const ARROW = new RegExp(String.raw`(${TERM})\s*(?:→|->|=>)\s*(${TERM})`, "i");

@@ -384,7 +384,7 @@ export function actionTerms(agentBefore: string | undefined): string[] {
  * tool changed to one the turn names (`npm install` then `pnpm add` after "pnpm please"). Only a
  * redo says what the turn corrected; a different action after it is the agent doing a new task.
  */
-export function isRedo(prompt: string, before: string | undefined, after: string | undefined): boolean {
+function isRedo(prompt: string, before: string | undefined, after: string | undefined): boolean {
   const b = before?.split(" · ", 1)[0] ?? "";
   const a = after?.split(" · ", 1)[0] ?? "";
   const cmd = (t: string) => (t.startsWith("$ ") ? (t.slice(2).trim().split(/\s+/)[0] ?? "").toLowerCase() : "");
