@@ -41,8 +41,10 @@ import {
  *    same reading (notARule).
  * 2. Two instructions say the same thing when their rarity-weighted terms match (sharing a word),
  *    they follow the same agent action and share a rare word, they name one topic of competing
- *    choices without contradicting each other, or they are about one family of practice and agree
- *    on more (the same action, or nothing else named). Clustered single-link, incrementally.
+ *    choices (of the table, or learned from this user's sessions: lesson-learned.ts) without
+ *    contradicting each other, their corrected actions share a changed flag, path or folder, or
+ *    they are about one family of practice and agree on more (the same action, or nothing else
+ *    named). Clustered single-link, incrementally.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
  *    One-off remarks never become lessons.
  * 4. The rule is the model's normalised form, else the member closest to all others, in the user's
