@@ -228,7 +228,24 @@ const SKIP_AFTER_NEG = new Set([
 function topicOf(term: string, toks: ReadonlySet<string>): string | undefined {
   for (const t of TOPICS)
     if (t.members.some((m) => m.includes(term)) && (!t.needs || t.needs.some((n) => toks.has(n)))) return t.topic;
-  return undefined;
+  return MEMBER_TOPIC.has(term) ? undefined : LEARNED.get(term);
+}
+
+/**
+ * Topics learned from this user's own history (lesson-learned.ts): each learned term's topic. Set
+ * by lessons.ts from the book before a night reads or clusters sayings; a term of the lexicon
+ * keeps its lexicon topic.
+ */
+let LEARNED: ReadonlyMap<string, string> = new Map();
+let LEARNED_KEY = "";
+
+/** Use these learned topics from now on; true when they changed (memoised polarities are stale then). */
+export function setLearnedTopics(topics: ReadonlyMap<string, string>): boolean {
+  const key = [...topics].map(([t, g]) => `${t}=${g}`).join(",");
+  if (key === LEARNED_KEY) return false;
+  LEARNED = topics;
+  LEARNED_KEY = key;
+  return true;
 }
 
 /** The polarity of one sentence: "use X, not Y", "no X", "X please", and topic members it names. */
@@ -348,7 +365,7 @@ const MEMBER_GROUP = new Map(TOPICS.flatMap((t) => t.members.flatMap((m) => m.ma
 const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
 
 function topicOfLoose(term: string): string | undefined {
-  return MEMBER_TOPIC.get(term);
+  return MEMBER_TOPIC.get(term) ?? LEARNED.get(term);
 }
 
 /**
@@ -374,6 +391,25 @@ export function actionTerms(agentBefore: string | undefined): string[] {
   const edit = /^edit (\S+?): (.*)$/.exec(tool);
   if (edit) return [...lessonTokens(edit[2]!)].slice(0, 3);
   return [];
+}
+
+/**
+ * Whether the agent's action after a turn redoes the one before it: the same command run again
+ * (`go test ./...` then `go test -race ./...`), the same file edited again or written again under
+ * another folder (`src/a.test.ts` then `test/a.test.ts`), or a command whose
+ * tool changed to one the turn names (`npm install` then `pnpm add` after "pnpm please"). Only a
+ * redo says what the turn corrected; a different action after it is the agent doing a new task.
+ */
+function isRedo(prompt: string, before: string | undefined, after: string | undefined): boolean {
+  const b = before?.split(" · ", 1)[0] ?? "";
+  const a = after?.split(" · ", 1)[0] ?? "";
+  const cmd = (t: string) => (t.startsWith("$ ") ? (t.slice(2).trim().split(/\s+/)[0] ?? "").toLowerCase() : "");
+  const path = (t: string) => /^edit (\S+?):/.exec(t)?.[1];
+  if (cmd(a) && cmd(b)) return cmd(a) === cmd(b) || lessonTokens(prompt).has(cmd(a));
+  const pa = path(a);
+  const pb = path(b);
+  // The same file, or a file of the same name written somewhere else (moved to where it belongs).
+  return pa !== undefined && pb !== undefined && pa.split("/").pop() === pb.split("/").pop();
 }
 
 /** The topics a polarity prefers or avoids a member of. */
@@ -405,7 +441,7 @@ interface SkipCounts {
 export function instructionsOf(
   prompt: string,
   followUp: boolean,
-  o: { agentBefore?: string; skipped?: SkipCounts } = {},
+  o: { agentBefore?: string; agentAfter?: string; skipped?: SkipCounts } = {},
 ): Instruction[] {
   const out: Instruction[] = [];
   const before = o.agentBefore ? lessonTokens(o.agentBefore) : undefined;
@@ -418,6 +454,13 @@ export function instructionsOf(
     .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)/i)
     .map((x) => x.replace(CONTINUE_TAIL, "").replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""));
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
+  // The terms of the agent's action right after this turn that its action before did not have:
+  // what the agent changed in answer to it (lesson-learned.ts, correctedAction).
+  const afterTool = o.agentAfter?.split(" · ", 1)[0] ?? "";
+  const changed =
+    /^(?:\$ |edit )/.test(afterTool) && isRedo(prompt, o.agentBefore, o.agentAfter)
+      ? [...lessonTokens(afterTool.replace(/^\$ |^edit \S+?: /, ""))].filter((t) => !beforeTool?.has(t))
+      : [];
   for (const raw of sentences) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
@@ -474,6 +517,14 @@ export function instructionsOf(
         .join(" ");
     const otherPractice =
       followUp && sameFamilyAsAction && [...familiesOf(ownWords())].some((f) => actionFamilies.has(f));
+    // A short follow-up that names what the agent then changed ("tmp_path fixture", then an edit
+    // using tmp_path where the one before did not): the agent took it as a correction.
+    const followed =
+      followUp &&
+      shortTurn &&
+      words <= 12 &&
+      before !== undefined &&
+      changed.some((t) => toks.has(t) && (toolLike(t) || new RegExp(`(?:^|\\s)--?${t}\\b`).test(afterTool)));
     const bare =
       followUp &&
       shortTurn &&
@@ -486,7 +537,20 @@ export function instructionsOf(
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
-    if (!(leadIn || negation || again || polite || preference || contradicts || bare || refersBack || otherPractice))
+    if (
+      !(
+        leadIn ||
+        negation ||
+        again ||
+        polite ||
+        preference ||
+        contradicts ||
+        bare ||
+        refersBack ||
+        otherPractice ||
+        followed
+      )
+    )
       continue;
     // A plain complaint with nothing to do in it ("still laggy, that's wrong") is not a rule.
     const named = [...toks].some(toolLike);
@@ -497,6 +561,7 @@ export function instructionsOf(
       !again &&
       !contradicts &&
       !bare &&
+      !followed &&
       !refersBack &&
       !(echoes && followUp && !task) &&
       !otherPractice &&
@@ -504,7 +569,8 @@ export function instructionsOf(
       !IMPERATIVE_LIKE.test(body)
     )
       continue;
-    const correction = followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice);
+    const correction =
+      followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice || followed);
     out.push({ quote: body, kind: correction ? "correction" : "preference" });
   }
   return out;

@@ -12,6 +12,7 @@ import {
 } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { familiesOf } from "./lesson-family.ts";
+import { actionPair, contrastPairs, correctedAction, type LearnedPairs, learnedTopics } from "./lesson-learned.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionKey,
@@ -26,6 +27,7 @@ import {
   reactionOf,
   topicsOf,
   sameInstruction,
+  setLearnedTopics,
   UNIFORM,
   type Weights,
 } from "./lesson-rule.ts";
@@ -41,8 +43,10 @@ import {
  *    same reading (notARule).
  * 2. Two instructions say the same thing when their rarity-weighted terms match (sharing a word),
  *    they follow the same agent action and share a rare word, they name one topic of competing
- *    choices without contradicting each other, or they are about one family of practice and agree
- *    on more (the same action, or nothing else named). Clustered single-link, incrementally.
+ *    choices (of the table, or learned from this user's sessions: lesson-learned.ts) without
+ *    contradicting each other, their corrected actions share a changed flag, path or folder, or
+ *    they are about one family of practice and agree on more (the same action, or nothing else
+ *    named). Clustered single-link, incrementally.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
  *    One-off remarks never become lessons.
  * 4. The rule is the model's normalised form, else the member closest to all others, in the user's
@@ -73,6 +77,11 @@ interface Observation {
   act?: string[];
   /** The precise action right before it (`run:go test ingest`, `edit:ci.yml`; lesson-rule.ts actionKey). */
   key?: string;
+  /**
+   * Terms of the agent's action right after it that the action before it lacked (`-race`,
+   * `pnpm`, `dir:internal/x`): what the agent changed in answer, evidence of what was corrected.
+   */
+  fix?: string[];
   /** The cluster it joined (assigned once; only new observations are clustered on a later night). */
   cluster?: number;
 }
@@ -103,6 +112,48 @@ export interface LessonBook {
   n_prompts?: number;
   /** The next cluster number. */
   next_cluster?: number;
+  /** Rival terms learned from this user's turns and the agent's corrected commands ("pnpm|npm" → times seen). */
+  learned?: LearnedPairs;
+}
+
+/** Read and cluster with the topics this book has learned (lesson-learned.ts). */
+function useLearned(book: LessonBook): void {
+  if (setLearnedTopics(learnedTopics(book.learned ?? {}))) POLARITY.clear();
+}
+
+/**
+ * Learn rival pairs from tonight's sessions: contrast forms in the turns (and in a model's
+ * normalised rules), and the agent's changed commands.
+ */
+function learnPairs(
+  book: LessonBook,
+  digests: readonly LessonDigest[],
+  modelRules?: ReadonlyMap<string, ModelRules>,
+): void {
+  const df = book.df ?? {};
+  book.learned ??= {};
+  const learned = book.learned;
+  const add = (pair: [string, string] | undefined) => {
+    if (!pair) return;
+    const k = `${pair[0]}|${pair[1]}`;
+    learned[k] = (learned[k] ?? 0) + 1;
+  };
+  for (const d of digests)
+    d.user_prompts.forEach((raw, i) => {
+      const p = maskCredentials(raw);
+      for (const pair of contrastPairs(p, df, book.n_prompts ?? 0)) add(pair);
+      if (i > 0) add(actionPair(p, d.agent_before?.[i], d.agent_before?.[i + 1]));
+    });
+  // A model's normalised rule ("Use pnpm, not npm.") states its contrast plainly.
+  for (const d of digests)
+    for (const r of modelRules?.get(d.session_id)?.rules ?? [])
+      if (!isCredentialShaped(r.rule)) for (const pair of contrastPairs(r.rule, df, book.n_prompts ?? 0)) add(pair);
+  // The book keeps the most seen pairs.
+  const keys = Object.keys(learned);
+  if (keys.length > MAX_LEARNED) {
+    keys.sort((a, b) => learned[a]! - learned[b]!);
+    for (const k of keys.slice(0, keys.length - MAX_LEARNED)) delete learned[k];
+  }
 }
 
 /** One source session of an evidence card. */
@@ -152,6 +203,8 @@ export interface LessonCard {
 const MAX_OBSERVATIONS = 2000;
 /** Terms whose prompt counts are kept per project (the rarest go first past it). */
 const MAX_DF_TERMS = 20_000;
+/** Learned rival pairs kept per project. */
+const MAX_LEARNED = 2_000;
 
 export { instructionsOf, lessonTokens, sameInstruction } from "./lesson-rule.ts";
 
@@ -187,6 +240,14 @@ export function observe(
   const skipped = { credential: 0 };
   book.df ??= {};
   const df = book.df;
+  // Counted on the masked text: a credential is never a term of the lesson store.
+  for (const d of digests) {
+    for (const p of d.user_prompts) for (const t of lessonTokens(maskCredentials(p))) df[t] = (df[t] ?? 0) + 1;
+    book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
+  }
+  // What tonight's sessions teach about rival choices reads tonight's sayings already.
+  learnPairs(book, digests, modelRules);
+  useLearned(book);
   for (const d of digests) {
     const fresh: Observation[] = [];
     const base = {
@@ -195,17 +256,16 @@ export function observe(
       at: d.ended_at || d.started_at || "",
       night,
     };
-    // Counted on the masked text: a credential is never a term of the lesson store.
-    for (const p of d.user_prompts) for (const t of lessonTokens(maskCredentials(p))) df[t] = (df[t] ?? 0) + 1;
-    book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
     // The rule-based reading, then the model's rules: the model's normalised form replaces the
     // user's words where both found the same saying, and what only the model found is added.
     d.user_prompts.forEach((p, i) => {
       const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
+      const agentAfter = i > 0 ? d.agent_before?.[i + 1] : undefined;
       const act = actionTerms(agentBefore);
       const key = actionKey(agentBefore);
-      const found = instructionsOf(p, i > 0, { agentBefore, skipped });
+      const fix = i > 0 ? correctedAction(agentBefore, agentAfter) : [];
+      const found = instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped });
       for (const ins of found)
         fresh.push({
           ...base,
@@ -214,6 +274,7 @@ export function observe(
           context,
           ...(act.length ? { act } : {}),
           ...(key ? { key } : {}),
+          ...(fix.length ? { fix } : {}),
         });
       const reaction = i > 0 && found.length === 0 ? reactionOf(p, agentBefore) : undefined;
       if (reaction)
@@ -224,6 +285,7 @@ export function observe(
           context,
           ...(act.length ? { act } : {}),
           key,
+          ...(fix.length ? { fix } : {}),
         });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
@@ -247,7 +309,16 @@ export function observe(
       const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
       const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
       const act = actionTerms(i > 0 ? d.agent_before?.[i] : undefined);
-      fresh.push({ ...base, quote, kind: "correction", norm, context, ...(act.length ? { act } : {}) });
+      const fix = i > 0 ? correctedAction(d.agent_before?.[i], d.agent_before?.[i + 1]) : [];
+      fresh.push({
+        ...base,
+        quote,
+        kind: "correction",
+        norm,
+        context,
+        ...(act.length ? { act } : {}),
+        ...(fix.length ? { fix } : {}),
+      });
     }
     const old = book.observations.filter((o) => o.session_id === d.session_id);
     // Keep the night an observation was first read (support is counted from then), and its cluster.
@@ -373,7 +444,17 @@ function bookWeights(book: LessonBook): Weights {
 function assignClusters(book: LessonBook, w: Weights): void {
   const obs = book.observations;
   if (!obs.some((o) => o.cluster === undefined)) return;
+  useLearned(book);
   const toks = obs.map(clusterTokens);
+  // A corrected action's term is evidence when few sayings share it.
+  const fixCount = new Map<string, number>();
+  for (const o of obs) for (const f of o.fix ?? []) fixCount.set(f, (fixCount.get(f) ?? 0) + 1);
+  const withFix = obs.filter((o) => o.fix?.length).length;
+  // A plain word (`pnpm`, `test`, `format`) is what the agent runs for anything; a flag, a path or
+  // a folder (`-race`, `--indent-style=space`, `dir:test/unit`) is what it changed.
+  const rareFix = (f: string) => /[^\p{L}]/u.test(f) && (fixCount.get(f) ?? 0) <= Math.max(3, 0.05 * withFix);
+  const sameFix = (a: Observation, b: Observation) =>
+    a.kind === "correction" && b.kind === "correction" && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -390,7 +471,13 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const keys = (i: number) => {
     const o = obs[i]!;
     const action = o.key ? [`key:${o.key}`] : [];
-    return o.kind === "reaction" ? action : [...toks[i]!, ...[...fams[i]!].map((f) => `family:${f}`), ...action];
+    if (o.kind === "reaction") return action;
+    return [
+      ...toks[i]!,
+      ...[...fams[i]!].map((f) => `family:${f}`),
+      ...(o.fix ?? []).filter(rareFix).map((f) => `fix:${f}`),
+      ...action,
+    ];
   };
   const addToIndex = (i: number) => {
     for (const t of keys(i)) {
@@ -440,6 +527,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           sameTopic ||
           (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
           sameActionSameWord(obs[i]!, obs[j]!, w) ||
+          sameFix(obs[i]!, obs[j]!) ||
           sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
         )
           joined.add(obs[j]!.cluster!);
@@ -630,6 +718,7 @@ export function planLessons(
   memory: string,
   o: { target: string; retireAfterNights: number; minRecurrence?: number; covered?: readonly string[] },
 ): LessonPlan {
+  useLearned(book);
   const covered = (o.covered ?? []).map(lessonTokens);
   const live = getRules(memory);
   const liveNorm = new Set(live.map(norm));

@@ -1,0 +1,230 @@
+/**
+ * Topics learned from the user's own history (issue 29 §1), beside the fixed lexicon of
+ * lesson-rule.ts and lesson-family.ts. Two sources give pairs of terms that are rival choices of
+ * one topic, the first preferred:
+ *   - contrast forms in the user's turns: "X, not Y", "X instead of Y", "X rather than Y",
+ *     "X over Y", "not Y — X", "no Y, X", "switch(ed) / moved / migrated from Y to X", "Y → X";
+ *   - the agent's own action before and after a short turn that names one of them: a command
+ *     whose tool changed (`npm install` before "pnpm please", `pnpm add` after it).
+ * Each side of a contrast is the one or two content terms nearest the marker, leaving out words
+ * too common in this user's prompts to name a choice, so "we use pnpm here, not npm" pairs pnpm
+ * with npm, not "here".
+ * Pairs are kept in the lesson book (`learned`), so what one night learned reads the next night's
+ * sayings; a topic is a connected group of paired terms, never more than MAX_GROUP terms (a pair
+ * that would grow a group past it is not joined: a noisy pair cannot glue everything together).
+ */
+import { lessonTokens } from "./lesson-rule.ts";
+
+/** The most terms one learned topic holds. */
+const MAX_GROUP = 8;
+/** Words read on each side of a contrast marker. */
+const SIDE = 4;
+
+const CLAUSE = /(?<=[.!?;])\s+|\n+/;
+const TERM = String.raw`[^\s,;:.!?()]+(?:\.[^\s,;:!?()]+)*`;
+/** "X, not Y" / "X instead of Y" / "X rather than Y" / "X over Y" (X before the marker). */
+const X_THEN_Y = new RegExp(
+  String.raw`^(.*?)(?:,\s*not|\s+instead of|\s+rather than|\s+over|,\s*never)\s+(?:the\s+|a\s+|an\s+|any\s+|plain\s+)?(${TERM}(?:\s+${TERM}){0,2})`,
+  "i",
+);
+/** "not Y — X" / "no Y, X" at a clause's start (Y avoided, X preferred). */
+const Y_THEN_X = new RegExp(
+  String.raw`^(?:not|no|never)\s+(${TERM}(?:\s+${TERM}){0,2})\s*(?:[,—–]|--| - )\s*(.+)$`,
+  "i",
+);
+/** "switched from Y to X", "moved from Y to X", "Y → X". */
+const FROM_TO = new RegExp(
+  String.raw`\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went|go|port(?:ed)?|chang(?:e|ed))\s+(?:\w+\s+)?` +
+    String.raw`from\s+(${TERM}(?:\s+${TERM}){0,1})\s+to\s+(${TERM}(?:\s+${TERM}){0,2})`,
+  "i",
+);
+const ARROW = new RegExp(String.raw`(${TERM})\s*(?:→|->|=>)\s*(${TERM})`, "i");
+
+/** Terms that never name a choice: too common to be one side of a rivalry. */
+const NOT_A_SIDE = /^(?:\d.*|.{1,1}|code|file|files|test|tests|thing|way|time|one|new|old|default)$/;
+
+/** Words next to a contrast marker that never name one side of it. */
+const SIDE_STOP = new Set(
+  "through across everywhere anywhere here there just plain simply directly manually by hand for in on at from of with".split(
+    " ",
+  ),
+);
+
+/**
+ * The terms naming one side of a contrast: the content terms nearest the marker (at most `most`),
+ * without words too common in this user's prompts to name a choice (in over a tenth of them, once
+ * there are 50). `near` is "end" when the side ends at the marker, "start" when it starts there.
+ */
+function sideTerms(
+  words: string,
+  near: "start" | "end",
+  df: Readonly<Record<string, number>>,
+  n: number,
+  most: number,
+): string[] {
+  const ws = words.trim().split(/\s+/);
+  if (near === "end") ws.reverse();
+  const out: string[] = [];
+  for (const w of ws.slice(0, SIDE)) {
+    if (SIDE_STOP.has(w.toLowerCase())) continue;
+    for (const t of lessonTokens(w)) {
+      if (NOT_A_SIDE.test(t) || SIDE_STOP.has(t) || out.includes(t)) continue;
+      if (n >= 50 && (df[t] ?? 0) > 0.1 * n) continue;
+      out.push(t);
+    }
+    if (out.length >= most) break;
+  }
+  return out.slice(0, most);
+}
+
+/** The (preferred, avoided) term pairs a user's turn states by contrast. */
+export function contrastPairs(
+  prompt: string,
+  df: Readonly<Record<string, number>>,
+  nPrompts = 0,
+): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const add = (x: string, near: "start" | "end", y: string, nearY: "start" | "end") => {
+    // What is preferred is usually the word right at the marker ("pnpm, not npm"); what is avoided
+    // may be a short phrase ("raw kubectl", "tempfile.mkdtemp + cleanup").
+    const xs = sideTerms(x, near, df, nPrompts, 1);
+    const ys = sideTerms(y, nearY, df, nPrompts, 2);
+    for (const a of xs) for (const b of ys) if (a !== b && !ys.includes(a) && !xs.includes(b)) out.push([a, b]);
+  };
+  const text = prompt.replace(/```[\s\S]*?(?:```|$)/g, "\n").replaceAll("’", "'");
+  for (const raw of text.split(CLAUSE)) {
+    const s = raw.trim();
+    if (!s || s.length > 400) continue;
+    const ft = FROM_TO.exec(s);
+    if (ft) {
+      add(ft[2]!, "start", ft[1]!, "end");
+      continue;
+    }
+    const ar = ARROW.exec(s);
+    if (ar) {
+      add(ar[2]!, "start", ar[1]!, "end");
+      continue;
+    }
+    const yx = Y_THEN_X.exec(s);
+    if (yx) {
+      add(yx[2]!, "start", yx[1]!, "end");
+      continue;
+    }
+    const xy = X_THEN_Y.exec(s);
+    if (xy) add(xy[1]!, "end", xy[2]!, "start");
+  }
+  return out;
+}
+
+/** A command's words without environment assignments, `sudo` and flags (lower-case). */
+function commandWords(action: string | undefined): string[] {
+  const tool = action?.split(" · ", 1)[0] ?? "";
+  if (!tool.startsWith("$ ")) return [];
+  return tool
+    .slice(2)
+    .trim()
+    .split(/\s+/)
+    .filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w) && w !== "sudo" && !w.startsWith("-"))
+    .slice(0, 3)
+    .map((w) => w.toLowerCase().replace(/^['"]|['"]$/g, ""));
+}
+
+/**
+ * The (preferred, avoided) pair the agent's own commands around a short turn give: the first word
+ * where the command after the turn differs from the one before it (`npm install` → `pnpm add`
+ * gives pnpm over npm), kept only when the turn names one of the two (the user spoke of that
+ * choice, and the agent changed it).
+ */
+export function actionPair(
+  prompt: string,
+  before: string | undefined,
+  after: string | undefined,
+): [string, string] | undefined {
+  if (prompt.split(/\s+/).length > 30) return undefined;
+  const b = commandWords(before);
+  const a = commandWords(after);
+  if (!a.length || !b.length) return undefined;
+  for (let i = 0; i < Math.min(a.length, b.length, 2); i++) {
+    if (a[i] === b[i]) continue;
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.includes("/") || y.includes("/") || NOT_A_SIDE.test(x) || NOT_A_SIDE.test(y)) return undefined;
+    const toks = lessonTokens(prompt);
+    return toks.has(x) || toks.has(y) ? [x, y] : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * The terms of the agent's action right after a turn that the action before it did not have: what
+ * the correction changed (`-race` added to `go test`, `pnpm add` instead of `npm install`, the
+ * words of the line an edit now writes, the folder it writes in). Empty when there is no action
+ * after it, or nothing changed. It joins two corrections (lessons.ts); it never makes a sentence a
+ * correction by itself (that needs a redo: lesson-rule.ts, isRedo).
+ */
+export function correctedAction(before: string | undefined, after: string | undefined): string[] {
+  const termsOf = (action: string | undefined): string[] => {
+    const tool = action?.split(" · ", 1)[0] ?? "";
+    if (tool.startsWith("$ "))
+      return tool
+        .slice(2)
+        .trim()
+        .split(/\s+/)
+        .slice(0, 8)
+        .map((w) => w.toLowerCase().replace(/^['"]|['"]$/g, ""))
+        .filter((w) => w.length >= 2 && !/^[./]*$/.test(w) && !w.endsWith("/..."));
+    const edit = /^edit (\S+?): (.*)$/.exec(tool);
+    if (!edit) return [];
+    const path = edit[1]!;
+    const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
+    return [...(dir ? [`dir:${dir}`] : []), ...[...lessonTokens(edit[2]!)].slice(0, 4)];
+  };
+  // An edit says what was corrected only when it rewrites the file edited before (or one of that
+  // name elsewhere); an edit of another file is the agent at work on the task.
+  const editOf = (action: string | undefined) => /^edit (\S+?):/.exec(action?.split(" · ", 1)[0] ?? "")?.[1];
+  const ea = editOf(after);
+  if (ea !== undefined && ea.split("/").pop() !== editOf(before)?.split("/").pop()) return [];
+  const a = termsOf(after);
+  if (!a.length) return [];
+  const b = new Set(termsOf(before));
+  return [...new Set(a.filter((t) => !b.has(t)))].slice(0, 6);
+}
+
+/** Learned pairs as the book keeps them: "preferred|avoided" → times seen. */
+export type LearnedPairs = Record<string, number>;
+
+/** Each learned term's topic (`learned:<its group's first term>`), grouped from the pairs. */
+export function learnedTopics(pairs: Readonly<LearnedPairs>): Map<string, string> {
+  const parent = new Map<string, string>();
+  const size = new Map<string, number>();
+  const find = (x: string): string => {
+    let r = x;
+    while (parent.get(r) !== r) r = parent.get(r)!;
+    parent.set(x, r);
+    return r;
+  };
+  const make = (x: string) => {
+    if (!parent.has(x)) {
+      parent.set(x, x);
+      size.set(x, 1);
+    }
+  };
+  // The most often seen pairs first: a group fills with what the user says most.
+  const keys = Object.keys(pairs).sort((a, b) => pairs[b]! - pairs[a]! || (a < b ? -1 : 1));
+  for (const k of keys) {
+    const [x, y] = k.split("|") as [string, string];
+    if (!x || !y) continue;
+    make(x);
+    make(y);
+    const rx = find(x);
+    const ry = find(y);
+    if (rx === ry) continue;
+    if (size.get(rx)! + size.get(ry)! > MAX_GROUP) continue;
+    const [big, small] = rx < ry ? [rx, ry] : [ry, rx];
+    parent.set(small, big);
+    size.set(big, size.get(rx)! + size.get(ry)!);
+  }
+  const out = new Map<string, string>();
+  for (const x of parent.keys()) out.set(x, `learned:${find(x)}`);
+  return out;
+}
