@@ -13,7 +13,7 @@
  * sayings; a topic is a connected group of paired terms, never more than MAX_GROUP terms (a pair
  * that would grow a group past it is not joined: a noisy pair cannot glue everything together).
  */
-import { lessonTokens } from "./lesson-rule.ts";
+import { agentTool, editedPath, lessonTokens, sameFileName } from "./lesson-rule.ts";
 
 /** The most terms one learned topic holds. */
 const MAX_GROUP = 8;
@@ -118,7 +118,7 @@ export function contrastPairs(
 
 /** A command's words without environment assignments, `sudo` and flags (lower-case). */
 function commandWords(action: string | undefined): string[] {
-  const tool = action?.split(" · ", 1)[0] ?? "";
+  const tool = agentTool(action);
   if (!tool.startsWith("$ ")) return [];
   return tool
     .slice(2)
@@ -164,7 +164,7 @@ export function actionPair(
  */
 export function correctedAction(before: string | undefined, after: string | undefined): string[] {
   const termsOf = (action: string | undefined): string[] => {
-    const tool = action?.split(" · ", 1)[0] ?? "";
+    const tool = agentTool(action);
     if (tool.startsWith("$ "))
       return tool
         .slice(2)
@@ -181,9 +181,9 @@ export function correctedAction(before: string | undefined, after: string | unde
   };
   // An edit says what was corrected only when it rewrites the file edited before (or one of that
   // name elsewhere); an edit of another file is the agent at work on the task.
-  const editOf = (action: string | undefined) => /^edit (\S+?):/.exec(action?.split(" · ", 1)[0] ?? "")?.[1];
-  const ea = editOf(after);
-  if (ea !== undefined && ea.split("/").pop() !== editOf(before)?.split("/").pop()) return [];
+  const ea = editedPath(after);
+  const eb = editedPath(before);
+  if (ea !== undefined && (eb === undefined || !sameFileName(ea, eb))) return [];
   const a = termsOf(after);
   if (!a.length) return [];
   const b = new Set(termsOf(before));

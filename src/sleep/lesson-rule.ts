@@ -369,6 +369,24 @@ function topicOfLoose(term: string): string | undefined {
 }
 
 /**
+ * The tool part of an agent action as the harvest records it (`$ npm install x`, `edit src/a.ts:
+ * …`), without the agent's words after " · "; "" when there is none.
+ */
+export function agentTool(action: string | undefined): string {
+  return action?.split(" · ", 1)[0] ?? "";
+}
+
+/** The path an agent's edit wrote, or undefined when the action was not an edit. */
+export function editedPath(action: string | undefined): string | undefined {
+  return /^edit (\S+?):/.exec(agentTool(action))?.[1];
+}
+
+/** Two paths naming a file of the same name (the same file, or one moved to another folder). */
+export function sameFileName(a: string, b: string): boolean {
+  return a.split("/").pop() === b.split("/").pop();
+}
+
+/**
  * The key terms of the agent's action right before a turn: a command's first two words
  * (`npm install`, `npx prettier`, `git commit`), or the first words of an edit's added line
  * (`export default function`). Two corrections said right after the same wrong action are likely
@@ -376,7 +394,7 @@ function topicOfLoose(term: string): string | undefined {
  */
 export function actionTerms(agentBefore: string | undefined): string[] {
   if (!agentBefore) return [];
-  const tool = agentBefore.split(" · ", 1)[0]!;
+  const tool = agentTool(agentBefore);
   if (tool.startsWith("$ ")) {
     const words = tool
       .slice(2)
@@ -401,15 +419,14 @@ export function actionTerms(agentBefore: string | undefined): string[] {
  * redo says what the turn corrected; a different action after it is the agent doing a new task.
  */
 function isRedo(prompt: string, before: string | undefined, after: string | undefined): boolean {
-  const b = before?.split(" · ", 1)[0] ?? "";
-  const a = after?.split(" · ", 1)[0] ?? "";
   const cmd = (t: string) => (t.startsWith("$ ") ? (t.slice(2).trim().split(/\s+/)[0] ?? "").toLowerCase() : "");
-  const path = (t: string) => /^edit (\S+?):/.exec(t)?.[1];
-  if (cmd(a) && cmd(b)) return cmd(a) === cmd(b) || lessonTokens(prompt).has(cmd(a));
-  const pa = path(a);
-  const pb = path(b);
+  const b = cmd(agentTool(before));
+  const a = cmd(agentTool(after));
+  if (a && b) return a === b || lessonTokens(prompt).has(a);
+  const pa = editedPath(after);
+  const pb = editedPath(before);
   // The same file, or a file of the same name written somewhere else (moved to where it belongs).
-  return pa !== undefined && pb !== undefined && pa.split("/").pop() === pb.split("/").pop();
+  return pa !== undefined && pb !== undefined && sameFileName(pa, pb);
 }
 
 /** The topics a polarity prefers or avoids a member of. */
@@ -445,7 +462,7 @@ export function instructionsOf(
 ): Instruction[] {
   const out: Instruction[] = [];
   const before = o.agentBefore ? lessonTokens(o.agentBefore) : undefined;
-  const tool = o.agentBefore?.split(" · ", 1)[0] ?? "";
+  const tool = agentTool(o.agentBefore);
   const beforeTool = /^(?:\$ |edit )/.test(tool) ? lessonTokens(tool.replace(/^(?:\$ |edit )/, "")) : undefined;
   // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going").
   // Pasted code, fenced blocks and stack traces are not the user's words.
@@ -456,7 +473,7 @@ export function instructionsOf(
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
   // The terms of the agent's action right after this turn that its action before did not have:
   // what the agent changed in answer to it (lesson-learned.ts, correctedAction).
-  const afterTool = o.agentAfter?.split(" · ", 1)[0] ?? "";
+  const afterTool = agentTool(o.agentAfter);
   const changed =
     /^(?:\$ |edit )/.test(afterTool) && isRedo(prompt, o.agentBefore, o.agentAfter)
       ? [...lessonTokens(afterTool.replace(/^\$ |^edit \S+?: /, ""))].filter((t) => !beforeTool?.has(t))
@@ -679,10 +696,9 @@ export function sameInstruction(a: ReadonlySet<string>, b: ReadonlySet<string>, 
  * undefined when the agent only spoke.
  */
 export function actionKey(agentBefore: string | undefined): string | undefined {
-  if (!agentBefore) return undefined;
-  const tool = agentBefore.split(" · ", 1)[0]!;
-  const edit = /^edit (\S+?):/.exec(tool);
-  if (edit) return `edit:${lastName(edit[1]!)}`;
+  const tool = agentTool(agentBefore);
+  const edited = editedPath(agentBefore);
+  if (edited !== undefined) return `edit:${lastName(edited)}`;
   if (!tool.startsWith("$ ")) return undefined;
   const words = tool
     .slice(2)

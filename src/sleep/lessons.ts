@@ -265,28 +265,18 @@ export function observe(
       const act = actionTerms(agentBefore);
       const key = actionKey(agentBefore);
       const fix = i > 0 ? correctedAction(agentBefore, agentAfter) : [];
+      // Where the turn stood: the request before it and the agent's actions around it.
+      const where = {
+        ...base,
+        context,
+        ...(act.length ? { act } : {}),
+        ...(key ? { key } : {}),
+        ...(fix.length ? { fix } : {}),
+      };
       const found = instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped });
-      for (const ins of found)
-        fresh.push({
-          ...base,
-          quote: maskCredentials(ins.quote),
-          kind: ins.kind,
-          context,
-          ...(act.length ? { act } : {}),
-          ...(key ? { key } : {}),
-          ...(fix.length ? { fix } : {}),
-        });
+      for (const ins of found) fresh.push({ ...where, quote: maskCredentials(ins.quote), kind: ins.kind });
       const reaction = i > 0 && found.length === 0 ? reactionOf(p, agentBefore) : undefined;
-      if (reaction)
-        fresh.push({
-          ...base,
-          quote: maskCredentials(reaction),
-          kind: "reaction",
-          context,
-          ...(act.length ? { act } : {}),
-          key,
-          ...(fix.length ? { fix } : {}),
-        });
+      if (reaction) fresh.push({ ...where, quote: maskCredentials(reaction), kind: "reaction" });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
       if (isCredentialShaped(r.rule) || isCredentialShaped(r.quote)) {
@@ -444,7 +434,6 @@ function bookWeights(book: LessonBook): Weights {
 function assignClusters(book: LessonBook, w: Weights): void {
   const obs = book.observations;
   if (!obs.some((o) => o.cluster === undefined)) return;
-  useLearned(book);
   const toks = obs.map(clusterTokens);
   // A corrected action's term is evidence when few sayings share it.
   const fixCount = new Map<string, number>();
