@@ -7,11 +7,10 @@ import { executeCode, interpreter } from "../../src/benchmarks/spreadsheetbench/
 import { discoverCases } from "../../src/benchmarks/spreadsheetbench/loader.ts";
 import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 const SUM_OK = `import openpyxl
 INPUT_PATH = "/somewhere/else.xlsx"

@@ -11,11 +11,10 @@ import { tempDir } from "../support/tmp.ts";
 import { missing } from "../support/prereqs.ts";
 import { makeWorkbooks } from "./support/spreadsheet.ts";
 import { benchContext, FIXTURES } from "./support/context.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 describe("OfficeQA tool loop", () => {
   test("the model greps and reads the local bulletin through tool calls, then answers; scored with normalisation", async () => {

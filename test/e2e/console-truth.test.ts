@@ -4,11 +4,10 @@ import { endpointSets, runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { simReply } from "../support/sim-fake.ts";
 import { tempDir } from "../support/tmp.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 // What the training console says must add up and agree with itself within one run.
 describe("the console tells the truth", () => {

@@ -4,11 +4,10 @@ import { join } from "node:path";
 import { REPO_ROOT, runCli } from "../support/cli.ts";
 import { storedAnswers } from "../support/call-cache.ts";
 import { tempDir } from "../support/tmp.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 function history(dir: string): Record<string, unknown>[] {
   const p = join(dir, "history.jsonl");

@@ -7,11 +7,10 @@ import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome, changedFiles, hashTree } from "../sleep/support/fake-home.ts";
 import { childrenOf, connectMcp, dataOf, errorOf, KEY_ENV, searchqaOn, until } from "../mcp/support.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 const TOOLS = [
   "eval",

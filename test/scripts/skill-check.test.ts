@@ -6,11 +6,10 @@ import { sha256sums } from "../../build.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { refusedUrl } from "../support/net.ts";
 import { tempDir } from "../support/tmp.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 // The quickstart's house conventions (seed 42) as the simulator reads them: removing stated rules
 // is a real regression on those families' tasks, stating two more is a real gain.

@@ -9,11 +9,10 @@ import { publishNight, readBaseline, reserveNight } from "../../src/sleep/stage.
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { MEM_AFTER, MEM_BEFORE, SKILL_AFTER, SKILL_BEFORE, stagedNight } from "./support/staged-night.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 describe("adoption", () => {
   test("applies the pinned proposals with backups and receipts, and rollback restores the original bytes", () => {

@@ -6,11 +6,10 @@ import { LEARNED_START } from "../../src/sleep/learned-block.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { buildFakeHome, changedFiles, FAKE_SECRET, hashTree } from "./support/fake-home.ts";
+import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
 
-// These tests run real processes (the CLI, Python, servers). `npm test` runs four test files at
-// once, so on a loaded two-core machine a test can take several times its idle time (one took
-// 5.0 s with both cores busy): the file's tests get 60 s instead of Bun's 5 s.
-setDefaultTimeout(60_000);
+// Real processes under four test workers (test/support/timeouts.ts).
+setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
 
 describe("skillopt sleep, end to end on a fake home (mock backend)", () => {
   test("review stages a proposal; diff shows it; adopt applies it with backup and receipt; rollback restores every byte", async () => {
