@@ -112,16 +112,15 @@ export async function afterPoolStep(
   if (h && text !== undefined) {
     const verdict = accepted ? "accept" : outcome.action;
     pool.log.push({ step, kind: "step", parents: [parent.hash], hash: h, verdict });
-    if (accepted) {
-      const e: PoolEntry = {
+    if (accepted)
+      put(env, state, {
         ...state.current,
         step,
         parents: [parent.hash],
         tokens: estimateTokens(text),
         status: "member",
-      };
-      put(env, state, e);
-    } else if (outcome.action === "undecided") {
+      });
+    else if (outcome.action === "undecided") {
       const est = state.selCache[h] ?? { hard: parent.hard, soft: parent.soft };
       put(env, state, {
         hash: h,
@@ -210,7 +209,7 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
   state.pool!.log.push({ step, kind: "merge", parents: [pair.a.hash, pair.b.hash], hash: h, verdict: g.verdict });
   if (g.verdict === "reject") return;
   state.pool!.lineage[h] ??= pair.a.hash;
-  const e: PoolEntry = {
+  put(env, state, {
     hash: h,
     origin,
     hard: g.hard,
@@ -220,8 +219,7 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
     parents: [pair.a.hash, pair.b.hash],
     tokens: estimateTokens(merged.text),
     status: g.verdict === "accept" ? "member" : "undecided",
-  };
-  put(env, state, e);
+  });
 }
 
 /** Gate a candidate against a pool member with the run's rule (the paired test, or the strict mean comparison). */
