@@ -50,7 +50,7 @@ const CandidateSchema = v.looseObject({
 /** An attempt that got no answer (its `error` says why). */
 const NO_ANSWER = { text: "", toolsCalled: [] as string[], tokens: 0 };
 
-/** Consecutive unusable answers of one stage (a judge verdict, a reflection after its firmer re-ask) that stop a night. */
+/** Consecutive unusable answers of one stage (a judge verdict, a reflection after its firmer re-ask, a session's rules, a standing verdict, mined tasks) that stop a night. */
 const UNUSABLE_CALLS = 2;
 
 const FIX = {
@@ -278,30 +278,50 @@ function contrastCall({ client, self, watch }: Parts): SleepBackend["contrast"] 
 }
 
 /** A session's standing rules, read by the optimizer. */
-function rulesCall({ client, self }: Parts): SleepBackend["rules"] {
+function rulesCall({ client, self, watch }: Parts): SleepBackend["rules"] {
   return async (input) => {
     self.ledger?.check();
-    const r = await client.chat("optimizer", {
-      stage: "sleep_rules",
-      messages: [{ role: "user", content: rulesPrompt(input) }],
-      maxTokens: 800,
-    });
+    const r = await client
+      .chat("optimizer", {
+        stage: "sleep_rules",
+        messages: [{ role: "user", content: rulesPrompt(input) }],
+        maxTokens: 800,
+      })
+      .catch((err: unknown) => {
+        throw watch.context(err, "optimizer", "sleep_rules");
+      });
     self.ledger?.record("rules", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
+    // "[]" says the session holds no rule; prose is no answer, and twice in a row stops the night.
+    const usable = extractJson(r.text, "array") !== undefined;
+    const unfit = watch.answered("sleep_rules", usable, "no JSON array of rules in the reply", r.text);
+    if (unfit) throw unfit;
     return parseRules(r.text);
   };
 }
 
 /** Whether a recurring rule is standing or a one-off, by the optimizer. */
-function standingCall({ client, self }: Parts): SleepBackend["standing"] {
+function standingCall({ client, self, watch }: Parts): SleepBackend["standing"] {
   return async (rule, quotes) => {
     self.ledger?.check();
-    const r = await client.chat("optimizer", {
-      stage: "sleep_standing",
-      messages: [{ role: "user", content: standingPrompt(rule, quotes) }],
-      maxTokens: 200,
-    });
+    const r = await client
+      .chat("optimizer", {
+        stage: "sleep_standing",
+        messages: [{ role: "user", content: standingPrompt(rule, quotes) }],
+        maxTokens: 200,
+      })
+      .catch((err: unknown) => {
+        throw watch.context(err, "optimizer", "sleep_standing");
+      });
     self.ledger?.record("standing", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
-    return parseStanding(r.text);
+    const verdict = parseStanding(r.text);
+    const unfit = watch.answered(
+      "sleep_standing",
+      verdict !== undefined,
+      'no {"standing": true|false} in the reply',
+      r.text,
+    );
+    if (unfit) throw unfit;
+    return verdict;
   };
 }
 
@@ -319,7 +339,10 @@ function mineCall({ client, self, watch }: Parts): SleepBackend["mine"] {
         throw watch.context(err, "optimizer", "sleep_mine");
       });
     self.ledger?.record("mine", r.usage.promptTokens + r.usage.completionTokens, r.costUsd, r.cached);
-    const arr = extractJson(r.text, "array") ?? [];
+    const parsed = extractJson(r.text, "array");
+    const unfit = watch.answered("sleep_mine", parsed !== undefined, "no JSON array of tasks in the reply", r.text);
+    if (unfit) throw unfit;
+    const arr = parsed ?? [];
     const out: MinedCandidate[] = [];
     for (const item of arr) {
       const p = v.safeParse(CandidateSchema, item);
