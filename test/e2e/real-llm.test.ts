@@ -9,6 +9,7 @@ import { realLlmMissing, startRealLlm, TINY_QUICKSTART } from "../support/real-l
 import { tempDir } from "../support/tmp.ts";
 import { TASKS_FORMAT } from "../../src/sleep/mine/index.ts";
 import { REAL_PROCESS_TIMEOUT_MS } from "../support/timeouts.ts";
+import { writeClaudeSession } from "../sleep/support/fake-home.ts";
 
 // Real processes under four test workers (test/support/timeouts.ts).
 setDefaultTimeout(REAL_PROCESS_TIMEOUT_MS);
@@ -154,6 +155,62 @@ describe.skipIf(missing !== undefined)("the real model of ../shared/real-llm (sp
       // A review stages at most; the project's own files are never changed.
       expect(existsSync(join(project, "AGENTS.md"))).toBe(false);
       expect(existsSync(join(project, "CLAUDE.md"))).toBe(false);
+    },
+    RUN_TIMEOUT_MS,
+  );
+
+  test(
+    "sleep review over harvested Claude Code sessions (the lessons' model reading) ends with a verdict or a one-line reason; CLAUDE.md is untouched",
+    async () => {
+      await using llm = await startRealLlm({ maxSeconds: 600 });
+      using tmp = tempDir();
+      const home = join(tmp.path, "home");
+      const project = join(tmp.path, "work", "app");
+      mkdirSync(join(home, ".skillopt-sleep"), { recursive: true });
+      mkdirSync(project, { recursive: true });
+      writeFileSync(join(project, "CLAUDE.md"), "# App\n");
+      writeFileSync(
+        join(home, ".skillopt-sleep", "config.json"),
+        JSON.stringify({ azure_endpoint: llm.url, model: MODEL }),
+      );
+      const said = [
+        ["Add a retry to the uploader", "we use pnpm here, not npm. redo the install"],
+        ["Make the export streaming", "pnpm please, the lockfile is pnpm-lock.yaml"],
+      ];
+      said.forEach((turns, i) => {
+        writeClaudeSession(
+          home,
+          project,
+          { id: `8e551000-cccc-4ddd-8eee-00000000000${i}`, turns: turns.map((user) => ({ user, assistant: "Done." })) },
+          Date.parse(`2026-11-0${i + 1}T09:00:00Z`),
+        );
+      });
+      const r = await runCli(
+        ["sleep", "review", "--backend", "openai", "--source", "claude", "--lookback-hours", "0", "--project", project],
+        {
+          env: {
+            HOME: home,
+            SKILLOPT_SLEEP_STATE_DIR: join(home, ".skillopt-sleep"),
+            SKILLOPT_CACHE_DIR: join(tmp.path, "cache"),
+          },
+          cwd: project,
+          timeoutMs: RUN_TIMEOUT_MS,
+        },
+      );
+      const errors = r.stderr.split("\n").filter((l) => l.startsWith("error: "));
+      if (r.code === 0) expect(errors).toEqual([]);
+      else {
+        expect(r.code, r.stderr).toBe(1);
+        expect(errors).toHaveLength(1);
+        // Whatever stage met the model's answers first, the line names the role, the model and the endpoint.
+        expect(errors[0]).toMatch(
+          new RegExp(
+            `^error: (optimizer|target) \\(openai_compatible, model ${MODEL}, endpoint 127\\.0\\.0\\.1:\\d+\\) `,
+          ),
+        );
+      }
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(readFileSync(join(project, "CLAUDE.md"), "utf8")).toBe("# App\n");
     },
     RUN_TIMEOUT_MS,
   );
