@@ -412,17 +412,39 @@ export function family(id: FamilyId): Family {
   return f;
 }
 
+/**
+ * Lines and skills already read. The simulator reads the same skill lines for every call of a step
+ * (a fifth of a ×16 quickstart's CPU went to matching them against every convention's patterns);
+ * both readings are pure, so each text is read once. Bounded: cleared when full.
+ */
+const LINES_READ = new Map<string, Convention | null>();
+const SKILLS_READ = new Map<string, ReadonlyMap<FamilyId, { convention: Convention; line: string }>>();
+const LINES_KEPT = 8192;
+const SKILLS_KEPT = 256;
+
 /** The convention a line of text states, if any (first family, first convention that matches). */
 export function conventionOfLine(line: string): Convention | undefined {
-  for (const f of FAMILIES) for (const cv of f.conventions) if (cv.patterns.some((p) => p.test(line))) return cv;
-  return undefined;
+  const known = LINES_READ.get(line);
+  if (known !== undefined) return known ?? undefined;
+  let found: Convention | null = null;
+  outer: for (const f of FAMILIES)
+    for (const cv of f.conventions)
+      if (cv.patterns.some((p) => p.test(line))) {
+        found = cv;
+        break outer;
+      }
+  if (LINES_READ.size >= LINES_KEPT) LINES_READ.clear();
+  LINES_READ.set(line, found);
+  return found ?? undefined;
 }
 
 /**
  * The rule a skill document states for each family: the last line that states one wins, so a later
  * rule overrides an earlier one (a conflicting addition breaks an earlier correct rule).
  */
-export function rulesInSkill(skill: string): Map<FamilyId, { convention: Convention; line: string }> {
+export function rulesInSkill(skill: string): ReadonlyMap<FamilyId, { convention: Convention; line: string }> {
+  const known = SKILLS_READ.get(skill);
+  if (known) return known;
   const out = new Map<FamilyId, { convention: Convention; line: string }>();
   for (const raw of skill.split("\n")) {
     const line = raw.trim();
@@ -430,6 +452,8 @@ export function rulesInSkill(skill: string): Map<FamilyId, { convention: Convent
     const cv = conventionOfLine(line);
     if (cv) out.set(cv.family, { convention: cv, line: raw });
   }
+  if (SKILLS_READ.size >= SKILLS_KEPT) SKILLS_READ.clear();
+  SKILLS_READ.set(skill, out);
   return out;
 }
 
