@@ -154,6 +154,24 @@ export function writeFileAtomic(
   }
 }
 
+/**
+ * Put at `path` the file `source` already holds, as a second name for it (a hard link made beside
+ * `path` and renamed into place, so a reader sees the old file or the new, never a torn one): no
+ * byte is written. Where links cannot be made (another file system, one without links), `text` is
+ * written instead. For derived files with the same content as one written before (a skill version
+ * that did not change); the caller must know `source` still holds `text`.
+ */
+export function shareFileAtomic(source: string, path: string, text: string): void {
+  const tmp = tempBeside(path);
+  try {
+    linkSync(source, tmp);
+    renameSync(tmp, path);
+  } catch {
+    rmSync(tmp, { force: true });
+    writeFileAtomic(path, text, { durable: false });
+  }
+}
+
 /** Atomic JSON write with a trailing newline. */
 export function writeJsonAtomic(path: string, value: unknown, opts: AtomicWriteOptions = {}): void {
   writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`, opts);

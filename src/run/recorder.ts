@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { RunCheckpoint, RunRecorder, StepArtifacts } from "../engine/index.ts";
-import { collectWhenGrown, readInputText, removeOrphanTemps, writeFileAtomic } from "../lib/index.ts";
+import { collectWhenGrown, readInputText, removeOrphanTemps, shareFileAtomic, writeFileAtomic } from "../lib/index.ts";
 import {
   checkpointHeads,
   commitCheckpoint,
@@ -36,6 +36,36 @@ function ensure(path: string, text: string): boolean {
   }
   derived(path, text);
   return true;
+}
+
+/**
+ * The skill texts this run wrote last, and where: a skill version that did not change (a rejected
+ * step) or a candidate that became the current skill is a second name (a hard link) for the file
+ * that already holds the text, not another copy. A small file costs a page of writes, so the
+ * unchanged versions of a long run were a sixth of what it wrote. A few texts are kept (the
+ * current one, recent candidates), never the whole run's.
+ */
+function skillFiles() {
+  const KEPT = 8;
+  const pathOf = new Map<string, string>();
+  const textAt = new Map<string, string>();
+  return (path: string, text: string, folderExists: boolean) => {
+    const source = pathOf.get(text);
+    const held = source !== undefined && textAt.get(source) === text;
+    // The same version again (an epoch's last step rewritten with an unchanged text): nothing to write.
+    if (held && source === path) return;
+    if (held) shareFileAtomic(source, path, text);
+    else writeFileAtomic(path, text, { durable: false, folderExists });
+    if (source !== undefined) textAt.delete(source);
+    pathOf.delete(text);
+    pathOf.set(text, path);
+    textAt.set(path, text);
+    if (pathOf.size > KEPT) {
+      const [oldText, oldPath] = pathOf.entries().next().value!;
+      pathOf.delete(oldText);
+      textAt.delete(oldPath);
+    }
+  };
 }
 
 /** The step folder's files for a step's artifacts and candidate text. */
@@ -115,6 +145,7 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
   const pending: (() => void)[] = [];
   let scheduled = false;
   let lastBest: string | undefined;
+  const putSkill = skillFiles();
   // A deferred write that failed (disk full): kept and thrown by the next commit or flush, so the
   // run stops with that error instead of an uncaught exception on a timer.
   let failure: unknown;
@@ -188,14 +219,17 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
       // Later checkpoints name a new skill in their own `skills`, or the current or best one.
       for (const h of skills.keys()) if (h !== currentHash && h !== bestHash) skills.delete(h);
       later(() => {
-        if (current !== undefined) derived(p.skillVersion(cp.step), current);
+        if (current !== undefined) putSkill(p.skillVersion(cp.step), current, false);
         if (best !== undefined) derived(p.bestSkill, best);
         if (record) {
           appendFileSync(p.history, historyLine(record));
           // The step's files in one pass: its folder made once, then each file written and renamed.
           const files = stepFiles(p, cp.step, artifacts, candidate);
           if (files.length) mkdirSync(p.stepDir(cp.step), { recursive: true });
-          for (const [path, text] of files) writeFileAtomic(path, text, { durable: false, folderExists: true });
+          for (const [path, text] of files)
+            if (candidate !== undefined && text === candidate && path.endsWith(STEP_FILES.candidate))
+              putSkill(path, text, true);
+            else writeFileAtomic(path, text, { durable: false, folderExists: true });
         }
       });
       if (cp.kind === "final") flush();

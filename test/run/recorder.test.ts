@@ -107,6 +107,38 @@ describe("the run recorder", () => {
     }
   }, 60_000);
 
+  test.skipIf(process.platform === "win32")(
+    "a skill text written again (an unchanged version, an accepted candidate) is one more name for the file that holds it",
+    async () => {
+      using tmp = tempDir();
+      const dir = join(tmp.path, "run");
+      await trainInto(dir);
+      const named = [
+        ...readdirSync(join(dir, "skills")).map((n) => join(dir, "skills", n)),
+        ...readdirSync(join(dir, "steps"))
+          .map((n) => join(dir, "steps", n, "candidate_skill.md"))
+          .filter((f) => existsSync(f)),
+      ];
+      const inodes = new Map<string, Set<number>>();
+      for (const f of named) {
+        const text = readFileSync(f, "utf8");
+        inodes.set(text, (inodes.get(text) ?? new Set()).add(statSync(f).ino));
+      }
+      // Every text is one file, however many names it has; the run wrote fewer files than names.
+      expect([...inodes.values()].every((s) => s.size === 1)).toBe(true);
+      expect(inodes.size).toBeLessThan(named.length);
+      // Every name holds what the store says it should (an epoch's last version replaced by its
+      // slow update left the other names of the old text alone).
+      const store = openRunStore(join(dir, "state.sqlite"));
+      try {
+        expect(repairRunFolder(store, dir)).toBe(0);
+      } finally {
+        store.close();
+      }
+    },
+    60_000,
+  );
+
   test("a run that never yields keeps at most one deferred-write turn queued, not one per step", async () => {
     using tmp = tempDir();
     const real = globalThis.setImmediate;
