@@ -179,11 +179,16 @@ export function correctedAction(before: string | undefined, after: string | unde
     const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
     return [...(dir ? [`dir:${dir}`] : []), ...[...lessonTokens(edit[2]!)].slice(0, 4)];
   };
-  // An edit says what was corrected only when it rewrites the file edited before (or one of that
-  // name elsewhere); an edit of another file is the agent at work on the task.
+  // An edit says what was corrected when it rewrites the file edited before (or one of that name
+  // elsewhere), or moves the change to another file of the same folder (the crate's error.rs, not
+  // the module just edited): that file is the correction. An edit elsewhere is the task going on.
   const ea = editedPath(after);
   const eb = editedPath(before);
-  if (ea !== undefined && (eb === undefined || !sameFileName(ea, eb))) return [];
+  if (ea !== undefined && eb !== undefined && !sameFileName(ea, eb)) {
+    const folder = (p: string) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "");
+    return folder(ea) === folder(eb) ? [`file:${ea.slice(ea.lastIndexOf("/") + 1).toLowerCase()}`] : [];
+  }
+  if (ea !== undefined && eb === undefined) return [];
   const a = termsOf(after);
   if (!a.length) return [];
   const b = new Set(termsOf(before));

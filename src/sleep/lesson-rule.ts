@@ -725,6 +725,31 @@ const CHATTER =
 /** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
 const REACTION_WORDS = 20;
 
+/** Words of a follow-up kept for the action that came after it (followUpOf). */
+const FOLLOW_UP_WORDS = 40;
+
+/**
+ * A follow-up turn that states no rule in words a rule reads, but after which the agent changed
+ * course: it redid what it had just done another way (`fix`: the terms its next action added, a
+ * flag, a path, a script). "the local postgres gets started through a helper in scripts/" after
+ * `docker compose up`, then `./scripts/dev-db up`. Like a reaction it is support for a correction
+ * stated elsewhere with the same corrected action, never a rule itself. Task requests about a
+ * moment, chatter and credentials are not kept.
+ */
+export function followUpOf(prompt: string, fix: readonly string[]): string | undefined {
+  if (!fix.some((f) => /[^\p{L}]/u.test(f))) return undefined;
+  const text = spokenText(prompt).replace(/\s+/g, " ").trim();
+  if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
+  if (isCredentialShaped(text) || TASK_DEICTIC.test(text) || NAMES_ONE.test(text) || CHATTER.test(text))
+    return undefined;
+  // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
+  // back at what was just done ("rename it to …", "no, move that").
+  const pushesBack =
+    NEGATION.test(text) || AGAIN.test(text) || LEAD_IN.test(text) || REFERS_BACK.test(text) || CLAIM_DENIED.test(text);
+  if (TASK_START.test(text) && !pushesBack) return undefined;
+  return text;
+}
+
 /**
  * A short follow-up turn right after an agent command or edit that names no rule in words the
  * reading above accepts ("again.", "-race", "did you run that with the detector?"): the turn,

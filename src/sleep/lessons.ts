@@ -24,6 +24,7 @@ import {
   opposite,
   type Polarity,
   polarityOf,
+  followUpOf,
   reactionOf,
   topicsOf,
   sameInstruction,
@@ -142,7 +143,7 @@ function learnPairs(
     d.user_prompts.forEach((raw, i) => {
       const p = maskCredentials(raw);
       for (const pair of contrastPairs(p, df, book.n_prompts ?? 0)) add(pair);
-      if (i > 0) add(actionPair(p, d.agent_before?.[i], d.agent_before?.[i + 1]));
+      if (i > 0) add(actionPair(p, d.agent_before?.[i], afterTurn(d, i)));
     });
   // A model's normalised rule ("Use pnpm, not npm.") states its contrast plainly.
   for (const d of digests)
@@ -217,6 +218,16 @@ interface LessonDigest {
   user_prompts: readonly string[];
   /** What the agent did or said right before each prompt (index for index), when the harvest kept it. */
   agent_before?: readonly string[];
+  /** What the agent did first after each prompt (index for index), when the harvest kept it. */
+  agent_first?: readonly string[];
+}
+
+/**
+ * What the agent did right after prompt i: its first command or edit (the corrected action, after a
+ * correction), else (a digest read before that was kept) its last action of that turn.
+ */
+function afterTurn(d: LessonDigest, i: number): string | undefined {
+  return d.agent_first?.[i] || d.agent_before?.[i + 1];
 }
 
 /** A session's standing rules as a model read them (normalised form and the user's own words). */
@@ -261,7 +272,7 @@ export function observe(
     d.user_prompts.forEach((p, i) => {
       const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
-      const agentAfter = i > 0 ? d.agent_before?.[i + 1] : undefined;
+      const agentAfter = i > 0 ? afterTurn(d, i) : undefined;
       const act = actionTerms(agentBefore);
       const key = actionKey(agentBefore);
       const fix = i > 0 ? correctedAction(agentBefore, agentAfter) : [];
@@ -275,7 +286,7 @@ export function observe(
       };
       const found = instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped });
       for (const ins of found) fresh.push({ ...where, quote: maskCredentials(ins.quote), kind: ins.kind });
-      const reaction = i > 0 && found.length === 0 ? reactionOf(p, agentBefore) : undefined;
+      const reaction = i > 0 && found.length === 0 ? (reactionOf(p, agentBefore) ?? followUpOf(p, fix)) : undefined;
       if (reaction) fresh.push({ ...where, quote: maskCredentials(reaction), kind: "reaction" });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
@@ -299,7 +310,7 @@ export function observe(
       const i = d.user_prompts.findIndex((p) => p.includes(r.quote.slice(0, 40)));
       const context = i > 0 ? maskCredentials(d.user_prompts[i - 1]!.slice(0, 400)) : "";
       const act = actionTerms(i > 0 ? d.agent_before?.[i] : undefined);
-      const fix = i > 0 ? correctedAction(d.agent_before?.[i], d.agent_before?.[i + 1]) : [];
+      const fix = i > 0 ? correctedAction(d.agent_before?.[i], afterTurn(d, i)) : [];
       fresh.push({
         ...base,
         quote,
@@ -441,9 +452,17 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const withFix = obs.filter((o) => o.fix?.length).length;
   // A plain word (`pnpm`, `test`, `format`) is what the agent runs for anything; a flag, a path or
   // a folder (`-race`, `--indent-style=space`, `dir:test/unit`) is what it changed.
-  const rareFix = (f: string) => /[^\p{L}]/u.test(f) && (fixCount.get(f) ?? 0) <= Math.max(3, 0.05 * withFix);
+  // (A correction said in four or five sessions, each followed by the same corrected action, is rare still.)
+  // Shell syntax and one-letter flags (`&&`, `-f`, `-p`) are how any command is written, not what changed.
+  const rareFix = (f: string) =>
+    /[^\p{L}]/u.test(f) &&
+    /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(f) &&
+    !/^--?[\p{L}\p{N}]$/u.test(f) &&
+    (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
+  const sharedFix = (a: Observation, b: Observation) =>
+    a.session_id !== b.session_id && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const sameFix = (a: Observation, b: Observation) =>
-    a.kind === "correction" && b.kind === "correction" && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
+    a.kind === "correction" && b.kind === "correction" && sharedFix(a, b);
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -460,7 +479,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const keys = (i: number) => {
     const o = obs[i]!;
     const action = o.key ? [`key:${o.key}`] : [];
-    if (o.kind === "reaction") return action;
+    if (o.kind === "reaction") return [...action, ...(o.fix ?? []).filter(rareFix).map((f) => `fix:${f}`)];
     return [
       ...toks[i]!,
       ...[...fams[i]!].map((f) => `family:${f}`),
@@ -496,7 +515,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // reactions that are still alone, never a cluster through one (old and new sides of a flip
         // may follow the same action).
         if (obs[i]!.kind === "reaction" || obs[j]!.kind === "reaction") {
-          if (!sameAction(obs[i]!, obs[j]!)) continue;
+          if (!sameAction(obs[i]!, obs[j]!) && !sharedFix(obs[i]!, obs[j]!)) continue;
           if (obs[i]!.kind === "reaction") {
             if (!latest || obs[j]!.at >= latest.at) latest = { cluster: obs[j]!.cluster!, at: obs[j]!.at };
           } else if (!stated.has(obs[j]!.cluster!)) joined.add(obs[j]!.cluster!);

@@ -29,6 +29,7 @@ export function emptyDigest(source: SourceName, sessionId: string, rawPath: stri
     ended_at: "",
     user_prompts: [],
     agent_before: [],
+    agent_first: [],
     assistant_finals: [],
     tools_used: [],
     skills_used: [],
@@ -189,6 +190,7 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   const tags = detectFeedback(text, lex);
   d.user_prompts.push(text);
   d.agent_before.push(takeAgentAction(d));
+  d.agent_first.push("");
   corrections.push(hasComplaint(tags));
   for (const tag of tags) addUnique(d.feedback_signals, tag);
   return true;
@@ -224,6 +226,7 @@ function keepWithinCap(d: SessionDigest, lex: Lexicon): boolean[] {
   }
   prompts.splice(drop, 1);
   if (d.agent_before.length > drop) d.agent_before.splice(drop, 1);
+  if (d.agent_first.length > drop) d.agent_first.splice(drop, 1);
   corr.splice(drop, 1);
   return corr;
 }
@@ -249,6 +252,10 @@ export function noteAgentAction(d: SessionDigest, kind: "tool" | "text", raw: st
   if (!raw) return;
   const clip = raw.length > 2 * ACTION_CHARS ? raw.slice(0, 2 * ACTION_CHARS) : raw;
   const a = LAST_ACTION.get(d) ?? { tool: "", text: "" };
+  // The first command or edit after a prompt is kept too: after a correction, the corrected action.
+  const first = d.agent_first.length - 1;
+  if (kind === "tool" && first >= 0 && d.agent_first[first] === "")
+    d.agent_first[first] = cleanText(clip.length > ACTION_CHARS ? clip.slice(0, ACTION_CHARS) : clip);
   if (kind === "tool") a.tool = clip;
   else a.text = clip;
   LAST_ACTION.set(d, a);

@@ -30,6 +30,12 @@ export const SessionDigestSchema = v.object({
    * that record tool calls in their sessions fill it (Claude Code, Codex).
    */
   agent_before: StringList,
+  /**
+   * What the agent did first after each kept prompt, index for index (its first command or edit;
+   * "" when none): after a correction, the corrected action. agent_before's next entry is the
+   * agent's last action of that turn, often the task going on. Absent in digests read before it.
+   */
+  agent_first: v.optional(StringList, []),
   /** Non-empty assistant texts; only the last 5 are kept; redacted. */
   assistant_finals: StringList,
   tools_used: StringList,

@@ -7,7 +7,8 @@ import { pinMtimes } from "../harvest/support.ts";
 /** One scripted Claude Code session: user turns, each followed by an assistant reply. */
 export interface ScriptedSession {
   id: string;
-  turns: Array<{ user: string; assistant: string; tool?: string }>;
+  /** `tool`: the Bash command(s) the agent ran after the prompt, in order (each its tool_use line and its result). */
+  turns: Array<{ user: string; assistant: string; tool?: string | string[] }>;
 }
 
 const HARVEST_FIXTURES = join(REPO_ROOT, "fixtures", "sessions");
@@ -52,7 +53,8 @@ export function writeClaudeSession(home: string, project: string, s: ScriptedSes
       }),
     );
     parent = u;
-    if (turn.tool) {
+    const tools = turn.tool === undefined ? [] : Array.isArray(turn.tool) ? turn.tool : [turn.tool];
+    tools.forEach((command, k) => {
       const a = `${s.id}-a${n++}`;
       lines.push(
         JSON.stringify({
@@ -64,14 +66,29 @@ export function writeClaudeSession(home: string, project: string, s: ScriptedSes
             type: "message",
             role: "assistant",
             model: "claude-sonnet-4-5",
-            content: [{ type: "tool_use", id: `toolu_${a}`, name: "Bash", input: { command: turn.tool } }],
+            content: [{ type: "tool_use", id: `toolu_${a}`, name: "Bash", input: { command } }],
           },
           uuid: a,
           timestamp: stamp(3000),
         }),
       );
       parent = a;
-    }
+      if (k === tools.length - 1) return;
+      // Between two calls, the result of the first comes back as a user line (not a prompt).
+      const r = `${s.id}-r${n++}`;
+      lines.push(
+        JSON.stringify({
+          parentUuid: parent,
+          ...base,
+          type: "user",
+          message: { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${a}`, content: "ok" }] },
+          toolUseResult: { stdout: "ok", stderr: "", interrupted: false, isImage: false },
+          uuid: r,
+          timestamp: stamp(1000),
+        }),
+      );
+      parent = r;
+    });
     const a = `${s.id}-a${n++}`;
     lines.push(
       JSON.stringify({

@@ -1,0 +1,144 @@
+import { describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { harvest } from "../../src/sleep/harvest/index.ts";
+import { correctedAction } from "../../src/sleep/lesson-learned.ts";
+import { followUpOf } from "../../src/sleep/lesson-rule.ts";
+import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+import { tempDir } from "../support/tmp.ts";
+import { writeClaudeSession } from "./support/fake-home.ts";
+
+// Our own sessions. After a correction the agent redoes what it just did, another way (the
+// corrected action), and only then goes on with the task: its first command or edit after the
+// turn is the evidence, whatever words the user chose.
+const book = (): LessonBook => ({ version: 1, project: "/p", observations: [], lessons: [] });
+let n = 0;
+const session = (day: number, prompts: string[], before: string[], first: string[]) => ({
+  session_id: `ca${++n}`,
+  source: "claude",
+  ended_at: `2026-10-${String(day).padStart(2, "0")}T09:30:00.000Z`,
+  user_prompts: prompts,
+  agent_before: before,
+  agent_first: first,
+});
+const plan = (b: LessonBook) => planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
+const COMPOSE = "$ docker compose up -d redis · Started.";
+const MAKE = "$ make dev-up · redis, queue and seed data are up.";
+// What the agent did last in the turn after the correction: the task going on.
+const LATER = "$ go test ./internal/queue/... · ok";
+
+describe("the corrected action: the agent's first move after a turn", () => {
+  test("a command redone another way, or an edit moved to another file of the same folder, names what changed", () => {
+    expect(correctedAction(COMPOSE, MAKE)).toEqual(["make", "dev-up"]);
+    expect(
+      correctedAction(
+        'edit pkg/billing/invoice.go: return fmt.Errorf("no rate")',
+        'edit pkg/billing/errors.go: var ErrNoRate = errors.New("no rate")',
+      ),
+    ).toEqual(["file:errors.go"]);
+    // An edit in another folder is the task going on, not a correction.
+    expect(correctedAction("edit pkg/billing/invoice.go: x", "edit cmd/api/main.go: y")).toEqual([]);
+  });
+
+  test("a turn stating no rule is kept as support when the agent then changed course; a new request or chatter is not", () => {
+    const fix = correctedAction(COMPOSE, "$ ./tools/stack up · up");
+    expect(followUpOf("the local stack comes up through our helper in tools/", fix)).toBeDefined();
+    expect(followUpOf("rename it to match the others", ["git", "mv", "tools/old.sh", "tools/stack.sh"])).toBeDefined();
+    expect(followUpOf("add retries to the uploader next", fix)).toBeUndefined();
+    expect(followUpOf("thanks, looks good", fix)).toBeUndefined();
+    expect(followUpOf("the local stack comes up through our helper in tools/", [])).toBeUndefined();
+    expect(followUpOf("use the staging stack for now", fix)).toBeUndefined();
+  });
+
+  test("sayings sharing no word join a stated correction through the same corrected action, after different moves", () => {
+    const b = book();
+    // Three different wrong moves (so the action before joins nothing), one corrected action.
+    observe(
+      b,
+      [
+        session(2, ["Add the retry queue", "use make dev-up, not raw docker compose"], ["", COMPOSE], ["", MAKE]),
+        session(
+          5,
+          ["Wire the dead-letter topic", "there's a target for that, it seeds the queue too"],
+          ["", "$ docker run -d -p 6379:6379 redis:7 · ok"],
+          ["", MAKE],
+        ),
+        session(
+          8,
+          ["Fix the flaky consumer test", "bring up the local deps the usual way"],
+          ["", "$ redis-server --daemonize yes · ok"],
+          ["", MAKE],
+        ),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.rule).toBe("Use make dev-up, not raw docker compose");
+    expect(cards[0]!.n_sessions).toBe(3);
+  });
+
+  test("support alone states no rule: never a lesson, however often", () => {
+    const b = book();
+    observe(
+      b,
+      [1, 3, 5, 7].map((d) =>
+        session(d, ["Add the retry queue", "bring up the local deps the usual way"], ["", COMPOSE], ["", MAKE]),
+      ),
+      1,
+    );
+    expect(plan(b).cards).toEqual([]);
+  });
+
+  test("the last action of the turn is not the corrected one: without agent_first, nothing joins through it", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(2, ["Add the retry queue", "use make dev-up, not raw docker compose", "ok"], ["", COMPOSE, LATER], []),
+        session(
+          5,
+          ["Wire the dead-letter topic", "there's a target for that, it seeds the queue too", "ok"],
+          ["", COMPOSE, LATER],
+          [],
+        ),
+      ],
+      1,
+    );
+    expect(plan(b).cards.every((c) => c.n_sessions < 2)).toBe(true);
+  });
+
+  test("the harvest keeps the agent's first command after each prompt, beside its last", async () => {
+    using tmp = tempDir();
+    const home = join(tmp.path, "home");
+    const project = join(tmp.path, "work", "svc");
+    mkdirSync(project, { recursive: true });
+    writeClaudeSession(
+      home,
+      project,
+      {
+        id: "8e551000-dddd-4eee-8fff-000000000001",
+        turns: [
+          { user: "Add the retry queue", tool: "docker compose up -d redis", assistant: "Started." },
+          {
+            user: "there's a target for that, it seeds the queue too",
+            tool: ["make dev-up", "go test ./internal/queue/..."],
+            assistant: "Done.",
+          },
+          { user: "ok, commit", assistant: "Committed." },
+        ],
+      },
+      Date.parse("2026-10-02T09:00:00Z"),
+    );
+    const r = await harvest({
+      sources: ["claude"],
+      scope: "all",
+      invokedProject: "",
+      locations: { claudeHome: join(home, ".claude") },
+    });
+    const d = r.digests[0]!;
+    expect(d.user_prompts).toHaveLength(3);
+    expect(d.agent_first[1]).toContain("make dev-up");
+    expect(d.agent_before[2]).toContain("go test");
+  });
+});
