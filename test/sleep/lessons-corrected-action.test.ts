@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { harvest } from "../../src/sleep/harvest/index.ts";
 import { correctedAction } from "../../src/sleep/lesson-learned.ts";
-import { followUpOf } from "../../src/sleep/lesson-rule.ts";
+import { followUpOf, instructionsOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 import { tempDir } from "../support/tmp.ts";
 import { writeClaudeSession } from "./support/fake-home.ts";
@@ -140,5 +140,12 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(d.user_prompts).toHaveLength(3);
     expect(d.agent_first[1]).toContain("make dev-up");
     expect(d.agent_before[2]).toContain("go test");
+  });
+
+  test("a rule bound in time is a task about that moment, said once or twice alike", () => {
+    expect(instructionsOf("don't deploy anything until the 3.1 cutover is done", true)).toEqual([]);
+    expect(instructionsOf("leave the billing cron alone this week", true)).toEqual([]);
+    expect(followUpOf("hold the merge until the release ships", ["--rebase"])).toBeUndefined();
+    expect(instructionsOf("never deploy on fridays", true)).toHaveLength(1);
   });
 });
