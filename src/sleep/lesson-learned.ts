@@ -39,6 +39,12 @@ const FROM_TO = new RegExp(
   "i",
 );
 const ARROW = new RegExp(String.raw`(${TERM})\s*(?:→|->|=>)\s*(${TERM})`, "i");
+/** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
+const GIVEN_UP =
+  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
+/** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
+const TAKEN_UP =
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?([^,.;!?]+?)\s+(?:now|going forward|from now on)\b/i;
 
 /** Terms that never name a choice: too common to be one side of a rivalry. */
 const NOT_A_SIDE = /^(?:\d.*|.{1,1}|code|file|files|test|tests|thing|way|time|one|new|old|default)$/;
@@ -113,6 +119,10 @@ export function contrastPairs(
     const xy = X_THEN_Y.exec(s);
     if (xy) add(xy[1]!, "end", xy[2]!, "start");
   }
+  // A change of practice said in two clauses: "we ditched changesets. cargo release does it now".
+  const off = GIVEN_UP.exec(text);
+  const on = off ? TAKEN_UP.exec(text) : null;
+  if (off && on) add(on[1] ?? on[2]!, "start", off[1]!, "start");
   return out;
 }
 

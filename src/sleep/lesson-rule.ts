@@ -70,9 +70,12 @@ const TASK_START =
 /** "X is history / gone / banned": X is avoided. */
 const GONE =
   /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
-/** "swap / replace X for / with Y", "rip out / get rid of X": X is avoided, Y preferred. */
+/** "swap / replace X for / with Y", "rip out / get rid of X", "we ditched / dropped X": X is avoided, Y preferred. */
 const SWAP =
   /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*([^,.;]+?)(?:\s+(?:for|with)\s+([^,.;]+?))?(?=$|[,.;]|\s+(?:before|after|when|and|then)\b)/g;
+/** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
+const GIVEN_UP_SAID =
+  /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/;
 /** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing. */
 const NO_IDIOM =
   /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need|thanks|stress|pressure)\b/i;
@@ -306,6 +309,14 @@ export function polarityOf(text: string): Polarity {
     const member = gone.find((t) => topicOfLoose(t) !== undefined);
     if (member ?? gone[0]) avoid.add((member ?? gone[0])!);
     if (m[2]) for (const t of lessonTokens(m[2])) if (!avoid.has(t)) explicit.add(t);
+  }
+  // "we ditched changesets", "dropped hilt": what was given up is avoided; giving up an override or
+  // an exception ("dropped the quote override") goes back to the default, it avoids nothing named.
+  const off = GIVEN_UP_SAID.exec(text.toLowerCase());
+  if (off && !/\b(?:override|exception|workaround|setting|config|rule|flag)s?\b/.test(off[1]!)) {
+    const gone = [...lessonTokens(off[1]!)];
+    const member = gone.find((t) => topicOfLoose(t) !== undefined) ?? gone[0];
+    if (member) avoid.add(member);
   }
   // "semicolons are back", "put the ; back": what is brought back is preferred.
   for (const m of text.toLowerCase().matchAll(BACK))

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { harvest } from "../../src/sleep/harvest/index.ts";
-import { correctedAction } from "../../src/sleep/lesson-learned.ts";
-import { followUpOf, instructionsOf } from "../../src/sleep/lesson-rule.ts";
+import { contrastPairs, correctedAction } from "../../src/sleep/lesson-learned.ts";
+import { followUpOf, instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 import { tempDir } from "../support/tmp.ts";
 import { writeClaudeSession } from "./support/fake-home.ts";
@@ -147,5 +147,15 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(instructionsOf("leave the billing cron alone this week", true)).toEqual([]);
     expect(followUpOf("hold the merge until the release ships", ["--rebase"])).toBeUndefined();
     expect(instructionsOf("never deploy on fridays", true)).toHaveLength(1);
+  });
+
+  test("a change of practice said as a verb: what was given up is avoided, and with what took its place it is a rival pair", () => {
+    expect([...polarityOf("we retired webpack last month").avoid]).toContain("webpack");
+    expect([...polarityOf("we ditched the mocks, real containers in tests").avoid]).toContain("mock");
+    // Giving up an override goes back to the default: it avoids nothing the sentence names.
+    expect([...polarityOf("we dropped the tab override, spaces from now on").avoid]).not.toContain("tab");
+    expect(contrastPairs("we got rid of poetry. uv handles the lockfile now", {})).toEqual([["uv", "poetry"]]);
+    expect(contrastPairs("stopped using moment; it's luxon now", {})).toEqual([["luxon", "moment"]]);
+    expect(contrastPairs("we retired webpack last month", {})).toEqual([]);
   });
 });
