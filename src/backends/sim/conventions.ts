@@ -419,18 +419,69 @@ export function conventionOfLine(line: string): Convention | undefined {
 }
 
 /**
- * The rule a skill document states for each family: the last line that states one wins, so a later
- * rule overrides an earlier one (a conflicting addition breaks an earlier correct rule).
+ * A scope: the office a line of a skill or a task names ("the Lisbon office" → "lisbon"), lowercased.
+ * A rule line that names one applies only to tasks that name the same office (see `rulesInSkill`).
  */
-export function rulesInSkill(skill: string): Map<FamilyId, { convention: Convention; line: string }> {
-  const out = new Map<FamilyId, { convention: Convention; line: string }>();
+const SCOPE_RE = /\b([A-Za-z][\w-]*) office\b/i;
+
+/** The office a skill line is scoped to, if it names one. */
+export function scopeOfLine(line: string): string | undefined {
+  return SCOPE_RE.exec(line)?.[1]?.toLowerCase();
+}
+
+/** The office a task names (its question's "For the Lisbon office: …"), if any. */
+export function scopeOfTask(task: string): string | undefined {
+  return SCOPE_RE.exec(task)?.[1]?.toLowerCase();
+}
+
+interface StatedRule {
+  convention: Convention;
+  line: string;
+}
+
+/**
+ * The rule a skill document states for each family: the last line that states one wins, so a later
+ * rule overrides an earlier one (a conflicting addition breaks an earlier correct rule). A line that
+ * names an office ("Dates, Lisbon office only: …") is a scoped rule: it is not a general rule; for a
+ * task that names the same office it overrides the general rule wherever it stands (the exception
+ * beats the rule, as a model reading "for the Lisbon office, …" does). Without `task`, or for a task
+ * naming no office, scoped rules are not read.
+ */
+export function rulesInSkill(skill: string, task?: string): Map<FamilyId, StatedRule> {
+  return scopedRules(skill, task).rules;
+}
+
+/**
+ * As `rulesInSkill`, with, per family, the scoped rule the target could confuse with the one it
+ * follows: for a task its own office's scoped rule covers, the general rule (or none: the default);
+ * for any other task the last scoped rule of another office. `confusable` has the family only when
+ * some line of the skill scopes a rule of it.
+ */
+export function scopedRules(
+  skill: string,
+  task?: string,
+): { rules: Map<FamilyId, StatedRule>; confusable: Map<FamilyId, StatedRule | undefined> } {
+  const general = new Map<FamilyId, StatedRule>();
+  const own = new Map<FamilyId, StatedRule>();
+  const other = new Map<FamilyId, StatedRule>();
+  const scope = task === undefined ? undefined : scopeOfTask(task);
   for (const raw of skill.split("\n")) {
     const line = raw.trim();
     if (!line) continue;
     const cv = conventionOfLine(line);
-    if (cv) out.set(cv.family, { convention: cv, line: raw });
+    if (!cv) continue;
+    const at = scopeOfLine(line);
+    const rule = { convention: cv, line: raw };
+    if (at === undefined) general.set(cv.family, rule);
+    else if (at === scope) own.set(cv.family, rule);
+    else other.set(cv.family, rule);
   }
-  return out;
+  const rules = new Map(general);
+  for (const [f, r] of own) rules.set(f, r);
+  const confusable = new Map<FamilyId, StatedRule | undefined>();
+  for (const f of new Set([...own.keys(), ...other.keys()]))
+    confusable.set(f, own.has(f) ? general.get(f) : other.get(f));
+  return { rules, confusable };
 }
 
 /** Conventions of a family whose rendering of `v` equals `answer`. */
