@@ -339,4 +339,33 @@ describe("search: pool on the simulator", () => {
       if (e) expect(e).toMatchObject({ status: "member" });
     }
   });
+
+  test("a member that turned down two candidates in a row gets one more answer sample, averaged into its record", async () => {
+    const r = await trainOnSim(
+      quickConfig(["train.num_epochs=3", "optimizer.search=pool", "env.sim_temperature=0.5", "train.seed=2"]),
+    );
+    const log = r.result.state.pool!.log;
+    const resampled = log.filter((l) => l.kind === "resample");
+    expect(resampled.length).toBeGreaterThan(0);
+    for (const l of resampled) {
+      // The two steps before it that drew this member as the parent were turned down.
+      const steps = log.filter((x) => x.kind === "step" && x.parents[0] === l.hash && x.step <= l.step);
+      expect(steps.slice(-2).every((x) => x.verdict !== "accept")).toBe(true);
+      expect(steps.length).toBeGreaterThanOrEqual(2);
+    }
+    // In the commit of the step that resampled it: its record is a mean of two samples (halves
+    // appear on items where they disagreed) and its scores are the record's means.
+    const first = resampled[0]!;
+    const cp = r.recorder.checkpoints.find((c) => c.kind === "step" && c.state.lastStep === first.step)!;
+    const e = cp.state.pool!.entries.find((x) => x.hash === first.hash)!;
+    expect(e.resampled).toBe(1);
+    const rec = (cp.state.selItems?.[first.hash!] ?? []).flatMap((x) => (x ? [x[0]] : []));
+    expect(rec.length).toBeGreaterThan(0);
+    for (const x of rec) expect([0, 0.5, 1]).toContain(x);
+    expect(e.hard).toBeCloseTo(rec.reduce((a, x) => a + x, 0) / rec.length, 9);
+    // Never more than MAX_RESAMPLES (2) per member.
+    const per = new Map<string, number>();
+    for (const l of resampled) per.set(l.hash!, (per.get(l.hash!) ?? 0) + 1);
+    expect(Math.max(...per.values())).toBeLessThanOrEqual(2);
+  });
 });
