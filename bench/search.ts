@@ -319,8 +319,9 @@ out(
   "test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried;",
 );
 out(
-  "Δ single = the arm's test minus single's on the same seed (mean ± 95 % interval over seeds; needs the single arm first)",
+  "Δ single = the arm's test minus single's on the same seed (mean ± 95 % interval over seeds; needs the single arm first);",
 );
+out("short = seeds whose best_skill.md is ≥ 30 % shorter than single's and within 1 point of its true test score");
 const rows: Row[] = [];
 const t0 = performance.now();
 for (const shape of shapes) {
@@ -333,9 +334,10 @@ for (const shape of shapes) {
     const load = new LoadSampler();
     out(`\n${shape}, ${size} selection items`);
     out(
-      "  arm                    test            Δ single     ceiling  tokens  test/ktok  calls  steps  frontier  merges",
+      "  arm                    test            Δ single     ceiling  tokens  test/ktok  calls  steps  frontier  merges  short",
     );
     const singleOf = new Map<number, number>();
+    const singleTokens = new Map<number, number>();
     for (const arm of arms) {
       const cell: Row[] = [];
       for (let seed = 1; seed <= seeds; seed++) {
@@ -343,7 +345,18 @@ for (const shape of shapes) {
         cell.push(await runOne(shape, size, arm, seed));
       }
       rows.push(...cell);
-      if (arm === "single") for (const r of cell) singleOf.set(r.seed, r.test);
+      if (arm === "single")
+        for (const r of cell) {
+          singleOf.set(r.seed, r.test);
+          singleTokens.set(r.seed, r.tokens);
+        }
+      // Seeds whose best_skill.md is at least 30 % shorter than single's and within 1 point (true test) of it.
+      const shorter = cell.filter(
+        (r) =>
+          singleOf.has(r.seed) &&
+          r.tokens <= 0.7 * singleTokens.get(r.seed)! &&
+          r.test >= singleOf.get(r.seed)! - 0.01,
+      ).length;
       const paired = cell.filter((r) => singleOf.has(r.seed)).map((r) => r.test - singleOf.get(r.seed)!);
       const delta =
         arm !== "single" && paired.length
@@ -373,6 +386,7 @@ for (const shape of shapes) {
         merged.length
           ? `${mean(merged.map((m) => m[0]!)).toFixed(1)}/${mean(merged.map((m) => m[1]!)).toFixed(1)}`
           : "–",
+        arm === "single" ? "    –" : `${shorter}/${cell.length}`.padStart(5),
       ];
       out(`  ${cols.join("  ")}`);
     }

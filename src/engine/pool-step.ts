@@ -157,8 +157,29 @@ export async function afterPoolStep(
   if (stalled && (stalled.stalled ?? 0) >= STALL_STEPS && (stalled.resampled ?? 0) < MAX_RESAMPLES)
     await resample(env, state, stalled, step, work);
   if (env.cfg.optimizer.merge) await tryMerge(env, state, step, work);
+  await cheaperContest(env, state, step, work);
   settle(env, state, step);
   return work;
+}
+
+/**
+ * Under `weighted`, before a shorter member ahead on the objective replaces a longer best: each of
+ * the two whose record is still the one sample it was admitted on gets one more sample (resample),
+ * and the comparison is made again on the averages. Ahead on one sample is mostly luck on a small
+ * selection split; the longer best is then kept unless the shorter one stays ahead on the objective
+ * with its record grown (settle), up to three challengers a step.
+ */
+async function cheaperContest(env: PoolEnv, state: LoopState, step: number, work: PoolWork): Promise<void> {
+  if (env.objective.kind !== "weighted" || !env.gate.useGate || !env.decider.itemwise) return;
+  const pool = state.pool!;
+  for (let round = 0; round < 3; round++) {
+    const top = poolBest(pool, env.objective);
+    const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
+    if (!held || top.hash === held.hash || top.tokens >= held.tokens) return;
+    const fresh = [top, held].filter((e) => (e.resampled ?? 0) < 1);
+    if (!fresh.length) return;
+    for (const e of fresh) await resample(env, state, e, step, work);
+  }
 }
 
 /**
