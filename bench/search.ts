@@ -353,9 +353,7 @@ for (const shape of shapes) {
       // Seeds whose best_skill.md is at least 30 % shorter than single's and within 1 point (true test) of it.
       const shorter = cell.filter(
         (r) =>
-          singleOf.has(r.seed) &&
-          r.tokens <= 0.7 * singleTokens.get(r.seed)! &&
-          r.test >= singleOf.get(r.seed)! - 0.01,
+          singleOf.has(r.seed) && r.tokens <= 0.7 * singleTokens.get(r.seed)! && r.test >= singleOf.get(r.seed)! - 0.01,
       ).length;
       const paired = cell.filter((r) => singleOf.has(r.seed)).map((r) => r.test - singleOf.get(r.seed)!);
       const delta =
