@@ -87,7 +87,7 @@ const PoolEntrySchema = v.object({
 });
 export type PoolEntry = v.InferOutput<typeof PoolEntrySchema>;
 
-/** One decision about the pool: a step's candidate, a merge or the re-decision of an undecided entry. */
+/** One decision about the pool: a step's candidate, a merge, the re-decision of an undecided entry, a slow update or a member's resample. */
 const PoolEventSchema = v.object({
   step: num,
   kind: v.picklist(["step", "merge", "redecide", "slow_update", "resample"]),
