@@ -25,7 +25,7 @@
 import { writeFileSync } from "node:fs";
 import { createModelClient } from "../src/backends/index.ts";
 import { family, type TaskValue } from "../src/backends/sim/conventions.ts";
-import { drawHouseRules } from "../src/benchmarks/conventions/generator.ts";
+import { drawConflict, drawHouseRules, taskPrompt } from "../src/benchmarks/conventions/generator.ts";
 import { successProbability } from "../src/backends/sim/stochastic.ts";
 import { getBenchmark } from "../src/benchmarks/index.ts";
 import { loadConfig } from "../src/config/index.ts";
@@ -54,6 +54,8 @@ const traceOut = opt("trace", "");
 const extraSets = argv.flatMap((a, i) => (a === "--set" && argv[i + 1] ? [argv[i + 1]!] : []));
 const tokenWeight = opt("token-weight", "0.1");
 const out = (s: string) => process.stdout.write(`${s}\n`);
+/** The task text the target reads (the office a scoped rule names is read from it). */
+const taskOf = (it: { [k: string]: unknown }) => taskPrompt(String(it.question), it.value as TaskValue);
 
 const ARM_SETS: Record<string, string[]> = {
   single: ["optimizer.search=single"],
@@ -125,7 +127,8 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
     if (v === undefined) {
       v =
         splits.test.reduce(
-          (a, it) => a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed),
+          (a, it) =>
+            a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it)),
           0,
         ) / splits.test.length;
       known.set(skill, v);
@@ -138,7 +141,8 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
     if (v === undefined) {
       v =
         splits.val.reduce(
-          (a, it) => a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed),
+          (a, it) =>
+            a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it)),
           0,
         ) / splits.val.length;
       knownSel.set(skill, v);
@@ -247,11 +251,12 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
 
 /**
  * What the shape allows, on a seed's 200 test items: the skill that states every house rule (the
- * best the simulated target can do: it reads one rule per family), and an oracle that states, for
- * each item, whichever rule of its family answers it best (what a target that followed "for the
- * Lisbon office, …" could reach). Both exact, from the simulator's probabilities.
+ * best with general rules only), the same skill with each conflicting family's second-office rule
+ * scoped to that office (the best skill for a target that follows scoped rules, and confuses their
+ * scope at SCOPE_SLIP), and an oracle that gives each item whichever rule of its family answers it
+ * best with no confusion. All exact, from the simulator's probabilities.
  */
-async function oracle(shape: string, seed: number): Promise<{ house: number; routed: number }> {
+async function oracle(shape: string, seed: number): Promise<{ house: number; scoped: number; routed: number }> {
   const { config } = loadConfig({
     config: "conventions",
     set: [
@@ -270,16 +275,27 @@ async function oracle(shape: string, seed: number): Promise<{ house: number; rou
     const line = (fid: TaskValue["kind"], id: string) =>
       `- **${family(fid).title}:** ${family(fid).conventions.find((c) => c.id === id)!.statements[0]}`;
     const house = (Object.keys(rules) as TaskValue["kind"][]).map((f) => line(f, rules[f])).join("\n");
+    const exceptions =
+      shape === "conflict"
+        ? drawConflict(seed, rules).families.map(
+            (f) =>
+              `- **${family(f).title}, Lisbon office only:** ${family(f).conventions.find((c) => c.id === family(f).defaultConvention)!.statements[0]}`,
+          )
+        : [];
+    const scoped = [house, ...exceptions].join("\n");
     const p = (skill: string, it: (typeof splits.test)[number]) =>
-      successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed);
+      successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it));
     let h = 0;
+    let sc = 0;
     let r = 0;
     for (const it of splits.test) {
       const v = it.value as TaskValue;
       h += p(house, it);
+      sc += p(scoped, it);
       r += Math.max(...family(v.kind).conventions.map((c) => p(line(v.kind, c.id), it)));
     }
-    return { house: h / splits.test.length, routed: r / splits.test.length };
+    const n = splits.test.length;
+    return { house: h / n, scoped: sc / n, routed: r / n };
   } finally {
     await client.close();
   }
@@ -303,23 +319,25 @@ out(
   "test/ktok = test points per 1000 skill tokens; frontier = pool members best on ≥1 selection item at the end; merges = accepted/tried;",
 );
 out(
-  "Δ single = the arm's test minus single's on the same seed (mean ± 95 % interval over seeds; needs the single arm first)",
+  "Δ single = the arm's test minus single's on the same seed (mean ± 95 % interval over seeds; needs the single arm first);",
 );
+out("short = seeds whose best_skill.md is ≥ 30 % shorter than single's and within 1 point of its true test score");
 const rows: Row[] = [];
 const t0 = performance.now();
 for (const shape of shapes) {
-  const o: { house: number; routed: number }[] = [];
+  const o: { house: number; scoped: number; routed: number }[] = [];
   for (let seed = 1; seed <= seeds; seed++) o.push(await oracle(shape, seed));
   out(
-    `\n${shape}: the skill stating every house rule scores ${(100 * mean(o.map((x) => x.house))).toFixed(1)} on test; an oracle routing each item to its best rule ${(100 * mean(o.map((x) => x.routed))).toFixed(1)}`,
+    `\n${shape}: the skill stating every house rule scores ${(100 * mean(o.map((x) => x.house))).toFixed(1)} on test; with the second office's rules scoped to it ${(100 * mean(o.map((x) => x.scoped))).toFixed(1)}; an oracle routing each item to its best rule ${(100 * mean(o.map((x) => x.routed))).toFixed(1)}`,
   );
   for (const size of sizes) {
     const load = new LoadSampler();
     out(`\n${shape}, ${size} selection items`);
     out(
-      "  arm                    test            Δ single     ceiling  tokens  test/ktok  calls  steps  frontier  merges",
+      "  arm                    test            Δ single     ceiling  tokens  test/ktok  calls  steps  frontier  merges  short",
     );
     const singleOf = new Map<number, number>();
+    const singleTokens = new Map<number, number>();
     for (const arm of arms) {
       const cell: Row[] = [];
       for (let seed = 1; seed <= seeds; seed++) {
@@ -327,7 +345,16 @@ for (const shape of shapes) {
         cell.push(await runOne(shape, size, arm, seed));
       }
       rows.push(...cell);
-      if (arm === "single") for (const r of cell) singleOf.set(r.seed, r.test);
+      if (arm === "single")
+        for (const r of cell) {
+          singleOf.set(r.seed, r.test);
+          singleTokens.set(r.seed, r.tokens);
+        }
+      // Seeds whose best_skill.md is at least 30 % shorter than single's and within 1 point (true test) of it.
+      const shorter = cell.filter(
+        (r) =>
+          singleOf.has(r.seed) && r.tokens <= 0.7 * singleTokens.get(r.seed)! && r.test >= singleOf.get(r.seed)! - 0.01,
+      ).length;
       const paired = cell.filter((r) => singleOf.has(r.seed)).map((r) => r.test - singleOf.get(r.seed)!);
       const delta =
         arm !== "single" && paired.length
@@ -357,6 +384,7 @@ for (const shape of shapes) {
         merged.length
           ? `${mean(merged.map((m) => m[0]!)).toFixed(1)}/${mean(merged.map((m) => m[1]!)).toFixed(1)}`
           : "–",
+        arm === "single" ? "    –" : `${shorter}/${cell.length}`.padStart(5),
       ];
       out(`  ${cols.join("  ")}`);
     }

@@ -34,6 +34,17 @@ interface PoolWork {
 /** Undecided entries get at most this many extra answer samples before they leave the pool. */
 const MAX_EXTRA_SAMPLES = 2;
 
+/**
+ * A member whose record stands after this many of its candidates were turned down in a row gets
+ * one more answer sample on every selection item, averaged into its record (at most
+ * MAX_RESAMPLES times). A member admitted on a lucky sample turns down its children and stays the
+ * best; its record regresses to its true score as the samples grow (docs/search.md).
+ */
+const STALL_STEPS = 2;
+const MAX_RESAMPLES = 2;
+/** Resamples use answer samples from here on, apart from the re-decisions' (1, 2, …). */
+const RESAMPLE_BASE = 100;
+
 const ref = (e: PoolEntry) => ({ hash: e.hash, hard: e.hard, soft: e.soft, score: e.score, origin: e.origin });
 
 /** Start the pool with the run's current skill (after the baseline, or on a resume of a run stored without one). */
@@ -112,6 +123,8 @@ export async function afterPoolStep(
   if (h && text !== undefined) {
     const verdict = accepted ? "accept" : outcome.action;
     pool.log.push({ step, kind: "step", parents: [parent.hash], hash: h, verdict });
+    const held = pool.entries.find((e) => e.hash === parent.hash && e.status === "member");
+    if (held) held.stalled = accepted ? 0 : (held.stalled ?? 0) + 1;
     if (accepted)
       put(env, state, {
         ...state.current,
@@ -140,9 +153,76 @@ export async function afterPoolStep(
     const held = pool.entries.find((e) => e.hash === outcome.bestBefore!.hash && e.status === "member");
     if (held) state.best = { ...ref(held), step: outcome.bestBefore.step };
   }
+  const stalled = pool.entries.find((e) => e.hash === parent.hash && e.status === "member");
+  if (stalled && (stalled.stalled ?? 0) >= STALL_STEPS && (stalled.resampled ?? 0) < MAX_RESAMPLES)
+    await resample(env, state, stalled, step, work);
   if (env.cfg.optimizer.merge) await tryMerge(env, state, step, work);
+  await cheaperContest(env, state, step, work);
   settle(env, state, step);
   return work;
+}
+
+/**
+ * Under `weighted`, before a shorter member ahead on the objective replaces a longer best: each of
+ * the two whose record is still the one sample it was admitted on gets one more sample (resample),
+ * and the comparison is made again on the averages. Ahead on one sample is mostly luck on a small
+ * selection split; the longer best is then kept unless the shorter one stays ahead on the objective
+ * with its record grown (settle), up to three challengers a step.
+ */
+async function cheaperContest(env: PoolEnv, state: LoopState, step: number, work: PoolWork): Promise<void> {
+  if (env.objective.kind !== "weighted" || !env.gate.useGate || !env.decider.itemwise) return;
+  const pool = state.pool!;
+  for (let round = 0; round < 3; round++) {
+    const top = poolBest(pool, env.objective);
+    const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
+    if (!held || top.hash === held.hash || top.tokens >= held.tokens) return;
+    const fresh = [top, held].filter((e) => (e.resampled ?? 0) < 1);
+    if (!fresh.length) return;
+    for (const e of fresh) await resample(env, state, e, step, work);
+  }
+}
+
+/**
+ * One more answer sample of a member on every selection item, averaged into its per-item record
+ * and its scores: the record it was admitted on was the sample the gate let through, so it leans
+ * high; every decision after (parents' paired gates, the best, the frontier) reads the average.
+ */
+async function resample(env: PoolEnv, state: LoopState, e: PoolEntry, step: number, work: PoolWork): Promise<void> {
+  const text = env.skills.get(e.hash);
+  const record = state.selItems?.[e.hash];
+  if (text === undefined || !record) return;
+  const k = (e.resampled ?? 0) + 1;
+  const sel = env.pairedOrder.selection;
+  const out = await env.ev.run(text, sel, `pool resample step ${step}`, undefined, undefined, RESAMPLE_BASE + k);
+  requireAnswers(out, `pool resample of ${e.origin}`, { strict: true });
+  const fresh = out.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const);
+  // The record holds the mean of k samples so far (the admitted one and k − 1 resamples).
+  const avg = (old: ItemScores | null | undefined, x: ItemScores | undefined): ItemScores | null =>
+    old && x ? [(old[0] * k + x[0]) / (k + 1), (old[1] * k + x[1]) / (k + 1)] : (old ?? x ?? null);
+  const items = sel.map((_, i) => avg(record[i], fresh[i]));
+  state.selItems![e.hash] = items;
+  const mean = (j: 0 | 1) => {
+    const xs = items.filter((x): x is ItemScores => x !== null);
+    return xs.reduce((a, x) => a + x[j], 0) / Math.max(1, xs.length);
+  };
+  const [hard, soft] = [mean(0), mean(1)];
+  const score = gateScore(env.gate, hard, soft, text);
+  Object.assign(e, { hard, soft, score, resampled: k, stalled: 0 });
+  state.selCache[e.hash] = { hard, soft };
+  for (const r of [state.current, state.best]) if (r.hash === e.hash) Object.assign(r, { hard, soft, score });
+  const m = meanScores(out.results);
+  work.evaluations.push({
+    kind: "pool",
+    hash: e.hash,
+    split: "val",
+    hard: m.hard,
+    soft: m.soft,
+    score: null,
+    evaluated: out.total,
+    total: out.total,
+    action: "resample",
+  });
+  state.pool!.log.push({ step, kind: "resample", parents: e.parents, hash: e.hash, verdict: "resampled" });
 }
 
 function put(env: PoolEnv, state: LoopState, e: PoolEntry): void {

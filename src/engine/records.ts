@@ -383,7 +383,7 @@ export const SummarySchema = v.object({
         ),
       ),
       merges: v.optional(v.object({ tried: num, accepted: num })),
-      /** Every pool decision in order: a step's candidate, a merge, the re-decision of an undecided entry. */
+      /** Every pool decision in order: a step's candidate, a merge, the re-decision of an undecided entry, a kept slow update, a member's resample. */
       decisions: v.optional(
         v.array(
           v.object({

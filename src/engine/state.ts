@@ -80,13 +80,17 @@ const PoolEntrySchema = v.object({
   status: v.picklist(["member", "undecided"]),
   /** Extra answer samples an undecided entry's re-decisions have added. */
   samples: v.optional(num),
+  /** Candidates proposed from it the gate turned down since its record last grew (pool-step.ts). */
+  stalled: v.optional(num),
+  /** Fresh answer samples averaged into its per-item record besides the one it was admitted on. */
+  resampled: v.optional(num),
 });
 export type PoolEntry = v.InferOutput<typeof PoolEntrySchema>;
 
-/** One decision about the pool: a step's candidate, a merge or the re-decision of an undecided entry. */
+/** One decision about the pool: a step's candidate, a merge, the re-decision of an undecided entry, a slow update or a member's resample. */
 const PoolEventSchema = v.object({
   step: num,
-  kind: v.picklist(["step", "merge", "redecide", "slow_update"]),
+  kind: v.picklist(["step", "merge", "redecide", "slow_update", "resample"]),
   parents: v.array(v.string()),
   hash: v.optional(v.string()),
   verdict: v.string(),

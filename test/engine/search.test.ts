@@ -143,8 +143,13 @@ describe("the pool decides the best", () => {
 });
 
 describe("the weighted objective picks the best", () => {
-  /** A pool whose best so far is `a` (400 tokens) and whose step just admitted `x` (100 tokens), as good on selection on other items. */
-  async function settleWith(objective: "score" | "weighted") {
+  const n = 12;
+  /**
+   * A pool whose best so far is `a` (400 tokens) and whose step just admitted `x` (100 tokens), as
+   * good on selection on other items. Fresh answer samples (resample) of each skill text come from
+   * `fresh` (per item, 1 = passed); the evaluator records what it was asked.
+   */
+  async function settleWith(objective: "score" | "weighted", fresh: Record<string, number[]> = {}) {
     const cfg = quickConfig([
       "optimizer.search=pool",
       "optimizer.merge=false",
@@ -153,7 +158,6 @@ describe("the weighted objective picks the best", () => {
       "evaluation.token_weight=0.1",
     ]);
     const gate = gateSettings(cfg.evaluation);
-    const n = 12;
     const a = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
     const x = Array.from({ length: n }, (_, i) => (i >= 1 && i < 9 ? 1 : 0));
     const entries = [entry("a", 8 / n, [], { tokens: 400 })];
@@ -164,34 +168,69 @@ describe("the weighted objective picks the best", () => {
       current: { hash: "x", hard: 8 / n, soft: 8 / n, score: 8 / n, origin: "step_0002" },
       best: { ...base.best, hash: "a", score: 8 / n, step: 1 },
     } as unknown as LoopState;
+    const texts = new Map([
+      ["a", "A ".repeat(800)],
+      ["x", "X ".repeat(200)],
+    ]);
+    const asked: { text: string; sample: number }[] = [];
+    const ev = {
+      run: async (text: string, _items: unknown, _label: string, _e: unknown, _b: unknown, sample: number) => {
+        asked.push({ text, sample });
+        const h = [...texts].find(([, t]) => t === text)![0];
+        const xs = fresh[h]!;
+        return {
+          results: xs.map((v) => ({ id: "i", hard: v, soft: v })),
+          errored: [],
+          complete: true,
+          evaluated: n,
+          total: n,
+          launched: n,
+        };
+      },
+    };
     const env = {
       cfg,
-      ev: undefined as never,
+      ev: ev as never,
       gate,
       decider: makeGate("paired", gate.sequential),
       objective: { kind: objective, tokenWeight: 0.1 },
-      pairedOrder: { selection: [], order: Array.from({ length: n }, (_, i) => i) },
-      skills: new Map([
-        ["a", "A ".repeat(800)],
-        ["x", "X ".repeat(200)],
-      ]),
+      pairedOrder: {
+        selection: Array.from({ length: n }, (_, i) => ({ id: `s${i}` })),
+        order: Array.from({ length: n }, (_, i) => i),
+      },
+      skills: texts,
     };
     await afterPoolStep(env, state, 2, entries[0]!, {
       action: "accept",
       candidate: "x",
       bestBefore: { hash: "a", step: 1 },
     });
-    return state;
+    return { state, asked };
   }
 
-  test("weighted: a shorter member ahead on the objective replaces a longer best that does not prove its tokens' worth", async () => {
-    const state = await settleWith("weighted");
+  test("weighted: before a shorter member replaces a longer best, both get one more sample; still ahead, it replaces the best", async () => {
+    const same = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
+    const { state, asked } = await settleWith("weighted", { a: same, x: same });
+    // One fresh sample each, on sample indices apart from the re-decisions'.
+    expect(asked.map((q) => q.sample).sort()).toEqual([101, 101]);
+    expect(state.pool!.entries.find((e) => e.hash === "x")).toMatchObject({ resampled: 1 });
     expect(state.pool!.entries.find((e) => e.hash === "x")?.tokens).toBeLessThan(200);
     expect(state.best.hash).toBe("x");
   });
 
-  test("score: the same member must prove it is better, and does not", async () => {
-    const state = await settleWith("score");
+  test("weighted: a shorter member ahead on one lucky sample falls behind on two and the longer best stays", async () => {
+    const { state } = await settleWith("weighted", {
+      a: Array.from({ length: n }, (_, i) => (i < 9 ? 1 : 0)),
+      x: Array.from({ length: n }, (_, i) => (i < 4 ? 1 : 0)),
+    });
+    // x's record is now the mean of 8 and 4 passes of 12 (0.5): behind a's 8.5 of 12 by more than its 300 tokens are worth.
+    expect(state.pool!.entries.find((e) => e.hash === "x")?.hard).toBeCloseTo(0.5, 9);
+    expect(state.best.hash).toBe("a");
+  });
+
+  test("score: the same member must prove it is better, and does not (no extra samples)", async () => {
+    const { state, asked } = await settleWith("score");
+    expect(asked).toHaveLength(0);
     expect(state.best.hash).toBe("a");
   });
 });
@@ -338,5 +377,34 @@ describe("search: pool on the simulator", () => {
       const e = r.result.state.pool!.entries.find((x) => x.hash === l.hash);
       if (e) expect(e).toMatchObject({ status: "member" });
     }
+  });
+
+  test("a member that turned down two candidates in a row gets one more answer sample, averaged into its record", async () => {
+    const r = await trainOnSim(
+      quickConfig(["train.num_epochs=3", "optimizer.search=pool", "env.sim_temperature=0.5", "train.seed=2"]),
+    );
+    const log = r.result.state.pool!.log;
+    const resampled = log.filter((l) => l.kind === "resample");
+    expect(resampled.length).toBeGreaterThan(0);
+    for (const l of resampled) {
+      // The two steps before it that drew this member as the parent were turned down.
+      const steps = log.filter((x) => x.kind === "step" && x.parents[0] === l.hash && x.step <= l.step);
+      expect(steps.slice(-2).every((x) => x.verdict !== "accept")).toBe(true);
+      expect(steps.length).toBeGreaterThanOrEqual(2);
+    }
+    // In the commit of the step that resampled it: its record is a mean of two samples (halves
+    // appear on items where they disagreed) and its scores are the record's means.
+    const first = resampled[0]!;
+    const cp = r.recorder.checkpoints.find((c) => c.kind === "step" && c.state.lastStep === first.step)!;
+    const e = cp.state.pool!.entries.find((x) => x.hash === first.hash)!;
+    expect(e.resampled).toBe(1);
+    const rec = (cp.state.selItems?.[first.hash!] ?? []).flatMap((x) => (x ? [x[0]] : []));
+    expect(rec.length).toBeGreaterThan(0);
+    for (const x of rec) expect([0, 0.5, 1]).toContain(x);
+    expect(e.hard).toBeCloseTo(rec.reduce((a, x) => a + x, 0) / rec.length, 9);
+    // Never more than MAX_RESAMPLES (2) per member.
+    const per = new Map<string, number>();
+    for (const l of resampled) per.set(l.hash!, (per.get(l.hash!) ?? 0) + 1);
+    expect(Math.max(...per.values())).toBeLessThanOrEqual(2);
   });
 });

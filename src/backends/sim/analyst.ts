@@ -9,9 +9,10 @@ export interface SimKnobs {
   noise: number;
 }
 
-/** The rule line the simulated optimizer writes for a family. */
-function ruleText(fid: FamilyId, statement: string): string {
-  return `- **${family(fid).title}:** ${statement}`;
+/** The rule line the simulated optimizer writes for a family (for one office only, with `scope`). */
+function ruleText(fid: FamilyId, statement: string, scope?: string): string {
+  if (scope === undefined) return `- **${family(fid).title}:** ${statement}`;
+  return `- **${family(fid).title}, ${scope.charAt(0).toUpperCase()}${scope.slice(1)} office only:** ${statement}`;
 }
 
 /**
@@ -24,16 +25,66 @@ export function propose(
   house: Convention,
   label: string,
   noise = k.noise,
+  scope?: string,
 ): { line: string; kind: "right" | "wrong" | "vague" } {
   const f = family(fid);
   const r = k.draw(`${label}/noise`);
   if (r < noise / 2) {
     const others = f.conventions.filter((c) => c.id !== house.id);
     const wrong = pickBy(k.draw(`${label}/wrong`), others);
-    return { line: ruleText(fid, pickBy(k.draw(`${label}/phr`), wrong.statements)), kind: "wrong" };
+    return { line: ruleText(fid, pickBy(k.draw(`${label}/phr`), wrong.statements), scope), kind: "wrong" };
   }
-  if (r < noise) return { line: ruleText(fid, pickBy(k.draw(`${label}/vague`), f.vague)), kind: "vague" };
-  return { line: ruleText(fid, pickBy(k.draw(`${label}/phr`), house.statements)), kind: "right" };
+  if (r < noise) return { line: ruleText(fid, pickBy(k.draw(`${label}/vague`), f.vague), scope), kind: "vague" };
+  return { line: ruleText(fid, pickBy(k.draw(`${label}/phr`), house.statements), scope), kind: "right" };
+}
+
+/** Evidence grouped by the office its tasks name (most failures first), with each office's majority convention. */
+function byScope(es: readonly Evidence[]): { scope: string | undefined; es: Evidence[]; house?: Convention }[] {
+  const groups = new Map<string | undefined, Evidence[]>();
+  for (const e of es) groups.set(e.scope, [...(groups.get(e.scope) ?? []), e]);
+  return [...groups]
+    .map(([scope, g]) => ({ scope, es: g, house: majorityHouse(g) }))
+    .sort((a, b) => b.es.length - a.es.length);
+}
+
+/**
+ * Failures of one family whose tasks name offices: which rules to propose, general or scoped to an
+ * office, read from the failures and the skill alone. Per office (most failures first) whose
+ * expected answers differ from the rule the skill gives it: an office that already has its own
+ * rule gets it replaced; with no general rule, the office's convention becomes the general rule;
+ * when the failures of another office expect a different convention (the batch itself shows the
+ * offices disagree), the office gets a rule of its own; otherwise the optimizer cannot tell a wrong
+ * general rule from an office's exception and guesses (half the time each), the gate judges.
+ */
+function scopedFixes(
+  k: SimKnobs,
+  skill: string,
+  fid: FamilyId,
+  fails: readonly Evidence[],
+  label: string,
+): { fixes: { scope: string | undefined; house: Convention; count: number }[]; lapses: string[] } {
+  const offices = byScope(fails);
+  let general = conventionOfLine(effectiveRule(skill, fid)?.line ?? "");
+  const fixes: { scope: string | undefined; house: Convention; count: number }[] = [];
+  const lapses: string[] = [];
+  for (const o of offices) {
+    if (!o.house) continue;
+    const ownLine = o.scope === undefined ? undefined : ruleLine(skill, fid, o.scope);
+    const own = ownLine ? conventionOfLine(ownLine) : undefined;
+    if ((own ?? general)?.id === o.house.id) {
+      // The rule is right for the office (or was just proposed for it): its failures are lapses.
+      const stated = ownLine ?? effectiveRule(skill, fid)?.line;
+      if (stated && conventionOfLine(stated)?.id === o.house.id) lapses.push(stated);
+      continue;
+    }
+    const contrast = offices.some((x) => x !== o && x.house && x.house.id !== o.house!.id);
+    const scoped =
+      o.scope !== undefined &&
+      (own !== undefined || (general !== undefined && (contrast || k.draw(`${label}@${o.scope}/scope`) < 0.5)));
+    if (!scoped) general = o.house;
+    fixes.push({ scope: scoped ? o.scope : undefined, house: o.house, count: o.es.length });
+  }
+  return { fixes, lapses };
 }
 
 /**
@@ -57,7 +108,15 @@ function editFor(
   line: string,
   label: string,
   house?: Convention,
+  scope?: string,
 ): Record<string, unknown> {
+  if (scope !== undefined) {
+    const own = ruleLine(skill, fid, scope);
+    if (own) return { op: "replace", target: own, content: line };
+    return /^##\s+Conventions\s*$/im.test(skill)
+      ? { op: "insert_after", target: "## Conventions", content: line }
+      : { op: "append", content: line };
+  }
   // A package: the rule the agent follows may sit in a file SKILL.md points to; fix it there.
   const eff = effectiveRule(skill, fid);
   if (eff?.file) return { op: "replace", file: eff.file, target: eff.line, content: line };
@@ -91,14 +150,38 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
   const L = data.budget ?? 99;
   const noise = data.has_meta_skill ? k.noise * 0.6 : k.noise;
   const groups = [...byFamily(ev)].map(([fid, es]) => ({ fid, es, house: majorityHouse(es) }));
-  const proposals: { fid: FamilyId; line: string; count: number; house: Convention }[] = [];
+  const proposals: { fid: FamilyId; line: string; count: number; house: Convention; scope?: string }[] = [];
   const notes: string[] = [];
   const summary: Record<string, unknown>[] = [];
   for (const g of groups) {
     if (!g.house) continue;
     const stated = effectiveRule(skill, g.fid)?.line;
     const statedConv = stated ? conventionOfLine(stated) : undefined;
-    if (data.side === "failure") {
+    if (data.side === "failure" && g.es.some((e) => e.scope !== undefined)) {
+      // The tasks name offices: a rule may be general or for one office (scopedFixes).
+      const fails = g.es.filter((e) => !e.passed);
+      if (!fails.length) continue;
+      const { fixes, lapses } = scopedFixes(k, skill, g.fid, fails, `${reqKey}/${g.fid}`);
+      for (const line of lapses)
+        notes.push(
+          `Apply the stated ${family(g.fid).title.toLowerCase()} rule every time: ${line.replace(/^[-*\s]+/, "")}`,
+        );
+      for (const f of fixes) {
+        summary.push({
+          failure_type: `${g.fid} convention${f.scope ? ` (${f.scope} office)` : ""}`,
+          count: f.count,
+          description: `answers used the wrong ${g.fid} convention; the expected answers${f.scope ? ` of the ${f.scope} office` : ""} follow ${f.house.id}`,
+        });
+        const label = f.scope === undefined ? `${reqKey}/${g.fid}` : `${reqKey}/${g.fid}@${f.scope}`;
+        proposals.push({
+          fid: g.fid,
+          count: f.count,
+          house: f.house,
+          ...(f.scope === undefined ? {} : { scope: f.scope }),
+          ...propose(k, g.fid, f.house, label, noise, f.scope),
+        });
+      }
+    } else if (data.side === "failure") {
       const fails = g.es.filter((e) => !e.passed);
       if (!fails.length) continue;
       if (statedConv?.id === g.house.id) {
@@ -140,7 +223,11 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
   }
   proposals.sort((a, b) => b.count - a.count);
   const chosen = proposals.slice(0, data.side === "success" ? Math.min(L, 2) : L);
-  const edits = chosen.map((p) => editFor(k, skill, p.fid, p.line, `${reqKey}/${p.fid}`, p.house));
+  const edits = chosen.map((p) =>
+    p.scope === undefined
+      ? editFor(k, skill, p.fid, p.line, `${reqKey}/${p.fid}`, p.house)
+      : editFor(k, skill, p.fid, p.line, `${reqKey}/${p.fid}@${p.scope}`, p.house, p.scope),
+  );
   const reasoning = chosen.length
     ? `Stated ${chosen.length} house convention(s) the trajectories point to.`
     : "No convention to add from these trajectories.";
@@ -149,7 +236,7 @@ export function simAnalyst(k: SimKnobs, user: string, data: AnalystInput, reqKey
     patch = {
       reasoning,
       revise_suggestions: chosen.map((p) => ({
-        type: ruleLine(skill, p.fid) ? "clarify" : "add_rule",
+        type: ruleLine(skill, p.fid, p.scope) ? "clarify" : "add_rule",
         title: `${family(p.fid).title} convention`,
         motivation: `${p.count} trajectories`,
         instruction: p.line,

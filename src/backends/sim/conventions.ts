@@ -415,10 +415,11 @@ export function family(id: FamilyId): Family {
 /**
  * Lines and skills already read. The simulator reads the same skill lines for every call of a step
  * (a fifth of a ×16 quickstart's CPU went to matching them against every convention's patterns);
- * both readings are pure, so each text is read once. Bounded: cleared when full.
+ * both readings are pure, so each text (each skill for each office) is read once. Bounded: cleared when full.
  */
 const LINES_READ = new Map<string, Convention | null>();
-const SKILLS_READ = new Map<string, ReadonlyMap<FamilyId, { convention: Convention; line: string }>>();
+/** By the task's office and the skill text. */
+const SKILLS_READ = new Map<string, ScopedRules>();
 const LINES_KEPT = 8192;
 const SKILLS_KEPT = 256;
 
@@ -439,22 +440,82 @@ export function conventionOfLine(line: string): Convention | undefined {
 }
 
 /**
- * The rule a skill document states for each family: the last line that states one wins, so a later
- * rule overrides an earlier one (a conflicting addition breaks an earlier correct rule).
+ * A scope: the office a line of a skill or a task names ("the Lisbon office" → "lisbon"), lowercased.
+ * A rule line that names one applies only to tasks that name the same office (see `rulesInSkill`).
  */
-export function rulesInSkill(skill: string): ReadonlyMap<FamilyId, { convention: Convention; line: string }> {
-  const known = SKILLS_READ.get(skill);
+const SCOPE_RE = /\b([A-Za-z][\w-]*) office\b/i;
+
+/** The office a skill line is scoped to, if it names one. */
+export function scopeOfLine(line: string): string | undefined {
+  return SCOPE_RE.exec(line)?.[1]?.toLowerCase();
+}
+
+/** The office a task names (its question's "For the Lisbon office: …"), if any. */
+export function scopeOfTask(task: string): string | undefined {
+  return SCOPE_RE.exec(task)?.[1]?.toLowerCase();
+}
+
+interface StatedRule {
+  convention: Convention;
+  line: string;
+}
+
+/**
+ * The rule a skill document states for each family: the last line that states one wins, so a later
+ * rule overrides an earlier one (a conflicting addition breaks an earlier correct rule). A line that
+ * names an office ("Dates, Lisbon office only: …") is a scoped rule: it is not a general rule; for a
+ * task that names the same office it overrides the general rule wherever it stands (the exception
+ * beats the rule, as a model reading "for the Lisbon office, …" does). Without `task`, or for a task
+ * naming no office, scoped rules are not read.
+ */
+export function rulesInSkill(skill: string, task?: string): Map<FamilyId, StatedRule> {
+  return scopedRules(skill, task).rules;
+}
+
+/**
+ * As `rulesInSkill`, with, per family, the scoped rule the target could confuse with the one it
+ * follows: for a task its own office's scoped rule covers, the general rule (or none: the default);
+ * for any other task the last scoped rule of another office. `confusable` has the family only when
+ * some line of the skill scopes a rule of it.
+ */
+export function scopedRules(skill: string, task?: string): ScopedRules {
+  const scope = task === undefined ? undefined : scopeOfTask(task);
+  const key = `${scope ?? ""}\u0000${skill}`;
+  const known = SKILLS_READ.get(key);
   if (known) return known;
-  const out = new Map<FamilyId, { convention: Convention; line: string }>();
+  const read = readScopedRules(skill, scope);
+  if (SKILLS_READ.size >= SKILLS_KEPT) SKILLS_READ.clear();
+  SKILLS_READ.set(key, read);
+  return read;
+}
+
+/** What `scopedRules` reads (shared between callers: not to be changed). */
+interface ScopedRules {
+  rules: Map<FamilyId, StatedRule>;
+  confusable: Map<FamilyId, StatedRule | undefined>;
+}
+
+function readScopedRules(skill: string, scope: string | undefined): ScopedRules {
+  const general = new Map<FamilyId, StatedRule>();
+  const own = new Map<FamilyId, StatedRule>();
+  const other = new Map<FamilyId, StatedRule>();
   for (const raw of skill.split("\n")) {
     const line = raw.trim();
     if (!line) continue;
     const cv = conventionOfLine(line);
-    if (cv) out.set(cv.family, { convention: cv, line: raw });
+    if (!cv) continue;
+    const at = scopeOfLine(line);
+    const rule = { convention: cv, line: raw };
+    if (at === undefined) general.set(cv.family, rule);
+    else if (at === scope) own.set(cv.family, rule);
+    else other.set(cv.family, rule);
   }
-  if (SKILLS_READ.size >= SKILLS_KEPT) SKILLS_READ.clear();
-  SKILLS_READ.set(skill, out);
-  return out;
+  const rules = new Map(general);
+  for (const [f, r] of own) rules.set(f, r);
+  const confusable = new Map<FamilyId, StatedRule | undefined>();
+  for (const f of new Set([...own.keys(), ...other.keys()]))
+    confusable.set(f, own.has(f) ? general.get(f) : other.get(f));
+  return { rules, confusable };
 }
 
 /** Conventions of a family whose rendering of `v` equals `answer`. */

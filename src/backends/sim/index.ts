@@ -1,4 +1,4 @@
-import { family, lastJsonBlock, parseTaskValue, rulesInSkill } from "./conventions.ts";
+import { family, lastJsonBlock, parseTaskValue } from "./conventions.ts";
 import type { TrainConfig } from "../../config/index.ts";
 import type { ChatMessage, ChatRequest, Role } from "../../engine/index.ts";
 import { sha256Parts } from "../../lib/index.ts";
@@ -7,7 +7,7 @@ import { simAnalyst, type SimKnobs } from "./analyst.ts";
 import { makeDraw } from "./draw.ts";
 import { simJudge } from "./judge.ts";
 import { simRules, simStanding } from "./lessons.ts";
-import { sampleAnswer } from "./stochastic.ts";
+import { followedRules, sampleAnswer } from "./stochastic.ts";
 import { simTriggerAnalyst, simTriggerReply, triggerEvidence } from "./trigger.ts";
 import { simAppendix, simLr, simMerge, simMetaSkill, simRanking, simRewrite, simSlowUpdate } from "./stages.ts";
 
@@ -91,10 +91,16 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
   if (!value)
     return "The SkillOpt simulator only answers conventions tasks, trigger tasks and SkillOpt optimizer prompts; it cannot answer this request.";
   if (o.temperature && o.temperature > 0)
-    return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`));
+    return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`), user);
   const lapse = draw(`lapse/${reqKey}`) < o.lapseRate;
   const fam = family(value.kind);
-  const stated = lapse ? undefined : rulesInSkill(system).get(value.kind)?.convention;
+  // The rule the skill states for this task (scoped rules: stochastic.ts); a confused scope is a draw of its own.
+  const rules = followedRules(system, value, user);
+  const stated = lapse
+    ? undefined
+    : rules.length > 1 && draw(`scope/${reqKey}`) < rules[1]![1]
+      ? rules[1]![0]
+      : rules[0]![0];
   const conv = stated ?? fam.conventions.find((c) => c.id === fam.defaultConvention)!;
   return conv.render(value);
 }

@@ -4,6 +4,7 @@ import {
   type FamilyId,
   lastJsonBlock,
   parseTaskValue,
+  scopeOfTask,
   type TaskValue,
 } from "./conventions.ts";
 
@@ -17,6 +18,8 @@ export interface Evidence {
   predicted: string;
   /** The convention that produces the expected answer (the house rule for this family). */
   house: Convention | undefined;
+  /** The office the task names ("For the Lisbon office: …"), if any: what a scoped rule can name. */
+  scope?: string;
 }
 
 const EXPECTED_RE = /Expected ("(?:[^"\\]|\\.)*")/;
@@ -45,7 +48,17 @@ export function readTrajectory(t: unknown): Evidence | undefined {
     }
   }
   const house = expected ? conventionsProducing(value, expected)[0] : undefined;
-  return { id: String(o.id ?? ""), value, family: value.kind, passed, expected, predicted, house };
+  const scope = scopeOfTask(String(o.task ?? ""));
+  return {
+    id: String(o.id ?? ""),
+    value,
+    family: value.kind,
+    passed,
+    expected,
+    predicted,
+    house,
+    ...(scope === undefined ? {} : { scope }),
+  };
 }
 
 /** Group evidence by family, in first-seen order. */

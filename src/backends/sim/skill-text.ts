@@ -1,4 +1,4 @@
-import { conventionOfLine, FAMILIES, type FamilyId } from "./conventions.ts";
+import { conventionOfLine, FAMILIES, type FamilyId, scopeOfLine } from "./conventions.ts";
 
 const SLOW_START = "<!-- SLOW_UPDATE_START -->";
 const APPENDIX_START = "<!-- APPENDIX_START -->";
@@ -42,15 +42,17 @@ export function pointedFiles(skill: string): QuotedFile[] {
 }
 
 /**
- * Where the rule the agent follows for a family is stated: the last rule it reads, SKILL.md first
- * and then the files it points to (a file read later overrides the body). Undefined when none.
+ * Where the general rule the agent follows for a family is stated: the last one it reads, SKILL.md
+ * first and then the files it points to (a file read later overrides the body). Undefined when none.
+ * Rules scoped to an office are not general rules (`ruleLine` with a scope finds them).
  */
 export function effectiveRule(skill: string, fid: FamilyId): { line: string; file?: string } | undefined {
   let found: { line: string; file?: string } | undefined;
   const body = ruleLine(skill, fid);
   if (body) found = { line: body };
   for (const f of pointedFiles(skill))
-    for (const l of f.text.split("\n")) if (conventionOfLine(l)?.family === fid) found = { line: l, file: f.path };
+    for (const l of f.text.split("\n"))
+      if (conventionOfLine(l)?.family === fid && scopeOfLine(l) === undefined) found = { line: l, file: f.path };
   return found;
 }
 
@@ -71,13 +73,13 @@ function bodyEnd(lines: string[]): number {
   return i < 0 ? lines.length : i;
 }
 
-/** The body line stating a rule for this family (the last one), if any. */
-export function ruleLine(skill: string, fid: FamilyId): string | undefined {
+/** The body line stating the general rule for this family (the last one), or with `scope` the rule scoped to that office. */
+export function ruleLine(skill: string, fid: FamilyId, scope?: string): string | undefined {
   const lines = skill.split("\n");
   const end = bodyEnd(lines);
   let found: string | undefined;
   lines.slice(0, end).forEach((l) => {
-    if (conventionOfLine(l)?.family === fid) found = l;
+    if (conventionOfLine(l)?.family === fid && scopeOfLine(l) === scope) found = l;
   });
   return found;
 }
@@ -90,15 +92,17 @@ export function familyOfLine(line: string): FamilyId | undefined {
 }
 
 /**
- * Put `line` into the skill body as the family's rule: existing body lines for the family are
- * removed, the line goes under a "## Conventions" heading (or at the end of the body).
+ * Put `line` into the skill body as the family's rule: existing body lines for the family (for the
+ * same office, when the line is scoped to one) are removed, the line goes under a "## Conventions"
+ * heading (or at the end of the body).
  */
 export function setRule(skill: string, fid: FamilyId | undefined, line: string): string {
   let lines = skill.split("\n");
   const end = bodyEnd(lines);
   let body = lines.slice(0, end);
   const tail = lines.slice(end);
-  if (fid) body = body.filter((l) => familyOfLine(l) !== fid);
+  const scope = scopeOfLine(line);
+  if (fid) body = body.filter((l) => familyOfLine(l) !== fid || scopeOfLine(l) !== scope);
   const h = body.findIndex((l) => /^##\s+Conventions\s*$/i.test(l.trim()));
   if (h >= 0) body.splice(h + 1, 0, line);
   else {

@@ -1,6 +1,6 @@
-import { conventionOfLine, family, type FamilyId } from "./conventions.ts";
+import { type Convention, conventionOfLine, family, type FamilyId, scopeOfLine } from "./conventions.ts";
 import { propose, type SimKnobs } from "./analyst.ts";
-import { readTrajectory } from "./infer.ts";
+import { type Evidence, readTrajectory } from "./infer.ts";
 import { familyOfLine, quotedSkill, setRule } from "./skill-text.ts";
 
 type Item = Record<string, unknown>;
@@ -31,7 +31,10 @@ function mergeItems(items: Item[]): Item[] {
   const order: string[] = [];
   for (const it of items) {
     const text = itemText(it);
-    const fid = familyOfLine(text) ?? `other:${text}`;
+    // One group per family, and per office for rules scoped to one (a scoped rule is not the family's general rule).
+    const fam = familyOfLine(text);
+    const scope = fam ? scopeOfLine(text) : undefined;
+    const fid = fam ? (scope === undefined ? fam : `${fam}@${scope}`) : `other:${text}`;
     const conv = conventionOfLine(text)?.id ?? "vague";
     if (!byFam.has(fid)) {
       byFam.set(fid, { best: it, support: 0, votes: new Map() });
@@ -128,21 +131,33 @@ interface PairSide {
   hard: number;
 }
 
-/** Slow update: restate the rules behind regressions and persistent failures (spec §2.11). */
+/**
+ * Slow update: restate the rules behind regressions and persistent failures (spec §2.11). When the
+ * tasks name offices and the comparison shows another office of the same family expecting a
+ * different convention (in any pair, passing or not), the rule is restated for the failing office
+ * only; otherwise as the family's rule.
+ */
 export function simSlowUpdate(k: SimKnobs, data: Record<string, unknown>, reqKey: string): Record<string, unknown> {
   const pairs = (Array.isArray(data.pairs) ? data.pairs : []) as Record<string, unknown>[];
-  const lines = new Map<FamilyId, string>();
+  const lines = new Map<string, string>();
   for (const l of String(data.existing_guidance ?? "").split("\n")) {
     const fid = familyOfLine(l);
-    if (fid && conventionOfLine(l)) lines.set(fid, l);
+    const scope = scopeOfLine(l);
+    if (fid && conventionOfLine(l)) lines.set(scope === undefined ? fid : `${fid}@${scope}`, l);
   }
+  const seen = pairs.map((p) => readTrajectory(p.curr_trajectory)).filter((e): e is Evidence => e !== undefined);
+  const differs = (e: Evidence, house: Convention) =>
+    seen.some((x) => x.family === e.family && x.scope !== e.scope && x.house && x.house.id !== house.id);
   let added = 0;
   for (const p of pairs) {
     if (p.category !== "regressed" && p.category !== "persistent_fail") continue;
     if ((p.curr as PairSide | undefined)?.hard) continue;
     const e = readTrajectory(p.curr_trajectory);
     if (!e?.house) continue;
-    lines.set(e.family, propose(k, e.family, e.house, `${reqKey}/${e.family}`, k.noise / 2).line);
+    if (e.scope !== undefined && differs(e, e.house)) {
+      const key = `${e.family}@${e.scope}`;
+      lines.set(key, propose(k, e.family, e.house, `${reqKey}/${key}`, k.noise / 2, e.scope).line);
+    } else lines.set(e.family, propose(k, e.family, e.house, `${reqKey}/${e.family}`, k.noise / 2).line);
     added++;
   }
   if (!lines.size) return { reasoning: "No regressions or persistent failures to address.", slow_update_content: "" };

@@ -1,4 +1,4 @@
-import { family, rulesInSkill, type Convention, type TaskValue } from "./conventions.ts";
+import { type Convention, family, type FamilyId, scopedRules, type TaskValue } from "./conventions.ts";
 import { makeDraw } from "./draw.ts";
 
 /**
@@ -10,7 +10,34 @@ import { makeDraw } from "./draw.ts";
  * the exact probability that a skill answers a task correctly, so any skill's true accuracy on a
  * population of tasks, and any two skills' true difference, is known (the gate laboratory's
  * ground truth).
+ *
+ * Scoped rules (a rule line naming an office, conventions.ts `rulesInSkill`): on a task naming that
+ * office the target follows the office's rule; it confuses the scope at SCOPE_SLIP, following the
+ * general rule (or its default) instead, and on a task of another office (or none) it follows a
+ * scoped rule meant for another office at the same rate. A model reading "for the Lisbon office,
+ * …" mostly applies it where it belongs and sometimes where it does not.
  */
+
+/** How often the target applies the wrong side of a scoped rule (docs/search.md). */
+export const SCOPE_SLIP = 0.1;
+
+/**
+ * The conventions the target means to follow for a task and how likely each is: the rule its skill
+ * states for the task (its default when none), and where a scoped rule of the family could be
+ * confused with it, the confused one at SCOPE_SLIP.
+ */
+export function followedRules(skill: string, value: TaskValue, task: string): [Convention, number][] {
+  const fam = family(value.kind);
+  const fid: FamilyId = value.kind;
+  const dflt = fam.conventions.find((c) => c.id === fam.defaultConvention)!;
+  const { rules, confusable } = scopedRules(skill, task);
+  const followed = rules.get(fid)?.convention ?? dflt;
+  if (!confusable.has(fid)) return [[followed, 1]];
+  return [
+    [followed, 1 - SCOPE_SLIP],
+    [confusable.get(fid)?.convention ?? dflt, SCOPE_SLIP],
+  ];
+}
 
 /** The task's difficulty in [0,1): a seeded draw from the task value alone (not the skill). */
 function difficulty(seed: number, value: TaskValue): number {
@@ -23,13 +50,13 @@ function answerDistribution(
   value: TaskValue,
   temperature: number,
   seed: number,
+  task: string,
 ): Map<Convention, number> {
   const fam = family(value.kind);
-  const followed =
-    rulesInSkill(skill).get(value.kind)?.convention ?? fam.conventions.find((c) => c.id === fam.defaultConvention)!;
   const lapse = Math.min(1, Math.max(0, temperature) * difficulty(seed, value));
   const out = new Map<Convention, number>();
-  for (const c of fam.conventions) out.set(c, lapse / fam.conventions.length + (c === followed ? 1 - lapse : 0));
+  for (const c of fam.conventions) out.set(c, lapse / fam.conventions.length);
+  for (const [c, w] of followedRules(skill, value, task)) out.set(c, out.get(c)! + w * (1 - lapse));
   return out;
 }
 
@@ -40,18 +67,26 @@ export function successProbability(
   expected: string,
   temperature: number,
   seed: number,
+  task = "",
 ): number {
   let p = 0;
-  for (const [c, q] of answerDistribution(skill, value, temperature, seed))
+  for (const [c, q] of answerDistribution(skill, value, temperature, seed, task))
     if (c.render(value) === expected.trim()) p += q;
   return Math.min(1, p);
 }
 
 /** One sampled answer: `u` is the request's own draw in [0,1) (different per skill, task and sample). */
-export function sampleAnswer(skill: string, value: TaskValue, temperature: number, seed: number, u: number): string {
+export function sampleAnswer(
+  skill: string,
+  value: TaskValue,
+  temperature: number,
+  seed: number,
+  u: number,
+  task = "",
+): string {
   let acc = 0;
   let last: Convention | undefined;
-  for (const [c, q] of answerDistribution(skill, value, temperature, seed)) {
+  for (const [c, q] of answerDistribution(skill, value, temperature, seed, task)) {
     acc += q;
     last = c;
     if (u < acc) return c.render(value);

@@ -11,7 +11,7 @@ export const CONVENTIONS_KEYS = {
     ["standard", "conflict"],
     "standard",
     "Conventions benchmark: standard (one house rule per family) or conflict (a second office, about a third of the items, keeps the " +
-      "agent's default convention in three families whose house rule differs: a rule that helps the head office's items hurts the " +
-      "second office's; docs/search.md)",
+      "agent's default convention in three families whose house rule differs: a general rule that helps the head office's items hurts " +
+      "the second office's, a rule scoped to the office serves both; docs/search.md)",
   ),
 };
