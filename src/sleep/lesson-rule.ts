@@ -755,10 +755,15 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
     return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
   // back at what was just done ("rename it to …", "no, move that").
-  const pushesBack =
-    NEGATION.test(text) || AGAIN.test(text) || LEAD_IN.test(text) || REFERS_BACK.test(text) || CLAIM_DENIED.test(text);
-  if (TASK_START.test(text) && !pushesBack) return undefined;
+  if (TASK_START.test(text) && !pushesBack(text)) return undefined;
   return text;
+}
+
+/** A turn that pushes back on what the agent did: a negation, "again", "no,", a claim denied, or a pointer back at it. */
+function pushesBack(text: string): boolean {
+  return (
+    NEGATION.test(text) || AGAIN.test(text) || LEAD_IN.test(text) || REFERS_BACK.test(text) || CLAIM_DENIED.test(text)
+  );
 }
 
 /**
@@ -778,9 +783,8 @@ export function reactionOf(prompt: string, agentBefore: string | undefined): str
   // bare term or two ("-race", "tmp_path fixture"); a short remark or request after a common edit
   // ("can you also update the README", "why did that get slower") is not a correction.
   const words = text.split(" ").length;
-  const pushesBack =
-    NEGATION.test(text) || AGAIN.test(text) || LEAD_IN.test(text) || REFERS_BACK.test(text) || CLAIM_DENIED.test(text);
-  if (!pushesBack && words > 4) return undefined;
-  if (TASK_START.test(text) && !pushesBack) return undefined;
+  const back = pushesBack(text);
+  if (!back && words > 4) return undefined;
+  if (TASK_START.test(text) && !back) return undefined;
   return text;
 }
