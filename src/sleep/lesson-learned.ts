@@ -202,7 +202,25 @@ export function correctedAction(before: string | undefined, after: string | unde
   const a = termsOf(after);
   if (!a.length) return [];
   const b = new Set(termsOf(before));
-  return [...new Set(a.filter((t) => !b.has(t)))].slice(0, 6);
+  // A command whose tool changed (`./gradlew …` then `just android-debug`) names the new tool.
+  const ha = commandHead(after);
+  const hb = commandHead(before);
+  const tool = ha && hb && ha !== hb ? [`tool:${ha}`] : [];
+  return [...new Set([...tool, ...a.filter((t) => !b.has(t))])].slice(0, 6);
+}
+
+/** The program a command runs, past a leading `cd <dir> &&`, environment assignments and `sudo`. */
+function commandHead(action: string | undefined): string | undefined {
+  const tool = agentTool(action);
+  if (!tool.startsWith("$ ")) return undefined;
+  const words = tool
+    .slice(2)
+    .replace(/^\s*cd\s+\S+\s*&&\s*/, "")
+    .trim()
+    .split(/\s+/)
+    .filter((w) => !/^\w+=/.test(w) && w !== "sudo");
+  const head = words[0]?.toLowerCase();
+  return head ? head.slice(head.lastIndexOf("/") + 1) : undefined;
 }
 
 /** Learned pairs as the book keeps them: "preferred|avoided" → times seen. */

@@ -736,6 +736,26 @@ const CHATTER =
 /** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
 const REACTION_WORDS = 20;
 
+/**
+ * Words of a command that any change of it may bring (its verbs and common tools): never the
+ * corrected action that joins two sayings.
+ */
+const GENERIC_COMMAND_WORDS = new Set(
+  "build check clean commit deploy docker fetch format install lint merge python pytest rebase release remove start status tests update upgrade verify watch write".split(
+    " ",
+  ),
+);
+
+/**
+ * A corrected-action term that can say what changed: a flag, path, folder or tool with at least two
+ * letters or digits (not shell syntax such as `&&`, not a one-letter flag such as `-f`), or a plain
+ * word of five letters or more that is not a command's common verb (`nextest`, not `install`).
+ */
+export function distinctiveFix(f: string): boolean {
+  if (/[^\p{L}]/u.test(f)) return /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(f) && !/^--?[\p{L}\p{N}]$/u.test(f);
+  return f.length >= 5 && !GENERIC_COMMAND_WORDS.has(f);
+}
+
 /** Words of a follow-up kept for the action that came after it (followUpOf). */
 const FOLLOW_UP_WORDS = 40;
 
@@ -748,7 +768,7 @@ const FOLLOW_UP_WORDS = 40;
  * moment, chatter and credentials are not kept.
  */
 export function followUpOf(prompt: string, fix: readonly string[]): string | undefined {
-  if (!fix.some((f) => /[^\p{L}]/u.test(f))) return undefined;
+  if (!fix.some(distinctiveFix)) return undefined;
   const text = spokenText(prompt).replace(/\s+/g, " ").trim();
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
   if (isCredentialShaped(text) || TASK_DEICTIC.test(text) || NAMES_ONE.test(text) || CHATTER.test(text))

@@ -17,6 +17,7 @@ import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionKey,
   actionTerms,
+  distinctiveFix,
   idfWeights,
   instructionsOf,
   lessonTokens,
@@ -453,12 +454,8 @@ function assignClusters(book: LessonBook, w: Weights): void {
   // A plain word (`pnpm`, `test`, `format`) is what the agent runs for anything; a flag, a path or
   // a folder (`-race`, `--indent-style=space`, `dir:test/unit`) is what it changed.
   // (A correction said in four or five sessions, each followed by the same corrected action, is rare still.)
-  // Shell syntax and one-letter flags (`&&`, `-f`, `-p`) are how any command is written, not what changed.
-  const rareFix = (f: string) =>
-    /[^\p{L}]/u.test(f) &&
-    /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(f) &&
-    !/^--?[\p{L}\p{N}]$/u.test(f) &&
-    (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
+  // Shell syntax, one-letter flags and a command's common verbs are how any command is written, not what changed.
+  const rareFix = (f: string) => distinctiveFix(f) && (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
   const sharedFix = (a: Observation, b: Observation) =>
     a.session_id !== b.session_id && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const sameFix = (a: Observation, b: Observation) =>

@@ -29,13 +29,19 @@ const LATER = "$ go test ./internal/queue/... · ok";
 
 describe("the corrected action: the agent's first move after a turn", () => {
   test("a command redone another way, or an edit moved to another file of the same folder, names what changed", () => {
-    expect(correctedAction(COMPOSE, MAKE)).toEqual(["make", "dev-up"]);
+    expect(correctedAction(COMPOSE, MAKE)).toEqual(["tool:make", "make", "dev-up"]);
     expect(
       correctedAction(
         'edit pkg/billing/invoice.go: return fmt.Errorf("no rate")',
         'edit pkg/billing/errors.go: var ErrNoRate = errors.New("no rate")',
       ),
     ).toEqual(["file:errors.go"]);
+    // A command whose tool changed names the new tool, past a `cd … &&`.
+    expect(correctedAction("$ cd web && ./gradlew :app:assembleDebug · ok", "$ just android-debug · ok")).toEqual([
+      "tool:just",
+      "just",
+      "android-debug",
+    ]);
     // An edit in another folder is the task going on, not a correction.
     expect(correctedAction("edit pkg/billing/invoice.go: x", "edit cmd/api/main.go: y")).toEqual([]);
   });
@@ -90,22 +96,24 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(plan(b).cards).toEqual([]);
   });
 
-  test("the last action of the turn is not the corrected one: without agent_first, nothing joins through it", () => {
+  test("the corrected action is the agent's first move after the turn, not its last one in that turn", () => {
     const b = book();
     observe(
       b,
       [
-        session(2, ["Add the retry queue", "use make dev-up, not raw docker compose", "ok"], ["", COMPOSE, LATER], []),
         session(
-          5,
-          ["Wire the dead-letter topic", "there's a target for that, it seeds the queue too", "ok"],
+          2,
+          ["Add the retry queue", "use make dev-up, not raw docker compose", "ok"],
           ["", COMPOSE, LATER],
-          [],
+          ["", MAKE, ""],
         ),
       ],
       1,
     );
-    expect(plan(b).cards.every((c) => c.n_sessions < 2)).toBe(true);
+    const said = b.observations.find((o) => o.quote.includes("make dev-up"))!;
+    expect(said.fix).toContain("dev-up");
+    expect(said.fix).not.toContain("./internal/queue/...");
+    expect(said.fix).not.toContain("tool:go");
   });
 
   test("the harvest keeps the agent's first command after each prompt, beside its last", async () => {
@@ -157,5 +165,49 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(contrastPairs("we got rid of poetry. uv handles the lockfile now", {})).toEqual([["uv", "poetry"]]);
     expect(contrastPairs("stopped using moment; it's luxon now", {})).toEqual([["luxon", "moment"]]);
     expect(contrastPairs("we retired webpack last month", {})).toEqual([]);
+  });
+
+  test("a rarer plain word of the corrected command joins two sayings; a command's common verbs do not", () => {
+    const b = book();
+    const TEST = "$ cargo test --workspace · 212 passed";
+    observe(
+      b,
+      [
+        session(
+          2,
+          ["Add the fare cache", "go through our runner, not the builtin harness"],
+          ["", TEST],
+          ["", "$ cargo nextest run --workspace · ok"],
+        ),
+        session(
+          6,
+          ["Fix the surge bug", "the plain output is useless in CI logs, switch it"],
+          ["", "$ cargo test -p core · ok"],
+          ["", "$ cargo nextest run -p core · ok"],
+        ),
+      ],
+      1,
+    );
+    expect(plan(b).cards.map((c) => c.n_sessions)).toEqual([2]);
+    const c = book();
+    observe(
+      c,
+      [
+        session(
+          2,
+          ["Add the fare cache", "go through our runner, not the builtin harness"],
+          ["", TEST],
+          ["", "$ cargo check --workspace · ok"],
+        ),
+        session(
+          6,
+          ["Fix the surge bug", "the plain output is useless in CI logs, switch it"],
+          ["", "$ cargo test -p core · ok"],
+          ["", "$ cargo check -p core · ok"],
+        ),
+      ],
+      1,
+    );
+    expect(plan(c).cards.every((x) => x.n_sessions < 2)).toBe(true);
   });
 });
