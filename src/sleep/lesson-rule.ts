@@ -740,11 +740,10 @@ const REACTION_WORDS = 20;
  * Words of a command that any change of it may bring (its verbs and common tools): never the
  * corrected action that joins two sayings.
  */
-const GENERIC_COMMAND_WORDS = new Set(
-  "build check clean commit deploy docker fetch format install lint merge python pytest rebase release remove start status tests update upgrade verify watch write".split(
-    " ",
-  ),
-);
+const GENERIC_COMMAND_WORDS = new Set([
+  ..."build check clean commit deploy docker fetch format install lint merge python".split(" "),
+  ..."pytest rebase release remove start status tests update upgrade verify watch write".split(" "),
+]);
 
 /**
  * A corrected-action term that can say what changed: a flag, path, folder or tool with at least two

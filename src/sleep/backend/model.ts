@@ -50,7 +50,10 @@ const CandidateSchema = v.looseObject({
 /** An attempt that got no answer (its `error` says why). */
 const NO_ANSWER = { text: "", toolsCalled: [] as string[], tokens: 0 };
 
-/** Consecutive unusable answers of one stage (a judge verdict, a reflection after its firmer re-ask, a session's rules, a standing verdict, mined tasks) that stop a night. */
+/**
+ * Consecutive unusable answers of one stage that stop a night: judge verdicts, reflections (after
+ * their firmer re-ask), a session's rules, standing verdicts, mined tasks.
+ */
 const UNUSABLE_CALLS = 2;
 
 const FIX = {
