@@ -805,5 +805,12 @@ export function reactionOf(prompt: string, agentBefore: string | undefined): str
   const back = pushesBack(text);
   if (!back && words > 4) return undefined;
   if (TASK_START.test(text) && !back) return undefined;
+  // A bare term names something ("-race", "`verify`"); "ok where were we", "cool, push it" and
+  // "wrong window, continue" approve or move on.
+  if (!back && (APPROVAL_LEAD.test(text) || lessonTokens(text).size === 0)) return undefined;
   return text;
 }
+
+/** A turn that opens by approving or moving on ("ok, …", "cool, …", "wrong window"). */
+const APPROVAL_LEAD =
+  /^(?:thx|thanks|thank you|ty|ok(?:ay)?|cool|nice|great|perfect|lgtm|looks good|sounds good|yes|yep|yeah|sure|good|fine|wrong (?:window|tab|chat))\b/i;

@@ -31,6 +31,9 @@ describe("reactions: a short push-back right after the agent's repeated action",
     expect(reactionOf("`verify`", MAVEN)).toBe("`verify`");
     expect(reactionOf("you skipped the tests, that doesn't count as green", MAVEN)).toBeDefined();
     expect(reactionOf("thanks, looks good", MAVEN)).toBeUndefined();
+    expect(reactionOf("ok where were we", MAVEN)).toBeUndefined();
+    expect(reactionOf("cool, push it", MAVEN)).toBeUndefined();
+    expect(reactionOf("wrong window, continue", MAVEN)).toBeUndefined();
     expect(reactionOf("can you also bump the version in the changelog", MAVEN)).toBeUndefined();
     expect(reactionOf("why is the jar twice as big as last week", MAVEN)).toBeUndefined();
     expect(reactionOf("again!!", "Done, the build is green.")).toBeUndefined();
