@@ -451,10 +451,10 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const fixCount = new Map<string, number>();
   for (const o of obs) for (const f of o.fix ?? []) fixCount.set(f, (fixCount.get(f) ?? 0) + 1);
   const withFix = obs.filter((o) => o.fix?.length).length;
-  // A plain word (`pnpm`, `test`, `format`) is what the agent runs for anything; a flag, a path or
-  // a folder (`-race`, `--indent-style=space`, `dir:test/unit`) is what it changed.
-  // (A correction said in four or five sessions, each followed by the same corrected action, is rare still.)
-  // Shell syntax, one-letter flags and a command's common verbs are how any command is written, not what changed.
+  // What it changed: a flag, path, folder or new tool (`-race`, `dir:test/unit`, `tool:just`) or a
+  // rarer word (`nextest`), not shell syntax, a one-letter flag or a command's common verb
+  // (distinctiveFix); and shared by few sayings (a correction said in four or five sessions, each
+  // followed by the same corrected action, is rare still).
   const rareFix = (f: string) => distinctiveFix(f) && (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
   const sharedFix = (a: Observation, b: Observation) =>
     a.session_id !== b.session_id && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
