@@ -22,6 +22,9 @@ const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|au
 /** "log in with user / pass", "login: admin:hunter22". */
 const LOGIN_PAIR =
   /\b(log ?in|sign ?in|login|credentials?|creds|auth)\b([^.\n]{0,30}?\s)([\w.@-]{2,40})\s*[/:]\s*([^\s/`"',;]{5,})/gi;
+/** "log in as admin@x.test with Shelf!6971", "sign in with ops / using hunter2-x": a user, then its password. */
+const LOGIN_WITH =
+  /\b(log ?in|sign ?in|login|authenticate)(\s+(?:as|with)\s+)([\w.@+-]{2,60})(\s+(?:with|using|and|pw|password|pass)\s+(?:the\s+)?(?:password\s+|pw\s+|pass\s+)?)([^\s`"',;]{5,})/gi;
 /** user:password@host in any URL-like connection string. */
 const URL_CREDENTIAL = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)([^\s@/]+)(@)/gi;
 /** The runs highEntropyTokens reads (replaced one by one when masking). */
@@ -63,6 +66,7 @@ export function isCredentialShaped(text: string): boolean {
   if (NOUN_HINT.test(text)) {
     for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) return true;
     for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) return true;
+    for (const m of text.matchAll(LOGIN_WITH)) if (secretValue(m[5]!)) return true;
   }
   URL_CREDENTIAL.lastIndex = 0;
   return URL_CREDENTIAL.test(text);
@@ -78,6 +82,9 @@ export function maskCredentials(text: string): string {
     );
     out = out.replace(LOGIN_PAIR, (all, word: string, mid: string, user: string, value: string) =>
       secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${mid}${user} / [REDACTED]` : all,
+    );
+    out = out.replace(LOGIN_WITH, (all, word: string, as: string, user: string, mid: string, value: string) =>
+      secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${as}${user}${mid}[REDACTED]` : all,
     );
   }
   if (out.includes("://"))

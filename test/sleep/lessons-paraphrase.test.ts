@@ -169,6 +169,13 @@ describe("secrets", () => {
     expect(isCredentialShaped("the password is stored in the vault, never in code")).toBe(false);
     expect(isCredentialShaped("connect with postgres://app:s3cretPw@localhost/app")).toBe(true);
     expect(maskCredentials(PASSWORD)).not.toContain("pgL0cal-2024");
+    // A user, then its password, in words ("log in as … with …").
+    const login = "also log in as ops@shop.test with Crate!3318kq to check the dashboard";
+    expect(isCredentialShaped(login)).toBe(true);
+    expect(maskCredentials(login)).toBe("also log in as ops@shop.test with [REDACTED] to check the dashboard");
+    expect(isCredentialShaped("sign in with ops using hunter2-x9")).toBe(true);
+    expect(isCredentialShaped("log in as the admin with the usual flow")).toBe(false);
+    expect(isCredentialShaped("log in with github to see the dashboard")).toBe(false);
     const b = book();
     const r = observe(
       b,
