@@ -22,7 +22,7 @@ const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|au
 /** "log in with user / pass", "login: admin:hunter22". */
 const LOGIN_PAIR =
   /\b(log ?in|sign ?in|login|credentials?|creds|auth)\b([^.\n]{0,30}?\s)([\w.@-]{2,40})\s*[/:]\s*([^\s/`"',;]{5,})/gi;
-/** "log in as admin@x.test with Shelf!6971", "sign in with ops / using hunter2-x": a user, then its password. */
+/** "log in as admin@x.test with Crate!33", "sign in with ops using hunter2-x": a user, then its password. */
 const LOGIN_WITH =
   /\b(log ?in|sign ?in|login|authenticate)(\s+(?:as|with)\s+)([\w.@+-]{2,60})(\s+(?:with|using|and|pw|password|pass)\s+(?:the\s+)?(?:password\s+|pw\s+|pass\s+)?)([^\s`"',;]{5,})/gi;
 /** user:password@host in any URL-like connection string. */
