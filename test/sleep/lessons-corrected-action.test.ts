@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { harvest } from "../../src/sleep/harvest/index.ts";
@@ -22,11 +23,7 @@ const session = (day: number, prompts: string[], before: string[], first: string
   agent_first: first,
 });
 const plan = (b: LessonBook) => planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
-// A book's learned topics are the process's while it is read: read an empty one after each test,
-// so this file's topics ("runner" against "builtin") do not reach another file's tests.
-afterEach(() => {
-  observe(book(), [], 0);
-});
+forgetLearnedTopicsAfterEach();
 const COMPOSE = "$ docker compose up -d redis · Started.";
 const MAKE = "$ make dev-up · redis, queue and seed data are up.";
 // What the agent did last in the turn after the correction: the task going on.

@@ -1,7 +1,10 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { familiesOf } from "../../src/sleep/lesson-family.ts";
 import { instructionsOf, lessonTokens } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, type ModelRules, observe, planLessons } from "../../src/sleep/lessons.ts";
+
+forgetLearnedTopicsAfterEach();
 
 // Issue 29 §1–2, our own sentences: two sayings of one wish that share no word meet through the
 // family of practice they are about and the agent's action they followed; the action alone never

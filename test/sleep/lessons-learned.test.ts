@@ -1,3 +1,4 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -8,6 +9,8 @@ import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.t
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { hashTree, writeClaudeSession } from "./support/fake-home.ts";
+
+forgetLearnedTopicsAfterEach();
 
 // Our own sentences, about tools the fixed lexicon does not know (helmfile / kubectl, mise / asdf,
 // a race-checking flag): what is learned here comes from the sessions themselves.

@@ -1,3 +1,4 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +10,8 @@ import { type LessonBook, type ModelRules, observe, planLessons } from "../../sr
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { writeClaudeSession } from "./support/fake-home.ts";
+
+forgetLearnedTopicsAfterEach();
 
 // The model path of lessons (issue 29 §3): a model reads each session's standing rules, the
 // normalised forms are clustered, and "standing rule or one-off?" is asked before any replay.

@@ -1,3 +1,4 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -8,6 +9,8 @@ import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.t
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 import { hashTree, writeClaudeSession } from "./support/fake-home.ts";
+
+forgetLearnedTopicsAfterEach();
 
 // Our own sentences, in the shapes people correct an agent with: the same wish said in different
 // words in different sessions, embedded in longer turns, next to task requests that mention tools.

@@ -1,6 +1,9 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { actionKey, instructionsOf, reactionOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+
+forgetLearnedTopicsAfterEach();
 
 // Our own sessions: the agent, with no memory between sessions, makes the same move again and the
 // user pushes back each time in other words; some of those turns state no rule at all.

@@ -1,6 +1,9 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { instructionsOf, lessonTokens, opposite, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+
+forgetLearnedTopicsAfterEach();
 
 // Our own sentences for the general shapes of a correction the lesson reader learned to read:
 // an example name holding a ticket key, a check made the condition of "done", the agent's claim

@@ -1,3 +1,4 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
 import {
@@ -8,6 +9,8 @@ import {
   planLessons,
   sameInstruction,
 } from "../../src/sleep/lessons.ts";
+
+forgetLearnedTopicsAfterEach();
 
 const RECURRING = [
   "no, run the tests with bun test and keep them under test/, never jest",
