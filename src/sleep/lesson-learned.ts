@@ -13,7 +13,7 @@
  * sayings; a topic is a connected group of paired terms, never more than MAX_GROUP terms (a pair
  * that would grow a group past it is not joined: a noisy pair cannot glue everything together).
  */
-import { agentTool, editedPath, lessonTokens, sameFileName } from "./lesson-rule.ts";
+import { agentTool, DEPENDENCY_REMOVED, editedPath, lessonTokens, sameFileName } from "./lesson-rule.ts";
 
 /** The most terms one learned topic holds. */
 const MAX_GROUP = 8;
@@ -120,7 +120,7 @@ export function contrastPairs(
     if (xy) add(xy[1]!, "end", xy[2]!, "start");
   }
   // A change of practice said in two clauses: "we ditched changesets. cargo release does it now".
-  const off = GIVEN_UP.exec(text);
+  const off = GIVEN_UP.exec(text) ?? DEPENDENCY_REMOVED.exec(text);
   const on = off ? TAKEN_UP.exec(text) : null;
   if (off && on) add(on[1] ?? on[2]!, "start", off[1]!, "start");
   return out;

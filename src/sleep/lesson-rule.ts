@@ -59,6 +59,19 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
 const TASK_DEICTIC =
   /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b)/i;
 /**
+ * A standing marker ("from now on", "anymore", "no more") turns a time word into the moment a
+ * practice changed: "we removed testify this week, cmp.Diff from now on" is a rule, not a task.
+ */
+const FROM_NOW_ON = /\b(?:from now on|going forward|from here on|anymore|any more|no more)\b/i;
+const WHEN_IT_CHANGED = /\b(?:this|last) (?:week|sprint)\b|\btoday\b/gi;
+
+/** A task request bound to this PR, ticket, number or moment (TASK_DEICTIC, less a practice's change of date). */
+function taskBound(s: string): boolean {
+  if (!TASK_DEICTIC.test(s)) return false;
+  return !FROM_NOW_ON.test(s) || TASK_DEICTIC.test(s.replace(WHEN_IT_CHANGED, " "));
+}
+
+/**
  * Naming the one thing at hand ("call it search_v3", "name this `retry_budget`"): a task about that
  * artefact, not a convention (a naming style, "name things in snake_case", is not an identifier).
  */
@@ -76,6 +89,9 @@ const SWAP =
 /** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
 const GIVEN_UP_SAID =
   /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/;
+/** A dependency given up: "we removed testify from go.mod" (what was removed from a manifest). */
+export const DEPENDENCY_REMOVED =
+  /\bremoved\s+(?:the\s+)?([\w.@/-]+)\s+from\s+(?:the\s+)?(?:go\.mod|package\.json|pyproject(?:\.toml)?|requirements[\w.]*|gemfile|cargo\.toml|deps|dependencies|the repo|the codebase)(?![\w.])/i;
 /** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing. */
 const NO_IDIOM =
   /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need|thanks|stress|pressure)\b/i;
@@ -312,7 +328,7 @@ export function polarityOf(text: string): Polarity {
   }
   // "we ditched changesets", "dropped hilt": what was given up is avoided; giving up an override or
   // an exception ("dropped the quote override") goes back to the default, it avoids nothing named.
-  const off = GIVEN_UP_SAID.exec(text.toLowerCase());
+  const off = GIVEN_UP_SAID.exec(text.toLowerCase()) ?? DEPENDENCY_REMOVED.exec(text);
   if (off && !/\b(?:override|exception|workaround|setting|config|rule|flag)s?\b/.test(off[1]!)) {
     const gone = [...lessonTokens(off[1]!)];
     const member = gone.find((t) => topicOfLoose(t) !== undefined) ?? gone[0];
@@ -498,8 +514,7 @@ export function instructionsOf(
       continue;
     }
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
-    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || TASK_DEICTIC.test(s) || NAMES_ONE.test(s))
-      continue;
+    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || taskBound(s) || NAMES_ONE.test(s)) continue;
     // "no idea why", "no worries": an idiom, not "no X".
     if (NO_IDIOM.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
@@ -617,7 +632,7 @@ function spokenText(prompt: string): string {
  */
 export function notARule(quote: string, prompts: readonly string[]): boolean {
   const q = quote.trim().replace(/[.!]+$/, "");
-  if (q.length < 4 || CODE_LIKE.test(q) || TASK_DEICTIC.test(q) || NAMES_ONE.test(q)) return true;
+  if (q.length < 4 || CODE_LIKE.test(q) || taskBound(q) || NAMES_ONE.test(q)) return true;
   // A task request ("rebase onto main and sort out the conflict"), unless it also corrects or says "always".
   const body = q.replace(LEAD_IN, "");
   if (
@@ -770,8 +785,7 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
   if (!fix.some(distinctiveFix)) return undefined;
   const text = spokenText(prompt).replace(/\s+/g, " ").trim();
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
-  if (isCredentialShaped(text) || TASK_DEICTIC.test(text) || NAMES_ONE.test(text) || CHATTER.test(text))
-    return undefined;
+  if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
   // back at what was just done ("rename it to …", "no, move that").
   if (TASK_START.test(text) && !pushesBack(text)) return undefined;
@@ -795,8 +809,7 @@ export function reactionOf(prompt: string, agentBefore: string | undefined): str
   if (actionKey(agentBefore) === undefined) return undefined;
   const text = spokenText(prompt).replace(/\s+/g, " ").trim();
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
-  if (isCredentialShaped(text) || TASK_DEICTIC.test(text) || NAMES_ONE.test(text) || CHATTER.test(text))
-    return undefined;
+  if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   if (NO_IDIOM.test(text)) return undefined;
   // It pushes back on what the agent did ("again.", "that's not it", "you didn't run …"), or is a
   // bare term or two ("-race", "tmp_path fixture"); a short remark or request after a common edit

@@ -460,6 +460,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
     a.session_id !== b.session_id && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
   const sameFix = (a: Observation, b: Observation) =>
     a.kind === "correction" && b.kind === "correction" && sharedFix(a, b);
+  // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
+  // require.Equal", after which the agent wrote cmp.Diff).
+  const namesFix = (i: number, j: number) =>
+    obs[i]!.session_id !== obs[j]!.session_id &&
+    ((obs[j]!.fix ?? []).some((f) => rareFix(f) && f.length >= 4 && toks[i]!.has(f)) ||
+      (obs[i]!.fix ?? []).some((f) => rareFix(f) && f.length >= 4 && toks[j]!.has(f)));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -533,6 +539,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
           sameActionSameWord(obs[i]!, obs[j]!, w) ||
           sameFix(obs[i]!, obs[j]!) ||
+          namesFix(i, j) ||
           sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
         )
           joined.add(obs[j]!.cluster!);
@@ -571,10 +578,44 @@ const day = (iso: string) => iso.slice(0, 10);
 
 /**
  * A cluster that is a lesson: enough sayings, recurring, and at least one member that says what to
- * do (a cluster of reactions alone states no rule).
+ * do, or reactions that agree on what the agent then did differently (agreedReactions).
  */
 function isLesson(c: Cluster, minRecurrence: number): boolean {
-  return c.members.length >= minRecurrence && isRecurring(c) && c.members.some((m) => m.kind !== "reaction");
+  if (c.members.length < minRecurrence || !isRecurring(c)) return false;
+  return c.members.some((m) => m.kind !== "reaction") || agreedReactions(c);
+}
+
+/**
+ * Reactions alone are a lesson when, in two sessions, the user objected right after the same agent
+ * action and the agent then changed the same distinctive thing (`go test` redone with `-race`, one
+ * pinned commit): the correction is that change. A look around afterwards (`git status`, `sed -n`)
+ * changes nothing. At least one of them must have words to stand as the rule, and none may be a
+ * question ("does this handle the empty case?" asks, it corrects nothing).
+ */
+function agreedReactions(c: Cluster): boolean {
+  if (!agreedFixes(c).length || c.members.some((m) => m.quote.trim().endsWith("?"))) return false;
+  return c.members.some((m, i) => m.kind === "reaction" && wordsOf(c.tokens[i]!).size - (m.act?.length ?? 0) >= 3);
+}
+
+/** A command that only looks: what the agent ran after a turn to read, not to redo. */
+const LOOK_ONLY =
+  /^(?:tool:)?(?:git|status|log|diff|show|sed|cat|ls|grep|rg|head|tail|less|find|wc|-n|--short|--stat)$/;
+
+/** The distinctive changes the agent made after the same action in two or more sessions (agreedReactions). */
+function agreedFixes(c: Cluster): string[] {
+  const bySessions = new Map<string, Set<string>>();
+  for (const m of c.members) {
+    if (!m.key) continue;
+    for (const f of new Set(m.fix ?? [])) {
+      if (!distinctiveFix(f) || LOOK_ONLY.test(f)) continue;
+      const k = `${m.key}\n${f}`;
+      const s = bySessions.get(k) ?? new Set<string>();
+      s.add(m.session_id);
+      bySessions.set(k, s);
+    }
+  }
+  const fixes = [...bySessions].filter(([, s]) => s.size >= 2).map(([k]) => k.slice(k.indexOf("\n") + 1));
+  return [...new Set(fixes)];
 }
 
 /** A cluster said in ≥ 2 sessions or on ≥ 2 days (rule 3). */
@@ -603,8 +644,10 @@ function representative(c: Cluster, w: Weights): string {
   let bestScore = -1;
   // In a large cluster the latest 40 sayings choose (the choice is quadratic in them).
   const from = Math.max(0, c.members.length - 40);
+  // Reactions speak only for a cluster of reactions (agreedReactions).
+  const onlyReactions = c.members.every((m) => m.kind === "reaction");
   c.members.forEach((m, i) => {
-    if (i < from || m.kind === "reaction") return;
+    if (i < from || (m.kind === "reaction" && !onlyReactions)) return;
     let s = 0;
     for (let j = from; j < c.tokens.length; j++) if (i !== j && sameInstruction(c.tokens[i]!, c.tokens[j]!, w)) s++;
     const p = polarityOfText(m.quote);
@@ -618,8 +661,15 @@ function representative(c: Cluster, w: Weights): string {
     }
   });
   const q = c.members[best]!.quote.replace(/\s+/g, " ").trim();
-  return q.charAt(0).toUpperCase() + q.slice(1);
+  // Reactions' words alone do not say what to do: the change the agent made after them does.
+  const then = onlyReactions
+    ? ` (then: ${[...new Set(agreedFixes(c).map((f) => f.replace(/^tool:/, "")))].join(", ")})`
+    : "";
+  return q.charAt(0).toUpperCase() + q.slice(1) + then;
 }
+
+/** A rule in the user's words, without the change a reactions' lesson names after them (representative). */
+const userWords = (rule: string) => rule.replace(/ \(then: [^)]*\)$/, "");
 
 /** What a cluster prefers and avoids: the polarity its members agree on. */
 function clusterPolarity(c: { members: readonly Observation[] }): Polarity {
@@ -761,8 +811,8 @@ export function planLessons(
         !claimed.has(l) &&
         !opposite(polarityOfText(l.rule), cpol) &&
         (l.id === lessonId(rule) ||
-          sameInstruction(lessonTokens(l.rule), ruleToks, w) ||
-          c.tokens.some((t) => sameInstruction(lessonTokens(l.rule), t, w))),
+          sameInstruction(lessonTokens(userWords(l.rule)), ruleToks, w) ||
+          c.tokens.some((t) => sameInstruction(lessonTokens(userWords(l.rule)), t, w))),
     );
     const sessions = new Set(c.members.map((m) => m.session_id));
     const times = c.members

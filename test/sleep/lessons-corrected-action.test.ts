@@ -86,14 +86,63 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(cards[0]!.n_sessions).toBe(3);
   });
 
-  test("support alone states no rule: never a lesson, however often", () => {
+  test("reactions alone are a lesson when the agent changed the same thing after the same action in two sessions", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(3, ["Add the retry queue", "bring up the local deps the usual way"], ["", COMPOSE], ["", MAKE]),
+        session(6, ["Wire the dead-letter topic", "again."], ["", COMPOSE], ["", MAKE]),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    expect(cards).toHaveLength(1);
+    // The words alone do not say what to do; the change the agent made after them does.
+    expect(cards[0]!.rule).toBe("Bring up the local deps the usual way (then: make, dev-up)");
+    expect(cards[0]!.n_sessions).toBe(2);
+  });
+
+  test("a practice's change of date is not a task's bound, and one saying names what the agent changed to after the other", () => {
+    const BEFORE = "edit internal/batch/batch_test.go: require.Equal(t, want, got)";
+    const AFTER = 'edit internal/batch/batch_test.go: if d := cmp.Diff(want, got); d != "" { t.Errorf(d) }';
+    const REMOVED = "we removed testify from go.mod this week, stdlib comparisons + cmp.Diff from now on";
+    expect(instructionsOf(REMOVED, true).length).toBe(1);
+    expect(instructionsOf("use the staging DB this week", true)).toEqual([]);
+    expect([...polarityOf(REMOVED).avoid]).toContain("testify");
+    const b = book();
+    observe(
+      b,
+      [
+        session(4, ["Add the batch tests", REMOVED], ["", BEFORE], ["", AFTER]),
+        session(9, ["Cover the empty batch", "no more require.Equal."], ["", BEFORE], ["", AFTER]),
+      ],
+      1,
+    );
+    // Not the same words, nor a correction on both sides: the agent's change (cmp.Diff), named by one of them, joins them.
+    expect(b.observations.map((o) => o.fix?.includes("cmp.diff"))).toEqual([true, true]);
+    expect(new Set(b.observations.map((o) => o.kind))).toEqual(new Set(["preference", "correction"]));
+    const cards = plan(b).cards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.n_sessions).toBe(2);
+  });
+
+  test("reactions that only ask, or after which the agent only looked around, are never a lesson", () => {
+    const STATUS = "$ git status --short · M queue.go";
     const b = book();
     observe(
       b,
       [1, 3, 5, 7].map((d) =>
-        session(d, ["Add the retry queue", "bring up the local deps the usual way"], ["", COMPOSE], ["", MAKE]),
+        session(d, ["Add the retry queue", "hmm, does this handle the empty queue case?"], ["", COMPOSE], ["", MAKE]),
       ),
       1,
+    );
+    observe(
+      b,
+      [9, 11, 13].map((d) =>
+        session(d, ["Add the retry queue", "great, now the same for the admin consumer"], ["", LATER], ["", STATUS]),
+      ),
+      2,
     );
     expect(plan(b).cards).toEqual([]);
   });
