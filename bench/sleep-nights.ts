@@ -84,6 +84,8 @@ interface SeedResult {
   recurringHit: number;
   missed: string[];
   oneOffsProposed: string[];
+  /** Rules of lessons proposed that say none of the corpus's sayings (no correction, flip or one-off). */
+  unmatched: string[];
   flipHandled: boolean;
   flipNote: string;
   secretsStaged: number;
@@ -184,6 +186,7 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     recurringHit: 0,
     missed: [],
     oneOffsProposed: [],
+    unmatched: [],
     flipHandled: false,
     flipNote: "",
     secretsStaged: 0,
@@ -222,6 +225,15 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     for (const o of truth.oneOffs)
       if (cards.some((k) => k.op !== "retire" && o.occurrences.some((s) => cardSays(k, s.text))))
         res.oneOffsProposed.push(o.id);
+    const known = [
+      ...truth.corrections.flatMap((c) => c.sayings),
+      ...truth.flip.old.sayings,
+      ...truth.flip.new.sayings,
+      ...truth.oneOffs.flatMap((o) => o.occurrences),
+    ];
+    for (const k of cards)
+      if (k.op !== "retire" && !known.some((s) => cardSays(k, s.text)) && !res.unmatched.includes(k.rule))
+        res.unmatched.push(k.rule);
     const flipped = truth.flip.flippedAt.slice(0, 10) <= dayStr;
     for (const k of cards) {
       if (k.op === "retire") continue;
@@ -309,7 +321,7 @@ for (const mode of MODE === "both" ? (["mock", "model"] as const) : [MODE as "mo
     const r = await runSeed(seed, mode, server?.url);
     all.push(r);
     process.stdout.write(
-      `  [${mode}] seed ${seed}: overlap ${r.overlap.meanPairwise.toFixed(3)} (${r.overlap.pairs} pairs) · recurring ${r.recurringHit}/${r.recurring} · one-offs ${r.oneOffsProposed.length}${r.oneOffsProposed.length ? ` (${[...new Set(r.oneOffsProposed)].join(", ")})` : ""} · flip ${r.flipHandled ? "handled" : "NOT handled"} (${r.flipNote}) · secrets ${r.secretsStaged} · first ${r.firstNightS.toFixed(2)} s · no-op ${r.noopNightS.toFixed(2)} s (${r.noopBeyondHarvestS.toFixed(3)} s beyond the harvest; lessons off ${r.noopHarvestOnlyS.toFixed(2)} s)${r.missed.length ? `\n      missed: ${r.missed.join("; ")}` : ""}${r.failures.length ? `\n      failures: ${r.failures.slice(0, 3).join("; ")}` : ""}\n`,
+      `  [${mode}] seed ${seed}: overlap ${r.overlap.meanPairwise.toFixed(3)} (${r.overlap.pairs} pairs) · recurring ${r.recurringHit}/${r.recurring} · one-offs ${r.oneOffsProposed.length}${r.oneOffsProposed.length ? ` (${[...new Set(r.oneOffsProposed)].join(", ")})` : ""} · other ${r.unmatched.length}${VERBOSE && r.unmatched.length ? ` (${r.unmatched.map((x) => JSON.stringify(x)).join(" | ")})` : ""} · flip ${r.flipHandled ? "handled" : "NOT handled"} (${r.flipNote}) · secrets ${r.secretsStaged} · first ${r.firstNightS.toFixed(2)} s · no-op ${r.noopNightS.toFixed(2)} s (${r.noopBeyondHarvestS.toFixed(3)} s beyond the harvest; lessons off ${r.noopHarvestOnlyS.toFixed(2)} s)${r.missed.length ? `\n      missed: ${r.missed.join("; ")}` : ""}${r.failures.length ? `\n      failures: ${r.failures.slice(0, 3).join("; ")}` : ""}\n`,
     );
   }
   await server?.[Symbol.asyncDispose]();
@@ -325,6 +337,7 @@ for (const mode of MODE === "both" ? (["mock", "model"] as const) : [MODE as "mo
         sum((r) => r.recurring),
       )}; aim ${mode === "mock" ? "≥ 80 %" : "≥ 95 %"})`,
       `  one-offs proposed:   ${sum((r) => r.oneOffsProposed.length)} (aim 0)`,
+      `  other lessons proposed (quoting no saying of the corpus's truth; read them with --verbose): ${sum((r) => r.unmatched.length)}`,
       `  flips handled:       ${sum((r) => (r.flipHandled ? 1 : 0))}/${all.length} (aim 100 %)`,
       `  secrets staged or written anywhere: ${sum((r) => r.secretsStaged)} (aim 0)`,
       `  time per night: first ${mean((r) => r.firstNightS).toFixed(2)} s · no-op ${mean((r) => r.noopNightS).toFixed(2)} s · no-op with lessons off ${mean((r) => r.noopHarvestOnlyS).toFixed(2)} s → lessons beyond the rest ${(mean((r) => r.noopNightS) - mean((r) => r.noopHarvestOnlyS)).toFixed(3)} s`,

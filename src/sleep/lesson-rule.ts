@@ -50,6 +50,8 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
   },
   { topic: "http client", members: [["axios"], ["fetch"], ["got"], ["ky"], ["requests"], ["httpx"]] },
   { topic: "dates", members: [["moment"], ["date-fns"], ["dayjs"], ["luxon"]] },
+  { topic: "merge strategy", members: [["squash"], ["rebase"]] },
+  { topic: "android di", members: [["hilt", "dagger", "@hiltviewmodel"], ["koin"]] },
 ];
 
 /**
@@ -515,8 +517,8 @@ export function instructionsOf(
     }
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
     if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || taskBound(s) || NAMES_ONE.test(s)) continue;
-    // "no idea why", "no worries": an idiom, not "no X".
-    if (NO_IDIOM.test(s)) continue;
+    // "no idea why", "no worries": an idiom, not "no X"; "cool, push it": approval and the next step.
+    if (NO_IDIOM.test(s) || movesOn(s)) continue;
     const leadIn = LEAD_IN.test(s);
     const body = s.replace(LEAD_IN, "").trim();
     const toks = lessonTokens(body);
@@ -778,8 +780,9 @@ const FOLLOW_UP_WORDS = 40;
  * course: it redid what it had just done another way (`fix`: the terms its next action added, a
  * flag, a path, a script). "the local postgres gets started through a helper in scripts/" after
  * `docker compose up`, then `./scripts/dev-db up`. Like a reaction it is support for a correction
- * stated elsewhere with the same corrected action, never a rule itself. Task requests about a
- * moment, chatter and credentials are not kept.
+ * stated elsewhere with the same corrected action, or a lesson with other reactions when the agent
+ * made the same change after the same action in two sessions (lessons.ts, agreedReactions). Task
+ * requests about a moment, chatter and credentials are not kept.
  */
 export function followUpOf(prompt: string, fix: readonly string[]): string | undefined {
   if (!fix.some(distinctiveFix)) return undefined;
@@ -787,10 +790,20 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
-  // back at what was just done ("rename it to …", "no, move that").
-  if (TASK_START.test(text) && !pushesBack(text)) return undefined;
+  // back at what was just done ("rename it to …", "no, move that"); so is a short turn approving
+  // or moving on ("lgtm, open a draft pr", "nvm keep going", "sorry, hit enter too early. go on").
+  if (movesOn(text) || (TASK_START.test(text) && !pushesBack(text))) return undefined;
   return text;
 }
+
+/** A short turn approving or moving on that pushes back on nothing ("lgtm, open a draft pr", "cool, push it", "nvm keep going"). */
+function movesOn(text: string): boolean {
+  return text.split(/\s+/).length <= 8 && (APPROVAL_LEAD.test(text) || MOVE_ON.test(text)) && !pushesBack(text);
+}
+
+/** A turn that moves on without a word about what was done. */
+const MOVE_ON =
+  /^(?:nvm|never ?mind|sorry|oops|whoops|ignore that|disregard)\b|\b(?:hit enter too early|wrong (?:window|tab|chat)|keep going|go on|carry on)\b/i;
 
 /** A turn that pushes back on what the agent did: a negation, "again", "no,", a claim denied, or a pointer back at it. */
 function pushesBack(text: string): boolean {
@@ -803,7 +816,8 @@ function pushesBack(text: string): boolean {
  * A short follow-up turn right after an agent command or edit that names no rule in words the
  * reading above accepts ("again.", "-race", "did you run that with the detector?"): the turn,
  * whitespace collapsed, else undefined. Alone it is no lesson; it is evidence for one when the
- * agent's same action drew a stated rule in another session (lessons.ts, actionKey).
+ * agent's same action drew a stated rule in another session (lessons.ts, actionKey), or when the
+ * agent redid that action with the same change after it in two sessions (agreedReactions).
  */
 export function reactionOf(prompt: string, agentBefore: string | undefined): string | undefined {
   if (actionKey(agentBefore) === undefined) return undefined;

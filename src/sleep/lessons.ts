@@ -594,7 +594,7 @@ function isLesson(c: Cluster, minRecurrence: number): boolean {
  */
 function agreedReactions(c: Cluster): boolean {
   if (!agreedFixes(c).length || c.members.some((m) => m.quote.trim().endsWith("?"))) return false;
-  return c.members.some((m, i) => m.kind === "reaction" && wordsOf(c.tokens[i]!).size - (m.act?.length ?? 0) >= 3);
+  return c.members.some((m) => m.kind === "reaction" && wordsOf(lessonTokens(m.quote)).size >= 3);
 }
 
 /** A command that only looks: what the agent ran after a turn to read, not to redo. */
@@ -605,7 +605,8 @@ const LOOK_ONLY =
 function agreedFixes(c: Cluster): string[] {
   const bySessions = new Map<string, Set<string>>();
   for (const m of c.members) {
-    if (!m.key) continue;
+    // A redo of the same command or file; another tool afterwards (`just ci`, then `git push`) is the task going on.
+    if (!m.key || m.fix?.some((f) => f.startsWith("tool:"))) continue;
     for (const f of new Set(m.fix ?? [])) {
       if (!distinctiveFix(f) || LOOK_ONLY.test(f)) continue;
       const k = `${m.key}\n${f}`;

@@ -28,6 +28,8 @@ const COMPOSE = "$ docker compose up -d redis · Started.";
 const MAKE = "$ make dev-up · redis, queue and seed data are up.";
 // What the agent did last in the turn after the correction: the task going on.
 const LATER = "$ go test ./internal/queue/... · ok";
+const GO_TEST = "$ go test ./internal/ingest/... · ok";
+const RACE = "$ go test -race ./internal/ingest/... · ok";
 
 describe("the corrected action: the agent's first move after a turn", () => {
   test("a command redone another way, or an edit moved to another file of the same folder, names what changed", () => {
@@ -54,6 +56,11 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(followUpOf("rename it to match the others", ["git", "mv", "tools/old.sh", "tools/stack.sh"])).toBeDefined();
     expect(followUpOf("add retries to the uploader next", fix)).toBeUndefined();
     expect(followUpOf("thanks, looks good", fix)).toBeUndefined();
+    // Approval or moving on, with the next step: neither support nor a rule.
+    expect(followUpOf("lgtm, open a draft pr", fix)).toBeUndefined();
+    expect(followUpOf("sorry, hit enter too early. go on", fix)).toBeUndefined();
+    expect(instructionsOf("cool, push it", true)).toEqual([]);
+    expect(followUpOf("ok the stack comes up through our helper in tools/, not compose", fix)).toBeDefined();
     expect(followUpOf("the local stack comes up through our helper in tools/", [])).toBeUndefined();
     expect(followUpOf("use the staging stack for now", fix)).toBeUndefined();
   });
@@ -91,16 +98,26 @@ describe("the corrected action: the agent's first move after a turn", () => {
     observe(
       b,
       [
-        session(3, ["Add the retry queue", "bring up the local deps the usual way"], ["", COMPOSE], ["", MAKE]),
-        session(6, ["Wire the dead-letter topic", "again."], ["", COMPOSE], ["", MAKE]),
+        session(3, ["Add the retry queue", "the ingest buffer is touched by 3 goroutines"], ["", GO_TEST], ["", RACE]),
+        session(6, ["Wire the dead-letter topic", "again."], ["", GO_TEST], ["", RACE]),
       ],
       1,
     );
     const cards = plan(b).cards;
     expect(cards).toHaveLength(1);
     // The words alone do not say what to do; the change the agent made after them does.
-    expect(cards[0]!.rule).toBe("Bring up the local deps the usual way (then: make, dev-up)");
+    expect(cards[0]!.rule).toBe("The ingest buffer is touched by 3 goroutines (then: -race)");
     expect(cards[0]!.n_sessions).toBe(2);
+    // Another tool afterwards (docker compose, then make) is no redo: support, never a lesson alone.
+    const c = book();
+    observe(
+      c,
+      [3, 6, 9].map((d) =>
+        session(d, ["Add the retry queue", "bring up the local deps the usual way"], ["", COMPOSE], ["", MAKE]),
+      ),
+      1,
+    );
+    expect(plan(c).cards).toEqual([]);
   });
 
   test("a practice's change of date is not a task's bound, and one saying names what the agent changed to after the other", () => {
