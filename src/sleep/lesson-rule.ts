@@ -629,12 +629,14 @@ function spokenText(prompt: string): string {
 /**
  * Whether a model's rule, quoting `quote` from `prompts`, cannot be a standing rule whatever the
  * model said: the quote is not in the user's own words (pasted code, a stack trace, output), is a
- * line of code, is a task request that corrects nothing, or is about one PR, ticket, number,
- * moment or named artefact (the same reading the rule-based path applies to every sentence).
+ * line of code, is chatter or moving on, is a task request that corrects nothing, or is about one
+ * PR, ticket, number, moment or named artefact (the same reading the rule-based path applies to every sentence).
  */
 export function notARule(quote: string, prompts: readonly string[]): boolean {
   const q = quote.trim().replace(/[.!]+$/, "");
   if (q.length < 4 || CODE_LIKE.test(q) || taskBound(q) || NAMES_ONE.test(q)) return true;
+  // Chatter, approval or moving on ("ok", "sorry, hit enter too early"): a weak model's rule from nothing.
+  if (CHATTER.test(q) || movesOn(q) || NO_IDIOM.test(q)) return true;
   // A task request ("rebase onto main and sort out the conflict"), unless it also corrects or says "always".
   const body = q.replace(LEAD_IN, "");
   if (
@@ -748,7 +750,7 @@ function lastName(path: string): string {
 
 /** A turn that only acknowledges or moves on. */
 const CHATTER =
-  /^(?:(?:thx|thanks|thank you|ty|ok(?:ay)?|cool|nice|great|perfect|lgtm|looks good|looks fine|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine)\b[\s.!,]*)+$/i;
+  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|looks good|looks fine|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine)\b[\s.!,]*)+$/i;
 
 /** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
 const REACTION_WORDS = 20;

@@ -295,7 +295,7 @@ export function observe(
         skipped.credential++;
         continue;
       }
-      if (notARule(r.quote, d.user_prompts)) continue;
+      if (notARule(r.quote, d.user_prompts) || CHATTER_RULE.test(r.rule.replace(/\s*\(not: [^)]*\)\.?$/, ""))) continue;
       const norm = maskCredentials(r.rule.slice(0, 240));
       const quote = maskCredentials(r.quote.slice(0, 240));
       const q = quote.toLowerCase();
@@ -668,6 +668,9 @@ function representative(c: Cluster, w: Weights): string {
     : "";
   return q.charAt(0).toUpperCase() + q.slice(1) + then;
 }
+
+/** A model's "rule" that is only an acknowledgement ("Ok", "Hmm ok."). */
+const CHATTER_RULE = /^\s*(?:h+m+|ok(?:ay)?|sure|thanks|fine|got it)?[\s.!,]*(?:ok(?:ay)?)?[\s.!,]*$/i;
 
 /** A rule in the user's words, without the change a reactions' lesson names after them (representative). */
 const userWords = (rule: string) => rule.replace(/ \(then: [^)]*\)$/, "");

@@ -57,6 +57,26 @@ describe("the simulator reads standing rules as a model would state them", () =>
     expect(simStanding({ rule: "Use pnpm, not npm.", quotes: ["pnpm please"] }).standing).toBe(true);
   });
 
+  test("a weak model's rules read from chatter or moving on are left out; its real rule is kept", () => {
+    const book: LessonBook = { version: 1, project: "/p", observations: [], lessons: [] };
+    const prompts = ["Add the export", "ok", "sorry, hit enter too early", "cool, push it", "pnpm please"];
+    const junk = [
+      ...["ok", "sorry, hit enter too early", "cool, push it"].map((q) => ({ rule: q, quote: q })),
+      // A rule that only acknowledges, whatever it quotes.
+      { rule: "Hmm ok (not: npm install).", quote: "pnpm please" },
+    ];
+    const rules = new Map<string, ModelRules>([
+      ["w1", { rules: [...junk, { rule: "Use pnpm, not npm.", quote: "pnpm please" }] } as ModelRules],
+    ]);
+    observe(
+      book,
+      [{ session_id: "w1", source: "claude", ended_at: "2026-10-02T10:00:00Z", user_prompts: prompts }],
+      1,
+      rules,
+    );
+    expect(book.observations.map((o) => o.norm ?? o.quote)).toEqual(["Use pnpm, not npm."]);
+  });
+
   test("answers parse; other shapes are left out", () => {
     expect(parseRules('[{"rule":"Use pnpm, not npm.","quote":"pnpm please"},{"rule":3},"x"]')).toEqual([
       { rule: "Use pnpm, not npm.", quote: "pnpm please" },
