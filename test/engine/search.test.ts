@@ -119,6 +119,7 @@ describe("the pool decides the best", () => {
     } as unknown as LoopState;
     const env = {
       cfg,
+      sc: undefined as never,
       ev: undefined as never,
       gate,
       decider: makeGate("paired", gate.sequential),
@@ -156,6 +157,8 @@ describe("the weighted objective picks the best", () => {
       "evaluation.gate_rule=paired",
       `evaluation.objective=${objective}`,
       "evaluation.token_weight=0.1",
+      // Settling alone: no shorten call (test/e2e/search-shorten.test.ts runs it).
+      "optimizer.shorten=false",
     ]);
     const gate = gateSettings(cfg.evaluation);
     const a = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
@@ -190,6 +193,7 @@ describe("the weighted objective picks the best", () => {
     };
     const env = {
       cfg,
+      sc: undefined as never,
       ev: ev as never,
       gate,
       decider: makeGate("paired", gate.sequential),
