@@ -155,7 +155,7 @@ const OptimizerSchema = v.strictObject({
       "no model call), gated like any candidate",
   ),
   shorten: bool(
-    true,
+    false,
     "search: pool with evaluation.objective: weighted — ask the optimizer, once per member, to shorten the pool's best (restated and " +
       "empty lines out, no rule changed); the shorter skill joins the pool unless the longer one proves its tokens are worth it",
   ),

@@ -323,9 +323,9 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
 /**
  * Under `weighted`, the pool's best on the objective is offered once to the optimizer to shorten:
  * restated lines, lines that instruct nothing and idle words out, no rule changed (prompts/shorten.md).
- * A shorter answer is measured on the selection split (one pass) and joins the pool unless the
- * longer member proves, under the run's rule, that its extra tokens are worth it (as `settle` asks
- * of a longer best); with no item-by-item rule, unless it is lower on the objective. An answer that
+ * A shorter answer is measured on the selection split (one pass) and joins the pool when it is not
+ * lower on the objective and the longer member cannot prove, under the run's rule, that its extra
+ * tokens are worth it (as `settle` asks of a longer best). An answer that
  * is not shorter, or lost one of the document's markers, is logged and dropped.
  */
 async function tryShorten(env: PoolEnv, state: LoopState, step: number, work: PoolWork): Promise<void> {
@@ -359,10 +359,11 @@ async function tryShorten(env: PoolEnv, state: LoopState, step: number, work: Po
   work.newSkills.push({ hash: h, text: short, origin });
   const m = await measure(env, state, short, `shorten step ${step} selection`, work);
   const cand: PoolEntry = { hash: h, origin, ...m, step, parents: [top.hash], tokens, status: "member" };
-  const kept =
-    env.gate.useGate && env.decider.itemwise
-      ? !beats(env, state, top, cand)
-      : objectiveValue(env.objective, m.score, tokens) >= objectiveValue(env.objective, top.score, top.tokens);
+  // The member's record is the sample a gate let through, which leans high; a fresh sample of the
+  // shorter one is compared with it once it has grown by one more (resample).
+  if ((top.resampled ?? 0) < 1) await resample(env, state, top, step, work);
+  const ahead = objectiveValue(env.objective, m.score, tokens) >= objectiveValue(env.objective, top.score, top.tokens);
+  const kept = ahead && !(env.gate.useGate && env.decider.itemwise && beats(env, state, top, cand));
   log(kept ? "accept" : "reject", h);
   if (!kept) return;
   pool.lineage[h] ??= top.hash;

@@ -134,6 +134,7 @@ describe("search: pool through the CLI", () => {
       ].join("\n"),
     );
     const args = [...POOL, "--set", "evaluation.objective=weighted", "--set", "evaluation.token_weight=0.1"];
+    args.push("--set", "optimizer.shorten=true");
     args.push("--set", `env.skill_init=${skill}`);
     const ref = join(dir.path, "ref");
     const r0 = await runCli(["train", ...args, "--out", ref]);

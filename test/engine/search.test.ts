@@ -157,8 +157,6 @@ describe("the weighted objective picks the best", () => {
       "evaluation.gate_rule=paired",
       `evaluation.objective=${objective}`,
       "evaluation.token_weight=0.1",
-      // Settling alone: no shorten call (test/e2e/search-shorten.test.ts runs it).
-      "optimizer.shorten=false",
     ]);
     const gate = gateSettings(cfg.evaluation);
     const a = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
