@@ -1,5 +1,6 @@
 // Search: one hill-climber (optimizer.search: single) against a candidate pool (pool, with and
-// without merge, and the pool under evaluation.objective: weighted) on the conventions simulator
+// without merge, and the pool under evaluation.objective: weighted, without and with
+// optimizer.shorten) on the conventions simulator
 // with a stochastic target whose success probabilities are known exactly (the truth: a skill's
 // test score is its exact expected accuracy on the test items, not a noisy sample).
 //
@@ -20,7 +21,7 @@
 // from it); --set key=value (repeatable) is passed to every arm (ablations).
 //
 //   bun bench/search.ts [--seeds 10] [--sizes 12,40] [--budget 600] [--temperature 0.6] [--shapes standard,conflict]
-//                       [--arms single,pool,pool+merge,pool+merge+weighted] [--token-weight 0.1] [--json FILE]
+//                       [--arms single,pool,pool+merge,pool+merge+weighted,weighted+shorten] [--token-weight 0.1] [--json FILE]
 //                       [--trace FILE] [--set key=value]...
 import { writeFileSync } from "node:fs";
 import { createModelClient } from "../src/backends/index.ts";
@@ -47,7 +48,7 @@ const sizes = opt("sizes", "12,40").split(",").map(Number);
 const budget = Number(opt("budget", "600"));
 const temperature = Number(opt("temperature", "0.6"));
 const shapes = opt("shapes", "standard,conflict").split(",");
-const arms = opt("arms", "single,pool,pool+merge,pool+merge+weighted").split(",");
+const arms = opt("arms", "single,pool,pool+merge,pool+merge+weighted,weighted+shorten").split(",");
 const jsonOut = opt("json", "");
 const traceOut = opt("trace", "");
 // Extra config overrides for every arm (diagnosis runs), e.g. --set optimizer.use_slow_update=false
@@ -66,6 +67,13 @@ const ARM_SETS: Record<string, string[]> = {
     "optimizer.merge=true",
     "evaluation.objective=weighted",
     `evaluation.token_weight=${tokenWeight}`,
+  ],
+  "weighted+shorten": [
+    "optimizer.search=pool",
+    "optimizer.merge=true",
+    "evaluation.objective=weighted",
+    `evaluation.token_weight=${tokenWeight}`,
+    "optimizer.shorten=true",
   ],
 };
 

@@ -154,6 +154,11 @@ const OptimizerSchema = v.strictObject({
     "search: pool — after a step, merge two frontier candidates that win different selection items (a line-level three-way merge, " +
       "no model call), gated like any candidate",
   ),
+  shorten: bool(
+    false,
+    "search: pool with evaluation.objective: weighted — ask the optimizer, once per member, to shorten the pool's best (restated and " +
+      "empty lines out, no rule changed); the shorter skill joins the pool unless the longer one proves its tokens are worth it",
+  ),
   max_skill_tokens: nullablePosInt(
     "Reject candidates whose body exceeds this many tokens (null = no limit). DL: a hard cap on model size",
   ),

@@ -21,6 +21,7 @@ const PROMPT_NAMES = [
   "slow_update",
   "meta_skill",
   "appendix_consolidate",
+  "shorten",
 ] as const;
 type PromptName = (typeof PROMPT_NAMES)[number];
 export type PromptSet = Readonly<Record<PromptName, string>>;

@@ -2,10 +2,24 @@ import type { CheckpointContent, EvaluationRow } from "./checkpoint.ts";
 import { type Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import { decide, type Gate, type GateSettings, gateScore, type ItemScores, itemScore, passed } from "./gate.ts";
 import { mergeSkills } from "./merge.ts";
+import { skillSection, userMessage } from "./messages.ts";
+import { restoreFiles } from "./package.ts";
 import { type PairedOrder, pairedGate, rememberItems } from "./paired-gate.ts";
-import { admit, itemFrontier, mergePair, type Objective, objectiveOf, pickParent, poolBest } from "./search.ts";
+import { ShortenSchema } from "./schemas.ts";
+import {
+  admit,
+  itemFrontier,
+  mergePair,
+  type Objective,
+  objectiveOf,
+  objectiveValue,
+  pickParent,
+  poolBest,
+} from "./search.ts";
 import type { EngineConfig } from "./settings.ts";
+import { APPENDIX_END, APPENDIX_START, SLOW_END, SLOW_START } from "./skill-doc.ts";
 import { estimateTokens } from "./skill-format.ts";
+import { askOptimizer, type StageContext } from "./stage-context.ts";
 import type { LoopState, PoolEntry } from "./state.ts";
 
 /**
@@ -13,10 +27,13 @@ import type { LoopState, PoolEntry } from "./state.ts";
  * step: re-decide the oldest undecided entry on a fresh answer sample, then make a frontier member
  * the step's current skill. After it: the gated candidate joins the pool (accepted as a member,
  * undecided as undecided), one merge of two frontier members that win different items is gated
- * against the better of them, and the pool's best on the objective becomes the current and best skill.
+ * against the better of them, under `weighted` the pool's best is offered to the optimizer to shorten,
+ * and the pool's best on the objective becomes the current and best skill.
  */
 export interface PoolEnv {
   cfg: EngineConfig;
+  /** The optimizer's stage context (the shorten call). */
+  sc: StageContext;
   ev: Evaluator;
   gate: GateSettings;
   decider: Gate;
@@ -157,6 +174,7 @@ export async function afterPoolStep(
   if (stalled && (stalled.stalled ?? 0) >= STALL_STEPS && (stalled.resampled ?? 0) < MAX_RESAMPLES)
     await resample(env, state, stalled, step, work);
   if (env.cfg.optimizer.merge) await tryMerge(env, state, step, work);
+  await tryShorten(env, state, step, work);
   await cheaperContest(env, state, step, work);
   settle(env, state, step);
   return work;
@@ -300,6 +318,89 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
     tokens: estimateTokens(merged.text),
     status: g.verdict === "accept" ? "member" : "undecided",
   });
+}
+
+/**
+ * Under `weighted`, the pool's best on the objective is offered once to the optimizer to shorten:
+ * restated lines, lines that instruct nothing and idle words out, no rule changed (prompts/shorten.md).
+ * A shorter answer is measured on the selection split (one pass) and joins the pool when it is not
+ * lower on the objective and the longer member cannot prove, under the run's rule, that its extra
+ * tokens are worth it (as `settle` asks of a longer best). An answer that
+ * is not shorter, or lost one of the document's markers, is logged and dropped.
+ */
+async function tryShorten(env: PoolEnv, state: LoopState, step: number, work: PoolWork): Promise<void> {
+  if (env.objective.kind !== "weighted" || !env.cfg.optimizer.shorten) return;
+  const pool = state.pool!;
+  const top = poolBest(pool, env.objective);
+  const text = env.skills.get(top.hash);
+  pool.shortened ??= [];
+  if (text === undefined || pool.shortened.includes(top.hash)) return;
+  pool.shortened.push(top.hash);
+  const log = (verdict: string, hash?: string): void => {
+    pool.log.push({ step, kind: "shorten", parents: [top.hash], ...(hash ? { hash } : {}), verdict });
+  };
+  const user = userMessage(
+    [
+      skillSection(text),
+      { title: "Its size", body: `About ${top.tokens} tokens, paid on every task it is loaded into.` },
+    ],
+    { stage: "shorten", tokens: top.tokens },
+  );
+  const value = await askOptimizer(env.sc, "shorten", env.sc.prompts.shorten, user, ShortenSchema, { maxTokens: 8192 });
+  if (!value?.skill.trim()) return log("no_answer");
+  const short = `${restoreFiles(text, value.skill).trimEnd()}\n`;
+  const h = skillHash(short);
+  const tokens = estimateTokens(short);
+  const marks = (t: string) => [SLOW_START, SLOW_END, APPENDIX_START, APPENDIX_END].map((m) => t.split(m).length);
+  if (marks(short).join() !== marks(text).join()) return log("markers_lost");
+  if (tokens >= top.tokens || pool.entries.some((e) => e.hash === h)) return log("not_shorter");
+  env.skills.set(h, short);
+  const origin = `shorten_step_${String(step).padStart(4, "0")}`;
+  work.newSkills.push({ hash: h, text: short, origin });
+  const m = await measure(env, state, short, `shorten step ${step} selection`, work);
+  const cand: PoolEntry = { hash: h, origin, ...m, step, parents: [top.hash], tokens, status: "member" };
+  // The member's record is the sample a gate let through, which leans high; a fresh sample of the
+  // shorter one is compared with it once it has grown by one more (resample).
+  if ((top.resampled ?? 0) < 1) await resample(env, state, top, step, work);
+  const ahead = objectiveValue(env.objective, m.score, tokens) >= objectiveValue(env.objective, top.score, top.tokens);
+  const kept = ahead && !(env.gate.useGate && env.decider.itemwise && beats(env, state, top, cand));
+  log(kept ? "accept" : "reject", h);
+  if (!kept) return;
+  pool.lineage[h] ??= top.hash;
+  put(env, state, cand);
+}
+
+/** One selection pass of a skill: its per-item record and scores kept, like a gated candidate's. */
+async function measure(
+  env: PoolEnv,
+  state: LoopState,
+  text: string,
+  label: string,
+  work: PoolWork,
+): Promise<{ hard: number; soft: number; score: number }> {
+  const out = await env.ev.run(text, env.pairedOrder.selection, label);
+  requireAnswers(out, `selection pass of ${label}`, { strict: true });
+  const { hard, soft } = meanScores(out.results);
+  const score = gateScore(env.gate, hard, soft, text);
+  const h = skillHash(text);
+  state.selCache[h] = { hard, soft };
+  rememberItems(
+    state,
+    h,
+    out.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const),
+  );
+  work.evaluations.push({
+    kind: "pool",
+    hash: h,
+    split: "val",
+    hard,
+    soft,
+    score,
+    evaluated: out.total,
+    total: out.total,
+    action: "shorten",
+  });
+  return { hard, soft, score };
 }
 
 /** Gate a candidate against a pool member with the run's rule (the paired test, or the strict mean comparison). */

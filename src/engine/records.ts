@@ -383,6 +383,8 @@ export const SummarySchema = v.object({
         ),
       ),
       merges: v.optional(v.object({ tried: num, accepted: num })),
+      /** Shorten calls (objective: weighted) and how many shorter skills joined the pool. */
+      shortened: v.optional(v.object({ tried: num, accepted: num })),
       /** Every pool decision in order: a step's candidate, a merge, the re-decision of an undecided entry, a kept slow update, a member's resample. */
       decisions: v.optional(
         v.array(

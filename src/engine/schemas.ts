@@ -89,6 +89,8 @@ export const LrDecisionSchema = v.looseObject({
 });
 
 export const SlowUpdateSchema = v.looseObject({ reasoning: optStr, slow_update_content: v.string() });
+/** The shortened skill (pool-step.ts, under objective: weighted). */
+export const ShortenSchema = v.looseObject({ reasoning: optStr, skill: v.string() });
 export const MetaSkillSchema = v.looseObject({ reasoning: optStr, meta_skill_content: v.string() });
 export const AppendixSchema = v.looseObject({ appendix_notes: v.array(v.string()) });
 

@@ -277,6 +277,9 @@ export function searchSummary(
     }));
     const merges = state.pool.log.filter((l) => l.kind === "merge" && l.hash);
     out.merges = { tried: merges.length, accepted: merges.filter((l) => l.verdict === "accept").length };
+    const shortened = state.pool.log.filter((l) => l.kind === "shorten");
+    if (shortened.length)
+      out.shortened = { tried: shortened.length, accepted: shortened.filter((l) => l.verdict === "accept").length };
     out.decisions = state.pool.log;
   }
   return out;

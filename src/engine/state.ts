@@ -87,10 +87,13 @@ const PoolEntrySchema = v.object({
 });
 export type PoolEntry = v.InferOutput<typeof PoolEntrySchema>;
 
-/** One decision about the pool: a step's candidate, a merge, the re-decision of an undecided entry, a slow update or a member's resample. */
+/**
+ * One decision about the pool: a step's candidate, a merge, the re-decision of an undecided entry, a
+ * slow update, a member's resample or a shortened member.
+ */
 const PoolEventSchema = v.object({
   step: num,
-  kind: v.picklist(["step", "merge", "redecide", "slow_update", "resample"]),
+  kind: v.picklist(["step", "merge", "redecide", "slow_update", "resample", "shorten"]),
   parents: v.array(v.string()),
   hash: v.optional(v.string()),
   verdict: v.string(),
@@ -102,6 +105,8 @@ const PoolStateSchema = v.object({
   lineage: v.record(v.string(), v.string()),
   /** Pairs whose merge was tried ("a+b", sorted), so none is paid twice. */
   merged: v.array(v.string()),
+  /** Members the optimizer was asked to shorten, so none is paid twice (absent in pools saved before). */
+  shortened: v.optional(v.array(v.string())),
   log: v.array(PoolEventSchema),
 });
 export type PoolState = v.InferOutput<typeof PoolStateSchema>;

@@ -219,6 +219,7 @@ function poolEnv(loop: Loop): PoolEnv {
   const cfg = loop.deps.cfg;
   return {
     cfg,
+    sc: loop.sc,
     ev: loop.ev,
     gate: loop.sc.gate,
     decider: loop.gate,

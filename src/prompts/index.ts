@@ -15,6 +15,7 @@ import ranking from "./ranking.md" with { type: "text" };
 import rewrite from "./rewrite.md" with { type: "text" };
 import sar_failure from "./sar_failure.md" with { type: "text" };
 import sar_success from "./sar_success.md" with { type: "text" };
+import shorten from "./shorten.md" with { type: "text" };
 import slow_update from "./slow_update.md" with { type: "text" };
 
 /** The optimizer prompts, embedded in the binary (one Markdown file per stage). */
@@ -37,4 +38,5 @@ export const PROMPTS = {
   slow_update,
   meta_skill,
   appendix_consolidate,
+  shorten,
 } as const;

@@ -46,5 +46,6 @@ function poolLine(search: NonNullable<Summary["search"]>): string {
   const members = pool.filter((p) => p.status === "member").length;
   const frontier = pool.filter((p) => p.items_best > 0).length;
   const merges = `${search.merges?.accepted ?? 0}/${search.merges?.tried ?? 0}`;
-  return `  pool: ${members} members, ${frontier} on the per-item frontier, merges ${merges} accepted; best on ${search.objective}`;
+  const shortened = search.shortened ? `, shortened ${search.shortened.accepted}/${search.shortened.tried}` : "";
+  return `  pool: ${members} members, ${frontier} on the per-item frontier, merges ${merges} accepted${shortened}; best on ${search.objective}`;
 }

@@ -119,6 +119,7 @@ describe("the pool decides the best", () => {
     } as unknown as LoopState;
     const env = {
       cfg,
+      sc: undefined as never,
       ev: undefined as never,
       gate,
       decider: makeGate("paired", gate.sequential),
@@ -190,6 +191,7 @@ describe("the weighted objective picks the best", () => {
     };
     const env = {
       cfg,
+      sc: undefined as never,
       ev: ev as never,
       gate,
       decider: makeGate("paired", gate.sequential),

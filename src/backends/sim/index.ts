@@ -9,7 +9,16 @@ import { simJudge } from "./judge.ts";
 import { simRules, simStanding } from "./lessons.ts";
 import { followedRules, sampleAnswer } from "./stochastic.ts";
 import { simTriggerAnalyst, simTriggerReply, triggerEvidence } from "./trigger.ts";
-import { simAppendix, simLr, simMerge, simMetaSkill, simRanking, simRewrite, simSlowUpdate } from "./stages.ts";
+import {
+  simAppendix,
+  simLr,
+  simMerge,
+  simMetaSkill,
+  simRanking,
+  simRewrite,
+  simShorten,
+  simSlowUpdate,
+} from "./stages.ts";
 
 /** The model name the simulator reports, so no output can mistake it for a real model. */
 export const SIM_MODEL = "skillopt-sim (offline simulator, not a real model)";
@@ -79,6 +88,8 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
       return json(simMetaSkill(data));
     case "appendix_consolidate":
       return json(simAppendix(data));
+    case "shorten":
+      return json(simShorten(k, user, reqKey));
     case "sleep_rules":
       return json(simRules(data));
     case "sleep_standing":

@@ -204,3 +204,32 @@ export function simAppendix(data: Record<string, unknown>): Record<string, unkno
     ],
   };
 }
+
+/**
+ * The shorten request (prompts/shorten.md): per family (and office), the line the target follows
+ * is kept — the last one it reads — and every earlier restatement goes, with the vague lines that
+ * state no rule; everything else stays. The target reads the result as it read the skill. With
+ * probability noise/3 it also cuts one rule the target followed (an over-eager shortening, which
+ * the pool's comparison must catch).
+ */
+export function simShorten(k: SimKnobs, user: string, reqKey: string): Record<string, unknown> {
+  const lines = quotedSkill(user).split("\n");
+  const last = new Map<string, number>();
+  lines.forEach((l, i) => {
+    const cv = conventionOfLine(l);
+    if (cv) last.set(`${cv.family}@${scopeOfLine(l) ?? ""}`, i);
+  });
+  const cut = new Set<number>();
+  lines.forEach((l, i) => {
+    const cv = conventionOfLine(l);
+    if (cv ? last.get(`${cv.family}@${scopeOfLine(l) ?? ""}`) !== i : familyOfLine(l) !== undefined) cut.add(i);
+  });
+  const kept = [...last.values()];
+  if (kept.length > 1 && k.draw(`shorten/${reqKey}`) < k.noise / 3)
+    cut.add(kept[Math.floor(k.draw(`shorten-which/${reqKey}`) * kept.length)]!);
+  const skill = lines
+    .filter((_, i) => !cut.has(i))
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n");
+  return { reasoning: `Removed ${cut.size} line(s) that restate or state no rule.`, skill };
+}

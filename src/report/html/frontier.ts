@@ -69,7 +69,11 @@ class="n">${fmtInt(p.tokens)}</td><td class="n">${p.itemsBest}</td><td class="mu
         )
         .join(
           "",
-        )}</tbody></table>${search.merges ? `<p class="muted">merges tried ${search.merges.tried}, accepted ${search.merges.accepted}</p>` : ""}`
+        )}</tbody></table>${search.merges ? `<p class="muted">merges tried ${search.merges.tried}, accepted ${search.merges.accepted}</p>` : ""}${
+        search.shortened
+          ? `<p class="muted">shortenings asked ${search.shortened.tried}, joined the pool ${search.shortened.accepted}</p>`
+          : ""
+      }`
     : "";
   return `<h2>Score and deployed cost</h2><p class="muted">search: ${esc(search.mode)} · ${esc(objective)} · the line joins the skills no other \
 beats on both score and tokens; the ring marks best_skill.md</p>${svg}${table}${pool}`;

@@ -96,6 +96,7 @@ export interface SearchView {
     itemsBest: number;
   }[];
   merges?: { tried: number; accepted: number };
+  shortened?: { tried: number; accepted: number };
 }
 
 export interface SummaryView {

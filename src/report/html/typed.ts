@@ -138,6 +138,7 @@ export function summaryViewOf(s: Summary): SummaryView {
                 }
               : {}),
             ...(s.search.merges ? { merges: s.search.merges } : {}),
+            ...(s.search.shortened ? { shortened: s.search.shortened } : {}),
           },
         }
       : {}),
