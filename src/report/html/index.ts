@@ -54,25 +54,9 @@ export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: 
     const path = join(outDir, "report.html");
     // A report (or a run's last step) killed while writing left its temp file, as large as the page.
     removeOrphanTemps(outDir);
-    writeFileAtomic(path, collecting(renderReportParts(open.run, { details: open.details })));
+    writeFileAtomic(path, renderReportParts(open.run, { details: open.details }));
     return { path, errors: open.run.errors };
   } finally {
     open.close();
-  }
-}
-
-/** Parts written between two collections (about 0.5 MB of a long run's page). */
-const PARTS_PER_COLLECTION = 200;
-
-/**
- * The page's parts, with a collection started every PARTS_PER_COLLECTION of them: each part is
- * garbage once written, and collected late a long run's page (18 MB at ×256) stacks its garbage on
- * the memory the run already holds (issue 31: peak RSS of a ×256 run, bench/scale.ts).
- */
-function* collecting(parts: Iterable<string>): Generator<string> {
-  let n = 0;
-  for (const p of parts) {
-    yield p;
-    if (++n % PARTS_PER_COLLECTION === 0) Bun.gc(false);
   }
 }
