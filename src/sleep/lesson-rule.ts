@@ -177,6 +177,7 @@ export function lessonTokens(text: string): Set<string> {
   }
   // A bare scheme prefix ("node: prefix on builtins") is a term of its own.
   if (/(?<![\w:/])node:(?=\s|$)/.test(prose)) out.add("node:");
+  for (const n of lineLengths(prose)) out.add(n.term);
   // "no any", "never `this`": the object of a bare prohibition is a term even when it is a common word.
   if (out.size === 0) {
     const bare = /^\s*(?:no|never|avoid|not)\s+`?([\p{L}][\p{L}\p{N}_-]*)`?\s*[.!]*\s*$/u.exec(prose);
@@ -184,6 +185,28 @@ export function lessonTokens(text: string): Set<string> {
   }
   return out;
 }
+
+/**
+ * A line length said with its number ("keep it under 88 chars", "line-length to 120", "the limit is
+ * 120"): the term `len:N` for each number from 40 to 200 in a sentence about lines, characters,
+ * columns, wrapping or a limit. Numbers are no terms otherwise; two line lengths are rival members
+ * of one topic ("line length"), so 88 then 120 is a flip. `avoided`: said in a clause that
+ * negates or stops ("stop splitting everything at 88").
+ */
+function lineLengths(text: string): { term: string; avoided: boolean }[] {
+  if (!LINE_SETTING.test(text)) return [];
+  const out: { term: string; avoided: boolean }[] = [];
+  for (const clause of text.toLowerCase().split(/[,;:—–(]|\s-\s/)) {
+    const avoided = /\b(?:not|no|never|stop|don'?t|instead of|anymore|no longer)\b/.test(clause);
+    for (const m of clause.matchAll(/(?<![\w.#-])(\d{2,3})(?![\w.%-])/g)) {
+      const n = Number(m[1]);
+      if (n >= 40 && n <= 200) out.push({ term: `len:${n}`, avoided });
+    }
+  }
+  return out;
+}
+const LINE_SETTING = /\b(?:line[- ]?length|lines?|line's|chars?|characters|columns?|cols|width|wrap\w*|limit)\b/i;
+const LINE_LENGTH_TERM = /^len:\d+$/;
 
 /**
  * Words people use for one thing, read as one term: a short form ("semis" for semicolons), the tool
@@ -247,6 +270,7 @@ const SKIP_AFTER_NEG = new Set([
 ]);
 
 function topicOf(term: string, toks: ReadonlySet<string>): string | undefined {
+  if (LINE_LENGTH_TERM.test(term)) return "line length";
   for (const t of TOPICS)
     if (t.members.some((m) => m.includes(term)) && (!t.needs || t.needs.some((n) => toks.has(n)))) return t.topic;
   return MEMBER_TOPIC.has(term) ? undefined : LEARNED.get(term);
@@ -318,6 +342,8 @@ export function polarityOf(text: string): Polarity {
       if (t && (w !== "instead" || flat[i + 1] === "of")) stated.add(t);
     }
   }
+  // A line length in a clause that negates or stops is avoided ("stop splitting everything at 88").
+  for (const n of lineLengths(text)) if (n.avoided) avoid.add(n.term);
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
   // "swap those console calls for the logger", "rip out the prints": what is swapped or removed is
@@ -394,6 +420,7 @@ const MEMBER_GROUP = new Map(TOPICS.flatMap((t) => t.members.flatMap((m) => m.ma
 const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
 
 function topicOfLoose(term: string): string | undefined {
+  if (LINE_LENGTH_TERM.test(term)) return "line length";
   return MEMBER_TOPIC.get(term) ?? LEARNED.get(term);
 }
 

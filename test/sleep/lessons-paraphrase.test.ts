@@ -165,6 +165,42 @@ describe("flips by topic", () => {
   });
 });
 
+describe("flips of a number", () => {
+  test("a line length said with its number: 88 adopted, then 120 said twice in other words replaces it", () => {
+    const old = polarityOf("keep it under 88 chars, that's what the linters expect");
+    const bumped = polarityOf("we bumped the line-length to 120, stop wrapping everything at 88");
+    expect([...old.prefer]).toContain("len:88");
+    expect([...bumped.prefer]).toContain("len:120");
+    expect([...bumped.avoid]).toContain("len:88");
+    expect(opposite(old, bumped)).toBe(true);
+    // A number with no line, character, column or limit word is no term.
+    expect([...lessonTokens("retry it 3 times, then wait 120 seconds")]).not.toContain("len:120");
+    const b = book();
+    observe(
+      b,
+      [
+        session(1, ["Fix the lint job", "keep it under 88 chars, that's what the linters expect"]),
+        session(2, ["Add the endpoint", "lines stay at 88 columns please"]),
+      ],
+      1,
+    );
+    const first = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
+    expect(first.cards.map((c) => c.op)).toEqual(["add"]);
+    observe(
+      b,
+      [
+        session(10, ["Rename the module", "we bumped the line-length to 120, stop wrapping everything at 88"]),
+        session(12, ["Port the script", "that wrapping isn't needed anymore, the limit is 120 now"]),
+      ],
+      2,
+    );
+    const second = planLessons(b, 2, first.memory, { target: "t", retireAfterNights: 0 });
+    expect(second.cards).toHaveLength(1);
+    expect(second.cards[0]).toMatchObject({ op: "replace", previous_rule: getRules(first.memory)[0] });
+    expect(second.cards[0]!.rule).toContain("120");
+  });
+});
+
 describe("secrets", () => {
   const PASSWORD = "For the local postgres the password is pgL0cal-2024, use that.";
   test("a sentence holding a credential is never a rule, even said twice; its value never reaches the book", () => {
