@@ -140,7 +140,7 @@ const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
 const PREFERENCE =
-  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|migrated to|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|migrated to|(?:moved|switched|migrated) (?:\S+ ){1,2}?(?:over )?to|going forward|from here on|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
 const IMPERATIVE_RULE =
   /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
 
@@ -555,8 +555,14 @@ export function instructionsOf(
       NEGATION.test(body) || findCorrection([body]) !== undefined || new RegExp(GONE.source).test(body.toLowerCase());
     const again = AGAIN.test(body);
     const polite = POLITE_SHORT.test(body) && words <= 12;
+    // A change of practice said as a verb ("we ditched changesets", "removed testify from go.mod") states the practice now.
+    const practiceChanged = GIVEN_UP_SAID.test(body.toLowerCase()) || DEPENDENCY_REMOVED.test(body);
     const preference =
-      PREFERENCE.test(body) || IMPERATIVE_RULE.test(body) || DONE_GATE.test(body) || ORDER_RULE.test(body);
+      PREFERENCE.test(body) ||
+      IMPERATIVE_RULE.test(body) ||
+      DONE_GATE.test(body) ||
+      ORDER_RULE.test(body) ||
+      practiceChanged;
     // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
     const pol = before ? polarityOf(body) : undefined;
     // It names another member of the topic the agent just used ("the scripts folder is a uv project"

@@ -126,6 +126,13 @@ describe("the corrected action: the agent's first move after a turn", () => {
     const REMOVED = "we removed testify from go.mod this week, stdlib comparisons + cmp.Diff from now on";
     expect(instructionsOf(REMOVED, true).length).toBe(1);
     expect(instructionsOf("use the staging DB this week", true)).toEqual([]);
+    // A change of practice said as a verb, or "going forward", states the practice now.
+    for (const said of [
+      "we ditched changesets.",
+      "moved releases over to cargo-release last week",
+      "versions are cut with `cargo release minor` going forward",
+    ])
+      expect(instructionsOf(said, true), said).toHaveLength(1);
     // "no more X" forbids X wherever it stands in the sentence.
     expect(instructionsOf("switched DI last sprint, no more @Inject constructors", true)).toHaveLength(1);
     expect([...polarityOf(REMOVED).avoid]).toContain("testify");
