@@ -2,7 +2,7 @@
  * Families of developer-tool practice (issue 29 §2): a small lexicon, written from general
  * knowledge of JavaScript, TypeScript, Python and Go tooling (not from any benchmark's sentences),
  * of the words people use for one concern: linting, formatting, type-check escape hatches, error
- * handling, promise style, Node's built-in modules, module exports, test style, commit and branch
+ * handling (Go's panic and log.Fatal, Rust's unwrap() among them), promise style, Node's built-in modules, module exports, test style, commit and branch
  * conventions. Two sayings about one concern share few words ("no try/catch soup" / "failures
  * travel as values"); the family is what they share. A family never decides polarity or a flip
  * (lesson-rule.ts's topics do); it only lets two sayings meet when more evidence agrees (see
@@ -20,7 +20,7 @@ const FAMILIES: ReadonlyArray<readonly [string, RegExp]> = [
   ],
   [
     "error handling",
-    /\btry\s*\/\s*catch\b|\btry-catch\b|\bexceptions?\b|\bthrow(?:s|ing|n)?\b|\bresult(?: types?)?\b|\berr\(|\bok\(|\.ok\b|\b(?:errors?|failures?)\b[^.;]*\bas values\b/,
+    /\btry\s*\/\s*catch\b|\btry-catch\b|\bexceptions?\b|\bthrow(?:s|ing|n)?\b|\bresult(?: types?)?\b|\berr\(|\bok\(|\.ok\b|\b(?:errors?|failures?)\b[^.;]*\bas values\b|\bpanic(?:s|ked|king)?\b|\blog\.fatal\w*|\bos\.exit\b|\.unwrap\(\)|\berror out\b/,
   ],
   ["promise style", /\.then\b|\bthens\b|\bthen\(\)|\bpromise chains?\b|\bcallbacks?\b|\bawaits?\b|\basync\b/],
   [

@@ -69,6 +69,34 @@ describe("clustering paraphrases through families", () => {
     expect(quotes).toContainEqual(["never reach for ts-ignore to quiet the compiler", "no any"].sort());
     expect(JSON.stringify(plan.cards)).not.toMatch(/PR #57|staging DB/);
   });
+  test("Go's panic and log.Fatal are error handling: two sayings about them after the same edit are one lesson", () => {
+    expect(familiesOf("dont log.Fatal from a package, the caller decides whether it's fatal")).toContain(
+      "error handling",
+    );
+    expect(familiesOf("that `panic(err)` will crash the pod. error out instead")).toContain("error handling");
+    const PANIC_EDIT = "edit internal/ingest/parse.go: if err != nil { panic(err) } · Edited the file.";
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          2,
+          ["Parse the meter rows", "panic is for main() and impossible states, not for validation"],
+          ["", PANIC_EDIT],
+        ),
+        session(
+          6,
+          ["Add the CSV reader", "dont log.Fatal from a package, the caller decides whether it's fatal"],
+          ["", PANIC_EDIT],
+        ),
+      ],
+      1,
+    );
+    const cards = planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 }).cards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.n_sessions).toBe(2);
+  });
+
   test("the same action alone never joins two different wishes", () => {
     const b = book();
     observe(
