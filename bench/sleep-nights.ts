@@ -16,6 +16,8 @@
  *   - recurring corrections proposed within 3 nights of their second saying (aims: ≥ 80 % mock,
  *     ≥ 95 % with a model)
  *   - one-offs proposed (0), flips handled (100 %), secrets staged or written anywhere (0)
+ *   - other lessons: proposed lessons that quote none of the corpus's sayings (rules it never
+ *     planted, right or wrong; --verbose prints them)
  *   - time per night: the first night, the no-op night, and the no-op night beyond the harvest
  *     (from the night's "harvest done" progress line to exit; aim ≤ 0.1 s)
  *
