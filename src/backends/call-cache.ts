@@ -8,6 +8,11 @@ export interface StoredResponse {
   finishReason: ChatResponse["finishReason"];
   toolCalls: ChatResponse["toolCalls"];
   model: string;
+  /**
+   * The call's prompt and completion tokens as its provider reported them, and the dollars it
+   * reported charging when it did (absent in entries stored before, or when it reported no usage).
+   */
+  usage?: [number, number] | [number, number, number];
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   errorMessage,
   InternalError,
   log,
+  noteTaskCall,
   redactText,
   SkilloptError,
   UnsupportedError,
@@ -93,6 +94,24 @@ interface Call {
 }
 
 const ZERO: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, reasoningTokens: 0 };
+
+/** A target call as the deployed cost of its task counts it: tokens undefined when none were reported. */
+interface TaskCall {
+  tokens: number | undefined;
+  costUsd: number | null;
+}
+
+/** A cache entry's usage: prompt and completion tokens, and the provider's own charge when it reported one. */
+function storedUsage(value: RawCompletion): NonNullable<StoredResponse["usage"]> {
+  const { promptTokens: p, completionTokens: c } = value.usage;
+  return value.providerCostUsd === undefined ? [p, c] : [p, c, value.providerCostUsd];
+}
+
+/** Prompt + completion tokens of a usage, or undefined when it counts none (nothing was reported). */
+function reportedTokens(u: Usage): number | undefined {
+  const n = u.promptTokens + u.completionTokens;
+  return n > 0 ? n : undefined;
+}
 const COMPLETE = new Set<ChatResponse["finishReason"]>(["stop", "tool_calls", "unknown"]);
 
 /** The shared layer over the role backends: limits, retries, cache, budget, ledger, JSON. */
@@ -174,6 +193,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
         const t = await this.limiter("target", endpoint).run(() => runner.runTask(skill, task, opts), opts.signal);
         const status = t.error ? "error" : "ok";
         const latencyMs = this.now() - started;
+        noteTaskCall(t.error ? undefined : reportedTokens(t.usage), t.costUsd);
         this.account({
           role: "target",
           stage: "rollout",
@@ -229,7 +249,10 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     const started = this.now();
     if (this.core.cache) {
       const hit = getCachedCall(this.core.cache, key);
-      if (hit !== undefined) return this.served(call, JSON.parse(hit) as StoredResponse, started);
+      if (hit !== undefined) {
+        const stored = JSON.parse(hit) as StoredResponse;
+        return this.served(call, stored, started, this.deployedOf(req.model, stored));
+      }
       const pending = this.inflight.get(key);
       if (pending) {
         const shared = await (this.core.batcher ? this.core.batcher.hold(pending) : pending).catch((err: unknown) => {
@@ -237,7 +260,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
           if (err instanceof SkilloptError || opts.signal?.aborted) throw err;
           return undefined;
         });
-        if (shared) return this.served(call, shared, started);
+        if (shared) return this.served(call, shared, started, { tokens: reportedTokens(shared.usage), costUsd: shared.costUsd });
         if (this.inflight.get(key) === pending) this.inflight.delete(key);
         return this.chat(role, request, opts);
       }
@@ -324,6 +347,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       finishReason: value.finishReason,
       toolCalls: value.toolCalls,
       model: value.model || model,
+      ...(value.usageMissing ? {} : { usage: storedUsage(value) }),
     };
     putCachedCall(this.core.cache, { key, backend, endpoint, model, response: JSON.stringify(stored) });
   }
@@ -343,7 +367,10 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       model: value.model || req.model,
     };
     this.cacheBatchAnswer(call.key, backend.name, backend.endpoint, req.model, value);
-    this.record(call, response, response.finishReason === "length" ? "truncated" : "ok");
+    this.record(call, response, response.finishReason === "length" ? "truncated" : "ok", undefined, {
+      tokens: value.usageMissing ? undefined : reportedTokens(value.usage),
+      costUsd,
+    });
     return response;
   }
 
@@ -420,7 +447,21 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     return cost;
   }
 
-  private served(call: Call, stored: StoredResponse, started: number): ChatResponse {
+  /** What a cached answer would cost live (the deployed cost of a task counts it): its stored usage, priced now. */
+  private deployedOf(model: string, stored: StoredResponse): TaskCall {
+    if (!stored.usage) return { tokens: undefined, costUsd: null };
+    const [p, c, charged] = stored.usage;
+    const usage: Usage = { promptTokens: p, completionTokens: c, cachedTokens: 0, reasoningTokens: 0 };
+    const priced = charged ?? this.core.prices.cost(model, usage) ?? this.core.prices.cost(stored.model, usage);
+    return { tokens: p + c, costUsd: priced };
+  }
+
+  private served(
+    call: Call,
+    stored: Pick<StoredResponse, "text" | "finishReason" | "toolCalls" | "model">,
+    started: number,
+    deployed: TaskCall,
+  ): ChatResponse {
     const response: ChatResponse = {
       text: stored.text,
       finishReason: stored.finishReason,
@@ -432,11 +473,22 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       cached: true,
       model: stored.model,
     };
-    this.record(call, response, response.finishReason === "length" ? "truncated" : "ok");
+    this.record(call, response, response.finishReason === "length" ? "truncated" : "ok", undefined, deployed);
     return response;
   }
 
-  private record(call: Call, res: ChatResponse, status: CallRecord["status"], error?: string): void {
+  /**
+   * Write a call's ledger row; a target call also counts toward the current task's deployed cost
+   * (`deployed`: what it would cost live; a failed call reported nothing).
+   */
+  private record(
+    call: Call,
+    res: ChatResponse,
+    status: CallRecord["status"],
+    error?: string,
+    deployed: TaskCall = { tokens: undefined, costUsd: null },
+  ): void {
+    if (call.role === "target") noteTaskCall(deployed.tokens, deployed.costUsd);
     this.account({
       role: call.role,
       stage: call.req.stage,

@@ -217,8 +217,9 @@ const EvaluationSchema = v.strictObject({
   objective: pick(
     ["score", "weighted"],
     "score",
-    "Which skill is best: score (the selection score) or weighted (score − token_weight × deployed tokens per task ÷ 1000; the skill's " +
-      "tokens are paid on every task it is loaded into). Decides best_skill.md under search: pool; the frontier is reported either way",
+    "Which skill is best: score (the selection score) or weighted (score − token_weight × deployed tokens per task ÷ 1000: the " +
+      "target's reported prompt + completion tokens per selection task, or the skill's size where it reports no usage). Decides " +
+      "best_skill.md under search: pool; the frontier is reported either way",
   ),
   token_weight: num(
     0.02,

@@ -1,4 +1,4 @@
-import { NoAnswerError, sha256, targetView } from "../lib/index.ts";
+import { measureTask, NoAnswerError, sha256, targetView, taskUsageFields } from "../lib/index.ts";
 import type { EngineEvents } from "./events.ts";
 import { type GateSettings, type ItemScores, itemScore, passed } from "./gate.ts";
 import type { ItemTest } from "./sequential.ts";
@@ -136,6 +136,11 @@ export class Evaluator {
   rolloutsRun = 0;
   /** Rollouts served from this run's (skill, task) cache instead of a new call. */
   rolloutsReused = 0;
+  /**
+   * Called with each evaluation rollout (not a training batch's) whose target calls all reported
+   * their tokens: what the task cost deployed (the loop keeps the selection items' in its state).
+   */
+  onMeasured?: (hash: string, itemId: string, cost: { task_tokens: number; task_cost_usd: number | null }) => void;
   /** The context of every evaluation rollout (selection, test, slow update, eval-only). */
   private readonly evalCtx: BenchmarkContext;
 
@@ -242,7 +247,7 @@ export class Evaluator {
           let pending = this.cache.get(key);
           if (pending) this.rolloutsReused += 1;
           else {
-            pending = task(() => this.bench.rollout(item, shownTo(this.bench, skill), ctx, sample));
+            pending = task(() => this.measured(item, skill, ctx, sample, batch ? undefined : hash));
             this.rolloutsRun += 1;
             this.cache.set(key, pending);
             // A failed rollout (a systemic error) must not poison later attempts.
@@ -343,6 +348,25 @@ export class Evaluator {
     return { error: { id: item.id, reason: noAnswerReason(last!)!, role: errorRole(last!) } };
   }
 
+  /**
+   * One rollout of the benchmark, with what its target calls cost when deployed (`task_tokens`,
+   * `task_cost_usd`) where every one of them reported its tokens. `evalHash`: an evaluation
+   * rollout's skill hash, for `onMeasured`.
+   */
+  private async measured(
+    item: TaskItem,
+    skill: string,
+    ctx: BenchmarkContext,
+    sample: number,
+    evalHash: string | undefined,
+  ): Promise<RolloutResult> {
+    const { value, usage } = await measureTask(() => this.bench.rollout(item, shownTo(this.bench, skill), ctx, sample));
+    const fields = taskUsageFields(usage);
+    if (!fields) return value;
+    if (evalHash !== undefined && value.agent_ok !== false) this.onMeasured?.(evalHash, item.id, fields);
+    return { ...value, ...fields };
+  }
+
   /** One rollout through the run's (skill, scope, task, sample) cache. */
   private rollout(
     skill: string,
@@ -356,7 +380,7 @@ export class Evaluator {
     let pending = this.cache.get(key);
     if (pending) this.rolloutsReused += 1;
     else {
-      pending = this.bench.rollout(item, shownTo(this.bench, skill), ctx, sample);
+      pending = this.measured(item, skill, ctx, sample, scope === "eval" ? hash : undefined);
       this.rolloutsRun += 1;
       this.cache.set(key, pending);
       // A failed rollout (a systemic error) must not poison later attempts.

@@ -4,6 +4,7 @@ import type { CheckpointContent, RunRecorder } from "./checkpoint.ts";
 import { Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import type { EngineEvents, PlanEvent } from "./events.ts";
 import { countFlips } from "./compare.ts";
+import { rememberUsage, usageRow } from "./deployed.ts";
 import { type GateSettings, gateScore, gateSettings, makeGate, ruleFor } from "./gate.ts";
 import { itemScoresOf } from "./gate-pass.ts";
 import type { PromptSet } from "./messages.ts";
@@ -50,6 +51,8 @@ export interface Loop extends StepEnv {
   sizes: RunPlanSizes;
   /** The loop state as last committed (a step works on a copy and replaces it on commit). */
   state: LoopState;
+  /** The copy a step is working on, until it commits (what the objective and the usage record read and write). */
+  live?: LoopState | undefined;
   /** Wall seconds of the run over all its invocations. */
   elapsed(): number;
   /** Commit a checkpoint with the current loop state; skills no later step can use leave memory. */
@@ -155,6 +158,15 @@ export async function openLoop(deps: TrainDeps): Promise<Loop> {
     },
   };
 
+  // What each selection rollout cost deployed goes into the state the run is working on (the
+  // baseline pass, before there is one, is recorded from its results in startFresh).
+  const selIndex = new Map(selection.map((it, i) => [it.id, i] as const));
+  ev.onMeasured = (hash, id, cost) => {
+    const i = selIndex.get(id);
+    const target = loop.live ?? (loop.state as LoopState | undefined);
+    if (i !== undefined && target) rememberUsage(target, hash, i, selection.length, cost);
+  };
+
   if (resumed && stored?.success) {
     loop.state = stored.output;
     // A budget stop ends one invocation, not the run: a resume with a higher cap continues.
@@ -250,6 +262,7 @@ async function startFresh(loop: Loop): Promise<void> {
     stepBuffer: [],
     selCache: { [hash0]: { hard, soft } },
     selItems: { [hash0]: itemScoresOf(out.results) },
+    ...(usageRow(out.results) ? { selUsage: { [hash0]: usageRow(out.results)! } } : {}),
     meta: {},
     epochStart: {},
     counts: { accepted: 0, rejected: 0, rejected_early: 0, skipped: 0 },
@@ -266,6 +279,7 @@ async function startFresh(loop: Loop): Promise<void> {
     state.current = { ...ref, hash: h };
     state.selCache[h] = { hard, soft };
     rememberItems(state, h, state.selItems![hash0]!);
+    if (state.selUsage?.[hash0]) state.selUsage[h] = [...state.selUsage[hash0]];
     newSkills.push({ hash: h, text: initial, origin: "initial_skill+appendix" });
   }
   state.noiseFloor = await noiseFloor(loop, initialSkill, out.results);

@@ -46,6 +46,7 @@ export function pruneItems(state: LoopState): void {
   // The pool's candidates keep theirs: the per-item frontier and later re-decisions read them.
   for (const e of state.pool?.entries ?? []) keep.add(e.hash);
   for (const h of Object.keys(state.selItems)) if (!keep.has(h)) delete state.selItems[h];
+  for (const h of Object.keys(state.selUsage ?? {})) if (!keep.has(h)) delete state.selUsage![h];
 }
 
 function pairedAction(

@@ -11,6 +11,7 @@ import {
   itemFrontier,
   mergePair,
   type Objective,
+  costOf,
   objectiveOf,
   objectiveValue,
   pickParent,
@@ -106,7 +107,7 @@ export function admitSlowUpdate(
     { ...state.current, step: state.lastStep, parents: [u.base], tokens: estimateTokens(u.text), status: "member" },
     cfg.optimizer.pool_size,
     gate,
-    objectiveOf(cfg.evaluation),
+    objectiveOf(cfg.evaluation, () => state),
   );
 }
 
@@ -193,7 +194,7 @@ async function cheaperContest(env: PoolEnv, state: LoopState, step: number, work
   for (let round = 0; round < 3; round++) {
     const top = poolBest(pool, env.objective);
     const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
-    if (!held || top.hash === held.hash || top.tokens >= held.tokens) return;
+    if (!held || top.hash === held.hash || costOf(env.objective, top) >= costOf(env.objective, held)) return;
     const fresh = [top, held].filter((e) => (e.resampled ?? 0) < 1);
     if (!fresh.length) return;
     for (const e of fresh) await resample(env, state, e, step, work);
@@ -262,7 +263,7 @@ function settle(env: PoolEnv, state: LoopState, step: number): void {
     // Under `weighted` the price of tokens is known, not measured: a shorter skill ahead on the
     // objective takes over unless the longer one proves (under the run's rule) it is worth its
     // tokens; a longer one must prove it is better. Under `score`, the challenger must prove it.
-    const cheaper = env.objective.kind === "weighted" && top.tokens < held.tokens;
+    const cheaper = env.objective.kind === "weighted" && costOf(env.objective, top) < costOf(env.objective, held);
     const keep = cheaper ? beats(env, state, held, top) : !beats(env, state, top, held);
     if (keep) b = held;
   }
@@ -275,7 +276,7 @@ function beats(env: PoolEnv, state: LoopState, a: PoolEntry, b: PoolEntry): bool
   const xa = state.selItems?.[a.hash] ?? [];
   const xb = state.selItems?.[b.hash] ?? [];
   const o = env.objective;
-  const price = o.kind === "weighted" ? (o.tokenWeight * (a.tokens - b.tokens)) / 1000 : 0;
+  const price = o.kind === "weighted" ? (o.tokenWeight * (costOf(o, a) - costOf(o, b))) / 1000 : 0;
   const diffs: number[] = [];
   const regressed: boolean[] = [];
   for (const i of env.pairedOrder.order) {
@@ -362,7 +363,8 @@ async function tryShorten(env: PoolEnv, state: LoopState, step: number, work: Po
   // The member's record is the sample a gate let through, which leans high; a fresh sample of the
   // shorter one is compared with it once it has grown by one more (resample).
   if ((top.resampled ?? 0) < 1) await resample(env, state, top, step, work);
-  const ahead = objectiveValue(env.objective, m.score, tokens) >= objectiveValue(env.objective, top.score, top.tokens);
+  const o = env.objective;
+  const ahead = objectiveValue(o, m.score, costOf(o, cand)) >= objectiveValue(o, top.score, costOf(o, top));
   const kept = ahead && !(env.gate.useGate && env.decider.itemwise && beats(env, state, top, cand));
   log(kept ? "accept" : "reject", h);
   if (!kept) return;

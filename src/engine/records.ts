@@ -349,13 +349,19 @@ export const SummarySchema = v.object({
   skill_tokens: v.optional(triple(num)),
   /**
    * The search (optimizer.search) and the objective that chose the best skill: the cost frontier
-   * (selection score vs deployed skill tokens, the chosen skill marked) and, under `pool`, the pool.
+   * (selection score vs deployed cost, the chosen skill marked) and, under `pool`, the pool.
    */
   search: v.optional(
     v.object({
       mode: v.picklist(["single", "pool"]),
       objective: v.picklist(["score", "weighted"]),
       token_weight: num,
+      /**
+       * What the objective charged as deployed tokens: `task`, the prompt + completion tokens per
+       * selection task measured from the target's usage; `skill`, each skill's estimated size (the
+       * target reported no usage). Absent in summaries written before (skill).
+       */
+      cost_basis: v.optional(v.picklist(["task", "skill"])),
       chosen: v.string(),
       frontier: v.array(
         v.object({
@@ -363,6 +369,10 @@ export const SummarySchema = v.object({
           origin: v.string(),
           score: num,
           skill_tokens: num,
+          /** Mean prompt + completion tokens per selection task with this skill (cost_basis: task). */
+          task_tokens: v.optional(num),
+          /** Mean dollars per selection task; null when the model's price is unknown (cost_basis: task). */
+          task_cost_usd: v.optional(v.nullable(num)),
           objective: num,
           chosen: v.boolean(),
         }),
@@ -377,6 +387,8 @@ export const SummarySchema = v.object({
             parents: v.array(v.string()),
             score: num,
             skill_tokens: num,
+            task_tokens: v.optional(num),
+            task_cost_usd: v.optional(v.nullable(num)),
             /** Selection items it is best on (0 when off the per-item frontier). */
             items_best: num,
           }),

@@ -2,6 +2,7 @@ import { seedOfLabel, mulberry32 } from "../lib/index.ts";
 import { type GateMetric, type ItemScores, itemScore } from "./gate.ts";
 import type { EngineConfig } from "./settings.ts";
 import type { Summary } from "./records.ts";
+import { taskCostOf, taskCosts } from "./deployed.ts";
 import { estimateTokens } from "./skill-format.ts";
 import type { LoopState, PoolEntry, PoolState } from "./state.ts";
 
@@ -17,10 +18,24 @@ export interface Objective {
   kind: "score" | "weighted";
   /** Score points given up per 1000 deployed tokens (weighted). */
   tokenWeight: number;
+  /** The run's state, for the deployed cost per task measured from the target's usage (deployed.ts). */
+  state?: () => LoopState | undefined;
 }
 
-export function objectiveOf(ev: EngineConfig["evaluation"]): Objective {
-  return { kind: ev.objective ?? "score", tokenWeight: ev.token_weight ?? 0.02 };
+export function objectiveOf(ev: EngineConfig["evaluation"], state?: () => LoopState | undefined): Objective {
+  return { kind: ev.objective ?? "score", tokenWeight: ev.token_weight ?? 0.02, ...(state ? { state } : {}) };
+}
+
+/**
+ * What a skill costs per task deployed, as the objective charges it: the prompt + completion
+ * tokens measured on the selection items where every skill compared was measured, otherwise the
+ * skill's own estimated tokens.
+ */
+export function costOf(o: Objective, e: { hash: string; tokens: number }): number {
+  const state = o.state?.();
+  const costs = taskCosts(state);
+  if (!costs) return e.tokens;
+  return (costs.get(e.hash) ?? taskCostOf(state!, e.hash))?.tokens ?? e.tokens;
 }
 
 /** A skill's value on the objective: its score, or its score less token_weight per 1000 tokens. */
@@ -142,7 +157,7 @@ export function mergePair(
       if (gain < 1 || (best && gain <= best.gain)) continue;
       const ancestor = commonAncestor(pool, x.hash, y.hash);
       if (!ancestor) continue;
-      const [a, b] = objectiveValue(o, x.score, x.tokens) >= objectiveValue(o, y.score, y.tokens) ? [x, y] : [y, x];
+      const [a, b] = objectiveValue(o, x.score, costOf(o, x)) >= objectiveValue(o, y.score, costOf(o, y)) ? [x, y] : [y, x];
       best = { a, b, ancestor, gain };
     }
   }
@@ -157,26 +172,24 @@ export function poolBest(pool: PoolState, o: Objective): PoolEntry {
   for (const e of members(pool)) {
     if (!best) best = e;
     else {
-      const d = objectiveValue(o, e.score, e.tokens) - objectiveValue(o, best.score, best.tokens);
+      const [ce, cb] = [costOf(o, e), costOf(o, best)];
+      const d = objectiveValue(o, e.score, ce) - objectiveValue(o, best.score, cb);
       const tie = Math.abs(d) <= 1e-12;
       const ds = e.score - best.score;
-      if (d > 1e-12 || (tie && ds > 1e-12) || (tie && Math.abs(ds) <= 1e-12 && e.tokens < best.tokens)) best = e;
+      if (d > 1e-12 || (tie && ds > 1e-12) || (tie && Math.abs(ds) <= 1e-12 && ce < cb)) best = e;
     }
   }
   return best!;
 }
 
 /** Members no other member beats on both score (higher) and deployed tokens (fewer): the cost frontier, fewest tokens first. */
-export function tokenFrontier(pool: PoolState): PoolEntry[] {
+export function tokenFrontier(pool: PoolState, obj: Objective): PoolEntry[] {
   const ms = members(pool);
+  const cost = new Map(ms.map((e) => [e.hash, costOf(obj, e)]));
+  const c = (e: PoolEntry) => cost.get(e.hash)!;
   return ms
-    .filter(
-      (e) =>
-        !ms.some(
-          (o) => o !== e && o.score >= e.score && o.tokens <= e.tokens && (o.score > e.score || o.tokens < e.tokens),
-        ),
-    )
-    .sort((a, b) => a.tokens - b.tokens || b.score - a.score);
+    .filter((e) => !ms.some((o) => o !== e && o.score >= e.score && c(o) <= c(e) && (o.score > e.score || c(o) < c(e))))
+    .sort((a, b) => c(a) - c(b) || b.score - a.score);
 }
 
 /**
@@ -200,7 +213,7 @@ export function admit(
   while (pool.entries.length > Math.max(2, size)) {
     const keep = new Set([state.baseline.hash, state.best.hash, poolBest(pool, o).hash]);
     const frontier = itemFrontier(state, m);
-    const value = (e: PoolEntry) => objectiveValue(o, e.score, e.tokens);
+    const value = (e: PoolEntry) => objectiveValue(o, e.score, costOf(o, e));
     const candidates = pool.entries.filter((e) => !keep.has(e.hash));
     const undecided = candidates.filter((e) => e.status === "undecided");
     const off = candidates.filter((e) => e.status === "member" && !frontier.has(e.hash));
@@ -243,23 +256,31 @@ export function searchSummary(
     log: [],
   };
   const chosen = state.best.hash;
-  const frontier = tokenFrontier(pool);
+  const obj: Objective = { ...o, state: () => state };
+  const costs = taskCosts(state);
+  const measured = (e: PoolEntry) => {
+    const c = costs ? (costs.get(e.hash) ?? taskCostOf(state, e.hash)) : undefined;
+    return c ? { task_tokens: c.tokens, task_cost_usd: c.costUsd } : {};
+  };
+  const frontier = tokenFrontier(pool, obj);
   if (!frontier.some((e) => e.hash === chosen)) {
     const c = pool.entries.find((e) => e.hash === chosen);
     if (c) frontier.push(c);
-    frontier.sort((a, b) => a.tokens - b.tokens || b.score - a.score);
+    frontier.sort((a, b) => costOf(obj, a) - costOf(obj, b) || b.score - a.score);
   }
   const out: NonNullable<Summary["search"]> = {
     mode,
     objective: o.kind,
     token_weight: o.tokenWeight,
+    cost_basis: costs ? "task" : "skill",
     chosen,
     frontier: frontier.map((e) => ({
       hash: e.hash,
       origin: e.origin,
       score: r4(e.score),
       skill_tokens: e.tokens,
-      objective: r4(objectiveValue(o, e.score, e.tokens)),
+      ...measured(e),
+      objective: r4(objectiveValue(o, e.score, costOf(obj, e))),
       chosen: e.hash === chosen,
     })),
   };
@@ -273,6 +294,7 @@ export function searchSummary(
       parents: e.parents,
       score: r4(e.score),
       skill_tokens: e.tokens,
+      ...measured(e),
       items_best: wins.get(e.hash) ?? 0,
     }));
     const merges = state.pool.log.filter((l) => l.kind === "merge" && l.hash);

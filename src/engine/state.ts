@@ -154,6 +154,12 @@ export const LoopStateSchema = v.object({
   errored: v.optional(v.record(v.string(), num), {}),
   /** hash → per-item (hard, soft) selection scores by selection index (paired gate and gate records). */
   selItems: v.optional(v.record(v.string(), v.array(v.nullable(ItemScoresSchema)))),
+  /**
+   * hash → what each selection item cost the target when the skill was deployed (prompt +
+   * completion tokens, dollars or null), by selection index; absent where the target reported
+   * no usage. The objective's deployed cost per task is read from it (deployed.ts).
+   */
+  selUsage: v.optional(v.record(v.string(), v.array(v.nullable(v.tuple([num, v.nullable(num)]))))),
   noiseFloor: v.optional(NoiseFloorSchema),
   /** The rule deciding the run, chosen once after the noise floor (`auto` says why). */
   gateRule: v.optional(

@@ -156,6 +156,7 @@ async function commitStep(
     stepInEpoch: step.inEpoch,
   });
   const work = structuredClone(loop.state);
+  loop.live = work;
   sc.tally = new Map();
   let outcome: Awaited<ReturnType<typeof runStep>>;
   try {
@@ -186,6 +187,7 @@ async function commitStep(
       }
     }
   } catch (err) {
+    loop.live = undefined;
     scheduler.current = loop.state.schedulerStep;
     if (err instanceof BudgetError) {
       budgetStop(loop, err.data);
@@ -193,6 +195,7 @@ async function commitStep(
     }
     throw err;
   }
+  loop.live = undefined;
   const unfit = unusable.afterStep(sc.tally);
   sc.tally = undefined;
   if (unfit) {
@@ -223,7 +226,7 @@ function poolEnv(loop: Loop): PoolEnv {
     ev: loop.ev,
     gate: loop.sc.gate,
     decider: loop.gate,
-    objective: objectiveOf(cfg.evaluation),
+    objective: objectiveOf(cfg.evaluation, () => loop.live ?? loop.state),
     pairedOrder: loop.pairedOrder,
     skills: loop.skills,
   };

@@ -20,3 +20,4 @@ export * from "./model-json.ts";
 export * from "./memory.ts";
 export * from "./mulberry32.ts";
 export * from "./skill-card.ts";
+export * from "./task-usage.ts";

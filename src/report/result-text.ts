@@ -34,10 +34,20 @@ ${s.cost_usd === null ? "unknown" : `$${s.cost_usd.toFixed(4)}`}, wall ${s.wall_
 final ${s.skill_tokens.final.toLocaleString("en-US")})`,
         ]
       : []),
+    ...taskCostLine(s.search),
     ...(s.search?.pool ? [poolLine(s.search)] : []),
     `  best skill: ${join(String(s.out), RUN_FILES.bestSkill)}`,
   ];
   return lines.join("\n");
+}
+
+/** What a task cost with the best skill, as measured on selection from the target's usage (none when it reported none). */
+function taskCostLine(search: Summary["search"]): string[] {
+  const c = search?.cost_basis === "task" ? search.frontier.find((p) => p.chosen) : undefined;
+  if (c?.task_tokens === undefined) return [];
+  const x = c.task_cost_usd;
+  const cost = x === null || x === undefined ? "price unknown" : x === 0 ? "$0" : `$${x.toPrecision(2)}`;
+  return [`  deployed per task: ${c.task_tokens.toLocaleString("en-US")} tokens, ${cost} (selection, the target's own usage)`];
 }
 
 /** The pool's closing line: members, how many are on the per-item frontier, merges, the objective. */

@@ -2,8 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { gateSettings, makeGate } from "../../src/engine/gate.ts";
 import { mergeSkills } from "../../src/engine/merge.ts";
 import { afterPoolStep } from "../../src/engine/pool-step.ts";
+import { taskCostOf, taskCosts } from "../../src/engine/deployed.ts";
 import {
   admit,
+  costOf,
   itemFrontier,
   mergePair,
   objectiveValue,
@@ -251,7 +253,7 @@ describe("the objective", () => {
       merged: [],
       log: [],
     };
-    expect(tokenFrontier(pool).map((e) => e.hash)).toEqual(["short", "long"]);
+    expect(tokenFrontier(pool, score).map((e) => e.hash)).toEqual(["short", "long"]);
     expect(poolBest(pool, score).hash).toBe("long");
     expect(poolBest(pool, { kind: "weighted", tokenWeight: 0.5 }).hash).toBe("short");
   });
@@ -408,5 +410,40 @@ describe("search: pool on the simulator", () => {
     const per = new Map<string, number>();
     for (const l of resampled) per.set(l.hash!, (per.get(l.hash!) ?? 0) + 1);
     expect(Math.max(...per.values())).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("the deployed cost per task (measured usage)", () => {
+  /** A pool state whose selection usage rows (tokens per item; null = not measured) are given per hash. */
+  function measured(rows: Record<string, (number | null)[]>, members = Object.keys(rows)): LoopState {
+    const entries = members.map((h, i) => entry(h, 0.5 + i * 0.1, [], { tokens: 50 * (i + 1) }));
+    return {
+      ...stateWith(entries, {}),
+      selUsage: Object.fromEntries(
+        Object.entries(rows).map(([h, xs]) => [h, xs.map((x) => (x === null ? null : ([x, x / 1e6] as [number, number])))]),
+      ),
+    } as LoopState;
+  }
+
+  test("a skill measured on part of the split is compared with the baseline on those items, not on an easier subset", () => {
+    // Item 0 is a long task (1000 tokens), items 1–3 short (100). The candidate adds 20 tokens per
+    // task and was measured only on the short items (the gate stopped early).
+    const state = measured({ base: [1000, 100, 100, 100], cand: [null, 120, 120, 120] });
+    expect(taskCostOf(state, "base")!.tokens).toBe(325);
+    expect(taskCostOf(state, "cand")!.tokens).toBe(345);
+    expect(taskCostOf(state, "cand")!.costUsd).toBeCloseTo(345e-6, 9);
+  });
+
+  test("measured and estimated costs never mix: one member without usage sends every comparison back to skill sizes", () => {
+    const all = measured({ base: [100, 100], a: [400, 400] });
+    const o = { kind: "weighted" as const, tokenWeight: 1, state: () => all };
+    expect(costOf(o, { hash: "a", tokens: 100 })).toBe(400);
+    const part = measured({ base: [100, 100] }, ["base", "a"]);
+    const p = { kind: "weighted" as const, tokenWeight: 1, state: () => part };
+    expect(costOf(p, { hash: "a", tokens: 100 })).toBe(100);
+    expect(taskCosts(part)).toBeUndefined();
+    // The weighted best follows the measured cost: a's 0.1 higher score does not pay for 300 tokens at 1 point per 1000.
+    expect(poolBest(all.pool!, o).hash).toBe("base");
+    expect(poolBest(part.pool!, p).hash).toBe("a");
   });
 });

@@ -84,7 +84,20 @@ export interface SearchView {
   mode: string;
   objective: string;
   tokenWeight: number;
-  frontier: { hash: string; origin: string; score: number; tokens: number; objective: number; chosen: boolean }[];
+  /** task: `tokens` are prompt + completion tokens per selection task, measured; skill: each skill's estimated size. */
+  costBasis: "task" | "skill";
+  frontier: {
+    hash: string;
+    origin: string;
+    score: number;
+    /** The deployed tokens the objective charged (see costBasis). */
+    tokens: number;
+    skillTokens: number;
+    /** Dollars per task (costBasis task; null when the price is unknown). */
+    costUsd?: number | null;
+    objective: number;
+    chosen: boolean;
+  }[];
   pool?: {
     hash: string;
     origin: string;
@@ -93,6 +106,7 @@ export interface SearchView {
     parents: string[];
     score: number;
     tokens: number;
+    skillTokens: number;
     itemsBest: number;
   }[];
   merges?: { tried: number; accepted: number };

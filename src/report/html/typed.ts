@@ -127,12 +127,19 @@ export function summaryViewOf(s: Summary): SummaryView {
             mode: s.search.mode,
             objective: s.search.objective,
             tokenWeight: s.search.token_weight,
-            frontier: s.search.frontier.map(({ skill_tokens, ...p }) => ({ ...p, tokens: skill_tokens })),
+            costBasis: s.search.cost_basis ?? "skill",
+            frontier: s.search.frontier.map(({ skill_tokens, task_tokens, task_cost_usd, ...p }) => ({
+              ...p,
+              tokens: task_tokens ?? skill_tokens,
+              skillTokens: skill_tokens,
+              ...(task_cost_usd !== undefined ? { costUsd: task_cost_usd } : {}),
+            })),
             ...(s.search.pool
               ? {
-                  pool: s.search.pool.map(({ skill_tokens, items_best, ...p }) => ({
+                  pool: s.search.pool.map(({ skill_tokens, task_tokens, task_cost_usd: _cost, items_best, ...p }) => ({
                     ...p,
-                    tokens: skill_tokens,
+                    tokens: task_tokens ?? skill_tokens,
+                    skillTokens: skill_tokens,
                     itemsBest: items_best,
                   })),
                 }
