@@ -118,9 +118,15 @@ export interface LessonBook {
   learned?: LearnedPairs;
 }
 
-/** Read and cluster with the topics this book has learned (lesson-learned.ts). */
+/**
+ * Read and cluster with the topics this book has learned (lesson-learned.ts): the pairs a stated
+ * contrast or a changed command seen twice backs (learnPairs' counts). A topic joins two sayings
+ * that share no word, so one changed command is too little: the agent running `terraform fmt`
+ * after a `git add` once made git and terraform rivals, and every terraform saying one topic.
+ */
 function useLearned(book: LessonBook): void {
-  if (setLearnedTopics(learnedTopics(book.learned ?? {}))) POLARITY.clear();
+  const proven = Object.fromEntries(Object.entries(book.learned ?? {}).filter(([, n]) => n >= 2));
+  if (setLearnedTopics(learnedTopics(proven))) POLARITY.clear();
 }
 
 /**
@@ -135,21 +141,23 @@ function learnPairs(
   const df = book.df ?? {};
   book.learned ??= {};
   const learned = book.learned;
-  const add = (pair: [string, string] | undefined) => {
+  // A contrast the user stated ("polars, not pandas") counts twice: once is proof (useLearned).
+  // A changed command once (`git add`, then `terraform fmt`) may be the task going on.
+  const add = (pair: [string, string] | undefined, n: number) => {
     if (!pair) return;
     const k = `${pair[0]}|${pair[1]}`;
-    learned[k] = (learned[k] ?? 0) + 1;
+    learned[k] = (learned[k] ?? 0) + n;
   };
   for (const d of digests)
     d.user_prompts.forEach((raw, i) => {
       const p = maskCredentials(raw);
-      for (const pair of contrastPairs(p, df, book.n_prompts ?? 0)) add(pair);
-      if (i > 0) add(actionPair(p, d.agent_before?.[i], afterTurn(d, i)));
+      for (const pair of contrastPairs(p, df, book.n_prompts ?? 0)) add(pair, 2);
+      if (i > 0) add(actionPair(p, d.agent_before?.[i], afterTurn(d, i)), 1);
     });
   // A model's normalised rule ("Use pnpm, not npm.") states its contrast plainly.
   for (const d of digests)
     for (const r of modelRules?.get(d.session_id)?.rules ?? [])
-      if (!isCredentialShaped(r.rule)) for (const pair of contrastPairs(r.rule, df, book.n_prompts ?? 0)) add(pair);
+      if (!isCredentialShaped(r.rule)) for (const pair of contrastPairs(r.rule, df, book.n_prompts ?? 0)) add(pair, 2);
   // The book keeps the most seen pairs.
   const keys = Object.keys(learned);
   if (keys.length > MAX_LEARNED) {

@@ -92,6 +92,34 @@ describe("a learned contrast pair joins sayings that share no content word", () 
   });
 });
 
+describe("a pair learned from one changed command is not yet a topic", () => {
+  // The agent ran bazelisk after bazel once, right after "bazelisk, please": a hint, not proof that
+  // the two are rivals (the agent's next command may be the task going on). A contrast the user
+  // states once is proof.
+  const hinted = () =>
+    session(1, ["Build the search service", "bazelisk, please", "thanks"], [
+      "",
+      "$ bazel build //svc:all",
+      "$ bazelisk build //svc:all",
+    ]);
+  const other = () => session(4, ["Add the ranking target", "no more plain bazel invocations"]);
+  test("one sighting leaves two sayings that share no word apart; a stated contrast joins them", () => {
+    const b = book();
+    observe(b, [hinted(), other()], 1);
+    expect(b.learned).toEqual({ "bazelisk|bazel": 1 });
+    expect(plan(b, 1).cards).toEqual([]);
+
+    const c = book();
+    observe(c, [hinted(), other(), session(6, ["Draft the notes", "we build with bazelisk rather than bazel"])], 1);
+    expect(c.learned?.["bazelisk|bazel"]).toBe(3);
+    const cards = plan(c, 1).cards;
+    expect(cards).toHaveLength(1);
+    const quotes = cards[0]!.sources.map((x) => x.quote);
+    expect(quotes).toContain("bazelisk, please");
+    expect(quotes).toContain("no more plain bazel invocations");
+  });
+});
+
 describe("the agent's corrected action after a turn is evidence", () => {
   // The agent ran the tests, the user spoke, and the agent re-ran them with -race: that change is
   // what both turns asked for, though they share no word.
