@@ -140,6 +140,9 @@ describe("search: pool through the CLI", () => {
     const r0 = await runCli(["train", ...args, "--out", ref]);
     expect(r0.code, r0.stderr).toBe(0);
     const s0 = summary(ref);
+    // The simulator reports usage: the objective charged the measured tokens per task, which a
+    // resumed run reads back from the call cache (below: the same pool and frontier).
+    expect(s0.search.cost_basis).toBe("task");
     const asked = s0.search.decisions.filter((d: { kind: string }) => d.kind === "shorten");
     // Once per member: no member is offered twice.
     expect(new Set(asked.map((d: { parents: string[] }) => d.parents[0])).size).toBe(asked.length);
