@@ -260,7 +260,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
           if (err instanceof SkilloptError || opts.signal?.aborted) throw err;
           return undefined;
         });
-        if (shared) return this.served(call, shared, started, { tokens: reportedTokens(shared.usage), costUsd: shared.costUsd });
+        if (shared)
+          return this.served(call, shared, started, { tokens: reportedTokens(shared.usage), costUsd: shared.costUsd });
         if (this.inflight.get(key) === pending) this.inflight.delete(key);
         return this.chat(role, request, opts);
       }

@@ -17,7 +17,8 @@ export function rememberUsage(
   cost: { task_tokens: number; task_cost_usd: number | null },
 ): void {
   state.selUsage ??= {};
-  const row = (state.selUsage[hash] ??= Array.from({ length: size }, () => null));
+  const row = state.selUsage[hash] ?? Array.from({ length: size }, () => null);
+  state.selUsage[hash] = row;
   if (index < row.length && !row[index]) row[index] = [cost.task_tokens, cost.task_cost_usd];
 }
 

@@ -157,7 +157,8 @@ export function mergePair(
       if (gain < 1 || (best && gain <= best.gain)) continue;
       const ancestor = commonAncestor(pool, x.hash, y.hash);
       if (!ancestor) continue;
-      const [a, b] = objectiveValue(o, x.score, costOf(o, x)) >= objectiveValue(o, y.score, costOf(o, y)) ? [x, y] : [y, x];
+      const [a, b] =
+        objectiveValue(o, x.score, costOf(o, x)) >= objectiveValue(o, y.score, costOf(o, y)) ? [x, y] : [y, x];
       best = { a, b, ancestor, gain };
     }
   }

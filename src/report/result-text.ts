@@ -47,7 +47,9 @@ function taskCostLine(search: Summary["search"]): string[] {
   if (c?.task_tokens === undefined) return [];
   const x = c.task_cost_usd;
   const cost = x === null || x === undefined ? "price unknown" : x === 0 ? "$0" : `$${x.toPrecision(2)}`;
-  return [`  deployed per task: ${c.task_tokens.toLocaleString("en-US")} tokens, ${cost} (selection, the target's own usage)`];
+  return [
+    `  deployed per task: ${c.task_tokens.toLocaleString("en-US")} tokens, ${cost} (selection, the target's own usage)`,
+  ];
 }
 
 /** The pool's closing line: members, how many are on the per-item frontier, merges, the objective. */

@@ -187,7 +187,7 @@ export function correctedAction(before: string | undefined, after: string | unde
     if (!edit) return [];
     const path = edit[1]!;
     const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "";
-    return [...(dir ? [`dir:${dir}`] : []), ...[...lessonTokens(edit[2]!)].slice(0, 4)];
+    return [...(dir ? [`dir:${dir}`] : []), ...lessonTokens(edit[2]!)];
   };
   // An edit says what was corrected when it rewrites the file edited before (or one of that name
   // elsewhere), or moves the change to another file of the same folder (the crate's error.rs, not
@@ -199,9 +199,12 @@ export function correctedAction(before: string | undefined, after: string | unde
     return folder(ea) === folder(eb) ? [`file:${ea.slice(ea.lastIndexOf("/") + 1).toLowerCase()}`] : [];
   }
   if (ea !== undefined && eb === undefined) return [];
+  // An edit's terms are its lines' (after the folder): what it wrote that the edit before did not,
+  // the first four of them.
   const a = termsOf(after);
   if (!a.length) return [];
   const b = new Set(termsOf(before));
+  if (ea !== undefined) return a.filter((t) => !b.has(t)).slice(0, 4);
   // A command whose tool changed (`./gradlew …` then `just android-debug`) names the new tool.
   const ha = commandHead(after);
   const hb = commandHead(before);

@@ -420,7 +420,10 @@ describe("the deployed cost per task (measured usage)", () => {
     return {
       ...stateWith(entries, {}),
       selUsage: Object.fromEntries(
-        Object.entries(rows).map(([h, xs]) => [h, xs.map((x) => (x === null ? null : ([x, x / 1e6] as [number, number])))]),
+        Object.entries(rows).map(([h, xs]) => [
+          h,
+          xs.map((x) => (x === null ? null : ([x, x / 1e6] as [number, number]))),
+        ]),
       ),
     } as LoopState;
   }

@@ -227,6 +227,73 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(d.agent_before[2]).toContain("go test");
   });
 
+  test("an edit is described by what it changed: a Write by the lines the session's last Write of that file lacked, an Edit by its new lines", async () => {
+    using dir = tempDir();
+    const home = join(dir.path, "home");
+    const project = join(dir.path, "work", "meter");
+    mkdirSync(project, { recursive: true });
+    const file = join(project, "tests", "test_export.py");
+    const head = "import os\n\nfrom meter.export import dump_csv\n\n\n";
+    writeClaudeSession(
+      home,
+      project,
+      {
+        id: "8e551000-dddd-4eee-8fff-000000000002",
+        turns: [
+          {
+            user: "Add a test for the csv dump",
+            tool: {
+              name: "Write",
+              input: {
+                file_path: file,
+                content: `${head}def test_dump(rows):\n    os.makedirs("/tmp/meter_out", exist_ok=True)\n    dump_csv(rows, "/tmp/meter_out/a.csv")\n`,
+              },
+            },
+            assistant: "Added the test.",
+          },
+          {
+            user: "per-test dirs come from pytest",
+            tool: {
+              name: "Write",
+              input: {
+                file_path: file,
+                content: `${head}def test_dump(rows, tmp_path):\n    dump_csv(rows, tmp_path / "a.csv")\n`,
+              },
+            },
+            assistant: "Switched to tmp_path.",
+          },
+          {
+            user: "and quote every field",
+            tool: {
+              name: "Edit",
+              input: {
+                file_path: file,
+                old_string: '    dump_csv(rows, tmp_path / "a.csv")',
+                new_string: '    dump_csv(rows, tmp_path / "a.csv", quoting=csv.QUOTE_ALL)',
+              },
+            },
+            assistant: "Done.",
+          },
+        ],
+      },
+      Date.parse("2026-10-03T09:00:00Z"),
+    );
+    const r = await harvest({
+      sources: ["claude"],
+      scope: "all",
+      invokedProject: "",
+      locations: { claudeHome: join(home, ".claude") },
+    });
+    const d = r.digests[0]!;
+    // The imports both versions hold say nothing; what the rewrite changed does.
+    expect(d.agent_first[1]).toContain("tmp_path");
+    expect(d.agent_first[1]).not.toContain("import os");
+    expect(d.agent_before[1]).toContain("/tmp/meter_out");
+    expect(d.agent_first[2]).toContain("quoting=csv.QUOTE_ALL");
+    // The corrected action of the second turn names what the rewrite brought in.
+    expect(correctedAction(d.agent_before[1], d.agent_first[1])).toContain("tmp_path");
+  });
+
   test("a rule bound in time is a task about that moment, said once or twice alike", () => {
     expect(instructionsOf("don't deploy anything until the 3.1 cutover is done", true)).toEqual([]);
     expect(instructionsOf("leave the billing cron alone this week", true)).toEqual([]);

@@ -97,11 +97,11 @@ describe("a pair learned from one changed command is not yet a topic", () => {
   // the two are rivals (the agent's next command may be the task going on). A contrast the user
   // states once is proof.
   const hinted = () =>
-    session(1, ["Build the search service", "bazelisk, please", "thanks"], [
-      "",
-      "$ bazel build //svc:all",
-      "$ bazelisk build //svc:all",
-    ]);
+    session(
+      1,
+      ["Build the search service", "bazelisk, please", "thanks"],
+      ["", "$ bazel build //svc:all", "$ bazelisk build //svc:all"],
+    );
   const other = () => session(4, ["Add the ranking target", "no more plain bazel invocations"]);
   test("one sighting leaves two sayings that share no word apart; a stated contrast joins them", () => {
     const b = book();

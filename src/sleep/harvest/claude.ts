@@ -18,6 +18,40 @@ import {
 } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
+/** The lines each file was last written with in a session being read (Write content), in memory only. */
+const WRITTEN = new WeakMap<SessionDigest, Map<string, Set<string>>>();
+
+/**
+ * What an edit wrote, as the corrected action reads it: the lines an Edit (or MultiEdit) added
+ * that its old text did not hold, or the lines a Write wrote that the session's last Write of
+ * that file did not (all of them the first time); the first four non-blank ones, joined by "; ".
+ * Lines both versions hold (a file's imports, mostly) say nothing about what changed.
+ */
+function editLines(d: SessionDigest, file: string, input: JsonObject | undefined): string {
+  const edits = arr(input?.edits)?.map((e) => obj(e));
+  const content = str(input?.content);
+  const next = str(input?.new_string) ?? content ?? edits?.map((e) => str(e?.new_string) ?? "").join("\n") ?? "";
+  let old: ReadonlySet<string>;
+  if (content !== undefined) {
+    const files = WRITTEN.get(d) ?? new Map<string, Set<string>>();
+    WRITTEN.set(d, files);
+    old = files.get(file) ?? new Set();
+    // Bounded: the last write of each of a session's first 200 files.
+    if (files.has(file) || files.size < 200) files.set(file, new Set(content.split("\n", 2000).map((l) => l.trim())));
+  } else {
+    const prev = str(input?.old_string) ?? edits?.map((e) => str(e?.old_string) ?? "").join("\n") ?? "";
+    old = new Set(prev.split("\n").map((l) => l.trim()));
+  }
+  const out: string[] = [];
+  for (const raw of next.split("\n", 2000)) {
+    const l = raw.trim();
+    if (!l || old.has(l)) continue;
+    out.push(l);
+    if (out.length === 4) break;
+  }
+  return out.join("; ");
+}
+
 function claudeHome(ctx: ReaderContext): string {
   return ctx.locations.claudeHome || join(homeDir(), ".claude");
 }
@@ -69,7 +103,16 @@ const CLAUDE_SHAPE = recordShape({
       type: true,
       text: true,
       name: true,
-      input: { skill: true, command: true, file_path: true, new_string: true },
+      // An edit's old and new text and a Write's content: what the agent changed (editLines).
+      input: {
+        skill: true,
+        command: true,
+        file_path: true,
+        new_string: true,
+        old_string: true,
+        content: true,
+        edits: { old_string: true, new_string: true },
+      },
     },
   },
   toolUseResult: "stop",
@@ -179,7 +222,7 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
       const file = str(input?.file_path);
       // What the agent did, as evidence of what a correction right after it corrects.
       if (command) noteAgentAction(d, "tool", `$ ${command}`);
-      else if (file) noteAgentAction(d, "tool", `edit ${file}: ${(str(input?.new_string) ?? "").split("\n", 1)[0]}`);
+      else if (file) noteAgentAction(d, "tool", `edit ${file}: ${editLines(d, file, input)}`);
       if (name === "Skill") {
         const skill = str(obj(o.input)?.skill)?.trim();
         if (skill) addUnique(d.skills_used, skill);

@@ -172,8 +172,15 @@ function noteCodexCall(d: SessionState["digest"], args: string): void {
   const line = parts.length ? (parts.at(-1) ?? "") : typeof command === "string" ? command : "";
   const patch = /^\*\*\* (?:Update|Add) File: (.+)$/m.exec(line);
   if (patch) {
-    const added = /^\+(?!\+\+)(.*)$/m.exec(line)?.[1] ?? "";
-    noteAgentAction(d, "tool", `edit ${patch[1]}: ${added}`);
+    // The lines the patch added, the first four non-blank ones (as claude.ts's editLines).
+    const added: string[] = [];
+    for (const m of line.matchAll(/^\+(?!\+\+)(.*)$/gm)) {
+      const l = m[1]!.trim();
+      if (!l) continue;
+      added.push(l);
+      if (added.length === 4) break;
+    }
+    noteAgentAction(d, "tool", `edit ${patch[1]}: ${added.join("; ")}`);
   } else if (line) noteAgentAction(d, "tool", `$ ${line}`);
 }
 

@@ -4,11 +4,17 @@ import { sha256 } from "../../../src/lib/index.ts";
 import { REPO_ROOT } from "../../support/cli.ts";
 import { pinMtimes } from "../harvest/support.ts";
 
+/** A Bash command, or a tool call as Claude Code records it. */
+type ToolCall = string | { name: string; input: Record<string, unknown> };
+
 /** One scripted Claude Code session: user turns, each followed by an assistant reply. */
 export interface ScriptedSession {
   id: string;
-  /** `tool`: the Bash command(s) the agent ran after the prompt, in order (each its tool_use line and its result). */
-  turns: Array<{ user: string; assistant: string; tool?: string | string[] }>;
+  /**
+   * `tool`: what the agent ran after the prompt, in order (each its tool_use line and its result):
+   * a Bash command, or another tool's name and input (`{ name: "Write", input: { file_path, content } }`).
+   */
+  turns: Array<{ user: string; assistant: string; tool?: ToolCall | ToolCall[] }>;
 }
 
 const HARVEST_FIXTURES = join(REPO_ROOT, "fixtures", "sessions");
@@ -54,7 +60,8 @@ export function writeClaudeSession(home: string, project: string, s: ScriptedSes
     );
     parent = u;
     const tools = turn.tool === undefined ? [] : Array.isArray(turn.tool) ? turn.tool : [turn.tool];
-    tools.forEach((command, k) => {
+    tools.forEach((call, k) => {
+      const use = typeof call === "string" ? { name: "Bash", input: { command: call } } : call;
       const a = `${s.id}-a${n++}`;
       lines.push(
         JSON.stringify({
@@ -66,7 +73,7 @@ export function writeClaudeSession(home: string, project: string, s: ScriptedSes
             type: "message",
             role: "assistant",
             model: "claude-sonnet-4-5",
-            content: [{ type: "tool_use", id: `toolu_${a}`, name: "Bash", input: { command } }],
+            content: [{ type: "tool_use", id: `toolu_${a}`, name: use.name, input: use.input }],
           },
           uuid: a,
           timestamp: stamp(3000),
