@@ -368,9 +368,10 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       model: value.model || req.model,
     };
     this.cacheBatchAnswer(call.key, backend.name, backend.endpoint, req.model, value);
+    // Deployed, the task pays the live price, not a Batch API's discount.
     this.record(call, response, response.finishReason === "length" ? "truncated" : "ok", undefined, {
       tokens: value.usageMissing ? undefined : reportedTokens(value.usage),
-      costUsd,
+      costUsd: batch ? this.price(req.model, value, false) : costUsd,
     });
     return response;
   }
