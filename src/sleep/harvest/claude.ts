@@ -1,7 +1,7 @@
 import { noFTL } from "bun:jsc";
 import { join } from "node:path";
 import { homeDir } from "../../lib/index.ts";
-import { arr, type JsonObject, type JsonValue, obj, recordShape, str } from "./jsonl.ts";
+import { arr, type JsonObject, type JsonValue, obj, recordShape, str, strHead } from "./jsonl.ts";
 import { fileCandidate, readJsonlSession, walkJsonl } from "./jsonl-source.ts";
 import type { Candidate, ReaderContext, SessionSource } from "./source.ts";
 import type { SessionDigest } from "./types.ts";
@@ -18,38 +18,51 @@ import {
 } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
-/** The lines each file was last written with in a session being read (Write content), in memory only. */
-const WRITTEN = new WeakMap<SessionDigest, Map<string, Set<string>>>();
+/** The head of each file's last Write in a session being read (editLines), in memory only. */
+const WRITTEN = new WeakMap<SessionDigest, Map<string, () => string>>();
+
+/** How much of an edit's text is read: what a correction changes is in its first lines, mostly. */
+const EDIT_HEAD = 1024;
 
 /**
  * What an edit wrote, as the corrected action reads it: the lines an Edit (or MultiEdit) added
  * that its old text did not hold, or the lines a Write wrote that the session's last Write of
  * that file did not (all of them the first time); the first four non-blank ones, joined by "; ".
- * Lines both versions hold (a file's imports, mostly) say nothing about what changed.
+ * Lines both versions hold (a file's imports, mostly) say nothing about what changed. Only the
+ * first EDIT_HEAD bytes of each text are kept, and decoded and compared only if the action is
+ * ever read (the last action before a prompt, the first after one).
  */
-function editLines(d: SessionDigest, file: string, input: JsonObject | undefined): string {
-  const edits = arr(input?.edits)?.map((e) => obj(e));
-  const content = str(input?.content);
-  const next = str(input?.new_string) ?? content ?? edits?.map((e) => str(e?.new_string) ?? "").join("\n") ?? "";
-  let old: ReadonlySet<string>;
+function editLines(d: SessionDigest, file: string, input: JsonObject | undefined): () => string {
+  const head = (v: JsonValue | undefined) => strHead(v, EDIT_HEAD);
+  const joined = (key: "new_string" | "old_string") => {
+    const parts = arr(input?.edits)?.map((e) => head(obj(e)?.[key]));
+    return parts ? () => parts.map((p) => p?.() ?? "").join("\n") : undefined;
+  };
+  const content = head(input?.content);
+  const next = head(input?.new_string) ?? content ?? joined("new_string") ?? (() => "");
+  let prev: () => string;
   if (content !== undefined) {
-    const files = WRITTEN.get(d) ?? new Map<string, Set<string>>();
+    const files = WRITTEN.get(d) ?? new Map<string, () => string>();
     WRITTEN.set(d, files);
-    old = files.get(file) ?? new Set();
+    prev = files.get(file) ?? (() => "");
     // Bounded: the last write of each of a session's first 200 files.
-    if (files.has(file) || files.size < 200) files.set(file, new Set(content.split("\n", 2000).map((l) => l.trim())));
-  } else {
-    const prev = str(input?.old_string) ?? edits?.map((e) => str(e?.old_string) ?? "").join("\n") ?? "";
-    old = new Set(prev.split("\n").map((l) => l.trim()));
-  }
-  const out: string[] = [];
-  for (const raw of next.split("\n", 2000)) {
-    const l = raw.trim();
-    if (!l || old.has(l)) continue;
-    out.push(l);
-    if (out.length === 4) break;
-  }
-  return out.join("; ");
+    if (files.has(file) || files.size < 200) files.set(file, content);
+  } else prev = head(input?.old_string) ?? joined("old_string") ?? (() => "");
+  return () => {
+    const old = new Set(
+      prev()
+        .split("\n")
+        .map((l) => l.trim()),
+    );
+    const out: string[] = [];
+    for (const raw of next().split("\n")) {
+      const l = raw.trim();
+      if (!l || old.has(l)) continue;
+      out.push(l);
+      if (out.length === 4) break;
+    }
+    return `edit ${file}: ${out.join("; ")}`;
+  };
 }
 
 function claudeHome(ctx: ReaderContext): string {
@@ -222,7 +235,7 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
       const file = str(input?.file_path);
       // What the agent did, as evidence of what a correction right after it corrects.
       if (command) noteAgentAction(d, "tool", `$ ${command}`);
-      else if (file) noteAgentAction(d, "tool", `edit ${file}: ${editLines(d, file, input)}`);
+      else if (file) noteAgentAction(d, "tool", editLines(d, file, input));
       if (name === "Skill") {
         const skill = str(obj(o.input)?.skill)?.trim();
         if (skill) addUnique(d.skills_used, skill);

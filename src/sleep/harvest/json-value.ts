@@ -25,6 +25,14 @@ export class RawString {
     }
     return JSON.parse(this.buf.toString("utf8", this.start - 1, this.end + 1)) as string;
   }
+  /**
+   * The value's first `max` bytes as they stand in the line (escapes not decoded), one character
+   * per byte: cheap to keep and to decode later (decodeHead), when it is read at all. A Write's
+   * content may be a megabyte; what it changed is in its first lines.
+   */
+  rawHead(max: number): string {
+    return this.buf.toString("latin1", this.start, Math.min(this.end, this.start + max));
+  }
 }
 
 /**
@@ -55,4 +63,22 @@ export function token(buf: Buffer, start: number, end: number): string {
 export type JsonValue = null | boolean | number | string | RawString | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue | undefined;
+}
+
+/**
+ * A JSON string's body cut after some byte (RawString.rawHead, one character per byte), decoded: a
+ * cut inside an escape is moved back before it, one inside a character decodes to U+FFFD.
+ */
+export function decodeHead(rawHead: string): string {
+  const raw = Buffer.from(rawHead, "latin1");
+  if (raw.indexOf(92) === -1) return raw.toString("utf8");
+  // The longest escape is `\uXXXX` (6 bytes): one of the last cuts parses.
+  for (let cut = raw.length; cut >= 0 && cut > raw.length - 8; cut--) {
+    try {
+      return JSON.parse(`"${raw.toString("utf8", 0, cut)}"`) as string;
+    } catch {
+      // cut inside an escape: one byte earlier
+    }
+  }
+  return "";
 }

@@ -11,7 +11,7 @@ import {
   setScanBytes,
 } from "./json-scanner.ts";
 import { recordShape, type Shape, type ShapeSpec } from "./json-shape.ts";
-import { type JsonObject, type JsonValue, RawString, token } from "./json-value.ts";
+import { decodeHead, type JsonObject, type JsonValue, RawString, token } from "./json-value.ts";
 
 export { RawString, recordShape, type JsonObject, type JsonValue, type Shape, type ShapeSpec };
 
@@ -91,6 +91,20 @@ export function str(v: JsonValue | undefined): string | undefined {
   if (typeof v === "string") return v;
   if (v instanceof RawString) return v.text();
   return undefined;
+}
+
+/**
+ * A string value's first `max` bytes as a function decoding them when called (a RawString's bytes
+ * are copied now, decoded only if asked); undefined for anything else.
+ */
+export function strHead(v: JsonValue | undefined, max: number): (() => string) | undefined {
+  if (v instanceof RawString) {
+    const raw = v.rawHead(max);
+    return () => decodeHead(raw);
+  }
+  if (typeof v !== "string") return undefined;
+  const s = v.slice(0, max);
+  return () => s;
 }
 
 /** An object value (not an array); undefined for anything else. */

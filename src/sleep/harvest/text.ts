@@ -243,21 +243,30 @@ function correctionFlags(prompts: string[], lex: Lexicon): boolean[] {
   return flags;
 }
 
-/** The agent's last command or edit and its last words since the user's last prompt (in memory only). */
-const LAST_ACTION = new WeakMap<SessionDigest, { tool: string; text: string }>();
+/**
+ * The agent's last command or edit and its last words since the user's last prompt (in memory
+ * only). An edit's description is computed only if it is ever read (editLines reads files' heads).
+ */
+const LAST_ACTION = new WeakMap<SessionDigest, { tool: string | (() => string); text: string }>();
 const ACTION_CHARS = 300;
 
-/** Record what the agent just did: a tool call (`$ npm install x`, `edit src/a.ts: …`) or its words. */
-export function noteAgentAction(d: SessionDigest, kind: "tool" | "text", raw: string): void {
+const clipped = (raw: string, n: number) => (raw.length > n ? raw.slice(0, n) : raw);
+
+/**
+ * Record what the agent just did: a tool call (`$ npm install x`, `edit src/a.ts: …`, or a function
+ * giving it when asked) or its words.
+ */
+export function noteAgentAction(d: SessionDigest, kind: "tool" | "text", raw: string | (() => string)): void {
   if (!raw) return;
-  const clip = raw.length > 2 * ACTION_CHARS ? raw.slice(0, 2 * ACTION_CHARS) : raw;
   const a = LAST_ACTION.get(d) ?? { tool: "", text: "" };
   // The first command or edit after a prompt is kept too: after a correction, the corrected action.
   const first = d.agent_first.length - 1;
-  if (kind === "tool" && first >= 0 && d.agent_first[first] === "")
-    d.agent_first[first] = cleanText(clip.length > ACTION_CHARS ? clip.slice(0, ACTION_CHARS) : clip);
-  if (kind === "tool") a.tool = clip;
-  else a.text = clip;
+  if (kind === "tool" && first >= 0 && d.agent_first[first] === "") {
+    const text = typeof raw === "string" ? raw : raw();
+    d.agent_first[first] = cleanText(clipped(text, ACTION_CHARS));
+    a.tool = clipped(text, 2 * ACTION_CHARS);
+  } else if (kind === "tool") a.tool = typeof raw === "string" ? clipped(raw, 2 * ACTION_CHARS) : raw;
+  else a.text = clipped(raw as string, 2 * ACTION_CHARS);
   LAST_ACTION.set(d, a);
 }
 
@@ -266,8 +275,9 @@ function takeAgentAction(d: SessionDigest): string {
   const a = LAST_ACTION.get(d);
   if (!a) return "";
   LAST_ACTION.delete(d);
-  const joined = a.tool && a.text ? `${a.tool} · ${a.text}` : a.tool || a.text;
-  return cleanText(joined.length > ACTION_CHARS ? joined.slice(0, ACTION_CHARS) : joined);
+  const tool = typeof a.tool === "string" ? a.tool : clipped(a.tool(), 2 * ACTION_CHARS);
+  const joined = tool && a.text ? `${tool} · ${a.text}` : tool || a.text;
+  return cleanText(clipped(joined, ACTION_CHARS));
 }
 
 /**

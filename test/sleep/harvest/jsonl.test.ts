@@ -9,6 +9,7 @@ import {
   releaseParser,
   type ShapeSpec,
   str,
+  strHead,
 } from "../../../src/sleep/harvest/jsonl.ts";
 import { readLines, shrinkReadBuffer } from "../../../src/sleep/harvest/read-lines.ts";
 import { tempDir } from "../../support/tmp.ts";
@@ -35,6 +36,22 @@ describe("parseLine", () => {
     const v = parse(JSON.stringify({ big: "y".repeat(1000) })) as Record<string, JsonValue>;
     expect(v.big).toBeInstanceOf(RawString);
     expect(str(v.big)).toBe("y".repeat(1000));
+  });
+
+  test("a long string's head is decoded alone, an escape cut in two moved back before it", () => {
+    const text = `${"a".repeat(95)}\\u00e9\n${'q\\"'.repeat(400)}`;
+    const v = parse(JSON.stringify({ big: text })) as Record<string, JsonValue>;
+    expect(v.big).toBeInstanceOf(RawString);
+    const whole = str(v.big)!;
+    // Every cut: a prefix of the decoded text, never an error, at most one character short per escape cut.
+    for (let max = 1; max < 140; max++) {
+      const h = strHead(v.big, max)!();
+      expect(whole.startsWith(h)).toBe(true);
+      expect(h.length).toBeGreaterThanOrEqual(Math.min(max, 95) - 6);
+    }
+    expect(strHead(v.big, 10 ** 6)!()).toBe(whole);
+    expect(strHead("short", 3)!()).toBe("sho");
+    expect(strHead(7, 3)).toBeUndefined();
   });
 
   test("rejects malformed input", () => {
