@@ -227,7 +227,7 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(d.agent_before[2]).toContain("go test");
   });
 
-  test("an edit is described by what it changed: a Write by the lines the session's last Write of that file lacked, an Edit by its new lines", async () => {
+  test("an edit is described by what it changed (a Write by the lines the session's last Write of that file lacked, an Edit by its new lines); a Read is no action", async () => {
     using dir = tempDir();
     const home = join(dir.path, "home");
     const project = join(dir.path, "work", "meter");
@@ -253,13 +253,17 @@ describe("the corrected action: the agent's first move after a turn", () => {
           },
           {
             user: "per-test dirs come from pytest",
-            tool: {
-              name: "Write",
-              input: {
-                file_path: file,
-                content: `${head}def test_dump(rows, tmp_path):\n    dump_csv(rows, tmp_path / "a.csv")\n`,
+            // Reading the file first is no action: the corrected action is the rewrite.
+            tool: [
+              { name: "Read", input: { file_path: file } },
+              {
+                name: "Write",
+                input: {
+                  file_path: file,
+                  content: `${head}def test_dump(rows, tmp_path):\n    dump_csv(rows, tmp_path / "a.csv")\n`,
+                },
               },
-            },
+            ],
             assistant: "Switched to tmp_path.",
           },
           {

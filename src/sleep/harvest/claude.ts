@@ -18,6 +18,12 @@ import {
 } from "./text.ts";
 
 /** `~/.claude` on every OS (spec §3.3). */
+/**
+ * The tools that change a file. Reading one (Read, which has a file_path too) is no action a
+ * correction answers, nor the corrected action: the agent often reads a file before redoing it.
+ */
+const EDIT_TOOLS = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"]);
+
 /** The head of each file's last Write in a session being read (editLines), in memory only. */
 const WRITTEN = new WeakMap<SessionDigest, Map<string, () => string>>();
 
@@ -235,7 +241,7 @@ function onRecord(rec: JsonObject, d: SessionDigest, st: { own: boolean }, ctx: 
       const file = str(input?.file_path);
       // What the agent did, as evidence of what a correction right after it corrects.
       if (command) noteAgentAction(d, "tool", `$ ${command}`);
-      else if (file) noteAgentAction(d, "tool", editLines(d, file, input));
+      else if (file && EDIT_TOOLS.has(name)) noteAgentAction(d, "tool", editLines(d, file, input));
       if (name === "Skill") {
         const skill = str(obj(o.input)?.skill)?.trim();
         if (skill) addUnique(d.skills_used, skill);
