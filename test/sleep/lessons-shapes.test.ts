@@ -53,6 +53,14 @@ describe("shapes of a standing rule", () => {
     expect(instructionsOf("Fix the date parsing first, then the CSV export", true)).toEqual([]);
     expect(instructionsOf("the migration first, then the seed script", true)).toEqual([]);
   });
+  test("each item of a list said in one turn is its own instruction, never glued to the next one", () => {
+    const items = instructionsOf("3 things: 1) pnpm, not npm 2) bump the timeout to 30s 3. named exports only", true);
+    expect(items.map((i) => i.quote)).toEqual(["pnpm, not npm", "named exports only"]);
+    // A number inside a sentence is not an item.
+    expect(instructionsOf("use pnpm for the 2 apps, not npm", true).map((i) => i.quote)).toEqual([
+      "use pnpm for the 2 apps, not npm",
+    ]);
+  });
 });
 
 describe("polarity", () => {
