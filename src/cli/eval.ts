@@ -283,6 +283,27 @@ function evalOptions(args: Record<string, unknown>, cwd: string) {
 }
 
 /**
+ * What a task cost the target with the skill loaded (mean prompt + completion tokens of its calls,
+ * and dollars, null when a price is unknown), when every result carries it (the target reported
+ * usage on every call): the skill's deployed cost, as the weighted objective charges it.
+ */
+function deployedPerTask(
+  results: readonly Record<string, unknown>[],
+): { tokens: number; cost_usd: number | null } | undefined {
+  if (!results.length || results.some((r) => typeof r.task_tokens !== "number")) return undefined;
+  const tokens = results.reduce((a, r) => a + (r.task_tokens as number), 0) / results.length;
+  const known = results.every((r) => typeof r.task_cost_usd === "number");
+  const cost = known ? results.reduce((a, r) => a + (r.task_cost_usd as number), 0) / results.length : null;
+  return { tokens: Math.round(tokens), cost_usd: cost === null ? null : Math.round(cost * 1e8) / 1e8 };
+}
+
+function perTaskLine(p: ReturnType<typeof deployedPerTask>): string {
+  if (!p) return "";
+  const cost = p.cost_usd === null ? "price unknown" : p.cost_usd === 0 ? "$0" : `$${p.cost_usd.toPrecision(2)}`;
+  return `\nPer task: ${p.tokens.toLocaleString("en-US")} tokens, ${cost} (the target's reported usage)`;
+}
+
+/**
  * One skill scored on the split: results.jsonl and eval_summary.json written, the result
  * printed; items without an answer fail the evaluation (no score), --fail-under checks the hard score.
  */
@@ -339,6 +360,7 @@ async function scoreSkill(p: {
   }
   const { hard, soft } = meanScores(res.results);
   const byType = byTaskType(res.results);
+  const perTask = deployedPerTask(res.results);
   const summary = {
     ...common,
     status: "finished",
@@ -346,6 +368,7 @@ async function scoreSkill(p: {
     soft: Math.round(soft * 1e6) / 1e6,
     by_type: byType,
     errored: 0,
+    ...(perTask ? { per_task: perTask } : {}),
     ...(failUnder === undefined ? {} : { fail_under: failUnder, passed: hard >= failUnder }),
     ...(bench.splitMetrics ? { metrics: bench.splitMetrics(res.results) } : {}),
   };
@@ -356,7 +379,7 @@ async function scoreSkill(p: {
     printResult(
       `Results: hard=${summary.hard.toFixed(4)} soft=${summary.soft.toFixed(4)} (n=${items.length}, split=${split}${
         sim ? ", sim (offline " + "simulator)" : ""
-      })${metricsLine(summary.metrics)}\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
+      })${metricsLine(summary.metrics)}${perTaskLine(perTask)}\nSaved to: ${out}${report ? `\nReport: ${report}` : ""}`,
     );
   if (failUnder !== undefined && hard < failUnder) {
     process.stderr.write(

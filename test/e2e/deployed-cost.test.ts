@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { endpointSets, runCli } from "../support/cli.ts";
 import { type FakeRequest, type FakeUsage, startFakeOpenAI } from "../support/fake-openai.ts";
@@ -122,5 +122,46 @@ describe("the deployed cost per task, from the target's usage", () => {
     }
     expect(readFileSync(join(dir.path, "d", "report.html"), "utf8")).toContain("the target reported no usage");
     expect(readFileSync(join(dir.path, "c", "report.html"), "utf8")).toContain("tokens per selection task");
+  });
+});
+
+describe("eval: what a task cost with the skill", () => {
+  test("eval_summary.json has per_task tokens and dollars from the target's usage, and none when it reports none", async () => {
+    using dir = tempDir();
+    const skill = join(dir.path, "skill.md");
+    writeFileSync(skill, "# House style\n\n- Dates are YYYY-MM-DD.\n");
+    const args = (url: string, out: string) => [
+      "eval",
+      "--config",
+      "quickstart",
+      "--skill",
+      skill,
+      "--set",
+      "model.target=tgt",
+      "--set",
+      "model.optimizer=opt",
+      "--set",
+      "model.pricing.tgt.input_per_mtok=1",
+      "--set",
+      "model.pricing.tgt.output_per_mtok=2",
+      ...endpointSets(url),
+      "--out",
+      join(dir.path, out),
+    ];
+    await using reported = await server(() => ({ prompt_tokens: 300, completion_tokens: 20 }));
+    const env = { OPENAI_COMPATIBLE_API_KEY: "sk-fake", SKILLOPT_CACHE_DIR: join(dir.path, "cache-1") };
+    const r = await runCli(args(reported.url, "a"), { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toContain("Per task: 320 tokens, $0.00034");
+    const a = JSON.parse(readFileSync(join(dir.path, "a", "eval_summary.json"), "utf8"));
+    expect(a.per_task.tokens).toBe(320);
+    expect(a.per_task.cost_usd).toBeCloseTo(340e-6, 10);
+
+    await using silent = await server(() => null);
+    const env2 = { OPENAI_COMPATIBLE_API_KEY: "sk-fake", SKILLOPT_CACHE_DIR: join(dir.path, "cache-2") };
+    const s = await runCli(args(silent.url, "b"), { env: env2 });
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stdout + s.stderr).not.toContain("Per task:");
+    expect(JSON.parse(readFileSync(join(dir.path, "b", "eval_summary.json"), "utf8")).per_task).toBeUndefined();
   });
 });
