@@ -524,14 +524,12 @@ export function instructionsOf(
   // and the items of a list said in one line ("2 things: 1) requests again 2) rename `tmp`"): each
   // is its own instruction. Pasted code, fenced blocks and stack traces are not the user's words.
   const spoken = spokenText(prompt);
-  const sentences = spoken
-    .split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i)
-    .map((x) =>
-      x
-        .replace(/^\(?\d{1,2}[.)]\s+/, "")
-        .replace(CONTINUE_TAIL, "")
-        .replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
-    );
+  const sentences = spoken.split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i).map((x) =>
+    x
+      .replace(/^\(?\d{1,2}[.)]\s+/, "")
+      .replace(CONTINUE_TAIL, "")
+      .replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
+  );
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
   // The terms of the agent's action right after this turn that its action before did not have:
   // what the agent changed in answer to it (lesson-learned.ts, correctedAction).
