@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
-import { appendPending, countHit, flushPending, pendingAnswer, replayPending } from "./journal.ts";
+import { appendPending, flushPending, pendingAnswer, replayPending } from "./journal.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
 const CALLS_NAMESPACE = "calls";
@@ -123,16 +123,18 @@ interface CacheEntry {
   response: string;
 }
 
-/** The stored response for a key, or undefined; counts the hit. */
+/**
+ * The stored response for a key, or undefined. Hits are not counted: nothing read `hits`, and its
+ * UPDATE rewrote a page of the table (in the WAL and again in the file) for every key served, spread
+ * over the whole cache. The column stays, at 0 for new rows.
+ */
 export function getCachedCall(store: Store, key: string): string | undefined {
   const pending = pendingAnswer(store, key);
   const row =
     pending === undefined
       ? (store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null)
       : { response: pending };
-  if (!row) return undefined;
-  countHit(store, key);
-  return row.response;
+  return row?.response;
 }
 
 /** Store a complete, successful response (first writer wins: a key's answer never changes). */

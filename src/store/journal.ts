@@ -31,8 +31,6 @@ interface Journal {
   bytes: number;
   /** Keys of the cache answers this journal holds (in `answersByFile` until applied). */
   answers: string[];
-  /** Cache hits to count at the next apply. */
-  hits: Map<string, number>;
 }
 
 const journals = new WeakMap<Store, Journal>();
@@ -54,7 +52,7 @@ function journalOf(store: Store): Journal {
   let j = journals.get(store);
   if (!j) {
     const file = join(dirname(store.path), `${sideFilePrefix(store)}${process.pid}-${++serial}`);
-    j = { file, fd: undefined, rows: [], bytes: 0, answers: [], hits: new Map() };
+    j = { file, fd: undefined, rows: [], bytes: 0, answers: [] };
     journals.set(store, j);
     liveFiles.add(file);
     // Closing the store applies what is pending first and removes the side file.
@@ -111,36 +109,23 @@ export function pendingAnswer(store: Store, key: string): string | undefined {
   return answersByFile.get(store.path)?.get(key);
 }
 
-/** Count a cache hit (applied with the pending rows; a lost count costs nothing). */
-export function countHit(store: Store, key: string): void {
-  const j = journalOf(store);
-  j.hits.set(key, (j.hits.get(key) ?? 0) + 1);
-}
-
 /**
  * Apply the pending rows in one transaction, then empty the side file. A kill between the commit
  * and the truncation leaves rows that are already in the database: the replay skips them.
  */
 export function flushPending(store: Store): void {
   const j = journals.get(store);
-  if (!j || (j.rows.length === 0 && j.hits.size === 0)) return;
+  if (!j || j.rows.length === 0) return;
   const rows = j.rows;
-  const hits = j.hits;
-  const apply = () => {
-    applyRows(store, rows);
-    const q = store.db.query("UPDATE call_cache SET hits = hits + ? WHERE key = ?");
-    for (const [key, n] of hits) q.run(n, key);
-  };
   // Inside a caller's transaction the side file would be emptied before that commit: wait for later.
   if (store.db.inTransaction) return;
-  writing(store, () => inTransaction(store, apply));
+  writing(store, () => inTransaction(store, () => applyRows(store, rows)));
   const answers = answersByFile.get(store.path);
   for (const key of j.answers) answers?.delete(key);
   if (answers?.size === 0) answersByFile.delete(store.path);
   j.rows = [];
   j.bytes = 0;
   j.answers = [];
-  j.hits = new Map();
   if (j.fd !== undefined) writing(store, () => ftruncateSync(j.fd!, 0));
 }
 
@@ -151,15 +136,12 @@ export function flushPending(store: Store): void {
  */
 export function applyPendingInTransaction(store: Store): () => void {
   const j = journals.get(store);
-  if (!j || (j.rows.length === 0 && j.hits.size === 0)) return () => {};
-  const { rows, hits } = j;
+  if (!j || j.rows.length === 0) return () => {};
+  const { rows } = j;
   applyRows(store, rows);
-  const q = store.db.query("UPDATE call_cache SET hits = hits + ? WHERE key = ?");
-  for (const [key, n] of hits) q.run(n, key);
   return () => {
     // Rows appended since (none: the caller holds the thread) stay pending.
     j.rows = j.rows.slice(rows.length);
-    for (const key of hits.keys()) j.hits.delete(key);
     const answers = answersByFile.get(store.path);
     for (const key of j.answers) answers?.delete(key);
     j.answers = [];
