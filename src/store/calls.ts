@@ -81,6 +81,10 @@ const CALLS_MIGRATIONS: Migrations = [
   // (6.5 of a ×16 step's 26 pages written). A replayed row is still found by run and time.
   `DROP INDEX call_ledger_run;
    CREATE INDEX call_ledger_run_at ON call_ledger(run_id, at);`,
+  // No index on the ledger: a run's rows are read in one pass (a run store holds one run), and the
+  // replay of a side file finds rows already applied in one scan. The index was 3–4 of the ~23
+  // pages each checkpoint wrote to the WAL (its rightmost leaf splits rewrite three siblings).
+  `DROP INDEX IF EXISTS call_ledger_run_at;`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */

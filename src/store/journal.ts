@@ -218,28 +218,25 @@ function applyRows(store: Store, rows: readonly PendingRow[], replay = false): v
   const ledger = store.db.query(
     `INSERT INTO call_ledger (${LEDGER_COLUMNS.join(", ")}) VALUES (${LEDGER_COLUMNS.map(() => "?").join(", ")})`,
   );
-  // A replayed row may already be in the table (killed after the commit, before the truncation).
-  const seen = replay
-    ? store.db.query(
-        "SELECT 1 FROM call_ledger WHERE run_id = ? AND stage = ? AND at = ? AND role = ? AND cache_key IS ? AND latency_ms = ? AND attempts = ?",
-      )
-    : undefined;
+  // A replayed row may already be in the table (killed after the commit, before the truncation):
+  // the rows of the table from the replay's earliest time on, read in one scan.
+  const identity = (r: Record<string, unknown>) =>
+    JSON.stringify(["run_id", "stage", "at", "role", "cache_key", "latency_ms", "attempts"].map((c) => r[c] ?? null));
+  let seen: Set<string> | undefined;
+  if (replay) {
+    const ats = rows.flatMap((r) => (r.t === "ledger" ? [Number(r.row.at)] : []));
+    seen = new Set();
+    if (ats.length)
+      for (const r of store.db
+        .query("SELECT run_id, stage, at, role, cache_key, latency_ms, attempts FROM call_ledger WHERE at >= ?")
+        .all(Math.min(...ats)) as Record<string, unknown>[])
+        seen.add(identity(r));
+  }
   for (const r of rows) {
     if (r.t === "cache") cache.run(r.key, r.backend, r.endpoint, r.model, r.response, r.at);
     else {
-      const v = LEDGER_COLUMNS.map((c) => r.row[c] ?? null);
-      const col = (c: (typeof LEDGER_COLUMNS)[number]) => r.row[c] ?? null;
-      const key = [
-        col("run_id"),
-        col("stage"),
-        col("at"),
-        col("role"),
-        col("cache_key"),
-        col("latency_ms"),
-        col("attempts"),
-      ];
-      if (seen?.get(...key)) continue;
-      ledger.run(...v);
+      if (seen?.has(identity(r.row))) continue;
+      ledger.run(...LEDGER_COLUMNS.map((c) => r.row[c] ?? null));
     }
   }
 }
