@@ -1,12 +1,20 @@
 import { join } from "node:path";
 import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
-import { appendPending, flushPending, pendingAnswer, replayPending } from "./journal.ts";
+import {
+  appendPending,
+  compactKey,
+  findAnswer,
+  flushPending,
+  pendingAnswer,
+  replayPending,
+  unpackAnswer,
+} from "./journal.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
-const CALLS_NAMESPACE = "calls";
+export const CALLS_NAMESPACE = "calls";
 
-const CALLS_MIGRATIONS: Migrations = [
+export const CALLS_MIGRATIONS: Migrations = [
   `CREATE TABLE call_cache (
      key TEXT PRIMARY KEY,
      backend TEXT NOT NULL,
@@ -85,6 +93,27 @@ const CALLS_MIGRATIONS: Migrations = [
   // replay of a side file finds rows already applied in one scan. The index was 3–4 of the ~23
   // pages each checkpoint wrote to the WAL (its rightmost leaf splits rewrite three siblings).
   `DROP INDEX IF EXISTS call_ledger_run_at;`,
+  // Cache answers in a compact form: the 64-hex key as its 32 bytes, backend/endpoint/model once per
+  // origin, long answers deflated. Rows are appended in rowid order (a batch fills new pages only)
+  // and found by a 6-byte tag of the key, whose index is a fifth of a full key's; the key itself
+  // is compared on reading. A call_cache row was about 390 bytes plus 70 of index, and a batch of
+  // answers wrote one index page per answer. Rows of call_cache (older versions) still read.
+  `CREATE TABLE call_origins (
+     id INTEGER PRIMARY KEY,
+     backend TEXT NOT NULL,
+     endpoint TEXT NOT NULL,
+     model TEXT NOT NULL,
+     UNIQUE (backend, endpoint, model)
+   );
+   CREATE TABLE call_answers (
+     id INTEGER PRIMARY KEY,
+     tag INTEGER NOT NULL,
+     key BLOB NOT NULL,
+     origin INTEGER NOT NULL REFERENCES call_origins(id),
+     response NOT NULL,
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX call_answers_tag ON call_answers(tag);`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */
@@ -134,10 +163,11 @@ interface CacheEntry {
  */
 export function getCachedCall(store: Store, key: string): string | undefined {
   const pending = pendingAnswer(store, key);
-  const row =
-    pending === undefined
-      ? (store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null)
-      : { response: pending };
+  if (pending !== undefined) return pending;
+  const compact = compactKey(key);
+  const packed = compact && findAnswer(store, compact);
+  if (packed) return unpackAnswer(packed);
+  const row = store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null;
   return row?.response;
 }
 

@@ -211,10 +211,65 @@ function rowOf(line: unknown): PendingRow {
   return { t: "ledger", row: Object.fromEntries(LEDGER_COLUMNS.map((c, i) => [c, v[i] ?? null])) };
 }
 
+/** A 64-hex cache key as its 32 bytes (the compact table's key), or undefined for any other key. */
+export function compactKey(key: string): Uint8Array | undefined {
+  return /^[0-9a-f]{64}$/.test(key) ? Buffer.from(key, "hex") : undefined;
+}
+
+/**
+ * A cache answer as call_answers stores it: deflated when that is shorter (long answers: analyses,
+ * proposals), else its text. unpackAnswer reads either.
+ */
+function packAnswer(text: string): string | Uint8Array<ArrayBuffer> {
+  if (text.length < 160) return text;
+  const packed = Bun.deflateSync(Buffer.from(text), { level: 6 });
+  return packed.length < Buffer.byteLength(text) * 0.9 ? packed : text;
+}
+
+export function unpackAnswer(stored: string | Uint8Array<ArrayBuffer>): string {
+  return typeof stored === "string" ? stored : Buffer.from(Bun.inflateSync(stored)).toString("utf8");
+}
+
+/** The first 6 bytes of a compact key as a number: call_answers' index (the key is compared on reading). */
+function tagOf(key: Uint8Array): number {
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).readUIntBE(0, 6);
+}
+
+/** The stored answer (as packAnswer left it) for a compact key, from call_answers. */
+export function findAnswer(store: Store, key: Uint8Array): string | Uint8Array<ArrayBuffer> | undefined {
+  const rows = store.db.query("SELECT key, response FROM call_answers WHERE tag = ?").all(tagOf(key)) as {
+    key: Uint8Array;
+    response: string | Uint8Array<ArrayBuffer>;
+  }[];
+  return rows.find((r) => Buffer.compare(r.key, key) === 0)?.response;
+}
+
+/** The id of a call_origins row (added if new), remembered in `ids` for the rows of one batch. */
+function originId(store: Store, ids: Map<string, number>, backend: string, endpoint: string, model: string): number {
+  const name = JSON.stringify([backend, endpoint, model]);
+  let id = ids.get(name);
+  if (id === undefined) {
+    store.db
+      .query("INSERT OR IGNORE INTO call_origins (backend, endpoint, model) VALUES (?, ?, ?)")
+      .run(backend, endpoint, model);
+    id = (
+      store.db
+        .query("SELECT id FROM call_origins WHERE backend = ? AND endpoint = ? AND model = ?")
+        .get(backend, endpoint, model) as { id: number }
+    ).id;
+    ids.set(name, id);
+  }
+  return id;
+}
+
 function applyRows(store: Store, rows: readonly PendingRow[], replay = false): void {
   const cache = store.db.query(
     "INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)",
   );
+  const answers = store.db.query(
+    "INSERT INTO call_answers (tag, key, origin, response, created_at) VALUES (?, ?, ?, ?, ?)",
+  );
+  const origins = new Map<string, number>();
   const ledger = store.db.query(
     `INSERT INTO call_ledger (${LEDGER_COLUMNS.join(", ")}) VALUES (${LEDGER_COLUMNS.map(() => "?").join(", ")})`,
   );
@@ -233,8 +288,19 @@ function applyRows(store: Store, rows: readonly PendingRow[], replay = false): v
         seen.add(identity(r));
   }
   for (const r of rows) {
-    if (r.t === "cache") cache.run(r.key, r.backend, r.endpoint, r.model, r.response, r.at);
-    else {
+    if (r.t === "cache") {
+      const key = compactKey(r.key);
+      // First writer wins, as INSERT OR IGNORE does for call_cache (a replay, another process).
+      if (key && findAnswer(store, key) === undefined)
+        answers.run(
+          tagOf(key),
+          key,
+          originId(store, origins, r.backend, r.endpoint, r.model),
+          packAnswer(r.response),
+          r.at,
+        );
+      else if (!key) cache.run(r.key, r.backend, r.endpoint, r.model, r.response, r.at);
+    } else {
       if (seen?.has(identity(r.row))) continue;
       ledger.run(...LEDGER_COLUMNS.map((c) => r.row[c] ?? null));
     }

@@ -7,8 +7,11 @@ import {
   ledgerRows,
   openCallCache,
   openRunStore,
+  putCachedCall,
   useCallTables,
 } from "../../src/store/index.ts";
+import { CALLS_MIGRATIONS, CALLS_NAMESPACE } from "../../src/store/calls.ts";
+import { openStore } from "../../src/store/db.ts";
 import { REPO_ROOT } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
 
@@ -84,6 +87,85 @@ describe("pending call rows", () => {
     const again = openRunStore(state);
     useCallTables(again);
     expect(ledgerRows(again, "r").map((x) => x.at)).toEqual([ROW.at, ROW.at + 1]);
+    again.close();
+  });
+});
+
+// Issue 31 §2: answers are stored compactly (call_answers: 32-byte keys, origins once, long
+// answers deflated); a cache written by an earlier version (call_cache) reads the same.
+describe("compact cache answers", () => {
+  const ORIGIN = { backend: "sim", endpoint: "sim:target", model: "skillopt-sim" };
+  const hexKey = (i: number) => i.toString(16).padStart(64, "0");
+
+  test("a cache an earlier version wrote still answers, after the migration, beside new answers", () => {
+    using dir = tempDir();
+    const file = join(dir.path, "calls.sqlite");
+    // The schema as the version before call_answers left it, with one of its rows.
+    const old = openStore(file, { migrations: CALLS_MIGRATIONS.slice(0, 4), namespace: CALLS_NAMESPACE });
+    old.db
+      .query("INSERT INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(hexKey(1), "sim", "sim:target", "skillopt-sim", '{"text":"old"}', 1);
+    old.close();
+    const cache = openCallCache(dir.path);
+    expect(getCachedCall(cache, hexKey(1))).toBe('{"text":"old"}');
+    putCachedCall(cache, { key: hexKey(2), ...ORIGIN, response: '{"text":"new"}' });
+    putCachedCall(cache, { key: "not-a-hash", ...ORIGIN, response: '{"text":"other"}' });
+    cache.close();
+    const again = openCallCache(dir.path);
+    expect([hexKey(1), hexKey(2), "not-a-hash", hexKey(3)].map((k) => getCachedCall(again, k))).toEqual([
+      '{"text":"old"}',
+      '{"text":"new"}',
+      '{"text":"other"}',
+      undefined,
+    ]);
+    const count = (sql: string) => (again.db.query(sql).get() as { n: number }).n;
+    expect(count("SELECT count(*) AS n FROM call_answers")).toBe(1);
+    expect(count("SELECT count(*) AS n FROM call_cache")).toBe(2); // the old row and the key that is no hash
+    again.close();
+  });
+
+  test("a long answer is stored deflated and reads back exactly; keys sharing a tag stay apart", () => {
+    using dir = tempDir();
+    const cache = openCallCache(dir.path);
+    const long = JSON.stringify({ text: "edit the rule about dates ".repeat(40), finishReason: "stop" });
+    // Same first 6 bytes (the index's tag), different keys.
+    const a = `abcdef123456${"0".repeat(52)}`;
+    const b = `abcdef123456${"1".repeat(52)}`;
+    putCachedCall(cache, { key: a, ...ORIGIN, response: long });
+    putCachedCall(cache, { key: b, ...ORIGIN, response: '{"text":"b"}' });
+    cache.close();
+    const again = openCallCache(dir.path);
+    expect(getCachedCall(again, a)).toBe(long);
+    expect(getCachedCall(again, b)).toBe('{"text":"b"}');
+    const stored = again.db.query("SELECT response FROM call_answers WHERE key = ?").get(Buffer.from(a, "hex")) as {
+      response: unknown;
+    };
+    expect(stored.response).toBeInstanceOf(Uint8Array);
+    expect((stored.response as Uint8Array).length).toBeLessThan(long.length / 4);
+    expect(again.db.query("SELECT backend, endpoint, model FROM call_origins").all()).toEqual([ORIGIN]);
+    again.close();
+  });
+
+  test("a side file whose answers were applied before the kill emptied it adds none twice", () => {
+    using dir = tempDir();
+    const cache = openCallCache(dir.path);
+    putCachedCall(cache, { key: hexKey(7), ...ORIGIN, response: '{"text":"first"}' }, 5);
+    cache.close();
+    const dead = 2 ** 22 + 12_346; // above the kernel's pid limit: no live process
+    const line = (key: string, text: string) =>
+      `${JSON.stringify(["c", key, ORIGIN.backend, ORIGIN.endpoint, ORIGIN.model, `{"text":"${text}"}`, 6])}\n`;
+    writeFileSync(
+      join(dir.path, `calls.sqlite.pending-${dead}-1`),
+      `${line(hexKey(7), "second")}${line(hexKey(8), "eight")}["c","${hexKey(9)}","si`,
+    );
+    const again = openCallCache(dir.path);
+    expect([7, 8, 9].map((i) => getCachedCall(again, hexKey(i)))).toEqual([
+      '{"text":"first"}', // first writer wins
+      '{"text":"eight"}',
+      undefined, // the torn line
+    ]);
+    expect((again.db.query("SELECT count(*) AS n FROM call_answers").get() as { n: number }).n).toBe(2);
+    expect(readdirSync(dir.path).filter((n) => n.includes(".pending-"))).toEqual([]);
     again.close();
   });
 });
