@@ -55,6 +55,9 @@ const RUNS_MIGRATIONS: Migrations = [
   // checkpoint keeps the current and best skill hashes, from which the derived files are rebuilt.
   `ALTER TABLE checkpoints ADD COLUMN current_hash TEXT;
    ALTER TABLE checkpoints ADD COLUMN best_hash TEXT;`,
+  // Evaluations are read in one pass in commit order, never by step: the index was one more page
+  // written to the WAL at every checkpoint.
+  `DROP INDEX IF EXISTS evaluations_step;`,
 ];
 
 /** Open (or create) a run store. */
