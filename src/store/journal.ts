@@ -20,6 +20,13 @@ type PendingRow =
   | { t: "cache"; key: string; backend: string; endpoint: string; model: string; response: string; at: number }
   | { t: "ledger"; row: Record<string, string | number | null> };
 
+/**
+ * A side file is emptied after an apply only once it holds this many bytes: the rows it keeps are
+ * already in the database (a replay skips them), and emptying it at every checkpoint put the next
+ * rows on a new page of the page cache, a 4 KiB page written per checkpoint for a few rows.
+ */
+const KEEP_BYTES = 64 * 1024;
+
 /** Pending rows are applied once this many are waiting, or this many bytes of them. */
 const FLUSH_ROWS = 4096;
 const FLUSH_BYTES = 4 * 2 ** 20;
@@ -29,6 +36,10 @@ interface Journal {
   fd: number | undefined;
   rows: PendingRow[];
   bytes: number;
+  /** Bytes in the side file (applied rows it still holds included). */
+  fileBytes: number;
+  /** Origins (backend, endpoint, model) the side file has declared, by their number in it. */
+  origins: Map<string, number>;
   /** Keys of the cache answers this journal holds (in `answersByFile` until applied). */
   answers: string[];
 }
@@ -52,7 +63,7 @@ function journalOf(store: Store): Journal {
   let j = journals.get(store);
   if (!j) {
     const file = join(dirname(store.path), `${sideFilePrefix(store)}${process.pid}-${++serial}`);
-    j = { file, fd: undefined, rows: [], bytes: 0, answers: [] };
+    j = { file, fd: undefined, rows: [], bytes: 0, fileBytes: 0, origins: new Map(), answers: [] };
     journals.set(store, j);
     liveFiles.add(file);
     // Closing the store applies what is pending first and removes the side file.
@@ -75,7 +86,7 @@ export function appendPending(store: Store, row: PendingRow): void {
     return;
   }
   const j = journalOf(store);
-  const line = `${JSON.stringify(lineOf(row))}\n`;
+  const { line, origin } = lineOf(row, j.origins);
   try {
     j.fd ??= openSync(j.file, "a", 0o600);
     const bytes = Buffer.from(line);
@@ -93,8 +104,10 @@ export function appendPending(store: Store, row: PendingRow): void {
       },
     );
   }
+  if (origin) j.origins.set(origin, j.origins.size);
   j.rows.push(row);
   j.bytes += line.length;
+  j.fileBytes += line.length;
   if (row.t === "cache") {
     const answers = answersByFile.get(store.path) ?? new Map<string, string>();
     answersByFile.set(store.path, answers);
@@ -126,7 +139,7 @@ export function flushPending(store: Store): void {
   j.rows = [];
   j.bytes = 0;
   j.answers = [];
-  if (j.fd !== undefined) writing(store, () => ftruncateSync(j.fd!, 0));
+  emptyIfLarge(store, j);
 }
 
 /**
@@ -146,8 +159,16 @@ export function applyPendingInTransaction(store: Store): () => void {
     for (const key of j.answers) answers?.delete(key);
     j.answers = [];
     j.bytes = 0;
-    if (j.fd !== undefined && j.rows.length === 0) writing(store, () => ftruncateSync(j.fd!, 0));
+    if (j.rows.length === 0) emptyIfLarge(store, j);
   };
+}
+
+/** Empty the side file (every row applied) once it has grown past KEEP_BYTES. */
+function emptyIfLarge(store: Store, j: Journal): void {
+  if (j.fd === undefined || j.fileBytes < KEEP_BYTES) return;
+  writing(store, () => ftruncateSync(j.fd!, 0));
+  j.fileBytes = 0;
+  j.origins.clear();
 }
 
 /** Apply the pending rows and remove the side file (before the store closes). */
@@ -194,19 +215,57 @@ const LEDGER_COLUMNS = [
 
 /**
  * A row as its side-file line: an array of values in column order, without the names (a ledger row
- * as an object was twice as long). Lines written by earlier versions, objects, still read.
+ * as an object was twice as long), and backend, endpoint and model as the number of an origin the
+ * file declared before (["o", backend, endpoint, model], written with the first row that uses it,
+ * in the same write): ["c", key, origin, response, at] and ["L", origin, ...the other columns].
+ * Lines written by earlier versions (objects; "c" and "l" arrays with the three strings) still read.
  */
-function lineOf(row: PendingRow): unknown[] {
-  if (row.t === "cache") return ["c", row.key, row.backend, row.endpoint, row.model, row.response, row.at];
-  return ["l", ...LEDGER_COLUMNS.map((c) => row.row[c] ?? null)];
+function lineOf(row: PendingRow, origins: ReadonlyMap<string, number>): { line: string; origin?: string } {
+  const [backend, endpoint, model] =
+    row.t === "cache"
+      ? [row.backend, row.endpoint, row.model]
+      : [row.row.backend, row.row.endpoint, row.row.model].map((v) => String(v ?? ""));
+  const name = JSON.stringify([backend, endpoint, model]);
+  const known = origins.get(name);
+  const n = known ?? origins.size;
+  const declare = known === undefined ? `${JSON.stringify(["o", backend, endpoint, model])}\n` : "";
+  const values =
+    row.t === "cache"
+      ? ["c", row.key, n, row.response, row.at]
+      : ["L", n, ...LEDGER_COLUMNS.filter((c) => !ORIGIN_COLUMNS.has(c)).map((c) => row.row[c] ?? null)];
+  return { line: `${declare}${JSON.stringify(values)}\n`, ...(known === undefined ? { origin: name } : {}) };
 }
 
-function rowOf(line: unknown): PendingRow {
+const ORIGIN_COLUMNS: ReadonlySet<string> = new Set(["backend", "endpoint", "model"]);
+
+/** A side file's line as a row (undefined for an origin's line, which `origins` takes). */
+function rowOf(line: unknown, origins: string[][]): PendingRow | undefined {
   if (!Array.isArray(line)) return line as PendingRow;
   const [t, ...v] = line as [string, ...(string | number | null)[]];
+  if (t === "o") {
+    origins.push(v.map(String));
+    return undefined;
+  }
+  if (t === "c" && typeof v[1] === "number") {
+    const [key, n, response, at] = v as [string, number, string, number];
+    const [backend, endpoint, model] = origins[n]!;
+    return { t: "cache", key, backend: backend!, endpoint: endpoint!, model: model!, response, at };
+  }
   if (t === "c") {
     const [key, backend, endpoint, model, response, at] = v as [string, string, string, string, string, number];
     return { t: "cache", key, backend, endpoint, model, response, at };
+  }
+  if (t === "L") {
+    const [n, ...rest] = v as [number, ...(string | number | null)[]];
+    const [backend, endpoint, model] = origins[n]!;
+    const others = LEDGER_COLUMNS.filter((c) => !ORIGIN_COLUMNS.has(c));
+    return {
+      t: "ledger",
+      row: { ...Object.fromEntries(others.map((c, i) => [c, rest[i] ?? null])), backend, endpoint, model } as Record<
+        string,
+        string | number | null
+      >,
+    };
   }
   return { t: "ledger", row: Object.fromEntries(LEDGER_COLUMNS.map((c, i) => [c, v[i] ?? null])) };
 }
@@ -326,10 +385,12 @@ export function replayPending(store: Store): void {
     const pid = Number(name.slice(prefix.length).split("-")[0]);
     if (liveFiles.has(file) || (pid !== process.pid && processAlive(pid)) || !existsSync(file)) continue;
     const rows: PendingRow[] = [];
+    const origins: string[][] = [];
     for (const line of readFileSync(file, "utf8").split("\n")) {
       if (!line) continue;
       try {
-        rows.push(rowOf(JSON.parse(line)));
+        const row = rowOf(JSON.parse(line), origins);
+        if (row) rows.push(row);
       } catch {
         // the line a kill cut short: its call never completed from the store's view
       }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   getCachedCall,
@@ -167,5 +167,78 @@ describe("compact cache answers", () => {
     expect((again.db.query("SELECT count(*) AS n FROM call_answers").get() as { n: number }).n).toBe(2);
     expect(readdirSync(dir.path).filter((n) => n.includes(".pending-"))).toEqual([]);
     again.close();
+  });
+});
+
+describe("side file lines", () => {
+  test("applied rows stay in the side file; a process killed after more rows adds each once on the next open", () => {
+    using dir = tempDir();
+    const script = join(dir.path, "writer.ts");
+    const hex = (i: number) => i.toString(16).padStart(64, "a");
+    writeFileSync(
+      script,
+      `import { insertLedgerRow, ledgerRows, openCallCache, openRunStore, putCachedCall, useCallTables } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
+       import { flushPending } from ${JSON.stringify(join(REPO_ROOT, "src/store/journal.ts"))};
+       const cache = openCallCache(process.argv[2]);
+       const run = openRunStore(process.argv[3]);
+       useCallTables(run);
+       const hex = ${hex.toString()};
+       for (let i = 0; i < 6; i++) {
+         putCachedCall(cache, { key: hex(i), backend: "sim", endpoint: "sim:" + (i % 2), model: "m", response: JSON.stringify({ text: "answer " + i }) });
+         insertLedgerRow(run, { ...${JSON.stringify(ROW)}, endpoint: "sim:" + (i % 2), cache_key: hex(i), at: ${ROW.at} + i });
+         if (i === 2) { flushPending(cache); ledgerRows(run, "r"); }
+       }
+       process.kill(process.pid, "SIGKILL");`,
+    );
+    const state = join(dir.path, "run", "state.sqlite");
+    const r = Bun.spawnSync([process.execPath, script, join(dir.path, "cache"), state], { stderr: "pipe" });
+    expect(r.signalCode).toBe("SIGKILL");
+    const side = readdirSync(join(dir.path, "cache")).find((n) => n.includes(".pending-"))!;
+    const lines = readFileSync(join(dir.path, "cache", side), "utf8")
+      .trim()
+      .split("\n");
+    // Two origins declared once each, six answers (three of them applied before the kill).
+    expect(lines.map((l) => (JSON.parse(l) as unknown[])[0])).toEqual(["o", "c", "o", "c", "c", "c", "c", "c"]);
+    const cache = openCallCache(join(dir.path, "cache"));
+    for (let i = 0; i < 6; i++) expect(getCachedCall(cache, hex(i))).toBe(JSON.stringify({ text: `answer ${i}` }));
+    expect((cache.db.query("SELECT count(*) AS n FROM call_answers").get() as { n: number }).n).toBe(6);
+    expect(cache.db.query("SELECT endpoint FROM call_origins ORDER BY endpoint").all()).toEqual([
+      { endpoint: "sim:0" },
+      { endpoint: "sim:1" },
+    ]);
+    cache.close();
+    const run = openRunStore(state);
+    useCallTables(run);
+    const rows = ledgerRows(run, "r");
+    expect(rows.map((x) => [x.cache_key, x.endpoint, x.model])).toEqual(
+      [0, 1, 2, 3, 4, 5].map((i) => [hex(i), `sim:${i % 2}`, "m"]),
+    );
+    expect(rows[0]).toEqual({ ...ROW, endpoint: "sim:0", cache_key: hex(0) });
+    run.close();
+  });
+
+  test("lines of the previous array form (backend, endpoint and model in each) still apply", () => {
+    using dir = tempDir();
+    const dead = 2 ** 22 + 12_347; // above the kernel's pid limit: no live process
+    const key = "b".repeat(64);
+    writeFileSync(
+      join(dir.path, `calls.sqlite.pending-${dead}-1`),
+      `${JSON.stringify(["c", key, "sim", "sim:target", "m", '{"text":"x"}', 5])}\n`,
+    );
+    const cache = openCallCache(dir.path);
+    expect(getCachedCall(cache, key)).toBe('{"text":"x"}');
+    cache.close();
+    const state = join(dir.path, "run", "state.sqlite");
+    const first = openRunStore(state);
+    first.close();
+    const columns = Object.keys(ROW);
+    writeFileSync(
+      `${state}.pending-${dead}-1`,
+      `${JSON.stringify(["l", ...columns.map((c) => (c === "cached" ? 0 : (ROW as Record<string, unknown>)[c]))])}\n`,
+    );
+    const run = openRunStore(state);
+    useCallTables(run);
+    expect(ledgerRows(run, "r")).toEqual([ROW]);
+    run.close();
   });
 });
