@@ -1,15 +1,7 @@
 import { join } from "node:path";
 import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
-import {
-  appendPending,
-  compactKey,
-  findAnswer,
-  flushPending,
-  pendingAnswer,
-  replayPending,
-  unpackAnswer,
-} from "./journal.ts";
+import { appendPending, compactKey, findAnswer, flushPending, pendingAnswer, replayPending } from "./journal.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
 export const CALLS_NAMESPACE = "calls";
@@ -111,7 +103,8 @@ export const CALLS_MIGRATIONS: Migrations = [
      key BLOB NOT NULL,
      origin INTEGER NOT NULL REFERENCES call_origins(id),
      response NOT NULL,
-     created_at INTEGER NOT NULL
+     created_at INTEGER NOT NULL,
+     elided INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX call_answers_tag ON call_answers(tag);`,
 ];
@@ -165,8 +158,8 @@ export function getCachedCall(store: Store, key: string): string | undefined {
   const pending = pendingAnswer(store, key);
   if (pending !== undefined) return pending;
   const compact = compactKey(key);
-  const packed = compact && findAnswer(store, compact);
-  if (packed) return unpackAnswer(packed);
+  const found = compact && findAnswer(store, compact);
+  if (found) return found;
   const row = store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null;
   return row?.response;
 }

@@ -217,7 +217,8 @@ const LEDGER_COLUMNS = [
  * A row as its side-file line: an array of values in column order, without the names (a ledger row
  * as an object was twice as long), and backend, endpoint and model as the number of an origin the
  * file declared before (["o", backend, endpoint, model], written with the first row that uses it,
- * in the same write): ["c", key, origin, response, at] and ["L", origin, ...the other columns].
+ * in the same write): ["c", key, origin, response, at] (with a trailing 1 when the response's model
+ * is elided: elideModel) and ["L", origin, ...the other columns].
  * Lines written by earlier versions (objects; "c" and "l" arrays with the three strings) still read.
  */
 function lineOf(row: PendingRow, origins: ReadonlyMap<string, number>): { line: string; origin?: string } {
@@ -231,9 +232,15 @@ function lineOf(row: PendingRow, origins: ReadonlyMap<string, number>): { line: 
   const declare = known === undefined ? `${JSON.stringify(["o", backend, endpoint, model])}\n` : "";
   const values =
     row.t === "cache"
-      ? ["c", row.key, n, row.response, row.at]
+      ? cacheLine(row, n)
       : ["L", n, ...LEDGER_COLUMNS.filter((c) => !ORIGIN_COLUMNS.has(c)).map((c) => row.row[c] ?? null)];
   return { line: `${declare}${JSON.stringify(values)}\n`, ...(known === undefined ? { origin: name } : {}) };
+}
+
+/** ["c", key, origin, response, at], or with the response's model elided: [..., at, 1]. */
+function cacheLine(row: Extract<PendingRow, { t: "cache" }>, n: number): unknown[] {
+  const cut = elideModel(row.response, row.model);
+  return cut === undefined ? ["c", row.key, n, row.response, row.at] : ["c", row.key, n, cut, row.at, 1];
 }
 
 const ORIGIN_COLUMNS: ReadonlySet<string> = new Set(["backend", "endpoint", "model"]);
@@ -247,9 +254,10 @@ function rowOf(line: unknown, origins: string[][]): PendingRow | undefined {
     return undefined;
   }
   if (t === "c" && typeof v[1] === "number") {
-    const [key, n, response, at] = v as [string, number, string, number];
+    const [key, n, response, at, elided] = v as [string, number, string, number, number | undefined];
     const [backend, endpoint, model] = origins[n]!;
-    return { t: "cache", key, backend: backend!, endpoint: endpoint!, model: model!, response, at };
+    const text = elided ? restoreModel(response, model!) : response;
+    return { t: "cache", key, backend: backend!, endpoint: endpoint!, model: model!, response: text, at };
   }
   if (t === "c") {
     const [key, backend, endpoint, model, response, at] = v as [string, string, string, string, string, number];
@@ -276,17 +284,30 @@ export function compactKey(key: string): Uint8Array | undefined {
 }
 
 /**
- * A cache answer as call_answers stores it: deflated when that is shorter (long answers: analyses,
- * proposals), else its text. unpackAnswer reads either.
+ * An answer's text without the model it names when that is the model of its origin and ends it, as
+ * the stored answers of the model layer do (`…,"model":"<model>"}`): about 60 bytes of a short
+ * answer, in its side-file line, its row and the row's copy in the WAL. Undefined when it does not.
  */
-function packAnswer(text: string): string | Uint8Array<ArrayBuffer> {
-  if (text.length < 160) return text;
-  const packed = Bun.deflateSync(Buffer.from(text), { level: 6 });
-  return packed.length < Buffer.byteLength(text) * 0.9 ? packed : text;
+function elideModel(text: string, model: string): string | undefined {
+  const tail = `,"model":${JSON.stringify(model)}}`;
+  return text.endsWith(tail) ? text.slice(0, -tail.length) : undefined;
 }
 
-export function unpackAnswer(stored: string | Uint8Array<ArrayBuffer>): string {
-  return typeof stored === "string" ? stored : Buffer.from(Bun.inflateSync(stored)).toString("utf8");
+function restoreModel(elided: string, model: string): string {
+  return `${elided},"model":${JSON.stringify(model)}}`;
+}
+
+/**
+ * A cache answer as call_answers stores it: its model elided (elideModel) and the rest deflated
+ * when that is shorter (long answers: analyses, proposals), else its text. findAnswer reads it.
+ */
+function packAnswer(text: string, model: string): { response: string | Uint8Array<ArrayBuffer>; elided: number } {
+  const cut = elideModel(text, model);
+  const rest = cut ?? text;
+  const elided = cut === undefined ? 0 : 1;
+  if (rest.length < 160) return { response: rest, elided };
+  const packed = Bun.deflateSync(Buffer.from(rest), { level: 6 });
+  return { response: packed.length < Buffer.byteLength(rest) * 0.9 ? packed : rest, elided };
 }
 
 /** The first 6 bytes of a compact key as a number: call_answers' index (the key is compared on reading). */
@@ -294,13 +315,23 @@ function tagOf(key: Uint8Array): number {
   return Buffer.from(key.buffer, key.byteOffset, key.byteLength).readUIntBE(0, 6);
 }
 
-/** The stored answer (as packAnswer left it) for a compact key, from call_answers. */
-export function findAnswer(store: Store, key: Uint8Array): string | Uint8Array<ArrayBuffer> | undefined {
-  const rows = store.db.query("SELECT key, response FROM call_answers WHERE tag = ?").all(tagOf(key)) as {
+/** The answer for a compact key from call_answers, as it was put, or undefined. */
+export function findAnswer(store: Store, key: Uint8Array): string | undefined {
+  const rows = store.db
+    .query(
+      "SELECT a.key, a.response, a.elided, o.model FROM call_answers a JOIN call_origins o ON o.id = a.origin WHERE a.tag = ?",
+    )
+    .all(tagOf(key)) as {
     key: Uint8Array;
     response: string | Uint8Array<ArrayBuffer>;
+    elided: number;
+    model: string;
   }[];
-  return rows.find((r) => Buffer.compare(r.key, key) === 0)?.response;
+  const row = rows.find((r) => Buffer.compare(r.key, key) === 0);
+  if (!row) return undefined;
+  const text =
+    typeof row.response === "string" ? row.response : Buffer.from(Bun.inflateSync(row.response)).toString("utf8");
+  return row.elided ? restoreModel(text, row.model) : text;
 }
 
 /** The id of a call_origins row (added if new), remembered in `ids` for the rows of one batch. */
@@ -326,7 +357,7 @@ function applyRows(store: Store, rows: readonly PendingRow[], replay = false): v
     "INSERT OR IGNORE INTO call_cache (key, backend, endpoint, model, response, created_at) VALUES (?, ?, ?, ?, ?, ?)",
   );
   const answers = store.db.query(
-    "INSERT INTO call_answers (tag, key, origin, response, created_at) VALUES (?, ?, ?, ?, ?)",
+    "INSERT INTO call_answers (tag, key, origin, response, created_at, elided) VALUES (?, ?, ?, ?, ?, ?)",
   );
   const origins = new Map<string, number>();
   const ledger = store.db.query(
@@ -350,15 +381,10 @@ function applyRows(store: Store, rows: readonly PendingRow[], replay = false): v
     if (r.t === "cache") {
       const key = compactKey(r.key);
       // First writer wins, as INSERT OR IGNORE does for call_cache (a replay, another process).
-      if (key && findAnswer(store, key) === undefined)
-        answers.run(
-          tagOf(key),
-          key,
-          originId(store, origins, r.backend, r.endpoint, r.model),
-          packAnswer(r.response),
-          r.at,
-        );
-      else if (!key) cache.run(r.key, r.backend, r.endpoint, r.model, r.response, r.at);
+      if (key && findAnswer(store, key) === undefined) {
+        const { response, elided } = packAnswer(r.response, r.model);
+        answers.run(tagOf(key), key, originId(store, origins, r.backend, r.endpoint, r.model), response, r.at, elided);
+      } else if (!key) cache.run(r.key, r.backend, r.endpoint, r.model, r.response, r.at);
     } else {
       if (seen?.has(identity(r.row))) continue;
       ledger.run(...LEDGER_COLUMNS.map((c) => r.row[c] ?? null));

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   getCachedCall,
@@ -144,6 +144,35 @@ describe("compact cache answers", () => {
     expect((stored.response as Uint8Array).length).toBeLessThan(long.length / 4);
     expect(again.db.query("SELECT backend, endpoint, model FROM call_origins").all()).toEqual([ORIGIN]);
     again.close();
+  });
+
+  test("an answer naming its origin's model is kept without it and reads back exactly, from the side file too", () => {
+    using dir = tempDir();
+    const same = JSON.stringify({ text: "7", finishReason: "stop", toolCalls: [], model: ORIGIN.model });
+    const other = JSON.stringify({ text: "8", finishReason: "stop", toolCalls: [], model: "skillopt-sim-2024" });
+    const cache = openCallCache(dir.path);
+    putCachedCall(cache, { key: hexKey(1), ...ORIGIN, response: same });
+    putCachedCall(cache, { key: hexKey(2), ...ORIGIN, response: other });
+    const side = readdirSync(dir.path).find((n) => n.includes(".pending-"))!;
+    const lines = readFileSync(join(dir.path, side), "utf8").trim().split("\n");
+    expect(lines[1]).not.toContain(ORIGIN.model);
+    // Read back from the side file (as a replay does) and from the table.
+    const dead = 2 ** 22 + 12_348;
+    writeFileSync(join(dir.path, `calls.sqlite.pending-${dead}-1`), `${lines.join("\n")}\n`);
+    cache.close();
+    const again = openCallCache(dir.path);
+    expect([getCachedCall(again, hexKey(1)), getCachedCall(again, hexKey(2))]).toEqual([same, other]);
+    expect(again.db.query("SELECT elided, length(response) AS n FROM call_answers ORDER BY id").all()).toEqual([
+      { elided: 1, n: same.length - `,"model":${JSON.stringify(ORIGIN.model)}}`.length },
+      { elided: 0, n: other.length },
+    ]);
+    again.close();
+    const fresh = join(dir.path, "fresh");
+    mkdirSync(fresh);
+    writeFileSync(join(fresh, `calls.sqlite.pending-${dead}-1`), `${lines.join("\n")}\n`);
+    const replayed = openCallCache(fresh);
+    expect([getCachedCall(replayed, hexKey(1)), getCachedCall(replayed, hexKey(2))]).toEqual([same, other]);
+    replayed.close();
   });
 
   test("a side file whose answers were applied before the kill emptied it adds none twice", () => {
