@@ -107,6 +107,42 @@ export const CALLS_MIGRATIONS: Migrations = [
      elided INTEGER NOT NULL DEFAULT 0
    );
    CREATE INDEX call_answers_tag ON call_answers(tag);`,
+  // The ledger in a compact form too: call_log keeps backend/endpoint/model as an origin and a
+  // 64-hex cache key as its 32 bytes (about 95 bytes a row instead of 180, every row of which was
+  // written to the WAL and the file at each checkpoint). \`call_ledger\` is now a view over the rows
+  // of earlier versions (call_ledger_v1) and call_log, with the same columns, read as before;
+  // call_log's ids continue after call_ledger_v1's (src/store/journal.ts), so ORDER BY id is
+  // still the order of the calls.
+  `ALTER TABLE call_ledger RENAME TO call_ledger_v1;
+   CREATE TABLE call_log (
+     id INTEGER PRIMARY KEY,
+     run_id TEXT NOT NULL,
+     at INTEGER NOT NULL,
+     role TEXT NOT NULL,
+     stage TEXT NOT NULL,
+     origin INTEGER NOT NULL REFERENCES call_origins(id),
+     cache_key,
+     cached INTEGER NOT NULL,
+     attempts INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     prompt_tokens INTEGER NOT NULL,
+     completion_tokens INTEGER NOT NULL,
+     cached_tokens INTEGER NOT NULL,
+     reasoning_tokens INTEGER NOT NULL,
+     cost_usd REAL,
+     latency_ms INTEGER NOT NULL,
+     error TEXT
+   );
+   CREATE VIEW call_ledger AS
+     SELECT id, run_id, at, role, stage, backend, endpoint, model, cache_key, cached, attempts, status,
+            prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_usd, latency_ms, error
+       FROM call_ledger_v1
+     UNION ALL
+     SELECT l.id, l.run_id, l.at, l.role, l.stage, o.backend, o.endpoint, o.model,
+            CASE WHEN typeof(l.cache_key) = 'blob' THEN lower(hex(l.cache_key)) ELSE l.cache_key END,
+            l.cached, l.attempts, l.status, l.prompt_tokens, l.completion_tokens, l.cached_tokens,
+            l.reasoning_tokens, l.cost_usd, l.latency_ms, l.error
+       FROM call_log l JOIN call_origins o ON o.id = l.origin;`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */

@@ -245,6 +245,9 @@ function cacheLine(row: Extract<PendingRow, { t: "cache" }>, n: number): unknown
 
 const ORIGIN_COLUMNS: ReadonlySet<string> = new Set(["backend", "endpoint", "model"]);
 
+/** The ledger's columns that call_log keeps as they are (backend, endpoint and model are its origin). */
+const LOG_COLUMNS = LEDGER_COLUMNS.filter((c) => !ORIGIN_COLUMNS.has(c));
+
 /** A side file's line as a row (undefined for an origin's line, which `origins` takes). */
 function rowOf(line: unknown, origins: string[][]): PendingRow | undefined {
   if (!Array.isArray(line)) return line as PendingRow;
@@ -361,8 +364,10 @@ function applyRows(store: Store, rows: readonly PendingRow[], replay = false): v
   );
   const origins = new Map<string, number>();
   const ledger = store.db.query(
-    `INSERT INTO call_ledger (${LEDGER_COLUMNS.join(", ")}) VALUES (${LEDGER_COLUMNS.map(() => "?").join(", ")})`,
+    `INSERT INTO call_log (id, origin, ${LOG_COLUMNS.join(", ")}) VALUES (?, ?, ${LOG_COLUMNS.map(() => "?").join(", ")})`,
   );
+  // call_log's ids continue after those of the rows earlier versions wrote (call_ledger_v1).
+  let nextId: number | undefined;
   // A replayed row may already be in the table (killed after the commit, before the truncation):
   // the rows of the table from the replay's earliest time on, read in one scan.
   const identity = (r: Record<string, unknown>) =>
@@ -387,7 +392,23 @@ function applyRows(store: Store, rows: readonly PendingRow[], replay = false): v
       } else if (!key) cache.run(r.key, r.backend, r.endpoint, r.model, r.response, r.at);
     } else {
       if (seen?.has(identity(r.row))) continue;
-      ledger.run(...LEDGER_COLUMNS.map((c) => r.row[c] ?? null));
+      nextId ??=
+        (
+          store.db
+            .query(
+              "SELECT max(COALESCE((SELECT max(id) FROM call_ledger_v1), 0), COALESCE((SELECT max(id) FROM call_log), 0)) AS n",
+            )
+            .get() as { n: number }
+        ).n + 1;
+      const origin = originId(
+        store,
+        origins,
+        String(r.row.backend ?? ""),
+        String(r.row.endpoint ?? ""),
+        String(r.row.model ?? ""),
+      );
+      const key = typeof r.row.cache_key === "string" ? (compactKey(r.row.cache_key) ?? r.row.cache_key) : null;
+      ledger.run(nextId++, origin, ...LOG_COLUMNS.map((c) => (c === "cache_key" ? key : (r.row[c] ?? null))));
     }
   }
 }

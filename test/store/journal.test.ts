@@ -271,3 +271,40 @@ describe("side file lines", () => {
     run.close();
   });
 });
+
+describe("compact ledger", () => {
+  test("rows an earlier version wrote read first, then new ones, through the call_ledger view", () => {
+    using dir = tempDir();
+    const state = join(dir.path, "state.sqlite");
+    const key = "c".repeat(64);
+    const old = openStore(state, { migrations: CALLS_MIGRATIONS.slice(0, 4), namespace: CALLS_NAMESPACE });
+    const columns = Object.keys(ROW);
+    const insert = old.db.query(
+      `INSERT INTO call_ledger (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+    );
+    for (const at of [1, 2])
+      insert.run(
+        ...columns.map((c) =>
+          c === "cached" ? 0 : c === "at" ? at : ((ROW as Record<string, unknown>)[c] as string | number | null),
+        ),
+      );
+    old.close();
+    const run = openRunStore(state);
+    useCallTables(run);
+    insertLedgerRow(run, { ...ROW, at: 3, cache_key: key, cost_usd: null, error: "x" });
+    insertLedgerRow(run, { ...ROW, at: 4, cache_key: null, model: "other" });
+    const rows = ledgerRows(run, "r");
+    expect(rows.map((r) => [r.at, r.cache_key, r.model])).toEqual([
+      [1, "k1", "m"],
+      [2, "k1", "m"],
+      [3, key, "m"],
+      [4, null, "other"],
+    ]);
+    expect(rows[2]).toEqual({ ...ROW, at: 3, cache_key: key, cost_usd: null, error: "x" });
+    expect(run.db.query("SELECT id, typeof(cache_key) AS t FROM call_log ORDER BY id").all()).toEqual([
+      { id: 3, t: "blob" },
+      { id: 4, t: "null" },
+    ]);
+    run.close();
+  });
+});
