@@ -13,8 +13,10 @@ import { inTransaction, type Store, writing } from "./db.ts";
  * process's side file with one write(2) (the kernel has it: a killed process loses nothing it
  * wrote) and the rows go into the database together, in one transaction: at each checkpoint of a
  * run (in the checkpoint's own transaction), when enough are pending, and when the store closes.
- * Opening the store applies what a dead process left in its side file (INSERT OR IGNORE for
- * answers; a ledger row already in the table is not added twice), then removes the file.
+ * Opening the store applies what a dead process left in its side file (an answer whose key is
+ * already stored is skipped: the first writer wins; a ledger row already in the table is not added
+ * twice), then removes the file. After an apply the side file keeps the applied rows until it
+ * passes KEEP_BYTES, so a replay also meets rows that are already in the database.
  */
 type PendingRow =
   | { t: "cache"; key: string; backend: string; endpoint: string; model: string; response: string; at: number }
