@@ -99,6 +99,9 @@ function answerKeysOnDisk(cacheDir: string): Set<string> {
     try {
       if (db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_cache'").get())
         for (const r of db.query("SELECT key FROM call_cache").all() as { key: string }[]) keys.add(r.key);
+      if (db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_answers'").get())
+        for (const r of db.query("SELECT lower(hex(key)) AS key FROM call_answers").all() as { key: string }[])
+          keys.add(r.key);
     } finally {
       db.close();
     }
@@ -107,8 +110,11 @@ function answerKeysOnDisk(cacheDir: string): Set<string> {
     if (!name.startsWith("calls.sqlite.pending-")) continue;
     for (const line of readFileSync(join(cacheDir, name), "utf8").split("\n")) {
       try {
-        const row = JSON.parse(line) as { t?: string; key?: string };
-        if (row.t === "cache" && row.key) keys.add(row.key);
+        // An answer's line is ["c", key, …] (src/store/journal.ts); earlier versions wrote {t: "cache", key}.
+        const row = JSON.parse(line) as unknown;
+        if (Array.isArray(row) && row[0] === "c" && typeof row[1] === "string") keys.add(row[1]);
+        const obj = row as { t?: string; key?: string } | null;
+        if (obj && !Array.isArray(obj) && obj.t === "cache" && obj.key) keys.add(obj.key);
       } catch {
         // an empty or torn line
       }

@@ -47,12 +47,19 @@ function mergeLevels(p: number, w: number): number[] {
 export function planBound(runDir: string, shape: PlanShape): PlanBound {
   const db = new Database(join(runDir, "state.sqlite"), { readonly: true });
   try {
+    // Records are stored deflated (src/store/runs.ts); stores written before hold JSON text.
+    const parse = (r: { record_json: string | Uint8Array<ArrayBuffer> }) =>
+      JSON.parse(
+        typeof r.record_json === "string"
+          ? r.record_json
+          : Buffer.from(Bun.inflateSync(r.record_json)).toString("utf8"),
+      ) as Record<string, unknown>;
     const records = (db.query("SELECT record_json FROM steps ORDER BY step").all() as { record_json: string }[]).map(
-      (r) => JSON.parse(r.record_json) as Record<string, unknown>,
+      parse,
     );
     const boundaries = (
       db.query("SELECT record_json FROM boundaries ORDER BY epoch").all() as { record_json: string }[]
-    ).map((r) => JSON.parse(r.record_json) as Record<string, unknown>);
+    ).map(parse);
     const evals = db.query("SELECT step, kind, evaluated FROM evaluations ORDER BY id").all() as {
       step: number;
       kind: string;

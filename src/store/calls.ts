@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
-import { appendPending, countHit, flushPending, pendingAnswer, replayPending } from "./journal.ts";
+import { appendPending, compactKey, findAnswer, flushPending, pendingAnswer, replayPending } from "./journal.ts";
 
 /** Namespace of the call tables (cache + ledger), so they can share a file with other modules. */
-const CALLS_NAMESPACE = "calls";
+export const CALLS_NAMESPACE = "calls";
 
-const CALLS_MIGRATIONS: Migrations = [
+export const CALLS_MIGRATIONS: Migrations = [
   `CREATE TABLE call_cache (
      key TEXT PRIMARY KEY,
      backend TEXT NOT NULL,
@@ -81,6 +81,68 @@ const CALLS_MIGRATIONS: Migrations = [
   // (6.5 of a ×16 step's 26 pages written). A replayed row is still found by run and time.
   `DROP INDEX call_ledger_run;
    CREATE INDEX call_ledger_run_at ON call_ledger(run_id, at);`,
+  // No index on the ledger: a run's rows are read in one pass (a run store holds one run), and the
+  // replay of a side file finds rows already applied in one scan. The index was 3–4 of the ~23
+  // pages each checkpoint wrote to the WAL (its rightmost leaf splits rewrite three siblings).
+  `DROP INDEX IF EXISTS call_ledger_run_at;`,
+  // Cache answers in a compact form: the 64-hex key as its 32 bytes, backend/endpoint/model once per
+  // origin, long answers deflated. Rows are appended in rowid order (a batch fills new pages only)
+  // and found by a 6-byte tag of the key, whose index is a fifth of a full key's; the key itself
+  // is compared on reading. A call_cache row was about 390 bytes plus 70 of index, and a batch of
+  // answers wrote one index page per answer. Rows of call_cache (older versions) still read.
+  `CREATE TABLE call_origins (
+     id INTEGER PRIMARY KEY,
+     backend TEXT NOT NULL,
+     endpoint TEXT NOT NULL,
+     model TEXT NOT NULL,
+     UNIQUE (backend, endpoint, model)
+   );
+   CREATE TABLE call_answers (
+     id INTEGER PRIMARY KEY,
+     tag INTEGER NOT NULL,
+     key BLOB NOT NULL,
+     origin INTEGER NOT NULL REFERENCES call_origins(id),
+     response NOT NULL,
+     created_at INTEGER NOT NULL,
+     elided INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX call_answers_tag ON call_answers(tag);`,
+  // The ledger in a compact form too: call_log keeps backend/endpoint/model as an origin and a
+  // 64-hex cache key as its 32 bytes (about 95 bytes a row instead of 180, every row of which was
+  // written to the WAL and the file at each checkpoint). \`call_ledger\` is now a view over the rows
+  // of earlier versions (call_ledger_v1) and call_log, with the same columns, read as before;
+  // call_log's ids continue after call_ledger_v1's (src/store/journal.ts), so ORDER BY id is
+  // still the order of the calls.
+  `ALTER TABLE call_ledger RENAME TO call_ledger_v1;
+   CREATE TABLE call_log (
+     id INTEGER PRIMARY KEY,
+     run_id TEXT NOT NULL,
+     at INTEGER NOT NULL,
+     role TEXT NOT NULL,
+     stage TEXT NOT NULL,
+     origin INTEGER NOT NULL REFERENCES call_origins(id),
+     cache_key,
+     cached INTEGER NOT NULL,
+     attempts INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     prompt_tokens INTEGER NOT NULL,
+     completion_tokens INTEGER NOT NULL,
+     cached_tokens INTEGER NOT NULL,
+     reasoning_tokens INTEGER NOT NULL,
+     cost_usd REAL,
+     latency_ms INTEGER NOT NULL,
+     error TEXT
+   );
+   CREATE VIEW call_ledger AS
+     SELECT id, run_id, at, role, stage, backend, endpoint, model, cache_key, cached, attempts, status,
+            prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost_usd, latency_ms, error
+       FROM call_ledger_v1
+     UNION ALL
+     SELECT l.id, l.run_id, l.at, l.role, l.stage, o.backend, o.endpoint, o.model,
+            CASE WHEN typeof(l.cache_key) = 'blob' THEN lower(hex(l.cache_key)) ELSE l.cache_key END,
+            l.cached, l.attempts, l.status, l.prompt_tokens, l.completion_tokens, l.cached_tokens,
+            l.reasoning_tokens, l.cost_usd, l.latency_ms, l.error
+       FROM call_log l JOIN call_origins o ON o.id = l.origin;`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */
@@ -123,16 +185,19 @@ interface CacheEntry {
   response: string;
 }
 
-/** The stored response for a key, or undefined; counts the hit. */
+/**
+ * The stored response for a key, or undefined. Hits are not counted: nothing read `hits`, and its
+ * UPDATE rewrote a page of the table (in the WAL and again in the file) for every key served, spread
+ * over the whole cache. The column stays, at 0 for new rows.
+ */
 export function getCachedCall(store: Store, key: string): string | undefined {
   const pending = pendingAnswer(store, key);
-  const row =
-    pending === undefined
-      ? (store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null)
-      : { response: pending };
-  if (!row) return undefined;
-  countHit(store, key);
-  return row.response;
+  if (pending !== undefined) return pending;
+  const compact = compactKey(key);
+  const found = compact && findAnswer(store, compact);
+  if (found) return found;
+  const row = store.db.query("SELECT response FROM call_cache WHERE key = ?").get(key) as { response: string } | null;
+  return row?.response;
 }
 
 /** Store a complete, successful response (first writer wins: a key's answer never changes). */

@@ -55,6 +55,9 @@ const RUNS_MIGRATIONS: Migrations = [
   // checkpoint keeps the current and best skill hashes, from which the derived files are rebuilt.
   `ALTER TABLE checkpoints ADD COLUMN current_hash TEXT;
    ALTER TABLE checkpoints ADD COLUMN best_hash TEXT;`,
+  // Evaluations are read in one pass in commit order, never by step: the index was one more page
+  // written to the WAL at every checkpoint.
+  `DROP INDEX IF EXISTS evaluations_step;`,
 ];
 
 /** Open (or create) a run store. */
@@ -195,7 +198,17 @@ function packJson(value: unknown): Uint8Array {
 }
 
 function unpackJson(stored: Packed): unknown {
-  return JSON.parse(typeof stored === "string" ? stored : Buffer.from(Bun.inflateSync(stored)).toString("utf8"));
+  return JSON.parse(unpackText(stored));
+}
+
+/** A skill text deflated, when that is shorter (a short text is kept as it is). */
+function packText(text: string): Packed {
+  const packed = Bun.deflateSync(Buffer.from(text), { level: 1 });
+  return packed.length < Buffer.byteLength(text) ? packed : text;
+}
+
+function unpackText(stored: Packed): string {
+  return typeof stored === "string" ? stored : Buffer.from(Bun.inflateSync(stored)).toString("utf8");
 }
 
 /** Write one checkpoint atomically. */
@@ -223,7 +236,7 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
       const sk = db.query(
         "INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)",
       );
-      for (const s of cp.skills) sk.run(s.hash, s.text, s.origin, cp.step, now);
+      for (const s of cp.skills) sk.run(s.hash, packText(s.text), s.origin, cp.step, now);
       if (cp.kind === "step" && cp.record) {
         db.query(
           "INSERT OR REPLACE INTO steps (step, epoch, action, outcome, record_json, artifacts_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -232,7 +245,7 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
           cp.epoch,
           String(cp.record.action ?? ""),
           String(cp.record.outcome ?? ""),
-          JSON.stringify(cp.record),
+          packJson(cp.record),
           packJson(cp.artifacts ?? {}),
           now,
         );
@@ -240,7 +253,7 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
       if (cp.kind === "boundary" && cp.record) {
         db.query("INSERT OR REPLACE INTO boundaries (epoch, record_json, created_at) VALUES (?, ?, ?)").run(
           cp.epoch,
-          JSON.stringify(cp.record),
+          packJson(cp.record),
           now,
         );
       }
@@ -300,8 +313,8 @@ export function skillTexts(store: Store, hashes?: readonly string[]): Record<str
           .query(`SELECT hash, text FROM skill_versions WHERE hash IN (${hashes.map(() => "?").join(",")})`)
           .all(...hashes)
       : store.db.query("SELECT hash, text FROM skill_versions").all()
-  ) as { hash: string; text: string }[];
-  return Object.fromEntries(rows.map((r) => [r.hash, r.text]));
+  ) as { hash: string; text: Packed }[];
+  return Object.fromEntries(rows.map((r) => [r.hash, unpackText(r.text)]));
 }
 
 /** Step records in step order (the content of the run folder's step log), unparsed: src/run checks them against their schema. */
@@ -313,14 +326,14 @@ export function stepRecords(store: Store): unknown[] {
 export function stepRecordPage(store: Store, after: number, limit: number): { step: number; record: unknown }[] {
   const rows = store.db
     .query("SELECT step, record_json FROM steps WHERE step > ? ORDER BY step LIMIT ?")
-    .all(after, limit) as { step: number; record_json: string }[];
-  return rows.map((r) => ({ step: r.step, record: JSON.parse(r.record_json) as unknown }));
+    .all(after, limit) as { step: number; record_json: Packed }[];
+  return rows.map((r) => ({ step: r.step, record: unpackJson(r.record_json) }));
 }
 
 /** Epoch-boundary records in epoch order, unparsed. */
 export function boundaryRecords(store: Store): unknown[] {
-  const rows = store.db.query("SELECT record_json FROM boundaries ORDER BY epoch").all() as { record_json: string }[];
-  return rows.map((r) => JSON.parse(r.record_json) as unknown);
+  const rows = store.db.query("SELECT record_json FROM boundaries ORDER BY epoch").all() as { record_json: Packed }[];
+  return rows.map((r) => unpackJson(r.record_json));
 }
 
 export function evaluationRows(store: Store): Record<string, unknown>[] {

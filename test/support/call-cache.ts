@@ -15,6 +15,9 @@ export function storedAnswers(file: string): number {
       db.exec("PRAGMA busy_timeout = 10000");
       if (db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_cache'").get())
         for (const r of db.query("SELECT key FROM call_cache").all() as { key: string }[]) keys.add(r.key);
+      if (db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_answers'").get())
+        for (const r of db.query("SELECT lower(hex(key)) AS key FROM call_answers").all() as { key: string }[])
+          keys.add(r.key);
     } catch {
       // not created yet
     } finally {
