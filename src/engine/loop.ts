@@ -249,6 +249,7 @@ async function startFresh(loop: Loop): Promise<void> {
   const score = gateScore(gate, hard, soft, initial);
   emit({ type: "baseline_done", hard, soft, metric: gate.metric, score });
   const ref = { hash: hash0, hard, soft, score, origin: "initial_skill" };
+  const usage0 = usageRow(out.results);
   const state: LoopState = {
     version: 1,
     lastStep: 0,
@@ -262,7 +263,7 @@ async function startFresh(loop: Loop): Promise<void> {
     stepBuffer: [],
     selCache: { [hash0]: { hard, soft } },
     selItems: { [hash0]: itemScoresOf(out.results) },
-    ...(usageRow(out.results) ? { selUsage: { [hash0]: usageRow(out.results)! } } : {}),
+    ...(usage0 ? { selUsage: { [hash0]: usage0 } } : {}),
     meta: {},
     epochStart: {},
     counts: { accepted: 0, rejected: 0, rejected_early: 0, skipped: 0 },

@@ -2,6 +2,7 @@ import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSy
 import { basename, dirname, join } from "node:path";
 import { errorCode, log, processAlive, StoreError } from "../lib/index.ts";
 import { inTransaction, type Store, writing } from "./db.ts";
+import { type Packed, packText, unpackText } from "./packed.ts";
 
 /**
  * The rows of model calls (call-cache answers and ledger rows) on their way into a store.
@@ -232,10 +233,7 @@ function lineOf(row: PendingRow, origins: ReadonlyMap<string, number>): { line: 
   const known = origins.get(name);
   const n = known ?? origins.size;
   const declare = known === undefined ? `${JSON.stringify(["o", backend, endpoint, model])}\n` : "";
-  const values =
-    row.t === "cache"
-      ? cacheLine(row, n)
-      : ["L", n, ...LEDGER_COLUMNS.filter((c) => !ORIGIN_COLUMNS.has(c)).map((c) => row.row[c] ?? null)];
+  const values = row.t === "cache" ? cacheLine(row, n) : ["L", n, ...LOG_COLUMNS.map((c) => row.row[c] ?? null)];
   return { line: `${declare}${JSON.stringify(values)}\n`, ...(known === undefined ? { origin: name } : {}) };
 }
 
@@ -271,13 +269,14 @@ function rowOf(line: unknown, origins: string[][]): PendingRow | undefined {
   if (t === "L") {
     const [n, ...rest] = v as [number, ...(string | number | null)[]];
     const [backend, endpoint, model] = origins[n]!;
-    const others = LEDGER_COLUMNS.filter((c) => !ORIGIN_COLUMNS.has(c));
     return {
       t: "ledger",
-      row: { ...Object.fromEntries(others.map((c, i) => [c, rest[i] ?? null])), backend, endpoint, model } as Record<
-        string,
-        string | number | null
-      >,
+      row: {
+        ...Object.fromEntries(LOG_COLUMNS.map((c, i) => [c, rest[i] ?? null])),
+        backend,
+        endpoint,
+        model,
+      } as Record<string, string | number | null>,
     };
   }
   return { t: "ledger", row: Object.fromEntries(LEDGER_COLUMNS.map((c, i) => [c, v[i] ?? null])) };
@@ -306,13 +305,12 @@ function restoreModel(elided: string, model: string): string {
  * A cache answer as call_answers stores it: its model elided (elideModel) and the rest deflated
  * when that is shorter (long answers: analyses, proposals), else its text. findAnswer reads it.
  */
-function packAnswer(text: string, model: string): { response: string | Uint8Array<ArrayBuffer>; elided: number } {
+function packAnswer(text: string, model: string): { response: Packed; elided: number } {
   const cut = elideModel(text, model);
-  const rest = cut ?? text;
-  const elided = cut === undefined ? 0 : 1;
-  if (rest.length < 160) return { response: rest, elided };
-  const packed = Bun.deflateSync(Buffer.from(rest), { level: 6 });
-  return { response: packed.length < Buffer.byteLength(rest) * 0.9 ? packed : rest, elided };
+  return {
+    response: packText(cut ?? text, { level: 6, ratio: 0.9, minChars: 160 }),
+    elided: cut === undefined ? 0 : 1,
+  };
 }
 
 /** The first 6 bytes of a compact key as a number: call_answers' index (the key is compared on reading). */
@@ -328,14 +326,13 @@ export function findAnswer(store: Store, key: Uint8Array): string | undefined {
     )
     .all(tagOf(key)) as {
     key: Uint8Array;
-    response: string | Uint8Array<ArrayBuffer>;
+    response: Packed;
     elided: number;
     model: string;
   }[];
   const row = rows.find((r) => Buffer.compare(r.key, key) === 0);
   if (!row) return undefined;
-  const text =
-    typeof row.response === "string" ? row.response : Buffer.from(Bun.inflateSync(row.response)).toString("utf8");
+  const text = unpackText(row.response);
   return row.elided ? restoreModel(text, row.model) : text;
 }
 

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import type { EvaluationRow } from "../engine/index.ts";
 import type { Migrations, Store } from "./db.ts";
+import { type Packed, packText, unpackText } from "./packed.ts";
 import { inTransaction, openStore, writing } from "./db.ts";
 import { applyPendingInTransaction } from "./journal.ts";
 
@@ -191,24 +192,12 @@ interface CheckpointRow {
  * since each page a checkpoint touches is written to the WAL and again to the file. Stores written
  * before hold the JSON text, which reads the same.
  */
-type Packed = string | Uint8Array<ArrayBuffer>;
-
 function packJson(value: unknown): Uint8Array {
   return Bun.deflateSync(Buffer.from(JSON.stringify(value)), { level: 1 });
 }
 
 function unpackJson(stored: Packed): unknown {
   return JSON.parse(unpackText(stored));
-}
-
-/** A skill text deflated, when that is shorter (a short text is kept as it is). */
-function packText(text: string): Packed {
-  const packed = Bun.deflateSync(Buffer.from(text), { level: 1 });
-  return packed.length < Buffer.byteLength(text) ? packed : text;
-}
-
-function unpackText(stored: Packed): string {
-  return typeof stored === "string" ? stored : Buffer.from(Bun.inflateSync(stored)).toString("utf8");
 }
 
 /** Write one checkpoint atomically. */
@@ -236,7 +225,7 @@ export function commitCheckpoint(store: Store, cp: CheckpointRow, now = Date.now
       const sk = db.query(
         "INSERT OR IGNORE INTO skill_versions (hash, text, origin, step, created_at) VALUES (?, ?, ?, ?, ?)",
       );
-      for (const s of cp.skills) sk.run(s.hash, packText(s.text), s.origin, cp.step, now);
+      for (const s of cp.skills) sk.run(s.hash, packText(s.text, { level: 1 }), s.origin, cp.step, now);
       if (cp.kind === "step" && cp.record) {
         db.query(
           "INSERT OR REPLACE INTO steps (step, epoch, action, outcome, record_json, artifacts_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

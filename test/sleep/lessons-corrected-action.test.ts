@@ -7,7 +7,7 @@ import { contrastPairs, correctedAction } from "../../src/sleep/lesson-learned.t
 import { followUpOf, instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 import { tempDir } from "../support/tmp.ts";
-import { writeClaudeSession } from "./support/fake-home.ts";
+import { type ScriptedSession, writeClaudeSession } from "./support/fake-home.ts";
 
 // Our own sessions. After a correction the agent redoes what it just did, another way (the
 // corrected action), and only then goes on with the task: its first command or edit after the
@@ -24,6 +24,21 @@ const session = (day: number, prompts: string[], before: string[], first: string
 });
 const plan = (b: LessonBook) => planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
 forgetLearnedTopicsAfterEach();
+
+/** Write one scripted Claude Code session under a fresh home and harvest it: its digest. */
+async function harvestOne(dir: string, s: ScriptedSession, startIso: string) {
+  const home = join(dir, "home");
+  const project = join(dir, "work", "svc");
+  mkdirSync(project, { recursive: true });
+  writeClaudeSession(home, project, s, Date.parse(startIso));
+  const r = await harvest({
+    sources: ["claude"],
+    scope: "all",
+    invokedProject: "",
+    locations: { claudeHome: join(home, ".claude") },
+  });
+  return r.digests[0]!;
+}
 const COMPOSE = "$ docker compose up -d redis · Started.";
 const MAKE = "$ make dev-up · redis, queue and seed data are up.";
 // What the agent did last in the turn after the correction: the task going on.
@@ -195,12 +210,8 @@ describe("the corrected action: the agent's first move after a turn", () => {
 
   test("the harvest keeps the agent's first command after each prompt, beside its last", async () => {
     using tmp = tempDir();
-    const home = join(tmp.path, "home");
-    const project = join(tmp.path, "work", "svc");
-    mkdirSync(project, { recursive: true });
-    writeClaudeSession(
-      home,
-      project,
+    const d = await harvestOne(
+      tmp.path,
       {
         id: "8e551000-dddd-4eee-8fff-000000000001",
         turns: [
@@ -213,15 +224,8 @@ describe("the corrected action: the agent's first move after a turn", () => {
           { user: "ok, commit", assistant: "Committed." },
         ],
       },
-      Date.parse("2026-10-02T09:00:00Z"),
+      "2026-10-02T09:00:00Z",
     );
-    const r = await harvest({
-      sources: ["claude"],
-      scope: "all",
-      invokedProject: "",
-      locations: { claudeHome: join(home, ".claude") },
-    });
-    const d = r.digests[0]!;
     expect(d.user_prompts).toHaveLength(3);
     expect(d.agent_first[1]).toContain("make dev-up");
     expect(d.agent_before[2]).toContain("go test");
@@ -229,14 +233,10 @@ describe("the corrected action: the agent's first move after a turn", () => {
 
   test("an edit is described by what it changed (a Write by the lines the session's last Write of that file lacked, an Edit by its new lines); a Read is no action", async () => {
     using dir = tempDir();
-    const home = join(dir.path, "home");
-    const project = join(dir.path, "work", "meter");
-    mkdirSync(project, { recursive: true });
-    const file = join(project, "tests", "test_export.py");
+    const file = join(dir.path, "work", "svc", "tests", "test_export.py");
     const head = "import os\n\nfrom meter.export import dump_csv\n\n\n";
-    writeClaudeSession(
-      home,
-      project,
+    const d = await harvestOne(
+      dir.path,
       {
         id: "8e551000-dddd-4eee-8fff-000000000002",
         turns: [
@@ -280,15 +280,8 @@ describe("the corrected action: the agent's first move after a turn", () => {
           },
         ],
       },
-      Date.parse("2026-10-03T09:00:00Z"),
+      "2026-10-03T09:00:00Z",
     );
-    const r = await harvest({
-      sources: ["claude"],
-      scope: "all",
-      invokedProject: "",
-      locations: { claudeHome: join(home, ".claude") },
-    });
-    const d = r.digests[0]!;
     // The imports both versions hold say nothing; what the rewrite changed does.
     expect(d.agent_first[1]).toContain("tmp_path");
     expect(d.agent_first[1]).not.toContain("import os");

@@ -12,12 +12,12 @@ import {
   addUserText,
   cleanMeta,
   emptyDigest,
+  newLines,
   noteAgentAction,
   noteTime,
   stripInjected,
 } from "./text.ts";
 
-/** `~/.claude` on every OS (spec §3.3). */
 /**
  * The tools that change a file. Reading one (Read, which has a file_path too) is no action a
  * correction answers, nor the corrected action: the agent often reads a file before redoing it.
@@ -31,10 +31,9 @@ const WRITTEN = new WeakMap<SessionDigest, Map<string, () => string>>();
 const EDIT_HEAD = 1024;
 
 /**
- * What an edit wrote, as the corrected action reads it: the lines an Edit (or MultiEdit) added
- * that its old text did not hold, or the lines a Write wrote that the session's last Write of
- * that file did not (all of them the first time); the first four non-blank ones, joined by "; ".
- * Lines both versions hold (a file's imports, mostly) say nothing about what changed. Only the
+ * What an edit wrote, as the corrected action reads it (newLines): the lines an Edit (or
+ * MultiEdit) added that its old text did not hold, or the lines a Write wrote that the session's
+ * last Write of that file did not (all of them the first time). Only the
  * first EDIT_HEAD bytes of each text are kept, and decoded and compared only if the action is
  * ever read (the last action before a prompt, the first after one).
  */
@@ -54,23 +53,18 @@ function editLines(d: SessionDigest, file: string, input: JsonObject | undefined
     // Bounded: the last write of each of a session's first 200 files.
     if (files.has(file) || files.size < 200) files.set(file, content);
   } else prev = head(input?.old_string) ?? joined("old_string") ?? (() => "");
-  return () => {
-    const old = new Set(
-      prev()
-        .split("\n")
-        .map((l) => l.trim()),
-    );
-    const out: string[] = [];
-    for (const raw of next().split("\n")) {
-      const l = raw.trim();
-      if (!l || old.has(l)) continue;
-      out.push(l);
-      if (out.length === 4) break;
-    }
-    return `edit ${file}: ${out.join("; ")}`;
-  };
+  return () =>
+    `edit ${file}: ${newLines(
+      next().split("\n"),
+      new Set(
+        prev()
+          .split("\n")
+          .map((l) => l.trim()),
+      ),
+    )}`;
 }
 
+/** `~/.claude` on every OS (spec §3.3). */
 function claudeHome(ctx: ReaderContext): string {
   return ctx.locations.claudeHome || join(homeDir(), ".claude");
 }

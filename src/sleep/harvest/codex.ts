@@ -12,6 +12,7 @@ import {
   addUserText,
   cleanMeta,
   emptyDigest,
+  newLines,
   noteAgentAction,
   noteTime,
   projectMatches,
@@ -159,6 +160,11 @@ function onRecord(rec: JsonObject, st: SessionState, ctx: ReaderContext): void {
   }
 }
 
+/** The lines a patch adds, read only as far as they are asked for (a new file's patch may be long). */
+function* addedLines(patch: string): Generator<string> {
+  for (const m of patch.matchAll(/^\+(?!\+\+)(.*)$/gm)) yield m[1]!;
+}
+
 /** The command of a Codex shell call (`{"command":["bash","-lc","npm i x"]}`) or the patch's first file, as the agent's action. */
 function noteCodexCall(d: SessionState["digest"], args: string): void {
   if (!args) return;
@@ -172,15 +178,7 @@ function noteCodexCall(d: SessionState["digest"], args: string): void {
   const line = parts.length ? (parts.at(-1) ?? "") : typeof command === "string" ? command : "";
   const patch = /^\*\*\* (?:Update|Add) File: (.+)$/m.exec(line);
   if (patch) {
-    // The lines the patch added, the first four non-blank ones (as claude.ts's editLines).
-    const added: string[] = [];
-    for (const m of line.matchAll(/^\+(?!\+\+)(.*)$/gm)) {
-      const l = m[1]!.trim();
-      if (!l) continue;
-      added.push(l);
-      if (added.length === 4) break;
-    }
-    noteAgentAction(d, "tool", `edit ${patch[1]}: ${added.join("; ")}`);
+    noteAgentAction(d, "tool", `edit ${patch[1]}: ${newLines(addedLines(line))}`);
   } else if (line) noteAgentAction(d, "tool", `$ ${line}`);
 }
 

@@ -253,6 +253,22 @@ const ACTION_CHARS = 300;
 const clipped = (raw: string, n: number) => (raw.length > n ? raw.slice(0, n) : raw);
 
 /**
+ * An edit's description: the first four non-blank lines it wrote that `old` (what stood there
+ * before) did not hold, joined by "; ". Lines both versions hold (a file's imports, mostly) say
+ * nothing about what changed.
+ */
+export function newLines(lines: Iterable<string>, old: ReadonlySet<string> = new Set()): string {
+  const out: string[] = [];
+  for (const raw of lines) {
+    const l = raw.trim();
+    if (!l || old.has(l)) continue;
+    out.push(l);
+    if (out.length === 4) break;
+  }
+  return out.join("; ");
+}
+
+/**
  * Record what the agent just did: a tool call (`$ npm install x`, `edit src/a.ts: …`, or a function
  * giving it when asked) or its words.
  */
