@@ -119,9 +119,9 @@ const ORDER_RULE =
 /** A standing marker: the sentence is about every future task, even when it starts like a request. */
 const STANDING =
   /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;
-/** A line of code rather than a sentence. */
+/** A line of code rather than a sentence (an empty `{}` named in prose is not code). */
 const CODE_LIKE =
-  /;\s*$|=>|[{}]|^\s*(?:return|const|let|var|import|export|def|function|class|if|for|while)\b[^.]*[;(=]|\w\(.*\)\s*[;.]?$/;
+  /;\s*$|=>|[{}](?<!\{\})(?!\})|^\s*(?:return|const|let|var|import|export|def|function|class|if|for|while)\b[^.]*[;(=]|\w\(.*\)\s*[;.]?$/;
 /** Words of a complaint about what a sentence names. */
 const COMPLAINT =
   /\b(?:break|breaks|broke|broken|wreck|wrecks|wrecked|fail|fails|failed|wrong|mess(?:es|ed)?|bad|hate|useless|ugly|slow|why)\b/i;
@@ -133,6 +133,8 @@ const POLITE_ASK = /^(?:can|could|would) you\b.*\b(?:our|we|always|the usual|lik
 /** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
 const REFERS_BACK =
   /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b|^(?:please\s+)?(?:swap|replace|rip out|strip|get rid of) (?:those|that|these|this|it|them|the)\b)\b/i;
+/** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
+const PREAMBLE = /^(?:nit|wait|fyi|ps|heads up|quick one|before you go on)\s*[,:]\s*/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
 const NEGATION =
   /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|no more|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w/i;
@@ -407,7 +409,13 @@ export function opposite(a: Polarity, b: Polarity): boolean {
     const topic = topicOf(p, a.prefer) ?? topicOfLoose(p);
     if (!topic) continue;
     for (const q of b.prefer)
-      if (q !== p && (topicOf(q, b.prefer) ?? topicOfLoose(q)) === topic && !b.prefer.has(p) && !a.prefer.has(q))
+      if (
+        q !== p &&
+        (topicOf(q, b.prefer) ?? topicOfLoose(q)) === topic &&
+        !b.prefer.has(p) &&
+        !a.prefer.has(q) &&
+        !sameChoice(p, q)
+      )
         return true;
   }
   return false;
@@ -415,6 +423,12 @@ export function opposite(a: Polarity, b: Polarity): boolean {
 
 /** Each topic member's choice (the words that name one choice share it). */
 const MEMBER_GROUP = new Map(TOPICS.flatMap((t) => t.members.flatMap((m) => m.map((w) => [w, m] as const))));
+
+/** Two words for one choice of the lexicon ("hilt" and "dagger", "print" and "stdout"): never rivals. */
+function sameChoice(p: string, q: string): boolean {
+  const g = MEMBER_GROUP.get(p);
+  return g !== undefined && g === MEMBER_GROUP.get(q);
+}
 
 /** Each topic member's topic. */
 const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
@@ -653,7 +667,8 @@ export function instructionsOf(
       continue;
     const correction =
       followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice || followed);
-    out.push({ quote: body, kind: correction ? "correction" : "preference" });
+    // The rule is quoted without the turn's preamble ("nit:", "wait,"), which is read above as said.
+    out.push({ quote: body.replace(PREAMBLE, "") || body, kind: correction ? "correction" : "preference" });
   }
   return out;
 }

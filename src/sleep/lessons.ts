@@ -12,7 +12,14 @@ import {
 } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { familiesOf } from "./lesson-family.ts";
-import { actionPair, contrastPairs, correctedAction, type LearnedPairs, learnedTopics } from "./lesson-learned.ts";
+import {
+  actionPair,
+  announcedChange,
+  contrastPairs,
+  correctedAction,
+  type LearnedPairs,
+  learnedTopics,
+} from "./lesson-learned.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionKey,
@@ -484,6 +491,22 @@ function assignClusters(book: LessonBook, w: Weights): void {
     return p;
   };
   const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
+  // A saying that announces a change never joins sayings it goes against ("we moved the logs to
+  // json" and "plain log lines please", after which the agent dropped its json renderer).
+  const changes = new Map<number, Change | undefined>();
+  const changeOf = (i: number) => {
+    if (!changes.has(i))
+      changes.set(i, obs[i]!.kind === "reaction" ? undefined : announcedChange(clusterText(obs[i]!)));
+    return changes.get(i);
+  };
+  const announcedAgainst = (i: number, j: number) => {
+    const ci = changeOf(i);
+    const cj = changeOf(j);
+    return (
+      (ci !== undefined && goesAgainst(ci, evidenceOf([obs[j]!]))) ||
+      (cj !== undefined && goesAgainst(cj, evidenceOf([obs[i]!])))
+    );
+  };
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
   // A reaction ("again.") is found only through the action it followed.
@@ -518,7 +541,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
         seen.add(j);
-        if (opposite(polOf(i), polOf(j))) continue;
+        if (opposite(polOf(i), polOf(j)) || announcedAgainst(i, j)) continue;
         // The agent repeated one action in two sessions and the user objected both times: a short
         // reaction that states no rule ("again.") is the same correction as what was said after
         // that action elsewhere. A reaction joins on that alone, one cluster only (it never bridges
@@ -696,6 +719,55 @@ function clusterPolarity(c: { members: readonly Observation[] }): Polarity {
   return { prefer, avoid };
 }
 
+/** What sayings ask for and avoid: in their words, and in what their corrections changed (the action before → the fix). */
+function evidenceOf(members: readonly Observation[]): { asks: Set<string>; avoids: Set<string> } {
+  const pol = clusterPolarity({ members });
+  const asks = new Set(pol.prefer);
+  const avoids = new Set(pol.avoid);
+  for (const o of members) {
+    const fix = (o.fix ?? []).filter(distinctiveFix).map((f) => f.replace(/^tool:/, ""));
+    for (const f of fix) asks.add(f);
+    if (fix.length) for (const a of o.act ?? []) if (!fix.includes(a) && distinctiveFix(a)) avoids.add(a);
+  }
+  return { asks, avoids };
+}
+
+type Change = NonNullable<ReturnType<typeof announcedChange>>;
+
+/** An announced change goes against what sayings ask: it takes up what they avoid, or gives up what they ask for. */
+function goesAgainst(ch: Change, ev: ReturnType<typeof evidenceOf>): boolean {
+  if ([...ch.up].some((t) => ev.asks.has(t))) return false;
+  return [...ch.up].some((t) => ev.avoids.has(t)) || [...ch.off].some((t) => ev.asks.has(t));
+}
+
+/**
+ * The adopted lesson that a saying of `c` said tonight announces a change from (announcedChange,
+ * goesAgainst the sayings the lesson was learned from). One saying is enough for this: the user
+ * declared that a rule they adopted changed.
+ */
+function announcedFlip(
+  c: Cluster,
+  night: number,
+  book: LessonBook,
+  live: ReadonlySet<string>,
+  w: Weights,
+): LessonRecord | undefined {
+  const said = c.members.filter((m) => m.night === night && m.kind !== "reaction");
+  const changes = said.map((m) => announcedChange(clusterText(m))).filter((x) => x !== undefined);
+  if (!changes.length) return undefined;
+  for (const l of book.lessons) {
+    if (!l.adopted_night || l.superseded_by || !live.has(norm(l.rule))) continue;
+    const ruleToks = lessonTokens(userWords(l.rule));
+    const home = book.observations.find(
+      (o) => !c.members.includes(o) && sameInstruction(ruleToks, lessonTokens(clusterText(o)), w),
+    );
+    if (!home) continue;
+    const ev = evidenceOf(book.observations.filter((o) => o.cluster === home.cluster));
+    if (changes.some((ch) => goesAgainst(ch, ev)) || contradicts(l.rule, c)) return l;
+  }
+  return undefined;
+}
+
 /** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest"; "use tabs" then "we switched to spaces"). */
 function contradicts(rule: string, c: Cluster): boolean {
   return opposite(polarityOfText(rule), clusterPolarity(c));
@@ -802,7 +874,15 @@ export function planLessons(
   // Only new observations are clustered (against the index of the old ones), and only the
   // clusters tonight's observations touched are read: a night with nothing new does no clustering.
   assignClusters(book, w);
-  const recurring = clustersOf(book, night).filter((c) => isLesson(c, o.minRecurrence ?? 2));
+  // A change announced once ("we switched the logs to json last week") replaces the adopted lesson it goes against.
+  const flips = new Map<Cluster, LessonRecord>();
+  const touched = clustersOf(book, night);
+  for (const c of touched) {
+    if (isLesson(c, o.minRecurrence ?? 2)) continue;
+    const l = announcedFlip(c, night, book, liveNorm, w);
+    if (l) flips.set(c, l);
+  }
+  const recurring = touched.filter((c) => flips.has(c) || isLesson(c, o.minRecurrence ?? 2));
   // Two recurring clusters that say opposite things: the one said last is the user's current wish.
   const lastSaid = (c: Cluster) =>
     c.members
@@ -876,9 +956,11 @@ export function planLessons(
     // when the user says it again, not every night.
     if (!c.members.some((m) => m.night === night)) continue;
     // A new lesson contradicting an adopted one replaces it (never silently).
-    const opposed = book.lessons.find(
-      (l) => l.adopted_night && !l.superseded_by && liveNorm.has(norm(l.rule)) && contradicts(l.rule, c),
-    );
+    const opposed =
+      flips.get(c) ??
+      book.lessons.find(
+        (l) => l.adopted_night && !l.superseded_by && liveNorm.has(norm(l.rule)) && contradicts(l.rule, c),
+      );
     if (opposed) {
       rules = rules.map((r) => (norm(r) === norm(opposed.rule) ? rule : r));
       cards.push(card("replace", rule, opposed.rule, `contradicts the adopted lesson "${opposed.rule}"`));

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { harvest } from "../../src/sleep/harvest/index.ts";
 import { contrastPairs, correctedAction } from "../../src/sleep/lesson-learned.ts";
 import { followUpOf, instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
+import { getRules } from "../../src/sleep/learned-block.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 import { tempDir } from "../support/tmp.ts";
 import { type ScriptedSession, writeClaudeSession } from "./support/fake-home.ts";
@@ -350,5 +351,75 @@ describe("the corrected action: the agent's first move after a turn", () => {
       1,
     );
     expect(plan(c).cards.every((x) => x.n_sessions < 2)).toBe(true);
+  });
+});
+
+describe("a change announced once replaces the adopted lesson it goes against", () => {
+  // Our own sessions: the lesson was learned from two corrections after which the agent set the dev
+  // config's log format from json to text; later the user says once, in words that share nothing
+  // with the lesson's, that the team moved to json.
+  const JSON_CFG = "edit config/dev.yaml: log_format: json";
+  const TEXT_CFG = "edit config/dev.yaml: log_format: text";
+  const adopt = () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          1,
+          ["Add request ids to the logs", "plain text log lines in dev please"],
+          [JSON_CFG, JSON_CFG],
+          [JSON_CFG, TEXT_CFG],
+        ),
+        session(
+          2,
+          ["Log the retry count", "keep dev logs as plain text, I read them in a terminal"],
+          [JSON_CFG, JSON_CFG],
+          [JSON_CFG, TEXT_CFG],
+        ),
+      ],
+      1,
+    );
+    const first = planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
+    expect(first.cards.map((c) => c.op)).toEqual(["add"]);
+    return { b, memory: first.memory };
+  };
+
+  test("one saying that takes up what the lesson's corrections moved away from is proposed as its replacement", () => {
+    const { b, memory } = adopt();
+    observe(
+      b,
+      [
+        session(
+          9,
+          ["Bump the worker image", "we moved dev logging over to json last sprint"],
+          [LATER, LATER],
+          [LATER, LATER],
+        ),
+      ],
+      2,
+    );
+    const next = planLessons(b, 2, memory, { target: "CLAUDE.md", retireAfterNights: 0 });
+    expect(next.cards).toHaveLength(1);
+    expect(next.cards[0]).toMatchObject({ op: "replace", previous_rule: getRules(memory)[0] });
+    expect(next.cards[0]!.rule.toLowerCase()).toContain("json");
+  });
+
+  test("one saying that agrees with the lesson, or announces nothing, proposes nothing alone", () => {
+    const { b, memory } = adopt();
+    observe(
+      b,
+      [
+        session(
+          9,
+          ["Bump the worker image", "we switched every service to text output last sprint"],
+          [LATER, LATER],
+          [LATER, LATER],
+        ),
+        session(10, ["Add a healthcheck", "json logs would be nice someday"], [LATER, LATER], [LATER, LATER]),
+      ],
+      2,
+    );
+    expect(planLessons(b, 2, memory, { target: "CLAUDE.md", retireAfterNights: 0 }).cards).toEqual([]);
   });
 });

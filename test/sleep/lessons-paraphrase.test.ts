@@ -293,3 +293,25 @@ describe("a password sentence is never staged (review, end to end)", () => {
     expect(r.stdout + r.stderr).not.toContain("pgL0cal-2024");
   });
 });
+
+describe("small readings of a saying", () => {
+  test("an empty {} named in prose is not code; a turn's preamble is not part of the rule's quote", () => {
+    expect(instructionsOf("pino from now on, register the logger in the app's plugins {} block.", true)).toEqual([
+      { quote: "pino from now on, register the logger in the app's plugins {} block.", kind: "preference" },
+    ]);
+    expect(instructionsOf("const cfg = { retries: 3 }", true)).toEqual([]);
+    expect(instructionsOf("nit: we dropped lodash. native array methods are fine", true)[0]?.quote).toBe(
+      "we dropped lodash.",
+    );
+  });
+
+  test("two words for one choice of the lexicon are never rivals", () => {
+    expect(
+      opposite(
+        polarityOf("inject it with Hilt like the others"),
+        polarityOf("wire that through the dagger module pls"),
+      ),
+    ).toBe(false);
+    expect(opposite(polarityOf("inject it with Hilt like the others"), polarityOf("koin modules now"))).toBe(true);
+  });
+});
