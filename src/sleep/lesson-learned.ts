@@ -13,7 +13,15 @@
  * sayings; a topic is a connected group of paired terms, never more than MAX_GROUP terms (a pair
  * that would grow a group past it is not joined: a noisy pair cannot glue everything together).
  */
-import { agentTool, DEPENDENCY_REMOVED, editedPath, lessonTokens, sameFileName } from "./lesson-rule.ts";
+import {
+  agentTool,
+  DEPENDENCY_REMOVED,
+  editedPath,
+  GIVEN_UP,
+  lessonTokens,
+  sameFileName,
+  TAKEN_UP,
+} from "./lesson-rule.ts";
 
 /** The most terms one learned topic holds. */
 const MAX_GROUP = 8;
@@ -39,44 +47,6 @@ const FROM_TO = new RegExp(
   "i",
 );
 const ARROW = new RegExp(String.raw`(${TERM})\s*(?:→|->|=>)\s*(${TERM})`, "i");
-/** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
-const GIVEN_UP =
-  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
-/** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
-const TAKEN_UP =
-  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?([^,.;!?]+?)\s+(?:now|going forward|from now on)\b/i;
-
-/** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
-const DECLARED_GONE =
-  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go)\b/g;
-/** "no more X", "no longer X": what stops. */
-const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?([^,.;!?]+)/g;
-/** The moment a change happened, never a side of it ("json last week"). */
-const WHEN_WORD = /^(?:last|this|next|week|weeks|sprint|month|today|yesterday|ago|everywhere|too|also)$/;
-
-/**
- * What a sentence that announces a change of practice gives up (`off`) and takes up (`up`): "we
- * switched the subscriber to json last week", "the pretty mode is gone", "no more @Inject
- * constructors", "koin from now on". Undefined when it announces no change. Each side is the first
- * three content terms of its phrase. One such sentence may replace an adopted lesson it goes
- * against (lessons.ts), where a new rule otherwise needs two sayings.
- */
-export function announcedChange(text: string): { up: Set<string>; off: Set<string> } | undefined {
-  const s = text.replaceAll("\u2019", "'");
-  const up = new Set<string>();
-  const off = new Set<string>();
-  const side = (phrase: string | undefined, into: Set<string>) => {
-    for (const t of [...lessonTokens(phrase ?? "")].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) into.add(t);
-  };
-  side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);
-  for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);
-  for (const m of s.matchAll(NO_MORE)) side(m[1], off);
-  const on = TAKEN_UP.exec(s);
-  if (on) side(on[1] ?? on[2], up);
-  for (const t of off) up.delete(t);
-  return up.size || off.size ? { up, off } : undefined;
-}
-
 /** Terms that never name a choice: too common to be one side of a rivalry. */
 const NOT_A_SIDE = /^(?:\d.*|.{1,1}|code|file|files|test|tests|thing|way|time|one|new|old|default)$/;
 

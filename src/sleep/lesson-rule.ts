@@ -94,6 +94,48 @@ const GIVEN_UP_SAID =
 /** A dependency given up: "we removed testify from go.mod" (what was removed from a manifest). */
 export const DEPENDENCY_REMOVED =
   /\bremoved\s+(?:the\s+)?([\w.@/-]+)\s+from\s+(?:the\s+)?(?:go\.mod|package\.json|pyproject(?:\.toml)?|requirements[\w.]*|gemfile|cargo\.toml|deps|dependencies|the repo|the codebase)(?![\w.])/i;
+/** A practice given up, said as a change or asked for: "we ditched changesets", "drop hilt", "moved off yarn". */
+export const GIVEN_UP =
+  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
+/** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
+export const TAKEN_UP =
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?([^,.;!?]+?)\s+(?:now|going forward|from now on)\b/i;
+
+/** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
+const DECLARED_GONE =
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go)\b/g;
+/** "no more X", "no longer X": what stops. */
+const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?([^,.;!?]+)/g;
+/** A state said to hold now, not a practice taken up. */
+const STATE_NOW =
+  /\b(?:is|are|was|were|looks?|works?|pass(?:es|ed)?|builds?|runs?|fine|good|ok|done|green|red|fixed|broken|better|worse)\b/i;
+/** The moment a change happened, never a side of it ("json last week"). */
+const WHEN_WORD = /^(?:last|this|next|week|weeks|sprint|month|today|yesterday|ago|everywhere|too|also)$/;
+
+/**
+ * What a sentence that announces a change of practice gives up (`off`) and takes up (`up`): "we
+ * switched the subscriber to json last week", "the pretty mode is gone", "no more @Inject
+ * constructors", "koin from now on". Undefined when it announces no change. Each side is the first
+ * three content terms of its phrase. One such sentence may replace an adopted lesson it goes
+ * against (lessons.ts), where a new rule otherwise needs two sayings.
+ */
+export function announcedChange(text: string): { up: Set<string>; off: Set<string> } | undefined {
+  const s = text.replaceAll("\u2019", "'");
+  const up = new Set<string>();
+  const off = new Set<string>();
+  const side = (phrase: string | undefined, into: Set<string>) => {
+    for (const t of [...lessonTokens(phrase ?? "")].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) into.add(t);
+  };
+  side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);
+  for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);
+  for (const m of s.matchAll(NO_MORE)) side(m[1], off);
+  const on = TAKEN_UP.exec(s);
+  // "X now" names a practice, not a state ("the build is green now", "it works now").
+  if (on && (on[1] !== undefined || !STATE_NOW.test(on[2]!))) side(on[1] ?? on[2], up);
+  for (const t of off) up.delete(t);
+  return up.size || off.size ? { up, off } : undefined;
+}
+
 /** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing. */
 const NO_IDIOM =
   /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need|thanks|stress|pressure)\b/i;
@@ -574,7 +616,12 @@ export function instructionsOf(
     const again = AGAIN.test(body);
     const polite = POLITE_SHORT.test(body) && words <= 12;
     // A change of practice said as a verb ("we ditched changesets", "removed testify from go.mod") states the practice now.
-    const practiceChanged = GIVEN_UP_SAID.test(body.toLowerCase()) || DEPENDENCY_REMOVED.test(body);
+    // So does one that gives a practice up and names what took its place ("drop the text handler, JSON everywhere now").
+    const change = announcedChange(body);
+    const practiceChanged =
+      GIVEN_UP_SAID.test(body.toLowerCase()) ||
+      DEPENDENCY_REMOVED.test(body) ||
+      (change !== undefined && change.up.size > 0 && change.off.size > 0);
     const preference =
       PREFERENCE.test(body) ||
       IMPERATIVE_RULE.test(body) ||

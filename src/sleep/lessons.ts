@@ -12,18 +12,12 @@ import {
 } from "../lib/index.ts";
 import { readRegularFile } from "./adopt/read.ts";
 import { familiesOf } from "./lesson-family.ts";
-import {
-  actionPair,
-  announcedChange,
-  contrastPairs,
-  correctedAction,
-  type LearnedPairs,
-  learnedTopics,
-} from "./lesson-learned.ts";
+import { actionPair, contrastPairs, correctedAction, type LearnedPairs, learnedTopics } from "./lesson-learned.ts";
 import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionKey,
   actionTerms,
+  announcedChange,
   distinctiveFix,
   idfWeights,
   instructionsOf,
@@ -529,6 +523,16 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
   };
   for (let i = 0; i < obs.length; i++) if (obs[i]!.cluster !== undefined) addToIndex(i);
+  // Each cluster's observations, and whether two stated sayings contradict each other.
+  const byCluster = new Map<number, number[]>();
+  for (let i = 0; i < obs.length; i++) {
+    const c = obs[i]!.cluster;
+    if (c !== undefined) byCluster.set(c, [...(byCluster.get(c) ?? []), i]);
+  }
+  const clash = (a: number, b: number) =>
+    obs[a]!.kind !== "reaction" &&
+    obs[b]!.kind !== "reaction" &&
+    (opposite(polOf(a), polOf(b)) || announcedAgainst(a, b));
   // The clusters holding a stated rule (not reactions alone).
   const stated = new Set(obs.filter((o) => o.cluster !== undefined && o.kind !== "reaction").map((o) => o.cluster!));
   let next = book.next_cluster ?? 1 + Math.max(0, ...obs.map((o) => o.cluster ?? 0));
@@ -577,13 +581,29 @@ function assignClusters(book: LessonBook, w: Weights): void {
       }
     }
     if (latest) joined.add(latest.cluster);
-    const ids = [...joined].sort((a, b) => a - b);
+    // Never a cluster holding a saying that says the opposite, and never two clusters that
+    // contradict each other merged through a saying that links both (single link is transitive:
+    // "keep it under 88" and "we bumped it to 120" both near a third saying about wrapping).
+    const ids: number[] = [];
+    for (const x of [...joined].sort((a, b) => a - b)) {
+      const members = byCluster.get(x) ?? [];
+      if (members.some((k) => clash(i, k) || ids.some((y) => (byCluster.get(y) ?? []).some((l) => clash(k, l)))))
+        continue;
+      ids.push(x);
+    }
     const id = ids[0] ?? next++;
     obs[i]!.cluster = id;
     if (obs[i]!.kind !== "reaction" || ids.some((x) => stated.has(x))) stated.add(id);
+    const into = byCluster.get(id) ?? [];
+    into.push(i);
+    byCluster.set(id, into);
     if (ids.length > 1) {
       const merge = new Set(ids.slice(1));
       for (const o of obs) if (o.cluster !== undefined && merge.has(o.cluster)) o.cluster = id;
+      for (const x of merge) {
+        into.push(...(byCluster.get(x) ?? []));
+        byCluster.delete(x);
+      }
     }
     addToIndex(i);
   }
@@ -734,10 +754,13 @@ function evidenceOf(members: readonly Observation[]): { asks: Set<string>; avoid
 
 type Change = NonNullable<ReturnType<typeof announcedChange>>;
 
-/** An announced change goes against what sayings ask: it takes up what they avoid, or gives up what they ask for. */
+/**
+ * An announced change goes against what sayings ask: it gives up what they ask for ("drop the dev
+ * text handler" after "text logs in dev please"), or takes up what they avoid and nothing they ask for.
+ */
 function goesAgainst(ch: Change, ev: ReturnType<typeof evidenceOf>): boolean {
-  if ([...ch.up].some((t) => ev.asks.has(t))) return false;
-  return [...ch.up].some((t) => ev.avoids.has(t)) || [...ch.off].some((t) => ev.asks.has(t));
+  if ([...ch.off].some((t) => ev.asks.has(t))) return true;
+  return [...ch.up].some((t) => ev.avoids.has(t)) && ![...ch.up].some((t) => ev.asks.has(t));
 }
 
 /**
@@ -883,15 +906,23 @@ export function planLessons(
     if (l) flips.set(c, l);
   }
   const recurring = touched.filter((c) => flips.has(c) || isLesson(c, o.minRecurrence ?? 2));
-  // Two recurring clusters that say opposite things: the one said last is the user's current wish.
-  const lastSaid = (c: Cluster) =>
-    c.members
-      .map((x) => x.at)
-      .sort()
-      .at(-1) ?? "";
+  // Two recurring clusters that say opposite things: the one said last is the user's current wish,
+  // counting the sayings that take a side against the other (not a neutral saying that joined late).
   const pols = recurring.map(clusterPolarity);
+  const lastSaid = (c: Cluster, against: Polarity) => {
+    const sided = c.members.filter((x) => opposite(polarityOfText(clusterText(x)), against));
+    return (
+      (sided.length ? sided : c.members)
+        .map((x) => x.at)
+        .sort()
+        .at(-1) ?? ""
+    );
+  };
   const clusters = recurring.filter(
-    (c, i) => !recurring.some((d, j) => j !== i && opposite(pols[i]!, pols[j]!) && lastSaid(d) > lastSaid(c)),
+    (c, i) =>
+      !recurring.some(
+        (d, j) => j !== i && opposite(pols[i]!, pols[j]!) && lastSaid(d, pols[i]!) > lastSaid(c, pols[j]!),
+      ),
   );
   const claimed = new Set<LessonRecord>();
   for (const c of clusters) {
@@ -901,6 +932,7 @@ export function planLessons(
     const known = book.lessons.find(
       (l) =>
         !claimed.has(l) &&
+        l !== flips.get(c) &&
         !opposite(polarityOfText(l.rule), cpol) &&
         (l.id === lessonId(rule) ||
           sameInstruction(lessonTokens(userWords(l.rule)), ruleToks, w) ||

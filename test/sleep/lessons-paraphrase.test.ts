@@ -315,3 +315,34 @@ describe("small readings of a saying", () => {
     expect(opposite(polarityOf("inject it with Hilt like the others"), polarityOf("koin modules now"))).toBe(true);
   });
 });
+
+describe("a cluster never holds both sides of a flip", () => {
+  test("a saying linked to both sides does not merge them, and the card quotes the new side only", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(1, ["Add the rollup job", "keep it under 100 chars, that's what the linters expect"]),
+        session(2, ["Fix the importer", "we stick to the 100 default"]),
+        session(6, ["Port the billing client", "we bumped the line-length to 140, stop splitting everything at 100"]),
+        session(8, [
+          "Write the ingest doc",
+          "don't hard-wrap the markdown at 72 cols, diffs get noisy",
+          "that wrapping isn't needed anymore, the limit is 140 since the pyproject change",
+        ]),
+      ],
+      1,
+    );
+    const plan = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
+    expect(plan.cards).toHaveLength(1);
+    expect(plan.cards[0]!.rule).toContain("140");
+    const quotes = plan.cards[0]!.sources.map((s) => s.quote).join(" | ");
+    expect(quotes).not.toContain("under 100");
+    expect(quotes).not.toContain("72 cols");
+  });
+
+  test("giving a practice up while naming what replaced it is a rule, a state said to hold now is not", () => {
+    expect(instructionsOf("drop the colour console handler, json everywhere now", true)).toHaveLength(1);
+    expect(instructionsOf("ok the build is green now, drop the debug prints", true)).toEqual([]);
+  });
+});
