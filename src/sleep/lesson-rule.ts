@@ -59,7 +59,7 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
  * a bound in time ("until the 2.4 freeze lifts", "this week"): a task request, not a standing rule.
  */
 const TASK_DEICTIC =
-  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b)/i;
+  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\bmid-(?:migration|rollout|release|refactor|deploy|cutover|upgrade)\b|\bin the middle of\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b)/i;
 /**
  * A standing marker ("from now on", "anymore", "no more") turns a time word into the moment a
  * practice changed: "we removed testify this week, cmp.Diff from now on" is a rule, not a task.
@@ -175,6 +175,9 @@ const POLITE_ASK = /^(?:can|could|would) you\b.*\b(?:our|we|always|the usual|lik
 /** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
 const REFERS_BACK =
   /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b|^(?:please\s+)?(?:swap|replace|rip out|strip|get rid of) (?:those|that|these|this|it|them|the)\b)\b/i;
+/** A sentence that starts a new task in the middle of a session: "unrelated, but …", "separate thing: …". */
+const NEW_TASK =
+  /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
 const PREAMBLE = /^(?:nit|wait|fyi|ps|heads up|quick one|before you go on)\s*[,:]\s*/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
@@ -579,7 +582,8 @@ export function instructionsOf(
   // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going"),
   // and the items of a list said in one line ("2 things: 1) requests again 2) rename `tmp`"): each
   // is its own instruction. Pasted code, fenced blocks and stack traces are not the user's words.
-  const spoken = spokenText(prompt);
+  // "unrelated, but X" stays one sentence: X is the new task it opens.
+  const spoken = spokenText(prompt).replace(/\b(unrelated|separate thing|different topic)\s*,\s*but\s+/gi, "$1 but ");
   const sentences = spoken.split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i).map((x) =>
     x
       .replace(/^\(?\d{1,2}[.)]\s+/, "")
@@ -675,7 +679,9 @@ export function instructionsOf(
       ([...toks].some((t) => topicOfLoose(t) !== undefined || (before !== undefined && toolLike(t))) ||
         sameFamilyAsAction);
     // The opening request states the task; only an explicit standing form there is a rule.
-    if (!followUp && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
+    // So does a turn that opens a new task in passing ("unrelated, but plan the queues module too").
+    const opens = !followUp || NEW_TASK.test(s);
+    if (opens && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack = followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || (echoes && negation));
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;

@@ -341,8 +341,12 @@ describe("a cluster never holds both sides of a flip", () => {
     expect(quotes).not.toContain("72 cols");
   });
 
-  test("giving a practice up while naming what replaced it is a rule, a state said to hold now is not", () => {
+  test("giving a practice up for a named one is a rule; a state said to hold now, a task opened in passing or bound to a passing state are not", () => {
     expect(instructionsOf("drop the colour console handler, json everywhere now", true)).toHaveLength(1);
     expect(instructionsOf("ok the build is green now, drop the debug prints", true)).toEqual([]);
+    // A task opened in passing, or bound to a state that will end, is not a rule.
+    expect(instructionsOf("unrelated, but apply only the cache module here", true)).toEqual([]);
+    expect(instructionsOf("use the blue cluster here, the green one is mid-migration", true)).toEqual([]);
+    expect(instructionsOf("different topic, always run terraform fmt before committing", true)).toHaveLength(1);
   });
 });
