@@ -456,9 +456,13 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const obs = book.observations;
   if (!obs.some((o) => o.cluster === undefined)) return;
   const toks = obs.map(clusterTokens);
+  // What each correction changed, with the namespace of a path-like term (`tracing::info` and
+  // `tracing::debug` both moved to `tracing`).
+  const fixOf = new Map(obs.map((o) => [o, withNamespaces(o.fix ?? [])] as const));
+  const fixes = (o: Observation) => fixOf.get(o) ?? [];
   // A corrected action's term is evidence when few sayings share it.
   const fixCount = new Map<string, number>();
-  for (const o of obs) for (const f of o.fix ?? []) fixCount.set(f, (fixCount.get(f) ?? 0) + 1);
+  for (const o of obs) for (const f of fixes(o)) fixCount.set(f, (fixCount.get(f) ?? 0) + 1);
   const withFix = obs.filter((o) => o.fix?.length).length;
   // What it changed: a flag, path, folder or new tool (`-race`, `dir:test/unit`, `tool:just`) or a
   // rarer word (`nextest`), not shell syntax, a one-letter flag or a command's common verb
@@ -466,15 +470,15 @@ function assignClusters(book: LessonBook, w: Weights): void {
   // followed by the same corrected action, is rare still).
   const rareFix = (f: string) => distinctiveFix(f) && (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
   const sharedFix = (a: Observation, b: Observation) =>
-    a.session_id !== b.session_id && (a.fix ?? []).some((f) => rareFix(f) && b.fix?.includes(f));
+    a.session_id !== b.session_id && fixes(a).some((f) => rareFix(f) && fixes(b).includes(f));
   const sameFix = (a: Observation, b: Observation) =>
     a.kind === "correction" && b.kind === "correction" && sharedFix(a, b);
   // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
   // require.Equal", after which the agent wrote cmp.Diff).
   const namesFix = (i: number, j: number) =>
     obs[i]!.session_id !== obs[j]!.session_id &&
-    ((obs[j]!.fix ?? []).some((f) => rareFix(f) && f.length >= 4 && toks[i]!.has(f)) ||
-      (obs[i]!.fix ?? []).some((f) => rareFix(f) && f.length >= 4 && toks[j]!.has(f)));
+    (fixes(obs[j]!).some((f) => rareFix(f) && f.length >= 4 && toks[i]!.has(f)) ||
+      fixes(obs[i]!).some((f) => rareFix(f) && f.length >= 4 && toks[j]!.has(f)));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -507,11 +511,19 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const keys = (i: number) => {
     const o = obs[i]!;
     const action = o.key ? [`key:${o.key}`] : [];
-    if (o.kind === "reaction") return [...action, ...(o.fix ?? []).filter(rareFix).map((f) => `fix:${f}`)];
+    if (o.kind === "reaction")
+      return [
+        ...action,
+        ...fixes(o)
+          .filter(rareFix)
+          .map((f) => `fix:${f}`),
+      ];
     return [
       ...toks[i]!,
       ...[...fams[i]!].map((f) => `family:${f}`),
-      ...(o.fix ?? []).filter(rareFix).map((f) => `fix:${f}`),
+      ...fixes(o)
+        .filter(rareFix)
+        .map((f) => `fix:${f}`),
       ...action,
     ];
   };
@@ -608,6 +620,16 @@ function assignClusters(book: LessonBook, w: Weights): void {
     addToIndex(i);
   }
   book.next_cluster = next;
+}
+
+/** Terms with the namespace of each `a::b` term added (`tracing::info` → also `tracing`). */
+function withNamespaces(fix: readonly string[]): string[] {
+  const out = [...fix];
+  for (const f of fix) {
+    const ns = /^([a-z_][\w]*)::\w/.exec(f)?.[1];
+    if (ns && ns.length >= 4 && !out.includes(ns)) out.push(ns);
+  }
+  return out;
 }
 
 /** The book's clusters that tonight's observations touched (all of them with `all`). */

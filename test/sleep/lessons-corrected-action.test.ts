@@ -423,3 +423,29 @@ describe("a change announced once replaces the adopted lesson it goes against", 
     expect(planLessons(b, 2, memory, { target: "CLAUDE.md", retireAfterNights: 0 }).cards).toEqual([]);
   });
 });
+
+describe("what a correction changed, read more widely", () => {
+  test("two fixes in one namespace (`metrics::counter`, `metrics::gauge`) join sayings that share no word", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          1,
+          ["Count the failed uploads", "no hand-rolled AtomicU64 counters in handlers please"],
+          ["$ cargo check · ok", "edit src/upload.rs: static FAILED: AtomicU64 = AtomicU64::new(0);"],
+          ["$ cargo check · ok", 'edit src/upload.rs: metrics::counter!("upload_failed").increment(1);'],
+        ),
+        session(
+          4,
+          ["Track the queue depth", "don't keep your own numbers in a Mutex, report them like the rest of the service"],
+          ["$ cargo check · ok", "edit src/queue.rs: let depth = Mutex::new(0usize);"],
+          ["$ cargo check · ok", 'edit src/queue.rs: metrics::gauge!("queue_depth").set(len as f64);'],
+        ),
+      ],
+      1,
+    );
+    expect(plan(b).cards.map((c) => c.op)).toEqual(["add"]);
+    expect(contrastPairs("samples get loaded with the fixture macro, not next to the source", {}, 0)).toEqual([]);
+  });
+});
