@@ -52,8 +52,13 @@ export function openRunForParts(outDir: string, opts: LoadOptions = {}): RunForP
 function* collectingLong(parts: Iterable<string>): Generator<string> {
   const collect = collectWhenGrown(2 * 2 ** 20);
   let written = 0;
+  let checked = 0;
   for (const part of parts) {
-    if (written >= 2 ** 20) collect();
+    // The size of the process is read every 64 KiB of the page, not at each of its thousands of rows.
+    if (written >= 2 ** 20 && written - checked >= 65_536) {
+      checked = written;
+      collect();
+    }
     written += part.length;
     yield part;
   }
