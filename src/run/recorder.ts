@@ -153,8 +153,8 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
   // Measured again for issue 31 (×64 quickstart, load 15): without it the run peaked at 139 MB
   // instead of 121 MB, CPU 4.8 s either way (within the noise), so it is kept. Up to 16 MB while
   // the collections find little (warm-up): a 192-step run made 7 collections of 15-22 ms, most of
-  // them giving back 2-5 MB of the 8; with this 2-3 (its steps' collections 140-160 → about 50 ms
-  // CPU), and a 3 072-step run, whose collections give back about what it grew, is unchanged.
+  // them giving back 2-5 MB of the 8; with this its steps' collections take 33-52 ms of CPU instead
+  // of 140-160, and a 3 072-step run, whose collections give back about what it grew, is unchanged.
   const collect = collectWhenGrown(8 * 2 ** 20, { upTo: 16 * 2 ** 20 });
   const runJobs = () => {
     for (let job = pending.shift(); job; job = pending.shift()) job();
