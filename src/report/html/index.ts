@@ -46,7 +46,7 @@ export function openRunForParts(outDir: string, opts: LoadOptions = {}): RunForP
  * A long page's parts, with a collection between them whenever the process has grown by 2 MB
  * once the first MiB is written. The charts and tables of a long run leave several times their
  * own size in short-lived strings, which the engine lets pile up on top of the run's heap: at
- * 3 072 steps (an 18 MB page) the run's peak RSS was about 20 MB higher without this. A short
+ * 3 072 steps (an 18 MB page) the run's peak RSS was 15-18 MB higher without this. A short
  * page (1.2 MB at 192 steps) leaves too little to be worth the collections.
  */
 function* collectingLong(parts: Iterable<string>): Generator<string> {
