@@ -151,8 +151,11 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
   let failure: unknown;
   // 8 MB: a 768-step run peaks about 10 MB lower than with 16 MB, for about 15 % more CPU at 0 ms per call.
   // Measured again for issue 31 (×64 quickstart, load 15): without it the run peaked at 139 MB
-  // instead of 121 MB, CPU 4.8 s either way (within the noise), so it is kept.
-  const collect = collectWhenGrown(8 * 2 ** 20);
+  // instead of 121 MB, CPU 4.8 s either way (within the noise), so it is kept. Up to 16 MB while
+  // the collections find little (warm-up): a 192-step run made 7 collections of 15-22 ms, most of
+  // them giving back 2-5 MB of the 8; with this its steps' collections take 33-52 ms of CPU instead
+  // of 140-160, and a 3 072-step run, whose collections give back about what it grew, is unchanged.
+  const collect = collectWhenGrown(8 * 2 ** 20, { upTo: 16 * 2 ** 20 });
   const runJobs = () => {
     for (let job = pending.shift(); job; job = pending.shift()) job();
   };

@@ -320,20 +320,19 @@ function tagOf(key: Uint8Array): number {
 
 /** The answer for a compact key from call_answers, as it was put, or undefined. */
 export function findAnswer(store: Store, key: Uint8Array): string | undefined {
-  const rows = store.db
-    .query(
-      "SELECT a.key, a.response, a.elided, o.model FROM call_answers a JOIN call_origins o ON o.id = a.origin WHERE a.tag = ?",
-    )
-    .all(tagOf(key)) as {
-    key: Uint8Array;
-    response: Packed;
-    elided: number;
-    model: string;
-  }[];
-  const row = rows.find((r) => Buffer.compare(r.key, key) === 0);
+  // The tag finds the rows through the index, the key (compared by SQLite) picks the one. The
+  // origin's model is read only for an answer that elided it: with the join in this query, a miss
+  // (most lookups of a fresh cache, and every row a batch adds) took 6.5 µs instead of 1.5.
+  const row = store.db
+    .query("SELECT response, elided, origin FROM call_answers WHERE tag = ? AND key = ?")
+    .get(tagOf(key), key) as { response: Packed; elided: number; origin: number } | null;
   if (!row) return undefined;
   const text = unpackText(row.response);
-  return row.elided ? restoreModel(text, row.model) : text;
+  if (!row.elided) return text;
+  const origin = store.db.query("SELECT model FROM call_origins WHERE id = ?").get(row.origin) as {
+    model: string;
+  } | null;
+  return origin ? restoreModel(text, origin.model) : undefined;
 }
 
 /** The id of a call_origins row (added if new), remembered in `ids` for the rows of one batch. */

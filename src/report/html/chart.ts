@@ -17,7 +17,11 @@ export interface ChartSeries {
   id: string;
   name: string;
   color: string;
-  points: ChartPoint[];
+  /**
+   * The points, or a function making them each time it is called: a long run's series are
+   * thousands of points with their titles, made as they are drawn instead of all held at once.
+   */
+  points: ChartPoint[] | (() => Iterable<ChartPoint>);
   line?: "solid" | "dashed" | "step" | "none";
   markers?: boolean;
   width?: number;
@@ -36,10 +40,22 @@ export interface VLine {
   label: string;
 }
 
+interface Bar {
+  x: number;
+  v: number;
+  title?: string;
+}
+
 interface Bars {
   name: string;
   color: string;
-  values: { x: number; v: number; title?: string }[];
+  /** The bars, or a function making them each time it is called (see ChartSeries.points). */
+  values: Bar[] | (() => Iterable<Bar>);
+}
+
+/** The finite points of a series, made when asked (ChartSeries.points may be a function). */
+function* finitePoints(s: ChartSeries): Generator<ChartPoint> {
+  for (const p of typeof s.points === "function" ? s.points() : s.points) if (Number.isFinite(p.y)) yield p;
 }
 
 interface LineChartSpec {
@@ -195,34 +211,38 @@ stroke-dasharray="${h.dash ?? "4 3"}"/><text x="${W - M.r + 6}" y="${labelYs[i]!
     );
   }
   for (const s of spec.series) {
-    const pts = s.points.filter((p) => Number.isFinite(p.y));
     const line = s.line ?? "solid";
-    if (line !== "none" && pts.length > 1) {
+    if (line !== "none") {
       let d = "";
-      pts.forEach((p, i) => {
+      let i = 0;
+      for (const p of finitePoints(s)) {
         const x = sx(p.x).toFixed(1);
         const y = sy(p.y).toFixed(1);
-        if (i === 0) d += `M${x},${y}`;
+        if (i++ === 0) d += `M${x},${y}`;
         else if (line === "step") d += `H${x}V${y}`;
         else d += `L${x},${y}`;
-      });
-      out.push(
-        `<path class="series-line" data-series="${esc(s.id)}" d="${d}" fill="none" stroke="${s.color}" \
+      }
+      if (i > 1)
+        out.push(
+          `<path class="series-line" data-series="${esc(s.id)}" d="${d}" fill="none" stroke="${s.color}" \
 stroke-width="${s.width ?? 2}"${line === "dashed" ? ' stroke-dasharray="6 4"' : ""}/>`,
-      );
+        );
     }
     if (s.markers !== false)
-      for (const p of pts) {
+      for (const p of finitePoints(s)) {
         out.push(marker(p, sx(p.x), sy(p.y), s.color, s.id));
         if (out.length >= CHUNK) yield out.splice(0).join("");
       }
   }
   if (spec.strip) {
     const top = M.t + PLOT_H + M.b;
-    const maxV = Math.max(1, ...spec.strip.values.map((b) => b.v));
+    const bars = spec.strip.values;
+    const each = () => (typeof bars === "function" ? bars() : bars);
+    let maxV = 1;
+    for (const b of each()) maxV = Math.max(maxV, b.v);
     const bw = Math.max(2, Math.min(28, (pw / Math.max(1, span)) * 0.6));
     out.push(`<text class="axis" x="${M.l - 6}" y="${top + 12}" text-anchor="end">${esc(spec.strip.name)}</text>`);
-    for (const b of spec.strip.values) {
+    for (const b of each()) {
       const h = ((STRIP_H - 14) * b.v) / maxV;
       out.push(
         `<g class="lr-bar" data-step="${b.x}" data-lr="${b.v}"><rect x="${(sx(b.x) - bw / 2).toFixed(1)}" y="${(top + STRIP_H - h).toFixed(1)}" \

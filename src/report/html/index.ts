@@ -43,6 +43,28 @@ export function openRunForParts(outDir: string, opts: LoadOptions = {}): RunForP
 }
 
 /**
+ * A long page's parts, with a collection between them whenever the process has grown by 2 MB
+ * once the first MiB is written. The charts and tables of a long run leave several times their
+ * own size in short-lived strings, which the engine lets pile up on top of the run's heap: at
+ * 3 072 steps (an 18 MB page) the run's peak RSS was 15-18 MB higher without this. A short
+ * page (1.2 MB at 192 steps) leaves too little to be worth the collections.
+ */
+function* collectingLong(parts: Iterable<string>): Generator<string> {
+  const collect = collectWhenGrown(2 * 2 ** 20);
+  let written = 0;
+  let checked = 0;
+  for (const part of parts) {
+    // The size of the process is read every 64 KiB of the page, not at each of its thousands of rows.
+    if (written >= 2 ** 20 && written - checked >= 65_536) {
+      checked = written;
+      collect();
+    }
+    written += part.length;
+    yield part;
+  }
+}
+
+/**
  * Render `<outDir>/report.html` from the run's store and files (atomically, written in parts as
  * they are rendered, with the steps' details read a page at a time); returns its path and the
  * errors met in our run's records (each naming its file; the page shows them too). Damaged run
@@ -54,7 +76,7 @@ export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: 
     const path = join(outDir, "report.html");
     // A report (or a run's last step) killed while writing left its temp file, as large as the page.
     removeOrphanTemps(outDir);
-    writeFileAtomic(path, renderReportParts(open.run, { details: open.details }));
+    writeFileAtomic(path, collectingLong(renderReportParts(open.run, { details: open.details })));
     return { path, errors: open.run.errors };
   } finally {
     open.close();

@@ -67,6 +67,24 @@ function usedItems(s: StepView): string {
   return s.earlyAt || (s.gate?.nUsed != null && s.gate.nTotal != null ? `${s.gate.nUsed}/${s.gate.nTotal}` : "");
 }
 
+/** A step's decision marker on the score chart. */
+function decisionPoint(s: StepView): ChartPoint {
+  return {
+    x: s.step,
+    y: decisionY(s),
+    marker: ACTION_MARKER[s.action],
+    color: ACTION_COLOR[s.action],
+    href: `#step-${s.step}`,
+    attrs: { "data-step": s.step, "data-action": s.action },
+    ...(partlyScored(s) ? { cls: "partial" } : {}),
+    title: partlyScored(s)
+      ? `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")} after ${usedItems(s)} items (no full selection score; \
+drawn on the current line), current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`
+      : `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")}${s.earlyAt ? ` at ${s.earlyAt}` : ""}; candidate \
+${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`,
+  };
+}
+
 /**
  * The score chart: rollout, current and candidate selection scores, decisions, lr budget, epochs,
  * test lines; in parts (a report writes a long run's chart as it is made: lineChartParts).
@@ -76,17 +94,26 @@ export function* scoreChartParts(run: RunView, id = "score-chart"): Generator<st
   const n = steps.length === 0 ? 1 : Math.max(...steps.map((s) => s.step));
   const sum = run.summary;
   const baselineSel = sum?.baseline.selection ?? run.baselineSelection;
-  const currentPts: ChartPoint[] = [];
-  if (baselineSel !== null)
-    currentPts.push({ x: 0, y: baselineSel, title: `baseline selection ${baselineSel.toFixed(3)}` });
   const slowAccepted = new Map(
     run.boundaries.filter((b) => b.slowScore !== null && b.slowAction.includes("accept")).map((b) => [b.step, b]),
   );
-  for (const s of steps) {
-    if (s.currentScore !== null)
-      currentPts.push({ x: s.step, y: s.currentScore, title: `step ${s.step}: current ${s.currentScore.toFixed(3)}` });
-    const b = slowAccepted.get(s.step);
-    if (b && s.step < n) currentPts.push({ x: s.step + 0.5, y: b.slowScore as number });
+  // The per-step series are made as they are drawn (a long run's are thousands of points with titles).
+  function* currentPts(): Generator<ChartPoint> {
+    if (baselineSel !== null) yield { x: 0, y: baselineSel, title: `baseline selection ${baselineSel.toFixed(3)}` };
+    for (const s of steps) {
+      if (s.currentScore !== null)
+        yield { x: s.step, y: s.currentScore, title: `step ${s.step}: current ${s.currentScore.toFixed(3)}` };
+      const b = slowAccepted.get(s.step);
+      if (b && s.step < n) yield { x: s.step + 0.5, y: b.slowScore as number };
+    }
+  }
+  function* rolloutPts(): Generator<ChartPoint> {
+    for (const s of steps)
+      if (s.rolloutScore !== null)
+        yield { x: s.step, y: s.rolloutScore, title: `step ${s.step}: rollout ${s.rolloutScore.toFixed(3)}` };
+  }
+  function* decisionPts(): Generator<ChartPoint> {
+    for (const s of steps) yield decisionPoint(s);
   }
   const series: ChartSeries[] = [
     {
@@ -95,13 +122,7 @@ export function* scoreChartParts(run: RunView, id = "score-chart"): Generator<st
       color: "#60a5fa",
       line: "dashed",
       width: 1.5,
-      points: steps
-        .filter((s) => s.rolloutScore !== null)
-        .map((s) => ({
-          x: s.step,
-          y: s.rolloutScore as number,
-          title: `step ${s.step}: rollout ${(s.rolloutScore as number).toFixed(3)}`,
-        })),
+      points: rolloutPts,
     },
     { id: "current", name: "current selection", color: "#111827", line: "step", markers: false, points: currentPts },
     {
@@ -109,20 +130,7 @@ export function* scoreChartParts(run: RunView, id = "score-chart"): Generator<st
       name: "candidate selection",
       color: "#111827",
       line: "none",
-      points: steps.map((s) => ({
-        x: s.step,
-        y: decisionY(s),
-        marker: ACTION_MARKER[s.action],
-        color: ACTION_COLOR[s.action],
-        href: `#step-${s.step}`,
-        attrs: { "data-step": s.step, "data-action": s.action },
-        ...(partlyScored(s) ? { cls: "partial" } : {}),
-        title: partlyScored(s)
-          ? `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")} after ${usedItems(s)} items (no full selection score; \
-drawn on the current line), current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`
-          : `step ${s.step} (epoch ${s.epoch}): ${s.action.replace("_", " ")}${s.earlyAt ? ` at ${s.earlyAt}` : ""}; candidate \
-${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.currentScore === null ? "—" : s.currentScore.toFixed(3)}`,
-      })),
+      points: decisionPts,
     },
   ];
   series.push({
@@ -165,9 +173,11 @@ ${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.
       color: "#7c3aed",
       dash: "2 3",
     });
-  const lrValues = steps
-    .filter((s) => s.lr !== null)
-    .map((s) => ({ x: s.step, v: s.lr as number, title: `step ${s.step}: budget ${s.lr} edits` }));
+  const hasLr = steps.some((s) => s.lr !== null);
+  function* lrValues(): Generator<{ x: number; v: number; title: string }> {
+    for (const s of steps)
+      if (s.lr !== null) yield { x: s.step, v: s.lr, title: `step ${s.step}: budget ${s.lr} edits` };
+  }
   yield* lineChartParts({
     id,
     xMin: baselineSel !== null ? 0 : 0.5,
@@ -177,7 +187,7 @@ ${s.candidateScore === null ? "—" : s.candidateScore.toFixed(3)}, current ${s.
     series,
     hlines,
     vlines: epochBoundaries(steps),
-    ...(lrValues.length > 0 ? { strip: { name: "lr", color: "#c4b5fd", values: lrValues } } : {}),
+    ...(hasLr ? { strip: { name: "lr", color: "#c4b5fd", values: lrValues } } : {}),
   });
 }
 
