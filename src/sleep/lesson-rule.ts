@@ -178,6 +178,9 @@ const REFERS_BACK =
 /** A sentence that starts a new task in the middle of a session: "unrelated, but …", "separate thing: …". */
 const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
+/** "keep X free of Y", "leave X clear of Y": Y is kept out of X. */
+const KEPT_FREE =
+  /\b(?:keep|leave)\s+(?:the\s+|our\s+|all\s+)?([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:free|clear|clean)\s+of\s+([^,.;!?]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
 const PREAMBLE = /^(?:nit|wait|fyi|ps|heads up|quick one|before you go on)\s*[,:]\s*/i;
 const LEAD_IN = /^\s*(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
@@ -409,6 +412,15 @@ export function polarityOf(text: string): Polarity {
     const member = gone.find((t) => topicOfLoose(t) !== undefined) ?? gone[0];
     if (member) avoid.add(member);
   }
+  // "keep screens free of preview code": what is kept out is avoided; where it is kept out of is
+  // a place, not a choice.
+  const place = new Set<string>();
+  for (const m of text.toLowerCase().matchAll(KEPT_FREE)) {
+    for (const t of lessonTokens(m[1]!)) place.add(t);
+    const out = [...lessonTokens(m[2]!)];
+    const member = out.find((t) => topicOfLoose(t) !== undefined) ?? out[0];
+    if (member) avoid.add(member);
+  }
   // "semicolons are back", "put the ; back": what is brought back is preferred.
   for (const m of text.toLowerCase().matchAll(BACK))
     for (const t of lessonTokens(m[1] ?? m[2]!)) if (!avoid.has(t)) explicit.add(t);
@@ -428,7 +440,8 @@ export function polarityOf(text: string): Polarity {
   for (const [topic, members] of byTopic) {
     const rivalAvoided = [...avoid].some((a) => topicOfLoose(a) === topic);
     const chosen = members.filter((m) => explicit.has(m));
-    if (!chosen.length && members.length === 1 && (rivalAvoided || short || !complaint)) chosen.push(members[0]!);
+    if (!chosen.length && members.length === 1 && !place.has(members[0]!) && (rivalAvoided || short || !complaint))
+      chosen.push(members[0]!);
     for (const m of chosen) prefer.add(m);
   }
   // "X, not Y": X is the one wanted.

@@ -305,6 +305,13 @@ describe("small readings of a saying", () => {
     );
   });
 
+  test("'keep X free of Y' avoids Y and prefers no X (a place, not a choice)", () => {
+    const p = polarityOf("keep the route handlers free of SQL please");
+    expect([...p.avoid]).toContain("sql");
+    expect(p.prefer.has("handler")).toBe(false);
+    expect(opposite(p, polarityOf("queries belong in the repository layer, not in handlers"))).toBe(false);
+  });
+
   test("two words for one choice of the lexicon are never rivals", () => {
     expect(
       opposite(
