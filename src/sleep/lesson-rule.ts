@@ -868,7 +868,7 @@ function lastName(path: string): string {
 
 /** A turn that only acknowledges or moves on. */
 const CHATTER =
-  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|looks good|looks fine|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine)\b[\s.!,]*)+$/i;
+  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems) (?:mostly |basically |almost |all )?(?:good|right|fine|ok)|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine)\b[\s.!,]*)+$/i;
 
 /** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
 const REACTION_WORDS = 20;
@@ -960,4 +960,4 @@ export function reactionOf(prompt: string, agentBefore: string | undefined): str
 
 /** A turn that opens by approving or moving on ("ok, …", "cool, …", "wrong window"). */
 const APPROVAL_LEAD =
-  /^(?:thx|thanks|thank you|ty|ok(?:ay)?|cool|nice|great|perfect|lgtm|looks good|sounds good|yes|yep|yeah|sure|good|fine|wrong (?:window|tab|chat))\b/i;
+  /^(?:thx|thanks|thank you|ty|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems|reads) (?:mostly |basically |almost |all )?(?:good|right|fine|ok(?:ay)?|correct)|sounds good|yes|yep|yeah|sure|good|fine|wrong (?:window|tab|chat))\b/i;

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCredentialShaped, maskCredentials } from "../../src/lib/index.ts";
 import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
-import { instructionsOf, lessonTokens, polarityOf, opposite } from "../../src/sleep/lesson-rule.ts";
+import { instructionsOf, lessonTokens, notARule, opposite, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -310,6 +310,14 @@ describe("small readings of a saying", () => {
     expect([...p.avoid]).toContain("sql");
     expect(p.prefer.has("handler")).toBe(false);
     expect(opposite(p, polarityOf("queries belong in the repository layer, not in handlers"))).toBe(false);
+  });
+
+  test("an approval in other words is no rule, whoever read it (a model's rule quoting it is left out)", () => {
+    for (const q of ["looks mostly right.", "seems fine", "looks basically ok"]) {
+      expect(instructionsOf(q, true)).toEqual([]);
+      expect(notARule(q, [`${q} ship it`])).toBe(true);
+    }
+    expect(notARule("looks wrong, use pnpm not npm", ["looks wrong, use pnpm not npm"])).toBe(false);
   });
 
   test("two words for one choice of the lexicon are never rivals", () => {
