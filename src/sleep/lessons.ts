@@ -470,15 +470,16 @@ function assignClusters(book: LessonBook, w: Weights): void {
   // followed by the same corrected action, is rare still).
   const rareFix = (f: string) => distinctiveFix(f) && (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
   const sharedFix = (a: Observation, b: Observation) =>
-    a.session_id !== b.session_id && fixes(a).some((f) => rareFix(f) && fixes(b).includes(f));
+    a.session_id !== b.session_id &&
+    fixes(a).some((f) => rareFix(f) && fixes(b).some((g) => g === f || samePlace(f, g)));
   const sameFix = (a: Observation, b: Observation) =>
     a.kind === "correction" && b.kind === "correction" && sharedFix(a, b);
   // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
   // require.Equal", after which the agent wrote cmp.Diff).
   const namesFix = (i: number, j: number) =>
     obs[i]!.session_id !== obs[j]!.session_id &&
-    (fixes(obs[j]!).some((f) => rareFix(f) && f.length >= 4 && toks[i]!.has(f)) ||
-      fixes(obs[i]!).some((f) => rareFix(f) && f.length >= 4 && toks[j]!.has(f)));
+    (fixes(obs[j]!).some((f) => rareFix(f) && f.length >= 4 && namesTerm(toks[i]!, f)) ||
+      fixes(obs[i]!).some((f) => rareFix(f) && f.length >= 4 && namesTerm(toks[j]!, f)));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -620,6 +621,28 @@ function assignClusters(book: LessonBook, w: Weights): void {
     addToIndex(i);
   }
   book.next_cluster = next;
+}
+
+/**
+ * Two paths of one place: the same folder, or one inside the other at a segment boundary
+ * (`backend/tests/data` and `backend/tests/data/quote.json`; a saying's `tests/data` and the
+ * corrected action's `backend/tests/data/quote.json`). Both must be paths of two segments or more.
+ */
+function samePlace(a: string, b: string): boolean {
+  if (!a.includes("/") || !b.includes("/")) return false;
+  const x = a.replace(/^(?:dir:|\.\/)/, "").replace(/\/$/, "");
+  const y = b.replace(/^(?:dir:|\.\/)/, "").replace(/\/$/, "");
+  if (x.length < 5 || y.length < 5) return false;
+  const inside = (p: string, q: string) => `/${q}/`.includes(`/${p}/`);
+  return inside(x, y) || inside(y, x);
+}
+
+/** A saying names a term: the term itself, or a path naming the same place. */
+function namesTerm(toks: ReadonlySet<string>, f: string): boolean {
+  if (toks.has(f)) return true;
+  if (!f.includes("/")) return false;
+  for (const t of toks) if (samePlace(t, f)) return true;
+  return false;
 }
 
 /** Terms with the namespace of each `a::b` term added (`tracing::info` → also `tracing`). */

@@ -449,3 +449,31 @@ describe("what a correction changed, read more widely", () => {
     expect(contrastPairs("samples get loaded with the fixture macro, not next to the source", {}, 0)).toEqual([]);
   });
 });
+
+describe("a place named in other words", () => {
+  test("a folder the user names and the one the agent moved a file into are one place; a preamble does not hide 'no,'", () => {
+    expect(instructionsOf("before you go on: no, sample payloads go under tests/data", true)).toEqual([
+      { quote: "sample payloads go under tests/data", kind: "correction" },
+    ]);
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          2,
+          ["Add a quote fixture", "wrong folder for that json, we keep them all in one spot for the snapshot tool"],
+          ["$ ls backend · src tests", "$ cp /tmp/q.json backend/src/quote.json · ok"],
+          ["$ ls backend · src tests", "$ git mv backend/src/quote.json backend/tests/data/quote.json · ok"],
+        ),
+        session(
+          6,
+          ["Add a zone fixture", "before you go on: no, sample payloads go under tests/data"],
+          ["$ ls backend · src tests", "$ cp /tmp/z.json backend/zone.json · ok"],
+          ["$ ls backend · src tests", "$ git mv backend/zone.json backend/tests/data/zone.json · ok"],
+        ),
+      ],
+      1,
+    );
+    expect(plan(b).cards.map((c) => c.op)).toEqual(["add"]);
+  });
+});
