@@ -317,7 +317,7 @@ const TOPICS: Topic[] = [
         },
         {
           kind: "write",
-          file: `${MIG}/V27__add_skipper_note_to_booking.sql`,
+          file: `${MIG}/V{n}__add_skipper_note_to_booking.sql`,
           content: "alter table booking add column skipper_note text;\n",
         },
       ],
@@ -329,7 +329,7 @@ const TOPICS: Topic[] = [
         },
         {
           kind: "write",
-          file: `${MIG}/V28__backfill_berth_length_unit.sql`,
+          file: `${MIG}/V{n}__backfill_berth_length_unit.sql`,
           content: "update berth set length_unit = 'M' where length_unit is null;\n",
         },
       ],
@@ -351,25 +351,25 @@ const TOPICS: Topic[] = [
       [
         {
           kind: "bash",
-          cmd: 'git add -A && git commit -m "Hold berth for 15 minutes during checkout"',
-          out: "[feat/berth-hold 4c1e9a2] Hold berth for 15 minutes during checkout\n 5 files changed, 142 insertions(+), 11 deletions(-)",
+          cmd: 'git add -A && git commit -m "{msg}"',
+          out: "[{branch} 4c1e9a2] {msg}\n 5 files changed, 142 insertions(+), 11 deletions(-)",
         },
         {
           kind: "bash",
           cmd: "./gradlew spotlessApply && git add -A && git commit --amend --no-edit",
-          out: "> Task :service:spotlessJava\n> Task :service:spotlessApply\n\nBUILD SUCCESSFUL in 4s\n[feat/berth-hold 7d02b13] Hold berth for 15 minutes during checkout\n 5 files changed, 139 insertions(+), 11 deletions(-)",
+          out: "> Task :service:spotlessJava\n> Task :service:spotlessApply\n\nBUILD SUCCESSFUL in 4s\n[{branch} 7d02b13] {msg}\n 5 files changed, 139 insertions(+), 11 deletions(-)",
         },
       ],
       [
         {
           kind: "bash",
           cmd: "git push -u origin HEAD",
-          out: "remote: \nremote: Create a pull request for 'fix/tide-offset' on GitHub by visiting:\nremote:      https://github.com/quaystone/quaystone/pull/new/fix/tide-offset\n",
+          out: "remote: \nremote: Create a pull request for '{branch}' on GitHub by visiting:\nremote:      https://github.com/quaystone/quaystone/pull/new/{branch}\n",
         },
         {
           kind: "bash",
           cmd: './gradlew spotlessApply && git commit -am "Apply formatting" && git push',
-          out: "> Task :service:spotlessApply\nBUILD SUCCESSFUL in 3s\n[fix/tide-offset 91ab04e] Apply formatting\n 2 files changed, 6 insertions(+), 9 deletions(-)",
+          out: "> Task :service:spotlessApply\nBUILD SUCCESSFUL in 3s\n[{branch} 91ab04e] Apply formatting\n 2 files changed, 6 insertions(+), 9 deletions(-)",
         },
       ],
     ],
@@ -462,24 +462,24 @@ const TOPICS: Topic[] = [
       [
         {
           kind: "bash",
-          cmd: "git checkout -b tide-window-changes",
-          out: "Switched to a new branch 'tide-window-changes'",
+          cmd: "git checkout -b {slug}-changes",
+          out: "Switched to a new branch '{slug}-changes'",
         },
         {
           kind: "bash",
-          cmd: "git branch -m tide-window-changes feat/tide-window-check",
+          cmd: "git branch -m {slug}-changes feat/{slug}",
           out: "",
         },
       ],
       [
         {
           kind: "bash",
-          cmd: "git switch -c bugfix_invoice_rounding",
-          out: "Switched to a new branch 'bugfix_invoice_rounding'",
+          cmd: "git switch -c bugfix_{snake}",
+          out: "Switched to a new branch 'bugfix_{snake}'",
         },
         {
           kind: "bash",
-          cmd: "git branch -m fix/invoice-rounding",
+          cmd: "git branch -m fix/{slug}",
           out: "",
         },
       ],
@@ -988,23 +988,103 @@ const SECRETS: SecretDef[] = [
   },
 ];
 
-const TASKS = [
-  "Berth holds: when a skipper starts checkout we should hold the berth for 15 minutes so nobody else can grab it. Add the hold to BookingService, expire it with a scheduled job, and expose the expiry in the booking response.",
-  "the tide window check is off by one hour around DST — figure out why arrivals on 27 Oct got rejected",
-  "add a harbour fee breakdown endpoint GET /api/bookings/{id}/fees (service) and a FeesSheet in the iOS app",
-  "InvoiceMailer sends the PDF twice when stripe retries the webhook. make it idempotent",
-  "can you add a `length_unit` to berth (metres/feet), migrate existing rows as metres, and show it on the berth card in the app",
-  "CI takes 14 min on the service job. look at the workflow and the gradle config and see what we can cut",
-  "implement cancellation with the refund rules from QS-388 (full refund > 72h, half > 24h, none after)",
-  "The iOS booking screen freezes for a second when you pick a date. profile-ish guess + fix",
-  "add pagination to GET /api/marinas/{id}/berths, cursor based, 50 per page",
-  "write the migration + entity for waitlist entries, a skipper can join a waitlist for a berth + date range",
-  "dark mode looks broken on the berth detail screen (white cards), fix",
-  "hook up the new /api/availability endpoint in the app, replace the mocked data in AvailabilityView",
-  "stripe webhook signature verification fails in staging only. investigate",
-  "add an audit log for booking state changes (who, when, from->to)",
-  "nightly job to purge expired holds older than 7 days, with a metric for how many it deleted",
-  "bump spring boot to 3.3.5 and fix whatever breaks",
+const TASKS: Array<{ text: string; slug: string; msg: string; grep: string }> = [
+  {
+    text: "Berth holds: when a skipper starts checkout we should hold the berth for 15 minutes so nobody else can grab it. Add the hold to BookingService, expire it with a scheduled job, and expose the expiry in the booking response.",
+    slug: "berth-hold",
+    msg: "Hold berth for 15 minutes during checkout",
+    grep: "BookingService",
+  },
+  {
+    text: "the tide window check is off by one hour around DST — figure out why arrivals on 27 Oct got rejected",
+    slug: "tide-dst",
+    msg: "Use marina zone for tide window offsets",
+    grep: "TideWindow",
+  },
+  {
+    text: "add a harbour fee breakdown endpoint GET /api/bookings/{id}/fees (service) and a FeesSheet in the iOS app",
+    slug: "fee-breakdown",
+    msg: "Add harbour fee breakdown endpoint",
+    grep: "HarbourFee",
+  },
+  {
+    text: "InvoiceMailer sends the PDF twice when stripe retries the webhook. make it idempotent",
+    slug: "invoice-idempotent",
+    msg: "Make invoice mail idempotent on webhook retry",
+    grep: "InvoiceMailer",
+  },
+  {
+    text: "can you add a `length_unit` to berth (metres/feet), migrate existing rows as metres, and show it on the berth card in the app",
+    slug: "berth-length-unit",
+    msg: "Add length unit to berths",
+    grep: "length_unit",
+  },
+  {
+    text: "CI takes 14 min on the service job. look at the workflow and the gradle config and see what we can cut",
+    slug: "ci-speedup",
+    msg: "Cache Gradle and split CI jobs",
+    grep: "setup-gradle",
+  },
+  {
+    text: "implement cancellation with the refund rules from QS-388 (full refund > 72h, half > 24h, none after)",
+    slug: "cancellation-refunds",
+    msg: "Cancellation with tiered refunds",
+    grep: "CancellationPolicy",
+  },
+  {
+    text: "The iOS booking screen freezes for a second when you pick a date. profile-ish guess + fix",
+    slug: "date-picker-freeze",
+    msg: "Move availability fetch off the main actor",
+    grep: "AvailabilityView",
+  },
+  {
+    text: "add pagination to GET /api/marinas/{id}/berths, cursor based, 50 per page",
+    slug: "berth-pagination",
+    msg: "Cursor pagination for marina berths",
+    grep: "BerthController",
+  },
+  {
+    text: "write the migration + entity for waitlist entries, a skipper can join a waitlist for a berth + date range",
+    slug: "waitlist",
+    msg: "Waitlist entries for berths",
+    grep: "Waitlist",
+  },
+  {
+    text: "dark mode looks broken on the berth detail screen (white cards), fix",
+    slug: "dark-mode-cards",
+    msg: "Fix berth detail cards in dark mode",
+    grep: "BerthDetailView",
+  },
+  {
+    text: "hook up the new /api/availability endpoint in the app, replace the mocked data in AvailabilityView",
+    slug: "availability-endpoint",
+    msg: "Wire availability endpoint into the app",
+    grep: "AvailabilityView",
+  },
+  {
+    text: "stripe webhook signature verification fails in staging only. investigate",
+    slug: "stripe-signature",
+    msg: "Fix webhook signature check behind the proxy",
+    grep: "StripeWebhookHandler",
+  },
+  {
+    text: "add an audit log for booking state changes (who, when, from->to)",
+    slug: "booking-audit",
+    msg: "Audit log for booking state changes",
+    grep: "BookingStatus",
+  },
+  {
+    text: "nightly job to purge expired holds older than 7 days, with a metric for how many it deleted",
+    slug: "purge-holds",
+    msg: "Nightly purge of expired holds",
+    grep: "HoldPurgeJob",
+  },
+  {
+    text: "bump spring boot to 3.3.5 and fix whatever breaks",
+    slug: "boot-3-3-5",
+    msg: "Bump Spring Boot to 3.3.5",
+    grep: "spring-boot",
+  },
 ];
 
 const EMBED_PRE = [
@@ -1063,6 +1143,12 @@ function describe(a: Action): string {
   if (a.kind === "bash") return `ran \`${a.cmd}\``;
   if (a.kind === "edit") return `edited ${a.file}: ${firstLine(a.neu)}`;
   return `wrote ${a.file}: ${firstLine(a.content.replace(/^package .*\n/, "").replace(/^import .*\n/gm, ""))}`;
+}
+function fill(a: Action, v: Record<string, string>): Action {
+  const f = (x: string) => x.replace(/\{(slug|snake|msg|branch|n)\}/g, (_, k: string) => v[k] ?? "");
+  if (a.kind === "bash") return { kind: "bash", cmd: f(a.cmd), out: f(a.out) };
+  if (a.kind === "edit") return { kind: "edit", file: f(a.file), old: f(a.old), neu: f(a.neu) };
+  return { kind: "write", file: f(a.file), content: f(a.content) };
 }
 function typo(r: R, s: string): string {
   const words = s.split(" ");
@@ -1129,38 +1215,34 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
   });
   const early = Math.max(3, Math.floor(nSess * 0.35));
   const late = Math.max(early + 1, Math.floor(nSess * 0.55));
-  distinct(2, 0, early).forEach((s, j) =>
+  for (const [j, s] of distinct(2, 0, early).entries())
     perSess[s]?.push({
       type: "flipOld",
       ref: 0,
       text: flip.oldSay[j] as string,
       wrong: flip.wrongOld,
       right: flip.rightOld,
-    }),
-  );
+    });
   const nNew = r.int(2, 3);
-  distinct(nNew, late, nSess).forEach((s, j) =>
+  for (const [j, s] of distinct(nNew, late, nSess).entries())
     perSess[s]?.push({
       type: "flipNew",
       ref: 0,
       text: flip.newSay[j] as string,
       wrong: flip.wrongNew,
       right: flip.rightNew,
-    }),
-  );
-  oneOffs.forEach((o, oi) => {
+    });
+  for (const [oi, o] of oneOffs.entries()) {
     const k = oi < 2 ? 2 : 1;
-    distinct(k, 0, nSess).forEach((s, j) =>
-      perSess[s]?.push({ type: "oneoff", ref: oi, text: j === 1 && r.next() < 0.5 ? o.variant : o.text }),
-    );
-  });
-  secretDefs.forEach((sd, si) => {
+    for (const [j, s] of distinct(k, 0, nSess).entries())
+      perSess[s]?.push({ type: "oneoff", ref: oi, text: j === 1 && r.next() < 0.5 ? o.variant : o.text });
+  }
+  for (const [si, sd] of secretDefs.entries()) {
     const k = si === 0 ? r.int(1, 2) : 1;
     const echo = r.next() < 0.6 ? sd.echo : undefined;
-    distinct(k, 0, nSess).forEach((s, j) =>
-      perSess[s]?.push({ type: "secret", ref: si, text: sd.sayings[j] as string, echo }),
-    );
-  });
+    for (const [j, s] of distinct(k, 0, nSess).entries())
+      perSess[s]?.push({ type: "secret", ref: si, text: sd.sayings[j] as string, echo });
+  }
 
   const truth: HomeTruth = {
     seed: opts.seed,
@@ -1206,13 +1288,18 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
     let t = start + Math.floor(si * slot + 8 * 3600000 + r.next() * Math.min(slot * 0.4, 9 * 3600000));
     const items = r.shuffle(perSess[si] as Item[]);
     const turns: Turn[] = [];
-    let opening = tasks[si % tasks.length] as string;
+    const task = tasks[si % tasks.length] as (typeof TASKS)[number];
+    let opening = task.text;
     if (r.next() < 0.2) opening = opening.toLowerCase();
     turns.push({ text: opening, items: [] });
     const loose = items.filter((x) => x.type === "oneoff" || x.type === "secret");
     const corr = items.filter((x) => x.type !== "oneoff" && x.type !== "secret");
     if (r.next() < 0.5) turns.push({ text: r.pick(APPROVALS), items: [] });
+    const branch = r.pick(["main", `feat/${task.slug}`, `fix/${task.slug}`, `feat/${task.slug}`]);
+    const vars = { slug: task.slug, snake: task.slug.replace(/-/g, "_"), msg: task.msg, branch, n: String(24 + si) };
     for (const c of corr) {
+      if (c.wrong) c.wrong = fill(c.wrong, vars);
+      if (c.right) c.right = fill(c.right, vars);
       const turn: Turn = { text: "", items: [c], wrong: c.wrong, right: c.right };
       let body = c.text;
       if (r.next() < 0.45) body = r.pick(EMBED_PRE) + body + r.pick(EMBED_POST);
@@ -1245,7 +1332,6 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
             const h = r.hex(20);
             return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${h.slice(0, 3)}-${"89ab"[r.int(0, 3)]}${h.slice(3, 6)}-${h.slice(6, 18)}`;
           })();
-    const branch = r.pick(["main", "feat/berth-hold", "fix/tide-dst", "feat/fees-sheet", "chore/ci-cache"]);
     const lines: string[] = [];
     const noise: string[] = [];
     const iso = () => new Date(t).toISOString();
@@ -1513,9 +1599,31 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         effort: r.pick(["medium", "high"]),
         summary: "auto",
       });
+      if (r.next() < 0.5) {
+        cx("response_item", {
+          type: "message",
+          role: "user",
+          content: [
+            {
+              type: "input_text",
+              text: `<user_instructions>\n\n# Quaystone\n\nBerth booking for marinas.\n\n- service/ — Spring Boot 3 API (Java 21), Postgres, Flyway migrations in service/src/main/resources/db/migration\n- ios/ — SwiftUI app, open ios/Quaystone.xcodeproj\n- .github/workflows — CI (service.yml, ios.yml)\n\nLocal Postgres: docker compose up -d db\nTicket prefix: QS-\n\n</user_instructions>`,
+            },
+          ],
+        });
+        noise.push("user_instructions");
+      }
       noise.push("environment_context", "turn_context", "reasoning", "token_count");
     }
     if (format === "claude" && si % 5 === 1) {
+      cl({
+        type: "user",
+        isMeta: true,
+        message: {
+          role: "user",
+          content:
+            "Caveat: The messages below were generated by the user while running local commands. DO NOT respond to these messages or otherwise consider them in your response unless the user explicitly asks you to.",
+        },
+      });
       userTurn(
         "<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n            <command-args></command-args>",
       );
@@ -1614,7 +1722,7 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         doAction(
           {
             kind: "bash",
-            cmd: `rg -n "${r.pick(["BookingService", "TideWindow", "HarbourFee", "BerthCard", "flyway"])}" service/src ios/Quaystone | head -30`,
+            cmd: `rg -n "${task.grep}" service/src ios/Quaystone | head -30`,
             out: `${J}/booking/BookingService.java:18:public class BookingService {\n${IOS}/Features/Berths/BerthListView.swift:9:struct BerthListView: View {`,
           },
           r.pick(["Let me look around first.", "Exploring the codebase.", ""]),
@@ -1625,14 +1733,19 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         doAction(
           {
             kind: "bash",
-            cmd: r.pick([
-              "./gradlew :service:check",
-              "./gradlew :service:test",
-              "xcodebuild test -scheme Quaystone -destination 'platform=iOS Simulator,name=iPhone 16' | xcpretty",
-            ]),
-            out: r.pick([
-              "BUILD SUCCESSFUL in 1m 12s\n14 actionable tasks: 6 executed, 8 up-to-date",
-              "** TEST SUCCEEDED **\n\nExecuted 41 tests, with 0 failures (0 unexpected) in 9.8 (10.1) seconds",
+            ...r.pick([
+              {
+                cmd: "./gradlew :service:check",
+                out: "BUILD SUCCESSFUL in 1m 12s\n14 actionable tasks: 6 executed, 8 up-to-date",
+              },
+              {
+                cmd: "./gradlew :service:test",
+                out: "BUILD SUCCESSFUL in 48s\n9 actionable tasks: 3 executed, 6 up-to-date",
+              },
+              {
+                cmd: "xcodebuild test -scheme Quaystone -destination 'platform=iOS Simulator,name=iPhone 16' | xcpretty",
+                out: "** TEST SUCCEEDED **\n\nExecuted 41 tests, with 0 failures (0 unexpected) in 9.8 (10.1) seconds",
+              },
             ]),
           },
           "Running the checks.",
