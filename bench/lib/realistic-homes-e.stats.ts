@@ -56,9 +56,81 @@ for (let seed = 1; seed <= 5; seed++) {
     rmSync(home, { recursive: true, force: true });
   }
 }
+// Bank-wide figure: every distinct saying of a topic seen over seeds 1-300 (typo variants folded), pairwise.
+const bank = new Map<string, Set<string>>();
+const problems: string[] = [];
+let reactions = 0,
+  embedded = 0,
+  sayingsSeen = 0;
+for (let seed = 1; seed <= 300; seed++) {
+  const home = mkdtempSync(join(tmpdir(), "home-e-"));
+  try {
+    const t = writeRealisticHome({ seed, home, project: "/home/dev/src/quaystone" });
+    const files = new Map(t.sessions.map((s) => [s.path, readFileSync(s.path, "utf8")]));
+    for (const c of t.corrections) {
+      const set = bank.get(c.topic) ?? new Set<string>();
+      for (const s of c.sayings) {
+        set.add(s.text);
+        sayingsSeen++;
+        if (contentWords(s.text).size <= 1) reactions++;
+        if (s.turn !== s.text) embedded++;
+        if (!s.turn.includes(s.text)) problems.push(`seed ${seed}: saying not inside its turn`);
+        if (!files.get(s.sessionPath)?.includes(JSON.stringify(s.turn).slice(1, -1)))
+          problems.push(`seed ${seed}: turn not found in ${s.sessionPath}`);
+      }
+      bank.set(c.topic, set);
+      if (new Set(c.sayings.map((s) => s.sessionId)).size < 2) problems.push(`seed ${seed}: ${c.topic} in <2 sessions`);
+    }
+    const f = t.flip;
+    if (f.flippedAt !== f.new.sayings[0]?.timestamp || f.old.sayings.some((s) => s.timestamp >= f.flippedAt))
+      problems.push(`seed ${seed}: flip order`);
+    for (const o of t.oneOffs)
+      if (o.repeated && new Set(o.occurrences.map((x) => x.sessionId)).size !== 2)
+        problems.push(`seed ${seed}: ${o.id}`);
+    for (const v of t.secretValues)
+      if (![...files.values()].some((x) => x.includes(v))) problems.push(`seed ${seed}: secret not written`);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+let bSum = 0,
+  bPairs = 0,
+  bMax = 0;
+const perTopic: string[] = [];
+for (const [topic, set] of bank) {
+  // a typo'd saying (two letters swapped in one word) counts once, with its original
+  const key = (x: string) =>
+    x
+      .split(" ")
+      .map((w) => [...w].sort().join(""))
+      .join(" ");
+  const texts = [...new Map([...set].map((x) => [key(x), x])).values()];
+  const xs = texts.map(contentWords);
+  let tSum = 0,
+    tPairs = 0;
+  for (let i = 0; i < xs.length; i++)
+    for (let j = i + 1; j < xs.length; j++) {
+      const v = jaccard(xs[i] as Set<string>, xs[j] as Set<string>);
+      tSum += v;
+      tPairs++;
+      bMax = Math.max(bMax, v);
+    }
+  bSum += tSum;
+  bPairs += tPairs;
+  perTopic.push(`${topic} ${texts.length} texts ${(tSum / Math.max(1, tPairs)).toFixed(3)}`);
+}
+
 console.log(`corpus E realism, seeds 1-5 (machine: ${cpus().length} cores, load ${loadavg()[0]?.toFixed(2)})`);
 for (const r of rows) console.log(r);
 console.log(
   `all seeds: mean pairwise content-word Jaccard ${(allSum / Math.max(1, allPairs)).toFixed(3)} over ${allPairs} pairs, max ${allMax.toFixed(3)}; unparsable JSONL lines: ${bad}`,
 );
-if (bad) process.exit(1);
+console.log(
+  `bank (seeds 1-300): ${bank.size} topics, mean pairwise Jaccard ${(bSum / Math.max(1, bPairs)).toFixed(3)} over ${bPairs} pairs, max ${bMax.toFixed(3)}`,
+);
+console.log(`  ${perTopic.join("; ")}`);
+console.log(
+  `  ${sayingsSeen} sayings: ${reactions} bare reactions (<=1 content word), ${embedded} embedded in a longer turn; consistency problems: ${problems.length}`,
+);
+for (const p of problems.slice(0, 10)) console.log(`  ! ${p}`);
+if (bad || problems.length) process.exit(1);

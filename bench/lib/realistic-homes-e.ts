@@ -226,6 +226,7 @@ const TOPICS: Topic[] = [
       "make those final and pass them in thru the constructor",
       "nope. autowired fields are banned in this codebase, sonar flags them too",
       "again with the autowired 🙄",
+      "again??",
     ],
   },
   {
@@ -269,6 +270,7 @@ const TOPICS: Topic[] = [
       "swap assertEquals for the fluent style we use everywhere else",
       "those asserts — isEqualTo / isAfter / containsExactly, not the jupiter ones",
       "ugh junit asserts again, convert them",
+      "not like that",
     ],
   },
   {
@@ -299,6 +301,7 @@ const TOPICS: Topic[] = [
       "BookingResponse should be immutable, one-line record, done",
       "noo not a mutable POJO",
       "dto => record. every time",
+      "no no no",
     ],
   },
   {
@@ -451,6 +454,7 @@ const TOPICS: Topic[] = [
       "please dont force unwrap anything, not even in 'obviously safe' spots — swiftlint is set to error on it",
       "try! in network code?? no",
       "`!` → optional binding",
+      "hmm, that would crash if nil",
     ],
   },
   {
@@ -490,6 +494,7 @@ const TOPICS: Topic[] = [
       "bad branch name",
       "use our naming: type slash short-slug",
       "chore/ fix/ feat/ … pick one and rename it",
+      "what is that name",
     ],
   },
   {
@@ -517,6 +522,7 @@ const TOPICS: Topic[] = [
       "wrapper!!",
       "use the checked-in script, not the brew install",
       "system gradle again. stop doing that",
+      "nope, not that one",
     ],
   },
   {
@@ -1387,10 +1393,58 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         requestId: `req_011${r.alnum(21)}`,
       });
     /** one agent tool call; `rejected` = the user declined it (interruption) */
-    const doAction = (a: Action, expl: string, rejected = false) => {
-      tick(3, 25);
+    /** the agent reads a file before changing it (Claude Read tool, Codex sed) */
+    const peek = (file: string) => {
+      tick(2, 10);
+      const body = `     1\t${file.endsWith(".swift") ? "import SwiftUI" : file.endsWith(".java") ? `package io.quaystone.berths;` : "# ..."}\n     2\t\n     3\t// … ${r.int(40, 260)} lines`;
       if (format === "claude") {
         const id = `toolu_01${r.alnum(22)}`;
+        claudeAssistant([{ type: "tool_use", id, name: "Read", input: { file_path: abs(file) } }], "tool_use");
+        cl({
+          type: "user",
+          message: { role: "user", content: [{ tool_use_id: id, type: "tool_result", content: body }] },
+          toolUseResult: { type: "text", file: { filePath: abs(file), content: body, numLines: 3, startLine: 1 } },
+        });
+      } else {
+        const call = `call_${r.alnum(24)}`;
+        cx("response_item", {
+          type: "function_call",
+          name: newCodex ? "shell_command" : "shell",
+          arguments: JSON.stringify(
+            newCodex
+              ? { command: `sed -n '1,200p' ${file}`, workdir: opts.project }
+              : { command: ["bash", "-lc", `sed -n '1,200p' ${file}`], workdir: opts.project },
+          ),
+          call_id: call,
+        });
+        cx("response_item", {
+          type: "function_call_output",
+          call_id: call,
+          output: JSON.stringify({ output: body, metadata: { exit_code: 0, duration_seconds: 0.1 } }),
+        });
+      }
+      noise.push("file read");
+    };
+    const doAction = (a: Action, expl: string, rejected = false) => {
+      tick(3, 25);
+      if (a.kind === "edit" && r.next() < 0.35) peek(a.file);
+      if (format === "claude") {
+        const id = `toolu_01${r.alnum(22)}`;
+        if (r.next() < 0.25)
+          claudeAssistant(
+            [
+              {
+                type: "thinking",
+                thinking: r.pick([
+                  "I should check how this is structured before changing it.",
+                  "Let me look at the existing code path and then make the smallest change that works.",
+                  "The test setup is in the support package; I'll follow that.",
+                ]),
+                signature: `Eq${r.alnum(80)}`,
+              },
+            ],
+            null,
+          );
         if (expl) claudeAssistant([{ type: "text", text: expl }], null);
         const name = a.kind === "bash" ? "Bash" : a.kind === "edit" ? "Edit" : "Write";
         const input =
@@ -1447,6 +1501,11 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
           content: null,
           encrypted_content: `gAAAAA${r.alnum(64)}`,
         });
+        if (r.next() < 0.3)
+          cx("event_msg", {
+            type: "agent_reasoning",
+            text: `**${(expl || "Next step").split(" ").slice(0, 4).join(" ")}**`,
+          });
         if (expl)
           cx("response_item", { type: "message", role: "assistant", content: [{ type: "output_text", text: expl }] });
         const call = `call_${r.alnum(24)}`;
@@ -1544,6 +1603,17 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
     };
     const userTurn = (text: string): string => {
       tick(30, 600);
+      if (format === "claude" && r.next() < 0.5) {
+        const mid = r.uuid4();
+        lines.push(
+          JSON.stringify({
+            type: "file-history-snapshot",
+            messageId: mid,
+            snapshot: { messageId: mid, trackedFileBackups: {}, timestamp: iso() },
+            isSnapshotUpdate: false,
+          }),
+        );
+      }
       if (format === "claude")
         cl({ type: "user", message: { role: "user", content: r.next() < 0.2 ? [{ type: "text", text }] : text } });
       else {
