@@ -130,7 +130,7 @@ console.log(
 );
 console.log(`  ${perTopic.join("; ")}`);
 console.log(
-  `  ${sayingsSeen} sayings: ${reactions} bare reactions (<=1 content word), ${embedded} embedded in a longer turn; consistency problems: ${problems.length}`,
+  `  ${sayingsSeen} sayings: ${reactions} terse (<=1 content word), ${embedded} embedded in a longer turn; consistency problems: ${problems.length}`,
 );
 for (const p of problems.slice(0, 10)) console.log(`  ! ${p}`);
 if (bad || problems.length) process.exit(1);

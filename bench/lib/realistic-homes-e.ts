@@ -594,6 +594,7 @@ const TOPICS: Topic[] = [
       "string concat inside log.info builds the string even when the level is off, and our log pipeline groups by message template. parameterize it",
       "fix the logging — no plus signs in there",
       'slf4j style pls: "x {}", arg',
+      "why are you concatenating inside a logger call",
     ],
   },
   {
@@ -665,6 +666,7 @@ const TOPICS: Topic[] = [
       "the rest of BerthAPI is structured concurrency; a callback-based method in the middle means every caller has to wrap it in withCheckedContinuation",
       "no more @escaping closures for network calls",
       "make it `async throws` and return the array",
+      "completion handlers 😬 rewrite with await",
     ],
   },
   {
@@ -693,6 +695,7 @@ const TOPICS: Topic[] = [
       "we had three NPEs in the harbour-master dashboard last quarter from exactly this. finders hand back Optional and the controller decides 404 vs orElseThrow",
       "null again…",
       "Optional<Berth> please",
+      "callers shouldn't have to remember a nil check — wrap the result",
     ],
   },
 ];
