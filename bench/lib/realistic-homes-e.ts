@@ -695,7 +695,7 @@ const TOPICS: Topic[] = [
       "we had three NPEs in the harbour-master dashboard last quarter from exactly this. finders hand back Optional and the controller decides 404 vs orElseThrow",
       "null again…",
       "Optional<Berth> please",
-      "callers shouldn't have to remember a nil check — wrap the result",
+      "callers shouldn't have to remember to check, wrap the result",
     ],
   },
 ];
@@ -806,13 +806,14 @@ const FLIPS: FlipDef[] = [
       "cocoapods is dead to us now lol. Package dependencies tab in the project",
     ],
     wrongOld: {
-      kind: "bash",
-      cmd: "cd ios && xcodebuild -resolvePackageDependencies -scheme Quaystone",
-      out: "Resolved source packages:\n  Kingfisher: https://github.com/onevcat/Kingfisher.git @ 7.12.0",
+      kind: "edit",
+      file: "ios/QuaystoneKit/Package.swift",
+      old: "    dependencies: [\n",
+      neu: '    dependencies: [\n        .package(url: "https://github.com/onevcat/Kingfisher.git", from: "7.12.0"),\n',
     },
     rightOld: {
       kind: "bash",
-      cmd: "cd ios && echo \"  pod 'Kingfisher', '~> 7.12'\" >> Podfile && pod install",
+      cmd: "cd ios && git checkout QuaystoneKit/Package.swift && echo \"  pod 'Kingfisher', '~> 7.12'\" >> Podfile && pod install",
       out: "Analyzing dependencies\nDownloading dependencies\nInstalling Kingfisher (7.12.0)\nGenerating Pods project\nPod installation complete! There are 6 dependencies from the Podfile and 6 total pods installed.",
     },
     wrongNew: {
@@ -1150,7 +1151,11 @@ function firstLine(s: string): string {
 }
 function describe(a: Action): string {
   if (a.kind === "bash") return `ran \`${a.cmd}\``;
-  if (a.kind === "edit") return `edited ${a.file}: ${firstLine(a.neu)}`;
+  if (a.kind === "edit") {
+    const before = new Set(a.old.split("\n").map((l) => l.trim()));
+    const added = a.neu.split("\n").find((l) => l.trim() && !before.has(l.trim()));
+    return `edited ${a.file}: ${added?.trim() ?? firstLine(a.neu)}`;
+  }
   return `wrote ${a.file}: ${firstLine(a.content.replace(/^package .*\n/, "").replace(/^import .*\n/gm, ""))}`;
 }
 function fill(a: Action, v: Record<string, string>): Action {
