@@ -1622,9 +1622,23 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
           }),
         );
       }
-      if (format === "claude")
-        cl({ type: "user", message: { role: "user", content: r.next() < 0.2 ? [{ type: "text", text }] : text } });
-      else {
+      if (format === "claude") {
+        const x = r.next();
+        const content =
+          x < 0.1
+            ? [
+                {
+                  type: "text",
+                  text: `<ide_opened_file>The user opened the file ${abs(r.pick([`${J}/booking/BookingService.java`, `${IOS}/Features/Berths/BerthListView.swift`, "service/build.gradle.kts", ".github/workflows/ci.yml"]))} in the IDE. This may or may not be related to the current task.</ide_opened_file>`,
+                },
+                { type: "text", text },
+              ]
+            : x < 0.3
+              ? [{ type: "text", text }]
+              : text;
+        if (x < 0.1) noise.push("ide_opened_file block");
+        cl({ type: "user", message: { role: "user", content } });
+      } else {
         cx("response_item", { type: "message", role: "user", content: [{ type: "input_text", text }] });
         cx("event_msg", { type: "user_message", message: text, images: [] });
       }
