@@ -1,11 +1,16 @@
 // Prints the realism figures of corpus E (bench/lib/realistic-homes-e.ts) for seeds 1-5:
 // content-word Jaccard between two sayings of one correction, and what each home holds.
 // Run: npx bun bench/lib/realistic-homes-e.stats.ts
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { contentWordJaccardStats, contentWords, jaccard, writeRealisticHome } from "./realistic-homes-e.ts";
 
+const walk = (d: string): string[] =>
+  readdirSync(d).flatMap((f) => {
+    const p = join(d, f);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
 const rows: string[] = [];
 let allSum = 0,
   allPairs = 0,
@@ -20,8 +25,10 @@ for (let seed = 1; seed <= 5; seed++) {
     allPairs += st.pairs;
     allMax = Math.max(allMax, st.maxPair);
     let lines = 0;
-    for (const s of t.sessions)
-      for (const l of readFileSync(s.path, "utf8").split("\n")) {
+    const all = walk(home).filter((f) => f.endsWith(".jsonl"));
+    const extra = all.length - t.sessions.length;
+    for (const f of all)
+      for (const l of readFileSync(f, "utf8").split("\n")) {
         if (!l) continue;
         lines++;
         try {
@@ -41,7 +48,7 @@ for (let seed = 1; seed <= 5; seed++) {
     rows.push(
       [
         `seed ${seed}:`,
-        `${t.sessions.length} sessions (${fmt("claude")} claude, ${fmt("codex")} codex) over ${days.toFixed(1)} days, ${lines} lines, ${prompts} user prompts;`,
+        `${t.sessions.length} sessions (${fmt("claude")} claude, ${fmt("codex")} codex) over ${days.toFixed(1)} days, ${lines} JSONL lines (+${extra} subagent files), ${prompts} user prompts;`,
         `${t.corrections.length} corrections [${t.corrections.map((c) => `${c.topic}×${c.sayings.length}`).join(", ")}] = ${sayings} sayings;`,
         `Jaccard mean ${st.meanPairwise.toFixed(3)} over ${st.pairs} pairs, max ${st.maxPair.toFixed(3)};`,
         `flip ${t.flip.topic} (${t.flip.old.sayings.length} old, ${t.flip.new.sayings.length} new, new-side Jaccard mean ${(flipPairs.reduce((a, b) => a + b, 0) / Math.max(1, flipPairs.length)).toFixed(3)}, flippedAt ${t.flip.flippedAt});`,

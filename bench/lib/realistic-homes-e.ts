@@ -4,7 +4,7 @@
 // Postgres with Flyway migrations (service/src/main/resources/db/migration) and GitHub Actions CI.
 // Imports only node:*; deterministic per seed.
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 // ───────────────────────────── public types ─────────────────────────────
 export type Format = "claude" | "codex";
@@ -1433,6 +1433,138 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
       }
       noise.push("file read");
     };
+    /** Claude Code Task tool: an Explore subagent whose transcript goes to its own file
+     *  (2.0.x: <project dir>/agent-<8 hex>.jsonl; 2.1.x: <project dir>/<session>/subagents/agent-<id>.jsonl + .meta.json).
+     *  Its "user" row is the prompt the main agent wrote, not something the user typed. */
+    const subagentFiles: Array<{ path: string; body: string }> = [];
+    const spawnSubagent = () => {
+      const legacy = version.startsWith("2.0");
+      const agentId = legacy ? r.hex(8) : `a${r.hex(16)}`;
+      const prompt = r.pick([
+        `Find every place in service/src where ${task.grep} is read or written. Report file:line and a one-line description for each. Do not modify any files.`,
+        `Map out how a booking moves through its states (HELD, CONFIRMED, CANCELLED) in the service. Be thorough: controllers, services, scheduled jobs, and migrations. Report paths only, no edits.`,
+        `Look through ios/Quaystone for the screens and view models involved in ${task.slug.replace(/-/g, " ")}. List them with a sentence each. Read-only.`,
+      ]);
+      const id = `toolu_01${r.alnum(22)}`;
+      tick(3, 15);
+      claudeAssistant(
+        [
+          {
+            type: "tool_use",
+            id,
+            name: "Task",
+            input: { description: `Explore ${task.slug.replace(/-/g, " ")}`, prompt, subagent_type: "Explore" },
+          },
+        ],
+        "tool_use",
+      );
+      const side: string[] = [];
+      let sideParent: string | null = null;
+      const sideLine = (o: Record<string, unknown>) => {
+        const uuid = r.uuid4();
+        side.push(
+          JSON.stringify({
+            parentUuid: sideParent,
+            isSidechain: true,
+            userType: "external",
+            cwd: opts.project,
+            sessionId,
+            version,
+            gitBranch: branch,
+            agentId,
+            ...o,
+            uuid,
+            timestamp: iso(),
+          }),
+        );
+        sideParent = uuid;
+      };
+      sideLine({ type: "user", message: { role: "user", content: prompt } });
+      const gid = `toolu_01${r.alnum(22)}`;
+      tick(2, 8);
+      sideLine({
+        type: "assistant",
+        message: {
+          id: `msg_01${r.alnum(22)}`,
+          type: "message",
+          role: "assistant",
+          model: "claude-haiku-4-5-20251001",
+          content: [
+            {
+              type: "tool_use",
+              id: gid,
+              name: "Grep",
+              input: { pattern: task.grep, path: opts.project, output_mode: "content", "-n": true },
+            },
+          ],
+          stop_reason: "tool_use",
+          usage: { input_tokens: r.int(900, 4000), output_tokens: r.int(30, 120) },
+        },
+      });
+      const found = `${J}/booking/BookingService.java:41:        ${task.grep}\n${J}/booking/BookingController.java:77:    // ${task.grep}\n${MIG}/V${r.int(9, 22)}__create_booking.sql:3:  status text not null`;
+      tick(1, 4);
+      sideLine({
+        type: "user",
+        message: { role: "user", content: [{ tool_use_id: gid, type: "tool_result", content: found }] },
+        toolUseResult: { mode: "content", numFiles: 3, filenames: [], content: found, numLines: 3 },
+      });
+      const report = `Found three places:\n1. BookingService.java:41 — main entry\n2. BookingController.java:77 — only a comment\n3. the create_booking migration — the status column\nNothing in jobs/ touches it.`;
+      tick(5, 30);
+      sideLine({
+        type: "assistant",
+        message: {
+          id: `msg_01${r.alnum(22)}`,
+          type: "message",
+          role: "assistant",
+          model: "claude-haiku-4-5-20251001",
+          content: [{ type: "text", text: report }],
+          stop_reason: "end_turn",
+          usage: { input_tokens: r.int(2000, 9000), output_tokens: r.int(80, 300) },
+        },
+      });
+      cl({
+        type: "user",
+        message: {
+          role: "user",
+          content: [
+            {
+              tool_use_id: id,
+              type: "tool_result",
+              content: [
+                {
+                  type: "text",
+                  text: `${report}\nagentId: ${agentId} (for resuming to continue this agent's work if needed)`,
+                },
+              ],
+            },
+          ],
+        },
+        toolUseResult: {
+          status: "completed",
+          prompt,
+          agentId,
+          content: [{ type: "text", text: report }],
+          totalDurationMs: r.int(8000, 60000),
+        },
+      });
+      const dir = join(opts.home, ".claude", "projects", opts.project.replace(/[^a-zA-Z0-9]/g, "-"));
+      if (legacy) subagentFiles.push({ path: join(dir, `agent-${agentId}.jsonl`), body: `${side.join("\n")}\n` });
+      else {
+        subagentFiles.push({
+          path: join(dir, sessionId, "subagents", `agent-${agentId}.jsonl`),
+          body: `${side.join("\n")}\n`,
+        });
+        subagentFiles.push({
+          path: join(dir, sessionId, "subagents", `agent-${agentId}.meta.json`),
+          body: `${JSON.stringify({ agentType: "Explore", spawnDepth: 1 })}\n`,
+        });
+      }
+      noise.push(
+        legacy
+          ? "subagent transcript (agent-*.jsonl beside the session)"
+          : "subagent transcript (<session>/subagents/)",
+      );
+    };
     const doAction = (a: Action, expl: string, rejected = false) => {
       tick(3, 25);
       if (a.kind === "edit" && r.next() < 0.35) peek(a.file);
@@ -1819,6 +1951,7 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
           },
           r.pick(["Let me look around first.", "Exploring the codebase.", ""]),
         );
+        if (format === "claude" && r.next() < 0.35) spawnSubagent();
         if (r.next() < 0.5) say(r.pick(AGENT_PROSE));
       }
       if (ti === turns.length - 2 || (turns.length < 2 && ti === 0)) {
@@ -1854,6 +1987,10 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
     if (format === "codex") cx("event_msg", { type: "task_complete", last_agent_message: "Done." });
     const endedAt = iso();
     writeFileSync(path, `${lines.join("\n")}\n`);
+    for (const f of subagentFiles) {
+      mkdirSync(dirname(f.path), { recursive: true });
+      writeFileSync(f.path, f.body);
+    }
     truth.sessions.push({
       sessionId,
       format,
