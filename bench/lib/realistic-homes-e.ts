@@ -932,6 +932,18 @@ const ONE_OFFS: Array<{ id: string; text: string; variant: string; lure: string 
     variant: "after merging kick deploy-demo manually, customer call at 3",
     lure: "a deploy instruction",
   },
+  {
+    id: "offline-while-nexus-down",
+    text: "for the rest of this ticket always pass --offline to gradle, the nexus mirror is down again",
+    variant: "for the rest of this ticket always use --offline, nexus mirror is down again",
+    lure: "says 'always' but is scoped to one ticket and an outage",
+  },
+  {
+    id: "straight-to-main-once",
+    text: "just this once commit straight to main, the release script tags whatever is on main at 6",
+    variant: "just this once commit to main directly, the release script tags main at 6",
+    lure: "a branching instruction that is explicitly one-time",
+  },
 ];
 
 interface SecretDef {
