@@ -3,6 +3,12 @@
 // product: a Java 21 Spring Boot service (service/, Gradle Kotlin DSL), a SwiftUI iOS app (ios/),
 // Postgres with Flyway migrations (service/src/main/resources/db/migration) and GitHub Actions CI.
 // Imports only node:*; deterministic per seed.
+// A home: 14-15 sessions over 2-3 weeks, Claude Code and Codex mixed; 3-5 corrections from a bank of 14
+// topics (each said in 2-4 sessions in different words, right after the agent's wrong tool call, the next
+// call showing the fix), 5-7 one-offs (two repeated), one preference flip (2 old sayings early, 2-3 new
+// ones late), 1-2 secrets (sometimes echoed into a command), and noise: approvals, "continue", rejected
+// tool calls, compaction summaries, /clear, thinking, file reads, IDE blocks, AGENTS-style instructions,
+// and Explore subagent transcripts whose "user" prompt was written by the agent.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
