@@ -21,7 +21,7 @@
  *   - time per night: the first night, the no-op night, and the no-op night beyond the harvest
  *     (from the night's "harvest done" progress line to exit; aim ≤ 0.1 s)
  *
- *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--corpus a|b|c|d] [--mode mock|model|both] [--keep] [--verbose]
+ *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--corpus a|b|c|d|e] [--mode mock|model|both] [--keep] [--verbose]
  *
  * The model path runs on the offline simulator (`sim`, not a real model) behind a loopback
  * OpenAI-compatible server: the night's own requests (rule extraction, "standing rule or one-off?",
@@ -49,6 +49,7 @@ import type { HomeTruth } from "./lib/realistic-homes.ts";
 import * as corpusB from "./lib/realistic-homes-b.ts";
 import * as corpusC from "./lib/realistic-homes-c.ts";
 import * as corpusD from "./lib/realistic-homes-d.ts";
+import * as corpusE from "./lib/realistic-homes-e.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -61,17 +62,20 @@ const KEEP = args.includes("--keep");
 /** `--verbose`: print the sayings of every missed correction and of a flip not handled. */
 const VERBOSE = args.includes("--verbose");
 /**
- * `--corpus a|b|c|d`: which blind generator writes the homes. `a` (bench/lib/realistic-homes.ts) is a
+ * `--corpus a|b|c|d|e`: which blind generator writes the homes. `a` (bench/lib/realistic-homes.ts) is a
  * TypeScript orders service, the corpus the miner was developed against; `b`
  * (bench/lib/realistic-homes-b.ts) is a second world by another blind author (Go, Python, Terraform;
  * none of a's topics), whose seeds 1–10 were tuned on later; `c` (bench/lib/realistic-homes-c.ts)
  * is a third blind author's world (Rust, Kotlin/Android, release tooling), whose seeds 1–10 were
  * tuned on from 5 December; `d` (bench/lib/realistic-homes-d.ts) is a fourth (Rails, React, dbt,
- * Helm), written while the miner last changed and never tuned on. Seeds above 10 are held out everywhere.
+ * Helm), written while the miner last changed and never tuned on; `e` (bench/lib/realistic-homes-e.ts) is a
+ * fifth (Spring Boot and Gradle, SwiftUI, Flyway, GitHub Actions; sayings of one correction barely
+ * share a word, and Claude Code subagent transcripts beside the sessions), written on 5 December
+ * night and never tuned on. Seeds above 10 are held out everywhere.
  */
 const CORPUS = flag("corpus") ?? "a";
-const CORPORA = { a: corpusA, b: corpusB, c: corpusC, d: corpusD } as const;
-if (!(CORPUS in CORPORA)) throw new Error(`--corpus must be a, b, c or d (got ${CORPUS})`);
+const CORPORA = { a: corpusA, b: corpusB, c: corpusC, d: corpusD, e: corpusE } as const;
+if (!(CORPUS in CORPORA)) throw new Error(`--corpus must be a, b, c, d or e (got ${CORPUS})`);
 const { contentWordJaccardStats, writeRealisticHome } = CORPORA[CORPUS as keyof typeof CORPORA] as typeof corpusA;
 
 interface Card {
