@@ -17,6 +17,17 @@ import { highEntropyTokens, redactText } from "./redact.ts";
  */
 const NAMED_VALUE =
   /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|key|credentials?|creds))\b((?:\s+(?!is\b|are\b|was\b)[\w.@/-]+){0,6}?\s*(?:is|are|was|=|:|->|=>|should be|will be)[ \t]*)[`"']?([^\s`"',;]+)[`"']?/gi;
+/** "set SPRING_DATASOURCE_PASSWORD to X", "change the db password to X": a credential given its value. */
+const SET_TO =
+  /\b((?:set|change|changed|update|updated|reset)\s+(?:the\s+|your\s+|our\s+)?(?:[\w-]+\s+)?(?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\s+to\s+)[`"']?([^\s`"',;]+)[`"']?/gi;
+/** A credential noun and its value with nothing between: "app-specific pw zuzj-dfki-fowg-wjgc". */
+const BARE_VALUE =
+  /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)|pwd|pw|secret|token|api[ _-]?key|access[ _-]?key)\s+)[`"']?([^\s`"',;-][^\s`"',;]{7,})[`"']?/gi;
+/** A value next to its noun with nothing between must look random: a digit or a symbol, no path, no file name. */
+function bareSecret(v: string): boolean {
+  const t = v.replace(/[.!?)]+$/, "");
+  return t.length >= 8 && /[\d\W_]/.test(t) && !/[/\\]/.test(t) && !/\.[a-z]{1,4}$/i.test(t) && secretValue(t);
+}
 /** Every NAMED_VALUE and LOGIN_PAIR match holds one of these (a cheap pre-check). */
 const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|auth/i;
 /** "log in with user / pass", "login: admin:hunter22". */
@@ -67,6 +78,8 @@ export function isCredentialShaped(text: string): boolean {
     for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) return true;
     for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) return true;
     for (const m of text.matchAll(LOGIN_WITH)) if (secretValue(m[5]!)) return true;
+    for (const m of text.matchAll(SET_TO)) if (secretValue(m[2]!)) return true;
+    for (const m of text.matchAll(BARE_VALUE)) if (bareSecret(m[2]!)) return true;
   }
   URL_CREDENTIAL.lastIndex = 0;
   return URL_CREDENTIAL.test(text);
@@ -86,10 +99,45 @@ export function maskCredentials(text: string): string {
     out = out.replace(LOGIN_WITH, (all, word: string, as: string, user: string, mid: string, value: string) =>
       secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${as}${user}${mid}[REDACTED]` : all,
     );
+    out = out.replace(SET_TO, (all, head: string, value: string) =>
+      secretValue(value) && !value.startsWith("[REDACTED") ? `${head}[REDACTED]` : all,
+    );
+    out = out.replace(BARE_VALUE, (all, head: string, value: string) =>
+      bareSecret(value) && !value.startsWith("[REDACTED") ? `${head}[REDACTED]` : all,
+    );
   }
   if (out.includes("://"))
     out = out.replace(URL_CREDENTIAL, (_all, head: string, _pw: string, at: string) => `${head}[REDACTED]${at}`);
   return out.replace(TOKEN_RUN, (run) => (highEntropyTokens(run).length ? "[REDACTED]" : run));
+}
+
+/**
+ * The values maskCredentials would take out of this text as credentials said in prose or in a
+ * connection string (at least 6 characters): what a harvest must also take out wherever the same
+ * session repeats them (the agent echoing a password the user typed into its command).
+ */
+export function credentialValues(text: string): string[] {
+  const out = new Set<string>();
+  const add = (v: string | undefined) => {
+    const t = (v ?? "").replace(/[.!?)]+$/, "");
+    if (t.length >= 6 && !t.startsWith("[REDACTED")) out.add(t);
+  };
+  if (NOUN_HINT.test(text)) {
+    for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) add(m[3]);
+    for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) add(m[4]);
+    for (const m of text.matchAll(LOGIN_WITH)) if (secretValue(m[5]!)) add(m[5]);
+    for (const m of text.matchAll(SET_TO)) if (secretValue(m[2]!)) add(m[2]);
+    for (const m of text.matchAll(BARE_VALUE)) if (bareSecret(m[2]!)) add(m[2]);
+  }
+  if (text.includes("://")) for (const m of text.matchAll(URL_CREDENTIAL)) add(m[2]);
+  return [...out];
+}
+
+/** The text with each of `values` replaced by `[REDACTED]` wherever it stands. */
+export function maskValues(text: string, values: Iterable<string>): string {
+  let out = text;
+  for (const v of values) if (out.includes(v)) out = out.replaceAll(v, "[REDACTED]");
+  return out;
 }
 
 /** Deep copy with every string through maskCredentials. */

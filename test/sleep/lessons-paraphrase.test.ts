@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isCredentialShaped, maskCredentials } from "../../src/lib/index.ts";
+import { harvest } from "../../src/sleep/harvest/index.ts";
 import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
 import { instructionsOf, lessonTokens, notARule, opposite, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
@@ -225,6 +226,58 @@ describe("secrets", () => {
     const plan = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
     expect(plan.cards).toEqual([]);
     expect(JSON.stringify(b)).not.toContain("pgL0cal-2024");
+  });
+});
+
+describe("secrets said another way, and echoed by the agent", () => {
+  test("'set X_PASSWORD to …' and a noun right before its value are credentials; prose and flags are not", () => {
+    const said = "set BILLING_DB_PASSWORD to wQ7!rr09-Lx in your shell before the server starts";
+    expect(isCredentialShaped(said)).toBe(true);
+    expect(maskCredentials(said)).toBe("set BILLING_DB_PASSWORD to [REDACTED] in your shell before the server starts");
+    expect(maskCredentials("upload the build, the signing pw tgh-ppqe-mmv2-kkc")).toBe(
+      "upload the build, the signing pw [REDACTED]",
+    );
+    for (const prose of [
+      "set the log level to debug",
+      "reset your password to something stronger",
+      "pass --password-stdin to docker login",
+      "the token handling lives in auth/token_store.py",
+    ])
+      expect(isCredentialShaped(prose)).toBe(false);
+  });
+
+  test("a value the user said is taken out of the agent's command that echoes it (harvest, end to end)", async () => {
+    using tmp = tempDir("skillopt-echo-");
+    const home = join(tmp.path, "home");
+    const project = join(tmp.path, "work", "app");
+    mkdirSync(project, { recursive: true });
+    const secret = "tgh-ppqe-mmv2-kkc";
+    writeClaudeSession(
+      home,
+      project,
+      {
+        id: "echo-1",
+        turns: [
+          { user: "Ship the beta build", assistant: "Building.", tool: "xcodebuild -scheme App archive" },
+          {
+            user: `the app-specific password for the upload is ${secret}, use it with altool`,
+            assistant: "Uploading with those credentials.",
+            tool: `xcrun altool --upload-app -f App.ipa -u ci@example.test -p '${secret}'`,
+          },
+          { user: "thanks, that's it", assistant: `Done; I used -p ${secret} as asked.` },
+        ],
+      },
+      Date.parse("2026-11-20T10:00:00.000Z"),
+    );
+    const r = await harvest({
+      sources: ["claude"],
+      scope: "all",
+      invokedProject: "",
+      locations: { claudeHome: join(home, ".claude") },
+    });
+    const text = JSON.stringify(r.digests);
+    expect(text).toContain("altool");
+    expect(text).not.toContain(secret);
   });
 });
 

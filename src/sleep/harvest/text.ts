@@ -1,6 +1,6 @@
 import { noFTL } from "bun:jsc";
 import { isAbsolute, resolve, sep } from "node:path";
-import { maskCredentials, redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
+import { credentialValues, maskCredentials, maskValues, redactText, SLEEP_SENTINEL } from "../../lib/index.ts";
 import { detectFeedback, type FeedbackLexicon, feedbackLexicon } from "../feedback.ts";
 import type { Scope, SessionDigest, SourceName } from "./types.ts";
 
@@ -183,6 +183,7 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   const command = tagged ? slashCommandText(raw) : undefined;
   const spoken = command !== undefined ? command : tagged ? stripInjected(raw) : raw;
   if (metaPrompt(spoken, tagged || command !== undefined)) return false;
+  noteSecrets(d, spoken);
   const text = cleanText(spoken);
   if (!text) return false;
   d.n_user_turns++;
@@ -322,13 +323,36 @@ function isBlank(raw: string): boolean {
   return !raw.replaceAll("\u0000", "").trim();
 }
 
-/** Clean the assistant texts added since the last call into `assistant_finals` (the last MAX_FINALS). */
+/**
+ * Credential values the user said in this session's turns ("the password for the upload is X"),
+ * in memory only: wherever the session repeats one (the agent's command that echoes it, its reply),
+ * settleFinals takes it out, although nothing there looks like a credential on its own.
+ */
+const SECRETS = new WeakMap<SessionDigest, Set<string>>();
+
+function noteSecrets(d: SessionDigest, spoken: string): void {
+  const values = credentialValues(spoken);
+  if (!values.length) return;
+  const known = SECRETS.get(d) ?? new Set<string>();
+  for (const v of values) known.add(v);
+  SECRETS.set(d, known);
+}
+
+/**
+ * Clean the assistant texts added since the last call into `assistant_finals` (the last
+ * MAX_FINALS), and take every credential value the user said out of everything the digest keeps.
+ */
 export function settleFinals(d: SessionDigest): void {
   const pending = RAW_FINALS.get(d);
-  if (!pending) return;
-  RAW_FINALS.delete(d);
-  for (const raw of pending) d.assistant_finals.push(cleanText(raw));
-  if (d.assistant_finals.length > MAX_FINALS) d.assistant_finals.splice(0, d.assistant_finals.length - MAX_FINALS);
+  if (pending) {
+    RAW_FINALS.delete(d);
+    for (const raw of pending) d.assistant_finals.push(cleanText(raw));
+    if (d.assistant_finals.length > MAX_FINALS) d.assistant_finals.splice(0, d.assistant_finals.length - MAX_FINALS);
+  }
+  const known = SECRETS.get(d);
+  if (!known) return;
+  for (const list of [d.user_prompts, d.agent_before, d.agent_first, d.assistant_finals])
+    for (let i = 0; i < list.length; i++) list[i] = maskValues(list[i]!, known);
 }
 
 /** Widen a session's time span to a timestamp: the first one read is its start, the last its end. */
