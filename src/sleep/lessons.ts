@@ -421,6 +421,40 @@ function sameActionSameWord(a: Observation, b: Observation, w: Weights): boolean
   return false;
 }
 
+/** Parts of file names that name no particular file. */
+const PLAIN_FILE_PART = new Set([
+  "main",
+  "index",
+  "app",
+  "mod",
+  "lib",
+  "src",
+  "test",
+  "tests",
+  "spec",
+  "util",
+  "utils",
+]);
+
+/**
+ * Two corrections right after the agent edited the same file, each naming that file in its own
+ * words (a part of its name: "don't regenerate the detekt baseline" / "that xml is frozen", both
+ * after an edit of detekt-baseline.xml): the file is what both object to.
+ */
+function sameFileNamed(a: Observation, b: Observation): boolean {
+  if (a.kind !== "correction" || b.kind !== "correction" || a.session_id === b.session_id) return false;
+  if (!a.key?.startsWith("edit:") || a.key !== b.key) return false;
+  const parts = new Set(
+    a.key
+      .slice(5)
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((x) => x.length >= 3 && !PLAIN_FILE_PART.has(x)),
+  );
+  const names = (o: Observation) => [...lessonTokens(o.quote)].some((t) => parts.has(t));
+  return parts.size > 0 && names(a) && names(b);
+}
+
 /**
  * Two sayings about one family of practice (lesson-family.ts) that agree on more: right after the
  * same agent action ("exceptions belong at the edge" / "wrap it in err(…)", both after a `throw`
@@ -586,6 +620,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           sameTopic ||
           (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
           sameActionSameWord(obs[i]!, obs[j]!, w) ||
+          sameFileNamed(obs[i]!, obs[j]!) ||
           sameFix(obs[i]!, obs[j]!) ||
           namesFix(i, j) ||
           sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)

@@ -477,3 +477,26 @@ describe("a place named in other words", () => {
     expect(plan(b).cards.map((c) => c.op)).toEqual(["add"]);
   });
 });
+
+describe("two corrections of one edited file, each naming it in its own words", () => {
+  const EDIT = 'edit config/lint/eslint-baseline.json: "src/api/orders.ts": ["no-explicit-any"]';
+  const said = (day: number, words: string) =>
+    session(day, ["Fix the lint job", words], ["$ pnpm lint · 12 problems", EDIT], ["$ pnpm lint · 12 problems", ""]);
+  test("join ('don't grow the eslint baseline' / 'that json is frozen')", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        said(1, "don't grow the eslint baseline to get it green"),
+        said(5, "no, that json is frozen, it only ever shrinks"),
+      ],
+      1,
+    );
+    expect(plan(b).cards.map((c) => c.op)).toEqual(["add"]);
+  });
+  test("do not join when one of them names something else", () => {
+    const b = book();
+    observe(b, [said(1, "don't grow the eslint baseline to get it green"), said(5, "no, run the formatter first")], 1);
+    expect(plan(b).cards).toEqual([]);
+  });
+});
