@@ -415,6 +415,7 @@ describe("a cluster never holds both sides of a flip", () => {
     // A task opened in passing, or bound to a state that will end, is not a rule.
     expect(instructionsOf("unrelated, but apply only the cache module here", true)).toEqual([]);
     expect(instructionsOf("use the blue cluster here, the green one is mid-migration", true)).toEqual([]);
+    expect(instructionsOf("base this one on the 3.1 branch instead of main, it's a backport", true)).toEqual([]);
     expect(instructionsOf("different topic, always run terraform fmt before committing", true)).toHaveLength(1);
   });
 });
