@@ -96,21 +96,21 @@ export const DEPENDENCY_REMOVED =
   /\bremoved\s+(?:the\s+)?([\w.@/-]+)\s+from\s+(?:the\s+)?(?:go\.mod|package\.json|pyproject(?:\.toml)?|requirements[\w.]*|gemfile|cargo\.toml|deps|dependencies|the repo|the codebase)(?![\w.])/i;
 /** A practice given up, said as a change or asked for: "we ditched changesets", "drop hilt", "moved off yarn". */
 export const GIVEN_UP =
-  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
+  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
 /** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
 export const TAKEN_UP =
   /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?([^,.;!?]+?)\s+(?:now|going forward|from now on)\b/i;
 
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
 const DECLARED_GONE =
-  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go)\b/g;
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed)\b/g;
 /** "no more X", "no longer X": what stops. */
 const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?([^,.;!?]+)/g;
 /** A state said to hold now, not a practice taken up. */
 const STATE_NOW =
   /\b(?:is|are|was|were|looks?|works?|pass(?:es|ed)?|builds?|runs?|fine|good|ok|done|green|red|fixed|broken|better|worse)\b/i;
-/** The moment a change happened, never a side of it ("json last week"). */
-const WHEN_WORD = /^(?:last|this|next|week|weeks|sprint|month|today|yesterday|ago|everywhere|too|also)$/;
+/** The moment a change happened, and particles, never a side of it ("json last week", "we're off joda"). */
+const WHEN_WORD = /^(?:last|this|next|week|weeks|sprint|month|today|yesterday|ago|everywhere|too|also|off|on|out)$/;
 
 /**
  * What a sentence that announces a change of practice gives up (`off`) and takes up (`up`): "we
@@ -124,7 +124,9 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   const up = new Set<string>();
   const off = new Set<string>();
   const side = (phrase: string | undefined, into: Set<string>) => {
-    for (const t of [...lessonTokens(phrase ?? "")].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) into.add(t);
+    // "ripping lombok out of the build": the side ends at "out".
+    const words = (phrase ?? "").split(/\s+out\b/i)[0]!;
+    for (const t of [...lessonTokens(words)].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) into.add(t);
   };
   side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);
   for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);

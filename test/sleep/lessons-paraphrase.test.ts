@@ -5,7 +5,14 @@ import { join } from "node:path";
 import { isCredentialShaped, maskCredentials } from "../../src/lib/index.ts";
 import { harvest } from "../../src/sleep/harvest/index.ts";
 import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
-import { instructionsOf, lessonTokens, notARule, opposite, polarityOf } from "../../src/sleep/lesson-rule.ts";
+import {
+  announcedChange,
+  instructionsOf,
+  lessonTokens,
+  notARule,
+  opposite,
+  polarityOf,
+} from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 import { runCli } from "../support/cli.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -412,6 +419,12 @@ describe("a cluster never holds both sides of a flip", () => {
   test("giving a practice up for a named one is a rule; a state said to hold now, a task opened in passing or bound to a passing state are not", () => {
     expect(instructionsOf("drop the colour console handler, json everywhere now", true)).toHaveLength(1);
     expect(instructionsOf("ok the build is green now, drop the debug prints", true)).toEqual([]);
+    // Other ways of saying a practice is given up: what is given up, nothing around it.
+    const off = (t: string) => [...(announcedChange(t)?.off ?? [])];
+    expect(off("we're off moment.js now, luxon all the way")).toEqual(["moment"]);
+    expect(off("we are ripping enzyme out of the test setup this sprint")).toEqual(["enzyme"]);
+    expect(off("the old retry helper is going away")).toEqual(["old", "retry", "helper"]);
+    expect(announcedChange("take the lock out of the loop")).toBeUndefined();
     // A task opened in passing, or bound to a state that will end, is not a rule.
     expect(instructionsOf("unrelated, but apply only the cache module here", true)).toEqual([]);
     expect(instructionsOf("use the blue cluster here, the green one is mid-migration", true)).toEqual([]);
