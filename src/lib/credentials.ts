@@ -74,15 +74,20 @@ function secretValue(v: string): boolean {
 export function isCredentialShaped(text: string): boolean {
   if (text.includes("[REDACTED")) return true;
   if (redactText(text) !== text || highEntropyTokens(text).length > 0) return true;
+  for (const _ of proseCredentials(text)) return true;
+  return false;
+}
+
+/** The values of the credentials a text says in prose or in a connection string, as they are found. */
+function* proseCredentials(text: string): Generator<string> {
   if (NOUN_HINT.test(text)) {
-    for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) return true;
-    for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) return true;
-    for (const m of text.matchAll(LOGIN_WITH)) if (secretValue(m[5]!)) return true;
-    for (const m of text.matchAll(SET_TO)) if (secretValue(m[2]!)) return true;
-    for (const m of text.matchAll(BARE_VALUE)) if (bareSecret(m[2]!)) return true;
+    for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) yield m[3]!;
+    for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) yield m[4]!;
+    for (const m of text.matchAll(LOGIN_WITH)) if (secretValue(m[5]!)) yield m[5]!;
+    for (const m of text.matchAll(SET_TO)) if (secretValue(m[2]!)) yield m[2]!;
+    for (const m of text.matchAll(BARE_VALUE)) if (bareSecret(m[2]!)) yield m[2]!;
   }
-  URL_CREDENTIAL.lastIndex = 0;
-  return URL_CREDENTIAL.test(text);
+  if (text.includes("://")) for (const m of text.matchAll(URL_CREDENTIAL)) yield m[2]!;
 }
 
 /** The text with redaction applied and every credential-shaped value above replaced by `[REDACTED]`. */
@@ -118,18 +123,10 @@ export function maskCredentials(text: string): string {
  */
 export function credentialValues(text: string): string[] {
   const out = new Set<string>();
-  const add = (v: string | undefined) => {
-    const t = (v ?? "").replace(/[.!?)]+$/, "");
+  for (const v of proseCredentials(text)) {
+    const t = v.replace(/[.!?)]+$/, "");
     if (t.length >= 6 && !t.startsWith("[REDACTED")) out.add(t);
-  };
-  if (NOUN_HINT.test(text)) {
-    for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) add(m[3]);
-    for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) add(m[4]);
-    for (const m of text.matchAll(LOGIN_WITH)) if (secretValue(m[5]!)) add(m[5]);
-    for (const m of text.matchAll(SET_TO)) if (secretValue(m[2]!)) add(m[2]);
-    for (const m of text.matchAll(BARE_VALUE)) if (bareSecret(m[2]!)) add(m[2]);
   }
-  if (text.includes("://")) for (const m of text.matchAll(URL_CREDENTIAL)) add(m[2]);
   return [...out];
 }
 

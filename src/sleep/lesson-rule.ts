@@ -185,8 +185,11 @@ const KEPT_FREE =
   /\b(?:keep|leave)\s+(?:the\s+|our\s+|all\s+)?([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:free|clear|clean)\s+of\s+([^,.;!?]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
 const PREAMBLE = /^(?:nit|wait|fyi|ps|heads up|quick one|before you go on)\s*[,:]\s*/i;
-const LEAD_IN =
-  /^\s*(?:(?:nit|wait|fyi|before you go on)\s*[,:]\s*)?(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\s*[,.!:;-]+\s*/i;
+/** A leading "no," (after a preamble, if any): the turn corrects. */
+const LEAD_IN = new RegExp(
+  `^\\s*(?:${PREAMBLE.source.slice(1)})?(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\\s*[,.!:;-]+\\s*`,
+  "i",
+);
 const NEGATION =
   /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|no more|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w/i;
 const AGAIN =

@@ -532,13 +532,20 @@ function assignClusters(book: LessonBook, w: Weights): void {
       changes.set(i, obs[i]!.kind === "reaction" ? undefined : announcedChange(clusterText(obs[i]!)));
     return changes.get(i);
   };
+  // Each saying's own evidence, read once (a cluster's members are checked against many candidates).
+  const evidence = new Map<number, ReturnType<typeof evidenceOf>>();
+  const evidenceAt = (i: number) => {
+    let e = evidence.get(i);
+    if (!e) {
+      e = evidenceOf([obs[i]!]);
+      evidence.set(i, e);
+    }
+    return e;
+  };
   const announcedAgainst = (i: number, j: number) => {
     const ci = changeOf(i);
     const cj = changeOf(j);
-    return (
-      (ci !== undefined && goesAgainst(ci, evidenceOf([obs[j]!]))) ||
-      (cj !== undefined && goesAgainst(cj, evidenceOf([obs[i]!])))
-    );
+    return (ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i)));
   };
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
@@ -574,7 +581,10 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const byCluster = new Map<number, number[]>();
   for (let i = 0; i < obs.length; i++) {
     const c = obs[i]!.cluster;
-    if (c !== undefined) byCluster.set(c, [...(byCluster.get(c) ?? []), i]);
+    if (c === undefined) continue;
+    const members = byCluster.get(c);
+    if (members) members.push(i);
+    else byCluster.set(c, [i]);
   }
   const clash = (a: number, b: number) =>
     obs[a]!.kind !== "reaction" &&

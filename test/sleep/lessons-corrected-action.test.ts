@@ -23,7 +23,9 @@ const session = (day: number, prompts: string[], before: string[], first: string
   agent_before: before,
   agent_first: first,
 });
-const plan = (b: LessonBook) => planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
+/** Plan night `night` on the live memory text `memory` (night 1 on an empty file by default). */
+const plan = (b: LessonBook, night = 1, memory = "") =>
+  planLessons(b, night, memory, { target: "CLAUDE.md", retireAfterNights: 0 });
 forgetLearnedTopicsAfterEach();
 
 /** Write one scripted Claude Code session under a fresh home and harvest it: its digest. */
@@ -380,7 +382,7 @@ describe("a change announced once replaces the adopted lesson it goes against", 
       ],
       1,
     );
-    const first = planLessons(b, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 });
+    const first = plan(b);
     expect(first.cards.map((c) => c.op)).toEqual(["add"]);
     return { b, memory: first.memory };
   };
@@ -399,7 +401,7 @@ describe("a change announced once replaces the adopted lesson it goes against", 
       ],
       2,
     );
-    const next = planLessons(b, 2, memory, { target: "CLAUDE.md", retireAfterNights: 0 });
+    const next = plan(b, 2, memory);
     expect(next.cards).toHaveLength(1);
     expect(next.cards[0]).toMatchObject({ op: "replace", previous_rule: getRules(memory)[0] });
     expect(next.cards[0]!.rule.toLowerCase()).toContain("json");
@@ -420,7 +422,7 @@ describe("a change announced once replaces the adopted lesson it goes against", 
       ],
       2,
     );
-    expect(planLessons(b, 2, memory, { target: "CLAUDE.md", retireAfterNights: 0 }).cards).toEqual([]);
+    expect(plan(b, 2, memory).cards).toEqual([]);
   });
 });
 
