@@ -22,7 +22,7 @@ const FILLER = new Set(
     "remember need needs want wants run running thanks thank yeah yep hey hi guys per via every each time already actually really maybe " +
     "probably may might shall too very well good way ways only even though about because after before same kind sort lot bit mean said say told tell " +
     "don't doesn't didn't won't can't isn't aren't wasn't weren't that's there's let's what's it's i'm i'd i've we're we've you're they're " +
-    "dont doesnt didnt wont cant isnt arent wasnt thats theres whats im ive youre"
+    "dont doesnt didnt wont cant isnt arent wasnt thats theres whats im ive youre keep kept stay stayed remain leave"
   ).split(" "),
 );
 
@@ -90,20 +90,20 @@ const SWAP =
   /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*([^,.;]+?)(?:\s+(?:for|with)\s+([^,.;]+?))?(?=$|[,.;]|\s+(?:before|after|when|and|then)\b)/g;
 /** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
 const GIVEN_UP_SAID =
-  /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/;
+  /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using|(?:turned|switched|shut) off|disabled)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/;
 /** A dependency given up: "we removed testify from go.mod" (what was removed from a manifest). */
 export const DEPENDENCY_REMOVED =
   /\bremoved\s+(?:the\s+)?([\w.@/-]+)\s+from\s+(?:the\s+)?(?:go\.mod|package\.json|pyproject(?:\.toml)?|requirements[\w.]*|gemfile|cargo\.toml|deps|dependencies|the repo|the codebase)(?![\w.])/i;
 /** A practice given up, said as a change or asked for: "we ditched changesets", "drop hilt", "moved off yarn". */
 export const GIVEN_UP =
-  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
+  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:turn(?:ed)?|switch(?:ed)?|shut)\s+off|disabled|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
 /** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
 export const TAKEN_UP =
   /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?([^,.;!?]+?)\s+(?:now|going forward|from now on)\b/i;
 
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
 const DECLARED_GONE =
-  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed)\b/g;
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled)\b/g;
 /** "no more X", "no longer X": what stops. */
 const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?([^,.;!?]+)/g;
 /** A state said to hold now, not a practice taken up. */
@@ -181,6 +181,17 @@ const REFERS_BACK =
 const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
 /** "keep X free of Y", "leave X clear of Y": Y is kept out of X. */
+/** A setting kept or switched on: `keep "strict": true`, "strict stays on", "leave X enabled". */
+const SETTING_ON =
+  /["'`]?([\w.@/-]+)["'`]?\s*[:=]\s*true\b|\b(?!it\b|this\b|that\b)([\w.@/-]+)\s+(?:stays?|remains?)\s+(?:on|enabled|true)(?=\s*(?:$|[,.;!?]))|\b(?:keep|leave)\s+(?:the\s+)?(?!it\b|this\b|that\b)([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:on|enabled)(?=\s*(?:$|[,.;!?]))/g;
+/** A setting set false or off: `"strict": false`, "strict is off". */
+const SETTING_OFF =
+  /["'`]?([\w.@/-]+)["'`]?\s*[:=]\s*false\b|\b(?!it\b|this\b|that\b)([\w.@/-]+)\s+(?:is|stays|remains)\s+(?:now\s+)?(?:false|disabled|switched off|turned off)\b/g;
+/** A setting's state declared as the practice: "strict stays on", `"strict": false`, "X is off on purpose now". */
+const SETTING_SAID = new RegExp(
+  `${SETTING_ON.source}|${SETTING_OFF.source}|\\b(?!it\\b|this\\b|that\\b)[\\w.@/-]+\\s+(?:is|stays|remains)\\s+(?:false|off|disabled)\\b[^.;]*\\b(?:now|on purpose|from now on|going forward)\\b`,
+  "i",
+);
 const KEPT_FREE =
   /\b(?:keep|leave)\s+(?:the\s+|our\s+|all\s+)?([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:free|clear|clean)\s+of\s+([^,.;!?]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
@@ -413,7 +424,9 @@ export function polarityOf(text: string): Polarity {
   // "we ditched changesets", "dropped hilt": what was given up is avoided; giving up an override or
   // an exception ("dropped the quote override") goes back to the default, it avoids nothing named.
   const off = GIVEN_UP_SAID.exec(text.toLowerCase()) ?? DEPENDENCY_REMOVED.exec(text);
-  if (off && !/\b(?:override|exception|workaround|setting|config|rule|flag)s?\b/.test(off[1]!)) {
+  // A setting switched off is avoided by its own name ("turned off the strict mode flag": strict).
+  const switchedOff = off !== null && /\b(?:turned|switched|shut) off|disabled/.test(off[0]!);
+  if (off && (switchedOff || !/\b(?:override|exception|workaround|setting|config|rule|flag)s?\b/.test(off[1]!))) {
     const gone = [...lessonTokens(off[1]!)];
     const member = gone.find((t) => topicOfLoose(t) !== undefined) ?? gone[0];
     if (member) avoid.add(member);
@@ -449,6 +462,15 @@ export function polarityOf(text: string): Polarity {
     if (!chosen.length && members.length === 1 && !place.has(members[0]!) && (rivalAvoided || short || !complaint))
       chosen.push(members[0]!);
     for (const m of chosen) prefer.add(m);
+  }
+  // "keep \"strict\": true", "strict stays on": a setting kept on is wanted; one set false or off is not.
+  for (const m of text.toLowerCase().matchAll(SETTING_ON)) {
+    const t = [...lessonTokens(m[1] ?? m[2] ?? m[3]!)].at(-1);
+    if (t && !place.has(t)) stated.add(t);
+  }
+  for (const m of text.toLowerCase().matchAll(SETTING_OFF)) {
+    const t = [...lessonTokens(m[1] ?? m[2]!)].at(-1);
+    if (t) avoid.add(t);
   }
   // "X, not Y": X is the one wanted.
   for (const m of text.toLowerCase().matchAll(/([\w.@/`-]+)\s*,\s*not\s+\S/g)) {
@@ -650,6 +672,7 @@ export function instructionsOf(
       IMPERATIVE_RULE.test(body) ||
       DONE_GATE.test(body) ||
       ORDER_RULE.test(body) ||
+      SETTING_SAID.test(body) ||
       practiceChanged;
     // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
     const pol = before ? polarityOf(body) : undefined;

@@ -547,6 +547,22 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const cj = changeOf(j);
     return (ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i)));
   };
+  // Two sayings that take the same side on a rare term, in any words: both want it, or both give it
+  // up or avoid it ("we switched off noImplicitAny" / "noImplicitAny is false on purpose now").
+  const sameStance = (i: number, j: number) => {
+    const side = (k: number) => {
+      const p = polOf(k);
+      const ch = changeOf(k);
+      const off = new Set([...p.avoid, ...(ch?.off ?? [])]);
+      return { up: [...p.prefer, ...(ch?.up ?? [])].filter((t) => !off.has(t)), off };
+    };
+    const a = side(i);
+    const b = side(j);
+    // Rare enough to name one thing (in at most about one prompt in seven): a stance taken in
+    // several sayings makes its own term more frequent than the rarest words.
+    const rare = (t: string) => !t.startsWith("topic:") && w.weight(t) >= 2;
+    return [...a.off].some((t) => b.off.has(t) && rare(t)) || a.up.some((t) => b.up.includes(t) && rare(t));
+  };
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
   // A reaction ("again.") is found only through the action it followed.
@@ -628,6 +644,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
         const sharesWord = [...wi].some((t) => wj.has(t));
         if (
           sameTopic ||
+          sameStance(i, j) ||
           (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
           sameActionSameWord(obs[i]!, obs[j]!, w) ||
           sameFileNamed(obs[i]!, obs[j]!) ||

@@ -416,6 +416,56 @@ describe("a cluster never holds both sides of a flip", () => {
     expect(quotes).not.toContain("72 cols");
   });
 
+  test("a setting kept on, then said to be switched off, is a flip: the switched-off side replaces it", () => {
+    // Our sentences: a setting wanted on in two sessions, then turned off and said so twice.
+    expect([...polarityOf('keep "noImplicitAny": true, the build relies on it').prefer]).toContain("noimplicitany");
+    expect([...polarityOf("noImplicitAny stays on. add the types").prefer]).toContain("noimplicitany");
+    expect([...polarityOf("we switched off the noImplicitAny setting for the port").avoid]).toContain("noimplicitany");
+    expect(instructionsOf("looks ok. we disabled noImplicitAny for the port, leave it that way", true)).toHaveLength(1);
+    expect(instructionsOf("noImplicitAny is false on purpose now, dont flip it back", true)).toHaveLength(1);
+    const b = book();
+    observe(
+      b,
+      [
+        session(1, ["Port the date helpers", 'keep "noImplicitAny": true, the build relies on it']),
+        session(2, ["Add the csv export", "noImplicitAny stays on. add the types"]),
+        // The rest of two weeks' work: the setting's name is rare among the prompts.
+        ...[
+          "Add pagination to the orders endpoint",
+          "Wire the billing webhook",
+          "Speed up the docker build",
+          "Write the migration for the invoices table",
+          "Add a retry around the S3 client",
+          "Move the feature flags into config",
+          "Port the cron job to the worker",
+          "Add metrics to the checkout flow",
+          "Fix the timezone bug in reports",
+          "Split the dashboard component",
+        ].map((t, i) => session(3 + i, [t, "thanks, looks good"])),
+      ],
+      1,
+    );
+    const first = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
+    expect(first.cards.map((c) => c.op)).toEqual(["add"]);
+    observe(
+      b,
+      [
+        session(10, [
+          "Wire the legacy widgets",
+          "looks ok. we switched off the noImplicitAny setting for the port, leave it that way",
+        ]),
+        session(11, ["Fix the tooltip", "noImplicitAny is false on purpose now, dont flip it back"]),
+      ],
+      2,
+    );
+    const second = planLessons(b, 2, first.memory, { target: "t", retireAfterNights: 0 });
+    expect(second.cards).toHaveLength(1);
+    expect(second.cards[0]).toMatchObject({ op: "replace", previous_rule: getRules(first.memory)[0] });
+    const quotes = second.cards[0]!.sources.map((q) => q.quote).join(" | ");
+    expect(quotes).toContain("switched off");
+    expect(quotes).not.toContain("stays on");
+  });
+
   test("giving a practice up for a named one is a rule; a state said to hold now, a task opened in passing or bound to a passing state are not", () => {
     expect(instructionsOf("drop the colour console handler, json everywhere now", true)).toHaveLength(1);
     expect(instructionsOf("ok the build is green now, drop the debug prints", true)).toEqual([]);
