@@ -1,9 +1,11 @@
 /**
  * Families of developer-tool practice (issue 29 §2): a small lexicon, written from general
- * knowledge of JavaScript, TypeScript, Python and Go tooling (not from any benchmark's sentences),
+ * knowledge of JavaScript, TypeScript, Python, Go, JVM and Swift tooling (not from any benchmark's
+ * sentences),
  * of the words people use for one concern: linting, formatting, type-check escape hatches, error
  * handling (Go's panic and log.Fatal, Rust's unwrap() among them), promise style, Node's built-in modules, module exports, test style, commit and branch
- * conventions. Two sayings about one concern share few words ("no try/catch soup" / "failures
+ * conventions, database migrations, log messages, assertions, forced unwrapping and test
+ * databases. Two sayings about one concern share few words ("no try/catch soup" / "failures
  * travel as values"); the family is what they share. A family never decides polarity or a flip
  * (lesson-rule.ts's topics do); it only lets two sayings meet when more evidence agrees (see
  * lessons.ts, assignClusters).
@@ -45,6 +47,31 @@ const FAMILIES: ReadonlyArray<readonly [string, RegExp]> = [
     /\bimports? (?:order|ordering|block|groups?|grouping|clusters?|sort\w*)\b|\b(?:sort|order|group)\w* (?:the |my |our |your )?imports?\b/,
   ],
   ["branches", /\bbranch(?:es)? names?\b|\bbranch naming\b|\bnam\w* (?:for|of) branches\b/],
+  // Database migrations are append-only once applied (Flyway, Liquibase, Alembic, Rails, Django).
+  [
+    "migrations",
+    /\bmigrations?\b[^.;]*\b(?:immutable|frozen|applied|merged|shipped|edit\w*|rewrit\w*|touch\w*|chang\w*)\b|\b(?:immutable|frozen|applied|merged|shipped|edit\w*|rewrit\w*|touch\w*)\b[^.;]*\bmigrations?\b|\bchecksums?\b|\bflyway\w*|\bliquibase\b|\balembic\b|\brepair\b|\broll(?:ing)? forward\b|\bnew (?:migration|revision)\b|\bschema[_ ]history\b|\bdb\/migrat\w*/,
+  ],
+  // How a log line is built: a template with placeholders or structured fields, not concatenation.
+  [
+    "log messages",
+    /\blog(?:ger|ging|s)?\b[^.;]*\b(?:placeholders?|concat\w*|templates?|interpolat\w*|f-strings?|plus signs?|string building)\b|\b(?:placeholders?|concat\w*|interpolat\w*)\b[^.;]*\blog(?:ger|ging|s)?\b|\bslf4j\b|\{\}\s*placeholders?|\bparameteri[sz]e\w* (?:the )?(?:log|message)/,
+  ],
+  // Which assertion style tests use (AssertJ, Hamcrest, plain assert, Jest's expect, chai).
+  [
+    "assertions",
+    /\bassert(?:j|ions?|s|equals|that|true|false)?\b|\bisequalto\b|\bhamcrest\b|\bexpect\(|\bfluent (?:style|assertions?)\b|\bchai\b|\bshould\.be\b/,
+  ],
+  // Unwrapping an optional by force (Swift `!`, `try!`, `as!`; Kotlin `!!`) against binding it.
+  [
+    "force unwrap",
+    /\bforce[- ]?unwrap\w*|\btry!|\bas!|\boptional (?:binding|chaining)\b|\bif let\b|\bguard let\b|\bcrash\w* (?:if|when|on) nil\b|`!`|!!|\bimplicitly unwrapped\b|\bforce[- ]cast\w*/,
+  ],
+  // What database the tests that touch one run against: a real one in a container, not an in-memory stand-in.
+  [
+    "test database",
+    /\btestcontainers?\b|\bh2\b|\bin-memory (?:db|database|sqlite)\b|\breal (?:postgres|mysql|db|database)\b|\bembedded (?:db|database|postgres)\b/,
+  ],
 ];
 
 /** The families a text names (lower-cased); with `act` (the agent's action before it) that the text echoes, the action's too. */

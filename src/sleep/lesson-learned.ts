@@ -200,6 +200,9 @@ export function correctedAction(before: string | undefined, after: string | unde
     return folder(ea) === folder(eb) ? [`file:${ea.slice(ea.lastIndexOf("/") + 1).toLowerCase()}`] : [];
   }
   if (ea !== undefined && eb === undefined) return [];
+  // A command that only looks (`sed -n 1,200p file`, `cat`, `grep`, `git diff`) is the agent reading
+  // before it acts, not what it changed.
+  if (readsOnly(after)) return [];
   // An edit's terms are its lines' (after the folder): what it wrote that the edit before did not,
   // the first four of them.
   const a = termsOf(after);
@@ -211,6 +214,25 @@ export function correctedAction(before: string | undefined, after: string | unde
   const hb = commandHead(before);
   const tool = ha && hb && ha !== hb ? [`tool:${ha}`] : [];
   return [...new Set([...tool, ...a.filter((t) => !b.has(t))])].slice(0, 6);
+}
+
+/** Programs that only read, and git's reading subcommands; `sed` reads when it prints (-n) and edits nothing (-i). */
+const READERS = new Set("cat head tail less more bat grep rg ag ack ls find fd wc tree file stat which pwd".split(" "));
+const GIT_READS = /^(?:diff|log|status|show|blame|grep|ls-files|branch)$/;
+
+/** Whether an agent action is a command that only reads files or state. */
+function readsOnly(action: string | undefined): boolean {
+  const head = commandHead(action);
+  if (!head) return false;
+  const words = agentTool(action)
+    .slice(2)
+    .replace(/^\s*cd\s+\S+\s*&&\s*/, "")
+    .trim()
+    .split(/\s+/);
+  if (READERS.has(head)) return true;
+  if (head === "sed") return words.includes("-n") && !words.some((w) => /^-\w*i/.test(w));
+  if (head === "git") return GIT_READS.test(words.find((w, k) => k > 0 && !w.startsWith("-")) ?? "");
+  return false;
 }
 
 /** The program a command runs, past a leading `cd <dir> &&`, environment assignments and `sudo`. */

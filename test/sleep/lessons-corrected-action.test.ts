@@ -66,6 +66,11 @@ describe("the corrected action: the agent's first move after a turn", () => {
     ]);
     // An edit in another folder is the task going on, not a correction.
     expect(correctedAction("edit pkg/billing/invoice.go: x", "edit cmd/api/main.go: y")).toEqual([]);
+    // A command that only reads is the agent looking before it acts: it corrected nothing.
+    expect(correctedAction(COMPOSE, "$ sed -n 1,200p src/billing/invoice.ts · ok")).toEqual([]);
+    expect(correctedAction(COMPOSE, "$ cd api && git diff --stat · ok")).toEqual([]);
+    expect(correctedAction(COMPOSE, "$ grep -rn TODO src · ok")).toEqual([]);
+    expect(correctedAction(COMPOSE, "$ sed -i s/foo/bar/ src/a.ts · ok")).not.toEqual([]);
   });
 
   test("a turn stating no rule is kept as support when the agent then changed course; a new request or chatter is not", () => {

@@ -69,6 +69,17 @@ describe("clustering paraphrases through families", () => {
     expect(quotes).toContainEqual(["never reach for ts-ignore to quiet the compiler", "no any"].sort());
     expect(JSON.stringify(plan.cards)).not.toMatch(/PR #57|staging DB/);
   });
+  test("migrations, log messages, assertions, forced unwrapping and test databases are families of their own", () => {
+    // Our sentences, from several ecosystems.
+    expect(familiesOf("an applied alembic revision is never edited, add a new one")).toEqual(new Set(["migrations"]));
+    expect(familiesOf("don't touch V12, the checksum is already in prod")).toEqual(new Set(["migrations"]));
+    expect(familiesOf("no string concat in the logger call, use the template")).toEqual(new Set(["log messages"]));
+    expect(familiesOf("assertThat everywhere, not assertEquals")).toEqual(new Set(["assertions"]));
+    expect(familiesOf("use a guard let here, that `!` crashes on nil")).toEqual(new Set(["force unwrap"]));
+    expect(familiesOf("repository tests run on testcontainers, not h2")).toEqual(new Set(["test database"]));
+    // Not a family: a sentence about none of them.
+    expect(familiesOf("rename the cancel button")).toEqual(new Set());
+  });
   test("Go's panic and log.Fatal are error handling: two sayings about them after the same edit are one lesson", () => {
     expect(familiesOf("dont log.Fatal from a package, the caller decides whether it's fatal")).toContain(
       "error handling",
