@@ -21,6 +21,7 @@ import {
   lessonTokens,
   sameFileName,
   TAKEN_UP,
+  termCount,
 } from "./lesson-rule.ts";
 
 /** The most terms one learned topic holds. */
@@ -76,7 +77,7 @@ function sideTerms(
     if (SIDE_STOP.has(w.toLowerCase())) continue;
     for (const t of lessonTokens(w)) {
       if (NOT_A_SIDE.test(t) || SIDE_STOP.has(t) || out.includes(t)) continue;
-      if (n >= 50 && (df[t] ?? 0) > 0.1 * n) continue;
+      if (n >= 50 && (termCount(df, t) ?? 0) > 0.1 * n) continue;
       out.push(t);
     }
     if (out.length >= most) break;

@@ -138,9 +138,9 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   return up.size || off.size ? { up, off } : undefined;
 }
 
-/** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing. */
+/** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing ("no need to write that yourself" does: use what does it). */
 const NO_IDIOM =
-  /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need|thanks|stress|pressure)\b/i;
+  /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need(?! to (?:\S+ ){1,5}yourself\b)|thanks|stress|pressure)\b/i;
 /** "X is back", "put the X back": X is preferred again. */
 const BACK =
   /([\w.@/;-]+)\s+(?:is|are)\s+back\b|\b(?:put|bring|add)\s+(?:the\s+|those\s+|them\s+)?([\w.@/;-]+)\s+back\b/g;
@@ -202,7 +202,7 @@ const LEAD_IN = new RegExp(
   "i",
 );
 const NEGATION =
-  /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|no more|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w/i;
+  /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|no more|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w|\bno need to (?:\S+ ){1,5}yourself\b/i;
 const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
@@ -472,6 +472,9 @@ export function polarityOf(text: string): Polarity {
     const t = [...lessonTokens(m[1] ?? m[2]!)].at(-1);
     if (t) avoid.add(t);
   }
+  // A bare naming of code terms and nothing else ("@Getter + @Builder", "`tmp_path`"): what it names is wanted.
+  if (short && !avoid.size && !complaint && !NEGATION.test(text))
+    for (const t of toks) if (/^[#@]|[./_]/.test(t)) stated.add(t);
   // "X, not Y": X is the one wanted.
   for (const m of text.toLowerCase().matchAll(/([\w.@/`-]+)\s*,\s*not\s+\S/g)) {
     const t = [...lessonTokens(m[1]!)][0];
@@ -650,7 +653,7 @@ export function instructionsOf(
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
     if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || taskBound(s) || NAMES_ONE.test(s)) continue;
     // "no idea why", "no worries": an idiom, not "no X"; "cool, push it": approval and the next step.
-    if (NO_IDIOM.test(s) || movesOn(s)) continue;
+    if (NO_IDIOM.test(s) || movesOn(s) || CHATTER.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
     const body = s.replace(LEAD_IN, "").trim();
     const toks = lessonTokens(body);
@@ -811,6 +814,15 @@ export interface Weights {
 
 export const UNIFORM: Weights = { weight: (t) => (toolLike(t) ? 2 : 1), distinctive: () => true };
 
+/**
+ * How many prompts held `term`: an own, numeric entry only. A term may be any word a user typed,
+ * "constructor" or "__proto__" among them, which a plain object would answer from its prototype.
+ */
+export function termCount(df: Readonly<Record<string, number>>, term: string): number | undefined {
+  const v = Object.hasOwn(df, term) ? df[term] : undefined;
+  return typeof v === "number" ? v : undefined;
+}
+
 /** Weights from document frequencies over `n` prompts. */
 export function idfWeights(df: Readonly<Record<string, number>>, n: number): Weights {
   // `topic:` and `act:` terms weigh as the words they stand for; a topic term is never rare by itself.
@@ -823,13 +835,15 @@ export function idfWeights(df: Readonly<Record<string, number>>, n: number): Wei
       let x = memo.get(t);
       if (x === undefined) {
         const bare = t.startsWith("act:") ? t.slice(4) : t;
-        x = t.startsWith("topic:") ? 1 : Math.log(1 + M / Math.max(1, df[bare] ?? 1)) * (toolLike(bare) ? 2 : 1);
+        x = t.startsWith("topic:")
+          ? 1
+          : Math.log(1 + M / Math.max(1, termCount(df, bare) ?? 1)) * (toolLike(bare) ? 2 : 1);
         memo.set(t, x);
       }
       return x;
     },
     distinctive: (t) =>
-      !t.startsWith("topic:") && (df[t.startsWith("act:") ? t.slice(4) : t] ?? 1) <= Math.max(3, 0.08 * N),
+      !t.startsWith("topic:") && (termCount(df, t.startsWith("act:") ? t.slice(4) : t) ?? 1) <= Math.max(3, 0.08 * N),
   };
 }
 
@@ -897,7 +911,7 @@ function lastName(path: string): string {
 
 /** A turn that only acknowledges or moves on. */
 const CHATTER =
-  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems) (?:mostly |basically |almost |all )?(?:good|right|fine|ok)|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine)\b[\s.!,]*)+$/i;
+  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems) (?:mostly |basically |almost |all )?(?:good|right|fine|ok)|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine|please|pls|plz)\b[\s.!,]*)+$/i;
 
 /** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
 const REACTION_WORDS = 20;

@@ -31,6 +31,7 @@ import {
   topicsOf,
   sameInstruction,
   setLearnedTopics,
+  termCount,
   UNIFORM,
   type Weights,
 } from "./lesson-rule.ts";
@@ -259,11 +260,13 @@ export function observe(
   modelRules?: ReadonlyMap<string, ModelRules>,
 ): { credentialSentences: number } {
   const skipped = { credential: 0 };
-  book.df ??= {};
+  // Keyed by any word a user typed ("constructor", "__proto__"): an object without a prototype.
+  book.df = Object.assign(Object.create(null) as Record<string, number>, book.df);
   const df = book.df;
   // Counted on the masked text: a credential is never a term of the lesson store.
   for (const d of digests) {
-    for (const p of d.user_prompts) for (const t of lessonTokens(maskCredentials(p))) df[t] = (df[t] ?? 0) + 1;
+    for (const p of d.user_prompts)
+      for (const t of lessonTokens(maskCredentials(p))) df[t] = (termCount(df, t) ?? 0) + 1;
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
   }
   // What tonight's sessions teach about rival choices reads tonight's sayings already.
@@ -347,7 +350,7 @@ export function observe(
     book.observations.splice(0, book.observations.length - MAX_OBSERVATIONS);
   const terms = Object.keys(df);
   if (terms.length > MAX_DF_TERMS) {
-    terms.sort((a, b) => df[a]! - df[b]!);
+    terms.sort((a, b) => (termCount(df, a) ?? 0) - (termCount(df, b) ?? 0));
     for (const t of terms.slice(0, terms.length - MAX_DF_TERMS)) delete df[t];
   }
   return { credentialSentences: skipped.credential };

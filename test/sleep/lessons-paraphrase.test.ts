@@ -7,6 +7,7 @@ import { harvest } from "../../src/sleep/harvest/index.ts";
 import { getRules, setLearned } from "../../src/sleep/learned-block.ts";
 import {
   announcedChange,
+  idfWeights,
   instructionsOf,
   lessonTokens,
   notARule,
@@ -378,6 +379,40 @@ describe("small readings of a saying", () => {
       expect(notARule(q, [`${q} ship it`])).toBe(true);
     }
     expect(notARule("looks wrong, use pnpm not npm", ["looks wrong, use pnpm not npm"])).toBe(false);
+  });
+
+  test("a word that names a property of every object ('constructor', '__proto__') is counted like any other", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(1, [
+          "Add the booking service",
+          "no need to write that constructor yourself, inject it with the annotation",
+        ]),
+        session(2, ["Add the fee service", "again a hand-written constructor; the annotation generates it"]),
+        session(3, ["Fix the parser", "the __proto__ key in that payload is an attack, drop it"]),
+      ],
+      1,
+    );
+    // Counts are numbers of the book's own, and no prototype was touched.
+    expect(b.df!["constructor"] as unknown).toBe(2);
+    expect(typeof b.df!.__proto__).toBe("number");
+    expect(JSON.parse(JSON.stringify(b.df)).constructor).toBe(2);
+    // A book read from disk is a plain object: its weights never read the prototype.
+    const w = idfWeights(JSON.parse('{"annotation": 2}') as Record<string, number>, 60);
+    expect(Number.isFinite(w.weight("constructor"))).toBe(true);
+    expect(w.weight("constructor")).toBe(w.weight("never-seen-term"));
+    expect(w.distinctive("tostring")).toBe(true);
+  });
+
+  test("'continue please' is chatter; 'no need to write X yourself' asks for what writes it; a bare naming of code terms wants them", () => {
+    expect(instructionsOf("continue please", true)).toEqual([]);
+    expect(instructionsOf("ok, carry on pls", true)).toEqual([]);
+    expect(instructionsOf("no need to hand-roll the mapper yourself, mapstruct does that", true)).toHaveLength(1);
+    expect(instructionsOf("no need to rush", true)).toEqual([]);
+    expect([...polarityOf("@Data + @Builder").prefer].sort()).toEqual(["@builder", "@data"]);
+    expect([...polarityOf("not @Data").prefer]).toEqual([]);
   });
 
   test("two words for one choice of the lexicon are never rivals", () => {
