@@ -1,6 +1,7 @@
 import type { CheckpointContent, EvaluationRow } from "./checkpoint.ts";
 import { type Evaluator, meanScores, requireAnswers, skillHash } from "./evaluate.ts";
 import { decide, type Gate, type GateSettings, gateScore, type ItemScores, itemScore, passed } from "./gate.ts";
+import { rememberUsage } from "./deployed.ts";
 import { mergeSkills } from "./merge.ts";
 import { skillSection, userMessage } from "./messages.ts";
 import { restoreFiles } from "./package.ts";
@@ -324,9 +325,9 @@ async function tryMerge(env: PoolEnv, state: LoopState, step: number, work: Pool
 /**
  * Under `weighted`, the pool's best on the objective is offered once to the optimizer to shorten:
  * restated lines, lines that instruct nothing and idle words out, no rule changed (prompts/shorten.md).
- * A shorter answer is measured on the selection split (one pass) and joins the pool when it is not
- * lower on the objective and the longer member cannot prove, under the run's rule, that its extra
- * tokens are worth it (as `settle` asks of a longer best). An answer that
+ * A shorter answer is measured on the selection split (one pass) and joins the pool unless the
+ * longer member proves, under the run's rule, that its extra tokens are worth it (as `settle` asks
+ * of a longer best; under `strict`, when it is not lower on the objective). An answer that
  * is not shorter, or lost one of the document's markers, is logged and dropped.
  */
 async function tryShorten(env: PoolEnv, state: LoopState, step: number, work: PoolWork): Promise<void> {
@@ -360,12 +361,17 @@ async function tryShorten(env: PoolEnv, state: LoopState, step: number, work: Po
   work.newSkills.push({ hash: h, text: short, origin });
   const m = await measure(env, state, short, `shorten step ${step} selection`, work);
   const cand: PoolEntry = { hash: h, origin, ...m, step, parents: [top.hash], tokens, status: "member" };
-  // The member's record is the sample a gate let through, which leans high; a fresh sample of the
-  // shorter one is compared with it once it has grown by one more (resample).
+  // The member's record is the sample a gate let through, which leans high; it grows by one more
+  // sample (resample) before the shorter one's fresh sample is compared with it.
   if ((top.resampled ?? 0) < 1) await resample(env, state, top, step, work);
-  const o = env.objective;
-  const ahead = objectiveValue(o, m.score, costOf(o, cand)) >= objectiveValue(o, top.score, costOf(o, top));
-  const kept = ahead && !(env.gate.useGate && env.decider.itemwise && beats(env, state, top, cand));
+  // Non-inferiority: the saving is known, the scores are measured. The shorter one joins unless the
+  // longer proves on the paired items, under the run's rule, that it scores more than its extra
+  // tokens are worth; on a split of a dozen items a shorter rewrite is never "ahead" for sure, and
+  // asking it to be ahead on one sample dropped about half of the rewrites that kept every rule.
+  const kept = !(env.gate.useGate && env.decider.itemwise)
+    ? objectiveValue(env.objective, m.score, costOf(env.objective, cand)) >=
+      objectiveValue(env.objective, top.score, costOf(env.objective, top))
+    : !beats(env, state, top, cand);
   log(kept ? "accept" : "reject", h);
   if (!kept) return;
   pool.lineage[h] ??= top.hash;
@@ -391,6 +397,15 @@ async function measure(
     h,
     out.results.map((r) => [Number(r.hard) || 0, Number(r.soft) || 0] as const),
   );
+  // A text measured before (a rejected merge can be the same text as a later shortening) is served
+  // from the evaluator's memory, which reports no usage: its cost is read from the results it kept.
+  const at = new Map(env.pairedOrder.selection.map((it, i) => [it.id, i] as const));
+  for (const r of out.results)
+    if (typeof r.task_tokens === "number" && at.has(r.id))
+      rememberUsage(state, h, at.get(r.id)!, at.size, {
+        task_tokens: r.task_tokens,
+        task_cost_usd: typeof r.task_cost_usd === "number" ? r.task_cost_usd : null,
+      });
   work.evaluations.push({
     kind: "pool",
     hash: h,
