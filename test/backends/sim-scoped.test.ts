@@ -198,12 +198,19 @@ describe("the simulated optimizer proposes scoped rules from the failures it see
     ]);
     // The target reads the same rules on every office's task, with fewer tokens.
     for (const task of [head(DATE), lisbon(DATE)])
-      expect(rulesInSkill(out, task).get("date")?.convention.id).toBe(rulesInSkill(skill, task).get("date")?.convention.id);
+      expect(rulesInSkill(out, task).get("date")?.convention.id).toBe(
+        rulesInSkill(skill, task).get("date")?.convention.id,
+      );
     expect(out.length).toBeLessThan(skill.length);
     // At its noise rate it also cuts a rule it should have kept: over seeds, about noise / 3 of the answers.
     const cuts = Array.from({ length: 300 }, (_, s) =>
       simShorten({ draw: makeDraw(s), noise: 0.3 }, user, `req/${s}`),
-    ).filter((a) => String(a.skill).split("\n").filter((l) => l.startsWith("- **")).length < 3).length;
+    ).filter(
+      (a) =>
+        String(a.skill)
+          .split("\n")
+          .filter((l) => l.startsWith("- **")).length < 3,
+    ).length;
     expect(cuts).toBeGreaterThan(10);
     expect(cuts).toBeLessThan(60);
   });
