@@ -22,7 +22,7 @@ import type { EngineConfig } from "./settings.ts";
 import { APPENDIX_END, APPENDIX_START, SLOW_END, SLOW_START } from "./skill-doc.ts";
 import { estimateTokens } from "./skill-format.ts";
 import { askOptimizer, type StageContext } from "./stage-context.ts";
-import type { LoopState, PoolEntry } from "./state.ts";
+import type { LoopState, PoolEntry, PoolState } from "./state.ts";
 
 /**
  * The training loop's hooks for optimizer.search: pool (the pool itself is search.ts). Before a
@@ -193,13 +193,33 @@ async function cheaperContest(env: PoolEnv, state: LoopState, step: number, work
   if (env.objective.kind !== "weighted" || !env.gate.useGate || !env.decider.itemwise) return;
   const pool = state.pool!;
   for (let round = 0; round < 3; round++) {
-    const top = poolBest(pool, env.objective);
     const held = pool.entries.find((e) => e.hash === state.best.hash && e.status === "member");
-    if (!held || top.hash === held.hash || costOf(env.objective, top) >= costOf(env.objective, held)) return;
+    const top = held && cheaperChallenger(env, pool, held);
+    if (!held || !top) return;
     const fresh = [top, held].filter((e) => (e.resampled ?? 0) < 1);
     if (!fresh.length) return;
     for (const e of fresh) await resample(env, state, e, step, work);
   }
+}
+
+/**
+ * Under `weighted`, the member that challenges a longer best as the shorter one: the pool's best
+ * on the objective when it is shorter than the best; when the pool's best is longer (it must prove
+ * it is better, and mostly cannot), the member highest on the objective among those ahead of the
+ * best on it and shorter. A shortening of the best with the same record is ahead of it by its
+ * saving and would otherwise wait behind a longer member a few hundredths of a point above it.
+ */
+function cheaperChallenger(env: PoolEnv, pool: PoolState, held: PoolEntry): PoolEntry | undefined {
+  const o = env.objective;
+  if (o.kind !== "weighted") return undefined;
+  const value = (e: PoolEntry) => objectiveValue(o, e.score, costOf(o, e));
+  const [heldCost, heldValue] = [costOf(o, held), value(held)];
+  const top = poolBest(pool, o);
+  if (top.hash === held.hash) return undefined;
+  if (costOf(o, top) < heldCost) return top;
+  return pool.entries
+    .filter((e) => e.status === "member" && costOf(o, e) < heldCost && value(e) > heldValue + 1e-12)
+    .sort((a, b) => value(b) - value(a) || a.step - b.step)[0];
 }
 
 /**
@@ -263,10 +283,15 @@ function settle(env: PoolEnv, state: LoopState, step: number): void {
   if (held && top.hash !== held.hash && env.gate.useGate && env.decider.itemwise) {
     // Under `weighted` the price of tokens is known, not measured: a shorter skill ahead on the
     // objective takes over unless the longer one proves (under the run's rule) it is worth its
-    // tokens; a longer one must prove it is better. Under `score`, the challenger must prove it.
+    // tokens; a longer one must prove it is better, and when it cannot, the shorter member
+    // highest on the objective above the best still challenges it (cheaperChallenger). Under
+    // `score`, the challenger must prove it.
     const cheaper = env.objective.kind === "weighted" && costOf(env.objective, top) < costOf(env.objective, held);
-    const keep = cheaper ? beats(env, state, held, top) : !beats(env, state, top, held);
-    if (keep) b = held;
+    if (cheaper) b = beats(env, state, held, top) ? held : top;
+    else if (!beats(env, state, top, held)) {
+      const c = cheaperChallenger(env, pool, held);
+      b = c && !beats(env, state, held, c) ? c : held;
+    }
   }
   state.current = ref(b);
   if (state.best.hash !== b.hash) state.best = { ...ref(b), step };
