@@ -3,7 +3,7 @@ import { simAnalyst } from "../../src/backends/sim/analyst.ts";
 import { rulesInSkill, scopeOfLine, scopeOfTask, type TaskValue } from "../../src/backends/sim/conventions.ts";
 import { makeDraw } from "../../src/backends/sim/draw.ts";
 import { simAnswer } from "../../src/backends/sim/index.ts";
-import { simMerge, simSlowUpdate } from "../../src/backends/sim/stages.ts";
+import { simMerge, simShorten, simSlowUpdate } from "../../src/backends/sim/stages.ts";
 import { ruleLine, setRule } from "../../src/backends/sim/skill-text.ts";
 import { SCOPE_SLIP, successProbability } from "../../src/backends/sim/stochastic.ts";
 import { taskPrompt } from "../../src/benchmarks/conventions/generator.ts";
@@ -174,5 +174,44 @@ describe("the simulated optimizer proposes scoped rules from the failures it see
     const lines = out.slow_update_content.split("\n").slice(1);
     expect(lines).toHaveLength(1);
     expect(scopeOfLine(lines[0]!)).toBe("lisbon");
+  });
+
+  test("a shortening keeps the rule the target follows per family and office, in the fewest words it reads the same", () => {
+    const skill = [
+      "# House style",
+      "",
+      "- **Dates:** Dates use the US form month/day/year, e.g. 03/07/2024.",
+      "- **Identifiers:** Identifiers are lowercase words joined by hyphens (kebab-case).",
+      "- **Yes/no answers:** Be consistent with yes/no replies.",
+      "- **Dates:** Dates use the ISO 8601 form YYYY-MM-DD.",
+      "- **Dates, Lisbon office only:** Dates are written long form, e.g. March 7, 2024.",
+    ].join("\n");
+    const user = `<current_skill>\n${skill}\n</current_skill>`;
+    const k = { draw: makeDraw(3), noise: 0 };
+    const out = String(simShorten(k, user, "req").skill);
+    expect(out.split("\n")).toEqual([
+      "# House style",
+      "",
+      "- **Identifiers:** Name identifiers in kebab-case.",
+      "- **Dates:** Write dates as YYYY-MM-DD (ISO 8601).",
+      "- **Dates, Lisbon office only:** Dates are written long form, e.g. March 7, 2024.",
+    ]);
+    // The target reads the same rules on every office's task, with fewer tokens.
+    for (const task of [head(DATE), lisbon(DATE)])
+      expect(rulesInSkill(out, task).get("date")?.convention.id).toBe(
+        rulesInSkill(skill, task).get("date")?.convention.id,
+      );
+    expect(out.length).toBeLessThan(skill.length);
+    // At its noise rate it also cuts a rule it should have kept: over seeds, about noise / 3 of the answers.
+    const cuts = Array.from({ length: 300 }, (_, s) =>
+      simShorten({ draw: makeDraw(s), noise: 0.3 }, user, `req/${s}`),
+    ).filter(
+      (a) =>
+        String(a.skill)
+          .split("\n")
+          .filter((l) => l.startsWith("- **")).length < 3,
+    ).length;
+    expect(cuts).toBeGreaterThan(10);
+    expect(cuts).toBeLessThan(60);
   });
 });

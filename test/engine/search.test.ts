@@ -152,7 +152,11 @@ describe("the weighted objective picks the best", () => {
    * good on selection on other items. Fresh answer samples (resample) of each skill text come from
    * `fresh` (per item, 1 = passed); the evaluator records what it was asked.
    */
-  async function settleWith(objective: "score" | "weighted", fresh: Record<string, number[]> = {}) {
+  async function settleWith(
+    objective: "score" | "weighted",
+    fresh: Record<string, number[]> = {},
+    more: { entry: PoolEntry; items: number[] }[] = [],
+  ) {
     const cfg = quickConfig([
       "optimizer.search=pool",
       "optimizer.merge=false",
@@ -163,8 +167,8 @@ describe("the weighted objective picks the best", () => {
     const gate = gateSettings(cfg.evaluation);
     const a = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
     const x = Array.from({ length: n }, (_, i) => (i >= 1 && i < 9 ? 1 : 0));
-    const entries = [entry("a", 8 / n, [], { tokens: 400 })];
-    const base = stateWith(entries, { a, x });
+    const entries = [entry("a", 8 / n, [], { tokens: 400 }), ...more.map((m) => m.entry)];
+    const base = stateWith(entries, { a, x, ...Object.fromEntries(more.map((m) => [m.entry.hash, m.items])) });
     const state = {
       ...base,
       selCache: {},
@@ -174,6 +178,7 @@ describe("the weighted objective picks the best", () => {
     const texts = new Map([
       ["a", "A ".repeat(800)],
       ["x", "X ".repeat(200)],
+      ...more.map((m) => [m.entry.hash, `${m.entry.hash} `.repeat(2 * m.entry.tokens)] as [string, string]),
     ]);
     const asked: { text: string; sample: number }[] = [];
     const ev = {
@@ -230,6 +235,20 @@ describe("the weighted objective picks the best", () => {
     // x's record is now the mean of 8 and 4 passes of 12 (0.5): behind a's 8.5 of 12 by more than its 300 tokens are worth.
     expect(state.pool!.entries.find((e) => e.hash === "x")?.hard).toBeCloseTo(0.5, 9);
     expect(state.best.hash).toBe("a");
+  });
+
+  test("weighted: a longer member on top that cannot prove it is better does not hide a shorter one ahead of the best", async () => {
+    // y (600 tokens, 9 of 12) is the pool's top on the objective but longer than the best a (400
+    // tokens, 8 of 12) and cannot prove one item better; x (100 tokens, 8 of 12) is ahead of a by
+    // its saving. Both x and a get one more sample (the same 8 of 12) and x replaces the best.
+    const y = entry("y", 9 / n, ["a"], { tokens: 600, step: 1, resampled: 1 });
+    const same = Array.from({ length: n }, (_, i) => (i < 8 ? 1 : 0));
+    const { state, asked } = await settleWith("weighted", { a: same, x: same }, [
+      { entry: y, items: Array.from({ length: n }, (_, i) => (i < 9 ? 1 : 0)) },
+    ]);
+    expect(poolBest(state.pool!, { kind: "weighted", tokenWeight: 0.1 }).hash).toBe("y");
+    expect(asked).toHaveLength(2);
+    expect(state.best.hash).toBe("x");
   });
 
   test("score: the same member must prove it is better, and does not (no extra samples)", async () => {

@@ -206,9 +206,27 @@ export function simAppendix(data: Record<string, unknown>): Record<string, unkno
 }
 
 /**
+ * A kept rule said in fewer words: its statement replaced by the shortest sentence the target reads
+ * as the same rule (a model dropping idle words: "Identifiers are lowercase words joined by hyphens
+ * (kebab-case)." becomes "Name identifiers in kebab-case."). The line's label and scope stay.
+ */
+function terse(line: string): string {
+  const cv = conventionOfLine(line);
+  const at = line.indexOf(":** ");
+  if (!cv || at < 0) return line;
+  const head = line.slice(0, at + 4);
+  const shortest = [...cv.statements].sort((a, b) => a.length - b.length)[0]!;
+  const next = `${head}${shortest}`;
+  return next.length < line.length && conventionOfLine(next)?.id === cv.id && scopeOfLine(next) === scopeOfLine(line)
+    ? next
+    : line;
+}
+
+/**
  * The shorten request (prompts/shorten.md): per family (and office), the line the target follows
  * is kept — the last one it reads — and every earlier restatement goes, with the vague lines that
- * state no rule; everything else stays. The target reads the result as it read the skill. With
+ * state no rule; each kept rule is said in the fewest words the target reads as the same rule (terse);
+ * everything else stays. The target reads the result as it read the skill. With
  * probability noise/3 it also cuts one rule the target followed (an over-eager shortening, which
  * the pool's comparison must catch).
  */
@@ -228,6 +246,7 @@ export function simShorten(k: SimKnobs, user: string, reqKey: string): Record<st
   if (kept.length > 1 && k.draw(`shorten/${reqKey}`) < k.noise / 3)
     cut.add(kept[Math.floor(k.draw(`shorten-which/${reqKey}`) * kept.length)]!);
   const skill = lines
+    .map((l, i) => (kept.includes(i) ? terse(l) : l))
     .filter((_, i) => !cut.has(i))
     .join("\n")
     .replace(/\n{3,}/g, "\n\n");
