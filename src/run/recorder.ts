@@ -109,7 +109,10 @@ export function repairRunFolder(store: Store, dir: string): number {
   return written;
 }
 
-/** The temp files a killed run left in its folder, skills/ and (the layout before steps.jsonl) steps/step_*: removed; how many. */
+/**
+ * The temp files a killed run left in its folder, skills/ and (a folder of the layout before
+ * steps.jsonl) steps/step_*: removed; how many.
+ */
 function removeRunTemps(p: RunPaths): number {
   let removed = removeOrphanTemps(p.dir) + removeOrphanTemps(p.skills);
   let steps: string[] = [];
@@ -125,9 +128,10 @@ function removeRunTemps(p: RunPaths): number {
 /**
  * The run folder's recorder: each checkpoint is committed to state.sqlite (the source of truth,
  * one transaction) and then mirrored into the derived files — history.jsonl and steps.jsonl
- * appended, skills/ and best_skill.md written without fsync. The file writes are queued behind the commit and
- * done on the next turn of the event loop, so the next step's calls start first (at most one
- * checkpoint's writes wait); `flush()` (and the final checkpoint) write whatever is pending.
+ * appended, skills/ and best_skill.md written without fsync. The file writes are queued behind
+ * the commit and done on the next turn of the event loop, so the next step's calls start first
+ * (at most one checkpoint's writes wait); `flush()` (and the final checkpoint) write whatever is
+ * pending.
  */
 export function runRecorder(store: Store, dir: string, skills: Map<string, string>): RunFolderRecorder {
   const p = runPaths(dir);
