@@ -3,7 +3,7 @@
  * Kill the quickstart with SIGKILL at seeded random moments, resume it with --resume, and compare
  * the result with an uninterrupted run: history.jsonl (minus timings and call counters, which
  * legitimately differ), every gate decision, and every other derived file byte for byte
- * (best_skill.md, skills/, steps/). Re-paid calls are keys paid twice in the run's call ledger, and
+ * (best_skill.md, skills/, steps.jsonl). Re-paid calls are keys paid twice in the run's call ledger, and
  * calls paid after the kill whose answer was on disk when it happened (in the cache's table or its
  * side file): a completed call must be served from the cache after a resume. `--set key=value` (repeatable) is
  * passed to every run, e.g. `--set optimizer.step_buffer_window=2` to resume from folded state.
@@ -28,7 +28,7 @@ const SETS = process.argv.flatMap((a, i) =>
   a === "--set" && process.argv[i + 1] ? ["--set", process.argv[i + 1]!] : [],
 );
 
-/** The run folder's derived files compared byte for byte: best_skill.md, skills/ and steps/. */
+/** The run folder's derived files compared byte for byte: best_skill.md, skills/ and steps.jsonl (steps/ too, were one written). */
 function derivedFiles(out: string): Map<string, string> {
   const files = new Map<string, string>();
   const walk = (rel: string) => {
@@ -37,7 +37,7 @@ function derivedFiles(out: string): Map<string, string> {
     if (statSync(abs).isDirectory()) for (const name of readdirSync(abs).sort()) walk(join(rel, name));
     else files.set(rel, readFileSync(abs, "utf8"));
   };
-  for (const rel of ["best_skill.md", "skills", "steps"]) walk(rel);
+  for (const rel of ["best_skill.md", "skills", "steps.jsonl", "steps"]) walk(rel);
   return files;
 }
 
@@ -267,7 +267,7 @@ async function main(): Promise<void> {
       .join(", ")}`,
   );
   console.log(
-    `identical results:      ${identical}/${TRIALS} (history, gate decisions, best_skill.md, skills/, steps/)`,
+    `identical results:      ${identical}/${TRIALS} (history, gate decisions, best_skill.md, skills/, steps.jsonl)`,
   );
   console.log(`re-paid completed calls: ${totalRepaid}`);
 }

@@ -471,7 +471,7 @@ export const WarningRecordSchema = v.intersect([
 ]);
 export type WarningRecord = v.InferOutput<typeof WarningRecordSchema>;
 
-/** Intermediate products of a step, written beside its record (steps/step_NNNN/). */
+/** Intermediate products of a step, kept with its record in the store and mirrored into the run folder's steps.jsonl. */
 export type StepArtifacts = {
   /** Every analyst's patch as it came back. */
   raw_patches?: readonly object[];

@@ -6,3 +6,4 @@ export * from "./records.ts";
 export * from "./batch-wait.ts";
 export * from "./warnings.ts";
 export * from "./roots.ts";
+export * from "./step-log.ts";

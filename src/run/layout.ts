@@ -28,7 +28,9 @@ export const RUN_FILES = {
   evalResults: "results.jsonl",
   /** skills/skill_vNNNN.md: the current skill after each step (derived). */
   skills: "skills",
-  /** steps/step_NNNN/: each step's artifacts and candidate (derived). */
+  /** One line per step: its artifacts and candidate skill text, appended (derived; src/run/step-log.ts). */
+  stepLog: "steps.jsonl",
+  /** steps/step_NNNN/: each step's artifacts and candidate, one folder of files a step (the layout before steps.jsonl; read, no longer written). */
   steps: "steps",
   /** Scratch space of benchmarks that materialize tasks. */
   work: "work",
@@ -52,7 +54,7 @@ export const RUN_MARKERS: readonly string[] = [
   RUN_FILES.batchWait,
 ];
 
-/** The files of one step folder. */
+/** The files of one step folder (the layout before steps.jsonl; read, no longer written). */
 export const STEP_FILES = {
   mergedPatch: "merged_patch.json",
   rankedEdits: "ranked_edits.json",
@@ -78,6 +80,7 @@ export function runPaths(dir: string) {
     evalSummary: join(dir, RUN_FILES.evalSummary),
     evalResults: join(dir, RUN_FILES.evalResults),
     skills: join(dir, RUN_FILES.skills),
+    stepLog: join(dir, RUN_FILES.stepLog),
     steps: join(dir, RUN_FILES.steps),
     work: join(dir, RUN_FILES.work),
     batchWait: join(dir, RUN_FILES.batchWait),

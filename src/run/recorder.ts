@@ -1,6 +1,6 @@
-import { appendFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { RunCheckpoint, RunRecorder, StepArtifacts } from "../engine/index.ts";
+import type { RunCheckpoint, RunRecorder } from "../engine/index.ts";
 import { collectWhenGrown, readInputText, removeOrphanTemps, shareFileAtomic, writeFileAtomic } from "../lib/index.ts";
 import {
   checkpointHeads,
@@ -11,8 +11,9 @@ import {
   stepRecords,
   type Store,
 } from "../store/index.ts";
-import { type RunPaths, runPaths, STEP_FILES } from "./layout.ts";
+import { type RunPaths, runPaths } from "./layout.ts";
 import { parseStepRecord } from "./records.ts";
+import { stepLogLine } from "./step-log.ts";
 
 /** A recorder that can also be told to finish its pending file writes. */
 interface RunFolderRecorder extends RunRecorder {
@@ -24,8 +25,6 @@ interface RunFolderRecorder extends RunRecorder {
 function derived(path: string, text: string): void {
   writeFileAtomic(path, text, { durable: false });
 }
-
-const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
 
 /** Write `text` unless the file already holds exactly it (resume repair touches only what is missing or stale). */
 function ensure(path: string, text: string): boolean {
@@ -40,22 +39,21 @@ function ensure(path: string, text: string): boolean {
 
 /**
  * The skill texts this run wrote last, and where: a skill version that did not change (a rejected
- * step) or a candidate that became the current skill is a second name (a hard link) for the file
- * that already holds the text, not another copy. A small file costs a page of writes, so the
- * unchanged versions of a long run were a sixth of what it wrote. A few texts are kept (the
- * current one, recent candidates), never the whole run's.
+ * step) is a second name (a hard link) for the file that already holds the text, not another
+ * copy. A small file costs a page of writes, so the unchanged versions of a long run were a sixth
+ * of what it wrote. A few texts are kept (the current one, recent versions), never the whole run's.
  */
 function skillFiles() {
   const KEPT = 8;
   const pathOf = new Map<string, string>();
   const textAt = new Map<string, string>();
-  return (path: string, text: string, folderExists: boolean) => {
+  return (path: string, text: string) => {
     const source = pathOf.get(text);
     const held = source !== undefined && textAt.get(source) === text;
     // The same version again (an epoch's last step rewritten with an unchanged text): nothing to write.
     if (held && source === path) return;
     if (held) shareFileAtomic(source, path, text);
-    else writeFileAtomic(path, text, { durable: false, folderExists });
+    else derived(path, text);
     if (source !== undefined) textAt.delete(source);
     pathOf.delete(text);
     pathOf.set(text, path);
@@ -68,24 +66,11 @@ function skillFiles() {
   };
 }
 
-/** The step folder's files for a step's artifacts and candidate text. */
-function stepFiles(p: RunPaths, step: number, a: StepArtifacts, candidate: string | undefined): [string, string][] {
-  const dir = p.stepDir(step);
-  const out: [string, string][] = [];
-  if (a.merged_patch) out.push([`${dir}/${STEP_FILES.mergedPatch}`, json(a.merged_patch)]);
-  if (a.ranked_edits) out.push([`${dir}/${STEP_FILES.rankedEdits}`, json(a.ranked_edits)]);
-  if (Array.isArray(a.edit_apply_report) && a.edit_apply_report.length)
-    out.push([`${dir}/${STEP_FILES.editReport}`, json(a.edit_apply_report)]);
-  if (a.lr_decision) out.push([`${dir}/${STEP_FILES.lrDecision}`, json(a.lr_decision)]);
-  if (candidate !== undefined) out.push([`${dir}/${STEP_FILES.candidate}`, candidate]);
-  return out;
-}
-
 const historyLine = (record: unknown) => `${JSON.stringify(record)}\n`;
 
 /**
- * Rebuild every derived file of a run folder from its store: history.jsonl, skills/, steps/ and
- * best_skill.md. Files that already match are left alone; returns how many were (re)written or
+ * Rebuild every derived file of a run folder from its store: history.jsonl, steps.jsonl, skills/
+ * and best_skill.md. Files that already match are left alone; returns how many were (re)written or
  * removed (the temp files of writes a crash cut short). A crash may lose a derived file's tail
  * (they are written without fsync, after the store's commit), never the store's committed step:
  * this puts the folder back as an uninterrupted run would have left it.
@@ -107,20 +92,27 @@ export function repairRunFolder(store: Store, dir: string): number {
   }
   if (best && texts[best] !== undefined) want.set(p.bestSkill, texts[best]!);
   const artifacts = stepArtifacts(store);
+  const stepLog: string[] = [];
   for (const raw of records) {
     const parsed = parseStepRecord(raw);
     if (!parsed.ok) continue;
     const r = parsed.value;
-    const step = r.step;
     const cand = r.candidate_hash === undefined ? undefined : texts[r.candidate_hash];
-    for (const [path, text] of stepFiles(p, step, artifacts.get(step) ?? {}, cand)) want.set(path, text);
+    const line = stepLogLine(r.step, artifacts.get(r.step) ?? {}, cand);
+    if (line !== undefined) stepLog.push(line);
   }
+  // A folder of the layout before steps.jsonl keeps its steps/ folders; steps.jsonl then holds every step.
+  if (stepLog.length) want.set(p.stepLog, stepLog.join(""));
+  else rmSync(p.stepLog, { force: true });
   let written = orphans;
   for (const [path, text] of want) written += Number(ensure(path, text));
   return written;
 }
 
-/** The temp files a killed run left in its folder, skills/ and steps/step_*: removed; how many. */
+/**
+ * The temp files a killed run left in its folder, skills/ and (a folder of the layout before
+ * steps.jsonl) steps/step_*: removed; how many.
+ */
 function removeRunTemps(p: RunPaths): number {
   let removed = removeOrphanTemps(p.dir) + removeOrphanTemps(p.skills);
   let steps: string[] = [];
@@ -135,10 +127,11 @@ function removeRunTemps(p: RunPaths): number {
 
 /**
  * The run folder's recorder: each checkpoint is committed to state.sqlite (the source of truth,
- * one transaction) and then mirrored into the derived files — history.jsonl appended, skills/,
- * steps/ and best_skill.md written without fsync. The file writes are queued behind the commit and
- * done on the next turn of the event loop, so the next step's calls start first (at most one
- * checkpoint's writes wait); `flush()` (and the final checkpoint) write whatever is pending.
+ * one transaction) and then mirrored into the derived files — history.jsonl and steps.jsonl
+ * appended, skills/ and best_skill.md written without fsync. The file writes are queued behind
+ * the commit and done on the next turn of the event loop, so the next step's calls start first
+ * (at most one checkpoint's writes wait); `flush()` (and the final checkpoint) write whatever is
+ * pending.
  */
 export function runRecorder(store: Store, dir: string, skills: Map<string, string>): RunFolderRecorder {
   const p = runPaths(dir);
@@ -189,6 +182,7 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
       if (!last) {
         // A folder taken over from a run stopped before its first checkpoint: nothing derived yet.
         rmSync(p.history, { force: true });
+        rmSync(p.stepLog, { force: true });
         removeRunTemps(p);
         return undefined;
       }
@@ -222,17 +216,14 @@ export function runRecorder(store: Store, dir: string, skills: Map<string, strin
       // Later checkpoints name a new skill in their own `skills`, or the current or best one.
       for (const h of skills.keys()) if (h !== currentHash && h !== bestHash) skills.delete(h);
       later(() => {
-        if (current !== undefined) putSkill(p.skillVersion(cp.step), current, false);
+        if (current !== undefined) putSkill(p.skillVersion(cp.step), current);
         if (best !== undefined) derived(p.bestSkill, best);
         if (record) {
           appendFileSync(p.history, historyLine(record));
-          // The step's files in one pass: its folder made once, then each file written and renamed.
-          const files = stepFiles(p, cp.step, artifacts, candidate);
-          if (files.length) mkdirSync(p.stepDir(cp.step), { recursive: true });
-          for (const [path, text] of files)
-            if (candidate !== undefined && text === candidate && path.endsWith(STEP_FILES.candidate))
-              putSkill(path, text, true);
-            else writeFileAtomic(path, text, { durable: false, folderExists: true });
+          // The step's artifacts and candidate: one line appended, not a folder of small files
+          // (creating a step's files cost the kernel as much as a 0 ms step's own work).
+          const line = stepLogLine(cp.step, artifacts, candidate);
+          if (line !== undefined) appendFileSync(p.stepLog, line);
         }
       });
       if (cp.kind === "final") flush();

@@ -43,12 +43,12 @@ interface Row {
   status: string;
 }
 
-/** The edit rows of each step (steps/step_NNNN/edit_apply_report.json), by step number. */
+/** The edit rows of each step (each steps.jsonl line's edit_apply_report), by step number. */
 function editRows(run: string): Map<number, Row[]> {
   const out = new Map<number, Row[]>();
-  for (const s of readdirSync(join(run, "steps"))) {
-    const f = join(run, "steps", s, "edit_apply_report.json");
-    if (existsSync(f)) out.set(Number(s.replace("step_", "")), JSON.parse(readFileSync(f, "utf8")) as Row[]);
+  for (const line of readFileSync(join(run, "steps.jsonl"), "utf8").split("\n").filter(Boolean)) {
+    const r = JSON.parse(line) as { step: number; edit_apply_report?: Row[] };
+    if (r.edit_apply_report) out.set(r.step, r.edit_apply_report);
   }
   return out;
 }

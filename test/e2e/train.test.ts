@@ -258,6 +258,10 @@ describe("skillopt train --config quickstart (sim)", () => {
     const cutCalls = JSON.parse(r.stdout).calls;
     expect(cutCalls.total - cutCalls.cached).toBe(refCalls.total - refCalls.cached);
     expect(readFileSync(join(cut, "best_skill.md"), "utf8")).toBe(readFileSync(join(ref, "best_skill.md"), "utf8"));
+    // The steps' artifacts and candidates: one line a step, the same as the uninterrupted run's
+    // (a line the kill cut short rewritten from the store), and no folder of files per step.
+    expect(readFileSync(join(cut, "steps.jsonl"), "utf8")).toBe(readFileSync(join(ref, "steps.jsonl"), "utf8"));
+    expect(existsSync(join(cut, "steps"))).toBe(false);
   }, 60_000);
 
   test("the same quickstart through openai_compatible against `skillopt sim serve` gives the same result", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from "node:fs";
 import { join, relative } from "node:path";
 import { Database } from "bun:sqlite";
 import { createModelClient } from "../../src/backends/index.ts";
@@ -22,7 +22,7 @@ function derivedFiles(dir: string): Record<string, string> {
       else out[relative(dir, p)] = readFileSync(p, "utf8");
     }
   };
-  for (const name of ["history.jsonl", "best_skill.md"])
+  for (const name of ["history.jsonl", "steps.jsonl", "best_skill.md"])
     if (existsSync(join(dir, name))) out[name] = readFileSync(join(dir, name), "utf8");
   for (const sub of ["skills", "steps"]) if (existsSync(join(dir, sub))) walk(join(dir, sub));
   return out;
@@ -72,9 +72,9 @@ describe("the run recorder", () => {
     await expect(trainInto(cut, 5)).rejects.toThrow("simulated crash after step 5");
     // The crashed "process" lives on in this test: let its queued file writes finish before the damage.
     await new Promise((r) => setImmediate(r));
-    // A torn tail, lost step folders and a lost best skill.
+    // Torn tails of both logs and a lost best skill.
     truncateSync(join(cut, "history.jsonl"), statSync(join(cut, "history.jsonl")).size - 7);
-    rmSync(join(cut, "steps"), { recursive: true });
+    truncateSync(join(cut, "steps.jsonl"), statSync(join(cut, "steps.jsonl")).size - 11);
     unlinkSync(join(cut, "best_skill.md"));
     await trainInto(cut);
     expect(derivedFiles(cut)).toEqual(derivedFiles(ref));
@@ -88,7 +88,9 @@ describe("the run recorder", () => {
     const store = openRunStore(join(dir, "state.sqlite"));
     try {
       expect(repairRunFolder(store, dir)).toBe(0);
-      // Writes a kill -9 cut short: their temp files stay beside what they were replacing.
+      // Writes a kill -9 cut short: their temp files stay beside what they were replacing (a step
+      // folder of the layout before steps.jsonl too: a folder written by that version and resumed).
+      mkdirSync(join(dir, "steps", "step_0002"), { recursive: true });
       const orphans = [
         join("steps", "step_0002", killedWrite(join(dir, "steps", "step_0002", "merged_patch.json"))),
         join("skills", killedWrite(join(dir, "skills", "skill_v0003.md"))),
@@ -97,10 +99,11 @@ describe("the run recorder", () => {
       for (const rel of orphans) expect(existsSync(join(dir, rel))).toBe(true);
       expect(repairRunFolder(store, dir)).toBe(orphans.length);
       for (const rel of orphans) expect(existsSync(join(dir, rel))).toBe(false);
-      truncateSync(join(dir, "history.jsonl"), 100);
       rmSync(join(dir, "steps"), { recursive: true });
+      truncateSync(join(dir, "history.jsonl"), 100);
+      unlinkSync(join(dir, "steps.jsonl"));
       unlinkSync(join(dir, "skills", readdirSync(join(dir, "skills"))[2]!));
-      expect(repairRunFolder(store, dir)).toBeGreaterThan(3);
+      expect(repairRunFolder(store, dir)).toBe(3);
       expect(derivedFiles(dir)).toEqual(before);
     } finally {
       store.close();
@@ -108,17 +111,12 @@ describe("the run recorder", () => {
   }, 60_000);
 
   test.skipIf(process.platform === "win32")(
-    "a skill text written again (an unchanged version, an accepted candidate) is one more name for the file that holds it",
+    "a skill version written again (a rejected step's unchanged skill) is one more name for the file that holds it",
     async () => {
       using tmp = tempDir();
       const dir = join(tmp.path, "run");
       await trainInto(dir);
-      const named = [
-        ...readdirSync(join(dir, "skills")).map((n) => join(dir, "skills", n)),
-        ...readdirSync(join(dir, "steps"))
-          .map((n) => join(dir, "steps", n, "candidate_skill.md"))
-          .filter((f) => existsSync(f)),
-      ];
+      const named = readdirSync(join(dir, "skills")).map((n) => join(dir, "skills", n));
       const inodes = new Map<string, Set<number>>();
       for (const f of named) {
         const text = readFileSync(f, "utf8");

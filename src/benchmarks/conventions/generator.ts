@@ -191,6 +191,20 @@ const QUESTIONS: Record<FamilyId, string[]> = {
   ],
 };
 
+/** Draws of a task that was already generated before one is kept anyway (the family has run out). */
+const RETRIES = 1000;
+
+/**
+ * How many distinct tasks (question and value) a family has, for the families small enough to run
+ * out in a large split (a yes/no family runs out at 32 tasks, well within a ×16 quickstart) and
+ * whose every value is unambiguous. Once they are all taken, the retries of each further task
+ * would all be refused: a ×16 quickstart drew 41 000 of them, a ×256 one a million.
+ */
+const TASKS_OF: Partial<Record<FamilyId, number>> = {
+  boolean: 2 * QUESTIONS.boolean.length,
+  framing: (250 - 2 + 1) * QUESTIONS.framing.length,
+};
+
 /** The task prompt: a question and its data as a fenced JSON block. */
 export function taskPrompt(question: string, value: TaskValue): string {
   return `${question}\n\nData:\n\`\`\`json\n${JSON.stringify(value)}\n\`\`\`\n\nReply with the answer only, on one line.`;
@@ -210,19 +224,36 @@ export function generateSplits(
   conflict?: ConflictShape,
 ): Record<keyof SplitSizes, TaskItem[]> {
   const out = { train: [] as TaskItem[], val: [] as TaskItem[], test: [] as TaskItem[] };
-  // No task appears twice, within or across splits (a test item must not be a train item).
+  // No task appears twice, within or across splits (a test item must not be a train item), while
+  // the family has tasks left: after RETRIES draws that were all taken, the last one is kept.
   const seen = new Set<string>();
+  const taken = new Map<FamilyId, number>();
   for (const split of ["train", "val", "test"] as const) {
     const rng = seededRandom(`conventions/${split}/${seed}`);
     const order = Array.from({ length: sizes[split] }, (_, i) => FAMILY_IDS[i % FAMILY_IDS.length]!);
     shuffle(rng, order).forEach((fid, i) => {
       let value = makeValue(rng, fid);
       let question = pick(rng, QUESTIONS[fid]);
-      for (let tries = 0; seen.has(JSON.stringify([question, value])) && tries < 1000; tries++) {
-        value = makeValue(rng, fid);
-        question = pick(rng, QUESTIONS[fid]);
+      if ((taken.get(fid) ?? 0) >= (TASKS_OF[fid] ?? Number.POSITIVE_INFINITY)) {
+        // Every task of the family is taken: each retry would find its task seen. The retries are
+        // still drawn (the items after them come from the same stream) without building their keys;
+        // these families' values are all unambiguous, so makeValue would draw each one once.
+        for (let tries = 0; tries < RETRIES; tries++) {
+          value = rawValue(rng, fid);
+          question = pick(rng, QUESTIONS[fid]);
+        }
+      } else {
+        let key = JSON.stringify([question, value]);
+        for (let tries = 0; seen.has(key) && tries < RETRIES; tries++) {
+          value = makeValue(rng, fid);
+          question = pick(rng, QUESTIONS[fid]);
+          key = JSON.stringify([question, value]);
+        }
+        if (!seen.has(key)) {
+          seen.add(key);
+          taken.set(fid, (taken.get(fid) ?? 0) + 1);
+        }
       }
-      seen.add(JSON.stringify([question, value]));
       // The conflict shape only: a draw per item says which office asks (the standard shape's stream is unchanged).
       const second = conflict ? rng() < conflict.share && conflict.families.includes(fid) : false;
       out[split].push({

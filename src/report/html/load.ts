@@ -12,13 +12,13 @@ import {
   runFolderKind,
   runPaths,
   runStatus,
-  STEP_FILES,
   skillVersionOf,
+  stepFileReader,
 } from "../../run/index.ts";
 import { editsFromArtifacts, reasoningFromArtifacts } from "./edits.ts";
 import { normalizeStep, normalizeSummary } from "./normalize.ts";
 import { type RunState, readRunState, type StepExtras } from "./store-state.ts";
-import type { EditView, RunView, StepAction, StepView, SummaryView } from "./run-view.ts";
+import type { RunView, StepView, SummaryView } from "./run-view.ts";
 import { stepViewOf, summaryViewOf } from "./typed.ts";
 
 /** A run file's text, or null when it is missing or unreadable; a FIFO or device there is refused (never read). */
@@ -129,23 +129,6 @@ class SkillVersions {
   latest(): string | null {
     return this.atOrBefore(Number.POSITIVE_INFINITY);
   }
-}
-
-function stepDir(dir: string, step: number): string {
-  return runPaths(dir).stepDir(step);
-}
-
-function stepFileEdits(dir: string, step: number, action: StepAction, warnings: string[]): EditView[] {
-  const d = stepDir(dir, step);
-  if (!existsSync(d)) return [];
-  return editsFromArtifacts(
-    {
-      merged: readJson(join(d, STEP_FILES.mergedPatch), warnings),
-      ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings),
-      report: readJson(join(d, STEP_FILES.editReport), warnings),
-    },
-    action,
-  );
 }
 
 function configFromMeta(meta: Record<string, string>): ConfigInfo {
@@ -401,6 +384,9 @@ function assemble(
     storeError,
     failure: state?.meta.reason || evalFailure,
   };
+  // The step files (steps.jsonl, or the steps/ folders of runs before it), derived from the store:
+  // read only for a run without a readable store.
+  const stepFiles = stepFileReader(dir, warnings);
   const details = (page: readonly StepView[]): StepView[] => {
     const extras = state?.extras(page) ?? new Map<number, StepExtras>();
     return page.map((light) => {
@@ -408,20 +394,13 @@ function assemble(
       const extra = extras.get(s.step);
       if (extra && extra.edits.length > 0) s.edits = extra.edits;
       if (extra) s.reasoning = extra.reasoning;
-      if (s.edits.length === 0) {
-        s.edits = stepFileEdits(dir, s.step, s.action, warnings);
-        const d = stepDir(dir, s.step);
-        if (s.reasoning.length === 0 && existsSync(d))
-          s.reasoning = reasoningFromArtifacts({
-            merged: readJson(join(d, STEP_FILES.mergedPatch), warnings),
-            ranked: readJson(join(d, STEP_FILES.rankedEdits), warnings),
-          });
+      const files = extra === undefined ? stepFiles(s.step) : undefined;
+      if (s.edits.length === 0 && files) {
+        s.edits = editsFromArtifacts(files, s.action);
+        if (s.reasoning.length === 0) s.reasoning = reasoningFromArtifacts(files);
       }
       s.skillBefore = skills.atOrBefore(s.step - 1);
-      s.candidate =
-        extra?.candidate ??
-        readText(join(stepDir(dir, s.step), STEP_FILES.candidate)) ??
-        (s.action === "accepted" ? skills.get(s.step) : null);
+      s.candidate = extra?.candidate ?? files?.candidate ?? (s.action === "accepted" ? skills.get(s.step) : null);
       return s;
     });
   };
