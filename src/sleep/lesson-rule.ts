@@ -180,7 +180,6 @@ const REFERS_BACK =
 /** A sentence that starts a new task in the middle of a session: "unrelated, but …", "separate thing: …". */
 const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
-/** "keep X free of Y", "leave X clear of Y": Y is kept out of X. */
 /** A setting kept or switched on: `keep "strict": true`, "strict stays on", "leave X enabled". */
 const SETTING_ON =
   /["'`]?([\w.@/-]+)["'`]?\s*[:=]\s*true\b|\b(?!it\b|this\b|that\b)([\w.@/-]+)\s+(?:stays?|remains?)\s+(?:on|enabled|true)(?=\s*(?:$|[,.;!?]))|\b(?:keep|leave)\s+(?:the\s+)?(?!it\b|this\b|that\b)([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:on|enabled)(?=\s*(?:$|[,.;!?]))/g;
@@ -188,10 +187,10 @@ const SETTING_ON =
 const SETTING_OFF =
   /["'`]?([\w.@/-]+)["'`]?\s*[:=]\s*false\b|\b(?!it\b|this\b|that\b)([\w.@/-]+)\s+(?:is|stays|remains)\s+(?:now\s+)?(?:false|disabled|switched off|turned off)\b/g;
 /** A setting's state declared as the practice: "strict stays on", `"strict": false`, "X is off on purpose now". */
-const SETTING_SAID = new RegExp(
-  `${SETTING_ON.source}|${SETTING_OFF.source}|\\b(?!it\\b|this\\b|that\\b)[\\w.@/-]+\\s+(?:is|stays|remains)\\s+(?:false|off|disabled)\\b[^.;]*\\b(?:now|on purpose|from now on|going forward)\\b`,
-  "i",
-);
+const SETTING_OFF_NOW =
+  /\b(?!it\b|this\b|that\b)[\w.@/-]+\s+(?:is|stays|remains)\s+(?:false|off|disabled)\b[^.;]*\b(?:now|on purpose|from now on|going forward)\b/;
+const SETTING_SAID = new RegExp(`${SETTING_ON.source}|${SETTING_OFF.source}|${SETTING_OFF_NOW.source}`, "i");
+/** "keep X free of Y", "leave X clear of Y": Y is kept out of X. */
 const KEPT_FREE =
   /\b(?:keep|leave)\s+(?:the\s+|our\s+|all\s+)?([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:free|clear|clean)\s+of\s+([^,.;!?]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
@@ -949,13 +948,33 @@ const FOLLOW_UP_WORDS = 40;
  */
 export function followUpOf(prompt: string, fix: readonly string[]): string | undefined {
   if (!fix.some(distinctiveFix)) return undefined;
-  const text = spokenText(prompt).replace(/\s+/g, " ").trim();
+  const text = ownPart(spokenText(prompt).replace(/\s+/g, " ").trim());
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
   // back at what was just done ("rename it to …", "no, move that"); so is a short turn approving
   // or moving on ("lgtm, open a draft pr", "nvm keep going", "sorry, hit enter too early. go on").
   if (movesOn(text) || (TASK_START.test(text) && !pushesBack(text))) return undefined;
+  return text;
+}
+
+/** A sentence that turns to another task: "also pin X until …", "unrelated, but …", a request bound to a moment. */
+const NEXT_TASK = /^(?:also|and also|plus|oh and|one more thing|while you're (?:at it|in there))\b[,]?\s*/i;
+
+/**
+ * The part of a turn that reacts to what was just done: its sentences up to the first that turns to
+ * another task ("also pin sidekiq to 7.2.4 until they fix the regression", "unrelated, but …", a
+ * request about a PR or a moment). The turn whole when its first sentence already does (the
+ * callers' own checks then refuse it).
+ */
+function ownPart(text: string): string {
+  const sentences = text.split(/(?<=[.!?])\s+/);
+  for (let i = 1; i < sentences.length; i++) {
+    const s = sentences[i]!;
+    const rest = s.replace(NEXT_TASK, "");
+    if (NEXT_TASK.test(s) || NEW_TASK.test(s) || taskBound(s) || (TASK_START.test(rest) && !pushesBack(rest)))
+      return sentences.slice(0, i).join(" ");
+  }
   return text;
 }
 
@@ -984,7 +1003,7 @@ function pushesBack(text: string): boolean {
  */
 export function reactionOf(prompt: string, agentBefore: string | undefined): string | undefined {
   if (actionKey(agentBefore) === undefined) return undefined;
-  const text = spokenText(prompt).replace(/\s+/g, " ").trim();
+  const text = ownPart(spokenText(prompt).replace(/\s+/g, " ").trim());
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   if (NO_IDIOM.test(text)) return undefined;

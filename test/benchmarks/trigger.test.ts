@@ -370,10 +370,13 @@ describe("trigger training on the simulator's generated world", () => {
     expect(after).toBeGreaterThan(before + 0.25);
     const best = readFileSync(join(out, "best_skill.md"), "utf8");
     expect(body(best)).toBe(body(INITIAL_SKILL));
-    const reports = new Bun.Glob("steps/*/edit_apply_report.json").scanSync(out);
-    const statuses = [...reports].flatMap((p) =>
-      (JSON.parse(readFileSync(join(out, p), "utf8")) as { status: string }[]).map((r) => r.status),
-    );
+    // One line of steps.jsonl per step, with its edit_apply_report.
+    const statuses = readFileSync(join(out, "steps.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .flatMap((l) =>
+        ((JSON.parse(l) as { edit_apply_report?: { status: string }[] }).edit_apply_report ?? []).map((r) => r.status),
+      );
     expect(statuses).toContain("skipped_out_of_scope");
   }, 60_000);
 });
