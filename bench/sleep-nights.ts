@@ -21,7 +21,7 @@
  *   - time per night: the first night, the no-op night, and the no-op night beyond the harvest
  *     (from the night's "harvest done" progress line to exit; aim ≤ 0.1 s)
  *
- *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--corpus a|b|c|d|e] [--mode mock|model|both] [--keep] [--verbose]
+ *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--corpus a|b|c|d|e|f] [--mode mock|model|both] [--keep] [--verbose] [--cards]
  *
  * The model path runs on the offline simulator (`sim`, not a real model) behind a loopback
  * OpenAI-compatible server: the night's own requests (rule extraction, "standing rule or one-off?",
@@ -50,6 +50,7 @@ import * as corpusB from "./lib/realistic-homes-b.ts";
 import * as corpusC from "./lib/realistic-homes-c.ts";
 import * as corpusD from "./lib/realistic-homes-d.ts";
 import * as corpusE from "./lib/realistic-homes-e.ts";
+import * as corpusF from "./lib/realistic-homes-f.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -61,8 +62,10 @@ const MODE = flag("mode") ?? "both";
 const KEEP = args.includes("--keep");
 /** `--verbose`: print the sayings of every missed correction and of a flip not handled. */
 const VERBOSE = args.includes("--verbose");
+/** `--cards`: print every night's lesson cards (operation, rule and quoted sources) on stderr. */
+const CARDS = args.includes("--cards");
 /**
- * `--corpus a|b|c|d|e`: which blind generator writes the homes. `a` (bench/lib/realistic-homes.ts) is a
+ * `--corpus a|b|c|d|e|f`: which blind generator writes the homes. `a` (bench/lib/realistic-homes.ts) is a
  * TypeScript orders service, the corpus the miner was developed against; `b`
  * (bench/lib/realistic-homes-b.ts) is a second world by another blind author (Go, Python, Terraform;
  * none of a's topics), whose seeds 1–10 were tuned on later; `c` (bench/lib/realistic-homes-c.ts)
@@ -71,12 +74,15 @@ const VERBOSE = args.includes("--verbose");
  * Helm), written while the miner last changed and never tuned on; `e` (bench/lib/realistic-homes-e.ts) is a
  * fifth (Spring Boot and Gradle, SwiftUI, Flyway, GitHub Actions; sayings of one correction barely
  * share a word, and Claude Code subagent transcripts beside the sessions), written on 5 December
- * night, whose seeds 31–40 were tuned on from that night (1–20 held out). Seeds 11–30 are held out
- * everywhere (b's and e's 31–40 have been seen).
+ * night, whose seeds 31–40 were tuned on from that night (1–20 held out); d's seeds 31–40 were opened
+ * for tuning on 5 December too. `f` (bench/lib/realistic-homes-f.ts) is a sixth (Laravel and Pest,
+ * Vue and Vite, a Rust CLI; rejected tool calls, sayings said before any wrong call), written on the
+ * evening of 5 December after the families for JVM and Swift practice were added, never tuned on.
+ * Seeds 11–30 are held out everywhere (b's, d's and e's 31–40 have been seen).
  */
 const CORPUS = flag("corpus") ?? "a";
-const CORPORA = { a: corpusA, b: corpusB, c: corpusC, d: corpusD, e: corpusE } as const;
-if (!(CORPUS in CORPORA)) throw new Error(`--corpus must be a, b, c, d or e (got ${CORPUS})`);
+const CORPORA = { a: corpusA, b: corpusB, c: corpusC, d: corpusD, e: corpusE, f: corpusF } as const;
+if (!(CORPUS in CORPORA)) throw new Error(`--corpus must be a, b, c, d, e or f (got ${CORPUS})`);
 const { contentWordJaccardStats, writeRealisticHome } = CORPORA[CORPUS as keyof typeof CORPORA] as typeof corpusA;
 
 interface Card {
@@ -96,6 +102,8 @@ interface SeedResult {
   flipHandled: boolean;
   flipNote: string;
   secretsStaged: number;
+  /** Where a secret's value was found (a file under the home, or the CLI's output). */
+  secretPlaces: string[];
   firstNightS: number;
   noopNightS: number;
   noopHarvestOnlyS: number;
@@ -197,6 +205,7 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     flipHandled: false,
     flipNote: "",
     secretsStaged: 0,
+    secretPlaces: [],
     firstNightS: 0,
     noopNightS: 0,
     noopHarvestOnlyS: 0,
@@ -225,6 +234,9 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     if (!out.staging_dir) continue;
     const report = JSON.parse(readFileSync(join(out.staging_dir, "report.json"), "utf8")) as { lessons?: Card[] };
     const cards = report.lessons ?? [];
+    if (CARDS)
+      for (const k of cards)
+        console.error(`  night ${n + 1} ${dayStr} ${k.op}: ${k.rule} <= ${k.sources.map((x) => x.quote).join(" | ")}`);
     truth.corrections.forEach((c, i) => {
       if (!proposedAt.has(i) && cards.some((k) => k.op !== "retire" && c.sayings.some((s) => cardSays(k, s.text))))
         proposedAt.set(i, n + 1);
@@ -282,8 +294,15 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
     res.flipNote += `\n        old: ${truth.flip.old.sayings.map((s) => JSON.stringify(s.text)).join(" | ")}\n        new: ${truth.flip.new.sayings.map((s) => JSON.stringify(s.text)).join(" | ")}`;
   const written = [...walk(join(project, ".skillopt-sleep")), ...walk(stateDir), join(project, "CLAUDE.md")];
   for (const v of truth.secretValues) {
-    if (printed.includes(v)) res.secretsStaged++;
-    for (const f of written) if (existsSync(f) && readFileSync(f).includes(v)) res.secretsStaged++;
+    if (printed.includes(v)) {
+      res.secretsStaged++;
+      res.secretPlaces.push("the CLI's output");
+    }
+    for (const f of written)
+      if (existsSync(f) && readFileSync(f).includes(v)) {
+        res.secretsStaged++;
+        res.secretPlaces.push(relative(home, f));
+      }
   }
   if (KEEP) process.stderr.write(`kept ${root}\n`);
   else rmSync(root, { recursive: true, force: true });
@@ -328,7 +347,7 @@ for (const mode of MODE === "both" ? (["mock", "model"] as const) : [MODE as "mo
     const r = await runSeed(seed, mode, server?.url);
     all.push(r);
     process.stdout.write(
-      `  [${mode}] seed ${seed}: overlap ${r.overlap.meanPairwise.toFixed(3)} (${r.overlap.pairs} pairs) · recurring ${r.recurringHit}/${r.recurring} · one-offs ${r.oneOffsProposed.length}${r.oneOffsProposed.length ? ` (${[...new Set(r.oneOffsProposed)].join(", ")})` : ""} · other ${r.unmatched.length}${VERBOSE && r.unmatched.length ? ` (${r.unmatched.map((x) => JSON.stringify(x)).join(" | ")})` : ""} · flip ${r.flipHandled ? "handled" : "NOT handled"} (${r.flipNote}) · secrets ${r.secretsStaged} · first ${r.firstNightS.toFixed(2)} s · no-op ${r.noopNightS.toFixed(2)} s (${r.noopBeyondHarvestS.toFixed(3)} s beyond the harvest; lessons off ${r.noopHarvestOnlyS.toFixed(2)} s)${r.missed.length ? `\n      missed: ${r.missed.join("; ")}` : ""}${r.failures.length ? `\n      failures: ${r.failures.slice(0, 3).join("; ")}` : ""}\n`,
+      `  [${mode}] seed ${seed}: overlap ${r.overlap.meanPairwise.toFixed(3)} (${r.overlap.pairs} pairs) · recurring ${r.recurringHit}/${r.recurring} · one-offs ${r.oneOffsProposed.length}${r.oneOffsProposed.length ? ` (${[...new Set(r.oneOffsProposed)].join(", ")})` : ""} · other ${r.unmatched.length}${VERBOSE && r.unmatched.length ? ` (${r.unmatched.map((x) => JSON.stringify(x)).join(" | ")})` : ""} · flip ${r.flipHandled ? "handled" : "NOT handled"} (${r.flipNote}) · secrets ${r.secretsStaged}${VERBOSE && r.secretPlaces.length ? ` (in ${[...new Set(r.secretPlaces)].join(", ")})` : ""} · first ${r.firstNightS.toFixed(2)} s · no-op ${r.noopNightS.toFixed(2)} s (${r.noopBeyondHarvestS.toFixed(3)} s beyond the harvest; lessons off ${r.noopHarvestOnlyS.toFixed(2)} s)${r.missed.length ? `\n      missed: ${r.missed.join("; ")}` : ""}${r.failures.length ? `\n      failures: ${r.failures.slice(0, 3).join("; ")}` : ""}\n`,
     );
   }
   await server?.[Symbol.asyncDispose]();

@@ -20,13 +20,27 @@ const NAMED_VALUE =
 /** "set SPRING_DATASOURCE_PASSWORD to X", "change the db password to X": a credential given its value. */
 const SET_TO =
   /\b((?:set|change|changed|update|updated|reset)\s+(?:the\s+|your\s+|our\s+)?(?:[\w-]+\s+)?(?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\s+to\s+)[`"']?([^\s`"',;]+)[`"']?/gi;
+/** "the staging password got rotated to X", "our token was reset to X": the same, noun first. */
+const CHANGED_TO =
+  /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\s+(?:(?:got|was|were|has been|have been|is|are|just)\s+)?(?:rotated|changed|updated|reset|set|moved|switched)\s+to\s+)[`"']?([^\s`"',;]+)[`"']?/gi;
 /** A credential noun and its value with nothing between: "app-specific pw zuzj-dfki-fowg-wjgc". */
 const BARE_VALUE =
   /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)|pwd|pw|secret|token|api[ _-]?key|access[ _-]?key)\s+)[`"']?([^\s`"',;-][^\s`"',;]{7,})[`"']?/gi;
+/** A value right before its noun: "use the same zuzj-dfki!42 password for the replica". */
+const VALUE_NOUN =
+  /(^|\s)[`"']?([^\s`"',;]{8,}?)[`"']?(\s+(?:\w+[_-])?(?:pass(?:word|wd|phrase)|pwd|pw|secret|token|api[ _-]?key|access[ _-]?key)\b)/gi;
 /** A value next to its noun with nothing between must look random: a digit or a symbol, no path, no file name. */
 function bareSecret(v: string): boolean {
   const t = v.replace(/[.!?)]+$/, "");
   return t.length >= 8 && /[\d\W_]/.test(t) && !/[/\\]/.test(t) && !/\.[a-z]{1,4}$/i.test(t) && secretValue(t);
+}
+/**
+ * A value said before its noun names a kind as often as a secret ("the deploy-key-2 secret", "the
+ * github-actions token", "the oauth2-client secret"): only a mix of letters and digits that is not
+ * lower-case words (each may end in digits) joined by hyphens counts.
+ */
+function randomBefore(v: string): boolean {
+  return bareSecret(v) && /\d/.test(v) && /\p{L}/u.test(v) && !/^\p{Ll}+\d*(?:[-_]\p{Ll}+\d*)*(?:[-_]\d+)?$/u.test(v);
 }
 /** Every NAMED_VALUE and LOGIN_PAIR match holds one of these (a cheap pre-check). */
 const NOUN_HINT = /pass|pwd|pw\b|pin\b|secret|token|key|cred|log ?in|sign ?in|auth/i;
@@ -84,8 +98,9 @@ function* proseCredentials(text: string): Generator<string> {
     for (const m of text.matchAll(NAMED_VALUE)) if (namedSecret(m[1]!, m[3]!)) yield m[3]!;
     for (const m of text.matchAll(LOGIN_PAIR)) if (secretValue(m[4]!)) yield m[4]!;
     for (const m of text.matchAll(LOGIN_WITH)) if (secretValue(m[5]!)) yield m[5]!;
-    for (const m of text.matchAll(SET_TO)) if (secretValue(m[2]!)) yield m[2]!;
+    for (const re of [SET_TO, CHANGED_TO]) for (const m of text.matchAll(re)) if (secretValue(m[2]!)) yield m[2]!;
     for (const m of text.matchAll(BARE_VALUE)) if (bareSecret(m[2]!)) yield m[2]!;
+    for (const m of text.matchAll(VALUE_NOUN)) if (randomBefore(m[2]!)) yield m[2]!;
   }
   if (text.includes("://")) for (const m of text.matchAll(URL_CREDENTIAL)) yield m[2]!;
 }
@@ -104,11 +119,15 @@ export function maskCredentials(text: string): string {
     out = out.replace(LOGIN_WITH, (all, word: string, as: string, user: string, mid: string, value: string) =>
       secretValue(value) && !value.startsWith("[REDACTED") ? `${word}${as}${user}${mid}[REDACTED]` : all,
     );
-    out = out.replace(SET_TO, (all, head: string, value: string) =>
-      secretValue(value) && !value.startsWith("[REDACTED") ? `${head}[REDACTED]` : all,
-    );
+    for (const re of [SET_TO, CHANGED_TO])
+      out = out.replace(re, (all, head: string, value: string) =>
+        secretValue(value) && !value.startsWith("[REDACTED") ? `${head}[REDACTED]` : all,
+      );
     out = out.replace(BARE_VALUE, (all, head: string, value: string) =>
       bareSecret(value) && !value.startsWith("[REDACTED") ? `${head}[REDACTED]` : all,
+    );
+    out = out.replace(VALUE_NOUN, (all, lead: string, value: string, noun: string) =>
+      randomBefore(value) && !value.startsWith("[REDACTED") ? `${lead}[REDACTED]${noun}` : all,
     );
   }
   if (out.includes("://"))

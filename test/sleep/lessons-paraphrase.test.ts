@@ -245,8 +245,20 @@ describe("secrets said another way, and echoed by the agent", () => {
     expect(maskCredentials("upload the build, the signing pw tgh-ppqe-mmv2-kkc")).toBe(
       "upload the build, the signing pw [REDACTED]",
     );
+    // The noun first, then how it changed: "the staging db password got rotated to …".
+    expect(maskCredentials("the replica password got rotated to Hq4-zzkw!81, update the vault entry")).toBe(
+      "the replica password got rotated to [REDACTED], update the vault entry",
+    );
+    // The value before its noun: "use the same … password".
+    expect(maskCredentials("for the read replica use the same Tr9x-qqpl!04 password")).toBe(
+      "for the read replica use the same [REDACTED] password",
+    );
     for (const prose of [
       "set the log level to debug",
+      "the token was reset to the default",
+      "rotate the deploy-key-2 secret",
+      "the oauth2-client secret goes in the vault",
+      "use the github-actions token for that",
       "reset your password to something stronger",
       "pass --password-stdin to docker login",
       "the token handling lives in auth/token_store.py",
