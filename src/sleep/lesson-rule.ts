@@ -65,12 +65,14 @@ const TASK_DEICTIC =
  * practice changed: "we removed testify this week, cmp.Diff from now on" is a rule, not a task.
  */
 const FROM_NOW_ON = /\b(?:from now on|going forward|from here on|anymore|any more|no more)\b/i;
-const WHEN_IT_CHANGED = /\b(?:this|last) (?:week|sprint)\b|\btoday\b/gi;
+const WHEN_IT_CHANGED = /\b(?:as of )?(?:this|last) (?:week|sprint)\b|\b(?:as of )?today\b/gi;
 
 /** A task request bound to this PR, ticket, number or moment (TASK_DEICTIC, less a practice's change of date). */
 function taskBound(s: string): boolean {
   if (!TASK_DEICTIC.test(s)) return false;
-  return !FROM_NOW_ON.test(s) || TASK_DEICTIC.test(s.replace(WHEN_IT_CHANGED, " "));
+  // "axios is gone as of this week": a practice declared gone is a standing change too.
+  const standing = FROM_NOW_ON.test(s) || new RegExp(DECLARED_GONE.source, "i").test(s);
+  return !standing || TASK_DEICTIC.test(s.replace(WHEN_IT_CHANGED, " "));
 }
 
 /**
@@ -87,25 +89,25 @@ const GONE =
   /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
 /** "swap / replace X for / with Y", "rip out / get rid of X", "we ditched / dropped X": X is avoided, Y preferred. */
 const SWAP =
-  /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*([^,.;]+?)(?:\s+(?:for|with)\s+([^,.;]+?))?(?=$|[,.;]|\s+(?:before|after|when|and|then)\b)/g;
+  /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*((?:[^,.;]|\.(?=\w))+?)(?:\s+(?:for|with)\s+((?:[^,.;]|\.(?=\w))+?))?(?=$|[,;]|\.(?!\w)|\s+(?:before|after|when|and|then)\b)/g;
 /** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
 const GIVEN_UP_SAID =
-  /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using|(?:turned|switched|shut) off|disabled)\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/;
+  /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using|(?:turned|switched|shut) off|disabled)\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/;
 /** A dependency given up: "we removed testify from go.mod" (what was removed from a manifest). */
 export const DEPENDENCY_REMOVED =
   /\bremoved\s+(?:the\s+)?([\w.@/-]+)\s+from\s+(?:the\s+)?(?:go\.mod|package\.json|pyproject(?:\.toml)?|requirements[\w.]*|gemfile|cargo\.toml|deps|dependencies|the repo|the codebase)(?![\w.])/i;
 /** A practice given up, said as a change or asked for: "we ditched changesets", "drop hilt", "moved off yarn". */
 export const GIVEN_UP =
-  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:turn(?:ed)?|switch(?:ed)?|shut)\s+off|disabled|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?([^,.;!?]+)/i;
+  /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:turn(?:ed)?|switch(?:ed)?|shut)\s+off|disabled|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/i;
 /** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
 export const TAKEN_UP =
-  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?([^,.;!?]+?)\s+(?:now|going forward|from now on)\b/i;
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on)\b/i;
 
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
 const DECLARED_GONE =
   /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled)\b/g;
 /** "no more X", "no longer X": what stops. */
-const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?([^,.;!?]+)/g;
+const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?((?:[^,.;!?]|\.(?=\w))+)/g;
 /** A state said to hold now, not a practice taken up. */
 const STATE_NOW =
   /\b(?:is|are|was|were|looks?|works?|pass(?:es|ed)?|builds?|runs?|fine|good|ok|done|green|red|fixed|broken|better|worse)\b/i;
@@ -126,7 +128,11 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   const side = (phrase: string | undefined, into: Set<string>) => {
     // "ripping lombok out of the build": the side ends at "out".
     const words = (phrase ?? "").split(/\s+out\b/i)[0]!;
-    for (const t of [...lessonTokens(words)].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) into.add(t);
+    for (const t of [...lessonTokens(words)].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) {
+      into.add(t);
+      // A library named with its suffix is the library: "moment.js" is also "moment".
+      if (/^[\p{L}][\w-]*\.js$/u.test(t)) into.add(t.slice(0, -3));
+    }
   };
   side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);
   for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);
@@ -136,6 +142,21 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   if (on && (on[1] !== undefined || !STATE_NOW.test(on[2]!))) side(on[1] ?? on[2], up);
   for (const t of off) up.delete(t);
   return up.size || off.size ? { up, off } : undefined;
+}
+
+/**
+ * What "swap X for Y" / "replace X with Y" moves away from and to, as a change: read only against a
+ * lesson already adopted (a request to swap one thing is no rule by itself, but swapping away what
+ * an adopted lesson asks for announces that it changed).
+ */
+export function swapChange(text: string): { up: Set<string>; off: Set<string> } | undefined {
+  for (const m of text.toLowerCase().matchAll(SWAP)) {
+    if (!m[2]) continue;
+    const off = new Set([...lessonTokens(m[1]!)].slice(0, 3));
+    const up = new Set([...lessonTokens(m[2])].filter((t) => !off.has(t)).slice(0, 3));
+    if (off.size) return { up, off };
+  }
+  return undefined;
 }
 
 /** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing ("no need to write that yourself" does: use what does it). */
@@ -400,7 +421,9 @@ export function polarityOf(text: string): Polarity {
       const next = /^(?:the|a|an|our)$/.test(flat[i + 1] ?? "") ? flat[i + 2] : flat[i + 1];
       const t = [...lessonTokens(next ?? "")][0];
       if (t) explicit.add(t);
-      if (t && STATED_BEFORE.has(w)) stated.add(t);
+      // "go through the axios instance": what work is routed through is wanted.
+      const routed = w === "through" && /^(?:go|goes|going|route|routed)$/.test(flat[i - 1] ?? "");
+      if (t && (STATED_BEFORE.has(w) || routed)) stated.add(t);
     }
     if (EXPLICIT_AFTER.has(w) && i > 0) {
       const t = [...lessonTokens(flat[i - 1] ?? "")][0];

@@ -31,6 +31,7 @@ import {
   topicsOf,
   sameInstruction,
   setLearnedTopics,
+  swapChange,
   termCount,
   UNIFORM,
   type Weights,
@@ -548,7 +549,15 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const announcedAgainst = (i: number, j: number) => {
     const ci = changeOf(i);
     const cj = changeOf(j);
-    return (ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i)));
+    if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
+      return true;
+    // One avoids what the other's correction moved to ("swap the http.get for the new client" after
+    // a correction that made the agent write http.get).
+    const fixOf = (k: number) =>
+      new Set((obs[k]!.fix ?? []).filter(distinctiveFix).map((f) => f.replace(/^tool:/, "")));
+    const fi = fixOf(i);
+    const fj = fixOf(j);
+    return [...polOf(i).avoid].some((t) => fj.has(t)) || [...polOf(j).avoid].some((t) => fi.has(t));
   };
   // Two sayings that take the same side on a rare term, in any words: both want it, or both give it
   // up or avoid it ("we switched off noImplicitAny" / "noImplicitAny is false on purpose now").
@@ -886,7 +895,9 @@ function announcedFlip(
   w: Weights,
 ): LessonRecord | undefined {
   const said = c.members.filter((m) => m.night === night && m.kind !== "reaction");
-  const changes = said.map((m) => announcedChange(clusterText(m))).filter((x) => x !== undefined);
+  const changes = said
+    .map((m) => announcedChange(clusterText(m)) ?? swapChange(clusterText(m)))
+    .filter((x) => x !== undefined);
   if (!changes.length) return undefined;
   for (const l of book.lessons) {
     if (!l.adopted_night || l.superseded_by || !live.has(norm(l.rule))) continue;

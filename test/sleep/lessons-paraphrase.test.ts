@@ -13,6 +13,7 @@ import {
   notARule,
   opposite,
   polarityOf,
+  swapChange,
 } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 import { runCli } from "../support/cli.ts";
@@ -513,12 +514,47 @@ describe("a cluster never holds both sides of a flip", () => {
     expect(quotes).not.toContain("stays on");
   });
 
+  test("'swap X for Y' of what an adopted lesson asks for replaces it; dotted names stay whole", () => {
+    expect([...polarityOf("swap the requests.get for the shared session helper").avoid]).toEqual(["requests.get"]);
+    expect([...polarityOf("calls go through the ky instance in lib/http.ts").prefer]).toContain("ky");
+    expect(swapChange("replace the ky.get with the new fetcher module")).toEqual({
+      off: new Set(["ky.get"]),
+      up: new Set(["new", "fetcher", "module"]),
+    });
+    // A change dated "as of this week" is standing, not bound to the week.
+    expect(instructionsOf("ky is gone as of this week, use the fetcher from now on", true)).toHaveLength(1);
+    const b = book();
+    const fillers = [
+      "Add pagination to the orders endpoint",
+      "Speed up the docker build",
+      "Write the migration for the invoices table",
+      "Move the feature flags into config",
+      "Fix the timezone bug in reports",
+      "Split the dashboard component",
+    ].map((t, i) => session(3 + i, [t, "thanks, looks good"]));
+    observe(
+      b,
+      [
+        session(1, ["List the berths", "use the ky instance in lib/http.ts for calls, it adds the auth header"]),
+        session(2, ["Show the invoices", "always the ky instance from lib/http.ts please"]),
+        ...fillers,
+      ],
+      1,
+    );
+    const first = planLessons(b, 1, "", { target: "t", retireAfterNights: 0 });
+    expect(first.cards.map((c) => c.op)).toEqual(["add"]);
+    observe(b, [session(20, ["Load the bookings", "swap the ky instance for the new fetcher module"])], 2);
+    const second = planLessons(b, 2, first.memory, { target: "t", retireAfterNights: 0 });
+    expect(second.cards.map((c) => c.op)).toEqual(["replace"]);
+    expect(second.cards[0]!.sources.map((q) => q.quote).join(" | ")).toContain("new fetcher");
+  });
+
   test("giving a practice up for a named one is a rule; a state said to hold now, a task opened in passing or bound to a passing state are not", () => {
     expect(instructionsOf("drop the colour console handler, json everywhere now", true)).toHaveLength(1);
     expect(instructionsOf("ok the build is green now, drop the debug prints", true)).toEqual([]);
     // Other ways of saying a practice is given up: what is given up, nothing around it.
     const off = (t: string) => [...(announcedChange(t)?.off ?? [])];
-    expect(off("we're off moment.js now, luxon all the way")).toEqual(["moment"]);
+    expect(off("we're off moment.js now, luxon all the way")).toEqual(["moment.js", "moment"]);
     expect(off("we are ripping enzyme out of the test setup this sprint")).toEqual(["enzyme"]);
     expect(off("the old retry helper is going away")).toEqual(["old", "retry", "helper"]);
     expect(announcedChange("take the lock out of the loop")).toBeUndefined();
