@@ -1,11 +1,11 @@
 /**
  * Families of developer-tool practice (issue 29 §2): a small lexicon, written from general
- * knowledge of JavaScript, TypeScript, Python, Go, JVM and Swift tooling (not from any benchmark's
+ * knowledge of JavaScript, TypeScript, Python, Go, JVM, Swift and PHP tooling (not from any benchmark's
  * sentences),
  * of the words people use for one concern: linting, formatting, type-check escape hatches, error
  * handling (Go's panic and log.Fatal, Rust's unwrap() among them), promise style, Node's built-in modules, module exports, test style, commit and branch
- * conventions, database migrations, log messages, assertions, forced unwrapping and test
- * databases. Two sayings about one concern share few words ("no try/catch soup" / "failures
+ * conventions, database migrations, log messages, assertions, forced unwrapping, test
+ * databases, queries through the ORM and response shaping. Two sayings about one concern share few words ("no try/catch soup" / "failures
  * travel as values"); the family is what they share. A family never decides polarity or a flip
  * (lesson-rule.ts's topics do); it only lets two sayings meet when more evidence agrees (see
  * lessons.ts, assignClusters).
@@ -18,7 +18,7 @@ const FAMILIES: ReadonlyArray<readonly [string, RegExp]> = [
   ["format", /\bformat(?:ter|ting|ted)?\b|\b(?:prettier|gofmt|rustfmt|clang-format|ruff format|dprint)\b/],
   [
     "type escape",
-    /\bts-(?:ignore|expect-error|nocheck)\b|\bas any\b|:\s*any\b|^(?:no|never|avoid|stop using)\s+`?any`?\b|`any`|\bany[- ]types?\b|\btype:\s*ignore\b|\bnoqa\b|\bnon-null assertions?\b|\btype assertions?\b/,
+    /\bts-(?:ignore|expect-error|nocheck)\b|\bas any\b|:\s*any\b|^(?:no|never|avoid|stop using)\s+`?any`?\b|`any`|\bany[- ]types?\b|\btype:\s*ignore\b|\bnoqa\b|\bnon-null assertions?\b|\btype assertions?\b|\bsilenc\w*\b[^.;]*\b(?:analy[sz]er|type ?checker|compiler|phpstan|psalm|mypy|tsc)\b|\bsuppress(?:ing|ed|ion|ions)?\b|@?phpstan-ignore\S*|@psalm-suppress|@suppresswarnings|\bnolint\b|\bbaseline\b/,
   ],
   [
     "error handling",
@@ -47,6 +47,16 @@ const FAMILIES: ReadonlyArray<readonly [string, RegExp]> = [
     /\bimports? (?:order|ordering|block|groups?|grouping|clusters?|sort\w*)\b|\b(?:sort|order|group)\w* (?:the |my |our |your )?imports?\b/,
   ],
   ["branches", /\bbranch(?:es)? names?\b|\bbranch naming\b|\bnam\w* (?:for|of) branches\b/],
+  // Queries through the ORM (Eloquent, ActiveRecord, Django, JPA repositories) against raw SQL.
+  [
+    "orm",
+    /\braw (?:sql|quer\w*)\b|\bdb::(?:select|raw|statement)\b|\bquery strings?\b|\bhand-?(?:written|rolled) (?:sql|quer\w*)\b|\bsql\b|\beloquent\b|\bactiverecord\b|\borm\b|\bquery builder\b/,
+  ],
+  // How a response is shaped: resource / serializer / transformer classes, not arrays built in place.
+  [
+    "response shaping",
+    /(?<!main\/)resources?\b|\bserializ(?:er|ers)\b|\btransformers?\b|\bpayloads?\b|\bdtos?\b|\bresponse (?:shapes?|objects?|format)\b/,
+  ],
   // Database migrations are append-only once applied (Flyway, Liquibase, Alembic, Rails, Django).
   [
     "migrations",

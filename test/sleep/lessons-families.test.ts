@@ -69,7 +69,7 @@ describe("clustering paraphrases through families", () => {
     expect(quotes).toContainEqual(["never reach for ts-ignore to quiet the compiler", "no any"].sort());
     expect(JSON.stringify(plan.cards)).not.toMatch(/PR #57|staging DB/);
   });
-  test("migrations, log messages, assertions, forced unwrapping and test databases are families of their own", () => {
+  test("migrations, log messages, assertions, forced unwrapping, test databases, the ORM and response shaping are families of their own", () => {
     // Our sentences, from several ecosystems.
     expect(familiesOf("an applied alembic revision is never edited, add a new one")).toEqual(new Set(["migrations"]));
     expect(familiesOf("don't touch V12, the checksum is already in prod")).toEqual(new Set(["migrations"]));
@@ -77,6 +77,9 @@ describe("clustering paraphrases through families", () => {
     expect(familiesOf("assertThat everywhere, not assertEquals")).toEqual(new Set(["assertions"]));
     expect(familiesOf("use a guard let here, that `!` crashes on nil")).toEqual(new Set(["force unwrap"]));
     expect(familiesOf("repository tests run on testcontainers, not h2")).toEqual(new Set(["test database"]));
+    expect(familiesOf("stop silencing phpstan, fix the generics")).toEqual(new Set(["type escape"]));
+    expect(familiesOf("no raw sql in controllers, eloquent does that")).toEqual(new Set(["orm"]));
+    expect(familiesOf("the response goes through the OrderResource class")).toEqual(new Set(["response shaping"]));
     // Not a family: a sentence about none of them.
     expect(familiesOf("rename the cancel button")).toEqual(new Set());
   });
