@@ -171,6 +171,11 @@ const BACK =
  */
 const DONE_GATE =
   /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b/i;
+/**
+ * The user challenging what the agent is doing: "why are you concatenating inside a logger call",
+ * "why did you add a default export?". "why did that test get slower" asks about the code, not the agent.
+ */
+const WHY_YOU = /^(?:\w+[,.]?\s+)?why (?:are|did|do|would|were|is) you\b/i;
 /** The user contradicting what the agent claimed ("you said it was done but the build is red"). */
 const CLAIM_DENIED =
   /\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:(?:but|yet)\b|and\b[^.;]*\b(?:red|broken|fail\w*|errors?|crash\w*)\b)/i;
@@ -673,7 +678,12 @@ export function instructionsOf(
       continue;
     }
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
-    if ((s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s)) || taskBound(s) || NAMES_ONE.test(s)) continue;
+    if (
+      (s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s)) ||
+      taskBound(s) ||
+      NAMES_ONE.test(s)
+    )
+      continue;
     // "no idea why", "no worries": an idiom, not "no X"; "cool, push it": approval and the next step.
     if (NO_IDIOM.test(s) || movesOn(s) || CHATTER.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
@@ -749,7 +759,8 @@ export function instructionsOf(
     // So does a turn that opens a new task in passing ("unrelated, but plan the queues module too").
     const opens = !followUp || NEW_TASK.test(s);
     if (opens && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
-    const refersBack = followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || (echoes && negation));
+    const refersBack =
+      followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || WHY_YOU.test(body) || (echoes && negation));
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;

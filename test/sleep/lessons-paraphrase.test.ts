@@ -428,6 +428,13 @@ describe("small readings of a saying", () => {
     expect([...polarityOf("not @Data").prefer]).toEqual([]);
   });
 
+  test("'why are you …' challenges what the agent did; 'why did that test …' asks about the code", () => {
+    expect(instructionsOf("why are you string-building inside the logger call", true)).toHaveLength(1);
+    expect(instructionsOf("hm, why did you pull in lodash for that?", true)).toHaveLength(1);
+    expect(instructionsOf("why did that test get slower?", true)).toEqual([]);
+    expect(instructionsOf("why is the build red", true)).toEqual([]);
+  });
+
   test("two words for one choice of the lexicon are never rivals", () => {
     expect(
       opposite(
