@@ -219,7 +219,7 @@ export function correctedAction(before: string | undefined, after: string | unde
 
 /** Programs that only read, and git's reading subcommands; `sed` reads when it prints (-n) and edits nothing (-i). */
 const READERS = new Set("cat head tail less more bat grep rg ag ack ls find fd wc tree file stat which pwd".split(" "));
-const GIT_READS = /^(?:diff|log|status|show|blame|grep|ls-files|branch)$/;
+const GIT_READS = /^(?:diff|log|status|show|blame|grep|ls-files)$/;
 
 /** Whether an agent action is a command that only reads files or state. */
 function readsOnly(action: string | undefined): boolean {

@@ -71,6 +71,10 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(correctedAction(COMPOSE, "$ cd api && git diff --stat · ok")).toEqual([]);
     expect(correctedAction(COMPOSE, "$ grep -rn TODO src · ok")).toEqual([]);
     expect(correctedAction(COMPOSE, "$ sed -i s/foo/bar/ src/a.ts · ok")).not.toEqual([]);
+    // `git branch -m` renames: it acts.
+    expect(correctedAction("$ git checkout -b quick-fix · ok", "$ git branch -m fix/PAY-7-totals · ok")).not.toEqual(
+      [],
+    );
   });
 
   test("a turn stating no rule is kept as support when the agent then changed course; a new request or chatter is not", () => {
