@@ -232,7 +232,7 @@ const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
 const PREFERENCE =
-  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|migrated to|(?:moved|switched|migrated) (?:\S+ ){1,2}?(?:over )?to|going forward|from here on|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+  /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|migrated to|(?:moved|switched|migrated) (?:\S+ ){1,2}?(?:over )?to|going forward|from here on|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|like (?:every|all the) other|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
 const IMPERATIVE_RULE =
   /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
 
@@ -1006,8 +1006,8 @@ function ownPart(text: string): string {
   for (let i = 1; i < sentences.length; i++) {
     const s = sentences[i]!;
     const rest = s.replace(NEXT_TASK, "");
-    if (NEXT_TASK.test(s) || NEW_TASK.test(s) || taskBound(s) || (TASK_START.test(rest) && !pushesBack(rest)))
-      return sentences.slice(0, i).join(" ");
+    const task = TASK_START.test(rest) && !pushesBack(rest) && !PREFERENCE.test(rest);
+    if (NEXT_TASK.test(s) || NEW_TASK.test(s) || taskBound(s) || task) return sentences.slice(0, i).join(" ");
   }
   return text;
 }

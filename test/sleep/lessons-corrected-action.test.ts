@@ -90,6 +90,13 @@ describe("the corrected action: the agent's first move after a turn", () => {
     expect(followUpOf("ok the stack comes up through our helper in tools/, not compose", fix)).toBeDefined();
     expect(followUpOf("the local stack comes up through our helper in tools/", [])).toBeUndefined();
     expect(followUpOf("use the staging stack for now", fix)).toBeUndefined();
+    // Quoted up to the sentence that turns to another task; "split it out like every other X does" follows a convention.
+    expect(followUpOf("stack comes up via tools/. Also bump the chart to 1.4 until the fix lands", fix)).toBe(
+      "stack comes up via tools/.",
+    );
+    expect(followUpOf("looks mostly fine. split it out like every other service does", fix)).toBe(
+      "looks mostly fine. split it out like every other service does",
+    );
   });
 
   test("sayings sharing no word join a stated correction through the same corrected action, after different moves", () => {
