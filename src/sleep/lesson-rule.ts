@@ -71,7 +71,7 @@ const WHEN_IT_CHANGED = /\b(?:as of )?(?:this|last) (?:week|sprint)\b|\b(?:as of
 function taskBound(s: string): boolean {
   if (!TASK_DEICTIC.test(s)) return false;
   // "axios is gone as of this week": a practice declared gone is a standing change too.
-  const standing = FROM_NOW_ON.test(s) || new RegExp(DECLARED_GONE.source, "i").test(s);
+  const standing = FROM_NOW_ON.test(s) || DECLARED_GONE_ONCE.test(s);
   return !standing || TASK_DEICTIC.test(s.replace(WHEN_IT_CHANGED, " "));
 }
 
@@ -106,6 +106,8 @@ export const TAKEN_UP =
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
 const DECLARED_GONE =
   /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled)\b/g;
+/** DECLARED_GONE as a test of a whole sentence (no global state between calls). */
+const DECLARED_GONE_ONCE = new RegExp(DECLARED_GONE.source, "i");
 /** "no more X", "no longer X": what stops. */
 const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?((?:[^,.;!?]|\.(?=\w))+)/g;
 /** A state said to hold now, not a practice taken up. */
@@ -212,9 +214,10 @@ const SETTING_ON =
 /** A setting set false or off: `"strict": false`, "strict is off". */
 const SETTING_OFF =
   /["'`]?([\w.@/-]+)["'`]?\s*[:=]\s*false\b|\b(?!it\b|this\b|that\b)([\w.@/-]+)\s+(?:is|stays|remains)\s+(?:now\s+)?(?:false|disabled|switched off|turned off)\b/g;
-/** A setting's state declared as the practice: "strict stays on", `"strict": false`, "X is off on purpose now". */
+/** A setting declared off as the practice: "X is off on purpose now", "X stays disabled from now on". */
 const SETTING_OFF_NOW =
   /\b(?!it\b|this\b|that\b)[\w.@/-]+\s+(?:is|stays|remains)\s+(?:false|off|disabled)\b[^.;]*\b(?:now|on purpose|from now on|going forward)\b/;
+/** A setting's state declared as the practice: "strict stays on", `"strict": false`, "X is off on purpose now". */
 const SETTING_SAID = new RegExp(`${SETTING_ON.source}|${SETTING_OFF.source}|${SETTING_OFF_NOW.source}`, "i");
 /** "keep X free of Y", "leave X clear of Y": Y is kept out of X. */
 const KEPT_FREE =
