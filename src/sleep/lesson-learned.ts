@@ -225,11 +225,7 @@ const GIT_READS = /^(?:diff|log|status|show|blame|grep|ls-files)$/;
 function readsOnly(action: string | undefined): boolean {
   const head = commandHead(action);
   if (!head) return false;
-  const words = agentTool(action)
-    .slice(2)
-    .replace(/^\s*cd\s+\S+\s*&&\s*/, "")
-    .trim()
-    .split(/\s+/);
+  const words = commandArgs(action);
   if (READERS.has(head)) return true;
   if (head === "sed") return words.includes("-n") && !words.some((w) => /^-\w*i/.test(w));
   if (head === "git") return GIT_READS.test(words.find((w, k) => k > 0 && !w.startsWith("-")) ?? "");
@@ -238,16 +234,23 @@ function readsOnly(action: string | undefined): boolean {
 
 /** The program a command runs, past a leading `cd <dir> &&`, environment assignments and `sudo`. */
 function commandHead(action: string | undefined): string | undefined {
+  const head = commandArgs(action)[0]?.toLowerCase();
+  return head ? head.slice(head.lastIndexOf("/") + 1) : undefined;
+}
+
+/**
+ * A command's words past a leading `cd <dir> &&`, environment assignments and `sudo`, flags kept
+ * (commandWords drops them); none for an edit.
+ */
+function commandArgs(action: string | undefined): string[] {
   const tool = agentTool(action);
-  if (!tool.startsWith("$ ")) return undefined;
-  const words = tool
+  if (!tool.startsWith("$ ")) return [];
+  return tool
     .slice(2)
     .replace(/^\s*cd\s+\S+\s*&&\s*/, "")
     .trim()
     .split(/\s+/)
-    .filter((w) => !/^\w+=/.test(w) && w !== "sudo");
-  const head = words[0]?.toLowerCase();
-  return head ? head.slice(head.lastIndexOf("/") + 1) : undefined;
+    .filter((w) => w && !/^\w+=/.test(w) && w !== "sudo");
 }
 
 /** Learned pairs as the book keeps them: "preferred|avoided" → times seen. */

@@ -551,23 +551,27 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const cj = changeOf(j);
     if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
       return true;
-    // One avoids what the other's correction moved to ("swap the http.get for the new client" after
-    // a correction that made the agent write http.get).
-    const fixOf = (k: number) =>
-      new Set((obs[k]!.fix ?? []).filter(distinctiveFix).map((f) => f.replace(/^tool:/, "")));
-    const fi = fixOf(i);
-    const fj = fixOf(j);
-    return [...polOf(i).avoid].some((t) => fj.has(t)) || [...polOf(j).avoid].some((t) => fi.has(t));
+    // One avoids what the other asks for, in words or in what its correction moved to ("swap the
+    // http.get for the new client" after a correction that made the agent write http.get).
+    const ej = evidenceAt(j).asks;
+    const ei = evidenceAt(i).asks;
+    return [...polOf(i).avoid].some((t) => ej.has(t)) || [...polOf(j).avoid].some((t) => ei.has(t));
   };
   // Two sayings that take the same side on a rare term, in any words: both want it, or both give it
   // up or avoid it ("we switched off noImplicitAny" / "noImplicitAny is false on purpose now").
-  const sameStance = (i: number, j: number) => {
-    const side = (k: number) => {
+  const sides = new Map<number, { up: string[]; off: Set<string> }>();
+  const side = (k: number) => {
+    let s = sides.get(k);
+    if (!s) {
       const p = polOf(k);
       const ch = changeOf(k);
       const off = new Set([...p.avoid, ...(ch?.off ?? [])]);
-      return { up: [...p.prefer, ...(ch?.up ?? [])].filter((t) => !off.has(t)), off };
-    };
+      s = { up: [...p.prefer, ...(ch?.up ?? [])].filter((t) => !off.has(t)), off };
+      sides.set(k, s);
+    }
+    return s;
+  };
+  const sameStance = (i: number, j: number) => {
     const a = side(i);
     const b = side(j);
     // Rare enough to name one thing (in at most about one prompt in seven): a stance taken in
