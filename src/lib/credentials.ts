@@ -17,18 +17,26 @@ import { highEntropyTokens, redactText } from "./redact.ts";
  */
 const NAMED_VALUE =
   /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|key|credentials?|creds))\b((?:\s+(?!is\b|are\b|was\b)[\w.@/-]+){0,6}?\s*(?:is|are|was|=|:|->|=>|should be|will be)[ \t]*)[`"']?([^\s`"',;]+)[`"']?/gi;
+/** A credential's noun, an identifier ending in one included (`DB_PASSWORD`, "api-key"). */
+const CREDENTIAL_NOUN = String.raw`(?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)`;
+/** The nouns that stand right next to a bare value ("pw zuzj-…", "the same … password"): no "pass", "pin", "creds". */
+const SECRET_NOUN = String.raw`(?:\w+[_-])?(?:pass(?:word|wd|phrase)|pwd|pw|secret|token|api[ _-]?key|access[ _-]?key)`;
+/** A value given to a credential, quotes left out (group). */
+const VALUE = "[`\"']?([^\\s`\"',;]+)[`\"']?";
 /** "set SPRING_DATASOURCE_PASSWORD to X", "change the db password to X": a credential given its value. */
-const SET_TO =
-  /\b((?:set|change|changed|update|updated|reset)\s+(?:the\s+|your\s+|our\s+)?(?:[\w-]+\s+)?(?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\s+to\s+)[`"']?([^\s`"',;]+)[`"']?/gi;
+const SET_TO = new RegExp(
+  `\\b((?:set|change|changed|update|updated|reset)\\s+(?:the\\s+|your\\s+|our\\s+)?(?:[\\w-]+\\s+)?${CREDENTIAL_NOUN}\\s+to\\s+)${VALUE}`,
+  "gi",
+);
 /** "the staging password got rotated to X", "our token was reset to X": the same, noun first. */
-const CHANGED_TO =
-  /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)?|pwd|pw|pin|secret|token|api[ _-]?key|access[ _-]?key|credentials?|creds)\s+(?:(?:got|was|were|has been|have been|is|are|just)\s+)?(?:rotated|changed|updated|reset|set|moved|switched)\s+to\s+)[`"']?([^\s`"',;]+)[`"']?/gi;
+const CHANGED_TO = new RegExp(
+  `\\b(${CREDENTIAL_NOUN}\\s+(?:(?:got|was|were|has been|have been|is|are|just)\\s+)?(?:rotated|changed|updated|reset|set|moved|switched)\\s+to\\s+)${VALUE}`,
+  "gi",
+);
 /** A credential noun and its value with nothing between: "app-specific pw zuzj-dfki-fowg-wjgc". */
-const BARE_VALUE =
-  /\b((?:\w+[_-])?(?:pass(?:word|wd|phrase)|pwd|pw|secret|token|api[ _-]?key|access[ _-]?key)\s+)[`"']?([^\s`"',;-][^\s`"',;]{7,})[`"']?/gi;
+const BARE_VALUE = new RegExp(`\\b(${SECRET_NOUN}\\s+)[\`"']?([^\\s\`"',;-][^\\s\`"',;]{7,})[\`"']?`, "gi");
 /** A value right before its noun: "use the same zuzj-dfki!42 password for the replica". */
-const VALUE_NOUN =
-  /(^|\s)[`"']?([^\s`"',;]{8,}?)[`"']?(\s+(?:\w+[_-])?(?:pass(?:word|wd|phrase)|pwd|pw|secret|token|api[ _-]?key|access[ _-]?key)\b)/gi;
+const VALUE_NOUN = new RegExp(`(^|\\s)[\`"']?([^\\s\`"',;]{8,}?)[\`"']?(\\s+${SECRET_NOUN}\\b)`, "gi");
 /** A value next to its noun with nothing between must look random: a digit or a symbol, no path, no file name. */
 function bareSecret(v: string): boolean {
   const t = v.replace(/[.!?)]+$/, "");
