@@ -9,10 +9,13 @@
 //   standard — one house rule per family (rules never conflict);
 //   conflict — env.conventions_shape=conflict: in three families about a third of the items come
 //              from a second office that keeps the agent's default convention, so the house rule
-//              that helps the head office's items hurts the second office's (docs/search.md).
+//              that helps the head office's items hurts the second office's (docs/search.md);
+//   crowded  — env.conventions_shape=crowded: the standard tasks, and a target whose adherence falls
+//              as its skill holds more instructions (beyond eight, its lapse grows by 0.04 each), so a
+//              restated or vague line costs every family's items (docs/search.md).
 // Printed per cell: the best skill's true test score (mean ± 95 % interval over seeds), its
-// tokens, test points per 1000 skill tokens, calls actually paid, the pool's per-item frontier
-// size at the end, and merges tried/accepted. Prints, does not assert.
+// tokens and instructions (list items), test points per 1000 skill tokens, calls actually paid,
+// the pool's per-item frontier size at the end, and merges tried/accepted. Prints, does not assert.
 //
 // Each shape first prints what it allows: the true test score of the skill stating every house rule
 // and of an oracle giving each item its family's best rule (docs/search.md). --trace FILE writes,
@@ -20,14 +23,14 @@
 // every pool member's recorded and exact selection scores (the diagnosis in docs/search.md is read
 // from it); --set key=value (repeatable) is passed to every arm (ablations).
 //
-//   bun bench/search.ts [--seeds 10] [--sizes 12,40] [--budget 600] [--temperature 0.6] [--shapes standard,conflict]
+//   bun bench/search.ts [--seeds 10] [--sizes 12,40] [--budget 600] [--temperature 0.6] [--shapes standard,conflict,crowded]
 //                       [--arms single,pool,pool+merge,pool+merge+weighted,weighted+shorten] [--token-weight 0.1] [--json FILE]
 //                       [--trace FILE] [--set key=value]...
 import { writeFileSync } from "node:fs";
 import { createModelClient } from "../src/backends/index.ts";
 import { family, type TaskValue } from "../src/backends/sim/conventions.ts";
 import { drawConflict, drawHouseRules, taskPrompt } from "../src/benchmarks/conventions/generator.ts";
-import { successProbability } from "../src/backends/sim/stochastic.ts";
+import { instructionCount, successProbability } from "../src/backends/sim/stochastic.ts";
 import { getBenchmark } from "../src/benchmarks/index.ts";
 import { loadConfig } from "../src/config/index.ts";
 import { type RunCheckpoint, type RunRecorder, train } from "../src/engine/index.ts";
@@ -47,7 +50,7 @@ const seeds = Number(opt("seeds", "10"));
 const sizes = opt("sizes", "12,40").split(",").map(Number);
 const budget = Number(opt("budget", "600"));
 const temperature = Number(opt("temperature", "0.6"));
-const shapes = opt("shapes", "standard,conflict").split(",");
+const shapes = opt("shapes", "standard,conflict,crowded").split(",");
 const arms = opt("arms", "single,pool,pool+merge,pool+merge+weighted,weighted+shorten").split(",");
 const jsonOut = opt("json", "");
 const traceOut = opt("trace", "");
@@ -85,6 +88,8 @@ interface Row {
   test: number;
   bestTest: number;
   tokens: number;
+  /** Instructions (list items) in best_skill.md: what the crowded target's adherence reads. */
+  instructions: number;
   calls: number;
   steps: number;
   frontier: number | null;
@@ -109,6 +114,7 @@ interface TraceRow {
 }
 
 async function runOne(shape: string, size: number, arm: string, seed: number): Promise<Row> {
+  const crowded = shape === "crowded";
   const { config } = loadConfig({
     config: "conventions",
     set: [
@@ -129,16 +135,13 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
   const bench = (await getBenchmark("conventions"))!;
   const ctx = simContext(config, client);
   const splits = await bench.loadSplits(ctx);
+  const probability = (skill: string, it: (typeof splits.test)[number]) =>
+    successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it), crowded);
   const known = new Map<string, number>();
   const truth = (skill: string) => {
     let v = known.get(skill);
     if (v === undefined) {
-      v =
-        splits.test.reduce(
-          (a, it) =>
-            a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it)),
-          0,
-        ) / splits.test.length;
+      v = splits.test.reduce((a, it) => a + probability(skill, it), 0) / splits.test.length;
       known.set(skill, v);
     }
     return v;
@@ -147,12 +150,7 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
   const selTruth = (skill: string) => {
     let v = knownSel.get(skill);
     if (v === undefined) {
-      v =
-        splits.val.reduce(
-          (a, it) =>
-            a + successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it)),
-          0,
-        ) / splits.val.length;
+      v = splits.val.reduce((a, it) => a + probability(skill, it), 0) / splits.val.length;
       knownSel.set(skill, v);
     }
     return v;
@@ -225,6 +223,7 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
       test: truth(r.bestSkill),
       bestTest,
       tokens: estimateTokens(r.bestSkill),
+      instructions: instructionCount(r.bestSkill),
       calls: s.calls.total,
       steps: s.steps,
       frontier: s.search?.pool ? s.search.pool.filter((p) => p.items_best > 0).length : null,
@@ -245,6 +244,7 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
       test: truth(best),
       bestTest: ceiling(),
       tokens: estimateTokens(best),
+      instructions: instructionCount(best),
       calls: client.snapshot().calls,
       steps: last.state.lastStep,
       frontier: pool ? itemFrontier(last.state, { metric: "hard", mixedWeight: 0 }).size : null,
@@ -262,9 +262,14 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
  * best with general rules only), the same skill with each conflicting family's second-office rule
  * scoped to that office (the best skill for a target that follows scoped rules, and confuses their
  * scope at SCOPE_SLIP), and an oracle that gives each item whichever rule of its family answers it
- * best with no confusion. All exact, from the simulator's probabilities.
+ * best with no confusion; for the crowded shape, the house skill with every rule restated once (16
+ * instructions, as a slow update's guidance block restates them). All exact, from the simulator's probabilities.
  */
-async function oracle(shape: string, seed: number): Promise<{ house: number; scoped: number; routed: number }> {
+async function oracle(
+  shape: string,
+  seed: number,
+): Promise<{ house: number; scoped: number; routed: number; restated: number }> {
+  const crowded = shape === "crowded";
   const { config } = loadConfig({
     config: "conventions",
     set: [
@@ -292,18 +297,21 @@ async function oracle(shape: string, seed: number): Promise<{ house: number; sco
         : [];
     const scoped = [house, ...exceptions].join("\n");
     const p = (skill: string, it: (typeof splits.test)[number]) =>
-      successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it));
+      successProbability(skill, it.value as TaskValue, String(it.expected), temperature, seed, taskOf(it), crowded);
+    const restated = `${house}\n${house}`;
     let h = 0;
     let sc = 0;
     let r = 0;
+    let re = 0;
     for (const it of splits.test) {
       const v = it.value as TaskValue;
       h += p(house, it);
+      re += p(restated, it);
       sc += p(scoped, it);
       r += Math.max(...family(v.kind).conventions.map((c) => p(line(v.kind, c.id), it)));
     }
     const n = splits.test.length;
-    return { house: h / n, scoped: sc / n, routed: r / n };
+    return { house: h / n, scoped: sc / n, routed: r / n, restated: re / n };
   } finally {
     await client.close();
   }
@@ -329,20 +337,24 @@ out(
 out(
   "Δ single = the arm's test minus single's on the same seed (mean ± 95 % interval over seeds; needs the single arm first);",
 );
+out("instr = instructions (list items) in best_skill.md, what the crowded target's adherence reads;");
 out("short = seeds whose best_skill.md is ≥ 30 % shorter than single's and within 1 point of its true test score");
 const rows: Row[] = [];
 const t0 = performance.now();
 for (const shape of shapes) {
-  const o: { house: number; scoped: number; routed: number }[] = [];
+  const o: { house: number; scoped: number; routed: number; restated: number }[] = [];
   for (let seed = 1; seed <= seeds; seed++) o.push(await oracle(shape, seed));
+  const pc = (f: (x: (typeof o)[number]) => number) => (100 * mean(o.map(f))).toFixed(1);
   out(
-    `\n${shape}: the skill stating every house rule scores ${(100 * mean(o.map((x) => x.house))).toFixed(1)} on test; with the second office's rules scoped to it ${(100 * mean(o.map((x) => x.scoped))).toFixed(1)}; an oracle routing each item to its best rule ${(100 * mean(o.map((x) => x.routed))).toFixed(1)}`,
+    shape === "crowded"
+      ? `\ncrowded: the skill stating every house rule (8 instructions) scores ${pc((x) => x.house)} on test; with every rule restated once (16 instructions, as a slow update's block restates them) ${pc((x) => x.restated)}`
+      : `\n${shape}: the skill stating every house rule scores ${pc((x) => x.house)} on test; with the second office's rules scoped to it ${pc((x) => x.scoped)}; an oracle routing each item to its best rule ${pc((x) => x.routed)}`,
   );
   for (const size of sizes) {
     const load = new LoadSampler();
     out(`\n${shape}, ${size} selection items`);
     out(
-      "  arm                    test            Δ single     ceiling  tokens  test/ktok  calls  steps  frontier  merges  short",
+      "  arm                    test            Δ single     ceiling  tokens  instr  test/ktok  calls  steps  frontier  merges  short",
     );
     const singleOf = new Map<number, number>();
     const singleTokens = new Map<number, number>();
@@ -379,6 +391,9 @@ for (const shape of shapes) {
         mean(cell.map((r) => r.tokens))
           .toFixed(0)
           .padStart(6),
+        mean(cell.map((r) => r.instructions))
+          .toFixed(1)
+          .padStart(5),
         mean(cell.map((r) => (100 * r.test * 1000) / r.tokens))
           .toFixed(0)
           .padStart(9),

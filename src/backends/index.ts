@@ -45,7 +45,7 @@ export { type BackendName, isExecHarness, type ResolvedRoles, resolveRoles } fro
 export { type BackendConfig, type EnvLookup, Settings } from "./settings.ts";
 export { sleepModelConfig } from "./sleep.ts";
 export type { ChatBackend, RawCompletion } from "./types.ts";
-export { SIM_MODEL, simAnswer, type SimOptions } from "./sim/index.ts";
+export { SIM_MODEL, simAnswer, type SimOptions, simOptions } from "./sim/index.ts";
 
 export interface ModelClientOptions {
   /** Environment: the config module's snapshot (`LoadedConfig.environ`) or a lookup function; default none. */

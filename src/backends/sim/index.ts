@@ -7,7 +7,7 @@ import { simAnalyst, type SimKnobs } from "./analyst.ts";
 import { makeDraw } from "./draw.ts";
 import { simJudge } from "./judge.ts";
 import { simRules, simStanding } from "./lessons.ts";
-import { followedRules, sampleAnswer } from "./stochastic.ts";
+import { crowdLapse, followedRules, sampleAnswer } from "./stochastic.ts";
 import { simTriggerAnalyst, simTriggerReply, triggerEvidence } from "./trigger.ts";
 import {
   simAppendix,
@@ -32,9 +32,14 @@ export interface SimOptions {
   latencyMs: number;
   /** Stochastic target (0 = off): answers are draws whose success probability is known exactly (stochastic.ts). */
   temperature?: number;
+  /** The crowded target (env.conventions_shape: crowded): it lapses more as its skill holds more instructions (stochastic.ts). */
+  crowded?: boolean;
 }
 
-/** Simulator settings from a config (train.seed, env.sim_lapse_rate, env.sim_noise_rate, env.sim_temperature, model.sim_latency_ms). */
+/**
+ * Simulator settings from a config (train.seed, env.sim_lapse_rate, env.sim_noise_rate, env.sim_temperature,
+ * env.conventions_shape, model.sim_latency_ms).
+ */
 export function simOptions(config: TrainConfig): SimOptions {
   return {
     seed: config.train.seed,
@@ -42,6 +47,7 @@ export function simOptions(config: TrainConfig): SimOptions {
     noiseRate: config.env.sim_noise_rate ?? 0.3,
     latencyMs: config.model.sim_latency_ms ?? 0,
     temperature: config.env.sim_temperature ?? 0,
+    ...(config.env.conventions_shape === "crowded" ? { crowded: true } : {}),
   };
 }
 
@@ -102,8 +108,8 @@ export function simAnswer(messages: readonly ChatMessage[], sampleIndex: number,
   if (!value)
     return "The SkillOpt simulator only answers conventions tasks, trigger tasks and SkillOpt optimizer prompts; it cannot answer this request.";
   if (o.temperature && o.temperature > 0)
-    return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`), user);
-  const lapse = draw(`lapse/${reqKey}`) < o.lapseRate;
+    return sampleAnswer(system, value, o.temperature, o.seed, draw(`answer/${reqKey}`), user, o.crowded);
+  const lapse = draw(`lapse/${reqKey}`) < o.lapseRate + crowdLapse(system, o.crowded ?? false);
   const fam = family(value.kind);
   // The rule the skill states for this task (scoped rules: stochastic.ts); a confused scope is a draw of its own.
   const rules = followedRules(system, value, user);

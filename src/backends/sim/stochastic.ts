@@ -22,6 +22,27 @@ import { makeDraw } from "./draw.ts";
 export const SCOPE_SLIP = 0.1;
 
 /**
+ * The crowded target (env.conventions_shape: crowded, docs/search.md): how many instructions a
+ * skill can hold before its target follows them less well, and how much more often it lapses per
+ * instruction beyond that. An instruction is a list item of the skill (a line starting with "-",
+ * "*" or "1."): rule lines, vague advice, restatements and notes alike.
+ */
+export const CROWD_FREE = 8;
+export const CROWD_LAPSE = 0.04;
+
+/** Instructions (list items) in a skill. */
+export function instructionCount(skill: string): number {
+  let n = 0;
+  for (const raw of skill.split("\n")) if (/^\s*(?:[-*]|\d+[.)])\s+\S/.test(raw)) n++;
+  return n;
+}
+
+/** The lapse a crowded target adds for a skill of this many instructions (0 on the other shapes). */
+export function crowdLapse(skill: string, crowded: boolean): number {
+  return crowded ? CROWD_LAPSE * Math.max(0, instructionCount(skill) - CROWD_FREE) : 0;
+}
+
+/**
  * The conventions the target means to follow for a task and how likely each is: the rule its skill
  * states for the task (its default when none), and where a scoped rule of the family could be
  * confused with it, the confused one at SCOPE_SLIP.
@@ -51,9 +72,10 @@ function answerDistribution(
   temperature: number,
   seed: number,
   task: string,
+  crowded: boolean,
 ): Map<Convention, number> {
   const fam = family(value.kind);
-  const lapse = Math.min(1, Math.max(0, temperature) * difficulty(seed, value));
+  const lapse = Math.min(1, Math.max(0, temperature) * difficulty(seed, value) + crowdLapse(skill, crowded));
   const out = new Map<Convention, number>();
   for (const c of fam.conventions) out.set(c, lapse / fam.conventions.length);
   for (const [c, w] of followedRules(skill, value, task)) out.set(c, out.get(c)! + w * (1 - lapse));
@@ -68,9 +90,10 @@ export function successProbability(
   temperature: number,
   seed: number,
   task = "",
+  crowded = false,
 ): number {
   let p = 0;
-  for (const [c, q] of answerDistribution(skill, value, temperature, seed, task))
+  for (const [c, q] of answerDistribution(skill, value, temperature, seed, task, crowded))
     if (c.render(value) === expected.trim()) p += q;
   return Math.min(1, p);
 }
@@ -83,10 +106,11 @@ export function sampleAnswer(
   seed: number,
   u: number,
   task = "",
+  crowded = false,
 ): string {
   let acc = 0;
   let last: Convention | undefined;
-  for (const [c, q] of answerDistribution(skill, value, temperature, seed, task)) {
+  for (const [c, q] of answerDistribution(skill, value, temperature, seed, task, crowded)) {
     acc += q;
     last = c;
     if (u < acc) return c.render(value);

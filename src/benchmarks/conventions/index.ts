@@ -46,8 +46,9 @@ async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
   };
   const rules = drawHouseRules(seed);
   const shape = ctx.env.conventions_shape ?? "standard";
-  if (shape !== "standard" && shape !== "conflict")
-    throw new DataError(`env.conventions_shape must be standard or conflict (got ${JSON.stringify(shape)})`, {
+  // crowded: the standard tasks; only the simulated target differs (src/backends/sim/stochastic.ts).
+  if (shape !== "standard" && shape !== "conflict" && shape !== "crowded")
+    throw new DataError(`env.conventions_shape must be standard, conflict or crowded (got ${JSON.stringify(shape)})`, {
       data: { input: "env.conventions_shape", problem: "invalid_value" },
     });
   return generateSplits(seed, sizes, rules, shape === "conflict" ? drawConflict(seed, rules) : undefined);

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { SIM_MODEL, simAnswer, type SimOptions } from "../../backends/index.ts";
+import { SIM_MODEL, simAnswer, type SimOptions, simOptions } from "../../backends/index.ts";
 import { loadConfig } from "../../config/index.ts";
 import type { ChatMessage } from "../../engine/index.ts";
 import { UsageError } from "../../lib/index.ts";
@@ -130,13 +130,7 @@ export default defineCommand({
     const o: SimOptions = { seed: 42, lapseRate: 0.05, noiseRate: 0.3, latencyMs: 0 };
     if (args.config) {
       const { config } = loadConfig({ config: String(args.config) });
-      Object.assign(o, {
-        seed: config.train.seed,
-        lapseRate: config.env.sim_lapse_rate ?? o.lapseRate,
-        noiseRate: config.env.sim_noise_rate ?? o.noiseRate,
-        latencyMs: config.model.sim_latency_ms ?? 0,
-        temperature: config.env.sim_temperature ?? 0,
-      });
+      Object.assign(o, simOptions(config));
     }
     if (args.seed !== undefined) {
       const seed = Number(args.seed);
