@@ -193,17 +193,25 @@ export function correctedAction(before: string | undefined, after: string | unde
   };
   // An edit says what was corrected when it rewrites the file edited before (or one of that name
   // elsewhere), or moves the change to another file of the same folder (the crate's error.rs, not
-  // the module just edited): that file is the correction. An edit elsewhere is the task going on.
+  // the module just edited), or of a folder one or two above it (the docs' SUMMARY.md that lists a
+  // page just added under it): that file is the correction. An edit elsewhere is the task going on.
   const ea = editedPath(after);
   const eb = editedPath(before);
   if (ea !== undefined && eb !== undefined && !sameFileName(ea, eb)) {
     const folder = (p: string) => (p.includes("/") ? p.slice(0, p.lastIndexOf("/")) : "");
-    return folder(ea) === folder(eb) ? [`file:${ea.slice(ea.lastIndexOf("/") + 1).toLowerCase()}`] : [];
+    const fa = folder(ea);
+    const fb = folder(eb);
+    const above = fa !== "" && fb.startsWith(`${fa}/`) && fb.slice(fa.length + 1).split("/").length <= 2;
+    return fa === fb || above ? [`file:${ea.slice(ea.lastIndexOf("/") + 1).toLowerCase()}`] : [];
   }
   if (ea !== undefined && eb === undefined) return [];
   // A command that only looks (`sed -n 1,200p file`, `cat`, `grep`, `git diff`) is the agent reading
   // before it acts, not what it changed.
   if (readsOnly(after)) return [];
+  // Putting a file back (`git checkout -- config/baseline.xml`, `git restore x`): the file the
+  // action before should not have changed is the correction, whatever runs after it.
+  const restored = restoredFile(after);
+  if (restored) return [`file:${restored}`];
   // An edit's terms are its lines' (after the folder): what it wrote that the edit before did not,
   // the first four of them.
   const a = termsOf(after);
@@ -220,6 +228,17 @@ export function correctedAction(before: string | undefined, after: string | unde
 /** Programs that only read, and git's reading subcommands; `sed` reads when it prints (-n) and edits nothing (-i). */
 const READERS = new Set("cat head tail less more bat grep rg ag ack ls find fd wc tree file stat which pwd".split(" "));
 const GIT_READS = /^(?:diff|log|status|show|blame|grep|ls-files)$/;
+
+/** The file name a `git checkout -- <path>` / `git restore <path>` puts back, if the action is one. */
+function restoredFile(action: string | undefined): string | undefined {
+  const words = commandArgs(action);
+  if (words[0] !== "git" || !/^(?:checkout|restore)$/.test(words[1] ?? "")) return undefined;
+  const rest = words.slice(2);
+  const dash = rest.indexOf("--");
+  const path = words[1] === "restore" ? rest.find((w) => !w.startsWith("-")) : dash >= 0 ? rest[dash + 1] : undefined;
+  if (!path || path === "." || path === "&&") return undefined;
+  return path.slice(path.lastIndexOf("/") + 1).toLowerCase();
+}
 
 /** Whether an agent action is a command that only reads files or state. */
 function readsOnly(action: string | undefined): boolean {

@@ -67,8 +67,16 @@ const TASK_DEICTIC =
 const FROM_NOW_ON = /\b(?:from now on|going forward|from here on|anymore|any more|no more)\b/i;
 const WHEN_IT_CHANGED = /\b(?:as of )?(?:this|last) (?:week|sprint)\b|\b(?:as of )?today\b/gi;
 
+/**
+ * "use v2 of the availability endpoint here": an order to use one thing at this place in the code
+ * is the task at hand. "we use pnpm here" says how the team works, and "use pnpm here, always" is
+ * standing.
+ */
+const USE_HERE =
+  /^(?:(?:ok|so|and|also|then)[,]?\s+)?(?:please\s+)?use\s+[^,.;!?]{1,60}?\bhere\b(?![^.;!?]*\b(?:always|every|from now on|going forward)\b)/i;
 /** A task request bound to this PR, ticket, number or moment (TASK_DEICTIC, less a practice's change of date). */
 function taskBound(s: string): boolean {
+  if (USE_HERE.test(s)) return true;
   if (!TASK_DEICTIC.test(s)) return false;
   // "axios is gone as of this week": a practice declared gone is a standing change too.
   const standing = FROM_NOW_ON.test(s) || DECLARED_GONE_ONCE.test(s);
@@ -108,8 +116,12 @@ const DECLARED_GONE =
   /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled)\b/g;
 /** DECLARED_GONE as a test of a whole sentence (no global state between calls). */
 const DECLARED_GONE_ONCE = new RegExp(DECLARED_GONE.source, "i");
-/** "no more X", "no longer X": what stops. */
-const NO_MORE = /\bno (?:more|longer)\s+(?:using\s+)?((?:[^,.;!?]|\.(?=\w))+)/g;
+/** "no more X", "no longer X", "no X anymore": what stops. */
+const NO_MORE =
+  /\bno (?:more|longer)\s+(?:using\s+)?((?:[^,.;!?]|\.(?=\w))+)|\bno\s+((?:[^,.;!?\u2014]|\.(?=\w))+?)\s+any ?more\b/g;
+/** "the joda dependency comes out with the next release", "X goes away": what is on its way out. */
+const COMES_OUT =
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:comes? out|goes away|go away|(?:is|are) (?:coming|going) out)\b/g;
 /** A state said to hold now, not a practice taken up. */
 const STATE_NOW =
   /\b(?:is|are|was|were|looks?|works?|pass(?:es|ed)?|builds?|runs?|fine|good|ok|done|green|red|fixed|broken|better|worse)\b/i;
@@ -138,7 +150,8 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   };
   side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);
   for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);
-  for (const m of s.matchAll(NO_MORE)) side(m[1], off);
+  for (const m of s.matchAll(COMES_OUT)) side(m[1], off);
+  for (const m of s.matchAll(NO_MORE)) side(m[1] ?? m[2], off);
   const on = TAKEN_UP.exec(s);
   // "X now" names a practice, not a state ("the build is green now", "it works now").
   if (on && (on[1] !== undefined || !STATE_NOW.test(on[2]!))) side(on[1] ?? on[2], up);
@@ -222,6 +235,11 @@ const SETTING_SAID = new RegExp(`${SETTING_ON.source}|${SETTING_OFF.source}|${SE
 /** "keep X free of Y", "leave X clear of Y": Y is kept out of X. */
 const KEPT_FREE =
   /\b(?:keep|leave)\s+(?:the\s+|our\s+|all\s+)?([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:free|clear|clean)\s+of\s+([^,.;!?]+)/g;
+/** "X, not Y", or a whole sentence "X not Y" ("Instant not DateTime."). */
+const X_NOT_Y = /([\w.@/`-]+)\s*,\s*not\s+\S|(?:^|[.!?;]\s+)([\w.@/`-]+)\s+not\s+[\w.@/`-]+\s*(?=$|[.!?;])/g;
+/** What work stays on or goes in: "keep it as X", "is still on X", "put it in the X". */
+const KEPT_ON =
+  /\bkeep (?:it|them|this|that) as\s+(?:a\s+|an\s+)?([\w.@-]+)|\b(?:we're|we are|everything is|everything's|whole [\w-]+(?: [\w-]+)? is|(?:is|are) (?:still|all)) (?:still )?on\s+(?:the\s+)?([\w.@-]+(?:\s+\d[\w.]*)?)(?=\s*(?:$|[,.;!?]|\s(?:and|but|so)\b))|^(?:please\s+)?put (?:it|them|this|that) in(?:to)?\s+(?:the\s+|a\s+)?([\w.@-]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
 const PREAMBLE = /^(?:nit|wait|fyi|ps|heads up|quick one|before you go on)\s*[,:]\s*/i;
 /** A leading "no," (after a preamble, if any): the turn corrects. */
@@ -443,6 +461,11 @@ export function polarityOf(text: string): Polarity {
   for (const n of lineLengths(text)) if (n.avoided) avoid.add(n.term);
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
+  for (const m of text.toLowerCase().matchAll(COMES_OUT)) {
+    const out = [...lessonTokens(m[1]!)];
+    const member = out.find((t) => topicOfLoose(t) !== undefined) ?? out[0];
+    if (member) avoid.add(member);
+  }
   // "swap those console calls for the logger", "rip out the prints": what is swapped or removed is
   // avoided, what it is swapped for is preferred.
   for (const m of text.toLowerCase().matchAll(SWAP)) {
@@ -505,10 +528,18 @@ export function polarityOf(text: string): Polarity {
   // A bare naming of code terms and nothing else ("@Getter + @Builder", "`tmp_path`"): what it names is wanted.
   if (short && !avoid.size && !complaint && !NEGATION.test(text))
     for (const t of toks) if (/^[#@]|[./_]/.test(t)) stated.add(t);
-  // "X, not Y": X is the one wanted.
-  for (const m of text.toLowerCase().matchAll(/([\w.@/`-]+)\s*,\s*not\s+\S/g)) {
-    const t = [...lessonTokens(m[1]!)][0];
+  // "X, not Y", and a sentence that is only "X not Y": X is the one wanted.
+  for (const m of text.toLowerCase().matchAll(X_NOT_Y)) {
+    const t = [...lessonTokens(m[1] ?? m[2]!)][0];
     if (t) stated.add(t);
+  }
+  // "keep it as joda DateTime", "the domain is on joda", "put it in the Podfile": what the work stays on or goes in is wanted.
+  for (const m of text.toLowerCase().matchAll(KEPT_ON)) {
+    const t = [...lessonTokens(m[1] ?? m[2] ?? m[3]!)][0];
+    if (t && !WHEN_WORD.test(t)) {
+      stated.add(t);
+      explicit.add(t);
+    }
   }
   for (const t of stated) if (topicOfLoose(t) === undefined) prefer.add(t);
   // What is avoided is not preferred, nor another word for the same choice ("print" / "stdout").
@@ -968,8 +999,15 @@ const GENERIC_COMMAND_WORDS = new Set([
  */
 export function distinctiveFix(f: string): boolean {
   if (/[^\p{L}]/u.test(f)) return /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(f) && !/^--?[\p{L}\p{N}]$/u.test(f);
-  return f.length >= 5 && !GENERIC_COMMAND_WORDS.has(f);
+  return f.length >= 5 && !GENERIC_COMMAND_WORDS.has(f) && !CODE_KEYWORDS.has(f);
 }
+
+/** Keywords of common languages: an edit writes them whatever it corrects (`return`, `class`, `private`). */
+const CODE_KEYWORDS = new Set([
+  ..."return const class final static private public protected import export async await function".split(" "),
+  ..."interface struct override string number boolean throw throws yield super while break continue".split(" "),
+  ..."switch default extends implements package module object lambda typeof instanceof delete value".split(" "),
+]);
 
 /** Words of a follow-up kept for the action that came after it (followUpOf). */
 const FOLLOW_UP_WORDS = 40;

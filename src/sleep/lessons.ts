@@ -510,8 +510,17 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const sharedFix = (a: Observation, b: Observation) =>
     a.session_id !== b.session_id &&
     fixes(a).some((f) => rareFix(f) && fixes(b).some((g) => g === f || samePlace(f, g)));
-  const sameFix = (a: Observation, b: Observation) =>
-    a.kind === "correction" && b.kind === "correction" && sharedFix(a, b);
+  // A preference joins on a corrected action only when both sayings name what the agent changed to
+  // ("we're off joda now, java.time all the way" and "Instant not DateTime", each followed by
+  // java.time.Instant): after a new wish the edit may as well be the task going on in that file.
+  const sameFix = (i: number, j: number) => {
+    const a = obs[i]!;
+    const b = obs[j]!;
+    if (a.kind === "reaction" || b.kind === "reaction" || !sharedFix(a, b)) return false;
+    if (a.kind === "correction" && b.kind === "correction") return true;
+    const fb = fixes(b);
+    return fixes(a).some((f) => rareFix(f) && fb.includes(f) && saysFix(toks[i]!, f) && saysFix(toks[j]!, f));
+  };
   // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
   // require.Equal", after which the agent wrote cmp.Diff).
   const namesFix = (i: number, j: number) =>
@@ -664,7 +673,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
           sameActionSameWord(obs[i]!, obs[j]!, w) ||
           sameFileNamed(obs[i]!, obs[j]!) ||
-          sameFix(obs[i]!, obs[j]!) ||
+          sameFix(i, j) ||
           namesFix(i, j) ||
           sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
         )
@@ -720,6 +729,18 @@ function namesTerm(toks: ReadonlySet<string>, f: string): boolean {
   if (toks.has(f)) return true;
   if (!f.includes("/")) return false;
   for (const t of toks) if (samePlace(t, f)) return true;
+  return false;
+}
+
+/**
+ * Whether a saying's terms name a corrected-action term: itself, its file, the package it is in or
+ * its last name (`java.time` or `instant` for `java.time.instant`).
+ */
+function saysFix(toks: ReadonlySet<string>, f: string): boolean {
+  const bare = f.replace(/^(?:file|tool|dir):/, "");
+  if (namesTerm(toks, bare)) return true;
+  for (const t of toks)
+    if (t.length >= 4 && (bare.startsWith(`${t}.`) || bare.startsWith(`${t}::`) || bare.endsWith(`.${t}`))) return true;
   return false;
 }
 

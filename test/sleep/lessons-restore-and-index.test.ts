@@ -1,0 +1,162 @@
+import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
+import { describe, expect, test } from "bun:test";
+import { correctedAction } from "../../src/sleep/lesson-learned.ts";
+import { announcedChange, distinctiveFix, instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
+import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+
+// Our own sessions, from a bakery's ordering app: a docs site whose pages must be listed in an
+// index one folder up, a lint baseline the agent keeps regenerating, and a date library given up.
+const book = (): LessonBook => ({ version: 1, project: "/p", observations: [], lessons: [] });
+let n = 0;
+const session = (day: number, prompts: string[], before: string[], first: string[]) => ({
+  session_id: `ri${++n}`,
+  source: "codex",
+  ended_at: `2026-11-${String(day).padStart(2, "0")}T10:00:00.000Z`,
+  user_prompts: prompts,
+  agent_before: before,
+  agent_first: first,
+});
+const plan = (b: LessonBook, night = 1, memory = "") =>
+  planLessons(b, night, memory, { target: "AGENTS.md", retireAfterNights: 0 });
+forgetLearnedTopicsAfterEach();
+
+const LATER = "$ cargo test -p orders · ok";
+
+describe("what the agent put right after a turn", () => {
+  test("an index one or two folders above the file just added is the correction; the repository's root is not", () => {
+    expect(
+      correctedAction(
+        "edit docs/book/ops/proofing.md: # Proofing times",
+        "edit docs/book/INDEX.md: - [Proofing](ops/proofing.md)",
+      ),
+    ).toEqual(["file:index.md"]);
+    expect(correctedAction("edit docs/book/ops/ovens/deck.md: # Deck ovens", "edit docs/book/TOC.md: - deck")).toEqual([
+      "file:toc.md",
+    ]);
+    // Three folders up, or the root's README, is the task going on elsewhere.
+    expect(correctedAction("edit docs/book/ops/ovens/deck.md: # Deck ovens", "edit docs/TOC.md: - deck")).toEqual([]);
+    expect(correctedAction("edit docs/book/ops/proofing.md: # Proofing", "edit README.md: see docs")).toEqual([]);
+  });
+
+  test("a file put back with git is the correction, whatever runs after it", () => {
+    const REGEN = "$ cd app && ./gradlew detektBaseline · BUILD SUCCESSFUL";
+    expect(
+      correctedAction(REGEN, "$ cd app && git checkout -- config/lint/baseline.xml && ./gradlew detekt · 1 finding"),
+    ).toEqual(["file:baseline.xml"]);
+    expect(correctedAction(REGEN, "$ git restore --staged app/config/lint/baseline.xml · ok")).toEqual([
+      "file:baseline.xml",
+    ]);
+    // A branch switch is no file put back.
+    expect(correctedAction(REGEN, "$ git checkout -b fix/baseline · ok")).not.toContain("file:baseline.xml");
+  });
+
+  test("two objections after the same regeneration, each followed by putting the file back, are one lesson", () => {
+    const REGEN = "$ cd app && ./gradlew detektBaseline · BUILD SUCCESSFUL";
+    const BACK = "$ cd app && git checkout -- config/lint/baseline.xml && ./gradlew detekt · 1 finding";
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          3,
+          ["Add the sourdough schedule screen", "wait, don't regrow the lint baseline to get it green. rest looks ok"],
+          ["", REGEN],
+          ["", BACK],
+        ),
+        session(
+          7,
+          ["Show the oven rota", "wait, fix the finding itself or suppress it with a reason, then carry on"],
+          ["", REGEN],
+          ["", BACK],
+        ),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.n_sessions).toBe(2);
+    expect(cards[0]!.rule.toLowerCase()).toContain("baseline");
+  });
+
+  test("sayings with no word in common join through the index the agent then edited", () => {
+    const page = (name: string) => `edit docs/book/recipes/${name}.md: # ${name}`;
+    const INDEX = "edit docs/book/INDEX.md: - [page](recipes/page.md)";
+    const b = book();
+    observe(
+      b,
+      [
+        session(2, ["Document the rye recipe", "you left the index out again"], ["", page("rye")], ["", INDEX]),
+        session(
+          5,
+          ["Write up the croissant lamination", "the site only builds pages that are listed in INDEX.md"],
+          ["", page("croissant")],
+          ["", INDEX],
+        ),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.n_sessions).toBe(2);
+  });
+});
+
+describe("a change of practice said in passing", () => {
+  test("'X comes out with the next release' and 'no X anymore' give X up", () => {
+    expect(announcedChange("the moment dependency comes out with the next release")?.off).toContain("moment");
+    expect(announcedChange("no yarn install anymore — pnpm, pinned in packageManager")?.off).toContain("yarn");
+    expect([...polarityOf("Temporal not Date. the moment dependency comes out soon").avoid]).toContain("moment");
+  });
+
+  test("what the work stays on or goes in is wanted; an idiom is not", () => {
+    expect([...polarityOf("Temporal not Date.").prefer]).toEqual(["temporal"]);
+    expect([...polarityOf("keep it as moment objects, the whole pricing module is on moment").prefer]).toContain(
+      "moment",
+    );
+    expect([...polarityOf("we're still on jest 29 in api/, keep the old config").prefer]).toContain("jest");
+    expect([...polarityOf("put it in the Brewfile and run brew bundle").prefer]).toContain("brewfile");
+    expect(polarityOf("the build is on fire").prefer.size).toBe(0);
+  });
+
+  test("'use X here' is the task at hand; how the team works 'here' is a rule", () => {
+    expect(instructionsOf("use v3 of the slots endpoint here, the kiosk already calls it", true)).toEqual([]);
+    expect(instructionsOf("we use pnpm here, not npm", true)).toHaveLength(1);
+  });
+
+  test("a language keyword written by an edit says nothing about what was corrected", () => {
+    for (const k of ["return", "class", "private", "final"]) expect(distinctiveFix(k)).toBe(false);
+    expect(distinctiveFix("nextest")).toBe(true);
+  });
+
+  test("a preference joins a correction through the edit after both only when both name what the edit wrote", () => {
+    const JODA = "edit src/main/java/bake/Slot.java: import org.joda.time.DateTime;";
+    const JAVA_TIME = "edit src/main/java/bake/Slot.java: import java.time.Instant; import java.time.Duration;";
+    const b = book();
+    observe(
+      b,
+      [
+        session(2, ["Add the pickup slots", "we're off joda now, java.time all the way"], ["", JODA], ["", JAVA_TIME]),
+        session(6, ["Model the oven shifts", "Instant not DateTime."], ["", JODA], ["", JAVA_TIME]),
+      ],
+      1,
+    );
+    expect(plan(b).cards).toHaveLength(1);
+    // A wish that names none of it, followed by the same edit (the task going on in that file), joins nothing.
+    const c = book();
+    observe(
+      c,
+      [
+        session(
+          2,
+          ["Add the pickup slots", "keep the slot labels short, the kiosk screen is narrow"],
+          ["", JODA],
+          ["", JAVA_TIME],
+        ),
+        session(6, ["Model the oven shifts", "Instant not DateTime."], ["", JODA], ["", JAVA_TIME]),
+        session(9, ["Price the catering orders", LATER.slice(2)], ["", LATER], ["", LATER]),
+      ],
+      1,
+    );
+    expect(plan(c).cards).toEqual([]);
+  });
+});
