@@ -59,7 +59,7 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
  * a bound in time ("until the 2.4 freeze lifts", "this week"): a task request, not a standing rule.
  */
 const TASK_DEICTIC =
-  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bthis one\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\bmid-(?:migration|rollout|release|refactor|deploy|cutover|upgrade)\b|\bin the middle of\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b)/i;
+  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bthis one\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\bmid-(?:migration|rollout|release|refactor|deploy|cutover|upgrade)\b|\bin the middle of\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\b(?:open|raise|base|rebase|target|point) (?:this|it|that)(?: pr| one| branch)? (?:against|on|onto|at|to)\b|\bwhile (?:we|i)(?:'re| are|'m| am)? (?:debug|investigat|test|look|figur|chas|bisect)\w*|\b(?:i'll|i will|we'll|we will) (?:put|turn|switch|set|change|flip) (?:it|them|that|this) back\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b)/i;
 /**
  * A standing marker ("from now on", "anymore", "no more") turns a time word into the moment a
  * practice changed: "we removed testify this week, cmp.Diff from now on" is a rule, not a task.
@@ -689,11 +689,15 @@ export function instructionsOf(
   // is its own instruction. Pasted code, fenced blocks and stack traces are not the user's words.
   // "unrelated, but X" stays one sentence: X is the new task it opens.
   const spoken = spokenText(prompt).replace(/\b(unrelated|separate thing|different topic)\s*,\s*but\s+/gi, "$1 but ");
-  const sentences = spoken.split(/(?<=[.!?])\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i).map((x) =>
+  const sentences = withAsides(
+    spoken.split(
+      /(?<=[.?]|(?<!\b(?:try|panic|println|eprintln|vec|format|assert|todo|dbg))!)\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i,
+    ),
+  ).map((x) =>
     x
       .replace(/^\(?\d{1,2}[.)]\s+/, "")
       .replace(CONTINUE_TAIL, "")
-      .replace(/^(?:one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
+      .replace(/^(?:but|one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
   );
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
   // The terms of the agent's action right after this turn that its action before did not have:
@@ -703,11 +707,15 @@ export function instructionsOf(
     /^(?:\$ |edit )/.test(afterTool) && isRedo(prompt, o.agentBefore, o.agentAfter)
       ? [...lessonTokens(afterTool.replace(/^\$ |^edit \S+?: /, ""))].filter((t) => !beforeTool?.has(t))
       : [];
+  let afterSecret = false;
   for (const raw of sentences) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
-    // A sentence holding a credential never becomes a rule, whatever else it says.
-    if (isCredentialShaped(s)) {
+    // A sentence holding a credential never becomes a rule, whatever else it says; nor does the
+    // one right after it that points back at it ("… is <password> — always use it for psql").
+    const pointsBack = afterSecret && /\b(?:it|that|this|them|those|these)\b/i.test(s);
+    afterSecret = isCredentialShaped(s);
+    if (afterSecret || pointsBack) {
       if (o.skipped) o.skipped.credential++;
       continue;
     }
@@ -834,6 +842,29 @@ export function instructionsOf(
       followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice || followed);
     // The rule is quoted without the turn's preamble ("nit:", "wait,"), which is read above as said.
     out.push({ quote: body.replace(PREAMBLE, "") || body, kind: correction ? "correction" : "preference" });
+  }
+  return out;
+}
+
+/** A sentence that is only a standing marker ("always.", "every single time!"): it qualifies the one before. */
+const STANDING_ALONE =
+  /^(?:always|every (?:single )?time|each time|every time please|always please|no exceptions)[.!]*$/i;
+/** A sentence that is only a "no" ("try! in network code?? no"): it answers the question before it. */
+const NO_ALONE = /^(?:no|nope|nah)[.!]*$/i;
+
+/**
+ * Sentences with their one-word asides folded into the sentence they qualify: "format first.
+ * always." is "format first, always."; "try! in network code?? no" is "no, try! in network code".
+ */
+function withAsides(sentences: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const raw of sentences) {
+    const x = raw.trim();
+    const prev = out.at(-1);
+    if (prev !== undefined && STANDING_ALONE.test(x)) out[out.length - 1] = `${prev.replace(/[.!]+$/, "")}, ${x}`;
+    else if (prev !== undefined && NO_ALONE.test(x) && prev.endsWith("?"))
+      out[out.length - 1] = `no, ${prev.replace(/\?+$/, "")}`;
+    else out.push(raw);
   }
   return out;
 }
@@ -990,6 +1021,8 @@ const REACTION_WORDS = 20;
 const GENERIC_COMMAND_WORDS = new Set([
   ..."build check clean commit deploy docker fetch format install lint merge python".split(" "),
   ..."pytest rebase release remove start status tests update upgrade verify watch write".split(" "),
+  // git's remotes and branches by their usual names
+  ..."origin upstream master remote".split(" "),
 ]);
 
 /**
@@ -1043,12 +1076,19 @@ const NEXT_TASK = /^(?:also|and also|plus|oh and|one more thing|while you're (?:
  * callers' own checks then refuse it).
  */
 function ownPart(text: string): string {
-  const sentences = text.split(/(?<=[.!?])\s+/);
+  // Sentences, the parts of one set off by a dash, and a clause that starts "oh and …" / "and then
+  // keep going …" inside one.
+  const sentences = text.split(/(?<=[.!?])\s+|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i);
   for (let i = 1; i < sentences.length; i++) {
     const s = sentences[i]!;
-    const rest = s.replace(NEXT_TASK, "");
+    const rest = s.replace(NEXT_TASK, "").replace(/^(?:and\s+)?then\s+/i, "");
     const task = TASK_START.test(rest) && !pushesBack(rest) && !PREFERENCE.test(rest);
-    if (NEXT_TASK.test(s) || NEW_TASK.test(s) || taskBound(s) || task) return sentences.slice(0, i).join(" ");
+    const movingOn = /^(?:and\s+)?then\s/i.test(s) && MOVE_ON.test(s);
+    if (NEXT_TASK.test(s) || NEW_TASK.test(s) || taskBound(s) || task || movingOn)
+      return sentences
+        .slice(0, i)
+        .filter((x) => !/^(?:and|oh|so)$/i.test(x))
+        .join(" ");
   }
   return text;
 }

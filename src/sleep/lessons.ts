@@ -507,9 +507,23 @@ function assignClusters(book: LessonBook, w: Weights): void {
   // (distinctiveFix); and shared by few sayings (a correction said in four or five sessions, each
   // followed by the same corrected action, is rare still).
   const rareFix = (f: string) => distinctiveFix(f) && (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
-  const sharedFix = (a: Observation, b: Observation) =>
-    a.session_id !== b.session_id &&
-    fixes(a).some((f) => rareFix(f) && fixes(b).some((g) => g === f || samePlace(f, g)));
+  // How many rare corrected-action terms two sayings of different sessions share. Sharing only
+  // the tool the agent turned to (`./gradlew`) is no evidence when either also changed something
+  // the other did not (`./gradlew spotlessApply` after "format first" is not "use the wrapper").
+  const fixesShared = (a: Observation, b: Observation) => {
+    if (a.session_id === b.session_id) return 0;
+    const fa = fixes(a).filter(rareFix);
+    const fb = fixes(b).filter(rareFix);
+    const shared = fa.filter((f) => fb.some((g) => g === f || samePlace(f, g)));
+    if (!shared.length) return 0;
+    const head = (f: string, all: readonly string[]) =>
+      f.startsWith("tool:") || all.includes(`tool:${f.slice(f.lastIndexOf("/") + 1)}`);
+    const toolOnly = shared.every((f) => head(f, fa));
+    const more = (own: readonly string[], other: readonly string[]) =>
+      own.some((f) => !head(f, own) && !other.some((g) => g === f || samePlace(f, g)));
+    return toolOnly && (more(fa, fb) || more(fb, fa)) ? 0 : shared.length;
+  };
+  const sharedFix = (a: Observation, b: Observation) => fixesShared(a, b) > 0;
   // A preference joins on a corrected action only when both sayings name what the agent changed to
   // ("we're off joda now, java.time all the way" and "Instant not DateTime", each followed by
   // java.time.Instant): after a new wish the edit may as well be the task going on in that file.
@@ -638,7 +652,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (obs[i]!.cluster !== undefined) continue;
     const seen = new Set<number>();
     const joined = new Set<number>();
-    let latest: { cluster: number; at: string } | undefined;
+    let latest: { cluster: number; at: string; score: number } | undefined;
     for (const t of keys(i)) {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
@@ -651,9 +665,14 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // reactions that are still alone, never a cluster through one (old and new sides of a flip
         // may follow the same action).
         if (obs[i]!.kind === "reaction" || obs[j]!.kind === "reaction") {
-          if (!sameAction(obs[i]!, obs[j]!) && !sharedFix(obs[i]!, obs[j]!)) continue;
+          // The evidence: the same action before, and each rare term of what the agent changed after.
+          const score = (sameAction(obs[i]!, obs[j]!) ? 1 : 0) + fixesShared(obs[i]!, obs[j]!);
+          if (!score) continue;
           if (obs[i]!.kind === "reaction") {
-            if (!latest || obs[j]!.at >= latest.at) latest = { cluster: obs[j]!.cluster!, at: obs[j]!.at };
+            // The best-supported saying, and among equals the latest (`./gradlew spotlessApply` after
+            // the objection belongs with "format first", not with "use ./gradlew" through `./gradlew`).
+            if (!latest || score > latest.score || (score === latest.score && obs[j]!.at >= latest.at))
+              latest = { cluster: obs[j]!.cluster!, at: obs[j]!.at, score };
           } else if (!stated.has(obs[j]!.cluster!)) joined.add(obs[j]!.cluster!);
           continue;
         }
@@ -800,10 +819,15 @@ const LOOK_ONLY =
 function agreedFixes(c: Cluster): string[] {
   const bySessions = new Map<string, Set<string>>();
   for (const m of c.members) {
-    // A redo of the same command or file; another tool afterwards (`just ci`, then `git push`) is the task going on.
-    if (!m.key || m.fix?.some((f) => f.startsWith("tool:"))) continue;
-    for (const f of new Set(m.fix ?? [])) {
-      if (!distinctiveFix(f) || LOOK_ONLY.test(f)) continue;
+    // A redo of the same command or file. Another tool afterwards is the task going on (`just ci`,
+    // then `git push`) unless it does something distinctive (`./gradlew spotlessApply` after
+    // `git add`): then that, not the tool, is what changed.
+    if (!m.key) continue;
+    const fix = m.fix ?? [];
+    const heads = new Set(fix.filter((f) => f.startsWith("tool:")).flatMap((f) => [f, f.slice(5)]));
+    for (const f of new Set(fix)) {
+      if (heads.has(f) || heads.has(f.slice(f.lastIndexOf("/") + 1)) || !distinctiveFix(f) || LOOK_ONLY.test(f))
+        continue;
       const k = `${m.key}\n${f}`;
       const s = bySessions.get(k) ?? new Set<string>();
       s.add(m.session_id);

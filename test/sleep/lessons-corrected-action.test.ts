@@ -142,16 +142,32 @@ describe("the corrected action: the agent's first move after a turn", () => {
     // The words alone do not say what to do; the change the agent made after them does.
     expect(cards[0]!.rule).toBe("The ingest buffer is touched by 3 goroutines (then: -race)");
     expect(cards[0]!.n_sessions).toBe(2);
-    // Another tool afterwards (docker compose, then make) is no redo: support, never a lesson alone.
+    // Another tool afterwards that does nothing distinctive (`just ci`, then `git push origin main`)
+    // is the task going on: support, never a lesson alone.
     const c = book();
     observe(
       c,
       [3, 6, 9].map((d) =>
-        session(d, ["Add the retry queue", "bring up the local deps the usual way"], ["", COMPOSE], ["", MAKE]),
+        session(
+          d,
+          ["Add the retry queue", "hmm, the queue consumer looks wrong there"],
+          ["", "$ just ci · ok"],
+          ["", "$ git push origin main · ok"],
+        ),
       ),
       1,
     );
     expect(plan(c).cards).toEqual([]);
+    // One that does (docker compose, then `make dev-up`, after each objection) is what changed.
+    const d = book();
+    observe(
+      d,
+      [3, 6, 9].map((day) =>
+        session(day, ["Add the retry queue", "bring up the local deps the usual way"], ["", COMPOSE], ["", MAKE]),
+      ),
+      1,
+    );
+    expect(plan(d).cards.map((x) => x.rule)).toEqual(["Bring up the local deps the usual way (then: dev-up)"]);
   });
 
   test("a practice's change of date is not a task's bound, and one saying names what the agent changed to after the other", () => {

@@ -1,7 +1,13 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { correctedAction } from "../../src/sleep/lesson-learned.ts";
-import { announcedChange, distinctiveFix, instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
+import {
+  announcedChange,
+  distinctiveFix,
+  followUpOf,
+  instructionsOf,
+  polarityOf,
+} from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 
 // Our own sessions, from a bakery's ordering app: a docs site whose pages must be listed in an
@@ -154,6 +160,99 @@ describe("a change of practice said in passing", () => {
         ),
         session(6, ["Model the oven shifts", "Instant not DateTime."], ["", JODA], ["", JAVA_TIME]),
         session(9, ["Price the catering orders", LATER.slice(2)], ["", LATER], ["", LATER]),
+      ],
+      1,
+    );
+    expect(plan(c).cards).toEqual([]);
+  });
+});
+
+describe("one-word asides and passing moments", () => {
+  test("'always.' said alone makes the sentence before it standing; a 'no' after a question answers it", () => {
+    expect(instructionsOf("glaze after proofing. always. ./bake glaze --all", true)).toEqual([
+      { quote: "glaze after proofing, always.", kind: "preference" },
+    ]);
+    expect(instructionsOf("unwrap() in the oven driver?? no", true)).toEqual([
+      { quote: "unwrap() in the oven driver", kind: "correction" },
+    ]);
+    // A macro's bang is no sentence's end.
+    expect(instructionsOf("try! in the checkout code?? no", true)[0]!.quote).toBe("try! in the checkout code");
+    expect(instructionsOf("is that the right tray? no idea", true)).toEqual([]);
+  });
+
+  test("a setting changed while something is debugged, to be put back, is the task at hand", () => {
+    expect(instructionsOf("turn the oven alarms off in dev.yml while we debug this, I'll put it back", true)).toEqual(
+      [],
+    );
+    expect(instructionsOf("keep the oven alarms off in dev.yml, always", true)).toHaveLength(1);
+  });
+
+  test("the sentence right after a password that points back at it is no rule either", () => {
+    expect(instructionsOf("the till db password is Qx81-crumb-77 — always use it when you run psql", true)).toEqual([]);
+    expect(instructionsOf("the till db runs on 5433 — always use it when you run psql", true)).toHaveLength(1);
+  });
+
+  test("an objection with no rule in it joins the saying whose corrected action it shares most, not one sharing only the tool", () => {
+    const PUSH = "$ git push · ok";
+    const WRAPPER = "$ ./gradlew test · ok";
+    const FORMAT = "$ ./gradlew spotlessApply && git commit -am wip · ok";
+    const b = book();
+    observe(
+      b,
+      [
+        session(2, ["Add the rye page", "system gradle again, stop"], ["", "$ gradle test · ok"], ["", WRAPPER]),
+        session(
+          4,
+          ["Add the spelt page", "the wrapper, not the brew gradle"],
+          ["", "$ gradle build · ok"],
+          ["", WRAPPER],
+        ),
+        session(6, ["Add the oat page", "format before you push, always"], ["", PUSH], ["", FORMAT]),
+        session(8, ["Add the barley page", "CI is going to go red on the format check now"], ["", PUSH], ["", FORMAT]),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    const formatCard = cards.find((c) => c.sources.some((q) => q.quote === "format before you push, always"));
+    expect(formatCard?.sources.map((q) => q.quote)).toContain("CI is going to go red on the format check now");
+    const wrapperCard = cards.find((c) => c.rule.toLowerCase().includes("gradle"));
+    expect(wrapperCard?.sources.map((q) => q.quote) ?? []).not.toContain(
+      "CI is going to go red on the format check now",
+    );
+  });
+});
+
+describe("reactions that end in another task, and a formatter run after the same step", () => {
+  test("a reaction is quoted up to 'and then keep going' or 'oh and …'; a pull request's base is the task", () => {
+    expect(followUpOf("wrapper!! and then keep going with the rota oh and kick the deploy by hand", ["./bake"])).toBe(
+      "wrapper!!",
+    );
+    expect(instructionsOf("open this against release/3.1 not main, it's a hotfix", true)).toEqual([]);
+  });
+
+  test("objections after the same step, each followed by the same distinctive run of another tool, are one lesson", () => {
+    const ADD = "$ git add -A · ok";
+    const FMT = "$ ./bake spotlessApply · formatted 3 files";
+    const b = book();
+    observe(
+      b,
+      [
+        session(2, ["Add the rye page", "CI is going to go red on the format check now"], ["", ADD], ["", FMT]),
+        session(5, ["Add the spelt page", "the lint job is going to fail on that"], ["", ADD], ["", FMT]),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.rule.toLowerCase()).toContain("spotlessapply");
+    // Another tool run after the same step that does nothing distinctive (`git push`) is the task going on.
+    const c = book();
+    const PUSH = "$ git push · ok";
+    observe(
+      c,
+      [
+        session(2, ["Add the rye page", "CI is going to go red on the format check now"], ["", ADD], ["", PUSH]),
+        session(5, ["Add the spelt page", "the lint job is going to fail on that"], ["", ADD], ["", PUSH]),
       ],
       1,
     );
