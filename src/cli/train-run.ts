@@ -249,7 +249,7 @@ export function finishRun(
     ...(folder ? { best_skill_dir: folder } : {}),
   };
   writeJsonAtomic(o.paths.summary, summary);
-  const report = writeReportAfterRun(o.dir);
+  const report = writeReportAfterRun(o.dir, result.summary.steps);
   if (output.json) printJson({ ...summary, warnings: o.warnings });
   else
     printResult(

@@ -23,7 +23,7 @@ import {
 import { SECTION_SCHEMAS, SECTIONS, type Section, type TrainConfig, TrainConfigSchema } from "./schema.ts";
 import { type ConfigSource, readSource, resolveBase, resolveConfigArg, sourceKey } from "./sources.ts";
 import { validationError } from "./issues.ts";
-import { type Position, parseYamlConfig } from "./yaml-source.ts";
+import { type Position, parseShippedYaml, parseYamlConfig } from "./yaml-source.ts";
 
 interface LoadOptions {
   /** `--config`: bundled name or path. */
@@ -160,10 +160,10 @@ function loadLayered(src: ConfigSource, cwd: string, chain: ConfigSource[], warn
     });
   }
   const text = readSource(src);
-  const parsed = parseYamlConfig(text, src.display);
-  const { _base_: baseRef, ...own } = parsed.data;
   // A file on disk identical to a bundled config (a checkout's configs/) is ours as much as the embedded copy.
   const shipped = src.kind === "bundled" || Object.values(BUNDLED_CONFIGS).includes(text);
+  const parsed = (shipped && parseShippedYaml(text, src.display)) || parseYamlConfig(text, src.display);
+  const { _base_: baseRef, ...own } = parsed.data;
   const layer = normaliseLayer(own, parsed.positions, src.display, warnings, shipped);
   if (baseRef === undefined || baseRef === null || baseRef === "") return layer;
   if (typeof baseRef !== "string") {

@@ -1,4 +1,5 @@
 import type { Hash } from "node:crypto";
+import { noFTL } from "bun:jsc";
 
 /**
  * node:crypto is loaded on the first hash, not with this module: instantiating it costs about 2 ms,
@@ -163,6 +164,15 @@ class CanonicalFeed {
     this.text('"');
   }
 }
+
+/**
+ * The walk stays out of JavaScriptCore's optimising FTL tier: a training run hashes every call's
+ * request with it from its first steps, and in a ×16 quickstart (1.3 s) compiling `string` and
+ * `value` with FTL (twice each: the first code was thrown away) was the largest cost on the JIT's
+ * thread, more than the faster code gave back before the run ended.
+ */
+noFTL(CanonicalFeed.prototype.value);
+noFTL((CanonicalFeed.prototype as unknown as { string: () => void }).string);
 
 /** JSON-escape `n` bytes of UTF-8 from `src` into `escaped` (as JSON.stringify escapes); returns the length. */
 function escapeJson(src: Uint8Array, n: number, escaped: Uint8Array): number {

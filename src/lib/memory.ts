@@ -9,17 +9,22 @@
  * it keeps: code compiled while it warms up, caches filling) doubles the growth awaited before the
  * next one, up to `upTo`; one that gave back more returns it to `growthBytes`. A full collection
  * costs about as much whether it finds garbage or not (15-25 ms for a training run's heap).
+ * `opts.process` stands for the process's size and collector (tests).
  */
-export function collectWhenGrown(growthBytes = 16 * 2 ** 20, opts: { upTo?: number } = {}): () => void {
+export function collectWhenGrown(
+  growthBytes = 16 * 2 ** 20,
+  opts: { upTo?: number; process?: { rss(): number; collect(): void } } = {},
+): () => void {
+  const proc = opts.process ?? { rss: () => process.memoryUsage.rss(), collect: () => Bun.gc(true) };
   // The first unit sets the base: what start-up loaded is not garbage to chase.
   let base: number | undefined;
   let awaited = growthBytes;
   return () => {
-    const rss = process.memoryUsage.rss();
+    const rss = proc.rss();
     if (base === undefined) base = rss;
     if (rss - base < awaited) return;
-    Bun.gc(true);
-    const after = process.memoryUsage.rss();
+    proc.collect();
+    const after = proc.rss();
     if (opts.upTo !== undefined)
       awaited = (rss - after) * 2 < rss - base ? Math.min(awaited * 2, opts.upTo) : growthBytes;
     base = after;

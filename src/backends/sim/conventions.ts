@@ -5,6 +5,8 @@
  * independently (src/benchmarks/conventions/formats.ts); a test checks that the two agree.
  */
 
+import { noFTL } from "bun:jsc";
+
 export type FamilyId = "date" | "rounding" | "distance" | "currency" | "naming" | "list_order" | "framing" | "boolean";
 
 export type TaskValue =
@@ -405,9 +407,11 @@ export const FAMILIES: readonly Family[] = [
   },
 ];
 
-/** The family with this id. */
+const FAMILY_BY_ID: ReadonlyMap<string, Family> = new Map(FAMILIES.map((f) => [f.id, f]));
+
+/** The family with this id (looked up for every task the simulator answers). */
 export function family(id: FamilyId): Family {
-  const f = FAMILIES.find((x) => x.id === id);
+  const f = FAMILY_BY_ID.get(id);
   if (!f) throw new Error(`unknown family ${id}`);
   return f;
 }
@@ -438,6 +442,9 @@ export function conventionOfLine(line: string): Convention | undefined {
   LINES_READ.set(line, found);
   return found ?? undefined;
 }
+// Out of the FTL tier: in a ×16 quickstart (1.3 s) its FTL compilation, done twice, was the most
+// costly left on the JIT's thread; the lines it reads are mostly found in LINES_READ.
+noFTL(conventionOfLine);
 
 /**
  * A scope: the office a line of a skill or a task names ("the Lisbon office" → "lisbon"), lowercased.

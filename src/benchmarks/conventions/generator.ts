@@ -197,7 +197,7 @@ const RETRIES = 1000;
 /**
  * How many distinct tasks (question and value) a family has, for the families small enough to run
  * out in a large split (a yes/no family runs out at 32 tasks, well within a ×16 quickstart) and
- * whose every value is unambiguous. Once they are all taken, the retries of each further task
+ * whose every value is unambiguous and drawn with one number. Once they are all taken, the retries of each further task
  * would all be refused: a ×16 quickstart drew 41 000 of them, a ×256 one a million.
  */
 const TASKS_OF: Partial<Record<FamilyId, number>> = {
@@ -235,13 +235,16 @@ export function generateSplits(
       let value = makeValue(rng, fid);
       let question = pick(rng, QUESTIONS[fid]);
       if ((taken.get(fid) ?? 0) >= (TASKS_OF[fid] ?? Number.POSITIVE_INFINITY)) {
-        // Every task of the family is taken: each retry would find its task seen. The retries are
-        // still drawn (the items after them come from the same stream) without building their keys;
-        // these families' values are all unambiguous, so makeValue would draw each one once.
-        for (let tries = 0; tries < RETRIES; tries++) {
-          value = rawValue(rng, fid);
-          question = pick(rng, QUESTIONS[fid]);
+        // Every task of the family is taken: each retry would find its task seen. The retries still
+        // take their numbers from the stream (the items after them come from it), but only the last
+        // is built: each of these families' values is one draw and unambiguous (makeValue would draw
+        // it once), and its question one more (the splits' digests are pinned in a test).
+        for (let tries = 1; tries < RETRIES; tries++) {
+          rng();
+          rng();
         }
+        value = rawValue(rng, fid);
+        question = pick(rng, QUESTIONS[fid]);
       } else {
         let key = JSON.stringify([question, value]);
         for (let tries = 0; seen.has(key) && tries < RETRIES; tries++) {
