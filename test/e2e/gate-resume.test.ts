@@ -119,9 +119,15 @@ describe("paired gate: kill -9 in the middle of a sequential decision", () => {
     expect(cutStep.gate).toEqual(refStep.gate);
     expect(cutStep.action).toBe(refStep.action);
     expect(comparable(cut)).toEqual(comparable(ref));
-    // Every call was paid once: the calls completed before the kill came back from the cache.
+    // No call was paid twice: the calls completed before the kill came back from the cache. The
+    // answer goes to the call cache's side file before the ledger row goes to the run's, so a kill
+    // between those two writes leaves one paid call counted as a cache hit after the resume (a
+    // known gap of one call, docs/reliability.md); never one paid again.
     const refCalls = JSON.parse(readFileSync(join(ref, "summary.json"), "utf8")).calls;
     const cutCalls = JSON.parse(r.stdout).calls;
-    expect(cutCalls.total - cutCalls.cached).toBe(refCalls.total - refCalls.cached);
+    const paid = cutCalls.total - cutCalls.cached;
+    const refPaid = refCalls.total - refCalls.cached;
+    expect(paid).toBeLessThanOrEqual(refPaid);
+    expect(paid).toBeGreaterThanOrEqual(refPaid - 1);
   }, 120_000);
 });
