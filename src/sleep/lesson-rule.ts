@@ -291,6 +291,7 @@ export function lessonTokens(text: string): Set<string> {
   // A bare scheme prefix ("node: prefix on builtins") is a term of its own.
   if (/(?<![\w:/])node:(?=\s|$)/.test(prose)) out.add("node:");
   for (const n of lineLengths(prose)) out.add(n.term);
+  for (const n of versionsOf(prose)) out.add(n.term);
   // "no any", "never `this`": the object of a bare prohibition is a term even when it is a common word.
   if (out.size === 0) {
     const bare = /^\s*(?:no|never|avoid|not)\s+`?([\p{L}][\p{L}\p{N}_-]*)`?\s*[.!]*\s*$/u.exec(prose);
@@ -320,6 +321,37 @@ function lineLengths(text: string): { term: string; avoided: boolean }[] {
 }
 const LINE_SETTING = /\b(?:line[- ]?length|lines?|line's|chars?|characters|columns?|cols|width|wrap\w*|limit)\b/i;
 const LINE_LENGTH_TERM = /^len:\d+$/;
+
+/** A runtime, language, database or framework named with its version ("node 20", `node:20-alpine`, "junit4", "python 3.12"). */
+const VERSIONED =
+  /\b(node(?:js)?|python|ruby|java|jdk|golang|go|php|postgres(?:ql)?|mysql|redis|kotlin|gradle|rust|dotnet|elixir|swift|xcode|rails|django|laravel|react|vue|angular|typescript|terraform|helm|junit|jest|vite|webpack)(?:\s*(?:v|version\s*)?|[:@-])(\d{1,3}(?:\.\d+)?)(?![\d.]*%)(?![\w.]*\d*\s*(?:ms|s|mb|gb|kb|chars|cols|lines)\b)/gi;
+const VERSION_TERM = /^ver:[a-z]+@[\d.]+$/;
+
+/**
+ * The versions a text names: `ver:node@20` for "node 20", "node:20-alpine" or "node v20.11" (the
+ * major; with the minor when the major is 3 or less, "python 3.12"). Two versions of one tool are
+ * rival members of one topic, so "we're on node 20" then "node 22 now" is a flip. `avoided`: said
+ * in a clause that negates, stops or declares it gone ("junit4 imports are gone").
+ */
+function versionsOf(text: string): { term: string; avoided: boolean }[] {
+  const out: { term: string; avoided: boolean }[] = [];
+  for (const clause of text.toLowerCase().split(/[,;—–(]|:\s|\s-\s|(?<=[.!?])\s/)) {
+    const avoided =
+      /\b(?:not|no|never|stop|don'?t|instead of|anymore|no longer|gone|history|dead|removed|dropped|off)\b/.test(
+        clause,
+      );
+    for (const m of clause.matchAll(VERSIONED)) {
+      const name = m[1]!
+        .replace(/js$/, "")
+        .replace(/ql$/, "")
+        .replace(/^golang$/, "go");
+      const [major, minor] = m[2]!.split(".");
+      const v = Number(major) <= 3 && minor !== undefined ? `${major}.${minor}` : major!;
+      out.push({ term: `ver:${name}@${v}`, avoided });
+    }
+  }
+  return out;
+}
 
 /**
  * Words people use for one thing, read as one term: a short form ("semis" for semicolons), the tool
@@ -384,6 +416,7 @@ const SKIP_AFTER_NEG = new Set([
 
 function topicOf(term: string, toks: ReadonlySet<string>): string | undefined {
   if (LINE_LENGTH_TERM.test(term)) return "line length";
+  if (VERSION_TERM.test(term)) return `version of ${term.slice(4, term.indexOf("@"))}`;
   for (const t of TOPICS)
     if (t.members.some((m) => m.includes(term)) && (!t.needs || t.needs.some((n) => toks.has(n)))) return t.topic;
   return MEMBER_TOPIC.has(term) ? undefined : LEARNED.get(term);
@@ -459,6 +492,7 @@ export function polarityOf(text: string): Polarity {
   }
   // A line length in a clause that negates or stops is avoided ("stop splitting everything at 88").
   for (const n of lineLengths(text)) if (n.avoided) avoid.add(n.term);
+  for (const n of versionsOf(text)) if (n.avoided) avoid.add(n.term);
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
   for (const m of text.toLowerCase().matchAll(COMES_OUT)) {
@@ -585,6 +619,7 @@ const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [
 
 function topicOfLoose(term: string): string | undefined {
   if (LINE_LENGTH_TERM.test(term)) return "line length";
+  if (VERSION_TERM.test(term)) return `version of ${term.slice(4, term.indexOf("@"))}`;
   return MEMBER_TOPIC.get(term) ?? LEARNED.get(term);
 }
 
@@ -1035,12 +1070,11 @@ export function distinctiveFix(f: string): boolean {
   return f.length >= 5 && !GENERIC_COMMAND_WORDS.has(f) && !CODE_KEYWORDS.has(f);
 }
 
-/** Keywords of common languages: an edit writes them whatever it corrects (`return`, `class`, `private`). */
-const CODE_KEYWORDS = new Set([
-  ..."return const class final static private public protected import export async await function".split(" "),
-  ..."interface struct override string number boolean throw throws yield super while break continue".split(" "),
-  ..."switch default extends implements package module object lambda typeof instanceof delete value".split(" "),
-]);
+/**
+ * Keywords every edit writes whatever it corrects (`return`, `class`). Keywords that are themselves
+ * a practice (`final`, `private`, `const`, `export`, `async`) stay evidence: "make those final".
+ */
+const CODE_KEYWORDS = new Set("return class function value object package module this self".split(" "));
 
 /** Words of a follow-up kept for the action that came after it (followUpOf). */
 const FOLLOW_UP_WORDS = 40;

@@ -129,9 +129,9 @@ describe("a change of practice said in passing", () => {
     expect(instructionsOf("we use pnpm here, not npm", true)).toHaveLength(1);
   });
 
-  test("a language keyword written by an edit says nothing about what was corrected", () => {
-    for (const k of ["return", "class", "private", "final"]) expect(distinctiveFix(k)).toBe(false);
-    expect(distinctiveFix("nextest")).toBe(true);
+  test("a keyword every edit writes says nothing about what was corrected; one that is a practice does", () => {
+    for (const k of ["return", "class", "function"]) expect(distinctiveFix(k)).toBe(false);
+    for (const k of ["final", "private", "nextest"]) expect(distinctiveFix(k)).toBe(true);
   });
 
   test("a preference joins a correction through the edit after both only when both name what the edit wrote", () => {
@@ -257,5 +257,34 @@ describe("reactions that end in another task, and a formatter run after the same
       1,
     );
     expect(plan(c).cards).toEqual([]);
+  });
+});
+
+describe("a tool named with its version", () => {
+  test("'node 20' and `node:20-alpine` want one version; 'node 22 now' wants its rival; a version said gone is avoided", () => {
+    expect([...polarityOf("the oven image stays on node:20-alpine").prefer]).toEqual(["ver:node@20"]);
+    expect([...polarityOf("node 22 now").prefer]).toEqual(["ver:node@22"]);
+    expect([...polarityOf("junit4 imports are gone from the build").avoid]).toContain("ver:junit@4");
+    expect([...polarityOf("python 3.12 only").prefer]).toContain("ver:python@3.12");
+    // A number that is no version: a timeout, a share.
+    expect(polarityOf("set the node timeout to 30 s").prefer.size).toBe(0);
+  });
+
+  test("an adopted 'node 20' rule is replaced when 'node 22 now' is said once", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(1, ["Add the pickup slots", "keep the kiosk image on node 20, always"], ["", LATER], ["", LATER]),
+        session(3, ["Model the oven shifts", "the kiosk image stays on node:20-alpine"], ["", LATER], ["", LATER]),
+      ],
+      1,
+    );
+    const first = plan(b);
+    expect(first.cards.map((c) => c.op)).toEqual(["add"]);
+    observe(b, [session(9, ["Price the catering orders", "node 22 now"], ["", LATER], ["", LATER])], 2);
+    const next = plan(b, 2, first.memory);
+    expect(next.cards.map((c) => c.op)).toEqual(["replace"]);
+    expect(next.cards[0]!.rule.toLowerCase()).toContain("22");
   });
 });
