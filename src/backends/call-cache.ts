@@ -23,11 +23,11 @@ export interface StoredResponse {
 }
 
 /**
- * [ledger, session, attempts, latency ms, prompt, completion, cached and reasoning tokens, cost
+ * [ledger, session, at, attempts, latency ms, prompt, completion, cached and reasoning tokens, cost
  * (null: unknown)]: the name of the paying run's ledger (ledgerName), a random name of its process,
- * and the facts of its ledger row that the cache does not already hold.
+ * and the facts of its ledger row that the cache does not already hold (at: ms since the epoch).
  */
-export type PaidMark = [string, string, number, number, number, number, number, number, number | null];
+export type PaidMark = [string, string, number, number, number, number, number, number, number, number | null];
 
 /**
  * Content address of a call: backend, endpoint, model, messages, every sampling parameter, tools,

@@ -503,7 +503,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
    * the run's paid calls and spend come out as without the kill. It counts toward the call cap.
    */
   private recovered(call: Call, stored: StoredResponse, mark: PaidMark): ChatResponse {
-    const [, , attempts, latencyMs, promptTokens, completionTokens, cachedTokens, reasoningTokens, costUsd] = mark;
+    const [, , at, attempts, latencyMs, promptTokens, completionTokens, cachedTokens, reasoningTokens, costUsd] = mark;
     this.paidStarted++;
     const response: ChatResponse = {
       text: stored.text,
@@ -517,9 +517,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       model: stored.model,
     };
     log.withTag("model").debug(`call ${call.key.slice(0, 12)}: paid before a kill, its ledger row lost; recorded now`);
-    this.record(call, response, response.finishReason === "length" ? "truncated" : "ok", undefined, {
-      ...this.deployedOf(call.req.model, stored),
-    });
+    const status = response.finishReason === "length" ? "truncated" : "ok";
+    this.record(call, response, status, undefined, this.deployedOf(call.req.model, stored), at);
     return response;
   }
 
@@ -533,28 +532,32 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     status: CallRecord["status"],
     error?: string,
     deployed: TaskCall = { tokens: undefined, costUsd: null },
+    at?: number,
   ): void {
     if (call.role === "target") noteTaskCall(deployed.tokens, deployed.costUsd);
-    this.account({
-      role: call.role,
-      stage: call.req.stage,
-      backend: call.backend.name,
-      endpoint: call.backend.endpoint,
-      model: call.req.model,
-      key: call.key,
-      cached: res.cached,
-      attempts: res.attempts,
-      status,
-      usage: res.usage,
-      costUsd: res.costUsd,
-      latencyMs: res.latencyMs,
-      ...(error ? { error } : {}),
-    });
+    this.account(
+      {
+        role: call.role,
+        stage: call.req.stage,
+        backend: call.backend.name,
+        endpoint: call.backend.endpoint,
+        model: call.req.model,
+        key: call.key,
+        cached: res.cached,
+        attempts: res.attempts,
+        status,
+        usage: res.usage,
+        costUsd: res.costUsd,
+        latencyMs: res.latencyMs,
+        ...(error ? { error } : {}),
+      },
+      at,
+    );
   }
 
   /** Write a call's ledger row and stream it to the listener (without endpoint and key). */
-  private account(row: CallRecord): void {
-    this.core.ledger.record(row);
+  private account(row: CallRecord, at?: number): void {
+    this.core.ledger.record(row, at);
     const { endpoint: _endpoint, key: _key, ...event } = row;
     this.emit({ type: "call", ...event });
   }

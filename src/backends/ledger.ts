@@ -122,7 +122,7 @@ export class CallLedger {
     if (this.name === undefined) return undefined;
     const u = rec.usage;
     const usage = [u.promptTokens, u.completionTokens, u.cachedTokens, u.reasoningTokens] as const;
-    return [this.name, this.session, rec.attempts, Math.round(rec.latencyMs), ...usage, rec.costUsd];
+    return [this.name, this.session, this.now(), rec.attempts, Math.round(rec.latencyMs), ...usage, rec.costUsd];
   }
 
   /**
@@ -137,13 +137,14 @@ export class CallLedger {
     return !this.paidKeys.has(key);
   }
 
-  record(rec: CallRecord): void {
+  /** Count a call and write its row (`at`: when it was made, now unless it is an earlier process's call). */
+  record(rec: CallRecord, at = this.now()): void {
     this.add(rec);
     if (!rec.cached && rec.key !== null) this.paidKeys?.add(rec.key);
     if (!this.store) return;
     insertLedgerRow(this.store, {
       run_id: this.runId,
-      at: this.now(),
+      at,
       role: rec.role,
       stage: rec.stage,
       backend: rec.backend,
