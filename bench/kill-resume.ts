@@ -5,7 +5,9 @@
  * legitimately differ), every gate decision, and every other derived file byte for byte
  * (best_skill.md, skills/, steps.jsonl). Re-paid calls are keys paid twice in the run's call ledger, and
  * calls paid after the kill whose answer was on disk when it happened (in the cache's table or its
- * side file): a completed call must be served from the cache after a resume. `--set key=value` (repeatable) is
+ * side file): a completed call must be served from the cache after a resume. Also the paid calls in the resumed run's
+ * ledger against the uninterrupted run's (a paid call whose ledger row a kill lost is counted on the resume from its
+ * cache answer's paid mark; with several workers a kill can also change which calls a step pays for). `--set key=value` (repeatable) is
  * passed to every run, e.g. `--set optimizer.step_buffer_window=2` to resume from folded state.
  * Run: bun bench/kill-resume.ts [--trials 20] [--seed 7] [--latency-ms 3] [--set key=value]...
  */
@@ -82,6 +84,17 @@ function repaid(out: string): number {
       )
       .get() as { extra: number };
     return row.extra;
+  } finally {
+    db.close();
+  }
+}
+
+/** Paid calls (not served from the cache) in a run's ledger. */
+function paidCalls(out: string): number {
+  const db = new Database(join(out, "state.sqlite"), { readonly: true });
+  try {
+    if (!db.query("SELECT 1 FROM sqlite_master WHERE name = 'call_ledger'").get()) return 0;
+    return (db.query("SELECT COUNT(*) AS n FROM call_ledger WHERE cached = 0").get() as { n: number }).n;
   } finally {
     db.close();
   }
@@ -200,6 +213,7 @@ async function main(): Promise<void> {
   const refDerived = derivedFiles(refOut);
   const refHistory = JSON.stringify(stableHistory(refOut));
   const refDecisions = decisions(refOut).join(",");
+  const refPaid = paidCalls(refOut);
   console.log(
     `reference: ${(ref.ms / 1000).toFixed(1)} s, ${decisions(refOut).length} steps, ${refDerived.size} derived files${SETS.length ? ` (${SETS.filter((a) => a !== "--set").join(", ")})` : ""}`,
   );
@@ -208,6 +222,7 @@ async function main(): Promise<void> {
   let identical = 0;
   let killedTrials = 0;
   let totalRepaid = 0;
+  let samePaid = 0;
   const phases: Record<string, number> = {};
   const failures: string[] = [];
   for (let i = 0; i < TRIALS; i++) {
@@ -243,6 +258,8 @@ async function main(): Promise<void> {
       decisions(out).join(",") === refDecisions;
     const extra = existsSync(join(out, "state.sqlite")) ? repaid(out) + paidAgain(out, keptAt, kept) : 0;
     totalRepaid += extra;
+    const paid = existsSync(join(out, "state.sqlite")) ? paidCalls(out) : 0;
+    if (paid === refPaid) samePaid++;
     if (same) identical++;
     else {
       const why = resumed.code
@@ -253,7 +270,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(
-      `trial ${String(i + 1).padStart(2)}: kill at ${String(at).padStart(5)} ms ${first.killed ? `(${phaseOf(first.stderr)})` : "(finished first)"} → ${same ? "identical" : "DIFFERENT"}, re-paid ${extra}`,
+      `trial ${String(i + 1).padStart(2)}: kill at ${String(at).padStart(5)} ms ${first.killed ? `(${phaseOf(first.stderr)})` : "(finished first)"} → ${same ? "identical" : "DIFFERENT"}, re-paid ${extra}, paid ${paid}${paid === refPaid ? "" : ` (uninterrupted ${refPaid})`}`,
     );
   }
   if (process.argv.includes("--keep")) console.log(`kept ${root}`);
@@ -270,6 +287,7 @@ async function main(): Promise<void> {
     `identical results:      ${identical}/${TRIALS} (history, gate decisions, best_skill.md, skills/, steps.jsonl)`,
   );
   console.log(`re-paid completed calls: ${totalRepaid}`);
+  console.log(`paid calls as uninterrupted (${refPaid}): ${samePaid}/${TRIALS}`);
 }
 
 await main();

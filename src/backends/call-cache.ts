@@ -13,7 +13,21 @@ export interface StoredResponse {
    * reported charging when it did (absent in entries stored before, or when it reported no usage).
    */
   usage?: [number, number] | [number, number, number];
+  /**
+   * Who paid for this answer and what its ledger row counted, written with the answer by a run
+   * whose ledger is persisted: a kill -9 between the answer's write (the cache's side file) and the
+   * ledger row's (the run store's) would otherwise lose the paid call from the run's count. Absent
+   * in entries stored before, and for calls of a client without a ledger store. Never a prompt.
+   */
+  paid?: PaidMark;
 }
+
+/**
+ * [ledger, session, at, attempts, latency ms, prompt, completion, cached and reasoning tokens, cost
+ * (null: unknown)]: the name of the paying run's ledger (ledgerName), a random name of its process,
+ * and the facts of its ledger row that the cache does not already hold (at: ms since the epoch).
+ */
+export type PaidMark = [string, string, number, number, number, number, number, number, number, number | null];
 
 /**
  * Content address of a call: backend, endpoint, model, messages, every sampling parameter, tools,

@@ -27,7 +27,7 @@ import {
   UnsupportedError,
 } from "../lib/index.ts";
 import { getCachedCall, putCachedCall, type Store } from "../store/index.ts";
-import { cacheKey, type StoredResponse } from "./call-cache.ts";
+import { cacheKey, type PaidMark, type StoredResponse } from "./call-cache.ts";
 import type { Batcher } from "./batcher.ts";
 import type { CallLedger, CallRecord } from "./ledger.ts";
 import { Limiter } from "./limiter.ts";
@@ -251,6 +251,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       const hit = getCachedCall(this.core.cache, key);
       if (hit !== undefined) {
         const stored = JSON.parse(hit) as StoredResponse;
+        if (this.core.ledger.unrecorded(key, stored.paid)) return this.recovered(call, stored, stored.paid!);
         return this.served(call, stored, started, this.deployedOf(req.model, stored));
       }
       const pending = this.inflight.get(key);
@@ -339,16 +340,33 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     return this.answered(call, out, started, 1, true);
   }
 
-  /** Cache a batch answer under its key when it is complete (the batcher calls this as it settles a batch). */
-  cacheBatchAnswer(key: string, backend: string, endpoint: string, model: string, value: RawCompletion): void {
+  /**
+   * Cache an answer under its key when it is complete (the batcher calls this as it settles a
+   * batch: one request, at the batch price), marked as paid by this run's ledger (StoredResponse.paid).
+   */
+  cacheBatchAnswer(
+    key: string,
+    backend: string,
+    endpoint: string,
+    model: string,
+    value: RawCompletion,
+    paid: { attempts: number; latencyMs: number; costUsd: number | null } = {
+      attempts: 1,
+      latencyMs: 0,
+      costUsd: this.price(model, value, true),
+    },
+  ): void {
     if (!this.core.cache || !COMPLETE.has(value.finishReason) || (value.text === "" && value.toolCalls.length === 0))
       return;
+    const mark = this.core.ledger.paidMark({ ...paid, usage: value.usage });
+    // The model last: the store then keeps the answer without it when it is its origin's (elideModel).
     const stored: StoredResponse = {
       text: value.text,
       finishReason: value.finishReason,
       toolCalls: value.toolCalls,
-      model: value.model || model,
       ...(value.usageMissing ? {} : { usage: storedUsage(value) }),
+      ...(mark ? { paid: mark } : {}),
+      model: value.model || model,
     };
     putCachedCall(this.core.cache, { key, backend, endpoint, model, response: JSON.stringify(stored) });
   }
@@ -367,7 +385,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       cached: false,
       model: value.model || req.model,
     };
-    this.cacheBatchAnswer(call.key, backend.name, backend.endpoint, req.model, value);
+    this.cacheBatchAnswer(call.key, backend.name, backend.endpoint, req.model, value, response);
     // Deployed, the task pays the live price, not a Batch API's discount.
     this.record(call, response, response.finishReason === "length" ? "truncated" : "ok", undefined, {
       tokens: value.usageMissing ? undefined : reportedTokens(value.usage),
@@ -480,6 +498,31 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   }
 
   /**
+   * A cache answer an earlier process of this run paid for and was killed before its ledger row
+   * reached the disk: recorded now as the paid call it was (its facts from the answer's mark), so
+   * the run's paid calls and spend come out as without the kill. It counts toward the call cap.
+   */
+  private recovered(call: Call, stored: StoredResponse, mark: PaidMark): ChatResponse {
+    const [, , at, attempts, latencyMs, promptTokens, completionTokens, cachedTokens, reasoningTokens, costUsd] = mark;
+    this.paidStarted++;
+    const response: ChatResponse = {
+      text: stored.text,
+      finishReason: stored.finishReason,
+      toolCalls: stored.toolCalls,
+      usage: { promptTokens, completionTokens, cachedTokens, reasoningTokens },
+      latencyMs,
+      costUsd,
+      attempts,
+      cached: false,
+      model: stored.model,
+    };
+    log.withTag("model").debug(`call ${call.key.slice(0, 12)}: paid before a kill, its ledger row lost; recorded now`);
+    const status = response.finishReason === "length" ? "truncated" : "ok";
+    this.record(call, response, status, undefined, this.deployedOf(call.req.model, stored), at);
+    return response;
+  }
+
+  /**
    * Write a call's ledger row; a target call also counts toward the current task's deployed cost
    * (`deployed`: what it would cost live; a failed call reported nothing).
    */
@@ -489,28 +532,32 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     status: CallRecord["status"],
     error?: string,
     deployed: TaskCall = { tokens: undefined, costUsd: null },
+    at?: number,
   ): void {
     if (call.role === "target") noteTaskCall(deployed.tokens, deployed.costUsd);
-    this.account({
-      role: call.role,
-      stage: call.req.stage,
-      backend: call.backend.name,
-      endpoint: call.backend.endpoint,
-      model: call.req.model,
-      key: call.key,
-      cached: res.cached,
-      attempts: res.attempts,
-      status,
-      usage: res.usage,
-      costUsd: res.costUsd,
-      latencyMs: res.latencyMs,
-      ...(error ? { error } : {}),
-    });
+    this.account(
+      {
+        role: call.role,
+        stage: call.req.stage,
+        backend: call.backend.name,
+        endpoint: call.backend.endpoint,
+        model: call.req.model,
+        key: call.key,
+        cached: res.cached,
+        attempts: res.attempts,
+        status,
+        usage: res.usage,
+        costUsd: res.costUsd,
+        latencyMs: res.latencyMs,
+        ...(error ? { error } : {}),
+      },
+      at,
+    );
   }
 
   /** Write a call's ledger row and stream it to the listener (without endpoint and key). */
-  private account(row: CallRecord): void {
-    this.core.ledger.record(row);
+  private account(row: CallRecord, at?: number): void {
+    this.core.ledger.record(row, at);
     const { endpoint: _endpoint, key: _key, ...event } = row;
     this.emit({ type: "call", ...event });
   }

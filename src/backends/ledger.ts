@@ -1,5 +1,16 @@
+import { randomBytes } from "node:crypto";
 import type { Role, Usage } from "../engine/index.ts";
-import { dropRows, insertDropRow, insertLedgerRow, type LedgerRow, ledgerRows, type Store } from "../store/index.ts";
+import {
+  dropRows,
+  insertDropRow,
+  insertLedgerRow,
+  type LedgerRow,
+  ledgerName,
+  ledgerRows,
+  paidCallKeys,
+  type Store,
+} from "../store/index.ts";
+import type { PaidMark } from "./call-cache.ts";
 
 interface StageTotals {
   calls: number;
@@ -76,6 +87,11 @@ export class CallLedger {
   private paidCalls = 0;
   private costTotal = 0;
   private costKnown = true;
+  /** This ledger's name in its store (ledgerName), and a random name of this process's session of it. */
+  private readonly name: string | undefined;
+  private readonly session = randomBytes(6).toString("base64url");
+  /** Keys of the run's paid calls, read from the store the first time an earlier session's answer is met. */
+  private paidKeys: Set<string> | undefined;
 
   constructor(
     private readonly store: Store | undefined,
@@ -83,6 +99,7 @@ export class CallLedger {
     private readonly now: () => number = Date.now,
   ) {
     if (!store) return;
+    this.name = ledgerName(store, runId);
     for (const row of ledgerRows(store, runId)) this.add(fromRow(row));
     for (const d of dropRows(store, runId)) this.countDrop(d.stage, d.reason);
   }
@@ -97,12 +114,37 @@ export class CallLedger {
     return this.costTotal;
   }
 
-  record(rec: CallRecord): void {
+  /**
+   * What a cache answer of a call this ledger pays for carries (StoredResponse.paid): undefined
+   * when the ledger is not persisted (no later process of the run can miss its row).
+   */
+  paidMark(rec: Pick<CallRecord, "attempts" | "latencyMs" | "usage" | "costUsd">): PaidMark | undefined {
+    if (this.name === undefined) return undefined;
+    const u = rec.usage;
+    const usage = [u.promptTokens, u.completionTokens, u.cachedTokens, u.reasoningTokens] as const;
+    return [this.name, this.session, this.now(), rec.attempts, Math.round(rec.latencyMs), ...usage, rec.costUsd];
+  }
+
+  /**
+   * Whether a cache answer marked `mark` was paid for by an earlier process of this run whose
+   * ledger row never reached the disk (killed between the answer's write and the row's): then it
+   * is recorded as paid now, once. A row this process wrote is always there (it follows the answer
+   * in the same synchronous step), so only another session's mark reads the run's paid keys.
+   */
+  unrecorded(key: string, mark: PaidMark | undefined): boolean {
+    if (!mark || !this.store || mark[0] !== this.name || mark[1] === this.session) return false;
+    this.paidKeys ??= paidCallKeys(this.store, this.runId);
+    return !this.paidKeys.has(key);
+  }
+
+  /** Count a call and write its row (`at`: when it was made, now unless it is an earlier process's call). */
+  record(rec: CallRecord, at = this.now()): void {
     this.add(rec);
+    if (!rec.cached && rec.key !== null) this.paidKeys?.add(rec.key);
     if (!this.store) return;
     insertLedgerRow(this.store, {
       run_id: this.runId,
-      at: this.now(),
+      at,
       role: rec.role,
       stage: rec.stage,
       backend: rec.backend,

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
@@ -143,6 +144,11 @@ export const CALLS_MIGRATIONS: Migrations = [
             l.cached, l.attempts, l.status, l.prompt_tokens, l.completion_tokens, l.cached_tokens,
             l.reasoning_tokens, l.cost_usd, l.latency_ms, l.error
        FROM call_log l JOIN call_origins o ON o.id = l.origin;`,
+  // A random name for each run's ledger in this store: a cache answer a run paid for carries it
+  // (StoredResponse.paid, src/backends/call-cache.ts), so the run's next process can tell that its
+  // dead one paid for the answer even when the ledger row never reached the disk. Run ids are not
+  // unique across run folders ("train" in every run store); this name is.
+  `CREATE TABLE call_ledger_names (run_id TEXT PRIMARY KEY, name TEXT NOT NULL);`,
 ];
 
 /** File name of the model-call cache inside the cache directory. */
@@ -241,7 +247,29 @@ export function insertLedgerRow(store: Store, row: LedgerRow): void {
   appendPending(store, { t: "ledger", row: { ...row, cached: row.cached ? 1 : 0 } });
 }
 
-/** Every ledger row of a run, oldest first. */
+/** The name of a run's ledger in this store (made, 12 random characters, the first time it is asked for). */
+export function ledgerName(store: Store, runId: string): string {
+  const get = () =>
+    (store.db.query("SELECT name FROM call_ledger_names WHERE run_id = ?").get(runId) as { name: string } | null)?.name;
+  const found = get();
+  if (found !== undefined) return found;
+  writing(store, () => {
+    store.db
+      .query("INSERT OR IGNORE INTO call_ledger_names (run_id, name) VALUES (?, ?)")
+      .run(runId, randomBytes(9).toString("base64url"));
+  });
+  return get()!;
+}
+
+/** Keys of the paid calls (not served from the cache) of a run's ledger. */
+export function paidCallKeys(store: Store, runId: string): Set<string> {
+  flushPending(store);
+  const rows = store.db
+    .query("SELECT cache_key FROM call_ledger WHERE run_id = ? AND cached = 0 AND cache_key IS NOT NULL")
+    .all(runId) as { cache_key: string }[];
+  return new Set(rows.map((r) => r.cache_key));
+}
+
 /** Record one dropped structured result. */
 export function insertDropRow(store: Store, row: { run_id: string; at: number; stage: string; reason: string }): void {
   writing(store, () => {
@@ -259,6 +287,7 @@ export function dropRows(store: Store, runId: string): { stage: string; reason: 
   }[];
 }
 
+/** Every ledger row of a run, oldest first. */
 export function ledgerRows(store: Store, runId: string): LedgerRow[] {
   flushPending(store);
   const rows = store.db.query("SELECT * FROM call_ledger WHERE run_id = ? ORDER BY id").all(runId) as Array<
