@@ -241,7 +241,10 @@ const X_NOT_Y = /([\w.@/`-]+)\s*,\s*not\s+\S|(?:^|[.!?;]\s+)([\w.@/`-]+)\s+not\s
 const KEPT_ON =
   /\bkeep (?:it|them|this|that) as\s+(?:a\s+|an\s+)?([\w.@-]+)|\b(?:we're|we are|everything is|everything's|whole [\w-]+(?: [\w-]+)? is|(?:is|are) (?:still|all)) (?:still )?on\s+(?:the\s+)?([\w.@-]+(?:\s+\d[\w.]*)?)(?=\s*(?:$|[,.;!?]|\s(?:and|but|so)\b))|^(?:please\s+)?put (?:it|them|this|that) in(?:to)?\s+(?:the\s+|a\s+)?([\w.@-]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
-const PREAMBLE = /^(?:nit|wait|fyi|ps|heads up|quick one|before you go on)\s*[,:]\s*/i;
+const PREAMBLE =
+  /^(?:nit|wait|fyi|ps|heads up|quick (?:one|thing)|real quick|one (?:more )?thing|small thing(?: while i remember)?|before you go (?:on|further|ahead))\s*[,:]\s*/i;
+/** A preamble that interrupts what the agent is doing ("wait,", "nit:", "hold on,"). */
+const INTERRUPTS = /^(?:wait|nit|hold on)\s*[,:]/i;
 /** A leading "no," (after a preamble, if any): the turn corrects. */
 const LEAD_IN = new RegExp(
   `^\\s*(?:${PREAMBLE.source.slice(1)})?(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\\s*[,.!:;-]+\\s*`,
@@ -1090,13 +1093,14 @@ const FOLLOW_UP_WORDS = 40;
  */
 export function followUpOf(prompt: string, fix: readonly string[]): string | undefined {
   if (!fix.some(distinctiveFix)) return undefined;
-  const text = ownPart(spokenText(prompt).replace(/\s+/g, " ").trim());
+  const whole = spokenText(prompt).replace(/\s+/g, " ").trim();
+  const text = ownPart(whole.replace(PREAMBLE, ""));
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
   // back at what was just done ("rename it to …", "no, move that"); so is a short turn approving
   // or moving on ("lgtm, open a draft pr", "nvm keep going", "sorry, hit enter too early. go on").
-  if (movesOn(text) || (TASK_START.test(text) && !pushesBack(text))) return undefined;
+  if (movesOn(text) || (TASK_START.test(text) && !pushesBack(text) && !INTERRUPTS.test(whole))) return undefined;
   return text;
 }
 
@@ -1152,7 +1156,11 @@ function pushesBack(text: string): boolean {
  */
 export function reactionOf(prompt: string, agentBefore: string | undefined): string | undefined {
   if (actionKey(agentBefore) === undefined) return undefined;
-  const text = ownPart(spokenText(prompt).replace(/\s+/g, " ").trim());
+  // Quoted without its preamble ("before you go further:"), which is no part of what it says; a
+  // "wait," or "nit:" still interrupts what the agent did.
+  const whole = spokenText(prompt).replace(/\s+/g, " ").trim();
+  const text = ownPart(whole.replace(PREAMBLE, ""));
+  const interrupts = INTERRUPTS.test(whole);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   if (NO_IDIOM.test(text)) return undefined;
@@ -1160,7 +1168,7 @@ export function reactionOf(prompt: string, agentBefore: string | undefined): str
   // bare term or two ("-race", "tmp_path fixture"); a short remark or request after a common edit
   // ("can you also update the README", "why did that get slower") is not a correction.
   const words = text.split(" ").length;
-  const back = pushesBack(text);
+  const back = pushesBack(text) || interrupts;
   if (!back && words > 4) return undefined;
   if (TASK_START.test(text) && !back) return undefined;
   // A bare term names something ("-race", "`verify`"); "ok where were we", "cool, push it" and

@@ -7,6 +7,7 @@ import {
   followUpOf,
   instructionsOf,
   polarityOf,
+  reactionOf,
 } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 
@@ -286,5 +287,20 @@ describe("a tool named with its version", () => {
     const next = plan(b, 2, first.memory);
     expect(next.cards.map((c) => c.op)).toEqual(["replace"]);
     expect(next.cards[0]!.rule.toLowerCase()).toContain("22");
+  });
+});
+
+describe("a turn's preamble", () => {
+  test("is no part of a reaction's words; 'wait,' still interrupts what the agent did", () => {
+    expect(reactionOf("before you go further: nope.", "$ ./bake proof --all · ok")).toBe("nope.");
+    expect(instructionsOf("small thing while I remember, rye flour please", true)).toEqual([
+      { quote: "rye flour please", kind: "preference" },
+    ]);
+    const fix = ["file:baseline.xml"];
+    expect(followUpOf("wait, fix the finding or suppress it with a reason", fix)).toBe(
+      "fix the finding or suppress it with a reason",
+    );
+    // Without the interruption, a turn that starts like a task is the task going on.
+    expect(followUpOf("fix the finding or suppress it with a reason", fix)).toBeUndefined();
   });
 });
