@@ -498,17 +498,11 @@ export function polarityOf(text: string): Polarity {
   for (const n of versionsOf(text)) if (n.avoided) avoid.add(n.term);
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
-  for (const m of text.toLowerCase().matchAll(COMES_OUT)) {
-    const out = [...lessonTokens(m[1]!)];
-    const member = out.find((t) => topicOfLoose(t) !== undefined) ?? out[0];
-    if (member) avoid.add(member);
-  }
+  for (const m of text.toLowerCase().matchAll(COMES_OUT)) addChoice(avoid, m[1]!);
   // "swap those console calls for the logger", "rip out the prints": what is swapped or removed is
   // avoided, what it is swapped for is preferred.
   for (const m of text.toLowerCase().matchAll(SWAP)) {
-    const gone = [...lessonTokens(m[1]!)];
-    const member = gone.find((t) => topicOfLoose(t) !== undefined);
-    if (member ?? gone[0]) avoid.add((member ?? gone[0])!);
+    addChoice(avoid, m[1]!);
     if (m[2]) for (const t of lessonTokens(m[2])) if (!avoid.has(t)) explicit.add(t);
   }
   // "we ditched changesets", "dropped hilt": what was given up is avoided; giving up an override or
@@ -516,19 +510,14 @@ export function polarityOf(text: string): Polarity {
   const off = GIVEN_UP_SAID.exec(text.toLowerCase()) ?? DEPENDENCY_REMOVED.exec(text);
   // A setting switched off is avoided by its own name ("turned off the strict mode flag": strict).
   const switchedOff = off !== null && /\b(?:turned|switched|shut) off|disabled/.test(off[0]!);
-  if (off && (switchedOff || !/\b(?:override|exception|workaround|setting|config|rule|flag)s?\b/.test(off[1]!))) {
-    const gone = [...lessonTokens(off[1]!)];
-    const member = gone.find((t) => topicOfLoose(t) !== undefined) ?? gone[0];
-    if (member) avoid.add(member);
-  }
+  if (off && (switchedOff || !/\b(?:override|exception|workaround|setting|config|rule|flag)s?\b/.test(off[1]!)))
+    addChoice(avoid, off[1]!);
   // "keep screens free of preview code": what is kept out is avoided; where it is kept out of is
   // a place, not a choice.
   const place = new Set<string>();
   for (const m of text.toLowerCase().matchAll(KEPT_FREE)) {
     for (const t of lessonTokens(m[1]!)) place.add(t);
-    const out = [...lessonTokens(m[2]!)];
-    const member = out.find((t) => topicOfLoose(t) !== undefined) ?? out[0];
-    if (member) avoid.add(member);
+    addChoice(avoid, m[2]!);
   }
   // "semicolons are back", "put the ; back": what is brought back is preferred.
   for (const m of text.toLowerCase().matchAll(BACK))
@@ -586,6 +575,13 @@ export function polarityOf(text: string): Polarity {
     if (group) for (const p of [...prefer]) if (MEMBER_GROUP.get(p) === group) prefer.delete(p);
   }
   return { prefer, avoid };
+}
+
+/** Add the choice a phrase names to `into`: its first topic member, else its first term ("the pretty printer" → pretty). */
+function addChoice(into: Set<string>, phrase: string): void {
+  const terms = [...lessonTokens(phrase)];
+  const choice = terms.find((t) => topicOfLoose(t) !== undefined) ?? terms[0];
+  if (choice) into.add(choice);
 }
 
 /** Whether two polarities say opposite things: one prefers what the other avoids, or another member of one topic. */
@@ -1093,8 +1089,7 @@ const FOLLOW_UP_WORDS = 40;
  */
 export function followUpOf(prompt: string, fix: readonly string[]): string | undefined {
   if (!fix.some(distinctiveFix)) return undefined;
-  const whole = spokenText(prompt).replace(/\s+/g, " ").trim();
-  const text = ownPart(whole.replace(PREAMBLE, ""));
+  const { whole, text } = turnWords(prompt);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
@@ -1102,6 +1097,17 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
   // or moving on ("lgtm, open a draft pr", "nvm keep going", "sorry, hit enter too early. go on").
   if (movesOn(text) || (TASK_START.test(text) && !pushesBack(text) && !INTERRUPTS.test(whole))) return undefined;
   return text;
+}
+
+/**
+ * A follow-up turn's words (`whole`, spaces folded) and the part a reaction or follow-up quotes:
+ * without its preamble ("before you go further:"), which is no part of what it says (a "wait," or
+ * "nit:" still interrupts what the agent did: INTERRUPTS, read on `whole`), up to where it turns to
+ * another task (ownPart).
+ */
+function turnWords(prompt: string): { whole: string; text: string } {
+  const whole = spokenText(prompt).replace(/\s+/g, " ").trim();
+  return { whole, text: ownPart(whole.replace(PREAMBLE, "")) };
 }
 
 /** A sentence that turns to another task: "also pin X until …", "unrelated, but …", a request bound to a moment. */
@@ -1156,10 +1162,7 @@ function pushesBack(text: string): boolean {
  */
 export function reactionOf(prompt: string, agentBefore: string | undefined): string | undefined {
   if (actionKey(agentBefore) === undefined) return undefined;
-  // Quoted without its preamble ("before you go further:"), which is no part of what it says; a
-  // "wait," or "nit:" still interrupts what the agent did.
-  const whole = spokenText(prompt).replace(/\s+/g, " ").trim();
-  const text = ownPart(whole.replace(PREAMBLE, ""));
+  const { whole, text } = turnWords(prompt);
   const interrupts = INTERRUPTS.test(whole);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;

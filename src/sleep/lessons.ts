@@ -516,12 +516,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const fb = fixes(b).filter(rareFix);
     const shared = fa.filter((f) => fb.some((g) => g === f || samePlace(f, g)));
     if (!shared.length) return 0;
-    const head = (f: string, all: readonly string[]) =>
-      f.startsWith("tool:") || all.includes(`tool:${f.slice(f.lastIndexOf("/") + 1)}`);
-    const toolOnly = shared.every((f) => head(f, fa));
-    const more = (own: readonly string[], other: readonly string[]) =>
-      own.some((f) => !head(f, own) && !other.some((g) => g === f || samePlace(f, g)));
-    return toolOnly && (more(fa, fb) || more(fb, fa)) ? 0 : shared.length;
+    const ha = toolHeads(fa);
+    const hb = toolHeads(fb);
+    const toolOnly = shared.every((f) => isToolHead(f, ha));
+    const more = (own: readonly string[], heads: ReadonlySet<string>, other: readonly string[]) =>
+      own.some((f) => !isToolHead(f, heads) && !other.some((g) => g === f || samePlace(f, g)));
+    return toolOnly && (more(fa, ha, fb) || more(fb, hb, fa)) ? 0 : shared.length;
   };
   const sharedFix = (a: Observation, b: Observation) => fixesShared(a, b) > 0;
   // A preference joins on a corrected action only when both sayings name what the agent changed to
@@ -811,6 +811,16 @@ function agreedReactions(c: Cluster): boolean {
   return c.members.some((m) => m.kind === "reaction" && wordsOf(lessonTokens(m.quote)).size >= 3);
 }
 
+/** The tool a corrected action turned to, as its terms name it (`tool:gradlew` and `gradlew`). */
+function toolHeads(fix: readonly string[]): Set<string> {
+  return new Set(fix.filter((f) => f.startsWith("tool:")).flatMap((f) => [f, f.slice(5)]));
+}
+
+/** Whether a corrected-action term is only that tool (`tool:gradlew`, `./gradlew`), not what it did with it. */
+function isToolHead(f: string, heads: ReadonlySet<string>): boolean {
+  return heads.has(f) || heads.has(f.slice(f.lastIndexOf("/") + 1));
+}
+
 /** A command that only looks: what the agent ran after a turn to read, not to redo. */
 const LOOK_ONLY =
   /^(?:tool:)?(?:git|status|log|diff|show|sed|cat|ls|grep|rg|head|tail|less|find|wc|-n|--short|--stat)$/;
@@ -824,10 +834,9 @@ function agreedFixes(c: Cluster): string[] {
     // `git add`): then that, not the tool, is what changed.
     if (!m.key) continue;
     const fix = m.fix ?? [];
-    const heads = new Set(fix.filter((f) => f.startsWith("tool:")).flatMap((f) => [f, f.slice(5)]));
+    const heads = toolHeads(fix);
     for (const f of new Set(fix)) {
-      if (heads.has(f) || heads.has(f.slice(f.lastIndexOf("/") + 1)) || !distinctiveFix(f) || LOOK_ONLY.test(f))
-        continue;
+      if (isToolHead(f, heads) || !distinctiveFix(f) || LOOK_ONLY.test(f)) continue;
       const k = `${m.key}\n${f}`;
       const s = bySessions.get(k) ?? new Set<string>();
       s.add(m.session_id);
