@@ -174,9 +174,23 @@ export function swapChange(text: string): { up: Set<string>; off: Set<string> } 
   return undefined;
 }
 
-/** "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing ("no need to write that yourself" does: use what does it). */
-const NO_IDIOM =
-  /^(?:no|nope)\s+(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|need(?! to (?:\S+ ){1,5}yourself\b)|thanks|stress|pressure)\b/i;
+/** What follows "no" in an idiom rather than a prohibition ("no idea why", "no worries"). */
+const IDIOM_AFTER_NO =
+  /(?:idea|clue|worries|worry|problem|problems|rush|hurry|luck|doubt|wonder|big deal|thanks|stress|pressure)\b/.source;
+/**
+ * "no idea", "no worries", "no rush": a turn of speech that starts like "no X" and forbids nothing
+ * ("no need to write that yourself" does: use what does it).
+ */
+const NO_IDIOM = new RegExp(
+  String.raw`^(?:no|nope)\s+(?:${IDIOM_AFTER_NO}|need\b(?! to (?:\S+ ){1,5}yourself\b))`,
+  "i",
+);
+/**
+ * The user keeping a step for themselves: "apply is my job, not yours", "leave the merging to me",
+ * "I'll run the migrations myself". The agent is not to do it (the step is avoided).
+ */
+const MINE_TO_DO =
+  /\b([\w.-]+(?: [\w.-]+)?) (?:is|are) (?:my|our) (?:job|call|responsibility)\b|\bleave (?:the\s+)?([\w.-]+(?: [\w.-]+)?) to (?:me|us)\b|\b(?:i'll|i will|we'll|we will) (?:do|run|handle) (?:the\s+)?([\w.-]+) (?:myself|ourselves|by hand)\b/gi;
 /** "X is back", "put the X back": X is preferred again. */
 const BACK =
   /([\w.@/;-]+)\s+(?:is|are)\s+back\b|\b(?:put|bring|add)\s+(?:the\s+|those\s+|them\s+)?([\w.@/;-]+)\s+back\b/g;
@@ -235,8 +249,11 @@ const SETTING_SAID = new RegExp(`${SETTING_ON.source}|${SETTING_OFF.source}|${SE
 /** "keep X free of Y", "leave X clear of Y": Y is kept out of X. */
 const KEPT_FREE =
   /\b(?:keep|leave)\s+(?:the\s+|our\s+|all\s+)?([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:free|clear|clean)\s+of\s+([^,.;!?]+)/g;
-/** "X, not Y", or a whole sentence "X not Y" ("Instant not DateTime."). */
-const X_NOT_Y = /([\w.@/`-]+)\s*,\s*not\s+\S|(?:^|[.!?;]\s+)([\w.@/`-]+)\s+not\s+[\w.@/`-]+\s*(?=$|[.!?;])/g;
+/** "X, not Y", or a whole sentence "X not Y" ("Instant not DateTime."); "my job, not yours" says who, not what. */
+const X_NOT_Y =
+  /([\w.@/`-]+)\s*,\s*not\s+(?!(?:yours|mine|me|you|ours|us)\b)\S|(?:^|[.!?;]\s+)([\w.@/`-]+)\s+not\s+[\w.@/`-]+\s*(?=$|[.!?;])/g;
+/** A clause that says what goes wrong otherwise: no stance of its own. */
+const CONSEQUENCE = /,?\s*\b(?:otherwise|or else)\b[^.;!?]*/gi;
 /** What work stays on or goes in: "keep it as X", "is still on X", "put it in the X". */
 const KEPT_ON =
   /\bkeep (?:it|them|this|that) as\s+(?:a\s+|an\s+)?([\w.@-]+)|\b(?:we're|we are|everything is|everything's|whole [\w-]+(?: [\w-]+)? is|(?:is|are) (?:still|all)) (?:still )?on\s+(?:the\s+)?([\w.@-]+(?:\s+\d[\w.]*)?)(?=\s*(?:$|[,.;!?]|\s(?:and|but|so)\b))|^(?:please\s+)?put (?:it|them|this|that) in(?:to)?\s+(?:the\s+|a\s+)?([\w.@-]+)/g;
@@ -250,13 +267,28 @@ const LEAD_IN = new RegExp(
   `^\\s*(?:${PREAMBLE.source.slice(1)})?(?:no|nope|nah|nein|non|não|wrong|not that|hmm+|ugh|argh)\\s*[,.!:;-]+\\s*`,
   "i",
 );
-const NEGATION =
-  /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without|no longer|no more|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w|\bno need to (?:\S+ ){1,5}yourself\b/i;
+const NEGATION = new RegExp(
+  [
+    /\b(?:\w+n['’]t|dont|doesnt|isnt|arent|wont|cant|shouldnt|do not|doesn'?t|never|not|avoid|stop|instead of|rather than|without)\b/
+      .source,
+    /\b(?:no longer|no more|shouldn'?t|mustn'?t)\b|^(?:no|nope)\s+\w|\bno need to (?:\S+ ){1,5}yourself\b/.source,
+    // "Path objects, no os.path.join": a "no" inside the sentence that is no idiom.
+    String.raw`,\s*no\s+(?!${IDIOM_AFTER_NO})[\w\x60]`,
+    MINE_TO_DO.source,
+  ].join("|"),
+  "i",
+);
 const AGAIN =
   /\b(?:again|you forgot|forgot to|keep forgetting|as i said|like i said|i told you|i said|how many times|once more|remember to|remember that)\b/i;
 const POLITE_SHORT = /\b(?:please|pls|plz|only)\b|^only\b/i;
 const PREFERENCE =
   /\b(?:always|prefer|we use|we're using|we are using|i use|we manage|we do|we always|we never|we've switched|we switched|we moved|switch(?:ed)? to|moved to|migrated to|(?:moved|switched|migrated) (?:\S+ ){1,2}?(?:over )?to|going forward|from here on|stick (?:to|with)|go with|from now on|in this (?:repo|project|codebase)|like the others|like the rest|like (?:every|all the) other|follow (?:the|our)|our (?:naming|convention|style|pattern|rule|format|commit format|layout|order)s?|the convention|our convention|house style|style guide|is preferred|we want|we keep|we write|we name|we indent|we format|make sure to|make sure you|that way|this way|the same way|our way|the way we)\b/i;
+/**
+ * A rule said as how things are, with no cue word: "one sentence per line", "every error crossing a
+ * package boundary gets wrapped", "the s3 read goes in loaders/".
+ */
+const STATED_FORM =
+  /^one [\w-]+ per [\w-]+\b|^(?:every|each|all) (?!time\b)[\w-]+(?: [\w-]+){0,5}? (?:gets?|needs?|must|should|has to|have to)\b|\b(?:goes|go|belongs?|lives?) in(?:to)?\s+(?:the\s+)?[\w.-]*(?:\/|\.(?:ts|js|py|go|rs|rb|java|kt|swift|md|ya?ml|toml|json)\b)/i;
 const IMPERATIVE_RULE =
   /^(?:(?:please|pls)\s+)?(?:use|format|indent|name|keep|put|lint|stick|prefer|go with|write tests)\b/i;
 
@@ -443,9 +475,11 @@ export function setLearnedTopics(topics: ReadonlyMap<string, string>): boolean {
 }
 
 /** The polarity of one sentence: "use X, not Y", "no X", "X please", and topic members it names. */
-export function polarityOf(text: string): Polarity {
+export function polarityOf(said: string): Polarity {
   const prefer = new Set<string>();
   const avoid = new Set<string>();
+  // What follows "otherwise" says what goes wrong, not what to do ("… otherwise cancellation never reaches the db").
+  const text = said.replace(CONSEQUENCE, "");
   const k = findCorrection([text]);
   for (const p of k?.prefer ?? []) for (const t of lessonTokens(p)) prefer.add(t);
   for (const a of k?.avoid ?? []) for (const t of lessonTokens(a)) avoid.add(t);
@@ -453,7 +487,8 @@ export function polarityOf(text: string): Polarity {
   const words = text
     .toLowerCase()
     .replaceAll("’", "'")
-    .split(/([,.;:!?()]|\bbut\b)/)
+    .replace(/\(\)/g, "")
+    .split(/([,;:!?()]|\.(?=\s|$)|\bbut\b)/)
     .flatMap((clause) => [clause.split(/\s+/).filter(Boolean), ["|"]]);
   const flat = words.flat();
   const toks = lessonTokens(text);
@@ -499,6 +534,8 @@ export function polarityOf(text: string): Polarity {
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
   for (const m of text.toLowerCase().matchAll(COMES_OUT)) addChoice(avoid, m[1]!);
+  // "apply is my job, not yours": what the user keeps for themselves the agent avoids.
+  for (const m of text.toLowerCase().matchAll(MINE_TO_DO)) addChoice(avoid, m[1] ?? m[2] ?? m[3]!);
   // "swap those console calls for the logger", "rip out the prints": what is swapped or removed is
   // avoided, what it is swapped for is preferred.
   for (const m of text.toLowerCase().matchAll(SWAP)) {
@@ -697,6 +734,8 @@ export function topicsOf(p: Polarity): Set<string> {
 interface Instruction {
   quote: string;
   kind: "correction" | "preference";
+  /** Said as how things are ("one sentence per line"): a correction when the agent then redid its action. */
+  stated?: true;
 }
 
 /** Why sentences of a prompt were not taken as rules (counts), for the night's notes. */
@@ -778,9 +817,11 @@ export function instructionsOf(
       GIVEN_UP_SAID.test(body.toLowerCase()) ||
       DEPENDENCY_REMOVED.test(body) ||
       (change !== undefined && change.up.size > 0 && change.off.size > 0);
+    const stated = STATED_FORM.test(body);
     const preference =
       PREFERENCE.test(body) ||
       IMPERATIVE_RULE.test(body) ||
+      stated ||
       DONE_GATE.test(body) ||
       ORDER_RULE.test(body) ||
       SETTING_SAID.test(body) ||
@@ -875,7 +916,11 @@ export function instructionsOf(
     const correction =
       followUp && (leadIn || negation || again || contradicts || refersBack || otherPractice || followed);
     // The rule is quoted without the turn's preamble ("nit:", "wait,"), which is read above as said.
-    out.push({ quote: body.replace(PREAMBLE, "") || body, kind: correction ? "correction" : "preference" });
+    out.push({
+      quote: body.replace(PREAMBLE, "") || body,
+      kind: correction ? "correction" : "preference",
+      ...(stated && followUp ? { stated: true as const } : {}),
+    });
   }
   return out;
 }
@@ -935,7 +980,7 @@ export function notARule(quote: string, prompts: readonly string[]): boolean {
 
 /** A negated sentence that still says what to do ("don't pip install anything", "no default exports"). */
 const IMPERATIVE_LIKE =
-  /^(?:no\s+\w|don'?t\s+\w|do not\s+\w|never\s+\w|stop\s+\w|avoid\s+\w|not\s+\w)|\b(?:instead of|rather than)\b|,\s*not\s+\w|\bnot\s+[\w`.-]+\s*$|\buse\b|\bwith\b/i;
+  /^(?:no\s+\w|don'?t\s+\w|do not\s+\w|never\s+\w|stop\s+\w|avoid\s+\w|not\s+\w)|\b(?:instead of|rather than)\b|,\s*not?\s+\w|\bnot\s+[\w`.-]+\s*$|\buse\b|\bwith\b/i;
 
 /** Term weights: how rare a term is across this user's prompts (inverse document frequency). */
 export interface Weights {

@@ -299,7 +299,15 @@ export function observe(
         ...(fix.length ? { fix } : {}),
       };
       const found = instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped });
-      for (const ins of found) fresh.push({ ...where, quote: maskCredentials(ins.quote), kind: ins.kind });
+      // A rule said as how things are, after which the agent redid what it had just done, corrected it
+      // ("every new page needs an entry in the table of contents", then an edit of SUMMARY.md).
+      const redone = fix.some(distinctiveFix);
+      for (const ins of found)
+        fresh.push({
+          ...where,
+          quote: maskCredentials(ins.quote),
+          kind: ins.stated && redone ? "correction" : ins.kind,
+        });
       const reaction = i > 0 && found.length === 0 ? (reactionOf(p, agentBefore) ?? followUpOf(p, fix)) : undefined;
       if (reaction) fresh.push({ ...where, quote: maskCredentials(reaction), kind: "reaction" });
     });
@@ -569,11 +577,13 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
     return e;
   };
+  const undoes = (i: number, j: number) => changeOf(i) !== undefined && undoesFix(obs[i]!, obs[j]!);
   const announcedAgainst = (i: number, j: number) => {
     const ci = changeOf(i);
     const cj = changeOf(j);
     if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
       return true;
+    if (undoes(i, j) || undoes(j, i)) return true;
     // One avoids what the other asks for, in words or in what its correction moved to ("swap the
     // http.get for the new client" after a correction that made the agent write http.get).
     const ej = evidenceAt(j).asks;
@@ -964,10 +974,22 @@ function announcedFlip(
       (o) => !c.members.includes(o) && sameInstruction(ruleToks, lessonTokens(clusterText(o)), w),
     );
     if (!home) continue;
-    const ev = evidenceOf(book.observations.filter((o) => o.cluster === home.cluster));
+    const homes = book.observations.filter((o) => o.cluster === home.cluster);
+    const ev = evidenceOf(homes);
     if (changes.some((ch) => goesAgainst(ch, ev)) || contradicts(l.rule, c)) return l;
+    if (said.some((m) => announcedChange(clusterText(m)) && homes.some((h) => undoesFix(m, h)))) return l;
   }
   return undefined;
+}
+
+/**
+ * A saying right after the agent did what another saying's correction had made it do: the action it
+ * objects to is that correction ("we review commit by commit now" right after the `git reset --soft`
+ * that "one commit per branch" brought about). Said with a change of practice, it goes against it.
+ */
+function undoesFix(said: Observation, other: Observation): boolean {
+  const did = (said.act ?? []).filter(distinctiveFix);
+  return did.length > 0 && did.every((t) => (other.fix ?? []).includes(t));
 }
 
 /** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest"; "use tabs" then "we switched to spaces"). */
@@ -1080,7 +1102,6 @@ export function planLessons(
   const flips = new Map<Cluster, LessonRecord>();
   const touched = clustersOf(book, night);
   for (const c of touched) {
-    if (isLesson(c, o.minRecurrence ?? 2)) continue;
     const l = announcedFlip(c, night, book, liveNorm, w);
     if (l) flips.set(c, l);
   }
