@@ -5,7 +5,7 @@
 // test score is its exact expected accuracy on the test items, not a noisy sample).
 //
 // Every arm runs at the same call budget (model.max_calls; a run stops at the step boundary after
-// it), on the same seeds, two selection split sizes and two benchmark shapes:
+// it), on the same seeds, two selection split sizes and the benchmark shapes:
 //   standard — one house rule per family (rules never conflict);
 //   conflict — env.conventions_shape=conflict: in three families about a third of the items come
 //              from a second office that keeps the agent's default convention, so the house rule
@@ -13,6 +13,8 @@
 //   crowded  — env.conventions_shape=crowded: the standard tasks, and a target whose adherence falls
 //              as its skill holds more instructions (beyond eight, its lapse grows by 0.04 each), so a
 //              restated or vague line costs every family's items (docs/search.md).
+//   conflict_crowded — (--shapes conflict_crowded) the conflict shape's tasks read by the crowded target:
+//              a scoped rule costs every item once the skill holds eight instructions (docs/search.md).
 // Printed per cell: the best skill's true test score (mean ± 95 % interval over seeds), its
 // tokens and instructions (list items), test points per 1000 skill tokens, calls actually paid,
 // the pool's per-item frontier size at the end, and merges tried/accepted. Prints, does not assert.
@@ -21,14 +23,16 @@
 // and of an oracle giving each item its family's best rule (docs/search.md). --trace FILE writes,
 // per run and checkpoint, the parent's, candidate's and best's true test scores, calls by stage and
 // every pool member's recorded and exact selection scores (the diagnosis in docs/search.md is read
-// from it); --set key=value (repeatable) is passed to every arm (ablations).
+// from it); --set key=value (repeatable) is passed to every arm (ablations). --why prints, under each arm,
+// where the points between the shape's best skill and the chosen one go: the best skill the run wrote,
+// the one an exact chooser on the selection items would take, and how near the runs came (docs/search.md).
 //
-//   bun bench/search.ts [--seeds 10] [--sizes 12,40] [--budget 600] [--temperature 0.6] [--shapes standard,conflict,crowded]
+//   bun bench/search.ts [--seeds 10] [--sizes 12,40] [--budget 600] [--temperature 0.6] [--shapes standard,conflict,crowded] [--why]
 //                       [--arms single,pool,pool+merge,pool+merge+weighted,weighted+shorten] [--token-weight 0.1] [--json FILE]
 //                       [--trace FILE] [--set key=value]...
 import { writeFileSync } from "node:fs";
 import { createModelClient } from "../src/backends/index.ts";
-import { family, type TaskValue } from "../src/backends/sim/conventions.ts";
+import { family, rulesInSkill, type TaskValue } from "../src/backends/sim/conventions.ts";
 import { drawConflict, drawHouseRules, taskPrompt } from "../src/benchmarks/conventions/generator.ts";
 import { instructionCount, successProbability } from "../src/backends/sim/stochastic.ts";
 import { getBenchmark } from "../src/benchmarks/index.ts";
@@ -54,6 +58,8 @@ const shapes = opt("shapes", "standard,conflict,crowded").split(",");
 const arms = opt("arms", "single,pool,pool+merge,pool+merge+weighted,weighted+shorten").split(",");
 const jsonOut = opt("json", "");
 const traceOut = opt("trace", "");
+// --why: per cell, where the points between the shape's ceiling and the chosen skill go (docs/search.md).
+const why = argv.includes("--why");
 // Extra config overrides for every arm (diagnosis runs), e.g. --set optimizer.use_slow_update=false
 const extraSets = argv.flatMap((a, i) => (a === "--set" && argv[i + 1] ? [argv[i + 1]!] : []));
 const tokenWeight = opt("token-weight", "0.1");
@@ -96,6 +102,22 @@ interface Row {
   merges: string | null;
   /** --trace: per committed checkpoint, what the run did and the truth of the skills involved. */
   trace?: TraceRow[];
+  /** --why: the decomposition of the gap between the shape's ceiling and the chosen skill. */
+  why?: WhyRow;
+}
+
+/**
+ * --why, per run: the true test score of the written skill a perfect chooser on the selection split
+ * would take (highest exact expected selection score; the mean of those tied there), the step at which the run first wrote a skill
+ * within a point of the seed's scoped ceiling (conflict shape; null when it never did), and how many
+ * conflicting families the best written and the chosen skill serve on both offices (the house rule
+ * for the head office, the default for Lisbon).
+ */
+interface WhyRow {
+  selPick: number;
+  nearStep: number | null;
+  servedBest: number;
+  servedChosen: number;
 }
 
 interface TraceRow {
@@ -114,7 +136,7 @@ interface TraceRow {
 }
 
 async function runOne(shape: string, size: number, arm: string, seed: number): Promise<Row> {
-  const crowded = shape === "crowded";
+  const crowded = isCrowded(shape);
   const { config } = loadConfig({
     config: "conventions",
     set: [
@@ -157,6 +179,10 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
   };
   const texts = new Map<string, string>();
   let last: RunCheckpoint | undefined;
+  let nearStep: number | null = null;
+  const allowed = why ? await oracle(shape, seed) : undefined;
+  // The seed's best skill of the shape (conflict_crowded: the best that fits; else scoped), less a point.
+  const near = allowed ? (allowed.best ?? allowed.scoped) - 0.01 : 1;
   const trace: TraceRow[] = [];
   let prevCalls: Record<string, number> = {};
   let prevCurrent = "";
@@ -165,6 +191,7 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
     commit: (cp: RunCheckpoint) => {
       for (const k of cp.skills) texts.set(k.hash, k.text);
       last = cp;
+      if (why && nearStep === null && cp.skills.some((k) => truth(k.text) >= near)) nearStep = cp.state.lastStep;
       if (!traceOut) return;
       const now: Record<string, number> = {};
       for (const [k, v] of Object.entries(client.snapshot().by_stage)) now[k] = v.calls - (prevCalls[k] ?? 0);
@@ -215,6 +242,20 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
     });
     const s = r.summary;
     const bestTest = ceiling();
+    const whyRow = (): WhyRow => {
+      const written = [...texts.values()];
+      const byTest = written.reduce((a, b) => (truth(b) > truth(a) ? b : a));
+      // Skills the selection items cannot tell apart (the same exact expected score) count at their mean.
+      const top = Math.max(...written.map(selTruth));
+      const bySel = written.filter((k) => selTruth(k) >= top - 1e-9);
+      const served = servesBoth(seed);
+      return {
+        selPick: mean(bySel.map(truth)),
+        nearStep,
+        servedBest: served(byTest),
+        servedChosen: served(r.bestSkill),
+      };
+    };
     return {
       shape,
       size,
@@ -229,6 +270,7 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
       frontier: s.search?.pool ? s.search.pool.filter((p) => p.items_best > 0).length : null,
       merges: s.search?.merges ? `${s.search.merges.accepted}/${s.search.merges.tried}` : null,
       ...(traceOut ? { trace } : {}),
+      ...(why ? { why: whyRow() } : {}),
     };
   } catch (err) {
     // Until bafb23b a cap met inside an epoch boundary ended train() with a BudgetError; it is a
@@ -257,6 +299,35 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
   }
 }
 
+/** What a shape allows on a seed's test items (oracle below); the last three on conflict_crowded only. */
+interface Allowed {
+  house: number;
+  scoped: number;
+  routed: number;
+  restated: number;
+  leanScoped?: number;
+  best?: number;
+  bestInstr?: number;
+}
+
+/** Shapes whose simulated target is the crowded one. */
+const isCrowded = (shape: string) => shape === "crowded" || shape === "conflict_crowded";
+
+/** How many of a seed's conflicting families a skill serves on both offices (0 off the conflict shape). */
+function servesBoth(seed: number): (skill: string) => number {
+  const rules = drawHouseRules(seed);
+  const fams = drawConflict(seed, rules).families;
+  return (skill) => {
+    const head = rulesInSkill(skill, "For the head office: x");
+    const lisbon = rulesInSkill(skill, "For the Lisbon office: x");
+    return fams.filter(
+      (f) =>
+        head.get(f)?.convention.id === rules[f] &&
+        (lisbon.get(f)?.convention.id ?? family(f).defaultConvention) === family(f).defaultConvention,
+    ).length;
+  };
+}
+
 /**
  * What the shape allows, on a seed's 200 test items: the skill that states every house rule (the
  * best with general rules only), the same skill with each conflicting family's second-office rule
@@ -265,11 +336,8 @@ async function runOne(shape: string, size: number, arm: string, seed: number): P
  * best with no confusion; for the crowded shape, the house skill with every rule restated once (16
  * instructions, as a slow update's guidance block restates them). All exact, from the simulator's probabilities.
  */
-async function oracle(
-  shape: string,
-  seed: number,
-): Promise<{ house: number; scoped: number; routed: number; restated: number }> {
-  const crowded = shape === "crowded";
+async function oracle(shape: string, seed: number): Promise<Allowed> {
+  const crowded = isCrowded(shape);
   const { config } = loadConfig({
     config: "conventions",
     set: [
@@ -289,7 +357,7 @@ async function oracle(
       `- **${family(fid).title}:** ${family(fid).conventions.find((c) => c.id === id)!.statements[0]}`;
     const house = (Object.keys(rules) as TaskValue["kind"][]).map((f) => line(f, rules[f])).join("\n");
     const exceptions =
-      shape === "conflict"
+      shape === "conflict" || shape === "conflict_crowded"
         ? drawConflict(seed, rules).families.map(
             (f) =>
               `- **${family(f).title}, Lisbon office only:** ${family(f).conventions.find((c) => c.id === family(f).defaultConvention)!.statements[0]}`,
@@ -311,7 +379,28 @@ async function oracle(
       r += Math.max(...family(v.kind).conventions.map((c) => p(line(v.kind, c.id), it)));
     }
     const n = splits.test.length;
-    return { house: h / n, scoped: sc / n, routed: r / n, restated: re / n };
+    const allowed: Allowed = { house: h / n, scoped: sc / n, routed: r / n, restated: re / n };
+    if (shape !== "conflict_crowded") return allowed;
+    // The crowded target pays for every line beyond eight: the best skill of house rules (all, or
+    // only those that differ from the agent's default) and any subset of the office's scoped rules.
+    const lean = (Object.keys(rules) as TaskValue["kind"][])
+      .filter((f) => rules[f] !== family(f).defaultConvention)
+      .map((f) => line(f, rules[f]))
+      .join("\n");
+    const score = (skill: string) => splits.test.reduce((a, it) => a + p(skill, it), 0) / n;
+    let best = { score: -1, instructions: 0 };
+    for (const base of [house, lean])
+      for (let mask = 0; mask < 1 << exceptions.length; mask++) {
+        const skill = [base, ...exceptions.filter((_, i) => mask & (1 << i))].join("\n");
+        const s = score(skill);
+        if (s > best.score) best = { score: s, instructions: instructionCount(skill) };
+      }
+    return {
+      ...allowed,
+      leanScoped: score([lean, ...exceptions].join("\n")),
+      best: best.score,
+      bestInstr: best.instructions,
+    };
   } finally {
     await client.close();
   }
@@ -342,7 +431,7 @@ out("short = seeds whose best_skill.md is ≥ 30 % shorter than single's and wit
 const rows: Row[] = [];
 const t0 = performance.now();
 for (const shape of shapes) {
-  const o: { house: number; scoped: number; routed: number; restated: number }[] = [];
+  const o: Allowed[] = [];
   for (let seed = 1; seed <= seeds; seed++) o.push(await oracle(shape, seed));
   const pc = (f: (x: (typeof o)[number]) => number) => (100 * mean(o.map(f))).toFixed(1);
   out(
@@ -350,6 +439,10 @@ for (const shape of shapes) {
       ? `\ncrowded: the skill stating every house rule (8 instructions) scores ${pc((x) => x.house)} on test; with every rule restated once (16 instructions, as a slow update's block restates them) ${pc((x) => x.restated)}`
       : `\n${shape}: the skill stating every house rule scores ${pc((x) => x.house)} on test; with the second office's rules scoped to it ${pc((x) => x.scoped)}; an oracle routing each item to its best rule ${pc((x) => x.routed)}`,
   );
+  if (shape === "conflict_crowded")
+    out(
+      `  crowded: only the house rules that differ from the default, with the scoped rules, ${pc((x) => x.leanScoped!)}; the best of those skills (all or only differing house rules, any subset of the scoped ones) ${pc((x) => x.best!)} at ${mean(o.map((x) => x.bestInstr!)).toFixed(1)} instructions`,
+    );
   for (const size of sizes) {
     const load = new LoadSampler();
     out(`\n${shape}, ${size} selection items`);
@@ -410,6 +503,15 @@ for (const shape of shapes) {
         arm === "single" ? "    –" : `${shorter}/${cell.length}`.padStart(5),
       ];
       out(`  ${cols.join("  ")}`);
+      if (why) {
+        const w = cell.filter((r) => r.why).map((r) => r.why!);
+        const reached = w.filter((x) => x.nearStep !== null).map((x) => x.nearStep!);
+        out(
+          `    why: best written ${pct(cell.map((r) => r.bestTest))}, picked on exact selection ${pct(w.map((x) => x.selPick))}, chosen ${pct(cell.map((r) => r.test))};` +
+            ` within 1 of the shape's best skill ${reached.length}/${w.length} (first at step ${reached.length ? mean(reached).toFixed(1) : "–"});` +
+            ` families served both offices: best written ${mean(w.map((x) => x.servedBest)).toFixed(1)}, chosen ${mean(w.map((x) => x.servedChosen)).toFixed(1)}`,
+        );
+      }
     }
     out(`  (${load.text()})`);
   }

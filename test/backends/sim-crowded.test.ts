@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createModelClient } from "../../src/backends/index.ts";
-import { conventionsProducing, type TaskValue } from "../../src/backends/sim/conventions.ts";
+import { conventionsProducing, family, type TaskValue } from "../../src/backends/sim/conventions.ts";
 import { simOptions } from "../../src/backends/sim/index.ts";
 import {
   CROWD_FREE,
@@ -9,6 +9,7 @@ import {
   instructionCount,
   successProbability,
 } from "../../src/backends/sim/stochastic.ts";
+import { taskPrompt } from "../../src/benchmarks/conventions/generator.ts";
 import { getBenchmark } from "../../src/benchmarks/index.ts";
 import { loadConfig } from "../../src/config/index.ts";
 import { simContext } from "../engine/support.ts";
@@ -44,6 +45,22 @@ const config = (shape: string, temperature: number) =>
       "train.seed=3",
     ],
   }).config;
+
+type Bench = NonNullable<Awaited<ReturnType<typeof getBenchmark>>>;
+
+/** 400 rollouts of the item through the benchmark and the sim backend pass at the exact rate p (within 5 σ). */
+async function expectPassRate(
+  bench: Bench,
+  item: Parameters<Bench["rollout"]>[0],
+  skill: string,
+  ctx: Parameters<Bench["rollout"]>[2],
+  p: number,
+): Promise<void> {
+  const SAMPLES = 400;
+  let pass = 0;
+  for (let k = 0; k < SAMPLES; k++) pass += (await bench.rollout(item, skill, ctx, k)).hard;
+  expect(Math.abs(pass / SAMPLES - p)).toBeLessThan(5 * Math.sqrt((p * (1 - p)) / SAMPLES));
+}
 
 describe("the crowded sim target", () => {
   test("instructions are the skill's list items: rules, vague advice and restatements, not headings or prose", () => {
@@ -91,6 +108,49 @@ describe("the crowded sim target", () => {
     expect(JSON.stringify(await splitsOf("crowded"))).toBe(JSON.stringify(await splitsOf("standard")));
   });
 
+  test("env.conventions_shape: conflict_crowded is the conflict shape's tasks read by the crowded target", async () => {
+    expect(simOptions(config("conflict_crowded", 0.6)).crowded).toBe(true);
+    const bench = (await getBenchmark("conventions"))!;
+    const c = config("conflict_crowded", 0.6);
+    const client = await createModelClient(c, { noCache: true });
+    const cc = config("conflict", 0.6);
+    const plainClient = await createModelClient(cc, { noCache: true });
+    try {
+      const ctx = simContext(c, client);
+      const splits = await bench.loadSplits(ctx);
+      expect(JSON.stringify(splits)).toBe(JSON.stringify(await bench.loadSplits(simContext(cc, plainClient))));
+      // A second-office item, and a skill of 11 instructions whose scoped line serves it: the
+      // target reads the scope (as on the conflict shape) and lapses for the three lines beyond eight.
+      const item = [...splits.train, ...splits.val, ...splits.test].find((it) => it.office === "lisbon")!;
+      const value = item.value as TaskValue;
+      const want = conventionsProducing(value, String(item.expected))[0]!;
+      const house = family(value.kind).conventions.find((cv) => cv.id !== want.id)!;
+      const title = family(value.kind).title;
+      const scoped = `- **${title}, Lisbon office only:** ${want.statements[0]}`;
+      const skill = `${skillOf(10, `- **${title}:** ${house.statements[0]}`)}\n${scoped}\n`;
+      expect(instructionCount(skill)).toBe(11);
+      const task = taskPrompt(String(item.question), value);
+      const p = successProbability(skill, value, String(item.expected), 0.6, 3, task, true);
+      const plain = successProbability(skill, value, String(item.expected), 0.6, 3, task, false);
+      expect(plain - p).toBeGreaterThan(0.05);
+      // Without the scoped line the general rule answers the Lisbon item wrong but for lapses.
+      const unscoped = successProbability(
+        skillOf(10, `- **${title}:** ${house.statements[0]}`),
+        value,
+        String(item.expected),
+        0.6,
+        3,
+        task,
+        true,
+      );
+      expect(p - unscoped).toBeGreaterThan(0.3);
+      await expectPassRate(bench, item, skill, ctx, p);
+    } finally {
+      await client.close();
+      await plainClient.close();
+    }
+  });
+
   test("rollouts through the benchmark and the sim backend pass at the stated crowded rate", async () => {
     const c = config("crowded", 0.6);
     const client = await createModelClient(c, { noCache: true });
@@ -105,10 +165,7 @@ describe("the crowded sim target", () => {
       const p = successProbability(skill, item.value as TaskValue, String(item.expected), 0.6, 3, "", true);
       const plain = successProbability(skill, item.value as TaskValue, String(item.expected), 0.6, 3, "", false);
       expect(plain - p).toBeGreaterThan(0.1);
-      const SAMPLES = 400;
-      let pass = 0;
-      for (let k = 0; k < SAMPLES; k++) pass += (await bench.rollout(item, skill, ctx, k)).hard;
-      expect(Math.abs(pass / SAMPLES - p)).toBeLessThan(5 * Math.sqrt((p * (1 - p)) / SAMPLES));
+      await expectPassRate(bench, item, skill, ctx, p);
     } finally {
       await client.close();
     }

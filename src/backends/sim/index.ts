@@ -32,7 +32,7 @@ export interface SimOptions {
   latencyMs: number;
   /** Stochastic target (0 = off): answers are draws whose success probability is known exactly (stochastic.ts). */
   temperature?: number;
-  /** The crowded target (env.conventions_shape: crowded): it lapses more as its skill holds more instructions (stochastic.ts). */
+  /** The crowded target (env.conventions_shape: crowded or conflict_crowded): it lapses more as its skill holds more instructions (stochastic.ts). */
   crowded?: boolean;
 }
 
@@ -47,7 +47,9 @@ export function simOptions(config: TrainConfig): SimOptions {
     noiseRate: config.env.sim_noise_rate ?? 0.3,
     latencyMs: config.model.sim_latency_ms ?? 0,
     temperature: config.env.sim_temperature ?? 0,
-    ...(config.env.conventions_shape === "crowded" ? { crowded: true } : {}),
+    ...(config.env.conventions_shape === "crowded" || config.env.conventions_shape === "conflict_crowded"
+      ? { crowded: true }
+      : {}),
   };
 }
 

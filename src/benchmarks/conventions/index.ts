@@ -45,13 +45,18 @@ async function loadSplits(ctx: BenchmarkContext): Promise<Splits> {
     test: size(ctx.env, "test_items", DEFAULT_SIZES.test),
   };
   const rules = drawHouseRules(seed);
-  const shape = ctx.env.conventions_shape ?? "standard";
+  const shape = String(ctx.env.conventions_shape ?? "standard");
   // crowded: the standard tasks; only the simulated target differs (src/backends/sim/stochastic.ts).
-  if (shape !== "standard" && shape !== "conflict" && shape !== "crowded")
-    throw new DataError(`env.conventions_shape must be standard, conflict or crowded (got ${JSON.stringify(shape)})`, {
-      data: { input: "env.conventions_shape", problem: "invalid_value" },
-    });
-  return generateSplits(seed, sizes, rules, shape === "conflict" ? drawConflict(seed, rules) : undefined);
+  // conflict_crowded: the conflict shape's tasks, and the crowded target.
+  if (!["standard", "conflict", "crowded", "conflict_crowded"].includes(shape))
+    throw new DataError(
+      `env.conventions_shape must be standard, conflict, crowded or conflict_crowded (got ${JSON.stringify(shape)})`,
+      {
+        data: { input: "env.conventions_shape", problem: "invalid_value" },
+      },
+    );
+  const conflict = shape === "conflict" || shape === "conflict_crowded";
+  return generateSplits(seed, sizes, rules, conflict ? drawConflict(seed, rules) : undefined);
 }
 
 const rollout: Benchmark["rollout"] = async (item, skill, ctx, sampleIndex) => {
