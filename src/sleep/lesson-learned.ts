@@ -217,7 +217,14 @@ export function correctedAction(before: string | undefined, after: string | unde
   const a = termsOf(after);
   if (!a.length) return [];
   const b = new Set(termsOf(before));
-  if (ea !== undefined) return a.filter((t) => !b.has(t)).slice(0, 4);
+  // The object the edit before already worked on (`berths` in `berths.first`) is what both edits
+  // are about, not what changed: `berth` after `berths.first` is no correction's term.
+  if (ea !== undefined) {
+    const objects = new Set(
+      [...b].flatMap((t) => (/^[a-z]\w*\.\w/.test(t) ? [...lessonTokens(t.split(".")[0]!)] : [])),
+    );
+    return a.filter((t) => !b.has(t) && !objects.has(t)).slice(0, 4);
+  }
   // A command whose tool changed (`./gradlew …` then `just android-debug`) names the new tool.
   const ha = commandHead(after);
   const hb = commandHead(before);
