@@ -575,16 +575,7 @@ export function polarityOf(said: string): Polarity {
   for (const [topic, members] of byTopic) {
     const rivalAvoided = [...avoid].some((a) => topicOfLoose(a) === topic);
     const chosen = members.filter((m) => explicit.has(m));
-    // A term this user once contrasted with another (a learned topic) is no choice when merely named
-    // in passing ("add another script" after "the checked-in script, not the brew install").
-    const passing = topic.startsWith("learned:") && !rivalAvoided && !short;
-    if (
-      !chosen.length &&
-      members.length === 1 &&
-      !place.has(members[0]!) &&
-      !passing &&
-      (rivalAvoided || short || !complaint)
-    )
+    if (!chosen.length && members.length === 1 && !place.has(members[0]!) && (rivalAvoided || short || !complaint))
       chosen.push(members[0]!);
     for (const m of chosen) prefer.add(m);
   }

@@ -1,7 +1,7 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
 import { correctedAction } from "../../src/sleep/lesson-learned.ts";
-import { instructionsOf, polarityOf, setLearnedTopics } from "../../src/sleep/lesson-rule.ts";
+import { instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 
 // Our own sessions, from a bike-repair shop's booking service: rules said as how things are, a
@@ -155,26 +155,12 @@ describe("a flip that objects to what the old rule made the agent do", () => {
   });
 });
 
-describe("what an edit changed, and what a term learned from this user weighs", () => {
+describe("what an edit changed", () => {
   test("the object the edit before worked on is no term of what changed", () => {
     const before = "edit app/src/Bike.java: var row = bikes.findByCode(code);";
     const after = "edit app/src/Bike.java: public Optional<Bike> findByCode(String code) {";
     const fix = correctedAction(before, after);
     expect(fix).toContain("optional");
     expect(fix).not.toContain("bike");
-  });
-
-  test("a learned rival named in passing is no choice; said with its rival or as a wish it still is", () => {
-    setLearnedTopics(
-      new Map([
-        ["script", "learned:brew"],
-        ["brew", "learned:brew"],
-      ]),
-    );
-    expect([...polarityOf("repairing it only papers over the mismatch, write another script").prefer]).not.toContain(
-      "script",
-    );
-    expect([...polarityOf("the checked-in script, not the brew install").prefer]).toContain("script");
-    expect([...polarityOf("the script please").prefer]).toContain("script");
   });
 });
