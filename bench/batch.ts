@@ -87,6 +87,8 @@ interface Row {
   paidTwice: number;
   batches: number;
   realS: number;
+  /** Bytes the process wrote (dirtied pages, /usr/bin/time) per model call, cached ones included. */
+  bytesPerCall: number | null;
 }
 
 const rows: Row[] = [];
@@ -99,6 +101,7 @@ for (const mode of ["off", "eval", "all"]) {
   });
   if (r.code !== 0) throw new Error(`train with model.batch=${mode} failed (exit ${r.code}): ${r.stderr.slice(-800)}`);
   const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as Record<string, unknown>;
+  const calls = (summary.calls as { total: number }).total;
   const bound = planBound(out, { targetWorkers: WORKERS, optimizerWorkers: 8, mergeBatch: 8 });
   const mine = server.batch.batches;
   // Batches submitted at the same moment of the fake's clock ran side by side: a wave costs its slowest.
@@ -129,6 +132,7 @@ for (const mode of ["off", "eval", "all"]) {
     paidTwice: paidTwice(join(out, "state.sqlite"), join(work, `cache-${mode}`, "calls.sqlite")),
     batches: mine.length,
     realS: r.wallS,
+    bytesPerCall: r.bytesWritten === null ? null : r.bytesWritten / calls,
   });
 }
 
@@ -139,10 +143,10 @@ const lines = [
   `model.batch on a SearchQA-shaped run (conventions on the simulator through the fake OpenAI server: ${trainItems} train, 40 selection, ${testItems} test items; batch 40, 1 epoch; gpt-4o-mini prices, batch column 50 %)`,
   `live call 2 s (critical path from the run's decisions), batch completion 5–30 min (seed ${values.seed}); simulated, nothing waited for`,
   "",
-  "mode   cost ($)   vs live   wall (whole run)   wall (training part)   batches   calls paid twice   test baseline/best/final   (bench real s)",
+  "mode   cost ($)   vs live   wall (whole run)   wall (training part)   batches   calls paid twice   test baseline/best/final   KB written/call   (bench real s)",
   ...rows.map(
     (r) =>
-      `${r.mode.padEnd(6)} ${r.cost.toFixed(4).padStart(8)}   ${`${((100 * r.cost) / live.cost).toFixed(0)} %`.padStart(7)}   ${fmtT(r.wallAll).padStart(16)}   ${fmtT(r.wallTrain).padStart(20)}   ${String(r.batches).padStart(7)}   ${String(r.paidTwice).padStart(16)}   ${String(r.hard).padStart(25)}   ${r.realS.toFixed(1)}`,
+      `${r.mode.padEnd(6)} ${r.cost.toFixed(4).padStart(8)}   ${`${((100 * r.cost) / live.cost).toFixed(0)} %`.padStart(7)}   ${fmtT(r.wallAll).padStart(16)}   ${fmtT(r.wallTrain).padStart(20)}   ${String(r.batches).padStart(7)}   ${String(r.paidTwice).padStart(16)}   ${String(r.hard).padStart(25)}   ${(r.bytesPerCall === null ? "—" : (r.bytesPerCall / 1024).toFixed(1)).padStart(15)}   ${r.realS.toFixed(1)}`,
   ),
   "",
   `aim: model.batch=eval ≤ 60 % of live cost → ${((100 * rows[1]!.cost) / live.cost).toFixed(0)} % (${rows[1]!.cost / live.cost <= 0.6 ? "met" : "NOT met"}); training part's wall unchanged → ${rows[1]!.wallTrain === live.wallTrain ? "yes" : "NO"}; calls paid twice → ${rows.reduce((n, r) => n + r.paidTwice, 0)}; scores identical → ${rows.every((r) => JSON.stringify(r.hard) === JSON.stringify(live.hard)) ? "yes" : "NO"}`,

@@ -118,6 +118,8 @@ const COMPLETE = new Set<ChatResponse["finishReason"]>(["stop", "tool_calls", "u
 export class LayeredModelClient implements ModelClient, CallAccounting {
   private readonly limiters = new Map<string, Limiter>();
   private readonly inflight = new Map<string, Promise<ChatResponse>>();
+  /** When this process asked for each call waiting on a provider batch (the answer's paid mark has its latency). */
+  private readonly batchAsked = new Map<string, number>();
   private paidStarted: number;
   private readonly warnedUnknownPrice = new Set<string>();
   private accountedRunner: TaskRunner | undefined;
@@ -335,14 +337,22 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
   /** A call through the provider's Batch API (same key, cache and ledger as a live call, priced at the batch rate). */
   private async viaBatch(call: Call, binding: RoleBinding, signal: AbortSignal | undefined): Promise<ChatResponse> {
     const started = this.now();
-    const out = await this.core.batcher!.ask(call.role, call.backend, call.req, call.key);
+    this.batchAsked.set(call.key, started);
+    let out: RawCompletion | "live";
+    try {
+      out = await this.core.batcher!.ask(call.role, call.backend, call.req, call.key);
+    } finally {
+      this.batchAsked.delete(call.key);
+    }
     if (out === "live") return this.execute(call, binding, signal);
     return this.answered(call, out, started, 1, true);
   }
 
   /**
-   * Cache an answer under its key when it is complete (the batcher calls this as it settles a
-   * batch: one request, at the batch price), marked as paid by this run's ledger (StoredResponse.paid).
+   * Cache an answer under its key when it is complete, marked as paid by this run's ledger
+   * (StoredResponse.paid). The batcher calls this as it settles a batch (one request, at the batch
+   * price, its latency from when this process asked for it): that is a batch answer's only write,
+   * before the batch is settled, so a kill after it never pays for the answer again.
    */
   cacheBatchAnswer(
     key: string,
@@ -352,7 +362,7 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
     value: RawCompletion,
     paid: { attempts: number; latencyMs: number; costUsd: number | null } = {
       attempts: 1,
-      latencyMs: 0,
+      latencyMs: this.batchAsked.has(key) ? this.now() - this.batchAsked.get(key)! : 0,
       costUsd: this.price(model, value, true),
     },
   ): void {
@@ -385,7 +395,8 @@ export class LayeredModelClient implements ModelClient, CallAccounting {
       cached: false,
       model: value.model || req.model,
     };
-    this.cacheBatchAnswer(call.key, backend.name, backend.endpoint, req.model, value, response);
+    // A batch answer is already in the cache (the batcher put it there as it settled the batch).
+    if (!batch) this.cacheBatchAnswer(call.key, backend.name, backend.endpoint, req.model, value, response);
     // Deployed, the task pays the live price, not a Batch API's discount.
     this.record(call, response, response.finishReason === "length" ? "truncated" : "ok", undefined, {
       tokens: value.usageMissing ? undefined : reportedTokens(value.usage),

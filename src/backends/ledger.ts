@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { Role, Usage } from "../engine/index.ts";
 import {
   dropRows,
@@ -89,7 +88,7 @@ export class CallLedger {
   private costKnown = true;
   /** This ledger's name in its store (ledgerName), and a random name of this process's session of it. */
   private readonly name: string | undefined;
-  private readonly session = randomBytes(6).toString("base64url");
+  private readonly session = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("base64url");
   /** Keys of the run's paid calls, read from the store the first time an earlier session's answer is met. */
   private paidKeys: Set<string> | undefined;
 

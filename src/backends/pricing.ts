@@ -1,9 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parse as parseYaml } from "yaml";
 import type { Usage } from "../engine/index.ts";
 import { DEFINED_PRICES } from "../config/index.ts";
-import { ConfigError, errorMessage } from "../lib/index.ts";
+import { ConfigError, errorMessage, yamlLibrary } from "../lib/index.ts";
 import type { EnvLookup } from "./settings.ts";
 
 /** Dollars per million tokens. */
@@ -265,7 +264,7 @@ export function loadUserPricing(env: EnvLookup): { prices: Record<string, Price>
   }
   let data: unknown;
   try {
-    data = parseYaml(readFileSync(where.path, "utf8"));
+    data = yamlLibrary().parse(readFileSync(where.path, "utf8"));
   } catch (err) {
     throw new ConfigError(`${where.path}: not a valid YAML pricing file (${errorMessage(err).split("\n")[0]})`, {
       file: where.path,

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { stringify } from "yaml";
 import type { SkilloptModelClient } from "../backends/index.ts";
 import type { LoadedConfig, TrainConfig } from "../config/index.ts";
 import { type Benchmark, deriveSizes, estimateRun, type Splits, type TrainResult, train } from "../engine/index.ts";
@@ -8,12 +7,14 @@ import {
   log,
   ModelUnfitError,
   NoAnswerError,
+  plainYaml,
   redactText,
   redactValue,
   UsageError,
   unpackPackage,
   writeFileAtomic,
   writeJsonAtomic,
+  yamlLibrary,
 } from "../lib/index.ts";
 import { resultText } from "../report/index.ts";
 import type { ClaimedRun, RunPaths, runRecorder } from "../run/index.ts";
@@ -92,7 +93,7 @@ export function printDryRun(
   };
   if (!output.quiet) write(`  ${backendLine(client)}\n`);
   if (output.json) printJson(plan);
-  else printResult(stringify(plan).trimEnd());
+  else printResult(yamlLibrary().stringify(plan).trimEnd());
 }
 
 /** "sim (offline simulator)" when a role runs on the simulator, else "". */
@@ -136,9 +137,10 @@ export function recordRunStart(
     (r) =>
       `${r}=${info[r]?.backend === "sim" ? "sim (offline simulator, not a real model)" : `${info[r]?.backend ?? "?"} ${info[r]?.model ?? ""}`.trim()}`,
   );
+  const saved = redactValue(config);
   writeFileAtomic(
     paths.config,
-    `# resolved from ${o.loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${stringify(redactValue(config))}`,
+    `# resolved from ${o.loaded.file}; secrets masked\n# backends: ${roles.join(", ")}\n${plainYaml(saved) ?? yamlLibrary().stringify(saved)}`,
   );
   return [
     `  ${backendLine(o.client)}`,

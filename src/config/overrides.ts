@@ -1,6 +1,5 @@
-import { parse as parseYamlValue } from "yaml";
 import type * as v from "valibot";
-import { assertSafeKeyPath, ConfigError } from "../lib/index.ts";
+import { assertSafeKeyPath, ConfigError, yamlLibrary } from "../lib/index.ts";
 import { CODEX_ALIASES, FLAT_TO_STRUCTURED } from "./flat-map.ts";
 import { EnvSchema, SECTION_SCHEMAS, SECTIONS, type Section } from "./schema.ts";
 
@@ -25,10 +24,24 @@ function castUpstream(raw: string): unknown {
   return raw;
 }
 
+/**
+ * A --set value the YAML library would read as this string or integer, read without it (a word
+ * such as `sim` or `gpt-4o-mini`, a count such as `512`); undefined for anything else. Words the
+ * core schema reads as booleans or null, and numbers with a sign, a dot or leading zeros, are left
+ * to the library.
+ */
+function plainSetValue(raw: string): string | number | undefined {
+  if (/^(?:0|[1-9]\d{0,14})$/.test(raw)) return Number(raw);
+  if (/^[A-Za-z_][\w-]*$/.test(raw) && !/^(?:true|false|null)$/i.test(raw)) return raw;
+  return undefined;
+}
+
 /** --set values read as YAML scalars/flow collections (so `[a, b]` is a list), then typed by the schema. */
 function castSet(raw: string): unknown {
+  const plain = plainSetValue(raw);
+  if (plain !== undefined) return plain;
   try {
-    return parseYamlValue(raw) ?? (raw === "" ? "" : null);
+    return yamlLibrary().parse(raw) ?? (raw === "" ? "" : null);
   } catch {
     return raw;
   }

@@ -1,5 +1,5 @@
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
-import { assertSafeKeyPath, assertSafeTree, ConfigError, readInputText } from "../lib/index.ts";
+import type { LineCounter, Node } from "yaml";
+import { assertSafeKeyPath, assertSafeTree, ConfigError, readInputText, yamlLibrary } from "../lib/index.ts";
 
 export interface Position {
   line: number;
@@ -27,6 +27,7 @@ export function parseYamlConfig(
   file: string,
   topLevel = "a mapping of sections (model:, train:, …)",
 ): ParsedYaml {
+  const { LineCounter, parseDocument } = yamlLibrary();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   const err = doc.errors[0];
@@ -117,6 +118,7 @@ function collectPositions(
   file: string,
 ): void {
   if (!node) return;
+  const { isMap, isScalar, isSeq } = yamlLibrary();
   if (isMap(node)) {
     for (const pair of node.items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);

@@ -21,3 +21,4 @@ export * from "./memory.ts";
 export * from "./mulberry32.ts";
 export * from "./skill-card.ts";
 export * from "./task-usage.ts";
+export * from "./yaml-text.ts";

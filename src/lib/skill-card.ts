@@ -1,4 +1,4 @@
-import { parse } from "yaml";
+import { yamlLibrary } from "./yaml-text.ts";
 
 /**
  * What an agent reads of an installed skill before loading it (its front matter's name and
@@ -25,7 +25,7 @@ export function frontmatterData(skill: string): { span: { end: number }; data: R
     .replace(/^---\r?\n/, "")
     .replace(/\r?\n---[ \t]*(\r?\n)?$/, "");
   try {
-    const data = parse(inner) as unknown;
+    const data = yamlLibrary().parse(inner) as unknown;
     return data && typeof data === "object" && !Array.isArray(data)
       ? { span, data: data as Record<string, unknown> }
       : undefined;

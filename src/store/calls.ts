@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
@@ -256,7 +255,7 @@ export function ledgerName(store: Store, runId: string): string {
   writing(store, () => {
     store.db
       .query("INSERT OR IGNORE INTO call_ledger_names (run_id, name) VALUES (?, ?)")
-      .run(runId, randomBytes(9).toString("base64url"));
+      .run(runId, Buffer.from(crypto.getRandomValues(new Uint8Array(9))).toString("base64url"));
   });
   return get()!;
 }

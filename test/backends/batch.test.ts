@@ -1,9 +1,18 @@
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { type BatchEvent, builtinPrices, createModelClient, PriceTable } from "../../src/backends/index.ts";
 import { batchText } from "../../src/report/index.ts";
 import { BudgetError, ConfigError, NoAnswerError } from "../../src/lib/index.ts";
-import { batchItems, batchRows, openCallCache } from "../../src/store/index.ts";
+import {
+  batchItems,
+  batchRows,
+  ledgerRows,
+  openCallCache,
+  openRunStore,
+  useCallTables,
+} from "../../src/store/index.ts";
 import { runCli } from "../support/cli.ts";
 import { startFakeOpenAI } from "../support/fake-openai.ts";
 import { tempDir } from "../support/tmp.ts";
@@ -147,6 +156,39 @@ describe("model.batch through the model layer", () => {
     expect(rerun.every((r) => r.cached)).toBe(true);
     expect(again.snapshot().cost_usd).toBe(0);
     for (const c of [batched, live, again]) await c.close();
+  });
+
+  test("a batch answer is written to the cache once, marked paid with its latency and price as its ledger row counts them", async () => {
+    await using server = await startFakeOpenAI({
+      reply: echo,
+      batch: { completionMs: 20 * MIN, advancePerPollMs: 2 * MIN },
+    });
+    using cache = tempDir("calls-");
+    using run = tempDir("run-");
+    const store = openRunStore(join(run.path, "state.sqlite"));
+    useCallTables(store);
+    const client = await clientAt(server.url, cache.path, { batch: "eval" }, { ledgerStore: store, runId: "train" });
+    await evalRound(client, ["q1", "q2", "q3"]);
+    // The cache's side file (this process's, not yet applied): one answer line per call.
+    const lines = readdirSync(cache.path)
+      .filter((n) => n.startsWith("calls.sqlite.pending-"))
+      .flatMap((n) => readFileSync(join(cache.path, n), "utf8").split("\n"))
+      .filter((l) => l.startsWith('["c",'))
+      .map((l) => JSON.parse(l) as [string, string, number, string]);
+    expect(lines).toHaveLength(3);
+    expect(new Set(lines.map((l) => l[1])).size).toBe(3);
+    const rows = ledgerRows(store, "train");
+    expect(rows).toHaveLength(3);
+    for (const [, key, , text] of lines) {
+      const paid = (JSON.parse(`${text}}`) as { paid: (string | number | null)[] }).paid;
+      const row = rows.find((r) => r.cache_key === key)!;
+      expect(paid.slice(3, 10)).toEqual([1, paid[4] ?? null, 1000, 500, 0, 0, row.cost_usd]);
+      // Asked, then polled at least once (5 ms) before the answer: the mark is taken as the batch settles, the row after.
+      expect(paid[4] as number).toBeGreaterThanOrEqual(5);
+      expect(paid[4] as number).toBeLessThanOrEqual(row.latency_ms);
+    }
+    await client.close();
+    store.close();
   });
 
   test("rollouts asking the same request share one line of the batch, and the round still completes", async () => {

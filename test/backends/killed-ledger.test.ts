@@ -123,3 +123,72 @@ describe("a kill -9 between a call's answer (call cache) and its ledger row (run
     });
   }
 });
+
+const MIN = 60_000;
+const BATCH = { batch: "eval", batch_poll_seconds: 0.005 };
+
+/** One evaluation round of PROMPTS through a provider batch, as the evaluator issues it. */
+function batchRound(client: SkilloptModelClient) {
+  return client.round("eval", (task) => Promise.all(PROMPTS.map((p) => task(() => client.chat("target", ask(p))))));
+}
+
+describe("a kill -9 after a batch's answers are cached and before their ledger rows", () => {
+  test("the resumed round counts the batch's five calls as paid, at the batch price, with their latency, and submits nothing", async () => {
+    await using server = await startFakeOpenAI({ reply, batch: { completionMs: 20 * MIN, advancePerPollMs: 2 * MIN } });
+    using dir = tempDir("killed-batch-");
+    const client = (cacheDir: string, store: Store) =>
+      createModelClient(compatConfig(server.url, BATCH), { cacheDir, ledgerStore: store, runId: "train" });
+    const refStore = openLedgerStore(join(dir.path, "ref", "state.sqlite"));
+    const ref = await client(join(dir.path, "ref-cache"), refStore);
+    await batchRound(ref);
+    const expected = ref.ledger.summary();
+    await ref.close();
+    refStore.close();
+    expect(expected).toMatchObject({ paid: 5, cached: 0 });
+
+    // The child: the same round, killed just before the second paid row (the batcher cached all
+    // five answers as it settled the batch; the first caller's row is written).
+    const cache = join(dir.path, "cache");
+    const state = join(dir.path, "run", "state.sqlite");
+    using scratch = tempDir("child-");
+    const script = join(scratch.path, "run.ts");
+    writeFileSync(
+      script,
+      `import { createModelClient } from ${JSON.stringify(join(REPO_ROOT, "src/backends/index.ts"))};
+       import { CallLedger } from ${JSON.stringify(join(REPO_ROOT, "src/backends/ledger.ts"))};
+       import { openRunStore, useCallTables } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
+       const record = CallLedger.prototype.record;
+       let paid = 0;
+       CallLedger.prototype.record = function (rec, at) {
+         if (!rec.cached && ++paid === 2) process.kill(process.pid, "SIGKILL");
+         record.call(this, rec, at);
+       };
+       const store = openRunStore(${JSON.stringify(state)});
+       useCallTables(store);
+       const client = await createModelClient(${JSON.stringify(compatConfig(server.url, BATCH))}, {
+         cacheDir: ${JSON.stringify(cache)}, ledgerStore: store, runId: "train",
+       });
+       await client.round("eval", (task) => Promise.all(${JSON.stringify(PROMPTS)}.map((p) =>
+         task(() => client.chat("target", { stage: "rollout", messages: [{ role: "user", content: p }] })))));`,
+    );
+    const child = Bun.spawn([process.execPath, script], { stderr: "pipe", stdout: "pipe" });
+    await child.exited;
+    expect(child.signalCode, await new Response(child.stderr).text()).toBe("SIGKILL");
+    const submitted = server.batch.calls["POST /batches"];
+
+    const store = openLedgerStore(state);
+    const resumed = await client(cache, store);
+    await batchRound(resumed);
+    expect(server.batch.calls["POST /batches"]).toBe(submitted);
+    const got = resumed.ledger.summary();
+    expect(got.paid).toBe(5);
+    expect(got.cost_usd).toBeCloseTo(expected.cost_usd, 12);
+    expect(got.tokens).toEqual(expected.tokens);
+    await resumed.close();
+    const paidRows = ledgerRows(store, "train").filter((r) => !r.cached);
+    expect(new Set(paidRows.map((r) => r.cache_key)).size).toBe(5);
+    // Each recovered row has the latency its call had in the killed process: asked, then polled.
+    for (const r of paidRows) expect(r.latency_ms).toBeGreaterThanOrEqual(5);
+    store.close();
+  });
+});

@@ -13,7 +13,7 @@ const page = (out: string) =>
   );
 
 describe("writeReportAfterRun", () => {
-  test("a short run's report (no collection first) is the page a long run's path writes", async () => {
+  test("a short run's report (no collection before it or between its parts) is the page a long run's path writes", async () => {
     using dir = tempDir();
     const r = await runCli(
       ["train", "--config", "quickstart", "--set", "model.backend=sim", "--out", "run", "--json"],

@@ -5,6 +5,7 @@
  * the edge cases of JSON.stringify, on seeded random values, and against a pinned digest.
  */
 import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { canonicalJson, hashJson, mulberry32, sha256, sha256Parts } from "../../src/lib/index.ts";
 
 const reference = (v: unknown) => sha256(canonicalJson(v));
@@ -156,5 +157,25 @@ describe("sha256Parts", () => {
       const parts = Array.from({ length: Math.floor(rnd() * 5) }, part);
       expect(sha256Parts(parts)).toBe(sha256(parts.join("")));
     }
+  });
+});
+
+describe("sha256 by Bun's hasher", () => {
+  test("gives node:crypto's digests (cache keys written by earlier versions still match)", () => {
+    const node = (d: string | Uint8Array) => createHash("sha256").update(d).digest("hex");
+    const rand = mulberry32(5);
+    const units = ["a", "é", "✓", "😀", "\ud800", "\udc00", "\u0000", "\n", '"'];
+    const texts = ["", "abc", "lone \ud800 high", "\udfff lone low", "x".repeat(70_000)];
+    for (let i = 0; i < 200; i++) {
+      let s = "";
+      for (let k = Math.floor(rand() * 40); k > 0; k--) s += units[Math.floor(rand() * units.length)];
+      texts.push(s);
+    }
+    for (const t of texts) {
+      expect(sha256(t)).toBe(node(t));
+      expect(sha256Parts([t.slice(0, 3), t.slice(3)])).toBe(node(t));
+      expect(hashJson({ t })).toBe(node(canonicalJson({ t })));
+    }
+    expect(sha256(new Uint8Array([0, 255, 7]))).toBe(node(new Uint8Array([0, 255, 7])));
   });
 });

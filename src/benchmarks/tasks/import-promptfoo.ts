@@ -1,6 +1,5 @@
 import { dirname, extname } from "node:path";
-import { parse } from "yaml";
-import { type DataAt, DataError } from "../../lib/index.ts";
+import { type DataAt, DataError, yamlLibrary } from "../../lib/index.ts";
 import { readText } from "../shared/formats.ts";
 import type { CheckKind, TaskCheck } from "./checks.ts";
 import { importRoot, readImportRef } from "./import-ref.ts";
@@ -101,7 +100,7 @@ function tests(path: string, doc: Obj | unknown[]): { where: string; at: DataAt;
           `${path}: tests[${i}]: ${t}: only YAML test files can be mapped (not CSV, JSON or generated tests)`,
           { data: { path } },
         );
-      const inner = parse(text) as unknown;
+      const inner = yamlLibrary().parse(text) as unknown;
       if (!Array.isArray(inner))
         throw new DataError(`${file}: expected a YAML list of tests`, { data: { path: file } });
       return inner.map((x, j) => ({ where: `${file}: [${j}]`, at: { path: file, item: j }, test: x as Obj }));
@@ -153,7 +152,7 @@ function check(a: unknown, where: string, vars: Obj, at: DataAt): TaskCheck {
 export function importPromptfoo(path: string): UserTask[] {
   let doc: unknown;
   try {
-    doc = parse(readText(path));
+    doc = yamlLibrary().parse(readText(path));
   } catch (err) {
     if (err instanceof DataError) throw err;
     throw new DataError(`${path}: invalid YAML (${(err as Error).message.split("\n")[0]})`, {

@@ -32,9 +32,10 @@ export interface RunForParts {
  * rendering code being compiled) and a second one as little, 15-19 ms each; at 3 072 steps the
  * collections give back what the pages left. `close` releases the run's store.
  */
-export function openRunForParts(outDir: string, opts: LoadOptions = {}): RunForParts {
-  const collect = collectWhenGrown(4 * 2 ** 20, { upTo: 16 * 2 ** 20 });
-  const open = openRunView(outDir, { ...opts, onPage: collect });
+export function openRunForParts(outDir: string, opts: LoadOptions & { collect?: boolean } = {}): RunForParts {
+  const { collect: collecting = true, ...load } = opts;
+  const collect = collecting ? collectWhenGrown(4 * 2 ** 20, { upTo: 16 * 2 ** 20 }) : () => {};
+  const open = openRunView(outDir, { ...load, onPage: collect });
   return {
     run: open.run,
     details: (steps: readonly StepView[]) => {
@@ -52,7 +53,11 @@ export function openRunForParts(outDir: string, opts: LoadOptions = {}): RunForP
  * 3 072 steps (an 18 MB page) the run's peak RSS was 15-18 MB higher without this. A short
  * page (1.2 MB at 192 steps) leaves too little to be worth the collections.
  */
-function* collectingLong(parts: Iterable<string>): Generator<string> {
+function* collectingLong(parts: Iterable<string>, collecting: boolean): Generator<string> {
+  if (!collecting) {
+    yield* parts;
+    return;
+  }
   const collect = collectWhenGrown(2 * 2 ** 20);
   let written = 0;
   let checked = 0;
@@ -72,14 +77,22 @@ function* collectingLong(parts: Iterable<string>): Generator<string> {
  * they are rendered, with the steps' details read a page at a time); returns its path and the
  * errors met in our run's records (each naming its file; the page shows them too). Damaged run
  * files become errors or warnings in the report; it throws only when the file cannot be written.
+ * `collect: false` leaves out the collections between its parts (writeReportAfterRun: a short run's
+ * report, in the process that ran it).
  */
-export function writeRunReport(outDir: string, opts: LoadOptions = {}): { path: string; errors: string[] } {
+export function writeRunReport(
+  outDir: string,
+  opts: LoadOptions & { collect?: boolean } = {},
+): { path: string; errors: string[] } {
   const open = openRunForParts(outDir, opts);
   try {
     const path = join(outDir, "report.html");
     // A report (or a run's last step) killed while writing left its temp file, as large as the page.
     removeOrphanTemps(outDir);
-    writeFileAtomic(path, collectingLong(renderReportParts(open.run, { details: open.details })));
+    writeFileAtomic(
+      path,
+      collectingLong(renderReportParts(open.run, { details: open.details }), opts.collect !== false),
+    );
     return { path, errors: open.run.errors };
   } finally {
     open.close();

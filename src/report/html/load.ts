@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
-import { parse as parseYaml } from "yaml";
-import { DataError, errorMessage, processAlive, readInputText, redactText } from "../../lib/index.ts";
+import { DataError, errorMessage, processAlive, readInputText, redactText, yamlLibrary } from "../../lib/index.ts";
 import {
   batchWaitText,
   parseStepRecord,
@@ -166,11 +165,24 @@ interface ConfigInfo {
   epochs: number | null;
 }
 
+/**
+ * A config.resolved.yaml's data: by Bun's own parser (what SkillOpt writes is plain YAML, and the
+ * YAML library costs 15 ms to load in the process that just ran the steps), by the library when Bun
+ * refuses the text (its message is the one the report shows).
+ */
+function readYaml(text: string): unknown {
+  try {
+    return Bun.YAML.parse(text);
+  } catch {
+    return yamlLibrary().parse(text);
+  }
+}
+
 function configInfo(yamlText: string, warnings: string[]): ConfigInfo {
   const info: ConfigInfo = { benchmark: "", optimizer: "", target: "", backend: "", epochs: null };
   if (!yamlText) return info;
   try {
-    const doc = parseYaml(yamlText) as Record<string, Record<string, unknown> | undefined> | null;
+    const doc = readYaml(yamlText) as Record<string, Record<string, unknown> | undefined> | null;
     const s = (v: unknown) => (typeof v === "string" || typeof v === "number" ? String(v) : "");
     info.benchmark = s(doc?.env?.name);
     info.optimizer = s(doc?.model?.optimizer);
