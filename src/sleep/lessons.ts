@@ -514,7 +514,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
   // rarer word (`nextest`), not shell syntax, a one-letter flag or a command's common verb
   // (distinctiveFix); and shared by few sayings (a correction said in four or five sessions, each
   // followed by the same corrected action, is rare still).
-  const rareFix = (f: string) => distinctiveFix(f) && (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix);
+  // A plain word must also be rare in the user's prompts: the project's own subject (`berth` in a
+  // marina's app) is in many edits whatever they correct.
+  const rareFix = (f: string) =>
+    distinctiveFix(f) &&
+    (fixCount.get(f) ?? 0) <= Math.max(6, 0.05 * withFix) &&
+    (!/^\p{L}+$/u.test(f) || w.distinctive(f));
   // How many rare corrected-action terms two sayings of different sessions share. Sharing only
   // the tool the agent turned to (`./gradlew`) is no evidence when either also changed something
   // the other did not (`./gradlew spotlessApply` after "format first" is not "use the wrapper").

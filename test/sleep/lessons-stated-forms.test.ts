@@ -156,6 +156,39 @@ describe("a flip that objects to what the old rule made the agent do", () => {
 });
 
 describe("what an edit changed", () => {
+  test("the project's own subject, named in many prompts, joins no two corrections through their edits", () => {
+    const FETCH = "edit web/src/BicycleCard.vue: const rows = await fetch(url)";
+    const CLIENT = "edit web/src/BicycleCard.vue: const rows = await http.get(url) // bicycle";
+    const IGNORE = "edit app/Repairs/Queue.php: // @phpstan-ignore-next-line";
+    const TYPED = "edit app/Repairs/Queue.php: /** @return Collection<int, Bicycle> */";
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          1,
+          ["Show each bicycle's last service", "components shouldn't call fetch directly"],
+          ["", FETCH],
+          ["", CLIENT],
+        ),
+        session(
+          2,
+          ["Sort the bicycle queue by date", "don't silence the analyser, fix the type"],
+          ["", IGNORE],
+          ["", TYPED],
+        ),
+        session(3, ["List bicycle parts on order"], [""], [""]),
+        session(4, ["Flag a bicycle as collected"], [""], [""]),
+        session(5, ["Email the owner when a bicycle is ready"], [""], [""]),
+      ],
+      1,
+    );
+    plan(b);
+    // Both edits wrote `bicycle`; it is what the shop's work is about, not what either correction changed.
+    expect(b.observations.map((o) => o.fix?.includes("bicycle"))).toEqual([true, true]);
+    expect(new Set(b.observations.map((o) => o.cluster)).size).toBe(2);
+  });
+
   test("the object the edit before worked on is no term of what changed", () => {
     const before = "edit app/src/Bike.java: var row = bikes.findByCode(code);";
     const after = "edit app/src/Bike.java: public Optional<Bike> findByCode(String code) {";
