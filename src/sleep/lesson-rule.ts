@@ -159,6 +159,45 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   return up.size || off.size ? { up, off } : undefined;
 }
 
+/** Words after "is" / "=" that are no value of a setting. */
+const NO_VALUE =
+  /^(?:the|a|an|not|no|set|now|still|also|just|fine|ok|okay|wrong|right|empty|missing|there|here|what|that|this|it)$/i;
+/** A setting's name: an env var (`MAIL_HOST`) or a dotted / snake key (`db.host`, `line_length`). */
+const SETTING_KEY = String.raw`[A-Za-z][\w-]*(?:[._][\w-]+)+`;
+const SETTING_VALUE = String.raw`["'\`]?([\w.:/@-]*[\w/])`;
+/** "MAIL_HOST=mailpit", "MAIL_HOST should be mailhog", "set db.host to localhost", "DB_CONNECTION is pgsql". */
+const SETTING_GIVEN = String.raw`\s*(?:=|:=|\s(?:should|must|needs to|has to)\s+(?:be|point at|point to)|\s(?:is|stays|points at|points to)(?:\s+now)?)\s*`;
+const SETTINGS = new RegExp(
+  [
+    String.raw`(?<![\w.-])(${SETTING_KEY})${SETTING_GIVEN}${SETTING_VALUE}`,
+    String.raw`\bset\s+(${SETTING_KEY})\s+to\s+${SETTING_VALUE}`,
+    // A bare upper-case name only with "=" ("DEBUG=1"; "the API is REST" sets nothing).
+    String.raw`(?<![\w.-])([A-Z][A-Z0-9]{2,})=${SETTING_VALUE}`,
+  ].join("|"),
+  "g",
+);
+
+/**
+ * The settings a text gives a value ("MAIL_HOST=mailpit now", "MAIL_HOST should be mailhog
+ * locally"): key → value, lower-case. Two sayings that give one key different values disagree,
+ * whatever else they say: the later one changed the setting.
+ */
+export function settingsOf(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(SETTINGS)) {
+    const key = (m[1] ?? m[3] ?? m[5])!.toLowerCase();
+    const value = (m[2] ?? m[4] ?? m[6])!.toLowerCase();
+    if (!NO_VALUE.test(value) && value !== key) out.set(key, value);
+  }
+  return out;
+}
+
+/** Whether two texts give one setting different values (settingsOf). */
+export function settingChanged(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  for (const [k, v] of a) if (b.has(k) && b.get(k) !== v) return true;
+  return false;
+}
+
 /**
  * What "swap X for Y" / "replace X with Y" moves away from and to, as a change: read only against a
  * lesson already adopted (a request to swap one thing is no rule by itself, but swapping away what

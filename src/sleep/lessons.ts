@@ -31,6 +31,8 @@ import {
   topicsOf,
   sameInstruction,
   setLearnedTopics,
+  settingChanged,
+  settingsOf,
   swapChange,
   termCount,
   UNIFORM,
@@ -578,12 +580,22 @@ function assignClusters(book: LessonBook, w: Weights): void {
     return e;
   };
   const undoes = (i: number, j: number) => changeOf(i) !== undefined && undoesFix(obs[i]!, obs[j]!);
+  const settings = new Map<number, Map<string, string>>();
+  const settingsAt = (i: number) => {
+    let s = settings.get(i);
+    if (!s) {
+      s = obs[i]!.kind === "reaction" ? new Map() : settingsOf(clusterText(obs[i]!));
+      settings.set(i, s);
+    }
+    return s;
+  };
   const announcedAgainst = (i: number, j: number) => {
     const ci = changeOf(i);
     const cj = changeOf(j);
     if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
       return true;
     if (undoes(i, j) || undoes(j, i)) return true;
+    if (settingChanged(settingsAt(i), settingsAt(j))) return true;
     // One avoids what the other asks for, in words or in what its correction moved to ("swap the
     // http.get for the new client" after a correction that made the agent write http.get).
     const ej = evidenceAt(j).asks;
@@ -966,9 +978,14 @@ function announcedFlip(
   const changes = said
     .map((m) => announcedChange(clusterText(m)) ?? swapChange(clusterText(m)))
     .filter((x) => x !== undefined);
-  if (!changes.length) return undefined;
+  // A setting given another value ("MAIL_HOST=mailpit now" against "MAIL_HOST should be mailhog").
+  const values = said.map((m) => settingsOf(clusterText(m))).filter((v) => v.size > 0);
+  if (!changes.length && !values.length) return undefined;
   for (const l of book.lessons) {
     if (!l.adopted_night || l.superseded_by || !live.has(norm(l.rule))) continue;
+    const ruleSettings = settingsOf(userWords(l.rule));
+    if (values.some((v) => settingChanged(v, ruleSettings))) return l;
+    if (!changes.length) continue;
     const ruleToks = lessonTokens(userWords(l.rule));
     const home = book.observations.find(
       (o) => !c.members.includes(o) && sameInstruction(ruleToks, lessonTokens(clusterText(o)), w),
