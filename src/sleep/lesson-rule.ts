@@ -94,7 +94,7 @@ const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
 /** "X is history / gone / banned": X is avoided. */
 const GONE =
-  /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
+  /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go|retired|unmaintained|obsolete)\b/g;
 /** "swap / replace X for / with Y", "rip out / get rid of X", "we ditched / dropped X": X is avoided, Y preferred. */
 const SWAP =
   /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*((?:[^,.;]|\.(?=\w))+?)(?:\s+(?:for|with)\s+((?:[^,.;]|\.(?=\w))+?))?(?=$|[,;]|\.(?!\w)|\s+(?:before|after|when|and|then)\b)/g;
@@ -113,7 +113,18 @@ export const TAKEN_UP =
 
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
 const DECLARED_GONE =
-  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled)\b/g;
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:now\s+)?(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled|retired|unmaintained|no longer maintained|end[- ]of[- ]life|eol|obsolete)\b/g;
+/**
+ * One thing put in another's place, said as done: "mailhog got replaced by mailpit", "the sqlite
+ * setup was swapped out for postgres", "we replaced moment with dayjs" (old side first, new side second).
+ */
+const REPLACED_BY =
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:got|was|were|has been|have been|is being|are being|is|are|'s)\s+(?:replaced|swapped(?: out)?|superseded)\s+(?:by|with|for)\s+([^,.;!?]+)|\b(?:we|we've|we have|i|i've|i have|they|they've|someone)\s+(?:just\s+|already\s+)?(?:replaced|swapped(?: out)?|traded)\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:out\s+)?(?:with|for|by)\s+([^,.;!?]+)/gi;
+/** A practice declared at its end: "the in-memory setup is retired", "that client is unmaintained". */
+const RETIRED_SAID =
+  /\b(?:is|are|'s|'re|got|was|were|has been|have been)\s+(?:now\s+)?(?:retired|unmaintained|no longer maintained|end[- ]of[- ]life|obsolete|deprecated)\b/i;
+/** Where the new side of a replacement stops naming the thing: "mailpit in the compose file". */
+const SIDE_TAIL = /\s+(?:in|on|at|across|inside|because|since|so|as|when|after|and)\b.*$/i;
 /** DECLARED_GONE as a test of a whole sentence (no global state between calls). */
 const DECLARED_GONE_ONCE = new RegExp(DECLARED_GONE.source, "i");
 /** "no more X", "no longer X", "no X anymore": what stops. */
@@ -152,6 +163,10 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);
   for (const m of s.matchAll(COMES_OUT)) side(m[1], off);
   for (const m of s.matchAll(NO_MORE)) side(m[1] ?? m[2], off);
+  for (const m of s.matchAll(REPLACED_BY)) {
+    side(m[1] ?? m[3], off);
+    side((m[2] ?? m[4])!.replace(SIDE_TAIL, ""), up);
+  }
   const on = TAKEN_UP.exec(s);
   // "X now" names a practice, not a state ("the build is green now", "it works now").
   if (on && (on[1] !== undefined || !STATE_NOW.test(on[2]!))) side(on[1] ?? on[2], up);
@@ -854,6 +869,7 @@ export function instructionsOf(
     const change = announcedChange(body);
     const practiceChanged =
       GIVEN_UP_SAID.test(body.toLowerCase()) ||
+      RETIRED_SAID.test(body) ||
       DEPENDENCY_REMOVED.test(body) ||
       (change !== undefined && change.up.size > 0 && change.off.size > 0);
     const stated = STATED_FORM.test(body);
