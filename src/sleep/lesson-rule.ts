@@ -74,12 +74,16 @@ const WHEN_IT_CHANGED = /\b(?:as of )?(?:this|last) (?:week|sprint)\b|\b(?:as of
  */
 const USE_HERE =
   /^(?:(?:ok|so|and|also|then)[,]?\s+)?(?:please\s+)?use\s+[^,.;!?]{1,60}?\bhere\b(?![^.;!?]*\b(?:always|every|from now on|going forward)\b)/i;
+/** A practice the team is giving up: "we're ripping lombok out", "we are dropping yarn", "we're phasing out moment". */
+const BEING_GIVEN_UP =
+  /\b(?:we're|we are|we'll be|we will be|team's|team is)\s+(?:(?:ripping|pulling|taking|phasing)\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b|(?:ripping|pulling|taking|phasing)\s+out\b|(?:dropping|ditching|getting rid of|removing|killing|retiring|sunsetting|moving off|migrating off)\b|off\s+(?!to\b|for\b|on\b|the\s+clock\b)[\w.@/-]+)/i;
 /** A task request bound to this PR, ticket, number or moment (TASK_DEICTIC, less a practice's change of date). */
 function taskBound(s: string): boolean {
   if (USE_HERE.test(s)) return true;
   if (!TASK_DEICTIC.test(s)) return false;
-  // "axios is gone as of this week": a practice declared gone is a standing change too.
-  const standing = FROM_NOW_ON.test(s) || DECLARED_GONE_ONCE.test(s);
+  // "axios is gone as of this week": a practice declared gone is a standing change too, and so is
+  // one being given up ("we're ripping lombok out this sprint").
+  const standing = FROM_NOW_ON.test(s) || DECLARED_GONE_ONCE.test(s) || BEING_GIVEN_UP.test(s);
   return !standing || TASK_DEICTIC.test(s.replace(WHEN_IT_CHANGED, " "));
 }
 
@@ -109,8 +113,10 @@ export const GIVEN_UP =
   /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:turn(?:ed)?|switch(?:ed)?|shut)\s+off|disabled|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/i;
 /** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
 export const TAKEN_UP =
-  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on)\b/i;
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board)\b/i;
 
+/** TAKEN_UP read in every clause of a sentence. */
+const TAKEN_UP_ALL = new RegExp(TAKEN_UP.source, "gi");
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
 const DECLARED_GONE =
   /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:now\s+)?(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled|retired|unmaintained|no longer maintained|end[- ]of[- ]life|eol|obsolete)\b/g;
@@ -167,9 +173,10 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
     side(m[1] ?? m[3], off);
     side((m[2] ?? m[4])!.replace(SIDE_TAIL, ""), up);
   }
-  const on = TAKEN_UP.exec(s);
-  // "X now" names a practice, not a state ("the build is green now", "it works now").
-  if (on && (on[1] !== undefined || !STATE_NOW.test(on[2]!))) side(on[1] ?? on[2], up);
+  // "X now" names a practice, not a state ("the build is green now", "it works now"); each clause
+  // may name one ("we're off joda now, java.time all the way").
+  for (const on of s.matchAll(TAKEN_UP_ALL))
+    if (on[1] !== undefined || !STATE_NOW.test(on[2]!)) side(on[1] ?? on[2], up);
   for (const t of off) up.delete(t);
   return up.size || off.size ? { up, off } : undefined;
 }
@@ -870,6 +877,7 @@ export function instructionsOf(
     const practiceChanged =
       GIVEN_UP_SAID.test(body.toLowerCase()) ||
       RETIRED_SAID.test(body) ||
+      BEING_GIVEN_UP.test(body) ||
       DEPENDENCY_REMOVED.test(body) ||
       (change !== undefined && change.up.size > 0 && change.off.size > 0);
     const stated = STATED_FORM.test(body);
