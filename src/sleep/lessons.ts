@@ -580,6 +580,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     return e;
   };
   const undoes = (i: number, j: number) => changeOf(i) !== undefined && undoesFix(obs[i]!, obs[j]!);
+  const movesAway = (i: number, j: number) => changeOf(i) !== undefined && movedElsewhere(obs[i]!, obs[j]!);
   const settings = new Map<number, Map<string, string>>();
   const settingsAt = (i: number) => {
     let s = settings.get(i);
@@ -594,7 +595,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const cj = changeOf(j);
     if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
       return true;
-    if (undoes(i, j) || undoes(j, i)) return true;
+    if (undoes(i, j) || undoes(j, i) || movesAway(i, j) || movesAway(j, i)) return true;
     if (settingChanged(settingsAt(i), settingsAt(j))) return true;
     // One avoids what the other asks for, in words or in what its correction moved to ("swap the
     // http.get for the new client" after a correction that made the agent write http.get).
@@ -994,7 +995,8 @@ function announcedFlip(
     const homes = book.observations.filter((o) => o.cluster === home.cluster);
     const ev = evidenceOf(homes);
     if (changes.some((ch) => goesAgainst(ch, ev)) || contradicts(l.rule, c)) return l;
-    if (said.some((m) => announcedChange(clusterText(m)) && homes.some((h) => undoesFix(m, h)))) return l;
+    if (said.some((m) => announcedChange(clusterText(m)) && homes.some((h) => undoesFix(m, h) || movedElsewhere(m, h))))
+      return l;
   }
   return undefined;
 }
@@ -1007,6 +1009,21 @@ function announcedFlip(
 function undoesFix(said: Observation, other: Observation): boolean {
   const did = (said.act ?? []).filter(distinctiveFix);
   return did.length > 0 && did.every((t) => (other.fix ?? []).includes(t));
+}
+
+/**
+ * A saying right after the same agent action as another's (another session), after which the agent
+ * changed mostly other things than it did after that one ("point phpunit.xml at the test database
+ * from now on" then `pgsql`, where "tests use sqlite :memory:" was followed by `sqlite`). Said with a
+ * change of practice, it moves the practice elsewhere. Not from another change announced ("the
+ * pretty mode is gone" and "moved off .pretty()" may each be followed by other json settings).
+ */
+function movedElsewhere(said: Observation, other: Observation): boolean {
+  if (!sameAction(said, other) || announcedChange(clusterText(other))) return false;
+  const a = (said.fix ?? []).filter(distinctiveFix);
+  const b = (other.fix ?? []).filter(distinctiveFix);
+  // Most of what it changed differs (a value changed beside a key both set: `DB_DATABASE`).
+  return a.length > 0 && b.length > 0 && 2 * a.filter((t) => b.includes(t)).length < Math.min(a.length, b.length);
 }
 
 /** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest"; "use tabs" then "we switched to spaces"). */
