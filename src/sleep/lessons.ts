@@ -547,10 +547,16 @@ function assignClusters(book: LessonBook, w: Weights): void {
   };
   // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
   // require.Equal", after which the agent wrote cmp.Diff).
+  // Naming only the tool it turned to (`cargo`, after `cargo clippy --workspace`) is no evidence:
+  // another practice of that tool ("versions are cut with cargo release") names it too.
+  const namedFix = (said: number, o: Observation) => {
+    const fs = fixes(o).filter(rareFix);
+    const heads = toolHeads(fs);
+    const more = fs.some((f) => !isToolHead(f, heads));
+    return fs.some((f) => f.length >= 4 && !(more && isToolHead(f, heads)) && namesTerm(toks[said]!, f));
+  };
   const namesFix = (i: number, j: number) =>
-    obs[i]!.session_id !== obs[j]!.session_id &&
-    (fixes(obs[j]!).some((f) => rareFix(f) && f.length >= 4 && namesTerm(toks[i]!, f)) ||
-      fixes(obs[i]!).some((f) => rareFix(f) && f.length >= 4 && namesTerm(toks[j]!, f)));
+    obs[i]!.session_id !== obs[j]!.session_id && (namedFix(i, obs[j]!) || namedFix(j, obs[i]!));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
