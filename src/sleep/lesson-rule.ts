@@ -406,7 +406,8 @@ export function lessonTokens(text: string): Set<string> {
 function lineLengths(text: string): { term: string; avoided: boolean }[] {
   if (!LINE_SETTING.test(text)) return [];
   const out: { term: string; avoided: boolean }[] = [];
-  for (const clause of text.toLowerCase().split(/[,;:—–(]|\s-\s/)) {
+  // "max is 120 now so don't split short calls": what follows "so" / "because" is its own clause.
+  for (const clause of text.toLowerCase().split(/[,;:—–(]|\s-\s|\s(?:so|because|since)\s/)) {
     const avoided = /\b(?:not|no|never|stop|don'?t|instead of|anymore|no longer)\b/.test(clause);
     for (const m of clause.matchAll(/(?<![\w.#-])(\d{2,3})(?![\w.%-])/g)) {
       const n = Number(m[1]);
