@@ -74,12 +74,16 @@ const WHEN_IT_CHANGED = /\b(?:as of )?(?:this|last) (?:week|sprint)\b|\b(?:as of
  */
 const USE_HERE =
   /^(?:(?:ok|so|and|also|then)[,]?\s+)?(?:please\s+)?use\s+[^,.;!?]{1,60}?\bhere\b(?![^.;!?]*\b(?:always|every|from now on|going forward)\b)/i;
+/** A practice the team is giving up: "we're ripping lombok out", "we are dropping yarn", "we're phasing out moment". */
+const BEING_GIVEN_UP =
+  /\b(?:we're|we are|we'll be|we will be|team's|team is)\s+(?:(?:ripping|pulling|taking|phasing)\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b|(?:ripping|pulling|taking|phasing)\s+out\b|(?:dropping|ditching|getting rid of|removing|killing|retiring|sunsetting|moving off|migrating off)\b|off\s+(?!to\b|for\b|on\b|the\s+clock\b)[\w.@/-]+)/i;
 /** A task request bound to this PR, ticket, number or moment (TASK_DEICTIC, less a practice's change of date). */
 function taskBound(s: string): boolean {
   if (USE_HERE.test(s)) return true;
   if (!TASK_DEICTIC.test(s)) return false;
-  // "axios is gone as of this week": a practice declared gone is a standing change too.
-  const standing = FROM_NOW_ON.test(s) || DECLARED_GONE_ONCE.test(s);
+  // "axios is gone as of this week": a practice declared gone is a standing change too, and so is
+  // one being given up ("we're ripping lombok out this sprint").
+  const standing = FROM_NOW_ON.test(s) || DECLARED_GONE_ONCE.test(s) || BEING_GIVEN_UP.test(s);
   return !standing || TASK_DEICTIC.test(s.replace(WHEN_IT_CHANGED, " "));
 }
 
@@ -94,7 +98,7 @@ const TASK_START =
   /^(?:(?:ok(?:ay)?|now|also|then|next|so|and|hey|hi)\b[,]?\s+)*(?:(?:please|pls|can you|could you|would you|let's|lets|go ahead and|i need you to|i want you to)\s+)?(?:refactor|add|fix|implement|create|build|review|update|rename|remove|delete|move|port|migrate|investigate|debug|deploy|bump|change|look|check|make|set up|setup|wire|hook|clean up|split|merge|rebase|release|document|explain|show|tell|find|help|try|generate|open|close|write|draft|summari[sz]e|convert|replace|extract|profile|optimi[sz]e|speed up|reproduce|upgrade|downgrade|revert|commit|push|ship)\b/i;
 /** "X is history / gone / banned": X is avoided. */
 const GONE =
-  /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go)\b/g;
+  /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go|retired|unmaintained|obsolete)\b/g;
 /** "swap / replace X for / with Y", "rip out / get rid of X", "we ditched / dropped X": X is avoided, Y preferred. */
 const SWAP =
   /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*((?:[^,.;]|\.(?=\w))+?)(?:\s+(?:for|with)\s+((?:[^,.;]|\.(?=\w))+?))?(?=$|[,;]|\.(?!\w)|\s+(?:before|after|when|and|then)\b)/g;
@@ -109,11 +113,24 @@ export const GIVEN_UP =
   /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:turn(?:ed)?|switch(?:ed)?|shut)\s+off|disabled|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/i;
 /** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
 export const TAKEN_UP =
-  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on)\b/i;
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board)\b/i;
 
+/** TAKEN_UP read in every clause of a sentence. */
+const TAKEN_UP_ALL = new RegExp(TAKEN_UP.source, "gi");
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
 const DECLARED_GONE =
-  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled)\b/g;
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:now\s+)?(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled|retired|unmaintained|no longer maintained|end[- ]of[- ]life|eol|obsolete)\b/g;
+/**
+ * One thing put in another's place, said as done: "mailhog got replaced by mailpit", "the sqlite
+ * setup was swapped out for postgres", "we replaced moment with dayjs" (old side first, new side second).
+ */
+const REPLACED_BY =
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:got|was|were|has been|have been|is being|are being|is|are|'s)\s+(?:replaced|swapped(?: out)?|superseded)\s+(?:by|with|for)\s+([^,.;!?]+)|\b(?:we|we've|we have|i|i've|i have|they|they've|someone)\s+(?:just\s+|already\s+)?(?:replaced|swapped(?: out)?|traded)\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:out\s+)?(?:with|for|by)\s+([^,.;!?]+)/gi;
+/** A practice declared at its end: "the in-memory setup is retired", "that client is unmaintained". */
+const RETIRED_SAID =
+  /\b(?:is|are|'s|'re|got|was|were|has been|have been)\s+(?:now\s+)?(?:retired|unmaintained|no longer maintained|end[- ]of[- ]life|obsolete|deprecated)\b/i;
+/** Where the new side of a replacement stops naming the thing: "mailpit in the compose file". */
+const SIDE_TAIL = /\s+(?:in|on|at|across|inside|because|since|so|as|when|after|and)\b.*$/i;
 /** DECLARED_GONE as a test of a whole sentence (no global state between calls). */
 const DECLARED_GONE_ONCE = new RegExp(DECLARED_GONE.source, "i");
 /** "no more X", "no longer X", "no X anymore": what stops. */
@@ -152,11 +169,55 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);
   for (const m of s.matchAll(COMES_OUT)) side(m[1], off);
   for (const m of s.matchAll(NO_MORE)) side(m[1] ?? m[2], off);
-  const on = TAKEN_UP.exec(s);
-  // "X now" names a practice, not a state ("the build is green now", "it works now").
-  if (on && (on[1] !== undefined || !STATE_NOW.test(on[2]!))) side(on[1] ?? on[2], up);
+  for (const m of s.matchAll(REPLACED_BY)) {
+    side(m[1] ?? m[3], off);
+    side((m[2] ?? m[4])!.replace(SIDE_TAIL, ""), up);
+  }
+  // "X now" names a practice, not a state ("the build is green now", "it works now"); each clause
+  // may name one ("we're off joda now, java.time all the way").
+  for (const on of s.matchAll(TAKEN_UP_ALL))
+    if (on[1] !== undefined || !STATE_NOW.test(on[2]!)) side(on[1] ?? on[2], up);
   for (const t of off) up.delete(t);
   return up.size || off.size ? { up, off } : undefined;
+}
+
+/** Words after "is" / "=" that are no value of a setting. */
+const NO_VALUE =
+  /^(?:the|a|an|not|no|set|now|still|also|just|fine|ok|okay|wrong|right|empty|missing|there|here|what|that|this|it)$/i;
+/** A setting's name: an env var (`MAIL_HOST`) or a dotted / snake key (`db.host`, `line_length`). */
+const SETTING_KEY = String.raw`[A-Za-z][\w-]*(?:[._][\w-]+)+`;
+const SETTING_VALUE = String.raw`["'\`]?([\w.:/@-]*[\w/])`;
+/** "MAIL_HOST=mailpit", "MAIL_HOST should be mailhog", "set db.host to localhost", "DB_CONNECTION is pgsql". */
+const SETTING_GIVEN = String.raw`\s*(?:=|:=|\s(?:should|must|needs to|has to)\s+(?:be|point at|point to)|\s(?:is|stays|points at|points to)(?:\s+now)?)\s*`;
+const SETTINGS = new RegExp(
+  [
+    String.raw`(?<![\w.-])(${SETTING_KEY})${SETTING_GIVEN}${SETTING_VALUE}`,
+    String.raw`\bset\s+(${SETTING_KEY})\s+to\s+${SETTING_VALUE}`,
+    // A bare upper-case name only with "=" ("DEBUG=1"; "the API is REST" sets nothing).
+    String.raw`(?<![\w.-])([A-Z][A-Z0-9]{2,})=${SETTING_VALUE}`,
+  ].join("|"),
+  "g",
+);
+
+/**
+ * The settings a text gives a value ("MAIL_HOST=mailpit now", "MAIL_HOST should be mailhog
+ * locally"): key → value, lower-case. Two sayings that give one key different values disagree,
+ * whatever else they say: the later one changed the setting.
+ */
+export function settingsOf(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of text.matchAll(SETTINGS)) {
+    const key = (m[1] ?? m[3] ?? m[5])!.toLowerCase();
+    const value = (m[2] ?? m[4] ?? m[6])!.toLowerCase();
+    if (!NO_VALUE.test(value) && value !== key) out.set(key, value);
+  }
+  return out;
+}
+
+/** Whether two texts give one setting different values (settingsOf). */
+export function settingChanged(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  for (const [k, v] of a) if (b.has(k) && b.get(k) !== v) return true;
+  return false;
 }
 
 /**
@@ -345,7 +406,8 @@ export function lessonTokens(text: string): Set<string> {
 function lineLengths(text: string): { term: string; avoided: boolean }[] {
   if (!LINE_SETTING.test(text)) return [];
   const out: { term: string; avoided: boolean }[] = [];
-  for (const clause of text.toLowerCase().split(/[,;:—–(]|\s-\s/)) {
+  // "max is 120 now so don't split short calls": what follows "so" / "because" is its own clause.
+  for (const clause of text.toLowerCase().split(/[,;:—–(]|\s-\s|\s(?:so|because|since)\s/)) {
     const avoided = /\b(?:not|no|never|stop|don'?t|instead of|anymore|no longer)\b/.test(clause);
     for (const m of clause.matchAll(/(?<![\w.#-])(\d{2,3})(?![\w.%-])/g)) {
       const n = Number(m[1]);
@@ -815,6 +877,8 @@ export function instructionsOf(
     const change = announcedChange(body);
     const practiceChanged =
       GIVEN_UP_SAID.test(body.toLowerCase()) ||
+      RETIRED_SAID.test(body) ||
+      BEING_GIVEN_UP.test(body) ||
       DEPENDENCY_REMOVED.test(body) ||
       (change !== undefined && change.up.size > 0 && change.off.size > 0);
     const stated = STATED_FORM.test(body);

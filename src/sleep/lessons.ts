@@ -31,6 +31,8 @@ import {
   topicsOf,
   sameInstruction,
   setLearnedTopics,
+  settingChanged,
+  settingsOf,
   swapChange,
   termCount,
   UNIFORM,
@@ -550,10 +552,16 @@ function assignClusters(book: LessonBook, w: Weights): void {
   };
   // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
   // require.Equal", after which the agent wrote cmp.Diff).
+  // Naming only the tool it turned to (`cargo`, after `cargo clippy --workspace`) is no evidence:
+  // another practice of that tool ("versions are cut with cargo release") names it too.
+  const namedFix = (said: number, o: Observation) => {
+    const fs = fixes(o).filter(rareFix);
+    const heads = toolHeads(fs);
+    const more = fs.some((f) => !isToolHead(f, heads));
+    return fs.some((f) => f.length >= 4 && !(more && isToolHead(f, heads)) && namesTerm(toks[said]!, f));
+  };
   const namesFix = (i: number, j: number) =>
-    obs[i]!.session_id !== obs[j]!.session_id &&
-    (fixes(obs[j]!).some((f) => rareFix(f) && f.length >= 4 && namesTerm(toks[i]!, f)) ||
-      fixes(obs[i]!).some((f) => rareFix(f) && f.length >= 4 && namesTerm(toks[j]!, f)));
+    obs[i]!.session_id !== obs[j]!.session_id && (namedFix(i, obs[j]!) || namedFix(j, obs[i]!));
   const pol = new Map<number, Polarity>();
   const polOf = (i: number) => {
     let p = pol.get(i);
@@ -583,12 +591,23 @@ function assignClusters(book: LessonBook, w: Weights): void {
     return e;
   };
   const undoes = (i: number, j: number) => changeOf(i) !== undefined && undoesFix(obs[i]!, obs[j]!);
+  const movesAway = (i: number, j: number) => changeOf(i) !== undefined && movedElsewhere(obs[i]!, obs[j]!);
+  const settings = new Map<number, Map<string, string>>();
+  const settingsAt = (i: number) => {
+    let s = settings.get(i);
+    if (!s) {
+      s = obs[i]!.kind === "reaction" ? new Map() : settingsOf(clusterText(obs[i]!));
+      settings.set(i, s);
+    }
+    return s;
+  };
   const announcedAgainst = (i: number, j: number) => {
     const ci = changeOf(i);
     const cj = changeOf(j);
     if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
       return true;
-    if (undoes(i, j) || undoes(j, i)) return true;
+    if (undoes(i, j) || undoes(j, i) || movesAway(i, j) || movesAway(j, i)) return true;
+    if (settingChanged(settingsAt(i), settingsAt(j))) return true;
     // One avoids what the other asks for, in words or in what its correction moved to ("swap the
     // http.get for the new client" after a correction that made the agent write http.get).
     const ej = evidenceAt(j).asks;
@@ -971,9 +990,14 @@ function announcedFlip(
   const changes = said
     .map((m) => announcedChange(clusterText(m)) ?? swapChange(clusterText(m)))
     .filter((x) => x !== undefined);
-  if (!changes.length) return undefined;
+  // A setting given another value ("MAIL_HOST=mailpit now" against "MAIL_HOST should be mailhog").
+  const values = said.map((m) => settingsOf(clusterText(m))).filter((v) => v.size > 0);
+  if (!changes.length && !values.length) return undefined;
   for (const l of book.lessons) {
     if (!l.adopted_night || l.superseded_by || !live.has(norm(l.rule))) continue;
+    const ruleSettings = settingsOf(userWords(l.rule));
+    if (values.some((v) => settingChanged(v, ruleSettings))) return l;
+    if (!changes.length) continue;
     const ruleToks = lessonTokens(userWords(l.rule));
     const home = book.observations.find(
       (o) => !c.members.includes(o) && sameInstruction(ruleToks, lessonTokens(clusterText(o)), w),
@@ -982,7 +1006,8 @@ function announcedFlip(
     const homes = book.observations.filter((o) => o.cluster === home.cluster);
     const ev = evidenceOf(homes);
     if (changes.some((ch) => goesAgainst(ch, ev)) || contradicts(l.rule, c)) return l;
-    if (said.some((m) => announcedChange(clusterText(m)) && homes.some((h) => undoesFix(m, h)))) return l;
+    if (said.some((m) => announcedChange(clusterText(m)) && homes.some((h) => undoesFix(m, h) || movedElsewhere(m, h))))
+      return l;
   }
   return undefined;
 }
@@ -995,6 +1020,21 @@ function announcedFlip(
 function undoesFix(said: Observation, other: Observation): boolean {
   const did = (said.act ?? []).filter(distinctiveFix);
   return did.length > 0 && did.every((t) => (other.fix ?? []).includes(t));
+}
+
+/**
+ * A saying right after the same agent action as another's (another session), after which the agent
+ * changed mostly other things than it did after that one ("point phpunit.xml at the test database
+ * from now on" then `pgsql`, where "tests use sqlite :memory:" was followed by `sqlite`). Said with a
+ * change of practice, it moves the practice elsewhere. Not from another change announced ("the
+ * pretty mode is gone" and "moved off .pretty()" may each be followed by other json settings).
+ */
+function movedElsewhere(said: Observation, other: Observation): boolean {
+  if (!sameAction(said, other) || announcedChange(clusterText(other))) return false;
+  const a = (said.fix ?? []).filter(distinctiveFix);
+  const b = (other.fix ?? []).filter(distinctiveFix);
+  // Most of what it changed differs (a value changed beside a key both set: `DB_DATABASE`).
+  return a.length > 0 && b.length > 0 && 2 * a.filter((t) => b.includes(t)).length < Math.min(a.length, b.length);
 }
 
 /** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest"; "use tabs" then "we switched to spaces"). */
