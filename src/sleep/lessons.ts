@@ -531,8 +531,8 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const fb = fixes(b).filter(rareFix);
     const shared = fa.filter((f) => fb.some((g) => g === f || samePlace(f, g)));
     if (!shared.length) return 0;
-    const ha = toolHeads(fa);
-    const hb = toolHeads(fb);
+    const ha = toolHeads(fixes(a));
+    const hb = toolHeads(fixes(b));
     const toolOnly = shared.every((f) => isToolHead(f, ha));
     const more = (own: readonly string[], heads: ReadonlySet<string>, other: readonly string[]) =>
       own.some((f) => !isToolHead(f, heads) && !other.some((g) => g === f || samePlace(f, g)));
@@ -556,7 +556,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
   // another practice of that tool ("versions are cut with cargo release") names it too.
   const namedFix = (said: number, o: Observation) => {
     const fs = fixes(o).filter(rareFix);
-    const heads = toolHeads(fs);
+    const heads = toolHeads(fixes(o));
     const more = fs.some((f) => !isToolHead(f, heads));
     return fs.some((f) => f.length >= 4 && !(more && isToolHead(f, heads)) && namesTerm(toks[said]!, f));
   };
@@ -845,10 +845,21 @@ function agreedReactions(c: Cluster): boolean {
   return c.members.some((m) => m.kind === "reaction" && wordsOf(lessonTokens(m.quote)).size >= 3);
 }
 
-/** The tool a corrected action turned to, as its terms name it (`tool:gradlew` and `gradlew`). */
-function toolHeads(fix: readonly string[]): Set<string> {
-  return new Set(fix.filter((f) => f.startsWith("tool:")).flatMap((f) => [f, f.slice(5)]));
+/**
+ * The tool a corrected action turned to, as its terms name it (`tool:gradlew` and `gradlew`), and
+ * with `runnersToo` the program a package runner ran (`biome` of `pnpm biome format --write`).
+ */
+function toolHeads(fix: readonly string[], runnersToo = true): Set<string> {
+  const heads = new Set(fix.filter((f) => f.startsWith("tool:")).flatMap((f) => [f, f.slice(5)]));
+  if (!runnersToo) return heads;
+  // The program a package runner runs is a tool too (`biome` of `pnpm biome format --write`).
+  for (let k = 1; k < fix.length; k++)
+    if (RUNNERS.has(fix[k - 1]!) && !RUNNER_VERBS.has(fix[k]!) && !fix[k]!.startsWith("-")) heads.add(fix[k]!);
+  return heads;
 }
+/** Package runners, and their words that only say "run": what follows is the program run. */
+const RUNNERS = new Set("pnpm npx yarn bunx npm uv poetry bundle pipx".split(" "));
+const RUNNER_VERBS = new Set("run exec dlx x".split(" "));
 
 /** Whether a corrected-action term is only that tool (`tool:gradlew`, `./gradlew`), not what it did with it. */
 function isToolHead(f: string, heads: ReadonlySet<string>): boolean {
@@ -868,7 +879,8 @@ function agreedFixes(c: Cluster): string[] {
     // `git add`): then that, not the tool, is what changed.
     if (!m.key) continue;
     const fix = m.fix ?? [];
-    const heads = toolHeads(fix);
+    // What a runner runs may be the change itself here (`pnpm vitest` after `pnpm jest`).
+    const heads = toolHeads(fix, false);
     for (const f of new Set(fix)) {
       if (isToolHead(f, heads) || !distinctiveFix(f) || LOOK_ONLY.test(f)) continue;
       const k = `${m.key}\n${f}`;

@@ -156,6 +156,32 @@ describe("a flip that objects to what the old rule made the agent do", () => {
 });
 
 describe("what an edit changed", () => {
+  test("the program a package runner ran is the tool, not what changed: naming it joins nothing", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          1,
+          ["Add the tyre stock page", "strings get single quotes here, not double"],
+          ["", "$ git add -A · ok"],
+          ["", "$ pnpm biome format --write src · Formatted 3 files"],
+        ),
+        session(
+          3,
+          ["Show tyres by size", "biome check shows errors on the file you just touched"],
+          ["", "$ git status · clean"],
+          ["", "$ pnpm lint · 2 errors"],
+        ),
+      ],
+      1,
+    );
+    plan(b);
+    // "biome" is what ran the formatter after the quotes correction; the lint saying names the tool, not the quotes.
+    expect(b.observations[0]!.fix).toContain("biome");
+    expect(new Set(b.observations.map((o) => o.cluster)).size).toBe(2);
+  });
+
   test("the project's own subject, named in many prompts, joins no two corrections through their edits", () => {
     const FETCH = "edit web/src/BicycleCard.vue: const rows = await fetch(url)";
     const CLIENT = "edit web/src/BicycleCard.vue: const rows = await http.get(url) // bicycle";
