@@ -260,7 +260,7 @@ const BACK =
  * "nothing is complete until the build passes"): a standing rule about every task.
  */
 const DONE_GATE =
-  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b/i;
+  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b/i;
 /**
  * The user challenging what the agent is doing: "why are you concatenating inside a logger call",
  * "why did you add a default export?". "why did that test get slower" asks about the code, not the agent.
@@ -268,7 +268,7 @@ const DONE_GATE =
 const WHY_YOU = /^(?:\w+[,.]?\s+)?why (?:are|did|do|would|were|is) you\b/i;
 /** The user contradicting what the agent claimed ("you said it was done but the build is red"). */
 const CLAIM_DENIED =
-  /\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:(?:but|yet)\b|and\b[^.;]*\b(?:red|broken|fail\w*|errors?|crash\w*)\b)/i;
+  /\byou keep (?:saying|claiming|calling it|reporting)\b|\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:(?:but|yet)\b|and\b[^.;]*\b(?:red|broken|fail\w*|errors?|crash\w*)\b)/i;
 /**
  * A layout order of kinds of code elements, named bare and plural ("builtins first, then the rest",
  * "types above values"): a convention. "the migration first, then the seed script" orders one

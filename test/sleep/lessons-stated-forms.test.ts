@@ -223,3 +223,14 @@ describe("what an edit changed", () => {
     expect(fix).not.toContain("bike");
   });
 });
+
+describe("the agent's claims of done", () => {
+  test("'you keep saying X' denies the agent's claim; a check before 'it works' is a standing gate", () => {
+    expect(instructionsOf("you keep saying it's fixed without running a thing", true)).toEqual([
+      { quote: "you keep saying it's fixed without running a thing", kind: "correction" },
+    ]);
+    expect(instructionsOf("before you tell me it works, run the spoke tension tests", true)).toHaveLength(1);
+    // Opening a session, the same words are the task.
+    expect(instructionsOf("you keep saying it's fixed without running a thing", false)).toEqual([]);
+  });
+});
