@@ -1,4 +1,5 @@
 import type { Role, Usage } from "../engine/index.ts";
+import { randomName } from "../lib/index.ts";
 import {
   dropRows,
   insertDropRow,
@@ -88,7 +89,7 @@ export class CallLedger {
   private costKnown = true;
   /** This ledger's name in its store (ledgerName), and a random name of this process's session of it. */
   private readonly name: string | undefined;
-  private readonly session = Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("base64url");
+  private readonly session = randomName(6);
   /** Keys of the run's paid calls, read from the store the first time an earlier session's answer is met. */
   private paidKeys: Set<string> | undefined;
 

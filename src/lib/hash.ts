@@ -38,6 +38,11 @@ export function sha256Parts(parts: readonly string[]): string {
   return h.digest("hex");
 }
 
+/** A random name of `bytes` random bytes, URL-safe base64 (a token, a ledger's or a session's name). */
+export function randomName(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
+}
+
 /** JSON with object keys sorted recursively, so equal values hash equally. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));

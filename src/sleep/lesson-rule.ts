@@ -117,9 +117,15 @@ export const TAKEN_UP =
 
 /** TAKEN_UP read in every clause of a sentence. */
 const TAKEN_UP_ALL = new RegExp(TAKEN_UP.source, "gi");
+/** Words that declare a practice at its end ("retired", "unmaintained", "end-of-life"). */
+const END_OF_LIFE = /retired|unmaintained|no longer maintained|end[- ]of[- ]life|obsolete/.source;
 /** What is declared gone: "the pretty mode is gone", "tabs are history" (up to three words before). */
-const DECLARED_GONE =
-  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:now\s+)?(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|being removed|(?:turned |switched )?off|false|disabled|retired|unmaintained|no longer maintained|end[- ]of[- ]life|eol|obsolete)\b/g;
+const DECLARED_GONE = new RegExp(
+  String.raw`((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:is|are|'s|'re)\s+(?:now\s+)?` +
+    "(?:history|gone|out|dead|over|deprecated|banned|forbidden|a no-go|going away|on (?:its|their) way out|" +
+    String.raw`being removed|(?:turned |switched )?off|false|disabled|${END_OF_LIFE}|eol)\b`,
+  "g",
+);
 /**
  * One thing put in another's place, said as done: "mailhog got replaced by mailpit", "the sqlite
  * setup was swapped out for postgres", "we replaced moment with dayjs" (old side first, new side second).
@@ -127,8 +133,10 @@ const DECLARED_GONE =
 const REPLACED_BY =
   /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:got|was|were|has been|have been|is being|are being|is|are|'s)\s+(?:replaced|swapped(?: out)?|superseded)\s+(?:by|with|for)\s+([^,.;!?]+)|\b(?:we|we've|we have|i|i've|i have|they|they've|someone)\s+(?:just\s+|already\s+)?(?:replaced|swapped(?: out)?|traded)\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:out\s+)?(?:with|for|by)\s+([^,.;!?]+)/gi;
 /** A practice declared at its end: "the in-memory setup is retired", "that client is unmaintained". */
-const RETIRED_SAID =
-  /\b(?:is|are|'s|'re|got|was|were|has been|have been)\s+(?:now\s+)?(?:retired|unmaintained|no longer maintained|end[- ]of[- ]life|obsolete|deprecated)\b/i;
+const RETIRED_SAID = new RegExp(
+  String.raw`\b(?:is|are|'s|'re|got|was|were|has been|have been)\s+(?:now\s+)?(?:${END_OF_LIFE}|deprecated)\b`,
+  "i",
+);
 /** Where the new side of a replacement stops naming the thing: "mailpit in the compose file". */
 const SIDE_TAIL = /\s+(?:in|on|at|across|inside|because|since|so|as|when|after|and)\b.*$/i;
 /** DECLARED_GONE as a test of a whole sentence (no global state between calls). */

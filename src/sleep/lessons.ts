@@ -590,8 +590,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
     return e;
   };
-  const undoes = (i: number, j: number) => changeOf(i) !== undefined && undoesFix(obs[i]!, obs[j]!);
-  const movesAway = (i: number, j: number) => changeOf(i) !== undefined && movedElsewhere(obs[i]!, obs[j]!);
+  const leaves = (i: number, j: number) => changeOf(i) !== undefined && leavesBehind(obs[i]!, obs[j]!);
   const settings = new Map<number, Map<string, string>>();
   const settingsAt = (i: number) => {
     let s = settings.get(i);
@@ -606,7 +605,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const cj = changeOf(j);
     if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
       return true;
-    if (undoes(i, j) || undoes(j, i) || movesAway(i, j) || movesAway(j, i)) return true;
+    if (leaves(i, j) || leaves(j, i)) return true;
     if (settingChanged(settingsAt(i), settingsAt(j))) return true;
     // One avoids what the other asks for, in words or in what its correction moved to ("swap the
     // http.get for the new client" after a correction that made the agent write http.get).
@@ -1005,6 +1004,7 @@ function announcedFlip(
   // A setting given another value ("MAIL_HOST=mailpit now" against "MAIL_HOST should be mailhog").
   const values = said.map((m) => settingsOf(clusterText(m))).filter((v) => v.size > 0);
   if (!changes.length && !values.length) return undefined;
+  const announcing = said.filter((m) => announcedChange(clusterText(m)) !== undefined);
   for (const l of book.lessons) {
     if (!l.adopted_night || l.superseded_by || !live.has(norm(l.rule))) continue;
     const ruleSettings = settingsOf(userWords(l.rule));
@@ -1018,10 +1018,17 @@ function announcedFlip(
     const homes = book.observations.filter((o) => o.cluster === home.cluster);
     const ev = evidenceOf(homes);
     if (changes.some((ch) => goesAgainst(ch, ev)) || contradicts(l.rule, c)) return l;
-    if (said.some((m) => announcedChange(clusterText(m)) && homes.some((h) => undoesFix(m, h) || movedElsewhere(m, h))))
-      return l;
+    if (announcing.some((m) => homes.some((h) => leavesBehind(m, h)))) return l;
   }
   return undefined;
+}
+
+/**
+ * A change of practice said where it leaves another saying behind: it undoes what that saying's
+ * correction made the agent do (undoesFix), or it moved the practice elsewhere (movedElsewhere).
+ */
+function leavesBehind(said: Observation, other: Observation): boolean {
+  return undoesFix(said, other) || movedElsewhere(said, other);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { tightenPrivate } from "../lib/index.ts";
+import { randomName, tightenPrivate } from "../lib/index.ts";
 import { type Migrations, migrateStore, openStore, type Store, writing } from "./db.ts";
 import { appendPending, compactKey, findAnswer, flushPending, pendingAnswer, replayPending } from "./journal.ts";
 
@@ -253,9 +253,7 @@ export function ledgerName(store: Store, runId: string): string {
   const found = get();
   if (found !== undefined) return found;
   writing(store, () => {
-    store.db
-      .query("INSERT OR IGNORE INTO call_ledger_names (run_id, name) VALUES (?, ?)")
-      .run(runId, Buffer.from(crypto.getRandomValues(new Uint8Array(9))).toString("base64url"));
+    store.db.query("INSERT OR IGNORE INTO call_ledger_names (run_id, name) VALUES (?, ?)").run(runId, randomName(9));
   });
   return get()!;
 }

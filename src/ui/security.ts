@@ -1,15 +1,11 @@
 import { timingSafeEqual } from "node:crypto";
-import { resolveInside } from "../lib/index.ts";
+import { randomName, resolveInside } from "../lib/index.ts";
 
 export { resolveInside };
 
 /** Hosts that only this machine can reach. */
 export function isLoopbackHost(host: string): boolean {
   return host === "127.0.0.1" || host === "localhost" || host === "::1" || host === "[::1]" || /^127\./.test(host);
-}
-
-function generateToken(bytes = 24): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString("base64url");
 }
 
 function tokensEqual(a: string | null | undefined, b: string): boolean {
@@ -45,7 +41,7 @@ export class Guard {
       onRotate?: (token: string) => void;
     },
   ) {
-    this.login = opts.fixedToken ?? generateToken();
+    this.login = opts.fixedToken ?? randomName(24);
   }
 
   get loginToken(): string {
@@ -68,10 +64,10 @@ export class Guard {
   signIn(token: string | null): string | null {
     if (!tokensEqual(token, this.login)) return null;
     if (this.opts.fixedToken === undefined) {
-      this.login = generateToken();
+      this.login = randomName(24);
       this.opts.onRotate?.(this.login);
     }
-    const session = generateToken(32);
+    const session = randomName(32);
     this.sessions.push(session);
     if (this.sessions.length > MAX_SESSIONS) this.sessions.splice(0, this.sessions.length - MAX_SESSIONS);
     return session;

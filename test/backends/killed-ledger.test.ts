@@ -11,12 +11,11 @@ import { ask, compatConfig } from "./support.ts";
 const PROMPTS = ["p0", "p1", "p2", "p3", "p4"];
 
 /**
- * A run's process that asks PROMPTS in order and kills itself with SIGKILL at the third paid
- * call's ledger row: `before` it is written (the answer is already in the cache's side file: the
- * kill between the two writes), or `after` it. The kill is placed by wrapping CallLedger.record in
- * the child only; the client, the stores and the server are the real ones.
+ * A run's process with the real client and stores (`config`, this cache and run store) that runs
+ * `body` with CallLedger.record wrapped by `wrap` (code given `rec`, `at`, the real `record` and a
+ * `paid` counter), which places a kill -9; the caller waits for it.
  */
-async function killedRun(server: FakeOpenAIServer, cacheDir: string, state: string, when: "before" | "after") {
+async function killedChild(o: { config: unknown; cacheDir: string; state: string; wrap: string; body: string }) {
   using scratch = tempDir("child-");
   const script = join(scratch.path, "run.ts");
   writeFileSync(
@@ -26,23 +25,39 @@ async function killedRun(server: FakeOpenAIServer, cacheDir: string, state: stri
      import { openRunStore, useCallTables } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
      const record = CallLedger.prototype.record;
      let paid = 0;
-     CallLedger.prototype.record = function (rec) {
-       const third = !rec.cached && ++paid === 3;
-       if (third && ${JSON.stringify(when)} === "before") process.kill(process.pid, "SIGKILL");
-       record.call(this, rec);
-       if (third) process.kill(process.pid, "SIGKILL");
+     CallLedger.prototype.record = function (rec, at) {
+       ${o.wrap}
      };
-     const store = openRunStore(${JSON.stringify(state)});
+     const store = openRunStore(${JSON.stringify(o.state)});
      useCallTables(store);
-     const client = await createModelClient(${JSON.stringify(compatConfig(server.url))}, {
-       cacheDir: ${JSON.stringify(cacheDir)}, ledgerStore: store, runId: "train",
+     const client = await createModelClient(${JSON.stringify(o.config)}, {
+       cacheDir: ${JSON.stringify(o.cacheDir)}, ledgerStore: store, runId: "train",
      });
-     for (const p of ${JSON.stringify(PROMPTS)})
-       await client.chat("target", { stage: "rollout", messages: [{ role: "user", content: p }] });`,
+     ${o.body}`,
   );
   const child = Bun.spawn([process.execPath, script], { stderr: "pipe", stdout: "pipe" });
   await child.exited;
   expect(child.signalCode, await new Response(child.stderr).text()).toBe("SIGKILL");
+}
+
+/**
+ * A run's process that asks PROMPTS in order and kills itself with SIGKILL at the third paid
+ * call's ledger row: `before` it is written (the answer is already in the cache's side file: the
+ * kill between the two writes), or `after` it. The kill is placed by wrapping CallLedger.record in
+ * the child only; the client, the stores and the server are the real ones.
+ */
+function killedRun(server: FakeOpenAIServer, cacheDir: string, state: string, when: "before" | "after") {
+  return killedChild({
+    config: compatConfig(server.url),
+    cacheDir,
+    state,
+    wrap: `const third = !rec.cached && ++paid === 3;
+       if (third && ${JSON.stringify(when)} === "before") process.kill(process.pid, "SIGKILL");
+       record.call(this, rec, at);
+       if (third) process.kill(process.pid, "SIGKILL");`,
+    body: `for (const p of ${JSON.stringify(PROMPTS)})
+       await client.chat("target", { stage: "rollout", messages: [{ role: "user", content: p }] });`,
+  });
 }
 
 async function runClient(url: string, cacheDir: string, store: Store): Promise<SkilloptModelClient> {
@@ -150,30 +165,15 @@ describe("a kill -9 after a batch's answers are cached and before their ledger r
     // five answers as it settled the batch; the first caller's row is written).
     const cache = join(dir.path, "cache");
     const state = join(dir.path, "run", "state.sqlite");
-    using scratch = tempDir("child-");
-    const script = join(scratch.path, "run.ts");
-    writeFileSync(
-      script,
-      `import { createModelClient } from ${JSON.stringify(join(REPO_ROOT, "src/backends/index.ts"))};
-       import { CallLedger } from ${JSON.stringify(join(REPO_ROOT, "src/backends/ledger.ts"))};
-       import { openRunStore, useCallTables } from ${JSON.stringify(join(REPO_ROOT, "src/store/index.ts"))};
-       const record = CallLedger.prototype.record;
-       let paid = 0;
-       CallLedger.prototype.record = function (rec, at) {
-         if (!rec.cached && ++paid === 2) process.kill(process.pid, "SIGKILL");
-         record.call(this, rec, at);
-       };
-       const store = openRunStore(${JSON.stringify(state)});
-       useCallTables(store);
-       const client = await createModelClient(${JSON.stringify(compatConfig(server.url, BATCH))}, {
-         cacheDir: ${JSON.stringify(cache)}, ledgerStore: store, runId: "train",
-       });
-       await client.round("eval", (task) => Promise.all(${JSON.stringify(PROMPTS)}.map((p) =>
-         task(() => client.chat("target", { stage: "rollout", messages: [{ role: "user", content: p }] })))));`,
-    );
-    const child = Bun.spawn([process.execPath, script], { stderr: "pipe", stdout: "pipe" });
-    await child.exited;
-    expect(child.signalCode, await new Response(child.stderr).text()).toBe("SIGKILL");
+    await killedChild({
+      config: compatConfig(server.url, BATCH),
+      cacheDir: cache,
+      state,
+      wrap: `if (!rec.cached && ++paid === 2) process.kill(process.pid, "SIGKILL");
+       record.call(this, rec, at);`,
+      body: `await client.round("eval", (task) => Promise.all(${JSON.stringify(PROMPTS)}.map((p) =>
+       task(() => client.chat("target", { stage: "rollout", messages: [{ role: "user", content: p }] })))));`,
+    });
     const submitted = server.batch.calls["POST /batches"];
 
     const store = openLedgerStore(state);

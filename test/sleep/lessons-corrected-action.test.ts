@@ -1,4 +1,5 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
+import { emptyBook, plannerFor, sessionMaker } from "./support/lesson-sessions.ts";
 import { describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -6,26 +7,16 @@ import { harvest } from "../../src/sleep/harvest/index.ts";
 import { contrastPairs, correctedAction } from "../../src/sleep/lesson-learned.ts";
 import { followUpOf, instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { getRules } from "../../src/sleep/learned-block.ts";
-import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+import { observe } from "../../src/sleep/lessons.ts";
 import { tempDir } from "../support/tmp.ts";
 import { type ScriptedSession, writeClaudeSession } from "./support/fake-home.ts";
 
 // Our own sessions. After a correction the agent redoes what it just did, another way (the
 // corrected action), and only then goes on with the task: its first command or edit after the
 // turn is the evidence, whatever words the user chose.
-const book = (): LessonBook => ({ version: 1, project: "/p", observations: [], lessons: [] });
-let n = 0;
-const session = (day: number, prompts: string[], before: string[], first: string[]) => ({
-  session_id: `ca${++n}`,
-  source: "claude",
-  ended_at: `2026-10-${String(day).padStart(2, "0")}T09:30:00.000Z`,
-  user_prompts: prompts,
-  agent_before: before,
-  agent_first: first,
-});
-/** Plan night `night` on the live memory text `memory` (night 1 on an empty file by default). */
-const plan = (b: LessonBook, night = 1, memory = "") =>
-  planLessons(b, night, memory, { target: "CLAUDE.md", retireAfterNights: 0 });
+const book = emptyBook;
+const session = sessionMaker("ca", "claude", "2026-10", "09:30:00.000");
+const plan = plannerFor("CLAUDE.md");
 forgetLearnedTopicsAfterEach();
 
 /** Write one scripted Claude Code session under a fresh home and harvest it: its digest. */

@@ -1,4 +1,5 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
+import { emptyBook, plannerFor, sessionMaker } from "./support/lesson-sessions.ts";
 import { describe, expect, test } from "bun:test";
 import { getRules } from "../../src/sleep/learned-block.ts";
 import {
@@ -8,22 +9,13 @@ import {
   settingChanged,
   settingsOf,
 } from "../../src/sleep/lesson-rule.ts";
-import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+import { observe } from "../../src/sleep/lessons.ts";
 
 // Our own sessions, from a lending library's app: a local mail catcher, a dev proxy, a package
 // tool given up, a test database moved, and a release tool that shares its name with the linter.
-const book = (): LessonBook => ({ version: 1, project: "/p", observations: [], lessons: [] });
-let n = 0;
-const session = (day: number, prompts: string[], before: string[], first: string[]) => ({
-  session_id: `fs${++n}`,
-  source: "claude-code",
-  ended_at: `2026-10-${String(day).padStart(2, "0")}T09:00:00.000Z`,
-  user_prompts: prompts,
-  agent_before: before,
-  agent_first: first,
-});
-const plan = (b: LessonBook, night = 1, memory = "") =>
-  planLessons(b, night, memory, { target: "CLAUDE.md", retireAfterNights: 0 });
+const book = emptyBook;
+const session = sessionMaker("fs", "claude-code", "2026-10");
+const plan = plannerFor("CLAUDE.md");
 forgetLearnedTopicsAfterEach();
 
 const LATER = "$ npm run build · ok";

@@ -1,4 +1,5 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
+import { emptyBook, plannerFor, sessionMaker } from "./support/lesson-sessions.ts";
 import { describe, expect, test } from "bun:test";
 import { correctedAction } from "../../src/sleep/lesson-learned.ts";
 import {
@@ -9,22 +10,13 @@ import {
   polarityOf,
   reactionOf,
 } from "../../src/sleep/lesson-rule.ts";
-import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+import { observe } from "../../src/sleep/lessons.ts";
 
 // Our own sessions, from a bakery's ordering app: a docs site whose pages must be listed in an
 // index one folder up, a lint baseline the agent keeps regenerating, and a date library given up.
-const book = (): LessonBook => ({ version: 1, project: "/p", observations: [], lessons: [] });
-let n = 0;
-const session = (day: number, prompts: string[], before: string[], first: string[]) => ({
-  session_id: `ri${++n}`,
-  source: "codex",
-  ended_at: `2026-11-${String(day).padStart(2, "0")}T10:00:00.000Z`,
-  user_prompts: prompts,
-  agent_before: before,
-  agent_first: first,
-});
-const plan = (b: LessonBook, night = 1, memory = "") =>
-  planLessons(b, night, memory, { target: "AGENTS.md", retireAfterNights: 0 });
+const book = emptyBook;
+const session = sessionMaker("ri", "codex", "2026-11", "10:00:00.000");
+const plan = plannerFor("AGENTS.md");
 forgetLearnedTopicsAfterEach();
 
 const LATER = "$ cargo test -p orders · ok";

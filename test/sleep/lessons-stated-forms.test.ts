@@ -1,23 +1,15 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
+import { emptyBook, plannerFor, sessionMaker } from "./support/lesson-sessions.ts";
 import { describe, expect, test } from "bun:test";
 import { correctedAction } from "../../src/sleep/lesson-learned.ts";
 import { instructionsOf, polarityOf } from "../../src/sleep/lesson-rule.ts";
-import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
+import { observe } from "../../src/sleep/lessons.ts";
 
 // Our own sessions, from a bike-repair shop's booking service: rules said as how things are, a
 // step the owner keeps for themselves, and a squash rule the team turned around.
-const book = (): LessonBook => ({ version: 1, project: "/p", observations: [], lessons: [] });
-let n = 0;
-const session = (day: number, prompts: string[], before: string[], after: string[]) => ({
-  session_id: `sf${++n}`,
-  source: "claude-code",
-  ended_at: `2026-11-${String(day).padStart(2, "0")}T09:00:00.000Z`,
-  user_prompts: prompts,
-  agent_before: before,
-  agent_first: after,
-});
-const plan = (b: LessonBook, night = 1, memory = "") =>
-  planLessons(b, night, memory, { target: "CLAUDE.md", retireAfterNights: 0 });
+const book = emptyBook;
+const session = sessionMaker("sf", "claude-code", "2026-11");
+const plan = plannerFor("CLAUDE.md");
 forgetLearnedTopicsAfterEach();
 
 describe("a rule said as how things are", () => {
