@@ -1123,7 +1123,7 @@ const AGENTS_MD =
 
 export function writeRealisticHome(opts: WriteOptions): HomeTruth {
   const r = rng(opts.seed);
-  const formats: Format[] = opts.formats && opts.formats.length ? [...opts.formats] : ["claude", "codex"];
+  const formats: Format[] = opts.formats?.length ? [...opts.formats] : ["claude", "codex"];
   const nSess = opts.sessions ?? r.int(14, 15);
   const start = Date.parse(`${opts.startDate ?? "2026-03-02"}T00:00:00Z`);
   const spanDays = r.int(14, 20);
@@ -1162,7 +1162,7 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
       perSess[s]?.push({ type: "corr", ref: ti, sub: j, text, upfront: f.upfront, wrong: pair[0], right: pair[1] });
     });
   });
-  distinct(2, 0, third).forEach((s, j) =>
+  distinct(2, 0, third).forEach((s, j) => {
     perSess[s]?.push({
       type: "flipOld",
       ref: 0,
@@ -1170,11 +1170,11 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
       text: flip.oldSay[j] as string,
       wrong: flip.wrongOld,
       right: flip.rightOld,
-    }),
-  );
+    });
+  });
   const nNew = r.int(2, 3);
   const newOrder = r.shuffle(flip.newSay.map((_, i) => i)).slice(0, nNew);
-  distinct(nNew, nSess - third, nSess).forEach((s, j) =>
+  distinct(nNew, nSess - third, nSess).forEach((s, j) => {
     perSess[s]?.push({
       type: "flipNew",
       ref: 0,
@@ -1182,26 +1182,26 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
       text: flip.newSay[newOrder[j] as number] as string,
       wrong: flip.wrongNew,
       right: flip.rightNew,
-    }),
-  );
+    });
+  });
   oneOffs.forEach((o, oi) => {
     const k = oi < 2 ? 2 : 1;
-    distinct(k, 0, nSess).forEach((s, j) =>
-      perSess[s]?.push({ type: "oneoff", ref: oi, sub: j, text: fixPr(j === 0 ? o.text : o.again) }),
-    );
+    distinct(k, 0, nSess).forEach((s, j) => {
+      perSess[s]?.push({ type: "oneoff", ref: oi, sub: j, text: fixPr(j === 0 ? o.text : o.again) });
+    });
   });
   const secretEchoed: boolean[] = secretDefs.map(() => false);
   secretDefs.forEach((sd, si) => {
     const k = si === 0 && r.next() < 0.5 ? 2 : 1;
-    distinct(k, 0, nSess).forEach((s, j) =>
+    distinct(k, 0, nSess).forEach((s, j) => {
       perSess[s]?.push({
         type: "secret",
         ref: si,
         sub: j,
         text: sd.sayings[j] as string,
         echo: j === 0 && r.next() < 0.7 ? sd.echo : undefined,
-      }),
-    );
+      });
+    });
   });
 
   const truth: HomeTruth = {
