@@ -192,12 +192,12 @@ const TOPICS: Topic[] = [
     preferred: ["dotnet ef migrations add", "make migration NAME=…"],
     avoided: ["hand-written migration classes", "editing HearthbookDbContextModelSnapshot.cs"],
     sayings: [
-      "don't hand write migrations, generate them with dotnet ef",
-      "you edited the ModelSnapshot by hand?? that file is generated. revert it",
+      "[0]don't hand write migrations, generate them with dotnet ef",
+      "[1]you edited the ModelSnapshot by hand?? that file is generated. revert it",
       "^heads up, any schema change = `make migration NAME=...`. no handcrafted migration classes",
-      "the snapshot is out of sync with the Migrations folder again",
+      "[1]the snapshot is out of sync with the Migrations folder again",
       "<let the ef tooling scaffold it. we went through this last week",
-      "why is there a migration without a Designer.cs next to it",
+      "[0]why is there a migration without a Designer.cs next to it",
       "<generated, not typed out. roll that back and let the cli produce it like I asked before",
     ],
     pairs: [
@@ -232,12 +232,12 @@ const TOPICS: Topic[] = [
     preferred: ["message templates with named placeholders"],
     avoided: ['$"..." interpolated log messages', "string concatenation in log calls"],
     sayings: [
-      'no $"" in log calls. message templates',
+      '[0]no $"" in log calls. message templates',
       '^logging note: structured properties pls, `LogInformation("Visit {VisitId} moved", id)` style',
-      "I can't filter on the carer in seq because you baked the id into the text",
-      "interpolated log strings again?? named placeholders, every time",
+      "[1]I can't filter on the carer in seq because you baked the id into the text",
+      "[0]interpolated log strings again?? named placeholders, every time",
       "<remember what I said about serilog: props, not string building",
-      "that log line wants a {Placeholder}, not a + concatenation",
+      "[1]that log line wants a {Placeholder}, not a + concatenation",
     ],
     pairs: [
       [
@@ -274,11 +274,11 @@ const TOPICS: Topic[] = [
     avoided: ["pip install", "requirements.txt"],
     sayings: [
       "poetry pls",
-      "why are you using pip again??",
+      "[0]why are you using pip again??",
       "^jobs/ is a poetry project, so `poetry add` for anything new and `poetry run` to execute stuff",
-      "the lockfile doesn't have polars-xdt in it. you put it straight into the venv didn't you",
+      "[0]the lockfile doesn't have polars-xdt in it. you put it straight into the venv didn't you",
       "<didn't we settle this? deps get added through the lock tool",
-      "there's no requirements.txt in this repo and there shouldn't be one, delete it",
+      "[1]there's no requirements.txt in this repo and there shouldn't be one, delete it",
       "pyproject + poetry.lock are the source of truth for the python side",
     ],
     pairs: [
@@ -307,9 +307,9 @@ const TOPICS: Topic[] = [
     sayings: [
       "we don't use pandas in jobs/",
       "^reminder, polars only in the jobs and keep it lazy (scan_parquet) till the very end",
-      "why is there an `import pandas as pd` in rota_export now",
-      "to_pandas() just to do a groupby? polars can group",
-      "the job went from 40s to 6 minutes. I bet that's the dataframe round-trip",
+      "[0]why is there an `import pandas as pd` in rota_export now",
+      "[1]to_pandas() just to do a groupby? polars can group",
+      "[1]the job went from 40s to 6 minutes. I bet that's the dataframe round-trip",
       "<dataframes here are polars. same as last week, same as always",
     ],
     pairs: [
@@ -338,11 +338,11 @@ const TOPICS: Topic[] = [
     preferred: ["poetry run mypy --strict", "real annotations / TypedDict / cast"],
     avoided: ["# type: ignore", "Any"],
     sayings: [
-      "no type: ignore. fix the actual type",
+      "[0]no type: ignore. fix the actual type",
       "^jobs has to be mypy --strict clean before you call it finished",
-      "sprinkling Any everywhere isn't fixing it",
-      "did you even run the checker? CI is red on the typing step",
-      "ugh, three new ignores in payroll_hours.py. annotate properly",
+      "[2]sprinkling Any everywhere isn't fixing it",
+      "[1]did you even run the checker? CI is red on the typing step",
+      "[0]ugh, three new ignores in payroll_hours.py. annotate properly",
       "<strict typing is the bar on the python side, like we said",
     ],
     pairs: [
@@ -362,6 +362,14 @@ const TOPICS: Topic[] = [
         claim("Done — the payroll job now writes the weekly summary and the tests pass."),
         bash("cd jobs && poetry run mypy --strict hearthbook_jobs", "Success: no issues found in 23 source files"),
       ],
+      [
+        edit(`${JOBS}/payroll_hours.py`, "def load_rates(cfg: dict) -> dict:", "def load_rates(cfg: Any) -> Any:"),
+        edit(
+          `${JOBS}/payroll_hours.py`,
+          "def load_rates(cfg: Any) -> Any:",
+          "def load_rates(cfg: JobConfig) -> dict[str, Decimal]:",
+        ),
+      ],
     ],
   },
   {
@@ -372,10 +380,10 @@ const TOPICS: Topic[] = [
     avoided: ["StatefulWidget + setState", "ChangeNotifier"],
     sayings: [
       "didn't we agree on riverpod?",
-      "setState for this?? make it a provider",
+      "[0]setState for this?? make it a provider",
       "^app side: state goes in a Notifier, widgets are ConsumerWidget, nothing stateful by hand",
-      "the visit list doesn't refresh after check-in now because that state is trapped inside the widget",
-      "no ChangeNotifier. we're all in on ref.watch",
+      "[0]the visit list doesn't refresh after check-in now because that state is trapped inside the widget",
+      "[1]no ChangeNotifier. we're all in on ref.watch",
       "<same as last time with the carer screen: AsyncNotifier",
     ],
     pairs: [
@@ -414,10 +422,10 @@ const TOPICS: Topic[] = [
     sayings: [
       "use melos",
       "^app/ is a melos workspace, bootstrap + melos run from its root, don't cd into each package",
-      "hb_ui is resolving from pub.dev instead of the local path again. that's what per-package pub get does",
-      "stop running flutter pub get in every folder",
-      "melos run analyze covers all packages, just do that",
-      "<how many times... bootstrap the workspace",
+      "[0]hb_ui is resolving from pub.dev instead of the local path again. that's what per-package pub get does",
+      "[0]stop running flutter pub get in every folder",
+      "[1]melos run test covers every package, just do that",
+      "<[0]how many times... bootstrap the workspace",
     ],
     pairs: [
       [
@@ -478,10 +486,10 @@ const TOPICS: Topic[] = [
     preferred: ["make test-api", "make lint", "make db-up"],
     avoided: ["raw dotnet test / docker compose invocations"],
     sayings: [
-      "make test-api. that's what it's for",
+      "[0]make test-api. that's what it's for",
       "^there's a Makefile at the root, go through its targets instead of typing the raw commands",
-      "the bare dotnet test skips the env the Makefile exports, that's why it couldn't connect",
-      "you're reinventing `make lint` by hand...",
+      "[0]the bare dotnet test skips the env the Makefile exports, that's why it couldn't connect",
+      "[1]you're reinventing `make lint` by hand...",
       "<whatever has a target, call the target. said this before",
       "stick to the recipes pls",
     ],
@@ -511,10 +519,10 @@ const TOPICS: Topic[] = [
     sayings: [
       "thread the CancellationToken through",
       "^any new endpoint: take a ct and hand it to every awaited EF call",
-      "ToListAsync() with nothing in the parens... client hangs up and the query keeps running",
+      "[0]ToListAsync() with nothing in the parens... client hangs up and the query keeps running",
       "you dropped the ct again on the handler",
       "<every async db call gets the token, as discussed",
-      "pass cancellation down all the way to SaveChangesAsync",
+      "[1]pass cancellation down all the way to SaveChangesAsync",
     ],
     pairs: [
       [
@@ -542,10 +550,10 @@ const TOPICS: Topic[] = [
     preferred: ["TimeProvider.GetUtcNow()", "FakeTimeProvider in tests"],
     avoided: ["DateTime.Now", "DateTime.UtcNow"],
     sayings: [
-      "no DateTime.UtcNow in the domain, inject TimeProvider",
+      "[0]no DateTime.UtcNow in the domain, inject TimeProvider",
       "^time comes from the injected provider in this codebase, tests fake it",
-      "the overlap test only fails after 11pm. guess why",
-      "DateTime.Now in a service again?",
+      "[0]the overlap test only fails after 11pm. guess why",
+      "[1]DateTime.Now in a service again?",
       "<the clock goes through the abstraction we registered, remember",
       "use the injected clock pls",
     ],
@@ -575,11 +583,11 @@ const TOPICS: Topic[] = [
     preferred: ["explicit null checks", "Results.NotFound() when missing"],
     avoided: ["the ! null-forgiving operator", "#nullable disable"],
     sayings: [
-      "no bang operator to shut the compiler up",
-      "`carer!.Name`... and when it's missing we 500. handle it",
+      "[0]no bang operator to shut the compiler up",
+      "[0]`carer!.Name`... and when it's missing we 500. handle it",
       "^nullable is on for a reason, deal with nulls explicitly, no `!` and no pragma",
-      "why did you put #nullable disable at the top of that file",
-      "null check or a 404, not an exclamation mark",
+      "[1]why did you put #nullable disable at the top of that file",
+      "[0]null check or a 404, not an exclamation mark",
       "<the warnings are there to be handled, not suppressed, like i said",
     ],
     pairs: [
@@ -616,11 +624,11 @@ const TOPICS: Topic[] = [
     preferred: ["dotnet format / make fmt before reporting done"],
     avoided: ["claiming done with unformatted C#"],
     sayings: [
-      "format before you say done",
-      "CI failed on whitespace. again.",
+      "[0]format before you say done",
+      "[1]CI failed on whitespace. again.",
       "^when the C# part is finished run dotnet format, the pipeline verifies it",
-      "you said it was ready but --verify-no-changes lists 14 files",
-      "fmt check first, then tell me it's ready",
+      "[0]you said it was ready but --verify-no-changes lists 14 files",
+      "[0]fmt check first, then tell me it's ready",
       "<always the formatter last, I've said it",
     ],
     pairs: [
@@ -653,7 +661,7 @@ const TOPICS: Topic[] = [
       "don't force push",
       "you rewrote history on a branch Priya is based on. she has to redo her rebase now",
       "^new commits only on this branch, no amend and push -f",
-      "why is there a --force-with-lease in your last command",
+      "[0]why is there a --force-with-lease in your last command",
       "push normally, add a fixup commit on top if something's wrong",
       "<shared branches are append-only, we've been over it",
     ],
@@ -1060,12 +1068,44 @@ const EMBED_POST = [
   ". otherwise looks good",
 ];
 const CONTINUES = ["continue", "keep going", "go on", "yes continue", "carry on pls"];
-const QUESTIONS = [
-  "what happens with visits that have no end time yet?",
-  "is the planner test covering the two-carer visits?",
-  "where does the region come from for agency carers?",
-  "does this change the json shape the app sees?",
+const QUESTIONS: { q: string; a: string }[] = [
+  {
+    q: "what happens with visits that have no end time yet?",
+    a: "They're treated as open-ended: the overlap check skips them and the export marks them as in progress. I added a test for that case.",
+  },
+  {
+    q: "is the planner test covering the two-carer visits?",
+    a: "Not yet — VisitPlannerTests only has single-carer cases. I've added one where both carers share the slot.",
+  },
+  {
+    q: "where does the region come from for agency carers?",
+    a: "From the agency's default region (Agency.RegionId) unless the carer row overrides it; the join is in CarerQueries.",
+  },
+  {
+    q: "does this change the json shape the app sees?",
+    a: "No — the DTO keeps the same fields; only the server-side query changed, so the app's generated client is untouched.",
+  },
 ];
+type Area = "api" | "app" | "jobs" | "any";
+const AREA: Record<string, Area> = {
+  "ef-migrations-via-cli": "api",
+  "serilog-message-templates": "api",
+  "poetry-not-pip": "jobs",
+  "polars-not-pandas": "jobs",
+  "mypy-strict-no-ignores": "jobs",
+  "riverpod-state": "app",
+  "melos-workspace": "app",
+  "goldens-are-regressions": "app",
+  "makefile-targets": "api",
+  "cancellation-token-through": "api",
+  "timeprovider-not-datetime-now": "api",
+  "no-null-forgiving": "api",
+  "dotnet-format-before-done": "api",
+  "no-force-push": "any",
+  "dotnet-assertion-library": "api",
+  "python-lint-tooling": "jobs",
+  "flutter-navigation": "app",
+};
 const FOLLOWUPS = [
   "looks good, commit it",
   "ok ship it",
@@ -1096,7 +1136,12 @@ function typo(r: R, s: string): string {
   words[i] = w.slice(0, k) + w[k + 1] + w[k] + w.slice(k + 2);
   return words.join(" ");
 }
-const flag = (s: string) => ({ upfront: s.startsWith("^"), back: s.startsWith("<"), text: s.replace(/^[\^<]/, "") });
+// "^" up front, "<" refers back, "[n]" fits only the topic's n-th wrong/right pair (otherwise any pair)
+const flag = (s: string) => {
+  const m = /^([\^<]?)(?:\[(\d)\])?/.exec(s);
+  const pair = m?.[2] === undefined ? -1 : Number(m[2]);
+  return { upfront: m?.[1] === "^", back: m?.[1] === "<", pair, text: s.slice(m?.[0].length ?? 0) };
+};
 
 interface Item {
   type: "corr" | "flipOld" | "flipNew" | "oneoff" | "secret";
@@ -1116,6 +1161,7 @@ interface Turn {
   rejected?: boolean;
   echo?: string;
   kind: "open" | "corr" | "loose" | "continue" | "question" | "final";
+  answer?: string;
 }
 
 const AGENTS_MD =
@@ -1158,7 +1204,7 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
       const f = flag(t.sayings[order[j] as number] as string);
       let text = f.text;
       if (r.next() < 0.2 && !text.includes("`")) text = typo(r, text);
-      const pair = r.pick(t.pairs);
+      const pair = f.pair >= 0 ? (t.pairs[f.pair] as [Action, Action]) : r.pick(t.pairs);
       perSess[s]?.push({ type: "corr", ref: ti, sub: j, text, upfront: f.upfront, wrong: pair[0], right: pair[1] });
     });
   });
@@ -1253,11 +1299,23 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
     fmtOf[1] = formats.find((f) => !fmtOf.includes(f)) as Format;
 
   const slot = (spanDays * 86400000) / nSess;
-  const tasks = r.shuffle(TASKS);
+  // each session's task is from the area its corrections are about, when one is left
+  const pool = r.shuffle(TASKS);
+  const areaOf = (it: Item): Area | undefined =>
+    it.type === "corr"
+      ? AREA[topics[it.ref]?.topic ?? ""]
+      : it.type === "flipOld" || it.type === "flipNew"
+        ? AREA[flip.topic]
+        : undefined;
+  const taskOf = perSess.map((its) => {
+    const want = its.map(areaOf).find((a) => a !== undefined && a !== "any");
+    const i = pool.findIndex((x) => want === undefined || x.area === want);
+    return pool.splice(Math.max(0, i), 1)[0] ?? (TASKS[0] as (typeof TASKS)[number]);
+  });
   for (let si = 0; si < nSess; si++) {
     const format = fmtOf[si] as Format;
     let t = start + Math.floor(si * slot + 8 * 3600000 + r.next() * Math.min(slot * 0.4, 9 * 3600000));
-    const task = tasks[si % tasks.length] as (typeof TASKS)[number];
+    const task = taskOf[si] as (typeof TASKS)[number];
     const lower = r.next() < 0.25;
     const items = r.shuffle(perSess[si] as Item[]);
 
@@ -1305,7 +1363,10 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         });
     }
     if (r.next() < 0.5) middle.push({ text: r.pick(CONTINUES), items: [], kind: "continue" });
-    if (r.next() < 0.4) middle.push({ text: r.pick(QUESTIONS), items: [], kind: "question" });
+    if (r.next() < 0.4) {
+      const qa = r.pick(QUESTIONS);
+      middle.push({ text: qa.q, answer: qa.a, items: [], kind: "question" });
+    }
     turns.push(...r.shuffle(middle));
     turns.push({ text: r.pick(FOLLOWUPS), items: [], kind: "final" });
 
@@ -1487,7 +1548,11 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
                 : { filePath: join(opts.project, a.file), oldString: a.old, newString: a.neu, replaceAll: false },
         });
       } else {
-        think(expl);
+        think(
+          a.kind === "bash"
+            ? `Running \`${a.cmd.split(" ").slice(0, 4).join(" ")}\` to ${r.pick(["check where things stand", "apply the change", "verify it"])}.`
+            : `Updating ${a.file.split("/").pop()} for ${task.branch}.`,
+        );
         cx("response_item", { type: "message", role: "assistant", content: [{ type: "output_text", text: expl }] });
         const call = `call_${r.alnum(24)}`;
         const args =
@@ -1837,7 +1902,6 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
             "Stopping here to check in: the model change is done, the endpoint is next.",
           ]),
         );
-      if (turn.kind === "question") think(r.pick(THINKING));
       if (turn.wrong) {
         if (format === "claude" && r.next() < 0.4) think(r.pick(THINKING));
         doAction(
@@ -1863,10 +1927,10 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
           ]),
         );
       echo(turn);
-      if (turn.kind === "question")
-        say(
-          "Good question — visits without an end time are treated as open-ended and skipped by the overlap check; I've added a test for it.",
-        );
+      if (turn.answer) {
+        think(r.pick(THINKING));
+        say(turn.answer);
+      }
       if (ti === 0) {
         think(r.pick(THINKING));
         const reads = r.shuffle(READS[task.area]).slice(0, r.int(1, 2));
