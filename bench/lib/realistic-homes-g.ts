@@ -1162,6 +1162,7 @@ interface Turn {
   echo?: string;
   kind: "open" | "corr" | "loose" | "continue" | "question" | "final";
   answer?: string;
+  interrupted?: boolean;
 }
 
 const AGENTS_MD =
@@ -1362,7 +1363,14 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
           kind: "loose",
         });
     }
-    if (r.next() < 0.5) middle.push({ text: r.pick(CONTINUES), items: [], kind: "continue" });
+    if (r.next() < 0.5) {
+      // either the agent paused to check in, or the user hit Esc during a long run by mistake
+      const interrupted = r.next() < 0.4;
+      const text = interrupted
+        ? r.pick(["sorry, hit esc by accident. go on", "oops didn't mean to stop that, continue"])
+        : r.pick(CONTINUES);
+      middle.push({ text, items: [], kind: "continue", interrupted });
+    }
     if (r.next() < 0.4) {
       const qa = r.pick(QUESTIONS);
       middle.push({ text: qa.q, answer: qa.a, items: [], kind: "question" });
@@ -1583,6 +1591,48 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         });
         tokenCount();
       }
+    };
+    // a long command the user stopped with Esc
+    const interruptRun = (a: { cmd: string }) => {
+      tick(3, 20);
+      if (format === "claude") {
+        const id = `toolu_01${r.alnum(22)}`;
+        assistant(
+          [{ type: "tool_use", id, name: "Bash", input: { command: a.cmd, description: "Run the checks" } }],
+          "tool_use",
+        );
+        tick(5, 40);
+        cl({
+          type: "user",
+          message: {
+            role: "user",
+            content: [
+              {
+                type: "tool_result",
+                content: "[Request interrupted by user for tool use]",
+                is_error: true,
+                tool_use_id: id,
+              },
+            ],
+          },
+          toolUseResult: "Error: [Request interrupted by user for tool use]",
+        });
+        cl({
+          type: "user",
+          message: { role: "user", content: [{ type: "text", text: "[Request interrupted by user for tool use]" }] },
+        });
+      } else {
+        const call = `call_${r.alnum(24)}`;
+        cx("response_item", {
+          type: "function_call",
+          name: "shell",
+          arguments: JSON.stringify({ command: ["bash", "-lc", a.cmd], workdir: opts.project, timeout_ms: 120000 }),
+          call_id: call,
+        });
+        tick(5, 40);
+        cx("event_msg", { type: "turn_aborted", reason: "interrupted" });
+      }
+      noise.push("interrupted tool call");
     };
     const readFile = (f: { file: string; body: string }) => {
       tick(2, 10);
@@ -1895,7 +1945,8 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
     const subagentHere = format === "claude" && r.next() < 0.35;
     turns.forEach((turn, ti) => {
       if (ti === compactAt) compact(format === "claude" && r.next() < 0.3 ? "manual" : "auto", saidHere);
-      if (turn.kind === "continue")
+      if (turn.interrupted) interruptRun(FINAL_CHECK[task.area] as Action & { kind: "bash" });
+      else if (turn.kind === "continue")
         say(
           r.pick([
             "I've made the first half of the change. Next I'll wire up the tests — shall I continue?",
