@@ -1728,6 +1728,7 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
       tick(20, 90);
       const summary = `This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:\nAnalysis:\nThe user asked: ${task.text}. I explored ${task.area}/ and started on the change.\n\nSummary:\n1. Primary Request and Intent: ${task.text}\n2. Key Technical Concepts: .NET 8 minimal APIs, EF Core, riverpod, polars\n3. Files and Code Sections: ${READS[task.area][0]?.file}\n4. Errors and fixes: ${said.length ? `user feedback: "${said[said.length - 1]}"` : "none so far"}\n5. Pending Tasks: finish the change, run the checks\n6. Current Work: implementing ${task.branch}`;
       if (format === "claude") {
+        if (trigger === "manual") slash("compact", "", "Compacted (ctrl+o to see full summary)");
         const prev = parent;
         parent = null;
         cl({
