@@ -1209,7 +1209,8 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
       perSess[s]?.push({ type: "corr", ref: ti, sub: j, text, upfront: f.upfront, wrong: pair[0], right: pair[1] });
     });
   });
-  distinct(2, 0, third).forEach((s, j) => {
+  const oldSess = distinct(2, 0, third);
+  oldSess.forEach((s, j) => {
     perSess[s]?.push({
       type: "flipOld",
       ref: 0,
@@ -1221,7 +1222,8 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
   });
   const nNew = r.int(2, 3);
   const newOrder = r.shuffle(flip.newSay.map((_, i) => i)).slice(0, nNew);
-  distinct(nNew, nSess - third, nSess).forEach((s, j) => {
+  // the new preference is only said after the last saying of the old one (matters for very short homes)
+  distinct(nNew, Math.max(nSess - third, (oldSess[oldSess.length - 1] ?? 0) + 1), nSess).forEach((s, j) => {
     perSess[s]?.push({
       type: "flipNew",
       ref: 0,
