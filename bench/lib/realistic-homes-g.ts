@@ -1933,13 +1933,15 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         {
           kind: "bash",
           cmd: turn.echo,
-          out: r.pick([
-            " count \n-------\n  1873\n(1 row)",
-            "Successfully saved apiKey to the secret store.",
-            "Launching lib/main.dart on sdk gphone64 x86 64 in debug mode...",
-          ]),
+          out: turn.echo.startsWith("psql")
+            ? ` count \n-------\n  ${r.int(900, 2400)}\n(1 row)`
+            : turn.echo.startsWith("dotnet user-secrets")
+              ? "Successfully saved Serilog:WriteTo:1:Args:apiKey = ******** to the secret store."
+              : "Launching lib/main.dart on sdk gphone64 x86 64 in debug mode...\nRunning Gradle task 'assembleDebug'...",
         },
-        "Checking it with the credentials you gave:",
+        turn.echo.startsWith("psql")
+          ? "Checking the connection with the credentials you gave:"
+          : "Setting it up the way you said:",
       );
       for (const it of turn.items) if (it.type === "secret" && it.echo) secretEchoed[it.ref] = true;
       noise.push("secret echoed in command");
