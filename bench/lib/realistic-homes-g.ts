@@ -1052,13 +1052,21 @@ const FINAL_CHECK: Record<"api" | "app" | "jobs", Action> = {
   app: bash("cd app && melos run test", "  ✓ hb_ui\n  ✓ carer\n  > SUCCESS"),
   jobs: bash("cd jobs && poetry run pytest -q", "........................................ [100%]\n41 passed in 3.12s"),
 };
-const THINKING: string[] = [
-  "The user wants this scoped narrowly. Let me look at how the existing endpoints are wired before adding anything.",
-  "I should check the test project layout first so the new tests land next to the existing ones.",
-  "There might be an existing helper for this in hb_ui; search before writing a new widget.",
-  "The export reads parquet written by the API's nightly dump; the midnight boundary is probably a timezone issue.",
-  "Let me re-read the last instruction carefully and redo the step the way the user asked.",
-];
+const THINKING: Record<"api" | "app" | "jobs", string[]> = {
+  api: [
+    "The user wants this scoped narrowly. Let me look at how the existing endpoints are wired before adding anything.",
+    "I should check the test project layout first so the new tests land next to the existing ones.",
+    "The route group is mapped in VisitEndpoints; a new handler belongs there, with its DTO next to it.",
+  ],
+  app: [
+    "There might be an existing helper for this in hb_ui; search before writing a new widget.",
+    "The visit screens read from visitsProvider; I need to see how check-in state flows back into the list.",
+  ],
+  jobs: [
+    "The export reads parquet written by the API's nightly dump; the midnight boundary is probably a timezone issue.",
+    "Let me see how the job config is loaded before adding another output file.",
+  ],
+};
 const EMBED_PRE = ["ok couple of things. ", "mostly fine but ", "hm. ", "before I forget: ", "looked at the diff. "];
 const EMBED_POST = [
   "\n\nalso rename the test class so it matches the file name",
@@ -1756,11 +1764,11 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
     };
     const subagent = () => {
       const agentId = r.hex(8);
-      const prompt = r.pick([
-        `Find every call site of DateTime.Now/UtcNow and every ToListAsync/SaveChangesAsync in api/src and report file:line. Do not modify any files.`,
-        `Search app/ for widgets that read visit state and list which providers they watch. Report only, no edits.`,
-        `Look through jobs/hearthbook_jobs for functions that read parquet and summarise their signatures. Be concise, don't change anything.`,
-      ]);
+      const prompt = {
+        api: "Find every call site of DateTime.Now/UtcNow and every ToListAsync/SaveChangesAsync in api/src and report file:line. Do not modify any files.",
+        app: "Search app/ for widgets that read visit state and list which providers they watch. Report only, no edits.",
+        jobs: "Look through jobs/hearthbook_jobs for functions that read parquet and summarise their signatures. Be concise, don't change anything.",
+      }[task.area];
       const id = `toolu_01${r.alnum(22)}`;
       assistant(
         [
@@ -1820,8 +1828,11 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         type: "user",
         message: { role: "user", content: [{ tool_use_id: tid, type: "tool_result", content: "Found 9 files" }] },
       });
-      const report =
-        "Found 9 call sites; 2 of them lack a cancellation token / use the system clock directly. Details: VisitPlanner.cs:41, CheckInService.cs:22.";
+      const report = {
+        api: "Found 9 call sites; 2 of them lack a cancellation token / use the system clock directly. Details: VisitPlanner.cs:41, CheckInService.cs:22.",
+        app: "6 widgets read visit state: VisitListScreen and VisitTile watch visitsProvider, CheckInButton watches checkInControllerProvider; DayHeader is stateless.",
+        jobs: "Parquet is read in rota_export.build_rota (scan_parquet, lazy), payroll_hours.load_visits (read_parquet, eager) and mileage.legs (scan_parquet).",
+      }[task.area];
       sl({
         type: "assistant",
         message: {
@@ -1959,7 +1970,7 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
           ]),
         );
       if (turn.wrong) {
-        if (format === "claude" && r.next() < 0.4) think(r.pick(THINKING));
+        if (format === "claude" && r.next() < 0.4) think(r.pick(THINKING[task.area]));
         doAction(
           turn.wrong,
           r.pick(["Let me make that change.", "I'll do this now.", "Applying the change:", "Next step:"]),
@@ -1984,11 +1995,11 @@ export function writeRealisticHome(opts: WriteOptions): HomeTruth {
         );
       echo(turn);
       if (turn.answer) {
-        think(r.pick(THINKING));
+        think(r.pick(THINKING[task.area]));
         say(turn.answer);
       }
       if (ti === 0) {
-        think(r.pick(THINKING));
+        think(r.pick(THINKING[task.area]));
         const reads = r.shuffle(READS[task.area]).slice(0, r.int(1, 2));
         for (const f of reads) readFile(f);
         doAction(SEARCHES[task.area], "Let me look around the codebase first.");
