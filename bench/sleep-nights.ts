@@ -21,7 +21,7 @@
  *   - time per night: the first night, the no-op night, and the no-op night beyond the harvest
  *     (from the night's "harvest done" progress line to exit; aim ≤ 0.1 s)
  *
- *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--corpus a|b|c|d|e|f] [--mode mock|model|both] [--keep] [--verbose] [--cards]
+ *   bun bench/sleep-nights.ts [--seeds 1,2,3,4,5] [--corpus a|b|c|d|e|f|g] [--mode mock|model|both] [--keep] [--verbose] [--cards]
  *
  * The model path runs on the offline simulator (`sim`, not a real model) behind a loopback
  * OpenAI-compatible server: the night's own requests (rule extraction, "standing rule or one-off?",
@@ -51,6 +51,7 @@ import * as corpusC from "./lib/realistic-homes-c.ts";
 import * as corpusD from "./lib/realistic-homes-d.ts";
 import * as corpusE from "./lib/realistic-homes-e.ts";
 import * as corpusF from "./lib/realistic-homes-f.ts";
+import * as corpusG from "./lib/realistic-homes-g.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -65,7 +66,7 @@ const VERBOSE = args.includes("--verbose");
 /** `--cards`: print every night's lesson cards (operation, rule and quoted sources) on stderr. */
 const CARDS = args.includes("--cards");
 /**
- * `--corpus a|b|c|d|e|f`: which blind generator writes the homes. `a` (bench/lib/realistic-homes.ts) is a
+ * `--corpus a|b|c|d|e|f|g`: which blind generator writes the homes. `a` (bench/lib/realistic-homes.ts) is a
  * TypeScript orders service, the corpus the miner was developed against; `b`
  * (bench/lib/realistic-homes-b.ts) is a second world by another blind author (Go, Python, Terraform;
  * none of a's topics), whose seeds 1–10 were tuned on later; `c` (bench/lib/realistic-homes-c.ts)
@@ -78,11 +79,13 @@ const CARDS = args.includes("--cards");
  * for tuning on 5 December too. `f` (bench/lib/realistic-homes-f.ts) is a sixth (Laravel and Pest,
  * Vue and Vite, a Rust CLI; rejected tool calls, sayings said before any wrong call), written on the
  * evening of 5 December after the families for JVM and Swift practice were added, never tuned on.
+ * `g` (bench/lib/realistic-homes-g.ts) is a seventh (.NET 8 and EF Core, Flutter with riverpod and melos,
+ * Python jobs with Poetry and polars), written on 6 December; all its seeds are held out.
  * Seeds 11–30 are held out everywhere (b's, d's and e's 31–40 have been seen).
  */
 const CORPUS = flag("corpus") ?? "a";
-const CORPORA = { a: corpusA, b: corpusB, c: corpusC, d: corpusD, e: corpusE, f: corpusF } as const;
-if (!(CORPUS in CORPORA)) throw new Error(`--corpus must be a, b, c, d, e or f (got ${CORPUS})`);
+const CORPORA = { a: corpusA, b: corpusB, c: corpusC, d: corpusD, e: corpusE, f: corpusF, g: corpusG } as const;
+if (!(CORPUS in CORPORA)) throw new Error(`--corpus must be a, b, c, d, e, f or g (got ${CORPUS})`);
 const { contentWordJaccardStats, writeRealisticHome } = CORPORA[CORPUS as keyof typeof CORPORA] as typeof corpusA;
 
 interface Card {
