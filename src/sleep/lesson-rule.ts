@@ -1277,8 +1277,9 @@ function pushesBack(text: string): boolean {
  * agent's same action drew a stated rule in another session (lessons.ts, actionKey), or when the
  * agent redid that action with the same change after it in two sessions (agreedReactions).
  */
-export function reactionOf(prompt: string, agentBefore: string | undefined): string | undefined {
-  if (actionKey(agentBefore) === undefined) return undefined;
+export function reactionOf(prompt: string, agentBefore: string | undefined, acked = false): string | undefined {
+  // A turn the agent owned up to ("You're right, …") corrected a claim too, not only an action.
+  if (actionKey(agentBefore) === undefined && !acked) return undefined;
   const { whole, text } = turnWords(prompt);
   const interrupts = INTERRUPTS.test(whole);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
@@ -1288,13 +1289,26 @@ export function reactionOf(prompt: string, agentBefore: string | undefined): str
   // bare term or two ("-race", "tmp_path fixture"); a short remark or request after a common edit
   // ("can you also update the README", "why did that get slower") is not a correction.
   const words = text.split(" ").length;
-  const back = pushesBack(text) || interrupts;
+  const back = pushesBack(text) || interrupts || acked;
   if (!back && words > 4) return undefined;
   if (TASK_START.test(text) && !back) return undefined;
   // A bare term names something ("-race", "`verify`"); "ok where were we", "cool, push it" and
   // "wrong window, continue" approve or move on.
   if (!back && (APPROVAL_LEAD.test(text) || lessonTokens(text).size === 0)) return undefined;
   return text;
+}
+
+/**
+ * The agent's first words owning up to a mistake ("You're right, that run didn't include -race.",
+ * "Sorry about that — fixing it.", "Good catch.", "Understood — reverting the edit"): the turn
+ * before them corrected it. A plain "Got it." or "Sure, updating." only takes a request.
+ */
+const OWNS_UP =
+  /^(?:(?:oh|ah),?\s+)?(?:you(?:'|’)?re (?:absolutely |quite |totally |completely )?right|right\s*(?:[,.!:]|[—–-]\s)|sorry|apolog|my (?:bad|mistake)|good (?:catch|point|call)|oops|fair (?:point|enough)|(?:understood|got it|noted|ok(?:ay)?)\s*[,.!:]?\s*(?:[—–-]\s*)?(?:i'?ll |let me )?(?:switch|revert|redo|correct|fix|undo|replac|chang)|(?:switching|reverting|redoing|correcting|undoing)\b)/i;
+
+/** Whether the agent's reply to a turn owns up to a mistake (OWNS_UP): the turn was a correction. */
+export function ownsUp(reply: string | undefined): boolean {
+  return !!reply && OWNS_UP.test(reply.trimStart());
 }
 
 /** A turn that opens by approving or moving on ("ok, …", "cool, …", "wrong window"). */

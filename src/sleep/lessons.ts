@@ -27,6 +27,7 @@ import {
   type Polarity,
   polarityOf,
   followUpOf,
+  ownsUp,
   reactionOf,
   topicsOf,
   sameInstruction,
@@ -234,6 +235,8 @@ interface LessonDigest {
   agent_before?: readonly string[];
   /** What the agent did first after each prompt (index for index), when the harvest kept it. */
   agent_first?: readonly string[];
+  /** The agent's first words after each prompt (index for index), when the harvest kept them. */
+  agent_reply?: readonly string[];
 }
 
 /**
@@ -304,13 +307,16 @@ export function observe(
       // A rule said as how things are, after which the agent redid what it had just done, corrected it
       // ("every new page needs an entry in the table of contents", then an edit of SUMMARY.md).
       const redone = fix.some(distinctiveFix);
+      // The agent owned up to a mistake in answer ("You're right, switching to pnpm"): a correction.
+      const acked = i > 0 && ownsUp(d.agent_reply?.[i]);
       for (const ins of found)
         fresh.push({
           ...where,
           quote: maskCredentials(ins.quote),
-          kind: ins.stated && redone ? "correction" : ins.kind,
+          kind: (ins.stated && redone) || acked ? "correction" : ins.kind,
         });
-      const reaction = i > 0 && found.length === 0 ? (reactionOf(p, agentBefore) ?? followUpOf(p, fix)) : undefined;
+      const reaction =
+        i > 0 && found.length === 0 ? (reactionOf(p, agentBefore, acked) ?? followUpOf(p, fix)) : undefined;
       if (reaction) fresh.push({ ...where, quote: maskCredentials(reaction), kind: "reaction" });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {

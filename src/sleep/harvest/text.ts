@@ -30,6 +30,7 @@ export function emptyDigest(source: SourceName, sessionId: string, rawPath: stri
     user_prompts: [],
     agent_before: [],
     agent_first: [],
+    agent_reply: [],
     assistant_finals: [],
     tools_used: [],
     skills_used: [],
@@ -192,6 +193,7 @@ export function addUserText(d: SessionDigest, raw: string, flags: { own: boolean
   d.user_prompts.push(text);
   d.agent_before.push(takeAgentAction(d));
   d.agent_first.push("");
+  d.agent_reply.push("");
   corrections.push(hasComplaint(tags));
   for (const tag of tags) addUnique(d.feedback_signals, tag);
   return true;
@@ -228,6 +230,7 @@ function keepWithinCap(d: SessionDigest, lex: Lexicon): boolean[] {
   prompts.splice(drop, 1);
   if (d.agent_before.length > drop) d.agent_before.splice(drop, 1);
   if (d.agent_first.length > drop) d.agent_first.splice(drop, 1);
+  if (d.agent_reply.length > drop) d.agent_reply.splice(drop, 1);
   corr.splice(drop, 1);
   return corr;
 }
@@ -250,6 +253,7 @@ function correctionFlags(prompts: string[], lex: Lexicon): boolean[] {
  */
 const LAST_ACTION = new WeakMap<SessionDigest, { tool: string | (() => string); text: string }>();
 const ACTION_CHARS = 300;
+const REPLY_CHARS = 160;
 
 const clipped = (raw: string, n: number) => (raw.length > n ? raw.slice(0, n) : raw);
 
@@ -278,6 +282,9 @@ export function noteAgentAction(d: SessionDigest, kind: "tool" | "text", raw: st
   const a = LAST_ACTION.get(d) ?? { tool: "", text: "" };
   // The first command or edit after a prompt is kept too: after a correction, the corrected action.
   const first = d.agent_first.length - 1;
+  // Its first words after a prompt too: "You're right, …" tells a correction from a request.
+  if (kind === "text" && first >= 0 && d.agent_reply[first] === "")
+    d.agent_reply[first] = cleanText(clipped(raw as string, REPLY_CHARS));
   if (kind === "tool" && first >= 0 && d.agent_first[first] === "") {
     const text = typeof raw === "string" ? raw : raw();
     d.agent_first[first] = cleanText(clipped(text, ACTION_CHARS));
@@ -351,7 +358,7 @@ export function settleFinals(d: SessionDigest): void {
   }
   const known = SECRETS.get(d);
   if (!known) return;
-  for (const list of [d.user_prompts, d.agent_before, d.agent_first, d.assistant_finals])
+  for (const list of [d.user_prompts, d.agent_before, d.agent_first, d.agent_reply, d.assistant_finals])
     for (let i = 0; i < list.length; i++) list[i] = maskValues(list[i]!, known);
 }
 

@@ -36,6 +36,11 @@ export const SessionDigestSchema = v.object({
    * agent's last action of that turn, often the task going on. Absent in digests read before it.
    */
   agent_first: v.optional(StringList, []),
+  /**
+   * The agent's first words after each kept prompt, index for index ("" when it only acted), short:
+   * "You're right, switching to pnpm" says the prompt corrected it. Absent in digests read before it.
+   */
+  agent_reply: v.optional(StringList, []),
   /** Non-empty assistant texts; only the last 5 are kept; redacted. */
   assistant_finals: StringList,
   tools_used: StringList,
