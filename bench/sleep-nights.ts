@@ -244,9 +244,11 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
       if (!proposedAt.has(i) && cards.some((k) => k.op !== "retire" && c.sayings.some((s) => cardSays(k, s.text))))
         proposedAt.set(i, n + 1);
     });
-    for (const o of truth.oneOffs)
-      if (cards.some((k) => k.op !== "retire" && o.occurrences.some((s) => cardSays(k, s.text))))
-        res.oneOffsProposed.push(o.id);
+    for (const o of truth.oneOffs) {
+      const k = cards.find((k) => k.op !== "retire" && o.occurrences.some((s) => cardSays(k, s.text)));
+      // With --verbose, the rule that was proposed too.
+      if (k) res.oneOffsProposed.push(VERBOSE ? `${o.id}: ${JSON.stringify(k.rule)}` : o.id);
+    }
     const known = [
       ...truth.corrections.flatMap((c) => c.sayings),
       ...truth.flip.old.sayings,

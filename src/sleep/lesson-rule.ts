@@ -59,7 +59,10 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
  * a bound in time ("until the 2.4 freeze lifts", "this week"): a task request, not a standing rule.
  */
 const TASK_DEICTIC =
-  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bthis one\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\bmid-(?:migration|rollout|release|refactor|deploy|cutover|upgrade)\b|\bin the middle of\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\b(?:open|raise|base|rebase|target|point) (?:this|it|that)(?: pr| one| branch)? (?:against|on|onto|at|to)\b|\bwhile (?:we|i)(?:'re| are|'m| am)? (?:debug|investigat|test|look|figur|chas|bisect)\w*|\b(?:i'll|i will|we'll|we will) (?:put|turn|switch|set|change|flip) (?:it|them|that|this) back\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b)/i;
+  /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bthis one\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\bmid-(?:migration|rollout|release|refactor|deploy|cutover|upgrade)\b|\bin the middle of\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\b(?:open|raise|base|rebase|target|point) (?:this|it|that)(?: pr| one| branch| fix| change| patch| work)? (?:against|on|onto|at|to)\b|\bwhile (?:we|i)(?:'re| are|'m| am)? (?:debug|investigat|test|look|figur|chas|bisect)\w*|\b(?:i'll|i will|we'll|we will) (?:put|turn|switch|set|change|flip) (?:it|them|that|this) back\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b|\b(?:19|20)\d\d\.(?:0[1-9]|1[0-2])\b|\bq[1-4] (?:work|scope|stuff|thing)\b|\b(?:this|next) quarter\b)/i;
+/** A sentence that acts on "it" / "that one" (to it, on it, in that one): the object of the sentence before. */
+const ON_THAT_ONE = /\b(?:to|on|in|into|onto|from|at|against)\s+(?:it|that(?: one)?|this one|them)\b(?![-'’])/i;
+
 /**
  * A standing marker ("from now on", "anymore", "no more") turns a time word into the moment a
  * practice changed: "we removed testify this week, cmp.Diff from now on" is a rule, not a task.
@@ -851,6 +854,7 @@ export function instructionsOf(
       ? [...lessonTokens(afterTool.replace(/^\$ |^edit \S+?: /, ""))].filter((t) => !beforeTool?.has(t))
       : [];
   let afterSecret = false;
+  let afterTask = false;
   for (const raw of sentences) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
@@ -862,6 +866,11 @@ export function instructionsOf(
       if (o.skipped) o.skipped.credential++;
       continue;
     }
+    // Nor one right after a task bound to a PR or a moment that acts on that task's object ("review
+    // PR #88. Comments only, don't push anything to it"): how to do that task, not a practice.
+    const onThatTask: boolean = afterTask && ON_THAT_ONE.test(s);
+    afterTask = taskBound(s) || (afterTask && onThatTask);
+    if (onThatTask) continue;
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
     if (
       (s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s)) ||
