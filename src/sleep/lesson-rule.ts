@@ -111,9 +111,12 @@ export const DEPENDENCY_REMOVED =
 /** A practice given up, said as a change or asked for: "we ditched changesets", "drop hilt", "moved off yarn". */
 export const GIVEN_UP =
   /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:turn(?:ed)?|switch(?:ed)?|shut)\s+off|disabled|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/i;
-/** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
+/**
+ * The practice taken up in its place: "switched (the logs) to json", "moved over to X", "moved the
+ * suite onto postgres", "it's X now", "X going forward".
+ */
 export const TAKEN_UP =
-  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board)\b/i;
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?(?:to|onto|on to)\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board)\b/i;
 
 /** TAKEN_UP read in every clause of a sentence. */
 const TAKEN_UP_ALL = new RegExp(TAKEN_UP.source, "gi");
@@ -1003,9 +1006,23 @@ const STANDING_ALONE =
 /** A sentence that is only a "no" ("try! in network code?? no"): it answers the question before it. */
 const NO_ALONE = /^(?:no|nope|nah)[.!]*$/i;
 
+/** A sentence that only gives a practice up ("axios is gone as of this week."): what replaced it may follow. */
+function givesUpOnly(s: string): boolean {
+  const c = announcedChange(s);
+  return c !== undefined && c.off.size > 0 && c.up.size === 0;
+}
+
+/** A sentence that only takes a practice up ("the ofetch wrapper from now on"). */
+function takesUpOnly(s: string): boolean {
+  const c = announcedChange(s);
+  return c !== undefined && c.up.size > 0 && c.off.size === 0;
+}
+
 /**
  * Sentences with their one-word asides folded into the sentence they qualify: "format first.
  * always." is "format first, always."; "try! in network code?? no" is "no, try! in network code".
+ * A practice declared gone and the practice taken up in the next sentence are one change ("axios is
+ * gone as of this week. the ofetch wrapper from now on"), as when one sentence names both.
  */
 function withAsides(sentences: readonly string[]): string[] {
   const out: string[] = [];
@@ -1015,6 +1032,7 @@ function withAsides(sentences: readonly string[]): string[] {
     if (prev !== undefined && STANDING_ALONE.test(x)) out[out.length - 1] = `${prev.replace(/[.!]+$/, "")}, ${x}`;
     else if (prev !== undefined && NO_ALONE.test(x) && prev.endsWith("?"))
       out[out.length - 1] = `no, ${prev.replace(/\?+$/, "")}`;
+    else if (prev !== undefined && givesUpOnly(prev) && takesUpOnly(x)) out[out.length - 1] = `${prev} ${x}`;
     else out.push(raw);
   }
   return out;
