@@ -577,8 +577,13 @@ function assignClusters(book: LessonBook, w: Weights): void {
       const ch = changeOf(i);
       if (ch) {
         const aside = (t: string) =>
-          !ch.up.has(t) && !ch.off.has(t) && [...topicsOf({ prefer: new Set([t]), avoid: new Set() })].some(learnedTopic);
-        p = { prefer: new Set([...p.prefer].filter((t) => !aside(t))), avoid: new Set([...p.avoid].filter((t) => !aside(t))) };
+          !ch.up.has(t) &&
+          !ch.off.has(t) &&
+          [...topicsOf({ prefer: new Set([t]), avoid: new Set() })].some(learnedTopic);
+        p = {
+          prefer: new Set([...p.prefer].filter((t) => !aside(t))),
+          avoid: new Set([...p.avoid].filter((t) => !aside(t))),
+        };
       }
       pol.set(i, p);
     }
