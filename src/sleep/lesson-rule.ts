@@ -1192,6 +1192,8 @@ const GENERIC_COMMAND_WORDS = new Set([
   ..."pytest rebase release remove start status tests update upgrade verify watch write".split(" "),
   // git's remotes and branches by their usual names
   ..."origin upstream master remote".split(" "),
+  // the shell's file commands: any task makes folders and files (the paths they name stay evidence)
+  ..."mkdir touch chmod chown".split(" "),
 ]);
 
 /**

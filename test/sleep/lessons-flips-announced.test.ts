@@ -187,3 +187,32 @@ describe("a learned topic and an announced change", () => {
     expect(cards[0]!.sources.every((s) => !/composition/.test(s.quote))).toBe(true);
   });
 });
+
+describe("what the agent changed after a change announced", () => {
+  test("making a folder is no evidence: two corrections each followed by a `mkdir -p` of another place stay apart", () => {
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          2,
+          ["Add the clinic fixture", "no, sample payloads live in spec/data, not beside the source"],
+          ["", 'edit src/clinic.json: {"id": 1}'],
+          ["", "$ mkdir -p spec/data && git mv src/clinic.json spec/data/ · ok"],
+        ),
+        session(
+          7,
+          ["Add the promo module", "no, we switched to rebase merges, keep the individual commits"],
+          ["", "edit app/build.gradle.kts: plugins {}"],
+          ["", "$ mkdir -p feature/promo/src && touch feature/promo/build.gradle.kts · ok"],
+        ),
+      ],
+      1,
+    );
+    plan(b);
+    const [fixture, merges] = b.observations;
+    expect(fixture?.kind).toBe("correction");
+    expect(merges?.kind).toBe("correction");
+    expect(fixture?.cluster).not.toBe(merges?.cluster);
+  });
+});
