@@ -172,8 +172,11 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
     const words = (phrase ?? "").split(/\s+out\b/i)[0]!;
     for (const t of [...lessonTokens(words)].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) {
       into.add(t);
-      // A library named with its suffix is the library: "moment.js" is also "moment".
+      // A library named with its suffix is the library: "moment.js" is also "moment"; so is a tool
+      // named by its manifest: "the Podfile" is also "pod" (Gemfile, Brewfile, Justfile).
       if (/^[\p{L}][\w-]*\.js$/u.test(t)) into.add(t.slice(0, -3));
+      const manifest = /^([a-z]{3,5})file$/.exec(t);
+      if (manifest && t !== "profile") into.add(manifest[1]!);
     }
   };
   side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);

@@ -216,3 +216,31 @@ describe("what the agent changed after a change announced", () => {
     expect(fixture?.cluster).not.toBe(merges?.cluster);
   });
 });
+
+describe("a tool given up by its manifest", () => {
+  test("'the Brewfile' given up is also 'brew'; a profile is no manifest", () => {
+    expect(announcedChange("we dropped the Brewfile last month")?.off).toContain("brew");
+    expect(announcedChange("the old profile is retired")?.off).not.toContain("pro");
+  });
+
+  test("'we dropped the Brewfile' and 'no brew bundle anymore', after the same action, are one lesson", () => {
+    const CD = "$ cd infra · ok";
+    const b = book();
+    observe(
+      b,
+      [
+        session(
+          3,
+          ["Set up the x-ray viewer", "we dropped the Brewfile last month, the tools come from mise"],
+          ["", CD],
+          ["", CD],
+        ),
+        session(8, ["Install the dicom tools", "no brew bundle anymore"], ["", CD], ["", CD]),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.n_sessions).toBe(2);
+  });
+});
