@@ -114,9 +114,12 @@ export const DEPENDENCY_REMOVED =
 /** A practice given up, said as a change or asked for: "we ditched changesets", "drop hilt", "moved off yarn". */
 export const GIVEN_UP =
   /\b(?:ditch(?:ed)?|dropp?(?:ed)?|dump(?:ed)?|retir(?:e|ed)|abandon(?:ed)?|killed|got rid of|moved off|migrated off|stopped using|(?:turn(?:ed)?|switch(?:ed)?|shut)\s+off|disabled|(?:we're|we are|we've moved|we have moved) off|(?:ripping|ripped|taking|took|pulling|pulled)(?=\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b))\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/i;
-/** The practice taken up in its place: "switched (the logs) to json", "moved over to X", "it's X now", "X going forward". */
+/**
+ * The practice taken up in its place: "switched (the logs) to json", "moved over to X", "moved the
+ * suite onto postgres", "it's X now", "X going forward".
+ */
 export const TAKEN_UP =
-  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?to\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board)\b/i;
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?(?:to|onto|on to)\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board)\b/i;
 
 /** TAKEN_UP read in every clause of a sentence. */
 const TAKEN_UP_ALL = new RegExp(TAKEN_UP.source, "gi");
@@ -172,8 +175,11 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
     const words = (phrase ?? "").split(/\s+out\b/i)[0]!;
     for (const t of [...lessonTokens(words)].filter((x) => !WHEN_WORD.test(x)).slice(0, 3)) {
       into.add(t);
-      // A library named with its suffix is the library: "moment.js" is also "moment".
+      // A library named with its suffix is the library: "moment.js" is also "moment"; so is a tool
+      // named by its manifest: "the Podfile" is also "pod" (Gemfile, Brewfile, Justfile).
       if (/^[\p{L}][\w-]*\.js$/u.test(t)) into.add(t.slice(0, -3));
+      const manifest = /^([a-z]{3,5})file$/.exec(t);
+      if (manifest && t !== "profile") into.add(manifest[1]!);
     }
   };
   side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);
@@ -1012,9 +1018,23 @@ const STANDING_ALONE =
 /** A sentence that is only a "no" ("try! in network code?? no"): it answers the question before it. */
 const NO_ALONE = /^(?:no|nope|nah)[.!]*$/i;
 
+/** A sentence that only gives a practice up ("axios is gone as of this week."): what replaced it may follow. */
+function givesUpOnly(s: string): boolean {
+  const c = announcedChange(s);
+  return c !== undefined && c.off.size > 0 && c.up.size === 0;
+}
+
+/** A sentence that only takes a practice up ("the ofetch wrapper from now on"). */
+function takesUpOnly(s: string): boolean {
+  const c = announcedChange(s);
+  return c !== undefined && c.up.size > 0 && c.off.size === 0;
+}
+
 /**
  * Sentences with their one-word asides folded into the sentence they qualify: "format first.
  * always." is "format first, always."; "try! in network code?? no" is "no, try! in network code".
+ * A practice declared gone and the practice taken up in the next sentence are one change ("axios is
+ * gone as of this week. the ofetch wrapper from now on"), as when one sentence names both.
  */
 function withAsides(sentences: readonly string[]): string[] {
   const out: string[] = [];
@@ -1024,6 +1044,7 @@ function withAsides(sentences: readonly string[]): string[] {
     if (prev !== undefined && STANDING_ALONE.test(x)) out[out.length - 1] = `${prev.replace(/[.!]+$/, "")}, ${x}`;
     else if (prev !== undefined && NO_ALONE.test(x) && prev.endsWith("?"))
       out[out.length - 1] = `no, ${prev.replace(/\?+$/, "")}`;
+    else if (prev !== undefined && givesUpOnly(prev) && takesUpOnly(x)) out[out.length - 1] = `${prev} ${x}`;
     else out.push(raw);
   }
   return out;
@@ -1183,6 +1204,8 @@ const GENERIC_COMMAND_WORDS = new Set([
   ..."pytest rebase release remove start status tests update upgrade verify watch write".split(" "),
   // git's remotes and branches by their usual names
   ..."origin upstream master remote".split(" "),
+  // the shell's file commands: any task makes folders and files (the paths they name stay evidence)
+  ..."mkdir touch chmod chown".split(" "),
 ]);
 
 /**

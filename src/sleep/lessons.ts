@@ -553,6 +553,10 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const b = obs[j]!;
     if (a.kind === "reaction" || b.kind === "reaction" || !sharedFix(a, b)) return false;
     if (a.kind === "correction" && b.kind === "correction") return true;
+    // Two changes announced right after the same action, each followed by the same corrected action
+    // ("mailhog got replaced by mailpit" / "the old catcher is unmaintained so we switched", each then
+    // a query of the new api): the agent was told the same change twice, in any words.
+    if (sameAction(a, b) && changeOf(i) !== undefined && changeOf(j) !== undefined) return true;
     const fb = fixes(b);
     return fixes(a).some((f) => rareFix(f) && fb.includes(f) && saysFix(toks[i]!, f) && saysFix(toks[j]!, f));
   };
@@ -573,10 +577,25 @@ function assignClusters(book: LessonBook, w: Weights): void {
     let p = pol.get(i);
     if (!p) {
       p = polarityOfText(clusterText(obs[i]!));
+      // A saying that announces a change takes sides on a learned topic only through what it gives up
+      // or takes up: "the old catcher is unmaintained so we switched, query the new one's v1 api"
+      // wants no "api" of "composition api please, not the options object".
+      const ch = changeOf(i);
+      if (ch) {
+        const aside = (t: string) =>
+          !ch.up.has(t) &&
+          !ch.off.has(t) &&
+          [...topicsOf({ prefer: new Set([t]), avoid: new Set() })].some(learnedTopic);
+        p = {
+          prefer: new Set([...p.prefer].filter((t) => !aside(t))),
+          avoid: new Set([...p.avoid].filter((t) => !aside(t))),
+        };
+      }
       pol.set(i, p);
     }
     return p;
   };
+  const learnedTopic = (t: string) => t.startsWith("learned:");
   const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
   // A saying that announces a change never joins sayings it goes against ("we moved the logs to
   // json" and "plain log lines please", after which the agent dropped its json renderer).
