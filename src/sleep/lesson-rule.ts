@@ -872,8 +872,8 @@ export function instructionsOf(
       if (o.skipped) o.skipped.credential++;
       continue;
     }
-    // Nor one right after a task bound to a PR or a moment that acts on that task's object ("review
-    // PR #88. Comments only, don't push anything to it"): how to do that task, not a practice.
+    // Nor one right after a task bound to a PR or a moment that acts on that task's object ("look at
+    // PR #412. Suggestions only, don't commit anything on it"): how to do that task, not a practice.
     const onThatTask: boolean = afterTask && ON_THAT_ONE.test(s);
     afterTask = taskBound(s) || (afterTask && onThatTask);
     if (onThatTask) continue;

@@ -554,8 +554,8 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (a.kind === "reaction" || b.kind === "reaction" || !sharedFix(a, b)) return false;
     if (a.kind === "correction" && b.kind === "correction") return true;
     // Two changes announced right after the same action, each followed by the same corrected action
-    // ("mailhog got replaced by mailpit" / "the old catcher is unmaintained so we switched", each then
-    // a query of the new api): the agent was told the same change twice, in any words.
+    // ("maildev got replaced by smtp4dev" / "the old catcher is abandoned so we switched", each then
+    // a query of the new inbox): the agent was told the same change twice, in any words.
     if (sameAction(a, b) && changeOf(i) !== undefined && changeOf(j) !== undefined) return true;
     const fb = fixes(b);
     return fixes(a).some((f) => rareFix(f) && fb.includes(f) && saysFix(toks[i]!, f) && saysFix(toks[j]!, f));
@@ -578,8 +578,8 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (!p) {
       p = polarityOfText(clusterText(obs[i]!));
       // A saying that announces a change takes sides on a learned topic only through what it gives up
-      // or takes up: "the old catcher is unmaintained so we switched, query the new one's v1 api"
-      // wants no "api" of "composition api please, not the options object".
+      // or takes up: "the old catcher is abandoned so we switched, read the new one's v2 api" wants
+      // no "api" of "composition api please, not the options object".
       const ch = changeOf(i);
       if (ch) {
         const aside = (t: string) =>
