@@ -1018,16 +1018,15 @@ const STANDING_ALONE =
 /** A sentence that is only a "no" ("try! in network code?? no"): it answers the question before it. */
 const NO_ALONE = /^(?:no|nope|nah)[.!]*$/i;
 
-/** A sentence that only gives a practice up ("axios is gone as of this week."): what replaced it may follow. */
-function givesUpOnly(s: string): boolean {
+/**
+ * Which side alone a sentence's announced change names: "off" when it only gives a practice up
+ * ("axios is gone as of this week."), "up" when it only takes one up ("the ofetch wrapper from now
+ * on"), else undefined.
+ */
+function oneSide(s: string): "off" | "up" | undefined {
   const c = announcedChange(s);
-  return c !== undefined && c.off.size > 0 && c.up.size === 0;
-}
-
-/** A sentence that only takes a practice up ("the ofetch wrapper from now on"). */
-function takesUpOnly(s: string): boolean {
-  const c = announcedChange(s);
-  return c !== undefined && c.up.size > 0 && c.off.size === 0;
+  if (!c || c.off.size > 0 === c.up.size > 0) return undefined;
+  return c.off.size > 0 ? "off" : "up";
 }
 
 /**
@@ -1044,7 +1043,7 @@ function withAsides(sentences: readonly string[]): string[] {
     if (prev !== undefined && STANDING_ALONE.test(x)) out[out.length - 1] = `${prev.replace(/[.!]+$/, "")}, ${x}`;
     else if (prev !== undefined && NO_ALONE.test(x) && prev.endsWith("?"))
       out[out.length - 1] = `no, ${prev.replace(/\?+$/, "")}`;
-    else if (prev !== undefined && givesUpOnly(prev) && takesUpOnly(x)) out[out.length - 1] = `${prev} ${x}`;
+    else if (prev !== undefined && oneSide(prev) === "off" && oneSide(x) === "up") out[out.length - 1] = `${prev} ${x}`;
     else out.push(raw);
   }
   return out;

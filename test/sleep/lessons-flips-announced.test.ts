@@ -41,7 +41,8 @@ describe("the new side of a flip, said in other words", () => {
   const POLL_OLD = "$ curl -s http://localhost:1080/email · []";
   const POLL_NEW = "$ curl -s http://localhost:5000/api/v2/inbox/messages · [{}]";
 
-  test("two announcements after the same action, each followed by the same corrected action, are one lesson", () => {
+  // Two announcements of the mail catcher's change; the second said after `second`, the agent's action before it.
+  const announced = (second: string) => {
     const b = book();
     observe(
       b,
@@ -55,38 +56,23 @@ describe("the new side of a flip, said in other words", () => {
         session(
           9,
           ["Send the invoice mail", "the old catcher is abandoned so we switched, read the new one's v2 inbox"],
-          ["", POLL_OLD],
+          ["", second],
           ["", POLL_NEW],
         ),
       ],
       1,
     );
-    const cards = plan(b).cards;
+    return plan(b).cards;
+  };
+
+  test("two announcements after the same action, each followed by the same corrected action, are one lesson", () => {
+    const cards = announced(POLL_OLD);
     expect(cards).toHaveLength(1);
     expect(cards[0]!.n_sessions).toBe(2);
   });
 
   test("the same two remarks after different actions stay apart (the action is the evidence)", () => {
-    const b = book();
-    observe(
-      b,
-      [
-        session(
-          4,
-          ["Send the vaccination reminder", "maildev got replaced by smtp4dev in the stack"],
-          ["", POLL_OLD],
-          ["", POLL_NEW],
-        ),
-        session(
-          9,
-          ["Send the invoice mail", "the old catcher is abandoned so we switched, read the new one's v2 inbox"],
-          ["", "$ npm run build · ok"],
-          ["", POLL_NEW],
-        ),
-      ],
-      1,
-    );
-    expect(plan(b).cards).toEqual([]);
+    expect(announced("$ npm run build · ok")).toEqual([]);
   });
 
   test("'we moved the specs onto Y' after the lesson's action, then moved elsewhere, replaces the lesson", () => {
