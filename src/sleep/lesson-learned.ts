@@ -273,7 +273,6 @@ function commandArgs(action: string | undefined): string[] {
   if (!tool.startsWith("$ ")) return [];
   return tool
     .slice(2)
-    .replace(/^\s*cd\s+\S+\s*&&\s*/, "")
     .trim()
     .split(/\s+/)
     .filter((w) => w && !/^\w+=/.test(w) && w !== "sudo");

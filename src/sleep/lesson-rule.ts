@@ -740,10 +740,13 @@ function topicOfLoose(term: string): string | undefined {
 
 /**
  * The tool part of an agent action as the harvest records it (`$ npm install x`, `edit src/a.ts:
- * …`), without the agent's words after " · "; "" when there is none.
+ * …`), without the agent's words after " · "; "" when there is none. A command's leading `cd <dir>
+ * &&` is left out: agents run most commands from a folder that way, and the command after it is
+ * what they did (`cd web && npm install x` installed with npm, it did not only change folder).
  */
 export function agentTool(action: string | undefined): string {
-  return action?.split(" · ", 1)[0] ?? "";
+  const tool = action?.split(" · ", 1)[0] ?? "";
+  return tool.startsWith("$ ") ? `$ ${tool.slice(2).replace(/^(?:\s*(?:cd|pushd)\s+\S+\s*(?:&&|;)\s*)+/, "")}` : tool;
 }
 
 /** The path an agent's edit wrote, or undefined when the action was not an edit. */

@@ -27,6 +27,33 @@ describe("reactions: a short push-back right after the agent's repeated action",
     expect(actionKey("edit /home/me/app/src/Billing.kt: class Billing { · Added the class.")).toBe("edit:billing.kt");
     expect(actionKey("I think the tests pass.")).toBeUndefined();
     expect(actionKey("$ ls")).toBeUndefined();
+    // A command run from a folder is the command, not the change of folder.
+    expect(actionKey("$ cd services/billing && pip install httpx · ok")).toBe("run:pip install httpx");
+    expect(actionKey("$ cd web; cd app && npm i left-pad · ok")).toBe("run:npm i left-pad");
+  });
+
+  test("two sayings after the same command run from a folder join, whatever the folder's other commands", () => {
+    const b = book();
+    const PIP = "$ cd svc && pip install httpx · Installed.";
+    const POETRY = "$ cd svc && poetry add httpx · Added.";
+    const LINT = "$ cd svc && flake8 . · clean";
+    observe(
+      b,
+      [
+        session(2, ["Add retries to the client", "deps live in pyproject.toml", "ok commit"], ["", PIP, POETRY]),
+        session(4, ["Tidy the imports", "sort them with isort before you lint"], ["", LINT]),
+        session(7, ["Add a timeout option", "the lock file is missing httpx again", "ok"], ["", PIP, POETRY]),
+      ],
+      1,
+    );
+    const cards = plan(b).cards;
+    const of = (q: string) => b.observations.find((o) => o.quote.startsWith(q))!;
+    expect(of("deps live").cluster).toBeDefined();
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.n_sessions).toBe(2);
+    expect(of("deps live").key).toBe("run:pip install httpx");
+    expect(of("deps live").cluster).toBe(of("the lock file").cluster!);
+    expect(of("sort them").cluster).not.toBe(of("deps live").cluster!);
   });
 
   test("a bare term or a push-back is a reaction; chatter, a new request or a question about it is not", () => {
