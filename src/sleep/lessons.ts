@@ -926,40 +926,44 @@ function isRecurring(c: Cluster): boolean {
 }
 
 /**
- * The rule text (rule 4): the model's normalised form when a model read the sayings (the most
- * common one, without a trailing restatement of the agent's action), else the member closest to
- * all others in the user's own words, preferring a member that says both what to do and what not
- * to, shortest on ties.
+ * The rule text (rule 4): among the model's normalised forms when a model read the sayings (without
+ * a trailing restatement of the agent's action), else among the user's own words: the saying
+ * closest to all others, each copy of the same normalised form counting as one more agreement,
+ * preferring a saying that says both what to do and what not to, shortest on ties. A model's forms
+ * vary from session to session ("the build needs X" one night, "Use X, not Y" the next): the one
+ * that says the rule best wins, not the shortest.
  */
 function representative(c: Cluster, w: Weights): string {
   // Without a restatement of one session's action ("… (not: export const config)"): the rule is for every session.
-  const norms = c.members.filter((m) => m.norm).map(clusterText);
-  if (norms.length) {
-    const count = new Map<string, number>();
-    for (const n of norms) count.set(n, (count.get(n) ?? 0) + 1);
-    return [...count.entries()].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length)[0]![0];
-  }
-  let best = 0;
+  const normed = c.members.some((m) => m.norm);
+  const text = (m: Observation) => (normed ? clusterText(m) : m.quote);
+  const copies = new Map<string, number>();
+  if (normed) for (const m of c.members) if (m.norm) copies.set(text(m), (copies.get(text(m)) ?? 0) + 1);
+  let best = -1;
   let bestScore = -1;
   // In a large cluster the latest 40 sayings choose (the choice is quadratic in them).
   const from = Math.max(0, c.members.length - 40);
   // Reactions speak only for a cluster of reactions (agreedReactions).
   const onlyReactions = c.members.every((m) => m.kind === "reaction");
   c.members.forEach((m, i) => {
-    if (i < from || (m.kind === "reaction" && !onlyReactions)) return;
-    let s = 0;
+    if (i < from || (m.kind === "reaction" && !onlyReactions) || (normed && !m.norm)) return;
+    const said = text(m);
+    let s = 2 * ((copies.get(said) ?? 1) - 1);
     for (let j = from; j < c.tokens.length; j++) if (i !== j && sameInstruction(c.tokens[i]!, c.tokens[j]!, w)) s++;
-    const p = polarityOfText(m.quote);
+    const p = polarityOfText(said);
+    // A saying that takes a side reads better as a rule than one that gives a reason; both sides, better still.
+    if (p.prefer.size || p.avoid.size) s += 0.25;
     if (p.prefer.size && p.avoid.size) s += 0.5;
     // A saying that names what to do reads better as a rule than "amend that".
     s += 0.1 * Math.min(5, c.tokens[i]!.size - (m.act?.length ?? 0));
-    if (m.quote.length > 160) s -= 0.5;
-    if (s > bestScore || (s === bestScore && m.quote.length < c.members[best]!.quote.length)) {
+    if (said.length > 160) s -= 0.5;
+    if (best < 0 || s > bestScore || (s === bestScore && said.length < text(c.members[best]!).length)) {
       best = i;
       bestScore = s;
     }
   });
-  const q = c.members[best]!.quote.replace(/\s+/g, " ").trim();
+  const q = text(c.members[Math.max(0, best)]!).replace(/\s+/g, " ").trim();
+  if (normed) return q;
   // Reactions' words alone do not say what to do: the change the agent made after them does.
   const then = onlyReactions
     ? ` (then: ${[...new Set(agreedFixes(c).map((f) => f.replace(/^tool:/, "")))].join(", ")})`

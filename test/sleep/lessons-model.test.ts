@@ -57,6 +57,19 @@ describe("the simulator reads standing rules as a model would state them", () =>
     expect(simStanding({ rule: "Use pnpm, not npm.", quotes: ["pnpm please"] }).standing).toBe(true);
   });
 
+  test("a command run from a folder is named as the command; a version names a tool, not a moment", () => {
+    const rules = simRules({
+      turns: [
+        { agent: "", user: "Add the export endpoint" },
+        { agent: "$ cd services/api && pip install requests · ok", user: "we use poetry in here" },
+      ],
+    });
+    expect(rules).toEqual([{ rule: "We use poetry in here (not: pip install).", quote: "we use poetry in here" }]);
+    const quotes = ["run artisan in the container", "my laptop has php 7.4, that can't work"];
+    expect(simStanding({ rule: "Run artisan in the container.", quotes }).standing).toBe(true);
+    expect(simStanding({ rule: "Branch off release/2025.11 for it.", quotes: [] }).standing).toBe(false);
+  });
+
   test("a weak model's rules read from chatter or moving on are left out; its real rule is kept", () => {
     const book: LessonBook = { version: 1, project: "/p", observations: [], lessons: [] };
     const prompts = ["Add the export", "ok", "sorry, hit enter too early", "cool, push it", "pnpm please"];

@@ -6,11 +6,14 @@
  * "please", "always", "instead", "again", "from now on"), yields a rule; the agent's action it
  * followed is stated in the rule ("… (not: npm install)"), which is what a model adds when it
  * normalises a correction. Task requests about a PR, a ticket, a number or "for now", and anything
- * that looks like a credential, yield none.
+ * that looks like a credential, yield none. A recurring rule is a one-off when it is bound to such a
+ * moment or only ever said as a task request; a version ("php 8.1") is not a moment.
  */
 
 const DEICTIC =
   /\b[0-9a-f]{7,40}\b|\b\d+\.\d+|#\d+|\b(?:pr|mr|pull request|ticket|issue)\s*#?\d+|\b[A-Z]{2,}-\d+\b|\bfor now\b|\bthis time\b|\bjust this once\b|\btoday\b|\btonight\b|\bright now\b|\btemporar/i;
+/** The same, for "standing or one-off?": a version ("php 8.1") names a tool, not a moment; a dated one ("2025.11") still does. */
+const MOMENT = new RegExp(DEICTIC.source.replace("\\b\\d+\\.\\d+", "\\b(?:19|20)\\d\\d[.-]\\d\\d?\\b"), "i");
 const CREDENTIAL =
   /\b(?:password|passwd|pwd|secret|token|api[ _-]?key|credential)s?\b|:\/\/[^\s/@]+:[^\s@]+@|\[REDACTED|\b(?=[A-Za-z0-9_-]{20,}\b)(?=\S*\d)(?=\S*[A-Za-z])\S+/i;
 const CUE =
@@ -22,7 +25,9 @@ const TASK_START =
 
 function actionHead(agent: string): string {
   const tool = agent.split(" · ", 1)[0] ?? "";
-  if (tool.startsWith("$ ")) return tool.slice(2).trim().split(/\s+/).slice(0, 2).join(" ");
+  // A command run from a folder (`cd api && npm install`) is the command after the `cd`.
+  const cmd = tool.startsWith("$ ") ? tool.slice(2).replace(/^(?:\s*(?:cd|pushd)\s+\S+\s*(?:&&|;)\s*)+/, "") : "";
+  if (tool.startsWith("$ ")) return cmd.trim().split(/\s+/).slice(0, 2).join(" ");
   const edit = /^edit \S+?: (.*)$/.exec(tool);
   return edit ? edit[1]!.trim().split(/\s+/).slice(0, 3).join(" ") : "";
 }
@@ -61,9 +66,16 @@ export function simStanding(data: { rule?: unknown; quotes?: unknown }): { stand
   const texts = [data.rule, ...(Array.isArray(data.quotes) ? data.quotes : [])].filter(
     (x): x is string => typeof x === "string",
   );
-  const oneOff = texts.some((t) => DEICTIC.test(t));
+  const quotes = texts.length > 1 ? texts.slice(1) : texts;
+  // Bound to a moment, or only ever asked as a task ("pin X to 5.4.5", with no "always" or "please" in it).
+  const moment = texts.some((t) => MOMENT.test(t));
+  const task = quotes.every((q) => TASK_START.test(q.trim()) && !CUE.test(q));
   return {
-    standing: !oneOff,
-    reason: oneOff ? "it is about one PR, ticket or moment" : "it says how to work in this project",
+    standing: !moment && !task,
+    reason: moment
+      ? "it is about one PR, ticket or moment"
+      : task
+        ? "it is a task asked for, not how to work"
+        : "it says how to work in this project",
   };
 }
