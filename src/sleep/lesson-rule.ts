@@ -310,6 +310,32 @@ const POLITE_ASK = /^(?:can|could|would) you\b.*\b(?:our|we|always|the usual|lik
 /** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
 const REFERS_BACK =
   /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b|^(?:please\s+)?(?:swap|replace|rip out|strip|get rid of) (?:those|that|these|this|it|them|the)\b)\b/i;
+/** A turn that halts what the agent is doing right now: "wait, …", "no wait, …", "stop, …", "hold on, …". */
+const HALTS = /^(?:(?:no|nope|ah|oh)[,.!]?\s+)?(?:wait|stop|hold on|hang on|whoa)\b/i;
+/** A sentence that sends the agent back to the task: "just keep going with the code", "continue with the change first". */
+const BACK_TO_TASK =
+  /^(?:(?:just|then|and|ok(?:ay)?|so)[,]?\s+)*(?:keep going|carry on|continue|go on|proceed|get on)\b/i;
+
+/**
+ * A sentence that stops the step under way: "don't run that", "not yet", "no need to build it",
+ * "that takes ages" (after a halt: "no wait, don't …", "stop, that …").
+ */
+const STEP_HALTED =
+  /^(?:(?:no|nope|ah|oh)[,.!]?\s+)?(?:(?:wait|stop|hold on|hang on|whoa)\b[,.!:]?\s*)?(?:just\s+)?(?:don'?t|dont|do not|stop|not (?:now|yet)|no need to|(?:that|this|it)(?:'s|'ll| is| will| takes))\b/i;
+
+/**
+ * A turn that stops one step of the task at hand and sends the agent back to the task ("wait, don't
+ * run that yet. keep going with the code", "stop, that takes ages. continue with the change first"):
+ * the order of this moment's work. Its sentences that stop the step (STEP_HALTED) are no rule; one
+ * that says how things are ("wait, every service runs inside the container. then carry on") still is.
+ */
+function haltsAStep(turn: string): boolean {
+  const said = spokenText(turn).trim();
+  if (!HALTS.test(said)) return false;
+  const rest = said.split(/(?<=[.!?])\s+|\n+/).slice(1);
+  return rest.some((x) => BACK_TO_TASK.test(x.trim()));
+}
+
 /** A sentence that starts a new task in the middle of a session: "unrelated, but …", "separate thing: …". */
 const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
@@ -864,9 +890,11 @@ export function instructionsOf(
       : [];
   let afterSecret = false;
   let afterTask = false;
+  const halted = followUp && haltsAStep(prompt);
   for (const raw of sentences) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
+    if (halted && STEP_HALTED.test(s) && !STANDING.test(s) && !PREFERENCE.test(s)) continue;
     // A sentence holding a credential never becomes a rule, whatever else it says; nor does the
     // one right after it that points back at it ("… is <password> — always use it for psql").
     const pointsBack = afterSecret && /\b(?:it|that|this|them|those|these)\b/i.test(s);
@@ -1243,6 +1271,7 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
   const { whole, text } = turnWords(prompt);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
+  if (haltsAStep(prompt) && STEP_HALTED.test(text)) return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
   // back at what was just done ("rename it to …", "no, move that"); so is a short turn approving
   // or moving on ("lgtm, open a draft pr", "nvm keep going", "sorry, hit enter too early. go on").
@@ -1257,8 +1286,15 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
  * another task (ownPart).
  */
 function turnWords(prompt: string): { whole: string; text: string } {
-  const whole = spokenText(prompt).replace(/\s+/g, " ").trim();
-  return { whole, text: ownPart(whole.replace(PREAMBLE, "")) };
+  const spoken = spokenText(prompt).trim();
+  const whole = spoken.replace(/\s+/g, " ");
+  // Lines stay apart until ownPart has read them: a line break ends a sentence, with or without its stop.
+  return {
+    whole,
+    text: ownPart(spoken.replace(/[ \t]+/g, " ").replace(PREAMBLE, ""))
+      .replace(/\s+/g, " ")
+      .trim(),
+  };
 }
 
 /** A sentence that turns to another task: "also pin X until …", "unrelated, but …", a request bound to a moment. */
@@ -1271,9 +1307,12 @@ const NEXT_TASK = /^(?:also|and also|plus|oh and|one more thing|while you're (?:
  * callers' own checks then refuse it).
  */
 function ownPart(text: string): string {
-  // Sentences, the parts of one set off by a dash, and a clause that starts "oh and …" / "and then
-  // keep going …" inside one.
-  const sentences = text.split(/(?<=[.!?])\s+|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i);
+  // Sentences (a line break ends one: "the fix goes in the request class" and, on the next line, a
+  // request about this screen are two), the parts of one set off by a dash, and a clause that starts
+  // "oh and …" / "and then keep going …" inside one.
+  const sentences = text
+    .split(/(?<=[.!?])\s+|\s*\n\s*|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i)
+    .filter((x) => x.trim() !== "");
   for (let i = 1; i < sentences.length; i++) {
     const s = sentences[i]!;
     const rest = s.replace(NEXT_TASK, "").replace(/^(?:and\s+)?then\s+/i, "");
@@ -1318,7 +1357,7 @@ export function reactionOf(prompt: string, agentBefore: string | undefined, acke
   const interrupts = INTERRUPTS.test(whole);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
-  if (NO_IDIOM.test(text)) return undefined;
+  if (NO_IDIOM.test(text) || (haltsAStep(prompt) && STEP_HALTED.test(text))) return undefined;
   // It pushes back on what the agent did ("again.", "that's not it", "you didn't run …"), or is a
   // bare term or two ("-race", "tmp_path fixture"); a short remark or request after a common edit
   // ("can you also update the README", "why did that get slower") is not a correction.
