@@ -69,6 +69,11 @@ const ON_THAT_ONE = /\b(?:to|on|in|into|onto|from|at|against)\s+(?:it|that(?: on
  */
 const FROM_NOW_ON = /\b(?:from now on|going forward|from here on|anymore|any more|no more)\b/i;
 const WHEN_IT_CHANGED = /\b(?:as of )?(?:this|last) (?:week|sprint)\b|\b(?:as of )?today\b/gi;
+/**
+ * "as of this week", "as of today": the moment from which something holds, a change of practice
+ * dated ("we're on the new router as of this week"), where "this week" alone bounds a task.
+ */
+const AS_OF = /\bas of (?:(?:this|last) (?:week|sprint|month)|today|yesterday)\b/i;
 
 /**
  * "use v2 of the availability endpoint here": an order to use one thing at this place in the code
@@ -86,7 +91,7 @@ function taskBound(s: string): boolean {
   if (!TASK_DEICTIC.test(s)) return false;
   // "axios is gone as of this week": a practice declared gone is a standing change too, and so is
   // one being given up ("we're ripping lombok out this sprint").
-  const standing = FROM_NOW_ON.test(s) || DECLARED_GONE_ONCE.test(s) || BEING_GIVEN_UP.test(s);
+  const standing = FROM_NOW_ON.test(s) || AS_OF.test(s) || DECLARED_GONE_ONCE.test(s) || BEING_GIVEN_UP.test(s);
   return !standing || TASK_DEICTIC.test(s.replace(WHEN_IT_CHANGED, " "));
 }
 
@@ -108,6 +113,15 @@ const SWAP =
 /** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
 const GIVEN_UP_SAID =
   /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using|(?:turned|switched|shut) off|disabled)\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/;
+/**
+ * A practice given up, said of the thing in the passive: "moment got ripped out", "the old client was
+ * pulled out of the build", "yarn has been removed from the repo". Something removed from a place
+ * that is not the project's own ("the stray log was removed from the handler") is an edit, not this.
+ */
+const GIVEN_UP_PASSIVE =
+  /((?:[\w.@/-]+\s+){0,2}[\w.@/-]+)\s+(?:got|was|were|has been|have been|is being|are being)\s+(?:(?:ripped|pulled|taken|torn|phased)\s+out\b|(?:removed|dropped|uninstalled)\s+from\s+(?:the\s+|our\s+)?(?:[\w.-]+\s+)?(?:project|repo|build|codebase|stack|dependencies|deps|go\.mod|package\.json|gemfile|cargo\.toml|pyproject(?:\.toml)?)(?![\w.]))/gi;
+/** GIVEN_UP_PASSIVE as a test of a whole sentence (no global state between calls). */
+const GIVEN_UP_PASSIVE_ONCE = new RegExp(GIVEN_UP_PASSIVE.source, "i");
 /** A dependency given up: "we removed testify from go.mod" (what was removed from a manifest). */
 export const DEPENDENCY_REMOVED =
   /\bremoved\s+(?:the\s+)?([\w.@/-]+)\s+from\s+(?:the\s+)?(?:go\.mod|package\.json|pyproject(?:\.toml)?|requirements[\w.]*|gemfile|cargo\.toml|deps|dependencies|the repo|the codebase)(?![\w.])/i;
@@ -119,7 +133,7 @@ export const GIVEN_UP =
  * suite onto postgres", "it's X now", "X going forward".
  */
 export const TAKEN_UP =
-  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?(?:to|onto|on to)\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board)\b/i;
+  /\b(?:switch(?:ed)?|mov(?:e|ed)|migrat(?:e|ed)|went)\s+(?:\w+\s+){0,2}?(?:over\s+)?(?:to|onto|on to)\s+([^,.;!?]+)|(?:^|[,.;!?]\s*)(?:(?:it's|its|it is|we're on|we use)\s+)?((?:[^,.;!?]|\.(?=\w))+?)\s+(?:now|going forward|from now on|all the way|across the board|as of)\b/i;
 
 /** TAKEN_UP read in every clause of a sentence. */
 const TAKEN_UP_ALL = new RegExp(TAKEN_UP.source, "gi");
@@ -184,6 +198,7 @@ export function announcedChange(text: string): { up: Set<string>; off: Set<strin
   };
   side((GIVEN_UP.exec(s) ?? DEPENDENCY_REMOVED.exec(s))?.[1], off);
   for (const m of s.matchAll(DECLARED_GONE)) side(m[1], off);
+  for (const m of s.matchAll(GIVEN_UP_PASSIVE)) side(m[1], off);
   for (const m of s.matchAll(COMES_OUT)) side(m[1], off);
   for (const m of s.matchAll(NO_MORE)) side(m[1] ?? m[2], off);
   for (const m of s.matchAll(REPLACED_BY)) {
@@ -297,19 +312,61 @@ const ORDER_RULE =
 const STANDING =
   /\b(?:from now on|going forward|every time|whenever|every task|all future|in future|always|never again)\b/i;
 /** A line of code rather than a sentence (an empty `{}` named in prose is not code). */
-const CODE_LIKE =
-  /;\s*$|=>|[{}](?<!\{\})(?!\})|^\s*(?:return|const|let|var|import|export|def|function|class|if|for|while)\b[^.]*[;(=]|\w\(.*\)\s*[;.]?$/;
+const CODE_LINE =
+  /;\s*$|=>|[{}](?<!\{\})(?!\})|^\s*(?:return|const|let|var|import|export|def|function|class|if|for|while)\b[^.]*[;(=]/;
+/** A line that ends in a call (`client.send(cmd)`). */
+const ENDS_IN_CALL = /\w\(.*\)\s*[;.]?$/;
+/** Four plain words in a row: prose, which may end by naming a call ("we're on the new router, use ctx.go('/x')"). */
+const PROSE_RUN = /(?:^|\s)(?:[a-z']+\s+){3}[a-z']+(?=[\s,.;:!?]|$)/i;
+const CODE_LIKE = {
+  test: (text: string): boolean => CODE_LINE.test(text) || (ENDS_IN_CALL.test(text) && !PROSE_RUN.test(text)),
+};
 /** Words of a complaint about what a sentence names. */
 const COMPLAINT =
   /\b(?:break|breaks|broke|broken|wreck|wrecks|wrecked|fail|fails|failed|wrong|mess(?:es|ed)?|bad|hate|useless|ugly|slow|why)\b/i;
 /** A trailing "then keep going" / "after that continue where you were" clause: not part of the rule. */
 const CONTINUE_TAIL =
   /,?\s*(?:and\s+)?(?:then|after that|afterwards)\s+(?:keep going|carry on|continue|proceed|resume|rerun|re-run|run)\b.*$/i;
+/**
+ * A statement with a question tag ("we switched, remember?", "tabs here, ok?"): the tag asks for
+ * agreement with what was said; the sentence is no question.
+ */
+const TAGGED = /,\s*(?:remember|ok(?:ay)?|right|yeah|you know|as agreed|as we said)\s*\?+\s*$/i;
+/** A question, less a statement with a question tag (TAGGED). */
+export function asks(text: string): boolean {
+  return text.trim().endsWith("?") && !TAGGED.test(text);
+}
 /** A polite question asking for a convention: an instruction in question form. */
 const POLITE_ASK = /^(?:can|could|would) you\b.*\b(?:our|we|always|the usual|like the others|like the rest)\b/i;
 /** A turn that points back at what the agent just did: a correction of it, even when it starts like a task. */
 const REFERS_BACK =
   /\b(?:you just|that you|just (?:generated|created|added|wrote|ran|made)|you (?:used|ran|wrote|added|made|did|picked|chose|generated|created)|redo|undo|revert that|amend that|change (?:that|it|this|those|`[^`]+`) (?:to|into|back)|switch (?:that|it|this) (?:to|back)|instead|^(?:move|put|rename|change|make|redo|undo|revert|drop|remove|delete) (?:it|that|this|them|those)\b|^(?:please\s+)?(?:swap|replace|rip out|strip|get rid of) (?:those|that|these|this|it|them|the)\b)\b/i;
+/** A turn that halts what the agent is doing right now: "wait, …", "no wait, …", "stop, …", "hold on, …". */
+const HALTS = /^(?:(?:no|nope|ah|oh)[,.!]?\s+)?(?:wait|stop|hold on|hang on|whoa)\b/i;
+/** A sentence that sends the agent back to the task: "just keep going with the code", "continue with the change first". */
+const BACK_TO_TASK =
+  /^(?:(?:just|then|and|ok(?:ay)?|so)[,]?\s+)*(?:keep going|carry on|continue|go on|proceed|get on)\b/i;
+
+/**
+ * A sentence that stops the step under way: "don't run that", "not yet", "no need to build it",
+ * "that takes ages" (after a halt: "no wait, don't …", "stop, that …").
+ */
+const STEP_HALTED =
+  /^(?:(?:no|nope|ah|oh)[,.!]?\s+)?(?:(?:wait|stop|hold on|hang on|whoa)\b[,.!:]?\s*)?(?:just\s+)?(?:don'?t|dont|do not|stop|not (?:now|yet)|no need to|(?:that|this|it)(?:'s|'ll| is| will| takes))\b/i;
+
+/**
+ * A turn that stops one step of the task at hand and sends the agent back to the task ("wait, don't
+ * run that yet. keep going with the code", "stop, that takes ages. continue with the change first"):
+ * the order of this moment's work. Its sentences that stop the step (STEP_HALTED) are no rule; one
+ * that says how things are ("wait, every service runs inside the container. then carry on") still is.
+ */
+function haltsAStep(turn: string): boolean {
+  const said = spokenText(turn).trim();
+  if (!HALTS.test(said)) return false;
+  const rest = said.split(/(?<=[.!?])\s+|\n+/).slice(1);
+  return rest.some((x) => BACK_TO_TASK.test(x.trim()));
+}
+
 /** A sentence that starts a new task in the middle of a session: "unrelated, but …", "separate thing: …". */
 const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
@@ -613,6 +670,7 @@ export function polarityOf(said: string): Polarity {
   // "tabs are history", "npm is banned": what is declared gone is avoided.
   for (const m of text.toLowerCase().matchAll(GONE)) for (const t of lessonTokens(m[1]!)) avoid.add(t);
   for (const m of text.toLowerCase().matchAll(COMES_OUT)) addChoice(avoid, m[1]!);
+  for (const m of text.toLowerCase().matchAll(GIVEN_UP_PASSIVE)) addChoice(avoid, m[1]!);
   // "apply is my job, not yours": what the user keeps for themselves the agent avoids.
   for (const m of text.toLowerCase().matchAll(MINE_TO_DO)) addChoice(avoid, m[1] ?? m[2] ?? m[3]!);
   // "swap those console calls for the logger", "rip out the prints": what is swapped or removed is
@@ -864,9 +922,11 @@ export function instructionsOf(
       : [];
   let afterSecret = false;
   let afterTask = false;
+  const halted = followUp && haltsAStep(prompt);
   for (const raw of sentences) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
+    if (halted && STEP_HALTED.test(s) && !STANDING.test(s) && !PREFERENCE.test(s)) continue;
     // A sentence holding a credential never becomes a rule, whatever else it says; nor does the
     // one right after it that points back at it ("… is <password> — always use it for psql").
     const pointsBack = afterSecret && /\b(?:it|that|this|them|those|these)\b/i.test(s);
@@ -881,11 +941,7 @@ export function instructionsOf(
     afterTask = taskBound(s) || (afterTask && onThatTask);
     if (onThatTask) continue;
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
-    if (
-      (s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s)) ||
-      taskBound(s) ||
-      NAMES_ONE.test(s)
-    )
+    if ((asks(s) && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s)) || taskBound(s) || NAMES_ONE.test(s))
       continue;
     // "no idea why", "no worries": an idiom, not "no X"; "cool, push it": approval and the next step.
     if (NO_IDIOM.test(s) || movesOn(s) || CHATTER.test(s)) continue;
@@ -903,10 +959,11 @@ export function instructionsOf(
     const change = announcedChange(body);
     const practiceChanged =
       GIVEN_UP_SAID.test(body.toLowerCase()) ||
+      GIVEN_UP_PASSIVE_ONCE.test(body) ||
       RETIRED_SAID.test(body) ||
       BEING_GIVEN_UP.test(body) ||
       DEPENDENCY_REMOVED.test(body) ||
-      (change !== undefined && change.up.size > 0 && change.off.size > 0);
+      (change !== undefined && change.up.size > 0 && (change.off.size > 0 || AS_OF.test(body)));
     const stated = STATED_FORM.test(body);
     const preference =
       PREFERENCE.test(body) ||
@@ -1243,6 +1300,7 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
   const { whole, text } = turnWords(prompt);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > FOLLOW_UP_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
+  if (haltsAStep(prompt) && STEP_HALTED.test(text)) return undefined;
   // A new request ("rebase onto main and fix the conflict") is the task going on, unless it points
   // back at what was just done ("rename it to …", "no, move that"); so is a short turn approving
   // or moving on ("lgtm, open a draft pr", "nvm keep going", "sorry, hit enter too early. go on").
@@ -1257,8 +1315,15 @@ export function followUpOf(prompt: string, fix: readonly string[]): string | und
  * another task (ownPart).
  */
 function turnWords(prompt: string): { whole: string; text: string } {
-  const whole = spokenText(prompt).replace(/\s+/g, " ").trim();
-  return { whole, text: ownPart(whole.replace(PREAMBLE, "")) };
+  const spoken = spokenText(prompt).trim();
+  const whole = spoken.replace(/\s+/g, " ");
+  // Lines stay apart until ownPart has read them: a line break ends a sentence, with or without its stop.
+  return {
+    whole,
+    text: ownPart(spoken.replace(/[ \t]+/g, " ").replace(PREAMBLE, ""))
+      .replace(/\s+/g, " ")
+      .trim(),
+  };
 }
 
 /** A sentence that turns to another task: "also pin X until …", "unrelated, but …", a request bound to a moment. */
@@ -1271,9 +1336,12 @@ const NEXT_TASK = /^(?:also|and also|plus|oh and|one more thing|while you're (?:
  * callers' own checks then refuse it).
  */
 function ownPart(text: string): string {
-  // Sentences, the parts of one set off by a dash, and a clause that starts "oh and …" / "and then
-  // keep going …" inside one.
-  const sentences = text.split(/(?<=[.!?])\s+|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i);
+  // Sentences (a line break ends one: "the fix goes in the request class" and, on the next line, a
+  // request about this screen are two), the parts of one set off by a dash, and a clause that starts
+  // "oh and …" / "and then keep going …" inside one.
+  const sentences = text
+    .split(/(?<=[.!?])\s+|\s*\n\s*|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i)
+    .filter((x) => x.trim() !== "");
   for (let i = 1; i < sentences.length; i++) {
     const s = sentences[i]!;
     const rest = s.replace(NEXT_TASK, "").replace(/^(?:and\s+)?then\s+/i, "");
@@ -1318,7 +1386,7 @@ export function reactionOf(prompt: string, agentBefore: string | undefined, acke
   const interrupts = INTERRUPTS.test(whole);
   if (text.length < 2 || text.length > MAX_QUOTE || text.split(" ").length > REACTION_WORDS) return undefined;
   if (isCredentialShaped(text) || taskBound(text) || NAMES_ONE.test(text) || CHATTER.test(text)) return undefined;
-  if (NO_IDIOM.test(text)) return undefined;
+  if (NO_IDIOM.test(text) || (haltsAStep(prompt) && STEP_HALTED.test(text))) return undefined;
   // It pushes back on what the agent did ("again.", "that's not it", "you didn't run …"), or is a
   // bare term or two ("-race", "tmp_path fixture"); a short remark or request after a common edit
   // ("can you also update the README", "why did that get slower") is not a correction.

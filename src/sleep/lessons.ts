@@ -18,6 +18,7 @@ import {
   actionKey,
   actionTerms,
   announcedChange,
+  asks,
   distinctiveFix,
   idfWeights,
   instructionsOf,
@@ -865,7 +866,7 @@ function isLesson(c: Cluster, minRecurrence: number): boolean {
  * question ("does this handle the empty case?" asks, it corrects nothing).
  */
 function agreedReactions(c: Cluster): boolean {
-  if (!agreedFixes(c).length || c.members.some((m) => m.quote.trim().endsWith("?"))) return false;
+  if (!agreedFixes(c).length || c.members.some((m) => asks(m.quote))) return false;
   return c.members.some((m) => m.kind === "reaction" && wordsOf(lessonTokens(m.quote)).size >= 3);
 }
 

@@ -230,3 +230,32 @@ describe("a tool given up by its manifest", () => {
     expect(cards[0]!.n_sessions).toBe(2);
   });
 });
+
+describe("a change announced in other words", () => {
+  test("'as of this week' dates a change of practice, where 'this week' alone bounds a task", () => {
+    const dated = instructionsOf("we're on pnpm as of this week", true);
+    expect(dated).toHaveLength(1);
+    expect(announcedChange(dated[0]!.quote)?.up).toContain("pnpm");
+    expect(announcedChange("we're on vitest as of last week")?.up).toContain("vitest");
+    expect(instructionsOf("freeze the schema this week", true)).toEqual([]);
+  });
+
+  test("prose that ends by naming a call is a sentence; the call alone is code", () => {
+    const said = instructionsOf("we use the router package, navigate with context.go('/home')", true);
+    expect(said).toHaveLength(1);
+    expect(instructionsOf("context.go('/home')", true)).toEqual([]);
+  });
+
+  test("a tool said to be ripped out or removed from the project is given up", () => {
+    expect(announcedChange("moment got ripped out of the project")?.off).toContain("moment");
+    expect(instructionsOf("moment got ripped out of the project, dates go through luxon", true)).toHaveLength(1);
+    expect(announcedChange("yarn has been removed from the repo")?.off).toContain("yarn");
+    // Something taken out of one file is an edit, not a practice given up.
+    expect(announcedChange("the stray console.log was removed from the handler")).toBeUndefined();
+  });
+
+  test("a statement with a question tag ('…, remember?') is no question", () => {
+    expect(instructionsOf("we switched to ruff, remember?", true)).toHaveLength(1);
+    expect(instructionsOf("did we switch to ruff?", true)).toEqual([]);
+  });
+});
