@@ -274,15 +274,21 @@ const BACK =
   /([\w.@/;-]+)\s+(?:is|are)\s+back\b|\b(?:put|bring|add)\s+(?:the\s+|those\s+|them\s+)?([\w.@/;-]+)\s+back\b/g;
 /**
  * A check made a condition of calling work finished ("before you say it's done, run the tests",
- * "nothing is complete until the build passes"): a standing rule about every task.
+ * "nothing is complete until the build passes", "lint before you call it done", "typecheck first,
+ * then tell me it's ready"): a standing rule about every task.
  */
 const DONE_GATE =
-  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b/i;
+  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b/i;
 /**
  * The user challenging what the agent is doing: "why are you concatenating inside a logger call",
  * "why did you add a default export?". "why did that test get slower" asks about the code, not the agent.
  */
 const WHY_YOU = /^(?:\w+[,.]?\s+)?why (?:are|did|do|would|were|is) you\b/i;
+/**
+ * "why is there a `--force` in that command", "looks fine but why are there two loggers in it": the
+ * user challenging something the agent's action just wrote (the sentence must name it: echoes).
+ */
+const WHY_THERE = /^(?:(?:\w+[,.]?\s+){0,3}?but\s+|\w+[,.]?\s+)?why (?:is|are) there\b/i;
 /** The user contradicting what the agent claimed ("you said it was done but the build is red"). */
 const CLAIM_DENIED =
   /\byou keep (?:saying|claiming|calling it|reporting)\b|\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:(?:but|yet)\b|and\b[^.;]*\b(?:red|broken|fail\w*|errors?|crash\w*)\b)/i;
@@ -337,7 +343,7 @@ const KEPT_ON =
   /\bkeep (?:it|them|this|that) as\s+(?:a\s+|an\s+)?([\w.@-]+)|\b(?:we're|we are|everything is|everything's|whole [\w-]+(?: [\w-]+)? is|(?:is|are) (?:still|all)) (?:still )?on\s+(?:the\s+)?([\w.@-]+(?:\s+\d[\w.]*)?)(?=\s*(?:$|[,.;!?]|\s(?:and|but|so)\b))|^(?:please\s+)?put (?:it|them|this|that) in(?:to)?\s+(?:the\s+|a\s+)?([\w.@-]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
 const PREAMBLE =
-  /^(?:nit|wait|fyi|ps|heads up|quick (?:one|thing)|real quick|one (?:more )?thing|small thing(?: while i remember)?|before you go (?:on|further|ahead))\s*[,:]\s*/i;
+  /^(?:nit|wait|fyi|ps|heads up|quick (?:one|thing)|real quick|one (?:more )?thing(?: up front| first)?|small thing(?: while i remember)?|before i forget|before you go (?:on|further|ahead))\s*[,:]\s*/i;
 /** A preamble that interrupts what the agent is doing ("wait,", "nit:", "hold on,"). */
 const INTERRUPTS = /^(?:wait|nit|hold on)\s*[,:]/i;
 /** A leading "no," (after a preamble, if any): the turn corrects. */
@@ -392,6 +398,7 @@ export function lessonTokens(text: string): Set<string> {
     if (/^\d+$/.test(raw)) continue;
     if (/^[\p{L}]+$/u.test(raw)) {
       if (raw.length < 2) continue;
+      raw = spelt(raw);
       const stem = stemWord(raw);
       const word = SAME_WORD.get(stem) ?? stem;
       if (!FILLER.has(word)) out.add(word);
@@ -477,11 +484,100 @@ const SAME_WORD = new Map<string, string>([
   ["semis", "semicolon"],
   ["linter", "lint"],
   ["formatter", "format"],
+  // a common short form
+  ["fmt", "format"],
   ["finish", "done"],
   ["finished", "done"],
   ["complete", "done"],
   ["complet", "done"],
 ]);
+
+/**
+ * Slips of the keyboard. People type fast at an agent: two letters swapped ("pacakge", "beofre") or
+ * a key hit twice ("fiinshed"). A plain word of five letters or more that this user's prompts hold
+ * at most once, and that undoing one such slip turns into a word of the user's that is in two
+ * prompts or more, or a common word of the stop list, is read as that word: in its terms, and in
+ * the shape of its sentence (respell). What is quoted stays as the user typed it (asSaid). No
+ * counts set, nothing is read as a slip.
+ */
+let SPELL_DF: Readonly<Record<string, number>> | undefined;
+const SPELT = new Map<string, string>();
+
+/** Read slips against these prompt counts from now on (undefined: read every word as typed). */
+export function setSpelling(df: Readonly<Record<string, number>> | undefined): void {
+  SPELL_DF = df;
+  SPELT.clear();
+}
+
+/** A plain lower-case word as the user meant it (itself when it is no slip of another). */
+function spelt(w: string): string {
+  const df = SPELL_DF;
+  if (!df || w.length < 5 || FILLER.has(w)) return w;
+  let out = SPELT.get(w);
+  if (out !== undefined) return out;
+  const count = (x: string) => (FILLER.has(x) ? Number.POSITIVE_INFINITY : (termCount(df, termOf(x)) ?? 0));
+  out = w;
+  if (count(w) <= 1) {
+    let best = 1;
+    const tryWord = (c: string) => {
+      const n = count(c);
+      if (n > best) {
+        best = n;
+        out = c;
+      }
+    };
+    for (let i = 0; i + 1 < w.length; i++) {
+      if (w[i] === w[i + 1]) tryWord(w.slice(0, i) + w.slice(i + 1));
+      else tryWord(w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2));
+    }
+  }
+  if (SPELT.size > 20_000) SPELT.clear();
+  SPELT.set(w, out);
+  return out;
+}
+
+/** A plain word's term (its light stem, or the word it is read as). */
+function termOf(w: string): string {
+  const stem = stemWord(w);
+  return SAME_WORD.get(stem) ?? stem;
+}
+
+/** A plain word standing alone in prose (not part of a path, identifier or code). */
+const PROSE_WORD = /(?<![\p{L}\p{N}_./@`'’-])\p{L}{5,}(?![\p{L}\p{N}_/@`'’(-]|\.[\p{L}\p{N}])/gu;
+
+/** A text with its slips of the keyboard read as the words meant ("beofre" → "before"); camelCase and capitals kept. */
+export function respell(text: string): string {
+  if (!SPELL_DF) return text;
+  return text.replace(PROSE_WORD, (w) => {
+    if (!/^\p{L}\p{Ll}+$/u.test(w)) return w;
+    const lower = w.toLowerCase();
+    const fixed = spelt(lower);
+    if (fixed === lower) return w;
+    return w[0] === lower[0] ? fixed : fixed[0]!.toUpperCase() + fixed.slice(1);
+  });
+}
+
+const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|/]/g;
+
+/**
+ * The user's own words for a quote read from their respelled turn: the part of `original` that
+ * differs from `quote` only in the words respell changed (and in spacing). The quote itself when
+ * none does.
+ */
+export function asSaid(quote: string, original: string): string {
+  if (original.includes(quote)) return quote;
+  const pattern = quote
+    .split(/(\p{L}{5,})/u)
+    .map((x, i) =>
+      i % 2 ? `\\p{L}{${x.length},${x.length + 1}}` : x.replace(REGEX_SYNTAX, "\\$&").replace(/\s+/g, "\\s+"),
+    )
+    .join("");
+  try {
+    return new RegExp(pattern, "u").exec(original)?.[0] ?? quote;
+  } catch {
+    return quote;
+  }
+}
 
 /** A light stem of a plain word: plural, -ation, -ing, -ed ("indentation" → "indent", "formatting" → "format"). */
 function stemWord(w: string): string {
@@ -882,7 +978,7 @@ export function instructionsOf(
     if (onThatTask) continue;
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
     if (
-      (s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s)) ||
+      (s.endsWith("?") && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s) && !WHY_THERE.test(s)) ||
       taskBound(s) ||
       NAMES_ONE.test(s)
     )
@@ -890,7 +986,8 @@ export function instructionsOf(
     // "no idea why", "no worries": an idiom, not "no X"; "cool, push it": approval and the next step.
     if (NO_IDIOM.test(s) || movesOn(s) || CHATTER.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
-    const body = s.replace(LEAD_IN, "").trim();
+    // Read without its preamble ("nit:", "before I forget:"), which says nothing of the rule.
+    const body = s.replace(LEAD_IN, "").replace(PREAMBLE, "").trim();
     const toks = lessonTokens(body);
     if (toks.size === 0 || CODE_LIKE.test(body)) continue;
     const words = body.split(/\s+/).length;
@@ -967,7 +1064,11 @@ export function instructionsOf(
     const opens = !followUp || NEW_TASK.test(s);
     if (opens && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack =
-      followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || WHY_YOU.test(body) || (echoes && negation));
+      followUp &&
+      (REFERS_BACK.test(body) ||
+        CLAIM_DENIED.test(body) ||
+        WHY_YOU.test(body) ||
+        (echoes && (negation || WHY_THERE.test(body))));
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;

@@ -17,6 +17,7 @@ import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionKey,
   actionTerms,
+  asSaid,
   announcedChange,
   distinctiveFix,
   idfWeights,
@@ -29,9 +30,11 @@ import {
   followUpOf,
   ownsUp,
   reactionOf,
+  respell,
   topicsOf,
   sameInstruction,
   setLearnedTopics,
+  setSpelling,
   settingChanged,
   settingsOf,
   swapChange,
@@ -269,12 +272,16 @@ export function observe(
   // Keyed by any word a user typed ("constructor", "__proto__"): an object without a prototype.
   book.df = Object.assign(Object.create(null) as Record<string, number>, book.df);
   const df = book.df;
+  // Counted as typed (slips are read against the counts once they are complete).
+  setSpelling(undefined);
   // Counted on the masked text: a credential is never a term of the lesson store.
   for (const d of digests) {
     for (const p of d.user_prompts)
       for (const t of lessonTokens(maskCredentials(p))) df[t] = (termCount(df, t) ?? 0) + 1;
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
   }
+  setSpelling(df);
+  POLARITY.clear();
   // What tonight's sessions teach about rival choices reads tonight's sayings already.
   learnPairs(book, digests, modelRules);
   useLearned(book);
@@ -288,7 +295,10 @@ export function observe(
     };
     // The rule-based reading, then the model's rules: the model's normalised form replaces the
     // user's words where both found the same saying, and what only the model found is added.
-    d.user_prompts.forEach((p, i) => {
+    d.user_prompts.forEach((typed, i) => {
+      // Read with its slips of the keyboard undone ("beofre you say done"); quoted as typed.
+      const p = respell(typed);
+      const said = (quote: string) => maskCredentials(p === typed ? quote : asSaid(quote, typed));
       const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
       const agentAfter = i > 0 ? afterTurn(d, i) : undefined;
@@ -312,12 +322,12 @@ export function observe(
       for (const ins of found)
         fresh.push({
           ...where,
-          quote: maskCredentials(ins.quote),
+          quote: said(ins.quote),
           kind: (ins.stated && redone) || acked ? "correction" : ins.kind,
         });
       const reaction =
         i > 0 && found.length === 0 ? (reactionOf(p, agentBefore, acked) ?? followUpOf(p, fix)) : undefined;
-      if (reaction) fresh.push({ ...where, quote: maskCredentials(reaction), kind: "reaction" });
+      if (reaction) fresh.push({ ...where, quote: said(reaction), kind: "reaction" });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
       if (isCredentialShaped(r.rule) || isCredentialShaped(r.quote)) {
@@ -397,7 +407,7 @@ function polarityOfText(text: string): Polarity {
  * "await") would join the rule to every other correction of the same kind of edit.
  */
 function clusterText(o: Observation): string {
-  if (!o.norm) return o.quote;
+  if (!o.norm) return respell(o.quote);
   const act = o.act ?? [];
   const text = o.norm.replace(/[\s.]+$/, "");
   if (!act.length || !text.endsWith(")")) return o.norm;
@@ -814,7 +824,7 @@ function namesTerm(toks: ReadonlySet<string>, f: string): boolean {
  * its last name (`java.time` or `instant` for `java.time.instant`).
  */
 function saysFix(toks: ReadonlySet<string>, f: string): boolean {
-  const bare = f.replace(/^(?:file|tool|dir):/, "");
+  const bare = f.replace(/^(?:file|tool|dir):|^\+/, "");
   if (namesTerm(toks, bare)) return true;
   for (const t of toks)
     if (t.length >= 4 && (bare.startsWith(`${t}.`) || bare.startsWith(`${t}::`) || bare.endsWith(`.${t}`))) return true;
@@ -1171,6 +1181,8 @@ export function planLessons(
   o: { target: string; retireAfterNights: number; minRecurrence?: number; covered?: readonly string[] },
 ): LessonPlan {
   useLearned(book);
+  setSpelling(book.df);
+  POLARITY.clear();
   const covered = (o.covered ?? []).map(lessonTokens);
   const live = getRules(memory);
   const liveNorm = new Set(live.map(norm));
