@@ -605,6 +605,9 @@ export interface Polarity {
 
 const EXPLICIT_BEFORE = new Set(["use", "using", "with", "prefer", "to", "via", "through"]);
 const EXPLICIT_AFTER = new Set(["please", "pls", "plz", "only", "instead"]);
+/** A verb right after "only" ("only fails", "only worked", "only is"): an adverb, not "X only". */
+const ONLY_BEFORE_VERB =
+  /^(?!(?:across|unless|as|plus|towards|besides)$)(?:[a-z]+(?:s|ed)|is|are|was|were|has|had|does|did|can|will|would|should|happen|work|run|fail|break|matter)$/;
 /** The markers of a term said to be wanted outright ("use X", "prefer X"). */
 const STATED_BEFORE = new Set(["use", "using", "prefer"]);
 const NEGATORS = new Set(["not", "no", "never", "don't", "dont", "avoid", "without", "instead", "stop"]);
@@ -697,6 +700,8 @@ export function polarityOf(said: string): Polarity {
       const routed = w === "through" && /^(?:go|goes|going|route|routed)$/.test(flat[i - 1] ?? "");
       if (t && (STATED_BEFORE.has(w) || routed)) stated.add(t);
     }
+    // "the overlap test only fails after midnight": "only" before a verb limits the verb, it wants nothing.
+    if (w === "only" && ONLY_BEFORE_VERB.test(flat[i + 1] ?? "")) continue;
     if (EXPLICIT_AFTER.has(w) && i > 0) {
       const t = [...lessonTokens(flat[i - 1] ?? "")][0];
       if (t) explicit.add(t);
@@ -938,11 +943,12 @@ export function instructionsOf(
   // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going"),
   // and the items of a list said in one line ("2 things: 1) requests again 2) rename `tmp`"): each
   // is its own instruction. Pasted code, fenced blocks and stack traces are not the user's words.
-  // "unrelated, but X" stays one sentence: X is the new task it opens.
+  // "unrelated, but X" stays one sentence: X is the new task it opens. An ellipsis trails off inside
+  // one thought ("how many times... lint first"): no end of a sentence.
   const spoken = spokenText(prompt).replace(/\b(unrelated|separate thing|different topic)\s*,\s*but\s+/gi, "$1 but ");
   const sentences = withAsides(
     spoken.split(
-      /(?<=[.?]|(?<!\b(?:try|panic|println|eprintln|vec|format|assert|todo|dbg))!)\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i,
+      /(?<=(?<!\.\.)[.?]|(?<!\b(?:try|panic|println|eprintln|vec|format|assert|todo|dbg))!)\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i,
     ),
   ).map((x) =>
     x
@@ -1374,7 +1380,7 @@ const NEXT_TASK = /^(?:also|and also|plus|oh and|one more thing|while you're (?:
 function ownPart(text: string): string {
   // Sentences, the parts of one set off by a dash, and a clause that starts "oh and …" / "and then
   // keep going …" inside one.
-  const sentences = text.split(/(?<=[.!?])\s+|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i);
+  const sentences = text.split(/(?<=(?<!\.\.)[.!?])\s+|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i);
   for (let i = 1; i < sentences.length; i++) {
     const s = sentences[i]!;
     const rest = s.replace(NEXT_TASK, "").replace(/^(?:and\s+)?then\s+/i, "");

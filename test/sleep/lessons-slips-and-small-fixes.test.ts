@@ -1,7 +1,7 @@
 import { emptyBook, plannerFor, sessionMaker } from "./support/lesson-sessions.ts";
 import { afterEach, describe, expect, test } from "bun:test";
 import { correctedAction } from "../../src/sleep/lesson-learned.ts";
-import { asSaid, instructionsOf, lessonTokens, respell, setSpelling } from "../../src/sleep/lesson-rule.ts";
+import { asSaid, instructionsOf, lessonTokens, polarityOf, respell, setSpelling } from "../../src/sleep/lesson-rule.ts";
 import { observe } from "../../src/sleep/lessons.ts";
 
 // Our own sessions. People type fast at an agent: letters swapped, a key hit twice, a short form
@@ -122,5 +122,23 @@ describe("a preamble and a challenge of what the agent just wrote", () => {
       }).map((i) => i.kind),
     ).toEqual(["correction"]);
     expect(instructionsOf("why is there a 500 on the health page?", true, NO_VERIFY)).toEqual([]);
+  });
+});
+
+describe("an ellipsis trails off inside one thought", () => {
+  test("'how many times... X' is one rule, quoted whole", () => {
+    const NPM = { agentBefore: "$ npm install zod · added 1 package" };
+    expect(instructionsOf("how many times... pnpm in this repo", true, NPM).map((i) => i.quote)).toEqual([
+      "how many times... pnpm in this repo",
+    ]);
+  });
+});
+
+describe("'only' before a verb limits the verb", () => {
+  test("'the import test only fails on CI' wants no test; 'pnpm only' still wants pnpm", () => {
+    expect([...polarityOf("the import test only fails on CI").prefer]).toEqual([]);
+    expect([...polarityOf("the cache only worked once").prefer]).toEqual([]);
+    expect([...polarityOf("pnpm only, thanks").prefer]).toEqual(["pnpm"]);
+    expect([...polarityOf("named exports only").prefer]).toContain("export");
   });
 });
