@@ -903,6 +903,14 @@ function isRedo(prompt: string, before: string | undefined, after: string | unde
   return pa !== undefined && pb !== undefined && sameFileName(pa, pb);
 }
 
+/**
+ * Whether the agent's command after a turn reran the one before it another way: the same program
+ * (`git commit` then `git commit --amend`). An edit of the same file again may be the task going on.
+ */
+export function rerun(before: string | undefined, after: string | undefined): boolean {
+  return editedPath(after) === undefined && isRedo("", before, after);
+}
+
 /** The topics a polarity prefers or avoids a member of. */
 export function topicsOf(p: Polarity): Set<string> {
   const out = new Set<string>();
@@ -954,6 +962,7 @@ export function instructionsOf(
     x
       .replace(/^\(?\d{1,2}[.)]\s+/, "")
       .replace(CONTINUE_TAIL, "")
+      .replace(APPROVED_BUT, "")
       .replace(/^(?:but|one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
   );
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
@@ -1379,10 +1388,26 @@ const NEXT_TASK = /^(?:also|and also|plus|oh and|one more thing|while you're (?:
  */
 function ownPart(text: string): string {
   // Sentences, the parts of one set off by a dash, and a clause that starts "oh and …" / "and then
-  // keep going …" inside one.
-  const sentences = text.split(/(?<=(?<!\.\.)[.!?])\s+|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i);
+  // keep going …" inside one. A review's opening ("looked at the diff.", "ok, a couple of things.")
+  // and an approval before "but" ("mostly fine but …") say nothing of what is corrected.
+  const sentences = text
+    .split(/(?<=(?<!\.\.)[.!?])\s+|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i)
+    .map((x) => x.replace(APPROVED_BUT, ""));
+  let opened = false;
+  while (sentences.length > 1 && REVIEW_OPENING.test(sentences[0]!)) {
+    sentences.shift();
+    opened = true;
+  }
+  // What is left of a turn whose opening was dropped ends without the full stop of its last sentence.
+  const part = (k: number) => {
+    const out = sentences.slice(0, k).join(" ");
+    return opened || k < sentences.length ? out.replace(/(?<!\.)\.$/, "") : out;
+  };
+  text = part(sentences.length);
   for (let i = 1; i < sentences.length; i++) {
     const s = sentences[i]!;
+    // "… otherwise looks good", "the rest is fine": the approval that closes it.
+    if (APPROVAL_TAIL.test(s)) return part(i);
     const rest = s.replace(NEXT_TASK, "").replace(/^(?:and\s+)?then\s+/i, "");
     const task = TASK_START.test(rest) && !pushesBack(rest) && !PREFERENCE.test(rest);
     const movingOn = /^(?:and\s+)?then\s/i.test(s) && MOVE_ON.test(s);
@@ -1394,6 +1419,16 @@ function ownPart(text: string): string {
   }
   return text;
 }
+
+/** An approval before what is corrected: "mostly fine but …", "looks good, but …", "lgtm but …". */
+const APPROVED_BUT =
+  /^(?:(?:it's|its|that's|this is|all)\s+)?(?:(?:mostly|looks|seems|basically|pretty much|mostly looks)\s+)?(?:fine|good|ok(?:ay)?|great|nice|correct|right)\s*,?\s+but\s+|^lgtm,?\s+but\s+/i;
+/** A review's opening sentence: "looked at the diff.", "ok, a couple of things.", "hm." */
+const REVIEW_OPENING =
+  /^(?:(?:ok(?:ay)?|so|right|hm+)[,.]?\s*)?(?:(?:i\s+)?(?:looked|had a look|went) (?:at|over|through) (?:the|your) (?:diff|changes|pr|code|patch)|(?:a\s+)?(?:couple|few) (?:of\s+)?(?:things|notes|nits|comments)|hm+|ok(?:ay)?)\s*[.!:]*$/i;
+/** A closing approval: "otherwise looks good", "the rest is fine". */
+const APPROVAL_TAIL =
+  /^(?:otherwise|other than that|apart from that|the rest(?: is| looks)?|rest (?:is|looks))\b[^.?!]*\b(?:good|fine|ok(?:ay)?|great|lgtm)\b/i;
 
 /** A short turn approving or moving on that pushes back on nothing ("lgtm, open a draft pr", "cool, push it", "nvm keep going"). */
 function movesOn(text: string): boolean {

@@ -30,6 +30,7 @@ import {
   followUpOf,
   ownsUp,
   reactionOf,
+  rerun,
   respell,
   topicsOf,
   sameInstruction,
@@ -314,8 +315,10 @@ export function observe(
         ...(fix.length ? { fix } : {}),
       };
       const found = instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped });
-      // A rule said as how things are, after which the agent redid what it had just done, corrected it
-      // ("every new page needs an entry in the table of contents", then an edit of SUMMARY.md).
+      // A rule said as how things are, after which the agent changed what it had just done, corrected it
+      // ("every new page needs an entry in the table of contents", then an edit of SUMMARY.md); so
+      // does any rule said right before the agent reran its command another way ("reword it pls: …",
+      // then `git commit --amend`).
       const redone = fix.some(distinctiveFix);
       // The agent owned up to a mistake in answer ("You're right, switching to pnpm"): a correction.
       const acked = i > 0 && ownsUp(d.agent_reply?.[i]);
@@ -323,7 +326,7 @@ export function observe(
         fresh.push({
           ...where,
           quote: said(ins.quote),
-          kind: (ins.stated && redone) || acked ? "correction" : ins.kind,
+          kind: (ins.stated && redone) || (redone && rerun(agentBefore, agentAfter)) || acked ? "correction" : ins.kind,
         });
       const reaction =
         i > 0 && found.length === 0 ? (reactionOf(p, agentBefore, acked) ?? followUpOf(p, fix)) : undefined;
@@ -563,11 +566,15 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const b = obs[j]!;
     if (a.kind === "reaction" || b.kind === "reaction" || !sharedFix(a, b)) return false;
     if (a.kind === "correction" && b.kind === "correction") return true;
-    // Two changes announced right after the same action, each followed by the same corrected action
-    // ("maildev got replaced by smtp4dev" / "the old catcher is abandoned so we switched", each then
-    // a query of the new inbox): the agent was told the same change twice, in any words.
+    // Two rules said right after the same action, each followed by the same corrected action: two
+    // changes announced ("maildev got replaced by smtp4dev" / "the old catcher is abandoned so we
+    // switched", each then a query of the new inbox), or the agent turning to the same other tool
+    // ("there's a make target for that" / "stop typing the raw docker commands", each after the same
+    // `docker compose up` and then `make up`): the agent was told the same thing twice, in any words.
+    // The same file edited again after a wish may be the task going on.
     if (sameAction(a, b) && changeOf(i) !== undefined && changeOf(j) !== undefined) return true;
     const fb = fixes(b);
+    if (sameAction(a, b) && fixes(a).some((f) => f.startsWith("tool:") && fb.includes(f))) return true;
     return fixes(a).some((f) => rareFix(f) && fb.includes(f) && saysFix(toks[i]!, f) && saysFix(toks[j]!, f));
   };
   // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more

@@ -1,7 +1,16 @@
 import { emptyBook, plannerFor, sessionMaker } from "./support/lesson-sessions.ts";
 import { afterEach, describe, expect, test } from "bun:test";
+import { familiesOf } from "../../src/sleep/lesson-family.ts";
 import { correctedAction } from "../../src/sleep/lesson-learned.ts";
-import { asSaid, instructionsOf, lessonTokens, polarityOf, respell, setSpelling } from "../../src/sleep/lesson-rule.ts";
+import {
+  asSaid,
+  followUpOf,
+  instructionsOf,
+  lessonTokens,
+  polarityOf,
+  respell,
+  setSpelling,
+} from "../../src/sleep/lesson-rule.ts";
 import { observe } from "../../src/sleep/lessons.ts";
 
 // Our own sessions. People type fast at an agent: letters swapped, a key hit twice, a short form
@@ -140,5 +149,50 @@ describe("'only' before a verb limits the verb", () => {
     expect([...polarityOf("the cache only worked once").prefer]).toEqual([]);
     expect([...polarityOf("pnpm only, thanks").prefer]).toEqual(["pnpm"]);
     expect([...polarityOf("named exports only").prefer]).toContain("export");
+  });
+});
+
+describe("a review's approval around a correction is no part of it", () => {
+  test("'looks good but X' reads X", () => {
+    const EXPORT = { agentBefore: "edit src/quote.ts: export default function quote() {" };
+    expect(instructionsOf("looks good but no default exports", true, EXPORT).map((i) => i.quote)).toEqual([
+      "no default exports",
+    ]);
+  });
+
+  test("a follow-up is quoted without its opening ('looked at the diff.') and its closing approval", () => {
+    expect(
+      followUpOf("looked at the diff. the retries go through the backoff helper in lib/. otherwise looks good", [
+        "lib/backoff.ts",
+      ]),
+    ).toBe("the retries go through the backoff helper in lib/");
+  });
+});
+
+describe("a rule said right before the agent redid its action is a correction", () => {
+  test("'reword it pls: …', then the same commit amended", () => {
+    const b = emptyBook();
+    observe(
+      b,
+      [
+        session(
+          4,
+          ["Commit the quote endpoint", "reword it pls: area, colon, lowercase summary"],
+          ["", '$ git commit -m "Add quote endpoint"'],
+          ["", '$ git commit --amend -m "api: add quote endpoint"'],
+        ),
+      ],
+      1,
+    );
+    expect(b.observations.map((o) => [o.quote, o.kind])).toEqual([
+      ["reword it pls: area, colon, lowercase summary", "correction"],
+    ]);
+  });
+});
+
+describe("the format of a message is no code formatting", () => {
+  test("'the message format is off' is not of the formatting family; 'run the formatter' is", () => {
+    expect([...familiesOf("the message format is off again, look at git log")]).not.toContain("format");
+    expect([...familiesOf("run the formatter before you push")]).toContain("format");
   });
 });
