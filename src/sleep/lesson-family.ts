@@ -15,7 +15,10 @@ const FAMILIES: ReadonlyArray<readonly [string, RegExp]> = [
     "lint",
     /\blint(?:s|er|ers|ing|ed)?\b|\b(?:eslint|biome check|oxlint|flake8|pylint|clippy|golangci-lint|stylelint|rubocop|shellcheck)\b/,
   ],
-  ["format", /\bformat(?:ter|ting|ted)?\b|\b(?:prettier|gofmt|rustfmt|clang-format|ruff format|dprint)\b/],
+  [
+    "format",
+    /(?<!\b(?:message|commit|date|time|number|string|file|output|log|response|wire) )\bformat(?:ter|ting|ted)?\b|\b(?:prettier|gofmt|rustfmt|clang-format|ruff format|dprint)\b/,
+  ],
   [
     "type escape",
     /\bts-(?:ignore|expect-error|nocheck)\b|\bas any\b|:\s*any\b|^(?:no|never|avoid|stop using)\s+`?any`?\b|`any`|\bany[- ]types?\b|\btype:\s*ignore\b|\bnoqa\b|\bnon-null assertions?\b|\btype assertions?\b|\bsilenc\w*\b[^.;]*\b(?:analy[sz]er|type ?checker|compiler|phpstan|psalm|mypy|tsc)\b|\bsuppress(?:ing|ed|ion|ions)?\b|@?phpstan-ignore\S*|@psalm-suppress|@suppresswarnings|\bnolint\b|\bbaseline\b/,

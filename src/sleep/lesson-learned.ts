@@ -223,7 +223,12 @@ export function correctedAction(before: string | undefined, after: string | unde
     const objects = new Set(
       [...b].flatMap((t) => (/^[a-z]\w*\.\w/.test(t) ? [...lessonTokens(t.split(".")[0]!)] : [])),
     );
-    return a.filter((t) => !b.has(t) && !objects.has(t)).slice(0, 4);
+    const added = a.filter((t) => !b.has(t) && !objects.has(t));
+    // A small rewrite of the line the agent had just written (it kept all its terms and added one or
+    // two): what it added is the correction however short it is, marked `+` (`+ct` when
+    // `ToListAsync()` became `ToListAsync(ct)`). A short word of a larger edit stays noise.
+    const small = b.size >= 3 && added.length <= 2 && [...b].every((t) => a.includes(t));
+    return added.map((t) => (small && SHORT_TERM.test(t) && !CODE_WORDS.has(t) ? `+${t}` : t)).slice(0, 4);
   }
   // A command whose tool changed (`./gradlew …` then `just android-debug`) names the new tool.
   const ha = commandHead(after);
@@ -231,6 +236,13 @@ export function correctedAction(before: string | undefined, after: string | unde
   const tool = ha && hb && ha !== hb ? [`tool:${ha}`] : [];
   return [...new Set([...tool, ...a.filter((t) => !b.has(t))])].slice(0, 6);
 }
+
+/** A short name an edit may add (`ct`, `tz`, `id2`): evidence only as the whole of a small rewrite. */
+const SHORT_TERM = /^[\p{L}][\p{L}\p{N}_]{1,3}$/u;
+/** Short words of code that any rewrite may add. */
+const CODE_WORDS = new Set(
+  "if for var let val new int str def fn try nil null none true false and or not in is as".split(" "),
+);
 
 /** Programs that only read, and git's reading subcommands; `sed` reads when it prints (-n) and edits nothing (-i). */
 const READERS = new Set("cat head tail less more bat grep rg ag ack ls find fd wc tree file stat which pwd".split(" "));

@@ -289,15 +289,21 @@ const BACK =
   /([\w.@/;-]+)\s+(?:is|are)\s+back\b|\b(?:put|bring|add)\s+(?:the\s+|those\s+|them\s+)?([\w.@/;-]+)\s+back\b/g;
 /**
  * A check made a condition of calling work finished ("before you say it's done, run the tests",
- * "nothing is complete until the build passes"): a standing rule about every task.
+ * "nothing is complete until the build passes", "lint before you call it done", "typecheck first,
+ * then tell me it's ready"): a standing rule about every task.
  */
 const DONE_GATE =
-  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b/i;
+  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b/i;
 /**
  * The user challenging what the agent is doing: "why are you concatenating inside a logger call",
  * "why did you add a default export?". "why did that test get slower" asks about the code, not the agent.
  */
 const WHY_YOU = /^(?:\w+[,.]?\s+)?why (?:are|did|do|would|were|is) you\b/i;
+/**
+ * "why is there a `--force` in that command", "looks fine but why are there two loggers in it": the
+ * user challenging something the agent's action just wrote (the sentence must name it: echoes).
+ */
+const WHY_THERE = /^(?:(?:\w+[,.]?\s+){0,3}?but\s+|\w+[,.]?\s+)?why (?:is|are) there\b/i;
 /** The user contradicting what the agent claimed ("you said it was done but the build is red"). */
 const CLAIM_DENIED =
   /\byou keep (?:saying|claiming|calling it|reporting)\b|\byou (?:said|claimed|told me|reported|promised)\b[^.;]*\b(?:(?:but|yet)\b|and\b[^.;]*\b(?:red|broken|fail\w*|errors?|crash\w*)\b)/i;
@@ -394,7 +400,7 @@ const KEPT_ON =
   /\bkeep (?:it|them|this|that) as\s+(?:a\s+|an\s+)?([\w.@-]+)|\b(?:we're|we are|everything is|everything's|whole [\w-]+(?: [\w-]+)? is|(?:is|are) (?:still|all)) (?:still )?on\s+(?:the\s+)?([\w.@-]+(?:\s+\d[\w.]*)?)(?=\s*(?:$|[,.;!?]|\s(?:and|but|so)\b))|^(?:please\s+)?put (?:it|them|this|that) in(?:to)?\s+(?:the\s+|a\s+)?([\w.@-]+)/g;
 /** A turn's preamble before what it asks: "nit:", "wait,", "before you go on:". */
 const PREAMBLE =
-  /^(?:nit|wait|fyi|ps|heads up|quick (?:one|thing)|real quick|one (?:more )?thing|small thing(?: while i remember)?|before you go (?:on|further|ahead))\s*[,:]\s*/i;
+  /^(?:nit|wait|fyi|ps|heads up|quick (?:one|thing)|real quick|one (?:more )?thing(?: up front| first)?|small thing(?: while i remember)?|before i forget|before you go (?:on|further|ahead))\s*[,:]\s*/i;
 /** A preamble that interrupts what the agent is doing ("wait,", "nit:", "hold on,"). */
 const INTERRUPTS = /^(?:wait|nit|hold on)\s*[,:]/i;
 /** A leading "no," (after a preamble, if any): the turn corrects. */
@@ -449,6 +455,7 @@ export function lessonTokens(text: string): Set<string> {
     if (/^\d+$/.test(raw)) continue;
     if (/^[\p{L}]+$/u.test(raw)) {
       if (raw.length < 2) continue;
+      raw = spelt(raw);
       const stem = stemWord(raw);
       const word = SAME_WORD.get(stem) ?? stem;
       if (!FILLER.has(word)) out.add(word);
@@ -534,11 +541,100 @@ const SAME_WORD = new Map<string, string>([
   ["semis", "semicolon"],
   ["linter", "lint"],
   ["formatter", "format"],
+  // a common short form
+  ["fmt", "format"],
   ["finish", "done"],
   ["finished", "done"],
   ["complete", "done"],
   ["complet", "done"],
 ]);
+
+/**
+ * Slips of the keyboard. People type fast at an agent: two letters swapped ("pacakge", "beofre") or
+ * a key hit twice ("fiinshed"). A plain word of five letters or more that this user's prompts hold
+ * at most once, and that undoing one such slip turns into a word of the user's that is in two
+ * prompts or more, or a common word of the stop list, is read as that word: in its terms, and in
+ * the shape of its sentence (respell). What is quoted stays as the user typed it (asSaid). No
+ * counts set, nothing is read as a slip.
+ */
+let SPELL_DF: Readonly<Record<string, number>> | undefined;
+const SPELT = new Map<string, string>();
+
+/** Read slips against these prompt counts from now on (undefined: read every word as typed). */
+export function setSpelling(df: Readonly<Record<string, number>> | undefined): void {
+  SPELL_DF = df;
+  SPELT.clear();
+}
+
+/** A plain lower-case word as the user meant it (itself when it is no slip of another). */
+function spelt(w: string): string {
+  const df = SPELL_DF;
+  if (!df || w.length < 5 || FILLER.has(w)) return w;
+  let out = SPELT.get(w);
+  if (out !== undefined) return out;
+  const count = (x: string) => (FILLER.has(x) ? Number.POSITIVE_INFINITY : (termCount(df, termOf(x)) ?? 0));
+  out = w;
+  if (count(w) <= 1) {
+    let best = 1;
+    const tryWord = (c: string) => {
+      const n = count(c);
+      if (n > best) {
+        best = n;
+        out = c;
+      }
+    };
+    for (let i = 0; i + 1 < w.length; i++) {
+      if (w[i] === w[i + 1]) tryWord(w.slice(0, i) + w.slice(i + 1));
+      else tryWord(w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2));
+    }
+  }
+  if (SPELT.size > 20_000) SPELT.clear();
+  SPELT.set(w, out);
+  return out;
+}
+
+/** A plain word's term (its light stem, or the word it is read as). */
+function termOf(w: string): string {
+  const stem = stemWord(w);
+  return SAME_WORD.get(stem) ?? stem;
+}
+
+/** A plain word standing alone in prose (not part of a path, identifier or code). */
+const PROSE_WORD = /(?<![\p{L}\p{N}_./@`'’-])\p{L}{5,}(?![\p{L}\p{N}_/@`'’(-]|\.[\p{L}\p{N}])/gu;
+
+/** A text with its slips of the keyboard read as the words meant ("beofre" → "before"); camelCase and capitals kept. */
+export function respell(text: string): string {
+  if (!SPELL_DF) return text;
+  return text.replace(PROSE_WORD, (w) => {
+    if (!/^\p{L}\p{Ll}+$/u.test(w)) return w;
+    const lower = w.toLowerCase();
+    const fixed = spelt(lower);
+    if (fixed === lower) return w;
+    return w[0] === lower[0] ? fixed : fixed[0]!.toUpperCase() + fixed.slice(1);
+  });
+}
+
+const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|/]/g;
+
+/**
+ * The user's own words for a quote read from their respelled turn: the part of `original` that
+ * differs from `quote` only in the words respell changed (and in spacing). The quote itself when
+ * none does.
+ */
+export function asSaid(quote: string, original: string): string {
+  if (original.includes(quote)) return quote;
+  const pattern = quote
+    .split(/(\p{L}{5,})/u)
+    .map((x, i) =>
+      i % 2 ? `\\p{L}{${x.length},${x.length + 1}}` : x.replace(REGEX_SYNTAX, "\\$&").replace(/\s+/g, "\\s+"),
+    )
+    .join("");
+  try {
+    return new RegExp(pattern, "u").exec(original)?.[0] ?? quote;
+  } catch {
+    return quote;
+  }
+}
 
 /** A light stem of a plain word: plural, -ation, -ing, -ed ("indentation" → "indent", "formatting" → "format"). */
 function stemWord(w: string): string {
@@ -566,6 +662,9 @@ export interface Polarity {
 
 const EXPLICIT_BEFORE = new Set(["use", "using", "with", "prefer", "to", "via", "through"]);
 const EXPLICIT_AFTER = new Set(["please", "pls", "plz", "only", "instead"]);
+/** A verb right after "only" ("only fails", "only worked", "only is"): an adverb, not "X only". */
+const ONLY_BEFORE_VERB =
+  /^(?!(?:across|unless|as|plus|towards|besides)$)(?:[a-z]+(?:s|ed)|is|are|was|were|has|had|does|did|can|will|would|should|happen|work|run|fail|break|matter)$/;
 /** The markers of a term said to be wanted outright ("use X", "prefer X"). */
 const STATED_BEFORE = new Set(["use", "using", "prefer"]);
 const NEGATORS = new Set(["not", "no", "never", "don't", "dont", "avoid", "without", "instead", "stop"]);
@@ -658,6 +757,8 @@ export function polarityOf(said: string): Polarity {
       const routed = w === "through" && /^(?:go|goes|going|route|routed)$/.test(flat[i - 1] ?? "");
       if (t && (STATED_BEFORE.has(w) || routed)) stated.add(t);
     }
+    // "the overlap test only fails after midnight": "only" before a verb limits the verb, it wants nothing.
+    if (w === "only" && ONLY_BEFORE_VERB.test(flat[i + 1] ?? "")) continue;
     if (EXPLICIT_AFTER.has(w) && i > 0) {
       const t = [...lessonTokens(flat[i - 1] ?? "")][0];
       if (t) explicit.add(t);
@@ -860,6 +961,14 @@ function isRedo(prompt: string, before: string | undefined, after: string | unde
   return pa !== undefined && pb !== undefined && sameFileName(pa, pb);
 }
 
+/**
+ * Whether the agent's command after a turn reran the one before it another way: the same program
+ * (`git commit` then `git commit --amend`). An edit of the same file again may be the task going on.
+ */
+export function rerun(before: string | undefined, after: string | undefined): boolean {
+  return editedPath(after) === undefined && isRedo("", before, after);
+}
+
 /** The topics a polarity prefers or avoids a member of. */
 export function topicsOf(p: Polarity): Set<string> {
   const out = new Set<string>();
@@ -900,16 +1009,18 @@ export function instructionsOf(
   // Sentences, and the clauses a correction is embedded in ("tests pass, but X, then keep going"),
   // and the items of a list said in one line ("2 things: 1) requests again 2) rename `tmp`"): each
   // is its own instruction. Pasted code, fenced blocks and stack traces are not the user's words.
-  // "unrelated, but X" stays one sentence: X is the new task it opens.
+  // "unrelated, but X" stays one sentence: X is the new task it opens. An ellipsis trails off inside
+  // one thought ("how many times... lint first"): no end of a sentence.
   const spoken = spokenText(prompt).replace(/\b(unrelated|separate thing|different topic)\s*,\s*but\s+/gi, "$1 but ");
   const sentences = withAsides(
     spoken.split(
-      /(?<=[.?]|(?<!\b(?:try|panic|println|eprintln|vec|format|assert|todo|dbg))!)\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i,
+      /(?<=(?<!\.\.)[.?]|(?<!\b(?:try|panic|println|eprintln|vec|format|assert|todo|dbg))!)\s+|\n+|,\s*but\s+|\s+[—–]\s+(?=\S)|\s+(?=\(?\d{1,2}[.)]\s)/i,
     ),
   ).map((x) =>
     x
       .replace(/^\(?\d{1,2}[.)]\s+/, "")
       .replace(CONTINUE_TAIL, "")
+      .replace(APPROVED_BUT, "")
       .replace(/^(?:but|one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
   );
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
@@ -941,12 +1052,17 @@ export function instructionsOf(
     afterTask = taskBound(s) || (afterTask && onThatTask);
     if (onThatTask) continue;
     // A question is not a rule, unless it asks for a convention ("can you follow our naming?") or says "again".
-    if ((asks(s) && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s)) || taskBound(s) || NAMES_ONE.test(s))
+    if (
+      (asks(s) && !POLITE_ASK.test(s) && !AGAIN.test(s) && !WHY_YOU.test(s) && !WHY_THERE.test(s)) ||
+      taskBound(s) ||
+      NAMES_ONE.test(s)
+    )
       continue;
     // "no idea why", "no worries": an idiom, not "no X"; "cool, push it": approval and the next step.
     if (NO_IDIOM.test(s) || movesOn(s) || CHATTER.test(s)) continue;
     const leadIn = LEAD_IN.test(s);
-    const body = s.replace(LEAD_IN, "").trim();
+    // Read without its preamble ("nit:", "before I forget:"), which says nothing of the rule.
+    const body = s.replace(LEAD_IN, "").replace(PREAMBLE, "").trim();
     const toks = lessonTokens(body);
     if (toks.size === 0 || CODE_LIKE.test(body)) continue;
     const words = body.split(/\s+/).length;
@@ -1024,7 +1140,11 @@ export function instructionsOf(
     const opens = !followUp || NEW_TASK.test(s);
     if (opens && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack =
-      followUp && (REFERS_BACK.test(body) || CLAIM_DENIED.test(body) || WHY_YOU.test(body) || (echoes && negation));
+      followUp &&
+      (REFERS_BACK.test(body) ||
+        CLAIM_DENIED.test(body) ||
+        WHY_YOU.test(body) ||
+        (echoes && (negation || WHY_THERE.test(body))));
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
     const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
     if (task && !leadIn) continue;
@@ -1338,12 +1458,28 @@ const NEXT_TASK = /^(?:also|and also|plus|oh and|one more thing|while you're (?:
 function ownPart(text: string): string {
   // Sentences (a line break ends one: "the fix goes in the request class" and, on the next line, a
   // request about this screen are two), the parts of one set off by a dash, and a clause that starts
-  // "oh and …" / "and then keep going …" inside one.
+  // "oh and …" / "and then keep going …" inside one. A review's opening ("looked at the diff.", "ok,
+  // a couple of things.") and an approval before "but" ("mostly fine but …") say nothing of what is
+  // corrected.
   const sentences = text
-    .split(/(?<=[.!?])\s+|\s*\n\s*|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i)
-    .filter((x) => x.trim() !== "");
+    .split(/(?<=(?<!\.\.)[.!?])\s+|\s*\n\s*|\s+[—–]\s+|\s+(?=(?:oh and|and also|and then|then)\s)/i)
+    .filter((x) => x.trim() !== "")
+    .map((x) => x.replace(APPROVED_BUT, ""));
+  let opened = false;
+  while (sentences.length > 1 && REVIEW_OPENING.test(sentences[0]!)) {
+    sentences.shift();
+    opened = true;
+  }
+  // What is left of a turn whose opening was dropped ends without the full stop of its last sentence.
+  const part = (k: number) => {
+    const out = sentences.slice(0, k).join(" ");
+    return opened || k < sentences.length ? out.replace(/(?<!\.)\.$/, "") : out;
+  };
+  text = part(sentences.length);
   for (let i = 1; i < sentences.length; i++) {
     const s = sentences[i]!;
+    // "… otherwise looks good", "the rest is fine": the approval that closes it.
+    if (APPROVAL_TAIL.test(s)) return part(i);
     const rest = s.replace(NEXT_TASK, "").replace(/^(?:and\s+)?then\s+/i, "");
     const task = TASK_START.test(rest) && !pushesBack(rest) && !PREFERENCE.test(rest);
     const movingOn = /^(?:and\s+)?then\s/i.test(s) && MOVE_ON.test(s);
@@ -1355,6 +1491,16 @@ function ownPart(text: string): string {
   }
   return text;
 }
+
+/** An approval before what is corrected: "mostly fine but …", "looks good, but …", "lgtm but …". */
+const APPROVED_BUT =
+  /^(?:(?:it's|its|that's|this is|all)\s+)?(?:(?:mostly|looks|seems|basically|pretty much|mostly looks)\s+)?(?:fine|good|ok(?:ay)?|great|nice|correct|right)\s*,?\s+but\s+|^lgtm,?\s+but\s+/i;
+/** A review's opening sentence: "looked at the diff.", "ok, a couple of things.", "hm." */
+const REVIEW_OPENING =
+  /^(?:(?:ok(?:ay)?|so|right|hm+)[,.]?\s*)?(?:(?:i\s+)?(?:looked|had a look|went) (?:at|over|through) (?:the|your) (?:diff|changes|pr|code|patch)|(?:a\s+)?(?:couple|few) (?:of\s+)?(?:things|notes|nits|comments)|hm+|ok(?:ay)?)\s*[.!:]*$/i;
+/** A closing approval: "otherwise looks good", "the rest is fine". */
+const APPROVAL_TAIL =
+  /^(?:otherwise|other than that|apart from that|the rest(?: is| looks)?|rest (?:is|looks))\b[^.?!]*\b(?:good|fine|ok(?:ay)?|great|lgtm)\b/i;
 
 /** A short turn approving or moving on that pushes back on nothing ("lgtm, open a draft pr", "cool, push it", "nvm keep going"). */
 function movesOn(text: string): boolean {

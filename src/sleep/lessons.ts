@@ -17,6 +17,7 @@ import { getRules, setLearned } from "./learned-block.ts";
 import {
   actionKey,
   actionTerms,
+  asSaid,
   announcedChange,
   asks,
   distinctiveFix,
@@ -30,9 +31,12 @@ import {
   followUpOf,
   ownsUp,
   reactionOf,
+  rerun,
+  respell,
   topicsOf,
   sameInstruction,
   setLearnedTopics,
+  setSpelling,
   settingChanged,
   settingsOf,
   swapChange,
@@ -270,12 +274,16 @@ export function observe(
   // Keyed by any word a user typed ("constructor", "__proto__"): an object without a prototype.
   book.df = Object.assign(Object.create(null) as Record<string, number>, book.df);
   const df = book.df;
+  // Counted as typed (slips are read against the counts once they are complete).
+  setSpelling(undefined);
   // Counted on the masked text: a credential is never a term of the lesson store.
   for (const d of digests) {
     for (const p of d.user_prompts)
       for (const t of lessonTokens(maskCredentials(p))) df[t] = (termCount(df, t) ?? 0) + 1;
     book.n_prompts = (book.n_prompts ?? 0) + d.user_prompts.length;
   }
+  setSpelling(df);
+  POLARITY.clear();
   // What tonight's sessions teach about rival choices reads tonight's sayings already.
   learnPairs(book, digests, modelRules);
   useLearned(book);
@@ -289,7 +297,10 @@ export function observe(
     };
     // The rule-based reading, then the model's rules: the model's normalised form replaces the
     // user's words where both found the same saying, and what only the model found is added.
-    d.user_prompts.forEach((p, i) => {
+    d.user_prompts.forEach((typed, i) => {
+      // Read with its slips of the keyboard undone ("beofre you say done"); quoted as typed.
+      const p = respell(typed);
+      const said = (quote: string) => maskCredentials(p === typed ? quote : asSaid(quote, typed));
       const context = maskCredentials((i > 0 ? d.user_prompts[i - 1]! : p).slice(0, 400));
       const agentBefore = i > 0 ? d.agent_before?.[i] : undefined;
       const agentAfter = i > 0 ? afterTurn(d, i) : undefined;
@@ -305,20 +316,22 @@ export function observe(
         ...(fix.length ? { fix } : {}),
       };
       const found = instructionsOf(p, i > 0, { agentBefore, agentAfter, skipped });
-      // A rule said as how things are, after which the agent redid what it had just done, corrected it
-      // ("every new page needs an entry in the table of contents", then an edit of SUMMARY.md).
+      // A rule said as how things are, after which the agent changed what it had just done, corrected it
+      // ("every new page needs an entry in the table of contents", then an edit of SUMMARY.md); so
+      // does any rule said right before the agent reran its command another way ("reword it pls: …",
+      // then `git commit --amend`).
       const redone = fix.some(distinctiveFix);
       // The agent owned up to a mistake in answer ("You're right, switching to pnpm"): a correction.
       const acked = i > 0 && ownsUp(d.agent_reply?.[i]);
       for (const ins of found)
         fresh.push({
           ...where,
-          quote: maskCredentials(ins.quote),
-          kind: (ins.stated && redone) || acked ? "correction" : ins.kind,
+          quote: said(ins.quote),
+          kind: (ins.stated && redone) || (redone && rerun(agentBefore, agentAfter)) || acked ? "correction" : ins.kind,
         });
       const reaction =
         i > 0 && found.length === 0 ? (reactionOf(p, agentBefore, acked) ?? followUpOf(p, fix)) : undefined;
-      if (reaction) fresh.push({ ...where, quote: maskCredentials(reaction), kind: "reaction" });
+      if (reaction) fresh.push({ ...where, quote: said(reaction), kind: "reaction" });
     });
     for (const r of modelRules?.get(d.session_id)?.rules ?? []) {
       if (isCredentialShaped(r.rule) || isCredentialShaped(r.quote)) {
@@ -398,7 +411,7 @@ function polarityOfText(text: string): Polarity {
  * "await") would join the rule to every other correction of the same kind of edit.
  */
 function clusterText(o: Observation): string {
-  if (!o.norm) return o.quote;
+  if (!o.norm) return respell(o.quote);
   const act = o.act ?? [];
   const text = o.norm.replace(/[\s.]+$/, "");
   if (!act.length || !text.endsWith(")")) return o.norm;
@@ -554,11 +567,15 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const b = obs[j]!;
     if (a.kind === "reaction" || b.kind === "reaction" || !sharedFix(a, b)) return false;
     if (a.kind === "correction" && b.kind === "correction") return true;
-    // Two changes announced right after the same action, each followed by the same corrected action
-    // ("maildev got replaced by smtp4dev" / "the old catcher is abandoned so we switched", each then
-    // a query of the new inbox): the agent was told the same change twice, in any words.
+    // Two rules said right after the same action, each followed by the same corrected action: two
+    // changes announced ("maildev got replaced by smtp4dev" / "the old catcher is abandoned so we
+    // switched", each then a query of the new inbox), or the agent turning to the same other tool
+    // ("there's a make target for that" / "stop typing the raw docker commands", each after the same
+    // `docker compose up` and then `make up`): the agent was told the same thing twice, in any words.
+    // The same file edited again after a wish may be the task going on.
     if (sameAction(a, b) && changeOf(i) !== undefined && changeOf(j) !== undefined) return true;
     const fb = fixes(b);
+    if (sameAction(a, b) && fixes(a).some((f) => f.startsWith("tool:") && fb.includes(f))) return true;
     return fixes(a).some((f) => rareFix(f) && fb.includes(f) && saysFix(toks[i]!, f) && saysFix(toks[j]!, f));
   };
   // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
@@ -815,7 +832,7 @@ function namesTerm(toks: ReadonlySet<string>, f: string): boolean {
  * its last name (`java.time` or `instant` for `java.time.instant`).
  */
 function saysFix(toks: ReadonlySet<string>, f: string): boolean {
-  const bare = f.replace(/^(?:file|tool|dir):/, "");
+  const bare = f.replace(/^(?:file|tool|dir):|^\+/, "");
   if (namesTerm(toks, bare)) return true;
   for (const t of toks)
     if (t.length >= 4 && (bare.startsWith(`${t}.`) || bare.startsWith(`${t}::`) || bare.endsWith(`.${t}`))) return true;
@@ -1176,6 +1193,8 @@ export function planLessons(
   o: { target: string; retireAfterNights: number; minRecurrence?: number; covered?: readonly string[] },
 ): LessonPlan {
   useLearned(book);
+  setSpelling(book.df);
+  POLARITY.clear();
   const covered = (o.covered ?? []).map(lessonTokens);
   const live = getRules(memory);
   const liveNorm = new Set(live.map(norm));
