@@ -42,6 +42,7 @@ import {
   swapChange,
   termCount,
   UNIFORM,
+  undoesOnly,
   type Weights,
 } from "./lesson-rule.ts";
 
@@ -327,7 +328,14 @@ export function observe(
         fresh.push({
           ...where,
           quote: said(ins.quote),
-          kind: (ins.stated && redone) || (redone && rerun(agentBefore, agentAfter)) || acked ? "correction" : ins.kind,
+          // A bare "revert that" states no rule: it objects to the action before it, as a reaction does
+          // (it joins what was said after that same action in another session, never a rule by its word).
+          kind:
+            key && undoesOnly(ins.quote)
+              ? "reaction"
+              : (ins.stated && redone) || (redone && rerun(agentBefore, agentAfter)) || acked
+                ? "correction"
+                : ins.kind,
         });
       const reaction =
         i > 0 && found.length === 0 ? (reactionOf(p, agentBefore, acked) ?? followUpOf(p, fix)) : undefined;
