@@ -166,8 +166,9 @@ describe("reactions: a short push-back right after the agent's repeated action",
     );
     const of = (q: string) => b.observations.find((o) => o.quote.startsWith(q))!;
     expect(of("undo that").kind).toBe("reaction");
-    expect(of("undo that").cluster).toBe(of("don't pad").cluster!);
     const cards = plan(b).cards;
+    expect(of("undo that").cluster).toBeDefined();
+    expect(of("undo that").cluster).toBe(of("don't pad").cluster!);
     expect(cards).toHaveLength(1);
     expect(cards[0]!.n_sessions).toBe(2);
     expect(cards[0]!.rule.toLowerCase()).toContain("psalm");
@@ -185,5 +186,28 @@ describe("reactions: a short push-back right after the agent's repeated action",
       1,
     );
     expect(plan(b).cards).toHaveLength(0);
+  });
+
+  test("a saying that names a file joins the correction after which the agent edited that file, in another session", () => {
+    const b = book();
+    const PAGE = "edit /site/docs/guide/caching.md: ## Cache keys · Wrote the page.";
+    const NAV = "edit /site/mkdocs.yml: nav: - Caching: guide/caching.md · Linked the page.";
+    observe(
+      b,
+      [
+        session(2, ["Write a guide page on cache keys", "you left the sidebar out again", "ok"], ["", PAGE, NAV]),
+        session(
+          5,
+          ["Bump the theme version", "a page only shows up once mkdocs.yml lists it under nav"],
+          ["", "$ pip install -U mkdocs-material · ok"],
+        ),
+      ],
+      1,
+    );
+    const of = (q: string) => b.observations.find((o) => o.quote.startsWith(q))!;
+    expect(of("you left").fix).toContain("file:mkdocs.yml");
+    expect(plan(b).cards).toHaveLength(1);
+    expect(of("you left").cluster).toBeDefined();
+    expect(of("you left").cluster).toBe(of("a page only").cluster!);
   });
 });
