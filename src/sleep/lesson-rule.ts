@@ -1519,6 +1519,23 @@ function pushesBack(text: string): boolean {
 }
 
 /**
+ * A request to undo what the agent just did and nothing more ("revert that", "undo it pls", "roll
+ * that back", "put it back"): it has no words of its own, what it objects to is the action before it.
+ */
+const UNDO_ONLY =
+  /^(?:(?:please|pls|just)\s+)?(?:revert|undo|roll\s+back|back\s+out|(?:roll|put)\s+(?:it|that|this|those|them)\s+back|back\s+(?:it|that|this|those|them)\s+out)(?:\s+(?:it|that|this|those|these|them|the\s+(?:last\s+)?(?:change|changes|edit|edits)))?(?:\s+(?:please|pls|now|again|too))*$/i;
+
+/** Whether a saying only asks to undo the agent's last action (UNDO_ONLY). */
+export function undoesOnly(quote: string): boolean {
+  return UNDO_ONLY.test(
+    quote
+      .replace(/[.!,;:]+/g, " ")
+      .replace(/\s+/g, " ")
+      .trim(),
+  );
+}
+
+/**
  * A short follow-up turn right after an agent command or edit that names no rule in words the
  * reading above accepts ("again.", "-race", "did you run that with the detector?"): the turn,
  * whitespace collapsed, else undefined. Alone it is no lesson; it is evidence for one when the

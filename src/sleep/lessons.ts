@@ -42,6 +42,7 @@ import {
   swapChange,
   termCount,
   UNIFORM,
+  undoesOnly,
   type Weights,
 } from "./lesson-rule.ts";
 
@@ -327,7 +328,14 @@ export function observe(
         fresh.push({
           ...where,
           quote: said(ins.quote),
-          kind: (ins.stated && redone) || (redone && rerun(agentBefore, agentAfter)) || acked ? "correction" : ins.kind,
+          // A bare "revert that" states no rule: it objects to the action before it, as a reaction does
+          // (it joins what was said after that same action in another session, never a rule by its word).
+          kind:
+            key && undoesOnly(ins.quote)
+              ? "reaction"
+              : (ins.stated && redone) || (redone && rerun(agentBefore, agentAfter)) || acked
+                ? "correction"
+                : ins.kind,
         });
       const reaction =
         i > 0 && found.length === 0 ? (reactionOf(p, agentBefore, acked) ?? followUpOf(p, fix)) : undefined;
@@ -586,7 +594,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const fs = fixes(o).filter(rareFix);
     const heads = toolHeads(fixes(o));
     const more = fs.some((f) => !isToolHead(f, heads));
-    return fs.some((f) => f.length >= 4 && !(more && isToolHead(f, heads)) && namesTerm(toks[said]!, f));
+    return fs.some(
+      (f) =>
+        f.length >= 4 &&
+        !(more && isToolHead(f, heads)) &&
+        (namesTerm(toks[said]!, f) || namesTerm(toks[said]!, fileOfFix(f))),
+    );
   };
   const namesFix = (i: number, j: number) =>
     obs[i]!.session_id !== obs[j]!.session_id && (namedFix(i, obs[j]!) || namedFix(j, obs[i]!));
@@ -691,12 +704,13 @@ function assignClusters(book: LessonBook, w: Weights): void {
           .filter(rareFix)
           .map((f) => `fix:${f}`),
       ];
+    const fixed = fixes(o).filter(rareFix);
     return [
       ...toks[i]!,
       ...[...fams[i]!].map((f) => `family:${f}`),
-      ...fixes(o)
-        .filter(rareFix)
-        .map((f) => `fix:${f}`),
+      ...fixed.map((f) => `fix:${f}`),
+      // The file or folder the agent then changed, as a saying's own term names it (namesFix).
+      ...fixed.filter((f) => /^(?:file|dir):/.test(f)).map(fileOfFix),
       ...action,
     ];
   };
@@ -818,6 +832,9 @@ function samePlace(a: string, b: string): boolean {
   const inside = (p: string, q: string) => `/${q}/`.includes(`/${p}/`);
   return inside(x, y) || inside(y, x);
 }
+
+/** A corrected action's file or folder as a saying's term would name it (`file:summary.md` → `summary.md`). */
+const fileOfFix = (f: string) => f.replace(/^(?:file|dir):/, "");
 
 /** A saying names a term: the term itself, or a path naming the same place. */
 function namesTerm(toks: ReadonlySet<string>, f: string): boolean {

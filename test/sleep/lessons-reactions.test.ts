@@ -1,6 +1,6 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
-import { actionKey, instructionsOf, reactionOf } from "../../src/sleep/lesson-rule.ts";
+import { actionKey, instructionsOf, reactionOf, undoesOnly } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 
 forgetLearnedTopicsAfterEach();
@@ -139,5 +139,75 @@ describe("reactions: a short push-back right after the agent's repeated action",
     // The side said last is the one proposed; the old one is not.
     expect(cards.map((c) => c.rule.toLowerCase()).some((r) => r.includes("no wildcard"))).toBe(true);
     expect(cards.some((c) => /^(?:we )?use wildcard/i.test(c.rule))).toBe(false);
+  });
+
+  test("a bare request to undo the last edit is a reaction: it joins what was said after that edit elsewhere", () => {
+    expect(undoesOnly("undo that please")).toBe(true);
+    expect(undoesOnly("roll it back.")).toBe(true);
+    expect(undoesOnly("revert it, that file is generated")).toBe(false);
+    expect(undoesOnly("revert the schema migration")).toBe(false);
+    const b = book();
+    const EDIT = 'edit /srv/shop/config/psalm-baseline.xml: <file src="Cart.php"> · Added the new warnings.';
+    const NEXT = "$ vendor/bin/psalm · 3 errors";
+    observe(
+      b,
+      [
+        session(3, ["Get the static analysis passing", "nah, undo that", "ok go on"], ["", EDIT, NEXT]),
+        session(
+          6,
+          [
+            "Static analysis is red on the cart",
+            "don't pad the psalm baseline to get a green run, fix what it reports",
+          ],
+          ["", EDIT],
+        ),
+      ],
+      1,
+    );
+    const of = (q: string) => b.observations.find((o) => o.quote.startsWith(q))!;
+    expect(of("undo that").kind).toBe("reaction");
+    const cards = plan(b).cards;
+    expect(of("undo that").cluster).toBeDefined();
+    expect(of("undo that").cluster).toBe(of("don't pad").cluster!);
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.n_sessions).toBe(2);
+    expect(cards[0]!.rule.toLowerCase()).toContain("psalm");
+  });
+
+  test("bare requests to undo state no rule: the same one after the same edit twice is no lesson", () => {
+    const b = book();
+    const EDIT = 'edit /srv/shop/config/psalm-baseline.xml: <file src="Cart.php"> · Added the new warnings.';
+    observe(
+      b,
+      [
+        session(3, ["Get the static analysis passing", "no, revert that"], ["", EDIT]),
+        session(6, ["Static analysis is red again", "no, revert that"], ["", EDIT]),
+      ],
+      1,
+    );
+    expect(plan(b).cards).toHaveLength(0);
+  });
+
+  test("a saying that names a file joins the correction after which the agent edited that file, in another session", () => {
+    const b = book();
+    const PAGE = "edit /site/docs/guide/caching.md: ## Cache keys · Wrote the page.";
+    const NAV = "edit /site/mkdocs.yml: nav: - Caching: guide/caching.md · Linked the page.";
+    observe(
+      b,
+      [
+        session(2, ["Write a guide page on cache keys", "you left the sidebar out again", "ok"], ["", PAGE, NAV]),
+        session(
+          5,
+          ["Bump the theme version", "a page only shows up once mkdocs.yml lists it under nav"],
+          ["", "$ pip install -U mkdocs-material · ok"],
+        ),
+      ],
+      1,
+    );
+    const of = (q: string) => b.observations.find((o) => o.quote.startsWith(q))!;
+    expect(of("you left").fix).toContain("file:mkdocs.yml");
+    expect(plan(b).cards).toHaveLength(1);
+    expect(of("you left").cluster).toBeDefined();
+    expect(of("you left").cluster).toBe(of("a page only").cluster!);
   });
 });
