@@ -691,6 +691,13 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const rare = (t: string) => !t.startsWith("topic:") && w.weight(t) >= 2;
     return [...a.off].some((t) => b.off.has(t) && rare(t)) || a.up.some((t) => b.up.includes(t) && rare(t));
   };
+  // A topic learned from these sessions is met by a saying only through a rare word of it: a common
+  // word ("check" of "lint check before you say done") is said of many things, and does not put
+  // the saying on the topic learned from another one ("a null check, not a bang").
+  const onTopic = (k: number, t: string) =>
+    [...polOf(k).prefer, ...polOf(k).avoid].filter((x) => topicsOf({ prefer: new Set([x]), avoid: new Set() }).has(t));
+  const commonWordOnly = (t: string, i: number, j: number) =>
+    learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
   // A reaction ("again.") is found only through the action it followed.
@@ -768,7 +775,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
         }
         // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
         // prettier" / "formatting = biome"), say the same thing.
-        const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t));
+        const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t) && !commonWordOnly(t, i, j));
         // The agent's action is more evidence, never less: two sayings whose words match join
         // even when they followed different actions. It is never all the evidence: the words must
         // share a term too ("Amend that" and "we migrated to vitest", both after `git commit`, are
