@@ -136,14 +136,14 @@ async function run(
 }
 const REVIEW_FLAGS = ["--lookback-hours", "0", "--json"];
 const lower = (s: string) => s.toLowerCase().replace(/\s+/g, " ").trim();
-/** A card is about a saying when one of its quotes is (part of) that saying, or the saying of it. */
-const cardSays = (c: Card, text: string) => {
+/** A quote says a saying when it is (part of) that saying, or the saying is part of it. */
+const quoteSays = (quote: string, text: string) => {
+  const q = lower(quote);
   const t = lower(text);
-  return c.sources.some((s) => {
-    const q = lower(s.quote);
-    return q.length >= 4 && (t.includes(q) || q.includes(t));
-  });
+  return q.length >= 4 && (t.includes(q) || q.includes(t));
 };
+/** A card is about a saying when one of its quotes says it. */
+const cardSays = (c: Card, text: string) => c.sources.some((s) => quoteSays(s.quote, text));
 
 /** The rule a card states, without the change or action a trailing parenthesis names. */
 const ruleWords = (rule: string) => lower(rule.replace(/\s*\((?:then|not): [^)]*\)\.?$/, "")).replace(/[.!]+$/, "");
@@ -167,7 +167,7 @@ function ownerOf(
   let best: number | undefined;
   let most = 0;
   corrections.forEach((c, i) => {
-    const n = k.sources.filter((q) => c.sayings.some((s) => cardSays({ ...k, sources: [q] }, s.text))).length;
+    const n = k.sources.filter((q) => c.sayings.some((s) => quoteSays(q.quote, s.text))).length;
     if (n > most) {
       most = n;
       best = i;
@@ -258,6 +258,13 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
   };
   const proposedAt = new Map<number, number>();
   const ownedAt = new Map<number, number>();
+  // Every planted item's sayings: a card quoting two of them joined what the corpus kept apart.
+  const planted = [
+    ...truth.corrections.map((c) => c.sayings),
+    truth.flip.old.sayings,
+    truth.flip.new.sayings,
+    ...truth.oneOffs.map((o) => o.occurrences),
+  ];
   let printed = "";
   let flipNew = -1;
   let flipOldAfter = false;
@@ -289,13 +296,7 @@ async function runSeed(seed: number, mode: "mock" | "model", url: string | undef
       if (k.op === "retire") continue;
       const owner = ownerOf(k, truth.corrections);
       if (owner !== undefined && !ownedAt.has(owner)) ownedAt.set(owner, n + 1);
-      const items = [
-        ...truth.corrections.map((c) => c.sayings),
-        truth.flip.old.sayings,
-        truth.flip.new.sayings,
-        ...truth.oneOffs.map((o) => o.occurrences),
-      ];
-      if (items.filter((said) => said.some((x) => cardSays(k, x.text))).length >= 2) res.mixed++;
+      if (planted.filter((said) => said.some((x) => cardSays(k, x.text))).length >= 2) res.mixed++;
     }
     for (const o of truth.oneOffs) {
       const k = cards.find((k) => k.op !== "retire" && o.occurrences.some((s) => cardSays(k, s.text)));

@@ -22,3 +22,4 @@ export * from "./mulberry32.ts";
 export * from "./skill-card.ts";
 export * from "./task-usage.ts";
 export * from "./yaml-text.ts";
+export * from "./shell-command.ts";

@@ -1,4 +1,4 @@
-import { isCredentialShaped } from "../lib/index.ts";
+import { isCredentialShaped, pastLeadingCd } from "../lib/index.ts";
 import { familiesOf } from "./lesson-family.ts";
 import { findCorrection } from "./mine/corrections.ts";
 
@@ -324,9 +324,10 @@ const CODE_LINE =
 const ENDS_IN_CALL = /\w\(.*\)\s*[;.]?$/;
 /** Four plain words in a row: prose, which may end by naming a call ("we're on the new router, use ctx.go('/x')"). */
 const PROSE_RUN = /(?:^|\s)(?:[a-z']+\s+){3}[a-z']+(?=[\s,.;:!?]|$)/i;
-const CODE_LIKE = {
-  test: (text: string): boolean => CODE_LINE.test(text) || (ENDS_IN_CALL.test(text) && !PROSE_RUN.test(text)),
-};
+/** A line of code, or a line ending in a call with no run of prose in it. */
+function codeLike(text: string): boolean {
+  return CODE_LINE.test(text) || (ENDS_IN_CALL.test(text) && !PROSE_RUN.test(text));
+}
 /** Words of a complaint about what a sentence names. */
 const COMPLAINT =
   /\b(?:break|breaks|broke|broken|wreck|wrecks|wrecked|fail|fails|failed|wrong|mess(?:es|ed)?|bad|hate|useless|ugly|slow|why)\b/i;
@@ -900,12 +901,11 @@ function topicOfLoose(term: string): string | undefined {
 /**
  * The tool part of an agent action as the harvest records it (`$ npm install x`, `edit src/a.ts:
  * …`), without the agent's words after " · "; "" when there is none. A command's leading `cd <dir>
- * &&` is left out: agents run most commands from a folder that way, and the command after it is
- * what they did (`cd web && npm install x` installed with npm, it did not only change folder).
+ * &&` is left out (pastLeadingCd): the command after it is what the agent did.
  */
 export function agentTool(action: string | undefined): string {
   const tool = action?.split(" · ", 1)[0] ?? "";
-  return tool.startsWith("$ ") ? `$ ${tool.slice(2).replace(/^(?:\s*(?:cd|pushd)\s+\S+\s*(?:&&|;)\s*)+/, "")}` : tool;
+  return tool.startsWith("$ ") ? `$ ${pastLeadingCd(tool.slice(2))}` : tool;
 }
 
 /** The path an agent's edit wrote, or undefined when the action was not an edit. */
@@ -1064,7 +1064,7 @@ export function instructionsOf(
     // Read without its preamble ("nit:", "before I forget:"), which says nothing of the rule.
     const body = s.replace(LEAD_IN, "").replace(PREAMBLE, "").trim();
     const toks = lessonTokens(body);
-    if (toks.size === 0 || CODE_LIKE.test(body)) continue;
+    if (toks.size === 0 || codeLike(body)) continue;
     const words = body.split(/\s+/).length;
     const negation =
       NEGATION.test(body) || findCorrection([body]) !== undefined || new RegExp(GONE.source).test(body.toLowerCase());
@@ -1242,7 +1242,7 @@ function spokenText(prompt: string): string {
  */
 export function notARule(quote: string, prompts: readonly string[]): boolean {
   const q = quote.trim().replace(/[.!]+$/, "");
-  if (q.length < 4 || CODE_LIKE.test(q) || taskBound(q) || NAMES_ONE.test(q)) return true;
+  if (q.length < 4 || codeLike(q) || taskBound(q) || NAMES_ONE.test(q)) return true;
   // Chatter, approval or moving on ("ok", "sorry, hit enter too early"): a weak model's rule from nothing.
   if (CHATTER.test(q) || movesOn(q) || NO_IDIOM.test(q)) return true;
   // A task request ("rebase onto main and sort out the conflict"), unless it also corrects or says "always".

@@ -1,3 +1,5 @@
+import { pastLeadingCd } from "../../lib/index.ts";
+
 /**
  * The simulator's reading of Sleep's lesson requests (issue 29 §3), so the model path runs offline:
  * `sleep_rules` lists a session's standing rules, `sleep_standing` says whether a rule is standing.
@@ -26,8 +28,7 @@ const TASK_START =
 function actionHead(agent: string): string {
   const tool = agent.split(" · ", 1)[0] ?? "";
   // A command run from a folder (`cd api && npm install`) is the command after the `cd`.
-  const cmd = tool.startsWith("$ ") ? tool.slice(2).replace(/^(?:\s*(?:cd|pushd)\s+\S+\s*(?:&&|;)\s*)+/, "") : "";
-  if (tool.startsWith("$ ")) return cmd.trim().split(/\s+/).slice(0, 2).join(" ");
+  if (tool.startsWith("$ ")) return pastLeadingCd(tool.slice(2)).trim().split(/\s+/).slice(0, 2).join(" ");
   const edit = /^edit \S+?: (.*)$/.exec(tool);
   return edit ? edit[1]!.trim().split(/\s+/).slice(0, 3).join(" ") : "";
 }
