@@ -53,9 +53,11 @@ const NOT_A_SIDE = /^(?:\d.*|.{1,1}|code|file|files|test|tests|thing|way|time|on
 
 /** Words next to a contrast marker that never name one side of it. */
 const SIDE_STOP = new Set(
-  "through across everywhere anywhere here there just plain simply directly manually by hand for in on at from of with next near inside outside".split(
-    " ",
-  ),
+  (
+    "through across everywhere anywhere here there just plain simply directly manually by hand for in on at from of with next near inside outside " +
+    // The particle of a phrasal verb ("bring the stack up", "spin it down"): part of the command, not the choice.
+    "up down out off back away around"
+  ).split(" "),
 );
 
 /**

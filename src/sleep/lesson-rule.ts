@@ -109,7 +109,7 @@ const GONE =
   /([\w.@/-]+)\s+(?:is|are)\s+(?:history|gone|out|dead|over|deprecated|banned|forbidden|not allowed|a no-go|retired|unmaintained|obsolete)\b/g;
 /** "swap / replace X for / with Y", "rip out / get rid of X", "we ditched / dropped X": X is avoided, Y preferred. */
 const SWAP =
-  /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*((?:[^,.;]|\.(?=\w))+?)(?:\s+(?:for|with)\s+((?:[^,.;]|\.(?=\w))+?))?(?=$|[,;]|\.(?!\w)|\s+(?:before|after|when|and|then)\b)/g;
+  /\b(?:swap|replace|trade|rip out|get rid of|strip out|take out)\s+(?:all\s+)?(?:those|these|the|that|this|any|every)?\s*((?:[^,.;]|\.(?=\w))+?)(?:\s+(?:for|with)\s+((?:[^,.;]|\.(?=\w))+?))?(?=$|[,;]|\.(?!\w)|\s+(?:before|after|when|and|then|so|because|since)\b)/g;
 /** A practice given up, said as a change: "we ditched changesets", "dropped hilt", "moved off yarn". */
 const GIVEN_UP_SAID =
   /\b(?:ditch(?:ed)?|dropped|dumped|retired|abandoned|killed|got rid of|moved off|migrated off|stopped using|(?:turned|switched|shut) off|disabled)\s+(?:the\s+|our\s+|all\s+)?((?:[^,.;!?]|\.(?=\w))+)/;
