@@ -214,9 +214,13 @@ export function correctedAction(before: string | undefined, after: string | unde
   // action before should not have changed is the correction, whatever runs after it.
   const restored = restoredFile(after);
   if (restored) return [`file:${restored}`];
+  // A chain of commands that puts the old way away and then runs another program (`docker compose
+  // down && ./bin/db up`, after `docker compose up`): the corrected action is the part that runs the
+  // other program; the cleanup only says what was given up.
+  const now = ea === undefined ? otherPart(before, after) : after;
   // An edit's terms are its lines' (after the folder): what it wrote that the edit before did not,
   // the first four of them.
-  const a = termsOf(after);
+  const a = termsOf(now);
   if (!a.length) return [];
   const b = new Set(termsOf(before));
   // The object the edit before already worked on (`berths` in `berths.first`) is what both edits
@@ -233,10 +237,34 @@ export function correctedAction(before: string | undefined, after: string | unde
     return added.map((t) => (small && SHORT_TERM.test(t) && !CODE_WORDS.has(t) ? `+${t}` : t)).slice(0, 4);
   }
   // A command whose tool changed (`./gradlew …` then `just android-debug`) names the new tool.
-  const ha = commandHead(after);
+  const ha = commandHead(now);
   const hb = commandHead(before);
   const tool = ha && hb && ha !== hb ? [`tool:${ha}`] : [];
   return [...new Set([...tool, ...a.filter((t) => !b.has(t))])].slice(0, 6);
+}
+
+/**
+ * Of a chained command (`a && b`, `a; b`), the parts that run another program than the command
+ * before it did, when there is such a part and another that does not (and none runs that command
+ * again); else the command itself.
+ */
+function otherPart(before: string | undefined, after: string | undefined): string | undefined {
+  const hb = commandHead(before);
+  const tool = agentTool(after);
+  if (!hb || !tool.startsWith("$ ")) return after;
+  const parts = tool
+    .slice(2)
+    .split(/\s*(?:&&|\|\||;)\s*/)
+    .filter(Boolean)
+    .map((p) => `$ ${p}`);
+  // The command before run again first (`pnpm build && git push` after `pnpm build`) is the task going on.
+  const again = agentTool(before).slice(2).trim();
+  if (parts.length < 2 || parts.some((p) => p.slice(2).trim() === again)) return after;
+  const other = parts.filter((p) => {
+    const h = commandHead(p);
+    return h !== undefined && h !== hb && h !== "cd" && !READERS.has(h);
+  });
+  return other.length && other.length < parts.length ? `$ ${other.map((p) => p.slice(2)).join(" && ")}` : after;
 }
 
 /** A short name an edit may add (`ct`, `tz`, `id2`): evidence only as the whole of a small rewrite. */
