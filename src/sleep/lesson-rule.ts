@@ -1110,7 +1110,12 @@ export function instructionsOf(
     const echoes = beforeTool !== undefined && [...toks].some((t) => beforeTool.has(t));
     // It states another practice of the family the agent's command or edit belongs to ("Services
     // hand back a Result" right after a `throw new` edit): the action is the evidence.
-    const actionFamilies = beforeTool ? familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")) : new Set<string>();
+    // An edit belongs to the family its file's name says too (an edit of `lint-baseline.json` is
+    // about silencing the analyser, whatever line it added).
+    const fileFamilies = familiesOf(fileWords(editedPath(o.agentBefore)));
+    const actionFamilies = beforeTool
+      ? new Set([...familiesOf(tool.replace(/^(?:\$ |edit \S+?: )/, "")), ...fileFamilies])
+      : new Set<string>();
     const sameFamilyAsAction = [...familiesOf(body)].some((f) => actionFamilies.has(f));
     // The family is in the sentence's own words, not only in the words it repeats from the action.
     const ownWords = () =>
@@ -1121,6 +1126,9 @@ export function instructionsOf(
         .join(" ");
     const otherPractice =
       followUp && sameFamilyAsAction && [...familiesOf(ownWords())].some((f) => actionFamilies.has(f));
+    // Said in the concern the edited file's own name states, right after that edit ("fix the warning
+    // or suppress it narrowly" after an edit of lint-baseline.json): about that edit, even in a task's shape.
+    const aboutEditedFile = otherPractice && [...familiesOf(ownWords())].some((f) => fileFamilies.has(f));
     // A short follow-up that names what the agent then changed ("tmp_path fixture", then an edit
     // using tmp_path where the one before did not): the agent took it as a correction.
     const followed =
@@ -1146,7 +1154,8 @@ export function instructionsOf(
         WHY_YOU.test(body) ||
         (echoes && (negation || WHY_THERE.test(body))));
     const standingMark = STANDING.test(body) || DONE_GATE.test(body);
-    const task = TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark;
+    const task =
+      TASK_START.test(body) && !negation && !again && !refersBack && !contradicts && !standingMark && !aboutEditedFile;
     if (task && !leadIn) continue;
     if (
       !(
@@ -1190,6 +1199,12 @@ export function instructionsOf(
     });
   }
   return out;
+}
+
+/** The words of a file's name, without its folder and extension (`config/lint-baseline.json` → "lint baseline"). */
+function fileWords(path: string | undefined): string {
+  const name = path?.slice(path.lastIndexOf("/") + 1).replace(/\.\w+$/, "") ?? "";
+  return name.replace(/[^\p{L}\p{N}]+/gu, " ").trim();
 }
 
 /** A sentence that is only a standing marker ("always.", "every single time!"): it qualifies the one before. */
