@@ -204,7 +204,9 @@ export function correctedAction(before: string | undefined, after: string | unde
     const fa = folder(ea);
     const fb = folder(eb);
     const above = fa !== "" && fb.startsWith(`${fa}/`) && fb.slice(fa.length + 1).split("/").length <= 2;
-    return fa === fb || above ? [`file:${ea.slice(ea.lastIndexOf("/") + 1).toLowerCase()}`] : [];
+    if (!(fa === fb || above)) return [];
+    const role = splitRole(eb, ea);
+    return [`file:${ea.slice(ea.lastIndexOf("/") + 1).toLowerCase()}`, ...(role ? [`role:${role}`] : [])];
   }
   if (ea !== undefined && eb === undefined) return [];
   // A command that only looks (`sed -n 1,200p file`, `cat`, `grep`, `git diff`) is the agent reading
@@ -241,6 +243,33 @@ export function correctedAction(before: string | undefined, after: string | unde
   const hb = commandHead(before);
   const tool = ha && hb && ha !== hb ? [`tool:${ha}`] : [];
   return [...new Set([...tool, ...a.filter((t) => !b.has(t))])].slice(0, 6);
+}
+
+/**
+ * The part of a file's name that says its role (`previews.kt` of `CartPreviews.kt`, `stories.tsx`
+ * of `cart.stories.tsx`), when the agent moved code from one file of a thing to another file of
+ * the same thing with another role (`CartScreen.kt` → `CartPreviews.kt`): the kind of file the
+ * code belongs in, which the same correction about another thing shares.
+ */
+function splitRole(from: string, to: string): string | undefined {
+  const parts = (path: string) => {
+    const name = path.slice(path.lastIndexOf("/") + 1);
+    const dot = name.lastIndexOf(".");
+    const stem = dot > 0 ? name.slice(0, dot) : name;
+    const words = stem
+      .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, "$1 $2")
+      .split(/[\s._-]+/)
+      .filter(Boolean)
+      .map((w) => w.toLowerCase());
+    return { words, ext: dot > 0 ? name.slice(dot + 1).toLowerCase() : "" };
+  };
+  const a = parts(from);
+  const b = parts(to);
+  if (a.words.length < 2 || b.words.length < 2 || a.ext !== b.ext) return undefined;
+  // The same thing (every word but the last), another role (the last word).
+  const thing = (w: readonly string[]) => w.slice(0, -1).join(" ");
+  if (thing(a.words) !== thing(b.words) || a.words.at(-1) === b.words.at(-1)) return undefined;
+  return `${b.words.at(-1)}.${b.ext}`;
 }
 
 /**
