@@ -28,7 +28,7 @@ function cards(digests: ReturnType<typeof digest>[], model?: Map<string, ModelRu
   return planLessons(book, 1, "", { target: "CLAUDE.md", retireAfterNights: 0 }).cards.map((c) => c.rule);
 }
 
-describe("a weak model's normalised forms never undo what the user's words join", () => {
+describe("a weak model's normalised forms: what the user's words join stays joined, the words around a rule join nothing", () => {
   const first = "no, new changelog lines go under the unreleased heading";
   const second = "changelog lines belong under unreleased, never under a released version";
   const digests = [
@@ -88,6 +88,32 @@ describe("a weak model's normalised forms never undo what the user's words join"
         { agent: "$ php artisan db:seed", user: "run migrations before seeders" },
       ]),
     ];
+    expect(cards(other, model)).toEqual([]);
+  });
+
+  test("the words around the rule, which the reading without a model cut away, join nothing", () => {
+    // The model's form is the whole sentence: its praise of the summary is no part of the rule.
+    const said = "the release summary reads nicely, but never put changelog lines under a released version";
+    const other = [
+      digest("p1", 1, [
+        { agent: "", user: "Note the parser fix in the changelog" },
+        { agent: "edit CHANGELOG.md: ## 2.4.0", user: said },
+      ]),
+      digest("p2", 3, [
+        { agent: "", user: "Draft the notes for the tenant export" },
+        { agent: "edit docs/release.md: tenant export", user: "keep the release summary short" },
+      ]),
+    ];
+    const model = new Map<string, ModelRules>([
+      ["p1", { session_id: "p1", rules: [{ rule: `${said.charAt(0).toUpperCase()}${said.slice(1)}.`, quote: said }] }],
+      [
+        "p2",
+        {
+          session_id: "p2",
+          rules: [{ rule: "Keep the release summary short.", quote: "keep the release summary short" }],
+        },
+      ],
+    ]);
     expect(cards(other, model)).toEqual([]);
   });
 });
