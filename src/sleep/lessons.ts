@@ -364,10 +364,11 @@ export function observe(
         // The model's form may carry the words around the rule (its quote is the whole sentence).
         // Only its terms (never "not" or "only": what takes a side stays), and none the rule says.
         const own = lessonTokens(same.quote);
+        const ownWords = new Set(plainWords(same.quote));
         const inNorm = new Set(plainWords(norm));
         const cutAway = (x: string) => {
           const t = lessonTokens(x);
-          return t.size > 0 && ![...t].some((y) => own.has(y));
+          return !ownWords.has(x) && t.size > 0 && ![...t].some((y) => own.has(y));
         };
         const beside = [...new Set(plainWords(quote))].filter((x) => inNorm.has(x) && cutAway(x));
         if (beside.length) same.beside = beside;

@@ -116,4 +116,25 @@ describe("a weak model's normalised forms: what the user's words join stays join
     ]);
     expect(cards(other, model)).toEqual([]);
   });
+
+  test("a dotted or called name the rule says is never taken for words around it", () => {
+    const book: LessonBook = { version: 1, project: "/p", observations: [], lessons: [] };
+    const said = "compare with Money.Equals, not the == operator";
+    observe(
+      book,
+      [
+        digest("q1", 1, [
+          { agent: "", user: "Total the invoice lines" },
+          { agent: "edit Invoice.cs: a == b", user: said },
+        ]),
+      ],
+      1,
+      new Map([
+        ["q1", { session_id: "q1", rules: [{ rule: "Compare money with Money.Equals, not ==.", quote: said }] }],
+      ]),
+    );
+    const o = book.observations.find((x) => x.norm) as { beside?: string[] } | undefined;
+    expect(o).toBeDefined();
+    expect(o!.beside).toBeUndefined();
+  });
 });
