@@ -60,7 +60,9 @@ import {
  *    choices (of the table, or learned from this user's sessions: lesson-learned.ts) without
  *    contradicting each other, their corrected actions share a changed flag, path or folder, or
  *    they are about one family of practice and agree on more (the same action, or nothing else
- *    named). Clustered single-link, incrementally.
+ *    named). Clustered single-link, incrementally. With a model, a saying is read twice, in the
+ *    model's normalised form and in the user's own words: either reading joins, either reading's
+ *    contradiction keeps apart.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
  *    One-off remarks never become lessons.
  * 4. The rule is the model's normalised form, else the member closest to all others, in the user's
