@@ -60,7 +60,9 @@ import {
  *    choices (of the table, or learned from this user's sessions: lesson-learned.ts) without
  *    contradicting each other, their corrected actions share a changed flag, path or folder, or
  *    they are about one family of practice and agree on more (the same action, or nothing else
- *    named). Clustered single-link, incrementally.
+ *    named). Clustered single-link, incrementally. With a model, a saying is read twice, in the
+ *    model's normalised form and in the user's own words: either reading joins, either reading's
+ *    contradiction keeps apart.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
  *    One-off remarks never become lessons.
  * 4. The rule is the model's normalised form, else the member closest to all others, in the user's
@@ -87,6 +89,12 @@ interface Observation {
   context?: string;
   /** The model's normalised form of the rule ("Use pnpm, not npm"), when a model read the session. */
   norm?: string;
+  /**
+   * Words of the normalised form that the user said around the rule, in the sentence the model
+   * quoted, and that the rule-based reading cut away from it ("looks fine" of "looks fine, but keep
+   * X"): they are no part of the rule, and are left out when the normalised form is clustered.
+   */
+  beside?: string[];
   /** Key terms of the agent's action right before it (`npm install`), when the harvest kept it. */
   act?: string[];
   /** The precise action right before it (`run:go test ingest`, `edit:ci.yml`; lesson-rule.ts actionKey). */
@@ -355,6 +363,17 @@ export function observe(
       );
       if (same) {
         same.norm = norm;
+        // The model's form may carry the words around the rule (its quote is the whole sentence).
+        // Only its terms (never "not" or "only": what takes a side stays), and none the rule says.
+        const own = lessonTokens(same.quote);
+        const ownWords = new Set(plainWords(same.quote));
+        const inNorm = new Set(plainWords(norm));
+        const cutAway = (x: string) => {
+          const t = lessonTokens(x);
+          return !ownWords.has(x) && t.size > 0 && ![...t].some((y) => own.has(y));
+        };
+        const beside = [...new Set(plainWords(quote))].filter((x) => inNorm.has(x) && cutAway(x));
+        if (beside.length) same.beside = beside;
         // A model read a rule in it: no longer a bare reaction.
         if (same.kind === "reaction") same.kind = "correction";
         continue;
@@ -412,13 +431,29 @@ function polarityOfText(text: string): Polarity {
   return p;
 }
 
+/** A text's words, lower-cased, as typed (for comparing which words two texts share). */
+const plainWords = (s: string) => s.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}_'’-]*/gu) ?? [];
+
 /**
- * The text an observation is clustered on: the model's normalised form, else the user's words. A
+ * The text an observation is clustered on: normText, less the words the user said around the rule
+ * that the rule-based reading cut away (`beside`).
+ */
+function clusterText(o: Observation): string {
+  const text = normText(o);
+  if (!o.norm || !o.beside?.length) return text;
+  const cut = new Set(o.beside);
+  return text
+    .replace(/[\p{L}\p{N}][\p{L}\p{N}_'’-]*/gu, (x) => (cut.has(x.toLowerCase()) ? "" : x))
+    .replace(/\s{2,}/g, " ");
+}
+
+/**
+ * The text an observation is read by: the model's normalised form, else the user's words. A
  * trailing parenthesis of the normalised form that restates the agent's action ("… (not: npm
  * install)") is left out: the action is evidence of its own (`act`), and its words ("import",
  * "await") would join the rule to every other correction of the same kind of edit.
  */
-function clusterText(o: Observation): string {
+function normText(o: Observation): string {
   if (!o.norm) return respell(o.quote);
   const act = o.act ?? [];
   const text = o.norm.replace(/[\s.]+$/, "");
@@ -431,14 +466,26 @@ function clusterText(o: Observation): string {
   return o.norm;
 }
 
+/** Which text of a saying is read: the model's normalised form (clusterText) or the user's own words (saidText). */
+type TextOf = (o: Observation) => string;
+
+/**
+ * A saying in the user's own words: the clause the rule-based reading cut from the sentence, or
+ * the words a model quoted when only a model read it. Read beside a model's normalised form, so
+ * that a poor form (the whole sentence, or a paraphrase that loses the term) never undoes what the
+ * user's words join.
+ */
+const saidText: TextOf = (o) => respell(o.quote);
+
 /**
  * The terms an observation is clustered on: its words, its topics (so that two sayings about one
  * topic meet in the index), and the agent's action it followed (`act:npm`, `act:install`): the
  * corrected action joins sayings that share few words.
  */
-function clusterTokens(o: Observation): Set<string> {
-  const t = lessonTokens(clusterText(o));
-  for (const topic of topicsOf(polarityOfText(clusterText(o)))) t.add(`topic:${topic}`);
+function clusterTokens(o: Observation, textOf: TextOf = clusterText): Set<string> {
+  const text = textOf(o);
+  const t = lessonTokens(text);
+  for (const topic of topicsOf(polarityOfText(text))) t.add(`topic:${topic}`);
   for (const a of o.act ?? []) t.add(`act:${a}`);
   return t;
 }
@@ -531,7 +578,6 @@ function bookWeights(book: LessonBook): Weights {
 function assignClusters(book: LessonBook, w: Weights): void {
   const obs = book.observations;
   if (!obs.some((o) => o.cluster === undefined)) return;
-  const toks = obs.map(clusterTokens);
   // What each correction changed, with the namespace of a path-like term (`tracing::info` and
   // `tracing::debug` both moved to `tracing`).
   const fixOf = new Map(obs.map((o) => [o, withNamespaces(o.fix ?? [])] as const));
@@ -567,160 +613,194 @@ function assignClusters(book: LessonBook, w: Weights): void {
     return toolOnly && (more(fa, ha, fb) || more(fb, hb, fa)) ? 0 : shared.length;
   };
   const sharedFix = (a: Observation, b: Observation) => fixesShared(a, b) > 0;
-  // A preference joins on a corrected action only when both sayings name what the agent changed to
-  // ("we're off joda now, java.time all the way" and "Instant not DateTime", each followed by
-  // java.time.Instant): after a new wish the edit may as well be the task going on in that file.
-  const sameFix = (i: number, j: number) => {
-    const a = obs[i]!;
-    const b = obs[j]!;
-    if (a.kind === "reaction" || b.kind === "reaction" || !sharedFix(a, b)) return false;
-    if (a.kind === "correction" && b.kind === "correction") return true;
-    // Two rules said right after the same action, each followed by the same corrected action: two
-    // changes announced ("maildev got replaced by smtp4dev" / "the old catcher is abandoned so we
-    // switched", each then a query of the new inbox), or the agent turning to the same other tool
-    // ("there's a make target for that" / "stop typing the raw docker commands", each after the same
-    // `docker compose up` and then `make up`): the agent was told the same thing twice, in any words.
-    // The same file edited again after a wish may be the task going on.
-    if (sameAction(a, b) && changeOf(i) !== undefined && changeOf(j) !== undefined) return true;
-    const fb = fixes(b);
-    if (sameAction(a, b) && fixes(a).some((f) => f.startsWith("tool:") && fb.includes(f))) return true;
-    return fixes(a).some((f) => rareFix(f) && fb.includes(f) && saysFix(toks[i]!, f) && saysFix(toks[j]!, f));
-  };
-  // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
-  // require.Equal", after which the agent wrote cmp.Diff).
-  // Naming only the tool it turned to (`cargo`, after `cargo clippy --workspace`) is no evidence:
-  // another practice of that tool ("versions are cut with cargo release") names it too.
-  const namedFix = (said: number, o: Observation) => {
-    const fs = fixes(o).filter(rareFix);
-    const heads = toolHeads(fixes(o));
-    const more = fs.some((f) => !isToolHead(f, heads));
-    return fs.some(
-      (f) =>
-        f.length >= 4 &&
-        !(more && isToolHead(f, heads)) &&
-        (namesTerm(toks[said]!, f) || namesTerm(toks[said]!, fileOfFix(f))),
-    );
-  };
-  const namesFix = (i: number, j: number) =>
-    obs[i]!.session_id !== obs[j]!.session_id && (namedFix(i, obs[j]!) || namedFix(j, obs[i]!));
-  const pol = new Map<number, Polarity>();
-  const polOf = (i: number) => {
-    let p = pol.get(i);
-    if (!p) {
-      p = polarityOfText(clusterText(obs[i]!));
-      // A saying that announces a change takes sides on a learned topic only through what it gives up
-      // or takes up: "the old catcher is abandoned so we switched, read the new one's v2 api" wants
-      // no "api" of "composition api please, not the options object".
-      const ch = changeOf(i);
-      if (ch) {
-        const aside = (t: string) =>
-          !ch.up.has(t) &&
-          !ch.off.has(t) &&
-          [...topicsOf({ prefer: new Set([t]), avoid: new Set() })].some(learnedTopic);
-        p = {
-          prefer: new Set([...p.prefer].filter((t) => !aside(t))),
-          avoid: new Set([...p.avoid].filter((t) => !aside(t))),
-        };
+  // One reading of the sayings per text: the model's normalised form, and (when a model read any)
+  // the user's own words as well. Two sayings join when either reading joins them.
+  const readingOf = (textOf: TextOf) => {
+    const toks = obs.map((o) => clusterTokens(o, textOf));
+    // A preference joins on a corrected action only when both sayings name what the agent changed to
+    // ("we're off joda now, java.time all the way" and "Instant not DateTime", each followed by
+    // java.time.Instant): after a new wish the edit may as well be the task going on in that file.
+    const sameFix = (i: number, j: number) => {
+      const a = obs[i]!;
+      const b = obs[j]!;
+      if (a.kind === "reaction" || b.kind === "reaction" || !sharedFix(a, b)) return false;
+      if (a.kind === "correction" && b.kind === "correction") return true;
+      // Two rules said right after the same action, each followed by the same corrected action: two
+      // changes announced ("maildev got replaced by smtp4dev" / "the old catcher is abandoned so we
+      // switched", each then a query of the new inbox), or the agent turning to the same other tool
+      // ("there's a make target for that" / "stop typing the raw docker commands", each after the same
+      // `docker compose up` and then `make up`): the agent was told the same thing twice, in any words.
+      // The same file edited again after a wish may be the task going on.
+      if (sameAction(a, b) && changeOf(i) !== undefined && changeOf(j) !== undefined) return true;
+      const fb = fixes(b);
+      if (sameAction(a, b) && fixes(a).some((f) => f.startsWith("tool:") && fb.includes(f))) return true;
+      return fixes(a).some((f) => rareFix(f) && fb.includes(f) && saysFix(toks[i]!, f) && saysFix(toks[j]!, f));
+    };
+    // One saying names what the agent changed to after the other ("cmp.Diff from now on" / "no more
+    // require.Equal", after which the agent wrote cmp.Diff).
+    // Naming only the tool it turned to (`cargo`, after `cargo clippy --workspace`) is no evidence:
+    // another practice of that tool ("versions are cut with cargo release") names it too.
+    const namedFix = (said: number, o: Observation) => {
+      const fs = fixes(o).filter(rareFix);
+      const heads = toolHeads(fixes(o));
+      const more = fs.some((f) => !isToolHead(f, heads));
+      return fs.some(
+        (f) =>
+          f.length >= 4 &&
+          !(more && isToolHead(f, heads)) &&
+          (namesTerm(toks[said]!, f) || namesTerm(toks[said]!, fileOfFix(f))),
+      );
+    };
+    const namesFix = (i: number, j: number) =>
+      obs[i]!.session_id !== obs[j]!.session_id && (namedFix(i, obs[j]!) || namedFix(j, obs[i]!));
+    const pol = new Map<number, Polarity>();
+    const polOf = (i: number) => {
+      let p = pol.get(i);
+      if (!p) {
+        p = polarityOfText(textOf(obs[i]!));
+        // A saying that announces a change takes sides on a learned topic only through what it gives up
+        // or takes up: "the old catcher is abandoned so we switched, read the new one's v2 api" wants
+        // no "api" of "composition api please, not the options object".
+        const ch = changeOf(i);
+        if (ch) {
+          const aside = (t: string) =>
+            !ch.up.has(t) &&
+            !ch.off.has(t) &&
+            [...topicsOf({ prefer: new Set([t]), avoid: new Set() })].some(learnedTopic);
+          p = {
+            prefer: new Set([...p.prefer].filter((t) => !aside(t))),
+            avoid: new Set([...p.avoid].filter((t) => !aside(t))),
+          };
+        }
+        pol.set(i, p);
       }
-      pol.set(i, p);
-    }
-    return p;
-  };
-  const learnedTopic = (t: string) => t.startsWith("learned:");
-  const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
-  // A saying that announces a change never joins sayings it goes against ("we moved the logs to
-  // json" and "plain log lines please", after which the agent dropped its json renderer).
-  const changes = new Map<number, Change | undefined>();
-  const changeOf = (i: number) => {
-    if (!changes.has(i))
-      changes.set(i, obs[i]!.kind === "reaction" ? undefined : announcedChange(clusterText(obs[i]!)));
-    return changes.get(i);
-  };
-  // Each saying's own evidence, read once (a cluster's members are checked against many candidates).
-  const evidence = new Map<number, ReturnType<typeof evidenceOf>>();
-  const evidenceAt = (i: number) => {
-    let e = evidence.get(i);
-    if (!e) {
-      e = evidenceOf([obs[i]!]);
-      evidence.set(i, e);
-    }
-    return e;
-  };
-  const leaves = (i: number, j: number) => changeOf(i) !== undefined && leavesBehind(obs[i]!, obs[j]!);
-  const settings = new Map<number, Map<string, string>>();
-  const settingsAt = (i: number) => {
-    let s = settings.get(i);
-    if (!s) {
-      s = obs[i]!.kind === "reaction" ? new Map() : settingsOf(clusterText(obs[i]!));
-      settings.set(i, s);
-    }
-    return s;
-  };
-  const announcedAgainst = (i: number, j: number) => {
-    const ci = changeOf(i);
-    const cj = changeOf(j);
-    if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
-      return true;
-    if (leaves(i, j) || leaves(j, i)) return true;
-    if (settingChanged(settingsAt(i), settingsAt(j))) return true;
-    // One avoids what the other asks for, in words or in what its correction moved to ("swap the
-    // http.get for the new client" after a correction that made the agent write http.get).
-    const ej = evidenceAt(j).asks;
-    const ei = evidenceAt(i).asks;
-    return [...polOf(i).avoid].some((t) => ej.has(t)) || [...polOf(j).avoid].some((t) => ei.has(t));
-  };
-  // Two sayings that take the same side on a rare term, in any words: both want it, or both give it
-  // up or avoid it ("we switched off noImplicitAny" / "noImplicitAny is false on purpose now").
-  const sides = new Map<number, { up: string[]; off: Set<string> }>();
-  const side = (k: number) => {
-    let s = sides.get(k);
-    if (!s) {
-      const p = polOf(k);
-      const ch = changeOf(k);
-      const off = new Set([...p.avoid, ...(ch?.off ?? [])]);
-      s = { up: [...p.prefer, ...(ch?.up ?? [])].filter((t) => !off.has(t)), off };
-      sides.set(k, s);
-    }
-    return s;
-  };
-  const sameStance = (i: number, j: number) => {
-    const a = side(i);
-    const b = side(j);
-    // Rare enough to name one thing (in at most about one prompt in seven): a stance taken in
-    // several sayings makes its own term more frequent than the rarest words.
-    const rare = (t: string) => !t.startsWith("topic:") && w.weight(t) >= 2;
-    return [...a.off].some((t) => b.off.has(t) && rare(t)) || a.up.some((t) => b.up.includes(t) && rare(t));
-  };
-  // A topic learned from these sessions is met by a saying only through a rare word of it: a common
-  // word ("check" of "lint check before you say done") is said of many things, and does not put
-  // the saying on the topic learned from another one ("a null check, not a bang").
-  const onTopic = (k: number, t: string) =>
-    [...polOf(k).prefer, ...polOf(k).avoid].filter((x) => topicsOf({ prefer: new Set([x]), avoid: new Set() }).has(t));
-  const commonWordOnly = (t: string, i: number, j: number) =>
-    learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
-  const index = new Map<string, number[]>();
-  // The index keys: an observation's terms and its families (two sayings of one family may share no word).
-  // A reaction ("again.") is found only through the action it followed.
-  const keys = (i: number) => {
-    const o = obs[i]!;
-    const action = o.key ? [`key:${o.key}`] : [];
-    if (o.kind === "reaction")
+      return p;
+    };
+    const learnedTopic = (t: string) => t.startsWith("learned:");
+    const fams = obs.map((o) => familiesOf(textOf(o), o.act));
+    // A saying that announces a change never joins sayings it goes against ("we moved the logs to
+    // json" and "plain log lines please", after which the agent dropped its json renderer).
+    const changes = new Map<number, Change | undefined>();
+    const changeOf = (i: number) => {
+      if (!changes.has(i)) changes.set(i, obs[i]!.kind === "reaction" ? undefined : announcedChange(textOf(obs[i]!)));
+      return changes.get(i);
+    };
+    // Each saying's own evidence, read once (a cluster's members are checked against many candidates).
+    const evidence = new Map<number, ReturnType<typeof evidenceOf>>();
+    const evidenceAt = (i: number) => {
+      let e = evidence.get(i);
+      if (!e) {
+        e = evidenceOf([obs[i]!], textOf);
+        evidence.set(i, e);
+      }
+      return e;
+    };
+    const leaves = (i: number, j: number) => changeOf(i) !== undefined && leavesBehind(obs[i]!, obs[j]!, textOf);
+    const settings = new Map<number, Map<string, string>>();
+    const settingsAt = (i: number) => {
+      let s = settings.get(i);
+      if (!s) {
+        s = obs[i]!.kind === "reaction" ? new Map() : settingsOf(textOf(obs[i]!));
+        settings.set(i, s);
+      }
+      return s;
+    };
+    const announcedAgainst = (i: number, j: number) => {
+      const ci = changeOf(i);
+      const cj = changeOf(j);
+      if ((ci !== undefined && goesAgainst(ci, evidenceAt(j))) || (cj !== undefined && goesAgainst(cj, evidenceAt(i))))
+        return true;
+      if (leaves(i, j) || leaves(j, i)) return true;
+      if (settingChanged(settingsAt(i), settingsAt(j))) return true;
+      // One avoids what the other asks for, in words or in what its correction moved to ("swap the
+      // http.get for the new client" after a correction that made the agent write http.get).
+      const ej = evidenceAt(j).asks;
+      const ei = evidenceAt(i).asks;
+      return [...polOf(i).avoid].some((t) => ej.has(t)) || [...polOf(j).avoid].some((t) => ei.has(t));
+    };
+    // Two sayings that take the same side on a rare term, in any words: both want it, or both give it
+    // up or avoid it ("we switched off noImplicitAny" / "noImplicitAny is false on purpose now").
+    const sides = new Map<number, { up: string[]; off: Set<string> }>();
+    const side = (k: number) => {
+      let s = sides.get(k);
+      if (!s) {
+        const p = polOf(k);
+        const ch = changeOf(k);
+        const off = new Set([...p.avoid, ...(ch?.off ?? [])]);
+        s = { up: [...p.prefer, ...(ch?.up ?? [])].filter((t) => !off.has(t)), off };
+        sides.set(k, s);
+      }
+      return s;
+    };
+    const sameStance = (i: number, j: number) => {
+      const a = side(i);
+      const b = side(j);
+      // Rare enough to name one thing (in at most about one prompt in seven): a stance taken in
+      // several sayings makes its own term more frequent than the rarest words.
+      const rare = (t: string) => !t.startsWith("topic:") && w.weight(t) >= 2;
+      return [...a.off].some((t) => b.off.has(t) && rare(t)) || a.up.some((t) => b.up.includes(t) && rare(t));
+    };
+    // A topic learned from these sessions is met by a saying only through a rare word of it: a common
+    // word ("check" of "lint check before you say done") is said of many things, and does not put
+    // the saying on the topic learned from another one ("a null check, not a bang").
+    const onTopic = (k: number, t: string) =>
+      [...polOf(k).prefer, ...polOf(k).avoid].filter((x) =>
+        topicsOf({ prefer: new Set([x]), avoid: new Set() }).has(t),
+      );
+    const commonWordOnly = (t: string, i: number, j: number) =>
+      learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
+    // The index keys: an observation's terms and its families (two sayings of one family may share no word).
+    // A reaction ("again.") is found only through the action it followed.
+    const keys = (i: number) => {
+      const o = obs[i]!;
+      const action = o.key ? [`key:${o.key}`] : [];
+      if (o.kind === "reaction")
+        return [
+          ...action,
+          ...fixes(o)
+            .filter(rareFix)
+            .map((f) => `fix:${f}`),
+        ];
+      const fixed = fixes(o).filter(rareFix);
       return [
+        ...toks[i]!,
+        ...[...fams[i]!].map((f) => `family:${f}`),
+        ...fixed.map((f) => `fix:${f}`),
+        // The file or folder the agent then changed, as a saying's own term names it (namesFix).
+        ...fixed.filter((f) => /^(?:file|dir):/.test(f)).map(fileOfFix),
         ...action,
-        ...fixes(o)
-          .filter(rareFix)
-          .map((f) => `fix:${f}`),
       ];
-    const fixed = fixes(o).filter(rareFix);
-    return [
-      ...toks[i]!,
-      ...[...fams[i]!].map((f) => `family:${f}`),
-      ...fixed.map((f) => `fix:${f}`),
-      // The file or folder the agent then changed, as a saying's own term names it (namesFix).
-      ...fixed.filter((f) => /^(?:file|dir):/.test(f)).map(fileOfFix),
-      ...action,
-    ];
+    };
+    // Two sayings that must never join: opposite sides, or a change announced against the other.
+    const against = (i: number, j: number) => opposite(polOf(i), polOf(j)) || announcedAgainst(i, j);
+    // Two stated sayings (not reactions) that say the same thing.
+    const joins = (i: number, j: number) => {
+      // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
+      // prettier" / "formatting = biome"), say the same thing.
+      const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t) && !commonWordOnly(t, i, j));
+      // The agent's action is more evidence, never less: two sayings whose words match join
+      // even when they followed different actions. It is never all the evidence: the words must
+      // share a term too ("Amend that" and "we migrated to vitest", both after `git commit`, are
+      // two things), or a family of practice must agree (sameFamily).
+      const wi = wordsOf(toks[i]!);
+      const wj = wordsOf(toks[j]!);
+      const sharesWord = [...wi].some((t) => wj.has(t));
+      return (
+        sameTopic ||
+        sameStance(i, j) ||
+        (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
+        sameActionSameWord(obs[i]!, obs[j]!, w) ||
+        sameFileNamed(obs[i]!, obs[j]!) ||
+        sameFix(i, j) ||
+        namesFix(i, j) ||
+        sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
+      );
+    };
+    return { keys, against, joins };
   };
+  const readings = [readingOf(clusterText), ...(obs.some((o) => o.norm) ? [readingOf(saidText)] : [])];
+  const keys = (i: number) => [...new Set(readings.flatMap((r) => r.keys(i)))];
+  const index = new Map<string, number[]>();
   const addToIndex = (i: number) => {
     for (const t of keys(i)) {
       const l = index.get(t);
@@ -738,10 +818,9 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (members) members.push(i);
     else byCluster.set(c, [i]);
   }
+  // A contradiction in either reading keeps two sayings apart (the user's words may show one the form lost).
   const clash = (a: number, b: number) =>
-    obs[a]!.kind !== "reaction" &&
-    obs[b]!.kind !== "reaction" &&
-    (opposite(polOf(a), polOf(b)) || announcedAgainst(a, b));
+    obs[a]!.kind !== "reaction" && obs[b]!.kind !== "reaction" && readings.some((r) => r.against(a, b));
   // The clusters holding a stated rule (not reactions alone).
   const stated = new Set(obs.filter((o) => o.cluster !== undefined && o.kind !== "reaction").map((o) => o.cluster!));
   let next = book.next_cluster ?? 1 + Math.max(0, ...obs.map((o) => o.cluster ?? 0));
@@ -754,7 +833,9 @@ function assignClusters(book: LessonBook, w: Weights): void {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
         seen.add(j);
-        if (opposite(polOf(i), polOf(j)) || announcedAgainst(i, j)) continue;
+        // The readings in which the two do not go against each other.
+        const open = readings.filter((r) => !r.against(i, j));
+        if (!open.length) continue;
         // The agent repeated one action in two sessions and the user objected both times: a short
         // reaction that states no rule ("again.") is the same correction as what was said after
         // that action elsewhere. A reaction joins on that alone, one cluster only (it never bridges
@@ -773,27 +854,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           } else if (!stated.has(obs[j]!.cluster!)) joined.add(obs[j]!.cluster!);
           continue;
         }
-        // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
-        // prettier" / "formatting = biome"), say the same thing.
-        const sameTopic = [...topicsOf(polOf(i))].some((t) => topicsOf(polOf(j)).has(t) && !commonWordOnly(t, i, j));
-        // The agent's action is more evidence, never less: two sayings whose words match join
-        // even when they followed different actions. It is never all the evidence: the words must
-        // share a term too ("Amend that" and "we migrated to vitest", both after `git commit`, are
-        // two things), or a family of practice must agree (sameFamily).
-        const wi = wordsOf(toks[i]!);
-        const wj = wordsOf(toks[j]!);
-        const sharesWord = [...wi].some((t) => wj.has(t));
-        if (
-          sameTopic ||
-          sameStance(i, j) ||
-          (sharesWord && (sameInstruction(toks[i]!, toks[j]!, w) || sameInstruction(wi, wj, w))) ||
-          sameActionSameWord(obs[i]!, obs[j]!, w) ||
-          sameFileNamed(obs[i]!, obs[j]!) ||
-          sameFix(i, j) ||
-          namesFix(i, j) ||
-          sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
-        )
-          joined.add(obs[j]!.cluster!);
+        if (open.some((r) => r.joins(i, j))) joined.add(obs[j]!.cluster!);
       }
     }
     if (latest) joined.add(latest.cluster);
@@ -978,7 +1039,7 @@ function isRecurring(c: Cluster): boolean {
 function representative(c: Cluster, w: Weights): string {
   // Without a restatement of one session's action ("… (not: export const config)"): the rule is for every session.
   const normed = c.members.some((m) => m.norm);
-  const text = (m: Observation) => (normed ? clusterText(m) : m.quote);
+  const text = (m: Observation) => (normed ? normText(m) : m.quote);
   const copies = new Map<string, number>();
   if (normed) for (const m of c.members) if (m.norm) copies.set(text(m), (copies.get(text(m)) ?? 0) + 1);
   let best = -1;
@@ -1020,11 +1081,11 @@ const CHATTER_RULE = /^\s*(?:h+m+|ok(?:ay)?|sure|thanks|fine|got it)?[\s.!,]*(?:
 const userWords = (rule: string) => rule.replace(/ \(then: [^)]*\)$/, "");
 
 /** What a cluster prefers and avoids: the polarity its members agree on. */
-function clusterPolarity(c: { members: readonly Observation[] }): Polarity {
+function clusterPolarity(c: { members: readonly Observation[] }, textOf: TextOf = clusterText): Polarity {
   const prefer = new Set<string>();
   const avoid = new Set<string>();
   for (const m of c.members) {
-    const p = polarityOfText(clusterText(m));
+    const p = polarityOfText(textOf(m));
     for (const x of p.prefer) prefer.add(x);
     for (const x of p.avoid) avoid.add(x);
   }
@@ -1033,8 +1094,11 @@ function clusterPolarity(c: { members: readonly Observation[] }): Polarity {
 }
 
 /** What sayings ask for and avoid: in their words, and in what their corrections changed (the action before → the fix). */
-function evidenceOf(members: readonly Observation[]): { asks: Set<string>; avoids: Set<string> } {
-  const pol = clusterPolarity({ members });
+function evidenceOf(
+  members: readonly Observation[],
+  textOf: TextOf = clusterText,
+): { asks: Set<string>; avoids: Set<string> } {
+  const pol = clusterPolarity({ members }, textOf);
   const asks = new Set(pol.prefer);
   const avoids = new Set(pol.avoid);
   for (const o of members) {
@@ -1068,14 +1132,26 @@ function announcedFlip(
   live: ReadonlySet<string>,
   w: Weights,
 ): LessonRecord | undefined {
+  // Read in the model's normalised forms, then in the user's own words (a poor form may lose the change).
+  const flip = announcedFlipIn(c, night, book, live, w, clusterText);
+  return flip ?? (c.members.some((m) => m.norm) ? announcedFlipIn(c, night, book, live, w, saidText) : undefined);
+}
+
+/** announcedFlip, reading each saying's text with `textOf`. */
+function announcedFlipIn(
+  c: Cluster,
+  night: number,
+  book: LessonBook,
+  live: ReadonlySet<string>,
+  w: Weights,
+  textOf: TextOf,
+): LessonRecord | undefined {
   const said = c.members.filter((m) => m.night === night && m.kind !== "reaction");
-  const changes = said
-    .map((m) => announcedChange(clusterText(m)) ?? swapChange(clusterText(m)))
-    .filter((x) => x !== undefined);
+  const changes = said.map((m) => announcedChange(textOf(m)) ?? swapChange(textOf(m))).filter((x) => x !== undefined);
   // A setting given another value ("MAIL_HOST=mailpit now" against "MAIL_HOST should be mailhog").
-  const values = said.map((m) => settingsOf(clusterText(m))).filter((v) => v.size > 0);
+  const values = said.map((m) => settingsOf(textOf(m))).filter((v) => v.size > 0);
   if (!changes.length && !values.length) return undefined;
-  const announcing = said.filter((m) => announcedChange(clusterText(m)) !== undefined);
+  const announcing = said.filter((m) => announcedChange(textOf(m)) !== undefined);
   for (const l of book.lessons) {
     if (!l.adopted_night || l.superseded_by || !live.has(norm(l.rule))) continue;
     const ruleSettings = settingsOf(userWords(l.rule));
@@ -1083,13 +1159,13 @@ function announcedFlip(
     if (!changes.length) continue;
     const ruleToks = lessonTokens(userWords(l.rule));
     const home = book.observations.find(
-      (o) => !c.members.includes(o) && sameInstruction(ruleToks, lessonTokens(clusterText(o)), w),
+      (o) => !c.members.includes(o) && sameInstruction(ruleToks, lessonTokens(textOf(o)), w),
     );
     if (!home) continue;
     const homes = book.observations.filter((o) => o.cluster === home.cluster);
-    const ev = evidenceOf(homes);
-    if (changes.some((ch) => goesAgainst(ch, ev)) || contradicts(l.rule, c)) return l;
-    if (announcing.some((m) => homes.some((h) => leavesBehind(m, h)))) return l;
+    const ev = evidenceOf(homes, textOf);
+    if (changes.some((ch) => goesAgainst(ch, ev)) || contradicts(l.rule, c, textOf)) return l;
+    if (announcing.some((m) => homes.some((h) => leavesBehind(m, h, textOf)))) return l;
   }
   return undefined;
 }
@@ -1098,8 +1174,8 @@ function announcedFlip(
  * A change of practice said where it leaves another saying behind: it undoes what that saying's
  * correction made the agent do (undoesFix), or it moved the practice elsewhere (movedElsewhere).
  */
-function leavesBehind(said: Observation, other: Observation): boolean {
-  return undoesFix(said, other) || movedElsewhere(said, other);
+function leavesBehind(said: Observation, other: Observation, textOf: TextOf = clusterText): boolean {
+  return undoesFix(said, other) || movedElsewhere(said, other, textOf);
 }
 
 /**
@@ -1119,8 +1195,8 @@ function undoesFix(said: Observation, other: Observation): boolean {
  * change of practice, it moves the practice elsewhere. Not from another change announced ("the
  * pretty mode is gone" and "moved off .pretty()" may each be followed by other json settings).
  */
-function movedElsewhere(said: Observation, other: Observation): boolean {
-  if (!sameAction(said, other) || announcedChange(clusterText(other))) return false;
+function movedElsewhere(said: Observation, other: Observation, textOf: TextOf = clusterText): boolean {
+  if (!sameAction(said, other) || announcedChange(textOf(other))) return false;
   const a = (said.fix ?? []).filter(distinctiveFix);
   const b = (other.fix ?? []).filter(distinctiveFix);
   // Most of what it changed differs (a value changed beside a key both set: `DB_DATABASE`).
@@ -1128,8 +1204,8 @@ function movedElsewhere(said: Observation, other: Observation): boolean {
 }
 
 /** True when a new lesson says the opposite of an adopted rule ("use jest, not vitest"; "use tabs" then "we switched to spaces"). */
-function contradicts(rule: string, c: Cluster): boolean {
-  return opposite(polarityOfText(rule), clusterPolarity(c));
+function contradicts(rule: string, c: Cluster, textOf: TextOf = clusterText): boolean {
+  return opposite(polarityOfText(rule), clusterPolarity(c, textOf));
 }
 
 function lessonId(rule: string): string {
@@ -1245,7 +1321,7 @@ export function planLessons(
   const recurring = touched.filter((c) => flips.has(c) || isLesson(c, o.minRecurrence ?? 2));
   // Two recurring clusters that say opposite things: the one said last is the user's current wish,
   // counting the sayings that take a side against the other (not a neutral saying that joined late).
-  const pols = recurring.map(clusterPolarity);
+  const pols = recurring.map((c) => clusterPolarity(c));
   const lastSaid = (c: Cluster, against: Polarity) => {
     const sided = c.members.filter((x) => opposite(polarityOfText(clusterText(x)), against));
     return (
