@@ -293,7 +293,7 @@ const BACK =
  * then tell me it's ready"): a standing rule about every task.
  */
 const DONE_GATE =
-  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b/i;
+  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b|^(?:when|once)\b[^.;,]*\b(?:is|are|you're|you are)\s+(?:done|finished|complete)\b[,]?\s+(?:run|lint|format|typecheck)\b/i;
 /**
  * The user challenging what the agent is doing: "why are you concatenating inside a logger call",
  * "why did you add a default export?". "why did that test get slower" asks about the code, not the agent.
@@ -377,6 +377,15 @@ function haltsAStep(turn: string): boolean {
 /** A sentence that starts a new task in the middle of a session: "unrelated, but …", "separate thing: …". */
 const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
+/** A preamble that sets a sentence apart from the task before it: "one thing up front:", "before I forget:". */
+const UP_FRONT = /^(?:one (?:more )?thing (?:up front|first)|before i forget|small thing while i remember)\s*[,:]/i;
+/**
+ * A sentence of a session's opening message that reminds of a standing practice rather than asking
+ * for the task ("reminder: we keep fixtures in testdata/", "as always, migrations go through the
+ * CLI"): a cue that points at what holds beyond this task.
+ */
+const OPENING_REMINDER =
+  /\b(?:reminder|as always|as usual|same as always|like always|like we said|as we said|as discussed|as agreed|we agreed|remember|we always|we never|in this (?:repo|project|codebase))\b/i;
 /** A setting kept or switched on: `keep "strict": true`, "strict stays on", "leave X enabled". */
 const SETTING_ON =
   /["'`]?([\w.@/-]+)["'`]?\s*[:=]\s*true\b|\b(?!it\b|this\b|that\b)([\w.@/-]+)\s+(?:stays?|remains?)\s+(?:on|enabled|true)(?=\s*(?:$|[,.;!?]))|\b(?:keep|leave)\s+(?:the\s+)?(?!it\b|this\b|that\b)([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:on|enabled)(?=\s*(?:$|[,.;!?]))/g;
@@ -1021,7 +1030,7 @@ export function instructionsOf(
       .replace(/^\(?\d{1,2}[.)]\s+/, "")
       .replace(CONTINUE_TAIL, "")
       .replace(APPROVED_BUT, "")
-      .replace(/^(?:but|one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
+      .replace(/^(?:but|one thing(?! up front| first)|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
   );
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
   // The terms of the agent's action right after this turn that its action before did not have:
@@ -1034,7 +1043,7 @@ export function instructionsOf(
   let afterSecret = false;
   let afterTask = false;
   const halted = followUp && haltsAStep(prompt);
-  for (const raw of sentences) {
+  for (const [at, raw] of sentences.entries()) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
     if (halted && STEP_HALTED.test(s) && !STANDING.test(s) && !PREFERENCE.test(s)) continue;
@@ -1065,6 +1074,9 @@ export function instructionsOf(
     const body = s.replace(LEAD_IN, "").replace(PREAMBLE, "").trim();
     const toks = lessonTokens(body);
     if (toks.size === 0 || codeLike(body)) continue;
+    // Beside the opening request, a sentence that reminds of a standing practice is a preference (it
+    // becomes a lesson only when another session says it too); a task sentence stays a task.
+    const reminded = !followUp && OPENING_REMINDER.test(s) && !TASK_START.test(body);
     const words = body.split(/\s+/).length;
     const negation =
       NEGATION.test(body) || findCorrection([body]) !== undefined || new RegExp(GONE.source).test(body.toLowerCase());
@@ -1088,6 +1100,7 @@ export function instructionsOf(
       DONE_GATE.test(body) ||
       ORDER_RULE.test(body) ||
       SETTING_SAID.test(body) ||
+      reminded ||
       practiceChanged;
     // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
     const pol = before ? polarityOf(body) : undefined;
@@ -1138,7 +1151,14 @@ export function instructionsOf(
     // The opening request states the task; only an explicit standing form there is a rule.
     // So does a turn that opens a new task in passing ("unrelated, but plan the queues module too").
     const opens = !followUp || NEW_TASK.test(s);
-    if (opens && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
+    // After the opening request, a sentence that sets a practice apart from the task is one too: said
+    // as a preference, as "X instead of Y", or after "one thing up front:" with a "no" or "don't".
+    const aside =
+      !followUp &&
+      at > 0 &&
+      !TASK_START.test(body) &&
+      (preference || /\b(?:instead of|rather than)\b/i.test(body) || (UP_FRONT.test(s) && negation));
+    if (opens && !reminded && !aside && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack =
       followUp &&
       (REFERS_BACK.test(body) ||
