@@ -60,6 +60,12 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
  */
 const TASK_DEICTIC =
   /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bthis one\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\bmid-(?:migration|rollout|release|refactor|deploy|cutover|upgrade)\b|\bin the middle of\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\b(?:open|raise|base|rebase|target|point) (?:this|it|that)(?: pr| one| branch| fix| change| patch| work)? (?:against|on|onto|at|to)\b|\bwhile (?:we|i)(?:'re| are|'m| am)? (?:debug|investigat|test|look|figur|chas|bisect)\w*|\b(?:i'll|i will|we'll|we will) (?:put|turn|switch|set|change|flip) (?:it|them|that|this) back\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b|\b(?:19|20)\d\d\.(?:0[1-9]|1[0-2])\b|\bq[1-4] (?:work|scope|stuff|thing)\b|\b(?:this|next) quarter\b)/i;
+/**
+ * Work said to be throwaway ("this is only a rough prototype, skip the docs", "it's a quick
+ * experiment"): how to do it is scoped to that piece of work, not a standing rule.
+ */
+const THIS_WORK =
+  /\b(?:this|it)(?:['’]s| is| was)\s+(?:(?:just|only|all)\s+)?(?:an?\s+)?(?:(?:quick|rough|throwaway|throw-away|one-off|disposable)\s+)*(?:spike|prototype|poc|proof of concept|experiment|throwaway|hack)\b/i;
 /** A sentence that acts on "it" / "that one" (to it, on it, in that one): the object of the sentence before. */
 const ON_THAT_ONE = /\b(?:to|on|in|into|onto|from|at|against)\s+(?:it|that(?: one)?|this one|them)\b(?![-'’])/i;
 
@@ -87,7 +93,7 @@ const BEING_GIVEN_UP =
   /\b(?:we're|we are|we'll be|we will be|team's|team is)\s+(?:(?:ripping|pulling|taking|phasing)\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b|(?:ripping|pulling|taking|phasing)\s+out\b|(?:dropping|ditching|getting rid of|removing|killing|retiring|sunsetting|moving off|migrating off)\b|off\s+(?!to\b|for\b|on\b|the\s+clock\b)[\w.@/-]+)/i;
 /** A task request bound to this PR, ticket, number or moment (TASK_DEICTIC, less a practice's change of date). */
 function taskBound(s: string): boolean {
-  if (USE_HERE.test(s)) return true;
+  if (USE_HERE.test(s) || THIS_WORK.test(s)) return true;
   if (!TASK_DEICTIC.test(s)) return false;
   // "axios is gone as of this week": a practice declared gone is a standing change too, and so is
   // one being given up ("we're ripping lombok out this sprint").
@@ -379,6 +385,8 @@ const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
 /** A preamble that sets a sentence apart from the task before it: "one thing up front:", "before I forget:". */
 const UP_FRONT = /^(?:one (?:more )?thing (?:up front|first)|before i forget|small thing while i remember)\s*[,:]/i;
+/** What holds for every new thing of a kind: "any new handler: log its errors", "every new table: add an index". */
+const EVERY_NEW = /^(?:any|every|each)\s+new\s+[\w-]+(?:\s+[\w-]+)?\s*:/i;
 /**
  * A sentence of a session's opening message that reminds of a standing practice rather than asking
  * for the task ("reminder: we keep fixtures in testdata/", "as always, migrations go through the
@@ -1152,12 +1160,18 @@ export function instructionsOf(
     // So does a turn that opens a new task in passing ("unrelated, but plan the queues module too").
     const opens = !followUp || NEW_TASK.test(s);
     // After the opening request, a sentence that sets a practice apart from the task is one too: said
-    // as a preference, as "X instead of Y", or after "one thing up front:" with a "no" or "don't".
+    // as a preference, as "X instead of Y", after "one thing up front:", as what holds for any new
+    // thing of a kind ("every new handler: …"), or as a "don't" that names a tool, path or identifier or
+    // follows what a thing is ("the web folder is a pnpm workspace, don't install inside it").
     const aside =
       !followUp &&
       at > 0 &&
       !TASK_START.test(body) &&
-      (preference || /\b(?:instead of|rather than)\b/i.test(body) || (UP_FRONT.test(s) && negation));
+      (preference ||
+        /\b(?:instead of|rather than)\b/i.test(body) ||
+        UP_FRONT.test(s) ||
+        EVERY_NEW.test(body) ||
+        (negation && ([...toks].some(toolLike) || /\b(?:is|are)\s+(?:a|an|our)\s/i.test(body))));
     if (opens && !reminded && !aside && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack =
       followUp &&
@@ -1175,6 +1189,7 @@ export function instructionsOf(
         again ||
         polite ||
         preference ||
+        aside ||
         contradicts ||
         bare ||
         refersBack ||
@@ -1188,6 +1203,7 @@ export function instructionsOf(
     if (
       !leadIn &&
       !preference &&
+      !aside &&
       !polite &&
       !again &&
       !contradicts &&
@@ -1212,9 +1228,12 @@ export function instructionsOf(
   return out;
 }
 
-/** A sentence that is only a standing marker ("always.", "every single time!"): it qualifies the one before. */
+/**
+ * A sentence that is only a standing marker ("always.", "every single time!", "same as last time, like
+ * always"): it qualifies the one before.
+ */
 const STANDING_ALONE =
-  /^(?:always|every (?:single )?time|each time|every time please|always please|no exceptions)[.!]*$/i;
+  /^(?=.*\b(?:always|ever|every|each|exceptions)\b)(?:(?:always|every (?:single )?time|each time|every time please|always please|no exceptions|(?:same )?as (?:always|ever)|like always|same as (?:last|the other) (?:week|time|day))(?:,\s*|\s+|(?=[.!]*$)))+[.!]*$/i;
 /** A sentence that is only a "no" ("try! in network code?? no"): it answers the question before it. */
 const NO_ALONE = /^(?:no|nope|nah)[.!]*$/i;
 
