@@ -98,6 +98,8 @@ interface Observation {
   fix?: string[];
   /** The cluster it joined (assigned once; only new observations are clustered on a later night). */
   cluster?: number;
+  /** Said in the session's opening message, before the agent did anything (a preference stated up front). */
+  opening?: true;
 }
 
 /** What is remembered about one lesson across nights. */
@@ -327,6 +329,7 @@ export function observe(
       for (const ins of found)
         fresh.push({
           ...where,
+          ...(i === 0 && ins.kind === "preference" ? { opening: true as const } : {}),
           quote: said(ins.quote),
           // A bare "revert that" states no rule: it objects to the action before it, as a reaction does
           // (it joins what was said after that same action in another session, never a rule by its word).
@@ -698,14 +701,63 @@ function assignClusters(book: LessonBook, w: Weights): void {
     [...polOf(k).prefer, ...polOf(k).avoid].filter((x) => topicsOf({ prefer: new Set([x]), avoid: new Set() }).has(t));
   const commonWordOnly = (t: string, i: number, j: number) =>
     learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
+  // A rule said up front in a session's opening message meets the same correction said elsewhere
+  // through what the agent did there: a rare word of it (in few of this user's prompts) that the
+  // corrected action or the agent's redo names ("the web folder is a pnpm workspace" / "stop
+  // that", after `npm install` and then `pnpm install`), or that a reaction to an action says too.
+  const rareOwn = new Map<number, string[]>();
+  const rareWordsOf = (k: number) => {
+    let r = rareOwn.get(k);
+    if (!r) {
+      r = [...wordsOf(toks[k]!)].filter((t) => t.length >= 3 && w.distinctive(t) && w.weight(t) >= 2);
+      rareOwn.set(k, r);
+    }
+    return r;
+  };
+  const actedOf = new Map<number, Set<string>>();
+  const actedTerms = (k: number) => {
+    let a = actedOf.get(k);
+    if (!a) {
+      const o = obs[k]!;
+      a = new Set<string>();
+      const raw = [
+        ...(o.act ?? []),
+        o.key?.replace(/^\w+:/, "") ?? "",
+        ...fixes(o)
+          .filter(rareFix)
+          .map((f) => f.replace(/^\w+:/, "")),
+      ];
+      for (const x of raw)
+        for (const t of lessonTokens(x)) {
+          a.add(t);
+          for (const part of t.split(/[.:/_-]+/)) if (part.length >= 3) a.add(part);
+        }
+      actedOf.set(k, a);
+    }
+    return a;
+  };
+  const upFront = (p: number, c: number) => {
+    const a = obs[p]!;
+    const b = obs[c]!;
+    if (!a.opening || b.opening || a.session_id === b.session_id || !(b.act?.length || b.key || b.fix?.length))
+      return false;
+    const rare = rareWordsOf(p);
+    const acted = actedTerms(c);
+    if (rare.some((t) => acted.has(t))) return true;
+    return b.kind !== "reaction" && rare.some((t) => wordsOf(toks[c]!).has(t));
+  };
+  const meetsUpFront = (i: number, j: number) => upFront(i, j) || upFront(j, i);
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
   // A reaction ("again.") is found only through the action it followed.
   const keys = (i: number) => {
     const o = obs[i]!;
     const action = o.key ? [`key:${o.key}`] : [];
+    // What an opening rule names and what an action did meet in the index (upFront).
+    const acted = o.opening ? rareWordsOf(i).map((t) => `acted:${t}`) : [...actedTerms(i)].map((t) => `acted:${t}`);
     if (o.kind === "reaction")
       return [
+        ...acted,
         ...action,
         ...fixes(o)
           .filter(rareFix)
@@ -719,6 +771,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
       // The file or folder the agent then changed, as a saying's own term names it (namesFix).
       ...fixed.filter((f) => /^(?:file|dir):/.test(f)).map(fileOfFix),
       ...action,
+      ...acted,
     ];
   };
   const addToIndex = (i: number) => {
@@ -763,7 +816,8 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // may follow the same action).
         if (obs[i]!.kind === "reaction" || obs[j]!.kind === "reaction") {
           // The evidence: the same action before, and each rare term of what the agent changed after.
-          const score = (sameAction(obs[i]!, obs[j]!) ? 1 : 0) + fixesShared(obs[i]!, obs[j]!);
+          const score =
+            (sameAction(obs[i]!, obs[j]!) ? 1 : 0) + fixesShared(obs[i]!, obs[j]!) + (meetsUpFront(i, j) ? 1 : 0);
           if (!score) continue;
           if (obs[i]!.kind === "reaction") {
             // The best-supported saying, and among equals the latest (`./gradlew spotlessApply` after
@@ -791,6 +845,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
           sameFileNamed(obs[i]!, obs[j]!) ||
           sameFix(i, j) ||
           namesFix(i, j) ||
+          meetsUpFront(i, j) ||
           sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
         )
           joined.add(obs[j]!.cluster!);
