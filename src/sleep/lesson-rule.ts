@@ -385,8 +385,12 @@ const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
 /** A preamble that sets a sentence apart from the task before it: "one thing up front:", "before I forget:". */
 const UP_FRONT = /^(?:one (?:more )?thing (?:up front|first)|before i forget|small thing while i remember)\s*[,:]/i;
-/** What holds for every new thing of a kind: "any new handler: log its errors", "every new table: add an index". */
-const EVERY_NEW = /^(?:any|every|each)\s+new\s+[\w-]+(?:\s+[\w-]+)?\s*:/i;
+/**
+ * What holds for every thing of a kind: "any new handler: log its errors", "every table change =
+ * a new script"; or what kind of project a folder is ("the api folder is a cargo workspace").
+ */
+const ASIDE_FORM =
+  /^(?:heads up,\s*)?(?:any|every|each)\s+(?:new\s+)?[\w-]+(?:\s+[\w-]+)?\s*[:=]|^(?:the\s+)?[\w./-]+(?:\s+(?:folder|dir|directory|repo))?\s+is\s+an?\s+[\w.-]+\s+(?:project|workspace|monorepo)\b/i;
 /**
  * A sentence of a session's opening message that reminds of a standing practice rather than asking
  * for the task ("reminder: we keep fixtures in testdata/", "as always, migrations go through the
@@ -670,6 +674,14 @@ function stemWord(w: string): string {
 /** A tool, package, command, path or identifier term: a topic member, or a word with a digit, dot, slash or underscore. */
 function toolLike(term: string): boolean {
   return topicOfLoose(term) !== undefined || /[\d./_]/.test(term) || /^[#@]/.test(term);
+}
+
+/**
+ * A term that names a tool, path or identifier by itself: a member of the fixed topic table, or a
+ * term shaped like a path or identifier (not a word this user's contrasts made a topic of).
+ */
+function namedThing(term: string): boolean {
+  return MEMBER_TOPIC.has(term) || /[\d./_]/.test(term) || /^[#@]/.test(term);
 }
 
 /** What a rule prefers and what it avoids (terms), and the topic members it prefers. */
@@ -1160,9 +1172,9 @@ export function instructionsOf(
     // So does a turn that opens a new task in passing ("unrelated, but plan the queues module too").
     const opens = !followUp || NEW_TASK.test(s);
     // After the opening request, a sentence that sets a practice apart from the task is one too: said
-    // as a preference, as "X instead of Y", after "one thing up front:", as what holds for any new
-    // thing of a kind ("every new handler: …"), or as a "don't" that names a tool, path or identifier or
-    // follows what a thing is ("the web folder is a pnpm workspace, don't install inside it").
+    // as a preference, as "X instead of Y", after "one thing up front:", as what holds for any thing of
+    // a kind ("every new handler: …") or what kind of project a folder is, or as a "don't" that names a
+    // tool, path or identifier or follows what a thing is ("the web folder is ours, don't install in it").
     const aside =
       !followUp &&
       at > 0 &&
@@ -1170,8 +1182,8 @@ export function instructionsOf(
       (preference ||
         /\b(?:instead of|rather than)\b/i.test(body) ||
         UP_FRONT.test(s) ||
-        EVERY_NEW.test(body) ||
-        (negation && ([...toks].some(toolLike) || /\b(?:is|are)\s+(?:a|an|our)\s/i.test(body))));
+        ASIDE_FORM.test(body) ||
+        (negation && ([...toks].some(namedThing) || /\b(?:is|are)\s+(?:a|an|our)\s/i.test(body))));
     if (opens && !reminded && !aside && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack =
       followUp &&

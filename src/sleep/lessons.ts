@@ -702,9 +702,12 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const commonWordOnly = (t: string, i: number, j: number) =>
     learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
   // A rule said up front in a session's opening message meets the same correction said elsewhere
-  // through what the agent did there: a rare word of it (in few of this user's prompts) that the
-  // corrected action or the agent's redo names ("the web folder is a pnpm workspace" / "stop
-  // that", after `npm install` and then `pnpm install`), or that a reaction to an action says too.
+  // through what the agent did there, with a rare word of it (in few of this user's prompts): the
+  // redo took up a word the rule does not avoid ("the web folder is a pnpm workspace" / "stop
+  // that", after `npm install` and then `pnpm install`), or the corrected action did what the rule
+  // avoids ("don't amend on the shared branch" / "others already pulled those", after `git commit
+  // --amend`). An action that merely names the rule's word (`pnpm test`) is no evidence: the agent
+  // may have followed the rule there and been corrected on something else.
   const rareOwn = new Map<number, string[]>();
   const rareWordsOf = (k: number) => {
     let r = rareOwn.get(k);
@@ -714,37 +717,31 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
     return r;
   };
-  const actedOf = new Map<number, Set<string>>();
+  const termsOf = (xs: readonly string[]) => new Set(xs.flatMap((x) => [...lessonTokens(x)]));
+  const acted = new Map<number, { before: Set<string>; after: Set<string> }>();
   const actedTerms = (k: number) => {
-    let a = actedOf.get(k);
+    let a = acted.get(k);
     if (!a) {
       const o = obs[k]!;
-      a = new Set<string>();
-      const raw = [
-        ...(o.act ?? []),
-        o.key?.replace(/^\w+:/, "") ?? "",
-        ...fixes(o)
-          .filter(rareFix)
-          .map((f) => f.replace(/^\w+:/, "")),
-      ];
-      for (const x of raw)
-        for (const t of lessonTokens(x)) {
-          a.add(t);
-          for (const part of t.split(/[.:/_-]+/)) if (part.length >= 3) a.add(part);
-        }
-      actedOf.set(k, a);
+      a = {
+        before: termsOf([...(o.act ?? []), o.key?.replace(/^\w+:/, "") ?? ""]),
+        after: termsOf(
+          fixes(o)
+            .filter(rareFix)
+            .map((f) => f.replace(/^\w+:/, "")),
+        ),
+      };
+      acted.set(k, a);
     }
     return a;
   };
   const upFront = (p: number, c: number) => {
     const a = obs[p]!;
     const b = obs[c]!;
-    if (!a.opening || b.opening || a.session_id === b.session_id || !(b.act?.length || b.key || b.fix?.length))
-      return false;
-    const rare = rareWordsOf(p);
-    const acted = actedTerms(c);
-    if (rare.some((t) => acted.has(t))) return true;
-    return b.kind !== "reaction" && rare.some((t) => wordsOf(toks[c]!).has(t));
+    if (!a.opening || b.opening || a.session_id === b.session_id || !b.fix?.length) return false;
+    const { before, after } = actedTerms(c);
+    const pol = polOf(p);
+    return rareWordsOf(p).some((t) => (after.has(t) && !pol.avoid.has(t)) || (before.has(t) && pol.avoid.has(t)));
   };
   const meetsUpFront = (i: number, j: number) => upFront(i, j) || upFront(j, i);
   const index = new Map<string, number[]>();
@@ -754,10 +751,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const o = obs[i]!;
     const action = o.key ? [`key:${o.key}`] : [];
     // What an opening rule names and what an action did meet in the index (upFront).
-    const acted = o.opening ? rareWordsOf(i).map((t) => `acted:${t}`) : [...actedTerms(i)].map((t) => `acted:${t}`);
+    const did = o.opening ? rareWordsOf(i) : o.fix?.length ? [...actedTerms(i).before, ...actedTerms(i).after] : [];
+    const actedKeys = did.map((t) => `acted:${t}`);
     if (o.kind === "reaction")
       return [
-        ...acted,
+        ...actedKeys,
         ...action,
         ...fixes(o)
           .filter(rareFix)
@@ -771,7 +769,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
       // The file or folder the agent then changed, as a saying's own term names it (namesFix).
       ...fixed.filter((f) => /^(?:file|dir):/.test(f)).map(fileOfFix),
       ...action,
-      ...acted,
+      ...actedKeys,
     ];
   };
   const addToIndex = (i: number) => {

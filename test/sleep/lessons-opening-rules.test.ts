@@ -28,6 +28,13 @@ describe("a rule said beside the task in the opening message", () => {
     expect(quotes("Add the export page\n\nany new route: validate the body with the shared schema")).toEqual([
       "any new route: validate the body with the shared schema",
     ]);
+    expect(quotes("Add the export page\n\nevery table change = a numbered sql script")).toEqual([
+      "every table change = a numbered sql script",
+    ]);
+    // What kind of project a folder is.
+    expect(quotes("Add the export page. the tools folder is a cargo workspace")).toEqual([
+      "the tools folder is a cargo workspace",
+    ]);
   });
   test("the task itself, and a plain aside about the task, stay unread", () => {
     expect(quotes("Add the export page. The layout is in the design doc.")).toEqual([]);
@@ -92,6 +99,24 @@ describe("an opening rule joins the correction said after the agent's action els
     const cards = plan(b).cards;
     expect(clusterOf(b, objection.replace("no, ", ""))).toBe(clusterOf(b, upFront));
     expect(cards.length).toBe(1);
+  });
+  test("never through an action that merely names the rule's word: the agent may have followed it there", () => {
+    const b = book();
+    const other = "leave the stored snapshots alone";
+    const UPDATE = "$ pnpm vitest -u · 3 snapshots updated";
+    const RESTORE = "$ git checkout -- web/__snapshots__ · ok";
+    observe(
+      b,
+      [
+        session(1, [`Add the export page\n\n${opening}`, "thanks"], ["", "$ ls"], ["", ""]),
+        session(6, ["Add the invoice page", `no, ${other}`, "thanks"], ["", UPDATE, RESTORE], ["", RESTORE, ""]),
+        ...filler(),
+      ],
+      1,
+    );
+    plan(b);
+    expect(clusterOf(b, other)).toBeDefined();
+    expect(clusterOf(b, other)).not.toBe(clusterOf(b, opening));
   });
   test("never through a word common in this user's prompts", () => {
     const b = book();
