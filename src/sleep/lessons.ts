@@ -60,7 +60,9 @@ import {
  *    choices (of the table, or learned from this user's sessions: lesson-learned.ts) without
  *    contradicting each other, their corrected actions share a changed flag, path or folder, or
  *    they are about one family of practice and agree on more (the same action, or nothing else
- *    named). Clustered single-link, incrementally.
+ *    named), or one was said up front in an opening message and the agent's action the other
+ *    corrected did what it avoids, or its redo took up what it names (a rare word of it).
+ *    Clustered single-link, incrementally.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
  *    One-off remarks never become lessons.
  * 4. The rule is the model's normalised form, else the member closest to all others, in the user's
