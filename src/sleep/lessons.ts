@@ -714,7 +714,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
   const rareWordsOf = (k: number) => {
     let r = rareOwn.get(k);
     if (!r) {
-      r = [...wordsOf(toks[k]!)].filter((t) => t.length >= 3 && w.distinctive(t) && w.weight(t) >= 2);
+      r = [...wordsOf(toks[k]!)].filter((t) => t.length >= 2 && w.distinctive(t) && w.weight(t) >= 2);
       rareOwn.set(k, r);
     }
     return r;
@@ -743,7 +743,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (!a.opening || b.opening || a.session_id === b.session_id || !b.fix?.length) return false;
     const { before, after } = actedTerms(c);
     const pol = polOf(p);
-    return rareWordsOf(p).some((t) => (after.has(t) && !pol.avoid.has(t)) || (before.has(t) && pol.avoid.has(t)));
+    // A tool's own file names the tool: the rule's "Makefile" is the redo's `make` (after a stated
+    // correction only: a bare reaction's redo to `make fmt` may answer another rule of that tool).
+    const took = (t: string) =>
+      after.has(t) || (b.kind !== "reaction" && /^\w{3,}file$/.test(t) && after.has(t.slice(0, -4)));
+    return rareWordsOf(p).some((t) => (took(t) && !pol.avoid.has(t)) || (before.has(t) && pol.avoid.has(t)));
   };
   const meetsUpFront = (i: number, j: number) => upFront(i, j) || upFront(j, i);
   const index = new Map<string, number[]>();
@@ -753,7 +757,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
     const o = obs[i]!;
     const action = o.key ? [`key:${o.key}`] : [];
     // What an opening rule names and what an action did meet in the index (upFront).
-    const did = o.opening ? rareWordsOf(i) : o.fix?.length ? [...actedTerms(i).before, ...actedTerms(i).after] : [];
+    const did = o.opening
+      ? rareWordsOf(i).map((t) => t.replace(/^(\w{3,})file$/, "$1"))
+      : o.fix?.length
+        ? [...actedTerms(i).before, ...actedTerms(i).after]
+        : [];
     const actedKeys = did.map((t) => `acted:${t}`);
     if (o.kind === "reaction")
       return [

@@ -118,6 +118,25 @@ describe("an opening rule joins the correction said after the agent's action els
     expect(clusterOf(b, other)).toBeDefined();
     expect(clusterOf(b, other)).not.toBe(clusterOf(b, opening));
   });
+  test("a tool's own file names the tool its redo turned to", () => {
+    const b = book();
+    const upFront = "the repo root has a Rakefile, go through its tasks";
+    const objection = "the task passes the right flags, use it";
+    const SPEC = "$ bundle exec rspec spec/models · ok";
+    const RAKE = "$ rake spec · ok";
+    observe(
+      b,
+      [
+        session(1, [`Add the export page\n\none thing up front: ${upFront}`, "thanks"], ["", "$ ls"], ["", ""]),
+        session(6, ["Add the invoice page", `no, ${objection}`, "thanks"], ["", SPEC, RAKE], ["", RAKE, ""]),
+        ...filler(),
+      ],
+      1,
+    );
+    plan(b);
+    expect(clusterOf(b, upFront)).toBeDefined();
+    expect(clusterOf(b, objection)).toBe(clusterOf(b, upFront));
+  });
   test("never through a word common in this user's prompts", () => {
     const b = book();
     const common = "the readme is a generated file, don't edit it by hand";
