@@ -386,11 +386,11 @@ const NEW_TASK =
 /** A preamble that sets a sentence apart from the task before it: "one thing up front:", "before I forget:". */
 const UP_FRONT = /^(?:one (?:more )?thing (?:up front|first)|before i forget|small thing while i remember)\s*[,:]/i;
 /**
- * What holds for every thing of a kind: "any new handler: log its errors", "every table change =
+ * What holds for every thing of a kind: "any new handler: log its errors", "every table change:
  * a new script"; or what kind of project a folder is ("the api folder is a cargo workspace").
  */
 const ASIDE_FORM =
-  /^(?:heads up,\s*)?(?:any|every|each)\s+(?:new\s+)?[\w-]+(?:\s+[\w-]+)?\s*[:=]|^(?:the\s+)?[\w./-]+(?:\s+(?:folder|dir|directory|repo))?\s+is\s+an?\s+[\w.-]+\s+(?:project|workspace|monorepo)\b/i;
+  /^(?:any|every|each)\s+(?:new\s+)?[\w-]+(?:\s+[\w-]+)?\s*:|^(?:the\s+)?[\w./-]+(?:\s+(?:folder|dir|directory|repo))?\s+is\s+an?\s+[\w.-]+\s+(?:project|workspace|monorepo)\b/i;
 /**
  * A sentence of a session's opening message that reminds of a standing practice rather than asking
  * for the task ("reminder: we keep fixtures in testdata/", "as always, migrations go through the

@@ -28,8 +28,8 @@ describe("a rule said beside the task in the opening message", () => {
     expect(quotes("Add the export page\n\nany new route: validate the body with the shared schema")).toEqual([
       "any new route: validate the body with the shared schema",
     ]);
-    expect(quotes("Add the export page\n\nevery table change = a numbered sql script")).toEqual([
-      "every table change = a numbered sql script",
+    expect(quotes("Add the export page\n\nevery table change: a numbered sql script")).toEqual([
+      "every table change: a numbered sql script",
     ]);
     // What kind of project a folder is.
     expect(quotes("Add the export page. the tools folder is a cargo workspace")).toEqual([
