@@ -60,6 +60,12 @@ const TOPICS: Array<{ topic: string; members: string[][]; needs?: string[] }> = 
  */
 const TASK_DEICTIC =
   /(?:#\d+|\b(?:pr|mr|pull request|ticket|issue|jira|bug)\s*#?\d+|(?<![\w/.-])[A-Z]{2,}-\d+(?![\w/-])|\bfor now\b|\bthis time\b|\bthis one\b|\bjust this once\b|\bfor this (?!repo\b|project\b|codebase\b|team\b|code\b)\w+|\bin this (?:pr|pull request|branch|ticket|commit|diff|file)\b|\btoday\b|\btonight\b|\btomorrow\b|\bright now\b|\bat the moment\b|\bmid-(?:migration|rollout|release|refactor|deploy|cutover|upgrade)\b|\bin the middle of\b|\btemporar(?:y|ily)\b|\buntil (?:friday|monday|tuesday|wednesday|thursday|the release|we|it)\b|\buntil\b[^;\n]{0,40}?\b(?:freeze|release|launch|demo|deadline|cutover|rollout|lifts|is over|ends|ships|lands|next week|friday|monday|tuesday|wednesday|thursday|eod)\b|\b(?:this|next) (?:week|sprint)\b|\b(?:open|raise|base|rebase|target|point) (?:this|it|that)(?: pr| one| branch| fix| change| patch| work)? (?:against|on|onto|at|to)\b|\bwhile (?:we|i)(?:'re| are|'m| am)? (?:debug|investigat|test|look|figur|chas|bisect)\w*|\b(?:i'll|i will|we'll|we will) (?:put|turn|switch|set|change|flip) (?:it|them|that|this) back\b|\bthis (?:pr|ticket|issue)\b|\b(?:19|20)\d\d-(?:0[1-9]|1[0-2])(?:-\d\d)?\b|\b(?:19|20)\d\d\.(?:0[1-9]|1[0-2])\b|\bq[1-4] (?:work|scope|stuff|thing)\b|\b(?:this|next) quarter\b)/i;
+/**
+ * Work said to be throwaway ("this is only a rough prototype, skip the docs", "it's a quick
+ * experiment"): how to do it is scoped to that piece of work, not a standing rule.
+ */
+const THIS_WORK =
+  /\b(?:this|it)(?:['’]s| is| was)\s+(?:(?:just|only|all)\s+)?(?:an?\s+)?(?:(?:quick|rough|throwaway|throw-away|one-off|disposable)\s+)*(?:spike|prototype|poc|proof of concept|experiment|throwaway|hack)\b/i;
 /** A sentence that acts on "it" / "that one" (to it, on it, in that one): the object of the sentence before. */
 const ON_THAT_ONE = /\b(?:to|on|in|into|onto|from|at|against)\s+(?:it|that(?: one)?|this one|them)\b(?![-'’])/i;
 
@@ -87,7 +93,7 @@ const BEING_GIVEN_UP =
   /\b(?:we're|we are|we'll be|we will be|team's|team is)\s+(?:(?:ripping|pulling|taking|phasing)\s+(?:the\s+|our\s+)?[\w.@/-]+\s+out\b|(?:ripping|pulling|taking|phasing)\s+out\b|(?:dropping|ditching|getting rid of|removing|killing|retiring|sunsetting|moving off|migrating off)\b|off\s+(?!to\b|for\b|on\b|the\s+clock\b)[\w.@/-]+)/i;
 /** A task request bound to this PR, ticket, number or moment (TASK_DEICTIC, less a practice's change of date). */
 function taskBound(s: string): boolean {
-  if (USE_HERE.test(s)) return true;
+  if (USE_HERE.test(s) || THIS_WORK.test(s)) return true;
   if (!TASK_DEICTIC.test(s)) return false;
   // "axios is gone as of this week": a practice declared gone is a standing change too, and so is
   // one being given up ("we're ripping lombok out this sprint").
@@ -293,7 +299,7 @@ const BACK =
  * then tell me it's ready"): a standing rule about every task.
  */
 const DONE_GATE =
-  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b/i;
+  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b|^(?:when|once)\b[^.;,]*\b(?:is|are|you're|you are)\s+(?:done|finished|complete)\b[,]?\s+(?:run|lint|format|typecheck)\b/i;
 /**
  * The user challenging what the agent is doing: "why are you concatenating inside a logger call",
  * "why did you add a default export?". "why did that test get slower" asks about the code, not the agent.
@@ -377,6 +383,21 @@ function haltsAStep(turn: string): boolean {
 /** A sentence that starts a new task in the middle of a session: "unrelated, but …", "separate thing: …". */
 const NEW_TASK =
   /^(?:unrelated|separate (?:thing|question|task)|different (?:thing|topic)|side (?:note|task)|new task)\b/i;
+/** A preamble that sets a sentence apart from the task before it: "one thing up front:", "before I forget:". */
+const UP_FRONT = /^(?:one (?:more )?thing (?:up front|first)|before i forget|small thing while i remember)\s*[,:]/i;
+/**
+ * What holds for every thing of a kind: "any new handler: log its errors", "every table change:
+ * a new script"; or what kind of project a folder is ("the api folder is a cargo workspace").
+ */
+const ASIDE_FORM =
+  /^(?:any|every|each)\s+(?:new\s+)?[\w-]+(?:\s+[\w-]+)?\s*:|^(?:the\s+)?[\w./-]+(?:\s+(?:folder|dir|directory|repo))?\s+is\s+an?\s+[\w.-]+\s+(?:project|workspace|monorepo)\b/i;
+/**
+ * A sentence of a session's opening message that reminds of a standing practice rather than asking
+ * for the task ("reminder: we keep fixtures in testdata/", "as always, migrations go through the
+ * CLI"): a cue that points at what holds beyond this task.
+ */
+const OPENING_REMINDER =
+  /\b(?:reminder|as always|as usual|same as always|like always|like we said|as we said|as discussed|as agreed|we agreed|remember|we always|we never|in this (?:repo|project|codebase))\b/i;
 /** A setting kept or switched on: `keep "strict": true`, "strict stays on", "leave X enabled". */
 const SETTING_ON =
   /["'`]?([\w.@/-]+)["'`]?\s*[:=]\s*true\b|\b(?!it\b|this\b|that\b)([\w.@/-]+)\s+(?:stays?|remains?)\s+(?:on|enabled|true)(?=\s*(?:$|[,.;!?]))|\b(?:keep|leave)\s+(?:the\s+)?(?!it\b|this\b|that\b)([\w.@/-]+(?:\s+[\w.@/-]+)?)\s+(?:on|enabled)(?=\s*(?:$|[,.;!?]))/g;
@@ -653,6 +674,14 @@ function stemWord(w: string): string {
 /** A tool, package, command, path or identifier term: a topic member, or a word with a digit, dot, slash or underscore. */
 function toolLike(term: string): boolean {
   return topicOfLoose(term) !== undefined || /[\d./_]/.test(term) || /^[#@]/.test(term);
+}
+
+/**
+ * A term that names a tool, path or identifier by itself: a member of the fixed topic table, or a
+ * term shaped like a path or identifier (not a word this user's contrasts made a topic of).
+ */
+function namedThing(term: string): boolean {
+  return MEMBER_TOPIC.has(term) || /[\d./_]/.test(term) || /^[#@]/.test(term);
 }
 
 /** What a rule prefers and what it avoids (terms), and the topic members it prefers. */
@@ -1021,7 +1050,7 @@ export function instructionsOf(
       .replace(/^\(?\d{1,2}[.)]\s+/, "")
       .replace(CONTINUE_TAIL, "")
       .replace(APPROVED_BUT, "")
-      .replace(/^(?:but|one thing|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
+      .replace(/^(?:but|one thing(?! up front| first)|also|btw|oh|ok(?:ay)?|hm+|and)\b[,:]?\s*/i, ""),
   );
   const shortTurn = prompt.trim().split(/\s+/).length <= 25;
   // The terms of the agent's action right after this turn that its action before did not have:
@@ -1034,7 +1063,7 @@ export function instructionsOf(
   let afterSecret = false;
   let afterTask = false;
   const halted = followUp && haltsAStep(prompt);
-  for (const raw of sentences) {
+  for (const [at, raw] of sentences.entries()) {
     const s = raw.trim();
     if (s.length < 4 || s.length > MAX_QUOTE) continue;
     if (halted && STEP_HALTED.test(s) && !STANDING.test(s) && !PREFERENCE.test(s)) continue;
@@ -1065,6 +1094,9 @@ export function instructionsOf(
     const body = s.replace(LEAD_IN, "").replace(PREAMBLE, "").trim();
     const toks = lessonTokens(body);
     if (toks.size === 0 || codeLike(body)) continue;
+    // Beside the opening request, a sentence that reminds of a standing practice is a preference (it
+    // becomes a lesson only when another session says it too); a task sentence stays a task.
+    const reminded = !followUp && OPENING_REMINDER.test(s) && !TASK_START.test(body);
     const words = body.split(/\s+/).length;
     const negation =
       NEGATION.test(body) || findCorrection([body]) !== undefined || new RegExp(GONE.source).test(body.toLowerCase());
@@ -1088,6 +1120,7 @@ export function instructionsOf(
       DONE_GATE.test(body) ||
       ORDER_RULE.test(body) ||
       SETTING_SAID.test(body) ||
+      reminded ||
       practiceChanged;
     // The agent's own action right before: a short turn naming another member of the topic it used corrects it.
     const pol = before ? polarityOf(body) : undefined;
@@ -1146,7 +1179,20 @@ export function instructionsOf(
     // The opening request states the task; only an explicit standing form there is a rule.
     // So does a turn that opens a new task in passing ("unrelated, but plan the queues module too").
     const opens = !followUp || NEW_TASK.test(s);
-    if (opens && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
+    // After the opening request, a sentence that sets a practice apart from the task is one too: said
+    // as a preference, as "X instead of Y", after "one thing up front:", as what holds for any thing of
+    // a kind ("every new handler: …") or what kind of project a folder is, or as a "don't" that names a
+    // tool, path or identifier or follows what a thing is ("the web folder is ours, don't install in it").
+    const aside =
+      !followUp &&
+      at > 0 &&
+      !TASK_START.test(body) &&
+      (preference ||
+        /\b(?:instead of|rather than)\b/i.test(body) ||
+        UP_FRONT.test(s) ||
+        ASIDE_FORM.test(body) ||
+        (negation && ([...toks].some(namedThing) || /\b(?:is|are)\s+(?:a|an|our)\s/i.test(body))));
+    if (opens && !reminded && !aside && !/\b(?:always|never|from now on|every time|whenever)\b/i.test(body)) continue;
     const refersBack =
       followUp &&
       (REFERS_BACK.test(body) ||
@@ -1164,6 +1210,7 @@ export function instructionsOf(
         again ||
         polite ||
         preference ||
+        aside ||
         contradicts ||
         bare ||
         refersBack ||
@@ -1177,6 +1224,7 @@ export function instructionsOf(
     if (
       !leadIn &&
       !preference &&
+      !aside &&
       !polite &&
       !again &&
       !contradicts &&
@@ -1207,9 +1255,12 @@ function fileWords(path: string | undefined): string {
   return name.replace(/[^\p{L}\p{N}]+/gu, " ").trim();
 }
 
-/** A sentence that is only a standing marker ("always.", "every single time!"): it qualifies the one before. */
+/**
+ * A sentence that is only a standing marker ("always.", "every single time!", "same as last time, like
+ * always"): it qualifies the one before.
+ */
 const STANDING_ALONE =
-  /^(?:always|every (?:single )?time|each time|every time please|always please|no exceptions)[.!]*$/i;
+  /^(?=.*\b(?:always|ever|every|each|exceptions)\b)(?:(?:always|every (?:single )?time|each time|every time please|always please|no exceptions|(?:same )?as (?:always|ever)|like always|same as (?:last|the other) (?:week|time|day))(?:,\s*|\s+|(?=[.!]*$)))+[.!]*$/i;
 /** A sentence that is only a "no" ("try! in network code?? no"): it answers the question before it. */
 const NO_ALONE = /^(?:no|nope|nah)[.!]*$/i;
 

@@ -60,7 +60,9 @@ import {
  *    choices (of the table, or learned from this user's sessions: lesson-learned.ts) without
  *    contradicting each other, their corrected actions share a changed flag, path or folder, or
  *    they are about one family of practice and agree on more (the same action, or nothing else
- *    named). Clustered single-link, incrementally. With a model, a saying is read twice, in the
+ *    named), or one was said up front in an opening message and the agent's action the other
+ *    corrected did what it avoids, or its redo took up what it names (a rare word of it).
+ *    Clustered single-link, incrementally. With a model, a saying is read twice, in the
  *    model's normalised form and in the user's own words: either reading joins, either reading's
  *    contradiction keeps apart.
  * 3. A cluster is a *lesson* when it was said in ≥ 2 distinct sessions or on ≥ 2 distinct days.
@@ -106,6 +108,8 @@ interface Observation {
   fix?: string[];
   /** The cluster it joined (assigned once; only new observations are clustered on a later night). */
   cluster?: number;
+  /** Said in the session's opening message, before the agent did anything (a preference stated up front). */
+  opening?: true;
 }
 
 /** What is remembered about one lesson across nights. */
@@ -335,6 +339,7 @@ export function observe(
       for (const ins of found)
         fresh.push({
           ...where,
+          ...(i === 0 && ins.kind === "preference" ? { opening: true as const } : {}),
           quote: said(ins.quote),
           // A bare "revert that" states no rule: it objects to the action before it, as a reaction does
           // (it joins what was said after that same action in another session, never a rule by its word).
@@ -613,6 +618,25 @@ function assignClusters(book: LessonBook, w: Weights): void {
     return toolOnly && (more(fa, ha, fb) || more(fb, hb, fa)) ? 0 : shared.length;
   };
   const sharedFix = (a: Observation, b: Observation) => fixesShared(a, b) > 0;
+  // The terms of the action a saying followed and of the rare things the agent changed after it.
+  const termsOf = (xs: readonly string[]) => new Set(xs.flatMap((x) => [...lessonTokens(x)]));
+  const acted = new Map<number, { before: Set<string>; after: Set<string> }>();
+  const actedTerms = (k: number) => {
+    let a = acted.get(k);
+    if (!a) {
+      const o = obs[k]!;
+      a = {
+        before: termsOf([...(o.act ?? []), o.key?.replace(/^\w+:/, "") ?? ""]),
+        after: termsOf(
+          fixes(o)
+            .filter(rareFix)
+            .map((f) => f.replace(/^\w+:/, "")),
+        ),
+      };
+      acted.set(k, a);
+    }
+    return a;
+  };
   // One reading of the sayings per text: the model's normalised form, and (when a model read any)
   // the user's own words as well. Two sayings join when either reading joins them.
   const readingOf = (textOf: TextOf) => {
@@ -749,13 +773,50 @@ function assignClusters(book: LessonBook, w: Weights): void {
       );
     const commonWordOnly = (t: string, i: number, j: number) =>
       learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
+    // A rule said up front in a session's opening message meets the same correction said elsewhere
+    // through what the agent did there, with a rare word of it (in few of this user's prompts): the
+    // redo took up a word the rule does not avoid ("the web folder is a pnpm workspace" / "stop
+    // that", after `npm install` and then `pnpm install`), or the corrected action did what the rule
+    // avoids ("don't amend on the shared branch" / "others already pulled those", after `git commit
+    // --amend`). An action that merely names the rule's word (`pnpm test`) is no evidence: the agent
+    // may have followed the rule there and been corrected on something else.
+    const rareOwn = new Map<number, string[]>();
+    const rareWordsOf = (k: number) => {
+      let r = rareOwn.get(k);
+      if (!r) {
+        r = [...wordsOf(toks[k]!)].filter((t) => t.length >= 2 && w.distinctive(t) && w.weight(t) >= 2);
+        rareOwn.set(k, r);
+      }
+      return r;
+    };
+    const upFront = (p: number, c: number) => {
+      const a = obs[p]!;
+      const b = obs[c]!;
+      if (!a.opening || b.opening || a.session_id === b.session_id || !b.fix?.length) return false;
+      const { before, after } = actedTerms(c);
+      const pol = polOf(p);
+      // A tool's own file names the tool: the rule's "Makefile" is the redo's `make` (after a stated
+      // correction only: a bare reaction's redo to `make fmt` may answer another rule of that tool).
+      const took = (t: string) =>
+        after.has(t) || (b.kind !== "reaction" && /^\w{3,}file$/.test(t) && after.has(t.slice(0, -4)));
+      return rareWordsOf(p).some((t) => (took(t) && !pol.avoid.has(t)) || (before.has(t) && pol.avoid.has(t)));
+    };
+    const meetsUpFront = (i: number, j: number) => upFront(i, j) || upFront(j, i);
     // The index keys: an observation's terms and its families (two sayings of one family may share no word).
     // A reaction ("again.") is found only through the action it followed.
     const keys = (i: number) => {
       const o = obs[i]!;
       const action = o.key ? [`key:${o.key}`] : [];
+      // What an opening rule names and what an action did meet in the index (upFront).
+      const did = o.opening
+        ? rareWordsOf(i).map((t) => t.replace(/^(\w{3,})file$/, "$1"))
+        : o.fix?.length
+          ? [...actedTerms(i).before, ...actedTerms(i).after]
+          : [];
+      const actedKeys = did.map((t) => `acted:${t}`);
       if (o.kind === "reaction")
         return [
+          ...actedKeys,
           ...action,
           ...fixes(o)
             .filter(rareFix)
@@ -769,6 +830,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // The file or folder the agent then changed, as a saying's own term names it (namesFix).
         ...fixed.filter((f) => /^(?:file|dir):/.test(f)).map(fileOfFix),
         ...action,
+        ...actedKeys,
       ];
     };
     // Two sayings that must never join: opposite sides, or a change announced against the other.
@@ -793,10 +855,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
         sameFileNamed(obs[i]!, obs[j]!) ||
         sameFix(i, j) ||
         namesFix(i, j) ||
+        meetsUpFront(i, j) ||
         sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
       );
     };
-    return { keys, against, joins };
+    return { keys, against, joins, meetsUpFront };
   };
   const readings = [readingOf(clusterText), ...(obs.some((o) => o.norm) ? [readingOf(saidText)] : [])];
   const keys = (i: number) => [...new Set(readings.flatMap((r) => r.keys(i)))];
@@ -844,7 +907,8 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // may follow the same action).
         if (obs[i]!.kind === "reaction" || obs[j]!.kind === "reaction") {
           // The evidence: the same action before, and each rare term of what the agent changed after.
-          const score = (sameAction(obs[i]!, obs[j]!) ? 1 : 0) + fixesShared(obs[i]!, obs[j]!);
+          const upFront = open.some((r) => r.meetsUpFront(i, j)) ? 1 : 0;
+          const score = (sameAction(obs[i]!, obs[j]!) ? 1 : 0) + fixesShared(obs[i]!, obs[j]!) + upFront;
           if (!score) continue;
           if (obs[i]!.kind === "reaction") {
             // The best-supported saying, and among equals the latest (`./gradlew spotlessApply` after
