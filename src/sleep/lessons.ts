@@ -443,6 +443,11 @@ function clusterTokens(o: Observation): Set<string> {
   return t;
 }
 
+/** The format verbs a saying names (`%w`, `%v`, `%+v`): code its word reading leaves out. */
+function formatVerbs(quote: string): string[] {
+  return [...quote.matchAll(/(?<![\w%])%[+#]?[a-z](?![\w])/gi)].map((m) => m[0].toLowerCase());
+}
+
 /** An observation's cluster terms without its topics and the agent's action: its words alone. */
 const wordsOf = (t: ReadonlySet<string>) =>
   new Set([...t].filter((x) => !x.startsWith("act:") && !x.startsWith("topic:")));
@@ -627,6 +632,18 @@ function assignClusters(book: LessonBook, w: Weights): void {
     return p;
   };
   const learnedTopic = (t: string) => t.startsWith("learned:");
+  // A reaction states no rule: a term of it that is only a member of a topic learned from other
+  // sayings' contrasts ("the build went from two minutes to ten" naming a learned term) is no side
+  // it takes, so it keeps no reaction from the saying after the same action that avoids that term.
+  const stanceOf = (k: number): Polarity => {
+    const p = polOf(k);
+    if (obs[k]!.kind !== "reaction") return p;
+    return { prefer: new Set([...p.prefer].filter(firm)), avoid: new Set([...p.avoid].filter(firm)) };
+  };
+  const firm = (t: string) => {
+    const ts = [...topicsOf({ prefer: new Set([t]), avoid: new Set() })];
+    return !ts.length || !ts.every(learnedTopic);
+  };
   const fams = obs.map((o) => familiesOf(clusterText(o), o.act));
   // A saying that announces a change never joins sayings it goes against ("we moved the logs to
   // json" and "plain log lines please", after which the agent dropped its json renderer).
@@ -642,6 +659,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
     let e = evidence.get(i);
     if (!e) {
       e = evidenceOf([obs[i]!]);
+      // A reaction's words ask for no member of a learned topic (stanceOf); what the agent then changed still counts.
+      if (obs[i]!.kind === "reaction") {
+        const fixed = new Set(fixes(obs[i]!).map((f) => f.replace(/^tool:/, "")));
+        e = { asks: new Set([...e.asks].filter((t) => firm(t) || fixed.has(t))), avoids: e.avoids };
+      }
       evidence.set(i, e);
     }
     return e;
@@ -667,7 +689,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     // http.get for the new client" after a correction that made the agent write http.get).
     const ej = evidenceAt(j).asks;
     const ei = evidenceAt(i).asks;
-    return [...polOf(i).avoid].some((t) => ej.has(t)) || [...polOf(j).avoid].some((t) => ei.has(t));
+    return [...stanceOf(i).avoid].some((t) => ej.has(t)) || [...stanceOf(j).avoid].some((t) => ei.has(t));
   };
   // Two sayings that take the same side on a rare term, in any words: both want it, or both give it
   // up or avoid it ("we switched off noImplicitAny" / "noImplicitAny is false on purpose now").
@@ -698,6 +720,36 @@ function assignClusters(book: LessonBook, w: Weights): void {
     [...polOf(k).prefer, ...polOf(k).avoid].filter((x) => topicsOf({ prefer: new Set([x]), avoid: new Set() }).has(t));
   const commonWordOnly = (t: string, i: number, j: number) =>
     learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
+  // What a reaction's words share with other sayings: distinctive terms (code-ish ones too: a flag,
+  // a `%w` verb, a file name) and families of practice.
+  const said = new Map<number, Set<string>>();
+  const saidAt = (k: number) => {
+    let s = said.get(k);
+    if (!s) {
+      s = new Set([...wordsOf(toks[k]!)].filter((t) => w.distinctive(t)));
+      for (const v of formatVerbs(obs[k]!.quote)) s.add(v);
+      for (const f of fams[k]!) s.add(`family:${f}`);
+      said.set(k, s);
+    }
+    return s;
+  };
+  const wordsWith = (i: number, members: readonly number[]) => {
+    const mine = saidAt(i);
+    if (!mine.size) return 0;
+    const theirs = new Set(members.filter((k) => k !== i).flatMap((k) => [...saidAt(k)]));
+    return [...mine].filter((t) => theirs.has(t)).length;
+  };
+  // After the same action, two sayings that each have distinctive words of their own (none shared)
+  // and corrected actions that share nothing, or of which only one changed something rare, object
+  // to two different things ("did the type checker even run" and "assertions go through the fluent
+  // helpers", both after one test file's edit).
+  // A bare request to undo ("nah, roll that back") says nothing of its own: the action is all it is about.
+  const actionOnlyApart = (i: number, j: number) => {
+    if (!saidAt(i).size || !saidAt(j).size || undoesOnly(obs[i]!.quote) || undoesOnly(obs[j]!.quote)) return false;
+    const fi = fixes(obs[i]!).filter(rareFix);
+    const fj = fixes(obs[j]!).filter(rareFix);
+    return fi.length > 0 || fj.length > 0;
+  };
   const index = new Map<string, number[]>();
   // The index keys: an observation's terms and its families (two sayings of one family may share no word).
   // A reaction ("again.") is found only through the action it followed.
@@ -754,7 +806,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
       for (const j of index.get(t) ?? []) {
         if (seen.has(j)) continue;
         seen.add(j);
-        if (opposite(polOf(i), polOf(j)) || announcedAgainst(i, j)) continue;
+        if (opposite(stanceOf(i), stanceOf(j)) || announcedAgainst(i, j)) continue;
         // The agent repeated one action in two sessions and the user objected both times: a short
         // reaction that states no rule ("again.") is the same correction as what was said after
         // that action elsewhere. A reaction joins on that alone, one cluster only (it never bridges
@@ -762,9 +814,18 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // reactions that are still alone, never a cluster through one (old and new sides of a flip
         // may follow the same action).
         if (obs[i]!.kind === "reaction" || obs[j]!.kind === "reaction") {
-          // The evidence: the same action before, and each rare term of what the agent changed after.
-          const score = (sameAction(obs[i]!, obs[j]!) ? 1 : 0) + fixesShared(obs[i]!, obs[j]!);
-          if (!score) continue;
+          // The evidence: the same action before, each rare term of what the agent changed after,
+          // and each distinctive term or family the words share (with the cluster, for a reaction
+          // choosing one): "%w, not %v" after a build belongs with the rule about wrapping errors said
+          // after it, not with a later one about log lines said after that same build.
+          const action = sameAction(obs[i]!, obs[j]!) ? 1 : 0;
+          const fixed = fixesShared(obs[i]!, obs[j]!);
+          if (!action && !fixed) continue;
+          const words =
+            obs[i]!.kind === "reaction" ? wordsWith(i, byCluster.get(obs[j]!.cluster!) ?? [j]) : wordsWith(i, [j]);
+          // The action alone, with words and corrected actions that disagree, is no evidence.
+          if (!fixed && !words && actionOnlyApart(i, j)) continue;
+          const score = action + fixed + words;
           if (obs[i]!.kind === "reaction") {
             // The best-supported saying, and among equals the latest (`./gradlew spotlessApply` after
             // the objection belongs with "format first", not with "use ./gradlew" through `./gradlew`).
