@@ -22,7 +22,7 @@ const FILLER = new Set(
     "remember need needs want wants run running thanks thank yeah yep hey hi guys per via every each time already actually really maybe " +
     "probably may might shall too very well good way ways only even though about because after before same kind sort lot bit mean said say told tell " +
     "don't doesn't didn't won't can't isn't aren't wasn't weren't that's there's let's what's it's i'm i'd i've we're we've you're they're " +
-    "dont doesnt didnt wont cant isnt arent wasnt thats theres whats im ive youre keep kept stay stayed remain leave"
+    "dont doesnt didnt wont cant isnt arent wasnt thats theres whats im ive youre keep kept stay stayed remain leave otherwise"
   ).split(" "),
 );
 
@@ -844,6 +844,9 @@ export function polarityOf(said: string): Polarity {
     }
   }
   for (const t of stated) if (topicOfLoose(t) === undefined) prefer.add(t);
+  // "npm install again?", "you reached for moment again": the user names what the agent did once
+  // more, and avoids it; nothing named there is wanted.
+  for (const t of againNamed(text)) avoid.add(t);
   // What is avoided is not preferred, nor another word for the same choice ("print" / "stdout").
   for (const a of avoid) {
     prefer.delete(a);
@@ -851,6 +854,18 @@ export function polarityOf(said: string): Polarity {
     if (group) for (const p of [...prefer]) if (MEMBER_GROUP.get(p) === group) prefer.delete(p);
   }
   return { prefer, avoid };
+}
+
+/**
+ * What a complaint that the agent did something again names (topic members and code terms said
+ * before a closing "again": "yarn add again?", "DateTime.Now in a handler again"); none when the
+ * sentence also negates or asks for something ("no yarn again, pnpm please" says its own wish).
+ */
+function againNamed(text: string): string[] {
+  const m = /^(.*?)\bagain\b[\s.?!]*$/i.exec(text.trim());
+  if (!m?.[1]?.trim() || NEGATION.test(text) || POLITE_SHORT.test(text) || /\b(?:use|prefer|want)\b/i.test(m[1]))
+    return [];
+  return [...lessonTokens(m[1])].filter((t) => topicOfLoose(t) !== undefined || /^[\w-]+[./:][\w./:-]+$/.test(t));
 }
 
 /** Add the choice a phrase names to `into`: its first topic member, else its first term ("the pretty printer" → pretty). */

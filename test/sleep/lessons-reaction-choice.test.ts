@@ -1,5 +1,6 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
+import { opposite, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 
 forgetLearnedTopicsAfterEach();
@@ -88,5 +89,34 @@ describe("a reaction after an action that drew several rules joins the one its w
     plan(b);
     expect(of(b, "use the fluent").cluster).toBeDefined();
     expect(of(b, "again!!").cluster).toBe(of(b, "use the fluent").cluster!);
+  });
+});
+
+describe("what a complaint that the agent did it again names is avoided", () => {
+  test("a tool or a call named before a closing 'again' is avoided, not wanted", () => {
+    expect([...polarityOf("yarn add again?").avoid]).toContain("yarn");
+    expect(polarityOf("yarn add again?").prefer.has("yarn")).toBe(false);
+    expect([...polarityOf("Date.now() in the scheduler again").avoid]).toContain("date.now");
+    // So it agrees with the rule it complains about, and contradicts the old side.
+    expect(opposite(polarityOf("yarn add again?"), polarityOf("pnpm only in this repo"))).toBe(false);
+    expect(opposite(polarityOf("yarn add again?"), polarityOf("we use yarn here"))).toBe(true);
+    // A wish said with it is its own: "use pnpm again" wants pnpm.
+    expect(polarityOf("use pnpm again").prefer.has("pnpm")).toBe(true);
+  });
+
+  test("two rules after one command that share only 'otherwise' stay apart", () => {
+    const b = book();
+    const RUN = "$ cargo test -p ledger · 41 passed.";
+    observe(
+      b,
+      [
+        session(2, ["Add the refund path", "always close the reader yourself, otherwise the pool runs dry"], ["", RUN]),
+        session(6, ["Add the fee path", "always pin the fuzz seed, otherwise reruns differ"], ["", RUN]),
+      ],
+      1,
+    );
+    plan(b);
+    expect(of(b, "always close").cluster).toBeDefined();
+    expect(of(b, "always close").cluster).not.toBe(of(b, "always pin").cluster!);
   });
 });
