@@ -1384,7 +1384,7 @@ function lastName(path: string): string {
 
 /** A turn that only acknowledges or moves on. */
 const CHATTER =
-  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems) (?:mostly |basically |almost |all )?(?:good|right|fine|ok)|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine|please|pls|plz)\b[\s.!,]*)+$/i;
+  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems) (?:mostly |basically |almost |all )?(?:good|right|fine|ok)|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|pick up|(?:from )?where (?:you|we) (?:left off|were|stopped)|yes|yep|yeah|sure|done|good|fine|please|pls|plz)\b[\s.!,]*)+$/i;
 
 /** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
 const REACTION_WORDS = 20;

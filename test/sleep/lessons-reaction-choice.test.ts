@@ -1,6 +1,6 @@
 import { forgetLearnedTopicsAfterEach } from "./support/learned-topics.ts";
 import { describe, expect, test } from "bun:test";
-import { opposite, polarityOf } from "../../src/sleep/lesson-rule.ts";
+import { followUpOf, opposite, polarityOf } from "../../src/sleep/lesson-rule.ts";
 import { type LessonBook, observe, planLessons } from "../../src/sleep/lessons.ts";
 
 forgetLearnedTopicsAfterEach();
@@ -119,4 +119,9 @@ describe("what a complaint that the agent did it again names is avoided", () => 
     expect(of(b, "always close").cluster).toBeDefined();
     expect(of(b, "always close").cluster).not.toBe(of(b, "always pin").cluster!);
   });
+});
+
+test("telling the agent to pick up where it was is chatter, not a follow-up, whatever it ran next", () => {
+  expect(followUpOf("carry on from where we were", ["--release"])).toBeUndefined();
+  expect(followUpOf("ok, pick up where you stopped.", ["--release"])).toBeUndefined();
 });
