@@ -748,6 +748,9 @@ function assignClusters(book: LessonBook, w: Weights): void {
     if (!saidAt(i).size || !saidAt(j).size || undoesOnly(obs[i]!.quote) || undoesOnly(obs[j]!.quote)) return false;
     const fi = fixes(obs[i]!).filter(rareFix);
     const fj = fixes(obs[j]!).filter(rareFix);
+    // Two new files named alike but for their numbers (`V25__add_note.sql`, `V30__add_note.sql`) are one change.
+    const shape = (f: string) => f.replace(/\d+/g, "#");
+    if (fi.some((f) => fj.some((g) => shape(f) === shape(g)))) return false;
     return fi.length > 0 || fj.length > 0;
   };
   const index = new Map<string, number[]>();

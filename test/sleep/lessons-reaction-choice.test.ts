@@ -92,6 +92,32 @@ describe("a reaction after an action that drew several rules joins the one its w
   });
 });
 
+test("two new files named alike but for their numbers are one corrected action, not a disagreement", () => {
+  const b = book();
+  const EDIT = "edit db/changes/V7__create_orders.sql: ALTER TABLE orders ADD note text; · Edited.";
+  observe(
+    b,
+    [
+      session(
+        2,
+        ["Add a note to orders", "that one shipped months ago, a fresh V12 on top"],
+        ["", EDIT],
+        ["", "edit db/changes/V12__orders_note.sql: ALTER TABLE orders ADD note text; · Added."],
+      ),
+      session(
+        7,
+        ["Add a flag to orders", "never edit V7, production already ran it"],
+        ["", EDIT],
+        ["", "edit db/changes/V15__orders_note.sql: ALTER TABLE orders ADD note text; · Added."],
+      ),
+    ],
+    1,
+  );
+  plan(b);
+  expect(of(b, "never edit V7").cluster).toBeDefined();
+  expect(of(b, "that one shipped").cluster).toBe(of(b, "never edit V7").cluster!);
+});
+
 describe("what a complaint that the agent did it again names is avoided", () => {
   test("a tool or a call named before a closing 'again' is avoided, not wanted", () => {
     expect([...polarityOf("yarn add again?").avoid]).toContain("yarn");
