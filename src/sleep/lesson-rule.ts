@@ -865,7 +865,13 @@ function againNamed(text: string): string[] {
   const m = /^(.*?)\bagain\b[\s.?!]*$/i.exec(text.trim());
   if (!m?.[1]?.trim() || NEGATION.test(text) || POLITE_SHORT.test(text) || /\b(?:use|prefer|want)\b/i.test(m[1]))
     return [];
-  return [...lessonTokens(m[1])].filter((t) => topicOfLoose(t) !== undefined || /^[\w-]+[./:][\w./:-]+$/.test(t));
+  // A number ("wrapped at 80 again") is no choice given up: the line length it names keeps its reading.
+  return [...lessonTokens(m[1])].filter(
+    (t) =>
+      !LINE_LENGTH_TERM.test(t) &&
+      !VERSION_TERM.test(t) &&
+      (topicOfLoose(t) !== undefined || /^[\w-]+[./:][\w./:-]+$/.test(t)),
+  );
 }
 
 /** Add the choice a phrase names to `into`: its first topic member, else its first term ("the pretty printer" → pretty). */

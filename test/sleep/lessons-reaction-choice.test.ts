@@ -126,6 +126,8 @@ describe("what a complaint that the agent did it again names is avoided", () => 
     // So it agrees with the rule it complains about, and contradicts the old side.
     expect(opposite(polarityOf("yarn add again?"), polarityOf("pnpm only in this repo"))).toBe(false);
     expect(opposite(polarityOf("yarn add again?"), polarityOf("we use yarn here"))).toBe(true);
+    // A number named so is no choice given up: "the changelog got wrapped at 72 again" is not "under 72" avoided.
+    expect(polarityOf("the changelog got wrapped at 72 again").avoid.size).toBe(0);
     // A wish said with it is its own: "use pnpm again" wants pnpm.
     expect(polarityOf("use pnpm again").prefer.has("pnpm")).toBe(true);
   });
