@@ -22,7 +22,7 @@ const FILLER = new Set(
     "remember need needs want wants run running thanks thank yeah yep hey hi guys per via every each time already actually really maybe " +
     "probably may might shall too very well good way ways only even though about because after before same kind sort lot bit mean said say told tell " +
     "don't doesn't didn't won't can't isn't aren't wasn't weren't that's there's let's what's it's i'm i'd i've we're we've you're they're " +
-    "dont doesnt didnt wont cant isnt arent wasnt thats theres whats im ive youre keep kept stay stayed remain leave"
+    "dont doesnt didnt wont cant isnt arent wasnt thats theres whats im ive youre keep kept stay stayed remain leave otherwise"
   ).split(" "),
 );
 
@@ -873,6 +873,9 @@ export function polarityOf(said: string): Polarity {
     }
   }
   for (const t of stated) if (topicOfLoose(t) === undefined) prefer.add(t);
+  // "npm install again?", "you reached for moment again": the user names what the agent did once
+  // more, and avoids it; nothing named there is wanted.
+  for (const t of againNamed(text)) avoid.add(t);
   // What is avoided is not preferred, nor another word for the same choice ("print" / "stdout").
   for (const a of avoid) {
     prefer.delete(a);
@@ -880,6 +883,24 @@ export function polarityOf(said: string): Polarity {
     if (group) for (const p of [...prefer]) if (MEMBER_GROUP.get(p) === group) prefer.delete(p);
   }
   return { prefer, avoid };
+}
+
+/**
+ * What a complaint that the agent did something again names (topic members and code terms said
+ * before a closing "again": "yarn add again?", "DateTime.Now in a handler again"); none when the
+ * sentence also negates or asks for something ("no yarn again, pnpm please" says its own wish).
+ */
+function againNamed(text: string): string[] {
+  const m = /^(.*?)\bagain\b[\s.?!]*$/i.exec(text.trim());
+  if (!m?.[1]?.trim() || NEGATION.test(text) || POLITE_SHORT.test(text) || /\b(?:use|prefer|want)\b/i.test(m[1]))
+    return [];
+  // A number ("wrapped at 80 again") is no choice given up: the line length it names keeps its reading.
+  return [...lessonTokens(m[1])].filter(
+    (t) =>
+      !LINE_LENGTH_TERM.test(t) &&
+      !VERSION_TERM.test(t) &&
+      (topicOfLoose(t) !== undefined || /^[\w-]+[./:][\w./:-]+$/.test(t)),
+  );
 }
 
 /** Add the choice a phrase names to `into`: its first topic member, else its first term ("the pretty printer" → pretty). */
@@ -1435,7 +1456,7 @@ function lastName(path: string): string {
 
 /** A turn that only acknowledges or moves on. */
 const CHATTER =
-  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems) (?:mostly |basically |almost |all )?(?:good|right|fine|ok)|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|yes|yep|yeah|sure|done|good|fine|please|pls|plz)\b[\s.!,]*)+$/i;
+  /^(?:(?:thx|thanks|thank you|ty|h+m+|ok(?:ay)?|cool|nice|great|perfect|lgtm|(?:looks|seems) (?:mostly |basically |almost |all )?(?:good|right|fine|ok)|ship it|commit(?: it)?|go on|go ahead|continue|carry on|keep going|proceed|pick up|(?:from )?where (?:you|we) (?:left off|were|stopped)|yes|yep|yeah|sure|done|good|fine|please|pls|plz)\b[\s.!,]*)+$/i;
 
 /** Words in a reaction turn at most: a longer turn says what it wants and is read sentence by sentence. */
 const REACTION_WORDS = 20;

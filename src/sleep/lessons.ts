@@ -495,6 +495,11 @@ function clusterTokens(o: Observation, textOf: TextOf = clusterText): Set<string
   return t;
 }
 
+/** The format verbs a saying names (`%w`, `%v`, `%+v`): code its word reading leaves out. */
+function formatVerbs(quote: string): string[] {
+  return [...quote.matchAll(/(?<![\w%])%[+#]?[a-z](?![\w])/gi)].map((m) => m[0].toLowerCase());
+}
+
 /** An observation's cluster terms without its topics and the agent's action: its words alone. */
 const wordsOf = (t: ReadonlySet<string>) =>
   new Set([...t].filter((x) => !x.startsWith("act:") && !x.startsWith("topic:")));
@@ -701,6 +706,18 @@ function assignClusters(book: LessonBook, w: Weights): void {
       return p;
     };
     const learnedTopic = (t: string) => t.startsWith("learned:");
+    // A reaction states no rule: a term of it that is only a member of a topic learned from other
+    // sayings' contrasts ("the build went from two minutes to ten" naming a learned term) is no side
+    // it takes, so it keeps no reaction from the saying after the same action that avoids that term.
+    const firm = (t: string) => {
+      const ts = [...topicsOf({ prefer: new Set([t]), avoid: new Set() })];
+      return !ts.length || !ts.every(learnedTopic);
+    };
+    const stanceOf = (k: number): Polarity => {
+      const p = polOf(k);
+      if (obs[k]!.kind !== "reaction") return p;
+      return { prefer: new Set([...p.prefer].filter(firm)), avoid: new Set([...p.avoid].filter(firm)) };
+    };
     const fams = obs.map((o) => familiesOf(textOf(o), o.act));
     // A saying that announces a change never joins sayings it goes against ("we moved the logs to
     // json" and "plain log lines please", after which the agent dropped its json renderer).
@@ -715,6 +732,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
       let e = evidence.get(i);
       if (!e) {
         e = evidenceOf([obs[i]!], textOf);
+        // A reaction's words ask for no member of a learned topic (stanceOf); what the agent then changed still counts.
+        if (obs[i]!.kind === "reaction") {
+          const fixed = new Set(fixes(obs[i]!).map((f) => f.replace(/^tool:/, "")));
+          e = { asks: new Set([...e.asks].filter((t) => firm(t) || fixed.has(t))), avoids: e.avoids };
+        }
         evidence.set(i, e);
       }
       return e;
@@ -740,7 +762,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
       // http.get for the new client" after a correction that made the agent write http.get).
       const ej = evidenceAt(j).asks;
       const ei = evidenceAt(i).asks;
-      return [...polOf(i).avoid].some((t) => ej.has(t)) || [...polOf(j).avoid].some((t) => ei.has(t));
+      return [...stanceOf(i).avoid].some((t) => ej.has(t)) || [...stanceOf(j).avoid].some((t) => ei.has(t));
     };
     // Two sayings that take the same side on a rare term, in any words: both want it, or both give it
     // up or avoid it ("we switched off noImplicitAny" / "noImplicitAny is false on purpose now").
@@ -802,6 +824,39 @@ function assignClusters(book: LessonBook, w: Weights): void {
       return rareWordsOf(p).some((t) => (took(t) && !pol.avoid.has(t)) || (before.has(t) && pol.avoid.has(t)));
     };
     const meetsUpFront = (i: number, j: number) => upFront(i, j) || upFront(j, i);
+    // What a reaction's words share with other sayings: distinctive terms (code-ish ones too: a flag,
+    // a `%w` verb, a file name) and families of practice.
+    const said = new Map<number, Set<string>>();
+    const saidAt = (k: number) => {
+      let s = said.get(k);
+      if (!s) {
+        s = new Set([...wordsOf(toks[k]!)].filter((t) => w.distinctive(t)));
+        for (const v of formatVerbs(textOf(obs[k]!))) s.add(v);
+        for (const f of fams[k]!) s.add(`family:${f}`);
+        said.set(k, s);
+      }
+      return s;
+    };
+    const wordsWith = (i: number, members: readonly number[]) => {
+      const mine = saidAt(i);
+      if (!mine.size) return 0;
+      const theirs = new Set(members.filter((k) => k !== i).flatMap((k) => [...saidAt(k)]));
+      return [...mine].filter((t) => theirs.has(t)).length;
+    };
+    // After the same action, two sayings that each have distinctive words of their own (none shared)
+    // and corrected actions that share nothing, or of which only one changed something rare, object
+    // to two different things ("did the type checker even run" and "assertions go through the fluent
+    // helpers", both after one test file's edit).
+    // A bare request to undo ("nah, roll that back") says nothing of its own: the action is all it is about.
+    const actionOnlyApart = (i: number, j: number) => {
+      if (!saidAt(i).size || !saidAt(j).size || undoesOnly(obs[i]!.quote) || undoesOnly(obs[j]!.quote)) return false;
+      const fi = fixes(obs[i]!).filter(rareFix);
+      const fj = fixes(obs[j]!).filter(rareFix);
+      // Two new files named alike but for their numbers (`V25__add_note.sql`, `V30__add_note.sql`) are one change.
+      const shape = (f: string) => f.replace(/\d+/g, "#");
+      if (fi.some((f) => fj.some((g) => shape(f) === shape(g)))) return false;
+      return fi.length > 0 || fj.length > 0;
+    };
     // The index keys: an observation's terms and its families (two sayings of one family may share no word).
     // A reaction ("again.") is found only through the action it followed.
     const keys = (i: number) => {
@@ -834,7 +889,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
       ];
     };
     // Two sayings that must never join: opposite sides, or a change announced against the other.
-    const against = (i: number, j: number) => opposite(polOf(i), polOf(j)) || announcedAgainst(i, j);
+    const against = (i: number, j: number) => opposite(stanceOf(i), stanceOf(j)) || announcedAgainst(i, j);
     // Two stated sayings (not reactions) that say the same thing.
     const joins = (i: number, j: number) => {
       // The same words (rarity-weighted), or the same topic with no contradiction ("we don't use
@@ -859,7 +914,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
         sameFamily(obs[i]!, obs[j]!, fams[i]!, fams[j]!)
       );
     };
-    return { keys, against, joins, meetsUpFront };
+    return { keys, against, joins, meetsUpFront, wordsWith, actionOnlyApart };
   };
   const readings = [readingOf(clusterText), ...(obs.some((o) => o.norm) ? [readingOf(saidText)] : [])];
   const keys = (i: number) => [...new Set(readings.flatMap((r) => r.keys(i)))];
@@ -906,10 +961,20 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // reactions that are still alone, never a cluster through one (old and new sides of a flip
         // may follow the same action).
         if (obs[i]!.kind === "reaction" || obs[j]!.kind === "reaction") {
-          // The evidence: the same action before, and each rare term of what the agent changed after.
+          // The evidence: the same action before, each rare term of what the agent changed after, a
+          // rule said up front that the action met, and each distinctive term or family the words
+          // share (with the cluster, for a reaction choosing one): "%w, not %v" after a build belongs
+          // with the rule about wrapping errors said after it, not with a later one about log lines
+          // said after that same build.
+          const action = sameAction(obs[i]!, obs[j]!) ? 1 : 0;
+          const fixed = fixesShared(obs[i]!, obs[j]!);
           const upFront = open.some((r) => r.meetsUpFront(i, j)) ? 1 : 0;
-          const score = (sameAction(obs[i]!, obs[j]!) ? 1 : 0) + fixesShared(obs[i]!, obs[j]!) + upFront;
-          if (!score) continue;
+          if (!action && !fixed && !upFront) continue;
+          const members = obs[i]!.kind === "reaction" ? (byCluster.get(obs[j]!.cluster!) ?? [j]) : [j];
+          const words = Math.max(...open.map((r) => r.wordsWith(i, members)));
+          // The action alone, with words and corrected actions that disagree, is no evidence.
+          if (!fixed && !upFront && !words && open.every((r) => r.actionOnlyApart(i, j))) continue;
+          const score = action + fixed + upFront + words;
           if (obs[i]!.kind === "reaction") {
             // The best-supported saying, and among equals the latest (`./gradlew spotlessApply` after
             // the objection belongs with "format first", not with "use ./gradlew" through `./gradlew`).
