@@ -491,9 +491,12 @@ export function lessonTokens(text: string): Set<string> {
   if (/(?<![\w:/])node:(?=\s|$)/.test(prose)) out.add("node:");
   for (const n of lineLengths(prose)) out.add(n.term);
   for (const n of versionsOf(prose)) out.add(n.term);
-  // "no any", "never `this`": the object of a bare prohibition is a term even when it is a common word.
+  // "no any", "never `this`": the object of a bare prohibition is a term even when it is a common word;
+  // a clause after it of filler words alone ("no any, otherwise good") changes nothing.
   if (out.size === 0) {
-    const bare = /^\s*(?:no|never|avoid|not)\s+`?([\p{L}][\p{L}\p{N}_-]*)`?\s*[.!]*\s*$/u.exec(prose);
+    const bare = /^\s*(?:no|never|avoid|not)\s+`?([\p{L}][\p{L}\p{N}_-]*)`?(?:\s*[,;]\s*[^.!?]*)?\s*[.!]*\s*$/u.exec(
+      prose,
+    );
     if (bare) out.add(bare[1]!);
   }
   return out;

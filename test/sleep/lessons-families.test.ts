@@ -38,6 +38,12 @@ describe("context: the agent's action is evidence", () => {
   test("tokenizer: 'node:' is a term, and so is the object of a bare 'no any'", () => {
     expect(lessonTokens("node: scheme on builtins").has("node:")).toBe(true);
     expect([...lessonTokens("no any")]).toEqual(["any"]);
+    // An approval closing the sentence ("otherwise" and "good" are stop words) leaves the prohibition its object.
+    expect([...lessonTokens("never any, otherwise good")]).toEqual(["any"]);
+    const cast = { agentBefore: "edit src/orders.ts: const input = payload as any;" };
+    expect(instructionsOf("never any, otherwise good", true, cast)).toEqual([
+      { quote: "never any, otherwise good", kind: "correction" },
+    ]);
     expect(familiesOf("no any")).toEqual(new Set(["type escape"]));
     expect(familiesOf("Lint will grumble about that default", ["export", "default", "function"])).toEqual(
       new Set(["lint", "exports"]),
