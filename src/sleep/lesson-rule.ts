@@ -296,10 +296,10 @@ const BACK =
 /**
  * A check made a condition of calling work finished ("before you say it's done, run the tests",
  * "nothing is complete until the build passes", "lint before you call it done", "typecheck first,
- * then tell me it's ready"): a standing rule about every task.
+ * then tell me it's ready", "it has to be green before you call it finished"): a standing rule about every task.
  */
 const DONE_GATE =
-  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b|^(?:when|once)\b[^.;,]*\b(?:is|are|you're|you are)\s+(?:done|finished|complete)\b[,]?\s+(?:run|lint|format|typecheck)\b/i;
+  /\b(?:before|until|unless)\b[^.;]*\b(?:done|finished|complete|ready|works|working)\b[^.;]*\b(?:run|pass|passes|green|clean|lint|linter|tests?|check|build|format|typecheck)\b|\b(?:done|finished|complete|ready)\b[^.;]*\b(?:until|unless)\b[^.;]*\b(?:pass|passes|green|clean|runs?|succeeds?)\b|\b(?:run|lint|format|fmt|tests?|check|build|typecheck)\b[^.;]*\b(?:before (?:you|we) (?:say|call|tell|claim|report|mark)|first,? (?:and )?then (?:tell|say|call|claim|report|mark))\b[^.;]*\b(?:done|finished|complete|ready|works)\b|^(?:when|once)\b[^.;,]*\b(?:is|are|you're|you are)\s+(?:done|finished|complete)\b[,]?\s+(?:run|lint|format|typecheck)\b|\b(?:clean|green|passing|pass(?:es)?)\b[^.;]*\bbefore (?:you|we) (?:say|call|tell|claim|report|mark)\b[^.;]*\b(?:done|finished|complete|ready)\b/i;
 /**
  * The user challenging what the agent is doing: "why are you concatenating inside a logger call",
  * "why did you add a default export?". "why did that test get slower" asks about the code, not the agent.

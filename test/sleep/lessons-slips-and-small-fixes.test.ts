@@ -77,6 +77,15 @@ describe("a check made the condition of calling work done, in more of its shapes
     // "fmt" is the short form of "format".
     expect(lessonTokens("fmt check")).toContain("format");
   });
+  test("'it has to be clean / green before you call it finished' is a rule; a deadline is not", () => {
+    const AFTER_PUSH = { agentBefore: "$ git push origin feat/x · ok" };
+    for (const s of [
+      "the worker has to be pyright clean before you call it finished",
+      "keep it green before you tell me it's done",
+    ])
+      expect(instructionsOf(s, true, AFTER_PUSH).map((i) => i.quote)).toEqual([s]);
+    expect(instructionsOf("ship the exporter before friday", true, AFTER_PUSH)).toEqual([]);
+  });
 });
 
 describe("a short argument added by a small rewrite of the agent's own line", () => {
