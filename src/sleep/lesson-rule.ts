@@ -945,7 +945,8 @@ function sameChoice(p: string, q: string): boolean {
 /** Each topic member's topic. */
 const MEMBER_TOPIC = new Map(TOPICS.flatMap((t) => t.members.flat().map((m) => [m, t.topic] as const)));
 
-function topicOfLoose(term: string): string | undefined {
+/** The topic one term is a member of: the table's, a line length, a tool's version, or one learned from this user's contrasts. */
+export function topicOfLoose(term: string): string | undefined {
   if (LINE_LENGTH_TERM.test(term)) return "line length";
   if (VERSION_TERM.test(term)) return `version of ${term.slice(4, term.indexOf("@"))}`;
   return MEMBER_TOPIC.get(term) ?? LEARNED.get(term);

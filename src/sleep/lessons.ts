@@ -41,6 +41,7 @@ import {
   settingsOf,
   swapChange,
   termCount,
+  topicOfLoose,
   UNIFORM,
   undoesOnly,
   type Weights,
@@ -642,6 +643,11 @@ function assignClusters(book: LessonBook, w: Weights): void {
     }
     return a;
   };
+  const learnedTopic = (t: string | undefined) => t?.startsWith("learned:") === true;
+  // A reaction states no rule: a term of it that is only a member of a topic learned from other
+  // sayings' contrasts ("the build went from two minutes to ten" naming a learned term) is no side
+  // it takes, so it keeps no reaction from the saying after the same action that avoids that term.
+  const firm = (t: string) => !learnedTopic(topicOfLoose(t));
   // One reading of the sayings per text: the model's normalised form, and (when a model read any)
   // the user's own words as well. Two sayings join when either reading joins them.
   const readingOf = (textOf: TextOf) => {
@@ -692,10 +698,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
         // no "api" of "composition api please, not the options object".
         const ch = changeOf(i);
         if (ch) {
-          const aside = (t: string) =>
-            !ch.up.has(t) &&
-            !ch.off.has(t) &&
-            [...topicsOf({ prefer: new Set([t]), avoid: new Set() })].some(learnedTopic);
+          const aside = (t: string) => !ch.up.has(t) && !ch.off.has(t) && learnedTopic(topicOfLoose(t));
           p = {
             prefer: new Set([...p.prefer].filter((t) => !aside(t))),
             avoid: new Set([...p.avoid].filter((t) => !aside(t))),
@@ -704,14 +707,6 @@ function assignClusters(book: LessonBook, w: Weights): void {
         pol.set(i, p);
       }
       return p;
-    };
-    const learnedTopic = (t: string) => t.startsWith("learned:");
-    // A reaction states no rule: a term of it that is only a member of a topic learned from other
-    // sayings' contrasts ("the build went from two minutes to ten" naming a learned term) is no side
-    // it takes, so it keeps no reaction from the saying after the same action that avoids that term.
-    const firm = (t: string) => {
-      const ts = [...topicsOf({ prefer: new Set([t]), avoid: new Set() })];
-      return !ts.length || !ts.every(learnedTopic);
     };
     const stanceOf = (k: number): Polarity => {
       const p = polOf(k);
@@ -790,9 +785,7 @@ function assignClusters(book: LessonBook, w: Weights): void {
     // word ("check" of "lint check before you say done") is said of many things, and does not put
     // the saying on the topic learned from another one ("a null check, not a bang").
     const onTopic = (k: number, t: string) =>
-      [...polOf(k).prefer, ...polOf(k).avoid].filter((x) =>
-        topicsOf({ prefer: new Set([x]), avoid: new Set() }).has(t),
-      );
+      [...polOf(k).prefer, ...polOf(k).avoid].filter((x) => topicOfLoose(x) === t);
     const commonWordOnly = (t: string, i: number, j: number) =>
       learnedTopic(t) && (!onTopic(i, t).some((x) => w.distinctive(x)) || !onTopic(j, t).some((x) => w.distinctive(x)));
     // A rule said up front in a session's opening message meets the same correction said elsewhere
